@@ -1,0 +1,122 @@
+/**
+ * Adapter over `bun:sqlite`, used on Bun. The module is imported dynamically
+ * with a computed specifier, so other runtimes never try to resolve it.
+ *
+ * @module
+ */
+import type {
+  OpenDriverOptions,
+  RunResult,
+  SqliteDriver,
+  SqliteStatement,
+  SqlRow,
+  SqlValue,
+} from "./types.ts";
+import { translated } from "./_to_sqlite_error.ts";
+
+/** The part of a `bun:sqlite` statement this adapter calls. */
+interface BunStatement {
+  run(...params: SqlValue[]): { changes: number; lastInsertRowid: number | bigint };
+  get(...params: SqlValue[]): SqlRow | null;
+  all(...params: SqlValue[]): SqlRow[];
+  iterate(...params: SqlValue[]): IterableIterator<SqlRow>;
+}
+
+/** The part of a `bun:sqlite` database this adapter calls. */
+interface BunDatabase {
+  exec(sql: string): void;
+  prepare(sql: string): BunStatement;
+  close(): void;
+}
+
+type BunDatabaseConstructor = new (
+  path: string,
+  options: { readonly?: boolean; create?: boolean; strict?: boolean },
+) => BunDatabase;
+
+function plainBytes(row: SqlRow): SqlRow {
+  // Bun hands BLOBs back as Buffer; callers expect a plain Uint8Array.
+  for (const key in row) {
+    const value = row[key];
+    if (value instanceof Uint8Array && value.constructor !== Uint8Array) {
+      row[key] = new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+    }
+  }
+  return row;
+}
+
+class BunSqliteStatement implements SqliteStatement {
+  readonly #stmt: BunStatement;
+
+  constructor(stmt: BunStatement) {
+    this.#stmt = stmt;
+  }
+
+  run(...params: readonly SqlValue[]): RunResult {
+    return translated(() => {
+      const result = this.#stmt.run(...params);
+      return { changes: result.changes, lastInsertRowid: result.lastInsertRowid };
+    });
+  }
+
+  get(...params: readonly SqlValue[]): SqlRow | undefined {
+    const row = translated(() => this.#stmt.get(...params));
+    return row === null ? undefined : plainBytes(row);
+  }
+
+  all(...params: readonly SqlValue[]): SqlRow[] {
+    return translated(() => this.#stmt.all(...params)).map(plainBytes);
+  }
+
+  *iterate(...params: readonly SqlValue[]): IterableIterator<SqlRow> {
+    const iterator = translated(() => this.#stmt.iterate(...params));
+    while (true) {
+      const next = translated(() => iterator.next());
+      if (next.done) return;
+      yield plainBytes(next.value);
+    }
+  }
+}
+
+class BunSqliteDriver implements SqliteDriver {
+  readonly kind = "bun:sqlite" as const;
+  readonly #db: BunDatabase;
+  #open = true;
+
+  constructor(db: BunDatabase) {
+    this.#db = db;
+  }
+
+  exec(sql: string): void {
+    translated(() => this.#db.exec(sql));
+  }
+
+  prepare(sql: string): SqliteStatement {
+    return new BunSqliteStatement(translated(() => this.#db.prepare(sql)));
+  }
+
+  close(): void {
+    if (!this.#open) return;
+    this.#open = false;
+    translated(() => this.#db.close());
+  }
+}
+
+/**
+ * Loads `bun:sqlite` and returns a function that opens connections with it.
+ *
+ * @returns The opener.
+ */
+export async function loadBunSqlite(): Promise<
+  (path: string, options?: OpenDriverOptions) => SqliteDriver
+> {
+  const specifier = "bun:" + "sqlite";
+  const module = await import(specifier) as { Database: BunDatabaseConstructor };
+  return (path, options = {}) => {
+    const readonly = options.readonly ?? false;
+    const db = translated(() =>
+      new module.Database(path, readonly ? { readonly: true } : { create: true, strict: true })
+    );
+    return new BunSqliteDriver(db);
+  };
+}

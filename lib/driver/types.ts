@@ -1,0 +1,60 @@
+/**
+ * The driver contract: the small synchronous subset of `node:sqlite` and
+ * `bun:sqlite` that the rest of hermes-state uses. Code above `lib/driver/`
+ * depends on this file only.
+ *
+ * @module
+ */
+
+/** A value SQLite can bind or return. BLOBs are `Uint8Array`. */
+export type SqlValue = string | number | bigint | Uint8Array | null;
+
+/** One result row, keyed by column name. */
+export type SqlRow = Record<string, SqlValue>;
+
+/** Effect of a write, normalized across runtimes. */
+export interface RunResult {
+  /** Rows changed by the statement. */
+  readonly changes: number;
+  /** Rowid of the last inserted row. */
+  readonly lastInsertRowid: number | bigint;
+}
+
+/** A prepared statement. Positional `?` parameters only. */
+export interface SqliteStatement {
+  /** Runs the statement and reports its effect. */
+  run(...params: readonly SqlValue[]): RunResult;
+  /** First row, or `undefined` when there is none. */
+  get(...params: readonly SqlValue[]): SqlRow | undefined;
+  /** Every row. */
+  all(...params: readonly SqlValue[]): SqlRow[];
+  /** Rows one at a time, so a large result never sits in memory whole. */
+  iterate(...params: readonly SqlValue[]): IterableIterator<SqlRow>;
+}
+
+/** Which runtime module a driver wraps. */
+export type DriverKind = "node:sqlite" | "bun:sqlite";
+
+/** One synchronous connection. Methods throw `SqliteError`, never a raw runtime error. */
+export interface SqliteDriver {
+  /** The runtime module behind this connection. */
+  readonly kind: DriverKind;
+  /** Runs one or more statements without parameters. */
+  exec(sql: string): void;
+  /** Prepares one statement. */
+  prepare(sql: string): SqliteStatement;
+  /** Closes the connection; a second call does nothing. */
+  close(): void;
+}
+
+/** Options for opening a connection. */
+export interface OpenDriverOptions {
+  /** Open without write access; a missing file is an error. */
+  readonly readonly?: boolean;
+}
+
+/** Opens a connection to the file at `path`. */
+export type OpenDriver = (
+  path: string,
+  options?: OpenDriverOptions,
+) => SqliteDriver;

@@ -1,0 +1,150 @@
+/**
+ * Opening a database file: checks on the path, the connection, its pragmas
+ * and the schema step (SPEC §2, "Opening").
+ *
+ * @module
+ */
+import { chmodSync, closeSync, lstatSync, mkdirSync, openSync, statSync } from "node:fs";
+import { dirname } from "node:path";
+import type { OpenDriver, SqliteDriver } from "./driver/types.ts";
+import { loadDriver } from "./driver/load.ts";
+import { SqliteError } from "./driver/sqlite_error.ts";
+import { OpenError } from "./errors.ts";
+import { migrate, type MigrationReport } from "./schema/migrate.ts";
+import { type RetryOptions, Writer } from "./write.ts";
+
+/** How durable each commit is: `"full"` syncs the WAL on every commit. */
+export type Synchronous = "full" | "normal";
+
+/** Options of {@linkcode openConnection}. */
+export interface ConnectionOptions {
+  /** The database file, or `":memory:"`. */
+  readonly path: string;
+  /** Open without writing anything; the file must exist. */
+  readonly readonly?: boolean;
+  /** Commit durability. */
+  readonly synchronous?: Synchronous;
+  /** Busy-retry settings of the write path. */
+  readonly retry?: RetryOptions;
+  /** The driver opener; the running runtime's by default. */
+  readonly openDriver?: OpenDriver;
+}
+
+/** An open, ready connection. */
+export interface Connection {
+  /** The connection. */
+  readonly db: SqliteDriver;
+  /** Runs write transactions on it. */
+  readonly writer: Writer;
+  /** The schema step's report; `undefined` when opened read-only. */
+  readonly migration: MigrationReport | undefined;
+}
+
+/** Milliseconds SQLite itself waits on a lock before reporting busy. */
+const BUSY_TIMEOUT_MS = 1000;
+
+function errorCode(error: unknown): string | undefined {
+  return (error as { code?: unknown })?.code as string | undefined;
+}
+
+function describe(error: unknown): string {
+  if (error instanceof SqliteError) return error.message;
+  const code = errorCode(error);
+  if (code === "EACCES" || code === "EPERM") return "permission denied";
+  if (code === "ENOTDIR") return "a parent of it is not a folder";
+  if (code === "EROFS") return "the file system is read-only";
+  return error instanceof Error ? error.message : String(error);
+}
+
+function exists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch (error) {
+    if (errorCode(error) === "ENOENT") return false;
+    throw new OpenError(path, describe(error), { cause: error });
+  }
+}
+
+/** Checks the path and creates a new file with mode 0600; true when it created one. */
+function preparePath(path: string, readonly: boolean): boolean {
+  if (path === ":memory:") return false;
+  if (exists(path)) {
+    if (statSync(path).isDirectory()) throw new OpenError(path, "it is a folder");
+    return false;
+  }
+  if (readonly) throw new OpenError(path, "no such file (a read-only open never creates one)");
+  try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  } catch (error) {
+    const reason = errorCode(error) === "EEXIST"
+      ? "a parent of it is not a folder"
+      : describe(error);
+    throw new OpenError(path, reason, { cause: error });
+  }
+  try {
+    closeSync(openSync(path, "wx", 0o600));
+    return true;
+  } catch (error) {
+    if (errorCode(error) === "EEXIST") return false; // another process just created it
+    throw new OpenError(path, describe(error), { cause: error });
+  }
+}
+
+function tightenSidecars(path: string): void {
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      chmodSync(file, 0o600);
+    } catch (error) {
+      if (errorCode(error) !== "ENOENT") throw error;
+    }
+  }
+}
+
+function applyPragmas(db: SqliteDriver, path: string, options: ConnectionOptions): void {
+  db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  db.exec("PRAGMA foreign_keys = ON");
+  if (options.readonly) {
+    // Reads the header and the schema: a file that is not SQLite fails here.
+    db.prepare("SELECT count(*) AS n FROM sqlite_master").get();
+    return;
+  }
+  const mode = db.prepare("PRAGMA journal_mode = WAL").get();
+  const journal = String(mode?.journal_mode ?? "").toLowerCase();
+  if (journal !== "wal" && !(path === ":memory:" && journal === "memory")) {
+    throw new OpenError(path, `journal_mode stayed "${journal}" instead of "wal"`);
+  }
+  const level = options.synchronous === "normal" ? "NORMAL" : "FULL";
+  db.exec(`PRAGMA synchronous = ${level}`);
+}
+
+/**
+ * Opens `path`, applies the pragmas and, unless read-only, runs the schema step.
+ *
+ * @param options Path and settings.
+ * @returns The ready connection.
+ * @throws {OpenError} When the path is a folder, not SQLite, damaged, or not writable.
+ */
+export async function openConnection(options: ConnectionOptions): Promise<Connection> {
+  const { path } = options;
+  const readonly = options.readonly ?? false;
+  const created = preparePath(path, readonly);
+  const openDriver = options.openDriver ?? await loadDriver();
+  let db: SqliteDriver;
+  try {
+    db = openDriver(path, { readonly });
+  } catch (error) {
+    throw new OpenError(path, describe(error), { cause: error });
+  }
+  const writer = new Writer(db, options.retry);
+  try {
+    applyPragmas(db, path, options);
+    const migration = readonly ? undefined : writer.run(() => migrate(db));
+    if (created) tightenSidecars(path);
+    return { db, writer, migration };
+  } catch (error) {
+    db.close();
+    if (error instanceof OpenError) throw error;
+    throw new OpenError(path, describe(error), { cause: error });
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * The schema step run on every writable open (SPEC §2, "Opening"): create
+ * what is missing, add missing columns, upgrade old versions, never touch a
+ * newer one.
+ *
+ * @module
+ */
+import type { SqliteDriver } from "../driver/types.ts";
+import { SqliteError } from "../driver/sqlite_error.ts";
+import {
+  DECLARED_COLUMNS,
+  FTS_TABLES,
+  ftsBackfillSql,
+  type FtsTable,
+  ftsTableSql,
+  ftsTriggersSql,
+  INDEXES_SQL,
+  SCHEMA_VERSION,
+  TABLES_SQL,
+  TITLE_INDEX_SQL,
+} from "./schema_sql.ts";
+
+/** What the schema step found and did. */
+export interface MigrationReport {
+  /** The version before the step; `undefined` for a new file. */
+  readonly versionBefore: number | undefined;
+  /** The version after it. */
+  readonly versionAfter: number;
+}
+
+/**
+ * Brings the file to schema version 11. Call inside a write transaction.
+ *
+ * @param db The connection.
+ * @returns The versions before and after.
+ */
+export function migrate(db: SqliteDriver): MigrationReport {
+  db.exec(TABLES_SQL);
+  addMissingColumns(db);
+  db.exec(INDEXES_SQL);
+  const row = db.prepare("SELECT version FROM schema_version LIMIT 1").get();
+  const before = row === undefined ? undefined : Number(row.version);
+  let after = before ?? SCHEMA_VERSION;
+  if (before === undefined) {
+    db.prepare("INSERT INTO schema_version (version) VALUES (?)").run(SCHEMA_VERSION);
+  } else if (before < SCHEMA_VERSION) {
+    if (before < 10) createFtsTable(db, "messages_fts_trigram");
+    rebuildFts(db);
+    db.prepare("UPDATE schema_version SET version = ?").run(SCHEMA_VERSION);
+    after = SCHEMA_VERSION;
+  }
+  db.exec(TITLE_INDEX_SQL);
+  for (const table of FTS_TABLES) createFtsTable(db, table);
+  return { versionBefore: before, versionAfter: after };
+}
+
+function liveColumns(db: SqliteDriver, table: string): Set<string> {
+  const rows = db.prepare(`SELECT name FROM pragma_table_info('${table}')`).all();
+  return new Set(rows.map((row) => String(row.name)));
+}
+
+/** Adds each declared column a live table lacks; extra columns are kept. */
+function addMissingColumns(db: SqliteDriver): void {
+  const live = new Map<string, Set<string>>();
+  for (const column of DECLARED_COLUMNS) {
+    let names = live.get(column.table);
+    if (!names) live.set(column.table, names = liveColumns(db, column.table));
+    if (names.has(column.name)) continue;
+    try {
+      db.exec(
+        `ALTER TABLE ${column.table} ADD COLUMN "${column.name}" ${column.definition}`,
+      );
+    } catch (error) {
+      // SQLite cannot add some columns to a live table (a PRIMARY KEY, NOT NULL
+      // without a default). Python ignores those too; anything else is real.
+      if (!(error instanceof SqliteError) || error.code !== 1) throw error;
+    }
+  }
+}
+
+function tableExists(db: SqliteDriver, name: string): boolean {
+  return db.prepare(
+    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+  ).get(name) !== undefined;
+}
+
+/** Creates a missing full-text table with its triggers, filled from every message. */
+function createFtsTable(db: SqliteDriver, table: FtsTable): void {
+  if (tableExists(db, table)) return;
+  db.exec(ftsTableSql(table));
+  db.exec(ftsTriggersSql(table));
+  db.exec(ftsBackfillSql(table));
+}
+
+/** The v11 step: both full-text tables rebuilt with their own copy of the text. */
+function rebuildFts(db: SqliteDriver): void {
+  for (const table of FTS_TABLES) {
+    for (const event of ["insert", "delete", "update"]) {
+      db.exec(`DROP TRIGGER IF EXISTS ${table}_${event}`);
+    }
+    db.exec(`DROP TABLE IF EXISTS ${table}`);
+  }
+  for (const table of FTS_TABLES) createFtsTable(db, table);
+}

@@ -1,0 +1,75 @@
+/**
+ * The context every feature module works with: one connection, a statement
+ * cache, the write path and the clock. Internal: not exported from `mod.ts`.
+ *
+ * @module
+ */
+import type { SqliteDriver, SqliteStatement } from "./driver/types.ts";
+import { ReadonlyError } from "./errors.ts";
+import type { Writer } from "./write.ts";
+
+/** Options of {@linkcode Store}. */
+export interface StoreOptions {
+  /** The database path, for messages. */
+  readonly path: string;
+  /** True when opened read-only: writes then throw. */
+  readonly readonly: boolean;
+  /** Seconds since the epoch, as a float. Defaults to the system clock. */
+  readonly clock?: () => number;
+}
+
+/** One open database, as the feature modules see it. */
+export class Store {
+  /** The connection. */
+  readonly db: SqliteDriver;
+  /** The database path. */
+  readonly path: string;
+  /** True when opened read-only. */
+  readonly readonly: boolean;
+  readonly #writer: Writer;
+  readonly #clock: () => number;
+  readonly #statements = new Map<string, SqliteStatement>();
+
+  /**
+   * @param db The connection.
+   * @param writer Its write path.
+   * @param options Path, mode and clock.
+   */
+  constructor(db: SqliteDriver, writer: Writer, options: StoreOptions) {
+    this.db = db;
+    this.#writer = writer;
+    this.path = options.path;
+    this.readonly = options.readonly;
+    this.#clock = options.clock ?? (() => Date.now() / 1000);
+  }
+
+  /** The prepared statement for `sql`, prepared once per connection. */
+  statement(sql: string): SqliteStatement {
+    let stmt = this.#statements.get(sql);
+    if (stmt === undefined) {
+      stmt = this.db.prepare(sql);
+      this.#statements.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  /**
+   * Runs `fn` as one write transaction (retried while the file is locked).
+   *
+   * @throws {ReadonlyError} When the database was opened read-only.
+   */
+  write<T>(fn: () => T): T {
+    if (this.readonly) throw new ReadonlyError(this.path);
+    return this.#writer.run(fn);
+  }
+
+  /** The current time in seconds since the epoch. */
+  now(): number {
+    return this.#clock();
+  }
+
+  /** Best-effort passive WAL checkpoint. */
+  checkpoint(): void {
+    if (!this.readonly) this.#writer.checkpoint();
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * hermes-state: the session store of the Hermes agent. It reads and writes
+ * the very `state.db` file the Python Hermes uses (schema version 11), on
+ * Deno, Bun and Node, next to a running Python gateway.
+ *
+ * @example Open, write, search
+ * ```ts
+ * import { SessionDB } from "./mod.ts";
+ * const dir = await Deno.makeTempDir();
+ * const db = await SessionDB.open({ path: `${dir}/state.db` });
+ * db.createSession("20260101_090000_abc123", "cli");
+ * db.appendMessage("20260101_090000_abc123", { role: "user", content: "hello docker" });
+ * db.close();
+ * ```
+ *
+ * @module
+ */
+export { SessionDB, type SessionDBOptions } from "./lib/session_db.ts";
+export type { Synchronous } from "./lib/open.ts";
+export type { RetryOptions } from "./lib/write.ts";
+export { OpenError, ReadonlyError, SqliteError, TitleError, WriteBusyError } from "./lib/errors.ts";
+export { defaultDbPath, hermesHome } from "./lib/paths.ts";
+export { SCHEMA_VERSION } from "./lib/schema/schema_sql.ts";
+export type { CreateSessionOptions, EnsureSessionOptions } from "./lib/sessions.ts";
+export type { TokenCountsUpdate } from "./lib/tokens.ts";
+export type { ConversationOptions } from "./lib/conversation.ts";
+export type {
+  ListSessionsOptions,
+  SearchSessionsOptions,
+  SessionCountOptions,
+} from "./lib/listing.ts";
+export type { SearchOptions } from "./lib/search/search.ts";
+export { sanitizeFts5Query } from "./lib/search/sanitize.ts";
+export { containsCjk } from "./lib/search/cjk.ts";
+export { sanitizeTitle } from "./lib/titles.ts";
+export type { ExportOptions } from "./lib/export.ts";
+export type {
+  AutoPruneOptions,
+  AutoPruneResult,
+  PruneOptions,
+  SessionsDirOptions,
+} from "./lib/prune.ts";
+export {
+  convertScratchpadToThink,
+  hasIncompleteScratchpad,
+  saveTrajectory,
+  type SaveTrajectoryOptions,
+} from "./lib/trajectory.ts";
+export type {
+  ContextMessage,
+  ConversationMessage,
+  JsonValue,
+  MessageContent,
+  MessageRow,
+  ModelUsage,
+  NewMessage,
+  RichSessionRow,
+  SearchHit,
+  SessionExport,
+  SessionRow,
+  SessionTokens,
+} from "./lib/types.ts";

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The whole check: format, lint, types, publish dry run, then the test suite on
+# Deno, Bun and Node 24, then the compiled executable. Installs the toolchain first.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+. "$ROOT/scripts/toolchain.sh"
+cd "$ROOT"
+step() { printf '\n== %s\n' "$*" >&2; }
+
+step "versions"
+deno --version | head -1; bun --version; node --version
+
+step "deno fmt --check"; deno fmt --check
+step "deno lint"; deno lint
+step "deno check"; deno task -q check
+step "deno doc --lint"; deno doc --lint mod.ts
+step "deno publish --dry-run"; deno publish --dry-run --allow-dirty 2>&1 | tail -3
+
+step "tests on Deno"; deno test -A --parallel tests/
+step "tests on Bun"; bun test tests/
+if [ -x scripts/e2e.sh ]; then step "compiled executable (bun build --compile)"; bash scripts/e2e.sh; fi
+step "tests on Node $(node --version)"; node --test --test-concurrency=2 "tests/**/*_test.ts"

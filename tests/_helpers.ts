@@ -1,0 +1,52 @@
+/**
+ * Shared test helpers: temporary folders, fixture copies, raw connections.
+ */
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { after } from "node:test";
+import { loadDriver } from "../lib/driver/load.ts";
+import type { SqliteDriver } from "../lib/driver/types.ts";
+
+/** The repository root. */
+export const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+/** The read-only fixtures folder (`../shared/fixtures` beside the repository). */
+export const FIXTURES = fileURLToPath(new URL("../../shared/fixtures/", import.meta.url));
+
+const made: string[] = [];
+after(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh temporary folder, removed when the test file ends. */
+export function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "hermes-state-test-"));
+  made.push(dir);
+  return dir;
+}
+
+/** A path for a new database in a fresh temporary folder. */
+export function tempDbPath(): string {
+  return join(tempDir(), "state.db");
+}
+
+/** Copies a fixture (`hermes-v11.db`, …) to a temporary folder and returns the copy's path. */
+export function copyFixture(name: string): string {
+  const path = join(tempDir(), "state.db");
+  copyFileSync(join(FIXTURES, name), path);
+  return path;
+}
+
+/** Reads one JSON file from the fixtures' `expected/` folder. */
+export async function expected<T = unknown>(name: string): Promise<T> {
+  const { readFileSync } = await import("node:fs");
+  return JSON.parse(readFileSync(join(FIXTURES, "expected", name), "utf8")) as T;
+}
+
+/** Opens a raw connection (no schema step) through the runtime's driver. */
+export async function rawOpen(path: string, readonly = false): Promise<SqliteDriver> {
+  const open = await loadDriver();
+  return open(path, { readonly });
+}

@@ -1,0 +1,128 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { SessionDB } from "../lib/session_db.ts";
+import { OpenError, ReadonlyError } from "../lib/errors.ts";
+import { defaultDbPath, hermesHome } from "../lib/paths.ts";
+import { copyFixture, FIXTURES, tempDbPath, tempDir } from "./_helpers.ts";
+
+async function assertOpenFails(path: string, pattern: RegExp): Promise<void> {
+  await assert.rejects(SessionDB.open({ path }), (error) => {
+    assert.ok(error instanceof OpenError, String(error));
+    assert.equal(error.path, path);
+    assert.ok(error.message.startsWith(`Cannot open database "${path}": `), error.message);
+    assert.match(error.message, pattern);
+    assert.ok(!error.message.includes("\n"), "one line");
+    return true;
+  });
+}
+
+test("SessionDB.open() creates the parent folder and a 0600 file with 0600 sidecars", async () => {
+  const path = join(tempDir(), "nested", "deeper", "state.db");
+  const db = await SessionDB.open({ path });
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    assert.equal(statSync(file).mode & 0o777, 0o600, file);
+  }
+  db.close();
+});
+
+test("SessionDB.open() fails with a one-line error naming the path when it is a folder", async () => {
+  const path = tempDir();
+  await assertOpenFails(path, /it is a folder/);
+});
+
+test("SessionDB.open() fails on a file that is not SQLite and leaves its bytes alone", async () => {
+  const path = join(tempDir(), "state.db");
+  const bytes = "this is a text file, not a database\n".repeat(200);
+  writeFileSync(path, bytes);
+  await assertOpenFails(path, /not a database/);
+  assert.equal(readFileSync(path, "utf8"), bytes);
+});
+
+test("SessionDB.open() fails on a truncated SQLite file and leaves its bytes alone", async () => {
+  const path = join(tempDir(), "state.db");
+  const original = readFileSync(join(FIXTURES, "hermes-v11.db"));
+  const truncated = original.subarray(0, 4096 * 3);
+  writeFileSync(path, truncated);
+  await assertOpenFails(path, /malformed|not a database/);
+  assert.deepEqual(readFileSync(path), truncated);
+});
+
+test("SessionDB.open() fails when the parent path is a file", async () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, "plain"), "x");
+  const path = join(dir, "plain", "state.db");
+  await assertOpenFails(path, /not a folder|not a directory|ENOTDIR/i);
+});
+
+test(
+  "SessionDB.open() fails in a folder without write permission",
+  {
+    skip: process.getuid?.() === 0
+      ? "root ignores permissions (covered by the reliability suite)"
+      : false,
+  },
+  async () => {
+    const dir = tempDir();
+    const locked = join(dir, "locked");
+    mkdirSync(locked, { mode: 0o500 });
+    await assertOpenFails(join(locked, "state.db"), /permission denied/);
+    chmodSync(locked, 0o700);
+  },
+);
+
+test("SessionDB.open({ readonly }) never creates a missing file", async () => {
+  const path = tempDbPath();
+  await assert.rejects(SessionDB.open({ path, readonly: true }), /no such file/);
+  assert.throws(() => statSync(path));
+});
+
+test("SessionDB.open({ readonly }) reads a fixture and refuses writes", async () => {
+  const path = copyFixture("hermes-v11.db");
+  const before = readFileSync(path);
+  const db = await SessionDB.open({ path, readonly: true });
+  assert.equal(db.readonly, true);
+  assert.throws(() => db.setMeta("k", "v"), ReadonlyError);
+  db.close();
+  assert.deepEqual(readFileSync(path), before);
+});
+
+test("defaultDbPath() reads HERMES_HOME at each call and ignores a blank value", () => {
+  const saved = process.env.HERMES_HOME;
+  try {
+    process.env.HERMES_HOME = "/srv/hermes";
+    assert.equal(hermesHome(), "/srv/hermes");
+    assert.equal(defaultDbPath(), "/srv/hermes/state.db");
+    process.env.HERMES_HOME = "   ";
+    assert.ok(defaultDbPath().endsWith(join(".hermes", "state.db")));
+  } finally {
+    if (saved === undefined) delete process.env.HERMES_HOME;
+    else process.env.HERMES_HOME = saved;
+  }
+});
+
+test("SessionDB.open() uses $HERMES_HOME/state.db when no path is given", async () => {
+  const saved = process.env.HERMES_HOME;
+  const home = join(tempDir(), "home");
+  try {
+    process.env.HERMES_HOME = home;
+    const db = await SessionDB.open();
+    assert.equal(db.path, join(home, "state.db"));
+    db.close();
+    assert.ok(statSync(join(home, "state.db")).isFile());
+  } finally {
+    if (saved === undefined) delete process.env.HERMES_HOME;
+    else process.env.HERMES_HOME = saved;
+  }
+});
+
+test("SessionDB close() twice is harmless and Symbol.dispose closes", async () => {
+  const db = await SessionDB.open({ path: tempDbPath() });
+  db.close();
+  db.close();
+  const other = await SessionDB.open({ path: tempDbPath() });
+  other[Symbol.dispose]();
+  other.close();
+});

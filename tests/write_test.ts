@@ -1,0 +1,140 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { loadDriver } from "../lib/driver/load.ts";
+import { SqliteError } from "../lib/driver/sqlite_error.ts";
+import type { SqliteDriver } from "../lib/driver/types.ts";
+import { WriteBusyError } from "../lib/errors.ts";
+import { CHECKPOINT_EVERY, sleepSync, Writer } from "../lib/write.ts";
+import { tempDbPath } from "./_helpers.ts";
+
+async function pair(): Promise<[SqliteDriver, SqliteDriver]> {
+  const open = await loadDriver();
+  const path = tempDbPath();
+  const a = open(path);
+  a.exec("PRAGMA journal_mode = WAL; CREATE TABLE t (v TEXT)");
+  const b = open(path);
+  b.exec("PRAGMA busy_timeout = 0");
+  return [a, b];
+}
+
+function count(db: SqliteDriver): number {
+  return Number(db.prepare("SELECT count(*) AS n FROM t").get()!.n);
+}
+
+test("Writer.run() commits the work and returns its result", async () => {
+  const [a, b] = await pair();
+  const writer = new Writer(b);
+  const result = writer.run(() => b.prepare("INSERT INTO t VALUES (?)").run("x").changes);
+  assert.equal(result, 1);
+  assert.equal(count(a), 1);
+  a.close();
+  b.close();
+});
+
+test("Writer.run() rolls back everything when the work throws", async () => {
+  const [a, b] = await pair();
+  const writer = new Writer(b);
+  assert.throws(() =>
+    writer.run(() => {
+      b.prepare("INSERT INTO t VALUES (?)").run("half");
+      throw new RangeError("bad value");
+    }), RangeError);
+  assert.equal(count(a), 0);
+  a.close();
+  b.close();
+});
+
+test("Writer.run() retries with a 20–150 ms jitter while the lock is held, then succeeds", async () => {
+  const [a, b] = await pair();
+  const pauses: number[] = [];
+  const randoms = [0, 0.5, 0.999];
+  a.exec("BEGIN IMMEDIATE");
+  const writer = new Writer(b, {
+    random: () => randoms[pauses.length % randoms.length],
+    sleep: (ms) => {
+      pauses.push(ms);
+      if (pauses.length === 3) a.exec("COMMIT");
+    },
+  });
+  writer.run(() => b.prepare("INSERT INTO t VALUES (?)").run("after wait"));
+  assert.deepEqual(pauses.map(Math.round), [20, 85, 150]);
+  assert.equal(count(a), 1);
+  a.close();
+  b.close();
+});
+
+test("Writer.run() gives up after 15 attempts with WriteBusyError and writes nothing", async () => {
+  const [a, b] = await pair();
+  a.exec("BEGIN IMMEDIATE");
+  let pauses = 0;
+  const writer = new Writer(b, { sleep: () => void pauses++ });
+  assert.throws(() => writer.run(() => b.prepare("INSERT INTO t VALUES (?)").run("x")), (error) => {
+    assert.ok(error instanceof WriteBusyError);
+    assert.ok(error instanceof SqliteError);
+    assert.equal(error.attempts, 15);
+    assert.equal(error.codeName, "SQLITE_BUSY");
+    return true;
+  });
+  assert.equal(pauses, 14);
+  a.exec("COMMIT");
+  assert.equal(count(a), 0);
+  writer.run(() => b.prepare("INSERT INTO t VALUES (?)").run("next one works"));
+  assert.equal(count(a), 1);
+  a.close();
+  b.close();
+});
+
+test("Writer.run() does not retry an error that is not busy", async () => {
+  const [a, b] = await pair();
+  let pauses = 0;
+  const writer = new Writer(b, { sleep: () => void pauses++ });
+  assert.throws(() => writer.run(() => b.exec("INSERT INTO missing VALUES (1)")), SqliteError);
+  assert.equal(pauses, 0);
+  a.close();
+  b.close();
+});
+
+test("Writer.run() nested inside another write joins the outer transaction", async () => {
+  const [a, b] = await pair();
+  const writer = new Writer(b);
+  assert.throws(() =>
+    writer.run(() => {
+      writer.run(() => b.prepare("INSERT INTO t VALUES (?)").run("inner"));
+      throw new Error("outer fails");
+    })
+  );
+  assert.equal(count(a), 0);
+  a.close();
+  b.close();
+});
+
+test(`Writer.run() checkpoints the WAL after every ${CHECKPOINT_EVERY} writes`, async () => {
+  const [a, b] = await pair();
+  const statements: string[] = [];
+  const recording: SqliteDriver = {
+    kind: b.kind,
+    exec: (sql) => {
+      statements.push(sql);
+      b.exec(sql);
+    },
+    prepare: (sql) => b.prepare(sql),
+    close: () => b.close(),
+  };
+  const writer = new Writer(recording);
+  const insert = b.prepare("INSERT INTO t VALUES (?)");
+  const checkpoints = () => statements.filter((sql) => sql.includes("wal_checkpoint")).length;
+  for (let i = 0; i < CHECKPOINT_EVERY - 1; i++) writer.run(() => insert.run(String(i)));
+  assert.equal(checkpoints(), 0);
+  writer.run(() => insert.run("fiftieth"));
+  assert.equal(checkpoints(), 1);
+  for (let i = 0; i < CHECKPOINT_EVERY; i++) writer.run(() => insert.run(String(i)));
+  assert.equal(checkpoints(), 2);
+  a.close();
+  b.close();
+});
+
+test("sleepSync() blocks for about the time asked", () => {
+  const start = performance.now();
+  sleepSync(30);
+  assert.ok(performance.now() - start >= 25);
+});
