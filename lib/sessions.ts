@@ -57,6 +57,13 @@ export function updateSystemPrompt(_store: Store, _id: string, _prompt: string):
   todo("updateSystemPrompt");
 }
 
-export function getSession(_store: Store, _id: string): SessionRow | undefined {
-  return todo("getSession");
+/**
+ * Reads one session with every column, including columns a newer Hermes added.
+ *
+ * @param store The open store.
+ * @param id The session id.
+ * @returns The row, or `undefined` when there is none.
+ */
+export function getSession(store: Store, id: string): SessionRow | undefined {
+  return store.statement("SELECT * FROM sessions WHERE id = ?").get(id) as SessionRow | undefined;
 }

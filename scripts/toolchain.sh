@@ -2,7 +2,7 @@
 # Installs the pinned toolchain (Deno, Bun, Node 24) from the npm registry into
 # .tools/ (ignored by git) unless it is already there, and puts it on PATH.
 # Source it: `. scripts/toolchain.sh`. Needs only Node and npm.
-set -euo pipefail
+# (sourced: keeps the caller's shell options)
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="$ROOT/.tools"
 DENO_VERSION=2.9.6
