@@ -15,7 +15,10 @@ if [ ! -x "$TOOLS/node_modules/.bin/deno" ] || [ ! -x "$TOOLS/node_modules/.bin/
   mkdir -p "$TOOLS"
   [ -f "$TOOLS/package.json" ] || echo '{"private":true}' >"$TOOLS/package.json"
   # shellcheck disable=SC2086
-  npm install --prefix "$TOOLS" --no-audit --no-fund --loglevel=error $want >&2
+  if ! npm install --prefix "$TOOLS" --no-audit --no-fund --loglevel=error $want >&2; then
+    echo "toolchain: npm install failed" >&2
+    return 1 2>/dev/null || exit 1
+  fi
   echo "$want" >"$TOOLS/.pinned"
 fi
 export PATH="$TOOLS/node_modules/.bin:$PATH"
