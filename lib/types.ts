@@ -20,53 +20,97 @@ export type MessageContent = string | JsonValue[] | { [key: string]: JsonValue }
 
 /** A row of `sessions`. Columns a newer Hermes added come back too. */
 export interface SessionRow {
+  /** The session id. */
   id: string;
+  /** Where it runs: `cli`, `telegram`, `discord`, `tool`, `cron`… */
   source: string;
+  /** The platform user. */
   user_id: string | null;
+  /** The model name. */
   model: string | null;
+  /** Model settings as JSON text. */
   model_config: string | null;
+  /** The assembled system prompt. */
   system_prompt: string | null;
+  /** The session this one continues (compression, branch, delegate). */
   parent_session_id: string | null;
+  /** Start, in Unix seconds. */
   started_at: number;
+  /** End, in Unix seconds; `null` while live. */
   ended_at: number | null;
+  /** Why it ended: `compression`, `branched`, `cli_close`… */
   end_reason: string | null;
+  /** Messages appended. */
   message_count: number;
+  /** Tool calls made. */
   tool_call_count: number;
+  /** Prompt tokens. */
   input_tokens: number;
+  /** Completion tokens. */
   output_tokens: number;
+  /** Tokens read from the prompt cache. */
   cache_read_tokens: number;
+  /** Tokens written to the prompt cache. */
   cache_write_tokens: number;
+  /** Reasoning tokens. */
   reasoning_tokens: number;
+  /** Who bills the calls (first non-null wins). */
   billing_provider: string | null;
+  /** The API base URL (first non-null wins). */
   billing_base_url: string | null;
+  /** The billing mode (first non-null wins). */
   billing_mode: string | null;
+  /** Estimated cost in US dollars. */
   estimated_cost_usd: number | null;
+  /** Actual cost in US dollars, once known. */
   actual_cost_usd: number | null;
+  /** Cost status (latest non-null wins). */
   cost_status: string | null;
+  /** Where the cost came from (latest non-null wins). */
   cost_source: string | null;
+  /** Pricing table version (latest non-null wins). */
   pricing_version: string | null;
+  /** The unique title, or `null`. */
   title: string | null;
+  /** API calls made. */
   api_call_count: number;
+  /** Columns a newer Hermes added, returned as they are. */
   [column: string]: unknown;
 }
 
 /** A row of `messages` as `getMessages` returns it: JSON columns parsed, content decoded. */
 export interface MessageRow {
+  /** The message id (AUTOINCREMENT). */
   id: number;
+  /** Its session. */
   session_id: string;
+  /** `user`, `assistant`, `tool`, `system`… */
   role: string;
+  /** Text, or the decoded multimodal parts. */
   content: MessageContent | null;
+  /** The call a tool result answers. */
   tool_call_id: string | null;
+  /** The assistant's tool calls, parsed. */
   tool_calls: JsonValue | null;
+  /** The tool that produced a tool result. */
   tool_name: string | null;
+  /** When it was appended, in Unix seconds. */
   timestamp: number;
+  /** Tokens of this message. */
   token_count: number | null;
+  /** Why the model stopped. */
   finish_reason: string | null;
+  /** Raw reasoning text. */
   reasoning: string | null;
+  /** Provider reasoning content. */
   reasoning_content: string | null;
+  /** Structured reasoning, parsed. */
   reasoning_details: JsonValue | null;
+  /** Codex reasoning items, parsed. */
   codex_reasoning_items: JsonValue | null;
+  /** Codex message items, parsed. */
   codex_message_items: JsonValue | null;
+  /** Columns a newer Hermes added, returned as they are. */
   [column: string]: unknown;
 }
 
@@ -100,68 +144,108 @@ export interface NewMessage {
 
 /** A message in the OpenAI chat shape (what `getMessagesAsConversation` returns). */
 export interface ConversationMessage {
+  /** The role. */
   role: string;
+  /** Text or multimodal parts. */
   content: MessageContent | null;
+  /** The assistant's tool calls. */
   tool_calls?: JsonValue;
+  /** The call a tool result answers. */
   tool_call_id?: string;
+  /** The tool of a tool result. */
   tool_name?: string;
+  /** Why the model stopped. */
   finish_reason?: string;
+  /** Reasoning text (assistants only). */
   reasoning?: string;
+  /** Provider reasoning content (assistants only). */
   reasoning_content?: string;
+  /** Structured reasoning (assistants only). */
   reasoning_details?: JsonValue;
+  /** Codex reasoning items (assistants only). */
   codex_reasoning_items?: JsonValue;
+  /** Codex message items (assistants only). */
   codex_message_items?: JsonValue;
+  /** Keys a newer Hermes may add. */
   [key: string]: unknown;
 }
 
 /** One neighbour of a search hit. */
 export interface ContextMessage {
+  /** The role. */
   role: string;
+  /** Its text, cut to 200 characters. */
   content: string;
+  /** Keys a newer Hermes may add. */
   [key: string]: unknown;
 }
 
 /** One search result (SPEC §5 "Search"). */
 export interface SearchHit {
+  /** The matching message. */
   id: number;
+  /** Its session. */
   session_id: string;
+  /** Its role. */
   role: string;
+  /** The match in context, marked `>>>like this<<<`. */
   snippet: string;
+  /** When the message was appended. */
   timestamp: number;
+  /** Its tool, for a tool result. */
   tool_name: string | null;
+  /** The session's source. */
   source: string;
+  /** The session's model. */
   model: string | null;
+  /** When the session started. */
   session_started: number;
+  /** The previous, matching and next message of the session. */
   context: ContextMessage[];
+  /** Keys a newer Hermes may add. */
   [key: string]: unknown;
 }
 
 /** A session in a listing, with its preview and last activity. */
 export interface RichSessionRow extends SessionRow {
+  /** The first user message, one line, 60 characters plus `...`. */
   preview: string;
+  /** The newest message time, else the start. */
   last_active: number;
+  /** For a projected compression chain: the root's id. */
   _lineage_root_id?: string;
 }
 
 /** A session with its messages: one line of a JSONL export. */
 export interface SessionExport extends SessionRow {
+  /** Every message, in order. */
   messages: MessageRow[];
 }
 
 /** Tokens and cost of the sessions of one model. */
 export interface ModelUsage {
+  /** The model. */
   model: string;
+  /** Its sessions. */
   session_count: number;
+  /** Their prompt tokens. */
   total_input: number;
+  /** Their completion tokens. */
   total_output: number;
+  /** Their estimated cost in US dollars. */
   total_cost: number | null;
 }
 
 /** A session ranked by tokens. */
 export interface SessionTokens {
+  /** The session. */
   id: string;
+  /** Its title. */
   title: string | null;
+  /** Its model. */
   model: string | null;
+  /** Input plus output tokens. */
   total_tokens: number;
+  /** Its estimated cost. */
   estimated_cost_usd: number | null;
 }
