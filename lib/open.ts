@@ -40,7 +40,7 @@ export interface Connection {
   readonly migration: MigrationReport | undefined;
 }
 
-/** Milliseconds SQLite itself waits on a lock before reporting busy. */
+/** Milliseconds SQLite itself waits on a lock before reporting busy, by default. */
 const BUSY_TIMEOUT_MS = 1000;
 
 function errorCode(error: unknown): string | undefined {
@@ -102,7 +102,7 @@ function tightenSidecars(path: string): void {
 }
 
 function applyPragmas(db: SqliteDriver, path: string, options: ConnectionOptions): void {
-  db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  db.exec(`PRAGMA busy_timeout = ${options.retry?.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
   db.exec("PRAGMA foreign_keys = ON");
   if (options.readonly) {
     // Reads the header and the schema: a file that is not SQLite fails here.
@@ -124,9 +124,16 @@ function applyPragmas(db: SqliteDriver, path: string, options: ConnectionOptions
  * @param options Path and settings.
  * @returns The ready connection.
  * @throws {OpenError} When the path is a folder, not SQLite, damaged, or not writable.
+ * @throws {RangeError} When `retry.busyTimeoutMs` is not a non-negative integer.
  */
 export async function openConnection(options: ConnectionOptions): Promise<Connection> {
   const { path } = options;
+  const busyTimeout = options.retry?.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
+  if (!Number.isInteger(busyTimeout) || busyTimeout < 0) {
+    throw new RangeError(
+      `Cannot open database: retry.busyTimeoutMs must be a non-negative integer: current value is ${busyTimeout}`,
+    );
+  }
   const readonly = options.readonly ?? false;
   const created = preparePath(path, readonly);
   const openDriver = options.openDriver ?? await loadDriver();

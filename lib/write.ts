@@ -26,6 +26,13 @@ export interface RetryOptions {
    * @default {150}
    */
   readonly maxDelayMs?: number;
+  /**
+   * How long SQLite itself waits for the lock within one attempt, in
+   * milliseconds (the connection's `busy_timeout`). One attempt can thus
+   * take this long plus the pause after it.
+   * @default {1000}
+   */
+  readonly busyTimeoutMs?: number;
   /** Blocks for `ms` milliseconds. Defaults to a real synchronous sleep. */
   readonly sleep?: (ms: number) => void;
   /** A number in [0, 1). Defaults to `Math.random`. */

@@ -1,0 +1,23 @@
+/**
+ * Worker process: takes the write lock of a database (`BEGIN IMMEDIATE`),
+ * writes `state_meta` key `locker`, holds the lock for `holdMs`, then commits.
+ *
+ * Argument: `{ path, holdMs }` as JSON. Output: `locked`, then `released`.
+ *
+ * @module
+ */
+import process from "node:process";
+import { loadDriver } from "../../lib/driver/load.ts";
+import { sleepSync } from "../../lib/write.ts";
+import { say } from "./_runtimes.ts";
+
+const { path, holdMs } = JSON.parse(process.argv[2]) as { path: string; holdMs: number };
+const db = (await loadDriver())(path);
+db.exec("PRAGMA busy_timeout = 5000");
+db.exec("BEGIN IMMEDIATE");
+db.prepare("INSERT OR REPLACE INTO state_meta (key, value) VALUES ('locker', 'held')").run();
+say("locked");
+sleepSync(holdMs);
+db.exec("COMMIT");
+db.close();
+say("released");

@@ -1,0 +1,243 @@
+/**
+ * Child processes for the reliability tests: finds the Deno, Bun and Node
+ * binaries (the pinned ones in `.tools/`, else the running one) and runs a
+ * worker script under any of them, line by line.
+ *
+ * @module
+ */
+import { type ChildProcess, spawn, type SpawnOptions } from "node:child_process";
+import { accessSync, constants, writeSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { type RuntimeName, runtimeName } from "../../lib/driver/load.ts";
+
+/** The repository root. */
+export const REPO = fileURLToPath(new URL("../..", import.meta.url));
+
+/** Folder of the worker scripts. */
+export const WORKERS = fileURLToPath(new URL(".", import.meta.url));
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch (error) {
+    if ((error as { code?: string }).code === "ENOENT") return false;
+    if ((error as { code?: string }).code === "EACCES") return false;
+    throw error;
+  }
+}
+
+/**
+ * The binary of `runtime`: the pinned one in `.tools/`, else the running
+ * process's own when it is that runtime, else `undefined`.
+ */
+export function runtimeBinary(runtime: RuntimeName): string | undefined {
+  const pinned = join(REPO, ".tools", "node_modules", ".bin", runtime);
+  if (executable(pinned)) return pinned;
+  if (runtimeName() === runtime) return process.execPath;
+  return undefined;
+}
+
+/**
+ * The runtimes to spread workers over: Deno and Bun (and Node when asked)
+ * when their binaries exist; the running runtime at the very least.
+ */
+export function workerRuntimes(wanted: readonly RuntimeName[]): RuntimeName[] {
+  const found = wanted.filter((runtime) => runtimeBinary(runtime) !== undefined);
+  return found.length > 0 ? found : [runtimeName()];
+}
+
+/** The command line that runs `script` with `args` under `runtime`. */
+export function commandLine(
+  runtime: RuntimeName,
+  script: string,
+  args: readonly string[],
+): [string, string[]] {
+  const binary = runtimeBinary(runtime);
+  if (binary === undefined) throw new Error(`Cannot run a worker: no ${runtime} binary found`);
+  const scriptPath = join(WORKERS, script);
+  if (runtime === "deno") return [binary, ["run", "-A", "--no-lock", scriptPath, ...args]];
+  return [binary, [scriptPath, ...args]];
+}
+
+/** Environment for a worker: quiet, no colour, no update checks. */
+export function workerEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined) env[key] = value;
+  }
+  return { ...env, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...extra };
+}
+
+/** How a child ended. */
+export interface Exit {
+  /** Exit code, `null` when killed by a signal. */
+  readonly code: number | null;
+  /** The signal that killed it, if any. */
+  readonly signal: string | null;
+}
+
+/** A running worker whose stdout is read line by line. */
+export class Worker {
+  /** The runtime it runs on. */
+  readonly runtime: RuntimeName;
+  /** Every complete stdout line so far. */
+  readonly lines: string[] = [];
+  /** Everything written to stderr. */
+  stderr = "";
+  /** Resolves when the process has exited. */
+  readonly exited: Promise<Exit>;
+  readonly #child: ChildProcess;
+  #partial = "";
+  #waiters: Array<() => void> = [];
+  #exit: Exit | undefined;
+
+  constructor(runtime: RuntimeName, child: ChildProcess) {
+    this.runtime = runtime;
+    this.#child = child;
+    child.stdout!.setEncoding("utf8");
+    child.stderr!.setEncoding("utf8");
+    child.stdout!.on("data", (chunk: string) => this.#onData(chunk));
+    child.stderr!.on("data", (chunk: string) => void (this.stderr += chunk));
+    this.exited = new Promise((resolve, reject) => {
+      child.on("error", reject);
+      child.on("close", (code, signal) => {
+        // An unfinished last line (none is expected: each line is one write) is left out.
+        this.#exit = { code, signal };
+        this.#wake();
+        resolve(this.#exit);
+      });
+    });
+  }
+
+  /** The process id. */
+  get pid(): number | undefined {
+    return this.#child.pid;
+  }
+
+  /**
+   * Waits until some stdout line satisfies `match`; returns it.
+   *
+   * @throws {Error} When the process exits first, with its stderr.
+   */
+  async waitFor(match: (line: string) => boolean, what: string): Promise<string> {
+    while (true) {
+      const line = this.lines.find(match);
+      if (line !== undefined) return line;
+      if (this.#exit !== undefined) {
+        throw new Error(
+          `${this.runtime} worker exited (${
+            this.#exit.code ?? this.#exit.signal
+          }) before ${what}: ${this.stderr.trim()}`,
+        );
+      }
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    }
+  }
+
+  /** Sends `signal` to the process. */
+  kill(signal: "SIGKILL" | "SIGTERM"): void {
+    this.#child.kill(signal);
+  }
+
+  /** Waits for a clean exit (code 0) and returns the lines. */
+  async succeeded(): Promise<string[]> {
+    const exit = await this.exited;
+    if (exit.code !== 0) {
+      throw new Error(
+        `${this.runtime} worker failed (${exit.code ?? exit.signal}): ${this.stderr.trim()}`,
+      );
+    }
+    return this.lines;
+  }
+
+  #onData(chunk: string): void {
+    const parts = (this.#partial + chunk).split("\n");
+    this.#partial = parts.pop()!;
+    if (parts.length === 0) return;
+    this.lines.push(...parts);
+    this.#wake();
+  }
+
+  #wake(): void {
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const wake of waiters) wake();
+  }
+}
+
+/** Options of {@linkcode startWorker}. */
+export interface StartOptions {
+  /** Extra environment variables. */
+  readonly env?: Record<string, string>;
+  /** Runs the command through this wrapper (for example `setpriv …`). */
+  readonly wrapper?: readonly string[];
+  /** Working folder. */
+  readonly cwd?: string;
+}
+
+/**
+ * Starts `script` (a file in this folder) under `runtime`.
+ *
+ * @param runtime The runtime.
+ * @param script The worker script's file name.
+ * @param args Its arguments.
+ * @param options Environment and wrapper.
+ * @returns The running worker.
+ */
+export function startWorker(
+  runtime: RuntimeName,
+  script: string,
+  args: readonly string[],
+  options: StartOptions = {},
+): Worker {
+  const [binary, argv] = commandLine(runtime, script, args);
+  const command = options.wrapper ? [...options.wrapper, binary, ...argv] : [binary, ...argv];
+  const spawnOptions: SpawnOptions = {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: workerEnv(options.env),
+    cwd: options.cwd ?? REPO,
+  };
+  return new Worker(runtime, spawn(command[0], command.slice(1), spawnOptions));
+}
+
+/**
+ * A small seeded generator (mulberry32), so a failing run can be replayed.
+ *
+ * @param seed Any 32-bit integer.
+ * @returns A function returning numbers in [0, 1).
+ */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The seed of this run: `$RELIABILITY_SEED`, else derived from the clock. */
+export function runSeed(): number {
+  const given = process.env.RELIABILITY_SEED;
+  if (given !== undefined && given.trim() !== "") return Number(given) >>> 0;
+  return (Date.now() ^ (process.pid << 8)) >>> 0;
+}
+
+/** Resolves after `ms` milliseconds. */
+export function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Writes one line to stdout at once, unbuffered, so the parent reads it
+ * even when the process is killed right after (workers report with it).
+ */
+export function say(line: string): void {
+  const bytes = new TextEncoder().encode(line + "\n");
+  let written = 0;
+  while (written < bytes.length) written += writeSync(1, bytes, written);
+}

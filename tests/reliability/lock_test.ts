@@ -1,0 +1,73 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { runtimeName } from "../../lib/driver/load.ts";
+import { SessionDB } from "../../lib/session_db.ts";
+import { WriteBusyError } from "../../lib/errors.ts";
+import { rawOpen, tempDbPath } from "../_helpers.ts";
+import { startWorker, workerRuntimes } from "./_runtimes.ts";
+
+/** A small real budget: 3 attempts of 50 ms each, 20–40 ms apart (about 190–230 ms). */
+const SMALL = { maxAttempts: 3, busyTimeoutMs: 50, minDelayMs: 20, maxDelayMs: 40 } as const;
+
+test("setMeta() fails after about the retry budget with WriteBusyError while another connection holds the lock, then the next write succeeds", async () => {
+  const path = tempDbPath();
+  const db = await SessionDB.open({ path, retry: SMALL });
+  db.setMeta("before", "1");
+  const holder = await rawOpen(path);
+  holder.exec("BEGIN IMMEDIATE");
+  holder.exec("INSERT INTO state_meta (key, value) VALUES ('holder', 'x')");
+  const started = performance.now();
+  assert.throws(() => db.setMeta("during", "2"), (error) => {
+    assert.ok(error instanceof WriteBusyError, String(error));
+    assert.equal(error.attempts, 3);
+    assert.equal(error.codeName, "SQLITE_BUSY");
+    assert.equal(
+      error.message,
+      "Cannot write: the database stayed locked by another connection through 3 attempts",
+    );
+    return true;
+  });
+  const elapsed = performance.now() - started;
+  assert.ok(elapsed >= 3 * 50 + 2 * 20 - 15, `gave up too early: ${elapsed.toFixed(0)} ms`);
+  assert.ok(elapsed < 900, `gave up too late: ${elapsed.toFixed(0)} ms`);
+  assert.equal(db.getMeta("during"), undefined);
+  holder.exec("COMMIT");
+  holder.close();
+  db.setMeta("after", "3");
+  assert.equal(db.getMeta("after"), "3");
+  assert.equal(db.getMeta("holder"), "x");
+  assert.equal(db.getMeta("during"), undefined);
+  db.close();
+});
+
+test("setMeta() waits for a lock another process holds for less than the budget, then writes", async () => {
+  const path = tempDbPath();
+  const db = await SessionDB.open({
+    path,
+    retry: { maxAttempts: 15, busyTimeoutMs: 50, minDelayMs: 20, maxDelayMs: 40 },
+  });
+  const other = workerRuntimes(["bun", "deno"]).find((r) => r !== runtimeName()) ?? runtimeName();
+  const locker = startWorker(other, "_locker.ts", [JSON.stringify({ path, holdMs: 300 })]);
+  await locker.waitFor((line) => line === "locked", "taking the lock");
+  const started = performance.now();
+  db.setMeta("waited", "yes");
+  const elapsed = performance.now() - started;
+  await locker.succeeded();
+  assert.ok(locker.lines.includes("released"));
+  assert.ok(elapsed > 150, `did not wait: ${elapsed.toFixed(0)} ms`);
+  assert.equal(db.getMeta("waited"), "yes");
+  assert.equal(db.getMeta("locker"), "held");
+  db.close();
+});
+
+test("SessionDB.open() rejects a negative retry.busyTimeoutMs with a RangeError and creates nothing", async () => {
+  const path = tempDbPath();
+  await assert.rejects(
+    SessionDB.open({ path, retry: { busyTimeoutMs: -1 } }),
+    new RangeError(
+      "Cannot open database: retry.busyTimeoutMs must be a non-negative integer: current value is -1",
+    ),
+  );
+  assert.equal(existsSync(path), false);
+});
