@@ -70,10 +70,19 @@ class BunSqliteStatement implements SqliteStatement {
 
   *iterate(...params: readonly SqlValue[]): IterableIterator<SqlRow> {
     const iterator = translated(() => this.#stmt.iterate(...params));
-    while (true) {
-      const next = translated(() => iterator.next());
-      if (next.done) return;
-      yield plainBytes(next.value);
+    let done = false;
+    try {
+      while (true) {
+        const next = translated(() => iterator.next());
+        if (next.done) {
+          done = true;
+          return;
+        }
+        yield plainBytes(next.value);
+      }
+    } finally {
+      // Stopped early: reset the native statement so it releases its read snapshot.
+      if (!done) iterator.return?.();
     }
   }
 }

@@ -59,10 +59,19 @@ class NodeSqliteStatement implements SqliteStatement {
     const iterator = translated(() => this.#stmt.iterate(...(params as SqlValue[]))) as Iterator<
       SqlRow
     >;
-    while (true) {
-      const next = translated(() => iterator.next());
-      if (next.done) return;
-      yield this.#row(next.value);
+    let done = false;
+    try {
+      while (true) {
+        const next = translated(() => iterator.next());
+        if (next.done) {
+          done = true;
+          return;
+        }
+        yield this.#row(next.value);
+      }
+    } finally {
+      // Stopped early: reset the native statement so it releases its read snapshot.
+      if (!done) iterator.return?.();
     }
   }
 
