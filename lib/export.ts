@@ -4,22 +4,104 @@
  * @module
  */
 import type { Store } from "./store.ts";
-import type { SessionExport } from "./types.ts";
-import { todo } from "./_todo.ts";
+import type { SessionExport, SessionRow } from "./types.ts";
+import { getSession } from "./sessions.ts";
+import { getMessages } from "./messages.ts";
 
 /** Options of `exportAll` and `iterateExport`. */
 export interface ExportOptions {
+  /** Only sessions of this source; every source when omitted or empty. */
   source?: string | null;
 }
 
-export function exportSession(_store: Store, _id: string): SessionExport | undefined {
-  return todo("exportSession");
+/**
+ * Every session (children included) with its last activity, newest activity
+ * first: the order of Python's `search_sessions`, which `export_all` uses.
+ */
+function sessionsQuery(filtered: boolean): string {
+  return `SELECT s.*, COALESCE(m.last_active, s.started_at) AS last_active
+    FROM sessions s
+    LEFT JOIN (
+      SELECT session_id, MAX(timestamp) AS last_active FROM messages GROUP BY session_id
+    ) m ON m.session_id = s.id
+    ${filtered ? "WHERE s.source = ?" : ""}
+    ORDER BY last_active DESC, s.started_at DESC, s.id DESC`;
 }
 
-export function exportAll(_store: Store, _options: ExportOptions): SessionExport[] {
-  return todo("exportAll");
+/**
+ * One session with its messages, as one line of a JSONL export: every
+ * session column, then `messages` (as `getMessages` returns them).
+ *
+ * @param store The open store.
+ * @param id The session id.
+ * @returns The export, or `undefined` for an unknown session.
+ *
+ * @example
+ * ```ts ignore
+ * const line = JSON.stringify(exportSession(store, "s1"));
+ * ```
+ */
+export function exportSession(store: Store, id: string): SessionExport | undefined {
+  const session = getSession(store, id);
+  if (session === undefined) return undefined;
+  return { ...session, messages: getMessages(store, id) };
 }
 
-export function iterateExport(_store: Store, _options: ExportOptions): Generator<SessionExport> {
-  return todo("iterateExport");
+/**
+ * Every session with its messages, newest activity first (children
+ * included, no limit). Each session has an extra `last_active` column (its
+ * last message's timestamp, else `started_at`). Holds everything in memory:
+ * prefer {@linkcode iterateExport} for large files.
+ *
+ * @param store The open store.
+ * @param options `source` filter.
+ * @returns The exports.
+ *
+ * @example
+ * ```ts ignore
+ * const cron = exportAll(store, { source: "cron" });
+ * ```
+ */
+export function exportAll(store: Store, options: ExportOptions = {}): SessionExport[] {
+  return Array.from(iterateExport(store, options));
+}
+
+/**
+ * What {@linkcode exportAll} returns, one session at a time, in the same
+ * order: memory stays flat whatever the size of the file. The session list
+ * is read through one cursor, so the export is one consistent snapshot.
+ *
+ * While the generator is suspended halfway, that cursor holds a read
+ * snapshot of the file: run it to the end (or `return()` it, as `break` in a
+ * `for…of` does) before writing through the same store, or the write may
+ * find the snapshot stale and fail as busy when another process wrote
+ * meanwhile.
+ *
+ * @param store The open store.
+ * @param options `source` filter.
+ * @returns A generator of exports.
+ *
+ * @example Writing a JSONL export
+ * ```ts ignore
+ * for (const session of iterateExport(store, {})) out.write(JSON.stringify(session) + "\n");
+ * ```
+ */
+export function* iterateExport(
+  store: Store,
+  options: ExportOptions = {},
+): Generator<SessionExport, void, undefined> {
+  const source = options.source;
+  // A statement of our own: two exports may run at once, and the cached
+  // statements must not be reset under this cursor.
+  const statement = store.db.prepare(sessionsQuery(Boolean(source)));
+  const rows = source ? statement.iterate(source) : statement.iterate();
+  try {
+    for (const row of rows) {
+      const session = row as SessionRow;
+      yield { ...session, messages: getMessages(store, session.id) };
+    }
+  } finally {
+    // Ends the cursor (and its read snapshot) even when the consumer stops early.
+    rows.return?.();
+  }
 }

@@ -1,40 +1,372 @@
 /**
  * Message history: append, replace, clear, read, count.
  *
+ * Counters follow Python: `message_count` +1 per message; `tool_call_count`
+ * + the length of a `tool_calls` array, +1 for any other non-null value,
+ * whatever the role. JSON columns are written by `pythonJson` (empty → NULL),
+ * multimodal content behind the `"\u0000json:"` prefix.
+ *
  * @module
  */
+import type { SqlValue } from "./driver/types.ts";
+import { SqliteError } from "./driver/sqlite_error.ts";
 import type { Store } from "./store.ts";
-import type { ConversationMessage, MessageRow, NewMessage } from "./types.ts";
-import { todo } from "./_todo.ts";
+import type { ConversationMessage, JsonValue, MessageRow, NewMessage } from "./types.ts";
+import { decodeContent, encodeContent, encodeJson } from "./content.ts";
 
-export function appendMessage(_store: Store, _sessionId: string, _message: NewMessage): number {
-  return todo("appendMessage");
+const INSERT_MESSAGE = `INSERT INTO messages (session_id, role, content, tool_call_id,
+  tool_calls, tool_name, timestamp, token_count, finish_reason,
+  reasoning, reasoning_content, reasoning_details, codex_reasoning_items,
+  codex_message_items)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+const ADD_TO_COUNTERS = `UPDATE sessions SET message_count = message_count + ?,
+  tool_call_count = tool_call_count + ? WHERE id = ?`;
+
+/** Python's replace step writes timestamps this far apart, so order is kept. */
+const TIMESTAMP_STEP = 1e-6;
+
+/**
+ * The error SQLite raises for a message whose session does not exist, also
+ * thrown when the file's schema has no foreign key to raise it.
+ */
+function missingSession(): SqliteError {
+  return new SqliteError("FOREIGN KEY constraint failed", 19, { extendedCode: 787 });
 }
 
+function describe(value: unknown): string {
+  try {
+    return typeof value === "object" ? JSON.stringify(value) : String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
+
+/** A text column value: a string (or a number, as Python would bind it), else NULL. */
+function textValue(value: unknown, field: string, action: string): SqlValue {
+  if (value === undefined || value === null) return null;
+  if (typeof value === "string" || typeof value === "number" || typeof value === "bigint") {
+    return value;
+  }
+  throw new TypeError(
+    `Cannot ${action}: ${field} must be a string: current value is ${describe(value)}`,
+  );
+}
+
+function integerValue(value: unknown, field: string, action: string): SqlValue {
+  if (value === undefined || value === null) return null;
+  if (typeof value === "bigint" || (typeof value === "number" && Number.isFinite(value))) {
+    return value;
+  }
+  throw new TypeError(
+    `Cannot ${action}: ${field} must be a number: current value is ${describe(value)}`,
+  );
+}
+
+/** What one message adds to `tool_call_count`. */
+function toolCallsAdded(toolCalls: unknown): number {
+  if (toolCalls === undefined || toolCalls === null) return 0;
+  return Array.isArray(toolCalls) ? toolCalls.length : 1;
+}
+
+/** The 14 bound values of one row (`timestamp` filled in by the caller). */
+type MessageParams = SqlValue[];
+
+function newMessageParams(sessionId: string, message: NewMessage, action: string): MessageParams {
+  if (message === null || typeof message !== "object") {
+    throw new TypeError(
+      `Cannot ${action}: a message must be an object: current value is ${describe(message)}`,
+    );
+  }
+  if (typeof message.role !== "string") {
+    throw new TypeError(
+      `Cannot ${action}: role must be a string: current value is ${describe(message.role)}`,
+    );
+  }
+  return [
+    sessionId,
+    message.role,
+    encodeContent(message.content),
+    textValue(message.toolCallId, "toolCallId", action),
+    encodeJson(message.toolCalls),
+    textValue(message.toolName, "toolName", action),
+    0,
+    integerValue(message.tokenCount, "tokenCount", action),
+    textValue(message.finishReason, "finishReason", action),
+    textValue(message.reasoning, "reasoning", action),
+    textValue(message.reasoningContent, "reasoningContent", action),
+    encodeJson(message.reasoningDetails),
+    encodeJson(message.codexReasoningItems),
+    encodeJson(message.codexMessageItems),
+  ];
+}
+
+function conversationParams(
+  sessionId: string,
+  message: ConversationMessage,
+  action: string,
+): MessageParams {
+  if (message === null || typeof message !== "object") {
+    throw new TypeError(
+      `Cannot ${action}: a message must be an object: current value is ${describe(message)}`,
+    );
+  }
+  const role = textValue(message.role ?? "unknown", "role", action);
+  // Reasoning fields belong to assistant turns only (as in Python).
+  const assistant = role === "assistant";
+  return [
+    sessionId,
+    role,
+    encodeContent(message.content),
+    textValue(message.tool_call_id, "tool_call_id", action),
+    encodeJson(message.tool_calls),
+    textValue(message.tool_name, "tool_name", action),
+    0,
+    integerValue(message.token_count, "token_count", action),
+    textValue(message.finish_reason, "finish_reason", action),
+    assistant ? textValue(message.reasoning, "reasoning", action) : null,
+    assistant ? textValue(message.reasoning_content, "reasoning_content", action) : null,
+    assistant ? encodeJson(message.reasoning_details) : null,
+    assistant ? encodeJson(message.codex_reasoning_items) : null,
+    assistant ? encodeJson(message.codex_message_items) : null,
+  ];
+}
+
+const TIMESTAMP = 6;
+
+/**
+ * Appends one message and updates the session counters, in one transaction.
+ * The message's timestamp is the store's clock.
+ *
+ * @param store The open store.
+ * @param sessionId The session; it must exist (messages never create one).
+ * @param message The message (camelCase fields; JSON fields empty → NULL).
+ * @returns The new message id.
+ * @throws {SqliteError} A foreign-key constraint error when the session does
+ *   not exist; nothing is written.
+ * @throws {TypeError} When a field has the wrong type, or JSON is circular.
+ * @throws {ReadonlyError} When the store is read-only.
+ *
+ * @example An assistant turn with two tool calls
+ * ```ts ignore
+ * const id = appendMessage(store, "s1", {
+ *   role: "assistant",
+ *   toolCalls: [{ id: "c1", type: "function" }, { id: "c2", type: "function" }],
+ * }); // message_count + 1, tool_call_count + 2
+ * ```
+ */
+export function appendMessage(store: Store, sessionId: string, message: NewMessage): number {
+  const params = newMessageParams(sessionId, message, "append message");
+  const added = toolCallsAdded(message.toolCalls);
+  return store.write(() => {
+    params[TIMESTAMP] = store.now();
+    const { lastInsertRowid } = store.statement(INSERT_MESSAGE).run(...params);
+    const { changes } = store.statement(ADD_TO_COUNTERS).run(1, added, sessionId);
+    if (changes === 0) throw missingSession();
+    return Number(lastInsertRowid);
+  });
+}
+
+/**
+ * Appends many messages in one transaction, with the rules of
+ * {@linkcode appendMessage}: all are written, or none. The statements are
+ * prepared once and the counters updated once, so a large import runs at
+ * tens of thousands of messages per second. Timestamps start at the store's
+ * clock and grow by 1 µs per message, so the given order is kept.
+ *
+ * @param store The open store.
+ * @param sessionId The session; it must exist.
+ * @param messages The messages, in order.
+ * @returns The new ids, in order.
+ * @throws {SqliteError} A foreign-key constraint error when the session does
+ *   not exist; nothing is written.
+ * @throws {TypeError} When a field has the wrong type (nothing is written).
+ * @throws {ReadonlyError} When the store is read-only.
+ *
+ * @example Importing a transcript
+ * ```ts ignore
+ * const ids = appendMessages(store, "s1", [
+ *   { role: "user", content: "hello" },
+ *   { role: "assistant", content: "hi!" },
+ * ]);
+ * ```
+ */
 export function appendMessages(
-  _store: Store,
-  _sessionId: string,
-  _messages: readonly NewMessage[],
+  store: Store,
+  sessionId: string,
+  messages: readonly NewMessage[],
 ): number[] {
-  return todo("appendMessages");
+  if (!Array.isArray(messages)) {
+    throw new TypeError(
+      `Cannot append messages: messages must be an array: current value is ${describe(messages)}`,
+    );
+  }
+  if (messages.length === 0) return [];
+  return store.write(() => {
+    const insert = store.statement(INSERT_MESSAGE);
+    const ids = new Array<number>(messages.length);
+    let timestamp = store.now();
+    let toolCalls = 0;
+    for (let i = 0; i < messages.length; i++) {
+      const message = messages[i];
+      const params = newMessageParams(sessionId, message, "append messages");
+      params[TIMESTAMP] = timestamp;
+      ids[i] = Number(insert.run(...params).lastInsertRowid);
+      toolCalls += toolCallsAdded(message.toolCalls);
+      timestamp += TIMESTAMP_STEP;
+    }
+    const { changes } = store.statement(ADD_TO_COUNTERS).run(messages.length, toolCalls, sessionId);
+    if (changes === 0) throw missingSession();
+    return ids;
+  });
 }
 
+/**
+ * Replaces the whole transcript of a session, atomically (used by /retry,
+ * /undo and /compress). Takes the conversation shape that
+ * `getMessagesAsConversation` returns (OpenAI keys: `role, content,
+ * tool_calls, tool_call_id, tool_name, finish_reason, reasoning, …`), so a
+ * transcript round-trips. Reasoning fields are kept for assistant messages
+ * only; counters are recomputed; timestamps start at the store's clock and
+ * grow by 1 µs per message.
+ *
+ * @param store The open store.
+ * @param sessionId The session.
+ * @param messages The new transcript, in order.
+ * @throws {SqliteError} A foreign-key constraint error when the list is not
+ *   empty and the session does not exist; nothing is written.
+ * @throws {TypeError} When a field has the wrong type (nothing is changed).
+ * @throws {ReadonlyError} When the store is read-only.
+ *
+ * @example Dropping the last exchange
+ * ```ts ignore
+ * const conversation = getMessagesAsConversation(store, "s1", {});
+ * replaceMessages(store, "s1", conversation.slice(0, -2));
+ * ```
+ */
 export function replaceMessages(
-  _store: Store,
-  _sessionId: string,
-  _messages: readonly ConversationMessage[],
+  store: Store,
+  sessionId: string,
+  messages: readonly ConversationMessage[],
 ): void {
-  todo("replaceMessages");
+  if (!Array.isArray(messages)) {
+    throw new TypeError(
+      `Cannot replace messages: messages must be an array: current value is ${describe(messages)}`,
+    );
+  }
+  store.write(() => {
+    store.statement("DELETE FROM messages WHERE session_id = ?").run(sessionId);
+    const insert = store.statement(INSERT_MESSAGE);
+    let timestamp = store.now();
+    let toolCalls = 0;
+    for (const message of messages) {
+      const params = conversationParams(sessionId, message, "replace messages");
+      params[TIMESTAMP] = timestamp;
+      insert.run(...params);
+      toolCalls += toolCallsAdded(message.tool_calls);
+      timestamp += TIMESTAMP_STEP;
+    }
+    const { changes } = store
+      .statement("UPDATE sessions SET message_count = ?, tool_call_count = ? WHERE id = ?")
+      .run(messages.length, toolCalls, sessionId);
+    if (changes === 0 && messages.length > 0) throw missingSession();
+  });
 }
 
-export function clearMessages(_store: Store, _sessionId: string): void {
-  todo("clearMessages");
+/**
+ * Deletes every message of a session and resets its counters to 0, in one
+ * transaction. An unknown session is a no-op.
+ *
+ * @param store The open store.
+ * @param sessionId The session.
+ * @throws {ReadonlyError} When the store is read-only.
+ *
+ * @example
+ * ```ts ignore
+ * clearMessages(store, "s1");
+ * ```
+ */
+export function clearMessages(store: Store, sessionId: string): void {
+  store.write(() => {
+    store.statement("DELETE FROM messages WHERE session_id = ?").run(sessionId);
+    store
+      .statement("UPDATE sessions SET message_count = 0, tool_call_count = 0 WHERE id = ?")
+      .run(sessionId);
+  });
 }
 
-export function getMessages(_store: Store, _sessionId: string): MessageRow[] {
-  return todo("getMessages");
+/**
+ * `tool_calls` as Python's `get_messages` returns it: parsed when non-empty,
+ * `[]` when the JSON is bad, anything falsy as it is.
+ */
+function parseToolCalls(stored: unknown): JsonValue | null {
+  if (stored === null || stored === undefined || stored === "" || stored === 0) {
+    return (stored ?? null) as JsonValue | null;
+  }
+  if (typeof stored !== "string") return [];
+  try {
+    return JSON.parse(stored) as JsonValue;
+  } catch {
+    return [];
+  }
 }
 
-export function messageCount(_store: Store, _sessionId?: string): number {
-  return todo("messageCount");
+/**
+ * Turns a raw `messages` row into a {@linkcode MessageRow}: content decoded,
+ * `tool_calls` parsed (bad JSON → `[]`). The other JSON columns stay JSON
+ * text, as Python returns them. Never throws on bad data.
+ *
+ * @param row A `SELECT *` row of `messages`.
+ * @returns The message, keeping every column (including unknown ones).
+ */
+export function messageFromRow(row: Record<string, unknown>): MessageRow {
+  const message = row as MessageRow;
+  if ("content" in row) message.content = decodeContent(row.content);
+  if ("tool_calls" in row) message.tool_calls = parseToolCalls(row.tool_calls);
+  return message;
+}
+
+/**
+ * Reads the transcript of a session with every column, ordered by
+ * `timestamp, id`. Content is decoded (multimodal parts come back as the
+ * original array or object); `tool_calls` is parsed, and bad JSON there
+ * degrades to `[]`; `reasoning_details`, `codex_reasoning_items` and
+ * `codex_message_items` stay JSON text, as in Python. Never throws on bad
+ * data in a row.
+ *
+ * @param store The open store.
+ * @param sessionId The session.
+ * @returns The messages; `[]` for an unknown session.
+ *
+ * @example
+ * ```ts ignore
+ * for (const message of getMessages(store, "s1")) console.log(message.role, message.content);
+ * ```
+ */
+export function getMessages(store: Store, sessionId: string): MessageRow[] {
+  return store
+    .statement("SELECT * FROM messages WHERE session_id = ? ORDER BY timestamp, id")
+    .all(sessionId)
+    .map(messageFromRow);
+}
+
+/**
+ * Counts the messages of one session, or of all sessions when `sessionId`
+ * is omitted or empty.
+ *
+ * @param store The open store.
+ * @param sessionId The session.
+ * @returns The count.
+ *
+ * @example
+ * ```ts ignore
+ * const total = messageCount(store);
+ * const inOne = messageCount(store, "s1");
+ * ```
+ */
+export function messageCount(store: Store, sessionId?: string): number {
+  const row = sessionId
+    ? store.statement("SELECT COUNT(*) AS n FROM messages WHERE session_id = ?").get(sessionId)
+    : store.statement("SELECT COUNT(*) AS n FROM messages").get();
+  return Number(row?.n ?? 0);
 }

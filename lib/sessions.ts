@@ -5,7 +5,7 @@
  */
 import type { Store } from "./store.ts";
 import type { JsonValue, SessionRow } from "./types.ts";
-import { todo } from "./_todo.ts";
+import { encodeJson } from "./content.ts";
 
 /** Options of `createSession`. */
 export interface CreateSessionOptions {
@@ -27,34 +27,139 @@ export interface EnsureSessionOptions {
   model?: string | null;
 }
 
+const INSERT_SESSION = `INSERT OR IGNORE INTO sessions
+  (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/**
+ * Creates a session (`INSERT OR IGNORE`: an existing row is left untouched,
+ * so the first write wins). `started_at` is the store's clock; an empty
+ * `modelConfig` is stored as NULL.
+ *
+ * @param store The open store.
+ * @param id The session id.
+ * @param source Where it runs: `cli`, `telegram`, `discord`…
+ * @param options Model, model config, system prompt, user, parent.
+ * @returns The id.
+ * @throws {SqliteError} A foreign-key constraint error when `parentSessionId`
+ *   names a session that does not exist (nothing is written).
+ * @throws {ReadonlyError} When the store is read-only.
+ *
+ * @example Creating a child session
+ * ```ts ignore
+ * createSession(store, "s2", "cli", { parentSessionId: "s1", modelConfig: { effort: "high" } });
+ * ```
+ */
 export function createSession(
-  _store: Store,
-  _id: string,
-  _source: string,
-  _options: CreateSessionOptions,
+  store: Store,
+  id: string,
+  source: string,
+  options: CreateSessionOptions = {},
 ): string {
-  return todo("createSession");
+  const modelConfig = encodeJson(options.modelConfig);
+  store.write(() =>
+    store.statement(INSERT_SESSION).run(
+      id,
+      source,
+      options.userId ?? null,
+      options.model ?? null,
+      modelConfig,
+      options.systemPrompt ?? null,
+      options.parentSessionId ?? null,
+      store.now(),
+    )
+  );
+  return id;
 }
 
+/**
+ * Makes sure a session row exists, as {@linkcode createSession} does (used
+ * to recover from a create that failed under lock contention).
+ *
+ * @param store The open store.
+ * @param id The session id.
+ * @param source Its source.
+ * @param options The model.
+ * @returns The id.
+ * @throws {ReadonlyError} When the store is read-only.
+ *
+ * @example
+ * ```ts ignore
+ * ensureSession(store, "s1", "telegram", { model: "gpt-5" });
+ * ```
+ */
 export function ensureSession(
-  _store: Store,
-  _id: string,
-  _source: string,
-  _options: EnsureSessionOptions,
+  store: Store,
+  id: string,
+  source = "unknown",
+  options: EnsureSessionOptions = {},
 ): string {
-  return todo("ensureSession");
+  return createSession(store, id, source, { model: options.model });
 }
 
-export function endSession(_store: Store, _id: string, _endReason: string): void {
-  todo("endSession");
+/**
+ * Ends a session that is not ended yet; the first end reason stays (call
+ * {@linkcode reopenSession} first to end it again). An unknown id is a no-op.
+ *
+ * @param store The open store.
+ * @param id The session id.
+ * @param endReason Why it ended: `compression`, `branched`, `cli_close`…
+ * @throws {ReadonlyError} When the store is read-only.
+ *
+ * @example
+ * ```ts ignore
+ * endSession(store, "s1", "compression");
+ * ```
+ */
+export function endSession(store: Store, id: string, endReason: string): void {
+  store.write(() =>
+    store
+      .statement(
+        "UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL",
+      )
+      .run(store.now(), endReason, id)
+  );
 }
 
-export function reopenSession(_store: Store, _id: string): void {
-  todo("reopenSession");
+/**
+ * Clears the end time and reason of a session so it can be resumed. An
+ * unknown id is a no-op.
+ *
+ * @param store The open store.
+ * @param id The session id.
+ * @throws {ReadonlyError} When the store is read-only.
+ *
+ * @example
+ * ```ts ignore
+ * reopenSession(store, "s1");
+ * ```
+ */
+export function reopenSession(store: Store, id: string): void {
+  store.write(() =>
+    store
+      .statement("UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = ?")
+      .run(id)
+  );
 }
 
-export function updateSystemPrompt(_store: Store, _id: string, _prompt: string): void {
-  todo("updateSystemPrompt");
+/**
+ * Stores the full assembled system prompt of a session. An unknown id is a
+ * no-op.
+ *
+ * @param store The open store.
+ * @param id The session id.
+ * @param prompt The new prompt.
+ * @throws {ReadonlyError} When the store is read-only.
+ *
+ * @example
+ * ```ts ignore
+ * updateSystemPrompt(store, "s1", "You are Hermes.");
+ * ```
+ */
+export function updateSystemPrompt(store: Store, id: string, prompt: string): void {
+  store.write(() =>
+    store.statement("UPDATE sessions SET system_prompt = ? WHERE id = ?").run(prompt, id)
+  );
 }
 
 /**

@@ -4,29 +4,134 @@
  * @module
  */
 import type { Store } from "./store.ts";
-import { todo } from "./_todo.ts";
+import { ensureSession } from "./sessions.ts";
 
 /** Options of `updateTokenCounts` (SPEC §4, §5 "Token counts"). */
 export interface TokenCountsUpdate {
+  /** Prompt tokens. @default {0} */
   inputTokens?: number;
+  /** Completion tokens. @default {0} */
   outputTokens?: number;
+  /** Tokens read from the prompt cache. @default {0} */
   cacheReadTokens?: number;
+  /** Tokens written to the prompt cache. @default {0} */
   cacheWriteTokens?: number;
+  /** Reasoning tokens. @default {0} */
   reasoningTokens?: number;
+  /** The model; stored only while the session has none. */
   model?: string | null;
+  /** Estimated cost in US dollars; a missing one counts as 0. */
   estimatedCostUsd?: number | null;
+  /** Actual cost in US dollars; a missing one leaves the column as it is. */
   actualCostUsd?: number | null;
+  /** Cost status, e.g. `estimated` or `actual` (latest non-null wins). */
   costStatus?: string | null;
+  /** Where the cost came from (latest non-null wins). */
   costSource?: string | null;
+  /** Pricing table version (latest non-null wins). */
   pricingVersion?: string | null;
+  /** Who bills the calls (first non-null wins). */
   billingProvider?: string | null;
+  /** The API base URL (first non-null wins). */
   billingBaseUrl?: string | null;
+  /** The billing mode (first non-null wins). */
   billingMode?: string | null;
+  /** API calls made. @default {0} */
   apiCallCount?: number | null;
-  /** Set the values instead of adding them. */
+  /** Set the values (cumulative totals) instead of adding them. @default {false} */
   absolute?: boolean;
 }
 
-export function updateTokenCounts(_store: Store, _id: string, _update: TokenCountsUpdate): void {
-  todo("updateTokenCounts");
+/** Delta mode: counters and costs add up; billing fills only while NULL. */
+const ADD_TOKENS = `UPDATE sessions SET
+  input_tokens = input_tokens + ?,
+  output_tokens = output_tokens + ?,
+  cache_read_tokens = cache_read_tokens + ?,
+  cache_write_tokens = cache_write_tokens + ?,
+  reasoning_tokens = reasoning_tokens + ?,
+  estimated_cost_usd = COALESCE(estimated_cost_usd, 0) + COALESCE(?, 0),
+  actual_cost_usd = CASE WHEN ? IS NULL THEN actual_cost_usd ELSE COALESCE(actual_cost_usd, 0) + ? END,
+  cost_status = COALESCE(?, cost_status),
+  cost_source = COALESCE(?, cost_source),
+  pricing_version = COALESCE(?, pricing_version),
+  billing_provider = COALESCE(billing_provider, ?),
+  billing_base_url = COALESCE(billing_base_url, ?),
+  billing_mode = COALESCE(billing_mode, ?),
+  model = COALESCE(model, ?),
+  api_call_count = COALESCE(api_call_count, 0) + ?
+  WHERE id = ?`;
+
+/** Absolute mode: the caller holds cumulative totals; an omitted cost or call count resets to 0. */
+const SET_TOKENS = `UPDATE sessions SET
+  input_tokens = ?,
+  output_tokens = ?,
+  cache_read_tokens = ?,
+  cache_write_tokens = ?,
+  reasoning_tokens = ?,
+  estimated_cost_usd = COALESCE(?, 0),
+  actual_cost_usd = CASE WHEN ? IS NULL THEN actual_cost_usd ELSE ? END,
+  cost_status = COALESCE(?, cost_status),
+  cost_source = COALESCE(?, cost_source),
+  pricing_version = COALESCE(?, pricing_version),
+  billing_provider = COALESCE(billing_provider, ?),
+  billing_base_url = COALESCE(billing_base_url, ?),
+  billing_mode = COALESCE(billing_mode, ?),
+  model = COALESCE(model, ?),
+  api_call_count = ?
+  WHERE id = ?`;
+
+/**
+ * Adds (by default) or sets (`absolute: true`) the token counts and cost of a
+ * session, as Python's `update_token_counts` does:
+ *
+ * - the five token counters add up, or are set;
+ * - `estimated_cost_usd` becomes a number on every call (a missing estimate
+ *   adds 0, or in absolute mode resets it to 0);
+ * - `actual_cost_usd` stays NULL until one is given, then adds up (or is set);
+ * - `costStatus`, `costSource`, `pricingVersion`: the latest non-null wins;
+ * - `billingProvider`, `billingBaseUrl`, `billingMode` and `model`: filled
+ *   only while NULL (the first non-null wins);
+ * - `apiCallCount` adds up, or in absolute mode is set (an omitted one resets
+ *   it to 0).
+ *
+ * A missing session row is created first (source `"unknown"`, the given
+ * model), in the same transaction, so counts are never lost.
+ *
+ * @param store The open store.
+ * @param id The session id.
+ * @param update Counts, cost and billing fields; omitted counts are 0.
+ * @throws {ReadonlyError} When the store is read-only.
+ *
+ * @example Incremental and cumulative updates
+ * ```ts ignore
+ * updateTokenCounts(store, "s1", { inputTokens: 1200, outputTokens: 300, apiCallCount: 1 });
+ * updateTokenCounts(store, "s1", { inputTokens: 5000, outputTokens: 900, absolute: true });
+ * ```
+ */
+export function updateTokenCounts(store: Store, id: string, update: TokenCountsUpdate = {}): void {
+  const model = update.model ?? null;
+  const actual = update.actualCostUsd ?? null;
+  const params = [
+    update.inputTokens ?? 0,
+    update.outputTokens ?? 0,
+    update.cacheReadTokens ?? 0,
+    update.cacheWriteTokens ?? 0,
+    update.reasoningTokens ?? 0,
+    update.estimatedCostUsd ?? null,
+    actual,
+    actual,
+    update.costStatus ?? null,
+    update.costSource ?? null,
+    update.pricingVersion ?? null,
+    update.billingProvider ?? null,
+    update.billingBaseUrl ?? null,
+    update.billingMode ?? null,
+    model,
+    update.apiCallCount ?? 0,
+    id,
+  ];
+  store.write(() => {
+    ensureSession(store, id, "unknown", { model });
+    store.statement(update.absolute ? SET_TOKENS : ADD_TOKENS).run(...params);
+  });
 }
