@@ -1,0 +1,110 @@
+/**
+ * Writes sessions and messages with raw SQL, for tests that need data of a
+ * given shape (exact timestamps, lineage, cycles) without going through the
+ * API under test.
+ */
+import { SessionDB, type SessionDBOptions } from "../lib/session_db.ts";
+import type { SqlValue } from "../lib/driver/types.ts";
+import { rawOpen, tempDbPath } from "./_helpers.ts";
+
+/** A session row to insert; omitted columns take their defaults. */
+export interface RawSession {
+  id: string;
+  source?: string;
+  started_at: number;
+  ended_at?: number | null;
+  end_reason?: string | null;
+  parent_session_id?: string | null;
+  title?: string | null;
+  model?: string | null;
+  input_tokens?: number;
+  output_tokens?: number;
+  estimated_cost_usd?: number | null;
+}
+
+/** A message row to insert. */
+export interface RawMessage {
+  session_id: string;
+  role: string;
+  content?: string | null;
+  timestamp: number;
+  tool_name?: string | null;
+  tool_calls?: string | null;
+}
+
+/** Inserts rows into the file at `path` (schema already there), foreign keys off. */
+export async function insertRows(
+  path: string,
+  sessions: readonly RawSession[],
+  messages: readonly RawMessage[] = [],
+): Promise<void> {
+  const db = await rawOpen(path);
+  db.exec("PRAGMA foreign_keys = OFF; BEGIN");
+  const session = db.prepare(
+    `INSERT INTO sessions (id, source, started_at, ended_at, end_reason, parent_session_id, title,
+       model, input_tokens, output_tokens, estimated_cost_usd)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  for (const s of sessions) {
+    session.run(
+      s.id,
+      s.source ?? "cli",
+      s.started_at,
+      s.ended_at ?? null,
+      s.end_reason ?? null,
+      s.parent_session_id ?? null,
+      s.title ?? null,
+      s.model ?? null,
+      s.input_tokens ?? 0,
+      s.output_tokens ?? 0,
+      s.estimated_cost_usd ?? null,
+    );
+  }
+  const message = db.prepare(
+    `INSERT INTO messages (session_id, role, content, timestamp, tool_name, tool_calls)
+     VALUES (?, ?, ?, ?, ?, ?)`,
+  );
+  for (const m of messages) {
+    message.run(
+      m.session_id,
+      m.role,
+      m.content ?? null,
+      m.timestamp,
+      m.tool_name ?? null,
+      m.tool_calls ?? null,
+    );
+  }
+  db.exec("COMMIT");
+  db.close();
+}
+
+/** A new database holding these rows, opened with `options` (a clock, say). */
+export async function dbWith(
+  sessions: readonly RawSession[],
+  messages: readonly RawMessage[] = [],
+  options: SessionDBOptions = {},
+): Promise<SessionDB> {
+  const path = options.path ?? tempDbPath();
+  (await SessionDB.open({ path })).close();
+  await insertRows(path, sessions, messages);
+  return SessionDB.open({ ...options, path });
+}
+
+/** Runs one statement on the file at `path` through a separate raw connection. */
+export async function rawRun(path: string, sql: string, ...params: SqlValue[]): Promise<void> {
+  const db = await rawOpen(path);
+  db.prepare(sql).run(...params);
+  db.close();
+}
+
+/** All rows of a query on the file at `path`, through a separate read-only connection. */
+export async function rawAll(
+  path: string,
+  sql: string,
+  ...params: SqlValue[]
+): Promise<Record<string, SqlValue>[]> {
+  const db = await rawOpen(path, true);
+  const rows = db.prepare(sql).all(...params);
+  db.close();
+  return rows;
+}
