@@ -1,10 +1,65 @@
 /**
- * Detecting Chinese, Japanese and Korean text.
+ * Detecting Chinese, Japanese and Korean text: CJK queries are searched by
+ * substring (the trigram index or LIKE), because the default FTS5 tokenizer
+ * keeps a whole run of CJK characters as one word.
  *
  * @module
  */
-import { todo } from "../_todo.ts";
 
-export function containsCjk(_text: string): boolean {
-  return todo("containsCjk");
+/**
+ * True when the code point is one of the CJK characters the Python Hermes
+ * routes to substring search: unified ideographs (U+4E00–9FFF) and their
+ * extensions A (U+3400–4DBF) and B (U+20000–2A6DF), CJK symbols and
+ * punctuation (U+3000–303F, including the ideographic space), hiragana
+ * (U+3040–309F), katakana (U+30A0–30FF) and Hangul syllables (U+AC00–D7AF).
+ *
+ * @param cp A code point.
+ * @returns Whether it counts as CJK.
+ */
+export function isCjkCodePoint(cp: number): boolean {
+  return (cp >= 0x4e00 && cp <= 0x9fff) ||
+    (cp >= 0x3400 && cp <= 0x4dbf) ||
+    (cp >= 0x20000 && cp <= 0x2a6df) ||
+    (cp >= 0x3000 && cp <= 0x303f) ||
+    (cp >= 0x3040 && cp <= 0x309f) ||
+    (cp >= 0x30a0 && cp <= 0x30ff) ||
+    (cp >= 0xac00 && cp <= 0xd7af);
+}
+
+/**
+ * Whether `text` contains at least one CJK character (see
+ * {@linkcode isCjkCodePoint} for the seven ranges). Half-width katakana,
+ * Hangul jamo, compatibility ideographs and full-width Latin do not count.
+ *
+ * @param text Any text.
+ * @returns `true` when one code point of `text` is CJK.
+ *
+ * @example Telling CJK text apart
+ * ```ts
+ * import { containsCjk } from "./cjk.ts";
+ * console.assert(containsCjk("mixed 文字 text"));
+ * console.assert(containsCjk("こんにちは"));
+ * console.assert(!containsCjk("ｱｲｳ")); // half-width katakana
+ * console.assert(!containsCjk("hello"));
+ * ```
+ */
+export function containsCjk(text: string): boolean {
+  for (const ch of text) {
+    if (isCjkCodePoint(ch.codePointAt(0)!)) return true;
+  }
+  return false;
+}
+
+/**
+ * How many code points of `text` are CJK.
+ *
+ * @param text Any text.
+ * @returns The count.
+ */
+export function countCjk(text: string): number {
+  let n = 0;
+  for (const ch of text) {
+    if (isCjkCodePoint(ch.codePointAt(0)!)) n++;
+  }
+  return n;
 }

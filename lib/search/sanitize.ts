@@ -1,10 +1,73 @@
 /**
- * Turning user text into a query FTS5 accepts.
+ * Turning user text into a query FTS5 accepts, step for step as the Python
+ * Hermes does it (its `_sanitize_fts5_query`).
  *
  * @module
  */
-import { todo } from "../_todo.ts";
+import { PY_BOUNDARY, PY_SPACE, PY_WORD, pyStrip } from "./_python_re.ts";
 
-export function sanitizeFts5Query(_query: string): string {
-  return todo("sanitizeFts5Query");
+/** A balanced `"…"` phrase (pairs form greedily from the left). */
+const QUOTED_PHRASE = /"[^"]*"/g;
+/** FTS5 syntax characters that never survive outside a quoted phrase. */
+const SPECIAL = /[+{}()"^]/g;
+/** A run of asterisks. */
+const STAR_RUN = /\*+/g;
+/** An asterisk at the start or right after whitespace (a prefix needs a term). */
+const LEADING_STAR = new RegExp(`(^|[${PY_SPACE}])\\*`, "gu");
+/** One boolean operator at the start. */
+const LEADING_OPERATOR = new RegExp(`^(?:AND|OR|NOT)${PY_BOUNDARY}[${PY_SPACE}]*`, "iu");
+/** One boolean operator at the end. */
+const TRAILING_OPERATOR = new RegExp(`[${PY_SPACE}]+(?:AND|OR|NOT)[${PY_SPACE}]*$`, "iu");
+/** Words joined by `.`, `_` or `-` (`chat-send`, `P2.2`, `sp_new`). */
+const COMPOUND = new RegExp(
+  `${PY_BOUNDARY}([${PY_WORD}]+(?:[._-][${PY_WORD}]+)+)${PY_BOUNDARY}`,
+  "gu",
+);
+
+function placeholder(index: number): string {
+  return `\u0000Q${index}\u0000`;
+}
+
+/**
+ * Makes user text safe for an FTS5 `MATCH`, exactly as the Python Hermes
+ * does:
+ *
+ * 1. balanced `"…"` phrases are set aside untouched;
+ * 2. `+ { } ( ) " ^` become spaces;
+ * 3. runs of `*` become one `*`, and a `*` that starts a word is dropped;
+ * 4. one `AND`/`OR`/`NOT` (any case) is dropped at the start and one at the end;
+ * 5. words joined by `.`, `_` or `-` are quoted (`chat-send` → `"chat-send"`);
+ * 6. the phrases of step 1 are put back, and the result is trimmed.
+ *
+ * Word characters and whitespace are Unicode-aware, as in Python's `re`. The
+ * result may be empty, and FTS5 may still reject it (`foo:bar` reads as a
+ * column filter); `searchMessages` handles both.
+ *
+ * @param query What the user typed.
+ * @returns The sanitized query; `""` when nothing searchable is left.
+ *
+ * @example Quoting compounds and dropping dangling operators
+ * ```ts
+ * import { sanitizeFts5Query } from "./sanitize.ts";
+ * console.assert(sanitizeFts5Query("fix chat-send bug") === 'fix "chat-send" bug');
+ * console.assert(sanitizeFts5Query("hello AND") === "hello");
+ * console.assert(sanitizeFts5Query('"docker compose" (up') === '"docker compose"  up');
+ * console.assert(sanitizeFts5Query("***") === "");
+ * ```
+ */
+export function sanitizeFts5Query(query: string): string {
+  const phrases: string[] = [];
+  let text = query.replace(QUOTED_PHRASE, (phrase) => {
+    phrases.push(phrase);
+    return placeholder(phrases.length - 1);
+  });
+  text = text.replace(SPECIAL, " ");
+  text = text.replace(STAR_RUN, "*").replace(LEADING_STAR, "$1");
+  text = pyStrip(text).replace(LEADING_OPERATOR, "");
+  text = pyStrip(text).replace(TRAILING_OPERATOR, "");
+  text = text.replace(COMPOUND, '"$1"');
+  phrases.forEach((phrase, i) => {
+    text = text.replaceAll(placeholder(i), () => phrase);
+  });
+  return pyStrip(text);
 }

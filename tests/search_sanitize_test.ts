@@ -1,0 +1,98 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { sanitizeFts5Query } from "../lib/search/sanitize.ts";
+import { containsCjk, countCjk, isCjkCodePoint } from "../lib/search/cjk.ts";
+import { pySplit, pyStrip } from "../lib/search/_python_re.ts";
+import { expected } from "./_helpers.ts";
+
+interface Entry {
+  ts_call: string;
+  ts_args: [string];
+  result: unknown;
+}
+
+const functions = await expected<{ entries: Entry[] }>("functions.json");
+
+describe("sanitizeFts5Query() matches Python on every fixture entry", () => {
+  const entries = functions.entries.filter((e) => e.ts_call === "sanitizeFts5Query");
+  test("the fixture has sanitizer entries", () => assert.ok(entries.length >= 30));
+  for (const entry of entries) {
+    test(`sanitizeFts5Query() returns Python's answer for ${JSON.stringify(entry.ts_args[0])}`, () => {
+      assert.equal(sanitizeFts5Query(entry.ts_args[0]), entry.result);
+    });
+  }
+});
+
+describe("containsCjk() matches Python on every fixture entry", () => {
+  const entries = functions.entries.filter((e) => e.ts_call === "containsCjk");
+  test("the fixture has CJK entries", () => assert.ok(entries.length >= 10));
+  for (const entry of entries) {
+    test(`containsCjk() returns Python's answer for ${JSON.stringify(entry.ts_args[0])}`, () => {
+      assert.equal(containsCjk(entry.ts_args[0]), entry.result);
+    });
+  }
+});
+
+describe("sanitizeFts5Query() follows Python's re semantics", () => {
+  const cases: Array<[string, string, string]> = [
+    ["a dangling operator is dropped only once at each end", "AND OR x", "OR x"],
+    ["lower-case operators are dropped too", "not docker or", "docker"],
+    ["an operator glued to a word is a word", "ANDROID tips", "ANDROID tips"],
+    ["an operator followed by an underscore is a word", "AND_x y", '"AND_x" y'],
+    ["a star after punctuation stays", "a.*b", "a.*b"],
+    ["a star after a space goes", "a *b", "a b"],
+    ["several stars collapse then a leading one goes", "** x***", "x*"],
+    ["a trailing prefix star stays outside the quotes", "chat-send*", '"chat-send"*'],
+    ["an unmatched quote becomes a space", 'say "hi', "say  hi"],
+    ["an empty phrase is kept", '""', '""'],
+    ["a phrase keeps its special characters", '"(a+b)^2"', '"(a+b)^2"'],
+    ["U+001F counts as whitespace when stripping", "\u001fhello\u001f", "hello"],
+    ["U+0085 separates an operator", "x\u0085AND", "x"],
+    ["U+FEFF is not whitespace", "\ufeffx", "\ufeffx"],
+    ["the ideographic space is whitespace", "\u3000OR 记忆", "记忆"],
+    ["accented letters are word characters", "naïve-bayes", '"naïve-bayes"'],
+    ["a combining mark is not a word character", "e\u0301-x", "e\u0301-x"],
+    ["digits of any script are word characters", "٣-٤", '"٣-٤"'],
+    ["a dollar sign in a phrase is restored literally", '"$1 $& $$" x', '"$1 $& $$" x'],
+    ["a placeholder typed by the user is restored like Python", '\u0000Q0\u0000 "q"', '"q" "q"'],
+    ["lone surrogates pass through", "\ud800-x", "\ud800-x"],
+    ["NUL characters pass through", "a\u0000b", "a\u0000b"],
+  ];
+  for (const [what, input, output] of cases) {
+    test(`sanitizeFts5Query() handles the case where ${what}`, () => {
+      assert.equal(sanitizeFts5Query(input), output);
+    });
+  }
+});
+
+describe("CJK helpers", () => {
+  test("isCjkCodePoint() accepts the seven ranges inclusive and nothing around them", () => {
+    const ranges = [
+      [0x4e00, 0x9fff],
+      [0x3400, 0x4dbf],
+      [0x20000, 0x2a6df],
+      [0x3000, 0x303f],
+      [0x3040, 0x309f],
+      [0x30a0, 0x30ff],
+      [0xac00, 0xd7af],
+    ];
+    for (const [lo, hi] of ranges) {
+      assert.ok(isCjkCodePoint(lo) && isCjkCodePoint(hi), `${lo.toString(16)}`);
+    }
+    for (const cp of [0x2fff, 0x3100, 0x33ff, 0x4dc0, 0xa000, 0xabff, 0xd7b0, 0x1ffff, 0x2a6e0]) {
+      assert.ok(!isCjkCodePoint(cp), cp.toString(16));
+    }
+  });
+
+  test("countCjk() counts astral ideographs once and ignores other text", () => {
+    assert.equal(countCjk("a𠀀b记忆。"), 4);
+    assert.equal(countCjk("hello"), 0);
+  });
+
+  test("pyStrip() and pySplit() use Python's whitespace", () => {
+    assert.equal(pyStrip("\u001c x \u0085"), "x");
+    assert.deepEqual(pySplit(" a\u3000b\u001fc  "), ["a", "b", "c"]);
+    assert.deepEqual(pySplit(" \u2028 "), []);
+    assert.deepEqual(pySplit("\ufeff"), ["\ufeff"]);
+  });
+});
