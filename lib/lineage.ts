@@ -1,25 +1,155 @@
 /**
- * Lineage: compression chains, branches and delegates linked by
- * `parent_session_id`.
+ * Lineage: sessions linked by `parent_session_id`. Compression ends a session
+ * (`end_reason = 'compression'`) and continues it in a child started after
+ * that end; `/branch` does the same with `branched`; delegates (subagents)
+ * are children started while the parent was still live.
  *
  * @module
  */
 import type { Store } from "./store.ts";
 import type { SessionRow } from "./types.ts";
-import { todo } from "./_todo.ts";
 
-export function getCompressionTip(_store: Store, _id: string): string {
-  return todo("getCompressionTip");
+/** Steps a compression chain is followed at most (Python's bound). */
+const MAX_COMPRESSION_STEPS = 100;
+/** Steps `resolveResumeSessionId` walks down at most (Python's bound). */
+const MAX_RESUME_STEPS = 32;
+/** Generations `getAncestors` / `getDescendants` follow at most. */
+const MAX_LINEAGE_DEPTH = 1000;
+
+/**
+ * Follows a compression chain forward to its live end: from each session
+ * that ended with `compression`, to its most recently started child that
+ * started at or after that end (delegates started before it are not
+ * followed), at most 100 steps.
+ *
+ * @param store The open store.
+ * @param id A session of the chain.
+ * @returns The tip's id; `id` itself when it is not compressed, has no
+ *   continuation, or does not exist.
+ *
+ * @example
+ * ```ts ignore
+ * // root ("compression") → mid ("compression") → tip (live):
+ * db.getCompressionTip(rootId); // tipId
+ * db.getCompressionTip(tipId); // tipId
+ * ```
+ */
+export function getCompressionTip(store: Store, id: string): string {
+  const next = store.statement(
+    `SELECT id FROM sessions
+     WHERE parent_session_id = ?
+       AND started_at >= (SELECT ended_at FROM sessions WHERE id = ? AND end_reason = 'compression')
+     ORDER BY started_at DESC LIMIT 1`,
+  );
+  let current = id;
+  for (let step = 0; step < MAX_COMPRESSION_STEPS; step++) {
+    const row = next.get(current, current);
+    if (row === undefined) return current;
+    current = row.id as string;
+  }
+  return current;
 }
 
-export function resolveResumeSessionId(_store: Store, _id: string): string {
-  return todo("resolveResumeSessionId");
+/**
+ * The session to resume when the user asks for `id`: `id` itself when it has
+ * messages; otherwise the first descendant that has messages, following the
+ * most recently started child at each step (at most 32 steps, stopping on a
+ * cycle). A compression that happened before any message was flushed leaves
+ * an empty parent, and this finds where the conversation went.
+ *
+ * @param store The open store.
+ * @param id The requested session.
+ * @returns The session holding the conversation; `id` when there is none
+ *   (or `id` is empty, or a read fails, as in Python).
+ *
+ * @example
+ * ```ts ignore
+ * // emptyHead (no messages, ended "compression") → child (has messages):
+ * db.resolveResumeSessionId(emptyHeadId); // childId
+ * ```
+ */
+export function resolveResumeSessionId(store: Store, id: string): string {
+  if (!id) return id;
+  try {
+    const hasMessages = store.statement(
+      "SELECT 1 AS found FROM messages WHERE session_id = ? LIMIT 1",
+    );
+    const youngestChild = store.statement(
+      "SELECT id FROM sessions WHERE parent_session_id = ? ORDER BY started_at DESC, id DESC LIMIT 1",
+    );
+    if (hasMessages.get(id) !== undefined) return id;
+    const seen = new Set([id]);
+    let current = id;
+    for (let step = 0; step < MAX_RESUME_STEPS; step++) {
+      const child = youngestChild.get(current)?.id as string | undefined;
+      if (!child || seen.has(child)) return id;
+      seen.add(child);
+      if (hasMessages.get(child) !== undefined) return child;
+      current = child;
+    }
+    return id;
+  } catch {
+    // Python answers the original id whatever goes wrong; resuming it is the safe default.
+    return id;
+  }
 }
 
-export function getAncestors(_store: Store, _id: string): SessionRow[] {
-  return todo("getAncestors");
+/**
+ * The session and its ancestors: self first, then its parent, up to the root
+ * (any kind of parent link). Stops on a cycle and after 1000 generations.
+ *
+ * @param store The open store.
+ * @param id The session id.
+ * @returns Full session rows; `[]` for an unknown id.
+ *
+ * @example
+ * ```ts ignore
+ * db.getAncestors(tipId).map((s) => s.id); // [tipId, midId, rootId]
+ * ```
+ */
+export function getAncestors(store: Store, id: string): SessionRow[] {
+  const byId = store.statement("SELECT * FROM sessions WHERE id = ?");
+  const rows: SessionRow[] = [];
+  const seen = new Set<string>();
+  let current: string | null = id;
+  while (current !== null && !seen.has(current) && rows.length <= MAX_LINEAGE_DEPTH) {
+    const row = byId.get(current) as SessionRow | undefined;
+    if (row === undefined) break;
+    rows.push(row);
+    seen.add(current);
+    current = row.parent_session_id;
+  }
+  return rows;
 }
 
-export function getDescendants(_store: Store, _id: string): SessionRow[] {
-  return todo("getDescendants");
+/**
+ * The session and its descendants (continuations, branches, delegates, and
+ * theirs): self first, then children before grandchildren; within a
+ * generation by `started_at`, then id. Stops on a cycle and after 1000
+ * generations.
+ *
+ * @param store The open store.
+ * @param id The session id.
+ * @returns Full session rows; `[]` for an unknown id.
+ *
+ * @example
+ * ```ts ignore
+ * db.getDescendants(rootId).map((s) => s.id); // [rootId, delegateId, midId, tipId]
+ * ```
+ */
+export function getDescendants(store: Store, id: string): SessionRow[] {
+  // Every session has at most one parent, so a session can be reached twice
+  // only through a cycle that passes through the starting session: refusing
+  // to re-enter it is enough to visit each descendant exactly once.
+  return store.statement(
+    `WITH RECURSIVE tree(id, depth) AS (
+       SELECT id, 0 FROM sessions WHERE id = ?
+       UNION ALL
+       SELECT child.id, tree.depth + 1
+       FROM tree JOIN sessions child ON child.parent_session_id = tree.id
+       WHERE tree.depth < ? AND child.id != ?
+     )
+     SELECT s.* FROM tree JOIN sessions s ON s.id = tree.id
+     ORDER BY tree.depth, s.started_at, s.id`,
+  ).all(id, MAX_LINEAGE_DEPTH, id) as SessionRow[];
 }
