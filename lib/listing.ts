@@ -1,50 +1,312 @@
 /**
- * Session listings with previews, and counts.
+ * Session listings with previews and last activity, as `hermes sessions list`
+ * shows them, and counts.
  *
  * @module
  */
 import type { Store } from "./store.ts";
+import type { SqlRow, SqlValue } from "./driver/types.ts";
 import type { RichSessionRow, SessionRow } from "./types.ts";
-import { todo } from "./_todo.ts";
+import { getCompressionTip } from "./lineage.ts";
+import { checkCount } from "./_paging.ts";
+import { codePointLength, codePointSlice, pythonStrip } from "./_python_text.ts";
 
 /** Options of `listSessionsRich`. */
 export interface ListSessionsOptions {
+  /** Only sessions of this source (`cli`, `telegram`…); all when empty. */
   source?: string | null;
+  /** Leave out sessions of these sources (`["tool"]` hides third-party tool runs). */
   excludeSources?: readonly string[] | null;
-  /** @default {20} */
+  /**
+   * At most this many sessions.
+   * @default {20}
+   */
   limit?: number;
-  /** @default {0} */
+  /**
+   * Skip this many sessions first.
+   * @default {0}
+   */
   offset?: number;
-  /** @default {false} */
+  /**
+   * List every session. By default a child is listed only when its parent
+   * ended as `branched` before the child started; delegates and compression
+   * continuations are hidden.
+   * @default {false}
+   */
   includeChildren?: boolean;
-  /** @default {true} */
+  /**
+   * Show a compression chain as one entry: the root's row with the id, title,
+   * counts, preview and activity of the chain's live tip (and
+   * `_lineage_root_id`). Not applied with `includeChildren`.
+   * @default {true}
+   */
   projectCompressionTips?: boolean;
-  /** @default {false} */
+  /**
+   * Order by latest activity (of the whole compression chain), not by start.
+   * @default {false}
+   */
   orderByLastActive?: boolean;
 }
 
 /** Options of `searchSessions`. */
 export interface SearchSessionsOptions {
+  /** Only sessions of this source; all when empty. */
   source?: string | null;
-  /** @default {20} */
+  /**
+   * At most this many sessions.
+   * @default {20}
+   */
   limit?: number;
-  /** @default {0} */
+  /**
+   * Skip this many sessions first.
+   * @default {0}
+   */
   offset?: number;
 }
 
 /** Options of `sessionCount`. */
 export interface SessionCountOptions {
+  /** Only sessions of this source; all when empty. */
   source?: string | null;
 }
 
-export function listSessionsRich(_store: Store, _options: ListSessionsOptions): RichSessionRow[] {
-  return todo("listSessionsRich");
+/**
+ * The listing columns of session `s`: the raw preview (the first user
+ * message, newlines as spaces, 63 characters; SQLite's SUBSTR also stops at a
+ * NUL, so multimodal content gives '') and the time of the last message.
+ * The same SQL as Python's, so the text comes out identical.
+ */
+const RICH_COLUMNS = `
+  COALESCE(
+    (SELECT SUBSTR(REPLACE(REPLACE(m.content, X'0A', ' '), X'0D', ' '), 1, 63)
+     FROM messages m
+     WHERE m.session_id = s.id AND m.role = 'user' AND m.content IS NOT NULL
+     ORDER BY m.timestamp, m.id LIMIT 1),
+    ''
+  ) AS _preview_raw,
+  COALESCE((SELECT MAX(m2.timestamp) FROM messages m2 WHERE m2.session_id = s.id), s.started_at)
+    AS last_active`;
+
+/** Listed children: `/branch` children started after their parent ended as `branched`. */
+const VISIBLE_ONLY = `(s.parent_session_id IS NULL
+  OR EXISTS (SELECT 1 FROM sessions p
+             WHERE p.id = s.parent_session_id
+               AND p.end_reason = 'branched'
+               AND s.started_at >= p.ended_at))`;
+
+/** The keys a compression tip lends to its chain's entry (Python's list). */
+const TIP_KEYS = [
+  "id",
+  "ended_at",
+  "end_reason",
+  "message_count",
+  "tool_call_count",
+  "title",
+  "last_active",
+  "preview",
+  "model",
+  "system_prompt",
+] as const;
+
+const decoder = new TextDecoder();
+
+/** Replaces `_preview_raw` with `preview`: stripped, 60 code points, `...` when cut. */
+function withPreview(row: SqlRow): RichSessionRow {
+  const value = row._preview_raw;
+  delete row._preview_raw;
+  const text = value instanceof Uint8Array ? decoder.decode(value) : String(value ?? "");
+  const raw = pythonStrip(text);
+  const preview = raw === ""
+    ? ""
+    : codePointSlice(raw, 60) + (codePointLength(raw) > 60 ? "..." : "");
+  return Object.assign(row, { preview }) as unknown as RichSessionRow;
 }
 
-export function searchSessions(_store: Store, _options: SearchSessionsOptions): SessionRow[] {
-  return todo("searchSessions");
+function filters(options: ListSessionsOptions): { where: string; params: SqlValue[] } {
+  const clauses: string[] = [];
+  const params: SqlValue[] = [];
+  if (!options.includeChildren) clauses.push(VISIBLE_ONLY);
+  if (options.source) {
+    clauses.push("s.source = ?");
+    params.push(options.source);
+  }
+  if (options.excludeSources && options.excludeSources.length > 0) {
+    clauses.push("s.source NOT IN (SELECT value FROM json_each(?))");
+    params.push(JSON.stringify(options.excludeSources));
+  }
+  return { where: clauses.length ? `WHERE ${clauses.join(" AND ")}` : "", params };
 }
 
-export function sessionCount(_store: Store, _options: SessionCountOptions): number {
-  return todo("sessionCount");
+/**
+ * Pages by start time, newest first (ties in file order, as the index scan of
+ * Python's query gives them); the preview and last activity are computed for
+ * the page only.
+ */
+function byStart(store: Store, where: string, params: SqlValue[], limit: number, offset: number) {
+  return store.statement(
+    `WITH page AS (
+       SELECT s.rowid AS rid FROM sessions s ${where}
+       ORDER BY s.started_at DESC, s.rowid LIMIT ? OFFSET ?
+     )
+     SELECT s.*, ${RICH_COLUMNS}
+     FROM page JOIN sessions s ON s.rowid = page.rid
+     ORDER BY s.started_at DESC, s.rowid`,
+  ).all(...params, limit, offset);
+}
+
+/**
+ * Pages by the latest activity of each listed session's compression chain
+ * (the session and its continuations: children started at or after a
+ * `compression` end), then start, then id, newest first. Only
+ * compression-ended sessions have a chain to walk; the others are their own
+ * activity. The walk uses UNION, so a cycle in bad data ends it. Each
+ * session's last message is one seek in `idx_messages_session`.
+ */
+function byLastActive(
+  store: Store,
+  where: string,
+  params: SqlValue[],
+  limit: number,
+  offset: number,
+) {
+  const lastMessage = (id: string) =>
+    `(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = ${id})`;
+  return store.statement(
+    `WITH RECURSIVE
+     listed(id, started_at, end_reason, ended_at) AS (
+       SELECT s.id, s.started_at, s.end_reason, s.ended_at FROM sessions s ${where}
+     ),
+     chain(root_id, root_started, cur_id, cur_started, cur_reason, cur_ended) AS (
+       SELECT id, started_at, id, started_at, end_reason, ended_at
+       FROM listed WHERE end_reason = 'compression'
+       UNION
+       SELECT chain.root_id, chain.root_started,
+         child.id, child.started_at, child.end_reason, child.ended_at
+       FROM chain JOIN sessions child ON child.parent_session_id = chain.cur_id
+       WHERE chain.cur_reason = 'compression' AND child.started_at >= chain.cur_ended
+     ),
+     activity(root_id, root_started, effective) AS (
+       SELECT id, started_at, COALESCE(${lastMessage("listed.id")}, started_at)
+       FROM listed WHERE end_reason IS NOT 'compression'
+       UNION ALL
+       SELECT root_id, root_started, MAX(COALESCE(${lastMessage("chain.cur_id")}, cur_started))
+       FROM chain GROUP BY root_id
+     ),
+     page AS (
+       SELECT root_id, root_started, effective FROM activity
+       ORDER BY effective DESC, root_started DESC, root_id DESC LIMIT ? OFFSET ?
+     )
+     SELECT s.*, ${RICH_COLUMNS}
+     FROM page JOIN sessions s ON s.id = page.root_id
+     ORDER BY page.effective DESC, page.root_started DESC, page.root_id DESC`,
+  ).all(...params, limit, offset);
+}
+
+/** The listing row of one session, or `undefined`. */
+function richRow(store: Store, id: string): RichSessionRow | undefined {
+  const row = store.statement(`SELECT s.*, ${RICH_COLUMNS} FROM sessions s WHERE s.id = ?`).get(id);
+  return row === undefined ? undefined : withPreview(row);
+}
+
+/** The entry of a compression root, showing its chain's tip. */
+function projectTip(store: Store, row: RichSessionRow): RichSessionRow {
+  if (row.end_reason !== "compression") return row;
+  const tipId = getCompressionTip(store, row.id);
+  if (tipId === row.id) return row;
+  const tip = richRow(store, tipId);
+  if (tip === undefined) return row;
+  const merged: RichSessionRow = { ...row };
+  for (const key of TIP_KEYS) {
+    if (key in tip) (merged as Record<string, unknown>)[key] = tip[key];
+  }
+  merged._lineage_root_id = row.id;
+  return merged;
+}
+
+/**
+ * Lists sessions with a preview (the first user message, newlines as spaces,
+ * 60 characters plus `...` when longer) and `last_active` (the last
+ * message's time, else the start). Children are hidden unless their parent
+ * ended as `branched` before they started; a compression chain shows as one
+ * entry with its live tip's id, title, counts and preview, the root's
+ * `started_at`, and `_lineage_root_id`.
+ *
+ * @param store The open store.
+ * @param options Filters, paging and ordering.
+ * @returns The sessions, newest first (by start, or by activity).
+ * @throws {RangeError} When `limit` or `offset` is not a non-negative integer.
+ *
+ * @example The ten most recently active conversations, without tool runs
+ * ```ts ignore
+ * const rows = db.listSessionsRich({ excludeSources: ["tool"], limit: 10, orderByLastActive: true });
+ * for (const s of rows) console.log(s.title ?? "—", s.preview, s.id);
+ * ```
+ */
+export function listSessionsRich(store: Store, options: ListSessionsOptions): RichSessionRow[] {
+  const limit = checkCount("list sessions", "limit", options.limit ?? 20);
+  const offset = checkCount("list sessions", "offset", options.offset ?? 0);
+  const { where, params } = filters(options);
+  const rows = (options.orderByLastActive ? byLastActive : byStart)(
+    store,
+    where,
+    params,
+    limit,
+    offset,
+  ).map(withPreview);
+  if (options.projectCompressionTips === false || options.includeChildren) return rows;
+  return rows.map((row) => projectTip(store, row));
+}
+
+/**
+ * Lists sessions (children included) with `last_active`, most recently
+ * active first, then by start, then by id.
+ *
+ * @param store The open store.
+ * @param options Source filter and paging.
+ * @returns Full session rows, each with `last_active`.
+ * @throws {RangeError} When `limit` or `offset` is not a non-negative integer.
+ *
+ * @example
+ * ```ts ignore
+ * db.searchSessions({ source: "cron", limit: 5 }).map((s) => s.id);
+ * ```
+ */
+export function searchSessions(
+  store: Store,
+  options: SearchSessionsOptions,
+): (SessionRow & { last_active: number })[] {
+  const limit = checkCount("search sessions", "limit", options.limit ?? 20);
+  const offset = checkCount("search sessions", "offset", options.offset ?? 0);
+  const where = options.source ? "WHERE s.source = ?" : "";
+  const params: SqlValue[] = options.source ? [options.source] : [];
+  // MAX(timestamp) per session is one seek in idx_messages_session, cheaper
+  // than grouping every message as Python's LEFT JOIN does; same values.
+  return store.statement(
+    `SELECT s.*,
+       COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id), s.started_at)
+         AS last_active
+     FROM sessions s ${where}
+     ORDER BY last_active DESC, s.started_at DESC, s.id DESC
+     LIMIT ? OFFSET ?`,
+  ).all(...params, limit, offset) as (SessionRow & { last_active: number })[];
+}
+
+/**
+ * Counts sessions.
+ *
+ * @param store The open store.
+ * @param options `source` counts only that source (all when empty).
+ * @returns The count.
+ *
+ * @example
+ * ```ts ignore
+ * db.sessionCount(); // 42
+ * db.sessionCount({ source: "telegram" }); // 5
+ * ```
+ */
+export function sessionCount(store: Store, options: SessionCountOptions): number {
+  const row = options.source
+    ? store.statement("SELECT COUNT(*) AS n FROM sessions WHERE source = ?").get(options.source)
+    : store.statement("SELECT COUNT(*) AS n FROM sessions").get();
+  return Number(row!.n);
 }

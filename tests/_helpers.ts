@@ -1,7 +1,7 @@
 /**
  * Shared test helpers: temporary folders, fixture copies, raw connections.
  */
-import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -36,6 +36,7 @@ export function tempDbPath(): string {
 export function copyFixture(name: string): string {
   const path = join(tempDir(), "state.db");
   copyFileSync(join(FIXTURES, name), path);
+  chmodSync(path, 0o600); // the fixtures are read-only; a copy is meant to be opened and changed
   return path;
 }
 

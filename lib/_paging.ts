@@ -1,0 +1,25 @@
+/**
+ * Argument checks for paging (`limit`, `offset`) shared by the listing
+ * functions.
+ *
+ * @module
+ */
+
+/**
+ * Throws unless `value` is a non-negative integer.
+ *
+ * @param action What was being done, e.g. `"list sessions"`.
+ * @param name The argument name, e.g. `"limit"`.
+ * @param value The value given.
+ * @returns The value.
+ * @throws {RangeError} When it is negative, fractional, not a number or not finite.
+ */
+export function checkCount(action: string, name: string, value: unknown): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+    const shown = typeof value === "string" ? JSON.stringify(value) : String(value);
+    throw new RangeError(
+      `Cannot ${action}: ${name} must be a non-negative integer: current value is ${shown}`,
+    );
+  }
+  return value;
+}
