@@ -34,6 +34,10 @@ export { sanitizeFts5Query } from "./lib/search/sanitize.ts";
 export { containsCjk } from "./lib/search/cjk.ts";
 export { sanitizeTitle } from "./lib/titles.ts";
 export type { ExportOptions } from "./lib/export.ts";
+export type { ImportOptions, ImportResult, ParentLink } from "./lib/import.ts";
+export type { DatabaseInfo, InspectOptions } from "./lib/inspect.ts";
+export type { SourceUsage } from "./lib/source_usage.ts";
+export type { PruneCandidate, PruneCandidatesOptions } from "./lib/prune_candidates.ts";
 export type {
   AutoPruneOptions,
   AutoPruneResult,

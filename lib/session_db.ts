@@ -32,6 +32,10 @@ import * as exporting from "./export.ts";
 import * as prune from "./prune.ts";
 import * as meta from "./meta.ts";
 import * as stats from "./stats.ts";
+import * as importing from "./import.ts";
+import * as inspecting from "./inspect.ts";
+import * as sourceUsage from "./source_usage.ts";
+import * as pruneCandidates from "./prune_candidates.ts";
 
 /** Options of {@linkcode SessionDB.open}. */
 export interface SessionDBOptions {
@@ -549,5 +553,62 @@ export class SessionDB {
    */
   topSessionsByTokens(limit = 10): SessionTokens[] {
     return stats.topSessionsByTokens(this.#store, limit);
+  }
+
+  /**
+   * Sessions, messages, tokens and cost per source, most sessions first.
+   *
+   * @returns One row per source.
+   */
+  usageBySource(): sourceUsage.SourceUsage[] {
+    return sourceUsage.usageBySource(this.#store);
+  }
+
+  /**
+   * Schema version, journal mode, pages, row counts and a quick integrity check.
+   *
+   * @param options `integrity: false` skips the check.
+   * @returns The description.
+   */
+  inspect(options: inspecting.InspectOptions = {}): inspecting.DatabaseInfo {
+    return inspecting.inspectDatabase(this.#store, options);
+  }
+
+  /**
+   * The sessions `pruneSessions` with the same options would delete.
+   *
+   * @param options Age and source.
+   * @returns The sessions, oldest first.
+   */
+  pruneCandidates(
+    options: pruneCandidates.PruneCandidatesOptions = {},
+  ): pruneCandidates.PruneCandidate[] {
+    return pruneCandidates.pruneCandidates(this.#store, options);
+  }
+
+  // ── Import ──────────────────────────────────────────────────────────────
+
+  /**
+   * Imports one exported session (a JSONL export line) with its original
+   * columns and timestamps, all or nothing; a present session is skipped,
+   * or replaced with `replace`.
+   *
+   * @param record The parsed record.
+   * @param options `replace`.
+   * @returns What was done.
+   * @throws {TypeError} When the record is not an exported session.
+   */
+  importSession(record: unknown, options: importing.ImportOptions = {}): importing.ImportResult {
+    return importing.importSession(this.#store, record, options);
+  }
+
+  /**
+   * Links imported children to parents imported after them.
+   *
+   * @param links The `deferredParent` answers of `importSession`.
+   * @returns How many links were made.
+   */
+  restoreParentLinks(links: readonly importing.ParentLink[]): number {
+    return importing.restoreParentLinks(this.#store, links);
   }
 }

@@ -1,0 +1,328 @@
+/**
+ * Importing what `exportSession`/`exportAll` wrote (one line of a JSONL
+ * export): the session row with its original columns, its messages with
+ * their original timestamps (and ids, when they are free), all or nothing.
+ *
+ * @module
+ */
+import type { SqlValue } from "./driver/types.ts";
+import { encodeContent, encodeJson } from "./content.ts";
+import type { Store } from "./store.ts";
+import type { MessageContent } from "./types.ts";
+
+/** Options of {@linkcode importSession}. */
+export interface ImportOptions {
+  /**
+   * Replace a session that is already present (its row is updated and its
+   * messages rewritten) instead of skipping it.
+   * @default {false}
+   */
+  replace?: boolean;
+}
+
+/** What {@linkcode importSession} did with one record. */
+export interface ImportResult {
+  /** `imported` (new), `replaced` (was present, `replace` given) or `skipped` (was present). */
+  outcome: "imported" | "replaced" | "skipped";
+  /** The session id. */
+  id: string;
+  /** Messages written (0 when skipped). */
+  messages: number;
+  /**
+   * The parent named by the record when it is not in the file yet: the
+   * session was stored without a parent, and {@linkcode restoreParentLinks}
+   * links it once the parent is imported. `null` otherwise.
+   */
+  deferredParent: string | null;
+}
+
+/** A child whose parent link waits for the parent: see {@linkcode restoreParentLinks}. */
+export interface ParentLink {
+  /** The child session. */
+  id: string;
+  /** The parent it names. */
+  parentId: string;
+}
+
+/** The JSON columns that exports carry as raw JSON text (Python keeps them as strings). */
+const RAW_JSON_COLUMNS = new Set([
+  "reasoning_details",
+  "codex_reasoning_items",
+  "codex_message_items",
+]);
+
+const columnCache = new WeakMap<Store, Map<string, string[]>>();
+
+function liveColumns(store: Store, table: "sessions" | "messages"): string[] {
+  let tables = columnCache.get(store);
+  if (tables === undefined) {
+    tables = new Map();
+    columnCache.set(store, tables);
+  }
+  let columns = tables.get(table);
+  if (columns === undefined) {
+    const rows = store.statement(`SELECT name FROM pragma_table_info('${table}')`).all();
+    columns = rows.map((row) => String(row.name));
+    tables.set(table, columns);
+  }
+  return columns;
+}
+
+function quote(identifier: string): string {
+  return `"${identifier.replaceAll('"', '""')}"`;
+}
+
+function describeValue(value: unknown): string {
+  if (value === undefined) return "missing";
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 40 ? `${text.slice(0, 37)}...` : text;
+}
+
+function invalid(field: string, expectation: string, value: unknown): TypeError {
+  return new TypeError(
+    `Cannot import session: ${field} must be ${expectation}: current value is ${
+      describeValue(value)
+    }`,
+  );
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isFiniteNumber(value: unknown): value is number {
+  return typeof value === "number" && Number.isFinite(value);
+}
+
+/** A plain value for a column: scalars as they are, booleans as 0/1, JSON for the rest. */
+function scalar(field: string, value: unknown): SqlValue {
+  if (value === null || value === undefined) return null;
+  if (typeof value === "string" || typeof value === "bigint") return value;
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) throw invalid(field, "a finite number", value);
+    return value;
+  }
+  if (typeof value === "boolean") return value ? 1 : 0;
+  return JSON.stringify(value);
+}
+
+interface CheckedRecord {
+  id: string;
+  row: Record<string, unknown>;
+  messages: Record<string, unknown>[];
+}
+
+function check(record: unknown): CheckedRecord {
+  if (!isObject(record)) throw invalid("the record", "a JSON object", record);
+  const { id, source, started_at: startedAt, messages } = record;
+  if (typeof id !== "string" || id === "") throw invalid("id", "a non-empty string", id);
+  if (typeof source !== "string") throw invalid("source", "a string", source);
+  if (!isFiniteNumber(startedAt)) throw invalid("started_at", "a number", startedAt);
+  const parent = record.parent_session_id;
+  if (parent !== undefined && parent !== null && typeof parent !== "string") {
+    throw invalid("parent_session_id", "a string or null", parent);
+  }
+  if (!Array.isArray(messages)) throw invalid("messages", "a list", messages);
+  messages.forEach((message, index) => {
+    if (!isObject(message)) throw invalid(`messages[${index}]`, "a JSON object", message);
+    if (typeof message.role !== "string") {
+      throw invalid(`messages[${index}].role`, "a string", message.role);
+    }
+    if (!isFiniteNumber(message.timestamp)) {
+      throw invalid(`messages[${index}].timestamp`, "a number", message.timestamp);
+    }
+  });
+  return { id, row: record, messages: messages as Record<string, unknown>[] };
+}
+
+function sessionExists(store: Store, id: string): boolean {
+  return store.statement("SELECT 1 AS one FROM sessions WHERE id = ?").get(id) !== undefined;
+}
+
+/** The value of one message column as the file stores it. */
+function messageValue(column: string, value: unknown, field: string): SqlValue {
+  if (column === "content") {
+    if (value === null || value === undefined) return null;
+    if (typeof value === "object") return encodeContent(value as MessageContent);
+    return scalar(field, value);
+  }
+  if (column === "tool_calls" || RAW_JSON_COLUMNS.has(column)) {
+    // A string is JSON text already (how exports carry the raw columns).
+    if (typeof value === "string") return value === "" ? null : value;
+    return encodeJson(value);
+  }
+  return scalar(field, value);
+}
+
+/** Counters a hand-written record may leave out: Python's rules (SPEC §5). */
+function derivedCounters(messages: Record<string, unknown>[]): Record<string, number> {
+  let toolCalls = 0;
+  for (const message of messages) {
+    const calls = message.tool_calls;
+    if (Array.isArray(calls)) toolCalls += calls.length;
+    else if (calls !== null && calls !== undefined && calls !== "") toolCalls += 1;
+  }
+  return { message_count: messages.length, tool_call_count: toolCalls };
+}
+
+/** True when every message carries a distinct integer id that no row uses yet. */
+function originalIdsFree(store: Store, messages: Record<string, unknown>[]): boolean {
+  const seen = new Set<number>();
+  const taken = store.statement("SELECT 1 AS one FROM messages WHERE id = ?");
+  for (const message of messages) {
+    const id = message.id;
+    if (typeof id !== "number" || !Number.isSafeInteger(id) || id <= 0 || seen.has(id)) {
+      return false;
+    }
+    seen.add(id);
+    if (taken.get(id) !== undefined) return false;
+  }
+  return true;
+}
+
+function writeSessionRow(
+  store: Store,
+  checked: CheckedRecord,
+  parent: string | null,
+  exists: boolean,
+): void {
+  const derived = derivedCounters(checked.messages);
+  const columns: string[] = [];
+  const values: SqlValue[] = [];
+  for (const column of liveColumns(store, "sessions")) {
+    if (column === "id") continue;
+    if (column === "parent_session_id") {
+      columns.push(column);
+      values.push(parent);
+    } else if (column in checked.row) {
+      columns.push(column);
+      values.push(scalar(column, checked.row[column]));
+    } else if (column in derived) {
+      columns.push(column);
+      values.push(derived[column]);
+    }
+  }
+  if (exists) {
+    const assignments = columns.map((column) => `${quote(column)} = ?`).join(", ");
+    store.statement(`UPDATE sessions SET ${assignments} WHERE id = ?`).run(...values, checked.id);
+  } else {
+    const names = ["id", ...columns].map(quote).join(", ");
+    const marks = ["?", ...columns.map(() => "?")].join(", ");
+    store.statement(`INSERT INTO sessions (${names}) VALUES (${marks})`).run(
+      checked.id,
+      ...values,
+    );
+  }
+}
+
+function writeMessages(store: Store, checked: CheckedRecord): void {
+  const keepIds = originalIdsFree(store, checked.messages);
+  const columns = liveColumns(store, "messages").filter((c) => c !== "id" && c !== "session_id");
+  checked.messages.forEach((message, index) => {
+    const names = ["session_id"];
+    const values: SqlValue[] = [checked.id];
+    if (keepIds) {
+      names.push("id");
+      values.push(message.id as number);
+    }
+    for (const column of columns) {
+      if (!(column in message)) continue;
+      names.push(column);
+      values.push(messageValue(column, message[column], `messages[${index}].${column}`));
+    }
+    const marks = names.map(() => "?").join(", ");
+    store.statement(`INSERT INTO messages (${names.map(quote).join(", ")}) VALUES (${marks})`)
+      .run(...values);
+  });
+}
+
+/**
+ * Imports one exported session (a line of a JSONL export) with its original
+ * columns, message timestamps and, when no other row uses them, message ids.
+ * Everything happens in one write transaction: on any error nothing of the
+ * record is written. A session already present is skipped, or replaced with
+ * `replace` (its row updated in place so its children keep their parent).
+ * A parent that is not in the file yet is left out and reported in
+ * `deferredParent`.
+ *
+ * @param store The open store.
+ * @param record The parsed record: session columns plus `messages`.
+ * @param options `replace`.
+ * @returns What was done.
+ * @throws {TypeError} When the record lacks `id`, `source`, `started_at` or
+ * `messages`, or a message lacks `role` or `timestamp`.
+ *
+ * @example Copying a session between two files
+ * ```ts
+ * import { SessionDB } from "./session_db.ts";
+ * const dir = await Deno.makeTempDir();
+ * const a = await SessionDB.open({ path: `${dir}/a.db` });
+ * a.createSession("s1", "cli");
+ * a.appendMessage("s1", { role: "user", content: "hello" });
+ * const b = await SessionDB.open({ path: `${dir}/b.db` });
+ * const result = b.importSession(a.exportSession("s1")!);
+ * console.assert(result.outcome === "imported" && b.getMessages("s1").length === 1);
+ * a.close();
+ * b.close();
+ * ```
+ */
+export function importSession(
+  store: Store,
+  record: unknown,
+  options: ImportOptions = {},
+): ImportResult {
+  const checked = check(record);
+  return store.write(() => {
+    const exists = sessionExists(store, checked.id);
+    if (exists && !options.replace) {
+      return { outcome: "skipped", id: checked.id, messages: 0, deferredParent: null };
+    }
+    const named = (checked.row.parent_session_id as string | null | undefined) ?? null;
+    const parentPresent = named === null || named === checked.id || sessionExists(store, named);
+    const parent = parentPresent ? named : null;
+    if (exists) store.statement("DELETE FROM messages WHERE session_id = ?").run(checked.id);
+    writeSessionRow(store, checked, parent, exists);
+    writeMessages(store, checked);
+    return {
+      outcome: exists ? "replaced" : "imported",
+      id: checked.id,
+      messages: checked.messages.length,
+      deferredParent: parentPresent ? null : named,
+    };
+  });
+}
+
+/**
+ * Links imported children to parents that arrived after them (an export
+ * lists the newest activity first, so a child often comes before its
+ * parent). A link is made only when the child has no parent now and the
+ * parent exists; the others stay roots, as a deleted parent leaves them.
+ *
+ * @param store The open store.
+ * @param links The `deferredParent` answers of {@linkcode importSession}.
+ * @returns How many links were made.
+ *
+ * @example
+ * ```ts
+ * import { SessionDB } from "./session_db.ts";
+ * const dir = await Deno.makeTempDir();
+ * const db = await SessionDB.open({ path: `${dir}/state.db` });
+ * const child = { id: "c", source: "cli", started_at: 2, parent_session_id: "p", messages: [] };
+ * const { deferredParent } = db.importSession(child);
+ * db.importSession({ id: "p", source: "cli", started_at: 1, messages: [] });
+ * console.assert(db.restoreParentLinks([{ id: "c", parentId: deferredParent! }]) === 1);
+ * db.close();
+ * ```
+ */
+export function restoreParentLinks(store: Store, links: readonly ParentLink[]): number {
+  if (links.length === 0) return 0;
+  return store.write(() => {
+    const link = store.statement(
+      "UPDATE sessions SET parent_session_id = ? WHERE id = ? AND parent_session_id IS NULL " +
+        "AND EXISTS (SELECT 1 FROM sessions WHERE id = ?)",
+    );
+    let linked = 0;
+    for (const { id, parentId } of links) linked += link.run(parentId, id, parentId).changes;
+    return linked;
+  });
+}

@@ -1,0 +1,104 @@
+/**
+ * What a database file is made of: schema version, journal mode, pages,
+ * row counts, FTS tables and a quick integrity check (`hermes-state info`).
+ *
+ * @module
+ */
+import type { Store } from "./store.ts";
+
+/** Options of {@linkcode inspectDatabase}. */
+export interface InspectOptions {
+  /**
+   * Run `PRAGMA quick_check` (reads every page once; skip it on huge files).
+   * @default {true}
+   */
+  integrity?: boolean;
+}
+
+/** The answer of {@linkcode inspectDatabase}. */
+export interface DatabaseInfo {
+  /** The database path. */
+  path: string;
+  /** The `schema_version` row; `null` when the table has none. */
+  schemaVersion: number | null;
+  /** The SQLite library version. */
+  sqliteVersion: string;
+  /** `wal` for a Hermes file. */
+  journalMode: string;
+  /** Bytes per page. */
+  pageSize: number;
+  /** Pages in the main file. */
+  pageCount: number;
+  /** Unused pages (what `vacuum` would reclaim). */
+  freePages: number;
+  /** Rows of `sessions`. */
+  sessions: number;
+  /** Rows of `messages`. */
+  messages: number;
+  /** The FTS5 tables present (`messages_fts`, `messages_fts_trigram`). */
+  ftsTables: string[];
+  /** The `state_meta` keys. */
+  metaKeys: string[];
+  /** `["ok"]` for a sound file, else the problems found; `null` when not run. */
+  integrity: string[] | null;
+}
+
+function tableExists(store: Store, name: string): boolean {
+  const sql = "SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = ?";
+  return store.statement(sql).get(name) !== undefined;
+}
+
+function numberOf(store: Store, sql: string): number {
+  const row = store.statement(sql).get();
+  return row === undefined ? 0 : Number(Object.values(row)[0] ?? 0);
+}
+
+/**
+ * Describes the open database file.
+ *
+ * @param store The open store.
+ * @param options `integrity`.
+ * @returns Versions, journal mode, page counts, row counts, FTS tables,
+ * meta keys and the integrity check.
+ *
+ * @example
+ * ```ts
+ * import { SessionDB } from "./session_db.ts";
+ * const dir = await Deno.makeTempDir();
+ * const db = await SessionDB.open({ path: `${dir}/state.db` });
+ * const info = db.inspect();
+ * console.assert(info.schemaVersion === 11 && info.journalMode === "wal");
+ * console.assert(info.integrity?.[0] === "ok");
+ * db.close();
+ * ```
+ */
+export function inspectDatabase(store: Store, options: InspectOptions = {}): DatabaseInfo {
+  const version = tableExists(store, "schema_version")
+    ? store.statement("SELECT version FROM schema_version LIMIT 1").get()
+    : undefined;
+  const journal = store.statement("PRAGMA journal_mode").get();
+  const fts = store.statement(
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%fts5%' " +
+      "ORDER BY name",
+  ).all();
+  const meta = tableExists(store, "state_meta")
+    ? store.statement("SELECT key FROM state_meta ORDER BY key").all()
+    : [];
+  const integrity = options.integrity === false
+    ? null
+    : store.statement("PRAGMA quick_check(20)").all().map((row) => String(Object.values(row)[0]));
+  return {
+    path: store.path,
+    schemaVersion: version === undefined ? null : Number(version.version),
+    sqliteVersion: String(store.statement("SELECT sqlite_version() AS v").get()?.v ?? ""),
+    journalMode: String(journal?.journal_mode ?? ""),
+    pageSize: numberOf(store, "PRAGMA page_size"),
+    pageCount: numberOf(store, "PRAGMA page_count"),
+    freePages: numberOf(store, "PRAGMA freelist_count"),
+    sessions: tableExists(store, "sessions") ? numberOf(store, "SELECT COUNT(*) FROM sessions") : 0,
+    messages: tableExists(store, "messages") ? numberOf(store, "SELECT COUNT(*) FROM messages") : 0,
+    ftsTables: fts.map((row) => String(row.name)),
+    metaKeys: meta.map((row) => String(row.key)),
+    integrity,
+  };
+}

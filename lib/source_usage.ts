@@ -1,0 +1,78 @@
+/**
+ * Sessions, messages, tokens and cost per source (`hermes-state stats`).
+ *
+ * @module
+ */
+import type { Store } from "./store.ts";
+
+/** One source's totals, as {@linkcode usageBySource} returns them. */
+export interface SourceUsage {
+  /** `cli`, `telegram`, `discord`, `tool`… */
+  source: string;
+  /** Sessions of that source. */
+  session_count: number;
+  /** Message rows of those sessions. */
+  message_count: number;
+  /** Sum of `input_tokens`. */
+  total_input: number;
+  /** Sum of `output_tokens`. */
+  total_output: number;
+  /** Sum of `cache_read_tokens`. */
+  total_cache_read: number;
+  /** Sum of `cache_write_tokens`. */
+  total_cache_write: number;
+  /** Sum of `reasoning_tokens`. */
+  total_reasoning: number;
+  /** Sum of `estimated_cost_usd`; `null` when none has one. */
+  estimated_cost: number | null;
+  /** Sum of `actual_cost_usd`; `null` when none has one. */
+  actual_cost: number | null;
+}
+
+const USAGE_BY_SOURCE_SQL = `
+SELECT s.source AS source,
+       COUNT(*) AS session_count,
+       COALESCE(SUM(m.n), 0) AS message_count,
+       COALESCE(SUM(s.input_tokens), 0) AS total_input,
+       COALESCE(SUM(s.output_tokens), 0) AS total_output,
+       COALESCE(SUM(s.cache_read_tokens), 0) AS total_cache_read,
+       COALESCE(SUM(s.cache_write_tokens), 0) AS total_cache_write,
+       COALESCE(SUM(s.reasoning_tokens), 0) AS total_reasoning,
+       SUM(s.estimated_cost_usd) AS estimated_cost,
+       SUM(s.actual_cost_usd) AS actual_cost
+FROM sessions s
+LEFT JOIN (SELECT session_id, COUNT(*) AS n FROM messages GROUP BY session_id) m
+       ON m.session_id = s.id
+GROUP BY s.source
+ORDER BY session_count DESC, s.source`;
+
+/**
+ * Totals per source, most sessions first.
+ *
+ * @param store The open store.
+ * @returns One row per source.
+ *
+ * @example
+ * ```ts
+ * import { SessionDB } from "./session_db.ts";
+ * const dir = await Deno.makeTempDir();
+ * const db = await SessionDB.open({ path: `${dir}/state.db` });
+ * db.createSession("s1", "telegram");
+ * console.assert(db.usageBySource()[0].source === "telegram");
+ * db.close();
+ * ```
+ */
+export function usageBySource(store: Store): SourceUsage[] {
+  return store.statement(USAGE_BY_SOURCE_SQL).all().map((row) => ({
+    source: String(row.source),
+    session_count: Number(row.session_count),
+    message_count: Number(row.message_count),
+    total_input: Number(row.total_input),
+    total_output: Number(row.total_output),
+    total_cache_read: Number(row.total_cache_read),
+    total_cache_write: Number(row.total_cache_write),
+    total_reasoning: Number(row.total_reasoning),
+    estimated_cost: row.estimated_cost === null ? null : Number(row.estimated_cost),
+    actual_cost: row.actual_cost === null ? null : Number(row.actual_cost),
+  }));
+}
