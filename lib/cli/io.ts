@@ -1,10 +1,14 @@
 /**
- * The CLI's only contact with the process: arguments, output streams,
- * environment and exit. Everything else in `lib/cli/` takes an {@linkcode Io}.
+ * The CLI's only contact with the process: arguments, standard streams,
+ * environment, clock and exit. Everything else in `lib/cli/` takes an
+ * {@linkcode Io}, so tests run the whole CLI with a recording one.
  *
  * @module
  */
 import process from "node:process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
 
 /** Where a command reads and writes. Tests pass a recording implementation. */
 export interface Io {
@@ -12,23 +16,106 @@ export interface Io {
   stdout(text: string): void;
   /** Writes to standard error. */
   stderr(text: string): void;
+  /** Resolves once standard output has taken what was written (backpressure for streams). */
+  drain(): Promise<void>;
   /** True when standard output is a terminal. */
   readonly isTerminal: boolean;
+  /** True when standard error is a terminal (progress lines go there). */
+  readonly stderrIsTerminal: boolean;
   /** Reads an environment variable. */
   env(name: string): string | undefined;
+  /** The current time in seconds since the epoch (a float). */
+  now(): number;
+  /** Reads one line of standard input (without its line end); `null` at the end of input. */
+  readLine(): Promise<string | null>;
+  /** The lines of standard input, one at a time, for `import -`. */
+  stdinLines(): AsyncIterable<string>;
+}
+
+/** Reads one chunk of a paused stream; `null` at its end. */
+function nextChunk(stream: Readable): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const done = () => {
+      stream.off("data", onData);
+      stream.off("end", onEnd);
+      stream.off("error", onError);
+      stream.pause();
+    };
+    const onData = (chunk: unknown) => {
+      done();
+      resolve(String(chunk));
+    };
+    const onEnd = () => {
+      done();
+      resolve(null);
+    };
+    const onError = (error: unknown) => {
+      done();
+      reject(error);
+    };
+    stream.on("data", onData);
+    stream.once("end", onEnd);
+    stream.once("error", onError);
+    stream.resume();
+  });
+}
+
+/** A line reader over a stream that keeps what follows a line for the next call. */
+function lineReader(stream: Readable): () => Promise<string | null> {
+  let buffer = "";
+  let ended = false;
+  return async () => {
+    while (true) {
+      const end = buffer.indexOf("\n");
+      if (end >= 0) {
+        const line = buffer.slice(0, end).replace(/\r$/, "");
+        buffer = buffer.slice(end + 1);
+        return line;
+      }
+      if (ended) {
+        const rest = buffer;
+        buffer = "";
+        return rest === "" ? null : rest;
+      }
+      const chunk = await nextChunk(stream);
+      if (chunk === null) ended = true;
+      else buffer += chunk;
+    }
+  };
 }
 
 /**
- * The real process streams.
+ * The real process: standard streams, environment and system clock.
  *
- * @returns An {@linkcode Io} over `process.stdout` and `process.stderr`.
+ * @returns An {@linkcode Io} over `process.stdin`, `process.stdout` and `process.stderr`.
  */
 export function defaultIo(): Io {
+  // `hermes-state export - | head` closes the pipe early: end quietly, as cat does.
+  process.stdout.on("error", (error: { code?: string }) => {
+    if (error?.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+  let readLine: (() => Promise<string | null>) | undefined;
   return {
     stdout: (text) => void process.stdout.write(text),
     stderr: (text) => void process.stderr.write(text),
+    drain: async () => {
+      if ((process.stdout as { writableNeedDrain?: boolean }).writableNeedDrain) {
+        await once(process.stdout, "drain");
+      }
+    },
     isTerminal: Boolean(process.stdout.isTTY),
+    stderrIsTerminal: Boolean(process.stderr.isTTY),
     env: (name) => process.env[name],
+    now: () => Date.now() / 1000,
+    readLine: () => {
+      if (readLine === undefined) {
+        process.stdin.setEncoding("utf8");
+        readLine = lineReader(process.stdin);
+      }
+      return readLine();
+    },
+    stdinLines: () => createInterface({ input: process.stdin, crlfDelay: Infinity }),
   };
 }
 

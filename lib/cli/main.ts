@@ -1,18 +1,186 @@
 /**
- * `main(argv, io)`: the whole CLI as a pure function of its arguments.
+ * `main(argv, io)`: the whole CLI as a function of its arguments and its
+ * streams. Global options, the command table, and exit codes: 0 success,
+ * 1 failure, 2 usage error (with a "Try:" hint). A user's mistake gets one
+ * line on standard error, never a stack trace.
  *
  * @module
  */
+import { OpenError, ReadonlyError, SqliteError, TitleError } from "../errors.ts";
+import { defaultDbPath } from "../paths.ts";
+import type { Command } from "./command.ts";
+import { deleteCommand } from "./commands/delete.ts";
+import { demoCommand } from "./commands/demo.ts";
+import { exportCommand } from "./commands/export.ts";
+import { importCommand } from "./commands/import.ts";
+import { infoCommand } from "./commands/info.ts";
+import { lineageCommand } from "./commands/lineage.ts";
+import { listCommand } from "./commands/list.ts";
+import { pruneCommand } from "./commands/prune.ts";
+import { renameCommand } from "./commands/rename.ts";
+import { searchCommand } from "./commands/search.ts";
+import { showCommand } from "./commands/show.ts";
+import { statsCommand } from "./commands/stats.ts";
+import { createContext, type OpenContext } from "./context.ts";
 import type { Io } from "./io.ts";
+import { type OptionSpec, parseCommand } from "./parse.ts";
+import { topUsage } from "./usage.ts";
+import { CommandError, UsageError } from "./usage_error.ts";
+import { VERSION } from "./version.ts";
+
+/** Every command, in the order the help lists them. */
+export const COMMANDS: readonly Command[] = [
+  listCommand,
+  showCommand,
+  searchCommand,
+  exportCommand,
+  importCommand,
+  deleteCommand,
+  pruneCommand,
+  renameCommand,
+  lineageCommand,
+  statsCommand,
+  infoCommand,
+  demoCommand,
+];
+
+/** Options every command accepts. */
+const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
+  db: { type: "string" },
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+};
+
+/** Errors whose message is meant for the user as it is. */
+function isUserFacing(error: unknown): error is Error {
+  return error instanceof CommandError || error instanceof OpenError ||
+    error instanceof TitleError || error instanceof ReadonlyError ||
+    error instanceof SqliteError;
+}
+
+/** Global options given before the command name. */
+interface Leading {
+  db?: string;
+  json: boolean;
+  help: boolean;
+  version: boolean;
+  rest: string[];
+}
+
+function takeLeading(argv: readonly string[]): Leading {
+  const out: Leading = { json: false, help: false, version: false, rest: [] };
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--json") out.json = true;
+    else if (arg === "--help" || arg === "-h") out.help = true;
+    else if (arg === "--version" || arg === "-V") out.version = true;
+    else if (arg.startsWith("--db=")) out.db = arg.slice(5);
+    else if (arg === "--db") {
+      const value = argv[i + 1];
+      if (value === undefined || (value.startsWith("--") && value.length > 2)) {
+        throw new UsageError("option --db needs a value");
+      }
+      out.db = value;
+      i++;
+    } else if (arg.startsWith("-") && arg !== "-") {
+      throw new UsageError(`unknown option ${arg.split("=")[0]}`);
+    } else break;
+  }
+  out.rest = argv.slice(i);
+  return out;
+}
+
+/** True when `--help`/`-h` appears before any `--`. */
+function asksHelp(argv: readonly string[]): boolean {
+  for (const arg of argv) {
+    if (arg === "--") return false;
+    if (arg === "--help" || arg === "-h") return true;
+  }
+  return false;
+}
+
+function findCommand(name: string): Command {
+  const command = COMMANDS.find((c) => c.name === name);
+  if (command === undefined) throw new UsageError(`unknown command "${name}"`);
+  return command;
+}
+
+function report(error: unknown, io: Io, command: string | undefined): number {
+  const prefix = `hermes-state${command === undefined ? "" : ` ${command}`}: `;
+  if (error instanceof UsageError) {
+    io.stderr(`${prefix}${error.message}\n${error.hint}\n`);
+    return 2;
+  }
+  if (isUserFacing(error)) {
+    io.stderr(`hermes-state: ${error.message}\n`);
+    return 1;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  io.stderr(`hermes-state: unexpected error: ${message}\n`);
+  if ((io.env("HERMES_STATE_DEBUG") ?? "") !== "" && error instanceof Error) {
+    io.stderr(`${error.stack ?? ""}\n`);
+  } else {
+    io.stderr("(set HERMES_STATE_DEBUG=1 to see where it happened)\n");
+  }
+  return 1;
+}
 
 /**
  * Runs the CLI.
  *
  * @param argv Arguments after the program name.
- * @param io Output streams and environment.
+ * @param io Streams, environment and clock.
  * @returns The exit code: 0 success, 1 failure, 2 usage error.
+ *
+ * @example
+ * ```ts ignore
+ * const code = await main(["list", "--limit", "5"], defaultIo());
+ * ```
  */
-export function main(argv: readonly string[], io: Io): Promise<number> {
-  io.stderr(`hermes-state: not implemented yet: ${argv.join(" ")}\n`);
-  return Promise.resolve(1);
+export async function main(argv: readonly string[], io: Io): Promise<number> {
+  let command: string | undefined;
+  let open: OpenContext | undefined;
+  try {
+    const leading = takeLeading(argv);
+    if (leading.version) {
+      io.stdout(`hermes-state ${VERSION}\n`);
+      return 0;
+    }
+    const [name, ...rest] = leading.rest;
+    if (name === undefined) {
+      if (leading.help) {
+        io.stdout(topUsage(COMMANDS));
+        return 0;
+      }
+      io.stderr(topUsage(COMMANDS));
+      return 2;
+    }
+    if (name === "help") {
+      if (rest.length === 0) io.stdout(topUsage(COMMANDS));
+      else io.stdout(findCommand(rest[0]).usage);
+      return 0;
+    }
+    const cmd = findCommand(name);
+    command = cmd.name;
+    if (leading.help || asksHelp(rest)) {
+      io.stdout(cmd.usage);
+      return 0;
+    }
+    const args = parseCommand({
+      command: cmd.name,
+      options: { ...GLOBAL_OPTIONS, ...cmd.options },
+      minPositionals: cmd.minPositionals,
+      maxPositionals: cmd.maxPositionals,
+      positionalNames: cmd.positionalNames,
+    }, rest);
+    const dbPath = args.string("db") ?? leading.db ?? defaultDbPath();
+    if (dbPath.trim() === "") throw new UsageError("--db needs a file path", { command });
+    open = createContext(io, { dbPath, json: leading.json || args.flag("json") });
+    return await cmd.run(args, open.ctx);
+  } catch (error) {
+    return report(error, io, command);
+  } finally {
+    open?.close();
+  }
 }

@@ -1,0 +1,156 @@
+/**
+ * `hermes-state export`: sessions with their messages as JSON Lines (the
+ * shape of `hermes sessions export`) or Markdown, streamed one session at a
+ * time, to a file (written whole or not at all) or to standard output.
+ *
+ * @module
+ */
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import type { SessionExport } from "../../types.ts";
+import type { Command, Context } from "../command.ts";
+import { jsonLine, printJson } from "../json.ts";
+import { renderMarkdown } from "../markdown.ts";
+import { choiceOption, type ParsedArgs } from "../parse.ts";
+import { Progress } from "../progress.ts";
+import { resolveSession } from "../resolve.ts";
+import { CommandError } from "../usage_error.ts";
+
+const USAGE = `Usage: hermes-state export [options] [OUTPUT|-]
+
+Write sessions with all their messages to OUTPUT, or to standard output
+when OUTPUT is "-" or left out. JSON Lines (the default) is what
+"hermes sessions export" writes: one session per line, its columns plus a
+"messages" list, newest activity first; "hermes-state import" reads it back.
+Markdown is a readable transcript per session. Sessions are written one at
+a time, so memory stays flat however large the database; a file is
+written whole or not at all.
+
+Options:
+  --session-id ID   Only this session (an id, a unique id prefix or a title)
+  --source SOURCE   Only sessions of this source
+  --format FORMAT   "jsonl" (default) or "md"
+  --json            Report the result as JSON (when writing to a file)
+  --db PATH         The database file
+  -h, --help        Show this help
+
+Examples:
+  hermes-state export backup.jsonl
+  hermes-state export - --source telegram | gzip > telegram.jsonl.gz
+  hermes-state export --session-id 20260425 --format md notes.md
+`;
+
+/** Sessions written between two waits for standard output to drain. */
+const DRAIN_EVERY = 16;
+
+/** Where the records go: a temporary file renamed at the end, or standard output. */
+interface Sink {
+  write(text: string): Promise<void>;
+  commit(): void;
+  abort(): void;
+}
+
+function fileSink(path: string): Sink {
+  const temp = join(dirname(path), `.${basename(path)}.${tempSuffix()}.tmp`);
+  let fd: number;
+  try {
+    fd = openSync(temp, "w", 0o600);
+  } catch (error) {
+    throw new CommandError(`Cannot write ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  let open = true;
+  const close = () => {
+    if (open) closeSync(fd);
+    open = false;
+  };
+  return {
+    write(text) {
+      writeSync(fd, text);
+      return Promise.resolve();
+    },
+    commit() {
+      fsyncSync(fd);
+      close();
+      renameSync(temp, path);
+    },
+    abort() {
+      close();
+      rmSync(temp, { force: true });
+    },
+  };
+}
+
+/** A suffix that keeps two concurrent exports to one file apart. */
+function tempSuffix(): string {
+  return Math.random().toString(36).slice(2, 10);
+}
+
+function stdoutSink(ctx: Context): Sink {
+  let written = 0;
+  return {
+    async write(text) {
+      ctx.io.stdout(text);
+      if (++written % DRAIN_EVERY === 0) await ctx.io.drain();
+    },
+    commit() {},
+    abort() {},
+  };
+}
+
+async function run(args: ParsedArgs, ctx: Context): Promise<number> {
+  const format = choiceOption(args, "format", {
+    choices: ["jsonl", "md"],
+    fallback: "jsonl",
+    command: "export",
+  });
+  const output = args.positionals[0] ?? "-";
+  const db = await ctx.openDb();
+  let records: Iterable<SessionExport>;
+  const wanted = args.string("session-id");
+  if (wanted !== undefined) {
+    const record = db.exportSession(resolveSession(db, wanted));
+    if (record === undefined) throw new CommandError(`Session '${wanted}' not found`);
+    records = [record];
+  } else {
+    records = db.iterateExport({ source: args.string("source") || null });
+  }
+  const sink = output === "-" ? stdoutSink(ctx) : fileSink(output);
+  const progress = new Progress(ctx.io, "Exported");
+  let count = 0;
+  try {
+    for (const record of records) {
+      const text = format === "md"
+        ? `${count > 0 ? "\n---\n\n" : ""}${renderMarkdown(record)}`
+        : jsonLine(record);
+      await sink.write(text);
+      progress.update(++count);
+    }
+    sink.commit();
+  } catch (error) {
+    sink.abort();
+    throw error;
+  } finally {
+    progress.done();
+  }
+  if (output !== "-") {
+    if (ctx.json) printJson(ctx.io, { exported: count, output, format });
+    else ctx.io.stdout(`Exported ${count} session${count === 1 ? "" : "s"} to ${output}\n`);
+  }
+  return 0;
+}
+
+/** The `export` command. */
+export const exportCommand: Command = {
+  name: "export",
+  summary: "Write sessions as JSON Lines or Markdown",
+  usage: USAGE,
+  options: {
+    "session-id": { type: "string" },
+    source: { type: "string" },
+    format: { type: "string" },
+  },
+  minPositionals: 0,
+  maxPositionals: 1,
+  positionalNames: "OUTPUT",
+  run,
+};

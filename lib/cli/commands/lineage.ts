@@ -1,0 +1,128 @@
+/**
+ * `hermes-state lineage`: the family tree of a session, from its root down
+ * through every descendant, with how each one began and ended.
+ *
+ * @module
+ */
+import type { SessionRow } from "../../types.ts";
+import type { Command, Context } from "../command.ts";
+import { formatDateTime, oneLine, truncate } from "../format.ts";
+import { printJson } from "../json.ts";
+import type { ParsedArgs } from "../parse.ts";
+import { resolveSession } from "../resolve.ts";
+
+const USAGE = `Usage: hermes-state lineage [options] ID|PREFIX|TITLE
+
+Show the tree a session belongs to: its root, and every descendant below
+it, each with its title, source, start time and end reason. A child is
+labelled by how it began: "compression" (the conversation continued after
+context compression), "branch" (/branch), or "child" (a delegate or
+subagent started while the parent ran). The session asked for is marked.
+
+Options:
+  --json        Print the tree as nested JSON
+  --db PATH     The database file
+  -h, --help    Show this help
+
+Examples:
+  hermes-state lineage 20260425_090019_d38f1d
+  hermes-state lineage "my project" --json
+`;
+
+/** How a child relates to its parent. */
+type Relation = "root" | "compression" | "branch" | "child";
+
+/** One node of the tree, as `--json` prints it. */
+interface LineageNode {
+  id: string;
+  title: string | null;
+  source: string;
+  started_at: number;
+  ended_at: number | null;
+  end_reason: string | null;
+  message_count: number;
+  relation: Relation;
+  children: LineageNode[];
+}
+
+function relation(parent: SessionRow | undefined, child: SessionRow): Relation {
+  if (parent === undefined) return "root";
+  const after = parent.ended_at !== null && child.started_at >= parent.ended_at;
+  if (after && parent.end_reason === "compression") return "compression";
+  if (after && parent.end_reason === "branched") return "branch";
+  return "child";
+}
+
+function buildTree(rows: readonly SessionRow[]): LineageNode {
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  const children = new Map<string, SessionRow[]>();
+  for (const row of rows.slice(1)) {
+    const parent = row.parent_session_id;
+    if (parent === null || !byId.has(parent)) continue;
+    children.set(parent, [...(children.get(parent) ?? []), row]);
+  }
+  const seen = new Set<string>();
+  const node = (row: SessionRow, parent: SessionRow | undefined): LineageNode => {
+    seen.add(row.id);
+    const kids = (children.get(row.id) ?? [])
+      .filter((kid) => !seen.has(kid.id))
+      .sort((a, b) => a.started_at - b.started_at || a.id.localeCompare(b.id));
+    return {
+      id: row.id,
+      title: row.title,
+      source: row.source,
+      started_at: row.started_at,
+      ended_at: row.ended_at,
+      end_reason: row.end_reason,
+      message_count: row.message_count,
+      relation: relation(parent, row),
+      children: kids.map((kid) => node(kid, row)),
+    };
+  };
+  return node(rows[0], undefined);
+}
+
+function renderTree(root: LineageNode, target: string, ctx: Context): string {
+  const { style } = ctx;
+  const lines: string[] = [];
+  const describe = (node: LineageNode): string => {
+    const parts = [style.cyan(node.id)];
+    if (node.title) parts.push(style.bold(truncate(oneLine(node.title), 40)));
+    parts.push(node.source, formatDateTime(node.started_at).slice(0, 16));
+    parts.push(`${node.message_count} msg`);
+    parts.push(node.ended_at === null ? style.green("open") : `ended: ${node.end_reason ?? "?"}`);
+    const label = node.relation === "root" ? "" : style.dim(`[${node.relation}] `);
+    const mark = node.id === target ? style.yellow("  ◀") : "";
+    return `${label}${parts.join(" · ")}${mark}`;
+  };
+  const walk = (node: LineageNode, prefix: string, last: boolean, top: boolean) => {
+    lines.push(top ? describe(node) : `${prefix}${last ? "└─ " : "├─ "}${describe(node)}`);
+    const next = top ? "" : `${prefix}${last ? "   " : "│  "}`;
+    node.children.forEach((kid, i) => walk(kid, next, i === node.children.length - 1, false));
+  };
+  walk(root, "", true, true);
+  return lines.join("\n") + "\n";
+}
+
+async function run(args: ParsedArgs, ctx: Context): Promise<number> {
+  const db = await ctx.openDb();
+  const id = resolveSession(db, args.positionals.join(" "));
+  const ancestors = db.getAncestors(id);
+  const root = ancestors[ancestors.length - 1]?.id ?? id;
+  const tree = buildTree(db.getDescendants(root));
+  if (ctx.json) printJson(ctx.io, { target: id, root, tree });
+  else ctx.io.stdout(renderTree(tree, id, ctx));
+  return 0;
+}
+
+/** The `lineage` command. */
+export const lineageCommand: Command = {
+  name: "lineage",
+  summary: "Show a session's family tree (compression, branches, delegates)",
+  usage: USAGE,
+  options: {},
+  minPositionals: 1,
+  maxPositionals: Infinity,
+  positionalNames: "ID|PREFIX|TITLE",
+  run,
+};

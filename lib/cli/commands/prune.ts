@@ -1,0 +1,115 @@
+/**
+ * `hermes-state prune`: deletes ended sessions older than N days, after
+ * asking; `--dry-run` lists them instead.
+ *
+ * @module
+ */
+import type { PruneCandidate } from "../../prune_candidates.ts";
+import type { Command, Context } from "../command.ts";
+import { alignColumns, formatDate, oneLine, truncate } from "../format.ts";
+import { printJson } from "../json.ts";
+import { integerOption, type ParsedArgs } from "../parse.ts";
+import { confirm } from "../prompt.ts";
+import { sessionsDirFor } from "../sessions_dir.ts";
+
+const USAGE = `Usage: hermes-state prune [options]
+
+Delete every ended session that started more than DAYS days ago, with its
+messages, after asking (end of input counts as no). Open sessions are never
+pruned. Children of a pruned session are kept as top-level sessions.
+Transcript files in the "sessions" folder beside the database go too.
+Exits 1 when the answer is no.
+
+Options:
+  --older-than DAYS   Age in days (default 90)
+  --source SOURCE     Only sessions of this source
+  --dry-run           List what would be deleted; delete nothing
+  -y, --yes           Do not ask
+  --json              Report the result as JSON
+  --db PATH           The database file
+  -h, --help          Show this help
+
+Examples:
+  hermes-state prune --older-than 30 --dry-run
+  hermes-state prune --older-than 180 --source telegram --yes
+`;
+
+/** Sessions above which a "Pruning…" line is shown on a terminal. */
+const ANNOUNCE_ABOVE = 500;
+
+function listing(candidates: readonly PruneCandidate[]): string {
+  const rows = candidates.map((c) => [
+    c.id,
+    c.source,
+    formatDate(c.started_at),
+    c.end_reason ?? "",
+    `${c.message_count} msg`,
+    truncate(oneLine(c.title ?? ""), 40),
+  ]);
+  return alignColumns(rows).join("\n") + "\n";
+}
+
+function plural(n: number): string {
+  return `${n} session${n === 1 ? "" : "s"}`;
+}
+
+async function run(args: ParsedArgs, ctx: Context): Promise<number> {
+  const days = integerOption(args, "older-than", { fallback: 90, command: "prune" });
+  const source = args.string("source") || null;
+  const db = await ctx.openDb();
+  const candidates = db.pruneCandidates({ olderThanDays: days, source });
+  const scope = `ended sessions older than ${days} days${source ? ` from '${source}'` : ""}`;
+  if (args.flag("dry-run")) {
+    if (ctx.json) {
+      printJson(ctx.io, { dry_run: true, would_prune: candidates.length, sessions: candidates });
+    } else if (candidates.length === 0) {
+      ctx.io.stdout(`No ${scope}.\n`);
+    } else {
+      ctx.io.stdout(listing(candidates));
+      ctx.io.stdout(`${plural(candidates.length)} would be deleted (dry run: nothing was).\n`);
+    }
+    return 0;
+  }
+  if (candidates.length === 0) {
+    if (ctx.json) printJson(ctx.io, { pruned: 0 });
+    else ctx.io.stdout(`No ${scope}.\n`);
+    return 0;
+  }
+  if (!args.flag("yes")) {
+    const messages = candidates.reduce((sum, c) => sum + c.message_count, 0);
+    const question = `Delete ${
+      plural(candidates.length)
+    } (${messages} messages): all ${scope}? [y/N] `;
+    if (!(await confirm(ctx.io, question))) {
+      ctx.io.stderr("Cancelled.\n");
+      return 1;
+    }
+  }
+  const announce = ctx.io.stderrIsTerminal && candidates.length > ANNOUNCE_ABOVE;
+  if (announce) ctx.io.stderr(`Pruning ${plural(candidates.length)}…`);
+  const pruned = db.pruneSessions({
+    olderThanDays: days,
+    source,
+    sessionsDir: sessionsDirFor(db.path) ?? null,
+  });
+  if (announce) ctx.io.stderr("\r\x1b[K");
+  if (ctx.json) printJson(ctx.io, { pruned });
+  else ctx.io.stdout(`Pruned ${plural(pruned)}.\n`);
+  return 0;
+}
+
+/** The `prune` command. */
+export const pruneCommand: Command = {
+  name: "prune",
+  summary: "Delete ended sessions older than N days",
+  usage: USAGE,
+  options: {
+    "older-than": { type: "string" },
+    source: { type: "string" },
+    "dry-run": { type: "boolean" },
+    yes: { type: "boolean", short: "y" },
+  },
+  minPositionals: 0,
+  maxPositionals: 0,
+  run,
+};

@@ -1,0 +1,62 @@
+/**
+ * `hermes-state rename`: sets or clears a session's title.
+ *
+ * @module
+ */
+import type { Command, Context } from "../command.ts";
+import { printJson } from "../json.ts";
+import type { ParsedArgs } from "../parse.ts";
+import { resolveSession } from "../resolve.ts";
+import { CommandError, UsageError } from "../usage_error.ts";
+
+const USAGE = `Usage: hermes-state rename [options] ID|PREFIX TITLE...
+       hermes-state rename --clear ID|PREFIX
+
+Set the title of a session (the words of TITLE are joined with single
+spaces), or clear it. Titles are cleaned as Hermes does (control and
+invisible characters removed, spaces collapsed), are at most 100
+characters, and are unique: a title another session uses is refused.
+
+Options:
+  --clear       Remove the title
+  --json        Report the result as JSON
+  --db PATH     The database file
+  -h, --help    Show this help
+
+Examples:
+  hermes-state rename 20260425_090019_d38f1d Deploy chat-send to staging
+  hermes-state rename --clear 20260425
+`;
+
+async function run(args: ParsedArgs, ctx: Context): Promise<number> {
+  const [target, ...words] = args.positionals;
+  const clear = args.flag("clear");
+  if (clear && words.length > 0) {
+    throw new UsageError("give either TITLE or --clear, not both", { command: "rename" });
+  }
+  if (!clear && words.length === 0) {
+    throw new UsageError("missing TITLE (or --clear)", { command: "rename" });
+  }
+  const db = await ctx.openDb();
+  const id = resolveSession(db, target);
+  if (!db.setSessionTitle(id, clear ? null : words.join(" "))) {
+    throw new CommandError(`Session '${id}' not found`);
+  }
+  const title = db.getSessionTitle(id) ?? null;
+  if (ctx.json) printJson(ctx.io, { id, title });
+  else if (title === null) ctx.io.stdout(`Session '${id}' has no title now.\n`);
+  else ctx.io.stdout(`Session '${id}' renamed to: ${title}\n`);
+  return 0;
+}
+
+/** The `rename` command. */
+export const renameCommand: Command = {
+  name: "rename",
+  summary: "Set or clear a session's title",
+  usage: USAGE,
+  options: { clear: { type: "boolean" } },
+  minPositionals: 1,
+  maxPositionals: Infinity,
+  positionalNames: "ID and TITLE",
+  run,
+};

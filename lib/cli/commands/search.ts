@@ -1,0 +1,167 @@
+/**
+ * `hermes-state search`: full-text search over every message, with the
+ * matched words highlighted and the messages around each hit.
+ *
+ * @module
+ */
+import type { SessionDB } from "../../session_db.ts";
+import type { SearchHit } from "../../types.ts";
+import type { Command, Context } from "../command.ts";
+import { formatDateTime, oneLine, relativeTime, truncate } from "../format.ts";
+import { printJson } from "../json.ts";
+import { integerOption, type ParsedArgs } from "../parse.ts";
+import type { Style } from "../style.ts";
+import { visibleControls } from "../transcript.ts";
+
+const USAGE = `Usage: hermes-state search [options] QUERY...
+
+Search every message (content, tool names and tool-call arguments). Words
+are matched whole ("docker"), as a prefix ("deploy*") or as a phrase
+("\\"docker compose\\""); AND, OR and NOT combine them. Chinese, Japanese and
+Korean text is matched anywhere in a word. Each hit shows its session, the
+matched words highlighted, and the messages just before and after it.
+Several QUERY words are joined with spaces.
+
+Options:
+  --source SOURCE          Only sessions of this source (repeatable)
+  --exclude-source SOURCE  Never sessions of this source (repeatable)
+  --role ROLE              Only messages of this role: user, assistant, tool,
+                           system (repeatable)
+  --limit N                Show at most N hits (default 20)
+  --offset N               Skip the first N hits (default 0)
+  --json                   Print the hits as a JSON array
+  --db PATH                The database file
+  -h, --help               Show this help
+
+Examples:
+  hermes-state search docker
+  hermes-state search '"docker compose"' --role assistant
+  hermes-state search 记忆 --source telegram --json
+`;
+
+/** Columns of a context line. */
+const CONTEXT_WIDTH = 110;
+
+/**
+ * Shows the `>>>match<<<` markers of a snippet as highlighted text (with
+ * colour), or leaves them as they are (without).
+ */
+function highlight(snippet: string, query: string, style: Style): string {
+  if (!style.enabled) return snippet;
+  if (snippet.includes(">>>")) {
+    return snippet.replace(/>>>([\s\S]*?)<<</g, (_, word: string) => style.highlight(word));
+  }
+  // Short CJK queries are matched with LIKE: no markers, so mark the terms here.
+  const terms = query.split(/\s+/).map((t) => t.replace(/["*]/g, "")).filter((t) =>
+    t !== "" && !["AND", "OR", "NOT"].includes(t)
+  );
+  let out = snippet;
+  for (const term of terms) out = out.split(term).join(style.highlight(term));
+  return out;
+}
+
+/** Which context entry is the hit itself (the context is previous, hit, next). */
+function matchIndex(hit: SearchHit): number {
+  const context = hit.context ?? [];
+  if (context.length === 3) return 1;
+  if (context.length <= 1) return 0;
+  const probe = hit.snippet.replace(/>>>|<<<|^\.\.\.|\.\.\.$/g, "").trim().slice(0, 20);
+  const first = context[0];
+  if (first.role === hit.role && probe !== "" && String(first.content).includes(probe)) return 0;
+  if (context[1].role !== hit.role) return 0;
+  return 1;
+}
+
+function titleOf(db: SessionDB, cache: Map<string, string | null>, id: string): string | null {
+  if (!cache.has(id)) cache.set(id, db.getSessionTitle(id) ?? null);
+  return cache.get(id) ?? null;
+}
+
+function renderHit(
+  hit: SearchHit,
+  n: number,
+  title: string | null,
+  query: string,
+  ctx: Context,
+): string {
+  const { style } = ctx;
+  const when = `${formatDateTime(hit.timestamp).slice(0, 16)} (${
+    relativeTime(hit.timestamp, ctx.io.now())
+  })`;
+  const head = [
+    title ? style.bold(visibleControls(title)) : undefined,
+    style.cyan(hit.session_id),
+    hit.source,
+    when,
+  ].filter((part) => part !== undefined).join(" · ");
+  const lines = [`${n}. ${head}`];
+  const context = hit.context ?? [];
+  const at = matchIndex(hit);
+  const role = hit.tool_name ? `${hit.role} (${hit.tool_name})` : hit.role;
+  const snippet = highlight(visibleControls(oneLine(hit.snippet)), query, style);
+  if (context.length === 0) lines.push(`   ▶ ${role}: ${snippet}`);
+  context.forEach((message, i) => {
+    if (i === at) {
+      lines.push(`   ▶ ${role}: ${snippet}`);
+    } else {
+      const text = truncate(
+        `${message.role}: ${visibleControls(oneLine(String(message.content ?? "")))}`,
+        CONTEXT_WIDTH,
+      );
+      lines.push(style.dim(`     ${text}`));
+    }
+  });
+  return lines.join("\n") + "\n";
+}
+
+async function run(args: ParsedArgs, ctx: Context): Promise<number> {
+  const limit = integerOption(args, "limit", { fallback: 20, command: "search" });
+  const offset = integerOption(args, "offset", { fallback: 0, command: "search" });
+  const query = args.positionals.join(" ");
+  const sources = args.strings("source");
+  const excluded = args.strings("exclude-source");
+  const roles = args.strings("role");
+  const db = await ctx.openDb();
+  const hits = db.searchMessages(query, {
+    sourceFilter: sources.length > 0 ? sources : null,
+    excludeSources: excluded.length > 0 ? excluded : null,
+    roleFilter: roles.length > 0 ? roles : null,
+    limit,
+    offset,
+  });
+  if (ctx.json) {
+    printJson(ctx.io, hits);
+    return 0;
+  }
+  if (hits.length === 0) {
+    ctx.io.stdout(`No messages match ${JSON.stringify(query)}.\n`);
+    return 0;
+  }
+  const titles = new Map<string, string | null>();
+  const blocks = hits.map((hit, i) =>
+    renderHit(hit, offset + i + 1, titleOf(db, titles, hit.session_id), query, ctx)
+  );
+  ctx.io.stdout(blocks.join("\n"));
+  if (hits.length === limit) {
+    ctx.io.stdout(ctx.style.dim(`\n(first ${limit} hits; --limit and --offset show more)\n`));
+  }
+  return 0;
+}
+
+/** The `search` command. */
+export const searchCommand: Command = {
+  name: "search",
+  summary: "Search every message",
+  usage: USAGE,
+  options: {
+    source: { type: "string", multiple: true },
+    "exclude-source": { type: "string", multiple: true },
+    role: { type: "string", multiple: true },
+    limit: { type: "string" },
+    offset: { type: "string" },
+  },
+  minPositionals: 1,
+  maxPositionals: Infinity,
+  positionalNames: "QUERY",
+  run,
+};

@@ -1,0 +1,144 @@
+/**
+ * `hermes-state show`: a session's details and its transcript.
+ *
+ * @module
+ */
+import type { SessionDB } from "../../session_db.ts";
+import type { SessionRow } from "../../types.ts";
+import type { Command, Context } from "../command.ts";
+import { alignColumns, formatCost, formatCount, formatDateTime, relativeTime } from "../format.ts";
+import { printJson } from "../json.ts";
+import type { ParsedArgs } from "../parse.ts";
+import { resolveSession } from "../resolve.ts";
+import { renderTranscript, visibleControls } from "../transcript.ts";
+import { CommandError } from "../usage_error.ts";
+
+const USAGE = `Usage: hermes-state show [options] ID|PREFIX|TITLE
+
+Show a session: its details (source, model, times, lineage, tokens, cost)
+and its transcript, with tool calls and their arguments. Long tool results
+are folded; reasoning is hidden unless --reasoning. The session is named by
+its id, a unique id prefix, or its title.
+
+Options:
+  --reasoning    Show the model's reasoning
+  --full         Do not fold long tool results and arguments
+  --system       Show the system prompt
+  --json         Print the session and its messages as one JSON document
+                 (the shape of one "export" line)
+  --db PATH      The database file
+  -h, --help     Show this help
+
+Examples:
+  hermes-state show 20260425_090019_d38f1d
+  hermes-state show 20260425 --reasoning
+  hermes-state show "my project #3" --json
+`;
+
+function plural(n: number, word: string): string {
+  return `${formatCount(n)} ${word}${n === 1 ? "" : "s"}`;
+}
+
+function details(db: SessionDB, session: SessionRow, ctx: Context, showSystem: boolean): string {
+  const { style } = ctx;
+  const now = ctx.io.now();
+  const rows: string[][] = [["ID", style.cyan(session.id)]];
+  if (session.title) rows.push(["Title", style.bold(visibleControls(session.title))]);
+  rows.push(["Source", session.source]);
+  if (session.model) rows.push(["Model", session.model]);
+  if (session.user_id) rows.push(["User", session.user_id]);
+  rows.push([
+    "Started",
+    `${formatDateTime(session.started_at)} (${relativeTime(session.started_at, now)})`,
+  ]);
+  if (session.ended_at !== null) {
+    const reason = session.end_reason ? ` · ${session.end_reason}` : "";
+    rows.push(["Ended", `${formatDateTime(session.ended_at)}${reason}`]);
+  } else {
+    rows.push(["Ended", style.green("— (open)")]);
+  }
+  if (session.parent_session_id) rows.push(["Parent", session.parent_session_id]);
+  if (session.end_reason === "compression") {
+    const tip = db.getCompressionTip(session.id);
+    if (tip !== session.id) rows.push(["Continued in", `${tip} (the live end of the chain)`]);
+  }
+  rows.push([
+    "Messages",
+    `${plural(session.message_count ?? 0, "message")} · ${
+      plural(session.tool_call_count ?? 0, "tool call")
+    } · ${plural(session.api_call_count ?? 0, "API call")}`,
+  ]);
+  rows.push([
+    "Tokens",
+    [
+      `${formatCount(session.input_tokens)} in`,
+      `${formatCount(session.output_tokens)} out`,
+      `${formatCount(session.cache_read_tokens)} cache read`,
+      `${formatCount(session.cache_write_tokens)} cache write`,
+      `${formatCount(session.reasoning_tokens)} reasoning`,
+    ].join(" · "),
+  ]);
+  if (session.estimated_cost_usd !== null || session.actual_cost_usd !== null) {
+    const costs = [`${formatCost(session.estimated_cost_usd)} estimated`];
+    if (session.actual_cost_usd !== null) {
+      costs.push(`${formatCost(session.actual_cost_usd)} actual`);
+    }
+    if (session.cost_status) costs.push(session.cost_status);
+    rows.push(["Cost", costs.join(" · ")]);
+  }
+  if (session.billing_provider) rows.push(["Billing", session.billing_provider]);
+  const prompt = session.system_prompt ?? "";
+  if (prompt !== "" && !showSystem) {
+    rows.push([
+      "System",
+      style.dim(`${formatCount(Array.from(prompt).length)} characters (--system shows it)`),
+    ]);
+  }
+  const lines = alignColumns(rows.map(([k, v]) => [style.dim(k), v]));
+  if (prompt !== "" && showSystem) {
+    lines.push("", style.bold("System prompt"), visibleControls(prompt).trimEnd());
+  }
+  return lines.join("\n") + "\n";
+}
+
+async function run(args: ParsedArgs, ctx: Context): Promise<number> {
+  const db = await ctx.openDb();
+  const id = resolveSession(db, args.positionals.join(" "));
+  if (ctx.json) {
+    const record = db.exportSession(id);
+    if (record === undefined) throw new CommandError(`Session '${id}' not found`);
+    printJson(ctx.io, record);
+    return 0;
+  }
+  const session = db.getSession(id);
+  if (session === undefined) throw new CommandError(`Session '${id}' not found`);
+  ctx.io.stdout(details(db, session, ctx, args.flag("system")));
+  const messages = db.getMessages(id);
+  if (messages.length === 0) {
+    ctx.io.stdout(`\n${ctx.style.dim("(no messages)")}\n`);
+    return 0;
+  }
+  ctx.io.stdout("\n");
+  ctx.io.stdout(renderTranscript(messages, {
+    style: ctx.style,
+    reasoning: args.flag("reasoning"),
+    full: args.flag("full"),
+  }));
+  return 0;
+}
+
+/** The `show` command. */
+export const showCommand: Command = {
+  name: "show",
+  summary: "Show a session's details and transcript",
+  usage: USAGE,
+  options: {
+    reasoning: { type: "boolean" },
+    full: { type: "boolean" },
+    system: { type: "boolean" },
+  },
+  minPositionals: 1,
+  maxPositionals: Infinity,
+  positionalNames: "ID|PREFIX|TITLE",
+  run,
+};

@@ -1,0 +1,150 @@
+/**
+ * `hermes-state stats`: counts by source and model, tokens and cost, the
+ * sessions that used the most tokens, and file sizes.
+ *
+ * @module
+ */
+import type { Command, Context } from "../command.ts";
+import { fileSizes } from "../files.ts";
+import {
+  alignColumns,
+  formatBytes,
+  formatCost,
+  formatCount,
+  oneLine,
+  truncate,
+} from "../format.ts";
+import { printJson } from "../json.ts";
+import { integerOption, type ParsedArgs } from "../parse.ts";
+
+const USAGE = `Usage: hermes-state stats [options]
+
+Show how much the database holds: sessions and messages by source, tokens
+and cost by source and by model, the sessions that used the most tokens,
+and the size of the file with its write-ahead log (-wal) and shared-memory
+(-shm) companions.
+
+Options:
+  --top N       How many of the biggest sessions to list (default 5)
+  --json        Print everything as one JSON document
+  --db PATH     The database file
+  -h, --help    Show this help
+
+Examples:
+  hermes-state stats
+  hermes-state stats --json | jq '.by_model'
+`;
+
+function sumCost(values: readonly (number | null)[]): number | null {
+  const known = values.filter((v): v is number => v !== null);
+  return known.length === 0 ? null : known.reduce((a, b) => a + b, 0);
+}
+
+async function run(args: ParsedArgs, ctx: Context): Promise<number> {
+  const top = integerOption(args, "top", { fallback: 5, command: "stats" });
+  const db = await ctx.openDb();
+  const bySource = db.usageBySource();
+  const byModel = db.usageByModel();
+  const topSessions = top > 0 ? db.topSessionsByTokens(top) : [];
+  const sessions = bySource.reduce((n, s) => n + s.session_count, 0);
+  const messages = db.messageCount();
+  const totals = {
+    input_tokens: bySource.reduce((n, s) => n + s.total_input, 0),
+    output_tokens: bySource.reduce((n, s) => n + s.total_output, 0),
+    cache_read_tokens: bySource.reduce((n, s) => n + s.total_cache_read, 0),
+    cache_write_tokens: bySource.reduce((n, s) => n + s.total_cache_write, 0),
+    reasoning_tokens: bySource.reduce((n, s) => n + s.total_reasoning, 0),
+    estimated_cost_usd: sumCost(bySource.map((s) => s.estimated_cost)),
+    actual_cost_usd: sumCost(bySource.map((s) => s.actual_cost)),
+  };
+  const files = fileSizes(db.path);
+  if (ctx.json) {
+    printJson(ctx.io, {
+      path: db.path,
+      sessions,
+      messages,
+      totals,
+      files,
+      by_source: bySource,
+      by_model: byModel,
+      top_sessions: topSessions,
+    });
+    return 0;
+  }
+  const { style } = ctx;
+  const out: string[] = [];
+  out.push(`${style.bold("Total sessions:")} ${formatCount(sessions)}`);
+  out.push(`${style.bold("Total messages:")} ${formatCount(messages)}`);
+  out.push(
+    `${style.bold("Tokens:")} ${formatCount(totals.input_tokens)} in · ${
+      formatCount(totals.output_tokens)
+    } out · ${formatCount(totals.cache_read_tokens)} cache read · ${
+      formatCount(totals.cache_write_tokens)
+    } cache write · ${formatCount(totals.reasoning_tokens)} reasoning`,
+  );
+  out.push(
+    `${style.bold("Cost:")} ${formatCost(totals.estimated_cost_usd)} estimated · ${
+      formatCost(totals.actual_cost_usd)
+    } actual`,
+  );
+  out.push(
+    `${style.bold("Database size:")} ${formatBytes(files.total)} (${formatBytes(files.db)} file, ${
+      formatBytes(files.wal)
+    } WAL, ${formatBytes(files.shm)} SHM)`,
+  );
+  if (bySource.length > 0) {
+    out.push("", style.bold("By source"));
+    out.push(
+      ...alignColumns([
+        ["source", "sessions", "messages", "input", "output", "cost"].map(style.dim),
+        ...bySource.map((s) => [
+          s.source,
+          formatCount(s.session_count),
+          formatCount(s.message_count),
+          formatCount(s.total_input),
+          formatCount(s.total_output),
+          formatCost(s.estimated_cost),
+        ]),
+      ]).map((line) => `  ${line}`),
+    );
+  }
+  if (byModel.length > 0) {
+    out.push("", style.bold("By model"));
+    out.push(
+      ...alignColumns([
+        ["model", "sessions", "input", "output", "cost"].map(style.dim),
+        ...byModel.map((m) => [
+          m.model ?? "(none)",
+          formatCount(m.session_count),
+          formatCount(m.total_input),
+          formatCount(m.total_output),
+          formatCost(m.total_cost),
+        ]),
+      ]).map((line) => `  ${line}`),
+    );
+  }
+  if (topSessions.length > 0) {
+    out.push("", style.bold("Most tokens"));
+    out.push(
+      ...alignColumns(topSessions.map((s) => [
+        s.id,
+        formatCount(s.total_tokens),
+        formatCost(s.estimated_cost_usd),
+        truncate(oneLine(s.title ?? ""), 40),
+      ])).map((line) => `  ${line}`),
+    );
+  }
+  ctx.io.stdout(out.join("\n") + "\n");
+  return 0;
+}
+
+/** The `stats` command. */
+export const statsCommand: Command = {
+  name: "stats",
+  summary: "Counts, tokens and cost by source and model; file sizes",
+  usage: USAGE,
+  options: { top: { type: "string" } },
+  minPositionals: 0,
+  maxPositionals: 0,
+  run,
+};

@@ -1,0 +1,276 @@
+/**
+ * Text helpers for terminal output: display width (CJK and emoji take two
+ * columns), padding and cutting by width, relative and local times, numbers,
+ * money and byte sizes. Pure functions; no colour (see `style.ts`).
+ *
+ * @module
+ */
+
+/** Zero-width code points: combining marks, joiners, variation selectors. */
+function isZeroWidth(cp: number): boolean {
+  return (cp >= 0x300 && cp <= 0x36f) || (cp >= 0x200b && cp <= 0x200f) ||
+    (cp >= 0xfe00 && cp <= 0xfe0f) || (cp >= 0x1f3fb && cp <= 0x1f3ff) ||
+    (cp >= 0xe0100 && cp <= 0xe01ef) || cp === 0x2060 || cp === 0xfeff;
+}
+
+/** East Asian wide and fullwidth code points, and emoji: two columns. */
+function isWide(cp: number): boolean {
+  return (cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0x303e) ||
+    (cp >= 0x3041 && cp <= 0x33ff) || (cp >= 0x3400 && cp <= 0x4dbf) ||
+    (cp >= 0x4e00 && cp <= 0x9fff) || (cp >= 0xa000 && cp <= 0xa4cf) ||
+    (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff) ||
+    (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff60) ||
+    (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 && cp <= 0x1f64f) ||
+    (cp >= 0x1f680 && cp <= 0x1f6ff) || (cp >= 0x1f900 && cp <= 0x1f9ff) ||
+    (cp >= 0x20000 && cp <= 0x3fffd);
+}
+
+/**
+ * Columns one code point takes in a terminal.
+ *
+ * @param cp The code point.
+ * @returns 0, 1 or 2.
+ */
+function codePointWidth(cp: number): number {
+  if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) return 0;
+  if (isZeroWidth(cp)) return 0;
+  return isWide(cp) ? 2 : 1;
+}
+
+/** ANSI colour sequences (`style.ts`), which take no columns. */
+// deno-lint-ignore no-control-regex -- colour codes start with ESC on purpose
+const ANSI_SGR = /\x1b\[[0-9;]*m/g;
+
+/**
+ * Columns a string takes in a terminal (an approximation of `wcwidth`);
+ * colour sequences count for nothing.
+ *
+ * @param text The text.
+ * @returns The width in columns.
+ *
+ * @example
+ * ```ts
+ * import { displayWidth } from "./format.ts";
+ * console.assert(displayWidth("ab") === 2 && displayWidth("记忆") === 4);
+ * ```
+ */
+export function displayWidth(text: string): number {
+  let width = 0;
+  for (const char of text.replace(ANSI_SGR, "")) width += codePointWidth(char.codePointAt(0)!);
+  return width;
+}
+
+/**
+ * Cuts text to at most `width` columns, ending with `…` when it was cut.
+ *
+ * @param text The text.
+ * @param width The most columns.
+ * @returns The text, whole or cut.
+ *
+ * @example
+ * ```ts
+ * import { truncate } from "./format.ts";
+ * console.assert(truncate("abcdef", 4) === "abc…");
+ * ```
+ */
+export function truncate(text: string, width: number): string {
+  if (displayWidth(text) <= width) return text;
+  let out = "";
+  let used = 0;
+  for (const char of text) {
+    const w = codePointWidth(char.codePointAt(0)!);
+    if (used + w > width - 1) break;
+    out += char;
+    used += w;
+  }
+  return `${out}…`;
+}
+
+/**
+ * Pads text with spaces to `width` columns (never cuts).
+ *
+ * @param text The text.
+ * @param width The columns to fill.
+ * @returns The padded text.
+ *
+ * @example
+ * ```ts
+ * import { padEnd } from "./format.ts";
+ * console.assert(padEnd("记", 4) === "记  ");
+ * ```
+ */
+export function padEnd(text: string, width: number): string {
+  return text + " ".repeat(Math.max(0, width - displayWidth(text)));
+}
+
+/**
+ * Text on one line: every whitespace run (newlines included) becomes one
+ * space, and the ends are trimmed.
+ *
+ * @param text The text.
+ * @returns One line.
+ *
+ * @example
+ * ```ts
+ * import { oneLine } from "./format.ts";
+ * console.assert(oneLine(" a\n\n b ") === "a b");
+ * ```
+ */
+export function oneLine(text: string): string {
+  return text.replace(/\s+/gu, " ").trim();
+}
+
+function two(n: number): string {
+  return String(n).padStart(2, "0");
+}
+
+/**
+ * A local date, `YYYY-MM-DD`.
+ *
+ * @param seconds Unix seconds.
+ * @returns The date in the local time zone.
+ *
+ * @example
+ * ```ts
+ * import { formatDate } from "./format.ts";
+ * console.assert(/^\d{4}-\d\d-\d\d$/.test(formatDate(1776675600)));
+ * ```
+ */
+export function formatDate(seconds: number): string {
+  const d = new Date(seconds * 1000);
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}`;
+}
+
+/**
+ * A local date and time, `YYYY-MM-DD HH:MM:SS`.
+ *
+ * @param seconds Unix seconds.
+ * @returns The date and time in the local time zone.
+ *
+ * @example
+ * ```ts
+ * import { formatDateTime } from "./format.ts";
+ * console.assert(formatDateTime(1776675600).length === 19);
+ * ```
+ */
+export function formatDateTime(seconds: number): string {
+  const d = new Date(seconds * 1000);
+  return `${formatDate(seconds)} ${two(d.getHours())}:${two(d.getMinutes())}:${
+    two(d.getSeconds())
+  }`;
+}
+
+/**
+ * How long ago, the way `hermes sessions list` says it: `just now`,
+ * `5m ago`, `3h ago`, `yesterday`, `4d ago`, then the local date.
+ *
+ * @param seconds Unix seconds; 0 or missing gives `?`.
+ * @param now The current time in Unix seconds.
+ * @returns The relative time.
+ *
+ * @example
+ * ```ts
+ * import { relativeTime } from "./format.ts";
+ * console.assert(relativeTime(1000, 1000 + 7200) === "2h ago");
+ * ```
+ */
+export function relativeTime(seconds: number | null | undefined, now: number): string {
+  if (!seconds) return "?";
+  const delta = now - seconds;
+  if (delta < 60) return "just now";
+  if (delta < 3600) return `${Math.floor(delta / 60)}m ago`;
+  if (delta < 86400) return `${Math.floor(delta / 3600)}h ago`;
+  if (delta < 172800) return "yesterday";
+  if (delta < 604800) return `${Math.floor(delta / 86400)}d ago`;
+  return formatDate(seconds);
+}
+
+/**
+ * A whole number with thousands separators: `12,345`.
+ *
+ * @param n The number.
+ * @returns The text.
+ *
+ * @example
+ * ```ts
+ * import { formatCount } from "./format.ts";
+ * console.assert(formatCount(1234567) === "1,234,567");
+ * ```
+ */
+export function formatCount(n: number | null | undefined): string {
+  const value = Math.trunc(Number(n ?? 0));
+  const sign = value < 0 ? "-" : "";
+  return sign + String(Math.abs(value)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
+/**
+ * Dollars with four decimals below $1 and two above: `$0.0880`, `$12.50`;
+ * `—` when unknown.
+ *
+ * @param usd The amount, or `null`.
+ * @returns The text.
+ *
+ * @example
+ * ```ts
+ * import { formatCost } from "./format.ts";
+ * console.assert(formatCost(0.0880275) === "$0.0880" && formatCost(null) === "—");
+ * ```
+ */
+export function formatCost(usd: number | null | undefined): string {
+  if (usd === null || usd === undefined) return "—";
+  return `$${usd.toFixed(Math.abs(usd) < 1 ? 4 : 2)}`;
+}
+
+/**
+ * A byte size: `512 B`, `4.0 KiB`, `1.2 MiB`, `3.4 GiB`.
+ *
+ * @param bytes The size.
+ * @returns The text.
+ *
+ * @example
+ * ```ts
+ * import { formatBytes } from "./format.ts";
+ * console.assert(formatBytes(4096) === "4.0 KiB");
+ * ```
+ */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/**
+ * Lines of text aligned in columns by display width; the last column is
+ * not padded.
+ *
+ * @param rows The cells, row by row.
+ * @param options The gap between columns.
+ * @returns One string per row.
+ *
+ * @example
+ * ```ts
+ * import { alignColumns } from "./format.ts";
+ * const lines = alignColumns([["a", "1"], ["bbb", "2"]]);
+ * console.assert(lines[0] === "a    1" && lines[1] === "bbb  2");
+ * ```
+ */
+export function alignColumns(
+  rows: readonly (readonly string[])[],
+  options: { gap?: number } = {},
+): string[] {
+  const gap = options.gap ?? 2;
+  const widths: number[] = [];
+  for (const row of rows) {
+    row.forEach((cell, i) => widths[i] = Math.max(widths[i] ?? 0, displayWidth(cell)));
+  }
+  return rows.map((row) =>
+    row.map((cell, i) => (i === row.length - 1 ? cell : padEnd(cell, widths[i] + gap))).join("")
+      .trimEnd()
+  );
+}

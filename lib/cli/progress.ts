@@ -1,0 +1,57 @@
+/**
+ * A progress line on standard error for long runs: shown only when standard
+ * error is a terminal and the run has lasted more than a second, redrawn at
+ * most ten times a second, erased at the end.
+ *
+ * @module
+ */
+import type { Io } from "./io.ts";
+
+/** Seconds a run lasts before its progress shows. */
+const SHOW_AFTER = 1;
+/** Seconds between two redraws. */
+const REDRAW_EVERY = 0.1;
+
+/** Reports `<label> <count>…` on standard error while a long run goes on. */
+export class Progress {
+  readonly #io: Io;
+  readonly #label: string;
+  readonly #enabled: boolean;
+  readonly #started: number;
+  #drawnAt = -Infinity;
+  #shown = false;
+
+  /**
+   * Starts the clock.
+   *
+   * @param io Where to draw (and the clock).
+   * @param label What is counted, e.g. `"Exported"`.
+   */
+  constructor(io: Io, label: string) {
+    this.#io = io;
+    this.#label = label;
+    this.#enabled = io.stderrIsTerminal;
+    this.#started = io.now();
+  }
+
+  /**
+   * Reports the count so far; draws only when due.
+   *
+   * @param count Items done.
+   * @param unit What the items are.
+   */
+  update(count: number, unit = "sessions"): void {
+    if (!this.#enabled) return;
+    const now = this.#io.now();
+    if (now - this.#started < SHOW_AFTER || now - this.#drawnAt < REDRAW_EVERY) return;
+    this.#drawnAt = now;
+    this.#shown = true;
+    this.#io.stderr(`\r\x1b[K${this.#label} ${count} ${unit}…`);
+  }
+
+  /** Erases the line if it was drawn. */
+  done(): void {
+    if (this.#shown) this.#io.stderr("\r\x1b[K");
+    this.#shown = false;
+  }
+}

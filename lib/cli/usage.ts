@@ -1,0 +1,49 @@
+/**
+ * The top-level help text: what the tool is, the commands, the global
+ * options, exit codes and a few examples.
+ *
+ * @module
+ */
+import type { Command } from "./command.ts";
+import { padEnd } from "./format.ts";
+
+/**
+ * Builds the top-level usage text.
+ *
+ * @param commands The command table (for names and summaries).
+ * @returns The text, ending with a newline.
+ *
+ * @example
+ * ```ts ignore
+ * io.stdout(topUsage(COMMANDS));
+ * ```
+ */
+export function topUsage(commands: readonly Command[]): string {
+  const list = commands.map((c) => `  ${padEnd(c.name, 9)} ${c.summary}`).join("\n");
+  return `hermes-state: look inside the Hermes agent's session store (state.db)
+
+Usage:
+  hermes-state [--db PATH] [--json] <command> [options] [arguments]
+  hermes-state <command> --help
+
+Commands:
+${list}
+
+Global options:
+  --db PATH       The database file (default: $HERMES_HOME/state.db,
+                  else ~/.hermes/state.db)
+  --json          Print JSON instead of text
+  -h, --help      Show help
+  -V, --version   Print the version
+
+Exit codes: 0 success, 1 failure, 2 usage error.
+Environment: HERMES_HOME (where state.db lives), NO_COLOR (no colour).
+
+Examples:
+  hermes-state demo
+  hermes-state list --limit 10
+  hermes-state search "docker compose"
+  hermes-state show 20260425_090019_d38f1d
+  hermes-state export backup.jsonl
+`;
+}

@@ -1,0 +1,64 @@
+/**
+ * Errors a command raises to end the run: {@linkcode UsageError} (the
+ * command line is wrong, exit 2, with a "Try:" hint) and
+ * {@linkcode CommandError} (the request cannot be done, exit 1). Both carry
+ * a one-line message for the user and never show a stack trace.
+ *
+ * @module
+ */
+
+/**
+ * The command line is wrong: unknown option, missing argument, bad value.
+ * `main` prints `hermes-state: <message>` and a "Try:" hint, and exits 2.
+ *
+ * @example
+ * ```ts
+ * import { UsageError } from "./usage_error.ts";
+ * const error = new UsageError("missing QUERY", { command: "search" });
+ * console.assert(error.hint === "Try: hermes-state search --help");
+ * ```
+ */
+export class UsageError extends Error {
+  /** The command whose usage the hint points at; `undefined` for the top level. */
+  readonly command: string | undefined;
+
+  /**
+   * Creates the error.
+   *
+   * @param message One line, lower case, no trailing period.
+   * @param options The command the hint names.
+   */
+  constructor(message: string, options: { command?: string } = {}) {
+    super(message);
+    this.name = "UsageError";
+    this.command = options.command;
+  }
+
+  /** The hint line: `Try: hermes-state <command> --help`. */
+  get hint(): string {
+    return `Try: hermes-state ${this.command === undefined ? "" : `${this.command} `}--help`;
+  }
+}
+
+/**
+ * The request is well formed but cannot be done (no such session, no
+ * database file…). `main` prints `hermes-state: <message>` and exits 1.
+ *
+ * @example
+ * ```ts
+ * import { CommandError } from "./usage_error.ts";
+ * console.assert(new CommandError("Session 'x' not found").message === "Session 'x' not found");
+ * ```
+ */
+export class CommandError extends Error {
+  /**
+   * Creates the error.
+   *
+   * @param message One line for the user.
+   * @param options The underlying error.
+   */
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "CommandError";
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * CLI test helpers: a recording {@linkcode Io} and `runCli(argv, options)`,
+ * which runs `main` and returns the exit code with everything printed.
+ */
+import { chmodSync } from "node:fs";
+import type { Io } from "../lib/cli/io.ts";
+import { main } from "../lib/cli/main.ts";
+import { copyFixture } from "./_helpers.ts";
+
+/** One hour after the last message of the v11 fixture. */
+export const FIXTURE_NOW = 1777453504.408011 + 3600;
+
+/** Fixture ids by alias (see the fixtures README). */
+export const V11 = {
+  compressionRoot: "20260420_090000_994beb",
+  compressionMid: "20260421_090025_2299b6",
+  compressionTip: "20260425_090019_d38f1d",
+  delegateChild: "20260420_090634_d257d2",
+  branchParent: "20260423_090000_538b31",
+  branchChild: "20260423_090351_421b30",
+  kitchenSink: "20260422_090717_50093a",
+  toolPaperclip: "20260422_090509_eb927d",
+  telegramZh: "20260420_091917_04ecdfdc",
+  oldCli: "20251221_090000_9738df",
+  live: "20260429_090322_3762ca",
+} as const;
+
+/** How the recording Io behaves. */
+export interface IoOptions {
+  /** The clock, in Unix seconds. */
+  now?: number | (() => number);
+  /** Standard input, as one string. */
+  stdin?: string;
+  /** Environment variables. */
+  env?: Record<string, string>;
+  /** Standard output is a terminal. */
+  isTerminal?: boolean;
+  /** Standard error is a terminal. */
+  stderrIsTerminal?: boolean;
+}
+
+/** An Io that records what is written. */
+export interface RecordingIo extends Io {
+  /** Everything written to standard output. */
+  out: string;
+  /** Everything written to standard error. */
+  err: string;
+  /** How many times `drain` was awaited. */
+  drains: number;
+}
+
+/** Creates a recording Io. */
+export function recordingIo(options: IoOptions = {}): RecordingIo {
+  const now = options.now ?? FIXTURE_NOW;
+  const input = options.stdin ?? "";
+  let position = 0;
+  const io: RecordingIo = {
+    out: "",
+    err: "",
+    drains: 0,
+    stdout(text) {
+      io.out += text;
+    },
+    stderr(text) {
+      io.err += text;
+    },
+    drain() {
+      io.drains++;
+      return Promise.resolve();
+    },
+    isTerminal: options.isTerminal ?? false,
+    stderrIsTerminal: options.stderrIsTerminal ?? false,
+    env: (name) => options.env?.[name],
+    now: typeof now === "function" ? now : () => now,
+    readLine() {
+      if (position >= input.length) return Promise.resolve(null);
+      const end = input.indexOf("\n", position);
+      const line = input.slice(position, end < 0 ? input.length : end);
+      position = end < 0 ? input.length : end + 1;
+      return Promise.resolve(line);
+    },
+    async *stdinLines() {
+      if (input === "") return;
+      const lines = input.split("\n");
+      if (lines[lines.length - 1] === "") lines.pop();
+      for (const line of lines) yield line;
+    },
+  };
+  return io;
+}
+
+/** What one run printed and returned. */
+export interface CliRun {
+  code: number;
+  out: string;
+  err: string;
+  io: RecordingIo;
+}
+
+/** Runs the CLI in-process with a recording Io. */
+export async function runCli(argv: readonly string[], options: IoOptions = {}): Promise<CliRun> {
+  const io = recordingIo(options);
+  const code = await main(argv, io);
+  return { code, out: io.out, err: io.err, io };
+}
+
+/** A writable copy of the v11 fixture (the fixtures are read-only files). */
+export function v11Copy(): string {
+  const path = copyFixture("hermes-v11.db");
+  chmodSync(path, 0o600);
+  return path;
+}

@@ -1,0 +1,144 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { COMMANDS } from "../lib/cli/main.ts";
+import { VERSION } from "../lib/cli/version.ts";
+import { ROOT, tempDir } from "./_helpers.ts";
+import { runCli, v11Copy } from "./_cli_io.ts";
+
+describe("main()", () => {
+  test("main() prints the version of deno.json when given --version", async () => {
+    const deno = JSON.parse(readFileSync(join(ROOT, "deno.json"), "utf8"));
+    assert.equal(VERSION, deno.version);
+    const run = await runCli(["--version"]);
+    assert.equal(run.code, 0);
+    assert.equal(run.out, `hermes-state ${deno.version}\n`);
+    assert.equal((await runCli(["-V"])).out, run.out);
+  });
+
+  test("main() prints the command list on stdout and exits 0 for --help", async () => {
+    const run = await runCli(["--help"]);
+    assert.equal(run.code, 0);
+    assert.equal(run.err, "");
+    for (const command of COMMANDS) assert.match(run.out, new RegExp(`^  ${command.name} `, "m"));
+  });
+
+  test("main() prints the usage on stderr and exits 2 when no command is given", async () => {
+    const run = await runCli([]);
+    assert.equal(run.code, 2);
+    assert.equal(run.out, "");
+    assert.match(run.err, /^hermes-state: look inside/);
+  });
+
+  test("main() prints a command's usage for <command> --help, -h and help <command>", async () => {
+    const a = await runCli(["search", "--help"]);
+    const b = await runCli(["search", "-h", "--bogus"]);
+    const c = await runCli(["help", "search"]);
+    const d = await runCli(["--help", "search"]);
+    for (const run of [a, b, c, d]) {
+      assert.equal(run.code, 0);
+      assert.match(run.out, /^Usage: hermes-state search /);
+    }
+  });
+
+  test("main() exits 2 with one line and a Try hint for an unknown command", async () => {
+    const run = await runCli(["frobnicate"]);
+    assert.equal(run.code, 2);
+    assert.equal(run.err, 'hermes-state: unknown command "frobnicate"\nTry: hermes-state --help\n');
+  });
+
+  test("main() exits 2 with the command's hint for an unknown option", async () => {
+    const run = await runCli(["list", "--colour"]);
+    assert.equal(run.code, 2);
+    assert.equal(
+      run.err,
+      "hermes-state list: unknown option --colour\nTry: hermes-state list --help\n",
+    );
+  });
+
+  test("main() exits 2 when a required argument is missing or a value is bad", async () => {
+    const missing = await runCli(["show"]);
+    assert.equal(missing.code, 2);
+    assert.equal(missing.err.split("\n")[0], "hermes-state show: missing ID|PREFIX|TITLE");
+    const bad = await runCli(["list", "--limit", "-1"]);
+    assert.equal(bad.code, 2);
+    assert.match(
+      bad.err,
+      /^hermes-state list: --limit must be a whole number of at least 0, got "-1"\n/,
+    );
+    const noDb = await runCli(["--db"]);
+    assert.equal(noDb.code, 2);
+    assert.equal(noDb.err, "hermes-state: option --db needs a value\nTry: hermes-state --help\n");
+  });
+
+  test("main() exits 1 with one line and no stack when the database file is missing", async () => {
+    const path = join(tempDir(), "missing.db");
+    const run = await runCli(["--db", path, "list"]);
+    assert.equal(run.code, 1);
+    assert.equal(
+      run.err,
+      `hermes-state: No database at ${path} (give --db PATH, or set HERMES_HOME)\n`,
+    );
+    assert.equal(run.out, "");
+  });
+
+  test("main() exits 1 with one line when the file is not a database", async () => {
+    const path = join(tempDir(), "junk.db");
+    writeFileSync(path, "this is not sqlite, just text ".repeat(200));
+    const run = await runCli(["list", "--db", path]);
+    assert.equal(run.code, 1);
+    assert.equal(run.err.split("\n").length, 2, run.err);
+    assert.match(run.err, /^hermes-state: Cannot open database ".*junk\.db"/);
+    assert.doesNotMatch(run.err, /\n\s+at /);
+  });
+
+  test("main() takes --db and --json before or after the command", async () => {
+    const path = v11Copy();
+    const before = await runCli(["--db", path, "--json", "list", "--limit", "2"]);
+    const after = await runCli(["list", "--limit=2", "--json", `--db=${path}`]);
+    assert.equal(before.code, 0);
+    assert.equal(before.out, after.out);
+    assert.equal(JSON.parse(before.out).length, 2);
+  });
+
+  test("main() opens the file named by --db instead of the default one", async () => {
+    const path = v11Copy();
+    const run = await runCli(["--db", path, "info", "--no-check", "--json"]);
+    assert.equal(JSON.parse(run.out).path, path);
+  });
+
+  test("main() colours output only on a terminal without NO_COLOR", async () => {
+    const path = v11Copy();
+    const plain = await runCli(["--db", path, "list", "--limit", "3"]);
+    const coloured = await runCli(["--db", path, "list", "--limit", "3"], { isTerminal: true });
+    const noColor = await runCli(["--db", path, "list", "--limit", "3"], {
+      isTerminal: true,
+      env: { NO_COLOR: "1" },
+    });
+    assert.doesNotMatch(plain.out, /\x1b\[/);
+    assert.match(coloured.out, /\x1b\[/);
+    assert.equal(noColor.out, plain.out);
+  });
+
+  test("main() reports an unexpected error in one line, with the stack only on request", async () => {
+    const path = v11Copy();
+    const run = await runCli(["--db", path, "list"], {
+      now: () => {
+        throw new Error("clock broke");
+      },
+    });
+    assert.equal(run.code, 1);
+    assert.equal(
+      run.err,
+      "hermes-state: unexpected error: clock broke\n(set HERMES_STATE_DEBUG=1 to see where it happened)\n",
+    );
+    const debug = await runCli(["--db", path, "list"], {
+      now: () => {
+        throw new Error("clock broke");
+      },
+      env: { HERMES_STATE_DEBUG: "1" },
+    });
+    assert.match(debug.err, /\n\s+at /);
+  });
+});
