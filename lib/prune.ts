@@ -1,61 +1,242 @@
 /**
- * Deleting sessions, pruning old ones, vacuum.
+ * Deleting sessions, pruning old and empty ones, and reclaiming space. A
+ * deleted session's children are kept and become roots (their parent is set
+ * to NULL); transcript files in a sessions folder go with the session.
  *
  * @module
  */
 import type { Store } from "./store.ts";
-import { todo } from "./_todo.ts";
+import type { SqlValue } from "./driver/types.ts";
+import { ReadonlyError } from "./errors.ts";
+import { getMeta, setMeta } from "./meta.ts";
+import { removeTranscriptFiles } from "./_transcript_files.ts";
+import { parsePythonFloat, pythonFloatRepr } from "./_python_float.ts";
 
 /** Options of `deleteSession` and `pruneEmptyGhostSessions`. */
 export interface SessionsDirOptions {
-  /** Folder of transcript files (`<id>.json`, `<id>.jsonl`, `request_dump_<id>_*.json`) to remove too. */
+  /**
+   * Folder of transcript files to remove with each session: `<id>.json`,
+   * `<id>.jsonl` and `request_dump_<id>_*.json` (names compared literally).
+   * Nothing is removed when empty.
+   */
   sessionsDir?: string | null;
 }
 
 /** Options of `pruneSessions`. */
 export interface PruneOptions extends SessionsDirOptions {
-  /** @default {90} */
+  /**
+   * Prune ended sessions started more than this many days ago.
+   * @default {90}
+   */
   olderThanDays?: number;
+  /** Only sessions of this source; all when empty. */
   source?: string | null;
 }
 
 /** Options of `maybeAutoPruneAndVacuum`. */
 export interface AutoPruneOptions extends SessionsDirOptions {
-  /** @default {90} */
+  /**
+   * Prune ended sessions started more than this many days ago.
+   * @default {90}
+   */
   retentionDays?: number;
-  /** @default {24} */
+  /**
+   * Do nothing when the last run (the `last_auto_prune` marker) is more recent.
+   * @default {24}
+   */
   minIntervalHours?: number;
-  /** @default {true} */
+  /**
+   * Run `VACUUM` after a prune that removed something.
+   * @default {true}
+   */
   vacuum?: boolean;
 }
 
 /** What `maybeAutoPruneAndVacuum` did. */
 export interface AutoPruneResult {
+  /** True when the last run was too recent and nothing was done. */
   skipped: boolean;
+  /** Sessions pruned. */
   pruned: number;
+  /** True when `VACUUM` ran (and succeeded). */
   vacuumed: boolean;
+  /** The message of the error that stopped the run, if one did. */
   error?: string;
 }
 
-export function deleteSession(_store: Store, _id: string, _options: SessionsDirOptions): boolean {
-  return todo("deleteSession");
+/** The marker Python and we share: `str(time.time())` of the last run. */
+const LAST_AUTO_PRUNE = "last_auto_prune";
+
+/**
+ * Deletes the sessions matched by `criteria` (a WHERE condition over
+ * `sessions`, with `params`) in the current transaction: their children
+ * become roots, then their messages and rows go. Returns their ids.
+ */
+function deleteWhere(store: Store, criteria: string, params: SqlValue[]): string[] {
+  const ids = store.statement(`SELECT id FROM sessions WHERE ${criteria}`).all(...params)
+    .map((row) => row.id as string);
+  if (ids.length === 0) return ids;
+  const doomed = `SELECT id FROM sessions WHERE ${criteria}`;
+  store.statement(
+    `UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN (${doomed})`,
+  )
+    .run(...params);
+  store.statement(`DELETE FROM messages WHERE session_id IN (${doomed})`).run(...params);
+  store.statement(`DELETE FROM sessions WHERE ${criteria}`).run(...params);
+  return ids;
 }
 
-export function pruneSessions(_store: Store, _options: PruneOptions): number {
-  return todo("pruneSessions");
+/**
+ * Deletes a session and its messages in one transaction. Its children are
+ * kept and become roots. Transcript files are removed after the commit.
+ *
+ * @param store The open store.
+ * @param id The session id.
+ * @param options `sessionsDir` whose transcript files of the session go too.
+ * @returns True when the session existed.
+ * @throws {ReadonlyError} When the database was opened read-only.
+ * @throws {SqliteError} When the delete fails; nothing is deleted then.
+ *
+ * @example
+ * ```ts ignore
+ * db.deleteSession("20260420_090000_994beb", { sessionsDir: `${home}/sessions` }); // true
+ * ```
+ */
+export function deleteSession(store: Store, id: string, options: SessionsDirOptions): boolean {
+  const deleted = store.write(() => deleteWhere(store, "id = ?", [id]).length > 0);
+  if (deleted && options.sessionsDir) removeTranscriptFiles(options.sessionsDir, [id]);
+  return deleted;
 }
 
-export function pruneEmptyGhostSessions(_store: Store, _options: SessionsDirOptions): number {
-  return todo("pruneEmptyGhostSessions");
+/**
+ * Deletes ended sessions started more than `olderThanDays` days ago (live
+ * sessions are never pruned), all in one transaction. Their children become
+ * roots. Transcript files are removed after the commit.
+ *
+ * @param store The open store.
+ * @param options Age, source and `sessionsDir`.
+ * @returns How many sessions were deleted.
+ * @throws {RangeError} When `olderThanDays` is not a finite number.
+ * @throws {ReadonlyError} When the database was opened read-only.
+ *
+ * @example Pruning telegram sessions older than 30 days
+ * ```ts ignore
+ * db.pruneSessions({ olderThanDays: 30, source: "telegram" }); // 12
+ * ```
+ */
+export function pruneSessions(store: Store, options: PruneOptions): number {
+  const days = options.olderThanDays ?? 90;
+  if (typeof days !== "number" || !Number.isFinite(days)) {
+    throw new RangeError(
+      `Cannot prune sessions: olderThanDays must be a finite number: current value is ${days}`,
+    );
+  }
+  const cutoff = store.now() - days * 86400;
+  let criteria = "started_at < ? AND ended_at IS NOT NULL";
+  const params: SqlValue[] = [cutoff];
+  if (options.source) {
+    criteria += " AND source = ?";
+    params.push(options.source);
+  }
+  const ids = store.write(() => deleteWhere(store, criteria, params));
+  if (ids.length > 0 && options.sessionsDir) removeTranscriptFiles(options.sessionsDir, ids);
+  return ids.length;
 }
 
-export function vacuum(_store: Store): void {
-  todo("vacuum");
+/**
+ * Deletes "ghost" sessions: `tui` sessions that ended with no messages and
+ * no title, started more than a day ago. Unlike Python (whose plain DELETE
+ * fails on the foreign key when a ghost has children), their children are
+ * kept and become roots.
+ *
+ * @param store The open store.
+ * @param options `sessionsDir` whose transcript files go too.
+ * @returns How many sessions were deleted.
+ * @throws {ReadonlyError} When the database was opened read-only.
+ *
+ * @example
+ * ```ts ignore
+ * db.pruneEmptyGhostSessions(); // 2
+ * ```
+ */
+export function pruneEmptyGhostSessions(store: Store, options: SessionsDirOptions): number {
+  const criteria = `source = 'tui' AND title IS NULL AND ended_at IS NOT NULL AND started_at < ?
+    AND NOT EXISTS (SELECT 1 FROM messages WHERE messages.session_id = sessions.id)`;
+  const cutoff = store.now() - 86400;
+  const ids = store.write(() => deleteWhere(store, criteria, [cutoff]));
+  if (ids.length > 0 && options.sessionsDir) removeTranscriptFiles(options.sessionsDir, ids);
+  return ids.length;
 }
 
-export function maybeAutoPruneAndVacuum(
-  _store: Store,
-  _options: AutoPruneOptions,
-): AutoPruneResult {
-  return todo("maybeAutoPruneAndVacuum");
+/**
+ * Rebuilds the file to give the pages freed by deletes back to the disk: a
+ * best-effort `PRAGMA wal_checkpoint(TRUNCATE)`, then `VACUUM`. It needs
+ * every other connection to be idle, so run it at startup.
+ *
+ * @param store The open store.
+ * @throws {ReadonlyError} When the database was opened read-only.
+ * @throws {SqliteError} When `VACUUM` fails (for example, the file is busy),
+ *   or when called inside a write.
+ *
+ * @example
+ * ```ts ignore
+ * if (db.pruneSessions() > 0) db.vacuum();
+ * ```
+ */
+export function vacuum(store: Store): void {
+  if (store.readonly) throw new ReadonlyError(store.path);
+  try {
+    store.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  } catch {
+    // Best effort, as in Python: a checkpoint blocked by a reader is no reason not to VACUUM.
+  }
+  store.db.exec("VACUUM");
+}
+
+/**
+ * Prunes (and vacuums) at most once per `minIntervalHours`, sharing Python's
+ * `last_auto_prune` marker in `state_meta`: skips when the marker is more
+ * recent (or in the future); otherwise prunes ended sessions older than
+ * `retentionDays`, runs `VACUUM` when something was pruned (a VACUUM failure
+ * is ignored), and writes the marker (`str(time)` as Python writes it), even
+ * when nothing was pruned. Never throws: an error ends the run and is
+ * reported in `error` (the marker is then not written).
+ *
+ * @param store The open store.
+ * @param options Retention, interval, vacuum and `sessionsDir`.
+ * @returns What was done.
+ *
+ * @example At startup
+ * ```ts ignore
+ * const { skipped, pruned, error } = db.maybeAutoPruneAndVacuum({ retentionDays: 90 });
+ * ```
+ */
+export function maybeAutoPruneAndVacuum(store: Store, options: AutoPruneOptions): AutoPruneResult {
+  const result: AutoPruneResult = { skipped: false, pruned: 0, vacuumed: false };
+  try {
+    const now = store.now();
+    const hours = options.minIntervalHours ?? 24;
+    const last = getMeta(store, LAST_AUTO_PRUNE);
+    const lastRun = last ? parsePythonFloat(last) : undefined;
+    if (lastRun !== undefined && now - lastRun < hours * 3600) {
+      result.skipped = true;
+      return result;
+    }
+    result.pruned = pruneSessions(store, {
+      olderThanDays: options.retentionDays ?? 90,
+      sessionsDir: options.sessionsDir,
+    });
+    if ((options.vacuum ?? true) && result.pruned > 0) {
+      try {
+        vacuum(store);
+        result.vacuumed = true;
+      } catch {
+        // As in Python: the prune is done; a VACUUM that could not run is not an error.
+      }
+    }
+    setMeta(store, LAST_AUTO_PRUNE, pythonFloatRepr(now));
+  } catch (error) {
+    result.error = error instanceof Error ? error.message : String(error);
+  }
+  return result;
 }
