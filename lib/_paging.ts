@@ -13,6 +13,14 @@
  * @param value The value given.
  * @returns The value.
  * @throws {RangeError} When it is negative, fractional, not a number or not finite.
+ *
+ * @example
+ * ```ts
+ * import { checkCount } from "./_paging.ts";
+ * console.assert(checkCount("list sessions", "limit", 20) === 20);
+ * // checkCount("list sessions", "limit", -1) throws RangeError:
+ * // "Cannot list sessions: limit must be a non-negative integer: current value is -1"
+ * ```
  */
 export function checkCount(action: string, name: string, value: unknown): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {

@@ -18,6 +18,13 @@ const SPECIAL = /^([+-]?)(inf|infinity|nan)$/i;
  *
  * @param text The text.
  * @returns The number, or `undefined` where Python raises `ValueError`.
+ *
+ * @example
+ * ```ts
+ * import { parsePythonFloat } from "./_python_float.ts";
+ * console.assert(parsePythonFloat(" 1_715_000_000.5 ") === 1715000000.5);
+ * console.assert(parsePythonFloat("soon") === undefined);
+ * ```
  */
 export function parsePythonFloat(text: string): number | undefined {
   const s = pythonStrip(text);
@@ -37,6 +44,13 @@ export function parsePythonFloat(text: string): number | undefined {
  *
  * @param x The number.
  * @returns Its Python text.
+ *
+ * @example
+ * ```ts
+ * import { pythonFloatRepr } from "./_python_float.ts";
+ * console.assert(pythonFloatRepr(1715000000) === "1715000000.0");
+ * console.assert(pythonFloatRepr(0.00001) === "1e-05");
+ * ```
  */
 export function pythonFloatRepr(x: number): string {
   if (Number.isNaN(x)) return "nan";

@@ -56,6 +56,12 @@ function dump(value: unknown, parents: unknown[]): string {
  * @param value A JSON-like value.
  * @returns The JSON text.
  * @throws {TypeError} When the value contains a circular reference.
+ *
+ * @example
+ * ```ts
+ * import { pythonJsonDumps } from "./_python_json.ts";
+ * console.assert(pythonJsonDumps({ a: [1, 0.5], b: "é" }) === '{"a": [1, 0.5], "b": "é"}');
+ * ```
  */
 export function pythonJsonDumps(value: unknown): string {
   return dump(value, []);

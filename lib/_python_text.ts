@@ -22,6 +22,13 @@ const TRAILING = new RegExp(`[${PYTHON_WHITESPACE}]+$`, "u");
  *
  * @param text The text.
  * @returns The text without leading and trailing Python whitespace.
+ *
+ * @example
+ * ```ts
+ * import { pythonStrip } from "./_python_text.ts";
+ * console.assert(pythonStrip("\x1c hi\u0085") === "hi");
+ * console.assert(pythonStrip("\ufeffhi") === "\ufeffhi");
+ * ```
  */
 export function pythonStrip(text: string): string {
   return text.replace(LEADING, "").replace(TRAILING, "");
@@ -32,6 +39,12 @@ export function pythonStrip(text: string): string {
  *
  * @param text The text.
  * @returns Its length in code points.
+ *
+ * @example
+ * ```ts
+ * import { codePointLength } from "./_python_text.ts";
+ * console.assert(codePointLength("🚀a") === 2);
+ * ```
  */
 export function codePointLength(text: string): number {
   let n = 0;
@@ -45,6 +58,12 @@ export function codePointLength(text: string): number {
  * @param text The text.
  * @param n How many code points to keep.
  * @returns The prefix.
+ *
+ * @example
+ * ```ts
+ * import { codePointSlice } from "./_python_text.ts";
+ * console.assert(codePointSlice("🚀🚀🚀", 2) === "🚀🚀");
+ * ```
  */
 export function codePointSlice(text: string, n: number): string {
   let end = 0;

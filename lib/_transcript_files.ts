@@ -40,6 +40,12 @@ function owner(name: string, ids: ReadonlySet<string>): string | undefined {
  * @param dir The sessions folder.
  * @param ids The deleted sessions.
  * @returns The names of the files removed.
+ *
+ * @example
+ * ```ts ignore
+ * removeTranscriptFiles(`${home}/sessions`, ["20260420_090000_994beb"]);
+ * // ["20260420_090000_994beb.jsonl", "request_dump_20260420_090000_994beb_1.json"]
+ * ```
  */
 export function removeTranscriptFiles(dir: string, ids: readonly string[]): string[] {
   let names: string[];
