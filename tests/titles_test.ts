@@ -190,17 +190,21 @@ test("getNextTitleInLineage() reads non-ASCII decimal digits as Python's int() d
   db.close();
 });
 
-test("resolveSessionId() escapes _ and % and answers only a unique prefix", async () => {
+test("resolveSessionId() escapes _, % and \\ and answers only a unique prefix", async () => {
   const db = await dbWith([
     { id: "a_b1", started_at: 1 },
     { id: "axb2", started_at: 2 },
     { id: "p%q", started_at: 3 },
     { id: "pzq", started_at: 4 },
+    { id: "x\\1", started_at: 5 },
+    { id: "xy9", started_at: 6 },
   ]);
   assert.equal(db.resolveSessionId("a_"), "a_b1");
   assert.equal(db.resolveSessionId("p%"), "p%q");
   assert.equal(db.resolveSessionId("a"), undefined);
   assert.equal(db.resolveSessionId("pzq"), "pzq");
   assert.equal(db.resolveSessionId("q"), undefined);
+  assert.equal(db.resolveSessionId("x\\"), "x\\1");
+  assert.equal(db.resolveSessionId("X"), undefined); // ASCII case-insensitive: both match
   db.close();
 });
