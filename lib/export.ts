@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { SqliteStatement } from "./driver/types.ts";
 import type { Store } from "./store.ts";
 import type { SessionExport, SessionRow } from "./types.ts";
 import { getSession } from "./sessions.ts";
@@ -26,6 +27,26 @@ function sessionsQuery(filtered: boolean): string {
     ) m ON m.session_id = s.id
     ${filtered ? "WHERE s.source = ?" : ""}
     ORDER BY last_active DESC, s.started_at DESC, s.id DESC`;
+}
+
+/**
+ * Statements of the session list not in use by a running export, per store
+ * and query. Each running export holds a statement of its own (two may run
+ * at once), and gives it back when it ends, so statements are not prepared
+ * again and again.
+ */
+const idleStatements = new WeakMap<Store, Map<string, SqliteStatement[]>>();
+
+function borrowStatement(store: Store, sql: string): SqliteStatement {
+  return idleStatements.get(store)?.get(sql)?.pop() ?? store.db.prepare(sql);
+}
+
+function returnStatement(store: Store, sql: string, statement: SqliteStatement): void {
+  let bySql = idleStatements.get(store);
+  if (bySql === undefined) idleStatements.set(store, bySql = new Map());
+  const idle = bySql.get(sql) ?? [];
+  idle.push(statement);
+  bySql.set(sql, idle);
 }
 
 /**
@@ -91,9 +112,8 @@ export function* iterateExport(
   options: ExportOptions = {},
 ): Generator<SessionExport, void, undefined> {
   const source = options.source;
-  // A statement of our own: two exports may run at once, and the cached
-  // statements must not be reset under this cursor.
-  const statement = store.db.prepare(sessionsQuery(Boolean(source)));
+  const sql = sessionsQuery(Boolean(source));
+  const statement = borrowStatement(store, sql);
   const rows = source ? statement.iterate(source) : statement.iterate();
   try {
     for (const row of rows) {
@@ -103,5 +123,6 @@ export function* iterateExport(
   } finally {
     // Ends the cursor (and its read snapshot) even when the consumer stops early.
     rows.return?.();
+    returnStatement(store, sql, statement);
   }
 }

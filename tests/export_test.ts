@@ -1,0 +1,131 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { SessionDB } from "../lib/session_db.ts";
+import { copyFixture, rawOpen, tempDbPath } from "./_helpers.ts";
+
+async function open(path = tempDbPath()): Promise<{ db: SessionDB; at: number[]; path: string }> {
+  const at = [1000];
+  const db = await SessionDB.open({ path, clock: () => at[0] });
+  return { db, at, path };
+}
+
+/** Sessions whose order by (last activity, start, id) differs from their order by start. */
+async function sample(): Promise<{ db: SessionDB; at: number[]; path: string }> {
+  const opened = await open();
+  const { db, at } = opened;
+  at[0] = 1000;
+  db.createSession("old_busy", "cli");
+  at[0] = 1001;
+  db.createSession("quiet", "telegram");
+  at[0] = 1002;
+  db.createSession("child", "cli", { parentSessionId: "old_busy" });
+  at[0] = 1002;
+  db.createSession("twin", "cli");
+  at[0] = 1500;
+  db.appendMessage("old_busy", { role: "user", content: "late activity" });
+  at[0] = 1100;
+  db.appendMessages("child", [{ role: "user", content: "a" }, { role: "assistant", content: "b" }]);
+  return opened;
+}
+
+test("exportSession() returns every session column and the messages", async () => {
+  const { db } = await sample();
+  const exported = db.exportSession("child")!;
+  const { messages, ...session } = exported;
+  assert.deepEqual(session, db.getSession("child"));
+  assert.deepEqual(messages, db.getMessages("child"));
+  assert.equal(messages.length, 2);
+  assert.equal(db.exportSession("missing"), undefined);
+  db.close();
+});
+
+test("exportAll() orders by last activity, then start, then id, children included", async () => {
+  const { db } = await sample();
+  const all = db.exportAll();
+  assert.deepEqual(all.map((s) => [s.id, s.last_active]), [
+    ["old_busy", 1500],
+    ["child", 1100 + 1e-6],
+    ["twin", 1002],
+    ["quiet", 1001],
+  ]);
+  assert.deepEqual(all[1].messages.map((m) => m.content), ["a", "b"]);
+  assert.deepEqual(Object.keys(all[0]).slice(-2), ["last_active", "messages"]);
+  db.close();
+});
+
+test("exportAll() filters by source; an empty source means every source", async () => {
+  const { db } = await sample();
+  assert.deepEqual(db.exportAll({ source: "telegram" }).map((s) => s.id), ["quiet"]);
+  assert.deepEqual(db.exportAll({ source: "discord" }), []);
+  assert.equal(db.exportAll({ source: "" }).length, 4);
+  assert.equal(db.exportAll({ source: null }).length, 4);
+  db.close();
+});
+
+test("iterateExport() yields what exportAll() returns, in the same order, lazily", async () => {
+  const { db } = await open(copyFixture("hermes-v11.db"));
+  const all = db.exportAll();
+  assert.equal(all.length, 42);
+  const iterator = db.iterateExport();
+  const first = iterator.next();
+  assert.equal(first.done, false);
+  assert.deepEqual(first.value, all[0]);
+  assert.deepEqual([first.value, ...iterator], all);
+  assert.deepEqual([...db.iterateExport({ source: "cron" })], db.exportAll({ source: "cron" }));
+  db.close();
+});
+
+test("iterateExport() stopped early releases its snapshot so the next write succeeds", async () => {
+  const { db, path } = await sample();
+  db.close();
+  const reopened = await SessionDB.open({
+    path,
+    clock: () => 2000,
+    retry: { maxAttempts: 2, sleep: () => {}, busyTimeoutMs: 0 },
+  });
+  for (const session of reopened.iterateExport()) {
+    assert.equal(session.id, "old_busy");
+    break;
+  }
+  const other = await rawOpen(path);
+  other.exec("INSERT INTO sessions (id, source, started_at) VALUES ('from_elsewhere', 'cli', 1)");
+  other.close();
+  reopened.appendMessage("quiet", { role: "user", content: "after the export" });
+  assert.equal(reopened.messageCount("quiet"), 1);
+  reopened.close();
+});
+
+test("iterateExport() runs alongside another export without disturbing it", async () => {
+  const { db } = await sample();
+  const a = db.iterateExport();
+  const b = db.iterateExport();
+  const ids: string[] = [];
+  for (let i = 0; i < 4; i++) {
+    ids.push(a.next().value!.id, b.next().value!.id);
+  }
+  assert.deepEqual(ids, [
+    "old_busy",
+    "old_busy",
+    "child",
+    "child",
+    "twin",
+    "twin",
+    "quiet",
+    "quiet",
+  ]);
+  assert.equal(a.next().done, true);
+  assert.equal(b.next().done, true);
+  db.close();
+});
+
+test("iterateExport() sees one snapshot even when another process writes meanwhile", async () => {
+  const { db, path } = await sample();
+  const iterator = db.iterateExport();
+  assert.equal(iterator.next().value!.id, "old_busy");
+  const other = await rawOpen(path);
+  other.exec("INSERT INTO sessions (id, source, started_at) VALUES ('newcomer', 'cli', 5000)");
+  other.close();
+  assert.deepEqual([...iterator].map((s) => s.id), ["child", "twin", "quiet"]);
+  assert.equal(db.exportAll().length, 5);
+  db.close();
+});
