@@ -154,8 +154,17 @@ function toConversationMessage(row: Record<string, unknown>): ConversationMessag
  * @returns The conversation; `[]` for an unknown session.
  *
  * @example Resuming a compressed conversation
- * ```ts ignore
- * const history = getMessagesAsConversation(store, tipId, { includeAncestors: true });
+ * ```ts
+ * import { SessionDB } from "./session_db.ts";
+ * const dir = await Deno.makeTempDir();
+ * using db = await SessionDB.open({ path: `${dir}/state.db` });
+ * db.createSession("root", "cli");
+ * db.appendMessages("root", [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }]);
+ * db.endSession("root", "compression");
+ * db.createSession("tip", "cli", { parentSessionId: "root" });
+ * db.appendMessage("tip", { role: "user", content: "<memory-context>x</memory-context> go on" });
+ * const history = db.getMessagesAsConversation("tip", { includeAncestors: true });
+ * console.assert(history.length === 3 && history[2].content === "go on");
  * ```
  */
 export function getMessagesAsConversation(

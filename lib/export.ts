@@ -58,8 +58,14 @@ function returnStatement(store: Store, sql: string, statement: SqliteStatement):
  * @returns The export, or `undefined` for an unknown session.
  *
  * @example
- * ```ts ignore
- * const line = JSON.stringify(exportSession(store, "s1"));
+ * ```ts
+ * import { SessionDB } from "./session_db.ts";
+ * const dir = await Deno.makeTempDir();
+ * using db = await SessionDB.open({ path: `${dir}/state.db` });
+ * db.createSession("s1", "cli");
+ * db.appendMessage("s1", { role: "user", content: "hi" });
+ * const line = JSON.stringify(db.exportSession("s1"));
+ * console.assert(JSON.parse(line).messages.length === 1);
  * ```
  */
 export function exportSession(store: Store, id: string): SessionExport | undefined {
@@ -79,8 +85,14 @@ export function exportSession(store: Store, id: string): SessionExport | undefin
  * @returns The exports.
  *
  * @example
- * ```ts ignore
- * const cron = exportAll(store, { source: "cron" });
+ * ```ts
+ * import { SessionDB } from "./session_db.ts";
+ * const dir = await Deno.makeTempDir();
+ * using db = await SessionDB.open({ path: `${dir}/state.db` });
+ * db.createSession("cron_job_1", "cron");
+ * db.createSession("s1", "cli");
+ * console.assert(db.exportAll({ source: "cron" }).length === 1);
+ * console.assert(db.exportAll().length === 2);
  * ```
  */
 export function exportAll(store: Store, options: ExportOptions = {}): SessionExport[] {
@@ -103,8 +115,14 @@ export function exportAll(store: Store, options: ExportOptions = {}): SessionExp
  * @returns A generator of exports.
  *
  * @example Writing a JSONL export
- * ```ts ignore
- * for (const session of iterateExport(store, {})) out.write(JSON.stringify(session) + "\n");
+ * ```ts
+ * import { SessionDB } from "./session_db.ts";
+ * const dir = await Deno.makeTempDir();
+ * using db = await SessionDB.open({ path: `${dir}/state.db` });
+ * db.createSession("s1", "cli");
+ * const lines: string[] = [];
+ * for (const session of db.iterateExport()) lines.push(JSON.stringify(session));
+ * console.assert(lines.length === 1);
  * ```
  */
 export function* iterateExport(

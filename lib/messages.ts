@@ -148,11 +148,17 @@ const TIMESTAMP = 6;
  * @throws {ReadonlyError} When the store is read-only.
  *
  * @example An assistant turn with two tool calls
- * ```ts ignore
- * const id = appendMessage(store, "s1", {
+ * ```ts
+ * import { SessionDB } from "./session_db.ts";
+ * const dir = await Deno.makeTempDir();
+ * using db = await SessionDB.open({ path: `${dir}/state.db` });
+ * db.createSession("s1", "cli");
+ * db.appendMessage("s1", {
  *   role: "assistant",
  *   toolCalls: [{ id: "c1", type: "function" }, { id: "c2", type: "function" }],
- * }); // message_count + 1, tool_call_count + 2
+ * });
+ * const row = db.getSession("s1")!;
+ * console.assert(row.message_count === 1 && row.tool_call_count === 2);
  * ```
  */
 export function appendMessage(store: Store, sessionId: string, message: NewMessage): number {
@@ -184,11 +190,16 @@ export function appendMessage(store: Store, sessionId: string, message: NewMessa
  * @throws {ReadonlyError} When the store is read-only.
  *
  * @example Importing a transcript
- * ```ts ignore
- * const ids = appendMessages(store, "s1", [
+ * ```ts
+ * import { SessionDB } from "./session_db.ts";
+ * const dir = await Deno.makeTempDir();
+ * using db = await SessionDB.open({ path: `${dir}/state.db` });
+ * db.createSession("s1", "cli");
+ * const ids = db.appendMessages("s1", [
  *   { role: "user", content: "hello" },
  *   { role: "assistant", content: "hi!" },
  * ]);
+ * console.assert(ids.length === 2 && db.getSession("s1")!.message_count === 2);
  * ```
  */
 export function appendMessages(
@@ -238,10 +249,20 @@ export function appendMessages(
  * @throws {TypeError} When a field has the wrong type (nothing is changed).
  * @throws {ReadonlyError} When the store is read-only.
  *
- * @example Dropping the last exchange
- * ```ts ignore
- * const conversation = getMessagesAsConversation(store, "s1", {});
- * replaceMessages(store, "s1", conversation.slice(0, -2));
+ * @example Dropping the last exchange (an /undo)
+ * ```ts
+ * import { SessionDB } from "./session_db.ts";
+ * const dir = await Deno.makeTempDir();
+ * using db = await SessionDB.open({ path: `${dir}/state.db` });
+ * db.createSession("s1", "cli");
+ * db.appendMessages("s1", [
+ *   { role: "user", content: "one" },
+ *   { role: "assistant", content: "1" },
+ *   { role: "user", content: "two" },
+ *   { role: "assistant", content: "2" },
+ * ]);
+ * db.replaceMessages("s1", db.getMessagesAsConversation("s1").slice(0, -2));
+ * console.assert(db.getSession("s1")!.message_count === 2);
  * ```
  */
 export function replaceMessages(
@@ -282,8 +303,14 @@ export function replaceMessages(
  * @throws {ReadonlyError} When the store is read-only.
  *
  * @example
- * ```ts ignore
- * clearMessages(store, "s1");
+ * ```ts
+ * import { SessionDB } from "./session_db.ts";
+ * const dir = await Deno.makeTempDir();
+ * using db = await SessionDB.open({ path: `${dir}/state.db` });
+ * db.createSession("s1", "telegram");
+ * db.appendMessage("s1", { role: "user", content: "/new" });
+ * db.clearMessages("s1");
+ * console.assert(db.getMessages("s1").length === 0 && db.getSession("s1")!.message_count === 0);
  * ```
  */
 export function clearMessages(store: Store, sessionId: string): void {
@@ -338,9 +365,15 @@ export function messageFromRow(row: Record<string, unknown>): MessageRow {
  * @param sessionId The session.
  * @returns The messages; `[]` for an unknown session.
  *
- * @example
- * ```ts ignore
- * for (const message of getMessages(store, "s1")) console.log(message.role, message.content);
+ * @example Multimodal content comes back as parts
+ * ```ts
+ * import { SessionDB } from "./session_db.ts";
+ * const dir = await Deno.makeTempDir();
+ * using db = await SessionDB.open({ path: `${dir}/state.db` });
+ * db.createSession("s1", "telegram");
+ * db.appendMessage("s1", { role: "user", content: [{ type: "text", text: "a dog?" }] });
+ * const [message] = db.getMessages("s1");
+ * console.assert(Array.isArray(message.content) && message.content.length === 1);
  * ```
  */
 export function getMessages(store: Store, sessionId: string): MessageRow[] {
@@ -359,9 +392,13 @@ export function getMessages(store: Store, sessionId: string): MessageRow[] {
  * @returns The count.
  *
  * @example
- * ```ts ignore
- * const total = messageCount(store);
- * const inOne = messageCount(store, "s1");
+ * ```ts
+ * import { SessionDB } from "./session_db.ts";
+ * const dir = await Deno.makeTempDir();
+ * using db = await SessionDB.open({ path: `${dir}/state.db` });
+ * db.createSession("s1", "cli");
+ * db.appendMessage("s1", { role: "user", content: "hi" });
+ * console.assert(db.messageCount() === 1 && db.messageCount("other") === 0);
  * ```
  */
 export function messageCount(store: Store, sessionId?: string): number {

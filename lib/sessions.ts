@@ -46,8 +46,15 @@ const INSERT_SESSION = `INSERT OR IGNORE INTO sessions
  * @throws {ReadonlyError} When the store is read-only.
  *
  * @example Creating a child session
- * ```ts ignore
- * createSession(store, "s2", "cli", { parentSessionId: "s1", modelConfig: { effort: "high" } });
+ * ```ts
+ * import { SessionDB } from "./session_db.ts";
+ * const dir = await Deno.makeTempDir();
+ * using db = await SessionDB.open({ path: `${dir}/state.db` });
+ * db.createSession("s1", "cli");
+ * db.createSession("s2", "cli", { parentSessionId: "s1", modelConfig: { effort: "high" } });
+ * db.createSession("s2", "telegram"); // ignored: the first write wins
+ * const row = db.getSession("s2")!;
+ * console.assert(row.source === "cli" && row.model_config === '{"effort": "high"}');
  * ```
  */
 export function createSession(
@@ -84,8 +91,12 @@ export function createSession(
  * @throws {ReadonlyError} When the store is read-only.
  *
  * @example
- * ```ts ignore
- * ensureSession(store, "s1", "telegram", { model: "gpt-5" });
+ * ```ts
+ * import { SessionDB } from "./session_db.ts";
+ * const dir = await Deno.makeTempDir();
+ * using db = await SessionDB.open({ path: `${dir}/state.db` });
+ * db.ensureSession("s1");
+ * console.assert(db.getSession("s1")!.source === "unknown");
  * ```
  */
 export function ensureSession(
@@ -106,9 +117,15 @@ export function ensureSession(
  * @param endReason Why it ended: `compression`, `branched`, `cli_close`…
  * @throws {ReadonlyError} When the store is read-only.
  *
- * @example
- * ```ts ignore
- * endSession(store, "s1", "compression");
+ * @example The first end reason stays
+ * ```ts
+ * import { SessionDB } from "./session_db.ts";
+ * const dir = await Deno.makeTempDir();
+ * using db = await SessionDB.open({ path: `${dir}/state.db` });
+ * db.createSession("s1", "cli");
+ * db.endSession("s1", "compression");
+ * db.endSession("s1", "cli_close");
+ * console.assert(db.getSession("s1")!.end_reason === "compression");
  * ```
  */
 export function endSession(store: Store, id: string, endReason: string): void {
@@ -130,8 +147,14 @@ export function endSession(store: Store, id: string, endReason: string): void {
  * @throws {ReadonlyError} When the store is read-only.
  *
  * @example
- * ```ts ignore
- * reopenSession(store, "s1");
+ * ```ts
+ * import { SessionDB } from "./session_db.ts";
+ * const dir = await Deno.makeTempDir();
+ * using db = await SessionDB.open({ path: `${dir}/state.db` });
+ * db.createSession("s1", "cli");
+ * db.endSession("s1", "cli_close");
+ * db.reopenSession("s1");
+ * console.assert(db.getSession("s1")!.ended_at === null);
  * ```
  */
 export function reopenSession(store: Store, id: string): void {
@@ -152,8 +175,13 @@ export function reopenSession(store: Store, id: string): void {
  * @throws {ReadonlyError} When the store is read-only.
  *
  * @example
- * ```ts ignore
- * updateSystemPrompt(store, "s1", "You are Hermes.");
+ * ```ts
+ * import { SessionDB } from "./session_db.ts";
+ * const dir = await Deno.makeTempDir();
+ * using db = await SessionDB.open({ path: `${dir}/state.db` });
+ * db.createSession("s1", "cli");
+ * db.updateSystemPrompt("s1", "You are Hermes.");
+ * console.assert(db.getSession("s1")!.system_prompt === "You are Hermes.");
  * ```
  */
 export function updateSystemPrompt(store: Store, id: string, prompt: string): void {
@@ -168,6 +196,16 @@ export function updateSystemPrompt(store: Store, id: string, prompt: string): vo
  * @param store The open store.
  * @param id The session id.
  * @returns The row, or `undefined` when there is none.
+ *
+ * @example
+ * ```ts
+ * import { SessionDB } from "./session_db.ts";
+ * const dir = await Deno.makeTempDir();
+ * using db = await SessionDB.open({ path: `${dir}/state.db` });
+ * db.createSession("s1", "cli", { model: "gpt-5" });
+ * console.assert(db.getSession("s1")!.model === "gpt-5");
+ * console.assert(db.getSession("nope") === undefined);
+ * ```
  */
 export function getSession(store: Store, id: string): SessionRow | undefined {
   return store.statement("SELECT * FROM sessions WHERE id = ?").get(id) as SessionRow | undefined;

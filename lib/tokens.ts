@@ -103,9 +103,17 @@ const SET_TOKENS = `UPDATE sessions SET
  * @throws {ReadonlyError} When the store is read-only.
  *
  * @example Incremental and cumulative updates
- * ```ts ignore
- * updateTokenCounts(store, "s1", { inputTokens: 1200, outputTokens: 300, apiCallCount: 1 });
- * updateTokenCounts(store, "s1", { inputTokens: 5000, outputTokens: 900, absolute: true });
+ * ```ts
+ * import { SessionDB } from "./session_db.ts";
+ * const dir = await Deno.makeTempDir();
+ * using db = await SessionDB.open({ path: `${dir}/state.db` });
+ * db.createSession("s1", "cli");
+ * db.updateTokenCounts("s1", { inputTokens: 1200, outputTokens: 300, apiCallCount: 1 });
+ * db.updateTokenCounts("s1", { inputTokens: 800, estimatedCostUsd: 0.01, apiCallCount: 1 });
+ * console.assert(db.getSession("s1")!.input_tokens === 2000);
+ * db.updateTokenCounts("s1", { inputTokens: 5000, outputTokens: 900, absolute: true });
+ * const row = db.getSession("s1")!;
+ * console.assert(row.input_tokens === 5000 && row.api_call_count === 0);
  * ```
  */
 export function updateTokenCounts(store: Store, id: string, update: TokenCountsUpdate = {}): void {
