@@ -379,7 +379,7 @@ export function rawConversation(
     conn,
     `SELECT role, content, tool_call_id, tool_calls, tool_name, finish_reason, reasoning,
      reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items
-     FROM messages WHERE session_id IN (${ids.map(() => "?").join(", ")}) ORDER BY id`,
+     FROM messages WHERE session_id IN (${ids.map(() => "?").join(", ")}) ORDER BY timestamp, id`,
   ).all(...ids);
   const out: Record<string, unknown>[] = [];
   for (const row of rows) {
