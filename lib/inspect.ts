@@ -4,7 +4,11 @@
  *
  * @module
  */
+import { SqliteError } from "./driver/sqlite_error.ts";
 import type { Store } from "./store.ts";
+
+/** SQLITE_CORRUPT: a damaged page, which an inspection reports instead of throwing. */
+const SQLITE_CORRUPT = 11;
 
 /** Options of {@linkcode inspectDatabase}. */
 export interface InspectOptions {
@@ -31,10 +35,10 @@ export interface DatabaseInfo {
   pageCount: number;
   /** Unused pages (what `vacuum` would reclaim). */
   freePages: number;
-  /** Rows of `sessions`. */
-  sessions: number;
-  /** Rows of `messages`. */
-  messages: number;
+  /** Rows of `sessions`; `null` when the table is damaged. */
+  sessions: number | null;
+  /** Rows of `messages`; `null` when the table is damaged. */
+  messages: number | null;
   /** The FTS5 tables present (`messages_fts`, `messages_fts_trigram`). */
   ftsTables: string[];
   /** The `state_meta` keys. */
@@ -48,6 +52,23 @@ function tableExists(store: Store, name: string): boolean {
   return store.statement(sql).get(name) !== undefined;
 }
 
+/** Runs `read`; a damaged page gives `fallback(message)` instead of an error. */
+function unlessCorrupt<T>(read: () => T, fallback: (message: string) => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof SqliteError && error.code === SQLITE_CORRUPT) {
+      return fallback(error.message);
+    }
+    throw error;
+  }
+}
+
+function rowCount(store: Store, table: "sessions" | "messages"): number | null {
+  if (!tableExists(store, table)) return 0;
+  return unlessCorrupt(() => numberOf(store, `SELECT COUNT(*) FROM ${table}`), () => null);
+}
+
 function numberOf(store: Store, sql: string): number {
   const row = store.statement(sql).get();
   return row === undefined ? 0 : Number(Object.values(row)[0] ?? 0);
@@ -59,7 +80,8 @@ function numberOf(store: Store, sql: string): number {
  * @param store The open store.
  * @param options `integrity`.
  * @returns Versions, journal mode, page counts, row counts, FTS tables,
- * meta keys and the integrity check.
+ * meta keys and the integrity check. A damaged table or page is reported
+ * in `integrity` (and its count is `null`) instead of thrown.
  *
  * @example
  * ```ts
@@ -84,9 +106,11 @@ export function inspectDatabase(store: Store, options: InspectOptions = {}): Dat
   const meta = tableExists(store, "state_meta")
     ? store.statement("SELECT key FROM state_meta ORDER BY key").all()
     : [];
-  const integrity = options.integrity === false
-    ? null
-    : store.statement("PRAGMA quick_check(20)").all().map((row) => String(Object.values(row)[0]));
+  const integrity = options.integrity === false ? null : unlessCorrupt(
+    () =>
+      store.statement("PRAGMA quick_check(20)").all().map((row) => String(Object.values(row)[0])),
+    (message) => [message],
+  );
   return {
     path: store.path,
     schemaVersion: version === undefined ? null : Number(version.version),
@@ -95,8 +119,8 @@ export function inspectDatabase(store: Store, options: InspectOptions = {}): Dat
     pageSize: numberOf(store, "PRAGMA page_size"),
     pageCount: numberOf(store, "PRAGMA page_count"),
     freePages: numberOf(store, "PRAGMA freelist_count"),
-    sessions: tableExists(store, "sessions") ? numberOf(store, "SELECT COUNT(*) FROM sessions") : 0,
-    messages: tableExists(store, "messages") ? numberOf(store, "SELECT COUNT(*) FROM messages") : 0,
+    sessions: rowCount(store, "sessions"),
+    messages: rowCount(store, "messages"),
     ftsTables: fts.map((row) => String(row.name)),
     metaKeys: meta.map((row) => String(row.key)),
     integrity,

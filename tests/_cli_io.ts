@@ -5,7 +5,8 @@
 import { chmodSync } from "node:fs";
 import type { Io } from "../lib/cli/io.ts";
 import { main } from "../lib/cli/main.ts";
-import { copyFixture } from "./_helpers.ts";
+import { SessionDB } from "../lib/session_db.ts";
+import { copyFixture, tempDbPath } from "./_helpers.ts";
 
 /** One hour after the last message of the v11 fixture. */
 export const FIXTURE_NOW = 1777453504.408011 + 3600;
@@ -109,4 +110,30 @@ export function v11Copy(): string {
   const path = copyFixture("hermes-v11.db");
   chmodSync(path, 0o600);
   return path;
+}
+
+/** A new database at a fixed clock, filled by `fill`; returns its path. */
+export async function buildDb(
+  fill: (db: SessionDB, clock: { now: number }) => void,
+  options: { start?: number } = {},
+): Promise<string> {
+  const path = tempDbPath();
+  const clock = { now: options.start ?? FIXTURE_NOW - 7200 };
+  const db = await SessionDB.open({ path, clock: () => clock.now });
+  try {
+    fill(db, clock);
+  } finally {
+    db.close();
+  }
+  return path;
+}
+
+/** Opens `path` with the fixture clock, runs `fn`, closes. */
+export async function withDb<T>(path: string, fn: (db: SessionDB) => T): Promise<T> {
+  const db = await SessionDB.open({ path, clock: () => FIXTURE_NOW });
+  try {
+    return fn(db);
+  } finally {
+    db.close();
+  }
 }

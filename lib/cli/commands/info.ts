@@ -60,8 +60,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         formatCount(info.freePages)
       } free`,
     ],
-    ["Sessions", formatCount(info.sessions)],
-    ["Messages", formatCount(info.messages)],
+    ["Sessions", info.sessions === null ? style.red("unreadable") : formatCount(info.sessions)],
+    ["Messages", info.messages === null ? style.red("unreadable") : formatCount(info.messages)],
     ["Search tables", info.ftsTables.join(", ") || "none"],
     ["Meta keys", info.metaKeys.join(", ") || "none"],
     ["Integrity", integrity],

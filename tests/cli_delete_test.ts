@@ -1,0 +1,65 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
+
+describe("delete", () => {
+  test("delete asks on stderr and deletes after y", async () => {
+    const path = v11Copy();
+    const run = await runCli(["--db", path, "delete", V11.live], { stdin: "y\n" });
+    assert.equal(run.code, 0);
+    assert.match(
+      run.err,
+      new RegExp(`^Delete session '${V11.live}' and its \\d+ messages\\? \\[y/N\\] $`),
+    );
+    assert.equal(run.out, `Deleted session '${V11.live}'.\n`);
+    assert.equal(await withDb(path, (db) => db.getSession(V11.live)), undefined);
+  });
+
+  test("delete keeps the session and exits 1 for no, any other answer, or end of input", async () => {
+    const path = v11Copy();
+    for (const stdin of ["n\n", "maybe\n", ""]) {
+      const run = await runCli(["--db", path, "delete", V11.live], { stdin });
+      assert.equal(run.code, 1);
+      assert.match(run.err, /Cancelled\.\n$/);
+      assert.equal(run.out, "");
+    }
+    assert.ok(await withDb(path, (db) => db.getSession(V11.live)));
+  });
+
+  test("delete --yes does not ask; children are kept as roots", async () => {
+    const path = v11Copy();
+    const run = await runCli(["--db", path, "delete", "--yes", V11.compressionRoot]);
+    assert.equal(run.code, 0);
+    assert.equal(run.err, "");
+    const child = await withDb(path, (db) => db.getSession(V11.delegateChild));
+    assert.equal(child?.parent_session_id, null);
+  });
+
+  test("delete names the title and the children it keeps when it asks", async () => {
+    const run = await runCli(["--db", v11Copy(), "delete", V11.compressionRoot], { stdin: "Y\n" });
+    assert.equal(run.code, 0);
+    assert.match(
+      run.err,
+      /\("my project"\) and its 13 messages; its 2 child sessions will be kept\?/,
+    );
+  });
+
+  test("delete removes the transcript files in the sessions folder beside the database", async () => {
+    const path = v11Copy();
+    const sessions = join(dirname(path), "sessions");
+    mkdirSync(sessions);
+    const file = join(sessions, `${V11.live}.jsonl`);
+    writeFileSync(file, "{}\n");
+    const run = await runCli(["--db", path, "delete", "-y", V11.live]);
+    assert.equal(run.code, 0);
+    assert.equal(existsSync(file), false);
+  });
+
+  test("delete exits 1 for an unknown session without asking", async () => {
+    const run = await runCli(["--db", v11Copy(), "delete", "nope"], { stdin: "y\n" });
+    assert.equal(run.code, 1);
+    assert.doesNotMatch(run.err, /\[y\/N\]/);
+  });
+});

@@ -1,0 +1,137 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  alignColumns,
+  displayWidth,
+  formatBytes,
+  formatCost,
+  formatCount,
+  formatDate,
+  oneLine,
+  padEnd,
+  relativeTime,
+  truncate,
+} from "../lib/cli/format.ts";
+import { colourWanted, createStyle } from "../lib/cli/style.ts";
+import { contentAsText, toolCallViews, visibleControls } from "../lib/cli/transcript.ts";
+import { fenced } from "../lib/cli/markdown.ts";
+
+describe("format helpers", () => {
+  test("displayWidth() counts CJK and emoji as two columns and colour codes as none", () => {
+    assert.equal(displayWidth("abc"), 3);
+    assert.equal(displayWidth("数据库"), 6);
+    assert.equal(displayWidth("週次レポート"), 12);
+    assert.equal(displayWidth("회의록"), 6);
+    assert.equal(displayWidth("🚀x"), 3);
+    assert.equal(displayWidth("\x1b[1mab\x1b[22m"), 2);
+    assert.equal(displayWidth("e\u0301"), 1);
+  });
+
+  test("truncate() cuts by columns and marks the cut; padEnd() pads by columns", () => {
+    assert.equal(truncate("abcdef", 6), "abcdef");
+    assert.equal(truncate("abcdefg", 6), "abcde…");
+    assert.equal(truncate("数据库迁移计划", 7), "数据库…");
+    assert.equal(padEnd("数据", 6), "数据  ");
+    assert.equal(padEnd("toolong", 3), "toolong");
+  });
+
+  test("relativeTime() follows hermes sessions list's steps", () => {
+    const now = 1_800_000_000;
+    assert.equal(relativeTime(null, now), "?");
+    assert.equal(relativeTime(0, now), "?");
+    assert.equal(relativeTime(now + 500, now), "just now");
+    assert.equal(relativeTime(now - 59, now), "just now");
+    assert.equal(relativeTime(now - 60, now), "1m ago");
+    assert.equal(relativeTime(now - 3599, now), "59m ago");
+    assert.equal(relativeTime(now - 3600, now), "1h ago");
+    assert.equal(relativeTime(now - 86399, now), "23h ago");
+    assert.equal(relativeTime(now - 86400, now), "yesterday");
+    assert.equal(relativeTime(now - 172800, now), "2d ago");
+    assert.equal(relativeTime(now - 604799, now), "6d ago");
+    assert.equal(relativeTime(now - 604800, now), formatDate(now - 604800));
+    assert.match(formatDate(now), /^\d{4}-\d\d-\d\d$/);
+  });
+
+  test("formatCount(), formatCost() and formatBytes() render numbers for people", () => {
+    assert.equal(formatCount(0), "0");
+    assert.equal(formatCount(999), "999");
+    assert.equal(formatCount(1234567), "1,234,567");
+    assert.equal(formatCount(-1234), "-1,234");
+    assert.equal(formatCost(null), "—");
+    assert.equal(formatCost(0), "$0.0000");
+    assert.equal(formatCost(0.0880275), "$0.0880");
+    assert.equal(formatCost(12.5), "$12.50");
+    assert.equal(formatBytes(0), "0 B");
+    assert.equal(formatBytes(1023), "1023 B");
+    assert.equal(formatBytes(1536), "1.5 KiB");
+    assert.equal(formatBytes(5 * 1024 * 1024), "5.0 MiB");
+  });
+
+  test("oneLine() and alignColumns() lay text out on lines and columns", () => {
+    assert.equal(oneLine("  a\n\tb \r\n c  "), "a b c");
+    assert.deepEqual(alignColumns([["id", "记忆", "x"], ["longer", "a", "y"]]), [
+      "id      记忆  x",
+      "longer  a     y",
+    ]);
+  });
+});
+
+describe("style", () => {
+  test("colourWanted() is true only on a terminal without NO_COLOR or TERM=dumb", () => {
+    const env = (vars: Record<string, string>) => (name: string) => vars[name];
+    assert.equal(colourWanted({ isTerminal: false, env: env({}) }), false);
+    assert.equal(colourWanted({ isTerminal: true, env: env({}) }), true);
+    assert.equal(colourWanted({ isTerminal: true, env: env({ NO_COLOR: "1" }) }), false);
+    assert.equal(colourWanted({ isTerminal: true, env: env({ NO_COLOR: "" }) }), true);
+    assert.equal(colourWanted({ isTerminal: true, env: env({ TERM: "dumb" }) }), false);
+  });
+
+  test("createStyle() decorates only when enabled", () => {
+    assert.equal(createStyle(false).highlight("x"), "x");
+    assert.equal(createStyle(true).red("x"), "\x1b[31mx\x1b[39m");
+  });
+});
+
+describe("transcript helpers", () => {
+  test("visibleControls() shows control characters as symbols but keeps newlines and tabs", () => {
+    assert.equal(visibleControls("a\u0000b\u001b[31m\n\tc\u007f"), "a␀b␛[31m\n\tc␡");
+  });
+
+  test("contentAsText() joins text parts and marks images", () => {
+    assert.equal(contentAsText(null), "");
+    assert.equal(contentAsText("plain"), "plain");
+    assert.equal(
+      contentAsText([
+        { type: "text", text: "look" },
+        { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } },
+      ]),
+      "look\n[image_url: data:image/png;base64,AAAA]",
+    );
+    assert.equal(contentAsText({ type: "input_audio" }), "[input_audio]");
+  });
+
+  test("toolCallViews() reads OpenAI tool calls and keeps non-JSON arguments raw", () => {
+    assert.deepEqual(
+      toolCallViews([
+        {
+          id: "1",
+          type: "function",
+          function: { name: "terminal", arguments: '{"command": "ls -la"}' },
+        },
+        { function: { name: "broken", arguments: "{not json" } },
+        { function: { name: "obj", arguments: { a: "记" } } },
+      ]),
+      [
+        { name: "terminal", args: '{"command":"ls -la"}' },
+        { name: "broken", args: "{not json" },
+        { name: "obj", args: '{"a":"记"}' },
+      ],
+    );
+    assert.deepEqual(toolCallViews(null), []);
+  });
+
+  test("fenced() uses a fence longer than any backtick run inside", () => {
+    assert.equal(fenced("x"), "```\nx\n```");
+    assert.equal(fenced("a ```` b", "json"), "`````json\na ```` b\n`````");
+  });
+});

@@ -1,0 +1,63 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { runCli, V11, v11Copy } from "./_cli_io.ts";
+
+interface Node {
+  id: string;
+  relation: string;
+  end_reason: string | null;
+  children: Node[];
+}
+
+describe("lineage", () => {
+  test("lineage draws the tree from the root with relations, end reasons and a marker", async () => {
+    const run = await runCli(["--db", v11Copy(), "lineage", V11.compressionTip]);
+    assert.equal(run.code, 0);
+    const lines = run.out.trimEnd().split("\n");
+    assert.equal(lines.length, 4);
+    assert.match(
+      lines[0],
+      new RegExp(`^${V11.compressionRoot} · my project · cli · .* · 13 msg · ended: compression$`),
+    );
+    assert.match(lines[1], new RegExp(`^├─ \\[child\\] ${V11.delegateChild} · cli · `));
+    assert.match(
+      lines[2],
+      new RegExp(
+        `^└─ \\[compression\\] ${V11.compressionMid} · my project #2 · .* · ended: compression$`,
+      ),
+    );
+    assert.match(
+      lines[3],
+      new RegExp(`^   └─ \\[compression\\] ${V11.compressionTip} · my project #3 · .* · open  ◀$`),
+    );
+  });
+
+  test("lineage gives the same tree from any member, marking the one asked for", async () => {
+    const path = v11Copy();
+    const fromRoot = await runCli(["--db", path, "lineage", V11.compressionRoot]);
+    const fromTip = await runCli(["--db", path, "lineage", V11.compressionTip]);
+    const strip = (text: string) => text.replaceAll("  ◀", "");
+    assert.equal(strip(fromRoot.out), strip(fromTip.out));
+    assert.match(fromRoot.out.split("\n")[0], /◀$/);
+  });
+
+  test("lineage --json prints a nested tree with relations", async () => {
+    const run = await runCli(["--db", v11Copy(), "--json", "lineage", V11.branchChild]);
+    const { target, root, tree } = JSON.parse(run.out) as {
+      target: string;
+      root: string;
+      tree: Node;
+    };
+    assert.equal(target, V11.branchChild);
+    assert.equal(root, V11.branchParent);
+    assert.equal(tree.relation, "root");
+    assert.equal(tree.end_reason, "branched");
+    assert.deepEqual(tree.children.map((c) => [c.id, c.relation]), [[V11.branchChild, "branch"]]);
+  });
+
+  test("lineage of a session without family is one line", async () => {
+    const run = await runCli(["--db", v11Copy(), "lineage", V11.live]);
+    assert.equal(run.out.trimEnd().split("\n").length, 1);
+    assert.match(run.out, /◀\n$/);
+  });
+});

@@ -1,0 +1,65 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
+
+const OLD = 6;
+
+describe("prune", () => {
+  test("prune --dry-run lists the old ended sessions and deletes nothing", async () => {
+    const path = v11Copy();
+    const run = await runCli(["--db", path, "prune", "--dry-run"]);
+    assert.equal(run.code, 0);
+    const lines = run.out.trimEnd().split("\n");
+    assert.equal(lines.length, OLD + 1);
+    assert.match(
+      lines[0],
+      new RegExp(`^${V11.oldCli} +cli +2025-12-2\\d +cli_close +\\d+ msg +docker cleanup`),
+    );
+    assert.equal(lines[OLD], `${OLD} sessions would be deleted (dry run: nothing was).`);
+    assert.equal(await withDb(path, (db) => db.sessionCount()), 42);
+  });
+
+  test("prune --dry-run --json lists what pruneCandidates returns", async () => {
+    const path = v11Copy();
+    const run = await runCli(["--db", path, "--json", "prune", "--dry-run", "--source", "cron"]);
+    const report = JSON.parse(run.out);
+    assert.equal(report.would_prune, 1);
+    assert.equal(report.sessions[0].source, "cron");
+  });
+
+  test("prune asks, then deletes exactly the listed sessions", async () => {
+    const path = v11Copy();
+    const run = await runCli(["--db", path, "prune"], { stdin: "yes\n" });
+    assert.equal(run.code, 0);
+    assert.match(
+      run.err,
+      /^Delete 6 sessions \(\d+ messages\): all ended sessions older than 90 days\? \[y\/N\] $/,
+    );
+    assert.equal(run.out, "Pruned 6 sessions.\n");
+    assert.equal(await withDb(path, (db) => db.sessionCount()), 42 - OLD);
+  });
+
+  test("prune is cancelled by no or end of input, and --yes skips the question", async () => {
+    const path = v11Copy();
+    const no = await runCli(["--db", path, "prune", "--source", "cron"]);
+    assert.equal(no.code, 1);
+    assert.match(no.err, /from 'cron'\? \[y\/N\] \nCancelled\.\n$/);
+    const yes = await runCli(["--db", path, "prune", "--source", "cron", "-y", "--json"]);
+    assert.deepEqual(JSON.parse(yes.out), { pruned: 1 });
+    assert.equal(await withDb(path, (db) => db.sessionCount({ source: "cron" })), 3);
+  });
+
+  test("prune says so when nothing is old enough, without asking", async () => {
+    const run = await runCli(["--db", v11Copy(), "prune", "--older-than", "1000"]);
+    assert.equal(run.code, 0);
+    assert.equal(run.out, "No ended sessions older than 1000 days.\n");
+    assert.equal(run.err, "");
+  });
+
+  test("prune rejects a negative or fractional age", async () => {
+    for (const days of ["-1", "1.5", "x"]) {
+      const run = await runCli(["--db", v11Copy(), "prune", "--older-than", days]);
+      assert.equal(run.code, 2);
+    }
+  });
+});

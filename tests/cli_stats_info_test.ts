@@ -1,0 +1,116 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { closeSync, openSync, statSync, writeSync } from "node:fs";
+import { buildDb, runCli, v11Copy, withDb } from "./_cli_io.ts";
+import { rawOpen } from "./_helpers.ts";
+
+describe("stats", () => {
+  test("stats --json counts by source and model and measures the files", async () => {
+    const path = v11Copy();
+    const run = await runCli(["--db", path, "--json", "stats", "--top", "3"]);
+    assert.equal(run.code, 0);
+    const stats = JSON.parse(run.out);
+    assert.equal(stats.sessions, 42);
+    assert.equal(stats.messages, 197);
+    const bySource = Object.fromEntries(
+      stats.by_source.map((
+        s: { source: string; session_count: number },
+      ) => [s.source, s.session_count]),
+    );
+    assert.deepEqual(bySource, {
+      cli: 19,
+      discord: 6,
+      telegram: 5,
+      cron: 4,
+      acp: 3,
+      tui: 3,
+      tool: 2,
+    });
+    const expected = await withDb(path, (db) => ({
+      byModel: db.usageByModel(),
+      top: db.topSessionsByTokens(3),
+    }));
+    assert.deepEqual(stats.by_model, JSON.parse(JSON.stringify(expected.byModel)));
+    assert.deepEqual(stats.top_sessions, JSON.parse(JSON.stringify(expected.top)));
+    assert.equal(stats.files.db, statSync(path).size);
+    assert.equal(stats.files.total, stats.files.db + stats.files.wal + stats.files.shm);
+    assert.equal(stats.totals.actual_cost_usd, 0.4215);
+  });
+
+  test("stats prints totals, sources, models and the biggest sessions", async () => {
+    const run = await runCli(["--db", v11Copy(), "stats"]);
+    assert.equal(run.code, 0);
+    assert.match(run.out, /^Total sessions: 42\nTotal messages: 197\nTokens: [\d,]+ in · /);
+    assert.match(run.out, /\nDatabase size: [\d.]+ KiB \([\d.]+ KiB file, [\d.]+ K?i?B WAL, /);
+    assert.match(
+      run.out,
+      /\nBy source\n  source +sessions +messages +input +output +cost\n  cli +19 +/,
+    );
+    assert.match(run.out, /\nBy model\n/);
+    assert.match(run.out, /\nMost tokens\n  \S+ +[\d,]+ +\$/);
+  });
+
+  test("stats of an empty database prints zeros and no tables", async () => {
+    const run = await runCli(["--db", await buildDb(() => {}), "stats"]);
+    assert.equal(run.code, 0);
+    assert.match(run.out, /^Total sessions: 0\nTotal messages: 0\n/);
+    assert.doesNotMatch(run.out, /By source/);
+  });
+});
+
+describe("info", () => {
+  test("info --json describes the file: schema, journal mode, counts, search tables", async () => {
+    const path = v11Copy();
+    const run = await runCli(["--db", path, "--json", "info", "--no-check"]);
+    assert.equal(run.code, 0);
+    const info = JSON.parse(run.out);
+    assert.equal(info.path, path);
+    assert.equal(info.schemaVersion, 11);
+    assert.equal(info.journalMode, "wal");
+    assert.equal(info.sessions, 42);
+    assert.equal(info.messages, 197);
+    assert.deepEqual(info.ftsTables, ["messages_fts", "messages_fts_trigram"]);
+    assert.ok(info.metaKeys.includes("last_auto_prune"));
+    assert.equal(info.integrity, null);
+    assert.equal(info.readonly, false);
+    assert.equal(info.files.db, statSync(path).size);
+  });
+
+  test("info runs the quick check and exits 0 on a sound file", async () => {
+    const path = await buildDb((db) => {
+      db.createSession("s", "cli");
+      db.appendMessage("s", { role: "user", content: "hello" });
+    });
+    const run = await runCli(["--db", path, "info"]);
+    assert.equal(run.code, 0);
+    assert.match(
+      run.out,
+      /^Path +.*state\.db\nSchema version +11\nSQLite +3\.\d+\.\d+\nJournal mode +wal\n/,
+    );
+    assert.match(run.out, /\nSessions +1\nMessages +1\n/);
+    assert.match(run.out, /\nIntegrity +ok\n$/);
+  });
+
+  test("info reports a damaged table and exits 1", async () => {
+    const path = await buildDb((db) => {
+      db.createSession("s", "cli");
+      for (let i = 0; i < 50; i++) {
+        db.appendMessage("s", { role: "user", content: "hello docker ".repeat(30) });
+      }
+    });
+    const raw = await rawOpen(path);
+    const page = Number(
+      raw.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'messages'").get()?.rootpage,
+    );
+    const pageSize = Number(raw.prepare("PRAGMA page_size").get()?.page_size);
+    raw.close();
+    const fd = openSync(path, "r+");
+    writeSync(fd, new Uint8Array(8).fill(0xff), 0, 8, (page - 1) * pageSize + 12);
+    closeSync(fd);
+    const run = await runCli(["--db", path, "info"]);
+    assert.equal(run.code, 1);
+    assert.match(run.out, /\nIntegrity +database disk image is malformed\n$/);
+    const json = await runCli(["--db", path, "info", "--json"]);
+    assert.equal(JSON.parse(json.out).ok, false);
+  });
+});
