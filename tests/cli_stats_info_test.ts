@@ -44,10 +44,10 @@ describe("stats", () => {
     assert.match(run.out, /\nDatabase size: [\d.]+ KiB \([\d.]+ KiB file, [\d.]+ K?i?B WAL, /);
     assert.match(
       run.out,
-      /\nBy source\n  source +sessions +messages +input +output +cost\n  cli +19 +/,
+      /\nBy source\n {2}source +sessions +messages +input +output +cost\n {2}cli +19 +/,
     );
     assert.match(run.out, /\nBy model\n/);
-    assert.match(run.out, /\nMost tokens\n  \S+ +[\d,]+ +\$/);
+    assert.match(run.out, /\nMost tokens\n {2}\S+ +[\d,]+ +\$/);
   });
 
   test("stats of an empty database prints zeros and no tables", async () => {
