@@ -346,7 +346,7 @@ function parseToolCalls(stored: unknown): JsonValue | null {
  * @param row A `SELECT *` row of `messages`.
  * @returns The message, keeping every column (including unknown ones).
  */
-export function messageFromRow(row: Record<string, unknown>): MessageRow {
+function messageFromRow(row: Record<string, unknown>): MessageRow {
   const message = row as MessageRow;
   if ("content" in row) message.content = decodeContent(row.content);
   if ("tool_calls" in row) message.tool_calls = parseToolCalls(row.tool_calls);
