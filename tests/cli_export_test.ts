@@ -1,0 +1,110 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { expected, tempDir } from "./_helpers.ts";
+import { runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
+
+interface ExpectedFile {
+  entries: { ts_call: string; ts_args: unknown[]; result: unknown }[];
+}
+
+function parseLines(text: string): unknown[] {
+  assert.ok(text.endsWith("\n"));
+  return text.slice(0, -1).split("\n").map((line) => JSON.parse(line));
+}
+
+describe("export", () => {
+  test("export - writes one JSON line per session: exactly what exportAll returns", async () => {
+    const path = v11Copy();
+    const run = await runCli(["--db", path, "export", "-"]);
+    assert.equal(run.code, 0);
+    assert.equal(run.err, "");
+    const lines = parseLines(run.out);
+    const all = await withDb(path, (db) => db.exportAll());
+    assert.equal(lines.length, 42);
+    assert.deepEqual(lines, JSON.parse(JSON.stringify(all)));
+    assert.ok(run.io.drains >= 2, "stdout is drained while streaming");
+  });
+
+  test("export - matches, line for line, what hermes sessions export writes (Python)", async () => {
+    const file = await expected<ExpectedFile>("export.json");
+    const python = file.entries.find((e) => e.ts_call === "exportAll" && e.ts_args.length === 0);
+    assert.ok(python);
+    const run = await runCli(["--db", v11Copy(), "export"]);
+    const lines = parseLines(run.out);
+    assert.equal(lines.length, (python.result as unknown[]).length);
+    lines.forEach((line, i) =>
+      assert.deepEqual(line, (python.result as unknown[])[i], `line ${i + 1}`)
+    );
+  });
+
+  test("export keeps non-ASCII text as it is, as ensure_ascii=False does", async () => {
+    const run = await runCli(["--db", v11Copy(), "export", "--source", "telegram"]);
+    assert.ok(run.out.includes("数据库"));
+    assert.ok(!run.out.includes("\\u6570"), "数 is not escaped");
+  });
+
+  test("export FILE writes the file whole and reports it", async () => {
+    const path = v11Copy();
+    const out = join(tempDir(), "backup.jsonl");
+    const run = await runCli(["--db", path, "export", out, "--source", "cron"]);
+    assert.equal(run.code, 0);
+    assert.equal(run.out, `Exported 4 sessions to ${out}\n`);
+    const lines = parseLines(readFileSync(out, "utf8")) as { source: string }[];
+    assert.deepEqual(lines.map((l) => l.source), ["cron", "cron", "cron", "cron"]);
+    assert.deepEqual(readdirSync(dirname(out)), ["backup.jsonl"], "no temporary file is left");
+    const json = await runCli(["--db", path, "--json", "export", out, "--session-id", V11.live]);
+    assert.deepEqual(JSON.parse(json.out), { exported: 1, output: out, format: "jsonl" });
+  });
+
+  test("export --session-id writes exportSession of the session found by prefix", async () => {
+    const path = v11Copy();
+    const run = await runCli(["--db", path, "export", "--session-id", "20260425_090019"]);
+    const lines = parseLines(run.out);
+    assert.equal(lines.length, 1);
+    const one = await withDb(path, (db) => db.exportSession(V11.compressionTip));
+    assert.deepEqual(lines[0], JSON.parse(JSON.stringify(one)));
+    const missing = await runCli(["--db", path, "export", "--session-id", "nope"]);
+    assert.equal(missing.code, 1);
+    assert.equal(missing.out, "");
+  });
+
+  test("export --format md writes a readable transcript per session", async () => {
+    const run = await runCli(["--db", v11Copy(), "export", "--format", "md", "--source", "cli"]);
+    assert.equal(run.code, 0);
+    const sessions = run.out.split("\n---\n\n");
+    assert.equal(sessions.length, 19);
+    assert.ok(
+      run.out.includes(
+        "# my project #3\n\n- **ID:** `20260425_090019_d38f1d`\n- **Source:** cli\n",
+      ),
+    );
+    assert.match(run.out, /\n## user · 2026-04-2\d \d\d:\d\d:\d\d UTC\n/);
+    assert.match(run.out, /\*\*Tool call\*\* `\w+`\n\n```json\n/);
+    assert.match(run.out, /<details><summary>Reasoning<\/summary>/);
+    assert.ok(!run.out.includes("\u0000"));
+  });
+
+  test("export exits 1 with one line when the file cannot be written", async () => {
+    const out = join(tempDir(), "no", "such", "dir", "x.jsonl");
+    const run = await runCli(["--db", v11Copy(), "export", out]);
+    assert.equal(run.code, 1);
+    assert.match(run.err, /^hermes-state: Cannot write .*x\.jsonl: .*\n$/);
+    assert.equal(existsSync(out), false);
+  });
+
+  test("export shows progress on a terminal once the run is past a second, then erases it", async () => {
+    let t = 1_800_000_000;
+    const now = () => (t += 0.25);
+    const run = await runCli(["--db", v11Copy(), "export", join(tempDir(), "x.jsonl")], {
+      now,
+      stderrIsTerminal: true,
+    });
+    assert.equal(run.code, 0);
+    assert.match(run.err, /^\r\x1b\[KExported \d+ sessions…/);
+    assert.ok(run.err.endsWith("\r\x1b[K"));
+    const quiet = await runCli(["--db", v11Copy(), "export", join(tempDir(), "y.jsonl")], { now });
+    assert.equal(quiet.err, "", "no progress when stderr is not a terminal");
+  });
+});

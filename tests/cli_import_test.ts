@@ -1,0 +1,131 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { rawOpen, tempDbPath, tempDir } from "./_helpers.ts";
+import { runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
+
+async function exportOf(path: string): Promise<string> {
+  const run = await runCli(["--db", path, "export"]);
+  assert.equal(run.code, 0);
+  return run.out;
+}
+
+async function ftsCount(path: string, table: string, query: string): Promise<number> {
+  const db = await rawOpen(path, true);
+  try {
+    return Number(
+      db.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${table} MATCH ?`).get(query)?.n,
+    );
+  } finally {
+    db.close();
+  }
+}
+
+describe("import", () => {
+  test("import of an export into a new file gives the same sessions and messages", async () => {
+    const source = v11Copy();
+    const text = await exportOf(source);
+    const file = join(tempDir(), "all.jsonl");
+    writeFileSync(file, text);
+    const target = tempDbPath();
+    const run = await runCli(["--db", target, "import", file]);
+    assert.equal(run.code, 0, run.err);
+    assert.equal(
+      run.out,
+      "Imported 42 sessions, skipped 0 already present (197 messages written).\n",
+    );
+    assert.equal(await exportOf(target), text);
+    const parent = await withDb(
+      target,
+      (db) => db.getSession(V11.compressionTip)?.parent_session_id,
+    );
+    assert.equal(parent, V11.compressionMid);
+    for (
+      const [table, query] of [["messages_fts", "docker"], ["messages_fts_trigram", '"数据库"']]
+    ) {
+      assert.equal(await ftsCount(target, table, query), await ftsCount(source, table, query));
+    }
+  });
+
+  test("import is idempotent: a second run skips every session and changes nothing", async () => {
+    const text = await exportOf(v11Copy());
+    const target = tempDbPath();
+    await runCli(["--db", target, "import", "-"], { stdin: text });
+    const again = await runCli(["--db", target, "import", "-"], { stdin: text });
+    assert.equal(again.code, 0);
+    assert.equal(
+      again.out,
+      "Imported 0 sessions, skipped 42 already present (0 messages written).\n",
+    );
+    assert.equal(await exportOf(target), text);
+  });
+
+  test("import --replace rewrites sessions that are present", async () => {
+    const path = v11Copy();
+    const line = (await runCli(["--db", path, "export", "--session-id", V11.live])).out;
+    const record = JSON.parse(line);
+    record.title = "Replaced title";
+    record.messages = record.messages.slice(0, 1);
+    const run = await runCli(["--db", path, "--json", "import", "--replace", "-"], {
+      stdin: JSON.stringify(record) + "\n",
+    });
+    const report = JSON.parse(run.out);
+    assert.equal(report.replaced, 1);
+    assert.equal(report.messages, 1);
+    const after = await withDb(
+      path,
+      (db) => [db.getSessionTitle(V11.live), db.getMessages(V11.live).length],
+    );
+    assert.deepEqual(after, ["Replaced title", 1]);
+  });
+
+  test("import reports each malformed line with its number and writes nothing of it", async () => {
+    const records = (await exportOf(v11Copy())).trimEnd().split("\n").slice(0, 3).map((l) =>
+      JSON.parse(l)
+    );
+    const noRole = structuredClone(records[2]);
+    noRole.messages[noRole.messages.length - 1].role = 7;
+    const stdin = [
+      JSON.stringify(records[0]),
+      "{not json",
+      "",
+      JSON.stringify({ id: "x", source: "cli", started_at: 1 }),
+      JSON.stringify(noRole),
+      JSON.stringify(records[1]),
+    ].join("\n");
+    const target = tempDbPath();
+    const run = await runCli(["--db", target, "import", "-"], { stdin });
+    assert.equal(run.code, 1);
+    const errors = run.err.trimEnd().split("\n");
+    assert.equal(errors.length, 3);
+    assert.match(errors[0], /^hermes-state: import: line 2: not valid JSON \(.+\)$/);
+    assert.equal(
+      errors[1],
+      "hermes-state: import: line 4: Cannot import session: messages must be a list: current value is missing",
+    );
+    assert.match(
+      errors[2],
+      /^hermes-state: import: line 5: Cannot import session: messages\[\d+\]\.role must be a string: current value is 7$/,
+    );
+    assert.equal(
+      run.out,
+      "Imported 2 sessions, skipped 0 already present (" +
+        (records[0].messages.length + records[1].messages.length) +
+        " messages written); 3 lines failed.\n",
+    );
+    const present = await withDb(
+      target,
+      (db) =>
+        [records[0].id, "x", noRole.id, records[1].id].map((id) => db.getSession(id) !== undefined),
+    );
+    assert.deepEqual(present, [true, false, false, true]);
+  });
+
+  test("import exits 1 with one line for a missing file, without creating the database", async () => {
+    const target = tempDbPath();
+    const run = await runCli(["--db", target, "import", join(tempDir(), "nope.jsonl")]);
+    assert.equal(run.code, 1);
+    assert.match(run.err, /^hermes-state: Cannot read .*nope\.jsonl: no such file\n$/);
+  });
+});

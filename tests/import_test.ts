@@ -1,0 +1,160 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { SessionDB } from "../lib/session_db.ts";
+import { tempDbPath } from "./_helpers.ts";
+
+async function open(): Promise<SessionDB> {
+  let t = 1_700_000_000;
+  return await SessionDB.open({ path: tempDbPath(), clock: () => (t += 1) });
+}
+
+const RECORD = {
+  id: "imp1",
+  source: "cli",
+  started_at: 1_600_000_000.25,
+  ended_at: 1_600_000_100.5,
+  end_reason: "cli_close",
+  title: "Imported",
+  message_count: 2,
+  tool_call_count: 1,
+  input_tokens: 10,
+  messages: [
+    {
+      id: 500,
+      role: "user",
+      content: [{ type: "text", text: "look at 记忆" }],
+      timestamp: 1_600_000_001.125,
+    },
+    {
+      id: 501,
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "c", type: "function", function: { name: "t", arguments: "{}" } }],
+      reasoning_details: '[{"type": "summary"}]',
+      timestamp: 1_600_000_002.5,
+    },
+  ],
+};
+
+describe("importSession()", () => {
+  test("importSession() keeps columns, timestamps, free message ids and content", async () => {
+    using db = await open();
+    const result = db.importSession(structuredClone(RECORD));
+    assert.deepEqual(result, {
+      outcome: "imported",
+      id: "imp1",
+      messages: 2,
+      deferredParent: null,
+    });
+    const row = db.getSession("imp1");
+    assert.equal(row?.started_at, 1_600_000_000.25);
+    assert.equal(row?.title, "Imported");
+    assert.equal(row?.input_tokens, 10);
+    const messages = db.getMessages("imp1");
+    assert.deepEqual(messages.map((m) => [m.id, m.timestamp]), [[500, 1_600_000_001.125], [
+      501,
+      1_600_000_002.5,
+    ]]);
+    assert.deepEqual(messages[0].content, RECORD.messages[0].content);
+    assert.deepEqual(messages[1].tool_calls, RECORD.messages[1].tool_calls);
+    assert.deepEqual(
+      db.exportSession("imp1")?.messages[1].reasoning_details,
+      '[{"type": "summary"}]',
+    );
+  });
+
+  test("importSession() gives new ids in order when the original ids are taken", async () => {
+    using db = await open();
+    db.importSession(structuredClone(RECORD));
+    const other = { ...structuredClone(RECORD), id: "imp2", title: null };
+    db.importSession(other);
+    const ids = db.getMessages("imp2").map((m) => m.id);
+    assert.equal(ids.length, 2);
+    assert.ok(ids[0] > 501 && ids[1] > ids[0]);
+  });
+
+  test("importSession() skips a present session, or replaces it in place with replace", async () => {
+    using db = await open();
+    db.importSession(structuredClone(RECORD));
+    db.createSession("kid", "cli", { parentSessionId: "imp1" });
+    assert.equal(db.importSession({ ...RECORD, title: "Other" }).outcome, "skipped");
+    assert.equal(db.getSessionTitle("imp1"), "Imported");
+    const replaced = db.importSession(
+      { ...structuredClone(RECORD), title: "Other", messages: [] },
+      {
+        replace: true,
+      },
+    );
+    assert.equal(replaced.outcome, "replaced");
+    assert.equal(db.getSessionTitle("imp1"), "Other");
+    assert.equal(db.getMessages("imp1").length, 0);
+    assert.equal(db.getSession("kid")?.parent_session_id, "imp1");
+  });
+
+  test("importSession() defers a parent that is not there yet; restoreParentLinks() links it", async () => {
+    using db = await open();
+    const child = {
+      ...structuredClone(RECORD),
+      id: "child",
+      title: null,
+      parent_session_id: "later",
+    };
+    const result = db.importSession(child);
+    assert.equal(result.deferredParent, "later");
+    assert.equal(db.getSession("child")?.parent_session_id, null);
+    assert.equal(db.restoreParentLinks([{ id: "child", parentId: "later" }]), 0);
+    db.importSession({ id: "later", source: "cli", started_at: 1, messages: [] });
+    assert.equal(db.restoreParentLinks([{ id: "child", parentId: "later" }]), 1);
+    assert.equal(db.getSession("child")?.parent_session_id, "later");
+    assert.equal(db.restoreParentLinks([]), 0);
+  });
+
+  test("importSession() derives the counters a hand-written record leaves out", async () => {
+    using db = await open();
+    const { message_count: _m, tool_call_count: _t, ...bare } = structuredClone(RECORD);
+    db.importSession(bare);
+    const row = db.getSession("imp1");
+    assert.equal(row?.message_count, 2);
+    assert.equal(row?.tool_call_count, 1);
+  });
+
+  test("importSession() rejects a malformed record with a TypeError naming the field", async () => {
+    using db = await open();
+    const cases: [unknown, string][] = [
+      [[], "the record must be a JSON object: current value is []"],
+      [{ ...RECORD, id: "" }, 'id must be a non-empty string: current value is ""'],
+      [{ ...RECORD, source: null }, "source must be a string: current value is null"],
+      [{ ...RECORD, started_at: "x" }, 'started_at must be a number: current value is "x"'],
+      [
+        { ...RECORD, parent_session_id: 5 },
+        "parent_session_id must be a string or null: current value is 5",
+      ],
+      [
+        { ...RECORD, messages: [{ role: "user" }] },
+        "messages[0].timestamp must be a number: current value is missing",
+      ],
+      [{ ...RECORD, messages: ["x"] }, 'messages[0] must be a JSON object: current value is "x"'],
+    ];
+    for (const [record, message] of cases) {
+      assert.throws(
+        () => db.importSession(record),
+        new TypeError(`Cannot import session: ${message}`),
+      );
+    }
+    assert.equal(db.sessionCount(), 0);
+  });
+
+  test("importSession() writes nothing of a record that fails half way", async () => {
+    using db = await open();
+    const record = structuredClone(RECORD) as typeof RECORD & {
+      messages: Record<string, unknown>[];
+    };
+    record.messages[1].token_count = Number.NaN;
+    assert.throws(
+      () => db.importSession(record),
+      /messages\[1\]\.token_count must be a finite number/,
+    );
+    assert.equal(db.getSession("imp1"), undefined);
+    assert.equal(db.messageCount(), 0);
+  });
+});
