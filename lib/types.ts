@@ -188,8 +188,12 @@ export interface SearchHit {
   session_id: string;
   /** Its role. */
   role: string;
-  /** The match in context, marked `>>>like this<<<`. */
-  snippet: string;
+  /**
+   * The match in context: marked `>>>like this<<<` for full-text hits; for
+   * substring (short CJK) hits, 120 characters of content around the match,
+   * unmarked, and `null` when the content is NULL.
+   */
+  snippet: string | null;
   /** When the message was appended. */
   timestamp: number;
   /** Its tool, for a tool result. */

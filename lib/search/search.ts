@@ -1,11 +1,19 @@
 /**
- * Full-text search over every message.
+ * Full-text search over every message (SPEC §5 "Search"): user text is
+ * sanitized, routed to the unicode61 index, the trigram index or substring
+ * matching (see `plan.ts`), filtered, paged, and each hit gets the messages
+ * around it.
  *
  * @module
  */
 import type { Store } from "../store.ts";
 import type { SearchHit } from "../types.ts";
-import { todo } from "../_todo.ts";
+import { SqliteError } from "../driver/sqlite_error.ts";
+import { planSearch } from "./plan.ts";
+import { filterSql, type SearchFilters } from "./filters.ts";
+import { type HitRow, rankedPage } from "./ranked.ts";
+import { substringPage, type SubstringStrategy } from "./substring.ts";
+import { hitContexts } from "./context.ts";
 
 /** Options of `searchMessages`. */
 export interface SearchOptions {
@@ -13,18 +21,123 @@ export interface SearchOptions {
   sourceFilter?: readonly string[] | null;
   /** Never these sources. */
   excludeSources?: readonly string[] | null;
-  /** Only these roles. */
+  /** Only these roles (an empty list means any role). */
   roleFilter?: readonly string[] | null;
-  /** @default {20} */
+  /**
+   * The most hits to return.
+   * @default {20}
+   */
   limit?: number;
-  /** @default {0} */
+  /**
+   * Hits to skip, for paging.
+   * @default {0}
+   */
   offset?: number;
 }
 
+/**
+ * What SQLite says about a MATCH expression or LIKE pattern it cannot use:
+ * a fact about the user's text, answered with no hits. Any other error (a
+ * closed connection, a damaged file, a missing table) is a storage failure
+ * and propagates.
+ */
+const QUERY_ERROR =
+  /^(fts5: |no such column: |unknown special query|malformed MATCH expression|LIKE or GLOB pattern too complex)/;
+
+/**
+ * Whether `error` is SQLite rejecting the text of a query.
+ *
+ * @param error What a search statement threw.
+ * @returns `true` for a query error.
+ */
+export function isQueryError(error: unknown): boolean {
+  return error instanceof SqliteError && error.code === 1 && QUERY_ERROR.test(error.message);
+}
+
+function checkCount(name: string, value: unknown): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+    const shown = typeof value === "string" ? JSON.stringify(value) : String(value);
+    throw new RangeError(
+      `Cannot search messages: ${name} must be a non-negative integer: current value is ${shown}`,
+    );
+  }
+  return value;
+}
+
+function normalizeFilters(options: SearchOptions): SearchFilters {
+  const roles = options.roleFilter ?? null;
+  return {
+    sources: options.sourceFilter ?? null,
+    excludeSources: options.excludeSources ?? null,
+    roles: roles !== null && roles.length > 0 ? roles : null,
+  };
+}
+
+/** Runs `search`; a query error gives `undefined`, anything else propagates. */
+function unlessRejected(search: () => HitRow[]): HitRow[] | undefined {
+  try {
+    return search();
+  } catch (error) {
+    if (isQueryError(error)) return undefined;
+    throw error;
+  }
+}
+
+/** Internal options of {@linkcode searchMessages}, for tests. */
+export interface SearchInternals {
+  /** How substring candidates are found (`"scan"`: Python's full scan). */
+  readonly substring?: SubstringStrategy;
+}
+
+/**
+ * Searches every message. Never throws because of the query text: one that
+ * cannot match, or that FTS5 rejects even after repair, gives `[]`.
+ *
+ * @param store The open store.
+ * @param query What the user typed.
+ * @param options Filters and paging.
+ * @param internals Test-only switches.
+ * @returns The hits: rank order for full-text matches, newest first for
+ *   substring matches.
+ * @throws {RangeError} When `limit` or `offset` is not a non-negative integer.
+ * @throws {SqliteError} On a storage failure.
+ */
 export function searchMessages(
-  _store: Store,
-  _query: string,
-  _options: SearchOptions,
+  store: Store,
+  query: string,
+  options: SearchOptions = {},
+  internals: SearchInternals = {},
 ): SearchHit[] {
-  return todo("searchMessages");
+  const limit = checkCount("limit", options.limit ?? 20);
+  const offset = checkCount("offset", options.offset ?? 0);
+  const plan = planSearch(query);
+  if (plan.kind === "nothing") return [];
+  const filters = filterSql(normalizeFilters(options));
+  let rows: HitRow[] | undefined;
+  if (plan.kind === "substring") {
+    rows = unlessRejected(() =>
+      substringPage(store, { terms: plan.terms, filters, limit, offset }, internals.substring)
+    );
+  } else {
+    const page = { table: plan.table, required: plan.required, filters, limit, offset };
+    rows = unlessRejected(() => rankedPage(store, { ...page, match: plan.match }));
+    if (rows === undefined && plan.retry !== undefined) {
+      const retry = plan.retry;
+      rows = unlessRejected(() => rankedPage(store, { ...page, match: retry }));
+    }
+  }
+  if (rows === undefined || rows.length === 0) return [];
+  const contexts = hitContexts(store, rows.map((row) => Number(row.id)));
+  return rows.map((row, i) => ({
+    id: row.id as number,
+    session_id: row.session_id as string,
+    role: row.role as string,
+    snippet: row.snippet as string | null,
+    timestamp: row.timestamp as number,
+    tool_name: row.tool_name as string | null,
+    source: row.source as string,
+    model: row.model as string | null,
+    session_started: row.session_started as number,
+    context: contexts[i],
+  }));
 }

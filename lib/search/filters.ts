@@ -1,0 +1,71 @@
+/**
+ * The filters every search path shares (source, excluded sources, role) as
+ * SQL. Lists are bound as one JSON array each, so the SQL text depends only
+ * on which filters are present and stays a small, fixed set of prepared
+ * statements.
+ *
+ * @module
+ */
+import type { SqlValue } from "../driver/types.ts";
+
+/** The filters of one search, normalized. */
+export interface SearchFilters {
+  /** Only these sources; `null` for any (an empty list matches nothing). */
+  readonly sources: readonly string[] | null;
+  /** Never these sources; `null` for none. */
+  readonly excludeSources: readonly string[] | null;
+  /** Only these roles; `null` for any (an empty list means any, as in Python). */
+  readonly roles: readonly string[] | null;
+}
+
+/** The WHERE terms of some filters, and their parameters in order. */
+export interface FilterSql {
+  /** `""`, or terms each starting with ` AND `, over aliases `m` (messages) and `s` (sessions). */
+  readonly sql: string;
+  /** One JSON array per term. */
+  readonly params: readonly SqlValue[];
+}
+
+/**
+ * The SQL of `filters`, in Python's order: source, excluded sources, role.
+ *
+ * @param filters The normalized filters.
+ * @returns The terms and their parameters.
+ */
+export function filterSql(filters: SearchFilters): FilterSql {
+  let sql = "";
+  const params: SqlValue[] = [];
+  if (filters.sources !== null) {
+    sql += " AND s.source IN (SELECT value FROM json_each(?))";
+    params.push(JSON.stringify(filters.sources));
+  }
+  if (filters.excludeSources !== null) {
+    sql += " AND s.source NOT IN (SELECT value FROM json_each(?))";
+    params.push(JSON.stringify(filters.excludeSources));
+  }
+  if (filters.roles !== null) {
+    sql += " AND m.role IN (SELECT value FROM json_each(?))";
+    params.push(JSON.stringify(filters.roles));
+  }
+  return { sql, params };
+}
+
+/** A `LIKE … ESCAPE '\'` pattern matching `text` anywhere, literally. */
+export function containsPattern(text: string): string {
+  const escaped = text.replaceAll("\\", "\\\\").replaceAll("%", "\\%").replaceAll("_", "\\_");
+  return `%${escaped}%`;
+}
+
+/**
+ * The SQL term "the message (alias `m`) contains one of the patterns bound
+ * as a JSON array": in its content, tool name or tool calls, ASCII
+ * case-insensitive, as Python's LIKE fallback matches.
+ */
+export const CONTAINS_ANY_SQL = "EXISTS (SELECT 1 FROM json_each(?) p WHERE " +
+  "m.content LIKE p.value ESCAPE '\\' OR m.tool_name LIKE p.value ESCAPE '\\' " +
+  "OR m.tool_calls LIKE p.value ESCAPE '\\')";
+
+/** The SQL term "the message (alias `m`) contains every pattern bound as a JSON array". */
+export const CONTAINS_ALL_SQL = "NOT EXISTS (SELECT 1 FROM json_each(?) p WHERE NOT coalesce(" +
+  "m.content LIKE p.value ESCAPE '\\' OR m.tool_name LIKE p.value ESCAPE '\\' " +
+  "OR m.tool_calls LIKE p.value ESCAPE '\\', 0))";

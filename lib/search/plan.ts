@@ -1,0 +1,197 @@
+/**
+ * Deciding how a query is searched: the unicode61 index ranked by bm25, the
+ * trigram index for CJK text, or substring `LIKE` matching. Pure: no SQL runs
+ * here, so every routing rule is unit-testable.
+ *
+ * The routing is Python's (SPEC §5), plus the documented improvements of
+ * `docs/search_improvements.md`, each of which only changes a case where the
+ * Python Hermes returns nothing.
+ *
+ * @module
+ */
+import { countCjk } from "./cjk.ts";
+import { sanitizeFts5Query } from "./sanitize.ts";
+import { PY_SPACE, pyLength, pySplit, pyStrip, pyStripChar } from "./_python_re.ts";
+
+/** How one query is searched. */
+export type SearchPlan =
+  | { readonly kind: "nothing" }
+  | {
+    readonly kind: "ranked";
+    /** Which FTS5 table. */
+    readonly table: "messages_fts" | "messages_fts_trigram";
+    /** The MATCH expression. */
+    readonly match: string;
+    /** A MATCH expression to try when FTS5 rejects `match`, if any. */
+    readonly retry: string | undefined;
+    /** Substrings every hit must also contain (content, tool name or tool calls). */
+    readonly required: readonly string[];
+  }
+  | {
+    readonly kind: "substring";
+    /** A hit contains at least one of these (content, tool name or tool calls). */
+    readonly terms: readonly string[];
+  };
+
+const OPERATORS = new Set(["AND", "OR", "NOT"]);
+const SPACE = new RegExp(`[${PY_SPACE}]`, "u");
+/** What the unicode61 tokenizer keeps as part of a word (letters, numbers, private use, marks). */
+const WORD_CHARACTER = /[\p{L}\p{N}\p{Co}\p{Mn}]/u;
+// deno-lint-ignore no-control-regex
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** One word of a sanitized query. */
+interface Token {
+  /** The text, quotes removed. */
+  readonly text: string;
+  /** True when some of it was inside `"…"`. */
+  readonly quoted: boolean;
+  /** True when its last part was outside quotes and ended in `*`. */
+  readonly prefix: boolean;
+}
+
+/** Python's test: the token is AND, OR or NOT in any case. */
+function isOperator(word: string): boolean {
+  return OPERATORS.has(word.toUpperCase());
+}
+
+/**
+ * The words of a sanitized query, where a `"…"` phrase stays one word (the
+ * sanitizer's output has balanced quotes) and adjacent pieces join.
+ */
+function quoteAwareTokens(query: string): Token[] {
+  const tokens: Token[] = [];
+  let text = "";
+  let quoted = false;
+  let prefix = false;
+  let started = false;
+  const flush = () => {
+    if (started) tokens.push({ text, quoted, prefix });
+    text = "";
+    quoted = false;
+    prefix = false;
+    started = false;
+  };
+  let i = 0;
+  while (i < query.length) {
+    const ch = query[i];
+    if (ch === '"') {
+      const end = query.indexOf('"', i + 1);
+      const stop = end === -1 ? query.length : end;
+      text += query.slice(i + 1, stop);
+      quoted = true;
+      prefix = false;
+      started = true;
+      i = stop + 1;
+    } else if (SPACE.test(ch)) {
+      flush();
+      i++;
+    } else {
+      text += ch;
+      prefix = ch === "*";
+      started = true;
+      i++;
+    }
+  }
+  flush();
+  return tokens;
+}
+
+function quotePhrase(text: string): string {
+  return `"${text.replaceAll('"', '""')}"`;
+}
+
+/**
+ * The unicode61 query with every word quoted as a phrase, FTS5's own
+ * (upper-case) operators kept, and a trailing `*` kept as a prefix marker:
+ * `foo:bar` → `"foo:bar"`, `"e.g".` → `"e.g."`.
+ */
+function quotedFtsQuery(tokens: readonly Token[]): string {
+  return tokens.map((token) => {
+    if (!token.quoted && OPERATORS.has(token.text)) return token.text;
+    if (token.prefix) return `${quotePhrase(token.text.replace(/\*+$/, ""))}*`;
+    return quotePhrase(token.text);
+  }).join(" ");
+}
+
+/** True when no word (operators aside) holds a letter or digit, and some word is not ASCII. */
+function onlySymbols(tokens: readonly Token[]): boolean {
+  const words = tokens.filter((t) => t.quoted || !OPERATORS.has(t.text)).map((t) => t.text);
+  return words.some((w) => NON_ASCII.test(w)) && !words.some((w) => WORD_CHARACTER.test(w));
+}
+
+/** Python's LIKE terms: the words that are not operators, else the whole text. */
+function substringTerms(words: readonly string[], raw: string): string[] {
+  const terms = words.filter((w) => !isOperator(w));
+  return terms.length > 0 ? terms : [raw];
+}
+
+/** The words of a CJK query and whether the quote-aware reading replaced Python's. */
+function cjkWords(query: string, raw: string): { words: string[]; operators: boolean[] } {
+  const python = pySplit(raw);
+  if (!python.some((w) => w.includes('"'))) {
+    return { words: python, operators: python.map(isOperator) };
+  }
+  // Improvement: Python's split leaves the quotes of `"chat-send"` inside the
+  // words, where the trigram index reads them as literal characters.
+  const tokens = quoteAwareTokens(query);
+  return {
+    words: tokens.map((t) => t.text),
+    operators: tokens.map((t) => !t.quoted && isOperator(t.text)),
+  };
+}
+
+function planCjk(query: string): SearchPlan {
+  const raw = pyStrip(pyStripChar(query, '"'));
+  const { words, operators } = cjkWords(query, raw);
+  const terms = words.filter((_, i) => !operators[i]);
+  const substring: SearchPlan = { kind: "substring", terms: terms.length > 0 ? terms : [raw] };
+  if (countCjk(raw) < 3) return substring;
+  const match = words.map((w, i) => operators[i] ? w : quotePhrase(w)).join(" ");
+  const short = terms.filter((t) => pyLength(t) < 3);
+  if (short.length === 0) {
+    return { kind: "ranked", table: "messages_fts_trigram", match, retry: undefined, required: [] };
+  }
+  // Improvement: the trigram index cannot see words shorter than three
+  // characters. Without operators they still have to be present; with
+  // operators, every word is searched by substring, as Python does below
+  // three CJK characters.
+  if (!operators.some(Boolean) && short.length < terms.length) {
+    return {
+      kind: "ranked",
+      table: "messages_fts_trigram",
+      match,
+      retry: undefined,
+      required: short,
+    };
+  }
+  return substring;
+}
+
+/**
+ * Decides how `query` is searched.
+ *
+ * @param query What the user typed.
+ * @returns The plan; `{ kind: "nothing" }` when no search can match.
+ */
+export function planSearch(query: string): SearchPlan {
+  if (typeof query !== "string" || pyStrip(query) === "") return { kind: "nothing" };
+  const sanitized = sanitizeFts5Query(query);
+  if (sanitized === "") return { kind: "nothing" };
+  if (countCjk(sanitized) > 0) return planCjk(sanitized);
+  const tokens = quoteAwareTokens(sanitized);
+  if (onlySymbols(tokens)) {
+    // Improvement: unicode61 drops emoji and other symbols entirely.
+    const raw = pyStrip(pyStripChar(sanitized, '"'));
+    const terms = substringTerms(pySplit(raw), raw).filter((t) => t !== "");
+    return terms.length > 0 ? { kind: "substring", terms } : { kind: "nothing" };
+  }
+  const retry = quotedFtsQuery(tokens);
+  return {
+    kind: "ranked",
+    table: "messages_fts",
+    match: sanitized,
+    retry: retry === sanitized ? undefined : retry,
+    required: [],
+  };
+}
