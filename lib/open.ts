@@ -4,7 +4,17 @@
  *
  * @module
  */
-import { chmodSync, closeSync, lstatSync, mkdirSync, openSync, statSync } from "node:fs";
+import {
+  accessSync,
+  chmodSync,
+  closeSync,
+  constants,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  statSync,
+} from "node:fs";
 import { dirname } from "node:path";
 import type { OpenDriver, SqliteDriver } from "./driver/types.ts";
 import { loadDriver } from "./driver/load.ts";
@@ -71,6 +81,9 @@ function preparePath(path: string, readonly: boolean): boolean {
   if (path === ":memory:") return false;
   if (exists(path)) {
     if (statSync(path).isDirectory()) throw new OpenError(path, "it is a folder");
+    // SQLite would quietly open a file it may not write read-only, and only
+    // the first write would fail; say so now instead.
+    if (!readonly) assertWritable(path);
     return false;
   }
   if (readonly) throw new OpenError(path, "no such file (a read-only open never creates one)");
@@ -91,6 +104,45 @@ function preparePath(path: string, readonly: boolean): boolean {
   }
 }
 
+function assertWritable(path: string): void {
+  try {
+    // Opening for writing asks the kernel itself (Deno's accessSync guesses
+    // from the mode bits, wrongly for root); it changes nothing in the file.
+    closeSync(openSync(path, "r+"));
+  } catch (error) {
+    const code = errorCode(error);
+    const reason = code === "EACCES" || code === "EPERM"
+      ? "permission denied (the file is read-only; open it with readonly: true to read it)"
+      : describe(error);
+    throw new OpenError(path, reason, { cause: error });
+  }
+}
+
+/** True when the folder of `path` may not be written (SQLite keeps -wal and -shm there). */
+function folderReadOnly(path: string): boolean {
+  try {
+    accessSync(dirname(path), constants.W_OK);
+    return false;
+  } catch (error) {
+    const code = errorCode(error);
+    return code === "EACCES" || code === "EPERM" || code === "EROFS";
+  }
+}
+
+/** Why SQLite failed, in words that point at the cause a user can fix. */
+function explain(error: unknown, path: string, readonly: boolean): string {
+  const sidecarTrouble = error instanceof SqliteError && (error.code === 8 || error.code === 14);
+  if (sidecarTrouble && path !== ":memory:" && folderReadOnly(path)) {
+    if (readonly && !existsSync(`${path}-shm`)) {
+      return "the folder is read-only and reading a WAL database needs its -shm file there";
+    }
+    if (!readonly) {
+      return "permission denied (the folder is read-only; SQLite keeps the -wal and -shm files there)";
+    }
+  }
+  return describe(error);
+}
+
 function tightenSidecars(path: string): void {
   for (const file of [path, `${path}-wal`, `${path}-shm`]) {
     try {
@@ -106,7 +158,14 @@ function applyPragmas(db: SqliteDriver, path: string, options: ConnectionOptions
   db.exec("PRAGMA foreign_keys = ON");
   if (options.readonly) {
     // Reads the header and the schema: a file that is not SQLite fails here.
-    db.prepare("SELECT count(*) AS n FROM sqlite_master").get();
+    // Without the schema step, a file without our tables (an empty file, say)
+    // would open and then fail on every call; refuse it now instead.
+    const tables = db.prepare(
+      "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('sessions', 'messages')",
+    ).get();
+    if (Number(tables?.n) !== 2) {
+      throw new OpenError(path, "it holds no Hermes sessions (no sessions or messages table)");
+    }
     return;
   }
   const mode = db.prepare("PRAGMA journal_mode = WAL").get();
@@ -141,7 +200,7 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
   try {
     db = openDriver(path, { readonly });
   } catch (error) {
-    throw new OpenError(path, describe(error), { cause: error });
+    throw new OpenError(path, explain(error, path, readonly), { cause: error });
   }
   const writer = new Writer(db, options.retry);
   try {
@@ -152,6 +211,6 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
   } catch (error) {
     db.close();
     if (error instanceof OpenError) throw error;
-    throw new OpenError(path, describe(error), { cause: error });
+    throw new OpenError(path, explain(error, path, readonly), { cause: error });
   }
 }

@@ -20,6 +20,7 @@ interface BunStatement {
   get(...params: SqlValue[]): SqlRow | null;
   all(...params: SqlValue[]): SqlRow[];
   iterate(...params: SqlValue[]): IterableIterator<SqlRow>;
+  finalize(): void;
 }
 
 /** The part of a `bun:sqlite` database this adapter calls. */
@@ -90,6 +91,8 @@ class BunSqliteStatement implements SqliteStatement {
 class BunSqliteDriver implements SqliteDriver {
   readonly kind = "bun:sqlite" as const;
   readonly #db: BunDatabase;
+  /** Finalized on close: while one lives, Bun only defers the close (the WAL stays). */
+  readonly #statements = new Set<BunStatement>();
   #open = true;
 
   constructor(db: BunDatabase) {
@@ -101,12 +104,16 @@ class BunSqliteDriver implements SqliteDriver {
   }
 
   prepare(sql: string): SqliteStatement {
-    return new BunSqliteStatement(translated(() => this.#db.prepare(sql)));
+    const stmt = translated(() => this.#db.prepare(sql));
+    this.#statements.add(stmt);
+    return new BunSqliteStatement(stmt);
   }
 
   close(): void {
     if (!this.#open) return;
     this.#open = false;
+    for (const stmt of this.#statements) translated(() => stmt.finalize());
+    this.#statements.clear();
     translated(() => this.#db.close());
   }
 }

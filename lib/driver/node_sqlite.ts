@@ -132,5 +132,11 @@ export function openNodeSqlite(
   options: OpenDriverOptions = {},
 ): SqliteDriver {
   const db = translated(() => new DatabaseSync(path, { readOnly: options.readonly ?? false }));
-  return new NodeSqliteDriver(db);
+  try {
+    // The NUL probe is the connection's first statement: it reads the file.
+    return translated(() => new NodeSqliteDriver(db));
+  } catch (error) {
+    db.close();
+    throw error;
+  }
 }
