@@ -5,6 +5,8 @@
  *
  * @module
  */
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
 import { loadDriver } from "../../lib/driver/load.ts";
 import type { SqliteDriver } from "../../lib/driver/types.ts";
 import { SessionDB } from "../../lib/session_db.ts";
@@ -194,4 +196,19 @@ export async function verify(path: string, ledger: Ledger): Promise<Verdict> {
   } finally {
     db.close();
   }
+}
+
+/**
+ * The SHA-256 of every file in `dir`, by name: a snapshot to compare before
+ * and after an open that must not change anything.
+ *
+ * @param dir The folder.
+ * @returns `{ name: hex digest }`.
+ */
+export function snapshot(dir: string): Record<string, string> {
+  const hashes: Record<string, string> = {};
+  for (const name of readdirSync(dir).sort()) {
+    hashes[name] = createHash("sha256").update(readFileSync(`${dir}/${name}`)).digest("hex");
+  }
+  return hashes;
 }

@@ -120,20 +120,31 @@ export class Worker {
   /**
    * Waits until some stdout line satisfies `match`; returns it.
    *
-   * @throws {Error} When the process exits first, with its stderr.
+   * @throws {Error} When the process exits first (with its stderr), or after `timeoutMs`.
    */
-  async waitFor(match: (line: string) => boolean, what: string): Promise<string> {
-    while (true) {
-      const line = this.lines.find(match);
-      if (line !== undefined) return line;
-      if (this.#exit !== undefined) {
-        throw new Error(
-          `${this.runtime} worker exited (${
-            this.#exit.code ?? this.#exit.signal
-          }) before ${what}: ${this.stderr.trim()}`,
-        );
+  async waitFor(
+    match: (line: string) => boolean,
+    what: string,
+    timeoutMs = 30_000,
+  ): Promise<string> {
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      this.#wake();
+    }, timeoutMs);
+    try {
+      while (true) {
+        const line = this.lines.find(match);
+        if (line !== undefined) return line;
+        if (this.#exit !== undefined) {
+          const how = this.#exit.code ?? this.#exit.signal;
+          throw new Error(`${this.runtime} worker exited (${how}) before ${what}: ${this.stderr}`);
+        }
+        if (timedOut) throw new Error(`${this.runtime} worker: no ${what} in ${timeoutMs} ms`);
+        await new Promise<void>((resolve) => this.#waiters.push(resolve));
       }
-      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    } finally {
+      clearTimeout(timer);
     }
   }
 

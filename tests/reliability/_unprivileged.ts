@@ -1,0 +1,68 @@
+/**
+ * Runs a worker as a user that file permissions apply to. Root ignores them,
+ * and CI runs as root, so there the worker runs as `nobody` (uid 65534)
+ * through util-linux `setpriv`; an ordinary user runs it as itself.
+ *
+ * @module
+ */
+import { spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { runtimeName } from "../../lib/driver/load.ts";
+import { type StartOptions, startWorker } from "./_runtimes.ts";
+
+/** The uid and gid `nobody` has on Linux. */
+const NOBODY = 65534;
+
+/** True when this process runs as root. */
+export function isRoot(): boolean {
+  return process.getuid?.() === 0;
+}
+
+/**
+ * How to start workers as an unprivileged user, or why that is impossible.
+ *
+ * @param dir A folder of the test's own; it is opened to every user
+ *   (mode 0755) and gets a `home` folder for the worker's runtime caches.
+ * @returns Start options, or the reason to skip.
+ */
+export async function unprivileged(dir: string): Promise<StartOptions | string> {
+  if (process.platform === "win32") return "file modes do not apply on Windows";
+  chmodSync(dir, 0o755);
+  const home = join(dir, "home");
+  mkdirSync(home, { mode: 0o777 });
+  chmodSync(home, 0o777);
+  const env = { HOME: home, TMPDIR: home, DENO_DIR: join(home, "deno"), XDG_CACHE_HOME: home };
+  if (!isRoot()) return { env };
+  const setpriv = spawnSync("setpriv", ["--version"], { encoding: "utf8" });
+  if (setpriv.status !== 0) {
+    return "running as root without util-linux setpriv to drop privileges";
+  }
+  const options: StartOptions = {
+    env,
+    wrapper: ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups"],
+  };
+  // The runtime and the sources must be readable by nobody; say so if they are not.
+  const probe = startWorker(runtimeName(), "_open_child.ts", ['{"path":"","probe":true}'], options);
+  const exit = await probe.exited;
+  if (exit.code !== 0 || !probe.lines.includes(`probe ${runtimeName()}`)) {
+    return `nobody cannot run ${runtimeName()} on this checkout: ${probe.stderr.trim()}`;
+  }
+  return options;
+}
+
+/**
+ * Runs `_open_child.ts` with `config` under the current runtime and returns
+ * its one-line report.
+ *
+ * @param options From {@linkcode unprivileged}.
+ * @param config The child's argument.
+ * @returns The report line.
+ */
+export async function openAs(options: StartOptions, config: object): Promise<string> {
+  const child = startWorker(runtimeName(), "_open_child.ts", [JSON.stringify(config)], options);
+  const lines = await child.succeeded();
+  if (lines.length !== 1) throw new Error(`Expected one line, got: ${lines.join(" | ")}`);
+  return lines[0];
+}

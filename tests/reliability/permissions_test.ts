@@ -1,0 +1,105 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { chmodSync, copyFileSync, mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { SessionDB } from "../../lib/session_db.ts";
+import { FIXTURES, tempDbPath, tempDir } from "../_helpers.ts";
+import { snapshot } from "./_checks.ts";
+import { type StartOptions, startWorker, workerRuntimes } from "./_runtimes.ts";
+import { isRoot, openAs, unprivileged } from "./_unprivileged.ts";
+
+/** A session of the v11 fixture. */
+const KNOWN = "20251221_090000_9738df";
+
+/** Start options for an unprivileged child, or the reason this machine cannot have one. */
+async function setup(): Promise<{ dir: string; as: StartOptions | string }> {
+  const dir = tempDir();
+  return { dir, as: await unprivileged(dir) };
+}
+
+/** A folder inside `dir` with `mode`, holding a copy of the v11 fixture with `fileMode`. */
+function folderWithFixture(dir: string, name: string, mode: number, fileMode: number): string {
+  const folder = join(dir, name);
+  mkdirSync(folder);
+  const path = join(folder, "state.db");
+  copyFileSync(join(FIXTURES, "hermes-v11.db"), path);
+  chmodSync(path, fileMode);
+  chmodSync(folder, mode);
+  return path;
+}
+
+const asRoot = isRoot() ? " (run as nobody)" : "";
+
+test(`SessionDB.open() in a folder without write permission fails with a one-line error naming the path${asRoot}`, async (t) => {
+  const { dir, as } = await setup();
+  if (typeof as === "string") return t.skip(as);
+  const locked = join(dir, "locked");
+  mkdirSync(locked);
+  chmodSync(locked, isRoot() ? 0o555 : 0o500);
+  const path = join(locked, "state.db");
+  const report = await openAs(as, { path });
+  assert.equal(report, `error OpenError Cannot open database "${path}": permission denied`);
+  chmodSync(locked, 0o700);
+  assert.deepEqual(readdirSync(locked), []);
+});
+
+test(`SessionDB.open() of a file the user may not write fails with a clear error, and readonly: true reads it${asRoot}`, async (t) => {
+  const { dir, as } = await setup();
+  if (typeof as === "string") return t.skip(as);
+  // Root's 0644 file is read-only to nobody; an ordinary user's own file needs 0444.
+  const path = folderWithFixture(dir, "open", 0o777, isRoot() ? 0o644 : 0o444);
+  const before = snapshot(join(dir, "open"));
+  const report = await openAs(as, { path, session: KNOWN });
+  assert.equal(
+    report,
+    `error OpenError Cannot open database "${path}": permission denied (the file is read-only; open it with readonly: true to read it)`,
+  );
+  assert.deepEqual(snapshot(join(dir, "open")), before, "nothing created or changed");
+  const read = await openAs(as, { path, readonly: true, session: KNOWN });
+  assert.match(read, /^ok found=yes /);
+  assert.equal(snapshot(join(dir, "open"))["state.db"], before["state.db"]);
+});
+
+test(`SessionDB.open() of a writable file in a read-only folder explains that SQLite needs the folder, and leaves it alone${asRoot}`, async (t) => {
+  const { dir, as } = await setup();
+  if (typeof as === "string") return t.skip(as);
+  const path = folderWithFixture(dir, "closed", isRoot() ? 0o755 : 0o555, isRoot() ? 0o666 : 0o644);
+  const before = snapshot(join(dir, "closed"));
+  const write = await openAs(as, { path });
+  assert.equal(
+    write,
+    `error OpenError Cannot open database "${path}": permission denied (the folder is read-only; SQLite keeps the -wal and -shm files there)`,
+  );
+  // Reading a WAL file needs its -shm beside it, which may not be created here.
+  const read = await openAs(as, { path, readonly: true });
+  assert.equal(
+    read,
+    `error OpenError Cannot open database "${path}": the folder is read-only and reading a WAL database needs its -shm file there`,
+  );
+  assert.deepEqual(snapshot(join(dir, "closed")), before);
+});
+
+test("SessionDB.open() in a child process with umask 022 creates the db, -wal and -shm as 0600 and the folder as 0700", async () => {
+  const dir = tempDir();
+  for (const runtime of workerRuntimes(["deno", "bun", "node"])) {
+    const path = join(dir, runtime, "nested", "state.db");
+    const child = startWorker(runtime, "_open_child.ts", [JSON.stringify({ path, write: true })], {
+      wrapper: ["sh", "-c", 'umask 022 && exec "$@"', "sh"],
+    });
+    const [report] = await child.succeeded();
+    assert.equal(report, "ok found=no modes=600,600,600 dir=700", runtime);
+  }
+});
+
+test("SessionDB.open() in a child process with umask 022 recreates -wal and -shm of an existing file as 0600", async () => {
+  const path = tempDbPath();
+  (await SessionDB.open({ path })).close();
+  assert.deepEqual(readdirSync(join(path, "..")), ["state.db"], "the WAL was removed on close");
+  for (const runtime of workerRuntimes(["deno", "bun", "node"])) {
+    const child = startWorker(runtime, "_open_child.ts", [JSON.stringify({ path, write: true })], {
+      wrapper: ["sh", "-c", 'umask 022 && exec "$@"', "sh"],
+    });
+    const [report] = await child.succeeded();
+    assert.match(report, /^ok found=no modes=600,600,600 /, runtime);
+  }
+});
