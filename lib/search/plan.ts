@@ -31,6 +31,8 @@ export type SearchPlan =
     readonly kind: "substring";
     /** A hit contains at least one of these (content, tool name or tool calls). */
     readonly terms: readonly string[];
+    /** When true, a hit must contain every term. */
+    readonly all: boolean;
   };
 
 const OPERATORS = new Set(["AND", "OR", "NOT"]);
@@ -145,18 +147,20 @@ function planCjk(query: string): SearchPlan {
   const raw = pyStrip(pyStripChar(query, '"'));
   const { words, operators } = cjkWords(query, raw);
   const terms = words.filter((_, i) => !operators[i]);
-  const substring: SearchPlan = { kind: "substring", terms: terms.length > 0 ? terms : [raw] };
-  if (countCjk(raw) < 3) return substring;
+  const likeTerms = terms.length > 0 ? terms : [raw];
+  if (countCjk(raw) < 3) return { kind: "substring", terms: likeTerms, all: false };
   const match = words.map((w, i) => operators[i] ? w : quotePhrase(w)).join(" ");
   const short = terms.filter((t) => pyLength(t) < 3);
   if (short.length === 0) {
     return { kind: "ranked", table: "messages_fts_trigram", match, retry: undefined, required: [] };
   }
   // Improvement: the trigram index cannot see words shorter than three
-  // characters. Without operators they still have to be present; with
-  // operators, every word is searched by substring, as Python does below
-  // three CJK characters.
-  if (!operators.some(Boolean) && short.length < terms.length) {
+  // characters, so Python drops them from an AND and finds nothing for an
+  // OR of them. Without OR/NOT, every word must be present: ranked by the
+  // longer words, the short ones checked by substring. With OR/NOT, any word
+  // will do, by substring, as Python matches below three CJK characters.
+  const conjunction = !words.some((w, i) => operators[i] && w.toUpperCase() !== "AND");
+  if (conjunction && short.length < terms.length) {
     return {
       kind: "ranked",
       table: "messages_fts_trigram",
@@ -165,7 +169,7 @@ function planCjk(query: string): SearchPlan {
       required: short,
     };
   }
-  return substring;
+  return { kind: "substring", terms: likeTerms, all: conjunction };
 }
 
 /**
@@ -184,7 +188,7 @@ export function planSearch(query: string): SearchPlan {
     // Improvement: unicode61 drops emoji and other symbols entirely.
     const raw = pyStrip(pyStripChar(sanitized, '"'));
     const terms = substringTerms(pySplit(raw), raw).filter((t) => t !== "");
-    return terms.length > 0 ? { kind: "substring", terms } : { kind: "nothing" };
+    return terms.length > 0 ? { kind: "substring", terms, all: false } : { kind: "nothing" };
   }
   const retry = quotedFtsQuery(tokens);
   return {

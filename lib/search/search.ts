@@ -116,7 +116,11 @@ export function searchMessages(
   let rows: HitRow[] | undefined;
   if (plan.kind === "substring") {
     rows = unlessRejected(() =>
-      substringPage(store, { terms: plan.terms, filters, limit, offset }, internals.substring)
+      substringPage(
+        store,
+        { terms: plan.terms, all: plan.all, filters, limit, offset },
+        internals.substring,
+      )
     );
   } else {
     const page = { table: plan.table, required: plan.required, filters, limit, offset };

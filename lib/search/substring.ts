@@ -24,7 +24,7 @@
 import type { Store } from "../store.ts";
 import type { SqlValue } from "../driver/types.ts";
 import { isCjkCodePoint } from "./cjk.ts";
-import { CONTAINS_ANY_SQL, containsPattern, type FilterSql } from "./filters.ts";
+import { CONTAINS_ALL_SQL, CONTAINS_ANY_SQL, containsPattern, type FilterSql } from "./filters.ts";
 import type { HitRow } from "./ranked.ts";
 import { ftsTableSql, ftsTriggersSql } from "../schema/schema_sql.ts";
 
@@ -32,6 +32,8 @@ import { ftsTableSql, ftsTriggersSql } from "../schema/schema_sql.ts";
 export interface SubstringQuery {
   /** A hit contains at least one of these. */
   readonly terms: readonly string[];
+  /** When true, a hit contains every term. */
+  readonly all: boolean;
   /** The filters. */
   readonly filters: FilterSql;
   /** Page size. */
@@ -107,11 +109,11 @@ function termKind(term: string): "phrase" | "pair" | undefined {
   return undefined;
 }
 
-function pageSql(from: string, filters: string): string {
+function pageSql(from: string, all: boolean, filters: string): string {
   return `SELECT m.id AS id
 ${from}
 JOIN sessions s ON s.id = m.session_id
-WHERE ${CONTAINS_ANY_SQL}${filters}
+WHERE ${all ? CONTAINS_ALL_SQL : CONTAINS_ANY_SQL}${filters}
 ORDER BY m.timestamp DESC, m.id ASC
 LIMIT ? OFFSET ?`;
 }
@@ -175,7 +177,7 @@ export function substringPage(
   query: SubstringQuery,
   strategy: SubstringStrategy = "auto",
 ): HitRow[] {
-  const { terms, filters, limit, offset } = query;
+  const { terms, all, filters, limit, offset } = query;
   const kinds = terms.map(termKind);
   const fast = strategy === "auto" && kinds.every((k) => k !== undefined) &&
     trigramIndexUsable(store);
@@ -192,7 +194,7 @@ export function substringPage(
     params.push(JSON.stringify(ids));
   }
   params.push(JSON.stringify(terms.map(containsPattern)), ...filters.params, limit, offset);
-  const ids = store.statement(pageSql(from, filters.sql)).all(...params)
+  const ids = store.statement(pageSql(from, all, filters.sql)).all(...params)
     .map((row) => Number(row.id));
   if (ids.length === 0) return [];
   const byId = new Map<number, HitRow>();
