@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { closeSync, openSync, writeSync } from "node:fs";
 import type { SessionDB } from "../lib/session_db.ts";
 import { SqliteError } from "../lib/errors.ts";
-import { isQueryError } from "../lib/search/search.ts";
+import { isMatchError, isPatternError } from "../lib/search/query_error.ts";
 import { rawOpen } from "./_helpers.ts";
 import { type Seeded, seeded } from "./_search_data.ts";
 
@@ -297,14 +297,23 @@ describe("searchMessages() options and errors", () => {
     );
   });
 
-  test("isQueryError() tells query errors from storage errors", () => {
-    assert.ok(isQueryError(new SqliteError('fts5: syntax error near "."', 1)));
-    assert.ok(isQueryError(new SqliteError("no such column: foo", 1)));
-    assert.ok(isQueryError(new SqliteError("LIKE or GLOB pattern too complex", 1)));
-    assert.ok(!isQueryError(new SqliteError("database disk image is malformed", 11)));
-    assert.ok(!isQueryError(new SqliteError("no such table: messages_fts", 1)));
-    assert.ok(!isQueryError(new SqliteError("database is not open", 1)));
-    assert.ok(!isQueryError(new Error("fts5: syntax error")));
+  test("isMatchError() tells FTS5's complaints about the query from storage errors", () => {
+    const error = (message: string, code = 1) => new SqliteError(message, code);
+    assert.ok(isMatchError(error('fts5: syntax error near "."'), '"e.g".'));
+    assert.ok(isMatchError(error("unknown special query: x"), "*x"));
+    assert.ok(isMatchError(error("no such column: foo"), "foo:bar"));
+    assert.ok(isMatchError(error("no such column: Flag"), "-flag"), "case-insensitive");
+    assert.ok(!isMatchError(error("no such column: s.model"), "docker"), "a schema problem");
+    assert.ok(!isMatchError(error("database disk image is malformed", 11), "x"));
+    assert.ok(!isMatchError(error("no such table: messages_fts"), "x"));
+    assert.ok(!isMatchError(error("database is not open"), "x"));
+    assert.ok(!isMatchError(new Error("fts5: syntax error"), "x"));
+  });
+
+  test("isPatternError() recognizes only SQLite's LIKE length limit", () => {
+    assert.ok(isPatternError(new SqliteError("LIKE or GLOB pattern too complex", 1)));
+    assert.ok(!isPatternError(new SqliteError('fts5: syntax error near "x"', 1)));
+    assert.ok(!isPatternError(new Error("LIKE or GLOB pattern too complex")));
   });
 });
 

@@ -11,6 +11,7 @@
 import type { Store } from "../store.ts";
 import type { SqlValue } from "../driver/types.ts";
 import { CONTAINS_ALL_SQL, containsPattern, type FilterSql } from "./filters.ts";
+import { isMatchError, isPatternError } from "./query_error.ts";
 
 /** A hit's row before its context is added. */
 export type HitRow = Record<string, SqlValue>;
@@ -58,16 +59,23 @@ WHERE ${table} MATCH ? AND ${table}.rowid IN (SELECT value FROM json_each(?))`;
  * @param store The open store.
  * @param query The table, MATCH expression, filters and page.
  * @returns The hit rows (`id, session_id, role, snippet, timestamp,
- *   tool_name, source, model, session_started`).
- * @throws {SqliteError} When FTS5 rejects the MATCH expression, or on a storage failure.
+ *   tool_name, source, model, session_started`), or `undefined` when FTS5
+ *   rejects the MATCH expression.
+ * @throws {SqliteError} On a storage failure.
  */
-export function rankedPage(store: Store, query: RankedQuery): HitRow[] {
+export function rankedPage(store: Store, query: RankedQuery): HitRow[] | undefined {
   const { table, match, required, filters, limit, offset } = query;
   const params: SqlValue[] = [match, ...filters.params];
   if (required.length > 0) params.push(JSON.stringify(required.map(containsPattern)));
   params.push(limit, offset);
-  const ids = store.statement(pageSql(table, filters.sql, required.length > 0)).all(...params)
-    .map((row) => Number(row.id));
+  let ids: number[];
+  try {
+    ids = store.statement(pageSql(table, filters.sql, required.length > 0)).all(...params)
+      .map((row) => Number(row.id));
+  } catch (error) {
+    if (isMatchError(error, match) || isPatternError(error)) return undefined;
+    throw error;
+  }
   if (ids.length === 0) return [];
   const byId = new Map<number, HitRow>();
   for (const row of store.statement(rowsSql(table)).all(match, JSON.stringify(ids))) {

@@ -8,7 +8,6 @@
  */
 import type { Store } from "../store.ts";
 import type { SearchHit } from "../types.ts";
-import { SqliteError } from "../driver/sqlite_error.ts";
 import { planSearch } from "./plan.ts";
 import { filterSql, type SearchFilters } from "./filters.ts";
 import { type HitRow, rankedPage } from "./ranked.ts";
@@ -35,25 +34,6 @@ export interface SearchOptions {
   offset?: number;
 }
 
-/**
- * What SQLite says about a MATCH expression or LIKE pattern it cannot use:
- * a fact about the user's text, answered with no hits. Any other error (a
- * closed connection, a damaged file, a missing table) is a storage failure
- * and propagates.
- */
-const QUERY_ERROR =
-  /^(fts5: |no such column: |unknown special query|malformed MATCH expression|LIKE or GLOB pattern too complex)/;
-
-/**
- * Whether `error` is SQLite rejecting the text of a query.
- *
- * @param error What a search statement threw.
- * @returns `true` for a query error.
- */
-export function isQueryError(error: unknown): boolean {
-  return error instanceof SqliteError && error.code === 1 && QUERY_ERROR.test(error.message);
-}
-
 function checkCount(name: string, value: unknown): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
     const shown = typeof value === "string" ? JSON.stringify(value) : String(value);
@@ -71,16 +51,6 @@ function normalizeFilters(options: SearchOptions): SearchFilters {
     excludeSources: options.excludeSources ?? null,
     roles: roles !== null && roles.length > 0 ? roles : null,
   };
-}
-
-/** Runs `search`; a query error gives `undefined`, anything else propagates. */
-function unlessRejected(search: () => HitRow[]): HitRow[] | undefined {
-  try {
-    return search();
-  } catch (error) {
-    if (isQueryError(error)) return undefined;
-    throw error;
-  }
 }
 
 /** Internal options of {@linkcode searchMessages}, for tests. */
@@ -115,19 +85,16 @@ export function searchMessages(
   const filters = filterSql(normalizeFilters(options));
   let rows: HitRow[] | undefined;
   if (plan.kind === "substring") {
-    rows = unlessRejected(() =>
-      substringPage(
-        store,
-        { terms: plan.terms, all: plan.all, filters, limit, offset },
-        internals.substring,
-      )
+    rows = substringPage(
+      store,
+      { terms: plan.terms, all: plan.all, filters, limit, offset },
+      internals.substring,
     );
   } else {
     const page = { table: plan.table, required: plan.required, filters, limit, offset };
-    rows = unlessRejected(() => rankedPage(store, { ...page, match: plan.match }));
+    rows = rankedPage(store, { ...page, match: plan.match });
     if (rows === undefined && plan.retry !== undefined) {
-      const retry = plan.retry;
-      rows = unlessRejected(() => rankedPage(store, { ...page, match: retry }));
+      rows = rankedPage(store, { ...page, match: plan.retry });
     }
   }
   if (rows === undefined || rows.length === 0) return [];

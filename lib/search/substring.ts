@@ -26,6 +26,7 @@ import type { SqlValue } from "../driver/types.ts";
 import { isCjkCodePoint } from "./cjk.ts";
 import { CONTAINS_ALL_SQL, CONTAINS_ANY_SQL, containsPattern, type FilterSql } from "./filters.ts";
 import type { HitRow } from "./ranked.ts";
+import { isMatchError, isPatternError } from "./query_error.ts";
 import { ftsTableSql, ftsTriggersSql } from "../schema/schema_sql.ts";
 
 /** What a substring search needs. */
@@ -130,12 +131,24 @@ const PHRASE_ROWS_SQL =
 const PAIR_ROWS_SQL =
   `SELECT DISTINCT doc AS id FROM ${VOCAB_TABLE} WHERE term >= ? AND term <= ? || char(1114111)`;
 
-/** The ids of a superset of the rows that contain one of the terms. */
-function candidates(store: Store, phrases: readonly string[], pairs: readonly string[]): number[] {
+/**
+ * The ids of a superset of the rows that contain one of the terms, or
+ * `undefined` when FTS5 cannot take the phrases (then Python's scan runs).
+ */
+function candidates(
+  store: Store,
+  phrases: readonly string[],
+  pairs: readonly string[],
+): number[] | undefined {
   const ids = new Set<number>();
   if (phrases.length > 0) {
     const match = phrases.map((t) => `"${t.replaceAll('"', '""')}"`).join(" OR ");
-    for (const row of store.statement(PHRASE_ROWS_SQL).all(match)) ids.add(Number(row.id));
+    try {
+      for (const row of store.statement(PHRASE_ROWS_SQL).all(match)) ids.add(Number(row.id));
+    } catch (error) {
+      if (isMatchError(error, match)) return undefined;
+      throw error;
+    }
   }
   if (pairs.length > 0) {
     ensureVocabulary(store);
@@ -169,14 +182,15 @@ function ensureVocabulary(store: Store): void {
  * @param query The terms, filters and page.
  * @param strategy `"scan"` forces Python's full scan (for tests).
  * @returns The hit rows (`id, session_id, role, snippet, timestamp,
- *   tool_name, source, model, session_started`).
- * @throws {SqliteError} On a storage failure, or a pattern longer than SQLite's LIKE limit.
+ *   tool_name, source, model, session_started`), or `undefined` when a term
+ *   is longer than SQLite's LIKE pattern limit.
+ * @throws {SqliteError} On a storage failure.
  */
 export function substringPage(
   store: Store,
   query: SubstringQuery,
   strategy: SubstringStrategy = "auto",
-): HitRow[] {
+): HitRow[] | undefined {
   const { terms, all, filters, limit, offset } = query;
   const kinds = terms.map(termKind);
   const fast = strategy === "auto" && kinds.every((k) => k !== undefined) &&
@@ -189,13 +203,21 @@ export function substringPage(
       terms.filter((_, i) => kinds[i] === "phrase"),
       terms.filter((_, i) => kinds[i] === "pair"),
     );
-    if (ids.length === 0) return [];
-    from = CANDIDATES_FROM;
-    params.push(JSON.stringify(ids));
+    if (ids?.length === 0) return [];
+    if (ids !== undefined) {
+      from = CANDIDATES_FROM;
+      params.push(JSON.stringify(ids));
+    }
   }
   params.push(JSON.stringify(terms.map(containsPattern)), ...filters.params, limit, offset);
-  const ids = store.statement(pageSql(from, all, filters.sql)).all(...params)
-    .map((row) => Number(row.id));
+  let ids: number[];
+  try {
+    ids = store.statement(pageSql(from, all, filters.sql)).all(...params)
+      .map((row) => Number(row.id));
+  } catch (error) {
+    if (isPatternError(error)) return undefined;
+    throw error;
+  }
   if (ids.length === 0) return [];
   const byId = new Map<number, HitRow>();
   for (const row of store.statement(ROWS_SQL).all(terms[0], JSON.stringify(ids))) {

@@ -1,0 +1,267 @@
+/**
+ * searchMessages() on the substring (LIKE) path: order, snippet, filters,
+ * context, literal `\ % _`, and the trigram-candidate fast path checked
+ * against Python's full scan.
+ */
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { openConnection } from "../lib/open.ts";
+import { Store } from "../lib/store.ts";
+import { searchMessages, type SearchOptions } from "../lib/search/search.ts";
+import { trigramIndexUsable } from "../lib/search/substring.ts";
+import { copyFixture, rawOpen } from "./_helpers.ts";
+import { insertRows, type MessageSeed, prng, type Seeded, seeded } from "./_search_data.ts";
+
+async function openStore(path: string, readonly = false): Promise<Store> {
+  const { db, writer } = await openConnection({ path, readonly });
+  return new Store(db, writer, { path, readonly });
+}
+
+describe("searchMessages() on the substring path", () => {
+  let s: Seeded;
+  before(async () => {
+    s = await seeded(
+      [
+        { id: "g", source: "cli", model: "m-g", started_at: 10 },
+        { id: "h", source: "telegram", started_at: 20 },
+      ],
+      [
+        { session_id: "g", content: "我们讨论数据迁移", timestamp: 11 },
+        {
+          session_id: "g",
+          role: "assistant",
+          content: null,
+          tool_calls: '[{"function": {"arguments": "{\\"q\\": \\"数据\\"}"}}]',
+          timestamp: 12,
+        },
+        { session_id: "g", role: "tool", content: "无关", tool_name: "数据工具", timestamp: 13 },
+        { session_id: "g", content: "前".repeat(50) + "数据" + "后".repeat(100), timestamp: 14 },
+        { session_id: "h", content: "数__%\\ literal", timestamp: 21 },
+        { session_id: "h", content: "数ab anything \\ at all", timestamp: 22 },
+        { session_id: "h", role: "assistant", content: "telegram 数据 reply", timestamp: 23 },
+      ],
+    );
+  });
+  after(() => s.db.close());
+
+  test("searchMessages() matches content, tool name and tool calls, newest first", () => {
+    const hits = s.db.searchMessages("数据");
+    assert.deepEqual(hits.map((h) => h.id), [s.ids[6], s.ids[3], s.ids[2], s.ids[1], s.ids[0]]);
+  });
+
+  test("searchMessages() cuts 120 characters from 40 before the match, unmarked", () => {
+    const byId = new Map(s.db.searchMessages("数据").map((h) => [h.id, h.snippet]));
+    assert.equal(byId.get(s.ids[3]), "前".repeat(40) + "数据" + "后".repeat(78));
+    assert.equal(byId.get(s.ids[0]), "我们讨论数据迁移");
+    assert.equal(byId.get(s.ids[2]), "无关", "no match in content: from the start");
+    assert.equal(byId.get(s.ids[1]), null, "NULL content");
+  });
+
+  test("searchMessages() applies the filters on the substring path", () => {
+    const ids = (options: SearchOptions) => s.db.searchMessages("数据", options).map((h) => h.id);
+    assert.deepEqual(ids({ sourceFilter: ["telegram"] }), [s.ids[6]]);
+    assert.deepEqual(ids({ sourceFilter: [] }), []);
+    assert.deepEqual(ids({ excludeSources: ["telegram"] }), [
+      s.ids[3],
+      s.ids[2],
+      s.ids[1],
+      s.ids[0],
+    ]);
+    assert.deepEqual(ids({ roleFilter: ["tool", "assistant"] }), [s.ids[6], s.ids[2], s.ids[1]]);
+    assert.deepEqual(ids({ limit: 2, offset: 1 }), [s.ids[3], s.ids[2]]);
+  });
+
+  test("searchMessages() gives the substring hits their context", () => {
+    const [hit] = s.db.searchMessages("数据", { roleFilter: ["tool"] });
+    assert.deepEqual(hit, {
+      id: s.ids[2],
+      session_id: "g",
+      role: "tool",
+      snippet: "无关",
+      timestamp: 13,
+      tool_name: "数据工具",
+      source: "cli",
+      model: "m-g",
+      session_started: 10,
+      context: [
+        { role: "assistant", content: "" },
+        { role: "tool", content: "无关" },
+        { role: "user", content: "前".repeat(50) + "数据" + "后".repeat(100) },
+      ],
+    });
+  });
+
+  test("searchMessages() matches backslash, percent and underscore literally", () => {
+    const hits = s.db.searchMessages("数__%\\");
+    assert.deepEqual(hits.map((h) => h.id), [s.ids[4]]);
+    assert.equal(hits[0].snippet, "数__%\\ literal");
+  });
+
+  test("searchMessages() treats LIKE as case-insensitive for ASCII only", async () => {
+    const t = await seeded([{ id: "x" }], [
+      { session_id: "x", content: "Agent通信 upper", timestamp: 1 },
+      { session_id: "x", content: "AGENT通信 shout", timestamp: 2 },
+      { session_id: "x", content: "ÀGENT通信 accent", timestamp: 3 },
+    ]);
+    try {
+      assert.deepEqual(t.db.searchMessages("agent通信").map((h) => h.id), [t.ids[1], t.ids[0]]);
+    } finally {
+      t.db.close();
+    }
+  });
+});
+
+/** A corpus over a small alphabet, so two-character words collide often. */
+function corpus(seed: number, count: number): MessageSeed[] {
+  const rnd = prng(seed);
+  const alphabet = Array.from("数据记忆断裂テスト안녕ab_%");
+  const word = (n: number) =>
+    Array.from({ length: n }, () => alphabet[Math.floor(rnd() * alphabet.length)]).join("");
+  const messages: MessageSeed[] = [];
+  let timestamp = 1000;
+  for (let i = 0; i < count; i++) {
+    if (rnd() < 0.6) timestamp += 1; // else: equal to the previous one
+    const session_id = `s${Math.floor(rnd() * 6)}`;
+    const kind = rnd();
+    messages.push({
+      session_id,
+      role: ["user", "assistant", "tool"][Math.floor(rnd() * 3)],
+      content: kind < 0.1
+        ? null
+        : kind < 0.15
+        ? "\u0000json:" + JSON.stringify([{ type: "text", text: word(6) }])
+        : `${word(1 + Math.floor(rnd() * 12))} ${word(3)}`,
+      tool_name: rnd() < 0.2 ? word(2) : null,
+      tool_calls: rnd() < 0.2 ? JSON.stringify([{ arguments: word(4) }]) : null,
+      timestamp,
+    });
+  }
+  return messages;
+}
+
+/** The six sessions `corpus()` writes to. */
+const SESSIONS = Array.from(
+  { length: 6 },
+  (_, i) => ({ id: `s${i}`, source: i % 2 ? "cli" : "tool" }),
+);
+
+describe("searchMessages() finds substring candidates through the trigram index", () => {
+  let path: string;
+  let store: Store;
+  const queries: string[] = [];
+  before(async () => {
+    const s = await seeded(SESSIONS, corpus(42, 400));
+    s.db.close();
+    path = s.path;
+    store = await openStore(path);
+    const chars = Array.from("数据记忆断裂テスト안녕");
+    for (const a of chars) for (const b of chars) queries.push(a + b);
+    queries.push(
+      "数据记",
+      "记忆 OR 断裂",
+      "数据 记忆",
+      "数 据",
+      "ab数据",
+      "测试 안녕",
+      "数_",
+      "%数",
+    );
+  });
+  after(() => store.db.close());
+
+  test("trigramIndexUsable() accepts a v11 file and the v11 fixture", async () => {
+    assert.ok(trigramIndexUsable(store));
+    const fixture = await openStore(copyFixture("hermes-v11.db"));
+    try {
+      assert.ok(trigramIndexUsable(fixture));
+    } finally {
+      fixture.db.close();
+    }
+  });
+
+  test("searchMessages() returns exactly the full scan's hits for every query", () => {
+    const options: SearchOptions[] = [
+      { limit: 1000 },
+      { limit: 7, offset: 3 },
+      { sourceFilter: ["cli"], roleFilter: ["assistant", "tool"], limit: 50 },
+      { excludeSources: ["cli"] },
+    ];
+    let nonEmpty = 0;
+    for (const query of queries) {
+      for (const option of options) {
+        const fast = searchMessages(store, query, option);
+        const scan = searchMessages(store, query, option, { substring: "scan" });
+        assert.deepEqual(fast, scan, `${query} ${JSON.stringify(option)}`);
+        if (fast.length > 0) nonEmpty++;
+      }
+    }
+    assert.ok(nonEmpty > 200, `the corpus matches: ${nonEmpty}`);
+  });
+
+  test("searchMessages() orders equal timestamps by id, as Python's scan does", async () => {
+    const raw = await rawOpen(path, true);
+    try {
+      // Python's LIKE query, verbatim in shape: no explicit tie-break.
+      const python = raw.prepare(
+        "SELECT m.id FROM messages m JOIN sessions s ON s.id = m.session_id " +
+          "WHERE (m.content LIKE ? ESCAPE '\\' OR m.tool_name LIKE ? ESCAPE '\\' " +
+          "OR m.tool_calls LIKE ? ESCAPE '\\') ORDER BY m.timestamp DESC LIMIT ? OFFSET ?",
+      );
+      for (const query of queries.slice(0, 60)) {
+        const pattern = `%${query}%`;
+        const expected = python.all(pattern, pattern, pattern, 1000, 0).map((r) => r.id);
+        const ids = searchMessages(store, query, { limit: 1000 }).map((h) => h.id);
+        assert.deepEqual(ids, expected, query);
+      }
+    } finally {
+      raw.close();
+    }
+  });
+
+  test("trigramIndexUsable() refuses an index that was recreated without a backfill", async () => {
+    const copy = await openStore(copyFixture("hermes-v11.db"));
+    try {
+      copy.db.exec("DROP TABLE messages_fts_trigram");
+      copy.db.exec(
+        "CREATE VIRTUAL TABLE messages_fts_trigram USING fts5(\n    content,\n    tokenize='trigram'\n)",
+      );
+      assert.ok(!trigramIndexUsable(copy));
+      const hits = searchMessages(copy, "通信");
+      assert.equal(hits.length, 4, "the scan still finds the fixture's hits");
+    } finally {
+      copy.db.close();
+    }
+  });
+
+  test("trigramIndexUsable() refuses a v6 file opened read-only, and the scan still runs", async () => {
+    const old = await openStore(copyFixture("hermes-v6.db"), true);
+    try {
+      assert.ok(!trigramIndexUsable(old));
+      assert.equal(searchMessages(old, "通信").length, 2);
+    } finally {
+      old.db.close();
+    }
+  });
+
+  test("searchMessages() sees messages another connection appended after the first search", async () => {
+    const s = await seeded(SESSIONS, corpus(7, 50));
+    s.db.close();
+    const own = await openStore(s.path);
+    try {
+      assert.deepEqual(searchMessages(own, "最新"), [], "the first search sets up the vocabulary");
+      await insertRows(s.path, [], [{
+        session_id: "s1",
+        content: "最新的数据",
+        timestamp: 99_999,
+      }]);
+      const [hit] = searchMessages(own, "最新", { limit: 1 });
+      assert.equal(hit.snippet, "最新的数据");
+      assert.deepEqual(
+        searchMessages(own, "数据", { limit: 30 }),
+        searchMessages(own, "数据", { limit: 30 }, { substring: "scan" }),
+      );
+    } finally {
+      own.db.close();
+    }
+  });
+});
