@@ -85,12 +85,12 @@ class NodeSqliteStatement implements SqliteStatement {
 class NodeSqliteDriver implements SqliteDriver {
   readonly kind = "node:sqlite" as const;
   readonly #db: DatabaseSync;
-  readonly #nulUnsafe: boolean;
+  /** Probed on the first `prepare`: probing reads the file, so it must come after the busy timeout. */
+  #nulUnsafe: boolean | undefined;
   #open = true;
 
   constructor(db: DatabaseSync) {
     this.#db = db;
-    this.#nulUnsafe = cutsTextAtNul(db);
   }
 
   exec(sql: string): void {
@@ -99,6 +99,7 @@ class NodeSqliteDriver implements SqliteDriver {
 
   prepare(sql: string): SqliteStatement {
     const stmt = translated(() => this.#db.prepare(sql));
+    this.#nulUnsafe ??= translated(() => cutsTextAtNul(this.#db));
     if (!this.#nulUnsafe) return new NodeSqliteStatement(stmt, undefined);
     const columns = (stmt.columns() as NodeColumn[]).map((c) => c.name);
     if (columns.length === 0) return new NodeSqliteStatement(stmt, undefined);
@@ -132,11 +133,5 @@ export function openNodeSqlite(
   options: OpenDriverOptions = {},
 ): SqliteDriver {
   const db = translated(() => new DatabaseSync(path, { readOnly: options.readonly ?? false }));
-  try {
-    // The NUL probe is the connection's first statement: it reads the file.
-    return translated(() => new NodeSqliteDriver(db));
-  } catch (error) {
-    db.close();
-    throw error;
-  }
+  return new NodeSqliteDriver(db);
 }

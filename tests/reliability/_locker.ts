@@ -1,8 +1,12 @@
 /**
  * Worker process: takes the write lock of a database (`BEGIN IMMEDIATE`),
  * writes `state_meta` key `locker`, holds the lock for `holdMs`, then commits.
+ * With `exclusive`, it holds the whole file (`locking_mode = EXCLUSIVE`), as
+ * a connection recovering a WAL after a crash briefly does: then nobody
+ * else can even read until it closes.
  *
- * Argument: `{ path, holdMs }` as JSON. Output: `locked`, then `released`.
+ * Argument: `{ path, holdMs, exclusive? }` as JSON. Output: `locked`, then
+ * `released`.
  *
  * @module
  */
@@ -11,10 +15,15 @@ import { loadDriver } from "../../lib/driver/load.ts";
 import { sleepSync } from "../../lib/write.ts";
 import { say } from "./_runtimes.ts";
 
-const { path, holdMs } = JSON.parse(process.argv[2]) as { path: string; holdMs: number };
+const { path, holdMs, exclusive } = JSON.parse(process.argv[2]) as {
+  path: string;
+  holdMs: number;
+  exclusive?: boolean;
+};
 const db = (await loadDriver())(path);
 db.exec("PRAGMA busy_timeout = 5000");
-db.exec("BEGIN IMMEDIATE");
+if (exclusive) db.exec("PRAGMA locking_mode = EXCLUSIVE");
+db.exec(exclusive ? "BEGIN EXCLUSIVE" : "BEGIN IMMEDIATE");
 db.prepare("INSERT OR REPLACE INTO state_meta (key, value) VALUES ('locker', 'held')").run();
 say("locked");
 sleepSync(holdMs);

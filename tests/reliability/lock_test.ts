@@ -71,3 +71,21 @@ test("SessionDB.open() rejects a negative retry.busyTimeoutMs with a RangeError 
   );
   assert.equal(existsSync(path), false);
 });
+
+test("SessionDB.open() waits while another process holds the whole file (as WAL recovery does), then opens", async () => {
+  const path = tempDbPath();
+  (await SessionDB.open({ path })).close();
+  for (const runtime of workerRuntimes(["deno", "bun"])) {
+    const locker = startWorker(runtime, "_locker.ts", [
+      JSON.stringify({ path, holdMs: 300, exclusive: true }),
+    ]);
+    await locker.waitFor((line) => line === "locked", "taking the file");
+    const started = performance.now();
+    const db = await SessionDB.open({ path });
+    const elapsed = performance.now() - started;
+    assert.equal(db.getMeta("locker"), "held", runtime);
+    db.close();
+    await locker.succeeded();
+    assert.ok(elapsed > 100, `did not wait (${runtime}): ${elapsed.toFixed(0)} ms`);
+  }
+});
