@@ -59,6 +59,30 @@ test("driver returns BLOBs as Uint8Array and keeps them apart from text", async 
   db.close();
 });
 
+test("driver keeps a BLOB of zero bytes apart from text holding U+0000 in one row", async () => {
+  const db = await fresh();
+  db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT, b BLOB, c TEXT, n INTEGER)");
+  db.prepare("INSERT INTO t (a, b, c, n) VALUES (?, ?, ?, ?)")
+    .run("x\u0000y", new Uint8Array([0, 120, 0]), null, 7);
+  const expected = { id: 1, a: "x\u0000y", b: new Uint8Array([0, 120, 0]), c: null, n: 7 };
+  const statement = db.prepare("SELECT * FROM t");
+  assert.deepEqual(statement.get(), expected);
+  assert.deepEqual(statement.all(), [expected]);
+  assert.deepEqual([...statement.iterate()], [expected]);
+  db.close();
+});
+
+test("driver returns rows as plain objects with the columns in order", async () => {
+  const db = await fresh();
+  const statement = db.prepare("SELECT 2 AS z, 'b' AS a, NULL AS m");
+  for (const row of [statement.get(), ...statement.all(), ...statement.iterate()]) {
+    assert.equal(Object.getPrototypeOf(row), Object.prototype);
+    assert.deepEqual(Object.keys(row!), ["z", "a", "m"]);
+    assert.deepEqual(row, { z: 2, a: "b", m: null });
+  }
+  db.close();
+});
+
 test("driver keeps full double precision of REAL timestamps", async () => {
   const db = await fresh();
   db.exec("CREATE TABLE t (ts REAL NOT NULL)");

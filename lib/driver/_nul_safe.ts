@@ -1,14 +1,20 @@
 /**
- * Deno 2.9's `node:sqlite` cuts a returned string at its first U+0000. Binding
- * is fine, so the adapter wraps each query: a text value that contains U+0000
- * comes back as its UTF-8 bytes, flagged in one extra column, and is decoded
- * here. Values without U+0000 take the ordinary path.
+ * Deno 2.9's `node:sqlite` cuts a returned string at its first U+0000.
+ * Binding is fine, so the adapter wraps each query: a text value that
+ * contains U+0000 comes back as its UTF-8 bytes and is decoded here. One
+ * extra column flags the values that really are BLOBs (a cheap `typeof`
+ * test), so the two never mix; the costly U+0000 search runs once per text
+ * value. Values without U+0000 take the ordinary path.
+ *
+ * Rows are read as arrays (`setReturnArrays`) and built into plain objects of
+ * one shape per statement, which costs less than copying the runtime's
+ * null-prototype row objects.
  */
 
-import type { SqlRow } from "./types.ts";
+import type { SqlRow, SqlValue } from "./types.ts";
 
-/** Name of the extra column that flags which values came back as bytes. */
-const MASK = "__hermes_nul_mask";
+/** Name of the extra column that flags which values are real BLOBs. */
+export const NUL_MASK = "__hermes_blob_mask";
 /** Columns one mask integer can flag (bit 53 and up would lose precision). */
 const MAX_COLUMNS = 52;
 
@@ -19,7 +25,7 @@ function quoteIdentifier(name: string): string {
 /**
  * The NUL-safe form of `sql`, whose result columns are `columns`, or
  * `undefined` when the query cannot be wrapped (duplicate column names, too
- * many columns).
+ * many columns). Its rows hold the columns, in order, then {@linkcode NUL_MASK}.
  */
 export function nulSafeQuery(
   sql: string,
@@ -27,31 +33,39 @@ export function nulSafeQuery(
 ): string | undefined {
   if (columns.length > MAX_COLUMNS) return undefined;
   if (new Set(columns).size !== columns.length) return undefined;
-  if (columns.includes(MASK)) return undefined;
-  const hasNul = (c: string) => `(typeof(${c}) = 'text' AND instr(${c}, char(0)) > 0)`;
+  if (columns.includes(NUL_MASK)) return undefined;
   const select = columns.map((name) => {
     const c = quoteIdentifier(name);
-    return `CASE WHEN ${hasNul(c)} THEN CAST(${c} AS BLOB) ELSE ${c} END AS ${c}`;
+    return `CASE WHEN typeof(${c}) = 'text' AND instr(${c}, char(0)) > 0 ` +
+      `THEN CAST(${c} AS BLOB) ELSE ${c} END AS ${c}`;
   });
   const mask = columns
-    .map((name, i) => `(${hasNul(quoteIdentifier(name))} * ${2 ** i})`)
+    .map((name, i) => `(typeof(${quoteIdentifier(name)}) = 'blob') * ${2 ** i}`)
     .join(" + ");
   const inner = sql.trim().replace(/;\s*$/, "");
-  return `SELECT ${select.join(", ")}, ${mask} AS ${MASK} FROM (${inner})`;
+  return `SELECT ${select.join(", ")}, ${mask} AS ${NUL_MASK} FROM (${inner})`;
 }
 
 const decoder = new TextDecoder();
 
-/** Decodes the flagged values of a row read through {@linkcode nulSafeQuery}. */
-export function restoreNulText(row: SqlRow, columns: readonly string[]): SqlRow {
-  const mask = Number(row[MASK] ?? 0);
-  delete row[MASK];
-  if (mask === 0) return row;
-  columns.forEach((name, i) => {
-    const value = row[name];
-    if (Math.floor(mask / 2 ** i) % 2 === 1 && value instanceof Uint8Array) {
-      row[name] = decoder.decode(value);
-    }
-  });
+/**
+ * A row of {@linkcode nulSafeQuery}, read as an array, as a plain object:
+ * bytes that stood for text are decoded; real BLOBs stay bytes.
+ */
+export function nulSafeRow(values: readonly SqlValue[], columns: readonly string[]): SqlRow {
+  const row: SqlRow = {};
+  const n = columns.length;
+  for (let i = 0; i < n; i++) {
+    const value = values[i];
+    const text = value instanceof Uint8Array && Math.floor(Number(values[n]) / 2 ** i) % 2 === 0;
+    row[columns[i]] = text ? decoder.decode(value) : value;
+  }
+  return row;
+}
+
+/** A row read as an array, as a plain object. */
+export function plainRow(values: readonly SqlValue[], columns: readonly string[]): SqlRow {
+  const row: SqlRow = {};
+  for (let i = 0; i < columns.length; i++) row[columns[i]] = values[i];
   return row;
 }

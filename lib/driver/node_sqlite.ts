@@ -13,7 +13,7 @@ import type {
   SqlValue,
 } from "./types.ts";
 import { translated } from "./_to_sqlite_error.ts";
-import { nulSafeQuery, restoreNulText } from "./_nul_safe.ts";
+import { NUL_MASK, nulSafeQuery, nulSafeRow, plainRow } from "./_nul_safe.ts";
 
 type NodeStatement = ReturnType<DatabaseSync["prepare"]>;
 type NodeColumn = { name: string };
@@ -26,13 +26,32 @@ function cutsTextAtNul(db: DatabaseSync): boolean {
   return row?.probe !== "a\u0000b";
 }
 
+/** Turns one row, as the runtime returns it, into a plain object. */
+type ToRow = (row: unknown) => SqlRow;
+
+/** node:sqlite rows have a null prototype; give callers ordinary objects. */
+function spreadRow(row: unknown): SqlRow {
+  return { ...(row as SqlRow) };
+}
+
+/**
+ * Asks for rows as arrays (cheaper than the runtime's row objects); false
+ * on a runtime without `setReturnArrays` (Node before 22.16).
+ */
+function returnArrays(stmt: NodeStatement): boolean {
+  const s = stmt as unknown as { setReturnArrays?: (on: boolean) => void };
+  if (typeof s.setReturnArrays !== "function") return false;
+  s.setReturnArrays(true);
+  return true;
+}
+
 class NodeSqliteStatement implements SqliteStatement {
   readonly #stmt: NodeStatement;
-  readonly #nulColumns: readonly string[] | undefined;
+  readonly #toRow: ToRow;
 
-  constructor(stmt: NodeStatement, nulColumns: readonly string[] | undefined) {
+  constructor(stmt: NodeStatement, toRow: ToRow) {
     this.#stmt = stmt;
-    this.#nulColumns = nulColumns;
+    this.#toRow = toRow;
   }
 
   run(...params: readonly SqlValue[]): RunResult {
@@ -47,17 +66,19 @@ class NodeSqliteStatement implements SqliteStatement {
 
   get(...params: readonly SqlValue[]): SqlRow | undefined {
     const row = translated(() => this.#stmt.get(...(params as SqlValue[])));
-    return row === undefined ? undefined : this.#row(row as SqlRow);
+    return row === undefined ? undefined : this.#toRow(row);
   }
 
   all(...params: readonly SqlValue[]): SqlRow[] {
-    const rows = translated(() => this.#stmt.all(...(params as SqlValue[])));
-    return (rows as SqlRow[]).map((row) => this.#row(row));
+    const rows = translated(() => this.#stmt.all(...(params as SqlValue[]))) as unknown[];
+    const out = new Array<SqlRow>(rows.length);
+    for (let i = 0; i < rows.length; i++) out[i] = this.#toRow(rows[i]);
+    return out;
   }
 
   *iterate(...params: readonly SqlValue[]): IterableIterator<SqlRow> {
     const iterator = translated(() => this.#stmt.iterate(...(params as SqlValue[]))) as Iterator<
-      SqlRow
+      unknown
     >;
     let done = false;
     try {
@@ -67,18 +88,12 @@ class NodeSqliteStatement implements SqliteStatement {
           done = true;
           return;
         }
-        yield this.#row(next.value);
+        yield this.#toRow(next.value);
       }
     } finally {
       // Stopped early: reset the native statement so it releases its read snapshot.
       if (!done) iterator.return?.();
     }
-  }
-
-  #row(row: SqlRow): SqlRow {
-    // node:sqlite rows have a null prototype; give callers ordinary objects.
-    const plain: SqlRow = { ...row };
-    return this.#nulColumns ? restoreNulText(plain, this.#nulColumns) : plain;
   }
 }
 
@@ -99,18 +114,31 @@ class NodeSqliteDriver implements SqliteDriver {
 
   prepare(sql: string): SqliteStatement {
     const stmt = translated(() => this.#db.prepare(sql));
-    this.#nulUnsafe ??= translated(() => cutsTextAtNul(this.#db));
-    if (!this.#nulUnsafe) return new NodeSqliteStatement(stmt, undefined);
     const columns = (stmt.columns() as NodeColumn[]).map((c) => c.name);
-    if (columns.length === 0) return new NodeSqliteStatement(stmt, undefined);
+    if (columns.length === 0) return new NodeSqliteStatement(stmt, spreadRow);
+    this.#nulUnsafe ??= translated(() => cutsTextAtNul(this.#db));
+    if (this.#nulUnsafe) return this.#nulSafe(sql, stmt, columns);
+    if (new Set(columns).size === columns.length && returnArrays(stmt)) {
+      return new NodeSqliteStatement(stmt, (values) => plainRow(values as SqlValue[], columns));
+    }
+    return new NodeSqliteStatement(stmt, spreadRow);
+  }
+
+  /** The statement wrapped so that text holding U+0000 reads back whole. */
+  #nulSafe(sql: string, stmt: NodeStatement, columns: readonly string[]): SqliteStatement {
     const safeSql = nulSafeQuery(sql, columns);
-    if (safeSql === undefined) return new NodeSqliteStatement(stmt, undefined);
+    if (safeSql === undefined) return new NodeSqliteStatement(stmt, spreadRow);
+    let safe: NodeStatement;
     try {
-      return new NodeSqliteStatement(this.#db.prepare(safeSql), columns);
+      safe = this.#db.prepare(safeSql);
     } catch {
       // Not a plain query (a PRAGMA, say): it cannot return stored text.
-      return new NodeSqliteStatement(stmt, undefined);
+      return new NodeSqliteStatement(stmt, spreadRow);
     }
+    const toValues = returnArrays(safe)
+      ? (row: unknown) => row as SqlValue[]
+      : (row: unknown) => [...columns, NUL_MASK].map((name) => (row as SqlRow)[name]);
+    return new NodeSqliteStatement(safe, (row) => nulSafeRow(toValues(row), columns));
   }
 
   close(): void {
