@@ -18,8 +18,8 @@ export interface ConcurrentOptions {
   readonly dir: string;
   /** The runtime of each writer, in turn (its length is the number of writers). */
   readonly writers: readonly RuntimeName[];
-  /** The runtime of the reader. */
-  readonly reader: RuntimeName;
+  /** The runtime of each reader process. */
+  readonly readers: readonly RuntimeName[];
   /** Messages each writer appends. */
   readonly appendsEach: number;
   /** Seed of the writers' choices. */
@@ -34,8 +34,8 @@ export interface ConcurrentReport {
   readonly verdict: Verdict;
   /** Each writer's first attempt and last acknowledgement (epoch ms). */
   readonly spans: ReadonlyArray<readonly [number, number]>;
-  /** The reader's output line (`reads <rounds> <count> <searches>`). */
-  readonly reader: string;
+  /** Each reader's output line (`reads <rounds> <count> <searches>`). */
+  readonly readers: readonly string[];
   /** Messages in the shared session. */
   readonly shared: number;
   /** Wall time, ms. */
@@ -44,7 +44,7 @@ export interface ConcurrentReport {
 
 /**
  * Several writer processes append at once (each to its own session and all
- * to one shared session) while a reader process searches.
+ * to one shared session) while reader processes search.
  *
  * @param options Writers, sizes, seed.
  * @returns What happened, checked.
@@ -67,13 +67,15 @@ export async function runConcurrentWriters(options: ConcurrentOptions): Promise<
     };
     return startWorker(runtime, "_writer.ts", [JSON.stringify(config)]);
   });
-  const reader = startWorker(options.reader, "_reader.ts", [JSON.stringify({ path, stopFile })]);
+  const readers = options.readers.map((runtime) =>
+    startWorker(runtime, "_reader.ts", [JSON.stringify({ path, stopFile })])
+  );
   try {
     await Promise.all(writers.map((w) => w.waitFor((l) => l.startsWith("ready"), "ready")));
     writeFileSync(startFile, "");
     const outputs = await Promise.all(writers.map((w) => w.succeeded()));
     writeFileSync(stopFile, "");
-    const readerLines = await reader.succeeded();
+    const readerLines = await Promise.all(readers.map((reader) => reader.succeeded()));
     const ledger = newLedger();
     for (const lines of outputs) record(ledger, lines);
     const spans = outputs.map((lines) => {
@@ -89,13 +91,15 @@ export async function runConcurrentWriters(options: ConcurrentOptions): Promise<
       path,
       verdict,
       spans,
-      reader: readerLines.find((l) => l.startsWith("reads ")) ?? readerLines.join(" | "),
+      readers: readerLines.map((lines) =>
+        lines.find((l) => l.startsWith("reads ")) ?? lines.join(" | ")
+      ),
       shared,
       ms: performance.now() - started,
     };
   } finally {
     writeFileSync(stopFile, "");
-    for (const worker of [...writers, reader]) worker.kill("SIGKILL");
+    for (const worker of [...writers, ...readers]) worker.kill("SIGKILL");
   }
 }
 
@@ -105,8 +109,10 @@ export interface CrashOptions {
   readonly dir: string;
   /** The runtimes to use, in turn. */
   readonly runtimes: readonly RuntimeName[];
-  /** How many writers to kill. */
+  /** How many rounds to run. */
   readonly rounds: number;
+  /** Writers started (and killed) together in each round. */
+  readonly writersPerRound?: number;
   /** Longest wait after the first acknowledgement before the kill, ms. */
   readonly maxDelayMs: number;
   /** Seed of the kill moments and the writers' choices. */
@@ -123,13 +129,16 @@ export interface CrashReport {
   readonly verdicts: Verdict[];
   /** Kills of a process that was still running. */
   readonly kills: number;
+  /** Acknowledged appends, over all rounds. */
+  readonly appends: number;
   /** Wall time, ms. */
   readonly ms: number;
 }
 
 /**
- * Starts a writer that appends forever, kills it with SIGKILL at a seeded
- * random moment, checks the file, and repeats on the same file.
+ * Starts writers that append forever, kills each with SIGKILL at a seeded
+ * random moment after its first append, checks the file, and repeats on the
+ * same file (so every round also recovers the WAL the last one left).
  *
  * @param options Rounds, runtimes, seed.
  * @returns The verdict after every kill.
@@ -141,29 +150,37 @@ export async function runCrashes(options: CrashOptions): Promise<CrashReport> {
   const ledger = newLedger();
   const verdicts: Verdict[] = [];
   let kills = 0;
+  const perRound = options.writersPerRound ?? 1;
   for (let round = 0; round < options.rounds; round++) {
-    const runtime = options.runtimes[round % options.runtimes.length];
-    const config: WriterConfig = {
-      path,
-      name: `r${round}`,
-      own: `crash-${round % 3}`,
-      shared: "crash-shared",
-      count: 0,
-      seed: options.seed + round,
-    };
-    const worker: Worker = startWorker(runtime, "_writer.ts", [JSON.stringify(config)]);
-    try {
-      await worker.waitFor((line) => line.startsWith("ack "), "its first append");
-      await delay(random() * options.maxDelayMs);
-    } finally {
-      worker.kill("SIGKILL");
-    }
-    const exit = await worker.exited;
-    if (exit.signal === "SIGKILL") kills++;
-    record(ledger, worker.lines);
+    const workers = Array.from({ length: perRound }, (_, k) => {
+      const n = round * perRound + k;
+      const config: WriterConfig = {
+        path,
+        name: `r${n}`,
+        own: `crash-${n % 3}`,
+        shared: "crash-shared",
+        count: 0,
+        seed: options.seed + n,
+      };
+      return startWorker(options.runtimes[n % options.runtimes.length], "_writer.ts", [
+        JSON.stringify(config),
+      ]);
+    });
+    const delays = workers.map(() => random() * options.maxDelayMs);
+    await Promise.all(workers.map(async (worker: Worker, k) => {
+      try {
+        await worker.waitFor((line) => line.startsWith("ack "), "its first append");
+        await delay(delays[k]);
+      } finally {
+        worker.kill("SIGKILL");
+      }
+      const exit = await worker.exited;
+      if (exit.signal === "SIGKILL") kills++;
+      record(ledger, worker.lines);
+    }));
     const verdict = await verify(path, ledger);
     verdicts.push(verdict);
     options.onRound?.(round, verdict);
   }
-  return { path, verdicts, kills, ms: performance.now() - started };
+  return { path, verdicts, kills, appends: ledger.acks.size, ms: performance.now() - started };
 }

@@ -15,7 +15,7 @@ test(
     const report = await runConcurrentWriters({
       dir: tempDir(),
       writers: [0, 1, 2, 3].map((i) => mixed[i % mixed.length]),
-      reader: workerRuntimes(["node", runtimeName()])[0],
+      readers: [workerRuntimes(["node", runtimeName()])[0]],
       appendsEach: 200,
       seed,
     });
@@ -34,8 +34,8 @@ test(
     );
     assert.ok(overlaps, `writers did not overlap: ${JSON.stringify(report.spans)}`);
     // The reader saw consistent counts in every round and searched without an error.
-    const [word, rounds, seen] = report.reader.split(" ");
-    assert.equal(word, "reads", report.reader);
-    assert.ok(Number(rounds) > 0 && Number(seen) <= 800, report.reader);
+    const [word, rounds, seen] = report.readers[0].split(" ");
+    assert.equal(word, "reads", report.readers[0]);
+    assert.ok(Number(rounds) > 0 && Number(seen) <= 800, report.readers[0]);
   },
 );
