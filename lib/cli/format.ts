@@ -186,6 +186,32 @@ export function relativeTime(seconds: number | null | undefined, now: number): s
 }
 
 /**
+ * A local date and time followed by how long ago it was, when that is
+ * within a week: `2026-04-25 09:00:19 (3h ago)`; older times show the date
+ * only once.
+ *
+ * @param seconds Unix seconds.
+ * @param now The current time in Unix seconds.
+ * @param options `minutes: true` drops the seconds.
+ * @returns The text.
+ *
+ * @example
+ * ```ts
+ * import { formatWhen } from "./format.ts";
+ * console.assert(formatWhen(1000, 1000 + 7200).endsWith(" (2h ago)"));
+ * ```
+ */
+export function formatWhen(
+  seconds: number,
+  now: number,
+  options: { minutes?: boolean } = {},
+): string {
+  const absolute = formatDateTime(seconds).slice(0, options.minutes ? 16 : 19);
+  const relative = relativeTime(seconds, now);
+  return /^\d{4}-/.test(relative) ? absolute : `${absolute} (${relative})`;
+}
+
+/**
  * A whole number with thousands separators: `12,345`.
  *
  * @param n The number.

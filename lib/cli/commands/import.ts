@@ -38,9 +38,9 @@ Examples:
   hermes-state export - --db old.db | hermes-state import - --db new.db
 `;
 
-/** Lines of input, from a file or from standard input. */
-function inputLines(ctx: Context, source: string): AsyncIterable<string> {
-  if (source === "-") return ctx.io.stdinLines();
+/** Checks that FILE can be read (before the database is created for it). */
+function checkInput(source: string): void {
+  if (source === "-") return;
   let isFile: boolean;
   try {
     isFile = statSync(source).isFile();
@@ -50,6 +50,14 @@ function inputLines(ctx: Context, source: string): AsyncIterable<string> {
     throw new CommandError(`Cannot read ${source}: ${reason}`, { cause: error });
   }
   if (!isFile) throw new CommandError(`Cannot read ${source}: not a file`);
+}
+
+/**
+ * Lines of input, from a file or from standard input. Iterate at once: a
+ * line reader drops the lines it reads before someone listens.
+ */
+function inputLines(ctx: Context, source: string): AsyncIterable<string> {
+  if (source === "-") return ctx.io.stdinLines();
   return createInterface({ input: createReadStream(source, "utf8"), crlfDelay: Infinity });
 }
 
@@ -60,7 +68,7 @@ function reason(error: unknown): string {
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const source = args.positionals[0];
-  const lines = inputLines(ctx, source);
+  checkInput(source);
   const db = await ctx.openDb({ create: true });
   const replace = args.flag("replace");
   const counts = { imported: 0, replaced: 0, skipped: 0, messages: 0, failed: 0, linked: 0 };
@@ -69,7 +77,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const progress = new Progress(ctx.io, "Imported");
   let number = 0;
   try {
-    for await (const raw of lines) {
+    for await (const raw of inputLines(ctx, source)) {
       number++;
       const line = number === 1 ? raw.replace(/^\uFEFF/, "") : raw;
       if (line.trim() === "") continue;

@@ -7,7 +7,7 @@
 import type { SessionDB } from "../../session_db.ts";
 import type { SearchHit } from "../../types.ts";
 import type { Command, Context } from "../command.ts";
-import { formatDateTime, oneLine, relativeTime, truncate } from "../format.ts";
+import { formatWhen, oneLine, truncate } from "../format.ts";
 import { printJson } from "../json.ts";
 import { integerOption, type ParsedArgs } from "../parse.ts";
 import type { Style } from "../style.ts";
@@ -65,7 +65,7 @@ function matchIndex(hit: SearchHit): number {
   const context = hit.context ?? [];
   if (context.length === 3) return 1;
   if (context.length <= 1) return 0;
-  const probe = hit.snippet.replace(/>>>|<<<|^\.\.\.|\.\.\.$/g, "").trim().slice(0, 20);
+  const probe = (hit.snippet ?? "").replace(/>>>|<<<|^\.\.\.|\.\.\.$/g, "").trim().slice(0, 20);
   const first = context[0];
   if (first.role === hit.role && probe !== "" && String(first.content).includes(probe)) return 0;
   if (context[1].role !== hit.role) return 0;
@@ -85,9 +85,7 @@ function renderHit(
   ctx: Context,
 ): string {
   const { style } = ctx;
-  const when = `${formatDateTime(hit.timestamp).slice(0, 16)} (${
-    relativeTime(hit.timestamp, ctx.io.now())
-  })`;
+  const when = formatWhen(hit.timestamp, ctx.io.now(), { minutes: true });
   const head = [
     title ? style.bold(visibleControls(title)) : undefined,
     style.cyan(hit.session_id),
@@ -98,7 +96,8 @@ function renderHit(
   const context = hit.context ?? [];
   const at = matchIndex(hit);
   const role = hit.tool_name ? `${hit.role} (${hit.tool_name})` : hit.role;
-  const snippet = highlight(visibleControls(oneLine(hit.snippet)), query, style);
+  const raw = hit.snippet ?? String(context[at]?.content ?? "");
+  const snippet = highlight(visibleControls(oneLine(raw)), query, style);
   if (context.length === 0) lines.push(`   ▶ ${role}: ${snippet}`);
   context.forEach((message, i) => {
     if (i === at) {

@@ -6,7 +6,7 @@
 import type { SessionDB } from "../../session_db.ts";
 import type { SessionRow } from "../../types.ts";
 import type { Command, Context } from "../command.ts";
-import { alignColumns, formatCost, formatCount, formatDateTime, relativeTime } from "../format.ts";
+import { alignColumns, formatCost, formatCount, formatDateTime, formatWhen } from "../format.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { resolveSession } from "../resolve.ts";
@@ -47,10 +47,7 @@ function details(db: SessionDB, session: SessionRow, ctx: Context, showSystem: b
   rows.push(["Source", session.source]);
   if (session.model) rows.push(["Model", session.model]);
   if (session.user_id) rows.push(["User", session.user_id]);
-  rows.push([
-    "Started",
-    `${formatDateTime(session.started_at)} (${relativeTime(session.started_at, now)})`,
-  ]);
+  rows.push(["Started", formatWhen(session.started_at, now)]);
   if (session.ended_at !== null) {
     const reason = session.end_reason ? ` · ${session.end_reason}` : "";
     rows.push(["Ended", `${formatDateTime(session.ended_at)}${reason}`]);

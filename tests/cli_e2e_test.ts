@@ -1,0 +1,93 @@
+/**
+ * The CLI as a real process on the running runtime (`deno run -A cli.ts`,
+ * `bun cli.ts`, `node cli.ts`): argument handling, exit codes, stdin
+ * prompts and pipes.
+ */
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import process from "node:process";
+import { runtimeName } from "../lib/driver/load.ts";
+import { VERSION } from "../lib/cli/version.ts";
+import { ROOT, tempDir } from "./_helpers.ts";
+import { V11, v11Copy } from "./_cli_io.ts";
+
+const CLI = join(ROOT, "cli.ts");
+
+interface Result {
+  code: number | null;
+  out: string;
+  err: string;
+}
+
+function cli(
+  args: readonly string[],
+  options: { input?: string; env?: Record<string, string> } = {},
+): Result {
+  const prefix = runtimeName() === "deno" ? ["run", "-A", CLI] : [CLI];
+  const result = spawnSync(process.execPath, [...prefix, ...args], {
+    input: options.input ?? "",
+    env: { ...process.env, NO_COLOR: "1", ...options.env },
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  return { code: result.status, out: result.stdout, err: result.stderr };
+}
+
+describe(`cli.ts as a process (${runtimeName()})`, () => {
+  test("cli.ts prints the version and exits 0", { timeout: 60_000 }, () => {
+    const run = cli(["--version"]);
+    assert.equal(run.code, 0, run.err);
+    assert.equal(run.out, `hermes-state ${VERSION}\n`);
+  });
+
+  test("cli.ts exits 2 on a usage error and 1 on a missing database, with one line each", {
+    timeout: 60_000,
+  }, () => {
+    const usage = cli(["list", "--nope"]);
+    assert.equal(usage.code, 2);
+    assert.equal(
+      usage.err,
+      "hermes-state list: unknown option --nope\nTry: hermes-state list --help\n",
+    );
+    const missing = cli(["--db", join(tempDir(), "none.db"), "list"]);
+    assert.equal(missing.code, 1);
+    assert.equal(missing.err.split("\n").length, 2);
+  });
+
+  test("cli.ts uses $HERMES_HOME/state.db when --db is not given", { timeout: 60_000 }, () => {
+    const path = v11Copy();
+    const home = join(path, "..");
+    const run = cli(["--json", "info", "--no-check"], { env: { HERMES_HOME: home } });
+    assert.equal(run.code, 0, run.err);
+    assert.equal(JSON.parse(run.out).path, join(home, "state.db"));
+  });
+
+  test("cli.ts delete reads its answer from stdin: end of input is no, y deletes", {
+    timeout: 60_000,
+  }, () => {
+    const path = v11Copy();
+    const no = cli(["--db", path, "delete", V11.live]);
+    assert.equal(no.code, 1);
+    assert.match(no.err, /\[y\/N\] \nCancelled\.\n$/);
+    const yes = cli(["--db", path, "delete", V11.live], { input: "y\n" });
+    assert.equal(yes.code, 0, yes.err);
+    assert.equal(yes.out, `Deleted session '${V11.live}'.\n`);
+  });
+
+  test("cli.ts export - piped into import - copies every session", { timeout: 60_000 }, () => {
+    const source = v11Copy();
+    const exported = cli(["--db", source, "export", "-"]);
+    assert.equal(exported.code, 0, exported.err);
+    const target = join(tempDir(), "copy.db");
+    const imported = cli(["--db", target, "import", "-"], { input: exported.out });
+    assert.equal(imported.code, 0, imported.err);
+    assert.equal(
+      imported.out,
+      "Imported 42 sessions, skipped 0 already present (197 messages written).\n",
+    );
+    const again = cli(["--db", target, "export", "-"]);
+    assert.equal(again.out, exported.out);
+  });
+});

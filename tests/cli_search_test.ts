@@ -1,0 +1,103 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
+
+interface Hit {
+  session_id: string;
+  source: string;
+  role: string;
+}
+
+describe("search", () => {
+  test("search prints numbered hits with title, id, source, the match and its neighbours", async () => {
+    const run = await runCli(["--db", v11Copy(), "search", "haiku"]);
+    assert.equal(run.code, 0);
+    const lines = run.out.trimEnd().split("\n");
+    assert.match(lines[0], /^1\. 20260424_093245_2e4f65 · cli · 2026-04-24 \d\d:\d\d \(5d ago\)$/);
+    assert.equal(lines[1], "   ▶ user: Write a >>>haiku<<< about docker.");
+    assert.equal(
+      lines[2],
+      "     assistant: Whale carries the load / every layer a promise / pull, run, and forget",
+    );
+  });
+
+  test("search shows session titles, and the hits of a CJK query", async () => {
+    const run = await runCli(["--db", v11Copy(), "search", "记忆断裂", "--limit", "2"]);
+    assert.equal(run.code, 0);
+    assert.match(run.out, new RegExp(`^1\\. 记忆断裂排查 · ${V11.telegramZh} · telegram · `));
+    assert.match(run.out, />>>记忆断裂<<</);
+    assert.match(run.out, /\n\(first 2 hits; --limit and --offset show more\)\n$/);
+  });
+
+  test("search highlights matches in colour instead of markers on a terminal", async () => {
+    const run = await runCli(["--db", v11Copy(), "search", "haiku"], { isTerminal: true });
+    assert.ok(run.out.includes("\x1b[1m\x1b[33mhaiku\x1b[39m\x1b[22m"));
+    assert.ok(!run.out.includes(">>>"));
+    const short = await runCli(["--db", v11Copy(), "search", "记忆"], { isTerminal: true });
+    assert.ok(
+      short.out.includes("\x1b[1m\x1b[33m记忆\x1b[39m\x1b[22m"),
+      "LIKE hits are highlighted too",
+    );
+  });
+
+  test("search --json prints what searchMessages returns, with the filters passed on", async () => {
+    const path = v11Copy();
+    const args = [
+      "docker",
+      "--source",
+      "telegram",
+      "--source",
+      "cli",
+      "--role",
+      "assistant",
+      "--limit",
+      "4",
+      "--offset",
+      "1",
+    ];
+    const run = await runCli(["--db", path, "--json", "search", ...args]);
+    const hits = JSON.parse(run.out) as Hit[];
+    const expected = await withDb(path, (db) =>
+      db.searchMessages("docker", {
+        sourceFilter: ["telegram", "cli"],
+        roleFilter: ["assistant"],
+        limit: 4,
+        offset: 1,
+      }));
+    assert.deepEqual(hits, JSON.parse(JSON.stringify(expected)));
+    assert.ok(
+      hits.length > 0 &&
+        hits.every((h) => ["telegram", "cli"].includes(h.source) && h.role === "assistant"),
+    );
+  });
+
+  test("search --exclude-source leaves those sources out", async () => {
+    const run = await runCli([
+      "--db",
+      v11Copy(),
+      "--json",
+      "search",
+      "docker",
+      "--exclude-source",
+      "cli",
+      "--limit",
+      "50",
+    ]);
+    const hits = JSON.parse(run.out) as Hit[];
+    assert.ok(hits.length > 0);
+    assert.ok(hits.every((h) => h.source !== "cli"));
+  });
+
+  test("search joins several words and never fails on hostile text", async () => {
+    const path = v11Copy();
+    const words = await runCli(["--db", path, "--json", "search", "docker", "compose"]);
+    const joined = await withDb(path, (db) => db.searchMessages("docker compose"));
+    assert.equal(JSON.parse(words.out).length, joined.length);
+    for (const query of ['"unbalanced', "***", "AND", "foo:bar", "(", "🚀"]) {
+      const run = await runCli(["--db", path, "search", query]);
+      assert.equal(run.code, 0, `${query}: ${run.err}`);
+    }
+    const none = await runCli(["--db", path, "search", "zzqqxx"]);
+    assert.equal(none.out, 'No messages match "zzqqxx".\n');
+  });
+});
