@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Builds the single executable with `bun build --compile` and runs it end to
+# end on a copy of the v11 fixture: list, search (English and CJK), show,
+# `export - | import -` into a new file (same sessions and messages), and
+# --json output that parses. Exits non-zero on the first failure.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+command -v bun >/dev/null || export PATH="$ROOT/.tools/node_modules/.bin:$PATH"
+export NO_COLOR=1
+
+FIXTURE="$ROOT/../shared/fixtures/hermes-v11.db"
+BIN="$ROOT/dist/hermes-state"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/hermes-state-e2e-XXXXXX")"
+trap 'rm -rf "$WORK"' EXIT
+
+fail() { echo "e2e: FAILED: $*" >&2; exit 1; }
+step() { echo "e2e: $*" >&2; }
+# Runs the binary; its stdout goes to $WORK/out, and a non-zero exit fails the run.
+run() { "$BIN" "$@" >"$WORK/out" 2>"$WORK/err" || fail "hermes-state $* exited $? ($(cat "$WORK/err"))"; }
+contains() { grep -qF -- "$1" "$WORK/out" || fail "output of the last command lacks: $1"; }
+json_ok() { bun -e 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))' "$1" ||
+  fail "not JSON: $1"; }
+
+step "building $BIN"
+mkdir -p dist
+bun build --compile cli.ts --outfile "$BIN" >"$WORK/build.log" 2>&1 || { cat "$WORK/build.log" >&2; fail "bun build"; }
+
+DB="$WORK/state.db"
+cp "$FIXTURE" "$DB"
+chmod 600 "$DB"
+
+step "--version, --help"
+run --version; contains "hermes-state $(bun -e 'console.log(require("./deno.json").version)')"
+run --help; contains "Commands:"
+
+step "list"
+run --db "$DB" list --limit 50
+contains "my project #3"; contains "20260425_090019_d38f1d"; contains "Last Active"
+run --db "$DB" list --json; json_ok "$WORK/out"
+
+step "search docker"
+run --db "$DB" search docker
+contains ">>>docker<<<"; contains "1. "
+run --db "$DB" search docker --json; json_ok "$WORK/out"
+
+step "search 记忆"
+run --db "$DB" search 记忆
+contains "记忆断裂排查"
+
+step "show"
+run --db "$DB" show 20260425_090019_d38f1d
+contains "my project #3"; contains "── user · "
+run --db "$DB" show "my project #3" --json; json_ok "$WORK/out"
+
+step "lineage, stats, info"
+run --db "$DB" lineage 20260425_090019_d38f1d; contains "[compression]"
+run --db "$DB" stats --json; json_ok "$WORK/out"
+run --db "$DB" info --json --no-check; json_ok "$WORK/out"; contains '"schemaVersion": 11'
+
+step "export - | import - into a new file"
+COPY="$WORK/copy.db"
+"$BIN" --db "$DB" export - >"$WORK/export.jsonl" || fail "export"
+"$BIN" --db "$DB" export - | "$BIN" --db "$COPY" import - >"$WORK/out" 2>"$WORK/err" ||
+  fail "export | import ($(cat "$WORK/err"))"
+contains "Imported 42 sessions"
+"$BIN" --db "$COPY" export - >"$WORK/again.jsonl" || fail "export of the copy"
+cmp -s "$WORK/export.jsonl" "$WORK/again.jsonl" || fail "the copy's export differs from the original's"
+[ "$(wc -l <"$WORK/export.jsonl")" -eq 42 ] || fail "expected 42 exported sessions"
+run --db "$COPY" import "$WORK/export.jsonl"; contains "skipped 42 already present"
+
+step "export into a closed pipe ends quietly"
+"$BIN" --db "$DB" export - 2>"$WORK/err" | head -c 100 >/dev/null || true
+[ ! -s "$WORK/err" ] || fail "export into a closed pipe wrote to stderr: $(cat "$WORK/err")"
+
+step "errors: usage (2) and missing database (1)"
+set +e
+"$BIN" list --bogus >/dev/null 2>&1; [ $? -eq 2 ] || fail "usage error should exit 2"
+"$BIN" --db "$WORK/none.db" list >/dev/null 2>&1; [ $? -eq 1 ] || fail "missing database should exit 1"
+set -e
+
+step "demo"
+run demo "$WORK/demo.db"; contains "Demo database:"; contains ">>>docker<<<"
+
+step "ok"
