@@ -15,7 +15,15 @@
  */
 import process from "node:process";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -23,7 +31,7 @@ import { SessionDB } from "../lib/session_db.ts";
 import { loadDriver, runtimeName } from "../lib/driver/load.ts";
 import type { SqliteDriver } from "../lib/driver/types.ts";
 import { type Corpus, corpusArgs, corpusStats, planCorpus, sessionMessages } from "./corpus.ts";
-import { importRaw, type ImportTiming, importWithLibrary, TickClock } from "./build.ts";
+import { importBoth, type ImportTiming, TickClock } from "./build.ts";
 import { loadNative, type RawConnection } from "./native.ts";
 import {
   rawAppendMessage,
@@ -438,11 +446,12 @@ async function appendPhase(path: string, corpus: Corpus, count: number, rows: Ro
       if (++commits[who] % 50 === 0) conn.exec("PRAGMA wal_checkpoint(PASSIVE)");
     };
     const samples: Record<string, number[]> = { ours: [], raw: [], native: [] };
-    const block = 50;
+    const block = 10;
     for (let done = 0; done < count; done += block) {
-      const order = (done / block) % 2 === 0
-        ? ["ours", "raw", "native"]
-        : ["native", "raw", "ours"];
+      // Rotate who goes first, so none always follows another's checkpoint.
+      const turn = (done / block) % 3;
+      const all = ["ours", "raw", "native"];
+      const order = [...all.slice(turn), ...all.slice(0, turn)];
       for (const who of order) {
         if (who === "ours" && !oursIn) continue;
         for (let i = done; i < Math.min(count, done + block); i++) {
@@ -552,21 +561,24 @@ async function main(): Promise<void> {
       for (const f of ["corpus.db", "raw.db"]) {
         for (const s of ["", "-wal", "-shm"]) rmSync(join(dir, f + s), { force: true });
       }
-      log("importing through raw statements…");
-      imports.raw = await importRaw(corpus, join(dir, "raw.db"), (n) => log(`  raw ${n}`));
-      log("importing through the library…");
-      try {
-        imports.ours = await importWithLibrary(corpus, corpusPath, (n) => log(`  ours ${n}`));
-        for (const s of ["", "-wal", "-shm"]) rmSync(join(dir, "raw.db" + s), { force: true });
-      } catch (error) {
-        if (!(error instanceof Error && PENDING.test(error.message))) throw error;
-        log(`library import not possible yet (${error.message}); reading the raw-built file`);
+      log("importing through the library and through raw statements, interleaved…");
+      const built = await importBoth(
+        corpus,
+        { library: corpusPath, raw: join(dir, "raw.db") },
+        (n) => log(`  ${n} sessions`),
+      );
+      imports.ours = built.ours;
+      imports.raw = built.raw;
+      if (built.ours === undefined) {
+        log("the library cannot import yet: reading the raw-built file");
         for (const s of ["", "-wal", "-shm"]) {
           rmSync(join(dir, "corpus.db" + s), { force: true });
           if (existsSync(join(dir, "raw.db" + s))) {
-            spawnSync("mv", [join(dir, "raw.db" + s), join(dir, "corpus.db" + s)]);
+            renameSync(join(dir, "raw.db" + s), join(dir, "corpus.db" + s));
           }
         }
+      } else {
+        for (const s of ["", "-wal", "-shm"]) rmSync(join(dir, "raw.db" + s), { force: true });
       }
       const rate = (t?: ImportTiming, total = false) =>
         t && (t.messages * 1000) / (total ? t.totalMs : t.appendMs);
