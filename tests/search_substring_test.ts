@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { openConnection } from "../lib/open.ts";
 import { Store } from "../lib/store.ts";
 import { searchMessages, type SearchOptions } from "../lib/search/search.ts";
-import { trigramIndexUsable } from "../lib/search/substring.ts";
+import { trigramIndexUsable } from "../lib/search/trigram_candidates.ts";
 import { copyFixture, rawOpen } from "./_helpers.ts";
 import { insertRows, type MessageSeed, prng, type Seeded, seeded } from "./_search_data.ts";
 

@@ -6,8 +6,13 @@
  */
 import { SqliteError } from "../driver/sqlite_error.ts";
 
-/** FTS5's own messages about a MATCH expression. */
-const MATCH_MESSAGE = /^(fts5: |unknown special query|malformed MATCH expression)/;
+/**
+ * FTS5's own messages about a MATCH expression: syntax errors, a string cut
+ * short (FTS5 reads the expression up to a U+0000), a bad NEAR distance, an
+ * expression nested too deep, an unknown special query.
+ */
+const MATCH_MESSAGE =
+  /^(fts5[: ]|unterminated string|expected integer|unknown special query|malformed MATCH expression)/;
 /** FTS5 reads `name:` as a column filter. */
 const NO_SUCH_COLUMN = /^no such column: (.*)$/s;
 
@@ -24,8 +29,9 @@ export function isMatchError(error: unknown, match: string): boolean {
   if (!(error instanceof SqliteError) || error.code !== 1) return false;
   if (MATCH_MESSAGE.test(error.message)) return true;
   const column = NO_SUCH_COLUMN.exec(error.message)?.[1];
+  // SQLite received lone surrogates as U+FFFD.
   return column !== undefined && column !== "" &&
-    match.toLowerCase().includes(column.toLowerCase());
+    match.toWellFormed().toLowerCase().includes(column.toLowerCase());
 }
 
 /**

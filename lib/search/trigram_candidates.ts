@@ -1,0 +1,207 @@
+/**
+ * Naming, through the trigram index, a superset of the messages that contain
+ * some substring, so that Python's LIKE scan of every message can be run
+ * over those candidates only, with identical hits.
+ *
+ * Each message is indexed as `content || ' ' || tool_name || ' ' ||
+ * tool_calls` (the v11 triggers). A substring of that text is found by:
+ *
+ * - a term of three or more characters: a trigram phrase query (the index
+ *   folds case more widely than LIKE's ASCII folding, so it finds a superset);
+ * - a term of two CJK characters `xy`: wherever it occurs, some trigram
+ *   `xy?` of the indexed text starts with it (content and tool name are
+ *   followed by a space), except as the last two characters of
+ *   `tool_calls`, which holds JSON and so never ends in a CJK character. The
+ *   rows with such trigrams come from a TEMP `fts5vocab` table.
+ *
+ * One more set is always added: the messages whose content or tool name
+ * holds U+0000. Older SQLite (3.40, which wrote the fixtures) stopped
+ * indexing a text at its first U+0000, so in a file Python wrote, the tool
+ * name and tool calls after it may be missing from the index. Finding them
+ * takes one scan per connection; messages are never updated in place (only
+ * appended and deleted, with AUTOINCREMENT ids), so afterwards only the
+ * messages appended since are looked at.
+ *
+ * @module
+ */
+import type { Store } from "../store.ts";
+import { isCjkCodePoint } from "./cjk.ts";
+import { isMatchError } from "./query_error.ts";
+import { ftsTableSql, ftsTriggersSql } from "../schema/schema_sql.ts";
+
+/** How a term can be found in the trigram index, if it can. */
+export type TermKind = "phrase" | "pair";
+
+/** The per-connection vocabulary table over the trigram index (TEMP: nothing is written to the file). */
+const VOCAB_TABLE = "temp.hermes_trigram_terms";
+const VOCAB_SQL =
+  `CREATE VIRTUAL TABLE IF NOT EXISTS ${VOCAB_TABLE} USING fts5vocab(main, messages_fts_trigram, instance)`;
+
+/** The trigram table, its triggers and the messages table as stored in the file. */
+const SHAPE_SQL = `SELECT name, sql FROM sqlite_master
+WHERE name IN ('messages', 'messages_fts_trigram', 'messages_fts_trigram_insert',
+  'messages_fts_trigram_delete', 'messages_fts_trigram_update')`;
+
+/** True when the trigram index has one row per message (it was backfilled). */
+const COMPLETE_SQL = `SELECT (SELECT count(*) FROM messages) =
+  (SELECT count(*) FROM messages_fts_trigram_docsize) AS complete`;
+
+/** Rows whose indexed text contains one of the phrases (a trigram MATCH expression). */
+const PHRASE_ROWS_SQL =
+  "SELECT rowid AS id FROM messages_fts_trigram WHERE messages_fts_trigram MATCH ?";
+
+/** Rows whose indexed text has a trigram starting with the bound two characters. */
+const PAIR_ROWS_SQL =
+  `SELECT DISTINCT doc AS id FROM ${VOCAB_TABLE} WHERE term >= ? AND term <= ? || char(1114111)`;
+
+/** Changes since the last look: this connection's and everyone else's. */
+const VERSION_SQL =
+  "SELECT total_changes() AS mine, (SELECT data_version FROM pragma_data_version) AS theirs";
+
+const LAST_ID_SQL = "SELECT coalesce(max(id), 0) AS id FROM messages";
+
+/**
+ * Messages in an id range whose content or tool name holds U+0000 and that
+ * have a tool name or tool calls (LIKE, too, stops at U+0000, so only text
+ * after the content can be missing from the index). Searching the bytes is
+ * the quickest test SQLite offers.
+ */
+const NUL_ROWS_SQL = `SELECT id FROM messages WHERE id > ? AND id <= ?
+  AND (tool_name IS NOT NULL OR tool_calls IS NOT NULL)
+  AND (instr(CAST(content AS BLOB), x'00') > 0 OR instr(CAST(tool_name AS BLOB), x'00') > 0)`;
+
+/** The U+0000 messages known to one connection. */
+interface NulRows {
+  /** `VERSION_SQL` when last brought up to date. */
+  version: string;
+  /** Every message up to this id has been looked at. */
+  lastId: number;
+  /** The ids found. */
+  readonly ids: Set<number>;
+}
+
+const nulRowsByStore = new WeakMap<Store, NulRows>();
+const withVocabulary = new WeakSet<Store>();
+
+/** SQLite keeps CREATE text as written, minus `IF NOT EXISTS` and the final `;`. */
+function normalize(sql: unknown): string {
+  return typeof sql === "string"
+    ? sql.replace(/^CREATE (VIRTUAL TABLE|TRIGGER) IF NOT EXISTS/, "CREATE $1")
+      .replace(/;\s*$/, "").replace(/\s+/g, " ").trim()
+    : "";
+}
+
+let v11Shape: Map<string, string> | undefined;
+
+/** The v11 CREATE text of the trigram table and its triggers, by name. */
+function trigramShape(): Map<string, string> {
+  if (v11Shape) return v11Shape;
+  v11Shape = new Map([["messages_fts_trigram", normalize(ftsTableSql("messages_fts_trigram"))]]);
+  for (const statement of ftsTriggersSql("messages_fts_trigram").split(/(?<=END;)/)) {
+    const name = /CREATE TRIGGER IF NOT EXISTS (\w+)/.exec(statement)?.[1];
+    if (name) v11Shape.set(name, normalize(statement.trim()));
+  }
+  return v11Shape;
+}
+
+/**
+ * Whether the trigram index can name candidates: its table and triggers are
+ * the v11 ones (a v6/v10 file opened read-only indexes `content` only), it
+ * has one row per message (a table recreated without a backfill does not),
+ * and message ids only grow (AUTOINCREMENT).
+ *
+ * @param store The open store.
+ * @returns `true` when {@linkcode candidateIds} may be used.
+ */
+export function trigramIndexUsable(store: Store): boolean {
+  const shape = trigramShape();
+  const rows = store.statement(SHAPE_SQL).all();
+  if (rows.length !== shape.size + 1) return false;
+  for (const row of rows) {
+    if (row.name === "messages") {
+      if (!/\bAUTOINCREMENT\b/i.test(String(row.sql))) return false;
+    } else if (normalize(row.sql) !== shape.get(row.name as string)) {
+      return false;
+    }
+  }
+  return store.statement(COMPLETE_SQL).get()?.complete === 1;
+}
+
+/**
+ * How the trigram index can find `term`, or `undefined` when only a scan
+ * can (one character, two characters that are not both CJK, or U+0000,
+ * where FTS5 would stop reading the query).
+ *
+ * @param term A substring term.
+ * @returns Its kind.
+ */
+export function termKind(term: string): TermKind | undefined {
+  if (term.includes("\u0000")) return undefined;
+  let length = 0;
+  let allCjk = true;
+  for (const ch of term) {
+    length++;
+    if (length >= 3) return "phrase";
+    allCjk &&= isCjkCodePoint(ch.codePointAt(0)!);
+  }
+  return length === 2 && allCjk ? "pair" : undefined;
+}
+
+function ensureVocabulary(store: Store): void {
+  if (withVocabulary.has(store)) return;
+  store.db.exec(VOCAB_SQL);
+  withVocabulary.add(store);
+}
+
+/** The messages whose indexed text an older SQLite may have cut at a U+0000. */
+function nulRows(store: Store): Set<number> {
+  const now = store.statement(VERSION_SQL).get();
+  const version = `${now?.mine}/${now?.theirs}`;
+  let known = nulRowsByStore.get(store);
+  if (known?.version === version) return known.ids;
+  if (!known) {
+    known = { version, lastId: 0, ids: new Set() };
+    nulRowsByStore.set(store, known);
+  }
+  // The last id first: a message appended meanwhile is left for next time.
+  const lastId = Number(store.statement(LAST_ID_SQL).get()?.id ?? 0);
+  for (const row of store.statement(NUL_ROWS_SQL).all(known.lastId, lastId)) {
+    known.ids.add(Number(row.id));
+  }
+  known.lastId = Math.max(known.lastId, lastId);
+  known.version = version;
+  return known.ids;
+}
+
+/**
+ * The ids of a superset of the messages whose content, tool name or tool
+ * calls contain one of the terms (every term must have a
+ * {@linkcode termKind}), or `undefined` when FTS5 cannot take the phrases.
+ *
+ * @param store The open store; {@linkcode trigramIndexUsable} must hold.
+ * @param terms The terms.
+ * @returns The candidate ids, unordered.
+ * @throws {SqliteError} On a storage failure.
+ */
+export function candidateIds(store: Store, terms: readonly string[]): number[] | undefined {
+  const ids = new Set(nulRows(store));
+  const phrases = terms.filter((t) => termKind(t) === "phrase");
+  const pairs = terms.filter((t) => termKind(t) === "pair");
+  if (phrases.length > 0) {
+    const match = phrases.map((t) => `"${t.replaceAll('"', '""')}"`).join(" OR ");
+    try {
+      for (const row of store.statement(PHRASE_ROWS_SQL).all(match)) ids.add(Number(row.id));
+    } catch (error) {
+      if (isMatchError(error, match)) return undefined;
+      throw error;
+    }
+  }
+  if (pairs.length > 0) {
+    ensureVocabulary(store);
+    const statement = store.statement(PAIR_ROWS_SQL);
+    for (const pair of pairs) {
+      for (const row of statement.all(pair, pair)) ids.add(Number(row.id));
+    }
+  }
+  return [...ids];
+}
