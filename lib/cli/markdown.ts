@@ -30,7 +30,8 @@ function utc(seconds: number): string {
  * @example
  * ```ts
  * import { fenced } from "./markdown.ts";
- * console.assert(fenced("a ``` b").startsWith("````"));
+ * const tick = "\x60";
+ * console.assert(fenced(`a ${tick.repeat(3)} b`).startsWith(tick.repeat(4)));
  * ```
  */
 export function fenced(text: string, info = ""): string {
