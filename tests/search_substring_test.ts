@@ -264,4 +264,47 @@ describe("searchMessages() finds substring candidates through the trigram index"
       own.db.close();
     }
   });
+
+  test("searchMessages() finds tool names an older SQLite left out of the index after a U+0000", async () => {
+    // In the fixture, SQLite 3.40 indexed message 92 ("ELF…\0…", tool terminal) only up to its U+0000.
+    const fixture = await openStore(copyFixture("hermes-v11.db"));
+    try {
+      const hits = searchMessages(fixture, "数据 terminal", { limit: 100 });
+      assert.ok(hits.some((h) => h.id === 92), "message 92 matches on its tool name");
+      assert.deepEqual(
+        hits,
+        searchMessages(fixture, "数据 terminal", { limit: 100 }, { substring: "scan" }),
+      );
+    } finally {
+      fixture.db.close();
+    }
+  });
+
+  test("searchMessages() notices such messages appended after its first search", async () => {
+    const s = await seeded(SESSIONS, corpus(9, 50));
+    s.db.close();
+    const own = await openStore(s.path);
+    try {
+      assert.deepEqual(searchMessages(own, "工具"), [], "the first search looks at every message");
+      const [id] = await insertRows(s.path, [], [
+        {
+          session_id: "s2",
+          role: "tool",
+          content: "bin\u0000ary",
+          tool_name: "数据工具",
+          timestamp: 5e5,
+        },
+      ]);
+      // Index it the way SQLite 3.40 did: only up to the U+0000.
+      const raw = await rawOpen(s.path);
+      raw.prepare("DELETE FROM messages_fts_trigram WHERE rowid = ?").run(id);
+      raw.prepare("INSERT INTO messages_fts_trigram(rowid, content) VALUES (?, 'bin')").run(id);
+      raw.close();
+      for (const query of ["工具", "据工"]) {
+        assert.deepEqual(searchMessages(own, query).map((h) => h.id), [id], query);
+      }
+    } finally {
+      own.db.close();
+    }
+  });
 });
