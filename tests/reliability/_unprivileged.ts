@@ -1,7 +1,7 @@
 /**
  * Runs a worker as a user that file permissions apply to. Root ignores them,
- * and CI runs as root, so there the worker runs as `nobody` (uid 65534)
- * through util-linux `setpriv`; an ordinary user runs it as itself.
+ * and CI runs as root, so there the worker drops root's privileges through
+ * util-linux `setpriv`; an ordinary user runs it as itself.
  *
  * @module
  */
@@ -20,8 +20,21 @@ export function isRoot(): boolean {
   return process.getuid?.() === 0;
 }
 
+/** Whether the current runtime can run `_open_child.ts` with these options. */
+async function canRun(options: StartOptions): Promise<string | undefined> {
+  const probe = startWorker(runtimeName(), "_open_child.ts", ['{"path":"","probe":true}'], options);
+  const exit = await probe.exited;
+  if (exit.code === 0 && probe.lines.includes(`probe ${runtimeName()}`)) return undefined;
+  return probe.stderr.trim().split("\n")[0] || `exit ${exit.code ?? exit.signal}`;
+}
+
 /**
- * How to start workers as an unprivileged user, or why that is impossible.
+ * How to start workers that file permissions apply to, or why that is
+ * impossible here. As root, the worker runs as `nobody`; when `nobody` may
+ * not read this checkout, it runs as root without the capabilities that
+ * override file permissions (`CAP_DAC_OVERRIDE`, `CAP_DAC_READ_SEARCH`).
+ * An ordinary user runs it as itself. Tests use modes that deny the owner
+ * and everyone else alike (0444 files, 0555 folders), so all three agree.
  *
  * @param dir A folder of the test's own; it is opened to every user
  *   (mode 0755) and gets a `home` folder for the worker's runtime caches.
@@ -35,21 +48,22 @@ export async function unprivileged(dir: string): Promise<StartOptions | string> 
   chmodSync(home, 0o777);
   const env = { HOME: home, TMPDIR: home, DENO_DIR: join(home, "deno"), XDG_CACHE_HOME: home };
   if (!isRoot()) return { env };
-  const setpriv = spawnSync("setpriv", ["--version"], { encoding: "utf8" });
-  if (setpriv.status !== 0) {
+  if (spawnSync("setpriv", ["--version"]).status !== 0) {
     return "running as root without util-linux setpriv to drop privileges";
   }
-  const options: StartOptions = {
+  const nobody: StartOptions = {
     env,
     wrapper: ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups"],
   };
-  // The runtime and the sources must be readable by nobody; say so if they are not.
-  const probe = startWorker(runtimeName(), "_open_child.ts", ['{"path":"","probe":true}'], options);
-  const exit = await probe.exited;
-  if (exit.code !== 0 || !probe.lines.includes(`probe ${runtimeName()}`)) {
-    return `nobody cannot run ${runtimeName()} on this checkout: ${probe.stderr.trim()}`;
-  }
-  return options;
+  const asNobody = await canRun(nobody);
+  if (asNobody === undefined) return nobody;
+  const rootWithoutOverride: StartOptions = {
+    env,
+    wrapper: ["setpriv", "--bounding-set=-dac_override,-dac_read_search"],
+  };
+  const asRoot = await canRun(rootWithoutOverride);
+  if (asRoot === undefined) return rootWithoutOverride;
+  return `cannot drop root's file privileges here: as nobody: ${asNobody}; without CAP_DAC_OVERRIDE: ${asRoot}`;
 }
 
 /**
