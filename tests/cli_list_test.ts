@@ -95,3 +95,15 @@ describe("list", () => {
     assert.equal((await runCli(["--db", path, "list", "--json"])).out, "[]\n");
   });
 });
+
+describe("list with hostile text", () => {
+  test("list shows control characters of a preview as symbols", async () => {
+    const path = await buildDb((db) => {
+      db.createSession("evil", "cli");
+      db.appendMessage("evil", { role: "user", content: "\u001b[2Jcleared?" });
+    });
+    const run = await runCli(["--db", path, "list"]);
+    assert.ok(run.out.includes("␛[2Jcleared?"));
+    assert.ok(!run.out.includes("\u001b"));
+  });
+});

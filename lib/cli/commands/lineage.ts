@@ -10,6 +10,7 @@ import { formatDateTime, oneLine, truncate } from "../format.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { resolveSession } from "../resolve.ts";
+import { visibleControls } from "../transcript.ts";
 
 const USAGE = `Usage: hermes-state lineage [options] ID|PREFIX|TITLE
 
@@ -87,7 +88,7 @@ function renderTree(root: LineageNode, target: string, ctx: Context): string {
   const lines: string[] = [];
   const describe = (node: LineageNode): string => {
     const parts = [style.cyan(node.id)];
-    if (node.title) parts.push(style.bold(truncate(oneLine(node.title), 40)));
+    if (node.title) parts.push(style.bold(truncate(visibleControls(oneLine(node.title)), 40)));
     parts.push(node.source, formatDateTime(node.started_at).slice(0, 16));
     parts.push(`${node.message_count} msg`);
     parts.push(node.ended_at === null ? style.green("open") : `ended: ${node.end_reason ?? "?"}`);

@@ -8,6 +8,7 @@ import type { RichSessionRow } from "../../types.ts";
 import type { Command, Context } from "../command.ts";
 import { padEnd, relativeTime, truncate } from "../format.ts";
 import { printJson } from "../json.ts";
+import { visibleControls } from "../transcript.ts";
 import { choiceOption, integerOption, type ParsedArgs } from "../parse.ts";
 
 const USAGE = `Usage: hermes-state list [options]
@@ -52,9 +53,9 @@ function renderRows(ctx: Context, sessions: readonly RichSessionRow[]): string {
   }
   for (const s of sessions) {
     const active = padEnd(relativeTime(s.last_active ?? s.started_at, now), 13);
-    const preview = s.preview ?? "";
+    const preview = visibleControls(s.preview ?? "");
     if (titled) {
-      const title = truncate(s.title || "—", 30);
+      const title = truncate(visibleControls(s.title || "—"), 30);
       lines.push(
         `${padEnd(title, 32)} ${padEnd(truncate(preview, 38), 40)} ${active} ${style.cyan(s.id)}`,
       );

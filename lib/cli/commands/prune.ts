@@ -11,6 +11,7 @@ import { printJson } from "../json.ts";
 import { integerOption, type ParsedArgs } from "../parse.ts";
 import { confirm } from "../prompt.ts";
 import { sessionsDirFor } from "../sessions_dir.ts";
+import { visibleControls } from "../transcript.ts";
 
 const USAGE = `Usage: hermes-state prune [options]
 
@@ -44,7 +45,7 @@ function listing(candidates: readonly PruneCandidate[]): string {
     formatDate(c.started_at),
     c.end_reason ?? "",
     `${c.message_count} msg`,
-    truncate(oneLine(c.title ?? ""), 40),
+    truncate(visibleControls(oneLine(c.title ?? "")), 40),
   ]);
   return alignColumns(rows).join("\n") + "\n";
 }

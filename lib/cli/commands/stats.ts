@@ -16,6 +16,7 @@ import {
 } from "../format.ts";
 import { printJson } from "../json.ts";
 import { integerOption, type ParsedArgs } from "../parse.ts";
+import { visibleControls } from "../transcript.ts";
 
 const USAGE = `Usage: hermes-state stats [options]
 
@@ -130,7 +131,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         s.id,
         formatCount(s.total_tokens),
         formatCost(s.estimated_cost_usd),
-        truncate(oneLine(s.title ?? ""), 40),
+        truncate(visibleControls(oneLine(s.title ?? "")), 40),
       ])).map((line) => `  ${line}`),
     );
   }
