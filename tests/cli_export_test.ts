@@ -108,3 +108,27 @@ describe("export", () => {
     assert.equal(quiet.err, "", "no progress when stderr is not a terminal");
   });
 });
+
+describe("export errors", () => {
+  test("export exits 2 when given both --session-id and --source", async () => {
+    const run = await runCli([
+      "--db",
+      v11Copy(),
+      "export",
+      "--session-id",
+      V11.live,
+      "--source",
+      "cli",
+    ]);
+    assert.equal(run.code, 2);
+    assert.match(run.err, /^hermes-state export: give either --session-id or --source, not both\n/);
+  });
+
+  test("export exits 1 with one line when OUTPUT is a folder", async () => {
+    const dir = tempDir();
+    const run = await runCli(["--db", v11Copy(), "export", dir]);
+    assert.equal(run.code, 1);
+    assert.match(run.err, /^hermes-state: Cannot write .*: .*\n$/);
+    assert.deepEqual(readdirSync(dir), [], "the temporary file is removed");
+  });
+});

@@ -14,7 +14,7 @@ import { renderMarkdown } from "../markdown.ts";
 import { choiceOption, type ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { resolveSession } from "../resolve.ts";
-import { CommandError } from "../usage_error.ts";
+import { CommandError, UsageError } from "../usage_error.ts";
 
 const USAGE = `Usage: hermes-state export [options] [OUTPUT|-]
 
@@ -50,14 +50,18 @@ interface Sink {
   abort(): void;
 }
 
-function fileSink(path: string): Sink {
-  const temp = join(dirname(path), `.${basename(path)}.${tempSuffix()}.tmp`);
-  let fd: number;
+/** Runs a file operation; its failure becomes a one-line {@linkcode CommandError}. */
+function writing<T>(path: string, fn: () => T): T {
   try {
-    fd = openSync(temp, "w", 0o600);
+    return fn();
   } catch (error) {
     throw new CommandError(`Cannot write ${path}: ${(error as Error).message}`, { cause: error });
   }
+}
+
+function fileSink(path: string): Sink {
+  const temp = join(dirname(path), `.${basename(path)}.${tempSuffix()}.tmp`);
+  const fd = writing(path, () => openSync(temp, "w", 0o600));
   let open = true;
   const close = () => {
     if (open) closeSync(fd);
@@ -65,13 +69,15 @@ function fileSink(path: string): Sink {
   };
   return {
     write(text) {
-      writeSync(fd, text);
+      writing(path, () => writeSync(fd, text));
       return Promise.resolve();
     },
     commit() {
-      fsyncSync(fd);
-      close();
-      renameSync(temp, path);
+      writing(path, () => {
+        fsyncSync(fd);
+        close();
+        renameSync(temp, path);
+      });
     },
     abort() {
       close();
@@ -104,9 +110,12 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     command: "export",
   });
   const output = args.positionals[0] ?? "-";
+  const wanted = args.string("session-id");
+  if (wanted !== undefined && args.has("source")) {
+    throw new UsageError("give either --session-id or --source, not both", { command: "export" });
+  }
   const db = await ctx.openDb();
   let records: Iterable<SessionExport>;
-  const wanted = args.string("session-id");
   if (wanted !== undefined) {
     const record = db.exportSession(resolveSession(db, wanted));
     if (record === undefined) throw new CommandError(`Session '${wanted}' not found`);
