@@ -129,3 +129,18 @@ describe("import", () => {
     assert.match(run.err, /^hermes-state: Cannot read .*nope\.jsonl: no such file\n$/);
   });
 });
+
+describe("import progress", () => {
+  test("import shows progress on a terminal once the run is past a second, then erases it", async () => {
+    const text = await exportOf(v11Copy());
+    let t = 1_800_000_000;
+    const run = await runCli(["--db", tempDbPath(), "import", "-"], {
+      stdin: text,
+      now: () => (t += 0.25),
+      stderrIsTerminal: true,
+    });
+    assert.equal(run.code, 0);
+    assert.ok(run.err.startsWith("\r\x1b[KImported "), run.err);
+    assert.ok(run.err.endsWith("\r\x1b[K"));
+  });
+});
