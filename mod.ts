@@ -17,6 +17,16 @@
  */
 export { SessionDB, type SessionDBOptions } from "./lib/session_db.ts";
 export type { Synchronous } from "./lib/open.ts";
+export type {
+  DriverKind,
+  OpenDriver,
+  OpenDriverOptions,
+  RunResult,
+  SqliteDriver,
+  SqliteStatement,
+  SqlRow,
+  SqlValue,
+} from "./lib/driver/types.ts";
 export type { RetryOptions } from "./lib/write.ts";
 export { OpenError, ReadonlyError, SqliteError, TitleError, WriteBusyError } from "./lib/errors.ts";
 export { defaultDbPath, hermesHome } from "./lib/paths.ts";
