@@ -48,14 +48,14 @@ test("setMeta() waits for a lock another process holds for less than the budget,
     retry: { maxAttempts: 15, busyTimeoutMs: 50, minDelayMs: 20, maxDelayMs: 40 },
   });
   const other = workerRuntimes(["bun", "deno"]).find((r) => r !== runtimeName()) ?? runtimeName();
-  const locker = startWorker(other, "_locker.ts", [JSON.stringify({ path, holdMs: 300 })]);
+  const locker = startWorker(other, "_locker.ts", [JSON.stringify({ path, holdMs: 600 })]);
   await locker.waitFor((line) => line === "locked", "taking the lock");
   const started = performance.now();
   db.setMeta("waited", "yes");
   const elapsed = performance.now() - started;
   await locker.succeeded();
   assert.ok(locker.lines.includes("released"));
-  assert.ok(elapsed > 150, `did not wait: ${elapsed.toFixed(0)} ms`);
+  assert.ok(elapsed > 100, `did not wait: ${elapsed.toFixed(0)} ms`);
   assert.equal(db.getMeta("waited"), "yes");
   assert.equal(db.getMeta("locker"), "held");
   db.close();
@@ -77,7 +77,7 @@ test("SessionDB.open() waits while another process holds the whole file (as WAL 
   (await SessionDB.open({ path })).close();
   for (const runtime of workerRuntimes(["deno", "bun"])) {
     const locker = startWorker(runtime, "_locker.ts", [
-      JSON.stringify({ path, holdMs: 300, exclusive: true }),
+      JSON.stringify({ path, holdMs: 600, exclusive: true }),
     ]);
     await locker.waitFor((line) => line === "locked", "taking the file");
     const started = performance.now();
