@@ -198,6 +198,35 @@ describe("searchMessages() finds substring candidates through the trigram index"
     assert.ok(nonEmpty > 200, `the corpus matches: ${nonEmpty}`);
   });
 
+  test("searchMessages() combines many short CJK words as a union or an intersection", () => {
+    // Five different CJK pairs of one stored message, so the intersection is not empty.
+    const cjkPair = /^[\p{Script=Han}\p{Script=Katakana}\p{Script=Hangul}]{2}$/u;
+    let words: string[] = [];
+    for (
+      const row of store.db.prepare("SELECT content FROM messages WHERE content IS NOT NULL").all()
+    ) {
+      const chars = Array.from(String(row.content));
+      const pairs = new Set(
+        chars.slice(1).map((c, i) => chars[i] + c).filter((p) => cjkPair.test(p)),
+      );
+      if (pairs.size >= 5) words = [...pairs].slice(0, 5);
+    }
+    assert.equal(words.length, 5, "the corpus has a message with five pairs");
+    const ids = (query: string) =>
+      new Set(searchMessages(store, query, { limit: 10_000 }).map((h) => h.id));
+    const each = words.map((w) => ids(w));
+    const sorted = (set: Iterable<number>) => [...set].sort((x, y) => x - y);
+    const union = (sets: Set<number>[]) => sorted(new Set(sets.flatMap((set) => [...set])));
+    const intersection = (sets: Set<number>[]) =>
+      sorted([...sets[0]].filter((id) => sets.every((set) => set.has(id))));
+    // Five terms are bound as one JSON array, two are written out.
+    assert.deepEqual(sorted(ids(words.join(" OR "))), union(each));
+    assert.deepEqual(sorted(ids(words.join(" "))), intersection(each));
+    assert.deepEqual(sorted(ids(words.slice(0, 2).join(" OR "))), union(each.slice(0, 2)));
+    assert.deepEqual(sorted(ids(words.slice(0, 2).join(" "))), intersection(each.slice(0, 2)));
+    assert.ok(intersection(each).length > 0 && union(each).length > intersection(each).length);
+  });
+
   test("searchMessages() orders equal timestamps by id, as Python's scan does", async () => {
     const raw = await rawOpen(path, true);
     try {

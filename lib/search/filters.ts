@@ -56,6 +56,13 @@ export function containsPattern(text: string): string {
   return `%${escaped}%`;
 }
 
+/** Up to this many terms are written inline (as Python does); more are bound as one JSON array. */
+const INLINE_TERMS = 4;
+
+/** One term, inline: the message (alias `m`) contains the pattern, bound three times. */
+const CONTAINS_ONE_SQL = "(m.content LIKE ? ESCAPE '\\' OR m.tool_name LIKE ? ESCAPE '\\' " +
+  "OR m.tool_calls LIKE ? ESCAPE '\\')";
+
 /**
  * The SQL term "the message (alias `m`) contains one of the patterns bound
  * as a JSON array": in its content, tool name or tool calls, ASCII
@@ -69,3 +76,23 @@ export const CONTAINS_ANY_SQL = "EXISTS (SELECT 1 FROM json_each(?) p WHERE " +
 export const CONTAINS_ALL_SQL = "NOT EXISTS (SELECT 1 FROM json_each(?) p WHERE NOT coalesce(" +
   "m.content LIKE p.value ESCAPE '\\' OR m.tool_name LIKE p.value ESCAPE '\\' " +
   "OR m.tool_calls LIKE p.value ESCAPE '\\', 0))";
+
+/**
+ * The SQL term "the message (alias `m`) contains any (or every) term", and
+ * its parameters. A few terms are written out as Python writes them (a
+ * correlated `json_each` per row makes a full scan about twice as slow);
+ * many terms share one statement through a JSON array, so that no user text
+ * can fill the statement cache.
+ *
+ * @param terms The terms, unescaped.
+ * @param all When true, every term must be present.
+ * @returns The SQL and its parameters.
+ */
+export function containsSql(terms: readonly string[], all: boolean): FilterSql {
+  const patterns = terms.map(containsPattern);
+  if (terms.length > INLINE_TERMS) {
+    return { sql: all ? CONTAINS_ALL_SQL : CONTAINS_ANY_SQL, params: [JSON.stringify(patterns)] };
+  }
+  const sql = `(${patterns.map(() => CONTAINS_ONE_SQL).join(all ? " AND " : " OR ")})`;
+  return { sql, params: patterns.flatMap((p) => [p, p, p]) };
+}

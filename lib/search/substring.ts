@@ -13,7 +13,7 @@
  */
 import type { Store } from "../store.ts";
 import type { SqlValue } from "../driver/types.ts";
-import { CONTAINS_ALL_SQL, CONTAINS_ANY_SQL, containsPattern, type FilterSql } from "./filters.ts";
+import { containsSql, type FilterSql } from "./filters.ts";
 import type { HitRow } from "./ranked.ts";
 import { isPatternError } from "./query_error.ts";
 import { candidateIds, termKind, trigramIndexUsable } from "./trigram_candidates.ts";
@@ -35,11 +35,11 @@ export interface SubstringQuery {
 /** How candidates are found. */
 export type SubstringStrategy = "auto" | "scan";
 
-function pageSql(from: string, all: boolean, filters: string): string {
+function pageSql(from: string, contains: string, filters: string): string {
   return `SELECT m.id AS id
 ${from}
 JOIN sessions s ON s.id = m.session_id
-WHERE ${all ? CONTAINS_ALL_SQL : CONTAINS_ANY_SQL}${filters}
+WHERE ${contains}${filters}
 ORDER BY m.timestamp DESC, m.id ASC
 LIMIT ? OFFSET ?`;
 }
@@ -87,10 +87,11 @@ export function substringPage(
       params.push(JSON.stringify(ids));
     }
   }
-  params.push(JSON.stringify(terms.map(containsPattern)), ...filters.params, limit, offset);
+  const contains = containsSql(terms, all);
+  params.push(...contains.params, ...filters.params, limit, offset);
   let ids: number[];
   try {
-    ids = store.statement(pageSql(from, all, filters.sql)).all(...params)
+    ids = store.statement(pageSql(from, contains.sql, filters.sql)).all(...params)
       .map((row) => Number(row.id));
   } catch (error) {
     if (isPatternError(error)) return undefined;
