@@ -50,7 +50,13 @@ export function filterSql(filters: SearchFilters): FilterSql {
   return { sql, params };
 }
 
-/** A `LIKE … ESCAPE '\'` pattern matching `text` anywhere, literally. */
+/**
+ * A `LIKE … ESCAPE '\'` pattern matching `text` anywhere, literally: `\`,
+ * `%` and `_` are escaped, as Python escapes them.
+ *
+ * @param text The text to find.
+ * @returns The pattern `%…%`.
+ */
 export function containsPattern(text: string): string {
   const escaped = text.replaceAll("\\", "\\\\").replaceAll("%", "\\%").replaceAll("_", "\\_");
   return `%${escaped}%`;
@@ -68,7 +74,7 @@ const CONTAINS_ONE_SQL = "(m.content LIKE ? ESCAPE '\\' OR m.tool_name LIKE ? ES
  * as a JSON array": in its content, tool name or tool calls, ASCII
  * case-insensitive, as Python's LIKE fallback matches.
  */
-export const CONTAINS_ANY_SQL = "EXISTS (SELECT 1 FROM json_each(?) p WHERE " +
+const CONTAINS_ANY_SQL = "EXISTS (SELECT 1 FROM json_each(?) p WHERE " +
   "m.content LIKE p.value ESCAPE '\\' OR m.tool_name LIKE p.value ESCAPE '\\' " +
   "OR m.tool_calls LIKE p.value ESCAPE '\\')";
 
