@@ -78,7 +78,7 @@ export interface SessionRow {
   [column: string]: unknown;
 }
 
-/** A row of `messages` as `getMessages` returns it: JSON columns parsed, content decoded. */
+/** A row of `messages` as `getMessages` returns it: `tool_calls` parsed, content decoded. */
 export interface MessageRow {
   /** The message id (AUTOINCREMENT). */
   id: number;
@@ -104,12 +104,12 @@ export interface MessageRow {
   reasoning: string | null;
   /** Provider reasoning content. */
   reasoning_content: string | null;
-  /** Structured reasoning, parsed. */
-  reasoning_details: JsonValue | null;
-  /** Codex reasoning items, parsed. */
-  codex_reasoning_items: JsonValue | null;
-  /** Codex message items, parsed. */
-  codex_message_items: JsonValue | null;
+  /** Structured reasoning, as stored JSON text (Python returns it unparsed too). */
+  reasoning_details: string | null;
+  /** Codex reasoning items, as stored JSON text. */
+  codex_reasoning_items: string | null;
+  /** Codex message items, as stored JSON text. */
+  codex_message_items: string | null;
   /** Columns a newer Hermes added, returned as they are. */
   [column: string]: unknown;
 }
