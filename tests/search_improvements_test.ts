@@ -133,6 +133,8 @@ describe("planSearch() routes like Python except where documented", () => {
       required: [],
     }],
     ["🚀", { kind: "substring", terms: ["🚀"], all: false }],
+    ['"🚀" 🎉', { kind: "substring", terms: ["🚀", "🎉"], all: false }],
+    ['记忆 OR "" OR 断裂', { kind: "substring", terms: ["记忆", "断裂"], all: false }],
     ["e.g.", {
       kind: "ranked",
       table: "messages_fts",

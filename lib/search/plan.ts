@@ -116,16 +116,14 @@ function quotedFtsQuery(tokens: readonly Token[]): string {
   }).join(" ");
 }
 
-/** True when no word (operators aside) holds a letter or digit, and some word is not ASCII. */
-function onlySymbols(tokens: readonly Token[]): boolean {
-  const words = tokens.filter((t) => t.quoted || !OPERATORS.has(t.text)).map((t) => t.text);
-  return words.some((w) => NON_ASCII.test(w)) && !words.some((w) => WORD_CHARACTER.test(w));
+/** The words of a query that are not FTS5 operators. */
+function nonOperatorWords(tokens: readonly Token[]): string[] {
+  return tokens.filter((t) => t.quoted || !OPERATORS.has(t.text)).map((t) => t.text);
 }
 
-/** Python's LIKE terms: the words that are not operators, else the whole text. */
-function substringTerms(words: readonly string[], raw: string): string[] {
-  const terms = words.filter((w) => !isOperator(w));
-  return terms.length > 0 ? terms : [raw];
+/** True when no word holds a letter or digit, and some word is not ASCII. */
+function onlySymbols(words: readonly string[]): boolean {
+  return words.some((w) => NON_ASCII.test(w)) && !words.some((w) => WORD_CHARACTER.test(w));
 }
 
 /** The words of a CJK query and whether the quote-aware reading replaced Python's. */
@@ -135,8 +133,9 @@ function cjkWords(query: string, raw: string): { words: string[]; operators: boo
     return { words: python, operators: python.map(isOperator) };
   }
   // Improvement: Python's split leaves the quotes of `"chat-send"` inside the
-  // words, where the trigram index reads them as literal characters.
-  const tokens = quoteAwareTokens(query);
+  // words, where the trigram index reads them as literal characters. An
+  // empty phrase `""` would match everything by substring: it is dropped.
+  const tokens = quoteAwareTokens(query).filter((t) => t.text !== "");
   return {
     words: tokens.map((t) => t.text),
     operators: tokens.map((t) => !t.quoted && isOperator(t.text)),
@@ -184,11 +183,10 @@ export function planSearch(query: string): SearchPlan {
   if (sanitized === "") return { kind: "nothing" };
   if (countCjk(sanitized) > 0) return planCjk(sanitized);
   const tokens = quoteAwareTokens(sanitized);
-  if (onlySymbols(tokens)) {
+  const words = nonOperatorWords(tokens);
+  if (onlySymbols(words)) {
     // Improvement: unicode61 drops emoji and other symbols entirely.
-    const raw = pyStrip(pyStripChar(sanitized, '"'));
-    const terms = substringTerms(pySplit(raw), raw).filter((t) => t !== "");
-    return terms.length > 0 ? { kind: "substring", terms, all: false } : { kind: "nothing" };
+    return { kind: "substring", terms: words.filter((w) => w !== ""), all: false };
   }
   const retry = quotedFtsQuery(tokens);
   return {
