@@ -17,6 +17,7 @@ step "deno doc --lint"; deno doc --lint mod.ts
 step "deno publish --dry-run"; deno publish --dry-run --allow-dirty 2>&1 | tail -3
 
 step "tests on Deno"; deno test -A --parallel tests/
+step "documentation examples (README, JSDoc)"; deno test -A --doc README.md mod.ts lib/
 step "tests on Bun"; bun test tests/
 if [ -x scripts/e2e.sh ]; then step "compiled executable (bun build --compile)"; bash scripts/e2e.sh; fi
 step "tests on Node $(node --version)"; node --test --test-concurrency=2 "tests/**/*_test.ts"
