@@ -16,110 +16,14 @@
  *
  * @module
  */
+import { pythonJson } from "./_python_json.ts";
 import type { JsonValue, MessageContent } from "./types.ts";
+
+/** The serializer of every JSON text we store (Python's `json.dumps` with its defaults). */
+export { pythonJson };
 
 /** The prefix that marks JSON-encoded multimodal content. */
 export const MULTIMODAL_PREFIX = "\u0000json:";
-
-/** Characters a JSON string must escape, or that Python's `ensure_ascii` escapes. */
-// deno-lint-ignore no-control-regex -- control characters are exactly what must be escaped
-const NEEDS_ESCAPE = /[\u0000-\u001f"\\\u007f-\uffff]/;
-/** What `JSON.stringify` leaves raw but Python's `ensure_ascii` escapes (per UTF-16 unit). */
-const NON_ASCII = /[\u007f-\uffff]/g;
-
-function escapeUnit(unit: string): string {
-  return "\\u" + unit.charCodeAt(0).toString(16).padStart(4, "0");
-}
-
-function pythonString(text: string): string {
-  if (!NEEDS_ESCAPE.test(text)) return `"${text}"`;
-  // JSON.stringify already writes \" \\ \b \f \n \r \t and \u00XX (lower case),
-  // like Python; only DEL and non-ASCII remain to escape.
-  return JSON.stringify(text).replace(NON_ASCII, escapeUnit);
-}
-
-/** Python's `repr(float)` (also what `json.dumps` writes for a float). */
-function pythonNumber(value: number): string {
-  if (Number.isInteger(value)) {
-    // A JS integer may have been a Python int: write every digit, no exponent.
-    return Math.abs(value) < 1e21 ? String(value === 0 ? 0 : value) : BigInt(value).toString();
-  }
-  const [mantissa, exponentText] = value.toExponential().split("e");
-  const exponent = Number(exponentText);
-  // Python switches to exponent notation below 1e-4 and from 1e16 up.
-  if (exponent >= -4 && exponent < 16) return String(value);
-  const sign = exponent < 0 ? "-" : "+";
-  return `${mantissa}e${sign}${String(Math.abs(exponent)).padStart(2, "0")}`;
-}
-
-function pythonJsonOf(value: unknown, key: string, stack: object[]): string | undefined {
-  if (value !== null && typeof value === "object" && "toJSON" in value) {
-    const toJSON = (value as { toJSON: unknown }).toJSON;
-    if (typeof toJSON === "function") value = toJSON.call(value, key);
-  }
-  switch (typeof value) {
-    case "string":
-      return pythonString(value);
-    case "number":
-      return Number.isFinite(value) ? pythonNumber(value) : "null";
-    case "bigint":
-      return value.toString();
-    case "boolean":
-      return value ? "true" : "false";
-    case "undefined":
-    case "function":
-    case "symbol":
-      return undefined;
-  }
-  if (value === null) return "null";
-  const object = value as object;
-  if (stack.includes(object)) {
-    throw new TypeError("Cannot serialize JSON: the value contains a circular reference");
-  }
-  stack.push(object);
-  let text: string;
-  if (Array.isArray(object)) {
-    const items = object.map((item, i) => pythonJsonOf(item, String(i), stack) ?? "null");
-    text = `[${items.join(", ")}]`;
-  } else {
-    const entries: string[] = [];
-    for (const [name, item] of Object.entries(object)) {
-      const encoded = pythonJsonOf(item, name, stack);
-      if (encoded !== undefined) entries.push(`${pythonString(name)}: ${encoded}`);
-    }
-    text = `{${entries.join(", ")}}`;
-  }
-  stack.pop();
-  return text;
-}
-
-/**
- * Serializes a value exactly as Python's `json.dumps(value)` does with its
- * defaults: `", "` and `": "` separators, `\uXXXX` escapes (lower-case hex,
- * surrogate pairs for astral characters) for DEL and everything non-ASCII,
- * and floats in Python's `repr` form (`1e-05`, `1e+16`). Integers are written
- * with every digit. Otherwise it follows `JSON.stringify`: `toJSON()` is
- * honoured, `undefined`/functions/symbols are skipped in objects and become
- * `null` in arrays, and non-finite numbers become `null` (Python would write
- * `NaN`, which no strict JSON reader accepts). A `bigint` is written as its
- * digits.
- *
- * @param value The value to serialize.
- * @returns The JSON text (`"null"` when the value itself is `undefined`).
- * @throws {TypeError} When the value contains a circular reference.
- *
- * @example Python's separators and escapes
- * ```ts
- * import { pythonJson } from "./content.ts";
- * const text = pythonJson([{ type: "text", text: "狗 🐕" }, { ratio: 0.00001 }]);
- * console.assert(
- *   text === '[{"type": "text", "text": "\\u72d7 \\ud83d\\udc15"}, {"ratio": 1e-05}]',
- * );
- * ```
- */
-export function pythonJson(value: unknown): string {
-  return pythonJsonOf(value, "", []) ?? "null";
-}
 
 /**
  * The stored form of message content: a string as it is; parts (a list or

@@ -6,7 +6,7 @@
  * @module
  */
 import { appendFileSync } from "node:fs";
-import { pythonJsonDumps } from "./_python_json.ts";
+import { pythonJson } from "./_python_json.ts";
 
 /** Options of `saveTrajectory`. */
 export interface SaveTrajectoryOptions {
@@ -78,7 +78,9 @@ export function saveTrajectory(trajectory: unknown[], options: SaveTrajectoryOpt
     model: options.model,
     completed: options.completed,
   };
-  appendFileSync(filename, pythonJsonDumps(entry) + "\n", { encoding: "utf8" });
+  appendFileSync(filename, pythonJson(entry, { ensureAscii: false, allowNan: true }) + "\n", {
+    encoding: "utf8",
+  });
 }
 
 /**
