@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { pythonStrip } from "./_python_text.ts";
+import { pythonStrip } from "./python_text.ts";
 
 const DIGITS = String.raw`\d(?:_?\d)*`;
 const DECIMAL = new RegExp(

@@ -9,7 +9,7 @@ import type { SqlRow, SqlValue } from "./driver/types.ts";
 import type { RichSessionRow, SessionRow } from "./types.ts";
 import { getCompressionTip } from "./lineage.ts";
 import { checkCount } from "./_paging.ts";
-import { codePointLength, codePointSlice, pythonStrip } from "./_python_text.ts";
+import { codePointLength, codePointSlice, pythonStrip } from "./python_text.ts";
 
 /** Options of `listSessionsRich`. */
 export interface ListSessionsOptions {

@@ -8,7 +8,7 @@
 import type { Store } from "./store.ts";
 import type { SessionRow } from "./types.ts";
 import { TitleError } from "./errors.ts";
-import { codePointLength, PYTHON_WHITESPACE, pythonStrip } from "./_python_text.ts";
+import { codePointLength, PYTHON_WHITESPACE, pythonStrip } from "./python_text.ts";
 
 /** The longest title accepted, in code points. */
 const MAX_TITLE_LENGTH = 100;

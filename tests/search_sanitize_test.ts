@@ -2,7 +2,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { sanitizeFts5Query } from "../lib/search/sanitize.ts";
 import { containsCjk, countCjk, isCjkCodePoint } from "../lib/search/cjk.ts";
-import { pySplit, pyStrip } from "../lib/search/_python_re.ts";
+import { pythonSplit, pythonStrip } from "../lib/python_text.ts";
 import { expected } from "./_helpers.ts";
 
 interface Entry {
@@ -89,10 +89,10 @@ describe("CJK helpers", () => {
     assert.equal(countCjk("hello"), 0);
   });
 
-  test("pyStrip() and pySplit() use Python's whitespace", () => {
-    assert.equal(pyStrip("\u001c x \u0085"), "x");
-    assert.deepEqual(pySplit(" a\u3000b\u001fc  "), ["a", "b", "c"]);
-    assert.deepEqual(pySplit(" \u2028 "), []);
-    assert.deepEqual(pySplit("\ufeff"), ["\ufeff"]);
+  test("pythonStrip() and pythonSplit() use Python's whitespace", () => {
+    assert.equal(pythonStrip("\u001c x \u0085"), "x");
+    assert.deepEqual(pythonSplit(" a\u3000b\u001fc  "), ["a", "b", "c"]);
+    assert.deepEqual(pythonSplit(" \u2028 "), []);
+    assert.deepEqual(pythonSplit("\ufeff"), ["\ufeff"]);
   });
 });

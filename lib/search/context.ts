@@ -9,7 +9,7 @@ import type { Store } from "../store.ts";
 import type { SqlValue } from "../driver/types.ts";
 import type { ContextMessage } from "../types.ts";
 import { MULTIMODAL_PREFIX } from "../content.ts";
-import { pyPrefix, pyStrip } from "./_python_re.ts";
+import { codePointSlice, pythonStrip } from "../python_text.ts";
 
 /** The longest context content, in code points. */
 const CONTEXT_LENGTH = 200;
@@ -80,7 +80,7 @@ function renderContent(stored: SqlValue): string {
     if (typeof text !== "string") throw new NotText();
     texts.push(text);
   }
-  return pyStrip(texts.join(" ")) || "[multimodal content]";
+  return pythonStrip(texts.join(" ")) || "[multimodal content]";
 }
 
 /** Python truthiness of a JSON value. */
@@ -110,7 +110,7 @@ export function hitContexts(store: Store, ids: readonly number[]): ContextMessag
     const ord = Number(row.ord);
     if (failed.has(ord)) continue;
     try {
-      const content = pyPrefix(renderContent(row.content), CONTEXT_LENGTH);
+      const content = codePointSlice(renderContent(row.content), CONTEXT_LENGTH);
       contexts[ord].push({ role: row.role as string, content });
     } catch (error) {
       if (!(error instanceof NotText)) throw error;

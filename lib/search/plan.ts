@@ -11,7 +11,13 @@
  */
 import { countCjk } from "./cjk.ts";
 import { sanitizeFts5Query } from "./sanitize.ts";
-import { PY_SPACE, pyLength, pySplit, pyStrip, pyStripChar } from "./_python_re.ts";
+import {
+  codePointLength,
+  PYTHON_WHITESPACE,
+  pythonSplit,
+  pythonStrip,
+  pythonStripChar,
+} from "../python_text.ts";
 
 /** How one query is searched. */
 export type SearchPlan =
@@ -36,7 +42,7 @@ export type SearchPlan =
   };
 
 const OPERATORS = new Set(["AND", "OR", "NOT"]);
-const SPACE = new RegExp(`[${PY_SPACE}]`, "u");
+const SPACE = new RegExp(`[${PYTHON_WHITESPACE}]`, "u");
 /** What the unicode61 tokenizer keeps as part of a word (letters, numbers, private use, marks). */
 const WORD_CHARACTER = /[\p{L}\p{N}\p{Co}\p{Mn}]/u;
 // deno-lint-ignore no-control-regex
@@ -128,7 +134,7 @@ function onlySymbols(words: readonly string[]): boolean {
 
 /** The words of a CJK query and whether the quote-aware reading replaced Python's. */
 function cjkWords(query: string, raw: string): { words: string[]; operators: boolean[] } {
-  const python = pySplit(raw);
+  const python = pythonSplit(raw);
   if (!python.some((w) => w.includes('"'))) {
     return { words: python, operators: python.map(isOperator) };
   }
@@ -143,13 +149,13 @@ function cjkWords(query: string, raw: string): { words: string[]; operators: boo
 }
 
 function planCjk(query: string): SearchPlan {
-  const raw = pyStrip(pyStripChar(query, '"'));
+  const raw = pythonStrip(pythonStripChar(query, '"'));
   const { words, operators } = cjkWords(query, raw);
   const terms = words.filter((_, i) => !operators[i]);
   const likeTerms = terms.length > 0 ? terms : [raw];
   if (countCjk(raw) < 3) return { kind: "substring", terms: likeTerms, all: false };
   const match = words.map((w, i) => operators[i] ? w : quotePhrase(w)).join(" ");
-  const short = terms.filter((t) => pyLength(t) < 3);
+  const short = terms.filter((t) => codePointLength(t) < 3);
   if (short.length === 0) {
     return { kind: "ranked", table: "messages_fts_trigram", match, retry: undefined, required: [] };
   }
@@ -178,7 +184,7 @@ function planCjk(query: string): SearchPlan {
  * @returns The plan; `{ kind: "nothing" }` when no search can match.
  */
 export function planSearch(query: string): SearchPlan {
-  if (typeof query !== "string" || pyStrip(query) === "") return { kind: "nothing" };
+  if (typeof query !== "string" || pythonStrip(query) === "") return { kind: "nothing" };
   const sanitized = sanitizeFts5Query(query);
   if (sanitized === "") return { kind: "nothing" };
   if (countCjk(sanitized) > 0) return planCjk(sanitized);

@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { PY_BOUNDARY, PY_SPACE, PY_WORD, pyStrip } from "./_python_re.ts";
+import { PYTHON_WHITESPACE, pythonStrip } from "../python_text.ts";
+import { PY_BOUNDARY, PY_WORD } from "./_python_re.ts";
 
 /** A balanced `"…"` phrase (pairs form greedily from the left). */
 const QUOTED_PHRASE = /"[^"]*"/g;
@@ -13,11 +14,14 @@ const SPECIAL = /[+{}()"^]/g;
 /** A run of asterisks. */
 const STAR_RUN = /\*+/g;
 /** An asterisk at the start or right after whitespace (a prefix needs a term). */
-const LEADING_STAR = new RegExp(`(^|[${PY_SPACE}])\\*`, "gu");
+const LEADING_STAR = new RegExp(`(^|[${PYTHON_WHITESPACE}])\\*`, "gu");
 /** One boolean operator at the start. */
-const LEADING_OPERATOR = new RegExp(`^(?:AND|OR|NOT)${PY_BOUNDARY}[${PY_SPACE}]*`, "iu");
+const LEADING_OPERATOR = new RegExp(`^(?:AND|OR|NOT)${PY_BOUNDARY}[${PYTHON_WHITESPACE}]*`, "iu");
 /** One boolean operator at the end. */
-const TRAILING_OPERATOR = new RegExp(`[${PY_SPACE}]+(?:AND|OR|NOT)[${PY_SPACE}]*$`, "iu");
+const TRAILING_OPERATOR = new RegExp(
+  `[${PYTHON_WHITESPACE}]+(?:AND|OR|NOT)[${PYTHON_WHITESPACE}]*$`,
+  "iu",
+);
 /** Words joined by `.`, `_` or `-` (`chat-send`, `P2.2`, `sp_new`). */
 const COMPOUND = new RegExp(
   `${PY_BOUNDARY}([${PY_WORD}]+(?:[._-][${PY_WORD}]+)+)${PY_BOUNDARY}`,
@@ -63,11 +67,11 @@ export function sanitizeFts5Query(query: string): string {
   });
   text = text.replace(SPECIAL, " ");
   text = text.replace(STAR_RUN, "*").replace(LEADING_STAR, "$1");
-  text = pyStrip(text).replace(LEADING_OPERATOR, "");
-  text = pyStrip(text).replace(TRAILING_OPERATOR, "");
+  text = pythonStrip(text).replace(LEADING_OPERATOR, "");
+  text = pythonStrip(text).replace(TRAILING_OPERATOR, "");
   text = text.replace(COMPOUND, '"$1"');
   phrases.forEach((phrase, i) => {
     text = text.replaceAll(placeholder(i), () => phrase);
   });
-  return pyStrip(text);
+  return pythonStrip(text);
 }

@@ -1,7 +1,8 @@
 /**
  * Python's view of text, where hermes-state must agree with the Python
- * Hermes: what `str.isspace()` (and so `\s`, `str.strip()`) counts as
- * whitespace, and lengths in code points.
+ * Hermes: what `str.isspace()` (and so `re`'s `\s`, `str.strip()` and
+ * `str.split()`) counts as whitespace, and lengths and slices in code
+ * points. Shared by titles, listings, `state_meta` floats and search.
  *
  * @module
  */
@@ -16,6 +17,7 @@ export const PYTHON_WHITESPACE =
 
 const LEADING = new RegExp(`^[${PYTHON_WHITESPACE}]+`, "u");
 const TRAILING = new RegExp(`[${PYTHON_WHITESPACE}]+$`, "u");
+const RUN = new RegExp(`[${PYTHON_WHITESPACE}]+`, "u");
 
 /**
  * Python's `text.strip()` with no argument.
@@ -25,13 +27,53 @@ const TRAILING = new RegExp(`[${PYTHON_WHITESPACE}]+$`, "u");
  *
  * @example
  * ```ts
- * import { pythonStrip } from "./_python_text.ts";
+ * import { pythonStrip } from "./python_text.ts";
  * console.assert(pythonStrip("\x1c hi\u0085") === "hi");
  * console.assert(pythonStrip("\ufeffhi") === "\ufeffhi");
  * ```
  */
 export function pythonStrip(text: string): string {
   return text.replace(LEADING, "").replace(TRAILING, "");
+}
+
+/**
+ * Python's `text.split()` with no argument: the runs of non-whitespace, in
+ * order.
+ *
+ * @param text The text.
+ * @returns The words; `[]` for blank text.
+ *
+ * @example
+ * ```ts
+ * import { pythonSplit } from "./python_text.ts";
+ * console.assert(pythonSplit(" a\u3000b\x1fc ").join("|") === "a|b|c");
+ * console.assert(pythonSplit(" \u2028 ").length === 0);
+ * ```
+ */
+export function pythonSplit(text: string): string[] {
+  const stripped = pythonStrip(text);
+  return stripped === "" ? [] : stripped.split(RUN);
+}
+
+/**
+ * Python's `text.strip(char)` for a single character.
+ *
+ * @param text The text.
+ * @param char The one (BMP) character to remove from both ends.
+ * @returns The text without leading and trailing `char`.
+ *
+ * @example
+ * ```ts
+ * import { pythonStripChar } from "./python_text.ts";
+ * console.assert(pythonStripChar('""a "b""', '"') === 'a "b');
+ * ```
+ */
+export function pythonStripChar(text: string, char: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && text[start] === char) start++;
+  while (end > start && text[end - 1] === char) end--;
+  return text.slice(start, end);
 }
 
 /**
@@ -42,7 +84,7 @@ export function pythonStrip(text: string): string {
  *
  * @example
  * ```ts
- * import { codePointLength } from "./_python_text.ts";
+ * import { codePointLength } from "./python_text.ts";
  * console.assert(codePointLength("🚀a") === 2);
  * ```
  */
@@ -61,11 +103,12 @@ export function codePointLength(text: string): number {
  *
  * @example
  * ```ts
- * import { codePointSlice } from "./_python_text.ts";
+ * import { codePointSlice } from "./python_text.ts";
  * console.assert(codePointSlice("🚀🚀🚀", 2) === "🚀🚀");
  * ```
  */
 export function codePointSlice(text: string, n: number): string {
+  if (text.length <= n) return text;
   let end = 0;
   let count = 0;
   for (const ch of text) {
