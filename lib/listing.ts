@@ -8,7 +8,7 @@ import type { Store } from "./store.ts";
 import type { SqlRow, SqlValue } from "./driver/types.ts";
 import type { RichSessionRow, SessionRow } from "./types.ts";
 import { getCompressionTip } from "./lineage.ts";
-import { checkCount } from "./_paging.ts";
+import { checkCount } from "./paging.ts";
 import { codePointLength, codePointSlice, pythonStrip } from "./python_text.ts";
 
 /** Options of `listSessionsRich`. */

@@ -5,7 +5,7 @@
  */
 import type { Store } from "./store.ts";
 import type { ModelUsage, SessionTokens } from "./types.ts";
-import { checkCount } from "./_paging.ts";
+import { checkCount } from "./paging.ts";
 
 /**
  * Sessions, input and output tokens and estimated cost per model (sessions

@@ -7,6 +7,7 @@
  * @module
  */
 import type { Store } from "../store.ts";
+import { checkCount } from "../paging.ts";
 import type { SearchHit } from "../types.ts";
 import { planSearch } from "./plan.ts";
 import { filterSql, type SearchFilters } from "./filters.ts";
@@ -32,16 +33,6 @@ export interface SearchOptions {
    * @default {0}
    */
   offset?: number;
-}
-
-function checkCount(name: string, value: unknown): number {
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
-    const shown = typeof value === "string" ? JSON.stringify(value) : String(value);
-    throw new RangeError(
-      `Cannot search messages: ${name} must be a non-negative integer: current value is ${shown}`,
-    );
-  }
-  return value;
 }
 
 function normalizeFilters(options: SearchOptions): SearchFilters {
@@ -78,8 +69,8 @@ export function searchMessages(
   options: SearchOptions = {},
   internals: SearchInternals = {},
 ): SearchHit[] {
-  const limit = checkCount("limit", options.limit ?? 20);
-  const offset = checkCount("offset", options.offset ?? 0);
+  const limit = checkCount("search messages", "limit", options.limit ?? 20);
+  const offset = checkCount("search messages", "offset", options.offset ?? 0);
   const plan = planSearch(query);
   if (plan.kind === "nothing") return [];
   const filters = filterSql(normalizeFilters(options));

@@ -1,6 +1,6 @@
 /**
- * Argument checks for paging (`limit`, `offset`) shared by the listing
- * functions.
+ * Argument checks for paging (`limit`, `offset`) shared by the listing,
+ * statistics and search functions.
  *
  * @module
  */
@@ -16,7 +16,7 @@
  *
  * @example
  * ```ts
- * import { checkCount } from "./_paging.ts";
+ * import { checkCount } from "./paging.ts";
  * console.assert(checkCount("list sessions", "limit", 20) === 20);
  * // checkCount("list sessions", "limit", -1) throws RangeError:
  * // "Cannot list sessions: limit must be a non-negative integer: current value is -1"
