@@ -13,6 +13,7 @@ import type {
   SqlValue,
 } from "./types.ts";
 import { translated } from "./_to_sqlite_error.ts";
+import { iterateRows } from "./_iterate.ts";
 
 /** The part of a `bun:sqlite` statement this adapter calls. */
 interface BunStatement {
@@ -69,22 +70,8 @@ class BunSqliteStatement implements SqliteStatement {
     return translated(() => this.#stmt.all(...params)).map(plainBytes);
   }
 
-  *iterate(...params: readonly SqlValue[]): IterableIterator<SqlRow> {
-    const iterator = translated(() => this.#stmt.iterate(...params));
-    let done = false;
-    try {
-      while (true) {
-        const next = translated(() => iterator.next());
-        if (next.done) {
-          done = true;
-          return;
-        }
-        yield plainBytes(next.value);
-      }
-    } finally {
-      // Stopped early: reset the native statement so it releases its read snapshot.
-      if (!done) iterator.return?.();
-    }
+  iterate(...params: readonly SqlValue[]): IterableIterator<SqlRow> {
+    return iterateRows(() => this.#stmt.iterate(...params), plainBytes);
   }
 }
 

@@ -13,6 +13,7 @@ import type {
   SqlValue,
 } from "./types.ts";
 import { translated } from "./_to_sqlite_error.ts";
+import { iterateRows } from "./_iterate.ts";
 import { NUL_MASK, nulSafeQuery, nulSafeRow, plainRow } from "./_nul_safe.ts";
 
 type NodeStatement = ReturnType<DatabaseSync["prepare"]>;
@@ -76,24 +77,11 @@ class NodeSqliteStatement implements SqliteStatement {
     return out;
   }
 
-  *iterate(...params: readonly SqlValue[]): IterableIterator<SqlRow> {
-    const iterator = translated(() => this.#stmt.iterate(...(params as SqlValue[]))) as Iterator<
-      unknown
-    >;
-    let done = false;
-    try {
-      while (true) {
-        const next = translated(() => iterator.next());
-        if (next.done) {
-          done = true;
-          return;
-        }
-        yield this.#toRow(next.value);
-      }
-    } finally {
-      // Stopped early: reset the native statement so it releases its read snapshot.
-      if (!done) iterator.return?.();
-    }
+  iterate(...params: readonly SqlValue[]): IterableIterator<SqlRow> {
+    return iterateRows(
+      () => this.#stmt.iterate(...(params as SqlValue[])) as Iterator<unknown>,
+      this.#toRow,
+    );
   }
 }
 
