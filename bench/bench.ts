@@ -454,11 +454,8 @@ async function appendPhase(path: string, corpus: Corpus, count: number, rows: Ro
     }
     const oursIn = probe("appendMessage", () => db.appendMessage(sid("ours"), pool[0])) !==
       undefined;
-    const commits: Record<string, number> = { raw: 0, native: 0 };
-    const rawAppend = (who: "raw" | "native", conn: RawConnection, i: number) => {
+    const rawAppend = (who: "raw" | "native", conn: RawConnection, i: number) =>
       rawAppendMessage(conn, sid(who), pool[i % pool.length], clock.now());
-      if (++commits[who] % 50 === 0) conn.exec("PRAGMA wal_checkpoint(PASSIVE)");
-    };
     const samples: Record<string, number[]> = { ours: [], raw: [], native: [] };
     const block = 10;
     for (let done = 0; done < count; done += block) {

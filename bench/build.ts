@@ -145,24 +145,11 @@ async function libraryImporter(path: string): Promise<Importer> {
 async function rawImporter(path: string): Promise<Importer> {
   const clock = new TickClock();
   const { db } = await openConnection({ path });
-  let commits = 0;
-  const checkpoint = () => {
-    if (++commits % 50 === 0) db.exec("PRAGMA wal_checkpoint(PASSIVE)");
-  };
   return {
     clock,
-    create: (plan) => {
-      rawCreateSession(db, plan);
-      checkpoint();
-    },
-    append: (plan, list) => {
-      rawAppendMessages(db, plan.id, list, clock.now);
-      checkpoint();
-    },
-    finish: (plan) => {
-      rawFinishSession(db, plan);
-      checkpoint();
-    },
+    create: (plan) => rawCreateSession(db, plan),
+    append: (plan, list) => rawAppendMessages(db, plan.id, list, clock.now),
+    finish: (plan) => rawFinishSession(db, plan),
     close: () => {
       db.exec("PRAGMA wal_checkpoint(PASSIVE)");
       db.close();

@@ -37,8 +37,11 @@ export function stmt(conn: RawConnection, sql: string): RawStatement {
   return s;
 }
 
+const commits = new WeakMap<RawConnection, number>();
+
 /**
- * Runs `fn` inside `BEGIN IMMEDIATE … COMMIT`.
+ * Runs `fn` inside `BEGIN IMMEDIATE … COMMIT`, and after every 50th commit
+ * runs a passive WAL checkpoint, as the library (and Python) do.
  *
  * @param conn The connection.
  * @param fn The work.
@@ -46,14 +49,18 @@ export function stmt(conn: RawConnection, sql: string): RawStatement {
  */
 export function tx<T>(conn: RawConnection, fn: () => T): T {
   conn.exec("BEGIN IMMEDIATE");
+  let result: T;
   try {
-    const result = fn();
+    result = fn();
     conn.exec("COMMIT");
-    return result;
   } catch (error) {
     conn.exec("ROLLBACK");
     throw error;
   }
+  const n = (commits.get(conn) ?? 0) + 1;
+  commits.set(conn, n);
+  if (n % 50 === 0) conn.exec("PRAGMA wal_checkpoint(PASSIVE)");
+  return result;
 }
 
 /**
@@ -204,13 +211,16 @@ export function rawFinishSession(conn: RawConnection, plan: SessionPlan): void {
       stmt(conn, "UPDATE sessions SET title = ? WHERE id = ?").run(plan.title, plan.id);
     });
   }
-  tx(conn, () =>
+  tx(conn, () => {
+    stmt(conn, "INSERT OR IGNORE INTO sessions (id, source, model, started_at) VALUES (?, ?, ?, ?)")
+      .run(plan.id, "unknown", plan.model, plan.startedAt);
     stmt(
       conn,
       `UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
        estimated_cost_usd = COALESCE(estimated_cost_usd, 0) + COALESCE(?, 0),
        model = COALESCE(model, ?), api_call_count = COALESCE(api_call_count, 0) + ? WHERE id = ?`,
-    ).run(plan.inputTokens, plan.outputTokens, plan.costUsd, plan.model, 1, plan.id));
+    ).run(plan.inputTokens, plan.outputTokens, plan.costUsd, plan.model, 1, plan.id);
+  });
 }
 
 // ── Search ──────────────────────────────────────────────────────────────────
