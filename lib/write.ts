@@ -59,6 +59,8 @@ export class Writer {
   readonly #random: () => number;
   #depth = 0;
   #writes = 0;
+  /** A failed ROLLBACK left the last transaction open. */
+  #leftOpen = false;
 
   /**
    * @param db The connection.
@@ -110,6 +112,11 @@ export class Writer {
   }
 
   #once<T>(fn: () => T): T {
+    if (this.#leftOpen) {
+      // Throws, before anything else is written, when it still cannot be ended.
+      this.#db.exec("ROLLBACK");
+      this.#leftOpen = false;
+    }
     this.#db.exec("BEGIN IMMEDIATE");
     this.#depth++;
     try {
@@ -117,15 +124,48 @@ export class Writer {
       this.#db.exec("COMMIT");
       return result;
     } catch (error) {
-      try {
-        this.#db.exec("ROLLBACK");
-      } catch {
-        // SQLite already rolled back (it does on some errors); the original error matters.
-      }
+      this.#rollbackAfterFailure();
       throw error;
     } finally {
       this.#depth--;
     }
+  }
+
+  /**
+   * Rolls back the failed transaction without hiding the error that failed
+   * it. SQLite rolls back by itself on some errors (`SQLITE_FULL`,
+   * `SQLITE_IOERR`, `SQLITE_NOMEM`…), and then ROLLBACK fails because no
+   * transaction is active: nothing is left to do. When ROLLBACK fails with
+   * the transaction (and its write lock) still open, it is tried once more
+   * at once and, failing that, before the next write.
+   */
+  #rollbackAfterFailure(): void {
+    if (this.#tryRollback() || !this.#inTransaction()) return;
+    this.#leftOpen = !this.#tryRollback();
+  }
+
+  /** Runs ROLLBACK; false when it fails (the caller decides what that means). */
+  #tryRollback(): boolean {
+    try {
+      this.#db.exec("ROLLBACK");
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Whether the connection is inside a transaction. SQLite has no pragma
+   * for it, but a deferred BEGIN (which takes no lock) fails only then.
+   */
+  #inTransaction(): boolean {
+    try {
+      this.#db.exec("BEGIN");
+    } catch {
+      return true;
+    }
+    this.#db.exec("ROLLBACK");
+    return false;
   }
 
   #afterWrite(): void {

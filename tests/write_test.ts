@@ -138,3 +138,91 @@ test("sleepSync() blocks for about the time asked", () => {
   sleepSync(30);
   assert.ok(performance.now() - start >= 25);
 });
+
+/** `db` whose next `failures` ROLLBACKs fail without running, as a disk error would. */
+function rollbackFails(db: SqliteDriver, failures: number): SqliteDriver {
+  let left = failures;
+  return {
+    kind: db.kind,
+    exec: (sql) => {
+      if (sql === "ROLLBACK" && left > 0) {
+        left--;
+        throw new SqliteError("disk I/O error", 10);
+      }
+      db.exec(sql);
+    },
+    prepare: (sql) => db.prepare(sql),
+    close: () => db.close(),
+  };
+}
+
+test("Writer.run() whose ROLLBACK fails once rolls back again and leaves the lock free", async () => {
+  const [a, b] = await pair();
+  const writer = new Writer(rollbackFails(b, 1));
+  assert.throws(() =>
+    writer.run(() => {
+      b.prepare("INSERT INTO t VALUES (?)").run("half");
+      throw new RangeError("bad value");
+    }), RangeError);
+  a.exec("PRAGMA busy_timeout = 0");
+  a.prepare("INSERT INTO t VALUES (?)").run("other connection");
+  writer.run(() => b.prepare("INSERT INTO t VALUES (?)").run("next write"));
+  assert.deepEqual(a.prepare("SELECT v FROM t ORDER BY rowid").all(), [
+    { v: "other connection" },
+    { v: "next write" },
+  ]);
+  a.close();
+  b.close();
+});
+
+test("Writer.run() after a transaction no ROLLBACK could end ends it before the next write", async () => {
+  const [a, b] = await pair();
+  const writer = new Writer(rollbackFails(b, 2));
+  assert.throws(() =>
+    writer.run(() => {
+      b.prepare("INSERT INTO t VALUES (?)").run("half");
+      throw new RangeError("bad value");
+    }), RangeError);
+  writer.run(() => b.prepare("INSERT INTO t VALUES (?)").run("next write"));
+  assert.deepEqual(a.prepare("SELECT v FROM t").all(), [{ v: "next write" }]);
+  a.close();
+  b.close();
+});
+
+test("Writer.run() reports why when the transaction left open still cannot be rolled back", async () => {
+  const [a, b] = await pair();
+  const writer = new Writer(rollbackFails(b, 3));
+  assert.throws(() =>
+    writer.run(() => {
+      b.prepare("INSERT INTO t VALUES (?)").run("half");
+      throw new RangeError("bad value");
+    }), RangeError);
+  assert.throws(() => writer.run(() => b.prepare("INSERT INTO t VALUES (?)").run("x")), {
+    name: "SqliteError",
+    message: "disk I/O error",
+  });
+  writer.run(() => b.prepare("INSERT INTO t VALUES (?)").run("third write"));
+  assert.deepEqual(a.prepare("SELECT v FROM t").all(), [{ v: "third write" }]);
+  a.close();
+  b.close();
+});
+
+test("Writer.run() when SQLite has already rolled back throws the work's error and writes on", async () => {
+  const [a, b] = await pair();
+  const writer = new Writer(b);
+  assert.throws(() =>
+    writer.run(() => {
+      b.prepare("INSERT INTO t VALUES (?)").run("half");
+      b.exec("ROLLBACK");
+      throw new RangeError("bad value");
+    }), RangeError);
+  a.exec("PRAGMA busy_timeout = 0");
+  a.prepare("INSERT INTO t VALUES (?)").run("other connection");
+  writer.run(() => b.prepare("INSERT INTO t VALUES (?)").run("next write"));
+  assert.deepEqual(a.prepare("SELECT v FROM t ORDER BY rowid").all(), [
+    { v: "other connection" },
+    { v: "next write" },
+  ]);
+  a.close();
+  b.close();
+});
