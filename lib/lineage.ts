@@ -59,8 +59,9 @@ export function getCompressionTip(store: Store, id: string): string {
  *
  * @param store The open store.
  * @param id The requested session.
- * @returns The session holding the conversation; `id` when there is none
- *   (or `id` is empty, or a read fails, as in Python).
+ * @returns The session holding the conversation; `id` when there is none,
+ *   when `id` is empty or unknown, or when the chain loops.
+ * @throws {SqliteError} On a storage failure (Python answers `id` then).
  *
  * @example
  * ```ts ignore
@@ -70,28 +71,23 @@ export function getCompressionTip(store: Store, id: string): string {
  */
 export function resolveResumeSessionId(store: Store, id: string): string {
   if (!id) return id;
-  try {
-    const hasMessages = store.statement(
-      "SELECT 1 AS found FROM messages WHERE session_id = ? LIMIT 1",
-    );
-    const youngestChild = store.statement(
-      "SELECT id FROM sessions WHERE parent_session_id = ? ORDER BY started_at DESC, id DESC LIMIT 1",
-    );
-    if (hasMessages.get(id) !== undefined) return id;
-    const seen = new Set([id]);
-    let current = id;
-    for (let step = 0; step < MAX_RESUME_STEPS; step++) {
-      const child = youngestChild.get(current)?.id as string | undefined;
-      if (!child || seen.has(child)) return id;
-      seen.add(child);
-      if (hasMessages.get(child) !== undefined) return child;
-      current = child;
-    }
-    return id;
-  } catch {
-    // Python answers the original id whatever goes wrong; resuming it is the safe default.
-    return id;
+  const hasMessages = store.statement(
+    "SELECT 1 AS found FROM messages WHERE session_id = ? LIMIT 1",
+  );
+  const youngestChild = store.statement(
+    "SELECT id FROM sessions WHERE parent_session_id = ? ORDER BY started_at DESC, id DESC LIMIT 1",
+  );
+  if (hasMessages.get(id) !== undefined) return id;
+  const seen = new Set([id]);
+  let current = id;
+  for (let step = 0; step < MAX_RESUME_STEPS; step++) {
+    const child = youngestChild.get(current)?.id as string | undefined;
+    if (!child || seen.has(child)) return id;
+    seen.add(child);
+    if (hasMessages.get(child) !== undefined) return child;
+    current = child;
   }
+  return id;
 }
 
 /**

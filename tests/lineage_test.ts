@@ -1,9 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { closeSync, openSync, writeSync } from "node:fs";
 import { SessionDB } from "../lib/session_db.ts";
-import { copyFixture, expected } from "./_helpers.ts";
+import { copyFixture, expected, tempDbPath } from "./_helpers.ts";
 import { entriesOf, label, replay, wanted } from "./_expected_calls.ts";
-import { dbWith, type RawSession } from "./_raw_rows.ts";
+import { dbWith, rawAll, type RawSession } from "./_raw_rows.ts";
 
 const aliases = (await expected<Record<string, Record<string, string>>>("aliases.json"))[
   "hermes-v11.db"
@@ -153,6 +154,31 @@ test("resolveResumeSessionId() returns the original id when the empty chain loop
   ]);
   assert.equal(db.resolveResumeSessionId("a"), "a");
   db.close();
+});
+
+test("resolveResumeSessionId() lets a storage error through instead of answering the id", async () => {
+  const db = await dbWith([{ id: "a", started_at: 1 }]);
+  assert.equal(db.resolveResumeSessionId("a"), "a");
+  db.close();
+  assert.throws(() => db.resolveResumeSessionId("a"), { name: "SqliteError" });
+});
+
+test("resolveResumeSessionId() throws SQLITE_CORRUPT when the messages index is damaged", async () => {
+  const path = tempDbPath();
+  (await dbWith([{ id: "a", started_at: 1 }], [], { path })).close();
+  const sql = "SELECT rootpage FROM sqlite_master WHERE name = 'idx_messages_session'";
+  const root = Number((await rawAll(path, sql))[0].rootpage);
+  const pageSize = Number((await rawAll(path, "PRAGMA page_size"))[0].page_size);
+  // Overwrite the index's root page in place: an invalid b-tree page.
+  const fd = openSync(path, "r+");
+  writeSync(fd, new Uint8Array(pageSize).fill(0xff), 0, pageSize, (root - 1) * pageSize);
+  closeSync(fd);
+  const db = await SessionDB.open({ path, readonly: true });
+  try {
+    assert.throws(() => db.resolveResumeSessionId("a"), { name: "SqliteError", code: 11 });
+  } finally {
+    db.close();
+  }
 });
 
 test("getAncestors() and getDescendants() keep U+0000 inside text columns", async () => {
