@@ -1,6 +1,6 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
 
@@ -55,6 +55,18 @@ describe("delete", () => {
     const run = await runCli(["--db", path, "delete", "-y", V11.live]);
     assert.equal(run.code, 0);
     assert.equal(existsSync(file), false);
+  });
+
+  test("delete exits 1 with one line when the sessions folder cannot be looked at", async () => {
+    const path = v11Copy();
+    const sessions = join(dirname(path), "sessions");
+    symlinkSync("sessions", sessions); // a link to itself: stat fails with ELOOP, not ENOENT
+    const run = await runCli(["--db", path, "delete", "-y", V11.live]);
+    assert.equal(run.code, 1);
+    assert.ok(run.err.startsWith(`hermes-state: Cannot look into ${sessions}: `), run.err);
+    assert.equal(run.err.split("\n").length, 2, run.err);
+    assert.equal(run.out, "");
+    assert.ok(await withDb(path, (db) => db.getSession(V11.live)));
   });
 
   test("delete exits 1 for an unknown session without asking", async () => {

@@ -1,8 +1,11 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { closeSync, openSync, statSync, writeSync } from "node:fs";
+import { closeSync, openSync, statSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
+import { basename } from "node:path";
+import { fileSizes } from "../lib/cli/files.ts";
+import { CommandError } from "../lib/cli/usage_error.ts";
 import { buildDb, runCli, v11Copy, withDb } from "./_cli_io.ts";
-import { rawOpen } from "./_helpers.ts";
+import { rawOpen, tempDbPath } from "./_helpers.ts";
 
 describe("stats", () => {
   test("stats --json counts by source and model and measures the files", async () => {
@@ -112,5 +115,25 @@ describe("info", () => {
     assert.match(run.out, /\nIntegrity +database disk image is malformed\n$/);
     const json = await runCli(["--db", path, "info", "--json"]);
     assert.equal(JSON.parse(json.out).ok, false);
+  });
+});
+
+describe("fileSizes()", () => {
+  test("fileSizes() counts a missing companion as 0 bytes", () => {
+    const path = tempDbPath();
+    writeFileSync(path, "12345");
+    assert.deepEqual(fileSizes(path), { db: 5, wal: 0, shm: 0, total: 5 });
+  });
+
+  test("fileSizes() throws a CommandError when a file is there but cannot be measured", () => {
+    const path = tempDbPath();
+    writeFileSync(path, "12345");
+    // A link to itself: stat fails with ELOOP, not ENOENT.
+    symlinkSync(`${basename(path)}-wal`, `${path}-wal`);
+    assert.throws(() => fileSizes(path), (error) => {
+      assert.ok(error instanceof CommandError, String(error));
+      assert.ok(error.message.startsWith(`Cannot measure ${path}-wal: `), error.message);
+      return true;
+    });
   });
 });

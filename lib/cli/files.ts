@@ -4,6 +4,7 @@
  * @module
  */
 import { statSync } from "node:fs";
+import { CommandError } from "./usage_error.ts";
 
 /** Byte sizes; a missing companion counts 0. */
 export interface FileSizes {
@@ -20,8 +21,10 @@ export interface FileSizes {
 function sizeOf(path: string): number {
   try {
     return statSync(path).size;
-  } catch {
-    return 0;
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "ENOENT") return 0;
+    const reason = (error as Error).message;
+    throw new CommandError(`Cannot measure ${path}: ${reason}`, { cause: error });
   }
 }
 
@@ -30,6 +33,7 @@ function sizeOf(path: string): number {
  *
  * @param path The database path.
  * @returns The sizes in bytes.
+ * @throws {CommandError} When a file exists but cannot be measured.
  *
  * @example
  * ```ts
