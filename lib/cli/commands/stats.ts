@@ -41,6 +41,11 @@ function sumCost(values: readonly (number | null)[]): number | null {
   return known.length === 0 ? null : known.reduce((a, b) => a + b, 0);
 }
 
+/** A blank line, a bold title, and the rows aligned and indented by two spaces. */
+function section(ctx: Context, title: string, rows: readonly (readonly string[])[]): string[] {
+  return ["", ctx.style.bold(title), ...alignColumns(rows).map((line) => `  ${line}`)];
+}
+
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const top = integerOption(args, "top", { fallback: 5, command: "stats" });
   const db = await ctx.openDb();
@@ -94,46 +99,41 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     } WAL, ${formatBytes(files.shm)} SHM)`,
   );
   if (bySource.length > 0) {
-    out.push("", style.bold("By source"));
-    out.push(
-      ...alignColumns([
-        ["source", "sessions", "messages", "input", "output", "cost"].map(style.dim),
-        ...bySource.map((s) => [
-          s.source,
-          formatCount(s.session_count),
-          formatCount(s.message_count),
-          formatCount(s.total_input),
-          formatCount(s.total_output),
-          formatCost(s.estimated_cost),
-        ]),
-      ]).map((line) => `  ${line}`),
-    );
+    out.push(...section(ctx, "By source", [
+      ["source", "sessions", "messages", "input", "output", "cost"].map(style.dim),
+      ...bySource.map((s) => [
+        s.source,
+        formatCount(s.session_count),
+        formatCount(s.message_count),
+        formatCount(s.total_input),
+        formatCount(s.total_output),
+        formatCost(s.estimated_cost),
+      ]),
+    ]));
   }
   if (byModel.length > 0) {
-    out.push("", style.bold("By model"));
-    out.push(
-      ...alignColumns([
-        ["model", "sessions", "input", "output", "cost"].map(style.dim),
-        ...byModel.map((m) => [
-          m.model ?? "(none)",
-          formatCount(m.session_count),
-          formatCount(m.total_input),
-          formatCount(m.total_output),
-          formatCost(m.total_cost),
-        ]),
-      ]).map((line) => `  ${line}`),
-    );
+    out.push(...section(ctx, "By model", [
+      ["model", "sessions", "input", "output", "cost"].map(style.dim),
+      ...byModel.map((m) => [
+        m.model ?? "(none)",
+        formatCount(m.session_count),
+        formatCount(m.total_input),
+        formatCount(m.total_output),
+        formatCost(m.total_cost),
+      ]),
+    ]));
   }
   if (topSessions.length > 0) {
-    out.push("", style.bold("Most tokens"));
-    out.push(
-      ...alignColumns(topSessions.map((s) => [
+    out.push(...section(
+      ctx,
+      "Most tokens",
+      topSessions.map((s) => [
         s.id,
         formatCount(s.total_tokens),
         formatCost(s.estimated_cost_usd),
         truncate(visibleControls(oneLine(s.title ?? "")), 40),
-      ])).map((line) => `  ${line}`),
-    );
+      ]),
+    ));
   }
   ctx.io.stdout(out.join("\n") + "\n");
   return 0;
