@@ -6,6 +6,7 @@
 import type { Store } from "./store.ts";
 import type { ConversationMessage, JsonValue } from "./types.ts";
 import { decodeContent, isFalsyLikePython } from "./content.ts";
+import { PYTHON_WHITESPACE, pythonStrip } from "./python_text.ts";
 
 /** Options of `getMessagesAsConversation`. */
 export interface ConversationOptions {
@@ -20,11 +21,10 @@ export interface ConversationOptions {
 /** How far up the parent chain `includeAncestors` walks. */
 const MAX_LINEAGE = 100;
 
-/** Python's whitespace (`str.isspace`, `re` `\s`): JS `\s` minus U+FEFF, plus U+001C–001F, U+0085. */
-const WS = "\\t\\n\\v\\f\\r\\u001c-\\u001f \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029" +
-  "\\u202f\\u205f\\u3000";
-const LEADING_WS = new RegExp(`^[${WS}]+`, "u");
-const TRAILING_WS = new RegExp(`[${WS}]+$`, "u");
+const WS = PYTHON_WHITESPACE;
+
+/** Whether a text can hold any of the patterns below (a linear pre-check). */
+const MAY_HOLD_MEMORY = /memory-context|\[system note:/iu;
 
 /** A recalled-memory block the agent injected into a turn. */
 const MEMORY_BLOCK = new RegExp(
@@ -47,11 +47,12 @@ const MEMORY_TAG = new RegExp(`</?[${WS}]*memory-context[${WS}]*>`, "giu");
  * `sanitize_context(text).strip()` does.
  */
 function withoutMemoryContext(text: string): string {
+  if (!MAY_HOLD_MEMORY.test(text)) return pythonStrip(text);
   const cleaned = text
     .replace(MEMORY_BLOCK, "")
     .replace(MEMORY_NOTE, "")
     .replace(MEMORY_TAG, "");
-  return cleaned.replace(LEADING_WS, "").replace(TRAILING_WS, "");
+  return pythonStrip(cleaned);
 }
 
 /** Python truthiness of a column value (text, number or NULL). */

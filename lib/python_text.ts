@@ -15,8 +15,8 @@
 export const PYTHON_WHITESPACE =
   "\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
 
-const LEADING = new RegExp(`^[${PYTHON_WHITESPACE}]+`, "u");
-const TRAILING = new RegExp(`[${PYTHON_WHITESPACE}]+$`, "u");
+/** One whitespace character (all of them are in the BMP: one UTF-16 unit each). */
+const SPACE = new RegExp(`[${PYTHON_WHITESPACE}]`, "u");
 const RUN = new RegExp(`[${PYTHON_WHITESPACE}]+`, "u");
 
 /**
@@ -33,7 +33,13 @@ const RUN = new RegExp(`[${PYTHON_WHITESPACE}]+`, "u");
  * ```
  */
 export function pythonStrip(text: string): string {
-  return text.replace(LEADING, "").replace(TRAILING, "");
+  // A loop from each end, not `/\s+$/`: that regex retries at every position
+  // of a long whitespace run, which is quadratic.
+  let start = 0;
+  let end = text.length;
+  while (start < end && SPACE.test(text[start])) start++;
+  while (end > start && SPACE.test(text[end - 1])) end--;
+  return start === 0 && end === text.length ? text : text.slice(start, end);
 }
 
 /**

@@ -177,3 +177,17 @@ test("getMessagesAsConversation() with includeAncestors stops on a parent cycle"
   );
   again.db.close();
 });
+
+test("getMessagesAsConversation() trims a 400,000-character whitespace run in linear time", async () => {
+  // Regression: trimming with /\s+$/ retried at every position of the run.
+  const db = await SessionDB.open({ path: tempDbPath() });
+  db.createSession("s", "cli");
+  db.appendMessage("s", { role: "user", content: `  deploy${"\u3000 ".repeat(200_000)}` });
+  db.appendMessage("s", {
+    role: "assistant",
+    content: `<memory-context>x</memory-context>ok${" ".repeat(400_000)}`,
+  });
+  const conversation = db.getMessagesAsConversation("s");
+  assert.deepEqual(conversation.map((m) => m.content), ["deploy", "ok"]);
+  db.close();
+});

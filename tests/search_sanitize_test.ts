@@ -96,3 +96,16 @@ describe("CJK helpers", () => {
     assert.deepEqual(pythonSplit("\ufeff"), ["\ufeff"]);
   });
 });
+
+describe("sanitizeFts5Query() on long whitespace runs", () => {
+  // Regression: a trailing-operator regex retried at every position of the
+  // run (quadratic: 400,000 spaces took over a minute).
+  const run = " ".repeat(400_000);
+  test("sanitizeFts5Query() keeps both words around a 400,000-space run", () => {
+    assert.equal(sanitizeFts5Query(`a${run}b`), `a${run}b`);
+  });
+  test("sanitizeFts5Query() drops a trailing operator after a 400,000-space run", () => {
+    assert.equal(sanitizeFts5Query(`docker${run}AND${run}`), "docker");
+    assert.equal(sanitizeFts5Query(`docker${run}notes`), `docker${run}notes`);
+  });
+});

@@ -17,16 +17,29 @@ const STAR_RUN = /\*+/g;
 const LEADING_STAR = new RegExp(`(^|[${PYTHON_WHITESPACE}])\\*`, "gu");
 /** One boolean operator at the start. */
 const LEADING_OPERATOR = new RegExp(`^(?:AND|OR|NOT)${PY_BOUNDARY}[${PYTHON_WHITESPACE}]*`, "iu");
-/** One boolean operator at the end. */
-const TRAILING_OPERATOR = new RegExp(
-  `[${PYTHON_WHITESPACE}]+(?:AND|OR|NOT)[${PYTHON_WHITESPACE}]*$`,
-  "iu",
-);
+/** A boolean operator as a whole word. */
+const OPERATOR = /^(?:AND|OR|NOT)$/iu;
+/** One whitespace character. */
+const SPACE = new RegExp(`[${PYTHON_WHITESPACE}]`, "u");
 /** Words joined by `.`, `_` or `-` (`chat-send`, `P2.2`, `sp_new`). */
 const COMPOUND = new RegExp(
   `${PY_BOUNDARY}([${PY_WORD}]+(?:[._-][${PY_WORD}]+)+)${PY_BOUNDARY}`,
   "gu",
 );
+
+/**
+ * Drops one `AND`/`OR`/`NOT` that ends a stripped text after whitespace,
+ * with that whitespace: Python's `re.sub(r"\s+(AND|OR|NOT)\s*$", "", …)`,
+ * written as a scan because that regex is quadratic on a long whitespace run.
+ */
+function withoutTrailingOperator(text: string): string {
+  let wordStart = text.length;
+  while (wordStart > 0 && !SPACE.test(text[wordStart - 1])) wordStart--;
+  if (wordStart === 0 || !OPERATOR.test(text.slice(wordStart))) return text;
+  let end = wordStart;
+  while (end > 0 && SPACE.test(text[end - 1])) end--;
+  return text.slice(0, end);
+}
 
 function placeholder(index: number): string {
   return `\u0000Q${index}\u0000`;
@@ -68,7 +81,7 @@ export function sanitizeFts5Query(query: string): string {
   text = text.replace(SPECIAL, " ");
   text = text.replace(STAR_RUN, "*").replace(LEADING_STAR, "$1");
   text = pythonStrip(text).replace(LEADING_OPERATOR, "");
-  text = pythonStrip(text).replace(TRAILING_OPERATOR, "");
+  text = withoutTrailingOperator(pythonStrip(text));
   text = text.replace(COMPOUND, '"$1"');
   phrases.forEach((phrase, i) => {
     text = text.replaceAll(placeholder(i), () => phrase);
