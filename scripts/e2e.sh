@@ -24,7 +24,7 @@ json_ok() { bun -e 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8
 
 step "building $BIN"
 mkdir -p dist
-bun build --compile cli.ts --outfile "$BIN" >"$WORK/build.log" 2>&1 || { cat "$WORK/build.log" >&2; fail "bun build"; }
+bun build --compile --bytecode --format=esm cli.ts --outfile "$BIN" >"$WORK/build.log" 2>&1 || { cat "$WORK/build.log" >&2; fail "bun build"; }
 
 DB="$WORK/state.db"
 cp "$FIXTURE" "$DB"

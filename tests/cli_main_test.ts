@@ -2,10 +2,12 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { COMMANDS } from "../lib/cli/main.ts";
+import { loadCommands } from "../lib/cli/command_table.ts";
 import { VERSION } from "../lib/cli/version.ts";
 import { ROOT, tempDir } from "./_helpers.ts";
 import { runCli, v11Copy } from "./_cli_io.ts";
+
+const COMMANDS = await loadCommands();
 
 describe("main()", () => {
   test("main() prints the version of deno.json when given --version", async () => {
@@ -141,4 +143,9 @@ describe("main()", () => {
     });
     assert.match(debug.err, /\n\s+at /);
   });
+});
+
+test("COMMAND_TABLE names each command by the name its module gives it", async () => {
+  const { COMMAND_TABLE } = await import("../lib/cli/command_table.ts");
+  assert.deepEqual(COMMANDS.map((c) => c.name), COMMAND_TABLE.map((entry) => entry.name));
 });

@@ -1,9 +1,11 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { COMMANDS } from "../lib/cli/main.ts";
+import { loadCommands } from "../lib/cli/command_table.ts";
 import { topUsage } from "../lib/cli/usage.ts";
 import { assertSnapshot } from "./_snapshot.ts";
 import { runCli } from "./_cli_io.ts";
+
+const COMMANDS = await loadCommands();
 
 describe("usage texts", () => {
   test("topUsage() matches its snapshot", () => {

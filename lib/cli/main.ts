@@ -9,40 +9,13 @@
 import { OpenError, ReadonlyError, SqliteError, TitleError } from "../errors.ts";
 import { defaultDbPath } from "../paths.ts";
 import type { Command } from "./command.ts";
-import { deleteCommand } from "./commands/delete.ts";
-import { demoCommand } from "./commands/demo.ts";
-import { exportCommand } from "./commands/export.ts";
-import { importCommand } from "./commands/import.ts";
-import { infoCommand } from "./commands/info.ts";
-import { lineageCommand } from "./commands/lineage.ts";
-import { listCommand } from "./commands/list.ts";
-import { pruneCommand } from "./commands/prune.ts";
-import { renameCommand } from "./commands/rename.ts";
-import { searchCommand } from "./commands/search.ts";
-import { showCommand } from "./commands/show.ts";
-import { statsCommand } from "./commands/stats.ts";
-import { createContext, type OpenContext } from "./context.ts";
+import { COMMAND_TABLE, loadCommands } from "./command_table.ts";
+import type { OpenContext } from "./context.ts";
 import type { Io } from "./io.ts";
 import { type OptionSpec, parseCommand } from "./parse.ts";
 import { topUsage } from "./usage.ts";
 import { CommandError, UsageError } from "./usage_error.ts";
 import { VERSION } from "./version.ts";
-
-/** Every command, in the order the help lists them. */
-export const COMMANDS: readonly Command[] = [
-  listCommand,
-  showCommand,
-  searchCommand,
-  exportCommand,
-  importCommand,
-  deleteCommand,
-  pruneCommand,
-  renameCommand,
-  lineageCommand,
-  statsCommand,
-  infoCommand,
-  demoCommand,
-];
 
 /** Options every command accepts. */
 const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
@@ -100,10 +73,10 @@ function asksHelp(argv: readonly string[]): boolean {
   return false;
 }
 
-function findCommand(name: string): Command {
-  const command = COMMANDS.find((c) => c.name === name);
-  if (command === undefined) throw new UsageError(`unknown command "${name}"`);
-  return command;
+async function findCommand(name: string): Promise<Command> {
+  const entry = COMMAND_TABLE.find((c) => c.name === name);
+  if (entry === undefined) throw new UsageError(`unknown command "${name}"`);
+  return await entry.load();
 }
 
 function report(error: unknown, io: Io, command: string | undefined): number {
@@ -149,19 +122,20 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     }
     const [name, ...rest] = leading.rest;
     if (name === undefined) {
+      const usage = topUsage(await loadCommands());
       if (leading.help) {
-        io.stdout(topUsage(COMMANDS));
+        io.stdout(usage);
         return 0;
       }
-      io.stderr(topUsage(COMMANDS));
+      io.stderr(usage);
       return 2;
     }
     if (name === "help") {
-      if (rest.length === 0) io.stdout(topUsage(COMMANDS));
-      else io.stdout(findCommand(rest[0]).usage);
+      if (rest.length === 0) io.stdout(topUsage(await loadCommands()));
+      else io.stdout((await findCommand(rest[0])).usage);
       return 0;
     }
-    const cmd = findCommand(name);
+    const cmd = await findCommand(name);
     command = cmd.name;
     if (leading.help || asksHelp(rest)) {
       io.stdout(cmd.usage);
@@ -176,6 +150,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     }, rest);
     const dbPath = args.string("db") ?? leading.db ?? defaultDbPath();
     if (dbPath.trim() === "") throw new UsageError("--db needs a file path", { command });
+    const { createContext } = await import("./context.ts");
     open = createContext(io, { dbPath, json: leading.json || args.flag("json") });
     return await cmd.run(args, open.ctx);
   } catch (error) {

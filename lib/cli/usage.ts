@@ -15,7 +15,7 @@ import { padEnd } from "./format.ts";
  *
  * @example
  * ```ts ignore
- * io.stdout(topUsage(COMMANDS));
+ * io.stdout(topUsage(await loadCommands()));
  * ```
  */
 export function topUsage(commands: readonly Command[]): string {
