@@ -16,7 +16,8 @@
  */
 import process from "node:process";
 import type { MessageContent, NewMessage } from "../lib/types.ts";
-import { mulberry32, pick, prose, type Random, toolArguments, TOOLS } from "./_text.ts";
+import { pick, prose, toolArguments, TOOLS } from "./_text.ts";
+import { mulberry32, type Random } from "../tests/_random.ts";
 
 /** Size and seed of a corpus. */
 export interface CorpusOptions {

@@ -90,21 +90,3 @@ export async function insertRows(
     raw.close();
   }
 }
-
-/**
- * A seeded generator (mulberry32): the same seed gives the same numbers in
- * [0, 1) on every runtime.
- *
- * @param seed Any 32-bit integer.
- * @returns The generator.
- */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

@@ -11,7 +11,7 @@ import { searchMessages, type SearchOptions } from "../lib/search/search.ts";
 import { planSearch } from "../lib/search/plan.ts";
 import { sanitizeFts5Query } from "../lib/search/sanitize.ts";
 import { copyFixture } from "./_helpers.ts";
-import { prng } from "./_search_data.ts";
+import { mulberry32 } from "./_random.ts";
 
 const QUERIES = 20_000;
 /** Run as chunks, each under the runners' default per-test timeout. */
@@ -159,7 +159,7 @@ for (let chunk = 0; chunk < CHUNKS; chunk++) {
       last - 1
     }`,
     () => {
-      const rnd = prng(SEED + chunk);
+      const rnd = mulberry32(SEED + chunk);
       let withHits = 0;
       let compared = 0;
       for (let i = first; i < last; i++) {

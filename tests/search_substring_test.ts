@@ -10,7 +10,8 @@ import { Store } from "../lib/store.ts";
 import { searchMessages, type SearchOptions } from "../lib/search/search.ts";
 import { trigramIndexUsable } from "../lib/search/trigram_candidates.ts";
 import { copyFixture, rawOpen } from "./_helpers.ts";
-import { insertRows, type MessageSeed, prng, type Seeded, seeded } from "./_search_data.ts";
+import { insertRows, type MessageSeed, type Seeded, seeded } from "./_search_data.ts";
+import { mulberry32 } from "./_random.ts";
 
 async function openStore(path: string, readonly = false): Promise<Store> {
   const { db, writer } = await openConnection({ path, readonly });
@@ -113,7 +114,7 @@ describe("searchMessages() on the substring path", () => {
 
 /** A corpus over a small alphabet, so two-character words collide often. */
 function corpus(seed: number, count: number): MessageSeed[] {
-  const rnd = prng(seed);
+  const rnd = mulberry32(seed);
   const alphabet = Array.from("数据记忆断裂テスト안녕ab_%");
   const word = (n: number) =>
     Array.from({ length: n }, () => alphabet[Math.floor(rnd() * alphabet.length)]).join("");

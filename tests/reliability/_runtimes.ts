@@ -214,23 +214,6 @@ export function startWorker(
   return new Worker(runtime, spawn(command[0], command.slice(1), spawnOptions));
 }
 
-/**
- * A small seeded generator (mulberry32), so a failing run can be replayed.
- *
- * @param seed Any 32-bit integer.
- * @returns A function returning numbers in [0, 1).
- */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The seed of this run: `$RELIABILITY_SEED`, else derived from the clock. */
 export function runSeed(): number {
   const given = process.env.RELIABILITY_SEED;

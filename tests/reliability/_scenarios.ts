@@ -9,7 +9,8 @@ import { join } from "node:path";
 import type { RuntimeName } from "../../lib/driver/load.ts";
 import { SessionDB } from "../../lib/session_db.ts";
 import { newLedger, record, type Verdict, verify } from "./_checks.ts";
-import { delay, seededRandom, startWorker, type Worker } from "./_runtimes.ts";
+import { delay, startWorker, type Worker } from "./_runtimes.ts";
+import { mulberry32 } from "../_random.ts";
 import type { WriterConfig } from "./_writer.ts";
 
 /** Options of {@linkcode runConcurrentWriters}. */
@@ -146,7 +147,7 @@ export interface CrashReport {
 export async function runCrashes(options: CrashOptions): Promise<CrashReport> {
   const started = performance.now();
   const path = join(options.dir, "state.db");
-  const random = seededRandom(options.seed);
+  const random = mulberry32(options.seed);
   const ledger = newLedger();
   const verdicts: Verdict[] = [];
   let kills = 0;

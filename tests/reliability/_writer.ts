@@ -19,7 +19,8 @@ import { SessionDB } from "../../lib/session_db.ts";
 import { runtimeName } from "../../lib/driver/load.ts";
 import { sleepSync } from "../../lib/write.ts";
 import type { NewMessage } from "../../lib/types.ts";
-import { say, seededRandom } from "./_runtimes.ts";
+import { say } from "./_runtimes.ts";
+import { mulberry32 } from "../_random.ts";
 
 /** What a writer does. */
 export interface WriterConfig {
@@ -41,7 +42,7 @@ export interface WriterConfig {
 
 const config = JSON.parse(process.argv[2]) as WriterConfig;
 const runtime = runtimeName();
-const random = seededRandom(config.seed);
+const random = mulberry32(config.seed);
 
 function message(token: string, index: number): NewMessage {
   const content = `hello ${token} from ${runtime}`;
