@@ -144,3 +144,31 @@ export function* iterateExport(
     returnStatement(store, sql, statement);
   }
 }
+
+/**
+ * The sessions an export covers, without their messages, in export order
+ * (what {@linkcode iterateExport} walks): read in one statement, so a caller
+ * that then reads each session's messages holds no read snapshot between
+ * sessions.
+ *
+ * @param store The open store.
+ * @param options `source` filter.
+ * @returns The session rows, each with `last_active`.
+ */
+export function exportSessionRows(store: Store, options: ExportOptions = {}): SessionRow[] {
+  const source = options.source;
+  const statement = store.statement(sessionsQuery(Boolean(source)));
+  return (source ? statement.all(source) : statement.all()) as SessionRow[];
+}
+
+/**
+ * One session row of {@linkcode exportSessionRows} with its messages, as
+ * {@linkcode iterateExport} yields it.
+ *
+ * @param store The open store.
+ * @param session A row of `exportSessionRows`.
+ * @returns The export.
+ */
+export function withMessages(store: Store, session: SessionRow): SessionExport {
+  return { ...session, messages: getMessages(store, session.id) };
+}

@@ -16,6 +16,7 @@ import {
   statSync,
 } from "node:fs";
 import { dirname } from "node:path";
+import process from "node:process";
 import type { OpenDriver, SqliteDriver } from "./driver/types.ts";
 import { loadDriver } from "./driver/load.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
@@ -50,6 +51,9 @@ export interface Connection {
   readonly migration: MigrationReport | undefined;
 }
 
+/** SQLITE_READONLY: a connection SQLite could open for reading only was asked to write. */
+const SQLITE_READONLY = 8;
+
 /** Milliseconds SQLite itself waits on a lock before reporting busy, by default. */
 const BUSY_TIMEOUT_MS = 1000;
 
@@ -81,9 +85,10 @@ function preparePath(path: string, readonly: boolean): boolean {
   if (path === ":memory:") return false;
   if (exists(path)) {
     if (statSync(path).isDirectory()) throw new OpenError(path, "it is a folder");
-    // SQLite would quietly open a file it may not write read-only, and only
-    // the first write would fail; say so now instead.
-    if (!readonly) assertWritable(path);
+    // Never test by opening a descriptor: closing any descriptor on the file
+    // drops every POSIX lock this process holds on it, those of its open
+    // connections included (SQLite's "How To Corrupt", §2.2).
+    if (!readonly) assertMayWrite(path);
     return false;
   }
   if (readonly) throw new OpenError(path, "no such file (a read-only open never creates one)");
@@ -96,6 +101,8 @@ function preparePath(path: string, readonly: boolean): boolean {
     throw new OpenError(path, reason, { cause: error });
   }
   try {
+    // The file does not exist yet, so no connection of this process holds
+    // it: opening and closing a descriptor here drops no lock.
     closeSync(openSync(path, "wx", 0o600));
     return true;
   } catch (error) {
@@ -104,11 +111,17 @@ function preparePath(path: string, readonly: boolean): boolean {
   }
 }
 
-function assertWritable(path: string): void {
+/**
+ * Refuses, before SQLite creates its -wal and -shm beside it, a file the
+ * user may not write: SQLite would quietly open it read-only. `access(2)`
+ * asks without opening the file. Root is left to the probe inside the
+ * schema step ({@linkcode probeWritable}), because Deno answers `access`
+ * from the mode bits, which do not bind root.
+ */
+function assertMayWrite(path: string): void {
+  if (process.getuid?.() === 0) return;
   try {
-    // Opening for writing asks the kernel itself (Deno's accessSync guesses
-    // from the mode bits, wrongly for root); it changes nothing in the file.
-    closeSync(openSync(path, "r+"));
+    accessSync(path, constants.W_OK);
   } catch (error) {
     const code = errorCode(error);
     const reason = code === "EACCES" || code === "EPERM"
@@ -139,6 +152,9 @@ function explain(error: unknown, path: string, readonly: boolean): string {
     if (!readonly) {
       return "permission denied (the folder is read-only; SQLite keeps the -wal and -shm files there)";
     }
+  }
+  if (!readonly && error instanceof SqliteError && error.code === SQLITE_READONLY) {
+    return "permission denied (the file is read-only; open it with readonly: true to read it)";
   }
   return describe(error);
 }
@@ -178,6 +194,26 @@ function applyPragmas(db: SqliteDriver, path: string, options: ConnectionOptions
 }
 
 /**
+ * Fails with SQLITE_READONLY when SQLite could open the file for reading
+ * only (it falls back to that silently for a file the user may not write).
+ * Asking SQLite is the only safe test: opening a descriptor of our own on
+ * the file would drop this process's locks on it when closed. The probe
+ * rewrites the header's `user_version` with its own value inside a
+ * savepoint that is rolled back, so nothing reaches the file. Call inside a
+ * write transaction.
+ */
+function probeWritable(db: SqliteDriver): void {
+  const version = Number(db.prepare("PRAGMA user_version").get()?.user_version ?? 0);
+  db.exec("SAVEPOINT writable_probe");
+  try {
+    db.exec(`PRAGMA user_version = ${version}`);
+  } finally {
+    db.exec("ROLLBACK TO writable_probe");
+    db.exec("RELEASE writable_probe");
+  }
+}
+
+/**
  * Opens `path`, applies the pragmas and, unless read-only, runs the schema step.
  *
  * @param options Path and settings.
@@ -205,7 +241,10 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
   const writer = new Writer(db, options.retry);
   try {
     applyPragmas(db, path, options);
-    const migration = readonly ? undefined : writer.run(() => migrate(db));
+    const migration = readonly ? undefined : writer.run(() => {
+      probeWritable(db);
+      return migrate(db);
+    });
     if (created) tightenSidecars(path);
     return { db, writer, migration };
   } catch (error) {

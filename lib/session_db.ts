@@ -63,6 +63,21 @@ export interface SessionDBOptions {
   openDriver?: OpenDriver;
 }
 
+/** The internal store behind each open {@linkcode SessionDB} (for the asynchronous store). */
+const STORES = new WeakMap<SessionDB, Store>();
+
+/**
+ * The internal store behind `db`; for the modules of this library only (not exported from `mod.ts`).
+ *
+ * @param db An open database.
+ * @returns Its store.
+ */
+export function storeOf(db: SessionDB): Store {
+  const store = STORES.get(db);
+  if (store === undefined) throw new TypeError("Cannot find the store of a SessionDB");
+  return store;
+}
+
 /**
  * The Hermes session store over one `state.db` file, shared safely with
  * other processes (Python Hermes included).
@@ -84,6 +99,7 @@ export class SessionDB {
 
   private constructor(store: Store) {
     this.#store = store;
+    STORES.set(this, store);
   }
 
   /**

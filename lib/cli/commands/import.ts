@@ -13,6 +13,7 @@ import type { Command, Context } from "../command.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
+import { isDatabaseFile } from "../same_file.ts";
 import { CommandError } from "../usage_error.ts";
 
 const USAGE = `Usage: hermes-state import [options] FILE|-
@@ -39,8 +40,15 @@ Examples:
 `;
 
 /** Checks that FILE can be read (before the database is created for it). */
-function checkInput(source: string): void {
+function checkInput(source: string, dbPath: string): void {
   if (source === "-") return;
+  // Reading the database through a descriptor of ours would drop the locks
+  // of the connection this command holds on it when the descriptor closes.
+  if (isDatabaseFile(source, dbPath)) {
+    throw new CommandError(
+      `Cannot import ${source}: it is the database itself (or one of its files)`,
+    );
+  }
   let isFile: boolean;
   try {
     isFile = statSync(source).isFile();
@@ -68,7 +76,7 @@ function reason(error: unknown): string {
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const source = args.positionals[0];
-  checkInput(source);
+  checkInput(source, ctx.dbPath);
   const db = await ctx.openDb({ create: true });
   const replace = args.flag("replace");
   const counts = { imported: 0, replaced: 0, skipped: 0, messages: 0, failed: 0, linked: 0 };

@@ -1,0 +1,40 @@
+/**
+ * Whether a path the user gave is the database itself or one of its
+ * sidecars, found with `stat` only: opening a descriptor on a database this
+ * process has open would drop its locks when closed.
+ *
+ * @module
+ */
+import { statSync } from "node:fs";
+import { resolve } from "node:path";
+
+/** The files SQLite keeps for a database: the file, its WAL, its shared memory, its journal. */
+export function databaseFiles(dbPath: string): string[] {
+  return [dbPath, `${dbPath}-wal`, `${dbPath}-shm`, `${dbPath}-journal`];
+}
+
+function identity(path: string): string | undefined {
+  try {
+    const stat = statSync(path);
+    return `${stat.dev}:${stat.ino}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * True when `candidate` names the database at `dbPath` or one of its
+ * sidecars: the same path, or the same file through another name (a link,
+ * `..`, a symlink).
+ *
+ * @param candidate The path the user gave.
+ * @param dbPath The database path.
+ * @returns Whether writing or reading `candidate` would touch the database.
+ */
+export function isDatabaseFile(candidate: string, dbPath: string): boolean {
+  const wanted = resolve(candidate);
+  const id = identity(candidate);
+  return databaseFiles(dbPath).some((file) =>
+    resolve(file) === wanted || (id !== undefined && identity(file) === id)
+  );
+}

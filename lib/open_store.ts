@@ -1,0 +1,54 @@
+/**
+ * `openStore(target)`: the one entry point to a {@linkcode SessionStore} on
+ * any engine. A path or `sqlite:PATH` opens a state.db file; a
+ * `postgres://` or `postgresql://` URL opens the PostgreSQL engine (loaded
+ * only then, so the SQLite path imports no npm package).
+ *
+ * @module
+ */
+import type { SessionStore } from "./session_store.ts";
+import { openSqliteStore, type SqliteStoreOptions } from "./sqlite_store.ts";
+
+/** Options of {@linkcode openStore}: those of the engine the target names. */
+export type OpenStoreOptions = SqliteStoreOptions;
+
+/**
+ * True when `target` names a PostgreSQL server rather than a file.
+ *
+ * @param target A path, `sqlite:PATH`, or a URL.
+ * @returns Whether it is a `postgres://` / `postgresql://` URL.
+ */
+export function isPostgresTarget(target: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(target);
+}
+
+/**
+ * Opens the store `target` names.
+ *
+ * @param target A file path, `sqlite:PATH`, or (once that engine is built) a `postgres://` URL.
+ * @param options Engine options.
+ * @returns The open store; close it with `await store.close()` or `await using`.
+ * @throws {OpenError} When the file cannot be opened.
+ * @throws {TypeError} When the target names an engine this build does not have.
+ *
+ * @example Recording and searching through the asynchronous store
+ * ```ts
+ * import { openStore } from "./open_store.ts";
+ * const dir = await Deno.makeTempDir();
+ * await using store = await openStore(`${dir}/state.db`);
+ * await store.createSession("s1", "cli");
+ * await store.appendMessage("s1", { role: "user", content: "prune docker images" });
+ * const hits = await store.searchMessages("docker");
+ * console.assert(hits.length === 1);
+ * ```
+ */
+export async function openStore(
+  target: string,
+  options: OpenStoreOptions = {},
+): Promise<SessionStore> {
+  if (isPostgresTarget(target)) {
+    throw new TypeError(`Cannot open store: the PostgreSQL engine is not built yet: ${target}`);
+  }
+  const path = target.startsWith("sqlite:") ? target.slice("sqlite:".length) : target;
+  return await openSqliteStore(path, options);
+}

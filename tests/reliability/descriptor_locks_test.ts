@@ -1,0 +1,106 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { SessionDB } from "../../lib/session_db.ts";
+import { openStore } from "../../lib/open_store.ts";
+import { ROOT, tempDbPath } from "../_helpers.ts";
+import { startWorker, workerRuntimes } from "./_runtimes.ts";
+
+/**
+ * Another process opens the file, writes and closes, as Python Hermes does
+ * after each turn. It is Python's own sqlite3 (SQLite 3.40 on Debian): the
+ * SQLite our runtimes link also looks at the -shm before deleting the WAL,
+ * which hides the dropped lock, but Python's does not, and it is the
+ * process that shares the file in the field. Then the runtimes' workers.
+ */
+async function otherProcessWrites(path: string, key: string): Promise<void> {
+  const script = [
+    "import sqlite3, sys",
+    "c = sqlite3.connect(sys.argv[1], timeout=5)",
+    "c.execute(\"INSERT OR REPLACE INTO state_meta (key, value) VALUES (?, 'other')\", (sys.argv[2],))",
+    "c.commit()",
+    "c.close()",
+  ].join("\n");
+  const python = spawnSync("python3", ["-c", script, path, key], { encoding: "utf8" });
+  assert.equal(python.status, 0, python.stderr);
+  for (const runtime of workerRuntimes(["bun", "deno", "node"])) {
+    const worker = startWorker(runtime, "_write_once.ts", [JSON.stringify({ path, key })]);
+    await worker.succeeded();
+    assert.ok(worker.lines.includes("wrote"));
+  }
+}
+
+test("a second open in the same process keeps the first connection's locks: another process's close leaves -wal and -shm in place", async () => {
+  const path = tempDbPath();
+  const first = await SessionDB.open({ path });
+  first.createSession("s1", "cli");
+  first.appendMessage("s1", { role: "user", content: "written before the second open" });
+  assert.ok(existsSync(`${path}-wal`) && existsSync(`${path}-shm`));
+  // A second connection in this process, opened after the first has written:
+  // any descriptor it opened and closed on the file would drop the first's locks.
+  const second = await SessionDB.open({ path });
+  const store = await openStore(path);
+  const readonly = await SessionDB.open({ path, readonly: true });
+  await otherProcessWrites(path, "other");
+  assert.ok(existsSync(`${path}-wal`), "the -wal file was deleted under a live connection");
+  assert.ok(existsSync(`${path}-shm`), "the -shm file was deleted under a live connection");
+  first.appendMessage("s1", { role: "assistant", content: "written after the other process" });
+  assert.equal(second.getMessages("s1").length, 2);
+  assert.equal(await store.getMeta("other"), "other");
+  assert.equal(readonly.getMeta("other"), "other");
+  assert.deepEqual(first.inspect().integrity, ["ok"]);
+  readonly.close();
+  await store.close();
+  second.close();
+  first.close();
+  const reopened = await SessionDB.open({ path });
+  assert.equal(reopened.getMessages("s1").length, 2);
+  assert.deepEqual(reopened.inspect().integrity, ["ok"]);
+  reopened.close();
+});
+
+/** Calls that open a file descriptor (or a stream over one) in node:fs. */
+const DESCRIPTOR_OPEN =
+  /\b(openSync|createReadStream|createWriteStream|readFileSync|writeFileSync|appendFileSync|truncateSync|copyFileSync|open)\s*\(/;
+
+/** Each allowed descriptor open, by file, with why it never touches a live database. */
+const ALLOWED: Readonly<Record<string, readonly string[]>> = {
+  // Creates a file that did not exist: no connection of this process holds it.
+  "lib/open.ts": ['openSync(path, "wx", 0o600)'],
+  // A fresh temporary file beside the output, which is checked not to be the database.
+  "lib/cli/commands/export.ts": ['openSync(temp, "w", 0o600)'],
+  // The input file, refused when it is the database or one of its sidecars.
+  "lib/cli/commands/import.ts": ["createReadStream(source"],
+  // Trajectory JSON Lines files, never a database.
+  "lib/trajectory.ts": ["appendFileSync(filename"],
+};
+
+function libFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const rel = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) return libFiles(rel);
+    return entry.name.endsWith(".ts") ? [rel] : [];
+  });
+}
+
+test("no module of lib/ opens a descriptor on a database path, except where the scan's allow list says why", () => {
+  const found: string[] = [];
+  for (const file of libFiles("lib")) {
+    const lines = readFileSync(join(ROOT, file), "utf8").split("\n");
+    lines.forEach((line, i) => {
+      const code = line.replace(/\/\/.*$/, "").trim();
+      if (code.startsWith("*") || code.startsWith("/*")) return;
+      if (!DESCRIPTOR_OPEN.test(code)) return;
+      if (/\.open\(|openDriver\(|openStore\(|openConnection\(|async open\(/.test(code)) return;
+      if ((ALLOWED[file] ?? []).some((allowed) => code.includes(allowed))) return;
+      found.push(`${file}:${i + 1}: ${code}`);
+    });
+  }
+  assert.deepEqual(
+    found,
+    [],
+    "a new descriptor open in lib/: make sure it can never be a database a connection of this process holds, then list it in ALLOWED",
+  );
+});
