@@ -16,6 +16,10 @@
  * @module
  */
 export { SessionDB, type SessionDBOptions } from "./lib/session_db.ts";
+export type { SessionStore, StoreEngine } from "./lib/session_store.ts";
+export { isPostgresTarget, openStore, type OpenStoreOptions } from "./lib/open_store.ts";
+export type { SqliteStoreOptions } from "./lib/sqlite_store.ts";
+export type { StoreRetryOptions } from "./lib/store_retry.ts";
 export type { Synchronous } from "./lib/open.ts";
 export type {
   DriverKind,
