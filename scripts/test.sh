@@ -5,6 +5,11 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$ROOT/scripts/toolchain.sh"
 cd "$ROOT"
+# npm packages loaded only where used (README, "Dependencies"), pinned by package-lock.json.
+if [ "$(cat node_modules/.hermes-lock 2>/dev/null)" != "$(sha256sum <package-lock.json)" ]; then
+  npm ci --no-audit --no-fund --loglevel=error >&2
+  sha256sum <package-lock.json >node_modules/.hermes-lock
+fi
 step() { printf '\n== %s\n' "$*" >&2; }
 
 step "versions"
