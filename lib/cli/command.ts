@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { SessionDB } from "../session_db.ts";
+import type { SessionStore } from "../session_store.ts";
 import type { Io } from "./io.ts";
 import type { OptionSpec, ParsedArgs } from "./parse.ts";
 import type { Style } from "./style.ts";
@@ -19,12 +19,14 @@ export interface Context {
   /** The database path (`--db`, else the default). */
   readonly dbPath: string;
   /**
-   * Opens the database; `main` closes it when the command ends.
+   * Opens the store (`--db`, a file or a URL); `main` closes it when the
+   * command ends.
    *
    * @param options `create: true` creates a missing file (import, demo);
-   * otherwise a missing file is a {@linkcode CommandError}.
+   * otherwise a missing file is a {@linkcode CommandError}. `path` opens
+   * another store than `--db`.
    */
-  openDb(options?: { create?: boolean; path?: string }): Promise<SessionDB>;
+  openStore(options?: { create?: boolean; path?: string }): Promise<SessionStore>;
 }
 
 /** One subcommand: its name, its hand-written usage text, its options and its code. */

@@ -6,7 +6,8 @@
  */
 import { existsSync } from "node:fs";
 import { OpenError } from "../errors.ts";
-import { SessionDB } from "../session_db.ts";
+import { isPostgresTarget, openStore } from "../open_store.ts";
+import type { SessionStore } from "../session_store.ts";
 import type { Context } from "./command.ts";
 import type { Io } from "./io.ts";
 import { colourWanted, createStyle } from "./style.ts";
@@ -16,26 +17,28 @@ import { CommandError } from "./usage_error.ts";
 export interface OpenContext {
   /** The context to pass to the command. */
   readonly ctx: Context;
-  /** Closes every database the command opened. */
-  close(): void;
+  /** Closes every store the command opened. */
+  close(): Promise<void>;
 }
 
 /**
- * Opens `path` for a command: a missing file is an error unless `create`;
+ * Opens `target` for a command: a missing file is an error unless `create`;
  * an existing file that cannot be opened for writing (read-only file or
  * folder) is opened read-only, so reading it still works.
  */
-async function openFor(io: Io, path: string, create: boolean): Promise<SessionDB> {
+async function openFor(io: Io, target: string, create: boolean): Promise<SessionStore> {
+  const clock = () => io.now();
+  if (isPostgresTarget(target)) return await openStore(target, { clock });
+  const path = target.startsWith("sqlite:") ? target.slice("sqlite:".length) : target;
   if (!create && !existsSync(path)) {
     throw new CommandError(`No database at ${path} (give --db PATH, or set HERMES_HOME)`);
   }
-  const clock = () => io.now();
   try {
-    return await SessionDB.open({ path, clock });
+    return await openStore(path, { clock });
   } catch (error) {
     if (create || !(error instanceof OpenError)) throw error;
     try {
-      return await SessionDB.open({ path, clock, readonly: true });
+      return await openStore(path, { clock, readonly: true });
     } catch {
       throw error;
     }
@@ -46,7 +49,7 @@ async function openFor(io: Io, path: string, create: boolean): Promise<SessionDB
  * Creates the context of one run.
  *
  * @param io The process streams.
- * @param options The database path and `--json`.
+ * @param options The store (`--db`: a path or a URL) and `--json`.
  * @returns The context and its `close`.
  *
  * @example
@@ -55,26 +58,26 @@ async function openFor(io: Io, path: string, create: boolean): Promise<SessionDB
  * import { defaultIo } from "./io.ts";
  * const { ctx, close } = createContext(defaultIo(), { dbPath: "/tmp/x.db", json: false });
  * console.assert(ctx.dbPath === "/tmp/x.db");
- * close();
+ * await close();
  * ```
  */
 export function createContext(io: Io, options: { dbPath: string; json: boolean }): OpenContext {
-  const opened: SessionDB[] = [];
+  const opened: SessionStore[] = [];
   const ctx: Context = {
     io,
     json: options.json,
     style: createStyle(colourWanted(io)),
     dbPath: options.dbPath,
-    async openDb(open = {}) {
-      const db = await openFor(io, open.path ?? options.dbPath, open.create ?? false);
-      opened.push(db);
-      return db;
+    async openStore(open = {}) {
+      const store = await openFor(io, open.path ?? options.dbPath, open.create ?? false);
+      opened.push(store);
+      return store;
     },
   };
   return {
     ctx,
-    close() {
-      for (const db of opened.splice(0)) db.close();
+    async close() {
+      for (const store of opened.splice(0)) await store.close();
     },
   };
 }

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { SessionDB } from "../session_db.ts";
+import type { SessionStore } from "../session_store.ts";
 import type { JsonValue, NewMessage } from "../types.ts";
 
 /** A settable clock: the demo moves it forward as the story goes. */
@@ -45,12 +45,17 @@ function idAt(seconds: number, suffix: string): string {
 const MODEL = "anthropic/claude-sonnet-4.5";
 
 /** Writes a conversation: each message a little after the previous one. */
-function say(db: SessionDB, clock: DemoClock, id: string, messages: readonly NewMessage[]): void {
+async function say(
+  store: SessionStore,
+  clock: DemoClock,
+  id: string,
+  messages: readonly NewMessage[],
+): Promise<void> {
   for (const message of messages) {
     clock.now += message.role === "user" ? 45 : 8;
-    db.appendMessage(id, message);
+    await store.appendMessage(id, message);
     if (message.role === "assistant") {
-      db.updateTokenCounts(id, {
+      await store.updateTokenCounts(id, {
         inputTokens: 1800 + 40 * (callCounter % 7),
         outputTokens: 220 + 15 * (callCounter % 5),
         cacheReadTokens: 1200,
@@ -65,50 +70,50 @@ function say(db: SessionDB, clock: DemoClock, id: string, messages: readonly New
   }
 }
 
-function start(
-  db: SessionDB,
+async function start(
+  store: SessionStore,
   clock: DemoClock,
   at: number,
   options: { suffix: string; source: string; title?: string; parent?: string; model?: string },
-): string {
+): Promise<string> {
   clock.now = at;
   const id = idAt(at, options.suffix);
-  db.createSession(id, options.source, {
+  await store.createSession(id, options.source, {
     model: options.model ?? MODEL,
     systemPrompt: "You are Hermes Agent, an intelligent AI assistant created by Nous Research.",
     parentSessionId: options.parent ?? null,
   });
-  if (options.title) db.setSessionTitle(id, options.title);
+  if (options.title) await store.setSessionTitle(id, options.title);
   return id;
 }
 
 /**
  * Fills an empty database with the demo story.
  *
- * @param db The open, empty database.
- * @param clock The clock `db` was opened with; moved forward as sessions are written.
+ * @param store The open, empty store.
+ * @param clock The clock `store` was opened with; moved forward as sessions are written.
  * @returns Ids worth showing.
  *
  * @example
  * ```ts ignore
  * const clock = { now: Date.now() / 1000 - 3 * 86400 };
- * const db = await SessionDB.open({ path, clock: () => clock.now });
- * const ids = writeDemo(db, clock);
+ * const store = await openStore(path, { clock: () => clock.now });
+ * const ids = await writeDemo(store, clock);
  * ```
  */
-export function writeDemo(db: SessionDB, clock: DemoClock): DemoIds {
+export async function writeDemo(store: SessionStore, clock: DemoClock): Promise<DemoIds> {
   callCounter = 0;
   const day0 = Math.floor(clock.now / 3600) * 3600;
 
   // 1. A CLI session with tool calls: deploying with docker compose.
-  const docker = start(db, clock, day0 + 9 * 3600, {
+  const docker = await start(store, clock, day0 + 9 * 3600, {
     suffix: "a1c2e3",
     source: "cli",
     title: "Deploy chat service with docker compose",
   });
   const up = toolCall("terminal", { command: "docker compose up -d --build" });
   const ps = toolCall("terminal", { command: "docker compose ps" });
-  say(db, clock, docker, [
+  await say(store, clock, docker, [
     { role: "user", content: "Deploy the chat service to staging with docker compose, please." },
     {
       role: "assistant",
@@ -144,15 +149,15 @@ export function writeDemo(db: SessionDB, clock: DemoClock): DemoIds {
       finishReason: "stop",
     },
   ]);
-  db.endSession(docker, "cli_close");
+  await store.endSession(docker, "cli_close");
 
   // 2. A delegate the docker session started (a child, hidden from `list`).
-  const delegate = start(db, clock, day0 + 9 * 3600 + 30, {
+  const delegate = await start(store, clock, day0 + 9 * 3600 + 30, {
     suffix: "d4e5f6",
     source: "cli",
     parent: docker,
   });
-  say(db, clock, delegate, [
+  await say(store, clock, delegate, [
     { role: "user", content: "Check that port 8080 is free on the staging host." },
     {
       role: "assistant",
@@ -160,15 +165,15 @@ export function writeDemo(db: SessionDB, clock: DemoClock): DemoIds {
       finishReason: "stop",
     },
   ]);
-  db.endSession(delegate, "delegate_done");
+  await store.endSession(delegate, "delegate_done");
 
   // 3. Telegram, in Chinese.
-  const zh = start(db, clock, day0 + 13 * 3600, {
+  const zh = await start(store, clock, day0 + 13 * 3600, {
     suffix: "7b8c9d0e",
     source: "telegram",
     title: "数据库迁移计划",
   });
-  say(db, clock, zh, [
+  await say(store, clock, zh, [
     {
       role: "user",
       content: "帮我制定数据库迁移计划。另外，助手的记忆断裂了，昨天的内容今天不记得。",
@@ -182,12 +187,12 @@ export function writeDemo(db: SessionDB, clock: DemoClock): DemoIds {
   ]);
 
   // 4. Discord, in Japanese, with a web search.
-  const ja = start(db, clock, day0 + 20 * 3600, {
+  const ja = await start(store, clock, day0 + 20 * 3600, {
     suffix: "1f2a3b4c",
     source: "discord",
     title: "週次レポート",
   });
-  say(db, clock, ja, [
+  await say(store, clock, ja, [
     { role: "user", content: "今週の負荷テストの結果をまとめてください。" },
     {
       role: "assistant",
@@ -209,12 +214,12 @@ export function writeDemo(db: SessionDB, clock: DemoClock): DemoIds {
   ]);
 
   // 5. A compression chain: the conversation went on after two compressions.
-  const root = start(db, clock, day0 + 86400 + 9 * 3600, {
+  const root = await start(store, clock, day0 + 86400 + 9 * 3600, {
     suffix: "c0ffee",
     source: "cli",
     title: "Refactor the auth middleware",
   });
-  say(db, clock, root, [
+  await say(store, clock, root, [
     {
       role: "user",
       content: "Let's refactor the auth middleware: sessions should expire after 30 minutes.",
@@ -237,14 +242,14 @@ export function writeDemo(db: SessionDB, clock: DemoClock): DemoIds {
       finishReason: "stop",
     },
   ]);
-  db.endSession(root, "compression");
-  const mid = start(db, clock, clock.now + 5, {
+  await store.endSession(root, "compression");
+  const mid = await start(store, clock, clock.now + 5, {
     suffix: "c0ffef",
     source: "cli",
     parent: root,
-    title: db.getNextTitleInLineage("Refactor the auth middleware"),
+    title: await store.getNextTitleInLineage("Refactor the auth middleware"),
   });
-  say(db, clock, mid, [
+  await say(store, clock, mid, [
     { role: "user", content: "[CONTEXT COMPACTION] Summary: expiry check added to check_session." },
     { role: "user", content: "Now write the tests for the expiry." },
     {
@@ -253,14 +258,14 @@ export function writeDemo(db: SessionDB, clock: DemoClock): DemoIds {
       finishReason: "stop",
     },
   ]);
-  db.endSession(mid, "compression");
-  const tip = start(db, clock, clock.now + 5, {
+  await store.endSession(mid, "compression");
+  const tip = await start(store, clock, clock.now + 5, {
     suffix: "c0fff0",
     source: "cli",
     parent: mid,
-    title: db.getNextTitleInLineage("Refactor the auth middleware"),
+    title: await store.getNextTitleInLineage("Refactor the auth middleware"),
   });
-  say(db, clock, tip, [
+  await say(store, clock, tip, [
     { role: "user", content: "[CONTEXT COMPACTION] Summary: expiry implemented and tested." },
     { role: "user", content: "Ship it: open the pull request and deploy with docker compose." },
     {
@@ -271,12 +276,12 @@ export function writeDemo(db: SessionDB, clock: DemoClock): DemoIds {
   ]);
 
   // 6. A /branch off a design discussion.
-  const trunk = start(db, clock, day0 + 2 * 86400 + 10 * 3600, {
+  const trunk = await start(store, clock, day0 + 2 * 86400 + 10 * 3600, {
     suffix: "b1a2c3",
     source: "tui",
     title: "Cache design",
   });
-  say(db, clock, trunk, [
+  await say(store, clock, trunk, [
     { role: "user", content: "Should the cache be Redis or in-process?" },
     {
       role: "assistant",
@@ -284,14 +289,14 @@ export function writeDemo(db: SessionDB, clock: DemoClock): DemoIds {
       finishReason: "stop",
     },
   ]);
-  db.endSession(trunk, "branched");
-  const branch = start(db, clock, clock.now + 60, {
+  await store.endSession(trunk, "branched");
+  const branch = await start(store, clock, clock.now + 60, {
     suffix: "b1a2c4",
     source: "tui",
     parent: trunk,
-    title: db.getNextTitleInLineage("Cache design"),
+    title: await store.getNextTitleInLineage("Cache design"),
   });
-  say(db, clock, branch, [
+  await say(store, clock, branch, [
     { role: "user", content: "Alternative: what would an in-process LRU cost us?" },
     {
       role: "assistant",
@@ -301,12 +306,12 @@ export function writeDemo(db: SessionDB, clock: DemoClock): DemoIds {
   ]);
 
   // 7. Korean over ACP, a cron run, and a third-party tool session.
-  const ko = start(db, clock, day0 + 2 * 86400 + 14 * 3600, {
+  const ko = await start(store, clock, day0 + 2 * 86400 + 14 * 3600, {
     suffix: "9e8d7c",
     source: "acp",
     title: "회의록 정리",
   });
-  say(db, clock, ko, [
+  await say(store, clock, ko, [
     { role: "user", content: "오늘 회의록을 정리해 줘. 배포 일정과 담당자를 포함해서." },
     {
       role: "assistant",
@@ -314,12 +319,12 @@ export function writeDemo(db: SessionDB, clock: DemoClock): DemoIds {
       finishReason: "stop",
     },
   ]);
-  db.endSession(ko, "acp_close");
-  const cron = start(db, clock, day0 + 2 * 86400 + 18 * 3600, {
+  await store.endSession(ko, "acp_close");
+  const cron = await start(store, clock, day0 + 2 * 86400 + 18 * 3600, {
     suffix: "c7a8b9",
     source: "cron",
   });
-  say(db, clock, cron, [
+  await say(store, clock, cron, [
     { role: "user", content: "Nightly: check disk usage on the docker host and report above 80%." },
     {
       role: "assistant",
@@ -339,12 +344,12 @@ export function writeDemo(db: SessionDB, clock: DemoClock): DemoIds {
       finishReason: "stop",
     },
   ]);
-  db.endSession(cron, "cron_complete");
-  const tool = start(db, clock, day0 + 2 * 86400 + 19 * 3600, {
+  await store.endSession(cron, "cron_complete");
+  const tool = await start(store, clock, day0 + 2 * 86400 + 19 * 3600, {
     suffix: "70015a",
     source: "tool",
   });
-  say(db, clock, tool, [
+  await say(store, clock, tool, [
     { role: "user", content: "Summarize the docker logs of chat-api for errors." },
     {
       role: "assistant",
@@ -352,6 +357,6 @@ export function writeDemo(db: SessionDB, clock: DemoClock): DemoIds {
       finishReason: "stop",
     },
   ]);
-  db.endSession(tool, "tool_done");
+  await store.endSession(tool, "tool_done");
   return { tip, docker };
 }

@@ -156,6 +156,6 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   } catch (error) {
     return report(error, io, command);
   } finally {
-    open?.close();
+    await open?.close();
   }
 }

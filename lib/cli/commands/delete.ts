@@ -30,13 +30,15 @@ Examples:
 `;
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
-  const db = await ctx.openDb();
-  const id = resolveSession(db, args.positionals.join(" "));
-  const session = db.getSession(id);
+  const store = await ctx.openStore();
+  const id = await resolveSession(store, args.positionals.join(" "));
+  const session = await store.getSession(id);
   if (session === undefined) throw new CommandError(`Session '${id}' not found`);
   if (!args.flag("yes")) {
     const title = session.title ? ` ("${session.title}")` : "";
-    const children = db.getDescendants(id).filter((s) => s.parent_session_id === id).length;
+    const children = (await store.getDescendants(id)).filter((s) =>
+      s.parent_session_id === id
+    ).length;
     const kept = children > 0
       ? `; its ${children} child session${children === 1 ? "" : "s"} will be kept`
       : "";
@@ -49,7 +51,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       return 1;
     }
   }
-  const deleted = db.deleteSession(id, { sessionsDir: sessionsDirFor(db.path) ?? null });
+  const deleted = await store.deleteSession(id, {
+    sessionsDir: sessionsDirFor(store.target) ?? null,
+  });
   if (!deleted) throw new CommandError(`Session '${id}' not found`);
   if (ctx.json) printJson(ctx.io, { deleted: id });
   else ctx.io.stdout(`Deleted session '${id}'.\n`);

@@ -7,7 +7,7 @@
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { SessionDB } from "../../session_db.ts";
+import { openStore } from "../../open_store.ts";
 import type { Command, Context } from "../command.ts";
 import { createContext } from "../context.ts";
 import { writeDemo } from "../demo_data.ts";
@@ -44,21 +44,21 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     throw new CommandError(`${given} already exists: the demo writes a new file`);
   }
   const clock = { now: ctx.io.now() - 3 * 86400 };
-  const db = await SessionDB.open({ path, clock: () => clock.now });
+  const store = await openStore(path, { clock: () => clock.now });
   let ids;
   try {
-    ids = writeDemo(db, clock);
+    ids = await writeDemo(store, clock);
   } finally {
-    db.close();
+    await store.close();
   }
   const shown = createContext(ctx.io, { dbPath: path, json: false });
   try {
-    const reopened = await shown.ctx.openDb();
+    const reopened = await shown.ctx.openStore();
     if (ctx.json) {
       printJson(ctx.io, {
         path,
-        sessions: reopened.sessionCount(),
-        messages: reopened.messageCount(),
+        sessions: await reopened.sessionCount(),
+        messages: await reopened.messageCount(),
         ids,
       });
       return 0;
@@ -85,7 +85,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     ) io.stdout(`  ${line}\n`);
     return 0;
   } finally {
-    shown.close();
+    await shown.close();
   }
 }
 

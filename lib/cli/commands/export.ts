@@ -114,20 +114,20 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (wanted !== undefined && args.has("source")) {
     throw new UsageError("give either --session-id or --source, not both", { command: "export" });
   }
-  const db = await ctx.openDb();
-  let records: Iterable<SessionExport>;
+  const store = await ctx.openStore();
+  let records: AsyncIterable<SessionExport> | Iterable<SessionExport>;
   if (wanted !== undefined) {
-    const record = db.exportSession(resolveSession(db, wanted));
+    const record = await store.exportSession(await resolveSession(store, wanted));
     if (record === undefined) throw new CommandError(`Session '${wanted}' not found`);
     records = [record];
   } else {
-    records = db.iterateExport({ source: args.string("source") || null });
+    records = store.iterateExport({ source: args.string("source") || null });
   }
   const sink = output === "-" ? stdoutSink(ctx) : fileSink(output);
   const progress = new Progress(ctx.io, "Exported");
   let count = 0;
   try {
-    for (const record of records) {
+    for await (const record of records) {
       const text = format === "md"
         ? `${count > 0 ? "\n---\n\n" : ""}${renderMarkdown(record)}`
         : jsonLine(record);

@@ -77,7 +77,7 @@ function reason(error: unknown): string {
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const source = args.positionals[0];
   checkInput(source, ctx.dbPath);
-  const db = await ctx.openDb({ create: true });
+  const store = await ctx.openStore({ create: true });
   const replace = args.flag("replace");
   const counts = { imported: 0, replaced: 0, skipped: 0, messages: 0, failed: 0, linked: 0 };
   const failures: { line: number; error: string }[] = [];
@@ -90,7 +90,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       const line = number === 1 ? raw.replace(/^\uFEFF/, "") : raw;
       if (line.trim() === "") continue;
       try {
-        const result = db.importSession(JSON.parse(line), { replace });
+        const result = await store.importSession(JSON.parse(line), { replace });
         counts[result.outcome]++;
         counts.messages += result.messages;
         if (result.deferredParent !== null) {
@@ -106,7 +106,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   } finally {
     progress.done();
   }
-  counts.linked = db.restoreParentLinks(links);
+  counts.linked = await store.restoreParentLinks(links);
   if (ctx.json) {
     printJson(ctx.io, { ...counts, failures });
   } else {

@@ -29,12 +29,12 @@ Examples:
 `;
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
-  const db = await ctx.openDb();
-  const info = db.inspect({ integrity: !args.flag("no-check") });
-  const files = fileSizes(db.path);
+  const store = await ctx.openStore();
+  const info = await store.inspect({ integrity: !args.flag("no-check") });
+  const files = fileSizes(store.target);
   const ok = info.integrity === null || (info.integrity.length === 1 && info.integrity[0] === "ok");
   if (ctx.json) {
-    printJson(ctx.io, { ...info, readonly: db.readonly, files, ok });
+    printJson(ctx.io, { ...info, readonly: store.readonly, files, ok });
     return ok ? 0 : 1;
   }
   const { style } = ctx;
@@ -44,7 +44,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     ? style.green("ok")
     : style.red(info.integrity.join("; "));
   const rows = [
-    ["Path", db.path + (db.readonly ? style.yellow(" (opened read-only)") : "")],
+    ["Path", store.target + (store.readonly ? style.yellow(" (opened read-only)") : "")],
     ["Schema version", String(info.schemaVersion ?? "none")],
     ["SQLite", info.sqliteVersion],
     ["Journal mode", info.journalMode],

@@ -106,11 +106,11 @@ function renderTree(root: LineageNode, target: string, ctx: Context): string {
 }
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
-  const db = await ctx.openDb();
-  const id = resolveSession(db, args.positionals.join(" "));
-  const ancestors = db.getAncestors(id);
+  const store = await ctx.openStore();
+  const id = await resolveSession(store, args.positionals.join(" "));
+  const ancestors = await store.getAncestors(id);
   const root = ancestors[ancestors.length - 1]?.id ?? id;
-  const tree = buildTree(db.getDescendants(root));
+  const tree = buildTree(await store.getDescendants(root));
   if (ctx.json) printJson(ctx.io, { target: id, root, tree });
   else ctx.io.stdout(renderTree(tree, id, ctx));
   return 0;

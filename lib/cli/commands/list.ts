@@ -77,8 +77,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     command: "list",
   });
   const source = args.string("source") || null;
-  const db = await ctx.openDb();
-  const sessions = db.listSessionsRich({
+  const store = await ctx.openStore();
+  const sessions = await store.listSessionsRich({
     source,
     excludeSources: source ? null : ["tool"],
     limit,

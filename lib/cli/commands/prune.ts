@@ -57,8 +57,8 @@ function plural(n: number): string {
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const days = integerOption(args, "older-than", { fallback: 90, command: "prune" });
   const source = args.string("source") || null;
-  const db = await ctx.openDb();
-  const candidates = db.pruneCandidates({ olderThanDays: days, source });
+  const store = await ctx.openStore();
+  const candidates = await store.pruneCandidates({ olderThanDays: days, source });
   const scope = `ended sessions older than ${days} days${source ? ` from '${source}'` : ""}`;
   if (args.flag("dry-run")) {
     if (ctx.json) {
@@ -88,10 +88,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }
   const announce = ctx.io.stderrIsTerminal && candidates.length > ANNOUNCE_ABOVE;
   if (announce) ctx.io.stderr(`Pruning ${plural(candidates.length)}…`);
-  const pruned = db.pruneSessions({
+  const pruned = await store.pruneSessions({
     olderThanDays: days,
     source,
-    sessionsDir: sessionsDirFor(db.path) ?? null,
+    sessionsDir: sessionsDirFor(store.target) ?? null,
   });
   if (announce) ctx.io.stderr("\r\x1b[K");
   if (ctx.json) printJson(ctx.io, { pruned });

@@ -37,12 +37,12 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (!clear && words.length === 0) {
     throw new UsageError("missing TITLE (or --clear)", { command: "rename" });
   }
-  const db = await ctx.openDb();
-  const id = resolveSession(db, target);
-  if (!db.setSessionTitle(id, clear ? null : words.join(" "))) {
+  const store = await ctx.openStore();
+  const id = await resolveSession(store, target);
+  if (!await store.setSessionTitle(id, clear ? null : words.join(" "))) {
     throw new CommandError(`Session '${id}' not found`);
   }
-  const title = db.getSessionTitle(id) ?? null;
+  const title = await store.getSessionTitle(id) ?? null;
   if (ctx.json) printJson(ctx.io, { id, title });
   else if (title === null) ctx.io.stdout(`Session '${id}' has no title now.\n`);
   else ctx.io.stdout(`Session '${id}' renamed to: ${title}\n`);

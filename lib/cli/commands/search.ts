@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { SessionDB } from "../../session_db.ts";
+import type { SessionStore } from "../../session_store.ts";
 import type { SearchHit } from "../../types.ts";
 import type { Command, Context } from "../command.ts";
 import { formatWhen, oneLine, truncate } from "../format.ts";
@@ -72,8 +72,12 @@ function matchIndex(hit: SearchHit): number {
   return 1;
 }
 
-function titleOf(db: SessionDB, cache: Map<string, string | null>, id: string): string | null {
-  if (!cache.has(id)) cache.set(id, db.getSessionTitle(id) ?? null);
+async function titleOf(
+  store: SessionStore,
+  cache: Map<string, string | null>,
+  id: string,
+): Promise<string | null> {
+  if (!cache.has(id)) cache.set(id, await store.getSessionTitle(id) ?? null);
   return cache.get(id) ?? null;
 }
 
@@ -120,8 +124,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const sources = args.strings("source");
   const excluded = args.strings("exclude-source");
   const roles = args.strings("role");
-  const db = await ctx.openDb();
-  const hits = db.searchMessages(query, {
+  const store = await ctx.openStore();
+  const hits = await store.searchMessages(query, {
     sourceFilter: sources.length > 0 ? sources : null,
     excludeSources: excluded.length > 0 ? excluded : null,
     roleFilter: roles.length > 0 ? roles : null,
@@ -137,9 +141,11 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     return 0;
   }
   const titles = new Map<string, string | null>();
-  const blocks = hits.map((hit, i) =>
-    renderHit(hit, offset + i + 1, titleOf(db, titles, hit.session_id), query, ctx)
-  );
+  const blocks: string[] = [];
+  for (const [i, hit] of hits.entries()) {
+    const title = await titleOf(store, titles, hit.session_id);
+    blocks.push(renderHit(hit, offset + i + 1, title, query, ctx));
+  }
   ctx.io.stdout(blocks.join("\n"));
   if (hits.length === limit) {
     ctx.io.stdout(ctx.style.dim(`\n(first ${limit} hits; --limit and --offset show more)\n`));

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { SessionDB } from "../../session_db.ts";
+import type { SessionStore } from "../../session_store.ts";
 import type { SessionRow } from "../../types.ts";
 import type { Command, Context } from "../command.ts";
 import { alignColumns, formatCost, formatCount, formatDateTime, formatWhen } from "../format.ts";
@@ -39,7 +39,12 @@ function plural(n: number, word: string): string {
   return `${formatCount(n)} ${word}${n === 1 ? "" : "s"}`;
 }
 
-function details(db: SessionDB, session: SessionRow, ctx: Context, showSystem: boolean): string {
+async function details(
+  store: SessionStore,
+  session: SessionRow,
+  ctx: Context,
+  showSystem: boolean,
+): Promise<string> {
   const { style } = ctx;
   const now = ctx.io.now();
   const rows: string[][] = [["ID", style.cyan(session.id)]];
@@ -56,7 +61,7 @@ function details(db: SessionDB, session: SessionRow, ctx: Context, showSystem: b
   }
   if (session.parent_session_id) rows.push(["Parent", session.parent_session_id]);
   if (session.end_reason === "compression") {
-    const tip = db.getCompressionTip(session.id);
+    const tip = await store.getCompressionTip(session.id);
     if (tip !== session.id) rows.push(["Continued in", `${tip} (the live end of the chain)`]);
   }
   rows.push([
@@ -99,18 +104,18 @@ function details(db: SessionDB, session: SessionRow, ctx: Context, showSystem: b
 }
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
-  const db = await ctx.openDb();
-  const id = resolveSession(db, args.positionals.join(" "));
+  const store = await ctx.openStore();
+  const id = await resolveSession(store, args.positionals.join(" "));
   if (ctx.json) {
-    const record = db.exportSession(id);
+    const record = await store.exportSession(id);
     if (record === undefined) throw new CommandError(`Session '${id}' not found`);
     printJson(ctx.io, record);
     return 0;
   }
-  const session = db.getSession(id);
+  const session = await store.getSession(id);
   if (session === undefined) throw new CommandError(`Session '${id}' not found`);
-  ctx.io.stdout(details(db, session, ctx, args.flag("system")));
-  const messages = db.getMessages(id);
+  ctx.io.stdout(await details(store, session, ctx, args.flag("system")));
+  const messages = await store.getMessages(id);
   if (messages.length === 0) {
     ctx.io.stdout(`\n${ctx.style.dim("(no messages)")}\n`);
     return 0;

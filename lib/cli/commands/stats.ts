@@ -48,12 +48,12 @@ function section(ctx: Context, title: string, rows: readonly (readonly string[])
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const top = integerOption(args, "top", { fallback: 5, command: "stats" });
-  const db = await ctx.openDb();
-  const bySource = db.usageBySource();
-  const byModel = db.usageByModel();
-  const topSessions = top > 0 ? db.topSessionsByTokens(top) : [];
+  const store = await ctx.openStore();
+  const bySource = await store.usageBySource();
+  const byModel = await store.usageByModel();
+  const topSessions = top > 0 ? await store.topSessionsByTokens(top) : [];
   const sessions = bySource.reduce((n, s) => n + s.session_count, 0);
-  const messages = db.messageCount();
+  const messages = await store.messageCount();
   const totals = {
     input_tokens: bySource.reduce((n, s) => n + s.total_input, 0),
     output_tokens: bySource.reduce((n, s) => n + s.total_output, 0),
@@ -63,10 +63,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     estimated_cost_usd: sumCost(bySource.map((s) => s.estimated_cost)),
     actual_cost_usd: sumCost(bySource.map((s) => s.actual_cost)),
   };
-  const files = fileSizes(db.path);
+  const files = fileSizes(store.target);
   if (ctx.json) {
     printJson(ctx.io, {
-      path: db.path,
+      path: store.target,
       sessions,
       messages,
       totals,

@@ -1,0 +1,80 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { runtimeName } from "../lib/driver/load.ts";
+import { SqliteError } from "../lib/driver/sqlite_error.ts";
+import { WriteBusyError } from "../lib/errors.ts";
+import { openStore } from "../lib/open_store.ts";
+import { retryWhileBusy } from "../lib/store_retry.ts";
+import { rawOpen, tempDbPath } from "./_helpers.ts";
+import { startWorker, workerRuntimes } from "./reliability/_runtimes.ts";
+
+test("SessionStore.setMeta() waits for another process's write lock while timers on the same event loop keep firing, then writes", async () => {
+  const path = tempDbPath();
+  await using store = await openStore(path);
+  await store.setMeta("before", "1");
+  const other = workerRuntimes(["bun", "deno"]).find((r) => r !== runtimeName()) ?? runtimeName();
+  const locker = startWorker(other, "_locker.ts", [JSON.stringify({ path, holdMs: 600 })]);
+  await locker.waitFor((line) => line === "locked", "taking the lock");
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 10);
+  const started = performance.now();
+  try {
+    await store.setMeta("waited", "yes");
+  } finally {
+    clearInterval(timer);
+  }
+  const elapsed = performance.now() - started;
+  await locker.succeeded();
+  assert.ok(elapsed > 100, `did not wait: ${elapsed.toFixed(0)} ms`);
+  // A blocking wait (busy_timeout, Atomics.wait) would let no tick through.
+  assert.ok(ticks >= Math.floor(elapsed / 10 / 3), `${ticks} ticks in ${elapsed.toFixed(0)} ms`);
+  assert.equal(await store.getMeta("waited"), "yes");
+  assert.equal(await store.getMeta("locker"), "held");
+});
+
+test("SessionStore.setMeta() gives up after retry.timeoutMs with WriteBusyError and writes nothing", async () => {
+  const path = tempDbPath();
+  await using store = await openStore(path, {
+    retry: { timeoutMs: 200, minDelayMs: 10, maxDelayMs: 20 },
+  });
+  const holder = await rawOpen(path);
+  holder.exec("BEGIN IMMEDIATE");
+  const started = performance.now();
+  await assert.rejects(store.setMeta("during", "x"), (error) => {
+    assert.ok(error instanceof WriteBusyError, String(error));
+    assert.ok(error.attempts > 3, `only ${error.attempts} attempts`);
+    assert.equal(error.codeName, "SQLITE_BUSY");
+    return true;
+  });
+  const elapsed = performance.now() - started;
+  assert.ok(elapsed >= 190 && elapsed < 1000, `gave up after ${elapsed.toFixed(0)} ms`);
+  holder.exec("ROLLBACK");
+  holder.close();
+  assert.equal(await store.getMeta("during"), undefined);
+  await store.setMeta("after", "y");
+  assert.equal(await store.getMeta("after"), "y");
+});
+
+test("retryWhileBusy() does not retry an error that is not busy", async () => {
+  let calls = 0;
+  const failure = new SqliteError("constraint failed", 19);
+  await assert.rejects(
+    retryWhileBusy(() => {
+      calls++;
+      throw failure;
+    }),
+    (error) => error === failure,
+  );
+  assert.equal(calls, 1);
+});
+
+test("openStore() opens sqlite:PATH as the file PATH, and iterates its export asynchronously", async () => {
+  const path = tempDbPath();
+  await using store = await openStore(`sqlite:${path}`);
+  assert.equal(store.engine, "sqlite");
+  assert.equal(store.target, path);
+  await store.createSession("s1", "cli");
+  const exported = [];
+  for await (const session of store.iterateExport()) exported.push(session.id);
+  assert.deepEqual(exported, ["s1"]);
+});
