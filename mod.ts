@@ -32,7 +32,15 @@ export type {
   SqlValue,
 } from "./lib/driver/types.ts";
 export type { RetryOptions } from "./lib/write.ts";
-export { OpenError, ReadonlyError, SqliteError, TitleError, WriteBusyError } from "./lib/errors.ts";
+export {
+  OpenError,
+  ReadonlyError,
+  SqliteError,
+  StorageError,
+  type StorageErrorKind,
+  TitleError,
+  WriteBusyError,
+} from "./lib/errors.ts";
 export { defaultDbPath, hermesHome } from "./lib/paths.ts";
 export { SCHEMA_VERSION } from "./lib/schema/schema_sql.ts";
 export type { CreateSessionOptions, EnsureSessionOptions } from "./lib/sessions.ts";

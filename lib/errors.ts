@@ -5,8 +5,19 @@
  * @module
  */
 import { SqliteError } from "./driver/sqlite_error.ts";
+import { StorageError, type StorageErrorKind } from "./storage_error.ts";
 
-export { SqliteError };
+export { SqliteError, StorageError, type StorageErrorKind };
+
+/** The kind of an open failure, from the error that caused it. */
+function openFailureKind(cause: unknown): StorageErrorKind {
+  if (cause instanceof StorageError) return cause.kind;
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  if (code === "ENOENT") return "not_found";
+  if (code === "EACCES" || code === "EPERM" || code === "EROFS") return "readonly";
+  if (code === "ENOSPC") return "full";
+  return "io";
+}
 
 /**
  * A database file could not be opened: a folder, not SQLite, damaged, or not
@@ -19,7 +30,7 @@ export { SqliteError };
  * console.assert(err.message === 'Cannot open database "/tmp": it is a folder');
  * ```
  */
-export class OpenError extends Error {
+export class OpenError extends StorageError {
   /** The path that could not be opened. */
   readonly path: string;
 
@@ -30,8 +41,16 @@ export class OpenError extends Error {
    * @param reason Why it failed, lower case, no trailing period.
    * @param options The underlying error.
    */
-  constructor(path: string, reason: string, options?: { cause?: unknown }) {
-    super(`Cannot open database "${path}": ${reason}`, options);
+  constructor(
+    path: string,
+    reason: string,
+    options?: { cause?: unknown; kind?: StorageErrorKind },
+  ) {
+    super(
+      `Cannot open database "${path}": ${reason}`,
+      options?.kind ?? openFailureKind(options?.cause),
+      { cause: options?.cause },
+    );
     this.name = "OpenError";
     this.path = path;
   }
@@ -76,14 +95,14 @@ export class TitleError extends Error {
 }
 
 /** A write was attempted on a database opened with `readonly: true`. */
-export class ReadonlyError extends Error {
+export class ReadonlyError extends StorageError {
   /**
    * Creates the error.
    *
    * @param path The database path.
    */
   constructor(path: string) {
-    super(`Cannot write to "${path}": the database was opened read-only`);
+    super(`Cannot write to "${path}": the database was opened read-only`, "readonly");
     this.name = "ReadonlyError";
   }
 }

@@ -84,14 +84,18 @@ function exists(path: string): boolean {
 function preparePath(path: string, readonly: boolean): boolean {
   if (path === ":memory:") return false;
   if (exists(path)) {
-    if (statSync(path).isDirectory()) throw new OpenError(path, "it is a folder");
+    if (statSync(path).isDirectory()) throw new OpenError(path, "it is a folder", { kind: "io" });
     // Never test by opening a descriptor: closing any descriptor on the file
     // drops every POSIX lock this process holds on it, those of its open
     // connections included (SQLite's "How To Corrupt", §2.2).
     if (!readonly) assertMayWrite(path);
     return false;
   }
-  if (readonly) throw new OpenError(path, "no such file (a read-only open never creates one)");
+  if (readonly) {
+    throw new OpenError(path, "no such file (a read-only open never creates one)", {
+      kind: "not_found",
+    });
+  }
   try {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   } catch (error) {
@@ -180,14 +184,16 @@ function applyPragmas(db: SqliteDriver, path: string, options: ConnectionOptions
       "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('sessions', 'messages')",
     ).get();
     if (Number(tables?.n) !== 2) {
-      throw new OpenError(path, "it holds no Hermes sessions (no sessions or messages table)");
+      throw new OpenError(path, "it holds no Hermes sessions (no sessions or messages table)", {
+        kind: "corrupt",
+      });
     }
     return;
   }
   const mode = db.prepare("PRAGMA journal_mode = WAL").get();
   const journal = String(mode?.journal_mode ?? "").toLowerCase();
   if (journal !== "wal" && !(path === ":memory:" && journal === "memory")) {
-    throw new OpenError(path, `journal_mode stayed "${journal}" instead of "wal"`);
+    throw new OpenError(path, `journal_mode stayed "${journal}" instead of "wal"`, { kind: "io" });
   }
   const level = options.synchronous === "normal" ? "NORMAL" : "FULL";
   db.exec(`PRAGMA synchronous = ${level}`);

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { StorageError, type StorageErrorKind } from "../storage_error.ts";
 
 const CODE_NAMES: Readonly<Record<number, string>> = {
   1: "SQLITE_ERROR",
@@ -38,8 +39,37 @@ export interface SqliteErrorOptions {
   readonly cause?: unknown;
 }
 
+/** The engine-neutral kind of each primary result code; every other code is `"other"`. */
+const CODE_KINDS: Readonly<Record<number, StorageErrorKind>> = {
+  5: "busy",
+  6: "busy",
+  8: "readonly",
+  10: "io",
+  11: "corrupt",
+  13: "full",
+  14: "io",
+  19: "constraint",
+  23: "readonly",
+  26: "corrupt",
+};
+
+/** Result codes by name, for code that tests a code (`code === SQLITE.BUSY`). */
+export const SQLITE = {
+  ERROR: 1,
+  BUSY: 5,
+  LOCKED: 6,
+  READONLY: 8,
+  IOERR: 10,
+  CORRUPT: 11,
+  FULL: 13,
+  CANTOPEN: 14,
+  CONSTRAINT: 19,
+  NOTADB: 26,
+} as const;
+
 /**
- * An error reported by SQLite, normalized across runtimes.
+ * An error reported by SQLite, normalized across runtimes: a
+ * {@linkcode StorageError} whose `kind` follows from the result code.
  *
  * @example Telling a constraint failure apart
  * ```ts
@@ -49,7 +79,7 @@ export interface SqliteErrorOptions {
  * console.assert(err.isConstraint);
  * ```
  */
-export class SqliteError extends Error {
+export class SqliteError extends StorageError {
   /** Primary result code (`5` for `SQLITE_BUSY`). */
   readonly code: number;
   /** Extended result code (`787` for a foreign key failure); equals `code` when unknown. */
@@ -63,7 +93,7 @@ export class SqliteError extends Error {
    * @param options The extended code and the cause.
    */
   constructor(message: string, code: number, options: SqliteErrorOptions = {}) {
-    super(message, { cause: options.cause });
+    super(message, CODE_KINDS[code & 0xff] ?? "other", { cause: options.cause });
     this.name = "SqliteError";
     this.code = code & 0xff;
     this.extendedCode = options.extendedCode ?? code;
@@ -76,11 +106,11 @@ export class SqliteError extends Error {
 
   /** True for `SQLITE_BUSY` and `SQLITE_LOCKED`: another connection holds the lock. */
   get isBusy(): boolean {
-    return this.code === 5 || this.code === 6;
+    return this.code === SQLITE.BUSY || this.code === SQLITE.LOCKED;
   }
 
   /** True for a failed constraint (foreign key, unique, not null, check). */
   get isConstraint(): boolean {
-    return this.code === 19;
+    return this.code === SQLITE.CONSTRAINT;
   }
 }

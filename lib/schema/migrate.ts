@@ -6,7 +6,7 @@
  * @module
  */
 import type { SqliteDriver } from "../driver/types.ts";
-import { SqliteError } from "../driver/sqlite_error.ts";
+import { SQLITE, SqliteError } from "../driver/sqlite_error.ts";
 import {
   DECLARED_COLUMNS,
   FTS_TABLES,
@@ -73,9 +73,19 @@ function addMissingColumns(db: SqliteDriver): void {
     } catch (error) {
       // SQLite cannot add some columns to a live table (a PRIMARY KEY, NOT NULL
       // without a default). Python ignores those too; anything else is real.
-      if (!(error instanceof SqliteError) || error.code !== 1) throw error;
+      if (!isUnaddableColumn(error)) throw error;
     }
   }
+}
+
+/** SQLite's refusals of an `ADD COLUMN` that no live table can take. */
+const UNADDABLE_COLUMN =
+  /Cannot add a (PRIMARY KEY|UNIQUE|NOT NULL|STORED|REFERENCES) column|Cannot add a column with non-constant default|duplicate column name/;
+
+/** True when `error` is SQLite refusing a column it cannot add to a live table. */
+function isUnaddableColumn(error: unknown): boolean {
+  return error instanceof SqliteError && error.code === SQLITE.ERROR &&
+    UNADDABLE_COLUMN.test(error.message);
 }
 
 function tableExists(db: SqliteDriver, name: string): boolean {
