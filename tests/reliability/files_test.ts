@@ -82,7 +82,9 @@ test("SessionDB.open({ readonly }) refuses a zero-byte file or a SQLite file tha
   const empty = fileWith("");
   await assert.rejects(
     SessionDB.open({ path: empty, readonly: true }),
-    new OpenError(empty, "it holds no Hermes sessions (no sessions or messages table)"),
+    new OpenError(empty, "it holds no Hermes sessions (no sessions or messages table)", {
+      kind: "corrupt",
+    }),
   );
   assert.equal(readFileSync(empty).length, 0);
   const other = join(tempDir(), "other.db");
