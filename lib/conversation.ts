@@ -55,11 +55,6 @@ function withoutMemoryContext(text: string): string {
   return pythonStrip(cleaned);
 }
 
-/** Python truthiness of a column value (text, number or NULL). */
-function truthy(value: unknown): boolean {
-  return value !== null && value !== undefined && value !== "" && value !== 0;
-}
-
 function parseOr(stored: unknown, fallback: JsonValue | null): JsonValue | null {
   if (typeof stored !== "string") return fallback;
   try {
@@ -119,18 +114,20 @@ function toConversationMessage(row: Record<string, unknown>): ConversationMessag
     content = withoutMemoryContext(content);
   }
   const message: ConversationMessage = { role, content };
-  if (truthy(row.tool_call_id)) message.tool_call_id = row.tool_call_id as string;
-  if (truthy(row.tool_name)) message.tool_name = row.tool_name as string;
-  if (truthy(row.tool_calls)) message.tool_calls = parseOr(row.tool_calls, []) as JsonValue;
+  if (!isFalsyLikePython(row.tool_call_id)) message.tool_call_id = row.tool_call_id as string;
+  if (!isFalsyLikePython(row.tool_name)) message.tool_name = row.tool_name as string;
+  if (!isFalsyLikePython(row.tool_calls)) {
+    message.tool_calls = parseOr(row.tool_calls, []) as JsonValue;
+  }
   if (role === "assistant") {
-    if (truthy(row.finish_reason)) message.finish_reason = row.finish_reason as string;
-    if (truthy(row.reasoning)) message.reasoning = row.reasoning as string;
+    if (!isFalsyLikePython(row.finish_reason)) message.finish_reason = row.finish_reason as string;
+    if (!isFalsyLikePython(row.reasoning)) message.reasoning = row.reasoning as string;
     if (row.reasoning_content !== null && row.reasoning_content !== undefined) {
       message.reasoning_content = row.reasoning_content as string;
     }
     for (const key of ["reasoning_details", "codex_reasoning_items", "codex_message_items"]) {
       // Bad JSON keeps the key with `null`, as Python does.
-      if (truthy(row[key])) message[key] = parseOr(row[key], null);
+      if (!isFalsyLikePython(row[key])) message[key] = parseOr(row[key], null);
     }
   }
   return message;

@@ -60,8 +60,10 @@ export interface AutoPruneResult {
   pruned: number;
   /** True when `VACUUM` ran (and succeeded). */
   vacuumed: boolean;
-  /** The message of the error that stopped the run, if one did. */
+  /** The message of the error that stopped the run, if one did (Python's `error`). */
   error?: string;
+  /** The error that stopped the run itself, with its own `cause`, if one did. */
+  cause?: unknown;
 }
 
 /** The marker Python and we share: `str(time.time())` of the last run. */
@@ -237,6 +239,7 @@ export function maybeAutoPruneAndVacuum(store: Store, options: AutoPruneOptions)
     setMeta(store, LAST_AUTO_PRUNE, pythonFloatRepr(now));
   } catch (error) {
     result.error = error instanceof Error ? error.message : String(error);
+    result.cause = error;
   }
   return result;
 }

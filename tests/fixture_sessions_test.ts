@@ -37,9 +37,6 @@ const CALLS = new Set([
 /** Calls whose Python `None` means "not found", `undefined` in the TypeScript API. */
 const NOT_FOUND_IS_UNDEFINED = new Set(["getSession", "getMeta", "exportSession"]);
 
-/** Calls implemented by other modules that may still be stubs. */
-const MAYBE_STUB = new Set(["sessionCount", "getMeta"]);
-
 const FILES: Array<[file: string, fixture: string]> = [
   ["sessions.json", "hermes-v11.db"],
   ["export.json", "hermes-v11.db"],
@@ -71,16 +68,7 @@ for (const [file, fixture] of FILES) {
           entry.ts_call
         ];
         assert.equal(typeof method, "function", `SessionDB.${entry.ts_call} is missing`);
-        let actual: unknown;
-        try {
-          actual = method.apply(db, entry.ts_args);
-        } catch (error) {
-          if (MAYBE_STUB.has(entry.ts_call) && /not implemented/.test(String(error))) {
-            t.skip(`${entry.ts_call} is not implemented yet`);
-            return;
-          }
-          throw error;
-        }
+        const actual: unknown = method.apply(db, entry.ts_args);
         assert.equal(entry.error, undefined, "Python raised; the fixture expects an error");
         const want = entry.result === null && NOT_FOUND_IS_UNDEFINED.has(entry.ts_call)
           ? undefined

@@ -118,11 +118,20 @@ test("SessionDB.open() uses $HERMES_HOME/state.db when no path is given", async 
   }
 });
 
-test("SessionDB close() twice is harmless and Symbol.dispose closes", async () => {
+test("SessionDB close() twice is harmless and Symbol.dispose closes", async (t) => {
   const db = await SessionDB.open({ path: tempDbPath() });
   db.close();
   db.close();
+  assert.throws(() => db.getMeta("k"), "a closed database answers no call");
   const other = await SessionDB.open({ path: tempDbPath() });
   other[Symbol.dispose]();
+  assert.throws(() => other.getMeta("k"), "Symbol.dispose closed the connection");
   other.close();
+  {
+    using scoped = await SessionDB.open({ path: tempDbPath() });
+    scoped.setMeta("k", "v");
+    t.after(() =>
+      assert.throws(() => scoped.getMeta("k"), "using closed it at the end of the block")
+    );
+  }
 });

@@ -99,9 +99,18 @@ class BunSqliteDriver implements SqliteDriver {
   close(): void {
     if (!this.#open) return;
     this.#open = false;
-    for (const stmt of this.#statements) translated(() => stmt.finalize());
+    // A statement that fails to finalize must not keep the database open.
+    let failure: unknown;
+    for (const stmt of this.#statements) {
+      try {
+        translated(() => stmt.finalize());
+      } catch (error) {
+        failure ??= error;
+      }
+    }
     this.#statements.clear();
     translated(() => this.#db.close());
+    if (failure !== undefined) throw failure;
   }
 }
 

@@ -1,7 +1,9 @@
 /**
  * The driver contract: the small synchronous subset of `node:sqlite` and
  * `bun:sqlite` that the rest of hermes-state uses. Code above `lib/driver/`
- * depends on this file only.
+ * depends on three files of it only: this contract, `sqlite_error.ts` (the
+ * one error type every adapter throws) and `load.ts` (which picks the
+ * adapter of the running runtime, for the open path).
  *
  * @module
  */

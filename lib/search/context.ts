@@ -8,7 +8,7 @@
 import type { Store } from "../store.ts";
 import type { SqlValue } from "../driver/types.ts";
 import type { ContextMessage } from "../types.ts";
-import { MULTIMODAL_PREFIX } from "../content.ts";
+import { isFalsyLikePython, MULTIMODAL_PREFIX } from "../content.ts";
 import { codePointSlice, pythonStrip } from "../python_text.ts";
 
 /** The longest context content, in code points. */
@@ -76,21 +76,11 @@ function renderContent(stored: SqlValue): string {
     if (part === null || typeof part !== "object" || Array.isArray(part)) continue;
     if ((part as Record<string, unknown>).type !== "text") continue;
     const text = (part as Record<string, unknown>).text;
-    if (!isTruthy(text)) continue;
+    if (!!isFalsyLikePython(text)) continue;
     if (typeof text !== "string") throw new NotText();
     texts.push(text);
   }
   return pythonStrip(texts.join(" ")) || "[multimodal content]";
-}
-
-/** Python truthiness of a JSON value. */
-function isTruthy(value: unknown): boolean {
-  if (value === null || value === undefined || value === false || value === 0 || value === "") {
-    return false;
-  }
-  if (Array.isArray(value)) return value.length > 0;
-  if (typeof value === "object") return Object.keys(value).length > 0;
-  return true;
 }
 
 /**
