@@ -6,11 +6,12 @@
  *
  * @module
  */
+import type { PostgresStoreOptions } from "./postgres/postgres_store.ts";
 import type { SessionStore } from "./session_store.ts";
 import { openSqliteStore, type SqliteStoreOptions } from "./sqlite_store.ts";
 
 /** Options of {@linkcode openStore}: those of the engine the target names. */
-export type OpenStoreOptions = SqliteStoreOptions;
+export type OpenStoreOptions = SqliteStoreOptions & Omit<PostgresStoreOptions, "retry">;
 
 /**
  * True when `target` names a PostgreSQL server rather than a file.
@@ -25,11 +26,12 @@ export function isPostgresTarget(target: string): boolean {
 /**
  * Opens the store `target` names.
  *
- * @param target A file path, `sqlite:PATH`, or (once that engine is built) a `postgres://` URL.
+ * @param target A file path, `sqlite:PATH`, or a `postgres://` / `postgresql://` URL
+ *   (`?schema=NAME` picks the schema, `hermes` by default).
  * @param options Engine options.
  * @returns The open store; close it with `await store.close()` or `await using`.
- * @throws {OpenError} When the file cannot be opened.
- * @throws {TypeError} When the target names an engine this build does not have.
+ * @throws {OpenError} When the file cannot be opened or the server cannot be reached.
+ * @throws {TypeError} When the `postgres` package cannot be loaded, or the schema name is bad.
  *
  * @example Recording and searching through the asynchronous store
  * ```ts
@@ -47,7 +49,9 @@ export async function openStore(
   options: OpenStoreOptions = {},
 ): Promise<SessionStore> {
   if (isPostgresTarget(target)) {
-    throw new TypeError(`Cannot open store: the PostgreSQL engine is not built yet: ${target}`);
+    // Loaded only now: the SQLite path never evaluates the PostgreSQL engine or its client.
+    const { openPostgresStore } = await import("./postgres/postgres_store.ts");
+    return await openPostgresStore(target, options);
   }
   const path = target.startsWith("sqlite:") ? target.slice("sqlite:".length) : target;
   return await openSqliteStore(path, options);

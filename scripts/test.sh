@@ -12,6 +12,21 @@ if [ "$(cat node_modules/.hermes-lock 2>/dev/null)" != "$(sha256sum <package-loc
 fi
 step() { printf '\n== %s\n' "$*" >&2; }
 
+# A throwaway PostgreSQL cluster for the PostgreSQL tests (scripts/pg.sh), unless
+# HERMES_TEST_PG_URL already names a server. Without one the PostgreSQL tests skip,
+# except under CI=true, where a server that does not start fails the run.
+if [ -z "${HERMES_TEST_PG_URL:-}" ]; then
+  PG_DIR="$(mktemp -d "${TMPDIR:-/tmp}/hermes-pg-XXXXXX")"
+  trap 'bash "$ROOT/scripts/pg.sh" stop "$PG_DIR"' EXIT
+  if HERMES_TEST_PG_URL="$(bash "$ROOT/scripts/pg.sh" start "$PG_DIR")"; then
+    export HERMES_TEST_PG_URL
+  else
+    [ "${CI:-}" = true ] && { echo "PostgreSQL did not start" >&2; exit 1; }
+    echo "PostgreSQL did not start: its tests will skip" >&2
+    unset HERMES_TEST_PG_URL
+  fi
+fi
+
 step "versions"
 deno --version | head -1; bun --version; node --version
 

@@ -1,0 +1,252 @@
+/**
+ * The PostgreSQL connection pool of a store: the `postgres` npm package,
+ * loaded by dynamic import only here (so the SQLite library keeps a static
+ * import graph with no npm package), every value bound as a parameter, text
+ * made safe for PostgreSQL (which refuses U+0000), and transactions retried
+ * on serialization failure and deadlock.
+ *
+ * @module
+ */
+import { SqliteError } from "../driver/sqlite_error.ts";
+import { OpenError } from "../errors.ts";
+
+/** A row as the client returns it, after the text codec. */
+export type PgRow = Record<string, unknown>;
+
+/** A value bound to a `$n` parameter. */
+export type PgValue = string | number | bigint | boolean | null;
+
+/** Runs one statement. Inside a transaction, on the transaction's connection. */
+export interface PgQuery {
+  (text: string, params?: readonly PgValue[]): Promise<PgRow[]>;
+}
+
+// ---------------------------------------------------------------------------
+// Text codec: PostgreSQL text cannot hold U+0000, SQLite's can (multimodal
+// content starts with it). Every string bound is encoded, every string read
+// is decoded: NUL → U+E000 "0", U+E000 → U+E000 U+E000. Text without either
+// character (nearly all of it) passes unchanged.
+// ---------------------------------------------------------------------------
+
+const ESCAPE = "\uE000";
+// deno-lint-ignore no-control-regex -- NUL is the character this codec exists for
+const NEEDS_ENCODING = /[\u0000\uE000]/;
+
+/** Encodes `text` for a PostgreSQL text column. */
+export function encodeText(text: string): string {
+  if (!NEEDS_ENCODING.test(text)) return text;
+  return text.replaceAll(ESCAPE, ESCAPE + ESCAPE).replaceAll("\u0000", ESCAPE + "0");
+}
+
+/** Decodes what {@linkcode encodeText} wrote. */
+export function decodeText(text: string): string {
+  if (!text.includes(ESCAPE)) return text;
+  let out = "";
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === ESCAPE && i + 1 < text.length) {
+      out += text[i + 1] === "0" ? "\u0000" : text[i + 1];
+      i++;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+function encodeParam(value: PgValue | undefined): PgValue {
+  if (value === undefined) return null;
+  return typeof value === "string" ? encodeText(value) : value;
+}
+
+function decodeRow(row: PgRow): PgRow {
+  const out: PgRow = {};
+  for (const key of Object.keys(row)) {
+    const value = row[key];
+    out[key] = typeof value === "string" ? decodeText(value) : value;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+
+/** SQLSTATEs worth another attempt of the whole transaction. */
+const RETRYABLE = new Set(["40001", "40P01"]);
+
+function sqlState(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+/** True when PostgreSQL asks for the transaction to be run again. */
+export function isRetryable(error: unknown): boolean {
+  const code = sqlState(error);
+  return code !== undefined && RETRYABLE.has(code);
+}
+
+/** True for a unique violation on `constraint` (an index name). */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  if (sqlState(error) !== "23505") return false;
+  return constraint === undefined ||
+    (error as { constraint_name?: string }).constraint_name === constraint;
+}
+
+/** SQLite's foreign-key error, which callers of either engine catch alike. */
+export function foreignKeyError(cause?: unknown): SqliteError {
+  return new SqliteError("FOREIGN KEY constraint failed", 19, { extendedCode: 787, cause });
+}
+
+/** Maps a PostgreSQL foreign-key violation to {@linkcode foreignKeyError}; other errors pass. */
+function translate(error: unknown): unknown {
+  return sqlState(error) === "23503" ? foreignKeyError(error) : error;
+}
+
+// ---------------------------------------------------------------------------
+// The pool
+// ---------------------------------------------------------------------------
+
+/** Options of {@linkcode connectPg}. */
+export interface PgConnectOptions {
+  /** Connections in the pool. @default {4} */
+  readonly max?: number;
+  /** Attempts of a transaction PostgreSQL asks to run again. @default {15} */
+  readonly maxAttempts?: number;
+  /** Waits `ms` milliseconds between attempts. */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** A number in [0, 1) for the jitter. */
+  readonly random?: () => number;
+}
+
+/** The pool of one store. */
+export interface PgClient {
+  /** One statement, in its own implicit transaction. */
+  readonly query: PgQuery;
+  /** Runs `fn` in one transaction, again from the start when PostgreSQL asks (deadlock, serialization). */
+  transaction<T>(fn: (query: PgQuery) => Promise<T>): Promise<T>;
+  /** Closes every connection. */
+  close(): Promise<void>;
+}
+
+interface PostgresSql {
+  unsafe(text: string, params?: unknown[], options?: { prepare?: boolean }): Promise<PgRow[]>;
+  begin<T>(fn: (sql: PostgresSql) => Promise<T>): Promise<T>;
+  end(options?: { timeout?: number }): Promise<void>;
+}
+
+type PostgresFactory = (url: string, options: Record<string, unknown>) => PostgresSql;
+
+/**
+ * Loads the client: `npm:postgres@3.4.9` on Deno, the bare package (from
+ * node_modules) on Bun and Node. Both specifiers are literals, so
+ * `bun build --compile` bundles the client into the executable.
+ */
+async function loadPostgres(): Promise<PostgresFactory> {
+  try {
+    const mod = "Deno" in globalThis
+      ? await import("npm:postgres@3.4.9")
+      : await import("postgres");
+    return (mod.default ?? mod) as unknown as PostgresFactory;
+  } catch (error) {
+    throw new TypeError(
+      'Cannot open a PostgreSQL store: the "postgres" package (3.4.x) cannot be loaded',
+      { cause: error },
+    );
+  }
+}
+
+const INT8 = 20;
+const NUMERIC = 1700;
+
+function timer(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Opens a pool on `url` (its `schema` query parameter removed by the caller)
+ * with `search_path` set to `schema`, and checks that the server answers.
+ *
+ * @param url The server URL.
+ * @param schema The schema holding the tables.
+ * @param options Pool size and retry timing.
+ * @returns The pool.
+ * @throws {OpenError} When the server cannot be reached or refuses the login.
+ */
+export async function connectPg(
+  url: string,
+  schema: string,
+  options: PgConnectOptions = {},
+): Promise<PgClient> {
+  const postgres = await loadPostgres();
+  const display = maskPassword(url);
+  const sql = postgres(url, {
+    max: options.max ?? 4,
+    onnotice: () => {},
+    connection: {
+      search_path: `"${schema.replaceAll('"', '""')}", public`,
+      application_name: "hermes-state",
+    },
+    types: {
+      // bigint and numeric (SUM, COUNT) as JavaScript numbers, as the SQLite drivers give them.
+      int8: { to: INT8, from: [INT8], serialize: (x: unknown) => String(x), parse: Number },
+      numeric: {
+        to: NUMERIC,
+        from: [NUMERIC],
+        serialize: (x: unknown) => String(x),
+        parse: Number,
+      },
+    },
+  });
+  const run = async (conn: PostgresSql, text: string, params: readonly PgValue[] = []) => {
+    try {
+      const rows = await conn.unsafe(text, params.map(encodeParam), { prepare: true });
+      return Array.from(rows, decodeRow);
+    } catch (error) {
+      throw translate(error);
+    }
+  };
+  try {
+    await run(sql, "SELECT 1");
+  } catch (error) {
+    await sql.end({ timeout: 1 }).catch(() => {});
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new OpenError(
+      display,
+      `the PostgreSQL server did not accept the connection (${reason})`,
+      {
+        cause: error,
+      },
+    );
+  }
+  const maxAttempts = options.maxAttempts ?? 15;
+  const sleep = options.sleep ?? timer;
+  const random = options.random ?? Math.random;
+  return {
+    query: (text, params) => run(sql, text, params),
+    async transaction(fn) {
+      for (let attempt = 1;; attempt++) {
+        try {
+          return await sql.begin((tx) => fn((text, params) => run(tx, text, params)));
+        } catch (error) {
+          const cause = translate(error);
+          if (!isRetryable(cause) || attempt >= maxAttempts) throw cause;
+          await sleep(20 + random() * 130);
+        }
+      }
+    },
+    async close() {
+      await sql.end({ timeout: 5 });
+    },
+  };
+}
+
+/**
+ * The URL with its password replaced by `***`, for messages and `target`.
+ *
+ * @param url A server URL.
+ * @returns The URL to show.
+ */
+export function maskPassword(url: string): string {
+  return url.replace(/^(postgres(?:ql)?:\/\/[^:/@]*:)[^@/]*@/i, "$1***@");
+}

@@ -1,0 +1,1081 @@
+/**
+ * The PostgreSQL engine of {@linkcode SessionStore}: the same methods, the
+ * same records and the same errors as the SQLite engine, over a pool of
+ * connections to one server, with the tables in their own schema. Every
+ * write is one transaction (most are one statement); message counters are
+ * updated in the statement that inserts the messages; a transaction
+ * PostgreSQL aborts for a serialization failure or a deadlock is run again.
+ *
+ * @module
+ */
+import { parsePythonFloat, pythonFloatRepr } from "../_python_float.ts";
+import { removeTranscriptFiles } from "../_transcript_files.ts";
+import { ReadonlyError, TitleError } from "../errors.ts";
+import type { ConversationOptions } from "../conversation.ts";
+import type { ExportOptions } from "../export.ts";
+import type { ImportOptions, ImportResult, ParentLink } from "../import.ts";
+import type { DatabaseInfo, InspectOptions } from "../inspect.ts";
+import type {
+  ListSessionsOptions,
+  SearchSessionsOptions,
+  SessionCountOptions,
+} from "../listing.ts";
+import { checkCount } from "../paging.ts";
+import type { PruneCandidate, PruneCandidatesOptions } from "../prune_candidates.ts";
+import type {
+  AutoPruneOptions,
+  AutoPruneResult,
+  PruneOptions,
+  SessionsDirOptions,
+} from "../prune.ts";
+import type { SearchOptions } from "../search/search.ts";
+import type { SessionStore } from "../session_store.ts";
+import type { CreateSessionOptions, EnsureSessionOptions } from "../sessions.ts";
+import type { SourceUsage } from "../source_usage.ts";
+import { sanitizeTitle } from "../titles.ts";
+import type { TokenCountsUpdate } from "../tokens.ts";
+import { encodeJson } from "../content.ts";
+import type {
+  ConversationMessage,
+  MessageRow,
+  ModelUsage,
+  NewMessage,
+  RichSessionRow,
+  SearchHit,
+  SessionExport,
+  SessionRow,
+  SessionTokens,
+} from "../types.ts";
+import {
+  connectPg,
+  foreignKeyError,
+  isUniqueViolation,
+  maskPassword,
+  type PgClient,
+  type PgConnectOptions,
+  type PgQuery,
+  type PgRow,
+  type PgValue,
+} from "./_client.ts";
+import {
+  conversationValues,
+  INSERT_COLUMNS,
+  isReplayedPrompt,
+  MESSAGE_COLUMNS,
+  messageFromRow,
+  type MessageValues,
+  newMessageValues,
+  SESSION_COLUMNS,
+  TIMESTAMP_INDEX,
+  toConversationMessage,
+  toolCallsAdded,
+  valuesList,
+  withPreview,
+} from "./_rows.ts";
+import { importSessionPg, restoreParentLinksPg } from "./import.ts";
+import { migratePg } from "./schema.ts";
+import { searchMessagesPg } from "./search.ts";
+
+/** Options of {@linkcode openPostgresStore}. */
+export interface PostgresStoreOptions extends PgConnectOptions {
+  /** Run no schema step; every write method rejects. */
+  readonly readonly?: boolean;
+  /** Seconds since the epoch, as a float (tests inject a fixed clock). */
+  readonly clock?: () => number;
+  /**
+   * The schema holding the tables; the URL's `?schema=` otherwise.
+   * @default {"hermes"}
+   */
+  readonly schema?: string;
+}
+
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
+
+/**
+ * Splits the `schema` query parameter off a server URL.
+ *
+ * @param url A `postgres://` URL, maybe with `?schema=NAME`.
+ * @returns The URL without it, and the schema (`hermes` by default).
+ * @throws {TypeError} When the schema is not a plain identifier.
+ */
+export function parsePostgresUrl(url: string): { url: string; schema: string } {
+  const at = url.indexOf("?");
+  if (at === -1) return { url, schema: "hermes" };
+  const params = new URLSearchParams(url.slice(at + 1));
+  const schema = params.get("schema") ?? "hermes";
+  params.delete("schema");
+  if (!SCHEMA_NAME.test(schema)) {
+    throw new TypeError(
+      `Cannot open store: schema must be a plain identifier: current value is ${schema}`,
+    );
+  }
+  const rest = params.toString();
+  return { url: url.slice(0, at) + (rest ? `?${rest}` : ""), schema };
+}
+
+/**
+ * Opens the store on a PostgreSQL server: connects, creates the schema and
+ * runs the migrations (under an advisory lock) unless read-only.
+ *
+ * @param url `postgres://user:pass@host:port/db?schema=hermes`.
+ * @param options Mode, clock, schema, pool size, retry timing.
+ * @returns The open store.
+ * @throws {OpenError} When the server cannot be reached or refuses the login.
+ * @throws {TypeError} When the `postgres` package cannot be loaded or the schema name is bad.
+ */
+export async function openPostgresStore(
+  url: string,
+  options: PostgresStoreOptions = {},
+): Promise<SessionStore> {
+  const parsed = parsePostgresUrl(url);
+  const schema = options.schema ?? parsed.schema;
+  if (!SCHEMA_NAME.test(schema)) {
+    throw new TypeError(
+      `Cannot open store: schema must be a plain identifier: current value is ${schema}`,
+    );
+  }
+  const client = await connectPg(parsed.url, schema, options);
+  try {
+    if (!options.readonly) await migratePg(client, schema);
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+  return new PostgresSessionStore(client, {
+    target: maskPassword(url),
+    readonly: options.readonly ?? false,
+    clock: options.clock ?? (() => Date.now() / 1000),
+  });
+}
+
+/** Rows per multi-row INSERT (15 parameters each, PostgreSQL allows 65535). */
+const INSERT_CHUNK = 1000;
+/** Spacing of the timestamps of a batch, as the SQLite engine. */
+const TIMESTAMP_STEP = 1e-6;
+const MAX_COMPRESSION_STEPS = 100;
+const MAX_RESUME_STEPS = 32;
+const MAX_LINEAGE_DEPTH = 1000;
+const MAX_CONVERSATION_LINEAGE = 100;
+const EXPORT_PAGE = 200;
+
+const NUMBERED_TITLE = /^([^\n]*?) #(\p{Nd}+)\n?$/u;
+const DECIMAL_DIGIT = /\p{Nd}/u;
+
+function escapeLike(text: string): string {
+  return text.replaceAll("\\", "\\\\").replaceAll("%", "\\%").replaceAll("_", "\\_");
+}
+
+function digitsValue(digits: string): bigint {
+  let value = 0n;
+  for (const ch of digits) {
+    const cp = ch.codePointAt(0)!;
+    let start = cp;
+    while (DECIMAL_DIGIT.test(String.fromCodePoint(start - 1))) start--;
+    value = value * 10n + BigInt((cp - start) % 10);
+  }
+  return value;
+}
+
+const INSERT_NAMES = ["session_id", ...INSERT_COLUMNS].join(", ");
+
+const ADD_TOKENS = `UPDATE sessions SET
+  input_tokens = input_tokens + $1::bigint,
+  output_tokens = output_tokens + $2::bigint,
+  cache_read_tokens = cache_read_tokens + $3::bigint,
+  cache_write_tokens = cache_write_tokens + $4::bigint,
+  reasoning_tokens = reasoning_tokens + $5::bigint,
+  estimated_cost_usd = COALESCE(estimated_cost_usd, 0) + COALESCE($6::double precision, 0),
+  actual_cost_usd = CASE WHEN $7::double precision IS NULL THEN actual_cost_usd
+    ELSE COALESCE(actual_cost_usd, 0) + $7::double precision END,
+  cost_status = COALESCE($8::text, cost_status),
+  cost_source = COALESCE($9::text, cost_source),
+  pricing_version = COALESCE($10::text, pricing_version),
+  billing_provider = COALESCE(billing_provider, $11::text),
+  billing_base_url = COALESCE(billing_base_url, $12::text),
+  billing_mode = COALESCE(billing_mode, $13::text),
+  model = COALESCE(model, $14::text),
+  api_call_count = COALESCE(api_call_count, 0) + $15::bigint
+  WHERE id = $16`;
+
+const SET_TOKENS = `UPDATE sessions SET
+  input_tokens = $1::bigint,
+  output_tokens = $2::bigint,
+  cache_read_tokens = $3::bigint,
+  cache_write_tokens = $4::bigint,
+  reasoning_tokens = $5::bigint,
+  estimated_cost_usd = COALESCE($6::double precision, 0),
+  actual_cost_usd = CASE WHEN $7::double precision IS NULL THEN actual_cost_usd
+    ELSE $7::double precision END,
+  cost_status = COALESCE($8::text, cost_status),
+  cost_source = COALESCE($9::text, cost_source),
+  pricing_version = COALESCE($10::text, pricing_version),
+  billing_provider = COALESCE(billing_provider, $11::text),
+  billing_base_url = COALESCE(billing_base_url, $12::text),
+  billing_mode = COALESCE(billing_mode, $13::text),
+  model = COALESCE(model, $14::text),
+  api_call_count = $15::bigint
+  WHERE id = $16`;
+
+const INSERT_SESSION = `INSERT INTO sessions
+  (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8::double precision)
+  ON CONFLICT (id) DO NOTHING`;
+
+const RICH_COLUMNS = `
+  COALESCE(
+    (SELECT substr(m.content, 1, 200)
+     FROM messages m
+     WHERE m.session_id = s.id AND m.role = 'user' AND m.content IS NOT NULL
+     ORDER BY m.timestamp, m.id LIMIT 1),
+    ''
+  ) AS _preview_raw,
+  COALESCE((SELECT MAX(m2.timestamp) FROM messages m2 WHERE m2.session_id = s.id), s.started_at)
+    AS last_active`;
+
+const VISIBLE_ONLY = `(s.parent_session_id IS NULL
+  OR EXISTS (SELECT 1 FROM sessions p
+             WHERE p.id = s.parent_session_id
+               AND p.end_reason = 'branched'
+               AND s.started_at >= p.ended_at))`;
+
+const TIP_KEYS = [
+  "id",
+  "ended_at",
+  "end_reason",
+  "message_count",
+  "tool_call_count",
+  "title",
+  "last_active",
+  "preview",
+  "model",
+  "system_prompt",
+] as const;
+
+const EXPORT_SESSIONS = (filtered: boolean) =>
+  `SELECT ${SESSION_COLUMNS}, COALESCE(m.last_active, s.started_at) AS last_active
+   FROM sessions s
+   LEFT JOIN (SELECT session_id, MAX(timestamp) AS last_active FROM messages GROUP BY session_id) m
+     ON m.session_id = s.id
+   ${filtered ? "WHERE s.source = $1" : ""}
+   ORDER BY last_active DESC, s.started_at DESC, s.id COLLATE "C" DESC`;
+
+interface StoreSettings {
+  readonly target: string;
+  readonly readonly: boolean;
+  readonly clock: () => number;
+}
+
+class PostgresSessionStore implements SessionStore {
+  readonly engine = "postgres" as const;
+  readonly target: string;
+  readonly readonly: boolean;
+  readonly #client: PgClient;
+  readonly #clock: () => number;
+  #closed = false;
+
+  constructor(client: PgClient, settings: StoreSettings) {
+    this.#client = client;
+    this.target = settings.target;
+    this.readonly = settings.readonly;
+    this.#clock = settings.clock;
+  }
+
+  get #query(): PgQuery {
+    return this.#client.query;
+  }
+
+  /** Runs a write transaction (rejects on a read-only store). */
+  #write<T>(fn: (query: PgQuery) => Promise<T>): Promise<T> {
+    if (this.readonly) return Promise.reject(new ReadonlyError(this.target));
+    return this.#client.transaction(fn);
+  }
+
+  /** One write statement in its own transaction. */
+  #writeOne(text: string, params: readonly PgValue[]): Promise<PgRow[]> {
+    if (this.readonly) return Promise.reject(new ReadonlyError(this.target));
+    return this.#client.query(text, params);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#client.close();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  // -- sessions ------------------------------------------------------------
+
+  async createSession(
+    id: string,
+    source: string,
+    options: CreateSessionOptions = {},
+  ): Promise<string> {
+    const modelConfig = encodeJson(options.modelConfig);
+    await this.#writeOne(INSERT_SESSION, [
+      id,
+      source,
+      options.userId ?? null,
+      options.model ?? null,
+      modelConfig,
+      options.systemPrompt ?? null,
+      options.parentSessionId ?? null,
+      this.#clock(),
+    ]);
+    return id;
+  }
+
+  ensureSession(
+    id: string,
+    source = "unknown",
+    options: EnsureSessionOptions = {},
+  ): Promise<string> {
+    return this.createSession(id, source, { model: options.model });
+  }
+
+  async endSession(id: string, endReason: string): Promise<void> {
+    await this.#writeOne(
+      "UPDATE sessions SET ended_at = $1::double precision, end_reason = $2 WHERE id = $3 AND ended_at IS NULL",
+      [this.#clock(), endReason, id],
+    );
+  }
+
+  async reopenSession(id: string): Promise<void> {
+    await this.#writeOne(
+      "UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = $1",
+      [id],
+    );
+  }
+
+  async updateSystemPrompt(id: string, prompt: string): Promise<void> {
+    await this.#writeOne("UPDATE sessions SET system_prompt = $1 WHERE id = $2", [prompt, id]);
+  }
+
+  async getSession(id: string): Promise<SessionRow | undefined> {
+    const rows = await this.#query(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.id = $1`, [
+      id,
+    ]);
+    return rows[0] as SessionRow | undefined;
+  }
+
+  async updateTokenCounts(id: string, update: TokenCountsUpdate = {}): Promise<void> {
+    const model = update.model ?? null;
+    const params: PgValue[] = [
+      update.inputTokens ?? 0,
+      update.outputTokens ?? 0,
+      update.cacheReadTokens ?? 0,
+      update.cacheWriteTokens ?? 0,
+      update.reasoningTokens ?? 0,
+      update.estimatedCostUsd ?? null,
+      update.actualCostUsd ?? null,
+      update.costStatus ?? null,
+      update.costSource ?? null,
+      update.pricingVersion ?? null,
+      update.billingProvider ?? null,
+      update.billingBaseUrl ?? null,
+      update.billingMode ?? null,
+      model,
+      update.apiCallCount ?? 0,
+      id,
+    ];
+    const now = this.#clock();
+    await this.#write(async (query) => {
+      await query(INSERT_SESSION, [id, "unknown", null, model, null, null, null, now]);
+      await query(update.absolute ? SET_TOKENS : ADD_TOKENS, params);
+    });
+  }
+
+  // -- messages ------------------------------------------------------------
+
+  async appendMessage(sessionId: string, message: NewMessage): Promise<number> {
+    const values = newMessageValues(message, "append message");
+    values[TIMESTAMP_INDEX] = this.#clock();
+    const rows = await this.#insertCounted(
+      this.#query,
+      sessionId,
+      [values],
+      toolCallsAdded(message.toolCalls),
+    );
+    return rows[0];
+  }
+
+  async appendMessages(sessionId: string, list: readonly NewMessage[]): Promise<number[]> {
+    if (!Array.isArray(list)) {
+      throw new TypeError(
+        `Cannot append messages: messages must be an array: current value is ${String(list)}`,
+      );
+    }
+    if (list.length === 0) return [];
+    const all = list.map((message) => newMessageValues(message, "append messages"));
+    let timestamp = this.#clock();
+    for (const values of all) {
+      values[TIMESTAMP_INDEX] = timestamp;
+      timestamp += TIMESTAMP_STEP;
+    }
+    let toolCalls = 0;
+    for (const message of list) toolCalls += toolCallsAdded(message.toolCalls);
+    if (all.length <= INSERT_CHUNK) {
+      return await this.#insertCounted(this.#query, sessionId, all, toolCalls);
+    }
+    return await this.#write(async (query) => {
+      const ids: number[] = [];
+      for (let at = 0; at < all.length; at += INSERT_CHUNK) {
+        const chunk = all.slice(at, at + INSERT_CHUNK);
+        const calls = at === 0 ? toolCalls : 0;
+        ids.push(...await this.#insertCounted(query, sessionId, chunk, calls));
+      }
+      return ids;
+    });
+  }
+
+  /**
+   * Inserts messages and adds them to the session's counters in one
+   * statement: no session, nothing inserted (and SQLite's foreign-key error).
+   */
+  async #insertCounted(
+    query: PgQuery,
+    sessionId: string,
+    rows: readonly MessageValues[],
+    toolCalls: number,
+  ): Promise<number[]> {
+    if (this.readonly) throw new ReadonlyError(this.target);
+    const values = valuesList(rows, 4);
+    const names = INSERT_COLUMNS.join(", ");
+    const inserted = await query(
+      `WITH s AS (
+         UPDATE sessions SET message_count = message_count + $2::bigint,
+           tool_call_count = tool_call_count + $3::bigint
+         WHERE id = $1 RETURNING id
+       )
+       INSERT INTO messages (${INSERT_NAMES})
+       SELECT s.id, v.* FROM s, (VALUES ${values.sql}) AS v(${names})
+       RETURNING id`,
+      [sessionId, rows.length, toolCalls, ...values.params],
+    );
+    if (inserted.length === 0) throw foreignKeyError();
+    return inserted.map((row) => Number(row.id)).sort((a, b) => a - b);
+  }
+
+  async replaceMessages(sessionId: string, list: readonly ConversationMessage[]): Promise<void> {
+    if (!Array.isArray(list)) {
+      throw new TypeError(
+        `Cannot replace messages: messages must be an array: current value is ${String(list)}`,
+      );
+    }
+    const all = list.map((message) => conversationValues(message, "replace messages"));
+    let timestamp = this.#clock();
+    let toolCalls = 0;
+    for (const [i, values] of all.entries()) {
+      values[TIMESTAMP_INDEX] = timestamp;
+      timestamp += TIMESTAMP_STEP;
+      toolCalls += toolCallsAdded(list[i].tool_calls);
+    }
+    await this.#write(async (query) => {
+      await query("DELETE FROM messages WHERE session_id = $1", [sessionId]);
+      for (let at = 0; at < all.length; at += INSERT_CHUNK) {
+        const chunk = all.slice(at, at + INSERT_CHUNK);
+        const values = valuesList(chunk, 2);
+        await query(
+          `INSERT INTO messages (${INSERT_NAMES})
+           SELECT $1, v.* FROM (VALUES ${values.sql}) AS v(${INSERT_COLUMNS.join(", ")})`,
+          [sessionId, ...values.params],
+        );
+      }
+      const updated = await query(
+        `UPDATE sessions SET message_count = $1::bigint, tool_call_count = $2::bigint
+         WHERE id = $3 RETURNING id`,
+        [all.length, toolCalls, sessionId],
+      );
+      if (updated.length === 0 && all.length > 0) throw foreignKeyError();
+    });
+  }
+
+  async clearMessages(sessionId: string): Promise<void> {
+    await this.#write(async (query) => {
+      await query("DELETE FROM messages WHERE session_id = $1", [sessionId]);
+      await query(
+        "UPDATE sessions SET message_count = 0, tool_call_count = 0 WHERE id = $1",
+        [sessionId],
+      );
+    });
+  }
+
+  async getMessages(sessionId: string): Promise<MessageRow[]> {
+    const rows = await this.#query(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.session_id = $1 ORDER BY m.timestamp, m.id`,
+      [sessionId],
+    );
+    return rows.map(messageFromRow);
+  }
+
+  async getMessagesAsConversation(
+    sessionId: string,
+    options: ConversationOptions = {},
+  ): Promise<ConversationMessage[]> {
+    const includeAncestors = options.includeAncestors ?? false;
+    const ids = includeAncestors ? await this.#lineageRootToTip(sessionId) : [sessionId];
+    const rows = await this.#query(
+      `SELECT role, content, tool_call_id, tool_calls, tool_name, finish_reason, reasoning,
+         reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items
+       FROM messages WHERE session_id IN (SELECT json_array_elements_text($1::text::json))
+       ORDER BY timestamp, id`,
+      [JSON.stringify(ids)],
+    );
+    const conversation: ConversationMessage[] = [];
+    for (const row of rows) {
+      const message = toConversationMessage(row);
+      if (includeAncestors && isReplayedPrompt(conversation, message)) continue;
+      conversation.push(message);
+    }
+    return conversation;
+  }
+
+  async #lineageRootToTip(sessionId: string): Promise<string[]> {
+    if (!sessionId) return [sessionId];
+    const chain: string[] = [];
+    const seen = new Set<string>();
+    let current: unknown = sessionId;
+    for (let step = 0; step < MAX_CONVERSATION_LINEAGE; step++) {
+      if (typeof current !== "string" || current === "" || seen.has(current)) break;
+      seen.add(current);
+      chain.push(current);
+      const rows = await this.#query("SELECT parent_session_id FROM sessions WHERE id = $1", [
+        current,
+      ]);
+      if (rows.length === 0) break;
+      current = rows[0].parent_session_id;
+    }
+    return chain.reverse();
+  }
+
+  async messageCount(sessionId?: string): Promise<number> {
+    const rows = sessionId
+      ? await this.#query("SELECT COUNT(*) AS n FROM messages WHERE session_id = $1", [sessionId])
+      : await this.#query("SELECT COUNT(*) AS n FROM messages");
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  // -- search and listing --------------------------------------------------
+
+  searchMessages(query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
+    return searchMessagesPg(this.#query, query, options);
+  }
+
+  async listSessionsRich(options: ListSessionsOptions = {}): Promise<RichSessionRow[]> {
+    const limit = checkCount("list sessions", "limit", options.limit ?? 20);
+    const offset = checkCount("list sessions", "offset", options.offset ?? 0);
+    const clauses: string[] = [];
+    const params: PgValue[] = [];
+    if (!options.includeChildren) clauses.push(VISIBLE_ONLY);
+    if (options.source) {
+      params.push(options.source);
+      clauses.push(`s.source = $${params.length}`);
+    }
+    if (options.excludeSources && options.excludeSources.length > 0) {
+      params.push(JSON.stringify(options.excludeSources));
+      clauses.push(
+        `s.source NOT IN (SELECT json_array_elements_text($${params.length}::text::json))`,
+      );
+    }
+    const where = clauses.length ? `WHERE ${clauses.join(" AND ")}` : "";
+    const n = params.length + 1;
+    const sql = options.orderByLastActive ? this.#byLastActiveSql(where, n) : `WITH page AS (
+           SELECT s.id FROM sessions s ${where}
+           ORDER BY s.started_at DESC, s.id COLLATE "C" LIMIT $${n} OFFSET $${n + 1}
+         )
+         SELECT ${SESSION_COLUMNS}, ${RICH_COLUMNS}
+         FROM page JOIN sessions s ON s.id = page.id
+         ORDER BY s.started_at DESC, s.id COLLATE "C"`;
+    const rows = (await this.#query(sql, [...params, limit, offset])).map(withPreview);
+    if (options.projectCompressionTips === false || options.includeChildren) return rows;
+    const projected: RichSessionRow[] = [];
+    for (const row of rows) projected.push(await this.#projectTip(row));
+    return projected;
+  }
+
+  #byLastActiveSql(where: string, n: number): string {
+    const lastMessage = (id: string) =>
+      `(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = ${id})`;
+    return `WITH RECURSIVE
+     listed(id, started_at, end_reason, ended_at) AS (
+       SELECT s.id, s.started_at, s.end_reason, s.ended_at FROM sessions s ${where}
+     ),
+     chain(root_id, root_started, cur_id, cur_started, cur_reason, cur_ended) AS (
+       SELECT id, started_at, id, started_at, end_reason, ended_at
+       FROM listed WHERE end_reason = 'compression'
+       UNION
+       SELECT chain.root_id, chain.root_started,
+         child.id, child.started_at, child.end_reason, child.ended_at
+       FROM chain JOIN sessions child ON child.parent_session_id = chain.cur_id
+       WHERE chain.cur_reason = 'compression' AND child.started_at >= chain.cur_ended
+     ),
+     activity(root_id, root_started, effective) AS (
+       SELECT id, started_at, COALESCE(${lastMessage("listed.id")}, started_at)
+       FROM listed WHERE end_reason IS DISTINCT FROM 'compression'
+       UNION ALL
+       SELECT root_id, root_started, MAX(COALESCE(${lastMessage("chain.cur_id")}, cur_started))
+       FROM chain GROUP BY root_id, root_started
+     ),
+     page AS (
+       SELECT root_id, root_started, effective FROM activity
+       ORDER BY effective DESC, root_started DESC, root_id COLLATE "C" DESC
+       LIMIT $${n} OFFSET $${n + 1}
+     )
+     SELECT ${SESSION_COLUMNS}, ${RICH_COLUMNS}
+     FROM page JOIN sessions s ON s.id = page.root_id
+     ORDER BY page.effective DESC, page.root_started DESC, page.root_id COLLATE "C" DESC`;
+  }
+
+  async #projectTip(row: RichSessionRow): Promise<RichSessionRow> {
+    if (row.end_reason !== "compression") return row;
+    const tipId = await this.getCompressionTip(row.id);
+    if (tipId === row.id) return row;
+    const rows = await this.#query(
+      `SELECT ${SESSION_COLUMNS}, ${RICH_COLUMNS} FROM sessions s WHERE s.id = $1`,
+      [tipId],
+    );
+    if (rows.length === 0) return row;
+    const tip = withPreview(rows[0]);
+    const merged: RichSessionRow = { ...row };
+    for (const key of TIP_KEYS) {
+      if (key in tip) (merged as Record<string, unknown>)[key] = tip[key];
+    }
+    merged._lineage_root_id = row.id;
+    return merged;
+  }
+
+  async searchSessions(options: SearchSessionsOptions = {}): Promise<SessionRow[]> {
+    const limit = checkCount("search sessions", "limit", options.limit ?? 20);
+    const offset = checkCount("search sessions", "offset", options.offset ?? 0);
+    const where = options.source ? "WHERE s.source = $3" : "";
+    const params: PgValue[] = [limit, offset];
+    if (options.source) params.push(options.source);
+    return await this.#query(
+      `SELECT ${SESSION_COLUMNS},
+         COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id), s.started_at)
+           AS last_active
+       FROM sessions s ${where}
+       ORDER BY last_active DESC, s.started_at DESC, s.id COLLATE "C" DESC
+       LIMIT $1 OFFSET $2`,
+      params,
+    ) as SessionRow[];
+  }
+
+  async sessionCount(options: SessionCountOptions = {}): Promise<number> {
+    const rows = options.source
+      ? await this.#query("SELECT COUNT(*) AS n FROM sessions WHERE source = $1", [options.source])
+      : await this.#query("SELECT COUNT(*) AS n FROM sessions");
+    return Number(rows[0].n);
+  }
+
+  // -- ids and titles ------------------------------------------------------
+
+  async resolveSessionId(idOrPrefix: string): Promise<string | undefined> {
+    const exact = await this.#query("SELECT id FROM sessions WHERE id = $1", [idOrPrefix]);
+    if (exact.length > 0) return exact[0].id as string;
+    const rows = await this.#query(
+      `SELECT id FROM sessions WHERE id ILIKE $1 ESCAPE '\\'
+       ORDER BY started_at DESC LIMIT 2`,
+      [`${escapeLike(idOrPrefix)}%`],
+    );
+    return rows.length === 1 ? rows[0].id as string : undefined;
+  }
+
+  async setSessionTitle(id: string, title: string | null): Promise<boolean> {
+    const clean = sanitizeTitle(title);
+    const conflictWith = async (query: PgQuery) => {
+      const rows = await query("SELECT id FROM sessions WHERE title = $1 AND id != $2", [
+        clean,
+        id,
+      ]);
+      return rows[0]?.id as string | undefined;
+    };
+    try {
+      return await this.#write(async (query) => {
+        if (clean) {
+          const conflict = await conflictWith(query);
+          if (conflict !== undefined) {
+            throw new TitleError(`Title '${clean}' is already in use by session ${conflict}`);
+          }
+        }
+        const rows = await query("UPDATE sessions SET title = $1 WHERE id = $2 RETURNING id", [
+          clean,
+          id,
+        ]);
+        return rows.length > 0;
+      });
+    } catch (error) {
+      if (!isUniqueViolation(error, "idx_sessions_title_unique")) throw error;
+      // Another writer took the title between the check and the update.
+      const conflict = await conflictWith(this.#query);
+      throw new TitleError(`Title '${clean}' is already in use by session ${conflict ?? "?"}`);
+    }
+  }
+
+  async getSessionTitle(id: string): Promise<string | null | undefined> {
+    const rows = await this.#query("SELECT title FROM sessions WHERE id = $1", [id]);
+    return rows.length === 0 ? undefined : rows[0].title as string | null;
+  }
+
+  async getSessionByTitle(title: string): Promise<SessionRow | undefined> {
+    const rows = await this.#query(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.title = $1`, [
+      title,
+    ]);
+    return rows[0] as SessionRow | undefined;
+  }
+
+  async resolveSessionByTitle(title: string): Promise<string | undefined> {
+    const numbered = await this.#query(
+      `SELECT id FROM sessions WHERE title ILIKE $1 ESCAPE '\\' ORDER BY started_at DESC LIMIT 1`,
+      [`${escapeLike(title)} #%`],
+    );
+    if (numbered.length > 0) return numbered[0].id as string;
+    return (await this.getSessionByTitle(title))?.id;
+  }
+
+  async getNextTitleInLineage(base: string): Promise<string> {
+    const stem = NUMBERED_TITLE.exec(base)?.[1] ?? base;
+    const rows = await this.#query(
+      `SELECT title FROM sessions WHERE title = $1 OR title ILIKE $2 ESCAPE '\\'`,
+      [stem, `${escapeLike(stem)} #%`],
+    );
+    if (rows.length === 0) return stem;
+    let highest = 1n;
+    for (const row of rows) {
+      const match = typeof row.title === "string"
+        ? /^[^\n]* #(\p{Nd}+)\n?$/u.exec(row.title)
+        : null;
+      if (match) {
+        const n = digitsValue(match[1]);
+        if (n > highest) highest = n;
+      }
+    }
+    return `${stem} #${highest + 1n}`;
+  }
+
+  // -- lineage -------------------------------------------------------------
+
+  async getCompressionTip(id: string): Promise<string> {
+    let current = id;
+    for (let step = 0; step < MAX_COMPRESSION_STEPS; step++) {
+      const rows = await this.#query(
+        `SELECT id FROM sessions
+         WHERE parent_session_id = $1
+           AND started_at >= (SELECT ended_at FROM sessions WHERE id = $1 AND end_reason = 'compression')
+         ORDER BY started_at DESC LIMIT 1`,
+        [current],
+      );
+      if (rows.length === 0) return current;
+      current = rows[0].id as string;
+    }
+    return current;
+  }
+
+  async resolveResumeSessionId(id: string): Promise<string> {
+    if (!id) return id;
+    const hasMessages = async (sessionId: string) =>
+      (await this.#query("SELECT 1 FROM messages WHERE session_id = $1 LIMIT 1", [sessionId]))
+        .length > 0;
+    if (await hasMessages(id)) return id;
+    const seen = new Set([id]);
+    let current = id;
+    for (let step = 0; step < MAX_RESUME_STEPS; step++) {
+      const rows = await this.#query(
+        `SELECT id FROM sessions WHERE parent_session_id = $1
+         ORDER BY started_at DESC, id COLLATE "C" DESC LIMIT 1`,
+        [current],
+      );
+      const child = rows[0]?.id as string | undefined;
+      if (!child || seen.has(child)) return id;
+      seen.add(child);
+      if (await hasMessages(child)) return child;
+      current = child;
+    }
+    return id;
+  }
+
+  async getAncestors(id: string): Promise<SessionRow[]> {
+    const rows: SessionRow[] = [];
+    const seen = new Set<string>();
+    let current: string | null = id;
+    while (current !== null && !seen.has(current) && rows.length <= MAX_LINEAGE_DEPTH) {
+      const row: SessionRow | undefined = await this.getSession(current);
+      if (row === undefined) break;
+      rows.push(row);
+      seen.add(current);
+      current = row.parent_session_id;
+    }
+    return rows;
+  }
+
+  async getDescendants(id: string): Promise<SessionRow[]> {
+    return await this.#query(
+      `WITH RECURSIVE tree(id, depth) AS (
+         SELECT id, 0 FROM sessions WHERE id = $1
+         UNION ALL
+         SELECT child.id, tree.depth + 1
+         FROM tree JOIN sessions child ON child.parent_session_id = tree.id
+         WHERE tree.depth < $2 AND child.id != $1
+       )
+       SELECT ${SESSION_COLUMNS} FROM tree JOIN sessions s ON s.id = tree.id
+       ORDER BY tree.depth, s.started_at, s.id COLLATE "C"`,
+      [id, MAX_LINEAGE_DEPTH],
+    ) as SessionRow[];
+  }
+
+  // -- export, delete, prune -----------------------------------------------
+
+  async exportSession(id: string): Promise<SessionExport | undefined> {
+    const session = await this.getSession(id);
+    if (session === undefined) return undefined;
+    return { ...session, messages: await this.getMessages(id) };
+  }
+
+  async exportAll(options: ExportOptions = {}): Promise<SessionExport[]> {
+    const all: SessionExport[] = [];
+    for await (const session of this.iterateExport(options)) all.push(session);
+    return all;
+  }
+
+  async *iterateExport(options: ExportOptions = {}): AsyncIterableIterator<SessionExport> {
+    const source = options.source;
+    const sessions = await this.#query(
+      EXPORT_SESSIONS(Boolean(source)),
+      source ? [source] : [],
+    ) as SessionRow[];
+    for (let at = 0; at < sessions.length; at += EXPORT_PAGE) {
+      const page = sessions.slice(at, at + EXPORT_PAGE);
+      const rows = await this.#query(
+        `SELECT ${MESSAGE_COLUMNS} FROM messages m
+         WHERE m.session_id IN (SELECT json_array_elements_text($1::text::json))
+         ORDER BY m.session_id, m.timestamp, m.id`,
+        [JSON.stringify(page.map((s) => s.id))],
+      );
+      const bySession = new Map<string, MessageRow[]>();
+      for (const row of rows) {
+        const message = messageFromRow(row);
+        let list = bySession.get(message.session_id);
+        if (list === undefined) bySession.set(message.session_id, list = []);
+        list.push(message);
+      }
+      for (const session of page) yield { ...session, messages: bySession.get(session.id) ?? [] };
+    }
+  }
+
+  /** Deletes the sessions `criteria` selects, orphaning their children; returns their ids. */
+  async #deleteWhere(query: PgQuery, criteria: string, params: PgValue[]): Promise<string[]> {
+    const ids = (await query(`SELECT id FROM sessions WHERE ${criteria} FOR UPDATE`, params))
+      .map((row) => row.id as string);
+    if (ids.length === 0) return ids;
+    const list = [JSON.stringify(ids)];
+    const doomed = "SELECT json_array_elements_text($1::text::json)";
+    await query(
+      `UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN (${doomed})`,
+      list,
+    );
+    await query(`DELETE FROM messages WHERE session_id IN (${doomed})`, list);
+    await query(`DELETE FROM sessions WHERE id IN (${doomed})`, list);
+    return ids;
+  }
+
+  async deleteSession(id: string, options: SessionsDirOptions = {}): Promise<boolean> {
+    const ids = await this.#write((query) => this.#deleteWhere(query, "id = $1", [id]));
+    if (ids.length > 0 && options.sessionsDir) removeTranscriptFiles(options.sessionsDir, ids);
+    return ids.length > 0;
+  }
+
+  async pruneSessions(options: PruneOptions = {}): Promise<number> {
+    const days = options.olderThanDays ?? 90;
+    if (typeof days !== "number" || !Number.isFinite(days)) {
+      throw new RangeError(
+        `Cannot prune sessions: olderThanDays must be a finite number: current value is ${days}`,
+      );
+    }
+    const cutoff = this.#clock() - days * 86400;
+    let criteria = "started_at < $1::double precision AND ended_at IS NOT NULL";
+    const params: PgValue[] = [cutoff];
+    if (options.source) {
+      criteria += " AND source = $2";
+      params.push(options.source);
+    }
+    const ids = await this.#write((query) => this.#deleteWhere(query, criteria, params));
+    if (ids.length > 0 && options.sessionsDir) removeTranscriptFiles(options.sessionsDir, ids);
+    return ids.length;
+  }
+
+  async pruneEmptyGhostSessions(options: SessionsDirOptions = {}): Promise<number> {
+    const criteria = `source = 'tui' AND title IS NULL AND ended_at IS NOT NULL
+      AND started_at < $1::double precision
+      AND NOT EXISTS (SELECT 1 FROM messages WHERE messages.session_id = sessions.id)`;
+    const cutoff = this.#clock() - 86400;
+    const ids = await this.#write((query) => this.#deleteWhere(query, criteria, [cutoff]));
+    if (ids.length > 0 && options.sessionsDir) removeTranscriptFiles(options.sessionsDir, ids);
+    return ids.length;
+  }
+
+  // -- meta and maintenance ------------------------------------------------
+
+  async getMeta(key: string): Promise<string | undefined> {
+    const rows = await this.#query("SELECT value FROM state_meta WHERE key = $1", [key]);
+    return rows.length === 0 ? undefined : rows[0].value as string;
+  }
+
+  async setMeta(key: string, value: string): Promise<void> {
+    await this.#writeOne(
+      `INSERT INTO state_meta (key, value) VALUES ($1, $2)
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+      [key, value],
+    );
+  }
+
+  async vacuum(): Promise<void> {
+    if (this.readonly) throw new ReadonlyError(this.target);
+    await this.#query("VACUUM (ANALYZE) sessions, messages, state_meta");
+  }
+
+  async maybeAutoPruneAndVacuum(options: AutoPruneOptions = {}): Promise<AutoPruneResult> {
+    const result: AutoPruneResult = { skipped: false, pruned: 0, vacuumed: false };
+    try {
+      const now = this.#clock();
+      const hours = options.minIntervalHours ?? 24;
+      const last = await this.getMeta("last_auto_prune");
+      const lastRun = last ? parsePythonFloat(last) : undefined;
+      if (lastRun !== undefined && now - lastRun < hours * 3600) {
+        result.skipped = true;
+        return result;
+      }
+      result.pruned = await this.pruneSessions({
+        olderThanDays: options.retentionDays ?? 90,
+        sessionsDir: options.sessionsDir,
+      });
+      if ((options.vacuum ?? true) && result.pruned > 0) {
+        try {
+          await this.vacuum();
+          result.vacuumed = true;
+        } catch {
+          // As in Python: the prune is done; a VACUUM that could not run is not an error.
+        }
+      }
+      await this.setMeta("last_auto_prune", pythonFloatRepr(now));
+    } catch (error) {
+      result.error = error instanceof Error ? error.message : String(error);
+    }
+    return result;
+  }
+
+  // -- statistics ----------------------------------------------------------
+
+  async usageByModel(): Promise<ModelUsage[]> {
+    return await this.#query(
+      `SELECT model, COUNT(*) AS session_count, SUM(input_tokens) AS total_input,
+         SUM(output_tokens) AS total_output, SUM(estimated_cost_usd) AS total_cost
+       FROM sessions WHERE model IS NOT NULL
+       GROUP BY model
+       ORDER BY total_cost DESC NULLS LAST, model COLLATE "C"`,
+    ) as unknown as ModelUsage[];
+  }
+
+  async topSessionsByTokens(limit = 10): Promise<SessionTokens[]> {
+    checkCount("rank sessions", "limit", limit);
+    return await this.#query(
+      `SELECT id, title, model, input_tokens + output_tokens AS total_tokens, estimated_cost_usd
+       FROM sessions ORDER BY total_tokens DESC NULLS LAST, id COLLATE "C" LIMIT $1`,
+      [limit],
+    ) as unknown as SessionTokens[];
+  }
+
+  async usageBySource(): Promise<SourceUsage[]> {
+    const rows = await this.#query(
+      `SELECT s.source AS source, COUNT(*) AS session_count,
+         COALESCE(SUM(m.n), 0) AS message_count,
+         COALESCE(SUM(s.input_tokens), 0) AS total_input,
+         COALESCE(SUM(s.output_tokens), 0) AS total_output,
+         COALESCE(SUM(s.cache_read_tokens), 0) AS total_cache_read,
+         COALESCE(SUM(s.cache_write_tokens), 0) AS total_cache_write,
+         COALESCE(SUM(s.reasoning_tokens), 0) AS total_reasoning,
+         SUM(s.estimated_cost_usd) AS estimated_cost,
+         SUM(s.actual_cost_usd) AS actual_cost
+       FROM sessions s
+       LEFT JOIN (SELECT session_id, COUNT(*) AS n FROM messages GROUP BY session_id) m
+         ON m.session_id = s.id
+       GROUP BY s.source
+       ORDER BY session_count DESC, s.source COLLATE "C"`,
+    );
+    return rows.map((row) => ({
+      source: String(row.source),
+      session_count: Number(row.session_count),
+      message_count: Number(row.message_count),
+      total_input: Number(row.total_input),
+      total_output: Number(row.total_output),
+      total_cache_read: Number(row.total_cache_read),
+      total_cache_write: Number(row.total_cache_write),
+      total_reasoning: Number(row.total_reasoning),
+      estimated_cost: row.estimated_cost === null ? null : Number(row.estimated_cost),
+      actual_cost: row.actual_cost === null ? null : Number(row.actual_cost),
+    }));
+  }
+
+  async inspect(_options: InspectOptions = {}): Promise<DatabaseInfo> {
+    const [version] = await this.#query("SELECT version FROM schema_version LIMIT 1");
+    const [server] = await this.#query(
+      `SELECT current_setting('server_version') AS v, current_setting('block_size') AS bs,
+         (SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c
+          WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r') AS bytes`,
+    );
+    const meta = await this.#query('SELECT key FROM state_meta ORDER BY key COLLATE "C"');
+    const pageSize = Number(server.bs);
+    return {
+      path: this.target,
+      schemaVersion: version === undefined ? null : Number(version.version),
+      sqliteVersion: `PostgreSQL ${server.v}`,
+      journalMode: "postgresql",
+      pageSize,
+      pageCount: Math.ceil(Number(server.bytes) / pageSize),
+      freePages: 0,
+      sessions: await this.sessionCount(),
+      messages: await this.messageCount(),
+      ftsTables: ["messages.search_words", "messages.search_grams"],
+      metaKeys: meta.map((row) => String(row.key)),
+      integrity: null,
+    };
+  }
+
+  async pruneCandidates(options: PruneCandidatesOptions = {}): Promise<PruneCandidate[]> {
+    const days = options.olderThanDays ?? 90;
+    if (typeof days !== "number" || !Number.isFinite(days) || days < 0) {
+      throw new RangeError(
+        `Cannot list prune candidates: olderThanDays must be a non-negative number: current value is ${days}`,
+      );
+    }
+    const cutoff = this.#clock() - days * 86400;
+    const bySource = options.source ? " AND source = $2" : "";
+    const params: PgValue[] = options.source ? [cutoff, options.source] : [cutoff];
+    const rows = await this.#query(
+      `SELECT id, source, title, started_at, ended_at, end_reason, message_count
+       FROM sessions WHERE started_at < $1::double precision AND ended_at IS NOT NULL${bySource}
+       ORDER BY started_at, id COLLATE "C"`,
+      params,
+    );
+    return rows.map((row) => ({
+      id: String(row.id),
+      source: String(row.source),
+      title: row.title === null ? null : String(row.title),
+      started_at: Number(row.started_at),
+      ended_at: Number(row.ended_at),
+      end_reason: row.end_reason === null ? null : String(row.end_reason),
+      message_count: Number(row.message_count ?? 0),
+    }));
+  }
+
+  // -- import --------------------------------------------------------------
+
+  importSession(record: unknown, options: ImportOptions = {}): Promise<ImportResult> {
+    return importSessionPg((fn) => this.#write(fn), record, options);
+  }
+
+  restoreParentLinks(links: readonly ParentLink[]): Promise<number> {
+    return restoreParentLinksPg((fn) => this.#write(fn), links);
+  }
+}

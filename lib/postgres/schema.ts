@@ -1,0 +1,167 @@
+/**
+ * The PostgreSQL schema: the v11 tables, columns and indexes of SPEC.md with
+ * matching types (REAL → double precision, INTEGER → bigint, message ids from
+ * a sequence), in their own schema (`hermes` by default), plus the search
+ * columns (a `simple` word vector and a CJK uni/bigram vector, both GIN
+ * indexed) and a `pg_trgm` index for substrings. Migrations are an
+ * append-only list, run under an advisory lock so many processes can start
+ * at once; each runs in one transaction.
+ *
+ * @module
+ */
+import type { PgClient, PgQuery } from "./_client.ts";
+
+/** The schema version the SQLite file format has; PostgreSQL records the same number. */
+export const SCHEMA_VERSION = 11;
+
+/** One step of the PostgreSQL schema. */
+interface PgMigration {
+  /** Sequence number (recorded in `hermes_migrations`). */
+  readonly step: number;
+  /** What it does. */
+  readonly name: string;
+  /** The statements. */
+  readonly sql: readonly string[];
+}
+
+const MIGRATIONS: readonly PgMigration[] = [
+  {
+    step: 1,
+    name: "v11 tables",
+    sql: [
+      `CREATE TABLE IF NOT EXISTS schema_version (version bigint NOT NULL)`,
+      `CREATE TABLE IF NOT EXISTS sessions (
+        id text PRIMARY KEY,
+        source text NOT NULL,
+        user_id text,
+        model text,
+        model_config text,
+        system_prompt text,
+        parent_session_id text REFERENCES sessions(id),
+        started_at double precision NOT NULL,
+        ended_at double precision,
+        end_reason text,
+        message_count bigint DEFAULT 0,
+        tool_call_count bigint DEFAULT 0,
+        input_tokens bigint DEFAULT 0,
+        output_tokens bigint DEFAULT 0,
+        cache_read_tokens bigint DEFAULT 0,
+        cache_write_tokens bigint DEFAULT 0,
+        reasoning_tokens bigint DEFAULT 0,
+        billing_provider text,
+        billing_base_url text,
+        billing_mode text,
+        estimated_cost_usd double precision,
+        actual_cost_usd double precision,
+        cost_status text,
+        cost_source text,
+        pricing_version text,
+        title text,
+        api_call_count bigint DEFAULT 0
+      )`,
+      `CREATE TABLE IF NOT EXISTS messages (
+        id bigserial PRIMARY KEY,
+        session_id text NOT NULL REFERENCES sessions(id),
+        role text NOT NULL,
+        content text,
+        tool_call_id text,
+        tool_calls text,
+        tool_name text,
+        timestamp double precision NOT NULL,
+        token_count bigint,
+        finish_reason text,
+        reasoning text,
+        reasoning_content text,
+        reasoning_details text,
+        codex_reasoning_items text,
+        codex_message_items text,
+        search_words tsvector NOT NULL DEFAULT ''::tsvector,
+        search_grams tsvector NOT NULL DEFAULT ''::tsvector
+      )`,
+      `CREATE TABLE IF NOT EXISTS state_meta (key text PRIMARY KEY, value text)`,
+      `CREATE INDEX IF NOT EXISTS idx_sessions_source ON sessions(source)`,
+      `CREATE INDEX IF NOT EXISTS idx_sessions_parent ON sessions(parent_session_id)`,
+      `CREATE INDEX IF NOT EXISTS idx_sessions_started ON sessions(started_at DESC)`,
+      `CREATE INDEX IF NOT EXISTS idx_messages_session ON messages(session_id, timestamp)`,
+      `CREATE UNIQUE INDEX IF NOT EXISTS idx_sessions_title_unique ON sessions(title)
+        WHERE title IS NOT NULL`,
+      `CREATE INDEX IF NOT EXISTS idx_messages_search_words ON messages USING gin (search_words)`,
+      `CREATE INDEX IF NOT EXISTS idx_messages_search_grams ON messages USING gin (search_grams)`,
+      `INSERT INTO schema_version (version)
+        SELECT ${SCHEMA_VERSION} WHERE NOT EXISTS (SELECT 1 FROM schema_version)`,
+    ],
+  },
+];
+
+/**
+ * The text the search indexes see, as SQLite's FTS triggers build it:
+ * `content ‖ ' ' ‖ tool_name ‖ ' ' ‖ tool_calls`.
+ */
+export const SEARCH_DOCUMENT_SQL = "(coalesce(m.content, '') || ' ' || coalesce(m.tool_name, '') " +
+  "|| ' ' || coalesce(m.tool_calls, ''))";
+
+/** Advisory lock key of the migrations (any constant; "hermes" in ASCII). */
+const MIGRATION_LOCK = 0x6865726d6573;
+
+function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/**
+ * Creates the schema and runs every migration not yet recorded, under an
+ * advisory lock (concurrent openers wait, then find nothing left to do).
+ * The `pg_trgm` index is best effort: without the extension (or the right to
+ * create it) substrings are found by scanning.
+ *
+ * @param client The pool.
+ * @param schema The schema name.
+ * @returns Whether the trigram index exists.
+ */
+export async function migratePg(client: PgClient, schema: string): Promise<boolean> {
+  return await client.transaction(async (query) => {
+    await query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+    await query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+    await query(`SET LOCAL search_path TO ${quoteIdent(schema)}, public`);
+    await query(`CREATE TABLE IF NOT EXISTS hermes_migrations (
+      step integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const done = new Set(
+      (await query("SELECT step FROM hermes_migrations")).map((row) => Number(row.step)),
+    );
+    for (const migration of MIGRATIONS) {
+      if (done.has(migration.step)) continue;
+      for (const statement of migration.sql) await query(statement);
+      await query("INSERT INTO hermes_migrations (step, name) VALUES ($1, $2)", [
+        migration.step,
+        migration.name,
+      ]);
+    }
+    return await ensureTrigramIndex(query);
+  });
+}
+
+async function ensureTrigramIndex(query: PgQuery): Promise<boolean> {
+  const present = await query(
+    "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = $1",
+    ["idx_messages_search_trigram"],
+  );
+  if (present.length > 0) return true;
+  const extension = await query("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'");
+  if (extension.length === 0) {
+    const available = await query("SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm'");
+    if (available.length === 0) return false;
+    // A savepoint, so a refusal (no privilege) leaves the migration transaction usable.
+    await query("SAVEPOINT trgm");
+    try {
+      await query("CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public");
+      await query("RELEASE SAVEPOINT trgm");
+    } catch {
+      await query("ROLLBACK TO SAVEPOINT trgm");
+      return false;
+    }
+  }
+  await query(
+    `CREATE INDEX IF NOT EXISTS idx_messages_search_trigram ON messages
+      USING gin (${SEARCH_DOCUMENT_SQL.replaceAll("m.", "")} public.gin_trgm_ops)`,
+  );
+  return true;
+}

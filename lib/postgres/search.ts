@@ -1,0 +1,278 @@
+/**
+ * `searchMessages` on PostgreSQL: the same plan as the SQLite engine
+ * (`planSearch`: sanitize, then words, CJK trigram or substring), the same
+ * filters and the same hit shape, over the store's own search columns:
+ *
+ * - words: `search_words @@ tsquery` (GIN), ordered by `ts_rank_cd`;
+ * - three or more CJK characters: each phrase a case-insensitive substring
+ *   (`ILIKE`, `pg_trgm` GIN), pre-filtered by its CJK bigrams (GIN);
+ * - fewer: escaped substrings of content, tool name and tool calls, newest
+ *   first, pre-filtered by CJK bigrams (or the character itself).
+ *
+ * Matches are SQLite's; ranking among them and snippet windows may differ
+ * (`ts_rank_cd` is not bm25).
+ *
+ * @module
+ */
+import { checkCount } from "../paging.ts";
+import { containsPattern } from "../search/filters.ts";
+import { planSearch } from "../search/plan.ts";
+import type { SearchOptions } from "../search/search.ts";
+import { MULTIMODAL_PREFIX } from "../content.ts";
+import { codePointSlice, pythonStrip } from "../python_text.ts";
+import type { ContextMessage, SearchHit } from "../types.ts";
+import type { PgQuery, PgRow, PgValue } from "./_client.ts";
+import { SEARCH_DOCUMENT_SQL } from "./schema.ts";
+import {
+  gramsQuery,
+  substringCondition,
+  substringSnippet,
+  trigramSql,
+  wordsQuery,
+  wordsSnippet,
+} from "./text_search.ts";
+
+interface Filters {
+  sql: string;
+  params: PgValue[];
+}
+
+function filterSql(options: SearchOptions, first: number): Filters {
+  let sql = "";
+  const params: PgValue[] = [];
+  const add = (clause: string, list: readonly string[]) => {
+    params.push(JSON.stringify(list));
+    sql += ` AND ${clause} (SELECT json_array_elements_text($${
+      first + params.length - 1
+    }::text::json))`;
+  };
+  if (options.sourceFilter != null) add("s.source IN", options.sourceFilter);
+  if (options.excludeSources != null) add("s.source NOT IN", options.excludeSources);
+  const roles = options.roleFilter ?? null;
+  if (roles !== null && roles.length > 0) add("m.role IN", roles);
+  return { sql, params };
+}
+
+const HIT_COLUMNS = `m.id AS id, m.session_id AS session_id, m.role AS role,
+  m.timestamp AS timestamp, m.tool_name AS tool_name, s.source AS source, s.model AS model,
+  s.started_at AS session_started, ${SEARCH_DOCUMENT_SQL} AS _document`;
+
+async function wordsPage(
+  query: PgQuery,
+  match: string,
+  options: SearchOptions,
+  page: { limit: number; offset: number },
+): Promise<PgRow[] | undefined> {
+  const tsquery = wordsQuery(match);
+  if (tsquery === undefined) return undefined;
+  if (tsquery === null) return [];
+  const filters = filterSql(options, 2);
+  const n = 2 + filters.params.length;
+  const rows = await query(
+    `SELECT ${HIT_COLUMNS}, ts_rank_cd(m.search_words, $1::tsquery) AS _rank
+     FROM messages m JOIN sessions s ON s.id = m.session_id
+     WHERE m.search_words @@ $1::tsquery${filters.sql}
+     ORDER BY _rank DESC, m.id
+     LIMIT $${n} OFFSET $${n + 1}`,
+    [tsquery, ...filters.params, page.limit, page.offset],
+  );
+  for (const row of rows) row.snippet = wordsSnippet(String(row._document), match);
+  return rows;
+}
+
+async function trigramPage(
+  query: PgQuery,
+  match: string,
+  required: readonly string[],
+  options: SearchOptions,
+  page: { limit: number; offset: number },
+): Promise<PgRow[] | undefined> {
+  const condition = trigramSql(match, 1, SEARCH_DOCUMENT_SQL, containsPattern);
+  if (condition === undefined) return undefined;
+  if (condition === null) return [];
+  const params: PgValue[] = [...condition.params];
+  let sql = condition.sql;
+  for (const term of required) {
+    const extra: string[] = [];
+    sql += ` AND ${
+      substringCondition(term, params.length + 1, SEARCH_DOCUMENT_SQL, containsPattern, extra)
+    }`;
+    params.push(...extra);
+  }
+  const filters = filterSql(options, params.length + 1);
+  params.push(...filters.params);
+  const n = params.length + 1;
+  const rows = await query(
+    `SELECT ${HIT_COLUMNS} FROM messages m JOIN sessions s ON s.id = m.session_id
+     WHERE ${sql}${filters.sql}
+     ORDER BY m.timestamp DESC, m.id
+     LIMIT $${n} OFFSET $${n + 1}`,
+    [...params, page.limit, page.offset],
+  );
+  for (const row of rows) row.snippet = substringSnippet(String(row._document), match);
+  return rows;
+}
+
+/** One "contains" test over content, tool name and tool calls, as SQLite's LIKE fallback. */
+function containsCondition(term: string, params: PgValue[]): string {
+  const pattern = containsPattern(term);
+  const fields = ["m.content", "m.tool_name", "m.tool_calls"].map((field) => {
+    params.push(pattern);
+    return `${field} ILIKE $${params.length}`;
+  });
+  const like = `(${fields.join(" OR ")})`;
+  const grams = gramsQuery(term);
+  if (grams === undefined) return like;
+  params.push(grams);
+  return `(m.search_grams @@ $${params.length}::tsquery AND ${like})`;
+}
+
+async function substringPage(
+  query: PgQuery,
+  terms: readonly string[],
+  all: boolean,
+  options: SearchOptions,
+  page: { limit: number; offset: number },
+): Promise<PgRow[]> {
+  const params: PgValue[] = [terms[0]];
+  const conditions = terms.map((term) => containsCondition(term, params));
+  const filters = filterSql(options, params.length + 1);
+  params.push(...filters.params);
+  const n = params.length + 1;
+  return await query(
+    `SELECT ${HIT_COLUMNS},
+       substr(m.content, greatest(1, strpos(m.content, $1) - 40), 120) AS snippet
+     FROM messages m JOIN sessions s ON s.id = m.session_id
+     WHERE (${conditions.join(all ? " AND " : " OR ")})${filters.sql}
+     ORDER BY m.timestamp DESC, m.id
+     LIMIT $${n} OFFSET $${n + 1}`,
+    [...params, page.limit, page.offset],
+  );
+}
+
+const CONTEXT_SQL = `
+WITH hit AS (
+  SELECT (h.ord - 1) AS ord, h.id::bigint AS id
+  FROM json_array_elements_text($1::text::json) WITH ORDINALITY AS h(id, ord)
+),
+target AS (SELECT hit.ord, m.id, m.session_id, m.timestamp FROM hit JOIN messages m ON m.id = hit.id)
+SELECT t.ord AS ord, 0 AS pos, p.role AS role, p.content AS content
+FROM target t JOIN messages p ON p.id = (
+  SELECT x.id FROM messages x
+  WHERE x.session_id = t.session_id AND x.timestamp <= t.timestamp
+    AND (x.timestamp < t.timestamp OR x.id < t.id)
+  ORDER BY x.timestamp DESC, x.id DESC LIMIT 1)
+UNION ALL
+SELECT t.ord, 1, m.role, m.content FROM target t JOIN messages m ON m.id = t.id
+UNION ALL
+SELECT t.ord, 2, n.role, n.content
+FROM target t JOIN messages n ON n.id = (
+  SELECT x.id FROM messages x
+  WHERE x.session_id = t.session_id AND x.timestamp >= t.timestamp
+    AND (x.timestamp > t.timestamp OR x.id > t.id)
+  ORDER BY x.timestamp ASC, x.id ASC LIMIT 1)
+ORDER BY 1, 2`;
+
+class NotText extends Error {}
+
+function isTruthy(value: unknown): boolean {
+  if (value === null || value === undefined || value === false || value === 0 || value === "") {
+    return false;
+  }
+  if (Array.isArray(value)) return value.length > 0;
+  if (typeof value === "object") return Object.keys(value).length > 0;
+  return true;
+}
+
+function renderContent(stored: unknown): string {
+  if (typeof stored !== "string") return "";
+  if (!stored.startsWith(MULTIMODAL_PREFIX)) return stored;
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(stored.slice(MULTIMODAL_PREFIX.length));
+  } catch {
+    return stored;
+  }
+  if (typeof decoded === "string") return decoded;
+  if (!Array.isArray(decoded)) return "";
+  const texts: string[] = [];
+  for (const part of decoded) {
+    if (part === null || typeof part !== "object" || Array.isArray(part)) continue;
+    if ((part as Record<string, unknown>).type !== "text") continue;
+    const text = (part as Record<string, unknown>).text;
+    if (!isTruthy(text)) continue;
+    if (typeof text !== "string") throw new NotText();
+    texts.push(text);
+  }
+  return pythonStrip(texts.join(" ")) || "[multimodal content]";
+}
+
+async function hitContexts(query: PgQuery, ids: readonly number[]): Promise<ContextMessage[][]> {
+  const contexts: ContextMessage[][] = ids.map(() => []);
+  if (ids.length === 0) return contexts;
+  const failed = new Set<number>();
+  const rows = await query(CONTEXT_SQL, [JSON.stringify(ids)]);
+  for (const row of rows) {
+    const ord = Number(row.ord);
+    if (failed.has(ord)) continue;
+    try {
+      contexts[ord].push({
+        role: row.role as string,
+        content: codePointSlice(renderContent(row.content), 200),
+      });
+    } catch (error) {
+      if (!(error instanceof NotText)) throw error;
+      failed.add(ord);
+      contexts[ord] = [];
+    }
+  }
+  return contexts;
+}
+
+/**
+ * Searches messages as `SessionDB.searchMessages` does.
+ *
+ * @param query The store's query function.
+ * @param text The user's query, any text.
+ * @param options Filters and paging.
+ * @returns The hits, with context.
+ * @throws {RangeError} When `limit` or `offset` is not a non-negative integer.
+ */
+export async function searchMessagesPg(
+  query: PgQuery,
+  text: string,
+  options: SearchOptions = {},
+): Promise<SearchHit[]> {
+  const limit = checkCount("search messages", "limit", options.limit ?? 20);
+  const offset = checkCount("search messages", "offset", options.offset ?? 0);
+  const plan = planSearch(text);
+  if (plan.kind === "nothing") return [];
+  const page = { limit, offset };
+  let rows: PgRow[] | undefined;
+  if (plan.kind === "substring") {
+    rows = plan.terms.length === 0
+      ? []
+      : await substringPage(query, plan.terms, plan.all, options, page);
+  } else if (plan.table === "messages_fts") {
+    rows = await wordsPage(query, plan.match, options, page);
+    if (rows === undefined && plan.retry !== undefined) {
+      rows = await wordsPage(query, plan.retry, options, page);
+    }
+  } else {
+    rows = await trigramPage(query, plan.match, plan.required, options, page);
+  }
+  if (rows === undefined || rows.length === 0) return [];
+  const contexts = await hitContexts(query, rows.map((row) => Number(row.id)));
+  return rows.map((row, i) => ({
+    id: row.id as number,
+    session_id: row.session_id as string,
+    role: row.role as string,
+    snippet: (row.snippet ?? null) as string | null,
+    timestamp: row.timestamp as number,
+    tool_name: row.tool_name as string | null,
+    source: row.source as string,
+    model: row.model as string | null,
+    session_started: row.session_started as number,
+    context: contexts[i],
+  }));
+}

@@ -1,0 +1,546 @@
+/**
+ * Full-text search terms for PostgreSQL, computed in TypeScript so they
+ * match what SQLite's FTS5 sees:
+ *
+ * - words: the tokens of FTS5's `unicode61` tokenizer (runs of letters,
+ *   digits and private-use characters, lower-cased, Latin diacritics
+ *   removed), written as a `tsvector` literal with positions, queried with a
+ *   `tsquery` built from the FTS5 query (phrases become `<->` chains,
+ *   `word*` a `:*` prefix, AND/OR/NOT keep FTS5's precedence);
+ * - CJK grams: every CJK character and every overlapping pair of each CJK
+ *   run, so a CJK substring of any length is found through a GIN index (and
+ *   then confirmed by an exact substring test).
+ *
+ * @module
+ */
+import { isCjkCodePoint } from "../search/cjk.ts";
+
+// ---------------------------------------------------------------------------
+// Tokens
+// ---------------------------------------------------------------------------
+
+const TOKEN = /[\p{L}\p{N}\p{Co}\p{M}]+/gu;
+const DIACRITIC = /[\u0300-\u036f]/g;
+/**
+ * Longest lexeme, in UTF-16 units (PostgreSQL refuses lexemes over 2046
+ * bytes): a longer token is indexed and queried by its first 200 units.
+ */
+const MAX_TOKEN = 200;
+/** PostgreSQL keeps positions up to 16383 and at most 256 per lexeme. */
+const MAX_POSITION = 16383;
+const MAX_POSITIONS = 256;
+/** Stay clear of PostgreSQL's 1 MB tsvector limit. */
+const MAX_VECTOR_CHARS = 600_000;
+
+/** One token of a text: its folded form and where it is. */
+export interface Token {
+  /** Lower-cased, diacritics removed. */
+  readonly term: string;
+  /** Offset of its first UTF-16 unit. */
+  readonly start: number;
+  /** Offset just past it. */
+  readonly end: number;
+}
+
+/**
+ * Folds a token as `unicode61` does: lower case, Latin diacritics removed.
+ *
+ * @param text A token.
+ * @returns Its folded form.
+ */
+export function foldToken(text: string): string {
+  const lower = text.toLowerCase();
+  // deno-lint-ignore no-control-regex -- ASCII text needs no Unicode folding
+  const folded = /^[\x00-\x7f]*$/.test(lower)
+    ? lower
+    : lower.normalize("NFD").replace(DIACRITIC, "").normalize("NFC");
+  return folded.length > MAX_TOKEN ? folded.slice(0, MAX_TOKEN) : folded;
+}
+
+/**
+ * The tokens of `text` as FTS5's `unicode61` tokenizer splits it.
+ *
+ * @param text Any text.
+ * @returns The tokens in order.
+ */
+export function tokenize(text: string): Token[] {
+  const tokens: Token[] = [];
+  for (const match of text.matchAll(TOKEN)) {
+    const term = foldToken(match[0]);
+    if (term === "") continue;
+    tokens.push({ term, start: match.index!, end: match.index! + match[0].length });
+  }
+  return tokens;
+}
+
+/**
+ * Quotes a lexeme for a `tsvector` or `tsquery` literal.
+ *
+ * @param lexeme The lexeme.
+ * @returns `'lexeme'` with `'` and `\` escaped.
+ */
+export function quoteLexeme(lexeme: string): string {
+  return `'${lexeme.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`;
+}
+
+/**
+ * The `tsvector` literal of the words of `text`, with positions.
+ *
+ * @param text The searchable text of a message.
+ * @returns The literal, to bind as `$n::tsvector`.
+ */
+export function wordsVector(text: string): string {
+  const positions = new Map<string, number[]>();
+  let position = 0;
+  for (const match of text.matchAll(TOKEN)) {
+    position++;
+    const term = foldToken(match[0]);
+    if (term === "") continue;
+    let list = positions.get(term);
+    if (list === undefined) positions.set(term, list = []);
+    if (list.length < MAX_POSITIONS) list.push(Math.min(position, MAX_POSITION));
+  }
+  const parts: string[] = [];
+  let size = 0;
+  for (const [term, list] of positions) {
+    const part = `${quoteLexeme(term)}:${[...new Set(list)].join(",")}`;
+    size += part.length + 1;
+    if (size > MAX_VECTOR_CHARS) break;
+    parts.push(part);
+  }
+  return parts.join(" ");
+}
+
+/**
+ * The CJK grams of `text`: each CJK character and each overlapping pair
+ * within a run of CJK characters.
+ *
+ * @param text Any text.
+ * @returns The distinct grams.
+ */
+export function cjkGrams(text: string): string[] {
+  const grams = new Set<string>();
+  let previous = "";
+  for (const ch of text) {
+    if (isCjkCodePoint(ch.codePointAt(0)!)) {
+      grams.add(ch);
+      if (previous !== "") grams.add(previous + ch);
+      previous = ch;
+    } else {
+      previous = "";
+    }
+  }
+  return [...grams];
+}
+
+/**
+ * The `tsvector` literal of the CJK grams of `text`.
+ *
+ * @param text The searchable text of a message.
+ * @returns The literal, to bind as `$n::tsvector`.
+ */
+export function gramsVector(text: string): string {
+  const parts: string[] = [];
+  let size = 0;
+  for (const gram of cjkGrams(text)) {
+    const part = quoteLexeme(gram);
+    size += part.length + 1;
+    if (size > MAX_VECTOR_CHARS) break;
+    parts.push(part);
+  }
+  return parts.join(" ");
+}
+
+/**
+ * The text the search sees for one message, as SQLite's FTS triggers build it.
+ *
+ * @param content Stored content.
+ * @param toolName Stored tool name.
+ * @param toolCalls Stored tool calls (JSON text).
+ * @returns `content ‖ ' ' ‖ tool_name ‖ ' ' ‖ tool_calls`, NULLs as empty.
+ */
+export function searchDocument(
+  content: string | null,
+  toolName: string | null,
+  toolCalls: string | null,
+): string {
+  return `${content ?? ""} ${toolName ?? ""} ${toolCalls ?? ""}`;
+}
+
+// ---------------------------------------------------------------------------
+// FTS5 query syntax → an expression tree
+// ---------------------------------------------------------------------------
+
+/** A parsed FTS5 query. A phrase is a list of raw pieces (each a bareword or quoted string). */
+export type QueryNode =
+  | { readonly kind: "phrase"; readonly text: string; readonly prefix: boolean }
+  | { readonly kind: "and" | "or"; readonly items: readonly QueryNode[] }
+  | { readonly kind: "seq"; readonly items: readonly QueryNode[] }
+  | { readonly kind: "not"; readonly left: QueryNode; readonly right: QueryNode };
+
+type Lexed =
+  | { readonly kind: "op"; readonly op: "AND" | "OR" | "NOT" }
+  | { readonly kind: "phrase"; readonly text: string; readonly prefix: boolean };
+
+const SPACE = /\s/u;
+// deno-lint-ignore no-control-regex -- FTS5 allows U+001A in barewords
+const BAREWORD = /^[\p{L}\p{N}_\u001a\u0080-\u{10ffff}]+$/u;
+
+/** Thrown (internally) where FTS5 reports a syntax error. */
+class QuerySyntaxError extends Error {}
+
+function lex(query: string): Lexed[] {
+  const out: Lexed[] = [];
+  let i = 0;
+  while (i < query.length) {
+    const ch = query[i];
+    if (SPACE.test(ch)) {
+      i++;
+      continue;
+    }
+    if (ch === '"') {
+      let text = "";
+      let j = i + 1;
+      for (;;) {
+        if (j >= query.length) throw new QuerySyntaxError("unterminated string");
+        if (query[j] === '"') {
+          if (query[j + 1] === '"') {
+            text += '"';
+            j += 2;
+            continue;
+          }
+          break;
+        }
+        text += query[j++];
+      }
+      i = j + 1;
+      const prefix = query[i] === "*";
+      if (prefix) i++;
+      out.push({ kind: "phrase", text, prefix });
+      continue;
+    }
+    let j = i;
+    while (j < query.length && !SPACE.test(query[j]) && query[j] !== '"') j++;
+    let word = query.slice(i, j);
+    i = j;
+    if (word === "AND" || word === "OR" || word === "NOT") {
+      out.push({ kind: "op", op: word });
+      continue;
+    }
+    const prefix = word.endsWith("*");
+    if (prefix) word = word.slice(0, -1);
+    if (!BAREWORD.test(word)) throw new QuerySyntaxError(`syntax error near "${word}"`);
+    out.push({ kind: "phrase", text: word, prefix });
+  }
+  return out;
+}
+
+/**
+ * Parses an FTS5 query with FTS5's precedence: juxtaposition, then NOT,
+ * then AND, then OR.
+ *
+ * @param query An FTS5 MATCH expression (already sanitized).
+ * @returns The tree, or `undefined` where FTS5 reports a syntax error.
+ */
+export function parseFtsQuery(query: string): QueryNode | undefined {
+  let items: Lexed[];
+  try {
+    items = lex(query);
+  } catch (error) {
+    if (error instanceof QuerySyntaxError) return undefined;
+    throw error;
+  }
+  let at = 0;
+  const peekOp = () => {
+    const item = items[at];
+    return item?.kind === "op" ? item.op : undefined;
+  };
+  const seq = (): QueryNode => {
+    const phrases: QueryNode[] = [];
+    while (at < items.length && items[at].kind === "phrase") {
+      phrases.push(items[at++] as QueryNode);
+    }
+    if (phrases.length === 0) throw new QuerySyntaxError("expected a phrase");
+    return phrases.length === 1 ? phrases[0] : { kind: "seq", items: phrases };
+  };
+  const not = (): QueryNode => {
+    let left = seq();
+    while (peekOp() === "NOT") {
+      at++;
+      left = { kind: "not", left, right: seq() };
+    }
+    return left;
+  };
+  const and = (): QueryNode => {
+    const list = [not()];
+    while (peekOp() === "AND") {
+      at++;
+      list.push(not());
+    }
+    return list.length === 1 ? list[0] : { kind: "and", items: list };
+  };
+  const or = (): QueryNode => {
+    const list = [and()];
+    while (peekOp() === "OR") {
+      at++;
+      list.push(and());
+    }
+    return list.length === 1 ? list[0] : { kind: "or", items: list };
+  };
+  try {
+    const tree = or();
+    if (at !== items.length) return undefined;
+    return tree;
+  } catch (error) {
+    if (error instanceof QuerySyntaxError) return undefined;
+    throw error;
+  }
+}
+
+/** An expression that is nothing (matches no row). */
+const NONE = Symbol("none");
+/** An expression that is dropped (an empty phrase beside others). */
+const DROPPED = Symbol("dropped");
+type Built = string | typeof NONE | typeof DROPPED;
+
+function combine(
+  node: QueryNode,
+  leaf: (phrase: { text: string; prefix: boolean }) => Built,
+  ops: { and: string; or: string; not: (l: string, r: string) => string },
+): Built {
+  switch (node.kind) {
+    case "phrase":
+      return leaf(node);
+    case "seq": {
+      const parts = node.items.map((item) => combine(item, leaf, ops));
+      if (parts.includes(NONE)) return NONE;
+      const kept = parts.filter((p): p is string => typeof p === "string");
+      if (kept.length === 0) return NONE;
+      return kept.length === 1 ? kept[0] : `(${kept.join(ops.and)})`;
+    }
+    case "and": {
+      const parts = node.items.map((item) => combine(item, leaf, ops));
+      if (parts.some((p) => p === NONE || p === DROPPED)) return NONE;
+      return `(${(parts as string[]).join(ops.and)})`;
+    }
+    case "or": {
+      const kept = node.items.map((item) => combine(item, leaf, ops))
+        .filter((p): p is string => typeof p === "string");
+      if (kept.length === 0) return NONE;
+      return kept.length === 1 ? kept[0] : `(${kept.join(ops.or)})`;
+    }
+    case "not": {
+      const left = combine(node.left, leaf, ops);
+      if (typeof left !== "string") return NONE;
+      const right = combine(node.right, leaf, ops);
+      if (typeof right !== "string") return left;
+      return ops.not(left, right);
+    }
+  }
+}
+
+/**
+ * The `tsquery` literal of an FTS5 word query (for the `search_words` vector).
+ *
+ * @param query A sanitized FTS5 query.
+ * @returns The literal; `null` when it matches nothing; `undefined` when FTS5 would reject it.
+ */
+export function wordsQuery(query: string): string | null | undefined {
+  const tree = parseFtsQuery(query);
+  if (tree === undefined) return undefined;
+  const built = combine(tree, (phrase) => {
+    const terms = tokenize(phrase.text).map((t) => t.term);
+    if (terms.length === 0) return DROPPED;
+    const quoted = terms.map(quoteLexeme);
+    if (phrase.prefix) quoted[quoted.length - 1] += ":*";
+    return quoted.length === 1 ? quoted[0] : `(${quoted.join(" <-> ")})`;
+  }, { and: " & ", or: " | ", not: (l, r) => `(${l} & !${r})` });
+  return typeof built === "string" ? built : null;
+}
+
+/** The positive terms of a query (for snippets): each phrase's tokens. */
+export function positiveTerms(query: string): { terms: string[]; prefixes: string[] } {
+  const terms: string[] = [];
+  const prefixes: string[] = [];
+  const walk = (node: QueryNode | undefined): void => {
+    if (node === undefined) return;
+    if (node.kind === "phrase") {
+      const tokens = tokenize(node.text).map((t) => t.term);
+      if (node.prefix && tokens.length > 0) prefixes.push(tokens.pop()!);
+      terms.push(...tokens);
+    } else if (node.kind === "not") walk(node.left);
+    else for (const item of node.items) walk(item);
+  };
+  walk(parseFtsQuery(query));
+  return { terms, prefixes };
+}
+
+/** A substring condition for the trigram query: SQL with `$n` markers and its parameters. */
+export interface SubstringSql {
+  /** A boolean SQL expression. */
+  readonly sql: string;
+  /** Its parameters, starting at the `first` given. */
+  readonly params: string[];
+}
+
+/**
+ * Translates an FTS5 query of the trigram table into SQL: each phrase is a
+ * case-insensitive substring of the searchable text (one shorter than three
+ * characters matches nothing, as in FTS5:
+ * dropped beside other phrases, false under AND), with the phrase's CJK grams as an
+ * indexed pre-filter.
+ *
+ * @param query The FTS5 query of the trigram table.
+ * @param first Number of the first `$n` parameter.
+ * @param document The SQL of the searchable text.
+ * @param pattern Turns a phrase into its LIKE pattern.
+ * @returns The SQL; `null` when it matches nothing; `undefined` when FTS5 would reject it.
+ */
+export function trigramSql(
+  query: string,
+  first: number,
+  document: string,
+  pattern: (text: string) => string,
+): SubstringSql | null | undefined {
+  const tree = parseFtsQuery(query);
+  if (tree === undefined) return undefined;
+  const params: string[] = [];
+  const built = combine(tree, (phrase) => {
+    if ([...phrase.text].length < 3) return DROPPED;
+    return substringCondition(phrase.text, first, document, pattern, params);
+  }, { and: " AND ", or: " OR ", not: (l, r) => `(${l} AND NOT ${r})` });
+  return typeof built === "string" ? { sql: built, params } : null;
+}
+
+/**
+ * One "contains `text`" condition, with its CJK grams (when it has any) as
+ * an indexed pre-filter.
+ *
+ * @param text The substring.
+ * @param first Number of the first `$n` parameter.
+ * @param document The SQL of the text to look in.
+ * @param pattern Turns the text into its LIKE pattern.
+ * @param params Where the condition's parameters are appended.
+ * @returns The SQL.
+ */
+export function substringCondition(
+  text: string,
+  first: number,
+  document: string,
+  pattern: (text: string) => string,
+  params: string[],
+): string {
+  params.push(pattern(text));
+  const like = `${document} ILIKE $${first + params.length - 1}`;
+  const grams = gramsQuery(text);
+  if (grams === undefined) return like;
+  params.push(grams);
+  return `(m.search_grams @@ $${first + params.length - 1}::tsquery AND ${like})`;
+}
+
+/**
+ * The `tsquery` of the CJK grams every text containing `text` has: its
+ * bigrams, or its characters when it has no two CJK characters in a row.
+ *
+ * @param text A substring.
+ * @returns The query, or `undefined` when `text` has no CJK character.
+ */
+export function gramsQuery(text: string): string | undefined {
+  const grams = cjkGrams(text);
+  const pairs = grams.filter((g) => [...g].length === 2);
+  const lexemes = pairs.length > 0 ? pairs : grams;
+  return lexemes.length === 0 ? undefined : lexemes.map(quoteLexeme).join(" & ");
+}
+
+// ---------------------------------------------------------------------------
+// Snippets
+// ---------------------------------------------------------------------------
+
+const SNIPPET_TOKENS = 40;
+
+/**
+ * A snippet in the manner of FTS5's `snippet(…, '>>>', '<<<', '...', 40)`:
+ * the 40-token window with the most matching tokens, matches marked.
+ *
+ * @param text The searchable text.
+ * @param query The FTS5 word query.
+ * @returns The snippet.
+ */
+export function wordsSnippet(text: string, query: string): string {
+  const { terms, prefixes } = positiveTerms(query);
+  const wanted = new Set(terms);
+  const tokens = tokenize(text);
+  const hit = tokens.map((t) => wanted.has(t.term) || prefixes.some((p) => t.term.startsWith(p)));
+  let start = 0;
+  if (tokens.length > SNIPPET_TOKENS) {
+    let best = -1;
+    for (let s = 0; s + SNIPPET_TOKENS <= tokens.length; s++) {
+      let score = 0;
+      for (let k = s; k < s + SNIPPET_TOKENS; k++) if (hit[k]) score++;
+      if (score > best) {
+        best = score;
+        start = s;
+      }
+    }
+    // Lead into the first match a little, as FTS5 does, rather than starting on it.
+    const firstHit = hit.indexOf(true, start);
+    if (firstHit === start && start > 0) start = Math.max(0, start - 2);
+  }
+  const end = Math.min(tokens.length, start + SNIPPET_TOKENS);
+  if (tokens.length === 0) return text;
+  let out = start > 0 ? "..." : "";
+  let cursor = start > 0 ? tokens[start].start : 0;
+  for (let k = start; k < end; k++) {
+    const token = tokens[k];
+    out += text.slice(cursor, token.start);
+    out += hit[k]
+      ? `>>>${text.slice(token.start, token.end)}<<<`
+      : text.slice(token.start, token.end);
+    cursor = token.end;
+  }
+  out += end < tokens.length ? "..." : text.slice(cursor);
+  return out;
+}
+
+/**
+ * A snippet for a substring (trigram) match: about 40 characters around the
+ * first match, every match of a positive phrase marked.
+ *
+ * @param text The searchable text.
+ * @param query The FTS5 query of the trigram table.
+ * @returns The snippet.
+ */
+export function substringSnippet(text: string, query: string): string {
+  const phrases: string[] = [];
+  const walk = (node: QueryNode | undefined): void => {
+    if (node === undefined) return;
+    if (node.kind === "phrase") {
+      if ([...node.text].length >= 3) phrases.push(node.text.toLowerCase());
+    } else if (node.kind === "not") walk(node.left);
+    else for (const item of node.items) walk(item);
+  };
+  walk(parseFtsQuery(query));
+  const lower = text.toLowerCase();
+  const sameLength = lower.length === text.length;
+  const ranges: [number, number][] = [];
+  if (sameLength) {
+    for (const phrase of phrases) {
+      for (let at = lower.indexOf(phrase); at !== -1; at = lower.indexOf(phrase, at + 1)) {
+        ranges.push([at, at + phrase.length]);
+      }
+    }
+  }
+  ranges.sort((a, b) => a[0] - b[0]);
+  const first = ranges[0]?.[0] ?? 0;
+  const from = Math.max(0, first - 10);
+  const to = Math.min(text.length, from + SNIPPET_TOKENS + 20);
+  let out = from > 0 ? "..." : "";
+  let cursor = from;
+  for (const [a, b] of ranges) {
+    if (a < cursor || b > to) continue;
+    out += text.slice(cursor, a) + ">>>" + text.slice(a, b) + "<<<";
+    cursor = b;
+  }
+  out += text.slice(cursor, to) + (to < text.length ? "..." : "");
+  return out;
+}

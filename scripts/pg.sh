@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL cluster for tests, developers and users:
+#
+#   scripts/pg.sh start [DIR]   initdb + pg_ctl start in DIR (a new temporary folder by default),
+#                               listening on 127.0.0.1 at a free port and on a unix socket in DIR;
+#                               prints the folder on stderr and the URL on stdout
+#   scripts/pg.sh url [DIR]     prints the URL of the cluster in DIR
+#   scripts/pg.sh stop [DIR]    pg_ctl -m immediate stop, then removes DIR
+#
+# DIR defaults to $HERMES_PG_DIR. When run as root the server runs as the `postgres` user (setpriv);
+# `postgresql` and `postgresql-contrib` are installed with apt when missing and we are root (CI).
+# Example:  export HERMES_TEST_PG_URL="$(scripts/pg.sh start /tmp/hermes-pg)"; …; scripts/pg.sh stop /tmp/hermes-pg
+set -euo pipefail
+
+find_bin() {
+  local dir
+  for dir in /usr/lib/postgresql/*/bin; do
+    [ -x "$dir/initdb" ] && { echo "$dir"; return 0; }
+  done
+  command -v initdb >/dev/null 2>&1 && { dirname "$(command -v initdb)"; return 0; }
+  return 1
+}
+
+PG_BIN="$(find_bin || true)"
+if [ -z "$PG_BIN" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "pg.sh: installing postgresql with apt" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql postgresql-contrib >&2 ||
+    { apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql postgresql-contrib >&2; }
+  PG_BIN="$(find_bin || true)"
+fi
+[ -n "$PG_BIN" ] || { echo "pg.sh: PostgreSQL is not installed (initdb not found)" >&2; exit 1; }
+
+# Runs a server binary as the owner of the data folder (postgres refuses to run as root).
+as_owner() {
+  if [ "$(id -u)" = 0 ]; then
+    setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"
+  else
+    "$@"
+  fi
+}
+
+free_port() {
+  local port
+  for _ in $(seq 1 50); do
+    port=$((20000 + RANDOM % 30000))
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return 0; }
+  done
+  echo "pg.sh: no free port found" >&2
+  return 1
+}
+
+url_of() { echo "postgres://postgres@127.0.0.1:$(cat "$1/port")/postgres"; }
+
+cmd="${1:-}"
+DIR="${2:-${HERMES_PG_DIR:-}}"
+case "$cmd" in
+  start)
+    if [ -z "$DIR" ]; then DIR="$(mktemp -d "${TMPDIR:-/tmp}/hermes-pg-XXXXXX")"; else mkdir -p "$DIR"; fi
+    [ "$(id -u)" = 0 ] && chown postgres:postgres "$DIR"
+    chmod 700 "$DIR"
+    as_owner "$PG_BIN/initdb" -D "$DIR/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 \
+      >"$DIR/initdb.log" 2>&1 || { cat "$DIR/initdb.log" >&2; exit 1; }
+    port="$(free_port)"
+    echo "$port" >"$DIR/port"
+    as_owner "$PG_BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 30 \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $DIR -c fsync=on -c max_connections=200" start \
+      >/dev/null || { cat "$DIR/server.log" >&2; exit 1; }
+    echo "pg.sh: cluster in $DIR" >&2
+    url_of "$DIR"
+    ;;
+  url)
+    [ -n "$DIR" ] && [ -f "$DIR/port" ] || { echo "pg.sh: no cluster in '$DIR'" >&2; exit 1; }
+    url_of "$DIR"
+    ;;
+  stop)
+    [ -n "$DIR" ] || { echo "pg.sh: stop needs the cluster folder" >&2; exit 2; }
+    if [ -d "$DIR/data" ]; then
+      as_owner "$PG_BIN/pg_ctl" -D "$DIR/data" -m immediate stop >/dev/null 2>&1 || true
+    fi
+    rm -rf "$DIR"
+    ;;
+  *)
+    echo "usage: scripts/pg.sh start [DIR] | url [DIR] | stop [DIR]" >&2
+    exit 2
+    ;;
+esac

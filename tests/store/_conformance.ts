@@ -1,0 +1,743 @@
+/**
+ * The conformance suite of {@linkcode SessionStore}: one function that takes
+ * a factory and holds the engine it opens to the contract — every method,
+ * the fixtures' recorded Python answers that apply, and the error cases.
+ * SQLite runs it from `sqlite_store_test.ts`, PostgreSQL from
+ * `postgres_store_test.ts`. Search is compared with the SQLite engine on the
+ * same data (matches and contexts; order and snippets too where the engine
+ * ranks as SQLite does).
+ */
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { SessionDB } from "../../lib/session_db.ts";
+import type { SessionStore } from "../../lib/session_store.ts";
+import { ReadonlyError, SqliteError, TitleError } from "../../lib/errors.ts";
+import { copyFixture } from "../_helpers.ts";
+import { entriesOf, type ExpectedEntry, label, wanted } from "../_expected_calls.ts";
+import { fixtureRecords } from "./_fixture_data.ts";
+
+/** Options a factory passes on to the store it opens. */
+export interface FactoryOptions {
+  /** Seconds since the epoch, as a float. */
+  readonly clock?: () => number;
+}
+
+/** How the suite opens stores of the engine under test. */
+export interface StoreFactory {
+  /** A new, empty store of its own. */
+  empty(options?: FactoryOptions): Promise<SessionStore>;
+  /** A new store holding the v11 fixture's data (sessions, messages with their ids, meta). */
+  fixture(options?: FactoryOptions): Promise<SessionStore>;
+  /** The same data as `store`, opened again read-only. */
+  reopenReadonly(store: SessionStore): Promise<SessionStore>;
+  /** True when search ranks (and cuts snippets) exactly as SQLite's FTS5 does. */
+  readonly ranksAsSqlite: boolean;
+}
+
+/** Recorded calls replayed on the fixture store. */
+const REPLAYED: Array<[file: string, calls: string[]]> = [
+  ["sessions.json", ["getSession", "getMessages", "getMessagesAsConversation"]],
+  ["counts.json", ["sessionCount", "messageCount", "getMeta"]],
+  ["export.json", ["exportSession", "exportAll"]],
+  ["list.json", ["listSessionsRich", "searchSessions"]],
+  ["lineage.json", ["getCompressionTip", "resolveResumeSessionId"]],
+  [
+    "titles.json",
+    [
+      "resolveSessionByTitle",
+      "getNextTitleInLineage",
+      "getSessionTitle",
+      "getSessionByTitle",
+      "resolveSessionId",
+    ],
+  ],
+];
+
+/** Queries where both engines deliberately answer what Python v11 cannot. */
+const IMPROVED = new Set([
+  "记忆 OR 断裂",
+  '"chat-send" 負荷テスト',
+  "負荷テスト chat-send",
+  "🚀",
+  "foo:bar",
+  "e.g.",
+]);
+
+/** Extra queries beyond the recorded ones: operators, prefixes, CJK of every length, hostile text. */
+const MORE_QUERIES = [
+  "docker compose",
+  "Docker",
+  "dock*",
+  '"docker compose" OR kubernetes',
+  "docker NOT compose",
+  "docker AND NOT",
+  "数",
+  "据",
+  "数据库",
+  "迁移 计划",
+  "记忆断裂 OR 通信",
+  "テスト",
+  "정리",
+  "负荷 AND 测试",
+  "((( ",
+  '"unterminated',
+  "NEAR(a b)",
+  "\u0000",
+  "a".repeat(3000),
+  "-x",
+  "*",
+  "^start",
+  "col:val",
+];
+
+async function call(store: SessionStore, entry: ExpectedEntry): Promise<unknown> {
+  const method = (store as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[
+    entry.ts_call
+  ];
+  assert.equal(typeof method, "function", `SessionStore.${entry.ts_call} is missing`);
+  return await method.apply(store, entry.ts_args);
+}
+
+/**
+ * Runs the conformance suite against the engine `factory` opens.
+ *
+ * @param name The engine, for test names.
+ * @param factory Opens its stores.
+ */
+export function storeConformance(name: string, factory: StoreFactory): void {
+  const opened: SessionStore[] = [];
+  after(async () => {
+    for (const store of opened.splice(0)) await store.close();
+  });
+  const empty = async (options?: FactoryOptions) => {
+    const store = await factory.empty(options);
+    opened.push(store);
+    return store;
+  };
+
+  describe(`${name}: the v11 fixture's recorded answers`, () => {
+    let store: SessionStore;
+    before(async () => {
+      store = await factory.fixture();
+      opened.push(store);
+    });
+
+    for (const [file, calls] of REPLAYED) {
+      test(`${file}: every recorded call answers as Python`, async () => {
+        const entries = await entriesOf(file, calls);
+        assert.ok(entries.length > 0, `${file} has entries`);
+        for (const entry of entries) {
+          const actual = await call(store, entry);
+          assert.deepEqual(actual, wanted(entry), label(entry));
+        }
+      });
+    }
+
+    test("searchMessages() finds what the SQLite engine finds, for every recorded and extra query", async () => {
+      const oracle = await SessionDB.open({ path: copyFixture("hermes-v11.db") });
+      try {
+        const recorded = await entriesOf("search.json", ["searchMessages"]);
+        const cases: Array<[string, Record<string, unknown> | undefined]> = [
+          ...recorded.map((e) => [e.ts_args[0], e.ts_args[1]] as [string, Record<string, unknown>]),
+          ...MORE_QUERIES.map((q) => [q, undefined] as [string, undefined]),
+        ];
+        for (const [query, options] of cases) {
+          const wide = { ...options, limit: 1000, offset: 0 };
+          const want = oracle.searchMessages(query, wide);
+          const got = await store.searchMessages(query, wide);
+          const what = `${JSON.stringify(query).slice(0, 60)} ${JSON.stringify(options ?? {})}`;
+          assert.deepEqual(
+            got.map((h) => h.id).sort(),
+            want.map((h) => h.id).sort(),
+            `ids of ${what}`,
+          );
+          const byId = new Map(want.map((h) => [h.id, h]));
+          for (const hit of got) {
+            const { snippet: _s, ...rest } = hit;
+            const { snippet: _w, ...expectedRest } = byId.get(hit.id)!;
+            assert.deepEqual(rest, expectedRest, `hit ${hit.id} of ${what}`);
+            assert.equal(typeof hit.snippet === "string" || hit.snippet === null, true);
+          }
+          if (factory.ranksAsSqlite) {
+            assert.deepEqual(
+              await store.searchMessages(query, options),
+              oracle.searchMessages(query, options),
+            );
+          }
+        }
+      } finally {
+        oracle.close();
+      }
+    });
+
+    test("searchMessages() pages as it ranks: limit and offset cut the same ordered list", async () => {
+      const all = await store.searchMessages("docker", { limit: 1000 });
+      const page = await store.searchMessages("docker", { limit: 3, offset: 2 });
+      assert.deepEqual(page.map((h) => h.id), all.slice(2, 5).map((h) => h.id));
+      const cjk = await store.searchMessages("数据", { limit: 1000 });
+      const cjkPage = await store.searchMessages("数据", { limit: 2, offset: 1 });
+      assert.deepEqual(cjkPage.map((h) => h.id), cjk.slice(1, 3).map((h) => h.id));
+    });
+
+    test("searchMessages() marks word matches >>>like this<<< in snippets", async () => {
+      const hits = await store.searchMessages("docker");
+      assert.ok(hits.length > 0);
+      for (const hit of hits) assert.match(hit.snippet ?? "", />>>docker<<</i);
+    });
+
+    test("recorded Python searches that are not improvements find the same messages", async () => {
+      const recorded = await entriesOf("search.json", ["searchMessages"]);
+      for (const entry of recorded) {
+        const [query, options] = entry.ts_args as [string, Record<string, unknown>?];
+        if (IMPROVED.has(query)) continue;
+        const result = entry.result as { id: number }[];
+        const limit = (options?.limit as number | undefined) ?? 20;
+        const got = await store.searchMessages(query, options);
+        if (result.length < limit && !options?.offset) {
+          assert.deepEqual(
+            got.map((h) => h.id).sort(),
+            result.map((h) => h.id).sort(),
+            JSON.stringify(entry.ts_args),
+          );
+        } else {
+          assert.equal(got.length, result.length, JSON.stringify(entry.ts_args));
+        }
+      }
+    });
+
+    test("iterateExport() yields exportAll()'s sessions in the same order, and filters by source", async () => {
+      const all = await store.exportAll();
+      const streamed = [];
+      for await (const session of store.iterateExport()) streamed.push(session);
+      assert.deepEqual(streamed, all);
+      const telegram = [];
+      for await (const session of store.iterateExport({ source: "telegram" })) {
+        telegram.push(session);
+      }
+      assert.deepEqual(telegram, await store.exportAll({ source: "telegram" }));
+      assert.ok(telegram.length > 0 && telegram.every((s) => s.source === "telegram"));
+    });
+
+    test("statistics answer as the SQLite engine on the same data", async () => {
+      const oracle = await SessionDB.open({ path: copyFixture("hermes-v11.db") });
+      try {
+        assert.deepEqual(await store.usageByModel(), oracle.usageByModel());
+        assert.deepEqual(await store.topSessionsByTokens(7), oracle.topSessionsByTokens(7));
+        assert.deepEqual(await store.usageBySource(), oracle.usageBySource());
+        assert.deepEqual(
+          await store.getDescendants("20260420_090000_994beb"),
+          oracle.getDescendants("20260420_090000_994beb"),
+        );
+        assert.deepEqual(
+          await store.getAncestors("20260425_090019_d38f1d"),
+          oracle.getAncestors("20260425_090019_d38f1d"),
+        );
+        const convo = await store.getMessagesAsConversation("20260425_090019_d38f1d", {
+          includeAncestors: true,
+        });
+        assert.deepEqual(
+          convo,
+          oracle.getMessagesAsConversation("20260425_090019_d38f1d", { includeAncestors: true }),
+        );
+        const now = 1777700000;
+        const later = await factory.fixture({ clock: () => now });
+        opened.push(later);
+        const laterOracle = await SessionDB.open({
+          path: copyFixture("hermes-v11.db"),
+          clock: () => now,
+        });
+        try {
+          const candidates = await later.pruneCandidates({ olderThanDays: 90 });
+          assert.ok(candidates.length > 0);
+          assert.deepEqual(candidates, laterOracle.pruneCandidates({ olderThanDays: 90 }));
+        } finally {
+          laterOracle.close();
+        }
+      } finally {
+        oracle.close();
+      }
+    });
+
+    test("inspect() counts the sessions, messages and meta keys", async () => {
+      const info = await store.inspect({ integrity: false });
+      assert.equal(info.sessions, 42);
+      assert.equal(info.messages, 197);
+      assert.equal(info.schemaVersion, 11);
+      assert.ok(info.metaKeys.includes("last_auto_prune"));
+    });
+
+    test("a read-only store reads the same data and rejects every write", async () => {
+      const ro = await factory.reopenReadonly(store);
+      opened.push(ro);
+      assert.equal(ro.readonly, true);
+      assert.equal(await ro.sessionCount(), 42);
+      await assert.rejects(ro.createSession("new", "cli"), ReadonlyError);
+      await assert.rejects(
+        ro.appendMessage("20260420_090000_994beb", { role: "user", content: "x" }),
+        ReadonlyError,
+      );
+      await assert.rejects(ro.setMeta("k", "v"), ReadonlyError);
+      await assert.rejects(ro.deleteSession("20260420_090000_994beb"), ReadonlyError);
+      assert.equal(await store.messageCount("20260420_090000_994beb"), 13);
+    });
+  });
+
+  describe(`${name}: sessions`, () => {
+    test("createSession() keeps the first write; a missing parent is SQLite's foreign-key error", async () => {
+      const store = await empty({ clock: () => 1000.5 });
+      assert.equal(
+        await store.createSession("s1", "cli", { model: "m", modelConfig: { effort: "high" } }),
+        "s1",
+      );
+      await store.createSession("s1", "telegram");
+      const row = await store.getSession("s1");
+      assert.equal(row?.source, "cli");
+      assert.equal(row?.model_config, '{"effort": "high"}');
+      assert.equal(row?.started_at, 1000.5);
+      assert.equal(row?.message_count, 0);
+      await assert.rejects(
+        store.createSession("s2", "cli", { parentSessionId: "nope" }),
+        (error) => {
+          assert.ok(error instanceof SqliteError);
+          assert.equal(error.code, 19);
+          return true;
+        },
+      );
+      assert.equal(await store.getSession("s2"), undefined);
+      await store.createSession("s3", "cli", { parentSessionId: "s1" });
+      assert.equal((await store.getSession("s3"))?.parent_session_id, "s1");
+    });
+
+    test("ensureSession() creates an unknown-source row only when missing", async () => {
+      const store = await empty();
+      await store.ensureSession("e1");
+      await store.ensureSession("e1", "cli", { model: "x" });
+      const row = await store.getSession("e1");
+      assert.equal(row?.source, "unknown");
+      assert.equal(row?.model, null);
+    });
+
+    test("endSession() keeps the first reason; reopenSession() clears it; updateSystemPrompt() sets it", async () => {
+      let now = 10;
+      const store = await empty({ clock: () => now });
+      await store.createSession("s", "cli");
+      now = 20;
+      await store.endSession("s", "compression");
+      now = 30;
+      await store.endSession("s", "cli_close");
+      let row = await store.getSession("s");
+      assert.equal(row?.end_reason, "compression");
+      assert.equal(row?.ended_at, 20);
+      await store.reopenSession("s");
+      row = await store.getSession("s");
+      assert.equal(row?.ended_at, null);
+      assert.equal(row?.end_reason, null);
+      await store.updateSystemPrompt("s", "You are Hermes.");
+      assert.equal((await store.getSession("s"))?.system_prompt, "You are Hermes.");
+      await store.endSession("missing", "x");
+      assert.equal(await store.getSession("missing"), undefined);
+    });
+
+    test("updateTokenCounts() adds, sets with absolute, and creates a missing session", async () => {
+      const store = await empty();
+      await store.updateTokenCounts("t", {
+        inputTokens: 10,
+        outputTokens: 5,
+        model: "gpt",
+        billingProvider: "openrouter",
+        estimatedCostUsd: 0.25,
+        apiCallCount: 1,
+        costStatus: "estimated",
+      });
+      await store.updateTokenCounts("t", {
+        inputTokens: 1,
+        model: "other",
+        billingProvider: "second",
+        actualCostUsd: 0.5,
+        apiCallCount: 1,
+      });
+      let row = await store.getSession("t");
+      assert.equal(row?.source, "unknown");
+      assert.equal(row?.input_tokens, 11);
+      assert.equal(row?.output_tokens, 5);
+      assert.equal(row?.model, "gpt");
+      assert.equal(row?.billing_provider, "openrouter");
+      assert.equal(row?.estimated_cost_usd, 0.25);
+      assert.equal(row?.actual_cost_usd, 0.5);
+      assert.equal(row?.api_call_count, 2);
+      assert.equal(row?.cost_status, "estimated");
+      await store.updateTokenCounts("t", { inputTokens: 100, absolute: true });
+      row = await store.getSession("t");
+      assert.equal(row?.input_tokens, 100);
+      assert.equal(row?.output_tokens, 0);
+      assert.equal(row?.api_call_count, 0);
+      assert.equal(row?.estimated_cost_usd, 0);
+      assert.equal(row?.actual_cost_usd, 0.5);
+    });
+  });
+
+  describe(`${name}: messages`, () => {
+    test("appendMessage() stores every field, NUL bytes and multimodal parts, and counts tool calls", async () => {
+      let now = 100;
+      const store = await empty({ clock: () => now++ });
+      await store.createSession("s", "cli");
+      const first = await store.appendMessage("s", {
+        role: "user",
+        content: "hello\u0000world \uE000 x",
+      });
+      const second = await store.appendMessage("s", {
+        role: "assistant",
+        content: [{ type: "text", text: "look" }, {
+          type: "image_url",
+          image_url: { url: "data:x" },
+        }],
+        toolCalls: [{ id: "c1", function: { name: "terminal", arguments: "{}" } }, { id: "c2" }],
+        finishReason: "tool_calls",
+        reasoning: "because",
+        reasoningContent: "",
+        reasoningDetails: [{ type: "summary" }],
+        codexReasoningItems: [{ id: "r" }],
+        codexMessageItems: {},
+        tokenCount: 42,
+      });
+      await store.appendMessage("s", {
+        role: "tool",
+        content: "ok",
+        toolCallId: "c1",
+        toolName: "terminal",
+      });
+      assert.ok(second > first);
+      const messages = await store.getMessages("s");
+      assert.equal(messages.length, 3);
+      assert.equal(messages[0].content, "hello\u0000world \uE000 x");
+      assert.deepEqual(messages[1].content, [{ type: "text", text: "look" }, {
+        type: "image_url",
+        image_url: { url: "data:x" },
+      }]);
+      assert.deepEqual(messages[1].tool_calls, [{
+        id: "c1",
+        function: { name: "terminal", arguments: "{}" },
+      }, { id: "c2" }]);
+      assert.equal(messages[1].reasoning_content, "");
+      assert.equal(messages[1].reasoning_details, '[{"type": "summary"}]');
+      assert.equal(messages[1].codex_message_items, null);
+      assert.equal(messages[1].token_count, 42);
+      assert.equal(messages[2].tool_name, "terminal");
+      assert.equal(messages[0].timestamp, 101);
+      const row = await store.getSession("s");
+      assert.equal(row?.message_count, 3);
+      assert.equal(row?.tool_call_count, 2);
+      assert.equal(await store.messageCount("s"), 3);
+      assert.equal(await store.messageCount(), 3);
+    });
+
+    test("appendMessage() into a missing session is SQLite's foreign-key error and writes nothing", async () => {
+      const store = await empty();
+      await assert.rejects(store.appendMessage("none", { role: "user", content: "x" }), (error) => {
+        assert.ok(error instanceof SqliteError);
+        assert.equal(error.code, 19);
+        return true;
+      });
+      await assert.rejects(store.appendMessages("none", [{ role: "user" }]), SqliteError);
+      assert.equal(await store.messageCount(), 0);
+    });
+
+    test("appendMessage() rejects a bad field with a TypeError naming the value, writing nothing", async () => {
+      const store = await empty();
+      await store.createSession("s", "cli");
+      await assert.rejects(store.appendMessage("s", { role: 5 as unknown as string }), {
+        name: "TypeError",
+        message: "Cannot append message: role must be a string: current value is 5",
+      });
+      await assert.rejects(
+        store.appendMessages("s", [{ role: "user" }, {
+          role: "user",
+          toolName: {} as unknown as string,
+        }]),
+        TypeError,
+      );
+      assert.equal(await store.messageCount("s"), 0);
+      assert.equal((await store.getSession("s"))?.message_count, 0);
+    });
+
+    test("appendMessages() returns ascending ids, spaces timestamps by a microsecond, and counts once", async () => {
+      const store = await empty({ clock: () => 500 });
+      await store.createSession("s", "cli");
+      const ids = await store.appendMessages("s", [
+        { role: "user", content: "a" },
+        { role: "assistant", content: "b", toolCalls: [{}, {}, {}] },
+        { role: "tool", content: "c" },
+      ]);
+      assert.equal(ids.length, 3);
+      assert.deepEqual([...ids].sort((a, b) => a - b), ids);
+      const messages = await store.getMessages("s");
+      assert.deepEqual(messages.map((m) => m.id), ids);
+      assert.deepEqual(messages.map((m) => m.timestamp), [500, 500 + 1e-6, 500 + 2e-6]);
+      const row = await store.getSession("s");
+      assert.equal(row?.message_count, 3);
+      assert.equal(row?.tool_call_count, 3);
+      assert.deepEqual(await store.appendMessages("s", []), []);
+    });
+
+    test("replaceMessages() rewrites the transcript and the counters; clearMessages() empties both", async () => {
+      const store = await empty();
+      await store.createSession("s", "cli");
+      await store.appendMessages("s", [{ role: "user", content: "old" }, {
+        role: "assistant",
+        content: "old too",
+      }]);
+      await store.replaceMessages("s", [
+        { role: "user", content: "new" },
+        { role: "assistant", content: "answer", tool_calls: [{ id: "c" }], reasoning: "r" },
+        { role: "tool", content: "out", tool_call_id: "c", reasoning: "dropped" },
+      ]);
+      const convo = await store.getMessagesAsConversation("s");
+      assert.deepEqual(convo, [
+        { role: "user", content: "new" },
+        { role: "assistant", content: "answer", tool_calls: [{ id: "c" }], reasoning: "r" },
+        { role: "tool", content: "out", tool_call_id: "c" },
+      ]);
+      let row = await store.getSession("s");
+      assert.equal(row?.message_count, 3);
+      assert.equal(row?.tool_call_count, 1);
+      assert.equal((await store.searchMessages("old")).length, 0);
+      assert.equal((await store.searchMessages("answer")).length, 1);
+      await store.clearMessages("s");
+      row = await store.getSession("s");
+      assert.equal(row?.message_count, 0);
+      assert.equal(row?.tool_call_count, 0);
+      assert.deepEqual(await store.getMessages("s"), []);
+    });
+
+    test("getMessagesAsConversation() strips leaked memory context and joins ancestors without replays", async () => {
+      let now = 1;
+      const store = await empty({ clock: () => now++ });
+      await store.createSession("root", "cli");
+      await store.appendMessage("root", { role: "user", content: "plan it" });
+      await store.appendMessage("root", {
+        role: "assistant",
+        content: "<memory-context>secret</memory-context> Done.",
+      });
+      await store.endSession("root", "compression");
+      await store.createSession("tip", "cli", { parentSessionId: "root" });
+      await store.appendMessage("tip", { role: "user", content: "plan it" });
+      await store.appendMessage("tip", { role: "user", content: "plan it" });
+      const own = await store.getMessagesAsConversation("tip");
+      assert.equal(own.length, 2);
+      const joined = await store.getMessagesAsConversation("tip", { includeAncestors: true });
+      assert.deepEqual(joined.map((m) => m.content), ["plan it", "Done.", "plan it"]);
+    });
+  });
+
+  describe(`${name}: titles, ids, lineage`, () => {
+    test("setSessionTitle() sanitizes, refuses a taken title with Python's message, and clears", async () => {
+      const store = await empty();
+      await store.createSession("a", "cli");
+      await store.createSession("b", "cli");
+      assert.equal(await store.setSessionTitle("a", "  Weekly \t sync\u200b "), true);
+      assert.equal(await store.getSessionTitle("a"), "Weekly sync");
+      await assert.rejects(store.setSessionTitle("b", "Weekly sync"), (error) => {
+        assert.ok(error instanceof TitleError);
+        assert.equal(error.message, "Title 'Weekly sync' is already in use by session a");
+        return true;
+      });
+      await assert.rejects(store.setSessionTitle("b", "x".repeat(101)), {
+        message: "Title too long (101 chars, max 100)",
+      });
+      assert.equal(await store.setSessionTitle("missing", "t"), false);
+      assert.equal(await store.setSessionTitle("a", "   "), true);
+      assert.equal(await store.getSessionTitle("a"), null);
+      assert.equal(await store.getSessionTitle("missing"), undefined);
+      assert.equal(await store.setSessionTitle("b", "Weekly sync"), true);
+      assert.equal((await store.getSessionByTitle("Weekly sync"))?.id, "b");
+    });
+
+    test("two writers racing for one title: exactly one wins, the other gets TitleError", async () => {
+      const store = await empty();
+      await store.createSession("a", "cli");
+      await store.createSession("b", "cli");
+      const results = await Promise.allSettled([
+        store.setSessionTitle("a", "same"),
+        store.setSessionTitle("b", "same"),
+      ]);
+      assert.equal(results.filter((r) => r.status === "fulfilled").length, 1);
+      const failed = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
+      assert.ok(failed.reason instanceof TitleError);
+    });
+
+    test("resolveSessionId() treats %, _ and \\ literally and answers only a unique prefix", async () => {
+      const store = await empty();
+      for (const id of ["abc_1", "abcX1", "ab%c", "a\\b"]) await store.createSession(id, "cli");
+      assert.equal(await store.resolveSessionId("abc_"), "abc_1");
+      assert.equal(await store.resolveSessionId("ab%"), "ab%c");
+      assert.equal(await store.resolveSessionId("a\\"), "a\\b");
+      assert.equal(await store.resolveSessionId("abc"), undefined);
+      assert.equal(await store.resolveSessionId("zzz"), undefined);
+      assert.equal(await store.resolveSessionId("abcX1"), "abcX1");
+    });
+
+    test("getAncestors() and getDescendants() stop on a cycle", async () => {
+      const store = await empty();
+      await store.createSession("a", "cli");
+      await store.createSession("b", "cli", { parentSessionId: "a" });
+      await store.createSession("c", "cli", { parentSessionId: "b" });
+      await store.importSession({
+        id: "a",
+        source: "cli",
+        started_at: 1,
+        parent_session_id: "c",
+        messages: [],
+      }, { replace: true });
+      assert.deepEqual((await store.getAncestors("c")).map((s) => s.id), ["c", "b", "a"]);
+      assert.deepEqual((await store.getDescendants("a")).map((s) => s.id), ["a", "b", "c"]);
+      assert.deepEqual(await store.getAncestors("none"), []);
+      assert.deepEqual(await store.getDescendants("none"), []);
+    });
+  });
+
+  describe(`${name}: delete, prune, meta`, () => {
+    test("deleteSession() orphans children and removes messages; an unknown id is false", async () => {
+      const store = await empty();
+      await store.createSession("p", "cli");
+      await store.createSession("c", "cli", { parentSessionId: "p" });
+      await store.appendMessage("p", { role: "user", content: "bye" });
+      assert.equal(await store.deleteSession("p"), true);
+      assert.equal(await store.getSession("p"), undefined);
+      assert.equal((await store.getSession("c"))?.parent_session_id, null);
+      assert.equal(await store.messageCount(), 0);
+      assert.equal((await store.searchMessages("bye")).length, 0);
+      assert.equal(await store.deleteSession("p"), false);
+    });
+
+    test("pruneSessions() removes only ended sessions started before the cutoff; ghosts go too", async () => {
+      const day = 86400;
+      let now = 1 * day;
+      const store = await empty({ clock: () => now });
+      await store.createSession("old-ended", "cli");
+      await store.endSession("old-ended", "cli_close");
+      await store.createSession("old-live", "cli");
+      await store.createSession("ghost", "tui");
+      await store.endSession("ghost", "tui_close");
+      now = 100 * day;
+      await store.createSession("new-ended", "cli");
+      await store.endSession("new-ended", "x");
+      const candidates = await store.pruneCandidates({ olderThanDays: 90 });
+      assert.deepEqual(candidates.map((c) => c.id).sort(), ["ghost", "old-ended"]);
+      assert.equal(await store.pruneEmptyGhostSessions(), 1);
+      assert.equal(await store.pruneSessions({ olderThanDays: 90 }), 1);
+      assert.deepEqual((await store.searchSessions({ limit: 10 })).map((s) => s.id).sort(), [
+        "new-ended",
+        "old-live",
+      ]);
+      await assert.rejects(store.pruneSessions({ olderThanDays: NaN }), RangeError);
+    });
+
+    test("maybeAutoPruneAndVacuum() runs once per interval and records the marker", async () => {
+      const now = 1_000_000;
+      const store = await empty({ clock: () => now });
+      const first = await store.maybeAutoPruneAndVacuum();
+      assert.deepEqual(first, { skipped: false, pruned: 0, vacuumed: false });
+      assert.equal(await store.getMeta("last_auto_prune"), "1000000.0");
+      const second = await store.maybeAutoPruneAndVacuum();
+      assert.equal(second.skipped, true);
+      await store.vacuum();
+    });
+
+    test("getMeta() and setMeta() upsert", async () => {
+      const store = await empty();
+      assert.equal(await store.getMeta("k"), undefined);
+      await store.setMeta("k", "1");
+      await store.setMeta("k", "2\u0000x");
+      assert.equal(await store.getMeta("k"), "2\u0000x");
+    });
+  });
+
+  describe(`${name}: import`, () => {
+    test("importSession() imports, skips, replaces, and defers a missing parent", async () => {
+      const store = await empty();
+      const { records } = await fixtureRecords();
+      const child = records.find((r) => typeof r.parent_session_id === "string")!;
+      const result = await store.importSession(child);
+      assert.equal(result.outcome, "imported");
+      assert.equal(result.deferredParent, child.parent_session_id);
+      assert.equal((await store.getSession(String(child.id)))?.parent_session_id, null);
+      assert.equal((await store.importSession(child)).outcome, "skipped");
+      assert.equal((await store.importSession(child, { replace: true })).outcome, "replaced");
+      const parent = records.find((r) => r.id === child.parent_session_id)!;
+      await store.importSession(parent);
+      assert.equal(
+        await store.restoreParentLinks([{ id: String(child.id), parentId: String(parent.id) }]),
+        1,
+      );
+      assert.equal((await store.getSession(String(child.id)))?.parent_session_id, parent.id);
+      const messages = child.messages as { id: number }[];
+      assert.deepEqual(
+        (await store.getMessages(String(child.id))).map((m) => m.id),
+        messages.map((m) => m.id),
+      );
+      // A new message after imported ids gets a fresh, larger id.
+      const next = await store.appendMessage(String(child.id), { role: "user", content: "after" });
+      assert.ok(next > Math.max(0, ...messages.map((m) => m.id)));
+    });
+
+    test("importSession() rejects a bad record with a TypeError naming the field, writing nothing", async () => {
+      const store = await empty();
+      await assert.rejects(
+        store.importSession({ id: "x", source: "cli", started_at: "soon", messages: [] }),
+        {
+          name: "TypeError",
+          message: 'Cannot import session: started_at must be a number: current value is "soon"',
+        },
+      );
+      await assert.rejects(store.importSession([]), TypeError);
+      assert.equal(await store.sessionCount(), 0);
+    });
+  });
+
+  describe(`${name}: arguments and hostile input`, () => {
+    test("paging arguments are checked with a RangeError naming the value", async () => {
+      const store = await empty();
+      await assert.rejects(store.listSessionsRich({ limit: -1 }), {
+        name: "RangeError",
+        message: "Cannot list sessions: limit must be a non-negative integer: current value is -1",
+      });
+      await assert.rejects(store.searchMessages("x", { offset: 1.5 }), RangeError);
+      await assert.rejects(store.searchSessions({ limit: NaN }), RangeError);
+      await assert.rejects(store.topSessionsByTokens(-2), RangeError);
+    });
+
+    test("searchMessages() never throws on user text and finds what was written", async () => {
+      const store = await empty();
+      await store.createSession("s", "cli");
+      await store.appendMessage("s", {
+        role: "user",
+        content: "it's a back\\slash 'quote' test:case 记忆断裂",
+      });
+      for (
+        const query of [
+          "'",
+          "\\",
+          "it's",
+          "':*",
+          "a & b | !c",
+          "<->",
+          "test:case",
+          "记",
+          "忆断",
+          "\u0000",
+          "%",
+          "_",
+          "''''",
+        ]
+      ) {
+        const hits = await store.searchMessages(query);
+        assert.ok(Array.isArray(hits), query);
+      }
+      assert.equal((await store.searchMessages("it's")).length, 1);
+      assert.equal((await store.searchMessages("slash")).length, 1);
+      assert.equal((await store.searchMessages("忆断")).length, 1);
+      assert.equal((await store.searchMessages("记")).length, 1);
+      assert.equal((await store.searchMessages("%")).length, 0);
+    });
+  });
+}

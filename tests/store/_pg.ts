@@ -1,0 +1,68 @@
+/**
+ * The PostgreSQL server of the tests: `HERMES_TEST_PG_URL` (`scripts/pg.sh
+ * start` prints one). Without it the PostgreSQL tests skip with a message,
+ * except under `CI=true`, where a missing server is a failure. Each store
+ * gets a schema of its own, dropped when the test file ends.
+ */
+import { after } from "node:test";
+import { openStore, type OpenStoreOptions } from "../../lib/open_store.ts";
+import type { SessionStore } from "../../lib/session_store.ts";
+
+/** The server URL, or `undefined` when none is configured (and not on CI). */
+export const PG_URL: string | undefined = (() => {
+  const url = process.env.HERMES_TEST_PG_URL;
+  if (url) return url;
+  if (process.env.CI === "true") {
+    throw new Error(
+      "HERMES_TEST_PG_URL is not set: CI needs a PostgreSQL server (scripts/pg.sh start)",
+    );
+  }
+  return undefined;
+})();
+
+/** Why PostgreSQL tests are skipped, or `false` when they run (for `{ skip }`). */
+export const PG_SKIP: string | false = PG_URL === undefined
+  ? "no PostgreSQL server: set HERMES_TEST_PG_URL (scripts/pg.sh start prints one)"
+  : false;
+
+const schemas = new Set<string>();
+let counter = 0;
+
+/** A fresh schema name, dropped when the test file ends. */
+export function freshSchema(): string {
+  const name = `t_${process.pid}_${Date.now().toString(36)}_${counter++}`;
+  schemas.add(name);
+  return name;
+}
+
+/** The URL of `schema` on the test server. */
+export function schemaUrl(schema: string): string {
+  const url = PG_URL!;
+  return `${url}${url.includes("?") ? "&" : "?"}schema=${schema}`;
+}
+
+/** Opens a store on a fresh schema (or the given one). */
+export async function openPgStore(
+  options: OpenStoreOptions = {},
+  schema = freshSchema(),
+): Promise<SessionStore> {
+  return await openStore(schemaUrl(schema), options);
+}
+
+/** Runs SQL on the test server (outside any store), through the same client. */
+export async function adminSql(text: string): Promise<void> {
+  const { connectPg } = await import("../../lib/postgres/_client.ts");
+  const client = await connectPg(PG_URL!, "public", { max: 1 });
+  try {
+    await client.query(text);
+  } finally {
+    await client.close();
+  }
+}
+
+after(async () => {
+  if (PG_URL === undefined || schemas.size === 0) return;
+  const list = [...schemas].map((s) => `"${s}"`).join(", ");
+  schemas.clear();
+  await adminSql(`DROP SCHEMA IF EXISTS ${list} CASCADE`);
+});

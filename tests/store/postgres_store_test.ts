@@ -1,0 +1,35 @@
+/**
+ * The SessionStore conformance suite on the PostgreSQL engine: each store in
+ * a schema of its own on the test server; the fixture store is filled from
+ * the v11 fixture through importSession (message ids kept).
+ */
+import { describe } from "node:test";
+import { openStore } from "../../lib/open_store.ts";
+import type { SessionStore } from "../../lib/session_store.ts";
+import { storeConformance } from "./_conformance.ts";
+import { loadFixture } from "./_fixture_data.ts";
+import { freshSchema, openPgStore, PG_SKIP, schemaUrl } from "./_pg.ts";
+
+const schemaOf = new WeakMap<SessionStore, string>();
+
+if (PG_SKIP) {
+  describe("postgres conformance", { skip: PG_SKIP }, () => {});
+} else {
+  storeConformance("postgres", {
+    ranksAsSqlite: false,
+    async empty(options) {
+      const schema = freshSchema();
+      const store = await openPgStore(options, schema);
+      schemaOf.set(store, schema);
+      return store;
+    },
+    async fixture(options) {
+      const schema = freshSchema();
+      const store = await openPgStore(options, schema);
+      schemaOf.set(store, schema);
+      await loadFixture(store);
+      return store;
+    },
+    reopenReadonly: (store) => openStore(schemaUrl(schemaOf.get(store)!), { readonly: true }),
+  });
+}
