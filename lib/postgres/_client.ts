@@ -7,8 +7,7 @@
  *
  * @module
  */
-import { SqliteError } from "../driver/sqlite_error.ts";
-import { OpenError } from "../errors.ts";
+import { OpenError, StorageError, type StorageErrorKind } from "../errors.ts";
 
 /** A row as the client returns it, after the text codec. */
 export type PgRow = Record<string, unknown>;
@@ -82,25 +81,68 @@ function sqlState(error: unknown): string | undefined {
 
 /** True when PostgreSQL asks for the transaction to be run again. */
 export function isRetryable(error: unknown): boolean {
-  const code = sqlState(error);
+  const code = sqlState(error instanceof StorageError ? error.cause : error);
   return code !== undefined && RETRYABLE.has(code);
 }
 
 /** True for a unique violation on `constraint` (an index name). */
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
-  if (sqlState(error) !== "23505") return false;
+  const raw = error instanceof StorageError ? error.cause : error;
+  if (sqlState(raw) !== "23505") return false;
   return constraint === undefined ||
-    (error as { constraint_name?: string }).constraint_name === constraint;
+    (raw as { constraint_name?: string }).constraint_name === constraint;
 }
 
-/** SQLite's foreign-key error, which callers of either engine catch alike. */
-export function foreignKeyError(cause?: unknown): SqliteError {
-  return new SqliteError("FOREIGN KEY constraint failed", 19, { extendedCode: 787, cause });
+/**
+ * The error a missing session or parent gives on either engine: a
+ * {@linkcode StorageError} of kind `constraint` (SQLite's message).
+ *
+ * @param cause The PostgreSQL error, when there is one.
+ * @returns The error.
+ */
+export function foreignKeyError(cause?: unknown): StorageError {
+  return new StorageError("FOREIGN KEY constraint failed", "constraint", { cause });
 }
 
-/** Maps a PostgreSQL foreign-key violation to {@linkcode foreignKeyError}; other errors pass. */
+/** The engine-neutral kind of a SQLSTATE (by class, the first two characters). */
+function kindOf(code: string): StorageErrorKind {
+  if (code === "40001" || code === "40P01" || code === "55P03") return "busy";
+  if (code === "25006" || code === "42501") return "readonly";
+  if (code === "53100") return "full";
+  switch (code.slice(0, 2)) {
+    case "23":
+      return "constraint";
+    case "08":
+    case "57":
+    case "58":
+    case "53":
+      return "io";
+    case "XX":
+      return "corrupt";
+    default:
+      return "other";
+  }
+}
+
+/**
+ * Turns what the client throws into a {@linkcode StorageError}: a foreign-key
+ * violation into {@linkcode foreignKeyError}, another server error into its
+ * kind with the SQLSTATE in the message, a lost connection into `io`.
+ * Errors of the library (TitleError, TypeError…) pass unchanged.
+ */
 function translate(error: unknown): unknown {
-  return sqlState(error) === "23503" ? foreignKeyError(error) : error;
+  if (error instanceof StorageError) return error;
+  const code = sqlState(error);
+  if (code === undefined) return error;
+  if (code === "23503") return foreignKeyError(error);
+  const message = error instanceof Error ? error.message : String(error);
+  if (/^[0-9A-Z]{5}$/.test(code)) {
+    return new StorageError(`PostgreSQL: ${message} (SQLSTATE ${code})`, kindOf(code), {
+      cause: error,
+    });
+  }
+  // The client's own codes: CONNECTION_CLOSED, CONNECTION_ENDED, ECONNREFUSED…
+  return new StorageError(`PostgreSQL: ${message}`, "io", { cause: error });
 }
 
 // ---------------------------------------------------------------------------
@@ -229,8 +271,7 @@ export async function connectPg(
         try {
           return await sql.begin((tx) => fn((text, params) => run(tx, text, params)));
         } catch (error) {
-          const cause = translate(error);
-          if (!isRetryable(cause) || attempt >= maxAttempts) throw cause;
+          if (!isRetryable(error) || attempt >= maxAttempts) throw error;
           await sleep(20 + random() * 130);
         }
       }

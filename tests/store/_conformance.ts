@@ -11,7 +11,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB } from "../../lib/session_db.ts";
 import type { SessionStore } from "../../lib/session_store.ts";
-import { ReadonlyError, SqliteError, TitleError } from "../../lib/errors.ts";
+import { ReadonlyError, StorageError, TitleError } from "../../lib/errors.ts";
 import { copyFixture } from "../_helpers.ts";
 import { entriesOf, type ExpectedEntry, label, wanted } from "../_expected_calls.ts";
 import { fixtureRecords } from "./_fixture_data.ts";
@@ -283,7 +283,7 @@ export function storeConformance(name: string, factory: StoreFactory): void {
   });
 
   describe(`${name}: sessions`, () => {
-    test("createSession() keeps the first write; a missing parent is SQLite's foreign-key error", async () => {
+    test("createSession() keeps the first write; a missing parent is a constraint StorageError", async () => {
       const store = await empty({ clock: () => 1000.5 });
       assert.equal(
         await store.createSession("s1", "cli", { model: "m", modelConfig: { effort: "high" } }),
@@ -298,8 +298,8 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       await assert.rejects(
         store.createSession("s2", "cli", { parentSessionId: "nope" }),
         (error) => {
-          assert.ok(error instanceof SqliteError);
-          assert.equal(error.code, 19);
+          assert.ok(error instanceof StorageError);
+          assert.equal(error.kind, "constraint");
           return true;
         },
       );
@@ -431,14 +431,14 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.equal(await store.messageCount(), 3);
     });
 
-    test("appendMessage() into a missing session is SQLite's foreign-key error and writes nothing", async () => {
+    test("appendMessage() into a missing session is a constraint StorageError and writes nothing", async () => {
       const store = await empty();
       await assert.rejects(store.appendMessage("none", { role: "user", content: "x" }), (error) => {
-        assert.ok(error instanceof SqliteError);
-        assert.equal(error.code, 19);
+        assert.ok(error instanceof StorageError);
+        assert.equal(error.kind, "constraint");
         return true;
       });
-      await assert.rejects(store.appendMessages("none", [{ role: "user" }]), SqliteError);
+      await assert.rejects(store.appendMessages("none", [{ role: "user" }]), StorageError);
       assert.equal(await store.messageCount(), 0);
     });
 
