@@ -28,6 +28,7 @@ export const COMMAND_TABLE: readonly CommandEntry[] = [
   { name: "lineage", load: async () => (await import("./commands/lineage.ts")).lineageCommand },
   { name: "stats", load: async () => (await import("./commands/stats.ts")).statsCommand },
   { name: "info", load: async () => (await import("./commands/info.ts")).infoCommand },
+  { name: "copy", load: async () => (await import("./commands/copy.ts")).copyCommand },
   { name: "demo", load: async () => (await import("./commands/demo.ts")).demoCommand },
 ];
 

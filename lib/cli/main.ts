@@ -148,7 +148,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       maxPositionals: cmd.maxPositionals,
       positionalNames: cmd.positionalNames,
     }, rest);
-    const dbPath = args.string("db") ?? leading.db ?? defaultDbPath();
+    const fromEnv = io.env("HERMES_STATE_DB")?.trim() || undefined;
+    const dbPath = args.string("db") ?? leading.db ?? fromEnv ?? defaultDbPath();
     if (dbPath.trim() === "") throw new UsageError("--db needs a file path", { command });
     const { createContext } = await import("./context.ts");
     open = createContext(io, { dbPath, json: leading.json || args.flag("json") });

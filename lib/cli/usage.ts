@@ -30,14 +30,16 @@ Commands:
 ${list}
 
 Global options:
-  --db PATH       The database file (default: $HERMES_HOME/state.db,
-                  else ~/.hermes/state.db)
+  --db PATH       The database file or a postgres:// URL (default:
+                  $HERMES_STATE_DB, else $HERMES_HOME/state.db, else
+                  ~/.hermes/state.db)
   --json          Print JSON instead of text
   -h, --help      Show help
   -V, --version   Print the version
 
 Exit codes: 0 success, 1 failure, 2 usage error.
-Environment: HERMES_HOME (where state.db lives), NO_COLOR (no colour).
+Environment: HERMES_STATE_DB (the store: a path or a postgres:// URL),
+HERMES_HOME (where state.db lives), NO_COLOR (no colour).
 
 Examples:
   hermes-state demo

@@ -1,0 +1,128 @@
+/**
+ * `hermes-state copy SRC DEST`: every session of one store into another —
+ * file to PostgreSQL, PostgreSQL to file, file to file — one session at a
+ * time (memory stays bounded), each written whole or not at all. A session
+ * already in DEST is skipped, so a second run copies nothing and a run
+ * that was interrupted resumes where it stopped. Ids, columns, titles,
+ * timestamps, message ids (when free) and lineage are kept.
+ *
+ * @module
+ */
+import { existsSync } from "node:fs";
+import type { ParentLink } from "../../import.ts";
+import { isPostgresTarget, openStore } from "../../open_store.ts";
+import type { SessionStore } from "../../session_store.ts";
+import type { Command, Context } from "../command.ts";
+import { printJson } from "../json.ts";
+import type { ParsedArgs } from "../parse.ts";
+import { Progress } from "../progress.ts";
+import { isDatabaseFile } from "../same_file.ts";
+import { CommandError } from "../usage_error.ts";
+
+const USAGE = `Usage: hermes-state copy [options] SRC DEST
+
+Copy every session with its messages from the store SRC to the store DEST.
+Each is a state.db path or a postgres:// URL (postgres://user:pass@host:5432/db,
+?schema=NAME picks the schema, "hermes" by default). SRC is only read;
+DEST is created when missing. Sessions keep their ids, columns, titles,
+timestamps, lineage and (when free) message ids. A session already in DEST
+is skipped, so a second run copies nothing, and a run that was interrupted
+picks up where it stopped. Each session is written whole or not at all.
+
+Options:
+  --source SOURCE   Only sessions of this source
+  --replace         Rewrite sessions already in DEST instead of skipping them
+  --json            Report the result as JSON
+  -h, --help        Show this help
+
+Examples:
+  hermes-state copy ~/.hermes/state.db postgres://hermes@db:5432/hermes
+  hermes-state copy postgres://hermes@db:5432/hermes backup.db
+  hermes-state copy old.db new.db --source telegram
+`;
+
+function reason(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function stripPrefix(target: string): string {
+  return target.startsWith("sqlite:") ? target.slice("sqlite:".length) : target;
+}
+
+/** Opens SRC without changing it: read-only (no schema step, nothing created). */
+async function openSource(ctx: Context, src: string): Promise<SessionStore> {
+  if (!isPostgresTarget(src) && !existsSync(stripPrefix(src))) {
+    throw new CommandError(`No database at ${stripPrefix(src)}`);
+  }
+  return await openStore(src, { readonly: true, clock: () => ctx.io.now() });
+}
+
+async function run(args: ParsedArgs, ctx: Context): Promise<number> {
+  const [src, dest] = args.positionals;
+  if (!isPostgresTarget(src) && !isPostgresTarget(dest)) {
+    if (isDatabaseFile(stripPrefix(dest), stripPrefix(src))) {
+      throw new CommandError(`Cannot copy ${src} onto itself`);
+    }
+  } else if (src === dest) {
+    throw new CommandError(`Cannot copy ${src} onto itself`);
+  }
+  const source = await openSource(ctx, src);
+  const counts = { copied: 0, replaced: 0, skipped: 0, messages: 0, failed: 0, linked: 0 };
+  const failures: { id: string; error: string }[] = [];
+  try {
+    const target = await ctx.openStore({ path: dest, create: true });
+    const replace = args.flag("replace");
+    const links: ParentLink[] = [];
+    const progress = new Progress(ctx.io, "Copied");
+    try {
+      const only = args.string("source");
+      for await (const session of source.iterateExport(only ? { source: only } : {})) {
+        try {
+          const result = await target.importSession(session, { replace });
+          if (result.outcome === "imported") counts.copied++;
+          else if (result.outcome === "replaced") counts.replaced++;
+          else counts.skipped++;
+          counts.messages += result.messages;
+          if (result.deferredParent !== null) {
+            links.push({ id: result.id, parentId: result.deferredParent });
+          }
+        } catch (error) {
+          counts.failed++;
+          failures.push({ id: session.id, error: reason(error) });
+          if (!ctx.json) ctx.io.stderr(`hermes-state: copy: ${session.id}: ${reason(error)}\n`);
+        }
+        progress.update(counts.copied + counts.replaced + counts.skipped);
+      }
+    } finally {
+      progress.done();
+    }
+    counts.linked = await target.restoreParentLinks(links);
+  } finally {
+    await source.close();
+  }
+  if (ctx.json) {
+    printJson(ctx.io, { ...counts, failures });
+  } else {
+    const parts = [`Copied ${counts.copied} session${counts.copied === 1 ? "" : "s"}`];
+    if (counts.replaced > 0) parts.push(`replaced ${counts.replaced}`);
+    parts.push(`skipped ${counts.skipped} already present`);
+    let text = `${parts.join(", ")} (${counts.messages} messages written)`;
+    if (counts.failed > 0) {
+      text += `; ${counts.failed} session${counts.failed === 1 ? "" : "s"} failed`;
+    }
+    ctx.io.stdout(`${text}.\n`);
+  }
+  return counts.failed > 0 ? 1 : 0;
+}
+
+/** The `copy` command. */
+export const copyCommand: Command = {
+  name: "copy",
+  summary: "Copy sessions from one store to another (file or PostgreSQL)",
+  usage: USAGE,
+  options: { source: { type: "string" }, replace: { type: "boolean" } },
+  minPositionals: 2,
+  maxPositionals: 2,
+  positionalNames: "SRC and DEST",
+  run,
+};

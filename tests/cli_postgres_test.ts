@@ -1,0 +1,112 @@
+/**
+ * The CLI on PostgreSQL: `--db postgres://…` (and HERMES_STATE_DB) for the
+ * read commands, and `copy` between a file and a server, both ways.
+ */
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { openStore } from "../lib/open_store.ts";
+import { runCli, V11, v11Copy } from "./_cli_io.ts";
+import { tempDbPath } from "./_helpers.ts";
+import { freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";
+
+async function exportOf(target: string): Promise<string> {
+  const run = await runCli(["--db", target, "export"]);
+  assert.equal(run.code, 0, run.err);
+  return run.out;
+}
+
+describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
+  test("copy file → PostgreSQL copies every session; a second run copies nothing", async () => {
+    const file = v11Copy();
+    const url = schemaUrl(freshSchema());
+    const first = await runCli(["copy", file, url]);
+    assert.equal(first.code, 0, first.err);
+    assert.equal(
+      first.out,
+      "Copied 42 sessions, skipped 0 already present (197 messages written).\n",
+    );
+    const again = await runCli(["copy", file, url]);
+    assert.equal(
+      again.out,
+      "Copied 0 sessions, skipped 42 already present (0 messages written).\n",
+    );
+    assert.equal(await exportOf(url), await exportOf(file));
+    await using store = await openStore(url);
+    assert.equal(
+      (await store.getSession(V11.compressionTip))?.parent_session_id,
+      V11.compressionMid,
+    );
+  });
+
+  test("copy PostgreSQL → file gives back the same export; --json reports counts", async () => {
+    const file = v11Copy();
+    const url = schemaUrl(freshSchema());
+    assert.equal((await runCli(["copy", file, url])).code, 0);
+    const back = tempDbPath();
+    const run = await runCli(["--json", "copy", url, back]);
+    assert.equal(run.code, 0, run.err);
+    const report = JSON.parse(run.out);
+    assert.equal(report.copied, 42);
+    assert.equal(report.messages, 197);
+    assert.deepEqual(report.failures, []);
+    assert.equal(await exportOf(back), await exportOf(file));
+  });
+
+  test("copy resumes: sessions already copied are skipped, the rest arrive", async () => {
+    const file = v11Copy();
+    const url = schemaUrl(freshSchema());
+    assert.equal((await runCli(["copy", file, url, "--source", "telegram"])).code, 0);
+    const rest = await runCli(["--json", "copy", file, url]);
+    const report = JSON.parse(rest.out);
+    assert.equal(report.skipped, 5);
+    assert.equal(report.copied, 37);
+    assert.equal(await exportOf(url), await exportOf(file));
+  });
+
+  test("copy refuses a file onto itself and a missing source, writing nothing", async () => {
+    const file = v11Copy();
+    const self = await runCli(["copy", file, file]);
+    assert.equal(self.code, 1);
+    assert.match(self.err, /onto itself/);
+    const missing = await runCli(["copy", `${file}.nope`, schemaUrl(freshSchema())]);
+    assert.equal(missing.code, 1);
+    assert.match(missing.err, /No database at/);
+  });
+
+  test("list, show, search, stats, lineage and info read a PostgreSQL store as they read the file", async () => {
+    const file = v11Copy();
+    const url = schemaUrl(freshSchema());
+    assert.equal((await runCli(["copy", file, url])).code, 0);
+    for (
+      const argv of [
+        ["list", "--limit", "100"],
+        ["show", V11.compressionTip],
+        ["lineage", V11.compressionTip],
+        ["stats"],
+        ["search", "--json", "数据库"],
+      ]
+    ) {
+      const onFile = await runCli(["--db", file, "--json", ...argv]);
+      const onServer = await runCli(["--db", url, "--json", ...argv]);
+      assert.equal(onServer.code, 0, `${argv.join(" ")}: ${onServer.err}`);
+      if (argv[0] === "search") {
+        const ids = (out: string) => (JSON.parse(out) as { id: number }[]).map((h) => h.id).sort();
+        assert.deepEqual(ids(onServer.out), ids(onFile.out), argv.join(" "));
+      } else if (argv[0] === "stats") {
+        // Where the data lives differs (a path and file sizes, a URL and none); nothing else.
+        const counts = (out: string) => {
+          const { path: _p, files: _f, ...rest } = JSON.parse(out);
+          return rest;
+        };
+        assert.deepEqual(counts(onServer.out), counts(onFile.out));
+      } else {
+        assert.equal(onServer.out, onFile.out, argv.join(" "));
+      }
+    }
+    const env = await runCli(["list", "--json"], { env: { HERMES_STATE_DB: url } });
+    assert.equal(env.code, 0, env.err);
+    const info = await runCli(["--db", url, "info", "--json"]);
+    assert.equal(info.code, 0, info.err);
+    assert.equal(JSON.parse(info.out).sessions, 42);
+  });
+});
