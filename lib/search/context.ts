@@ -76,7 +76,7 @@ function renderContent(stored: SqlValue): string {
     if (part === null || typeof part !== "object" || Array.isArray(part)) continue;
     if ((part as Record<string, unknown>).type !== "text") continue;
     const text = (part as Record<string, unknown>).text;
-    if (!!isFalsyLikePython(text)) continue;
+    if (isFalsyLikePython(text)) continue;
     if (typeof text !== "string") throw new NotText();
     texts.push(text);
   }
