@@ -19,6 +19,7 @@ export { SessionDB, type SessionDBOptions } from "./lib/session_db.ts";
 export type { SessionStore, StoreEngine } from "./lib/session_store.ts";
 export { isPostgresTarget, openStore, type OpenStoreOptions } from "./lib/open_store.ts";
 export type { SqliteStoreOptions } from "./lib/sqlite_store.ts";
+export type { PgConnectOptions, PostgresStoreOptions } from "./lib/postgres/postgres_store.ts";
 export type { StoreRetryOptions } from "./lib/store_retry.ts";
 export type { Synchronous } from "./lib/open.ts";
 export type {

@@ -76,6 +76,8 @@ import { importSessionPg, restoreParentLinksPg } from "./import.ts";
 import { migratePg } from "./schema.ts";
 import { searchMessagesPg } from "./search.ts";
 
+export type { PgConnectOptions };
+
 /** Options of {@linkcode openPostgresStore}. */
 export interface PostgresStoreOptions extends PgConnectOptions {
   /** Run no schema step; every write method rejects. */
