@@ -34,6 +34,7 @@ export type {
 } from "./lib/driver/types.ts";
 export type { RetryOptions } from "./lib/write.ts";
 export {
+  NotStateDbError,
   OpenError,
   ReadonlyError,
   SqliteError,
@@ -47,6 +48,7 @@ export { SCHEMA_VERSION } from "./lib/schema/schema_sql.ts";
 export type { CreateSessionOptions, EnsureSessionOptions } from "./lib/sessions.ts";
 export type { TokenCountsUpdate } from "./lib/tokens.ts";
 export type { ConversationOptions } from "./lib/conversation.ts";
+export type { MessagesOptions } from "./lib/messages.ts";
 export type {
   ListSessionsOptions,
   SearchSessionsOptions,

@@ -7,6 +7,7 @@ import type { Store } from "./store.ts";
 import type { ConversationMessage, JsonValue } from "./types.ts";
 import { decodeContent, isFalsyLikePython } from "./content.ts";
 import { PYTHON_WHITESPACE, pythonStrip } from "./python_text.ts";
+import { ACTIVE_ONLY } from "./messages.ts";
 
 /** Options of `getMessagesAsConversation`. */
 export interface ConversationOptions {
@@ -173,11 +174,12 @@ export function getMessagesAsConversation(
   const includeAncestors = options.includeAncestors ?? false;
   const ids = includeAncestors ? lineageRootToTip(store, sessionId) : [sessionId];
   const placeholders = ids.map(() => "?").join(", ");
+  const live = store.columns("messages").has("active") ? ACTIVE_ONLY : "";
   const rows = store
     .statement(
       `SELECT role, content, tool_call_id, tool_calls, tool_name, finish_reason, reasoning,
         reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items
-        FROM messages WHERE session_id IN (${placeholders}) ORDER BY timestamp, id`,
+        FROM messages WHERE session_id IN (${placeholders})${live} ORDER BY timestamp, id`,
     )
     .all(...ids);
   const conversation: ConversationMessage[] = [];

@@ -57,20 +57,56 @@ export class OpenError extends StorageError {
 }
 
 /**
+ * The file is SQLite but not a Hermes store: it has no `sessions` or no
+ * `messages` table. A read-only open refuses it, and the CLI refuses it for
+ * every command except `import` into an empty file, so that another
+ * application's database is never given the Hermes tables.
+ *
+ * @example
+ * ```ts
+ * import { NotStateDbError } from "./errors.ts";
+ * const err = new NotStateDbError("/tmp/notes.db", { missing: "sessions", empty: false });
+ * console.assert(err.message === 'Cannot open database "/tmp/notes.db": not a Hermes state.db (no sessions table)');
+ * ```
+ */
+export class NotStateDbError extends OpenError {
+  /** The first Hermes table the file lacks. */
+  readonly missing: "sessions" | "messages";
+  /** True when the file holds no table at all (a new or 0-byte file). */
+  readonly empty: boolean;
+
+  /**
+   * Creates the error.
+   *
+   * @param path The database path.
+   * @param details The missing table, and whether the file has no table at all.
+   */
+  constructor(path: string, details: { missing: "sessions" | "messages"; empty: boolean }) {
+    super(path, `not a Hermes state.db (no ${details.missing} table)`, { kind: "corrupt" });
+    this.name = "NotStateDbError";
+    this.missing = details.missing;
+    this.empty = details.empty;
+  }
+}
+
+/**
  * A write gave up after every retry because another connection kept the
  * write lock. Nothing of it was written.
  */
 export class WriteBusyError extends SqliteError {
   /** How many times the write was tried. */
   readonly attempts: number;
+  /** How long it waited in all, in milliseconds, when the waiting was timed. */
+  readonly waitedMs: number | undefined;
 
   /**
    * Creates the error.
    *
    * @param attempts The attempts made.
    * @param cause The last busy error.
+   * @param options `waitedMs`: how long the attempts took in all.
    */
-  constructor(attempts: number, cause: SqliteError) {
+  constructor(attempts: number, cause: SqliteError, options: { waitedMs?: number } = {}) {
     super(
       `Cannot write: the database stayed locked by another connection through ${attempts} attempts`,
       cause.code,
@@ -78,6 +114,7 @@ export class WriteBusyError extends SqliteError {
     );
     this.name = "WriteBusyError";
     this.attempts = attempts;
+    this.waitedMs = options.waitedMs;
   }
 }
 

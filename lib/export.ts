@@ -71,7 +71,7 @@ function returnStatement(store: Store, sql: string, statement: SqliteStatement):
 export function exportSession(store: Store, id: string): SessionExport | undefined {
   const session = getSession(store, id);
   if (session === undefined) return undefined;
-  return { ...session, messages: getMessages(store, id) };
+  return { ...session, messages: getMessages(store, id, { includeInactive: true }) };
 }
 
 /**
@@ -170,5 +170,5 @@ export function exportSessionRows(store: Store, options: ExportOptions = {}): Se
  * @returns The export.
  */
 export function withMessages(store: Store, session: SessionRow): SessionExport {
-  return { ...session, messages: getMessages(store, session.id) };
+  return { ...session, messages: getMessages(store, session.id, { includeInactive: true }) };
 }

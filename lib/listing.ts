@@ -46,6 +46,12 @@ export interface ListSessionsOptions {
    * @default {false}
    */
   orderByLastActive?: boolean;
+  /**
+   * In a file from a newer Hermes (with `sessions.archived`), also list the
+   * archived sessions, which that Hermes hides.
+   * @default {false}
+   */
+  includeArchived?: boolean;
 }
 
 /** Options of `searchSessions`. */
@@ -122,10 +128,16 @@ function withPreview(row: SqlRow): RichSessionRow {
   return Object.assign(row, { preview }) as unknown as RichSessionRow;
 }
 
-function filters(options: ListSessionsOptions): { where: string; params: SqlValue[] } {
+function filters(
+  store: Store,
+  options: ListSessionsOptions,
+): { where: string; params: SqlValue[] } {
   const clauses: string[] = [];
   const params: SqlValue[] = [];
   if (!options.includeChildren) clauses.push(VISIBLE_ONLY);
+  if (!options.includeArchived && store.columns("sessions").has("archived")) {
+    clauses.push("COALESCE(s.archived, 0) = 0");
+  }
   if (options.source) {
     clauses.push("s.source = ?");
     params.push(options.source);
@@ -245,7 +257,7 @@ function projectTip(store: Store, row: RichSessionRow): RichSessionRow {
 export function listSessionsRich(store: Store, options: ListSessionsOptions): RichSessionRow[] {
   const limit = checkCount("list sessions", "limit", options.limit ?? 20);
   const offset = checkCount("list sessions", "offset", options.offset ?? 0);
-  const { where, params } = filters(options);
+  const { where, params } = filters(store, options);
   const rows = (options.orderByLastActive ? byLastActive : byStart)(
     store,
     where,

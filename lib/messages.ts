@@ -376,12 +376,35 @@ function messageFromRow(row: Record<string, unknown>): MessageRow {
  * console.assert(Array.isArray(message.content) && message.content.length === 1);
  * ```
  */
-export function getMessages(store: Store, sessionId: string): MessageRow[] {
+export function getMessages(
+  store: Store,
+  sessionId: string,
+  options: MessagesOptions = {},
+): MessageRow[] {
+  const live = !options.includeInactive && store.columns("messages").has("active");
   return store
-    .statement("SELECT * FROM messages WHERE session_id = ? ORDER BY timestamp, id")
+    .statement(
+      `SELECT * FROM messages WHERE session_id = ?${
+        live ? ACTIVE_ONLY : ""
+      } ORDER BY timestamp, id`,
+    )
     .all(sessionId)
     .map(messageFromRow);
 }
+
+/** Options of {@linkcode getMessages}. */
+export interface MessagesOptions {
+  /**
+   * In a file from a newer Hermes (with `messages.active`), also return the
+   * inactive rows: those a rewind took back and those compacted into a
+   * summary. That Hermes, and by default this one, leaves them out.
+   * @default {false}
+   */
+  includeInactive?: boolean;
+}
+
+/** The rows a newer Hermes replays: not rewound, not compacted (`active` is 1, or NULL). */
+export const ACTIVE_ONLY = " AND COALESCE(active, 1) != 0";
 
 /**
  * Counts the messages of one session, or of all sessions when `sessionId`

@@ -20,7 +20,8 @@ import process from "node:process";
 import type { OpenDriver, SqliteDriver } from "./driver/types.ts";
 import { loadDriver } from "./driver/load.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
-import { OpenError } from "./errors.ts";
+import { NotStateDbError, OpenError } from "./errors.ts";
+import { chooseReadAccess, type ReadAccess } from "./read_access.ts";
 import { migrate, type MigrationReport } from "./schema/migrate.ts";
 import { type RetryOptions, Writer } from "./write.ts";
 
@@ -49,6 +50,8 @@ export interface Connection {
   readonly writer: Writer;
   /** The schema step's report; `undefined` when opened read-only. */
   readonly migration: MigrationReport | undefined;
+  /** How a read-only open reached the file; `"write"` for a writable open. */
+  readonly access: ReadAccess | "write";
 }
 
 /** SQLITE_READONLY: a connection SQLite could open for reading only was asked to write. */
@@ -173,23 +176,27 @@ function tightenSidecars(path: string): void {
   }
 }
 
+/**
+ * Refuses a file without the Hermes tables (another application's database,
+ * a 0-byte file). Reading the schema also fails on a file that is not SQLite.
+ */
+function assertStateDb(db: SqliteDriver, path: string): void {
+  const rows = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all();
+  const names = new Set(rows.map((row) => String(row.name)));
+  for (const missing of ["sessions", "messages"] as const) {
+    if (!names.has(missing)) throw new NotStateDbError(path, { missing, empty: names.size === 0 });
+  }
+}
+
 function applyPragmas(db: SqliteDriver, path: string, options: ConnectionOptions): void {
   db.exec(`PRAGMA busy_timeout = ${options.retry?.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
-  db.exec("PRAGMA foreign_keys = ON");
   if (options.readonly) {
-    // Reads the header and the schema: a file that is not SQLite fails here.
-    // Without the schema step, a file without our tables (an empty file, say)
-    // would open and then fail on every call; refuse it now instead.
-    const tables = db.prepare(
-      "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('sessions', 'messages')",
-    ).get();
-    if (Number(tables?.n) !== 2) {
-      throw new OpenError(path, "it holds no Hermes sessions (no sessions or messages table)", {
-        kind: "corrupt",
-      });
-    }
+    // A read connection that may write (see read_access.ts) is kept from it.
+    db.exec("PRAGMA query_only = ON");
+    assertStateDb(db, path);
     return;
   }
+  db.exec("PRAGMA foreign_keys = ON");
   const mode = db.prepare("PRAGMA journal_mode = WAL").get();
   const journal = String(mode?.journal_mode ?? "").toLowerCase();
   if (journal !== "wal" && !(path === ":memory:" && journal === "memory")) {
@@ -220,10 +227,13 @@ function probeWritable(db: SqliteDriver): void {
 }
 
 /**
- * Opens `path`, applies the pragmas and, unless read-only, runs the schema step.
+ * Opens `path`, applies the pragmas and, unless read-only, runs the schema
+ * step. A read-only open takes no write lock, runs no schema step, changes
+ * no byte of the file, and refuses a file without the Hermes tables.
  *
  * @param options Path and settings.
  * @returns The ready connection.
+ * @throws {NotStateDbError} When a read-only open finds no `sessions` or `messages` table.
  * @throws {OpenError} When the path is a folder, not SQLite, damaged, or not writable.
  * @throws {RangeError} When `retry.busyTimeoutMs` is not a non-negative integer.
  */
@@ -238,9 +248,13 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
   const readonly = options.readonly ?? false;
   const created = preparePath(path, readonly);
   const openDriver = options.openDriver ?? await loadDriver();
+  const access = readonly ? chooseReadAccess(path) : "write";
   let db: SqliteDriver;
   try {
-    db = openDriver(path, { readonly });
+    db = openDriver(path, {
+      readonly: access === "readonly" || access === "immutable",
+      immutable: access === "immutable",
+    });
   } catch (error) {
     throw new OpenError(path, explain(error, path, readonly), { cause: error });
   }
@@ -252,7 +266,7 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
       return migrate(db);
     });
     if (created) tightenSidecars(path);
-    return { db, writer, migration };
+    return { db, writer, migration, access };
   } catch (error) {
     db.close();
     if (error instanceof OpenError) throw error;

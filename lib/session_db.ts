@@ -271,12 +271,16 @@ export class SessionDB {
 
   /**
    * Reads a transcript with every column (JSON parsed, content decoded).
+   * In a file from a newer Hermes, rewound and compacted rows
+   * (`active = 0`) are left out, as that Hermes does, unless
+   * `includeInactive`.
    *
    * @param sessionId The session.
+   * @param options `includeInactive`.
    * @returns The messages by `timestamp, id`.
    */
-  getMessages(sessionId: string): MessageRow[] {
-    return messages.getMessages(this.#store, sessionId);
+  getMessages(sessionId: string, options: messages.MessagesOptions = {}): MessageRow[] {
+    return messages.getMessages(this.#store, sessionId, options);
   }
 
   /**

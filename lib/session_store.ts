@@ -23,6 +23,7 @@ import type {
   SessionsDirOptions,
 } from "./prune.ts";
 import type { SearchOptions } from "./search/search.ts";
+import type { MessagesOptions } from "./messages.ts";
 import type { CreateSessionOptions, EnsureSessionOptions } from "./sessions.ts";
 import type { SourceUsage } from "./source_usage.ts";
 import type { TokenCountsUpdate } from "./tokens.ts";
@@ -84,7 +85,7 @@ export interface SessionStore extends AsyncDisposable {
   /** See {@linkcode SessionDB.clearMessages}. */
   clearMessages(sessionId: string): Promise<void>;
   /** See {@linkcode SessionDB.getMessages}. */
-  getMessages(sessionId: string): Promise<MessageRow[]>;
+  getMessages(sessionId: string, options?: MessagesOptions): Promise<MessageRow[]>;
   /** See {@linkcode SessionDB.getMessagesAsConversation}. */
   getMessagesAsConversation(
     sessionId: string,

@@ -29,6 +29,7 @@ export class Store {
   readonly #writer: Writer;
   readonly #clock: () => number;
   readonly #statements = new Map<string, SqliteStatement>();
+  readonly #columns = new Map<string, ReadonlySet<string>>();
 
   /**
    * @param db The connection.
@@ -51,6 +52,34 @@ export class Store {
       this.#statements.set(sql, stmt);
     }
     return stmt;
+  }
+
+  /**
+   * The columns `table` has in this file, read once per connection: a file
+   * written by a newer Hermes has more (`sessions.archived`,
+   * `messages.active`…), an older one fewer. Empty for a missing table.
+   *
+   * @param table A table name from a closed set in the caller.
+   * @returns The column names.
+   */
+  columns(table: string): ReadonlySet<string> {
+    let names = this.#columns.get(table);
+    if (names === undefined) {
+      const rows = this.db.prepare("SELECT name FROM pragma_table_info(?)").all(table);
+      names = new Set(rows.map((row) => String(row.name)));
+      this.#columns.set(table, names);
+    }
+    return names;
+  }
+
+  /**
+   * Whether `table` exists in this file (read once per connection).
+   *
+   * @param table The table name.
+   * @returns True when it exists.
+   */
+  hasTable(table: string): boolean {
+    return this.columns(table).size > 0;
   }
 
   /**

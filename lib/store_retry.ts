@@ -68,7 +68,7 @@ export async function retryWhileBusy<T>(
         const last = error instanceof WriteBusyError && error.cause instanceof SqliteError
           ? error.cause
           : error;
-        throw new WriteBusyError(attempts, last);
+        throw new WriteBusyError(attempts, last, { waitedMs: performance.now() - started });
       }
       await sleep(minDelayMs + random() * (maxDelayMs - minDelayMs));
     }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { pathToFileURL } from "node:url";
 import type {
   OpenDriverOptions,
   RunResult,
@@ -33,8 +34,11 @@ interface BunDatabase {
 
 type BunDatabaseConstructor = new (
   path: string,
-  options: { readonly?: boolean; create?: boolean; strict?: boolean },
+  options: { readonly?: boolean; create?: boolean; strict?: boolean } | number,
 ) => BunDatabase;
+
+/** `SQLITE_OPEN_READONLY | SQLITE_OPEN_URI`: how an immutable `file:` URI is opened. */
+const READONLY_URI_FLAGS = 0x01 | 0x40;
 
 function plainBytes(row: SqlRow): SqlRow {
   // Bun hands BLOBs back as Buffer; callers expect a plain Uint8Array.
@@ -126,9 +130,15 @@ export async function loadBunSqlite(): Promise<
   const module = await import(specifier) as { Database: BunDatabaseConstructor };
   return (path, options = {}) => {
     const readonly = options.readonly ?? false;
-    const db = translated(() =>
-      new module.Database(path, readonly ? { readonly: true } : { create: true, strict: true })
-    );
+    // Flags instead of an options object turn off `strict`, which matters
+    // only for named parameters; this adapter binds positional ones alone.
+    const db = options.immutable
+      ? translated(() =>
+        new module.Database(`${pathToFileURL(path).href}?immutable=1`, READONLY_URI_FLAGS)
+      )
+      : translated(() =>
+        new module.Database(path, readonly ? { readonly: true } : { create: true, strict: true })
+      );
     return new BunSqliteDriver(db);
   };
 }

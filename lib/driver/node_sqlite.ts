@@ -4,6 +4,7 @@
  * @module
  */
 import { DatabaseSync } from "node:sqlite";
+import { pathToFileURL } from "node:url";
 import type {
   OpenDriverOptions,
   RunResult,
@@ -140,7 +141,7 @@ class NodeSqliteDriver implements SqliteDriver {
  * Opens `path` with `node:sqlite`.
  *
  * @param path The database file.
- * @param options `readonly` opens without write access.
+ * @param options `readonly` opens without write access; `immutable` also without locks.
  * @returns The connection.
  * @throws {SqliteError} When SQLite cannot open the file.
  */
@@ -148,6 +149,13 @@ export function openNodeSqlite(
   path: string,
   options: OpenDriverOptions = {},
 ): SqliteDriver {
-  const db = translated(() => new DatabaseSync(path, { readOnly: options.readonly ?? false }));
+  const db = options.immutable
+    ? translated(() => new DatabaseSync(immutableUri(path), { readOnly: true }))
+    : translated(() => new DatabaseSync(path, { readOnly: options.readonly ?? false }));
   return new NodeSqliteDriver(db);
+}
+
+/** The `file:` URI SQLite reads as "this file never changes": no locks, no -wal, no -shm. */
+function immutableUri(path: string): string {
+  return `${pathToFileURL(path).href}?immutable=1`;
 }

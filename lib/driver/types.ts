@@ -53,6 +53,13 @@ export interface SqliteDriver {
 export interface OpenDriverOptions {
   /** Open without write access; a missing file is an error. */
   readonly readonly?: boolean;
+  /**
+   * Open read-only as an immutable file (SQLite's `immutable=1` URI
+   * parameter): no locks are taken and no `-wal` or `-shm` is read or
+   * created. Only for a file no process can change while it is open (a
+   * read-only folder without a `-wal`); implies `readonly`.
+   */
+  readonly immutable?: boolean;
 }
 
 /** Opens a connection to the file at `path`. */

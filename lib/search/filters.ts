@@ -16,6 +16,13 @@ export interface SearchFilters {
   readonly excludeSources: readonly string[] | null;
   /** Only these roles; `null` for any (an empty list means any, as in Python). */
   readonly roles: readonly string[] | null;
+  /**
+   * Leave out rewound messages of a file from a newer Hermes (schema ≥ 12):
+   * `"active"` keeps rows whose `active` is not 0, `"active-or-compacted"`
+   * also those folded into a summary (`compacted = 1`), as that Hermes
+   * searches; `null` (an older file, or `includeInactive`) keeps every row.
+   */
+  readonly live?: "active" | "active-or-compacted" | null;
 }
 
 /** The WHERE terms of some filters, and their parameters in order. */
@@ -46,6 +53,10 @@ export function filterSql(filters: SearchFilters): FilterSql {
   if (filters.roles !== null) {
     sql += " AND m.role IN (SELECT value FROM json_each(?))";
     params.push(JSON.stringify(filters.roles));
+  }
+  if (filters.live === "active") sql += " AND COALESCE(m.active, 1) != 0";
+  if (filters.live === "active-or-compacted") {
+    sql += " AND (COALESCE(m.active, 1) != 0 OR COALESCE(m.compacted, 0) != 0)";
   }
   return { sql, params };
 }

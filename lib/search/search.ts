@@ -10,6 +10,7 @@ import type { Store } from "../store.ts";
 import { checkCount } from "../paging.ts";
 import type { SearchHit } from "../types.ts";
 import { planSearch } from "./plan.ts";
+import { withIndexesPresent } from "./missing_index.ts";
 import { filterSql, type SearchFilters } from "./filters.ts";
 import { type HitRow, rankedPage } from "./ranked.ts";
 import { substringPage, type SubstringStrategy } from "./substring.ts";
@@ -33,14 +34,28 @@ export interface SearchOptions {
    * @default {0}
    */
   offset?: number;
+  /**
+   * In a file from a newer Hermes, also find rewound messages (`active = 0`,
+   * not compacted), which that Hermes leaves out of search.
+   * @default {false}
+   */
+  includeInactive?: boolean;
 }
 
-function normalizeFilters(options: SearchOptions): SearchFilters {
+/** Which rows of a newer Hermes' file are searched (see `SearchFilters.live`). */
+function liveFilter(store: Store, options: SearchOptions): SearchFilters["live"] {
+  const columns = store.columns("messages");
+  if (options.includeInactive || !columns.has("active")) return null;
+  return columns.has("compacted") ? "active-or-compacted" : "active";
+}
+
+function normalizeFilters(store: Store, options: SearchOptions): SearchFilters {
   const roles = options.roleFilter ?? null;
   return {
     sources: options.sourceFilter ?? null,
     excludeSources: options.excludeSources ?? null,
     roles: roles !== null && roles.length > 0 ? roles : null,
+    live: liveFilter(store, options),
   };
 }
 
@@ -71,9 +86,9 @@ export function searchMessages(
 ): SearchHit[] {
   const limit = checkCount("search messages", "limit", options.limit ?? 20);
   const offset = checkCount("search messages", "offset", options.offset ?? 0);
-  const plan = planSearch(query);
+  const plan = withIndexesPresent(store, planSearch(query), query);
   if (plan.kind === "nothing") return [];
-  const filters = filterSql(normalizeFilters(options));
+  const filters = filterSql(normalizeFilters(store, options));
   let rows: HitRow[] | undefined;
   if (plan.kind === "substring") {
     rows = substringPage(

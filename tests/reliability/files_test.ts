@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runtimeName } from "../../lib/driver/load.ts";
-import { OpenError } from "../../lib/errors.ts";
+import { NotStateDbError, OpenError } from "../../lib/errors.ts";
 import { SessionDB } from "../../lib/session_db.ts";
 import { FIXTURES, rawOpen, tempDir } from "../_helpers.ts";
 import { newLedger, record, snapshot, verify } from "./_checks.ts";
@@ -82,9 +82,7 @@ test("SessionDB.open({ readonly }) refuses a zero-byte file or a SQLite file tha
   const empty = fileWith("");
   await assert.rejects(
     SessionDB.open({ path: empty, readonly: true }),
-    new OpenError(empty, "it holds no Hermes sessions (no sessions or messages table)", {
-      kind: "corrupt",
-    }),
+    new NotStateDbError(empty, { missing: "sessions", empty: true }),
   );
   assert.equal(readFileSync(empty).length, 0);
   const other = join(tempDir(), "other.db");
@@ -93,7 +91,11 @@ test("SessionDB.open({ readonly }) refuses a zero-byte file or a SQLite file tha
   raw.close();
   await assert.rejects(
     SessionDB.open({ path: other, readonly: true }),
-    /no sessions or messages table/,
+    {
+      name: "NotStateDbError",
+      message: `Cannot open database "${other}": not a Hermes state.db (no sessions table)`,
+      empty: false,
+    },
   );
 });
 

@@ -1,0 +1,62 @@
+/**
+ * How a read-only open reaches a file so that it changes nothing: not the
+ * file's bytes, not its journal mode, not its sidecars. SQLite's own
+ * read-only mode creates a `-wal` and `-shm` beside a WAL file that has
+ * none and, being unable to delete them, leaves them behind; a read-write
+ * connection that never writes removes them again on its last close but,
+ * being able to checkpoint, would fold a live `-wal` into the file. So the
+ * choice depends on what is there.
+ *
+ * @module
+ */
+import { accessSync, constants, lstatSync } from "node:fs";
+import { dirname } from "node:path";
+import process from "node:process";
+
+/**
+ * How a read-only open reaches the file:
+ * - `"shared"`: a read-write connection kept from writing (`query_only`),
+ *   for a file without a `-wal`: the sidecars a WAL read needs are removed
+ *   again when it closes, as after any Hermes process.
+ * - `"readonly"`: SQLite's read-only mode, for a file with a `-wal` (another
+ *   connection may be live, and it must never be checkpointed or deleted
+ *   by a reader) or a file this user may not write.
+ * - `"immutable"`: read-only without locks or sidecars, for a file in a
+ *   folder this user may not write and without a `-wal` or `-journal`: no
+ *   process can change it then, since a writer needs one of them there.
+ */
+export type ReadAccess = "shared" | "readonly" | "immutable";
+
+function exists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `access(2)` for writing; root is not bound by modes (and Deno answers from them). */
+function mayWrite(path: string): boolean {
+  if (process.getuid?.() === 0) return true;
+  try {
+    accessSync(path, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Chooses how to open `path` read-only. Asks only `stat` and `access`,
+ * never a descriptor (closing one would drop this process's locks).
+ *
+ * @param path The database file (it exists).
+ * @returns The access to use.
+ */
+export function chooseReadAccess(path: string): ReadAccess {
+  if (path === ":memory:") return "shared";
+  if (exists(`${path}-wal`)) return "readonly";
+  if (!mayWrite(dirname(path))) return exists(`${path}-journal`) ? "readonly" : "immutable";
+  return mayWrite(path) ? "shared" : "readonly";
+}

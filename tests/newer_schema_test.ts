@@ -1,0 +1,92 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { SessionDB } from "../lib/session_db.ts";
+import { openStore } from "../lib/open_store.ts";
+import { copyFixture, expected, rawOpen } from "./_helpers.ts";
+
+/** What the schema-21 Hermes answers on `hermes-v21.db` (`expected/v21.json`). */
+interface V21 {
+  schema_version: number;
+  list_sessions_rich: string[];
+  list_sessions_rich_include_archived: string[];
+  get_messages: Record<string, number[]>;
+  get_messages_include_inactive: Record<string, number[]>;
+  search_messages: Record<string, [string, number][]>;
+}
+
+const V21_EXPECTED = await expected<V21>("v21.json");
+
+function sha256(path: string): string {
+  return createHash("sha256").update(readFileSync(path)).digest("hex");
+}
+
+for (const readonly of [true, false]) {
+  const how = readonly ? "read-only" : "writable";
+
+  test(`listSessionsRich() hides archived sessions of a schema-21 file unless includeArchived (${how})`, async () => {
+    using db = await SessionDB.open({ path: copyFixture("hermes-v21.db"), readonly });
+    const ids = (rows: { id: string }[]) => rows.map((row) => row.id);
+    assert.deepEqual(ids(db.listSessionsRich()), V21_EXPECTED.list_sessions_rich);
+    assert.deepEqual(
+      ids(db.listSessionsRich({ includeArchived: true })),
+      V21_EXPECTED.list_sessions_rich_include_archived,
+    );
+    const archived = db.listSessionsRich({ includeArchived: true }).find((row) =>
+      row.id === "20260501_100000_arch01"
+    );
+    assert.equal(archived?.archived, 1, "the newer column is returned");
+  });
+
+  test(`getMessages() leaves out rewound and compacted rows of a schema-21 file unless includeInactive (${how})`, async () => {
+    using db = await SessionDB.open({ path: copyFixture("hermes-v21.db"), readonly });
+    for (const [id, wanted] of Object.entries(V21_EXPECTED.get_messages)) {
+      assert.deepEqual(db.getMessages(id).map((m) => m.id), wanted, id);
+    }
+    for (const [id, wanted] of Object.entries(V21_EXPECTED.get_messages_include_inactive)) {
+      assert.deepEqual(db.getMessages(id, { includeInactive: true }).map((m) => m.id), wanted, id);
+    }
+    const replay = db.getMessagesAsConversation("20260501_110000_rew01");
+    assert.equal(replay.length, 2, "a rewound turn is not replayed");
+    assert.ok(!JSON.stringify(replay).includes("ZEBRAFISH42"));
+  });
+
+  test(`searchMessages() keeps compacted rows and drops rewound ones of a schema-21 file (${how})`, async () => {
+    using db = await SessionDB.open({ path: copyFixture("hermes-v21.db"), readonly });
+    for (const [query, wanted] of Object.entries(V21_EXPECTED.search_messages)) {
+      const hits = db.searchMessages(query).map((hit) => [hit.session_id, hit.id]);
+      assert.deepEqual(hits, wanted, query);
+    }
+    const rewound = db.searchMessages("ZEBRAFISH42", { includeInactive: true });
+    assert.deepEqual(rewound.map((hit) => hit.id), [9, 10]);
+  });
+}
+
+test("exportSession() of a schema-21 file keeps every row and every newer column", async () => {
+  using db = await SessionDB.open({ path: copyFixture("hermes-v21.db"), readonly: true });
+  const record = db.exportSession("20260501_120000_comp01")!;
+  assert.deepEqual(record.messages.map((m) => m.id), [11, 12, 13, 14, 15]);
+  assert.equal(record.messages[0].compacted, 1);
+  assert.equal(record.messages[0].active, 0);
+  assert.equal(record.rewind_count, 0);
+});
+
+test("SessionDB.open() of a schema-21 file changes no byte read-only, and neither schema nor version writable", async () => {
+  const path = copyFixture("hermes-v21.db");
+  const before = sha256(path);
+  const raw = await rawOpen(path, true);
+  const schema = raw.prepare("SELECT type, name, sql FROM sqlite_master ORDER BY name").all();
+  raw.close();
+  (await SessionDB.open({ path, readonly: true })).close();
+  await (await openStore(path, { readonly: true })).close();
+  assert.equal(sha256(path), before);
+  (await SessionDB.open({ path })).close();
+  const after = await rawOpen(path, true);
+  assert.deepEqual(
+    after.prepare("SELECT type, name, sql FROM sqlite_master ORDER BY name").all(),
+    schema,
+  );
+  assert.equal(after.prepare("SELECT version FROM schema_version").get()!.version, 21);
+  after.close();
+});
