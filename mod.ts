@@ -61,6 +61,7 @@ export { sanitizeTitle } from "./lib/titles.ts";
 export type { ExportOptions } from "./lib/export.ts";
 export type { ImportOptions, ImportResult, ParentLink } from "./lib/import.ts";
 export type { DatabaseInfo, InspectOptions } from "./lib/inspect.ts";
+export type { KnownIssue } from "./lib/known_issues.ts";
 export type { SourceUsage } from "./lib/source_usage.ts";
 export type { PruneCandidate, PruneCandidatesOptions } from "./lib/prune_candidates.ts";
 export type {

@@ -6,6 +6,7 @@
  */
 import { SqliteError } from "./driver/sqlite_error.ts";
 import type { Store } from "./store.ts";
+import { explainIntegrity, type KnownIssue } from "./known_issues.ts";
 
 /** SQLITE_CORRUPT: a damaged page, which an inspection reports instead of throwing. */
 const SQLITE_CORRUPT = 11;
@@ -45,6 +46,13 @@ export interface DatabaseInfo {
   metaKeys: string[];
   /** `["ok"]` for a sound file, else the problems found; `null` when not run. */
   integrity: string[] | null;
+  /**
+   * Known, harmless conditions among the problems found (with their fix):
+   * the file is sound when every line of `integrity` is one of theirs.
+   */
+  knownIssues: KnownIssue[];
+  /** The lines of `integrity` that are real damage; `[]` when sound or not checked. */
+  damage: string[];
 }
 
 function tableExists(store: Store, name: string): boolean {
@@ -111,6 +119,15 @@ export function inspectDatabase(store: Store, options: InspectOptions = {}): Dat
       store.statement("PRAGMA quick_check(20)").all().map((row) => String(Object.values(row)[0])),
     (message) => [message],
   );
+  const problems = integrity === null || (integrity.length === 1 && integrity[0] === "ok")
+    ? []
+    : integrity;
+  const explained = problems.length === 0
+    ? { issues: [], unexplained: [] }
+    : unlessCorrupt(() => explainIntegrity(store, problems), () => ({
+      issues: [],
+      unexplained: problems,
+    }));
   return {
     path: store.path,
     schemaVersion: version === undefined ? null : Number(version.version),
@@ -124,5 +141,7 @@ export function inspectDatabase(store: Store, options: InspectOptions = {}): Dat
     ftsTables: fts.map((row) => String(row.name)),
     metaKeys: meta.map((row) => String(row.key)),
     integrity,
+    knownIssues: explained.issues,
+    damage: explained.unexplained,
   };
 }

@@ -191,8 +191,9 @@ function assertStateDb(db: SqliteDriver, path: string): void {
 function applyPragmas(db: SqliteDriver, path: string, options: ConnectionOptions): void {
   db.exec(`PRAGMA busy_timeout = ${options.retry?.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
   if (options.readonly) {
-    // A read connection that may write (see read_access.ts) is kept from it.
-    db.exec("PRAGMA query_only = ON");
+    // No pragma that writes, and no `query_only` either: a search may need
+    // a TEMP table, and every write of the library is refused above SQL
+    // for a read-only store (`Store.write`).
     assertStateDb(db, path);
     return;
   }

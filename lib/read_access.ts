@@ -15,7 +15,7 @@ import process from "node:process";
 
 /**
  * How a read-only open reaches the file:
- * - `"shared"`: a read-write connection kept from writing (`query_only`),
+ * - `"shared"`: a read-write connection the store never writes through,
  *   for a file without a `-wal`: the sidecars a WAL read needs are removed
  *   again when it closes, as after any Hermes process.
  * - `"readonly"`: SQLite's read-only mode, for a file with a `-wal` (another

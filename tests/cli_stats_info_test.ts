@@ -5,7 +5,7 @@ import { basename } from "node:path";
 import { fileSizes } from "../lib/cli/files.ts";
 import { CommandError } from "../lib/cli/usage_error.ts";
 import { buildDb, runCli, v11Copy, withDb } from "./_cli_io.ts";
-import { rawOpen, tempDbPath } from "./_helpers.ts";
+import { copyFixture, rawOpen, tempDbPath } from "./_helpers.ts";
 
 describe("stats", () => {
   test("stats --json counts by source and model and measures the files", async () => {
@@ -68,15 +68,43 @@ describe("info", () => {
     assert.equal(run.code, 0);
     const info = JSON.parse(run.out);
     assert.equal(info.path, path);
-    assert.equal(info.schemaVersion, 11);
-    assert.equal(info.journalMode, "wal");
+    assert.equal(info.schema_version, 11);
+    assert.equal(info.schema_note, null);
+    assert.equal(info.journal_mode, "wal");
     assert.equal(info.sessions, 42);
     assert.equal(info.messages, 197);
-    assert.deepEqual(info.ftsTables, ["messages_fts", "messages_fts_trigram"]);
-    assert.ok(info.metaKeys.includes("last_auto_prune"));
+    assert.deepEqual(info.fts_tables, ["messages_fts", "messages_fts_trigram"]);
+    assert.ok(info.meta_keys.includes("last_auto_prune"));
     assert.equal(info.integrity, null);
-    assert.equal(info.readonly, false);
+    assert.equal(info.writable, true);
     assert.equal(info.files.db, statSync(path).size);
+    const camel = Object.keys(info).filter((key) => /[A-Z]/.test(key));
+    assert.deepEqual(camel, [], "every key is snake_case");
+  });
+
+  test("info reports the SQLite-3.40 trigram condition of hermes-v11.db as known, with its fix, and exits 0", async () => {
+    const path = v11Copy();
+    const run = await runCli(["--db", path, "info"]);
+    assert.equal(run.code, 0, run.err);
+    assert.match(
+      run.out,
+      /\nIntegrity +known condition: the trigram index was written by SQLite 3\.40 or older, which indexed 4 messages holding a NUL character only up to it; search is unaffected \(fix: hermes-state doctor --fix\)\n$/,
+    );
+    const json = JSON.parse((await runCli(["--db", path, "info", "--json"])).out);
+    assert.equal(json.ok, true);
+    assert.deepEqual(json.damage, []);
+    assert.equal(json.known_issues[0].code, "trigram_nul_prefix");
+    assert.equal(json.known_issues[0].fix, "hermes-state doctor --fix");
+  });
+
+  test("info says a schema-21 file is newer and read as 11", async () => {
+    const path = copyFixture("hermes-v21.db");
+    const run = await runCli(["--db", path, "info", "--no-check"]);
+    assert.equal(run.code, 0, run.err);
+    assert.match(
+      run.out,
+      /\nSchema version +21 \(newer than 11: read as 11, extra columns kept\)\n/,
+    );
   });
 
   test("info runs the quick check and exits 0 on a sound file", async () => {

@@ -18,13 +18,16 @@ export interface Context {
   readonly style: Style;
   /** The database path (`--db`, else the default). */
   readonly dbPath: string;
+  /** How `openStore` opens it: `"read"` changes nothing, `"write"` as the agent does. */
+  readonly access: "read" | "write";
   /**
    * Opens the store (`--db`, a file or a URL); `main` closes it when the
    * command ends.
    *
    * @param options `create: true` creates a missing file (import, demo);
    * otherwise a missing file is a {@linkcode CommandError}. `path` opens
-   * another store than `--db`.
+   * another store than `--db`. A file without the Hermes tables is refused
+   * (`NotStateDbError`), except an empty one with `create`.
    */
   openStore(options?: { create?: boolean; path?: string }): Promise<SessionStore>;
 }

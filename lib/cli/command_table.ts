@@ -7,29 +7,90 @@
  */
 import type { Command } from "./command.ts";
 
+/**
+ * How a command opens the database: `"read"` never changes the file (no
+ * schema step, no write lock, not even a new -wal left behind), `"write"`
+ * opens it as the agent does (and upgrades an older schema).
+ */
+export type CommandAccess = "read" | "write";
+
 /** A command by name, with the loader of its module. */
 export interface CommandEntry {
   /** The word after `hermes-state`. */
   readonly name: string;
+  /** Whether it only reads the database. */
+  readonly access: CommandAccess;
   /** Loads the command's module. */
   load(): Promise<Command>;
 }
 
 /** Every command, in the order the help lists them. */
 export const COMMAND_TABLE: readonly CommandEntry[] = [
-  { name: "list", load: async () => (await import("./commands/list.ts")).listCommand },
-  { name: "show", load: async () => (await import("./commands/show.ts")).showCommand },
-  { name: "search", load: async () => (await import("./commands/search.ts")).searchCommand },
-  { name: "export", load: async () => (await import("./commands/export.ts")).exportCommand },
-  { name: "import", load: async () => (await import("./commands/import.ts")).importCommand },
-  { name: "delete", load: async () => (await import("./commands/delete.ts")).deleteCommand },
-  { name: "prune", load: async () => (await import("./commands/prune.ts")).pruneCommand },
-  { name: "rename", load: async () => (await import("./commands/rename.ts")).renameCommand },
-  { name: "lineage", load: async () => (await import("./commands/lineage.ts")).lineageCommand },
-  { name: "stats", load: async () => (await import("./commands/stats.ts")).statsCommand },
-  { name: "info", load: async () => (await import("./commands/info.ts")).infoCommand },
-  { name: "copy", load: async () => (await import("./commands/copy.ts")).copyCommand },
-  { name: "demo", load: async () => (await import("./commands/demo.ts")).demoCommand },
+  {
+    name: "list",
+    access: "read",
+    load: async () => (await import("./commands/list.ts")).listCommand,
+  },
+  {
+    name: "show",
+    access: "read",
+    load: async () => (await import("./commands/show.ts")).showCommand,
+  },
+  {
+    name: "search",
+    access: "read",
+    load: async () => (await import("./commands/search.ts")).searchCommand,
+  },
+  {
+    name: "export",
+    access: "read",
+    load: async () => (await import("./commands/export.ts")).exportCommand,
+  },
+  {
+    name: "import",
+    access: "write",
+    load: async () => (await import("./commands/import.ts")).importCommand,
+  },
+  {
+    name: "delete",
+    access: "write",
+    load: async () => (await import("./commands/delete.ts")).deleteCommand,
+  },
+  {
+    name: "prune",
+    access: "write",
+    load: async () => (await import("./commands/prune.ts")).pruneCommand,
+  },
+  {
+    name: "rename",
+    access: "write",
+    load: async () => (await import("./commands/rename.ts")).renameCommand,
+  },
+  {
+    name: "lineage",
+    access: "read",
+    load: async () => (await import("./commands/lineage.ts")).lineageCommand,
+  },
+  {
+    name: "stats",
+    access: "read",
+    load: async () => (await import("./commands/stats.ts")).statsCommand,
+  },
+  {
+    name: "info",
+    access: "read",
+    load: async () => (await import("./commands/info.ts")).infoCommand,
+  },
+  {
+    name: "copy",
+    access: "write",
+    load: async () => (await import("./commands/copy.ts")).copyCommand,
+  },
+  {
+    name: "demo",
+    access: "write",
+    load: async () => (await import("./commands/demo.ts")).demoCommand,
+  },
 ];
 
 /**

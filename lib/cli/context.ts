@@ -5,13 +5,15 @@
  * @module
  */
 import { existsSync } from "node:fs";
-import { OpenError } from "../errors.ts";
+import { NotStateDbError, OpenError } from "../errors.ts";
 import { isPostgresTarget, openStore } from "../open_store.ts";
 import type { SessionStore } from "../session_store.ts";
 import type { Context } from "./command.ts";
+import type { CommandAccess } from "./command_table.ts";
 import type { Io } from "./io.ts";
 import { colourWanted, createStyle } from "./style.ts";
 import { CommandError } from "./usage_error.ts";
+import { unwritableReason } from "./writable.ts";
 
 /** A context and the function that releases it. */
 export interface OpenContext {
@@ -21,27 +23,66 @@ export interface OpenContext {
   close(): Promise<void>;
 }
 
+/** Options of {@linkcode createContext}. */
+export interface ContextOptions {
+  /** The store (`--db`: a path or a URL). */
+  readonly dbPath: string;
+  /** `--json` was given. */
+  readonly json: boolean;
+  /**
+   * How the command opens the store: `"read"` changes nothing in the file
+   * and takes no write lock; `"write"` opens it as the agent does.
+   * @default {"read"}
+   */
+  readonly access?: CommandAccess;
+}
+
 /**
- * Opens `target` for a command: a missing file is an error unless `create`;
- * an existing file that cannot be opened for writing (read-only file or
- * folder) is opened read-only, so reading it still works.
+ * Refuses, before anything is written, a file that is not a Hermes store;
+ * `allowEmpty` lets a file without any table through (import into a new
+ * or 0-byte file).
  */
-async function openFor(io: Io, target: string, create: boolean): Promise<SessionStore> {
+async function assertStateDb(path: string, allowEmpty: boolean): Promise<void> {
+  try {
+    await (await openStore(path, { readonly: true })).close();
+  } catch (error) {
+    if (allowEmpty && error instanceof NotStateDbError && error.empty) return;
+    throw error;
+  }
+}
+
+/**
+ * Opens `target` for a command. A missing file is an error unless `create`.
+ * A read opens it read-only, so it works on a read-only file or folder and
+ * never waits for a writer. A write first makes sure the file is a Hermes
+ * store (or, with `create`, empty), then opens it as the agent does.
+ */
+async function openFor(
+  io: Io,
+  target: string,
+  options: { create: boolean; access: CommandAccess },
+): Promise<SessionStore> {
   const clock = () => io.now();
-  if (isPostgresTarget(target)) return await openStore(target, { clock });
+  const readonly = options.access === "read";
+  if (isPostgresTarget(target)) return await openStore(target, { clock, readonly });
   const path = target.startsWith("sqlite:") ? target.slice("sqlite:".length) : target;
-  if (!create && !existsSync(path)) {
+  const exists = existsSync(path);
+  if (!options.create && !exists) {
     throw new CommandError(`No database at ${path} (give --db PATH, or set HERMES_HOME)`);
   }
+  if (readonly) return await openStore(path, { clock, readonly: true });
+  if (exists) await assertStateDb(path, options.create);
+  const unwritable = exists ? unwritableReason(path) : undefined;
+  if (unwritable !== undefined) throw new CommandError(`Cannot write ${path}: ${unwritable}`);
   try {
     return await openStore(path, { clock });
   } catch (error) {
-    if (create || !(error instanceof OpenError)) throw error;
-    try {
-      return await openStore(path, { clock, readonly: true });
-    } catch {
-      throw error;
+    if (!(error instanceof OpenError)) throw error;
+    const reason = exists ? unwritableReason(path, { evenAsRoot: true }) : undefined;
+    if (reason !== undefined) {
+      throw new CommandError(`Cannot write ${path}: ${reason}`, { cause: error });
     }
+    throw error;
   }
 }
 
@@ -49,7 +90,7 @@ async function openFor(io: Io, target: string, create: boolean): Promise<Session
  * Creates the context of one run.
  *
  * @param io The process streams.
- * @param options The store (`--db`: a path or a URL) and `--json`.
+ * @param options The store, `--json`, and how the command opens the store.
  * @returns The context and its `close`.
  *
  * @example
@@ -61,15 +102,18 @@ async function openFor(io: Io, target: string, create: boolean): Promise<Session
  * await close();
  * ```
  */
-export function createContext(io: Io, options: { dbPath: string; json: boolean }): OpenContext {
+export function createContext(io: Io, options: ContextOptions): OpenContext {
   const opened: SessionStore[] = [];
+  const access = options.access ?? "read";
   const ctx: Context = {
     io,
     json: options.json,
     style: createStyle(colourWanted(io)),
     dbPath: options.dbPath,
+    access,
     async openStore(open = {}) {
-      const store = await openFor(io, open.path ?? options.dbPath, open.create ?? false);
+      const target = open.path ?? options.dbPath;
+      const store = await openFor(io, target, { create: open.create ?? false, access });
       opened.push(store);
       return store;
     },

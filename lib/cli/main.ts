@@ -6,10 +6,17 @@
  *
  * @module
  */
-import { OpenError, ReadonlyError, SqliteError, TitleError } from "../errors.ts";
+import {
+  NotStateDbError,
+  OpenError,
+  ReadonlyError,
+  SqliteError,
+  TitleError,
+  WriteBusyError,
+} from "../errors.ts";
 import { defaultDbPath } from "../paths.ts";
 import type { Command } from "./command.ts";
-import { COMMAND_TABLE, loadCommands } from "./command_table.ts";
+import { COMMAND_TABLE, type CommandEntry, loadCommands } from "./command_table.ts";
 import type { OpenContext } from "./context.ts";
 import type { Io } from "./io.ts";
 import { type OptionSpec, parseCommand } from "./parse.ts";
@@ -73,17 +80,45 @@ function asksHelp(argv: readonly string[]): boolean {
   return false;
 }
 
-async function findCommand(name: string): Promise<Command> {
+function findEntry(name: string): CommandEntry {
   const entry = COMMAND_TABLE.find((c) => c.name === name);
   if (entry === undefined) throw new UsageError(`unknown command "${name}"`);
-  return await entry.load();
+  return entry;
 }
 
-function report(error: unknown, io: Io, command: string | undefined): number {
+async function findCommand(name: string): Promise<Command> {
+  return await findEntry(name).load();
+}
+
+/** The one line for a condition that has its own wording in the CLI, or `undefined`. */
+function conditionLine(error: unknown, dbPath: string | undefined): string | undefined {
+  if (error instanceof NotStateDbError) {
+    return `not a Hermes state.db (no ${error.missing} table): ${error.path}`;
+  }
+  if (error instanceof WriteBusyError) {
+    const waited = error.waitedMs === undefined
+      ? ""
+      : ` (waited ${Math.round(error.waitedMs / 1000)} s)`;
+    return `database is locked by another process${waited}: ${dbPath ?? "the database"}`;
+  }
+  return undefined;
+}
+
+function report(
+  error: unknown,
+  io: Io,
+  command: string | undefined,
+  dbPath: string | undefined,
+): number {
   const prefix = `hermes-state${command === undefined ? "" : ` ${command}`}: `;
   if (error instanceof UsageError) {
     io.stderr(`${prefix}${error.message}\n${error.hint}\n`);
     return 2;
+  }
+  const line = conditionLine(error, dbPath);
+  if (line !== undefined) {
+    io.stderr(`hermes-state: ${line}\n`);
+    return 1;
   }
   if (isUserFacing(error)) {
     io.stderr(`hermes-state: ${error.message}\n`);
@@ -113,6 +148,7 @@ function report(error: unknown, io: Io, command: string | undefined): number {
  */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   let command: string | undefined;
+  let dbPath: string | undefined;
   let open: OpenContext | undefined;
   try {
     const leading = takeLeading(argv);
@@ -135,7 +171,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       else io.stdout((await findCommand(rest[0])).usage);
       return 0;
     }
-    const cmd = await findCommand(name);
+    const entry = findEntry(name);
+    const cmd = await entry.load();
     command = cmd.name;
     if (leading.help || asksHelp(rest)) {
       io.stdout(cmd.usage);
@@ -149,13 +186,14 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       positionalNames: cmd.positionalNames,
     }, rest);
     const fromEnv = io.env("HERMES_STATE_DB")?.trim() || undefined;
-    const dbPath = args.string("db") ?? leading.db ?? fromEnv ?? defaultDbPath();
+    dbPath = args.string("db") ?? leading.db ?? fromEnv ?? defaultDbPath();
     if (dbPath.trim() === "") throw new UsageError("--db needs a file path", { command });
     const { createContext } = await import("./context.ts");
-    open = createContext(io, { dbPath, json: leading.json || args.flag("json") });
+    const json = leading.json || args.flag("json");
+    open = createContext(io, { dbPath, json, access: entry.access });
     return await cmd.run(args, open.ctx);
   } catch (error) {
-    return report(error, io, command);
+    return report(error, io, command, dbPath);
   } finally {
     await open?.close();
   }

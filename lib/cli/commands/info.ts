@@ -4,18 +4,22 @@
  *
  * @module
  */
+import { SCHEMA_VERSION } from "../../schema/schema_sql.ts";
 import type { Command, Context } from "../command.ts";
 import { fileSizes } from "../files.ts";
 import { alignColumns, formatBytes, formatCount } from "../format.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
+import { unwritableReason } from "../writable.ts";
 
 const USAGE = `Usage: hermes-state info [options]
 
-Describe the database file: its path, schema version, SQLite version,
-journal mode, the sizes of the file and its -wal and -shm companions,
-pages, row counts, search tables, and the result of a quick integrity check
-(PRAGMA quick_check). Exits 1 when the check finds a problem.
+Describe the database file: its path (and whether it may be written),
+schema version, SQLite version, journal mode, the sizes of the file and its
+-wal and -shm companions, pages, row counts, search tables, and the result
+of a quick integrity check (PRAGMA quick_check). Exits 1 when the check
+finds damage; a known harmless condition is named with its fix instead.
+Nothing in the file is changed.
 
 Options:
   --no-check    Skip the integrity check (it reads the whole file)
@@ -28,24 +32,64 @@ Examples:
   hermes-state --db /srv/hermes/state.db info --json
 `;
 
+/** What the schema version means to this build, or `null` for ours. */
+function schemaNote(version: number | null): string | null {
+  if (version === null) return "no schema_version row";
+  if (version > SCHEMA_VERSION) {
+    return `newer than ${SCHEMA_VERSION}: read as ${SCHEMA_VERSION}, extra columns kept`;
+  }
+  if (version < SCHEMA_VERSION) {
+    return `older than ${SCHEMA_VERSION}: read as it is; "hermes-state migrate" upgrades it`;
+  }
+  return null;
+}
+
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
+  // Measured before opening: what is on disk, not what a connection adds.
+  const files = fileSizes(ctx.dbPath);
   const store = await ctx.openStore();
   const info = await store.inspect({ integrity: !args.flag("no-check") });
-  const files = fileSizes(store.target);
-  const ok = info.integrity === null || (info.integrity.length === 1 && info.integrity[0] === "ok");
+  const unwritable = unwritableReason(store.target) ?? null;
+  const ok = info.damage.length === 0;
+  const note = schemaNote(info.schemaVersion);
   if (ctx.json) {
-    printJson(ctx.io, { ...info, readonly: store.readonly, files, ok });
+    printJson(ctx.io, {
+      path: info.path,
+      writable: unwritable === null,
+      not_writable_because: unwritable,
+      schema_version: info.schemaVersion,
+      schema_note: note,
+      sqlite_version: info.sqliteVersion,
+      journal_mode: info.journalMode,
+      files,
+      page_size: info.pageSize,
+      page_count: info.pageCount,
+      free_pages: info.freePages,
+      sessions: info.sessions,
+      messages: info.messages,
+      fts_tables: info.ftsTables,
+      meta_keys: info.metaKeys,
+      integrity: info.integrity,
+      known_issues: info.knownIssues,
+      damage: info.damage,
+      ok,
+    });
     return ok ? 0 : 1;
   }
   const { style } = ctx;
   const integrity = info.integrity === null
     ? style.dim("not checked")
-    : ok
+    : !ok
+    ? style.red(info.damage.join("; "))
+    : info.knownIssues.length === 0
     ? style.green("ok")
-    : style.red(info.integrity.join("; "));
+    : info.knownIssues.map((issue) =>
+      `${style.yellow("known condition")}: ${issue.message} (fix: ${issue.fix})`
+    ).join("; ");
+  const version = String(info.schemaVersion ?? "none") + (note === null ? "" : ` (${note})`);
   const rows = [
-    ["Path", store.target + (store.readonly ? style.yellow(" (opened read-only)") : "")],
-    ["Schema version", String(info.schemaVersion ?? "none")],
+    ["Path", store.target + (unwritable === null ? "" : style.yellow(` (${unwritable})`))],
+    ["Schema version", version],
     ["SQLite", info.sqliteVersion],
     ["Journal mode", info.journalMode],
     [
