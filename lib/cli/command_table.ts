@@ -77,6 +77,11 @@ export const COMMAND_TABLE: readonly CommandEntry[] = [
     load: async () => (await import("./commands/stats.ts")).statsCommand,
   },
   {
+    name: "migrate",
+    access: "write",
+    load: async () => (await import("./commands/migrate.ts")).migrateCommand,
+  },
+  {
     name: "info",
     access: "read",
     load: async () => (await import("./commands/info.ts")).infoCommand,

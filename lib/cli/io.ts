@@ -30,6 +30,13 @@ export interface Io {
   readLine(): Promise<string | null>;
   /** The lines of standard input, one at a time, for `import -`. */
   stdinLines(): AsyncIterable<string>;
+  /**
+   * Calls `listener` on SIGINT or SIGTERM instead of ending the process, so
+   * a command can stop and remove what it was writing; a second signal ends
+   * the process at once. Returns the function that stops listening. Left
+   * out by an Io that has no signals (tests).
+   */
+  onInterrupt?(listener: (signal: "SIGINT" | "SIGTERM") => void): () => void;
 }
 
 /** Reads one chunk of a paused stream; `null` at its end. */
@@ -116,6 +123,20 @@ export function defaultIo(): Io {
       return readLine();
     },
     stdinLines: () => createInterface({ input: process.stdin, crlfDelay: Infinity }),
+    onInterrupt: (listener) => {
+      let seen = false;
+      const handler = (signal: "SIGINT" | "SIGTERM") => {
+        if (seen) process.exit(signal === "SIGINT" ? 130 : 143);
+        seen = true;
+        listener(signal);
+      };
+      process.on("SIGINT", handler);
+      process.on("SIGTERM", handler);
+      return () => {
+        process.off("SIGINT", handler);
+        process.off("SIGTERM", handler);
+      };
+    },
   };
 }
 

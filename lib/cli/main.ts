@@ -21,7 +21,7 @@ import type { OpenContext } from "./context.ts";
 import type { Io } from "./io.ts";
 import { type OptionSpec, parseCommand } from "./parse.ts";
 import { topUsage } from "./usage.ts";
-import { CommandError, UsageError } from "./usage_error.ts";
+import { CommandError, InterruptedError, UsageError } from "./usage_error.ts";
 import { VERSION } from "./version.ts";
 
 /** Options every command accepts. */
@@ -114,6 +114,10 @@ function report(
   if (error instanceof UsageError) {
     io.stderr(`${prefix}${error.message}\n${error.hint}\n`);
     return 2;
+  }
+  if (error instanceof InterruptedError) {
+    io.stderr(`${prefix}${error.message}\n`);
+    return error.exitCode;
   }
   const line = conditionLine(error, dbPath);
   if (line !== undefined) {

@@ -62,3 +62,29 @@ export class CommandError extends Error {
     this.name = "CommandError";
   }
 }
+
+/**
+ * The run was stopped by SIGINT or SIGTERM; what it was writing was removed.
+ * Exits with 128 plus the signal number, as a shell reports it.
+ *
+ * @example
+ * ```ts
+ * import { InterruptedError } from "./usage_error.ts";
+ * console.assert(new InterruptedError("SIGINT").exitCode === 130);
+ * ```
+ */
+export class InterruptedError extends CommandError {
+  /** 130 for SIGINT, 143 for SIGTERM. */
+  readonly exitCode: number;
+
+  /**
+   * Creates the error.
+   *
+   * @param signal The signal that stopped the run.
+   */
+  constructor(signal: "SIGINT" | "SIGTERM") {
+    super(`interrupted by ${signal}: the partial output was removed`);
+    this.name = "InterruptedError";
+    this.exitCode = signal === "SIGINT" ? 130 : 143;
+  }
+}

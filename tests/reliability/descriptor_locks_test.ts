@@ -71,6 +71,9 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   "lib/open.ts": ['openSync(path, "wx", 0o600)'],
   // A fresh temporary file beside the output, which is checked not to be the database.
   "lib/cli/commands/export.ts": ['openSync(temp, "w", 0o600)'],
+  // The header of an existing export target, read after isDatabaseFile() ruled out the
+  // database and its sidecars (the only file a connection of the CLI holds).
+  "lib/cli/sqlite_header.ts": ['openSync(path, "r")'],
   // The input file, refused when it is the database or one of its sidecars.
   "lib/cli/commands/import.ts": ["createReadStream(source"],
   // Trajectory JSON Lines files, never a database.

@@ -14,7 +14,9 @@ import { renderMarkdown } from "../markdown.ts";
 import { choiceOption, type ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { resolveSession } from "../resolve.ts";
-import { CommandError, UsageError } from "../usage_error.ts";
+import { isDatabaseFile } from "../same_file.ts";
+import { isSqliteFile } from "../sqlite_header.ts";
+import { CommandError, InterruptedError, UsageError } from "../usage_error.ts";
 
 const USAGE = `Usage: hermes-state export [options] [OUTPUT|-]
 
@@ -24,12 +26,16 @@ when OUTPUT is "-" or left out. JSON Lines (the default) is what
 "messages" list, newest activity first; "hermes-state import" reads it back.
 Markdown is a readable transcript per session. Sessions are written one at
 a time, so memory stays flat however large the database; a file is
-written whole or not at all.
+written whole or not at all (Ctrl-C removes the partial file). OUTPUT is
+never the database or one of its -wal/-shm/-journal files, nor another
+SQLite database unless --force is given.
 
 Options:
   --session-id ID   Only this session (an id, a unique id prefix or a title)
   --source SOURCE   Only sessions of this source
   --format FORMAT   "jsonl" (default) or "md"
+  --force           Write over OUTPUT even when it is an SQLite database
+                    (never the database being exported)
   --json            Report the result as JSON (when writing to a file)
   --db PATH         The database file
   -h, --help        Show this help
@@ -86,6 +92,29 @@ function fileSink(path: string): Sink {
   };
 }
 
+/**
+ * Refuses an output that would destroy a database: the one being exported
+ * (or its -wal, -shm, -journal, by any name), always; any other SQLite
+ * file, unless `--force`.
+ */
+function refuseOutput(output: string, dbPath: string, force: boolean): void {
+  if (isDatabaseFile(output, dbPath)) {
+    throw new CommandError(
+      `Refusing to write the export over the database itself: ${output} (choose another OUTPUT)`,
+    );
+  }
+  if (!force && isSqliteFile(output)) {
+    throw new CommandError(
+      `Refusing to write the export over an SQLite database: ${output} (give --force to replace it)`,
+    );
+  }
+}
+
+/** Lets timers and signal handlers run (a long export of a file has no other pause). */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
 /** A suffix that keeps two concurrent exports to one file apart. */
 function tempSuffix(): string {
   return Math.random().toString(36).slice(2, 10);
@@ -114,6 +143,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (wanted !== undefined && args.has("source")) {
     throw new UsageError("give either --session-id or --source, not both", { command: "export" });
   }
+  if (output !== "-") refuseOutput(output, ctx.dbPath.replace(/^sqlite:/, ""), args.flag("force"));
   const store = await ctx.openStore();
   let records: AsyncIterable<SessionExport> | Iterable<SessionExport>;
   if (wanted !== undefined) {
@@ -123,7 +153,17 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   } else {
     records = store.iterateExport({ source: args.string("source") || null });
   }
-  const sink = output === "-" ? stdoutSink(ctx) : fileSink(output);
+  // Listening first: a signal between creating the temporary file and
+  // listening would end the process and leave the file behind.
+  let interrupted: "SIGINT" | "SIGTERM" | undefined;
+  const stopListening = ctx.io.onInterrupt?.((signal) => interrupted = signal);
+  let sink: Sink;
+  try {
+    sink = output === "-" ? stdoutSink(ctx) : fileSink(output);
+  } catch (error) {
+    stopListening?.();
+    throw error;
+  }
   const progress = new Progress(ctx.io, "Exported");
   let count = 0;
   try {
@@ -133,12 +173,15 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         : jsonLine(record);
       await sink.write(text);
       progress.update(++count);
+      if (count % DRAIN_EVERY === 0) await yieldToEventLoop();
+      if (interrupted !== undefined) throw new InterruptedError(interrupted);
     }
     sink.commit();
   } catch (error) {
     sink.abort();
     throw error;
   } finally {
+    stopListening?.();
     progress.done();
   }
   if (output !== "-") {
@@ -157,6 +200,7 @@ export const exportCommand: Command = {
     "session-id": { type: "string" },
     source: { type: "string" },
     format: { type: "string" },
+    force: { type: "boolean" },
   },
   minPositionals: 0,
   maxPositionals: 1,

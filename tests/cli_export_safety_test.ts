@@ -1,0 +1,125 @@
+/**
+ * `export` never harms a file: it refuses to write over the database (by
+ * any name, or its sidecars) or another SQLite file, and an interrupted
+ * export leaves neither its output nor its temporary file behind.
+ */
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import process from "node:process";
+import { runtimeName } from "../lib/driver/load.ts";
+import { SessionDB } from "../lib/session_db.ts";
+import { runCli, v11Copy } from "./_cli_io.ts";
+import { rawOpen, ROOT, tempDir } from "./_helpers.ts";
+
+function sha256(path: string): string {
+  return createHash("sha256").update(readFileSync(path)).digest("hex");
+}
+
+describe("export refuses an output that is a database", () => {
+  test("export refuses the database itself, its sidecars and another name of it, and leaves it as it was", async () => {
+    const path = v11Copy();
+    const before = sha256(path);
+    const link = join(dirname(path), "alias.db");
+    symlinkSync(path, link);
+    for (const output of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`, link]) {
+      const run = await runCli(["--db", path, "export", output]);
+      assert.equal(run.code, 1, output);
+      assert.equal(
+        run.err,
+        `hermes-state: Refusing to write the export over the database itself: ${output} (choose another OUTPUT)\n`,
+      );
+      const forced = await runCli(["--db", path, "export", "--force", output]);
+      assert.equal(forced.code, 1, "--force never writes over the database");
+    }
+    assert.equal(sha256(path), before);
+    assert.deepEqual(readdirSync(dirname(path)).sort(), ["alias.db", "state.db"]);
+  });
+
+  test("export refuses another SQLite file unless --force, and writes over a plain file", async () => {
+    const path = v11Copy();
+    const other = join(tempDir(), "notes.db");
+    const raw = await rawOpen(other);
+    raw.exec("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me')");
+    raw.close();
+    const before = sha256(other);
+    const run = await runCli(["--db", path, "export", other]);
+    assert.equal(run.code, 1);
+    assert.equal(
+      run.err,
+      `hermes-state: Refusing to write the export over an SQLite database: ${other} (give --force to replace it)\n`,
+    );
+    assert.equal(sha256(other), before);
+    const forced = await runCli(["--db", path, "export", "--force", other]);
+    assert.equal(forced.code, 0, forced.err);
+    assert.equal(readFileSync(other, "utf8").split("\n").length, 43);
+    const plain = join(tempDir(), "old.jsonl");
+    writeFileSync(plain, "old\n");
+    assert.equal((await runCli(["--db", path, "export", plain])).code, 0);
+    assert.notEqual(readFileSync(plain, "utf8"), "old\n");
+  });
+});
+
+/** A database with enough sessions that exporting it takes a while. */
+async function largeDb(): Promise<string> {
+  const path = join(tempDir(), "state.db");
+  const db = await SessionDB.open({ path, synchronous: "normal" });
+  const text = "docker compose logs and a long answer about volumes ".repeat(40);
+  db.importSession({ id: "seed", source: "cli", started_at: 1, messages: [] });
+  for (let i = 0; i < 1500; i++) {
+    db.importSession({
+      id: `s${i}`,
+      source: "cli",
+      started_at: 1000 + i,
+      messages: [{ role: "user", content: text, timestamp: 1000 + i }, {
+        role: "assistant",
+        content: text,
+        timestamp: 1001 + i,
+      }],
+    });
+  }
+  db.close();
+  return path;
+}
+
+describe("an interrupted export", () => {
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    test(`export stopped by ${signal} removes its temporary file and writes no output`, {
+      timeout: 60_000,
+    }, async () => {
+      const path = await largeDb();
+      const out = join(tempDir(), "backup.jsonl");
+      const prefix = runtimeName() === "deno" ? ["run", "-A", join(ROOT, "cli.ts")] : [
+        join(ROOT, "cli.ts"),
+      ];
+      const child = spawn(process.execPath, [...prefix, "--db", path, "export", out], {
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let err = "";
+      child.stderr.on("data", (chunk) => err += chunk);
+      const exited = new Promise<number | string | null>((resolve) =>
+        child.on("close", (code, killed) => resolve(code ?? killed))
+      );
+      const folder = dirname(out);
+      const started = Date.now();
+      while (!readdirSync(folder).some((name) => name.endsWith(".tmp"))) {
+        assert.ok(Date.now() - started < 30_000, `no temporary file appeared: ${err}`);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      child.kill(signal);
+      const code = await exited;
+      // Deno's node:child_process reports any child it sent a signal to as
+      // killed by it, whatever its exit code; Node and Bun report the code.
+      if (runtimeName() !== "deno") assert.equal(code, signal === "SIGINT" ? 130 : 143, err);
+      assert.equal(
+        err,
+        `hermes-state export: interrupted by ${signal}: the partial output was removed\n`,
+      );
+      assert.deepEqual(readdirSync(folder), [], "neither the output nor a temporary file is left");
+      assert.ok(!existsSync(out));
+    });
+  }
+});
