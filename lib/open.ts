@@ -270,7 +270,9 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
     return { db, writer, migration, access };
   } catch (error) {
     db.close();
-    if (error instanceof OpenError) throw error;
+    // A lock another connection holds is not a fault of the file: the
+    // caller may wait and try again (the asynchronous store does).
+    if (error instanceof OpenError || (error instanceof SqliteError && error.isBusy)) throw error;
     throw new OpenError(path, explain(error, path, readonly), { cause: error });
   }
 }

@@ -52,6 +52,21 @@ async function assertStateDb(path: string, allowEmpty: boolean): Promise<void> {
 }
 
 /**
+ * How long a command waits for a lock another process holds:
+ * `HERMES_STATE_LOCK_TIMEOUT` seconds, else 15.
+ */
+function lockTimeoutMs(io: Io): number {
+  const given = io.env("HERMES_STATE_LOCK_TIMEOUT")?.trim() ?? "";
+  const seconds = given === "" ? 15 : Number(given);
+  if (!Number.isFinite(seconds) || seconds < 0) {
+    throw new CommandError(
+      `HERMES_STATE_LOCK_TIMEOUT must be a number of seconds: current value is "${given}"`,
+    );
+  }
+  return seconds * 1000;
+}
+
+/**
  * Opens `target` for a command. A missing file is an error unless `create`.
  * A read opens it read-only, so it works on a read-only file or folder and
  * never waits for a writer. A write first makes sure the file is a Hermes
@@ -63,19 +78,20 @@ async function openFor(
   options: { create: boolean; access: CommandAccess },
 ): Promise<SessionStore> {
   const clock = () => io.now();
+  const retry = { timeoutMs: lockTimeoutMs(io) };
   const readonly = options.access === "read";
-  if (isPostgresTarget(target)) return await openStore(target, { clock, readonly });
+  if (isPostgresTarget(target)) return await openStore(target, { clock, readonly, retry });
   const path = target.startsWith("sqlite:") ? target.slice("sqlite:".length) : target;
   const exists = existsSync(path);
   if (!options.create && !exists) {
     throw new CommandError(`No database at ${path} (give --db PATH, or set HERMES_HOME)`);
   }
-  if (readonly) return await openStore(path, { clock, readonly: true });
+  if (readonly) return await openStore(path, { clock, readonly: true, retry });
   if (exists) await assertStateDb(path, options.create);
   const unwritable = exists ? unwritableReason(path) : undefined;
   if (unwritable !== undefined) throw new CommandError(`Cannot write ${path}: ${unwritable}`);
   try {
-    return await openStore(path, { clock });
+    return await openStore(path, { clock, retry });
   } catch (error) {
     if (!(error instanceof OpenError)) throw error;
     const reason = exists ? unwritableReason(path, { evenAsRoot: true }) : undefined;
