@@ -34,6 +34,30 @@ export interface ImportResult {
    * links it once the parent is imported. `null` otherwise.
    */
   deferredParent: string | null;
+  /**
+   * Columns of the record this file has no place for (a file of an older
+   * schema than the one that wrote the export): `archived` for a session
+   * column, `messages.active` for a message column. Their values were not
+   * kept. `[]` when skipped, or when every column fits.
+   */
+  droppedColumns: string[];
+}
+
+/** Keys an export adds that are no column: they are never reported as dropped. */
+const NOT_COLUMNS = new Set(["messages", "last_active", "id", "session_id"]);
+
+/** The record's columns (session, then `messages.` ones) that `store` has no place for. */
+function droppedColumns(store: Store, checked: CheckedRecord): string[] {
+  const sessions = new Set(liveColumns(store, "sessions"));
+  const messages = new Set(liveColumns(store, "messages"));
+  const dropped = Object.keys(checked.row).filter((key) =>
+    !NOT_COLUMNS.has(key) && !sessions.has(key)
+  );
+  const messageKeys = new Set(checked.messages.flatMap((message) => Object.keys(message)));
+  for (const key of messageKeys) {
+    if (!NOT_COLUMNS.has(key) && !messages.has(key)) dropped.push(`messages.${key}`);
+  }
+  return dropped;
 }
 
 /** A child whose parent link waits for the parent: see {@linkcode restoreParentLinks}. */
@@ -275,7 +299,13 @@ export function importSession(
   return store.write(() => {
     const exists = sessionExists(store, checked.id);
     if (exists && !options.replace) {
-      return { outcome: "skipped", id: checked.id, messages: 0, deferredParent: null };
+      return {
+        outcome: "skipped",
+        id: checked.id,
+        messages: 0,
+        deferredParent: null,
+        droppedColumns: [],
+      };
     }
     const named = (checked.row.parent_session_id as string | null | undefined) ?? null;
     const parentPresent = named === null || named === checked.id || sessionExists(store, named);
@@ -288,6 +318,7 @@ export function importSession(
       id: checked.id,
       messages: checked.messages.length,
       deferredParent: parentPresent ? null : named,
+      droppedColumns: droppedColumns(store, checked),
     };
   });
 }

@@ -45,6 +45,7 @@ describe("importSession()", () => {
       id: "imp1",
       messages: 2,
       deferredParent: null,
+      droppedColumns: [],
     });
     const row = db.getSession("imp1");
     assert.equal(row?.started_at, 1_600_000_000.25);

@@ -4,7 +4,9 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { SessionDB } from "../lib/session_db.ts";
 import { openStore } from "../lib/open_store.ts";
-import { copyFixture, expected, rawOpen } from "./_helpers.ts";
+import { join } from "node:path";
+import { runCli } from "./_cli_io.ts";
+import { copyFixture, expected, rawOpen, tempDir } from "./_helpers.ts";
 
 /** What the schema-21 Hermes answers on `hermes-v21.db` (`expected/v21.json`). */
 interface V21 {
@@ -89,4 +91,50 @@ test("SessionDB.open() of a schema-21 file changes no byte read-only, and neithe
   );
   assert.equal(after.prepare("SELECT version FROM schema_version").get()!.version, 21);
   after.close();
+});
+
+test("importSession() into a schema-11 file reports the columns of a schema-21 export it could not keep", async () => {
+  using from = await SessionDB.open({ path: copyFixture("hermes-v21.db"), readonly: true });
+  using into = await SessionDB.open({ path: join(tempDir(), "state.db") });
+  const result = into.importSession(from.exportSession("20260501_100000_arch01"));
+  assert.equal(result.outcome, "imported");
+  assert.ok(result.droppedColumns.includes("archived"), result.droppedColumns.join());
+  assert.ok(result.droppedColumns.includes("messages.active"));
+  assert.ok(!result.droppedColumns.includes("last_active"));
+  assert.ok(!result.droppedColumns.includes("messages"));
+  using same = await SessionDB.open({ path: copyFixture("hermes-v21.db") });
+  const copy = same.exportSession("20260501_120000_comp01")!;
+  const again = same.importSession({ ...copy }, { replace: true });
+  assert.deepEqual(again.droppedColumns, [], "a schema-21 file keeps every column");
+  assert.deepEqual(same.getMessages("20260501_120000_comp01").map((m) => m.id), [14, 15]);
+});
+
+test("the CLI lists archived sessions and shows rewound messages only with --all, marked", async () => {
+  const path = copyFixture("hermes-v21.db");
+  const list = await runCli(["--db", path, "list"]);
+  assert.equal(list.code, 0, list.err);
+  assert.ok(!list.out.includes("20260501_100000_arch01"));
+  const all = await runCli(["--db", path, "list", "--all"]);
+  assert.match(all.out, /\[archived\] Archived .*20260501_100000_arch01/);
+  const show = await runCli(["--db", path, "show", "20260501_110000_rew01"]);
+  assert.ok(!show.out.includes("ZEBRAFISH42"));
+  const shown = await runCli(["--db", path, "show", "--all", "20260501_110000_rew01"]);
+  assert.match(shown.out, /── user · [^\n]* · \[rewound\] ─+\nWrong turn: talk about ZEBRAFISH42/);
+  const compacted = await runCli(["--db", path, "show", "--all", "20260501_120000_comp01"]);
+  assert.equal((compacted.out.match(/\[compacted\]/g) ?? []).length, 3);
+});
+
+test("import of a schema-21 export into a schema-11 file names the columns it could not keep", async () => {
+  const exported = await runCli(["--db", copyFixture("hermes-v21.db"), "export", "-"]);
+  const into = join(tempDir(), "state.db");
+  const run = await runCli(["--db", into, "import", "-"], { stdin: exported.out });
+  assert.equal(run.code, 0, run.err);
+  assert.match(
+    run.err,
+    /^hermes-state: import: this file has no column for .*\barchived\b.*messages\.active, messages\.compacted: those values were not kept\n$/,
+  );
+  const json = await runCli(["--db", join(tempDir(), "state.db"), "--json", "import", "-"], {
+    stdin: exported.out,
+  });
+  assert.ok(JSON.parse(json.out).dropped_columns.includes("rewind_count"));
 });

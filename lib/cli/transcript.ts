@@ -143,6 +143,10 @@ function header(message: MessageRow, style: Style): string {
   if (message.tool_name) parts.push(style.magenta(message.tool_name));
   parts.push(formatDateTime(message.timestamp));
   if (message.finish_reason && message.finish_reason !== "stop") parts.push(message.finish_reason);
+  // Rows a newer Hermes took back (shown only by `show --all`).
+  if (message.active === 0) {
+    parts.push(style.yellow(message.compacted ? "[compacted]" : "[rewound]"));
+  }
   const text = `── ${parts.join(" · ")} `;
   return text + style.dim("─".repeat(Math.max(4, 72 - text.length)));
 }

@@ -82,6 +82,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const counts = { imported: 0, replaced: 0, skipped: 0, messages: 0, failed: 0, linked: 0 };
   const failures: { line: number; error: string }[] = [];
   const links: ParentLink[] = [];
+  const dropped = new Set<string>();
   const progress = new Progress(ctx.io, "Imported");
   let number = 0;
   try {
@@ -93,6 +94,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         const result = await store.importSession(JSON.parse(line), { replace });
         counts[result.outcome]++;
         counts.messages += result.messages;
+        for (const column of result.droppedColumns) dropped.add(column);
         if (result.deferredParent !== null) {
           links.push({ id: result.id, parentId: result.deferredParent });
         }
@@ -107,8 +109,15 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     progress.done();
   }
   counts.linked = await store.restoreParentLinks(links);
+  const droppedColumns = [...dropped];
+  if (droppedColumns.length > 0 && !ctx.json) {
+    ctx.io.stderr(
+      `hermes-state: import: this file has no column for ${droppedColumns.join(", ")}: ` +
+        "those values were not kept\n",
+    );
+  }
   if (ctx.json) {
-    printJson(ctx.io, { ...counts, failures });
+    printJson(ctx.io, { ...counts, dropped_columns: droppedColumns, failures });
   } else {
     const parts = [
       `Imported ${counts.imported} session${counts.imported === 1 ? "" : "s"}`,

@@ -23,7 +23,8 @@ Options:
   --source SOURCE   Only sessions of this source (cli, telegram, discord, tool, ...)
   --limit N         Show at most N sessions (default 20)
   --offset N        Skip the first N sessions (default 0)
-  --all             Include child sessions
+  --all             Include child sessions, and the sessions a newer Hermes
+                    archived (marked [archived])
   --order ORDER     "started" (default) or "last-active"
   --json            Print the rows as a JSON array
   --db PATH         The database file
@@ -84,12 +85,19 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     limit,
     offset,
     includeChildren: args.flag("all"),
+    includeArchived: args.flag("all"),
     orderByLastActive: order === "last-active",
   });
   if (ctx.json) printJson(ctx.io, sessions);
   else if (sessions.length === 0) ctx.io.stdout("No sessions found.\n");
-  else ctx.io.stdout(renderRows(ctx, sessions));
+  else ctx.io.stdout(renderRows(ctx, sessions.map(markArchived)));
   return 0;
+}
+
+/** A session a newer Hermes archived, marked in its title (`list --all` shows it). */
+function markArchived(session: RichSessionRow): RichSessionRow {
+  if (!session.archived) return session;
+  return { ...session, title: `[archived] ${session.title ?? session.preview}`.trimEnd() };
 }
 
 /** The `list` command. */

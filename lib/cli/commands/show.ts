@@ -24,6 +24,8 @@ Options:
   --reasoning    Show the model's reasoning
   --full         Do not fold long tool results and arguments
   --system       Show the system prompt
+  --all          Also show messages a newer Hermes rewound or compacted
+                 (marked [rewound], [compacted])
   --json         Print the session and its messages as one JSON document
                  (the shape of one "export" line)
   --db PATH      The database file
@@ -115,7 +117,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const session = await store.getSession(id);
   if (session === undefined) throw new CommandError(`Session '${id}' not found`);
   ctx.io.stdout(await details(store, session, ctx, args.flag("system")));
-  const messages = await store.getMessages(id);
+  const messages = await store.getMessages(id, { includeInactive: args.flag("all") });
   if (messages.length === 0) {
     ctx.io.stdout(`\n${ctx.style.dim("(no messages)")}\n`);
     return 0;
@@ -138,6 +140,7 @@ export const showCommand: Command = {
     reasoning: { type: "boolean" },
     full: { type: "boolean" },
     system: { type: "boolean" },
+    all: { type: "boolean" },
   },
   minPositionals: 1,
   maxPositionals: Infinity,
