@@ -155,14 +155,17 @@ function filters(
  * the page only.
  */
 function byStart(store: Store, where: string, params: SqlValue[], limit: number, offset: number) {
+  // The TEMP view over an older file (schema/read_views.ts) has no rowid;
+  // its rows come in file order all the same, and ids are unique.
+  const tie = store.isReadView("sessions") ? "" : ", s.rowid";
   return store.statement(
     `WITH page AS (
-       SELECT s.rowid AS rid FROM sessions s ${where}
-       ORDER BY s.started_at DESC, s.rowid LIMIT ? OFFSET ?
+       SELECT s.id AS pid FROM sessions s ${where}
+       ORDER BY s.started_at DESC${tie} LIMIT ? OFFSET ?
      )
      SELECT s.*, ${RICH_COLUMNS}
-     FROM page JOIN sessions s ON s.rowid = page.rid
-     ORDER BY s.started_at DESC, s.rowid`,
+     FROM page JOIN sessions s ON s.id = page.pid
+     ORDER BY s.started_at DESC${tie}`,
   ).all(...params, limit, offset);
 }
 

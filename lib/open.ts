@@ -23,6 +23,7 @@ import { SqliteError } from "./driver/sqlite_error.ts";
 import { NotStateDbError, OpenError } from "./errors.ts";
 import { chooseReadAccess, type ReadAccess } from "./read_access.ts";
 import { migrate, type MigrationReport } from "./schema/migrate.ts";
+import { createReadViews } from "./schema/read_views.ts";
 import { type RetryOptions, Writer } from "./write.ts";
 
 /** How durable each commit is: `"full"` syncs the WAL on every commit. */
@@ -195,6 +196,7 @@ function applyPragmas(db: SqliteDriver, path: string, options: ConnectionOptions
     // a TEMP table, and every write of the library is refused above SQL
     // for a read-only store (`Store.write`).
     assertStateDb(db, path);
+    createReadViews(db);
     return;
   }
   db.exec("PRAGMA foreign_keys = ON");

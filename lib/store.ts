@@ -30,6 +30,7 @@ export class Store {
   readonly #clock: () => number;
   readonly #statements = new Map<string, SqliteStatement>();
   readonly #columns = new Map<string, ReadonlySet<string>>();
+  readonly #views = new Map<string, boolean>();
 
   /**
    * @param db The connection.
@@ -70,6 +71,24 @@ export class Store {
       this.#columns.set(table, names);
     }
     return names;
+  }
+
+  /**
+   * Whether `table` is read through the TEMP view a read-only open gives an
+   * older file (see `schema/read_views.ts`), which has no rowid.
+   *
+   * @param table `sessions` or `messages`.
+   * @returns True for a view.
+   */
+  isReadView(table: string): boolean {
+    let viewed = this.#views.get(table);
+    if (viewed === undefined) {
+      viewed = this.db.prepare(
+        "SELECT 1 AS one FROM sqlite_temp_schema WHERE type = 'view' AND name = ?",
+      ).get(table) !== undefined;
+      this.#views.set(table, viewed);
+    }
+    return viewed;
   }
 
   /**
