@@ -3,7 +3,9 @@ import assert from "node:assert/strict";
 import { loadDriver, runtimeName } from "../lib/driver/load.ts";
 import { SqliteError } from "../lib/driver/sqlite_error.ts";
 import type { SqliteDriver } from "../lib/driver/types.ts";
-import { tempDbPath } from "./_helpers.ts";
+import { readdirSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { tempDbPath, tempDir } from "./_helpers.ts";
 
 async function fresh(path = tempDbPath()): Promise<SqliteDriver> {
   const open = await loadDriver();
@@ -150,4 +152,18 @@ test("driver close() twice is harmless", async () => {
   const db = await fresh();
   db.close();
   db.close();
+});
+
+test("driver opens a file as immutable: it reads the rows, creates no -wal or -shm, and refuses writes", async () => {
+  const path = join(tempDir(), "odd name #1 ?.db");
+  const db = await fresh(path);
+  db.exec("CREATE TABLE t (v TEXT); INSERT INTO t VALUES ('kept')");
+  db.close();
+  assert.deepEqual(readdirSync(dirname(path)), [basename(path)], "the last close removed the WAL");
+  const open = await loadDriver();
+  const immutable = open(path, { immutable: true });
+  assert.deepEqual(immutable.prepare("SELECT v FROM t").all(), [{ v: "kept" }]);
+  assert.throws(() => immutable.exec("INSERT INTO t VALUES ('no')"), SqliteError);
+  immutable.close();
+  assert.deepEqual(readdirSync(dirname(path)), [basename(path)]);
 });

@@ -1,0 +1,89 @@
+/**
+ * The CLI on a file or folder the user may not write: read commands work
+ * and change nothing; write commands say which of the two is read-only.
+ * The CLI runs as a user file modes apply to (see `_unprivileged.ts`).
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { chmodSync, copyFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { runtimeName } from "../../lib/driver/load.ts";
+import { FIXTURES, tempDir } from "../_helpers.ts";
+import { snapshot } from "./_checks.ts";
+import { type StartOptions, startWorker } from "./_runtimes.ts";
+import { isRoot, unprivileged } from "./_unprivileged.ts";
+
+const asRoot = isRoot() ? " (root runs it without its file privileges)" : "";
+
+/** A folder inside `dir` with `mode`, holding a copy of the v11 fixture with `fileMode`. */
+function folderWithFixture(dir: string, name: string, mode: number, fileMode: number): string {
+  const folder = join(dir, name);
+  mkdirSync(folder);
+  const path = join(folder, "state.db");
+  copyFileSync(join(FIXTURES, "hermes-v11.db"), path);
+  chmodSync(path, fileMode);
+  chmodSync(folder, mode);
+  return path;
+}
+
+/** Runs the CLI as the unprivileged user. */
+async function cliAs(as: StartOptions, args: readonly string[]) {
+  const child = startWorker(runtimeName(), "../../cli.ts", args, as);
+  const exit = await child.exited;
+  return { code: exit.code, out: child.lines.join("\n"), err: child.stderr };
+}
+
+test(
+  `the CLI reads a database in a read-only folder without changing it, and a write says the folder is read-only${asRoot}`,
+  {
+    timeout: 120_000,
+  },
+  async (t) => {
+    const dir = tempDir();
+    const as = await unprivileged(dir);
+    if (typeof as === "string") return t.skip(as);
+    const path = folderWithFixture(dir, "closed", 0o555, 0o666);
+    const before = snapshot(join(dir, "closed"));
+    try {
+      for (const args of [["list"], ["search", "docker"], ["show", "20251221_090000_9738df"]]) {
+        const run = await cliAs(as, ["--db", path, ...args]);
+        assert.equal(run.code, 0, `${args.join(" ")}: ${run.err}`);
+      }
+      const info = await cliAs(as, ["--db", path, "info", "--no-check"]);
+      assert.equal(info.code, 0, info.err);
+      assert.match(info.out, /\(the folder is read-only/);
+      const write = await cliAs(as, ["--db", path, "rename", "20251221_090000_9738df", "x"]);
+      assert.equal(write.code, 1);
+      assert.equal(
+        write.err,
+        `hermes-state: Cannot write ${path}: the folder is read-only (SQLite keeps the -wal and -shm files beside the database)\n`,
+      );
+      assert.deepEqual(snapshot(join(dir, "closed")), before, "nothing created or changed");
+    } finally {
+      chmodSync(join(dir, "closed"), 0o755); // so that the temporary folder can be removed
+    }
+  },
+);
+
+test(
+  `the CLI reads a read-only file without changing it, and a write says the file is read-only${asRoot}`,
+  {
+    timeout: 120_000,
+  },
+  async (t) => {
+    const dir = tempDir();
+    const as = await unprivileged(dir);
+    if (typeof as === "string") return t.skip(as);
+    const path = folderWithFixture(dir, "open", 0o777, 0o444);
+    const before = snapshot(join(dir, "open"))["state.db"];
+    const list = await cliAs(as, ["--db", path, "list"]);
+    assert.equal(list.code, 0, list.err);
+    const info = await cliAs(as, ["--db", path, "--json", "info", "--no-check"]);
+    assert.equal(info.code, 0, info.err);
+    assert.equal(JSON.parse(info.out).not_writable_because, "the file is read-only");
+    const write = await cliAs(as, ["--db", path, "rename", "20251221_090000_9738df", "x"]);
+    assert.equal(write.code, 1);
+    assert.equal(write.err, `hermes-state: Cannot write ${path}: the file is read-only\n`);
+    assert.equal(snapshot(join(dir, "open"))["state.db"], before);
+  },
+);
