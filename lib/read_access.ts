@@ -20,7 +20,9 @@ import process from "node:process";
  *   again when it closes, as after any Hermes process.
  * - `"readonly"`: SQLite's read-only mode, for a file with a `-wal` (another
  *   connection may be live, and it must never be checkpointed or deleted
- *   by a reader) or a file this user may not write.
+ *   by a reader), with a `-journal` (a writer's rollback journal, which a
+ *   read-write connection would play back into the file), or a file this
+ *   user may not write.
  * - `"immutable"`: read-only without locks or sidecars, for a file in a
  *   folder this user may not write and without a `-wal` or `-journal`: no
  *   process can change it then, since a writer needs one of them there.
@@ -56,7 +58,7 @@ function mayWrite(path: string): boolean {
  */
 export function chooseReadAccess(path: string): ReadAccess {
   if (path === ":memory:") return "shared";
-  if (exists(`${path}-wal`)) return "readonly";
-  if (!mayWrite(dirname(path))) return exists(`${path}-journal`) ? "readonly" : "immutable";
+  if (exists(`${path}-wal`) || exists(`${path}-journal`)) return "readonly";
+  if (!mayWrite(dirname(path))) return "immutable";
   return mayWrite(path) ? "shared" : "readonly";
 }

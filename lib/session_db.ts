@@ -45,7 +45,10 @@ export interface SessionDBOptions {
    */
   path?: string;
   /**
-   * Open without creating or changing anything; every write method throws.
+   * Open without creating or changing anything: no schema step, no write
+   * lock, no byte of the file or its sidecars changed (an older file is read
+   * as it is; a file without the Hermes tables is refused with
+   * `NotStateDbError`). Every write method throws.
    * @default {false}
    */
   readonly?: boolean;

@@ -16,7 +16,13 @@ import type { SessionExport } from "./types.ts";
 
 /** Options of {@linkcode openSqliteStore}. */
 export interface SqliteStoreOptions {
-  /** Open without creating or changing anything; every write method rejects. */
+  /**
+   * The read path: open without the schema step, without a write lock and
+   * without changing a byte of the file or its sidecars (an older file is
+   * read as it is, a file without the Hermes tables is refused with
+   * `NotStateDbError`); every write method rejects.
+   * @default {false}
+   */
   readonly readonly?: boolean;
   /** Commit durability (see `SessionDBOptions.synchronous`). */
   readonly synchronous?: Synchronous;
