@@ -46,18 +46,36 @@ export interface ImportResult {
 /** Keys an export adds that are no column: they are never reported as dropped. */
 const NOT_COLUMNS = new Set(["messages", "last_active", "id", "session_id"]);
 
-/** The record's columns (session, then `messages.` ones) that `store` has no place for. */
-function droppedColumns(store: Store, checked: CheckedRecord): string[] {
-  const sessions = new Set(liveColumns(store, "sessions"));
-  const messages = new Set(liveColumns(store, "messages"));
-  const dropped = Object.keys(checked.row).filter((key) =>
-    !NOT_COLUMNS.has(key) && !sessions.has(key)
+/**
+ * The columns of a record (session ones, then `messages.` ones) that the
+ * target's tables have no place for; shared by every engine.
+ *
+ * @param row The session record.
+ * @param messages Its messages.
+ * @param columns The target's column names of `sessions` and of `messages`.
+ * @returns The dropped column names.
+ */
+export function unknownColumns(
+  row: Record<string, unknown>,
+  messages: readonly Record<string, unknown>[],
+  columns: { sessions: ReadonlySet<string>; messages: ReadonlySet<string> },
+): string[] {
+  const dropped = Object.keys(row).filter((key) =>
+    !NOT_COLUMNS.has(key) && !columns.sessions.has(key)
   );
-  const messageKeys = new Set(checked.messages.flatMap((message) => Object.keys(message)));
+  const messageKeys = new Set(messages.flatMap((message) => Object.keys(message)));
   for (const key of messageKeys) {
-    if (!NOT_COLUMNS.has(key) && !messages.has(key)) dropped.push(`messages.${key}`);
+    if (!NOT_COLUMNS.has(key) && !columns.messages.has(key)) dropped.push(`messages.${key}`);
   }
   return dropped;
+}
+
+/** The record's columns that `store` has no place for. */
+function droppedColumns(store: Store, checked: CheckedRecord): string[] {
+  return unknownColumns(checked.row, checked.messages, {
+    sessions: new Set(liveColumns(store, "sessions")),
+    messages: new Set(liveColumns(store, "messages")),
+  });
 }
 
 /** A child whose parent link waits for the parent: see {@linkcode restoreParentLinks}. */

@@ -6,7 +6,12 @@
  * @module
  */
 import { encodeContent, encodeJson } from "../content.ts";
-import type { ImportOptions, ImportResult, ParentLink } from "../import.ts";
+import {
+  type ImportOptions,
+  type ImportResult,
+  type ParentLink,
+  unknownColumns,
+} from "../import.ts";
 import type { MessageContent } from "../types.ts";
 import type { PgQuery, PgValue } from "./_client.ts";
 import { MESSAGE_COLUMN_NAMES, SESSION_COLUMN_NAMES } from "./_rows.ts";
@@ -246,7 +251,13 @@ export async function importSessionPg(
   return await transaction(async (query) => {
     const exists = await sessionExists(query, checked.id);
     if (exists && !options.replace) {
-      return { outcome: "skipped", id: checked.id, messages: 0, deferredParent: null };
+      return {
+        outcome: "skipped",
+        id: checked.id,
+        messages: 0,
+        deferredParent: null,
+        droppedColumns: [],
+      };
     }
     const named = (checked.row.parent_session_id as string | null | undefined) ?? null;
     const parentPresent = named === null || named === checked.id ||
@@ -266,9 +277,16 @@ export async function importSessionPg(
       id: checked.id,
       messages: checked.messages.length,
       deferredParent: parentPresent ? null : named,
+      droppedColumns: unknownColumns(checked.row, checked.messages, PG_COLUMNS),
     };
   });
 }
+
+/** The columns the PostgreSQL tables have (the v11 ones). */
+const PG_COLUMNS = {
+  sessions: new Set(SESSION_COLUMN_NAMES),
+  messages: new Set(MESSAGE_COLUMN_NAMES),
+};
 
 /**
  * Links imported sessions to parents imported after them.

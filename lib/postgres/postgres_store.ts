@@ -1041,6 +1041,8 @@ class PostgresSessionStore implements SessionStore {
       ftsTables: ["messages.search_words", "messages.search_grams"],
       metaKeys: meta.map((row) => String(row.key)),
       integrity: null,
+      knownIssues: [],
+      damage: [],
     };
   }
 
