@@ -35,6 +35,7 @@ run --version; contains "hermes-state $(bun -e 'console.log(require("./deno.json
 run --help; contains "Commands:"
 
 step "list"
+BEFORE="$(cd "$WORK" && sha256sum state.db*)"
 run --db "$DB" list --limit 50
 contains "my project #3"; contains "20260425_090019_d38f1d"; contains "Last Active"
 run --db "$DB" list --json; json_ok "$WORK/out"
@@ -56,7 +57,8 @@ run --db "$DB" show "my project #3" --json; json_ok "$WORK/out"
 step "lineage, stats, info"
 run --db "$DB" lineage 20260425_090019_d38f1d; contains "[compression]"
 run --db "$DB" stats --json; json_ok "$WORK/out"
-run --db "$DB" info --json --no-check; json_ok "$WORK/out"; contains '"schemaVersion": 11'
+run --db "$DB" info --json --no-check; json_ok "$WORK/out"; contains '"schema_version": 11'
+[ "$(cd "$WORK" && sha256sum state.db*)" = "$BEFORE" ] || fail "a read command changed the database"
 
 step "export - | import - into a new file"
 COPY="$WORK/copy.db"
