@@ -93,21 +93,9 @@ const RAW_JSON_COLUMNS = new Set([
   "codex_message_items",
 ]);
 
-const columnCache = new WeakMap<Store, Map<string, string[]>>();
-
+/** The columns of `table` in file order (the store reads them once per connection). */
 function liveColumns(store: Store, table: "sessions" | "messages"): string[] {
-  let tables = columnCache.get(store);
-  if (tables === undefined) {
-    tables = new Map();
-    columnCache.set(store, tables);
-  }
-  let columns = tables.get(table);
-  if (columns === undefined) {
-    const rows = store.statement(`SELECT name FROM pragma_table_info('${table}')`).all();
-    columns = rows.map((row) => String(row.name));
-    tables.set(table, columns);
-  }
-  return columns;
+  return [...store.columns(table)];
 }
 
 function quote(identifier: string): string {
