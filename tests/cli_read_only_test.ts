@@ -7,6 +7,7 @@
  * write lock, and a write that gives up says so.
  */
 import { describe, test } from "node:test";
+import { spawn } from "node:child_process";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import {
@@ -222,6 +223,47 @@ describe("locks", () => {
     } finally {
       holder.exec("ROLLBACK");
       holder.close();
+    }
+  });
+
+  test("read commands answer while Python's sqlite3 in another process holds the write lock", {
+    timeout: 60_000,
+  }, async () => {
+    const path = fixtureCopy("hermes-v11.db");
+    const script = [
+      "import sqlite3, sys, time",
+      "c = sqlite3.connect(sys.argv[1], isolation_level=None)",
+      "c.execute('PRAGMA journal_mode=WAL')",
+      "c.execute('BEGIN IMMEDIATE')",
+      "c.execute(\"INSERT INTO state_meta (key, value) VALUES ('held', 'yes')\")",
+      "print('locked', flush=True)",
+      "time.sleep(30)",
+    ].join("\n");
+    const python = spawn("python3", ["-c", script, path], { stdio: ["ignore", "pipe", "inherit"] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        python.stdout.once("data", () => resolve());
+        python.once("exit", (code) => reject(new Error(`python3 exited ${code}`)));
+      });
+      const env = { HERMES_STATE_LOCK_TIMEOUT: "1" };
+      const started = performance.now();
+      const list = await runCli(["--db", path, "--json", "list"], { env });
+      assert.equal(list.code, 0, list.err);
+      assert.equal(JSON.parse(list.out).length, 20);
+      const meta = await runCli(["--db", path, "info", "--json", "--no-check"], { env });
+      assert.equal(meta.code, 0, meta.err);
+      assert.ok(
+        !JSON.parse(meta.out).meta_keys.includes("held"),
+        "the uncommitted row is not seen",
+      );
+      assert.ok(performance.now() - started < 3000, "the reads waited for the writer");
+      const write = await runCli(["--db", path, "rename", "20251221_090000_9738df", "x"], { env });
+      assert.equal(
+        write.err,
+        `hermes-state: database is locked by another process (waited 1 s): ${path}\n`,
+      );
+    } finally {
+      python.kill();
     }
   });
 });
