@@ -76,7 +76,7 @@ describe("info", () => {
     assert.deepEqual(info.fts_tables, ["messages_fts", "messages_fts_trigram"]);
     assert.ok(info.meta_keys.includes("last_auto_prune"));
     assert.equal(info.integrity, null);
-    assert.equal(info.writable, true);
+    assert.equal(info.read_only, null);
     assert.equal(info.files.db, statSync(path).size);
     const camel = Object.keys(info).filter((key) => /[A-Z]/.test(key));
     assert.deepEqual(camel, [], "every key is snake_case");

@@ -13,7 +13,7 @@ import type { CommandAccess } from "./command_table.ts";
 import type { Io } from "./io.ts";
 import { colourWanted, createStyle } from "./style.ts";
 import { CommandError } from "./usage_error.ts";
-import { unwritableReason } from "./writable.ts";
+import { readOnlyPart, unwritableReason } from "./writable.ts";
 
 /** A context and the function that releases it. */
 export interface OpenContext {
@@ -88,15 +88,17 @@ async function openFor(
   }
   if (readonly) return await openStore(path, { clock, readonly: true, retry });
   if (exists) await assertStateDb(path, options.create);
-  const unwritable = exists ? unwritableReason(path) : undefined;
-  if (unwritable !== undefined) throw new CommandError(`Cannot write ${path}: ${unwritable}`);
+  const readOnly = exists ? readOnlyPart(path) : undefined;
+  if (readOnly !== undefined) {
+    throw new CommandError(`Cannot write ${path}: ${unwritableReason(readOnly)}`);
+  }
   try {
     return await openStore(path, { clock, retry });
   } catch (error) {
     if (!(error instanceof OpenError)) throw error;
-    const reason = exists ? unwritableReason(path, { evenAsRoot: true }) : undefined;
-    if (reason !== undefined) {
-      throw new CommandError(`Cannot write ${path}: ${reason}`, { cause: error });
+    const part = exists ? readOnlyPart(path, { evenAsRoot: true }) : undefined;
+    if (part !== undefined) {
+      throw new CommandError(`Cannot write ${path}: ${unwritableReason(part)}`, { cause: error });
     }
     throw error;
   }

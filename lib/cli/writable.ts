@@ -19,30 +19,47 @@ function writable(path: string): boolean {
 }
 
 /**
- * Why `path` cannot be written, or `undefined` when it can. Root is not
- * bound by file modes (and Deno answers `access` from the modes), so for
- * root this answers only with `evenAsRoot`, after SQLite itself refused.
+ * Which of the database file and its folder this user may not write, or
+ * `undefined` when both may be written. Root is not bound by file modes
+ * (and Deno answers `access` from the modes), so for root this answers only
+ * with `evenAsRoot`, after SQLite itself refused.
  *
  * @param path The database file (it exists).
  * @param options `evenAsRoot`: answer from the modes for root too.
- * @returns `"the file is read-only"`, `"the folder is read-only (…)"`, or `undefined`.
+ * @returns `"file"`, `"folder"`, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { readOnlyPart } from "./writable.ts";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/state.db`, "");
+ * console.assert(readOnlyPart(`${dir}/state.db`) === undefined);
+ * ```
+ */
+export function readOnlyPart(
+  path: string,
+  options: { evenAsRoot?: boolean } = {},
+): "file" | "folder" | undefined {
+  if (process.getuid?.() === 0 && !options.evenAsRoot) return undefined;
+  if (!writable(path)) return "file";
+  if (!writable(dirname(path))) return "folder";
+  return undefined;
+}
+
+/**
+ * Why a write cannot happen, for a {@linkcode readOnlyPart} answer.
+ *
+ * @param part The read-only part.
+ * @returns One clause for the user.
  *
  * @example
  * ```ts
  * import { unwritableReason } from "./writable.ts";
- * const dir = await Deno.makeTempDir();
- * await Deno.writeTextFile(`${dir}/state.db`, "");
- * console.assert(unwritableReason(`${dir}/state.db`) === undefined);
+ * console.assert(unwritableReason("file") === "the file is read-only");
  * ```
  */
-export function unwritableReason(
-  path: string,
-  options: { evenAsRoot?: boolean } = {},
-): string | undefined {
-  if (process.getuid?.() === 0 && !options.evenAsRoot) return undefined;
-  if (!writable(path)) return "the file is read-only";
-  if (!writable(dirname(path))) {
-    return "the folder is read-only (SQLite keeps the -wal and -shm files beside the database)";
-  }
-  return undefined;
+export function unwritableReason(part: "file" | "folder"): string {
+  return part === "file"
+    ? "the file is read-only"
+    : "the folder is read-only (SQLite keeps the -wal and -shm files beside the database)";
 }

@@ -51,7 +51,7 @@ test(
       }
       const info = await cliAs(as, ["--db", path, "info", "--no-check"]);
       assert.equal(info.code, 0, info.err);
-      assert.match(info.out, /\(the folder is read-only/);
+      assert.match(info.out, /^Path +\S+state\.db \(read-only folder\)\n/);
       const write = await cliAs(as, ["--db", path, "rename", "20251221_090000_9738df", "x"]);
       assert.equal(write.code, 1);
       assert.equal(
@@ -80,7 +80,7 @@ test(
     assert.equal(list.code, 0, list.err);
     const info = await cliAs(as, ["--db", path, "--json", "info", "--no-check"]);
     assert.equal(info.code, 0, info.err);
-    assert.equal(JSON.parse(info.out).not_writable_because, "the file is read-only");
+    assert.equal(JSON.parse(info.out).read_only, "file");
     const write = await cliAs(as, ["--db", path, "rename", "20251221_090000_9738df", "x"]);
     assert.equal(write.code, 1);
     assert.equal(write.err, `hermes-state: Cannot write ${path}: the file is read-only\n`);

@@ -4,13 +4,14 @@
  *
  * @module
  */
+import { isPostgresTarget } from "../../open_store.ts";
 import { SCHEMA_VERSION } from "../../schema/schema_sql.ts";
 import type { Command, Context } from "../command.ts";
 import { fileSizes } from "../files.ts";
 import { alignColumns, formatBytes, formatCount } from "../format.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
-import { unwritableReason } from "../writable.ts";
+import { readOnlyPart } from "../writable.ts";
 
 const USAGE = `Usage: hermes-state info [options]
 
@@ -49,14 +50,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const files = fileSizes(ctx.dbPath);
   const store = await ctx.openStore();
   const info = await store.inspect({ integrity: !args.flag("no-check") });
-  const unwritable = unwritableReason(store.target) ?? null;
+  const readOnly = isPostgresTarget(store.target) ? null : readOnlyPart(store.target) ?? null;
   const ok = info.damage.length === 0;
   const note = schemaNote(info.schemaVersion);
   if (ctx.json) {
     printJson(ctx.io, {
       path: info.path,
-      writable: unwritable === null,
-      not_writable_because: unwritable,
+      read_only: readOnly,
       schema_version: info.schemaVersion,
       schema_note: note,
       sqlite_version: info.sqliteVersion,
@@ -88,7 +88,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     ).join("; ");
   const version = String(info.schemaVersion ?? "none") + (note === null ? "" : ` (${note})`);
   const rows = [
-    ["Path", store.target + (unwritable === null ? "" : style.yellow(` (${unwritable})`))],
+    ["Path", store.target + (readOnly === null ? "" : style.yellow(` (read-only ${readOnly})`))],
     ["Schema version", version],
     ["SQLite", info.sqliteVersion],
     ["Journal mode", info.journalMode],
