@@ -130,11 +130,16 @@ export function defaultIo(): Io {
         seen = true;
         listener(signal);
       };
-      process.on("SIGINT", handler);
-      process.on("SIGTERM", handler);
+      const signals = (["SIGINT", "SIGTERM"] as const).filter((signal) => {
+        try {
+          process.on(signal, handler);
+          return true;
+        } catch {
+          return false; // Deno on Windows listens to SIGINT only
+        }
+      });
       return () => {
-        process.off("SIGINT", handler);
-        process.off("SIGTERM", handler);
+        for (const signal of signals) process.off(signal, handler);
       };
     },
   };
