@@ -5,6 +5,8 @@
  * @module
  */
 import { SqliteError } from "./driver/sqlite_error.ts";
+import { sqliteVersionWarning, walBytes } from "./durability.ts";
+import { type StaleFtsTable, staleFtsTables } from "./fts_stale.ts";
 import type { Store } from "./store.ts";
 import { explainIntegrity, type KnownIssue } from "./known_issues.ts";
 
@@ -28,8 +30,17 @@ export interface DatabaseInfo {
   schemaVersion: number | null;
   /** The SQLite library version. */
   sqliteVersion: string;
+  /**
+   * Why the linked SQLite is unsafe (older than 3.51.3, with a WAL-reset
+   * bug that corrupts databases under concurrent use); `null` when it is not.
+   */
+  sqliteWarning: string | null;
   /** `wal` for a Hermes file. */
   journalMode: string;
+  /** Bytes of the `-wal` file (0 when there is none). */
+  walBytes: number;
+  /** Full-text tables no longer kept current after damage (`doctor --fix` rebuilds them). */
+  staleFtsTables: StaleFtsTable[];
   /** Bytes per page. */
   pageSize: number;
   /** Pages in the main file. */
@@ -87,8 +98,9 @@ function numberOf(store: Store, sql: string): number {
  *
  * @param store The open store.
  * @param options `integrity`.
- * @returns Versions, journal mode, page counts, row counts, FTS tables,
- * meta keys and the integrity check. A damaged table or page is reported
+ * @returns Versions (and a warning for an unsafe SQLite), journal mode,
+ * WAL size, page counts, row counts, FTS tables (and the stale ones), meta
+ * keys and the integrity check. A damaged table or page is reported
  * in `integrity` (and its count is `null`) instead of thrown.
  *
  * @example
@@ -128,11 +140,15 @@ export function inspectDatabase(store: Store, options: InspectOptions = {}): Dat
       issues: [],
       unexplained: problems,
     }));
+  const sqliteVersion = String(store.statement("SELECT sqlite_version() AS v").get()?.v ?? "");
   return {
     path: store.path,
     schemaVersion: version === undefined ? null : Number(version.version),
-    sqliteVersion: String(store.statement("SELECT sqlite_version() AS v").get()?.v ?? ""),
+    sqliteVersion,
+    sqliteWarning: sqliteVersionWarning(sqliteVersion),
     journalMode: String(journal?.journal_mode ?? ""),
+    walBytes: walBytes(store.path),
+    staleFtsTables: staleFtsTables(store.db),
     pageSize: numberOf(store, "PRAGMA page_size"),
     pageCount: numberOf(store, "PRAGMA page_count"),
     freePages: numberOf(store, "PRAGMA freelist_count"),

@@ -22,7 +22,11 @@ import { loadDriver } from "./driver/load.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { NotStateDbError, OpenError } from "./errors.ts";
 import { chooseReadAccess, type ReadAccess } from "./read_access.ts";
+import { assertNotDamaged, recoverHint } from "./damaged_file.ts";
+import { diskFullReason, isDiskFull } from "./disk_space.ts";
+import { durabilityPragmas, JOURNAL_SIZE_LIMIT } from "./durability.ts";
 import { migrate, type MigrationReport } from "./schema/migrate.ts";
+import { finishFtsBackfill } from "./schema/fts_backfill.ts";
 import { createReadViews } from "./schema/read_views.ts";
 import { type RetryOptions, Writer } from "./write.ts";
 
@@ -150,8 +154,15 @@ function folderReadOnly(path: string): boolean {
   }
 }
 
+/** SQLITE_CORRUPT and SQLITE_NOTADB. */
+const DAMAGED = new Set([11, 26]);
+
 /** Why SQLite failed, in words that point at the cause a user can fix. */
 function explain(error: unknown, path: string, readonly: boolean): string {
+  if (isDiskFull(error, path)) return diskFullReason(path);
+  if (error instanceof SqliteError && DAMAGED.has(error.code) && readonly) {
+    return `${error.message}; ${recoverHint(path)}`;
+  }
   const sidecarTrouble = error instanceof SqliteError && (error.code === 8 || error.code === 14);
   if (sidecarTrouble && path !== ":memory:" && folderReadOnly(path)) {
     if (readonly && !existsSync(`${path}-shm`)) {
@@ -207,6 +218,15 @@ function applyPragmas(db: SqliteDriver, path: string, options: ConnectionOptions
   }
   const level = options.synchronous === "normal" ? "NORMAL" : "FULL";
   db.exec(`PRAGMA synchronous = ${level}`);
+  for (const pragma of durabilityPragmas()) db.exec(pragma);
+  const limit = Number(db.prepare("PRAGMA journal_size_limit").get()?.journal_size_limit);
+  if (limit !== JOURNAL_SIZE_LIMIT && path !== ":memory:") {
+    throw new OpenError(
+      path,
+      `journal_size_limit stayed ${limit} instead of ${JOURNAL_SIZE_LIMIT}`,
+      { kind: "io" },
+    );
+  }
 }
 
 /**
@@ -237,7 +257,11 @@ function probeWritable(db: SqliteDriver): void {
  * @param options Path and settings.
  * @returns The ready connection.
  * @throws {NotStateDbError} When a read-only open finds no `sessions` or `messages` table.
- * @throws {OpenError} When the path is a folder, not SQLite, damaged, or not writable.
+ * @throws {OpenError} When the path is a folder, not SQLite, damaged, or not
+ *   writable, or the disk is full. A damaged file, and its `-wal`, are left
+ *   exactly as they were (see `damaged_file.ts`).
+ * @throws {WriteBusyError} When the schema step found the file locked
+ *   through every attempt (nothing was changed; the caller may try again).
  * @throws {RangeError} When `retry.busyTimeoutMs` is not a non-negative integer.
  */
 export async function openConnection(options: ConnectionOptions): Promise<Connection> {
@@ -251,6 +275,14 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
   const readonly = options.readonly ?? false;
   const created = preparePath(path, readonly);
   const openDriver = options.openDriver ?? await loadDriver();
+  if (!created && path !== ":memory:") {
+    try {
+      assertNotDamaged(path, openDriver, { probe: !readonly });
+    } catch (error) {
+      if (error instanceof OpenError || !isDiskFull(error, path)) throw error;
+      throw new OpenError(path, diskFullReason(path), { cause: error, kind: "full" });
+    }
+  }
   const access = readonly ? chooseReadAccess(path) : "write";
   let db: SqliteDriver;
   try {
@@ -259,15 +291,22 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
       immutable: access === "immutable",
     });
   } catch (error) {
-    throw new OpenError(path, explain(error, path, readonly), { cause: error });
+    throw new OpenError(path, explain(error, path, readonly), {
+      cause: error,
+      kind: isDiskFull(error, path) ? "full" : undefined,
+    });
   }
   const writer = new Writer(db, options.retry);
   try {
     applyPragmas(db, path, options);
-    const migration = readonly ? undefined : writer.run(() => {
+    let migration = readonly ? undefined : writer.run(() => {
       probeWritable(db);
       return migrate(db);
     });
+    if (migration !== undefined && finishFtsBackfill((fn) => writer.run(fn), db) !== undefined) {
+      const row = db.prepare("SELECT version FROM schema_version LIMIT 1").get();
+      migration = { ...migration, versionAfter: Number(row?.version) };
+    }
     if (created) tightenSidecars(path);
     return { db, writer, migration, access };
   } catch (error) {
@@ -275,6 +314,9 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
     // A lock another connection holds is not a fault of the file: the
     // caller may wait and try again (the asynchronous store does).
     if (error instanceof OpenError || (error instanceof SqliteError && error.isBusy)) throw error;
-    throw new OpenError(path, explain(error, path, readonly), { cause: error });
+    throw new OpenError(path, explain(error, path, readonly), {
+      cause: error,
+      kind: isDiskFull(error, path) ? "full" : undefined,
+    });
   }
 }

@@ -135,11 +135,14 @@ export class SessionDB {
     return this.#store.readonly;
   }
 
-  /** Checkpoints the WAL (best effort) and closes the connection. A second call does nothing. */
+  /**
+   * Checkpoints the WAL (best effort: emptied when no other connection is
+   * busy) and closes the connection. A second call does nothing.
+   */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#store.checkpoint();
+    this.#store.checkpoint("truncate");
     this.#store.db.close();
   }
 

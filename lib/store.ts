@@ -6,7 +6,14 @@
  */
 import type { SqliteDriver, SqliteStatement } from "./driver/types.ts";
 import { ReadonlyError } from "./errors.ts";
+import { damagedFtsTable, markFtsStale } from "./fts_stale.ts";
+import { WAL_TRUNCATE_BYTES, walBytes } from "./durability.ts";
+import type { FtsTable } from "./schema/schema_sql.ts";
 import type { Writer } from "./write.ts";
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
 
 /** Options of {@linkcode Store}. */
 export interface StoreOptions {
@@ -103,12 +110,42 @@ export class Store {
 
   /**
    * Runs `fn` as one write transaction (retried while the file is locked).
+   * When it fails because a full-text table is damaged, `fn` runs again in
+   * a new transaction that first marks that table stale (its triggers
+   * dropped, see `fts_stale.ts`): a broken index never costs a message.
+   * `fn` must be safe to run more than once (as for a busy retry).
    *
    * @throws {ReadonlyError} When the database was opened read-only.
    */
   write<T>(fn: () => T): T {
     if (this.readonly) throw new ReadonlyError(this.path);
-    return this.#writer.run(fn);
+    if (this.#writer.active) return fn();
+    try {
+      return this.#writer.run(fn);
+    } catch (error) {
+      return this.#writeDespiteFtsDamage(fn, error);
+    }
+  }
+
+  /** Redoes a write that `failure` stopped, marking each damaged full-text table stale. */
+  #writeDespiteFtsDamage<T>(fn: () => T, failure: unknown): T {
+    const marks = new Map<FtsTable, string>();
+    let error = failure;
+    for (;;) {
+      const table = damagedFtsTable(this.db, error, [...marks.keys()]);
+      if (table === undefined) throw error;
+      marks.set(table, describe(error));
+      try {
+        return this.#writer.run(() => {
+          for (const [stale, reason] of marks) {
+            markFtsStale(this.db, stale, { reason, at: this.now() });
+          }
+          return fn();
+        });
+      } catch (next) {
+        error = next;
+      }
+    }
   }
 
   /** The current time in seconds since the epoch. */
@@ -116,8 +153,15 @@ export class Store {
     return this.#clock();
   }
 
-  /** Best-effort passive WAL checkpoint. */
-  checkpoint(): void {
-    if (!this.readonly) this.#writer.checkpoint();
+  /**
+   * Best-effort WAL checkpoint (see `Writer.checkpoint`).
+   *
+   * @param mode `"truncate"` empties the `-wal` when no other connection is
+   *   busy and it has grown past {@linkcode WAL_TRUNCATE_BYTES}.
+   */
+  checkpoint(mode: "passive" | "truncate" = "passive"): void {
+    if (this.readonly) return;
+    const truncate = mode === "truncate" && walBytes(this.path) >= WAL_TRUNCATE_BYTES;
+    this.#writer.checkpoint(truncate ? "truncate" : "passive");
   }
 }

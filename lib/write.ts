@@ -57,6 +57,7 @@ export class Writer {
   readonly #maxDelayMs: number;
   readonly #sleep: (ms: number) => void;
   readonly #random: () => number;
+  readonly #busyTimeoutMs: number;
   #depth = 0;
   #writes = 0;
   /** A failed ROLLBACK left the last transaction open. */
@@ -73,6 +74,7 @@ export class Writer {
     this.#maxDelayMs = options.maxDelayMs ?? 150;
     this.#sleep = options.sleep ?? sleepSync;
     this.#random = options.random ?? Math.random;
+    this.#busyTimeoutMs = options.busyTimeoutMs ?? 1000;
   }
 
   /**
@@ -102,12 +104,38 @@ export class Writer {
     throw new WriteBusyError(this.#maxAttempts, lastBusy!);
   }
 
-  /** Best-effort passive checkpoint; a failure here is never fatal. */
-  checkpoint(): void {
+  /** True while a write transaction of this writer is running. */
+  get active(): boolean {
+    return this.#depth > 0;
+  }
+
+  /**
+   * Best-effort checkpoint; a failure here is never fatal. `"truncate"`
+   * first tries a TRUNCATE checkpoint that does not wait (SQLite's busy
+   * handler off): it completes, and empties the `-wal`, whenever no other
+   * connection is reading or writing at that moment; otherwise it returns
+   * at once and a passive checkpoint runs instead.
+   *
+   * @param mode `"passive"` (the default) or `"truncate"`.
+   */
+  checkpoint(mode: "passive" | "truncate" = "passive"): void {
     try {
+      if (mode === "truncate" && this.#truncateWal()) return;
       this.#db.exec("PRAGMA wal_checkpoint(PASSIVE)");
     } catch {
       // Documented best effort: a checkpoint blocked by readers is retried later.
+    }
+  }
+
+  /** A TRUNCATE checkpoint that never waits; true when it completed. */
+  #truncateWal(): boolean {
+    if (this.#depth > 0) return false;
+    this.#db.exec("PRAGMA busy_timeout = 0");
+    try {
+      const row = this.#db.prepare("PRAGMA wal_checkpoint(TRUNCATE)").get();
+      return Number(row?.busy ?? 1) === 0;
+    } finally {
+      this.#db.exec(`PRAGMA busy_timeout = ${this.#busyTimeoutMs}`);
     }
   }
 

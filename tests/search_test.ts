@@ -324,8 +324,10 @@ describe("searchMessages() lets storage errors through", () => {
     assert.throws(() => s.db.searchMessages("docker"));
   });
 
-  test("searchMessages() throws SQLITE_CORRUPT when the FTS index is damaged", async () => {
+  test("searchMessages() reads by substring when the FTS index is damaged (the messages are intact)", async () => {
     const s = await fixture();
+    const before = s.db.searchMessages("docker", { limit: 100 }).map((hit) => hit.id).sort();
+    assert.ok(before.length > 0);
     const raw = await rawOpen(s.path, true);
     const root = Number(
       raw.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'messages_fts_data'").get()!
@@ -338,11 +340,8 @@ describe("searchMessages() lets storage errors through", () => {
     writeSync(fd, new Uint8Array(pageSize).fill(0xff), 0, pageSize, (root - 1) * pageSize);
     closeSync(fd);
     try {
-      assert.throws(() => s.db.searchMessages("docker"), (error) => {
-        assert.ok(error instanceof SqliteError, String(error));
-        assert.equal(error.code, 11, error.message);
-        return true;
-      });
+      const after = s.db.searchMessages("docker", { limit: 100 }).map((hit) => hit.id).sort();
+      assert.deepEqual(after, before);
     } finally {
       s.db.close();
     }

@@ -8,6 +8,7 @@ import { existsSync } from "node:fs";
 import { NotStateDbError, OpenError } from "../errors.ts";
 import { isPostgresTarget, openStore } from "../open_store.ts";
 import type { SessionStore } from "../session_store.ts";
+import { linkedSqliteVersion, sqliteVersionWarning } from "../durability.ts";
 import type { Context } from "./command.ts";
 import type { CommandAccess } from "./command_table.ts";
 import type { Io } from "./io.ts";
@@ -123,6 +124,7 @@ async function openFor(
 export function createContext(io: Io, options: ContextOptions): OpenContext {
   const opened: SessionStore[] = [];
   const access = options.access ?? "read";
+  let versionChecked = false;
   const ctx: Context = {
     io,
     json: options.json,
@@ -133,6 +135,12 @@ export function createContext(io: Io, options: ContextOptions): OpenContext {
       const target = open.path ?? options.dbPath;
       const store = await openFor(io, target, { create: open.create ?? false, access });
       opened.push(store);
+      if (!versionChecked && store.engine === "sqlite") {
+        // Once per run: SQLite before 3.51.3 can corrupt a file written by several processes.
+        versionChecked = true;
+        const warning = sqliteVersionWarning(await linkedSqliteVersion());
+        if (warning !== null) io.stderr(`hermes-state: warning: ${warning}\n`);
+      }
       return store;
     },
   };

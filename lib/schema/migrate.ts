@@ -19,6 +19,7 @@ import {
   TABLES_SQL,
   TITLE_INDEX_SQL,
 } from "./schema_sql.ts";
+import { beginFtsBackfill, pendingBackfills } from "./fts_backfill.ts";
 
 /** What the schema step found and did. */
 export interface MigrationReport {
@@ -29,7 +30,10 @@ export interface MigrationReport {
 }
 
 /**
- * Brings the file to schema version 11. Call inside a write transaction.
+ * Brings the file to schema version 11, except for the rows of an old file
+ * still to be copied into the new full-text tables (then `versionAfter` is
+ * still the old version: `finishFtsBackfill` copies them and sets 11). Call
+ * inside a write transaction.
  *
  * @param db The connection.
  * @returns The versions before and after.
@@ -44,10 +48,15 @@ export function migrate(db: SqliteDriver): MigrationReport {
   if (before === undefined) {
     db.prepare("INSERT INTO schema_version (version) VALUES (?)").run(SCHEMA_VERSION);
   } else if (before < SCHEMA_VERSION) {
-    if (before < 10) createFtsTable(db, "messages_fts_trigram");
-    rebuildFts(db);
-    db.prepare("UPDATE schema_version SET version = ?").run(SCHEMA_VERSION);
-    after = SCHEMA_VERSION;
+    // The v10 step (a trigram table) is part of the v11 rebuild. Rows are
+    // copied into the new tables after this transaction, in short ones:
+    // see `fts_backfill.ts` (a file whose copy was interrupted resumes it).
+    const resuming = pendingBackfills(db).length > 0;
+    if (resuming || beginFtsBackfill(db)) {
+      after = before;
+    } else {
+      after = SCHEMA_VERSION;
+    }
   }
   db.exec(TITLE_INDEX_SQL);
   for (const table of FTS_TABLES) createFtsTable(db, table);
@@ -100,15 +109,4 @@ function createFtsTable(db: SqliteDriver, table: FtsTable): void {
   db.exec(ftsTableSql(table));
   db.exec(ftsTriggersSql(table));
   db.exec(ftsBackfillSql(table));
-}
-
-/** The v11 step: both full-text tables rebuilt with their own copy of the text. */
-function rebuildFts(db: SqliteDriver): void {
-  for (const table of FTS_TABLES) {
-    for (const event of ["insert", "delete", "update"]) {
-      db.exec(`DROP TRIGGER IF EXISTS ${table}_${event}`);
-    }
-    db.exec(`DROP TABLE IF EXISTS ${table}`);
-  }
-  for (const table of FTS_TABLES) createFtsTable(db, table);
 }

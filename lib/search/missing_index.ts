@@ -2,11 +2,18 @@
  * Searching a file written by an older Hermes as it is: a v1–v9 file has no
  * trigram index (and a v1 file may have no full-text index at all). A read
  * never creates one, so a plan that needs a missing index is answered by
- * substring matching over the same words instead.
+ * substring matching over the same words instead. So is a plan whose index
+ * misses messages: marked stale after damage (`fts_stale:<table>`, see
+ * `fts_stale.ts`), or still being filled after the v11 step of an old file
+ * (`fts_backfill:<table>`, see `schema/fts_backfill.ts`).
  *
  * @module
  */
 import type { Store } from "../store.ts";
+import { SqliteError } from "../driver/sqlite_error.ts";
+import { FTS_STALE_PREFIX } from "../fts_stale.ts";
+import { FTS_BACKFILL_PREFIX } from "../schema/fts_backfill.ts";
+import type { FtsTable } from "../schema/schema_sql.ts";
 import { pythonSplit } from "../python_text.ts";
 import type { SearchPlan } from "./plan.ts";
 import { sanitizeFts5Query } from "./sanitize.ts";
@@ -17,8 +24,11 @@ const OPERATORS = new Set(["AND", "OR", "NOT"]);
  * The substring plan for `query`: every word must be present, unless the
  * query says `OR` or `NOT` (then any word will do, as Python's substring
  * path matches).
+ *
+ * @param query What the user typed.
+ * @returns A substring plan, or `{ kind: "nothing" }` when no word is left.
  */
-function substringPlan(query: string): SearchPlan {
+export function substringPlan(query: string): SearchPlan {
   const words = pythonSplit(sanitizeFts5Query(query).replaceAll('"', " "))
     .map((word) => word.replace(/\*+$/, ""));
   const terms = words.filter((word) => word !== "" && !OPERATORS.has(word));
@@ -27,9 +37,27 @@ function substringPlan(query: string): SearchPlan {
   return { kind: "substring", terms, all: !any };
 }
 
+/** The keys that mark a full-text table as missing messages. */
+const UNINDEXED_SQL = "SELECT 1 AS one FROM state_meta WHERE key IN (?, ?)";
+
+/** False when `table` is marked stale or still being filled (two primary-key lookups). */
+function fullyIndexed(store: Store, table: FtsTable): boolean {
+  try {
+    const row = store.statement(UNINDEXED_SQL).get(
+      `${FTS_STALE_PREFIX}${table}`,
+      `${FTS_BACKFILL_PREFIX}${table}`,
+    );
+    return row === undefined;
+  } catch (error) {
+    // An old file read as it is may have no state_meta: nothing is marked.
+    if (error instanceof SqliteError && /no such table/.test(error.message)) return true;
+    throw error;
+  }
+}
+
 /**
  * `plan`, or a substring plan when the full-text table it needs is not in
- * this file.
+ * this file, or misses messages.
  *
  * @param store The open store.
  * @param plan The plan of `query`.
@@ -37,6 +65,7 @@ function substringPlan(query: string): SearchPlan {
  * @returns A plan this file can answer.
  */
 export function withIndexesPresent(store: Store, plan: SearchPlan, query: string): SearchPlan {
-  if (plan.kind !== "ranked" || store.hasTable(plan.table)) return plan;
+  if (plan.kind !== "ranked") return plan;
+  if (store.hasTable(plan.table) && fullyIndexed(store, plan.table)) return plan;
   return substringPlan(query);
 }

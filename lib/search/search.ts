@@ -9,9 +9,10 @@
 import type { Store } from "../store.ts";
 import { checkCount } from "../paging.ts";
 import type { SearchHit } from "../types.ts";
-import { planSearch } from "./plan.ts";
-import { withIndexesPresent } from "./missing_index.ts";
-import { filterSql, type SearchFilters } from "./filters.ts";
+import { planSearch, type SearchPlan } from "./plan.ts";
+import { substringPlan, withIndexesPresent } from "./missing_index.ts";
+import { mayBeFtsDamage } from "../fts_stale.ts";
+import { type FilterSql, filterSql, type SearchFilters } from "./filters.ts";
 import { type HitRow, rankedPage } from "./ranked.ts";
 import { substringPage, type SubstringStrategy } from "./substring.ts";
 import { hitContexts } from "./context.ts";
@@ -59,6 +60,19 @@ function normalizeFilters(store: Store, options: SearchOptions): SearchFilters {
   };
 }
 
+type RankedPlan = Extract<SearchPlan, { kind: "ranked" }>;
+
+function rankedRows(
+  store: Store,
+  plan: RankedPlan,
+  page: { filters: FilterSql; limit: number; offset: number },
+): HitRow[] | undefined {
+  const query = { table: plan.table, required: plan.required, ...page };
+  const rows = rankedPage(store, { ...query, match: plan.match });
+  if (rows !== undefined || plan.retry === undefined) return rows;
+  return rankedPage(store, { ...query, match: plan.retry });
+}
+
 /** Internal options of {@linkcode searchMessages}, for tests. */
 export interface SearchInternals {
   /** How substring candidates are found (`"scan"`: Python's full scan). */
@@ -86,21 +100,27 @@ export function searchMessages(
 ): SearchHit[] {
   const limit = checkCount("search messages", "limit", options.limit ?? 20);
   const offset = checkCount("search messages", "offset", options.offset ?? 0);
-  const plan = withIndexesPresent(store, planSearch(query), query);
+  let plan = withIndexesPresent(store, planSearch(query), query);
   if (plan.kind === "nothing") return [];
   const filters = filterSql(normalizeFilters(store, options));
   let rows: HitRow[] | undefined;
+  if (plan.kind === "ranked") {
+    try {
+      rows = rankedRows(store, plan, { filters, limit, offset });
+    } catch (error) {
+      // A damaged index (not yet marked stale by a write): read by substring.
+      if (!mayBeFtsDamage(error)) throw error;
+      plan = substringPlan(query);
+    }
+  }
   if (plan.kind === "substring") {
-    rows = substringPage(
-      store,
-      { terms: plan.terms, all: plan.all, filters, limit, offset },
-      internals.substring,
-    );
-  } else {
-    const page = { table: plan.table, required: plan.required, filters, limit, offset };
-    rows = rankedPage(store, { ...page, match: plan.match });
-    if (rows === undefined && plan.retry !== undefined) {
-      rows = rankedPage(store, { ...page, match: plan.retry });
+    const page = { terms: plan.terms, all: plan.all, filters, limit, offset };
+    try {
+      rows = substringPage(store, page, internals.substring);
+    } catch (error) {
+      // The trigram index that names candidates is damaged: scan instead.
+      if (!mayBeFtsDamage(error)) throw error;
+      rows = substringPage(store, page, "scan");
     }
   }
   if (rows === undefined || rows.length === 0) return [];

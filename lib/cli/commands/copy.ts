@@ -18,6 +18,8 @@ import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { isDatabaseFile } from "../same_file.ts";
 import { CommandError } from "../usage_error.ts";
+import { LockPacer } from "../../batches.ts";
+import { diskFullReason, isDiskFull } from "../../disk_space.ts";
 
 const USAGE = `Usage: hermes-state copy [options] SRC DEST
 
@@ -74,6 +76,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     const replace = args.flag("replace");
     const links: ParentLink[] = [];
     const progress = new Progress(ctx.io, "Copied");
+    const pacer = new LockPacer();
     try {
       const only = args.string("source");
       for await (const session of source.iterateExport(only ? { source: only } : {})) {
@@ -86,7 +89,18 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
           if (result.deferredParent !== null) {
             links.push({ id: result.id, parentId: result.deferredParent });
           }
+          // Leave the lock free now and then, so that other writers get in.
+          const pause = pacer.due();
+          if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
         } catch (error) {
+          if (isDiskFull(error, target.target)) {
+            // Every session after this one would fail the same way: one line, and stop.
+            throw new CommandError(
+              `Cannot copy ${session.id}: ${diskFullReason(target.target)} (nothing of it was ` +
+                `written; ${counts.copied + counts.replaced} sessions before it were)`,
+              { cause: error },
+            );
+          }
           counts.failed++;
           failures.push({ id: session.id, error: reason(error) });
           if (!ctx.json) ctx.io.stderr(`hermes-state: copy: ${session.id}: ${reason(error)}\n`);

@@ -15,6 +15,8 @@ import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { isDatabaseFile } from "../same_file.ts";
 import { CommandError } from "../usage_error.ts";
+import { LockPacer } from "../../batches.ts";
+import { diskFullReason, isDiskFull } from "../../disk_space.ts";
 
 const USAGE = `Usage: hermes-state import [options] FILE|-
 
@@ -84,6 +86,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const links: ParentLink[] = [];
   const dropped = new Set<string>();
   const progress = new Progress(ctx.io, "Imported");
+  const pacer = new LockPacer();
   let number = 0;
   try {
     for await (const raw of inputLines(ctx, source)) {
@@ -98,7 +101,18 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         if (result.deferredParent !== null) {
           links.push({ id: result.id, parentId: result.deferredParent });
         }
+        // Leave the lock free now and then, so that other writers get in.
+        const pause = pacer.due();
+        if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
       } catch (error) {
+        if (isDiskFull(error, store.target)) {
+          // Every line after this one would fail the same way: one line, and stop.
+          throw new CommandError(
+            `Cannot import line ${number}: ${diskFullReason(store.target)} (nothing of that line ` +
+              `was written; ${counts.imported + counts.replaced} sessions before it were)`,
+            { cause: error },
+          );
+        }
         counts.failed++;
         failures.push({ line: number, error: reason(error) });
         if (!ctx.json) ctx.io.stderr(`hermes-state: import: line ${number}: ${reason(error)}\n`);

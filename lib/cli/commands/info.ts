@@ -6,6 +6,7 @@
  */
 import { isPostgresTarget } from "../../open_store.ts";
 import { SCHEMA_VERSION } from "../../schema/schema_sql.ts";
+import type { DatabaseInfo } from "../../inspect.ts";
 import type { Command, Context } from "../command.ts";
 import { fileSizes } from "../files.ts";
 import { alignColumns, formatBytes, formatCount } from "../format.ts";
@@ -45,6 +46,15 @@ function schemaNote(version: number | null): string | null {
   return null;
 }
 
+/** The FTS tables, each stale one marked (its triggers dropped after damage). */
+function searchTables(info: DatabaseInfo, mark: (text: string) => string): string {
+  const stale = new Set(info.staleFtsTables.map((s) => s.table as string));
+  const names = info.ftsTables.map((name) =>
+    stale.has(name) ? name + mark(" (stale: run hermes-state doctor --fix)") : name
+  );
+  return names.join(", ") || "none";
+}
+
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   // Measured before opening: what is on disk, not what a connection adds.
   const files = fileSizes(ctx.dbPath);
@@ -60,7 +70,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       schema_version: info.schemaVersion,
       schema_note: note,
       sqlite_version: info.sqliteVersion,
+      sqlite_warning: info.sqliteWarning,
       journal_mode: info.journalMode,
+      wal_bytes: info.walBytes,
       files,
       page_size: info.pageSize,
       page_count: info.pageCount,
@@ -68,6 +80,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       sessions: info.sessions,
       messages: info.messages,
       fts_tables: info.ftsTables,
+      stale_fts_tables: info.staleFtsTables,
       meta_keys: info.metaKeys,
       integrity: info.integrity,
       known_issues: info.knownIssues,
@@ -90,7 +103,11 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const rows = [
     ["Path", store.target + (readOnly === null ? "" : style.yellow(` (read-only ${readOnly})`))],
     ["Schema version", version],
-    ["SQLite", info.sqliteVersion],
+    [
+      "SQLite",
+      info.sqliteVersion +
+      (info.sqliteWarning === null ? "" : style.yellow(` (${info.sqliteWarning})`)),
+    ],
     ["Journal mode", info.journalMode],
     [
       "Size",
@@ -106,7 +123,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     ],
     ["Sessions", info.sessions === null ? style.red("unreadable") : formatCount(info.sessions)],
     ["Messages", info.messages === null ? style.red("unreadable") : formatCount(info.messages)],
-    ["Search tables", info.ftsTables.join(", ") || "none"],
+    ["Search tables", searchTables(info, style.yellow)],
     ["Meta keys", info.metaKeys.join(", ") || "none"],
     ["Integrity", integrity],
   ];

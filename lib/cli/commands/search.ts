@@ -5,6 +5,10 @@
  * @module
  */
 import type { SessionStore } from "../../session_store.ts";
+import { StorageError } from "../../storage_error.ts";
+import { FTS_STALE_PREFIX } from "../../fts_stale.ts";
+import { FTS_BACKFILL_PREFIX } from "../../schema/fts_backfill.ts";
+import { FTS_TABLES } from "../../schema/schema_sql.ts";
 import type { SearchHit } from "../../types.ts";
 import type { Command, Context } from "../command.ts";
 import { formatWhen, oneLine, truncate } from "../format.ts";
@@ -117,6 +121,39 @@ function renderHit(
   return lines.join("\n") + "\n";
 }
 
+/**
+ * Says once, on stderr, when a full-text table misses messages (marked
+ * stale after damage, or still being filled after a migration): search then
+ * reads those messages by substring, slower and without ranking.
+ */
+async function noteUnindexed(
+  db: Pick<SessionStore, "engine" | "getMeta">,
+  ctx: Context,
+): Promise<void> {
+  if (db.engine !== "sqlite") return;
+  const notes: string[] = [];
+  try {
+    for (const table of FTS_TABLES) {
+      if (await db.getMeta(`${FTS_STALE_PREFIX}${table}`) !== undefined) {
+        notes.push(`${table} is stale after damage (run "hermes-state doctor --fix")`);
+      } else if (await db.getMeta(`${FTS_BACKFILL_PREFIX}${table}`) !== undefined) {
+        notes.push(
+          `${table} is still being filled after an upgrade ("hermes-state migrate" ends it)`,
+        );
+      }
+    }
+  } catch (error) {
+    // A file of an older Hermes, read as it is, may have no state_meta: nothing is marked.
+    if (error instanceof StorageError && /no such table: state_meta/.test(error.message)) return;
+    throw error;
+  }
+  if (notes.length === 0) return;
+  ctx.io.stderr(
+    `hermes-state: search: the search index ${notes.join("; ")}; ` +
+      "those messages were matched by substring instead (slower, newest first)\n",
+  );
+}
+
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const limit = integerOption(args, "limit", { fallback: 20, command: "search" });
   const offset = integerOption(args, "offset", { fallback: 0, command: "search" });
@@ -132,6 +169,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     limit,
     offset,
   });
+  await noteUnindexed(store, ctx);
   if (ctx.json) {
     printJson(ctx.io, hits);
     return 0;

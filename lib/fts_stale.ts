@@ -1,0 +1,171 @@
+/**
+ * A damaged full-text index never costs a message. The `messages` table is
+ * the truth and both FTS5 tables are derived from it, so when a write fails
+ * because one of them is damaged, the write is made anyway: in the same
+ * transaction the table's three triggers are dropped and `state_meta`
+ * records the table as stale under `fts_stale:<table>`, with the value
+ * `{"reason": "…", "at": <Unix seconds>}` (JSON). Search then reads that
+ * table's messages by substring instead (see `search/search.ts`), and
+ * `doctor --fix` rebuilds the table and recreates its triggers from the
+ * schema, byte for byte, and removes the key.
+ *
+ * A Python Hermes writing the file meanwhile keeps working: without the
+ * triggers its inserts are simply not indexed until the rebuild.
+ *
+ * @module
+ */
+import { SqliteError } from "./driver/sqlite_error.ts";
+import type { SqliteDriver } from "./driver/types.ts";
+import { FTS_TABLES, type FtsTable } from "./schema/schema_sql.ts";
+
+/** The `state_meta` key prefix of a stale full-text table: `fts_stale:messages_fts`. */
+export const FTS_STALE_PREFIX = "fts_stale:";
+
+/** SQLITE_CORRUPT: how FTS5 reports a damaged structure record or page. */
+const SQLITE_CORRUPT = 11;
+
+/** A full-text table that is no longer kept current, and why. */
+export interface StaleFtsTable {
+  /** The FTS5 table. */
+  readonly table: "messages_fts" | "messages_fts_trigram";
+  /** Why it was marked (the SQLite error that failed a write). */
+  readonly reason: string;
+  /** When it was marked, in Unix seconds; `null` when the value is not ours. */
+  readonly at: number | null;
+}
+
+function isFtsTable(name: string): name is FtsTable {
+  return (FTS_TABLES as readonly string[]).includes(name);
+}
+
+/**
+ * Reads the stale full-text tables recorded in `state_meta`. A file without
+ * `state_meta` has none.
+ *
+ * @param db The connection.
+ * @returns The stale tables, in table order.
+ */
+export function staleFtsTables(db: SqliteDriver): StaleFtsTable[] {
+  let rows: Record<string, unknown>[];
+  try {
+    rows = db.prepare(
+      "SELECT key, value FROM state_meta WHERE substr(key, 1, length(?)) = ? ORDER BY key",
+    ).all(FTS_STALE_PREFIX, FTS_STALE_PREFIX);
+  } catch (error) {
+    if (error instanceof SqliteError && /no such table/.test(error.message)) return [];
+    throw error;
+  }
+  const stale: StaleFtsTable[] = [];
+  for (const row of rows) {
+    const table = String(row.key).slice(FTS_STALE_PREFIX.length);
+    if (!isFtsTable(table)) continue;
+    stale.push({ table, ...parseValue(row.value) });
+  }
+  return stale;
+}
+
+function parseValue(value: unknown): { reason: string; at: number | null } {
+  try {
+    const parsed = JSON.parse(String(value));
+    if (typeof parsed?.reason === "string") {
+      return { reason: parsed.reason, at: typeof parsed.at === "number" ? parsed.at : null };
+    }
+  } catch {
+    // A value another tool wrote: kept as the reason.
+  }
+  return { reason: String(value), at: null };
+}
+
+/** SQLITE_CORRUPT_VTAB: the corruption was found inside a virtual table (FTS5). */
+const SQLITE_CORRUPT_VTAB = 267;
+
+/**
+ * True when `error` carries FTS provenance: SQLite's `SQLITE_CORRUPT_VTAB`,
+ * or an FTS5 message (`fts5: corrupt structure record for table …`). A bare
+ * `SQLITE_CORRUPT` ("database disk image is malformed") does not count: it
+ * names no object, and the Python Hermes learned in the field that treating
+ * it as index damage kept a structurally corrupt file accepting writes
+ * (NousResearch/hermes-agent#97940, #99652). Such a write fails.
+ *
+ * @param error Anything thrown.
+ * @returns Whether the error comes from a damaged full-text table.
+ */
+export function isFtsDamage(error: unknown): error is SqliteError {
+  if (!(error instanceof SqliteError)) return false;
+  return error.extendedCode === SQLITE_CORRUPT_VTAB || /\bfts5\b/i.test(error.message);
+}
+
+/**
+ * True when a read may have failed because a full-text table is damaged:
+ * FTS provenance, or any `SQLITE_CORRUPT`. Search then reads `messages`
+ * instead, which throws in turn when the damage is there.
+ *
+ * @param error Anything thrown.
+ * @returns Whether reading around the full-text tables is worth a try.
+ */
+export function mayBeFtsDamage(error: unknown): error is SqliteError {
+  return isFtsDamage(error) || (error instanceof SqliteError && error.code === SQLITE_CORRUPT);
+}
+
+/** Whether a full-text table fails a read of its structure (a row that cannot exist). */
+function failsProbe(db: SqliteDriver, table: FtsTable): boolean {
+  try {
+    db.prepare(`SELECT 1 AS one FROM ${table} WHERE rowid = -1`).get();
+    return false;
+  } catch (error) {
+    return mayBeFtsDamage(error);
+  }
+}
+
+function hasTriggers(db: SqliteDriver, table: FtsTable): boolean {
+  return db.prepare(
+    "SELECT 1 AS one FROM sqlite_master WHERE type = 'trigger' AND name IN (?, ?, ?)",
+  ).get(`${table}_insert`, `${table}_delete`, `${table}_update`) !== undefined;
+}
+
+/**
+ * The full-text table whose damage failed a write, or `undefined` when the
+ * error is not FTS damage (or the table is already stale). The table named
+ * by the message (`fts5: corrupt structure record for table "messages_fts"`)
+ * wins; otherwise each table that still has triggers is probed with a read.
+ *
+ * @param db The connection.
+ * @param error What the write threw.
+ * @param except Tables already being marked, left out.
+ * @returns The damaged table.
+ */
+export function damagedFtsTable(
+  db: SqliteDriver,
+  error: unknown,
+  except: readonly FtsTable[] = [],
+): FtsTable | undefined {
+  if (!isFtsDamage(error)) return undefined;
+  const candidates = FTS_TABLES.filter((table) =>
+    !except.includes(table) && hasTriggers(db, table)
+  );
+  const named = /for table "([^"]+)"/.exec(error.message)?.[1];
+  if (named !== undefined && candidates.includes(named as FtsTable)) return named as FtsTable;
+  return candidates.find((table) => failsProbe(db, table));
+}
+
+/**
+ * Marks a full-text table stale: drops its three triggers and records
+ * `fts_stale:<table>`. Call inside a write transaction, then redo the write.
+ *
+ * @param db The connection.
+ * @param table The damaged table.
+ * @param options The error that failed the write, and the time.
+ */
+export function markFtsStale(
+  db: SqliteDriver,
+  table: FtsTable,
+  options: { readonly reason: string; readonly at: number },
+): void {
+  for (const event of ["insert", "delete", "update"]) {
+    db.exec(`DROP TRIGGER IF EXISTS ${table}_${event}`);
+  }
+  db.prepare(
+    "INSERT INTO state_meta (key, value) VALUES (?, ?) " +
+      "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+  ).run(`${FTS_STALE_PREFIX}${table}`, JSON.stringify(options));
+}
