@@ -13,7 +13,6 @@ import { isRoot } from "./_unprivileged.ts";
 
 /** Mounts a 2 MiB tmpfs; the reason it cannot be done otherwise. */
 function smallDisk(): { dir: string; unmount: () => void } | string {
-  if (process.env.CI === "true") return "not under CI=true (no mounting there)";
   if (process.platform !== "linux" || !isRoot()) return "mounting a tmpfs needs root on Linux";
   const dir = join(tempDir(), "small");
   mkdirSync(dir);
@@ -44,10 +43,14 @@ function fill(dir: string): string[] {
   }
 }
 
-/** Why these tests cannot run here (checked once, by mounting and unmounting), or false. */
+/**
+ * Why these tests cannot run here (checked once, by mounting and unmounting),
+ * or false. Under CI=true they never skip: CI runs as root, so a mount that
+ * fails there fails the tests.
+ */
 const skip = (() => {
   const disk = smallDisk();
-  if (typeof disk === "string") return disk;
+  if (typeof disk === "string") return process.env.CI === "true" ? false : disk;
   disk.unmount();
   return false;
 })();
