@@ -17,6 +17,12 @@ export interface ListSessionsOptions {
   source?: string | null;
   /** Leave out sessions of these sources (`["tool"]` hides third-party tool runs). */
   excludeSources?: readonly string[] | null;
+  /** Only sessions started at or after this time (Unix seconds). */
+  startedAfter?: number | null;
+  /** Only sessions started before this time (Unix seconds). */
+  startedBefore?: number | null;
+  /** Only sessions that have at least one child session (delegates, branches, continuations). */
+  hasChildren?: boolean;
   /**
    * At most this many sessions.
    * @default {20}
@@ -145,6 +151,20 @@ function filters(
   if (options.excludeSources && options.excludeSources.length > 0) {
     clauses.push("s.source NOT IN (SELECT value FROM json_each(?))");
     params.push(JSON.stringify(options.excludeSources));
+  }
+  for (const [name, op] of [["startedAfter", ">="], ["startedBefore", "<"]] as const) {
+    const value = options[name];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== "number" || !Number.isFinite(value)) {
+      throw new RangeError(
+        `Cannot list sessions: ${name} must be a finite number of seconds: current value is ${value}`,
+      );
+    }
+    clauses.push(`s.started_at ${op} ?`);
+    params.push(value);
+  }
+  if (options.hasChildren) {
+    clauses.push("EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = s.id)");
   }
   return { where: clauses.length ? `WHERE ${clauses.join(" AND ")}` : "", params };
 }

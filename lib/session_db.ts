@@ -36,6 +36,8 @@ import * as importing from "./import.ts";
 import * as inspecting from "./inspect.ts";
 import * as sourceUsage from "./source_usage.ts";
 import * as pruneCandidates from "./prune_candidates.ts";
+import * as usage from "./usage_report.ts";
+import * as version from "./data_version.ts";
 
 /** Options of {@linkcode SessionDB.open}. */
 export interface SessionDBOptions {
@@ -588,6 +590,27 @@ export class SessionDB {
    */
   usageBySource(): sourceUsage.SourceUsage[] {
     return sourceUsage.usageBySource(this.#store);
+  }
+
+  /**
+   * Sessions, tokens and cost per day, week, month, model or source.
+   *
+   * @param options Grouping, period and source.
+   * @returns One row per group.
+   * @throws {RangeError} On a bad grouping or period.
+   */
+  usageReport(options: usage.UsageReportOptions = {}): usage.UsageRow[] {
+    return usage.usageReport(this.#store, options);
+  }
+
+  /**
+   * A marker that changes whenever anything is committed to the file, by any
+   * connection (cheap enough to poll every second).
+   *
+   * @returns An opaque text.
+   */
+  dataVersion(): string {
+    return version.dataVersion(this.#store);
   }
 
   /**

@@ -27,6 +27,7 @@ import type { MessagesOptions } from "./messages.ts";
 import type { CreateSessionOptions, EnsureSessionOptions } from "./sessions.ts";
 import type { SourceUsage } from "./source_usage.ts";
 import type { TokenCountsUpdate } from "./tokens.ts";
+import type { UsageReportOptions, UsageRow } from "./usage_report.ts";
 import type {
   ConversationMessage,
   MessageRow,
@@ -155,6 +156,10 @@ export interface SessionStore extends AsyncDisposable {
   topSessionsByTokens(limit?: number): Promise<SessionTokens[]>;
   /** See {@linkcode SessionDB.usageBySource}. */
   usageBySource(): Promise<SourceUsage[]>;
+  /** See {@linkcode SessionDB.usageReport}. */
+  usageReport(options?: UsageReportOptions): Promise<UsageRow[]>;
+  /** See {@linkcode SessionDB.dataVersion}. */
+  dataVersion(): Promise<string>;
   /** See {@linkcode SessionDB.inspect}. */
   inspect(options?: InspectOptions): Promise<DatabaseInfo>;
   /** See {@linkcode SessionDB.pruneCandidates}. */

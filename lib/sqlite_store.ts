@@ -227,6 +227,12 @@ class SqliteSessionStore implements SessionStore {
   usageBySource() {
     return this.#call((db) => db.usageBySource());
   }
+  usageReport(...a: Parameters<SessionDB["usageReport"]>) {
+    return this.#call((db) => db.usageReport(...a));
+  }
+  dataVersion() {
+    return this.#call((db) => db.dataVersion());
+  }
   inspect(...a: Parameters<SessionDB["inspect"]>) {
     return this.#call((db) => db.inspect(...a));
   }

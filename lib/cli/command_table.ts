@@ -77,6 +77,11 @@ export const COMMAND_TABLE: readonly CommandEntry[] = [
     load: async () => (await import("./commands/stats.ts")).statsCommand,
   },
   {
+    name: "usage",
+    access: "read",
+    load: async () => (await import("./commands/usage.ts")).usageCommand,
+  },
+  {
     name: "migrate",
     access: "write",
     load: async () => (await import("./commands/migrate.ts")).migrateCommand,
@@ -95,6 +100,12 @@ export const COMMAND_TABLE: readonly CommandEntry[] = [
     name: "demo",
     access: "write",
     load: async () => (await import("./commands/demo.ts")).demoCommand,
+  },
+  // Read-only unless --allow-writes, which opens the store for writing itself.
+  {
+    name: "serve",
+    access: "read",
+    load: async () => (await import("./commands/serve.ts")).serveCommand,
   },
 ];
 

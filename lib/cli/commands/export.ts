@@ -17,6 +17,11 @@ import { resolveSession } from "../resolve.ts";
 import { isDatabaseFile } from "../same_file.ts";
 import { isSqliteFile } from "../sqlite_header.ts";
 import { CommandError, InterruptedError, UsageError } from "../usage_error.ts";
+import {
+  htmlDocumentEnd,
+  htmlDocumentStart,
+  renderSessionHtml,
+} from "../../web/html_transcript.ts";
 
 const USAGE = `Usage: hermes-state export [options] [OUTPUT|-]
 
@@ -24,8 +29,9 @@ Write sessions with all their messages to OUTPUT, or to standard output
 when OUTPUT is "-" or left out. JSON Lines (the default) is what
 "hermes sessions export" writes: one session per line, its columns plus a
 "messages" list, newest activity first; "hermes-state import" reads it back.
-Markdown is a readable transcript per session. Sessions are written one at
-a time, so memory stays flat however large the database; a file is
+Markdown is a readable transcript per session; HTML is one standalone page
+(styles embedded, no script) with every transcript. Sessions are written
+one at a time, so memory stays flat however large the database; a file is
 written whole or not at all (Ctrl-C removes the partial file). OUTPUT is
 never the database or one of its -wal/-shm/-journal files, nor another
 SQLite database unless --force is given.
@@ -33,7 +39,7 @@ SQLite database unless --force is given.
 Options:
   --session-id ID   Only this session (an id, a unique id prefix or a title)
   --source SOURCE   Only sessions of this source
-  --format FORMAT   "jsonl" (default) or "md"
+  --format FORMAT   "jsonl" (default), "md" or "html"
   --force           Write over OUTPUT even when it is an SQLite database
                     (never the database being exported)
   --json            Report the result as JSON (when writing to a file)
@@ -44,6 +50,7 @@ Examples:
   hermes-state export backup.jsonl
   hermes-state export - --source telegram | gzip > telegram.jsonl.gz
   hermes-state export --session-id 20260425 --format md notes.md
+  hermes-state export --session-id "my project #3" --format html page.html
 `;
 
 /** Sessions written between two waits for standard output to drain. */
@@ -134,7 +141,7 @@ function stdoutSink(ctx: Context): Sink {
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const format = choiceOption(args, "format", {
-    choices: ["jsonl", "md"],
+    choices: ["jsonl", "md", "html"],
     fallback: "jsonl",
     command: "export",
   });
@@ -167,8 +174,11 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const progress = new Progress(ctx.io, "Exported");
   let count = 0;
   try {
+    if (format === "html") await sink.write(htmlDocumentStart(wanted ?? "hermes-state export"));
     for await (const record of records) {
-      const text = format === "md"
+      const text = format === "html"
+        ? renderSessionHtml(record)
+        : format === "md"
         ? `${count > 0 ? "\n---\n\n" : ""}${renderMarkdown(record)}`
         : jsonLine(record);
       await sink.write(text);
@@ -176,6 +186,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       if (count % DRAIN_EVERY === 0) await yieldToEventLoop();
       if (interrupted !== undefined) throw new InterruptedError(interrupted);
     }
+    if (format === "html") await sink.write(htmlDocumentEnd());
     sink.commit();
   } catch (error) {
     sink.abort();

@@ -1,0 +1,128 @@
+/**
+ * `hermes-state serve`: the session browser, served from this process over
+ * the store, bound to loopback unless told otherwise (then behind a token).
+ *
+ * @module
+ */
+import type { Command, Context } from "../command.ts";
+import { printJson } from "../json.ts";
+import { integerOption, type ParsedArgs } from "../parse.ts";
+import { UsageError } from "../usage_error.ts";
+
+const USAGE = `Usage: hermes-state serve [options]
+
+Serve a session browser for the database in your web browser: the
+sessions, search as you type, transcripts with their lineage, usage
+charts, exports, and live updates while a gateway writes the file. It
+binds 127.0.0.1 by default; any other --host needs a token, printed once
+(or given with --token), which the page exchanges for a cookie. The page
+is read-only unless --allow-writes. Stop it with Ctrl-C.
+
+Options:
+  --host ADDRESS     The address to listen on (default 127.0.0.1)
+  --port N           The port (default 8787; 0 picks a free one)
+  --token TOKEN      The access token for a non-loopback --host
+  --public-url URL   The address users reach it at (its host is accepted)
+  --allow-writes     Allow rename and delete from the page
+  --open             Open the page in the default browser
+  --json             Print the address as JSON
+  --db PATH          The database file
+  -h, --help         Show this help
+
+Examples:
+  hermes-state serve
+  hermes-state serve --port 9000 --open
+  hermes-state serve --host 0.0.0.0 --public-url http://box.lan:8787
+`;
+
+function urlHost(host: string): string {
+  if (host === "0.0.0.0" || host === "::" || host === "") return "127.0.0.1";
+  return host.includes(":") ? `[${host}]` : host;
+}
+
+async function openBrowser(url: string): Promise<void> {
+  const { spawn } = await import("node:child_process");
+  const { platform } = await import("node:process");
+  const [command, args] = platform === "darwin"
+    ? ["open", [url]]
+    : platform === "win32"
+    ? ["cmd", ["/c", "start", "", url]]
+    : ["xdg-open", [url]];
+  try {
+    const child = spawn(command, args, { stdio: "ignore", detached: true });
+    child.on("error", () => {});
+    child.unref();
+  } catch {
+    // no browser to open: the address is printed anyway
+  }
+}
+
+async function run(args: ParsedArgs, ctx: Context): Promise<number> {
+  const host = (args.string("host") ?? "127.0.0.1").trim();
+  if (host === "") throw new UsageError("--host needs an address", { command: "serve" });
+  const port = integerOption(args, "port", { fallback: 8787, command: "serve" });
+  if (port > 65535) {
+    throw new UsageError(`--port must be at most 65535, got "${port}"`, { command: "serve" });
+  }
+  const publicUrl = args.string("public-url") ?? null;
+  if (publicUrl !== null && !URL.canParse(publicUrl)) {
+    throw new UsageError(`--public-url must be a URL, got "${publicUrl}"`, { command: "serve" });
+  }
+  const { createHandler } = await import("../../web/handler.ts");
+  const { isLoopbackHost, newToken } = await import("../../web/security.ts");
+  const { listen, untilInterrupted } = await import("../../web/listen.ts");
+  const given = args.string("token");
+  if (given !== undefined && given.trim() === "") {
+    throw new UsageError("--token must not be empty", { command: "serve" });
+  }
+  // A loopback server needs no token; any other gets the given one or a new one.
+  const token = given ?? (isLoopbackHost(host) ? null : newToken());
+  const store = await ctx.openStore();
+  const handler = createHandler(store, {
+    host,
+    token,
+    publicUrl,
+    allowWrites: args.flag("allow-writes"),
+    now: () => ctx.io.now(),
+  });
+  const server = await listen(handler, { host, port });
+  const base = publicUrl ?? `http://${urlHost(host)}:${server.port}/`;
+  const url = token === null ? base : `${base}${base.endsWith("/") ? "" : "/"}?token=${token}`;
+  if (ctx.json) {
+    printJson(ctx.io, {
+      url,
+      host,
+      port: server.port,
+      store: store.target,
+      readonly: store.readonly,
+    });
+  } else {
+    ctx.io.stdout(`Serving ${store.target}${store.readonly ? " (read-only)" : ""}\n`);
+    ctx.io.stdout(`Open ${url}\n`);
+    if (token !== null) {
+      ctx.io.stdout("The token is printed only this once. Ctrl-C stops the server.\n");
+    } else ctx.io.stdout("Ctrl-C stops the server.\n");
+  }
+  if (args.flag("open")) await openBrowser(url);
+  await untilInterrupted();
+  await server.close();
+  return 0;
+}
+
+/** The `serve` command. */
+export const serveCommand: Command = {
+  name: "serve",
+  summary: "Browse, search and chart sessions in a web browser",
+  usage: USAGE,
+  options: {
+    host: { type: "string" },
+    port: { type: "string" },
+    token: { type: "string" },
+    "public-url": { type: "string" },
+    "allow-writes": { type: "boolean" },
+    open: { type: "boolean" },
+  },
+  minPositionals: 0,
+  maxPositionals: 0,
+  run,
+};

@@ -1,0 +1,134 @@
+/**
+ * `hermes-state usage`: tokens and cost per day, week, month, model or
+ * source over a period, as a table, JSON or CSV (the query the web page's
+ * Usage view charts).
+ *
+ * @module
+ */
+import { parseSince, USAGE_GROUPINGS, type UsageRow } from "../../usage_report.ts";
+import type { Command, Context } from "../command.ts";
+import { alignColumns, formatCost, formatCount, oneLine, truncate } from "../format.ts";
+import { printJson } from "../json.ts";
+import { choiceOption, type ParsedArgs } from "../parse.ts";
+import { visibleControls } from "../transcript.ts";
+import { UsageError } from "../usage_error.ts";
+
+const USAGE = `Usage: hermes-state usage [options]
+
+Show tokens and cost per day, week, month, model or source for a period.
+A session counts on the day it started (UTC), with all its tokens; weeks
+start on Monday.
+
+Options:
+  --by GROUP       day (default), week, month, model or source
+  --since PERIOD   30d (default), 12h, 2w, 6m, a date like 2026-04-01, or "all"
+  --source SOURCE  Only sessions of this source
+  --csv            Print CSV (a header line, then one line per group)
+  --json           Print {by, since, source, rows} as JSON
+  --db PATH        The database file
+  -h, --help       Show this help
+
+Examples:
+  hermes-state usage
+  hermes-state usage --by model --since 90d
+  hermes-state usage --by week --since all --csv > usage.csv
+`;
+
+const COLUMNS = [
+  "sessions",
+  "input_tokens",
+  "output_tokens",
+  "cache_read_tokens",
+  "cache_write_tokens",
+  "reasoning_tokens",
+  "estimated_cost_usd",
+  "actual_cost_usd",
+] as const;
+
+/** One CSV field, quoted when it holds a comma, a quote or a line break. */
+function csvField(value: string | number | null): string {
+  if (value === null) return "";
+  const text = String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+function total(rows: readonly UsageRow[], key: (typeof COLUMNS)[number]): number | null {
+  const values = rows.map((r) => r[key]).filter((v): v is number => v !== null);
+  return values.length === 0 ? null : values.reduce((a, b) => a + b, 0);
+}
+
+async function run(args: ParsedArgs, ctx: Context): Promise<number> {
+  const by = choiceOption(args, "by", {
+    choices: USAGE_GROUPINGS,
+    fallback: "day",
+    command: "usage",
+  });
+  const sinceText = args.string("since") ?? "30d";
+  let since: number | null = null;
+  if (sinceText !== "all") {
+    try {
+      since = parseSince(sinceText, ctx.io.now());
+    } catch (error) {
+      throw new UsageError(`--since: ${(error as Error).message}`, { command: "usage" });
+    }
+  }
+  if (args.flag("csv") && ctx.json) {
+    throw new UsageError("give either --csv or --json, not both", { command: "usage" });
+  }
+  const source = args.string("source") || null;
+  const store = await ctx.openStore();
+  const rows = await store.usageReport({ by, since, source });
+  if (ctx.json) {
+    printJson(ctx.io, { by, since, source, rows });
+    return 0;
+  }
+  if (args.flag("csv")) {
+    const lines = [[by, ...COLUMNS].join(",")];
+    for (const row of rows) {
+      lines.push([row.key, ...COLUMNS.map((c) => row[c])].map(csvField).join(","));
+    }
+    ctx.io.stdout(lines.join("\n") + "\n");
+    return 0;
+  }
+  if (rows.length === 0) {
+    ctx.io.stdout(`No sessions started ${since === null ? "yet" : `since ${sinceText}`}.\n`);
+    return 0;
+  }
+  const { style } = ctx;
+  const line = (key: string, r: Record<(typeof COLUMNS)[number], number | null>) => [
+    key,
+    formatCount(r.sessions ?? 0),
+    formatCount(r.input_tokens ?? 0),
+    formatCount(r.output_tokens ?? 0),
+    formatCount(r.cache_read_tokens ?? 0),
+    formatCount(r.reasoning_tokens ?? 0),
+    formatCost(r.estimated_cost_usd),
+  ];
+  const totals = Object.fromEntries(COLUMNS.map((c) => [c, total(rows, c)])) as Record<
+    (typeof COLUMNS)[number],
+    number | null
+  >;
+  const table = alignColumns([
+    [by, "sessions", "input", "output", "cache read", "reasoning", "cost"].map(style.dim),
+    ...rows.map((r) => line(truncate(visibleControls(oneLine(r.key ?? "(none)")), 40), r)),
+    line(style.bold("total"), totals),
+  ]);
+  ctx.io.stdout(table.join("\n") + "\n");
+  return 0;
+}
+
+/** The `usage` command. */
+export const usageCommand: Command = {
+  name: "usage",
+  summary: "Tokens and cost per day, week, month, model or source",
+  usage: USAGE,
+  options: {
+    by: { type: "string" },
+    since: { type: "string" },
+    source: { type: "string" },
+    csv: { type: "boolean" },
+  },
+  minPositionals: 0,
+  maxPositionals: 0,
+  run,
+};

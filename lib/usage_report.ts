@@ -1,0 +1,199 @@
+/**
+ * Tokens and cost over time or by model or source (`hermes-state usage`,
+ * the web page's Usage view). A session's tokens and cost count on the day
+ * it started, as the session row carries their totals.
+ *
+ * @module
+ */
+import type { SqlValue } from "./driver/types.ts";
+import type { Store } from "./store.ts";
+
+/** How {@linkcode usageReport} groups sessions. */
+export type UsageGrouping = "day" | "week" | "month" | "model" | "source";
+
+/** Every grouping, in the order the CLI lists them. */
+export const USAGE_GROUPINGS: readonly UsageGrouping[] = [
+  "day",
+  "week",
+  "month",
+  "model",
+  "source",
+];
+
+/** Options of {@linkcode usageReport}. */
+export interface UsageReportOptions {
+  /**
+   * How rows are grouped. Days, weeks (starting on Monday) and months are UTC.
+   * @default {"day"}
+   */
+  readonly by?: UsageGrouping;
+  /** Only sessions started at or after this time (Unix seconds). */
+  readonly since?: number | null;
+  /** Only sessions started before this time (Unix seconds). */
+  readonly until?: number | null;
+  /** Only sessions of this source. */
+  readonly source?: string | null;
+}
+
+/** One group of {@linkcode usageReport}. */
+export interface UsageRow {
+  /** `2026-04-25` (day; a week by its Monday), `2026-04` (month), the model, or the source; `null` for sessions without a model. */
+  key: string | null;
+  /** Sessions in the group. */
+  sessions: number;
+  /** Sum of `input_tokens`. */
+  input_tokens: number;
+  /** Sum of `output_tokens`. */
+  output_tokens: number;
+  /** Sum of `cache_read_tokens`. */
+  cache_read_tokens: number;
+  /** Sum of `cache_write_tokens`. */
+  cache_write_tokens: number;
+  /** Sum of `reasoning_tokens`. */
+  reasoning_tokens: number;
+  /** Sum of `estimated_cost_usd`; `null` when no session has one. */
+  estimated_cost_usd: number | null;
+  /** Sum of `actual_cost_usd`; `null` when no session has one. */
+  actual_cost_usd: number | null;
+}
+
+/** The group key of each grouping: a closed set of SQL expressions, never built from input. */
+const KEYS: Readonly<Record<UsageGrouping, string>> = {
+  day: "strftime('%Y-%m-%d', started_at, 'unixepoch')",
+  // 'weekday 1' moves forward to the next Monday (or stays); minus 7 days gives this week's Monday.
+  week: "date(started_at, 'unixepoch', '-6 days', 'weekday 1')",
+  month: "strftime('%Y-%m', started_at, 'unixepoch')",
+  model: "model",
+  source: "source",
+};
+
+/** Time groups read oldest first; model and source groups by cost, then tokens. */
+const ORDER: Readonly<Record<UsageGrouping, string>> = {
+  day: "key",
+  week: "key",
+  month: "key",
+  model: "COALESCE(estimated_cost_usd, 0) DESC, input_tokens + output_tokens DESC, key",
+  source: "COALESCE(estimated_cost_usd, 0) DESC, input_tokens + output_tokens DESC, key",
+};
+
+function toNumber(value: SqlValue | undefined): number {
+  return value === null || value === undefined ? 0 : Number(value);
+}
+
+function toCost(value: SqlValue | undefined): number | null {
+  return value === null || value === undefined ? null : Number(value);
+}
+
+/**
+ * Sessions, tokens and cost per day, week, month, model or source.
+ *
+ * @param store The open store.
+ * @param options Grouping, period and source.
+ * @returns One row per group: time groups oldest first, the others by cost, highest first.
+ * @throws {RangeError} When `by` is not a grouping, or `since`/`until` is not a finite number.
+ *
+ * @example Tokens per day
+ * ```ts
+ * import { SessionDB } from "./session_db.ts";
+ * const dir = await Deno.makeTempDir();
+ * const db = await SessionDB.open({ path: `${dir}/state.db`, clock: () => 1777000000 });
+ * db.createSession("s1", "cli", { model: "m" });
+ * db.updateTokenCounts("s1", { inputTokens: 10, outputTokens: 2 });
+ * const [day] = db.usageReport({ by: "day" });
+ * console.assert(day.key === "2026-04-24" && day.input_tokens === 10);
+ * db.close();
+ * ```
+ */
+export function usageReport(store: Store, options: UsageReportOptions = {}): UsageRow[] {
+  const by = options.by ?? "day";
+  if (!Object.hasOwn(KEYS, by)) {
+    throw new RangeError(
+      `Cannot report usage: by must be one of ${USAGE_GROUPINGS.join(", ")}: current value is ${
+        JSON.stringify(by)
+      }`,
+    );
+  }
+  const clauses: string[] = [];
+  const params: SqlValue[] = [];
+  for (const [name, op] of [["since", ">="], ["until", "<"]] as const) {
+    const value = options[name];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== "number" || !Number.isFinite(value)) {
+      throw new RangeError(
+        `Cannot report usage: ${name} must be a finite number of seconds: current value is ${value}`,
+      );
+    }
+    clauses.push(`started_at ${op} ?`);
+    params.push(value);
+  }
+  if (options.source) {
+    clauses.push("source = ?");
+    params.push(options.source);
+  }
+  const where = clauses.length === 0 ? "" : `WHERE ${clauses.join(" AND ")}`;
+  const rows = store.statement(
+    `SELECT key, sessions, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+            reasoning_tokens, estimated_cost_usd, actual_cost_usd
+     FROM (
+       SELECT ${KEYS[by]} AS key,
+              COUNT(*) AS sessions,
+              COALESCE(SUM(input_tokens), 0) AS input_tokens,
+              COALESCE(SUM(output_tokens), 0) AS output_tokens,
+              COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens,
+              COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens,
+              COALESCE(SUM(reasoning_tokens), 0) AS reasoning_tokens,
+              SUM(estimated_cost_usd) AS estimated_cost_usd,
+              SUM(actual_cost_usd) AS actual_cost_usd
+       FROM sessions ${where}
+       GROUP BY 1
+     )
+     ORDER BY ${ORDER[by]}`,
+  ).all(...params);
+  return rows.map((row) => ({
+    key: row.key === null || row.key === undefined ? null : String(row.key),
+    sessions: toNumber(row.sessions),
+    input_tokens: toNumber(row.input_tokens),
+    output_tokens: toNumber(row.output_tokens),
+    cache_read_tokens: toNumber(row.cache_read_tokens),
+    cache_write_tokens: toNumber(row.cache_write_tokens),
+    reasoning_tokens: toNumber(row.reasoning_tokens),
+    estimated_cost_usd: toCost(row.estimated_cost_usd),
+    actual_cost_usd: toCost(row.actual_cost_usd),
+  }));
+}
+
+/**
+ * Reads a period start: `30d`, `12h`, `2w`, `6m` (months of 30 days) before
+ * `now`, or a date (`2026-04-01`, UTC) or an ISO date and time.
+ *
+ * @param text The period as typed.
+ * @param now The current time, Unix seconds.
+ * @returns Unix seconds.
+ * @throws {RangeError} When the text is neither.
+ *
+ * @example
+ * ```ts
+ * import { parseSince } from "./usage_report.ts";
+ * console.assert(parseSince("1d", 86400 * 10) === 86400 * 9);
+ * console.assert(parseSince("1970-01-02", 0) === 86400);
+ * ```
+ */
+export function parseSince(text: string, now: number): number {
+  const relative = /^\s*(\d{1,6})\s*([hdwm])\s*$/i.exec(text);
+  if (relative !== null) {
+    const unit = { h: 3600, d: 86400, w: 7 * 86400, m: 30 * 86400 }[
+      relative[2].toLowerCase() as "h" | "d" | "w" | "m"
+    ];
+    return now - Number(relative[1]) * unit;
+  }
+  if (/^\d{4}-\d{2}-\d{2}([T ][\d:.]+Z?)?$/.test(text.trim())) {
+    const iso = text.trim().replace(" ", "T");
+    const ms = Date.parse(iso.length === 10 ? `${iso}T00:00:00Z` : iso);
+    if (Number.isFinite(ms)) return ms / 1000;
+  }
+  throw new RangeError(
+    `Cannot read the period: expected 30d, 12h, 2w, 6m or a date like 2026-04-01: current value is ${
+      JSON.stringify(text)
+    }`,
+  );
+}

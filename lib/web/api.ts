@@ -1,0 +1,352 @@
+/**
+ * The JSON API under `/api/`: listing, search, transcript with lineage,
+ * usage, export downloads, live events and (with `--allow-writes`) rename
+ * and delete. Every parameter is checked and bounded; a bad one is a 400
+ * naming it.
+ *
+ * @module
+ */
+import type { SessionStore } from "../session_store.ts";
+import type { RichSessionRow } from "../types.ts";
+import { parseSince, USAGE_GROUPINGS, type UsageGrouping } from "../usage_report.ts";
+import { EXPORT_MEDIA_TYPES, type ExportFormat, exportStream } from "./export_stream.ts";
+import { lineageTree } from "./lineage_tree.ts";
+import { liveEvents } from "./live.ts";
+import { HttpError, json, withSecurityHeaders } from "./respond.ts";
+
+/** The largest page of sessions or hits. */
+export const MAX_PAGE = 200;
+/** The longest search query, in characters. */
+export const MAX_QUERY = 1000;
+
+/** What an API route gets. */
+export interface ApiRequest {
+  /** The store. */
+  readonly store: SessionStore;
+  /** The request. */
+  readonly request: Request;
+  /** Its parsed URL. */
+  readonly url: URL;
+  /** The current time, Unix seconds. */
+  readonly now: number;
+  /** Writes are allowed. */
+  readonly allowWrites: boolean;
+  /** The CSRF token writes must carry. */
+  readonly csrf: string;
+  /** The hermes-state version. */
+  readonly version: string;
+  /** How often live pages poll, in milliseconds. */
+  readonly pollMs: number;
+}
+
+function intParam(url: URL, name: string, fallback: number, max: number): number {
+  const raw = url.searchParams.get(name);
+  if (raw === null || raw === "") return fallback;
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) > max) {
+    throw new HttpError(
+      400,
+      `${name} must be a whole number from 0 to ${max}: current value is ${JSON.stringify(raw)}`,
+    );
+  }
+  return Number(raw);
+}
+
+function timeParam(url: URL, name: string, now: number): number | null {
+  const raw = url.searchParams.get(name);
+  if (raw === null || raw.trim() === "" || raw === "all") return null;
+  if (raw.length > 40) {
+    throw new HttpError(400, `${name} is too long: current value is ${raw.length} characters`);
+  }
+  try {
+    return parseSince(raw, now);
+  } catch (error) {
+    throw new HttpError(400, `${name}: ${(error as Error).message}`);
+  }
+}
+
+function textParam(url: URL, name: string, max = 200): string | null {
+  const raw = url.searchParams.get(name);
+  if (raw === null || raw === "") return null;
+  if (raw.length > max) {
+    throw new HttpError(
+      400,
+      `${name} is too long (at most ${max} characters): current value is ${raw.length} characters`,
+    );
+  }
+  return raw;
+}
+
+/** The columns a listing row sends (no system prompt, no model config). */
+function listingRow(row: RichSessionRow) {
+  return {
+    id: row.id,
+    title: row.title,
+    preview: row.preview,
+    source: row.source,
+    model: row.model,
+    started_at: row.started_at,
+    ended_at: row.ended_at,
+    end_reason: row.end_reason,
+    last_active: row.last_active,
+    message_count: row.message_count,
+    tool_call_count: row.tool_call_count,
+    input_tokens: row.input_tokens,
+    output_tokens: row.output_tokens,
+    estimated_cost_usd: row.estimated_cost_usd,
+    actual_cost_usd: row.actual_cost_usd,
+    parent_session_id: row.parent_session_id,
+    lineage_root_id: row._lineage_root_id ?? null,
+  };
+}
+
+async function listSessions(api: ApiRequest): Promise<Response> {
+  const { url } = api;
+  const limit = Math.max(1, intParam(url, "limit", 50, MAX_PAGE));
+  const offset = intParam(url, "offset", 0, 1_000_000_000);
+  const order = url.searchParams.get("order") ?? "last-active";
+  if (order !== "started" && order !== "last-active") {
+    throw new HttpError(
+      400,
+      `order must be "started" or "last-active": current value is ${JSON.stringify(order)}`,
+    );
+  }
+  const source = textParam(url, "source");
+  const rows = await api.store.listSessionsRich({
+    source,
+    excludeSources: source === null ? ["tool"] : null,
+    startedAfter: timeParam(url, "from", api.now),
+    startedBefore: timeParam(url, "to", api.now),
+    hasChildren: url.searchParams.get("children") === "1",
+    orderByLastActive: order === "last-active",
+    limit: limit + 1,
+    offset,
+  });
+  return json({
+    sessions: rows.slice(0, limit).map(listingRow),
+    limit,
+    offset,
+    more: rows.length > limit,
+  });
+}
+
+async function sources(api: ApiRequest): Promise<Response> {
+  const rows = await api.store.usageReport({ by: "source" });
+  return json({ sources: rows.map((r) => r.key).filter((k) => k !== null).sort() });
+}
+
+async function search(api: ApiRequest): Promise<Response> {
+  const { url } = api;
+  const query = url.searchParams.get("q") ?? "";
+  if (query.length > MAX_QUERY) {
+    throw new HttpError(
+      400,
+      `q is too long (at most ${MAX_QUERY} characters): current value is ${query.length} characters`,
+    );
+  }
+  const limit = Math.max(1, intParam(url, "limit", 20, MAX_PAGE));
+  const offset = intParam(url, "offset", 0, 10_000);
+  const source = textParam(url, "source");
+  if (query.trim() === "") return json({ query, hits: [], limit, offset, more: false });
+  const hits = await api.store.searchMessages(query, {
+    limit: limit + 1,
+    offset,
+    sourceFilter: source === null ? null : [source],
+  });
+  const titles = new Map<string, string | null>();
+  for (const hit of hits) {
+    if (!titles.has(hit.session_id)) {
+      titles.set(hit.session_id, (await api.store.getSessionTitle(hit.session_id)) ?? null);
+    }
+  }
+  return json({
+    query,
+    hits: hits.slice(0, limit).map((hit) => ({
+      ...hit,
+      title: titles.get(hit.session_id) ?? null,
+    })),
+    limit,
+    offset,
+    more: hits.length > limit,
+  });
+}
+
+function sessionIdFrom(segment: string): string {
+  let id: string;
+  try {
+    id = decodeURIComponent(segment);
+  } catch {
+    throw new HttpError(
+      400,
+      `session id is not valid URL encoding: current value is ${JSON.stringify(segment)}`,
+    );
+  }
+  if (id === "" || id.length > 300) {
+    throw new HttpError(
+      400,
+      `session id must be 1 to 300 characters: current value is ${id.length}`,
+    );
+  }
+  return id;
+}
+
+async function transcript(api: ApiRequest, id: string): Promise<Response> {
+  const session = await api.store.getSession(id);
+  if (session === undefined) throw new HttpError(404, `Session '${id}' not found`);
+  const [messages, lineage] = await Promise.all([
+    api.store.getMessages(id),
+    lineageTree(api.store, id),
+  ]);
+  return json({ session, messages, lineage });
+}
+
+async function usage(api: ApiRequest): Promise<Response> {
+  const by = (api.url.searchParams.get("by") ?? "day") as UsageGrouping;
+  if (!USAGE_GROUPINGS.includes(by)) {
+    throw new HttpError(
+      400,
+      `by must be one of ${USAGE_GROUPINGS.join(", ")}: current value is ${JSON.stringify(by)}`,
+    );
+  }
+  const since = timeParam(api.url, "since", api.now);
+  const source = textParam(api.url, "source");
+  const rows = await api.store.usageReport({ by, since, source });
+  return json({ by, since, source, rows });
+}
+
+async function exportDownload(api: ApiRequest): Promise<Response> {
+  const format = (api.url.searchParams.get("format") ?? "jsonl") as ExportFormat;
+  if (!Object.hasOwn(EXPORT_MEDIA_TYPES, format)) {
+    throw new HttpError(
+      400,
+      `format must be jsonl, md or html: current value is ${JSON.stringify(format)}`,
+    );
+  }
+  const id = textParam(api.url, "session", 300);
+  const source = textParam(api.url, "source");
+  let records;
+  let name: string;
+  if (id !== null) {
+    const record = await api.store.exportSession(id);
+    if (record === undefined) throw new HttpError(404, `Session '${id}' not found`);
+    records = [record];
+    name = id.replace(/[^\w.-]/g, "_");
+  } else {
+    records = api.store.iterateExport({ source });
+    name = source === null ? "sessions" : `sessions-${source.replace(/[^\w.-]/g, "_")}`;
+  }
+  const title = id === null
+    ? `hermes-state export${source ? ` (${source})` : ""}`
+    : (records as { title: string | null }[])[0].title ?? id;
+  return new Response(exportStream(records, format, title), {
+    headers: withSecurityHeaders({
+      "content-type": EXPORT_MEDIA_TYPES[format],
+      "content-disposition": `attachment; filename="${name}.${format}"`,
+    }),
+  });
+}
+
+function events(api: ApiRequest): Response {
+  // The stream ends when the client goes away (the runtime cancels it); no request.signal needed.
+  return new Response(liveEvents(api.store, { pollMs: api.pollMs }), {
+    headers: withSecurityHeaders({
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-store",
+      "x-accel-buffering": "no",
+    }),
+  });
+}
+
+async function readJsonBody(request: Request): Promise<Record<string, unknown>> {
+  const text = await request.text();
+  if (text.length > 10_000) throw new HttpError(413, "The request body is too large");
+  try {
+    const value = JSON.parse(text);
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) return value;
+  } catch {
+    // reported below
+  }
+  throw new HttpError(400, "The request body must be a JSON object");
+}
+
+function checkWrite(api: ApiRequest): void {
+  if (!api.allowWrites) {
+    throw new HttpError(403, "This server is read-only (start it with --allow-writes)");
+  }
+  if (api.request.headers.get("x-hermes-csrf") !== api.csrf) {
+    throw new HttpError(403, "The CSRF token is missing or wrong (reload the page)");
+  }
+  const origin = api.request.headers.get("origin");
+  if (origin !== null && origin !== api.url.origin) {
+    throw new HttpError(403, `Cross-origin write refused: current origin is ${origin}`);
+  }
+}
+
+async function rename(api: ApiRequest, id: string): Promise<Response> {
+  checkWrite(api);
+  const body = await readJsonBody(api.request);
+  const title = body.title;
+  if (title !== null && typeof title !== "string") {
+    throw new HttpError(400, "title must be a string or null");
+  }
+  if ((await api.store.getSession(id)) === undefined) {
+    throw new HttpError(404, `Session '${id}' not found`);
+  }
+  try {
+    await api.store.setSessionTitle(id, title);
+  } catch (error) {
+    if ((error as Error).name === "TitleError") throw new HttpError(409, (error as Error).message);
+    throw error;
+  }
+  return json({ id, title: (await api.store.getSessionTitle(id)) ?? null });
+}
+
+async function remove(api: ApiRequest, id: string): Promise<Response> {
+  checkWrite(api);
+  const body = await readJsonBody(api.request);
+  if (body.confirm !== id) {
+    throw new HttpError(400, 'Deleting needs confirmation: send {"confirm": "<the session id>"}');
+  }
+  const deleted = await api.store.deleteSession(id);
+  if (!deleted) throw new HttpError(404, `Session '${id}' not found`);
+  return json({ id, deleted });
+}
+
+/**
+ * Answers one `/api/` request.
+ *
+ * @param api The store, the request and the server's settings.
+ * @returns The response.
+ * @throws {HttpError} For a bad request, an unknown route, or a refused write.
+ */
+export async function handleApi(api: ApiRequest): Promise<Response> {
+  const path = api.url.pathname;
+  const method = api.request.method;
+  const session = /^\/api\/sessions\/([^/]+)(\/title)?$/.exec(path);
+  if (method === "GET" || method === "HEAD") {
+    if (path === "/api/config") {
+      return json({
+        version: api.version,
+        engine: api.store.engine,
+        readonly: api.store.readonly || !api.allowWrites,
+        allowWrites: api.allowWrites && !api.store.readonly,
+        csrf: api.csrf,
+        limits: { page: MAX_PAGE, query: MAX_QUERY },
+      });
+    }
+    if (path === "/api/sessions") return await listSessions(api);
+    if (path === "/api/sources") return await sources(api);
+    if (path === "/api/search") return await search(api);
+    if (path === "/api/usage") return await usage(api);
+    if (path === "/api/export") return await exportDownload(api);
+    if (path === "/api/events") return events(api);
+    if (session !== null && session[2] === undefined) {
+      return await transcript(api, sessionIdFrom(session[1]));
+    }
+  }
+  if (session !== null) {
+    const id = sessionIdFrom(session[1]);
+    if (method === "PUT" && session[2] === "/title") return await rename(api, id);
+    if (method === "DELETE" && session[2] === undefined) return await remove(api, id);
+  }
+  throw new HttpError(404, `No such API: ${method} ${path}`);
+}

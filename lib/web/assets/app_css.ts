@@ -1,0 +1,71 @@
+/**
+ * The page's style sheet, as a string embedded in the executable: the
+ * transcript style plus the layout of the listing, search, usage and the
+ * header; usable from 375 px wide.
+ *
+ * @module
+ */
+import { TRANSCRIPT_CSS } from "./transcript_css.ts";
+
+/** The page's CSS (`/assets/app.css`). */
+export const APP_CSS = TRANSCRIPT_CSS + `
+.top { position: sticky; top: 0; z-index: 5; display: flex; flex-wrap: wrap; align-items: center; gap: 8px 16px; padding: 8px 16px; background: var(--panel); border-bottom: 1px solid var(--line); }
+.brand { font-weight: 700; color: var(--fg); text-decoration: none; }
+.top nav { display: flex; gap: 12px; }
+.top nav a { text-decoration: none; color: var(--muted); padding: 2px 0; border-bottom: 2px solid transparent; }
+.top nav a.active { color: var(--fg); border-bottom-color: var(--accent); }
+#q { flex: 1 1 220px; min-width: 0; padding: 6px 10px; font: inherit; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); }
+.live { color: var(--muted); font-size: 12px; }
+.live.on { color: var(--c3); }
+#app { max-width: 1100px; margin: 0 auto; padding: 12px 16px 48px; }
+.filters { display: flex; flex-wrap: wrap; gap: 8px 12px; align-items: center; margin: 4px 0 12px; font-size: 14px; }
+.filters select, .filters input[type=date], button, .button { font: inherit; font-size: 14px; padding: 4px 8px; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); text-decoration: none; cursor: pointer; }
+button:disabled { opacity: .5; cursor: default; }
+button.danger { color: #c0392b; }
+.rows { list-style: none; padding: 0; margin: 0; }
+.row { border-bottom: 1px solid var(--line); }
+.row.selected { background: var(--panel); box-shadow: inset 3px 0 0 var(--accent); }
+.row-link { display: grid; gap: 2px; padding: 8px 10px; text-decoration: none; color: var(--fg); min-width: 0; }
+.row-link:hover { background: var(--panel); }
+.row-title { font-weight: 600; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.row-preview { color: var(--muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; font-size: 14px; }
+.row-meta { color: var(--muted); font-size: 12px; }
+.snippet { font-size: 14px; overflow-wrap: anywhere; white-space: pre-wrap; max-height: 8em; overflow: hidden; }
+.ctx { font-size: 12px; color: var(--muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.ctx-role { font-weight: 600; text-transform: uppercase; }
+.badge { display: inline-block; font-size: 11px; border: 1px solid var(--line); border-radius: 10px; padding: 0 6px; margin-left: 6px; color: var(--muted); }
+.pager { display: flex; gap: 12px; align-items: center; justify-content: center; margin: 16px 0; }
+.muted, .subtle { color: var(--muted); }
+h2.subtle { font-size: 14px; font-weight: 500; }
+.empty { color: var(--muted); text-align: center; padding: 24px; }
+.error { color: #c0392b; padding: 16px; border: 1px solid #c0392b; border-radius: 8px; }
+.view-session h1 { font-size: 22px; margin: 8px 0; overflow-wrap: anywhere; }
+.actions { display: flex; flex-wrap: wrap; gap: 8px; margin: 8px 0; }
+.session-info { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 16px; }
+@media (max-width: 700px) { .session-info { grid-template-columns: minmax(0, 1fr); } }
+.lineage h2 { font-size: 14px; margin: 8px 0 4px; color: var(--muted); }
+.tree, .tree ul { list-style: none; padding-left: 14px; margin: 0; border-left: 1px solid var(--line); font-size: 14px; }
+.tree li { margin: 3px 0; overflow-wrap: anywhere; }
+.tree li.current > strong { color: var(--accent); }
+.text.big { max-height: 60vh; overflow: auto; }
+.more { margin: 4px 0; }
+.totals { color: var(--muted); }
+.usage-pair { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 16px; align-items: start; margin: 12px 0 24px; }
+.usage-pair.charts { grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); }
+@media (max-width: 800px) { .usage-pair, .usage-pair.charts { grid-template-columns: minmax(0, 1fr); } }
+.usage-detail { margin: -12px 0 24px; }
+.chart-box { margin: 0; }
+.chart-box figcaption { font-weight: 600; margin-bottom: 4px; }
+.chart { width: 100%; height: auto; display: block; }
+.chart .grid { stroke: var(--line); stroke-width: 1; }
+.chart .axis { fill: var(--muted); font-size: 11px; }
+.chart .bar.s0, .legend .s0::before { fill: var(--c1); background: var(--c1); }
+.chart .bar.s1, .legend .s1::before { fill: var(--c2); background: var(--c2); }
+.chart .bar.s2, .legend .s2::before { fill: var(--c3); background: var(--c3); }
+.legend { display: flex; gap: 12px; font-size: 12px; color: var(--muted); }
+.legend .key::before { content: ""; display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 4px; }
+.table-box { overflow-x: auto; }
+.usage-table { border-collapse: collapse; width: 100%; font-size: 13px; }
+.usage-table th, .usage-table td { text-align: right; padding: 3px 6px; border-bottom: 1px solid var(--line); white-space: nowrap; }
+.usage-table th:first-child, .usage-table td:first-child { text-align: left; max-width: 16em; overflow: hidden; text-overflow: ellipsis; }
+`;

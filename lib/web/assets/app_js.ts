@@ -1,0 +1,606 @@
+/**
+ * The page's script, as a string embedded in the executable. Every stored
+ * text reaches the page through `textContent` or a text node, never as
+ * markup; links go only inside the page or to its API.
+ *
+ * @module
+ */
+
+/** The script of the session browser (`/assets/app.js`). */
+export const APP_JS = String.raw`
+// hermes-state session browser. Every stored text reaches the page through
+// textContent or a text node, never as markup.
+(function () {
+  "use strict";
+
+  var BIG = 100000;
+  var DEBOUNCE_MS = 180;
+  var IMAGE_DATA_URL = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]+$/;
+  var FENCE = /\x60\x60\x60([^\n\x60]*)\n([\s\S]*?)\x60\x60\x60/g;
+  var INLINE = /(\x60[^\x60\n]+\x60|\*\*[^*\n]+\*\*)/;
+  var INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f]|[\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+  var app = document.getElementById("app");
+  var input = document.getElementById("q");
+  var live = document.getElementById("live");
+  var config = { allowWrites: false, csrf: "" };
+  var searchTimer = 0;
+  var inflight = null;
+  var selected = -1;
+  var refreshTimer = 0;
+  var renderedKey = "";
+
+  // ── DOM helpers ───────────────────────────────────────────────────────
+  function el(tag, props) {
+    var node = document.createElement(tag);
+    if (props) {
+      for (var key in props) {
+        if (!Object.prototype.hasOwnProperty.call(props, key)) continue;
+        var value = props[key];
+        if (value === null || value === undefined || value === false) continue;
+        if (key === "class") node.className = value;
+        else if (key === "text") node.textContent = value;
+        else if (key === "href") node.setAttribute("href", safeHref(value));
+        else node.setAttribute(key, value === true ? "" : String(value));
+      }
+    }
+    for (var i = 2; i < arguments.length; i++) append(node, arguments[i]);
+    return node;
+  }
+  function append(node, child) {
+    if (child === null || child === undefined || child === false) return;
+    if (Array.isArray(child)) { for (var i = 0; i < child.length; i++) append(node, child[i]); return; }
+    node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+  }
+  function svg(tag, attrs) {
+    var node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    for (var key in attrs) if (Object.prototype.hasOwnProperty.call(attrs, key)) node.setAttribute(key, String(attrs[key]));
+    for (var i = 2; i < arguments.length; i++) append(node, arguments[i]);
+    return node;
+  }
+  // Only links inside this page or to this server's API.
+  function safeHref(value) {
+    var text = String(value);
+    return /^(#|\/api\/)/.test(text) ? text : "#";
+  }
+  function visible(text) {
+    return String(text).replace(INVISIBLE, function (c) {
+      var code = c.charCodeAt(0);
+      if (code < 32) return String.fromCharCode(0x2400 + code);
+      if (code === 127) return "\u2421";
+      return "\u27e6U+" + code.toString(16).toUpperCase().padStart(4, "0") + "\u27e7";
+    });
+  }
+  function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
+
+  // ── Formatting ────────────────────────────────────────────────────────
+  function fmtTime(seconds) {
+    if (typeof seconds !== "number" || !isFinite(seconds)) return "";
+    var d = new Date(seconds * 1000);
+    function p(n) { return String(n).padStart(2, "0"); }
+    return d.getFullYear() + "-" + p(d.getMonth() + 1) + "-" + p(d.getDate()) + " " + p(d.getHours()) + ":" + p(d.getMinutes());
+  }
+  function fmtRelative(seconds) {
+    var diff = Date.now() / 1000 - seconds;
+    if (diff < 60) return "just now";
+    if (diff < 3600) return Math.floor(diff / 60) + "m ago";
+    if (diff < 86400) return Math.floor(diff / 3600) + "h ago";
+    if (diff < 2 * 86400) return "yesterday";
+    if (diff < 7 * 86400) return Math.floor(diff / 86400) + "d ago";
+    return fmtTime(seconds).slice(0, 10);
+  }
+  function fmtCount(n) { return Number(n || 0).toLocaleString("en-US"); }
+  function fmtCost(n) { return n === null || n === undefined ? "—" : "$" + Number(n).toFixed(n >= 100 ? 0 : n >= 1 ? 2 : 4); }
+  function fmtTokens(n) {
+    n = Number(n || 0);
+    if (n >= 1e9) return (n / 1e9).toFixed(1) + "B";
+    if (n >= 1e6) return (n / 1e6).toFixed(1) + "M";
+    if (n >= 1e4) return (n / 1e3).toFixed(0) + "k";
+    return fmtCount(n);
+  }
+
+  // ── Network ───────────────────────────────────────────────────────────
+  function api(path, options) {
+    options = options || {};
+    var headers = { accept: "application/json" };
+    if (options.body !== undefined) { headers["content-type"] = "application/json"; headers["x-hermes-csrf"] = config.csrf; }
+    return fetch(path, {
+      method: options.method || "GET",
+      headers: headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      signal: options.signal,
+      credentials: "same-origin",
+    }).then(function (response) {
+      return response.json().catch(function () { return {}; }).then(function (body) {
+        if (!response.ok) throw new Error((body && body.error && body.error.message) || ("HTTP " + response.status));
+        return body;
+      });
+    });
+  }
+  function showError(error) {
+    if (error && error.name === "AbortError") return;
+    clear(app);
+    app.appendChild(el("p", { class: "error", role: "alert", text: String(error && error.message || error) }));
+  }
+
+  // ── Routing (the hash holds the view and its query: deep links) ───────
+  function route() {
+    var hash = location.hash.replace(/^#/, "") || "/";
+    var q = hash.indexOf("?");
+    var path = q < 0 ? hash : hash.slice(0, q);
+    var params = new URLSearchParams(q < 0 ? "" : hash.slice(q + 1));
+    var m = /^\/s\/(.+)$/.exec(path);
+    if (m) return { view: "session", id: decodeURIComponent(m[1]), params: params };
+    if (path === "/search") return { view: "search", params: params };
+    if (path === "/usage") return { view: "usage", params: params };
+    return { view: "sessions", params: params };
+  }
+  function hashFor(view, params) {
+    var query = params && params.toString();
+    return "#" + view + (query ? "?" + query : "");
+  }
+  function sessionHref(id, messageId) {
+    return "#/s/" + encodeURIComponent(id) + (messageId ? "?m=" + messageId : "");
+  }
+
+  function render(options) {
+    var r = route();
+    var key = location.hash;
+    var quiet = options && options.quiet;
+    if (!quiet) renderedKey = key;
+    var navs = document.querySelectorAll("[data-nav]");
+    for (var i = 0; i < navs.length; i++) navs[i].classList.toggle("active", navs[i].getAttribute("data-nav") === (r.view === "usage" ? "usage" : "sessions"));
+    if (r.view === "search") {
+      if (document.activeElement !== input) input.value = r.params.get("q") || "";
+      return renderSearch(r.params, quiet);
+    }
+    if (r.view !== "search" && document.activeElement !== input) input.value = "";
+    if (r.view === "session") return renderSession(r.id, r.params, quiet);
+    if (r.view === "usage") return renderUsage(r.params, quiet);
+    return renderSessions(r.params, quiet);
+  }
+
+  // ── Sessions ──────────────────────────────────────────────────────────
+  var sourcesCache = null;
+  function sources() {
+    if (sourcesCache) return Promise.resolve(sourcesCache);
+    return api("/api/sources").then(function (body) { sourcesCache = body.sources; return sourcesCache; });
+  }
+  function renderSessions(params, quiet) {
+    var query = new URLSearchParams();
+    ["source", "from", "to", "children", "order", "offset"].forEach(function (k) { if (params.get(k)) query.set(k, params.get(k)); });
+    query.set("limit", "50");
+    return Promise.all([api("/api/sessions?" + query.toString()), sources()]).then(function (results) {
+      var body = results[0];
+      var view = el("section", { class: "view view-sessions", "aria-label": "Sessions" });
+      view.appendChild(filtersForm(params, results[1]));
+      if (body.sessions.length === 0) view.appendChild(el("p", { class: "empty", text: "No sessions match." }));
+      var list = el("ol", { class: "rows", id: "rows" });
+      body.sessions.forEach(function (s) { list.appendChild(sessionRow(s)); });
+      view.appendChild(list);
+      view.appendChild(pager(params, body));
+      swap(view, quiet);
+    }).catch(showError);
+  }
+  function filtersForm(params, sourceList) {
+    var source = el("select", { name: "source", "aria-label": "Source" }, el("option", { value: "", text: "All sources" }));
+    sourceList.forEach(function (s) { source.appendChild(el("option", { value: s, text: s, selected: params.get("source") === s })); });
+    var order = el("select", { name: "order", "aria-label": "Order" },
+      el("option", { value: "last-active", text: "Last active" }),
+      el("option", { value: "started", text: "Started", selected: params.get("order") === "started" }));
+    var from = el("input", { type: "date", name: "from", "aria-label": "Started from", value: params.get("from") || "" });
+    var to = el("input", { type: "date", name: "to", "aria-label": "Started before", value: params.get("to") || "" });
+    var children = el("input", { type: "checkbox", name: "children", id: "f-children", checked: params.get("children") === "1" });
+    var form = el("form", { class: "filters", id: "filters" }, source, order,
+      el("label", null, "From ", from), el("label", null, "To ", to),
+      el("label", { for: "f-children" }, children, " Has children"));
+    form.addEventListener("change", function () {
+      var next = new URLSearchParams();
+      if (source.value) next.set("source", source.value);
+      if (order.value !== "last-active") next.set("order", order.value);
+      if (from.value) next.set("from", from.value);
+      if (to.value) next.set("to", to.value);
+      if (children.checked) next.set("children", "1");
+      location.hash = hashFor("/", next);
+    });
+    form.addEventListener("submit", function (e) { e.preventDefault(); });
+    return form;
+  }
+  function sessionRow(s) {
+    var title = s.title || s.preview || s.id;
+    var meta = [s.source, s.model, fmtRelative(s.last_active), fmtCount(s.message_count) + " msgs", fmtCost(s.estimated_cost_usd)].filter(Boolean);
+    return el("li", { class: "row" },
+      el("a", { href: sessionHref(s.id), class: "row-link" },
+        el("span", { class: "row-title bidi", text: visible(title) }),
+        s.title && s.preview ? el("span", { class: "row-preview bidi", text: visible(s.preview) }) : null,
+        el("span", { class: "row-meta" }, meta.join(" · "), s.lineage_root_id ? el("span", { class: "badge", text: "chain" }) : null)));
+  }
+  function pager(params, body) {
+    var nav = el("nav", { class: "pager", "aria-label": "Pages" });
+    var offset = body.offset;
+    function go(delta) {
+      var next = new URLSearchParams(params);
+      var value = Math.max(0, offset + delta);
+      if (value) next.set("offset", String(value)); else next.delete("offset");
+      location.hash = hashFor("/", next);
+    }
+    var prev = el("button", { type: "button", disabled: offset === 0, text: "← Newer" });
+    prev.addEventListener("click", function () { go(-body.limit); });
+    var next = el("button", { type: "button", disabled: !body.more, text: "Older →" });
+    next.addEventListener("click", function () { go(body.limit); });
+    nav.appendChild(prev);
+    nav.appendChild(el("span", { class: "muted", text: (offset + 1) + "–" + (offset + body.sessions.length) }));
+    nav.appendChild(next);
+    return nav;
+  }
+
+  // ── Search ────────────────────────────────────────────────────────────
+  function markedSnippet(snippet, query) {
+    var node = el("div", { class: "snippet bidi" });
+    var text = visible(snippet || "");
+    if (text.indexOf(">>>") >= 0) {
+      var parts = text.split(/>>>|<<</);
+      for (var i = 0; i < parts.length; i++) append(node, i % 2 ? el("mark", { text: parts[i] }) : parts[i]);
+      return node;
+    }
+    var needle = (query || "").replace(/["*]/g, "").trim();
+    var at = needle ? text.toLowerCase().indexOf(needle.toLowerCase()) : -1;
+    if (at < 0) { node.textContent = text; return node; }
+    append(node, [text.slice(0, at), el("mark", { text: text.slice(at, at + needle.length) }), text.slice(at + needle.length)]);
+    return node;
+  }
+  function contextLine(c) {
+    var text = typeof c.content === "string" ? c.content : "";
+    return el("div", { class: "ctx bidi" }, el("span", { class: "ctx-role", text: c.role }), " ", visible(text));
+  }
+  function renderSearch(params, quiet) {
+    var q = params.get("q") || "";
+    if (inflight) inflight.abort();
+    var controller = new AbortController();
+    inflight = controller;
+    var query = new URLSearchParams({ q: q, limit: "30" });
+    if (params.get("source")) query.set("source", params.get("source"));
+    return api("/api/search?" + query.toString(), { signal: controller.signal }).then(function (body) {
+      if (inflight !== controller) return;
+      inflight = null;
+      var view = el("section", { class: "view view-search", "aria-label": "Search results" });
+      view.appendChild(el("h2", { class: "subtle", text: body.hits.length + (body.more ? "+" : "") + " results for " }, el("q", { class: "bidi", text: visible(q) })));
+      var list = el("ol", { class: "rows", id: "rows" });
+      body.hits.forEach(function (hit) {
+        var match = null;
+        var around = [];
+        (hit.context || []).forEach(function (c) { if (c.id === hit.id) match = c; else around.push(c); });
+        list.appendChild(el("li", { class: "row hit" },
+          el("a", { href: sessionHref(hit.session_id, hit.id), class: "row-link" },
+            el("span", { class: "row-title bidi", text: visible(hit.title || hit.session_id) }),
+            el("span", { class: "row-meta", text: [hit.role, hit.tool_name, hit.source, fmtTime(hit.timestamp)].filter(Boolean).join(" · ") }),
+            markedSnippet(hit.snippet !== null ? hit.snippet : (match && match.content) || "", q),
+            around.map(contextLine))));
+      });
+      view.appendChild(list);
+      if (body.hits.length === 0) view.appendChild(el("p", { class: "empty", text: "Nothing found." }));
+      swap(view, quiet);
+    }).catch(showError);
+  }
+  function onType() {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(function () {
+      var q = input.value;
+      if (q.trim() === "") { if (route().view === "search") location.hash = "#/"; return; }
+      var target = hashFor("/search", new URLSearchParams({ q: q }));
+      if (route().view === "search") { history.replaceState(null, "", target); render(); }
+      else location.hash = target;
+    }, DEBOUNCE_MS);
+  }
+
+  // ── Transcript ────────────────────────────────────────────────────────
+  function inline(text, parent) {
+    var pieces = text.split(INLINE);
+    for (var i = 0; i < pieces.length; i++) {
+      var p = pieces[i];
+      if (i % 2 === 0) { if (p) parent.appendChild(document.createTextNode(p)); }
+      else if (p.charAt(0) === "\x60") parent.appendChild(el("code", { text: p.slice(1, -1) }));
+      else parent.appendChild(el("strong", { text: p.slice(2, -2) }));
+    }
+  }
+  function renderText(text, parent) {
+    text = visible(text);
+    if (text.length > BIG) {
+      var pre = el("div", { class: "text big", text: text.slice(0, BIG) });
+      var more = el("button", { type: "button", class: "more", text: "Show all " + fmtCount(text.length) + " characters" });
+      more.addEventListener("click", function () { pre.textContent = text; more.remove(); });
+      parent.appendChild(pre);
+      parent.appendChild(more);
+      return;
+    }
+    var last = 0;
+    FENCE.lastIndex = 0;
+    var match;
+    while ((match = FENCE.exec(text)) !== null) {
+      if (match.index > last) { var before = el("div", { class: "text" }); inline(text.slice(last, match.index), before); parent.appendChild(before); }
+      parent.appendChild(el("pre", null, el("code", { text: match[2] })));
+      last = match.index + match[0].length;
+    }
+    if (last < text.length) { var rest = el("div", { class: "text" }); inline(text.slice(last), rest); parent.appendChild(rest); }
+  }
+  function renderPart(part, parent) {
+    if (typeof part === "string") return renderText(part, parent);
+    if (!part || typeof part !== "object" || Array.isArray(part)) { parent.appendChild(el("span", { class: "part-label", text: visible(JSON.stringify(part)) })); return; }
+    if (typeof part.text === "string") return renderText(part.text, parent);
+    var type = typeof part.type === "string" ? part.type : "part";
+    var image = part.image_url;
+    var url = typeof image === "string" ? image : image && typeof image.url === "string" ? image.url : null;
+    if (url && IMAGE_DATA_URL.test(url)) { var img = el("img", { class: "part-image", alt: type }); img.src = url; parent.appendChild(img); return; }
+    parent.appendChild(el("span", { class: "part-label", text: "[" + visible(url ? type + ": " + url.slice(0, 120) : type) + "]" }));
+  }
+  function renderContent(content, parent) {
+    if (content === null || content === undefined) return;
+    if (typeof content === "string") return renderText(content, parent);
+    (Array.isArray(content) ? content : [content]).forEach(function (p) { renderPart(p, parent); });
+  }
+  function pretty(raw) {
+    if (raw === null || raw === undefined) return "";
+    if (typeof raw !== "string") return JSON.stringify(raw, null, 2);
+    try { return JSON.stringify(JSON.parse(raw), null, 2); } catch (e) { return raw; }
+  }
+  function toolCalls(calls, results) {
+    if (!calls) return [];
+    return (Array.isArray(calls) ? calls : [calls]).map(function (call) {
+      var record = call && typeof call === "object" ? call : {};
+      var fn = record["function"] && typeof record["function"] === "object" ? record["function"] : record;
+      var name = typeof fn.name === "string" ? fn.name : "?";
+      var result = typeof record.id === "string" ? results[record.id] : undefined;
+      var args = el("div", null, el("div", { class: "figures", text: "arguments" }), el("pre", null, el("code", { text: visible(pretty(fn.arguments !== undefined ? fn.arguments : fn.input)) })));
+      var side = null;
+      if (result) {
+        side = el("div", null, el("div", { class: "figures" }, "result · ", el("a", { href: "#m-" + result.id, class: "jump", "data-jump": result.id, text: "message" })));
+        renderContent(result.content, side);
+      }
+      return el("details", { class: "call" }, el("summary", null, "\u2192 " + visible(name)), el("div", { class: "call-grid" }, args, side));
+    });
+  }
+  function messageNode(m, results) {
+    var head = el("div", { class: "msg-head" }, el("span", { class: "role", text: m.role }),
+      m.tool_name ? el("span", { class: "mono", text: visible(m.tool_name) }) : null,
+      el("time", { text: fmtTime(m.timestamp) }),
+      m.token_count ? el("span", { text: fmtCount(m.token_count) + " tokens" }) : null,
+      m.finish_reason && m.finish_reason !== "stop" ? el("span", { text: visible(m.finish_reason) }) : null);
+    var node = el("article", { class: "msg role-" + String(m.role).replace(/[^a-z_-]/gi, ""), id: "m-" + m.id }, head);
+    var reasoning = [m.reasoning, m.reasoning_content].filter(function (r) { return typeof r === "string" && r.trim() !== ""; }).join("\n\n");
+    if (reasoning) { var r = el("details", { class: "reasoning" }, el("summary", { text: "Reasoning" })); renderText(reasoning, r); node.appendChild(r); }
+    if (m.role === "tool") {
+      var d = el("details", { class: "tool-result" }, el("summary", { text: "Tool result" + (m.tool_name ? " · " + visible(m.tool_name) : "") }));
+      renderContent(m.content, d);
+      node.appendChild(d);
+    } else {
+      var body = el("div", { class: "content" });
+      renderContent(m.content, body);
+      node.appendChild(body);
+    }
+    append(node, toolCalls(m.tool_calls, results));
+    return node;
+  }
+  function lineageNode(n, current) {
+    var label = n.title || n.id;
+    var item = el("li", { class: n.id === current ? "current" : null },
+      n.id === current ? el("strong", { class: "bidi", text: visible(label) }) : el("a", { href: sessionHref(n.id), class: "bidi", text: visible(label) }),
+      n.relation !== "root" ? el("span", { class: "badge", text: n.relation }) : null,
+      el("span", { class: "muted", text: " " + n.source + " · " + fmtCount(n.message_count) + " msgs" + (n.end_reason ? " · " + n.end_reason : "") }));
+    if (n.children.length) {
+      var ul = el("ul");
+      n.children.forEach(function (c) { ul.appendChild(lineageNode(c, current)); });
+      item.appendChild(ul);
+    }
+    return item;
+  }
+  function detailsList(s) {
+    var rows = [["ID", s.id], ["Source", s.source], ["Model", s.model], ["Started", fmtTime(s.started_at)],
+      ["Ended", s.ended_at ? fmtTime(s.ended_at) + (s.end_reason ? " (" + s.end_reason + ")" : "") : "open"],
+      ["Messages", fmtCount(s.message_count) + " · " + fmtCount(s.tool_call_count) + " tool calls · " + fmtCount(s.api_call_count) + " API calls"],
+      ["Tokens", fmtCount(s.input_tokens) + " in · " + fmtCount(s.output_tokens) + " out · " + fmtCount(s.cache_read_tokens) + " cache read · " + fmtCount(s.reasoning_tokens) + " reasoning"],
+      ["Cost", fmtCost(s.estimated_cost_usd) + " estimated" + (s.actual_cost_usd !== null && s.actual_cost_usd !== undefined ? " · " + fmtCost(s.actual_cost_usd) + " actual" : "")]];
+    var dl = el("dl", { class: "details-list" });
+    rows.forEach(function (r) { if (r[1]) { dl.appendChild(el("dt", { text: r[0] })); dl.appendChild(el("dd", { class: "bidi", text: visible(String(r[1])) })); } });
+    return dl;
+  }
+  function actions(s) {
+    var box = el("div", { class: "actions" });
+    ["html", "md", "jsonl"].forEach(function (f) {
+      box.appendChild(el("a", { class: "button", href: "/api/export?format=" + f + "&session=" + encodeURIComponent(s.id), download: "", text: "Export " + f.toUpperCase() }));
+    });
+    if (config.allowWrites) {
+      var rename = el("button", { type: "button", text: "Rename" });
+      rename.addEventListener("click", function () {
+        var title = prompt("New title (empty clears it)", s.title || "");
+        if (title === null) return;
+        api("/api/sessions/" + encodeURIComponent(s.id) + "/title", { method: "PUT", body: { title: title } }).then(function () { render(); }).catch(function (e) { alert(e.message); });
+      });
+      var del = el("button", { type: "button", class: "danger", text: "Delete" });
+      del.addEventListener("click", function () {
+        if (!confirm("Delete session " + s.id + " and its " + s.message_count + " messages? Child sessions are kept.")) return;
+        api("/api/sessions/" + encodeURIComponent(s.id), { method: "DELETE", body: { confirm: s.id } }).then(function () { location.hash = "#/"; }).catch(function (e) { alert(e.message); });
+      });
+      box.appendChild(rename);
+      box.appendChild(del);
+    }
+    return box;
+  }
+  function renderSession(id, params, quiet) {
+    return api("/api/sessions/" + encodeURIComponent(id)).then(function (body) {
+      var s = body.session;
+      var results = {};
+      body.messages.forEach(function (m) { if (m.role === "tool" && m.tool_call_id) results[m.tool_call_id] = m; });
+      var view = el("section", { class: "view view-session", "aria-label": "Transcript" });
+      view.appendChild(el("h1", { class: "bidi", id: "session-title", text: visible(s.title || s.id) }));
+      view.appendChild(actions(s));
+      var info = el("div", { class: "session-info" }, detailsList(s));
+      if (body.lineage && (body.lineage.children.length || body.lineage.id !== s.id)) {
+        info.appendChild(el("nav", { class: "lineage", "aria-label": "Lineage" }, el("h2", { text: "Lineage" }), el("ul", { class: "tree" }, lineageNode(body.lineage, s.id))));
+      }
+      view.appendChild(info);
+      var list = el("div", { class: "messages", id: "messages" });
+      body.messages.forEach(function (m) { list.appendChild(messageNode(m, results)); });
+      if (body.messages.length === 0) list.appendChild(el("p", { class: "empty", text: "No messages." }));
+      view.appendChild(list);
+      swap(view, quiet);
+      var target = params.get("m");
+      if (target && !quiet) {
+        var node = document.getElementById("m-" + target);
+        if (node) {
+          node.classList.add("target");
+          var details = node.querySelectorAll("details.tool-result");
+          for (var i = 0; i < details.length; i++) details[i].open = true;
+          node.scrollIntoView({ block: "center" });
+        }
+      }
+    }).catch(showError);
+  }
+
+  // ── Usage ─────────────────────────────────────────────────────────────
+  function barChart(rows, label, series, title) {
+    var width = 640, height = 220, left = 52, bottom = 28, top = 10;
+    var max = 0;
+    rows.forEach(function (r) { var sum = 0; series.forEach(function (s) { sum += s.value(r) || 0; }); max = Math.max(max, sum); });
+    if (max === 0) max = 1;
+    var chart = svg("svg", { viewBox: "0 0 " + width + " " + height, class: "chart", role: "img", "aria-label": title });
+    chart.appendChild(svg("title", {}, title));
+    for (var g = 0; g <= 4; g++) {
+      var y = top + (height - top - bottom) * (1 - g / 4);
+      chart.appendChild(svg("line", { x1: left, x2: width, y1: y, y2: y, class: "grid" }));
+      chart.appendChild(svg("text", { x: left - 6, y: y + 4, class: "axis", "text-anchor": "end" }, series[0].format(max * g / 4)));
+    }
+    var n = Math.max(rows.length, 1);
+    var slot = (width - left) / n;
+    var bar = Math.max(2, slot * 0.7);
+    rows.forEach(function (r, i) {
+      var x = left + i * slot + (slot - bar) / 2;
+      var base = height - bottom;
+      series.forEach(function (s, k) {
+        var v = s.value(r) || 0;
+        var h = (height - top - bottom) * v / max;
+        base -= h;
+        chart.appendChild(svg("rect", { x: x, y: base, width: bar, height: Math.max(h, 0), class: "bar s" + k }, svg("title", {}, label(r) + " · " + s.name + ": " + s.format(v))));
+      });
+      if (i % Math.ceil(n / 8) === 0) {
+        var text = String(label(r));
+        if (/^\d{4}-\d{2}-\d{2}$/.test(text)) text = text.slice(5);
+        chart.appendChild(svg("text", { x: x + bar / 2, y: height - 8, class: "axis", "text-anchor": "middle" }, text.length > 14 ? text.slice(0, 13) + "\u2026" : text));
+      }
+    });
+    var legend = el("div", { class: "legend" });
+    series.forEach(function (s, k) { legend.appendChild(el("span", { class: "key s" + k, text: s.name })); });
+    return el("figure", { class: "chart-box" }, el("figcaption", { text: title }), chart, legend);
+  }
+  function usageTable(rows, keyName) {
+    var table = el("table", { class: "usage-table" },
+      el("thead", null, el("tr", null, [keyName, "Sessions", "Input", "Output", "Cost"].map(function (h) { return el("th", { text: h }); }))));
+    var tbody = el("tbody");
+    rows.forEach(function (r) {
+      tbody.appendChild(el("tr", null, el("td", { class: "bidi", text: visible(r.key === null ? "(none)" : r.key) }),
+        el("td", { text: fmtCount(r.sessions) }), el("td", { text: fmtCount(r.input_tokens) }), el("td", { text: fmtCount(r.output_tokens) }),
+        el("td", { text: fmtCost(r.estimated_cost_usd) })));
+    });
+    table.appendChild(tbody);
+    return el("div", { class: "table-box" }, table);
+  }
+  function renderUsage(params, quiet) {
+    var since = params.get("since") || "30d";
+    var by = params.get("by") || "day";
+    var q = function (group) { return "/api/usage?by=" + group + "&since=" + encodeURIComponent(since); };
+    return Promise.all([api(q(by)), api(q("model")), api(q("source"))]).then(function (res) {
+      var view = el("section", { class: "view view-usage", "aria-label": "Usage" });
+      var period = el("select", { "aria-label": "Period", name: "since" });
+      [["7d", "Last 7 days"], ["30d", "Last 30 days"], ["90d", "Last 90 days"], ["365d", "Last year"], ["all", "All time"]].forEach(function (o) {
+        period.appendChild(el("option", { value: o[0], text: o[1], selected: o[0] === since }));
+      });
+      var group = el("select", { "aria-label": "Group by", name: "by" });
+      ["day", "week", "month"].forEach(function (g) { group.appendChild(el("option", { value: g, text: "Per " + g, selected: g === by })); });
+      var form = el("form", { class: "filters" }, period, group);
+      form.addEventListener("change", function () { location.hash = hashFor("/usage", new URLSearchParams({ since: period.value, by: group.value })); });
+      view.appendChild(form);
+      var tokens = [
+        { name: "input", value: function (r) { return r.input_tokens; }, format: fmtTokens },
+        { name: "output", value: function (r) { return r.output_tokens; }, format: fmtTokens },
+      ];
+      var cost = [{ name: "estimated cost", value: function (r) { return r.estimated_cost_usd || 0; }, format: fmtCost }];
+      var key = function (r) { return r.key === null ? "(none)" : r.key; };
+      var total = res[0].rows.reduce(function (a, r) { return a + r.input_tokens + r.output_tokens; }, 0);
+      var totalCost = res[0].rows.reduce(function (a, r) { return a + (r.estimated_cost_usd || 0); }, 0);
+      view.appendChild(el("p", { class: "totals", text: fmtCount(total) + " tokens · " + fmtCost(totalCost) + " estimated · " + res[0].rows.reduce(function (a, r) { return a + r.sessions; }, 0) + " sessions" }));
+      view.appendChild(el("div", { class: "usage-pair charts", id: "usage-time" }, barChart(res[0].rows, key, tokens, "Tokens per " + by), barChart(res[0].rows, key, cost, "Cost per " + by)));
+      view.appendChild(el("details", { class: "usage-detail" }, el("summary", { text: "Table per " + by }), usageTable(res[0].rows, by)));
+      view.appendChild(el("div", { class: "usage-pair" }, barChart(res[1].rows, key, tokens, "Tokens per model"), usageTable(res[1].rows, "model")));
+      view.appendChild(el("div", { class: "usage-pair" }, barChart(res[2].rows, key, tokens, "Tokens per source"), usageTable(res[2].rows, "source")));
+      swap(view, quiet);
+    }).catch(showError);
+  }
+
+  // ── Page swap, keyboard, live updates ─────────────────────────────────
+  function swap(view, quiet) {
+    var scroll = window.scrollY;
+    clear(app);
+    app.appendChild(view);
+    if (quiet) { window.scrollTo(0, scroll); markSelected(); }
+    else { selected = -1; window.scrollTo(0, 0); }
+    document.body.setAttribute("data-view", route().view);
+    document.body.setAttribute("data-ready", String(Date.now()));
+  }
+  function rows() { return app.querySelectorAll(".row"); }
+  function markSelected() {
+    var list = rows();
+    for (var i = 0; i < list.length; i++) list[i].classList.toggle("selected", i === selected);
+    if (list[selected]) list[selected].scrollIntoView({ block: "nearest" });
+  }
+  document.addEventListener("keydown", function (e) {
+    var typing = e.target && (e.target.tagName === "INPUT" || e.target.tagName === "SELECT" || e.target.tagName === "TEXTAREA");
+    if (e.key === "Escape") {
+      if (typing) { e.target.blur(); return; }
+      if (route().view !== "sessions") history.back();
+      return;
+    }
+    if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.key === "/") { e.preventDefault(); input.focus(); input.select(); return; }
+    var list = rows();
+    if (e.key === "j" || e.key === "k") {
+      if (list.length === 0) return;
+      selected = e.key === "j" ? Math.min(list.length - 1, selected + 1) : Math.max(0, selected - 1);
+      markSelected();
+    } else if (e.key === "Enter" && list[selected]) {
+      var link = list[selected].querySelector("a");
+      if (link) location.hash = link.getAttribute("href");
+    }
+  });
+  input.addEventListener("input", onType);
+  input.addEventListener("keydown", function (e) {
+    if (e.key === "Enter") { clearTimeout(searchTimer); onType(); }
+    if (e.key === "ArrowDown") { input.blur(); selected = -1; var ev = new KeyboardEvent("keydown", { key: "j" }); document.dispatchEvent(ev); }
+  });
+  app.addEventListener("click", function (e) {
+    var jump = e.target && e.target.closest && e.target.closest("[data-jump]");
+    if (!jump) return;
+    e.preventDefault();
+    var node = document.getElementById("m-" + jump.getAttribute("data-jump"));
+    if (node) node.scrollIntoView({ block: "center" });
+  });
+  window.addEventListener("hashchange", function () { render(); });
+
+  function connectLive() {
+    if (!window.EventSource) return;
+    var source = new EventSource("/api/events");
+    source.addEventListener("hello", function () { live.classList.add("on"); live.title = "Live: updates as the file changes"; });
+    source.addEventListener("change", function () {
+      clearTimeout(refreshTimer);
+      sourcesCache = null;
+      refreshTimer = setTimeout(function () { if (location.hash === renderedKey) render({ quiet: true }); }, 250);
+    });
+    source.onerror = function () { live.classList.remove("on"); live.title = "Live updates disconnected; retrying"; };
+    // Leaving the page closes the stream at once (a browser keeps few connections per server).
+    window.addEventListener("pagehide", function () { source.close(); });
+  }
+
+  api("/api/config").then(function (c) { config = c; }).catch(function () {}).then(function () {
+    render();
+    connectLive();
+  });
+})();
+`;

@@ -1,0 +1,79 @@
+/**
+ * Exports as a byte stream for a download: JSON Lines, Markdown or one
+ * standalone HTML file, one session at a time so memory stays flat.
+ *
+ * @module
+ */
+import { jsonLine } from "../cli/json.ts";
+import { renderMarkdown } from "../cli/markdown.ts";
+import type { SessionExport } from "../types.ts";
+import { htmlDocumentEnd, htmlDocumentStart, renderSessionHtml } from "./html_transcript.ts";
+
+/** The export formats. */
+export type ExportFormat = "jsonl" | "md" | "html";
+
+/** The media type of each format. */
+export const EXPORT_MEDIA_TYPES: Readonly<Record<ExportFormat, string>> = {
+  jsonl: "application/x-ndjson; charset=utf-8",
+  md: "text/markdown; charset=utf-8",
+  html: "text/html; charset=utf-8",
+};
+
+/**
+ * The text of an export, piece by piece.
+ *
+ * @param records The sessions, in order.
+ * @param format The format.
+ * @param title The HTML document title.
+ * @returns The pieces, in order.
+ *
+ * @example
+ * ```ts
+ * import { exportPieces } from "./export_stream.ts";
+ * const pieces: string[] = [];
+ * for await (const piece of exportPieces([], "html", "none")) pieces.push(piece);
+ * console.assert(pieces.join("").startsWith("<!doctype html>"));
+ * ```
+ */
+export async function* exportPieces(
+  records: AsyncIterable<SessionExport> | Iterable<SessionExport>,
+  format: ExportFormat,
+  title: string,
+): AsyncGenerator<string> {
+  let count = 0;
+  if (format === "html") yield htmlDocumentStart(title);
+  for await (const record of records) {
+    if (format === "html") yield renderSessionHtml(record);
+    else if (format === "md") yield `${count > 0 ? "\n---\n\n" : ""}${renderMarkdown(record)}`;
+    else yield jsonLine(record);
+    count++;
+  }
+  if (format === "html") yield htmlDocumentEnd();
+}
+
+/**
+ * {@linkcode exportPieces} as a stream of UTF-8 bytes, pulled as the client reads.
+ *
+ * @param records The sessions.
+ * @param format The format.
+ * @param title The HTML document title.
+ * @returns The stream.
+ */
+export function exportStream(
+  records: AsyncIterable<SessionExport> | Iterable<SessionExport>,
+  format: ExportFormat,
+  title: string,
+): ReadableStream<Uint8Array> {
+  const pieces = exportPieces(records, format, title);
+  const encoder = new TextEncoder();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await pieces.next();
+      if (next.done) controller.close();
+      else controller.enqueue(encoder.encode(next.value));
+    },
+    async cancel() {
+      await pieces.return(undefined);
+    },
+  });
+}

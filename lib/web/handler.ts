@@ -1,0 +1,193 @@
+/**
+ * The web server as one function from `Request` to `Response`, over any
+ * {@linkcode SessionStore}: the `Host` check, the access token, the page and
+ * its assets, and the JSON API. Sockets live in the adapter
+ * (`listen.ts`); tests call the handler directly.
+ *
+ * @module
+ */
+import { VERSION } from "../cli/version.ts";
+import type { SessionStore } from "../session_store.ts";
+import { handleApi } from "./api.ts";
+import { ASSETS, INDEX_HTML } from "./assets/assets.ts";
+import { HttpError, jsonError, withSecurityHeaders } from "./respond.ts";
+import {
+  allowedHost,
+  cookieValue,
+  hostName,
+  isLoopbackHost,
+  newToken,
+  sameSecret,
+  TOKEN_COOKIE,
+} from "./security.ts";
+
+/** Options of {@linkcode createHandler}. */
+export interface HandlerOptions {
+  /**
+   * The address the server is bound to; any other than loopback requires `token`.
+   * @default {"127.0.0.1"}
+   */
+  readonly host?: string;
+  /** The access token; required when `host` is not loopback. */
+  readonly token?: string | null;
+  /** The URL the server is reached at through a proxy or a name (`--public-url`); its host is accepted. */
+  readonly publicUrl?: string | null;
+  /**
+   * Allow rename and delete.
+   * @default {false}
+   */
+  readonly allowWrites?: boolean;
+  /**
+   * How often live pages poll for changes, in milliseconds.
+   * @default {1000}
+   */
+  readonly pollMs?: number;
+  /**
+   * The longest a request may take before a 503, in milliseconds.
+   * @default {10000}
+   */
+  readonly timeoutMs?: number;
+  /** The clock, Unix seconds. */
+  readonly now?: () => number;
+}
+
+/** A request handler. */
+export type Handler = (request: Request) => Promise<Response>;
+
+function unauthorized(): Response {
+  return jsonError(
+    401,
+    "Unauthorized: open the URL with ?token=… that `hermes-state serve` printed",
+  );
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new HttpError(503, `The request took longer than ${ms} ms`)),
+      ms,
+    );
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function toErrorResponse(error: unknown): Response {
+  if (error instanceof HttpError) return jsonError(error.status, error.message);
+  if (error instanceof Error && error.name === "WriteBusyError") {
+    return jsonError(503, "The database is locked by another process; try again");
+  }
+  if (error instanceof Error && error.name === "ReadonlyError") {
+    return jsonError(403, "The database is open read-only");
+  }
+  return jsonError(500, "Internal error");
+}
+
+function staticResponse(request: Request, path: string): Response | undefined {
+  const asset = path === "/" ? INDEX_HTML : ASSETS.get(path);
+  if (asset === undefined) return undefined;
+  if (request.method !== "GET" && request.method !== "HEAD") {
+    return jsonError(405, `Method ${request.method} is not allowed on ${path}`);
+  }
+  const headers = withSecurityHeaders({
+    "content-type": asset.type,
+    etag: asset.etag,
+    "cache-control": path === "/" ? "no-cache" : "no-cache",
+  });
+  if (request.headers.get("if-none-match") === asset.etag) {
+    return new Response(null, { status: 304, headers });
+  }
+  return new Response(request.method === "HEAD" ? null : asset.body, { headers });
+}
+
+/**
+ * Creates the handler of `hermes-state serve`.
+ *
+ * @param store The store to show; the handler never closes it.
+ * @param options The bind address, token, writes and timing.
+ * @returns The handler.
+ * @throws {TypeError} When `host` is not loopback and no `token` is given.
+ *
+ * @example Asking the API without a socket
+ * ```ts
+ * import { openStore } from "../open_store.ts";
+ * import { createHandler } from "./handler.ts";
+ * const dir = await Deno.makeTempDir();
+ * await using store = await openStore(`${dir}/state.db`);
+ * await store.createSession("s1", "cli");
+ * const handle = createHandler(store);
+ * const response = await handle(new Request("http://127.0.0.1:8787/api/sessions"));
+ * console.assert((await response.json()).sessions[0].id === "s1");
+ * ```
+ */
+export function createHandler(store: SessionStore, options: HandlerOptions = {}): Handler {
+  const host = options.host ?? "127.0.0.1";
+  const token = options.token ?? null;
+  if (!isLoopbackHost(host) && (token === null || token === "")) {
+    throw new TypeError(
+      `Cannot serve on ${host} without a token: a non-loopback address needs one`,
+    );
+  }
+  const extraNames: string[] = [];
+  if (options.publicUrl) extraNames.push(hostName(new URL(options.publicUrl).host));
+  const policy = { bind: host, extraNames };
+  const csrf = newToken();
+  const now = options.now ?? (() => Date.now() / 1000);
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const pollMs = options.pollMs ?? 1000;
+  const allowWrites = options.allowWrites ?? false;
+
+  return async (request: Request): Promise<Response> => {
+    try {
+      const url = new URL(request.url);
+      const hostHeader = request.headers.get("host") ?? url.host;
+      if (!allowedHost(hostHeader, policy) || !allowedHost(url.host, policy)) {
+        return jsonError(
+          403,
+          `Forbidden: this server does not answer for host ${JSON.stringify(hostHeader)}`,
+        );
+      }
+      if (token !== null && token !== "") {
+        const offered = url.searchParams.get("token");
+        if (offered !== null) {
+          if (!sameSecret(offered, token)) return unauthorized();
+          url.searchParams.delete("token");
+          const secure = url.protocol === "https:" ? "; Secure" : "";
+          return new Response(null, {
+            status: 303,
+            headers: withSecurityHeaders({
+              location: `${url.pathname}${url.search}`,
+              "set-cookie": `${TOKEN_COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/${secure}`,
+            }),
+          });
+        }
+        const cookie = cookieValue(request.headers.get("cookie"), TOKEN_COOKIE);
+        const bearer = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
+        const given = cookie ?? bearer;
+        if (given === undefined || !sameSecret(given, token)) return unauthorized();
+      }
+      const path = url.pathname;
+      if (path.startsWith("/api/")) {
+        return await withTimeout(
+          handleApi({
+            store,
+            request,
+            url,
+            now: now(),
+            allowWrites: allowWrites && !store.readonly,
+            csrf,
+            version: VERSION,
+            pollMs,
+          }),
+          timeoutMs,
+        );
+      }
+      if (path === "/favicon.ico") {
+        return new Response(null, { status: 204, headers: withSecurityHeaders() });
+      }
+      return staticResponse(request, path) ?? jsonError(404, `Not found: ${path}`);
+    } catch (error) {
+      return toErrorResponse(error);
+    }
+  };
+}

@@ -1,0 +1,225 @@
+/**
+ * A session as one standalone HTML file (`export --format html`, the web
+ * page's export): the transcript view with its CSS embedded, readable
+ * without any script (tool calls and reasoning fold with `<details>`), and a
+ * Content-Security-Policy that forbids scripts and every outside request.
+ *
+ * @module
+ */
+import type { JsonValue, MessageContent, MessageRow, SessionExport } from "../types.ts";
+import { TRANSCRIPT_CSS } from "./assets/transcript_css.ts";
+import { escapeHtml, safeHtml } from "./escape_html.ts";
+
+/** Images shown inline: data URLs of raster formats only (no SVG, no network). */
+const IMAGE_DATA_URL = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]+$/;
+
+function utc(seconds: number | null): string {
+  if (seconds === null || !Number.isFinite(seconds)) return "";
+  return `${new Date(Math.round(seconds * 1000)).toISOString().slice(0, 19).replace("T", " ")} UTC`;
+}
+
+function isRecord(value: unknown): value is Record<string, JsonValue> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** Plain text with fenced code blocks (```) as `<pre>` and the rest as wrapped text. */
+function textHtml(text: string): string {
+  const out: string[] = [];
+  const fence = /```([^\n`]*)\n([\s\S]*?)```/g;
+  let last = 0;
+  for (const match of text.matchAll(fence)) {
+    if (match.index > last) {
+      out.push(`<div class="text">${safeHtml(text.slice(last, match.index))}</div>`);
+    }
+    out.push(`<pre><code>${safeHtml(match[2])}</code></pre>`);
+    last = match.index + match[0].length;
+  }
+  if (last < text.length) out.push(`<div class="text">${safeHtml(text.slice(last))}</div>`);
+  return out.join("");
+}
+
+function partHtml(part: JsonValue): string {
+  if (typeof part === "string") return textHtml(part);
+  if (!isRecord(part)) return `<span class="part-label">${safeHtml(JSON.stringify(part))}</span>`;
+  if (typeof part.text === "string") return textHtml(part.text);
+  const type = typeof part.type === "string" ? part.type : "part";
+  const image = part.image_url;
+  const url = typeof image === "string"
+    ? image
+    : isRecord(image) && typeof image.url === "string"
+    ? image.url
+    : undefined;
+  if (url !== undefined && IMAGE_DATA_URL.test(url)) {
+    return `<img class="part-image" alt="${escapeHtml(type)}" src="${escapeHtml(url)}">`;
+  }
+  const label = url === undefined ? type : `${type}: ${url.slice(0, 120)}`;
+  return `<span class="part-label">[${safeHtml(label)}]</span>`;
+}
+
+function contentHtml(content: MessageContent | null): string {
+  if (content === null || content === undefined) return "";
+  if (typeof content === "string") return textHtml(content);
+  const parts = Array.isArray(content) ? content : [content];
+  return parts.map(partHtml).join("");
+}
+
+/** Tool-call arguments pretty-printed (JSON text parsed when it is JSON). */
+function prettyArguments(raw: JsonValue | undefined): string {
+  if (raw === undefined || raw === null) return "";
+  if (typeof raw !== "string") return JSON.stringify(raw, null, 2);
+  try {
+    return JSON.stringify(JSON.parse(raw), null, 2);
+  } catch {
+    return raw;
+  }
+}
+
+function toolCallsHtml(toolCalls: JsonValue | null, results: Map<string, MessageRow>): string {
+  if (toolCalls === null || toolCalls === undefined) return "";
+  const list = Array.isArray(toolCalls) ? toolCalls : [toolCalls];
+  return list.map((call) => {
+    const record = isRecord(call) ? call : {};
+    const fn = isRecord(record.function) ? record.function : record;
+    const name = typeof fn.name === "string" ? fn.name : "?";
+    const id = typeof record.id === "string" ? record.id : undefined;
+    const result = id === undefined ? undefined : results.get(id);
+    const resultHtml = result === undefined
+      ? ""
+      : `<div><div class="figures">result</div>${contentHtml(result.content)}</div>`;
+    return `<details class="call"><summary>→ ${safeHtml(name)}</summary><div class="call-grid">` +
+      `<div><div class="figures">arguments</div><pre><code>${
+        safeHtml(prettyArguments(fn.arguments ?? fn.input))
+      }</code></pre></div>${resultHtml}</div></details>`;
+  }).join("");
+}
+
+function messageHtml(message: MessageRow, results: Map<string, MessageRow>): string {
+  const head = [`<span class="role">${safeHtml(message.role)}</span>`];
+  if (message.tool_name) head.push(`<span class="mono">${safeHtml(message.tool_name)}</span>`);
+  head.push(`<time>${utc(message.timestamp)}</time>`);
+  if (message.token_count) head.push(`<span>${message.token_count} tokens</span>`);
+  if (message.finish_reason && message.finish_reason !== "stop") {
+    head.push(`<span>${safeHtml(message.finish_reason)}</span>`);
+  }
+  const body: string[] = [];
+  const reasoning = [message.reasoning, message.reasoning_content]
+    .filter((r): r is string => typeof r === "string" && r.trim() !== "").join("\n\n");
+  if (reasoning !== "") {
+    body.push(`<details><summary>Reasoning</summary>${textHtml(reasoning)}</details>`);
+  }
+  const content = contentHtml(message.content);
+  if (message.role === "tool" && content !== "") {
+    body.push(`<details><summary>Tool result</summary>${content}</details>`);
+  } else body.push(content);
+  body.push(toolCallsHtml(message.tool_calls, results));
+  return `<article class="msg role-${
+    escapeHtml(message.role.replace(/[^a-z_-]/gi, ""))
+  }" id="m-${message.id}"><div class="msg-head">${head.join("")}</div>${body.join("")}</article>`;
+}
+
+function cost(value: number | null): string {
+  return value === null ? "" : `$${value.toFixed(4)}`;
+}
+
+/**
+ * The HTML of one session: its details and every message.
+ *
+ * @param session An `exportSession` record.
+ * @returns An HTML fragment (a `<section>`).
+ *
+ * @example
+ * ```ts
+ * import { renderSessionHtml } from "./html_transcript.ts";
+ * const html = renderSessionHtml({
+ *   id: "s1", source: "cli", title: "<b>hi</b>", started_at: 0, messages: [],
+ * } as never);
+ * console.assert(html.includes("&lt;b&gt;hi&lt;/b&gt;"));
+ * ```
+ */
+export function renderSessionHtml(session: SessionExport): string {
+  const results = new Map<string, MessageRow>();
+  for (const message of session.messages) {
+    if (message.role === "tool" && message.tool_call_id) results.set(message.tool_call_id, message);
+  }
+  const rows: [string, string][] = [
+    ["ID", `<span class="mono">${safeHtml(session.id)}</span>`],
+    ["Source", safeHtml(session.source)],
+  ];
+  if (session.model) rows.push(["Model", safeHtml(session.model)]);
+  rows.push(["Started", utc(session.started_at)]);
+  if (session.ended_at !== null && session.ended_at !== undefined) {
+    rows.push([
+      "Ended",
+      `${utc(session.ended_at)}${session.end_reason ? ` (${safeHtml(session.end_reason)})` : ""}`,
+    ]);
+  }
+  if (session.parent_session_id) {
+    rows.push(["Parent", `<span class="mono">${safeHtml(session.parent_session_id)}</span>`]);
+  }
+  rows.push(["Messages", `${session.message_count ?? session.messages.length}`]);
+  rows.push(["Tokens", `${session.input_tokens ?? 0} in · ${session.output_tokens ?? 0} out`]);
+  const costs = [cost(session.estimated_cost_usd), cost(session.actual_cost_usd)];
+  if (costs[0] !== "" || costs[1] !== "") {
+    rows.push(["Cost", `${costs[0] || "—"} estimated${costs[1] ? ` · ${costs[1]} actual` : ""}`]);
+  }
+  const details = rows.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join("");
+  return `<section class="session"><h1 class="bidi">${
+    safeHtml(session.title || session.id)
+  }</h1><dl class="details-list">${details}</dl>${
+    session.messages.map((m) => messageHtml(m, results)).join("\n")
+  }</section>\n`;
+}
+
+/** The policy of an exported file: its own inline CSS and data-URL images, nothing else. */
+const EXPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
+
+/**
+ * The start of a standalone HTML document, up to and including `<main>`.
+ *
+ * @param title The document title (escaped here).
+ * @returns The HTML.
+ *
+ * @example
+ * ```ts
+ * import { htmlDocumentEnd, htmlDocumentStart } from "./html_transcript.ts";
+ * const page = htmlDocumentStart("a & b") + htmlDocumentEnd();
+ * console.assert(page.includes("<title>a &amp; b</title>") && !page.includes("<script"));
+ * ```
+ */
+export function htmlDocumentStart(title: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="${EXPORT_CSP}">
+<title>${safeHtml(title)}</title>
+<style>${TRANSCRIPT_CSS}
+main { max-width: 960px; margin: 0 auto; padding: 16px; }
+section.session + section.session { border-top: 2px solid var(--line); margin-top: 32px; }
+</style></head><body><main>
+`;
+}
+
+/**
+ * The end of the document {@linkcode htmlDocumentStart} began.
+ *
+ * @returns The HTML.
+ */
+export function htmlDocumentEnd(): string {
+  return "</main></body></html>\n";
+}
+
+/**
+ * One session as a whole standalone HTML file.
+ *
+ * @param session An `exportSession` record.
+ * @returns The document.
+ *
+ * @example
+ * ```ts ignore
+ * await Deno.writeTextFile("t.html", renderHtmlDocument((await store.exportSession(id))!));
+ * ```
+ */
+export function renderHtmlDocument(session: SessionExport): string {
+  return htmlDocumentStart(session.title || session.id) + renderSessionHtml(session) +
+    htmlDocumentEnd();
+}

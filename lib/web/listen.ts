@@ -1,0 +1,187 @@
+/**
+ * The thin socket adapter under the handler: `Deno.serve` on Deno,
+ * `Bun.serve` on Bun, `node:http` on Node. The handler stays a pure
+ * `(Request) => Promise<Response>`; only this file touches a runtime server.
+ *
+ * @module
+ */
+import { Buffer } from "node:buffer";
+import process from "node:process";
+import type { Handler } from "./handler.ts";
+
+/** Options of {@linkcode listen}. */
+export interface ListenOptions {
+  /** The address to bind. */
+  readonly host: string;
+  /** The port; `0` picks a free one. */
+  readonly port: number;
+}
+
+/** A listening server. */
+export interface Listening {
+  /** The port it listens on. */
+  readonly port: number;
+  /** Stops listening and ends open connections. */
+  close(): Promise<void>;
+}
+
+/** The largest request body the Node adapter reads. */
+const MAX_BODY = 1 << 20;
+
+interface DenoLike {
+  serve(
+    options: { hostname: string; port: number; onListen?: (addr: unknown) => void },
+    handler: Handler,
+  ): { addr: { port: number }; shutdown(): Promise<void> };
+}
+
+interface BunLike {
+  serve(options: {
+    hostname: string;
+    port: number;
+    idleTimeout?: number;
+    fetch: Handler;
+  }): { port: number; stop(force?: boolean): void | Promise<void> };
+}
+
+function listenDeno(deno: DenoLike, handler: Handler, options: ListenOptions): Promise<Listening> {
+  // Deno binds synchronously (a busy port throws here); onListen only silences its log line.
+  const server = deno.serve({
+    hostname: options.host,
+    port: options.port,
+    onListen: () => {},
+  }, (request) => handler(request));
+  return Promise.resolve({ port: server.addr.port, close: () => server.shutdown() });
+}
+
+function listenBun(bun: BunLike, handler: Handler, options: ListenOptions): Promise<Listening> {
+  // idleTimeout 0: an open event stream must not be cut after 10 s of quiet.
+  const server = bun.serve({
+    hostname: options.host,
+    port: options.port,
+    idleTimeout: 0,
+    fetch: (request) => handler(request),
+  });
+  return Promise.resolve({
+    port: server.port,
+    close: async () => {
+      await server.stop(true);
+    },
+  });
+}
+
+async function listenNode(handler: Handler, options: ListenOptions): Promise<Listening> {
+  const http = await import("node:http");
+  const server = http.createServer((req, res) => {
+    const controller = new AbortController();
+    res.on("close", () => controller.abort());
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    req.on("data", (chunk: Uint8Array) => {
+      size += chunk.length;
+      if (size > MAX_BODY) req.destroy();
+      else chunks.push(chunk);
+    });
+    req.on("end", async () => {
+      let request: Request;
+      try {
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(req.headers)) {
+          if (value === undefined) continue;
+          for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
+        }
+        const method = req.method ?? "GET";
+        const body = method === "GET" || method === "HEAD" ? undefined : Buffer.concat(chunks);
+        request = new Request(`http://${req.headers.host ?? options.host}${req.url ?? "/"}`, {
+          method,
+          headers,
+          body,
+          signal: controller.signal,
+        });
+      } catch {
+        res.writeHead(400, { "content-type": "application/json" });
+        res.end('{"error":{"status":400,"message":"Bad request"}}');
+        return;
+      }
+      const response = await handler(request);
+      const head: Record<string, string | string[]> = {};
+      response.headers.forEach((value, name) => {
+        if (name !== "set-cookie") head[name] = value;
+      });
+      const cookies = response.headers.getSetCookie();
+      if (cookies.length > 0) head["set-cookie"] = cookies;
+      res.writeHead(response.status, head);
+      if (response.body === null) {
+        res.end();
+        return;
+      }
+      const reader = response.body.getReader();
+      controller.signal.addEventListener("abort", () => void reader.cancel().catch(() => {}));
+      try {
+        while (true) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          if (!res.write(value)) await new Promise((ok) => res.once("drain", ok));
+        }
+      } catch {
+        // the client went away
+      } finally {
+        res.end();
+      }
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const address = server.address();
+  return {
+    port: typeof address === "object" && address !== null ? address.port : options.port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * Serves `handler` on the running runtime's HTTP server.
+ *
+ * @param handler The request handler.
+ * @param options Address and port.
+ * @returns The listening server (with the port actually bound).
+ * @throws {Error} When the address cannot be bound (in use, not permitted).
+ *
+ * @example
+ * ```ts ignore
+ * const server = await listen(createHandler(store), { host: "127.0.0.1", port: 0 });
+ * console.log(`http://127.0.0.1:${server.port}/`);
+ * await server.close();
+ * ```
+ */
+export async function listen(handler: Handler, options: ListenOptions): Promise<Listening> {
+  const runtime = globalThis as { Deno?: DenoLike; Bun?: BunLike };
+  if (runtime.Bun !== undefined) return await listenBun(runtime.Bun, handler, options);
+  if (runtime.Deno !== undefined) return await listenDeno(runtime.Deno, handler, options);
+  return await listenNode(handler, options);
+}
+
+/**
+ * Resolves when the process is asked to stop (Ctrl-C or SIGTERM).
+ *
+ * @returns The signal's name.
+ */
+export function untilInterrupted(): Promise<string> {
+  return new Promise((resolve) => {
+    const done = (name: string) => {
+      process.off("SIGINT", onInt);
+      process.off("SIGTERM", onTerm);
+      resolve(name);
+    };
+    const onInt = () => done("SIGINT");
+    const onTerm = () => done("SIGTERM");
+    process.on("SIGINT", onInt);
+    process.on("SIGTERM", onTerm);
+  });
+}

@@ -1,0 +1,90 @@
+/**
+ * Live updates: a Server-Sent Events stream that polls the store's change
+ * marker and sends `change` when the file moved (a running gateway's new
+ * messages, another process's rename), with a comment line as heartbeat.
+ *
+ * @module
+ */
+import type { SessionStore } from "../session_store.ts";
+
+/** Options of {@linkcode liveEvents}. */
+export interface LiveOptions {
+  /**
+   * How often the change marker is read, in milliseconds.
+   * @default {1000}
+   */
+  readonly pollMs?: number;
+  /**
+   * How often a heartbeat comment is sent, in milliseconds.
+   * @default {15000}
+   */
+  readonly heartbeatMs?: number;
+  /** Ends the stream (the request's signal). */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * The event stream of one open page.
+ *
+ * @param store The open store.
+ * @param options Timing and the signal that ends it.
+ * @returns `text/event-stream` bytes: `event: hello` with the marker, then `event: change` on each change.
+ */
+export function liveEvents(
+  store: SessionStore,
+  options: LiveOptions = {},
+): ReadableStream<Uint8Array> {
+  const pollMs = options.pollMs ?? 1000;
+  const heartbeatMs = options.heartbeatMs ?? 15_000;
+  const encoder = new TextEncoder();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let closed = false;
+  let last = "";
+  let quiet = 0;
+  const stop = () => {
+    closed = true;
+    if (timer !== undefined) clearTimeout(timer);
+  };
+  return new ReadableStream<Uint8Array>({
+    async start(controller) {
+      const send = (text: string) => {
+        if (!closed) controller.enqueue(encoder.encode(text));
+      };
+      const finish = () => {
+        if (closed) return;
+        stop();
+        try {
+          controller.close();
+        } catch {
+          // already closed by the client
+        }
+      };
+      options.signal?.addEventListener("abort", finish, { once: true });
+      const tick = async () => {
+        if (closed) return;
+        try {
+          const version = await store.dataVersion();
+          if (version !== last) {
+            send(`event: change\ndata: ${JSON.stringify({ version })}\n\n`);
+            last = version;
+            quiet = 0;
+          } else if ((quiet += pollMs) >= heartbeatMs) {
+            send(": heartbeat\n\n");
+            quiet = 0;
+          }
+        } catch (error) {
+          send(
+            `event: failure\ndata: ${JSON.stringify({ message: (error as Error).message })}\n\n`,
+          );
+        }
+        if (!closed) timer = setTimeout(tick, pollMs);
+      };
+      last = await store.dataVersion();
+      send(`retry: 3000\nevent: hello\ndata: ${JSON.stringify({ version: last })}\n\n`);
+      timer = setTimeout(tick, pollMs);
+    },
+    cancel() {
+      stop();
+    },
+  });
+}

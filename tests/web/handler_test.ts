@@ -1,0 +1,365 @@
+// The web handler, called without a socket: guards (Host, token, CSRF), the
+// page and its headers, and every API route on a copy of the v11 fixture.
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { openStore } from "../../lib/open_store.ts";
+import { SessionDB } from "../../lib/session_db.ts";
+import type { SessionStore } from "../../lib/session_store.ts";
+import { createHandler, type Handler, type HandlerOptions } from "../../lib/web/handler.ts";
+import { V11 } from "../_cli_io.ts";
+import { HOSTILE_ID, hostileDb } from "./_served.ts";
+
+const ORIGIN = "http://127.0.0.1:8787";
+const path = await hostileDb();
+const store = await openStore(path);
+after(() => store.close());
+
+function handlerFor(options: HandlerOptions = {}, on: SessionStore = store): Handler {
+  return createHandler(on, { pollMs: 50, ...options });
+}
+
+const handle = handlerFor();
+
+function get(url: string, init: RequestInit = {}, h: Handler = handle): Promise<Response> {
+  return h(new Request(url.startsWith("http") ? url : ORIGIN + url, init));
+}
+
+async function getJson(url: string, h: Handler = handle) {
+  const response = await get(url, {}, h);
+  return { status: response.status, body: await response.json() };
+}
+
+describe("the page", () => {
+  test("createHandler() serves the page with a strict CSP, nosniff and no inline script", async () => {
+    const response = await get("/");
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get("content-type")!, /^text\/html/);
+    const csp = response.headers.get("content-security-policy")!;
+    assert.match(csp, /script-src 'self'/);
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+    assert.equal(response.headers.get("x-content-type-options"), "nosniff");
+    const html = await response.text();
+    for (const tag of html.match(/<script[^>]*>/g) ?? []) assert.match(tag, /src="\/assets\//);
+    assert.doesNotMatch(html, /<script>|style="|\son[a-z]+=/);
+    assert.doesNotMatch(html, /https?:\/\//, "no third-party request");
+  });
+
+  test("createHandler() serves the script and style with an ETag, and 304 when it matches", async () => {
+    const js = await get("/assets/app.js");
+    assert.equal(js.status, 200);
+    assert.match(js.headers.get("content-type")!, /javascript/);
+    const text = await js.text();
+    assert.doesNotMatch(text, /\beval\(|new Function|innerHTML|insertAdjacentHTML|document\.write/);
+    const again = await get("/assets/app.js", {
+      headers: { "if-none-match": js.headers.get("etag")! },
+    });
+    assert.equal(again.status, 304);
+    assert.equal((await get("/assets/app.css")).status, 200);
+  });
+
+  test("createHandler() keeps the first page load (HTML and assets) under 200 KB", async () => {
+    let total = 0;
+    for (const url of ["/", "/assets/app.js", "/assets/app.css"]) {
+      total += (await (await get(url)).arrayBuffer()).byteLength;
+    }
+    assert.ok(total < 200 * 1024, `first load is ${total} bytes`);
+  });
+
+  test("createHandler() answers 404 JSON for unknown paths and traversal attempts", async () => {
+    for (
+      const url of [
+        "/etc/passwd",
+        "/assets/../../etc/passwd",
+        "/assets/%2e%2e/%2e%2e/etc/passwd",
+        "/assets/app.js/x",
+        "/api/nope",
+      ]
+    ) {
+      const response = await get(url);
+      assert.equal(response.status, 404, url);
+      const body = await response.json();
+      assert.equal(body.error.status, 404);
+    }
+  });
+
+  test("createHandler() refuses a method the page does not take", async () => {
+    const response = await get("/", { method: "POST", body: "x" });
+    assert.equal(response.status, 405);
+  });
+});
+
+describe("guards", () => {
+  test("createHandler() answers 403 to a foreign Host (DNS rebinding)", async () => {
+    const response = await get("http://evil.example:8787/api/sessions", {
+      headers: { host: "evil.example:8787" },
+    });
+    assert.equal(response.status, 403);
+    assert.match((await response.json()).error.message, /evil\.example/);
+    assert.equal((await get("http://localhost:8787/api/config")).status, 200);
+  });
+
+  test("createHandler() accepts the --public-url host", async () => {
+    const h = handlerFor({ publicUrl: "https://state.example.org/" });
+    const response = await get("http://state.example.org/api/config", {}, h);
+    assert.equal(response.status, 200);
+  });
+
+  test("createHandler() refuses a non-loopback bind without a token", () => {
+    assert.throws(() => createHandler(store, { host: "0.0.0.0" }), TypeError);
+    assert.throws(() => createHandler(store, { host: "192.168.1.5", token: "" }), TypeError);
+  });
+
+  test("createHandler() on a non-loopback bind answers 401 without the token and trades it for a cookie", async () => {
+    const h = handlerFor({ host: "0.0.0.0", token: "s3cret-token" });
+    const base = "http://192.168.1.5:8787";
+    assert.equal((await get(`${base}/api/sessions`, {}, h)).status, 401);
+    assert.equal((await get(`${base}/`, {}, h)).status, 401);
+    assert.equal((await get(`${base}/?token=wrong`, {}, h)).status, 401);
+    assert.equal(
+      (await get(`${base}/`, { headers: { cookie: "hermes_state_token=wrong" } }, h)).status,
+      401,
+    );
+    const exchange = await get(`${base}/?token=s3cret-token#/usage`, {}, h);
+    assert.equal(exchange.status, 303);
+    assert.equal(exchange.headers.get("location"), "/");
+    const cookie = exchange.headers.get("set-cookie")!;
+    assert.match(cookie, /hermes_state_token=s3cret-token/);
+    assert.match(cookie, /HttpOnly/);
+    assert.match(cookie, /SameSite=Strict/);
+    const ok = await get(`${base}/api/sessions`, {
+      headers: { cookie: "hermes_state_token=s3cret-token" },
+    }, h);
+    assert.equal(ok.status, 200);
+    const bearer = await get(`${base}/api/config`, {
+      headers: { authorization: "Bearer s3cret-token" },
+    }, h);
+    assert.equal(bearer.status, 200);
+    // A name that is not an address of this machine is still refused before the token.
+    assert.equal(
+      (await get("http://evil.example/api/sessions", {
+        headers: { cookie: "hermes_state_token=s3cret-token" },
+      }, h)).status,
+      403,
+    );
+  });
+
+  test("createHandler() is read-only by default: a write is 403 and changes nothing", async () => {
+    const response = await get(`/api/sessions/${V11.compressionTip}/title`, {
+      method: "PUT",
+      body: JSON.stringify({ title: "changed" }),
+    });
+    assert.equal(response.status, 403);
+    assert.equal(await store.getSessionTitle(V11.compressionTip), "my project #3");
+  });
+});
+
+describe("API", () => {
+  test("GET /api/sessions pages the listing and reports whether more follow", async () => {
+    const first = await getJson("/api/sessions?limit=5");
+    assert.equal(first.status, 200);
+    assert.equal(first.body.sessions.length, 5);
+    assert.equal(first.body.more, true);
+    const second = await getJson("/api/sessions?limit=5&offset=5");
+    const ids = new Set(first.body.sessions.map((s: { id: string }) => s.id));
+    for (const s of second.body.sessions) assert.ok(!ids.has(s.id));
+    const row = first.body.sessions.find((s: { id: string }) => s.id === V11.compressionTip);
+    assert.equal(row.lineage_root_id, V11.compressionRoot, "a compression chain is one row");
+    assert.equal("system_prompt" in row, false);
+  });
+
+  test("GET /api/sessions filters by source, start date and children, and orders by start", async () => {
+    const telegram = await getJson("/api/sessions?source=telegram&limit=200");
+    assert.ok(telegram.body.sessions.length > 0);
+    for (const s of telegram.body.sessions) assert.equal(s.source, "telegram");
+    const recent = await getJson("/api/sessions?from=2026-04-25&to=2026-04-27&limit=200");
+    assert.ok(recent.body.sessions.length > 0);
+    for (const s of recent.body.sessions) {
+      assert.ok(
+        s.started_at >= Date.UTC(2026, 3, 25) / 1000 && s.started_at < Date.UTC(2026, 3, 27) / 1000,
+      );
+    }
+    const parents = await getJson("/api/sessions?children=1&limit=200");
+    const parentIds = parents.body.sessions.map((
+      s: { lineage_root_id: string | null; id: string },
+    ) => s.lineage_root_id ?? s.id);
+    assert.ok(parentIds.includes(V11.branchParent));
+    assert.ok(!parentIds.includes(V11.live));
+    const started = await getJson("/api/sessions?order=started&limit=200");
+    const starts = started.body.sessions.map((s: { started_at: number }) => s.started_at);
+    assert.deepEqual(starts, [...starts].sort((a, b) => b - a));
+  });
+
+  test("GET /api/sessions rejects unbounded or bad parameters with a 400 naming them", async () => {
+    for (
+      const [url, name] of [
+        ["limit=500", "limit"],
+        ["offset=-1", "offset"],
+        ["order=random", "order"],
+        ["from=yesterday", "from"],
+        ["limit=1e3", "limit"],
+      ]
+    ) {
+      const response = await getJson(`/api/sessions?${url}`);
+      assert.equal(response.status, 400, url);
+      assert.match(response.body.error.message, new RegExp(name));
+    }
+  });
+
+  test("GET /api/search finds English and CJK text with snippets and session titles", async () => {
+    const docker = await getJson("/api/search?q=docker&limit=5");
+    assert.equal(docker.status, 200);
+    assert.ok(docker.body.hits.length > 0);
+    assert.match(docker.body.hits[0].snippet, />>>docker<<</i);
+    assert.ok(Array.isArray(docker.body.hits[0].context));
+    const cjk = await getJson(`/api/search?q=${encodeURIComponent("记忆")}`);
+    assert.ok(cjk.body.hits.length > 0);
+    assert.ok(cjk.body.hits.some((h: { title: string | null }) => h.title !== null));
+  });
+
+  test("GET /api/search never fails on hostile text and bounds the query length", async () => {
+    for (const q of ['"unbalanced (', "NEAR(", "*", "AND", "\u0000", "<script>", "🚀", " "]) {
+      const response = await getJson(`/api/search?q=${encodeURIComponent(q)}`);
+      assert.equal(response.status, 200, JSON.stringify(q));
+      assert.ok(Array.isArray(response.body.hits));
+    }
+    const long = await getJson(`/api/search?q=${"a".repeat(1001)}`);
+    assert.equal(long.status, 400);
+    assert.match(long.body.error.message, /q is too long/);
+  });
+
+  test("GET /api/sessions/:id returns the transcript and the lineage tree", async () => {
+    const { status, body } = await getJson(`/api/sessions/${V11.compressionMid}`);
+    assert.equal(status, 200);
+    assert.equal(body.session.id, V11.compressionMid);
+    assert.equal(body.messages.length, body.session.message_count);
+    assert.equal(body.lineage.id, V11.compressionRoot);
+    const relations = JSON.stringify(body.lineage);
+    assert.match(relations, new RegExp(V11.compressionTip));
+    assert.match(relations, /"relation":"compression"/);
+    assert.match(relations, new RegExp(V11.delegateChild));
+  });
+
+  test("GET /api/sessions/:id answers 404 JSON for an unknown id", async () => {
+    const { status, body } = await getJson("/api/sessions/nope%2F..%2Fx");
+    assert.equal(status, 404);
+    assert.match(body.error.message, /not found/);
+  });
+
+  test("GET /api/usage groups by day, model and source, and rejects a bad grouping", async () => {
+    const days = await getJson("/api/usage?by=day&since=all");
+    assert.equal(days.status, 200);
+    assert.ok(days.body.rows.some((r: { key: string }) => r.key === "2026-04-20"));
+    const models = await getJson("/api/usage?by=model&since=all");
+    assert.ok(
+      models.body.rows.some((r: { key: string }) => r.key === "anthropic/claude-sonnet-4.5"),
+    );
+    const bad = await getJson("/api/usage?by=hour");
+    assert.equal(bad.status, 400);
+    assert.match(bad.body.error.message, /by must be one of/);
+  });
+
+  test("GET /api/export streams one standalone HTML file with hostile text escaped", async () => {
+    const response = await get(`/api/export?format=html&session=${HOSTILE_ID}`);
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get("content-type")!, /^text\/html/);
+    assert.match(
+      response.headers.get("content-disposition")!,
+      /attachment; filename="20260430_120000_hostile\.html"/,
+    );
+    const html = await response.text();
+    assert.match(html, /^<!doctype html>/);
+    assert.doesNotMatch(html, /<script|<img src=x|<iframe|javascript:[^<]*<\/a>/);
+    assert.match(html, /&lt;script&gt;window\.__pwned/);
+    assert.match(html, /⟦U\+202E⟧/);
+    assert.match(html, /<img class="part-image" alt="image_url" src="data:image\/png;base64,/);
+    assert.doesNotMatch(html, /src="https:/);
+  });
+
+  test("GET /api/export writes JSON Lines and Markdown, and refuses an unknown format", async () => {
+    const jsonl = await (await get("/api/export?format=jsonl&source=telegram")).text();
+    const lines = jsonl.trim().split("\n").map((line) => JSON.parse(line));
+    assert.ok(lines.length > 0);
+    for (const line of lines) assert.equal(line.source, "telegram");
+    const md = await (await get(`/api/export?format=md&session=${V11.compressionTip}`)).text();
+    assert.match(md, /^# my project #3/);
+    assert.equal((await get("/api/export?format=pdf")).status, 400);
+  });
+
+  test("GET /api/events sends hello, then change when another connection commits", async () => {
+    const response = await get("/api/events");
+    assert.match(response.headers.get("content-type")!, /^text\/event-stream/);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    const first = decoder.decode((await reader.read()).value);
+    assert.match(first, /event: hello/);
+    const other = await SessionDB.open({ path });
+    other.appendMessage(V11.live, { role: "user", content: "a new message from the gateway" });
+    other.close();
+    const next = decoder.decode((await reader.read()).value);
+    assert.match(next, /event: change/);
+    await reader.cancel();
+  });
+
+  test("createHandler() answers errors as JSON without a stack trace", async () => {
+    const closed = await openStore(await hostileDb());
+    const h = handlerFor({}, closed);
+    await closed.close();
+    const response = await get("/api/sessions", {}, h);
+    assert.equal(response.status, 500);
+    const text = await response.text();
+    assert.deepEqual(JSON.parse(text), { error: { status: 500, message: "Internal error" } });
+  });
+});
+
+describe("writes", () => {
+  test("createHandler() with allowWrites renames only with the CSRF token, and deletes only when confirmed", async () => {
+    const own = await openStore(await hostileDb());
+    after(() => own.close());
+    const h = handlerFor({ allowWrites: true }, own);
+    const config = await (await get("/api/config", {}, h)).json();
+    assert.equal(config.allowWrites, true);
+    const url = `/api/sessions/${V11.compressionTip}/title`;
+    const body = JSON.stringify({ title: "renamed from the page" });
+    assert.equal((await get(url, { method: "PUT", body }, h)).status, 403);
+    assert.equal(
+      (await get(url, { method: "PUT", body, headers: { "x-hermes-csrf": "wrong" } }, h)).status,
+      403,
+    );
+    const foreign = await get(url, {
+      method: "PUT",
+      body,
+      headers: { "x-hermes-csrf": config.csrf, origin: "http://evil.example" },
+    }, h);
+    assert.equal(foreign.status, 403);
+    assert.equal(await own.getSessionTitle(V11.compressionTip), "my project #3");
+    const ok = await get(
+      url,
+      { method: "PUT", body, headers: { "x-hermes-csrf": config.csrf } },
+      h,
+    );
+    assert.equal(ok.status, 200);
+    assert.equal(await own.getSessionTitle(V11.compressionTip), "renamed from the page");
+    const taken = await get(url, {
+      method: "PUT",
+      body: JSON.stringify({ title: "my project" }),
+      headers: { "x-hermes-csrf": config.csrf },
+    }, h);
+    assert.equal(taken.status, 409);
+
+    const remove = `/api/sessions/${HOSTILE_ID}`;
+    const unconfirmed = await get(remove, {
+      method: "DELETE",
+      body: "{}",
+      headers: { "x-hermes-csrf": config.csrf },
+    }, h);
+    assert.equal(unconfirmed.status, 400);
+    assert.ok((await own.getSession(HOSTILE_ID)) !== undefined);
+    const confirmed = await get(remove, {
+      method: "DELETE",
+      body: JSON.stringify({ confirm: HOSTILE_ID }),
+      headers: { "x-hermes-csrf": config.csrf },
+    }, h);
+    assert.equal(confirmed.status, 200);
+    assert.equal(await own.getSession(HOSTILE_ID), undefined);
+  });
+});
