@@ -10,6 +10,8 @@ if [ "$(cat node_modules/.hermes-lock 2>/dev/null)" != "$(sha256sum <package-loc
   npm ci --no-audit --no-fund --loglevel=error >&2
   sha256sum <package-lock.json >node_modules/.hermes-lock
 fi
+# The browser tests drive Debian's chromium (installed with the CJK and emoji fonts when missing).
+export HERMES_TEST_CHROMIUM="${HERMES_TEST_CHROMIUM:-$(bash "$ROOT/scripts/chromium.sh")}"
 step() { printf '\n== %s\n' "$*" >&2; }
 
 # A throwaway PostgreSQL cluster for the PostgreSQL tests (scripts/pg.sh), unless

@@ -338,6 +338,13 @@ export const APP_JS = String.raw`
     if (typeof content === "string") return renderText(content, parent);
     (Array.isArray(content) ? content : [content]).forEach(function (p) { renderPart(p, parent); });
   }
+  // A tool's JSON output is shown pretty-printed; anything else as text.
+  function renderToolContent(content, parent) {
+    if (typeof content === "string" && content.length < BIG && /^\s*[\[{]/.test(content)) {
+      try { parent.appendChild(el("pre", null, el("code", { text: visible(JSON.stringify(JSON.parse(content), null, 2)) }))); return; } catch (e) { /* not JSON */ }
+    }
+    renderContent(content, parent);
+  }
   function pretty(raw) {
     if (raw === null || raw === undefined) return "";
     if (typeof raw !== "string") return JSON.stringify(raw, null, 2);
@@ -354,7 +361,7 @@ export const APP_JS = String.raw`
       var side = null;
       if (result) {
         side = el("div", null, el("div", { class: "figures" }, "result · ", el("a", { href: "#m-" + result.id, class: "jump", "data-jump": result.id, text: "message" })));
-        renderContent(result.content, side);
+        renderToolContent(result.content, side);
       }
       return el("details", { class: "call" }, el("summary", null, "\u2192 " + visible(name)), el("div", { class: "call-grid" }, args, side));
     });
@@ -370,7 +377,7 @@ export const APP_JS = String.raw`
     if (reasoning) { var r = el("details", { class: "reasoning" }, el("summary", { text: "Reasoning" })); renderText(reasoning, r); node.appendChild(r); }
     if (m.role === "tool") {
       var d = el("details", { class: "tool-result" }, el("summary", { text: "Tool result" + (m.tool_name ? " · " + visible(m.tool_name) : "") }));
-      renderContent(m.content, d);
+      renderToolContent(m.content, d);
       node.appendChild(d);
     } else {
       var body = el("div", { class: "content" });

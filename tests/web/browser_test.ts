@@ -1,0 +1,267 @@
+/// <reference lib="dom" />
+// The session browser in a real chromium: listing, search as you type
+// (English and CJK), a hit opening its message, lineage links, the usage
+// chart, live updates, hostile content shown and never run, the token and
+// Host guards; screenshots at 1280 and 375 px, light and dark, in tests/out/.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { SessionDB } from "../../lib/session_db.ts";
+import { V11 } from "../_cli_io.ts";
+import { type Browser, browserSkip, launchBrowser, SCREENSHOTS } from "./_browser.ts";
+import { HOSTILE_ID, hostileDb, serve, type Served } from "./_served.ts";
+
+const skip = browserSkip();
+if (skip !== undefined) console.log(`browser tests skipped: ${skip}`);
+
+// deno-lint-ignore no-explicit-any
+type Page = any;
+
+let browser: Browser;
+let served: Served;
+let path: string;
+
+before(async () => {
+  if (skip !== undefined) return;
+  path = await hostileDb({ huge: true });
+  served = await serve(path);
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await served?.close();
+});
+
+/** A new page that records script errors; `hash` is the view to open. */
+async function open(hash: string, options: { width?: number; dark?: boolean } = {}): Promise<Page> {
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on("pageerror", (error: Error) => errors.push(error.message));
+  page.errors = errors;
+  await page.setViewport({
+    width: options.width ?? 1280,
+    height: options.width === 375 ? 780 : 860,
+  });
+  await page.emulateMediaFeatures([
+    { name: "prefers-color-scheme", value: options.dark ? "dark" : "light" },
+  ]);
+  await page.goto(`${served.origin}/${hash}`, { waitUntil: "load" });
+  await page.waitForSelector("body[data-ready]");
+  return page;
+}
+
+/** Waits until the view has been drawn again after `action`. */
+async function redrawn(page: Page, action: () => Promise<unknown>): Promise<void> {
+  const before = await page.evaluate(() => document.body.getAttribute("data-ready"));
+  await action();
+  await page.waitForFunction(
+    (old: string | null) => document.body.getAttribute("data-ready") !== old,
+    { timeout: 10_000 },
+    before,
+  );
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
+}
+
+async function text(page: Page, selector = "#app"): Promise<string> {
+  return await page.$eval(selector, (node: Element) => (node as HTMLElement).innerText);
+}
+
+async function close(page: Page): Promise<void> {
+  assert.deepEqual(page.errors, [], "no script error on the page");
+  await page.close();
+}
+
+describe("session browser", { skip }, () => {
+  test("the listing shows titles, previews and a compression chain as one row, at 1280 and 375 px", async () => {
+    for (const width of [1280, 375]) {
+      for (const dark of [false, true]) {
+        const page = await open("#/", { width, dark });
+        const listing = await text(page);
+        assert.match(listing, /my project #3/);
+        assert.match(listing, /chain/);
+        assert.doesNotMatch(listing, /my project #2/, "the chain's middle is not a row of its own");
+        const overflow = await page.evaluate(() =>
+          document.documentElement.scrollWidth - document.documentElement.clientWidth
+        );
+        assert.ok(overflow <= 0, `no sideways scrolling at ${width} px (${overflow} px)`);
+        await shot(page, `sessions-${width}-${dark ? "dark" : "light"}`);
+        await close(page);
+      }
+    }
+  });
+
+  test("typing a search shows highlighted hits, puts the query in the URL, and Enter opens the message", async () => {
+    const page = await open("#/");
+    await page.keyboard.press("/");
+    await redrawn(page, () => page.keyboard.type("docker compose", { delay: 30 }));
+    await page.waitForFunction(() => location.hash.includes("q=docker"));
+    await page.waitForSelector(".view-search .hit mark");
+    const marks = await page.$$eval(
+      ".hit mark",
+      (nodes: Element[]) => nodes.map((n) => n.textContent),
+    );
+    assert.ok(marks.some((m: string) => /docker/i.test(m)));
+    assert.match(await page.evaluate(() => location.hash), /^#\/search\?q=docker\+compose$/);
+    await shot(page, "search-1280-light");
+    await page.keyboard.press("Escape"); // leaves the search box
+    await page.keyboard.press("j");
+    const hitId = await page.$eval(".row.selected a", (a: Element) => a.getAttribute("href"));
+    await redrawn(page, () => page.keyboard.press("Enter"));
+    const messageId = /m=(\d+)/.exec(hitId)![1];
+    const target = await page.$eval(`#m-${messageId}`, (node: Element) => {
+      const box = node.getBoundingClientRect();
+      return {
+        target: node.classList.contains("target"),
+        top: box.top,
+        bottom: box.bottom,
+        height: innerHeight,
+      };
+    });
+    assert.equal(target.target, true);
+    assert.ok(target.top < target.height && target.bottom > 0, "the hit is scrolled into view");
+    await shot(page, "search-hit-1280-light");
+    await redrawn(page, () => page.keyboard.press("Escape"));
+    assert.match(await page.evaluate(() => location.hash), /^#\/search/);
+    await close(page);
+  });
+
+  test("a CJK search finds the Chinese session, and a deep link to a query opens its results", async () => {
+    const page = await open(`#/search?q=${encodeURIComponent("记忆")}`, { width: 375 });
+    await page.waitForSelector(".view-search .hit");
+    assert.match(await text(page), /记忆/);
+    assert.equal(await page.$eval("#q", (input: HTMLInputElement) => input.value), "记忆");
+    await shot(page, "search-cjk-375-light");
+    await close(page);
+  });
+
+  test("a lineage link opens the other session of the chain", async () => {
+    const page = await open(`#/s/${V11.compressionMid}`);
+    assert.match(await text(page, ".lineage"), /my project #3/);
+    await redrawn(page, () => page.click(`.lineage a[href="#/s/${V11.compressionTip}"]`));
+    assert.equal(await text(page, "#session-title"), "my project #3");
+    const tree = await text(page, ".lineage");
+    assert.match(tree, /compression/);
+    await shot(page, "transcript-1280-light");
+    await close(page);
+  });
+
+  test("the transcript folds tool calls with pretty arguments and their results beside them", async () => {
+    const page = await open(`#/s/${V11.kitchenSink}`, { dark: true });
+    const calls = await page.$$("details.call");
+    assert.ok(calls.length > 0);
+    await page.$eval("details.call", (d: HTMLDetailsElement) => d.open = true);
+    const call = await text(page, "details.call");
+    assert.match(call, /arguments/);
+    assert.match(
+      call,
+      /\{\n {2}"image_url": "attachment:\/\/screenshot-1\.png",/,
+      "arguments pretty-printed",
+    );
+    assert.match(
+      call,
+      /result · message\n\{\n {2}"analysis": /,
+      "the result beside them, pretty-printed",
+    );
+    await shot(page, "transcript-1280-dark");
+    await close(page);
+  });
+
+  test("the usage view draws the charts with the table beside them", async () => {
+    for (const width of [1280, 375]) {
+      const page = await open("#/usage?since=all&by=day", { width });
+      const bars = await page.$$eval("svg.chart rect.bar", (nodes: Element[]) => nodes.length);
+      assert.ok(bars > 5, `${bars} bars`);
+      const tables = await page.$$eval(
+        ".usage-table",
+        (nodes: Element[]) => nodes.map((n) => n.textContent).join(" "),
+      );
+      assert.match(tables, /anthropic\/claude-sonnet-4\.5/);
+      assert.match(tables, /telegram/);
+      await shot(page, `usage-${width}-light`);
+      await close(page);
+    }
+  });
+
+  test("hostile content is shown as text, never run, and does not break the layout", async () => {
+    for (const width of [1280, 375]) {
+      const page = await open(`#/s/${HOSTILE_ID}`, { width });
+      const shown = await text(page);
+      const has = (pattern: RegExp, what: string) => assert.ok(pattern.test(shown), what);
+      has(/<script>window\.__pwned = 'script'<\/script>/, "the script tag is shown as text");
+      has(/<img src=x onerror=/, "the img tag is shown as text");
+      has(/⟦U\+202E⟧/, "bidi overrides are made visible");
+      has(/nul␀byte/, "NUL is made visible");
+      await page.$eval("details.tool-result", (d: HTMLDetailsElement) => d.open = true);
+      const more = await page.$eval("button.more", (b: Element) => b.textContent);
+      assert.equal(more, "Show all 10,485,760 characters", "the 10 MB message is cut");
+      const state = await page.evaluate(() => ({
+        pwned: (globalThis as { __pwned?: unknown }).__pwned,
+        scripts: document.querySelectorAll("#app script, #app iframe, #app style").length,
+        images: Array.from(
+          document.querySelectorAll("#app img"),
+          (img) => (img as HTMLImageElement).src.slice(0, 15),
+        ),
+        javascriptLinks: document.querySelectorAll('a[href^="javascript:"]').length,
+        overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      }));
+      assert.equal(state.pwned, undefined, "no hostile script ran");
+      assert.equal(state.scripts, 0);
+      assert.deepEqual(state.images, ["data:image/png;"], "only the data-URL image is shown");
+      assert.equal(state.javascriptLinks, 0);
+      assert.ok(state.overflow <= 0, `no sideways scrolling at ${width} px (${state.overflow} px)`);
+      await shot(page, `hostile-${width}-light`);
+      await close(page);
+    }
+  });
+
+  test("an open page updates live when another process writes the file", async () => {
+    const page = await open("#/");
+    await page.waitForFunction(() => document.getElementById("live")!.classList.contains("on"));
+    const db = await SessionDB.open({ path });
+    try {
+      db.createSession("20260501_000000_livetest", "telegram");
+      db.appendMessage("20260501_000000_livetest", {
+        role: "user",
+        content: "hello from the gateway",
+      });
+      db.setSessionTitle("20260501_000000_livetest", "Arrived while watching");
+    } finally {
+      db.close();
+    }
+    await page.waitForFunction(
+      () => document.getElementById("app")!.innerText.includes("Arrived while watching"),
+      { timeout: 10_000 },
+    );
+    await close(page);
+  });
+});
+
+describe("guards in the browser", { skip }, () => {
+  test("a non-loopback server answers 401 without the token, then works with it; a foreign Host gets 403", async () => {
+    const guarded = await serve(path, { host: "0.0.0.0", token: "browser-token" });
+    const port = new URL(guarded.origin).port;
+    // Chromium resolves every *.localhost name to loopback: a rebinding page's name, locally.
+    const rebinding = await launchBrowser();
+    try {
+      const page = await rebinding.newPage();
+      const denied = await page.goto(`${guarded.origin}/`);
+      assert.equal(denied.status(), 401);
+      const allowed = await page.goto(`${guarded.origin}/?token=browser-token`, {
+        waitUntil: "load",
+      });
+      assert.equal(allowed.status(), 200);
+      assert.equal(new URL(page.url()).search, "", "the token leaves the address bar");
+      await page.waitForSelector("body[data-ready]");
+      assert.match(await text(page), /my project #3/);
+      const foreign = await page.goto(`http://rebind.localhost:${port}/`);
+      assert.equal(foreign.status(), 403);
+    } finally {
+      await rebinding.close();
+      await guarded.close();
+    }
+  });
+});
