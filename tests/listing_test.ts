@@ -247,3 +247,37 @@ test("sessionCount() counts all sessions, or one source when given", async () =>
   assert.equal(db.sessionCount({ source: "nope" }), 0);
   db.close();
 });
+
+test("listSessionsRich() filters by start time and by having children, and rejects a bad time", async () => {
+  const db = await SessionDB.open({ path: copyFixture("hermes-v11.db") });
+  try {
+    const from = Date.UTC(2026, 3, 25) / 1000;
+    const to = Date.UTC(2026, 3, 27) / 1000;
+    const window = db.listSessionsRich({ startedAfter: from, startedBefore: to, limit: 100 });
+    assert.ok(window.length > 0);
+    for (const row of window) assert.ok(row.started_at >= from && row.started_at < to, row.id);
+    const all = db.listSessionsRich({ limit: 100 });
+    assert.equal(
+      window.length,
+      all.filter((r) => r.started_at >= from && r.started_at < to).length,
+    );
+    const parents = db.listSessionsRich({ hasChildren: true, limit: 100, includeChildren: true });
+    assert.ok(parents.length > 0);
+    for (const row of parents) {
+      assert.ok(all.length > 0);
+      assert.ok(
+        db.getDescendants(row.id).length > 1,
+        `${row.id} has a child`,
+      );
+    }
+    assert.throws(
+      () => db.listSessionsRich({ startedAfter: Number.NaN }),
+      {
+        name: "RangeError",
+        message: /startedAfter must be a finite number of seconds: current value is NaN/,
+      },
+    );
+  } finally {
+    db.close();
+  }
+});

@@ -15,19 +15,22 @@ export const SCREENSHOTS = join(ROOT, "tests", "out");
 /** The chromium executable: `HERMES_TEST_CHROMIUM`, else `chromium` on PATH. */
 export function chromiumPath(): string | undefined {
   const given = process.env.HERMES_TEST_CHROMIUM;
-  if (given) return given;
+  if (given) return runnable(given) ? given : undefined;
   for (const dir of (process.env.PATH ?? "").split(delimiter)) {
     for (const name of ["chromium", "chromium-browser"]) {
-      const candidate = join(dir, name);
-      try {
-        accessSync(candidate, constants.X_OK);
-        return candidate;
-      } catch {
-        // not here
-      }
+      if (runnable(join(dir, name))) return join(dir, name);
     }
   }
   return undefined;
+}
+
+function runnable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -40,7 +43,10 @@ export function browserSkip(): string | undefined {
   if (process.env.CI === "true") {
     throw new Error("No chromium for the browser tests (CI=true): run scripts/chromium.sh");
   }
-  return "no chromium found (set HERMES_TEST_CHROMIUM or install chromium)";
+  const given = process.env.HERMES_TEST_CHROMIUM;
+  return given
+    ? `HERMES_TEST_CHROMIUM=${given} is not an executable`
+    : "no chromium found (set HERMES_TEST_CHROMIUM or install chromium)";
 }
 
 /** The part of puppeteer's API the tests use. */

@@ -77,6 +77,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }
   // A loopback server needs no token; any other gets the given one or a new one.
   const token = given ?? (isLoopbackHost(host) ? null : newToken());
+  // Listen for Ctrl-C and SIGTERM before anything is printed, so a stop request is never missed.
+  const interrupted = untilInterrupted();
   const store = await ctx.openStore();
   const handler = createHandler(store, {
     host,
@@ -104,8 +106,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     } else ctx.io.stdout("Ctrl-C stops the server.\n");
   }
   if (args.flag("open")) await openBrowser(url);
-  await untilInterrupted();
+  await interrupted;
   await server.close();
+  if (!ctx.json) ctx.io.stdout("Stopped.\n");
   return 0;
 }
 

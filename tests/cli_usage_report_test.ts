@@ -1,0 +1,64 @@
+// `hermes-state usage`: the table, --json and --csv on the v11 fixture, and its usage errors.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { runCli, v11Copy } from "./_cli_io.ts";
+
+test("usage --since all prints a row per day and a total", async () => {
+  const run = await runCli(["--db", v11Copy(), "usage", "--since", "all"]);
+  assert.equal(run.code, 0, run.err);
+  const lines = run.out.trimEnd().split("\n");
+  assert.match(lines[0], /^day\s+sessions\s+input\s+output\s+cache read\s+reasoning\s+cost$/);
+  assert.match(lines[1], /^2025-12-21\s+6\s+139,068\s+/);
+  assert.match(lines[lines.length - 1], /^total\s+42\s+1,128,736\s+18,547\s+/);
+});
+
+test("usage --by model --json prints the rows of usageReport", async () => {
+  const run = await runCli([
+    "--db",
+    v11Copy(),
+    "usage",
+    "--by",
+    "model",
+    "--since",
+    "all",
+    "--json",
+  ]);
+  assert.equal(run.code, 0, run.err);
+  const body = JSON.parse(run.out);
+  assert.equal(body.by, "model");
+  assert.equal(body.since, null);
+  assert.equal(body.rows[0].key, "anthropic/claude-sonnet-4.5");
+  assert.equal(body.rows.reduce((n: number, r: { sessions: number }) => n + r.sessions, 0), 42);
+});
+
+test("usage --by week --csv prints a header and one line per week", async () => {
+  const run = await runCli(["--db", v11Copy(), "usage", "--by", "week", "--since", "all", "--csv"]);
+  assert.equal(run.code, 0, run.err);
+  const lines = run.out.trimEnd().split("\n");
+  assert.equal(
+    lines[0],
+    "week,sessions,input_tokens,output_tokens,cache_read_tokens,cache_write_tokens,reasoning_tokens,estimated_cost_usd,actual_cost_usd",
+  );
+  assert.deepEqual(lines.slice(1).map((line) => line.split(",")[0]), [
+    "2025-12-15",
+    "2026-04-20",
+    "2026-04-27",
+  ]);
+});
+
+test("usage --since 3d counts only sessions started in the last 3 days of the clock", async () => {
+  const run = await runCli(["--db", v11Copy(), "usage", "--since", "3d", "--json"]);
+  assert.equal(run.code, 0, run.err);
+  const keys = JSON.parse(run.out).rows.map((r: { key: string }) => r.key);
+  // The clock is 2026-04-29 10:05 UTC; the 2026-04-26 sessions started before 10:05.
+  assert.deepEqual(keys, ["2026-04-27", "2026-04-28", "2026-04-29"]);
+});
+
+test("usage exits 2 on a bad --by or --since, and on --csv with --json", async () => {
+  const path = v11Copy();
+  for (const args of [["--by", "hour"], ["--since", "yesterday"], ["--csv", "--json"]]) {
+    const run = await runCli(["--db", path, "usage", ...args]);
+    assert.equal(run.code, 2, args.join(" "));
+    assert.match(run.err, /^hermes-state usage: /);
+  }
+});

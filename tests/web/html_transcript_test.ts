@@ -1,0 +1,78 @@
+// The standalone HTML transcript: escaping, images, folding, and `export --format html`.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { openStore } from "../../lib/open_store.ts";
+import { renderHtmlDocument } from "../../lib/web/html_transcript.ts";
+import { escapeHtml, visibleText } from "../../lib/web/escape_html.ts";
+import { runCli, V11 } from "../_cli_io.ts";
+import { tempDir } from "../_helpers.ts";
+import { HOSTILE_ID, HOSTILE_TEXTS, hostileDb } from "./_served.ts";
+
+test("renderHtmlDocument() escapes every hostile text and runs nothing", async () => {
+  await using store = await openStore(await hostileDb());
+  const html = renderHtmlDocument((await store.exportSession(HOSTILE_ID))!);
+  assert.doesNotMatch(html, /<script|<iframe|<style>body|onerror="|href="javascript/);
+  for (const text of HOSTILE_TEXTS) {
+    assert.ok(html.includes(escapeHtml(visibleText(text))), text.slice(0, 40));
+  }
+  assert.match(
+    html,
+    /<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">/,
+  );
+  assert.match(html, /<img class="part-image" alt="image_url" src="data:image\/png;base64,/);
+  assert.match(html, /\[image_url: https:\/\/tracker\.example\/pixel\.png\]/);
+  assert.match(html, /\[input_audio\]/);
+  assert.match(
+    html,
+    /<title>&lt;img src=x onerror=&quot;window.__pwned=&#39;title&#39;&quot;&gt; hostile<\/title>/,
+  );
+});
+
+test("renderHtmlDocument() folds tool calls with pretty arguments and their result, and reasoning", async () => {
+  await using store = await openStore(await hostileDb());
+  const html = renderHtmlDocument((await store.exportSession(V11.kitchenSink))!);
+  assert.match(html, /<details class="call"><summary>→ vision_analyze<\/summary>/);
+  assert.match(html, /\{\n {2}&quot;image_url&quot;: &quot;attachment:\/\/screenshot-1.png&quot;/);
+  assert.match(html, /<div class="figures">result<\/div>/);
+  assert.match(html, /<details><summary>Reasoning<\/summary>/);
+});
+
+test("export --format html writes one standalone page with every session of the source", async () => {
+  const path = await hostileDb();
+  const out = join(tempDir(), "telegram.html");
+  const run = await runCli([
+    "--db",
+    path,
+    "export",
+    "--format",
+    "html",
+    "--source",
+    "telegram",
+    out,
+  ]);
+  assert.equal(run.code, 0, run.err);
+  assert.match(run.out, /^Exported \d+ sessions to /);
+  const html = readFileSync(out, "utf8");
+  assert.match(html, /^<!doctype html>/);
+  assert.match(html, /<\/main><\/body><\/html>\n$/);
+  const sessions = html.match(/<section class="session">/g)?.length ?? 0;
+  assert.equal(sessions, Number(/Exported (\d+)/.exec(run.out)![1]));
+  assert.doesNotMatch(html, /<script/);
+});
+
+test("export --format html --session-id writes one session to standard output", async () => {
+  const run = await runCli([
+    "--db",
+    await hostileDb(),
+    "export",
+    "--format",
+    "html",
+    "--session-id",
+    "my project #3",
+  ]);
+  assert.equal(run.code, 0, run.err);
+  assert.match(run.out, /<h1 class="bidi">my project #3<\/h1>/);
+  assert.equal(run.out.match(/<section class="session">/g)?.length, 1);
+});

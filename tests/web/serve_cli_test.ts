@@ -1,0 +1,113 @@
+// `hermes-state serve` as a real process on the running runtime: it prints
+// the address, answers on it, guards a non-loopback bind with a token, and
+// stops cleanly (exit 0) on SIGTERM.
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
+import process from "node:process";
+import { runtimeName } from "../../lib/driver/load.ts";
+import { ROOT } from "../_helpers.ts";
+import { V11, v11Copy } from "../_cli_io.ts";
+
+const CLI = join(ROOT, "cli.ts");
+
+interface Running {
+  child: ChildProcess;
+  lines: string[];
+  exited: Promise<number | null>;
+}
+
+/** Starts `cli.ts serve …` and waits for its "Open URL" line. */
+async function start(args: readonly string[]): Promise<{ running: Running; url: string }> {
+  const prefix = runtimeName() === "deno" ? ["run", "-A", "--no-lock", CLI] : [CLI];
+  const child = spawn(process.execPath, [...prefix, ...args], {
+    env: { ...process.env, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  let err = "";
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => void (err += chunk));
+  const exited = new Promise<number | null>((resolve) =>
+    child.on("close", (code, signal) => {
+      if (code === null) lines.push(`killed by ${signal}; stderr: ${err}`);
+      resolve(code);
+    })
+  );
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const url = await new Promise<string>((resolve, reject) => {
+    let buffer = "";
+    child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+      buffer += chunk;
+      const parts = buffer.split("\n");
+      buffer = parts.pop()!;
+      lines.push(...parts);
+      // The last line of the banner: everything before it has been printed.
+      if (!lines.some((line) => line.includes("Ctrl-C stops the server"))) return;
+      resolve(lines.find((line) => line.startsWith("Open "))!.slice("Open ".length));
+    });
+    child.on("close", (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+    timer = setTimeout(() => reject(new Error(`serve printed no address in 30 s: ${err}`)), 30_000);
+  }).finally(() => clearTimeout(timer));
+  return { running: { child, lines, exited }, url };
+}
+
+/**
+ * Sends SIGTERM and asserts a clean stop: the server says "Stopped." and
+ * exits 0. (Deno's node:child_process reports a child that exited after
+ * handling SIGTERM as killed by it, so there the line is the proof.)
+ */
+async function stop(running: Running): Promise<void> {
+  running.child.kill("SIGTERM");
+  const code = await running.exited;
+  const log = running.lines.join("\n");
+  assert.ok(running.lines.includes("Stopped."), log);
+  if (runtimeName() !== "deno") assert.equal(code, 0, log);
+}
+
+describe(`hermes-state serve as a process (${runtimeName()})`, () => {
+  test("serve prints its loopback address, answers there, and exits 0 on SIGTERM", {
+    timeout: 60_000,
+  }, async () => {
+    const path = v11Copy();
+    const { running, url } = await start(["--db", path, "serve", "--port", "0"]);
+    try {
+      assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
+      assert.ok(running.lines.some((line) => line === `Serving ${path}`));
+      const page = await fetch(url);
+      assert.equal(page.status, 200);
+      assert.match(await page.text(), /<title>hermes-state<\/title>/);
+      const transcript = await (await fetch(`${url}api/sessions/${V11.compressionTip}`)).json();
+      assert.equal(transcript.session.title, "my project #3");
+    } finally {
+      await stop(running);
+    }
+  });
+
+  test("serve on every interface prints a token once and answers 401 without it", {
+    timeout: 60_000,
+  }, async () => {
+    const { running, url } = await start([
+      "--db",
+      v11Copy(),
+      "serve",
+      "--host",
+      "0.0.0.0",
+      "--port",
+      "0",
+    ]);
+    try {
+      const token = new URL(url).searchParams.get("token");
+      assert.match(token ?? "", /^[0-9a-f]{32}$/);
+      assert.ok(running.lines.some((line) => /printed only this once/.test(line)));
+      const base = url.slice(0, url.indexOf("?"));
+      assert.equal((await fetch(`${base}api/sessions`)).status, 401);
+      const exchange = await fetch(url, { redirect: "manual" });
+      assert.equal(exchange.status, 303);
+      const cookie = exchange.headers.get("set-cookie")!.split(";")[0];
+      assert.equal((await fetch(`${base}api/sessions`, { headers: { cookie } })).status, 200);
+    } finally {
+      await stop(running);
+    }
+  });
+});
