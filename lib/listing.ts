@@ -134,6 +134,32 @@ function withPreview(row: SqlRow): RichSessionRow {
   return Object.assign(row, { preview }) as unknown as RichSessionRow;
 }
 
+/**
+ * The start-time bounds of a listing, checked (every engine calls this).
+ *
+ * @param options The listing options.
+ * @returns `startedAfter` and `startedBefore`, `null` when not given.
+ * @throws {RangeError} When either is not a finite number.
+ */
+export function checkStartedRange(
+  options: ListSessionsOptions,
+): { after: number | null; before: number | null } {
+  const time = (name: "startedAfter" | "startedBefore"): number | null => {
+    const value = options[name];
+    if (value === undefined || value === null) return null;
+    if (typeof value !== "number" || !Number.isFinite(value)) {
+      throw new RangeError(
+        `Cannot list sessions: ${name} must be a finite number of seconds: current value is ${value}`,
+      );
+    }
+    return value;
+  };
+  return { after: time("startedAfter"), before: time("startedBefore") };
+}
+
+/** A child session of `s` exists (delegates, branches, continuations). */
+export const HAS_CHILDREN = "EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = s.id)";
+
 function filters(
   store: Store,
   options: ListSessionsOptions,
@@ -152,19 +178,17 @@ function filters(
     clauses.push("s.source NOT IN (SELECT value FROM json_each(?))");
     params.push(JSON.stringify(options.excludeSources));
   }
-  for (const [name, op] of [["startedAfter", ">="], ["startedBefore", "<"]] as const) {
-    const value = options[name];
-    if (value === undefined || value === null) continue;
-    if (typeof value !== "number" || !Number.isFinite(value)) {
-      throw new RangeError(
-        `Cannot list sessions: ${name} must be a finite number of seconds: current value is ${value}`,
-      );
-    }
-    clauses.push(`s.started_at ${op} ?`);
-    params.push(value);
+  const range = checkStartedRange(options);
+  if (range.after !== null) {
+    clauses.push("s.started_at >= ?");
+    params.push(range.after);
+  }
+  if (range.before !== null) {
+    clauses.push("s.started_at < ?");
+    params.push(range.before);
   }
   if (options.hasChildren) {
-    clauses.push("EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = s.id)");
+    clauses.push(HAS_CHILDREN);
   }
   return { where: clauses.length ? `WHERE ${clauses.join(" AND ")}` : "", params };
 }

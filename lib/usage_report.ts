@@ -76,12 +76,73 @@ const ORDER: Readonly<Record<UsageGrouping, string>> = {
   source: "COALESCE(estimated_cost_usd, 0) DESC, input_tokens + output_tokens DESC, key",
 };
 
-function toNumber(value: SqlValue | undefined): number {
+function toNumber(value: unknown): number {
   return value === null || value === undefined ? 0 : Number(value);
 }
 
-function toCost(value: SqlValue | undefined): number | null {
+function toCost(value: unknown): number | null {
   return value === null || value === undefined ? null : Number(value);
+}
+
+/** {@linkcode UsageReportOptions} checked, with their defaults. */
+export interface CheckedUsageOptions {
+  /** The grouping. */
+  readonly by: UsageGrouping;
+  /** Period start, Unix seconds, or `null`. */
+  readonly since: number | null;
+  /** Period end (exclusive), Unix seconds, or `null`. */
+  readonly until: number | null;
+  /** The source, or `null` for all. */
+  readonly source: string | null;
+}
+
+/**
+ * Checks the options of a usage report (every engine calls this first).
+ *
+ * @param options As given.
+ * @returns The options with their defaults.
+ * @throws {RangeError} When `by` is not a grouping, or `since`/`until` is not a finite number.
+ */
+export function checkUsageOptions(options: UsageReportOptions = {}): CheckedUsageOptions {
+  const by = options.by ?? "day";
+  if (!USAGE_GROUPINGS.includes(by)) {
+    throw new RangeError(
+      `Cannot report usage: by must be one of ${USAGE_GROUPINGS.join(", ")}: current value is ${
+        JSON.stringify(by)
+      }`,
+    );
+  }
+  const time = (name: "since" | "until"): number | null => {
+    const value = options[name];
+    if (value === undefined || value === null) return null;
+    if (typeof value !== "number" || !Number.isFinite(value)) {
+      throw new RangeError(
+        `Cannot report usage: ${name} must be a finite number of seconds: current value is ${value}`,
+      );
+    }
+    return value;
+  };
+  return { by, since: time("since"), until: time("until"), source: options.source || null };
+}
+
+/**
+ * One result row of an engine's usage query as a {@linkcode UsageRow}.
+ *
+ * @param row Columns `key, sessions, input_tokens, …, actual_cost_usd` (numbers or numeric text).
+ * @returns The row.
+ */
+export function toUsageRow(row: Record<string, unknown>): UsageRow {
+  return {
+    key: row.key === null || row.key === undefined ? null : String(row.key),
+    sessions: toNumber(row.sessions),
+    input_tokens: toNumber(row.input_tokens),
+    output_tokens: toNumber(row.output_tokens),
+    cache_read_tokens: toNumber(row.cache_read_tokens),
+    cache_write_tokens: toNumber(row.cache_write_tokens),
+    reasoning_tokens: toNumber(row.reasoning_tokens),
+    estimated_cost_usd: toCost(row.estimated_cost_usd),
+    actual_cost_usd: toCost(row.actual_cost_usd),
+  };
 }
 
 /**
@@ -89,7 +150,8 @@ function toCost(value: SqlValue | undefined): number | null {
  *
  * @param store The open store.
  * @param options Grouping, period and source.
- * @returns One row per group: time groups oldest first, the others by cost, highest first.
+ * @returns One row per group: time groups oldest first, the others by cost
+ *   (then tokens), highest first; ties by key, a missing model first.
  * @throws {RangeError} When `by` is not a grouping, or `since`/`until` is not a finite number.
  *
  * @example Tokens per day
@@ -105,33 +167,23 @@ function toCost(value: SqlValue | undefined): number | null {
  * ```
  */
 export function usageReport(store: Store, options: UsageReportOptions = {}): UsageRow[] {
-  const by = options.by ?? "day";
-  if (!Object.hasOwn(KEYS, by)) {
-    throw new RangeError(
-      `Cannot report usage: by must be one of ${USAGE_GROUPINGS.join(", ")}: current value is ${
-        JSON.stringify(by)
-      }`,
-    );
-  }
+  const { by, since, until, source } = checkUsageOptions(options);
   const clauses: string[] = [];
   const params: SqlValue[] = [];
-  for (const [name, op] of [["since", ">="], ["until", "<"]] as const) {
-    const value = options[name];
-    if (value === undefined || value === null) continue;
-    if (typeof value !== "number" || !Number.isFinite(value)) {
-      throw new RangeError(
-        `Cannot report usage: ${name} must be a finite number of seconds: current value is ${value}`,
-      );
-    }
-    clauses.push(`started_at ${op} ?`);
-    params.push(value);
+  if (since !== null) {
+    clauses.push("started_at >= ?");
+    params.push(since);
   }
-  if (options.source) {
+  if (until !== null) {
+    clauses.push("started_at < ?");
+    params.push(until);
+  }
+  if (source !== null) {
     clauses.push("source = ?");
-    params.push(options.source);
+    params.push(source);
   }
   const where = clauses.length === 0 ? "" : `WHERE ${clauses.join(" AND ")}`;
-  const rows = store.statement(
+  return store.statement(
     `SELECT key, sessions, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
             reasoning_tokens, estimated_cost_usd, actual_cost_usd
      FROM (
@@ -148,18 +200,7 @@ export function usageReport(store: Store, options: UsageReportOptions = {}): Usa
        GROUP BY 1
      )
      ORDER BY ${ORDER[by]}`,
-  ).all(...params);
-  return rows.map((row) => ({
-    key: row.key === null || row.key === undefined ? null : String(row.key),
-    sessions: toNumber(row.sessions),
-    input_tokens: toNumber(row.input_tokens),
-    output_tokens: toNumber(row.output_tokens),
-    cache_read_tokens: toNumber(row.cache_read_tokens),
-    cache_write_tokens: toNumber(row.cache_write_tokens),
-    reasoning_tokens: toNumber(row.reasoning_tokens),
-    estimated_cost_usd: toCost(row.estimated_cost_usd),
-    actual_cost_usd: toCost(row.actual_cost_usd),
-  }));
+  ).all(...params).map(toUsageRow);
 }
 
 /**

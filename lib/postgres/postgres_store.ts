@@ -15,10 +15,12 @@ import type { ConversationOptions } from "../conversation.ts";
 import type { ExportOptions } from "../export.ts";
 import type { ImportOptions, ImportResult, ParentLink } from "../import.ts";
 import type { DatabaseInfo, InspectOptions } from "../inspect.ts";
-import type {
-  ListSessionsOptions,
-  SearchSessionsOptions,
-  SessionCountOptions,
+import {
+  checkStartedRange,
+  HAS_CHILDREN,
+  type ListSessionsOptions,
+  type SearchSessionsOptions,
+  type SessionCountOptions,
 } from "../listing.ts";
 import { checkCount } from "../paging.ts";
 import type { PruneCandidate, PruneCandidatesOptions } from "../prune_candidates.ts";
@@ -34,6 +36,13 @@ import type { CreateSessionOptions, EnsureSessionOptions } from "../sessions.ts"
 import type { SourceUsage } from "../source_usage.ts";
 import { sanitizeTitle } from "../titles.ts";
 import type { TokenCountsUpdate } from "../tokens.ts";
+import {
+  checkUsageOptions,
+  toUsageRow,
+  type UsageGrouping,
+  type UsageReportOptions,
+  type UsageRow,
+} from "../usage_report.ts";
 import { encodeJson } from "../content.ts";
 import type {
   ConversationMessage,
@@ -266,6 +275,26 @@ interface StoreSettings {
   readonly readonly: boolean;
   readonly clock: () => number;
 }
+
+/** The group key of each usage grouping (UTC days, weeks from Monday, months): a closed set. */
+const USAGE_KEYS: Readonly<Record<UsageGrouping, string>> = {
+  day: "to_char(to_timestamp(started_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
+  week: "to_char(date_trunc('week', to_timestamp(started_at) AT TIME ZONE 'UTC'), 'YYYY-MM-DD')",
+  month: "to_char(to_timestamp(started_at) AT TIME ZONE 'UTC', 'YYYY-MM')",
+  model: "model",
+  source: "source",
+};
+
+/** The order of usage rows, as the SQLite engine gives it (a missing model first among ties). */
+const USAGE_BY_COST =
+  `COALESCE(estimated_cost_usd, 0) DESC, input_tokens + output_tokens DESC, key COLLATE "C" NULLS FIRST`;
+const USAGE_ORDER: Readonly<Record<UsageGrouping, string>> = {
+  day: "key",
+  week: "key",
+  month: "key",
+  model: USAGE_BY_COST,
+  source: USAGE_BY_COST,
+};
 
 class PostgresSessionStore implements SessionStore {
   readonly engine = "postgres" as const;
@@ -581,6 +610,16 @@ class PostgresSessionStore implements SessionStore {
         `s.source NOT IN (SELECT json_array_elements_text($${params.length}::text::json))`,
       );
     }
+    const range = checkStartedRange(options);
+    if (range.after !== null) {
+      params.push(range.after);
+      clauses.push(`s.started_at >= $${params.length}`);
+    }
+    if (range.before !== null) {
+      params.push(range.before);
+      clauses.push(`s.started_at < $${params.length}`);
+    }
+    if (options.hasChildren) clauses.push(HAS_CHILDREN);
     const where = clauses.length ? `WHERE ${clauses.join(" AND ")}` : "";
     const n = params.length + 1;
     const sql = options.orderByLastActive ? this.#byLastActiveSql(where, n) : `WITH page AS (
@@ -1017,6 +1056,60 @@ class PostgresSessionStore implements SessionStore {
       estimated_cost: row.estimated_cost === null ? null : Number(row.estimated_cost),
       actual_cost: row.actual_cost === null ? null : Number(row.actual_cost),
     }));
+  }
+
+  async usageReport(options: UsageReportOptions = {}): Promise<UsageRow[]> {
+    const { by, since, until, source } = checkUsageOptions(options);
+    const clauses: string[] = [];
+    const params: PgValue[] = [];
+    if (since !== null) {
+      params.push(since);
+      clauses.push(`started_at >= $${params.length}`);
+    }
+    if (until !== null) {
+      params.push(until);
+      clauses.push(`started_at < $${params.length}`);
+    }
+    if (source !== null) {
+      params.push(source);
+      clauses.push(`source = $${params.length}`);
+    }
+    const where = clauses.length === 0 ? "" : `WHERE ${clauses.join(" AND ")}`;
+    const rows = await this.#query(
+      `SELECT key, sessions, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+              reasoning_tokens, estimated_cost_usd, actual_cost_usd
+       FROM (
+         SELECT ${USAGE_KEYS[by]} AS key,
+                COUNT(*) AS sessions,
+                COALESCE(SUM(input_tokens), 0) AS input_tokens,
+                COALESCE(SUM(output_tokens), 0) AS output_tokens,
+                COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens,
+                COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens,
+                COALESCE(SUM(reasoning_tokens), 0) AS reasoning_tokens,
+                SUM(estimated_cost_usd) AS estimated_cost_usd,
+                SUM(actual_cost_usd) AS actual_cost_usd
+         FROM sessions ${where}
+         GROUP BY 1
+       ) AS grouped
+       ORDER BY ${USAGE_ORDER[by]}`,
+      params,
+    );
+    return rows.map(toUsageRow);
+  }
+
+  async dataVersion(): Promise<string> {
+    // Row counters of this schema's tables (every insert, update and delete, by any
+    // connection, visible within the statistics flush interval) with the newest message id.
+    const rows = await this.#query(
+      `SELECT (SELECT COALESCE(MAX(id), 0) FROM messages) AS newest,
+              (SELECT COUNT(*) FROM sessions) AS sessions,
+              (SELECT COALESCE(SUM(n_tup_ins + n_tup_upd + n_tup_del), 0)
+                 FROM pg_stat_user_tables
+                WHERE schemaname = current_schema()
+                  AND relname IN ('sessions', 'messages', 'state_meta')) AS changes`,
+    );
+    const row = rows[0] ?? {};
+    return `${row.newest}.${row.sessions}.${row.changes}`;
   }
 
   async inspect(_options: InspectOptions = {}): Promise<DatabaseInfo> {

@@ -11,6 +11,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB } from "../../lib/session_db.ts";
 import type { SessionStore } from "../../lib/session_store.ts";
+import type { UsageRow } from "../../lib/usage_report.ts";
 import { ReadonlyError, StorageError, TitleError } from "../../lib/errors.ts";
 import { copyFixture } from "../_helpers.ts";
 import { entriesOf, type ExpectedEntry, label, wanted } from "../_expected_calls.ts";
@@ -253,6 +254,53 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         } finally {
           laterOracle.close();
         }
+      } finally {
+        oracle.close();
+      }
+    });
+
+    test("usageReport() and the listing's start-time and children filters answer as the SQLite engine", async () => {
+      const oracle = await SessionDB.open({ path: copyFixture("hermes-v11.db") });
+      try {
+        // Sums of costs may differ in the last bit with the order an engine adds them in.
+        const rounded = (rows: UsageRow[]) =>
+          rows.map((r) => ({
+            ...r,
+            estimated_cost_usd: r.estimated_cost_usd === null
+              ? null
+              : Math.round(r.estimated_cost_usd * 1e9),
+            actual_cost_usd: r.actual_cost_usd === null
+              ? null
+              : Math.round(r.actual_cost_usd * 1e9),
+          }));
+        for (const by of ["day", "week", "month", "model", "source"] as const) {
+          assert.deepEqual(
+            rounded(await store.usageReport({ by })),
+            rounded(oracle.usageReport({ by })),
+            by,
+          );
+        }
+        const since = Date.UTC(2026, 3, 24) / 1000;
+        const period = { by: "day", since, until: since + 3 * 86400, source: "cli" } as const;
+        assert.deepEqual(
+          rounded(await store.usageReport(period)),
+          rounded(oracle.usageReport(period)),
+        );
+        await assert.rejects(() => store.usageReport({ by: "hour" as never }), RangeError);
+        const listing = {
+          startedAfter: Date.UTC(2026, 3, 21) / 1000,
+          startedBefore: Date.UTC(2026, 3, 26) / 1000,
+          limit: 100,
+        };
+        assert.deepEqual(await store.listSessionsRich(listing), oracle.listSessionsRich(listing));
+        const parents = { hasChildren: true, limit: 100, orderByLastActive: true };
+        const withChildren = await store.listSessionsRich(parents);
+        assert.ok(withChildren.length > 0);
+        assert.deepEqual(withChildren, oracle.listSessionsRich(parents));
+        await assert.rejects(
+          () => store.listSessionsRich({ startedAfter: Number.NaN }),
+          RangeError,
+        );
       } finally {
         oracle.close();
       }
@@ -691,6 +739,30 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       );
       await assert.rejects(store.importSession([]), TypeError);
       assert.equal(await store.sessionCount(), 0);
+    });
+  });
+
+  describe(`${name}: change marker`, () => {
+    test("dataVersion() is stable while nothing is written and moves after any write", async () => {
+      const store = await empty();
+      const first = await store.dataVersion();
+      assert.equal(typeof first, "string");
+      await store.getSession("none");
+      assert.equal(await store.dataVersion(), first, "a read changes nothing");
+      await store.createSession("s1", "cli");
+      let second = await store.dataVersion();
+      for (let i = 0; i < 40 && second === first; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100)); // statistics may lag a little
+        second = await store.dataVersion();
+      }
+      assert.notEqual(second, first, "a new session");
+      await store.setSessionTitle("s1", "renamed");
+      let third = await store.dataVersion();
+      for (let i = 0; i < 40 && third === second; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        third = await store.dataVersion();
+      }
+      assert.notEqual(third, second, "an update in place");
     });
   });
 
