@@ -81,6 +81,28 @@ set +e
 "$BIN" --db "$WORK/none.db" list >/dev/null 2>&1; [ $? -eq 1 ] || fail "missing database should exit 1"
 set -e
 
+step "serve: the page, its embedded assets and the API from the executable"
+"$BIN" --db "$DB" serve --port 0 >"$WORK/serve.out" 2>"$WORK/serve.err" &
+SERVE_PID=$!
+for _ in $(seq 100); do grep -q 'Ctrl-C stops' "$WORK/serve.out" && break; sleep 0.1; done
+URL="$(sed -n 's/^Open //p' "$WORK/serve.out")"
+[ -n "$URL" ] || { kill "$SERVE_PID" 2>/dev/null; fail "serve printed no address ($(cat "$WORK/serve.err"))"; }
+bun -e '
+  const base = process.argv[1];
+  const check = async (path, pattern) => {
+    const response = await fetch(base + path);
+    const text = await response.text();
+    if (response.status !== 200 || !pattern.test(text)) throw new Error(`${path}: ${response.status}`);
+  };
+  await check("", /<title>hermes-state<\/title>/);
+  await check("assets/app.js", /textContent/);
+  await check("assets/app.css", /prefers-color-scheme/);
+  await check("api/search?q=docker", /"hits":\[\{/);
+' "$URL" || { kill "$SERVE_PID" 2>/dev/null; fail "serve did not answer at $URL"; }
+kill -TERM "$SERVE_PID"
+wait "$SERVE_PID" || fail "serve did not stop cleanly on SIGTERM"
+grep -q '^Stopped\.$' "$WORK/serve.out" || fail "serve did not say it stopped"
+
 step "demo"
 run demo "$WORK/demo.db"; contains "Demo database:"; contains ">>>docker<<<"
 
