@@ -24,7 +24,7 @@ json_ok() { bun -e 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8
 
 step "building $BIN"
 mkdir -p dist
-bun build --compile --bytecode --format=esm cli.ts --outfile "$BIN" >"$WORK/build.log" 2>&1 || { cat "$WORK/build.log" >&2; fail "bun build"; }
+bun build --compile --bytecode --format=esm cli.ts lib/web/_search_worker.ts --outfile "$BIN" >"$WORK/build.log" 2>&1 || { cat "$WORK/build.log" >&2; fail "bun build"; }
 
 DB="$WORK/state.db"
 cp "$FIXTURE" "$DB"
@@ -101,6 +101,7 @@ bun -e '
 ' "$URL" || { kill "$SERVE_PID" 2>/dev/null; fail "serve did not answer at $URL"; }
 kill -TERM "$SERVE_PID"
 wait "$SERVE_PID" || fail "serve did not stop cleanly on SIGTERM"
+! grep -q 'searching on the server' "$WORK/serve.err" || fail "the search workers did not start: $(cat "$WORK/serve.err")"
 grep -q '^Stopped\.$' "$WORK/serve.out" || fail "serve did not say it stopped"
 
 step "demo"

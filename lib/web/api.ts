@@ -7,7 +7,8 @@
  * @module
  */
 import type { SessionStore } from "../session_store.ts";
-import type { RichSessionRow } from "../types.ts";
+import type { SearchOptions } from "../search/search.ts";
+import type { RichSessionRow, SearchHit } from "../types.ts";
 import { parseSince, USAGE_GROUPINGS, type UsageGrouping } from "../usage_report.ts";
 import { EXPORT_MEDIA_TYPES, type ExportFormat, exportStream } from "./export_stream.ts";
 import { lineageTree } from "./lineage_tree.ts";
@@ -37,6 +38,8 @@ export interface ApiRequest {
   readonly version: string;
   /** How often live pages poll, in milliseconds. */
   readonly pollMs: number;
+  /** Runs a search (the store's, or a worker pool's). */
+  readonly search: (query: string, options: SearchOptions) => Promise<SearchHit[]>;
 }
 
 function intParam(url: URL, name: string, fallback: number, max: number): number {
@@ -147,7 +150,7 @@ async function search(api: ApiRequest): Promise<Response> {
   const offset = intParam(url, "offset", 0, 10_000);
   const source = textParam(url, "source");
   if (query.trim() === "") return json({ query, hits: [], limit, offset, more: false });
-  const hits = await api.store.searchMessages(query, {
+  const hits = await api.search(query, {
     limit: limit + 1,
     offset,
     sourceFilter: source === null ? null : [source],

@@ -7,7 +7,10 @@
  * @module
  */
 import { VERSION } from "../cli/version.ts";
+import type { SearchOptions } from "../search/search.ts";
 import type { SessionStore } from "../session_store.ts";
+import type { SearchHit } from "../types.ts";
+import { AnswerCache } from "./answer_cache.ts";
 import { handleApi } from "./api.ts";
 import { ASSETS, INDEX_HTML } from "./assets/assets.ts";
 import { HttpError, jsonError, withSecurityHeaders } from "./respond.ts";
@@ -49,7 +52,15 @@ export interface HandlerOptions {
   readonly timeoutMs?: number;
   /** The clock, Unix seconds. */
   readonly now?: () => number;
+  /**
+   * Runs a search (a {@linkcode SearchPool}'s, off the server's thread); the
+   * store's `searchMessages` by default.
+   */
+  readonly search?: (query: string, options: SearchOptions) => Promise<SearchHit[]>;
 }
+
+/** The read routes whose answers depend only on the URL and the store's data. */
+const CACHED = /^\/api\/(sessions(\/[^/]+)?|search|sources|usage)$/;
 
 /** A request handler. */
 export type Handler = (request: Request) => Promise<Response>;
@@ -136,6 +147,7 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
   const timeoutMs = options.timeoutMs ?? 10_000;
   const pollMs = options.pollMs ?? 1000;
   const allowWrites = options.allowWrites ?? false;
+  const cache = new AnswerCache();
 
   return async (request: Request): Promise<Response> => {
     try {
@@ -168,7 +180,7 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
       }
       const path = url.pathname;
       if (path.startsWith("/api/")) {
-        return await withTimeout(
+        const api = () =>
           handleApi({
             store,
             request,
@@ -178,9 +190,16 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
             csrf,
             version: VERSION,
             pollMs,
-          }),
-          timeoutMs,
-        );
+            search: options.search ?? ((query, o) => store.searchMessages(query, o)),
+          });
+        if (request.method === "GET" && CACHED.test(path)) {
+          // A relative period ("30d") moves with the clock: then the minute is part of the key.
+          const relative = /[?&](since|from|to)=/.test(url.search);
+          const key = `${path}${url.search}${relative ? `#${Math.floor(now() / 60)}` : ""}`;
+          const version = await store.dataVersion();
+          return await withTimeout(cache.answer(version, key, api), timeoutMs);
+        }
+        return await withTimeout(api(), timeoutMs);
       }
       if (path === "/favicon.ico") {
         return new Response(null, { status: 204, headers: withSecurityHeaders() });

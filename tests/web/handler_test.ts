@@ -300,6 +300,27 @@ describe("API", () => {
     await reader.cancel();
   });
 
+  test("createHandler() answers a repeated read from its cache until the file changes", async () => {
+    const own = await openStore(await hostileDb());
+    after(() => own.close());
+    const h = handlerFor({}, own);
+    const url = "/api/search?q=gateway%20cache%20marker";
+    const first = await get(url, {}, h);
+    assert.equal(first.headers.get("x-hermes-cache"), "miss");
+    assert.deepEqual((await first.json()).hits, []);
+    const again = await get(url, {}, h);
+    assert.equal(again.headers.get("x-hermes-cache"), "hit");
+    assert.equal(again.headers.get("content-security-policy") !== null, true);
+    const other = await SessionDB.open({ path: own.target });
+    other.appendMessage(V11.live, { role: "user", content: "gateway cache marker" });
+    other.close();
+    const fresh = await get(url, {}, h);
+    assert.equal(fresh.headers.get("x-hermes-cache"), "miss");
+    assert.equal((await fresh.json()).hits.length, 1, "the new message is found at once");
+    const together = await Promise.all([get(url, {}, h), get(url, {}, h)]);
+    for (const response of together) assert.equal((await response.json()).hits.length, 1);
+  });
+
   test("createHandler() answers errors as JSON without a stack trace", async () => {
     const closed = await openStore(await hostileDb());
     const h = handlerFor({}, closed);

@@ -8,6 +8,7 @@ import type { Command, Context } from "../command.ts";
 import { printJson } from "../json.ts";
 import { integerOption, type ParsedArgs } from "../parse.ts";
 import { UsageError } from "../usage_error.ts";
+import type { SearchPool } from "../../web/search_pool.ts";
 
 const USAGE = `Usage: hermes-state serve [options]
 
@@ -80,7 +81,20 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   // Listen for Ctrl-C and SIGTERM before anything is printed, so a stop request is never missed.
   const interrupted = untilInterrupted();
   const store = await ctx.openStore();
+  // A file's searches run on worker threads, so a long one never holds up the other requests.
+  let pool: SearchPool | undefined;
+  if (store.engine === "sqlite") {
+    const { startSearchPool } = await import("../../web/search_pool.ts");
+    try {
+      pool = await startSearchPool(store.target, { workers: 2 });
+    } catch (error) {
+      ctx.io.stderr(
+        `hermes-state: searching on the server's thread (no worker: ${(error as Error).message})\n`,
+      );
+    }
+  }
   const handler = createHandler(store, {
+    search: pool === undefined ? undefined : (query, options) => pool.search(query, options),
     host,
     token,
     publicUrl,
@@ -108,6 +122,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (args.flag("open")) await openBrowser(url);
   await interrupted;
   await server.close();
+  await pool?.close();
   if (!ctx.json) ctx.io.stdout("Stopped.\n");
   return 0;
 }

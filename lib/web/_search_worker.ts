@@ -1,0 +1,34 @@
+/**
+ * A search worker of {@linkcode SearchPool}: opens the state.db file
+ * read-only on its own thread and answers `searchMessages` requests, so a
+ * long search never holds up the server's other requests.
+ *
+ * @module
+ */
+import { parentPort, workerData } from "node:worker_threads";
+import { openStore } from "../open_store.ts";
+import type { SearchOptions } from "../search/search.ts";
+
+/** A request from the pool. */
+interface Ask {
+  readonly id: number;
+  readonly query: string;
+  readonly options: SearchOptions;
+}
+
+const store = await openStore(String(workerData.path), { readonly: true });
+parentPort!.on("message", async (ask: Ask | "close") => {
+  if (ask === "close") {
+    await store.close();
+    parentPort!.close();
+    return;
+  }
+  try {
+    const hits = await store.searchMessages(ask.query, ask.options);
+    parentPort!.postMessage({ id: ask.id, hits });
+  } catch (error) {
+    const e = error as Error;
+    parentPort!.postMessage({ id: ask.id, error: { name: e.name, message: e.message } });
+  }
+});
+parentPort!.postMessage({ ready: true });

@@ -1,0 +1,102 @@
+/**
+ * Answers of the read API kept until the store changes: each request first
+ * reads the store's change marker (`dataVersion`, a few microseconds on
+ * SQLite); while it is the same, an answer already computed for the same
+ * URL is sent again, and identical requests arriving together share one
+ * computation. Many clients typing the same words, or one going back and
+ * forth, then cost the database nothing.
+ *
+ * @module
+ */
+
+/** One kept answer. */
+interface Kept {
+  readonly status: number;
+  readonly headers: [string, string][];
+  readonly body: Uint8Array<ArrayBuffer>;
+}
+
+/** Options of {@linkcode AnswerCache}. */
+export interface AnswerCacheOptions {
+  /**
+   * Answers kept at most (the least recently used goes first).
+   * @default {500}
+   */
+  readonly maxEntries?: number;
+  /**
+   * The largest answer kept, in bytes (a transcript with a huge message is not).
+   * @default {1048576}
+   */
+  readonly maxBytes?: number;
+}
+
+/** Successful answers by URL, for one version of the store. */
+export class AnswerCache {
+  readonly #maxEntries: number;
+  readonly #maxBytes: number;
+  readonly #kept = new Map<string, Kept>();
+  readonly #pending = new Map<string, Promise<Kept>>();
+  #version: string | undefined;
+
+  /** @param options Size limits. */
+  constructor(options: AnswerCacheOptions = {}) {
+    this.#maxEntries = options.maxEntries ?? 500;
+    this.#maxBytes = options.maxBytes ?? 1 << 20;
+  }
+
+  /** How many answers are kept. */
+  get size(): number {
+    return this.#kept.size;
+  }
+
+  /**
+   * The answer for `key` at store version `version`: the kept one, the one
+   * being computed, or a new one from `compute` (kept when it is a 200 of at
+   * most `maxBytes`).
+   *
+   * @param version The store's change marker now.
+   * @param key The request (path and query).
+   * @param compute Makes the answer.
+   * @returns A fresh `Response` with the answer.
+   */
+  async answer(version: string, key: string, compute: () => Promise<Response>): Promise<Response> {
+    if (version !== this.#version) {
+      this.#kept.clear();
+      this.#pending.clear();
+      this.#version = version;
+    }
+    const kept = this.#kept.get(key);
+    if (kept !== undefined) {
+      this.#kept.delete(key); // most recently used goes last
+      this.#kept.set(key, kept);
+      return toResponse(kept, "hit");
+    }
+    let pending = this.#pending.get(key);
+    if (pending === undefined) {
+      pending = compute().then(async (response) => ({
+        status: response.status,
+        headers: [...response.headers],
+        body: new Uint8Array(await response.arrayBuffer()),
+      }));
+      this.#pending.set(key, pending);
+      pending.then((answer) => {
+        if (this.#pending.get(key) !== pending) return; // the store changed meanwhile
+        this.#pending.delete(key);
+        if (answer.status !== 200 || answer.body.byteLength > this.#maxBytes) return;
+        this.#kept.set(key, answer);
+        if (this.#kept.size > this.#maxEntries) {
+          this.#kept.delete(this.#kept.keys().next().value!);
+        }
+      }, () => {
+        if (this.#pending.get(key) === pending) this.#pending.delete(key);
+      });
+    }
+    return toResponse(await pending, "miss");
+  }
+}
+
+function toResponse(kept: Kept, state: "hit" | "miss"): Response {
+  const headers = new Headers(kept.headers);
+  headers.set("x-hermes-cache", state);
+  return new Response(kept.body.slice(), { status: kept.status, headers });
+}
