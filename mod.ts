@@ -64,6 +64,13 @@ export type { DatabaseInfo, InspectOptions } from "./lib/inspect.ts";
 export type { KnownIssue } from "./lib/known_issues.ts";
 export type { StaleFtsTable } from "./lib/fts_stale.ts";
 export type { SourceUsage } from "./lib/source_usage.ts";
+export {
+  parseSince,
+  USAGE_GROUPINGS,
+  type UsageGrouping,
+  type UsageReportOptions,
+  type UsageRow,
+} from "./lib/usage_report.ts";
 export type { PruneCandidate, PruneCandidatesOptions } from "./lib/prune_candidates.ts";
 export type {
   AutoPruneOptions,

@@ -117,8 +117,8 @@ function messageHtml(message: MessageRow, results: Map<string, MessageRow>): str
   }" id="m-${message.id}"><div class="msg-head">${head.join("")}</div>${body.join("")}</article>`;
 }
 
-function cost(value: number | null): string {
-  return value === null ? "" : `$${value.toFixed(4)}`;
+function cost(value: number | null | undefined): string {
+  return typeof value === "number" ? `$${value.toFixed(4)}` : "";
 }
 
 /**
