@@ -27,9 +27,12 @@ export interface Context {
    * @param options `create: true` creates a missing file (import, demo);
    * otherwise a missing file is a {@linkcode CommandError}. `path` opens
    * another store than `--db`. A file without the Hermes tables is refused
-   * (`NotStateDbError`), except an empty one with `create`.
+   * (`NotStateDbError`), except an empty one with `create`. `access` opens
+   * it otherwise than the command's table entry says (`serve --allow-writes`).
    */
-  openStore(options?: { create?: boolean; path?: string }): Promise<SessionStore>;
+  openStore(
+    options?: { create?: boolean; path?: string; access?: "read" | "write" },
+  ): Promise<SessionStore>;
 }
 
 /** One subcommand: its name, its hand-written usage text, its options and its code. */

@@ -133,7 +133,10 @@ export function createContext(io: Io, options: ContextOptions): OpenContext {
     access,
     async openStore(open = {}) {
       const target = open.path ?? options.dbPath;
-      const store = await openFor(io, target, { create: open.create ?? false, access });
+      const store = await openFor(io, target, {
+        create: open.create ?? false,
+        access: open.access ?? access,
+      });
       opened.push(store);
       if (!versionChecked && store.engine === "sqlite") {
         // Once per run: SQLite before 3.51.3 can corrupt a file written by several processes.

@@ -20,7 +20,7 @@ const store = await openStore(String(workerData.path), { readonly: true });
 parentPort!.on("message", async (ask: Ask | "close") => {
   if (ask === "close") {
     await store.close();
-    parentPort!.close();
+    parentPort!.postMessage({ closed: true });
     return;
   }
   try {

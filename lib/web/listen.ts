@@ -6,7 +6,6 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import process from "node:process";
 import type { Handler } from "./handler.ts";
 
 /** Options of {@linkcode listen}. */
@@ -165,23 +164,4 @@ export async function listen(handler: Handler, options: ListenOptions): Promise<
   if (runtime.Bun !== undefined) return await listenBun(runtime.Bun, handler, options);
   if (runtime.Deno !== undefined) return await listenDeno(runtime.Deno, handler, options);
   return await listenNode(handler, options);
-}
-
-/**
- * Resolves when the process is asked to stop (Ctrl-C or SIGTERM).
- *
- * @returns The signal's name.
- */
-export function untilInterrupted(): Promise<string> {
-  return new Promise((resolve) => {
-    const done = (name: string) => {
-      process.off("SIGINT", onInt);
-      process.off("SIGTERM", onTerm);
-      resolve(name);
-    };
-    const onInt = () => done("SIGINT");
-    const onTerm = () => done("SIGTERM");
-    process.on("SIGINT", onInt);
-    process.on("SIGTERM", onTerm);
-  });
 }

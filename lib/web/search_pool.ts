@@ -131,7 +131,22 @@ export async function startSearchPool(
       });
     },
     async close() {
-      for (const slot of slots) await slot.worker.terminate();
+      // Each worker closes its connection itself (a killed thread would leave it open, and
+      // the -wal/-shm files of a read-only server behind); one that does not answer is killed.
+      await Promise.all(slots.map(async ({ worker }) => {
+        const closed = new Promise<void>((resolve) => {
+          worker.on("message", (message: { closed?: true }) => {
+            if (message.closed) resolve();
+          });
+          worker.once("exit", () => resolve());
+        });
+        worker.ref();
+        worker.postMessage("close");
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([closed, new Promise((resolve) => timer = setTimeout(resolve, 2000))]);
+        clearTimeout(timer);
+        await worker.terminate();
+      }));
       for (const wait of waiting.values()) wait.reject(new Error("The search pool was closed"));
       waiting.clear();
     },

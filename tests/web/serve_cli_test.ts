@@ -7,6 +7,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import process from "node:process";
 import { runtimeName } from "../../lib/driver/load.ts";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
 import { ROOT } from "../_helpers.ts";
 import { V11, v11Copy } from "../_cli_io.ts";
 
@@ -73,7 +75,7 @@ describe(`hermes-state serve as a process (${runtimeName()})`, () => {
     const { running, url } = await start(["--db", path, "serve", "--port", "0"]);
     try {
       assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
-      assert.ok(running.lines.some((line) => line === `Serving ${path}`));
+      assert.ok(running.lines.some((line) => line === `Serving ${path} (read-only)`));
       const page = await fetch(url);
       assert.equal(page.status, 200);
       assert.match(await page.text(), /<title>hermes-state<\/title>/);
@@ -83,6 +85,65 @@ describe(`hermes-state serve as a process (${runtimeName()})`, () => {
       await stop(running);
     }
   });
+
+  test(
+    "serve changes not a byte of the file it shows, searches included",
+    { timeout: 60_000 },
+    async () => {
+      const path = v11Copy();
+      const digest = () =>
+        ["", "-wal", "-shm"].map((suffix) =>
+          existsSync(path + suffix)
+            ? createHash("sha256").update(readFileSync(path + suffix)).digest("hex")
+            : "none"
+        ).join(" ");
+      const before = digest();
+      const { running, url } = await start(["--db", path, "serve", "--port", "0"]);
+      try {
+        for (const q of ["docker", "记忆", "数据库迁移"]) {
+          assert.equal((await fetch(`${url}api/search?q=${encodeURIComponent(q)}`)).status, 200);
+        }
+        assert.equal((await fetch(`${url}api/sessions`)).status, 200);
+        const write = await fetch(`${url}api/sessions/${V11.compressionTip}/title`, {
+          method: "PUT",
+          body: JSON.stringify({ title: "x" }),
+        });
+        assert.equal(write.status, 403);
+      } finally {
+        await stop(running);
+      }
+      assert.equal(digest(), before);
+    },
+  );
+
+  test(
+    "serve --allow-writes renames from the page with its CSRF token",
+    { timeout: 60_000 },
+    async () => {
+      const { running, url } = await start([
+        "--db",
+        v11Copy(),
+        "serve",
+        "--port",
+        "0",
+        "--allow-writes",
+      ]);
+      try {
+        const config = await (await fetch(`${url}api/config`)).json();
+        assert.equal(config.allowWrites, true);
+        const renamed = await fetch(`${url}api/sessions/${V11.compressionTip}/title`, {
+          method: "PUT",
+          headers: { "x-hermes-csrf": config.csrf, "content-type": "application/json" },
+          body: JSON.stringify({ title: "renamed in the browser" }),
+        });
+        assert.equal(renamed.status, 200);
+        const transcript = await (await fetch(`${url}api/sessions/${V11.compressionTip}`)).json();
+        assert.equal(transcript.session.title, "renamed in the browser");
+      } finally {
+        await stop(running);
+      }
+    },
+  );
 
   test("serve on every interface prints a token once and answers 401 without it", {
     timeout: 60_000,

@@ -71,7 +71,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }
   const { createHandler } = await import("../../web/handler.ts");
   const { isLoopbackHost, newToken } = await import("../../web/security.ts");
-  const { listen, untilInterrupted } = await import("../../web/listen.ts");
+  const { listen } = await import("../../web/listen.ts");
   const given = args.string("token");
   if (given !== undefined && given.trim() === "") {
     throw new UsageError("--token must not be empty", { command: "serve" });
@@ -79,8 +79,12 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   // A loopback server needs no token; any other gets the given one or a new one.
   const token = given ?? (isLoopbackHost(host) ? null : newToken());
   // Listen for Ctrl-C and SIGTERM before anything is printed, so a stop request is never missed.
-  const interrupted = untilInterrupted();
-  const store = await ctx.openStore();
+  let stopListening: (() => void) | undefined;
+  const interrupted = new Promise<void>((resolve) => {
+    stopListening = ctx.io.onInterrupt?.(() => resolve());
+  });
+  // Read-only (nothing is ever changed) unless the page may rename and delete.
+  const store = await ctx.openStore({ access: args.flag("allow-writes") ? "write" : "read" });
   // A file's searches run on worker threads, so a long one never holds up the other requests.
   let pool: SearchPool | undefined;
   if (store.engine === "sqlite") {
@@ -121,6 +125,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }
   if (args.flag("open")) await openBrowser(url);
   await interrupted;
+  stopListening?.();
   await server.close();
   await pool?.close();
   if (!ctx.json) ctx.io.stdout("Stopped.\n");
