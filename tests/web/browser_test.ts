@@ -84,6 +84,15 @@ describe("session browser", { skip }, () => {
         assert.match(listing, /my project #3/);
         assert.match(listing, /chain/);
         assert.doesNotMatch(listing, /my project #2/, "the chain's middle is not a row of its own");
+        const exports = await page.$$eval(
+          ".exports a",
+          (links: Element[]) => links.map((a) => a.getAttribute("href")),
+        );
+        assert.deepEqual(exports, [
+          "/api/export?format=html",
+          "/api/export?format=md",
+          "/api/export?format=jsonl",
+        ]);
         const overflow = await page.evaluate(() =>
           document.documentElement.scrollWidth - document.documentElement.clientWidth
         );

@@ -20,6 +20,7 @@ export const APP_CSS = TRANSCRIPT_CSS + `
 #app { max-width: 1100px; margin: 0 auto; padding: 12px 16px 48px; }
 .filters { display: flex; flex-wrap: wrap; gap: 8px 12px; align-items: center; margin: 4px 0 12px; font-size: 14px; }
 .filters select, .filters input[type=date], button, .button { font: inherit; font-size: 14px; padding: 4px 8px; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); text-decoration: none; cursor: pointer; }
+.exports { display: inline-flex; gap: 8px; color: var(--muted); }
 button:disabled { opacity: .5; cursor: default; }
 button.danger { color: #c0392b; }
 .rows { list-style: none; padding: 0; margin: 0; }

@@ -191,9 +191,14 @@ export const APP_JS = String.raw`
     var from = el("input", { type: "date", name: "from", "aria-label": "Started from", value: params.get("from") || "" });
     var to = el("input", { type: "date", name: "to", "aria-label": "Started before", value: params.get("to") || "" });
     var children = el("input", { type: "checkbox", name: "children", id: "f-children", checked: params.get("children") === "1" });
+    // Export what the source filter selects (every session of it), streamed by the server.
+    var exportQuery = params.get("source") ? "&source=" + encodeURIComponent(params.get("source")) : "";
+    var exports = el("span", { class: "exports" }, "Export: ", ["html", "md", "jsonl"].map(function (f) {
+      return el("a", { href: "/api/export?format=" + f + exportQuery, download: "", text: f.toUpperCase() });
+    }));
     var form = el("form", { class: "filters", id: "filters" }, source, order,
       el("label", null, "From ", from), el("label", null, "To ", to),
-      el("label", { for: "f-children" }, children, " Has children"));
+      el("label", { for: "f-children" }, children, " Has children"), exports);
     form.addEventListener("change", function () {
       var next = new URLSearchParams();
       if (source.value) next.set("source", source.value);
