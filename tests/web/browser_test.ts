@@ -184,6 +184,15 @@ describe("session browser", { skip }, () => {
       const page = await open("#/usage?since=all&by=day", { width });
       const bars = await page.$$eval("svg.chart rect.bar", (nodes: Element[]) => nodes.length);
       assert.ok(bars > 5, `${bars} bars`);
+      // Every day from the first session (2025-12-21) to the last (2026-04-30) has its slot.
+      const days = await page.$eval(
+        "#usage-time svg.chart",
+        (svg: Element) =>
+          new Set(
+            Array.from(svg.querySelectorAll("rect.bar title"), (t) => t.textContent!.slice(0, 10)),
+          ).size,
+      );
+      assert.equal(days, 131);
       const tables = await page.$$eval(
         ".usage-table",
         (nodes: Element[]) => nodes.map((n) => n.textContent).join(" "),

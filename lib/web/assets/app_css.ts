@@ -51,7 +51,7 @@ h2.subtle { font-size: 14px; font-weight: 500; }
 .text.big { max-height: 60vh; overflow: auto; }
 .more { margin: 4px 0; }
 .totals { color: var(--muted); }
-.usage-pair { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 16px; align-items: start; margin: 12px 0 24px; }
+.usage-pair { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 16px; align-items: start; margin: 12px 0 24px; }
 .usage-pair.charts { grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); }
 @media (max-width: 800px) { .usage-pair, .usage-pair.charts { grid-template-columns: minmax(0, 1fr); } }
 .usage-detail { margin: -12px 0 24px; }
@@ -68,5 +68,5 @@ h2.subtle { font-size: 14px; font-weight: 500; }
 .table-box { overflow-x: auto; }
 .usage-table { border-collapse: collapse; width: 100%; font-size: 13px; }
 .usage-table th, .usage-table td { text-align: right; padding: 3px 6px; border-bottom: 1px solid var(--line); white-space: nowrap; }
-.usage-table th:first-child, .usage-table td:first-child { text-align: left; max-width: 16em; overflow: hidden; text-overflow: ellipsis; }
+.usage-table th:first-child, .usage-table td:first-child { text-align: left; white-space: normal; overflow-wrap: anywhere; }
 `;

@@ -505,15 +505,31 @@ export const APP_JS = String.raw`
   }
   function usageTable(rows, keyName) {
     var table = el("table", { class: "usage-table" },
-      el("thead", null, el("tr", null, [keyName, "Sessions", "Input", "Output", "Cost"].map(function (h) { return el("th", { text: h }); }))));
+      el("thead", null, el("tr", null, [keyName, "Sessions", "Tokens in / out", "Cost"].map(function (h) { return el("th", { text: h }); }))));
     var tbody = el("tbody");
     rows.forEach(function (r) {
       tbody.appendChild(el("tr", null, el("td", { class: "bidi", text: visible(r.key === null ? "(none)" : r.key) }),
-        el("td", { text: fmtCount(r.sessions) }), el("td", { text: fmtCount(r.input_tokens) }), el("td", { text: fmtCount(r.output_tokens) }),
+        el("td", { text: fmtCount(r.sessions) }), el("td", { text: fmtTokens(r.input_tokens) + " / " + fmtTokens(r.output_tokens) }),
         el("td", { text: fmtCost(r.estimated_cost_usd) })));
     });
     table.appendChild(tbody);
     return el("div", { class: "table-box" }, table);
+  }
+  // Days, weeks or months without sessions are shown as empty bars, so the time axis is even.
+  function fillPeriods(rows, by) {
+    if (rows.length < 2 || (by !== "day" && by !== "week" && by !== "month")) return rows;
+    var byKey = {};
+    rows.forEach(function (r) { byKey[r.key] = r; });
+    var out = [];
+    var at = new Date(rows[0].key + (by === "month" ? "-01" : "") + "T00:00:00Z");
+    var last = rows[rows.length - 1].key;
+    for (var i = 0; i < 1000; i++) {
+      var key = at.toISOString().slice(0, by === "month" ? 7 : 10);
+      out.push(byKey[key] || { key: key, sessions: 0, input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, estimated_cost_usd: null });
+      if (key >= last) break;
+      if (by === "month") at.setUTCMonth(at.getUTCMonth() + 1); else at.setUTCDate(at.getUTCDate() + (by === "week" ? 7 : 1));
+    }
+    return out;
   }
   function renderUsage(params, quiet) {
     var since = params.get("since") || "30d";
@@ -539,7 +555,8 @@ export const APP_JS = String.raw`
       var total = res[0].rows.reduce(function (a, r) { return a + r.input_tokens + r.output_tokens; }, 0);
       var totalCost = res[0].rows.reduce(function (a, r) { return a + (r.estimated_cost_usd || 0); }, 0);
       view.appendChild(el("p", { class: "totals", text: fmtCount(total) + " tokens · " + fmtCost(totalCost) + " estimated · " + res[0].rows.reduce(function (a, r) { return a + r.sessions; }, 0) + " sessions" }));
-      view.appendChild(el("div", { class: "usage-pair charts", id: "usage-time" }, barChart(res[0].rows, key, tokens, "Tokens per " + by), barChart(res[0].rows, key, cost, "Cost per " + by)));
+      var periods = fillPeriods(res[0].rows, by);
+      view.appendChild(el("div", { class: "usage-pair charts", id: "usage-time" }, barChart(periods, key, tokens, "Tokens per " + by), barChart(periods, key, cost, "Cost per " + by)));
       view.appendChild(el("details", { class: "usage-detail" }, el("summary", { text: "Table per " + by }), usageTable(res[0].rows, by)));
       view.appendChild(el("div", { class: "usage-pair" }, barChart(res[1].rows, key, tokens, "Tokens per model"), usageTable(res[1].rows, "model")));
       view.appendChild(el("div", { class: "usage-pair" }, barChart(res[2].rows, key, tokens, "Tokens per source"), usageTable(res[2].rows, "source")));
