@@ -8,7 +8,7 @@
  */
 import type { SessionStore } from "../session_store.ts";
 import type { SearchOptions } from "../search/search.ts";
-import type { RichSessionRow, SearchHit } from "../types.ts";
+import type { RichSessionRow, SearchHit, SessionExport } from "../types.ts";
 import { parseSince, USAGE_GROUPINGS, type UsageGrouping } from "../usage_report.ts";
 import { EXPORT_MEDIA_TYPES, type ExportFormat, exportStream } from "./export_stream.ts";
 import { lineageTree } from "./lineage_tree.ts";
@@ -226,20 +226,20 @@ async function exportDownload(api: ApiRequest): Promise<Response> {
   }
   const id = textParam(api.url, "session", 300);
   const source = textParam(api.url, "source");
-  let records;
+  let records: AsyncIterable<SessionExport> | SessionExport[];
   let name: string;
+  let title: string;
   if (id !== null) {
     const record = await api.store.exportSession(id);
     if (record === undefined) throw new HttpError(404, `Session '${id}' not found`);
     records = [record];
     name = id.replace(/[^\w.-]/g, "_");
+    title = record.title || id;
   } else {
     records = api.store.iterateExport({ source });
     name = source === null ? "sessions" : `sessions-${source.replace(/[^\w.-]/g, "_")}`;
+    title = `hermes-state export${source ? ` (${source})` : ""}`;
   }
-  const title = id === null
-    ? `hermes-state export${source ? ` (${source})` : ""}`
-    : (records as { title: string | null }[])[0].title ?? id;
   return new Response(exportStream(records, format, title), {
     headers: withSecurityHeaders({
       "content-type": EXPORT_MEDIA_TYPES[format],

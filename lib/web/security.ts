@@ -61,7 +61,18 @@ function isIpLiteral(name: string): boolean {
   return /^(\d{1,3}\.){3}\d{1,3}$/.test(name) || /^\[[0-9a-f:.]+\]$/i.test(name);
 }
 
-/** The host name of a `Host` header value (`name:port`, `[v6]:port`), lower-cased. */
+/**
+ * The host name of a `Host` header value (`name:port`, `[v6]:port`), lower-cased.
+ *
+ * @param header The header value.
+ * @returns The name without the port (IPv6 keeps its brackets).
+ *
+ * @example
+ * ```ts
+ * import { hostName } from "./security.ts";
+ * console.assert(hostName("Box.LAN:8787") === "box.lan" && hostName("[::1]:80") === "[::1]");
+ * ```
+ */
 export function hostName(header: string): string {
   const value = header.trim().toLowerCase();
   if (value.startsWith("[")) {
