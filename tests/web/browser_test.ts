@@ -256,6 +256,28 @@ describe("session browser", { skip }, () => {
     );
     await close(page);
   });
+
+  test("a live update of an open transcript adds the new message and keeps what the reader unfolded", async () => {
+    const page = await open(`#/s/${V11.kitchenSink}`);
+    await page.waitForFunction(() => document.getElementById("live")!.classList.contains("on"));
+    await page.$eval("details.call", (d: HTMLDetailsElement) => d.open = true);
+    const db = await SessionDB.open({ path });
+    try {
+      db.appendMessage(V11.kitchenSink, {
+        role: "user",
+        content: "one more thing, from the gateway",
+      });
+    } finally {
+      db.close();
+    }
+    await page.waitForFunction(
+      () =>
+        document.getElementById("messages")!.innerText.includes("one more thing, from the gateway"),
+      { timeout: 10_000 },
+    );
+    assert.equal(await page.$eval("details.call", (d: HTMLDetailsElement) => d.open), true);
+    await close(page);
+  });
 });
 
 describe("guards in the browser", { skip }, () => {

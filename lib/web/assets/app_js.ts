@@ -565,11 +565,28 @@ export const APP_JS = String.raw`
   }
 
   // ── Page swap, keyboard, live updates ─────────────────────────────────
+  // A folded part is named by its place (message, kind, position), so a live refresh can
+  // open again what the reader had opened.
+  function foldKey(node) {
+    var article = node.closest("article");
+    var siblings = article ? article.querySelectorAll("details") : app.querySelectorAll("details");
+    return (article ? article.id : "view") + ":" + Array.prototype.indexOf.call(siblings, node);
+  }
   function swap(view, quiet) {
     var scroll = window.scrollY;
+    var opened = {};
+    if (quiet) {
+      var was = app.querySelectorAll("details[open]");
+      for (var i = 0; i < was.length; i++) opened[foldKey(was[i])] = true;
+    }
     clear(app);
     app.appendChild(view);
-    if (quiet) { window.scrollTo(0, scroll); markSelected(); }
+    if (quiet) {
+      var now = app.querySelectorAll("details");
+      for (var j = 0; j < now.length; j++) if (opened[foldKey(now[j])]) now[j].open = true;
+      window.scrollTo(0, scroll);
+      markSelected();
+    }
     else { selected = -1; window.scrollTo(0, 0); }
     document.body.setAttribute("data-view", route().view);
     document.body.setAttribute("data-ready", String(Date.now()));
