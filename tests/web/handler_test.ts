@@ -7,6 +7,7 @@ import { SessionDB } from "../../lib/session_db.ts";
 import type { SessionStore } from "../../lib/session_store.ts";
 import { createHandler, type Handler, type HandlerOptions } from "../../lib/web/handler.ts";
 import { V11 } from "../_cli_io.ts";
+import { rawOpen } from "../_helpers.ts";
 import { HOSTILE_ID, hostileDb } from "./_served.ts";
 
 const ORIGIN = "http://127.0.0.1:8787";
@@ -329,6 +330,42 @@ describe("API", () => {
     assert.equal(response.status, 500);
     const text = await response.text();
     assert.deepEqual(JSON.parse(text), { error: { status: 500, message: "Internal error" } });
+  });
+});
+
+describe("a locked file", () => {
+  test("createHandler() keeps answering reads while a write waits for another connection's lock", async () => {
+    const path = await hostileDb();
+    const own = await openStore(path, { retry: { timeoutMs: 20_000 } });
+    after(() => own.close());
+    const h = handlerFor({ allowWrites: true }, own);
+    const { csrf } = await (await get("/api/config", {}, h)).json();
+    const locker = await rawOpen(path);
+    locker.exec("BEGIN IMMEDIATE");
+    let settled = false;
+    const rename = get(`/api/sessions/${V11.compressionTip}/title`, {
+      method: "PUT",
+      body: JSON.stringify({ title: "renamed after the lock" }),
+      headers: { "x-hermes-csrf": csrf },
+    }, h).then((response) => {
+      settled = true;
+      return response;
+    });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(settled, false, "the write waits for the lock");
+      const started = performance.now();
+      const listing = await get("/api/sessions?limit=5", {}, h);
+      assert.equal(listing.status, 200);
+      assert.ok(performance.now() - started < 1000, "a read is answered while the write waits");
+      assert.equal(settled, false);
+    } finally {
+      locker.exec("ROLLBACK");
+      locker.close();
+    }
+    const done = await rename;
+    assert.equal(done.status, 200);
+    assert.equal(await own.getSessionTitle(V11.compressionTip), "renamed after the lock");
   });
 });
 
