@@ -114,6 +114,12 @@ describe("session browser", { skip }, () => {
       (nodes: Element[]) => nodes.map((n) => n.textContent),
     );
     assert.ok(marks.some((m: string) => /docker/i.test(m)));
+    // Around each hit: the messages before and after it, not the hit again.
+    const contexts = await page.$$eval(
+      ".hit",
+      (hits: Element[]) => hits.map((h) => h.querySelectorAll(".ctx").length),
+    );
+    assert.ok(contexts.every((n: number) => n <= 2) && contexts.some((n: number) => n === 2));
     assert.match(await page.evaluate(() => location.hash), /^#\/search\?q=docker\+compose$/);
     await shot(page, "search-1280-light");
     await page.keyboard.press("Escape"); // leaves the search box
@@ -143,6 +149,15 @@ describe("session browser", { skip }, () => {
     await page.waitForSelector(".view-search .hit");
     assert.match(await text(page), /记忆/);
     assert.equal(await page.$eval("#q", (input: HTMLInputElement) => input.value), "记忆");
+    // Narrowing to one source keeps the query and shows only that source's hits.
+    await redrawn(page, () => page.select(".view-search select[name=source]", "telegram"));
+    assert.match(await page.evaluate(() => location.hash), /source=telegram/);
+    const metas = await page.$$eval(
+      ".hit .row-meta",
+      (nodes: Element[]) => nodes.map((n) => n.textContent),
+    );
+    assert.ok(metas.length > 0);
+    for (const meta of metas) assert.match(meta, /telegram/);
     await shot(page, "search-cjk-375-light");
     await close(page);
   });

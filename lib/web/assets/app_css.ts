@@ -37,7 +37,7 @@ button.danger { color: #c0392b; }
 .badge { display: inline-block; font-size: 11px; border: 1px solid var(--line); border-radius: 10px; padding: 0 6px; margin-left: 6px; color: var(--muted); }
 .pager { display: flex; gap: 12px; align-items: center; justify-content: center; margin: 16px 0; }
 .muted, .subtle { color: var(--muted); }
-h2.subtle { font-size: 14px; font-weight: 500; }
+h2.subtle { font-size: 14px; font-weight: 500; margin: 0; }
 .empty { color: var(--muted); text-align: center; padding: 24px; }
 .error { color: #c0392b; padding: 16px; border: 1px solid #c0392b; border-radius: 8px; }
 .view-session h1 { font-size: 22px; margin: 8px 0; overflow-wrap: anywhere; }

@@ -258,6 +258,19 @@ export const APP_JS = String.raw`
     var text = typeof c.content === "string" ? c.content : "";
     return el("div", { class: "ctx bidi" }, el("span", { class: "ctx-role", text: c.role }), " ", visible(text));
   }
+  // The context is the previous, the matching and the next message (fewer at a session's
+  // ends); the matching one is the middle of three, else the one the snippet comes from.
+  function contextParts(hit) {
+    var context = hit.context || [];
+    var at = -1;
+    if (context.length === 3) at = 1;
+    else if (context.length === 1) at = 0;
+    else if (context.length === 2) {
+      var probe = String(hit.snippet || "").replace(/>>>|<<</g, "").replace(/^\.\.\.|\.\.\.$/g, "").trim().slice(0, 24);
+      for (var i = 0; i < 2 && probe; i++) if (String(context[i].content).indexOf(probe) >= 0) at = i;
+    }
+    return { match: at >= 0 ? context[at] : null, around: context.filter(function (_, i) { return i !== at; }) };
+  }
   function renderSearch(params, quiet) {
     var q = params.get("q") || "";
     if (inflight) inflight.abort();
@@ -265,16 +278,25 @@ export const APP_JS = String.raw`
     inflight = controller;
     var query = new URLSearchParams({ q: q, limit: "30" });
     if (params.get("source")) query.set("source", params.get("source"));
-    return api("/api/search?" + query.toString(), { signal: controller.signal }).then(function (body) {
+    return Promise.all([api("/api/search?" + query.toString(), { signal: controller.signal }), sources()]).then(function (results) {
+      var body = results[0];
       if (inflight !== controller) return;
       inflight = null;
       var view = el("section", { class: "view view-search", "aria-label": "Search results" });
-      view.appendChild(el("h2", { class: "subtle", text: body.hits.length + (body.more ? "+" : "") + " results for " }, el("q", { class: "bidi", text: visible(q) })));
+      var only = el("select", { name: "source", "aria-label": "Source" }, el("option", { value: "", text: "All sources" }));
+      results[1].forEach(function (name) { only.appendChild(el("option", { value: name, text: name, selected: params.get("source") === name })); });
+      only.addEventListener("change", function () {
+        var next = new URLSearchParams({ q: q });
+        if (only.value) next.set("source", only.value);
+        location.hash = hashFor("/search", next);
+      });
+      view.appendChild(el("form", { class: "filters" }, only,
+        el("h2", { class: "subtle", text: body.hits.length + (body.more ? "+" : "") + " results for " }, el("q", { class: "bidi", text: visible(q) }))));
       var list = el("ol", { class: "rows", id: "rows" });
       body.hits.forEach(function (hit) {
-        var match = null;
-        var around = [];
-        (hit.context || []).forEach(function (c) { if (c.id === hit.id) match = c; else around.push(c); });
+        var parts = contextParts(hit);
+        var match = parts.match;
+        var around = parts.around;
         list.appendChild(el("li", { class: "row hit" },
           el("a", { href: sessionHref(hit.session_id, hit.id), class: "row-link" },
             el("span", { class: "row-title bidi", text: visible(hit.title || hit.session_id) }),
@@ -292,7 +314,10 @@ export const APP_JS = String.raw`
     searchTimer = setTimeout(function () {
       var q = input.value;
       if (q.trim() === "") { if (route().view === "search") location.hash = "#/"; return; }
-      var target = hashFor("/search", new URLSearchParams({ q: q }));
+      var next = new URLSearchParams({ q: q });
+      var current = route();
+      if (current.view === "search" && current.params.get("source")) next.set("source", current.params.get("source"));
+      var target = hashFor("/search", next);
       if (route().view === "search") { history.replaceState(null, "", target); render(); }
       else location.hash = target;
     }, DEBOUNCE_MS);
