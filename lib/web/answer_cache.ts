@@ -28,12 +28,19 @@ export interface AnswerCacheOptions {
    * @default {1048576}
    */
   readonly maxBytes?: number;
+  /**
+   * The most bytes kept in all (the least recently used go first).
+   * @default {33554432}
+   */
+  readonly maxTotalBytes?: number;
 }
 
 /** Successful answers by URL, for one version of the store. */
 export class AnswerCache {
   readonly #maxEntries: number;
   readonly #maxBytes: number;
+  readonly #maxTotalBytes: number;
+  #totalBytes = 0;
   readonly #kept = new Map<string, Kept>();
   readonly #pending = new Map<string, Promise<Kept>>();
   #version: string | undefined;
@@ -42,6 +49,7 @@ export class AnswerCache {
   constructor(options: AnswerCacheOptions = {}) {
     this.#maxEntries = options.maxEntries ?? 500;
     this.#maxBytes = options.maxBytes ?? 1 << 20;
+    this.#maxTotalBytes = options.maxTotalBytes ?? 32 << 20;
   }
 
   /** How many answers are kept. */
@@ -62,6 +70,7 @@ export class AnswerCache {
   async answer(version: string, key: string, compute: () => Promise<Response>): Promise<Response> {
     if (version !== this.#version) {
       this.#kept.clear();
+      this.#totalBytes = 0;
       this.#pending.clear();
       this.#version = version;
     }
@@ -84,8 +93,11 @@ export class AnswerCache {
         this.#pending.delete(key);
         if (answer.status !== 200 || answer.body.byteLength > this.#maxBytes) return;
         this.#kept.set(key, answer);
-        if (this.#kept.size > this.#maxEntries) {
-          this.#kept.delete(this.#kept.keys().next().value!);
+        this.#totalBytes += answer.body.byteLength;
+        while (this.#kept.size > this.#maxEntries || this.#totalBytes > this.#maxTotalBytes) {
+          const [oldest, kept] = this.#kept.entries().next().value!;
+          this.#kept.delete(oldest);
+          this.#totalBytes -= kept.body.byteLength;
         }
       }, () => {
         if (this.#pending.get(key) === pending) this.#pending.delete(key);
