@@ -107,8 +107,11 @@ describe("session browser", { skip }, () => {
     const page = await open("#/");
     await page.keyboard.press("/");
     await redrawn(page, () => page.keyboard.type("docker compose", { delay: 30 }));
-    await page.waitForFunction(() => location.hash.includes("q=docker"));
-    await page.waitForSelector(".view-search .hit mark");
+    // However slowly the keys arrive, the page ends on the whole query.
+    await page.waitForFunction(
+      () => document.querySelector(".view-search h2 q")?.textContent === "docker compose",
+      { timeout: 15_000 },
+    );
     const marks = await page.$$eval(
       ".hit mark",
       (nodes: Element[]) => nodes.map((n) => n.textContent),
