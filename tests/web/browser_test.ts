@@ -298,6 +298,40 @@ describe("session browser", { skip }, () => {
   });
 });
 
+describe("writes in the browser", { skip }, () => {
+  test("with --allow-writes, Rename asks for the title and Delete asks first, then both land", async () => {
+    const writable = await serve(await hostileDb(), { allowWrites: true });
+    const page = await browser.newPage();
+    try {
+      const answers = ["renamed from the page", "accept"];
+      const asked: string[] = [];
+      page.on(
+        "dialog",
+        async (dialog: { message(): string; accept(text?: string): Promise<void> }) => {
+          asked.push(dialog.message());
+          const answer = answers.shift();
+          await (answer === "accept" ? dialog.accept() : dialog.accept(answer));
+        },
+      );
+      await page.goto(`${writable.origin}/#/s/${V11.compressionTip}`, { waitUntil: "load" });
+      await page.waitForSelector("body[data-ready]");
+      await redrawn(page, () => page.click(".actions button:not(.danger)"));
+      assert.equal(await text(page, "#session-title"), "renamed from the page");
+      assert.equal(
+        await writable.store.getSessionTitle(V11.compressionTip),
+        "renamed from the page",
+      );
+      await redrawn(page, () => page.click(".actions button.danger"));
+      assert.match(asked[1], /^Delete session 20260425_090019_d38f1d and its 5 messages\?/);
+      assert.equal(await writable.store.getSession(V11.compressionTip), undefined);
+      assert.equal(await page.evaluate(() => location.hash), "#/");
+    } finally {
+      await page.close();
+      await writable.close();
+    }
+  });
+});
+
 describe("guards in the browser", { skip }, () => {
   test("a non-loopback server answers 401 without the token, then works with it; a foreign Host gets 403", async () => {
     const guarded = await serve(path, { host: "0.0.0.0", token: "browser-token" });
