@@ -54,7 +54,7 @@ export type {
   SearchSessionsOptions,
   SessionCountOptions,
 } from "./lib/listing.ts";
-export type { SearchOptions } from "./lib/search/search.ts";
+export type { SearchOptions, SearchSort } from "./lib/search/search.ts";
 export { sanitizeFts5Query } from "./lib/search/sanitize.ts";
 export { containsCjk } from "./lib/search/cjk.ts";
 export { sanitizeTitle } from "./lib/titles.ts";

@@ -38,6 +38,7 @@ export class Store {
   readonly #statements = new Map<string, SqliteStatement>();
   readonly #columns = new Map<string, ReadonlySet<string>>();
   readonly #views = new Map<string, boolean>();
+  readonly #derived = new Map<symbol, unknown>();
 
   /**
    * @param db The connection.
@@ -106,6 +107,20 @@ export class Store {
    */
   hasTable(table: string): boolean {
     return this.columns(table).size > 0;
+  }
+
+  /**
+   * State a feature module derives from this connection's view of the file
+   * (kept current by that module), made on first use and dropped with the
+   * connection: the store, not the module, owns it.
+   *
+   * @param key The module's own key.
+   * @param make Makes the state the first time.
+   * @returns The state.
+   */
+  derived<T>(key: symbol, make: () => T): T {
+    if (!this.#derived.has(key)) this.#derived.set(key, make());
+    return this.#derived.get(key) as T;
   }
 
   /**

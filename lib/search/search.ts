@@ -16,6 +16,12 @@ import { type FilterSql, filterSql, type SearchFilters } from "./filters.ts";
 import { type HitRow, rankedPage } from "./ranked.ts";
 import { substringPage, type SubstringStrategy } from "./substring.ts";
 import { hitContexts } from "./context.ts";
+import { sortedPage, type SortStrategy } from "./sorted.ts";
+
+/** The orders of `searchMessages` hits. */
+export type SearchSort = "rank" | "newest" | "oldest";
+
+const SORTS: readonly SearchSort[] = ["rank", "newest", "oldest"];
 
 /** Options of `searchMessages`. */
 export interface SearchOptions {
@@ -41,6 +47,14 @@ export interface SearchOptions {
    * @default {false}
    */
   includeInactive?: boolean;
+  /**
+   * The order of the hits, as in the newer Python Hermes: `"rank"` by
+   * relevance (bm25); `"newest"` / `"oldest"` by timestamp, then relevance
+   * (then id). Substring matches (short CJK queries) are always by time:
+   * newest first for `"rank"` and `"newest"`, oldest first for `"oldest"`.
+   * @default {"rank"}
+   */
+  sort?: SearchSort;
 }
 
 /** Which rows of a newer Hermes' file are searched (see `SearchFilters.live`). */
@@ -66,17 +80,36 @@ function rankedRows(
   store: Store,
   plan: RankedPlan,
   page: { filters: FilterSql; limit: number; offset: number },
+  order: { sort: SearchSort; strategy: SortStrategy | undefined },
 ): HitRow[] | undefined {
   const query = { table: plan.table, required: plan.required, ...page };
-  const rows = rankedPage(store, { ...query, match: plan.match });
+  const run = (match: string) =>
+    order.sort === "rank"
+      ? rankedPage(store, { ...query, match })
+      : sortedPage(store, { ...query, match }, order.sort, order.strategy);
+  const rows = run(plan.match);
   if (rows !== undefined || plan.retry === undefined) return rows;
-  return rankedPage(store, { ...query, match: plan.retry });
+  return run(plan.retry);
 }
 
 /** Internal options of {@linkcode searchMessages}, for tests. */
 export interface SearchInternals {
   /** How substring candidates are found (`"scan"`: Python's full scan). */
   readonly substring?: SubstringStrategy;
+  /** How a page in time order is found (`"full"`: sort every match). */
+  readonly sort?: SortStrategy;
+}
+
+function checkSort(sort: unknown): SearchSort {
+  if (sort === undefined) return "rank";
+  if (typeof sort !== "string" || !(SORTS as readonly string[]).includes(sort)) {
+    throw new RangeError(
+      `Cannot search messages: sort must be "rank", "newest" or "oldest": current value is ${
+        JSON.stringify(sort) ?? String(sort)
+      }`,
+    );
+  }
+  return sort as SearchSort;
 }
 
 /**
@@ -87,9 +120,10 @@ export interface SearchInternals {
  * @param query What the user typed.
  * @param options Filters and paging.
  * @param internals Test-only switches.
- * @returns The hits: rank order for full-text matches, newest first for
+ * @returns The hits: in `sort` order for full-text matches, by time for
  *   substring matches.
- * @throws {RangeError} When `limit` or `offset` is not a non-negative integer.
+ * @throws {RangeError} When `limit` or `offset` is not a non-negative
+ *   integer, or `sort` is not one of the orders.
  * @throws {SqliteError} On a storage failure.
  */
 export function searchMessages(
@@ -100,13 +134,17 @@ export function searchMessages(
 ): SearchHit[] {
   const limit = checkCount("search messages", "limit", options.limit ?? 20);
   const offset = checkCount("search messages", "offset", options.offset ?? 0);
+  const sort = checkSort(options.sort);
   let plan = withIndexesPresent(store, planSearch(query), query);
   if (plan.kind === "nothing") return [];
   const filters = filterSql(normalizeFilters(store, options));
   let rows: HitRow[] | undefined;
   if (plan.kind === "ranked") {
     try {
-      rows = rankedRows(store, plan, { filters, limit, offset });
+      rows = rankedRows(store, plan, { filters, limit, offset }, {
+        sort,
+        strategy: internals.sort,
+      });
     } catch (error) {
       // A damaged index (not yet marked stale by a write): read by substring.
       if (!mayBeFtsDamage(error)) throw error;
@@ -114,7 +152,14 @@ export function searchMessages(
     }
   }
   if (plan.kind === "substring") {
-    const page = { terms: plan.terms, all: plan.all, filters, limit, offset };
+    const page = {
+      terms: plan.terms,
+      all: plan.all,
+      filters,
+      limit,
+      offset,
+      oldest: sort === "oldest",
+    };
     try {
       rows = substringPage(store, page, internals.substring);
     } catch (error) {

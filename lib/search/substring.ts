@@ -30,17 +30,19 @@ export interface SubstringQuery {
   readonly limit: number;
   /** Hits to skip. */
   readonly offset: number;
+  /** Oldest first (`timestamp, id`) instead of Python's newest first. */
+  readonly oldest?: boolean;
 }
 
 /** How candidates are found. */
 export type SubstringStrategy = "auto" | "scan";
 
-function pageSql(from: string, contains: string, filters: string): string {
+function pageSql(from: string, contains: string, filters: string, oldest: boolean): string {
   return `SELECT m.id AS id
 ${from}
 JOIN sessions s ON s.id = m.session_id
 WHERE ${contains}${filters}
-ORDER BY m.timestamp DESC, m.id ASC
+ORDER BY m.timestamp ${oldest ? "ASC" : "DESC"}, m.id ASC
 LIMIT ? OFFSET ?`;
 }
 
@@ -74,7 +76,7 @@ export function substringPage(
   query: SubstringQuery,
   strategy: SubstringStrategy = "auto",
 ): HitRow[] | undefined {
-  const { terms, all, filters, limit, offset } = query;
+  const { terms, all, filters, limit, offset, oldest = false } = query;
   const fast = strategy === "auto" && terms.every((t) => termKind(t) !== undefined) &&
     trigramIndexUsable(store);
   const params: SqlValue[] = [];
@@ -91,7 +93,7 @@ export function substringPage(
   params.push(...contains.params, ...filters.params, limit, offset);
   let ids: number[];
   try {
-    ids = store.statement(pageSql(from, contains.sql, filters.sql)).all(...params)
+    ids = store.statement(pageSql(from, contains.sql, filters.sql, oldest)).all(...params)
       .map((row) => Number(row.id));
   } catch (error) {
     if (isPatternError(error)) return undefined;
