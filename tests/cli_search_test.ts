@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
 
 interface Hit {
+  timestamp: number;
   session_id: string;
   source: string;
   role: string;
@@ -69,6 +70,23 @@ describe("search", () => {
       hits.length > 0 &&
         hits.every((h) => ["telegram", "cli"].includes(h.source) && h.role === "assistant"),
     );
+  });
+
+  test("search --sort newest|oldest orders by time, then rank, as searchMessages does", async () => {
+    const path = v11Copy();
+    for (const sort of ["newest", "oldest", "rank"] as const) {
+      const run = await runCli(["--db", path, "--json", "search", "docker", "--sort", sort]);
+      const hits = JSON.parse(run.out) as Hit[];
+      const expected = await withDb(path, (db) => db.searchMessages("docker", { sort }));
+      assert.deepEqual(hits, JSON.parse(JSON.stringify(expected)), sort);
+      if (sort === "rank") continue;
+      const times = hits.map((h) => h.timestamp);
+      const ordered = [...times].sort((a, b) => sort === "newest" ? b - a : a - b);
+      assert.ok(hits.length > 1 && times.every((t, i) => t === ordered[i]), `${sort}: ${times}`);
+    }
+    const bad = await runCli(["--db", path, "search", "docker", "--sort", "latest"]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /--sort must be one of rank, newest, oldest, got "latest"/);
   });
 
   test("search --exclude-source leaves those sources out", async () => {

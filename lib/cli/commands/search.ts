@@ -13,7 +13,7 @@ import type { SearchHit } from "../../types.ts";
 import type { Command, Context } from "../command.ts";
 import { formatWhen, oneLine, truncate } from "../format.ts";
 import { printJson } from "../json.ts";
-import { integerOption, type ParsedArgs } from "../parse.ts";
+import { choiceOption, integerOption, type ParsedArgs } from "../parse.ts";
 import type { Style } from "../style.ts";
 import { visibleControls } from "../transcript.ts";
 
@@ -33,6 +33,8 @@ Options:
                            system (repeatable)
   --limit N                Show at most N hits (default 20)
   --offset N               Skip the first N hits (default 0)
+  --sort ORDER             rank (most relevant first, the default), newest
+                           or oldest (by time, then relevance)
   --json                   Print the hits as a JSON array
   --db PATH                The database file
   -h, --help               Show this help
@@ -41,6 +43,7 @@ Examples:
   hermes-state search docker
   hermes-state search '"docker compose"' --role assistant
   hermes-state search 记忆 --source telegram --json
+  hermes-state search docker --sort newest
 `;
 
 /** Columns of a context line. */
@@ -157,6 +160,11 @@ async function noteUnindexed(
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const limit = integerOption(args, "limit", { fallback: 20, command: "search" });
   const offset = integerOption(args, "offset", { fallback: 0, command: "search" });
+  const sort = choiceOption(args, "sort", {
+    choices: ["rank", "newest", "oldest"] as const,
+    fallback: "rank",
+    command: "search",
+  });
   const query = args.positionals.join(" ");
   const sources = args.strings("source");
   const excluded = args.strings("exclude-source");
@@ -168,6 +176,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     roleFilter: roles.length > 0 ? roles : null,
     limit,
     offset,
+    sort,
   });
   await noteUnindexed(store, ctx);
   if (ctx.json) {
@@ -202,6 +211,7 @@ export const searchCommand: Command = {
     role: { type: "string", multiple: true },
     limit: { type: "string" },
     offset: { type: "string" },
+    sort: { type: "string" },
   },
   minPositionals: 1,
   maxPositionals: Infinity,
