@@ -8,6 +8,7 @@
 import type { SqlValue } from "./driver/types.ts";
 import { encodeContent, encodeJson } from "./content.ts";
 import type { Store } from "./store.ts";
+import { insertIndexedAfter } from "./fts_bulk.ts";
 import type { MessageContent } from "./types.ts";
 
 /** Options of {@linkcode importSession}. */
@@ -248,22 +249,29 @@ function writeSessionRow(
 function writeMessages(store: Store, checked: CheckedRecord): void {
   const keepIds = originalIdsFree(store, checked.messages);
   const columns = liveColumns(store, "messages").filter((c) => c !== "id" && c !== "session_id");
-  checked.messages.forEach((message, index) => {
-    const names = ["session_id"];
-    const values: SqlValue[] = [checked.id];
-    if (keepIds) {
-      names.push("id");
-      values.push(message.id as number);
-    }
-    for (const column of columns) {
-      if (!(column in message)) continue;
-      names.push(column);
-      values.push(messageValue(column, message[column], `messages[${index}].${column}`));
-    }
-    const marks = names.map(() => "?").join(", ");
-    store.statement(`INSERT INTO messages (${names.map(quote).join(", ")}) VALUES (${marks})`)
-      .run(...values);
-  });
+  insertIndexedAfter(
+    store,
+    checked.messages.length,
+    () =>
+      checked.messages.map((message, index) => {
+        const names = ["session_id"];
+        const values: SqlValue[] = [checked.id];
+        if (keepIds) {
+          names.push("id");
+          values.push(message.id as number);
+        }
+        for (const column of columns) {
+          if (!(column in message)) continue;
+          names.push(column);
+          values.push(messageValue(column, message[column], `messages[${index}].${column}`));
+        }
+        const marks = names.map(() => "?").join(", ");
+        return Number(
+          store.statement(`INSERT INTO messages (${names.map(quote).join(", ")}) VALUES (${marks})`)
+            .run(...values).lastInsertRowid,
+        );
+      }),
+  );
 }
 
 /**

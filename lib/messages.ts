@@ -13,6 +13,7 @@ import { SqliteError } from "./driver/sqlite_error.ts";
 import type { Store } from "./store.ts";
 import type { ConversationMessage, JsonValue, MessageRow, NewMessage } from "./types.ts";
 import { decodeContent, encodeContent, encodeJson } from "./content.ts";
+import { insertIndexedAfter } from "./fts_bulk.ts";
 
 const INSERT_MESSAGE = `INSERT INTO messages (session_id, role, content, tool_call_id,
   tool_calls, tool_name, timestamp, token_count, finish_reason,
@@ -176,8 +177,8 @@ export function appendMessage(store: Store, sessionId: string, message: NewMessa
 /**
  * Appends many messages in one transaction, with the rules of
  * {@linkcode appendMessage}: all are written, or none. The statements are
- * prepared once and the counters updated once, so a large import runs at
- * tens of thousands of messages per second. Timestamps start at the store's
+ * prepared once and the counters updated once; a large batch fills the
+ * full-text indexes in one pass instead of row by row (see `fts_bulk.ts`). Timestamps start at the store's
  * clock and grow by 1 µs per message, so the given order is kept.
  *
  * @param store The open store.
@@ -214,18 +215,21 @@ export function appendMessages(
   }
   if (messages.length === 0) return [];
   return store.write(() => {
-    const insert = store.statement(INSERT_MESSAGE);
-    const ids = new Array<number>(messages.length);
-    let timestamp = store.now();
     let toolCalls = 0;
-    for (let i = 0; i < messages.length; i++) {
-      const message = messages[i];
-      const params = newMessageParams(sessionId, message, "append messages");
-      params[TIMESTAMP] = timestamp;
-      ids[i] = Number(insert.run(...params).lastInsertRowid);
-      toolCalls += toolCallsAdded(message.toolCalls);
-      timestamp += TIMESTAMP_STEP;
-    }
+    const ids = insertIndexedAfter(store, messages.length, () => {
+      const insert = store.statement(INSERT_MESSAGE);
+      const ids = new Array<number>(messages.length);
+      let timestamp = store.now();
+      for (let i = 0; i < messages.length; i++) {
+        const message = messages[i];
+        const params = newMessageParams(sessionId, message, "append messages");
+        params[TIMESTAMP] = timestamp;
+        ids[i] = Number(insert.run(...params).lastInsertRowid);
+        toolCalls += toolCallsAdded(message.toolCalls);
+        timestamp += TIMESTAMP_STEP;
+      }
+      return ids;
+    });
     const { changes } = store.statement(ADD_TO_COUNTERS).run(messages.length, toolCalls, sessionId);
     if (changes === 0) throw missingSession();
     return ids;
