@@ -19,6 +19,8 @@ import type { JsonValue, NewMessage } from "../lib/types.ts";
 import type { RawConnection, RawStatement } from "./native.ts";
 import type { SessionPlan } from "./corpus.ts";
 import type { QuerySpec } from "./queries.ts";
+import { pageSql } from "../lib/search/ranked.ts";
+import { CONTEXT_SQL as PAGE_CONTEXT_SQL } from "../lib/search/context.ts";
 
 const caches = new WeakMap<RawConnection, Map<string, RawStatement>>();
 
@@ -242,11 +244,24 @@ export interface RawHit {
 const HIT_COLUMNS = `m.id, m.session_id, m.role, %SNIPPET% AS snippet, m.content, m.timestamp,
   m.tool_name, s.source, s.model, s.started_at AS session_started`;
 
+/**
+ * The ranked page: the very statement the library prepares (one per
+ * table), so the floor differs from ours only by what runs around it.
+ */
 function ftsSql(table: string): string {
-  return `SELECT ${
-    HIT_COLUMNS.replace("%SNIPPET%", `snippet(${table}, 0, '>>>', '<<<', '...', 40)`)
-  } FROM ${table} JOIN messages m ON m.id = ${table}.rowid JOIN sessions s ON s.id = m.session_id
-    WHERE ${table} MATCH ? ORDER BY rank LIMIT ? OFFSET ?`;
+  return pageSql(table, "", false);
+}
+
+/**
+ * Python's statement for `search_messages(sort="newest" | "oldest")`
+ * (`ORDER BY m.timestamp DESC, rank`), with the library's id tie-break.
+ */
+function sortedSql(table: string, order: "newest" | "oldest"): string {
+  const dir = order === "newest" ? "DESC" : "ASC";
+  return pageSql(table, "", false).replace(
+    /ORDER BY rank/,
+    `ORDER BY m.timestamp ${dir}, rank, m.id ${dir}`,
+  );
 }
 
 const LIKE_CLAUSE = `(m.content LIKE ? ESCAPE '\\' OR m.tool_name LIKE ? ESCAPE '\\'
@@ -293,14 +308,23 @@ function contextLine(stored: unknown): string {
 }
 
 /**
- * One search, the Python way: the page query, then one context query per hit.
+ * One search with plain statements: for full-text kinds, the library's own
+ * page and context statements (`rank`), or Python's full sort by time
+ * (`newest` / `oldest`); for the LIKE kind, Python's full scan and one
+ * context query per hit.
  *
  * @param conn The connection.
  * @param query The query, already sanitized and routed (see `queries.ts`).
  * @param limit Page size.
+ * @param order The order of the hits.
  * @returns The hits with their context.
  */
-export function rawSearch(conn: RawConnection, query: QuerySpec, limit = 20): RawHit[] {
+export function rawSearch(
+  conn: RawConnection,
+  query: QuerySpec,
+  limit = 20,
+  order: "rank" | "newest" | "oldest" = "rank",
+): RawHit[] {
   let rows: SqlRow[];
   if (query.path === "like") {
     const params: SqlValue[] = [query.tokens[0]];
@@ -311,10 +335,31 @@ export function rawSearch(conn: RawConnection, query: QuerySpec, limit = 20): Ra
     rows = stmt(conn, likeSql(query.tokens.length)).all(...params, limit, 0);
   } else {
     const table = query.path === "fts" ? "messages_fts" : "messages_fts_trigram";
-    rows = stmt(conn, ftsSql(table)).all(query.match, limit, 0);
+    const sql = order === "rank" ? ftsSql(table) : sortedSql(table, order);
+    rows = stmt(conn, sql).all(query.match, limit, 0);
+    // The library's statements: one context query for the page.
+    const contexts = rows.map(() => [] as { role: string; content: string }[]);
+    const found = stmt(conn, PAGE_CONTEXT_SQL).all(JSON.stringify(rows.map((r) => r.id)));
+    found.sort((a, b) => Number(a.ord) - Number(b.ord) || Number(a.pos) - Number(b.pos));
+    for (const c of found) {
+      contexts[Number(c.ord)].push({ role: c.role as string, content: contextLine(c.content) });
+    }
+    return rows.map((row, i) => hit(row, contexts[i]));
   }
   const context = stmt(conn, CONTEXT_SQL);
-  return rows.map((row) => ({
+  return rows.map((row) =>
+    hit(
+      row,
+      context.all(row.id, row.id).map((c) => ({
+        role: c.role as string,
+        content: contextLine(c.content),
+      })),
+    )
+  );
+}
+
+function hit(row: SqlRow, context: { role: string; content: string }[]): RawHit {
+  return {
     id: Number(row.id),
     session_id: row.session_id as string,
     role: row.role as string,
@@ -324,11 +369,8 @@ export function rawSearch(conn: RawConnection, query: QuerySpec, limit = 20): Ra
     source: row.source as string,
     model: row.model as string | null,
     session_started: row.session_started as number,
-    context: context.all(row.id, row.id).map((c) => ({
-      role: c.role as string,
-      content: contextLine(c.content),
-    })),
-  }));
+    context,
+  };
 }
 
 // ── Messages and conversations ──────────────────────────────────────────────

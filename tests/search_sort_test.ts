@@ -28,7 +28,7 @@ function sentence(random: Random): string {
   return Array.from({ length: n }, () => WORDS[Math.floor(random() * WORDS.length)]).join(" ");
 }
 
-type Shape = "growing" | "backdated" | "shuffled";
+type Shape = "growing" | "backdated" | "swapped" | "shuffled";
 
 function messages(random: Random, count: number, shape: Shape, start: number): MessageSeed[] {
   const out: MessageSeed[] = [];
@@ -39,6 +39,8 @@ function messages(random: Random, count: number, shape: Shape, start: number): M
     let timestamp = t;
     if (shape === "backdated" && random() < 0.05) timestamp = start - random() * 1000;
     if (shape === "shuffled") timestamp = start + Math.floor(random() * count);
+    // A few rows a little earlier than the ones just before them (clocks of two writers).
+    if (shape === "swapped" && random() < 0.08) timestamp = t - 1 - Math.floor(random() * 6);
     out.push({
       session_id: random() < 0.5 ? "a" : "b",
       role: random() < 0.5 ? "user" : "assistant",
@@ -89,7 +91,7 @@ function check(store: Store, strategy: SortStrategy): void {
   }
 }
 
-for (const shape of ["growing", "backdated", "shuffled"] as const) {
+for (const shape of ["growing", "backdated", "swapped", "shuffled"] as const) {
   describe(`searchMessages() sorted by time on a file whose timestamps are ${shape}`, () => {
     let path: string;
     let store: Store;

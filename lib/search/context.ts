@@ -20,7 +20,7 @@ const CONTEXT_LENGTH = 200;
  * `timestamp <=` / `>=` bound lets the session index seek; the OR breaks
  * ties on `id`, exactly as Python's per-hit query does.
  */
-const CONTEXT_SQL = `
+export const CONTEXT_SQL = `
 WITH hit(ord, id) AS (SELECT key, value FROM json_each(?)),
 target AS (
   SELECT hit.ord, m.id, m.session_id, m.timestamp

@@ -34,7 +34,15 @@ export interface RankedQuery {
   readonly offset: number;
 }
 
-function pageSql(table: string, filters: string, required: boolean): string {
+/**
+ * The page statement (the benchmark's floor prepares the same text).
+ *
+ * @param table The FTS5 table.
+ * @param filters The filter terms (`FilterSql.sql`).
+ * @param required Whether substrings are required (one more JSON parameter).
+ * @returns The SQL: parameters MATCH, filters, [required], limit, offset.
+ */
+export function pageSql(table: string, filters: string, required: boolean): string {
   return `SELECT m.id AS id, m.session_id AS session_id, m.role AS role,
   snippet(${table}, 0, '>>>', '<<<', '...', 40) AS snippet,
   m.timestamp AS timestamp, m.tool_name AS tool_name, s.source AS source, s.model AS model,

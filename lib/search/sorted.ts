@@ -141,7 +141,9 @@ function walk(
     if (best.length === need) {
       const last = best[need - 1].timestamp;
       if (
-        order === "newest" ? last > timeline.latestBelow(edge) : last < timeline.earliestAbove(edge)
+        order === "newest"
+          ? last > timeline.latestBelow(store, edge)
+          : last < timeline.earliestAbove(store, edge)
       ) {
         break;
       }

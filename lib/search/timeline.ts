@@ -30,6 +30,13 @@ import { SqliteError } from "../driver/sqlite_error.ts";
 
 /** log2 of the ids per block. */
 const BLOCK_BITS = 10;
+/** Ids per block. */
+const BLOCK = 2 ** BLOCK_BITS;
+
+/** The block of an id (ids may pass 2^31, so no `>>`). */
+function blockOf(id: number): number {
+  return Math.floor(id / BLOCK);
+}
 
 /** Changes since the last look: this connection's and everyone else's. */
 const VERSION_SQL =
@@ -46,6 +53,12 @@ FROM messages INDEXED BY idx_messages_session GROUP BY block`;
 const NEW_BLOCKS_SQL = `SELECT id >> ${BLOCK_BITS} AS block, min(timestamp) AS lo,
   max(timestamp) AS hi, max(id) AS last
 FROM messages WHERE id > ? GROUP BY block`;
+
+/** The latest timestamp in an id range `[from, to)` (a short range of the table). */
+const LATEST_IN_SQL = "SELECT max(timestamp) AS t FROM messages WHERE id >= ? AND id < ?";
+
+/** The earliest timestamp in an id range `(from, to]`. */
+const EARLIEST_IN_SQL = "SELECT min(timestamp) AS t FROM messages WHERE id > ? AND id <= ?";
 
 /** The per-connection state; see the module documentation. */
 export class MessageTimeline {
@@ -108,13 +121,25 @@ export class MessageTimeline {
 
   /**
    * The latest timestamp of any message whose id is below `id` (or more:
-   * it is a bound), `-Infinity` when there is none.
+   * it is a bound), `-Infinity` when there is none: the blocks wholly
+   * below, and the rows of `id`'s own block read from the table.
    *
+   * @param store The open store (in the same read transaction as {@linkcode refresh}).
    * @param id An id.
    * @returns The bound.
+   * @throws {SqliteError} On a storage failure.
    */
-  latestBelow(id: number): number {
+  latestBelow(store: Store, id: number): number {
     if (id <= 1) return -Infinity;
+    const block = blockOf(id - 1);
+    const own = store.statement(LATEST_IN_SQL).get(block * BLOCK, id)?.t;
+    const rest = this.#latestInBlocks(block - 1);
+    return own === null || own === undefined ? rest : Math.max(rest, Number(own));
+  }
+
+  /** The latest timestamp in blocks 0…`block`. */
+  #latestInBlocks(block: number): number {
+    if (block < 0) return -Infinity;
     if (this.#below === undefined) {
       const below: number[] = [];
       let max = -Infinity;
@@ -124,18 +149,33 @@ export class MessageTimeline {
       }
       this.#below = below;
     }
-    const block = Math.min((id - 1) >> BLOCK_BITS, this.#below.length - 1);
-    return block < 0 ? -Infinity : this.#below[block];
+    return this.#below.length === 0
+      ? -Infinity
+      : this.#below[Math.min(block, this.#below.length - 1)];
   }
 
   /**
    * The earliest timestamp of any message whose id is above `id` (or less:
-   * it is a bound), `Infinity` when there is none.
+   * it is a bound), `Infinity` when there is none: the rows of `id`'s own
+   * block read from the table, and the blocks wholly above. Messages
+   * appended since {@linkcode refresh} are not bounded: call both in one
+   * read transaction.
    *
+   * @param store The open store (in the same read transaction as {@linkcode refresh}).
    * @param id An id.
    * @returns The bound.
+   * @throws {SqliteError} On a storage failure.
    */
-  earliestAbove(id: number): number {
+  earliestAbove(store: Store, id: number): number {
+    const block = blockOf(id + 1);
+    const end = (block + 1) * BLOCK - 1;
+    const own = store.statement(EARLIEST_IN_SQL).get(id, end)?.t;
+    const rest = this.#earliestInBlocks(block + 1);
+    return own === null || own === undefined ? rest : Math.min(rest, Number(own));
+  }
+
+  /** The earliest timestamp in blocks `block`…last. */
+  #earliestInBlocks(block: number): number {
     if (this.#above === undefined) {
       const above: number[] = [];
       let min = Infinity;
@@ -145,7 +185,6 @@ export class MessageTimeline {
       }
       this.#above = above;
     }
-    const block = (id + 1) >> BLOCK_BITS;
     return block >= this.#above.length ? Infinity : this.#above[block];
   }
 }
