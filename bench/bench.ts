@@ -6,7 +6,7 @@
  *
  * `deno task bench [--sessions 2000] [--messages 100] [--seed 7]
  *   [--iterations 15] [--appends 500] [--dir /tmp/…] [--keep] [--reuse DIR]
- *   [--skip build,search,sorted,list,messages,open,export,appends,cli]`
+ *   [--skip build,search,sorted,list,messages,open,export,bulk,appends,cli]`
  * (also `bun bench/bench.ts …`). The corpus goes to a fresh folder under the
  * system temporary folder and is deleted at the end unless `--keep`;
  * `--reuse DIR` reads `DIR/corpus.db` instead of building one (and builds
@@ -38,6 +38,7 @@ import { importBoth, type ImportTiming, TickClock } from "./build.ts";
 import { loadNative, type RawConnection } from "./native.ts";
 import {
   rawAppendMessage,
+  rawAppendMessages,
   rawConversation,
   rawGetMessages,
   rawListSessionsRich,
@@ -464,6 +465,62 @@ function exportPhase(path: string, rows: Row[], detail: Record<string, unknown>)
   });
 }
 
+/** Messages per `appendMessages` call in the bulk phase. */
+const BULK_BATCH = 1000;
+
+/**
+ * Bulk appends of {@linkcode BULK_BATCH} messages per call into two fresh
+ * files, ours and the per-row-trigger floor, batch by batch in turn.
+ */
+async function bulkPhase(dir: string, corpus: Corpus, batches: number, rows: Row[]) {
+  const pool = corpus.sessions.slice(0, 40).flatMap((p) => sessionMessages(corpus, p));
+  const paths = { ours: join(dir, "bulk-ours.db"), raw: join(dir, "bulk-raw.db") };
+  for (const path of Object.values(paths)) {
+    for (const s of ["", "-wal", "-shm"]) rmSync(path + s, { force: true });
+    (await SessionDB.open({ path })).close();
+  }
+  const clock = new TickClock();
+  clock.set(1_760_000_000, 0.001);
+  const db = await SessionDB.open({ path: paths.ours, clock: clock.now });
+  const raw = (await loadDriver())(paths.raw);
+  rawPragmas(raw);
+  db.createSession("bulk", "bench");
+  stmt(raw, "INSERT INTO sessions (id, source, started_at) VALUES ('bulk', 'bench', 0)").run();
+  const ms = { ours: 0, raw: 0 };
+  try {
+    for (let b = 0; b < batches; b++) {
+      const list = Array.from(
+        { length: BULK_BATCH },
+        (_, i) => pool[(b * BULK_BATCH + i) % pool.length],
+      );
+      const run = {
+        ours: () => db.appendMessages("bulk", list),
+        raw: () => rawAppendMessages(raw, "bulk", list, clock.now),
+      };
+      for (const who of b % 2 === 0 ? ["ours", "raw"] as const : ["raw", "ours"] as const) {
+        ms[who] += timed(run[who])[0];
+      }
+    }
+  } finally {
+    db.close();
+    raw.close();
+    for (const path of Object.values(paths)) {
+      for (const s of ["", "-wal", "-shm"]) rmSync(path + s, { force: true });
+    }
+  }
+  const rate = (t: number) => (batches * BULK_BATCH * 1000) / t;
+  rows.push({
+    group: "import",
+    op: `bulk appendMessages, ${BULK_BATCH.toLocaleString("en-US")} messages per call`,
+    unit: "msgs/s",
+    ours: rate(ms.ours),
+    raw: rate(ms.raw),
+    target: "≥ 1.8× raw (per-row triggers)",
+    pass: rate(ms.ours) >= 1.8 * rate(ms.raw),
+    note: `${batches} calls each into a fresh file; ours fills both FTS tables in one pass`,
+  });
+}
+
 async function appendPhase(path: string, corpus: Corpus, count: number, rows: Row[]) {
   const pool = corpus.sessions.slice(0, 20).flatMap((p) => sessionMessages(corpus, p));
   const clock = new TickClock();
@@ -735,6 +792,10 @@ async function main(): Promise<void> {
     if (!args.skip.has("export")) {
       log("export (child processes)…");
       exportPhase(corpusPath, rows, detail);
+    }
+    if (!args.skip.has("bulk")) {
+      log(`bulk appends (${BULK_BATCH} per call)…`);
+      await bulkPhase(dir, corpus, 6, rows);
     }
     if (!args.skip.has("appends")) {
       log("appends…");
