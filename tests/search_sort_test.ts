@@ -78,7 +78,19 @@ const PAGES: SearchOptions[] = [
   { limit: 20, sourceFilter: ["telegram"] },
 ];
 
+/** Substring queries (two CJK characters): by time, the candidate walk against Python's scan. */
+const SUBSTRING_QUERIES = ["数据", "性能 OR 库性", "据库"];
+
 function check(store: Store, strategy: SortStrategy): void {
+  for (const query of SUBSTRING_QUERIES) {
+    for (const page of [...PAGES, { limit: 0 }, { limit: 3, offset: 2000 }]) {
+      for (const sort of ["rank", "newest", "oldest"] as const) {
+        const options = { ...page, sort };
+        const scan = searchMessages(store, query, options, { substring: "scan" });
+        assert.deepEqual(searchMessages(store, query, options), scan, `${query} ${sort}`);
+      }
+    }
+  }
   for (const query of QUERIES) {
     for (const page of PAGES) {
       for (const sort of ["newest", "oldest"] as const) {

@@ -17,11 +17,11 @@
  */
 import type { Store } from "../store.ts";
 import type { SqlValue } from "../driver/types.ts";
-import { SqliteError } from "../driver/sqlite_error.ts";
 import { CONTAINS_ALL_SQL, containsPattern } from "./filters.ts";
 import { isMatchError, isPatternError } from "./query_error.ts";
 import type { HitRow, RankedQuery } from "./ranked.ts";
 import { timelineOf } from "./timeline.ts";
+import { inSnapshot } from "./snapshot.ts";
 
 /** The time orders. */
 export type TimeOrder = "newest" | "oldest";
@@ -166,25 +166,6 @@ function hitRows(store: Store, table: string, match: string, ids: readonly numbe
     byId.set(Number(row.id), row);
   }
   return ids.map((id) => byId.get(id)).filter((row): row is HitRow => row !== undefined);
-}
-
-/**
- * Runs `fn` in one read transaction, so that every statement of a search
- * sees the same file; inside a caller's transaction, in that one.
- */
-function inSnapshot<T>(store: Store, fn: () => T): T {
-  try {
-    store.db.exec("BEGIN");
-  } catch (error) {
-    // Already in a transaction: it is the snapshot.
-    if (error instanceof SqliteError && /within a transaction/.test(error.message)) return fn();
-    throw error;
-  }
-  try {
-    return fn();
-  } finally {
-    store.db.exec("COMMIT");
-  }
 }
 
 /**

@@ -17,6 +17,8 @@ import { containsSql, type FilterSql } from "./filters.ts";
 import type { HitRow } from "./ranked.ts";
 import { isPatternError } from "./query_error.ts";
 import { candidateIds, termKind, trigramIndexUsable } from "./trigram_candidates.ts";
+import { inSnapshot } from "./snapshot.ts";
+import { walkCandidates } from "./substring_walk.ts";
 
 /** What a substring search needs. */
 export interface SubstringQuery {
@@ -38,7 +40,7 @@ export interface SubstringQuery {
 export type SubstringStrategy = "auto" | "scan";
 
 function pageSql(from: string, contains: string, filters: string, oldest: boolean): string {
-  return `SELECT m.id AS id
+  return `SELECT m.id AS id, m.timestamp AS timestamp
 ${from}
 JOIN sessions s ON s.id = m.session_id
 WHERE ${contains}${filters}
@@ -76,7 +78,16 @@ export function substringPage(
   query: SubstringQuery,
   strategy: SubstringStrategy = "auto",
 ): HitRow[] | undefined {
+  return inSnapshot(store, () => page(store, query, strategy));
+}
+
+function page(
+  store: Store,
+  query: SubstringQuery,
+  strategy: SubstringStrategy,
+): HitRow[] | undefined {
   const { terms, all, filters, limit, offset, oldest = false } = query;
+  let candidates: number[] | undefined;
   const fast = strategy === "auto" && terms.every((t) => termKind(t) !== undefined) &&
     trigramIndexUsable(store);
   const params: SqlValue[] = [];
@@ -86,14 +97,20 @@ export function substringPage(
     if (ids?.length === 0) return [];
     if (ids !== undefined) {
       from = CANDIDATES_FROM;
-      params.push(JSON.stringify(ids));
+      candidates = ids;
     }
   }
   const contains = containsSql(terms, all);
-  params.push(...contains.params, ...filters.params, limit, offset);
-  let ids: number[];
+  const sql = pageSql(from, contains.sql, filters.sql, oldest);
+  const middle = [...contains.params, ...filters.params];
+  let ids: number[] | undefined;
   try {
-    ids = store.statement(pageSql(from, contains.sql, filters.sql, oldest)).all(...params)
+    if (candidates !== undefined) {
+      const need = offset + limit;
+      ids = walkCandidates(store, candidates, sql, middle, { need, oldest })?.slice(offset);
+      if (ids === undefined) params.push(JSON.stringify(candidates));
+    }
+    ids ??= store.statement(sql).all(...params, ...middle, limit, offset)
       .map((row) => Number(row.id));
   } catch (error) {
     if (isPatternError(error)) return undefined;
