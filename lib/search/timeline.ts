@@ -74,6 +74,19 @@ export class MessageTimeline {
   /** `#above[b]`: the earliest timestamp in blocks b…last; `undefined` until needed. */
   #above: number[] | undefined;
 
+  #asked = 0;
+
+  /**
+   * Whether a caller that can do without the bounds should use them: once
+   * they are read (or on the second time of asking, a sign of a connection
+   * that lives on). A one-shot search then pays no read of the index.
+   *
+   * @returns `true` when the bounds are, or are now worth being, read.
+   */
+  worthReading(): boolean {
+    return this.#seen > 0 || ++this.#asked >= 2;
+  }
+
   /**
    * Brings the bounds up to date with the file as this connection now sees
    * it (call it inside the read transaction that the search runs in).
