@@ -12,13 +12,13 @@ import { searchMessages, type SearchOptions } from "../lib/search/search.ts";
 import type { SortStrategy } from "../lib/search/sorted.ts";
 import type { SqliteDriver } from "../lib/driver/types.ts";
 import { SessionDB } from "../lib/session_db.ts";
-import { rawOpen, tempDbPath } from "./_helpers.ts";
+import { copyFixture, rawOpen, tempDbPath } from "./_helpers.ts";
 import { insertRows, type MessageSeed, seeded } from "./_search_data.ts";
 import { mulberry32, type Random } from "./_random.ts";
 
-async function openStore(path: string): Promise<Store> {
-  const { db, writer } = await openConnection({ path, readonly: false });
-  return new Store(db, writer, { path, readonly: false });
+async function openStore(path: string, readonly = false): Promise<Store> {
+  const { db, writer } = await openConnection({ path, readonly });
+  return new Store(db, writer, { path, readonly });
 }
 
 const WORDS = ["docker", "kernel", "deploy", "timeout", "cache", "python", "rust", "数据库性能"];
@@ -216,4 +216,33 @@ describe("searchMessages() sort semantics", () => {
     assert.deepEqual(s.db.searchMessages("docker NEAR/x", { sort: "newest" }), []);
     assert.deepEqual(s.db.searchMessages("docker", { sort: "newest", limit: 0 }), []);
   });
+});
+
+describe("searchMessages() sorted by time on the Python-written fixtures", () => {
+  for (const name of ["hermes-v6.db", "hermes-v10-external.db", "hermes-v11.db", "hermes-v21.db"]) {
+    for (const readonly of [true, false]) {
+      test(`searchMessages() gives the full sort's page on ${name}${readonly ? ", read-only" : ""}`, async () => {
+        const store = await openStore(copyFixture(name), readonly);
+        try {
+          for (const query of ["docker", "the", "session*", "数据", "数据库", "terminal OR 数据"]) {
+            for (const sort of ["newest", "oldest"] as const) {
+              for (const page of [{ limit: 5 }, { limit: 3, offset: 4 }]) {
+                const options = { ...page, sort };
+                assert.deepEqual(
+                  [searchMessages(store, query, options), searchMessages(store, query, options)],
+                  [
+                    searchMessages(store, query, options, { sort: "full", substring: "scan" }),
+                    searchMessages(store, query, options, { sort: "full", substring: "scan" }),
+                  ],
+                  `${query} ${JSON.stringify(options)}`,
+                );
+              }
+            }
+          }
+        } finally {
+          store.db.close();
+        }
+      });
+    }
+  }
 });
