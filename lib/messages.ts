@@ -284,13 +284,14 @@ export function replaceMessages(
     const insert = store.statement(INSERT_MESSAGE);
     let timestamp = store.now();
     let toolCalls = 0;
-    for (const message of messages) {
-      const params = conversationParams(sessionId, message, "replace messages");
-      params[TIMESTAMP] = timestamp;
-      insert.run(...params);
-      toolCalls += toolCallsAdded(message.tool_calls);
-      timestamp += TIMESTAMP_STEP;
-    }
+    insertIndexedAfter(store, messages.length, () =>
+      messages.map((message) => {
+        const params = conversationParams(sessionId, message, "replace messages");
+        params[TIMESTAMP] = timestamp;
+        timestamp += TIMESTAMP_STEP;
+        toolCalls += toolCallsAdded(message.tool_calls);
+        return Number(insert.run(...params).lastInsertRowid);
+      }));
     const { changes } = store
       .statement("UPDATE sessions SET message_count = ?, tool_call_count = ? WHERE id = ?")
       .run(messages.length, toolCalls, sessionId);

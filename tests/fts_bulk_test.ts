@@ -158,6 +158,43 @@ describe("appendMessages() above the bulk-index threshold", () => {
     ]);
   });
 
+  test("replaceMessages() of a long transcript indexes it as the triggers would", async () => {
+    const path = tempDbPath();
+    {
+      using db = await SessionDB.open({ path });
+      db.createSession("s", "cli");
+      db.appendMessages("s", batch(20, 4));
+      db.replaceMessages(
+        "s",
+        db.getMessagesAsConversation("s").concat(
+          db.getMessagesAsConversation("s"),
+          Array.from({ length: 100 }, (_, i) => ({ role: "user", content: `again docker ${i}` })),
+        ),
+      );
+      assert.equal(db.getSession("s")!.message_count, 140);
+    }
+    assert.deepEqual(await lastCreated(path), [
+      "messages_fts_insert",
+      "messages_fts_trigram_insert",
+    ]);
+    const raw = await rawOpen(path);
+    try {
+      for (const table of ["messages_fts", "messages_fts_trigram"]) {
+        const differing = raw.prepare(
+          `SELECT count(*) AS n FROM messages m LEFT JOIN ${table} f ON f.rowid = m.id
+           WHERE f.content IS NOT (COALESCE(m.content, '') || ' ' || COALESCE(m.tool_name, '') ||
+             ' ' || COALESCE(m.tool_calls, ''))`,
+        ).get()!;
+        assert.equal(Number(differing.n), 0, table);
+        const rows = raw.prepare(`SELECT count(*) AS n FROM ${table}`).get()!;
+        assert.equal(Number(rows.n), 140, table);
+        raw.exec(`INSERT INTO ${table}(${table}) VALUES('integrity-check')`);
+      }
+    } finally {
+      raw.close();
+    }
+  });
+
   test("appendMessages() keeps the triggers of a file whose insert trigger is not the v11 one", async () => {
     const path = tempDbPath();
     (await SessionDB.open({ path })).close();
