@@ -10,14 +10,15 @@
  *   first, pre-filtered by CJK bigrams (or the character itself).
  *
  * Matches are SQLite's; ranking among them and snippet windows may differ
- * (`ts_rank_cd` is not bm25).
+ * (`ts_rank_cd` is not bm25). `sort: "newest" | "oldest"` orders by
+ * timestamp first, as the SQLite engine does, then by that rank, then id.
  *
  * @module
  */
 import { checkCount } from "../paging.ts";
 import { containsPattern } from "../search/filters.ts";
 import { planSearch } from "../search/plan.ts";
-import type { SearchOptions } from "../search/search.ts";
+import { checkSort, type SearchOptions, type SearchSort } from "../search/search.ts";
 import { MULTIMODAL_PREFIX } from "../content.ts";
 import { codePointSlice, pythonStrip } from "../python_text.ts";
 import type { ContextMessage, SearchHit } from "../types.ts";
@@ -57,11 +58,28 @@ const HIT_COLUMNS = `m.id AS id, m.session_id AS session_id, m.role AS role,
   m.timestamp AS timestamp, m.tool_name AS tool_name, s.source AS source, s.model AS model,
   s.started_at AS session_started, ${SEARCH_DOCUMENT_SQL} AS _document`;
 
+/** One page and its order. */
+interface Page {
+  readonly limit: number;
+  readonly offset: number;
+  readonly sort: SearchSort;
+}
+
+/**
+ * The ORDER BY of a page: `rank` (an SQL expression, best first, or
+ * `undefined` where time is the rank), or by time then rank then id.
+ */
+function orderSql(sort: SearchSort, rank: string | undefined): string {
+  if (sort === "oldest") return `m.timestamp ASC${rank ? `, ${rank}` : ""}, m.id ASC`;
+  if (sort === "newest") return `m.timestamp DESC${rank ? `, ${rank}` : ""}, m.id DESC`;
+  return rank ? `${rank}, m.id` : "m.timestamp DESC, m.id";
+}
+
 async function wordsPage(
   query: PgQuery,
   match: string,
   options: SearchOptions,
-  page: { limit: number; offset: number },
+  page: Page,
 ): Promise<PgRow[] | undefined> {
   const tsquery = wordsQuery(match);
   if (tsquery === undefined) return undefined;
@@ -72,7 +90,7 @@ async function wordsPage(
     `SELECT ${HIT_COLUMNS}, ts_rank_cd(m.search_words, $1::tsquery) AS _rank
      FROM messages m JOIN sessions s ON s.id = m.session_id
      WHERE m.search_words @@ $1::tsquery${filters.sql}
-     ORDER BY _rank DESC, m.id
+     ORDER BY ${orderSql(page.sort, "_rank DESC")}
      LIMIT $${n} OFFSET $${n + 1}`,
     [tsquery, ...filters.params, page.limit, page.offset],
   );
@@ -85,7 +103,7 @@ async function trigramPage(
   match: string,
   required: readonly string[],
   options: SearchOptions,
-  page: { limit: number; offset: number },
+  page: Page,
 ): Promise<PgRow[] | undefined> {
   const condition = trigramSql(match, 1, SEARCH_DOCUMENT_SQL, containsPattern);
   if (condition === undefined) return undefined;
@@ -105,7 +123,7 @@ async function trigramPage(
   const rows = await query(
     `SELECT ${HIT_COLUMNS} FROM messages m JOIN sessions s ON s.id = m.session_id
      WHERE ${sql}${filters.sql}
-     ORDER BY m.timestamp DESC, m.id
+     ORDER BY ${orderSql(page.sort, undefined)}
      LIMIT $${n} OFFSET $${n + 1}`,
     [...params, page.limit, page.offset],
   );
@@ -132,7 +150,7 @@ async function substringPage(
   terms: readonly string[],
   all: boolean,
   options: SearchOptions,
-  page: { limit: number; offset: number },
+  page: Page,
 ): Promise<PgRow[]> {
   const params: PgValue[] = [terms[0]];
   const conditions = terms.map((term) => containsCondition(term, params));
@@ -144,7 +162,7 @@ async function substringPage(
        substr(m.content, greatest(1, strpos(m.content, $1) - 40), 120) AS snippet
      FROM messages m JOIN sessions s ON s.id = m.session_id
      WHERE (${conditions.join(all ? " AND " : " OR ")})${filters.sql}
-     ORDER BY m.timestamp DESC, m.id
+     ORDER BY ${orderSql(page.sort === "oldest" ? "oldest" : "rank", undefined)}
      LIMIT $${n} OFFSET $${n + 1}`,
     [...params, page.limit, page.offset],
   );
@@ -236,7 +254,8 @@ async function hitContexts(query: PgQuery, ids: readonly number[]): Promise<Cont
  * @param text The user's query, any text.
  * @param options Filters and paging.
  * @returns The hits, with context.
- * @throws {RangeError} When `limit` or `offset` is not a non-negative integer.
+ * @throws {RangeError} When `limit` or `offset` is not a non-negative
+ *   integer, or `sort` is not one of the orders.
  */
 export async function searchMessagesPg(
   query: PgQuery,
@@ -245,9 +264,10 @@ export async function searchMessagesPg(
 ): Promise<SearchHit[]> {
   const limit = checkCount("search messages", "limit", options.limit ?? 20);
   const offset = checkCount("search messages", "offset", options.offset ?? 0);
+  const sort = checkSort(options.sort);
   const plan = planSearch(text);
   if (plan.kind === "nothing") return [];
-  const page = { limit, offset };
+  const page = { limit, offset, sort };
   let rows: PgRow[] | undefined;
   if (plan.kind === "substring") {
     rows = plan.terms.length === 0

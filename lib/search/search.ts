@@ -100,7 +100,14 @@ export interface SearchInternals {
   readonly sort?: SortStrategy;
 }
 
-function checkSort(sort: unknown): SearchSort {
+/**
+ * `options.sort` checked, `"rank"` when absent (shared by the engines).
+ *
+ * @param sort The option's value.
+ * @returns The order.
+ * @throws {RangeError} When it is not one of the orders.
+ */
+export function checkSort(sort: unknown): SearchSort {
   if (sort === undefined) return "rank";
   if (typeof sort !== "string" || !(SORTS as readonly string[]).includes(sort)) {
     throw new RangeError(

@@ -180,6 +180,32 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.deepEqual(cjkPage.map((h) => h.id), cjk.slice(1, 3).map((h) => h.id));
     });
 
+    test("searchMessages() with sort newest|oldest lists the SQLite engine's hits in its time order", async () => {
+      const oracle = await SessionDB.open({ path: copyFixture("hermes-v11.db") });
+      try {
+        for (const query of ["docker", "the", "session*", "数据库", "数据", "terminal OR 数据"]) {
+          for (const sort of ["newest", "oldest"] as const) {
+            for (const page of [{ limit: 1000 }, { limit: 4, offset: 3 }]) {
+              const options = { ...page, sort };
+              const want = oracle.searchMessages(query, options);
+              const got = await store.searchMessages(query, options);
+              const what = `${query} ${JSON.stringify(options)}`;
+              // Ranks differ between engines, so only ties in time may come in another order.
+              assert.deepEqual(got.map((h) => h.timestamp), want.map((h) => h.timestamp), what);
+              if (page.limit === 1000) {
+                assert.deepEqual(got.map((h) => h.id).sort(), want.map((h) => h.id).sort(), what);
+              }
+            }
+          }
+        }
+        await assert.rejects(store.searchMessages("docker", { sort: "latest" as "newest" }), {
+          name: "RangeError",
+        });
+      } finally {
+        oracle.close();
+      }
+    });
+
     test("searchMessages() marks word matches >>>like this<<< in snippets", async () => {
       const hits = await store.searchMessages("docker");
       assert.ok(hits.length > 0);
