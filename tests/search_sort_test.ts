@@ -28,6 +28,8 @@ function sentence(random: Random): string {
   return Array.from({ length: n }, () => WORDS[Math.floor(random() * WORDS.length)]).join(" ");
 }
 
+const SESSION_IDS = "abcdefghijkl".split("");
+
 type Shape = "growing" | "backdated" | "swapped" | "shuffled";
 
 function messages(random: Random, count: number, shape: Shape, start: number): MessageSeed[] {
@@ -42,7 +44,10 @@ function messages(random: Random, count: number, shape: Shape, start: number): M
     // A few rows a little earlier than the ones just before them (clocks of two writers).
     if (shape === "swapped" && random() < 0.08) timestamp = t - 1 - Math.floor(random() * 6);
     out.push({
-      session_id: random() < 0.5 ? "a" : "b",
+      // Sessions run one after another, with some overlap, as on a gateway.
+      session_id: SESSION_IDS[
+        (Math.floor(i / 250) + (random() < 0.3 ? Math.floor(random() * 4) : 0)) % SESSION_IDS.length
+      ],
       role: random() < 0.5 ? "user" : "assistant",
       content: random() < 0.05 ? "same docker words" : sentence(random),
       timestamp,
@@ -111,7 +116,11 @@ for (const shape of ["growing", "backdated", "swapped", "shuffled"] as const) {
     before(async () => {
       path = tempDbPath();
       (await SessionDB.open({ path })).close();
-      await insertRows(path, [{ id: "a", source: "cli" }, { id: "b", source: "telegram" }], []);
+      await insertRows(
+        path,
+        SESSION_IDS.map((id, i) => ({ id, source: i % 3 === 0 ? "telegram" : "cli" })),
+        [],
+      );
       await insertRows(path, [], messages(random, 3000, shape, 1_700_000_000));
       store = await openStore(path);
     });

@@ -6,8 +6,6 @@
  * {@linkcode MessageTimeline} bounds them. The LIKE then runs over a few
  * hundred candidates instead of all of them, with the same hits in the same
  * order (`timestamp`, then id ascending, as Python's scan returns ties).
- * The first substring search of a connection runs over every candidate
- * instead: reading the bounds would cost it as much as it saves.
  *
  * @module
  */
@@ -47,8 +45,7 @@ export function walkCandidates(
   const { need, oldest } = options;
   if (need === 0) return [];
   const timeline = timelineOf(store);
-  // Reading the bounds costs about what the LIKE over every candidate costs: not for one search.
-  if (!timeline.worthReading() || !timeline.refresh(store)) return undefined;
+  if (!timeline.refresh(store)) return undefined;
   const order = [...candidates].sort((a, b) => oldest ? a - b : b - a);
   const compare = (a: Found, b: Found) =>
     a.timestamp !== b.timestamp

@@ -4,39 +4,34 @@
  * id order and stop after a page, and still give exactly the answer of the
  * full sort.
  *
- * Ids are cut into blocks of 1,024; for each block the smallest and largest
- * timestamp of its messages is kept. From them come two bounds: the latest
- * timestamp of any message below an id, and the earliest of any message
- * above one. A walk downwards from the newest id may stop as soon as the
- * page it holds is strictly newer than every message below it (and
- * symmetrically for the oldest). Nothing assumes that timestamps grow with
- * ids: where they do (the usual file), the walk stops after a page; where
- * they do not (imports, backdated rows), the bounds are wide and the walk
- * goes on further, or the caller falls back to the full sort.
+ * Two bounds are asked for: the latest timestamp of any message below an
+ * id, and the earliest of any message above one. Every message belongs to
+ * a session, and the session index (`session_id, timestamp`) finds a
+ * session's latest and earliest message in one seek each; so the connection
+ * keeps, per session, its latest and earliest timestamp and the id of a
+ * message that has it. The latest timestamp below `id` is then the largest
+ * of: each session's latest, where that message lies below `id`; and, for
+ * the few sessions whose latest message lies at or above `id` (the ones
+ * active where the walk is), one seek for their latest message below `id`.
+ * Sessions are taken latest first, and the answer is known as soon as the
+ * next session cannot beat it. Nothing assumes that timestamps grow with
+ * ids: where they do not (imports, backdated rows), more sessions are
+ * looked at and the walk goes on further, or the caller falls back to the
+ * full sort.
  *
- * The blocks are read once per connection from the session index (which
- * holds every message's id and timestamp and is a fraction of the table),
- * then kept current: when this connection or another one has written since
- * the last look, only messages above the last id seen are read. Deleted
- * messages leave their block's bounds as they were, which stay true bounds.
- * Two assumptions, both true of the Hermes file: message ids only grow
+ * The sessions are read once per connection, one index seek per session
+ * (never a pass over the messages; the session ids come from the index
+ * too, so a message whose session row is missing still counts), then kept
+ * current: when this connection or another one has written since the last
+ * look, only messages above the last id seen are read. A deleted message
+ * leaves its session's figures as they were, which stay true bounds. Two
+ * assumptions, both true of the Hermes file: message ids only grow
  * (`AUTOINCREMENT`; checked), and a message's timestamp is never updated in
  * place (Python and this library delete and re-insert instead).
  *
  * @module
  */
 import type { Store } from "../store.ts";
-import { SqliteError } from "../driver/sqlite_error.ts";
-
-/** log2 of the ids per block. */
-const BLOCK_BITS = 10;
-/** Ids per block. */
-const BLOCK = 2 ** BLOCK_BITS;
-
-/** The block of an id (ids may pass 2^31, so no `>>`). */
-function blockOf(id: number): number {
-  return Math.floor(id / BLOCK);
-}
 
 /** Changes since the last look: this connection's and everyone else's. */
 const VERSION_SQL =
@@ -44,52 +39,71 @@ const VERSION_SQL =
 
 const SCHEMA_SQL = "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'messages'";
 
-/** Every block's bounds, from the (smaller) session index, which holds id and timestamp. */
-const FIRST_BLOCKS_SQL = `SELECT id >> ${BLOCK_BITS} AS block, min(timestamp) AS lo,
-  max(timestamp) AS hi, max(id) AS last
-FROM messages INDEXED BY idx_messages_session GROUP BY block`;
+/**
+ * Every session that has messages (its ids walked through the session
+ * index, one seek each), with its latest and earliest message.
+ */
+const SESSIONS_SQL = `WITH RECURSIVE ids(sid) AS (
+  SELECT (SELECT min(session_id) FROM messages)
+  UNION ALL
+  SELECT (SELECT min(session_id) FROM messages WHERE session_id > ids.sid)
+  FROM ids WHERE ids.sid IS NOT NULL
+)
+SELECT sid,
+  (SELECT timestamp FROM messages WHERE session_id = ids.sid
+    ORDER BY timestamp DESC, id DESC LIMIT 1) AS hi,
+  (SELECT id FROM messages WHERE session_id = ids.sid
+    ORDER BY timestamp DESC, id DESC LIMIT 1) AS hi_id,
+  (SELECT timestamp FROM messages WHERE session_id = ids.sid
+    ORDER BY timestamp ASC, id ASC LIMIT 1) AS lo,
+  (SELECT id FROM messages WHERE session_id = ids.sid
+    ORDER BY timestamp ASC, id ASC LIMIT 1) AS lo_id
+FROM ids WHERE sid IS NOT NULL`;
 
-/** The bounds of the blocks of messages above an id (a range of the table). */
-const NEW_BLOCKS_SQL = `SELECT id >> ${BLOCK_BITS} AS block, min(timestamp) AS lo,
-  max(timestamp) AS hi, max(id) AS last
-FROM messages WHERE id > ? GROUP BY block`;
+const LAST_ID_SQL = "SELECT coalesce(max(id), 0) AS id FROM messages";
 
-/** The latest timestamp in an id range `[from, to)` (a short range of the table). */
-const LATEST_IN_SQL = "SELECT max(timestamp) AS t FROM messages WHERE id >= ? AND id < ?";
+/** The messages above an id, per session: their latest and earliest. */
+const NEW_ROWS_SQL = `SELECT session_id AS sid,
+  max(timestamp) AS hi, min(timestamp) AS lo, max(id) AS last
+FROM messages WHERE id > ? GROUP BY session_id`;
 
-/** The earliest timestamp in an id range `(from, to]`. */
-const EARLIEST_IN_SQL = "SELECT min(timestamp) AS t FROM messages WHERE id > ? AND id <= ?";
+/** A session's latest timestamp below an id (a seek down its index range). */
+const LATEST_BELOW_SQL = `SELECT timestamp AS t FROM messages
+WHERE session_id = ? AND id < ? ORDER BY timestamp DESC LIMIT 1`;
+
+/** A session's earliest timestamp above an id. */
+const EARLIEST_ABOVE_SQL = `SELECT timestamp AS t FROM messages
+WHERE session_id = ? AND id > ? ORDER BY timestamp ASC LIMIT 1`;
+
+/** What the connection knows of one session's messages. */
+interface SessionSpan {
+  readonly sid: string;
+  /** Its latest timestamp (or a later one: messages may have been deleted). */
+  hi: number;
+  /** The id of a message with timestamp `hi`. */
+  hiId: number;
+  /** Its earliest timestamp (or an earlier one). */
+  lo: number;
+  /** The id of a message with timestamp `lo`. */
+  loId: number;
+}
 
 /** The per-connection state; see the module documentation. */
 export class MessageTimeline {
   #version = "";
   /** Every message up to this id has been looked at. */
-  #seen = 0;
+  #seen = -1;
   /** False when ids may be reused (no AUTOINCREMENT): no bound can be trusted. */
   #usable = true;
-  readonly #lo: number[] = [];
-  readonly #hi: number[] = [];
-  /** `#below[b]`: the latest timestamp in blocks 0…b; `undefined` until needed. */
-  #below: number[] | undefined;
-  /** `#above[b]`: the earliest timestamp in blocks b…last; `undefined` until needed. */
-  #above: number[] | undefined;
-
-  #asked = 0;
+  readonly #spans = new Map<string, SessionSpan>();
+  /** The spans, latest first; `undefined` after a change. */
+  #byLatest: SessionSpan[] | undefined;
+  /** The spans, earliest first; `undefined` after a change. */
+  #byEarliest: SessionSpan[] | undefined;
 
   /**
-   * Whether a caller that can do without the bounds should use them: once
-   * they are read (or on the second time of asking, a sign of a connection
-   * that lives on). A one-shot search then pays no read of the index.
-   *
-   * @returns `true` when the bounds are, or are now worth being, read.
-   */
-  worthReading(): boolean {
-    return this.#seen > 0 || ++this.#asked >= 2;
-  }
-
-  /**
-   * Brings the bounds up to date with the file as this connection now sees
-   * it (call it inside the read transaction that the search runs in).
+   * Brings the figures up to date with the file as this connection now
+   * sees it (call it inside the read transaction that the search runs in).
    *
    * @param store The open store.
    * @returns `false` when no bound can be trusted (ids may be reused).
@@ -107,35 +121,46 @@ export class MessageTimeline {
   }
 
   #read(store: Store): void {
-    let rows;
-    if (this.#seen === 0) {
-      try {
-        rows = store.statement(FIRST_BLOCKS_SQL).all();
-      } catch (error) {
-        // A file without the session index (read-only, never migrated).
-        if (!(error instanceof SqliteError) || !/no such index/.test(error.message)) throw error;
-        rows = store.statement(NEW_BLOCKS_SQL).all(0);
+    if (this.#seen < 0) {
+      // The last id first: a message appended meanwhile is read next time.
+      const last = Number(store.statement(LAST_ID_SQL).get()?.id ?? 0);
+      for (const row of store.statement(SESSIONS_SQL).all()) {
+        if (row.hi === null || row.hi === undefined) continue;
+        const span: SessionSpan = {
+          sid: String(row.sid),
+          hi: Number(row.hi),
+          hiId: Number(row.hi_id),
+          lo: Number(row.lo),
+          loId: Number(row.lo_id),
+        };
+        this.#spans.set(span.sid, span);
       }
+      this.#seen = last;
     } else {
-      rows = store.statement(NEW_BLOCKS_SQL).all(this.#seen);
+      for (const row of store.statement(NEW_ROWS_SQL).all(this.#seen)) {
+        const sid = String(row.sid);
+        const hi = Number(row.hi);
+        const lo = Number(row.lo);
+        const last = Number(row.last);
+        const span = this.#spans.get(sid);
+        // A message of the new ones with the timestamp: its id is above #seen; the last one
+        // will do as a witness only for the bound's direction it can answer (see below).
+        if (span === undefined) {
+          this.#spans.set(sid, { sid, hi, hiId: Infinity, lo, loId: -Infinity });
+        } else {
+          if (hi >= span.hi) [span.hi, span.hiId] = [hi, Infinity];
+          if (lo < span.lo) [span.lo, span.loId] = [lo, -Infinity];
+        }
+        this.#seen = Math.max(this.#seen, last);
+      }
     }
-    if (rows.length === 0) return;
-    for (const row of rows) {
-      const block = Number(row.block);
-      const lo = Number(row.lo);
-      const hi = Number(row.hi);
-      this.#lo[block] = this.#lo[block] === undefined ? lo : Math.min(this.#lo[block], lo);
-      this.#hi[block] = this.#hi[block] === undefined ? hi : Math.max(this.#hi[block], hi);
-      this.#seen = Math.max(this.#seen, Number(row.last));
-    }
-    this.#below = undefined;
-    this.#above = undefined;
+    this.#byLatest = undefined;
+    this.#byEarliest = undefined;
   }
 
   /**
    * The latest timestamp of any message whose id is below `id` (or more:
-   * it is a bound), `-Infinity` when there is none: the blocks wholly
-   * below, and the rows of `id`'s own block read from the table.
+   * it is a bound), `-Infinity` when there is none.
    *
    * @param store The open store (in the same read transaction as {@linkcode refresh}).
    * @param id An id.
@@ -143,36 +168,23 @@ export class MessageTimeline {
    * @throws {SqliteError} On a storage failure.
    */
   latestBelow(store: Store, id: number): number {
-    if (id <= 1) return -Infinity;
-    const block = blockOf(id - 1);
-    const own = store.statement(LATEST_IN_SQL).get(block * BLOCK, id)?.t;
-    const rest = this.#latestInBlocks(block - 1);
-    return own === null || own === undefined ? rest : Math.max(rest, Number(own));
-  }
-
-  /** The latest timestamp in blocks 0…`block`. */
-  #latestInBlocks(block: number): number {
-    if (block < 0) return -Infinity;
-    if (this.#below === undefined) {
-      const below: number[] = [];
-      let max = -Infinity;
-      for (let b = 0; b < this.#hi.length; b++) {
-        if (this.#hi[b] !== undefined && this.#hi[b] > max) max = this.#hi[b];
-        below[b] = max;
+    this.#byLatest ??= [...this.#spans.values()].sort((a, b) => b.hi - a.hi);
+    let bound = -Infinity;
+    for (const span of this.#byLatest) {
+      if (span.hi <= bound) break;
+      if (span.hiId < id) {
+        bound = span.hi;
+        break;
       }
-      this.#below = below;
+      const t = store.statement(LATEST_BELOW_SQL).get(span.sid, id)?.t;
+      if (t !== null && t !== undefined) bound = Math.max(bound, Number(t));
     }
-    return this.#below.length === 0
-      ? -Infinity
-      : this.#below[Math.min(block, this.#below.length - 1)];
+    return bound;
   }
 
   /**
    * The earliest timestamp of any message whose id is above `id` (or less:
-   * it is a bound), `Infinity` when there is none: the rows of `id`'s own
-   * block read from the table, and the blocks wholly above. Messages
-   * appended since {@linkcode refresh} are not bounded: call both in one
-   * read transaction.
+   * it is a bound), `Infinity` when there is none.
    *
    * @param store The open store (in the same read transaction as {@linkcode refresh}).
    * @param id An id.
@@ -180,25 +192,18 @@ export class MessageTimeline {
    * @throws {SqliteError} On a storage failure.
    */
   earliestAbove(store: Store, id: number): number {
-    const block = blockOf(id + 1);
-    const end = (block + 1) * BLOCK - 1;
-    const own = store.statement(EARLIEST_IN_SQL).get(id, end)?.t;
-    const rest = this.#earliestInBlocks(block + 1);
-    return own === null || own === undefined ? rest : Math.min(rest, Number(own));
-  }
-
-  /** The earliest timestamp in blocks `block`…last. */
-  #earliestInBlocks(block: number): number {
-    if (this.#above === undefined) {
-      const above: number[] = [];
-      let min = Infinity;
-      for (let b = this.#lo.length - 1; b >= 0; b--) {
-        if (this.#lo[b] !== undefined && this.#lo[b] < min) min = this.#lo[b];
-        above[b] = min;
+    this.#byEarliest ??= [...this.#spans.values()].sort((a, b) => a.lo - b.lo);
+    let bound = Infinity;
+    for (const span of this.#byEarliest) {
+      if (span.lo >= bound) break;
+      if (span.loId > id) {
+        bound = span.lo;
+        break;
       }
-      this.#above = above;
+      const t = store.statement(EARLIEST_ABOVE_SQL).get(span.sid, id)?.t;
+      if (t !== null && t !== undefined) bound = Math.min(bound, Number(t));
     }
-    return block >= this.#above.length ? Infinity : this.#above[block];
+    return bound;
   }
 }
 

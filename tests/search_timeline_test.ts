@@ -1,0 +1,115 @@
+/**
+ * MessageTimeline: the latest timestamp below an id and the earliest above
+ * one, checked against brute force for every id of files whose timestamps
+ * follow ids, do not, and change under the connection.
+ */
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { openConnection } from "../lib/open.ts";
+import { Store } from "../lib/store.ts";
+import { MessageTimeline } from "../lib/search/timeline.ts";
+import { SessionDB } from "../lib/session_db.ts";
+import { Writer } from "../lib/write.ts";
+import { rawOpen, tempDbPath } from "./_helpers.ts";
+import { insertRows, type MessageSeed } from "./_search_data.ts";
+import { mulberry32, type Random } from "./_random.ts";
+
+const SESSIONS = Array.from({ length: 15 }, (_, i) => ({ id: `s${i}` }));
+
+function rows(random: Random, count: number, start: number): MessageSeed[] {
+  let t = start;
+  return Array.from({ length: count }, (_, i) => {
+    t += random() < 0.2 ? 0 : 1 + Math.floor(random() * 3);
+    const roll = random();
+    const timestamp = roll < 0.05
+      ? start - 1000 * random() // backdated
+      : roll < 0.1
+      ? start + 1e6 * random() // from the future
+      : t;
+    return {
+      session_id: SESSIONS[(Math.floor(i / 40) + Math.floor(random() * 3)) % SESSIONS.length].id,
+      content: "x",
+      timestamp,
+    };
+  });
+}
+
+async function check(
+  store: Store,
+  timeline: MessageTimeline,
+  exact: boolean,
+): Promise<void> {
+  const raw = await rawOpen(store.path);
+  let all: { id: number; ts: number }[];
+  try {
+    all = raw.prepare("SELECT id, timestamp FROM messages ORDER BY id").all()
+      .map((r) => ({ id: Number(r.id), ts: Number(r.timestamp) }));
+  } finally {
+    raw.close();
+  }
+  assert.ok(timeline.refresh(store));
+  const top = all.at(-1)!.id + 2;
+  for (let id = 0; id <= top; id++) {
+    const below = Math.max(-Infinity, ...all.filter((r) => r.id < id).map((r) => r.ts));
+    const above = Math.min(Infinity, ...all.filter((r) => r.id > id).map((r) => r.ts));
+    const [gotBelow, gotAbove] = [
+      timeline.latestBelow(store, id),
+      timeline.earliestAbove(store, id),
+    ];
+    if (exact) {
+      assert.equal(gotBelow, below, `latestBelow(${id})`);
+      assert.equal(gotAbove, above, `earliestAbove(${id})`);
+    } else {
+      assert.ok(gotBelow >= below, `latestBelow(${id}) ${gotBelow} < ${below}`);
+      assert.ok(gotAbove <= above, `earliestAbove(${id}) ${gotAbove} > ${above}`);
+    }
+  }
+}
+
+describe("MessageTimeline", () => {
+  test("latestBelow() and earliestAbove() are exact, then bounds, as the file changes", async () => {
+    const random = mulberry32(1515);
+    const path = tempDbPath();
+    (await SessionDB.open({ path })).close();
+    await insertRows(path, SESSIONS, rows(random, 500, 1_700_000_000));
+    const { db, writer } = await openConnection({ path, readonly: false });
+    const store = new Store(db, writer, { path, readonly: false });
+    try {
+      const timeline = new MessageTimeline();
+      await check(store, timeline, true);
+      // Another connection appends, in old, new and future time.
+      await insertRows(path, [], rows(random, 300, 1_700_000_500));
+      await check(store, timeline, true);
+      // This connection appends.
+      store.db.exec(
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s3', 'user', 'y', 5)",
+      );
+      await check(store, timeline, true);
+      // A session's new latest message, later than any.
+      await insertRows(path, [], [{ session_id: "s2", content: "z", timestamp: 9e9 }]);
+      await check(store, timeline, true);
+      // Deleted messages leave bounds that still hold.
+      const raw = await rawOpen(path);
+      raw.exec("DELETE FROM messages WHERE id % 4 = 1 OR session_id = 's7'");
+      raw.close();
+      await check(store, timeline, false);
+    } finally {
+      store.db.close();
+    }
+  });
+
+  test("refresh() refuses a messages table without AUTOINCREMENT", async () => {
+    const path = tempDbPath();
+    const raw = await rawOpen(path);
+    raw.exec(`CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL,
+      timestamp REAL NOT NULL); CREATE INDEX idx_messages_session ON messages(session_id, timestamp)`);
+    raw.close();
+    const db = await rawOpen(path);
+    const store = new Store(db, new Writer(db), { path, readonly: true });
+    try {
+      assert.equal(new MessageTimeline().refresh(store), false);
+    } finally {
+      store.db.close();
+    }
+  });
+});
