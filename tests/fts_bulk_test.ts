@@ -5,6 +5,7 @@
  * whose triggers are not the v11 ones, and rolls everything back on failure.
  */
 import { describe, test } from "node:test";
+import { spawnSync } from "node:child_process";
 import assert from "node:assert/strict";
 import { SessionDB } from "../lib/session_db.ts";
 import { BULK_INDEX_THRESHOLD } from "../lib/fts_bulk.ts";
@@ -222,6 +223,44 @@ END`);
       assert.ok(rows.every((r, i) => r.content === `custom m${i}`), "the file's own trigger ran");
     } finally {
       check.close();
+    }
+  });
+
+  test("appendMessages() of a large batch into a damaged index writes every message and marks the table stale", async () => {
+    const path = tempDbPath();
+    {
+      using db = await SessionDB.open({ path });
+      db.createSession("s", "cli");
+      db.appendMessages("s", batch(10, 8));
+    }
+    // Garbage in the unicode61 table's structure record, written by another process (Python).
+    const script = "import sqlite3, sys\nc = sqlite3.connect(sys.argv[1])\n" +
+      "c.execute(\"UPDATE messages_fts_data SET block = x'ffffffffffffffff' WHERE id = 10\")\n" +
+      "c.commit()\n";
+    const run = spawnSync("python3", ["-c", script, path], { encoding: "utf8" });
+    assert.equal(run.status, 0, run.stderr);
+    {
+      using db = await SessionDB.open({ path });
+      db.appendMessages("s", batch(300, 9));
+      assert.equal(db.getSession("s")!.message_count, 310);
+      assert.match(db.getMeta("fts_stale:messages_fts") ?? "", /^\{"reason":/);
+    }
+    const raw = await rawOpen(path);
+    try {
+      const names = raw.prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name",
+      )
+        .all().map((r) => String(r.name));
+      assert.deepEqual(names, [
+        "messages_fts_trigram_delete",
+        "messages_fts_trigram_insert",
+        "messages_fts_trigram_update",
+      ]);
+      const indexed = raw.prepare("SELECT count(*) AS n FROM messages_fts_trigram").get()!;
+      assert.equal(Number(indexed.n), 310, "the trigram table still has every message");
+      raw.exec("INSERT INTO messages_fts_trigram(messages_fts_trigram) VALUES('integrity-check')");
+    } finally {
+      raw.close();
     }
   });
 
