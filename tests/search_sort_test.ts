@@ -84,7 +84,7 @@ const PAGES: SearchOptions[] = [
 ];
 
 /** Substring queries (two CJK characters): by time, the candidate walk against Python's scan. */
-const SUBSTRING_QUERIES = ["数据", "性能 OR 库性", "据库"];
+const SUBSTRING_QUERIES = ["数据", "性能 OR 库性", "据库", "数据 库性"];
 
 function check(store: Store, strategy: SortStrategy): void {
   for (const query of SUBSTRING_QUERIES) {
