@@ -41,7 +41,7 @@ export interface SearchPoolOptions {
   readonly workers?: number;
   /**
    * How long a worker may take to open the file, in milliseconds.
-   * @default {10000}
+   * @default {30000}
    */
   readonly startMs?: number;
 }
@@ -74,7 +74,7 @@ export async function startSearchPool(
     new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
         () => reject(new Error("Cannot start a search worker: it did not open the file in time")),
-        options.startMs ?? 10_000,
+        options.startMs ?? 30_000,
       );
       worker.once("error", (error) => {
         clearTimeout(timer);
