@@ -27,10 +27,11 @@ import {
   FTS_TABLES,
   ftsBackfillSql,
   ftsTriggersSql,
+  SCHEMA_VERSION,
 } from "../schema/schema_sql.ts";
 import { SessionDB } from "../session_db.ts";
 import { type RawRecord, scanPages } from "./_page_scan.ts";
-import { TOOL_CALLS_ADDED_SQL } from "./counter_check.ts";
+import { schemaVersion, TOOL_CALLS_ADDED_SQL } from "./counter_check.ts";
 
 /** The tables recovered. */
 const TABLES = ["sessions", "messages", "state_meta"] as const;
@@ -217,7 +218,9 @@ async function writeDest(
   path: string,
   openDriver: OpenDriver,
   tables: Record<Table, { columns: string[]; rows: SqlValue[][] }>,
+  sourceVersion: number | undefined,
 ): Promise<{ placeholders: number; clearedParents: number }> {
+  const newer = sourceVersion !== undefined && sourceVersion > SCHEMA_VERSION;
   (await SessionDB.open({ path, openDriver })).close();
   const db = openDriver(path);
   try {
@@ -261,10 +264,15 @@ async function writeDest(
       `UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IS NOT NULL
        AND parent_session_id NOT IN (SELECT id FROM sessions)`,
     ).run().changes;
-    db.exec(`UPDATE sessions SET
-      message_count = (SELECT count(*) FROM messages m WHERE m.session_id = sessions.id),
-      tool_call_count = (SELECT COALESCE(sum(${TOOL_CALLS_ADDED_SQL}), 0)
-        FROM messages m WHERE m.session_id = sessions.id)`);
+    if (newer) {
+      // A newer Hermes counts by its own rules (and would migrate a file stamped 11 again).
+      db.prepare("UPDATE schema_version SET version = ?").run(sourceVersion);
+    } else {
+      db.exec(`UPDATE sessions SET
+        message_count = (SELECT count(*) FROM messages m WHERE m.session_id = sessions.id),
+        tool_call_count = (SELECT COALESCE(sum(${TOOL_CALLS_ADDED_SQL}), 0)
+          FROM messages m WHERE m.session_id = sessions.id)`);
+    }
     for (const table of FTS_TABLES) {
       db.exec(`DELETE FROM ${table}`);
       db.exec(ftsBackfillSql(table));
@@ -338,6 +346,7 @@ export async function recoverDatabase(
   // 2. Through SQLite, by rowid ranges.
   const reads = {} as Record<Table, TableRead>;
   let schemaReadable = true;
+  let sourceVersion: number | undefined;
   const db = openDriver(source, { readonly: true });
   try {
     try {
@@ -351,6 +360,13 @@ export async function recoverDatabase(
       messages: declaredColumns("messages"),
       state_meta: declaredColumns("state_meta"),
     };
+    if (schemaReadable) {
+      try {
+        sourceVersion = schemaVersion(db);
+      } catch (error) {
+        if (!unreadable(error)) throw error;
+      }
+    }
     for (const table of TABLES) {
       if (!schemaReadable) {
         reads[table] = { columns: columns[table], rows: new Map(), failed: [], readable: false };
@@ -415,7 +431,12 @@ export async function recoverDatabase(
       const rows = [...reads[table].rows.entries()].sort((a, b) => a[0] - b[0]).map(([, v]) => v);
       tables[table] = { columns: reads[table].columns, rows };
     }
-    const { placeholders, clearedParents } = await writeDest(temp, openDriver, tables);
+    const { placeholders, clearedParents } = await writeDest(
+      temp,
+      openDriver,
+      tables,
+      sourceVersion,
+    );
     const check = openDriver(temp, { readonly: true });
     let counts: [number, number, number];
     try {
