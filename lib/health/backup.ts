@@ -26,7 +26,7 @@ import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
 import { loadDriver } from "../driver/load.ts";
 import type { OpenDriver, SqliteDriver } from "../driver/types.ts";
-import { OpenError } from "../errors.ts";
+import { BackupError, OpenError } from "../errors.ts";
 import { integrityCheck } from "./integrity.ts";
 
 /** Options of {@linkcode backupDatabase}. */
@@ -67,18 +67,6 @@ export interface BackupResult {
   readonly messages: number;
   /** What the FTS integrity checks said on the copy (empty when sound). */
   readonly ftsWarnings: string[];
-}
-
-/** The error of a backup that cannot be made or does not verify. */
-export class BackupError extends Error {
-  /**
-   * @param message What went wrong.
-   * @param options The cause.
-   */
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "BackupError";
-  }
 }
 
 function identity(path: string): string | undefined {

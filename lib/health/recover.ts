@@ -21,7 +21,7 @@ import process from "node:process";
 import { loadDriver } from "../driver/load.ts";
 import { SqliteError } from "../driver/sqlite_error.ts";
 import type { OpenDriver, SqliteDriver, SqlValue } from "../driver/types.ts";
-import { OpenError } from "../errors.ts";
+import { OpenError, RecoverError } from "../errors.ts";
 import {
   DECLARED_COLUMNS,
   FTS_TABLES,
@@ -77,7 +77,11 @@ export interface RecoverResult {
   /** `state_meta` rows in the new file. */
   readonly metaKeys: number;
   /** Rows read from the pages directly (SQLite could not reach them), by table. */
-  readonly fromPages: Readonly<Record<Table, number>>;
+  readonly fromPages: {
+    readonly sessions: number;
+    readonly messages: number;
+    readonly state_meta: number;
+  };
   /** Sessions created for messages whose session was lost (source `unknown`). */
   readonly placeholderSessions: number;
   /** Parent links cleared because the parent was lost. */
@@ -86,18 +90,6 @@ export interface RecoverResult {
   readonly lost: LostRange[];
   /** True when SQLite could read the schema at all. */
   readonly schemaReadable: boolean;
-}
-
-/** The error of a recovery that cannot start. */
-export class RecoverError extends Error {
-  /**
-   * @param message What went wrong.
-   * @param options The cause.
-   */
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = "RecoverError";
-  }
 }
 
 function identity(path: string): string | undefined {

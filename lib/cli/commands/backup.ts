@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { backupDatabase, BackupError } from "../../health/backup.ts";
+import { BackupError } from "../../errors.ts";
+import { backupDatabase } from "../../health/backup.ts";
 import { isPostgresTarget } from "../../open_store.ts";
 import type { Command, Context } from "../command.ts";
 import { formatBytes, formatCount } from "../format.ts";

@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { recoverDatabase, RecoverError } from "../../health/recover.ts";
+import { RecoverError } from "../../errors.ts";
+import { recoverDatabase } from "../../health/recover.ts";
 import type { Command, Context } from "../command.ts";
 import { formatCount } from "../format.ts";
 import { printJson } from "../json.ts";
