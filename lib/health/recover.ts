@@ -412,6 +412,21 @@ export async function recoverDatabase(
     foundOnPages[table].add(record.rowid);
     fromPages[table]++;
   }
+  // A table SQLite could not read at all: the ids up to the highest known
+  // (found, or `sqlite_sequence`'s for messages) that no page gave are lost.
+  const sequence = scan.records.find((r) =>
+    r.values.length === 2 && r.values[0] === "messages" && typeof r.values[1] === "number"
+  );
+  for (const table of TABLES) {
+    const read = reads[table];
+    if (read.readable) continue;
+    const top = Math.max(
+      0,
+      ...foundOnPages[table],
+      table === "messages" ? Number(sequence?.values[1] ?? 0) : 0,
+    );
+    if (top > 0) read.failed.push([1, top]);
+  }
   const lost = TABLES.flatMap((table) => lostRanges(table, reads[table], foundOnPages[table]));
 
   // 4. The new file, written beside dest and renamed into place.
