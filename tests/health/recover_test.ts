@@ -135,7 +135,7 @@ describe(`recoverDatabase() on a ${MESSAGES}-message file damaged on purpose`, (
     original = await messagesOf(base);
     bytes = readFileSync(base);
     pages = pagesOf(base, "messages");
-  });
+  }, { timeout: 120_000 });
 
   async function recoverAndCompare(damaged: string, lostPages: readonly number[]) {
     const dest = join(tempDir(), "recovered.db");
@@ -163,43 +163,53 @@ describe(`recoverDatabase() on a ${MESSAGES}-message file damaged on purpose`, (
     return { result, missing, recovered };
   }
 
-  test("recoverDatabase() keeps every message of the intact pages when random pages are overwritten (6 message leaves, an interior page, 5 others)", async () => {
-    const random = mulberry32(20260601);
-    const pick = (list: readonly number[]) => list[Math.floor(random() * list.length)];
-    const damaged = new Set<number>();
-    while (damaged.size < 6) damaged.add(pick(pages.leaf));
-    assert.ok(pages.internal.length > 0, "the messages table has interior pages");
-    damaged.add(pick(pages.internal));
-    const total = bytes.length / PAGE;
-    while (damaged.size < 12) damaged.add(2 + Math.floor(random() * (total - 1)));
-    const path = join(tempDir(), "state.db");
-    copyFileSync(base, path);
-    overwrite(path, [...damaged], random);
-    const { result, missing } = await recoverAndCompare(path, [...damaged]);
-    assert.ok(missing.length > 0 && missing.length < 1000, `${missing.length} messages lost`);
-    assert.ok(result.fromPages.messages > 0, "no row came from below the damaged interior page");
-    assert.ok(result.lost.some((range) => range.table === "messages"));
-    const lostIds = result.lost.filter((r) => r.table === "messages")
-      .reduce((n, r) => n + r.to - r.from + 1, 0);
-    assert.equal(lostIds, missing.length);
-  });
+  test(
+    "recoverDatabase() keeps every message of the intact pages when random pages are overwritten (6 message leaves, an interior page, 5 others)",
+    { timeout: 120_000 },
+    async () => {
+      const random = mulberry32(20260601);
+      const pick = (list: readonly number[]) => list[Math.floor(random() * list.length)];
+      const damaged = new Set<number>();
+      while (damaged.size < 6) damaged.add(pick(pages.leaf));
+      assert.ok(pages.internal.length > 0, "the messages table has interior pages");
+      damaged.add(pick(pages.internal));
+      const total = bytes.length / PAGE;
+      while (damaged.size < 12) damaged.add(2 + Math.floor(random() * (total - 1)));
+      const path = join(tempDir(), "state.db");
+      copyFileSync(base, path);
+      overwrite(path, [...damaged], random);
+      const { result, missing } = await recoverAndCompare(path, [...damaged]);
+      assert.ok(missing.length > 0 && missing.length < 1000, `${missing.length} messages lost`);
+      assert.ok(result.fromPages.messages > 0, "no row came from below the damaged interior page");
+      assert.ok(result.lost.some((range) => range.table === "messages"));
+      const lostIds = result.lost.filter((r) => r.table === "messages")
+        .reduce((n, r) => n + r.to - r.from + 1, 0);
+      assert.equal(lostIds, missing.length);
+    },
+  );
 
-  test("recoverDatabase() keeps every message before a truncated tail", async () => {
-    const cut = pages.leaf.slice().sort((a, b) => a - b)[Math.floor(pages.leaf.length / 2)];
-    const path = join(tempDir(), "state.db");
-    copyFileSync(base, path);
-    truncateSync(path, (cut - 1) * PAGE + 1234);
-    const total = bytes.length / PAGE;
-    const gone = Array.from({ length: total - cut + 1 }, (_, i) => cut + i);
-    const { missing, result } = await recoverAndCompare(path, gone);
-    assert.ok(missing.length > 1000, `${missing.length} messages lost`);
-    assert.equal(result.messages, MESSAGES - missing.length);
-    const lostIds = result.lost.filter((r) => r.table === "messages")
-      .flatMap((r) => Array.from({ length: r.to - r.from + 1 }, (_, i) => r.from + i));
-    assert.deepEqual(lostIds, missing.sort((a, b) => a - b));
-  });
+  test(
+    "recoverDatabase() keeps every message before a truncated tail",
+    { timeout: 120_000 },
+    async () => {
+      const cut = pages.leaf.slice().sort((a, b) => a - b)[Math.floor(pages.leaf.length / 2)];
+      const path = join(tempDir(), "state.db");
+      copyFileSync(base, path);
+      truncateSync(path, (cut - 1) * PAGE + 1234);
+      const total = bytes.length / PAGE;
+      const gone = Array.from({ length: total - cut + 1 }, (_, i) => cut + i);
+      const { missing, result } = await recoverAndCompare(path, gone);
+      assert.ok(missing.length > 1000, `${missing.length} messages lost`);
+      assert.equal(result.messages, MESSAGES - missing.length);
+      const lostIds = result.lost.filter((r) => r.table === "messages")
+        .flatMap((r) => Array.from({ length: r.to - r.from + 1 }, (_, i) => r.from + i));
+      assert.deepEqual(lostIds, missing.sort((a, b) => a - b));
+    },
+  );
 
-  test("recoverDatabase() reads every message from the pages when the header page is zeroed", async () => {
+  test("recoverDatabase() reads every message from the pages when the header page is zeroed", {
+    timeout: 120_000,
+  }, async () => {
     const path = join(tempDir(), "state.db");
     copyFileSync(base, path);
     const fd = openSync(path, "r+");

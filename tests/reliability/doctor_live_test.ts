@@ -61,6 +61,7 @@ function latencies(lines: readonly string[]): number[] {
 
 test(
   `doctor --fix rebuilds both FTS tables of a ${MESSAGES}-message file while 2 library writers and a python3 writer append: nothing lost or failed, no lock held for a second (seed ${seed})`,
+  { timeout: 240_000 },
   async () => {
     const dir = tempDir();
     const path = join(dir, "state.db");
