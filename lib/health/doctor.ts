@@ -184,13 +184,16 @@ async function repair(
       longestLockMs: performance.now() - started,
     });
   }
+  const checkpointStarted = performance.now();
   const checkpoint = checkpointTruncate(db);
+  // New writers wait while a TRUNCATE checkpoint is pending: count it as a hold.
+  const checkpointMs = performance.now() - checkpointStarted;
   repairs.push({
     name: "wal",
     summary: checkpoint.busy === 0
       ? `wal_checkpoint(TRUNCATE): ${checkpoint.checkpointed} frames copied, WAL truncated`
       : "wal_checkpoint(TRUNCATE) could not finish: a reader holds the WAL",
-    longestLockMs: 0,
+    longestLockMs: checkpointMs,
   });
   const changed = tightenFiles(path);
   if (changed > 0) {

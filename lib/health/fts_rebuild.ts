@@ -38,7 +38,7 @@ export interface RebuildOptions {
   /**
    * Pause between two transactions, in milliseconds, so waiting writers get
    * the lock.
-   * @default {40}
+   * @default {100}
    */
   readonly pauseMs?: number;
   /**
@@ -136,7 +136,7 @@ export async function rebuildFtsTable(
 ): Promise<RebuildResult> {
   const started = performance.now();
   const budget = options.batchBudgetMs ?? 200;
-  const pause = options.pauseMs ?? 40;
+  const pause = options.pauseMs ?? 100;
   const sleep = options.sleep ?? timer;
   const writer = new TimedWriter(db, options.retry);
   const side = rebuildName(table);
