@@ -225,6 +225,26 @@ describe("doctor()", () => {
     assert.deepEqual(notOk(fixed.after!), []);
   });
 
+  test("doctor() reports a missing FTS table, and --fix creates it with its triggers, filled", async () => {
+    const path = await smallFile();
+    const db = await rawOpen(path);
+    for (const e of ["insert", "delete", "update"]) {
+      db.exec(`DROP TRIGGER messages_fts_trigram_${e}`);
+    }
+    db.exec("DROP TABLE messages_fts_trigram");
+    db.close();
+    const report = await doctor(path);
+    assert.equal(
+      check(report, "fts:messages_fts_trigram").summary,
+      "messages_fts_trigram is missing: search cannot find anything",
+    );
+    assert.equal(check(report, "schema").status, "problem");
+    const fixed = await doctor(path, { fix: true });
+    assert.deepEqual(notOk(fixed.after!), []);
+    using after = await SessionDB.open({ path, readonly: true });
+    assert.equal(after.searchMessages("记忆断裂排查").length, 1);
+  });
+
   test("doctor() samples the coverage above sampleAbove messages unless full", async () => {
     const path = await smallFile();
     const report = await doctor(path, { sampleAbove: 1 });
