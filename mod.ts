@@ -63,7 +63,7 @@ export { sanitizeTitle } from "./lib/titles.ts";
 export type { ExportOptions } from "./lib/export.ts";
 export type { ImportOptions, ImportResult, ParentLink } from "./lib/import.ts";
 export type { DatabaseInfo, InspectOptions } from "./lib/inspect.ts";
-export type { KnownIssue } from "./lib/known_issues.ts";
+export type { KnownIssue } from "./lib/health/known_issues.ts";
 export type { StaleFtsTable } from "./lib/fts_stale.ts";
 export type { SourceUsage } from "./lib/source_usage.ts";
 export {

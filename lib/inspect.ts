@@ -10,7 +10,7 @@ import { sqliteVersionWarning, walBytes } from "./durability.ts";
 import { type StaleFtsTable, staleFtsTables } from "./fts_stale.ts";
 import { integrityCheck } from "./health/integrity.ts";
 import type { Store } from "./store.ts";
-import { explainIntegrity, type KnownIssue } from "./known_issues.ts";
+import { explainIntegrity, type KnownIssue } from "./health/known_issues.ts";
 
 /** SQLITE_CORRUPT: a damaged page, which an inspection reports instead of throwing. */
 const SQLITE_CORRUPT = 11;
@@ -142,7 +142,7 @@ export function inspectDatabase(store: Store, options: InspectOptions = {}): Dat
     : integrity;
   const explained = problems.length === 0
     ? { issues: [], unexplained: [] }
-    : unlessCorrupt(() => explainIntegrity(store, problems), () => ({
+    : unlessCorrupt(() => explainIntegrity(store.db, problems), () => ({
       issues: [],
       unexplained: problems,
     }));

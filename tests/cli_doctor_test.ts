@@ -12,7 +12,7 @@ describe("doctor", () => {
     assert.equal(run.code, 0, run.err);
     assert.match(
       run.out,
-      /^warning +fts:messages_fts_trigram +4 messages with U\+0000 are indexed only up to it/m,
+      /^warning +fts:messages_fts_trigram +the trigram index was written by SQLite 3.40 or older, which indexed 4 messages/m,
     );
     assert.match(run.out, /^ +fix: hermes-state doctor --fix/m);
     assert.match(run.out, /^ok +integrity +quick_check: ok$/m);

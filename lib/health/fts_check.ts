@@ -11,6 +11,7 @@ import type { OpenDriver, SqliteDriver } from "../driver/types.ts";
 import { type FtsTable, indexedTextSql } from "../schema/schema_sql.ts";
 import { expectedSql } from "./expected_schema.ts";
 import { staleReason } from "./fts_meta.ts";
+import { explainIntegrity } from "./known_issues.ts";
 import { isCorruption } from "./integrity.ts";
 import { finding, type HealthCheck } from "./report.ts";
 
@@ -28,9 +29,6 @@ export interface FtsCheckOptions {
 export function ftsTriggerNames(table: FtsTable): string[] {
   return ["insert", "delete", "update"].map((event) => `${table}_${event}`);
 }
-
-/** Messages with U+0000 probed at most (each probe is one trigram query). */
-const NUL_PROBES = 50;
 
 const FIX = "hermes-state doctor --fix (rebuilds the table in batches while writers run)";
 
@@ -55,58 +53,6 @@ function triggerProblems(db: SqliteDriver, openDriver: OpenDriver, table: FtsTab
   return problems;
 }
 
-/** Messages whose indexed text holds U+0000 (read as bytes: a driver may cut strings at NUL). */
-function nulMessageIds(db: SqliteDriver): number[] {
-  return db.prepare(
-    `SELECT id FROM messages WHERE instr(CAST(${indexedTextSql("messages")} AS BLOB), x'00') > 0`,
-  ).all().map((row) => Number(row.id));
-}
-
-/** The indexed text of a message, decoded from its bytes. */
-function indexedText(db: SqliteDriver, id: number): string {
-  const row = db.prepare(
-    `SELECT CAST(${indexedTextSql("m")} AS BLOB) AS text FROM messages m WHERE m.id = ?`,
-  ).get(id);
-  const bytes = row?.text;
-  return bytes instanceof Uint8Array ? new TextDecoder().decode(bytes) : String(bytes ?? "");
-}
-
-/**
- * True when the trigram index of message `id` stops at its first U+0000, as
- * SQLite 3.40 wrote it: three characters after the NUL (not found before
- * it) do not find the row. `undefined` when no such probe exists.
- */
-function indexedOnlyUpToNul(db: SqliteDriver, id: number): boolean | undefined {
-  const text = indexedText(db, id);
-  const cut = text.indexOf("\u0000");
-  const head = text.slice(0, cut).toLowerCase();
-  const tail = [...text.slice(cut + 1)];
-  for (let i = 0; i + 3 <= tail.length; i++) {
-    const probe = tail.slice(i, i + 3).join("");
-    if (probe.includes("\u0000") || head.includes(probe.toLowerCase())) continue;
-    // Not `AND rowid = ?`: on such an index FTS5 may answer another row for it.
-    const hits = db.prepare(
-      "SELECT rowid AS id FROM messages_fts_trigram WHERE messages_fts_trigram MATCH ?",
-    ).all(`"${probe.replaceAll('"', '""')}"`);
-    return !hits.some((hit) => Number(hit.id) === id);
-  }
-  return undefined;
-}
-
-/**
- * The known condition: the trigram index of every message with U+0000 stops
- * at the NUL (SQLite 3.40 indexed them so), and those are the only rows.
- */
-function isNulCondition(db: SqliteDriver, table: FtsTable): { rows: number } | undefined {
-  if (table !== "messages_fts_trigram") return undefined;
-  const ids = nulMessageIds(db);
-  if (ids.length === 0) return undefined;
-  const step = Math.max(1, Math.ceil(ids.length / NUL_PROBES));
-  const probes = ids.filter((_, i) => i % step === 0).map((id) => indexedOnlyUpToNul(db, id));
-  if (!probes.some((cut) => cut === true) || probes.some((cut) => cut === false)) return undefined;
-  return { rows: ids.length };
-}
-
 /** The index check of the table (`fts:<table>`). */
 function indexFinding(
   db: SqliteDriver,
@@ -127,15 +73,14 @@ function indexFinding(
   problems.push(...triggerProblems(db, openDriver, table));
   const lines = options.integrityLines ?? [];
   if (problems.length === 0 && lines.length > 0) {
-    const nul = isNulCondition(db, table);
-    if (nul !== undefined) {
-      return finding(
-        name,
-        "warning",
-        `${nul.rows} messages with U+0000 are indexed only up to it (written by SQLite 3.40); ` +
-          "search is unaffected, the FTS integrity check fails",
-        { fix: FIX, fixable: true, details: lines },
-      );
+    // The condition `info` names too (one module: known_issues.ts).
+    const { issues, unexplained } = explainIntegrity(db, lines);
+    if (issues.length > 0 && unexplained.length === 0) {
+      return finding(name, "warning", issues[0].message, {
+        fix: FIX,
+        fixable: true,
+        details: lines,
+      });
     }
   }
   if (lines.length > 0) problems.push(...lines.map((line) => `integrity-check: ${line}`));
