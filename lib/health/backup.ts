@@ -25,6 +25,7 @@ import process from "node:process";
 import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
 import { loadDriver } from "../driver/load.ts";
+import { chooseReadAccess } from "../read_access.ts";
 import type { OpenDriver, SqliteDriver } from "../driver/types.ts";
 import { BackupError, OpenError } from "../errors.ts";
 import { integrityCheck } from "./integrity.ts";
@@ -156,7 +157,12 @@ export async function backupDatabase(
   const openDriver = options.openDriver ?? await loadDriver();
   const copy = newTemp(dest, "copy");
   try {
-    const db = openDriver(source, { readonly: true });
+    // Read as the read commands read: nothing changes, not even a -wal left behind.
+    const access = chooseReadAccess(source);
+    const db = openDriver(source, {
+      readonly: access === "readonly" || access === "immutable",
+      immutable: access === "immutable",
+    });
     let before: [number, number];
     let after: [number, number];
     try {

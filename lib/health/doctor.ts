@@ -2,7 +2,8 @@
  * `doctor(path, options)`: checks a state.db file and, with `fix`, repairs
  * what it can without losing a message, safe while a gateway writes.
  *
- * Without `fix` the file is opened read-only and nothing is written. With
+ * Without `fix` the file is opened as the read commands open it and
+ * nothing is written, not even a `-wal` left behind. With
  * it, every repair runs in short transactions (none holds the write lock
  * for more than a fraction of a second, except `vacuum`), then the checks
  * run again.
@@ -13,6 +14,7 @@ import { statSync } from "node:fs";
 import { loadDriver } from "../driver/load.ts";
 import type { OpenDriver, SqliteDriver } from "../driver/types.ts";
 import { OpenError } from "../errors.ts";
+import { chooseReadAccess } from "../read_access.ts";
 import { FTS_TABLES, type FtsTable } from "../schema/schema_sql.ts";
 import { runChecks } from "./checks.ts";
 import { rebuildFtsTable, type RebuildOptions, type RebuildResult } from "./fts_rebuild.ts";
@@ -124,9 +126,14 @@ function openFor(openDriver: OpenDriver, path: string, fix: boolean): SqliteDriv
     const code = (error as { code?: unknown }).code;
     throw new OpenError(path, code === "ENOENT" ? "no such file" : String(error), { cause: error });
   }
+  // A check changes nothing, sidecars included: the read access of the read commands.
+  const access = fix ? "write" : chooseReadAccess(path);
   let db: SqliteDriver;
   try {
-    db = openDriver(path, { readonly: !fix });
+    db = openDriver(path, {
+      readonly: access === "readonly" || access === "immutable",
+      immutable: access === "immutable",
+    });
   } catch (error) {
     throw new OpenError(path, (error as Error).message, { cause: error });
   }

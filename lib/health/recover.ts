@@ -19,6 +19,7 @@ import { chmodSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { loadDriver } from "../driver/load.ts";
+import { chooseReadAccess } from "../read_access.ts";
 import { SqliteError } from "../driver/sqlite_error.ts";
 import type { OpenDriver, SqliteDriver, SqlValue } from "../driver/types.ts";
 import { OpenError, RecoverError } from "../errors.ts";
@@ -339,7 +340,12 @@ export async function recoverDatabase(
   const reads = {} as Record<Table, TableRead>;
   let schemaReadable = true;
   let sourceVersion: number | undefined;
-  const db = openDriver(source, { readonly: true });
+  // Read as the read commands read: nothing changes, not even a -wal left behind.
+  const access = chooseReadAccess(source);
+  const db = openDriver(source, {
+    readonly: access === "readonly" || access === "immutable",
+    immutable: access === "immutable",
+  });
   try {
     try {
       db.prepare("SELECT count(*) AS n FROM sqlite_master").get();

@@ -1,7 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { backupDatabase } from "../../lib/health/backup.ts";
@@ -33,6 +33,7 @@ describe("backupDatabase()", () => {
     assert.equal(result.bytes, statSync(dest).size);
     assert.equal(statSync(dest).mode & 0o777, 0o600);
     assert.deepEqual(pythonCounts(dest), [42, 197]);
+    assert.equal(existsSync(`${source}-wal`) || existsSync(`${source}-shm`), false);
     using copy = await SessionDB.open({ path: dest, readonly: true });
     assert.equal(copy.searchMessages("docker").length > 0, true);
   });

@@ -1,6 +1,6 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, readFileSync, statSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, statSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { doctor, type DoctorReport } from "../../lib/health/doctor.ts";
 import type { HealthCheck } from "../../lib/health/report.ts";
@@ -79,6 +79,8 @@ describe("doctor()", () => {
     assert.deepEqual(report.repairs, []);
     assert.equal(report.after, undefined);
     assert.equal(sha(path), before);
+    assert.equal(existsSync(`${path}-wal`), false, "a check left a -wal behind");
+    assert.equal(existsSync(`${path}-shm`), false, "a check left a -shm behind");
     assert.deepEqual(report.checks.map((c) => c.name), [
       "integrity",
       "foreign_keys",
