@@ -38,6 +38,8 @@ describe("doctor", () => {
     assert.equal(fixed.code, 0, fixed.err);
     const report = JSON.parse(fixed.out);
     assert.equal(report.healthy, true);
+    assert.match(report.sqlite_version, /^3\./); // snake_case keys, as every --json
+    assert.equal(typeof report.longest_lock_ms, "number");
     assert.deepEqual(report.repairs.map((r: { name: string }) => r.name), ["counters", "wal"]);
     assert.ok(report.after.every((c: { status: string }) => c.status === "ok"));
   });
@@ -108,6 +110,7 @@ describe("recover", () => {
     assert.match(run.out, /Nothing was lost\./);
     const json = await runCli(["--json", "recover", "--force", source, dest]);
     assert.deepEqual(JSON.parse(json.out).lost, []);
+    assert.deepEqual(JSON.parse(json.out).from_pages, { sessions: 0, messages: 0, state_meta: 0 });
     const refused = await runCli(["recover", source, source]);
     assert.equal(refused.code, 1);
     assert.match(refused.err, /it is the damaged file itself/);

@@ -13,7 +13,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { runtimeName } from "../../lib/driver/load.ts";
-import { doctor, type DoctorReport } from "../../lib/health/doctor.ts";
+import { doctor } from "../../lib/health/doctor.ts";
 import { rawOpen, ROOT, tempDir } from "../_helpers.ts";
 import { buildLargeFile } from "../_large_file.ts";
 import { newLedger, record } from "./_checks.ts";
@@ -122,7 +122,10 @@ test(
       for (const worker of all) worker.kill("SIGTERM");
       await Promise.all(all.map((worker) => worker.exited));
       assert.equal(fix.code, 0, fix.err);
-      const report = JSON.parse(fix.out) as DoctorReport;
+      const report = JSON.parse(fix.out) as {
+        repairs: { name: string }[];
+        longest_lock_ms: number;
+      };
       assert.deepEqual(
         report.repairs.map((r) => r.name).slice(0, 2),
         ["fts:messages_fts", "fts:messages_fts_trigram"],
@@ -160,8 +163,8 @@ test(
       assert.deepEqual(notOk.filter((name) => name !== "free_pages"), []);
       assert.equal(after.healthy, true);
       assert.ok(
-        report.longestLockMs < 1000,
-        `a transaction held the lock ${report.longestLockMs} ms`,
+        report.longest_lock_ms < 1000,
+        `a transaction held the lock ${report.longest_lock_ms} ms`,
       );
       const waits = all.map((worker) => Math.max(0, ...latencies(worker.lines)));
       process.stderr.write(
@@ -173,7 +176,7 @@ test(
               } writes, longest ${waits[i]} ms`
             ).join("; ")
           }); ` +
-          `longest lock hold of the fix ${Math.ceil(report.longestLockMs)} ms\n`,
+          `longest lock hold of the fix ${Math.ceil(report.longest_lock_ms)} ms\n`,
       );
     } finally {
       for (const worker of all) worker.kill("SIGKILL");

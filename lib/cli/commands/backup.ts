@@ -9,7 +9,7 @@ import { backupDatabase } from "../../health/backup.ts";
 import { isPostgresTarget } from "../../open_store.ts";
 import type { Command, Context } from "../command.ts";
 import { formatBytes, formatCount } from "../format.ts";
-import { printJson } from "../json.ts";
+import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { CommandError } from "../usage_error.ts";
 
@@ -60,7 +60,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     if (shown !== "") ctx.io.stderr("\r\x1b[K");
   });
   if (ctx.json) {
-    printJson(ctx.io, result);
+    printJson(ctx.io, snakeKeys(result));
     return 0;
   }
   const what = result.compressed ? "compressed copy" : "copy";

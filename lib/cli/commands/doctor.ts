@@ -10,7 +10,7 @@ import type { CheckStatus, HealthCheck } from "../../health/report.ts";
 import { isPostgresTarget } from "../../open_store.ts";
 import type { Command, Context } from "../command.ts";
 import { alignColumns } from "../format.ts";
-import { printJson } from "../json.ts";
+import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import type { Style } from "../style.ts";
@@ -89,7 +89,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   for (const line of progress.values()) line.done();
   const code = report.healthy ? 0 : 1;
   if (ctx.json) {
-    printJson(ctx.io, report);
+    printJson(ctx.io, snakeKeys(report));
     return code;
   }
   const { style } = ctx;

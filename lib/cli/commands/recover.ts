@@ -7,7 +7,7 @@ import { RecoverError } from "../../errors.ts";
 import { recoverDatabase } from "../../health/recover.ts";
 import type { Command, Context } from "../command.ts";
 import { formatCount } from "../format.ts";
-import { printJson } from "../json.ts";
+import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { CommandError } from "../usage_error.ts";
 
@@ -46,7 +46,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   );
   const code = result.lost.length === 0 ? 0 : 1;
   if (ctx.json) {
-    printJson(ctx.io, result);
+    printJson(ctx.io, snakeKeys(result));
     return code;
   }
   const { style } = ctx;
