@@ -128,6 +128,23 @@ describe("doctor()", () => {
     );
   });
 
+  test("doctor() still calls the trigram condition a warning when a newer SQLite indexed some NUL messages whole", async () => {
+    const path = copyFixture("hermes-v11.db");
+    {
+      using db = await SessionDB.open({ path });
+      db.appendMessage("20260429_090322_3762ca", {
+        role: "user",
+        content: [{ type: "text", text: "a multimodal part written by a newer SQLite" }],
+      });
+    }
+    const report = await doctor(path);
+    assert.equal(check(report, "fts:messages_fts_trigram").status, "warning");
+    assert.match(
+      check(report, "fts:messages_fts_trigram").summary,
+      /indexed 5 messages holding a NUL/,
+    );
+  });
+
   test("doctor() reports counters that differ from the rows, and --fix recounts them", async () => {
     const path = await smallFile();
     const db = await rawOpen(path);
