@@ -1,6 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, existsSync, readFileSync, statSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, readFileSync, statSync } from "node:fs";
+import process from "node:process";
 import { createHash } from "node:crypto";
 import { doctor, type DoctorReport } from "../../lib/health/doctor.ts";
 import type { HealthCheck } from "../../lib/health/report.ts";
@@ -330,6 +331,27 @@ describe("doctor()", () => {
     await doctor(path, { fix: true });
     assert.equal(statSync(path).mode & 0o777, 0o600);
   });
+
+  test(
+    "doctor() reports a -shm another user owns, and --fix (as root) gives it the owner of state.db",
+    {
+      skip: process.getuid?.() !== 0 ? "needs root to chown" : false,
+    },
+    async () => {
+      const path = await smallFile();
+      using db = await SessionDB.open({ path });
+      db.appendMessage("root", { role: "user", content: "keeps -wal and -shm in place" });
+      chownSync(`${path}-shm`, 65534, 65534);
+      const report = await doctor(path);
+      const files = check(report, "files");
+      assert.equal(files.status, "problem");
+      assert.match(files.summary, /-shm not owned by the owner of state\.db/);
+      const fixed = await doctor(path, { fix: true });
+      assert.equal(check(fixed, "files", "after").status, "ok");
+      assert.equal(statSync(`${path}-shm`).uid, statSync(path).uid);
+      db.appendMessage("root", { role: "user", content: "still writable" });
+    },
+  );
 
   test("doctor() reports a damaged file and --fix then repairs nothing", async () => {
     const path = await smallFile();
