@@ -15,6 +15,7 @@ import { loadDriver } from "../driver/load.ts";
 import type { OpenDriver, SqliteDriver } from "../driver/types.ts";
 import { OpenError } from "../errors.ts";
 import { chooseReadAccess } from "../read_access.ts";
+import { finishFtsBackfill, pendingBackfills } from "../schema/fts_backfill.ts";
 import { FTS_TABLES, type FtsTable } from "../schema/schema_sql.ts";
 import { runChecks } from "./checks.ts";
 import { rebuildFtsTable, type RebuildOptions, type RebuildResult } from "./fts_rebuild.ts";
@@ -141,6 +142,21 @@ function openFor(openDriver: OpenDriver, path: string, fix: boolean): SqliteDriv
   return db;
 }
 
+/** Finishes the FTS backfill of an interrupted v1–v10 upgrade, if one is pending. */
+function finishUpgrade(db: SqliteDriver): Repair | undefined {
+  const pending = pendingBackfills(db);
+  if (pending.length === 0) return undefined;
+  const writer = new TimedWriter(db);
+  finishFtsBackfill((fn) => void writer.run(fn), db);
+  return {
+    name: "schema",
+    summary:
+      `finished the interrupted upgrade: filled ${pending.map((p) => p.table).join(", ")}; ` +
+      "schema version 11",
+    longestLockMs: writer.longestMs,
+  };
+}
+
 /** Runs the repairs the findings call for, in an order where each leaves the next sound. */
 async function repair(
   db: SqliteDriver,
@@ -260,7 +276,12 @@ export async function doctor(path: string, options: DoctorOptions = {}): Promise
         longestLockMs: 0,
       };
     }
-    const { repairs, checkpoint } = await repair(db, path, checks, options);
+    // An upgrade interrupted while filling the search tables is finished first
+    // (the migration's own batched copy), then the rest is planned on what is left.
+    const finished = finishUpgrade(db);
+    const planned = finished === undefined ? checks : runChecks(db, openDriver, path, checkOptions);
+    const { repairs, checkpoint } = await repair(db, path, planned, options);
+    if (finished !== undefined) repairs.unshift(finished);
     const after = runChecks(db, openDriver, path, { ...checkOptions, checkpoint });
     return {
       path,

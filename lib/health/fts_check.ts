@@ -10,7 +10,8 @@
 import type { OpenDriver, SqliteDriver } from "../driver/types.ts";
 import { type FtsTable, indexedTextSql } from "../schema/schema_sql.ts";
 import { expectedSql } from "./expected_schema.ts";
-import { staleReason } from "./fts_meta.ts";
+import { staleFtsTables } from "../fts_stale.ts";
+import { pendingBackfills } from "../schema/fts_backfill.ts";
 import { explainIntegrity } from "./known_issues.ts";
 import { isCorruption } from "./integrity.ts";
 import { finding, type HealthCheck } from "./report.ts";
@@ -68,8 +69,14 @@ function indexFinding(
     });
   }
   const problems: string[] = [];
-  const stale = staleReason(db, table);
-  if (stale !== undefined) problems.push(`marked stale in state_meta: ${stale}`);
+  const stale = staleFtsTables(db).find((entry) => entry.table === table);
+  if (stale !== undefined) problems.push(`marked stale in state_meta: ${stale.reason}`);
+  const filling = pendingBackfills(db).find((entry) => entry.table === table);
+  if (filling !== undefined) {
+    problems.push(
+      `still being filled by an interrupted upgrade (message ids ${filling.next}–${filling.upto} left)`,
+    );
+  }
   problems.push(...triggerProblems(db, openDriver, table));
   const lines = options.integrityLines ?? [];
   if (problems.length === 0 && lines.length > 0) {

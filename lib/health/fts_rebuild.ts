@@ -9,7 +9,7 @@
  *    triggers write (rows that triggers already wrote are replaced);
  * 3. one short transaction swaps it in: the old table and all triggers are
  *    dropped, the new table renamed, the v11 triggers recreated byte for
- *    byte, and the `fts_stale:<table>` marker removed.
+ *    byte, and the `fts_stale:<table>` (and `fts_backfill:<table>`) marker removed.
  *
  * Search keeps answering from the old table until the swap. Reused by the
  * v1–v10 migration.
@@ -24,7 +24,8 @@ import {
   indexedTextSql,
 } from "../schema/schema_sql.ts";
 import type { RetryOptions } from "../write.ts";
-import { staleKey } from "./fts_meta.ts";
+import { FTS_STALE_PREFIX } from "../fts_stale.ts";
+import { FTS_BACKFILL_PREFIX } from "../schema/fts_backfill.ts";
 import { TimedWriter } from "./transaction.ts";
 
 /** Options of {@linkcode rebuildFtsTable}. */
@@ -191,7 +192,11 @@ export async function rebuildFtsTable(
     db.exec(`ALTER TABLE ${side} RENAME TO ${table}`);
     db.exec(ftsTriggersSql(table));
     if (hasTable(db, "state_meta")) {
-      db.prepare("DELETE FROM state_meta WHERE key = ?").run(staleKey(table));
+      // The table is whole and kept current again: neither stale nor being filled.
+      db.prepare("DELETE FROM state_meta WHERE key IN (?, ?)").run(
+        `${FTS_STALE_PREFIX}${table}`,
+        `${FTS_BACKFILL_PREFIX}${table}`,
+      );
     }
   });
   return {

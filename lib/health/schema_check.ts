@@ -6,6 +6,7 @@
  * @module
  */
 import type { OpenDriver, SqliteDriver } from "../driver/types.ts";
+import { pendingBackfills } from "../schema/fts_backfill.ts";
 import { DECLARED_COLUMNS, SCHEMA_VERSION } from "../schema/schema_sql.ts";
 import { expectedSchema, type SchemaObject, schemaObjects } from "./expected_schema.ts";
 import { finding, type HealthCheck } from "./report.ts";
@@ -117,6 +118,10 @@ export function checkSchema(db: SqliteDriver, openDriver: OpenDriver): HealthChe
   if (version === undefined || version === null) {
     problems.push(version === undefined ? "no schema_version table" : "no schema_version row");
     fixable = false;
+  } else if (version < SCHEMA_VERSION && pendingBackfills(db).length > 0) {
+    problems.push(
+      `schema version ${version}: an upgrade to 11 was interrupted while filling the search tables`,
+    );
   } else if (version < SCHEMA_VERSION) {
     problems.push(`schema version ${version}: open it once with hermes-state to migrate it to 11`);
     fixable = false;
@@ -144,7 +149,7 @@ export function checkSchema(db: SqliteDriver, openDriver: OpenDriver): HealthChe
   if (problems.length > 0) {
     return finding("schema", "problem", problems[0], {
       fix: fixable
-        ? "hermes-state doctor --fix (creates what is missing, restores the v11 triggers)"
+        ? "hermes-state doctor --fix (finishes an interrupted upgrade, creates what is missing, restores the v11 triggers)"
         : core.length > 0
         ? "hermes-state recover state.db new.db"
         : "open the file once with hermes-state or Hermes to migrate it",

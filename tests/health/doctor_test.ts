@@ -6,6 +6,8 @@ import { createHash } from "node:crypto";
 import { doctor, type DoctorReport } from "../../lib/health/doctor.ts";
 import type { HealthCheck } from "../../lib/health/report.ts";
 import { SessionDB } from "../../lib/session_db.ts";
+import { migrate } from "../../lib/schema/migrate.ts";
+import { Writer } from "../../lib/write.ts";
 import type { SearchOptions } from "../../lib/search/search.ts";
 import { copyFixture, expected, rawOpen, tempDbPath } from "../_helpers.ts";
 
@@ -266,6 +268,29 @@ describe("doctor()", () => {
     assert.deepEqual(notOk(fixed.after!), []);
     using after = await SessionDB.open({ path, readonly: true });
     assert.equal(after.searchMessages("记忆断裂排查").length, 1);
+  });
+
+  test("doctor() reports an upgrade interrupted while filling the search tables, and --fix finishes it", async () => {
+    const path = copyFixture("hermes-v6.db");
+    {
+      const db = await rawOpen(path);
+      db.exec("PRAGMA journal_mode = WAL");
+      new Writer(db).run(() => migrate(db)); // the first step of the upgrade only
+      db.close();
+    }
+    const report = await doctor(path);
+    assert.match(check(report, "schema").summary, /an upgrade to 11 was interrupted/);
+    assert.equal(check(report, "schema").fixable, true);
+    assert.match(
+      check(report, "fts:messages_fts").summary,
+      /still being filled by an interrupted upgrade/,
+    );
+    const fixed = await doctor(path, { fix: true });
+    assert.equal(fixed.repairs[0].name, "schema");
+    assert.deepEqual(notOk(fixed.after!), []);
+    using db = await SessionDB.open({ path, readonly: true });
+    assert.equal(db.getMeta("fts_backfill:messages_fts"), undefined);
+    assert.ok(db.searchMessages("docker").length > 0);
   });
 
   test("doctor() samples the coverage above sampleAbove messages unless full", async () => {
