@@ -34,9 +34,11 @@ export type {
 } from "./lib/driver/types.ts";
 export type { RetryOptions } from "./lib/write.ts";
 export {
+  BackupError,
   NotStateDbError,
   OpenError,
   ReadonlyError,
+  RecoverError,
   SqliteError,
   StorageError,
   type StorageErrorKind,
@@ -44,7 +46,7 @@ export {
   WriteBusyError,
 } from "./lib/errors.ts";
 export { defaultDbPath, hermesHome } from "./lib/paths.ts";
-export { SCHEMA_VERSION } from "./lib/schema/schema_sql.ts";
+export { FTS_TABLES, type FtsTable, SCHEMA_VERSION } from "./lib/schema/schema_sql.ts";
 export type { CreateSessionOptions, EnsureSessionOptions } from "./lib/sessions.ts";
 export type { TokenCountsUpdate } from "./lib/tokens.ts";
 export type { ConversationOptions } from "./lib/conversation.ts";
@@ -61,7 +63,7 @@ export { sanitizeTitle } from "./lib/titles.ts";
 export type { ExportOptions } from "./lib/export.ts";
 export type { ImportOptions, ImportResult, ParentLink } from "./lib/import.ts";
 export type { DatabaseInfo, InspectOptions } from "./lib/inspect.ts";
-export type { KnownIssue } from "./lib/known_issues.ts";
+export type { KnownIssue } from "./lib/health/known_issues.ts";
 export type { StaleFtsTable } from "./lib/fts_stale.ts";
 export type { SourceUsage } from "./lib/source_usage.ts";
 export {
@@ -71,6 +73,20 @@ export {
   type UsageReportOptions,
   type UsageRow,
 } from "./lib/usage_report.ts";
+export { doctor, type DoctorOptions, type DoctorReport, type Repair } from "./lib/health/doctor.ts";
+export type { CheckStatus, HealthCheck } from "./lib/health/report.ts";
+export {
+  rebuildFtsTable,
+  type RebuildOptions,
+  type RebuildResult,
+} from "./lib/health/fts_rebuild.ts";
+export { backupDatabase, type BackupOptions, type BackupResult } from "./lib/health/backup.ts";
+export {
+  type LostRange,
+  recoverDatabase,
+  type RecoverOptions,
+  type RecoverResult,
+} from "./lib/health/recover.ts";
 export type { PruneCandidate, PruneCandidatesOptions } from "./lib/prune_candidates.ts";
 export type {
   AutoPruneOptions,

@@ -143,3 +143,31 @@ export class ReadonlyError extends StorageError {
     this.name = "ReadonlyError";
   }
 }
+
+/** A backup that cannot be made (its destination is the database, or exists) or does not verify. */
+export class BackupError extends Error {
+  /**
+   * Creates the error.
+   *
+   * @param message What went wrong, naming the file.
+   * @param options The cause.
+   */
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "BackupError";
+  }
+}
+
+/** A recovery that cannot start: its destination is the damaged file, or exists. */
+export class RecoverError extends Error {
+  /**
+   * Creates the error.
+   *
+   * @param message What went wrong, naming the file.
+   * @param options The cause.
+   */
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "RecoverError";
+  }
+}

@@ -1,14 +1,16 @@
 /**
  * What a database file is made of: schema version, journal mode, pages,
  * row counts, FTS tables and a quick integrity check (`hermes-state info`).
+ * The integrity check is the one `doctor` runs (`lib/health/integrity.ts`).
  *
  * @module
  */
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { sqliteVersionWarning, walBytes } from "./durability.ts";
 import { type StaleFtsTable, staleFtsTables } from "./fts_stale.ts";
+import { integrityCheck } from "./health/integrity.ts";
 import type { Store } from "./store.ts";
-import { explainIntegrity, type KnownIssue } from "./known_issues.ts";
+import { explainIntegrity, type KnownIssue } from "./health/known_issues.ts";
 
 /** SQLITE_CORRUPT: a damaged page, which an inspection reports instead of throwing. */
 const SQLITE_CORRUPT = 11;
@@ -83,6 +85,14 @@ function unlessCorrupt<T>(read: () => T, fallback: (message: string) => T): T {
   }
 }
 
+/** `PRAGMA quick_check` through the check `doctor` shares: b-tree lines, then FTS lines. */
+function quickCheckLines(store: Store): string[] {
+  const { lines, fts } = integrityCheck(store.db);
+  const ftsLines = Object.values(fts).flat();
+  if (ftsLines.length === 0) return lines;
+  return lines.length === 1 && lines[0] === "ok" ? ftsLines : [...lines, ...ftsLines];
+}
+
 function rowCount(store: Store, table: "sessions" | "messages"): number | null {
   if (!tableExists(store, table)) return 0;
   return unlessCorrupt(() => numberOf(store, `SELECT COUNT(*) FROM ${table}`), () => null);
@@ -126,17 +136,13 @@ export function inspectDatabase(store: Store, options: InspectOptions = {}): Dat
   const meta = tableExists(store, "state_meta")
     ? store.statement("SELECT key FROM state_meta ORDER BY key").all()
     : [];
-  const integrity = options.integrity === false ? null : unlessCorrupt(
-    () =>
-      store.statement("PRAGMA quick_check(20)").all().map((row) => String(Object.values(row)[0])),
-    (message) => [message],
-  );
+  const integrity = options.integrity === false ? null : quickCheckLines(store);
   const problems = integrity === null || (integrity.length === 1 && integrity[0] === "ok")
     ? []
     : integrity;
   const explained = problems.length === 0
     ? { issues: [], unexplained: [] }
-    : unlessCorrupt(() => explainIntegrity(store, problems), () => ({
+    : unlessCorrupt(() => explainIntegrity(store.db, problems), () => ({
       issues: [],
       unexplained: problems,
     }));

@@ -96,6 +96,22 @@ export const COMMAND_TABLE: readonly CommandEntry[] = [
     access: "write",
     load: async () => (await import("./commands/copy.ts")).copyCommand,
   },
+  // doctor, backup and recover open the file themselves (doctor writes only with --fix).
+  {
+    name: "doctor",
+    access: "read",
+    load: async () => (await import("./commands/doctor.ts")).doctorCommand,
+  },
+  {
+    name: "backup",
+    access: "read",
+    load: async () => (await import("./commands/backup.ts")).backupCommand,
+  },
+  {
+    name: "recover",
+    access: "read",
+    load: async () => (await import("./commands/recover.ts")).recoverCommand,
+  },
   {
     name: "demo",
     access: "write",

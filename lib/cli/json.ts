@@ -37,3 +37,29 @@ export function printJson(io: Io, value: unknown): void {
 export function jsonLine(value: unknown): string {
   return `${JSON.stringify(value)}\n`;
 }
+
+/**
+ * A copy of `value` whose object keys are snake_case (`longestLockMs` →
+ * `longest_lock_ms`), as every `--json` of the CLI writes them; arrays and
+ * values are kept.
+ *
+ * @param value A JSON value of the library (camelCase keys).
+ * @returns The same value with snake_case keys.
+ *
+ * @example
+ * ```ts
+ * import { snakeKeys } from "./json.ts";
+ * const out = snakeKeys({ sqliteVersion: "3", checks: [{ fixable: true }] });
+ * console.assert(JSON.stringify(out) === '{"sqlite_version":"3","checks":[{"fixable":true}]}');
+ * ```
+ */
+export function snakeKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(snakeKeys);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, inner]) => [
+      key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`),
+      snakeKeys(inner),
+    ]),
+  );
+}

@@ -38,6 +38,8 @@ export interface WriterConfig {
   readonly seed: number;
   /** Waits for this file to exist before the first append. */
   readonly startFile?: string;
+  /** Pause after each append, in milliseconds (none by default). */
+  readonly pauseMs?: number;
 }
 
 const config = JSON.parse(process.argv[2]) as WriterConfig;
@@ -84,6 +86,7 @@ while (config.count === 0 || index < config.count) {
   const now = Date.now();
   tokens.forEach((token, k) => say(`ack ${token} ${ids[k]} ${session} ${now}`));
   index += size;
+  if (config.pauseMs) sleepSync(config.pauseMs);
 }
 db.close();
 say("done");

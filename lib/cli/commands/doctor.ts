@@ -1,0 +1,132 @@
+/**
+ * `hermes-state doctor [--fix]`: checks the database file (integrity,
+ * foreign keys, both FTS tables and their coverage, counters, lineage,
+ * schema, WAL, free pages, file modes) and repairs what it can.
+ *
+ * @module
+ */
+import { doctor } from "../../health/doctor.ts";
+import type { CheckStatus, HealthCheck } from "../../health/report.ts";
+import { isPostgresTarget } from "../../open_store.ts";
+import type { Command, Context } from "../command.ts";
+import { alignColumns } from "../format.ts";
+import { printJson, snakeKeys } from "../json.ts";
+import type { ParsedArgs } from "../parse.ts";
+import { Progress } from "../progress.ts";
+import type { Style } from "../style.ts";
+import { CommandError, UsageError } from "../usage_error.ts";
+
+const USAGE = `Usage: hermes-state doctor [options]
+
+Check the database file and say, for each check, ok, warning or problem,
+with one line of explanation and the fix: SQLite's integrity check and
+foreign keys; each search table's own check (telling the known SQLite 3.40
+trigram condition apart from damage) and its coverage of every message;
+the sessions' counters; parent links; the schema against version 11; the
+WAL and free pages; the mode and owner of state.db, -wal and -shm.
+Without --fix the file is opened read-only and nothing is written.
+
+--fix repairs what it can and never deletes a message: rebuilds damaged or
+stale search tables (in batches, safe while a gateway writes), recounts
+counters, clears broken parent links, creates missing indexes, runs
+wal_checkpoint(TRUNCATE) and sets mode 0600. A damaged file (integrity
+problem) is left alone: use \`hermes-state recover\`.
+
+Exits 0 when healthy (warnings allowed), 1 when a problem remains.
+
+Options:
+  --fix         Repair what can be repaired
+  --full        Full integrity_check, and search coverage of every message
+                (sampled above 200,000 messages otherwise)
+  --vacuum      With --fix: also VACUUM (holds the write lock while it
+                rewrites the file: stop the gateway first)
+  --json        Print the findings and repairs as one JSON document
+  --db PATH     The database file
+  -h, --help    Show this help
+
+Examples:
+  hermes-state doctor
+  hermes-state doctor --fix
+  hermes-state --db /srv/hermes/state.db doctor --full --json
+`;
+
+function label(status: CheckStatus, style: Style): string {
+  if (status === "ok") return style.green("ok");
+  if (status === "warning") return style.yellow("warning");
+  return style.red("problem");
+}
+
+function render(checks: readonly HealthCheck[], style: Style): string {
+  const lines: string[] = [];
+  const rows = checks.map((check) => [label(check.status, style), check.name, check.summary]);
+  alignColumns(rows).forEach((line, i) => {
+    lines.push(line);
+    const fix = checks[i].fix;
+    if (fix !== undefined) lines.push(`${" ".repeat(10)}${style.dim("fix:")} ${fix}`);
+  });
+  return lines.join("\n") + "\n";
+}
+
+async function run(args: ParsedArgs, ctx: Context): Promise<number> {
+  const fix = args.flag("fix");
+  if (args.flag("vacuum") && !fix) {
+    throw new UsageError("--vacuum needs --fix", { command: "doctor" });
+  }
+  if (isPostgresTarget(ctx.dbPath)) {
+    throw new CommandError("doctor checks a SQLite state.db file, not a PostgreSQL store");
+  }
+  const progress = new Map<string, Progress>();
+  const report = await doctor(ctx.dbPath, {
+    fix,
+    full: args.flag("full"),
+    vacuum: args.flag("vacuum"),
+    onProgress: (stage, done) => {
+      let line = progress.get(stage);
+      if (line === undefined) progress.set(stage, line = new Progress(ctx.io, stage));
+      line.update(done, "messages");
+    },
+  });
+  for (const line of progress.values()) line.done();
+  const code = report.healthy ? 0 : 1;
+  if (ctx.json) {
+    printJson(ctx.io, snakeKeys(report));
+    return code;
+  }
+  const { style } = ctx;
+  let out = `${style.bold(report.path)} ${style.dim(`(SQLite ${report.sqliteVersion})`)}\n`;
+  out += render(report.checks, style);
+  if (fix) {
+    const integrity = report.checks.find((check) => check.name === "integrity");
+    if (integrity?.status === "problem") {
+      out += `\n${style.red("Nothing repaired:")} the file is damaged; recover it first.\n`;
+    } else {
+      out += `\n${style.bold("Repairs")}\n`;
+      for (const repair of report.repairs) {
+        const lock = repair.longestLockMs > 0
+          ? style.dim(` (longest lock ${Math.ceil(repair.longestLockMs)} ms)`)
+          : "";
+        out += `  ${repair.name}: ${repair.summary}${lock}\n`;
+      }
+      out += `\n${style.bold("After")}\n${render(report.after ?? [], style)}`;
+    }
+  }
+  const verdict = report.healthy ? style.green("healthy") : style.red("problems found");
+  out += `\n${verdict}\n`;
+  ctx.io.stdout(out);
+  return code;
+}
+
+/** The `doctor` command. */
+export const doctorCommand: Command = {
+  name: "doctor",
+  summary: "Check the file and repair what can be repaired (--fix)",
+  usage: USAGE,
+  options: {
+    fix: { type: "boolean" },
+    full: { type: "boolean" },
+    vacuum: { type: "boolean" },
+  },
+  minPositionals: 0,
+  maxPositionals: 0,
+  run,
+};

@@ -1,0 +1,273 @@
+/**
+ * Reading a SQLite file page by page, without SQLite: every table-leaf
+ * page that still parses gives its records (overflow chains followed),
+ * whatever happened to the pages above it. `recover` uses this for the
+ * rows SQLite itself cannot reach (a damaged interior page, a zeroed
+ * header page).
+ *
+ * The file is read through its own descriptor, so this must only run on a
+ * file that no connection of this process holds (closing any descriptor
+ * on a file drops every POSIX lock the process holds on it).
+ *
+ * @module
+ */
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import type { SqlValue } from "../driver/types.ts";
+
+/** One record of a table-leaf page. */
+export interface RawRecord {
+  /** The page it was read from. */
+  readonly page: number;
+  /** The cell's rowid. */
+  readonly rowid: number;
+  /** The record's values, in column order. */
+  readonly values: SqlValue[];
+}
+
+/** What {@linkcode scanPages} found. */
+export interface PageScan {
+  /** Bytes per page (from the header, else guessed from the pages). */
+  readonly pageSize: number;
+  /** Whole pages in the file. */
+  readonly pages: number;
+  /** True when the 100-byte header was intact. */
+  readonly headerIntact: boolean;
+  /** Every record of every table-leaf page that parsed, free pages left out. */
+  readonly records: RawRecord[];
+}
+
+const MAGIC = "SQLite format 3\u0000";
+const TABLE_LEAF = 13;
+const PAGE_TYPES = new Set([2, 5, 10, 13]);
+
+class PageFile {
+  readonly #fd: number;
+  readonly size: number;
+  pageSize = 4096;
+  usable = 4096;
+
+  constructor(path: string) {
+    this.#fd = openSync(path, "r");
+    this.size = fstatSync(this.#fd).size;
+  }
+
+  read(position: number, length: number): Uint8Array {
+    const bytes = new Uint8Array(length);
+    let done = 0;
+    while (done < length) {
+      const n = readSync(this.#fd, bytes, done, length - done, position + done);
+      if (n === 0) break;
+      done += n;
+    }
+    return done === length ? bytes : bytes.subarray(0, done);
+  }
+
+  page(n: number): Uint8Array | undefined {
+    if (n < 1 || n * this.pageSize > this.size) return undefined;
+    return this.read((n - 1) * this.pageSize, this.pageSize);
+  }
+
+  close(): void {
+    closeSync(this.#fd);
+  }
+}
+
+function u16(b: Uint8Array, at: number): number {
+  return (b[at] << 8) | b[at + 1];
+}
+
+function u32(b: Uint8Array, at: number): number {
+  return ((b[at] << 24) >>> 0) + (b[at + 1] << 16) + (b[at + 2] << 8) + b[at + 3];
+}
+
+/** A SQLite varint at `at`: its value and its length; `undefined` past the end. */
+function varint(b: Uint8Array, at: number, end = b.length): [number, number] | undefined {
+  let value = 0;
+  for (let i = 0; i < 9; i++) {
+    if (at + i >= end) return undefined;
+    const byte = b[at + i];
+    if (i === 8) return [value * 256 + byte, 9];
+    value = value * 128 + (byte & 0x7f);
+    if ((byte & 0x80) === 0) return [value, i + 1];
+  }
+  return undefined;
+}
+
+/** A plausible b-tree page header at `h` for a page of `size` bytes. */
+function plausible(page: Uint8Array, h: number, size: number): boolean {
+  if (!PAGE_TYPES.has(page[h])) return false;
+  const cells = u16(page, h + 3);
+  const content = u16(page, h + 5) || 65536;
+  const header = page[h] === 2 || page[h] === 5 ? 12 : 8;
+  return h + header + cells * 2 <= content && content <= size;
+}
+
+function headerPageSize(header: Uint8Array): number | undefined {
+  if (new TextDecoder().decode(header.subarray(0, 16)) !== MAGIC) return undefined;
+  const raw = u16(header, 16);
+  const size = raw === 1 ? 65536 : raw;
+  return size >= 512 && size <= 65536 && (size & (size - 1)) === 0 ? size : undefined;
+}
+
+/** Guesses the page size from which size makes the most pages look like b-tree pages. */
+function guessPageSize(file: PageFile): number {
+  let best = 4096;
+  let bestScore = -1;
+  for (const size of [4096, 1024, 2048, 8192, 16384, 32768, 65536, 512]) {
+    let score = 0;
+    const pages = Math.min(200, Math.floor(file.size / size));
+    for (let n = 2; n <= pages; n++) {
+      const page = file.read((n - 1) * size, size);
+      if (page.length === size && plausible(page, 0, size)) score++;
+    }
+    if (score / Math.max(1, pages - 1) > bestScore) {
+      bestScore = score / Math.max(1, pages - 1);
+      best = size;
+    }
+  }
+  return best;
+}
+
+/** The trunk and leaf pages of the free list (deleted data lives there). */
+function freePages(file: PageFile, header: Uint8Array): Set<number> {
+  const free = new Set<number>();
+  let trunk = u32(header, 32);
+  const total = file.size / file.pageSize;
+  while (trunk > 0 && trunk <= total && !free.has(trunk)) {
+    free.add(trunk);
+    const page = file.page(trunk);
+    if (page === undefined) break;
+    const count = Math.min(u32(page, 4), (file.usable - 8) / 4);
+    for (let i = 0; i < count; i++) {
+      const leaf = u32(page, 8 + i * 4);
+      if (leaf > 0 && leaf <= total) free.add(leaf);
+    }
+    trunk = u32(page, 0);
+  }
+  return free;
+}
+
+/** The payload of a cell: local bytes plus its overflow chain; `undefined` when broken. */
+function payload(
+  file: PageFile,
+  page: Uint8Array,
+  at: number,
+  size: number,
+): Uint8Array | undefined {
+  const u = file.usable;
+  const x = u - 35;
+  let local = size;
+  if (size > x) {
+    const m = Math.floor(((u - 12) * 32) / 255) - 23;
+    const k = m + ((size - m) % (u - 4));
+    local = k <= x ? k : m;
+  }
+  if (at + local > u) return undefined;
+  const out = new Uint8Array(size);
+  out.set(page.subarray(at, at + local), 0);
+  let done = local;
+  if (done === size) return out;
+  if (at + local + 4 > u) return undefined;
+  let next = u32(page, at + local);
+  const seen = new Set<number>();
+  while (done < size) {
+    if (next === 0 || seen.has(next)) return undefined;
+    seen.add(next);
+    const overflow = file.page(next);
+    if (overflow === undefined) return undefined;
+    const take = Math.min(size - done, u - 4);
+    out.set(overflow.subarray(4, 4 + take), done);
+    done += take;
+    next = u32(overflow, 0);
+  }
+  return out;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** Decodes a record; `undefined` when its header and body do not fit together. */
+export function decodeRecord(bytes: Uint8Array): SqlValue[] | undefined {
+  const head = varint(bytes, 0);
+  if (head === undefined || head[0] > bytes.length || head[0] < head[1]) return undefined;
+  const types: number[] = [];
+  let at = head[1];
+  while (at < head[0]) {
+    const type = varint(bytes, at, head[0]);
+    if (type === undefined) return undefined;
+    types.push(type[0]);
+    at += type[1];
+  }
+  const values: SqlValue[] = [];
+  let body = head[0];
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (const type of types) {
+    const width = [0, 1, 2, 3, 4, 6, 8, 8, 0, 0][type] ??
+      (type >= 12 ? Math.floor((type - 12) / 2) : -1);
+    if (width < 0 || body + width > bytes.length) return undefined;
+    if (type === 0) values.push(null);
+    else if (type === 8 || type === 9) values.push(type - 8);
+    else if (type === 7) values.push(view.getFloat64(body));
+    else if (type <= 6) {
+      let value = BigInt(0);
+      for (let i = 0; i < width; i++) value = (value << BigInt(8)) | BigInt(bytes[body + i]);
+      const bits = BigInt(width * 8);
+      if (value >= BigInt(1) << (bits - BigInt(1))) value -= BigInt(1) << bits;
+      const small = Number(value);
+      values.push(Number.isSafeInteger(small) ? small : value);
+    } else if (type % 2 === 0) values.push(bytes.slice(body, body + width));
+    else {
+      try {
+        values.push(utf8.decode(bytes.subarray(body, body + width)));
+      } catch {
+        return undefined;
+      }
+    }
+    body += width;
+  }
+  return body === bytes.length ? values : undefined;
+}
+
+function leafRecords(file: PageFile, n: number, page: Uint8Array, out: RawRecord[]): void {
+  const h = n === 1 ? 100 : 0;
+  if (page[h] !== TABLE_LEAF || !plausible(page, h, file.pageSize)) return;
+  const cells = u16(page, h + 3);
+  for (let i = 0; i < cells; i++) {
+    const at = u16(page, h + 8 + i * 2);
+    if (at < h + 8 + cells * 2 || at >= file.usable) continue;
+    const size = varint(page, at, file.usable);
+    if (size === undefined) continue;
+    const rowid = varint(page, at + size[1], file.usable);
+    if (rowid === undefined) continue;
+    const bytes = payload(file, page, at + size[1] + rowid[1], size[0]);
+    if (bytes === undefined) continue;
+    const values = decodeRecord(bytes);
+    if (values !== undefined) out.push({ page: n, rowid: rowid[0], values });
+  }
+}
+
+/**
+ * Reads every table-leaf record of the file at `path`.
+ *
+ * @param path A database file that no connection of this process holds.
+ * @returns The page size, the page count and the records.
+ */
+export function scanPages(path: string): PageScan {
+  const file = new PageFile(path);
+  try {
+    const header = file.read(0, 100);
+    const fromHeader = header.length === 100 ? headerPageSize(header) : undefined;
+    file.pageSize = fromHeader ?? guessPageSize(file);
+    file.usable = file.pageSize - (fromHeader !== undefined ? header[20] : 0);
+    const free = fromHeader !== undefined ? freePages(file, header) : new Set<number>();
+    const pages = Math.floor(file.size / file.pageSize);
+    const records: RawRecord[] = [];
+    for (let n = 1; n <= pages; n++) {
+      if (free.has(n)) continue;
+      const page = file.page(n);
+      if (page !== undefined) leafRecords(file, n, page, records);
+    }
+    return { pageSize: file.pageSize, pages, headerIntact: fromHeader !== undefined, records };
+  } finally {
+    file.close();
+  }
+}

@@ -1,0 +1,242 @@
+/**
+ * `backupDatabase(source, dest)`: an online, consistent copy of a state.db
+ * while writers run (`VACUUM INTO`, one read transaction), verified before
+ * it takes its name: `integrity_check` and row counts on the copy. Mode
+ * 0600; never over the source, nor over an existing file unless `force`;
+ * optionally gzip through `node:zlib`.
+ *
+ * Restoring: stop the writers, copy the file back over `state.db` (and
+ * delete `state.db-wal` and `state.db-shm`), then run `hermes-state doctor`.
+ *
+ * @module
+ */
+import {
+  closeSync,
+  createReadStream,
+  createWriteStream,
+  linkSync,
+  openSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import process from "node:process";
+import { pipeline } from "node:stream/promises";
+import { createGzip } from "node:zlib";
+import { loadDriver } from "../driver/load.ts";
+import { chooseReadAccess } from "../read_access.ts";
+import type { OpenDriver, SqliteDriver } from "../driver/types.ts";
+import { BackupError, OpenError } from "../errors.ts";
+import { integrityCheck } from "./integrity.ts";
+
+/** Options of {@linkcode backupDatabase}. */
+export interface BackupOptions {
+  /**
+   * Replace `dest` when it exists.
+   * @default {false}
+   */
+  readonly force?: boolean;
+  /**
+   * Write the copy gzip-compressed.
+   * @default {false}
+   */
+  readonly compress?: boolean;
+  /** Called as the backup goes: the stage, bytes done, bytes in all (0 when unknown). */
+  readonly onProgress?: (
+    stage: "copying" | "verifying" | "compressing",
+    done: number,
+    total: number,
+  ) => void;
+  /** The driver opener; the running runtime's by default. */
+  readonly openDriver?: OpenDriver;
+}
+
+/** What {@linkcode backupDatabase} wrote. */
+export interface BackupResult {
+  /** The database copied. */
+  readonly source: string;
+  /** The file written. */
+  readonly dest: string;
+  /** Its size in bytes. */
+  readonly bytes: number;
+  /** True when gzip-compressed. */
+  readonly compressed: boolean;
+  /** Sessions in the copy. */
+  readonly sessions: number;
+  /** Messages in the copy. */
+  readonly messages: number;
+  /** What the FTS integrity checks said on the copy (empty when sound). */
+  readonly ftsWarnings: string[];
+}
+
+function identity(path: string): string | undefined {
+  try {
+    const stat = statSync(path);
+    return `${stat.dev}:${stat.ino}`;
+  } catch {
+    return undefined;
+  }
+}
+
+function exists(path: string): boolean {
+  return identity(path) !== undefined;
+}
+
+/** True when `dest` is the source database or one of its sidecars. */
+function isSourceFile(dest: string, source: string): boolean {
+  const id = identity(dest);
+  return [source, `${source}-wal`, `${source}-shm`, `${source}-journal`].some((file) =>
+    resolve(file) === resolve(dest) || (id !== undefined && identity(file) === id)
+  );
+}
+
+function count(db: SqliteDriver, table: string): number {
+  return Number(db.prepare(`SELECT count(*) AS n FROM ${table}`).get()?.n ?? 0);
+}
+
+/** A new empty file, mode 0600, beside `dest` (SQLite's VACUUM INTO accepts an empty file). */
+function newTemp(dest: string, suffix: string): string {
+  const temp = join(dirname(dest), `.${basename(dest)}.${process.pid}.${suffix}`);
+  rmSync(temp, { force: true });
+  // A new file of ours: no connection of this process holds it.
+  closeSync(openSync(temp, "wx", 0o600));
+  return temp;
+}
+
+/** Gives `temp` the name `dest`: atomically, and only over an existing file when `force`. */
+function publish(temp: string, dest: string, force: boolean): void {
+  if (force) {
+    renameSync(temp, dest);
+    return;
+  }
+  try {
+    linkSync(temp, dest); // fails when dest appeared meanwhile
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "EEXIST") {
+      throw new BackupError(`Cannot back up: ${dest} already exists (give --force to replace it)`);
+    }
+    throw error;
+  }
+  rmSync(temp);
+}
+
+/**
+ * Copies the database at `source` to `dest`, consistent and verified.
+ *
+ * @param source The state.db to copy (it may be in use by writers).
+ * @param dest The file to write.
+ * @param options `force`, `compress`, progress.
+ * @returns Where, how big, and the counts of the copy.
+ * @throws {OpenError} When the source does not exist or cannot be read.
+ * @throws {BackupError} When `dest` is the source or exists (without `force`), or the copy does not verify.
+ *
+ * @example
+ * ```ts
+ * import { SessionDB } from "../session_db.ts";
+ * import { backupDatabase } from "./backup.ts";
+ * const dir = await Deno.makeTempDir();
+ * using db = await SessionDB.open({ path: `${dir}/state.db` });
+ * db.createSession("s1", "cli");
+ * const result = await backupDatabase(`${dir}/state.db`, `${dir}/copy.db`);
+ * console.assert(result.sessions === 1);
+ * ```
+ */
+export async function backupDatabase(
+  source: string,
+  dest: string,
+  options: BackupOptions = {},
+): Promise<BackupResult> {
+  if (!exists(source)) throw new OpenError(source, "no such file");
+  if (isSourceFile(dest, source)) {
+    throw new BackupError(`Cannot back up: ${dest} is the database itself (or one of its files)`);
+  }
+  if (exists(dest) && !options.force) {
+    throw new BackupError(`Cannot back up: ${dest} already exists (give --force to replace it)`);
+  }
+  const openDriver = options.openDriver ?? await loadDriver();
+  const copy = newTemp(dest, "copy");
+  try {
+    // Read as the read commands read: nothing changes, not even a -wal left behind.
+    const access = chooseReadAccess(source);
+    const db = openDriver(source, {
+      readonly: access === "readonly" || access === "immutable",
+      immutable: access === "immutable",
+    });
+    let before: [number, number];
+    let after: [number, number];
+    try {
+      db.exec("PRAGMA busy_timeout = 1000");
+      before = [count(db, "sessions"), count(db, "messages")];
+      options.onProgress?.("copying", 0, 0);
+      db.prepare("VACUUM INTO ?").run(copy);
+      after = [count(db, "sessions"), count(db, "messages")];
+    } catch (error) {
+      if (error instanceof BackupError) throw error;
+      throw new OpenError(source, (error as Error).message, { cause: error });
+    } finally {
+      db.close();
+    }
+    options.onProgress?.("verifying", 0, 0);
+    const verified = verify(openDriver, copy, before, after);
+    let bytes = statSync(copy).size;
+    if (options.compress) {
+      const gz = newTemp(dest, "gz");
+      try {
+        let done = 0;
+        const input = createReadStream(copy); // the copy: no connection holds it any more
+        input.on("data", (chunk) => {
+          done += chunk.length;
+          options.onProgress?.("compressing", done, bytes);
+        });
+        await pipeline(input, createGzip(), createWriteStream(gz, { flags: "w", mode: 0o600 }));
+        publish(gz, dest, options.force ?? false);
+      } finally {
+        rmSync(gz, { force: true });
+      }
+      bytes = statSync(dest).size;
+    } else {
+      publish(copy, dest, options.force ?? false);
+    }
+    return {
+      source,
+      dest,
+      bytes,
+      compressed: options.compress ?? false,
+      ...verified,
+    };
+  } finally {
+    rmSync(copy, { force: true });
+  }
+}
+
+/** Checks the copy: b-trees sound, and row counts within what the source held around the copy. */
+function verify(
+  openDriver: OpenDriver,
+  copy: string,
+  before: [number, number],
+  after: [number, number],
+): { sessions: number; messages: number; ftsWarnings: string[] } {
+  const db = openDriver(copy, { readonly: true });
+  try {
+    const integrity = integrityCheck(db, { full: true });
+    if (integrity.lines.length !== 1 || integrity.lines[0] !== "ok") {
+      throw new BackupError(
+        `Cannot back up: the copy fails its integrity check: ${integrity.lines[0]}`,
+      );
+    }
+    const sessions = count(db, "sessions");
+    const messages = count(db, "messages");
+    const within = (n: number, i: 0 | 1) =>
+      n >= Math.min(before[i], after[i]) && n <= Math.max(before[i], after[i]);
+    if (!within(sessions, 0) || !within(messages, 1)) {
+      throw new BackupError(
+        `Cannot back up: the copy holds ${sessions} sessions and ${messages} messages, ` +
+          `the source ${before[0]}–${after[0]} and ${before[1]}–${after[1]}`,
+      );
+    }
+    return { sessions, messages, ftsWarnings: Object.values(integrity.fts).flat() };
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * Every check of `doctor`, in order, over one connection: SQLite's
+ * integrity and foreign keys, each FTS table, counters, lineage, schema,
+ * the WAL, free pages and the files.
+ *
+ * @module
+ */
+import { SqliteError } from "../driver/sqlite_error.ts";
+import type { OpenDriver, SqliteDriver } from "../driver/types.ts";
+import { FTS_TABLES } from "../schema/schema_sql.ts";
+import { checkCounters } from "./counter_check.ts";
+import { checkFtsTable } from "./fts_check.ts";
+import { foreignKeyCheck, integrityCheck, isCorruption } from "./integrity.ts";
+import { checkLineage } from "./lineage_check.ts";
+import { finding, type HealthCheck } from "./report.ts";
+import { checkSchema } from "./schema_check.ts";
+import { checkFiles, checkFreePages, type CheckpointResult, checkWal } from "./storage_check.ts";
+
+/** Options of {@linkcode runChecks}. */
+export interface CheckOptions {
+  /**
+   * `integrity_check` instead of `quick_check`, and the FTS coverage of every
+   * message however many there are.
+   * @default {false}
+   */
+  readonly full?: boolean;
+  /**
+   * Above this many messages the FTS coverage check samples.
+   * @default {200000}
+   */
+  readonly sampleAbove?: number;
+  /** What a checkpoint run by `--fix` answered. */
+  readonly checkpoint?: CheckpointResult;
+}
+
+const RECOVER = "the file is damaged: hermes-state recover state.db new.db, " +
+  "then put new.db in its place with the writers stopped";
+
+/** Runs `check`; a damaged page becomes a problem finding instead of an error. */
+function guarded(name: string, check: () => HealthCheck | HealthCheck[]): HealthCheck[] {
+  try {
+    const result = check();
+    return Array.isArray(result) ? result : [result];
+  } catch (error) {
+    if (isCorruption(error)) {
+      return [finding(name, "problem", `cannot be checked: ${error.message}`, { fix: RECOVER })];
+    }
+    if (error instanceof SqliteError && /^no such (table|column)/.test(error.message)) {
+      return [finding(name, "problem", `cannot be checked: ${error.message}`, {
+        fix: "hermes-state recover state.db new.db (rebuilds a v11 file from the rows it can read)",
+      })];
+    }
+    throw error;
+  }
+}
+
+function foreignKeyFinding(db: SqliteDriver): HealthCheck {
+  const violations = foreignKeyCheck(db);
+  const orphans = violations.filter((v) => v.table === "messages");
+  const parents = violations.filter((v) => v.table === "sessions");
+  if (orphans.length > 0) {
+    return finding("foreign_keys", "problem", `${orphans.length} messages belong to no session`, {
+      fix: "hermes-state doctor --fix (recreates their sessions, source 'unknown')",
+      fixable: true,
+      details: orphans.map((v) => `message ${v.rowid}`),
+    });
+  }
+  const other = violations.filter((v) => v.table !== "messages" && v.table !== "sessions");
+  if (other.length > 0) {
+    return finding("foreign_keys", "problem", `${other.length} rows point at missing rows`, {
+      details: other.map((v) => `${v.table} row ${v.rowid} → ${v.parent}`),
+    });
+  }
+  const note = parents.length > 0 ? ` (${parents.length} missing parents: see lineage)` : "";
+  return finding("foreign_keys", "ok", `every message belongs to a session${note}`);
+}
+
+/**
+ * Runs every check.
+ *
+ * @param db The connection (read-only is enough).
+ * @param openDriver Opens the scratch database holding the v11 schema.
+ * @param path The database file (for the WAL and file checks).
+ * @param options `full`, `sampleAbove`.
+ * @returns The findings, in a fixed order.
+ */
+export function runChecks(
+  db: SqliteDriver,
+  openDriver: OpenDriver,
+  path: string,
+  options: CheckOptions = {},
+): HealthCheck[] {
+  const checks: HealthCheck[] = [];
+  const integrity = integrityCheck(db, { full: options.full });
+  const sound = integrity.lines.length === 1 && integrity.lines[0] === "ok";
+  checks.push(
+    sound
+      ? finding("integrity", "ok", `${options.full ? "integrity_check" : "quick_check"}: ok`)
+      : finding("integrity", "problem", integrity.lines[0], {
+        fix: RECOVER,
+        details: integrity.lines,
+      }),
+  );
+  checks.push(...guarded("foreign_keys", () => foreignKeyFinding(db)));
+  for (const table of FTS_TABLES) {
+    checks.push(...guarded(`fts:${table}`, () =>
+      checkFtsTable(db, openDriver, table, {
+        integrityLines: integrity.fts[table],
+        full: options.full,
+        sampleAbove: options.sampleAbove ?? 200_000,
+      })));
+  }
+  checks.push(...guarded("counters", () => checkCounters(db)));
+  checks.push(...guarded("lineage", () => checkLineage(db)));
+  checks.push(...guarded("schema", () => checkSchema(db, openDriver)));
+  checks.push(checkWal(path, options.checkpoint));
+  checks.push(...guarded("free_pages", () => checkFreePages(db)));
+  checks.push(checkFiles(path));
+  return checks;
+}

@@ -1,0 +1,298 @@
+/**
+ * `doctor(path, options)`: checks a state.db file and, with `fix`, repairs
+ * what it can without losing a message, safe while a gateway writes.
+ *
+ * Without `fix` the file is opened as the read commands open it and
+ * nothing is written, not even a `-wal` left behind. With
+ * it, every repair runs in short transactions (none holds the write lock
+ * for more than a fraction of a second, except `vacuum`), then the checks
+ * run again.
+ *
+ * @module
+ */
+import { statSync } from "node:fs";
+import { loadDriver } from "../driver/load.ts";
+import type { OpenDriver, SqliteDriver } from "../driver/types.ts";
+import { OpenError } from "../errors.ts";
+import { chooseReadAccess } from "../read_access.ts";
+import { finishFtsBackfill, pendingBackfills } from "../schema/fts_backfill.ts";
+import { FTS_TABLES, type FtsTable } from "../schema/schema_sql.ts";
+import { runChecks } from "./checks.ts";
+import { rebuildFtsTable, type RebuildOptions, type RebuildResult } from "./fts_rebuild.ts";
+import { type HealthCheck, isHealthy } from "./report.ts";
+import {
+  checkpointTruncate,
+  clearBrokenParents,
+  recountCounters,
+  repairSchema,
+  restoreMissingSessions,
+  tightenFiles,
+} from "./repairs.ts";
+import type { CheckpointResult } from "./storage_check.ts";
+import { TimedWriter } from "./transaction.ts";
+
+/** Options of {@linkcode doctor}. */
+export interface DoctorOptions {
+  /**
+   * Repair what can be repaired (FTS tables, counters, parent links,
+   * missing indexes, WAL checkpoint, file modes).
+   * @default {false}
+   */
+  readonly fix?: boolean;
+  /**
+   * `integrity_check` instead of `quick_check`, and FTS coverage of every
+   * message (sampled above `sampleAbove` otherwise).
+   * @default {false}
+   */
+  readonly full?: boolean;
+  /**
+   * With `fix`, also `VACUUM` (rewrites the whole file and holds the write
+   * lock while it runs: stop the gateway first).
+   * @default {false}
+   */
+  readonly vacuum?: boolean;
+  /**
+   * Above this many messages the FTS coverage check samples.
+   * @default {200000}
+   */
+  readonly sampleAbove?: number;
+  /** Batch budget and pauses of the FTS rebuild. */
+  readonly rebuild?: Omit<RebuildOptions, "onProgress" | "dropOldTriggersFirst">;
+  /** Called while a long repair runs: its name, items done, items in all. */
+  readonly onProgress?: (stage: string, done: number, total: number) => void;
+  /** The driver opener; the running runtime's by default. */
+  readonly openDriver?: OpenDriver;
+}
+
+/** One repair `doctor --fix` made. */
+export interface Repair {
+  /** The finding it answers (`fts:messages_fts`, `counters`…). */
+  readonly name: string;
+  /** What was done, in one line. */
+  readonly summary: string;
+  /** Its longest hold of the write lock, in milliseconds. */
+  readonly longestLockMs: number;
+}
+
+/** The answer of {@linkcode doctor}. */
+export interface DoctorReport {
+  /** The file checked. */
+  readonly path: string;
+  /** The SQLite library that checked it. */
+  readonly sqliteVersion: string;
+  /** The findings before any repair. */
+  readonly checks: HealthCheck[];
+  /** The repairs made (empty without `fix`). */
+  readonly repairs: Repair[];
+  /** The findings after the repairs; `undefined` without `fix`. */
+  readonly after: HealthCheck[] | undefined;
+  /** True when the last findings hold no problem (warnings allowed). */
+  readonly healthy: boolean;
+  /** The longest hold of the write lock by any repair, in milliseconds (0 without `fix`). */
+  readonly longestLockMs: number;
+}
+
+function needsWork(check: HealthCheck | undefined): boolean {
+  return check !== undefined && check.status !== "ok" && check.fixable;
+}
+
+function byName(checks: readonly HealthCheck[], name: string): HealthCheck | undefined {
+  return checks.find((check) => check.name === name);
+}
+
+/** Whether a full-text table is to be rebuilt, and whether its triggers must go first. */
+function ftsPlan(checks: readonly HealthCheck[], table: FtsTable): {
+  rebuild: boolean;
+  damaged: boolean;
+} {
+  const index = byName(checks, `fts:${table}`);
+  const coverage = byName(checks, `coverage:${table}`);
+  const schema = byName(checks, "schema");
+  const triggersDiffer =
+    schema?.details.some((line) =>
+      line.includes(`trigger ${table}_`) && !line.includes("_rebuild")
+    ) ?? false;
+  return {
+    rebuild: needsWork(index) || needsWork(coverage) || triggersDiffer,
+    damaged: index?.status === "problem" &&
+      index.details.some((line) => line.startsWith("integrity-check") || line.startsWith("marked")),
+  };
+}
+
+function openFor(openDriver: OpenDriver, path: string, fix: boolean): SqliteDriver {
+  try {
+    if (!statSync(path).isFile()) throw new OpenError(path, "it is not a file");
+  } catch (error) {
+    if (error instanceof OpenError) throw error;
+    const code = (error as { code?: unknown }).code;
+    throw new OpenError(path, code === "ENOENT" ? "no such file" : String(error), { cause: error });
+  }
+  // A check changes nothing, sidecars included: the read access of the read commands.
+  const access = fix ? "write" : chooseReadAccess(path);
+  let db: SqliteDriver;
+  try {
+    db = openDriver(path, {
+      readonly: access === "readonly" || access === "immutable",
+      immutable: access === "immutable",
+    });
+  } catch (error) {
+    throw new OpenError(path, (error as Error).message, { cause: error });
+  }
+  db.exec("PRAGMA busy_timeout = 1000");
+  return db;
+}
+
+/** Finishes the FTS backfill of an interrupted v1–v10 upgrade, if one is pending. */
+function finishUpgrade(db: SqliteDriver): Repair | undefined {
+  const pending = pendingBackfills(db);
+  if (pending.length === 0) return undefined;
+  const writer = new TimedWriter(db);
+  finishFtsBackfill((fn) => void writer.run(fn), db);
+  return {
+    name: "schema",
+    summary:
+      `finished the interrupted upgrade: filled ${pending.map((p) => p.table).join(", ")}; ` +
+      "schema version 11",
+    longestLockMs: writer.longestMs,
+  };
+}
+
+/** Runs the repairs the findings call for, in an order where each leaves the next sound. */
+async function repair(
+  db: SqliteDriver,
+  path: string,
+  checks: readonly HealthCheck[],
+  options: DoctorOptions,
+): Promise<{ repairs: Repair[]; checkpoint: CheckpointResult }> {
+  const repairs: Repair[] = [];
+  const timed = (name: string, work: (writer: TimedWriter) => string | undefined) => {
+    const writer = new TimedWriter(db);
+    const summary = work(writer);
+    if (summary !== undefined) repairs.push({ name, summary, longestLockMs: writer.longestMs });
+  };
+  if (needsWork(byName(checks, "foreign_keys"))) {
+    timed("foreign_keys", (w) => `recreated ${restoreMissingSessions(db, w)} missing sessions`);
+  }
+  for (const table of FTS_TABLES) {
+    const plan = ftsPlan(checks, table);
+    if (!plan.rebuild) continue;
+    const result: RebuildResult = await rebuildFtsTable(db, table, {
+      ...options.rebuild,
+      dropOldTriggersFirst: plan.damaged,
+      onProgress: (done, total) => options.onProgress?.(`rebuilding ${table}`, done, total),
+    });
+    repairs.push({
+      name: `fts:${table}`,
+      summary: `rebuilt ${table} (${result.rows} messages, ${result.transactions} transactions); ` +
+        "v11 triggers restored",
+      longestLockMs: result.longestLockMs,
+    });
+  }
+  if (needsWork(byName(checks, "schema"))) {
+    timed("schema", (w) => `schema step run; ${repairSchema(db, w)} leftover objects dropped`);
+  }
+  if (needsWork(byName(checks, "lineage"))) {
+    timed("lineage", (w) => `cleared ${clearBrokenParents(db, w)} parent links`);
+  }
+  if (needsWork(byName(checks, "counters")) || needsWork(byName(checks, "foreign_keys"))) {
+    timed("counters", (w) => `recounted ${recountCounters(db, w)} sessions`);
+  }
+  if (options.vacuum) {
+    // VACUUM takes the write lock itself for the whole rewrite: the one long hold.
+    const started = performance.now();
+    db.exec("VACUUM");
+    repairs.push({
+      name: "free_pages",
+      summary: "vacuumed (the file was rewritten)",
+      longestLockMs: performance.now() - started,
+    });
+  }
+  const checkpointStarted = performance.now();
+  const checkpoint = checkpointTruncate(db);
+  // New writers wait while a TRUNCATE checkpoint is pending: count it as a hold.
+  const checkpointMs = performance.now() - checkpointStarted;
+  repairs.push({
+    name: "wal",
+    summary: checkpoint.busy === 0
+      ? `wal_checkpoint(TRUNCATE): ${checkpoint.checkpointed} frames copied, WAL truncated`
+      : "wal_checkpoint(TRUNCATE) could not finish: a reader holds the WAL",
+    longestLockMs: checkpointMs,
+  });
+  const changed = tightenFiles(path);
+  if (changed > 0) {
+    repairs.push({ name: "files", summary: `set mode 0600 on ${changed} files`, longestLockMs: 0 });
+  }
+  return { repairs, checkpoint };
+}
+
+/**
+ * Checks a state.db file and, with `fix`, repairs it.
+ *
+ * @param path The database file.
+ * @param options `fix`, `full`, `vacuum`, sampling, rebuild pacing.
+ * @returns The findings, the repairs and the findings after them.
+ * @throws {OpenError} When the file does not exist or cannot be opened.
+ * @throws {WriteBusyError} When a repair found the file locked through every attempt.
+ *
+ * @example Checking a new file
+ * ```ts
+ * import { SessionDB } from "../session_db.ts";
+ * import { doctor } from "./doctor.ts";
+ * const dir = await Deno.makeTempDir();
+ * (await SessionDB.open({ path: `${dir}/state.db` })).close();
+ * const report = await doctor(`${dir}/state.db`);
+ * console.assert(report.healthy && report.repairs.length === 0);
+ * ```
+ */
+export async function doctor(path: string, options: DoctorOptions = {}): Promise<DoctorReport> {
+  const openDriver = options.openDriver ?? await loadDriver();
+  const fix = options.fix ?? false;
+  const db = openFor(openDriver, path, fix);
+  try {
+    const sqliteVersion = String(db.prepare("SELECT sqlite_version() AS v").get()?.v ?? "");
+    const checkOptions = { full: options.full, sampleAbove: options.sampleAbove };
+    const checks = runChecks(db, openDriver, path, checkOptions);
+    if (!fix) {
+      return {
+        path,
+        sqliteVersion,
+        checks,
+        repairs: [],
+        after: undefined,
+        healthy: isHealthy(checks),
+        longestLockMs: 0,
+      };
+    }
+    const integrity = byName(checks, "integrity");
+    if (integrity?.status === "problem") {
+      // Writing into damaged b-trees can spread the damage: recover first.
+      return {
+        path,
+        sqliteVersion,
+        checks,
+        repairs: [],
+        after: checks,
+        healthy: false,
+        longestLockMs: 0,
+      };
+    }
+    // An upgrade interrupted while filling the search tables is finished first
+    // (the migration's own batched copy), then the rest is planned on what is left.
+    const finished = finishUpgrade(db);
+    const planned = finished === undefined ? checks : runChecks(db, openDriver, path, checkOptions);
+    const { repairs, checkpoint } = await repair(db, path, planned, options);
+    if (finished !== undefined) repairs.unshift(finished);
+    const after = runChecks(db, openDriver, path, { ...checkOptions, checkpoint });
+    return {
+      path,
+      sqliteVersion,
+      checks,
+      repairs,
+      after,
+      healthy: isHealthy(after),
+      longestLockMs: Math.max(0, ...repairs.map((r) => r.longestLockMs)),
+    };
+  } finally {
+    db.close();
+  }
+}

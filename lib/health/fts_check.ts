@@ -1,0 +1,187 @@
+/**
+ * The checks of one full-text table: present, not marked stale, its three
+ * triggers exactly the v11 text, its FTS5 index sound (telling the known
+ * SQLite 3.40 trigram condition apart from damage), and its coverage: one
+ * row per message holding exactly the text the triggers write, and no row
+ * without a message.
+ *
+ * @module
+ */
+import type { OpenDriver, SqliteDriver } from "../driver/types.ts";
+import { type FtsTable, indexedTextSql } from "../schema/schema_sql.ts";
+import { expectedSql } from "./expected_schema.ts";
+import { staleFtsTables } from "../fts_stale.ts";
+import { pendingBackfills } from "../schema/fts_backfill.ts";
+import { explainIntegrity } from "./known_issues.ts";
+import { isCorruption } from "./integrity.ts";
+import { finding, type HealthCheck } from "./report.ts";
+
+/** Options of {@linkcode checkFtsTable}. */
+export interface FtsCheckOptions {
+  /** What the integrity pragma said about this table (`undefined`: nothing, so sound). */
+  readonly integrityLines?: readonly string[];
+  /** Check the coverage of every message, however many. */
+  readonly full?: boolean;
+  /** Above this many messages the coverage check samples (unless `full`). */
+  readonly sampleAbove: number;
+}
+
+/** The three trigger names of `table`. */
+export function ftsTriggerNames(table: FtsTable): string[] {
+  return ["insert", "delete", "update"].map((event) => `${table}_${event}`);
+}
+
+const FIX = "hermes-state doctor --fix (rebuilds the table in batches while writers run)";
+
+function exists(db: SqliteDriver, type: string, name: string): string | null | undefined {
+  const row = db.prepare("SELECT sql FROM sqlite_master WHERE type = ? AND name = ?").get(
+    type,
+    name,
+  );
+  return row === undefined ? undefined : (row.sql as string | null);
+}
+
+/** Names of the triggers of `table` that are missing or differ from the v11 text. */
+function triggerProblems(db: SqliteDriver, openDriver: OpenDriver, table: FtsTable): string[] {
+  const problems: string[] = [];
+  for (const name of ftsTriggerNames(table)) {
+    const sql = exists(db, "trigger", name);
+    if (sql === undefined) problems.push(`trigger ${name} is missing`);
+    else if (sql !== expectedSql(openDriver, name)) {
+      problems.push(`trigger ${name} differs from the v11 text`);
+    }
+  }
+  return problems;
+}
+
+/** The index check of the table (`fts:<table>`). */
+function indexFinding(
+  db: SqliteDriver,
+  openDriver: OpenDriver,
+  table: FtsTable,
+  options: FtsCheckOptions,
+): HealthCheck {
+  const name = `fts:${table}`;
+  if (exists(db, "table", table) === undefined) {
+    return finding(name, "problem", `${table} is missing: search cannot find anything`, {
+      fix: FIX,
+      fixable: true,
+    });
+  }
+  const problems: string[] = [];
+  const stale = staleFtsTables(db).find((entry) => entry.table === table);
+  if (stale !== undefined) problems.push(`marked stale in state_meta: ${stale.reason}`);
+  const filling = pendingBackfills(db).find((entry) => entry.table === table);
+  if (filling !== undefined) {
+    problems.push(
+      `still being filled by an interrupted upgrade (message ids ${filling.next}–${filling.upto} left)`,
+    );
+  }
+  problems.push(...triggerProblems(db, openDriver, table));
+  const lines = options.integrityLines ?? [];
+  if (problems.length === 0 && lines.length > 0) {
+    // The condition `info` names too (one module: known_issues.ts).
+    const { issues, unexplained } = explainIntegrity(db, lines);
+    if (issues.length > 0 && unexplained.length === 0) {
+      return finding(name, "warning", issues[0].message, {
+        fix: FIX,
+        fixable: true,
+        details: lines,
+      });
+    }
+  }
+  if (lines.length > 0) problems.push(...lines.map((line) => `integrity-check: ${line}`));
+  if (problems.length === 0) return finding(name, "ok", `${table}: index sound, triggers v11`);
+  return finding(name, "problem", `${table}: ${problems[0]}`, {
+    fix: FIX,
+    fixable: true,
+    details: problems,
+  });
+}
+
+/** The coverage check of the table (`coverage:<table>`). */
+function coverageFinding(
+  db: SqliteDriver,
+  table: FtsTable,
+  options: FtsCheckOptions,
+  messages: number,
+): HealthCheck {
+  const name = `coverage:${table}`;
+  if (exists(db, "table", table) === undefined) {
+    return finding(name, "problem", `${table} is missing`, { fix: FIX, fixable: true });
+  }
+  const stride = !options.full && messages > options.sampleAbove
+    ? Math.ceil(messages / options.sampleAbove)
+    : 1;
+  const sample = stride > 1 ? `AND m.id % ${stride} = 0` : "";
+  try {
+    const differing = db.prepare(
+      `SELECT m.id AS id, f.rowid IS NULL AS missing FROM messages m
+       LEFT JOIN ${table} f ON f.rowid = m.id
+       WHERE f.content IS NOT (${indexedTextSql("m")}) ${sample} ORDER BY m.id`,
+    ).all();
+    const extra = db.prepare(
+      `SELECT rowid AS id FROM ${table} WHERE rowid NOT IN (SELECT id FROM messages) ORDER BY rowid`,
+    ).all();
+    const missing = differing.filter((row) => Number(row.missing) === 1);
+    const wrong = differing.filter((row) => Number(row.missing) !== 1);
+    const scope = stride > 1 ? ` (1 message in ${stride} sampled; --full checks all)` : "";
+    if (differing.length === 0 && extra.length === 0) {
+      return finding(name, "ok", `every message has its row in ${table}${scope}`);
+    }
+    const parts = [
+      missing.length > 0 ? `${missing.length} messages have no row` : "",
+      wrong.length > 0 ? `${wrong.length} rows hold other text than their message` : "",
+      extra.length > 0 ? `${extra.length} rows have no message` : "",
+    ].filter((part) => part !== "");
+    return finding(name, "problem", `${table}: ${parts.join(", ")}${scope}`, {
+      fix: FIX,
+      fixable: true,
+      details: [
+        ...missing.map((row) => `message ${row.id}: no row`),
+        ...wrong.map((row) => `message ${row.id}: other text`),
+        ...extra.map((row) => `row ${row.id}: no message`),
+      ],
+    });
+  } catch (error) {
+    if (!isCorruption(error)) throw error;
+    return finding(name, "problem", `${table} cannot be read: ${error.message}`, {
+      fix: FIX,
+      fixable: true,
+    });
+  }
+}
+
+/**
+ * Checks one full-text table.
+ *
+ * @param db The connection.
+ * @param openDriver Opens the scratch database holding the v11 schema.
+ * @param table The table.
+ * @param options What the integrity pragma said, sampling.
+ * @returns Two findings: `fts:<table>` and `coverage:<table>`.
+ */
+export function checkFtsTable(
+  db: SqliteDriver,
+  openDriver: OpenDriver,
+  table: FtsTable,
+  options: FtsCheckOptions,
+): HealthCheck[] {
+  let messages = 0;
+  try {
+    messages = Number(db.prepare("SELECT count(*) AS n FROM messages").get()?.n ?? 0);
+  } catch (error) {
+    if (!isCorruption(error)) throw error;
+  }
+  let index: HealthCheck;
+  try {
+    index = indexFinding(db, openDriver, table, options);
+  } catch (error) {
+    if (!isCorruption(error)) throw error;
+    index = finding(`fts:${table}`, "problem", `${table} cannot be read: ${error.message}`, {
+      fix: FIX,
+      fixable: true,
+    });
+  }
+  return [index, coverageFinding(db, table, options, messages)];
+}

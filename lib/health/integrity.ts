@@ -1,0 +1,118 @@
+/**
+ * SQLite's own checks: `PRAGMA quick_check` / `integrity_check` and
+ * `PRAGMA foreign_key_check`. Shared by `info` and `doctor`.
+ *
+ * Since SQLite 3.44 both integrity pragmas also run each FTS5 table's
+ * integrity check; their lines about FTS tables are returned apart, so the
+ * FTS check can tell a known condition from damage.
+ *
+ * @module
+ */
+import { SqliteError } from "../driver/sqlite_error.ts";
+import type { SqliteDriver } from "../driver/types.ts";
+
+/** SQLITE_CORRUPT: a damaged page, reported instead of thrown. */
+const SQLITE_CORRUPT = 11;
+/** SQLITE_NOTADB: the file is not a database (a damaged header). */
+const SQLITE_NOTADB = 26;
+
+/** Lines of a result kept at most. */
+const MAX_LINES = 100;
+
+/** Options of {@linkcode integrityCheck}. */
+export interface IntegrityOptions {
+  /**
+   * Run `integrity_check` (also checks every index against its table)
+   * instead of the faster `quick_check`.
+   * @default {false}
+   */
+  readonly full?: boolean;
+}
+
+/** The answer of {@linkcode integrityCheck}. */
+export interface IntegrityResult {
+  /** `["ok"]` when sound, else SQLite's lines about the b-trees (FTS lines left out). */
+  readonly lines: string[];
+  /** Lines SQLite wrote about each FTS5 table, by table name. */
+  readonly fts: Record<string, string[]>;
+}
+
+/** True for a damaged page or header, which a check reports instead of throwing. */
+export function isCorruption(error: unknown): error is SqliteError {
+  return error instanceof SqliteError &&
+    (error.code === SQLITE_CORRUPT || error.code === SQLITE_NOTADB);
+}
+
+const FTS_LINE = /FTS5 table (?:\w+\.)?(\w+)/;
+
+/**
+ * Runs `PRAGMA quick_check` (or `integrity_check` when `full`).
+ *
+ * @param db The connection (read-only is enough).
+ * @param options `full`.
+ * @returns The b-tree lines (`["ok"]` when sound) and the FTS lines apart.
+ *
+ * @example
+ * ```ts
+ * import { loadDriver } from "../driver/load.ts";
+ * import { integrityCheck } from "./integrity.ts";
+ * const db = (await loadDriver())(":memory:");
+ * console.assert(integrityCheck(db).lines[0] === "ok");
+ * db.close();
+ * ```
+ */
+export function integrityCheck(db: SqliteDriver, options: IntegrityOptions = {}): IntegrityResult {
+  const pragma = options.full ? "integrity_check" : "quick_check";
+  let raw: string[];
+  try {
+    raw = db.prepare(`PRAGMA ${pragma}(${MAX_LINES})`).all().map((row) =>
+      String(Object.values(row)[0])
+    );
+  } catch (error) {
+    if (!isCorruption(error)) throw error;
+    return { lines: [error.message], fts: {} };
+  }
+  const lines: string[] = [];
+  const fts: Record<string, string[]> = {};
+  for (const line of raw) {
+    const table = FTS_LINE.exec(line)?.[1];
+    if (table === undefined) lines.push(line);
+    else (fts[table] ??= []).push(line);
+  }
+  if (lines.length === 0) lines.push("ok");
+  else if (lines.length > 1) {
+    const index = lines.indexOf("ok");
+    if (index >= 0) lines.splice(index, 1);
+  }
+  return { lines, fts };
+}
+
+/** One row of `PRAGMA foreign_key_check`. */
+export interface ForeignKeyViolation {
+  /** The table holding the row. */
+  readonly table: string;
+  /** Its rowid. */
+  readonly rowid: number;
+  /** The table it points at. */
+  readonly parent: string;
+}
+
+/**
+ * Runs `PRAGMA foreign_key_check`.
+ *
+ * @param db The connection.
+ * @param limit Violations returned at most.
+ * @returns The violations found (none on a sound file).
+ */
+export function foreignKeyCheck(db: SqliteDriver, limit = 1000): ForeignKeyViolation[] {
+  const found: ForeignKeyViolation[] = [];
+  for (const row of db.prepare("PRAGMA foreign_key_check").iterate()) {
+    found.push({
+      table: String(row.table),
+      rowid: Number(row.rowid),
+      parent: String(row.parent),
+    });
+    if (found.length >= limit) break;
+  }
+  return found;
+}

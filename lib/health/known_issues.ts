@@ -1,0 +1,123 @@
+/**
+ * Integrity reports that are a known, harmless condition rather than
+ * damage, shared by `info` (which names the condition and its fix instead
+ * of calling the file corrupt) and `doctor` (which reports it as a warning
+ * and mends it).
+ *
+ * The one known today: SQLite up to 3.40 indexed a text holding U+0000 only
+ * up to that character in the trigram table, and a newer SQLite's check then
+ * calls that index malformed (README, "Known limitations"); search is
+ * unaffected, and rebuilding the index repairs it.
+ *
+ * @module
+ */
+import type { SqliteDriver } from "../driver/types.ts";
+import { indexedTextSql } from "../schema/schema_sql.ts";
+
+/** A known condition found by the integrity check. */
+export interface KnownIssue {
+  /** A stable name: `trigram_nul_prefix`. */
+  code: "trigram_nul_prefix";
+  /** What it is, in one sentence. */
+  message: string;
+  /** The command that repairs it. */
+  fix: string;
+  /** The lines of the check it explains. */
+  lines: string[];
+}
+
+/** What FTS5's check says about the trigram index written by SQLite 3.40 around NUL characters. */
+const TRIGRAM_LINE = "malformed inverted index for FTS5 table main.messages_fts_trigram";
+
+/** Messages with U+0000 probed at most (each probe is one trigram query). */
+const NUL_PROBES = 500;
+
+/** Messages whose indexed text holds U+0000 (read as bytes: a driver may cut strings at NUL). */
+function nulMessageIds(db: SqliteDriver): number[] {
+  return db.prepare(
+    `SELECT id FROM messages WHERE instr(CAST(${indexedTextSql("messages")} AS BLOB), x'00') > 0`,
+  ).all().map((row) => Number(row.id));
+}
+
+/** The indexed text of a message, decoded from its bytes. */
+function indexedText(db: SqliteDriver, id: number): string {
+  const row = db.prepare(
+    `SELECT CAST(${indexedTextSql("m")} AS BLOB) AS text FROM messages m WHERE m.id = ?`,
+  ).get(id);
+  const bytes = row?.text;
+  return bytes instanceof Uint8Array ? new TextDecoder().decode(bytes) : String(bytes ?? "");
+}
+
+/**
+ * True when the trigram index of message `id` stops at its first U+0000, as
+ * SQLite 3.40 wrote it: three characters after the NUL (not found before
+ * it) do not find the row. `undefined` when no such probe exists.
+ */
+function indexedOnlyUpToNul(db: SqliteDriver, id: number): boolean | undefined {
+  const text = indexedText(db, id);
+  const cut = text.indexOf("\u0000");
+  const head = text.slice(0, cut).toLowerCase();
+  const tail = [...text.slice(cut + 1)];
+  for (let i = 0; i + 3 <= tail.length; i++) {
+    const probe = tail.slice(i, i + 3).join("");
+    if (probe.includes("\u0000") || head.includes(probe.toLowerCase())) continue;
+    // Not `AND rowid = ?`: on such an index FTS5 may answer another row for it.
+    const hits = db.prepare(
+      "SELECT rowid AS id FROM messages_fts_trigram WHERE messages_fts_trigram MATCH ?",
+    ).all(`"${probe.replaceAll('"', '""')}"`);
+    return !hits.some((hit) => Number(hit.id) === id);
+  }
+  return undefined;
+}
+
+/**
+ * Whether the trigram index shows the SQLite 3.40 condition: messages with
+ * U+0000 exist, and (probing up to 500 of them) the index of one stops at
+ * its NUL.
+ *
+ * @param db The connection.
+ * @returns The number of messages with U+0000, or `undefined` when the
+ * condition does not explain the index.
+ */
+export function trigramNulCondition(db: SqliteDriver): { rows: number } | undefined {
+  const ids = nulMessageIds(db);
+  if (ids.length === 0) return undefined;
+  // One row indexed only up to its NUL explains the report; rows a newer SQLite
+  // indexed whole (after a rebuild, say) sit beside them harmlessly.
+  const step = Math.max(1, Math.ceil(ids.length / NUL_PROBES));
+  for (let i = 0; i < ids.length; i += step) {
+    if (indexedOnlyUpToNul(db, ids[i]) === true) return { rows: ids.length };
+  }
+  return undefined;
+}
+
+/**
+ * Splits the lines of `PRAGMA quick_check` into known conditions and the
+ * rest.
+ *
+ * @param db The connection.
+ * @param lines The check's lines (not `["ok"]`).
+ * @returns The known issues, and the lines they do not explain.
+ */
+export function explainIntegrity(
+  db: SqliteDriver,
+  lines: readonly string[],
+): { issues: KnownIssue[]; unexplained: string[] } {
+  const trigram = lines.filter((line) => line === TRIGRAM_LINE);
+  const unexplained = lines.filter((line) => line !== TRIGRAM_LINE);
+  if (trigram.length === 0) return { issues: [], unexplained };
+  const condition = trigramNulCondition(db);
+  if (condition === undefined) return { issues: [], unexplained: [...lines] };
+  const n = condition.rows;
+  return {
+    issues: [{
+      code: "trigram_nul_prefix",
+      message: `the trigram index was written by SQLite 3.40 or older, which indexed ${n} ` +
+        `message${n === 1 ? "" : "s"} holding a NUL character only up to it; ` +
+        "search is unaffected",
+      fix: "hermes-state doctor --fix",
+      lines: trigram,
+    }],
+    unexplained,
+  };
+}

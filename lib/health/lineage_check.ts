@@ -1,0 +1,89 @@
+/**
+ * Lineage: parents that do not exist, and cycles of parent links (which
+ * would make every lineage walk stop short).
+ *
+ * @module
+ */
+import type { SqliteDriver } from "../driver/types.ts";
+import { finding, type HealthCheck } from "./report.ts";
+
+/** What is wrong with the parent links. */
+export interface LineageFaults {
+  /** Sessions whose parent does not exist: id → the missing parent. */
+  readonly missingParents: ReadonlyArray<readonly [string, string]>;
+  /**
+   * One session per cycle, the one to detach: the earliest started (a
+   * session cannot descend from one that started after it).
+   */
+  readonly cycleBreaks: readonly string[];
+}
+
+/**
+ * Finds broken and circular parent links.
+ *
+ * @param db The connection.
+ * @returns The faults.
+ */
+export function lineageFaults(db: SqliteDriver): LineageFaults {
+  const parent = new Map<string, string | null>();
+  const started = new Map<string, number>();
+  for (
+    const row of db.prepare("SELECT id, parent_session_id, started_at FROM sessions").iterate()
+  ) {
+    parent.set(
+      String(row.id),
+      row.parent_session_id === null ? null : String(row.parent_session_id),
+    );
+    started.set(String(row.id), Number(row.started_at));
+  }
+  const missingParents: Array<[string, string]> = [];
+  for (const [id, up] of parent) {
+    if (up !== null && !parent.has(up)) missingParents.push([id, up]);
+  }
+  // Walk up from every session; a walk that meets its own trail found a cycle.
+  const state = new Map<string, "walking" | "done">();
+  const cycleBreaks: string[] = [];
+  for (const start of parent.keys()) {
+    const trail: string[] = [];
+    let at: string | null | undefined = start;
+    while (at != null && parent.has(at) && state.get(at) !== "done") {
+      if (state.get(at) === "walking") {
+        const cycle = trail.slice(trail.indexOf(at));
+        cycle.sort((a, b) => started.get(a)! - started.get(b)! || (a < b ? -1 : 1));
+        cycleBreaks.push(cycle[0]);
+        break;
+      }
+      state.set(at, "walking");
+      trail.push(at);
+      at = parent.get(at);
+    }
+    for (const id of trail) state.set(id, "done");
+  }
+  missingParents.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return { missingParents, cycleBreaks: cycleBreaks.sort() };
+}
+
+/**
+ * The `lineage` finding.
+ *
+ * @param db The connection.
+ * @returns ok, or a fixable problem.
+ */
+export function checkLineage(db: SqliteDriver): HealthCheck {
+  const { missingParents, cycleBreaks } = lineageFaults(db);
+  if (missingParents.length === 0 && cycleBreaks.length === 0) {
+    return finding("lineage", "ok", "every parent exists; no cycles");
+  }
+  const parts = [
+    missingParents.length > 0 ? `${missingParents.length} sessions name a missing parent` : "",
+    cycleBreaks.length > 0 ? `${cycleBreaks.length} cycles of parent links` : "",
+  ].filter((part) => part !== "");
+  return finding("lineage", "problem", parts.join(", "), {
+    fix: "hermes-state doctor --fix (clears those parent links, as delete does)",
+    fixable: true,
+    details: [
+      ...missingParents.map(([id, up]) => `${id}: parent ${up} does not exist`),
+      ...cycleBreaks.map((id) => `${id}: in a cycle (its parent link would be cleared)`),
+    ],
+  });
+}

@@ -1,0 +1,154 @@
+/**
+ * The repairs of `doctor --fix`, each in short write transactions so a
+ * gateway writing at the same time loses nothing and fails no write. None
+ * deletes a message.
+ *
+ * @module
+ */
+import { chmodSync, chownSync } from "node:fs";
+import process from "node:process";
+import type { SqliteDriver } from "../driver/types.ts";
+import { migrate } from "../schema/migrate.ts";
+import { TOOL_CALLS_ADDED_SQL } from "./counter_check.ts";
+import { counterMismatches } from "./counter_check.ts";
+import { databaseFiles } from "./file_stats.ts";
+import { lineageFaults } from "./lineage_check.ts";
+import { REBUILD_LEFTOVER } from "./schema_check.ts";
+import type { CheckpointResult } from "./storage_check.ts";
+import type { TimedWriter } from "./transaction.ts";
+
+/** The shadow tables FTS5 keeps beside a full-text table. */
+const SHADOW = /_(data|idx|content|docsize|config)$/;
+
+/** Sessions recounted per transaction. */
+const RECOUNT_BATCH = 200;
+
+/**
+ * Recreates the sessions that messages point at but that do not exist
+ * (source `unknown`, started at their first message), so no message is
+ * unreachable.
+ *
+ * @returns Sessions created.
+ */
+export function restoreMissingSessions(db: SqliteDriver, writer: TimedWriter): number {
+  return writer.run(() =>
+    db.prepare(
+      `INSERT OR IGNORE INTO sessions (id, source, started_at)
+       SELECT session_id, 'unknown', min(timestamp) FROM messages
+       WHERE session_id NOT IN (SELECT id FROM sessions) GROUP BY session_id`,
+    ).run().changes
+  ).value;
+}
+
+/**
+ * Sets each session's `message_count` and `tool_call_count` to what its
+ * rows say, a few hundred sessions per transaction (each recount is exact
+ * at its commit: writers' own increments are serialised with it).
+ *
+ * @returns Sessions recounted.
+ */
+export function recountCounters(db: SqliteDriver, writer: TimedWriter): number {
+  const ids = counterMismatches(db).map((m) => m.id);
+  const update = db.prepare(
+    `UPDATE sessions SET
+       message_count = (SELECT count(*) FROM messages m WHERE m.session_id = sessions.id),
+       tool_call_count = (SELECT COALESCE(sum(${TOOL_CALLS_ADDED_SQL}), 0)
+         FROM messages m WHERE m.session_id = sessions.id)
+     WHERE id = ?`,
+  );
+  for (let i = 0; i < ids.length; i += RECOUNT_BATCH) {
+    writer.run(() => {
+      for (const id of ids.slice(i, i + RECOUNT_BATCH)) update.run(id);
+    });
+  }
+  return ids.length;
+}
+
+/**
+ * Clears parent links that point at no session, and one link of each
+ * cycle (as delete does for the children of a deleted session).
+ *
+ * @returns Links cleared.
+ */
+export function clearBrokenParents(db: SqliteDriver, writer: TimedWriter): number {
+  const { missingParents, cycleBreaks } = lineageFaults(db);
+  return writer.run(() => {
+    let cleared = 0;
+    const missing = db.prepare(
+      `UPDATE sessions SET parent_session_id = NULL WHERE id = ?
+       AND parent_session_id NOT IN (SELECT id FROM sessions)`,
+    );
+    for (const [id] of missingParents) cleared += missing.run(id).changes;
+    const cycle = db.prepare("UPDATE sessions SET parent_session_id = NULL WHERE id = ?");
+    for (const id of cycleBreaks) cleared += cycle.run(id).changes;
+    return cleared;
+  }).value;
+}
+
+/**
+ * Drops what an interrupted rebuild left (`messages_fts*_rebuild` and its
+ * triggers), then runs the schema step, which on a v11 file only creates
+ * missing indexes and columns (full-text tables exist by then).
+ *
+ * @returns Objects dropped.
+ */
+export function repairSchema(db: SqliteDriver, writer: TimedWriter): number {
+  return writer.run(() => {
+    const leftovers = db.prepare(
+      "SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'table') ORDER BY type DESC",
+    ).all().filter((row) => REBUILD_LEFTOVER.test(String(row.name)));
+    for (const row of leftovers) {
+      if (row.type === "trigger") db.exec(`DROP TRIGGER IF EXISTS "${row.name}"`);
+    }
+    // Dropping the FTS table drops its shadow tables with it.
+    const tables = leftovers.filter((row) =>
+      row.type === "table" && !SHADOW.test(String(row.name))
+    );
+    for (const row of tables) db.exec(`DROP TABLE IF EXISTS "${row.name}"`);
+    migrate(db);
+    return tables.length + leftovers.filter((row) => row.type === "trigger").length;
+  }).value;
+}
+
+/**
+ * `PRAGMA wal_checkpoint(TRUNCATE)`, waiting at most `waitMs` for writers
+ * (new writers wait while it is pending, so the wait is kept short).
+ *
+ * @returns SQLite's answer.
+ */
+export function checkpointTruncate(db: SqliteDriver, waitMs = 300): CheckpointResult {
+  db.exec(`PRAGMA busy_timeout = ${waitMs}`);
+  try {
+    const row = db.prepare("PRAGMA wal_checkpoint(TRUNCATE)").get() ?? {};
+    return {
+      busy: Number(row.busy ?? 0),
+      log: Number(row.log ?? 0),
+      checkpointed: Number(row.checkpointed ?? 0),
+    };
+  } finally {
+    db.exec("PRAGMA busy_timeout = 1000");
+  }
+}
+
+/**
+ * Sets mode 0600 on `state.db`, `-wal` and `-shm`, and (as root) gives the
+ * companions the owner of `state.db`. `chmod`/`chown` open no descriptor.
+ *
+ * @returns Files changed.
+ */
+export function tightenFiles(path: string): number {
+  const files = databaseFiles(path);
+  const main = files[0];
+  let changed = 0;
+  for (const file of files) {
+    if (file.mode !== 0o600) {
+      chmodSync(file.path, 0o600);
+      changed++;
+    }
+    if (main !== undefined && file.uid !== main.uid && process.getuid?.() === 0) {
+      chownSync(file.path, main.uid, main.gid);
+      changed++;
+    }
+  }
+  return changed;
+}

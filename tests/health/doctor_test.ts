@@ -1,0 +1,406 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { chmodSync, chownSync, existsSync, readFileSync, statSync } from "node:fs";
+import process from "node:process";
+import { createHash } from "node:crypto";
+import { doctor, type DoctorReport } from "../../lib/health/doctor.ts";
+import type { HealthCheck } from "../../lib/health/report.ts";
+import { SessionDB } from "../../lib/session_db.ts";
+import { migrate } from "../../lib/schema/migrate.ts";
+import { Writer } from "../../lib/write.ts";
+import type { SearchOptions } from "../../lib/search/search.ts";
+import { copyFixture, expected, rawOpen, tempDbPath } from "../_helpers.ts";
+
+function check(
+  report: DoctorReport,
+  name: string,
+  when: "before" | "after" = "before",
+): HealthCheck {
+  const checks = when === "before" ? report.checks : report.after ?? [];
+  const found = checks.find((c) => c.name === name);
+  assert.ok(found, `no check ${name}`);
+  return found;
+}
+
+function notOk(checks: readonly HealthCheck[]): string[] {
+  return checks.filter((c) => c.status !== "ok").map((c) => `${c.name}: ${c.summary}`);
+}
+
+function sha(path: string): string {
+  return createHash("sha256").update(readFileSync(path)).digest("hex");
+}
+
+async function smallFile(): Promise<string> {
+  const path = tempDbPath();
+  using db = await SessionDB.open({ path });
+  db.createSession("root", "cli");
+  db.createSession("child", "cli", { parentSessionId: "root" });
+  db.appendMessage("root", { role: "user", content: "deploy docker to staging" });
+  db.appendMessage("root", {
+    role: "assistant",
+    content: null,
+    toolCalls: [{ id: "c1", type: "function", function: { name: "terminal", arguments: "{}" } }],
+  });
+  db.appendMessage("child", { role: "user", content: "记忆断裂排查 again" });
+  return path;
+}
+
+/** The trigger texts of `table` in the file, by name. */
+async function liveTriggers(path: string, table: string): Promise<string[]> {
+  const db = await rawOpen(path, true);
+  try {
+    return db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name")
+      .all().filter((r) => /^(insert|delete|update)$/.test(String(r.name).slice(table.length + 1)))
+      .filter((r) => String(r.name).startsWith(`${table}_`)).map((r) => String(r.sql));
+  } finally {
+    db.close();
+  }
+}
+
+/** The trigger texts of `table` in the file Python wrote (fixtures' schema.json). */
+async function pythonTriggers(table: string): Promise<string[]> {
+  const schema = await expected<{ sqlite_master: { type: string; name: string; sql: string }[] }>(
+    "schema.json",
+  );
+  return schema.sqlite_master.filter((o) =>
+    o.type === "trigger" && o.name.startsWith(`${table}_`) &&
+    /^(insert|delete|update)$/.test(o.name.slice(table.length + 1))
+  ).sort((a, b) => (a.name < b.name ? -1 : 1)).map((o) => o.sql);
+}
+
+interface SearchEntry {
+  ts_args: [string, SearchOptions?];
+}
+
+describe("doctor()", () => {
+  test("doctor() finds a new file healthy, every check ok, and writes nothing", async () => {
+    const path = await smallFile();
+    const before = sha(path);
+    const report = await doctor(path);
+    assert.deepEqual(notOk(report.checks), []);
+    assert.equal(report.healthy, true);
+    assert.deepEqual(report.repairs, []);
+    assert.equal(report.after, undefined);
+    assert.equal(sha(path), before);
+    assert.equal(existsSync(`${path}-wal`), false, "a check left a -wal behind");
+    assert.equal(existsSync(`${path}-shm`), false, "a check left a -shm behind");
+    assert.deepEqual(report.checks.map((c) => c.name), [
+      "integrity",
+      "foreign_keys",
+      "fts:messages_fts",
+      "coverage:messages_fts",
+      "fts:messages_fts_trigram",
+      "coverage:messages_fts_trigram",
+      "counters",
+      "lineage",
+      "schema",
+      "wal",
+      "free_pages",
+      "files",
+    ]);
+  });
+
+  test("doctor() tells the SQLite 3.40 trigram condition of hermes-v11.db apart from damage, and --fix mends it leaving every search answer as it was", async () => {
+    const path = copyFixture("hermes-v11.db");
+    const report = await doctor(path);
+    const trigram = check(report, "fts:messages_fts_trigram");
+    assert.equal(trigram.status, "warning");
+    assert.match(
+      trigram.summary,
+      /which indexed 4 messages holding a NUL character only up to it; search is unaffected$/,
+    );
+    assert.equal(report.healthy, true);
+    assert.deepEqual(notOk(report.checks), [`fts:messages_fts_trigram: ${trigram.summary}`]);
+
+    const { entries } = await expected<{ entries: SearchEntry[] }>("search.json");
+    const answers = async () => {
+      using db = await SessionDB.open({ path, readonly: true });
+      return entries.map((e) => db.searchMessages(e.ts_args[0], e.ts_args[1]));
+    };
+    const searchesBefore = await answers();
+    const fixed = await doctor(path, { fix: true });
+    assert.deepEqual(fixed.repairs.map((r) => r.name), ["fts:messages_fts_trigram", "wal"]);
+    assert.deepEqual(notOk(fixed.after!), []);
+    assert.deepEqual(await answers(), searchesBefore);
+    const db = await rawOpen(path);
+    db.exec("INSERT INTO messages_fts_trigram(messages_fts_trigram) VALUES('integrity-check')");
+    db.close();
+    assert.deepEqual(
+      await liveTriggers(path, "messages_fts_trigram"),
+      await pythonTriggers("messages_fts_trigram"),
+    );
+  });
+
+  test("doctor() still calls the trigram condition a warning when a newer SQLite indexed some NUL messages whole", async () => {
+    const path = copyFixture("hermes-v11.db");
+    {
+      using db = await SessionDB.open({ path });
+      db.appendMessage("20260429_090322_3762ca", {
+        role: "user",
+        content: [{ type: "text", text: "a multimodal part written by a newer SQLite" }],
+      });
+    }
+    const report = await doctor(path);
+    assert.equal(check(report, "fts:messages_fts_trigram").status, "warning");
+    assert.match(
+      check(report, "fts:messages_fts_trigram").summary,
+      /indexed 5 messages holding a NUL/,
+    );
+  });
+
+  test("doctor() reports counters that differ from the rows, and --fix recounts them", async () => {
+    const path = await smallFile();
+    const db = await rawOpen(path);
+    db.exec("UPDATE sessions SET message_count = 7, tool_call_count = 0 WHERE id = 'root'");
+    db.close();
+    const report = await doctor(path);
+    assert.equal(check(report, "counters").status, "problem");
+    assert.match(
+      check(report, "counters").details[0],
+      /root: message_count 7 \(rows 2\), tool_call_count 0 \(rows 1\)/,
+    );
+    assert.equal(report.healthy, false);
+    const fixed = await doctor(path, { fix: true });
+    assert.equal(check(fixed, "counters", "after").status, "ok");
+    using after = await SessionDB.open({ path, readonly: true });
+    assert.equal(after.getSession("root")!.message_count, 2);
+    assert.equal(after.getSession("root")!.tool_call_count, 1);
+  });
+
+  test("doctor() reports a missing parent and a cycle, and --fix clears those links only", async () => {
+    const path = await smallFile();
+    const db = await rawOpen(path);
+    db.exec("PRAGMA foreign_keys = OFF");
+    db.exec(
+      "INSERT INTO sessions (id, source, started_at, parent_session_id) VALUES ('lost', 'cli', 5, 'gone')",
+    );
+    db.exec(
+      "INSERT INTO sessions (id, source, started_at, parent_session_id) VALUES ('a', 'cli', 1, 'b')",
+    );
+    db.exec(
+      "INSERT INTO sessions (id, source, started_at, parent_session_id) VALUES ('b', 'cli', 2, 'a')",
+    );
+    db.close();
+    const report = await doctor(path);
+    const lineage = check(report, "lineage");
+    assert.equal(lineage.status, "problem");
+    assert.equal(lineage.summary, "1 sessions name a missing parent, 1 cycles of parent links");
+    const fixed = await doctor(path, { fix: true });
+    assert.equal(check(fixed, "lineage", "after").status, "ok");
+    using after = await SessionDB.open({ path, readonly: true });
+    assert.equal(after.getSession("lost")!.parent_session_id, null);
+    assert.equal(after.getSession("a")!.parent_session_id, null); // the earliest started
+    assert.equal(after.getSession("b")!.parent_session_id, "a");
+    assert.equal(after.getSession("child")!.parent_session_id, "root");
+  });
+
+  test("doctor() reports an FTS table marked stale with its triggers gone, and --fix rebuilds it with the v11 triggers and removes the marker", async () => {
+    const path = await smallFile();
+    const db = await rawOpen(path);
+    for (const e of ["insert", "delete", "update"]) db.exec(`DROP TRIGGER messages_fts_${e}`);
+    db.exec(
+      "INSERT INTO state_meta (key, value) VALUES ('fts_stale:messages_fts', 'database disk image is malformed')",
+    );
+    db.exec(
+      "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('root', 'user', 'kubernetes rollout', 9)",
+    );
+    db.exec("UPDATE sessions SET message_count = 3 WHERE id = 'root'");
+    db.close();
+    const report = await doctor(path);
+    const fts = check(report, "fts:messages_fts");
+    assert.equal(fts.status, "problem");
+    assert.equal(
+      fts.summary,
+      "messages_fts: marked stale in state_meta: database disk image is malformed",
+    );
+    assert.ok(fts.details.includes("trigger messages_fts_insert is missing"));
+    assert.equal(check(report, "coverage:messages_fts").status, "problem");
+    const fixed = await doctor(path, { fix: true });
+    assert.deepEqual(notOk(fixed.after!), []);
+    using after = await SessionDB.open({ path, readonly: true });
+    assert.equal(after.getMeta("fts_stale:messages_fts"), undefined);
+    assert.equal(after.searchMessages("kubernetes").length, 1);
+    assert.deepEqual(
+      await liveTriggers(path, "messages_fts"),
+      await pythonTriggers("messages_fts"),
+    );
+  });
+
+  test("doctor() reports FTS rows missing, wrong or without a message, and --fix rebuilds both tables", async () => {
+    const path = await smallFile();
+    const db = await rawOpen(path);
+    db.exec("DELETE FROM messages_fts WHERE rowid = 1");
+    db.exec("INSERT INTO messages_fts (rowid, content) VALUES (99, 'ghost')");
+    db.exec("UPDATE messages_fts_trigram SET content = 'other text' WHERE rowid = 2");
+    db.close();
+    const report = await doctor(path);
+    assert.equal(
+      check(report, "coverage:messages_fts").summary,
+      "messages_fts: 1 messages have no row, 1 rows have no message",
+    );
+    assert.equal(
+      check(report, "coverage:messages_fts_trigram").summary,
+      "messages_fts_trigram: 1 rows hold other text than their message",
+    );
+    const fixed = await doctor(path, { fix: true });
+    assert.deepEqual(fixed.repairs.map((r) => r.name).slice(0, 2), [
+      "fts:messages_fts",
+      "fts:messages_fts_trigram",
+    ]);
+    assert.deepEqual(notOk(fixed.after!), []);
+  });
+
+  test("doctor() reports a missing FTS table, and --fix creates it with its triggers, filled", async () => {
+    const path = await smallFile();
+    const db = await rawOpen(path);
+    for (const e of ["insert", "delete", "update"]) {
+      db.exec(`DROP TRIGGER messages_fts_trigram_${e}`);
+    }
+    db.exec("DROP TABLE messages_fts_trigram");
+    db.close();
+    const report = await doctor(path);
+    assert.equal(
+      check(report, "fts:messages_fts_trigram").summary,
+      "messages_fts_trigram is missing: search cannot find anything",
+    );
+    assert.equal(check(report, "schema").status, "problem");
+    const fixed = await doctor(path, { fix: true });
+    assert.deepEqual(notOk(fixed.after!), []);
+    using after = await SessionDB.open({ path, readonly: true });
+    assert.equal(after.searchMessages("记忆断裂排查").length, 1);
+  });
+
+  test("doctor() reports an upgrade interrupted while filling the search tables, and --fix finishes it", async () => {
+    const path = copyFixture("hermes-v6.db");
+    {
+      const db = await rawOpen(path);
+      db.exec("PRAGMA journal_mode = WAL");
+      new Writer(db).run(() => migrate(db)); // the first step of the upgrade only
+      db.close();
+    }
+    const report = await doctor(path);
+    assert.match(check(report, "schema").summary, /an upgrade to 11 was interrupted/);
+    assert.equal(check(report, "schema").fixable, true);
+    assert.match(
+      check(report, "fts:messages_fts").summary,
+      /still being filled by an interrupted upgrade/,
+    );
+    const fixed = await doctor(path, { fix: true });
+    assert.equal(fixed.repairs[0].name, "schema");
+    assert.deepEqual(notOk(fixed.after!), []);
+    using db = await SessionDB.open({ path, readonly: true });
+    assert.equal(db.getMeta("fts_backfill:messages_fts"), undefined);
+    assert.ok(db.searchMessages("docker").length > 0);
+  });
+
+  test("doctor() samples the coverage above sampleAbove messages unless full", async () => {
+    const path = await smallFile();
+    const report = await doctor(path, { sampleAbove: 1 });
+    assert.match(check(report, "coverage:messages_fts").summary, /1 message in 3 sampled/);
+    const full = await doctor(path, { sampleAbove: 1, full: true });
+    assert.doesNotMatch(check(full, "coverage:messages_fts").summary, /sampled/);
+    assert.equal(check(full, "integrity").summary, "integrity_check: ok");
+  });
+
+  test("doctor() recreates the session of messages that belong to none", async () => {
+    const path = await smallFile();
+    const db = await rawOpen(path);
+    db.exec("PRAGMA foreign_keys = OFF");
+    db.exec(
+      "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('vanished', 'user', 'orphan text', 42)",
+    );
+    db.close();
+    const report = await doctor(path);
+    assert.equal(check(report, "foreign_keys").summary, "1 messages belong to no session");
+    const fixed = await doctor(path, { fix: true });
+    assert.deepEqual(notOk(fixed.after!), []);
+    using after = await SessionDB.open({ path, readonly: true });
+    assert.equal(after.getSession("vanished")!.source, "unknown");
+    assert.equal(after.getSession("vanished")!.started_at, 42);
+    assert.equal(after.getSession("vanished")!.message_count, 1);
+  });
+
+  test("doctor() reports a missing index and a leftover rebuild table, and --fix restores the schema", async () => {
+    const path = await smallFile();
+    const db = await rawOpen(path);
+    db.exec("DROP INDEX idx_messages_session");
+    db.exec("CREATE VIRTUAL TABLE messages_fts_rebuild USING fts5(content)");
+    db.close();
+    const report = await doctor(path);
+    assert.equal(check(report, "schema").summary, "index idx_messages_session is missing");
+    assert.ok(
+      check(report, "schema").details.includes(
+        "table messages_fts_rebuild: left by an interrupted doctor --fix",
+      ),
+    );
+    const fixed = await doctor(path, { fix: true });
+    assert.deepEqual(notOk(fixed.after!), []);
+  });
+
+  test("doctor() says the extra objects of a newer Hermes (hermes-v21.db) are fine", async () => {
+    const path = copyFixture("hermes-v21.db");
+    const report = await doctor(path);
+    const schema = check(report, "schema");
+    assert.equal(schema.status, "ok");
+    assert.match(
+      schema.summary,
+      /^schema version 21, every v11 object present; schema 21 \(a newer Hermes\): its \d+ extra objects are fine$/,
+    );
+  });
+
+  test("doctor() warns about files others may read, and --fix sets 0600", async () => {
+    const path = await smallFile();
+    chmodSync(path, 0o644);
+    const report = await doctor(path);
+    assert.equal(check(report, "files").status, "warning");
+    await doctor(path, { fix: true });
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+  });
+
+  test(
+    "doctor() reports a -shm another user owns, and --fix (as root) gives it the owner of state.db",
+    {
+      skip: process.getuid?.() !== 0 ? "needs root to chown" : false,
+    },
+    async () => {
+      const path = await smallFile();
+      using db = await SessionDB.open({ path });
+      db.appendMessage("root", { role: "user", content: "keeps -wal and -shm in place" });
+      chownSync(`${path}-shm`, 65534, 65534);
+      const report = await doctor(path);
+      const files = check(report, "files");
+      assert.equal(files.status, "problem");
+      assert.match(files.summary, /-shm not owned by the owner of state\.db/);
+      const fixed = await doctor(path, { fix: true });
+      assert.equal(check(fixed, "files", "after").status, "ok");
+      assert.equal(statSync(`${path}-shm`).uid, statSync(path).uid);
+      db.appendMessage("root", { role: "user", content: "still writable" });
+    },
+  );
+
+  test("doctor() reports a damaged file and --fix then repairs nothing", async () => {
+    const path = await smallFile();
+    {
+      const db = await rawOpen(path);
+      db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      db.close();
+    }
+    const { openSync, writeSync, closeSync } = await import("node:fs");
+    const fd = openSync(path, "r+");
+    const page = 4096;
+    writeSync(fd, new Uint8Array(page).fill(0x5a), 0, page, page * 2);
+    closeSync(fd);
+    const report = await doctor(path, { fix: true });
+    assert.equal(check(report, "integrity").status, "problem");
+    assert.deepEqual(report.repairs, []);
+    assert.equal(report.healthy, false);
+  });
+
+  test("doctor() refuses a missing file with an OpenError naming it", async () => {
+    const path = tempDbPath();
+    await assert.rejects(doctor(path), {
+      name: "OpenError",
+      message: new RegExp(`${path}.*no such file`),
+    });
+  });
+});

@@ -1,0 +1,224 @@
+import { before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import {
+  closeSync,
+  copyFileSync,
+  openSync,
+  readFileSync,
+  statSync,
+  truncateSync,
+  writeSync,
+} from "node:fs";
+import { join } from "node:path";
+import process from "node:process";
+import { doctor } from "../../lib/health/doctor.ts";
+import { recoverDatabase } from "../../lib/health/recover.ts";
+import { SessionDB } from "../../lib/session_db.ts";
+import { mulberry32 } from "../_random.ts";
+import { copyFixture, rawOpen, tempDir } from "../_helpers.ts";
+import { buildLargeFile } from "../_large_file.ts";
+
+const PAGE = 4096;
+const MESSAGES = 50_000;
+
+/** Every message of a file: id → [session, content]. */
+async function messagesOf(path: string): Promise<Map<number, [string, string]>> {
+  const db = await rawOpen(path, true);
+  try {
+    const out = new Map<number, [string, string]>();
+    for (const row of db.prepare("SELECT id, session_id, content FROM messages").iterate()) {
+      out.set(Number(row.id), [String(row.session_id), String(row.content)]);
+    }
+    return out;
+  } finally {
+    db.close();
+  }
+}
+
+/** The pages of a table by kind, from Python's sqlite3 `dbstat`. */
+function pagesOf(path: string, table: string): { leaf: number[]; internal: number[] } {
+  const script = [
+    "import json, sqlite3, sys",
+    "c = sqlite3.connect(sys.argv[1])",
+    "rows = c.execute('SELECT pageno, pagetype FROM dbstat WHERE name = ?', (sys.argv[2],)).fetchall()",
+    "print(json.dumps(rows))",
+  ].join("\n");
+  const run = spawnSync("python3", ["-c", script, path, table], { encoding: "utf8" });
+  assert.equal(run.status, 0, run.stderr);
+  const rows = JSON.parse(run.stdout) as [number, string][];
+  return {
+    leaf: rows.filter(([, type]) => type === "leaf").map(([page]) => page),
+    internal: rows.filter(([, type]) => type === "internal").map(([page]) => page),
+  };
+}
+
+/** Ids of the messages whose text (`m<i> …`) lies on one of `pages` of the original bytes. */
+function messagesOnPages(bytes: Uint8Array, pages: readonly number[]): Set<number> {
+  const found = new Set<number>();
+  const text = new TextDecoder("latin1");
+  for (const page of pages) {
+    const chunk = text.decode(bytes.subarray((page - 1) * PAGE, page * PAGE));
+    for (const match of chunk.matchAll(/m(\d+) /g)) found.add(Number(match[1]));
+  }
+  return found;
+}
+
+function overwrite(path: string, pages: readonly number[], random: () => number): void {
+  const fd = openSync(path, "r+");
+  try {
+    for (const page of pages) {
+      const junk = new Uint8Array(PAGE).map(() => Math.floor(random() * 256));
+      writeSync(fd, junk, 0, PAGE, (page - 1) * PAGE);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** `row` restricted to the keys of `like` (the new file has every v11 column; an old source fewer). */
+function keysOf<T extends object>(row: T | undefined, like: T): T {
+  const values = (row ?? {}) as Record<string, unknown>;
+  return Object.fromEntries(Object.keys(like).map((key) => [key, values[key]])) as T;
+}
+
+async function assertPassesDoctor(path: string): Promise<void> {
+  const report = await doctor(path, { full: true });
+  assert.deepEqual(
+    report.checks.filter((c) => c.status !== "ok").map((c) => `${c.name}: ${c.summary}`),
+    [],
+  );
+}
+
+describe("recoverDatabase() on fixtures", () => {
+  for (const name of ["hermes-v11.db", "hermes-v6.db", "hermes-v21.db"]) {
+    test(`recoverDatabase() copies every session, message and meta key of ${name}, and the copy passes doctor`, async () => {
+      const source = copyFixture(name);
+      const dest = join(tempDir(), "new.db");
+      const result = await recoverDatabase(source, dest);
+      assert.deepEqual(result.lost, []);
+      assert.equal(result.placeholderSessions, 0);
+      using a = await SessionDB.open({ path: source, readonly: true });
+      using b = await SessionDB.open({ path: dest, readonly: true });
+      assert.equal(result.sessions, a.sessionCount());
+      assert.equal(result.messages, a.messageCount());
+      for (const { id } of a.searchSessions({ limit: 1000 })) {
+        // The new file has every v11 column; compare those the source has.
+        assert.deepEqual(keysOf(b.getSession(id), a.getSession(id)!), a.getSession(id));
+        const messages = a.getMessages(id);
+        assert.deepEqual(b.getMessages(id).map((m, i) => keysOf(m, messages[i])), messages);
+      }
+      assert.equal(statSync(dest).mode & 0o777, 0o600);
+      await assertPassesDoctor(dest);
+    });
+  }
+
+  test("recoverDatabase() refuses to write over the source or an existing file", async () => {
+    const source = copyFixture("hermes-v11.db");
+    await assert.rejects(recoverDatabase(source, source), { name: "RecoverError" });
+    await assert.rejects(recoverDatabase(source, `${source}-wal`), { name: "RecoverError" });
+    const dest = join(tempDir(), "new.db");
+    await recoverDatabase(source, dest);
+    await assert.rejects(recoverDatabase(source, dest), /exists \(give --force/);
+    assert.equal((await recoverDatabase(source, dest, { force: true })).messages, 197);
+  });
+});
+
+describe(`recoverDatabase() on a ${MESSAGES}-message file damaged on purpose`, () => {
+  let base = "";
+  let original = new Map<number, [string, string]>();
+  let bytes = new Uint8Array();
+  let pages: { leaf: number[]; internal: number[] } = { leaf: [], internal: [] };
+  before(async () => {
+    base = join(tempDir(), "base.db");
+    await buildLargeFile(base, { messages: MESSAGES });
+    original = await messagesOf(base);
+    bytes = readFileSync(base);
+    pages = pagesOf(base, "messages");
+  }, { timeout: 120_000 });
+
+  async function recoverAndCompare(damaged: string, lostPages: readonly number[]) {
+    const dest = join(tempDir(), "recovered.db");
+    const result = await recoverDatabase(damaged, dest);
+    const recovered = await messagesOf(dest);
+    // Only the messages table's own leaf pages hold its rows (the FTS pages repeat the text).
+    const leaves = new Set(pages.leaf);
+    const mayLose = messagesOnPages(bytes, lostPages.filter((page) => leaves.has(page)));
+    const missing = [...original.keys()].filter((id) => !recovered.has(id));
+    assert.deepEqual(
+      missing.filter((id) => !mayLose.has(id)),
+      [],
+      "a message on an intact page was lost",
+    );
+    assert.deepEqual(new Set(missing), mayLose, "lost: exactly the messages on damaged leaf pages");
+    for (const [id, row] of recovered) {
+      assert.deepEqual(row, original.get(id), `message ${id} differs`);
+    }
+    await assertPassesDoctor(dest);
+    process.stderr.write(
+      `recover: ${recovered.size} of ${original.size} messages back (${result.fromPages.messages} ` +
+        `read from pages), ${missing.length} lost of ${mayLose.size} on damaged pages, ` +
+        `${result.lost.length} lost ranges; the new file passes doctor --full\n`,
+    );
+    return { result, missing, recovered };
+  }
+
+  test(
+    "recoverDatabase() keeps every message of the intact pages when random pages are overwritten (6 message leaves, an interior page, 5 others)",
+    { timeout: 120_000 },
+    async () => {
+      const random = mulberry32(20260601);
+      const pick = (list: readonly number[]) => list[Math.floor(random() * list.length)];
+      const damaged = new Set<number>();
+      while (damaged.size < 6) damaged.add(pick(pages.leaf));
+      assert.ok(pages.internal.length > 0, "the messages table has interior pages");
+      damaged.add(pick(pages.internal));
+      const total = bytes.length / PAGE;
+      while (damaged.size < 12) damaged.add(2 + Math.floor(random() * (total - 1)));
+      const path = join(tempDir(), "state.db");
+      copyFileSync(base, path);
+      overwrite(path, [...damaged], random);
+      const { result, missing } = await recoverAndCompare(path, [...damaged]);
+      assert.ok(missing.length > 0 && missing.length < 1000, `${missing.length} messages lost`);
+      assert.ok(result.fromPages.messages > 0, "no row came from below the damaged interior page");
+      assert.ok(result.lost.some((range) => range.table === "messages"));
+      const lostIds = result.lost.filter((r) => r.table === "messages")
+        .reduce((n, r) => n + r.to - r.from + 1, 0);
+      assert.equal(lostIds, missing.length);
+    },
+  );
+
+  test(
+    "recoverDatabase() keeps every message before a truncated tail",
+    { timeout: 120_000 },
+    async () => {
+      const cut = pages.leaf.slice().sort((a, b) => a - b)[Math.floor(pages.leaf.length / 2)];
+      const path = join(tempDir(), "state.db");
+      copyFileSync(base, path);
+      truncateSync(path, (cut - 1) * PAGE + 1234);
+      const total = bytes.length / PAGE;
+      const gone = Array.from({ length: total - cut + 1 }, (_, i) => cut + i);
+      const { missing, result } = await recoverAndCompare(path, gone);
+      assert.ok(missing.length > 1000, `${missing.length} messages lost`);
+      assert.equal(result.messages, MESSAGES - missing.length);
+      const lostIds = result.lost.filter((r) => r.table === "messages")
+        .flatMap((r) => Array.from({ length: r.to - r.from + 1 }, (_, i) => r.from + i));
+      assert.deepEqual(lostIds, missing.sort((a, b) => a - b));
+    },
+  );
+
+  test("recoverDatabase() reads every message from the pages when the header page is zeroed", {
+    timeout: 120_000,
+  }, async () => {
+    const path = join(tempDir(), "state.db");
+    copyFileSync(base, path);
+    const fd = openSync(path, "r+");
+    writeSync(fd, new Uint8Array(PAGE), 0, PAGE, 0);
+    closeSync(fd);
+    const { result, missing } = await recoverAndCompare(path, [1]);
+    assert.equal(result.schemaReadable, false);
+    assert.deepEqual(missing, []);
+    assert.equal(result.messages, MESSAGES);
+    assert.equal(result.sessions, MESSAGES / 50);
+  });
+});
