@@ -700,8 +700,8 @@ export class SessionDB {
   /**
    * Reads the transcript of a session with every column, ordered by
    * `timestamp, id`. Content is decoded (multimodal parts come back as the
-   * original array or object; a part list with bad JSON comes back as the
-   * raw string); `tool_calls` is parsed, and bad JSON there degrades to
+   * original array or object; parts with bad JSON come back as the stored
+   * string, prefix included); `tool_calls` is parsed, and bad JSON there degrades to
    * `[]`; `reasoning_details`, `codex_reasoning_items` and
    * `codex_message_items` stay JSON text, as Python returns them. In a file
    * from a newer Hermes (with `messages.active`), rewound and compacted rows
@@ -871,7 +871,7 @@ export class SessionDB {
   /**
    * Lists sessions as `hermes sessions list` shows them, with `preview`
    * (the first user message, newlines as spaces, 60 characters plus `...`
-   * when longer; `""` for none or for multimodal content) and `last_active`
+   * when longer; `""` when there is none or it is multimodal) and `last_active`
    * (the last message's time, else the start).
    *
    * Order: newest start first (ties in file order); with
