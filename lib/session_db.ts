@@ -575,8 +575,10 @@ export class SessionDB {
    * Appends many messages in one transaction, with the rules of
    * {@linkcode SessionDB.appendMessage}: all are written, or none.
    * Timestamps start at the store's clock and grow by 1 µs per message, so
-   * the given order is kept; the counters are updated once. Fast enough for
-   * an import (tens of thousands of messages per second). An empty list
+   * the given order is kept; the counters are updated once. A batch of 64
+   * messages or more fills both full-text indexes in one pass for exactly
+   * the new rows (the same entries the triggers would write), inside the
+   * same transaction, at about twice the rate. An empty list
    * returns `[]` without touching the file (no transaction, no check of the
    * session or of `readonly`).
    *
@@ -633,8 +635,10 @@ export class SessionDB {
    * reasoning, …`), so a transcript round-trips. A message without `role`
    * gets `unknown`; reasoning fields are kept for assistant messages only;
    * `message_count` and `tool_call_count` are recomputed from the new list;
-   * timestamps start at the store's clock and grow by 1 µs per message. An
-   * empty list clears the transcript (as {@linkcode SessionDB.clearMessages}).
+   * timestamps start at the store's clock and grow by 1 µs per message; a
+   * long transcript is indexed in one pass, as in
+   * {@linkcode SessionDB.appendMessages}. An empty list clears the
+   * transcript (as {@linkcode SessionDB.clearMessages}).
    *
    * @param sessionId The session.
    * @param list The new transcript, in order (each a {@linkcode ConversationMessage}).
@@ -819,8 +823,12 @@ export class SessionDB {
    * text without CJK goes to the `messages_fts` index, ranked by bm25, with
    * a snippet marked `>>>like this<<<`; three or more CJK characters go to
    * the trigram index; shorter CJK text is matched as a substring of
-   * content, tool name and tool calls, newest first, with an unmarked
-   * 120-character snippet. The few deliberate improvements over Python (a
+   * content, tool name and tool calls, with an unmarked 120-character
+   * snippet. `sort` orders the hits as the newer Python Hermes does:
+   * `"rank"` (the default) by relevance; `"newest"` or `"oldest"` by
+   * timestamp, then relevance, then id. Substring matches are always by
+   * time: newest first for `"rank"` and `"newest"`, oldest first for
+   * `"oldest"`. The few deliberate improvements over Python (a
    * short CJK operand, an emoji-only query, `foo:bar`, `e.g.`…) are listed
    * in `docs/search_improvements.md`.
    *
@@ -834,14 +842,15 @@ export class SessionDB {
    * @param query What the user typed.
    * @param options `sourceFilter` (only these sources; an empty list
    *   matches nothing), `excludeSources`, `roleFilter` (an empty list means
-   *   any role), `limit` (default 20), `offset` (default 0) and
-   *   `includeInactive` (see {@linkcode SearchOptions}).
+   *   any role), `limit` (default 20), `offset` (default 0),
+   *   `includeInactive` (default false) and `sort` (default `"rank"`); see
+   *   {@linkcode SearchOptions}.
    * @returns The hits (`id, session_id, role, snippet, timestamp,
-   *   tool_name, source, model, session_started, context`): best first for
-   *   full-text matches, newest first for substring matches.
+   *   tool_name, source, model, session_started, context`), in `sort` order.
    * @throws {RangeError} When `limit` or `offset` is not a non-negative
    *   integer (`Cannot search messages: limit must be a non-negative
-   *   integer: current value is -1`).
+   *   integer: current value is -1`), or `sort` is not `"rank"`, `"newest"`
+   *   or `"oldest"`.
    * @throws {SqliteError} On a storage failure other than a damaged index.
    *
    * @example Searching, filtering, hostile input
@@ -861,6 +870,8 @@ export class SessionDB {
    * assert.equal(hits[0].source, "cli");
    * assert.deepEqual(db.searchMessages("docker", { sourceFilter: [] }), []);
    * assert.ok(Array.isArray(db.searchMessages('"unbalanced (AND')));
+   * const newest = db.searchMessages("docker", { sort: "newest" });
+   * assert.deepEqual(newest.map((hit) => hit.role), ["assistant", "user"]);
    * assert.throws(() => db.searchMessages("docker", { limit: -1 }), RangeError);
    * ```
    */
