@@ -134,38 +134,7 @@ function toConversationMessage(row: Record<string, unknown>): ConversationMessag
   return message;
 }
 
-/**
- * Reads a transcript in the OpenAI chat shape, for replay to a model:
- * `{ role, content }` plus `tool_call_id`, `tool_name` and `tool_calls`
- * when set, and for assistant messages only `finish_reason`, `reasoning`,
- * `reasoning_content` (kept even when empty), `reasoning_details`,
- * `codex_reasoning_items` and `codex_message_items` (parsed; bad JSON gives
- * `null`, bad `tool_calls` gives `[]`). Leaked `<memory-context>` blocks are
- * removed from user and assistant text, which is then trimmed.
- *
- * With `includeAncestors`, the messages of every ancestor come first (root
- * first), and a user prompt that repeats one already replayed since the last
- * assistant answer is dropped.
- *
- * @param store The open store.
- * @param sessionId The session.
- * @param options `includeAncestors`.
- * @returns The conversation; `[]` for an unknown session.
- *
- * @example Resuming a compressed conversation
- * ```ts
- * import { SessionDB } from "./session_db.ts";
- * const dir = await Deno.makeTempDir();
- * using db = await SessionDB.open({ path: `${dir}/state.db` });
- * db.createSession("root", "cli");
- * db.appendMessages("root", [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }]);
- * db.endSession("root", "compression");
- * db.createSession("tip", "cli", { parentSessionId: "root" });
- * db.appendMessage("tip", { role: "user", content: "<memory-context>x</memory-context> go on" });
- * const history = db.getMessagesAsConversation("tip", { includeAncestors: true });
- * console.assert(history.length === 3 && history[2].content === "go on");
- * ```
- */
+/** Implements `SessionDB.getMessagesAsConversation`: the OpenAI chat shape, ancestors optional. */
 export function getMessagesAsConversation(
   store: Store,
   sessionId: string,

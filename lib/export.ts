@@ -49,82 +49,19 @@ function returnStatement(store: Store, sql: string, statement: SqliteStatement):
   bySql.set(sql, idle);
 }
 
-/**
- * One session with its messages, as one line of a JSONL export: every
- * session column, then `messages` (as `getMessages` returns them).
- *
- * @param store The open store.
- * @param id The session id.
- * @returns The export, or `undefined` for an unknown session.
- *
- * @example
- * ```ts
- * import { SessionDB } from "./session_db.ts";
- * const dir = await Deno.makeTempDir();
- * using db = await SessionDB.open({ path: `${dir}/state.db` });
- * db.createSession("s1", "cli");
- * db.appendMessage("s1", { role: "user", content: "hi" });
- * const line = JSON.stringify(db.exportSession("s1"));
- * console.assert(JSON.parse(line).messages.length === 1);
- * ```
- */
+/** Implements `SessionDB.exportSession`: the row plus every message. */
 export function exportSession(store: Store, id: string): SessionExport | undefined {
   const session = getSession(store, id);
   if (session === undefined) return undefined;
   return { ...session, messages: getMessages(store, id, { includeInactive: true }) };
 }
 
-/**
- * Every session with its messages, newest activity first (children
- * included, no limit). Each session has an extra `last_active` column (its
- * last message's timestamp, else `started_at`). Holds everything in memory:
- * prefer {@linkcode iterateExport} for large files.
- *
- * @param store The open store.
- * @param options `source` filter.
- * @returns The exports.
- *
- * @example
- * ```ts
- * import { SessionDB } from "./session_db.ts";
- * const dir = await Deno.makeTempDir();
- * using db = await SessionDB.open({ path: `${dir}/state.db` });
- * db.createSession("cron_job_1", "cron");
- * db.createSession("s1", "cli");
- * console.assert(db.exportAll({ source: "cron" }).length === 1);
- * console.assert(db.exportAll().length === 2);
- * ```
- */
+/** Implements `SessionDB.exportAll`: {@linkcode iterateExport} collected. */
 export function exportAll(store: Store, options: ExportOptions = {}): SessionExport[] {
   return Array.from(iterateExport(store, options));
 }
 
-/**
- * What {@linkcode exportAll} returns, one session at a time, in the same
- * order: memory stays flat whatever the size of the file. The session list
- * is read through one cursor, so the export is one consistent snapshot.
- *
- * While the generator is suspended halfway, that cursor holds a read
- * snapshot of the file: run it to the end (or `return()` it, as `break` in a
- * `for…of` does) before writing through the same store, or the write may
- * find the snapshot stale and fail as busy when another process wrote
- * meanwhile.
- *
- * @param store The open store.
- * @param options `source` filter.
- * @returns A generator of exports.
- *
- * @example Writing a JSONL export
- * ```ts
- * import { SessionDB } from "./session_db.ts";
- * const dir = await Deno.makeTempDir();
- * using db = await SessionDB.open({ path: `${dir}/state.db` });
- * db.createSession("s1", "cli");
- * const lines: string[] = [];
- * for (const session of db.iterateExport()) lines.push(JSON.stringify(session));
- * console.assert(lines.length === 1);
- * ```
- */
+/** Implements `SessionDB.iterateExport`: one cursor over the session list. */
 export function* iterateExport(
   store: Store,
   options: ExportOptions = {},

@@ -274,36 +274,7 @@ function writeMessages(store: Store, checked: CheckedRecord): void {
   );
 }
 
-/**
- * Imports one exported session (a line of a JSONL export) with its original
- * columns, message timestamps and, when no other row uses them, message ids.
- * Everything happens in one write transaction: on any error nothing of the
- * record is written. A session already present is skipped, or replaced with
- * `replace` (its row updated in place so its children keep their parent).
- * A parent that is not in the file yet is left out and reported in
- * `deferredParent`.
- *
- * @param store The open store.
- * @param record The parsed record: session columns plus `messages`.
- * @param options `replace`.
- * @returns What was done.
- * @throws {TypeError} When the record lacks `id`, `source`, `started_at` or
- * `messages`, or a message lacks `role` or `timestamp`.
- *
- * @example Copying a session between two files
- * ```ts
- * import { SessionDB } from "./session_db.ts";
- * const dir = await Deno.makeTempDir();
- * const a = await SessionDB.open({ path: `${dir}/a.db` });
- * a.createSession("s1", "cli");
- * a.appendMessage("s1", { role: "user", content: "hello" });
- * const b = await SessionDB.open({ path: `${dir}/b.db` });
- * const result = b.importSession(a.exportSession("s1")!);
- * console.assert(result.outcome === "imported" && b.getMessages("s1").length === 1);
- * a.close();
- * b.close();
- * ```
- */
+/** Implements `SessionDB.importSession`: checks the record, then writes it in one transaction. */
 export function importSession(
   store: Store,
   record: unknown,
@@ -337,28 +308,7 @@ export function importSession(
   });
 }
 
-/**
- * Links imported children to parents that arrived after them (an export
- * lists the newest activity first, so a child often comes before its
- * parent). A link is made only when the child has no parent now and the
- * parent exists; the others stay roots, as a deleted parent leaves them.
- *
- * @param store The open store.
- * @param links The `deferredParent` answers of {@linkcode importSession}.
- * @returns How many links were made.
- *
- * @example
- * ```ts
- * import { SessionDB } from "./session_db.ts";
- * const dir = await Deno.makeTempDir();
- * const db = await SessionDB.open({ path: `${dir}/state.db` });
- * const child = { id: "c", source: "cli", started_at: 2, parent_session_id: "p", messages: [] };
- * const { deferredParent } = db.importSession(child);
- * db.importSession({ id: "p", source: "cli", started_at: 1, messages: [] });
- * console.assert(db.restoreParentLinks([{ id: "c", parentId: deferredParent! }]) === 1);
- * db.close();
- * ```
- */
+/** Implements `SessionDB.restoreParentLinks`: links still-orphaned children to present parents. */
 export function restoreParentLinks(store: Store, links: readonly ParentLink[]): number {
   if (links.length === 0) return 0;
   return store.write(() => {

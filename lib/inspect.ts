@@ -103,27 +103,7 @@ function numberOf(store: Store, sql: string): number {
   return row === undefined ? 0 : Number(Object.values(row)[0] ?? 0);
 }
 
-/**
- * Describes the open database file.
- *
- * @param store The open store.
- * @param options `integrity`.
- * @returns Versions (and a warning for an unsafe SQLite), journal mode,
- * WAL size, page counts, row counts, FTS tables (and the stale ones), meta
- * keys and the integrity check. A damaged table or page is reported
- * in `integrity` (and its count is `null`) instead of thrown.
- *
- * @example
- * ```ts
- * import { SessionDB } from "./session_db.ts";
- * const dir = await Deno.makeTempDir();
- * const db = await SessionDB.open({ path: `${dir}/state.db` });
- * const info = db.inspect();
- * console.assert(info.schemaVersion === 11 && info.journalMode === "wal");
- * console.assert(info.integrity?.[0] === "ok");
- * db.close();
- * ```
- */
+/** Implements `SessionDB.inspect`: versions, pragmas, counts and the integrity check. */
 export function inspectDatabase(store: Store, options: InspectOptions = {}): DatabaseInfo {
   const version = tableExists(store, "schema_version")
     ? store.statement("SELECT version FROM schema_version LIMIT 1").get()

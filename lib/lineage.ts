@@ -16,24 +16,7 @@ const MAX_RESUME_STEPS = 32;
 /** Generations `getAncestors` / `getDescendants` follow at most. */
 const MAX_LINEAGE_DEPTH = 1000;
 
-/**
- * Follows a compression chain forward to its live end: from each session
- * that ended with `compression`, to its most recently started child that
- * started at or after that end (delegates started before it are not
- * followed), at most 100 steps.
- *
- * @param store The open store.
- * @param id A session of the chain.
- * @returns The tip's id; `id` itself when it is not compressed, has no
- *   continuation, or does not exist.
- *
- * @example
- * ```ts ignore
- * // root ("compression") → mid ("compression") → tip (live):
- * db.getCompressionTip(rootId); // tipId
- * db.getCompressionTip(tipId); // tipId
- * ```
- */
+/** Implements `SessionDB.getCompressionTip`: walks compression continuations forward. */
 export function getCompressionTip(store: Store, id: string): string {
   const next = store.statement(
     `SELECT id FROM sessions
@@ -51,23 +34,7 @@ export function getCompressionTip(store: Store, id: string): string {
 }
 
 /**
- * The session to resume when the user asks for `id`: `id` itself when it has
- * messages; otherwise the first descendant that has messages, following the
- * most recently started child at each step (at most 32 steps, stopping on a
- * cycle). A compression that happened before any message was flushed leaves
- * an empty parent, and this finds where the conversation went.
- *
- * @param store The open store.
- * @param id The requested session.
- * @returns The session holding the conversation; `id` when there is none,
- *   when `id` is empty or unknown, or when the chain loops.
- * @throws {SqliteError} On a storage failure (Python answers `id` then).
- *
- * @example
- * ```ts ignore
- * // emptyHead (no messages, ended "compression") → child (has messages):
- * db.resolveResumeSessionId(emptyHeadId); // childId
- * ```
+ * Implements `SessionDB.resolveResumeSessionId`: the first session down the chain with messages.
  */
 export function resolveResumeSessionId(store: Store, id: string): string {
   if (!id) return id;
@@ -90,19 +57,7 @@ export function resolveResumeSessionId(store: Store, id: string): string {
   return id;
 }
 
-/**
- * The session and its ancestors: self first, then its parent, up to the root
- * (any kind of parent link). Stops on a cycle and after 1000 generations.
- *
- * @param store The open store.
- * @param id The session id.
- * @returns Full session rows; `[]` for an unknown id.
- *
- * @example
- * ```ts ignore
- * db.getAncestors(tipId).map((s) => s.id); // [tipId, midId, rootId]
- * ```
- */
+/** Implements `SessionDB.getAncestors`: self, then parents up to the root, cycle safe. */
 export function getAncestors(store: Store, id: string): SessionRow[] {
   const byId = store.statement("SELECT * FROM sessions WHERE id = ?");
   const rows: SessionRow[] = [];
@@ -118,21 +73,7 @@ export function getAncestors(store: Store, id: string): SessionRow[] {
   return rows;
 }
 
-/**
- * The session and its descendants (continuations, branches, delegates, and
- * theirs): self first, then children before grandchildren; within a
- * generation by `started_at`, then id. Stops on a cycle and after 1000
- * generations.
- *
- * @param store The open store.
- * @param id The session id.
- * @returns Full session rows; `[]` for an unknown id.
- *
- * @example
- * ```ts ignore
- * db.getDescendants(rootId).map((s) => s.id); // [rootId, delegateId, midId, tipId]
- * ```
- */
+/** Implements `SessionDB.getDescendants`: a recursive CTE, breadth first, cycle safe. */
 export function getDescendants(store: Store, id: string): SessionRow[] {
   // Every session has at most one parent, so a session can be reached twice
   // only through a cycle that passes through the starting session: refusing

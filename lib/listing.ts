@@ -283,23 +283,7 @@ function projectTip(store: Store, row: RichSessionRow): RichSessionRow {
 }
 
 /**
- * Lists sessions with a preview (the first user message, newlines as spaces,
- * 60 characters plus `...` when longer) and `last_active` (the last
- * message's time, else the start). Children are hidden unless their parent
- * ended as `branched` before they started; a compression chain shows as one
- * entry with its live tip's id, title, counts and preview, the root's
- * `started_at`, and `_lineage_root_id`.
- *
- * @param store The open store.
- * @param options Filters, paging and ordering.
- * @returns The sessions, newest first (by start, or by activity).
- * @throws {RangeError} When `limit` or `offset` is not a non-negative integer.
- *
- * @example The ten most recently active conversations, without tool runs
- * ```ts ignore
- * const rows = db.listSessionsRich({ excludeSources: ["tool"], limit: 10, orderByLastActive: true });
- * for (const s of rows) console.log(s.title ?? "—", s.preview, s.id);
- * ```
+ * Implements `SessionDB.listSessionsRich`: a page by start or by chain activity, tips projected.
  */
 export function listSessionsRich(store: Store, options: ListSessionsOptions): RichSessionRow[] {
   const limit = checkCount("list sessions", "limit", options.limit ?? 20);
@@ -316,20 +300,7 @@ export function listSessionsRich(store: Store, options: ListSessionsOptions): Ri
   return rows.map((row) => projectTip(store, row));
 }
 
-/**
- * Lists sessions (children included) with `last_active`, most recently
- * active first, then by start, then by id.
- *
- * @param store The open store.
- * @param options Source filter and paging.
- * @returns Full session rows, each with `last_active`.
- * @throws {RangeError} When `limit` or `offset` is not a non-negative integer.
- *
- * @example
- * ```ts ignore
- * db.searchSessions({ source: "cron", limit: 5 }).map((s) => s.id);
- * ```
- */
+/** Implements `SessionDB.searchSessions`: every session, most recently active first. */
 export function searchSessions(
   store: Store,
   options: SearchSessionsOptions,
@@ -350,19 +321,7 @@ export function searchSessions(
   ).all(...params, limit, offset) as (SessionRow & { last_active: number })[];
 }
 
-/**
- * Counts sessions.
- *
- * @param store The open store.
- * @param options `source` counts only that source (all when empty).
- * @returns The count.
- *
- * @example
- * ```ts ignore
- * db.sessionCount(); // 42
- * db.sessionCount({ source: "telegram" }); // 5
- * ```
- */
+/** Implements `SessionDB.sessionCount`: `COUNT(*)` of sessions, optionally of one source. */
 export function sessionCount(store: Store, options: SessionCountOptions): number {
   const row = options.source
     ? store.statement("SELECT COUNT(*) AS n FROM sessions WHERE source = ?").get(options.source)

@@ -135,33 +135,7 @@ function conversationParams(
 
 const TIMESTAMP = 6;
 
-/**
- * Appends one message and updates the session counters, in one transaction.
- * The message's timestamp is the store's clock.
- *
- * @param store The open store.
- * @param sessionId The session; it must exist (messages never create one).
- * @param message The message (camelCase fields; JSON fields empty → NULL).
- * @returns The new message id.
- * @throws {SqliteError} A foreign-key constraint error when the session does
- *   not exist; nothing is written.
- * @throws {TypeError} When a field has the wrong type, or JSON is circular.
- * @throws {ReadonlyError} When the store is read-only.
- *
- * @example An assistant turn with two tool calls
- * ```ts
- * import { SessionDB } from "./session_db.ts";
- * const dir = await Deno.makeTempDir();
- * using db = await SessionDB.open({ path: `${dir}/state.db` });
- * db.createSession("s1", "cli");
- * db.appendMessage("s1", {
- *   role: "assistant",
- *   toolCalls: [{ id: "c1", type: "function" }, { id: "c2", type: "function" }],
- * });
- * const row = db.getSession("s1")!;
- * console.assert(row.message_count === 1 && row.tool_call_count === 2);
- * ```
- */
+/** Implements `SessionDB.appendMessage`: one row plus the counters, in one write. */
 export function appendMessage(store: Store, sessionId: string, message: NewMessage): number {
   const params = newMessageParams(sessionId, message, "append message");
   const added = toolCallsAdded(message.toolCalls);
@@ -174,35 +148,7 @@ export function appendMessage(store: Store, sessionId: string, message: NewMessa
   });
 }
 
-/**
- * Appends many messages in one transaction, with the rules of
- * {@linkcode appendMessage}: all are written, or none. The statements are
- * prepared once and the counters updated once; a large batch fills the
- * full-text indexes in one pass instead of row by row (see `fts_bulk.ts`). Timestamps start at the store's
- * clock and grow by 1 µs per message, so the given order is kept.
- *
- * @param store The open store.
- * @param sessionId The session; it must exist.
- * @param messages The messages, in order.
- * @returns The new ids, in order.
- * @throws {SqliteError} A foreign-key constraint error when the session does
- *   not exist; nothing is written.
- * @throws {TypeError} When a field has the wrong type (nothing is written).
- * @throws {ReadonlyError} When the store is read-only.
- *
- * @example Importing a transcript
- * ```ts
- * import { SessionDB } from "./session_db.ts";
- * const dir = await Deno.makeTempDir();
- * using db = await SessionDB.open({ path: `${dir}/state.db` });
- * db.createSession("s1", "cli");
- * const ids = db.appendMessages("s1", [
- *   { role: "user", content: "hello" },
- *   { role: "assistant", content: "hi!" },
- * ]);
- * console.assert(ids.length === 2 && db.getSession("s1")!.message_count === 2);
- * ```
- */
+/** Implements `SessionDB.appendMessages`: many rows, indexed in one pass (see `fts_bulk.ts`). */
 export function appendMessages(
   store: Store,
   sessionId: string,
@@ -236,39 +182,7 @@ export function appendMessages(
   });
 }
 
-/**
- * Replaces the whole transcript of a session, atomically (used by /retry,
- * /undo and /compress). Takes the conversation shape that
- * `getMessagesAsConversation` returns (OpenAI keys: `role, content,
- * tool_calls, tool_call_id, tool_name, finish_reason, reasoning, …`), so a
- * transcript round-trips. Reasoning fields are kept for assistant messages
- * only; counters are recomputed; timestamps start at the store's clock and
- * grow by 1 µs per message.
- *
- * @param store The open store.
- * @param sessionId The session.
- * @param messages The new transcript, in order.
- * @throws {SqliteError} A foreign-key constraint error when the list is not
- *   empty and the session does not exist; nothing is written.
- * @throws {TypeError} When a field has the wrong type (nothing is changed).
- * @throws {ReadonlyError} When the store is read-only.
- *
- * @example Dropping the last exchange (an /undo)
- * ```ts
- * import { SessionDB } from "./session_db.ts";
- * const dir = await Deno.makeTempDir();
- * using db = await SessionDB.open({ path: `${dir}/state.db` });
- * db.createSession("s1", "cli");
- * db.appendMessages("s1", [
- *   { role: "user", content: "one" },
- *   { role: "assistant", content: "1" },
- *   { role: "user", content: "two" },
- *   { role: "assistant", content: "2" },
- * ]);
- * db.replaceMessages("s1", db.getMessagesAsConversation("s1").slice(0, -2));
- * console.assert(db.getSession("s1")!.message_count === 2);
- * ```
- */
+/** Implements `SessionDB.replaceMessages`: delete, re-insert, recount, in one write. */
 export function replaceMessages(
   store: Store,
   sessionId: string,
@@ -299,25 +213,7 @@ export function replaceMessages(
   });
 }
 
-/**
- * Deletes every message of a session and resets its counters to 0, in one
- * transaction. An unknown session is a no-op.
- *
- * @param store The open store.
- * @param sessionId The session.
- * @throws {ReadonlyError} When the store is read-only.
- *
- * @example
- * ```ts
- * import { SessionDB } from "./session_db.ts";
- * const dir = await Deno.makeTempDir();
- * using db = await SessionDB.open({ path: `${dir}/state.db` });
- * db.createSession("s1", "telegram");
- * db.appendMessage("s1", { role: "user", content: "/new" });
- * db.clearMessages("s1");
- * console.assert(db.getMessages("s1").length === 0 && db.getSession("s1")!.message_count === 0);
- * ```
- */
+/** Implements `SessionDB.clearMessages`: deletes the rows and zeroes the counters. */
 export function clearMessages(store: Store, sessionId: string): void {
   store.write(() => {
     store.statement("DELETE FROM messages WHERE session_id = ?").run(sessionId);
@@ -358,29 +254,7 @@ function messageFromRow(row: Record<string, unknown>): MessageRow {
   return message;
 }
 
-/**
- * Reads the transcript of a session with every column, ordered by
- * `timestamp, id`. Content is decoded (multimodal parts come back as the
- * original array or object); `tool_calls` is parsed, and bad JSON there
- * degrades to `[]`; `reasoning_details`, `codex_reasoning_items` and
- * `codex_message_items` stay JSON text, as in Python. Never throws on bad
- * data in a row.
- *
- * @param store The open store.
- * @param sessionId The session.
- * @returns The messages; `[]` for an unknown session.
- *
- * @example Multimodal content comes back as parts
- * ```ts
- * import { SessionDB } from "./session_db.ts";
- * const dir = await Deno.makeTempDir();
- * using db = await SessionDB.open({ path: `${dir}/state.db` });
- * db.createSession("s1", "telegram");
- * db.appendMessage("s1", { role: "user", content: [{ type: "text", text: "a dog?" }] });
- * const [message] = db.getMessages("s1");
- * console.assert(Array.isArray(message.content) && message.content.length === 1);
- * ```
- */
+/** Implements `SessionDB.getMessages`: the rows by `timestamp, id`, decoded. */
 export function getMessages(
   store: Store,
   sessionId: string,
@@ -411,24 +285,7 @@ export interface MessagesOptions {
 /** The rows a newer Hermes replays: not rewound, not compacted (`active` is 1, or NULL). */
 export const ACTIVE_ONLY = " AND COALESCE(active, 1) != 0";
 
-/**
- * Counts the messages of one session, or of all sessions when `sessionId`
- * is omitted or empty.
- *
- * @param store The open store.
- * @param sessionId The session.
- * @returns The count.
- *
- * @example
- * ```ts
- * import { SessionDB } from "./session_db.ts";
- * const dir = await Deno.makeTempDir();
- * using db = await SessionDB.open({ path: `${dir}/state.db` });
- * db.createSession("s1", "cli");
- * db.appendMessage("s1", { role: "user", content: "hi" });
- * console.assert(db.messageCount() === 1 && db.messageCount("other") === 0);
- * ```
- */
+/** Implements `SessionDB.messageCount`: `COUNT(*)` of one session's rows, or of all. */
 export function messageCount(store: Store, sessionId?: string): number {
   const row = sessionId
     ? store.statement("SELECT COUNT(*) AS n FROM messages WHERE session_id = ?").get(sessionId)

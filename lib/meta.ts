@@ -5,25 +5,13 @@
  */
 import type { Store } from "./store.ts";
 
-/**
- * Reads a `state_meta` value.
- *
- * @param store The open store.
- * @param key The key.
- * @returns The value, or `undefined` when the key is absent.
- */
+/** Implements `SessionDB.getMeta`: one `state_meta` value, or `undefined`. */
 export function getMeta(store: Store, key: string): string | undefined {
   const row = store.statement("SELECT value FROM state_meta WHERE key = ?").get(key);
   return row === undefined ? undefined : row.value as string;
 }
 
-/**
- * Writes (or replaces) a `state_meta` value.
- *
- * @param store The open store.
- * @param key The key.
- * @param value The value.
- */
+/** Implements `SessionDB.setMeta`: an upsert into `state_meta`. */
 export function setMeta(store: Store, key: string, value: string): void {
   store.write(() => {
     store.statement(

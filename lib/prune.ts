@@ -130,48 +130,14 @@ function deleteInBatches(
   return report.done;
 }
 
-/**
- * Deletes a session and its messages in one transaction. Its children are
- * kept and become roots. Transcript files are removed after the commit.
- *
- * @param store The open store.
- * @param id The session id.
- * @param options `sessionsDir` whose transcript files of the session go too.
- * @returns True when the session existed.
- * @throws {ReadonlyError} When the database was opened read-only.
- * @throws {SqliteError} When the delete fails; nothing is deleted then.
- *
- * @example
- * ```ts ignore
- * db.deleteSession("20260420_090000_994beb", { sessionsDir: `${home}/sessions` }); // true
- * ```
- */
+/** Implements `SessionDB.deleteSession`: one write, children detached, then transcript files. */
 export function deleteSession(store: Store, id: string, options: SessionsDirOptions): boolean {
   const deleted = store.write(() => deleteWhere(store, "id = ?", [id]).length > 0);
   if (deleted && options.sessionsDir) removeTranscriptFiles(options.sessionsDir, [id]);
   return deleted;
 }
 
-/**
- * Deletes ended sessions started more than `olderThanDays` days ago (live
- * sessions are never pruned), oldest first, each session with its messages
- * in one transaction and several sessions per transaction, none holding the
- * lock much longer than 400 ms (a crash in between leaves whole sessions;
- * the next prune finishes). Their children become roots. Transcript files
- * are removed after each commit.
- *
- * @param store The open store.
- * @param options Age, source and `sessionsDir`.
- * @param internals Test-only batch timing.
- * @returns How many sessions were deleted.
- * @throws {RangeError} When `olderThanDays` is not a finite number.
- * @throws {ReadonlyError} When the database was opened read-only.
- *
- * @example Pruning telegram sessions older than 30 days
- * ```ts ignore
- * db.pruneSessions({ olderThanDays: 30, source: "telegram" }); // 12
- * ```
- */
+/** Implements `SessionDB.pruneSessions`: old ended sessions in batches (`internals`: for tests). */
 export function pruneSessions(
   store: Store,
   options: PruneOptions,
@@ -194,21 +160,7 @@ export function pruneSessions(
 }
 
 /**
- * Deletes "ghost" sessions: `tui` sessions that ended with no messages and
- * no title, started more than a day ago. Unlike Python (whose plain DELETE
- * fails on the foreign key when a ghost has children), their children are
- * kept and become roots.
- *
- * @param store The open store.
- * @param options `sessionsDir` whose transcript files go too.
- * @param internals Test-only batch timing.
- * @returns How many sessions were deleted.
- * @throws {ReadonlyError} When the database was opened read-only.
- *
- * @example
- * ```ts ignore
- * db.pruneEmptyGhostSessions(); // 2
- * ```
+ * Implements `SessionDB.pruneEmptyGhostSessions`: empty `tui` ghosts, batched (`internals`: tests).
  */
 export function pruneEmptyGhostSessions(
   store: Store,
@@ -221,25 +173,7 @@ export function pruneEmptyGhostSessions(
   return deleteInBatches(store, criteria, [cutoff], { ...options, ...internals });
 }
 
-/**
- * Rebuilds the file to give the pages freed by deletes back to the disk: a
- * best-effort `PRAGMA wal_checkpoint(TRUNCATE)`, then `VACUUM`, then a
- * TRUNCATE checkpoint that does not wait (VACUUM writes the whole database
- * into the `-wal`). `VACUUM` holds the write lock for the whole copy (1.6 s
- * for a 272 MB file): every other writer waits, and a Python writer gives up
- * after about 1.3 s. Nothing runs it unasked: call it when no writer is
- * attached, at startup.
- *
- * @param store The open store.
- * @throws {ReadonlyError} When the database was opened read-only.
- * @throws {SqliteError} When `VACUUM` fails (for example, the file is busy),
- *   or when called inside a write.
- *
- * @example
- * ```ts ignore
- * if (db.pruneSessions() > 0) db.vacuum();
- * ```
- */
+/** Implements `SessionDB.vacuum`: checkpoint, `VACUUM`, checkpoint. */
 export function vacuum(store: Store): void {
   if (store.readonly) throw new ReadonlyError(store.path);
   try {
@@ -251,24 +185,7 @@ export function vacuum(store: Store): void {
   store.checkpoint("truncate");
 }
 
-/**
- * Prunes (and vacuums) at most once per `minIntervalHours`, sharing Python's
- * `last_auto_prune` marker in `state_meta`: skips when the marker is more
- * recent (or in the future); otherwise prunes ended sessions older than
- * `retentionDays`, runs `VACUUM` when something was pruned (a VACUUM failure
- * is ignored), and writes the marker (`str(time)` as Python writes it), even
- * when nothing was pruned. Never throws: an error ends the run and is
- * reported in `error` (the marker is then not written).
- *
- * @param store The open store.
- * @param options Retention, interval, vacuum and `sessionsDir`.
- * @returns What was done.
- *
- * @example At startup
- * ```ts ignore
- * const { skipped, pruned, error } = db.maybeAutoPruneAndVacuum({ retentionDays: 90 });
- * ```
- */
+/** Implements `SessionDB.maybeAutoPruneAndVacuum`: prune and vacuum behind Python's marker. */
 export function maybeAutoPruneAndVacuum(store: Store, options: AutoPruneOptions): AutoPruneResult {
   const result: AutoPruneResult = { skipped: false, pruned: 0, vacuumed: false };
   try {

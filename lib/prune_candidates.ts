@@ -35,24 +35,7 @@ export interface PruneCandidate {
   message_count: number;
 }
 
-/**
- * Lists the ended sessions started before the cutoff (`now - days`), oldest
- * first: exactly the ones `pruneSessions` with the same options deletes.
- *
- * @param store The open store.
- * @param options Age and source.
- * @returns The sessions, oldest first.
- * @throws {RangeError} When `olderThanDays` is negative or not a number.
- *
- * @example
- * ```ts
- * import { SessionDB } from "./session_db.ts";
- * const dir = await Deno.makeTempDir();
- * const db = await SessionDB.open({ path: `${dir}/state.db` });
- * console.assert(db.pruneCandidates({ olderThanDays: 30 }).length === 0);
- * db.close();
- * ```
- */
+/** Implements `SessionDB.pruneCandidates`: the rows `pruneSessions` would delete. */
 export function pruneCandidates(
   store: Store,
   options: PruneCandidatesOptions = {},

@@ -6,6 +6,20 @@
  * a Promise of what that one returns; the full contract of each is on
  * `SessionDB`.
  *
+ * @example The same store, asynchronously
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { openStore } from "./open_store.ts";
+ * const dir = await Deno.makeTempDir();
+ * await using store = await openStore(`${dir}/state.db`);
+ * assert.equal(store.engine, "sqlite");
+ * await store.createSession("s1", "cli");
+ * await store.appendMessage("s1", { role: "user", content: "prune docker images" });
+ * const [hit] = await store.searchMessages("docker");
+ * assert.equal(hit.session_id, "s1");
+ * for await (const session of store.iterateExport()) assert.equal(session.messages.length, 1);
+ * ```
+ *
  * @module
  */
 // deno-lint-ignore no-unused-vars -- named by the {@linkcode} references below
@@ -51,6 +65,21 @@ export type StoreEngine = "sqlite" | "postgres";
  * same name does on the same data (see there for each contract), except that
  * it returns a Promise, waits for a locked store without blocking the event
  * loop, and `iterateExport` is an async iterator.
+ *
+ * @example Reading a file read-only
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { openStore } from "./open_store.ts";
+ * import { ReadonlyError } from "./errors.ts";
+ * const dir = await Deno.makeTempDir();
+ * {
+ *   await using writer = await openStore(`${dir}/state.db`);
+ *   await writer.createSession("s1", "cli");
+ * }
+ * await using store = await openStore(`sqlite:${dir}/state.db`, { readonly: true });
+ * assert.equal((await store.getSession("s1"))?.source, "cli");
+ * await assert.rejects(store.endSession("s1", "cli_close"), ReadonlyError);
+ * ```
  */
 export interface SessionStore extends AsyncDisposable {
   /** Which engine this is. */

@@ -31,32 +31,7 @@ const INSERT_SESSION = `INSERT OR IGNORE INTO sessions
   (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?)`;
 
-/**
- * Creates a session (`INSERT OR IGNORE`: an existing row is left untouched,
- * so the first write wins). `started_at` is the store's clock; an empty
- * `modelConfig` is stored as NULL.
- *
- * @param store The open store.
- * @param id The session id.
- * @param source Where it runs: `cli`, `telegram`, `discord`…
- * @param options Model, model config, system prompt, user, parent.
- * @returns The id.
- * @throws {SqliteError} A foreign-key constraint error when `parentSessionId`
- *   names a session that does not exist (nothing is written).
- * @throws {ReadonlyError} When the store is read-only.
- *
- * @example Creating a child session
- * ```ts
- * import { SessionDB } from "./session_db.ts";
- * const dir = await Deno.makeTempDir();
- * using db = await SessionDB.open({ path: `${dir}/state.db` });
- * db.createSession("s1", "cli");
- * db.createSession("s2", "cli", { parentSessionId: "s1", modelConfig: { effort: "high" } });
- * db.createSession("s2", "telegram"); // ignored: the first write wins
- * const row = db.getSession("s2")!;
- * console.assert(row.source === "cli" && row.model_config === '{"effort": "high"}');
- * ```
- */
+/** Implements `SessionDB.createSession`: `INSERT OR IGNORE` of a session row. */
 export function createSession(
   store: Store,
   id: string,
@@ -79,26 +54,7 @@ export function createSession(
   return id;
 }
 
-/**
- * Makes sure a session row exists, as {@linkcode createSession} does (used
- * to recover from a create that failed under lock contention).
- *
- * @param store The open store.
- * @param id The session id.
- * @param source Its source.
- * @param options The model.
- * @returns The id.
- * @throws {ReadonlyError} When the store is read-only.
- *
- * @example
- * ```ts
- * import { SessionDB } from "./session_db.ts";
- * const dir = await Deno.makeTempDir();
- * using db = await SessionDB.open({ path: `${dir}/state.db` });
- * db.ensureSession("s1");
- * console.assert(db.getSession("s1")!.source === "unknown");
- * ```
- */
+/** Implements `SessionDB.ensureSession`: `createSession` with only a model. */
 export function ensureSession(
   store: Store,
   id: string,
@@ -108,26 +64,7 @@ export function ensureSession(
   return createSession(store, id, source, { model: options.model });
 }
 
-/**
- * Ends a session that is not ended yet; the first end reason stays (call
- * {@linkcode reopenSession} first to end it again). An unknown id is a no-op.
- *
- * @param store The open store.
- * @param id The session id.
- * @param endReason Why it ended: `compression`, `branched`, `cli_close`…
- * @throws {ReadonlyError} When the store is read-only.
- *
- * @example The first end reason stays
- * ```ts
- * import { SessionDB } from "./session_db.ts";
- * const dir = await Deno.makeTempDir();
- * using db = await SessionDB.open({ path: `${dir}/state.db` });
- * db.createSession("s1", "cli");
- * db.endSession("s1", "compression");
- * db.endSession("s1", "cli_close");
- * console.assert(db.getSession("s1")!.end_reason === "compression");
- * ```
- */
+/** Implements `SessionDB.endSession`: sets the end of a session not ended yet. */
 export function endSession(store: Store, id: string, endReason: string): void {
   store.write(() =>
     store
@@ -138,25 +75,7 @@ export function endSession(store: Store, id: string, endReason: string): void {
   );
 }
 
-/**
- * Clears the end time and reason of a session so it can be resumed. An
- * unknown id is a no-op.
- *
- * @param store The open store.
- * @param id The session id.
- * @throws {ReadonlyError} When the store is read-only.
- *
- * @example
- * ```ts
- * import { SessionDB } from "./session_db.ts";
- * const dir = await Deno.makeTempDir();
- * using db = await SessionDB.open({ path: `${dir}/state.db` });
- * db.createSession("s1", "cli");
- * db.endSession("s1", "cli_close");
- * db.reopenSession("s1");
- * console.assert(db.getSession("s1")!.ended_at === null);
- * ```
- */
+/** Implements `SessionDB.reopenSession`: clears the end of a session. */
 export function reopenSession(store: Store, id: string): void {
   store.write(() =>
     store
@@ -165,48 +84,14 @@ export function reopenSession(store: Store, id: string): void {
   );
 }
 
-/**
- * Stores the full assembled system prompt of a session. An unknown id is a
- * no-op.
- *
- * @param store The open store.
- * @param id The session id.
- * @param prompt The new prompt.
- * @throws {ReadonlyError} When the store is read-only.
- *
- * @example
- * ```ts
- * import { SessionDB } from "./session_db.ts";
- * const dir = await Deno.makeTempDir();
- * using db = await SessionDB.open({ path: `${dir}/state.db` });
- * db.createSession("s1", "cli");
- * db.updateSystemPrompt("s1", "You are Hermes.");
- * console.assert(db.getSession("s1")!.system_prompt === "You are Hermes.");
- * ```
- */
+/** Implements `SessionDB.updateSystemPrompt`: replaces the system prompt. */
 export function updateSystemPrompt(store: Store, id: string, prompt: string): void {
   store.write(() =>
     store.statement("UPDATE sessions SET system_prompt = ? WHERE id = ?").run(prompt, id)
   );
 }
 
-/**
- * Reads one session with every column, including columns a newer Hermes added.
- *
- * @param store The open store.
- * @param id The session id.
- * @returns The row, or `undefined` when there is none.
- *
- * @example
- * ```ts
- * import { SessionDB } from "./session_db.ts";
- * const dir = await Deno.makeTempDir();
- * using db = await SessionDB.open({ path: `${dir}/state.db` });
- * db.createSession("s1", "cli", { model: "gpt-5" });
- * console.assert(db.getSession("s1")!.model === "gpt-5");
- * console.assert(db.getSession("nope") === undefined);
- * ```
- */
+/** Implements `SessionDB.getSession`: one `SELECT *` row, or `undefined`. */
 export function getSession(store: Store, id: string): SessionRow | undefined {
   return store.statement("SELECT * FROM sessions WHERE id = ?").get(id) as SessionRow | undefined;
 }

@@ -46,22 +46,7 @@ LEFT JOIN (SELECT session_id, COUNT(*) AS n FROM messages GROUP BY session_id) m
 GROUP BY s.source
 ORDER BY session_count DESC, s.source`;
 
-/**
- * Totals per source, most sessions first.
- *
- * @param store The open store.
- * @returns One row per source.
- *
- * @example
- * ```ts
- * import { SessionDB } from "./session_db.ts";
- * const dir = await Deno.makeTempDir();
- * const db = await SessionDB.open({ path: `${dir}/state.db` });
- * db.createSession("s1", "telegram");
- * console.assert(db.usageBySource()[0].source === "telegram");
- * db.close();
- * ```
- */
+/** Implements `SessionDB.usageBySource`: totals per source, numbers normalized. */
 export function usageBySource(store: Store): SourceUsage[] {
   return store.statement(USAGE_BY_SOURCE_SQL).all().map((row) => ({
     source: String(row.source),

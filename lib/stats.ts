@@ -7,19 +7,7 @@ import type { Store } from "./store.ts";
 import type { ModelUsage, SessionTokens } from "./types.ts";
 import { checkCount } from "./paging.ts";
 
-/**
- * Sessions, input and output tokens and estimated cost per model (sessions
- * without a model are left out), highest total cost first; models without
- * any cost come last, then by name.
- *
- * @param store The open store.
- * @returns One row per model: `model, session_count, total_input, total_output, total_cost`.
- *
- * @example
- * ```ts ignore
- * for (const u of db.usageByModel()) console.log(u.model, u.session_count, u.total_cost);
- * ```
- */
+/** Implements `SessionDB.usageByModel`: the seed's per-model totals. */
 export function usageByModel(store: Store): ModelUsage[] {
   return store.statement(
     `SELECT model,
@@ -34,20 +22,7 @@ export function usageByModel(store: Store): ModelUsage[] {
   ).all() as unknown as ModelUsage[];
 }
 
-/**
- * The sessions that used the most tokens (input plus output), most first;
- * ties by id.
- *
- * @param store The open store.
- * @param limit How many sessions.
- * @returns Rows of `id, title, model, total_tokens, estimated_cost_usd`.
- * @throws {RangeError} When `limit` is not a non-negative integer.
- *
- * @example
- * ```ts ignore
- * db.topSessionsByTokens(3).map((s) => `${s.id}: ${s.total_tokens}`);
- * ```
- */
+/** Implements `SessionDB.topSessionsByTokens`: the seed's token ranking. */
 export function topSessionsByTokens(store: Store, limit: number): SessionTokens[] {
   checkCount("rank sessions", "limit", limit);
   return store.statement(

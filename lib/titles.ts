@@ -88,24 +88,7 @@ export function sanitizeTitle(title: string | null | undefined): string | null {
   return trimmed;
 }
 
-/**
- * Sets the title of a session, or clears it when the title cleans to
- * nothing. Titles are unique (case-sensitive) among sessions.
- *
- * @param store The open store.
- * @param id The session id.
- * @param title The title; cleaned with {@linkcode sanitizeTitle} first.
- * @returns True when the session exists (and now has the title).
- * @throws {TitleError} `Title too long (N chars, max 100)`, or
- *   `Title 'T' is already in use by session ID` when another session has it.
- * @throws {ReadonlyError} When the database was opened read-only.
- *
- * @example Naming a session
- * ```ts ignore
- * db.setSessionTitle("20260420_090000_994beb", "my project");
- * db.getSessionTitle("20260420_090000_994beb"); // "my project"
- * ```
- */
+/** Implements `SessionDB.setSessionTitle`: sanitizes, checks uniqueness, updates. */
 export function setSessionTitle(store: Store, id: string, title: string | null): boolean {
   const clean = sanitizeTitle(title);
   return store.write(() => {
@@ -120,36 +103,13 @@ export function setSessionTitle(store: Store, id: string, title: string | null):
   });
 }
 
-/**
- * Reads the title of a session.
- *
- * @param store The open store.
- * @param id The session id.
- * @returns The title; `null` when the session has none; `undefined` when there is no such session.
- *
- * @example
- * ```ts ignore
- * db.getSessionTitle("20260425_090957_a6f35fc6"); // "Weekly sync notes"
- * db.getSessionTitle("does-not-exist"); // undefined
- * ```
- */
+/** Implements `SessionDB.getSessionTitle`: the title, `null`, or `undefined`. */
 export function getSessionTitle(store: Store, id: string): string | null | undefined {
   const row = store.statement("SELECT title FROM sessions WHERE id = ?").get(id);
   return row === undefined ? undefined : row.title as string | null;
 }
 
-/**
- * Finds the session whose title is exactly `title` (case-sensitive).
- *
- * @param store The open store.
- * @param title The title.
- * @returns The full session row, or `undefined`.
- *
- * @example
- * ```ts ignore
- * db.getSessionByTitle("数据库迁移计划")?.id; // "20260426_090000_b0f791"
- * ```
- */
+/** Implements `SessionDB.getSessionByTitle`: the row with exactly this title. */
 export function getSessionByTitle(store: Store, title: string): SessionRow | undefined {
   return store.statement("SELECT * FROM sessions WHERE title = ?").get(title) as
     | SessionRow
@@ -157,20 +117,7 @@ export function getSessionByTitle(store: Store, title: string): SessionRow | und
 }
 
 /**
- * Resolves a title to a session id. When numbered variants `"<title> #N"`
- * exist, the most recently started one wins, even over an exact match (it is
- * the live continuation). The variant match is SQL `LIKE`: ASCII
- * case-insensitive, and `%`, `_` and `\` in the title are taken literally.
- *
- * @param store The open store.
- * @param title The title as typed.
- * @returns The session id, or `undefined` when nothing matches.
- *
- * @example
- * ```ts ignore
- * // "my project", "my project #2" and "my project #3" exist:
- * db.resolveSessionByTitle("my project"); // the id of "my project #3"
- * ```
+ * Implements `SessionDB.resolveSessionByTitle`: the newest `"<title> #N"`, else the exact title.
  */
 export function resolveSessionByTitle(store: Store, title: string): string | undefined {
   const numbered = store.statement(
@@ -180,22 +127,7 @@ export function resolveSessionByTitle(store: Store, title: string): string | und
   return getSessionByTitle(store, title)?.id;
 }
 
-/**
- * The title for the next session of a lineage: the base title (any `" #N"`
- * suffix removed) with one more than the highest number in use, the
- * unnumbered original counting as #1. A base no session uses comes back as is.
- *
- * @param store The open store.
- * @param base A title, with or without a `" #N"` suffix.
- * @returns The next title, e.g. `"my project #4"`.
- *
- * @example
- * ```ts ignore
- * // "my project", "my project #2" and "my project #3" exist:
- * db.getNextTitleInLineage("my project #2"); // "my project #4"
- * db.getNextTitleInLineage("brand new title"); // "brand new title"
- * ```
- */
+/** Implements `SessionDB.getNextTitleInLineage`: the base with the next free number. */
 export function getNextTitleInLineage(store: Store, base: string): string {
   const stem = NUMBERED_TITLE.exec(base)?.[1] ?? base;
   const rows = store.statement(
@@ -213,20 +145,7 @@ export function getNextTitleInLineage(store: Store, base: string): string {
   return `${stem} #${highest + 1n}`;
 }
 
-/**
- * Resolves an exact session id, or a prefix of exactly one session id (SQL
- * `LIKE`, so ASCII case-insensitive; `%`, `_` and `\` are taken literally).
- *
- * @param store The open store.
- * @param idOrPrefix What the user typed.
- * @returns The id, or `undefined` when no session or more than one matches.
- *
- * @example
- * ```ts ignore
- * db.resolveSessionId("20260429_090322_3"); // "20260429_090322_3762ca"
- * db.resolveSessionId("2026"); // undefined: ambiguous
- * ```
- */
+/** Implements `SessionDB.resolveSessionId`: an exact id, else a unique escaped `LIKE` prefix. */
 export function resolveSessionId(store: Store, idOrPrefix: string): string | undefined {
   const exact = store.statement("SELECT id FROM sessions WHERE id = ?").get(idOrPrefix);
   if (exact !== undefined) return exact.id as string;

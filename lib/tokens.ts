@@ -80,42 +80,7 @@ const SET_TOKENS = `UPDATE sessions SET
   api_call_count = ?
   WHERE id = ?`;
 
-/**
- * Adds (by default) or sets (`absolute: true`) the token counts and cost of a
- * session, as Python's `update_token_counts` does:
- *
- * - the five token counters add up, or are set;
- * - `estimated_cost_usd` becomes a number on every call (a missing estimate
- *   adds 0, or in absolute mode resets it to 0);
- * - `actual_cost_usd` stays NULL until one is given, then adds up (or is set);
- * - `costStatus`, `costSource`, `pricingVersion`: the latest non-null wins;
- * - `billingProvider`, `billingBaseUrl`, `billingMode` and `model`: filled
- *   only while NULL (the first non-null wins);
- * - `apiCallCount` adds up, or in absolute mode is set (an omitted one resets
- *   it to 0).
- *
- * A missing session row is created first (source `"unknown"`, the given
- * model), in the same transaction, so counts are never lost.
- *
- * @param store The open store.
- * @param id The session id.
- * @param update Counts, cost and billing fields; omitted counts are 0.
- * @throws {ReadonlyError} When the store is read-only.
- *
- * @example Incremental and cumulative updates
- * ```ts
- * import { SessionDB } from "./session_db.ts";
- * const dir = await Deno.makeTempDir();
- * using db = await SessionDB.open({ path: `${dir}/state.db` });
- * db.createSession("s1", "cli");
- * db.updateTokenCounts("s1", { inputTokens: 1200, outputTokens: 300, apiCallCount: 1 });
- * db.updateTokenCounts("s1", { inputTokens: 800, estimatedCostUsd: 0.01, apiCallCount: 1 });
- * console.assert(db.getSession("s1")!.input_tokens === 2000);
- * db.updateTokenCounts("s1", { inputTokens: 5000, outputTokens: 900, absolute: true });
- * const row = db.getSession("s1")!;
- * console.assert(row.input_tokens === 5000 && row.api_call_count === 0);
- * ```
- */
+/** Implements `SessionDB.updateTokenCounts`: Python's additive or absolute update. */
 export function updateTokenCounts(store: Store, id: string, update: TokenCountsUpdate = {}): void {
   const model = update.model ?? null;
   const actual = update.actualCostUsd ?? null;

@@ -145,27 +145,7 @@ export function toUsageRow(row: Record<string, unknown>): UsageRow {
   };
 }
 
-/**
- * Sessions, tokens and cost per day, week, month, model or source.
- *
- * @param store The open store.
- * @param options Grouping, period and source.
- * @returns One row per group: time groups oldest first, the others by cost
- *   (then tokens), highest first; ties by key, a missing model first.
- * @throws {RangeError} When `by` is not a grouping, or `since`/`until` is not a finite number.
- *
- * @example Tokens per day
- * ```ts
- * import { SessionDB } from "./session_db.ts";
- * const dir = await Deno.makeTempDir();
- * const db = await SessionDB.open({ path: `${dir}/state.db`, clock: () => 1777000000 });
- * db.createSession("s1", "cli", { model: "m" });
- * db.updateTokenCounts("s1", { inputTokens: 10, outputTokens: 2 });
- * const [day] = db.usageReport({ by: "day" });
- * console.assert(day.key === "2026-04-24" && day.input_tokens === 10);
- * db.close();
- * ```
- */
+/** Implements `SessionDB.usageReport`: one grouped query over `sessions`. */
 export function usageReport(store: Store, options: UsageReportOptions = {}): UsageRow[] {
   const { by, since, until, source } = checkUsageOptions(options);
   const clauses: string[] = [];

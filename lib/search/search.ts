@@ -119,20 +119,7 @@ export function checkSort(sort: unknown): SearchSort {
   return sort as SearchSort;
 }
 
-/**
- * Searches every message. Never throws because of the query text: one that
- * cannot match, or that FTS5 rejects even after repair, gives `[]`.
- *
- * @param store The open store.
- * @param query What the user typed.
- * @param options Filters and paging.
- * @param internals Test-only switches.
- * @returns The hits: in `sort` order for full-text matches, by time for
- *   substring matches.
- * @throws {RangeError} When `limit` or `offset` is not a non-negative
- *   integer, or `sort` is not one of the orders.
- * @throws {SqliteError} On a storage failure.
- */
+/** Implements `SessionDB.searchMessages`: plan, filter, page, contexts (`internals`: for tests). */
 export function searchMessages(
   store: Store,
   query: string,
