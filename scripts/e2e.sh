@@ -107,4 +107,11 @@ grep -q '^Stopped\.$' "$WORK/serve.out" || fail "serve did not say it stopped"
 step "demo"
 run demo "$WORK/demo.db"; contains "Demo database:"; contains ">>>docker<<<"
 
+step "doctor, backup, recover on the demo file"
+run --db "$WORK/demo.db" doctor --json; contains '"healthy": true'
+run --db "$WORK/demo.db" backup "$WORK/demo-backup.db"
+run --db "$WORK/demo-backup.db" doctor
+run recover "$WORK/demo.db" "$WORK/demo-recovered.db"
+run --db "$WORK/demo-recovered.db" search docker; contains "docker"
+
 step "ok"
