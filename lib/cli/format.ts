@@ -230,8 +230,9 @@ export function formatCount(n: number | null | undefined): string {
 }
 
 /**
- * Dollars with four decimals below $1 and two above: `$0.0880`, `$12.50`;
- * `—` when unknown.
+ * Dollars, one format everywhere: two decimals (`$0.29`, `$1.77`,
+ * `$1,234.50`), four only below a cent (`$0.0042`), `$0.00` for nothing,
+ * `—` when unknown. No float noise.
  *
  * @param usd The amount, or `null`.
  * @returns The text.
@@ -239,12 +240,36 @@ export function formatCount(n: number | null | undefined): string {
  * @example
  * ```ts
  * import { formatCost } from "./format.ts";
- * console.assert(formatCost(0.0880275) === "$0.0880" && formatCost(null) === "—");
+ * console.assert(formatCost(0.2899999) === "$0.29" && formatCost(0.0042) === "$0.0042");
+ * console.assert(formatCost(3.9264851999999997) === "$3.93" && formatCost(null) === "—");
  * ```
  */
 export function formatCost(usd: number | null | undefined): string {
-  if (usd === null || usd === undefined) return "—";
-  return `$${usd.toFixed(Math.abs(usd) < 1 ? 4 : 2)}`;
+  if (usd === null || usd === undefined || !Number.isFinite(usd)) return "—";
+  const sign = usd < 0 ? "-" : "";
+  const abs = Math.abs(usd);
+  if (abs > 0 && abs < 0.005) return `${sign}$${abs.toFixed(4)}`;
+  const [whole, cents] = abs.toFixed(2).split(".");
+  return `${sign}$${formatCount(Number(whole))}.${cents}`;
+}
+
+/**
+ * A count with its noun, singular for exactly one: `1 hit`, `4 hits`,
+ * `1,204 sessions`.
+ *
+ * @param count The count.
+ * @param noun The singular noun.
+ * @param plural The plural, when not `noun + "s"`.
+ * @returns The text.
+ *
+ * @example
+ * ```ts
+ * import { plural } from "./format.ts";
+ * console.assert(plural(1, "day") === "1 day" && plural(2, "day") === "2 days");
+ * ```
+ */
+export function plural(count: number, noun: string, plural = `${noun}s`): string {
+  return `${formatCount(count)} ${count === 1 ? noun : plural}`;
 }
 
 /**
