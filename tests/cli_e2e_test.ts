@@ -85,7 +85,8 @@ describe(`cli.ts as a process (${runtimeName()})`, () => {
     assert.equal(imported.code, 0, imported.err);
     assert.equal(
       imported.out,
-      "Imported 42 sessions, skipped 0 already present (197 messages written).\n",
+      "Imported 42 sessions, skipped 0 already present " +
+        "(197 messages written, 4 parent links restored).\n",
     );
     const again = cli(["--db", target, "export", "-"]);
     assert.equal(again.out, exported.out);
