@@ -12,13 +12,16 @@ import { createGunzip } from "node:zlib";
 import type { Io } from "./io.ts";
 import { CommandError } from "./usage_error.ts";
 
-/** What the first line of a file that is not JSON Lines starts with, and what it is. */
-const SIGNATURES: readonly (readonly [RegExp, string])[] = [
-  [/^SQLite format 3\u0000/, "a SQLite database (give it with --db, or export it first)"],
-  [/^\u001f(\u008b|\ufffd)/, "gzip-compressed (name it FILE.gz, or pipe it through gunzip)"],
-  [/^PK\u0003\u0004/, "a zip archive (unzip it first)"],
-  [/^BZh/, "bzip2-compressed (pipe it through bunzip2)"],
-  [/^\ufffd7zXZ|^\u00fd7zXZ/, "xz-compressed (pipe it through unxz)"],
+/** How the first line of a file that is not JSON Lines starts, and what it is. */
+const SIGNATURES: readonly (readonly [readonly string[], string])[] = [
+  [["SQLite format 3\u0000"], "a SQLite database (give it with --db, or export it first)"],
+  [
+    ["\u001f\u008b", "\u001f\ufffd"],
+    "gzip-compressed (name it FILE.gz, or pipe it through gunzip)",
+  ],
+  [["PK\u0003\u0004"], "a zip archive (unzip it first)"],
+  [["BZh"], "bzip2-compressed (pipe it through bunzip2)"],
+  [["\ufffd7zXZ", "\u00fd7zXZ"], "xz-compressed (pipe it through unxz)"],
 ];
 
 /**
@@ -66,13 +69,13 @@ export function inputLines(io: Io, source: string): AsyncIterable<string> {
  */
 export function checkJsonLines(line: string, source: string): void {
   const name = source === "-" ? "standard input" : source;
-  for (const [signature, what] of SIGNATURES) {
-    if (signature.test(line)) {
+  for (const [starts, what] of SIGNATURES) {
+    if (starts.some((start) => line.startsWith(start))) {
       throw new CommandError(`Cannot import ${name}: it is not JSON Lines but ${what}`);
     }
   }
   const head = line.slice(0, 256);
-  if (!line.trimStart().startsWith("{") && /[\u0000\ufffd]/.test(head)) {
+  if (!line.trimStart().startsWith("{") && (head.includes("\u0000") || head.includes("\ufffd"))) {
     throw new CommandError(`Cannot import ${name}: it is not JSON Lines (binary data on line 1)`);
   }
 }
