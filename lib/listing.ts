@@ -283,6 +283,24 @@ function projectTip(store: Store, row: RichSessionRow): RichSessionRow {
 }
 
 /**
+ * How many entries {@linkcode listSessionsRich} lists with these filters
+ * over all pages (a compression chain counts once): for "20 of 35".
+ *
+ * @param store The open store.
+ * @param options The filters of the listing; paging and order are ignored.
+ * @returns The count.
+ *
+ * @example
+ * ```ts ignore
+ * const total = db.listedSessionCount({ excludeSources: ["tool"] });
+ * ```
+ */
+export function listedSessionCount(store: Store, options: ListSessionsOptions): number {
+  const { where, params } = filters(store, options);
+  return Number(store.statement(`SELECT count(*) AS n FROM sessions s ${where}`).get(...params)?.n);
+}
+
+/**
  * Lists sessions with a preview (the first user message, newlines as spaces,
  * 60 characters plus `...` when longer) and `last_active` (the last
  * message's time, else the start). Children are hidden unless their parent

@@ -80,6 +80,28 @@ describe("show", () => {
     assert.match(byTitle.out, new RegExp(`\nParent +${V11.compressionRoot}\n`));
   });
 
+  test("show names the sessions an ambiguous id prefix matches, up to ten", async () => {
+    const path = v11Copy();
+    const run = await runCli(["--db", path, "show", "20260425_0900"]);
+    assert.equal(run.code, 1);
+    const lines = run.err.trimEnd().split("\n");
+    assert.match(
+      lines[0],
+      /^hermes-state: Session '20260425_0900' is ambiguous: matches (\d+) sessions/,
+    );
+    const count = Number(/matches (\d+)/.exec(lines[0])![1]);
+    assert.ok(count >= 2);
+    assert.ok(
+      lines.slice(1).every((l) => /^  (20260425_0900\S*|… and \d+ more)$/.test(l)),
+      run.err,
+    );
+    assert.ok(lines.includes(`  ${V11.compressionTip}`));
+    const many = await runCli(["--db", path, "show", "2026"]);
+    const listed = many.err.trimEnd().split("\n").slice(1);
+    assert.equal(listed.length, 11, "ten ids and a count of the rest");
+    assert.match(listed[10], /^  … and \d+ more$/);
+  });
+
   test("show exits 1 with one line for an unknown session", async () => {
     const run = await runCli(["--db", v11Copy(), "show", "nope"]);
     assert.equal(run.code, 1);
