@@ -44,6 +44,22 @@ describe("main()", () => {
     }
   });
 
+  test("main() suggests the command a mistyped name most likely meant", async () => {
+    for (
+      const [typed, meant] of [["lsit", "list"], ["serach", "search"], ["vacum", "vacuum"], [
+        "sho",
+        "show",
+      ]]
+    ) {
+      const run = await runCli([typed]);
+      assert.equal(run.code, 2);
+      assert.equal(
+        run.err,
+        `hermes-state: unknown command "${typed}"; did you mean "${meant}"?\nTry: hermes-state --help\n`,
+      );
+    }
+  });
+
   test("main() exits 2 with one line and a Try hint for an unknown command", async () => {
     const run = await runCli(["frobnicate"]);
     assert.equal(run.code, 2);

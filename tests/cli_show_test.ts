@@ -102,6 +102,12 @@ describe("show", () => {
     assert.match(listed[10], /^  … and \d+ more$/);
   });
 
+  test("show says estimated once and gives the cost in the one format", async () => {
+    const run = await runCli(["--db", v11Copy(), "show", V11.kitchenSink]);
+    const cost = run.out.split("\n").find((line) => line.startsWith("Cost"));
+    assert.equal(cost, "Cost      $0.29 estimated");
+  });
+
   test("show exits 1 with one line for an unknown session", async () => {
     const run = await runCli(["--db", v11Copy(), "show", "nope"]);
     assert.equal(run.code, 1);

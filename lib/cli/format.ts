@@ -254,6 +254,24 @@ export function formatCost(usd: number | null | undefined): string {
 }
 
 /**
+ * A cost without binary float noise (sums of prices give
+ * `3.9264851999999997`): rounded to ten decimals, far below a cent.
+ *
+ * @param usd The amount, or `null`.
+ * @returns The amount, rounded; `null` stays `null`.
+ *
+ * @example
+ * ```ts
+ * import { tidyCost } from "./format.ts";
+ * console.assert(tidyCost(3.9264851999999997) === 3.9264852 && tidyCost(null) === null);
+ * ```
+ */
+export function tidyCost<T extends number | null | undefined>(usd: T): T {
+  if (typeof usd !== "number" || !Number.isFinite(usd)) return usd;
+  return Number(usd.toFixed(10)) as T;
+}
+
+/**
  * A count with its noun, singular for exactly one: `1 hit`, `4 hits`,
  * `1,204 sessions`.
  *
@@ -301,7 +319,8 @@ export function formatBytes(bytes: number): string {
  * not padded.
  *
  * @param rows The cells, row by row.
- * @param options The gap between columns.
+ * @param options The gap between columns, and which columns (by index) are
+ *   right-aligned (numbers).
  * @returns One string per row.
  *
  * @example
@@ -313,15 +332,19 @@ export function formatBytes(bytes: number): string {
  */
 export function alignColumns(
   rows: readonly (readonly string[])[],
-  options: { gap?: number } = {},
+  options: { gap?: number; right?: readonly number[] } = {},
 ): string[] {
-  const gap = options.gap ?? 2;
+  const gap = " ".repeat(options.gap ?? 2);
+  const right = new Set(options.right ?? []);
   const widths: number[] = [];
   for (const row of rows) {
     row.forEach((cell, i) => widths[i] = Math.max(widths[i] ?? 0, displayWidth(cell)));
   }
   return rows.map((row) =>
-    row.map((cell, i) => (i === row.length - 1 ? cell : padEnd(cell, widths[i] + gap))).join("")
-      .trimEnd()
+    row.map((cell, i) => {
+      const pad = " ".repeat(Math.max(0, widths[i] - displayWidth(cell)));
+      if (right.has(i)) return pad + cell;
+      return i === row.length - 1 ? cell : cell + pad;
+    }).join(gap).trimEnd()
   );
 }

@@ -80,9 +80,43 @@ function asksHelp(argv: readonly string[]): boolean {
   return false;
 }
 
+/** Edits (insert, delete, replace, swap two neighbours) between two short words. */
+function distance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.length][b.length];
+}
+
+/** The command a mistyped name most likely meant, if one is close. */
+function suggestion(name: string): string | undefined {
+  const typed = name.toLowerCase();
+  let best: { name: string; distance: number } | undefined;
+  for (const { name: candidate } of COMMAND_TABLE) {
+    const d = candidate.startsWith(typed) && typed.length >= 2 ? 0 : distance(typed, candidate);
+    if (best === undefined || d < best.distance) best = { name: candidate, distance: d };
+  }
+  return best !== undefined && best.distance <= Math.max(1, Math.floor(best.name.length / 3))
+    ? best.name
+    : undefined;
+}
+
 function findEntry(name: string): CommandEntry {
   const entry = COMMAND_TABLE.find((c) => c.name === name);
-  if (entry === undefined) throw new UsageError(`unknown command "${name}"`);
+  if (entry === undefined) {
+    const near = suggestion(name);
+    throw new UsageError(
+      `unknown command "${name}"${near === undefined ? "" : `; did you mean "${near}"?`}`,
+    );
+  }
   return entry;
 }
 

@@ -6,7 +6,14 @@
 import type { SessionStore } from "../../session_store.ts";
 import type { SessionRow } from "../../types.ts";
 import type { Command, Context } from "../command.ts";
-import { alignColumns, formatCost, formatCount, formatDateTime, formatWhen } from "../format.ts";
+import {
+  alignColumns,
+  formatCost,
+  formatCount,
+  formatDateTime,
+  formatWhen,
+  plural,
+} from "../format.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { resolveSession } from "../resolve.ts";
@@ -36,10 +43,6 @@ Examples:
   hermes-state show 20260425 --reasoning
   hermes-state show "my project #3" --json
 `;
-
-function plural(n: number, word: string): string {
-  return `${formatCount(n)} ${word}${n === 1 ? "" : "s"}`;
-}
 
 async function details(
   store: SessionStore,
@@ -87,8 +90,11 @@ async function details(
     if (session.actual_cost_usd !== null) {
       costs.push(`${formatCost(session.actual_cost_usd)} actual`);
     }
-    if (session.cost_status) costs.push(session.cost_status);
-    rows.push(["Cost", costs.join(" · ")]);
+    // The status says how the cost was found; "estimated" is said already.
+    if (session.cost_status && session.cost_status !== "estimated") {
+      costs.push(`(${session.cost_status})`);
+    }
+    rows.push(["Cost", costs.join(" · ").replace(" · (", " (")]);
   }
   if (session.billing_provider) rows.push(["Billing", session.billing_provider]);
   const prompt = session.system_prompt ?? "";
