@@ -52,19 +52,21 @@ async function details(
 ): Promise<string> {
   const { style } = ctx;
   const now = ctx.io.now();
-  const rows: string[][] = [["ID", style.cyan(session.id)]];
+  const rows: string[][] = [["ID", style.cyan(visibleControls(session.id))]];
   if (session.title) rows.push(["Title", style.bold(visibleControls(session.title))]);
-  rows.push(["Source", session.source]);
-  if (session.model) rows.push(["Model", session.model]);
-  if (session.user_id) rows.push(["User", session.user_id]);
+  rows.push(["Source", visibleControls(session.source)]);
+  if (session.model) rows.push(["Model", visibleControls(session.model)]);
+  if (session.user_id) rows.push(["User", visibleControls(session.user_id)]);
   rows.push(["Started", formatWhen(session.started_at, now)]);
   if (session.ended_at !== null) {
-    const reason = session.end_reason ? ` · ${session.end_reason}` : "";
+    const reason = session.end_reason ? ` · ${visibleControls(session.end_reason)}` : "";
     rows.push(["Ended", `${formatDateTime(session.ended_at)}${reason}`]);
   } else {
     rows.push(["Ended", style.green("— (open)")]);
   }
-  if (session.parent_session_id) rows.push(["Parent", session.parent_session_id]);
+  if (session.parent_session_id) {
+    rows.push(["Parent", visibleControls(session.parent_session_id)]);
+  }
   if (session.end_reason === "compression") {
     const tip = await store.getCompressionTip(session.id);
     if (tip !== session.id) rows.push(["Continued in", `${tip} (the live end of the chain)`]);
@@ -96,7 +98,7 @@ async function details(
     }
     rows.push(["Cost", costs.join(" · ").replace(" · (", " (")]);
   }
-  if (session.billing_provider) rows.push(["Billing", session.billing_provider]);
+  if (session.billing_provider) rows.push(["Billing", visibleControls(session.billing_provider)]);
   const prompt = session.system_prompt ?? "";
   if (prompt !== "" && !showSystem) {
     rows.push([
