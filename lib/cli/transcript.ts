@@ -148,7 +148,7 @@ function fold(text: string, options: TranscriptOptions): string[] {
 
 function header(message: MessageRow, style: Style): string {
   const parts = [style.bold(style.cyan(message.role))];
-  if (message.tool_name) parts.push(style.magenta(message.tool_name));
+  if (message.tool_name) parts.push(style.magenta(visibleControls(message.tool_name)));
   parts.push(formatDateTime(message.timestamp));
   if (message.finish_reason && message.finish_reason !== "stop") parts.push(message.finish_reason);
   // Rows a newer Hermes took back (shown only by `show --all`).
