@@ -124,6 +124,28 @@ async function findCommand(name: string): Promise<Command> {
   return await findEntry(name).load();
 }
 
+/**
+ * The Deno permission a refused call needed (`read`, `env`…), when `error`
+ * is Deno refusing it: the CLI runs without `-A` or some `--allow-*`.
+ */
+function missingPermission(error: unknown): { flag: string; detail: string } | undefined {
+  if (!(error instanceof Error)) return undefined;
+  if (error.name !== "NotCapable" && error.name !== "PermissionDenied") return undefined;
+  const kind = /Requires (\w+) access/.exec(error.message)?.[1];
+  if (kind === undefined) return undefined;
+  const detail = error.message.replace(/, run again with the --allow-\w+ flag$/, "");
+  return { flag: `--allow-${kind}`, detail };
+}
+
+/** An environment variable, or `undefined` when it cannot be read (no env permission). */
+function safeEnv(io: Io, name: string): string | undefined {
+  try {
+    return io.env(name);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The one line for a condition that has its own wording in the CLI, or `undefined`. */
 function conditionLine(error: unknown, dbPath: string | undefined): string | undefined {
   if (error instanceof NotStateDbError) {
@@ -144,6 +166,14 @@ function report(
   command: string | undefined,
   dbPath: string | undefined,
 ): number {
+  const permission = missingPermission(error);
+  if (permission !== undefined) {
+    io.stderr(
+      `hermes-state: missing permission ${permission.flag} (${permission.detail}): ` +
+        `run it as "deno run -A cli.ts"\n`,
+    );
+    return 1;
+  }
   const prefix = `hermes-state${command === undefined ? "" : ` ${command}`}: `;
   if (error instanceof UsageError) {
     io.stderr(`${prefix}${error.message}\n${error.hint}\n`);
@@ -164,7 +194,7 @@ function report(
   }
   const message = error instanceof Error ? error.message : String(error);
   io.stderr(`hermes-state: unexpected error: ${message}\n`);
-  if ((io.env("HERMES_STATE_DEBUG") ?? "") !== "" && error instanceof Error) {
+  if ((safeEnv(io, "HERMES_STATE_DEBUG") ?? "") !== "" && error instanceof Error) {
     io.stderr(`${error.stack ?? ""}\n`);
   } else {
     io.stderr("(set HERMES_STATE_DEBUG=1 to see where it happened)\n");
