@@ -80,6 +80,19 @@ describe("show", () => {
     assert.match(byTitle.out, new RegExp(`\nParent +${V11.compressionRoot}\n`));
   });
 
+  test("show resolves titles exactly as docs/cli.md says: exact is case-sensitive, #N is not", async () => {
+    const path = v11Copy();
+    const idOf = async (title: string) => {
+      const run = await runCli(["--db", path, "--json", "show", title]);
+      return run.code === 0 ? JSON.parse(run.out).id : null;
+    };
+    assert.equal(await idOf("my project"), V11.compressionRoot, "the exact title first");
+    assert.equal(await idOf("my project #2"), V11.compressionMid);
+    assert.equal(await idOf("MY PROJECT"), V11.compressionTip, "the newest #N, ASCII case ignored");
+    assert.equal(await idOf("My Project #2"), null, "the exact step is case-sensitive");
+    assert.equal(await idOf("Resume Me"), null);
+  });
+
   test("show names the sessions an ambiguous id prefix matches, up to ten", async () => {
     const path = v11Copy();
     const run = await runCli(["--db", path, "show", "20260425_0900"]);
