@@ -266,9 +266,9 @@ export function formatCost(usd: number | null | undefined): string {
  * console.assert(tidyCost(3.9264851999999997) === 3.9264852 && tidyCost(null) === null);
  * ```
  */
-export function tidyCost<T extends number | null | undefined>(usd: T): T {
-  if (typeof usd !== "number" || !Number.isFinite(usd)) return usd;
-  return Number(usd.toFixed(10)) as T;
+export function tidyCost(usd: number | null): number | null {
+  if (usd === null || !Number.isFinite(usd)) return usd;
+  return Number(usd.toFixed(10));
 }
 
 /**
