@@ -74,6 +74,16 @@ describe("list", () => {
     assert.equal(beyond.out, `No sessions past the first ${total} sessions.\n`);
   });
 
+  test("list gives a usage error for an empty --source, a negative --limit or a bad --order", async () => {
+    for (
+      const args of [["--source="], ["--source", ""], ["--limit", "-1"], ["--order", "newest"]]
+    ) {
+      const run = await runCli(["--db", v11Copy(), "list", ...args]);
+      assert.equal(run.code, 2, args.join(" "));
+      assert.match(run.err, /^hermes-state list: .+\nTry: hermes-state list --help\n$/);
+    }
+  });
+
   test("list --since and --until keep the sessions started in the range", async () => {
     const path = v11Copy();
     const json = async (...args: string[]) =>
