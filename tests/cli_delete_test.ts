@@ -83,7 +83,7 @@ describe("delete", () => {
     assert.ok(await withDb(path, (db) => db.getSession(V11.live)), "nothing was deleted");
     const run = await runCli(["--db", path, "delete", V11.live, V11.oldCli], { stdin: "y\n" });
     assert.equal(run.code, 0, run.err);
-    assert.match(run.err, /^Delete 2 sessions:\n  session '/);
+    assert.match(run.err, /^Delete 2 sessions:\n {2}session '/);
     assert.equal(run.out, `Deleted 2 sessions: ${V11.live}, ${V11.oldCli}.\n`);
     const left = await withDb(path, (db) => [db.getSession(V11.live), db.getSession(V11.oldCli)]);
     assert.deepEqual(left, [undefined, undefined]);

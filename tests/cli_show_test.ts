@@ -105,14 +105,14 @@ describe("show", () => {
     const count = Number(/matches (\d+)/.exec(lines[0])![1]);
     assert.ok(count >= 2);
     assert.ok(
-      lines.slice(1).every((l) => /^  (20260425_0900\S*|… and \d+ more)$/.test(l)),
+      lines.slice(1).every((l) => /^ {2}(20260425_0900\S*|… and \d+ more)$/.test(l)),
       run.err,
     );
     assert.ok(lines.includes(`  ${V11.compressionTip}`));
     const many = await runCli(["--db", path, "show", "2026"]);
     const listed = many.err.trimEnd().split("\n").slice(1);
     assert.equal(listed.length, 11, "ten ids and a count of the rest");
-    assert.match(listed[10], /^  … and \d+ more$/);
+    assert.match(listed[10], /^ {2}… and \d+ more$/);
   });
 
   test("show says estimated once and gives the cost in the one format", async () => {
