@@ -228,7 +228,9 @@ describe("searchMessages() agrees with a brute-force oracle", () => {
   });
   after(() => s.db.close());
 
-  test("searchMessages() finds exactly the oracle's messages for generated mixed queries", () => {
+  test("searchMessages() finds exactly the oracle's messages for generated mixed queries", {
+    timeout: 120_000,
+  }, () => {
     const rnd = mulberry32(SEED + 100);
     const seen = { substring: 0, words: 0, hits: 0, operators: new Set<string>() };
     for (let i = 0; i < ORACLE_QUERIES; i++) {
