@@ -29,7 +29,7 @@ import {
 
 const QUERIES = 20_000;
 /** Run as chunks, each under the runners' default per-test timeout. */
-const CHUNKS = 4;
+const CHUNKS = 10;
 const SEED = 0x5eed;
 
 const WORDS = [
@@ -216,6 +216,8 @@ for (let chunk = 0; chunk < CHUNKS; chunk++) {
 }
 
 const ORACLE_QUERIES = 1_500;
+/** Run as chunks, each well under Bun's default 5 s per test. */
+const ORACLE_CHUNKS = 5;
 const ORACLE_ROWS = 400;
 
 describe("searchMessages() agrees with a brute-force oracle", () => {
@@ -228,31 +230,38 @@ describe("searchMessages() agrees with a brute-force oracle", () => {
   });
   after(() => s.db.close());
 
-  test("searchMessages() finds exactly the oracle's messages for generated mixed queries", {
-    timeout: 120_000,
-  }, () => {
-    const rnd = mulberry32(SEED + 100);
-    const seen = { substring: 0, words: 0, hits: 0, operators: new Set<string>() };
-    for (let i = 0; i < ORACLE_QUERIES; i++) {
-      const parts = oracleQuery(rnd);
-      const text = queryText(parts);
-      const want = rows.filter((r) => oracleMatches(parts, r.content)).map((r) => r.id);
-      const got = s.db.searchMessages(text, { limit: ORACLE_ROWS }).map((h) => h.id);
-      assert.deepEqual(
-        got.sort((a, b) => a - b),
-        want,
-        `query #${i} ${JSON.stringify(text)} (${planSearch(text).kind})`,
-      );
-      if (bySubstring(parts)) seen.substring++;
-      else seen.words++;
-      if (want.length > 0) seen.hits++;
-      for (const p of parts) if (p.kind === "op" && p.op !== "") seen.operators.add(p.op);
-    }
-    assert.ok(seen.substring > ORACLE_QUERIES / 4, `substring queries: ${seen.substring}`);
-    assert.ok(seen.words > ORACLE_QUERIES / 10, `word queries: ${seen.words}`);
-    assert.ok(seen.hits > ORACLE_QUERIES / 3, `queries with hits: ${seen.hits}`);
-    assert.equal(seen.operators.size, 3);
-  });
+  for (let chunk = 0; chunk < ORACLE_CHUNKS; chunk++) {
+    const size = ORACLE_QUERIES / ORACLE_CHUNKS;
+    test(
+      `searchMessages() finds exactly the oracle's messages for generated mixed queries (${
+        chunk + 1
+      }/${ORACLE_CHUNKS})`,
+      { timeout: 120_000 },
+      () => {
+        const rnd = mulberry32(SEED + 100 + chunk);
+        const seen = { substring: 0, words: 0, hits: 0, operators: new Set<string>() };
+        for (let i = 0; i < size; i++) {
+          const parts = oracleQuery(rnd);
+          const text = queryText(parts);
+          const want = rows.filter((r) => oracleMatches(parts, r.content)).map((r) => r.id);
+          const got = s.db.searchMessages(text, { limit: ORACLE_ROWS }).map((h) => h.id);
+          assert.deepEqual(
+            got.sort((a, b) => a - b),
+            want,
+            `query #${i} ${JSON.stringify(text)} (${planSearch(text).kind})`,
+          );
+          if (bySubstring(parts)) seen.substring++;
+          else seen.words++;
+          if (want.length > 0) seen.hits++;
+          for (const p of parts) if (p.kind === "op" && p.op !== "") seen.operators.add(p.op);
+        }
+        assert.ok(seen.substring > size / 4, `substring queries: ${seen.substring}`);
+        assert.ok(seen.words > size / 10, `word queries: ${seen.words}`);
+        assert.ok(seen.hits > size / 3, `queries with hits: ${seen.hits}`);
+        assert.equal(seen.operators.size, 3);
+      },
+    );
+  }
 
   test("searchMessages() requires every word of a mixed query", () => {
     const texts = ["记忆 docker", "记忆 AND docker", "docker 数据", "docker 🚀", "记忆断裂 go"];
