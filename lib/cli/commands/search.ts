@@ -165,6 +165,7 @@ async function noteUnindexed(
     `hermes-state: search: the search index ${notes.join("; ")}; ` +
       "those messages were matched by substring instead (slower, newest first)\n",
   );
+}
 
 /** What the page shows: `3 hits`, `first 20 hits; …`, `hits 21–40; …`. */
 function footer(count: number, offset: number, more: boolean): string {
