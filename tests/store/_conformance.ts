@@ -212,12 +212,12 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       const cut = 1776675600;
       for (
         const options of [{}, { excludeSources: ["tool"] }, { includeChildren: true }, {
-          startedSince: cut,
+          startedAfter: cut,
         }, { startedBefore: cut, excludeSources: ["tool"] }]
       ) {
         const rows = await store.listSessionsRich({ ...options, limit: 1000 });
         assert.equal(await store.listedSessionCount(options), rows.length, JSON.stringify(options));
-        if ("startedSince" in options) assert.ok(rows.every((r) => r.started_at >= cut));
+        if ("startedAfter" in options) assert.ok(rows.every((r) => r.started_at >= cut));
         if ("startedBefore" in options) assert.ok(rows.every((r) => r.started_at < cut));
       }
     });

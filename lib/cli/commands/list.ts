@@ -138,7 +138,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     excludeSources: source ? null : ["tool"],
     includeChildren: args.flag("all"),
     includeArchived: args.flag("all"),
-    startedSince: since,
+    startedAfter: since,
     startedBefore: until,
   };
   const sessions = await store.listSessionsRich({
