@@ -59,7 +59,7 @@ export type {
 export type { SearchOptions, SearchSort } from "./lib/search/search.ts";
 export { sanitizeFts5Query } from "./lib/search/sanitize.ts";
 export { containsCjk } from "./lib/search/cjk.ts";
-export { sanitizeTitle } from "./lib/titles.ts";
+export { type PrefixMatches, sanitizeTitle } from "./lib/titles.ts";
 export type { ExportOptions } from "./lib/export.ts";
 export type { ImportOptions, ImportResult, ParentLink } from "./lib/import.ts";
 export type { DatabaseInfo, InspectOptions } from "./lib/inspect.ts";

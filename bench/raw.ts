@@ -249,7 +249,7 @@ const HIT_COLUMNS = `m.id, m.session_id, m.role, %SNIPPET% AS snippet, m.content
  * table), so the floor differs from ours only by what runs around it.
  */
 function ftsSql(table: string): string {
-  return pageSql(table, "", false);
+  return pageSql(table, "");
 }
 
 /**
@@ -258,7 +258,7 @@ function ftsSql(table: string): string {
  */
 function sortedSql(table: string, order: "newest" | "oldest"): string {
   const dir = order === "newest" ? "DESC" : "ASC";
-  return pageSql(table, "", false).replace(
+  return pageSql(table, "").replace(
     /ORDER BY rank/,
     `ORDER BY m.timestamp ${dir}, rank, m.id ${dir}`,
   );

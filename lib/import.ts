@@ -31,8 +31,9 @@ export interface ImportResult {
   messages: number;
   /**
    * The parent named by the record when it is not in the file yet: the
-   * session was stored without a parent, and {@linkcode restoreParentLinks}
-   * links it once the parent is imported. `null` otherwise.
+   * session is (or stays) without a parent, and
+   * {@linkcode restoreParentLinks} links it once the parent is imported.
+   * `null` otherwise.
    */
   deferredParent: string | null;
   /**
@@ -42,6 +43,12 @@ export interface ImportResult {
    * kept. `[]` when skipped, or when every column fits.
    */
   droppedColumns: string[];
+  /**
+   * True when the session was already present without the parent its
+   * record names (an earlier import ran before the parent was in), and
+   * that parent is in the file now: the link was restored.
+   */
+  relinked: boolean;
 }
 
 /** Keys an export adds that are no column: they are never reported as dropped. */
@@ -283,16 +290,8 @@ export function importSession(
   const checked = check(record);
   return store.write(() => {
     const exists = sessionExists(store, checked.id);
-    if (exists && !options.replace) {
-      return {
-        outcome: "skipped",
-        id: checked.id,
-        messages: 0,
-        deferredParent: null,
-        droppedColumns: [],
-      };
-    }
     const named = (checked.row.parent_session_id as string | null | undefined) ?? null;
+    if (exists && !options.replace) return skip(store, checked.id, named);
     const parentPresent = named === null || named === checked.id || sessionExists(store, named);
     const parent = parentPresent ? named : null;
     if (exists) store.statement("DELETE FROM messages WHERE session_id = ?").run(checked.id);
@@ -304,18 +303,43 @@ export function importSession(
       messages: checked.messages.length,
       deferredParent: parentPresent ? null : named,
       droppedColumns: droppedColumns(store, checked),
+      relinked: false,
     };
   });
+}
+
+/** Links a session that has no parent to an existing parent. */
+const LINK_SQL = "UPDATE sessions SET parent_session_id = ? WHERE id = ? " +
+  "AND parent_session_id IS NULL AND EXISTS (SELECT 1 FROM sessions WHERE id = ?)";
+
+/**
+ * A session already present is left as it is, except for a parent link an
+ * earlier, interrupted or partial import could not make: it is made when
+ * the parent is in the file now, and deferred otherwise.
+ */
+function skip(store: Store, id: string, named: string | null): ImportResult {
+  const result: ImportResult = {
+    outcome: "skipped",
+    id,
+    messages: 0,
+    deferredParent: null,
+    droppedColumns: [],
+    relinked: false,
+  };
+  if (named === null || named === id) return result;
+  const current = store.statement("SELECT parent_session_id AS parent FROM sessions WHERE id = ?")
+    .get(id)?.parent;
+  if (current !== null && current !== undefined) return result;
+  if (!sessionExists(store, named)) return { ...result, deferredParent: named };
+  store.statement(LINK_SQL).run(named, id, named);
+  return { ...result, relinked: true };
 }
 
 /** Implements `SessionDB.restoreParentLinks`: links still-orphaned children to present parents. */
 export function restoreParentLinks(store: Store, links: readonly ParentLink[]): number {
   if (links.length === 0) return 0;
   return store.write(() => {
-    const link = store.statement(
-      "UPDATE sessions SET parent_session_id = ? WHERE id = ? AND parent_session_id IS NULL " +
-        "AND EXISTS (SELECT 1 FROM sessions WHERE id = ?)",
-    );
+    const link = store.statement(LINK_SQL);
     let linked = 0;
     for (const { id, parentId } of links) linked += link.run(parentId, id, parentId).changes;
     return linked;

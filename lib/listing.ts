@@ -283,6 +283,24 @@ function projectTip(store: Store, row: RichSessionRow): RichSessionRow {
 }
 
 /**
+ * How many entries {@linkcode listSessionsRich} lists with these filters
+ * over all pages (a compression chain counts once): for "20 of 35".
+ *
+ * @param store The open store.
+ * @param options The filters of the listing; paging and order are ignored.
+ * @returns The count.
+ *
+ * @example
+ * ```ts ignore
+ * const total = db.listedSessionCount({ excludeSources: ["tool"] });
+ * ```
+ */
+export function listedSessionCount(store: Store, options: ListSessionsOptions): number {
+  const { where, params } = filters(store, options);
+  return Number(store.statement(`SELECT count(*) AS n FROM sessions s ${where}`).get(...params)?.n);
+}
+
+/**
  * Implements `SessionDB.listSessionsRich`: a page by start or by chain activity, tips projected.
  */
 export function listSessionsRich(store: Store, options: ListSessionsOptions): RichSessionRow[] {

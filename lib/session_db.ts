@@ -947,6 +947,17 @@ export class SessionDB {
   }
 
   /**
+   * Counts the entries `listSessionsRich` lists with these filters, over all
+   * pages (a compression chain counts once).
+   *
+   * @param options The listing's filters (paging and order are ignored).
+   * @returns The count.
+   */
+  listedSessionCount(options: listing.ListSessionsOptions = {}): number {
+    return listing.listedSessionCount(this.#store, options);
+  }
+
+  /**
    * Lists every session (children and archived ones included, nothing
    * projected), most recently active first (by `last_active`: the last
    * message's time, else the start), then newest start, then id
@@ -1029,6 +1040,18 @@ export class SessionDB {
    */
   resolveSessionId(idOrPrefix: string): string | undefined {
     return titles.resolveSessionId(this.#store, idOrPrefix);
+  }
+
+  /**
+   * The sessions whose id starts with `prefix`: how many, and the newest
+   * (to say which ones an ambiguous prefix names).
+   *
+   * @param prefix The id prefix.
+   * @param options `limit`: the most ids (default 10).
+   * @returns The count and ids.
+   */
+  sessionIdsWithPrefix(prefix: string, options: { limit?: number } = {}): titles.PrefixMatches {
+    return titles.sessionIdsWithPrefix(this.#store, prefix, options);
   }
 
   /**

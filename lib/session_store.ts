@@ -42,6 +42,7 @@ import type { CreateSessionOptions, EnsureSessionOptions } from "./sessions.ts";
 import type { SourceUsage } from "./source_usage.ts";
 import type { TokenCountsUpdate } from "./tokens.ts";
 import type { UsageReportOptions, UsageRow } from "./usage_report.ts";
+import type { PrefixMatches } from "./titles.ts";
 import type {
   ConversationMessage,
   MessageRow,
@@ -132,9 +133,13 @@ export interface SessionStore extends AsyncDisposable {
   searchSessions(options?: SearchSessionsOptions): Promise<SessionRow[]>;
   /** See {@linkcode SessionDB.sessionCount}. */
   sessionCount(options?: SessionCountOptions): Promise<number>;
+  /** See {@linkcode SessionDB.listedSessionCount}. */
+  listedSessionCount(options?: ListSessionsOptions): Promise<number>;
 
   /** See {@linkcode SessionDB.resolveSessionId}. */
   resolveSessionId(idOrPrefix: string): Promise<string | undefined>;
+  /** See {@linkcode SessionDB.sessionIdsWithPrefix}. */
+  sessionIdsWithPrefix(prefix: string, options?: { limit?: number }): Promise<PrefixMatches>;
   /** See {@linkcode SessionDB.setSessionTitle}. */
   setSessionTitle(id: string, title: string | null): Promise<boolean>;
   /** See {@linkcode SessionDB.getSessionTitle}. */

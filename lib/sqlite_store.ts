@@ -151,8 +151,14 @@ class SqliteSessionStore implements SessionStore {
   sessionCount(...a: Parameters<SessionDB["sessionCount"]>) {
     return this.#call((db) => db.sessionCount(...a));
   }
+  listedSessionCount(...a: Parameters<SessionDB["listedSessionCount"]>) {
+    return this.#call((db) => db.listedSessionCount(...a));
+  }
   resolveSessionId(...a: Parameters<SessionDB["resolveSessionId"]>) {
     return this.#call((db) => db.resolveSessionId(...a));
+  }
+  sessionIdsWithPrefix(...a: Parameters<SessionDB["sessionIdsWithPrefix"]>) {
+    return this.#call((db) => db.sessionIdsWithPrefix(...a));
   }
   setSessionTitle(...a: Parameters<SessionDB["setSessionTitle"]>) {
     return this.#call((db) => db.setSessionTitle(...a));

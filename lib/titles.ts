@@ -154,3 +154,41 @@ export function resolveSessionId(store: Store, idOrPrefix: string): string | und
   ).all(`${escapeLike(idOrPrefix)}%`);
   return rows.length === 1 ? rows[0].id as string : undefined;
 }
+
+/** Sessions whose id starts with a prefix: how many, and the newest few. */
+export interface PrefixMatches {
+  /** How many sessions match. */
+  readonly count: number;
+  /** The ids of the newest-started matches, at most `limit`. */
+  readonly ids: readonly string[];
+}
+
+/**
+ * The sessions whose id starts with `prefix` (`\`, `%` and `_` match
+ * literally), for telling a user which ones an ambiguous prefix names.
+ *
+ * @param store The open store.
+ * @param prefix The id prefix.
+ * @param options `limit`: the most ids to return (default 10).
+ * @returns The count and the newest-started ids.
+ *
+ * @example
+ * ```ts ignore
+ * db.sessionIdsWithPrefix("2026"); // { count: 35, ids: ["20260429_…", …] }
+ * ```
+ */
+export function sessionIdsWithPrefix(
+  store: Store,
+  prefix: string,
+  options: { limit?: number } = {},
+): PrefixMatches {
+  const pattern = `${escapeLike(prefix)}%`;
+  const count = Number(
+    store.statement("SELECT count(*) AS n FROM sessions WHERE id LIKE ? ESCAPE '\\'").get(pattern)
+      ?.n,
+  );
+  const ids = store.statement(
+    "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY started_at DESC, id LIMIT ?",
+  ).all(pattern, options.limit ?? 10).map((row) => row.id as string);
+  return { count, ids };
+}

@@ -38,6 +38,8 @@ export interface IoOptions {
   isTerminal?: boolean;
   /** Standard error is a terminal. */
   stderrIsTerminal?: boolean;
+  /** The terminal's width in columns. */
+  columns?: number;
 }
 
 /** An Io that records what is written. */
@@ -71,6 +73,7 @@ export function recordingIo(options: IoOptions = {}): RecordingIo {
     },
     isTerminal: options.isTerminal ?? false,
     stderrIsTerminal: options.stderrIsTerminal ?? false,
+    columns: options.columns,
     env: (name) => options.env?.[name],
     now: typeof now === "function" ? now : () => now,
     readLine() {

@@ -74,4 +74,25 @@ describe("delete", () => {
     assert.equal(run.code, 1);
     assert.doesNotMatch(run.err, /\[y\/N\]/);
   });
+
+  test("delete takes several sessions, asks once, and deletes none when one is unknown", async () => {
+    const path = v11Copy();
+    const unknown = await runCli(["--db", path, "delete", "-y", V11.live, "nope"]);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.err, /Session 'nope' not found/);
+    assert.ok(await withDb(path, (db) => db.getSession(V11.live)), "nothing was deleted");
+    const run = await runCli(["--db", path, "delete", V11.live, V11.oldCli], { stdin: "y\n" });
+    assert.equal(run.code, 0, run.err);
+    assert.match(run.err, /^Delete 2 sessions:\n {2}session '/);
+    assert.equal(run.out, `Deleted 2 sessions: ${V11.live}, ${V11.oldCli}.\n`);
+    const left = await withDb(path, (db) => [db.getSession(V11.live), db.getSession(V11.oldCli)]);
+    assert.deepEqual(left, [undefined, undefined]);
+  });
+
+  test("delete still reads several unquoted words as one title", async () => {
+    const path = v11Copy();
+    const run = await runCli(["--db", path, "delete", "-y", "my", "project", "#2"]);
+    assert.equal(run.code, 0, run.err);
+    assert.equal(run.out, `Deleted session '${V11.compressionMid}'.\n`);
+  });
 });

@@ -35,6 +35,41 @@ function cli(
   return { code: result.status, out: result.stdout, err: result.stderr };
 }
 
+/** The deno binary: this one on Deno, else the one on PATH (undefined when there is none). */
+function denoBinary(): string | undefined {
+  if (runtimeName() === "deno") return process.execPath;
+  const probe = spawnSync("deno", ["--version"], { encoding: "utf8" });
+  return probe.status === 0 ? "deno" : undefined;
+}
+
+describe("cli.ts under deno run without -A", () => {
+  const deno = denoBinary();
+  test("cli.ts prints one line naming the missing permission, no stack", {
+    timeout: 60_000,
+    skip: deno === undefined ? "no deno binary" : false,
+  }, () => {
+    const path = v11Copy();
+    for (const flags of [[], ["--allow-read"], ["--allow-read", "--allow-env"]]) {
+      // Through sh: Deno's node:child_process hands its own permissions to a
+      // deno it spawns directly.
+      const quoted = [deno!, "run", ...flags, CLI, "--db", path, "list"]
+        .map((arg) => `'${arg.replaceAll("'", "'\\''")}'`).join(" ");
+      const result = spawnSync("sh", ["-c", `exec ${quoted}`], {
+        env: { ...process.env, NO_COLOR: "1" },
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+      assert.equal(result.status, 1, flags.join(" "));
+      assert.equal(result.stdout, "");
+      assert.match(
+        result.stderr,
+        /^hermes-state: missing permission --allow-\w+ \(Requires \w+ access to .+\): run it as "deno run -A cli\.ts"\n$/,
+        `${flags.join(" ")}: ${result.stderr}`,
+      );
+    }
+  });
+});
+
 describe(`cli.ts as a process (${runtimeName()})`, () => {
   test("cli.ts prints the version and exits 0", { timeout: 60_000 }, () => {
     const run = cli(["--version"]);
@@ -85,7 +120,8 @@ describe(`cli.ts as a process (${runtimeName()})`, () => {
     assert.equal(imported.code, 0, imported.err);
     assert.equal(
       imported.out,
-      "Imported 42 sessions, skipped 0 already present (197 messages written).\n",
+      "Imported 42 sessions, skipped 0 already present " +
+        "(197 messages written, 4 parent links restored).\n",
     );
     const again = cli(["--db", target, "export", "-"]);
     assert.equal(again.out, exported.out);

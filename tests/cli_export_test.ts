@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { expected, tempDir } from "./_helpers.ts";
-import { runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
+import { buildDb, runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
 
 interface ExpectedFile {
   entries: { ts_call: string; ts_args: unknown[]; result: unknown }[];
@@ -131,5 +131,32 @@ describe("export errors", () => {
     assert.equal(run.code, 1);
     assert.match(run.err, /^hermes-state: Cannot write .*: .*\n$/);
     assert.deepEqual(readdirSync(dir), [], "the temporary file is removed");
+  });
+
+  test("export --format md shows control characters and bidi overrides as show does", async () => {
+    const path = await buildDb((db) => {
+      db.createSession("evil", "cli\u202e");
+      db.setSessionTitle("evil", "fine title");
+      db.appendMessage("evil", { role: "user", content: "\u001b[2Jgone \u202Etxt.exe\u0000end" });
+      db.appendMessage("evil", {
+        role: "assistant",
+        content: "ok",
+        toolCalls: [{
+          id: "c1",
+          type: "function",
+          function: { name: "run\u001b", arguments: '{"a": "\u2066x"}' },
+        }],
+      });
+    });
+    const md = (await runCli(["--db", path, "export", "--format", "md"])).out;
+    const shown = (await runCli(["--db", path, "show", "evil"])).out;
+    for (const text of [md, shown]) {
+      // deno-lint-ignore no-control-regex
+      assert.ok(!/[\u0000-\u0008\u000b-\u001f\u202a-\u202e\u2066-\u2069]/.test(text), text);
+    }
+    assert.ok(md.includes("␛[2Jgone ⟨U+202E⟩txt.exe␀end"), md);
+    assert.ok(shown.includes("␛[2Jgone ⟨U+202E⟩txt.exe␀end"), shown);
+    assert.ok(md.includes("run␛"));
+    assert.ok(md.includes("**Source:** cli⟨U+202E⟩"));
   });
 });

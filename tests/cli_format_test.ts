@@ -9,12 +9,15 @@ import {
   formatDate,
   oneLine,
   padEnd,
+  plural,
   relativeTime,
   truncate,
 } from "../lib/cli/format.ts";
 import { colourWanted, createStyle } from "../lib/cli/style.ts";
 import { contentAsText, toolCallViews, visibleControls } from "../lib/cli/transcript.ts";
 import { fenced } from "../lib/cli/markdown.ts";
+import { markWords, showMarks } from "../lib/cli/highlight.ts";
+import { parseTime } from "../lib/cli/time_option.ts";
 
 describe("format helpers", () => {
   test("displayWidth() counts CJK and emoji as two columns and colour codes as none", () => {
@@ -58,9 +61,18 @@ describe("format helpers", () => {
     assert.equal(formatCount(1234567), "1,234,567");
     assert.equal(formatCount(-1234), "-1,234");
     assert.equal(formatCost(null), "—");
-    assert.equal(formatCost(0), "$0.0000");
-    assert.equal(formatCost(0.0880275), "$0.0880");
+    assert.equal(formatCost(0), "$0.00");
+    assert.equal(formatCost(0.0880275), "$0.09");
+    assert.equal(formatCost(0.29), "$0.29");
+    assert.equal(formatCost(1.77), "$1.77");
+    assert.equal(formatCost(0.0042), "$0.0042");
+    assert.equal(formatCost(3.9264851999999997), "$3.93");
+    assert.equal(formatCost(1234.5), "$1,234.50");
     assert.equal(formatCost(12.5), "$12.50");
+    assert.equal(plural(1, "hit"), "1 hit");
+    assert.equal(plural(4, "hit"), "4 hits");
+    assert.equal(plural(1, "day"), "1 day");
+    assert.equal(plural(1200, "session"), "1,200 sessions");
     assert.equal(formatBytes(0), "0 B");
     assert.equal(formatBytes(1023), "1023 B");
     assert.equal(formatBytes(1536), "1.5 KiB");
@@ -133,5 +145,35 @@ describe("transcript helpers", () => {
   test("fenced() uses a fence longer than any backtick run inside", () => {
     assert.equal(fenced("x"), "```\nx\n```");
     assert.equal(fenced("a ```` b", "json"), "`````json\na ```` b\n`````");
+  });
+});
+
+describe("highlight helpers", () => {
+  test("markWords() marks substring matches outside FTS5's own markers, case-insensitively", () => {
+    assert.equal(
+      markWords("Docker 记忆 >>>docker<<<", ["记忆", "docker"]),
+      ">>>Docker<<< >>>记忆<<< >>>docker<<<",
+    );
+    assert.equal(markWords("🚀 launch", ["🚀"]), ">>>🚀<<< launch");
+    assert.equal(markWords("a.b", ["."]), "a>>>.<<<b", "words are literal, not patterns");
+    assert.equal(markWords("plain", []), "plain");
+  });
+
+  test("showMarks() keeps markers without colour and colours them on a terminal", () => {
+    assert.equal(showMarks("x >>>y<<<", createStyle(false)), "x >>>y<<<");
+    assert.ok(!showMarks("x >>>y<<<", createStyle(true)).includes(">>>"));
+  });
+});
+
+describe("time options", () => {
+  test("parseTime() reads ages, Unix seconds, local dates and refuses the rest", () => {
+    assert.equal(parseTime("30m", 10_000), 10_000 - 1800);
+    assert.equal(parseTime("2w", 2_000_000), 2_000_000 - 2 * 604800);
+    assert.equal(parseTime("1776675600", 0), 1776675600);
+    assert.equal(parseTime("2026-04-20", 0), new Date(2026, 3, 20).getTime() / 1000);
+    assert.equal(parseTime("2026-04-20 09:30", 0), new Date(2026, 3, 20, 9, 30).getTime() / 1000);
+    for (const bad of ["2026-02-30", "2026-04-20 25:00", "yesterday", "-3d", ""]) {
+      assert.equal(parseTime(bad, 0), undefined, bad);
+    }
   });
 });

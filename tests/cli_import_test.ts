@@ -1,6 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
 import { join } from "node:path";
 import { rawOpen, tempDbPath, tempDir } from "./_helpers.ts";
 import { runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
@@ -33,7 +34,8 @@ describe("import", () => {
     assert.equal(run.code, 0, run.err);
     assert.equal(
       run.out,
-      "Imported 42 sessions, skipped 0 already present (197 messages written).\n",
+      "Imported 42 sessions, skipped 0 already present " +
+        "(197 messages written, 4 parent links restored).\n",
     );
     assert.equal(await exportOf(target), text);
     const parent = await withDb(
@@ -97,7 +99,7 @@ describe("import", () => {
     const target = tempDbPath();
     const run = await runCli(["--db", target, "import", "-"], { stdin });
     assert.equal(run.code, 1);
-    const errors = run.err.trimEnd().split("\n");
+    const errors = run.err.trimEnd().split("\n").filter((l) => l.includes(": line "));
     assert.equal(errors.length, 3);
     assert.match(errors[0], /^hermes-state: import: line 2: not valid JSON \(.+\)$/);
     assert.equal(
@@ -142,5 +144,98 @@ describe("import progress", () => {
     assert.equal(run.code, 0);
     assert.ok(run.err.startsWith("\r\x1b[KImported "), run.err);
     assert.ok(run.err.endsWith("\r\x1b[K"));
+  });
+
+  test("import after an interrupted run restores every parent link", async () => {
+    const text = await exportOf(v11Copy());
+    const lines = text.trimEnd().split("\n");
+    const full = tempDbPath();
+    await runCli(["--db", full, "import", "-"], { stdin: text });
+    const links = async (path: string) =>
+      await withDb(
+        path,
+        (db) =>
+          lines.map((l) => JSON.parse(l).id as string).map((id) =>
+            db.getSession(id)?.parent_session_id ?? null
+          ),
+      );
+    const want = await links(full);
+    assert.ok(want.filter((p) => p !== null).length >= 4);
+    // The first run stops half way (as after Ctrl-C): children read before their parents stay roots.
+    const target = tempDbPath();
+    await runCli(["--db", target, "import", "-"], { stdin: lines.slice(0, 21).join("\n") });
+    const second = await runCli(["--db", target, "import", "-"], { stdin: text });
+    assert.equal(second.code, 0, second.err);
+    assert.deepEqual(await links(target), want);
+  });
+
+  test("import of chain members one file at a time links them when the child is read again", async () => {
+    const records = (await exportOf(v11Copy())).trimEnd().split("\n").map((l) => JSON.parse(l));
+    const child = records.find((r) => r.id === V11.compressionTip);
+    const parent = records.find((r) => r.id === V11.compressionMid);
+    const target = tempDbPath();
+    const first = await runCli(["--db", target, "import", "-"], { stdin: JSON.stringify(child) });
+    assert.match(first.err, /1 session names a parent that is not in the database/);
+    await runCli(["--db", target, "import", "-"], { stdin: JSON.stringify(parent) });
+    const again = await runCli(["--db", target, "import", "-"], { stdin: JSON.stringify(child) });
+    assert.match(again.out, /1 parent link restored/);
+    const linked = await withDb(
+      target,
+      (db) => db.getSession(V11.compressionTip)?.parent_session_id,
+    );
+    assert.equal(linked, V11.compressionMid);
+  });
+
+  test("import refuses a SQLite file or a gzip stream with one line and writes nothing", async () => {
+    const dir = tempDir();
+    const gz = join(dir, "backup.jsonl.bin");
+    writeFileSync(gz, gzipSync(await exportOf(v11Copy())));
+    for (
+      const [input, what] of [[v11Copy(), /not JSON Lines but a SQLite database/], [
+        gz,
+        /gzip-compressed/,
+      ]] as const
+    ) {
+      const target = join(dir, `t${Math.random()}.db`);
+      const run = await runCli(["--db", target, "import", input]);
+      assert.equal(run.code, 1);
+      assert.equal(run.err.trimEnd().split("\n").length, 1, run.err.slice(0, 300));
+      assert.match(run.err, what);
+      assert.ok(!existsSync(target), "no database was created");
+    }
+    const piped = await runCli(["--db", join(dir, "p.db"), "import", "-"], {
+      stdin: "SQLite format 3\u0000\u0004\u0000\u0001\u0001",
+    });
+    assert.equal(piped.code, 1);
+    assert.match(piped.err, /^hermes-state: Cannot import standard input: it is not JSON Lines/);
+  });
+
+  test("import reads a .gz file with node:zlib", async () => {
+    const text = await exportOf(v11Copy());
+    const file = join(tempDir(), "backup.jsonl.gz");
+    writeFileSync(file, gzipSync(text));
+    const target = tempDbPath();
+    const run = await runCli(["--db", target, "import", file]);
+    assert.equal(run.code, 0, run.err);
+    assert.match(run.out, /^Imported 42 sessions/);
+    assert.equal(await exportOf(target), text);
+    const broken = join(tempDir(), "broken.jsonl.gz");
+    writeFileSync(broken, "not gzip at all\n");
+    const bad = await runCli(["--db", tempDbPath(), "import", broken]);
+    assert.equal(bad.code, 1);
+    assert.match(
+      bad.err,
+      /^hermes-state: Cannot import .*broken\.jsonl\.gz: not a valid gzip file/,
+    );
+  });
+
+  test("import stops after 20 bad lines and says so with a count", async () => {
+    const stdin = Array.from({ length: 500 }, (_, i) => `garbage ${i}`).join("\n");
+    const run = await runCli(["--db", tempDbPath(), "import", "-"], { stdin });
+    assert.equal(run.code, 1);
+    const lines = run.err.trimEnd().split("\n");
+    assert.equal(lines.filter((l) => l.includes(": line ")).length, 20);
+    assert.match(run.err, /stopped at line 20 after 20 bad lines/);
+    assert.match(run.out, /20 lines failed/);
   });
 });

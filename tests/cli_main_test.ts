@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { loadCommands } from "../lib/cli/command_table.ts";
 import { VERSION } from "../lib/cli/version.ts";
 import { ROOT, tempDir } from "./_helpers.ts";
-import { runCli, v11Copy } from "./_cli_io.ts";
+import { recordingIo, runCli, v11Copy } from "./_cli_io.ts";
+import { main } from "../lib/cli/main.ts";
 
 const COMMANDS = await loadCommands();
 
@@ -42,6 +43,43 @@ describe("main()", () => {
       assert.equal(run.code, 0);
       assert.match(run.out, /^Usage: hermes-state search /);
     }
+  });
+
+  test("main() suggests the command a mistyped name most likely meant", async () => {
+    for (
+      const [typed, meant] of [["lsit", "list"], ["serach", "search"], ["vacum", "vacuum"], [
+        "sho",
+        "show",
+      ]]
+    ) {
+      const run = await runCli([typed]);
+      assert.equal(run.code, 2);
+      assert.equal(
+        run.err,
+        `hermes-state: unknown command "${typed}"; did you mean "${meant}"?\nTry: hermes-state --help\n`,
+      );
+    }
+  });
+
+  test("main() names a refused Deno permission in one line, even when env cannot be read", async () => {
+    const refused = (what: string) => {
+      const error = new Error(`Requires ${what}, run again with the --allow-env flag`);
+      error.name = "NotCapable";
+      return error;
+    };
+    const io = recordingIo();
+    const run = await main(["--db", v11Copy(), "list"], {
+      ...io,
+      env: () => {
+        throw refused('env access to "COLUMNS"');
+      },
+    });
+    assert.equal(run, 1);
+    assert.equal(
+      io.err,
+      'hermes-state: missing permission --allow-env (Requires env access to "COLUMNS"): ' +
+        'run it as "deno run -A cli.ts"\n',
+    );
   });
 
   test("main() exits 2 with one line and a Try hint for an unknown command", async () => {

@@ -1,6 +1,12 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { choiceOption, integerOption, parseCommand, type ParseSpec } from "../lib/cli/parse.ts";
+import {
+  choiceOption,
+  choicesOption,
+  integerOption,
+  parseCommand,
+  type ParseSpec,
+} from "../lib/cli/parse.ts";
 import { UsageError } from "../lib/cli/usage_error.ts";
 
 const SPEC: ParseSpec = {
@@ -81,8 +87,33 @@ describe("integerOption() and choiceOption()", () => {
     assert.equal(integerOption(parseCommand(SPEC, ["--limit", "0"]), "limit", { fallback: 20 }), 0);
   });
 
+  test("parseCommand() refuses an empty or blank option value", () => {
+    for (
+      const [arg, shown] of [[["--limit="], '""'], [["--limit", ""], '""'], [
+        ["--limit", "  "],
+        '"  "',
+      ]] as const
+    ) {
+      assert.throws(
+        () => parseCommand(SPEC, [...arg]),
+        (e: unknown) =>
+          e instanceof UsageError && e.message === `option --limit needs a value, got ${shown}`,
+      );
+    }
+  });
+
+  test("choicesOption() accepts repeated words of the set and names a bad one", () => {
+    const spec = { options: { role: { type: "string" as const, multiple: true } } };
+    const args = parseCommand(spec, ["--role", "user", "--role", "tool"]);
+    assert.deepEqual(choicesOption(args, "role", { choices: ["user", "tool"] }), ["user", "tool"]);
+    assert.throws(
+      () => choicesOption(parseCommand(spec, ["--role", "bogus"]), "role", { choices: ["user"] }),
+      /--role must be one of user, got "bogus"/,
+    );
+  });
+
   test("integerOption() rejects fractions, words and values below the minimum", () => {
-    for (const value of ["1.5", "ten", "", "-1", "1e3"]) {
+    for (const value of ["1.5", "ten", "-1", "1e3"]) {
       assert.throws(
         () =>
           integerOption(parseCommand(SPEC, ["--limit", value]), "limit", {

@@ -1,6 +1,6 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
+import { buildDb, runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
 
 const OLD = 6;
 
@@ -13,7 +13,7 @@ describe("prune", () => {
     assert.equal(lines.length, OLD + 1);
     assert.match(
       lines[0],
-      new RegExp(`^${V11.oldCli} +cli +2025-12-2\\d +cli_close +\\d+ msg +docker cleanup`),
+      new RegExp(`^${V11.oldCli} +cli +2025-12-2\\d +cli_close +\\d+ messages? +docker cleanup`),
     );
     assert.equal(lines[OLD], `${OLD} sessions would be deleted (dry run: nothing was).`);
     assert.equal(await withDb(path, (db) => db.sessionCount()), 42);
@@ -52,7 +52,7 @@ describe("prune", () => {
   test("prune says so when nothing is old enough, without asking", async () => {
     const run = await runCli(["--db", v11Copy(), "prune", "--older-than", "1000"]);
     assert.equal(run.code, 0);
-    assert.equal(run.out, "No ended sessions older than 1000 days.\n");
+    assert.equal(run.out, "No ended sessions older than 1,000 days.\n");
     assert.equal(run.err, "");
   });
 
@@ -61,5 +61,47 @@ describe("prune", () => {
       const run = await runCli(["--db", v11Copy(), "prune", "--older-than", days]);
       assert.equal(run.code, 2);
     }
+  });
+
+  test("prune says 1 day, not 1 days", async () => {
+    const run = await runCli(["--db", v11Copy(), "prune", "--older-than", "1"], { stdin: "n\n" });
+    assert.match(run.err, /older than 1 day\? \[y\/N\]/);
+  });
+
+  test("prune --ghosts deletes the empty, untitled, ended tui sessions after asking", async () => {
+    const path = await buildDb((db) => {
+      db.createSession("ghost", "tui");
+      db.endSession("ghost", "tui_close");
+      db.createSession("kept", "tui");
+      db.appendMessage("kept", { role: "user", content: "hi" });
+      db.endSession("kept", "tui_close");
+    }, { start: 1_000_000 });
+    const no = await runCli(["--db", path, "prune", "--ghosts"], { stdin: "n\n", now: 1_200_000 });
+    assert.equal(no.code, 1);
+    assert.ok(await withDb(path, (db) => db.getSession("ghost")));
+    const run = await runCli(["--db", path, "prune", "--ghosts", "--yes"], { now: 1_200_000 });
+    assert.equal(run.code, 0, run.err);
+    assert.equal(run.out, "Pruned 1 session (empty, untitled tui sessions).\n");
+    assert.deepEqual(
+      await withDb(path, (db) => [db.getSession("ghost"), db.getSession("kept")?.id]),
+      [undefined, "kept"],
+    );
+    const mixed = await runCli(["--db", path, "prune", "--ghosts", "--dry-run"]);
+    assert.equal(mixed.code, 2);
+  });
+});
+
+describe("vacuum", () => {
+  test("vacuum rebuilds the file, keeps every session, and reports the sizes", async () => {
+    const path = v11Copy();
+    await runCli(["--db", path, "prune", "--yes"]);
+    const json = JSON.parse((await runCli(["--db", path, "--json", "vacuum"])).out);
+    assert.ok(json.bytes_after < json.bytes_before, JSON.stringify(json));
+    const run = await runCli(["--db", path, "vacuum"]);
+    assert.equal(run.code, 0, run.err);
+    assert.match(run.out, /^Vacuumed .+: [\d.]+ KiB → [\d.]+ KiB\.\n$/);
+    assert.equal(await withDb(path, (db) => db.sessionCount()), 42 - OLD);
+    const integrity = await withDb(path, (db) => db.inspect().integrity);
+    assert.deepEqual((integrity ?? []).filter((l) => !l.includes("trigram")), []);
   });
 });

@@ -40,4 +40,15 @@ describe("rename", () => {
     const both = await runCli(["--db", path, "rename", "--clear", V11.live, "x"]);
     assert.equal(both.code, 2);
   });
+
+  test("rename refuses a blank TITLE and points to --clear", async () => {
+    const path = v11Copy();
+    const before = await withDb(path, (db) => db.getSessionTitle(V11.compressionRoot));
+    for (const title of ["   ", "\u200b\u200b"]) {
+      const run = await runCli(["--db", path, "rename", V11.compressionRoot, title]);
+      assert.equal(run.code, 2, JSON.stringify(title));
+      assert.match(run.err, /^hermes-state rename: TITLE is empty once cleaned, .*use --clear\n/);
+    }
+    assert.equal(await withDb(path, (db) => db.getSessionTitle(V11.compressionRoot)), before);
+  });
 });

@@ -27,7 +27,7 @@ describe("search", () => {
     assert.equal(run.code, 0);
     assert.match(run.out, new RegExp(`^1\\. 记忆断裂排查 · ${V11.telegramZh} · telegram · `));
     assert.match(run.out, />>>记忆断裂<<</);
-    assert.match(run.out, /\n\(first 2 hits; --limit and --offset show more\)\n$/);
+    assert.match(run.out, /\n\(2 hits\)\n$/, "exactly 2 hits: not 'first 2'");
   });
 
   test("search highlights matches in colour instead of markers on a terminal", async () => {
@@ -117,5 +117,80 @@ describe("search", () => {
     }
     const none = await runCli(["--db", path, "search", "zzqqxx"]);
     assert.equal(none.out, 'No messages match "zzqqxx".\n');
+  });
+
+  test("search marks substring (CJK, emoji) matches with >>>…<<< in piped output", async () => {
+    const path = v11Copy();
+    const cjk = await runCli(["--db", path, "search", "记忆", "--limit", "3"]);
+    assert.match(cjk.out, /▶ assistant: .*>>>记忆<<</);
+    const emoji = await runCli(["--db", path, "search", "🚀", "--limit", "1"]);
+    assert.match(emoji.out, /▶ .*>>>🚀<<</);
+    const mixed = await runCli(["--db", path, "search", "docker", "数据"]);
+    assert.match(mixed.out, />>>docker<<<.*>>>数据<<</);
+  });
+
+  test("search requires every word of a mixed CJK and Latin query", async () => {
+    const path = v11Copy();
+    for (const query of ["docker 数据", "数据 AND docker"]) {
+      const run = await runCli(["--db", path, "--json", "search", query, "--limit", "100"]);
+      const hits = JSON.parse(run.out) as { id: number }[];
+      assert.equal(hits.length, 2, query);
+    }
+  });
+
+  test("search refuses a query that starts with NOT instead of finding that word", async () => {
+    for (const query of ["NOT docker", "not docker"]) {
+      const run = await runCli(["--db", v11Copy(), "search", query]);
+      assert.equal(run.code, 2, query);
+      assert.equal(run.out, "");
+      assert.match(run.err, /^hermes-state search: a query cannot start with NOT .*\nTry: /);
+    }
+  });
+
+  test("search gives a usage error for values outside an option's set", async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [["--role", "bogus"], /--role must be one of user, assistant, tool, system, got "bogus"/],
+      [["--source="], /option --source needs a value, got ""/],
+      [["--limit", "-1"], /--limit must be a whole number of at least 0, got "-1"/],
+      [["--since", "last tuesday"], /--since must be a date/],
+    ];
+    for (const [args, message] of cases) {
+      const run = await runCli(["--db", v11Copy(), "search", "docker", ...args]);
+      assert.equal(run.code, 2, args.join(" "));
+      assert.match(run.err, message);
+    }
+  });
+
+  test("search counts its hits: no 'first N' when there are exactly N, and 1 hit", async () => {
+    const path = v11Copy();
+    const all = JSON.parse((await runCli(["--db", path, "--json", "search", "记忆断裂"])).out);
+    const exact = await runCli(["--db", path, "search", "记忆断裂", "--limit", String(all.length)]);
+    assert.ok(exact.out.endsWith(`\n(${all.length} hits)\n`), exact.out.slice(-80));
+    const one = await runCli(["--db", path, "search", "docker", "--limit", "1"]);
+    assert.ok(one.out.endsWith("\n(first 1 hit; --limit and --offset show more)\n"));
+  });
+
+  test("search --session, --since and --until narrow the hits", async () => {
+    const path = v11Copy();
+    const json = async (...args: string[]) =>
+      JSON.parse(
+        (await runCli(["--db", path, "--json", "search", "docker", "--limit", "100", ...args])).out,
+      ) as {
+        session_id: string;
+        timestamp: number;
+      }[];
+    const all = await json();
+    const sessionId = all[0].session_id;
+    const mine = await json("--session", sessionId.slice(0, 17));
+    assert.ok(mine.length > 0 && mine.length < all.length);
+    assert.ok(mine.every((h) => h.session_id === sessionId));
+    const times = all.map((h) => h.timestamp).sort((a, b) => a - b);
+    const middle = times[Math.floor(times.length / 2)];
+    const since = await json("--since", String(Math.floor(middle)));
+    const until = await json("--until", String(Math.floor(middle)));
+    assert.ok(since.length > 0 && until.length > 0);
+    assert.equal(since.length + until.length, all.length);
+    assert.ok(since.every((h) => h.timestamp >= Math.floor(middle)));
+    assert.ok(until.every((h) => h.timestamp < Math.floor(middle)));
   });
 });

@@ -80,6 +80,47 @@ describe("show", () => {
     assert.match(byTitle.out, new RegExp(`\nParent +${V11.compressionRoot}\n`));
   });
 
+  test("show resolves titles exactly as docs/cli.md says: exact is case-sensitive, #N is not", async () => {
+    const path = v11Copy();
+    const idOf = async (title: string) => {
+      const run = await runCli(["--db", path, "--json", "show", title]);
+      return run.code === 0 ? JSON.parse(run.out).id : null;
+    };
+    assert.equal(await idOf("my project"), V11.compressionRoot, "the exact title first");
+    assert.equal(await idOf("my project #2"), V11.compressionMid);
+    assert.equal(await idOf("MY PROJECT"), V11.compressionTip, "the newest #N, ASCII case ignored");
+    assert.equal(await idOf("My Project #2"), null, "the exact step is case-sensitive");
+    assert.equal(await idOf("Resume Me"), null);
+  });
+
+  test("show names the sessions an ambiguous id prefix matches, up to ten", async () => {
+    const path = v11Copy();
+    const run = await runCli(["--db", path, "show", "20260425_0900"]);
+    assert.equal(run.code, 1);
+    const lines = run.err.trimEnd().split("\n");
+    assert.match(
+      lines[0],
+      /^hermes-state: Session '20260425_0900' is ambiguous: matches (\d+) sessions/,
+    );
+    const count = Number(/matches (\d+)/.exec(lines[0])![1]);
+    assert.ok(count >= 2);
+    assert.ok(
+      lines.slice(1).every((l) => /^ {2}(20260425_0900\S*|… and \d+ more)$/.test(l)),
+      run.err,
+    );
+    assert.ok(lines.includes(`  ${V11.compressionTip}`));
+    const many = await runCli(["--db", path, "show", "2026"]);
+    const listed = many.err.trimEnd().split("\n").slice(1);
+    assert.equal(listed.length, 11, "ten ids and a count of the rest");
+    assert.match(listed[10], /^ {2}… and \d+ more$/);
+  });
+
+  test("show says estimated once and gives the cost in the one format", async () => {
+    const run = await runCli(["--db", v11Copy(), "show", V11.kitchenSink]);
+    const cost = run.out.split("\n").find((line) => line.startsWith("Cost"));
+    assert.equal(cost, "Cost      $0.29 estimated");
+  });
+
   test("show exits 1 with one line for an unknown session", async () => {
     const run = await runCli(["--db", v11Copy(), "show", "nope"]);
     assert.equal(run.code, 1);

@@ -33,8 +33,15 @@ describe("stats", () => {
       byModel: db.usageByModel(),
       top: db.topSessionsByTokens(3),
     }));
-    assert.deepEqual(stats.by_model, JSON.parse(JSON.stringify(expected.byModel)));
-    assert.deepEqual(stats.top_sessions, JSON.parse(JSON.stringify(expected.top)));
+    const tidy = (n: number | null) => n === null ? null : Number(n.toFixed(10));
+    assert.deepEqual(
+      stats.by_model,
+      expected.byModel.map((m) => ({ ...m, total_cost: tidy(m.total_cost) })),
+    );
+    assert.deepEqual(
+      stats.top_sessions,
+      expected.top.map((t) => ({ ...t, estimated_cost_usd: tidy(t.estimated_cost_usd) })),
+    );
     assert.equal(stats.files.db, statSync(path).size);
     assert.equal(stats.files.total, stats.files.db + stats.files.wal + stats.files.shm);
     assert.equal(stats.totals.actual_cost_usd, 0.4215);
@@ -47,10 +54,24 @@ describe("stats", () => {
     assert.match(run.out, /\nDatabase size: [\d.]+ KiB \([\d.]+ KiB file, [\d.]+ K?i?B WAL, /);
     assert.match(
       run.out,
-      /\nBy source\n {2}source +sessions +messages +input +output +cost\n {2}cli +19 +/,
+      /\nBy source\n {2}source +sessions +messages +input +output +est\. cost\n {2}cli +19 +/,
     );
     assert.match(run.out, /\nBy model\n/);
     assert.match(run.out, /\nMost tokens\n {2}\S+ +[\d,]+ +\$/);
+  });
+
+  test("stats right-aligns numbers, shows costs as $0.29 and --json has no float noise", async () => {
+    const path = v11Copy();
+    const run = await runCli(["--db", path, "stats"]);
+    assert.match(run.out, /\nCost: \$3\.93 estimated · \$0\.42 actual\n/);
+    const table = run.out.split("\nBy source\n")[1].split("\n\n")[0].split("\n");
+    const ends = new Set(table.map((line) => line.length));
+    assert.equal(ends.size, 1, `every row ends in the same column:\n${table.join("\n")}`);
+    assert.match(table[1], /^ {2}cli +19 +99 +491,323 +8,848 +\$1\.77$/);
+    assert.ok(!/\$\d+\.\d{3,}/.test(run.out.replace(/\$0\.00\d\d/g, "")), "two decimals");
+    const json = (await runCli(["--db", path, "--json", "stats"])).out;
+    assert.ok(!/\d\.\d{11,}/.test(json), "no float noise in --json");
+    assert.equal(JSON.parse(json).totals.estimated_cost_usd, 3.9264852);
   });
 
   test("stats of an empty database prints zeros and no tables", async () => {

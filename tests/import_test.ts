@@ -46,6 +46,7 @@ describe("importSession()", () => {
       messages: 2,
       deferredParent: null,
       droppedColumns: [],
+      relinked: false,
     });
     const row = db.getSession("imp1");
     assert.equal(row?.started_at, 1_600_000_000.25);
@@ -108,6 +109,50 @@ describe("importSession()", () => {
     assert.equal(db.restoreParentLinks([{ id: "child", parentId: "later" }]), 1);
     assert.equal(db.getSession("child")?.parent_session_id, "later");
     assert.equal(db.restoreParentLinks([]), 0);
+  });
+
+  test("importSession() restores a skipped session's missing parent link once the parent is in", async () => {
+    using db = await open();
+    const child = { ...structuredClone(RECORD), id: "child", title: null, parent_session_id: "p" };
+    assert.equal(db.importSession(child).deferredParent, "p", "first run: the parent is missing");
+    const again = db.importSession(child);
+    assert.deepEqual([again.outcome, again.deferredParent, again.relinked], [
+      "skipped",
+      "p",
+      false,
+    ]);
+    db.importSession({ id: "p", source: "cli", started_at: 1, messages: [] });
+    const third = db.importSession(child);
+    assert.deepEqual([third.outcome, third.deferredParent, third.relinked], [
+      "skipped",
+      null,
+      true,
+    ]);
+    assert.equal(db.getSession("child")?.parent_session_id, "p");
+    assert.equal(db.getMessages("child").length, 2, "nothing else of the session changed");
+    assert.equal(db.importSession(child).relinked, false, "an existing link is left alone");
+  });
+
+  test("importSession() never re-links a skipped session that has another parent", async () => {
+    using db = await open();
+    db.importSession({ id: "p1", source: "cli", started_at: 1, messages: [] });
+    db.importSession({ id: "p2", source: "cli", started_at: 1, messages: [] });
+    db.importSession({
+      id: "c",
+      source: "cli",
+      started_at: 2,
+      parent_session_id: "p1",
+      messages: [],
+    });
+    const other = db.importSession({
+      id: "c",
+      source: "cli",
+      started_at: 2,
+      parent_session_id: "p2",
+      messages: [],
+    });
+    assert.equal(other.relinked, false);
+    assert.equal(db.getSession("c")?.parent_session_id, "p1");
   });
 
   test("importSession() derives the counters a hand-written record leaves out", async () => {

@@ -281,3 +281,27 @@ test("listSessionsRich() filters by start time and by having children, and rejec
     db.close();
   }
 });
+
+test("listedSessionCount() counts what listSessionsRich() lists over all pages", async () => {
+  const db = await SessionDB.open({ path: copyFixture("hermes-v11.db") });
+  try {
+    for (
+      const options of [
+        {},
+        { excludeSources: ["tool"] },
+        { includeChildren: true },
+        { source: "telegram" },
+        { startedAfter: 1776675600, startedBefore: 1777000000 },
+      ]
+    ) {
+      const all = db.listSessionsRich({ ...options, limit: 10_000 });
+      assert.equal(db.listedSessionCount(options), all.length, JSON.stringify(options));
+    }
+    const since = db.listSessionsRich({ startedAfter: 1776675600, limit: 10_000 });
+    assert.ok(since.length > 0 && since.every((s) => s.started_at >= 1776675600));
+    const before = db.listSessionsRich({ startedBefore: 1776675600, limit: 10_000 });
+    assert.ok(before.length > 0 && before.every((s) => s.started_at < 1776675600));
+  } finally {
+    db.close();
+  }
+});

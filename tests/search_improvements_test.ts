@@ -98,6 +98,14 @@ describe("searchMessages() improvements on synthetic text", () => {
   });
 });
 
+/** A substring plan: one clause per list of words; `none` excludes from the first clause. */
+function substring(clauses: string[][], none: string[][] = []): ReturnType<typeof planSearch> {
+  return {
+    kind: "substring",
+    condition: clauses.map((all, i) => ({ all, none: i === 0 ? none : [] })),
+  };
+}
+
 describe("planSearch() routes like Python except where documented", () => {
   const cases: Array<[string, ReturnType<typeof planSearch>]> = [
     ["docker", {
@@ -105,45 +113,60 @@ describe("planSearch() routes like Python except where documented", () => {
       table: "messages_fts",
       match: "docker",
       retry: '"docker"',
-      required: [],
+      check: null,
     }],
     ["记忆断裂", {
       kind: "ranked",
       table: "messages_fts_trigram",
       match: '"记忆断裂"',
       retry: undefined,
-      required: [],
+      check: null,
     }],
-    ["通信", { kind: "substring", terms: ["通信"], all: false }],
-    ["数 据", { kind: "substring", terms: ["数", "据"], all: false }],
-    ["记忆 OR 断裂", { kind: "substring", terms: ["记忆", "断裂"], all: false }],
-    ["记忆 断裂", { kind: "substring", terms: ["记忆", "断裂"], all: true }],
+    ["通信", substring([["通信"]])],
+    ["数 据", substring([["数", "据"]])],
+    ["记忆 OR 断裂", substring([["记忆"], ["断裂"]])],
+    ["记忆 断裂", substring([["记忆", "断裂"]])],
+    ["记忆 docker", substring([["记忆", "docker"]])],
+    ["记忆 AND docker", substring([["记忆", "docker"]])],
+    ["docker 数据", substring([["docker", "数据"]])],
+    ["记忆 NOT docker", substring([["记忆"]], [["docker"]])],
+    ["记忆* deploy*", substring([["记忆", "deploy"]])],
     ["회의록 정리", {
       kind: "ranked",
       table: "messages_fts_trigram",
-      match: '"회의록" "정리"',
+      match: '"회의록"',
       retry: undefined,
-      required: ["정리"],
+      check: [{ all: ["정리"], none: [] }],
     }],
+    ["회의록 OR 정리 docker", {
+      kind: "ranked",
+      table: "messages_fts_trigram",
+      match: '"회의록" OR "docker"',
+      retry: undefined,
+      check: [{ all: ["회의록"], none: [] }, { all: ["정리", "docker"], none: [] }],
+    }],
+    ["회의록 OR 정리", substring([["회의록"], ["정리"]])],
+    ["记忆断裂 AND OR 数据库", { kind: "nothing" }],
     ['"chat-send" 負荷テスト', {
       kind: "ranked",
       table: "messages_fts_trigram",
       match: '"chat-send" "負荷テスト"',
       retry: undefined,
-      required: [],
+      check: null,
     }],
-    ["🚀", { kind: "substring", terms: ["🚀"], all: false }],
-    ['"🚀" 🎉', { kind: "substring", terms: ["🚀", "🎉"], all: false }],
-    ['记忆 OR "" OR 断裂', { kind: "substring", terms: ["记忆", "断裂"], all: false }],
+    ["🚀", substring([["🚀"]])],
+    ['"🚀" 🎉', substring([["🚀", "🎉"]])],
+    ["🚀 OR 🎉", substring([["🚀"], ["🎉"]])],
+    ['记忆 OR "" OR 断裂', substring([["记忆"], ["断裂"]])],
     ["e.g.", {
       kind: "ranked",
       table: "messages_fts",
       match: '"e.g".',
       retry: '"e.g."',
-      required: [],
+      check: null,
     }],
     ["", { kind: "nothing" }],
-    ['""', { kind: "ranked", table: "messages_fts", match: '""', retry: undefined, required: [] }],
+    ['""', { kind: "ranked", table: "messages_fts", match: '""', retry: undefined, check: null }],
   ];
   for (const [query, plan] of cases) {
     test(`planSearch() plans ${JSON.stringify(query)}`, () => {

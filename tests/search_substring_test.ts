@@ -299,11 +299,11 @@ describe("searchMessages() finds substring candidates through the trigram index"
     // In the fixture, SQLite 3.40 indexed message 92 ("ELF…\0…", tool terminal) only up to its U+0000.
     const fixture = await openStore(copyFixture("hermes-v11.db"));
     try {
-      const hits = searchMessages(fixture, "数据 terminal", { limit: 100 });
+      const hits = searchMessages(fixture, "数据 OR terminal", { limit: 100 });
       assert.ok(hits.some((h) => h.id === 92), "message 92 matches on its tool name");
       assert.deepEqual(
         hits,
-        searchMessages(fixture, "数据 terminal", { limit: 100 }, { substring: "scan" }),
+        searchMessages(fixture, "数据 OR terminal", { limit: 100 }, { substring: "scan" }),
       );
     } finally {
       fixture.db.close();

@@ -5,10 +5,10 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { closeSync, openSync, writeSync } from "node:fs";
-import type { SessionDB } from "../lib/session_db.ts";
+import { SessionDB } from "../lib/session_db.ts";
 import { SqliteError } from "../lib/errors.ts";
 import { isMatchError, isPatternError } from "../lib/search/query_error.ts";
-import { rawOpen } from "./_helpers.ts";
+import { copyFixture, rawOpen } from "./_helpers.ts";
 import { type Seeded, seeded } from "./_search_data.ts";
 
 const J = "\u0000json:";
@@ -346,4 +346,23 @@ describe("searchMessages() lets storage errors through", () => {
       s.db.close();
     }
   });
+});
+
+test("searchMessages() searches an older file read as it is, by substring where an index is missing", async () => {
+  const path = copyFixture("hermes-v6.db");
+  const db = await SessionDB.open({ path, readonly: true });
+  try {
+    const tables = db.inspect({ integrity: false }).ftsTables;
+    assert.ok(!tables.includes("messages_fts_trigram"), "the v6 file has no trigram index");
+    const hits = db.searchMessages("记忆断裂");
+    assert.ok(hits.length > 0);
+    assert.ok(
+      hits.every((h) =>
+        h.snippet?.includes("记忆断裂") || h.context.some((c) => c.content.includes("记忆断裂"))
+      ),
+    );
+    assert.ok(db.searchMessages("docker").length > 0, "the unicode61 index is still used");
+  } finally {
+    db.close();
+  }
 });

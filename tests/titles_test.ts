@@ -208,3 +208,16 @@ test("resolveSessionId() escapes _, % and \\ and answers only a unique prefix", 
   assert.equal(db.resolveSessionId("X"), undefined); // ASCII case-insensitive: both match
   db.close();
 });
+
+test("sessionIdsWithPrefix() counts every match and names the newest, literally", async () => {
+  const db = await dbWith([
+    { id: "a_b1", started_at: 1 },
+    { id: "axb2", started_at: 2 },
+    { id: "a_c3", started_at: 3 },
+    { id: "zz", started_at: 4 },
+  ]);
+  assert.deepEqual(db.sessionIdsWithPrefix("a"), { count: 3, ids: ["a_c3", "axb2", "a_b1"] });
+  assert.deepEqual(db.sessionIdsWithPrefix("a_", { limit: 1 }), { count: 2, ids: ["a_c3"] });
+  assert.deepEqual(db.sessionIdsWithPrefix("q"), { count: 0, ids: [] });
+  db.close();
+});

@@ -62,6 +62,11 @@ export const COMMAND_TABLE: readonly CommandEntry[] = [
     load: async () => (await import("./commands/prune.ts")).pruneCommand,
   },
   {
+    name: "vacuum",
+    access: "write",
+    load: async () => (await import("./commands/vacuum.ts")).vacuumCommand,
+  },
+  {
     name: "rename",
     access: "write",
     load: async () => (await import("./commands/rename.ts")).renameCommand,

@@ -230,8 +230,9 @@ export function formatCount(n: number | null | undefined): string {
 }
 
 /**
- * Dollars with four decimals below $1 and two above: `$0.0880`, `$12.50`;
- * `—` when unknown.
+ * Dollars, one format everywhere: two decimals (`$0.29`, `$1.77`,
+ * `$1,234.50`), four only below a cent (`$0.0042`), `$0.00` for nothing,
+ * `—` when unknown. No float noise.
  *
  * @param usd The amount, or `null`.
  * @returns The text.
@@ -239,12 +240,54 @@ export function formatCount(n: number | null | undefined): string {
  * @example
  * ```ts
  * import { formatCost } from "./format.ts";
- * console.assert(formatCost(0.0880275) === "$0.0880" && formatCost(null) === "—");
+ * console.assert(formatCost(0.2899999) === "$0.29" && formatCost(0.0042) === "$0.0042");
+ * console.assert(formatCost(3.9264851999999997) === "$3.93" && formatCost(null) === "—");
  * ```
  */
 export function formatCost(usd: number | null | undefined): string {
-  if (usd === null || usd === undefined) return "—";
-  return `$${usd.toFixed(Math.abs(usd) < 1 ? 4 : 2)}`;
+  if (usd === null || usd === undefined || !Number.isFinite(usd)) return "—";
+  const sign = usd < 0 ? "-" : "";
+  const abs = Math.abs(usd);
+  if (abs > 0 && abs < 0.005) return `${sign}$${abs.toFixed(4)}`;
+  const [whole, cents] = abs.toFixed(2).split(".");
+  return `${sign}$${formatCount(Number(whole))}.${cents}`;
+}
+
+/**
+ * A cost without binary float noise (sums of prices give
+ * `3.9264851999999997`): rounded to ten decimals, far below a cent.
+ *
+ * @param usd The amount, or `null`.
+ * @returns The amount, rounded; `null` stays `null`.
+ *
+ * @example
+ * ```ts
+ * import { tidyCost } from "./format.ts";
+ * console.assert(tidyCost(3.9264851999999997) === 3.9264852 && tidyCost(null) === null);
+ * ```
+ */
+export function tidyCost(usd: number | null): number | null {
+  if (usd === null || !Number.isFinite(usd)) return usd;
+  return Number(usd.toFixed(10));
+}
+
+/**
+ * A count with its noun, singular for exactly one: `1 hit`, `4 hits`,
+ * `1,204 sessions`.
+ *
+ * @param count The count.
+ * @param noun The singular noun.
+ * @param plural The plural, when not `noun + "s"`.
+ * @returns The text.
+ *
+ * @example
+ * ```ts
+ * import { plural } from "./format.ts";
+ * console.assert(plural(1, "day") === "1 day" && plural(2, "day") === "2 days");
+ * ```
+ */
+export function plural(count: number, noun: string, plural = `${noun}s`): string {
+  return `${formatCount(count)} ${count === 1 ? noun : plural}`;
 }
 
 /**
@@ -276,7 +319,8 @@ export function formatBytes(bytes: number): string {
  * not padded.
  *
  * @param rows The cells, row by row.
- * @param options The gap between columns.
+ * @param options The gap between columns, and which columns (by index) are
+ *   right-aligned (numbers).
  * @returns One string per row.
  *
  * @example
@@ -288,15 +332,19 @@ export function formatBytes(bytes: number): string {
  */
 export function alignColumns(
   rows: readonly (readonly string[])[],
-  options: { gap?: number } = {},
+  options: { gap?: number; right?: readonly number[] } = {},
 ): string[] {
-  const gap = options.gap ?? 2;
+  const gap = " ".repeat(options.gap ?? 2);
+  const right = new Set(options.right ?? []);
   const widths: number[] = [];
   for (const row of rows) {
     row.forEach((cell, i) => widths[i] = Math.max(widths[i] ?? 0, displayWidth(cell)));
   }
   return rows.map((row) =>
-    row.map((cell, i) => (i === row.length - 1 ? cell : padEnd(cell, widths[i] + gap))).join("")
-      .trimEnd()
+    row.map((cell, i) => {
+      const pad = " ".repeat(Math.max(0, widths[i] - displayWidth(cell)));
+      if (right.has(i)) return pad + cell;
+      return i === row.length - 1 ? cell : cell + pad;
+    }).join(gap).trimEnd()
   );
 }

@@ -22,6 +22,8 @@ export interface Io {
   readonly isTerminal: boolean;
   /** True when standard error is a terminal (progress lines go there). */
   readonly stderrIsTerminal: boolean;
+  /** The width of the terminal standard output is, in columns; `undefined` when not a terminal. */
+  readonly columns?: number;
   /** Reads an environment variable. */
   env(name: string): string | undefined;
   /** The current time in seconds since the epoch (a float). */
@@ -113,6 +115,9 @@ export function defaultIo(): Io {
     },
     isTerminal: Boolean(process.stdout.isTTY),
     stderrIsTerminal: Boolean(process.stderr.isTTY),
+    get columns() {
+      return process.stdout.isTTY ? process.stdout.columns : undefined;
+    },
     env: (name) => process.env[name],
     now: () => Date.now() / 1000,
     readLine: () => {

@@ -80,14 +80,70 @@ function asksHelp(argv: readonly string[]): boolean {
   return false;
 }
 
+/** Edits (insert, delete, replace, swap two neighbours) between two short words. */
+function distance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.length][b.length];
+}
+
+/** The command a mistyped name most likely meant, if one is close. */
+function suggestion(name: string): string | undefined {
+  const typed = name.toLowerCase();
+  let best: { name: string; distance: number } | undefined;
+  for (const { name: candidate } of COMMAND_TABLE) {
+    const d = candidate.startsWith(typed) && typed.length >= 2 ? 0 : distance(typed, candidate);
+    if (best === undefined || d < best.distance) best = { name: candidate, distance: d };
+  }
+  return best !== undefined && best.distance <= Math.max(1, Math.floor(best.name.length / 3))
+    ? best.name
+    : undefined;
+}
+
 function findEntry(name: string): CommandEntry {
   const entry = COMMAND_TABLE.find((c) => c.name === name);
-  if (entry === undefined) throw new UsageError(`unknown command "${name}"`);
+  if (entry === undefined) {
+    const near = suggestion(name);
+    throw new UsageError(
+      `unknown command "${name}"${near === undefined ? "" : `; did you mean "${near}"?`}`,
+    );
+  }
   return entry;
 }
 
 async function findCommand(name: string): Promise<Command> {
   return await findEntry(name).load();
+}
+
+/**
+ * The Deno permission a refused call needed (`read`, `env`…), when `error`
+ * is Deno refusing it: the CLI runs without `-A` or some `--allow-*`.
+ */
+function missingPermission(error: unknown): { flag: string; detail: string } | undefined {
+  if (!(error instanceof Error)) return undefined;
+  if (error.name !== "NotCapable" && error.name !== "PermissionDenied") return undefined;
+  const kind = /Requires (\w+) access/.exec(error.message)?.[1];
+  if (kind === undefined) return undefined;
+  const detail = error.message.replace(/, run again with the --allow-\w+ flag$/, "");
+  return { flag: `--allow-${kind}`, detail };
+}
+
+/** An environment variable, or `undefined` when it cannot be read (no env permission). */
+function safeEnv(io: Io, name: string): string | undefined {
+  try {
+    return io.env(name);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The one line for a condition that has its own wording in the CLI, or `undefined`. */
@@ -110,6 +166,14 @@ function report(
   command: string | undefined,
   dbPath: string | undefined,
 ): number {
+  const permission = missingPermission(error);
+  if (permission !== undefined) {
+    io.stderr(
+      `hermes-state: missing permission ${permission.flag} (${permission.detail}): ` +
+        `run it as "deno run -A cli.ts"\n`,
+    );
+    return 1;
+  }
   const prefix = `hermes-state${command === undefined ? "" : ` ${command}`}: `;
   if (error instanceof UsageError) {
     io.stderr(`${prefix}${error.message}\n${error.hint}\n`);
@@ -130,7 +194,7 @@ function report(
   }
   const message = error instanceof Error ? error.message : String(error);
   io.stderr(`hermes-state: unexpected error: ${message}\n`);
-  if ((io.env("HERMES_STATE_DEBUG") ?? "") !== "" && error instanceof Error) {
+  if ((safeEnv(io, "HERMES_STATE_DEBUG") ?? "") !== "" && error instanceof Error) {
     io.stderr(`${error.stack ?? ""}\n`);
   } else {
     io.stderr("(set HERMES_STATE_DEBUG=1 to see where it happened)\n");

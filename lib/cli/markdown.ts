@@ -2,13 +2,14 @@
  * A session as a Markdown transcript (`export --format md`): a title, a list
  * of details, then one section per message; tool calls and tool results in
  * code fences; reasoning folded in `<details>`. Times are UTC, so the file
- * reads the same everywhere.
+ * reads the same everywhere. Control characters and bidirectional
+ * overrides are made visible, as `show` shows them.
  *
  * @module
  */
 import type { MessageRow, SessionExport } from "../types.ts";
 import { formatCost, formatCount } from "./format.ts";
-import { contentAsText, toolCallViews } from "./transcript.ts";
+import { contentAsText, toolCallViews, visibleControls } from "./transcript.ts";
 
 /**
  * A UTC date and time, `YYYY-MM-DD HH:MM:SS UTC`.
@@ -41,19 +42,27 @@ export function fenced(text: string, info = ""): string {
 }
 
 function messageSection(message: MessageRow): string {
-  const head = [message.role];
-  if (message.tool_name) head.push(`\`${message.tool_name}\``);
+  const head = [visibleControls(message.role)];
+  if (message.tool_name) head.push(`\`${visibleControls(message.tool_name)}\``);
   head.push(utc(message.timestamp));
   const parts = [`## ${head.join(" · ")}`];
   const reasoning = [message.reasoning, message.reasoning_content]
     .filter((r): r is string => typeof r === "string" && r.trim() !== "").join("\n\n");
   if (reasoning !== "") {
-    parts.push(`<details><summary>Reasoning</summary>\n\n${fenced(reasoning)}\n\n</details>`);
+    parts.push(
+      `<details><summary>Reasoning</summary>\n\n${
+        fenced(visibleControls(reasoning))
+      }\n\n</details>`,
+    );
   }
-  const text = contentAsText(message.content).replaceAll("\u0000", "\\0").trimEnd();
+  const text = visibleControls(contentAsText(message.content)).trimEnd();
   if (text !== "") parts.push(message.role === "tool" ? fenced(text) : text);
   for (const call of toolCallViews(message.tool_calls)) {
-    parts.push(`**Tool call** \`${call.name}\`\n\n${fenced(call.args, "json")}`);
+    parts.push(
+      `**Tool call** \`${visibleControls(call.name)}\`\n\n${
+        fenced(visibleControls(call.args), "json")
+      }`,
+    );
   }
   return parts.join("\n\n");
 }
@@ -72,14 +81,14 @@ function messageSection(message: MessageRow): string {
 export function renderMarkdown(session: SessionExport): string {
   const details = [
     `- **ID:** \`${session.id}\``,
-    `- **Source:** ${session.source}`,
+    `- **Source:** ${visibleControls(session.source)}`,
   ];
-  if (session.model) details.push(`- **Model:** ${session.model}`);
+  if (session.model) details.push(`- **Model:** ${visibleControls(session.model)}`);
   details.push(`- **Started:** ${utc(session.started_at)}`);
   if (session.ended_at !== null) {
     details.push(
       `- **Ended:** ${utc(session.ended_at)}${
-        session.end_reason ? ` (${session.end_reason})` : ""
+        session.end_reason ? ` (${visibleControls(session.end_reason)})` : ""
       }`,
     );
   }
@@ -101,7 +110,7 @@ export function renderMarkdown(session: SessionExport): string {
     }
     details.push(`- **Cost:** ${cost.join(" · ")}`);
   }
-  const sections = [`# ${session.title || session.id}`, details.join("\n")];
+  const sections = [`# ${visibleControls(session.title || session.id)}`, details.join("\n")];
   for (const message of session.messages) sections.push(messageSection(message));
   return sections.join("\n\n") + "\n";
 }

@@ -106,8 +106,8 @@ function looksLikeOption(arg: string): boolean {
  * @param spec The options and positional counts the command accepts.
  * @param argv The arguments after the command name.
  * @returns The parsed arguments.
- * @throws {UsageError} On an unknown option, a missing or unexpected value,
- * or too few or too many positional arguments.
+ * @throws {UsageError} On an unknown option, a missing, empty or unexpected
+ * value, or too few or too many positional arguments.
  *
  * @example
  * ```ts
@@ -164,6 +164,9 @@ export function parseCommand(spec: ParseSpec, argv: readonly string[]): ParsedAr
       }
       value = next;
       i++;
+    }
+    if (value.trim() === "") {
+      throw fail(`option --${name} needs a value, got ${JSON.stringify(value)}`);
     }
     const previous = values.get(name);
     if (Array.isArray(previous) && option.multiple) previous.push(value);
@@ -239,4 +242,39 @@ export function choiceOption<T extends string>(
     );
   }
   return text as T;
+}
+
+/**
+ * Reads a repeatable option whose every value is one of a few words.
+ *
+ * @param args The parsed arguments.
+ * @param name The long name.
+ * @param options The accepted words, and the command for the hint.
+ * @returns The words given, in order (empty when none).
+ * @throws {UsageError} When some value is not one of `choices`.
+ *
+ * @example
+ * ```ts
+ * import { choicesOption, parseCommand } from "./parse.ts";
+ * const args = parseCommand({ options: { role: { type: "string", multiple: true } } }, [
+ *   "--role", "user", "--role", "tool",
+ * ]);
+ * console.assert(choicesOption(args, "role", { choices: ["user", "tool"] }).join() === "user,tool");
+ * ```
+ */
+export function choicesOption<T extends string>(
+  args: ParsedArgs,
+  name: string,
+  options: { choices: readonly T[]; command?: string },
+): T[] {
+  const values = args.strings(name);
+  for (const text of values) {
+    if (!(options.choices as readonly string[]).includes(text)) {
+      throw new UsageError(
+        `--${name} must be one of ${options.choices.join(", ")}, got "${text}"`,
+        { command: options.command },
+      );
+    }
+  }
+  return values as T[];
 }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { formatCount } from "./format.ts";
 import type { Io } from "./io.ts";
 
 /** Seconds a run lasts before its progress shows. */
@@ -46,7 +47,8 @@ export class Progress {
     if (now - this.#started < SHOW_AFTER || now - this.#drawnAt < REDRAW_EVERY) return;
     this.#drawnAt = now;
     this.#shown = true;
-    this.#io.stderr(`\r\x1b[K${this.#label} ${count} ${unit}…`);
+    const noun = count === 1 ? unit.replace(/s$/, "") : unit;
+    this.#io.stderr(`\r\x1b[K${this.#label} ${formatCount(count)} ${noun}…`);
   }
 
   /** Erases the line if it was drawn. */

@@ -26,9 +26,13 @@ const ARGS_CHARS = 300;
 /** Characters of one shown line of a folded block. */
 const LINE_CHARS = 240;
 
+/** Bidirectional formatting characters, which can make text read other than it is stored. */
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
 /**
  * Control characters made visible (`␀`, `␛`…) so stored text can never
- * drive the terminal; newlines and tabs stay.
+ * drive the terminal, and bidirectional overrides and isolates shown as
+ * `⟨U+202E⟩` so that text reads as it is stored; newlines and tabs stay.
  *
  * @param text The text.
  * @returns The safe text.
@@ -37,6 +41,7 @@ const LINE_CHARS = 240;
  * ```ts
  * import { visibleControls } from "./transcript.ts";
  * console.assert(visibleControls("a\u0000b\u001b") === "a␀b␛");
+ * console.assert(visibleControls("x\u202Ey") === "x⟨U+202E⟩y");
  * ```
  */
 export function visibleControls(text: string): string {
@@ -44,6 +49,9 @@ export function visibleControls(text: string): string {
     // deno-lint-ignore no-control-regex -- matching control characters is the point
     /[\u0000-\u0008\u000b-\u001f\u007f]/g,
     (c) => String.fromCodePoint(c === "\u007f" ? 0x2421 : 0x2400 + c.charCodeAt(0)),
+  ).replace(
+    BIDI_CONTROLS,
+    (c) => `⟨U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`,
   );
 }
 
@@ -140,7 +148,7 @@ function fold(text: string, options: TranscriptOptions): string[] {
 
 function header(message: MessageRow, style: Style): string {
   const parts = [style.bold(style.cyan(message.role))];
-  if (message.tool_name) parts.push(style.magenta(message.tool_name));
+  if (message.tool_name) parts.push(style.magenta(visibleControls(message.tool_name)));
   parts.push(formatDateTime(message.timestamp));
   if (message.finish_reason && message.finish_reason !== "stop") parts.push(message.finish_reason);
   // Rows a newer Hermes took back (shown only by `show --all`).
@@ -197,7 +205,7 @@ export function renderTranscript(
     }
     for (const call of toolCallViews(message.tool_calls)) {
       const args = options.full ? call.args : truncate(call.args, ARGS_CHARS);
-      out.push(`${style.magenta(`→ ${call.name}`)} ${visibleControls(args)}`);
+      out.push(`${style.magenta(`→ ${visibleControls(call.name)}`)} ${visibleControls(args)}`);
     }
     out.push("");
   }

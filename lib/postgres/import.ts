@@ -250,16 +250,8 @@ export async function importSessionPg(
   const checked = check(record);
   return await transaction(async (query) => {
     const exists = await sessionExists(query, checked.id);
-    if (exists && !options.replace) {
-      return {
-        outcome: "skipped",
-        id: checked.id,
-        messages: 0,
-        deferredParent: null,
-        droppedColumns: [],
-      };
-    }
     const named = (checked.row.parent_session_id as string | null | undefined) ?? null;
+    if (exists && !options.replace) return await skip(query, checked.id, named);
     const parentPresent = named === null || named === checked.id ||
       await sessionExists(query, named);
     const parent = parentPresent ? named : null;
@@ -278,6 +270,7 @@ export async function importSessionPg(
       messages: checked.messages.length,
       deferredParent: parentPresent ? null : named,
       droppedColumns: unknownColumns(checked.row, checked.messages, PG_COLUMNS),
+      relinked: false,
     };
   });
 }
@@ -287,6 +280,32 @@ const PG_COLUMNS = {
   sessions: new Set(SESSION_COLUMN_NAMES),
   messages: new Set(MESSAGE_COLUMN_NAMES),
 };
+
+/**
+ * A session already present is left as it is, except for a parent link an
+ * earlier import could not make: made when the parent is in now, deferred
+ * otherwise (as `importSession` on SQLite).
+ */
+async function skip(query: PgQuery, id: string, named: string | null): Promise<ImportResult> {
+  const result: ImportResult = {
+    outcome: "skipped",
+    id,
+    messages: 0,
+    deferredParent: null,
+    droppedColumns: [],
+    relinked: false,
+  };
+  if (named === null || named === id) return result;
+  const rows = await query("SELECT parent_session_id AS parent FROM sessions WHERE id = $1", [id]);
+  if (rows[0]?.parent !== null && rows[0]?.parent !== undefined) return result;
+  if (!await sessionExists(query, named)) return { ...result, deferredParent: named };
+  const linked = await query(
+    `UPDATE sessions SET parent_session_id = $1 WHERE id = $2 AND parent_session_id IS NULL
+     AND EXISTS (SELECT 1 FROM sessions WHERE id = $1) RETURNING id`,
+    [named, id],
+  );
+  return { ...result, relinked: linked.length > 0 };
+}
 
 /**
  * Links imported sessions to parents imported after them.

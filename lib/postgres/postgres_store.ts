@@ -34,7 +34,7 @@ import type { SearchOptions } from "../search/search.ts";
 import type { SessionStore } from "../session_store.ts";
 import type { CreateSessionOptions, EnsureSessionOptions } from "../sessions.ts";
 import type { SourceUsage } from "../source_usage.ts";
-import { sanitizeTitle } from "../titles.ts";
+import { type PrefixMatches, sanitizeTitle } from "../titles.ts";
 import type { TokenCountsUpdate } from "../tokens.ts";
 import {
   checkUsageOptions,
@@ -295,6 +295,34 @@ const USAGE_ORDER: Readonly<Record<UsageGrouping, string>> = {
   model: USAGE_BY_COST,
   source: USAGE_BY_COST,
 };
+
+/** The WHERE of a listing and its parameters (`$1`…), as `listing.ts` filters on SQLite. */
+function listingFilters(options: ListSessionsOptions): { where: string; params: PgValue[] } {
+  const clauses: string[] = [];
+  const params: PgValue[] = [];
+  if (!options.includeChildren) clauses.push(VISIBLE_ONLY);
+  if (options.source) {
+    params.push(options.source);
+    clauses.push(`s.source = $${params.length}`);
+  }
+  if (options.excludeSources && options.excludeSources.length > 0) {
+    params.push(JSON.stringify(options.excludeSources));
+    clauses.push(
+      `s.source NOT IN (SELECT json_array_elements_text($${params.length}::text::json))`,
+    );
+  }
+  const range = checkStartedRange(options);
+  if (range.after !== null) {
+    params.push(range.after);
+    clauses.push(`s.started_at >= $${params.length}`);
+  }
+  if (range.before !== null) {
+    params.push(range.before);
+    clauses.push(`s.started_at < $${params.length}`);
+  }
+  if (options.hasChildren) clauses.push(HAS_CHILDREN);
+  return { where: clauses.length ? `WHERE ${clauses.join(" AND ")}` : "", params };
+}
 
 class PostgresSessionStore implements SessionStore {
   readonly engine = "postgres" as const;
@@ -597,30 +625,7 @@ class PostgresSessionStore implements SessionStore {
   async listSessionsRich(options: ListSessionsOptions = {}): Promise<RichSessionRow[]> {
     const limit = checkCount("list sessions", "limit", options.limit ?? 20);
     const offset = checkCount("list sessions", "offset", options.offset ?? 0);
-    const clauses: string[] = [];
-    const params: PgValue[] = [];
-    if (!options.includeChildren) clauses.push(VISIBLE_ONLY);
-    if (options.source) {
-      params.push(options.source);
-      clauses.push(`s.source = $${params.length}`);
-    }
-    if (options.excludeSources && options.excludeSources.length > 0) {
-      params.push(JSON.stringify(options.excludeSources));
-      clauses.push(
-        `s.source NOT IN (SELECT json_array_elements_text($${params.length}::text::json))`,
-      );
-    }
-    const range = checkStartedRange(options);
-    if (range.after !== null) {
-      params.push(range.after);
-      clauses.push(`s.started_at >= $${params.length}`);
-    }
-    if (range.before !== null) {
-      params.push(range.before);
-      clauses.push(`s.started_at < $${params.length}`);
-    }
-    if (options.hasChildren) clauses.push(HAS_CHILDREN);
-    const where = clauses.length ? `WHERE ${clauses.join(" AND ")}` : "";
+    const { where, params } = listingFilters(options);
     const n = params.length + 1;
     const sql = options.orderByLastActive ? this.#byLastActiveSql(where, n) : `WITH page AS (
            SELECT s.id FROM sessions s ${where}
@@ -704,6 +709,12 @@ class PostgresSessionStore implements SessionStore {
     ) as SessionRow[];
   }
 
+  async listedSessionCount(options: ListSessionsOptions = {}): Promise<number> {
+    const { where, params } = listingFilters(options);
+    const rows = await this.#query(`SELECT COUNT(*) AS n FROM sessions s ${where}`, params);
+    return Number(rows[0].n);
+  }
+
   async sessionCount(options: SessionCountOptions = {}): Promise<number> {
     const rows = options.source
       ? await this.#query("SELECT COUNT(*) AS n FROM sessions WHERE source = $1", [options.source])
@@ -722,6 +733,23 @@ class PostgresSessionStore implements SessionStore {
       [`${escapeLike(idOrPrefix)}%`],
     );
     return rows.length === 1 ? rows[0].id as string : undefined;
+  }
+
+  async sessionIdsWithPrefix(
+    prefix: string,
+    options: { limit?: number } = {},
+  ): Promise<PrefixMatches> {
+    const pattern = `${escapeLike(prefix)}%`;
+    const count = await this.#query(
+      "SELECT COUNT(*) AS n FROM sessions WHERE id ILIKE $1 ESCAPE '\\'",
+      [pattern],
+    );
+    const rows = await this.#query(
+      `SELECT id FROM sessions WHERE id ILIKE $1 ESCAPE '\\'
+       ORDER BY started_at DESC, id COLLATE "C" LIMIT $2`,
+      [pattern, options.limit ?? 10],
+    );
+    return { count: Number(count[0].n), ids: rows.map((row) => row.id as string) };
   }
 
   async setSessionTitle(id: string, title: string | null): Promise<boolean> {

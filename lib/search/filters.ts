@@ -7,6 +7,7 @@
  * @module
  */
 import type { SqlValue } from "../driver/types.ts";
+import { type Condition, isConjunction, isDisjunction } from "./condition.ts";
 
 /** The filters of one search, normalized. */
 export interface SearchFilters {
@@ -23,6 +24,12 @@ export interface SearchFilters {
    * searches; `null` (an older file, or `includeInactive`) keeps every row.
    */
   readonly live?: "active" | "active-or-compacted" | null;
+  /** Only messages of this session; `null` for any. */
+  readonly sessionId?: string | null;
+  /** Only messages at or after this time (Unix seconds); `null` for no bound. */
+  readonly since?: number | null;
+  /** Only messages before this time (Unix seconds); `null` for no bound. */
+  readonly until?: number | null;
 }
 
 /** The WHERE terms of some filters, and their parameters in order. */
@@ -34,7 +41,8 @@ export interface FilterSql {
 }
 
 /**
- * The SQL of `filters`, in Python's order: source, excluded sources, role.
+ * The SQL of `filters`, in Python's order: source, excluded sources, role;
+ * then the session and the time range, which Python does not have.
  *
  * @param filters The normalized filters.
  * @returns The terms and their parameters.
@@ -57,6 +65,18 @@ export function filterSql(filters: SearchFilters): FilterSql {
   if (filters.live === "active") sql += " AND COALESCE(m.active, 1) != 0";
   if (filters.live === "active-or-compacted") {
     sql += " AND (COALESCE(m.active, 1) != 0 OR COALESCE(m.compacted, 0) != 0)";
+  }
+  if (filters.sessionId != null) {
+    sql += " AND m.session_id = ?";
+    params.push(filters.sessionId);
+  }
+  if (filters.since != null) {
+    sql += " AND m.timestamp >= ?";
+    params.push(filters.since);
+  }
+  if (filters.until != null) {
+    sql += " AND m.timestamp < ?";
+    params.push(filters.until);
   }
   return { sql, params };
 }
@@ -90,7 +110,7 @@ const CONTAINS_ANY_SQL = "EXISTS (SELECT 1 FROM json_each(?) p WHERE " +
   "OR m.tool_calls LIKE p.value ESCAPE '\\')";
 
 /** The SQL term "the message (alias `m`) contains every pattern bound as a JSON array". */
-export const CONTAINS_ALL_SQL = "NOT EXISTS (SELECT 1 FROM json_each(?) p WHERE NOT coalesce(" +
+const CONTAINS_ALL_SQL = "NOT EXISTS (SELECT 1 FROM json_each(?) p WHERE NOT coalesce(" +
   "m.content LIKE p.value ESCAPE '\\' OR m.tool_name LIKE p.value ESCAPE '\\' " +
   "OR m.tool_calls LIKE p.value ESCAPE '\\', 0))";
 
@@ -112,4 +132,37 @@ export function containsSql(terms: readonly string[], all: boolean): FilterSql {
   }
   const sql = `(${patterns.map(() => CONTAINS_ONE_SQL).join(all ? " AND " : " OR ")})`;
   return { sql, params: patterns.flatMap((p) => [p, p, p]) };
+}
+
+/** A message (alias `m`) contains the pattern `p.value`. */
+const CONTAINS_VALUE_SQL = "coalesce(m.content LIKE p.value ESCAPE '\\' " +
+  "OR m.tool_name LIKE p.value ESCAPE '\\' OR m.tool_calls LIKE p.value ESCAPE '\\', 0)";
+
+/**
+ * The SQL term "the message (alias `m`) satisfies one of the clauses bound
+ * as a JSON array `[{all: [pattern…], none: [[pattern…]…]}…]`": one
+ * statement for every condition, whatever the user typed.
+ */
+const CONDITION_SQL = `EXISTS (SELECT 1 FROM json_each(?) c WHERE
+  NOT EXISTS (SELECT 1 FROM json_each(c.value, '$.all') p WHERE NOT ${CONTAINS_VALUE_SQL})
+  AND NOT EXISTS (SELECT 1 FROM json_each(c.value, '$.none') g WHERE NOT EXISTS (
+    SELECT 1 FROM json_each(g.value) p WHERE NOT ${CONTAINS_VALUE_SQL})))`;
+
+/**
+ * The SQL term "the message (alias `m`) satisfies `condition`" by
+ * substring, and its parameters. A plain AND or OR of words takes the form
+ * of {@linkcode containsSql}; anything with `NOT`, or an OR of several
+ * words, is bound as one JSON value to one fixed statement.
+ *
+ * @param condition The condition, words unescaped.
+ * @returns The SQL and its parameters.
+ */
+export function conditionSql(condition: Condition): FilterSql {
+  if (isConjunction(condition)) return containsSql(condition[0].all, true);
+  if (isDisjunction(condition)) return containsSql(condition.map((c) => c.all[0]), false);
+  const clauses = condition.map((clause) => ({
+    all: clause.all.map(containsPattern),
+    none: clause.none.map((group) => group.map(containsPattern)),
+  }));
+  return { sql: CONDITION_SQL, params: [JSON.stringify(clauses)] };
 }

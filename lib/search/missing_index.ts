@@ -2,7 +2,7 @@
  * Searching a file written by an older Hermes as it is: a v1–v9 file has no
  * trigram index (and a v1 file may have no full-text index at all). A read
  * never creates one, so a plan that needs a missing index is answered by
- * substring matching over the same words instead. So is a plan whose index
+ * substring matching over the same words, read with the same operators. So is a plan whose index
  * misses messages: marked stale after damage (`fts_stale:<table>`, see
  * `fts_stale.ts`), or still being filled after the v11 step of an old file
  * (`fts_backfill:<table>`, see `schema/fts_backfill.ts`).
@@ -14,27 +14,18 @@ import { SqliteError } from "../driver/sqlite_error.ts";
 import { FTS_STALE_PREFIX } from "../fts_stale.ts";
 import { FTS_BACKFILL_PREFIX } from "../schema/fts_backfill.ts";
 import type { FtsTable } from "../schema/schema_sql.ts";
-import { pythonSplit } from "../python_text.ts";
-import type { SearchPlan } from "./plan.ts";
-import { sanitizeFts5Query } from "./sanitize.ts";
-
-const OPERATORS = new Set(["AND", "OR", "NOT"]);
+import { planSearch, type SearchPlan } from "./plan.ts";
 
 /**
- * The substring plan for `query`: every word must be present, unless the
- * query says `OR` or `NOT` (then any word will do, as Python's substring
- * path matches).
+ * The substring plan for `query`: its words and operators read as on every
+ * other path (every word must be present unless OR joins them; NOT leaves
+ * out what follows), matched as substrings.
  *
  * @param query What the user typed.
  * @returns A substring plan, or `{ kind: "nothing" }` when no word is left.
  */
 export function substringPlan(query: string): SearchPlan {
-  const words = pythonSplit(sanitizeFts5Query(query).replaceAll('"', " "))
-    .map((word) => word.replace(/\*+$/, ""));
-  const terms = words.filter((word) => word !== "" && !OPERATORS.has(word));
-  if (terms.length === 0) return { kind: "nothing" };
-  const any = words.some((word) => word === "OR" || word === "NOT");
-  return { kind: "substring", terms, all: !any };
+  return planSearch(query, { fts: false, trigram: false });
 }
 
 /** The keys that mark a full-text table as missing messages. */

@@ -10,14 +10,18 @@
  * @module
  */
 import { countCjk } from "./cjk.ts";
-import { sanitizeFts5Query } from "./sanitize.ts";
 import {
-  codePointLength,
-  PYTHON_WHITESPACE,
-  pythonSplit,
-  pythonStrip,
-  pythonStripChar,
-} from "../python_text.ts";
+  type Condition,
+  isConjunction,
+  parseCondition,
+  positiveWords,
+  type QueryWord,
+  quotePhrase,
+  trigramMatchable,
+  trigramSuperset,
+} from "./condition.ts";
+import { sanitizeFts5Query } from "./sanitize.ts";
+import { PYTHON_WHITESPACE, pythonSplit, pythonStrip, pythonStripChar } from "../python_text.ts";
 
 /** How one query is searched. */
 export type SearchPlan =
@@ -30,15 +34,16 @@ export type SearchPlan =
     readonly match: string;
     /** A MATCH expression to try when FTS5 rejects `match`, if any. */
     readonly retry: string | undefined;
-    /** Substrings every hit must also contain (content, tool name or tool calls). */
-    readonly required: readonly string[];
+    /**
+     * What every hit must also satisfy by substring (content, tool name or
+     * tool calls), when the index alone cannot tell; `null` when it can.
+     */
+    readonly check: Condition | null;
   }
   | {
     readonly kind: "substring";
-    /** A hit contains at least one of these (content, tool name or tool calls). */
-    readonly terms: readonly string[];
-    /** When true, a hit must contain every term. */
-    readonly all: boolean;
+    /** What a hit contains (content, tool name or tool calls). */
+    readonly condition: Condition;
   };
 
 const OPERATORS = new Set(["AND", "OR", "NOT"]);
@@ -105,10 +110,6 @@ function quoteAwareTokens(query: string): Token[] {
   return tokens;
 }
 
-function quotePhrase(text: string): string {
-  return `"${text.replaceAll('"', '""')}"`;
-}
-
 /**
  * The unicode61 query with every word quoted as a phrase, FTS5's own
  * (upper-case) operators kept, and a trailing `*` kept as a prefix marker:
@@ -127,72 +128,127 @@ function nonOperatorWords(tokens: readonly Token[]): string[] {
   return tokens.filter((t) => t.quoted || !OPERATORS.has(t.text)).map((t) => t.text);
 }
 
-/** True when no word holds a letter or digit, and some word is not ASCII. */
-function onlySymbols(words: readonly string[]): boolean {
-  return words.some((w) => NON_ASCII.test(w)) && !words.some((w) => WORD_CHARACTER.test(w));
+/** True when the word is not ASCII and holds no letter or digit (an emoji, an arrow). */
+function isSymbolWord(word: string): boolean {
+  return NON_ASCII.test(word) && !WORD_CHARACTER.test(word);
 }
 
-/** The words of a CJK query and whether the quote-aware reading replaced Python's. */
-function cjkWords(query: string, raw: string): { words: string[]; operators: boolean[] } {
-  const python = pythonSplit(raw);
-  if (!python.some((w) => w.includes('"'))) {
-    return { words: python, operators: python.map(isOperator) };
+/** A word for substring matching: a prefix star says nothing more than a substring does. */
+function substringWord(text: string, prefix: boolean): string {
+  return prefix ? text.replace(/\*+$/, "") : text;
+}
+
+/**
+ * The words of a query read quote by quote. An empty phrase `""` would
+ * match everything by substring: it is dropped with the operator that joins
+ * it (`记忆 OR "" OR 断裂` reads as `记忆 OR 断裂`).
+ */
+function tokenWords(query: string): QueryWord[] {
+  const words: (QueryWord | undefined)[] = quoteAwareTokens(query).map((t) => {
+    const operator = !t.quoted && isOperator(t.text);
+    const text = operator ? t.text.toUpperCase() : substringWord(t.text, t.prefix);
+    return text === "" ? undefined : { text, operator };
+  });
+  const out: QueryWord[] = [];
+  for (const [i, word] of words.entries()) {
+    if (word !== undefined) out.push(word);
+    else if (out.at(-1)?.operator) out.pop();
+    else if (words[i + 1]?.operator) words[i + 1] = undefined;
   }
-  // Improvement: Python's split leaves the quotes of `"chat-send"` inside the
-  // words, where the trigram index reads them as literal characters. An
-  // empty phrase `""` would match everything by substring: it is dropped.
-  const tokens = quoteAwareTokens(query).filter((t) => t.text !== "");
-  return {
-    words: tokens.map((t) => t.text),
-    operators: tokens.map((t) => !t.quoted && isOperator(t.text)),
-  };
+  return out;
+}
+
+/** The words of a CJK query, with their operators in upper case. */
+function cjkWords(query: string, raw: string): QueryWord[] {
+  if (query.includes('"')) {
+    // Improvement: Python strips the outer quotes and splits the rest, so
+    // `"记忆 docker"` is two words, and the quotes of `"chat-send" 記録`
+    // stay inside the words, where the trigram index reads them as literal
+    // characters. Here a phrase is one word, as on the other paths.
+    return tokenWords(query);
+  }
+  return pythonSplit(raw).flatMap((word): QueryWord[] => {
+    if (isOperator(word)) return [{ text: word.toUpperCase(), operator: true }];
+    const text = substringWord(word, true);
+    return text === "" ? [] : [{ text, operator: false }];
+  });
+}
+
+function trigramPlan(match: string, check: Condition | null): SearchPlan {
+  return { kind: "ranked", table: "messages_fts_trigram", match, retry: undefined, check };
 }
 
 function planCjk(query: string): SearchPlan {
   const raw = pythonStrip(pythonStripChar(query, '"'));
-  const { words, operators } = cjkWords(query, raw);
-  const terms = words.filter((_, i) => !operators[i]);
-  const likeTerms = terms.length > 0 ? terms : [raw];
-  if (countCjk(raw) < 3) return { kind: "substring", terms: likeTerms, all: false };
-  const match = words.map((w, i) => operators[i] ? w : quotePhrase(w)).join(" ");
-  const short = terms.filter((t) => codePointLength(t) < 3);
-  if (short.length === 0) {
-    return { kind: "ranked", table: "messages_fts_trigram", match, retry: undefined, required: [] };
+  const words = cjkWords(query, raw);
+  const condition = parseCondition(words);
+  if (condition === undefined) return { kind: "nothing" };
+  // Improvement: Python matches any one word below three CJK characters;
+  // here the operators mean what they mean on every other path.
+  if (countCjk(raw) < 3) return { kind: "substring", condition };
+  const terms = words.filter((w) => !w.operator).map((w) => w.text);
+  if (terms.every(trigramMatchable)) {
+    return trigramPlan(words.map((w) => w.operator ? w.text : quotePhrase(w.text)).join(" "), null);
   }
   // Improvement: the trigram index cannot see words shorter than three
-  // characters, so Python drops them from an AND and finds nothing for an
-  // OR of them. Without OR/NOT, every word must be present: ranked by the
-  // longer words, the short ones checked by substring. With OR/NOT, any word
-  // will do, by substring, as Python matches below three CJK characters.
-  const conjunction = !words.some((w, i) => operators[i] && w.toUpperCase() !== "AND");
-  if (conjunction && short.length < terms.length) {
-    return {
-      kind: "ranked",
-      table: "messages_fts_trigram",
-      match,
-      retry: undefined,
-      required: short,
-    };
+  // characters (Python drops them from an AND, and finds nothing for an OR
+  // of them). Hits are ranked by the longer words and checked by substring;
+  // where some alternative has no longer word, the search is by substring.
+  const superset = trigramSuperset(condition);
+  if (superset === undefined) return { kind: "substring", condition };
+  if (isConjunction(condition)) {
+    const short = condition[0].all.filter((w) => !trigramMatchable(w));
+    return trigramPlan(superset, [{ all: short, none: [] }]);
   }
-  return { kind: "substring", terms: likeTerms, all: conjunction };
+  return trigramPlan(superset, condition);
+}
+
+/** Which full-text tables the file has (an older file read as it is may lack one). */
+export interface SearchTables {
+  /**
+   * `messages_fts` (unicode61) exists.
+   * @default {true}
+   */
+  readonly fts?: boolean;
+  /**
+   * `messages_fts_trigram` exists (a file older than v10 lacks it).
+   * @default {true}
+   */
+  readonly trigram?: boolean;
+}
+
+/** The substring plan of a query, for a file without the index its plan needs. */
+function substringFallback(query: string): SearchPlan {
+  const condition = parseCondition(tokenWords(query));
+  return condition === undefined ? { kind: "nothing" } : { kind: "substring", condition };
 }
 
 /**
  * Decides how `query` is searched.
  *
  * @param query What the user typed.
+ * @param tables Which full-text tables exist; a query whose index is
+ *   missing is searched by substring instead, its words and operators read
+ *   the same way.
  * @returns The plan; `{ kind: "nothing" }` when no search can match.
  */
-export function planSearch(query: string): SearchPlan {
+export function planSearch(query: string, tables: SearchTables = {}): SearchPlan {
   if (typeof query !== "string" || pythonStrip(query) === "") return { kind: "nothing" };
   const sanitized = sanitizeFts5Query(query);
   if (sanitized === "") return { kind: "nothing" };
-  if (countCjk(sanitized) > 0) return planCjk(sanitized);
+  if (countCjk(sanitized) > 0) {
+    const plan = planCjk(sanitized);
+    if (plan.kind !== "ranked" || tables.trigram !== false) return plan;
+    return substringFallback(sanitized);
+  }
+  if (tables.fts === false) return substringFallback(sanitized);
   const tokens = quoteAwareTokens(sanitized);
-  const words = nonOperatorWords(tokens);
-  if (onlySymbols(words)) {
-    // Improvement: unicode61 drops emoji and other symbols entirely.
-    return { kind: "substring", terms: words.filter((w) => w !== ""), all: false };
+  if (nonOperatorWords(tokens).some((word) => pythonSplit(word).some(isSymbolWord))) {
+    // Improvement: unicode61 drops emoji and other symbols entirely, so
+    // `🚀` finds nothing and `docker 🚀` finds every docker. Such a query is
+    // matched by substring, every word as it is written.
+    const condition = parseCondition(tokenWords(sanitized));
+    return condition === undefined ? { kind: "nothing" } : { kind: "substring", condition };
   }
   const retry = quotedFtsQuery(tokens);
   return {
@@ -200,6 +256,28 @@ export function planSearch(query: string): SearchPlan {
     table: "messages_fts",
     match: sanitized,
     retry: retry === sanitized ? undefined : retry,
-    required: [],
+    check: null,
   };
+}
+
+/**
+ * The words a hit of `query` may be found by that its snippet does not
+ * mark with `>>>…<<<` (substring matches), for a caller that highlights
+ * them itself.
+ *
+ * @param query What the user typed.
+ * @returns The words, in query order; empty when the index marks every match.
+ *
+ * @example
+ * ```ts
+ * import { unmarkedWords } from "./plan.ts";
+ * console.assert(unmarkedWords("记忆 OR docker").join() === "记忆,docker");
+ * console.assert(unmarkedWords("docker").length === 0);
+ * ```
+ */
+export function unmarkedWords(query: string): string[] {
+  const plan = planSearch(query);
+  if (plan.kind === "substring") return positiveWords(plan.condition);
+  if (plan.kind === "ranked" && plan.check !== null) return positiveWords(plan.check);
+  return [];
 }

@@ -12,8 +12,20 @@
  */
 import type { Store } from "../store.ts";
 import type { SqlValue } from "../driver/types.ts";
-import { CONTAINS_ALL_SQL, containsPattern, type FilterSql } from "./filters.ts";
+import { conditionSql, type FilterSql } from "./filters.ts";
+import type { Condition } from "./condition.ts";
 import { isMatchError, isPatternError } from "./query_error.ts";
+
+/**
+ * The substring check of a ranked query as SQL (`""` for none) and its
+ * parameters, which follow the filters' parameters.
+ *
+ * @param check The plan's check.
+ * @returns The SQL term and its parameters.
+ */
+export function checkSql(check: Condition | null): FilterSql {
+  return check === null ? { sql: "", params: [] } : conditionSql(check);
+}
 
 /** A hit's row before its context is added. */
 export type HitRow = Record<string, SqlValue>;
@@ -24,8 +36,8 @@ export interface RankedQuery {
   readonly table: "messages_fts" | "messages_fts_trigram";
   /** The MATCH expression. */
   readonly match: string;
-  /** Substrings every hit must also contain. */
-  readonly required: readonly string[];
+  /** What every hit must also satisfy by substring, if anything. */
+  readonly check: Condition | null;
   /** The filters. */
   readonly filters: FilterSql;
   /** Page size. */
@@ -42,7 +54,7 @@ export interface RankedQuery {
  * @param required Whether substrings are required (one more JSON parameter).
  * @returns The SQL: parameters MATCH, filters, [required], limit, offset.
  */
-export function pageSql(table: string, filters: string, required: boolean): string {
+export function pageSql(table: string, filters: string, check = ""): string {
   return `SELECT m.id AS id, m.session_id AS session_id, m.role AS role,
   snippet(${table}, 0, '>>>', '<<<', '...', 40) AS snippet,
   m.timestamp AS timestamp, m.tool_name AS tool_name, s.source AS source, s.model AS model,
@@ -50,7 +62,7 @@ export function pageSql(table: string, filters: string, required: boolean): stri
 FROM ${table}
 JOIN messages m ON m.id = ${table}.rowid
 JOIN sessions s ON s.id = m.session_id
-WHERE ${table} MATCH ?${filters}${required ? ` AND ${CONTAINS_ALL_SQL}` : ""}
+WHERE ${table} MATCH ?${filters}${check === "" ? "" : ` AND ${check}`}
 ORDER BY rank
 LIMIT ? OFFSET ?`;
 }
@@ -66,12 +78,11 @@ LIMIT ? OFFSET ?`;
  * @throws {SqliteError} On a storage failure.
  */
 export function rankedPage(store: Store, query: RankedQuery): HitRow[] | undefined {
-  const { table, match, required, filters, limit, offset } = query;
-  const params: SqlValue[] = [match, ...filters.params];
-  if (required.length > 0) params.push(JSON.stringify(required.map(containsPattern)));
-  params.push(limit, offset);
+  const { table, match, check, filters, limit, offset } = query;
+  const checked = checkSql(check);
+  const params: SqlValue[] = [match, ...filters.params, ...checked.params, limit, offset];
   try {
-    return store.statement(pageSql(table, filters.sql, required.length > 0)).all(...params);
+    return store.statement(pageSql(table, filters.sql, checked.sql)).all(...params);
   } catch (error) {
     if (isMatchError(error, match) || isPatternError(error)) return undefined;
     throw error;

@@ -31,6 +31,12 @@ export interface SearchOptions {
   excludeSources?: readonly string[] | null;
   /** Only these roles (an empty list means any role). */
   roleFilter?: readonly string[] | null;
+  /** Only messages of this session (not in Python). */
+  sessionId?: string | null;
+  /** Only messages at or after this time, in Unix seconds (not in Python). */
+  since?: number | null;
+  /** Only messages before this time, in Unix seconds (not in Python). */
+  until?: number | null;
   /**
    * The most hits to return.
    * @default {20}
@@ -57,6 +63,16 @@ export interface SearchOptions {
   sort?: SearchSort;
 }
 
+function checkTime(name: string, value: number | null | undefined): number | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== "number" || !Number.isFinite(value)) {
+    throw new RangeError(
+      `Cannot search messages: ${name} must be a finite number: current value is ${value}`,
+    );
+  }
+  return value;
+}
+
 /** Which rows of a newer Hermes' file are searched (see `SearchFilters.live`). */
 function liveFilter(store: Store, options: SearchOptions): SearchFilters["live"] {
   const columns = store.columns("messages");
@@ -71,6 +87,9 @@ function normalizeFilters(store: Store, options: SearchOptions): SearchFilters {
     excludeSources: options.excludeSources ?? null,
     roles: roles !== null && roles.length > 0 ? roles : null,
     live: liveFilter(store, options),
+    sessionId: options.sessionId ?? null,
+    since: checkTime("since", options.since),
+    until: checkTime("until", options.until),
   };
 }
 
@@ -82,7 +101,7 @@ function rankedRows(
   page: { filters: FilterSql; limit: number; offset: number },
   order: { sort: SearchSort; strategy: SortStrategy | undefined },
 ): HitRow[] | undefined {
-  const query = { table: plan.table, required: plan.required, ...page };
+  const query = { table: plan.table, check: plan.check, ...page };
   const run = (match: string) =>
     order.sort === "rank"
       ? rankedPage(store, { ...query, match })
@@ -129,9 +148,9 @@ export function searchMessages(
   const limit = checkCount("search messages", "limit", options.limit ?? 20);
   const offset = checkCount("search messages", "offset", options.offset ?? 0);
   const sort = checkSort(options.sort);
+  const filters = filterSql(normalizeFilters(store, options));
   let plan = withIndexesPresent(store, planSearch(query), query);
   if (plan.kind === "nothing") return [];
-  const filters = filterSql(normalizeFilters(store, options));
   let rows: HitRow[] | undefined;
   if (plan.kind === "ranked") {
     try {
@@ -147,8 +166,7 @@ export function searchMessages(
   }
   if (plan.kind === "substring") {
     const page = {
-      terms: plan.terms,
-      all: plan.all,
+      condition: plan.condition,
       filters,
       limit,
       offset,

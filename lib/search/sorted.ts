@@ -17,9 +17,9 @@
  */
 import type { Store } from "../store.ts";
 import type { SqlValue } from "../driver/types.ts";
-import { CONTAINS_ALL_SQL, containsPattern } from "./filters.ts";
+
 import { isMatchError, isPatternError } from "./query_error.ts";
-import type { HitRow, RankedQuery } from "./ranked.ts";
+import { checkSql, type HitRow, type RankedQuery } from "./ranked.ts";
 import { timelineOf } from "./timeline.ts";
 import { inSnapshot } from "./snapshot.ts";
 
@@ -49,9 +49,8 @@ JOIN sessions s ON s.id = m.session_id`;
 }
 
 function whereSql(table: string, query: RankedQuery): string {
-  return `WHERE ${table} MATCH ?${query.filters.sql}${
-    query.required.length > 0 ? ` AND ${CONTAINS_ALL_SQL}` : ""
-  }`;
+  const check = checkSql(query.check).sql;
+  return `WHERE ${table} MATCH ?${query.filters.sql}${check === "" ? "" : ` AND ${check}`}`;
 }
 
 /** One chunk of the walk: matches beyond an id, in id order. */
@@ -91,11 +90,7 @@ WHERE ${table} MATCH ? AND ${table}.rowid >= ? AND ${table}.rowid <= ?
 }
 
 function matchParams(query: RankedQuery): SqlValue[] {
-  const params: SqlValue[] = [query.match, ...query.filters.params];
-  if (query.required.length > 0) {
-    params.push(JSON.stringify(query.required.map(containsPattern)));
-  }
-  return params;
+  return [query.match, ...query.filters.params, ...checkSql(query.check).params];
 }
 
 /** Orders candidates as the full sort does. */

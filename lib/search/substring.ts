@@ -1,7 +1,7 @@
 /**
  * Substring search (the Python Hermes's LIKE fallback for short CJK
- * queries): a hit contains one of the terms (or all of them) in its content,
- * tool name or tool calls, via `LIKE … ESCAPE '\'` with `\`, `%` and `_`
+ * queries): a hit satisfies the query's condition (its words, read with
+ * FTS5's AND/OR/NOT) in its content, tool name or tool calls, via `LIKE … ESCAPE '\'` with `\`, `%` and `_`
  * escaped so that they match literally (ASCII case-insensitive), newest
  * first.
  *
@@ -13,7 +13,8 @@
  */
 import type { Store } from "../store.ts";
 import type { SqlValue } from "../driver/types.ts";
-import { containsSql, type FilterSql } from "./filters.ts";
+import { conditionSql, type FilterSql } from "./filters.ts";
+import { type Condition, coveringWords, positiveWords } from "./condition.ts";
 import type { HitRow } from "./ranked.ts";
 import { isPatternError } from "./query_error.ts";
 import { candidateIds, termKind, trigramIndexUsable } from "./trigram_candidates.ts";
@@ -22,10 +23,8 @@ import { walkCandidates } from "./substring_walk.ts";
 
 /** What a substring search needs. */
 export interface SubstringQuery {
-  /** A hit contains at least one of these. */
-  readonly terms: readonly string[];
-  /** When true, a hit contains every term. */
-  readonly all: boolean;
+  /** What a hit contains. */
+  readonly condition: Condition;
   /** The filters. */
   readonly filters: FilterSql;
   /** Page size. */
@@ -62,7 +61,7 @@ WHERE m.id IN (SELECT value FROM json_each(?))`;
 
 /**
  * One page of substring hits, newest first, without context. The snippet
- * is 120 characters of content from 40 before the first term's first
+ * is 120 characters of content from 40 before the first word's first
  * (case-sensitive) occurrence, or the start; `null` for NULL content.
  *
  * @param store The open store.
@@ -86,21 +85,21 @@ function page(
   query: SubstringQuery,
   strategy: SubstringStrategy,
 ): HitRow[] | undefined {
-  const { terms, all, filters, limit, offset, oldest = false } = query;
+  const { condition, filters, limit, offset, oldest = false } = query;
   let candidates: number[] | undefined;
-  const fast = strategy === "auto" && terms.every((t) => termKind(t) !== undefined) &&
-    trigramIndexUsable(store);
+  const cover = coveringWords(condition, (word) => termKind(word) !== undefined);
+  const fast = strategy === "auto" && cover !== undefined && trigramIndexUsable(store);
   const params: SqlValue[] = [];
   let from = SCAN_FROM;
   if (fast) {
-    const ids = candidateIds(store, terms);
+    const ids = candidateIds(store, cover);
     if (ids?.length === 0) return [];
     if (ids !== undefined) {
       from = CANDIDATES_FROM;
       candidates = ids;
     }
   }
-  const contains = containsSql(terms, all);
+  const contains = conditionSql(condition);
   const sql = pageSql(from, contains.sql, filters.sql, oldest);
   const middle = [...contains.params, ...filters.params];
   let ids: number[] | undefined;
@@ -118,7 +117,9 @@ function page(
   }
   if (ids.length === 0) return [];
   const byId = new Map<number, HitRow>();
-  for (const row of store.statement(ROWS_SQL).all(terms[0], JSON.stringify(ids))) {
+  for (
+    const row of store.statement(ROWS_SQL).all(positiveWords(condition)[0], JSON.stringify(ids))
+  ) {
     byId.set(Number(row.id), row);
   }
   return ids.map((id) => byId.get(id)).filter((row): row is HitRow => row !== undefined);

@@ -74,8 +74,8 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   // The header of an existing export target, read after isDatabaseFile() ruled out the
   // database and its sidecars (the only file a connection of the CLI holds).
   "lib/cli/sqlite_header.ts": ['openSync(path, "r")'],
-  // The input file, refused when it is the database or one of its sidecars.
-  "lib/cli/commands/import.ts": ["createReadStream(source"],
+  // The import input, read only after the command refused the database or one of its sidecars.
+  "lib/cli/jsonl_input.ts": ["createReadStream(source"],
   // Trajectory JSON Lines files, never a database.
   "lib/trajectory.ts": ["appendFileSync(filename"],
   // recover's raw page reads: it runs before recover opens its own connection

@@ -79,7 +79,9 @@ test("searchMessages() falls back to substring matching for a stale table and fi
   for (let i = 0; i < 20; i++) db.appendMessage("s1", { role: "user", content: `Docker run ${i}` });
   assert.equal(db.searchMessages("docker", { limit: 100 }).length, 21);
   assert.equal(db.searchMessages("docker run", { limit: 100 }).length, 20);
-  assert.equal(db.searchMessages("docker NOT run", { limit: 100 }).length, 21);
+  // The operators mean what they mean on the index: NOT leaves out, OR widens.
+  assert.equal(db.searchMessages("docker NOT run", { limit: 100 }).length, 1);
+  assert.equal(db.searchMessages("docker OR run", { limit: 100 }).length, 21);
   assert.equal(db.searchMessages("nothing-like-this").length, 0);
   db.close();
 });

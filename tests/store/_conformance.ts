@@ -89,6 +89,15 @@ const MORE_QUERIES = [
   "*",
   "^start",
   "col:val",
+  "docker 数据",
+  "数据 AND docker",
+  "记忆 OR docker",
+  "数据 NOT docker",
+  "记忆断裂 OR 数据 terminal",
+  "记忆* 系统",
+  '"记忆 系统"',
+  "docker 🚀",
+  "🚀 OR 数据",
 ];
 
 async function call(store: SessionStore, entry: ExpectedEntry): Promise<unknown> {
@@ -168,6 +177,48 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         }
       } finally {
         oracle.close();
+      }
+    });
+
+    test("searchMessages() filters by session and time range as the SQLite engine does", async () => {
+      const oracle = await SessionDB.open({ path: copyFixture("hermes-v11.db") });
+      try {
+        const all = oracle.searchMessages("docker", { limit: 1000 });
+        const sessionId = all[0].session_id;
+        const middle = all.map((h) =>
+          h.timestamp
+        ).sort((a, b) => a - b)[Math.floor(all.length / 2)];
+        for (
+          const options of [{ sessionId }, { since: middle }, { until: middle }, {
+            sessionId,
+            until: middle,
+          }]
+        ) {
+          const wide = { ...options, limit: 1000 };
+          const want = oracle.searchMessages("docker", wide).map((h) => h.id).sort();
+          assert.ok(want.length > 0 || "until" in options, JSON.stringify(options));
+          assert.deepEqual(
+            (await store.searchMessages("docker", wide)).map((h) => h.id).sort(),
+            want,
+            JSON.stringify(options),
+          );
+        }
+      } finally {
+        oracle.close();
+      }
+    });
+
+    test("listedSessionCount() counts what listSessionsRich() lists; a start range narrows both", async () => {
+      const cut = 1776675600;
+      for (
+        const options of [{}, { excludeSources: ["tool"] }, { includeChildren: true }, {
+          startedAfter: cut,
+        }, { startedBefore: cut, excludeSources: ["tool"] }]
+      ) {
+        const rows = await store.listSessionsRich({ ...options, limit: 1000 });
+        assert.equal(await store.listedSessionCount(options), rows.length, JSON.stringify(options));
+        if ("startedAfter" in options) assert.ok(rows.every((r) => r.started_at >= cut));
+        if ("startedBefore" in options) assert.ok(rows.every((r) => r.started_at < cut));
       }
     });
 
@@ -650,6 +701,25 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.equal(await store.resolveSessionId("abcX1"), "abcX1");
     });
 
+    test("sessionIdsWithPrefix() counts every match and names the newest, % and _ literal", async () => {
+      const store = await empty({
+        clock: (() => {
+          let t = 1000;
+          return () => t++;
+        })(),
+      });
+      for (const id of ["abc_1", "abcX1", "ab%c", "zz"]) await store.createSession(id, "cli");
+      assert.deepEqual(await store.sessionIdsWithPrefix("ab"), {
+        count: 3,
+        ids: ["ab%c", "abcX1", "abc_1"],
+      });
+      assert.deepEqual(await store.sessionIdsWithPrefix("abc_", { limit: 1 }), {
+        count: 1,
+        ids: ["abc_1"],
+      });
+      assert.deepEqual(await store.sessionIdsWithPrefix("q"), { count: 0, ids: [] });
+    });
+
     test("getAncestors() and getDescendants() stop on a cycle", async () => {
       const store = await empty();
       await store.createSession("a", "cli");
@@ -752,6 +822,28 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       // A new message after imported ids gets a fresh, larger id.
       const next = await store.appendMessage(String(child.id), { role: "user", content: "after" });
       assert.ok(next > Math.max(0, ...messages.map((m) => m.id)));
+    });
+
+    test("importSession() of a session already present restores the parent link it lacks", async () => {
+      const store = await empty();
+      const { records } = await fixtureRecords();
+      const child = records.find((r) => typeof r.parent_session_id === "string")!;
+      const parent = records.find((r) => r.id === child.parent_session_id)!;
+      await store.importSession(child);
+      const waiting = await store.importSession(child);
+      assert.deepEqual(
+        [waiting.outcome, waiting.deferredParent, waiting.relinked],
+        ["skipped", child.parent_session_id, false],
+      );
+      await store.importSession(parent);
+      const again = await store.importSession(child);
+      assert.deepEqual([again.outcome, again.deferredParent, again.relinked], [
+        "skipped",
+        null,
+        true,
+      ]);
+      assert.equal((await store.getSession(String(child.id)))?.parent_session_id, parent.id);
+      assert.equal((await store.importSession(child)).relinked, false);
     });
 
     test("importSession() rejects a bad record with a TypeError naming the field, writing nothing", async () => {

@@ -1,9 +1,11 @@
 /**
- * `hermes-state delete`: deletes one session and its messages, after asking.
+ * `hermes-state delete`: deletes sessions and their messages, after asking.
  *
  * @module
  */
+import type { SessionStore } from "../../session_store.ts";
 import type { Command, Context } from "../command.ts";
+import { plural } from "../format.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { confirm } from "../prompt.ts";
@@ -11,12 +13,14 @@ import { resolveSession } from "../resolve.ts";
 import { sessionsDirFor } from "../sessions_dir.ts";
 import { CommandError } from "../usage_error.ts";
 
-const USAGE = `Usage: hermes-state delete [options] ID|PREFIX|TITLE
+const USAGE = `Usage: hermes-state delete [options] ID|PREFIX|TITLE...
 
-Delete a session and all its messages, after asking (end of input counts as
-no). Its child sessions are kept and become top-level sessions. Transcript
-files of the session in the "sessions" folder beside the database are
-removed too. Exits 1 when the answer is no.
+Delete sessions and all their messages, after asking (end of input counts as
+no). Each argument names one session (quote a title that has spaces); every
+one must be found before anything is deleted. Their child sessions are kept
+and become top-level sessions. Transcript files of the sessions in the
+"sessions" folder beside the database are removed too. Exits 1 when the
+answer is no.
 
 Options:
   -y, --yes     Do not ask
@@ -26,44 +30,71 @@ Options:
 
 Examples:
   hermes-state delete 20260425_090019_d38f1d
+  hermes-state delete 20260425_0900 20260424_1200 20260423_0815
   hermes-state delete "old experiment" --yes
 `;
 
-async function run(args: ParsedArgs, ctx: Context): Promise<number> {
-  const store = await ctx.openStore();
-  const id = await resolveSession(store, args.positionals.join(" "));
+/**
+ * The sessions the arguments name, each once. Several words that name no
+ * session one by one may still be one title typed without quotes.
+ */
+async function targets(store: SessionStore, words: readonly string[]): Promise<string[]> {
+  const ids: string[] = [];
+  try {
+    for (const word of words) ids.push(await resolveSession(store, word));
+  } catch (error) {
+    if (words.length === 1) throw error;
+    try {
+      return [await resolveSession(store, words.join(" "))];
+    } catch {
+      throw error;
+    }
+  }
+  return [...new Set(ids)];
+}
+
+async function question(store: SessionStore, id: string): Promise<string> {
   const session = await store.getSession(id);
   if (session === undefined) throw new CommandError(`Session '${id}' not found`);
+  const title = session.title ? ` ("${session.title}")` : "";
+  const children = (await store.getDescendants(id)).filter((s) => s.parent_session_id === id)
+    .length;
+  const kept = children > 0 ? `; its ${plural(children, "child session")} will be kept` : "";
+  return `session '${id}'${title} and its ${plural(session.message_count ?? 0, "message")}${kept}`;
+}
+
+async function run(args: ParsedArgs, ctx: Context): Promise<number> {
+  const store = await ctx.openStore();
+  const ids = await targets(store, args.positionals);
   if (!args.flag("yes")) {
-    const title = session.title ? ` ("${session.title}")` : "";
-    const children = (await store.getDescendants(id)).filter((s) =>
-      s.parent_session_id === id
-    ).length;
-    const kept = children > 0
-      ? `; its ${children} child session${children === 1 ? "" : "s"} will be kept`
-      : "";
-    const n = session.message_count ?? 0;
-    const question = `Delete session '${id}'${title} and its ${n} message${
-      n === 1 ? "" : "s"
-    }${kept}? [y/N] `;
-    if (!(await confirm(ctx.io, question))) {
+    const what = ids.length === 1
+      ? await question(store, ids[0])
+      : `${ids.length} sessions:\n${
+        (await Promise.all(ids.map((id) => question(store, id)))).map((q) => `  ${q}`).join("\n")
+      }\n`;
+    if (!(await confirm(ctx.io, `Delete ${what}? [y/N] `))) {
       ctx.io.stderr("Cancelled.\n");
       return 1;
     }
   }
-  const deleted = await store.deleteSession(id, {
-    sessionsDir: sessionsDirFor(store.target) ?? null,
-  });
-  if (!deleted) throw new CommandError(`Session '${id}' not found`);
-  if (ctx.json) printJson(ctx.io, { deleted: id });
-  else ctx.io.stdout(`Deleted session '${id}'.\n`);
+  const sessionsDir = sessionsDirFor(store.target) ?? null;
+  const deleted: string[] = [];
+  for (const id of ids) {
+    if (!await store.deleteSession(id, { sessionsDir })) {
+      throw new CommandError(`Session '${id}' not found`);
+    }
+    deleted.push(id);
+  }
+  if (ctx.json) printJson(ctx.io, ids.length === 1 ? { deleted: ids[0] } : { deleted });
+  else if (ids.length === 1) ctx.io.stdout(`Deleted session '${ids[0]}'.\n`);
+  else ctx.io.stdout(`Deleted ${ids.length} sessions: ${deleted.join(", ")}.\n`);
   return 0;
 }
 
 /** The `delete` command. */
 export const deleteCommand: Command = {
   name: "delete",
-  summary: "Delete a session and its messages",
+  summary: "Delete sessions and their messages",
   usage: USAGE,
   options: { yes: { type: "boolean", short: "y" } },
   minPositionals: 1,

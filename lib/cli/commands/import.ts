@@ -6,11 +6,13 @@
  *
  * @module
  */
-import { createReadStream, statSync } from "node:fs";
-import { createInterface } from "node:readline";
+import { statSync } from "node:fs";
 import type { ParentLink } from "../../import.ts";
 import type { Command, Context } from "../command.ts";
+import { formatCount, oneLine, plural, truncate } from "../format.ts";
+import { checkJsonLines, inputLines, isGzipError } from "../jsonl_input.ts";
 import { printJson } from "../json.ts";
+import { visibleControls } from "../transcript.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { isDatabaseFile } from "../same_file.ts";
@@ -22,13 +24,16 @@ const USAGE = `Usage: hermes-state import [options] FILE|-
 
 Read a JSON Lines export (from "hermes-state export" or "hermes sessions
 export") into the database, creating the file if needed; "-" reads standard
-input. Sessions keep their ids, columns, timestamps and (when free) message
-ids. A session already in the database is skipped, so importing twice
-changes nothing; --replace rewrites it instead. Each session is written
-whole or not at all: a malformed line is reported with its line number,
-nothing of it is written, and the other lines are still imported (the exit
-code is then 1). A child whose parent comes later in the file is linked
-once the parent is in.
+input; a FILE ending in .gz is decompressed. Sessions keep their ids,
+columns, timestamps and (when free) message ids. A session already in the
+database is skipped, so importing twice changes nothing; --replace
+rewrites it instead. Each session is written whole or not at all: a
+malformed line is reported with its line number, nothing of it is written,
+and the other lines are still imported (the exit code is then 1); after 20
+bad lines the import stops. A file that is not JSON Lines (a database, a
+compressed stream) is refused. A child is linked to its parent as soon as
+both are in, also when the child was imported by an earlier run: after an
+interrupted import, run it again.
 
 Options:
   --replace     Replace sessions that are already present
@@ -38,6 +43,7 @@ Options:
 
 Examples:
   hermes-state import backup.jsonl
+  hermes-state import backup.jsonl.gz
   hermes-state export - --db old.db | hermes-state import - --db new.db
 `;
 
@@ -62,67 +68,119 @@ function checkInput(source: string, dbPath: string): void {
   if (!isFile) throw new CommandError(`Cannot read ${source}: not a file`);
 }
 
-/**
- * Lines of input, from a file or from standard input. Iterate at once: a
- * line reader drops the lines it reads before someone listens.
- */
-function inputLines(ctx: Context, source: string): AsyncIterable<string> {
-  if (source === "-") return ctx.io.stdinLines();
-  return createInterface({ input: createReadStream(source, "utf8"), crlfDelay: Infinity });
+/** A line's failure in one short, printable line (JSON.parse quotes the line itself). */
+function reason(error: unknown): string {
+  const text = error instanceof SyntaxError
+    ? `not valid JSON (${error.message})`
+    : error instanceof Error
+    ? error.message
+    : String(error);
+  return truncate(visibleControls(oneLine(text)), 160);
 }
 
-function reason(error: unknown): string {
-  if (error instanceof SyntaxError) return `not valid JSON (${error.message})`;
-  return error instanceof Error ? error.message : String(error);
+/** After this many bad lines the input is taken for something else than an export. */
+const MAX_FAILURES = 20;
+
+/** Children whose parent was not in the database when they were read, by parent. */
+class PendingLinks {
+  readonly #byParent = new Map<string, ParentLink[]>();
+
+  add(link: ParentLink): void {
+    const list = this.#byParent.get(link.parentId) ?? [];
+    list.push(link);
+    this.#byParent.set(link.parentId, list);
+  }
+
+  /** The links that wait for `parentId`, removed from the set. */
+  take(parentId: string): ParentLink[] {
+    const list = this.#byParent.get(parentId) ?? [];
+    this.#byParent.delete(parentId);
+    return list;
+  }
+
+  /** Every link still waiting, removed from the set. */
+  takeAll(): ParentLink[] {
+    const all = [...this.#byParent.values()].flat();
+    this.#byParent.clear();
+    return all;
+  }
 }
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const source = args.positionals[0];
   checkInput(source, ctx.dbPath);
+  const lines = inputLines(ctx.io, source)[Symbol.asyncIterator]();
+  const first = await firstLine(lines, source);
+  if (first !== undefined) checkJsonLines(first.text, source);
   const store = await ctx.openStore({ create: true });
   const replace = args.flag("replace");
-  const counts = { imported: 0, replaced: 0, skipped: 0, messages: 0, failed: 0, linked: 0 };
+  const counts = {
+    imported: 0,
+    replaced: 0,
+    skipped: 0,
+    messages: 0,
+    failed: 0,
+    linked: 0,
+    waiting: 0,
+  };
   const failures: { line: number; error: string }[] = [];
-  const links: ParentLink[] = [];
+  const pending = new PendingLinks();
   const dropped = new Set<string>();
   const progress = new Progress(ctx.io, "Imported");
   const pacer = new LockPacer();
-  let number = 0;
-  try {
-    for await (const raw of inputLines(ctx, source)) {
-      number++;
-      const line = number === 1 ? raw.replace(/^\uFEFF/, "") : raw;
-      if (line.trim() === "") continue;
-      try {
-        const result = await store.importSession(JSON.parse(line), { replace });
-        counts[result.outcome]++;
-        counts.messages += result.messages;
-        for (const column of result.droppedColumns) dropped.add(column);
-        if (result.deferredParent !== null) {
-          links.push({ id: result.id, parentId: result.deferredParent });
-        }
-        // Leave the lock free now and then, so that other writers get in.
-        const pause = pacer.due();
-        if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
-      } catch (error) {
-        if (isDiskFull(error, store.target)) {
-          // Every line after this one would fail the same way: one line, and stop.
-          throw new CommandError(
-            `Cannot import line ${number}: ${diskFullReason(store.target)} (nothing of that line ` +
-              `was written; ${counts.imported + counts.replaced} sessions before it were)`,
-            { cause: error },
-          );
-        }
-        counts.failed++;
-        failures.push({ line: number, error: reason(error) });
-        if (!ctx.json) ctx.io.stderr(`hermes-state: import: line ${number}: ${reason(error)}\n`);
+  let number = first?.number ?? 0;
+  let stoppedAt: number | undefined;
+  const importLine = async (line: string) => {
+    try {
+      const result = await store.importSession(JSON.parse(line), { replace });
+      counts[result.outcome]++;
+      counts.messages += result.messages;
+      if (result.relinked) counts.linked++;
+      for (const column of result.droppedColumns) dropped.add(column);
+      if (result.deferredParent !== null) {
+        pending.add({ id: result.id, parentId: result.deferredParent });
       }
-      progress.update(counts.imported + counts.replaced + counts.skipped);
+      // Children read before their parent are linked as soon as it is in,
+      // so an interrupted run loses no link it could make.
+      if (result.outcome !== "skipped") {
+        counts.linked += await store.restoreParentLinks(pending.take(result.id));
+      }
+      // Leave the lock free now and then, so that other writers get in.
+      const pause = pacer.due();
+      if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+    } catch (error) {
+      if (isDiskFull(error, store.target)) {
+        // Every line after this one would fail the same way: one line, and stop.
+        throw new CommandError(
+          `Cannot import line ${number}: ${diskFullReason(store.target)} (nothing of that line ` +
+            `was written; ${counts.imported + counts.replaced} sessions before it were)`,
+          { cause: error },
+        );
+      }
+      counts.failed++;
+      failures.push({ line: number, error: reason(error) });
+      if (!ctx.json) ctx.io.stderr(`hermes-state: import: line ${number}: ${reason(error)}\n`);
     }
+    progress.update(counts.imported + counts.replaced + counts.skipped);
+  };
+  try {
+    if (first !== undefined) await importLine(first.text);
+    while (counts.failed < MAX_FAILURES) {
+      const next = await readNext(lines, source);
+      if (next.done) break;
+      number++;
+      if (next.value.trim() === "") continue;
+      await importLine(next.value);
+    }
+    if (counts.failed >= MAX_FAILURES) stoppedAt = number;
   } finally {
     progress.done();
+    await lines.return?.();
   }
-  counts.linked = await store.restoreParentLinks(links);
+  const waiting = pending.takeAll();
+  const linkedLate = await store.restoreParentLinks(waiting);
+  counts.linked += linkedLate;
+  counts.waiting = waiting.length - linkedLate;
   const droppedColumns = [...dropped];
   if (droppedColumns.length > 0 && !ctx.json) {
     ctx.io.stderr(
@@ -131,20 +189,80 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     );
   }
   if (ctx.json) {
-    printJson(ctx.io, { ...counts, dropped_columns: droppedColumns, failures });
+    printJson(ctx.io, {
+      ...counts,
+      dropped_columns: droppedColumns,
+      failures,
+      stopped_at_line: stoppedAt ?? null,
+    });
   } else {
-    const parts = [
-      `Imported ${counts.imported} session${counts.imported === 1 ? "" : "s"}`,
-    ];
-    if (counts.replaced > 0) parts.push(`replaced ${counts.replaced}`);
-    parts.push(`skipped ${counts.skipped} already present`);
-    let text = `${parts.join(", ")} (${counts.messages} messages written)`;
-    if (counts.failed > 0) {
-      text += `; ${counts.failed} line${counts.failed === 1 ? "" : "s"} failed`;
-    }
-    ctx.io.stdout(`${text}.\n`);
+    report(ctx, counts, stoppedAt);
   }
   return counts.failed > 0 ? 1 : 0;
+}
+
+function report(
+  ctx: Context,
+  counts: Record<
+    "imported" | "replaced" | "skipped" | "messages" | "failed" | "linked" | "waiting",
+    number
+  >,
+  stoppedAt: number | undefined,
+): void {
+  const parts = [`Imported ${plural(counts.imported, "session")}`];
+  if (counts.replaced > 0) parts.push(`replaced ${formatCount(counts.replaced)}`);
+  parts.push(`skipped ${formatCount(counts.skipped)} already present`);
+  let text = `${parts.join(", ")} (${plural(counts.messages, "message")} written`;
+  if (counts.linked > 0) text += `, ${plural(counts.linked, "parent link")} restored`;
+  text += ")";
+  if (counts.failed > 0) text += `; ${plural(counts.failed, "line")} failed`;
+  ctx.io.stdout(`${text}.\n`);
+  if (stoppedAt !== undefined) {
+    ctx.io.stderr(
+      `hermes-state: import: stopped at line ${formatCount(stoppedAt)} after ${MAX_FAILURES} ` +
+        `bad lines; is this a JSON Lines export?\n`,
+    );
+  }
+  if (counts.waiting > 0) {
+    ctx.io.stderr(
+      `hermes-state: import: ${plural(counts.waiting, "session")} ` +
+        `${counts.waiting === 1 ? "names" : "name"} a parent that is not ` +
+        `in the database: import the parent, then this file again, to link them\n`,
+    );
+  }
+}
+
+/** The first non-empty line and its number, or `undefined` for empty input. */
+async function firstLine(
+  lines: AsyncIterator<string>,
+  source: string,
+): Promise<{ text: string; number: number } | undefined> {
+  let number = 0;
+  for (;;) {
+    const next = await readNext(lines, source);
+    if (next.done) return undefined;
+    number++;
+    const text = number === 1 ? next.value.replace(/^\uFEFF/, "") : next.value;
+    if (text.trim() !== "") return { text, number };
+  }
+}
+
+/** The next line; a damaged `.gz` input is one clear error. */
+async function readNext(
+  lines: AsyncIterator<string>,
+  source: string,
+): Promise<IteratorResult<string>> {
+  try {
+    return await lines.next();
+  } catch (error) {
+    if (!isGzipError(error)) throw error;
+    throw new CommandError(
+      `Cannot import ${source}: not a valid gzip file (${(error as Error).message})`,
+      {
+        cause: error,
+      },
+    );
+  }
 }
 
 /** The `import` command. */

@@ -1,12 +1,13 @@
 /**
- * `hermes-state list`: sessions with title, preview, last activity and id,
- * laid out as `hermes sessions list` does.
+ * `hermes-state list`: sessions with title, preview, last activity, source
+ * and id, in columns sized to their content and fitted to the terminal.
  *
  * @module
  */
 import type { RichSessionRow } from "../../types.ts";
 import type { Command, Context } from "../command.ts";
-import { padEnd, relativeTime, truncate } from "../format.ts";
+import { displayWidth, formatCount, padEnd, plural, relativeTime, truncate } from "../format.ts";
+import { timeOption } from "../time_option.ts";
 import { printJson } from "../json.ts";
 import { visibleControls } from "../transcript.ts";
 import { choiceOption, integerOption, type ParsedArgs } from "../parse.ts";
@@ -14,13 +15,19 @@ import { choiceOption, integerOption, type ParsedArgs } from "../parse.ts";
 const USAGE = `Usage: hermes-state list [options]
 
 List sessions, newest first: title, preview (the first user message), last
-activity and id. A compression chain shows as one row, its live tip. Child
+activity, source and id, fitted to the terminal's width (COLUMNS, else the
+terminal, else 100 columns), with a count at the end ("20 of 35
+sessions"). A compression chain shows as one row, its live tip. Child
 sessions (delegates, compression continuations) are hidden unless --all.
 Sessions of the "tool" source are hidden unless --source is given, as in
 "hermes sessions list".
 
 Options:
   --source SOURCE   Only sessions of this source (cli, telegram, discord, tool, ...)
+  --since TIME      Only sessions started at or after TIME: a date
+                    (2026-04-20), a date and time (2026-04-20 09:30), an
+                    age (30m, 12h, 7d, 2w) or Unix seconds
+  --until TIME      Only sessions started before TIME
   --limit N         Show at most N sessions (default 20)
   --offset N        Skip the first N sessions (default 0)
   --all             Include child sessions, and the sessions a newer Hermes
@@ -33,40 +40,84 @@ Options:
 Examples:
   hermes-state list
   hermes-state list --source telegram --limit 5
-  hermes-state list --order last-active --json
+  hermes-state list --since 7d --order last-active --json
 `;
+
+/** Columns when neither COLUMNS nor a terminal says. */
+const DEFAULT_WIDTH = 100;
+/** Columns between two cells. */
+const GAP = 2;
+/** The widest a title or a source gets. */
+const TITLE_MAX = 30;
+const SOURCE_MAX = 12;
+/** The narrowest a preview gets before the row is let overflow. */
+const PREVIEW_MIN = 12;
+
+/** The width to fit: `COLUMNS` when it is a number, else the terminal's, else 100. */
+function outputWidth(ctx: Pick<Context, "io">): number {
+  const fromEnv = Number(ctx.io.env("COLUMNS"));
+  if (Number.isInteger(fromEnv) && fromEnv > 0) return fromEnv;
+  const tty = ctx.io.columns;
+  return tty !== undefined && tty > 0 ? tty : DEFAULT_WIDTH;
+}
+
+function widest(cells: readonly string[], floor: number): number {
+  return cells.reduce((w, cell) => Math.max(w, displayWidth(cell)), floor);
+}
 
 function renderRows(ctx: Context, sessions: readonly RichSessionRow[]): string {
   const { style } = ctx;
   const now = ctx.io.now();
-  const lines: string[] = [];
   const titled = sessions.some((s) => s.title);
-  if (titled) {
-    lines.push(
-      style.bold(`${padEnd("Title", 32)} ${padEnd("Preview", 40)} ${padEnd("Last Active", 13)} ID`),
-    );
-    lines.push(style.dim("─".repeat(110)));
-  } else {
-    lines.push(
-      style.bold(`${padEnd("Preview", 50)} ${padEnd("Last Active", 13)} ${padEnd("Src", 6)} ID`),
-    );
-    lines.push(style.dim("─".repeat(95)));
+  const rows = sessions.map((s) => ({
+    title: visibleControls(s.title || "—"),
+    preview: visibleControls(s.preview ?? ""),
+    active: relativeTime(s.last_active ?? s.started_at, now),
+    source: visibleControls(s.source),
+    id: s.id,
+  }));
+  const idWidth = widest(rows.map((r) => r.id), 2);
+  const activeWidth = widest(rows.map((r) => r.active), "Last Active".length);
+  const sourceWidth = Math.min(SOURCE_MAX, widest(rows.map((r) => r.source), "Source".length));
+  const fixed = idWidth + activeWidth + sourceWidth + GAP * (titled ? 4 : 3);
+  const room = outputWidth(ctx) - fixed;
+  const previewWanted = widest(rows.map((r) => r.preview), "Preview".length);
+  let titleWidth = titled
+    ? Math.min(TITLE_MAX, widest(rows.map((r) => r.title), "Title".length))
+    : 0;
+  if (titled && room - titleWidth < PREVIEW_MIN) {
+    titleWidth = Math.max("Title".length, room - PREVIEW_MIN);
   }
-  for (const s of sessions) {
-    const active = padEnd(relativeTime(s.last_active ?? s.started_at, now), 13);
-    const preview = visibleControls(s.preview ?? "");
-    if (titled) {
-      const title = truncate(visibleControls(s.title || "—"), 30);
-      lines.push(
-        `${padEnd(title, 32)} ${padEnd(truncate(preview, 38), 40)} ${active} ${style.cyan(s.id)}`,
-      );
-    } else {
-      lines.push(
-        `${padEnd(truncate(preview, 48), 50)} ${active} ${padEnd(s.source, 6)} ${style.cyan(s.id)}`,
-      );
-    }
+  const previewWidth = Math.max(PREVIEW_MIN, Math.min(previewWanted, room - titleWidth));
+  const cells = (title: string, preview: string, active: string, source: string) => {
+    const parts = titled ? [padEnd(truncate(title, titleWidth), titleWidth)] : [];
+    parts.push(
+      padEnd(truncate(preview, previewWidth), previewWidth),
+      padEnd(active, activeWidth),
+      padEnd(truncate(source, sourceWidth), sourceWidth),
+    );
+    return parts.join(" ".repeat(GAP));
+  };
+  const header = `${cells("Title", "Preview", "Last Active", "Source")}${" ".repeat(GAP)}ID`;
+  const total = displayWidth(header.trimEnd()) + idWidth - 2;
+  const lines = [style.bold(header), style.dim("─".repeat(total))];
+  for (const r of rows) {
+    lines.push(
+      `${cells(r.title, r.preview, r.active, r.source)}${" ".repeat(GAP)}${style.cyan(r.id)}`,
+    );
   }
   return lines.map((line) => line.trimEnd()).join("\n") + "\n";
+}
+
+/** The count under the rows: `3 sessions`, `20 of 35 sessions`, `21–40 of 95 sessions`. */
+function footer(shown: number, offset: number, total: number): string {
+  if (offset === 0 && shown === total) return plural(total, "session");
+  const range = offset === 0
+    ? formatCount(shown)
+    : shown === 1
+    ? formatCount(offset + 1)
+    : `${formatCount(offset + 1)}–${formatCount(offset + shown)}`;
+  return `${range} of ${plural(total, "session")}`;
 }
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
@@ -77,20 +128,40 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     fallback: "started",
     command: "list",
   });
-  const source = args.string("source") || null;
+  const now = ctx.io.now();
+  const since = timeOption(args, "since", { now, command: "list" });
+  const until = timeOption(args, "until", { now, command: "list" });
+  const source = args.string("source") ?? null;
   const store = await ctx.openStore();
-  const sessions = await store.listSessionsRich({
+  const filters = {
     source,
     excludeSources: source ? null : ["tool"],
-    limit,
-    offset,
     includeChildren: args.flag("all"),
     includeArchived: args.flag("all"),
+    startedAfter: since,
+    startedBefore: until,
+  };
+  const sessions = await store.listSessionsRich({
+    ...filters,
+    limit,
+    offset,
     orderByLastActive: order === "last-active",
   });
-  if (ctx.json) printJson(ctx.io, sessions);
-  else if (sessions.length === 0) ctx.io.stdout("No sessions found.\n");
-  else ctx.io.stdout(renderRows(ctx, sessions.map(markArchived)));
+  if (ctx.json) {
+    printJson(ctx.io, sessions);
+    return 0;
+  }
+  const total = await store.listedSessionCount(filters);
+  if (sessions.length === 0) {
+    ctx.io.stdout(
+      total === 0
+        ? "No sessions found.\n"
+        : `No sessions past the first ${plural(total, "session")}.\n`,
+    );
+    return 0;
+  }
+  ctx.io.stdout(renderRows(ctx, sessions.map(markArchived)));
+  ctx.io.stdout(ctx.style.dim(`${footer(sessions.length, offset, total)}\n`));
   return 0;
 }
 
@@ -107,6 +178,8 @@ export const listCommand: Command = {
   usage: USAGE,
   options: {
     source: { type: "string" },
+    since: { type: "string" },
+    until: { type: "string" },
     limit: { type: "string" },
     offset: { type: "string" },
     all: { type: "boolean" },

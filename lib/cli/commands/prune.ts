@@ -6,14 +6,16 @@
  */
 import type { PruneCandidate } from "../../prune_candidates.ts";
 import type { Command, Context } from "../command.ts";
-import { alignColumns, formatDate, oneLine, truncate } from "../format.ts";
+import { alignColumns, formatDate, oneLine, plural, truncate } from "../format.ts";
 import { printJson } from "../json.ts";
 import { integerOption, type ParsedArgs } from "../parse.ts";
 import { confirm } from "../prompt.ts";
 import { sessionsDirFor } from "../sessions_dir.ts";
 import { visibleControls } from "../transcript.ts";
+import { UsageError } from "../usage_error.ts";
 
 const USAGE = `Usage: hermes-state prune [options]
+       hermes-state prune --ghosts [--yes]
 
 Delete every ended session that started more than DAYS days ago, with its
 messages, after asking (end of input counts as no). Open sessions are never
@@ -21,10 +23,15 @@ pruned. Children of a pruned session are kept as top-level sessions.
 Transcript files in the "sessions" folder beside the database go too.
 Exits 1 when the answer is no.
 
+With --ghosts, delete the empty sessions the terminal UI leaves behind
+instead: "tui" sessions that ended with no message and no title, started
+more than a day ago (what Hermes itself prunes once).
+
 Options:
   --older-than DAYS   Age in days (default 90)
   --source SOURCE     Only sessions of this source
   --dry-run           List what would be deleted; delete nothing
+  --ghosts            Delete empty, untitled, ended "tui" sessions instead
   -y, --yes           Do not ask
   --json              Report the result as JSON
   --db PATH           The database file
@@ -33,6 +40,7 @@ Options:
 Examples:
   hermes-state prune --older-than 30 --dry-run
   hermes-state prune --older-than 180 --source telegram --yes
+  hermes-state prune --ghosts --yes
 `;
 
 /** Sessions above which a "Pruning…" line is shown on a terminal. */
@@ -44,22 +52,49 @@ function listing(candidates: readonly PruneCandidate[]): string {
     c.source,
     formatDate(c.started_at),
     c.end_reason ?? "",
-    `${c.message_count} msg`,
+    plural(c.message_count, "message"),
     truncate(visibleControls(oneLine(c.title ?? "")), 40),
   ]);
   return alignColumns(rows).join("\n") + "\n";
 }
 
-function plural(n: number): string {
-  return `${n} session${n === 1 ? "" : "s"}`;
+function sessions(n: number): string {
+  return plural(n, "session");
+}
+
+/** `prune --ghosts`: Hermes's own clean-up of empty terminal sessions. */
+async function pruneGhosts(args: ParsedArgs, ctx: Context): Promise<number> {
+  for (const other of ["older-than", "source", "dry-run"]) {
+    if (args.has(other)) {
+      throw new UsageError(`--ghosts cannot be combined with --${other}`, { command: "prune" });
+    }
+  }
+  const store = await ctx.openStore();
+  if (!args.flag("yes")) {
+    const question = 'Delete every ended "tui" session with no message and no title, ' +
+      "started more than a day ago? [y/N] ";
+    if (!(await confirm(ctx.io, question))) {
+      ctx.io.stderr("Cancelled.\n");
+      return 1;
+    }
+  }
+  const pruned = await store.pruneEmptyGhostSessions({
+    sessionsDir: sessionsDirFor(store.target) ?? null,
+  });
+  if (ctx.json) printJson(ctx.io, { pruned });
+  else ctx.io.stdout(`Pruned ${sessions(pruned)} (empty, untitled tui sessions).\n`);
+  return 0;
 }
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
+  if (args.flag("ghosts")) return await pruneGhosts(args, ctx);
   const days = integerOption(args, "older-than", { fallback: 90, command: "prune" });
   const source = args.string("source") || null;
   const store = await ctx.openStore();
   const candidates = await store.pruneCandidates({ olderThanDays: days, source });
-  const scope = `ended sessions older than ${days} days${source ? ` from '${source}'` : ""}`;
+  const scope = `ended sessions older than ${plural(days, "day")}${
+    source ? ` from '${source}'` : ""
+  }`;
   if (args.flag("dry-run")) {
     if (ctx.json) {
       printJson(ctx.io, { dry_run: true, would_prune: candidates.length, sessions: candidates });
@@ -67,7 +102,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       ctx.io.stdout(`No ${scope}.\n`);
     } else {
       ctx.io.stdout(listing(candidates));
-      ctx.io.stdout(`${plural(candidates.length)} would be deleted (dry run: nothing was).\n`);
+      ctx.io.stdout(`${sessions(candidates.length)} would be deleted (dry run: nothing was).\n`);
     }
     return 0;
   }
@@ -78,16 +113,16 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }
   if (!args.flag("yes")) {
     const messages = candidates.reduce((sum, c) => sum + c.message_count, 0);
-    const question = `Delete ${
-      plural(candidates.length)
-    } (${messages} messages): all ${scope}? [y/N] `;
+    const question = `Delete ${sessions(candidates.length)} (${
+      plural(messages, "message")
+    }): all ${scope}? [y/N] `;
     if (!(await confirm(ctx.io, question))) {
       ctx.io.stderr("Cancelled.\n");
       return 1;
     }
   }
   const announce = ctx.io.stderrIsTerminal && candidates.length > ANNOUNCE_ABOVE;
-  if (announce) ctx.io.stderr(`Pruning ${plural(candidates.length)}…`);
+  if (announce) ctx.io.stderr(`Pruning ${sessions(candidates.length)}…`);
   const pruned = await store.pruneSessions({
     olderThanDays: days,
     source,
@@ -95,7 +130,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   });
   if (announce) ctx.io.stderr("\r\x1b[K");
   if (ctx.json) printJson(ctx.io, { pruned });
-  else ctx.io.stdout(`Pruned ${plural(pruned)}.\n`);
+  else ctx.io.stdout(`Pruned ${sessions(pruned)}.\n`);
   return 0;
 }
 
@@ -108,6 +143,7 @@ export const pruneCommand: Command = {
     "older-than": { type: "string" },
     source: { type: "string" },
     "dry-run": { type: "boolean" },
+    ghosts: { type: "boolean" },
     yes: { type: "boolean", short: "y" },
   },
   minPositionals: 0,

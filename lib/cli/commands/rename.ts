@@ -8,6 +8,7 @@ import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { resolveSession } from "../resolve.ts";
 import { CommandError, UsageError } from "../usage_error.ts";
+import { sanitizeTitle } from "../../titles.ts";
 
 const USAGE = `Usage: hermes-state rename [options] ID|PREFIX TITLE...
        hermes-state rename --clear ID|PREFIX
@@ -37,15 +38,22 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (!clear && words.length === 0) {
     throw new UsageError("missing TITLE (or --clear)", { command: "rename" });
   }
+  const title = words.join(" ");
+  if (!clear && sanitizeTitle(title) === null) {
+    throw new UsageError(
+      `TITLE is empty once cleaned, got ${JSON.stringify(title)}: to remove a title, use --clear`,
+      { command: "rename" },
+    );
+  }
   const store = await ctx.openStore();
   const id = await resolveSession(store, target);
-  if (!await store.setSessionTitle(id, clear ? null : words.join(" "))) {
+  if (!await store.setSessionTitle(id, clear ? null : title)) {
     throw new CommandError(`Session '${id}' not found`);
   }
-  const title = await store.getSessionTitle(id) ?? null;
-  if (ctx.json) printJson(ctx.io, { id, title });
-  else if (title === null) ctx.io.stdout(`Session '${id}' has no title now.\n`);
-  else ctx.io.stdout(`Session '${id}' renamed to: ${title}\n`);
+  const stored = await store.getSessionTitle(id) ?? null;
+  if (ctx.json) printJson(ctx.io, { id, title: stored });
+  else if (stored === null) ctx.io.stdout(`Session '${id}' has no title now.\n`);
+  else ctx.io.stdout(`Session '${id}' renamed to: ${stored}\n`);
   return 0;
 }
 

@@ -11,9 +11,14 @@ import { FTS_BACKFILL_PREFIX } from "../../schema/fts_backfill.ts";
 import { FTS_TABLES } from "../../schema/schema_sql.ts";
 import type { SearchHit } from "../../types.ts";
 import type { Command, Context } from "../command.ts";
-import { formatWhen, oneLine, truncate } from "../format.ts";
+import { formatWhen, oneLine, plural, truncate } from "../format.ts";
+import { markWords, showMarks } from "../highlight.ts";
 import { printJson } from "../json.ts";
-import { choiceOption, integerOption, type ParsedArgs } from "../parse.ts";
+import { choiceOption, choicesOption, integerOption, type ParsedArgs } from "../parse.ts";
+import { resolveSession } from "../resolve.ts";
+import { timeOption } from "../time_option.ts";
+import { UsageError } from "../usage_error.ts";
+import { unmarkedWords } from "../../search/plan.ts";
 import type { Style } from "../style.ts";
 import { visibleControls } from "../transcript.ts";
 
@@ -21,16 +26,26 @@ const USAGE = `Usage: hermes-state search [options] QUERY...
 
 Search every message (content, tool names and tool-call arguments). Words
 are matched whole ("docker"), as a prefix ("deploy*") or as a phrase
-("\\"docker compose\\""); AND, OR and NOT combine them. Chinese, Japanese and
-Korean text is matched anywhere in a word. Each hit shows its session, the
-matched words highlighted, and the messages just before and after it.
-Several QUERY words are joined with spaces.
+("\\"docker compose\\""); every word must be present unless OR joins them,
+and NOT leaves out what follows it ("docker NOT compose"; a query cannot
+start with NOT). Words side by side bind tightest, then NOT, then AND, then
+OR. Chinese, Japanese and Korean text, and emoji, are matched anywhere in a
+word, and so is every other word of such a query. Each hit shows its
+session, the matched words highlighted (>>>like this<<< when not on a
+terminal), and the messages just before and after it. Several QUERY words
+are joined with spaces.
 
 Options:
   --source SOURCE          Only sessions of this source (repeatable)
   --exclude-source SOURCE  Never sessions of this source (repeatable)
   --role ROLE              Only messages of this role: user, assistant, tool,
                            system (repeatable)
+  --session ID             Only messages of this session (an id, a unique id
+                           prefix or a title)
+  --since TIME             Only messages at or after TIME: a date
+                           (2026-04-20), a date and time (2026-04-20 09:30),
+                           an age (30m, 12h, 7d, 2w) or Unix seconds
+  --until TIME             Only messages before TIME
   --limit N                Show at most N hits (default 20)
   --offset N               Skip the first N hits (default 0)
   --sort ORDER             rank (most relevant first, the default), newest
@@ -42,29 +57,24 @@ Options:
 Examples:
   hermes-state search docker
   hermes-state search '"docker compose"' --role assistant
-  hermes-state search 记忆 --source telegram --json
+  hermes-state search 记忆 --source telegram --since 7d --json
+  hermes-state search 'deploy* NOT staging' --session 20260425
   hermes-state search docker --sort newest
 `;
+
+/** The roles a message can have. */
+const ROLES = ["user", "assistant", "tool", "system"] as const;
 
 /** Columns of a context line. */
 const CONTEXT_WIDTH = 110;
 
 /**
- * Shows the `>>>match<<<` markers of a snippet as highlighted text (with
- * colour), or leaves them as they are (without).
+ * The snippet with every match marked: FTS5 marks its own; the words the
+ * search matched by substring are marked here, then the markers become
+ * colour on a terminal.
  */
-function highlight(snippet: string, query: string, style: Style): string {
-  if (!style.enabled) return snippet;
-  if (snippet.includes(">>>")) {
-    return snippet.replace(/>>>([\s\S]*?)<<</g, (_, word: string) => style.highlight(word));
-  }
-  // Short CJK queries are matched with LIKE: no markers, so mark the terms here.
-  const terms = query.split(/\s+/).map((t) => t.replace(/["*]/g, "")).filter((t) =>
-    t !== "" && !["AND", "OR", "NOT"].includes(t)
-  );
-  let out = snippet;
-  for (const term of terms) out = out.split(term).join(style.highlight(term));
-  return out;
+function highlight(snippet: string, words: readonly string[], style: Style): string {
+  return showMarks(markWords(snippet, words), style);
 }
 
 /** Which context entry is the hit itself (the context is previous, hit, next). */
@@ -92,7 +102,7 @@ function renderHit(
   hit: SearchHit,
   n: number,
   title: string | null,
-  query: string,
+  words: readonly string[],
   ctx: Context,
 ): string {
   const { style } = ctx;
@@ -108,7 +118,7 @@ function renderHit(
   const at = matchIndex(hit);
   const role = hit.tool_name ? `${hit.role} (${hit.tool_name})` : hit.role;
   const raw = hit.snippet ?? String(context[at]?.content ?? "");
-  const snippet = highlight(visibleControls(oneLine(raw)), query, style);
+  const snippet = highlight(visibleControls(oneLine(raw)), words, style);
   if (context.length === 0) lines.push(`   ▶ ${role}: ${snippet}`);
   context.forEach((message, i) => {
     if (i === at) {
@@ -157,6 +167,28 @@ async function noteUnindexed(
   );
 }
 
+/** What the page shows: `3 hits`, `first 20 hits; …`, `hits 21–40; …`. */
+function footer(count: number, offset: number, more: boolean): string {
+  const range = offset === 0
+    ? `${more ? "first " : ""}${plural(count, "hit")}`
+    : count === 1
+    ? `hit ${offset + 1}`
+    : `hits ${offset + 1}–${offset + count}`;
+  return more ? `${range}; --limit and --offset show more` : range;
+}
+
+/** Refuses a query that starts with NOT: FTS5 would drop the NOT and find the very word. */
+function checkQuery(query: string): void {
+  const first = query.trim().split(/\s+/u)[0] ?? "";
+  if (first.toUpperCase() === "NOT") {
+    throw new UsageError(
+      `a query cannot start with NOT (it would find the words it means to leave out): ` +
+        `put a word first, as in "docker NOT compose", got ${JSON.stringify(query)}`,
+      { command: "search" },
+    );
+  }
+}
+
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const limit = integerOption(args, "limit", { fallback: 20, command: "search" });
   const offset = integerOption(args, "offset", { fallback: 0, command: "search" });
@@ -165,20 +197,31 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     fallback: "rank",
     command: "search",
   });
+  const roles = choicesOption(args, "role", { choices: ROLES, command: "search" });
+  const now = ctx.io.now();
+  const since = timeOption(args, "since", { now, command: "search" });
+  const until = timeOption(args, "until", { now, command: "search" });
   const query = args.positionals.join(" ");
+  checkQuery(query);
   const sources = args.strings("source");
   const excluded = args.strings("exclude-source");
-  const roles = args.strings("role");
   const store = await ctx.openStore();
-  const hits = await store.searchMessages(query, {
+  const session = args.string("session");
+  const sessionId = session === undefined ? null : await resolveSession(store, session);
+  // One more than shown tells whether there are more.
+  const found = await store.searchMessages(query, {
     sourceFilter: sources.length > 0 ? sources : null,
     excludeSources: excluded.length > 0 ? excluded : null,
     roleFilter: roles.length > 0 ? roles : null,
-    limit,
+    sessionId,
+    since,
+    until,
+    limit: limit + 1,
     offset,
     sort,
   });
   await noteUnindexed(store, ctx);
+  const hits = found.slice(0, limit);
   if (ctx.json) {
     printJson(ctx.io, hits);
     return 0;
@@ -187,16 +230,15 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     ctx.io.stdout(`No messages match ${JSON.stringify(query)}.\n`);
     return 0;
   }
+  const words = unmarkedWords(query);
   const titles = new Map<string, string | null>();
   const blocks: string[] = [];
   for (const [i, hit] of hits.entries()) {
     const title = await titleOf(store, titles, hit.session_id);
-    blocks.push(renderHit(hit, offset + i + 1, title, query, ctx));
+    blocks.push(renderHit(hit, offset + i + 1, title, words, ctx));
   }
   ctx.io.stdout(blocks.join("\n"));
-  if (hits.length === limit) {
-    ctx.io.stdout(ctx.style.dim(`\n(first ${limit} hits; --limit and --offset show more)\n`));
-  }
+  ctx.io.stdout(ctx.style.dim(`\n(${footer(hits.length, offset, found.length > limit)})\n`));
   return 0;
 }
 
@@ -209,6 +251,9 @@ export const searchCommand: Command = {
     source: { type: "string", multiple: true },
     "exclude-source": { type: "string", multiple: true },
     role: { type: "string", multiple: true },
+    session: { type: "string" },
+    since: { type: "string" },
+    until: { type: "string" },
     limit: { type: "string" },
     offset: { type: "string" },
     sort: { type: "string" },

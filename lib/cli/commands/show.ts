@@ -6,7 +6,14 @@
 import type { SessionStore } from "../../session_store.ts";
 import type { SessionRow } from "../../types.ts";
 import type { Command, Context } from "../command.ts";
-import { alignColumns, formatCost, formatCount, formatDateTime, formatWhen } from "../format.ts";
+import {
+  alignColumns,
+  formatCost,
+  formatCount,
+  formatDateTime,
+  formatWhen,
+  plural,
+} from "../format.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { resolveSession } from "../resolve.ts";
@@ -37,10 +44,6 @@ Examples:
   hermes-state show "my project #3" --json
 `;
 
-function plural(n: number, word: string): string {
-  return `${formatCount(n)} ${word}${n === 1 ? "" : "s"}`;
-}
-
 async function details(
   store: SessionStore,
   session: SessionRow,
@@ -49,19 +52,21 @@ async function details(
 ): Promise<string> {
   const { style } = ctx;
   const now = ctx.io.now();
-  const rows: string[][] = [["ID", style.cyan(session.id)]];
+  const rows: string[][] = [["ID", style.cyan(visibleControls(session.id))]];
   if (session.title) rows.push(["Title", style.bold(visibleControls(session.title))]);
-  rows.push(["Source", session.source]);
-  if (session.model) rows.push(["Model", session.model]);
-  if (session.user_id) rows.push(["User", session.user_id]);
+  rows.push(["Source", visibleControls(session.source)]);
+  if (session.model) rows.push(["Model", visibleControls(session.model)]);
+  if (session.user_id) rows.push(["User", visibleControls(session.user_id)]);
   rows.push(["Started", formatWhen(session.started_at, now)]);
   if (session.ended_at !== null) {
-    const reason = session.end_reason ? ` · ${session.end_reason}` : "";
+    const reason = session.end_reason ? ` · ${visibleControls(session.end_reason)}` : "";
     rows.push(["Ended", `${formatDateTime(session.ended_at)}${reason}`]);
   } else {
     rows.push(["Ended", style.green("— (open)")]);
   }
-  if (session.parent_session_id) rows.push(["Parent", session.parent_session_id]);
+  if (session.parent_session_id) {
+    rows.push(["Parent", visibleControls(session.parent_session_id)]);
+  }
   if (session.end_reason === "compression") {
     const tip = await store.getCompressionTip(session.id);
     if (tip !== session.id) rows.push(["Continued in", `${tip} (the live end of the chain)`]);
@@ -87,10 +92,13 @@ async function details(
     if (session.actual_cost_usd !== null) {
       costs.push(`${formatCost(session.actual_cost_usd)} actual`);
     }
-    if (session.cost_status) costs.push(session.cost_status);
-    rows.push(["Cost", costs.join(" · ")]);
+    // The status says how the cost was found; "estimated" is said already.
+    if (session.cost_status && session.cost_status !== "estimated") {
+      costs.push(`(${session.cost_status})`);
+    }
+    rows.push(["Cost", costs.join(" · ").replace(" · (", " (")]);
   }
-  if (session.billing_provider) rows.push(["Billing", session.billing_provider]);
+  if (session.billing_provider) rows.push(["Billing", visibleControls(session.billing_provider)]);
   const prompt = session.system_prompt ?? "";
   if (prompt !== "" && !showSystem) {
     rows.push([

@@ -12,6 +12,7 @@ import {
   formatCost,
   formatCount,
   oneLine,
+  tidyCost,
   truncate,
 } from "../format.ts";
 import { printJson } from "../json.ts";
@@ -38,12 +39,17 @@ Examples:
 
 function sumCost(values: readonly (number | null)[]): number | null {
   const known = values.filter((v): v is number => v !== null);
-  return known.length === 0 ? null : known.reduce((a, b) => a + b, 0);
+  return known.length === 0 ? null : tidyCost(known.reduce((a, b) => a + b, 0));
 }
 
 /** A blank line, a bold title, and the rows aligned and indented by two spaces. */
-function section(ctx: Context, title: string, rows: readonly (readonly string[])[]): string[] {
-  return ["", ctx.style.bold(title), ...alignColumns(rows).map((line) => `  ${line}`)];
+function section(
+  ctx: Context,
+  title: string,
+  rows: readonly (readonly string[])[],
+  right: readonly number[],
+): string[] {
+  return ["", ctx.style.bold(title), ...alignColumns(rows, { right }).map((line) => `  ${line}`)];
 }
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
@@ -71,9 +77,16 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       messages,
       totals,
       files,
-      by_source: bySource,
-      by_model: byModel,
-      top_sessions: topSessions,
+      by_source: bySource.map((s) => ({
+        ...s,
+        estimated_cost: tidyCost(s.estimated_cost),
+        actual_cost: tidyCost(s.actual_cost),
+      })),
+      by_model: byModel.map((m) => ({ ...m, total_cost: tidyCost(m.total_cost) })),
+      top_sessions: topSessions.map((s) => ({
+        ...s,
+        estimated_cost_usd: tidyCost(s.estimated_cost_usd),
+      })),
     });
     return 0;
   }
@@ -100,7 +113,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   );
   if (bySource.length > 0) {
     out.push(...section(ctx, "By source", [
-      ["source", "sessions", "messages", "input", "output", "cost"].map(style.dim),
+      ["source", "sessions", "messages", "input", "output", "est. cost"].map(style.dim),
       ...bySource.map((s) => [
         s.source,
         formatCount(s.session_count),
@@ -109,11 +122,11 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         formatCount(s.total_output),
         formatCost(s.estimated_cost),
       ]),
-    ]));
+    ], [1, 2, 3, 4, 5]));
   }
   if (byModel.length > 0) {
     out.push(...section(ctx, "By model", [
-      ["model", "sessions", "input", "output", "cost"].map(style.dim),
+      ["model", "sessions", "input", "output", "est. cost"].map(style.dim),
       ...byModel.map((m) => [
         m.model ?? "(none)",
         formatCount(m.session_count),
@@ -121,7 +134,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         formatCount(m.total_output),
         formatCost(m.total_cost),
       ]),
-    ]));
+    ], [1, 2, 3, 4]));
   }
   if (topSessions.length > 0) {
     out.push(...section(
@@ -133,6 +146,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         formatCost(s.estimated_cost_usd),
         truncate(visibleControls(oneLine(s.title ?? "")), 40),
       ]),
+      [1, 2],
     ));
   }
   ctx.io.stdout(out.join("\n") + "\n");

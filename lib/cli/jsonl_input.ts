@@ -1,0 +1,93 @@
+/**
+ * The lines of a JSON Lines input for `import`: a file (gzip-compressed when
+ * its name ends in `.gz`, read with `node:zlib`) or standard input, and the
+ * check that it is JSON Lines at all, so that a SQLite file or a compressed
+ * stream gets one clear error instead of a report per line of binary.
+ *
+ * @module
+ */
+import { createReadStream } from "node:fs";
+import { createInterface } from "node:readline";
+import { createGunzip } from "node:zlib";
+import type { Io } from "./io.ts";
+import { CommandError } from "./usage_error.ts";
+
+/** How the first line of a file that is not JSON Lines starts, and what it is. */
+const SIGNATURES: readonly (readonly [readonly string[], string])[] = [
+  [["SQLite format 3\u0000"], "a SQLite database (give it with --db, or export it first)"],
+  [
+    ["\u001f\u008b", "\u001f\ufffd"],
+    "gzip-compressed (name it FILE.gz, or pipe it through gunzip)",
+  ],
+  [["PK\u0003\u0004"], "a zip archive (unzip it first)"],
+  [["BZh"], "bzip2-compressed (pipe it through bunzip2)"],
+  [["\ufffd7zXZ", "\u00fd7zXZ"], "xz-compressed (pipe it through unxz)"],
+];
+
+/**
+ * Lines of input, from a file (decompressed when it ends in `.gz`) or from
+ * standard input (`-`). Iterate at once: a line reader drops the lines it
+ * reads before someone listens.
+ *
+ * @param io The process streams (standard input).
+ * @param source A path, or `-`.
+ * @returns The lines, without their line ends.
+ */
+export function inputLines(io: Io, source: string): AsyncIterable<string> {
+  if (source === "-") return io.stdinLines();
+  const file = createReadStream(source);
+  if (!/\.gz$/i.test(source)) {
+    return createInterface({ input: file.setEncoding("utf8"), crlfDelay: Infinity });
+  }
+  const gunzip = createGunzip();
+  // A damaged stream fails the line reader rather than the process.
+  file.on("error", (error) => gunzip.destroy(error));
+  return createInterface({ input: file.pipe(gunzip).setEncoding("utf8"), crlfDelay: Infinity });
+}
+
+/**
+ * Refuses input whose first line shows it is not JSON Lines: a SQLite file,
+ * a compressed or archived stream, or binary data (a U+0000 or undecodable
+ * bytes before any JSON).
+ *
+ * @param line The first non-empty line.
+ * @param source The input's name, for the message.
+ * @throws {CommandError} When the input is not JSON Lines.
+ *
+ * @example
+ * ```ts
+ * import { checkJsonLines } from "./jsonl_input.ts";
+ * checkJsonLines('{"id": "s1"}', "backup.jsonl");
+ * let refused = false;
+ * try {
+ *   checkJsonLines("SQLite format 3\u0000…", "state.db");
+ * } catch {
+ *   refused = true;
+ * }
+ * console.assert(refused);
+ * ```
+ */
+export function checkJsonLines(line: string, source: string): void {
+  const name = source === "-" ? "standard input" : source;
+  for (const [starts, what] of SIGNATURES) {
+    if (starts.some((start) => line.startsWith(start))) {
+      throw new CommandError(`Cannot import ${name}: it is not JSON Lines but ${what}`);
+    }
+  }
+  const head = line.slice(0, 256);
+  if (!line.trimStart().startsWith("{") && (head.includes("\u0000") || head.includes("\ufffd"))) {
+    throw new CommandError(`Cannot import ${name}: it is not JSON Lines (binary data on line 1)`);
+  }
+}
+
+/**
+ * Whether an input's read failure is a gzip stream that is damaged or not
+ * gzip at all (`node:zlib`'s error codes).
+ *
+ * @param error What reading threw.
+ * @returns `true` for a decompression failure.
+ */
+export function isGzipError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && code.startsWith("Z_");
+}

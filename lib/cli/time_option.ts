@@ -1,0 +1,80 @@
+/**
+ * Reading a point in time from the command line (`--since`, `--until`): a
+ * local date, a local date and time, an age (`7d`, `12h`, `30m`, `2w`), or
+ * Unix seconds.
+ *
+ * @module
+ */
+import type { ParsedArgs } from "./parse.ts";
+import { UsageError } from "./usage_error.ts";
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?$/;
+const AGE = /^(\d+)([mhdw])$/;
+const SECONDS = /^\d{9,}(?:\.\d+)?$/;
+const UNIT_SECONDS: Record<string, number> = { m: 60, h: 3600, d: 86400, w: 604800 };
+
+/**
+ * Parses a point in time.
+ *
+ * @param text What the user typed.
+ * @param now The current time, in Unix seconds (for ages).
+ * @returns Unix seconds, or `undefined` when the text is none of the forms.
+ *
+ * @example
+ * ```ts
+ * import { parseTime } from "./time_option.ts";
+ * console.assert(parseTime("2d", 200_000) === 200_000 - 2 * 86400);
+ * console.assert(parseTime("1776675600", 0) === 1776675600);
+ * console.assert(parseTime("yesterday-ish", 0) === undefined);
+ * ```
+ */
+export function parseTime(text: string, now: number): number | undefined {
+  const value = text.trim();
+  const age = AGE.exec(value);
+  if (age) return now - Number(age[1]) * UNIT_SECONDS[age[2]];
+  if (SECONDS.test(value)) return Number(value);
+  const date = DATE.exec(value);
+  if (!date) return undefined;
+  const [year, month, day, hour, minute, second] = date.slice(1).map((p) => Number(p ?? 0));
+  const local = new Date(year, month - 1, day, hour, minute, second);
+  if (
+    local.getFullYear() !== year || local.getMonth() !== month - 1 || local.getDate() !== day ||
+    hour > 23 || minute > 59 || second > 59
+  ) return undefined;
+  return local.getTime() / 1000;
+}
+
+/**
+ * Reads a time option.
+ *
+ * @param args The parsed arguments.
+ * @param name The long name (`since`, `until`).
+ * @param options The current time and the command for the hint.
+ * @returns Unix seconds, or `null` when the option is not given.
+ * @throws {UsageError} When the value is not a time.
+ *
+ * @example
+ * ```ts
+ * import { parseCommand } from "./parse.ts";
+ * import { timeOption } from "./time_option.ts";
+ * const args = parseCommand({ options: { since: { type: "string" } } }, ["--since", "1h"]);
+ * console.assert(timeOption(args, "since", { now: 7200 }) === 3600);
+ * ```
+ */
+export function timeOption(
+  args: ParsedArgs,
+  name: string,
+  options: { now: number; command?: string },
+): number | null {
+  const text = args.string(name);
+  if (text === undefined) return null;
+  const value = parseTime(text, options.now);
+  if (value === undefined) {
+    throw new UsageError(
+      `--${name} must be a date (2026-04-20), a date and time (2026-04-20 09:30), ` +
+        `an age (30m, 12h, 7d, 2w) or Unix seconds, got "${text}"`,
+      { command: options.command },
+    );
+  }
+  return value;
+}
