@@ -49,19 +49,19 @@ function returnStatement(store: Store, sql: string, statement: SqliteStatement):
   bySql.set(sql, idle);
 }
 
-/** Implements `SessionDB.exportSession`: the row plus every message. */
+/** Implements `SessionDB.exportSession`: the row plus every message row (inactive ones too). */
 export function exportSession(store: Store, id: string): SessionExport | undefined {
   const session = getSession(store, id);
   if (session === undefined) return undefined;
   return { ...session, messages: getMessages(store, id, { includeInactive: true }) };
 }
 
-/** Implements `SessionDB.exportAll`: {@linkcode iterateExport} collected. */
+/** Implements `SessionDB.exportAll`: {@linkcode iterateExport} collected, every message row. */
 export function exportAll(store: Store, options: ExportOptions = {}): SessionExport[] {
   return Array.from(iterateExport(store, options));
 }
 
-/** Implements `SessionDB.iterateExport`: one cursor over the session list. */
+/** Implements `SessionDB.iterateExport`: one cursor over the session list, every message row. */
 export function* iterateExport(
   store: Store,
   options: ExportOptions = {},
@@ -73,7 +73,7 @@ export function* iterateExport(
   try {
     for (const row of rows) {
       const session = row as SessionRow;
-      yield { ...session, messages: getMessages(store, session.id) };
+      yield withMessages(store, session);
     }
   } finally {
     // Ends the cursor (and its read snapshot) even when the consumer stops early.
@@ -100,7 +100,8 @@ export function exportSessionRows(store: Store, options: ExportOptions = {}): Se
 
 /**
  * One session row of {@linkcode exportSessionRows} with its messages, as
- * {@linkcode iterateExport} yields it.
+ * {@linkcode iterateExport} yields it: every row, those a newer Hermes marks
+ * inactive (rewound, compacted) included, so an export loses nothing.
  *
  * @param store The open store.
  * @param session A row of `exportSessionRows`.

@@ -10,6 +10,7 @@
  */
 import type { SqlValue } from "./driver/types.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
+import { ReadonlyError } from "./errors.ts";
 import type { Store } from "./store.ts";
 import type { ConversationMessage, JsonValue, MessageRow, NewMessage } from "./types.ts";
 import { decodeContent, encodeContent, encodeJson } from "./content.ts";
@@ -159,6 +160,7 @@ export function appendMessages(
       `Cannot append messages: messages must be an array: current value is ${describe(messages)}`,
     );
   }
+  if (store.readonly) throw new ReadonlyError(store.path);
   if (messages.length === 0) return [];
   return store.write(() => {
     let toolCalls = 0;

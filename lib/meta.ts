@@ -3,11 +3,24 @@
  *
  * @module
  */
+import { SqliteError } from "./driver/sqlite_error.ts";
 import type { Store } from "./store.ts";
 
-/** Implements `SessionDB.getMeta`: one `state_meta` value, or `undefined`. */
+/**
+ * Implements `SessionDB.getMeta`: one `state_meta` value, or `undefined`
+ * (also when an older file read as it is has no `state_meta` yet).
+ */
 export function getMeta(store: Store, key: string): string | undefined {
-  const row = store.statement("SELECT value FROM state_meta WHERE key = ?").get(key);
+  let row;
+  try {
+    row = store.statement("SELECT value FROM state_meta WHERE key = ?").get(key);
+  } catch (error) {
+    // A v1–v6 file opened read-only has no state_meta (the upgrade creates it): no key is set.
+    if (error instanceof SqliteError && /no such table: state_meta/.test(error.message)) {
+      return undefined;
+    }
+    throw error;
+  }
   return row === undefined ? undefined : row.value as string;
 }
 

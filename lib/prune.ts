@@ -144,9 +144,9 @@ export function pruneSessions(
   internals: PruneInternals = {},
 ): number {
   const days = options.olderThanDays ?? 90;
-  if (typeof days !== "number" || !Number.isFinite(days)) {
+  if (typeof days !== "number" || !Number.isFinite(days) || days < 0) {
     throw new RangeError(
-      `Cannot prune sessions: olderThanDays must be a finite number: current value is ${days}`,
+      `Cannot prune sessions: olderThanDays must be a non-negative number: current value is ${days}`,
     );
   }
   const cutoff = store.now() - days * 86400;

@@ -580,7 +580,7 @@ export class SessionDB {
    * the new rows (the same entries the triggers would write), inside the
    * same transaction, at about twice the rate. An empty list
    * returns `[]` without touching the file (no transaction, no check of the
-   * session or of `readonly`).
+   * session), except on a read-only store, which refuses it as every write.
    *
    * @param sessionId The session; it must exist.
    * @param list The messages, in order (each a {@linkcode NewMessage}).
@@ -589,7 +589,8 @@ export class SessionDB {
    *   exist; nothing is written. Other storage failures at once, nothing written.
    * @throws {TypeError} When `list` is not an array or a message is not
    *   valid (as for `appendMessage`); nothing is written.
-   * @throws {ReadonlyError} When the database was opened with `readonly: true`.
+   * @throws {ReadonlyError} When the database was opened with `readonly: true`,
+   *   even for an empty list.
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was written.
    *
@@ -1360,11 +1361,13 @@ export class SessionDB {
    * Every session with its messages, in the order of
    * {@linkcode SessionDB.searchSessions} (most recently active first, then
    * newest start, then id descending; children included, no limit), each
-   * with an extra `last_active` column. The messages are those
-   * {@linkcode SessionDB.getMessages} returns by default, so in a newer
-   * Hermes' file the rewound and compacted rows are left out (unlike
-   * {@linkcode SessionDB.exportSession}). Holds everything in memory:
-   * prefer {@linkcode SessionDB.iterateExport} for large files.
+   * with an extra `last_active` column. The messages are every row, as
+   * {@linkcode SessionDB.exportSession} gives them
+   * ({@linkcode SessionDB.getMessages} with `includeInactive`): in a newer
+   * Hermes' file the rewound and compacted rows are kept, so an export
+   * imported back ({@linkcode SessionDB.importSession}) loses nothing.
+   * Holds everything in memory: prefer {@linkcode SessionDB.iterateExport}
+   * for large files.
    *
    * @param options `source` (every source when omitted or empty); see
    *   {@linkcode ExportOptions}.
@@ -1468,13 +1471,15 @@ export class SessionDB {
    * two, so a Python writer gets in): a crash in between leaves whole
    * sessions, and the next prune finishes. Ends with a checkpoint that
    * empties the `-wal` when no other connection is busy. A negative
-   * `olderThanDays` puts the cutoff in the future (every ended session);
-   * {@linkcode SessionDB.pruneCandidates} refuses it.
+   * `olderThanDays` is refused before anything is read or written, as
+   * {@linkcode SessionDB.pruneCandidates} refuses it (Python takes it and
+   * prunes every ended session).
    *
    * @param options `olderThanDays` (default 90), `source` (every source
    *   when empty) and `sessionsDir`; see {@linkcode PruneOptions}.
    * @returns How many sessions were deleted.
-   * @throws {RangeError} When `olderThanDays` is not a finite number.
+   * @throws {RangeError} When `olderThanDays` is negative or not a finite
+   *   number (the message names the value); nothing is deleted.
    * @throws {ReadonlyError} When the database was opened with `readonly: true`.
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt of one transaction; the sessions of earlier
@@ -1546,10 +1551,10 @@ export class SessionDB {
    * share, e.g. `last_auto_prune`).
    *
    * @param key The key.
-   * @returns The value, or `undefined` when the key is absent.
-   * @throws {SqliteError} When the file cannot be read; also (`no such
-   *   table: state_meta`) for a file of an older Hermes opened read-only,
-   *   which has no such table.
+   * @returns The value, or `undefined` when the key is absent, also in a
+   *   file of an older Hermes (v1–v6) opened read-only, which has no
+   *   `state_meta` table yet.
+   * @throws {SqliteError} When the file cannot be read.
    *
    * @example
    * ```ts

@@ -549,6 +549,7 @@ test("appendMessage(), appendMessages(), replaceMessages() and clearMessages() t
   const db = await SessionDB.open({ path, readonly: true });
   assert.throws(() => db.appendMessage("s", { role: "user" }), ReadonlyError);
   assert.throws(() => db.appendMessages("s", [{ role: "user" }]), ReadonlyError);
+  assert.throws(() => db.appendMessages("s", []), ReadonlyError);
   assert.throws(() => db.replaceMessages("s", []), ReadonlyError);
   assert.throws(() => db.clearMessages("s"), ReadonlyError);
   assert.equal(db.messageCount("s"), 1);

@@ -74,6 +74,53 @@ test("exportSession() of a schema-21 file keeps every row and every newer column
   assert.equal(record.rewind_count, 0);
 });
 
+test("every export of a schema-21 file keeps the rewound and compacted rows: SessionDB and SessionStore agree", async () => {
+  const path = copyFixture("hermes-v21.db");
+  using db = await SessionDB.open({ path, readonly: true });
+  await using store = await openStore(path, { readonly: true });
+  const ids = (records: { id: string; messages: { id: number }[] }[]) =>
+    records.map((record) => [record.id, record.messages.map((m) => m.id)]);
+  const all = db.exportAll();
+  const everyRow = all.map((session) => [
+    session.id,
+    db.getMessages(session.id, { includeInactive: true }).map((m) => m.id),
+  ]);
+  assert.equal(all.flatMap((session) => session.messages).length, 15);
+  assert.deepEqual(ids(all), everyRow);
+  for (const [id, wanted] of Object.entries(V21_EXPECTED.get_messages_include_inactive)) {
+    assert.deepEqual(all.find((session) => session.id === id)?.messages.map((m) => m.id), wanted);
+  }
+  assert.deepEqual([...db.iterateExport()], all);
+  assert.deepEqual(
+    all.map((session) => db.exportSession(session.id)),
+    all.map(({ last_active: _, ...rest }) => rest),
+  );
+  assert.deepEqual(await store.exportAll(), all);
+  const streamed = [];
+  for await (const session of store.iterateExport()) streamed.push(session);
+  assert.deepEqual(streamed, all);
+  assert.deepEqual(
+    await store.exportSession("20260501_110000_rew01"),
+    db.exportSession("20260501_110000_rew01"),
+  );
+});
+
+test("exportAll() and importSession() round-trip a schema-21 file, inactive rows included", async () => {
+  using from = await SessionDB.open({ path: copyFixture("hermes-v21.db"), readonly: true });
+  using into = await SessionDB.open({ path: copyFixture("hermes-v21.db") });
+  const exported = from.exportAll();
+  for (const session of exported) into.deleteSession(session.id);
+  for (const session of [...exported].reverse()) {
+    assert.deepEqual(into.importSession(session).droppedColumns, [], session.id);
+  }
+  assert.deepEqual(into.exportAll(), exported);
+  assert.deepEqual(
+    into.getMessages("20260501_110000_rew01", { includeInactive: true }).map((m) => m.id),
+    [7, 8, 9, 10],
+  );
+  assert.deepEqual(into.getMessages("20260501_110000_rew01").map((m) => m.id), [7, 8]);
+});
+
 test("SessionDB.open() of a schema-21 file changes no byte read-only, and neither schema nor version writable", async () => {
   const path = copyFixture("hermes-v21.db");
   const before = sha256(path);

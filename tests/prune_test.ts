@@ -180,8 +180,25 @@ test("pruneSessions() never prunes a live session, however old, and orphans chil
   assert.equal(db.getSession("kid")?.parent_session_id, null);
   assert.throws(() => db.pruneSessions({ olderThanDays: NaN }), {
     name: "RangeError",
-    message: "Cannot prune sessions: olderThanDays must be a finite number: current value is NaN",
+    message:
+      "Cannot prune sessions: olderThanDays must be a non-negative number: current value is NaN",
   });
+  db.close();
+});
+
+test("pruneSessions() throws a RangeError naming a negative olderThanDays, as pruneCandidates() does, before writing", async () => {
+  const db = await fixtureAt(NOW);
+  for (const days of [-1, -0.5, -Infinity]) {
+    assert.throws(() => db.pruneSessions({ olderThanDays: days }), {
+      name: "RangeError",
+      message:
+        `Cannot prune sessions: olderThanDays must be a non-negative number: current value is ${days}`,
+    });
+    assert.throws(() => db.pruneCandidates({ olderThanDays: days }), RangeError);
+  }
+  assert.equal(db.sessionCount(), 42);
+  assert.equal(await count(db, "SELECT count(*) FROM sessions"), 42);
+  assert.equal(db.pruneSessions({ olderThanDays: 0 }) > 0, true, "0 days is still accepted");
   db.close();
 });
 

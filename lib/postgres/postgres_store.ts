@@ -466,6 +466,7 @@ class PostgresSessionStore implements SessionStore {
         `Cannot append messages: messages must be an array: current value is ${String(list)}`,
       );
     }
+    if (this.readonly) throw new ReadonlyError(this.target);
     if (list.length === 0) return [];
     const all = list.map((message) => newMessageValues(message, "append messages"));
     let timestamp = this.#clock();
@@ -957,9 +958,9 @@ class PostgresSessionStore implements SessionStore {
 
   async pruneSessions(options: PruneOptions = {}): Promise<number> {
     const days = options.olderThanDays ?? 90;
-    if (typeof days !== "number" || !Number.isFinite(days)) {
+    if (typeof days !== "number" || !Number.isFinite(days) || days < 0) {
       throw new RangeError(
-        `Cannot prune sessions: olderThanDays must be a finite number: current value is ${days}`,
+        `Cannot prune sessions: olderThanDays must be a non-negative number: current value is ${days}`,
       );
     }
     const cutoff = this.#clock() - days * 86400;

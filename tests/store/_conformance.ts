@@ -401,6 +401,7 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         ro.appendMessage("20260420_090000_994beb", { role: "user", content: "x" }),
         ReadonlyError,
       );
+      await assert.rejects(ro.appendMessages("20260420_090000_994beb", []), ReadonlyError);
       await assert.rejects(ro.setMeta("k", "v"), ReadonlyError);
       await assert.rejects(ro.deleteSession("20260420_090000_994beb"), ReadonlyError);
       assert.equal(await store.messageCount("20260420_090000_994beb"), 13);
@@ -774,6 +775,18 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         "old-live",
       ]);
       await assert.rejects(store.pruneSessions({ olderThanDays: NaN }), RangeError);
+    });
+
+    test("pruneSessions() throws a RangeError naming a negative olderThanDays and deletes nothing", async () => {
+      const store = await empty({ clock: () => 1000 });
+      await store.createSession("ended", "cli");
+      await store.endSession("ended", "cli_close");
+      await assert.rejects(store.pruneSessions({ olderThanDays: -1 }), {
+        name: "RangeError",
+        message:
+          "Cannot prune sessions: olderThanDays must be a non-negative number: current value is -1",
+      });
+      assert.ok(await store.getSession("ended"), "an ended session of today is kept");
     });
 
     test("maybeAutoPruneAndVacuum() runs once per interval and records the marker", async () => {

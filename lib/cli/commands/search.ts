@@ -5,7 +5,6 @@
  * @module
  */
 import type { SessionStore } from "../../session_store.ts";
-import { StorageError } from "../../storage_error.ts";
 import { FTS_STALE_PREFIX } from "../../fts_stale.ts";
 import { FTS_BACKFILL_PREFIX } from "../../schema/fts_backfill.ts";
 import { FTS_TABLES } from "../../schema/schema_sql.ts";
@@ -145,20 +144,15 @@ async function noteUnindexed(
 ): Promise<void> {
   if (db.engine !== "sqlite") return;
   const notes: string[] = [];
-  try {
-    for (const table of FTS_TABLES) {
-      if (await db.getMeta(`${FTS_STALE_PREFIX}${table}`) !== undefined) {
-        notes.push(`${table} is stale after damage (run "hermes-state doctor --fix")`);
-      } else if (await db.getMeta(`${FTS_BACKFILL_PREFIX}${table}`) !== undefined) {
-        notes.push(
-          `${table} is still being filled after an upgrade ("hermes-state migrate" ends it)`,
-        );
-      }
+  // A file of an older Hermes, read as it is, may have no state_meta: getMeta answers undefined.
+  for (const table of FTS_TABLES) {
+    if (await db.getMeta(`${FTS_STALE_PREFIX}${table}`) !== undefined) {
+      notes.push(`${table} is stale after damage (run "hermes-state doctor --fix")`);
+    } else if (await db.getMeta(`${FTS_BACKFILL_PREFIX}${table}`) !== undefined) {
+      notes.push(
+        `${table} is still being filled after an upgrade ("hermes-state migrate" ends it)`,
+      );
     }
-  } catch (error) {
-    // A file of an older Hermes, read as it is, may have no state_meta: nothing is marked.
-    if (error instanceof StorageError && /no such table: state_meta/.test(error.message)) return;
-    throw error;
   }
   if (notes.length === 0) return;
   ctx.io.stderr(
