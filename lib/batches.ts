@@ -55,10 +55,85 @@ export interface BatchReport {
   readonly longestMs: number;
 }
 
+/** {@linkcode BatchWrite} for {@linkcode writeInBatchesAsync}: the pause is awaited. */
+export interface AsyncBatchWrite<T> extends Omit<BatchWrite<T>, "sleep"> {
+  /** Waits `ms` milliseconds (tests inject one). Defaults to a timer. */
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+function timer(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * The items of a batched write and where it stands between two
+ * transactions; both loops below drive it.
+ */
+class BatchRun<T> {
+  readonly pauseMs: number;
+  readonly #items: readonly T[];
+  readonly #write: BatchWrite<T> | AsyncBatchWrite<T>;
+  readonly #holdMs: number;
+  readonly #clock: () => number;
+  #next = 0;
+  #end = 0;
+  #done: T[] = [];
+  #started = 0;
+  #transactions = 0;
+  #longestMs = 0;
+  #count = 0;
+
+  constructor(items: readonly T[], write: BatchWrite<T> | AsyncBatchWrite<T>) {
+    this.#items = items;
+    this.#write = write;
+    this.#holdMs = write.holdMs ?? 400;
+    this.pauseMs = write.pauseMs ?? 160;
+    this.#clock = write.clock ?? (() => performance.now());
+  }
+
+  /** True while items are left. */
+  get pending(): boolean {
+    return this.#next < this.#items.length;
+  }
+
+  /**
+   * The body of the next transaction: items from the first one left until
+   * `holdMs` has passed (one at least). It starts over when run again (a
+   * retried transaction).
+   */
+  body(): () => void {
+    this.#started = this.#clock();
+    return () => {
+      const began = this.#clock();
+      this.#end = this.#next;
+      this.#done = [];
+      do {
+        const item = this.#items[this.#end++];
+        if (this.#write.each(item)) this.#done.push(item);
+      } while (this.#end < this.#items.length && this.#clock() - began < this.#holdMs);
+    };
+  }
+
+  /** Call once the body's transaction committed. */
+  committed(): void {
+    this.#longestMs = Math.max(this.#longestMs, this.#clock() - this.#started);
+    this.#transactions++;
+    this.#count += this.#done.length;
+    this.#next = this.#end;
+    if (this.#done.length > 0) this.#write.afterCommit?.(this.#done);
+  }
+
+  /** What was done. */
+  report(): BatchReport {
+    return { done: this.#count, transactions: this.#transactions, longestMs: this.#longestMs };
+  }
+}
+
 /**
  * Runs `each` on every item, several items per write transaction, each
  * transaction holding the lock about `holdMs`, with `pauseMs` free between
- * two of them.
+ * two of them (a blocking sleep: see {@linkcode writeInBatchesAsync} for
+ * code on an event loop).
  *
  * @param transaction Runs `fn` as one write transaction (`store.write`, say).
  * @param items The items, in order.
@@ -70,36 +145,40 @@ export function writeInBatches<T>(
   items: readonly T[],
   write: BatchWrite<T>,
 ): BatchReport {
-  const holdMs = write.holdMs ?? 400;
-  const pauseMs = write.pauseMs ?? 160;
   const sleep = write.sleep ?? sleepSync;
-  const clock = write.clock ?? (() => performance.now());
-  let next = 0;
-  let transactions = 0;
-  let longestMs = 0;
-  let count = 0;
-  while (next < items.length) {
-    const first = next;
-    let end = first;
-    let done: T[] = [];
-    const started = clock();
-    transaction(() => {
-      const began = clock();
-      end = first;
-      done = [];
-      do {
-        const item = items[end++];
-        if (write.each(item)) done.push(item);
-      } while (end < items.length && clock() - began < holdMs);
-    });
-    longestMs = Math.max(longestMs, clock() - started);
-    transactions++;
-    count += done.length;
-    next = end;
-    if (done.length > 0) write.afterCommit?.(done);
-    if (next < items.length) sleep(pauseMs);
+  const run = new BatchRun(items, write);
+  while (run.pending) {
+    transaction(run.body());
+    run.committed();
+    if (run.pending) sleep(run.pauseMs);
   }
-  return { done: count, transactions, longestMs };
+  return run.report();
+}
+
+/**
+ * {@linkcode writeInBatches} for an asynchronous caller (the SQLite
+ * `SessionStore`): the same transactions, but each one is awaited (so it
+ * may wait for a lock with awaited retries) and so is the pause between
+ * two, so timers, requests and other calls run during a long write.
+ *
+ * @param transaction Runs `fn` as one write transaction and settles when it committed.
+ * @param items The items, in order.
+ * @param write What to do with each item, after each commit, and the timing.
+ * @returns How many items were done, in how many transactions, and the longest.
+ */
+export async function writeInBatchesAsync<T>(
+  transaction: (fn: () => void) => Promise<void>,
+  items: readonly T[],
+  write: AsyncBatchWrite<T>,
+): Promise<BatchReport> {
+  const sleep = write.sleep ?? timer;
+  const run = new BatchRun(items, write);
+  while (run.pending) {
+    await transaction(run.body());
+    run.committed();
+    if (run.pending) await sleep(run.pauseMs);
+  }
+  return run.report();
 }
 
 /** Options of {@linkcode LockPacer}. */

@@ -1468,7 +1468,8 @@ export class SessionDB {
    * with `sessionsDir` their transcript files go after each commit. Each
    * session goes whole in one transaction, several per transaction, none
    * holding the lock much longer than 400 ms (with a 160 ms pause between
-   * two, so a Python writer gets in): a crash in between leaves whole
+   * two, so a Python writer gets in; a blocking sleep here, an awaited timer
+   * on the asynchronous `SessionStore`): a crash in between leaves whole
    * sessions, and the next prune finishes. Ends with a checkpoint that
    * empties the `-wal` when no other connection is busy. A negative
    * `olderThanDays` is refused before anything is read or written, as

@@ -65,7 +65,8 @@ export type StoreEngine = "sqlite" | "postgres";
  * Every method answers exactly as the {@linkcode SessionDB} method of the
  * same name does on the same data (see there for each contract), except that
  * it returns a Promise, waits for a locked store without blocking the event
- * loop, and `iterateExport` is an async iterator.
+ * loop (the pauses of a batched prune between its transactions are awaited
+ * too), and `iterateExport` is an async iterator.
  *
  * @example Reading a file read-only
  * ```ts

@@ -2,11 +2,15 @@
  * The SQLite engine of {@linkcode SessionStore}: a {@linkcode SessionDB}
  * whose connection never waits inside SQLite (`busy_timeout = 0`, one
  * attempt per write), with the waiting done here, between awaited pauses,
- * so the event loop keeps running while another process holds the lock.
+ * so the event loop keeps running while another process holds the lock. A
+ * batched prune (`pruneSessions`, `pruneEmptyGhostSessions`,
+ * `maybeAutoPruneAndVacuum`) runs each transaction as such a call and
+ * awaits the pause between two, so a long prune does not freeze a server.
  *
  * @module
  */
 import * as exporting from "./export.ts";
+import * as prune from "./prune.ts";
 import type { OpenDriver } from "./driver/types.ts";
 import type { Synchronous } from "./open.ts";
 import { SessionDB, storeOf } from "./session_db.ts";
@@ -206,11 +210,15 @@ class SqliteSessionStore implements SessionStore {
   deleteSession(...a: Parameters<SessionDB["deleteSession"]>) {
     return this.#call((db) => db.deleteSession(...a));
   }
-  pruneSessions(...a: Parameters<SessionDB["pruneSessions"]>) {
-    return this.#call((db) => db.pruneSessions(...a));
+  /** The batched deletes: each transaction retried while busy, each pause between two awaited. */
+  get #prune(): prune.AsyncPruneInternals {
+    return { step: (fn) => this.#call(fn) };
   }
-  pruneEmptyGhostSessions(...a: Parameters<SessionDB["pruneEmptyGhostSessions"]>) {
-    return this.#call((db) => db.pruneEmptyGhostSessions(...a));
+  pruneSessions(options: prune.PruneOptions = {}): Promise<number> {
+    return prune.pruneSessionsAsync(storeOf(this.#db), options, this.#prune);
+  }
+  pruneEmptyGhostSessions(options: prune.SessionsDirOptions = {}): Promise<number> {
+    return prune.pruneEmptyGhostSessionsAsync(storeOf(this.#db), options, this.#prune);
   }
   getMeta(...a: Parameters<SessionDB["getMeta"]>) {
     return this.#call((db) => db.getMeta(...a));
@@ -221,8 +229,8 @@ class SqliteSessionStore implements SessionStore {
   vacuum() {
     return this.#call((db) => db.vacuum());
   }
-  maybeAutoPruneAndVacuum(...a: Parameters<SessionDB["maybeAutoPruneAndVacuum"]>) {
-    return this.#call((db) => db.maybeAutoPruneAndVacuum(...a));
+  maybeAutoPruneAndVacuum(options: prune.AutoPruneOptions = {}): Promise<prune.AutoPruneResult> {
+    return prune.maybeAutoPruneAndVacuumAsync(storeOf(this.#db), options, this.#prune);
   }
   usageByModel() {
     return this.#call((db) => db.usageByModel());

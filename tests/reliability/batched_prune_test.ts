@@ -1,16 +1,18 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB, storeOf } from "../../lib/session_db.ts";
-import { pruneSessions } from "../../lib/prune.ts";
+import { pruneSessions, pruneSessionsAsync } from "../../lib/prune.ts";
 import { writeInBatches } from "../../lib/batches.ts";
-import { tempDbPath } from "../_helpers.ts";
+import { retryWhileBusy } from "../../lib/store_retry.ts";
+import type { RetryOptions } from "../../lib/write.ts";
+import { rawOpen, tempDbPath } from "../_helpers.ts";
 
 const DAY = 86_400;
 
 /** Ten ended sessions started 100 days before "now", three messages each; s1 parents s2. */
-async function oldSessions(): Promise<SessionDB> {
+async function oldSessions(retry?: RetryOptions): Promise<SessionDB> {
   let now = 1_000_000;
-  const db = await SessionDB.open({ path: tempDbPath(), clock: () => now });
+  const db = await SessionDB.open({ path: tempDbPath(), clock: () => now, retry });
   for (let i = 0; i < 10; i++) {
     const id = `s${i}`;
     db.createSession(id, "cli", i === 2 ? { parentSessionId: "s1" } : {});
@@ -105,5 +107,84 @@ test("writeInBatches() puts items in one transaction until holdMs has passed, ne
   assert.deepEqual(committed, [[1, 2], [4, 5]]);
   assert.deepEqual(report, { done: 4, transactions: 2, longestMs: 12 });
   assert.equal(db.getMeta("k5"), "5");
+  db.close();
+});
+
+function timer(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** As the SQLite SessionStore opens its connection: a locked file fails at once. */
+const ONE_ATTEMPT = { maxAttempts: 1, busyTimeoutMs: 0 };
+
+test("pruneSessionsAsync() awaits its pauses: a timer keeps firing between the transactions of a prune", async () => {
+  let ticks = 0;
+  const interval = setInterval(() => ticks++, 1);
+  try {
+    const blocking = await oldSessions();
+    const seenSync: number[] = [];
+    pruneSessions(storeOf(blocking), { olderThanDays: 90 }, {
+      batch: { holdMs: 0, pauseMs: 5, sleep: () => seenSync.push(ticks) },
+    });
+    blocking.close();
+    assert.deepEqual(seenSync, Array(9).fill(seenSync[0]), "the blocking prune lets no timer run");
+
+    const db = await oldSessions();
+    const seen: number[] = [];
+    const pruned = await pruneSessionsAsync(storeOf(db), { olderThanDays: 90 }, {
+      step: (fn) => retryWhileBusy(fn),
+      batch: {
+        holdMs: 0,
+        pauseMs: 5,
+        sleep: async (ms) => {
+          seen.push(ticks);
+          await timer(ms);
+        },
+      },
+    });
+    assert.equal(pruned, 10);
+    assert.equal(seen.length, 9, "one session per transaction, a pause between two");
+    for (let i = 1; i < seen.length; i++) {
+      assert.ok(seen[i] > seen[i - 1], `the timer fired during pause ${i}: ${seen.join(",")}`);
+    }
+    assert.equal(db.messageCount(), 0);
+    assert.equal(db.getSession("live")?.parent_session_id, null);
+    storeOf(db).db.prepare("INSERT INTO messages_fts(messages_fts) VALUES('integrity-check')")
+      .run();
+    db.close();
+  } finally {
+    clearInterval(interval);
+  }
+});
+
+test("pruneSessionsAsync() waits out a lock taken between two transactions and counts every session", async () => {
+  const db = await oldSessions(ONE_ATTEMPT);
+  const other = await rawOpen(db.path);
+  let pauses = 0;
+  let waits = 0;
+  const pruned = await pruneSessionsAsync(storeOf(db), { olderThanDays: 90 }, {
+    step: (fn) =>
+      retryWhileBusy(fn, {
+        minDelayMs: 5,
+        maxDelayMs: 10,
+        sleep: (ms) => (waits++, timer(ms)),
+      }),
+    batch: {
+      holdMs: 0,
+      pauseMs: 1,
+      sleep: async (ms) => {
+        if (++pauses === 3) {
+          other.exec("BEGIN IMMEDIATE"); // another process writes for 40 ms
+          setTimeout(() => other.exec("COMMIT"), 40);
+        }
+        await timer(ms);
+      },
+    },
+  });
+  assert.equal(pruned, 10, "the sessions of the transactions before the lock are counted");
+  assert.ok(waits > 0, "the fourth transaction found the file locked and waited");
+  assert.equal(db.sessionCount(), 1);
+  assert.equal(orphanMessages(db), 0);
+  other.close();
   db.close();
 });

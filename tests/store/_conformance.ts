@@ -790,10 +790,14 @@ export function storeConformance(name: string, factory: StoreFactory): void {
     });
 
     test("maybeAutoPruneAndVacuum() runs once per interval and records the marker", async () => {
-      const now = 1_000_000;
+      let now = 1000;
       const store = await empty({ clock: () => now });
-      const first = await store.maybeAutoPruneAndVacuum();
-      assert.deepEqual(first, { skipped: false, pruned: 0, vacuumed: false });
+      await store.createSession("old", "cli");
+      await store.endSession("old", "cli_close");
+      now = 1_000_000;
+      const first = await store.maybeAutoPruneAndVacuum({ retentionDays: 1 });
+      assert.deepEqual(first, { skipped: false, pruned: 1, vacuumed: true });
+      assert.equal(await store.getSession("old"), undefined);
       assert.equal(await store.getMeta("last_auto_prune"), "1000000.0");
       const second = await store.maybeAutoPruneAndVacuum();
       assert.equal(second.skipped, true);
