@@ -105,6 +105,16 @@ test("every export of a schema-21 file keeps the rewound and compacted rows: Ses
   );
 });
 
+test("export - of a schema-21 file writes exactly what exportAll() returns, every row included", async () => {
+  const path = copyFixture("hermes-v21.db");
+  const run = await runCli(["--db", path, "export", "-"]);
+  assert.equal(run.code, 0, run.err);
+  using db = await SessionDB.open({ path, readonly: true });
+  const lines = run.out.trimEnd().split("\n").map((line) => JSON.parse(line));
+  assert.deepEqual(lines, JSON.parse(JSON.stringify(db.exportAll())));
+  assert.equal(lines.flatMap((session) => session.messages).length, 15);
+});
+
 test("exportAll() and importSession() round-trip a schema-21 file, inactive rows included", async () => {
   using from = await SessionDB.open({ path: copyFixture("hermes-v21.db"), readonly: true });
   using into = await SessionDB.open({ path: copyFixture("hermes-v21.db") });
