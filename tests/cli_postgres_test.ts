@@ -109,4 +109,36 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     assert.equal(info.code, 0, info.err);
     assert.equal(JSON.parse(info.out).sessions, 42);
   });
+
+  test("sync FILE --to URL ships the file; a second pass writes nothing; search sees it", async () => {
+    const file = v11Copy();
+    const url = schemaUrl(freshSchema());
+    const first = await runCli(["sync", file, "--to", url, "--origin", "web-1"]);
+    assert.equal(first.code, 0, first.err);
+    assert.equal(
+      first.out,
+      `${file} → web-1: 42 new, 0 updated, 0 deleted sessions; 197 messages written.\n`,
+    );
+    const again = await runCli(["--json", "sync", file, "--to", url]);
+    assert.equal(again.code, 0, again.err);
+    const report = JSON.parse(again.out);
+    assert.equal(report.origin, "web-1");
+    assert.equal(report.messages, 0);
+    const hits = await runCli(["--db", url, "--json", "search", "数据库"]);
+    const ids = (JSON.parse(hits.out) as { session_id: string }[]).map((h) => h.session_id);
+    assert.ok(ids.length > 0 && ids.every((id) => id.startsWith("web-1/")));
+  });
+
+  test("sync refuses a missing --to, a file URL and --origin with two files (exit 2)", async () => {
+    const file = v11Copy();
+    assert.equal((await runCli(["sync", file])).code, 2);
+    assert.equal((await runCli(["sync", file, "--to", file])).code, 2);
+    assert.equal(
+      (await runCli(["sync", file, file, "--to", schemaUrl(freshSchema()), "--origin", "x"])).code,
+      2,
+    );
+    const missing = await runCli(["sync", `${file}.nope`, "--to", schemaUrl(freshSchema())]);
+    assert.equal(missing.code, 1);
+    assert.match(missing.err, /No database at/);
+  });
 });

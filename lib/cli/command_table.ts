@@ -118,6 +118,11 @@ export const COMMAND_TABLE: readonly CommandEntry[] = [
     load: async () => (await import("./commands/recover.ts")).recoverCommand,
   },
   {
+    name: "sync",
+    access: "write",
+    load: async () => (await import("./commands/sync.ts")).syncCommand,
+  },
+  {
     name: "demo",
     access: "write",
     load: async () => (await import("./commands/demo.ts")).demoCommand,

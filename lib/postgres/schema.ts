@@ -91,6 +91,31 @@ const MIGRATIONS: readonly PgMigration[] = [
         SELECT ${SCHEMA_VERSION} WHERE NOT EXISTS (SELECT 1 FROM schema_version)`,
     ],
   },
+  {
+    step: 2,
+    name: "sync origins",
+    sql: [
+      // Each state.db shipped here by `hermes-state sync` (its sessions are `<origin>/<id>`).
+      `CREATE TABLE IF NOT EXISTS sync_origins (
+        origin text PRIMARY KEY,
+        host text NOT NULL,
+        path text NOT NULL,
+        last_pass_at double precision,
+        UNIQUE (host, path)
+      )`,
+      // Per synced session: where it came from and what of it the server holds.
+      `CREATE TABLE IF NOT EXISTS sync_sessions (
+        session_id text PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        origin text NOT NULL REFERENCES sync_origins(origin),
+        source_id text NOT NULL,
+        source_parent text,
+        row_digest text NOT NULL,
+        message_count bigint NOT NULL,
+        max_message_id bigint NOT NULL,
+        UNIQUE (origin, source_id)
+      )`,
+    ],
+  },
 ];
 
 /**

@@ -1,0 +1,126 @@
+/**
+ * `hermes-state sync FILE… --to URL`: ships each host's state.db to one
+ * central PostgreSQL store, incrementally (see `lib/postgres/sync.ts`),
+ * once or, with `--follow`, every few seconds until interrupted.
+ *
+ * @module
+ */
+import { existsSync } from "node:fs";
+import { isPostgresTarget } from "../../open_store.ts";
+import type { Command, Context } from "../command.ts";
+import { printJson } from "../json.ts";
+import type { ParsedArgs } from "../parse.ts";
+import { Progress } from "../progress.ts";
+import { CommandError, UsageError } from "../usage_error.ts";
+
+const USAGE = `Usage: hermes-state sync [options] FILE... --to URL
+
+Ship each state.db FILE (Python Hermes may be writing it) to the PostgreSQL
+store at URL, where every host's sessions are searchable together. A pass
+costs what changed since the last one: new and changed sessions and
+messages, ends, titles, token counts, deletions, prunes and rewritten
+transcripts all reach the server; a FILE is only read.
+
+Each FILE is an origin on the server, named after the host (or --origin),
+and its sessions are stored as ORIGIN/ID, so two hosts' sessions with the
+same id never overwrite each other. A title another origin already uses
+gets " [ORIGIN]" appended.
+
+Options:
+  --to URL          The PostgreSQL store (postgres://user:pass@host/db?schema=NAME)
+  --origin NAME     Name a new FILE's origin (one FILE only; default: the host name)
+  --follow          Keep syncing until interrupted
+  --every SECONDS   Pause between passes with --follow (default 5)
+  --json            Report each pass as JSON
+  -h, --help        Show this help
+
+Examples:
+  hermes-state sync ~/.hermes/state.db --to postgres://hermes@db:5432/hermes
+  hermes-state sync /srv/a/state.db /srv/b/state.db --to "$URL" --follow --every 10
+`;
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function run(args: ParsedArgs, ctx: Context): Promise<number> {
+  const url = args.string("to");
+  if (url === undefined) {
+    throw new UsageError("sync needs --to URL (a postgres:// store)", { command: "sync" });
+  }
+  if (!isPostgresTarget(url)) {
+    throw new UsageError(`--to must be a postgres:// URL: current value is ${url}`, {
+      command: "sync",
+    });
+  }
+  const files = args.positionals;
+  const origin = args.string("origin");
+  if (origin !== undefined && files.length > 1) {
+    throw new UsageError("--origin names one FILE's origin: give one FILE", { command: "sync" });
+  }
+  const everyText = args.string("every") ?? "5";
+  const every = Number(everyText);
+  if (!Number.isFinite(every) || every <= 0) {
+    throw new UsageError(
+      `--every must be a positive number of seconds: current value is ${everyText}`,
+      {
+        command: "sync",
+      },
+    );
+  }
+  for (const file of files) {
+    if (!existsSync(file)) throw new CommandError(`No database at ${file}`);
+  }
+  const { connectSyncTarget, syncFile } = await import("../../postgres/sync.ts");
+  const client = await connectSyncTarget(url);
+  let failed = false;
+  try {
+    for (;;) {
+      for (const file of files) {
+        const progress = new Progress(ctx.io, `Synced ${file}:`);
+        try {
+          const result = await syncFile(client, file, {
+            origin,
+            onProgress: (r) => progress.update(r.messages, "messages"),
+          });
+          progress.done();
+          if (ctx.json) {
+            printJson(ctx.io, { file, ...result });
+          } else {
+            ctx.io.stdout(
+              `${file} → ${result.origin}: ${result.created} new, ${result.updated} updated, ` +
+                `${result.deleted} deleted session${result.deleted === 1 ? "" : "s"}; ` +
+                `${result.messages} message${result.messages === 1 ? "" : "s"} written.\n`,
+            );
+          }
+        } catch (error) {
+          progress.done();
+          failed = true;
+          ctx.io.stderr(`hermes-state: sync: ${file}: ${(error as Error).message}\n`);
+        }
+      }
+      if (!args.flag("follow")) break;
+      await sleep(every * 1000);
+    }
+  } finally {
+    await client.close();
+  }
+  return failed ? 1 : 0;
+}
+
+/** The `sync` command. */
+export const syncCommand: Command = {
+  name: "sync",
+  summary: "Ship state.db files to a central PostgreSQL store, incrementally",
+  usage: USAGE,
+  options: {
+    to: { type: "string" },
+    origin: { type: "string" },
+    follow: { type: "boolean" },
+    every: { type: "string" },
+  },
+  minPositionals: 1,
+  maxPositionals: Infinity,
+  positionalNames: "FILE",
+  run,
+};

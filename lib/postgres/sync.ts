@@ -1,0 +1,422 @@
+/**
+ * `syncFile`: ships one host's `state.db` (which Python Hermes keeps
+ * writing) to a central PostgreSQL store, incrementally.
+ *
+ * - Where from: each file is an *origin* on the server (`sync_origins`: a
+ *   short name, the host and the file's real path). Its sessions are stored
+ *   as `<origin>/<id>`, so two hosts' sessions with the same id never
+ *   overwrite each other; `sync_sessions` records, per synced session, its
+ *   origin, its id in the file, a digest of its row, and how many messages
+ *   (up to which message id) the server holds.
+ * - What a pass costs: one read of the file's session rows and of a
+ *   per-session message count and highest id (an index scan), one read of
+ *   the origin's `sync_sessions`; then work only for what changed: a new or
+ *   changed session row is upserted; new messages (ids above the last
+ *   synced one, nothing missing below) are appended; a transcript that lost
+ *   or rewrote messages (`replaceMessages`, `clearMessages`) is rewritten; a
+ *   session gone from the file (deleted, pruned) is deleted. Each session's
+ *   changes are one transaction.
+ * - Titles: a title another origin's session already holds gets the suffix
+ *   ` [<origin>]` (titles stay unique on the server).
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { hostname } from "node:os";
+import { realpathSync } from "node:fs";
+import { SessionDB, storeOf } from "../session_db.ts";
+import type { Store } from "../store.ts";
+import { connectPg, type PgClient, type PgQuery, type PgValue } from "./_client.ts";
+import { parsePostgresUrl } from "./postgres_store.ts";
+import { migratePg } from "./schema.ts";
+import { INSERT_COLUMNS, type MessageValues, SESSION_COLUMN_NAMES, valuesList } from "./_rows.ts";
+import { gramsVector, searchDocument, wordsVector } from "./text_search.ts";
+
+/** What one pass over one file did. */
+export interface SyncResult {
+  /** The origin name of the file on the server (the prefix of its session ids). */
+  readonly origin: string;
+  /** Sessions created on the server. */
+  readonly created: number;
+  /** Sessions whose row changed (ended, titled, token counts…). */
+  readonly updated: number;
+  /** Sessions deleted because the file no longer has them. */
+  readonly deleted: number;
+  /** Messages appended. */
+  readonly appended: number;
+  /** Sessions whose transcript was rewritten (messages removed or replaced in the file). */
+  readonly rewritten: number;
+  /** Messages written in all (appended and rewritten). */
+  readonly messages: number;
+}
+
+/** Options of {@linkcode syncFile}. */
+export interface SyncOptions {
+  /** The origin name to register a new file under; the host name by default. */
+  readonly origin?: string;
+  /** The host recorded for the file. @default {os.hostname()} */
+  readonly host?: string;
+  /** Called after each session written, with the running totals. */
+  readonly onProgress?: (result: SyncResult) => void;
+}
+
+/** Rows per multi-row INSERT. */
+const CHUNK = 1000;
+
+const ORIGIN_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+
+interface SourceSession {
+  row: Record<string, unknown>;
+  digest: string;
+  count: number;
+  maxId: number;
+}
+
+interface ServerSession {
+  digest: string;
+  count: number;
+  maxId: number;
+}
+
+function digestOf(row: Record<string, unknown>): string {
+  const values = SESSION_COLUMN_NAMES.map((c) => row[c] ?? null);
+  return createHash("sha1").update(JSON.stringify(values)).digest("hex");
+}
+
+function text(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
+}
+
+function numberOrNull(value: unknown): number | null {
+  return value === null || value === undefined ? null : Number(value);
+}
+
+/** The stored values of one raw message row of the file, ready for the server. */
+function storedValues(row: Record<string, unknown>): MessageValues {
+  const content = text(row.content);
+  const toolName = text(row.tool_name);
+  const toolCalls = text(row.tool_calls);
+  const doc = searchDocument(content, toolName, toolCalls);
+  return [
+    text(row.role) ?? "unknown",
+    content,
+    text(row.tool_call_id),
+    toolCalls,
+    toolName,
+    Number(row.timestamp),
+    numberOrNull(row.token_count),
+    text(row.finish_reason),
+    text(row.reasoning),
+    text(row.reasoning_content),
+    text(row.reasoning_details),
+    text(row.codex_reasoning_items),
+    text(row.codex_message_items),
+    wordsVector(doc),
+    gramsVector(doc),
+  ];
+}
+
+async function insertMessages(
+  query: PgQuery,
+  sessionId: string,
+  rows: readonly Record<string, unknown>[],
+): Promise<void> {
+  for (let at = 0; at < rows.length; at += CHUNK) {
+    const values = valuesList(rows.slice(at, at + CHUNK).map(storedValues), 2);
+    await query(
+      `INSERT INTO messages (session_id, ${INSERT_COLUMNS.join(", ")})
+       SELECT $1, v.* FROM (VALUES ${values.sql}) AS v(${INSERT_COLUMNS.join(", ")})`,
+      [sessionId, ...values.params],
+    );
+  }
+}
+
+const SESSION_CASTS: Record<string, string> = {
+  started_at: "double precision",
+  ended_at: "double precision",
+  estimated_cost_usd: "double precision",
+  actual_cost_usd: "double precision",
+};
+
+function sessionValue(column: string, value: unknown): PgValue {
+  if (value === null || value === undefined) return null;
+  if (SESSION_CASTS[column] !== undefined || typeof value === "number") return Number(value);
+  if (typeof value === "bigint") return String(value);
+  return String(value);
+}
+
+/** A title free on the server for `id`: the file's, or suffixed with the origin when taken. */
+async function freeTitle(
+  query: PgQuery,
+  id: string,
+  title: unknown,
+  origin: string,
+): Promise<string | null> {
+  if (typeof title !== "string" || title === "") return null;
+  for (const candidate of [title, `${title} [${origin}]`]) {
+    const taken = await query("SELECT 1 FROM sessions WHERE title = $1 AND id != $2", [
+      candidate,
+      id,
+    ]);
+    if (taken.length === 0) return candidate;
+  }
+  return null;
+}
+
+async function upsertSession(
+  query: PgQuery,
+  origin: string,
+  source: SourceSession,
+): Promise<void> {
+  const id = `${origin}/${source.row.id}`;
+  const columns = SESSION_COLUMN_NAMES.filter((c) => c !== "id" && c !== "parent_session_id");
+  const values: PgValue[] = [id];
+  for (const column of columns) {
+    values.push(
+      column === "title"
+        ? await freeTitle(query, id, source.row.title, origin)
+        : sessionValue(column, source.row[column]),
+    );
+  }
+  const marks = columns.map((c, i) => {
+    const cast = SESSION_CASTS[c] ??
+      (/_count$|_tokens$/.test(c) ? "bigint" : "text");
+    return `$${i + 2}::${cast}`;
+  });
+  await query(
+    `INSERT INTO sessions (id, ${columns.join(", ")}) VALUES ($1, ${marks.join(", ")})
+     ON CONFLICT (id) DO UPDATE SET ${columns.map((c) => `${c} = excluded.${c}`).join(", ")}`,
+    values,
+  );
+}
+
+async function recordSession(
+  query: PgQuery,
+  origin: string,
+  source: SourceSession,
+): Promise<void> {
+  await query(
+    `INSERT INTO sync_sessions
+       (session_id, origin, source_id, source_parent, row_digest, message_count, max_message_id)
+     VALUES ($1, $2, $3, $4, $5, $6::bigint, $7::bigint)
+     ON CONFLICT (session_id) DO UPDATE SET source_parent = excluded.source_parent,
+       row_digest = excluded.row_digest, message_count = excluded.message_count,
+       max_message_id = excluded.max_message_id`,
+    [
+      `${origin}/${source.row.id}`,
+      origin,
+      String(source.row.id),
+      text(source.row.parent_session_id),
+      source.digest,
+      source.count,
+      source.maxId,
+    ],
+  );
+}
+
+async function deleteSessions(query: PgQuery, ids: readonly string[]): Promise<void> {
+  const list = [JSON.stringify(ids)];
+  const doomed = "SELECT json_array_elements_text($1::text::json)";
+  await query(
+    `UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN (${doomed})`,
+    list,
+  );
+  await query(`DELETE FROM messages WHERE session_id IN (${doomed})`, list);
+  await query(`DELETE FROM sessions WHERE id IN (${doomed})`, list);
+}
+
+/** Finds or registers the origin of `path` on `host`. */
+async function originOf(
+  client: PgClient,
+  host: string,
+  path: string,
+  wanted: string | undefined,
+): Promise<string> {
+  return await client.transaction(async (query) => {
+    await query("LOCK TABLE sync_origins IN SHARE ROW EXCLUSIVE MODE");
+    const known = await query("SELECT origin FROM sync_origins WHERE host = $1 AND path = $2", [
+      host,
+      path,
+    ]);
+    if (known.length > 0) return String(known[0].origin);
+    const base = (wanted ?? host).replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 56) || "host";
+    if (!ORIGIN_NAME.test(base)) {
+      throw new TypeError(`Cannot sync: origin must be letters, digits, ".", "_" or "-": ${base}`);
+    }
+    for (let n = 1;; n++) {
+      const name = n === 1 ? base : `${base}-${n}`;
+      const taken = await query("SELECT 1 FROM sync_origins WHERE origin = $1", [name]);
+      if (taken.length > 0) {
+        if (wanted !== undefined) {
+          throw new TypeError(`Cannot sync: origin "${wanted}" is already another file's`);
+        }
+        continue;
+      }
+      await query("INSERT INTO sync_origins (origin, host, path) VALUES ($1, $2, $3)", [
+        name,
+        host,
+        path,
+      ]);
+      return name;
+    }
+  });
+}
+
+/**
+ * Connects to the server a sync writes to and runs its migrations (the
+ * store's tables and the sync tables).
+ *
+ * @param url `postgres://…?schema=NAME`.
+ * @returns The pool; close it when done.
+ * @throws {OpenError} When the server cannot be reached.
+ */
+export async function connectSyncTarget(url: string): Promise<PgClient> {
+  const { url: server, schema } = parsePostgresUrl(url);
+  const client = await connectPg(server, schema);
+  try {
+    await migratePg(client, schema);
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+  return client;
+}
+
+/** Reads the file's sessions and per-session message stats in one read transaction. */
+function readSource(store: Store): Map<string, SourceSession> {
+  const sessions = new Map<string, SourceSession>();
+  store.db.exec("BEGIN");
+  try {
+    const stats = new Map<string, { n: number; max: number }>();
+    for (
+      const row of store.statement(
+        "SELECT session_id, count(*) AS n, max(id) AS max_id FROM messages GROUP BY session_id",
+      ).all()
+    ) {
+      stats.set(String(row.session_id), { n: Number(row.n), max: Number(row.max_id) });
+    }
+    for (const row of store.statement("SELECT * FROM sessions").all()) {
+      const stat = stats.get(String(row.id));
+      sessions.set(String(row.id), {
+        row,
+        digest: digestOf(row),
+        count: stat?.n ?? 0,
+        maxId: stat?.max ?? 0,
+      });
+    }
+  } finally {
+    store.db.exec("COMMIT");
+  }
+  return sessions;
+}
+
+/**
+ * One incremental pass of `path` into the server behind `client`.
+ *
+ * @param client The server's pool (schema migrated).
+ * @param path The state.db file (opened read-only; never changed).
+ * @param options Origin name, host, progress.
+ * @returns What the pass did.
+ * @throws {OpenError} When the file cannot be opened.
+ */
+export async function syncFile(
+  client: PgClient,
+  path: string,
+  options: SyncOptions = {},
+): Promise<SyncResult> {
+  const host = options.host ?? hostname();
+  const real = realpathSync(path);
+  const origin = await originOf(client, host, real, options.origin);
+  const db = await SessionDB.open({ path, readonly: true });
+  const totals = {
+    origin,
+    created: 0,
+    updated: 0,
+    deleted: 0,
+    appended: 0,
+    rewritten: 0,
+    messages: 0,
+  };
+  try {
+    const store = storeOf(db);
+    const source = readSource(store);
+    const server = new Map<string, ServerSession>();
+    for (
+      const row of await client.query(
+        "SELECT source_id, row_digest, message_count, max_message_id FROM sync_sessions WHERE origin = $1",
+        [origin],
+      )
+    ) {
+      server.set(String(row.source_id), {
+        digest: String(row.row_digest),
+        count: Number(row.message_count),
+        maxId: Number(row.max_message_id),
+      });
+    }
+    const messagesAfter = store.statement(
+      "SELECT * FROM messages WHERE session_id = ? AND id > ? ORDER BY timestamp, id",
+    );
+    const countUpTo = store.statement(
+      "SELECT count(*) AS n FROM messages WHERE session_id = ? AND id <= ?",
+    );
+    for (const [id, session] of source) {
+      const known = server.get(id);
+      const rowChanged = known === undefined || known.digest !== session.digest;
+      const messagesChanged = known === undefined || known.count !== session.count ||
+        known.maxId !== session.maxId;
+      if (!rowChanged && !messagesChanged) continue;
+      let append = known !== undefined && session.maxId >= known.maxId &&
+        session.count >= known.count;
+      if (append && messagesChanged) {
+        const below = Number(countUpTo.get(id, known!.maxId)?.n ?? 0);
+        append = below === known!.count;
+      }
+      // Read before the server transaction: the file's snapshot, not the server, bounds the work.
+      const rows = !messagesChanged
+        ? []
+        : append
+        ? messagesAfter.all(id, known!.maxId)
+        : messagesAfter.all(id, 0);
+      const target = `${origin}/${id}`;
+      await client.transaction(async (query) => {
+        await upsertSession(query, origin, session);
+        if (messagesChanged) {
+          if (!append) await query("DELETE FROM messages WHERE session_id = $1", [target]);
+          await insertMessages(query, target, rows);
+        }
+        await recordSession(query, origin, session);
+      });
+      if (known === undefined) totals.created++;
+      else if (rowChanged) totals.updated++;
+      if (messagesChanged) {
+        if (append) totals.appended += rows.length;
+        else if (known !== undefined) totals.rewritten++;
+        totals.messages += rows.length;
+      }
+      options.onProgress?.({ ...totals });
+    }
+    const gone = [...server.keys()].filter((id) => !source.has(id)).map((id) => `${origin}/${id}`);
+    if (gone.length > 0) {
+      await client.transaction((query) => deleteSessions(query, gone));
+      totals.deleted = gone.length;
+    }
+    // Lineage within the origin: each session's parent, when the server has it.
+    await client.query(
+      `UPDATE sessions s SET parent_session_id = p.id
+       FROM sync_sessions ss LEFT JOIN sessions p ON p.id = ss.origin || '/' || ss.source_parent
+       WHERE ss.origin = $1 AND s.id = ss.session_id
+         AND s.parent_session_id IS DISTINCT FROM p.id`,
+      [origin],
+    );
+    await client.query(
+      "UPDATE sync_origins SET last_pass_at = $1::double precision WHERE origin = $2",
+      [
+        Date.now() / 1000,
+        origin,
+      ],
+    );
+  } finally {
+    db.close();
+  }
+  return totals;
+}

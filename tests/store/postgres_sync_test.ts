@@ -1,0 +1,141 @@
+/**
+ * `syncFile()`: a state.db shipped to PostgreSQL incrementally — everything
+ * on the first pass, nothing on an unchanged pass, and then exactly what
+ * changed (new messages, ends, titles, token counts, replaced and cleared
+ * transcripts, deletions, prunes) — with two hosts' equal ids kept apart.
+ */
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { copyFileSync } from "node:fs";
+import { join } from "node:path";
+import { SessionDB } from "../../lib/session_db.ts";
+import type { SessionStore } from "../../lib/session_store.ts";
+import type { PgClient } from "../../lib/postgres/_client.ts";
+import { copyFixture, tempDir } from "../_helpers.ts";
+import { freshSchema, openPgStore, PG_SKIP, schemaUrl } from "./_pg.ts";
+
+describe("syncFile()", { skip: PG_SKIP }, () => {
+  let sync: typeof import("../../lib/postgres/sync.ts");
+  const clients: PgClient[] = [];
+  const stores: SessionStore[] = [];
+  before(async () => {
+    sync = await import("../../lib/postgres/sync.ts");
+  });
+  after(async () => {
+    for (const c of clients.splice(0)) await c.close();
+    for (const s of stores.splice(0)) await s.close();
+  });
+  async function server(): Promise<{ client: PgClient; store: SessionStore }> {
+    const schema = freshSchema();
+    const client = await sync.connectSyncTarget(schemaUrl(schema));
+    clients.push(client);
+    const store = await openPgStore({}, schema);
+    stores.push(store);
+    return { client, store };
+  }
+
+  test("the first pass ships every session and message under ORIGIN/ID; an unchanged pass writes nothing", async () => {
+    const { client, store } = await server();
+    const file = copyFixture("hermes-v11.db");
+    const first = await sync.syncFile(client, file, { host: "web-1" });
+    assert.deepEqual(first, {
+      origin: "web-1",
+      created: 42,
+      updated: 0,
+      deleted: 0,
+      appended: 0,
+      rewritten: 0,
+      messages: 197,
+    });
+    assert.equal(await store.sessionCount(), 42);
+    assert.equal(await store.messageCount(), 197);
+    const db = await SessionDB.open({ path: file, readonly: true });
+    try {
+      for (const session of db.exportAll()) {
+        const mirrored = await store.exportSession(`web-1/${session.id}`);
+        assert.ok(mirrored, session.id);
+        const parent = session.parent_session_id === null
+          ? null
+          : `web-1/${session.parent_session_id}`;
+        assert.equal(mirrored.parent_session_id, parent, `parent of ${session.id}`);
+        assert.equal(mirrored.title, session.title);
+        assert.equal(mirrored.message_count, session.message_count);
+        assert.deepEqual(
+          mirrored.messages.map((m) => [m.role, m.content, m.tool_calls, m.timestamp]),
+          session.messages.map((m) => [m.role, m.content, m.tool_calls, m.timestamp]),
+        );
+      }
+    } finally {
+      db.close();
+    }
+    const again = await sync.syncFile(client, file, { host: "web-1" });
+    assert.deepEqual(again, { ...first, created: 0, messages: 0 });
+    assert.equal((await store.searchMessages("docker", { limit: 100 })).length > 0, true);
+  });
+
+  test("a later pass carries exactly what changed in the file", async () => {
+    const { client, store } = await server();
+    const file = copyFixture("hermes-v11.db");
+    await sync.syncFile(client, file, { host: "h" });
+    let now = 1_800_000_000;
+    const db = await SessionDB.open({ path: file, clock: () => now++ });
+    const rows = db.listSessionsRich({ limit: 100, includeChildren: true });
+    const busy = rows.filter((s) => s.message_count >= 2).map((s) => s.id);
+    const [a, b, c, d, e] = busy;
+    db.appendMessage(a, { role: "user", content: "zebrafish appended later" });
+    db.endSession(b, "cli_close");
+    db.setSessionTitle(b, "renamed on the host");
+    db.updateTokenCounts(c, { inputTokens: 1000 });
+    db.replaceMessages(d, [{ role: "user", content: "only this now" }]);
+    db.deleteSession(e);
+    db.createSession("brand-new", "cli");
+    db.appendMessage("brand-new", { role: "user", content: "hello from the new one" });
+    db.close();
+    const pass = await sync.syncFile(client, file, { host: "h" });
+    assert.equal(pass.created, 1);
+    assert.equal(pass.deleted, 1);
+    assert.equal(pass.rewritten, 1);
+    assert.equal(pass.appended, 1);
+    assert.equal(pass.messages, 3);
+    assert.ok(pass.updated >= 4, `updated ${pass.updated}`);
+    assert.equal((await store.searchMessages("zebrafish appended")).length, 1);
+    const ended = await store.getSession(`h/${b}`);
+    assert.equal(ended?.title, "renamed on the host");
+    assert.ok(ended?.ended_at !== null);
+    assert.equal(
+      (await store.getSession(`h/${c}`))?.input_tokens,
+      await (async () => {
+        const check = await SessionDB.open({ path: file, readonly: true });
+        try {
+          return check.getSession(c)?.input_tokens;
+        } finally {
+          check.close();
+        }
+      })(),
+    );
+    assert.deepEqual((await store.getMessages(`h/${d}`)).map((m) => m.content), ["only this now"]);
+    assert.equal(await store.getSession(`h/${e}`), undefined);
+    assert.equal((await store.getMessages("h/brand-new")).length, 1);
+    const quiet = await sync.syncFile(client, file, { host: "h" });
+    assert.equal(quiet.messages + quiet.created + quiet.updated + quiet.deleted, 0);
+  });
+
+  test("two hosts with the same session ids do not overwrite each other", async () => {
+    const { client, store } = await server();
+    const one = copyFixture("hermes-v11.db");
+    const other = join(tempDir(), "state.db");
+    copyFileSync(one, other);
+    const a = await sync.syncFile(client, one, { host: "web-1" });
+    const b = await sync.syncFile(client, other, { host: "web-2" });
+    assert.equal(a.origin, "web-1");
+    assert.equal(b.origin, "web-2");
+    assert.equal(await store.sessionCount(), 84);
+    assert.equal(await store.messageCount(), 394);
+    // Titles stay unique: the second host's copies carry their origin.
+    const titled = await store.getSessionByTitle("my project [web-2]");
+    assert.ok(titled?.id.startsWith("web-2/"));
+    assert.ok((await store.getSessionByTitle("my project"))?.id.startsWith("web-1/"));
+    // The same file from the same host is the same origin on every pass.
+    assert.equal((await sync.syncFile(client, one, { host: "web-1" })).origin, "web-1");
+  });
+});
