@@ -56,7 +56,11 @@ DIR="${2:-${HERMES_PG_DIR:-}}"
 case "$cmd" in
   start)
     if [ -z "$DIR" ]; then DIR="$(mktemp -d "${TMPDIR:-/tmp}/hermes-pg-XXXXXX")"; else mkdir -p "$DIR"; fi
-    [ "$(id -u)" = 0 ] && chown postgres:postgres "$DIR"
+    if [ "$(id -u)" = 0 ]; then
+      chown postgres:postgres "$DIR"
+      as_owner test -w "$DIR" ||
+        { echo "pg.sh: the postgres user cannot reach $DIR (a parent folder is closed to it): use a folder under /tmp" >&2; exit 1; }
+    fi
     chmod 700 "$DIR"
     as_owner "$PG_BIN/initdb" -D "$DIR/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 \
       >"$DIR/initdb.log" 2>&1 || { cat "$DIR/initdb.log" >&2; exit 1; }
