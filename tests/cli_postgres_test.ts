@@ -141,4 +141,31 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     assert.equal(missing.code, 1);
     assert.match(missing.err, /No database at/);
   });
+
+  test("list and search --origin show only the sessions synced from that origin", async () => {
+    const url = schemaUrl(freshSchema());
+    assert.equal((await runCli(["sync", v11Copy(), "--to", url, "--origin", "web-1"])).code, 0);
+    assert.equal((await runCli(["sync", v11Copy(), "--to", url, "--origin", "web-2"])).code, 0);
+    const listed = await runCli([
+      "--db",
+      url,
+      "--json",
+      "list",
+      "--limit",
+      "100",
+      "--origin",
+      "web-2",
+    ]);
+    assert.equal(listed.code, 0, listed.err);
+    const rows = JSON.parse(listed.out) as { id: string }[];
+    assert.ok(rows.length > 0 && rows.every((r) => r.id.startsWith("web-2/")));
+    const hits = await runCli(["--db", url, "--json", "search", "docker", "--origin", "web-1"]);
+    const found = JSON.parse(hits.out) as { session_id: string }[];
+    assert.ok(found.length > 0 && found.every((h) => h.session_id.startsWith("web-1/")));
+    const none = await runCli(["--db", url, "--json", "search", "docker", "--origin", "nope"]);
+    assert.deepEqual(JSON.parse(none.out), []);
+    const onFile = await runCli(["--db", v11Copy(), "list", "--origin", "web-1"]);
+    assert.equal(onFile.code, 1);
+    assert.match(onFile.err, /--origin needs a PostgreSQL store/);
+  });
 });

@@ -87,6 +87,19 @@ import { searchMessagesPg } from "./search.ts";
 
 export type { PgConnectOptions };
 
+/**
+ * The filter by origin the PostgreSQL engine adds to `listSessionsRich`,
+ * `searchSessions`, `sessionCount` and `searchMessages`: only sessions that
+ * `hermes-state sync` shipped from that origin.
+ */
+export interface OriginFilter {
+  /** An origin name (`sync_origins.origin`); all sessions when empty. */
+  readonly origin?: string | null;
+}
+
+const BY_ORIGIN = (n: number) =>
+  `s.id IN (SELECT so.session_id FROM sync_sessions so WHERE so.origin = $${n})`;
+
 /** Options of {@linkcode openPostgresStore}. */
 export interface PostgresStoreOptions extends PgConnectOptions {
   /** Run no schema step; every write method rejects. */
@@ -297,7 +310,9 @@ const USAGE_ORDER: Readonly<Record<UsageGrouping, string>> = {
 };
 
 /** The WHERE of a listing and its parameters (`$1`…), as `listing.ts` filters on SQLite. */
-function listingFilters(options: ListSessionsOptions): { where: string; params: PgValue[] } {
+function listingFilters(
+  options: ListSessionsOptions & OriginFilter,
+): { where: string; params: PgValue[] } {
   const clauses: string[] = [];
   const params: PgValue[] = [];
   if (!options.includeChildren) clauses.push(VISIBLE_ONLY);
@@ -321,6 +336,10 @@ function listingFilters(options: ListSessionsOptions): { where: string; params: 
     clauses.push(`s.started_at < $${params.length}`);
   }
   if (options.hasChildren) clauses.push(HAS_CHILDREN);
+  if (options.origin) {
+    params.push(options.origin);
+    clauses.push(BY_ORIGIN(params.length));
+  }
   return { where: clauses.length ? `WHERE ${clauses.join(" AND ")}` : "", params };
 }
 
@@ -619,11 +638,13 @@ class PostgresSessionStore implements SessionStore {
 
   // -- search and listing --------------------------------------------------
 
-  searchMessages(query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
+  searchMessages(query: string, options: SearchOptions & OriginFilter = {}): Promise<SearchHit[]> {
     return searchMessagesPg(this.#query, query, options);
   }
 
-  async listSessionsRich(options: ListSessionsOptions = {}): Promise<RichSessionRow[]> {
+  async listSessionsRich(
+    options: ListSessionsOptions & OriginFilter = {},
+  ): Promise<RichSessionRow[]> {
     const limit = checkCount("list sessions", "limit", options.limit ?? 20);
     const offset = checkCount("list sessions", "offset", options.offset ?? 0);
     const { where, params } = listingFilters(options);
@@ -693,12 +714,22 @@ class PostgresSessionStore implements SessionStore {
     return merged;
   }
 
-  async searchSessions(options: SearchSessionsOptions = {}): Promise<SessionRow[]> {
+  async searchSessions(
+    options: SearchSessionsOptions & OriginFilter = {},
+  ): Promise<SessionRow[]> {
     const limit = checkCount("search sessions", "limit", options.limit ?? 20);
     const offset = checkCount("search sessions", "offset", options.offset ?? 0);
-    const where = options.source ? "WHERE s.source = $3" : "";
     const params: PgValue[] = [limit, offset];
-    if (options.source) params.push(options.source);
+    const clauses: string[] = [];
+    if (options.source) {
+      params.push(options.source);
+      clauses.push(`s.source = $${params.length}`);
+    }
+    if (options.origin) {
+      params.push(options.origin);
+      clauses.push(BY_ORIGIN(params.length));
+    }
+    const where = clauses.length ? `WHERE ${clauses.join(" AND ")}` : "";
     return await this.#query(
       `SELECT ${SESSION_COLUMNS},
          COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id), s.started_at)
@@ -710,16 +741,25 @@ class PostgresSessionStore implements SessionStore {
     ) as SessionRow[];
   }
 
-  async listedSessionCount(options: ListSessionsOptions = {}): Promise<number> {
+  async listedSessionCount(options: ListSessionsOptions & OriginFilter = {}): Promise<number> {
     const { where, params } = listingFilters(options);
     const rows = await this.#query(`SELECT COUNT(*) AS n FROM sessions s ${where}`, params);
     return Number(rows[0].n);
   }
 
-  async sessionCount(options: SessionCountOptions = {}): Promise<number> {
-    const rows = options.source
-      ? await this.#query("SELECT COUNT(*) AS n FROM sessions WHERE source = $1", [options.source])
-      : await this.#query("SELECT COUNT(*) AS n FROM sessions");
+  async sessionCount(options: SessionCountOptions & OriginFilter = {}): Promise<number> {
+    const params: PgValue[] = [];
+    const clauses: string[] = [];
+    if (options.source) {
+      params.push(options.source);
+      clauses.push(`s.source = $${params.length}`);
+    }
+    if (options.origin) {
+      params.push(options.origin);
+      clauses.push(BY_ORIGIN(params.length));
+    }
+    const where = clauses.length ? `WHERE ${clauses.join(" AND ")}` : "";
+    const rows = await this.#query(`SELECT COUNT(*) AS n FROM sessions s ${where}`, params);
     return Number(rows[0].n);
   }
 

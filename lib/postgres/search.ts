@@ -40,7 +40,7 @@ interface Filters {
   params: PgValue[];
 }
 
-function filterSql(options: SearchOptions, first: number): Filters {
+function filterSql(options: SearchOptions & { origin?: string | null }, first: number): Filters {
   let sql = "";
   const params: PgValue[] = [];
   const add = (clause: string, list: readonly string[]) => {
@@ -60,6 +60,12 @@ function filterSql(options: SearchOptions, first: number): Filters {
   if (options.sessionId != null) bound("m.session_id =", options.sessionId);
   if (options.since != null) bound("m.timestamp >=", options.since);
   if (options.until != null) bound("m.timestamp <", options.until);
+  if (options.origin) {
+    params.push(options.origin);
+    sql += ` AND s.id IN (SELECT so.session_id FROM sync_sessions so WHERE so.origin = $${
+      first + params.length - 1
+    })`;
+  }
   return { sql, params };
 }
 
@@ -87,7 +93,7 @@ function orderSql(sort: SearchSort, rank: string | undefined): string {
 async function wordsPage(
   query: PgQuery,
   match: string,
-  options: SearchOptions,
+  options: SearchOptions & { origin?: string | null },
   page: Page,
 ): Promise<PgRow[] | undefined> {
   const tsquery = wordsQuery(match);
@@ -111,7 +117,7 @@ async function trigramPage(
   query: PgQuery,
   match: string,
   check: Condition | null,
-  options: SearchOptions,
+  options: SearchOptions & { origin?: string | null },
   page: Page,
 ): Promise<PgRow[] | undefined> {
   const condition = trigramSql(match, 1, SEARCH_DOCUMENT_SQL, containsPattern);
@@ -166,7 +172,7 @@ function conditionSql(condition: Condition, params: PgValue[]): string {
 async function substringPage(
   query: PgQuery,
   condition: Condition,
-  options: SearchOptions,
+  options: SearchOptions & { origin?: string | null },
   page: Page,
 ): Promise<PgRow[]> {
   const params: PgValue[] = [positiveWords(condition)[0]];
@@ -277,7 +283,7 @@ async function hitContexts(query: PgQuery, ids: readonly number[]): Promise<Cont
 export async function searchMessagesPg(
   query: PgQuery,
   text: string,
-  options: SearchOptions = {},
+  options: SearchOptions & { origin?: string | null } = {},
 ): Promise<SearchHit[]> {
   const limit = checkCount("search messages", "limit", options.limit ?? 20);
   const offset = checkCount("search messages", "offset", options.offset ?? 0);

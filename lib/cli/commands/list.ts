@@ -6,6 +6,7 @@
  */
 import type { RichSessionRow } from "../../types.ts";
 import type { Command, Context } from "../command.ts";
+import { originOption } from "../origin.ts";
 import { displayWidth, formatCount, padEnd, plural, relativeTime, truncate } from "../format.ts";
 import { timeOption } from "../time_option.ts";
 import { printJson } from "../json.ts";
@@ -28,6 +29,7 @@ Options:
                     (2026-04-20), a date and time (2026-04-20 09:30), an
                     age (30m, 12h, 7d, 2w) or Unix seconds
   --until TIME      Only sessions started before TIME
+  --origin NAME     Only sessions synced from this origin (a PostgreSQL store; see sync)
   --limit N         Show at most N sessions (default 20)
   --offset N        Skip the first N sessions (default 0)
   --all             Include child sessions, and the sessions a newer Hermes
@@ -133,7 +135,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const until = timeOption(args, "until", { now, command: "list" });
   const source = args.string("source") ?? null;
   const store = await ctx.openStore();
+  const origin = originOption(args, store);
   const filters = {
+    ...(origin === undefined ? {} : { origin }),
     source,
     excludeSources: source ? null : ["tool"],
     includeChildren: args.flag("all"),
@@ -178,6 +182,7 @@ export const listCommand: Command = {
   usage: USAGE,
   options: {
     source: { type: "string" },
+    origin: { type: "string" },
     since: { type: "string" },
     until: { type: "string" },
     limit: { type: "string" },

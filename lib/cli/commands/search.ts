@@ -10,6 +10,7 @@ import { FTS_BACKFILL_PREFIX } from "../../schema/fts_backfill.ts";
 import { FTS_TABLES } from "../../schema/schema_sql.ts";
 import type { SearchHit } from "../../types.ts";
 import type { Command, Context } from "../command.ts";
+import { originOption } from "../origin.ts";
 import { formatWhen, oneLine, plural, truncate } from "../format.ts";
 import { markWords, showMarks } from "../highlight.ts";
 import { printJson } from "../json.ts";
@@ -37,6 +38,8 @@ are joined with spaces.
 Options:
   --source SOURCE          Only sessions of this source (repeatable)
   --exclude-source SOURCE  Never sessions of this source (repeatable)
+  --origin NAME            Only sessions synced from this origin (a PostgreSQL
+                           store; see sync)
   --role ROLE              Only messages of this role: user, assistant, tool,
                            system (repeatable)
   --session ID             Only messages of this session (an id, a unique id
@@ -203,7 +206,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const session = args.string("session");
   const sessionId = session === undefined ? null : await resolveSession(store, session);
   // One more than shown tells whether there are more.
+  const origin = originOption(args, store);
   const found = await store.searchMessages(query, {
+    ...(origin === undefined ? {} : { origin }),
     sourceFilter: sources.length > 0 ? sources : null,
     excludeSources: excluded.length > 0 ? excluded : null,
     roleFilter: roles.length > 0 ? roles : null,
@@ -244,6 +249,7 @@ export const searchCommand: Command = {
   options: {
     source: { type: "string", multiple: true },
     "exclude-source": { type: "string", multiple: true },
+    origin: { type: "string" },
     role: { type: "string", multiple: true },
     session: { type: "string" },
     since: { type: "string" },
