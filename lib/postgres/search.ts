@@ -5,7 +5,7 @@
  *
  * - words: `search_words @@ tsquery` (GIN), ordered by `ts_rank_cd`;
  * - three or more CJK characters: each phrase a case-insensitive substring
- *   (`ILIKE`, `pg_trgm` GIN), pre-filtered by its CJK bigrams (GIN);
+ *   (`ILIKE`), pre-filtered by its CJK bigrams (GIN);
  * - fewer: escaped substrings of content, tool name and tool calls, newest
  *   first, pre-filtered by CJK bigrams (or the character itself);
  * - the plan's substring condition (its words read with FTS5's AND/OR/NOT)

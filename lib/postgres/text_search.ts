@@ -20,6 +20,12 @@ import { isCjkCodePoint } from "../search/cjk.ts";
 // ---------------------------------------------------------------------------
 
 const TOKEN = /[\p{L}\p{N}\p{Co}\p{M}]+/gu;
+/** A quick test before the exact one: no character in the CJK blocks of `isCjkCodePoint`. */
+const MAY_HOLD_CJK = /[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\ud840-\ud869]/;
+/** The same tokens in ASCII text: letters and digits. */
+const ASCII_TOKEN = /[a-z0-9]+/gi;
+// deno-lint-ignore no-control-regex -- the ASCII range is the point
+const NON_ASCII = /[^\x00-\x7f]/;
 const DIACRITIC = /[\u0300-\u036f]/g;
 /**
  * Longest lexeme, in UTF-16 units (PostgreSQL refuses lexemes over 2046
@@ -90,25 +96,29 @@ export function quoteLexeme(lexeme: string): string {
  * @returns The literal, to bind as `$n::tsvector`.
  */
 export function wordsVector(text: string): string {
+  // Tokens hold only letters, digits and marks: a lexeme never needs quote escaping.
+  const ascii = !NON_ASCII.test(text);
+  const lower = text.toLowerCase();
   const positions = new Map<string, number[]>();
   let position = 0;
-  for (const match of text.matchAll(TOKEN)) {
+  for (const token of lower.match(ascii ? ASCII_TOKEN : TOKEN) ?? []) {
     position++;
-    const term = foldToken(match[0]);
+    let term = token;
+    if (!ascii) term = foldToken(term);
+    else if (term.length > MAX_TOKEN) term = term.slice(0, MAX_TOKEN);
     if (term === "") continue;
-    let list = positions.get(term);
-    if (list === undefined) positions.set(term, list = []);
-    if (list.length < MAX_POSITIONS) list.push(Math.min(position, MAX_POSITION));
+    const list = positions.get(term);
+    const at = position > MAX_POSITION ? MAX_POSITION : position;
+    if (list === undefined) positions.set(term, [at]);
+    else if (list.length < MAX_POSITIONS && list[list.length - 1] !== at) list.push(at);
   }
-  const parts: string[] = [];
-  let size = 0;
+  let out = "";
   for (const [term, list] of positions) {
-    const part = `${quoteLexeme(term)}:${[...new Set(list)].join(",")}`;
-    size += part.length + 1;
-    if (size > MAX_VECTOR_CHARS) break;
-    parts.push(part);
+    const part = `'${term}':${list.join(",")}`;
+    if (out.length + part.length + 1 > MAX_VECTOR_CHARS) break;
+    out += out === "" ? part : " " + part;
   }
-  return parts.join(" ");
+  return out;
 }
 
 /**
@@ -119,6 +129,7 @@ export function wordsVector(text: string): string {
  * @returns The distinct grams.
  */
 export function cjkGrams(text: string): string[] {
+  if (!MAY_HOLD_CJK.test(text)) return [];
   const grams = new Set<string>();
   let previous = "";
   for (const ch of text) {
