@@ -62,6 +62,8 @@ export interface SyncOptions {
 
 /** Rows per multi-row INSERT. */
 const CHUNK = 1000;
+/** Messages (and sessions) written per transaction; a session is never split. */
+const BATCH_MESSAGES = 2000;
 
 const ORIGIN_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -116,17 +118,23 @@ function storedValues(row: Record<string, unknown>): MessageValues {
   ];
 }
 
+/** Inserts messages of several sessions: `[sessionId, raw row]` pairs, in chunks. */
 async function insertMessages(
   query: PgQuery,
-  sessionId: string,
-  rows: readonly Record<string, unknown>[],
+  rows: readonly (readonly [string, Record<string, unknown>])[],
 ): Promise<void> {
+  const columns = `session_id, ${INSERT_COLUMNS.join(", ")}`;
   for (let at = 0; at < rows.length; at += CHUNK) {
-    const values = valuesList(rows.slice(at, at + CHUNK).map(storedValues), 2);
+    const chunk = rows.slice(at, at + CHUNK);
+    const values = valuesList(chunk.map(([, row]) => storedValues(row)), 1);
+    // Each tuple gets its session id in front; parameters after the values'.
+    const ids = chunk.map(([id]) => id);
+    const first = values.params.length + 1;
+    let n = 0;
+    const sql = values.sql.replace(/\(\$/g, () => `($${first + n++}::text, $`);
     await query(
-      `INSERT INTO messages (session_id, ${INSERT_COLUMNS.join(", ")})
-       SELECT $1, v.* FROM (VALUES ${values.sql}) AS v(${INSERT_COLUMNS.join(", ")})`,
-      [sessionId, ...values.params],
+      `INSERT INTO messages (${columns}) SELECT * FROM (VALUES ${sql}) AS v(${columns})`,
+      [...values.params, ...ids],
     );
   }
 }
@@ -359,6 +367,34 @@ export async function syncFile(
     const countUpTo = store.statement(
       "SELECT count(*) AS n FROM messages WHERE session_id = ? AND id <= ?",
     );
+    /** Sessions to write in the next transaction, with the messages to insert. */
+    let batch: { session: SourceSession; append: boolean; rows: Record<string, unknown>[] }[] = [];
+    let batched = 0;
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const items = batch;
+      batch = [];
+      batched = 0;
+      await client.transaction(async (query) => {
+        const inserts: [string, Record<string, unknown>][] = [];
+        const rewrite: string[] = [];
+        for (const item of items) {
+          await upsertSession(query, origin, item.session);
+          const target = `${origin}/${item.session.row.id}`;
+          if (!item.append) rewrite.push(target);
+          for (const row of item.rows) inserts.push([target, row]);
+        }
+        if (rewrite.length > 0) {
+          await query(
+            "DELETE FROM messages WHERE session_id IN (SELECT json_array_elements_text($1::text::json))",
+            [JSON.stringify(rewrite)],
+          );
+        }
+        await insertMessages(query, inserts);
+        for (const item of items) await recordSession(query, origin, item.session);
+      });
+      options.onProgress?.({ ...totals });
+    };
     for (const [id, session] of source) {
       const known = server.get(id);
       const rowChanged = known === undefined || known.digest !== session.digest;
@@ -371,30 +407,21 @@ export async function syncFile(
         const below = Number(countUpTo.get(id, known!.maxId)?.n ?? 0);
         append = below === known!.count;
       }
-      // Read before the server transaction: the file's snapshot, not the server, bounds the work.
-      const rows = !messagesChanged
-        ? []
-        : append
-        ? messagesAfter.all(id, known!.maxId)
-        : messagesAfter.all(id, 0);
-      const target = `${origin}/${id}`;
-      await client.transaction(async (query) => {
-        await upsertSession(query, origin, session);
-        if (messagesChanged) {
-          if (!append) await query("DELETE FROM messages WHERE session_id = $1", [target]);
-          await insertMessages(query, target, rows);
-        }
-        await recordSession(query, origin, session);
-      });
+      // New sessions have nothing to keep: their messages are all "appended" to nothing.
+      if (known === undefined) append = true;
+      const rows = !messagesChanged ? [] : messagesAfter.all(id, append && known ? known.maxId : 0);
+      batch.push({ session, append: append || !messagesChanged, rows });
+      batched += rows.length + 1;
       if (known === undefined) totals.created++;
       else if (rowChanged) totals.updated++;
       if (messagesChanged) {
-        if (append) totals.appended += rows.length;
+        if (known !== undefined && append) totals.appended += rows.length;
         else if (known !== undefined) totals.rewritten++;
         totals.messages += rows.length;
       }
-      options.onProgress?.({ ...totals });
+      if (batched >= BATCH_MESSAGES) await flush();
     }
+    await flush();
     const gone = [...server.keys()].filter((id) => !source.has(id)).map((id) => `${origin}/${id}`);
     if (gone.length > 0) {
       await client.transaction((query) => deleteSessions(query, gone));
