@@ -225,6 +225,7 @@ export async function connectPg(
   const sql = postgres(url, {
     max: options.max ?? 4,
     onnotice: () => {},
+    fetch_types: false,
     connection: {
       search_path: `"${schema.replaceAll('"', '""')}", public`,
       application_name: "hermes-state",

@@ -7,9 +7,7 @@
  * - three or more CJK characters: each phrase a case-insensitive substring
  *   (`ILIKE`), pre-filtered by its CJK bigrams (GIN);
  * - fewer: escaped substrings of content, tool name and tool calls, newest
- *   first, pre-filtered by CJK bigrams (or the character itself);
- * - the plan's substring condition (its words read with FTS5's AND/OR/NOT)
- *   wherever the plan has one.
+ *   first, pre-filtered by CJK bigrams (or the character itself).
  *
  * Matches are SQLite's; ranking among them and snippet windows may differ
  * (`ts_rank_cd` is not bm25). `sort: "newest" | "oldest"` orders by
@@ -19,7 +17,6 @@
  */
 import { checkCount } from "../paging.ts";
 import { containsPattern } from "../search/filters.ts";
-import { type Condition, positiveWords } from "../search/condition.ts";
 import { planSearch } from "../search/plan.ts";
 import { checkSort, type SearchOptions, type SearchSort } from "../search/search.ts";
 import { MULTIMODAL_PREFIX } from "../content.ts";
@@ -29,6 +26,7 @@ import type { PgQuery, PgRow, PgValue } from "./_client.ts";
 import { SEARCH_DOCUMENT_SQL } from "./schema.ts";
 import {
   gramsQuery,
+  substringCondition,
   substringSnippet,
   trigramSql,
   wordsQuery,
@@ -53,13 +51,6 @@ function filterSql(options: SearchOptions & { origin?: string | null }, first: n
   if (options.excludeSources != null) add("s.source NOT IN", options.excludeSources);
   const roles = options.roleFilter ?? null;
   if (roles !== null && roles.length > 0) add("m.role IN", roles);
-  const bound = (clause: string, value: PgValue) => {
-    params.push(value);
-    sql += ` AND ${clause} $${first + params.length - 1}`;
-  };
-  if (options.sessionId != null) bound("m.session_id =", options.sessionId);
-  if (options.since != null) bound("m.timestamp >=", options.since);
-  if (options.until != null) bound("m.timestamp <", options.until);
   if (options.origin) {
     params.push(options.origin);
     sql += ` AND s.id IN (SELECT so.session_id FROM sync_sessions so WHERE so.origin = $${
@@ -90,6 +81,22 @@ function orderSql(sort: SearchSort, rank: string | undefined): string {
   return rank ? `${rank}, m.id` : "m.timestamp DESC, m.id";
 }
 
+/**
+ * A page of hits in two steps: `inner` picks and orders the page's ids
+ * (reading only what the order needs), the outer query reads the hit
+ * columns of those rows alone — PostgreSQL would otherwise build the
+ * document text of every match before sorting.
+ *
+ * @param inner `SELECT m.id AS id, <order> AS _order … ORDER BY … LIMIT … OFFSET …`.
+ * @param order How the page is ordered, by `page._order` and `m.id`.
+ */
+function pageOf(inner: string, order: string): string {
+  return `WITH page AS (${inner})
+    SELECT ${HIT_COLUMNS}, page._order AS _order
+    FROM page JOIN messages m ON m.id = page.id JOIN sessions s ON s.id = m.session_id
+    ORDER BY ${order}`;
+}
+
 async function wordsPage(
   query: PgQuery,
   match: string,
@@ -102,11 +109,14 @@ async function wordsPage(
   const filters = filterSql(options, 2);
   const n = 2 + filters.params.length;
   const rows = await query(
-    `SELECT ${HIT_COLUMNS}, ts_rank_cd(m.search_words, $1::tsquery) AS _rank
-     FROM messages m JOIN sessions s ON s.id = m.session_id
-     WHERE m.search_words @@ $1::tsquery${filters.sql}
-     ORDER BY ${orderSql(page.sort, "_rank DESC")}
-     LIMIT $${n} OFFSET $${n + 1}`,
+    pageOf(
+      `SELECT m.id AS id, ts_rank_cd(m.search_words, $1::tsquery) AS _order
+       FROM messages m JOIN sessions s ON s.id = m.session_id
+       WHERE m.search_words @@ $1::tsquery${filters.sql}
+       ORDER BY ${orderSql(page.sort, "_order DESC")}
+       LIMIT $${n} OFFSET $${n + 1}`,
+      orderSql(page.sort, "page._order DESC"),
+    ),
     [tsquery, ...filters.params, page.limit, page.offset],
   );
   for (const row of rows) row.snippet = wordsSnippet(String(row._document), match);
@@ -116,7 +126,7 @@ async function wordsPage(
 async function trigramPage(
   query: PgQuery,
   match: string,
-  check: Condition | null,
+  required: readonly string[],
   options: SearchOptions & { origin?: string | null },
   page: Page,
 ): Promise<PgRow[] | undefined> {
@@ -125,15 +135,25 @@ async function trigramPage(
   if (condition === null) return [];
   const params: PgValue[] = [...condition.params];
   let sql = condition.sql;
-  if (check !== null) sql += ` AND ${conditionSql(check, params)}`;
+  for (const term of required) {
+    const extra: string[] = [];
+    sql += ` AND ${
+      substringCondition(term, params.length + 1, SEARCH_DOCUMENT_SQL, containsPattern, extra)
+    }`;
+    params.push(...extra);
+  }
   const filters = filterSql(options, params.length + 1);
   params.push(...filters.params);
   const n = params.length + 1;
   const rows = await query(
-    `SELECT ${HIT_COLUMNS} FROM messages m JOIN sessions s ON s.id = m.session_id
-     WHERE ${sql}${filters.sql}
-     ORDER BY ${orderSql(page.sort, undefined)}
-     LIMIT $${n} OFFSET $${n + 1}`,
+    pageOf(
+      `SELECT m.id AS id, m.timestamp AS _order
+       FROM messages m JOIN sessions s ON s.id = m.session_id
+       WHERE ${sql}${filters.sql}
+       ORDER BY ${orderSql(page.sort, undefined)}
+       LIMIT $${n} OFFSET $${n + 1}`,
+      orderSql(page.sort, undefined),
+    ),
     [...params, page.limit, page.offset],
   );
   for (const row of rows) row.snippet = substringSnippet(String(row._document), match);
@@ -154,41 +174,35 @@ function containsCondition(term: string, params: PgValue[]): string {
   return `(m.search_grams @@ $${params.length}::tsquery AND ${like})`;
 }
 
-/**
- * A {@linkcode Condition} as SQL: an OR of clauses, each "every word of
- * `all`, and not every word of any group of `none`" (a NULL column counts
- * as not containing the word, as on SQLite).
- */
-function conditionSql(condition: Condition, params: PgValue[]): string {
-  const every = (words: readonly string[]) =>
-    words.map((word) => `coalesce(${containsCondition(word, params)}, false)`).join(" AND ");
-  const clauses = condition.map((clause) => {
-    const parts = [every(clause.all), ...clause.none.map((group) => `NOT (${every(group)})`)];
-    return `(${parts.join(" AND ")})`;
-  });
-  return `(${clauses.join(" OR ")})`;
-}
-
 async function substringPage(
   query: PgQuery,
-  condition: Condition,
+  terms: readonly string[],
+  all: boolean,
   options: SearchOptions & { origin?: string | null },
   page: Page,
 ): Promise<PgRow[]> {
-  const params: PgValue[] = [positiveWords(condition)[0]];
-  const where = conditionSql(condition, params);
+  const params: PgValue[] = [terms[0]];
+  const conditions = terms.map((term) => containsCondition(term, params));
   const filters = filterSql(options, params.length + 1);
   params.push(...filters.params);
   const n = params.length + 1;
-  return await query(
-    `SELECT ${HIT_COLUMNS},
-       substr(m.content, greatest(1, strpos(m.content, $1) - 40), 120) AS snippet
-     FROM messages m JOIN sessions s ON s.id = m.session_id
-     WHERE ${where}${filters.sql}
-     ORDER BY ${orderSql(page.sort === "oldest" ? "oldest" : "rank", undefined)}
-     LIMIT $${n} OFFSET $${n + 1}`,
+  // SQLite orders substring hits newest first, ties by id ascending, for "newest" too.
+  const order = orderSql(page.sort === "oldest" ? "oldest" : "rank", undefined);
+  const rows = await query(
+    pageOf(
+      `SELECT m.id AS id, m.timestamp AS _order
+       FROM messages m JOIN sessions s ON s.id = m.session_id
+       WHERE (${conditions.join(all ? " AND " : " OR ")})${filters.sql}
+       ORDER BY ${order}
+       LIMIT $${n} OFFSET $${n + 1}`,
+      order,
+    ).replace(
+      "page._order AS _order",
+      "page._order AS _order, substr(m.content, greatest(1, strpos(m.content, $1) - 40), 120) AS snippet",
+    ),
     [...params, page.limit, page.offset],
   );
+  return rows;
 }
 
 const CONTEXT_SQL = `
@@ -293,14 +307,16 @@ export async function searchMessagesPg(
   const page = { limit, offset, sort };
   let rows: PgRow[] | undefined;
   if (plan.kind === "substring") {
-    rows = await substringPage(query, plan.condition, options, page);
+    rows = plan.terms.length === 0
+      ? []
+      : await substringPage(query, plan.terms, plan.all, options, page);
   } else if (plan.table === "messages_fts") {
     rows = await wordsPage(query, plan.match, options, page);
     if (rows === undefined && plan.retry !== undefined) {
       rows = await wordsPage(query, plan.retry, options, page);
     }
   } else {
-    rows = await trigramPage(query, plan.match, plan.check, options, page);
+    rows = await trigramPage(query, plan.match, plan.required, options, page);
   }
   if (rows === undefined || rows.length === 0) return [];
   const contexts = await hitContexts(query, rows.map((row) => Number(row.id)));
