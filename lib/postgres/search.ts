@@ -26,7 +26,6 @@ import type { PgQuery, PgRow, PgValue } from "./_client.ts";
 import { SEARCH_DOCUMENT_SQL } from "./schema.ts";
 import {
   gramsQuery,
-  substringCondition,
   substringSnippet,
   trigramSql,
   wordsQuery,
@@ -99,10 +98,12 @@ function pageOf(inner: string, order: string): string {
 
 async function wordsPage(
   query: PgQuery,
-  match: string,
+  fullMatch: string,
   options: SearchOptions & { origin?: string | null },
   page: Page,
 ): Promise<PgRow[] | undefined> {
+  // FTS5 reads its query as a C string: up to the first NUL.
+  const match = fullMatch.split("\u0000")[0];
   const tsquery = wordsQuery(match);
   if (tsquery === undefined) return undefined;
   if (tsquery === null) return [];
@@ -135,13 +136,8 @@ async function trigramPage(
   if (condition === null) return [];
   const params: PgValue[] = [...condition.params];
   let sql = condition.sql;
-  for (const term of required) {
-    const extra: string[] = [];
-    sql += ` AND ${
-      substringCondition(term, params.length + 1, SEARCH_DOCUMENT_SQL, containsPattern, extra)
-    }`;
-    params.push(...extra);
-  }
+  // The words too short for the trigram index, each checked as SQLite does: by LIKE.
+  for (const term of required) sql += ` AND ${containsCondition(term, params)}`;
   const filters = filterSql(options, params.length + 1);
   params.push(...filters.params);
   const n = params.length + 1;
@@ -160,15 +156,31 @@ async function trigramPage(
   return rows;
 }
 
+/**
+ * SQLite's LIKE reads its pattern and its value as C strings, up to the
+ * first NUL: a pattern is cut there (so a term that starts with NUL matches
+ * any value), and a value is seen up to its first NUL (so multimodal
+ * content, which starts with one, is never matched). This is what the
+ * SQLite engine (and Python) answer, so it is what this one answers too.
+ */
+function likePattern(term: string): string {
+  return containsPattern(term).split("\u0000")[0];
+}
+
+/** The text SQLite's LIKE sees of a column: up to the first NUL (stored as U+E000 "0"). */
+function likeValue(column: string): string {
+  return `split_part(${column}, U&'\\E000' || '0', 1)`;
+}
+
 /** One "contains" test over content, tool name and tool calls, as SQLite's LIKE fallback. */
 function containsCondition(term: string, params: PgValue[]): string {
-  const pattern = containsPattern(term);
+  const pattern = likePattern(term);
   const fields = ["m.content", "m.tool_name", "m.tool_calls"].map((field) => {
     params.push(pattern);
-    return `${field} ILIKE $${params.length}`;
+    return `${likeValue(field)} ILIKE $${params.length}`;
   });
   const like = `(${fields.join(" OR ")})`;
-  const grams = gramsQuery(term);
+  const grams = term.includes("\u0000") ? undefined : gramsQuery(term);
   if (grams === undefined) return like;
   params.push(grams);
   return `(m.search_grams @@ $${params.length}::tsquery AND ${like})`;

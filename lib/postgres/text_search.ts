@@ -19,14 +19,31 @@ import { isCjkCodePoint } from "../search/cjk.ts";
 // Tokens
 // ---------------------------------------------------------------------------
 
-const TOKEN = /[\p{L}\p{N}\p{Co}\p{M}]+/gu;
+/**
+ * Token characters of `unicode61` (measured against SQLite's tokenizer):
+ * letters, digits, private use, the combining diacritics U+0300–U+036F
+ * (then removed), and the code points SQLite's Unicode tables (of Unicode
+ * 6.1) do not know: unassigned ones, and those assigned since that matter in
+ * chat text — emoji and pictographs of Unicode 7 and later (skin tones, 🧑,
+ * 🤔, 🛑…) and the extended combining marks. Other combining marks
+ * (Devanagari vowel signs, variation selectors…) separate tokens, as there.
+ */
+const TOKEN = new RegExp(
+  "[\\p{L}\\p{N}\\p{Co}\\p{Cn}\\u0300-\\u036f\\u{1AB0}-\\u{1AFF}\\u{1F321}-\\u{1F32C}\\u{1F336}" +
+    "\\u{1F37D}\\u{1F394}-\\u{1F39F}\\u{1F3CB}-\\u{1F3CE}\\u{1F3D4}-\\u{1F3DF}\\u{1F3F1}-\\u{1F3FF}" +
+    "\\u{1F43F}\\u{1F441}\\u{1F4F8}\\u{1F4FD}-\\u{1F4FF}\\u{1F53E}-\\u{1F53F}\\u{1F544}-\\u{1F54F}" +
+    "\\u{1F568}-\\u{1F5FA}\\u{1F641}-\\u{1F644}\\u{1F650}-\\u{1F67F}\\u{1F6C6}-\\u{1F6FF}" +
+    "\\u{1F774}-\\u{1F77F}\\u{1F780}-\\u{1FAFF}]+",
+  "gu",
+);
+/** Noncharacters SQLite treats as separators although JavaScript calls them unassigned. */
+const NONCHARACTER = /[\uFFFE\uFFFF]/g;
 /** A quick test before the exact one: no character in the CJK blocks of `isCjkCodePoint`. */
 const MAY_HOLD_CJK = /[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\ud840-\ud869]/;
 /** The same tokens in ASCII text: letters and digits. */
 const ASCII_TOKEN = /[a-z0-9]+/gi;
 // deno-lint-ignore no-control-regex -- the ASCII range is the point
 const NON_ASCII = /[^\x00-\x7f]/;
-const DIACRITIC = /[\u0300-\u036f]/g;
 /**
  * Longest lexeme, in UTF-16 units (PostgreSQL refuses lexemes over 2046
  * bytes): a longer token is indexed and queried by its first 200 units.
@@ -56,10 +73,25 @@ export interface Token {
  */
 export function foldToken(text: string): string {
   const lower = text.toLowerCase();
-  // deno-lint-ignore no-control-regex -- ASCII text needs no Unicode folding
-  const folded = /^[\x00-\x7f]*$/.test(lower)
-    ? lower
-    : lower.normalize("NFD").replace(DIACRITIC, "").normalize("NFC");
+  let folded = lower;
+  if (NON_ASCII.test(lower)) {
+    // remove_diacritics=1: a Latin letter with one diacritic becomes the letter; a letter
+    // with two (ǖ, ệ), or of another script (й, ά), stays; a lone diacritic goes.
+    folded = "";
+    for (const ch of lower) {
+      const cp = ch.codePointAt(0)!;
+      if (cp >= 0x300 && cp <= 0x36f) continue;
+      if (cp < 0x80) {
+        folded += ch;
+        continue;
+      }
+      const parts = ch.normalize("NFD");
+      const mark = parts.length === 2 ? parts.charCodeAt(1) : 0;
+      folded += parts.length === 2 && parts.charCodeAt(0) < 0x80 && mark >= 0x300 && mark <= 0x36f
+        ? parts[0]
+        : ch;
+    }
+  }
   return folded.length > MAX_TOKEN ? folded.slice(0, MAX_TOKEN) : folded;
 }
 
@@ -71,7 +103,8 @@ export function foldToken(text: string): string {
  */
 export function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
-  for (const match of text.matchAll(TOKEN)) {
+  const source = NON_ASCII.test(text) ? text.replace(NONCHARACTER, " ") : text;
+  for (const match of source.matchAll(TOKEN)) {
     const term = foldToken(match[0]);
     if (term === "") continue;
     tokens.push({ term, start: match.index!, end: match.index! + match[0].length });
@@ -98,7 +131,7 @@ export function quoteLexeme(lexeme: string): string {
 export function wordsVector(text: string): string {
   // Tokens hold only letters, digits and marks: a lexeme never needs quote escaping.
   const ascii = !NON_ASCII.test(text);
-  const lower = text.toLowerCase();
+  const lower = ascii ? text.toLowerCase() : text.replace(NONCHARACTER, " ");
   const positions = new Map<string, number[]>();
   let position = 0;
   for (const token of lower.match(ascii ? ASCII_TOKEN : TOKEN) ?? []) {
