@@ -135,7 +135,7 @@ try {
     postgres_appends_per_s: await rate(writerTarget),
     sqlite_appends_per_s: await rate(writersFile),
   };
-  console.log(JSON.stringify(out, null, 2));
+  process.stdout.write(JSON.stringify(out, null, 2) + "\n");
 } finally {
   rmSync(dir, { recursive: true, force: true });
   const { connectPg } = await import("../lib/postgres/_client.ts");
