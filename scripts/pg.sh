@@ -5,6 +5,8 @@
 #                               listening on 127.0.0.1 at a free port and on a unix socket in DIR;
 #                               prints the folder on stderr and the URL on stdout
 #   scripts/pg.sh url [DIR]     prints the URL of the cluster in DIR
+#   scripts/pg.sh crash [DIR]   pg_ctl -m immediate stop (as a power cut would), keeping DIR
+#   scripts/pg.sh restart [DIR] starts the cluster in DIR again, on the same port
 #   scripts/pg.sh stop [DIR]    pg_ctl -m immediate stop, then removes DIR
 #
 # DIR defaults to $HERMES_PG_DIR. When run as root the server runs as the `postgres` user (setpriv);
@@ -72,6 +74,18 @@ case "$cmd" in
     echo "pg.sh: cluster in $DIR" >&2
     url_of "$DIR"
     ;;
+  crash)
+    [ -n "$DIR" ] && [ -d "$DIR/data" ] || { echo "pg.sh: no cluster in '$DIR'" >&2; exit 1; }
+    as_owner "$PG_BIN/pg_ctl" -D "$DIR/data" -m immediate stop >/dev/null
+    ;;
+  restart)
+    [ -n "$DIR" ] && [ -f "$DIR/port" ] || { echo "pg.sh: no cluster in '$DIR'" >&2; exit 1; }
+    port="$(cat "$DIR/port")"
+    as_owner "$PG_BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 60 \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $DIR -c fsync=on -c max_connections=200" start \
+      >/dev/null || { tail -20 "$DIR/server.log" >&2; exit 1; }
+    url_of "$DIR"
+    ;;
   url)
     [ -n "$DIR" ] && [ -f "$DIR/port" ] || { echo "pg.sh: no cluster in '$DIR'" >&2; exit 1; }
     url_of "$DIR"
@@ -84,7 +98,7 @@ case "$cmd" in
     rm -rf "$DIR"
     ;;
   *)
-    echo "usage: scripts/pg.sh start [DIR] | url [DIR] | stop [DIR]" >&2
+    echo "usage: scripts/pg.sh start|url|crash|restart|stop [DIR]" >&2
     exit 2
     ;;
 esac
