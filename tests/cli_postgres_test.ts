@@ -5,7 +5,9 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { openStore } from "../lib/open_store.ts";
-import { runCli, V11, v11Copy } from "./_cli_io.ts";
+import { main } from "../lib/cli/main.ts";
+import { SessionDB } from "../lib/session_db.ts";
+import { recordingIo, runCli, V11, v11Copy } from "./_cli_io.ts";
 import { tempDbPath } from "./_helpers.ts";
 import { freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";
 
@@ -167,5 +169,34 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     const onFile = await runCli(["--db", v11Copy(), "list", "--origin", "web-1"]);
     assert.equal(onFile.code, 1);
     assert.match(onFile.err, /--origin needs a PostgreSQL store/);
+  });
+
+  test("sync --follow ships new messages on the next pass and stops after Ctrl-C", async () => {
+    const file = v11Copy();
+    const url = schemaUrl(freshSchema());
+    const io = recordingIo();
+    let interrupt: ((signal: "SIGINT" | "SIGTERM") => void) | undefined;
+    io.onInterrupt = (listener) => {
+      interrupt = listener;
+      return () => void (interrupt = undefined);
+    };
+    const run = main(
+      ["sync", file, "--to", url, "--origin", "f", "--follow", "--every", "0.2"],
+      io,
+    );
+    const lines = () => io.out.split("\n").filter((l) => l !== "");
+    while (lines().length < 1) await new Promise((r) => setTimeout(r, 50));
+    const db = await SessionDB.open({ path: file });
+    db.appendMessage(V11.compressionTip, { role: "user", content: "one more, while following" });
+    db.close();
+    while (!lines().some((l) => l.endsWith("1 message written."))) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(interrupt, "sync --follow listens for Ctrl-C");
+    interrupt!("SIGINT");
+    assert.equal(await run, 0);
+    assert.equal(interrupt, undefined, "it stopped listening");
+    await using store = await openStore(url);
+    assert.equal((await store.searchMessages("while following")).length, 1);
   });
 });

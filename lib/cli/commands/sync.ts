@@ -29,7 +29,7 @@ gets " [ORIGIN]" appended.
 Options:
   --to URL          The PostgreSQL store (postgres://user:pass@host/db?schema=NAME)
   --origin NAME     Name a new FILE's origin (one FILE only; default: the host name)
-  --follow          Keep syncing until interrupted
+  --follow          Keep syncing until interrupted (Ctrl-C ends after the pass)
   --every SECONDS   Pause between passes with --follow (default 5)
   --json            Report each pass as JSON
   -h, --help        Show this help
@@ -74,6 +74,12 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const { connectSyncTarget, syncFile } = await import("../../postgres/sync.ts");
   const client = await connectSyncTarget(url);
   let failed = false;
+  // With --follow, Ctrl-C or SIGTERM ends the run after the pass under way (each batch of
+  // sessions is one transaction, so stopping mid-pass would lose nothing either).
+  let stopping = false;
+  const unlisten = args.flag("follow")
+    ? ctx.io.onInterrupt?.(() => void (stopping = true))
+    : undefined;
   try {
     for (;;) {
       for (const file of files) {
@@ -100,9 +106,11 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         }
       }
       if (!args.flag("follow")) break;
-      await sleep(every * 1000);
+      for (let waited = 0; waited < every * 1000 && !stopping; waited += 100) await sleep(100);
+      if (stopping) break;
     }
   } finally {
+    unlisten?.();
     await client.close();
   }
   return failed ? 1 : 0;
