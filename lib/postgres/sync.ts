@@ -118,15 +118,15 @@ function storedValues(row: Record<string, unknown>): MessageValues {
   ];
 }
 
-/** Inserts messages of several sessions: `[sessionId, raw row]` pairs, in chunks. */
+/** Inserts messages of several sessions: `[sessionId, stored values]` pairs, in chunks. */
 async function insertMessages(
   query: PgQuery,
-  rows: readonly (readonly [string, Record<string, unknown>])[],
+  rows: readonly (readonly [string, MessageValues])[],
 ): Promise<void> {
   const columns = `session_id, ${INSERT_COLUMNS.join(", ")}`;
   for (let at = 0; at < rows.length; at += CHUNK) {
     const chunk = rows.slice(at, at + CHUNK);
-    const values = valuesList(chunk.map(([, row]) => storedValues(row)), 1);
+    const values = valuesList(chunk.map(([, row]) => row), 1);
     // Each tuple gets its session id in front; parameters after the values'.
     const ids = chunk.map(([id]) => id);
     const first = values.params.length + 1;
@@ -368,7 +368,8 @@ export async function syncFile(
       "SELECT count(*) AS n FROM messages WHERE session_id = ? AND id <= ?",
     );
     /** Sessions to write in the next transaction, with the messages to insert. */
-    let batch: { session: SourceSession; append: boolean; rows: Record<string, unknown>[] }[] = [];
+    // Search vectors are computed here, outside the transaction, so it holds its locks briefly.
+    let batch: { session: SourceSession; append: boolean; rows: MessageValues[] }[] = [];
     let batched = 0;
     const flush = async () => {
       if (batch.length === 0) return;
@@ -376,13 +377,13 @@ export async function syncFile(
       batch = [];
       batched = 0;
       await client.transaction(async (query) => {
-        const inserts: [string, Record<string, unknown>][] = [];
+        const inserts: [string, MessageValues][] = [];
         const rewrite: string[] = [];
         for (const item of items) {
           await upsertSession(query, origin, item.session);
           const target = `${origin}/${item.session.row.id}`;
           if (!item.append) rewrite.push(target);
-          for (const row of item.rows) inserts.push([target, row]);
+          for (const values of item.rows) inserts.push([target, values]);
         }
         if (rewrite.length > 0) {
           await query(
@@ -409,7 +410,9 @@ export async function syncFile(
       }
       // New sessions have nothing to keep: their messages are all "appended" to nothing.
       if (known === undefined) append = true;
-      const rows = !messagesChanged ? [] : messagesAfter.all(id, append && known ? known.maxId : 0);
+      const rows = !messagesChanged
+        ? []
+        : messagesAfter.all(id, append && known ? known.maxId : 0).map(storedValues);
       batch.push({ session, append: append || !messagesChanged, rows });
       batched += rows.length + 1;
       if (known === undefined) totals.created++;
