@@ -12,8 +12,6 @@
 import process from "node:process";
 import { runtimeName } from "../../lib/driver/load.ts";
 import { openStore } from "../../lib/open_store.ts";
-import { StorageError } from "../../lib/errors.ts";
-import type { SessionStore } from "../../lib/session_store.ts";
 import { mulberry32 } from "../_random.ts";
 import { say } from "./_runtimes.ts";
 
@@ -27,23 +25,7 @@ const config = JSON.parse(process.argv[2]) as {
 };
 const runtime = runtimeName();
 const random = mulberry32(config.seed);
-/**
- * Opens the store. On a file (the benchmark's SQLite side), openStore can
- * fail with an OpenError of kind "busy" while another process runs the
- * schema step (reported to the lead); the open is tried again meanwhile.
- */
-async function open(): Promise<SessionStore> {
-  for (let attempt = 1;; attempt++) {
-    try {
-      return await openStore(config.url);
-    } catch (error) {
-      if (!(error instanceof StorageError && error.kind === "busy") || attempt >= 200) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 50));
-    }
-  }
-}
-
-const store = await open();
+const store = await openStore(config.url);
 await store.createSession(config.own, "reliability", { model: `test-${runtime}` });
 await store.createSession(config.shared, "reliability");
 say(`ready ${runtime}`);
