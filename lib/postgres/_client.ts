@@ -159,6 +159,11 @@ export interface PgConnectOptions {
   readonly sleep?: (ms: number) => Promise<void>;
   /** A number in [0, 1) for the jitter. */
   readonly random?: () => number;
+  /**
+   * Every transaction read-only on the server too (`default_transaction_read_only`).
+   * @default {false}
+   */
+  readonly readonly?: boolean;
 }
 
 /** The pool of one store. */
@@ -229,6 +234,7 @@ export async function connectPg(
     connection: {
       search_path: `"${schema.replaceAll('"', '""')}", public`,
       application_name: "hermes-state",
+      ...(options.readonly ? { default_transaction_read_only: "on" } : {}),
     },
     types: {
       // bigint and numeric (SUM, COUNT) as JavaScript numbers, as the SQLite drivers give them.

@@ -404,6 +404,7 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       await assert.rejects(ro.appendMessages("20260420_090000_994beb", []), ReadonlyError);
       await assert.rejects(ro.setMeta("k", "v"), ReadonlyError);
       await assert.rejects(ro.deleteSession("20260420_090000_994beb"), ReadonlyError);
+      await assert.rejects(ro.vacuum(), ReadonlyError);
       assert.equal(await store.messageCount("20260420_090000_994beb"), 13);
     });
   });
