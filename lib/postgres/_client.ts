@@ -172,6 +172,14 @@ export interface PgClient {
   readonly query: PgQuery;
   /** Runs `fn` in one transaction, again from the start when PostgreSQL asks (deadlock, serialization). */
   transaction<T>(fn: (query: PgQuery) => Promise<T>): Promise<T>;
+  /**
+   * Takes the session-level advisory lock `name` on a connection of its own,
+   * waiting while another holds it; the lock goes with the connection if
+   * the process dies.
+   *
+   * @returns The function that releases it.
+   */
+  lock(name: string): Promise<() => Promise<void>>;
   /** Closes every connection. */
   close(): Promise<void>;
 }
@@ -179,6 +187,7 @@ export interface PgClient {
 interface PostgresSql {
   unsafe(text: string, params?: unknown[], options?: { prepare?: boolean }): Promise<PgRow[]>;
   begin<T>(fn: (sql: PostgresSql) => Promise<T>): Promise<T>;
+  reserve(): Promise<PostgresSql & { release(): void }>;
   end(options?: { timeout?: number }): Promise<void>;
 }
 
@@ -282,6 +291,22 @@ export async function connectPg(
           await sleep(20 + random() * 130);
         }
       }
+    },
+    async lock(name) {
+      const conn = await sql.reserve();
+      try {
+        await run(conn, "SELECT pg_advisory_lock(hashtextextended($1, 0))", [name]);
+      } catch (error) {
+        conn.release();
+        throw error;
+      }
+      return async () => {
+        try {
+          await run(conn, "SELECT pg_advisory_unlock(hashtextextended($1, 0))", [name]);
+        } finally {
+          conn.release();
+        }
+      };
     },
     async close() {
       await sql.end({ timeout: 5 });

@@ -335,7 +335,15 @@ export async function syncFile(
   const host = options.host ?? hostname();
   const real = realpathSync(path);
   const origin = await originOf(client, host, real, options.origin);
-  const db = await SessionDB.open({ path, readonly: true });
+  // One pass per origin at a time: a second one waits, then finds what the first wrote.
+  const unlock = await client.lock(`hermes-state sync ${origin}`);
+  let db: SessionDB;
+  try {
+    db = await SessionDB.open({ path, readonly: true });
+  } catch (error) {
+    await unlock();
+    throw error;
+  }
   const totals = {
     origin,
     created: 0,
@@ -447,6 +455,7 @@ export async function syncFile(
     );
   } finally {
     db.close();
+    await unlock();
   }
   return totals;
 }

@@ -25,12 +25,15 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
     for (const c of clients.splice(0)) await c.close();
     for (const s of stores.splice(0)) await s.close();
   });
+  const schemaOfStore = new WeakMap<SessionStore, string>();
+  const freshSchemaOf = (store: SessionStore) => schemaOfStore.get(store)!;
   async function server(): Promise<{ client: PgClient; store: SessionStore }> {
     const schema = freshSchema();
     const client = await sync.connectSyncTarget(schemaUrl(schema));
     clients.push(client);
     const store = await openPgStore({}, schema);
     stores.push(store);
+    schemaOfStore.set(store, schema);
     return { client, store };
   }
 
@@ -137,5 +140,19 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
     assert.ok((await store.getSessionByTitle("my project"))?.id.startsWith("web-1/"));
     // The same file from the same host is the same origin on every pass.
     assert.equal((await sync.syncFile(client, one, { host: "web-1" })).origin, "web-1");
+  });
+
+  test("two passes of one file at once ship it once (a pass holds its origin's lock)", async () => {
+    const { client, store } = await server();
+    const other = await sync.connectSyncTarget(schemaUrl(freshSchemaOf(store)));
+    clients.push(other);
+    const file = copyFixture("hermes-v11.db");
+    const [a, b] = await Promise.all([
+      sync.syncFile(client, file, { host: "twice" }),
+      sync.syncFile(other, file, { host: "twice" }),
+    ]);
+    assert.equal(a.messages + b.messages, 197);
+    assert.equal(await store.messageCount(), 197);
+    assert.equal(await store.sessionCount(), 42);
   });
 });
