@@ -21,8 +21,7 @@ if [ -z "${HERMES_TEST_PG_URL:-}" ]; then
   PG_DIR="$(mktemp -d "${TMPDIR:-/tmp}/hermes-pg-XXXXXX")"
   trap 'bash "$ROOT/scripts/pg.sh" stop "$PG_DIR"' EXIT
   if HERMES_TEST_PG_URL="$(bash "$ROOT/scripts/pg.sh" start "$PG_DIR")"; then
-    # The folder lets the crash test stop the server as a power cut would, and start it again.
-    export HERMES_TEST_PG_URL HERMES_TEST_PG_DIR="$PG_DIR"
+    export HERMES_TEST_PG_URL
   else
     [ "${CI:-}" = true ] && { echo "PostgreSQL did not start" >&2; exit 1; }
     echo "PostgreSQL did not start: its tests will skip" >&2

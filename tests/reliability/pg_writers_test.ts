@@ -6,9 +6,10 @@
  */
 import { describe, test } from "node:test";
 import { execFileSync } from "node:child_process";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import assert from "node:assert/strict";
 import process from "node:process";
+import assert from "node:assert/strict";
 import { openStore } from "../../lib/open_store.ts";
 import { freshSchema, PG_SKIP, schemaUrl } from "../store/_pg.ts";
 import { delay, REPO, runSeed, startWorker, type Worker, workerRuntimes } from "./_runtimes.ts";
@@ -107,50 +108,58 @@ describe("PostgreSQL writers", { skip: PG_SKIP }, () => {
     await verify(url, acked, ["shared", ...workers.map((_, i) => `kill-${i}`)]);
   });
 
-  const clusterDir = process.env.HERMES_TEST_PG_DIR;
   test(
     `the server stopped as by a power cut (pg_ctl -m immediate) and restarted: nothing acknowledged is lost, nothing doubled (seed ${seed})`,
-    {
-      skip: clusterDir
-        ? false
-        : "HERMES_TEST_PG_DIR is not set (scripts/test.sh sets it beside the URL)",
-    },
     async () => {
-      const url = schemaUrl(freshSchema());
-      await (await openStore(url)).close();
-      const runtimes = workerRuntimes(["deno", "bun", "node"]);
-      const workers = Array.from(
-        { length: 3 },
-        (_, i) =>
-          startWorker(runtimes[i % runtimes.length], "_pg_writer.ts", [JSON.stringify({
-            url,
-            name: `c${i}`,
-            own: `crash-${i}`,
-            shared: "shared",
-            count: 0,
-            seed: seed + 200 + i,
-          })]),
-      );
-      for (const worker of workers) {
-        await worker.waitFor((l) => l.startsWith("ack "), "a first append");
-      }
-      await delay(100 + (seed % 200));
+      // A cluster of its own (scripts/pg.sh, about a second to start): stopping the shared
+      // test server would break the test files running beside this one.
+      // Directly under the temporary folder: the postgres user must be able to reach it.
+      const clusterDir = join(tmpdir(), `hermes-pg-crash-${process.pid}-${seed}`);
       const pgSh = join(REPO, "scripts", "pg.sh");
-      execFileSync("bash", [pgSh, "crash", clusterDir!], { stdio: "ignore" });
-      // Every writer fails on its lost connection (none may claim an append it cannot know).
-      const exits = await Promise.all(workers.map((w) => w.exited));
-      execFileSync("bash", [pgSh, "restart", clusterDir!], { stdio: "ignore" });
-      assert.ok(exits.every((e) => e.code !== 0 || e.signal !== null), JSON.stringify(exits));
-      const acked = workers.flatMap(acks);
-      assert.ok(acked.length >= workers.length, `${acked.length} acknowledged`);
-      await verify(url, acked, ["shared", ...workers.map((_, i) => `crash-${i}`)]);
-      // And the store takes writes again.
-      await using store = await openStore(url);
-      const id = await store.appendMessage("shared", {
-        role: "user",
-        content: "after the restart",
-      });
-      assert.ok(id > Math.max(...acked.map((a) => a.id)));
+      const server = execFileSync("bash", [pgSh, "start", clusterDir], { encoding: "utf8" }).trim();
+      try {
+        await crashAndRestart(server, clusterDir, pgSh);
+      } finally {
+        execFileSync("bash", [pgSh, "stop", clusterDir], { stdio: "ignore" });
+      }
     },
   );
 });
+
+/** Three writers on `server`; the server crashes (immediate stop) and restarts; then the checks. */
+async function crashAndRestart(server: string, clusterDir: string, pgSh: string): Promise<void> {
+  const url = `${server}?schema=crash`;
+  await (await openStore(url)).close();
+  const runtimes = workerRuntimes(["deno", "bun", "node"]);
+  const workers = Array.from(
+    { length: 3 },
+    (_, i) =>
+      startWorker(runtimes[i % runtimes.length], "_pg_writer.ts", [JSON.stringify({
+        url,
+        name: `c${i}`,
+        own: `crash-${i}`,
+        shared: "shared",
+        count: 0,
+        seed: seed + 200 + i,
+      })]),
+  );
+  for (const worker of workers) {
+    await worker.waitFor((l) => l.startsWith("ack "), "a first append");
+  }
+  await delay(100 + (seed % 200));
+  execFileSync("bash", [pgSh, "crash", clusterDir], { stdio: "ignore" });
+  // Every writer fails on its lost connection (none may claim an append it cannot know).
+  const exits = await Promise.all(workers.map((w) => w.exited));
+  execFileSync("bash", [pgSh, "restart", clusterDir], { stdio: "ignore" });
+  assert.ok(exits.every((e) => e.code !== 0 || e.signal !== null), JSON.stringify(exits));
+  const acked = workers.flatMap(acks);
+  assert.ok(acked.length >= workers.length, `${acked.length} acknowledged`);
+  await verify(url, acked, ["shared", ...workers.map((_, i) => `crash-${i}`)]);
+  // And the store takes writes again.
+  await using store = await openStore(url);
+  const id = await store.appendMessage("shared", {
+    role: "user",
+    content: "after the restart",
+  });
+  assert.ok(id > Math.max(...acked.map((a) => a.id)));
+}
