@@ -18,7 +18,9 @@ async function exportOf(target: string): Promise<string> {
 }
 
 describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
-  test("copy file → PostgreSQL copies every session; a second run copies nothing", async () => {
+  test("copy file → PostgreSQL copies every session; a second run copies nothing", {
+    timeout: 60_000,
+  }, async () => {
     const file = v11Copy();
     const url = schemaUrl(freshSchema());
     const first = await runCli(["copy", file, url]);
@@ -40,7 +42,9 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     );
   });
 
-  test("copy PostgreSQL → file gives back the same export; --json reports counts", async () => {
+  test("copy PostgreSQL → file gives back the same export; --json reports counts", {
+    timeout: 60_000,
+  }, async () => {
     const file = v11Copy();
     const url = schemaUrl(freshSchema());
     assert.equal((await runCli(["copy", file, url])).code, 0);
@@ -54,65 +58,80 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     assert.equal(await exportOf(back), await exportOf(file));
   });
 
-  test("copy resumes: sessions already copied are skipped, the rest arrive", async () => {
-    const file = v11Copy();
-    const url = schemaUrl(freshSchema());
-    assert.equal((await runCli(["copy", file, url, "--source", "telegram"])).code, 0);
-    const rest = await runCli(["--json", "copy", file, url]);
-    const report = JSON.parse(rest.out);
-    assert.equal(report.skipped, 5);
-    assert.equal(report.copied, 37);
-    assert.equal(await exportOf(url), await exportOf(file));
-  });
+  test(
+    "copy resumes: sessions already copied are skipped, the rest arrive",
+    { timeout: 60_000 },
+    async () => {
+      const file = v11Copy();
+      const url = schemaUrl(freshSchema());
+      assert.equal((await runCli(["copy", file, url, "--source", "telegram"])).code, 0);
+      const rest = await runCli(["--json", "copy", file, url]);
+      const report = JSON.parse(rest.out);
+      assert.equal(report.skipped, 5);
+      assert.equal(report.copied, 37);
+      assert.equal(await exportOf(url), await exportOf(file));
+    },
+  );
 
-  test("copy refuses a file onto itself and a missing source, writing nothing", async () => {
-    const file = v11Copy();
-    const self = await runCli(["copy", file, file]);
-    assert.equal(self.code, 1);
-    assert.match(self.err, /onto itself/);
-    const missing = await runCli(["copy", `${file}.nope`, schemaUrl(freshSchema())]);
-    assert.equal(missing.code, 1);
-    assert.match(missing.err, /No database at/);
-  });
+  test(
+    "copy refuses a file onto itself and a missing source, writing nothing",
+    { timeout: 60_000 },
+    async () => {
+      const file = v11Copy();
+      const self = await runCli(["copy", file, file]);
+      assert.equal(self.code, 1);
+      assert.match(self.err, /onto itself/);
+      const missing = await runCli(["copy", `${file}.nope`, schemaUrl(freshSchema())]);
+      assert.equal(missing.code, 1);
+      assert.match(missing.err, /No database at/);
+    },
+  );
 
-  test("list, show, search, stats, lineage and info read a PostgreSQL store as they read the file", async () => {
-    const file = v11Copy();
-    const url = schemaUrl(freshSchema());
-    assert.equal((await runCli(["copy", file, url])).code, 0);
-    for (
-      const argv of [
-        ["list", "--limit", "100"],
-        ["show", V11.compressionTip],
-        ["lineage", V11.compressionTip],
-        ["stats"],
-        ["search", "--json", "数据库"],
-      ]
-    ) {
-      const onFile = await runCli(["--db", file, "--json", ...argv]);
-      const onServer = await runCli(["--db", url, "--json", ...argv]);
-      assert.equal(onServer.code, 0, `${argv.join(" ")}: ${onServer.err}`);
-      if (argv[0] === "search") {
-        const ids = (out: string) => (JSON.parse(out) as { id: number }[]).map((h) => h.id).sort();
-        assert.deepEqual(ids(onServer.out), ids(onFile.out), argv.join(" "));
-      } else if (argv[0] === "stats") {
-        // Where the data lives differs (a path and file sizes, a URL and none); nothing else.
-        const counts = (out: string) => {
-          const { path: _p, files: _f, ...rest } = JSON.parse(out);
-          return rest;
-        };
-        assert.deepEqual(counts(onServer.out), counts(onFile.out));
-      } else {
-        assert.equal(onServer.out, onFile.out, argv.join(" "));
+  test(
+    "list, show, search, stats, lineage and info read a PostgreSQL store as they read the file",
+    { timeout: 60_000 },
+    async () => {
+      const file = v11Copy();
+      const url = schemaUrl(freshSchema());
+      assert.equal((await runCli(["copy", file, url])).code, 0);
+      for (
+        const argv of [
+          ["list", "--limit", "100"],
+          ["show", V11.compressionTip],
+          ["lineage", V11.compressionTip],
+          ["stats"],
+          ["search", "--json", "数据库"],
+        ]
+      ) {
+        const onFile = await runCli(["--db", file, "--json", ...argv]);
+        const onServer = await runCli(["--db", url, "--json", ...argv]);
+        assert.equal(onServer.code, 0, `${argv.join(" ")}: ${onServer.err}`);
+        if (argv[0] === "search") {
+          const ids = (out: string) =>
+            (JSON.parse(out) as { id: number }[]).map((h) => h.id).sort();
+          assert.deepEqual(ids(onServer.out), ids(onFile.out), argv.join(" "));
+        } else if (argv[0] === "stats") {
+          // Where the data lives differs (a path and file sizes, a URL and none); nothing else.
+          const counts = (out: string) => {
+            const { path: _p, files: _f, ...rest } = JSON.parse(out);
+            return rest;
+          };
+          assert.deepEqual(counts(onServer.out), counts(onFile.out));
+        } else {
+          assert.equal(onServer.out, onFile.out, argv.join(" "));
+        }
       }
-    }
-    const env = await runCli(["list", "--json"], { env: { HERMES_STATE_DB: url } });
-    assert.equal(env.code, 0, env.err);
-    const info = await runCli(["--db", url, "info", "--json"]);
-    assert.equal(info.code, 0, info.err);
-    assert.equal(JSON.parse(info.out).sessions, 42);
-  });
+      const env = await runCli(["list", "--json"], { env: { HERMES_STATE_DB: url } });
+      assert.equal(env.code, 0, env.err);
+      const info = await runCli(["--db", url, "info", "--json"]);
+      assert.equal(info.code, 0, info.err);
+      assert.equal(JSON.parse(info.out).sessions, 42);
+    },
+  );
 
-  test("sync FILE --to URL ships the file; a second pass writes nothing; search sees it", async () => {
+  test("sync FILE --to URL ships the file; a second pass writes nothing; search sees it", {
+    timeout: 60_000,
+  }, async () => {
     const file = v11Copy();
     const url = schemaUrl(freshSchema());
     const first = await runCli(["sync", file, "--to", url, "--origin", "web-1"]);
@@ -131,7 +150,9 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     assert.ok(ids.length > 0 && ids.every((id) => id.startsWith("web-1/")));
   });
 
-  test("sync refuses a missing --to, a file URL and --origin with two files (exit 2)", async () => {
+  test("sync refuses a missing --to, a file URL and --origin with two files (exit 2)", {
+    timeout: 60_000,
+  }, async () => {
     const file = v11Copy();
     assert.equal((await runCli(["sync", file])).code, 2);
     assert.equal((await runCli(["sync", file, "--to", file])).code, 2);
@@ -144,7 +165,9 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     assert.match(missing.err, /No database at/);
   });
 
-  test("list and search --origin show only the sessions synced from that origin", async () => {
+  test("list and search --origin show only the sessions synced from that origin", {
+    timeout: 60_000,
+  }, async () => {
     const url = schemaUrl(freshSchema());
     assert.equal((await runCli(["sync", v11Copy(), "--to", url, "--origin", "web-1"])).code, 0);
     assert.equal((await runCli(["sync", v11Copy(), "--to", url, "--origin", "web-2"])).code, 0);
@@ -171,7 +194,9 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     assert.match(onFile.err, /--origin needs a PostgreSQL store/);
   });
 
-  test("sync --follow ships new messages on the next pass and stops after Ctrl-C", async () => {
+  test("sync --follow ships new messages on the next pass and stops after Ctrl-C", {
+    timeout: 60_000,
+  }, async () => {
     const file = v11Copy();
     const url = schemaUrl(freshSchema());
     const io = recordingIo();

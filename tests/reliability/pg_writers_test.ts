@@ -56,60 +56,69 @@ async function verify(url: string, acked: Ack[], sessions: string[]): Promise<vo
 }
 
 describe("PostgreSQL writers", { skip: PG_SKIP }, () => {
-  test(`6 processes on Deno, Bun and Node append at once: every append exactly once (seed ${seed})`, async () => {
-    const url = schemaUrl(freshSchema());
-    // Create the schema first, so the writers race on data, not on the migration.
-    await (await openStore(url)).close();
-    const runtimes = workerRuntimes(["deno", "bun", "node"]);
-    const workers = Array.from(
-      { length: 6 },
-      (_, i) =>
-        startWorker(runtimes[i % runtimes.length], "_pg_writer.ts", [JSON.stringify({
-          url,
-          name: `w${i}`,
-          own: `own-${i}`,
-          shared: "shared",
-          count: 60,
-          seed: seed + i,
-        })]),
-    );
-    const exits = await Promise.all(workers.map((w) => w.exited));
-    exits.forEach((exit, i) => assert.equal(exit.code, 0, workers[i].stderr));
-    const acked = workers.flatMap(acks);
-    assert.equal(acked.length, 360);
-    await verify(url, acked, ["shared", ...workers.map((_, i) => `own-${i}`)]);
-  });
+  test(
+    `6 processes on Deno, Bun and Node append at once: every append exactly once (seed ${seed})`,
+    { timeout: 120_000 },
+    async () => {
+      const url = schemaUrl(freshSchema());
+      // Create the schema first, so the writers race on data, not on the migration.
+      await (await openStore(url)).close();
+      const runtimes = workerRuntimes(["deno", "bun", "node"]);
+      const workers = Array.from(
+        { length: 6 },
+        (_, i) =>
+          startWorker(runtimes[i % runtimes.length], "_pg_writer.ts", [JSON.stringify({
+            url,
+            name: `w${i}`,
+            own: `own-${i}`,
+            shared: "shared",
+            count: 60,
+            seed: seed + i,
+          })]),
+      );
+      const exits = await Promise.all(workers.map((w) => w.exited));
+      exits.forEach((exit, i) => assert.equal(exit.code, 0, workers[i].stderr));
+      const acked = workers.flatMap(acks);
+      assert.equal(acked.length, 360);
+      await verify(url, acked, ["shared", ...workers.map((_, i) => `own-${i}`)]);
+    },
+  );
 
-  test(`writers killed with SIGKILL lose nothing they acknowledged and double nothing (seed ${seed})`, async () => {
-    const url = schemaUrl(freshSchema());
-    await (await openStore(url)).close();
-    const runtimes = workerRuntimes(["deno", "bun", "node"]);
-    const workers = Array.from(
-      { length: 4 },
-      (_, i) =>
-        startWorker(runtimes[i % runtimes.length], "_pg_writer.ts", [JSON.stringify({
-          url,
-          name: `k${i}`,
-          own: `kill-${i}`,
-          shared: "shared",
-          count: 0,
-          seed: seed + 100 + i,
-        })]),
-    );
-    await Promise.all(workers.map((w) => w.waitFor((l) => l.startsWith("ready"), "ready")));
-    for (const worker of workers) {
-      await worker.waitFor((l) => l.startsWith("ack "), "a first append");
-      await delay(50 + (seed % 100));
-      worker.kill("SIGKILL");
-    }
-    await Promise.all(workers.map((w) => w.exited));
-    const acked = workers.flatMap(acks);
-    assert.ok(acked.length >= workers.length, `${acked.length} acknowledged`);
-    await verify(url, acked, ["shared", ...workers.map((_, i) => `kill-${i}`)]);
-  });
+  test(
+    `writers killed with SIGKILL lose nothing they acknowledged and double nothing (seed ${seed})`,
+    { timeout: 120_000 },
+    async () => {
+      const url = schemaUrl(freshSchema());
+      await (await openStore(url)).close();
+      const runtimes = workerRuntimes(["deno", "bun", "node"]);
+      const workers = Array.from(
+        { length: 4 },
+        (_, i) =>
+          startWorker(runtimes[i % runtimes.length], "_pg_writer.ts", [JSON.stringify({
+            url,
+            name: `k${i}`,
+            own: `kill-${i}`,
+            shared: "shared",
+            count: 0,
+            seed: seed + 100 + i,
+          })]),
+      );
+      await Promise.all(workers.map((w) => w.waitFor((l) => l.startsWith("ready"), "ready")));
+      for (const worker of workers) {
+        await worker.waitFor((l) => l.startsWith("ack "), "a first append");
+        await delay(50 + (seed % 100));
+        worker.kill("SIGKILL");
+      }
+      await Promise.all(workers.map((w) => w.exited));
+      const acked = workers.flatMap(acks);
+      assert.ok(acked.length >= workers.length, `${acked.length} acknowledged`);
+      await verify(url, acked, ["shared", ...workers.map((_, i) => `kill-${i}`)]);
+    },
+  );
 
   test(
     `the server stopped as by a power cut (pg_ctl -m immediate) and restarted: nothing acknowledged is lost, nothing doubled (seed ${seed})`,
+    { timeout: 120_000 },
     async () => {
       // A cluster of its own (scripts/pg.sh, about a second to start): stopping the shared
       // test server would break the test files running beside this one.

@@ -164,7 +164,9 @@ describe("searchMessages() on PostgreSQL against the SQLite oracle", { skip: PG_
   for (let chunk = 0; chunk < CHUNKS; chunk++) {
     const first = chunk * (QUERIES / CHUNKS);
     const last = first + QUERIES / CHUNKS;
-    test(`generated queries ${first}–${last - 1}: same matches as SQLite, never a throw`, async () => {
+    test(`generated queries ${first}–${last - 1}: same matches as SQLite, never a throw`, {
+      timeout: 120_000,
+    }, async () => {
       const rnd = mulberry32(SEED + 7919 * chunk);
       let withHits = 0;
       for (let i = first; i < last; i++) {

@@ -37,46 +37,50 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
     return { client, store };
   }
 
-  test("the first pass ships every session and message under ORIGIN/ID; an unchanged pass writes nothing", async () => {
-    const { client, store } = await server();
-    const file = copyFixture("hermes-v11.db");
-    const first = await sync.syncFile(client, file, { host: "web-1" });
-    assert.deepEqual(first, {
-      origin: "web-1",
-      created: 42,
-      updated: 0,
-      deleted: 0,
-      appended: 0,
-      rewritten: 0,
-      messages: 197,
-    });
-    assert.equal(await store.sessionCount(), 42);
-    assert.equal(await store.messageCount(), 197);
-    const db = await SessionDB.open({ path: file, readonly: true });
-    try {
-      for (const session of db.exportAll()) {
-        const mirrored = await store.exportSession(`web-1/${session.id}`);
-        assert.ok(mirrored, session.id);
-        const parent = session.parent_session_id === null
-          ? null
-          : `web-1/${session.parent_session_id}`;
-        assert.equal(mirrored.parent_session_id, parent, `parent of ${session.id}`);
-        assert.equal(mirrored.title, session.title);
-        assert.equal(mirrored.message_count, session.message_count);
-        assert.deepEqual(
-          mirrored.messages.map((m) => [m.role, m.content, m.tool_calls, m.timestamp]),
-          session.messages.map((m) => [m.role, m.content, m.tool_calls, m.timestamp]),
-        );
+  test(
+    "the first pass ships every session and message under ORIGIN/ID; an unchanged pass writes nothing",
+    { timeout: 60_000 },
+    async () => {
+      const { client, store } = await server();
+      const file = copyFixture("hermes-v11.db");
+      const first = await sync.syncFile(client, file, { host: "web-1" });
+      assert.deepEqual(first, {
+        origin: "web-1",
+        created: 42,
+        updated: 0,
+        deleted: 0,
+        appended: 0,
+        rewritten: 0,
+        messages: 197,
+      });
+      assert.equal(await store.sessionCount(), 42);
+      assert.equal(await store.messageCount(), 197);
+      const db = await SessionDB.open({ path: file, readonly: true });
+      try {
+        for (const session of db.exportAll()) {
+          const mirrored = await store.exportSession(`web-1/${session.id}`);
+          assert.ok(mirrored, session.id);
+          const parent = session.parent_session_id === null
+            ? null
+            : `web-1/${session.parent_session_id}`;
+          assert.equal(mirrored.parent_session_id, parent, `parent of ${session.id}`);
+          assert.equal(mirrored.title, session.title);
+          assert.equal(mirrored.message_count, session.message_count);
+          assert.deepEqual(
+            mirrored.messages.map((m) => [m.role, m.content, m.tool_calls, m.timestamp]),
+            session.messages.map((m) => [m.role, m.content, m.tool_calls, m.timestamp]),
+          );
+        }
+      } finally {
+        db.close();
       }
-    } finally {
-      db.close();
-    }
-    const again = await sync.syncFile(client, file, { host: "web-1" });
-    assert.deepEqual(again, { ...first, created: 0, messages: 0 });
-    assert.equal((await store.searchMessages("docker", { limit: 100 })).length > 0, true);
-  });
+      const again = await sync.syncFile(client, file, { host: "web-1" });
+      assert.deepEqual(again, { ...first, created: 0, messages: 0 });
+      assert.equal((await store.searchMessages("docker", { limit: 100 })).length > 0, true);
+    },
+  );
 
-  test("a later pass carries exactly what changed in the file", async () => {
+  test("a later pass carries exactly what changed in the file", { timeout: 60_000 }, async () => {
     const { client, store } = await server();
     const file = copyFixture("hermes-v11.db");
     await sync.syncFile(client, file, { host: "h" });
@@ -123,26 +127,32 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
     assert.equal(quiet.messages + quiet.created + quiet.updated + quiet.deleted, 0);
   });
 
-  test("two hosts with the same session ids do not overwrite each other", async () => {
-    const { client, store } = await server();
-    const one = copyFixture("hermes-v11.db");
-    const other = join(tempDir(), "state.db");
-    copyFileSync(one, other);
-    const a = await sync.syncFile(client, one, { host: "web-1" });
-    const b = await sync.syncFile(client, other, { host: "web-2" });
-    assert.equal(a.origin, "web-1");
-    assert.equal(b.origin, "web-2");
-    assert.equal(await store.sessionCount(), 84);
-    assert.equal(await store.messageCount(), 394);
-    // Titles stay unique: the second host's copies carry their origin.
-    const titled = await store.getSessionByTitle("my project [web-2]");
-    assert.ok(titled?.id.startsWith("web-2/"));
-    assert.ok((await store.getSessionByTitle("my project"))?.id.startsWith("web-1/"));
-    // The same file from the same host is the same origin on every pass.
-    assert.equal((await sync.syncFile(client, one, { host: "web-1" })).origin, "web-1");
-  });
+  test(
+    "two hosts with the same session ids do not overwrite each other",
+    { timeout: 60_000 },
+    async () => {
+      const { client, store } = await server();
+      const one = copyFixture("hermes-v11.db");
+      const other = join(tempDir(), "state.db");
+      copyFileSync(one, other);
+      const a = await sync.syncFile(client, one, { host: "web-1" });
+      const b = await sync.syncFile(client, other, { host: "web-2" });
+      assert.equal(a.origin, "web-1");
+      assert.equal(b.origin, "web-2");
+      assert.equal(await store.sessionCount(), 84);
+      assert.equal(await store.messageCount(), 394);
+      // Titles stay unique: the second host's copies carry their origin.
+      const titled = await store.getSessionByTitle("my project [web-2]");
+      assert.ok(titled?.id.startsWith("web-2/"));
+      assert.ok((await store.getSessionByTitle("my project"))?.id.startsWith("web-1/"));
+      // The same file from the same host is the same origin on every pass.
+      assert.equal((await sync.syncFile(client, one, { host: "web-1" })).origin, "web-1");
+    },
+  );
 
-  test("two passes of one file at once ship it once (a pass holds its origin's lock)", async () => {
+  test("two passes of one file at once ship it once (a pass holds its origin's lock)", {
+    timeout: 60_000,
+  }, async () => {
     const { client, store } = await server();
     const other = await sync.connectSyncTarget(schemaUrl(freshSchemaOf(store)));
     clients.push(other);
