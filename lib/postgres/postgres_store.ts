@@ -180,7 +180,8 @@ const MAX_COMPRESSION_STEPS = 100;
 const MAX_RESUME_STEPS = 32;
 const MAX_LINEAGE_DEPTH = 1000;
 const MAX_CONVERSATION_LINEAGE = 100;
-const EXPORT_PAGE = 200;
+/** Messages read per page of `iterateExport`. */
+const EXPORT_PAGE = 2000;
 
 const NUMBERED_TITLE = /^([^\n]*?) #(\p{Nd}+)\n?$/u;
 const DECIMAL_DIGIT = /\p{Nd}/u;
@@ -955,8 +956,19 @@ class PostgresSessionStore implements SessionStore {
       EXPORT_SESSIONS(Boolean(source)),
       source ? [source] : [],
     ) as SessionRow[];
-    for (let at = 0; at < sessions.length; at += EXPORT_PAGE) {
-      const page = sessions.slice(at, at + EXPORT_PAGE);
+    for (let at = 0; at < sessions.length;) {
+      // A page of sessions holds about EXPORT_PAGE messages (at least one session), so memory
+      // stays bounded however the messages are spread.
+      let end = at + 1;
+      let messages = Number(sessions[at].message_count ?? 0);
+      while (
+        end < sessions.length && messages + Number(sessions[end].message_count ?? 0) <= EXPORT_PAGE
+      ) {
+        messages += Number(sessions[end].message_count ?? 0);
+        end++;
+      }
+      const page = sessions.slice(at, end);
+      at = end;
       const rows = await this.#query(
         `SELECT ${MESSAGE_COLUMNS} FROM messages m
          WHERE m.session_id IN (SELECT json_array_elements_text($1::text::json))
