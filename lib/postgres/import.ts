@@ -17,6 +17,9 @@ import type { PgQuery, PgValue } from "./_client.ts";
 import { MESSAGE_COLUMN_NAMES, SESSION_COLUMN_NAMES } from "./_rows.ts";
 import { gramsVector, searchDocument, wordsVector } from "./text_search.ts";
 
+/** Messages per multi-row INSERT (17 parameters each; PostgreSQL allows 65,535). */
+const INSERT_ROWS = 500;
+
 const RAW_JSON_COLUMNS = new Set([
   "reasoning_details",
   "codex_reasoning_items",
@@ -197,6 +200,23 @@ async function writeMessages(query: PgQuery, checked: CheckedRecord): Promise<vo
   const keepIds = await originalIdsFree(query, checked.messages);
   const columns = MESSAGE_COLUMN_NAMES.filter((c) => c !== "id" && c !== "session_id");
   let highest = 0;
+  // Consecutive messages with the same columns go in one multi-row INSERT (in order, so
+  // new ids follow the record's order).
+  let pending: { names: string[]; rows: PgValue[][] } | undefined;
+  const flush = async () => {
+    if (pending === undefined || pending.rows.length === 0) return;
+    const { names, rows } = pending;
+    pending = undefined;
+    const params: PgValue[] = [];
+    const tuples = rows.map((values) => {
+      const marks = values.map((value, i) => {
+        params.push(value);
+        return `$${params.length}${cast(names[i], MESSAGE_CASTS)}`;
+      });
+      return `(${marks.join(", ")})`;
+    });
+    await query(`INSERT INTO messages (${names.join(", ")}) VALUES ${tuples.join(", ")}`, params);
+  };
   for (const [index, message] of checked.messages.entries()) {
     const names = ["session_id"];
     const values: PgValue[] = [checked.id];
@@ -220,9 +240,16 @@ async function writeMessages(query: PgQuery, checked: CheckedRecord): Promise<vo
     );
     names.push("search_words", "search_grams");
     values.push(wordsVector(doc), gramsVector(doc));
-    const marks = names.map((c, i) => `$${i + 1}${cast(c, MESSAGE_CASTS)}`);
-    await query(`INSERT INTO messages (${names.join(", ")}) VALUES (${marks.join(", ")})`, values);
+    if (
+      pending !== undefined &&
+      (pending.rows.length >= INSERT_ROWS || pending.names.join() !== names.join())
+    ) {
+      await flush();
+    }
+    pending ??= { names, rows: [] };
+    pending.rows.push(values);
   }
+  await flush();
   if (highest > 0) {
     // Only ever forward: the sequence must never hand out an id that exists.
     await query(
