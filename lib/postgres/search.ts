@@ -91,8 +91,11 @@ function orderSql(sort: SearchSort, rank: string | undefined): string {
  */
 function pageOf(inner: string, order: string): string {
   return `WITH page AS (${inner})
-    SELECT ${HIT_COLUMNS}, page._order AS _order
+    SELECT ${HIT_COLUMNS}, page._order AS _order, m.content AS _content,
+      prev.role AS _prev_role, prev.content AS _prev_content,
+      nxt.role AS _next_role, nxt.content AS _next_content
     FROM page JOIN messages m ON m.id = page.id JOIN sessions s ON s.id = m.session_id
+    ${CONTEXT_JOINS}
     ORDER BY ${order}`;
 }
 
@@ -217,28 +220,22 @@ async function substringPage(
   return rows;
 }
 
-const CONTEXT_SQL = `
-WITH hit AS (
-  SELECT (h.ord - 1) AS ord, h.id::bigint AS id
-  FROM json_array_elements_text($1::text::json) WITH ORDINALITY AS h(id, ord)
-),
-target AS (SELECT hit.ord, m.id, m.session_id, m.timestamp FROM hit JOIN messages m ON m.id = hit.id)
-SELECT t.ord AS ord, 0 AS pos, p.role AS role, p.content AS content
-FROM target t JOIN messages p ON p.id = (
-  SELECT x.id FROM messages x
-  WHERE x.session_id = t.session_id AND x.timestamp <= t.timestamp
-    AND (x.timestamp < t.timestamp OR x.id < t.id)
-  ORDER BY x.timestamp DESC, x.id DESC LIMIT 1)
-UNION ALL
-SELECT t.ord, 1, m.role, m.content FROM target t JOIN messages m ON m.id = t.id
-UNION ALL
-SELECT t.ord, 2, n.role, n.content
-FROM target t JOIN messages n ON n.id = (
-  SELECT x.id FROM messages x
-  WHERE x.session_id = t.session_id AND x.timestamp >= t.timestamp
-    AND (x.timestamp > t.timestamp OR x.id > t.id)
-  ORDER BY x.timestamp ASC, x.id ASC LIMIT 1)
-ORDER BY 1, 2`;
+/**
+ * The messages just before and just after each hit in its session (by
+ * `timestamp, id`), joined to the page's rows: the hit's context comes in
+ * the same round trip.
+ */
+const CONTEXT_JOINS = `
+    LEFT JOIN LATERAL (
+      SELECT x.role, x.content FROM messages x
+      WHERE x.session_id = m.session_id AND (x.timestamp, x.id) < (m.timestamp, m.id)
+      ORDER BY x.timestamp DESC, x.id DESC LIMIT 1
+    ) prev ON true
+    LEFT JOIN LATERAL (
+      SELECT x.role, x.content FROM messages x
+      WHERE x.session_id = m.session_id AND (x.timestamp, x.id) > (m.timestamp, m.id)
+      ORDER BY x.timestamp, x.id LIMIT 1
+    ) nxt ON true`;
 
 class NotText extends Error {}
 
@@ -274,26 +271,22 @@ function renderContent(stored: unknown): string {
   return pythonStrip(texts.join(" ")) || "[multimodal content]";
 }
 
-async function hitContexts(query: PgQuery, ids: readonly number[]): Promise<ContextMessage[][]> {
-  const contexts: ContextMessage[][] = ids.map(() => []);
-  if (ids.length === 0) return contexts;
-  const failed = new Set<number>();
-  const rows = await query(CONTEXT_SQL, [JSON.stringify(ids)]);
-  for (const row of rows) {
-    const ord = Number(row.ord);
-    if (failed.has(ord)) continue;
-    try {
-      contexts[ord].push({
-        role: row.role as string,
-        content: codePointSlice(renderContent(row.content), 200),
-      });
-    } catch (error) {
-      if (!(error instanceof NotText)) throw error;
-      failed.add(ord);
-      contexts[ord] = [];
-    }
+/** The context of one hit: the previous, the matching and the next message, 200 characters each. */
+function hitContext(row: PgRow): ContextMessage[] {
+  const parts: [unknown, unknown][] = [];
+  if (row._prev_role != null) parts.push([row._prev_role, row._prev_content]);
+  parts.push([row.role, row._content]);
+  if (row._next_role != null) parts.push([row._next_role, row._next_content]);
+  try {
+    return parts.map(([role, content]) => ({
+      role: role as string,
+      content: codePointSlice(renderContent(content), 200),
+    }));
+  } catch (error) {
+    // Python catches the failure and gives this hit an empty context.
+    if (error instanceof NotText) return [];
+    throw error;
   }
-  return contexts;
 }
 
 /**
@@ -331,8 +324,7 @@ export async function searchMessagesPg(
     rows = await trigramPage(query, plan.match, plan.required, options, page);
   }
   if (rows === undefined || rows.length === 0) return [];
-  const contexts = await hitContexts(query, rows.map((row) => Number(row.id)));
-  return rows.map((row, i) => ({
+  return rows.map((row) => ({
     id: row.id as number,
     session_id: row.session_id as string,
     role: row.role as string,
@@ -342,6 +334,6 @@ export async function searchMessagesPg(
     source: row.source as string,
     model: row.model as string | null,
     session_started: row.session_started as number,
-    context: contexts[i],
+    context: hitContext(row),
   }));
 }
