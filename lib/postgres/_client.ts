@@ -240,6 +240,8 @@ export async function connectPg(
     max: options.max ?? 4,
     onnotice: () => {},
     fetch_types: false,
+    // A pool left open (no close()) lets the process exit half a minute after its last query.
+    idle_timeout: 30,
     connection: {
       search_path: `"${schema.replaceAll('"', '""')}", public`,
       application_name: "hermes-state",
