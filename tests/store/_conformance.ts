@@ -13,7 +13,9 @@ import { SessionDB } from "../../lib/session_db.ts";
 import type { SessionStore } from "../../lib/session_store.ts";
 import type { UsageRow } from "../../lib/usage_report.ts";
 import { ReadonlyError, StorageError, TitleError } from "../../lib/errors.ts";
-import { copyFixture } from "../_helpers.ts";
+import { readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { copyFixture, tempDir } from "../_helpers.ts";
 import { entriesOf, type ExpectedEntry, label, wanted } from "../_expected_calls.ts";
 import { fixtureRecords } from "./_fixture_data.ts";
 
@@ -753,6 +755,23 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.equal(await store.messageCount(), 0);
       assert.equal((await store.searchMessages("bye")).length, 0);
       assert.equal(await store.deleteSession("p"), false);
+    });
+
+    test("deleteSession() with sessionsDir removes that session's transcript files only", async () => {
+      const store = await empty();
+      await store.createSession("gone", "cli");
+      await store.createSession("kept", "cli");
+      const dir = tempDir();
+      const files = [
+        "gone.json",
+        "gone.jsonl",
+        "request_dump_gone_1.json",
+        "kept.json",
+        "gone.txt",
+      ];
+      for (const name of files) writeFileSync(join(dir, name), "{}");
+      assert.equal(await store.deleteSession("gone", { sessionsDir: dir }), true);
+      assert.deepEqual(readdirSync(dir).sort(), ["gone.txt", "kept.json"]);
     });
 
     test("pruneSessions() removes only ended sessions started before the cutoff; ghosts go too", async () => {
