@@ -56,6 +56,10 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     assert.equal(report.messages, 197);
     assert.deepEqual(report.failures, []);
     assert.equal(await exportOf(back), await exportOf(file));
+    // And from one schema (or server) to another.
+    const other = schemaUrl(freshSchema());
+    assert.equal((await runCli(["copy", url, other])).code, 0);
+    assert.equal(await exportOf(other), await exportOf(file));
   });
 
   test(
