@@ -3,14 +3,17 @@
  * (`planSearch`: sanitize, then words, CJK trigram or substring), the same
  * filters and the same hit shape, over the store's own search columns:
  *
- * - words: `search_words @@ tsquery` (GIN), ordered by `ts_rank_cd`;
+ * - words: `search_words @@ tsquery` (GIN), ordered by `ts_rank` (term
+ *   frequency, like bm25 without its length and rarity weights; measured
+ *   1.75× faster than `ts_rank_cd` on a frequent word, whose cover density
+ *   the snippet does not use);
  * - three or more CJK characters: each phrase a case-insensitive substring
  *   (`ILIKE`), pre-filtered by its CJK bigrams (GIN);
  * - fewer: escaped substrings of content, tool name and tool calls, newest
  *   first, pre-filtered by CJK bigrams (or the character itself).
  *
  * Matches are SQLite's; ranking among them and snippet windows may differ
- * (`ts_rank_cd` is not bm25). `sort: "newest" | "oldest"` orders by
+ * (`ts_rank` is not bm25). `sort: "newest" | "oldest"` orders by
  * timestamp first, as the SQLite engine does, then by that rank, then id.
  *
  * @module
@@ -114,7 +117,7 @@ async function wordsPage(
   const n = 2 + filters.params.length;
   const rows = await query(
     pageOf(
-      `SELECT m.id AS id, ts_rank_cd(m.search_words, $1::tsquery) AS _order
+      `SELECT m.id AS id, ts_rank(m.search_words, $1::tsquery) AS _order
        FROM messages m JOIN sessions s ON s.id = m.session_id
        WHERE m.search_words @@ $1::tsquery${filters.sql}
        ORDER BY ${orderSql(page.sort, "_order DESC")}
