@@ -180,10 +180,15 @@ function likeValue(column: string): string {
 
 /** One "contains" test over content, tool name and tool calls, as SQLite's LIKE fallback. */
 function containsCondition(term: string, params: PgValue[]): string {
-  const pattern = likePattern(term);
+  // SQLite's LIKE folds ASCII letters only: a term without any (and without NUL, which cuts
+  // the pattern) is matched exactly, by strpos, which is also far cheaper than ILIKE.
+  const exact = !term.includes("\u0000") && !/[A-Za-z]/.test(term);
+  const pattern = exact ? term : likePattern(term);
   const fields = ["m.content", "m.tool_name", "m.tool_calls"].map((field) => {
     params.push(pattern);
-    return `${likeValue(field)} ILIKE $${params.length}`;
+    return exact
+      ? `strpos(${likeValue(field)}, $${params.length}) > 0`
+      : `${likeValue(field)} ILIKE $${params.length}`;
   });
   const like = `(${fields.join(" OR ")})`;
   const grams = term.includes("\u0000") ? undefined : gramsQuery(term);

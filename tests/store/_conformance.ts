@@ -933,6 +933,19 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       await assert.rejects(store.topSessionsByTokens(-2), RangeError);
     });
 
+    test("a short CJK search folds the case of ASCII letters only, as SQLite's LIKE", async () => {
+      const store = await empty();
+      await store.createSession("s", "cli");
+      await store.appendMessages("s", [
+        { role: "user", content: "É数 upper" },
+        { role: "user", content: "é数 lower" },
+        { role: "user", content: "A数 ascii" },
+      ]);
+      assert.deepEqual((await store.searchMessages("é数")).map((h) => h.snippet), ["é数 lower"]);
+      assert.equal((await store.searchMessages("a数")).length, 1);
+      assert.equal((await store.searchMessages("数")).length, 3);
+    });
+
     test("searchMessages() never throws on user text and finds what was written", async () => {
       const store = await empty();
       await store.createSession("s", "cli");
