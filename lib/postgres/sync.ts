@@ -58,6 +58,11 @@ export interface SyncOptions {
   readonly host?: string;
   /** Called after each session written, with the running totals. */
   readonly onProgress?: (result: SyncResult) => void;
+  /**
+   * Called once the pass has read the file's sessions and message counts,
+   * before it reads any message (tests use it to write in between).
+   */
+  readonly afterSnapshot?: () => void;
 }
 
 /** Rows per multi-row INSERT. */
@@ -356,6 +361,7 @@ export async function syncFile(
   try {
     const store = storeOf(db);
     const source = readSource(store);
+    options.afterSnapshot?.();
     const server = new Map<string, ServerSession>();
     for (
       const row of await client.query(
@@ -369,8 +375,10 @@ export async function syncFile(
         maxId: Number(row.max_message_id),
       });
     }
+    // Messages are read after the snapshot of counts: only ids up to the snapshot's highest,
+    // so one written in between is left for the next pass instead of shipped twice.
     const messagesAfter = store.statement(
-      "SELECT * FROM messages WHERE session_id = ? AND id > ? ORDER BY timestamp, id",
+      "SELECT * FROM messages WHERE session_id = ? AND id > ? AND id <= ? ORDER BY timestamp, id",
     );
     const countUpTo = store.statement(
       "SELECT count(*) AS n FROM messages WHERE session_id = ? AND id <= ?",
@@ -420,7 +428,7 @@ export async function syncFile(
       if (known === undefined) append = true;
       const rows = !messagesChanged
         ? []
-        : messagesAfter.all(id, append && known ? known.maxId : 0).map(storedValues);
+        : messagesAfter.all(id, append && known ? known.maxId : 0, session.maxId).map(storedValues);
       batch.push({ session, append: append || !messagesChanged, rows });
       batched += rows.length + 1;
       if (known === undefined) totals.created++;

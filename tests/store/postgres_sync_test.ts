@@ -165,4 +165,36 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
     assert.equal(await store.messageCount(), 197);
     assert.equal(await store.sessionCount(), 42);
   });
+
+  test(
+    "a message written while a pass runs is shipped once, by the next pass",
+    { timeout: 60_000 },
+    async () => {
+      const { client, store } = await server();
+      const file = copyFixture("hermes-v11.db");
+      await sync.syncFile(client, file, { host: "race" });
+      const writer = await SessionDB.open({ path: file });
+      const session = writer.listSessionsRich({ limit: 1 })[0].id;
+      writer.appendMessage(session, { role: "user", content: "before the snapshot" });
+      const first = await sync.syncFile(client, file, {
+        host: "race",
+        // Between the pass's snapshot of the counts and its reads of the messages.
+        afterSnapshot: () =>
+          void writer.appendMessage(session, { role: "user", content: "in between" }),
+      });
+      assert.equal(first.messages, 1);
+      const second = await sync.syncFile(client, file, { host: "race" });
+      writer.close();
+      assert.equal(second.messages, 1);
+      const contents = (await store.getMessages(`race/${session}`)).map((m) => m.content);
+      assert.equal(contents.filter((c) => c === "in between").length, 1);
+      assert.equal(contents.filter((c) => c === "before the snapshot").length, 1);
+      const check = await SessionDB.open({ path: file, readonly: true });
+      try {
+        assert.equal(contents.length, check.messageCount(session));
+      } finally {
+        check.close();
+      }
+    },
+  );
 });
