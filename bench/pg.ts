@@ -12,7 +12,7 @@
  */
 import process from "node:process";
 import { join } from "node:path";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { SessionDB } from "../lib/session_db.ts";
 import { openStore } from "../lib/open_store.ts";
@@ -109,7 +109,7 @@ try {
   const writerTarget = `${url}${url.includes("?") ? "&" : "?"}schema=${schema}_w`;
   await (await openStore(writerTarget)).close();
   const rate = async (store: string) => {
-    const started = performance.now();
+    const startFile = join(dir, `start-${Math.random().toString(36).slice(2)}`);
     const workers = Array.from(
       { length: writers },
       (_, i) =>
@@ -120,8 +120,18 @@ try {
           shared: "shared",
           count: appends,
           seed: i,
+          // Each writer its own session, as gateways write their own conversations (a shared
+          // session serializes its appends on its row's counters, on either engine).
+          sharedRatio: 0,
+          startFile,
         })]),
     );
+    // Timed from the moment every writer is connected and told to start together.
+    await Promise.all(
+      workers.map((w) => w.waitFor((l) => l.startsWith("ready"), "ready", 120_000)),
+    );
+    const started = performance.now();
+    writeFileSync(startFile, "");
     const exits = await Promise.all(workers.map((w) => w.exited));
     if (exits.some((e) => e.code !== 0)) throw new Error(workers.map((w) => w.stderr).join("\n"));
     return Math.round((writers * appends) / ((performance.now() - started) / 1000));

@@ -3,12 +3,13 @@
  * its own session and to a shared one through `openStore(url)`, and reports
  * each append on stdout only after the call has returned.
  *
- * Argument: one JSON object `{ url, name, own, shared, count, seed }`
+ * Argument: one JSON object `{ url, name, own, shared, count, seed, sharedRatio? }`
  * (`count` 0 appends until killed). Output: `ready <runtime>`, then
  * `ack <token> <id> <session>` per message, then `done`.
  *
  * @module
  */
+import { existsSync } from "node:fs";
 import process from "node:process";
 import { runtimeName } from "../../lib/driver/load.ts";
 import { openStore } from "../../lib/open_store.ts";
@@ -22,6 +23,10 @@ const config = JSON.parse(process.argv[2]) as {
   shared: string;
   count: number;
   seed: number;
+  /** Share of appends that go to the shared session. @default {0.5} */
+  sharedRatio?: number;
+  /** Waits for this file to exist before the first append (to start writers together). */
+  startFile?: string;
 };
 const runtime = runtimeName();
 const random = mulberry32(config.seed);
@@ -29,10 +34,13 @@ const store = await openStore(config.url);
 await store.createSession(config.own, "reliability", { model: `test-${runtime}` });
 await store.createSession(config.shared, "reliability");
 say(`ready ${runtime}`);
+while (config.startFile && !existsSync(config.startFile)) {
+  await new Promise((resolve) => setTimeout(resolve, 5));
+}
 
 let index = 0;
 while (config.count === 0 || index < config.count) {
-  const session = random() < 0.5 ? config.shared : config.own;
+  const session = random() < (config.sharedRatio ?? 0.5) ? config.shared : config.own;
   const left = config.count === 0 ? 8 : config.count - index;
   const size = random() < 0.25 ? Math.min(left, 1 + Math.floor(random() * 8)) : 1;
   const tokens = Array.from({ length: size }, (_, k) => `${config.name}x${index + k}`);
