@@ -10,7 +10,9 @@
  * - three or more CJK characters: each phrase a case-insensitive substring
  *   (`ILIKE`), pre-filtered by its CJK bigrams (GIN);
  * - fewer: escaped substrings of content, tool name and tool calls, newest
- *   first, pre-filtered by CJK bigrams (or the character itself).
+ *   first, pre-filtered by CJK bigrams (or the character itself);
+ * - the plan's substring condition (its words read with FTS5's AND/OR/NOT)
+ *   wherever the plan has one.
  *
  * Matches are SQLite's; ranking among them and snippet windows may differ
  * (`ts_rank` is not bm25). `sort: "newest" | "oldest"` orders by
@@ -20,6 +22,7 @@
  */
 import { checkCount } from "../paging.ts";
 import { containsPattern } from "../search/filters.ts";
+import { type Condition, positiveWords } from "../search/condition.ts";
 import { planSearch } from "../search/plan.ts";
 import { checkSort, type SearchOptions, type SearchSort } from "../search/search.ts";
 import { MULTIMODAL_PREFIX } from "../content.ts";
@@ -53,6 +56,13 @@ function filterSql(options: SearchOptions & { origin?: string | null }, first: n
   if (options.excludeSources != null) add("s.source NOT IN", options.excludeSources);
   const roles = options.roleFilter ?? null;
   if (roles !== null && roles.length > 0) add("m.role IN", roles);
+  const bound = (clause: string, value: PgValue) => {
+    params.push(value);
+    sql += ` AND ${clause} $${first + params.length - 1}`;
+  };
+  if (options.sessionId != null) bound("m.session_id =", options.sessionId);
+  if (options.since != null) bound("m.timestamp >=", options.since);
+  if (options.until != null) bound("m.timestamp <", options.until);
   if (options.origin) {
     params.push(options.origin);
     sql += ` AND s.id IN (SELECT so.session_id FROM sync_sessions so WHERE so.origin = $${
@@ -133,7 +143,7 @@ async function wordsPage(
 async function trigramPage(
   query: PgQuery,
   match: string,
-  required: readonly string[],
+  check: Condition | null,
   options: SearchOptions & { origin?: string | null },
   page: Page,
 ): Promise<PgRow[] | undefined> {
@@ -143,7 +153,7 @@ async function trigramPage(
   const params: PgValue[] = [...condition.params];
   let sql = condition.sql;
   // The words too short for the trigram index, each checked as SQLite does: by LIKE.
-  for (const term of required) sql += ` AND ${containsCondition(term, params)}`;
+  if (check !== null) sql += ` AND ${conditionSql(check, params)}`;
   const filters = filterSql(options, params.length + 1);
   params.push(...filters.params);
   const n = params.length + 1;
@@ -197,15 +207,29 @@ function containsCondition(term: string, params: PgValue[]): string {
   return `(m.search_grams @@ $${params.length}::tsquery AND ${like})`;
 }
 
+/**
+ * A {@linkcode Condition} as SQL: an OR of clauses, each "every word of
+ * `all`, and not every word of any group of `none`" (a NULL column counts
+ * as not containing the word, as on SQLite).
+ */
+function conditionSql(condition: Condition, params: PgValue[]): string {
+  const every = (words: readonly string[]) =>
+    words.map((word) => `coalesce(${containsCondition(word, params)}, false)`).join(" AND ");
+  const clauses = condition.map((clause) => {
+    const parts = [every(clause.all), ...clause.none.map((group) => `NOT (${every(group)})`)];
+    return `(${parts.join(" AND ")})`;
+  });
+  return `(${clauses.join(" OR ")})`;
+}
+
 async function substringPage(
   query: PgQuery,
-  terms: readonly string[],
-  all: boolean,
+  condition: Condition,
   options: SearchOptions & { origin?: string | null },
   page: Page,
 ): Promise<PgRow[]> {
-  const params: PgValue[] = [terms[0]];
-  const conditions = terms.map((term) => containsCondition(term, params));
+  const params: PgValue[] = [positiveWords(condition)[0]];
+  const where = conditionSql(condition, params);
   const filters = filterSql(options, params.length + 1);
   params.push(...filters.params);
   const n = params.length + 1;
@@ -215,7 +239,7 @@ async function substringPage(
     pageOf(
       `SELECT m.id AS id, m.timestamp AS _order
        FROM messages m JOIN sessions s ON s.id = m.session_id
-       WHERE (${conditions.join(all ? " AND " : " OR ")})${filters.sql}
+       WHERE ${where}${filters.sql}
        ORDER BY ${order}
        LIMIT $${n} OFFSET $${n + 1}`,
       order,
@@ -320,16 +344,14 @@ export async function searchMessagesPg(
   const page = { limit, offset, sort };
   let rows: PgRow[] | undefined;
   if (plan.kind === "substring") {
-    rows = plan.terms.length === 0
-      ? []
-      : await substringPage(query, plan.terms, plan.all, options, page);
+    rows = await substringPage(query, plan.condition, options, page);
   } else if (plan.table === "messages_fts") {
     rows = await wordsPage(query, plan.match, options, page);
     if (rows === undefined && plan.retry !== undefined) {
       rows = await wordsPage(query, plan.retry, options, page);
     }
   } else {
-    rows = await trigramPage(query, plan.match, plan.required, options, page);
+    rows = await trigramPage(query, plan.match, plan.check, options, page);
   }
   if (rows === undefined || rows.length === 0) return [];
   return rows.map((row) => ({
