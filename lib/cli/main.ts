@@ -10,7 +10,7 @@ import {
   NotStateDbError,
   OpenError,
   ReadonlyError,
-  SqliteError,
+  StorageError,
   TitleError,
   WriteBusyError,
 } from "../errors.ts";
@@ -35,7 +35,7 @@ const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
 function isUserFacing(error: unknown): error is Error {
   return error instanceof CommandError || error instanceof OpenError ||
     error instanceof TitleError || error instanceof ReadonlyError ||
-    error instanceof SqliteError;
+    error instanceof StorageError;
 }
 
 /** Global options given before the command name. */
