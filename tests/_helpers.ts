@@ -46,8 +46,15 @@ export async function expected<T = unknown>(name: string): Promise<T> {
   return JSON.parse(readFileSync(join(FIXTURES, "expected", name), "utf8")) as T;
 }
 
-/** Opens a raw connection (no schema step) through the runtime's driver. */
-export async function rawOpen(path: string, readonly = false): Promise<SqliteDriver> {
+/** A raw connection that `using` closes (the driver's `close()` is idempotent). */
+export type RawConnection = SqliteDriver & Disposable;
+
+/**
+ * Opens a raw connection (no schema step) through the runtime's driver; `using raw = await
+ * rawOpen(path)` closes it when the test ends, even when an assertion fails.
+ */
+export async function rawOpen(path: string, readonly = false): Promise<RawConnection> {
   const open = await loadDriver();
-  return open(path, { readonly });
+  const conn = open(path, { readonly });
+  return Object.assign(conn, { [Symbol.dispose]: () => conn.close() });
 }

@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB } from "../lib/session_db.ts";
 import { ReadonlyError, SqliteError } from "../lib/errors.ts";
@@ -6,9 +6,14 @@ import { rawOpen, tempDbPath } from "./_helpers.ts";
 
 const T0 = 1776675600.123456;
 
-async function open(path = tempDbPath()): Promise<{ db: SessionDB; path: string; at: number[] }> {
+/** Opens a store on `path` with a settable clock; it is closed when test `t` ends. */
+async function open(
+  t: TestContext,
+  path = tempDbPath(),
+): Promise<{ db: SessionDB; path: string; at: number[] }> {
   const at = [T0];
   const db = await SessionDB.open({ path, clock: () => at[0] });
+  t.after(() => db.close());
   return { db, path, at };
 }
 
@@ -21,8 +26,8 @@ async function raw(path: string, sql: string, ...params: string[]) {
   }
 }
 
-test("createSession() stores every option and started_at from the clock", async () => {
-  const { db, path } = await open();
+test("createSession() stores every option and started_at from the clock", async (t) => {
+  const { db, path } = await open(t);
   const id = db.createSession("root", "cli", { model: "m1" });
   assert.equal(id, "root");
   db.createSession("child", "telegram", {
@@ -51,17 +56,16 @@ test("createSession() stores every option and started_at from the clock", async 
   );
 });
 
-test("createSession() stores an empty model config as NULL", async () => {
-  const { db } = await open();
+test("createSession() stores an empty model config as NULL", async (t) => {
+  const { db } = await open(t);
   db.createSession("a", "cli", { modelConfig: {} });
   db.createSession("b", "cli", { modelConfig: [] });
   assert.equal(db.getSession("a")!.model_config, null);
   assert.equal(db.getSession("b")!.model_config, null);
-  db.close();
 });
 
-test("createSession() leaves an existing session untouched (first write wins)", async () => {
-  const { db, at } = await open();
+test("createSession() leaves an existing session untouched (first write wins)", async (t) => {
+  const { db, at } = await open(t);
   db.createSession("s", "cli", { model: "first", systemPrompt: "one" });
   at[0] = T0 + 50;
   assert.equal(db.createSession("s", "telegram", { model: "second", systemPrompt: "two" }), "s");
@@ -72,11 +76,10 @@ test("createSession() leaves an existing session untouched (first write wins)", 
     "one",
     T0,
   ]);
-  db.close();
 });
 
-test("createSession() throws the foreign-key SqliteError and writes nothing when the parent is missing", async () => {
-  const { db, path } = await open();
+test("createSession() throws the foreign-key SqliteError and writes nothing when the parent is missing", async (t) => {
+  const { db, path } = await open(t);
   assert.throws(() => db.createSession("orphan", "cli", { parentSessionId: "nope" }), (error) => {
     assert.ok(error instanceof SqliteError);
     assert.equal(error.codeName, "SQLITE_CONSTRAINT");
@@ -89,8 +92,8 @@ test("createSession() throws the foreign-key SqliteError and writes nothing when
   assert.deepEqual(await raw(path, "SELECT COUNT(*) AS n FROM sessions"), [{ n: 0 }]);
 });
 
-test("ensureSession() creates a missing session with source unknown and keeps an existing one", async () => {
-  const { db } = await open();
+test("ensureSession() creates a missing session with source unknown and keeps an existing one", async (t) => {
+  const { db } = await open(t);
   assert.equal(db.ensureSession("e1"), "e1");
   assert.equal(db.getSession("e1")!.source, "unknown");
   db.ensureSession("e2", "cron", { model: "gpt" });
@@ -98,11 +101,10 @@ test("ensureSession() creates a missing session with source unknown and keeps an
   db.ensureSession("e2", "cli", { model: "other" });
   assert.equal(db.getSession("e2")!.source, "cron");
   assert.equal(db.getSession("e2")!.model, "gpt");
-  db.close();
 });
 
-test("endSession() ends a live session once; the first reason and time stay", async () => {
-  const { db, at } = await open();
+test("endSession() ends a live session once; the first reason and time stay", async (t) => {
+  const { db, at } = await open(t);
   db.createSession("s", "cli");
   at[0] = T0 + 10.5;
   db.endSession("s", "compression");
@@ -111,11 +113,10 @@ test("endSession() ends a live session once; the first reason and time stay", as
   const row = db.getSession("s")!;
   assert.equal(row.end_reason, "compression");
   assert.equal(row.ended_at, T0 + 10.5);
-  db.close();
 });
 
-test("reopenSession() clears the end so a later endSession() applies again", async () => {
-  const { db, at } = await open();
+test("reopenSession() clears the end so a later endSession() applies again", async (t) => {
+  const { db, at } = await open(t);
   db.createSession("s", "cli");
   db.endSession("s", "cli_close");
   db.reopenSession("s");
@@ -127,19 +128,17 @@ test("reopenSession() clears the end so a later endSession() applies again", asy
   row = db.getSession("s")!;
   assert.equal(row.end_reason, "branched");
   assert.equal(row.ended_at, T0 + 3);
-  db.close();
 });
 
-test("updateSystemPrompt() replaces the stored prompt", async () => {
-  const { db } = await open();
+test("updateSystemPrompt() replaces the stored prompt", async (t) => {
+  const { db } = await open(t);
   db.createSession("s", "cli", { systemPrompt: "old" });
   db.updateSystemPrompt("s", "new prompt 🧪");
   assert.equal(db.getSession("s")!.system_prompt, "new prompt 🧪");
-  db.close();
 });
 
-test("endSession(), reopenSession() and updateSystemPrompt() do nothing for an unknown id", async () => {
-  const { db, path } = await open();
+test("endSession(), reopenSession() and updateSystemPrompt() do nothing for an unknown id", async (t) => {
+  const { db, path } = await open(t);
   db.endSession("ghost", "cli_close");
   db.reopenSession("ghost");
   db.updateSystemPrompt("ghost", "p");
@@ -148,32 +147,30 @@ test("endSession(), reopenSession() and updateSystemPrompt() do nothing for an u
   assert.deepEqual(await raw(path, "SELECT COUNT(*) AS n FROM sessions"), [{ n: 0 }]);
 });
 
-test("getSession() returns undefined for an unknown id and keeps columns a newer Hermes added", async () => {
+test("getSession() returns undefined for an unknown id and keeps columns a newer Hermes added", async (t) => {
   const path = tempDbPath();
-  const first = await open(path);
+  const first = await open(t, path);
   first.db.createSession("s", "cli");
   first.db.close();
-  const conn = await rawOpen(path);
+  using conn = await rawOpen(path);
   conn.exec("ALTER TABLE sessions ADD COLUMN handoff_state TEXT");
   conn.exec("UPDATE sessions SET handoff_state = 'pending'");
   conn.close();
-  const { db } = await open(path);
+  const { db } = await open(t, path);
   assert.equal(db.getSession("missing"), undefined);
   assert.equal(db.getSession("s")!.handoff_state, "pending");
-  db.close();
 });
 
-test("createSession() and the lifecycle writes throw ReadonlyError on a read-only database", async () => {
+test("createSession() and the lifecycle writes throw ReadonlyError on a read-only database", async (t) => {
   const path = tempDbPath();
-  const first = await open(path);
+  const first = await open(t, path);
   first.db.createSession("s", "cli");
   first.db.close();
-  const db = await SessionDB.open({ path, readonly: true });
+  using db = await SessionDB.open({ path, readonly: true });
   assert.throws(() => db.createSession("t", "cli"), ReadonlyError);
   assert.throws(() => db.ensureSession("t"), ReadonlyError);
   assert.throws(() => db.endSession("s", "x"), ReadonlyError);
   assert.throws(() => db.reopenSession("s"), ReadonlyError);
   assert.throws(() => db.updateSystemPrompt("s", "p"), ReadonlyError);
   assert.equal(db.getSession("s")!.ended_at, null);
-  db.close();
 });
