@@ -55,6 +55,10 @@ export type RawConnection = SqliteDriver & Disposable;
  */
 export async function rawOpen(path: string, readonly = false): Promise<RawConnection> {
   const open = await loadDriver();
-  const conn = open(path, { readonly });
+  return closing(open(path, { readonly }));
+}
+
+/** Makes a raw connection disposable, so `using` closes it when the test ends. */
+export function closing(conn: SqliteDriver): RawConnection {
   return Object.assign(conn, { [Symbol.dispose]: () => conn.close() });
 }

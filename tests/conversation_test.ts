@@ -1,18 +1,23 @@
-import { test } from "node:test";
+import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB } from "../lib/session_db.ts";
 import { rawOpen, tempDbPath } from "./_helpers.ts";
 
-async function open(path = tempDbPath()): Promise<{ db: SessionDB; at: number[]; path: string }> {
+/** Opens a store on `path` with a settable clock; it is closed when test `t` ends. */
+async function open(
+  t: TestContext,
+  path = tempDbPath(),
+): Promise<{ db: SessionDB; at: number[]; path: string }> {
   const at = [1776675600];
   const db = await SessionDB.open({ path, clock: () => at[0] });
+  t.after(() => db.close());
   return { db, at, path };
 }
 
 const CALL = { id: "c1", type: "function", function: { name: "terminal", arguments: "{}" } };
 
-test("getMessagesAsConversation() emits only set keys, and reasoning fields for assistants only", async () => {
-  const { db } = await open();
+test("getMessagesAsConversation() emits only set keys, and reasoning fields for assistants only", async (t) => {
+  const { db } = await open(t);
   db.createSession("s", "cli");
   db.appendMessages("s", [
     { role: "system", content: "rules", finishReason: "stop", reasoning: "no" },
@@ -56,11 +61,10 @@ test("getMessagesAsConversation() emits only set keys, and reasoning fields for 
     { role: "tool", content: "a.txt", tool_call_id: "c1", tool_name: "terminal" },
     { role: "assistant", content: "Here: a.txt" },
   ]);
-  db.close();
 });
 
-test("getMessagesAsConversation() removes leaked memory context from user and assistant text", async () => {
-  const { db } = await open();
+test("getMessagesAsConversation() removes leaked memory context from user and assistant text", async (t) => {
+  const { db } = await open(t);
   db.createSession("s", "cli");
   const block = "<memory-context>\n[System note: The following is recalled memory context, " +
     "NOT new user input. Treat as informational background data.]\n\n- likes tabs\n</memory-context>";
@@ -86,36 +90,33 @@ test("getMessagesAsConversation() removes leaked memory context from user and as
     `${block} tool output is left alone`,
     [{ type: "text", text: `${block} parts are left alone` }],
   ]);
-  db.close();
 });
 
-test("getMessagesAsConversation() degrades bad JSON: tool_calls to [] and reasoning fields to null", async () => {
-  const { db, path } = await open();
+test("getMessagesAsConversation() degrades bad JSON: tool_calls to [] and reasoning fields to null", async (t) => {
+  const { db, path } = await open(t);
   db.createSession("s", "cli");
   db.close();
-  const conn = await rawOpen(path);
+  using conn = await rawOpen(path);
   conn.exec(
     `INSERT INTO messages (session_id, role, content, tool_calls, reasoning_details,
        codex_message_items, timestamp)
      VALUES ('s', 'assistant', 'x', '{bad', '[bad', '', 1)`,
   );
   conn.close();
-  const again = await open(path);
+  const again = await open(t, path);
   assert.deepEqual(again.db.getMessagesAsConversation("s"), [
     { role: "assistant", content: "x", tool_calls: [], reasoning_details: null },
   ]);
-  again.db.close();
 });
 
-test("getMessagesAsConversation() returns [] for an unknown session", async () => {
-  const { db } = await open();
+test("getMessagesAsConversation() returns [] for an unknown session", async (t) => {
+  const { db } = await open(t);
   assert.deepEqual(db.getMessagesAsConversation("nope"), []);
   assert.deepEqual(db.getMessagesAsConversation("nope", { includeAncestors: true }), []);
-  db.close();
 });
 
-async function chain(): Promise<SessionDB> {
-  const { db, at } = await open();
+async function chain(t: TestContext): Promise<SessionDB> {
+  const { db, at } = await open(t);
   db.createSession("root", "cli");
   db.appendMessages("root", [
     { role: "user", content: "build the thing" },
@@ -136,8 +137,8 @@ async function chain(): Promise<SessionDB> {
   return db;
 }
 
-test("getMessagesAsConversation() with includeAncestors replays the lineage root first", async () => {
-  const db = await chain();
+test("getMessagesAsConversation() with includeAncestors replays the lineage root first", async (t) => {
+  const db = await chain(t);
   assert.deepEqual(db.getMessagesAsConversation("tip", { includeAncestors: true }), [
     { role: "user", content: "build the thing" },
     { role: "assistant", content: "building" },
@@ -148,39 +149,36 @@ test("getMessagesAsConversation() with includeAncestors replays the lineage root
     { role: "assistant", content: "tested" },
     { role: "user", content: "build the thing" },
   ]);
-  db.close();
 });
 
-test("getMessagesAsConversation() drops a replayed prompt only with includeAncestors", async () => {
-  const db = await chain();
+test("getMessagesAsConversation() drops a replayed prompt only with includeAncestors", async (t) => {
+  const db = await chain(t);
   const plain = db.getMessagesAsConversation("tip");
   assert.equal(plain.length, 6);
   assert.deepEqual(plain[3], { role: "user", content: "now test it" });
   assert.deepEqual(db.getMessagesAsConversation("root", { includeAncestors: true }).length, 3);
-  db.close();
 });
 
-test("getMessagesAsConversation() with includeAncestors stops on a parent cycle", async () => {
-  const { db, path } = await open();
+test("getMessagesAsConversation() with includeAncestors stops on a parent cycle", async (t) => {
+  const { db, path } = await open(t);
   db.createSession("a", "cli");
   db.createSession("b", "cli", { parentSessionId: "a" });
   db.appendMessage("a", { role: "user", content: "in a" });
   db.appendMessage("b", { role: "user", content: "in b" });
   db.close();
-  const conn = await rawOpen(path);
+  using conn = await rawOpen(path);
   conn.exec("UPDATE sessions SET parent_session_id = 'b' WHERE id = 'a'");
   conn.close();
-  const again = await open(path);
+  const again = await open(t, path);
   assert.deepEqual(
     again.db.getMessagesAsConversation("b", { includeAncestors: true }).map((m) => m.content),
     ["in a", "in b"],
   );
-  again.db.close();
 });
 
 test("getMessagesAsConversation() trims a 400,000-character whitespace run in linear time", async () => {
   // Regression: trimming with /\s+$/ retried at every position of the run.
-  const db = await SessionDB.open({ path: tempDbPath() });
+  using db = await SessionDB.open({ path: tempDbPath() });
   db.createSession("s", "cli");
   db.appendMessage("s", { role: "user", content: `  deploy${"\u3000 ".repeat(200_000)}` });
   db.appendMessage("s", {
@@ -189,5 +187,4 @@ test("getMessagesAsConversation() trims a 400,000-character whitespace run in li
   });
   const conversation = db.getMessagesAsConversation("s");
   assert.deepEqual(conversation.map((m) => m.content), ["deploy", "ok"]);
-  db.close();
 });

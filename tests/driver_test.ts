@@ -2,35 +2,32 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loadDriver, runtimeName } from "../lib/driver/load.ts";
 import { SqliteError } from "../lib/driver/sqlite_error.ts";
-import type { SqliteDriver } from "../lib/driver/types.ts";
 import { readdirSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { tempDbPath, tempDir } from "./_helpers.ts";
+import { closing, type RawConnection, tempDbPath, tempDir } from "./_helpers.ts";
 
-async function fresh(path = tempDbPath()): Promise<SqliteDriver> {
+async function fresh(path = tempDbPath()): Promise<RawConnection> {
   const open = await loadDriver();
-  const db = open(path);
+  const db = closing(open(path));
   db.exec("PRAGMA journal_mode = WAL");
   return db;
 }
 
 test("loadDriver() picks the adapter of the running runtime", async () => {
-  const db = await fresh();
+  using db = await fresh();
   assert.equal(db.kind, runtimeName() === "bun" ? "bun:sqlite" : "node:sqlite");
-  db.close();
 });
 
 test("driver supports FTS5 with the trigram tokenizer", async () => {
-  const db = await fresh();
+  using db = await fresh();
   db.exec("CREATE VIRTUAL TABLE t USING fts5(content, tokenize='trigram')");
   db.prepare("INSERT INTO t(rowid, content) VALUES (?, ?)").run(1, "记忆断裂排查 docker");
   const rows = db.prepare("SELECT rowid AS id FROM t WHERE t MATCH ?").all('"断裂排"');
   assert.deepEqual(rows, [{ id: 1 }]);
-  db.close();
 });
 
 test("driver round-trips text containing U+0000 on bind and read", async () => {
-  const db = await fresh();
+  using db = await fresh();
   db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT, b TEXT)");
   const values = [
     '\u0000json:[{"type":"text"}]',
@@ -47,22 +44,20 @@ test("driver round-trips text containing U+0000 on bind and read", async () => {
   assert.deepEqual(rows.map((r) => r.n), values.map((v) => new TextEncoder().encode(v).length));
   assert.equal(db.prepare("SELECT a FROM t WHERE id = ?").get(1)?.a, values[0]);
   assert.deepEqual([...db.prepare("SELECT a FROM t WHERE id = 2").iterate()], [{ a: values[1] }]);
-  db.close();
 });
 
 test("driver returns BLOBs as Uint8Array and keeps them apart from text", async () => {
-  const db = await fresh();
+  using db = await fresh();
   db.exec("CREATE TABLE t (b BLOB)");
   db.prepare("INSERT INTO t VALUES (?)").run(new Uint8Array([0, 1, 2]));
   const row = db.prepare("SELECT b, typeof(b) AS t FROM t").get();
   assert.ok(row?.b instanceof Uint8Array);
   assert.deepEqual([...(row.b as Uint8Array)], [0, 1, 2]);
   assert.equal(row.t, "blob");
-  db.close();
 });
 
 test("driver keeps a BLOB of zero bytes apart from text holding U+0000 in one row", async () => {
-  const db = await fresh();
+  using db = await fresh();
   db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT, b BLOB, c TEXT, n INTEGER)");
   db.prepare("INSERT INTO t (a, b, c, n) VALUES (?, ?, ?, ?)")
     .run("x\u0000y", new Uint8Array([0, 120, 0]), null, 7);
@@ -71,46 +66,41 @@ test("driver keeps a BLOB of zero bytes apart from text holding U+0000 in one ro
   assert.deepEqual(statement.get(), expected);
   assert.deepEqual(statement.all(), [expected]);
   assert.deepEqual([...statement.iterate()], [expected]);
-  db.close();
 });
 
 test("driver returns rows as plain objects with the columns in order", async () => {
-  const db = await fresh();
+  using db = await fresh();
   const statement = db.prepare("SELECT 2 AS z, 'b' AS a, NULL AS m");
   for (const row of [statement.get(), ...statement.all(), ...statement.iterate()]) {
     assert.equal(Object.getPrototypeOf(row), Object.prototype);
     assert.deepEqual(Object.keys(row!), ["z", "a", "m"]);
     assert.deepEqual(row, { z: 2, a: "b", m: null });
   }
-  db.close();
 });
 
 test("driver keeps full double precision of REAL timestamps", async () => {
-  const db = await fresh();
+  using db = await fresh();
   db.exec("CREATE TABLE t (ts REAL NOT NULL)");
   const stamps = [1777453504.408011, 1776675600.0000002, 0.1 + 0.2, Number.MAX_SAFE_INTEGER / 3];
   for (const ts of stamps) db.prepare("INSERT INTO t VALUES (?)").run(ts);
   assert.deepEqual(db.prepare("SELECT ts FROM t ORDER BY rowid").all().map((r) => r.ts), stamps);
-  db.close();
 });
 
 test("driver get() returns undefined when there is no row", async () => {
-  const db = await fresh();
+  using db = await fresh();
   assert.equal(db.prepare("SELECT 1 AS x WHERE 0").get(), undefined);
-  db.close();
 });
 
 test("driver run() reports changes and the last rowid", async () => {
-  const db = await fresh();
+  using db = await fresh();
   db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)");
   const result = db.prepare("INSERT INTO t (v) VALUES (?)").run("x");
   assert.equal(result.changes, 1);
   assert.equal(Number(result.lastInsertRowid), 1);
-  db.close();
 });
 
 test("driver throws SqliteError with the constraint code when a constraint fails", async () => {
-  const db = await fresh();
+  using db = await fresh();
   db.exec("PRAGMA foreign_keys = ON");
   db.exec("CREATE TABLE p (id TEXT PRIMARY KEY); CREATE TABLE c (pid TEXT REFERENCES p(id))");
   assert.throws(() => db.prepare("INSERT INTO c VALUES (?)").run("missing"), (error) => {
@@ -121,13 +111,12 @@ test("driver throws SqliteError with the constraint code when a constraint fails
     assert.match(error.message, /FOREIGN KEY constraint failed/);
     return true;
   });
-  db.close();
 });
 
 test("driver throws SqliteError with SQLITE_BUSY when another connection holds the lock", async () => {
   const path = tempDbPath();
-  const a = await fresh(path);
-  const b = await fresh(path);
+  using a = await fresh(path);
+  using b = await fresh(path);
   b.exec("PRAGMA busy_timeout = 10");
   a.exec("CREATE TABLE t (x)");
   a.exec("BEGIN IMMEDIATE");
@@ -138,30 +127,27 @@ test("driver throws SqliteError with SQLITE_BUSY when another connection holds t
     return true;
   });
   a.exec("COMMIT");
-  a.close();
-  b.close();
 });
 
 test("driver throws SqliteError for a syntax error, never a raw runtime error", async () => {
-  const db = await fresh();
+  using db = await fresh();
   assert.throws(() => db.prepare("SELEC nonsense"), SqliteError);
-  db.close();
 });
 
 test("driver close() twice is harmless", async () => {
-  const db = await fresh();
+  using db = await fresh();
   db.close();
   db.close();
 });
 
 test("driver opens a file as immutable: it reads the rows, creates no -wal or -shm, and refuses writes", async () => {
   const path = join(tempDir(), "odd name #1 ?.db");
-  const db = await fresh(path);
+  using db = await fresh(path);
   db.exec("CREATE TABLE t (v TEXT); INSERT INTO t VALUES ('kept')");
   db.close();
   assert.deepEqual(readdirSync(dirname(path)), [basename(path)], "the last close removed the WAL");
   const open = await loadDriver();
-  const immutable = open(path, { immutable: true });
+  using immutable = closing(open(path, { immutable: true }));
   assert.deepEqual(immutable.prepare("SELECT v FROM t").all(), [{ v: "kept" }]);
   assert.throws(() => immutable.exec("INSERT INTO t VALUES ('no')"), SqliteError);
   immutable.close();

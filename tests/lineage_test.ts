@@ -28,7 +28,7 @@ async function fixture(): Promise<SessionDB> {
 }
 
 test("getAncestors() returns full rows, self first, up to the root", async () => {
-  const db = await fixture();
+  using db = await fixture();
   const rows = db.getAncestors(aliases.compression_tip);
   assert.deepEqual(rows.map((r) => r.id), [
     aliases.compression_tip,
@@ -37,18 +37,16 @@ test("getAncestors() returns full rows, self first, up to the root", async () =>
   ]);
   assert.deepEqual(rows[0], db.getSession(aliases.compression_tip));
   assert.equal(rows[2].title, "my project");
-  db.close();
 });
 
 test("getAncestors() is [] for an unknown id and [self] for a root", async () => {
-  const db = await fixture();
+  using db = await fixture();
   assert.deepEqual(db.getAncestors("does-not-exist"), []);
   assert.deepEqual(db.getAncestors(aliases.live).map((r) => r.id), [aliases.live]);
-  db.close();
 });
 
 test("getDescendants() returns self, then children by start, then grandchildren", async () => {
-  const db = await fixture();
+  using db = await fixture();
   const rows = db.getDescendants(aliases.compression_root);
   assert.deepEqual(rows.map((r) => r.id), [
     aliases.compression_root,
@@ -58,22 +56,20 @@ test("getDescendants() returns self, then children by start, then grandchildren"
   ]);
   assert.deepEqual(rows[3], db.getSession(aliases.compression_tip));
   assert.deepEqual(db.getDescendants("does-not-exist"), []);
-  db.close();
 });
 
 test("getDescendants() puts every child before any grandchild", async () => {
-  const db = await dbWith([
+  using db = await dbWith([
     { id: "root", started_at: 1 },
     { id: "a", started_at: 2, parent_session_id: "root" },
     { id: "a1", started_at: 3, parent_session_id: "a" },
     { id: "b", started_at: 4, parent_session_id: "root" },
   ]);
   assert.deepEqual(db.getDescendants("root").map((r) => r.id), ["root", "a", "b", "a1"]);
-  db.close();
 });
 
 test("getAncestors() and getDescendants() stop on a parent cycle", async () => {
-  const db = await dbWith([
+  using db = await dbWith([
     { id: "a", started_at: 1, parent_session_id: "c" },
     { id: "b", started_at: 2, parent_session_id: "a" },
     { id: "c", started_at: 3, parent_session_id: "b" },
@@ -82,7 +78,6 @@ test("getAncestors() and getDescendants() stop on a parent cycle", async () => {
   assert.deepEqual(db.getAncestors("x").map((r) => r.id), ["x", "b", "a", "c"]);
   assert.deepEqual(db.getAncestors("a").map((r) => r.id), ["a", "c", "b"]);
   assert.deepEqual(db.getDescendants("a").map((r) => r.id), ["a", "b", "c", "x"]);
-  db.close();
 });
 
 test("getAncestors() and getDescendants() follow at most 1000 generations", async () => {
@@ -90,18 +85,17 @@ test("getAncestors() and getDescendants() follow at most 1000 generations", asyn
   for (let i = 0; i <= 1100; i++) {
     chain.push({ id: `g${i}`, started_at: i, parent_session_id: i === 0 ? null : `g${i - 1}` });
   }
-  const db = await dbWith(chain);
+  using db = await dbWith(chain);
   const up = db.getAncestors("g1100");
   assert.equal(up.length, 1001);
   assert.equal(up[1000].id, "g100");
   const down = db.getDescendants("g0");
   assert.equal(down.length, 1001);
   assert.equal(down[1000].id, "g1000");
-  db.close();
 });
 
 test("getCompressionTip() follows only children started at or after the compression end", async () => {
-  const db = await dbWith([
+  using db = await dbWith([
     { id: "root", started_at: 10, ended_at: 20, end_reason: "compression" },
     { id: "delegate", started_at: 15, parent_session_id: "root" },
     { id: "next", started_at: 20, parent_session_id: "root" },
@@ -110,11 +104,10 @@ test("getCompressionTip() follows only children started at or after the compress
   ]);
   assert.equal(db.getCompressionTip("root"), "next");
   assert.equal(db.getCompressionTip("branch"), "branch");
-  db.close();
 });
 
 test("getCompressionTip() picks the newest continuation and ends on a cycle after 100 steps", async () => {
-  const db = await dbWith([
+  using db = await dbWith([
     { id: "root", started_at: 10, ended_at: 20, end_reason: "compression" },
     { id: "older", started_at: 21, parent_session_id: "root" },
     { id: "newer", started_at: 22, parent_session_id: "root" },
@@ -123,11 +116,10 @@ test("getCompressionTip() picks the newest continuation and ends on a cycle afte
   ]);
   assert.equal(db.getCompressionTip("root"), "newer");
   assert.equal(db.getCompressionTip("p"), "p");
-  db.close();
 });
 
 test("resolveResumeSessionId() walks empty sessions down to the first one with messages", async () => {
-  const db = await dbWith(
+  using db = await dbWith(
     [
       { id: "e1", started_at: 1, ended_at: 2, end_reason: "compression" },
       { id: "e2", started_at: 3, parent_session_id: "e1" },
@@ -144,20 +136,18 @@ test("resolveResumeSessionId() walks empty sessions down to the first one with m
   assert.equal(db.resolveResumeSessionId("full"), "full");
   assert.equal(db.resolveResumeSessionId("lonely"), "lonely");
   assert.equal(db.resolveResumeSessionId("unknown"), "unknown");
-  db.close();
 });
 
 test("resolveResumeSessionId() returns the original id when the empty chain loops", async () => {
-  const db = await dbWith([
+  using db = await dbWith([
     { id: "a", started_at: 1, parent_session_id: "b" },
     { id: "b", started_at: 2, parent_session_id: "a" },
   ]);
   assert.equal(db.resolveResumeSessionId("a"), "a");
-  db.close();
 });
 
 test("resolveResumeSessionId() lets a storage error through instead of answering the id", async () => {
-  const db = await dbWith([{ id: "a", started_at: 1 }]);
+  using db = await dbWith([{ id: "a", started_at: 1 }]);
   assert.equal(db.resolveResumeSessionId("a"), "a");
   db.close();
   assert.throws(() => db.resolveResumeSessionId("a"), { name: "SqliteError" });
@@ -182,7 +172,7 @@ test("resolveResumeSessionId() throws SQLITE_CORRUPT when the messages index is 
 });
 
 test("getAncestors() and getDescendants() keep U+0000 inside text columns", async () => {
-  const db = await dbWith([
+  using db = await dbWith([
     { id: "root", started_at: 1, title: "nul\u0000root" },
     { id: "kid", started_at: 2, parent_session_id: "root", title: "nul\u0000kid" },
   ]);
@@ -191,5 +181,4 @@ test("getAncestors() and getDescendants() keep U+0000 inside text columns", asyn
     "nul\u0000kid",
   ]);
   assert.deepEqual(db.getAncestors("kid").map((r) => r.title), ["nul\u0000kid", "nul\u0000root"]);
-  db.close();
 });

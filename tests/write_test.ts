@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { loadDriver } from "../lib/driver/load.ts";
 import { SqliteError } from "../lib/driver/sqlite_error.ts";
@@ -7,12 +7,15 @@ import { WriteBusyError } from "../lib/errors.ts";
 import { CHECKPOINT_EVERY, sleepSync, Writer } from "../lib/write.ts";
 import { tempDbPath } from "./_helpers.ts";
 
-async function pair(): Promise<[SqliteDriver, SqliteDriver]> {
+/** Two connections on one new WAL file (`b` never waits); both are closed when test `t` ends. */
+async function pair(t: TestContext): Promise<[SqliteDriver, SqliteDriver]> {
   const open = await loadDriver();
   const path = tempDbPath();
   const a = open(path);
+  t.after(() => a.close());
   a.exec("PRAGMA journal_mode = WAL; CREATE TABLE t (v TEXT)");
   const b = open(path);
+  t.after(() => b.close());
   b.exec("PRAGMA busy_timeout = 0");
   return [a, b];
 }
@@ -21,18 +24,16 @@ function count(db: SqliteDriver): number {
   return Number(db.prepare("SELECT count(*) AS n FROM t").get()!.n);
 }
 
-test("Writer.run() commits the work and returns its result", async () => {
-  const [a, b] = await pair();
+test("Writer.run() commits the work and returns its result", async (t) => {
+  const [a, b] = await pair(t);
   const writer = new Writer(b);
   const result = writer.run(() => b.prepare("INSERT INTO t VALUES (?)").run("x").changes);
   assert.equal(result, 1);
   assert.equal(count(a), 1);
-  a.close();
-  b.close();
 });
 
-test("Writer.run() rolls back everything when the work throws", async () => {
-  const [a, b] = await pair();
+test("Writer.run() rolls back everything when the work throws", async (t) => {
+  const [a, b] = await pair(t);
   const writer = new Writer(b);
   assert.throws(() =>
     writer.run(() => {
@@ -40,12 +41,10 @@ test("Writer.run() rolls back everything when the work throws", async () => {
       throw new RangeError("bad value");
     }), RangeError);
   assert.equal(count(a), 0);
-  a.close();
-  b.close();
 });
 
-test("Writer.run() retries with a 20–150 ms jitter while the lock is held, then succeeds", async () => {
-  const [a, b] = await pair();
+test("Writer.run() retries with a 20–150 ms jitter while the lock is held, then succeeds", async (t) => {
+  const [a, b] = await pair(t);
   const pauses: number[] = [];
   const randoms = [0, 0.5, 0.999];
   a.exec("BEGIN IMMEDIATE");
@@ -59,12 +58,10 @@ test("Writer.run() retries with a 20–150 ms jitter while the lock is held, the
   writer.run(() => b.prepare("INSERT INTO t VALUES (?)").run("after wait"));
   assert.deepEqual(pauses.map(Math.round), [20, 85, 150]);
   assert.equal(count(a), 1);
-  a.close();
-  b.close();
 });
 
-test("Writer.run() gives up after 15 attempts with WriteBusyError and writes nothing", async () => {
-  const [a, b] = await pair();
+test("Writer.run() gives up after 15 attempts with WriteBusyError and writes nothing", async (t) => {
+  const [a, b] = await pair(t);
   a.exec("BEGIN IMMEDIATE");
   let pauses = 0;
   const writer = new Writer(b, { sleep: () => void pauses++ });
@@ -80,22 +77,18 @@ test("Writer.run() gives up after 15 attempts with WriteBusyError and writes not
   assert.equal(count(a), 0);
   writer.run(() => b.prepare("INSERT INTO t VALUES (?)").run("next one works"));
   assert.equal(count(a), 1);
-  a.close();
-  b.close();
 });
 
-test("Writer.run() does not retry an error that is not busy", async () => {
-  const [a, b] = await pair();
+test("Writer.run() does not retry an error that is not busy", async (t) => {
+  const [, b] = await pair(t);
   let pauses = 0;
   const writer = new Writer(b, { sleep: () => void pauses++ });
   assert.throws(() => writer.run(() => b.exec("INSERT INTO missing VALUES (1)")), SqliteError);
   assert.equal(pauses, 0);
-  a.close();
-  b.close();
 });
 
-test("Writer.run() nested inside another write joins the outer transaction", async () => {
-  const [a, b] = await pair();
+test("Writer.run() nested inside another write joins the outer transaction", async (t) => {
+  const [a, b] = await pair(t);
   const writer = new Writer(b);
   assert.throws(() =>
     writer.run(() => {
@@ -104,12 +97,10 @@ test("Writer.run() nested inside another write joins the outer transaction", asy
     })
   );
   assert.equal(count(a), 0);
-  a.close();
-  b.close();
 });
 
-test(`Writer.run() checkpoints the WAL after every ${CHECKPOINT_EVERY} writes`, async () => {
-  const [a, b] = await pair();
+test(`Writer.run() checkpoints the WAL after every ${CHECKPOINT_EVERY} writes`, async (t) => {
+  const [, b] = await pair(t);
   const statements: string[] = [];
   const recording: SqliteDriver = {
     kind: b.kind,
@@ -129,8 +120,6 @@ test(`Writer.run() checkpoints the WAL after every ${CHECKPOINT_EVERY} writes`, 
   assert.equal(checkpoints(), 1);
   for (let i = 0; i < CHECKPOINT_EVERY; i++) writer.run(() => insert.run(String(i)));
   assert.equal(checkpoints(), 2);
-  a.close();
-  b.close();
 });
 
 test("sleepSync() blocks for about the time asked", () => {
@@ -156,8 +145,8 @@ function rollbackFails(db: SqliteDriver, failures: number): SqliteDriver {
   };
 }
 
-test("Writer.run() whose ROLLBACK fails once rolls back again and leaves the lock free", async () => {
-  const [a, b] = await pair();
+test("Writer.run() whose ROLLBACK fails once rolls back again and leaves the lock free", async (t) => {
+  const [a, b] = await pair(t);
   const writer = new Writer(rollbackFails(b, 1));
   assert.throws(() =>
     writer.run(() => {
@@ -171,12 +160,10 @@ test("Writer.run() whose ROLLBACK fails once rolls back again and leaves the loc
     { v: "other connection" },
     { v: "next write" },
   ]);
-  a.close();
-  b.close();
 });
 
-test("Writer.run() after a transaction no ROLLBACK could end ends it before the next write", async () => {
-  const [a, b] = await pair();
+test("Writer.run() after a transaction no ROLLBACK could end ends it before the next write", async (t) => {
+  const [a, b] = await pair(t);
   const writer = new Writer(rollbackFails(b, 2));
   assert.throws(() =>
     writer.run(() => {
@@ -185,12 +172,10 @@ test("Writer.run() after a transaction no ROLLBACK could end ends it before the 
     }), RangeError);
   writer.run(() => b.prepare("INSERT INTO t VALUES (?)").run("next write"));
   assert.deepEqual(a.prepare("SELECT v FROM t").all(), [{ v: "next write" }]);
-  a.close();
-  b.close();
 });
 
-test("Writer.run() reports why when the transaction left open still cannot be rolled back", async () => {
-  const [a, b] = await pair();
+test("Writer.run() reports why when the transaction left open still cannot be rolled back", async (t) => {
+  const [a, b] = await pair(t);
   const writer = new Writer(rollbackFails(b, 3));
   assert.throws(() =>
     writer.run(() => {
@@ -203,12 +188,10 @@ test("Writer.run() reports why when the transaction left open still cannot be ro
   });
   writer.run(() => b.prepare("INSERT INTO t VALUES (?)").run("third write"));
   assert.deepEqual(a.prepare("SELECT v FROM t").all(), [{ v: "third write" }]);
-  a.close();
-  b.close();
 });
 
-test("Writer.run() when SQLite has already rolled back throws the work's error and writes on", async () => {
-  const [a, b] = await pair();
+test("Writer.run() when SQLite has already rolled back throws the work's error and writes on", async (t) => {
+  const [a, b] = await pair(t);
   const writer = new Writer(b);
   assert.throws(() =>
     writer.run(() => {
@@ -223,6 +206,4 @@ test("Writer.run() when SQLite has already rolled back throws the work's error a
     { v: "other connection" },
     { v: "next write" },
   ]);
-  a.close();
-  b.close();
 });
