@@ -1,17 +1,22 @@
-import { test } from "node:test";
+import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB } from "../lib/session_db.ts";
 import { copyFixture, rawOpen, tempDbPath } from "./_helpers.ts";
 
-async function open(path = tempDbPath()): Promise<{ db: SessionDB; at: number[]; path: string }> {
+/** Opens a store on `path` with a settable clock; it is closed when test `t` ends. */
+async function open(
+  t: TestContext,
+  path = tempDbPath(),
+): Promise<{ db: SessionDB; at: number[]; path: string }> {
   const at = [1000];
   const db = await SessionDB.open({ path, clock: () => at[0] });
+  t.after(() => db.close());
   return { db, at, path };
 }
 
 /** Sessions whose order by (last activity, start, id) differs from their order by start. */
-async function sample(): Promise<{ db: SessionDB; at: number[]; path: string }> {
-  const opened = await open();
+async function sample(t: TestContext): Promise<{ db: SessionDB; at: number[]; path: string }> {
+  const opened = await open(t);
   const { db, at } = opened;
   at[0] = 1000;
   db.createSession("old_busy", "cli");
@@ -28,19 +33,18 @@ async function sample(): Promise<{ db: SessionDB; at: number[]; path: string }> 
   return opened;
 }
 
-test("exportSession() returns every session column and the messages", async () => {
-  const { db } = await sample();
+test("exportSession() returns every session column and the messages", async (t) => {
+  const { db } = await sample(t);
   const exported = db.exportSession("child")!;
   const { messages, ...session } = exported;
   assert.deepEqual(session, db.getSession("child"));
   assert.deepEqual(messages, db.getMessages("child"));
   assert.equal(messages.length, 2);
   assert.equal(db.exportSession("missing"), undefined);
-  db.close();
 });
 
-test("exportAll() orders by last activity, then start, then id, children included", async () => {
-  const { db } = await sample();
+test("exportAll() orders by last activity, then start, then id, children included", async (t) => {
+  const { db } = await sample(t);
   const all = db.exportAll();
   assert.deepEqual(all.map((s) => [s.id, s.last_active]), [
     ["old_busy", 1500],
@@ -50,20 +54,18 @@ test("exportAll() orders by last activity, then start, then id, children include
   ]);
   assert.deepEqual(all[1].messages.map((m) => m.content), ["a", "b"]);
   assert.deepEqual(Object.keys(all[0]).slice(-2), ["last_active", "messages"]);
-  db.close();
 });
 
-test("exportAll() filters by source; an empty source means every source", async () => {
-  const { db } = await sample();
+test("exportAll() filters by source; an empty source means every source", async (t) => {
+  const { db } = await sample(t);
   assert.deepEqual(db.exportAll({ source: "telegram" }).map((s) => s.id), ["quiet"]);
   assert.deepEqual(db.exportAll({ source: "discord" }), []);
   assert.equal(db.exportAll({ source: "" }).length, 4);
   assert.equal(db.exportAll({ source: null }).length, 4);
-  db.close();
 });
 
-test("iterateExport() yields what exportAll() returns, in the same order, lazily", async () => {
-  const { db } = await open(copyFixture("hermes-v11.db"));
+test("iterateExport() yields what exportAll() returns, in the same order, lazily", async (t) => {
+  const { db } = await open(t, copyFixture("hermes-v11.db"));
   const all = db.exportAll();
   assert.equal(all.length, 42);
   const iterator = db.iterateExport();
@@ -72,13 +74,12 @@ test("iterateExport() yields what exportAll() returns, in the same order, lazily
   assert.deepEqual(first.value, all[0]);
   assert.deepEqual([first.value, ...iterator], all);
   assert.deepEqual([...db.iterateExport({ source: "cron" })], db.exportAll({ source: "cron" }));
-  db.close();
 });
 
-test("iterateExport() stopped early releases its snapshot so the next write succeeds", async () => {
-  const { db, path } = await sample();
+test("iterateExport() stopped early releases its snapshot so the next write succeeds", async (t) => {
+  const { db, path } = await sample(t);
   db.close();
-  const reopened = await SessionDB.open({
+  using reopened = await SessionDB.open({
     path,
     clock: () => 2000,
     retry: { maxAttempts: 2, sleep: () => {}, busyTimeoutMs: 0 },
@@ -87,16 +88,15 @@ test("iterateExport() stopped early releases its snapshot so the next write succ
     assert.equal(session.id, "old_busy");
     break;
   }
-  const other = await rawOpen(path);
+  using other = await rawOpen(path);
   other.exec("INSERT INTO sessions (id, source, started_at) VALUES ('from_elsewhere', 'cli', 1)");
   other.close();
   reopened.appendMessage("quiet", { role: "user", content: "after the export" });
   assert.equal(reopened.messageCount("quiet"), 1);
-  reopened.close();
 });
 
-test("iterateExport() runs alongside another export without disturbing it", async () => {
-  const { db } = await sample();
+test("iterateExport() runs alongside another export without disturbing it", async (t) => {
+  const { db } = await sample(t);
   const a = db.iterateExport();
   const b = db.iterateExport();
   const ids: string[] = [];
@@ -115,17 +115,15 @@ test("iterateExport() runs alongside another export without disturbing it", asyn
   ]);
   assert.equal(a.next().done, true);
   assert.equal(b.next().done, true);
-  db.close();
 });
 
-test("iterateExport() sees one snapshot even when another process writes meanwhile", async () => {
-  const { db, path } = await sample();
+test("iterateExport() sees one snapshot even when another process writes meanwhile", async (t) => {
+  const { db, path } = await sample(t);
   const iterator = db.iterateExport();
   assert.equal(iterator.next().value!.id, "old_busy");
-  const other = await rawOpen(path);
+  using other = await rawOpen(path);
   other.exec("INSERT INTO sessions (id, source, started_at) VALUES ('newcomer', 'cli', 5000)");
   other.close();
   assert.deepEqual([...iterator].map((s) => s.id), ["child", "twin", "quiet"]);
   assert.equal(db.exportAll().length, 5);
-  db.close();
 });

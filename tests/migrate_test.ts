@@ -8,16 +8,13 @@ import { copyFixture, expected, FIXTURES, rawOpen, tempDbPath } from "./_helpers
 const MASTER_SQL = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name";
 
 async function masterOf(path: string) {
-  const db = await rawOpen(path, true);
-  const rows = db.prepare(MASTER_SQL).all();
-  db.close();
-  return rows;
+  using db = await rawOpen(path, true);
+  return db.prepare(MASTER_SQL).all();
 }
 
 async function scalar(path: string, sql: string, ...params: (string | number)[]) {
-  const db = await rawOpen(path, true);
+  using db = await rawOpen(path, true);
   const row = db.prepare(sql).get(...params);
-  db.close();
   return row ? Object.values(row)[0] : undefined;
 }
 
@@ -42,7 +39,7 @@ test("SessionDB.open() twice leaves the schema as it was", async () => {
 test("SessionDB.open() leaves the rows of a v11 fixture untouched", async () => {
   const path = copyFixture("hermes-v11.db");
   const dump = async () => {
-    const db = await rawOpen(path, true);
+    using db = await rawOpen(path, true);
     const out = {
       sessions: db.prepare("SELECT * FROM sessions ORDER BY id").all(),
       messages: db.prepare("SELECT * FROM messages ORDER BY id").all(),
@@ -74,12 +71,11 @@ for (
     }>(want);
     assert.equal(await scalar(path, "SELECT version FROM schema_version"), 11);
     assert.deepEqual(await masterOf(path), reference.sqlite_master);
-    const db = await rawOpen(path, true);
+    using db = await rawOpen(path, true);
     for (const table of ["messages_fts", "messages_fts_trigram"]) {
       const rows = db.prepare(`SELECT rowid, content FROM ${table} ORDER BY rowid`).all();
       assert.deepEqual(rows, reference.fts_rows[table], table);
     }
-    db.close();
   });
 }
 
@@ -96,7 +92,7 @@ test("SessionDB.open() makes tool names and tool-call arguments of a v10 file fi
 
 test("SessionDB.open() keeps a newer schema version, extra columns and tables", async () => {
   const path = copyFixture("hermes-v11.db");
-  const raw = await rawOpen(path);
+  using raw = await rawOpen(path);
   raw.exec("UPDATE schema_version SET version = 30");
   raw.exec("ALTER TABLE messages ADD COLUMN future_flag TEXT DEFAULT 'x'");
   raw.exec("ALTER TABLE sessions ADD COLUMN future_score REAL");
@@ -104,7 +100,7 @@ test("SessionDB.open() keeps a newer schema version, extra columns and tables", 
   raw.exec("INSERT INTO future_table VALUES ('kept')");
   raw.close();
   const before = await masterOf(path);
-  const db = await SessionDB.open({ path });
+  using db = await SessionDB.open({ path });
   db.close();
   assert.deepEqual(await masterOf(path), before);
   assert.equal(await scalar(path, "SELECT version FROM schema_version"), 30);
@@ -113,7 +109,7 @@ test("SessionDB.open() keeps a newer schema version, extra columns and tables", 
 
 test("SessionDB.open() adds columns an older file lacks, in declared order", async () => {
   const path = tempDbPath();
-  const raw = await rawOpen(path);
+  using raw = await rawOpen(path);
   raw.exec(
     `CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, started_at REAL NOT NULL);
             CREATE TABLE schema_version (version INTEGER NOT NULL);
@@ -121,7 +117,7 @@ test("SessionDB.open() adds columns an older file lacks, in declared order", asy
   );
   raw.close();
   (await SessionDB.open({ path })).close();
-  const db = await rawOpen(path, true);
+  using db = await rawOpen(path, true);
   const columns = db.prepare("SELECT name FROM pragma_table_info('sessions')").all().map((r) =>
     r.name
   );

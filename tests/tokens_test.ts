@@ -23,7 +23,7 @@ const COUNTERS = [
 ];
 
 test("updateTokenCounts() adds counts and costs by default", async () => {
-  const db = await open();
+  using db = await open();
   db.createSession("s", "cli");
   const one = {
     inputTokens: 100,
@@ -47,11 +47,10 @@ test("updateTokenCounts() adds counts and costs by default", async () => {
   });
   // Same float sum as Python's SQLite: 0 + 0.1 + 0.2.
   assert.equal(row.estimated_cost_usd, 0.30000000000000004);
-  db.close();
 });
 
 test("updateTokenCounts() makes the estimated cost 0.0 on any call and leaves the actual cost NULL until given", async () => {
-  const db = await open();
+  using db = await open();
   db.createSession("s", "cli");
   assert.equal(db.getSession("s")!.estimated_cost_usd, null);
   db.updateTokenCounts("s", { inputTokens: 1 });
@@ -63,11 +62,10 @@ test("updateTokenCounts() makes the estimated cost 0.0 on any call and leaves th
   db.updateTokenCounts("s", { actualCostUsd: null });
   row = db.getSession("s")!;
   assert.equal(row.actual_cost_usd, 0.75);
-  db.close();
 });
 
 test("updateTokenCounts() with absolute sets the values and resets an omitted call count and estimate to 0", async () => {
-  const db = await open();
+  using db = await open();
   db.createSession("s", "telegram");
   db.updateTokenCounts("s", {
     inputTokens: 10,
@@ -104,11 +102,10 @@ test("updateTokenCounts() with absolute sets the values and resets an omitted ca
   assert.equal(row.actual_cost_usd, 0.4);
   db.updateTokenCounts("s", { actualCostUsd: 0.9, absolute: true });
   assert.equal(db.getSession("s")!.actual_cost_usd, 0.9);
-  db.close();
 });
 
 test("updateTokenCounts() keeps the first billing provider, URL, mode and model", async () => {
-  const db = await open();
+  using db = await open();
   db.createSession("s", "cli");
   db.updateTokenCounts("s", { billingProvider: null, model: "first-model" });
   db.updateTokenCounts("s", {
@@ -130,11 +127,10 @@ test("updateTokenCounts() keeps the first billing provider, URL, mode and model"
     billing_mode: "api",
     model: "first-model",
   });
-  db.close();
 });
 
 test("updateTokenCounts() keeps the latest non-null cost status, source and pricing version", async () => {
-  const db = await open();
+  using db = await open();
   db.createSession("s", "cli");
   db.updateTokenCounts("s", {
     costStatus: "estimated",
@@ -149,11 +145,10 @@ test("updateTokenCounts() keeps the latest non-null cost status, source and pric
     cost_source: "pricing_table",
     pricing_version: "2026-05",
   });
-  db.close();
 });
 
 test("updateTokenCounts() creates a missing session with source unknown and the model", async () => {
-  const db = await open();
+  using db = await open();
   db.updateTokenCounts("late", { inputTokens: 12, model: "gpt-5", apiCallCount: 1 });
   const row = db.getSession("late")!;
   assert.equal(row.source, "unknown");
@@ -161,16 +156,14 @@ test("updateTokenCounts() creates a missing session with source unknown and the 
   assert.equal(row.input_tokens, 12);
   assert.equal(row.api_call_count, 1);
   assert.equal(row.started_at, 1776675600.5);
-  db.close();
 });
 
 test("updateTokenCounts() throws ReadonlyError on a read-only database", async () => {
   const path = tempDbPath();
-  const writer = await SessionDB.open({ path });
+  using writer = await SessionDB.open({ path });
   writer.createSession("s", "cli");
   writer.close();
-  const db = await SessionDB.open({ path, readonly: true });
+  using db = await SessionDB.open({ path, readonly: true });
   assert.throws(() => db.updateTokenCounts("s", { inputTokens: 1 }), ReadonlyError);
   assert.equal(db.getSession("s")!.input_tokens, 0);
-  db.close();
 });

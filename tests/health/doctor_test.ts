@@ -122,7 +122,7 @@ describe("doctor()", () => {
     assert.deepEqual(fixed.repairs.map((r) => r.name), ["fts:messages_fts_trigram", "wal"]);
     assert.deepEqual(notOk(fixed.after!), []);
     assert.deepEqual(await answers(), searchesBefore);
-    const db = await rawOpen(path);
+    using db = await rawOpen(path);
     db.exec("INSERT INTO messages_fts_trigram(messages_fts_trigram) VALUES('integrity-check')");
     db.close();
     assert.deepEqual(
@@ -150,7 +150,7 @@ describe("doctor()", () => {
 
   test("doctor() reports counters that differ from the rows, and --fix recounts them", async () => {
     const path = await smallFile();
-    const db = await rawOpen(path);
+    using db = await rawOpen(path);
     db.exec("UPDATE sessions SET message_count = 7, tool_call_count = 0 WHERE id = 'root'");
     db.close();
     const report = await doctor(path);
@@ -169,7 +169,7 @@ describe("doctor()", () => {
 
   test("doctor() reports a missing parent and a cycle, and --fix clears those links only", async () => {
     const path = await smallFile();
-    const db = await rawOpen(path);
+    using db = await rawOpen(path);
     db.exec("PRAGMA foreign_keys = OFF");
     db.exec(
       "INSERT INTO sessions (id, source, started_at, parent_session_id) VALUES ('lost', 'cli', 5, 'gone')",
@@ -196,7 +196,7 @@ describe("doctor()", () => {
 
   test("doctor() reports an FTS table marked stale with its triggers gone, and --fix rebuilds it with the v11 triggers and removes the marker", async () => {
     const path = await smallFile();
-    const db = await rawOpen(path);
+    using db = await rawOpen(path);
     for (const e of ["insert", "delete", "update"]) db.exec(`DROP TRIGGER messages_fts_${e}`);
     db.exec(
       "INSERT INTO state_meta (key, value) VALUES ('fts_stale:messages_fts', 'database disk image is malformed')",
@@ -228,7 +228,7 @@ describe("doctor()", () => {
 
   test("doctor() reports FTS rows missing, wrong or without a message, and --fix rebuilds both tables", async () => {
     const path = await smallFile();
-    const db = await rawOpen(path);
+    using db = await rawOpen(path);
     db.exec("DELETE FROM messages_fts WHERE rowid = 1");
     db.exec("INSERT INTO messages_fts (rowid, content) VALUES (99, 'ghost')");
     db.exec("UPDATE messages_fts_trigram SET content = 'other text' WHERE rowid = 2");
@@ -252,7 +252,7 @@ describe("doctor()", () => {
 
   test("doctor() reports a missing FTS table, and --fix creates it with its triggers, filled", async () => {
     const path = await smallFile();
-    const db = await rawOpen(path);
+    using db = await rawOpen(path);
     for (const e of ["insert", "delete", "update"]) {
       db.exec(`DROP TRIGGER messages_fts_trigram_${e}`);
     }
@@ -273,10 +273,9 @@ describe("doctor()", () => {
   test("doctor() reports an upgrade interrupted while filling the search tables, and --fix finishes it", async () => {
     const path = copyFixture("hermes-v6.db");
     {
-      const db = await rawOpen(path);
+      using db = await rawOpen(path);
       db.exec("PRAGMA journal_mode = WAL");
       new Writer(db).run(() => migrate(db)); // the first step of the upgrade only
-      db.close();
     }
     const report = await doctor(path);
     assert.match(check(report, "schema").summary, /an upgrade to 11 was interrupted/);
@@ -304,7 +303,7 @@ describe("doctor()", () => {
 
   test("doctor() recreates the session of messages that belong to none", async () => {
     const path = await smallFile();
-    const db = await rawOpen(path);
+    using db = await rawOpen(path);
     db.exec("PRAGMA foreign_keys = OFF");
     db.exec(
       "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('vanished', 'user', 'orphan text', 42)",
@@ -322,7 +321,7 @@ describe("doctor()", () => {
 
   test("doctor() reports a missing index and a leftover rebuild table, and --fix restores the schema", async () => {
     const path = await smallFile();
-    const db = await rawOpen(path);
+    using db = await rawOpen(path);
     db.exec("DROP INDEX idx_messages_session");
     db.exec("CREATE VIRTUAL TABLE messages_fts_rebuild USING fts5(content)");
     db.close();
@@ -381,9 +380,8 @@ describe("doctor()", () => {
   test("doctor() reports a damaged file and --fix then repairs nothing", async () => {
     const path = await smallFile();
     {
-      const db = await rawOpen(path);
+      using db = await rawOpen(path);
       db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-      db.close();
     }
     const { openSync, writeSync, closeSync } = await import("node:fs");
     const fd = openSync(path, "r+");

@@ -69,13 +69,12 @@ test("SessionDB.open() refuses a file whose schema page is overwritten, leaving 
 
 test("SessionDB.open() makes a zero-byte file a new v11 database", async () => {
   const path = fileWith("");
-  const db = await SessionDB.open({ path });
+  using db = await SessionDB.open({ path });
   db.setMeta("k", "v");
   db.close();
-  const raw = await rawOpen(path, true);
+  using raw = await rawOpen(path, true);
   assert.equal(raw.prepare("SELECT version FROM schema_version").get()!.version, 11);
   assert.equal(raw.prepare("SELECT value FROM state_meta WHERE key = 'k'").get()!.value, "v");
-  raw.close();
 });
 
 test("SessionDB.open({ readonly }) refuses a zero-byte file or a SQLite file that is not a Hermes store", async () => {
@@ -86,7 +85,7 @@ test("SessionDB.open({ readonly }) refuses a zero-byte file or a SQLite file tha
   );
   assert.equal(readFileSync(empty).length, 0);
   const other = join(tempDir(), "other.db");
-  const raw = await rawOpen(other);
+  using raw = await rawOpen(other);
   raw.exec("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('hi')");
   raw.close();
   await assert.rejects(
@@ -115,21 +114,20 @@ test("SessionDB.open() ignores a -wal file of garbage and keeps the database's r
   const path = join(dir, "state.db");
   copyFileSync(join(FIXTURES, "hermes-v11.db"), path);
   writeFileSync(`${path}-wal`, "not a write-ahead log ".repeat(1000));
-  const db = await SessionDB.open({ path });
+  using db = await SessionDB.open({ path });
   assert.equal(db.getSession(KNOWN)?.id, KNOWN);
   db.setMeta("after", "garbage wal");
   db.close();
-  const again = await SessionDB.open({ path, readonly: true });
+  using again = await SessionDB.open({ path, readonly: true });
   assert.equal(again.getMeta("after"), "garbage wal");
   assert.equal(again.getSession(KNOWN)?.id, KNOWN);
-  again.close();
 });
 
 test("SessionDB.open() of a newer schema (version 30, extra table and columns) reads it and changes none of it", async () => {
   const dir = tempDir();
   const path = join(dir, "state.db");
   copyFileSync(join(FIXTURES, "hermes-v11.db"), path);
-  const raw = await rawOpen(path);
+  using raw = await rawOpen(path);
   raw.exec(`
     UPDATE schema_version SET version = 30;
     ALTER TABLE sessions ADD COLUMN mood TEXT DEFAULT 'calm';
@@ -142,20 +140,19 @@ test("SessionDB.open() of a newer schema (version 30, extra table and columns) r
     END;`);
   const schema = () => raw.prepare("SELECT type, name, sql FROM sqlite_master ORDER BY name").all();
   const before = schema();
-  const db = await SessionDB.open({ path });
+  using db = await SessionDB.open({ path });
   assert.equal(db.getSession(KNOWN)?.mood, "calm");
   db.setMeta("written", "by an older reader");
   db.close();
   assert.deepEqual(schema(), before, "no object added, dropped or rewritten");
   assert.equal(raw.prepare("SELECT version FROM schema_version").get()!.version, 30);
   assert.equal(raw.prepare("SELECT what FROM future_things").get()!.what, "kept");
-  raw.close();
 });
 
 test("SessionDB.close() removes the -wal and -shm files when it is the last connection", async () => {
   const dir = tempDir();
   const path = join(dir, "state.db");
-  const db = await SessionDB.open({ path });
+  using db = await SessionDB.open({ path });
   db.setMeta("k", "v");
   assert.equal(db.getMeta("k"), "v");
   assert.deepEqual(readdirSync(dir).sort(), ["state.db", "state.db-shm", "state.db-wal"]);
@@ -184,7 +181,7 @@ test("SessionDB.open() of a copy of a killed writer's db and -wal recovers every
   const ledger = newLedger();
   record(ledger, worker.lines);
   // A read-only open sees the WAL's commits without writing to the copied files.
-  const reader = await SessionDB.open({ path: join(crash, "state.db"), readonly: true });
+  using reader = await SessionDB.open({ path: join(crash, "state.db"), readonly: true });
   assert.ok(Number(reader.getSession("killed")?.message_count) >= ledger.acks.size);
   reader.close();
   const after = snapshot(crash);

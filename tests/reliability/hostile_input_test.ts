@@ -45,7 +45,7 @@ async function openDb(): Promise<SessionDB> {
 }
 
 test("createSession() and getSession() keep hostile ids, sources, models, prompts, users and configs", async () => {
-  const db = await openDb();
+  using db = await openDb();
   for (const [kind, text] of Object.entries(HOSTILE)) {
     db.createSession(text, text, {
       model: text,
@@ -64,7 +64,7 @@ test("createSession() and getSession() keep hostile ids, sources, models, prompt
     assert.equal(row.user_id, stored(text));
   }
   // JSON columns keep even lone surrogates (written as ASCII escapes, as Python does).
-  const raw = await rawOpen(db.path, true);
+  using raw = await rawOpen(db.path, true);
   const config = raw.prepare("SELECT model_config FROM sessions WHERE id = ?").get(
     stored(HOSTILE.loneHigh),
   );
@@ -74,12 +74,10 @@ test("createSession() and getSession() keep hostile ids, sources, models, prompt
   });
   assert.equal(db.sessionCount(), Object.keys(HOSTILE).length);
   assert.equal(raw.prepare("PRAGMA integrity_check").get()!.integrity_check, "ok");
-  raw.close();
-  db.close();
 });
 
 test("appendMessage() and getMessages() keep hostile text in every message field", async () => {
-  const db = await openDb();
+  using db = await openDb();
   db.createSession("s", "cli");
   const texts = Object.values(HOSTILE);
   for (const text of texts) {
@@ -122,28 +120,25 @@ test("appendMessage() and getMessages() keep hostile text in every message field
   const session = db.getSession("s")!;
   assert.equal(session.message_count, texts.length);
   assert.equal(session.tool_call_count, texts.length);
-  db.close();
 });
 
 test("appendMessage() keeps multimodal parts with hostile text exactly, lone surrogates included", async () => {
-  const db = await openDb();
+  using db = await openDb();
   db.createSession("s", "cli");
   const parts = Object.values(HOSTILE).map((text) => ({ type: "text", text }));
   db.appendMessage("s", { role: "user", content: parts });
   assert.deepEqual(db.getMessages("s")[0].content, parts);
-  db.close();
 });
 
 test("appendMessage() reads back a plain string that starts with the multimodal marker and parses as JSON as parts, like Python", async () => {
-  const db = await openDb();
+  using db = await openDb();
   db.createSession("s", "cli");
   db.appendMessage("s", { role: "user", content: '\u0000json:[{"type": "text", "text": "hi"}]' });
   assert.deepEqual(db.getMessages("s")[0].content, [{ type: "text", text: "hi" }]);
-  db.close();
 });
 
 test("appendMessage() keeps 10 MB of content with NUL, emoji and CJK inside, and search finds its last word", async () => {
-  const db = await openDb();
+  using db = await openDb();
   db.createSession("s", "cli");
   const unit = "lorem ipsum 🚀 dolor \u0000 sit amet 数据 ";
   const body = unit.repeat(Math.ceil(10_000_000 / unit.length)).slice(0, 10_000_000);
@@ -154,11 +149,10 @@ test("appendMessage() keeps 10 MB of content with NUL, emoji and CJK inside, and
   assert.equal(row.content, content);
   assert.deepEqual(db.searchMessages("haystackend").map((hit) => hit.id), [id]);
   assert.deepEqual(db.searchMessages("needlebegin").map((hit) => hit.id), [id]);
-  db.close();
 });
 
 test("setSessionTitle() strips controls, bidi and zero-width characters and keeps the rest literally", async () => {
-  const db = await openDb();
+  using db = await openDb();
   const cases: Array<[string, string]> = [
     ["invoice \u202Egpj.exe\u202C", "invoice gpj.exe"],
     ["zero\u200Bwidth\u200C\u200Djoin\uFEFFer\u2060", "zerowidthjoiner"],
@@ -184,11 +178,10 @@ test("setSessionTitle() strips controls, bidi and zero-width characters and keep
   db.createSession("other", "cli");
   assert.throws(() => db.setSessionTitle("other", "half \uFFFD a pair"), TitleError);
   assert.equal(db.sessionCount(), cases.length + 1, "no statement was injected");
-  db.close();
 });
 
 test("resolveSessionId() and resolveSessionByTitle() take % _ and \\ literally", async () => {
-  const db = await openDb();
+  using db = await openDb();
   for (const id of ["100%_done", "100xydone", "a_b", "aXb", "a\\b", "a\\\\c"]) {
     db.createSession(id, "cli");
   }
@@ -205,11 +198,10 @@ test("resolveSessionId() and resolveSessionByTitle() take % _ and \\ literally",
   db.setSessionTitle("a\\b", "aXb #3");
   assert.equal(db.resolveSessionByTitle("50% off"), "a_b");
   assert.equal(db.resolveSessionByTitle("a_b"), "100xydone");
-  db.close();
 });
 
 test("searchMessages() answers hostile queries with hits or nothing, never an error or a changed file", async () => {
-  const db = await openDb();
+  using db = await openDb();
   db.createSession("s", "cli");
   db.appendMessage("s", { role: "user", content: "drop table plans for 记忆 and 记录" });
   db.appendMessage("s", { role: "assistant", content: "literal 100%_done\\ marker" });
@@ -243,8 +235,6 @@ test("searchMessages() answers hostile queries with hits or nothing, never an er
   assert.equal(db.searchMessages("记%").length, 0);
   assert.equal(db.searchMessages("记_").length, 0);
   assert.equal(db.searchMessages("记忆").length, 1);
-  const raw = await rawOpen(db.path, true);
+  using raw = await rawOpen(db.path, true);
   assert.equal(raw.prepare("PRAGMA integrity_check").get()!.integrity_check, "ok");
-  raw.close();
-  db.close();
 });

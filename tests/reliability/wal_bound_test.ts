@@ -38,10 +38,9 @@ async function withMessages(
 }
 
 test("SessionDB.open() sets journal_size_limit on every writable connection", async () => {
-  const db = await SessionDB.open({ path: tempDbPath() });
+  using db = await SessionDB.open({ path: tempDbPath() });
   const row = storeOf(db).db.prepare("PRAGMA journal_size_limit").get();
   assert.equal(Number(row?.journal_size_limit), JOURNAL_SIZE_LIMIT);
-  db.close();
 });
 
 test("durabilityPragmas() turns fullfsync on for macOS only", () => {
@@ -66,57 +65,51 @@ test("sqliteVersionWarning() warns below 3.51.3 only", () => {
 
 test("inspect() reports the -wal size, the SQLite warning and no stale FTS table", async () => {
   const path = tempDbPath();
-  const db = await withMessages(path, 20);
+  using db = await withMessages(path, 20);
   const info = db.inspect({ integrity: false });
   assert.equal(info.walBytes, walSize(path));
   assert.ok(info.walBytes > 0);
   assert.equal(info.sqliteWarning, sqliteVersionWarning(info.sqliteVersion));
   assert.deepEqual(info.staleFtsTables, []);
-  db.close();
 });
 
 test("close() empties a -wal past 4 MiB with a TRUNCATE checkpoint while another connection stays open and idle", async () => {
   const path = tempDbPath();
-  const other = await SessionDB.open({ path });
-  const db = await withMessages(path, 400, 12_000);
+  using other = await SessionDB.open({ path });
+  using db = await withMessages(path, 400, 12_000);
   assert.ok(walSize(path) > WAL_TRUNCATE_BYTES, `WAL of ${walSize(path)} bytes`);
   db.close();
   assert.equal(walSize(path), 0);
   assert.equal(other.messageCount(), 400);
-  other.close();
 });
 
 test("close() leaves a small -wal for passive checkpoints to reuse (no sync for a short command)", async () => {
   const path = tempDbPath();
-  const other = await SessionDB.open({ path });
-  const db = await withMessages(path, 10);
+  using _other = await SessionDB.open({ path }); // open until the end: db is not the last connection
+  using db = await withMessages(path, 10);
   const before = walSize(path);
   assert.ok(before > 0 && before < WAL_TRUNCATE_BYTES);
   db.close();
   assert.equal(walSize(path), before);
-  other.close();
 });
 
 test("pruneSessions() leaves an empty -wal behind when no other connection is busy", async () => {
   const path = tempDbPath();
-  const other = await SessionDB.open({ path });
-  const db = await withMessages(path, 400, 12_000);
+  using other = await SessionDB.open({ path });
+  using db = await withMessages(path, 400, 12_000);
   const pruned = db.pruneSessions({ olderThanDays: 0 });
   assert.equal(pruned, 0); // started "now" by the clock: not older than the cutoff
-  const later = await SessionDB.open({ path, clock: () => 1_000 + 86_400 * 2 });
+  using later = await SessionDB.open({ path, clock: () => 1_000 + 86_400 * 2 });
   assert.equal(later.pruneSessions({ olderThanDays: 1 }), 1);
   assert.equal(walSize(path), 0);
   assert.equal(other.messageCount(), 0);
-  later.close();
-  db.close();
-  other.close();
 });
 
 test("a TRUNCATE checkpoint that cannot complete returns at once and leaves the data readable", async () => {
   const path = tempDbPath();
-  const reader = await SessionDB.open({ path });
+  using reader = await SessionDB.open({ path });
   // A checkpoint that waited would wait this long for the reader.
-  const db = await withMessages(path, 400, 12_000, 5_000);
+  using db = await withMessages(path, 400, 12_000, 5_000);
   const raw = storeOf(reader).db;
   raw.exec("BEGIN");
   raw.prepare("SELECT count(*) AS n FROM messages").get(); // holds this snapshot
@@ -129,5 +122,4 @@ test("a TRUNCATE checkpoint that cannot complete returns at once and leaves the 
   assert.equal(reader.messageCount(), 400);
   raw.exec("COMMIT");
   assert.equal(reader.messageCount(), 401);
-  reader.close();
 });

@@ -293,7 +293,7 @@ describe("API", () => {
     const decoder = new TextDecoder();
     const first = decoder.decode((await reader.read()).value);
     assert.match(first, /event: hello/);
-    const other = await SessionDB.open({ path });
+    using other = await SessionDB.open({ path });
     other.appendMessage(V11.live, { role: "user", content: "a new message from the gateway" });
     other.close();
     const next = decoder.decode((await reader.read()).value);
@@ -312,7 +312,7 @@ describe("API", () => {
     const again = await get(url, {}, h);
     assert.equal(again.headers.get("x-hermes-cache"), "hit");
     assert.equal(again.headers.get("content-security-policy") !== null, true);
-    const other = await SessionDB.open({ path: own.target });
+    using other = await SessionDB.open({ path: own.target });
     other.appendMessage(V11.live, { role: "user", content: "gateway cache marker" });
     other.close();
     const fresh = await get(url, {}, h);
@@ -323,7 +323,7 @@ describe("API", () => {
   });
 
   test("createHandler() answers errors as JSON without a stack trace", async () => {
-    const closed = await openStore(await hostileDb());
+    await using closed = await openStore(await hostileDb());
     const h = handlerFor({}, closed);
     await closed.close();
     const response = await get("/api/sessions", {}, h);
