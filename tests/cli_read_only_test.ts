@@ -119,7 +119,7 @@ describe("read commands leave every file as it was", () => {
 /** Another application's SQLite file, and a 0-byte file. */
 async function foreignFiles(): Promise<string[]> {
   const other = join(tempDir(), "notes.db");
-  const raw = await rawOpen(other);
+  using raw = await rawOpen(other);
   raw.exec("PRAGMA journal_mode = DELETE; CREATE TABLE notes (body TEXT)");
   raw.exec("INSERT INTO notes VALUES ('not a Hermes file')");
   raw.close();
@@ -176,9 +176,8 @@ describe("older files and migrate", () => {
     assert.equal(run.err, "upgraded schema 6 → 11\n");
     const again = await runCli(["--db", path, "migrate"]);
     assert.equal(again.err, "schema 11: nothing to upgrade\n");
-    const raw = await rawOpen(path, true);
+    using raw = await rawOpen(path, true);
     assert.ok(raw.prepare("SELECT 1 FROM sqlite_master WHERE name = 'messages_fts_trigram'").get());
-    raw.close();
   });
 
   test("migrate leaves a schema-21 file as it is", async () => {
@@ -193,9 +192,8 @@ describe("older files and migrate", () => {
     const path = fixtureCopy("hermes-v10-external.db");
     const run = await runCli(["--db", path, "rename", "legacy_s1", "renamed"]);
     assert.equal(run.code, 0, run.err);
-    const raw = await rawOpen(path, true);
+    using raw = await rawOpen(path, true);
     assert.equal(raw.prepare("SELECT version FROM schema_version").get()!.version, 11);
-    raw.close();
   });
 });
 

@@ -21,11 +21,10 @@ async function assertOpenFails(path: string, pattern: RegExp): Promise<void> {
 
 test("SessionDB.open() creates the parent folder and a 0600 file with 0600 sidecars", async () => {
   const path = join(tempDir(), "nested", "deeper", "state.db");
-  const db = await SessionDB.open({ path });
+  using _db = await SessionDB.open({ path }); // open while its -wal and -shm are checked
   for (const file of [path, `${path}-wal`, `${path}-shm`]) {
     assert.equal(statSync(file).mode & 0o777, 0o600, file);
   }
-  db.close();
 });
 
 test("SessionDB.open() fails with a one-line error naming the path when it is a folder", async () => {
@@ -82,7 +81,7 @@ test("SessionDB.open({ readonly }) never creates a missing file", async () => {
 test("SessionDB.open({ readonly }) reads a fixture and refuses writes", async () => {
   const path = copyFixture("hermes-v11.db");
   const before = readFileSync(path);
-  const db = await SessionDB.open({ path, readonly: true });
+  using db = await SessionDB.open({ path, readonly: true });
   assert.equal(db.readonly, true);
   assert.throws(() => db.setMeta("k", "v"), ReadonlyError);
   db.close();
@@ -108,7 +107,7 @@ test("SessionDB.open() uses $HERMES_HOME/state.db when no path is given", async 
   const home = join(tempDir(), "home");
   try {
     process.env.HERMES_HOME = home;
-    const db = await SessionDB.open();
+    using db = await SessionDB.open();
     assert.equal(db.path, join(home, "state.db"));
     db.close();
     assert.ok(statSync(join(home, "state.db")).isFile());

@@ -89,7 +89,7 @@ describe("MessageTimeline", () => {
       await insertRows(path, [], [{ session_id: "s2", content: "z", timestamp: 9e9 }]);
       await check(store, timeline, true);
       // Deleted messages leave bounds that still hold.
-      const raw = await rawOpen(path);
+      using raw = await rawOpen(path);
       raw.exec("DELETE FROM messages WHERE id % 4 = 1 OR session_id = 's7'");
       raw.close();
       await check(store, timeline, false);

@@ -5,7 +5,7 @@ import { copyFixture } from "./_helpers.ts";
 import { dbWith, rawAll } from "./_raw_rows.ts";
 
 test("usageByModel() matches a per-model sum of every session of the fixture", async () => {
-  const db = await SessionDB.open({ path: copyFixture("hermes-v11.db") });
+  using db = await SessionDB.open({ path: copyFixture("hermes-v11.db") });
   const sessions = await rawAll(
     db.path,
     "SELECT model, input_tokens, output_tokens, estimated_cost_usd FROM sessions WHERE model IS NOT NULL",
@@ -32,11 +32,10 @@ test("usageByModel() matches a per-model sum of every session of the fixture", a
   for (let i = 1; i < rows.length; i++) {
     assert.ok((rows[i - 1].total_cost ?? -1) >= (rows[i].total_cost ?? -1));
   }
-  db.close();
 });
 
 test("usageByModel() leaves out sessions without a model and puts costless models last", async () => {
-  const db = await dbWith([
+  using db = await dbWith([
     {
       id: "a",
       started_at: 1,
@@ -69,11 +68,10 @@ test("usageByModel() leaves out sessions without a model and puts costless model
     { model: "cheap", session_count: 2, total_input: 11, total_output: 2, total_cost: 0.75 },
     { model: "free", session_count: 1, total_input: 7, total_output: 0, total_cost: null },
   ]);
-  db.close();
 });
 
 test("topSessionsByTokens() ranks sessions by input plus output tokens", async () => {
-  const db = await dbWith([
+  using db = await dbWith([
     { id: "a", started_at: 1, title: "small", model: "m", input_tokens: 10, output_tokens: 1 },
     { id: "b", started_at: 2, input_tokens: 500, output_tokens: 20, estimated_cost_usd: 0.1 },
     { id: "c", started_at: 3, input_tokens: 100, output_tokens: 100 },
@@ -86,11 +84,10 @@ test("topSessionsByTokens() ranks sessions by input plus output tokens", async (
   ]);
   assert.equal(db.topSessionsByTokens().length, 4);
   assert.deepEqual(db.topSessionsByTokens(0), []);
-  db.close();
 });
 
 test("topSessionsByTokens() on the fixture returns at most 10 rows, most tokens first", async () => {
-  const db = await SessionDB.open({ path: copyFixture("hermes-v11.db") });
+  using db = await SessionDB.open({ path: copyFixture("hermes-v11.db") });
   const rows = db.topSessionsByTokens();
   assert.equal(rows.length, 10);
   const [best] = await rawAll(
@@ -99,15 +96,13 @@ test("topSessionsByTokens() on the fixture returns at most 10 rows, most tokens 
   );
   assert.equal(rows[0].total_tokens, Number(best.n));
   for (let i = 1; i < rows.length; i++) assert.ok(rows[i - 1].total_tokens >= rows[i].total_tokens);
-  db.close();
 });
 
 test("topSessionsByTokens() rejects a bad limit, naming the value", async () => {
-  const db = await dbWith([]);
+  using db = await dbWith([]);
   assert.throws(() => db.topSessionsByTokens(-1), {
     name: "RangeError",
     message: "Cannot rank sessions: limit must be a non-negative integer: current value is -1",
   });
   assert.throws(() => db.topSessionsByTokens(2.5), RangeError);
-  db.close();
 });

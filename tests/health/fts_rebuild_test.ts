@@ -22,11 +22,11 @@ describe("rebuildFtsTable()", () => {
         Array.from({ length: 2000 }, (_, i) => ({ role: "user", content: `word${i + 1} alpha` })),
       );
     }
-    const db = await rawOpen(path);
+    using db = await rawOpen(path);
     db.exec("PRAGMA busy_timeout = 1000");
     let step = 0;
     // Between two transactions of the rebuild, another connection writes.
-    const other = await rawOpen(path);
+    using other = await rawOpen(path);
     const result = await rebuildFtsTable(db, "messages_fts", {
       batchBudgetMs: 0.001,
       pauseMs: 0,
@@ -65,9 +65,8 @@ describe("rebuildFtsTable()", () => {
       const path = join(tempDir(), "state.db");
       await buildLargeFile(path, { messages: 30_000 });
       {
-        const db = await rawOpen(path);
+        using db = await rawOpen(path);
         db.exec("INSERT INTO state_meta (key, value) VALUES ('fts_stale:messages_fts', 'test')");
-        db.close();
       }
       const runtime = runtimeName();
       const binary = runtimeBinary(runtime) ?? process.execPath;

@@ -78,19 +78,18 @@ test("a migration stopped between two transactions leaves a searchable file, and
   assert.ok(left[1].next <= left[1].upto, "the second was not");
   db.close();
   // Meanwhile, search reads the unfinished table by substring: nothing is missed.
-  const reader = await SessionDB.open({ path, readonly: true });
+  using reader = await SessionDB.open({ path, readonly: true });
   assert.equal(reader.searchMessages("LEGACYARG").length, 1);
   reader.close();
-  const reopened = await SessionDB.open({ path });
+  using reopened = await SessionDB.open({ path });
   reopened.close();
-  const raw = await rawOpen(path, true);
+  using raw = await rawOpen(path, true);
   assert.equal(version(raw), 11);
   assert.deepEqual(pendingBackfills(raw), []);
   const reference = await expected<Reference>("migrate_v10.json");
   for (const table of ["messages_fts", "messages_fts_trigram"]) {
     assert.deepEqual(ftsRows(raw, table), reference.fts_rows[table], table);
   }
-  raw.close();
 });
 
 test("a Python writer gets the lock between two migration transactions, and its message is indexed", async () => {
@@ -111,8 +110,7 @@ test("a Python writer gets the lock between two migration transactions, and its 
     },
   });
   db.close();
-  const reopened = await SessionDB.open({ path });
+  using reopened = await SessionDB.open({ path });
   const hits = reopened.searchMessages("mid-migration");
   assert.equal(hits.length, 1);
-  reopened.close();
 });

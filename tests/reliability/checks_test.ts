@@ -1,5 +1,5 @@
 // The checker the reliability tests rely on must itself catch each kind of damage.
-import { test } from "node:test";
+import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB } from "../../lib/session_db.ts";
 import type { SqliteDriver } from "../../lib/driver/types.ts";
@@ -7,10 +7,13 @@ import { rawOpen, tempDbPath } from "../_helpers.ts";
 import { type Ledger, newLedger, record, sound, verify } from "./_checks.ts";
 
 /** A file with session `s` holding w0x0…w0x3 (the last two appended in one call). */
-async function fixture(): Promise<{ path: string; db: SqliteDriver; ledger: Ledger }> {
+async function fixture(
+  t: TestContext,
+): Promise<{ path: string; db: SqliteDriver; ledger: Ledger }> {
   const path = tempDbPath();
   (await SessionDB.open({ path })).close();
   const db = await rawOpen(path);
+  t.after(() => db.close()); // the tests close it before verify(); this is for a failed step
   db.exec("INSERT INTO sessions (id, source, started_at, message_count) VALUES ('s', 'x', 1, 4)");
   const insert = db.prepare(
     "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'user', ?, 1)",
@@ -26,8 +29,8 @@ async function fixture(): Promise<{ path: string; db: SqliteDriver; ledger: Ledg
   return { path, db, ledger };
 }
 
-test("verify() finds a sound file sound", async () => {
-  const { path, db, ledger } = await fixture();
+test("verify() finds a sound file sound", async (t) => {
+  const { path, db, ledger } = await fixture(t);
   db.close();
   const verdict = await verify(path, ledger);
   assert.ok(sound(verdict), JSON.stringify(verdict));
@@ -35,8 +38,8 @@ test("verify() finds a sound file sound", async () => {
   assert.equal(verdict.rows, 4);
 });
 
-test("verify() reports a lost, a duplicated and a half-written append", async () => {
-  const { path, db, ledger } = await fixture();
+test("verify() reports a lost, a duplicated and a half-written append", async (t) => {
+  const { path, db, ledger } = await fixture(t);
   db.exec("DELETE FROM messages WHERE content LIKE 'hello w0x3 %'");
   db.exec(
     "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'user', 'hello w0x0 from test', 2)",
@@ -49,8 +52,8 @@ test("verify() reports a lost, a duplicated and a half-written append", async ()
   assert.ok(!sound(verdict));
 });
 
-test("verify() reports a row nobody tried to write and a wrong counter", async () => {
-  const { path, db, ledger } = await fixture();
+test("verify() reports a row nobody tried to write and a wrong counter", async (t) => {
+  const { path, db, ledger } = await fixture(t);
   db.exec(
     "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'user', 'stray', 2)",
   );
@@ -61,8 +64,8 @@ test("verify() reports a row nobody tried to write and a wrong counter", async (
   assert.match(verdict.counters[0], /message_count 4\/5/);
 });
 
-test("verify() reports an FTS index that missed a message", async () => {
-  const { path, db, ledger } = await fixture();
+test("verify() reports an FTS index that missed a message", async (t) => {
+  const { path, db, ledger } = await fixture(t);
   db.exec("DROP TRIGGER messages_fts_trigram_insert");
   db.exec("UPDATE sessions SET message_count = 5");
   db.exec(

@@ -12,9 +12,9 @@ const SMALL = { maxAttempts: 3, busyTimeoutMs: 50, minDelayMs: 20, maxDelayMs: 4
 
 test("setMeta() fails after about the retry budget with WriteBusyError while another connection holds the lock, then the next write succeeds", async () => {
   const path = tempDbPath();
-  const db = await SessionDB.open({ path, retry: SMALL });
+  using db = await SessionDB.open({ path, retry: SMALL });
   db.setMeta("before", "1");
-  const holder = await rawOpen(path);
+  using holder = await rawOpen(path);
   holder.exec("BEGIN IMMEDIATE");
   holder.exec("INSERT INTO state_meta (key, value) VALUES ('holder', 'x')");
   const started = performance.now();
@@ -38,12 +38,11 @@ test("setMeta() fails after about the retry budget with WriteBusyError while ano
   assert.equal(db.getMeta("after"), "3");
   assert.equal(db.getMeta("holder"), "x");
   assert.equal(db.getMeta("during"), undefined);
-  db.close();
 });
 
 test("setMeta() waits for a lock another process holds for less than the budget, then writes", async () => {
   const path = tempDbPath();
-  const db = await SessionDB.open({
+  using db = await SessionDB.open({
     path,
     retry: { maxAttempts: 15, busyTimeoutMs: 50, minDelayMs: 20, maxDelayMs: 40 },
   });
@@ -58,7 +57,6 @@ test("setMeta() waits for a lock another process holds for less than the budget,
   assert.ok(elapsed > 100, `did not wait: ${elapsed.toFixed(0)} ms`);
   assert.equal(db.getMeta("waited"), "yes");
   assert.equal(db.getMeta("locker"), "held");
-  db.close();
 });
 
 test("SessionDB.open() rejects a negative retry.busyTimeoutMs with a RangeError and creates nothing", async () => {
@@ -81,7 +79,7 @@ test("SessionDB.open() waits while another process holds the whole file (as WAL 
     ]);
     await locker.waitFor((line) => line === "locked", "taking the file");
     const started = performance.now();
-    const db = await SessionDB.open({ path });
+    using db = await SessionDB.open({ path });
     const elapsed = performance.now() - started;
     assert.equal(db.getMeta("locker"), "held", runtime);
     db.close();
