@@ -24,7 +24,7 @@ describe("doctor", () => {
       db.createSession("s", "cli");
       db.appendMessage("s", { role: "user", content: "hello" });
     });
-    const db = await rawOpen(path);
+    using db = await rawOpen(path);
     db.exec("UPDATE sessions SET message_count = 5");
     db.close();
     const broken = await runCli(["--db", path, "doctor"]);

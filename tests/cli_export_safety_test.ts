@@ -42,7 +42,7 @@ describe("export refuses an output that is a database", () => {
   test("export refuses another SQLite file unless --force, and writes over a plain file", async () => {
     const path = v11Copy();
     const other = join(tempDir(), "notes.db");
-    const raw = await rawOpen(other);
+    using raw = await rawOpen(other);
     raw.exec("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me')");
     raw.close();
     const before = sha256(other);
@@ -66,7 +66,7 @@ describe("export refuses an output that is a database", () => {
 /** A database with enough sessions that exporting it takes a while. */
 async function largeDb(): Promise<string> {
   const path = join(tempDir(), "state.db");
-  const db = await SessionDB.open({ path, synchronous: "normal" });
+  using db = await SessionDB.open({ path, synchronous: "normal" });
   const text = "docker compose logs and a long answer about volumes ".repeat(40);
   db.importSession({ id: "seed", source: "cli", started_at: 1, messages: [] });
   for (let i = 0; i < 1500; i++) {

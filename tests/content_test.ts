@@ -80,7 +80,7 @@ test("pythonJson() throws a TypeError on a circular value", () => {
 });
 
 test("pythonJson() reproduces every JSON text Python wrote into the v11 fixture", async () => {
-  const db = await rawOpen(copyFixture("hermes-v11.db"), true);
+  using db = await rawOpen(copyFixture("hermes-v11.db"), true);
   const texts: string[] = [];
   for (const column of ["tool_calls", "reasoning_details", "codex_reasoning_items"]) {
     for (

@@ -37,7 +37,7 @@ test("SessionStore.setMeta() gives up after retry.timeoutMs with WriteBusyError 
   await using store = await openStore(path, {
     retry: { timeoutMs: 200, minDelayMs: 10, maxDelayMs: 20 },
   });
-  const holder = await rawOpen(path);
+  using holder = await rawOpen(path);
   holder.exec("BEGIN IMMEDIATE");
   const started = performance.now();
   await assert.rejects(store.setMeta("during", "x"), (error) => {

@@ -7,7 +7,7 @@ import { tempDbPath } from "../_helpers.ts";
 
 test("openStore() waits while another connection holds the write lock during its schema step, then opens", async () => {
   const path = tempDbPath();
-  const holder = await SessionDB.open({ path });
+  using holder = await SessionDB.open({ path });
   const raw = storeOf(holder).db;
   raw.exec("BEGIN IMMEDIATE");
   const opening = openStore(path);
@@ -16,7 +16,6 @@ test("openStore() waits while another connection holds the write lock during its
   const store = await opening;
   assert.equal(await store.sessionCount(), 0);
   await store.close();
-  holder.close();
 });
 
 test("SessionDB.open() throws WriteBusyError, not OpenError, when the lock stays taken", async () => {

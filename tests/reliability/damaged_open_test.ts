@@ -120,14 +120,13 @@ test("SessionDB.open() initialises a 0-byte file without sidecars as a new store
   writeFileSync(path, "");
   await assert.rejects(SessionDB.open({ path, readonly: true }), /not a Hermes state\.db/);
   assert.equal(statSync(path).size, 0);
-  const db = await SessionDB.open({ path });
+  using db = await SessionDB.open({ path });
   assert.equal(db.inspect().schemaVersion, 11);
-  db.close();
 });
 
 test("SessionDB.open() opens a sound file whose latest commits are only in the -wal, and keeps them", async () => {
   const path = tempDbPath();
-  const first = await SessionDB.open({ path });
+  using first = await SessionDB.open({ path });
   first.createSession("s1", "cli");
   first.close();
   const script = [
@@ -139,9 +138,8 @@ test("SessionDB.open() opens a sound file whose latest commits are only in the -
   ].join("\n");
   const run = spawnSync("python3", ["-c", script, path], { encoding: "utf8" });
   assert.equal(run.status, 0, run.stderr);
-  const db = await SessionDB.open({ path });
+  using db = await SessionDB.open({ path });
   assert.equal(db.getMeta("k"), "in the wal");
-  db.close();
 });
 
 test("a read command refuses a 0-byte file and leaves it empty; import makes it a new store", async () => {

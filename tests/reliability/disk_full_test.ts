@@ -69,7 +69,7 @@ test(
     const disk = mounted();
     try {
       const path = join(disk.dir, "state.db");
-      const db = await SessionDB.open({ path });
+      using db = await SessionDB.open({ path });
       db.createSession("s1", "cli");
       db.appendMessage("s1", { role: "user", content: "before the disk filled" });
       const fillers = fill(disk.dir);
@@ -95,7 +95,6 @@ test(
       db.appendMessage("s1", { role: "user", content: "after space was freed" });
       assert.equal(db.getMessages("s1").length, kept + 1);
       assert.deepEqual(db.inspect().integrity, ["ok"]);
-      db.close();
     } finally {
       disk.unmount();
     }
@@ -108,7 +107,7 @@ test("import on a full disk stops at the first disk-full error with one line", {
   const again = mounted();
   try {
     const path = join(again.dir, "state.db");
-    const db = await SessionDB.open({ path });
+    using db = await SessionDB.open({ path });
     db.close();
     // The input lives elsewhere: only the database's device fills up.
     const input = join(tempDir(), "big.jsonl");
@@ -128,12 +127,11 @@ test("import on a full disk stops at the first disk-full error with one line", {
       errors[0],
       /^hermes-state: .*Cannot import line \d+: no space left on the device holding /,
     );
-    const after = await SessionDB.open({ path, readonly: true });
+    using after = await SessionDB.open({ path, readonly: true });
     assert.ok(after.sessionCount() > 0 && after.sessionCount() < 40);
     for (const session of after.searchSessions({ limit: 100 })) {
       assert.equal(after.messageCount(session.id), 1, "a half-imported session");
     }
-    after.close();
   } finally {
     again.unmount();
   }
