@@ -38,7 +38,7 @@ export async function insertRows(
   sessions: readonly RawSession[],
   messages: readonly RawMessage[] = [],
 ): Promise<void> {
-  const db = await rawOpen(path);
+  using db = await rawOpen(path);
   db.exec("PRAGMA foreign_keys = OFF; BEGIN");
   const session = db.prepare(
     `INSERT INTO sessions (id, source, started_at, ended_at, end_reason, parent_session_id, title,
@@ -75,7 +75,6 @@ export async function insertRows(
     );
   }
   db.exec("COMMIT");
-  db.close();
 }
 
 /** A new database holding these rows, opened with `options` (a clock, say). */
@@ -92,9 +91,8 @@ export async function dbWith(
 
 /** Runs one statement on the file at `path` through a separate raw connection. */
 export async function rawRun(path: string, sql: string, ...params: SqlValue[]): Promise<void> {
-  const db = await rawOpen(path);
+  using db = await rawOpen(path);
   db.prepare(sql).run(...params);
-  db.close();
 }
 
 /** All rows of a query on the file at `path`, through a separate read-only connection. */
@@ -103,8 +101,6 @@ export async function rawAll(
   sql: string,
   ...params: SqlValue[]
 ): Promise<Record<string, SqlValue>[]> {
-  const db = await rawOpen(path, true);
-  const rows = db.prepare(sql).all(...params);
-  db.close();
-  return rows;
+  using db = await rawOpen(path, true);
+  return db.prepare(sql).all(...params);
 }

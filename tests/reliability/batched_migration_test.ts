@@ -33,9 +33,10 @@ for (
     "migrate_v10.json",
   ]]
 ) {
-  test(`finishFtsBackfill() fills the v11 tables of ${fixture} in short transactions, as Python's one-shot rebuild does`, async () => {
+  test(`finishFtsBackfill() fills the v11 tables of ${fixture} in short transactions, as Python's one-shot rebuild does`, async (t) => {
     const path = copyFixture(fixture);
     const { db, writer } = await schemaStepOnly(path);
+    t.after(() => db.close());
     assert.ok(version(db) < 11, "the version is set only once every row is copied");
     assert.deepEqual(pendingBackfills(db).map((p) => p.table), [
       "messages_fts",
@@ -55,13 +56,13 @@ for (
       assert.deepEqual(ftsRows(db, table), reference.fts_rows[table], table);
       db.exec(`INSERT INTO ${table}(${table}) VALUES('integrity-check')`);
     }
-    db.close();
   });
 }
 
-test("a migration stopped between two transactions leaves a searchable file, and the next open finishes it", async () => {
+test("a migration stopped between two transactions leaves a searchable file, and the next open finishes it", async (t) => {
   const path = copyFixture("hermes-v10-external.db");
   const { db, writer } = await schemaStepOnly(path);
+  t.after(() => db.close());
   assert.throws(
     () =>
       finishFtsBackfill((fn) => writer.run(fn), db, {

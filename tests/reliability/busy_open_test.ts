@@ -13,9 +13,8 @@ test("openStore() waits while another connection holds the write lock during its
   const opening = openStore(path);
   await new Promise((resolve) => setTimeout(resolve, 300));
   raw.exec("COMMIT");
-  const store = await opening;
+  await using store = await opening;
   assert.equal(await store.sessionCount(), 0);
-  await store.close();
 });
 
 test("SessionDB.open() throws WriteBusyError, not OpenError, when the lock stays taken", async () => {
