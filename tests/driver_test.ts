@@ -140,6 +140,19 @@ test("driver close() twice is harmless", async () => {
   db.close();
 });
 
+test("closing() makes a connection that using closes even when the block throws, as a failed assertion does", async () => {
+  const open = await loadDriver();
+  const path = tempDbPath();
+  let kept: RawConnection | undefined;
+  assert.throws(() => {
+    using db = closing(open(path));
+    kept = db;
+    db.exec("CREATE TABLE t (v TEXT)");
+    throw new Error("an assertion failed");
+  }, /an assertion failed/);
+  assert.throws(() => kept!.exec("SELECT 1"), SqliteError, "the connection is closed");
+});
+
 test("driver opens a file as immutable: it reads the rows, creates no -wal or -shm, and refuses writes", async () => {
   const path = join(tempDir(), "odd name #1 ?.db");
   using db = await fresh(path);
