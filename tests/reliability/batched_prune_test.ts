@@ -32,7 +32,7 @@ function orphanMessages(db: SessionDB): number {
 }
 
 test("pruneSessions() deletes in several short transactions, pausing between them, with the same result", async () => {
-  using db = await oldSessions();
+  const db = await oldSessions();
   const pauses: number[] = [];
   const pruned = pruneSessions(storeOf(db), { olderThanDays: 90 }, {
     batch: { holdMs: 0, pauseMs: 7, sleep: (ms) => pauses.push(ms) },
@@ -46,10 +46,11 @@ test("pruneSessions() deletes in several short transactions, pausing between the
     "INSERT INTO messages_fts(messages_fts) VALUES('integrity-check')",
   );
   check.run();
+  db.close();
 });
 
 test("a prune stopped between two transactions leaves whole sessions, and the next prune finishes", async () => {
-  using db = await oldSessions();
+  const db = await oldSessions();
   let transactions = 0;
   assert.throws(
     () =>
@@ -71,10 +72,11 @@ test("a prune stopped between two transactions leaves whole sessions, and the ne
   }
   assert.equal(db.pruneSessions({ olderThanDays: 90 }), 6);
   assert.equal(db.sessionCount(), 1);
+  db.close();
 });
 
 test("pruneSessions() keeps a session that was reopened after the candidates were listed", async () => {
-  using db = await oldSessions();
+  const db = await oldSessions();
   const pruned = pruneSessions(storeOf(db), { olderThanDays: 90 }, {
     batch: {
       holdMs: 0,
@@ -83,10 +85,11 @@ test("pruneSessions() keeps a session that was reopened after the candidates wer
   });
   assert.equal(pruned, 9);
   assert.ok(db.getSession("s9"));
+  db.close();
 });
 
 test("writeInBatches() puts items in one transaction until holdMs has passed, never splitting one", async () => {
-  using db = await SessionDB.open({ path: tempDbPath() });
+  const db = await SessionDB.open({ path: tempDbPath() });
   let now = 0;
   const committed: number[][] = [];
   const store = storeOf(db);
@@ -104,6 +107,7 @@ test("writeInBatches() puts items in one transaction until holdMs has passed, ne
   assert.deepEqual(committed, [[1, 2], [4, 5]]);
   assert.deepEqual(report, { done: 4, transactions: 2, longestMs: 12 });
   assert.equal(db.getMeta("k5"), "5");
+  db.close();
 });
 
 function timer(ms: number): Promise<void> {
