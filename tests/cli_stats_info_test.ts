@@ -150,7 +150,7 @@ describe("info", () => {
         db.appendMessage("s", { role: "user", content: "hello docker ".repeat(30) });
       }
     });
-    const raw = await rawOpen(path);
+    using raw = await rawOpen(path);
     const page = Number(
       raw.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'messages'").get()?.rootpage,
     );

@@ -31,7 +31,7 @@ for (const [file, fixture, entries] of CASES) {
 }
 
 test("listSessionsRich() and searchSessions() reject a bad limit or offset, naming the value", async () => {
-  const db = await dbWith([{ id: "s", started_at: 1 }]);
+  using db = await dbWith([{ id: "s", started_at: 1 }]);
   const bad = [-1, 1.5, NaN, Infinity];
   for (const value of bad) {
     assert.throws(() => db.listSessionsRich({ limit: value }), {
@@ -51,7 +51,6 @@ test("listSessionsRich() and searchSessions() reject a bad limit or offset, nami
     message: 'Cannot list sessions: limit must be a non-negative integer: current value is "5"',
   });
   assert.deepEqual(db.listSessionsRich({ limit: 0 }), []);
-  db.close();
 });
 
 function preview(messages: Omit<RawMessage, "session_id" | "timestamp">[]): Promise<string> {
@@ -89,7 +88,7 @@ test("listSessionsRich() previews multimodal content as '' (SQLite SUBSTR stops 
 });
 
 test("listSessionsRich() sets last_active to the last message time, else the start", async () => {
-  const db = await dbWith(
+  using db = await dbWith(
     [{ id: "busy", started_at: 1 }, { id: "idle", started_at: 2 }],
     [
       { session_id: "busy", role: "user", content: "a", timestamp: 5.25 },
@@ -98,7 +97,6 @@ test("listSessionsRich() sets last_active to the last message time, else the sta
   );
   const rows = db.listSessionsRich();
   assert.deepEqual(rows.map((r) => [r.id, r.last_active]), [["idle", 2], ["busy", 7.5]]);
-  db.close();
 });
 
 const FAMILY: RawSession[] = [
@@ -112,7 +110,7 @@ const FAMILY: RawSession[] = [
 ];
 
 test("listSessionsRich() lists roots and /branch children started after the branched end", async () => {
-  const db = await dbWith(FAMILY);
+  using db = await dbWith(FAMILY);
   assert.deepEqual(db.listSessionsRich().map((r) => r.id), [
     "live_parent",
     "branch_child",
@@ -128,11 +126,10 @@ test("listSessionsRich() lists roots and /branch children started after the bran
     "delegate",
     "root",
   ]);
-  db.close();
 });
 
 test("listSessionsRich() filters by source and excluded sources; empty filters filter nothing", async () => {
-  const db = await dbWith([
+  using db = await dbWith([
     { id: "c", source: "cli", started_at: 1 },
     { id: "t", source: "tool", started_at: 2 },
     { id: "k", source: "cron", started_at: 3 },
@@ -147,15 +144,13 @@ test("listSessionsRich() filters by source and excluded sources; empty filters f
     "t",
     "c",
   ]);
-  db.close();
 });
 
 test("listSessionsRich() keeps equal start times in file order on every page", async () => {
   const sessions = ["b", "a", "d", "c"].map((id) => ({ id, started_at: 5 }));
-  const db = await dbWith(sessions);
+  using db = await dbWith(sessions);
   assert.deepEqual(db.listSessionsRich().map((r) => r.id), ["b", "a", "d", "c"]);
   assert.deepEqual(db.listSessionsRich({ limit: 2, offset: 1 }).map((r) => r.id), ["a", "d"]);
-  db.close();
 });
 
 const CHAIN: RawSession[] = [
@@ -172,7 +167,7 @@ const CHAIN_MESSAGES: RawMessage[] = [
 ];
 
 test("listSessionsRich() shows a compression chain as its tip with the root's start", async () => {
-  const db = await dbWith(CHAIN, CHAIN_MESSAGES);
+  using db = await dbWith(CHAIN, CHAIN_MESSAGES);
   const [other, chain] = db.listSessionsRich();
   assert.equal(other.id, "other");
   assert.equal(chain.id, "tip");
@@ -188,11 +183,10 @@ test("listSessionsRich() shows a compression chain as its tip with the root's st
     "root",
     "start of work",
   ]]);
-  db.close();
 });
 
 test("listSessionsRich({ orderByLastActive }) orders a chain by its tip's activity", async () => {
-  const db = await dbWith(CHAIN, CHAIN_MESSAGES);
+  using db = await dbWith(CHAIN, CHAIN_MESSAGES);
   assert.deepEqual(db.listSessionsRich({ orderByLastActive: true }).map((r) => r.id), [
     "tip",
     "other",
@@ -201,22 +195,20 @@ test("listSessionsRich({ orderByLastActive }) orders a chain by its tip's activi
     db.listSessionsRich({ orderByLastActive: true, limit: 1, offset: 1 }).map((r) => r.id),
     ["other"],
   );
-  db.close();
 });
 
 test("listSessionsRich({ orderByLastActive }) ends on a compression cycle", async () => {
-  const db = await dbWith([
+  using db = await dbWith([
     { id: "p", started_at: 5, ended_at: 5, end_reason: "compression", parent_session_id: "r" },
     { id: "q", started_at: 5, ended_at: 5, end_reason: "compression", parent_session_id: "p" },
     { id: "r", started_at: 5, ended_at: 5, end_reason: "compression", parent_session_id: "q" },
   ], [{ session_id: "r", role: "user", content: "late", timestamp: 99 }]);
   const rows = db.listSessionsRich({ orderByLastActive: true, includeChildren: true });
   assert.deepEqual(rows.map((r) => r.id), ["r", "q", "p"]);
-  db.close();
 });
 
 test("searchSessions() includes children and orders by last activity, start, then id", async () => {
-  const db = await dbWith(FAMILY, [
+  using db = await dbWith(FAMILY, [
     { session_id: "delegate", role: "user", content: "x", timestamp: 100 },
   ]);
   assert.deepEqual(db.searchSessions().map((r) => r.id), [
@@ -233,11 +225,10 @@ test("searchSessions() includes children and orders by last activity, start, the
     "live_child",
     "live_parent",
   ]);
-  db.close();
 });
 
 test("sessionCount() counts all sessions, or one source when given", async () => {
-  const db = await dbWith([
+  using db = await dbWith([
     { id: "c", source: "cli", started_at: 1 },
     { id: "t", source: "tool", started_at: 2 },
   ]);
@@ -245,7 +236,6 @@ test("sessionCount() counts all sessions, or one source when given", async () =>
   assert.equal(db.sessionCount({ source: "tool" }), 1);
   assert.equal(db.sessionCount({ source: "" }), 2);
   assert.equal(db.sessionCount({ source: "nope" }), 0);
-  db.close();
 });
 
 test("listSessionsRich() filters by start time and by having children, and rejects a bad time", async () => {

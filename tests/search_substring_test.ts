@@ -326,7 +326,7 @@ describe("searchMessages() finds substring candidates through the trigram index"
         },
       ]);
       // Index it the way SQLite 3.40 did: only up to the U+0000.
-      const raw = await rawOpen(s.path);
+      using raw = await rawOpen(s.path);
       raw.prepare("DELETE FROM messages_fts_trigram WHERE rowid = ?").run(id);
       raw.prepare("INSERT INTO messages_fts_trigram(rowid, content) VALUES (?, 'bin')").run(id);
       raw.close();

@@ -66,77 +66,69 @@ const TWO_SESSIONS = [
 ];
 
 test("setSessionTitle() stores the sanitized title and reports whether the session exists", async () => {
-  const db = await dbWith(TWO_SESSIONS);
+  using db = await dbWith(TWO_SESSIONS);
   assert.equal(db.setSessionTitle("s2", "  beta\t\u200b release  "), true);
   assert.equal(db.getSessionTitle("s2"), "beta release");
   assert.equal(db.setSessionTitle("missing", "gamma"), false);
   assert.equal(db.getSessionByTitle("gamma"), undefined);
-  db.close();
 });
 
 test("setSessionTitle() clears the title when it cleans to nothing", async () => {
-  const db = await dbWith(TWO_SESSIONS);
+  using db = await dbWith(TWO_SESSIONS);
   assert.equal(db.setSessionTitle("s1", " \u200b\n "), true);
   assert.equal(db.getSessionTitle("s1"), null);
   assert.equal(db.setSessionTitle("s2", null), true);
   assert.equal(db.getSessionTitle("s2"), null);
-  db.close();
 });
 
 test("setSessionTitle() rejects a title another session uses, naming it, and writes nothing", async () => {
-  const db = await dbWith(TWO_SESSIONS);
+  using db = await dbWith(TWO_SESSIONS);
   assert.throws(() => db.setSessionTitle("s2", " alpha "), {
     name: "TitleError",
     message: "Title 'alpha' is already in use by session s1",
   });
   assert.equal(db.getSessionTitle("s2"), null);
-  db.close();
 });
 
 test("setSessionTitle() lets a session keep its own title, and titles are case-sensitive", async () => {
-  const db = await dbWith(TWO_SESSIONS);
+  using db = await dbWith(TWO_SESSIONS);
   assert.equal(db.setSessionTitle("s1", "alpha"), true);
   assert.equal(db.setSessionTitle("s2", "Alpha"), true);
   assert.equal(db.getSessionByTitle("Alpha")?.id, "s2");
   assert.equal(db.getSessionByTitle("alpha")?.id, "s1");
-  db.close();
 });
 
 test("setSessionTitle() throws TitleError for a too-long title before touching the file", async () => {
-  const db = await dbWith(TWO_SESSIONS);
+  using db = await dbWith(TWO_SESSIONS);
   assert.throws(() => db.setSessionTitle("s1", "x".repeat(101)), {
     name: "TitleError",
     message: "Title too long (101 chars, max 100)",
   });
   assert.equal(db.getSessionTitle("s1"), "alpha");
-  db.close();
 });
 
 test("setSessionTitle() throws ReadonlyError on a read-only database", async () => {
   const path = copyFixture("hermes-v11.db");
   (await SessionDB.open({ path })).close();
-  const db = await SessionDB.open({ path, readonly: true });
+  using db = await SessionDB.open({ path, readonly: true });
   assert.throws(() => db.setSessionTitle("20260429_090322_3762ca", "x"), ReadonlyError);
-  db.close();
 });
 
 test("getSessionTitle() is undefined for an unknown session and null for an untitled one", async () => {
-  const db = await dbWith(TWO_SESSIONS);
+  using db = await dbWith(TWO_SESSIONS);
   assert.equal(db.getSessionTitle("nope"), undefined);
   assert.equal(db.getSessionTitle("s2"), null);
-  db.close();
 });
 
 test("getSessionByTitle() returns the full row with every column", async () => {
-  const db = await dbWith(TWO_SESSIONS);
+  using db = await dbWith(TWO_SESSIONS);
   const row = db.getSessionByTitle("alpha");
   const [raw] = await rawAll(db.path, "SELECT * FROM sessions WHERE id = 's1'");
   assert.deepEqual(row, raw);
-  db.close();
 });
 
 test("resolveSessionByTitle() prefers the newest-started numbered variant over the exact title", async () => {
-  const db = await dbWith([
+  using db = await dbWith([
     { id: "a", started_at: 100, title: "plan" },
     { id: "b", started_at: 300, title: "plan #2" },
     { id: "c", started_at: 200, title: "plan #3" },
@@ -145,11 +137,10 @@ test("resolveSessionByTitle() prefers the newest-started numbered variant over t
   assert.equal(db.resolveSessionByTitle("plan"), "b");
   assert.equal(db.resolveSessionByTitle("plan #3"), "c");
   assert.equal(db.resolveSessionByTitle("planner"), "d");
-  db.close();
 });
 
 test("resolveSessionByTitle() takes %, _ and \\ in the title literally", async () => {
-  const db = await dbWith([
+  using db = await dbWith([
     { id: "a", started_at: 100, title: "a_b" },
     { id: "b", started_at: 200, title: "axb #2" },
     { id: "c", started_at: 300, title: "100% #2" },
@@ -160,11 +151,10 @@ test("resolveSessionByTitle() takes %, _ and \\ in the title literally", async (
   assert.equal(db.resolveSessionByTitle("a_b"), "a");
   assert.equal(db.resolveSessionByTitle("100%"), "c");
   assert.equal(db.resolveSessionByTitle("x\\y"), "e");
-  db.close();
 });
 
 test("getNextTitleInLineage() numbers past the highest variant, the original counting as #1", async () => {
-  const db = await dbWith([
+  using db = await dbWith([
     { id: "a", started_at: 1, title: "deploy" },
     { id: "b", started_at: 2, title: "deploy #7" },
     { id: "c", started_at: 3, title: "deploy #abc" },
@@ -176,22 +166,20 @@ test("getNextTitleInLineage() numbers past the highest variant, the original cou
   assert.equal(db.getNextTitleInLineage("solo"), "solo #2");
   assert.equal(db.getNextTitleInLineage("fresh #4"), "fresh");
   assert.equal(db.getNextTitleInLineage("big"), "big #100000000000000000000");
-  db.close();
 });
 
 test("getNextTitleInLineage() reads non-ASCII decimal digits as Python's int() does", async () => {
-  const db = await dbWith([
+  using db = await dbWith([
     { id: "a", started_at: 1, title: "report" },
     { id: "b", started_at: 2, title: "report #\u0663" }, // ARABIC-INDIC DIGIT THREE
     { id: "c", started_at: 3, title: "memo #\u{1D7D7}" }, // MATHEMATICAL BOLD DIGIT NINE
   ]);
   assert.equal(db.getNextTitleInLineage("report"), "report #4");
   assert.equal(db.getNextTitleInLineage("memo"), "memo #10");
-  db.close();
 });
 
 test("resolveSessionId() escapes _, % and \\ and answers only a unique prefix", async () => {
-  const db = await dbWith([
+  using db = await dbWith([
     { id: "a_b1", started_at: 1 },
     { id: "axb2", started_at: 2 },
     { id: "p%q", started_at: 3 },
@@ -206,11 +194,10 @@ test("resolveSessionId() escapes _, % and \\ and answers only a unique prefix", 
   assert.equal(db.resolveSessionId("q"), undefined);
   assert.equal(db.resolveSessionId("x\\"), "x\\1");
   assert.equal(db.resolveSessionId("X"), undefined); // ASCII case-insensitive: both match
-  db.close();
 });
 
 test("sessionIdsWithPrefix() counts every match and names the newest, literally", async () => {
-  const db = await dbWith([
+  using db = await dbWith([
     { id: "a_b1", started_at: 1 },
     { id: "axb2", started_at: 2 },
     { id: "a_c3", started_at: 3 },
@@ -219,5 +206,4 @@ test("sessionIdsWithPrefix() counts every match and names the newest, literally"
   assert.deepEqual(db.sessionIdsWithPrefix("a"), { count: 3, ids: ["a_c3", "axb2", "a_b1"] });
   assert.deepEqual(db.sessionIdsWithPrefix("a_", { limit: 1 }), { count: 2, ids: ["a_c3"] });
   assert.deepEqual(db.sessionIdsWithPrefix("q"), { count: 0, ids: [] });
-  db.close();
 });

@@ -34,15 +34,15 @@ async function otherProcessWrites(path: string, key: string): Promise<void> {
 
 test("a second open in the same process keeps the first connection's locks: another process's close leaves -wal and -shm in place", async () => {
   const path = tempDbPath();
-  const first = await SessionDB.open({ path });
+  using first = await SessionDB.open({ path });
   first.createSession("s1", "cli");
   first.appendMessage("s1", { role: "user", content: "written before the second open" });
   assert.ok(existsSync(`${path}-wal`) && existsSync(`${path}-shm`));
   // A second connection in this process, opened after the first has written:
   // any descriptor it opened and closed on the file would drop the first's locks.
-  const second = await SessionDB.open({ path });
-  const store = await openStore(path);
-  const readonly = await SessionDB.open({ path, readonly: true });
+  using second = await SessionDB.open({ path });
+  await using store = await openStore(path);
+  using readonly = await SessionDB.open({ path, readonly: true });
   await otherProcessWrites(path, "other");
   assert.ok(existsSync(`${path}-wal`), "the -wal file was deleted under a live connection");
   assert.ok(existsSync(`${path}-shm`), "the -shm file was deleted under a live connection");
@@ -55,10 +55,9 @@ test("a second open in the same process keeps the first connection's locks: anot
   await store.close();
   second.close();
   first.close();
-  const reopened = await SessionDB.open({ path });
+  using reopened = await SessionDB.open({ path });
   assert.equal(reopened.getMessages("s1").length, 2);
   assert.deepEqual(reopened.inspect().integrity, ["ok"]);
-  reopened.close();
 });
 
 /** Calls that open a file descriptor (or a stream over one) in node:fs. */

@@ -29,7 +29,7 @@ function corruptStructure(path: string, table: string): void {
 
 async function seeded(): Promise<string> {
   const path = tempDbPath();
-  const db = await SessionDB.open({ path, clock: () => 1_700_000_000 });
+  using db = await SessionDB.open({ path, clock: () => 1_700_000_000 });
   db.createSession("s1", "cli");
   db.appendMessage("s1", { role: "user", content: "deploy with docker before" });
   db.close();
@@ -45,7 +45,7 @@ function triggerNames(db: SessionDB): string[] {
 test("appendMessage() keeps writing when the messages_fts structure record is corrupt, and marks the table stale", async () => {
   const path = await seeded();
   corruptStructure(path, "messages_fts");
-  const db = await SessionDB.open({ path, clock: () => 1_700_000_100 });
+  using db = await SessionDB.open({ path, clock: () => 1_700_000_100 });
   for (let i = 0; i < 20; i++) {
     db.appendMessage("s1", { role: "user", content: `docker message ${i}` });
   }
@@ -67,13 +67,12 @@ test("appendMessage() keeps writing when the messages_fts structure record is co
     "SELECT count(*) AS n FROM messages_fts_trigram WHERE messages_fts_trigram MATCH '\"docker\"'",
   ).get();
   assert.equal(Number(trigram?.n), 21);
-  db.close();
 });
 
 test("searchMessages() falls back to substring matching for a stale table and finds every message", async () => {
   const path = await seeded();
   corruptStructure(path, "messages_fts");
-  const db = await SessionDB.open({ path });
+  using db = await SessionDB.open({ path });
   // Before any write marks it, a damaged table is read by substring too.
   assert.equal(db.searchMessages("docker").length, 1);
   for (let i = 0; i < 20; i++) db.appendMessage("s1", { role: "user", content: `Docker run ${i}` });
@@ -83,14 +82,13 @@ test("searchMessages() falls back to substring matching for a stale table and fi
   assert.equal(db.searchMessages("docker NOT run", { limit: 100 }).length, 1);
   assert.equal(db.searchMessages("docker OR run", { limit: 100 }).length, 21);
   assert.equal(db.searchMessages("nothing-like-this").length, 0);
-  db.close();
 });
 
 test("a write survives both full-text tables being damaged; Python keeps writing the file", async () => {
   const path = await seeded();
   corruptStructure(path, "messages_fts");
   corruptStructure(path, "messages_fts_trigram");
-  const db = await SessionDB.open({ path });
+  using db = await SessionDB.open({ path });
   const id = db.appendMessage("s1", { role: "assistant", content: "記憶が断裂した docker" });
   assert.ok(id > 0);
   db.deleteSession("s1");
@@ -107,22 +105,20 @@ test("a write survives both full-text tables being damaged; Python keeps writing
   assert.equal(db.getMessages("s2").length, 2);
   assert.equal(db.searchMessages("記憶が断裂").length, 1);
   assert.equal(db.searchMessages("python").length, 1);
-  db.close();
 });
 
 test("Store.write() rethrows an error that is not FTS damage, with nothing written", async () => {
   const path = await seeded();
-  const db = await SessionDB.open({ path });
+  using db = await SessionDB.open({ path });
   assert.throws(() => db.appendMessage("missing", { role: "user", content: "x" }), /FOREIGN KEY/);
   assert.deepEqual(staleFtsTables(storeOf(db).db), []);
   assert.equal(triggerNames(db).length, 6);
-  db.close();
 });
 
 test("hermes-state search says once that a stale index was read by substring, and finds every message", async () => {
   const path = await seeded();
   corruptStructure(path, "messages_fts");
-  const db = await SessionDB.open({ path });
+  using db = await SessionDB.open({ path });
   for (let i = 0; i < 3; i++) db.appendMessage("s1", { role: "user", content: `docker ${i}` });
   db.close();
   const run = await runCli(["--db", path, "search", "docker", "--json"]);
@@ -137,7 +133,7 @@ test("hermes-state search says once that a stale index was read by substring, an
 
 test("appendMessage() fails, marking nothing, on a bare SQLITE_CORRUPT (a damaged page: no FTS provenance)", async () => {
   const path = await seeded();
-  const raw = await rawOpen(path, true);
+  using raw = await rawOpen(path, true);
   const root = Number(
     raw.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'messages_fts_data'").get()!
       .rootpage,
@@ -149,7 +145,7 @@ test("appendMessage() fails, marking nothing, on a bare SQLITE_CORRUPT (a damage
   const fd = openSync(path, "r+");
   writeSync(fd, new Uint8Array(pageSize).fill(0xff), 0, pageSize, (root - 1) * pageSize);
   closeSync(fd);
-  const db = await SessionDB.open({ path });
+  using db = await SessionDB.open({ path });
   assert.throws(
     () => db.appendMessage("s1", { role: "user", content: "docker after" }),
     (error) => error instanceof SqliteError && error.code === 11,
@@ -158,5 +154,4 @@ test("appendMessage() fails, marking nothing, on a bare SQLITE_CORRUPT (a damage
   assert.deepEqual(staleFtsTables(storeOf(db).db), []);
   // Reading still works, around the index.
   assert.equal(db.searchMessages("docker").length, 1);
-  db.close();
 });
