@@ -328,7 +328,7 @@ describe("searchMessages() lets storage errors through", () => {
     const s = await fixture();
     const before = s.db.searchMessages("docker", { limit: 100 }).map((hit) => hit.id).sort();
     assert.ok(before.length > 0);
-    const raw = await rawOpen(s.path, true);
+    using raw = await rawOpen(s.path, true);
     const root = Number(
       raw.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'messages_fts_data'").get()!
         .rootpage,

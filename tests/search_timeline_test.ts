@@ -100,7 +100,7 @@ describe("MessageTimeline", () => {
 
   test("refresh() refuses a messages table without AUTOINCREMENT", async () => {
     const path = tempDbPath();
-    const raw = await rawOpen(path);
+    using raw = await rawOpen(path);
     raw.exec(`CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL,
       timestamp REAL NOT NULL); CREATE INDEX idx_messages_session ON messages(session_id, timestamp)`);
     raw.close();
