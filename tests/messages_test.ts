@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB } from "../lib/session_db.ts";
 import { ReadonlyError, SqliteError } from "../lib/errors.ts";
@@ -8,9 +8,14 @@ import { copyFixture, rawOpen, tempDbPath } from "./_helpers.ts";
 
 const T0 = 1776675600.25;
 
-async function open(path = tempDbPath()): Promise<{ db: SessionDB; path: string; at: number[] }> {
+/** Opens a store on `path` with a settable clock; it is closed when test `t` ends. */
+async function open(
+  t: TestContext,
+  path = tempDbPath(),
+): Promise<{ db: SessionDB; path: string; at: number[] }> {
   const at = [T0];
   const db = await SessionDB.open({ path, clock: () => at[0] });
+  t.after(() => db.close());
   return { db, path, at };
 }
 
@@ -54,8 +59,8 @@ const CALL = (id: string) => ({
 
 // ── appendMessage ─────────────────────────────────────────────────────────
 
-test("appendMessage() returns increasing ids and stamps each message with the clock", async () => {
-  const { db, at } = await open();
+test("appendMessage() returns increasing ids and stamps each message with the clock", async (t) => {
+  const { db, at } = await open(t);
   db.createSession("s", "cli");
   const a = db.appendMessage("s", { role: "user", content: "hello" });
   at[0] = T0 + 1.5;
@@ -65,11 +70,10 @@ test("appendMessage() returns increasing ids and stamps each message with the cl
     b,
     T0 + 1.5,
   ]]);
-  db.close();
 });
 
-test("appendMessage() counts tool calls by array length, 1 for another value, 0 for tool results", async () => {
-  const { db } = await open();
+test("appendMessage() counts tool calls by array length, 1 for another value, 0 for tool results", async (t) => {
+  const { db } = await open(t);
   db.createSession("s", "cli");
   db.appendMessage("s", { role: "user", content: "go" });
   assert.deepEqual(counters(db, "s"), [1, 0]);
@@ -83,11 +87,10 @@ test("appendMessage() counts tool calls by array length, 1 for another value, 0 
   assert.deepEqual(counters(db, "s"), [5, 3]);
   db.appendMessage("s", { role: "user", toolCalls: [CALL("c4")] });
   assert.deepEqual(counters(db, "s"), [6, 4]);
-  db.close();
 });
 
-test("appendMessage() stores JSON fields as Python's json.dumps text and empty ones as NULL", async () => {
-  const { db, path } = await open();
+test("appendMessage() stores JSON fields as Python's json.dumps text and empty ones as NULL", async (t) => {
+  const { db, path } = await open(t);
   db.createSession("s", "cli");
   const id = db.appendMessage("s", {
     role: "assistant",
@@ -128,8 +131,8 @@ test("appendMessage() stores JSON fields as Python's json.dumps text and empty o
   assert.ok(id > 0);
 });
 
-test("appendMessage() writes multimodal content that a raw query reads as \\u0000json: + Python JSON", async () => {
-  const { db, path } = await open();
+test("appendMessage() writes multimodal content that a raw query reads as \\u0000json: + Python JSON", async (t) => {
+  const { db, path } = await open(t);
   db.createSession("s", "telegram");
   const parts: JsonValue[] = [
     { type: "text", text: "What breed is this dog? 🐕" },
@@ -151,8 +154,8 @@ test("appendMessage() writes multimodal content that a raw query reads as \\u000
   assert.equal(rows[1].content, '\u0000json:{"type": "text", "text": "one part"}');
 });
 
-test("getMessages() reads Python's multimodal messages back as the original parts", async () => {
-  const { db } = await open(copyFixture("hermes-v11.db"));
+test("getMessages() reads Python's multimodal messages back as the original parts", async (t) => {
+  const { db } = await open(t, copyFixture("hermes-v11.db"));
   const byId = new Map(db.getMessages("20260422_090717_50093a").map((m) => [m.id, m]));
   assert.deepEqual(byId.get(86)!.content, [
     { type: "text", text: "What's wrong in this screenshot of the chat-send dashboard?" },
@@ -181,11 +184,10 @@ test("getMessages() reads Python's multimodal messages back as the original part
       image_url: { url: "https://api.telegram.org/file/bot<token>/photos/file_42.jpg" },
     },
   ]);
-  db.close();
 });
 
-test("appendMessage() keeps a string with NUL bytes exactly", async () => {
-  const { db, path } = await open();
+test("appendMessage() keeps a string with NUL bytes exactly", async (t) => {
+  const { db, path } = await open(t);
   db.createSession("s", "cli");
   const text = "a\u0000b\u0000\u0000c json:";
   db.appendMessage("s", { role: "tool", content: text });
@@ -199,8 +201,8 @@ test("appendMessage() keeps a string with NUL bytes exactly", async () => {
   assert.deepEqual(rows.map((r) => r.n), [12, 14]);
 });
 
-test("appendMessage() to a missing session throws the foreign-key error and writes nothing", async () => {
-  const { db, path } = await open();
+test("appendMessage() to a missing session throws the foreign-key error and writes nothing", async (t) => {
+  const { db, path } = await open(t);
   db.createSession("other", "cli");
   assert.throws(
     () => db.appendMessage("missing", { role: "user", content: "lost" }),
@@ -212,8 +214,8 @@ test("appendMessage() to a missing session throws the foreign-key error and writ
   assert.deepEqual(await raw(path, "SELECT COUNT(*) AS n FROM messages_fts"), [{ n: 0 }]);
 });
 
-test("appendMessage() rejects a field of the wrong type with a TypeError naming it", async () => {
-  const { db } = await open();
+test("appendMessage() rejects a field of the wrong type with a TypeError naming it", async (t) => {
+  const { db } = await open(t);
   db.createSession("s", "cli");
   assert.throws(
     () => db.appendMessage("s", { role: "tool", toolName: { x: 1 } as unknown as string }),
@@ -224,11 +226,10 @@ test("appendMessage() rejects a field of the wrong type with a TypeError naming 
   );
   assert.throws(() => db.appendMessage("s", { role: 7 } as unknown as NewMessage), TypeError);
   assert.deepEqual(counters(db, "s"), [0, 0]);
-  db.close();
 });
 
-test("appendMessage() keeps both FTS indexes consistent", async () => {
-  const { db, path } = await open();
+test("appendMessage() keeps both FTS indexes consistent", async (t) => {
+  const { db, path } = await open(t);
   db.createSession("s", "cli");
   db.appendMessage("s", { role: "assistant", toolCalls: [CALL("c1")] });
   db.appendMessage("s", { role: "tool", content: "数据库迁移计划", toolName: "terminal" });
@@ -244,8 +245,8 @@ test("appendMessage() keeps both FTS indexes consistent", async () => {
 
 // ── appendMessages ────────────────────────────────────────────────────────
 
-test("appendMessages() appends in order in one go and adds up the counters", async () => {
-  const { db } = await open();
+test("appendMessages() appends in order in one go and adds up the counters", async (t) => {
+  const { db } = await open(t);
   db.createSession("s", "cli");
   db.appendMessage("s", { role: "user", content: "before" });
   const ids = db.appendMessages("s", [
@@ -261,11 +262,10 @@ test("appendMessages() appends in order in one go and adds up the counters", asy
   const messages = db.getMessages("s");
   assert.deepEqual(messages.slice(1).map((m) => m.id), ids);
   assert.deepEqual(messages[5].content, [{ type: "text", text: "parts" }]);
-  db.close();
 });
 
-test("appendMessages() gives timestamps from the clock, 1 µs apart", async () => {
-  const { db } = await open();
+test("appendMessages() gives timestamps from the clock, 1 µs apart", async (t) => {
+  const { db } = await open(t);
   db.createSession("s", "cli");
   db.appendMessages("s", [{ role: "user" }, { role: "user" }, { role: "user" }]);
   const stamps = db.getMessages("s").map((m) => m.timestamp);
@@ -274,20 +274,18 @@ test("appendMessages() gives timestamps from the clock, 1 µs apart", async () =
     assert.equal(stamp, expectedStamp);
     expectedStamp += 1e-6;
   }
-  db.close();
 });
 
-test("appendMessages() of an empty list returns [] and writes nothing", async () => {
-  const { db } = await open();
+test("appendMessages() of an empty list returns [] and writes nothing", async (t) => {
+  const { db } = await open(t);
   db.createSession("s", "cli");
   assert.deepEqual(db.appendMessages("s", []), []);
   assert.deepEqual(db.appendMessages("missing", []), []);
   assert.deepEqual(counters(db, "s"), [0, 0]);
-  db.close();
 });
 
-test("appendMessages() to a missing session throws the foreign-key error and writes nothing", async () => {
-  const { db, path } = await open();
+test("appendMessages() to a missing session throws the foreign-key error and writes nothing", async (t) => {
+  const { db, path } = await open(t);
   assert.throws(
     () => db.appendMessages("missing", [{ role: "user", content: "a" }, { role: "user" }]),
     isForeignKeyError,
@@ -296,8 +294,8 @@ test("appendMessages() to a missing session throws the foreign-key error and wri
   assert.deepEqual(await raw(path, "SELECT COUNT(*) AS n FROM messages"), [{ n: 0 }]);
 });
 
-test("appendMessages() is all or nothing when one message in the middle is bad", async () => {
-  const { db, path } = await open();
+test("appendMessages() is all or nothing when one message in the middle is bad", async (t) => {
+  const { db, path } = await open(t);
   db.createSession("s", "cli");
   db.appendMessage("s", { role: "user", content: "kept" });
   const cyclic: Record<string, unknown> = {};
@@ -317,8 +315,8 @@ test("appendMessages() is all or nothing when one message in the middle is bad",
   await ftsIntact(path);
 });
 
-test("appendMessages() runs far faster than one transaction per message and close to raw SQL", async () => {
-  const { db, path } = await open();
+test("appendMessages() runs far faster than one transaction per message and close to raw SQL", async (t) => {
+  const { db, path } = await open(t);
   db.createSession("bulk", "cli");
   db.createSession("single", "cli");
   const batch: NewMessage[] = [];
@@ -337,7 +335,7 @@ test("appendMessages() runs far faster than one transaction per message and clos
   const singleMs = (performance.now() - start) * 10;
   db.close();
 
-  const conn = await rawOpen(path);
+  using conn = await rawOpen(path);
   conn.exec("PRAGMA foreign_keys = ON");
   conn.exec("INSERT INTO sessions (id, source, started_at) VALUES ('raw', 'cli', 0)");
   start = performance.now();
@@ -366,8 +364,8 @@ test("appendMessages() runs far faster than one transaction per message and clos
 
 // ── replaceMessages ───────────────────────────────────────────────────────
 
-test("replaceMessages() round-trips the conversation shape and recomputes the counters", async () => {
-  const { db } = await open(copyFixture("hermes-v11.db"));
+test("replaceMessages() round-trips the conversation shape and recomputes the counters", async (t) => {
+  const { db } = await open(t, copyFixture("hermes-v11.db"));
   const source = "20260422_090717_50093a";
   const conversation = db.getMessagesAsConversation(source);
   db.createSession("copy", "cli");
@@ -376,11 +374,10 @@ test("replaceMessages() round-trips the conversation shape and recomputes the co
   assert.deepEqual(db.getMessagesAsConversation("copy"), conversation);
   const original = db.getSession(source)!;
   assert.deepEqual(counters(db, "copy"), [original.message_count, original.tool_call_count]);
-  db.close();
 });
 
-test("replaceMessages() keeps reasoning fields for assistant messages only", async () => {
-  const { db } = await open();
+test("replaceMessages() keeps reasoning fields for assistant messages only", async (t) => {
+  const { db } = await open(t);
   db.createSession("s", "cli");
   const reasoning = {
     reasoning: "r",
@@ -406,11 +403,10 @@ test("replaceMessages() keeps reasoning fields for assistant messages only", asy
   assert.equal(assistant.codex_message_items, '[{"id": "m"}]');
   assert.equal(assistant.token_count, 9);
   assert.equal(assistant.finish_reason, "stop");
-  db.close();
 });
 
-test("replaceMessages() counts a non-list tool_calls value as one call, even an empty object", async () => {
-  const { db } = await open();
+test("replaceMessages() counts a non-list tool_calls value as one call, even an empty object", async (t) => {
+  const { db } = await open(t);
   db.createSession("s", "cli");
   db.replaceMessages("s", [
     { role: "assistant", content: null, tool_calls: [CALL("a"), CALL("b")] },
@@ -422,20 +418,18 @@ test("replaceMessages() counts a non-list tool_calls value as one call, even an 
   const messages = db.getMessages("s");
   assert.equal(messages[1].tool_calls, null);
   assert.equal(messages[3].role, "unknown");
-  db.close();
 });
 
-test("replaceMessages() stamps the messages 1 µs apart from the clock", async () => {
-  const { db, at } = await open();
+test("replaceMessages() stamps the messages 1 µs apart from the clock", async (t) => {
+  const { db, at } = await open(t);
   db.createSession("s", "cli");
   at[0] = T0 + 100;
   db.replaceMessages("s", [{ role: "user", content: "a" }, { role: "assistant", content: "b" }]);
   assert.deepEqual(db.getMessages("s").map((m) => m.timestamp), [T0 + 100, T0 + 100 + 1e-6]);
-  db.close();
 });
 
-test("replaceMessages() leaves the old transcript intact when a message is bad", async () => {
-  const { db, path } = await open();
+test("replaceMessages() leaves the old transcript intact when a message is bad", async (t) => {
+  const { db, path } = await open(t);
   db.createSession("s", "cli");
   db.appendMessages("s", [{ role: "user", content: "one" }, { role: "assistant", content: "two" }]);
   assert.throws(
@@ -455,8 +449,8 @@ test("replaceMessages() leaves the old transcript intact when a message is bad",
   await ftsIntact(path);
 });
 
-test("replaceMessages() on a missing session throws the foreign-key error and writes nothing", async () => {
-  const { db, path } = await open();
+test("replaceMessages() on a missing session throws the foreign-key error and writes nothing", async (t) => {
+  const { db, path } = await open(t);
   assert.throws(
     () => db.replaceMessages("missing", [{ role: "user", content: "x" }]),
     isForeignKeyError,
@@ -468,8 +462,8 @@ test("replaceMessages() on a missing session throws the foreign-key error and wr
 
 // ── clearMessages, getMessages, messageCount ──────────────────────────────
 
-test("clearMessages() deletes one session's messages and resets its counters", async () => {
-  const { db, path } = await open();
+test("clearMessages() deletes one session's messages and resets its counters", async (t) => {
+  const { db, path } = await open(t);
   db.createSession("a", "cli");
   db.createSession("b", "cli");
   db.appendMessages("a", [{ role: "assistant", toolCalls: [CALL("x")] }, { role: "user" }]);
@@ -484,11 +478,11 @@ test("clearMessages() deletes one session's messages and resets its counters", a
   await ftsIntact(path);
 });
 
-test("getMessages() orders by timestamp, then id", async () => {
-  const { db, path } = await open();
+test("getMessages() orders by timestamp, then id", async (t) => {
+  const { db, path } = await open(t);
   db.createSession("s", "cli");
   db.close();
-  const conn = await rawOpen(path);
+  using conn = await rawOpen(path);
   const insert = conn.prepare(
     "INSERT INTO messages (id, session_id, role, content, timestamp) VALUES (?, 's', 'user', ?, ?)",
   );
@@ -497,7 +491,7 @@ test("getMessages() orders by timestamp, then id", async () => {
   insert.run(4, "tie second", 20);
   insert.run(3, "tie first", 20);
   conn.close();
-  const again = await open(path);
+  const again = await open(t, path);
   assert.deepEqual(again.db.getMessages("s").map((m) => m.content), [
     "early",
     "tie first",
@@ -505,30 +499,28 @@ test("getMessages() orders by timestamp, then id", async () => {
     "late",
   ]);
   assert.deepEqual(again.db.getMessages("other"), []);
-  again.db.close();
 });
 
-test("getMessages() degrades bad JSON instead of throwing and keeps the other JSON columns as text", async () => {
-  const { db, path } = await open();
+test("getMessages() degrades bad JSON instead of throwing and keeps the other JSON columns as text", async (t) => {
+  const { db, path } = await open(t);
   db.createSession("s", "cli");
   db.close();
-  const conn = await rawOpen(path);
+  using conn = await rawOpen(path);
   conn.prepare(
     `INSERT INTO messages (session_id, role, content, tool_calls, reasoning_details, timestamp)
      VALUES ('s', 'assistant', ?, ?, ?, 1), ('s', 'assistant', 'x', '', NULL, 2)`,
   ).run("\u0000json:[broken", "{not json", "[also broken");
   conn.close();
-  const again = await open(path);
+  const again = await open(t, path);
   const [bad, empty] = again.db.getMessages("s");
   assert.equal(bad.content, "\u0000json:[broken");
   assert.deepEqual(bad.tool_calls, []);
   assert.equal(bad.reasoning_details, "[also broken");
   assert.equal(empty.tool_calls, "");
-  again.db.close();
 });
 
-test("messageCount() counts all messages, or one session's", async () => {
-  const { db } = await open();
+test("messageCount() counts all messages, or one session's", async (t) => {
+  const { db } = await open(t);
   db.createSession("a", "cli");
   db.createSession("b", "cli");
   db.appendMessages("a", [{ role: "user" }, { role: "user" }]);
@@ -537,21 +529,19 @@ test("messageCount() counts all messages, or one session's", async () => {
   assert.equal(db.messageCount("a"), 2);
   assert.equal(db.messageCount(""), 3);
   assert.equal(db.messageCount("nope"), 0);
-  db.close();
 });
 
-test("appendMessage(), appendMessages(), replaceMessages() and clearMessages() throw ReadonlyError when read-only", async () => {
+test("appendMessage(), appendMessages(), replaceMessages() and clearMessages() throw ReadonlyError when read-only", async (t) => {
   const path = tempDbPath();
-  const first = await open(path);
+  const first = await open(t, path);
   first.db.createSession("s", "cli");
   first.db.appendMessage("s", { role: "user", content: "kept" });
   first.db.close();
-  const db = await SessionDB.open({ path, readonly: true });
+  using db = await SessionDB.open({ path, readonly: true });
   assert.throws(() => db.appendMessage("s", { role: "user" }), ReadonlyError);
   assert.throws(() => db.appendMessages("s", [{ role: "user" }]), ReadonlyError);
   assert.throws(() => db.appendMessages("s", []), ReadonlyError);
   assert.throws(() => db.replaceMessages("s", []), ReadonlyError);
   assert.throws(() => db.clearMessages("s"), ReadonlyError);
   assert.equal(db.messageCount("s"), 1);
-  db.close();
 });

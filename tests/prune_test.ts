@@ -55,7 +55,7 @@ const FAMILY_MESSAGES: RawMessage[] = [
 ];
 
 test("deleteSession() deletes the session and its messages and makes its children roots", async () => {
-  const db = await dbWith(FAMILY, FAMILY_MESSAGES);
+  using db = await dbWith(FAMILY, FAMILY_MESSAGES);
   assert.equal(db.deleteSession("parent"), true);
   assert.equal(db.getSession("parent"), undefined);
   assert.equal(db.getSession("child")?.parent_session_id, null);
@@ -67,7 +67,6 @@ test("deleteSession() deletes the session and its messages and makes its childre
     0,
   );
   assert.equal(db.deleteSession("parent"), false);
-  db.close();
 });
 
 test("deleteSession() removes exactly <id>.json, <id>.jsonl and request_dump_<id>_*.json", async () => {
@@ -90,10 +89,9 @@ test("deleteSession() removes exactly <id>.json, <id>.jsonl and request_dump_<id
   ];
   const dir = sessionsDir([...doomed, ...kept]);
   mkdirSync(join(dir, `request_dump_${id}_dir.json`));
-  const db = await dbWith([{ id, started_at: 1 }]);
+  using db = await dbWith([{ id, started_at: 1 }]);
   assert.equal(db.deleteSession(id, { sessionsDir: dir }), true);
   assert.deepEqual(readdirSync(dir).sort(), [...kept, `request_dump_${id}_dir.json`].sort());
-  db.close();
 });
 
 test("deleteSession() compares file names literally: no glob patterns, no paths", async () => {
@@ -104,7 +102,7 @@ test("deleteSession() compares file names literally: no glob patterns, no paths"
     "request_dump_a_1.json",
   ]);
   writeFileSync(join(dir, "..", "escape.json"), "{}");
-  const db = await dbWith([
+  using db = await dbWith([
     { id: "g*", started_at: 1 },
     { id: "[ab]", started_at: 2 },
     { id: "../escape", started_at: 3 },
@@ -112,21 +110,19 @@ test("deleteSession() compares file names literally: no glob patterns, no paths"
   for (const id of ["g*", "[ab]", "../escape"]) db.deleteSession(id, { sessionsDir: dir });
   assert.deepEqual(readdirSync(dir).sort(), ["gA.json", "request_dump_a_1.json"]);
   assert.ok(existsSync(join(dir, "..", "escape.json")));
-  db.close();
 });
 
 test("deleteSession() keeps files when the session does not exist or no folder is given", async () => {
   const dir = sessionsDir(["ghost.json", "real.json"]);
-  const db = await dbWith([{ id: "real", started_at: 1 }]);
+  using db = await dbWith([{ id: "real", started_at: 1 }]);
   assert.equal(db.deleteSession("ghost", { sessionsDir: dir }), false);
   assert.equal(db.deleteSession("real"), true);
   assert.deepEqual(readdirSync(dir).sort(), ["ghost.json", "real.json"]);
   assert.equal(db.deleteSession("missing", { sessionsDir: join(dir, "nope") }), false);
-  db.close();
 });
 
 test("deleteSession() is all or nothing: a failing delete leaves rows, links and files", async () => {
-  const db = await dbWith(FAMILY, FAMILY_MESSAGES);
+  using db = await dbWith(FAMILY, FAMILY_MESSAGES);
   await rawRun(db.path, "CREATE TABLE pins (session_id TEXT REFERENCES sessions(id))");
   await rawRun(db.path, "INSERT INTO pins VALUES ('parent')");
   const dir = sessionsDir(["parent.json"]);
@@ -138,11 +134,10 @@ test("deleteSession() is all or nothing: a failing delete leaves rows, links and
   assert.equal(db.getSession("child")?.parent_session_id, "parent");
   assert.equal(await count(db, "SELECT count(*) FROM messages WHERE session_id = 'parent'"), 2);
   assert.deepEqual(readdirSync(dir), ["parent.json"]);
-  db.close();
 });
 
 test("pruneSessions() deletes ended sessions started before the cutoff, with their files", async () => {
-  const db = await fixtureAt(NOW);
+  using db = await fixtureAt(NOW);
   const dir = sessionsDir([...OLD_IDS.map((id) => `${id}.jsonl`), `${aliases.live}.jsonl`]);
   assert.equal(db.pruneSessions({ sessionsDir: dir }), 6);
   for (const id of OLD_IDS) assert.equal(db.getSession(id), undefined);
@@ -150,22 +145,20 @@ test("pruneSessions() deletes ended sessions started before the cutoff, with the
   assert.equal(db.messageCount(), 197 - 22);
   assert.deepEqual(readdirSync(dir), [`${aliases.live}.jsonl`]);
   assert.equal(db.pruneSessions(), 0);
-  db.close();
 });
 
 test("pruneSessions() filters by source and by age in days", async () => {
-  const db = await fixtureAt(NOW);
+  using db = await fixtureAt(NOW);
   assert.equal(db.pruneSessions({ source: "telegram" }), 1);
   assert.equal(db.getSession(aliases.old_telegram), undefined);
   assert.equal(db.pruneSessions({ olderThanDays: 200 }), 0);
   assert.equal(db.pruneSessions({ olderThanDays: 131 }), 0);
   assert.equal(db.pruneSessions({ olderThanDays: 100 }), 5);
-  db.close();
 });
 
 test("pruneSessions() never prunes a live session, however old, and orphans children", async () => {
   const day = 86400;
-  const db = await dbWith(
+  using db = await dbWith(
     [
       { id: "old_live", started_at: 0 },
       { id: "old_ended", started_at: 1, ended_at: 2, end_reason: "cli_close" },
@@ -183,11 +176,10 @@ test("pruneSessions() never prunes a live session, however old, and orphans chil
     message:
       "Cannot prune sessions: olderThanDays must be a non-negative number: current value is NaN",
   });
-  db.close();
 });
 
 test("pruneSessions() throws a RangeError naming a negative olderThanDays, as pruneCandidates() does, before writing", async () => {
-  const db = await fixtureAt(NOW);
+  using db = await fixtureAt(NOW);
   for (const days of [-1, -0.5, -Infinity]) {
     assert.throws(() => db.pruneSessions({ olderThanDays: days }), {
       name: "RangeError",
@@ -199,11 +191,10 @@ test("pruneSessions() throws a RangeError naming a negative olderThanDays, as pr
   assert.equal(db.sessionCount(), 42);
   assert.equal(await count(db, "SELECT count(*) FROM sessions"), 42);
   assert.equal(db.pruneSessions({ olderThanDays: 0 }) > 0, true, "0 days is still accepted");
-  db.close();
 });
 
 test("pruneEmptyGhostSessions() deletes ended, untitled, empty tui sessions older than a day", async () => {
-  const db = await fixtureAt(NOW);
+  using db = await fixtureAt(NOW);
   const dir = sessionsDir([`${aliases.tui_ghost}.json`, `${aliases.tui_session}.json`]);
   assert.equal(db.pruneEmptyGhostSessions({ sessionsDir: dir }), 2);
   assert.equal(db.getSession(aliases.tui_ghost), undefined);
@@ -211,13 +202,12 @@ test("pruneEmptyGhostSessions() deletes ended, untitled, empty tui sessions olde
   assert.notEqual(db.getSession(aliases.tui_session), undefined);
   assert.deepEqual(readdirSync(dir), [`${aliases.tui_session}.json`]);
   assert.equal(db.pruneEmptyGhostSessions(), 0);
-  db.close();
 });
 
 test("pruneEmptyGhostSessions() keeps young, titled, live and non-tui sessions, and orphans children", async () => {
   const day = 86400;
   const ghost = { source: "tui", ended_at: 2, end_reason: "cli_close" };
-  const db = await dbWith(
+  using db = await dbWith(
     [
       { id: "ghost", started_at: 1, ...ghost },
       { id: "young", started_at: 9.5 * day, ...ghost },
@@ -234,21 +224,19 @@ test("pruneEmptyGhostSessions() keeps young, titled, live and non-tui sessions, 
   assert.equal(db.getSession("ghost"), undefined);
   assert.equal(db.getSession("kid")?.parent_session_id, null);
   assert.equal(db.sessionCount(), 6);
-  db.close();
 });
 
 test("deleteSession(), pruneSessions(), pruneEmptyGhostSessions() and vacuum() refuse a read-only file", async () => {
-  const db = await fixtureAt(NOW, true);
+  using db = await fixtureAt(NOW, true);
   assert.throws(() => db.deleteSession(aliases.live), ReadonlyError);
   assert.throws(() => db.pruneSessions(), ReadonlyError);
   assert.throws(() => db.pruneEmptyGhostSessions(), ReadonlyError);
   assert.throws(() => db.vacuum(), ReadonlyError);
   assert.equal(db.sessionCount(), 42);
-  db.close();
 });
 
 test("vacuum() gives the pages freed by a prune back", async () => {
-  const db = await fixtureAt(NOW);
+  using db = await fixtureAt(NOW);
   const live = await count(db, "SELECT count(*) FROM sessions WHERE ended_at IS NULL");
   assert.equal(db.pruneSessions({ olderThanDays: 0 }), 42 - live);
   const freeBefore = await count(db, "PRAGMA freelist_count");
@@ -256,37 +244,33 @@ test("vacuum() gives the pages freed by a prune back", async () => {
   db.vacuum();
   assert.equal(await count(db, "PRAGMA freelist_count"), 0);
   assert.equal(db.sessionCount(), live);
-  db.close();
 });
 
 test("maybeAutoPruneAndVacuum() skips when Python's last_auto_prune marker is recent", async () => {
-  const db = await fixtureAt(MARKER + 3600);
+  using db = await fixtureAt(MARKER + 3600);
   assert.deepEqual(db.maybeAutoPruneAndVacuum(), { skipped: true, pruned: 0, vacuumed: false });
   assert.equal(db.sessionCount(), 42);
   assert.equal(db.getMeta("last_auto_prune"), "1777454434.567891");
-  db.close();
 });
 
 test("maybeAutoPruneAndVacuum() prunes, vacuums and writes the marker as Python's str(time)", async () => {
-  const db = await fixtureAt(NOW);
+  using db = await fixtureAt(NOW);
   assert.deepEqual(db.maybeAutoPruneAndVacuum(), { skipped: false, pruned: 6, vacuumed: true });
   const marker = db.getMeta("last_auto_prune")!;
   assert.equal(marker, pythonFloatRepr(NOW));
   assert.equal(Number(marker), NOW);
   assert.equal(db.sessionCount(), 36);
-  db.close();
 });
 
 test("maybeAutoPruneAndVacuum() writes the marker even when nothing was pruned", async () => {
-  const db = await dbWith([], [], { clock: () => 1777600000 });
+  using db = await dbWith([], [], { clock: () => 1777600000 });
   assert.deepEqual(db.maybeAutoPruneAndVacuum(), { skipped: false, pruned: 0, vacuumed: false });
   assert.equal(db.getMeta("last_auto_prune"), "1777600000.0");
   assert.deepEqual(db.maybeAutoPruneAndVacuum(), { skipped: true, pruned: 0, vacuumed: false });
-  db.close();
 });
 
 test("maybeAutoPruneAndVacuum() reads markers as Python's float() does", async () => {
-  const db = await fixtureAt(NOW);
+  using db = await fixtureAt(NOW);
   const runs = (marker: string) => {
     db.setMeta("last_auto_prune", marker);
     return !db.maybeAutoPruneAndVacuum({ vacuum: false }).skipped;
@@ -298,11 +282,10 @@ test("maybeAutoPruneAndVacuum() reads markers as Python's float() does", async (
   assert.equal(runs("nan"), true);
   assert.equal(runs("soon"), true); // unreadable: as if never run
   assert.equal(runs(""), true);
-  db.close();
 });
 
 test("maybeAutoPruneAndVacuum() honours retentionDays, minIntervalHours and vacuum: false", async () => {
-  const db = await fixtureAt(NOW);
+  using db = await fixtureAt(NOW);
   assert.equal(db.maybeAutoPruneAndVacuum({ minIntervalHours: 48 }).skipped, true);
   assert.deepEqual(db.maybeAutoPruneAndVacuum({ retentionDays: 131, minIntervalHours: 1 }), {
     skipped: false,
@@ -315,27 +298,24 @@ test("maybeAutoPruneAndVacuum() honours retentionDays, minIntervalHours and vacu
     pruned: 6,
     vacuumed: false,
   });
-  db.close();
 });
 
 test("maybeAutoPruneAndVacuum() ignores a VACUUM that cannot run and still writes the marker", async () => {
-  const db = await fixtureAt(NOW);
+  using db = await fixtureAt(NOW);
   const exporting = db.iterateExport(); // an unfinished read: SQLite refuses VACUUM meanwhile
   exporting.next();
   assert.deepEqual(db.maybeAutoPruneAndVacuum(), { skipped: false, pruned: 6, vacuumed: false });
   exporting.return(undefined);
   assert.equal(db.getMeta("last_auto_prune"), pythonFloatRepr(NOW));
-  db.close();
 });
 
 test("maybeAutoPruneAndVacuum() never throws: an error is reported and the marker kept", async () => {
-  const db = await fixtureAt(NOW, true);
+  using db = await fixtureAt(NOW, true);
   const result = db.maybeAutoPruneAndVacuum();
   assert.equal(result.skipped, false);
   assert.equal(result.pruned, 0);
   assert.match(result.error ?? "", /read-only/);
   assert.equal(db.getMeta("last_auto_prune"), "1777454434.567891");
-  db.close();
 });
 
 test("pythonFloatRepr() and parsePythonFloat() write and read floats as Python does", () => {

@@ -32,7 +32,7 @@ function orphanMessages(db: SessionDB): number {
 }
 
 test("pruneSessions() deletes in several short transactions, pausing between them, with the same result", async () => {
-  const db = await oldSessions();
+  using db = await oldSessions();
   const pauses: number[] = [];
   const pruned = pruneSessions(storeOf(db), { olderThanDays: 90 }, {
     batch: { holdMs: 0, pauseMs: 7, sleep: (ms) => pauses.push(ms) },
@@ -46,11 +46,10 @@ test("pruneSessions() deletes in several short transactions, pausing between the
     "INSERT INTO messages_fts(messages_fts) VALUES('integrity-check')",
   );
   check.run();
-  db.close();
 });
 
 test("a prune stopped between two transactions leaves whole sessions, and the next prune finishes", async () => {
-  const db = await oldSessions();
+  using db = await oldSessions();
   let transactions = 0;
   assert.throws(
     () =>
@@ -72,11 +71,10 @@ test("a prune stopped between two transactions leaves whole sessions, and the ne
   }
   assert.equal(db.pruneSessions({ olderThanDays: 90 }), 6);
   assert.equal(db.sessionCount(), 1);
-  db.close();
 });
 
 test("pruneSessions() keeps a session that was reopened after the candidates were listed", async () => {
-  const db = await oldSessions();
+  using db = await oldSessions();
   const pruned = pruneSessions(storeOf(db), { olderThanDays: 90 }, {
     batch: {
       holdMs: 0,
@@ -85,11 +83,10 @@ test("pruneSessions() keeps a session that was reopened after the candidates wer
   });
   assert.equal(pruned, 9);
   assert.ok(db.getSession("s9"));
-  db.close();
 });
 
 test("writeInBatches() puts items in one transaction until holdMs has passed, never splitting one", async () => {
-  const db = await SessionDB.open({ path: tempDbPath() });
+  using db = await SessionDB.open({ path: tempDbPath() });
   let now = 0;
   const committed: number[][] = [];
   const store = storeOf(db);
@@ -107,7 +104,6 @@ test("writeInBatches() puts items in one transaction until holdMs has passed, ne
   assert.deepEqual(committed, [[1, 2], [4, 5]]);
   assert.deepEqual(report, { done: 4, transactions: 2, longestMs: 12 });
   assert.equal(db.getMeta("k5"), "5");
-  db.close();
 });
 
 function timer(ms: number): Promise<void> {
@@ -121,7 +117,7 @@ test("pruneSessionsAsync() awaits its pauses: a timer keeps firing between the t
   let ticks = 0;
   const interval = setInterval(() => ticks++, 1);
   try {
-    const blocking = await oldSessions();
+    using blocking = await oldSessions();
     const seenSync: number[] = [];
     pruneSessions(storeOf(blocking), { olderThanDays: 90 }, {
       batch: { holdMs: 0, pauseMs: 5, sleep: () => seenSync.push(ticks) },
@@ -129,7 +125,7 @@ test("pruneSessionsAsync() awaits its pauses: a timer keeps firing between the t
     blocking.close();
     assert.deepEqual(seenSync, Array(9).fill(seenSync[0]), "the blocking prune lets no timer run");
 
-    const db = await oldSessions();
+    using db = await oldSessions();
     const seen: number[] = [];
     const pruned = await pruneSessionsAsync(storeOf(db), { olderThanDays: 90 }, {
       step: (fn) => retryWhileBusy(fn),
@@ -151,15 +147,14 @@ test("pruneSessionsAsync() awaits its pauses: a timer keeps firing between the t
     assert.equal(db.getSession("live")?.parent_session_id, null);
     storeOf(db).db.prepare("INSERT INTO messages_fts(messages_fts) VALUES('integrity-check')")
       .run();
-    db.close();
   } finally {
     clearInterval(interval);
   }
 });
 
 test("pruneSessionsAsync() waits out a lock taken between two transactions and counts every session", async () => {
-  const db = await oldSessions(ONE_ATTEMPT);
-  const other = await rawOpen(db.path);
+  using db = await oldSessions(ONE_ATTEMPT);
+  using other = await rawOpen(db.path);
   let pauses = 0;
   let waits = 0;
   const pruned = await pruneSessionsAsync(storeOf(db), { olderThanDays: 90 }, {
@@ -185,6 +180,4 @@ test("pruneSessionsAsync() waits out a lock taken between two transactions and c
   assert.ok(waits > 0, "the fourth transaction found the file locked and waited");
   assert.equal(db.sessionCount(), 1);
   assert.equal(orphanMessages(db), 0);
-  other.close();
-  db.close();
 });
