@@ -15,13 +15,13 @@
  *
  * @module
  */
-export { SessionDB, type SessionDBOptions } from "./lib/session_db.ts";
-export type { SessionStore, StoreEngine } from "./lib/session_store.ts";
+export { SessionDB, type SessionDBOptions } from "./lib/sqlite/session_db.ts";
+export type { SessionStore, StoreEngine } from "./lib/core/session_store.ts";
 export { isPostgresTarget, openStore, type OpenStoreOptions } from "./lib/open_store.ts";
-export type { SqliteStoreOptions } from "./lib/sqlite_store.ts";
+export type { SqliteStoreOptions } from "./lib/sqlite/sqlite_store.ts";
 export type { PgConnectOptions, PostgresStoreOptions } from "./lib/postgres/postgres_store.ts";
-export type { StoreRetryOptions } from "./lib/store_retry.ts";
-export type { Synchronous } from "./lib/open.ts";
+export type { StoreRetryOptions } from "./lib/core/store_retry.ts";
+export type { Synchronous } from "./lib/sqlite/open.ts";
 export type {
   DriverKind,
   OpenDriver,
@@ -31,8 +31,8 @@ export type {
   SqliteStatement,
   SqlRow,
   SqlValue,
-} from "./lib/driver/types.ts";
-export type { RetryOptions } from "./lib/write.ts";
+} from "./lib/sqlite/driver/types.ts";
+export type { RetryOptions } from "./lib/sqlite/write.ts";
 export {
   BackupError,
   NotStateDbError,
@@ -44,35 +44,35 @@ export {
   type StorageErrorKind,
   TitleError,
   WriteBusyError,
-} from "./lib/errors.ts";
-export { defaultDbPath, hermesHome } from "./lib/paths.ts";
-export { FTS_TABLES, type FtsTable, SCHEMA_VERSION } from "./lib/schema/schema_sql.ts";
-export type { CreateSessionOptions, EnsureSessionOptions } from "./lib/sessions.ts";
-export type { TokenCountsUpdate } from "./lib/tokens.ts";
-export type { ConversationOptions } from "./lib/conversation.ts";
-export type { MessagesOptions } from "./lib/messages.ts";
+} from "./lib/core/errors.ts";
+export { defaultDbPath, hermesHome } from "./lib/core/paths.ts";
+export { FTS_TABLES, type FtsTable, SCHEMA_VERSION } from "./lib/sqlite/schema/schema_sql.ts";
+export type { CreateSessionOptions, EnsureSessionOptions } from "./lib/sqlite/sessions.ts";
+export type { TokenCountsUpdate } from "./lib/sqlite/tokens.ts";
+export type { ConversationOptions } from "./lib/sqlite/conversation.ts";
+export type { MessagesOptions } from "./lib/sqlite/messages.ts";
 export type {
   ListSessionsOptions,
   SearchSessionsOptions,
   SessionCountOptions,
-} from "./lib/listing.ts";
-export type { SearchOptions, SearchSort } from "./lib/search/search.ts";
-export { sanitizeFts5Query } from "./lib/search/sanitize.ts";
-export { containsCjk } from "./lib/search/cjk.ts";
-export { type PrefixMatches, sanitizeTitle } from "./lib/titles.ts";
-export type { ExportOptions } from "./lib/export.ts";
-export type { ImportOptions, ImportResult, ParentLink } from "./lib/import.ts";
-export type { DatabaseInfo, InspectOptions } from "./lib/inspect.ts";
+} from "./lib/sqlite/listing.ts";
+export type { SearchOptions, SearchSort } from "./lib/sqlite/search/search.ts";
+export { sanitizeFts5Query } from "./lib/sqlite/search/sanitize.ts";
+export { containsCjk } from "./lib/sqlite/search/cjk.ts";
+export { type PrefixMatches, sanitizeTitle } from "./lib/sqlite/titles.ts";
+export type { ExportOptions } from "./lib/sqlite/export.ts";
+export type { ImportOptions, ImportResult, ParentLink } from "./lib/sqlite/import.ts";
+export type { DatabaseInfo, InspectOptions } from "./lib/sqlite/inspect.ts";
 export type { KnownIssue } from "./lib/health/known_issues.ts";
-export type { StaleFtsTable } from "./lib/fts_stale.ts";
-export type { SourceUsage } from "./lib/source_usage.ts";
+export type { StaleFtsTable } from "./lib/sqlite/fts_stale.ts";
+export type { SourceUsage } from "./lib/sqlite/source_usage.ts";
 export {
   parseSince,
   USAGE_GROUPINGS,
   type UsageGrouping,
   type UsageReportOptions,
   type UsageRow,
-} from "./lib/usage_report.ts";
+} from "./lib/sqlite/usage_report.ts";
 export { doctor, type DoctorOptions, type DoctorReport, type Repair } from "./lib/health/doctor.ts";
 export type { CheckStatus, HealthCheck } from "./lib/health/report.ts";
 export {
@@ -87,19 +87,19 @@ export {
   type RecoverOptions,
   type RecoverResult,
 } from "./lib/health/recover.ts";
-export type { PruneCandidate, PruneCandidatesOptions } from "./lib/prune_candidates.ts";
+export type { PruneCandidate, PruneCandidatesOptions } from "./lib/sqlite/prune_candidates.ts";
 export type {
   AutoPruneOptions,
   AutoPruneResult,
   PruneOptions,
   SessionsDirOptions,
-} from "./lib/prune.ts";
+} from "./lib/sqlite/prune.ts";
 export {
   convertScratchpadToThink,
   hasIncompleteScratchpad,
   saveTrajectory,
   type SaveTrajectoryOptions,
-} from "./lib/trajectory.ts";
+} from "./lib/files/trajectory.ts";
 export type {
   ContextMessage,
   ConversationMessage,
@@ -113,4 +113,4 @@ export type {
   SessionExport,
   SessionRow,
   SessionTokens,
-} from "./lib/types.ts";
+} from "./lib/core/types.ts";

@@ -30,9 +30,9 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SessionDB } from "../lib/session_db.ts";
-import { loadDriver, runtimeName } from "../lib/driver/load.ts";
-import type { SqliteDriver } from "../lib/driver/types.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
+import { loadDriver, runtimeName } from "../lib/sqlite/driver/load.ts";
+import type { SqliteDriver } from "../lib/sqlite/driver/types.ts";
 import { type Corpus, corpusArgs, corpusStats, planCorpus, sessionMessages } from "./corpus.ts";
 import { importBoth, type ImportTiming, TickClock } from "./build.ts";
 import { loadNative, type RawConnection } from "./native.ts";

@@ -6,9 +6,9 @@
  *
  * @module
  */
-import { SessionDB } from "../lib/session_db.ts";
-import { openConnection } from "../lib/open.ts";
-import type { NewMessage } from "../lib/types.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
+import { openConnection } from "../lib/sqlite/open.ts";
+import type { NewMessage } from "../lib/core/types.ts";
 import { type Corpus, sessionMessages, type SessionPlan } from "./corpus.ts";
 import { rawAppendMessages, rawCreateSession, rawFinishSession } from "./raw.ts";
 import { timed } from "./measure.ts";

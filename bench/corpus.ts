@@ -15,7 +15,7 @@
  * @module
  */
 import process from "node:process";
-import type { MessageContent, NewMessage } from "../lib/types.ts";
+import type { MessageContent, NewMessage } from "../lib/core/types.ts";
 import { pick, prose, toolArguments, TOOLS } from "./_text.ts";
 import { mulberry32, type Random } from "../tests/_random.ts";
 

@@ -11,8 +11,8 @@
  */
 import process from "node:process";
 import { readFileSync } from "node:fs";
-import { SessionDB } from "../lib/session_db.ts";
-import { loadDriver } from "../lib/driver/load.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
+import { loadDriver } from "../lib/sqlite/driver/load.ts";
 import { loadNative, type RawConnection } from "./native.ts";
 import { rawIterateExport, rawPragmas } from "./raw.ts";
 

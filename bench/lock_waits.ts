@@ -2,7 +2,7 @@
  * How long the long writes hold the lock, and how long a concurrent writer
  * waits meanwhile: `prune`, `import` and the v10 → v11 migration, each as
  * one long transaction (what they did before) and as they run now (short
- * transactions with the lock left free between them, `lib/batches.ts`).
+ * transactions with the lock left free between them, `lib/sqlite/batches.ts`).
  *
  * The concurrent writer is Python's sqlite3 in another process, as a
  * Python Hermes gateway is: it commits a tiny write every 20 ms with a
@@ -17,13 +17,13 @@ import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { SessionDB, storeOf } from "../lib/session_db.ts";
-import { pruneSessions } from "../lib/prune.ts";
-import { LockPacer } from "../lib/batches.ts";
-import { migrate } from "../lib/schema/migrate.ts";
-import { finishFtsBackfill } from "../lib/schema/fts_backfill.ts";
-import { Writer } from "../lib/write.ts";
-import { loadDriver } from "../lib/driver/load.ts";
+import { SessionDB, storeOf } from "../lib/sqlite/session_db.ts";
+import { pruneSessions } from "../lib/sqlite/prune.ts";
+import { LockPacer } from "../lib/sqlite/batches.ts";
+import { migrate } from "../lib/sqlite/schema/migrate.ts";
+import { finishFtsBackfill } from "../lib/sqlite/schema/fts_backfill.ts";
+import { Writer } from "../lib/sqlite/write.ts";
+import { loadDriver } from "../lib/sqlite/driver/load.ts";
 import { planCorpus, sessionMessages } from "./corpus.ts";
 import { tempDir } from "../tests/_helpers.ts";
 

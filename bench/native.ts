@@ -8,8 +8,8 @@
  *
  * @module
  */
-import type { SqlRow, SqlValue } from "../lib/driver/types.ts";
-import { runtimeName } from "../lib/driver/load.ts";
+import type { SqlRow, SqlValue } from "../lib/sqlite/driver/types.ts";
+import { runtimeName } from "../lib/sqlite/driver/load.ts";
 
 /** The statement subset the raw floor calls. */
 export interface RawStatement {

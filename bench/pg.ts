@@ -14,7 +14,7 @@ import process from "node:process";
 import { join } from "node:path";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { SessionDB } from "../lib/session_db.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { openStore } from "../lib/open_store.ts";
 import { connectSyncTarget, syncFile } from "../lib/postgres/sync.ts";
 import { corpusArgs, planCorpus, sessionMessages } from "./corpus.ts";

@@ -13,14 +13,14 @@ import {
   decodeJson,
   encodeContent,
   encodeJson,
-} from "../lib/content.ts";
-import type { SqlRow, SqlValue } from "../lib/driver/types.ts";
-import type { JsonValue, NewMessage } from "../lib/types.ts";
+} from "../lib/core/content.ts";
+import type { SqlRow, SqlValue } from "../lib/sqlite/driver/types.ts";
+import type { JsonValue, NewMessage } from "../lib/core/types.ts";
 import type { RawConnection, RawStatement } from "./native.ts";
 import type { SessionPlan } from "./corpus.ts";
 import type { QuerySpec } from "./queries.ts";
-import { pageSql } from "../lib/search/ranked.ts";
-import { CONTEXT_SQL as PAGE_CONTEXT_SQL } from "../lib/search/context.ts";
+import { pageSql } from "../lib/sqlite/search/ranked.ts";
+import { CONTEXT_SQL as PAGE_CONTEXT_SQL } from "../lib/sqlite/search/context.ts";
 
 const caches = new WeakMap<RawConnection, Map<string, RawStatement>>();
 

@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import os from "node:os";
 import process from "node:process";
-import { runtimeName } from "../lib/driver/load.ts";
+import { runtimeName } from "../lib/sqlite/driver/load.ts";
 
 /** How a figure is read: times (lower is better) or rates (higher is better). */
 export type Unit = "ms" | "msgs/s" | "MB" | "s";

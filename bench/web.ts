@@ -18,8 +18,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SessionDB } from "../lib/session_db.ts";
-import { runtimeName } from "../lib/driver/load.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
+import { runtimeName } from "../lib/sqlite/driver/load.ts";
 import { corpusArgs, planCorpus, sessionMessages } from "./corpus.ts";
 import { TickClock } from "./build.ts";
 import { QUERIES } from "./queries.ts";

@@ -7,8 +7,8 @@
  * @module
  */
 import type { PostgresStoreOptions } from "./postgres/postgres_store.ts";
-import type { SessionStore } from "./session_store.ts";
-import { openSqliteStore, type SqliteStoreOptions } from "./sqlite_store.ts";
+import type { SessionStore } from "./core/session_store.ts";
+import { openSqliteStore, type SqliteStoreOptions } from "./sqlite/sqlite_store.ts";
 
 /** Options of {@linkcode openStore}: those of the engine the target names. */
 export type OpenStoreOptions = SqliteStoreOptions & Omit<PostgresStoreOptions, "retry">;

@@ -5,7 +5,7 @@
 import { chmodSync } from "node:fs";
 import type { Io } from "../lib/cli/io.ts";
 import { main } from "../lib/cli/main.ts";
-import { SessionDB } from "../lib/session_db.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { copyFixture, tempDbPath } from "./_helpers.ts";
 
 /** One hour after the last message of the v11 fixture. */

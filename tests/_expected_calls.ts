@@ -2,7 +2,7 @@
  * Replays the calls recorded in the fixtures' `expected/*.json` files on
  * our API (`ts_call` with `ts_args`), for data-driven tests.
  */
-import type { SessionDB } from "../lib/session_db.ts";
+import type { SessionDB } from "../lib/sqlite/session_db.ts";
 import { expected } from "./_helpers.ts";
 
 /** One recorded call and the Python answer. */

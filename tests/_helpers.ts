@@ -6,8 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after } from "node:test";
-import { loadDriver } from "../lib/driver/load.ts";
-import type { SqliteDriver } from "../lib/driver/types.ts";
+import { loadDriver } from "../lib/sqlite/driver/load.ts";
+import type { SqliteDriver } from "../lib/sqlite/driver/types.ts";
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));

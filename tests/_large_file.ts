@@ -3,8 +3,8 @@
  * transaction with the FTS triggers off, then both FTS tables filled in one
  * statement each and the v11 triggers put back.
  */
-import { SessionDB } from "../lib/session_db.ts";
-import { FTS_TABLES, ftsBackfillSql, ftsTriggersSql } from "../lib/schema/schema_sql.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
+import { FTS_TABLES, ftsBackfillSql, ftsTriggersSql } from "../lib/sqlite/schema/schema_sql.ts";
 import { rawOpen } from "./_helpers.ts";
 
 /** Options of {@linkcode buildLargeFile}. */

@@ -3,8 +3,8 @@
  * given shape (exact timestamps, lineage, cycles) without going through the
  * API under test.
  */
-import { SessionDB, type SessionDBOptions } from "../lib/session_db.ts";
-import type { SqlValue } from "../lib/driver/types.ts";
+import { SessionDB, type SessionDBOptions } from "../lib/sqlite/session_db.ts";
+import type { SqlValue } from "../lib/sqlite/driver/types.ts";
 import { rawOpen, tempDbPath } from "./_helpers.ts";
 
 /** A session row to insert; omitted columns take their defaults. */

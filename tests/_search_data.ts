@@ -2,8 +2,8 @@
  * Test data for the search tests, written with raw SQL (the triggers fill
  * both FTS indexes), so the search tests do not depend on appendMessage.
  */
-import { SessionDB } from "../lib/session_db.ts";
-import type { SqlValue } from "../lib/driver/types.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
+import type { SqlValue } from "../lib/sqlite/driver/types.ts";
 import { rawOpen, tempDbPath } from "./_helpers.ts";
 
 /** A session to insert. */

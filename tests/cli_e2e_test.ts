@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import process from "node:process";
-import { runtimeName } from "../lib/driver/load.ts";
+import { runtimeName } from "../lib/sqlite/driver/load.ts";
 import { VERSION } from "../lib/cli/version.ts";
 import { ROOT, tempDir } from "./_helpers.ts";
 import { V11, v11Copy } from "./_cli_io.ts";

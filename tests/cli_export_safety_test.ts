@@ -10,8 +10,8 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
-import { runtimeName } from "../lib/driver/load.ts";
-import { SessionDB } from "../lib/session_db.ts";
+import { runtimeName } from "../lib/sqlite/driver/load.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { runCli, v11Copy } from "./_cli_io.ts";
 import { rawOpen, ROOT, tempDir } from "./_helpers.ts";
 

@@ -12,11 +12,11 @@ import {
   plural,
   relativeTime,
   truncate,
-} from "../lib/cli/format.ts";
+} from "../lib/render/format.ts";
 import { colourWanted, createStyle } from "../lib/cli/style.ts";
-import { contentAsText, toolCallViews, visibleControls } from "../lib/cli/transcript.ts";
-import { fenced } from "../lib/cli/markdown.ts";
-import { markWords, showMarks } from "../lib/cli/highlight.ts";
+import { contentAsText, toolCallViews, visibleControls } from "../lib/render/transcript.ts";
+import { fenced } from "../lib/render/markdown.ts";
+import { markWords, showMarks } from "../lib/render/highlight.ts";
 import { parseTime } from "../lib/cli/time_option.ts";
 
 describe("format helpers", () => {

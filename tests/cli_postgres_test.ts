@@ -6,7 +6,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { openStore } from "../lib/open_store.ts";
 import { main } from "../lib/cli/main.ts";
-import { SessionDB } from "../lib/session_db.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { recordingIo, runCli, V11, v11Copy } from "./_cli_io.ts";
 import { tempDbPath } from "./_helpers.ts";
 import { freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";

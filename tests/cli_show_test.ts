@@ -1,6 +1,6 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { formatDateTime } from "../lib/cli/format.ts";
+import { formatDateTime } from "../lib/render/format.ts";
 import { buildDb, FIXTURE_NOW, runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
 
 async function toolDb(): Promise<string> {

@@ -9,7 +9,7 @@ import {
   isFalsyLikePython,
   MULTIMODAL_PREFIX,
   pythonJson,
-} from "../lib/content.ts";
+} from "../lib/core/content.ts";
 import { copyFixture, rawOpen } from "./_helpers.ts";
 
 // Expected texts below were produced by CPython 3 `json.dumps(value)`.

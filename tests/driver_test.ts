@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { loadDriver, runtimeName } from "../lib/driver/load.ts";
-import { SqliteError } from "../lib/driver/sqlite_error.ts";
+import { loadDriver, runtimeName } from "../lib/sqlite/driver/load.ts";
+import { SqliteError } from "../lib/sqlite/driver/sqlite_error.ts";
 import { readdirSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { closing, type RawConnection, tempDbPath, tempDir } from "./_helpers.ts";

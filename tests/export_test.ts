@@ -1,6 +1,6 @@
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { SessionDB } from "../lib/session_db.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { copyFixture, rawOpen, tempDbPath } from "./_helpers.ts";
 
 /** Opens a store on `path` with a settable clock; it is closed when test `t` ends. */

@@ -7,10 +7,10 @@
 import { describe, test } from "node:test";
 import { spawnSync } from "node:child_process";
 import assert from "node:assert/strict";
-import { SessionDB } from "../lib/session_db.ts";
-import { BULK_INDEX_THRESHOLD } from "../lib/fts_bulk.ts";
-import type { NewMessage } from "../lib/types.ts";
-import type { SqliteDriver } from "../lib/driver/types.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
+import { BULK_INDEX_THRESHOLD } from "../lib/sqlite/fts_bulk.ts";
+import type { NewMessage } from "../lib/core/types.ts";
+import type { SqliteDriver } from "../lib/sqlite/driver/types.ts";
 import { rawOpen, tempDbPath } from "./_helpers.ts";
 import { mulberry32 } from "./_random.ts";
 

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { closeSync, openSync, writeSync } from "node:fs";
-import { SessionDB } from "../lib/session_db.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { copyFixture, expected, tempDbPath } from "./_helpers.ts";
 import { entriesOf, label, replay, wanted } from "./_expected_calls.ts";
 import { dbWith, rawAll, type RawSession } from "./_raw_rows.ts";

@@ -1,9 +1,9 @@
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { SessionDB } from "../lib/session_db.ts";
-import { ReadonlyError, SqliteError } from "../lib/errors.ts";
-import type { SqlRow, SqlValue } from "../lib/driver/types.ts";
-import type { ConversationMessage, JsonValue, NewMessage } from "../lib/types.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
+import { ReadonlyError, SqliteError } from "../lib/core/errors.ts";
+import type { SqlRow, SqlValue } from "../lib/sqlite/driver/types.ts";
+import type { ConversationMessage, JsonValue, NewMessage } from "../lib/core/types.ts";
 import { copyFixture, rawOpen, tempDbPath } from "./_helpers.ts";
 
 const T0 = 1776675600.25;

@@ -2,9 +2,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { SessionDB } from "../lib/session_db.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { openStore } from "../lib/open_store.ts";
-import { ReadonlyError } from "../lib/errors.ts";
+import { ReadonlyError } from "../lib/core/errors.ts";
 import { copyFixture } from "./_helpers.ts";
 
 /** Far after every fixture's marker, so no auto-prune is skipped. */

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { SessionDB } from "../lib/session_db.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { copyFixture, expected, FIXTURES, rawOpen, tempDbPath } from "./_helpers.ts";
 
 const MASTER_SQL = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name";

@@ -3,9 +3,9 @@ import assert from "node:assert/strict";
 import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { SessionDB } from "../lib/session_db.ts";
-import { OpenError, ReadonlyError } from "../lib/errors.ts";
-import { defaultDbPath, hermesHome } from "../lib/paths.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
+import { OpenError, ReadonlyError } from "../lib/core/errors.ts";
+import { defaultDbPath, hermesHome } from "../lib/core/paths.ts";
 import { copyFixture, FIXTURES, tempDbPath, tempDir } from "./_helpers.ts";
 
 async function assertOpenFails(path: string, pattern: RegExp): Promise<void> {

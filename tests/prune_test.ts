@@ -2,9 +2,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { SessionDB } from "../lib/session_db.ts";
-import { ReadonlyError, SqliteError } from "../lib/errors.ts";
-import { parsePythonFloat, pythonFloatRepr } from "../lib/_python_float.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
+import { ReadonlyError, SqliteError } from "../lib/core/errors.ts";
+import { parsePythonFloat, pythonFloatRepr } from "../lib/core/python_float.ts";
 import { copyFixture, expected, tempDir } from "./_helpers.ts";
 import { dbWith, rawAll, type RawMessage, rawRun, type RawSession } from "./_raw_rows.ts";
 

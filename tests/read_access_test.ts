@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
-import { chooseReadAccess } from "../lib/read_access.ts";
+import { chooseReadAccess } from "../lib/sqlite/read_access.ts";
 import { copyFixture } from "./_helpers.ts";
 
 test("chooseReadAccess() reads a file without a -wal through a connection that removes what it creates", () => {

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { SessionDB } from "../lib/session_db.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { copyFixture } from "./_helpers.ts";
 import { entriesOf, label, replay, wanted } from "./_expected_calls.ts";
 

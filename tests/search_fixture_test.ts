@@ -6,8 +6,8 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { SessionDB } from "../lib/session_db.ts";
-import type { SearchOptions } from "../lib/search/search.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
+import type { SearchOptions } from "../lib/sqlite/search/search.ts";
 import { copyFixture, expected } from "./_helpers.ts";
 
 interface Entry {

@@ -4,8 +4,8 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { SessionDB } from "../lib/session_db.ts";
-import { planSearch } from "../lib/search/plan.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
+import { planSearch } from "../lib/sqlite/search/plan.ts";
 import { copyFixture } from "./_helpers.ts";
 import { type Seeded, seeded } from "./_search_data.ts";
 

@@ -11,11 +11,11 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { openConnection } from "../lib/open.ts";
-import { Store } from "../lib/store.ts";
-import { searchMessages, type SearchOptions } from "../lib/search/search.ts";
-import { planSearch } from "../lib/search/plan.ts";
-import { sanitizeFts5Query } from "../lib/search/sanitize.ts";
+import { openConnection } from "../lib/sqlite/open.ts";
+import { Store } from "../lib/sqlite/store.ts";
+import { searchMessages, type SearchOptions } from "../lib/sqlite/search/search.ts";
+import { planSearch } from "../lib/sqlite/search/plan.ts";
+import { sanitizeFts5Query } from "../lib/sqlite/search/sanitize.ts";
 import { copyFixture } from "./_helpers.ts";
 import { mulberry32 } from "./_random.ts";
 import { type Seeded, seeded } from "./_search_data.ts";

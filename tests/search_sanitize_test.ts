@@ -1,8 +1,8 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { sanitizeFts5Query } from "../lib/search/sanitize.ts";
-import { containsCjk, countCjk, isCjkCodePoint } from "../lib/search/cjk.ts";
-import { pythonSplit, pythonStrip } from "../lib/python_text.ts";
+import { sanitizeFts5Query } from "../lib/sqlite/search/sanitize.ts";
+import { containsCjk, countCjk, isCjkCodePoint } from "../lib/sqlite/search/cjk.ts";
+import { pythonSplit, pythonStrip } from "../lib/core/python_text.ts";
 import { expected } from "./_helpers.ts";
 
 interface Entry {

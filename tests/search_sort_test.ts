@@ -6,12 +6,12 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { openConnection } from "../lib/open.ts";
-import { Store } from "../lib/store.ts";
-import { searchMessages, type SearchOptions } from "../lib/search/search.ts";
-import type { SortStrategy } from "../lib/search/sorted.ts";
-import type { SqliteDriver } from "../lib/driver/types.ts";
-import { SessionDB } from "../lib/session_db.ts";
+import { openConnection } from "../lib/sqlite/open.ts";
+import { Store } from "../lib/sqlite/store.ts";
+import { searchMessages, type SearchOptions } from "../lib/sqlite/search/search.ts";
+import type { SortStrategy } from "../lib/sqlite/search/sorted.ts";
+import type { SqliteDriver } from "../lib/sqlite/driver/types.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { copyFixture, rawOpen, tempDbPath } from "./_helpers.ts";
 import { insertRows, type MessageSeed, seeded } from "./_search_data.ts";
 import { mulberry32, type Random } from "./_random.ts";

@@ -5,10 +5,10 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { openConnection } from "../lib/open.ts";
-import { Store } from "../lib/store.ts";
-import { searchMessages, type SearchOptions } from "../lib/search/search.ts";
-import { trigramIndexUsable } from "../lib/search/trigram_candidates.ts";
+import { openConnection } from "../lib/sqlite/open.ts";
+import { Store } from "../lib/sqlite/store.ts";
+import { searchMessages, type SearchOptions } from "../lib/sqlite/search/search.ts";
+import { trigramIndexUsable } from "../lib/sqlite/search/trigram_candidates.ts";
 import { copyFixture, rawOpen } from "./_helpers.ts";
 import { insertRows, type MessageSeed, type Seeded, seeded } from "./_search_data.ts";
 import { mulberry32 } from "./_random.ts";

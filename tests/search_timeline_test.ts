@@ -5,11 +5,11 @@
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { openConnection } from "../lib/open.ts";
-import { Store } from "../lib/store.ts";
-import { MessageTimeline } from "../lib/search/timeline.ts";
-import { SessionDB } from "../lib/session_db.ts";
-import { Writer } from "../lib/write.ts";
+import { openConnection } from "../lib/sqlite/open.ts";
+import { Store } from "../lib/sqlite/store.ts";
+import { MessageTimeline } from "../lib/sqlite/search/timeline.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
+import { Writer } from "../lib/sqlite/write.ts";
 import { rawOpen, tempDbPath } from "./_helpers.ts";
 import { insertRows, type MessageSeed } from "./_search_data.ts";
 import { mulberry32, type Random } from "./_random.ts";

@@ -8,8 +8,8 @@ import {
   SqliteError,
   StorageError,
   WriteBusyError,
-} from "../lib/errors.ts";
-import { SessionDB } from "../lib/session_db.ts";
+} from "../lib/core/errors.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { openStore } from "../lib/open_store.ts";
 import { copyFixture, tempDbPath, tempDir } from "./_helpers.ts";
 

@@ -1,8 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { SessionDB } from "../lib/session_db.ts";
-import { sanitizeTitle } from "../lib/titles.ts";
-import { ReadonlyError, TitleError } from "../lib/errors.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
+import { sanitizeTitle } from "../lib/sqlite/titles.ts";
+import { ReadonlyError, TitleError } from "../lib/core/errors.ts";
 import { copyFixture } from "./_helpers.ts";
 import { entriesOf, label, replay, wanted } from "./_expected_calls.ts";
 import { dbWith, rawAll } from "./_raw_rows.ts";

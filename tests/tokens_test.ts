@@ -1,8 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { SessionDB } from "../lib/session_db.ts";
-import { ReadonlyError } from "../lib/errors.ts";
-import type { SessionRow } from "../lib/types.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
+import { ReadonlyError } from "../lib/core/errors.ts";
+import type { SessionRow } from "../lib/core/types.ts";
 import { tempDbPath } from "./_helpers.ts";
 
 async function open(): Promise<SessionDB> {

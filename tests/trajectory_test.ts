@@ -7,7 +7,7 @@ import {
   convertScratchpadToThink,
   hasIncompleteScratchpad,
   saveTrajectory,
-} from "../lib/trajectory.ts";
+} from "../lib/files/trajectory.ts";
 import { tempDir } from "./_helpers.ts";
 
 /** Local wall-clock text of `ms`, computed apart from the code under test. */

@@ -1,10 +1,10 @@
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { loadDriver } from "../lib/driver/load.ts";
-import { SqliteError } from "../lib/driver/sqlite_error.ts";
-import type { SqliteDriver } from "../lib/driver/types.ts";
-import { WriteBusyError } from "../lib/errors.ts";
-import { CHECKPOINT_EVERY, sleepSync, Writer } from "../lib/write.ts";
+import { loadDriver } from "../lib/sqlite/driver/load.ts";
+import { SqliteError } from "../lib/sqlite/driver/sqlite_error.ts";
+import type { SqliteDriver } from "../lib/sqlite/driver/types.ts";
+import { WriteBusyError } from "../lib/core/errors.ts";
+import { CHECKPOINT_EVERY, sleepSync, Writer } from "../lib/sqlite/write.ts";
 import { tempDbPath } from "./_helpers.ts";
 
 /** Two connections on one new WAL file (`b` never waits); both are closed when test `t` ends. */

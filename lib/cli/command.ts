@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { SessionStore } from "../session_store.ts";
+import type { SessionStore } from "../core/session_store.ts";
 import type { Io } from "./io.ts";
 import type { OptionSpec, ParsedArgs } from "./parse.ts";
 import type { Style } from "./style.ts";

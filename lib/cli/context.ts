@@ -5,10 +5,10 @@
  * @module
  */
 import { existsSync } from "node:fs";
-import { NotStateDbError, OpenError } from "../errors.ts";
+import { NotStateDbError, OpenError } from "../core/errors.ts";
 import { isPostgresTarget, openStore } from "../open_store.ts";
-import type { SessionStore } from "../session_store.ts";
-import { linkedSqliteVersion, sqliteVersionWarning } from "../durability.ts";
+import type { SessionStore } from "../core/session_store.ts";
+import { linkedSqliteVersion, sqliteVersionWarning } from "../sqlite/durability.ts";
 import type { Context } from "./command.ts";
 import type { CommandAccess } from "./command_table.ts";
 import type { Io } from "./io.ts";

@@ -6,8 +6,8 @@
  *
  * @module
  */
-import type { SessionStore } from "../session_store.ts";
-import type { JsonValue, NewMessage } from "../types.ts";
+import type { SessionStore } from "../core/session_store.ts";
+import type { JsonValue, NewMessage } from "../core/types.ts";
 
 /** A settable clock: the demo moves it forward as the story goes. */
 export interface DemoClock {

@@ -13,8 +13,8 @@ import {
   StorageError,
   TitleError,
   WriteBusyError,
-} from "../errors.ts";
-import { defaultDbPath } from "../paths.ts";
+} from "../core/errors.ts";
+import { defaultDbPath } from "../core/paths.ts";
 import type { Command } from "./command.ts";
 import { COMMAND_TABLE, type CommandEntry, loadCommands } from "./command_table.ts";
 import type { OpenContext } from "./context.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { SessionStore } from "../session_store.ts";
+import type { SessionStore } from "../core/session_store.ts";
 import type { ParsedArgs } from "./parse.ts";
 import { CommandError } from "./usage_error.ts";
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { formatCount } from "./format.ts";
+import { formatCount } from "../render/format.ts";
 import type { Io } from "./io.ts";
 
 /** Seconds a run lasts before its progress shows. */

@@ -11,8 +11,8 @@
  *
  * @module
  */
-import type { SessionStore } from "../session_store.ts";
-import { formatCount } from "./format.ts";
+import type { SessionStore } from "../core/session_store.ts";
+import { formatCount } from "../render/format.ts";
 import { CommandError } from "./usage_error.ts";
 
 /** How many sessions an ambiguous prefix error lists. */

@@ -12,7 +12,7 @@
  * @module
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import type { SqlValue } from "../driver/types.ts";
+import type { SqlValue } from "../sqlite/driver/types.ts";
 
 /** One record of a table-leaf page. */
 export interface RawRecord {

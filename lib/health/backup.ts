@@ -24,10 +24,10 @@ import { basename, dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
-import { loadDriver } from "../driver/load.ts";
-import { chooseReadAccess } from "../read_access.ts";
-import type { OpenDriver, SqliteDriver } from "../driver/types.ts";
-import { BackupError, OpenError } from "../errors.ts";
+import { loadDriver } from "../sqlite/driver/load.ts";
+import { chooseReadAccess } from "../sqlite/read_access.ts";
+import type { OpenDriver, SqliteDriver } from "../sqlite/driver/types.ts";
+import { BackupError, OpenError } from "../core/errors.ts";
 import { integrityCheck } from "./integrity.ts";
 
 /** Options of {@linkcode backupDatabase}. */
@@ -133,7 +133,7 @@ function publish(temp: string, dest: string, force: boolean): void {
  *
  * @example
  * ```ts
- * import { SessionDB } from "../session_db.ts";
+ * import { SessionDB } from "../sqlite/session_db.ts";
  * import { backupDatabase } from "./backup.ts";
  * const dir = await Deno.makeTempDir();
  * using db = await SessionDB.open({ path: `${dir}/state.db` });

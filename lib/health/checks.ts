@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { SqliteError } from "../driver/sqlite_error.ts";
-import type { OpenDriver, SqliteDriver } from "../driver/types.ts";
-import { FTS_TABLES } from "../schema/schema_sql.ts";
+import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
+import type { OpenDriver, SqliteDriver } from "../sqlite/driver/types.ts";
+import { FTS_TABLES } from "../sqlite/schema/schema_sql.ts";
 import { checkCounters } from "./counter_check.ts";
 import { checkFtsTable } from "./fts_check.ts";
 import { foreignKeyCheck, integrityCheck, isCorruption } from "./integrity.ts";

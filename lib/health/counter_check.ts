@@ -6,8 +6,8 @@
  *
  * @module
  */
-import type { SqliteDriver } from "../driver/types.ts";
-import { SCHEMA_VERSION } from "../schema/schema_sql.ts";
+import type { SqliteDriver } from "../sqlite/driver/types.ts";
+import { SCHEMA_VERSION } from "../sqlite/schema/schema_sql.ts";
 import { finding, type HealthCheck } from "./report.ts";
 
 /**

@@ -11,12 +11,12 @@
  * @module
  */
 import { statSync } from "node:fs";
-import { loadDriver } from "../driver/load.ts";
-import type { OpenDriver, SqliteDriver } from "../driver/types.ts";
-import { OpenError } from "../errors.ts";
-import { chooseReadAccess } from "../read_access.ts";
-import { finishFtsBackfill, pendingBackfills } from "../schema/fts_backfill.ts";
-import { FTS_TABLES, type FtsTable } from "../schema/schema_sql.ts";
+import { loadDriver } from "../sqlite/driver/load.ts";
+import type { OpenDriver, SqliteDriver } from "../sqlite/driver/types.ts";
+import { OpenError } from "../core/errors.ts";
+import { chooseReadAccess } from "../sqlite/read_access.ts";
+import { finishFtsBackfill, pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
+import { FTS_TABLES, type FtsTable } from "../sqlite/schema/schema_sql.ts";
 import { runChecks } from "./checks.ts";
 import { rebuildFtsTable, type RebuildOptions, type RebuildResult } from "./fts_rebuild.ts";
 import { type HealthCheck, isHealthy } from "./report.ts";
@@ -236,7 +236,7 @@ async function repair(
  *
  * @example Checking a new file
  * ```ts
- * import { SessionDB } from "../session_db.ts";
+ * import { SessionDB } from "../sqlite/session_db.ts";
  * import { doctor } from "./doctor.ts";
  * const dir = await Deno.makeTempDir();
  * (await SessionDB.open({ path: `${dir}/state.db` })).close();

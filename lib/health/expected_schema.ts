@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { OpenDriver, SqliteDriver } from "../driver/types.ts";
-import { migrate } from "../schema/migrate.ts";
+import type { OpenDriver, SqliteDriver } from "../sqlite/driver/types.ts";
+import { migrate } from "../sqlite/schema/migrate.ts";
 
 /** One object of the schema. */
 export interface SchemaObject {

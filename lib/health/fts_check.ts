@@ -7,11 +7,11 @@
  *
  * @module
  */
-import type { OpenDriver, SqliteDriver } from "../driver/types.ts";
-import { type FtsTable, indexedTextSql } from "../schema/schema_sql.ts";
+import type { OpenDriver, SqliteDriver } from "../sqlite/driver/types.ts";
+import { type FtsTable, indexedTextSql } from "../sqlite/schema/schema_sql.ts";
 import { expectedSql } from "./expected_schema.ts";
-import { staleFtsTables } from "../fts_stale.ts";
-import { pendingBackfills } from "../schema/fts_backfill.ts";
+import { staleFtsTables } from "../sqlite/fts_stale.ts";
+import { pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
 import { explainIntegrity } from "./known_issues.ts";
 import { isCorruption } from "./integrity.ts";
 import { finding, type HealthCheck } from "./report.ts";

@@ -16,16 +16,16 @@
  *
  * @module
  */
-import type { SqliteDriver } from "../driver/types.ts";
+import type { SqliteDriver } from "../sqlite/driver/types.ts";
 import {
   type FtsTable,
   ftsTableSql,
   ftsTriggersSql,
   indexedTextSql,
-} from "../schema/schema_sql.ts";
-import type { RetryOptions } from "../write.ts";
-import { FTS_STALE_PREFIX } from "../fts_stale.ts";
-import { FTS_BACKFILL_PREFIX } from "../schema/fts_backfill.ts";
+} from "../sqlite/schema/schema_sql.ts";
+import type { RetryOptions } from "../sqlite/write.ts";
+import { FTS_STALE_PREFIX } from "../sqlite/fts_stale.ts";
+import { FTS_BACKFILL_PREFIX } from "../sqlite/schema/fts_backfill.ts";
 import { TimedWriter } from "./transaction.ts";
 
 /** Options of {@linkcode rebuildFtsTable}. */
@@ -118,8 +118,8 @@ function hasTable(db: SqliteDriver, name: string): boolean {
  *
  * @example
  * ```ts
- * import { loadDriver } from "../driver/load.ts";
- * import { migrate } from "../schema/migrate.ts";
+ * import { loadDriver } from "../sqlite/driver/load.ts";
+ * import { migrate } from "../sqlite/schema/migrate.ts";
  * import { rebuildFtsTable } from "./fts_rebuild.ts";
  * const db = (await loadDriver())(":memory:");
  * migrate(db);

@@ -11,8 +11,8 @@
  *
  * @module
  */
-import type { SqliteDriver } from "../driver/types.ts";
-import { indexedTextSql } from "../schema/schema_sql.ts";
+import type { SqliteDriver } from "../sqlite/driver/types.ts";
+import { indexedTextSql } from "../sqlite/schema/schema_sql.ts";
 
 /** A known condition found by the integrity check. */
 export interface KnownIssue {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { SqliteDriver } from "../driver/types.ts";
+import type { SqliteDriver } from "../sqlite/driver/types.ts";
 import { finding, type HealthCheck } from "./report.ts";
 
 /** What is wrong with the parent links. */

@@ -18,19 +18,19 @@
 import { chmodSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import process from "node:process";
-import { loadDriver } from "../driver/load.ts";
-import { chooseReadAccess } from "../read_access.ts";
-import { SqliteError } from "../driver/sqlite_error.ts";
-import type { OpenDriver, SqliteDriver, SqlValue } from "../driver/types.ts";
-import { OpenError, RecoverError } from "../errors.ts";
+import { loadDriver } from "../sqlite/driver/load.ts";
+import { chooseReadAccess } from "../sqlite/read_access.ts";
+import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
+import type { OpenDriver, SqliteDriver, SqlValue } from "../sqlite/driver/types.ts";
+import { OpenError, RecoverError } from "../core/errors.ts";
 import {
   DECLARED_COLUMNS,
   FTS_TABLES,
   ftsBackfillSql,
   ftsTriggersSql,
   SCHEMA_VERSION,
-} from "../schema/schema_sql.ts";
-import { SessionDB } from "../session_db.ts";
+} from "../sqlite/schema/schema_sql.ts";
+import { SessionDB } from "../sqlite/session_db.ts";
 import { type RawRecord, scanPages } from "./_page_scan.ts";
 import { schemaVersion, TOOL_CALLS_ADDED_SQL } from "./counter_check.ts";
 
@@ -304,7 +304,7 @@ function count(db: SqliteDriver, table: string): number {
  *
  * @example
  * ```ts
- * import { SessionDB } from "../session_db.ts";
+ * import { SessionDB } from "../sqlite/session_db.ts";
  * import { recoverDatabase } from "./recover.ts";
  * const dir = await Deno.makeTempDir();
  * const db = await SessionDB.open({ path: `${dir}/state.db` });

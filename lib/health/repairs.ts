@@ -7,8 +7,8 @@
  */
 import { chmodSync, chownSync } from "node:fs";
 import process from "node:process";
-import type { SqliteDriver } from "../driver/types.ts";
-import { migrate } from "../schema/migrate.ts";
+import type { SqliteDriver } from "../sqlite/driver/types.ts";
+import { migrate } from "../sqlite/schema/migrate.ts";
 import { TOOL_CALLS_ADDED_SQL } from "./counter_check.ts";
 import { counterMismatches } from "./counter_check.ts";
 import { databaseFiles } from "./file_stats.ts";

@@ -5,9 +5,9 @@
  *
  * @module
  */
-import type { OpenDriver, SqliteDriver } from "../driver/types.ts";
-import { pendingBackfills } from "../schema/fts_backfill.ts";
-import { DECLARED_COLUMNS, SCHEMA_VERSION } from "../schema/schema_sql.ts";
+import type { OpenDriver, SqliteDriver } from "../sqlite/driver/types.ts";
+import { pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
+import { DECLARED_COLUMNS, SCHEMA_VERSION } from "../sqlite/schema/schema_sql.ts";
 import { expectedSchema, type SchemaObject, schemaObjects } from "./expected_schema.ts";
 import { finding, type HealthCheck } from "./report.ts";
 

@@ -7,7 +7,7 @@
  */
 import { accessSync, constants } from "node:fs";
 import { dirname } from "node:path";
-import type { SqliteDriver } from "../driver/types.ts";
+import type { SqliteDriver } from "../sqlite/driver/types.ts";
 import { databaseFiles, type FileStat } from "./file_stats.ts";
 import { finding, type HealthCheck } from "./report.ts";
 

@@ -6,8 +6,8 @@
  *
  * @module
  */
-import type { SqliteDriver } from "../driver/types.ts";
-import { type RetryOptions, Writer } from "../write.ts";
+import type { SqliteDriver } from "../sqlite/driver/types.ts";
+import { type RetryOptions, Writer } from "../sqlite/write.ts";
 
 /** Runs timed write transactions on one connection. */
 export class TimedWriter {

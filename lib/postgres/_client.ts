@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { OpenError, StorageError, type StorageErrorKind } from "../errors.ts";
+import { OpenError, StorageError, type StorageErrorKind } from "../core/errors.ts";
 
 /** A row as the client returns it, after the text codec. */
 export type PgRow = Record<string, unknown>;

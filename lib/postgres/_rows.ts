@@ -2,21 +2,26 @@
  * Rows of the PostgreSQL engine as the SQLite engine returns them: the same
  * columns (the search vectors left out), content and tool calls decoded, a
  * conversation built by the same rules, a listing preview cut the same way.
- * The rules mirror `lib/messages.ts`, `lib/conversation.ts` and
- * `lib/listing.ts` (their helpers are private there); the conformance suite
+ * The rules mirror `lib/sqlite/messages.ts`, `lib/sqlite/conversation.ts` and
+ * `lib/sqlite/listing.ts` (their helpers are private there); the conformance suite
  * holds the two engines to the same answers.
  *
  * @module
  */
-import { decodeContent, encodeContent, encodeJson, isFalsyLikePython } from "../content.ts";
-import { codePointLength, codePointSlice, PYTHON_WHITESPACE, pythonStrip } from "../python_text.ts";
+import { decodeContent, encodeContent, encodeJson, isFalsyLikePython } from "../core/content.ts";
+import {
+  codePointLength,
+  codePointSlice,
+  PYTHON_WHITESPACE,
+  pythonStrip,
+} from "../core/python_text.ts";
 import type {
   ConversationMessage,
   JsonValue,
   MessageRow,
   NewMessage,
   RichSessionRow,
-} from "../types.ts";
+} from "../core/types.ts";
 import type { PgRow, PgValue } from "./_client.ts";
 import { gramsVector, searchDocument, wordsVector } from "./text_search.ts";
 

@@ -1,18 +1,18 @@
 /**
  * `importSession` and `restoreParentLinks` on PostgreSQL: the checks, the
- * outcomes and the stored values of `lib/import.ts` (original message ids
+ * outcomes and the stored values of `lib/sqlite/import.ts` (original message ids
  * kept when they are free, the id sequence moved past them).
  *
  * @module
  */
-import { encodeContent, encodeJson } from "../content.ts";
+import { encodeContent, encodeJson } from "../core/content.ts";
 import {
   type ImportOptions,
   type ImportResult,
   type ParentLink,
   unknownColumns,
-} from "../import.ts";
-import type { MessageContent } from "../types.ts";
+} from "../sqlite/import.ts";
+import type { MessageContent } from "../core/types.ts";
 import type { PgQuery, PgValue } from "./_client.ts";
 import { MESSAGE_COLUMN_NAMES, SESSION_COLUMN_NAMES } from "./_rows.ts";
 import { gramsVector, searchDocument, wordsVector } from "./text_search.ts";

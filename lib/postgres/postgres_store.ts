@@ -8,42 +8,42 @@
  *
  * @module
  */
-import { parsePythonFloat, pythonFloatRepr } from "../_python_float.ts";
-import { removeTranscriptFiles } from "../_transcript_files.ts";
-import { ReadonlyError, TitleError } from "../errors.ts";
-import type { ConversationOptions } from "../conversation.ts";
-import type { ExportOptions } from "../export.ts";
-import type { ImportOptions, ImportResult, ParentLink } from "../import.ts";
-import type { DatabaseInfo, InspectOptions } from "../inspect.ts";
+import { parsePythonFloat, pythonFloatRepr } from "../core/python_float.ts";
+import { removeTranscriptFiles } from "../files/transcript_files.ts";
+import { ReadonlyError, TitleError } from "../core/errors.ts";
+import type { ConversationOptions } from "../sqlite/conversation.ts";
+import type { ExportOptions } from "../sqlite/export.ts";
+import type { ImportOptions, ImportResult, ParentLink } from "../sqlite/import.ts";
+import type { DatabaseInfo, InspectOptions } from "../sqlite/inspect.ts";
 import {
   checkStartedRange,
   HAS_CHILDREN,
   type ListSessionsOptions,
   type SearchSessionsOptions,
   type SessionCountOptions,
-} from "../listing.ts";
-import { checkCount } from "../paging.ts";
-import type { PruneCandidate, PruneCandidatesOptions } from "../prune_candidates.ts";
+} from "../sqlite/listing.ts";
+import { checkCount } from "../core/paging.ts";
+import type { PruneCandidate, PruneCandidatesOptions } from "../sqlite/prune_candidates.ts";
 import type {
   AutoPruneOptions,
   AutoPruneResult,
   PruneOptions,
   SessionsDirOptions,
-} from "../prune.ts";
-import type { SearchOptions } from "../search/search.ts";
-import type { SessionStore } from "../session_store.ts";
-import type { CreateSessionOptions, EnsureSessionOptions } from "../sessions.ts";
-import type { SourceUsage } from "../source_usage.ts";
-import { type PrefixMatches, sanitizeTitle } from "../titles.ts";
-import type { TokenCountsUpdate } from "../tokens.ts";
+} from "../sqlite/prune.ts";
+import type { SearchOptions } from "../sqlite/search/search.ts";
+import type { SessionStore } from "../core/session_store.ts";
+import type { CreateSessionOptions, EnsureSessionOptions } from "../sqlite/sessions.ts";
+import type { SourceUsage } from "../sqlite/source_usage.ts";
+import { type PrefixMatches, sanitizeTitle } from "../sqlite/titles.ts";
+import type { TokenCountsUpdate } from "../sqlite/tokens.ts";
 import {
   checkUsageOptions,
   toUsageRow,
   type UsageGrouping,
   type UsageReportOptions,
   type UsageRow,
-} from "../usage_report.ts";
-import { encodeJson } from "../content.ts";
+} from "../sqlite/usage_report.ts";
+import { encodeJson } from "../core/content.ts";
 import type {
   ConversationMessage,
   MessageRow,
@@ -54,7 +54,7 @@ import type {
   SessionExport,
   SessionRow,
   SessionTokens,
-} from "../types.ts";
+} from "../core/types.ts";
 import {
   connectPg,
   foreignKeyError,

@@ -20,14 +20,14 @@
  *
  * @module
  */
-import { checkCount } from "../paging.ts";
-import { containsPattern } from "../search/filters.ts";
-import { type Condition, positiveWords } from "../search/condition.ts";
-import { planSearch } from "../search/plan.ts";
-import { checkSort, type SearchOptions, type SearchSort } from "../search/search.ts";
-import { MULTIMODAL_PREFIX } from "../content.ts";
-import { codePointSlice, pythonStrip } from "../python_text.ts";
-import type { ContextMessage, SearchHit } from "../types.ts";
+import { checkCount } from "../core/paging.ts";
+import { containsPattern } from "../sqlite/search/filters.ts";
+import { type Condition, positiveWords } from "../sqlite/search/condition.ts";
+import { planSearch } from "../sqlite/search/plan.ts";
+import { checkSort, type SearchOptions, type SearchSort } from "../sqlite/search/search.ts";
+import { MULTIMODAL_PREFIX } from "../core/content.ts";
+import { codePointSlice, pythonStrip } from "../core/python_text.ts";
+import type { ContextMessage, SearchHit } from "../core/types.ts";
 import type { PgQuery, PgRow, PgValue } from "./_client.ts";
 import { SEARCH_DOCUMENT_SQL } from "./schema.ts";
 import {

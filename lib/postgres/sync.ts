@@ -24,8 +24,8 @@
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import { realpathSync } from "node:fs";
-import { SessionDB, storeOf } from "../session_db.ts";
-import type { Store } from "../store.ts";
+import { SessionDB, storeOf } from "../sqlite/session_db.ts";
+import type { Store } from "../sqlite/store.ts";
 import { connectPg, type PgClient, type PgQuery, type PgValue } from "./_client.ts";
 import { parsePostgresUrl } from "./postgres_store.ts";
 import { migratePg } from "./schema.ts";

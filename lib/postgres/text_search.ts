@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { isCjkCodePoint } from "../search/cjk.ts";
+import { isCjkCodePoint } from "../sqlite/search/cjk.ts";
 
 // ---------------------------------------------------------------------------
 // Tokens

@@ -6,10 +6,10 @@
  *
  * @module
  */
-import type { SessionStore } from "../session_store.ts";
-import type { SearchOptions } from "../search/search.ts";
-import type { RichSessionRow, SearchHit, SessionExport } from "../types.ts";
-import { parseSince, USAGE_GROUPINGS, type UsageGrouping } from "../usage_report.ts";
+import type { SessionStore } from "../core/session_store.ts";
+import type { SearchOptions } from "../sqlite/search/search.ts";
+import type { RichSessionRow, SearchHit, SessionExport } from "../core/types.ts";
+import { parseSince, USAGE_GROUPINGS, type UsageGrouping } from "../sqlite/usage_report.ts";
 import { EXPORT_MEDIA_TYPES, type ExportFormat, exportStream } from "./export_stream.ts";
 import { lineageTree } from "./lineage_tree.ts";
 import { liveEvents } from "./live.ts";

@@ -5,8 +5,8 @@
  * @module
  */
 import { jsonLine } from "../cli/json.ts";
-import { renderMarkdown } from "../cli/markdown.ts";
-import type { SessionExport } from "../types.ts";
+import { renderMarkdown } from "../render/markdown.ts";
+import type { SessionExport } from "../core/types.ts";
 import { htmlDocumentEnd, htmlDocumentStart, renderSessionHtml } from "./html_transcript.ts";
 
 /** The export formats. */

@@ -7,9 +7,9 @@
  * @module
  */
 import { VERSION } from "../cli/version.ts";
-import type { SearchOptions } from "../search/search.ts";
-import type { SessionStore } from "../session_store.ts";
-import type { SearchHit } from "../types.ts";
+import type { SearchOptions } from "../sqlite/search/search.ts";
+import type { SessionStore } from "../core/session_store.ts";
+import type { SearchHit } from "../core/types.ts";
 import { AnswerCache } from "./answer_cache.ts";
 import { handleApi } from "./api.ts";
 import { ASSETS, INDEX_HTML } from "./assets/assets.ts";

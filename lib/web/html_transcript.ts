@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { JsonValue, MessageContent, MessageRow, SessionExport } from "../types.ts";
+import type { JsonValue, MessageContent, MessageRow, SessionExport } from "../core/types.ts";
 import { TRANSCRIPT_CSS } from "./assets/transcript_css.ts";
 import { escapeHtml, safeHtml } from "./escape_html.ts";
 

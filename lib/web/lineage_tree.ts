@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { SessionStore } from "../session_store.ts";
-import type { SessionRow } from "../types.ts";
+import type { SessionStore } from "../core/session_store.ts";
+import type { SessionRow } from "../core/types.ts";
 
 /** How a session relates to its parent. */
 export type LineageRelation = "root" | "compression" | "branch" | "child";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { SessionStore } from "../session_store.ts";
+import type { SessionStore } from "../core/session_store.ts";
 
 /** Options of {@linkcode liveEvents}. */
 export interface LiveOptions {

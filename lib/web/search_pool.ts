@@ -9,8 +9,8 @@
  * @module
  */
 import { Worker } from "node:worker_threads";
-import type { SearchOptions } from "../search/search.ts";
-import type { SearchHit } from "../types.ts";
+import type { SearchOptions } from "../sqlite/search/search.ts";
+import type { SearchHit } from "../core/types.ts";
 
 interface Waiting {
   resolve(hits: SearchHit[]): void;

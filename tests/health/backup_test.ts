@@ -5,7 +5,7 @@ import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { backupDatabase } from "../../lib/health/backup.ts";
-import { SessionDB } from "../../lib/session_db.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { copyFixture, tempDir } from "../_helpers.ts";
 import { startWorker, workerRuntimes } from "../reliability/_runtimes.ts";
 

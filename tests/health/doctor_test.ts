@@ -5,10 +5,10 @@ import process from "node:process";
 import { createHash } from "node:crypto";
 import { doctor, type DoctorReport } from "../../lib/health/doctor.ts";
 import type { HealthCheck } from "../../lib/health/report.ts";
-import { SessionDB } from "../../lib/session_db.ts";
-import { migrate } from "../../lib/schema/migrate.ts";
-import { Writer } from "../../lib/write.ts";
-import type { SearchOptions } from "../../lib/search/search.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
+import { migrate } from "../../lib/sqlite/schema/migrate.ts";
+import { Writer } from "../../lib/sqlite/write.ts";
+import type { SearchOptions } from "../../lib/sqlite/search/search.ts";
 import { copyFixture, expected, rawOpen, tempDbPath } from "../_helpers.ts";
 
 function check(

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { doctor } from "../../lib/health/doctor.ts";
 import { recoverDatabase } from "../../lib/health/recover.ts";
-import { SessionDB } from "../../lib/session_db.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { mulberry32 } from "../_random.ts";
 import { copyFixture, rawOpen, tempDir } from "../_helpers.ts";
 import { buildLargeFile } from "../_large_file.ts";

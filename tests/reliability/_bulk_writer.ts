@@ -12,10 +12,10 @@
  */
 import { existsSync } from "node:fs";
 import process from "node:process";
-import { SessionDB } from "../../lib/session_db.ts";
-import { runtimeName } from "../../lib/driver/load.ts";
-import { sleepSync } from "../../lib/write.ts";
-import type { NewMessage } from "../../lib/types.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
+import { runtimeName } from "../../lib/sqlite/driver/load.ts";
+import { sleepSync } from "../../lib/sqlite/write.ts";
+import type { NewMessage } from "../../lib/core/types.ts";
 import { say } from "./_runtimes.ts";
 
 /** What a bulk writer does. */

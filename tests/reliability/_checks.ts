@@ -7,9 +7,9 @@
  */
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
-import { loadDriver } from "../../lib/driver/load.ts";
-import type { SqliteDriver } from "../../lib/driver/types.ts";
-import { SessionDB } from "../../lib/session_db.ts";
+import { loadDriver } from "../../lib/sqlite/driver/load.ts";
+import type { SqliteDriver } from "../../lib/sqlite/driver/types.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
 
 /** One call a writer started: the messages it tried to append. */
 export interface Attempt {

@@ -11,8 +11,8 @@
  * @module
  */
 import process from "node:process";
-import { loadDriver } from "../../lib/driver/load.ts";
-import { sleepSync } from "../../lib/write.ts";
+import { loadDriver } from "../../lib/sqlite/driver/load.ts";
+import { sleepSync } from "../../lib/sqlite/write.ts";
 import { say } from "./_runtimes.ts";
 
 const { path, holdMs, exclusive } = JSON.parse(process.argv[2]) as {

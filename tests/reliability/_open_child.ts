@@ -15,8 +15,8 @@
 import { statSync } from "node:fs";
 import { dirname } from "node:path";
 import process from "node:process";
-import { runtimeName } from "../../lib/driver/load.ts";
-import { SessionDB } from "../../lib/session_db.ts";
+import { runtimeName } from "../../lib/sqlite/driver/load.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { say } from "./_runtimes.ts";
 
 const { path, readonly, write, session, probe } = JSON.parse(process.argv[2]) as {

@@ -11,7 +11,7 @@
  */
 import { existsSync } from "node:fs";
 import process from "node:process";
-import { runtimeName } from "../../lib/driver/load.ts";
+import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { mulberry32 } from "../_random.ts";
 import { say } from "./_runtimes.ts";

@@ -14,9 +14,9 @@
  */
 import { existsSync } from "node:fs";
 import process from "node:process";
-import { loadDriver } from "../../lib/driver/load.ts";
-import { SessionDB } from "../../lib/session_db.ts";
-import { sleepSync } from "../../lib/write.ts";
+import { loadDriver } from "../../lib/sqlite/driver/load.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
+import { sleepSync } from "../../lib/sqlite/write.ts";
 import { say } from "./_runtimes.ts";
 
 const { path, stopFile } = JSON.parse(process.argv[2]) as { path: string; stopFile: string };

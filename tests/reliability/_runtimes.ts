@@ -10,7 +10,7 @@ import { accessSync, constants, writeSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { type RuntimeName, runtimeName } from "../../lib/driver/load.ts";
+import { type RuntimeName, runtimeName } from "../../lib/sqlite/driver/load.ts";
 
 /** The repository root. */
 export const REPO = fileURLToPath(new URL("../..", import.meta.url));

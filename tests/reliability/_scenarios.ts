@@ -6,8 +6,8 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { RuntimeName } from "../../lib/driver/load.ts";
-import { SessionDB } from "../../lib/session_db.ts";
+import type { RuntimeName } from "../../lib/sqlite/driver/load.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { newLedger, record, type Verdict, verify } from "./_checks.ts";
 import { delay, startWorker, type Worker } from "./_runtimes.ts";
 import { mulberry32 } from "../_random.ts";

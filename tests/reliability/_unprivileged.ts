@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { runtimeName } from "../../lib/driver/load.ts";
+import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 import { type StartOptions, startWorker } from "./_runtimes.ts";
 
 /** The uid and gid `nobody` has on Linux. */

@@ -8,7 +8,7 @@
  * @module
  */
 import process from "node:process";
-import { loadDriver } from "../../lib/driver/load.ts";
+import { loadDriver } from "../../lib/sqlite/driver/load.ts";
 import { say } from "./_runtimes.ts";
 
 const { path, key } = JSON.parse(process.argv[2]) as { path: string; key: string };

@@ -1,11 +1,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { SessionDB } from "../../lib/session_db.ts";
-import { migrate } from "../../lib/schema/migrate.ts";
-import { finishFtsBackfill, pendingBackfills } from "../../lib/schema/fts_backfill.ts";
-import { Writer } from "../../lib/write.ts";
-import type { SqliteDriver } from "../../lib/driver/types.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
+import { migrate } from "../../lib/sqlite/schema/migrate.ts";
+import { finishFtsBackfill, pendingBackfills } from "../../lib/sqlite/schema/fts_backfill.ts";
+import { Writer } from "../../lib/sqlite/write.ts";
+import type { SqliteDriver } from "../../lib/sqlite/driver/types.ts";
 import { copyFixture, expected, rawOpen } from "../_helpers.ts";
 
 type Reference = { fts_rows: Record<string, { rowid: number; content: string }[]> };

@@ -1,10 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { SessionDB, storeOf } from "../../lib/session_db.ts";
-import { pruneSessions, pruneSessionsAsync } from "../../lib/prune.ts";
-import { writeInBatches } from "../../lib/batches.ts";
-import { retryWhileBusy } from "../../lib/store_retry.ts";
-import type { RetryOptions } from "../../lib/write.ts";
+import { SessionDB, storeOf } from "../../lib/sqlite/session_db.ts";
+import { pruneSessions, pruneSessionsAsync } from "../../lib/sqlite/prune.ts";
+import { writeInBatches } from "../../lib/sqlite/batches.ts";
+import { retryWhileBusy } from "../../lib/core/store_retry.ts";
+import type { RetryOptions } from "../../lib/sqlite/write.ts";
 import { rawOpen, tempDbPath } from "../_helpers.ts";
 
 const DAY = 86_400;

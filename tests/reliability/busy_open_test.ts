@@ -1,8 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { SessionDB, storeOf } from "../../lib/session_db.ts";
+import { SessionDB, storeOf } from "../../lib/sqlite/session_db.ts";
 import { openStore } from "../../lib/open_store.ts";
-import { WriteBusyError } from "../../lib/errors.ts";
+import { WriteBusyError } from "../../lib/core/errors.ts";
 import { tempDbPath } from "../_helpers.ts";
 
 test("openStore() waits while another connection holds the write lock during its schema step, then opens", async () => {

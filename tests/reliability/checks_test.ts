@@ -1,8 +1,8 @@
 // The checker the reliability tests rely on must itself catch each kind of damage.
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { SessionDB } from "../../lib/session_db.ts";
-import type { SqliteDriver } from "../../lib/driver/types.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
+import type { SqliteDriver } from "../../lib/sqlite/driver/types.ts";
 import { rawOpen, tempDbPath } from "../_helpers.ts";
 import { type Ledger, newLedger, record, sound, verify } from "./_checks.ts";
 

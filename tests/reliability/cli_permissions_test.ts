@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chmodSync, copyFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { runtimeName } from "../../lib/driver/load.ts";
+import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 import { FIXTURES, tempDir } from "../_helpers.ts";
 import { snapshot } from "./_checks.ts";
 import { type StartOptions, startWorker } from "./_runtimes.ts";

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { runtimeName } from "../../lib/driver/load.ts";
+import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 import { tempDir } from "../_helpers.ts";
 import { describeVerdict, sound } from "./_checks.ts";
 import { runConcurrentWriters } from "./_scenarios.ts";

@@ -11,8 +11,8 @@ import {
   writeSync,
 } from "node:fs";
 import { createHash } from "node:crypto";
-import { SessionDB } from "../../lib/session_db.ts";
-import { OpenError } from "../../lib/errors.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
+import { OpenError } from "../../lib/core/errors.ts";
 import { tempDbPath } from "../_helpers.ts";
 import { runCli } from "../_cli_io.ts";
 

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
-import { SessionDB } from "../../lib/session_db.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { ROOT, tempDbPath } from "../_helpers.ts";
 import { startWorker, workerRuntimes } from "./_runtimes.ts";
@@ -67,7 +67,7 @@ const DESCRIPTOR_OPEN =
 /** Each allowed descriptor open, by file, with why it never touches a live database. */
 const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   // Creates a file that did not exist: no connection of this process holds it.
-  "lib/open.ts": ['openSync(path, "wx", 0o600)'],
+  "lib/sqlite/open.ts": ['openSync(path, "wx", 0o600)'],
   // A fresh temporary file beside the output, which is checked not to be the database.
   "lib/cli/commands/export.ts": ['openSync(temp, "w", 0o600)'],
   // The header of an existing export target, read after isDatabaseFile() ruled out the
@@ -76,7 +76,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   // The import input, read only after the command refused the database or one of its sidecars.
   "lib/cli/jsonl_input.ts": ["createReadStream(source"],
   // Trajectory JSON Lines files, never a database.
-  "lib/trajectory.ts": ["appendFileSync(filename"],
+  "lib/files/trajectory.ts": ["appendFileSync(filename"],
   // recover's raw page reads: it runs before recover opens its own connection
   // on the damaged file, and the file is one the operator stopped writing.
   "lib/health/_page_scan.ts": ['openSync(path, "r")'],

@@ -12,7 +12,7 @@ import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { runtimeName } from "../../lib/driver/load.ts";
+import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 import { doctor } from "../../lib/health/doctor.ts";
 import { rawOpen, ROOT, tempDir } from "../_helpers.ts";
 import { buildLargeFile } from "../_large_file.ts";

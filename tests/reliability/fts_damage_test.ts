@@ -1,10 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { SessionDB, storeOf } from "../../lib/session_db.ts";
-import { staleFtsTables } from "../../lib/fts_stale.ts";
+import { SessionDB, storeOf } from "../../lib/sqlite/session_db.ts";
+import { staleFtsTables } from "../../lib/sqlite/fts_stale.ts";
 import { closeSync, openSync, writeSync } from "node:fs";
-import { SqliteError } from "../../lib/errors.ts";
+import { SqliteError } from "../../lib/core/errors.ts";
 import { rawOpen, tempDbPath } from "../_helpers.ts";
 import { runCli } from "../_cli_io.ts";
 

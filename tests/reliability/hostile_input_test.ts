@@ -8,8 +8,8 @@
 // so there a lone surrogate survives exactly. Both behaviours are tested below.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { SessionDB } from "../../lib/session_db.ts";
-import { TitleError } from "../../lib/errors.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
+import { TitleError } from "../../lib/core/errors.ts";
 import { rawOpen, tempDbPath } from "../_helpers.ts";
 
 /** Text meant to break things, by kind. */

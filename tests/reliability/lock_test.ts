@@ -1,9 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { runtimeName } from "../../lib/driver/load.ts";
-import { SessionDB } from "../../lib/session_db.ts";
-import { WriteBusyError } from "../../lib/errors.ts";
+import { runtimeName } from "../../lib/sqlite/driver/load.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
+import { WriteBusyError } from "../../lib/core/errors.ts";
 import { rawOpen, tempDbPath } from "../_helpers.ts";
 import { startWorker, workerRuntimes } from "./_runtimes.ts";
 

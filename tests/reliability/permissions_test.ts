@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chmodSync, copyFileSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { SessionDB } from "../../lib/session_db.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { FIXTURES, tempDbPath, tempDir } from "../_helpers.ts";
 import { snapshot } from "./_checks.ts";
 import { type StartOptions, startWorker, workerRuntimes } from "./_runtimes.ts";

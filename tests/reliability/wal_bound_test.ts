@@ -1,14 +1,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { statSync } from "node:fs";
-import { SessionDB, storeOf } from "../../lib/session_db.ts";
+import { SessionDB, storeOf } from "../../lib/sqlite/session_db.ts";
 import {
   durabilityPragmas,
   JOURNAL_SIZE_LIMIT,
   olderThan,
   sqliteVersionWarning,
   WAL_TRUNCATE_BYTES,
-} from "../../lib/durability.ts";
+} from "../../lib/sqlite/durability.ts";
 import { tempDbPath } from "../_helpers.ts";
 
 function walSize(path: string): number {

@@ -9,10 +9,10 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { SessionDB } from "../../lib/session_db.ts";
-import type { SessionStore } from "../../lib/session_store.ts";
-import type { UsageRow } from "../../lib/usage_report.ts";
-import { ReadonlyError, StorageError, TitleError } from "../../lib/errors.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
+import type { SessionStore } from "../../lib/core/session_store.ts";
+import type { UsageRow } from "../../lib/sqlite/usage_report.ts";
+import { ReadonlyError, StorageError, TitleError } from "../../lib/core/errors.ts";
 import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { copyFixture, tempDir } from "../_helpers.ts";

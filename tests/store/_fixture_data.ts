@@ -3,9 +3,9 @@
  * message with its original id and the stored bytes of its JSON columns,
  * so a store filled with `importSession` holds exactly what the file holds.
  */
-import { SessionDB } from "../../lib/session_db.ts";
-import { storeOf } from "../../lib/session_db.ts";
-import type { SessionStore } from "../../lib/session_store.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
+import { storeOf } from "../../lib/sqlite/session_db.ts";
+import type { SessionStore } from "../../lib/core/session_store.ts";
 import { copyFixture } from "../_helpers.ts";
 
 /** Raw JSON columns, read as stored (getMessages parses `tool_calls`). */

@@ -6,7 +6,7 @@
  */
 import { after } from "node:test";
 import { openStore, type OpenStoreOptions } from "../../lib/open_store.ts";
-import type { SessionStore } from "../../lib/session_store.ts";
+import type { SessionStore } from "../../lib/core/session_store.ts";
 
 /** The server URL, or `undefined` when none is configured (and not on CI). */
 export const PG_URL: string | undefined = (() => {

@@ -10,9 +10,9 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { SessionDB } from "../../lib/session_db.ts";
-import type { SearchOptions } from "../../lib/search/search.ts";
-import type { SessionStore } from "../../lib/session_store.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
+import type { SearchOptions } from "../../lib/sqlite/search/search.ts";
+import type { SessionStore } from "../../lib/core/session_store.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { tempDbPath } from "../_helpers.ts";
 import { mulberry32 } from "../_random.ts";

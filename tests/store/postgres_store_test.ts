@@ -5,7 +5,7 @@
  */
 import { describe } from "node:test";
 import { openStore } from "../../lib/open_store.ts";
-import type { SessionStore } from "../../lib/session_store.ts";
+import type { SessionStore } from "../../lib/core/session_store.ts";
 import { storeConformance } from "./_conformance.ts";
 import { loadFixture } from "./_fixture_data.ts";
 import { freshSchema, openPgStore, PG_SKIP, schemaUrl } from "./_pg.ts";

@@ -4,7 +4,7 @@
  */
 import { copyFixture } from "../_helpers.ts";
 import { openStore } from "../../lib/open_store.ts";
-import type { SessionStore } from "../../lib/session_store.ts";
+import type { SessionStore } from "../../lib/core/session_store.ts";
 import { createHandler, type HandlerOptions } from "../../lib/web/handler.ts";
 import { listen } from "../../lib/web/listen.ts";
 

@@ -6,7 +6,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { SessionDB } from "../../lib/session_db.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { V11 } from "../_cli_io.ts";
 import { type Browser, browserSkip, launchBrowser, SCREENSHOTS } from "./_browser.ts";
 import { HOSTILE_ID, hostileDb, serve, type Served } from "./_served.ts";

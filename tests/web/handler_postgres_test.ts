@@ -1,7 +1,7 @@
 // The web handler over a PostgreSQL store: the same API, the same guards.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import type { SessionStore } from "../../lib/session_store.ts";
+import type { SessionStore } from "../../lib/core/session_store.ts";
 import { createHandler, type Handler } from "../../lib/web/handler.ts";
 import { V11 } from "../_cli_io.ts";
 import { loadFixture } from "../store/_fixture_data.ts";

@@ -3,8 +3,8 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { openStore } from "../../lib/open_store.ts";
-import { SessionDB } from "../../lib/session_db.ts";
-import type { SessionStore } from "../../lib/session_store.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
+import type { SessionStore } from "../../lib/core/session_store.ts";
 import { createHandler, type Handler, type HandlerOptions } from "../../lib/web/handler.ts";
 import { V11 } from "../_cli_io.ts";
 import { rawOpen } from "../_helpers.ts";

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import process from "node:process";
-import { runtimeName } from "../../lib/driver/load.ts";
+import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { ROOT } from "../_helpers.ts";

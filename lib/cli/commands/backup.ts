@@ -4,11 +4,11 @@
  *
  * @module
  */
-import { BackupError } from "../../errors.ts";
+import { BackupError } from "../../core/errors.ts";
 import { backupDatabase } from "../../health/backup.ts";
 import { isPostgresTarget } from "../../open_store.ts";
 import type { Command, Context } from "../command.ts";
-import { formatBytes, formatCount } from "../format.ts";
+import { formatBytes, formatCount } from "../../render/format.ts";
 import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { CommandError } from "../usage_error.ts";

@@ -9,17 +9,17 @@
  * @module
  */
 import { existsSync } from "node:fs";
-import type { ParentLink } from "../../import.ts";
+import type { ParentLink } from "../../sqlite/import.ts";
 import { isPostgresTarget, openStore } from "../../open_store.ts";
-import type { SessionStore } from "../../session_store.ts";
+import type { SessionStore } from "../../core/session_store.ts";
 import type { Command, Context } from "../command.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { isDatabaseFile } from "../same_file.ts";
 import { CommandError } from "../usage_error.ts";
-import { LockPacer } from "../../batches.ts";
-import { diskFullReason, isDiskFull } from "../../disk_space.ts";
+import { LockPacer } from "../../sqlite/batches.ts";
+import { diskFullReason, isDiskFull } from "../../sqlite/disk_space.ts";
 
 const USAGE = `Usage: hermes-state copy [options] SRC DEST
 

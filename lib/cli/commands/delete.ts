@@ -3,9 +3,9 @@
  *
  * @module
  */
-import type { SessionStore } from "../../session_store.ts";
+import type { SessionStore } from "../../core/session_store.ts";
 import type { Command, Context } from "../command.ts";
-import { plural } from "../format.ts";
+import { plural } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { confirm } from "../prompt.ts";

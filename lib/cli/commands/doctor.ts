@@ -9,7 +9,7 @@ import { doctor } from "../../health/doctor.ts";
 import type { CheckStatus, HealthCheck } from "../../health/report.ts";
 import { isPostgresTarget } from "../../open_store.ts";
 import type { Command, Context } from "../command.ts";
-import { alignColumns } from "../format.ts";
+import { alignColumns } from "../../render/format.ts";
 import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";

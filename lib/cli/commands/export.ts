@@ -7,10 +7,10 @@
  */
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import type { SessionExport } from "../../types.ts";
+import type { SessionExport } from "../../core/types.ts";
 import type { Command, Context } from "../command.ts";
 import { jsonLine, printJson } from "../json.ts";
-import { renderMarkdown } from "../markdown.ts";
+import { renderMarkdown } from "../../render/markdown.ts";
 import { choiceOption, type ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { resolveSession } from "../resolve.ts";

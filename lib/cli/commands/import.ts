@@ -7,18 +7,18 @@
  * @module
  */
 import { statSync } from "node:fs";
-import type { ParentLink } from "../../import.ts";
+import type { ParentLink } from "../../sqlite/import.ts";
 import type { Command, Context } from "../command.ts";
-import { formatCount, oneLine, plural, truncate } from "../format.ts";
+import { formatCount, oneLine, plural, truncate } from "../../render/format.ts";
 import { checkJsonLines, inputLines, isGzipError } from "../jsonl_input.ts";
 import { printJson } from "../json.ts";
-import { visibleControls } from "../transcript.ts";
+import { visibleControls } from "../../render/transcript.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { isDatabaseFile } from "../same_file.ts";
 import { CommandError } from "../usage_error.ts";
-import { LockPacer } from "../../batches.ts";
-import { diskFullReason, isDiskFull } from "../../disk_space.ts";
+import { LockPacer } from "../../sqlite/batches.ts";
+import { diskFullReason, isDiskFull } from "../../sqlite/disk_space.ts";
 
 const USAGE = `Usage: hermes-state import [options] FILE|-
 

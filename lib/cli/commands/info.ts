@@ -5,11 +5,11 @@
  * @module
  */
 import { isPostgresTarget } from "../../open_store.ts";
-import { SCHEMA_VERSION } from "../../schema/schema_sql.ts";
-import type { DatabaseInfo } from "../../inspect.ts";
+import { SCHEMA_VERSION } from "../../sqlite/schema/schema_sql.ts";
+import type { DatabaseInfo } from "../../sqlite/inspect.ts";
 import type { Command, Context } from "../command.ts";
 import { fileSizes } from "../files.ts";
-import { alignColumns, formatBytes, formatCount } from "../format.ts";
+import { alignColumns, formatBytes, formatCount } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { readOnlyPart } from "../writable.ts";

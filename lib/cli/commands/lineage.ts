@@ -4,13 +4,13 @@
  *
  * @module
  */
-import type { SessionRow } from "../../types.ts";
+import type { SessionRow } from "../../core/types.ts";
 import type { Command, Context } from "../command.ts";
-import { formatDateTime, oneLine, truncate } from "../format.ts";
+import { formatDateTime, oneLine, truncate } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { resolveSession } from "../resolve.ts";
-import { visibleControls } from "../transcript.ts";
+import { visibleControls } from "../../render/transcript.ts";
 
 const USAGE = `Usage: hermes-state lineage [options] ID|PREFIX|TITLE
 

@@ -4,13 +4,20 @@
  *
  * @module
  */
-import type { RichSessionRow } from "../../types.ts";
+import type { RichSessionRow } from "../../core/types.ts";
 import type { Command, Context } from "../command.ts";
 import { originOption } from "../origin.ts";
-import { displayWidth, formatCount, padEnd, plural, relativeTime, truncate } from "../format.ts";
+import {
+  displayWidth,
+  formatCount,
+  padEnd,
+  plural,
+  relativeTime,
+  truncate,
+} from "../../render/format.ts";
 import { timeOption } from "../time_option.ts";
 import { printJson } from "../json.ts";
-import { visibleControls } from "../transcript.ts";
+import { visibleControls } from "../../render/transcript.ts";
 import { choiceOption, integerOption, type ParsedArgs } from "../parse.ts";
 
 const USAGE = `Usage: hermes-state list [options]

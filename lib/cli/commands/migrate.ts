@@ -6,7 +6,7 @@
  * @module
  */
 import { openStore } from "../../open_store.ts";
-import { SCHEMA_VERSION } from "../../schema/schema_sql.ts";
+import { SCHEMA_VERSION } from "../../sqlite/schema/schema_sql.ts";
 import type { Command, Context } from "../command.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";

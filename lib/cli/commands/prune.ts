@@ -4,14 +4,14 @@
  *
  * @module
  */
-import type { PruneCandidate } from "../../prune_candidates.ts";
+import type { PruneCandidate } from "../../sqlite/prune_candidates.ts";
 import type { Command, Context } from "../command.ts";
-import { alignColumns, formatDate, oneLine, plural, truncate } from "../format.ts";
+import { alignColumns, formatDate, oneLine, plural, truncate } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import { integerOption, type ParsedArgs } from "../parse.ts";
 import { confirm } from "../prompt.ts";
 import { sessionsDirFor } from "../sessions_dir.ts";
-import { visibleControls } from "../transcript.ts";
+import { visibleControls } from "../../render/transcript.ts";
 import { UsageError } from "../usage_error.ts";
 
 const USAGE = `Usage: hermes-state prune [options]

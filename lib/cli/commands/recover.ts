@@ -3,10 +3,10 @@
  *
  * @module
  */
-import { RecoverError } from "../../errors.ts";
+import { RecoverError } from "../../core/errors.ts";
 import { recoverDatabase } from "../../health/recover.ts";
 import type { Command, Context } from "../command.ts";
-import { formatCount } from "../format.ts";
+import { formatCount } from "../../render/format.ts";
 import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { CommandError } from "../usage_error.ts";

@@ -4,23 +4,23 @@
  *
  * @module
  */
-import type { SessionStore } from "../../session_store.ts";
-import { FTS_STALE_PREFIX } from "../../fts_stale.ts";
-import { FTS_BACKFILL_PREFIX } from "../../schema/fts_backfill.ts";
-import { FTS_TABLES } from "../../schema/schema_sql.ts";
-import type { SearchHit } from "../../types.ts";
+import type { SessionStore } from "../../core/session_store.ts";
+import { FTS_STALE_PREFIX } from "../../sqlite/fts_stale.ts";
+import { FTS_BACKFILL_PREFIX } from "../../sqlite/schema/fts_backfill.ts";
+import { FTS_TABLES } from "../../sqlite/schema/schema_sql.ts";
+import type { SearchHit } from "../../core/types.ts";
 import type { Command, Context } from "../command.ts";
 import { originOption } from "../origin.ts";
-import { formatWhen, oneLine, plural, truncate } from "../format.ts";
-import { markWords, showMarks } from "../highlight.ts";
+import { formatWhen, oneLine, plural, truncate } from "../../render/format.ts";
+import { markWords, showMarks } from "../../render/highlight.ts";
 import { printJson } from "../json.ts";
 import { choiceOption, choicesOption, integerOption, type ParsedArgs } from "../parse.ts";
 import { resolveSession } from "../resolve.ts";
 import { timeOption } from "../time_option.ts";
 import { UsageError } from "../usage_error.ts";
-import { unmarkedWords } from "../../search/plan.ts";
+import { unmarkedWords } from "../../sqlite/search/plan.ts";
 import type { Style } from "../style.ts";
-import { visibleControls } from "../transcript.ts";
+import { visibleControls } from "../../render/transcript.ts";
 
 const USAGE = `Usage: hermes-state search [options] QUERY...
 

@@ -3,8 +3,8 @@
  *
  * @module
  */
-import type { SessionStore } from "../../session_store.ts";
-import type { SessionRow } from "../../types.ts";
+import type { SessionStore } from "../../core/session_store.ts";
+import type { SessionRow } from "../../core/types.ts";
 import type { Command, Context } from "../command.ts";
 import {
   alignColumns,
@@ -13,11 +13,11 @@ import {
   formatDateTime,
   formatWhen,
   plural,
-} from "../format.ts";
+} from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { resolveSession } from "../resolve.ts";
-import { renderTranscript, visibleControls } from "../transcript.ts";
+import { renderTranscript, visibleControls } from "../../render/transcript.ts";
 import { CommandError } from "../usage_error.ts";
 
 const USAGE = `Usage: hermes-state show [options] ID|PREFIX|TITLE

@@ -14,10 +14,10 @@ import {
   oneLine,
   tidyCost,
   truncate,
-} from "../format.ts";
+} from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import { integerOption, type ParsedArgs } from "../parse.ts";
-import { visibleControls } from "../transcript.ts";
+import { visibleControls } from "../../render/transcript.ts";
 
 const USAGE = `Usage: hermes-state stats [options]
 

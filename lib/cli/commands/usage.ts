@@ -5,12 +5,12 @@
  *
  * @module
  */
-import { parseSince, USAGE_GROUPINGS, type UsageRow } from "../../usage_report.ts";
+import { parseSince, USAGE_GROUPINGS, type UsageRow } from "../../sqlite/usage_report.ts";
 import type { Command, Context } from "../command.ts";
-import { alignColumns, formatCost, formatCount, oneLine, truncate } from "../format.ts";
+import { alignColumns, formatCost, formatCount, oneLine, truncate } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import { choiceOption, type ParsedArgs } from "../parse.ts";
-import { visibleControls } from "../transcript.ts";
+import { visibleControls } from "../../render/transcript.ts";
 import { UsageError } from "../usage_error.ts";
 
 const USAGE = `Usage: hermes-state usage [options]

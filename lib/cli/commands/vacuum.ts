@@ -6,7 +6,7 @@
  */
 import type { Command, Context } from "../command.ts";
 import { fileSizes } from "../files.ts";
-import { formatBytes } from "../format.ts";
+import { formatBytes } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 

@@ -1,0 +1,173 @@
+/**
+ * The error classes of hermes-state. Misuse gets the built-in `TypeError` or
+ * `RangeError`; these are the conditions callers catch.
+ *
+ * @module
+ */
+import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
+import { StorageError, type StorageErrorKind } from "./storage_error.ts";
+
+export { SqliteError, StorageError, type StorageErrorKind };
+
+/** The kind of an open failure, from the error that caused it. */
+function openFailureKind(cause: unknown): StorageErrorKind {
+  if (cause instanceof StorageError) return cause.kind;
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  if (code === "ENOENT") return "not_found";
+  if (code === "EACCES" || code === "EPERM" || code === "EROFS") return "readonly";
+  if (code === "ENOSPC") return "full";
+  return "io";
+}
+
+/**
+ * A database file could not be opened: a folder, not SQLite, damaged, or not
+ * writable. The message names the path; `cause` holds the underlying error.
+ *
+ * @example Catching a bad path
+ * ```ts
+ * import { OpenError } from "./errors.ts";
+ * const err = new OpenError("/tmp", "it is a folder");
+ * console.assert(err.message === 'Cannot open database "/tmp": it is a folder');
+ * ```
+ */
+export class OpenError extends StorageError {
+  /** The path that could not be opened. */
+  readonly path: string;
+
+  /**
+   * Creates the error.
+   *
+   * @param path The database path.
+   * @param reason Why it failed, lower case, no trailing period.
+   * @param options The underlying error.
+   */
+  constructor(
+    path: string,
+    reason: string,
+    options?: { cause?: unknown; kind?: StorageErrorKind },
+  ) {
+    super(
+      `Cannot open database "${path}": ${reason}`,
+      options?.kind ?? openFailureKind(options?.cause),
+      { cause: options?.cause },
+    );
+    this.name = "OpenError";
+    this.path = path;
+  }
+}
+
+/**
+ * The file is SQLite but not a Hermes store: it has no `sessions` or no
+ * `messages` table. A read-only open refuses it, and the CLI refuses it for
+ * every command except `import` into an empty file, so that another
+ * application's database is never given the Hermes tables.
+ *
+ * @example
+ * ```ts
+ * import { NotStateDbError } from "./errors.ts";
+ * const err = new NotStateDbError("/tmp/notes.db", { missing: "sessions", empty: false });
+ * console.assert(err.message === 'Cannot open database "/tmp/notes.db": not a Hermes state.db (no sessions table)');
+ * ```
+ */
+export class NotStateDbError extends OpenError {
+  /** The first Hermes table the file lacks. */
+  readonly missing: "sessions" | "messages";
+  /** True when the file holds no table at all (a new or 0-byte file). */
+  readonly empty: boolean;
+
+  /**
+   * Creates the error.
+   *
+   * @param path The database path.
+   * @param details The missing table, and whether the file has no table at all.
+   */
+  constructor(path: string, details: { missing: "sessions" | "messages"; empty: boolean }) {
+    super(path, `not a Hermes state.db (no ${details.missing} table)`, { kind: "corrupt" });
+    this.name = "NotStateDbError";
+    this.missing = details.missing;
+    this.empty = details.empty;
+  }
+}
+
+/**
+ * A write gave up after every retry because another connection kept the
+ * write lock. Nothing of it was written.
+ */
+export class WriteBusyError extends SqliteError {
+  /** How many times the write was tried. */
+  readonly attempts: number;
+  /** How long it waited in all, in milliseconds, when the waiting was timed. */
+  readonly waitedMs: number | undefined;
+
+  /**
+   * Creates the error.
+   *
+   * @param attempts The attempts made.
+   * @param cause The last busy error.
+   * @param options `waitedMs`: how long the attempts took in all.
+   */
+  constructor(attempts: number, cause: SqliteError, options: { waitedMs?: number } = {}) {
+    super(
+      `Cannot write: the database stayed locked by another connection through ${attempts} attempts`,
+      cause.code,
+      { extendedCode: cause.extendedCode, cause },
+    );
+    this.name = "WriteBusyError";
+    this.attempts = attempts;
+    this.waitedMs = options.waitedMs;
+  }
+}
+
+/** A title was rejected: too long, or already used by another session. */
+export class TitleError extends Error {
+  /**
+   * Creates the error.
+   *
+   * @param message The exact message (Python's wording).
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "TitleError";
+  }
+}
+
+/** A write was attempted on a database opened with `readonly: true`. */
+export class ReadonlyError extends StorageError {
+  /**
+   * Creates the error.
+   *
+   * @param path The database path.
+   */
+  constructor(path: string) {
+    super(`Cannot write to "${path}": the database was opened read-only`, "readonly");
+    this.name = "ReadonlyError";
+  }
+}
+
+/** A backup that cannot be made (its destination is the database, or exists) or does not verify. */
+export class BackupError extends Error {
+  /**
+   * Creates the error.
+   *
+   * @param message What went wrong, naming the file.
+   * @param options The cause.
+   */
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "BackupError";
+  }
+}
+
+/** A recovery that cannot start: its destination is the damaged file, or exists. */
+export class RecoverError extends Error {
+  /**
+   * Creates the error.
+   *
+   * @param message What went wrong, naming the file.
+   * @param options The cause.
+   */
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "RecoverError";
+  }
+}

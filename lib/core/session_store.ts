@@ -1,0 +1,211 @@
+/**
+ * `SessionStore`: the asynchronous twin of {@linkcode SessionDB}, the one
+ * seam every engine sits behind (SQLite today, PostgreSQL next) and the only
+ * API the CLI and the web server use. Each method has the name, arguments,
+ * records and errors of the `SessionDB` method of the same name, and returns
+ * a Promise of what that one returns; the full contract of each is on
+ * `SessionDB`.
+ *
+ * @example The same store, asynchronously
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { openStore } from "../open_store.ts";
+ * const dir = await Deno.makeTempDir();
+ * await using store = await openStore(`${dir}/state.db`);
+ * assert.equal(store.engine, "sqlite");
+ * await store.createSession("s1", "cli");
+ * await store.appendMessage("s1", { role: "user", content: "prune docker images" });
+ * const [hit] = await store.searchMessages("docker");
+ * assert.equal(hit.session_id, "s1");
+ * for await (const session of store.iterateExport()) assert.equal(session.messages.length, 1);
+ * ```
+ *
+ * @module
+ */
+// deno-lint-ignore no-unused-vars -- named by the {@linkcode} references below
+import type { SessionDB } from "../sqlite/session_db.ts";
+import type { ConversationOptions } from "../sqlite/conversation.ts";
+import type { ExportOptions } from "../sqlite/export.ts";
+import type { ImportOptions, ImportResult, ParentLink } from "../sqlite/import.ts";
+import type { DatabaseInfo, InspectOptions } from "../sqlite/inspect.ts";
+import type {
+  ListSessionsOptions,
+  SearchSessionsOptions,
+  SessionCountOptions,
+} from "../sqlite/listing.ts";
+import type { PruneCandidate, PruneCandidatesOptions } from "../sqlite/prune_candidates.ts";
+import type {
+  AutoPruneOptions,
+  AutoPruneResult,
+  PruneOptions,
+  SessionsDirOptions,
+} from "../sqlite/prune.ts";
+import type { SearchOptions } from "../sqlite/search/search.ts";
+import type { MessagesOptions } from "../sqlite/messages.ts";
+import type { CreateSessionOptions, EnsureSessionOptions } from "../sqlite/sessions.ts";
+import type { SourceUsage } from "../sqlite/source_usage.ts";
+import type { TokenCountsUpdate } from "../sqlite/tokens.ts";
+import type { UsageReportOptions, UsageRow } from "../sqlite/usage_report.ts";
+import type { PrefixMatches } from "../sqlite/titles.ts";
+import type {
+  ConversationMessage,
+  MessageRow,
+  ModelUsage,
+  NewMessage,
+  RichSessionRow,
+  SearchHit,
+  SessionExport,
+  SessionRow,
+  SessionTokens,
+} from "./types.ts";
+
+/** The storage engine behind a {@linkcode SessionStore}. */
+export type StoreEngine = "sqlite" | "postgres";
+
+/**
+ * The Hermes session store, asynchronous, over any engine. Obtain one with
+ * {@linkcode openStore}; close it with `close()` or `await using`.
+ *
+ * Every method answers exactly as the {@linkcode SessionDB} method of the
+ * same name does on the same data (see there for each contract), except that
+ * it returns a Promise, waits for a locked store without blocking the event
+ * loop (the pauses of a batched prune between its transactions are awaited
+ * too), and `iterateExport` is an async iterator.
+ *
+ * @example Reading a file read-only
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { openStore } from "../open_store.ts";
+ * import { ReadonlyError } from "./errors.ts";
+ * const dir = await Deno.makeTempDir();
+ * {
+ *   await using writer = await openStore(`${dir}/state.db`);
+ *   await writer.createSession("s1", "cli");
+ * }
+ * await using store = await openStore(`sqlite:${dir}/state.db`, { readonly: true });
+ * assert.equal((await store.getSession("s1"))?.source, "cli");
+ * await assert.rejects(store.endSession("s1", "cli_close"), ReadonlyError);
+ * ```
+ */
+export interface SessionStore extends AsyncDisposable {
+  /** Which engine this is. */
+  readonly engine: StoreEngine;
+  /** What was opened: the file path, or the URL with its password masked. */
+  readonly target: string;
+  /** True when opened read-only: every write method rejects. */
+  readonly readonly: boolean;
+  /** Releases the store; a second call does nothing. */
+  close(): Promise<void>;
+
+  /** See {@linkcode SessionDB.createSession}. */
+  createSession(id: string, source: string, options?: CreateSessionOptions): Promise<string>;
+  /** See {@linkcode SessionDB.ensureSession}. */
+  ensureSession(id: string, source?: string, options?: EnsureSessionOptions): Promise<string>;
+  /** See {@linkcode SessionDB.endSession}. */
+  endSession(id: string, endReason: string): Promise<void>;
+  /** See {@linkcode SessionDB.reopenSession}. */
+  reopenSession(id: string): Promise<void>;
+  /** See {@linkcode SessionDB.updateSystemPrompt}. */
+  updateSystemPrompt(id: string, prompt: string): Promise<void>;
+  /** See {@linkcode SessionDB.getSession}. */
+  getSession(id: string): Promise<SessionRow | undefined>;
+  /** See {@linkcode SessionDB.updateTokenCounts}. */
+  updateTokenCounts(id: string, update?: TokenCountsUpdate): Promise<void>;
+
+  /** See {@linkcode SessionDB.appendMessage}. */
+  appendMessage(sessionId: string, message: NewMessage): Promise<number>;
+  /** See {@linkcode SessionDB.appendMessages}. */
+  appendMessages(sessionId: string, list: readonly NewMessage[]): Promise<number[]>;
+  /** See {@linkcode SessionDB.replaceMessages}. */
+  replaceMessages(sessionId: string, list: readonly ConversationMessage[]): Promise<void>;
+  /** See {@linkcode SessionDB.clearMessages}. */
+  clearMessages(sessionId: string): Promise<void>;
+  /** See {@linkcode SessionDB.getMessages}. */
+  getMessages(sessionId: string, options?: MessagesOptions): Promise<MessageRow[]>;
+  /** See {@linkcode SessionDB.getMessagesAsConversation}. */
+  getMessagesAsConversation(
+    sessionId: string,
+    options?: ConversationOptions,
+  ): Promise<ConversationMessage[]>;
+  /** See {@linkcode SessionDB.messageCount}. */
+  messageCount(sessionId?: string): Promise<number>;
+
+  /** See {@linkcode SessionDB.searchMessages}. */
+  searchMessages(query: string, options?: SearchOptions): Promise<SearchHit[]>;
+  /** See {@linkcode SessionDB.listSessionsRich}. */
+  listSessionsRich(options?: ListSessionsOptions): Promise<RichSessionRow[]>;
+  /** See {@linkcode SessionDB.searchSessions}. */
+  searchSessions(options?: SearchSessionsOptions): Promise<SessionRow[]>;
+  /** See {@linkcode SessionDB.sessionCount}. */
+  sessionCount(options?: SessionCountOptions): Promise<number>;
+  /** See {@linkcode SessionDB.listedSessionCount}. */
+  listedSessionCount(options?: ListSessionsOptions): Promise<number>;
+
+  /** See {@linkcode SessionDB.resolveSessionId}. */
+  resolveSessionId(idOrPrefix: string): Promise<string | undefined>;
+  /** See {@linkcode SessionDB.sessionIdsWithPrefix}. */
+  sessionIdsWithPrefix(prefix: string, options?: { limit?: number }): Promise<PrefixMatches>;
+  /** See {@linkcode SessionDB.setSessionTitle}. */
+  setSessionTitle(id: string, title: string | null): Promise<boolean>;
+  /** See {@linkcode SessionDB.getSessionTitle}. */
+  getSessionTitle(id: string): Promise<string | null | undefined>;
+  /** See {@linkcode SessionDB.getSessionByTitle}. */
+  getSessionByTitle(title: string): Promise<SessionRow | undefined>;
+  /** See {@linkcode SessionDB.resolveSessionByTitle}. */
+  resolveSessionByTitle(title: string): Promise<string | undefined>;
+  /** See {@linkcode SessionDB.getNextTitleInLineage}. */
+  getNextTitleInLineage(base: string): Promise<string>;
+
+  /** See {@linkcode SessionDB.getCompressionTip}. */
+  getCompressionTip(id: string): Promise<string>;
+  /** See {@linkcode SessionDB.resolveResumeSessionId}. */
+  resolveResumeSessionId(id: string): Promise<string>;
+  /** See {@linkcode SessionDB.getAncestors}. */
+  getAncestors(id: string): Promise<SessionRow[]>;
+  /** See {@linkcode SessionDB.getDescendants}. */
+  getDescendants(id: string): Promise<SessionRow[]>;
+
+  /** See {@linkcode SessionDB.exportSession}. */
+  exportSession(id: string): Promise<SessionExport | undefined>;
+  /** See {@linkcode SessionDB.exportAll}. */
+  exportAll(options?: ExportOptions): Promise<SessionExport[]>;
+  /**
+   * See {@linkcode SessionDB.iterateExport}: the same sessions in the same
+   * order, read in pages so no read transaction stays open across awaits.
+   */
+  iterateExport(options?: ExportOptions): AsyncIterableIterator<SessionExport>;
+  /** See {@linkcode SessionDB.deleteSession}. */
+  deleteSession(id: string, options?: SessionsDirOptions): Promise<boolean>;
+  /** See {@linkcode SessionDB.pruneSessions}. */
+  pruneSessions(options?: PruneOptions): Promise<number>;
+  /** See {@linkcode SessionDB.pruneEmptyGhostSessions}. */
+  pruneEmptyGhostSessions(options?: SessionsDirOptions): Promise<number>;
+  /** See {@linkcode SessionDB.getMeta}. */
+  getMeta(key: string): Promise<string | undefined>;
+  /** See {@linkcode SessionDB.setMeta}. */
+  setMeta(key: string, value: string): Promise<void>;
+  /** See {@linkcode SessionDB.vacuum}. */
+  vacuum(): Promise<void>;
+  /** See {@linkcode SessionDB.maybeAutoPruneAndVacuum}. */
+  maybeAutoPruneAndVacuum(options?: AutoPruneOptions): Promise<AutoPruneResult>;
+
+  /** See {@linkcode SessionDB.usageByModel}. */
+  usageByModel(): Promise<ModelUsage[]>;
+  /** See {@linkcode SessionDB.topSessionsByTokens}. */
+  topSessionsByTokens(limit?: number): Promise<SessionTokens[]>;
+  /** See {@linkcode SessionDB.usageBySource}. */
+  usageBySource(): Promise<SourceUsage[]>;
+  /** See {@linkcode SessionDB.usageReport}. */
+  usageReport(options?: UsageReportOptions): Promise<UsageRow[]>;
+  /** See {@linkcode SessionDB.dataVersion}. */
+  dataVersion(): Promise<string>;
+  /** See {@linkcode SessionDB.inspect}. */
+  inspect(options?: InspectOptions): Promise<DatabaseInfo>;
+  /** See {@linkcode SessionDB.pruneCandidates}. */
+  pruneCandidates(options?: PruneCandidatesOptions): Promise<PruneCandidate[]>;
+
+  /** See {@linkcode SessionDB.importSession}. */
+  importSession(record: unknown, options?: ImportOptions): Promise<ImportResult>;
+  /** See {@linkcode SessionDB.restoreParentLinks}. */
+  restoreParentLinks(links: readonly ParentLink[]): Promise<number>;
+}

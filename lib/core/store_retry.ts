@@ -1,0 +1,76 @@
+/**
+ * Waiting out a locked store without blocking the event loop: each attempt
+ * fails at once when the lock is taken (SQLite's own busy handler is off),
+ * and the pause between attempts is an awaited timer.
+ *
+ * @module
+ */
+import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
+import { WriteBusyError } from "./errors.ts";
+
+/** How an asynchronous store waits for a lock another connection holds. */
+export interface StoreRetryOptions {
+  /**
+   * How long to keep trying before giving up, in milliseconds.
+   * @default {15000}
+   */
+  readonly timeoutMs?: number;
+  /**
+   * Shortest pause between attempts, in milliseconds.
+   * @default {20}
+   */
+  readonly minDelayMs?: number;
+  /**
+   * Longest pause between attempts, in milliseconds.
+   * @default {150}
+   */
+  readonly maxDelayMs?: number;
+  /** Waits `ms` milliseconds. Defaults to a timer. */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** A number in [0, 1). Defaults to `Math.random`. */
+  readonly random?: () => number;
+}
+
+function timer(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** True for an error that means "another connection holds the lock". */
+export function isBusyError(error: unknown): error is SqliteError {
+  return error instanceof SqliteError && error.isBusy;
+}
+
+/**
+ * Runs `attempt` until it succeeds, fails with an error that is not busy, or
+ * the time runs out; pauses between attempts are awaited.
+ *
+ * @param attempt One try; it must change nothing when it fails as busy.
+ * @param options Timing.
+ * @returns What `attempt` returned.
+ * @throws {WriteBusyError} When the lock stayed taken for `timeoutMs`.
+ */
+export async function retryWhileBusy<T>(
+  attempt: () => T | Promise<T>,
+  options: StoreRetryOptions = {},
+): Promise<T> {
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  const minDelayMs = options.minDelayMs ?? 20;
+  const maxDelayMs = options.maxDelayMs ?? 150;
+  const sleep = options.sleep ?? timer;
+  const random = options.random ?? Math.random;
+  const started = performance.now();
+  for (let attempts = 1;; attempts++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!isBusyError(error)) throw error;
+      if (performance.now() - started >= timeoutMs) {
+        const last = error instanceof WriteBusyError && error.cause instanceof SqliteError
+          ? error.cause
+          : error;
+        throw new WriteBusyError(attempts, last, { waitedMs: performance.now() - started });
+      }
+      await sleep(minDelayMs + random() * (maxDelayMs - minDelayMs));
+    }
+  }
+}

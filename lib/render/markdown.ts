@@ -1,0 +1,116 @@
+/**
+ * A session as a Markdown transcript (`export --format md`): a title, a list
+ * of details, then one section per message; tool calls and tool results in
+ * code fences; reasoning folded in `<details>`. Times are UTC, so the file
+ * reads the same everywhere. Control characters and bidirectional
+ * overrides are made visible, as `show` shows them.
+ *
+ * @module
+ */
+import type { MessageRow, SessionExport } from "../core/types.ts";
+import { formatCost, formatCount } from "./format.ts";
+import { contentAsText, toolCallViews, visibleControls } from "./transcript.ts";
+
+/**
+ * A UTC date and time, `YYYY-MM-DD HH:MM:SS UTC`.
+ *
+ * @param seconds Unix seconds.
+ * @returns The text.
+ */
+function utc(seconds: number): string {
+  return `${new Date(Math.round(seconds * 1000)).toISOString().slice(0, 19).replace("T", " ")} UTC`;
+}
+
+/**
+ * A code fence that no backtick run inside `text` can close.
+ *
+ * @param text The fenced text.
+ * @param info The info string (language).
+ * @returns The fenced block.
+ *
+ * @example
+ * ```ts
+ * import { fenced } from "./markdown.ts";
+ * const tick = "\x60";
+ * console.assert(fenced(`a ${tick.repeat(3)} b`).startsWith(tick.repeat(4)));
+ * ```
+ */
+export function fenced(text: string, info = ""): string {
+  const longest = Math.max(2, ...Array.from(text.matchAll(/`+/g), (m) => m[0].length));
+  const fence = "`".repeat(longest + 1);
+  return `${fence}${info}\n${text}\n${fence}`;
+}
+
+function messageSection(message: MessageRow): string {
+  const head = [visibleControls(message.role)];
+  if (message.tool_name) head.push(`\`${visibleControls(message.tool_name)}\``);
+  head.push(utc(message.timestamp));
+  const parts = [`## ${head.join(" · ")}`];
+  const reasoning = [message.reasoning, message.reasoning_content]
+    .filter((r): r is string => typeof r === "string" && r.trim() !== "").join("\n\n");
+  if (reasoning !== "") {
+    parts.push(
+      `<details><summary>Reasoning</summary>\n\n${
+        fenced(visibleControls(reasoning))
+      }\n\n</details>`,
+    );
+  }
+  const text = visibleControls(contentAsText(message.content)).trimEnd();
+  if (text !== "") parts.push(message.role === "tool" ? fenced(text) : text);
+  for (const call of toolCallViews(message.tool_calls)) {
+    parts.push(
+      `**Tool call** \`${visibleControls(call.name)}\`\n\n${
+        fenced(visibleControls(call.args), "json")
+      }`,
+    );
+  }
+  return parts.join("\n\n");
+}
+
+/**
+ * Renders one exported session as Markdown.
+ *
+ * @param session The session with its messages (an `exportSession` record).
+ * @returns The Markdown, ending with a newline.
+ *
+ * @example
+ * ```ts ignore
+ * io.stdout(renderMarkdown(db.exportSession(id)!));
+ * ```
+ */
+export function renderMarkdown(session: SessionExport): string {
+  const details = [
+    `- **ID:** \`${session.id}\``,
+    `- **Source:** ${visibleControls(session.source)}`,
+  ];
+  if (session.model) details.push(`- **Model:** ${visibleControls(session.model)}`);
+  details.push(`- **Started:** ${utc(session.started_at)}`);
+  if (session.ended_at !== null) {
+    details.push(
+      `- **Ended:** ${utc(session.ended_at)}${
+        session.end_reason ? ` (${visibleControls(session.end_reason)})` : ""
+      }`,
+    );
+  }
+  if (session.parent_session_id) details.push(`- **Parent:** \`${session.parent_session_id}\``);
+  details.push(
+    `- **Messages:** ${formatCount(session.message_count)} · **Tool calls:** ${
+      formatCount(session.tool_call_count)
+    }`,
+  );
+  details.push(
+    `- **Tokens:** ${formatCount(session.input_tokens)} in · ${
+      formatCount(session.output_tokens)
+    } out`,
+  );
+  if (session.estimated_cost_usd !== null || session.actual_cost_usd !== null) {
+    const cost = [`${formatCost(session.estimated_cost_usd)} estimated`];
+    if (session.actual_cost_usd !== null) {
+      cost.push(`${formatCost(session.actual_cost_usd)} actual`);
+    }
+    details.push(`- **Cost:** ${cost.join(" · ")}`);
+  }
+  const sections = [`# ${visibleControls(session.title || session.id)}`, details.join("\n")];
+  for (const message of session.messages) sections.push(messageSection(message));
+  return sections.join("\n\n") + "\n";
+}

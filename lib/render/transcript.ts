@@ -1,0 +1,213 @@
+/**
+ * A transcript readable in a terminal: one block per message with its role
+ * and time, tool calls with their arguments, tool results folded when long,
+ * reasoning on request.
+ *
+ * @module
+ */
+import type { JsonValue, MessageContent, MessageRow } from "../core/types.ts";
+import { formatDateTime, truncate } from "./format.ts";
+import type { Style } from "../cli/style.ts";
+
+/** Options of {@linkcode renderTranscript}. */
+export interface TranscriptOptions {
+  /** Show `reasoning` / `reasoning_content`. */
+  readonly reasoning?: boolean;
+  /** Never fold long tool results or arguments. */
+  readonly full?: boolean;
+  /** Colours. */
+  readonly style: Style;
+}
+
+/** Lines of a tool result shown before folding. */
+const FOLD_LINES = 10;
+/** Characters of a tool-call argument list shown before cutting. */
+const ARGS_CHARS = 300;
+/** Characters of one shown line of a folded block. */
+const LINE_CHARS = 240;
+
+/** Bidirectional formatting characters, which can make text read other than it is stored. */
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * Control characters made visible (`␀`, `␛`…) so stored text can never
+ * drive the terminal, and bidirectional overrides and isolates shown as
+ * `⟨U+202E⟩` so that text reads as it is stored; newlines and tabs stay.
+ *
+ * @param text The text.
+ * @returns The safe text.
+ *
+ * @example
+ * ```ts
+ * import { visibleControls } from "./transcript.ts";
+ * console.assert(visibleControls("a\u0000b\u001b") === "a␀b␛");
+ * console.assert(visibleControls("x\u202Ey") === "x⟨U+202E⟩y");
+ * ```
+ */
+export function visibleControls(text: string): string {
+  return text.replace(
+    // deno-lint-ignore no-control-regex -- matching control characters is the point
+    /[\u0000-\u0008\u000b-\u001f\u007f]/g,
+    (c) => String.fromCodePoint(c === "\u007f" ? 0x2421 : 0x2400 + c.charCodeAt(0)),
+  ).replace(
+    BIDI_CONTROLS,
+    (c) => `⟨U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`,
+  );
+}
+
+function partText(part: JsonValue): string {
+  if (typeof part === "string") return part;
+  if (part === null || typeof part !== "object" || Array.isArray(part)) return JSON.stringify(part);
+  if (typeof part.text === "string") return part.text;
+  const type = typeof part.type === "string" ? part.type : "part";
+  const image = part.image_url;
+  const url = typeof image === "string"
+    ? image
+    : image && typeof image === "object" && !Array.isArray(image) && typeof image.url === "string"
+    ? image.url
+    : undefined;
+  return url === undefined ? `[${type}]` : `[${type}: ${truncate(url, 60)}]`;
+}
+
+/**
+ * Message content as text: a string as is; multimodal parts as their text,
+ * with `[image_url: …]`-style markers for the others.
+ *
+ * @param content The decoded content.
+ * @returns The text.
+ *
+ * @example
+ * ```ts
+ * import { contentAsText } from "./transcript.ts";
+ * console.assert(contentAsText([{ type: "text", text: "hi" }]) === "hi");
+ * ```
+ */
+export function contentAsText(content: MessageContent | null): string {
+  if (content === null || content === undefined) return "";
+  if (typeof content === "string") return content;
+  const parts = Array.isArray(content) ? content : [content];
+  return parts.map(partText).join("\n");
+}
+
+/** The name and argument text of one tool call. */
+export interface ToolCallView {
+  /** The function name. */
+  name: string;
+  /** The arguments as compact JSON (or the raw text when it is not JSON). */
+  args: string;
+}
+
+/**
+ * Names and arguments of the tool calls of a message (OpenAI shape:
+ * `[{ function: { name, arguments } }]`, arguments as JSON text).
+ *
+ * @param toolCalls The `tool_calls` column, parsed.
+ * @returns One view per call.
+ *
+ * @example
+ * ```ts
+ * import { toolCallViews } from "./transcript.ts";
+ * const calls = [{ function: { name: "terminal", arguments: '{"command": "ls"}' } }];
+ * console.assert(toolCallViews(calls)[0].args === '{"command":"ls"}');
+ * ```
+ */
+export function toolCallViews(toolCalls: JsonValue | null): ToolCallView[] {
+  if (toolCalls === null || toolCalls === undefined) return [];
+  const list = Array.isArray(toolCalls) ? toolCalls : [toolCalls];
+  return list.map((call) => {
+    const record = call && typeof call === "object" && !Array.isArray(call) ? call : {};
+    const fn = record.function && typeof record.function === "object" &&
+        !Array.isArray(record.function)
+      ? record.function
+      : record;
+    const name = typeof fn.name === "string" ? fn.name : "?";
+    const raw = fn.arguments ?? fn.input ?? null;
+    let args: string;
+    if (typeof raw === "string") {
+      try {
+        args = JSON.stringify(JSON.parse(raw));
+      } catch {
+        args = raw;
+      }
+    } else {
+      args = raw === null ? "" : JSON.stringify(raw);
+    }
+    return { name, args };
+  });
+}
+
+function fold(text: string, options: TranscriptOptions): string[] {
+  const lines = text.split("\n");
+  if (options.full || lines.length <= FOLD_LINES + 2) {
+    return options.full ? lines : lines.map((line) => truncate(line, LINE_CHARS));
+  }
+  const shown = lines.slice(0, FOLD_LINES).map((line) => truncate(line, LINE_CHARS));
+  const hidden = lines.length - FOLD_LINES;
+  return [...shown, options.style.dim(`… ${hidden} more lines (--full shows everything)`)];
+}
+
+function header(message: MessageRow, style: Style): string {
+  const parts = [style.bold(style.cyan(message.role))];
+  if (message.tool_name) parts.push(style.magenta(visibleControls(message.tool_name)));
+  parts.push(formatDateTime(message.timestamp));
+  if (message.finish_reason && message.finish_reason !== "stop") parts.push(message.finish_reason);
+  // Rows a newer Hermes took back (shown only by `show --all`).
+  if (message.active === 0) {
+    parts.push(style.yellow(message.compacted ? "[compacted]" : "[rewound]"));
+  }
+  const text = `── ${parts.join(" · ")} `;
+  return text + style.dim("─".repeat(Math.max(4, 72 - text.length)));
+}
+
+function reasoningText(message: MessageRow): string {
+  return [message.reasoning, message.reasoning_content]
+    .filter((r): r is string => typeof r === "string" && r.trim() !== "")
+    .join("\n");
+}
+
+/**
+ * Renders messages as a readable transcript.
+ *
+ * @param messages The messages, in order.
+ * @param options Reasoning, folding and colour.
+ * @returns The text, ending with a newline (empty for no messages).
+ *
+ * @example
+ * ```ts ignore
+ * io.stdout(renderTranscript(db.getMessages(id), { style }));
+ * ```
+ */
+export function renderTranscript(
+  messages: readonly MessageRow[],
+  options: TranscriptOptions,
+): string {
+  const { style } = options;
+  const out: string[] = [];
+  for (const message of messages) {
+    out.push(header(message, style));
+    const reasoning = reasoningText(message);
+    if (reasoning !== "") {
+      if (options.reasoning) {
+        for (const line of fold(visibleControls(reasoning), options)) {
+          out.push(style.dim(`  ┊ ${line}`));
+        }
+      } else {
+        out.push(style.dim("  ┊ (reasoning hidden: --reasoning shows it)"));
+      }
+    }
+    const text = visibleControls(contentAsText(message.content)).trimEnd();
+    if (text !== "") {
+      out.push(
+        ...(message.role === "tool" || message.role === "system"
+          ? fold(text, options)
+          : text.split("\n")),
+      );
+    }
+    for (const call of toolCallViews(message.tool_calls)) {
+      const args = options.full ? call.args : truncate(call.args, ARGS_CHARS);
+      out.push(`${style.magenta(`→ ${visibleControls(call.name)}`)} ${visibleControls(args)}`);
+    }
+    out.push("");
+  }
+  return out.length === 0 ? "" : out.join("\n");
+}

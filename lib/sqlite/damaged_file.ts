@@ -1,0 +1,92 @@
+/**
+ * Damaged files are evidence: an open that fails must leave the file and
+ * its `-wal` and `-shm` as they were. A writable SQLite connection that
+ * closes after "file is not a database" checkpoints the WAL into the
+ * damaged file and deletes the `-wal` (the only copy of the latest
+ * commits); SQLite also deletes the `-wal` of a 0-byte file on open. So,
+ * before the writable open: a 0-byte file with a non-empty `-wal` is
+ * refused on `stat` alone, and any other existing file is first read by a
+ * read-only connection, whose close never checkpoints nor deletes.
+ *
+ * The `-shm` holds no data (SQLite rebuilds it from the `-wal`): the first
+ * connection to open a file, read-only included, re-initialises it; while
+ * another connection holds the file, it is left untouched too.
+ *
+ * @module
+ */
+import { statSync } from "node:fs";
+import type { OpenDriver } from "./driver/types.ts";
+import { SqliteError } from "./driver/sqlite_error.ts";
+import { OpenError } from "../core/errors.ts";
+
+/** SQLITE_CORRUPT and SQLITE_NOTADB: the file is damaged, or not SQLite at all. */
+const DAMAGED_CODES = new Set([11, 26]);
+
+/**
+ * What the user is told on a damaged file.
+ *
+ * @param path The database file.
+ * @returns The hint, naming the `recover` command.
+ */
+export function recoverHint(path: string): string {
+  return `nothing was changed (the file and its -wal are as they were); ` +
+    `run "hermes-state recover ${path} NEW.db" to salvage what it holds into a new file`;
+}
+
+function sizeOf(path: string): number | undefined {
+  try {
+    return statSync(path).size;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Refuses a file that a writable open would alter while failing. Reads only
+ * through `stat` and a read-only SQLite connection (never a descriptor of
+ * its own, which would drop this process's locks when closed).
+ *
+ * @param path The existing database file.
+ * @param openDriver The driver opener.
+ * @param options `probe: false` skips the read-only connection (for a
+ *   read-only open, which is that probe itself).
+ * @throws {OpenError} When the file is damaged or not SQLite, or is empty
+ *   while its `-wal` holds commits.
+ */
+export function assertNotDamaged(
+  path: string,
+  openDriver: OpenDriver,
+  options: { readonly probe: boolean },
+): void {
+  const size = sizeOf(path);
+  if (size === undefined) return;
+  const walSize = sizeOf(`${path}-wal`) ?? 0;
+  if (size === 0) {
+    if (walSize === 0) return; // an empty file: a new store
+    throw new OpenError(
+      path,
+      `the file is empty but its -wal holds ${walSize} bytes of commits; ${recoverHint(path)}`,
+      { kind: "corrupt" },
+    );
+  }
+  if (!options.probe) return;
+  let probe;
+  try {
+    probe = openDriver(path, { readonly: true });
+  } catch {
+    return; // the writable open reports why it cannot open the file
+  }
+  try {
+    probe.prepare("SELECT count(*) AS n FROM sqlite_master").get();
+  } catch (error) {
+    if (error instanceof SqliteError && DAMAGED_CODES.has(error.code)) {
+      throw new OpenError(path, `${error.message}; ${recoverHint(path)}`, {
+        cause: error,
+        kind: "corrupt",
+      });
+    }
+    // Anything else (a read-only folder without -shm, a lock): the writable open says.
+  } finally {
+    probe.close();
+  }
+}

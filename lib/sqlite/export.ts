@@ -1,0 +1,112 @@
+/**
+ * Sessions with their messages, one at a time or all.
+ *
+ * @module
+ */
+import type { SqliteStatement } from "./driver/types.ts";
+import type { Store } from "./store.ts";
+import type { SessionExport, SessionRow } from "../core/types.ts";
+import { getSession } from "./sessions.ts";
+import { getMessages } from "./messages.ts";
+
+/** Options of `exportAll` and `iterateExport`. */
+export interface ExportOptions {
+  /** Only sessions of this source; every source when omitted or empty. */
+  source?: string | null;
+}
+
+/**
+ * Every session (children included) with its last activity, newest activity
+ * first: the order of Python's `search_sessions`, which `export_all` uses.
+ */
+function sessionsQuery(filtered: boolean): string {
+  return `SELECT s.*, COALESCE(m.last_active, s.started_at) AS last_active
+    FROM sessions s
+    LEFT JOIN (
+      SELECT session_id, MAX(timestamp) AS last_active FROM messages GROUP BY session_id
+    ) m ON m.session_id = s.id
+    ${filtered ? "WHERE s.source = ?" : ""}
+    ORDER BY last_active DESC, s.started_at DESC, s.id DESC`;
+}
+
+/**
+ * Statements of the session list not in use by a running export, per store
+ * and query. Each running export holds a statement of its own (two may run
+ * at once), and gives it back when it ends, so statements are not prepared
+ * again and again.
+ */
+const idleStatements = new WeakMap<Store, Map<string, SqliteStatement[]>>();
+
+function borrowStatement(store: Store, sql: string): SqliteStatement {
+  return idleStatements.get(store)?.get(sql)?.pop() ?? store.db.prepare(sql);
+}
+
+function returnStatement(store: Store, sql: string, statement: SqliteStatement): void {
+  let bySql = idleStatements.get(store);
+  if (bySql === undefined) idleStatements.set(store, bySql = new Map());
+  const idle = bySql.get(sql) ?? [];
+  idle.push(statement);
+  bySql.set(sql, idle);
+}
+
+/** Implements `SessionDB.exportSession`: the row plus every message row (inactive ones too). */
+export function exportSession(store: Store, id: string): SessionExport | undefined {
+  const session = getSession(store, id);
+  if (session === undefined) return undefined;
+  return { ...session, messages: getMessages(store, id, { includeInactive: true }) };
+}
+
+/** Implements `SessionDB.exportAll`: {@linkcode iterateExport} collected, every message row. */
+export function exportAll(store: Store, options: ExportOptions = {}): SessionExport[] {
+  return Array.from(iterateExport(store, options));
+}
+
+/** Implements `SessionDB.iterateExport`: one cursor over the session list, every message row. */
+export function* iterateExport(
+  store: Store,
+  options: ExportOptions = {},
+): Generator<SessionExport, void, undefined> {
+  const source = options.source;
+  const sql = sessionsQuery(Boolean(source));
+  const statement = borrowStatement(store, sql);
+  const rows = source ? statement.iterate(source) : statement.iterate();
+  try {
+    for (const row of rows) {
+      const session = row as SessionRow;
+      yield withMessages(store, session);
+    }
+  } finally {
+    // Ends the cursor (and its read snapshot) even when the consumer stops early.
+    rows.return?.();
+    returnStatement(store, sql, statement);
+  }
+}
+
+/**
+ * The sessions an export covers, without their messages, in export order
+ * (what {@linkcode iterateExport} walks): read in one statement, so a caller
+ * that then reads each session's messages holds no read snapshot between
+ * sessions.
+ *
+ * @param store The open store.
+ * @param options `source` filter.
+ * @returns The session rows, each with `last_active`.
+ */
+export function exportSessionRows(store: Store, options: ExportOptions = {}): SessionRow[] {
+  const source = options.source;
+  const statement = store.statement(sessionsQuery(Boolean(source)));
+  return (source ? statement.all(source) : statement.all()) as SessionRow[];
+}
+
+/**
+ * One session row of {@linkcode exportSessionRows} with its messages, as
+ * {@linkcode iterateExport} yields it: every row, those a newer Hermes marks
+ * inactive (rewound, compacted) included, so an export loses nothing.
+ *
+ * @param store The open store.
+ * @param session A row of `exportSessionRows`.
+ * @returns The export.
+ */
+export function withMessages(store: Store, session: SessionRow): SessionExport {
+  return { ...session, messages: getMessages(store, session.id, { includeInactive: true }) };
+}

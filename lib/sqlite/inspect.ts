@@ -1,0 +1,149 @@
+/**
+ * What a database file is made of: schema version, journal mode, pages,
+ * row counts, FTS tables and a quick integrity check (`hermes-state info`).
+ * The integrity check is the one `doctor` runs (`lib/health/integrity.ts`).
+ *
+ * @module
+ */
+import { SqliteError } from "./driver/sqlite_error.ts";
+import { sqliteVersionWarning, walBytes } from "./durability.ts";
+import { type StaleFtsTable, staleFtsTables } from "./fts_stale.ts";
+import { integrityCheck } from "../health/integrity.ts";
+import type { Store } from "./store.ts";
+import { explainIntegrity, type KnownIssue } from "../health/known_issues.ts";
+
+/** SQLITE_CORRUPT: a damaged page, which an inspection reports instead of throwing. */
+const SQLITE_CORRUPT = 11;
+
+/** Options of {@linkcode inspectDatabase}. */
+export interface InspectOptions {
+  /**
+   * Run `PRAGMA quick_check` (reads every page once; skip it on huge files).
+   * @default {true}
+   */
+  integrity?: boolean;
+}
+
+/** The answer of {@linkcode inspectDatabase}. */
+export interface DatabaseInfo {
+  /** The database path. */
+  path: string;
+  /** The `schema_version` row; `null` when the table has none. */
+  schemaVersion: number | null;
+  /** The SQLite library version. */
+  sqliteVersion: string;
+  /**
+   * Why the linked SQLite is unsafe (older than 3.51.3, with a WAL-reset
+   * bug that corrupts databases under concurrent use); `null` when it is not.
+   */
+  sqliteWarning: string | null;
+  /** `wal` for a Hermes file. */
+  journalMode: string;
+  /** Bytes of the `-wal` file (0 when there is none). */
+  walBytes: number;
+  /** Full-text tables no longer kept current after damage (`doctor --fix` rebuilds them). */
+  staleFtsTables: StaleFtsTable[];
+  /** Bytes per page. */
+  pageSize: number;
+  /** Pages in the main file. */
+  pageCount: number;
+  /** Unused pages (what `vacuum` would reclaim). */
+  freePages: number;
+  /** Rows of `sessions`; `null` when the table is damaged. */
+  sessions: number | null;
+  /** Rows of `messages`; `null` when the table is damaged. */
+  messages: number | null;
+  /** The FTS5 tables present (`messages_fts`, `messages_fts_trigram`). */
+  ftsTables: string[];
+  /** The `state_meta` keys. */
+  metaKeys: string[];
+  /** `["ok"]` for a sound file, else the problems found; `null` when not run. */
+  integrity: string[] | null;
+  /**
+   * Known, harmless conditions among the problems found (with their fix):
+   * the file is sound when every line of `integrity` is one of theirs.
+   */
+  knownIssues: KnownIssue[];
+  /** The lines of `integrity` that are real damage; `[]` when sound or not checked. */
+  damage: string[];
+}
+
+function tableExists(store: Store, name: string): boolean {
+  const sql = "SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = ?";
+  return store.statement(sql).get(name) !== undefined;
+}
+
+/** Runs `read`; a damaged page gives `fallback(message)` instead of an error. */
+function unlessCorrupt<T>(read: () => T, fallback: (message: string) => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof SqliteError && error.code === SQLITE_CORRUPT) {
+      return fallback(error.message);
+    }
+    throw error;
+  }
+}
+
+/** `PRAGMA quick_check` through the check `doctor` shares: b-tree lines, then FTS lines. */
+function quickCheckLines(store: Store): string[] {
+  const { lines, fts } = integrityCheck(store.db);
+  const ftsLines = Object.values(fts).flat();
+  if (ftsLines.length === 0) return lines;
+  return lines.length === 1 && lines[0] === "ok" ? ftsLines : [...lines, ...ftsLines];
+}
+
+function rowCount(store: Store, table: "sessions" | "messages"): number | null {
+  if (!tableExists(store, table)) return 0;
+  return unlessCorrupt(() => numberOf(store, `SELECT COUNT(*) FROM ${table}`), () => null);
+}
+
+function numberOf(store: Store, sql: string): number {
+  const row = store.statement(sql).get();
+  return row === undefined ? 0 : Number(Object.values(row)[0] ?? 0);
+}
+
+/** Implements `SessionDB.inspect`: versions, pragmas, counts and the integrity check. */
+export function inspectDatabase(store: Store, options: InspectOptions = {}): DatabaseInfo {
+  const version = tableExists(store, "schema_version")
+    ? store.statement("SELECT version FROM schema_version LIMIT 1").get()
+    : undefined;
+  const journal = store.statement("PRAGMA journal_mode").get();
+  const fts = store.statement(
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%fts5%' " +
+      "ORDER BY name",
+  ).all();
+  const meta = tableExists(store, "state_meta")
+    ? store.statement("SELECT key FROM state_meta ORDER BY key").all()
+    : [];
+  const integrity = options.integrity === false ? null : quickCheckLines(store);
+  const problems = integrity === null || (integrity.length === 1 && integrity[0] === "ok")
+    ? []
+    : integrity;
+  const explained = problems.length === 0
+    ? { issues: [], unexplained: [] }
+    : unlessCorrupt(() => explainIntegrity(store.db, problems), () => ({
+      issues: [],
+      unexplained: problems,
+    }));
+  const sqliteVersion = String(store.statement("SELECT sqlite_version() AS v").get()?.v ?? "");
+  return {
+    path: store.path,
+    schemaVersion: version === undefined ? null : Number(version.version),
+    sqliteVersion,
+    sqliteWarning: sqliteVersionWarning(sqliteVersion),
+    journalMode: String(journal?.journal_mode ?? ""),
+    walBytes: walBytes(store.path),
+    staleFtsTables: staleFtsTables(store.db),
+    pageSize: numberOf(store, "PRAGMA page_size"),
+    pageCount: numberOf(store, "PRAGMA page_count"),
+    freePages: numberOf(store, "PRAGMA freelist_count"),
+    sessions: rowCount(store, "sessions"),
+    messages: rowCount(store, "messages"),
+    ftsTables: fts.map((row) => String(row.name)),
+    metaKeys: meta.map((row) => String(row.key)),
+    integrity,
+    knownIssues: explained.issues,
+    damage: explained.unexplained,
+  };
+}

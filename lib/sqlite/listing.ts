@@ -1,0 +1,348 @@
+/**
+ * Session listings with previews and last activity, as `hermes sessions list`
+ * shows them, and counts.
+ *
+ * @module
+ */
+import type { Store } from "./store.ts";
+import type { SqlRow, SqlValue } from "./driver/types.ts";
+import type { RichSessionRow, SessionRow } from "../core/types.ts";
+import { getCompressionTip } from "./lineage.ts";
+import { checkCount } from "../core/paging.ts";
+import { codePointLength, codePointSlice, pythonStrip } from "../core/python_text.ts";
+
+/** Options of `listSessionsRich`. */
+export interface ListSessionsOptions {
+  /** Only sessions of this source (`cli`, `telegram`…); all when empty. */
+  source?: string | null;
+  /** Leave out sessions of these sources (`["tool"]` hides third-party tool runs). */
+  excludeSources?: readonly string[] | null;
+  /** Only sessions started at or after this time (Unix seconds). */
+  startedAfter?: number | null;
+  /** Only sessions started before this time (Unix seconds). */
+  startedBefore?: number | null;
+  /** Only sessions that have at least one child session (delegates, branches, continuations). */
+  hasChildren?: boolean;
+  /**
+   * At most this many sessions.
+   * @default {20}
+   */
+  limit?: number;
+  /**
+   * Skip this many sessions first.
+   * @default {0}
+   */
+  offset?: number;
+  /**
+   * List every session. By default a child is listed only when its parent
+   * ended as `branched` before the child started; delegates and compression
+   * continuations are hidden.
+   * @default {false}
+   */
+  includeChildren?: boolean;
+  /**
+   * Show a compression chain as one entry: the root's row with the id, title,
+   * counts, preview and activity of the chain's live tip (and
+   * `_lineage_root_id`). Not applied with `includeChildren`.
+   * @default {true}
+   */
+  projectCompressionTips?: boolean;
+  /**
+   * Order by latest activity (of the whole compression chain), not by start.
+   * @default {false}
+   */
+  orderByLastActive?: boolean;
+  /**
+   * In a file from a newer Hermes (with `sessions.archived`), also list the
+   * archived sessions, which that Hermes hides.
+   * @default {false}
+   */
+  includeArchived?: boolean;
+}
+
+/** Options of `searchSessions`. */
+export interface SearchSessionsOptions {
+  /** Only sessions of this source; all when empty. */
+  source?: string | null;
+  /**
+   * At most this many sessions.
+   * @default {20}
+   */
+  limit?: number;
+  /**
+   * Skip this many sessions first.
+   * @default {0}
+   */
+  offset?: number;
+}
+
+/** Options of `sessionCount`. */
+export interface SessionCountOptions {
+  /** Only sessions of this source; all when empty. */
+  source?: string | null;
+}
+
+/**
+ * The listing columns of session `s`: the raw preview (the first user
+ * message, newlines as spaces, 63 characters; SQLite's SUBSTR also stops at a
+ * NUL, so multimodal content gives '') and the time of the last message.
+ * The same SQL as Python's, so the text comes out identical.
+ */
+const RICH_COLUMNS = `
+  COALESCE(
+    (SELECT SUBSTR(REPLACE(REPLACE(m.content, X'0A', ' '), X'0D', ' '), 1, 63)
+     FROM messages m
+     WHERE m.session_id = s.id AND m.role = 'user' AND m.content IS NOT NULL
+     ORDER BY m.timestamp, m.id LIMIT 1),
+    ''
+  ) AS _preview_raw,
+  COALESCE((SELECT MAX(m2.timestamp) FROM messages m2 WHERE m2.session_id = s.id), s.started_at)
+    AS last_active`;
+
+/** Listed children: `/branch` children started after their parent ended as `branched`. */
+const VISIBLE_ONLY = `(s.parent_session_id IS NULL
+  OR EXISTS (SELECT 1 FROM sessions p
+             WHERE p.id = s.parent_session_id
+               AND p.end_reason = 'branched'
+               AND s.started_at >= p.ended_at))`;
+
+/** The keys a compression tip lends to its chain's entry (Python's list). */
+const TIP_KEYS = [
+  "id",
+  "ended_at",
+  "end_reason",
+  "message_count",
+  "tool_call_count",
+  "title",
+  "last_active",
+  "preview",
+  "model",
+  "system_prompt",
+] as const;
+
+const decoder = new TextDecoder();
+
+/** Replaces `_preview_raw` with `preview`: stripped, 60 code points, `...` when cut. */
+function withPreview(row: SqlRow): RichSessionRow {
+  const value = row._preview_raw;
+  delete row._preview_raw;
+  const text = value instanceof Uint8Array ? decoder.decode(value) : String(value ?? "");
+  const raw = pythonStrip(text);
+  const preview = raw === ""
+    ? ""
+    : codePointSlice(raw, 60) + (codePointLength(raw) > 60 ? "..." : "");
+  return Object.assign(row, { preview }) as unknown as RichSessionRow;
+}
+
+/**
+ * The start-time bounds of a listing, checked (every engine calls this).
+ *
+ * @param options The listing options.
+ * @returns `startedAfter` and `startedBefore`, `null` when not given.
+ * @throws {RangeError} When either is not a finite number.
+ */
+export function checkStartedRange(
+  options: ListSessionsOptions,
+): { after: number | null; before: number | null } {
+  const time = (name: "startedAfter" | "startedBefore"): number | null => {
+    const value = options[name];
+    if (value === undefined || value === null) return null;
+    if (typeof value !== "number" || !Number.isFinite(value)) {
+      throw new RangeError(
+        `Cannot list sessions: ${name} must be a finite number of seconds: current value is ${value}`,
+      );
+    }
+    return value;
+  };
+  return { after: time("startedAfter"), before: time("startedBefore") };
+}
+
+/** A child session of `s` exists (delegates, branches, continuations). */
+export const HAS_CHILDREN = "EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = s.id)";
+
+function filters(
+  store: Store,
+  options: ListSessionsOptions,
+): { where: string; params: SqlValue[] } {
+  const clauses: string[] = [];
+  const params: SqlValue[] = [];
+  if (!options.includeChildren) clauses.push(VISIBLE_ONLY);
+  if (!options.includeArchived && store.columns("sessions").has("archived")) {
+    clauses.push("COALESCE(s.archived, 0) = 0");
+  }
+  if (options.source) {
+    clauses.push("s.source = ?");
+    params.push(options.source);
+  }
+  if (options.excludeSources && options.excludeSources.length > 0) {
+    clauses.push("s.source NOT IN (SELECT value FROM json_each(?))");
+    params.push(JSON.stringify(options.excludeSources));
+  }
+  const range = checkStartedRange(options);
+  if (range.after !== null) {
+    clauses.push("s.started_at >= ?");
+    params.push(range.after);
+  }
+  if (range.before !== null) {
+    clauses.push("s.started_at < ?");
+    params.push(range.before);
+  }
+  if (options.hasChildren) {
+    clauses.push(HAS_CHILDREN);
+  }
+  return { where: clauses.length ? `WHERE ${clauses.join(" AND ")}` : "", params };
+}
+
+/**
+ * Pages by start time, newest first (ties in file order, as the index scan of
+ * Python's query gives them); the preview and last activity are computed for
+ * the page only.
+ */
+function byStart(store: Store, where: string, params: SqlValue[], limit: number, offset: number) {
+  // The TEMP view over an older file (schema/read_views.ts) has no rowid;
+  // its rows come in file order all the same, and ids are unique.
+  const tie = store.isReadView("sessions") ? "" : ", s.rowid";
+  return store.statement(
+    `WITH page AS (
+       SELECT s.id AS pid FROM sessions s ${where}
+       ORDER BY s.started_at DESC${tie} LIMIT ? OFFSET ?
+     )
+     SELECT s.*, ${RICH_COLUMNS}
+     FROM page JOIN sessions s ON s.id = page.pid
+     ORDER BY s.started_at DESC${tie}`,
+  ).all(...params, limit, offset);
+}
+
+/**
+ * Pages by the latest activity of each listed session's compression chain
+ * (the session and its continuations: children started at or after a
+ * `compression` end), then start, then id, newest first. Only
+ * compression-ended sessions have a chain to walk; the others are their own
+ * activity. The walk uses UNION, so a cycle in bad data ends it. Each
+ * session's last message is one seek in `idx_messages_session`.
+ */
+function byLastActive(
+  store: Store,
+  where: string,
+  params: SqlValue[],
+  limit: number,
+  offset: number,
+) {
+  const lastMessage = (id: string) =>
+    `(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = ${id})`;
+  return store.statement(
+    `WITH RECURSIVE
+     listed(id, started_at, end_reason, ended_at) AS (
+       SELECT s.id, s.started_at, s.end_reason, s.ended_at FROM sessions s ${where}
+     ),
+     chain(root_id, root_started, cur_id, cur_started, cur_reason, cur_ended) AS (
+       SELECT id, started_at, id, started_at, end_reason, ended_at
+       FROM listed WHERE end_reason = 'compression'
+       UNION
+       SELECT chain.root_id, chain.root_started,
+         child.id, child.started_at, child.end_reason, child.ended_at
+       FROM chain JOIN sessions child ON child.parent_session_id = chain.cur_id
+       WHERE chain.cur_reason = 'compression' AND child.started_at >= chain.cur_ended
+     ),
+     activity(root_id, root_started, effective) AS (
+       SELECT id, started_at, COALESCE(${lastMessage("listed.id")}, started_at)
+       FROM listed WHERE end_reason IS NOT 'compression'
+       UNION ALL
+       SELECT root_id, root_started, MAX(COALESCE(${lastMessage("chain.cur_id")}, cur_started))
+       FROM chain GROUP BY root_id
+     ),
+     page AS (
+       SELECT root_id, root_started, effective FROM activity
+       ORDER BY effective DESC, root_started DESC, root_id DESC LIMIT ? OFFSET ?
+     )
+     SELECT s.*, ${RICH_COLUMNS}
+     FROM page JOIN sessions s ON s.id = page.root_id
+     ORDER BY page.effective DESC, page.root_started DESC, page.root_id DESC`,
+  ).all(...params, limit, offset);
+}
+
+/** The listing row of one session, or `undefined`. */
+function richRow(store: Store, id: string): RichSessionRow | undefined {
+  const row = store.statement(`SELECT s.*, ${RICH_COLUMNS} FROM sessions s WHERE s.id = ?`).get(id);
+  return row === undefined ? undefined : withPreview(row);
+}
+
+/** The entry of a compression root, showing its chain's tip. */
+function projectTip(store: Store, row: RichSessionRow): RichSessionRow {
+  if (row.end_reason !== "compression") return row;
+  const tipId = getCompressionTip(store, row.id);
+  if (tipId === row.id) return row;
+  const tip = richRow(store, tipId);
+  if (tip === undefined) return row;
+  const merged: RichSessionRow = { ...row };
+  for (const key of TIP_KEYS) {
+    if (key in tip) (merged as Record<string, unknown>)[key] = tip[key];
+  }
+  merged._lineage_root_id = row.id;
+  return merged;
+}
+
+/**
+ * How many entries {@linkcode listSessionsRich} lists with these filters
+ * over all pages (a compression chain counts once): for "20 of 35".
+ *
+ * @param store The open store.
+ * @param options The filters of the listing; paging and order are ignored.
+ * @returns The count.
+ *
+ * @example
+ * ```ts ignore
+ * const total = db.listedSessionCount({ excludeSources: ["tool"] });
+ * ```
+ */
+export function listedSessionCount(store: Store, options: ListSessionsOptions): number {
+  const { where, params } = filters(store, options);
+  return Number(store.statement(`SELECT count(*) AS n FROM sessions s ${where}`).get(...params)?.n);
+}
+
+/**
+ * Implements `SessionDB.listSessionsRich`: a page by start or by chain activity, tips projected.
+ */
+export function listSessionsRich(store: Store, options: ListSessionsOptions): RichSessionRow[] {
+  const limit = checkCount("list sessions", "limit", options.limit ?? 20);
+  const offset = checkCount("list sessions", "offset", options.offset ?? 0);
+  const { where, params } = filters(store, options);
+  const rows = (options.orderByLastActive ? byLastActive : byStart)(
+    store,
+    where,
+    params,
+    limit,
+    offset,
+  ).map(withPreview);
+  if (options.projectCompressionTips === false || options.includeChildren) return rows;
+  return rows.map((row) => projectTip(store, row));
+}
+
+/** Implements `SessionDB.searchSessions`: every session, most recently active first. */
+export function searchSessions(
+  store: Store,
+  options: SearchSessionsOptions,
+): (SessionRow & { last_active: number })[] {
+  const limit = checkCount("search sessions", "limit", options.limit ?? 20);
+  const offset = checkCount("search sessions", "offset", options.offset ?? 0);
+  const where = options.source ? "WHERE s.source = ?" : "";
+  const params: SqlValue[] = options.source ? [options.source] : [];
+  // MAX(timestamp) per session is one seek in idx_messages_session, cheaper
+  // than grouping every message as Python's LEFT JOIN does; same values.
+  return store.statement(
+    `SELECT s.*,
+       COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id), s.started_at)
+         AS last_active
+     FROM sessions s ${where}
+     ORDER BY last_active DESC, s.started_at DESC, s.id DESC
+     LIMIT ? OFFSET ?`,
+  ).all(...params, limit, offset) as (SessionRow & { last_active: number })[];
+}
+
+/** Implements `SessionDB.sessionCount`: `COUNT(*)` of sessions, optionally of one source. */
+export function sessionCount(store: Store, options: SessionCountOptions): number {
+  const row = options.source
+    ? store.statement("SELECT COUNT(*) AS n FROM sessions WHERE source = ?").get(options.source)
+    : store.statement("SELECT COUNT(*) AS n FROM sessions").get();
+  return Number(row!.n);
+}

@@ -1,0 +1,322 @@
+/**
+ * Opening a database file: checks on the path, the connection, its pragmas
+ * and the schema step (SPEC §2, "Opening").
+ *
+ * @module
+ */
+import {
+  accessSync,
+  chmodSync,
+  closeSync,
+  constants,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  statSync,
+} from "node:fs";
+import { dirname } from "node:path";
+import process from "node:process";
+import type { OpenDriver, SqliteDriver } from "./driver/types.ts";
+import { loadDriver } from "./driver/load.ts";
+import { SqliteError } from "./driver/sqlite_error.ts";
+import { NotStateDbError, OpenError } from "../core/errors.ts";
+import { chooseReadAccess, type ReadAccess } from "./read_access.ts";
+import { assertNotDamaged, recoverHint } from "./damaged_file.ts";
+import { diskFullReason, isDiskFull } from "./disk_space.ts";
+import { durabilityPragmas, JOURNAL_SIZE_LIMIT } from "./durability.ts";
+import { migrate, type MigrationReport } from "./schema/migrate.ts";
+import { finishFtsBackfill } from "./schema/fts_backfill.ts";
+import { createReadViews } from "./schema/read_views.ts";
+import { type RetryOptions, Writer } from "./write.ts";
+
+/** How durable each commit is: `"full"` syncs the WAL on every commit. */
+export type Synchronous = "full" | "normal";
+
+/** Options of {@linkcode openConnection}. */
+export interface ConnectionOptions {
+  /** The database file, or `":memory:"`. */
+  readonly path: string;
+  /** Open without writing anything; the file must exist. */
+  readonly readonly?: boolean;
+  /** Commit durability. */
+  readonly synchronous?: Synchronous;
+  /** Busy-retry settings of the write path. */
+  readonly retry?: RetryOptions;
+  /** The driver opener; the running runtime's by default. */
+  readonly openDriver?: OpenDriver;
+}
+
+/** An open, ready connection. */
+export interface Connection {
+  /** The connection. */
+  readonly db: SqliteDriver;
+  /** Runs write transactions on it. */
+  readonly writer: Writer;
+  /** The schema step's report; `undefined` when opened read-only. */
+  readonly migration: MigrationReport | undefined;
+  /** How a read-only open reached the file; `"write"` for a writable open. */
+  readonly access: ReadAccess | "write";
+}
+
+/** SQLITE_READONLY: a connection SQLite could open for reading only was asked to write. */
+const SQLITE_READONLY = 8;
+
+/** Milliseconds SQLite itself waits on a lock before reporting busy, by default. */
+const BUSY_TIMEOUT_MS = 1000;
+
+function errorCode(error: unknown): string | undefined {
+  return (error as { code?: unknown })?.code as string | undefined;
+}
+
+function describe(error: unknown): string {
+  if (error instanceof SqliteError) return error.message;
+  const code = errorCode(error);
+  if (code === "EACCES" || code === "EPERM") return "permission denied";
+  if (code === "ENOTDIR") return "a parent of it is not a folder";
+  if (code === "EROFS") return "the file system is read-only";
+  return error instanceof Error ? error.message : String(error);
+}
+
+function exists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch (error) {
+    if (errorCode(error) === "ENOENT") return false;
+    throw new OpenError(path, describe(error), { cause: error });
+  }
+}
+
+/** Checks the path and creates a new file with mode 0600; true when it created one. */
+function preparePath(path: string, readonly: boolean): boolean {
+  if (path === ":memory:") return false;
+  if (exists(path)) {
+    if (statSync(path).isDirectory()) throw new OpenError(path, "it is a folder", { kind: "io" });
+    // Never test by opening a descriptor: closing any descriptor on the file
+    // drops every POSIX lock this process holds on it, those of its open
+    // connections included (SQLite's "How To Corrupt", §2.2).
+    if (!readonly) assertMayWrite(path);
+    return false;
+  }
+  if (readonly) {
+    throw new OpenError(path, "no such file (a read-only open never creates one)", {
+      kind: "not_found",
+    });
+  }
+  try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  } catch (error) {
+    const reason = errorCode(error) === "EEXIST"
+      ? "a parent of it is not a folder"
+      : describe(error);
+    throw new OpenError(path, reason, { cause: error });
+  }
+  try {
+    // The file does not exist yet, so no connection of this process holds
+    // it: opening and closing a descriptor here drops no lock.
+    closeSync(openSync(path, "wx", 0o600));
+    return true;
+  } catch (error) {
+    if (errorCode(error) === "EEXIST") return false; // another process just created it
+    throw new OpenError(path, describe(error), { cause: error });
+  }
+}
+
+/**
+ * Refuses, before SQLite creates its -wal and -shm beside it, a file the
+ * user may not write: SQLite would quietly open it read-only. `access(2)`
+ * asks without opening the file. Root is left to the probe inside the
+ * schema step ({@linkcode probeWritable}), because Deno answers `access`
+ * from the mode bits, which do not bind root.
+ */
+function assertMayWrite(path: string): void {
+  if (process.getuid?.() === 0) return;
+  try {
+    accessSync(path, constants.W_OK);
+  } catch (error) {
+    const code = errorCode(error);
+    const reason = code === "EACCES" || code === "EPERM"
+      ? "permission denied (the file is read-only; open it with readonly: true to read it)"
+      : describe(error);
+    throw new OpenError(path, reason, { cause: error });
+  }
+}
+
+/** True when the folder of `path` may not be written (SQLite keeps -wal and -shm there). */
+function folderReadOnly(path: string): boolean {
+  try {
+    accessSync(dirname(path), constants.W_OK);
+    return false;
+  } catch (error) {
+    const code = errorCode(error);
+    return code === "EACCES" || code === "EPERM" || code === "EROFS";
+  }
+}
+
+/** SQLITE_CORRUPT and SQLITE_NOTADB. */
+const DAMAGED = new Set([11, 26]);
+
+/** Why SQLite failed, in words that point at the cause a user can fix. */
+function explain(error: unknown, path: string, readonly: boolean): string {
+  if (isDiskFull(error, path)) return diskFullReason(path);
+  if (error instanceof SqliteError && DAMAGED.has(error.code) && readonly) {
+    return `${error.message}; ${recoverHint(path)}`;
+  }
+  const sidecarTrouble = error instanceof SqliteError && (error.code === 8 || error.code === 14);
+  if (sidecarTrouble && path !== ":memory:" && folderReadOnly(path)) {
+    if (readonly && !existsSync(`${path}-shm`)) {
+      return "the folder is read-only and reading a WAL database needs its -shm file there";
+    }
+    if (!readonly) {
+      return "permission denied (the folder is read-only; SQLite keeps the -wal and -shm files there)";
+    }
+  }
+  if (!readonly && error instanceof SqliteError && error.code === SQLITE_READONLY) {
+    return "permission denied (the file is read-only; open it with readonly: true to read it)";
+  }
+  return describe(error);
+}
+
+function tightenSidecars(path: string): void {
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      chmodSync(file, 0o600);
+    } catch (error) {
+      if (errorCode(error) !== "ENOENT") throw error;
+    }
+  }
+}
+
+/**
+ * Refuses a file without the Hermes tables (another application's database,
+ * a 0-byte file). Reading the schema also fails on a file that is not SQLite.
+ */
+function assertStateDb(db: SqliteDriver, path: string): void {
+  const rows = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all();
+  const names = new Set(rows.map((row) => String(row.name)));
+  for (const missing of ["sessions", "messages"] as const) {
+    if (!names.has(missing)) throw new NotStateDbError(path, { missing, empty: names.size === 0 });
+  }
+}
+
+function applyPragmas(db: SqliteDriver, path: string, options: ConnectionOptions): void {
+  db.exec(`PRAGMA busy_timeout = ${options.retry?.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
+  if (options.readonly) {
+    // No pragma that writes, and no `query_only` either: a search may need
+    // a TEMP table, and every write of the library is refused above SQL
+    // for a read-only store (`Store.write`).
+    assertStateDb(db, path);
+    createReadViews(db);
+    return;
+  }
+  db.exec("PRAGMA foreign_keys = ON");
+  const mode = db.prepare("PRAGMA journal_mode = WAL").get();
+  const journal = String(mode?.journal_mode ?? "").toLowerCase();
+  if (journal !== "wal" && !(path === ":memory:" && journal === "memory")) {
+    throw new OpenError(path, `journal_mode stayed "${journal}" instead of "wal"`, { kind: "io" });
+  }
+  const level = options.synchronous === "normal" ? "NORMAL" : "FULL";
+  db.exec(`PRAGMA synchronous = ${level}`);
+  for (const pragma of durabilityPragmas()) db.exec(pragma);
+  const limit = Number(db.prepare("PRAGMA journal_size_limit").get()?.journal_size_limit);
+  if (limit !== JOURNAL_SIZE_LIMIT && path !== ":memory:") {
+    throw new OpenError(
+      path,
+      `journal_size_limit stayed ${limit} instead of ${JOURNAL_SIZE_LIMIT}`,
+      { kind: "io" },
+    );
+  }
+}
+
+/**
+ * Fails with SQLITE_READONLY when SQLite could open the file for reading
+ * only (it falls back to that silently for a file the user may not write).
+ * Asking SQLite is the only safe test: opening a descriptor of our own on
+ * the file would drop this process's locks on it when closed. The probe
+ * rewrites the header's `user_version` with its own value inside a
+ * savepoint that is rolled back, so nothing reaches the file. Call inside a
+ * write transaction.
+ */
+function probeWritable(db: SqliteDriver): void {
+  const version = Number(db.prepare("PRAGMA user_version").get()?.user_version ?? 0);
+  db.exec("SAVEPOINT writable_probe");
+  try {
+    db.exec(`PRAGMA user_version = ${version}`);
+  } finally {
+    db.exec("ROLLBACK TO writable_probe");
+    db.exec("RELEASE writable_probe");
+  }
+}
+
+/**
+ * Opens `path`, applies the pragmas and, unless read-only, runs the schema
+ * step. A read-only open takes no write lock, runs no schema step, changes
+ * no byte of the file, and refuses a file without the Hermes tables.
+ *
+ * @param options Path and settings.
+ * @returns The ready connection.
+ * @throws {NotStateDbError} When a read-only open finds no `sessions` or `messages` table.
+ * @throws {OpenError} When the path is a folder, not SQLite, damaged, or not
+ *   writable, or the disk is full. A damaged file, and its `-wal`, are left
+ *   exactly as they were (see `damaged_file.ts`).
+ * @throws {WriteBusyError} When the schema step found the file locked
+ *   through every attempt (nothing was changed; the caller may try again).
+ * @throws {RangeError} When `retry.busyTimeoutMs` is not a non-negative integer.
+ */
+export async function openConnection(options: ConnectionOptions): Promise<Connection> {
+  const { path } = options;
+  const busyTimeout = options.retry?.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
+  if (!Number.isInteger(busyTimeout) || busyTimeout < 0) {
+    throw new RangeError(
+      `Cannot open database: retry.busyTimeoutMs must be a non-negative integer: current value is ${busyTimeout}`,
+    );
+  }
+  const readonly = options.readonly ?? false;
+  const created = preparePath(path, readonly);
+  const openDriver = options.openDriver ?? await loadDriver();
+  if (!created && path !== ":memory:") {
+    try {
+      assertNotDamaged(path, openDriver, { probe: !readonly });
+    } catch (error) {
+      if (error instanceof OpenError || !isDiskFull(error, path)) throw error;
+      throw new OpenError(path, diskFullReason(path), { cause: error, kind: "full" });
+    }
+  }
+  const access = readonly ? chooseReadAccess(path) : "write";
+  let db: SqliteDriver;
+  try {
+    db = openDriver(path, {
+      readonly: access === "readonly" || access === "immutable",
+      immutable: access === "immutable",
+    });
+  } catch (error) {
+    throw new OpenError(path, explain(error, path, readonly), {
+      cause: error,
+      kind: isDiskFull(error, path) ? "full" : undefined,
+    });
+  }
+  const writer = new Writer(db, options.retry);
+  try {
+    applyPragmas(db, path, options);
+    let migration = readonly ? undefined : writer.run(() => {
+      probeWritable(db);
+      return migrate(db);
+    });
+    if (migration !== undefined && finishFtsBackfill((fn) => writer.run(fn), db) !== undefined) {
+      const row = db.prepare("SELECT version FROM schema_version LIMIT 1").get();
+      migration = { ...migration, versionAfter: Number(row?.version) };
+    }
+    if (created) tightenSidecars(path);
+    return { db, writer, migration, access };
+  } catch (error) {
+    db.close();
+    // A lock another connection holds is not a fault of the file: the
+    // caller may wait and try again (the asynchronous store does).
+    if (error instanceof OpenError || (error instanceof SqliteError && error.isBusy)) throw error;
+    throw new OpenError(path, explain(error, path, readonly), {
+      cause: error,
+      kind: isDiskFull(error, path) ? "full" : undefined,
+    });
+  }
+}

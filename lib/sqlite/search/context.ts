@@ -1,0 +1,113 @@
+/**
+ * The context of search hits: the previous, the matching and the next
+ * message of the same session (in `timestamp, id` order), each cut to 200
+ * characters. One query serves every hit of a page.
+ *
+ * @module
+ */
+import type { Store } from "../store.ts";
+import type { SqlValue } from "../driver/types.ts";
+import type { ContextMessage } from "../../core/types.ts";
+import { isFalsyLikePython, MULTIMODAL_PREFIX } from "../../core/content.ts";
+import { codePointSlice, pythonStrip } from "../../core/python_text.ts";
+
+/** The longest context content, in code points. */
+const CONTEXT_LENGTH = 200;
+
+/**
+ * For each hit (bound as a JSON array of ids, in page order), up to three
+ * rows: `pos` 0 the previous message, 1 the hit, 2 the next one. The
+ * `timestamp <=` / `>=` bound lets the session index seek; the OR breaks
+ * ties on `id`, exactly as Python's per-hit query does.
+ */
+export const CONTEXT_SQL = `
+WITH hit(ord, id) AS (SELECT key, value FROM json_each(?)),
+target AS (
+  SELECT hit.ord, m.id, m.session_id, m.timestamp
+  FROM hit JOIN messages m ON m.id = hit.id
+)
+SELECT t.ord AS ord, 0 AS pos, p.role AS role, p.content AS content
+FROM target t JOIN messages p ON p.id = (
+  SELECT x.id FROM messages x
+  WHERE x.session_id = t.session_id AND x.timestamp <= t.timestamp
+    AND (x.timestamp < t.timestamp OR x.id < t.id)
+  ORDER BY x.timestamp DESC, x.id DESC LIMIT 1
+)
+UNION ALL
+SELECT t.ord, 1, m.role, m.content FROM target t JOIN messages m ON m.id = t.id
+UNION ALL
+SELECT t.ord, 2, n.role, n.content
+FROM target t JOIN messages n ON n.id = (
+  SELECT x.id FROM messages x
+  WHERE x.session_id = t.session_id AND x.timestamp >= t.timestamp
+    AND (x.timestamp > t.timestamp OR x.id > t.id)
+  ORDER BY x.timestamp ASC, x.id ASC LIMIT 1
+)
+ORDER BY 1, 2`;
+
+/** Thrown inside rendering where Python's `" ".join` would raise. */
+class NotText extends Error {}
+
+/** Python's `json.loads` result for multimodal content, or `undefined` when it would not parse. */
+function parseParts(stored: string): unknown {
+  try {
+    return JSON.parse(stored.slice(MULTIMODAL_PREFIX.length));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What a context entry shows for a stored content value, as Python renders
+ * it: text as is; for multimodal parts, the `text` of the `type: "text"`
+ * parts joined by spaces (or `[multimodal content]`); anything else `""`.
+ *
+ * @throws {NotText} Where Python's join would fail (a non-string text).
+ */
+function renderContent(stored: SqlValue): string {
+  if (typeof stored !== "string") return "";
+  if (!stored.startsWith(MULTIMODAL_PREFIX)) return stored;
+  const decoded = parseParts(stored);
+  if (decoded === undefined) return stored;
+  if (typeof decoded === "string") return decoded;
+  if (!Array.isArray(decoded)) return "";
+  const texts: string[] = [];
+  for (const part of decoded) {
+    if (part === null || typeof part !== "object" || Array.isArray(part)) continue;
+    if ((part as Record<string, unknown>).type !== "text") continue;
+    const text = (part as Record<string, unknown>).text;
+    if (isFalsyLikePython(text)) continue;
+    if (typeof text !== "string") throw new NotText();
+    texts.push(text);
+  }
+  return pythonStrip(texts.join(" ")) || "[multimodal content]";
+}
+
+/**
+ * The context of each hit, in one query.
+ *
+ * @param store The open store.
+ * @param ids The hit ids, in page order.
+ * @returns One list per id: previous, hit, next (each when present).
+ */
+export function hitContexts(store: Store, ids: readonly number[]): ContextMessage[][] {
+  const contexts: ContextMessage[][] = ids.map(() => []);
+  if (ids.length === 0) return contexts;
+  const failed = new Set<number>();
+  const rows = store.statement(CONTEXT_SQL).all(JSON.stringify(ids));
+  rows.sort((a, b) => Number(a.ord) - Number(b.ord) || Number(a.pos) - Number(b.pos));
+  for (const row of rows) {
+    const ord = Number(row.ord);
+    if (failed.has(ord)) continue;
+    try {
+      const content = codePointSlice(renderContent(row.content), CONTEXT_LENGTH);
+      contexts[ord].push({ role: row.role as string, content });
+    } catch (error) {
+      if (!(error instanceof NotText)) throw error;
+      // Python catches the failure and gives this hit an empty context.
+      failed.add(ord);
+      contexts[ord] = [];
+    }
+  }
+  return contexts;
+}

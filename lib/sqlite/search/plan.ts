@@ -1,0 +1,288 @@
+/**
+ * Deciding how a query is searched: the unicode61 index ranked by bm25, the
+ * trigram index for CJK text, or substring `LIKE` matching. Pure: no SQL runs
+ * here, so every routing rule is unit-testable.
+ *
+ * The routing is Python's (SPEC §5), plus the documented improvements of
+ * `docs/search_improvements.md`, each of which only changes a case where the
+ * Python Hermes returns nothing.
+ *
+ * @module
+ */
+import { countCjk } from "./cjk.ts";
+import {
+  type Condition,
+  isConjunction,
+  parseCondition,
+  positiveWords,
+  type QueryWord,
+  quotePhrase,
+  trigramMatchable,
+  trigramSuperset,
+} from "./condition.ts";
+import { sanitizeFts5Query } from "./sanitize.ts";
+import {
+  PYTHON_WHITESPACE,
+  pythonSplit,
+  pythonStrip,
+  pythonStripChar,
+} from "../../core/python_text.ts";
+
+/** How one query is searched. */
+export type SearchPlan =
+  | { readonly kind: "nothing" }
+  | {
+    readonly kind: "ranked";
+    /** Which FTS5 table. */
+    readonly table: "messages_fts" | "messages_fts_trigram";
+    /** The MATCH expression. */
+    readonly match: string;
+    /** A MATCH expression to try when FTS5 rejects `match`, if any. */
+    readonly retry: string | undefined;
+    /**
+     * What every hit must also satisfy by substring (content, tool name or
+     * tool calls), when the index alone cannot tell; `null` when it can.
+     */
+    readonly check: Condition | null;
+  }
+  | {
+    readonly kind: "substring";
+    /** What a hit contains (content, tool name or tool calls). */
+    readonly condition: Condition;
+  };
+
+const OPERATORS = new Set(["AND", "OR", "NOT"]);
+const SPACE = new RegExp(`[${PYTHON_WHITESPACE}]`, "u");
+/** What the unicode61 tokenizer keeps as part of a word (letters, numbers, private use, marks). */
+const WORD_CHARACTER = /[\p{L}\p{N}\p{Co}\p{Mn}]/u;
+// deno-lint-ignore no-control-regex
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** One word of a sanitized query. */
+interface Token {
+  /** The text, quotes removed. */
+  readonly text: string;
+  /** True when some of it was inside `"…"`. */
+  readonly quoted: boolean;
+  /** True when its last part was outside quotes and ended in `*`. */
+  readonly prefix: boolean;
+}
+
+/** Python's test: the token is AND, OR or NOT in any case. */
+function isOperator(word: string): boolean {
+  return OPERATORS.has(word.toUpperCase());
+}
+
+/**
+ * The words of a sanitized query, where a `"…"` phrase stays one word (the
+ * sanitizer's output has balanced quotes) and adjacent pieces join.
+ */
+function quoteAwareTokens(query: string): Token[] {
+  const tokens: Token[] = [];
+  let text = "";
+  let quoted = false;
+  let prefix = false;
+  let started = false;
+  const flush = () => {
+    if (started) tokens.push({ text, quoted, prefix });
+    text = "";
+    quoted = false;
+    prefix = false;
+    started = false;
+  };
+  let i = 0;
+  while (i < query.length) {
+    const ch = query[i];
+    if (ch === '"') {
+      const end = query.indexOf('"', i + 1);
+      const stop = end === -1 ? query.length : end;
+      text += query.slice(i + 1, stop);
+      quoted = true;
+      prefix = false;
+      started = true;
+      i = stop + 1;
+    } else if (SPACE.test(ch)) {
+      flush();
+      i++;
+    } else {
+      text += ch;
+      prefix = ch === "*";
+      started = true;
+      i++;
+    }
+  }
+  flush();
+  return tokens;
+}
+
+/**
+ * The unicode61 query with every word quoted as a phrase, FTS5's own
+ * (upper-case) operators kept, and a trailing `*` kept as a prefix marker:
+ * `foo:bar` → `"foo:bar"`, `"e.g".` → `"e.g."`.
+ */
+function quotedFtsQuery(tokens: readonly Token[]): string {
+  return tokens.map((token) => {
+    if (!token.quoted && OPERATORS.has(token.text)) return token.text;
+    if (token.prefix) return `${quotePhrase(token.text.replace(/\*+$/, ""))}*`;
+    return quotePhrase(token.text);
+  }).join(" ");
+}
+
+/** The words of a query that are not FTS5 operators. */
+function nonOperatorWords(tokens: readonly Token[]): string[] {
+  return tokens.filter((t) => t.quoted || !OPERATORS.has(t.text)).map((t) => t.text);
+}
+
+/** True when the word is not ASCII and holds no letter or digit (an emoji, an arrow). */
+function isSymbolWord(word: string): boolean {
+  return NON_ASCII.test(word) && !WORD_CHARACTER.test(word);
+}
+
+/** A word for substring matching: a prefix star says nothing more than a substring does. */
+function substringWord(text: string, prefix: boolean): string {
+  return prefix ? text.replace(/\*+$/, "") : text;
+}
+
+/**
+ * The words of a query read quote by quote. An empty phrase `""` would
+ * match everything by substring: it is dropped with the operator that joins
+ * it (`记忆 OR "" OR 断裂` reads as `记忆 OR 断裂`).
+ */
+function tokenWords(query: string): QueryWord[] {
+  const words: (QueryWord | undefined)[] = quoteAwareTokens(query).map((t) => {
+    const operator = !t.quoted && isOperator(t.text);
+    const text = operator ? t.text.toUpperCase() : substringWord(t.text, t.prefix);
+    return text === "" ? undefined : { text, operator };
+  });
+  const out: QueryWord[] = [];
+  for (const [i, word] of words.entries()) {
+    if (word !== undefined) out.push(word);
+    else if (out.at(-1)?.operator) out.pop();
+    else if (words[i + 1]?.operator) words[i + 1] = undefined;
+  }
+  return out;
+}
+
+/** The words of a CJK query, with their operators in upper case. */
+function cjkWords(query: string, raw: string): QueryWord[] {
+  if (query.includes('"')) {
+    // Improvement: Python strips the outer quotes and splits the rest, so
+    // `"记忆 docker"` is two words, and the quotes of `"chat-send" 記録`
+    // stay inside the words, where the trigram index reads them as literal
+    // characters. Here a phrase is one word, as on the other paths.
+    return tokenWords(query);
+  }
+  return pythonSplit(raw).flatMap((word): QueryWord[] => {
+    if (isOperator(word)) return [{ text: word.toUpperCase(), operator: true }];
+    const text = substringWord(word, true);
+    return text === "" ? [] : [{ text, operator: false }];
+  });
+}
+
+function trigramPlan(match: string, check: Condition | null): SearchPlan {
+  return { kind: "ranked", table: "messages_fts_trigram", match, retry: undefined, check };
+}
+
+function planCjk(query: string): SearchPlan {
+  const raw = pythonStrip(pythonStripChar(query, '"'));
+  const words = cjkWords(query, raw);
+  const condition = parseCondition(words);
+  if (condition === undefined) return { kind: "nothing" };
+  // Improvement: Python matches any one word below three CJK characters;
+  // here the operators mean what they mean on every other path.
+  if (countCjk(raw) < 3) return { kind: "substring", condition };
+  const terms = words.filter((w) => !w.operator).map((w) => w.text);
+  if (terms.every(trigramMatchable)) {
+    return trigramPlan(words.map((w) => w.operator ? w.text : quotePhrase(w.text)).join(" "), null);
+  }
+  // Improvement: the trigram index cannot see words shorter than three
+  // characters (Python drops them from an AND, and finds nothing for an OR
+  // of them). Hits are ranked by the longer words and checked by substring;
+  // where some alternative has no longer word, the search is by substring.
+  const superset = trigramSuperset(condition);
+  if (superset === undefined) return { kind: "substring", condition };
+  if (isConjunction(condition)) {
+    const short = condition[0].all.filter((w) => !trigramMatchable(w));
+    return trigramPlan(superset, [{ all: short, none: [] }]);
+  }
+  return trigramPlan(superset, condition);
+}
+
+/** Which full-text tables the file has (an older file read as it is may lack one). */
+export interface SearchTables {
+  /**
+   * `messages_fts` (unicode61) exists.
+   * @default {true}
+   */
+  readonly fts?: boolean;
+  /**
+   * `messages_fts_trigram` exists (a file older than v10 lacks it).
+   * @default {true}
+   */
+  readonly trigram?: boolean;
+}
+
+/** The substring plan of a query, for a file without the index its plan needs. */
+function substringFallback(query: string): SearchPlan {
+  const condition = parseCondition(tokenWords(query));
+  return condition === undefined ? { kind: "nothing" } : { kind: "substring", condition };
+}
+
+/**
+ * Decides how `query` is searched.
+ *
+ * @param query What the user typed.
+ * @param tables Which full-text tables exist; a query whose index is
+ *   missing is searched by substring instead, its words and operators read
+ *   the same way.
+ * @returns The plan; `{ kind: "nothing" }` when no search can match.
+ */
+export function planSearch(query: string, tables: SearchTables = {}): SearchPlan {
+  if (typeof query !== "string" || pythonStrip(query) === "") return { kind: "nothing" };
+  const sanitized = sanitizeFts5Query(query);
+  if (sanitized === "") return { kind: "nothing" };
+  if (countCjk(sanitized) > 0) {
+    const plan = planCjk(sanitized);
+    if (plan.kind !== "ranked" || tables.trigram !== false) return plan;
+    return substringFallback(sanitized);
+  }
+  if (tables.fts === false) return substringFallback(sanitized);
+  const tokens = quoteAwareTokens(sanitized);
+  if (nonOperatorWords(tokens).some((word) => pythonSplit(word).some(isSymbolWord))) {
+    // Improvement: unicode61 drops emoji and other symbols entirely, so
+    // `🚀` finds nothing and `docker 🚀` finds every docker. Such a query is
+    // matched by substring, every word as it is written.
+    const condition = parseCondition(tokenWords(sanitized));
+    return condition === undefined ? { kind: "nothing" } : { kind: "substring", condition };
+  }
+  const retry = quotedFtsQuery(tokens);
+  return {
+    kind: "ranked",
+    table: "messages_fts",
+    match: sanitized,
+    retry: retry === sanitized ? undefined : retry,
+    check: null,
+  };
+}
+
+/**
+ * The words a hit of `query` may be found by that its snippet does not
+ * mark with `>>>…<<<` (substring matches), for a caller that highlights
+ * them itself.
+ *
+ * @param query What the user typed.
+ * @returns The words, in query order; empty when the index marks every match.
+ *
+ * @example
+ * ```ts
+ * import { unmarkedWords } from "./plan.ts";
+ * console.assert(unmarkedWords("记忆 OR docker").join() === "记忆,docker");
+ * console.assert(unmarkedWords("docker").length === 0);
+ * ```
+ */
+export function unmarkedWords(query: string): string[] {
+  const plan = planSearch(query);
+  if (plan.kind === "substring") return positiveWords(plan.condition);
+  if (plan.kind === "ranked" && plan.check !== null) return positiveWords(plan.check);
+  return [];
+}

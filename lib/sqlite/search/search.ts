@@ -1,0 +1,197 @@
+/**
+ * Full-text search over every message (SPEC §5 "Search"): user text is
+ * sanitized, routed to the unicode61 index, the trigram index or substring
+ * matching (see `plan.ts`), filtered, paged, and each hit gets the messages
+ * around it.
+ *
+ * @module
+ */
+import type { Store } from "../store.ts";
+import { checkCount } from "../../core/paging.ts";
+import type { SearchHit } from "../../core/types.ts";
+import { planSearch, type SearchPlan } from "./plan.ts";
+import { substringPlan, withIndexesPresent } from "./missing_index.ts";
+import { mayBeFtsDamage } from "../fts_stale.ts";
+import { type FilterSql, filterSql, type SearchFilters } from "./filters.ts";
+import { type HitRow, rankedPage } from "./ranked.ts";
+import { substringPage, type SubstringStrategy } from "./substring.ts";
+import { hitContexts } from "./context.ts";
+import { sortedPage, type SortStrategy } from "./sorted.ts";
+
+/** The orders of `searchMessages` hits. */
+export type SearchSort = "rank" | "newest" | "oldest";
+
+const SORTS: readonly SearchSort[] = ["rank", "newest", "oldest"];
+
+/** Options of `searchMessages`. */
+export interface SearchOptions {
+  /** Only these sources (an empty list matches nothing). */
+  sourceFilter?: readonly string[] | null;
+  /** Never these sources. */
+  excludeSources?: readonly string[] | null;
+  /** Only these roles (an empty list means any role). */
+  roleFilter?: readonly string[] | null;
+  /** Only messages of this session (not in Python). */
+  sessionId?: string | null;
+  /** Only messages at or after this time, in Unix seconds (not in Python). */
+  since?: number | null;
+  /** Only messages before this time, in Unix seconds (not in Python). */
+  until?: number | null;
+  /**
+   * The most hits to return.
+   * @default {20}
+   */
+  limit?: number;
+  /**
+   * Hits to skip, for paging.
+   * @default {0}
+   */
+  offset?: number;
+  /**
+   * In a file from a newer Hermes, also find rewound messages (`active = 0`,
+   * not compacted), which that Hermes leaves out of search.
+   * @default {false}
+   */
+  includeInactive?: boolean;
+  /**
+   * The order of the hits, as in the newer Python Hermes: `"rank"` by
+   * relevance (bm25); `"newest"` / `"oldest"` by timestamp, then relevance
+   * (then id). Substring matches (short CJK queries) are always by time:
+   * newest first for `"rank"` and `"newest"`, oldest first for `"oldest"`.
+   * @default {"rank"}
+   */
+  sort?: SearchSort;
+}
+
+function checkTime(name: string, value: number | null | undefined): number | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== "number" || !Number.isFinite(value)) {
+    throw new RangeError(
+      `Cannot search messages: ${name} must be a finite number: current value is ${value}`,
+    );
+  }
+  return value;
+}
+
+/** Which rows of a newer Hermes' file are searched (see `SearchFilters.live`). */
+function liveFilter(store: Store, options: SearchOptions): SearchFilters["live"] {
+  const columns = store.columns("messages");
+  if (options.includeInactive || !columns.has("active")) return null;
+  return columns.has("compacted") ? "active-or-compacted" : "active";
+}
+
+function normalizeFilters(store: Store, options: SearchOptions): SearchFilters {
+  const roles = options.roleFilter ?? null;
+  return {
+    sources: options.sourceFilter ?? null,
+    excludeSources: options.excludeSources ?? null,
+    roles: roles !== null && roles.length > 0 ? roles : null,
+    live: liveFilter(store, options),
+    sessionId: options.sessionId ?? null,
+    since: checkTime("since", options.since),
+    until: checkTime("until", options.until),
+  };
+}
+
+type RankedPlan = Extract<SearchPlan, { kind: "ranked" }>;
+
+function rankedRows(
+  store: Store,
+  plan: RankedPlan,
+  page: { filters: FilterSql; limit: number; offset: number },
+  order: { sort: SearchSort; strategy: SortStrategy | undefined },
+): HitRow[] | undefined {
+  const query = { table: plan.table, check: plan.check, ...page };
+  const run = (match: string) =>
+    order.sort === "rank"
+      ? rankedPage(store, { ...query, match })
+      : sortedPage(store, { ...query, match }, order.sort, order.strategy);
+  const rows = run(plan.match);
+  if (rows !== undefined || plan.retry === undefined) return rows;
+  return run(plan.retry);
+}
+
+/** Internal options of {@linkcode searchMessages}, for tests. */
+export interface SearchInternals {
+  /** How substring candidates are found (`"scan"`: Python's full scan). */
+  readonly substring?: SubstringStrategy;
+  /** How a page in time order is found (`"full"`: sort every match). */
+  readonly sort?: SortStrategy;
+}
+
+/**
+ * `options.sort` checked, `"rank"` when absent (shared by the engines).
+ *
+ * @param sort The option's value.
+ * @returns The order.
+ * @throws {RangeError} When it is not one of the orders.
+ */
+export function checkSort(sort: unknown): SearchSort {
+  if (sort === undefined) return "rank";
+  if (typeof sort !== "string" || !(SORTS as readonly string[]).includes(sort)) {
+    throw new RangeError(
+      `Cannot search messages: sort must be "rank", "newest" or "oldest": current value is ${
+        JSON.stringify(sort) ?? String(sort)
+      }`,
+    );
+  }
+  return sort as SearchSort;
+}
+
+/** Implements `SessionDB.searchMessages`: plan, filter, page, contexts (`internals`: for tests). */
+export function searchMessages(
+  store: Store,
+  query: string,
+  options: SearchOptions = {},
+  internals: SearchInternals = {},
+): SearchHit[] {
+  const limit = checkCount("search messages", "limit", options.limit ?? 20);
+  const offset = checkCount("search messages", "offset", options.offset ?? 0);
+  const sort = checkSort(options.sort);
+  const filters = filterSql(normalizeFilters(store, options));
+  let plan = withIndexesPresent(store, planSearch(query), query);
+  if (plan.kind === "nothing") return [];
+  let rows: HitRow[] | undefined;
+  if (plan.kind === "ranked") {
+    try {
+      rows = rankedRows(store, plan, { filters, limit, offset }, {
+        sort,
+        strategy: internals.sort,
+      });
+    } catch (error) {
+      // A damaged index (not yet marked stale by a write): read by substring.
+      if (!mayBeFtsDamage(error)) throw error;
+      plan = substringPlan(query);
+    }
+  }
+  if (plan.kind === "substring") {
+    const page = {
+      condition: plan.condition,
+      filters,
+      limit,
+      offset,
+      oldest: sort === "oldest",
+    };
+    try {
+      rows = substringPage(store, page, internals.substring);
+    } catch (error) {
+      // The trigram index that names candidates is damaged: scan instead.
+      if (!mayBeFtsDamage(error)) throw error;
+      rows = substringPage(store, page, "scan");
+    }
+  }
+  if (rows === undefined || rows.length === 0) return [];
+  const contexts = hitContexts(store, rows.map((row) => Number(row.id)));
+  return rows.map((row, i) => ({
+    id: row.id as number,
+    session_id: row.session_id as string,
+    role: row.role as string,
+    snippet: row.snippet as string | null,
+    timestamp: row.timestamp as number,
+    tool_name: row.tool_name as string | null,
+    source: row.source as string,
+    model: row.model as string | null,
+    session_started: row.session_started as number,
+    context: contexts[i],
+  }));
+}

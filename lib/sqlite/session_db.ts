@@ -1,0 +1,1975 @@
+/**
+ * `SessionDB`: the session store the agent holds. Each method delegates to
+ * the module of its concept; no SQL lives here. The full contract of every
+ * method is documented here, on the public API.
+ *
+ * @module
+ */
+import type { OpenDriver } from "./driver/types.ts";
+import { openConnection, type Synchronous } from "./open.ts";
+import { defaultDbPath } from "../core/paths.ts";
+import { Store } from "./store.ts";
+import type { RetryOptions } from "./write.ts";
+import type {
+  ConversationMessage,
+  MessageRow,
+  ModelUsage,
+  NewMessage,
+  RichSessionRow,
+  SearchHit,
+  SessionExport,
+  SessionRow,
+  SessionTokens,
+} from "../core/types.ts";
+import * as sessions from "./sessions.ts";
+import * as tokens from "./tokens.ts";
+import * as messages from "./messages.ts";
+import * as conversation from "./conversation.ts";
+import * as titles from "./titles.ts";
+import * as lineage from "./lineage.ts";
+import * as listing from "./listing.ts";
+import * as search from "./search/search.ts";
+import * as exporting from "./export.ts";
+import * as prune from "./prune.ts";
+import * as meta from "./meta.ts";
+import * as stats from "./stats.ts";
+import * as importing from "./import.ts";
+import * as inspecting from "./inspect.ts";
+import * as sourceUsage from "./source_usage.ts";
+import * as pruneCandidates from "./prune_candidates.ts";
+import * as usage from "./usage_report.ts";
+import * as version from "./data_version.ts";
+
+/** Options of {@linkcode SessionDB.open}. */
+export interface SessionDBOptions {
+  /**
+   * The database file.
+   * @default {"$HERMES_HOME/state.db, else ~/.hermes/state.db"}
+   */
+  path?: string;
+  /**
+   * Open without creating or changing anything: no schema step, no write
+   * lock, no byte of the file or its sidecars changed (an older file is read
+   * as it is; a file without the Hermes tables is refused with
+   * `NotStateDbError`). Every write method throws.
+   * @default {false}
+   */
+  readonly?: boolean;
+  /**
+   * `"full"` syncs every commit; `"normal"` is faster and still safe against
+   * a process crash, but a power loss may lose the last commits.
+   * @default {"full"}
+   */
+  synchronous?: Synchronous;
+  /** Busy-retry settings (tests inject `sleep` and `random`). */
+  retry?: RetryOptions;
+  /** Seconds since the epoch, as a float (tests inject a fixed clock). */
+  clock?: () => number;
+  /** The driver opener; the running runtime's by default. */
+  openDriver?: OpenDriver;
+}
+
+/** The internal store behind each open {@linkcode SessionDB} (for the asynchronous store). */
+const STORES = new WeakMap<SessionDB, Store>();
+
+/**
+ * The internal store behind `db`; for the modules of this library only (not exported from `mod.ts`).
+ *
+ * @param db An open database.
+ * @returns Its store.
+ */
+export function storeOf(db: SessionDB): Store {
+  const store = STORES.get(db);
+  if (store === undefined) throw new TypeError("Cannot find the store of a SessionDB");
+  return store;
+}
+
+/**
+ * The Hermes session store over one `state.db` file, shared safely with
+ * other processes (Python Hermes included). {@linkcode SessionDB.open} is
+ * the one asynchronous call; every method after it is synchronous, as the
+ * Python API is.
+ *
+ * Records keep the file's snake_case column names, so a JSON export is
+ * interchangeable with Python's, and carry every column, including those a
+ * newer Hermes added. "Not found" is `undefined`; a NULL column is `null`.
+ * Timestamps are Unix seconds (REAL); messages are ordered by
+ * `timestamp, id` everywhere.
+ *
+ * Every write is one `BEGIN IMMEDIATE … COMMIT` transaction, rolled back on
+ * any error: it happens completely or not at all. While another connection
+ * holds the write lock, the write is tried again after a random 20–150 ms
+ * pause, 15 attempts at most, then fails with `WriteBusyError`; any other
+ * failure is thrown at once. A method called after `close()` throws a
+ * `SqliteError` (`database is not open`).
+ *
+ * @example Recording and searching a conversation
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { SessionDB } from "./session_db.ts";
+ * const dir = await Deno.makeTempDir();
+ * using db = await SessionDB.open({ path: `${dir}/state.db` });
+ * db.createSession("s1", "cli", { model: "gpt-5" });
+ * db.appendMessage("s1", { role: "user", content: "How do I prune docker images?" });
+ * assert.equal(db.getMessages("s1").length, 1);
+ * assert.equal(db.searchMessages("docker")[0].session_id, "s1");
+ * ```
+ */
+export class SessionDB {
+  readonly #store: Store;
+  #closed = false;
+
+  private constructor(store: Store) {
+    this.#store = store;
+    STORES.set(this, store);
+  }
+
+  /**
+   * Opens a database file: creates it (and its folder) when missing, sets
+   * WAL mode, foreign keys and the busy timeout, and runs the schema step of
+   * SPEC §2 (creates the tables, adds the columns an older file lacks,
+   * upgrades a version 1–10 file to 11). A file of a newer schema (a newer
+   * Hermes wrote it) is left as it is: no downgrade, no error, its extra
+   * columns are returned by the getters. A new file and its `-wal` and
+   * `-shm` get mode 0600.
+   *
+   * A writable open runs the schema step on any SQLite file, so it adds the
+   * Hermes tables to another application's database (the CLI refuses such a
+   * file first). With `readonly: true` nothing is created or changed: no
+   * schema step, no write lock, no byte of the file or its sidecars; an
+   * older file is read through views with the columns the upgrade would
+   * add, and a missing file is an error.
+   *
+   * @param options The file and settings: `path`, `readonly`,
+   *   `synchronous`, `retry`, `clock`, `openDriver` (see
+   *   {@linkcode SessionDBOptions}).
+   * @returns The open store; close it with `close()` or `using`.
+   * @throws {OpenError} When the path is a folder, the file is not SQLite or
+   *   is damaged (left exactly as it was), it or its folder may not be
+   *   written, the disk is full, or (read-only) the file does not exist;
+   *   `kind` tells which (`io`, `corrupt`, `readonly`, `full`, `not_found`).
+   * @throws {NotStateDbError} When a read-only open finds no `sessions` or
+   *   no `messages` table.
+   * @throws {WriteBusyError} When another connection kept the file locked
+   *   through every attempt of the schema step (nothing was changed; try
+   *   again later).
+   * @throws {RangeError} When `retry.busyTimeoutMs` is not a non-negative integer.
+   *
+   * @example Opening, reopening read-only
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * const path = `${dir}/hermes/state.db`;
+   * {
+   *   using db = await SessionDB.open({ path, synchronous: "normal" });
+   *   db.createSession("s1", "cli");
+   * }
+   * using reader = await SessionDB.open({ path, readonly: true });
+   * assert.equal(reader.readonly, true);
+   * assert.equal(reader.getSession("s1")?.source, "cli");
+   * ```
+   *
+   * @example A read-only open never creates a file
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { OpenError } from "../core/errors.ts";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * await assert.rejects(
+   *   SessionDB.open({ path: `${dir}/missing.db`, readonly: true }),
+   *   (error) => error instanceof OpenError && error.kind === "not_found",
+   * );
+   * ```
+   */
+  static async open(options: SessionDBOptions = {}): Promise<SessionDB> {
+    const path = options.path ?? defaultDbPath();
+    const readonly = options.readonly ?? false;
+    const { db, writer } = await openConnection({
+      path,
+      readonly,
+      synchronous: options.synchronous,
+      retry: options.retry,
+      openDriver: options.openDriver,
+    });
+    return new SessionDB(new Store(db, writer, { path, readonly, clock: options.clock }));
+  }
+
+  /** The database file path, as given to {@linkcode SessionDB.open} (or the default). */
+  get path(): string {
+    return this.#store.path;
+  }
+
+  /** True when opened with `readonly: true`: every write method then throws `ReadonlyError`. */
+  get readonly(): boolean {
+    return this.#store.readonly;
+  }
+
+  /**
+   * Checkpoints the WAL and closes the connection. The checkpoint is best
+   * effort and never waits: a `-wal` of 4 MiB or more is emptied (TRUNCATE)
+   * when no other connection is reading or writing at that moment, else a
+   * passive checkpoint runs; a failed checkpoint is ignored. A read-only
+   * store checkpoints nothing. A second call does nothing.
+   *
+   * @throws {SqliteError} When the connection cannot be closed.
+   *
+   * @example Closing twice
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * const db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.close();
+   * db.close(); // does nothing
+   * assert.throws(() => db.getSession("s1"), /not open/);
+   * ```
+   */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#store.checkpoint("truncate");
+    this.#store.db.close();
+  }
+
+  /** Same as {@linkcode SessionDB.close}, for `using`. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  // ── Sessions ────────────────────────────────────────────────────────────
+
+  /**
+   * Creates a session, as Python's `create_session` does: `INSERT OR
+   * IGNORE`, so an existing row is left untouched (the first write wins,
+   * and a second call with other values changes nothing and does not
+   * fail). `started_at` is the store's clock; an empty `modelConfig` (`{}`,
+   * `[]`) is stored as NULL, any other as JSON text with Python's
+   * separators.
+   *
+   * @param id The session id, e.g. `20260420_090000_994beb`.
+   * @param source Where it runs: `cli`, `telegram`, `discord`, `tool`, `cron`…
+   * @param options `model`, `modelConfig`, `systemPrompt`, `userId` and
+   *   `parentSessionId`, which must name an existing session (see
+   *   {@linkcode CreateSessionOptions}).
+   * @returns The id.
+   * @throws {SqliteError} Of `kind` `constraint` (`FOREIGN KEY constraint
+   *   failed`) when `parentSessionId` names a session that does not exist;
+   *   nothing is written. Other storage failures at once, nothing written.
+   * @throws {TypeError} When `modelConfig` holds a circular reference.
+   * @throws {ReadonlyError} When the database was opened with `readonly: true`.
+   * @throws {WriteBusyError} When another connection kept the write lock
+   *   through every attempt (15 by default); nothing was written.
+   *
+   * @example Creating a child session; the first write wins
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli");
+   * db.createSession("s2", "cli", { parentSessionId: "s1", modelConfig: { effort: "high" } });
+   * db.createSession("s2", "telegram"); // ignored: the row exists
+   * const row = db.getSession("s2")!;
+   * assert.equal(row.source, "cli");
+   * assert.equal(row.model_config, '{"effort": "high"}');
+   * ```
+   *
+   * @example A missing parent is refused
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SqliteError } from "../core/errors.ts";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * assert.throws(
+   *   () => db.createSession("s2", "cli", { parentSessionId: "nope" }),
+   *   (error) => error instanceof SqliteError && error.kind === "constraint",
+   * );
+   * assert.equal(db.getSession("s2"), undefined);
+   * ```
+   */
+  createSession(id: string, source: string, options: sessions.CreateSessionOptions = {}): string {
+    return sessions.createSession(this.#store, id, source, options);
+  }
+
+  /**
+   * Makes sure a session row exists, as Python's `ensure_session` does (the
+   * agent calls it when a `createSession` failed under lock contention, so
+   * that messages and token counts still have a session). The same
+   * `INSERT OR IGNORE` as {@linkcode SessionDB.createSession}: an existing
+   * row is left as it is.
+   *
+   * @param id The session id.
+   * @param source Its source.
+   * @param options `model` (see {@linkcode EnsureSessionOptions}).
+   * @returns The id.
+   * @throws {ReadonlyError} When the database was opened with `readonly: true`.
+   * @throws {WriteBusyError} When another connection kept the write lock
+   *   through every attempt (15 by default); nothing was written.
+   * @throws {SqliteError} On any other storage failure, at once, with nothing written.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.ensureSession("s1");
+   * db.ensureSession("s1", "cli", { model: "gpt-5" }); // the row exists: unchanged
+   * const row = db.getSession("s1")!;
+   * assert.equal(row.source, "unknown");
+   * assert.equal(row.model, null);
+   * ```
+   */
+  ensureSession(
+    id: string,
+    source = "unknown",
+    options: sessions.EnsureSessionOptions = {},
+  ): string {
+    return sessions.ensureSession(this.#store, id, source, options);
+  }
+
+  /**
+   * Ends a session that is not ended yet, setting `ended_at` (the store's
+   * clock) and `end_reason`. A session already ended keeps its first end
+   * time and reason (call {@linkcode SessionDB.reopenSession} first to end
+   * it again). An unknown id changes nothing and does not fail.
+   *
+   * @param id The session id.
+   * @param endReason Why it ended: `compression` and `branched` link the
+   *   session to its continuation (see {@linkcode SessionDB.getCompressionTip}
+   *   and {@linkcode SessionDB.listSessionsRich}); `cli_close`, `user_exit`…
+   * @throws {ReadonlyError} When the database was opened with `readonly: true`.
+   * @throws {WriteBusyError} When another connection kept the write lock
+   *   through every attempt (15 by default); nothing was written.
+   * @throws {SqliteError} On any other storage failure, at once, with nothing written.
+   *
+   * @example The first end reason stays
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli");
+   * db.endSession("s1", "compression");
+   * db.endSession("s1", "cli_close");
+   * assert.equal(db.getSession("s1")!.end_reason, "compression");
+   * ```
+   */
+  endSession(id: string, endReason: string): void {
+    sessions.endSession(this.#store, id, endReason);
+  }
+
+  /**
+   * Clears the end time and reason of a session so it can be resumed (and
+   * ended again). An unknown id changes nothing and does not fail.
+   *
+   * @param id The session id.
+   * @throws {ReadonlyError} When the database was opened with `readonly: true`.
+   * @throws {WriteBusyError} When another connection kept the write lock
+   *   through every attempt (15 by default); nothing was written.
+   * @throws {SqliteError} On any other storage failure, at once, with nothing written.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli");
+   * db.endSession("s1", "cli_close");
+   * db.reopenSession("s1");
+   * const row = db.getSession("s1")!;
+   * assert.equal(row.ended_at, null);
+   * assert.equal(row.end_reason, null);
+   * ```
+   */
+  reopenSession(id: string): void {
+    sessions.reopenSession(this.#store, id);
+  }
+
+  /**
+   * Replaces the stored system prompt of a session (the full assembled
+   * prompt). An unknown id changes nothing and does not fail.
+   *
+   * @param id The session id.
+   * @param prompt The new prompt.
+   * @throws {ReadonlyError} When the database was opened with `readonly: true`.
+   * @throws {WriteBusyError} When another connection kept the write lock
+   *   through every attempt (15 by default); nothing was written.
+   * @throws {SqliteError} On any other storage failure, at once, with nothing written.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli", { systemPrompt: "draft" });
+   * db.updateSystemPrompt("s1", "You are Hermes.");
+   * assert.equal(db.getSession("s1")!.system_prompt, "You are Hermes.");
+   * ```
+   */
+  updateSystemPrompt(id: string, prompt: string): void {
+    sessions.updateSystemPrompt(this.#store, id, prompt);
+  }
+
+  /**
+   * Reads one session with every column, including columns a newer Hermes
+   * added (`archived`…), as the file stores them (`model_config` stays JSON
+   * text).
+   *
+   * @param id The session id (exact; see {@linkcode SessionDB.resolveSessionId}
+   *   for a prefix).
+   * @returns The row, or `undefined` when there is no such session.
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli", { model: "gpt-5" });
+   * assert.equal(db.getSession("s1")?.model, "gpt-5");
+   * assert.equal(db.getSession("nope"), undefined);
+   * ```
+   */
+  getSession(id: string): SessionRow | undefined {
+    return sessions.getSession(this.#store, id);
+  }
+
+  /**
+   * Adds (by default) or sets (`absolute: true`) the token counts and cost
+   * of a session, as Python's `update_token_counts` does:
+   *
+   * - the five token counters add up, or are set (an omitted one counts as 0);
+   * - `estimated_cost_usd` becomes a number on every call (a missing
+   *   estimate adds 0, or in absolute mode resets it to 0);
+   * - `actual_cost_usd` stays NULL until one is given, then adds up (or is set);
+   * - `costStatus`, `costSource`, `pricingVersion`: the latest non-null wins;
+   * - `billingProvider`, `billingBaseUrl`, `billingMode` and `model`: filled
+   *   only while NULL (the first non-null wins);
+   * - `apiCallCount` adds up, or in absolute mode is set (an omitted one
+   *   resets it to 0); nothing else changes `api_call_count`.
+   *
+   * A missing session row is first created (source `"unknown"`, the given
+   * model) in the same transaction, so counts are never lost.
+   *
+   * @param id The session id.
+   * @param update `inputTokens`, `outputTokens`, `cacheReadTokens`,
+   *   `cacheWriteTokens`, `reasoningTokens`, `model`, `estimatedCostUsd`,
+   *   `actualCostUsd`, `costStatus`, `costSource`, `pricingVersion`,
+   *   `billingProvider`, `billingBaseUrl`, `billingMode`, `apiCallCount`
+   *   and `absolute` (see {@linkcode TokenCountsUpdate}).
+   * @throws {ReadonlyError} When the database was opened with `readonly: true`.
+   * @throws {WriteBusyError} When another connection kept the write lock
+   *   through every attempt (15 by default); nothing was written.
+   * @throws {SqliteError} On any other storage failure, at once, with nothing written.
+   *
+   * @example Incremental and cumulative updates
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli");
+   * db.updateTokenCounts("s1", { inputTokens: 1200, outputTokens: 300, apiCallCount: 1 });
+   * db.updateTokenCounts("s1", { inputTokens: 800, billingProvider: "openai", apiCallCount: 1 });
+   * db.updateTokenCounts("s1", { billingProvider: "other" }); // the first provider stays
+   * let row = db.getSession("s1")!;
+   * assert.equal(row.input_tokens, 2000);
+   * assert.equal(row.api_call_count, 2);
+   * assert.equal(row.billing_provider, "openai");
+   * assert.equal(row.actual_cost_usd, null);
+   * db.updateTokenCounts("s1", { inputTokens: 5000, outputTokens: 900, absolute: true });
+   * row = db.getSession("s1")!;
+   * assert.equal(row.input_tokens, 5000);
+   * assert.equal(row.api_call_count, 0);
+   * ```
+   *
+   * @example Counts for a session that was never created
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.updateTokenCounts("lost", { outputTokens: 42, model: "gpt-5" });
+   * const row = db.getSession("lost")!;
+   * assert.equal(row.source, "unknown");
+   * assert.equal(row.output_tokens, 42);
+   * assert.equal(row.model, "gpt-5");
+   * ```
+   */
+  updateTokenCounts(id: string, update: tokens.TokenCountsUpdate = {}): void {
+    tokens.updateTokenCounts(this.#store, id, update);
+  }
+
+  // ── Messages ────────────────────────────────────────────────────────────
+
+  /**
+   * Appends one message and updates the session counters, in one
+   * transaction. The timestamp is the store's clock. Counters follow
+   * Python: `message_count` + 1; `tool_call_count` + the length of a
+   * `toolCalls` array (+ 1 for any other non-null value), whatever the role
+   * (a tool result carries no `toolCalls`, so it adds nothing). Content that
+   * is a string is stored as it is; an array or object (multimodal parts)
+   * as `"\u0000json:" + JSON`. `toolCalls`, `reasoningDetails`,
+   * `codexReasoningItems` and `codexMessageItems` are stored as JSON text,
+   * an empty list or object as NULL. A message never creates its session.
+   *
+   * @param sessionId The session; it must exist.
+   * @param message `role` (required), `content`, `toolName`, `toolCalls`,
+   *   `toolCallId`, `tokenCount`, `finishReason`, `reasoning`,
+   *   `reasoningContent`, `reasoningDetails`, `codexReasoningItems`,
+   *   `codexMessageItems` (see {@linkcode NewMessage}).
+   * @returns The new message id.
+   * @throws {SqliteError} Of `kind` `constraint` (`FOREIGN KEY constraint
+   *   failed`) when the session does not exist; nothing is written. Other
+   *   storage failures at once, nothing written.
+   * @throws {TypeError} When the message is not an object, `role` is not a
+   *   string, a text field is not a string, `tokenCount` is not a finite
+   *   number, or a JSON field holds a circular reference; the message names
+   *   the field and its value, and nothing is written.
+   * @throws {ReadonlyError} When the database was opened with `readonly: true`.
+   * @throws {WriteBusyError} When another connection kept the write lock
+   *   through every attempt (15 by default); nothing was written.
+   *
+   * @example An assistant turn with two tool calls, then their results
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli");
+   * db.appendMessage("s1", {
+   *   role: "assistant",
+   *   toolCalls: [{ id: "c1", type: "function" }, { id: "c2", type: "function" }],
+   * });
+   * db.appendMessage("s1", { role: "tool", toolCallId: "c1", toolName: "shell", content: "ok" });
+   * const row = db.getSession("s1")!;
+   * assert.equal(row.message_count, 2);
+   * assert.equal(row.tool_call_count, 2);
+   * ```
+   *
+   * @example A message for an unknown session is refused
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SqliteError } from "../core/errors.ts";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * assert.throws(
+   *   () => db.appendMessage("nope", { role: "user", content: "hi" }),
+   *   (error) => error instanceof SqliteError && error.kind === "constraint",
+   * );
+   * assert.equal(db.messageCount(), 0);
+   * ```
+   */
+  appendMessage(sessionId: string, message: NewMessage): number {
+    return messages.appendMessage(this.#store, sessionId, message);
+  }
+
+  /**
+   * Appends many messages in one transaction, with the rules of
+   * {@linkcode SessionDB.appendMessage}: all are written, or none.
+   * Timestamps start at the store's clock and grow by 1 µs per message, so
+   * the given order is kept; the counters are updated once. A batch of 64
+   * messages or more fills both full-text indexes in one pass for exactly
+   * the new rows (the same entries the triggers would write), inside the
+   * same transaction, at about twice the rate. An empty list
+   * returns `[]` without touching the file (no transaction, no check of the
+   * session), except on a read-only store, which refuses it as every write.
+   *
+   * @param sessionId The session; it must exist.
+   * @param list The messages, in order (each a {@linkcode NewMessage}).
+   * @returns The new ids, in order.
+   * @throws {SqliteError} Of `kind` `constraint` when the session does not
+   *   exist; nothing is written. Other storage failures at once, nothing written.
+   * @throws {TypeError} When `list` is not an array or a message is not
+   *   valid (as for `appendMessage`); nothing is written.
+   * @throws {ReadonlyError} When the database was opened with `readonly: true`,
+   *   even for an empty list.
+   * @throws {WriteBusyError} When another connection kept the write lock
+   *   through every attempt (15 by default); nothing was written.
+   *
+   * @example Importing a transcript
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli");
+   * const ids = db.appendMessages("s1", [
+   *   { role: "user", content: "hello" },
+   *   { role: "assistant", content: "hi!" },
+   * ]);
+   * assert.equal(ids.length, 2);
+   * assert.deepEqual(db.getMessages("s1").map((m) => m.id), ids);
+   * assert.equal(db.getSession("s1")!.message_count, 2);
+   * ```
+   *
+   * @example One bad message, nothing written
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * import type { NewMessage } from "../core/types.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli");
+   * const bad = { role: 7 } as unknown as NewMessage;
+   * const good: NewMessage = { role: "user", content: "hi" };
+   * assert.throws(() => db.appendMessages("s1", [good, bad]), TypeError);
+   * assert.equal(db.messageCount("s1"), 0);
+   * ```
+   */
+  appendMessages(sessionId: string, list: readonly NewMessage[]): number[] {
+    return messages.appendMessages(this.#store, sessionId, list);
+  }
+
+  /**
+   * Replaces the whole transcript of a session atomically, as the agent's
+   * /retry, /undo and /compress do. It takes the conversation shape that
+   * {@linkcode SessionDB.getMessagesAsConversation} returns (OpenAI keys:
+   * `role, content, tool_calls, tool_call_id, tool_name, finish_reason,
+   * reasoning, …`), so a transcript round-trips. A message without `role`
+   * gets `unknown`; reasoning fields are kept for assistant messages only;
+   * `message_count` and `tool_call_count` are recomputed from the new list;
+   * timestamps start at the store's clock and grow by 1 µs per message; a
+   * long transcript is indexed in one pass, as in
+   * {@linkcode SessionDB.appendMessages}. An empty list clears the
+   * transcript (as {@linkcode SessionDB.clearMessages}).
+   *
+   * @param sessionId The session.
+   * @param list The new transcript, in order (each a {@linkcode ConversationMessage}).
+   * @throws {SqliteError} Of `kind` `constraint` when the list is not empty
+   *   and the session does not exist (an empty list for an unknown session
+   *   changes nothing). Other storage failures at once; nothing is changed.
+   * @throws {TypeError} When `list` is not an array, or a message or one of
+   *   its fields has the wrong type; nothing is changed.
+   * @throws {ReadonlyError} When the database was opened with `readonly: true`.
+   * @throws {WriteBusyError} When another connection kept the write lock
+   *   through every attempt (15 by default); nothing was changed.
+   *
+   * @example Dropping the last exchange (an /undo)
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli");
+   * db.appendMessages("s1", [
+   *   { role: "user", content: "one" },
+   *   { role: "assistant", content: "1" },
+   *   { role: "user", content: "two" },
+   *   { role: "assistant", content: "2" },
+   * ]);
+   * db.replaceMessages("s1", db.getMessagesAsConversation("s1").slice(0, -2));
+   * assert.deepEqual(db.getMessages("s1").map((m) => m.content), ["one", "1"]);
+   * assert.equal(db.getSession("s1")!.message_count, 2);
+   * ```
+   */
+  replaceMessages(sessionId: string, list: readonly ConversationMessage[]): void {
+    messages.replaceMessages(this.#store, sessionId, list);
+  }
+
+  /**
+   * Deletes every message of a session and resets `message_count` and
+   * `tool_call_count` to 0, in one transaction (the session row stays). An
+   * unknown session changes nothing and does not fail.
+   *
+   * @param sessionId The session.
+   * @throws {ReadonlyError} When the database was opened with `readonly: true`.
+   * @throws {WriteBusyError} When another connection kept the write lock
+   *   through every attempt (15 by default); nothing was deleted.
+   * @throws {SqliteError} On any other storage failure, at once, with nothing deleted.
+   *
+   * @example A /new in a chat
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "telegram");
+   * db.appendMessage("s1", { role: "user", content: "/new" });
+   * db.clearMessages("s1");
+   * assert.deepEqual(db.getMessages("s1"), []);
+   * assert.equal(db.getSession("s1")!.message_count, 0);
+   * ```
+   */
+  clearMessages(sessionId: string): void {
+    messages.clearMessages(this.#store, sessionId);
+  }
+
+  /**
+   * Reads the transcript of a session with every column, ordered by
+   * `timestamp, id`. Content is decoded (multimodal parts come back as the
+   * original array or object; parts with bad JSON come back as the stored
+   * string, prefix included); `tool_calls` is parsed, and bad JSON there degrades to
+   * `[]`; `reasoning_details`, `codex_reasoning_items` and
+   * `codex_message_items` stay JSON text, as Python returns them. In a file
+   * from a newer Hermes (with `messages.active`), rewound and compacted rows
+   * (`active = 0`) are left out, as that Hermes does, unless
+   * `includeInactive`. Never throws on bad data in a row.
+   *
+   * @param sessionId The session.
+   * @param options `includeInactive` (see {@linkcode MessagesOptions}).
+   * @returns The messages; `[]` for an unknown session.
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example Multimodal content comes back as parts
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "telegram");
+   * db.appendMessage("s1", { role: "user", content: [{ type: "text", text: "a dog?" }] });
+   * db.appendMessage("s1", { role: "assistant", toolCalls: [{ id: "c1" }] });
+   * const [question, answer] = db.getMessages("s1");
+   * assert.deepEqual(question.content, [{ type: "text", text: "a dog?" }]);
+   * assert.deepEqual(answer.tool_calls, [{ id: "c1" }]);
+   * assert.deepEqual(db.getMessages("nope"), []);
+   * ```
+   */
+  getMessages(sessionId: string, options: messages.MessagesOptions = {}): MessageRow[] {
+    return messages.getMessages(this.#store, sessionId, options);
+  }
+
+  /**
+   * Reads a transcript in the OpenAI chat shape, for replay to a model:
+   * `{ role, content }` plus `tool_call_id`, `tool_name` and `tool_calls`
+   * when set, and for assistant messages only `finish_reason`, `reasoning`,
+   * `reasoning_content` (kept even when empty), `reasoning_details`,
+   * `codex_reasoning_items` and `codex_message_items` (parsed; bad JSON
+   * gives `null`, bad `tool_calls` gives `[]`). Leaked `<memory-context>`
+   * blocks and their system note are removed from user and assistant text,
+   * which is then trimmed. Rows a newer Hermes marked inactive are always
+   * left out.
+   *
+   * With `includeAncestors`, the messages of every ancestor (any kind of
+   * parent link, at most 100 generations, cycle safe) come first, root
+   * first, and a user prompt that repeats one already replayed since the
+   * last assistant answer is dropped (the prompt a compression continuation
+   * recorded again).
+   *
+   * @param sessionId The session.
+   * @param options `includeAncestors` (see {@linkcode ConversationOptions}).
+   * @returns The conversation; `[]` for an unknown session.
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example Resuming a compressed conversation
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("root", "cli");
+   * db.appendMessages("root", [
+   *   { role: "user", content: "hi" },
+   *   { role: "assistant", content: "hello" },
+   * ]);
+   * db.endSession("root", "compression");
+   * db.createSession("tip", "cli", { parentSessionId: "root" });
+   * db.appendMessage("tip", { role: "user", content: "<memory-context>x</memory-context> go on" });
+   * const history = db.getMessagesAsConversation("tip", { includeAncestors: true });
+   * assert.deepEqual(history.map((m) => m.content), ["hi", "hello", "go on"]);
+   * assert.equal(db.getMessagesAsConversation("tip").length, 1);
+   * ```
+   */
+  getMessagesAsConversation(
+    sessionId: string,
+    options: conversation.ConversationOptions = {},
+  ): ConversationMessage[] {
+    return conversation.getMessagesAsConversation(this.#store, sessionId, options);
+  }
+
+  /**
+   * Counts the message rows of one session, or of every session when
+   * `sessionId` is omitted or empty. Every row counts, inactive ones of a
+   * newer Hermes' file included.
+   *
+   * @param sessionId The session; every message when omitted or `""`.
+   * @returns The count; 0 for an unknown session.
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli");
+   * db.createSession("s2", "cli");
+   * db.appendMessage("s1", { role: "user", content: "hi" });
+   * db.appendMessage("s2", { role: "user", content: "yo" });
+   * assert.equal(db.messageCount(), 2);
+   * assert.equal(db.messageCount("s1"), 1);
+   * assert.equal(db.messageCount("other"), 0);
+   * ```
+   */
+  messageCount(sessionId?: string): number {
+    return messages.messageCount(this.#store, sessionId);
+  }
+
+  // ── Search and listing ──────────────────────────────────────────────────
+
+  /**
+   * Searches every message, as Python's `search_messages` does (SPEC §5
+   * "Search"). The query is sanitized first (balanced quoted phrases kept;
+   * `+{}()"^` dropped; `*` runs collapsed, a leading `*` dropped; a dangling
+   * AND/OR/NOT at either end dropped; dotted, hyphenated and underscored
+   * compounds such as `chat-send`, `P2.2`, `sp_new` quoted), then routed:
+   * text without CJK goes to the `messages_fts` index, ranked by bm25, with
+   * a snippet marked `>>>like this<<<`; three or more CJK characters go to
+   * the trigram index; shorter CJK text is matched as a substring of
+   * content, tool name and tool calls, with an unmarked 120-character
+   * snippet. `sort` orders the hits as the newer Python Hermes does:
+   * `"rank"` (the default) by relevance; `"newest"` or `"oldest"` by
+   * timestamp, then relevance, then id. Substring matches are always by
+   * time: newest first for `"rank"` and `"newest"`, oldest first for
+   * `"oldest"`. The few deliberate improvements over Python (a
+   * short CJK operand, an emoji-only query, `foo:bar`, `e.g.`…) are listed
+   * in `docs/search_improvements.md`.
+   *
+   * Never throws because of the query text: a query that cannot match, or
+   * that FTS5 rejects even after repair, gives `[]`. A damaged full-text
+   * index is read around (by substring) instead of failing. Each hit
+   * carries `context`: the previous, the matching and the next message of
+   * its session, content cut to 200 characters. In a newer Hermes' file,
+   * rewound messages are not searched unless `includeInactive`.
+   *
+   * @param query What the user typed.
+   * @param options `sourceFilter` (only these sources; an empty list
+   *   matches nothing), `excludeSources`, `roleFilter` (an empty list means
+   *   any role), `limit` (default 20), `offset` (default 0),
+   *   `includeInactive` (default false) and `sort` (default `"rank"`); see
+   *   {@linkcode SearchOptions}.
+   * @returns The hits (`id, session_id, role, snippet, timestamp,
+   *   tool_name, source, model, session_started, context`), in `sort` order.
+   * @throws {RangeError} When `limit` or `offset` is not a non-negative
+   *   integer (`Cannot search messages: limit must be a non-negative
+   *   integer: current value is -1`), or `sort` is not `"rank"`, `"newest"`
+   *   or `"oldest"`.
+   * @throws {SqliteError} On a storage failure other than a damaged index.
+   *
+   * @example Searching, filtering, hostile input
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli");
+   * db.appendMessages("s1", [
+   *   { role: "user", content: "How do I prune docker images?" },
+   *   { role: "assistant", content: "Run docker image prune -a." },
+   * ]);
+   * const hits = db.searchMessages("docker prune", { roleFilter: ["user"] });
+   * assert.equal(hits.length, 1);
+   * assert.match(hits[0].snippet!, />>>docker<<</);
+   * assert.equal(hits[0].source, "cli");
+   * assert.deepEqual(db.searchMessages("docker", { sourceFilter: [] }), []);
+   * assert.ok(Array.isArray(db.searchMessages('"unbalanced (AND')));
+   * const newest = db.searchMessages("docker", { sort: "newest" });
+   * assert.deepEqual(newest.map((hit) => hit.role), ["assistant", "user"]);
+   * assert.throws(() => db.searchMessages("docker", { limit: -1 }), RangeError);
+   * ```
+   */
+  searchMessages(query: string, options: search.SearchOptions = {}): SearchHit[] {
+    return search.searchMessages(this.#store, query, options);
+  }
+
+  /**
+   * Lists sessions as `hermes sessions list` shows them, with `preview`
+   * (the first user message, newlines as spaces, 60 characters plus `...`
+   * when longer; `""` when there is none or it is multimodal) and `last_active`
+   * (the last message's time, else the start).
+   *
+   * Order: newest start first (ties in file order); with
+   * `orderByLastActive`, most recently active first, where a compression
+   * chain counts the activity of all its sessions (ties by start, then id,
+   * newest first). Children are hidden unless their parent ended as
+   * `branched` before they started (delegates and compression
+   * continuations are hidden), or `includeChildren`. A root that ended as
+   * `compression` is shown as its chain's live tip (the tip's id, title,
+   * counts, preview, model and activity, the root's `started_at`, and
+   * `_lineage_root_id`), unless `projectCompressionTips: false` or
+   * `includeChildren`. In a newer Hermes' file, archived sessions are
+   * hidden unless `includeArchived`. `startedAfter` (inclusive) and
+   * `startedBefore` (exclusive) bound the start time, and `hasChildren`
+   * keeps only sessions with at least one child session (delegates,
+   * branches, continuations).
+   *
+   * @param options `source`, `excludeSources`, `startedAfter`,
+   *   `startedBefore`, `hasChildren` (default false), `limit` (default 20),
+   *   `offset` (default 0), `includeChildren` (default false),
+   *   `projectCompressionTips` (default true), `orderByLastActive` (default
+   *   false) and `includeArchived` (default false); see
+   *   {@linkcode ListSessionsOptions}.
+   * @returns The page of sessions, each a full row plus `preview`, `last_active`
+   *   and, for a projected chain, `_lineage_root_id`.
+   * @throws {RangeError} When `limit` or `offset` is not a non-negative
+   *   integer (`Cannot list sessions: limit must be a non-negative integer:
+   *   current value is 1.5`), or `startedAfter` or `startedBefore` is not a
+   *   finite number.
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example Newest first, a compression chain as one entry
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * let now = 1_767_000_000;
+   * using db = await SessionDB.open({ path: `${dir}/state.db`, clock: () => now });
+   * db.createSession("root", "cli");
+   * db.appendMessage("root", { role: "user", content: "Plan the\nmigration" });
+   * now += 60;
+   * db.endSession("root", "compression");
+   * db.createSession("tip", "cli", { parentSessionId: "root" });
+   * db.appendMessage("tip", { role: "user", content: "Go on with the migration plan" });
+   * now += 60;
+   * db.createSession("other", "telegram");
+   * const rows = db.listSessionsRich();
+   * assert.deepEqual(rows.map((s) => s.id), ["other", "tip"]);
+   * assert.equal(rows[1]._lineage_root_id, "root");
+   * assert.equal(rows[1].preview, "Go on with the migration plan");
+   * now += 60;
+   * db.appendMessage("tip", { role: "assistant", content: "Step one…" });
+   * const active = db.listSessionsRich({ orderByLastActive: true });
+   * assert.deepEqual(active.map((s) => s.id), ["tip", "other"]);
+   * assert.equal(db.listSessionsRich({ includeChildren: true }).length, 3);
+   * assert.deepEqual(db.listSessionsRich({ hasChildren: true }).map((s) => s.id), ["tip"]);
+   * assert.deepEqual(db.listSessionsRich({ startedAfter: now - 60 }).map((s) => s.id), ["other"]);
+   * ```
+   */
+  listSessionsRich(options: listing.ListSessionsOptions = {}): RichSessionRow[] {
+    return listing.listSessionsRich(this.#store, options);
+  }
+
+  /**
+   * Counts the entries `listSessionsRich` lists with these filters, over all
+   * pages (a compression chain counts once).
+   *
+   * @param options The listing's filters (paging and order are ignored).
+   * @returns The count.
+   */
+  listedSessionCount(options: listing.ListSessionsOptions = {}): number {
+    return listing.listedSessionCount(this.#store, options);
+  }
+
+  /**
+   * Lists every session (children and archived ones included, nothing
+   * projected), most recently active first (by `last_active`: the last
+   * message's time, else the start), then newest start, then id
+   * descending: Python's `search_sessions` order, which exports follow.
+   *
+   * @param options `source` (every source when empty), `limit` (default
+   *   20) and `offset` (default 0); see {@linkcode SearchSessionsOptions}.
+   * @returns Full session rows, each with `last_active`.
+   * @throws {RangeError} When `limit` or `offset` is not a non-negative integer.
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example The most recently active first
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * let now = 1_767_000_000;
+   * using db = await SessionDB.open({ path: `${dir}/state.db`, clock: () => now });
+   * db.createSession("old", "cron");
+   * now += 60;
+   * db.createSession("new", "cron");
+   * now += 60;
+   * db.appendMessage("old", { role: "user", content: "still here" });
+   * assert.deepEqual(db.searchSessions({ source: "cron" }).map((s) => s.id), ["old", "new"]);
+   * assert.deepEqual(db.searchSessions({ limit: 1, offset: 1 }).map((s) => s.id), ["new"]);
+   * ```
+   */
+  searchSessions(options: listing.SearchSessionsOptions = {}): SessionRow[] {
+    return listing.searchSessions(this.#store, options);
+  }
+
+  /**
+   * Counts session rows: every session (children and archived ones
+   * included), or those of one source.
+   *
+   * @param options `source` (every source when empty); see
+   *   {@linkcode SessionCountOptions}.
+   * @returns The count.
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli");
+   * db.createSession("s2", "telegram", { parentSessionId: "s1" });
+   * assert.equal(db.sessionCount(), 2);
+   * assert.equal(db.sessionCount({ source: "telegram" }), 1);
+   * ```
+   */
+  sessionCount(options: listing.SessionCountOptions = {}): number {
+    return listing.sessionCount(this.#store, options);
+  }
+
+  // ── Titles and ids ──────────────────────────────────────────────────────
+
+  /**
+   * Resolves what a user typed to a session id: an exact id, else a prefix
+   * of exactly one id. The prefix match is SQL `LIKE` (ASCII
+   * case-insensitive) with `\`, `%` and `_` taken literally.
+   *
+   * @param idOrPrefix What the user typed.
+   * @returns The id, or `undefined` when no session or more than one matches.
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("20260429_090322_3762ca", "cli");
+   * db.createSession("20260429_101500_aa11bb", "cli");
+   * assert.equal(db.resolveSessionId("20260429_09"), "20260429_090322_3762ca");
+   * assert.equal(db.resolveSessionId("20260429"), undefined); // ambiguous
+   * assert.equal(db.resolveSessionId("2026%"), undefined); // % is literal
+   * ```
+   */
+  resolveSessionId(idOrPrefix: string): string | undefined {
+    return titles.resolveSessionId(this.#store, idOrPrefix);
+  }
+
+  /**
+   * The sessions whose id starts with `prefix`: how many, and the newest
+   * (to say which ones an ambiguous prefix names).
+   *
+   * @param prefix The id prefix.
+   * @param options `limit`: the most ids (default 10).
+   * @returns The count and ids.
+   */
+  sessionIdsWithPrefix(prefix: string, options: { limit?: number } = {}): titles.PrefixMatches {
+    return titles.sessionIdsWithPrefix(this.#store, prefix, options);
+  }
+
+  /**
+   * Sets the title of a session, or clears it when the title is `null` or
+   * cleans to nothing. The title is cleaned with {@linkcode sanitizeTitle}
+   * first (ASCII controls other than tab/LF/CR and invisible characters
+   * removed, whitespace runs collapsed to one space, trimmed); it may have
+   * 100 code points at most and is unique among sessions (case-sensitive).
+   *
+   * @param id The session id.
+   * @param title The title as typed; `null` or `""` clears it.
+   * @returns True when the session exists (and now has the title); false
+   *   for an unknown id (nothing is written).
+   * @throws {TitleError} `Title too long (N chars, max 100)`, or
+   *   `Title 'T' is already in use by session ID` when another session has it;
+   *   nothing is written.
+   * @throws {TypeError} When `title` is neither a string nor empty.
+   * @throws {ReadonlyError} When the database was opened with `readonly: true`.
+   * @throws {WriteBusyError} When another connection kept the write lock
+   *   through every attempt (15 by default); nothing was written.
+   * @throws {SqliteError} On any other storage failure, at once, with nothing written.
+   *
+   * @example Naming, a duplicate, clearing
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { TitleError } from "../core/errors.ts";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli");
+   * db.createSession("s2", "cli");
+   * assert.equal(db.setSessionTitle("s1", "  Weekly\u200b sync "), true);
+   * assert.equal(db.getSessionTitle("s1"), "Weekly sync");
+   * assert.throws(() => db.setSessionTitle("s2", "Weekly sync"), TitleError);
+   * assert.throws(() => db.setSessionTitle("s2", "x".repeat(101)), /Title too long \(101 chars/);
+   * assert.equal(db.setSessionTitle("nope", "Other"), false);
+   * db.setSessionTitle("s1", "");
+   * assert.equal(db.getSessionTitle("s1"), null);
+   * ```
+   */
+  setSessionTitle(id: string, title: string | null): boolean {
+    return titles.setSessionTitle(this.#store, id, title);
+  }
+
+  /**
+   * Reads the title of a session.
+   *
+   * @param id The session id.
+   * @returns The title; `null` when the session has none; `undefined` when
+   *   there is no such session.
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli");
+   * assert.equal(db.getSessionTitle("s1"), null);
+   * db.setSessionTitle("s1", "Weekly sync notes");
+   * assert.equal(db.getSessionTitle("s1"), "Weekly sync notes");
+   * assert.equal(db.getSessionTitle("nope"), undefined);
+   * ```
+   */
+  getSessionTitle(id: string): string | null | undefined {
+    return titles.getSessionTitle(this.#store, id);
+  }
+
+  /**
+   * Finds the session whose title is exactly `title` (case-sensitive, not
+   * cleaned).
+   *
+   * @param title The title.
+   * @returns The full session row, or `undefined`.
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli");
+   * db.setSessionTitle("s1", "数据库迁移计划");
+   * assert.equal(db.getSessionByTitle("数据库迁移计划")?.id, "s1");
+   * assert.equal(db.getSessionByTitle("数据库"), undefined);
+   * ```
+   */
+  getSessionByTitle(title: string): SessionRow | undefined {
+    return titles.getSessionByTitle(this.#store, title);
+  }
+
+  /**
+   * Resolves a title to a session id, as `hermes -r TITLE` does. When
+   * numbered variants `"<title> #N"` exist, the most recently started one
+   * wins, even over an exact match (it is the live continuation); else the
+   * exact title (case-sensitive). The variant match is SQL `LIKE`: ASCII
+   * case-insensitive, with `%`, `_` and `\` in the title taken literally.
+   *
+   * @param title The title as typed.
+   * @returns The session id, or `undefined` when nothing matches.
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example The newest numbered variant wins
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * let now = 1_767_000_000;
+   * using db = await SessionDB.open({ path: `${dir}/state.db`, clock: () => now });
+   * db.createSession("s1", "cli");
+   * db.setSessionTitle("s1", "my project");
+   * now += 60;
+   * db.createSession("s2", "cli");
+   * db.setSessionTitle("s2", "my project #2");
+   * assert.equal(db.resolveSessionByTitle("my project"), "s2");
+   * assert.equal(db.resolveSessionByTitle("my project #2"), "s2");
+   * assert.equal(db.resolveSessionByTitle("nothing"), undefined);
+   * ```
+   */
+  resolveSessionByTitle(title: string): string | undefined {
+    return titles.resolveSessionByTitle(this.#store, title);
+  }
+
+  /**
+   * The title for the next session of a lineage: the base title (a `" #N"`
+   * suffix removed) with one more than the highest number in use, the
+   * unnumbered original counting as #1. A base that no session uses, with
+   * or without a number, comes back as the bare base.
+   *
+   * @param base A title, with or without a `" #N"` suffix.
+   * @returns The next title, e.g. `"my project #3"`.
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli");
+   * db.setSessionTitle("s1", "my project");
+   * assert.equal(db.getNextTitleInLineage("my project"), "my project #2");
+   * db.createSession("s2", "cli");
+   * db.setSessionTitle("s2", "my project #2");
+   * assert.equal(db.getNextTitleInLineage("my project #2"), "my project #3");
+   * assert.equal(db.getNextTitleInLineage("brand new #4"), "brand new");
+   * ```
+   */
+  getNextTitleInLineage(base: string): string {
+    return titles.getNextTitleInLineage(this.#store, base);
+  }
+
+  // ── Lineage ─────────────────────────────────────────────────────────────
+
+  /**
+   * Follows a compression chain forward to its live end: from each session
+   * that ended as `compression`, to its most recently started child that
+   * started at or after that end (delegates started before it are not
+   * followed), at most 100 steps.
+   *
+   * @param id A session of the chain.
+   * @returns The tip's id; `id` itself when it is not compressed, has no
+   *   continuation, or does not exist.
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example root → mid → tip
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db`, clock: () => 1_767_000_000 });
+   * db.createSession("root", "cli");
+   * db.endSession("root", "compression");
+   * db.createSession("mid", "cli", { parentSessionId: "root" });
+   * db.endSession("mid", "compression");
+   * db.createSession("tip", "cli", { parentSessionId: "mid" });
+   * assert.equal(db.getCompressionTip("root"), "tip");
+   * assert.equal(db.getCompressionTip("tip"), "tip");
+   * assert.equal(db.getCompressionTip("nope"), "nope");
+   * ```
+   */
+  getCompressionTip(id: string): string {
+    return lineage.getCompressionTip(this.#store, id);
+  }
+
+  /**
+   * The session to resume when the user asks for `id`: `id` itself when it
+   * has messages; otherwise the first descendant that has messages,
+   * following the most recently started child at each step (at most 32
+   * steps, stopping on a cycle). A compression that happened before any
+   * message was flushed leaves an empty parent; this finds where the
+   * conversation went.
+   *
+   * @param id The requested session.
+   * @returns The session that holds the conversation; `id` when there is
+   *   none, when `id` is empty or unknown, or when the chain loops.
+   * @throws {SqliteError} When the file cannot be read (Python answers `id`
+   *   then; this store reports the failure).
+   *
+   * @example An empty head
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("head", "cli");
+   * db.endSession("head", "compression");
+   * db.createSession("child", "cli", { parentSessionId: "head" });
+   * db.appendMessage("child", { role: "user", content: "hi" });
+   * assert.equal(db.resolveResumeSessionId("head"), "child");
+   * assert.equal(db.resolveResumeSessionId("child"), "child");
+   * ```
+   */
+  resolveResumeSessionId(id: string): string {
+    return lineage.resolveResumeSessionId(this.#store, id);
+  }
+
+  /**
+   * The session and its ancestors: self first, then its parent, up to the
+   * root (any kind of parent link: compression, branch, delegate). Stops on
+   * a cycle and after 1000 generations.
+   *
+   * @param id The session id.
+   * @returns Full session rows; `[]` for an unknown id.
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("root", "cli");
+   * db.createSession("mid", "cli", { parentSessionId: "root" });
+   * db.createSession("tip", "cli", { parentSessionId: "mid" });
+   * assert.deepEqual(db.getAncestors("tip").map((s) => s.id), ["tip", "mid", "root"]);
+   * assert.deepEqual(db.getAncestors("nope"), []);
+   * ```
+   */
+  getAncestors(id: string): SessionRow[] {
+    return lineage.getAncestors(this.#store, id);
+  }
+
+  /**
+   * The session and its descendants (continuations, branches, delegates,
+   * and theirs): self first, then children before grandchildren; within a
+   * generation by `started_at`, then id. Each session comes once; stops on
+   * a cycle and after 1000 generations.
+   *
+   * @param id The session id.
+   * @returns Full session rows; `[]` for an unknown id.
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * let now = 1_767_000_000;
+   * using db = await SessionDB.open({ path: `${dir}/state.db`, clock: () => now++ });
+   * db.createSession("root", "cli");
+   * db.createSession("a", "cli", { parentSessionId: "root" });
+   * db.createSession("a1", "cli", { parentSessionId: "a" });
+   * db.createSession("b", "cli", { parentSessionId: "root" });
+   * assert.deepEqual(db.getDescendants("root").map((s) => s.id), ["root", "a", "b", "a1"]);
+   * assert.deepEqual(db.getDescendants("nope"), []);
+   * ```
+   */
+  getDescendants(id: string): SessionRow[] {
+    return lineage.getDescendants(this.#store, id);
+  }
+
+  // ── Export and cleanup ──────────────────────────────────────────────────
+
+  /**
+   * One session with its messages, as one line of a JSONL export (what
+   * `hermes sessions export` writes): every session column, then
+   * `messages`, as {@linkcode SessionDB.getMessages} returns them with
+   * `includeInactive` (a newer Hermes' rewound and compacted rows included).
+   * {@linkcode SessionDB.importSession} reads it back.
+   *
+   * @param id The session id.
+   * @returns The export, or `undefined` for an unknown session.
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example One JSONL line
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli");
+   * db.appendMessage("s1", { role: "user", content: "hi" });
+   * const line = JSON.stringify(db.exportSession("s1"));
+   * assert.equal(JSON.parse(line).messages[0].content, "hi");
+   * assert.equal(db.exportSession("nope"), undefined);
+   * ```
+   */
+  exportSession(id: string): SessionExport | undefined {
+    return exporting.exportSession(this.#store, id);
+  }
+
+  /**
+   * Every session with its messages, in the order of
+   * {@linkcode SessionDB.searchSessions} (most recently active first, then
+   * newest start, then id descending; children included, no limit), each
+   * with an extra `last_active` column. The messages are every row, as
+   * {@linkcode SessionDB.exportSession} gives them
+   * ({@linkcode SessionDB.getMessages} with `includeInactive`): in a newer
+   * Hermes' file the rewound and compacted rows are kept, so an export
+   * imported back ({@linkcode SessionDB.importSession}) loses nothing.
+   * Holds everything in memory: prefer {@linkcode SessionDB.iterateExport}
+   * for large files.
+   *
+   * @param options `source` (every source when omitted or empty); see
+   *   {@linkcode ExportOptions}.
+   * @returns The exports.
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example Filtering by source
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("cron_job_1", "cron");
+   * db.createSession("s1", "cli");
+   * assert.deepEqual(db.exportAll({ source: "cron" }).map((s) => s.id), ["cron_job_1"]);
+   * assert.equal(db.exportAll().length, 2);
+   * ```
+   */
+  exportAll(options: exporting.ExportOptions = {}): SessionExport[] {
+    return exporting.exportAll(this.#store, options);
+  }
+
+  /**
+   * What {@linkcode SessionDB.exportAll} returns, one session at a time, in
+   * the same order: memory stays flat whatever the size of the file. The
+   * session list is read through one cursor, so the export is one
+   * consistent snapshot.
+   *
+   * While the generator is suspended halfway, that cursor holds a read
+   * snapshot of the file: run it to the end (or `return()` it, as `break` in
+   * a `for…of` does) before writing through the same `SessionDB`, or the
+   * write may find the snapshot stale and fail as busy when another process
+   * wrote meanwhile.
+   *
+   * @param options `source` (every source when omitted or empty); see
+   *   {@linkcode ExportOptions}.
+   * @returns A generator of exports.
+   * @throws {SqliteError} From `next()`, when the file cannot be read.
+   *
+   * @example Writing a JSONL export
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli");
+   * db.createSession("s2", "cli");
+   * const lines: string[] = [];
+   * for (const session of db.iterateExport()) lines.push(JSON.stringify(session));
+   * await Deno.writeTextFile(`${dir}/export.jsonl`, lines.join("\n") + "\n");
+   * assert.equal(lines.length, 2);
+   * ```
+   */
+  iterateExport(options: exporting.ExportOptions = {}): Generator<SessionExport> {
+    return exporting.iterateExport(this.#store, options);
+  }
+
+  /**
+   * Deletes a session and its messages in one transaction. Its children are
+   * kept and become roots (their parent is set to NULL) instead of being
+   * deleted. With `sessionsDir`, its transcript files there (`<id>.json`,
+   * `<id>.jsonl`, `request_dump_<id>_*.json`, names compared literally) are
+   * removed after the commit, best effort (a missing folder or a file that
+   * cannot be removed is skipped).
+   *
+   * @param id The session id.
+   * @param options `sessionsDir` (see {@linkcode SessionsDirOptions}).
+   * @returns True when the session existed; false for an unknown id (nothing changes).
+   * @throws {ReadonlyError} When the database was opened with `readonly: true`.
+   * @throws {WriteBusyError} When another connection kept the write lock
+   *   through every attempt (15 by default); nothing was deleted.
+   * @throws {SqliteError} On any other storage failure, at once, with nothing deleted.
+   *
+   * @example The child stays, the transcript goes
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * await Deno.mkdir(`${dir}/sessions`);
+   * await Deno.writeTextFile(`${dir}/sessions/s1.jsonl`, "{}\n");
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli");
+   * db.createSession("s2", "cli", { parentSessionId: "s1" });
+   * assert.equal(db.deleteSession("s1", { sessionsDir: `${dir}/sessions` }), true);
+   * assert.equal(db.getSession("s2")?.parent_session_id, null);
+   * await assert.rejects(Deno.stat(`${dir}/sessions/s1.jsonl`), Deno.errors.NotFound);
+   * assert.equal(db.deleteSession("s1"), false);
+   * ```
+   */
+  deleteSession(id: string, options: prune.SessionsDirOptions = {}): boolean {
+    return prune.deleteSession(this.#store, id, options);
+  }
+
+  /**
+   * Deletes the ended sessions started more than `olderThanDays` days ago
+   * (by the store's clock; live sessions are never pruned), oldest first,
+   * with their messages; their children are kept and become roots, and
+   * with `sessionsDir` their transcript files go after each commit. Each
+   * session goes whole in one transaction, several per transaction, none
+   * holding the lock much longer than 400 ms (with a 160 ms pause between
+   * two, so a Python writer gets in; a blocking sleep here, an awaited timer
+   * on the asynchronous `SessionStore`): a crash in between leaves whole
+   * sessions, and the next prune finishes. Ends with a checkpoint that
+   * empties the `-wal` when no other connection is busy. A negative
+   * `olderThanDays` is refused before anything is read or written, as
+   * {@linkcode SessionDB.pruneCandidates} refuses it (Python takes it and
+   * prunes every ended session).
+   *
+   * @param options `olderThanDays` (default 90), `source` (every source
+   *   when empty) and `sessionsDir`; see {@linkcode PruneOptions}.
+   * @returns How many sessions were deleted.
+   * @throws {RangeError} When `olderThanDays` is negative or not a finite
+   *   number (the message names the value); nothing is deleted.
+   * @throws {ReadonlyError} When the database was opened with `readonly: true`.
+   * @throws {WriteBusyError} When another connection kept the write lock
+   *   through every attempt of one transaction; the sessions of earlier
+   *   transactions stay deleted, the rest are kept.
+   * @throws {SqliteError} On any other storage failure (the same holds).
+   *
+   * @example Pruning what ended more than 90 days ago
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * const day = 86400;
+   * let now = 1_767_000_000;
+   * using db = await SessionDB.open({ path: `${dir}/state.db`, clock: () => now });
+   * db.createSession("old", "telegram");
+   * db.endSession("old", "cli_close");
+   * db.createSession("old_live", "telegram");
+   * now += 100 * day;
+   * db.createSession("recent", "telegram");
+   * db.endSession("recent", "cli_close");
+   * assert.equal(db.pruneSessions({ olderThanDays: 90, source: "telegram" }), 1);
+   * assert.equal(db.getSession("old"), undefined);
+   * assert.equal(db.sessionCount(), 2);
+   * ```
+   */
+  pruneSessions(options: prune.PruneOptions = {}): number {
+    return prune.pruneSessions(this.#store, options);
+  }
+
+  /**
+   * Deletes "ghost" sessions, as Python's `prune_empty_ghost_sessions`
+   * chooses them: source `tui`, ended, no title, no message, started more
+   * than a day ago (by the store's clock). As with every delete here, and
+   * unlike Python (whose plain DELETE fails on the foreign key when a ghost
+   * has children), their children are kept and become roots; with
+   * `sessionsDir` their transcript files go too. Batched as
+   * {@linkcode SessionDB.pruneSessions} is.
+   *
+   * @param options `sessionsDir` (see {@linkcode SessionsDirOptions}).
+   * @returns How many sessions were deleted.
+   * @throws {ReadonlyError} When the database was opened with `readonly: true`.
+   * @throws {WriteBusyError} When another connection kept the write lock
+   *   through every attempt of one transaction (earlier ones stay done).
+   * @throws {SqliteError} On any other storage failure (earlier transactions stay done).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * let now = 1_767_000_000;
+   * using db = await SessionDB.open({ path: `${dir}/state.db`, clock: () => now });
+   * db.createSession("ghost", "tui");
+   * db.endSession("ghost", "tui_close");
+   * db.createSession("kept", "tui");
+   * db.appendMessage("kept", { role: "user", content: "hi" });
+   * db.endSession("kept", "tui_close");
+   * now += 2 * 86400;
+   * assert.equal(db.pruneEmptyGhostSessions(), 1);
+   * assert.equal(db.getSession("ghost"), undefined);
+   * ```
+   */
+  pruneEmptyGhostSessions(options: prune.SessionsDirOptions = {}): number {
+    return prune.pruneEmptyGhostSessions(this.#store, options);
+  }
+
+  /**
+   * Reads a `state_meta` value (the key/value table Python and this store
+   * share, e.g. `last_auto_prune`).
+   *
+   * @param key The key.
+   * @returns The value, or `undefined` when the key is absent, also in a
+   *   file of an older Hermes (v1–v6) opened read-only, which has no
+   *   `state_meta` table yet.
+   * @throws {SqliteError} When the file cannot be read.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * assert.equal(db.getMeta("my_key"), undefined);
+   * db.setMeta("my_key", "1");
+   * assert.equal(db.getMeta("my_key"), "1");
+   * ```
+   */
+  getMeta(key: string): string | undefined {
+    return meta.getMeta(this.#store, key);
+  }
+
+  /**
+   * Writes a `state_meta` value, replacing the one the key had.
+   *
+   * @param key The key.
+   * @param value The value (text; Python stores floats as `str(x)`).
+   * @throws {ReadonlyError} When the database was opened with `readonly: true`.
+   * @throws {WriteBusyError} When another connection kept the write lock
+   *   through every attempt (15 by default); nothing was written.
+   * @throws {SqliteError} On any other storage failure, at once, with nothing written.
+   *
+   * @example Replacing a value
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.setMeta("my_key", "1");
+   * db.setMeta("my_key", "2");
+   * assert.equal(db.getMeta("my_key"), "2");
+   * ```
+   */
+  setMeta(key: string, value: string): void {
+    meta.setMeta(this.#store, key, value);
+  }
+
+  /**
+   * Rebuilds the file to give the pages freed by deletes back to the disk:
+   * a best-effort `PRAGMA wal_checkpoint(TRUNCATE)`, then `VACUUM`, then a
+   * TRUNCATE checkpoint that does not wait (VACUUM writes the whole
+   * database into the `-wal`). `VACUUM` holds the write lock for the whole
+   * copy (1.6 s for a 272 MB file): every other writer waits, and a Python
+   * writer gives up after about 1.3 s. It is not retried, and nothing here
+   * runs it unasked: call it when no writer is attached, at startup.
+   *
+   * @throws {ReadonlyError} When the database was opened with `readonly: true`.
+   * @throws {SqliteError} When `VACUUM` fails: of `kind` `busy` when another
+   *   connection holds the lock past the busy timeout, or when called
+   *   inside a write; the file is left as it was.
+   *
+   * @example After a large delete
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli");
+   * const big = { role: "user", content: "x".repeat(500) };
+   * db.appendMessages("s1", Array.from({ length: 200 }, () => big));
+   * db.deleteSession("s1");
+   * db.vacuum();
+   * assert.equal(db.inspect({ integrity: false }).freePages, 0);
+   * ```
+   */
+  vacuum(): void {
+    prune.vacuum(this.#store);
+  }
+
+  /**
+   * Prunes (and vacuums) at most once per `minIntervalHours`, sharing
+   * Python's `last_auto_prune` marker in `state_meta` (a float in a
+   * string): skips when the marker is more recent (or in the future);
+   * otherwise prunes ended sessions older than `retentionDays` (as
+   * {@linkcode SessionDB.pruneSessions}), runs `VACUUM` when something was
+   * pruned and `vacuum` is not false (a VACUUM failure is ignored), and
+   * writes the marker, even when nothing was pruned. An unreadable marker
+   * counts as none.
+   *
+   * Never throws: an error ends the run and is reported in `error` (its
+   * message) and `cause` (the error itself); the marker is then not
+   * written. A read-only store reports the `ReadonlyError` this way.
+   *
+   * @param options `retentionDays` (default 90), `minIntervalHours`
+   *   (default 24), `vacuum` (default true) and `sessionsDir`; see
+   *   {@linkcode AutoPruneOptions}.
+   * @returns `{ skipped, pruned, vacuumed, error?, cause? }` (see
+   *   {@linkcode AutoPruneResult}).
+   *
+   * @example At startup, twice
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * const first = db.maybeAutoPruneAndVacuum({ retentionDays: 90 });
+   * assert.deepEqual(first, { skipped: false, pruned: 0, vacuumed: false });
+   * assert.notEqual(db.getMeta("last_auto_prune"), undefined);
+   * assert.equal(db.maybeAutoPruneAndVacuum().skipped, true);
+   * ```
+   */
+  maybeAutoPruneAndVacuum(options: prune.AutoPruneOptions = {}): prune.AutoPruneResult {
+    return prune.maybeAutoPruneAndVacuum(this.#store, options);
+  }
+
+  // ── Statistics ──────────────────────────────────────────────────────────
+
+  /**
+   * Sessions, input and output tokens and estimated cost per model
+   * (sessions without a model are left out), highest total cost first;
+   * models without any cost come last, then by name.
+   *
+   * @returns One row per model: `model, session_count, total_input,
+   *   total_output, total_cost`.
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("a", "cli", { model: "cheap" });
+   * db.createSession("b", "cli", { model: "dear" });
+   * db.updateTokenCounts("a", { inputTokens: 900, estimatedCostUsd: 0.01 });
+   * db.updateTokenCounts("b", { inputTokens: 100, estimatedCostUsd: 0.5 });
+   * const rows = db.usageByModel();
+   * assert.deepEqual(rows.map((u) => u.model), ["dear", "cheap"]);
+   * assert.equal(rows[1].total_input, 900);
+   * ```
+   */
+  usageByModel(): ModelUsage[] {
+    return stats.usageByModel(this.#store);
+  }
+
+  /**
+   * The sessions that used the most tokens (input plus output), most
+   * first; ties by id. Every session counts, children included.
+   *
+   * @param limit How many sessions at most.
+   * @returns Rows of `id, title, model, total_tokens, estimated_cost_usd`.
+   * @throws {RangeError} When `limit` is not a non-negative integer.
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.updateTokenCounts("small", { inputTokens: 10, outputTokens: 5 });
+   * db.updateTokenCounts("big", { inputTokens: 1000, outputTokens: 200 });
+   * const [top] = db.topSessionsByTokens(1);
+   * assert.equal(top.id, "big");
+   * assert.equal(top.total_tokens, 1200);
+   * assert.throws(() => db.topSessionsByTokens(-1), RangeError);
+   * ```
+   */
+  topSessionsByTokens(limit = 10): SessionTokens[] {
+    return stats.topSessionsByTokens(this.#store, limit);
+  }
+
+  /**
+   * Sessions, message rows (inactive ones of a newer Hermes' file
+   * included), tokens and cost per source (`hermes-state stats`), most
+   * sessions first, then by source. Token totals are 0 when no session has
+   * any; `estimated_cost` and `actual_cost` are `null` when no session of
+   * the source has one.
+   *
+   * @returns One row per source (see {@linkcode SourceUsage}).
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("t1", "telegram");
+   * db.createSession("t2", "telegram");
+   * db.createSession("c1", "cli");
+   * db.appendMessage("t1", { role: "user", content: "hi" });
+   * const [first, second] = db.usageBySource();
+   * assert.equal(first.source, "telegram");
+   * assert.equal(first.session_count, 2);
+   * assert.equal(first.message_count, 1);
+   * assert.equal(second.actual_cost, null);
+   * ```
+   */
+  usageBySource(): sourceUsage.SourceUsage[] {
+    return sourceUsage.usageBySource(this.#store);
+  }
+
+  /**
+   * Sessions, tokens and cost per day, week, month, model or source
+   * (`hermes-state usage`, the web page's Usage view). A session counts
+   * whole on the UTC day it started (the session row carries its totals);
+   * weeks start on Monday, and a week is named by its Monday. Token sums are
+   * 0 when no session has any; the cost sums are `null` when no session of
+   * the group has one.
+   *
+   * @param options `by` (`day`, `week`, `month`, `model` or `source`;
+   *   default `day`), `since` and `until` (start times in Unix seconds,
+   *   `until` exclusive) and `source`; see {@linkcode UsageReportOptions}.
+   * @returns One row per group (`key, sessions, input_tokens,
+   *   output_tokens, cache_read_tokens, cache_write_tokens,
+   *   reasoning_tokens, estimated_cost_usd, actual_cost_usd`): time groups
+   *   oldest first, model and source groups by estimated cost, then tokens,
+   *   highest first; ties by key (sessions without a model, key `null`,
+   *   first).
+   * @throws {RangeError} When `by` is not a grouping, or `since` or `until`
+   *   is not a finite number (`Cannot report usage: by must be one of day,
+   *   week, month, model, source: current value is "year"`).
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example Tokens per day and per model
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db`, clock: () => 1_777_000_000 });
+   * db.createSession("s1", "cli", { model: "m" });
+   * db.updateTokenCounts("s1", { inputTokens: 10, outputTokens: 2, estimatedCostUsd: 0.1 });
+   * db.createSession("s2", "telegram");
+   * const [day] = db.usageReport({ by: "day" });
+   * assert.equal(day.key, "2026-04-24");
+   * assert.equal(day.sessions, 2);
+   * assert.equal(day.input_tokens, 10);
+   * assert.deepEqual(db.usageReport({ by: "model" }).map((row) => row.key), ["m", null]);
+   * assert.deepEqual(db.usageReport({ source: "cli", until: 1_777_000_000 }), []);
+   * ```
+   */
+  usageReport(options: usage.UsageReportOptions = {}): usage.UsageRow[] {
+    return usage.usageReport(this.#store, options);
+  }
+
+  /**
+   * A marker that changes whenever anything is committed to the file, by
+   * any connection in any process (SQLite's `PRAGMA data_version` with this
+   * connection's own `total_changes()`): two equal answers mean nothing was
+   * committed in between. Cheap enough to poll every second; live pages do.
+   *
+   * @returns An opaque text; compare it, do not parse it.
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example Noticing another connection's write
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using reader = await SessionDB.open({ path: `${dir}/state.db` });
+   * using writer = await SessionDB.open({ path: `${dir}/state.db` });
+   * const before = reader.dataVersion();
+   * assert.equal(reader.dataVersion(), before);
+   * writer.createSession("s1", "cli");
+   * assert.notEqual(reader.dataVersion(), before);
+   * ```
+   */
+  dataVersion(): string {
+    return version.dataVersion(this.#store);
+  }
+
+  /**
+   * Describes the open database file (`hermes-state info`): schema version,
+   * SQLite version (with a warning for an unsafe one), journal mode, WAL
+   * size, page size, page and free-page counts, row counts, FTS tables (and
+   * the stale ones), `state_meta` keys, and `PRAGMA quick_check` (up to 20
+   * problems), with known harmless conditions told apart from real damage.
+   * A damaged table or page is reported (in `integrity`, `damage`, and a
+   * `null` row count) instead of thrown. Changes nothing; works read-only.
+   *
+   * @param options `integrity: false` skips the check, which reads every
+   *   page (see {@linkcode InspectOptions}).
+   * @returns The description (see {@linkcode DatabaseInfo}).
+   * @throws {SqliteError} On a storage failure other than a damaged page.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * const info = db.inspect();
+   * assert.equal(info.schemaVersion, 11);
+   * assert.equal(info.journalMode, "wal");
+   * assert.deepEqual(info.integrity, ["ok"]);
+   * assert.deepEqual(info.damage, []);
+   * assert.equal(db.inspect({ integrity: false }).integrity, null);
+   * ```
+   */
+  inspect(options: inspecting.InspectOptions = {}): inspecting.DatabaseInfo {
+    return inspecting.inspectDatabase(this.#store, options);
+  }
+
+  /**
+   * The sessions {@linkcode SessionDB.pruneSessions} with the same options
+   * would delete, without deleting them (`hermes-state prune --dry-run`):
+   * the ended sessions started before now minus `olderThanDays` days,
+   * oldest first (then by id).
+   *
+   * @param options `olderThanDays` (default 90) and `source` (every source
+   *   when blank); see {@linkcode PruneCandidatesOptions}.
+   * @returns The sessions (`id, source, title, started_at, ended_at,
+   *   end_reason, message_count`), oldest first.
+   * @throws {RangeError} When `olderThanDays` is negative or not a finite number.
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example A dry run
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * let now = 1_767_000_000;
+   * using db = await SessionDB.open({ path: `${dir}/state.db`, clock: () => now });
+   * db.createSession("old", "cli");
+   * db.endSession("old", "cli_close");
+   * now += 40 * 86400;
+   * assert.deepEqual(db.pruneCandidates({ olderThanDays: 30 }).map((s) => s.id), ["old"]);
+   * assert.deepEqual(db.pruneCandidates(), []);
+   * assert.equal(db.sessionCount(), 1); // nothing deleted
+   * ```
+   */
+  pruneCandidates(
+    options: pruneCandidates.PruneCandidatesOptions = {},
+  ): pruneCandidates.PruneCandidate[] {
+    return pruneCandidates.pruneCandidates(this.#store, options);
+  }
+
+  // ── Import ──────────────────────────────────────────────────────────────
+
+  /**
+   * Imports one exported session (a parsed line of a JSONL export, as
+   * {@linkcode SessionDB.exportSession} writes it) with its original
+   * columns, message timestamps and, when no other row uses them, message
+   * ids. Everything happens in one write transaction: on any error nothing
+   * of the record is written. A session already present is skipped, or
+   * with `replace` replaced (its row updated in place, so its children keep
+   * their parent, and its messages rewritten). A parent that is not in the
+   * file yet is left out and reported in `deferredParent`, for
+   * {@linkcode SessionDB.restoreParentLinks}. Columns this file has no place
+   * for are reported in `droppedColumns`; counters the record leaves out
+   * are computed from its messages.
+   *
+   * @param record The parsed record: session columns plus `messages`.
+   * @param options `replace` (default false); see {@linkcode ImportOptions}.
+   * @returns `{ outcome, id, messages, deferredParent, droppedColumns }`
+   *   (see {@linkcode ImportResult}).
+   * @throws {TypeError} When the record is not an object, lacks a non-empty
+   *   string `id`, a string `source`, a numeric `started_at` or a `messages`
+   *   list, has a non-string `parent_session_id`, or a message lacks a
+   *   string `role` or a numeric `timestamp`; the message names the field
+   *   and its value.
+   * @throws {SqliteError} Of `kind` `constraint` when the record's title is
+   *   used by another session; other storage failures. Nothing is written.
+   * @throws {ReadonlyError} When the database was opened with `readonly: true`.
+   * @throws {WriteBusyError} When another connection kept the write lock
+   *   through every attempt (15 by default); nothing was written.
+   *
+   * @example Copying a session between two files
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using a = await SessionDB.open({ path: `${dir}/a.db` });
+   * a.createSession("s1", "cli");
+   * a.appendMessage("s1", { role: "user", content: "hello" });
+   * using b = await SessionDB.open({ path: `${dir}/b.db` });
+   * const record = a.exportSession("s1")!;
+   * assert.equal(b.importSession(record).outcome, "imported");
+   * assert.equal(b.importSession(record).outcome, "skipped");
+   * assert.equal(b.importSession(record, { replace: true }).outcome, "replaced");
+   * assert.deepEqual(b.getMessages("s1").map((m) => m.content), ["hello"]);
+   * assert.throws(() => b.importSession({ id: "x" }), TypeError);
+   * ```
+   */
+  importSession(record: unknown, options: importing.ImportOptions = {}): importing.ImportResult {
+    return importing.importSession(this.#store, record, options);
+  }
+
+  /**
+   * Links imported children to parents that arrived after them (an export
+   * lists the newest activity first, so a child often comes before its
+   * parent), in one transaction. A link is made only when the child has no
+   * parent now and the parent exists; the others stay roots, as a deleted
+   * parent leaves them. An empty list touches nothing.
+   *
+   * @param links The `deferredParent` answers of
+   *   {@linkcode SessionDB.importSession}, as `{ id, parentId }` (see
+   *   {@linkcode ParentLink}).
+   * @returns How many links were made.
+   * @throws {ReadonlyError} When the database was opened with `readonly: true`.
+   * @throws {WriteBusyError} When another connection kept the write lock
+   *   through every attempt (15 by default); nothing was linked.
+   * @throws {SqliteError} On any other storage failure, at once, with nothing linked.
+   *
+   * @example A child imported before its parent
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * const child = { id: "c", source: "cli", started_at: 2, parent_session_id: "p", messages: [] };
+   * const { deferredParent } = db.importSession(child);
+   * assert.equal(deferredParent, "p");
+   * db.importSession({ id: "p", source: "cli", started_at: 1, messages: [] });
+   * assert.equal(db.restoreParentLinks([{ id: "c", parentId: deferredParent! }]), 1);
+   * assert.equal(db.getSession("c")?.parent_session_id, "p");
+   * ```
+   */
+  restoreParentLinks(links: readonly importing.ParentLink[]): number {
+    return importing.restoreParentLinks(this.#store, links);
+  }
+}

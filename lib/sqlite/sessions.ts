@@ -1,0 +1,97 @@
+/**
+ * Session lifecycle: create, ensure, end, reopen, system prompt, read.
+ *
+ * @module
+ */
+import type { Store } from "./store.ts";
+import type { JsonValue, SessionRow } from "../core/types.ts";
+import { encodeJson } from "../core/content.ts";
+
+/** Options of `createSession`. */
+export interface CreateSessionOptions {
+  /** The model name. */
+  model?: string | null;
+  /** Model settings, stored as JSON (empty → NULL). */
+  modelConfig?: JsonValue | null;
+  /** The assembled system prompt. */
+  systemPrompt?: string | null;
+  /** The platform user. */
+  userId?: string | null;
+  /** The session this one continues; must exist. */
+  parentSessionId?: string | null;
+}
+
+/** Options of `ensureSession`. */
+export interface EnsureSessionOptions {
+  /** The model name. */
+  model?: string | null;
+}
+
+const INSERT_SESSION = `INSERT OR IGNORE INTO sessions
+  (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/** Implements `SessionDB.createSession`: `INSERT OR IGNORE` of a session row. */
+export function createSession(
+  store: Store,
+  id: string,
+  source: string,
+  options: CreateSessionOptions = {},
+): string {
+  const modelConfig = encodeJson(options.modelConfig);
+  store.write(() =>
+    store.statement(INSERT_SESSION).run(
+      id,
+      source,
+      options.userId ?? null,
+      options.model ?? null,
+      modelConfig,
+      options.systemPrompt ?? null,
+      options.parentSessionId ?? null,
+      store.now(),
+    )
+  );
+  return id;
+}
+
+/** Implements `SessionDB.ensureSession`: `createSession` with only a model. */
+export function ensureSession(
+  store: Store,
+  id: string,
+  source = "unknown",
+  options: EnsureSessionOptions = {},
+): string {
+  return createSession(store, id, source, { model: options.model });
+}
+
+/** Implements `SessionDB.endSession`: sets the end of a session not ended yet. */
+export function endSession(store: Store, id: string, endReason: string): void {
+  store.write(() =>
+    store
+      .statement(
+        "UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL",
+      )
+      .run(store.now(), endReason, id)
+  );
+}
+
+/** Implements `SessionDB.reopenSession`: clears the end of a session. */
+export function reopenSession(store: Store, id: string): void {
+  store.write(() =>
+    store
+      .statement("UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = ?")
+      .run(id)
+  );
+}
+
+/** Implements `SessionDB.updateSystemPrompt`: replaces the system prompt. */
+export function updateSystemPrompt(store: Store, id: string, prompt: string): void {
+  store.write(() =>
+    store.statement("UPDATE sessions SET system_prompt = ? WHERE id = ?").run(prompt, id)
+  );
+}
+
+/** Implements `SessionDB.getSession`: one `SELECT *` row, or `undefined`. */
+export function getSession(store: Store, id: string): SessionRow | undefined {
+  return store.statement("SELECT * FROM sessions WHERE id = ?").get(id) as SessionRow | undefined;
+}

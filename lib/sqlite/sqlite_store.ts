@@ -1,0 +1,262 @@
+/**
+ * The SQLite engine of {@linkcode SessionStore}: a {@linkcode SessionDB}
+ * whose connection never waits inside SQLite (`busy_timeout = 0`, one
+ * attempt per write), with the waiting done here, between awaited pauses,
+ * so the event loop keeps running while another process holds the lock. A
+ * batched prune (`pruneSessions`, `pruneEmptyGhostSessions`,
+ * `maybeAutoPruneAndVacuum`) runs each transaction as such a call and
+ * awaits the pause between two, so a long prune does not freeze a server.
+ *
+ * @module
+ */
+import * as exporting from "./export.ts";
+import * as prune from "./prune.ts";
+import type { OpenDriver } from "./driver/types.ts";
+import type { Synchronous } from "./open.ts";
+import { SessionDB, storeOf } from "./session_db.ts";
+import type { SessionStore } from "../core/session_store.ts";
+import { retryWhileBusy, type StoreRetryOptions } from "../core/store_retry.ts";
+import type { SessionExport } from "../core/types.ts";
+
+/** Options of {@linkcode openSqliteStore}. */
+export interface SqliteStoreOptions {
+  /**
+   * The read path: open without the schema step, without a write lock and
+   * without changing a byte of the file or its sidecars (an older file is
+   * read as it is, a file without the Hermes tables is refused with
+   * `NotStateDbError`); every write method rejects.
+   * @default {false}
+   */
+  readonly readonly?: boolean;
+  /** Commit durability (see `SessionDBOptions.synchronous`). */
+  readonly synchronous?: Synchronous;
+  /** How long and how often to try again while another connection holds the lock. */
+  readonly retry?: StoreRetryOptions;
+  /** Seconds since the epoch, as a float (tests inject a fixed clock). */
+  readonly clock?: () => number;
+  /** The driver opener; the running runtime's by default. */
+  readonly openDriver?: OpenDriver;
+}
+
+/** One attempt per call: a locked file fails at once, and the store waits. */
+const ONE_ATTEMPT = { maxAttempts: 1, busyTimeoutMs: 0 } as const;
+
+/**
+ * Opens a state.db file as a {@linkcode SessionStore}.
+ *
+ * @param path The database file.
+ * @param options Mode, durability, retry timing.
+ * @returns The open store.
+ * @throws {OpenError} When the file cannot be opened (see `SessionDB.open`).
+ * @throws {WriteBusyError} When the schema step found the file locked for the whole timeout.
+ */
+export async function openSqliteStore(
+  path: string,
+  options: SqliteStoreOptions = {},
+): Promise<SessionStore> {
+  const db = await retryWhileBusy(
+    () =>
+      SessionDB.open({
+        path,
+        readonly: options.readonly,
+        synchronous: options.synchronous,
+        clock: options.clock,
+        openDriver: options.openDriver,
+        retry: ONE_ATTEMPT,
+      }),
+    options.retry,
+  );
+  return new SqliteSessionStore(db, options.retry ?? {});
+}
+
+class SqliteSessionStore implements SessionStore {
+  readonly engine = "sqlite" as const;
+  readonly #db: SessionDB;
+  readonly #retry: StoreRetryOptions;
+
+  constructor(db: SessionDB, retry: StoreRetryOptions) {
+    this.#db = db;
+    this.#retry = retry;
+  }
+
+  get target(): string {
+    return this.#db.path;
+  }
+
+  get readonly(): boolean {
+    return this.#db.readonly;
+  }
+
+  /** Runs one call of the synchronous store, trying again while the file is locked. */
+  #call<T>(fn: (db: SessionDB) => T): Promise<T> {
+    return retryWhileBusy(() => fn(this.#db), this.#retry);
+  }
+
+  close(): Promise<void> {
+    this.#db.close();
+    return Promise.resolve();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  createSession(...a: Parameters<SessionDB["createSession"]>) {
+    return this.#call((db) => db.createSession(...a));
+  }
+  ensureSession(...a: Parameters<SessionDB["ensureSession"]>) {
+    return this.#call((db) => db.ensureSession(...a));
+  }
+  endSession(...a: Parameters<SessionDB["endSession"]>) {
+    return this.#call((db) => db.endSession(...a));
+  }
+  reopenSession(...a: Parameters<SessionDB["reopenSession"]>) {
+    return this.#call((db) => db.reopenSession(...a));
+  }
+  updateSystemPrompt(...a: Parameters<SessionDB["updateSystemPrompt"]>) {
+    return this.#call((db) => db.updateSystemPrompt(...a));
+  }
+  getSession(...a: Parameters<SessionDB["getSession"]>) {
+    return this.#call((db) => db.getSession(...a));
+  }
+  updateTokenCounts(...a: Parameters<SessionDB["updateTokenCounts"]>) {
+    return this.#call((db) => db.updateTokenCounts(...a));
+  }
+  appendMessage(...a: Parameters<SessionDB["appendMessage"]>) {
+    return this.#call((db) => db.appendMessage(...a));
+  }
+  appendMessages(...a: Parameters<SessionDB["appendMessages"]>) {
+    return this.#call((db) => db.appendMessages(...a));
+  }
+  replaceMessages(...a: Parameters<SessionDB["replaceMessages"]>) {
+    return this.#call((db) => db.replaceMessages(...a));
+  }
+  clearMessages(...a: Parameters<SessionDB["clearMessages"]>) {
+    return this.#call((db) => db.clearMessages(...a));
+  }
+  getMessages(...a: Parameters<SessionDB["getMessages"]>) {
+    return this.#call((db) => db.getMessages(...a));
+  }
+  getMessagesAsConversation(...a: Parameters<SessionDB["getMessagesAsConversation"]>) {
+    return this.#call((db) => db.getMessagesAsConversation(...a));
+  }
+  messageCount(...a: Parameters<SessionDB["messageCount"]>) {
+    return this.#call((db) => db.messageCount(...a));
+  }
+  searchMessages(...a: Parameters<SessionDB["searchMessages"]>) {
+    return this.#call((db) => db.searchMessages(...a));
+  }
+  listSessionsRich(...a: Parameters<SessionDB["listSessionsRich"]>) {
+    return this.#call((db) => db.listSessionsRich(...a));
+  }
+  searchSessions(...a: Parameters<SessionDB["searchSessions"]>) {
+    return this.#call((db) => db.searchSessions(...a));
+  }
+  sessionCount(...a: Parameters<SessionDB["sessionCount"]>) {
+    return this.#call((db) => db.sessionCount(...a));
+  }
+  listedSessionCount(...a: Parameters<SessionDB["listedSessionCount"]>) {
+    return this.#call((db) => db.listedSessionCount(...a));
+  }
+  resolveSessionId(...a: Parameters<SessionDB["resolveSessionId"]>) {
+    return this.#call((db) => db.resolveSessionId(...a));
+  }
+  sessionIdsWithPrefix(...a: Parameters<SessionDB["sessionIdsWithPrefix"]>) {
+    return this.#call((db) => db.sessionIdsWithPrefix(...a));
+  }
+  setSessionTitle(...a: Parameters<SessionDB["setSessionTitle"]>) {
+    return this.#call((db) => db.setSessionTitle(...a));
+  }
+  getSessionTitle(...a: Parameters<SessionDB["getSessionTitle"]>) {
+    return this.#call((db) => db.getSessionTitle(...a));
+  }
+  getSessionByTitle(...a: Parameters<SessionDB["getSessionByTitle"]>) {
+    return this.#call((db) => db.getSessionByTitle(...a));
+  }
+  resolveSessionByTitle(...a: Parameters<SessionDB["resolveSessionByTitle"]>) {
+    return this.#call((db) => db.resolveSessionByTitle(...a));
+  }
+  getNextTitleInLineage(...a: Parameters<SessionDB["getNextTitleInLineage"]>) {
+    return this.#call((db) => db.getNextTitleInLineage(...a));
+  }
+  getCompressionTip(...a: Parameters<SessionDB["getCompressionTip"]>) {
+    return this.#call((db) => db.getCompressionTip(...a));
+  }
+  resolveResumeSessionId(...a: Parameters<SessionDB["resolveResumeSessionId"]>) {
+    return this.#call((db) => db.resolveResumeSessionId(...a));
+  }
+  getAncestors(...a: Parameters<SessionDB["getAncestors"]>) {
+    return this.#call((db) => db.getAncestors(...a));
+  }
+  getDescendants(...a: Parameters<SessionDB["getDescendants"]>) {
+    return this.#call((db) => db.getDescendants(...a));
+  }
+  exportSession(...a: Parameters<SessionDB["exportSession"]>) {
+    return this.#call((db) => db.exportSession(...a));
+  }
+  exportAll(...a: Parameters<SessionDB["exportAll"]>) {
+    return this.#call((db) => db.exportAll(...a));
+  }
+  async *iterateExport(
+    options: exporting.ExportOptions = {},
+  ): AsyncIterableIterator<SessionExport> {
+    const store = storeOf(this.#db);
+    const rows = await this.#call(() => exporting.exportSessionRows(store, options));
+    for (const row of rows) {
+      // Each session is read on its own: no read snapshot stays open while the consumer awaits.
+      yield await this.#call(() => exporting.withMessages(store, row));
+    }
+  }
+  deleteSession(...a: Parameters<SessionDB["deleteSession"]>) {
+    return this.#call((db) => db.deleteSession(...a));
+  }
+  /** The batched deletes: each transaction retried while busy, each pause between two awaited. */
+  get #prune(): prune.AsyncPruneInternals {
+    return { step: (fn) => this.#call(fn) };
+  }
+  pruneSessions(options: prune.PruneOptions = {}): Promise<number> {
+    return prune.pruneSessionsAsync(storeOf(this.#db), options, this.#prune);
+  }
+  pruneEmptyGhostSessions(options: prune.SessionsDirOptions = {}): Promise<number> {
+    return prune.pruneEmptyGhostSessionsAsync(storeOf(this.#db), options, this.#prune);
+  }
+  getMeta(...a: Parameters<SessionDB["getMeta"]>) {
+    return this.#call((db) => db.getMeta(...a));
+  }
+  setMeta(...a: Parameters<SessionDB["setMeta"]>) {
+    return this.#call((db) => db.setMeta(...a));
+  }
+  vacuum() {
+    return this.#call((db) => db.vacuum());
+  }
+  maybeAutoPruneAndVacuum(options: prune.AutoPruneOptions = {}): Promise<prune.AutoPruneResult> {
+    return prune.maybeAutoPruneAndVacuumAsync(storeOf(this.#db), options, this.#prune);
+  }
+  usageByModel() {
+    return this.#call((db) => db.usageByModel());
+  }
+  topSessionsByTokens(...a: Parameters<SessionDB["topSessionsByTokens"]>) {
+    return this.#call((db) => db.topSessionsByTokens(...a));
+  }
+  usageBySource() {
+    return this.#call((db) => db.usageBySource());
+  }
+  usageReport(...a: Parameters<SessionDB["usageReport"]>) {
+    return this.#call((db) => db.usageReport(...a));
+  }
+  dataVersion() {
+    return this.#call((db) => db.dataVersion());
+  }
+  inspect(...a: Parameters<SessionDB["inspect"]>) {
+    return this.#call((db) => db.inspect(...a));
+  }
+  pruneCandidates(...a: Parameters<SessionDB["pruneCandidates"]>) {
+    return this.#call((db) => db.pruneCandidates(...a));
+  }
+  importSession(...a: Parameters<SessionDB["importSession"]>) {
+    return this.#call((db) => db.importSession(...a));
+  }
+  restoreParentLinks(...a: Parameters<SessionDB["restoreParentLinks"]>) {
+    return this.#call((db) => db.restoreParentLinks(...a));
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * Session titles and id resolution: cleaning a title, keeping titles unique,
+ * numbering the titles of a lineage (`"my project #3"`), and resolving what a
+ * user typed (a title, an id, an id prefix) to a session.
+ *
+ * @module
+ */
+import type { Store } from "./store.ts";
+import type { SessionRow } from "../core/types.ts";
+import { TitleError } from "../core/errors.ts";
+import { codePointLength, PYTHON_WHITESPACE, pythonStrip } from "../core/python_text.ts";
+
+/** The longest title accepted, in code points. */
+const MAX_TITLE_LENGTH = 100;
+
+/** ASCII control characters except tab, LF and CR (those become spaces). */
+// deno-lint-ignore no-control-regex
+const ASCII_CONTROLS = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g;
+/** Zero-width, bidirectional-override and object-replacement characters. */
+const INVISIBLES = /[\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufffc\ufff9-\ufffb]/g;
+/** A run of Unicode whitespace, as Python's `\s+` sees it. */
+const WHITESPACE_RUN = new RegExp(`[${PYTHON_WHITESPACE}]+`, "gu");
+/** `"<base> #<digits>"`, with Python's `^(.*?) #(\d+)$` semantics (`$` may precede a final LF). */
+const NUMBERED_TITLE = /^([^\n]*?) #(\p{Nd}+)\n?$/u;
+const DECIMAL_DIGIT = /\p{Nd}/u;
+
+/**
+ * Escapes `\`, `%` and `_` so that `text` matches only itself in
+ * `LIKE ? ESCAPE '\'`.
+ */
+function escapeLike(text: string): string {
+  return text.replaceAll("\\", "\\\\").replaceAll("%", "\\%").replaceAll("_", "\\_");
+}
+
+/**
+ * The value of a run of Unicode decimal digits (any script, as Python's
+ * `int()` reads them). Every Unicode digit block is a run of whole decades
+ * starting at a zero, so a digit's value is its offset in its block, mod 10.
+ */
+function digitsValue(digits: string): bigint {
+  let value = 0n;
+  for (const ch of digits) {
+    let cp = ch.codePointAt(0)!;
+    let start = cp;
+    while (DECIMAL_DIGIT.test(String.fromCodePoint(start - 1))) start--;
+    cp = (cp - start) % 10;
+    value = value * 10n + BigInt(cp);
+  }
+  return value;
+}
+
+/**
+ * Cleans a session title as the Python Hermes does: removes ASCII control
+ * characters (except tab, LF and CR), zero-width and bidirectional-override
+ * characters (U+200B–200F, U+2028–202E, U+2060–2069, U+FEFF, U+FFFC,
+ * U+FFF9–FFFB), collapses every whitespace run to one space and trims.
+ *
+ * @param title The title as typed.
+ * @returns The clean title, or `null` when nothing is left (which clears a title).
+ * @throws {TitleError} `Title too long (N chars, max 100)` when the clean title
+ *   has more than 100 code points.
+ * @throws {TypeError} When `title` is neither a string nor empty.
+ *
+ * @example Cleaning a title
+ * ```ts
+ * import { sanitizeTitle } from "./titles.ts";
+ * console.assert(sanitizeTitle("  Weekly \u200b sync\t notes ") === "Weekly sync notes");
+ * console.assert(sanitizeTitle(" \u200b ") === null);
+ * ```
+ */
+export function sanitizeTitle(title: string | null | undefined): string | null {
+  if (!title) return null;
+  if (typeof title !== "string") {
+    throw new TypeError(
+      `Cannot sanitize title: title must be a string: current value is ${typeof title}`,
+    );
+  }
+  const cleaned = title
+    .replace(ASCII_CONTROLS, "")
+    .replace(INVISIBLES, "")
+    .replace(WHITESPACE_RUN, " ");
+  const trimmed = pythonStrip(cleaned);
+  if (trimmed === "") return null;
+  const length = codePointLength(trimmed);
+  if (length > MAX_TITLE_LENGTH) {
+    throw new TitleError(`Title too long (${length} chars, max ${MAX_TITLE_LENGTH})`);
+  }
+  return trimmed;
+}
+
+/** Implements `SessionDB.setSessionTitle`: sanitizes, checks uniqueness, updates. */
+export function setSessionTitle(store: Store, id: string, title: string | null): boolean {
+  const clean = sanitizeTitle(title);
+  return store.write(() => {
+    if (clean) {
+      const conflict = store.statement("SELECT id FROM sessions WHERE title = ? AND id != ?")
+        .get(clean, id);
+      if (conflict !== undefined) {
+        throw new TitleError(`Title '${clean}' is already in use by session ${conflict.id}`);
+      }
+    }
+    return store.statement("UPDATE sessions SET title = ? WHERE id = ?").run(clean, id).changes > 0;
+  });
+}
+
+/** Implements `SessionDB.getSessionTitle`: the title, `null`, or `undefined`. */
+export function getSessionTitle(store: Store, id: string): string | null | undefined {
+  const row = store.statement("SELECT title FROM sessions WHERE id = ?").get(id);
+  return row === undefined ? undefined : row.title as string | null;
+}
+
+/** Implements `SessionDB.getSessionByTitle`: the row with exactly this title. */
+export function getSessionByTitle(store: Store, title: string): SessionRow | undefined {
+  return store.statement("SELECT * FROM sessions WHERE title = ?").get(title) as
+    | SessionRow
+    | undefined;
+}
+
+/**
+ * Implements `SessionDB.resolveSessionByTitle`: the newest `"<title> #N"`, else the exact title.
+ */
+export function resolveSessionByTitle(store: Store, title: string): string | undefined {
+  const numbered = store.statement(
+    "SELECT id, title, started_at FROM sessions WHERE title LIKE ? ESCAPE '\\' ORDER BY started_at DESC",
+  ).get(`${escapeLike(title)} #%`);
+  if (numbered !== undefined) return numbered.id as string;
+  return getSessionByTitle(store, title)?.id;
+}
+
+/** Implements `SessionDB.getNextTitleInLineage`: the base with the next free number. */
+export function getNextTitleInLineage(store: Store, base: string): string {
+  const stem = NUMBERED_TITLE.exec(base)?.[1] ?? base;
+  const rows = store.statement(
+    "SELECT title FROM sessions WHERE title = ? OR title LIKE ? ESCAPE '\\'",
+  ).all(stem, `${escapeLike(stem)} #%`);
+  if (rows.length === 0) return stem;
+  let highest = 1n;
+  for (const row of rows) {
+    const match = typeof row.title === "string" ? /^[^\n]* #(\p{Nd}+)\n?$/u.exec(row.title) : null;
+    if (match) {
+      const n = digitsValue(match[1]);
+      if (n > highest) highest = n;
+    }
+  }
+  return `${stem} #${highest + 1n}`;
+}
+
+/** Implements `SessionDB.resolveSessionId`: an exact id, else a unique escaped `LIKE` prefix. */
+export function resolveSessionId(store: Store, idOrPrefix: string): string | undefined {
+  const exact = store.statement("SELECT id FROM sessions WHERE id = ?").get(idOrPrefix);
+  if (exact !== undefined) return exact.id as string;
+  const rows = store.statement(
+    "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY started_at DESC LIMIT 2",
+  ).all(`${escapeLike(idOrPrefix)}%`);
+  return rows.length === 1 ? rows[0].id as string : undefined;
+}
+
+/** Sessions whose id starts with a prefix: how many, and the newest few. */
+export interface PrefixMatches {
+  /** How many sessions match. */
+  readonly count: number;
+  /** The ids of the newest-started matches, at most `limit`. */
+  readonly ids: readonly string[];
+}
+
+/**
+ * The sessions whose id starts with `prefix` (`\`, `%` and `_` match
+ * literally), for telling a user which ones an ambiguous prefix names.
+ *
+ * @param store The open store.
+ * @param prefix The id prefix.
+ * @param options `limit`: the most ids to return (default 10).
+ * @returns The count and the newest-started ids.
+ *
+ * @example
+ * ```ts ignore
+ * db.sessionIdsWithPrefix("2026"); // { count: 35, ids: ["20260429_…", …] }
+ * ```
+ */
+export function sessionIdsWithPrefix(
+  store: Store,
+  prefix: string,
+  options: { limit?: number } = {},
+): PrefixMatches {
+  const pattern = `${escapeLike(prefix)}%`;
+  const count = Number(
+    store.statement("SELECT count(*) AS n FROM sessions WHERE id LIKE ? ESCAPE '\\'").get(pattern)
+      ?.n,
+  );
+  const ids = store.statement(
+    "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY started_at DESC, id LIMIT ?",
+  ).all(pattern, options.limit ?? 10).map((row) => row.id as string);
+  return { count, ids };
+}
