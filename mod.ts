@@ -24,10 +24,10 @@ export type { StoreRetryOptions } from "./lib/core/store_retry.ts";
 export type { Synchronous } from "./lib/sqlite/open.ts";
 export type {
   DriverKind,
-  OpenDriver,
-  OpenDriverOptions,
   RunResult,
+  SqliteConnection,
   SqliteDriver,
+  SqliteDriverOptions,
   SqliteStatement,
   SqlRow,
   SqlValue,

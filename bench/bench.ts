@@ -32,7 +32,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { loadDriver, runtimeName } from "../lib/sqlite/driver/load.ts";
-import type { SqliteDriver } from "../lib/sqlite/driver/types.ts";
+import type { SqliteConnection } from "../lib/sqlite/driver/types.ts";
 import { type Corpus, corpusArgs, corpusStats, planCorpus, sessionMessages } from "./corpus.ts";
 import { importBoth, type ImportTiming, TickClock } from "./build.ts";
 import { loadNative, type RawConnection } from "./native.ts";
@@ -129,7 +129,7 @@ function fileMb(path: string): number {
 /** The connections every read phase uses. */
 interface Contestants {
   readonly db: SessionDB;
-  readonly raw: SqliteDriver;
+  readonly raw: SqliteConnection;
   readonly native: RawConnection;
 }
 

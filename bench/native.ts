@@ -19,7 +19,7 @@ export interface RawStatement {
   iterate(...params: SqlValue[]): IterableIterator<SqlRow>;
 }
 
-/** The connection subset the raw floor calls; `SqliteDriver` satisfies it too. */
+/** The connection subset the raw floor calls; `SqliteConnection` satisfies it too. */
 export interface RawConnection {
   exec(sql: string): void;
   prepare(sql: string): RawStatement;

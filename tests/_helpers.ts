@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after } from "node:test";
 import { loadDriver } from "../lib/sqlite/driver/load.ts";
-import type { SqliteDriver } from "../lib/sqlite/driver/types.ts";
+import type { SqliteConnection } from "../lib/sqlite/driver/types.ts";
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -47,7 +47,7 @@ export async function expected<T = unknown>(name: string): Promise<T> {
 }
 
 /** A raw connection that `using` closes (the driver's `close()` is idempotent). */
-export type RawConnection = SqliteDriver & Disposable;
+export type RawConnection = SqliteConnection & Disposable;
 
 /**
  * Opens a raw connection (no schema step) through the runtime's driver; `using raw = await
@@ -59,6 +59,6 @@ export async function rawOpen(path: string, readonly = false): Promise<RawConnec
 }
 
 /** Makes a raw connection disposable, so `using` closes it when the test ends. */
-export function closing(conn: SqliteDriver): RawConnection {
+export function closing(conn: SqliteConnection): RawConnection {
   return Object.assign(conn, { [Symbol.dispose]: () => conn.close() });
 }

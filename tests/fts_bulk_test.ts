@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { BULK_INDEX_THRESHOLD } from "../lib/sqlite/fts_bulk.ts";
 import type { NewMessage } from "../lib/core/types.ts";
-import type { SqliteDriver } from "../lib/sqlite/driver/types.ts";
+import type { SqliteConnection } from "../lib/sqlite/driver/types.ts";
 import { rawOpen, tempDbPath } from "./_helpers.ts";
 import { mulberry32 } from "./_random.ts";
 
@@ -49,7 +49,7 @@ function batch(count: number, seed: number): NewMessage[] {
 }
 
 /** Both full-text tables, every row, as stored and as indexed (every token instance). */
-function ftsState(raw: SqliteDriver): unknown {
+function ftsState(raw: SqliteConnection): unknown {
   const state: Record<string, unknown> = {};
   for (const table of ["messages_fts", "messages_fts_trigram"]) {
     state[table] = raw.prepare(

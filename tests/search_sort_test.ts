@@ -10,7 +10,7 @@ import { openConnection } from "../lib/sqlite/open.ts";
 import { Store } from "../lib/sqlite/store.ts";
 import { searchMessages, type SearchOptions } from "../lib/sqlite/search/search.ts";
 import type { SortStrategy } from "../lib/sqlite/search/sorted.ts";
-import type { SqliteDriver } from "../lib/sqlite/driver/types.ts";
+import type { SqliteConnection } from "../lib/sqlite/driver/types.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { copyFixture, rawOpen, tempDbPath } from "./_helpers.ts";
 import { insertRows, type MessageSeed, seeded } from "./_search_data.ts";
@@ -57,7 +57,12 @@ function messages(random: Random, count: number, shape: Shape, start: number): M
 }
 
 /** Python's statement (hermes_state_search `_FTS_ORDER_BY`), with the id tie-break. */
-function pythonOrder(raw: SqliteDriver, table: string, match: string, order: "newest" | "oldest") {
+function pythonOrder(
+  raw: SqliteConnection,
+  table: string,
+  match: string,
+  order: "newest" | "oldest",
+) {
   const dir = order === "newest" ? "DESC" : "ASC";
   return raw.prepare(
     `SELECT m.id AS id FROM ${table} JOIN messages m ON m.id = ${table}.rowid

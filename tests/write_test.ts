@@ -2,13 +2,13 @@ import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { loadDriver } from "../lib/sqlite/driver/load.ts";
 import { SqliteError } from "../lib/sqlite/driver/sqlite_error.ts";
-import type { SqliteDriver } from "../lib/sqlite/driver/types.ts";
+import type { SqliteConnection } from "../lib/sqlite/driver/types.ts";
 import { WriteBusyError } from "../lib/core/errors.ts";
 import { CHECKPOINT_EVERY, sleepSync, Writer } from "../lib/sqlite/write.ts";
 import { tempDbPath } from "./_helpers.ts";
 
 /** Two connections on one new WAL file (`b` never waits); both are closed when test `t` ends. */
-async function pair(t: TestContext): Promise<[SqliteDriver, SqliteDriver]> {
+async function pair(t: TestContext): Promise<[SqliteConnection, SqliteConnection]> {
   const open = await loadDriver();
   const path = tempDbPath();
   const a = open(path);
@@ -20,7 +20,7 @@ async function pair(t: TestContext): Promise<[SqliteDriver, SqliteDriver]> {
   return [a, b];
 }
 
-function count(db: SqliteDriver): number {
+function count(db: SqliteConnection): number {
   return Number(db.prepare("SELECT count(*) AS n FROM t").get()!.n);
 }
 
@@ -102,7 +102,7 @@ test("Writer.run() nested inside another write joins the outer transaction", asy
 test(`Writer.run() checkpoints the WAL after every ${CHECKPOINT_EVERY} writes`, async (t) => {
   const [, b] = await pair(t);
   const statements: string[] = [];
-  const recording: SqliteDriver = {
+  const recording: SqliteConnection = {
     kind: b.kind,
     exec: (sql) => {
       statements.push(sql);
@@ -129,7 +129,7 @@ test("sleepSync() blocks for about the time asked", () => {
 });
 
 /** `db` whose next `failures` ROLLBACKs fail without running, as a disk error would. */
-function rollbackFails(db: SqliteDriver, failures: number): SqliteDriver {
+function rollbackFails(db: SqliteConnection, failures: number): SqliteConnection {
   let left = failures;
   return {
     kind: db.kind,

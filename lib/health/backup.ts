@@ -26,7 +26,7 @@ import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
 import { loadDriver } from "../sqlite/driver/load.ts";
 import { chooseReadAccess } from "../sqlite/read_access.ts";
-import type { OpenDriver, SqliteDriver } from "../sqlite/driver/types.ts";
+import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { BackupError, OpenError } from "../core/errors.ts";
 import { integrityCheck } from "./integrity.ts";
 
@@ -49,7 +49,7 @@ export interface BackupOptions {
     total: number,
   ) => void;
   /** The driver opener; the running runtime's by default. */
-  readonly openDriver?: OpenDriver;
+  readonly openDriver?: SqliteDriver;
 }
 
 /** What {@linkcode backupDatabase} wrote. */
@@ -91,7 +91,7 @@ function isSourceFile(dest: string, source: string): boolean {
   );
 }
 
-function count(db: SqliteDriver, table: string): number {
+function count(db: SqliteConnection, table: string): number {
   return Number(db.prepare(`SELECT count(*) AS n FROM ${table}`).get()?.n ?? 0);
 }
 
@@ -212,7 +212,7 @@ export async function backupDatabase(
 
 /** Checks the copy: b-trees sound, and row counts within what the source held around the copy. */
 function verify(
-  openDriver: OpenDriver,
+  openDriver: SqliteDriver,
   copy: string,
   before: [number, number],
   after: [number, number],

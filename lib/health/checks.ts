@@ -6,7 +6,7 @@
  * @module
  */
 import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
-import type { OpenDriver, SqliteDriver } from "../sqlite/driver/types.ts";
+import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { FTS_TABLES } from "../sqlite/schema/schema_sql.ts";
 import { checkCounters } from "./counter_check.ts";
 import { checkFtsTable } from "./fts_check.ts";
@@ -54,7 +54,7 @@ function guarded(name: string, check: () => HealthCheck | HealthCheck[]): Health
   }
 }
 
-function foreignKeyFinding(db: SqliteDriver): HealthCheck {
+function foreignKeyFinding(db: SqliteConnection): HealthCheck {
   const violations = foreignKeyCheck(db);
   const orphans = violations.filter((v) => v.table === "messages");
   const parents = violations.filter((v) => v.table === "sessions");
@@ -85,8 +85,8 @@ function foreignKeyFinding(db: SqliteDriver): HealthCheck {
  * @returns The findings, in a fixed order.
  */
 export function runChecks(
-  db: SqliteDriver,
-  openDriver: OpenDriver,
+  db: SqliteConnection,
+  openDriver: SqliteDriver,
   path: string,
   options: CheckOptions = {},
 ): HealthCheck[] {

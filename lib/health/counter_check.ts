@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { SqliteDriver } from "../sqlite/driver/types.ts";
+import type { SqliteConnection } from "../sqlite/driver/types.ts";
 import { SCHEMA_VERSION } from "../sqlite/schema/schema_sql.ts";
 import { finding, type HealthCheck } from "./report.ts";
 
@@ -16,7 +16,7 @@ import { finding, type HealthCheck } from "./report.ts";
  * @param db The connection.
  * @returns The version, or `undefined`.
  */
-export function schemaVersion(db: SqliteDriver): number | undefined {
+export function schemaVersion(db: SqliteConnection): number | undefined {
   const table = db.prepare(
     "SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'",
   ).get();
@@ -57,7 +57,7 @@ export interface CounterMismatch {
  * @param db The connection.
  * @returns The mismatches, by session id.
  */
-export function counterMismatches(db: SqliteDriver): CounterMismatch[] {
+export function counterMismatches(db: SqliteConnection): CounterMismatch[] {
   return db.prepare(
     `SELECT * FROM (${RECOUNT_SQL}) WHERE stored_messages IS NOT n OR stored_tools IS NOT t ORDER BY id`,
   ).all().map((row) => ({
@@ -75,7 +75,7 @@ export function counterMismatches(db: SqliteDriver): CounterMismatch[] {
  * @param db The connection.
  * @returns ok, or a fixable problem naming the sessions.
  */
-export function checkCounters(db: SqliteDriver): HealthCheck {
+export function checkCounters(db: SqliteConnection): HealthCheck {
   const version = schemaVersion(db);
   if (version !== undefined && version > SCHEMA_VERSION) {
     return finding(

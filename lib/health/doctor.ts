@@ -12,7 +12,7 @@
  */
 import { statSync } from "node:fs";
 import { loadDriver } from "../sqlite/driver/load.ts";
-import type { OpenDriver, SqliteDriver } from "../sqlite/driver/types.ts";
+import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { OpenError } from "../core/errors.ts";
 import { chooseReadAccess } from "../sqlite/read_access.ts";
 import { finishFtsBackfill, pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
@@ -61,7 +61,7 @@ export interface DoctorOptions {
   /** Called while a long repair runs: its name, items done, items in all. */
   readonly onProgress?: (stage: string, done: number, total: number) => void;
   /** The driver opener; the running runtime's by default. */
-  readonly openDriver?: OpenDriver;
+  readonly openDriver?: SqliteDriver;
 }
 
 /** One repair `doctor --fix` made. */
@@ -119,7 +119,7 @@ function ftsPlan(checks: readonly HealthCheck[], table: FtsTable): {
   };
 }
 
-function openFor(openDriver: OpenDriver, path: string, fix: boolean): SqliteDriver {
+function openFor(openDriver: SqliteDriver, path: string, fix: boolean): SqliteConnection {
   try {
     if (!statSync(path).isFile()) throw new OpenError(path, "it is not a file");
   } catch (error) {
@@ -129,7 +129,7 @@ function openFor(openDriver: OpenDriver, path: string, fix: boolean): SqliteDriv
   }
   // A check changes nothing, sidecars included: the read access of the read commands.
   const access = fix ? "write" : chooseReadAccess(path);
-  let db: SqliteDriver;
+  let db: SqliteConnection;
   try {
     db = openDriver(path, {
       readonly: access === "readonly" || access === "immutable",
@@ -143,7 +143,7 @@ function openFor(openDriver: OpenDriver, path: string, fix: boolean): SqliteDriv
 }
 
 /** Finishes the FTS backfill of an interrupted v1–v10 upgrade, if one is pending. */
-function finishUpgrade(db: SqliteDriver): Repair | undefined {
+function finishUpgrade(db: SqliteConnection): Repair | undefined {
   const pending = pendingBackfills(db);
   if (pending.length === 0) return undefined;
   const writer = new TimedWriter(db);
@@ -159,7 +159,7 @@ function finishUpgrade(db: SqliteDriver): Repair | undefined {
 
 /** Runs the repairs the findings call for, in an order where each leaves the next sound. */
 async function repair(
-  db: SqliteDriver,
+  db: SqliteConnection,
   path: string,
   checks: readonly HealthCheck[],
   options: DoctorOptions,

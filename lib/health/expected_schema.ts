@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { OpenDriver, SqliteDriver } from "../sqlite/driver/types.ts";
+import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { migrate } from "../sqlite/schema/migrate.ts";
 
 /** One object of the schema. */
@@ -26,7 +26,7 @@ export interface SchemaObject {
  * @param db The connection.
  * @returns Every `sqlite_master` row, in creation order.
  */
-export function schemaObjects(db: SqliteDriver): SchemaObject[] {
+export function schemaObjects(db: SqliteConnection): SchemaObject[] {
   return db.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY rowid").all()
     .map((row) => ({
       type: String(row.type),
@@ -44,7 +44,7 @@ let cached: SchemaObject[] | undefined;
  * @param openDriver Opens the scratch in-memory database.
  * @returns The objects, in creation order.
  */
-export function expectedSchema(openDriver: OpenDriver): SchemaObject[] {
+export function expectedSchema(openDriver: SqliteDriver): SchemaObject[] {
   if (cached !== undefined) return cached;
   const scratch = openDriver(":memory:");
   try {
@@ -64,7 +64,7 @@ export function expectedSchema(openDriver: OpenDriver): SchemaObject[] {
  * @returns Its CREATE text.
  * @throws {TypeError} When the v11 schema has no such object.
  */
-export function expectedSql(openDriver: OpenDriver, name: string): string {
+export function expectedSql(openDriver: SqliteDriver, name: string): string {
   const found = expectedSchema(openDriver).find((object) => object.name === name);
   if (found?.sql == null) throw new TypeError(`Cannot find ${name} in the v11 schema`);
   return found.sql;

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { OpenDriver, SqliteDriver } from "../sqlite/driver/types.ts";
+import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { type FtsTable, indexedTextSql } from "../sqlite/schema/schema_sql.ts";
 import { expectedSql } from "./expected_schema.ts";
 import { staleFtsTables } from "../sqlite/fts_stale.ts";
@@ -33,7 +33,7 @@ export function ftsTriggerNames(table: FtsTable): string[] {
 
 const FIX = "hermes-state doctor --fix (rebuilds the table in batches while writers run)";
 
-function exists(db: SqliteDriver, type: string, name: string): string | null | undefined {
+function exists(db: SqliteConnection, type: string, name: string): string | null | undefined {
   const row = db.prepare("SELECT sql FROM sqlite_master WHERE type = ? AND name = ?").get(
     type,
     name,
@@ -42,7 +42,11 @@ function exists(db: SqliteDriver, type: string, name: string): string | null | u
 }
 
 /** Names of the triggers of `table` that are missing or differ from the v11 text. */
-function triggerProblems(db: SqliteDriver, openDriver: OpenDriver, table: FtsTable): string[] {
+function triggerProblems(
+  db: SqliteConnection,
+  openDriver: SqliteDriver,
+  table: FtsTable,
+): string[] {
   const problems: string[] = [];
   for (const name of ftsTriggerNames(table)) {
     const sql = exists(db, "trigger", name);
@@ -56,8 +60,8 @@ function triggerProblems(db: SqliteDriver, openDriver: OpenDriver, table: FtsTab
 
 /** The index check of the table (`fts:<table>`). */
 function indexFinding(
-  db: SqliteDriver,
-  openDriver: OpenDriver,
+  db: SqliteConnection,
+  openDriver: SqliteDriver,
   table: FtsTable,
   options: FtsCheckOptions,
 ): HealthCheck {
@@ -101,7 +105,7 @@ function indexFinding(
 
 /** The coverage check of the table (`coverage:<table>`). */
 function coverageFinding(
-  db: SqliteDriver,
+  db: SqliteConnection,
   table: FtsTable,
   options: FtsCheckOptions,
   messages: number,
@@ -162,8 +166,8 @@ function coverageFinding(
  * @returns Two findings: `fts:<table>` and `coverage:<table>`.
  */
 export function checkFtsTable(
-  db: SqliteDriver,
-  openDriver: OpenDriver,
+  db: SqliteConnection,
+  openDriver: SqliteDriver,
   table: FtsTable,
   options: FtsCheckOptions,
 ): HealthCheck[] {

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import type { SqliteDriver } from "../sqlite/driver/types.ts";
+import type { SqliteConnection } from "../sqlite/driver/types.ts";
 import {
   type FtsTable,
   ftsTableSql,
@@ -85,7 +85,7 @@ export function rebuildName(table: FtsTable): string {
   return `${table}_rebuild`;
 }
 
-function dropTriggers(db: SqliteDriver, name: string): void {
+function dropTriggers(db: SqliteConnection, name: string): void {
   for (const event of ["insert", "delete", "update"]) {
     db.exec(`DROP TRIGGER IF EXISTS ${name}_${event}`);
   }
@@ -102,7 +102,7 @@ CREATE TRIGGER ${side}_update AFTER UPDATE ON messages BEGIN ${remove} ${insert}
 `;
 }
 
-function hasTable(db: SqliteDriver, name: string): boolean {
+function hasTable(db: SqliteConnection, name: string): boolean {
   return db.prepare("SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = ?")
     .get(name) !== undefined;
 }
@@ -131,7 +131,7 @@ function hasTable(db: SqliteDriver, name: string): boolean {
  * ```
  */
 export async function rebuildFtsTable(
-  db: SqliteDriver,
+  db: SqliteConnection,
   table: FtsTable,
   options: RebuildOptions = {},
 ): Promise<RebuildResult> {

@@ -9,7 +9,7 @@
  * @module
  */
 import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
-import type { SqliteDriver } from "../sqlite/driver/types.ts";
+import type { SqliteConnection } from "../sqlite/driver/types.ts";
 
 /** SQLITE_CORRUPT: a damaged page, reported instead of thrown. */
 const SQLITE_CORRUPT = 11;
@@ -61,7 +61,10 @@ const FTS_LINE = /FTS5 table (?:\w+\.)?(\w+)/;
  * db.close();
  * ```
  */
-export function integrityCheck(db: SqliteDriver, options: IntegrityOptions = {}): IntegrityResult {
+export function integrityCheck(
+  db: SqliteConnection,
+  options: IntegrityOptions = {},
+): IntegrityResult {
   const pragma = options.full ? "integrity_check" : "quick_check";
   let raw: string[];
   try {
@@ -104,7 +107,7 @@ export interface ForeignKeyViolation {
  * @param limit Violations returned at most.
  * @returns The violations found (none on a sound file).
  */
-export function foreignKeyCheck(db: SqliteDriver, limit = 1000): ForeignKeyViolation[] {
+export function foreignKeyCheck(db: SqliteConnection, limit = 1000): ForeignKeyViolation[] {
   const found: ForeignKeyViolation[] = [];
   for (const row of db.prepare("PRAGMA foreign_key_check").iterate()) {
     found.push({

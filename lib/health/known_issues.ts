@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { SqliteDriver } from "../sqlite/driver/types.ts";
+import type { SqliteConnection } from "../sqlite/driver/types.ts";
 import { indexedTextSql } from "../sqlite/schema/schema_sql.ts";
 
 /** A known condition found by the integrity check. */
@@ -33,14 +33,14 @@ const TRIGRAM_LINE = "malformed inverted index for FTS5 table main.messages_fts_
 const NUL_PROBES = 500;
 
 /** Messages whose indexed text holds U+0000 (read as bytes: a driver may cut strings at NUL). */
-function nulMessageIds(db: SqliteDriver): number[] {
+function nulMessageIds(db: SqliteConnection): number[] {
   return db.prepare(
     `SELECT id FROM messages WHERE instr(CAST(${indexedTextSql("messages")} AS BLOB), x'00') > 0`,
   ).all().map((row) => Number(row.id));
 }
 
 /** The indexed text of a message, decoded from its bytes. */
-function indexedText(db: SqliteDriver, id: number): string {
+function indexedText(db: SqliteConnection, id: number): string {
   const row = db.prepare(
     `SELECT CAST(${indexedTextSql("m")} AS BLOB) AS text FROM messages m WHERE m.id = ?`,
   ).get(id);
@@ -53,7 +53,7 @@ function indexedText(db: SqliteDriver, id: number): string {
  * SQLite 3.40 wrote it: three characters after the NUL (not found before
  * it) do not find the row. `undefined` when no such probe exists.
  */
-function indexedOnlyUpToNul(db: SqliteDriver, id: number): boolean | undefined {
+function indexedOnlyUpToNul(db: SqliteConnection, id: number): boolean | undefined {
   const text = indexedText(db, id);
   const cut = text.indexOf("\u0000");
   const head = text.slice(0, cut).toLowerCase();
@@ -79,7 +79,7 @@ function indexedOnlyUpToNul(db: SqliteDriver, id: number): boolean | undefined {
  * @returns The number of messages with U+0000, or `undefined` when the
  * condition does not explain the index.
  */
-export function trigramNulCondition(db: SqliteDriver): { rows: number } | undefined {
+export function trigramNulCondition(db: SqliteConnection): { rows: number } | undefined {
   const ids = nulMessageIds(db);
   if (ids.length === 0) return undefined;
   // One row indexed only up to its NUL explains the report; rows a newer SQLite
@@ -100,7 +100,7 @@ export function trigramNulCondition(db: SqliteDriver): { rows: number } | undefi
  * @returns The known issues, and the lines they do not explain.
  */
 export function explainIntegrity(
-  db: SqliteDriver,
+  db: SqliteConnection,
   lines: readonly string[],
 ): { issues: KnownIssue[]; unexplained: string[] } {
   const trigram = lines.filter((line) => line === TRIGRAM_LINE);

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { SqliteDriver } from "../sqlite/driver/types.ts";
+import type { SqliteConnection } from "../sqlite/driver/types.ts";
 import { finding, type HealthCheck } from "./report.ts";
 
 /** What is wrong with the parent links. */
@@ -24,7 +24,7 @@ export interface LineageFaults {
  * @param db The connection.
  * @returns The faults.
  */
-export function lineageFaults(db: SqliteDriver): LineageFaults {
+export function lineageFaults(db: SqliteConnection): LineageFaults {
   const parent = new Map<string, string | null>();
   const started = new Map<string, number>();
   for (
@@ -69,7 +69,7 @@ export function lineageFaults(db: SqliteDriver): LineageFaults {
  * @param db The connection.
  * @returns ok, or a fixable problem.
  */
-export function checkLineage(db: SqliteDriver): HealthCheck {
+export function checkLineage(db: SqliteConnection): HealthCheck {
   const { missingParents, cycleBreaks } = lineageFaults(db);
   if (missingParents.length === 0 && cycleBreaks.length === 0) {
     return finding("lineage", "ok", "every parent exists; no cycles");

@@ -21,7 +21,7 @@ import process from "node:process";
 import { loadDriver } from "../sqlite/driver/load.ts";
 import { chooseReadAccess } from "../sqlite/read_access.ts";
 import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
-import type { OpenDriver, SqliteDriver, SqlValue } from "../sqlite/driver/types.ts";
+import type { SqliteConnection, SqliteDriver, SqlValue } from "../sqlite/driver/types.ts";
 import { OpenError, RecoverError } from "../core/errors.ts";
 import {
   DECLARED_COLUMNS,
@@ -52,7 +52,7 @@ export interface RecoverOptions {
    */
   readonly force?: boolean;
   /** The driver opener; the running runtime's by default. */
-  readonly openDriver?: OpenDriver;
+  readonly openDriver?: SqliteDriver;
 }
 
 /** Rowids of one table that could not be read (they may also be ids never used). */
@@ -120,7 +120,7 @@ function declaredColumns(table: Table): string[] {
 }
 
 /** Reads `table` by rowid ranges, halving every range that fails down to single rowids. */
-function readTable(db: SqliteDriver, table: Table, rawMax: number): TableRead {
+function readTable(db: SqliteConnection, table: Table, rawMax: number): TableRead {
   let columns: string[];
   try {
     columns = db.prepare(`SELECT name FROM pragma_table_info('${table}')`).all().map((r) =>
@@ -209,7 +209,7 @@ function lostRanges(table: Table, read: TableRead, found: Set<number>): LostRang
 /** Writes the salvaged rows into a new v11 file at `path`. */
 async function writeDest(
   path: string,
-  openDriver: OpenDriver,
+  openDriver: SqliteDriver,
   tables: Record<Table, { columns: string[]; rows: SqlValue[][] }>,
   sourceVersion: number | undefined,
 ): Promise<{ placeholders: number; clearedParents: number }> {
@@ -287,7 +287,7 @@ async function writeDest(
   }
 }
 
-function count(db: SqliteDriver, table: string): number {
+function count(db: SqliteConnection, table: string): number {
   return Number(db.prepare(`SELECT count(*) AS n FROM ${table}`).get()?.n ?? 0);
 }
 

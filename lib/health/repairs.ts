@@ -7,7 +7,7 @@
  */
 import { chmodSync, chownSync } from "node:fs";
 import process from "node:process";
-import type { SqliteDriver } from "../sqlite/driver/types.ts";
+import type { SqliteConnection } from "../sqlite/driver/types.ts";
 import { migrate } from "../sqlite/schema/migrate.ts";
 import { TOOL_CALLS_ADDED_SQL } from "./counter_check.ts";
 import { counterMismatches } from "./counter_check.ts";
@@ -30,7 +30,7 @@ const RECOUNT_BATCH = 200;
  *
  * @returns Sessions created.
  */
-export function restoreMissingSessions(db: SqliteDriver, writer: TimedWriter): number {
+export function restoreMissingSessions(db: SqliteConnection, writer: TimedWriter): number {
   return writer.run(() =>
     db.prepare(
       `INSERT OR IGNORE INTO sessions (id, source, started_at)
@@ -47,7 +47,7 @@ export function restoreMissingSessions(db: SqliteDriver, writer: TimedWriter): n
  *
  * @returns Sessions recounted.
  */
-export function recountCounters(db: SqliteDriver, writer: TimedWriter): number {
+export function recountCounters(db: SqliteConnection, writer: TimedWriter): number {
   const ids = counterMismatches(db).map((m) => m.id);
   const update = db.prepare(
     `UPDATE sessions SET
@@ -70,7 +70,7 @@ export function recountCounters(db: SqliteDriver, writer: TimedWriter): number {
  *
  * @returns Links cleared.
  */
-export function clearBrokenParents(db: SqliteDriver, writer: TimedWriter): number {
+export function clearBrokenParents(db: SqliteConnection, writer: TimedWriter): number {
   const { missingParents, cycleBreaks } = lineageFaults(db);
   return writer.run(() => {
     let cleared = 0;
@@ -92,7 +92,7 @@ export function clearBrokenParents(db: SqliteDriver, writer: TimedWriter): numbe
  *
  * @returns Objects dropped.
  */
-export function repairSchema(db: SqliteDriver, writer: TimedWriter): number {
+export function repairSchema(db: SqliteConnection, writer: TimedWriter): number {
   return writer.run(() => {
     const leftovers = db.prepare(
       "SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'table') ORDER BY type DESC",
@@ -116,7 +116,7 @@ export function repairSchema(db: SqliteDriver, writer: TimedWriter): number {
  *
  * @returns SQLite's answer.
  */
-export function checkpointTruncate(db: SqliteDriver, waitMs = 300): CheckpointResult {
+export function checkpointTruncate(db: SqliteConnection, waitMs = 300): CheckpointResult {
   db.exec(`PRAGMA busy_timeout = ${waitMs}`);
   try {
     const row = db.prepare("PRAGMA wal_checkpoint(TRUNCATE)").get() ?? {};

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { OpenDriver, SqliteDriver } from "../sqlite/driver/types.ts";
+import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
 import { DECLARED_COLUMNS, SCHEMA_VERSION } from "../sqlite/schema/schema_sql.ts";
 import { expectedSchema, type SchemaObject, schemaObjects } from "./expected_schema.ts";
@@ -22,7 +22,7 @@ export function normalizedSql(sql: string | null): string {
   return (sql ?? "").replace(/["'`]/g, "").replace(/\s+/g, " ").trim();
 }
 
-function readVersion(db: SqliteDriver): number | null | undefined {
+function readVersion(db: SqliteConnection): number | null | undefined {
   const table = db.prepare(
     "SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'",
   ).get();
@@ -31,7 +31,7 @@ function readVersion(db: SqliteDriver): number | null | undefined {
   return row === undefined ? null : Number(row.version);
 }
 
-function missingColumns(db: SqliteDriver, live: readonly SchemaObject[]): string[] {
+function missingColumns(db: SqliteConnection, live: readonly SchemaObject[]): string[] {
   const tables = new Set(live.filter((o) => o.type === "table").map((o) => o.name));
   const missing: string[] = [];
   const seen = new Map<string, Set<string>>();
@@ -72,7 +72,7 @@ export interface SchemaDifferences {
  * @param openDriver Opens the scratch database holding the v11 schema.
  * @returns The differences.
  */
-export function compareSchema(db: SqliteDriver, openDriver: OpenDriver): SchemaDifferences {
+export function compareSchema(db: SqliteConnection, openDriver: SqliteDriver): SchemaDifferences {
   const expected = expectedSchema(openDriver);
   const live = schemaObjects(db);
   const byName = new Map(live.map((object) => [object.name, object]));
@@ -109,7 +109,7 @@ export function compareSchema(db: SqliteDriver, openDriver: OpenDriver): SchemaD
  * @param openDriver Opens the scratch database holding the v11 schema.
  * @returns ok (extra objects of a newer Hermes named), a warning, or a problem.
  */
-export function checkSchema(db: SqliteDriver, openDriver: OpenDriver): HealthCheck {
+export function checkSchema(db: SqliteConnection, openDriver: SqliteDriver): HealthCheck {
   const diff = compareSchema(db, openDriver);
   const { version } = diff;
   const problems: string[] = [];

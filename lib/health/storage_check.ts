@@ -7,7 +7,7 @@
  */
 import { accessSync, constants } from "node:fs";
 import { dirname } from "node:path";
-import type { SqliteDriver } from "../sqlite/driver/types.ts";
+import type { SqliteConnection } from "../sqlite/driver/types.ts";
 import { databaseFiles, type FileStat } from "./file_stats.ts";
 import { finding, type HealthCheck } from "./report.ts";
 
@@ -87,7 +87,7 @@ export function checkWal(path: string, checkpoint?: CheckpointResult): HealthChe
  * @param db The connection.
  * @returns ok, or a warning that `--vacuum` reclaims the space.
  */
-export function checkFreePages(db: SqliteDriver): HealthCheck {
+export function checkFreePages(db: SqliteConnection): HealthCheck {
   const number = (sql: string) => Number(Object.values(db.prepare(sql).get() ?? {})[0] ?? 0);
   const pages = number("PRAGMA page_count");
   const free = number("PRAGMA freelist_count");

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { SqliteDriver } from "../sqlite/driver/types.ts";
+import type { SqliteConnection } from "../sqlite/driver/types.ts";
 import { type RetryOptions, Writer } from "../sqlite/write.ts";
 
 /** Runs timed write transactions on one connection. */
@@ -19,7 +19,7 @@ export class TimedWriter {
    * @param db The connection.
    * @param retry How busy attempts are retried.
    */
-  constructor(db: SqliteDriver, retry?: RetryOptions) {
+  constructor(db: SqliteConnection, retry?: RetryOptions) {
     this.#writer = new Writer(db, retry);
   }
 

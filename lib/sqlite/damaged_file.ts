@@ -15,7 +15,7 @@
  * @module
  */
 import { statSync } from "node:fs";
-import type { OpenDriver } from "./driver/types.ts";
+import type { SqliteDriver } from "./driver/types.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { OpenError } from "../core/errors.ts";
 
@@ -55,7 +55,7 @@ function sizeOf(path: string): number | undefined {
  */
 export function assertNotDamaged(
   path: string,
-  openDriver: OpenDriver,
+  openDriver: SqliteDriver,
   options: { readonly probe: boolean },
 ): void {
   const size = sizeOf(path);

@@ -9,7 +9,7 @@
  */
 import { statSync } from "node:fs";
 import process from "node:process";
-import type { OpenDriver } from "./driver/types.ts";
+import type { SqliteDriver } from "./driver/types.ts";
 import { loadDriver } from "./driver/load.ts";
 
 /** The first SQLite without the WAL-reset corruption bug. */
@@ -106,7 +106,7 @@ export function durabilityPragmas(platform: string = process.platform): string[]
  * @param openDriver The driver opener; the running runtime's by default.
  * @returns What `sqlite_version()` answers.
  */
-export async function linkedSqliteVersion(openDriver?: OpenDriver): Promise<string> {
+export async function linkedSqliteVersion(openDriver?: SqliteDriver): Promise<string> {
   const connect = openDriver ?? await loadDriver();
   const db = connect(":memory:"); // no file: no descriptor on a database
   try {

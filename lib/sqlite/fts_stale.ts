@@ -15,7 +15,7 @@
  * @module
  */
 import { SqliteError } from "./driver/sqlite_error.ts";
-import type { SqliteDriver } from "./driver/types.ts";
+import type { SqliteConnection } from "./driver/types.ts";
 import { FTS_TABLES, type FtsTable } from "./schema/schema_sql.ts";
 
 /** The `state_meta` key prefix of a stale full-text table: `fts_stale:messages_fts`. */
@@ -45,7 +45,7 @@ function isFtsTable(name: string): name is FtsTable {
  * @param db The connection.
  * @returns The stale tables, in table order.
  */
-export function staleFtsTables(db: SqliteDriver): StaleFtsTable[] {
+export function staleFtsTables(db: SqliteConnection): StaleFtsTable[] {
   let rows: Record<string, unknown>[];
   try {
     rows = db.prepare(
@@ -108,7 +108,7 @@ export function mayBeFtsDamage(error: unknown): error is SqliteError {
 }
 
 /** Whether a full-text table fails a read of its structure (a row that cannot exist). */
-function failsProbe(db: SqliteDriver, table: FtsTable): boolean {
+function failsProbe(db: SqliteConnection, table: FtsTable): boolean {
   try {
     db.prepare(`SELECT 1 AS one FROM ${table} WHERE rowid = -1`).get();
     return false;
@@ -117,7 +117,7 @@ function failsProbe(db: SqliteDriver, table: FtsTable): boolean {
   }
 }
 
-function hasTriggers(db: SqliteDriver, table: FtsTable): boolean {
+function hasTriggers(db: SqliteConnection, table: FtsTable): boolean {
   return db.prepare(
     "SELECT 1 AS one FROM sqlite_master WHERE type = 'trigger' AND name IN (?, ?, ?)",
   ).get(`${table}_insert`, `${table}_delete`, `${table}_update`) !== undefined;
@@ -135,7 +135,7 @@ function hasTriggers(db: SqliteDriver, table: FtsTable): boolean {
  * @returns The damaged table.
  */
 export function damagedFtsTable(
-  db: SqliteDriver,
+  db: SqliteConnection,
   error: unknown,
   except: readonly FtsTable[] = [],
 ): FtsTable | undefined {
@@ -157,7 +157,7 @@ export function damagedFtsTable(
  * @param options The error that failed the write, and the time.
  */
 export function markFtsStale(
-  db: SqliteDriver,
+  db: SqliteConnection,
   table: FtsTable,
   options: { readonly reason: string; readonly at: number },
 ): void {

@@ -17,7 +17,7 @@ import {
 } from "node:fs";
 import { dirname } from "node:path";
 import process from "node:process";
-import type { OpenDriver, SqliteDriver } from "./driver/types.ts";
+import type { SqliteConnection, SqliteDriver } from "./driver/types.ts";
 import { loadDriver } from "./driver/load.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { NotStateDbError, OpenError } from "../core/errors.ts";
@@ -44,13 +44,13 @@ export interface ConnectionOptions {
   /** Busy-retry settings of the write path. */
   readonly retry?: RetryOptions;
   /** The driver opener; the running runtime's by default. */
-  readonly openDriver?: OpenDriver;
+  readonly openDriver?: SqliteDriver;
 }
 
 /** An open, ready connection. */
 export interface Connection {
   /** The connection. */
-  readonly db: SqliteDriver;
+  readonly db: SqliteConnection;
   /** Runs write transactions on it. */
   readonly writer: Writer;
   /** The schema step's report; `undefined` when opened read-only. */
@@ -192,7 +192,7 @@ function tightenSidecars(path: string): void {
  * Refuses a file without the Hermes tables (another application's database,
  * a 0-byte file). Reading the schema also fails on a file that is not SQLite.
  */
-function assertStateDb(db: SqliteDriver, path: string): void {
+function assertStateDb(db: SqliteConnection, path: string): void {
   const rows = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all();
   const names = new Set(rows.map((row) => String(row.name)));
   for (const missing of ["sessions", "messages"] as const) {
@@ -200,7 +200,7 @@ function assertStateDb(db: SqliteDriver, path: string): void {
   }
 }
 
-function applyPragmas(db: SqliteDriver, path: string, options: ConnectionOptions): void {
+function applyPragmas(db: SqliteConnection, path: string, options: ConnectionOptions): void {
   db.exec(`PRAGMA busy_timeout = ${options.retry?.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
   if (options.readonly) {
     // No pragma that writes, and no `query_only` either: a search may need
@@ -238,7 +238,7 @@ function applyPragmas(db: SqliteDriver, path: string, options: ConnectionOptions
  * savepoint that is rolled back, so nothing reaches the file. Call inside a
  * write transaction.
  */
-function probeWritable(db: SqliteDriver): void {
+function probeWritable(db: SqliteConnection): void {
   const version = Number(db.prepare("PRAGMA user_version").get()?.user_version ?? 0);
   db.exec("SAVEPOINT writable_probe");
   try {
@@ -284,7 +284,7 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
     }
   }
   const access = readonly ? chooseReadAccess(path) : "write";
-  let db: SqliteDriver;
+  let db: SqliteConnection;
   try {
     db = openDriver(path, {
       readonly: access === "readonly" || access === "immutable",

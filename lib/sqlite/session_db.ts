@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { OpenDriver } from "./driver/types.ts";
+import type { SqliteDriver } from "./driver/types.ts";
 import { openConnection, type Synchronous } from "./open.ts";
 import { defaultDbPath } from "../core/paths.ts";
 import { Store } from "./store.ts";
@@ -66,7 +66,7 @@ export interface SessionDBOptions {
   /** Seconds since the epoch, as a float (tests inject a fixed clock). */
   clock?: () => number;
   /** The driver opener; the running runtime's by default. */
-  openDriver?: OpenDriver;
+  openDriver?: SqliteDriver;
 }
 
 /** The internal store behind each open {@linkcode SessionDB} (for the asynchronous store). */

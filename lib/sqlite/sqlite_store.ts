@@ -11,7 +11,7 @@
  */
 import * as exporting from "./export.ts";
 import * as prune from "./prune.ts";
-import type { OpenDriver } from "./driver/types.ts";
+import type { SqliteDriver } from "./driver/types.ts";
 import type { Synchronous } from "./open.ts";
 import { SessionDB, storeOf } from "./session_db.ts";
 import type { SessionStore } from "../core/session_store.ts";
@@ -35,7 +35,7 @@ export interface SqliteStoreOptions {
   /** Seconds since the epoch, as a float (tests inject a fixed clock). */
   readonly clock?: () => number;
   /** The driver opener; the running runtime's by default. */
-  readonly openDriver?: OpenDriver;
+  readonly openDriver?: SqliteDriver;
 }
 
 /** One attempt per call: a locked file fails at once, and the store waits. */

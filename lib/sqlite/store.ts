@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { SqliteDriver, SqliteStatement } from "./driver/types.ts";
+import type { SqliteConnection, SqliteStatement } from "./driver/types.ts";
 import { ReadonlyError } from "../core/errors.ts";
 import { damagedFtsTable, markFtsStale } from "./fts_stale.ts";
 import { WAL_TRUNCATE_BYTES, walBytes } from "./durability.ts";
@@ -28,7 +28,7 @@ export interface StoreOptions {
 /** One open database, as the feature modules see it. */
 export class Store {
   /** The connection. */
-  readonly db: SqliteDriver;
+  readonly db: SqliteConnection;
   /** The database path. */
   readonly path: string;
   /** True when opened read-only. */
@@ -45,7 +45,7 @@ export class Store {
    * @param writer Its write path.
    * @param options Path, mode and clock.
    */
-  constructor(db: SqliteDriver, writer: Writer, options: StoreOptions) {
+  constructor(db: SqliteConnection, writer: Writer, options: StoreOptions) {
     this.db = db;
     this.#writer = writer;
     this.path = options.path;

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { SqliteDriver } from "./driver/types.ts";
+import type { SqliteConnection } from "./driver/types.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { WriteBusyError } from "../core/errors.ts";
 
@@ -51,7 +51,7 @@ export function sleepSync(ms: number): void {
 
 /** Runs write transactions on one connection. */
 export class Writer {
-  readonly #db: SqliteDriver;
+  readonly #db: SqliteConnection;
   readonly #maxAttempts: number;
   readonly #minDelayMs: number;
   readonly #maxDelayMs: number;
@@ -67,7 +67,7 @@ export class Writer {
    * @param db The connection.
    * @param options Retry settings.
    */
-  constructor(db: SqliteDriver, options: RetryOptions = {}) {
+  constructor(db: SqliteConnection, options: RetryOptions = {}) {
     this.#db = db;
     this.#maxAttempts = options.maxAttempts ?? 15;
     this.#minDelayMs = options.minDelayMs ?? 20;

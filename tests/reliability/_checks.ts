@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { loadDriver } from "../../lib/sqlite/driver/load.ts";
-import type { SqliteDriver } from "../../lib/sqlite/driver/types.ts";
+import type { SqliteConnection } from "../../lib/sqlite/driver/types.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 
 /** One call a writer started: the messages it tried to append. */
@@ -97,7 +97,7 @@ export function describeVerdict(verdict: Verdict): string {
 
 const TOKEN = /^hello (\S+) from /;
 
-function ftsProblems(db: SqliteDriver): string[] {
+function ftsProblems(db: SqliteConnection): string[] {
   const problems: string[] = [];
   for (const table of ["messages_fts", "messages_fts_trigram"]) {
     try {
@@ -119,7 +119,7 @@ function ftsProblems(db: SqliteDriver): string[] {
   return problems;
 }
 
-function counterProblems(db: SqliteDriver): string[] {
+function counterProblems(db: SqliteConnection): string[] {
   const rows = db.prepare(
     `SELECT s.id AS id, s.message_count AS mc, s.tool_call_count AS tc,
        (SELECT count(*) FROM messages m WHERE m.session_id = s.id) AS real_mc,

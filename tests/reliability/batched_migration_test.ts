@@ -5,21 +5,21 @@ import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { migrate } from "../../lib/sqlite/schema/migrate.ts";
 import { finishFtsBackfill, pendingBackfills } from "../../lib/sqlite/schema/fts_backfill.ts";
 import { Writer } from "../../lib/sqlite/write.ts";
-import type { SqliteDriver } from "../../lib/sqlite/driver/types.ts";
+import type { SqliteConnection } from "../../lib/sqlite/driver/types.ts";
 import { copyFixture, expected, rawOpen } from "../_helpers.ts";
 
 type Reference = { fts_rows: Record<string, { rowid: number; content: string }[]> };
 
-function ftsRows(db: SqliteDriver, table: string) {
+function ftsRows(db: SqliteConnection, table: string) {
   return db.prepare(`SELECT rowid, content FROM ${table} ORDER BY rowid`).all();
 }
 
-function version(db: SqliteDriver): number {
+function version(db: SqliteConnection): number {
   return Number(db.prepare("SELECT version FROM schema_version").get()?.version);
 }
 
 /** Runs the schema step of an open on a raw connection (what `SessionDB.open` does first). */
-async function schemaStepOnly(path: string): Promise<{ db: SqliteDriver; writer: Writer }> {
+async function schemaStepOnly(path: string): Promise<{ db: SqliteConnection; writer: Writer }> {
   const db = await rawOpen(path);
   db.exec("PRAGMA journal_mode = WAL");
   const writer = new Writer(db);

@@ -2,14 +2,14 @@
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
-import type { SqliteDriver } from "../../lib/sqlite/driver/types.ts";
+import type { SqliteConnection } from "../../lib/sqlite/driver/types.ts";
 import { rawOpen, tempDbPath } from "../_helpers.ts";
 import { type Ledger, newLedger, record, sound, verify } from "./_checks.ts";
 
 /** A file with session `s` holding w0x0…w0x3 (the last two appended in one call). */
 async function fixture(
   t: TestContext,
-): Promise<{ path: string; db: SqliteDriver; ledger: Ledger }> {
+): Promise<{ path: string; db: SqliteConnection; ledger: Ledger }> {
   const path = tempDbPath();
   (await SessionDB.open({ path })).close();
   const db = await rawOpen(path);

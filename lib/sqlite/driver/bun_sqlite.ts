@@ -6,9 +6,9 @@
  */
 import { pathToFileURL } from "node:url";
 import type {
-  OpenDriverOptions,
   RunResult,
-  SqliteDriver,
+  SqliteConnection,
+  SqliteDriverOptions,
   SqliteStatement,
   SqlRow,
   SqlValue,
@@ -79,7 +79,7 @@ class BunSqliteStatement implements SqliteStatement {
   }
 }
 
-class BunSqliteDriver implements SqliteDriver {
+class BunSqliteDriver implements SqliteConnection {
   readonly kind = "bun:sqlite" as const;
   readonly #db: BunDatabase;
   /** Finalized on close: while one lives, Bun only defers the close (the WAL stays). */
@@ -124,7 +124,7 @@ class BunSqliteDriver implements SqliteDriver {
  * @returns The opener.
  */
 export async function loadBunSqlite(): Promise<
-  (path: string, options?: OpenDriverOptions) => SqliteDriver
+  (path: string, options?: SqliteDriverOptions) => SqliteConnection
 > {
   const specifier = "bun:" + "sqlite";
   const module = await import(specifier) as { Database: BunDatabaseConstructor };

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { OpenDriver } from "./types.ts";
+import type { SqliteDriver } from "./types.ts";
 
 /** The JavaScript runtime executing this code. */
 export type RuntimeName = "deno" | "bun" | "node";
@@ -26,7 +26,7 @@ export function runtimeName(): RuntimeName {
  *
  * @returns A function that opens connections.
  */
-export async function loadDriver(): Promise<OpenDriver> {
+export async function loadDriver(): Promise<SqliteDriver> {
   if (runtimeName() === "bun") {
     const { loadBunSqlite } = await import("./bun_sqlite.ts");
     return await loadBunSqlite();

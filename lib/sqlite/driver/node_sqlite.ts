@@ -6,9 +6,9 @@
 import { DatabaseSync } from "node:sqlite";
 import { pathToFileURL } from "node:url";
 import type {
-  OpenDriverOptions,
   RunResult,
-  SqliteDriver,
+  SqliteConnection,
+  SqliteDriverOptions,
   SqliteStatement,
   SqlRow,
   SqlValue,
@@ -86,7 +86,7 @@ class NodeSqliteStatement implements SqliteStatement {
   }
 }
 
-class NodeSqliteDriver implements SqliteDriver {
+class NodeSqliteDriver implements SqliteConnection {
   readonly kind = "node:sqlite" as const;
   readonly #db: DatabaseSync;
   /** Probed on the first `prepare`: probing reads the file, so it must come after the busy timeout. */
@@ -147,8 +147,8 @@ class NodeSqliteDriver implements SqliteDriver {
  */
 export function openNodeSqlite(
   path: string,
-  options: OpenDriverOptions = {},
-): SqliteDriver {
+  options: SqliteDriverOptions = {},
+): SqliteConnection {
   const db = options.immutable
     ? translated(() => new DatabaseSync(immutableUri(path), { readOnly: true }))
     : translated(() => new DatabaseSync(path, { readOnly: options.readonly ?? false }));

@@ -38,7 +38,7 @@ export interface SqliteStatement {
 export type DriverKind = "node:sqlite" | "bun:sqlite";
 
 /** One synchronous connection. Methods throw `SqliteError`, never a raw runtime error. */
-export interface SqliteDriver {
+export interface SqliteConnection {
   /** The runtime module behind this connection. */
   readonly kind: DriverKind;
   /** Runs one or more statements without parameters. */
@@ -50,7 +50,7 @@ export interface SqliteDriver {
 }
 
 /** Options for opening a connection. */
-export interface OpenDriverOptions {
+export interface SqliteDriverOptions {
   /** Open without write access; a missing file is an error. */
   readonly readonly?: boolean;
   /**
@@ -62,8 +62,8 @@ export interface OpenDriverOptions {
   readonly immutable?: boolean;
 }
 
-/** Opens a connection to the file at `path`. */
-export type OpenDriver = (
+/** A driver: the runtime's adapter, which opens connections to the file at `path`. */
+export type SqliteDriver = (
   path: string,
-  options?: OpenDriverOptions,
-) => SqliteDriver;
+  options?: SqliteDriverOptions,
+) => SqliteConnection;

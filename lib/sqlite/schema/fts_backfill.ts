@@ -22,7 +22,7 @@
  *
  * @module
  */
-import type { SqliteDriver } from "../driver/types.ts";
+import type { SqliteConnection } from "../driver/types.ts";
 import { SqliteError } from "../driver/sqlite_error.ts";
 import { type BatchOptions, type BatchReport, writeInBatches } from "../batches.ts";
 import {
@@ -59,7 +59,7 @@ const UPSERT_META = "INSERT INTO state_meta (key, value) VALUES (?, ?) " +
  * @param db The connection.
  * @returns The pending tables, in table order; `[]` when there are none.
  */
-export function pendingBackfills(db: SqliteDriver): PendingBackfill[] {
+export function pendingBackfills(db: SqliteConnection): PendingBackfill[] {
   let rows: Record<string, unknown>[];
   try {
     rows = db.prepare(
@@ -88,7 +88,7 @@ export function pendingBackfills(db: SqliteDriver): PendingBackfill[] {
   return pending;
 }
 
-function maxMessageId(db: SqliteDriver): number {
+function maxMessageId(db: SqliteConnection): number {
   return Number(db.prepare("SELECT coalesce(max(id), 0) AS n FROM messages").get()?.n ?? 0);
 }
 
@@ -101,7 +101,7 @@ function maxMessageId(db: SqliteDriver): number {
  * @param db The connection.
  * @returns True when rows are left to copy (the version is not 11 yet).
  */
-export function beginFtsBackfill(db: SqliteDriver): boolean {
+export function beginFtsBackfill(db: SqliteConnection): boolean {
   for (const table of FTS_TABLES) {
     for (const event of ["insert", "delete", "update"]) {
       db.exec(`DROP TRIGGER IF EXISTS ${table}_${event}`);
@@ -123,7 +123,7 @@ export function beginFtsBackfill(db: SqliteDriver): boolean {
   return upto > 0;
 }
 
-function setFinalVersion(db: SqliteDriver): void {
+function setFinalVersion(db: SqliteConnection): void {
   db.prepare("UPDATE schema_version SET version = ? WHERE version < ?").run(
     SCHEMA_VERSION,
     SCHEMA_VERSION,
@@ -131,7 +131,7 @@ function setFinalVersion(db: SqliteDriver): void {
 }
 
 /** Copies the rows `from..to` (ids) a table lacks, and records the progress. */
-function copyRange(db: SqliteDriver, pending: PendingBackfill, from: number, to: number): void {
+function copyRange(db: SqliteConnection, pending: PendingBackfill, from: number, to: number): void {
   const { table } = pending;
   db.prepare(
     `INSERT INTO ${table}(rowid, content) SELECT m.id, ${indexedTextSql("m")} FROM messages m ` +
@@ -154,7 +154,7 @@ function copyRange(db: SqliteDriver, pending: PendingBackfill, from: number, to:
  */
 export function finishFtsBackfill(
   write: (fn: () => void) => void,
-  db: SqliteDriver,
+  db: SqliteConnection,
   options: BatchOptions = {},
 ): BatchReport | undefined {
   const pending = pendingBackfills(db);

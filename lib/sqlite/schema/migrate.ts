@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { SqliteDriver } from "../driver/types.ts";
+import type { SqliteConnection } from "../driver/types.ts";
 import { SQLITE, SqliteError } from "../driver/sqlite_error.ts";
 import {
   DECLARED_COLUMNS,
@@ -38,7 +38,7 @@ export interface MigrationReport {
  * @param db The connection.
  * @returns The versions before and after.
  */
-export function migrate(db: SqliteDriver): MigrationReport {
+export function migrate(db: SqliteConnection): MigrationReport {
   db.exec(TABLES_SQL);
   addMissingColumns(db);
   db.exec(INDEXES_SQL);
@@ -63,13 +63,13 @@ export function migrate(db: SqliteDriver): MigrationReport {
   return { versionBefore: before, versionAfter: after };
 }
 
-function liveColumns(db: SqliteDriver, table: string): Set<string> {
+function liveColumns(db: SqliteConnection, table: string): Set<string> {
   const rows = db.prepare(`SELECT name FROM pragma_table_info('${table}')`).all();
   return new Set(rows.map((row) => String(row.name)));
 }
 
 /** Adds each declared column a live table lacks; extra columns are kept. */
-function addMissingColumns(db: SqliteDriver): void {
+function addMissingColumns(db: SqliteConnection): void {
   const live = new Map<string, Set<string>>();
   for (const column of DECLARED_COLUMNS) {
     let names = live.get(column.table);
@@ -97,14 +97,14 @@ function isUnaddableColumn(error: unknown): boolean {
     UNADDABLE_COLUMN.test(error.message);
 }
 
-function tableExists(db: SqliteDriver, name: string): boolean {
+function tableExists(db: SqliteConnection, name: string): boolean {
   return db.prepare(
     "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
   ).get(name) !== undefined;
 }
 
 /** Creates a missing full-text table with its triggers, filled from every message. */
-function createFtsTable(db: SqliteDriver, table: FtsTable): void {
+function createFtsTable(db: SqliteConnection, table: FtsTable): void {
   if (tableExists(db, table)) return;
   db.exec(ftsTableSql(table));
   db.exec(ftsTriggersSql(table));

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { SqliteDriver } from "../driver/types.ts";
+import type { SqliteConnection } from "../driver/types.ts";
 import { DECLARED_COLUMNS } from "./schema_sql.ts";
 
 /** The tables a read may see through a view. */
@@ -34,7 +34,7 @@ function quote(name: string): string {
  * @param db A read-only connection.
  * @returns The tables read through a view (`[]` for a v11 or newer file).
  */
-export function createReadViews(db: SqliteDriver): string[] {
+export function createReadViews(db: SqliteConnection): string[] {
   const viewed: string[] = [];
   for (const table of TABLES) {
     const live = db.prepare("SELECT name FROM pragma_table_info(?, 'main')").all(table)
