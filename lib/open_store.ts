@@ -24,6 +24,16 @@ export function isPostgresTarget(target: string): boolean {
 }
 
 /**
+ * The file path a SQLite target names: `target` without its `sqlite:` prefix.
+ *
+ * @param target A path or `sqlite:PATH` (not a URL).
+ * @returns The path.
+ */
+export function sqlitePath(target: string): string {
+  return target.startsWith("sqlite:") ? target.slice("sqlite:".length) : target;
+}
+
+/**
  * Opens the store `target` names.
  *
  * @param target A file path, `sqlite:PATH`, or a `postgres://` / `postgresql://` URL
@@ -53,6 +63,5 @@ export async function openStore(
     const { openPostgresStore } = await import("./postgres/postgres_store.ts");
     return await openPostgresStore(target, options);
   }
-  const path = target.startsWith("sqlite:") ? target.slice("sqlite:".length) : target;
-  return await openSqliteStore(path, options);
+  return await openSqliteStore(sqlitePath(target), options);
 }

@@ -6,7 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import { NotStateDbError, OpenError } from "../core/errors.ts";
-import { isPostgresTarget, openStore } from "../open_store.ts";
+import { isPostgresTarget, openStore, sqlitePath } from "../open_store.ts";
 import type { SessionStore } from "../core/session_store.ts";
 import { linkedSqliteVersion, sqliteVersionWarning } from "../sqlite/durability.ts";
 import type { Context } from "./command.ts";
@@ -82,7 +82,7 @@ async function openFor(
   const retry = { timeoutMs: lockTimeoutMs(io) };
   const readonly = options.access === "read";
   if (isPostgresTarget(target)) return await openStore(target, { clock, readonly, retry });
-  const path = target.startsWith("sqlite:") ? target.slice("sqlite:".length) : target;
+  const path = sqlitePath(target);
   const exists = existsSync(path);
   if (!options.create && !exists) {
     throw new CommandError(`No database at ${path} (give --db PATH, or set HERMES_HOME)`);

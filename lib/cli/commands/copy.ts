@@ -10,7 +10,7 @@
  */
 import { existsSync } from "node:fs";
 import type { ParentLink } from "../../sqlite/import.ts";
-import { isPostgresTarget, openStore } from "../../open_store.ts";
+import { isPostgresTarget, openStore, sqlitePath } from "../../open_store.ts";
 import type { SessionStore } from "../../core/session_store.ts";
 import type { Command, Context } from "../command.ts";
 import { printJson } from "../json.ts";
@@ -47,14 +47,10 @@ function reason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function stripPrefix(target: string): string {
-  return target.startsWith("sqlite:") ? target.slice("sqlite:".length) : target;
-}
-
 /** Opens SRC without changing it: read-only (no schema step, nothing created). */
 async function openSource(ctx: Context, src: string): Promise<SessionStore> {
-  if (!isPostgresTarget(src) && !existsSync(stripPrefix(src))) {
-    throw new CommandError(`No database at ${stripPrefix(src)}`);
+  if (!isPostgresTarget(src) && !existsSync(sqlitePath(src))) {
+    throw new CommandError(`No database at ${sqlitePath(src)}`);
   }
   return await openStore(src, { readonly: true, clock: () => ctx.io.now() });
 }
@@ -62,7 +58,7 @@ async function openSource(ctx: Context, src: string): Promise<SessionStore> {
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const [src, dest] = args.positionals;
   if (!isPostgresTarget(src) && !isPostgresTarget(dest)) {
-    if (isDatabaseFile(stripPrefix(dest), stripPrefix(src))) {
+    if (isDatabaseFile(sqlitePath(dest), sqlitePath(src))) {
       throw new CommandError(`Cannot copy ${src} onto itself`);
     }
   } else if (src === dest) {
