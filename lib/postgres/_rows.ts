@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { decodeContent, encodeContent, encodeJson, isFalsyLikePython } from "../core/content.ts";
+import { decodeContent, encodeContent, encodeJson } from "../core/content.ts";
 import {
   codePointLength,
   codePointSlice,
@@ -357,33 +357,6 @@ export function toConversationMessage(row: PgRow): ConversationMessage {
     }
   }
   return message;
-}
-
-/**
- * Whether `message` is a user prompt a continuation replayed.
- *
- * @param emitted The conversation so far.
- * @param message The next message.
- * @returns True when it repeats the last user prompt with no assistant turn between.
- */
-export function isReplayedPrompt(
-  emitted: readonly ConversationMessage[],
-  message: ConversationMessage,
-): boolean {
-  if (message.role !== "user") return false;
-  const content = message.content;
-  if (typeof content !== "string" || content === "") return false;
-  for (let i = emitted.length - 1; i >= 0; i--) {
-    const previous = emitted[i];
-    if (previous.role === "user" && previous.content === content) return true;
-    if (
-      previous.role === "assistant" &&
-      !(isFalsyLikePython(previous.content) && isFalsyLikePython(previous.tool_calls))
-    ) {
-      return false;
-    }
-  }
-  return false;
 }
 
 // ---------------------------------------------------------------------------

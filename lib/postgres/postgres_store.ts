@@ -69,7 +69,6 @@ import {
 import {
   conversationValues,
   INSERT_COLUMNS,
-  isReplayedPrompt,
   MESSAGE_COLUMNS,
   messageFromRow,
   type MessageValues,
@@ -84,6 +83,7 @@ import {
 import { importSessionPg, restoreParentLinksPg } from "./import.ts";
 import { migratePg } from "./schema.ts";
 import { searchMessagesPg } from "./search.ts";
+import { isReplayedPrompt } from "../core/replayed_prompt.ts";
 
 export type { PgConnectOptions };
 

@@ -7,6 +7,7 @@ import type { Store } from "./store.ts";
 import type { ConversationMessage, JsonValue } from "../core/types.ts";
 import { decodeContent, isFalsyLikePython } from "../core/content.ts";
 import { PYTHON_WHITESPACE, pythonStrip } from "../core/python_text.ts";
+import { isReplayedPrompt } from "../core/replayed_prompt.ts";
 import { ACTIVE_ONLY } from "./messages.ts";
 
 /** Options of `getMessagesAsConversation`. */
@@ -81,31 +82,6 @@ function lineageRootToTip(store: Store, sessionId: string): string[] {
     current = row.parent_session_id;
   }
   return chain.reverse();
-}
-
-/**
- * True when `message` is a user prompt already in `emitted` since the last
- * assistant turn that said or did something: the prompt a compression
- * continuation re-recorded at its start.
- */
-function isReplayedPrompt(
-  emitted: readonly ConversationMessage[],
-  message: ConversationMessage,
-): boolean {
-  if (message.role !== "user") return false;
-  const content = message.content;
-  if (typeof content !== "string" || content === "") return false;
-  for (let i = emitted.length - 1; i >= 0; i--) {
-    const previous = emitted[i];
-    if (previous.role === "user" && previous.content === content) return true;
-    if (
-      previous.role === "assistant" &&
-      !(isFalsyLikePython(previous.content) && isFalsyLikePython(previous.tool_calls))
-    ) {
-      return false;
-    }
-  }
-  return false;
 }
 
 function toConversationMessage(row: Record<string, unknown>): ConversationMessage {
