@@ -20,7 +20,7 @@ export type { SessionStore, StoreEngine } from "./lib/core/session_store.ts";
 export { isPostgresTarget, openStore, type OpenStoreOptions } from "./lib/open_store.ts";
 export type { SqliteStoreOptions } from "./lib/sqlite/sqlite_store.ts";
 export type { PgConnectOptions, PostgresStoreOptions } from "./lib/postgres/postgres_store.ts";
-export type { StoreRetryOptions } from "./lib/core/store_retry.ts";
+export type { StoreRetryOptions } from "./lib/sqlite/store_retry.ts";
 export type { Synchronous } from "./lib/sqlite/open.ts";
 export type {
   DriverKind,
@@ -39,40 +39,41 @@ export {
   OpenError,
   ReadonlyError,
   RecoverError,
-  SqliteError,
   StorageError,
   type StorageErrorKind,
   TitleError,
-  WriteBusyError,
 } from "./lib/core/errors.ts";
+export { SqliteError } from "./lib/sqlite/driver/sqlite_error.ts";
+export { WriteBusyError } from "./lib/sqlite/write_busy_error.ts";
 export { defaultDbPath, hermesHome } from "./lib/core/paths.ts";
 export { FTS_TABLES, type FtsTable, SCHEMA_VERSION } from "./lib/sqlite/schema/schema_sql.ts";
-export type { CreateSessionOptions, EnsureSessionOptions } from "./lib/sqlite/sessions.ts";
-export type { TokenCountsUpdate } from "./lib/sqlite/tokens.ts";
-export type { ConversationOptions } from "./lib/sqlite/conversation.ts";
-export type { MessagesOptions } from "./lib/sqlite/messages.ts";
+export type { CreateSessionOptions, EnsureSessionOptions } from "./lib/core/session_options.ts";
+export type { TokenCountsUpdate } from "./lib/core/session_options.ts";
+export type { ConversationOptions } from "./lib/core/session_options.ts";
+export type { MessagesOptions } from "./lib/core/session_options.ts";
 export type {
   ListSessionsOptions,
   SearchSessionsOptions,
   SessionCountOptions,
-} from "./lib/sqlite/listing.ts";
-export type { SearchOptions, SearchSort } from "./lib/sqlite/search/search.ts";
-export { sanitizeFts5Query } from "./lib/sqlite/search/sanitize.ts";
-export { containsCjk } from "./lib/sqlite/search/cjk.ts";
-export { type PrefixMatches, sanitizeTitle } from "./lib/sqlite/titles.ts";
-export type { ExportOptions } from "./lib/sqlite/export.ts";
-export type { ImportOptions, ImportResult, ParentLink } from "./lib/sqlite/import.ts";
-export type { DatabaseInfo, InspectOptions } from "./lib/sqlite/inspect.ts";
-export type { KnownIssue } from "./lib/health/known_issues.ts";
-export type { StaleFtsTable } from "./lib/sqlite/fts_stale.ts";
-export type { SourceUsage } from "./lib/sqlite/source_usage.ts";
+} from "./lib/core/listing_options.ts";
+export type { SearchOptions, SearchSort } from "./lib/core/search/options.ts";
+export { sanitizeFts5Query } from "./lib/core/search/sanitize.ts";
+export { containsCjk } from "./lib/core/search/cjk.ts";
+export { type PrefixMatches } from "./lib/core/listing_options.ts";
+export { sanitizeTitle } from "./lib/core/titles.ts";
+export type { ExportOptions } from "./lib/core/transfer_options.ts";
+export type { ImportOptions, ImportResult, ParentLink } from "./lib/core/transfer_options.ts";
+export type { DatabaseInfo, InspectOptions } from "./lib/core/database_info.ts";
+export type { KnownIssue } from "./lib/core/database_info.ts";
+export type { StaleFtsTable } from "./lib/core/database_info.ts";
+export type { SourceUsage } from "./lib/core/usage.ts";
 export {
   parseSince,
   USAGE_GROUPINGS,
   type UsageGrouping,
   type UsageReportOptions,
   type UsageRow,
-} from "./lib/sqlite/usage_report.ts";
+} from "./lib/core/usage.ts";
 export { doctor, type DoctorOptions, type DoctorReport, type Repair } from "./lib/health/doctor.ts";
 export type { CheckStatus, HealthCheck } from "./lib/health/report.ts";
 export {
@@ -87,13 +88,13 @@ export {
   type RecoverOptions,
   type RecoverResult,
 } from "./lib/health/recover.ts";
-export type { PruneCandidate, PruneCandidatesOptions } from "./lib/sqlite/prune_candidates.ts";
+export type { PruneCandidate, PruneCandidatesOptions } from "./lib/core/prune_options.ts";
 export type {
   AutoPruneOptions,
   AutoPruneResult,
   PruneOptions,
   SessionsDirOptions,
-} from "./lib/sqlite/prune.ts";
+} from "./lib/core/prune_options.ts";
 export {
   convertScratchpadToThink,
   hasIncompleteScratchpad,

@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import process from "node:process";
 import { runtimeName } from "../lib/sqlite/driver/load.ts";
-import { VERSION } from "../lib/cli/version.ts";
+import { VERSION } from "../lib/core/version.ts";
 import { ROOT, tempDir } from "./_helpers.ts";
 import { V11, v11Copy } from "./_cli_io.ts";
 

@@ -13,7 +13,8 @@ import {
   relativeTime,
   truncate,
 } from "../lib/render/format.ts";
-import { colourWanted, createStyle } from "../lib/cli/style.ts";
+import { colourWanted } from "../lib/cli/style.ts";
+import { createStyle } from "../lib/render/style.ts";
 import { contentAsText, toolCallViews, visibleControls } from "../lib/render/transcript.ts";
 import { fenced } from "../lib/render/markdown.ts";
 import { markWords, showMarks } from "../lib/render/highlight.ts";

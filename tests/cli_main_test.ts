@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadCommands } from "../lib/cli/command_table.ts";
-import { VERSION } from "../lib/cli/version.ts";
+import { VERSION } from "../lib/core/version.ts";
 import { ROOT, tempDir } from "./_helpers.ts";
 import { recordingIo, runCli, v11Copy } from "./_cli_io.ts";
 import { main } from "../lib/cli/main.ts";

@@ -7,7 +7,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
-import type { SearchOptions } from "../lib/sqlite/search/search.ts";
+import type { SearchOptions } from "../lib/core/search/options.ts";
 import { copyFixture, expected } from "./_helpers.ts";
 
 interface Entry {

@@ -5,7 +5,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
-import { planSearch } from "../lib/sqlite/search/plan.ts";
+import { planSearch } from "../lib/core/search/plan.ts";
 import { copyFixture } from "./_helpers.ts";
 import { type Seeded, seeded } from "./_search_data.ts";
 
@@ -110,15 +110,15 @@ describe("planSearch() routes like Python except where documented", () => {
   const cases: Array<[string, ReturnType<typeof planSearch>]> = [
     ["docker", {
       kind: "ranked",
-      table: "messages_fts",
-      match: "docker",
+      index: "words",
+      expression: "docker",
       retry: '"docker"',
       check: null,
     }],
     ["记忆断裂", {
       kind: "ranked",
-      table: "messages_fts_trigram",
-      match: '"记忆断裂"',
+      index: "trigram",
+      expression: '"记忆断裂"',
       retry: undefined,
       check: null,
     }],
@@ -133,15 +133,15 @@ describe("planSearch() routes like Python except where documented", () => {
     ["记忆* deploy*", substring([["记忆", "deploy"]])],
     ["회의록 정리", {
       kind: "ranked",
-      table: "messages_fts_trigram",
-      match: '"회의록"',
+      index: "trigram",
+      expression: '"회의록"',
       retry: undefined,
       check: [{ all: ["정리"], none: [] }],
     }],
     ["회의록 OR 정리 docker", {
       kind: "ranked",
-      table: "messages_fts_trigram",
-      match: '"회의록" OR "docker"',
+      index: "trigram",
+      expression: '"회의록" OR "docker"',
       retry: undefined,
       check: [{ all: ["회의록"], none: [] }, { all: ["정리", "docker"], none: [] }],
     }],
@@ -149,8 +149,8 @@ describe("planSearch() routes like Python except where documented", () => {
     ["记忆断裂 AND OR 数据库", { kind: "nothing" }],
     ['"chat-send" 負荷テスト', {
       kind: "ranked",
-      table: "messages_fts_trigram",
-      match: '"chat-send" "負荷テスト"',
+      index: "trigram",
+      expression: '"chat-send" "負荷テスト"',
       retry: undefined,
       check: null,
     }],
@@ -160,13 +160,13 @@ describe("planSearch() routes like Python except where documented", () => {
     ['记忆 OR "" OR 断裂', substring([["记忆"], ["断裂"]])],
     ["e.g.", {
       kind: "ranked",
-      table: "messages_fts",
-      match: '"e.g".',
+      index: "words",
+      expression: '"e.g".',
       retry: '"e.g."',
       check: null,
     }],
     ["", { kind: "nothing" }],
-    ['""', { kind: "ranked", table: "messages_fts", match: '""', retry: undefined, check: null }],
+    ['""', { kind: "ranked", index: "words", expression: '""', retry: undefined, check: null }],
   ];
   for (const [query, plan] of cases) {
     test(`planSearch() plans ${JSON.stringify(query)}`, () => {

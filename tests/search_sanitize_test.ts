@@ -1,7 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { sanitizeFts5Query } from "../lib/sqlite/search/sanitize.ts";
-import { containsCjk, countCjk, isCjkCodePoint } from "../lib/sqlite/search/cjk.ts";
+import { sanitizeFts5Query } from "../lib/core/search/sanitize.ts";
+import { containsCjk, countCjk, isCjkCodePoint } from "../lib/core/search/cjk.ts";
 import { pythonSplit, pythonStrip } from "../lib/core/python_text.ts";
 import { expected } from "./_helpers.ts";
 

@@ -6,7 +6,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { closeSync, openSync, writeSync } from "node:fs";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
-import { SqliteError } from "../lib/core/errors.ts";
+import { SqliteError } from "../lib/sqlite/driver/sqlite_error.ts";
 import { isMatchError, isPatternError } from "../lib/sqlite/search/query_error.ts";
 import { copyFixture, rawOpen } from "./_helpers.ts";
 import { type Seeded, seeded } from "./_search_data.ts";

@@ -1,7 +1,8 @@
 import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
-import { ReadonlyError, SqliteError } from "../lib/core/errors.ts";
+import { ReadonlyError } from "../lib/core/errors.ts";
+import { SqliteError } from "../lib/sqlite/driver/sqlite_error.ts";
 import { rawOpen, tempDbPath } from "./_helpers.ts";
 
 const T0 = 1776675600.123456;

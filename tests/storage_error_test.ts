@@ -2,13 +2,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  OpenError,
-  ReadonlyError,
-  SqliteError,
-  StorageError,
-  WriteBusyError,
-} from "../lib/core/errors.ts";
+import { OpenError, ReadonlyError, StorageError } from "../lib/core/errors.ts";
+import { SqliteError } from "../lib/sqlite/driver/sqlite_error.ts";
+import { WriteBusyError } from "../lib/sqlite/write_busy_error.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { openStore } from "../lib/open_store.ts";
 import { copyFixture, tempDbPath, tempDir } from "./_helpers.ts";

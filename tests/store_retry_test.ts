@@ -2,9 +2,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { runtimeName } from "../lib/sqlite/driver/load.ts";
 import { SqliteError } from "../lib/sqlite/driver/sqlite_error.ts";
-import { WriteBusyError } from "../lib/core/errors.ts";
+import { WriteBusyError } from "../lib/sqlite/write_busy_error.ts";
 import { openStore } from "../lib/open_store.ts";
-import { retryWhileBusy } from "../lib/core/store_retry.ts";
+import { retryWhileBusy } from "../lib/sqlite/store_retry.ts";
 import { rawOpen, tempDbPath } from "./_helpers.ts";
 import { startWorker, workerRuntimes } from "./reliability/_runtimes.ts";
 

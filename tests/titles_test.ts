@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
-import { sanitizeTitle } from "../lib/sqlite/titles.ts";
+import { sanitizeTitle } from "../lib/core/titles.ts";
 import { ReadonlyError, TitleError } from "../lib/core/errors.ts";
 import { copyFixture } from "./_helpers.ts";
 import { entriesOf, label, replay, wanted } from "./_expected_calls.ts";

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { openStore } from "../lib/open_store.ts";
-import { parseSince } from "../lib/sqlite/usage_report.ts";
+import { parseSince } from "../lib/core/usage.ts";
 import { copyFixture, tempDbPath } from "./_helpers.ts";
 
 /** Two sessions a week apart, with known tokens and costs. */

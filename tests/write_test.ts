@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { loadDriver } from "../lib/sqlite/driver/load.ts";
 import { SqliteError } from "../lib/sqlite/driver/sqlite_error.ts";
 import type { SqliteConnection } from "../lib/sqlite/driver/types.ts";
-import { WriteBusyError } from "../lib/core/errors.ts";
+import { WriteBusyError } from "../lib/sqlite/write_busy_error.ts";
 import { CHECKPOINT_EVERY, sleepSync, Writer } from "../lib/sqlite/write.ts";
 import { tempDbPath } from "./_helpers.ts";
 

@@ -6,7 +6,7 @@
 import type { SessionStore } from "../core/session_store.ts";
 import type { Io } from "./io.ts";
 import type { OptionSpec, ParsedArgs } from "./parse.ts";
-import type { Style } from "./style.ts";
+import type { Style } from "../render/style.ts";
 
 /** What a command gets besides its arguments. */
 export interface Context {

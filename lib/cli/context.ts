@@ -12,7 +12,8 @@ import { linkedSqliteVersion, sqliteVersionWarning } from "../sqlite/durability.
 import type { Context } from "./command.ts";
 import type { CommandAccess } from "./command_table.ts";
 import type { Io } from "./io.ts";
-import { colourWanted, createStyle } from "./style.ts";
+import { colourWanted } from "./style.ts";
+import { createStyle } from "../render/style.ts";
 import { CommandError } from "./usage_error.ts";
 import { readOnlyPart, unwritableReason } from "./writable.ts";
 

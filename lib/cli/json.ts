@@ -22,23 +22,6 @@ export function printJson(io: Io, value: unknown): void {
 }
 
 /**
- * One JSON Lines record: compact JSON (non-ASCII kept, as
- * `json.dumps(…, ensure_ascii=False)` writes it) and a newline.
- *
- * @param value The value.
- * @returns The line.
- *
- * @example
- * ```ts
- * import { jsonLine } from "./json.ts";
- * console.assert(jsonLine({ a: "记" }) === '{"a":"记"}\n');
- * ```
- */
-export function jsonLine(value: unknown): string {
-  return `${JSON.stringify(value)}\n`;
-}
-
-/**
  * A copy of `value` whose object keys are snake_case (`longestLockMs` →
  * `longest_lock_ms`), as every `--json` of the CLI writes them; arrays and
  * values are kept.

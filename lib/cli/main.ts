@@ -12,8 +12,8 @@ import {
   ReadonlyError,
   StorageError,
   TitleError,
-  WriteBusyError,
 } from "../core/errors.ts";
+import { WriteBusyError } from "../sqlite/write_busy_error.ts";
 import { defaultDbPath } from "../core/paths.ts";
 import type { Command } from "./command.ts";
 import { COMMAND_TABLE, type CommandEntry, loadCommands } from "./command_table.ts";
@@ -22,7 +22,7 @@ import type { Io } from "./io.ts";
 import { type OptionSpec, parseCommand } from "./parse.ts";
 import { topUsage } from "./usage.ts";
 import { CommandError, InterruptedError, UsageError } from "./usage_error.ts";
-import { VERSION } from "./version.ts";
+import { VERSION } from "../core/version.ts";
 
 /** Options every command accepts. */
 const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {

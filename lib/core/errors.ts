@@ -1,13 +1,13 @@
 /**
- * The error classes of hermes-state. Misuse gets the built-in `TypeError` or
- * `RangeError`; these are the conditions callers catch.
+ * The engine-neutral error classes of hermes-state. Misuse gets the built-in
+ * `TypeError` or `RangeError`; these are the conditions callers catch. The
+ * SQLite engine's own (`SqliteError`, `WriteBusyError`) are in `lib/sqlite/`.
  *
  * @module
  */
-import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
 import { StorageError, type StorageErrorKind } from "./storage_error.ts";
 
-export { SqliteError, StorageError, type StorageErrorKind };
+export { StorageError, type StorageErrorKind };
 
 /** The kind of an open failure, from the error that caused it. */
 function openFailureKind(cause: unknown): StorageErrorKind {
@@ -86,35 +86,6 @@ export class NotStateDbError extends OpenError {
     this.name = "NotStateDbError";
     this.missing = details.missing;
     this.empty = details.empty;
-  }
-}
-
-/**
- * A write gave up after every retry because another connection kept the
- * write lock. Nothing of it was written.
- */
-export class WriteBusyError extends SqliteError {
-  /** How many times the write was tried. */
-  readonly attempts: number;
-  /** How long it waited in all, in milliseconds, when the waiting was timed. */
-  readonly waitedMs: number | undefined;
-
-  /**
-   * Creates the error.
-   *
-   * @param attempts The attempts made.
-   * @param cause The last busy error.
-   * @param options `waitedMs`: how long the attempts took in all.
-   */
-  constructor(attempts: number, cause: SqliteError, options: { waitedMs?: number } = {}) {
-    super(
-      `Cannot write: the database stayed locked by another connection through ${attempts} attempts`,
-      cause.code,
-      { extendedCode: cause.extendedCode, cause },
-    );
-    this.name = "WriteBusyError";
-    this.attempts = attempts;
-    this.waitedMs = options.waitedMs;
   }
 }
 

@@ -22,31 +22,31 @@
  *
  * @module
  */
-// deno-lint-ignore no-unused-vars -- named by the {@linkcode} references below
-import type { SessionDB } from "../sqlite/session_db.ts";
-import type { ConversationOptions } from "../sqlite/conversation.ts";
-import type { ExportOptions } from "../sqlite/export.ts";
-import type { ImportOptions, ImportResult, ParentLink } from "../sqlite/import.ts";
-import type { DatabaseInfo, InspectOptions } from "../sqlite/inspect.ts";
+import type {
+  ConversationOptions,
+  CreateSessionOptions,
+  EnsureSessionOptions,
+  MessagesOptions,
+  TokenCountsUpdate,
+} from "./session_options.ts";
+import type { ExportOptions, ImportOptions, ImportResult, ParentLink } from "./transfer_options.ts";
+import type { DatabaseInfo, InspectOptions } from "./database_info.ts";
 import type {
   ListSessionsOptions,
+  PrefixMatches,
   SearchSessionsOptions,
   SessionCountOptions,
-} from "../sqlite/listing.ts";
-import type { PruneCandidate, PruneCandidatesOptions } from "../sqlite/prune_candidates.ts";
+} from "./listing_options.ts";
 import type {
   AutoPruneOptions,
   AutoPruneResult,
+  PruneCandidate,
+  PruneCandidatesOptions,
   PruneOptions,
   SessionsDirOptions,
-} from "../sqlite/prune.ts";
-import type { SearchOptions } from "../sqlite/search/search.ts";
-import type { MessagesOptions } from "../sqlite/messages.ts";
-import type { CreateSessionOptions, EnsureSessionOptions } from "../sqlite/sessions.ts";
-import type { SourceUsage } from "../sqlite/source_usage.ts";
-import type { TokenCountsUpdate } from "../sqlite/tokens.ts";
-import type { UsageReportOptions, UsageRow } from "../sqlite/usage_report.ts";
-import type { PrefixMatches } from "../sqlite/titles.ts";
+} from "./prune_options.ts";
+import type { SearchOptions } from "./search/options.ts";
+import type { SourceUsage, UsageReportOptions, UsageRow } from "./usage.ts";
 import type {
   ConversationMessage,
   MessageRow,

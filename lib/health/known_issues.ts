@@ -13,18 +13,7 @@
  */
 import type { SqliteConnection } from "../sqlite/driver/types.ts";
 import { indexedTextSql } from "../sqlite/schema/schema_sql.ts";
-
-/** A known condition found by the integrity check. */
-export interface KnownIssue {
-  /** A stable name: `trigram_nul_prefix`. */
-  code: "trigram_nul_prefix";
-  /** What it is, in one sentence. */
-  message: string;
-  /** The command that repairs it. */
-  fix: string;
-  /** The lines of the check it explains. */
-  lines: string[];
-}
+import type { KnownIssue } from "../core/database_info.ts";
 
 /** What FTS5's check says about the trigram index written by SQLite 3.40 around NUL characters. */
 const TRIGRAM_LINE = "malformed inverted index for FTS5 table main.messages_fts_trigram";

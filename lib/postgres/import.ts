@@ -6,12 +6,8 @@
  * @module
  */
 import { encodeContent, encodeJson } from "../core/content.ts";
-import {
-  type ImportOptions,
-  type ImportResult,
-  type ParentLink,
-  unknownColumns,
-} from "../sqlite/import.ts";
+import { unknownColumns } from "../core/import_record.ts";
+import type { ImportOptions, ImportResult, ParentLink } from "../core/transfer_options.ts";
 import type { MessageContent } from "../core/types.ts";
 import type { PgQuery, PgValue } from "./_client.ts";
 import { MESSAGE_COLUMN_NAMES, SESSION_COLUMN_NAMES } from "./_rows.ts";

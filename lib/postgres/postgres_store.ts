@@ -11,38 +11,40 @@
 import { parsePythonFloat, pythonFloatRepr } from "../core/python_float.ts";
 import { removeTranscriptFiles } from "../files/transcript_files.ts";
 import { ReadonlyError, TitleError } from "../core/errors.ts";
-import type { ConversationOptions } from "../sqlite/conversation.ts";
-import type { ExportOptions } from "../sqlite/export.ts";
-import type { ImportOptions, ImportResult, ParentLink } from "../sqlite/import.ts";
-import type { DatabaseInfo, InspectOptions } from "../sqlite/inspect.ts";
-import {
-  checkStartedRange,
-  HAS_CHILDREN,
-  type ListSessionsOptions,
-  type SearchSessionsOptions,
-  type SessionCountOptions,
-} from "../sqlite/listing.ts";
+import type {
+  ConversationOptions,
+  CreateSessionOptions,
+  EnsureSessionOptions,
+  TokenCountsUpdate,
+} from "../core/session_options.ts";
+import type {
+  ExportOptions,
+  ImportOptions,
+  ImportResult,
+  ParentLink,
+} from "../core/transfer_options.ts";
+import type { DatabaseInfo, InspectOptions } from "../core/database_info.ts";
+import { checkStartedRange } from "../core/listing_options.ts";
+import type {
+  ListSessionsOptions,
+  PrefixMatches,
+  SearchSessionsOptions,
+  SessionCountOptions,
+} from "../core/listing_options.ts";
 import { checkCount } from "../core/paging.ts";
-import type { PruneCandidate, PruneCandidatesOptions } from "../sqlite/prune_candidates.ts";
 import type {
   AutoPruneOptions,
   AutoPruneResult,
+  PruneCandidate,
+  PruneCandidatesOptions,
   PruneOptions,
   SessionsDirOptions,
-} from "../sqlite/prune.ts";
-import type { SearchOptions } from "../sqlite/search/search.ts";
+} from "../core/prune_options.ts";
+import type { SearchOptions } from "../core/search/options.ts";
 import type { SessionStore } from "../core/session_store.ts";
-import type { CreateSessionOptions, EnsureSessionOptions } from "../sqlite/sessions.ts";
-import type { SourceUsage } from "../sqlite/source_usage.ts";
-import { type PrefixMatches, sanitizeTitle } from "../sqlite/titles.ts";
-import type { TokenCountsUpdate } from "../sqlite/tokens.ts";
-import {
-  checkUsageOptions,
-  toUsageRow,
-  type UsageGrouping,
-  type UsageReportOptions,
-  type UsageRow,
-} from "../sqlite/usage_report.ts";
+import type { SourceUsage, UsageGrouping, UsageReportOptions, UsageRow } from "../core/usage.ts";
+import { sanitizeTitle } from "../core/titles.ts";
+import { checkUsageOptions, toUsageRow } from "../core/usage.ts";
 import { encodeJson } from "../core/content.ts";
 import type {
   ConversationMessage,
@@ -84,6 +86,9 @@ import { importSessionPg, restoreParentLinksPg } from "./import.ts";
 import { migratePg } from "./schema.ts";
 import { searchMessagesPg } from "./search.ts";
 import { isReplayedPrompt } from "../core/replayed_prompt.ts";
+
+/** A child session of `s` exists (delegates, branches, continuations). */
+const HAS_CHILDREN = "EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = s.id)";
 
 export type { PgConnectOptions };
 

@@ -21,10 +21,10 @@
  * @module
  */
 import { checkCount } from "../core/paging.ts";
-import { containsPattern } from "../sqlite/search/filters.ts";
-import { type Condition, positiveWords } from "../sqlite/search/condition.ts";
-import { planSearch } from "../sqlite/search/plan.ts";
-import { checkSort, type SearchOptions, type SearchSort } from "../sqlite/search/search.ts";
+import { containsPattern } from "../core/search/contains_pattern.ts";
+import { type Condition, positiveWords } from "../core/search/condition.ts";
+import { planSearch } from "../core/search/plan.ts";
+import { checkSort, type SearchOptions, type SearchSort } from "../core/search/options.ts";
 import { MULTIMODAL_PREFIX } from "../core/content.ts";
 import { codePointSlice, pythonStrip } from "../core/python_text.ts";
 import type { ContextMessage, SearchHit } from "../core/types.ts";
@@ -345,13 +345,13 @@ export async function searchMessagesPg(
   let rows: PgRow[] | undefined;
   if (plan.kind === "substring") {
     rows = await substringPage(query, plan.condition, options, page);
-  } else if (plan.table === "messages_fts") {
-    rows = await wordsPage(query, plan.match, options, page);
+  } else if (plan.index === "words") {
+    rows = await wordsPage(query, plan.expression, options, page);
     if (rows === undefined && plan.retry !== undefined) {
       rows = await wordsPage(query, plan.retry, options, page);
     }
   } else {
-    rows = await trigramPage(query, plan.match, plan.check, options, page);
+    rows = await trigramPage(query, plan.expression, plan.check, options, page);
   }
   if (rows === undefined || rows.length === 0) return [];
   return rows.map((row) => ({

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { isCjkCodePoint } from "../sqlite/search/cjk.ts";
+import { isCjkCodePoint } from "../core/search/cjk.ts";
 
 // ---------------------------------------------------------------------------
 // Tokens

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { Style } from "../cli/style.ts";
+import type { Style } from "./style.ts";
 
 /** A `>>>…<<<` marked match. */
 const MARKED = />>>([\s\S]*?)<<</g;
@@ -54,7 +54,7 @@ export function markWords(snippet: string, words: readonly string[]): string {
  * @example
  * ```ts
  * import { showMarks } from "./highlight.ts";
- * import { createStyle } from "../cli/style.ts";
+ * import { createStyle } from "./style.ts";
  * console.assert(showMarks("a >>>b<<<", createStyle(false)) === "a >>>b<<<");
  * ```
  */

@@ -7,7 +7,7 @@
  */
 import type { JsonValue, MessageContent, MessageRow } from "../core/types.ts";
 import { formatDateTime, truncate } from "./format.ts";
-import type { Style } from "../cli/style.ts";
+import type { Style } from "./style.ts";
 
 /** Options of {@linkcode renderTranscript}. */
 export interface TranscriptOptions {

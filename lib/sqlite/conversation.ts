@@ -9,16 +9,7 @@ import { decodeContent, isFalsyLikePython } from "../core/content.ts";
 import { PYTHON_WHITESPACE, pythonStrip } from "../core/python_text.ts";
 import { isReplayedPrompt } from "../core/replayed_prompt.ts";
 import { ACTIVE_ONLY } from "./messages.ts";
-
-/** Options of `getMessagesAsConversation`. */
-export interface ConversationOptions {
-  /**
-   * Prepend the transcripts of the ancestors (root first), dropping a user
-   * prompt that a continuation replayed.
-   * @default {false}
-   */
-  includeAncestors?: boolean;
-}
+import type { ConversationOptions } from "../core/session_options.ts";
 
 /** How far up the parent chain `includeAncestors` walks. */
 const MAX_LINEAGE = 100;

@@ -8,12 +8,7 @@ import type { Store } from "./store.ts";
 import type { SessionExport, SessionRow } from "../core/types.ts";
 import { getSession } from "./sessions.ts";
 import { getMessages } from "./messages.ts";
-
-/** Options of `exportAll` and `iterateExport`. */
-export interface ExportOptions {
-  /** Only sessions of this source; every source when omitted or empty. */
-  source?: string | null;
-}
+import type { ExportOptions } from "../core/transfer_options.ts";
 
 /**
  * Every session (children included) with its last activity, newest activity

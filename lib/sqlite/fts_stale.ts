@@ -17,22 +17,13 @@
 import { SqliteError } from "./driver/sqlite_error.ts";
 import type { SqliteConnection } from "./driver/types.ts";
 import { FTS_TABLES, type FtsTable } from "./schema/schema_sql.ts";
+import type { StaleFtsTable } from "../core/database_info.ts";
 
 /** The `state_meta` key prefix of a stale full-text table: `fts_stale:messages_fts`. */
 export const FTS_STALE_PREFIX = "fts_stale:";
 
 /** SQLITE_CORRUPT: how FTS5 reports a damaged structure record or page. */
 const SQLITE_CORRUPT = 11;
-
-/** A full-text table that is no longer kept current, and why. */
-export interface StaleFtsTable {
-  /** The FTS5 table. */
-  readonly table: "messages_fts" | "messages_fts_trigram";
-  /** Why it was marked (the SQLite error that failed a write). */
-  readonly reason: string;
-  /** When it was marked, in Unix seconds; `null` when the value is not ours. */
-  readonly at: number | null;
-}
 
 function isFtsTable(name: string): name is FtsTable {
   return (FTS_TABLES as readonly string[]).includes(name);

@@ -10,73 +10,8 @@ import { encodeContent, encodeJson } from "../core/content.ts";
 import type { Store } from "./store.ts";
 import { insertIndexedAfter } from "./fts_bulk.ts";
 import type { MessageContent } from "../core/types.ts";
-
-/** Options of {@linkcode importSession}. */
-export interface ImportOptions {
-  /**
-   * Replace a session that is already present (its row is updated and its
-   * messages rewritten) instead of skipping it.
-   * @default {false}
-   */
-  replace?: boolean;
-}
-
-/** What {@linkcode importSession} did with one record. */
-export interface ImportResult {
-  /** `imported` (new), `replaced` (was present, `replace` given) or `skipped` (was present). */
-  outcome: "imported" | "replaced" | "skipped";
-  /** The session id. */
-  id: string;
-  /** Messages written (0 when skipped). */
-  messages: number;
-  /**
-   * The parent named by the record when it is not in the file yet: the
-   * session is (or stays) without a parent, and
-   * {@linkcode restoreParentLinks} links it once the parent is imported.
-   * `null` otherwise.
-   */
-  deferredParent: string | null;
-  /**
-   * Columns of the record this file has no place for (a file of an older
-   * schema than the one that wrote the export): `archived` for a session
-   * column, `messages.active` for a message column. Their values were not
-   * kept. `[]` when skipped, or when every column fits.
-   */
-  droppedColumns: string[];
-  /**
-   * True when the session was already present without the parent its
-   * record names (an earlier import ran before the parent was in), and
-   * that parent is in the file now: the link was restored.
-   */
-  relinked: boolean;
-}
-
-/** Keys an export adds that are no column: they are never reported as dropped. */
-const NOT_COLUMNS = new Set(["messages", "last_active", "id", "session_id"]);
-
-/**
- * The columns of a record (session ones, then `messages.` ones) that the
- * target's tables have no place for; shared by every engine.
- *
- * @param row The session record.
- * @param messages Its messages.
- * @param columns The target's column names of `sessions` and of `messages`.
- * @returns The dropped column names.
- */
-export function unknownColumns(
-  row: Record<string, unknown>,
-  messages: readonly Record<string, unknown>[],
-  columns: { sessions: ReadonlySet<string>; messages: ReadonlySet<string> },
-): string[] {
-  const dropped = Object.keys(row).filter((key) =>
-    !NOT_COLUMNS.has(key) && !columns.sessions.has(key)
-  );
-  const messageKeys = new Set(messages.flatMap((message) => Object.keys(message)));
-  for (const key of messageKeys) {
-    if (!NOT_COLUMNS.has(key) && !columns.messages.has(key)) dropped.push(`messages.${key}`);
-  }
-  return dropped;
-}
+import type { ImportOptions, ImportResult, ParentLink } from "../core/transfer_options.ts";
+import { unknownColumns } from "../core/import_record.ts";
 
 /** The record's columns that `store` has no place for. */
 function droppedColumns(store: Store, checked: CheckedRecord): string[] {
@@ -84,14 +19,6 @@ function droppedColumns(store: Store, checked: CheckedRecord): string[] {
     sessions: new Set(liveColumns(store, "sessions")),
     messages: new Set(liveColumns(store, "messages")),
   });
-}
-
-/** A child whose parent link waits for the parent: see {@linkcode restoreParentLinks}. */
-export interface ParentLink {
-  /** The child session. */
-  id: string;
-  /** The parent it names. */
-  parentId: string;
 }
 
 /** The JSON columns that exports carry as raw JSON text (Python keeps them as strings). */

@@ -7,66 +7,14 @@
  */
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { sqliteVersionWarning, walBytes } from "./durability.ts";
-import { type StaleFtsTable, staleFtsTables } from "./fts_stale.ts";
+import { staleFtsTables } from "./fts_stale.ts";
 import { integrityCheck } from "../health/integrity.ts";
 import type { Store } from "./store.ts";
-import { explainIntegrity, type KnownIssue } from "../health/known_issues.ts";
+import { explainIntegrity } from "../health/known_issues.ts";
+import type { DatabaseInfo, InspectOptions } from "../core/database_info.ts";
 
 /** SQLITE_CORRUPT: a damaged page, which an inspection reports instead of throwing. */
 const SQLITE_CORRUPT = 11;
-
-/** Options of {@linkcode inspectDatabase}. */
-export interface InspectOptions {
-  /**
-   * Run `PRAGMA quick_check` (reads every page once; skip it on huge files).
-   * @default {true}
-   */
-  integrity?: boolean;
-}
-
-/** The answer of {@linkcode inspectDatabase}. */
-export interface DatabaseInfo {
-  /** The database path. */
-  path: string;
-  /** The `schema_version` row; `null` when the table has none. */
-  schemaVersion: number | null;
-  /** The SQLite library version. */
-  sqliteVersion: string;
-  /**
-   * Why the linked SQLite is unsafe (older than 3.51.3, with a WAL-reset
-   * bug that corrupts databases under concurrent use); `null` when it is not.
-   */
-  sqliteWarning: string | null;
-  /** `wal` for a Hermes file. */
-  journalMode: string;
-  /** Bytes of the `-wal` file (0 when there is none). */
-  walBytes: number;
-  /** Full-text tables no longer kept current after damage (`doctor --fix` rebuilds them). */
-  staleFtsTables: StaleFtsTable[];
-  /** Bytes per page. */
-  pageSize: number;
-  /** Pages in the main file. */
-  pageCount: number;
-  /** Unused pages (what `vacuum` would reclaim). */
-  freePages: number;
-  /** Rows of `sessions`; `null` when the table is damaged. */
-  sessions: number | null;
-  /** Rows of `messages`; `null` when the table is damaged. */
-  messages: number | null;
-  /** The FTS5 tables present (`messages_fts`, `messages_fts_trigram`). */
-  ftsTables: string[];
-  /** The `state_meta` keys. */
-  metaKeys: string[];
-  /** `["ok"]` for a sound file, else the problems found; `null` when not run. */
-  integrity: string[] | null;
-  /**
-   * Known, harmless conditions among the problems found (with their fix):
-   * the file is sound when every line of `integrity` is one of theirs.
-   */
-  knownIssues: KnownIssue[];
-  /** The lines of `integrity` that are real damage; `[]` when sound or not checked. */
-  damage: string[];
-}
 
 function tableExists(store: Store, name: string): boolean {
   const sql = "SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = ?";

@@ -15,6 +15,7 @@ import type { Store } from "./store.ts";
 import type { ConversationMessage, JsonValue, MessageRow, NewMessage } from "../core/types.ts";
 import { decodeContent, encodeContent, encodeJson } from "../core/content.ts";
 import { insertIndexedAfter } from "./fts_bulk.ts";
+import type { MessagesOptions } from "../core/session_options.ts";
 
 const INSERT_MESSAGE = `INSERT INTO messages (session_id, role, content, tool_call_id,
   tool_calls, tool_name, timestamp, token_count, finish_reason,
@@ -271,17 +272,6 @@ export function getMessages(
     )
     .all(sessionId)
     .map(messageFromRow);
-}
-
-/** Options of {@linkcode getMessages}. */
-export interface MessagesOptions {
-  /**
-   * In a file from a newer Hermes (with `messages.active`), also return the
-   * inactive rows: those a rewind took back and those compacted into a
-   * summary. That Hermes, and by default this one, leaves them out.
-   * @default {false}
-   */
-  includeInactive?: boolean;
 }
 
 /** The rows a newer Hermes replays: not rewound, not compacted (`active` is 1, or NULL). */

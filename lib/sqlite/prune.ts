@@ -19,60 +19,12 @@ import {
   writeInBatches,
   writeInBatchesAsync,
 } from "./batches.ts";
-
-/** Options of `deleteSession` and `pruneEmptyGhostSessions`. */
-export interface SessionsDirOptions {
-  /**
-   * Folder of transcript files to remove with each session: `<id>.json`,
-   * `<id>.jsonl` and `request_dump_<id>_*.json` (names compared literally).
-   * Nothing is removed when empty.
-   */
-  sessionsDir?: string | null;
-}
-
-/** Options of `pruneSessions`. */
-export interface PruneOptions extends SessionsDirOptions {
-  /**
-   * Prune ended sessions started more than this many days ago.
-   * @default {90}
-   */
-  olderThanDays?: number;
-  /** Only sessions of this source; all when empty. */
-  source?: string | null;
-}
-
-/** Options of `maybeAutoPruneAndVacuum`. */
-export interface AutoPruneOptions extends SessionsDirOptions {
-  /**
-   * Prune ended sessions started more than this many days ago.
-   * @default {90}
-   */
-  retentionDays?: number;
-  /**
-   * Do nothing when the last run (the `last_auto_prune` marker) is more recent.
-   * @default {24}
-   */
-  minIntervalHours?: number;
-  /**
-   * Run `VACUUM` after a prune that removed something.
-   * @default {true}
-   */
-  vacuum?: boolean;
-}
-
-/** What `maybeAutoPruneAndVacuum` did. */
-export interface AutoPruneResult {
-  /** True when the last run was too recent and nothing was done. */
-  skipped: boolean;
-  /** Sessions pruned. */
-  pruned: number;
-  /** True when `VACUUM` ran (and succeeded). */
-  vacuumed: boolean;
-  /** The message of the error that stopped the run, if one did (Python's `error`). */
-  error?: string;
-  /** The error that stopped the run itself, with its own `cause`, if one did. */
-  cause?: unknown;
-}
+import type {
+  AutoPruneOptions,
+  AutoPruneResult,
+  PruneOptions,
+  SessionsDirOptions,
+} from "../core/prune_options.ts";
 
 /** Internal options of the prunes, for tests: the batch timing (see `batches.ts`). */
 export interface PruneInternals {

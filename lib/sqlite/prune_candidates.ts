@@ -5,35 +5,7 @@
  * @module
  */
 import type { Store } from "./store.ts";
-
-/** Options of {@linkcode pruneCandidates}: the same as `pruneSessions`. */
-export interface PruneCandidatesOptions {
-  /**
-   * Age in days: sessions started before now minus this many days.
-   * @default {90}
-   */
-  olderThanDays?: number;
-  /** Only this source (a blank value means every source, as in Python). */
-  source?: string | null;
-}
-
-/** A session that pruning would delete. */
-export interface PruneCandidate {
-  /** The session id. */
-  id: string;
-  /** Its source. */
-  source: string;
-  /** Its title, or `null`. */
-  title: string | null;
-  /** When it started (Unix seconds). */
-  started_at: number;
-  /** When it ended (Unix seconds). */
-  ended_at: number;
-  /** Why it ended. */
-  end_reason: string | null;
-  /** Its `message_count` column. */
-  message_count: number;
-}
+import type { PruneCandidate, PruneCandidatesOptions } from "../core/prune_options.ts";
 
 /** Implements `SessionDB.pruneCandidates`: the rows `pruneSessions` would delete. */
 export function pruneCandidates(

@@ -39,6 +39,36 @@ import * as sourceUsage from "./source_usage.ts";
 import * as pruneCandidates from "./prune_candidates.ts";
 import * as usage from "./usage_report.ts";
 import * as version from "./data_version.ts";
+import type { SourceUsage, UsageReportOptions, UsageRow } from "../core/usage.ts";
+import type {
+  ConversationOptions,
+  CreateSessionOptions,
+  EnsureSessionOptions,
+  MessagesOptions,
+  TokenCountsUpdate,
+} from "../core/session_options.ts";
+import type {
+  AutoPruneOptions,
+  AutoPruneResult,
+  PruneCandidate,
+  PruneCandidatesOptions,
+  PruneOptions,
+  SessionsDirOptions,
+} from "../core/prune_options.ts";
+import type {
+  ListSessionsOptions,
+  PrefixMatches,
+  SearchSessionsOptions,
+  SessionCountOptions,
+} from "../core/listing_options.ts";
+import type { SearchOptions } from "../core/search/options.ts";
+import type {
+  ExportOptions,
+  ImportOptions,
+  ImportResult,
+  ParentLink,
+} from "../core/transfer_options.ts";
+import type { DatabaseInfo, InspectOptions } from "../core/database_info.ts";
 
 /** Options of {@linkcode SessionDB.open}. */
 export interface SessionDBOptions {
@@ -278,7 +308,7 @@ export class SessionDB {
    * @example A missing parent is refused
    * ```ts
    * import assert from "node:assert/strict";
-   * import { SqliteError } from "../core/errors.ts";
+   * import { SqliteError } from "./driver/sqlite_error.ts";
    * import { SessionDB } from "./session_db.ts";
    * const dir = await Deno.makeTempDir();
    * using db = await SessionDB.open({ path: `${dir}/state.db` });
@@ -289,7 +319,7 @@ export class SessionDB {
    * assert.equal(db.getSession("s2"), undefined);
    * ```
    */
-  createSession(id: string, source: string, options: sessions.CreateSessionOptions = {}): string {
+  createSession(id: string, source: string, options: CreateSessionOptions = {}): string {
     return sessions.createSession(this.#store, id, source, options);
   }
 
@@ -325,7 +355,7 @@ export class SessionDB {
   ensureSession(
     id: string,
     source = "unknown",
-    options: sessions.EnsureSessionOptions = {},
+    options: EnsureSessionOptions = {},
   ): string {
     return sessions.ensureSession(this.#store, id, source, options);
   }
@@ -502,7 +532,7 @@ export class SessionDB {
    * assert.equal(row.model, "gpt-5");
    * ```
    */
-  updateTokenCounts(id: string, update: tokens.TokenCountsUpdate = {}): void {
+  updateTokenCounts(id: string, update: TokenCountsUpdate = {}): void {
     tokens.updateTokenCounts(this.#store, id, update);
   }
 
@@ -556,7 +586,7 @@ export class SessionDB {
    * @example A message for an unknown session is refused
    * ```ts
    * import assert from "node:assert/strict";
-   * import { SqliteError } from "../core/errors.ts";
+   * import { SqliteError } from "./driver/sqlite_error.ts";
    * import { SessionDB } from "./session_db.ts";
    * const dir = await Deno.makeTempDir();
    * using db = await SessionDB.open({ path: `${dir}/state.db` });
@@ -733,7 +763,7 @@ export class SessionDB {
    * assert.deepEqual(db.getMessages("nope"), []);
    * ```
    */
-  getMessages(sessionId: string, options: messages.MessagesOptions = {}): MessageRow[] {
+  getMessages(sessionId: string, options: MessagesOptions = {}): MessageRow[] {
     return messages.getMessages(this.#store, sessionId, options);
   }
 
@@ -780,7 +810,7 @@ export class SessionDB {
    */
   getMessagesAsConversation(
     sessionId: string,
-    options: conversation.ConversationOptions = {},
+    options: ConversationOptions = {},
   ): ConversationMessage[] {
     return conversation.getMessagesAsConversation(this.#store, sessionId, options);
   }
@@ -876,7 +906,7 @@ export class SessionDB {
    * assert.throws(() => db.searchMessages("docker", { limit: -1 }), RangeError);
    * ```
    */
-  searchMessages(query: string, options: search.SearchOptions = {}): SearchHit[] {
+  searchMessages(query: string, options: SearchOptions = {}): SearchHit[] {
     return search.searchMessages(this.#store, query, options);
   }
 
@@ -943,7 +973,7 @@ export class SessionDB {
    * assert.deepEqual(db.listSessionsRich({ startedAfter: now - 60 }).map((s) => s.id), ["other"]);
    * ```
    */
-  listSessionsRich(options: listing.ListSessionsOptions = {}): RichSessionRow[] {
+  listSessionsRich(options: ListSessionsOptions = {}): RichSessionRow[] {
     return listing.listSessionsRich(this.#store, options);
   }
 
@@ -954,7 +984,7 @@ export class SessionDB {
    * @param options The listing's filters (paging and order are ignored).
    * @returns The count.
    */
-  listedSessionCount(options: listing.ListSessionsOptions = {}): number {
+  listedSessionCount(options: ListSessionsOptions = {}): number {
     return listing.listedSessionCount(this.#store, options);
   }
 
@@ -986,7 +1016,7 @@ export class SessionDB {
    * assert.deepEqual(db.searchSessions({ limit: 1, offset: 1 }).map((s) => s.id), ["new"]);
    * ```
    */
-  searchSessions(options: listing.SearchSessionsOptions = {}): SessionRow[] {
+  searchSessions(options: SearchSessionsOptions = {}): SessionRow[] {
     return listing.searchSessions(this.#store, options);
   }
 
@@ -1011,7 +1041,7 @@ export class SessionDB {
    * assert.equal(db.sessionCount({ source: "telegram" }), 1);
    * ```
    */
-  sessionCount(options: listing.SessionCountOptions = {}): number {
+  sessionCount(options: SessionCountOptions = {}): number {
     return listing.sessionCount(this.#store, options);
   }
 
@@ -1051,7 +1081,7 @@ export class SessionDB {
    * @param options `limit`: the most ids (default 10).
    * @returns The count and ids.
    */
-  sessionIdsWithPrefix(prefix: string, options: { limit?: number } = {}): titles.PrefixMatches {
+  sessionIdsWithPrefix(prefix: string, options: { limit?: number } = {}): PrefixMatches {
     return titles.sessionIdsWithPrefix(this.#store, prefix, options);
   }
 
@@ -1386,7 +1416,7 @@ export class SessionDB {
    * assert.equal(db.exportAll().length, 2);
    * ```
    */
-  exportAll(options: exporting.ExportOptions = {}): SessionExport[] {
+  exportAll(options: ExportOptions = {}): SessionExport[] {
     return exporting.exportAll(this.#store, options);
   }
 
@@ -1421,7 +1451,7 @@ export class SessionDB {
    * assert.equal(lines.length, 2);
    * ```
    */
-  iterateExport(options: exporting.ExportOptions = {}): Generator<SessionExport> {
+  iterateExport(options: ExportOptions = {}): Generator<SessionExport> {
     return exporting.iterateExport(this.#store, options);
   }
 
@@ -1457,7 +1487,7 @@ export class SessionDB {
    * assert.equal(db.deleteSession("s1"), false);
    * ```
    */
-  deleteSession(id: string, options: prune.SessionsDirOptions = {}): boolean {
+  deleteSession(id: string, options: SessionsDirOptions = {}): boolean {
     return prune.deleteSession(this.#store, id, options);
   }
 
@@ -1506,7 +1536,7 @@ export class SessionDB {
    * assert.equal(db.sessionCount(), 2);
    * ```
    */
-  pruneSessions(options: prune.PruneOptions = {}): number {
+  pruneSessions(options: PruneOptions = {}): number {
     return prune.pruneSessions(this.#store, options);
   }
 
@@ -1543,7 +1573,7 @@ export class SessionDB {
    * assert.equal(db.getSession("ghost"), undefined);
    * ```
    */
-  pruneEmptyGhostSessions(options: prune.SessionsDirOptions = {}): number {
+  pruneEmptyGhostSessions(options: SessionsDirOptions = {}): number {
     return prune.pruneEmptyGhostSessions(this.#store, options);
   }
 
@@ -1661,7 +1691,7 @@ export class SessionDB {
    * assert.equal(db.maybeAutoPruneAndVacuum().skipped, true);
    * ```
    */
-  maybeAutoPruneAndVacuum(options: prune.AutoPruneOptions = {}): prune.AutoPruneResult {
+  maybeAutoPruneAndVacuum(options: AutoPruneOptions = {}): AutoPruneResult {
     return prune.maybeAutoPruneAndVacuum(this.#store, options);
   }
 
@@ -1749,7 +1779,7 @@ export class SessionDB {
    * assert.equal(second.actual_cost, null);
    * ```
    */
-  usageBySource(): sourceUsage.SourceUsage[] {
+  usageBySource(): SourceUsage[] {
     return sourceUsage.usageBySource(this.#store);
   }
 
@@ -1792,7 +1822,7 @@ export class SessionDB {
    * assert.deepEqual(db.usageReport({ source: "cli", until: 1_777_000_000 }), []);
    * ```
    */
-  usageReport(options: usage.UsageReportOptions = {}): usage.UsageRow[] {
+  usageReport(options: UsageReportOptions = {}): UsageRow[] {
     return usage.usageReport(this.#store, options);
   }
 
@@ -1850,7 +1880,7 @@ export class SessionDB {
    * assert.equal(db.inspect({ integrity: false }).integrity, null);
    * ```
    */
-  inspect(options: inspecting.InspectOptions = {}): inspecting.DatabaseInfo {
+  inspect(options: InspectOptions = {}): DatabaseInfo {
     return inspecting.inspectDatabase(this.#store, options);
   }
 
@@ -1883,8 +1913,8 @@ export class SessionDB {
    * ```
    */
   pruneCandidates(
-    options: pruneCandidates.PruneCandidatesOptions = {},
-  ): pruneCandidates.PruneCandidate[] {
+    options: PruneCandidatesOptions = {},
+  ): PruneCandidate[] {
     return pruneCandidates.pruneCandidates(this.#store, options);
   }
 
@@ -1935,7 +1965,7 @@ export class SessionDB {
    * assert.throws(() => b.importSession({ id: "x" }), TypeError);
    * ```
    */
-  importSession(record: unknown, options: importing.ImportOptions = {}): importing.ImportResult {
+  importSession(record: unknown, options: ImportOptions = {}): ImportResult {
     return importing.importSession(this.#store, record, options);
   }
 
@@ -1969,7 +1999,7 @@ export class SessionDB {
    * assert.equal(db.getSession("c")?.parent_session_id, "p");
    * ```
    */
-  restoreParentLinks(links: readonly importing.ParentLink[]): number {
+  restoreParentLinks(links: readonly ParentLink[]): number {
     return importing.restoreParentLinks(this.#store, links);
   }
 }

@@ -4,28 +4,9 @@
  * @module
  */
 import type { Store } from "./store.ts";
-import type { JsonValue, SessionRow } from "../core/types.ts";
+import type { SessionRow } from "../core/types.ts";
 import { encodeJson } from "../core/content.ts";
-
-/** Options of `createSession`. */
-export interface CreateSessionOptions {
-  /** The model name. */
-  model?: string | null;
-  /** Model settings, stored as JSON (empty → NULL). */
-  modelConfig?: JsonValue | null;
-  /** The assembled system prompt. */
-  systemPrompt?: string | null;
-  /** The platform user. */
-  userId?: string | null;
-  /** The session this one continues; must exist. */
-  parentSessionId?: string | null;
-}
-
-/** Options of `ensureSession`. */
-export interface EnsureSessionOptions {
-  /** The model name. */
-  model?: string | null;
-}
+import type { CreateSessionOptions, EnsureSessionOptions } from "../core/session_options.ts";
 
 const INSERT_SESSION = `INSERT OR IGNORE INTO sessions
   (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at)

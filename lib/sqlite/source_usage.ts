@@ -4,30 +4,7 @@
  * @module
  */
 import type { Store } from "./store.ts";
-
-/** One source's totals, as {@linkcode usageBySource} returns them. */
-export interface SourceUsage {
-  /** `cli`, `telegram`, `discord`, `tool`… */
-  source: string;
-  /** Sessions of that source. */
-  session_count: number;
-  /** Message rows of those sessions. */
-  message_count: number;
-  /** Sum of `input_tokens`. */
-  total_input: number;
-  /** Sum of `output_tokens`. */
-  total_output: number;
-  /** Sum of `cache_read_tokens`. */
-  total_cache_read: number;
-  /** Sum of `cache_write_tokens`. */
-  total_cache_write: number;
-  /** Sum of `reasoning_tokens`. */
-  total_reasoning: number;
-  /** Sum of `estimated_cost_usd`; `null` when none has one. */
-  estimated_cost: number | null;
-  /** Sum of `actual_cost_usd`; `null` when none has one. */
-  actual_cost: number | null;
-}
+import type { SourceUsage } from "../core/usage.ts";
 
 const USAGE_BY_SOURCE_SQL = `
 SELECT s.source AS source,

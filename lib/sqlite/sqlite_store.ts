@@ -15,8 +15,15 @@ import type { SqliteDriver } from "./driver/types.ts";
 import type { Synchronous } from "./open.ts";
 import { SessionDB, storeOf } from "./session_db.ts";
 import type { SessionStore } from "../core/session_store.ts";
-import { retryWhileBusy, type StoreRetryOptions } from "../core/store_retry.ts";
+import { retryWhileBusy, type StoreRetryOptions } from "./store_retry.ts";
 import type { SessionExport } from "../core/types.ts";
+import type {
+  AutoPruneOptions,
+  AutoPruneResult,
+  PruneOptions,
+  SessionsDirOptions,
+} from "../core/prune_options.ts";
+import type { ExportOptions } from "../core/transfer_options.ts";
 
 /** Options of {@linkcode openSqliteStore}. */
 export interface SqliteStoreOptions {
@@ -198,7 +205,7 @@ class SqliteSessionStore implements SessionStore {
     return this.#call((db) => db.exportAll(...a));
   }
   async *iterateExport(
-    options: exporting.ExportOptions = {},
+    options: ExportOptions = {},
   ): AsyncIterableIterator<SessionExport> {
     const store = storeOf(this.#db);
     const rows = await this.#call(() => exporting.exportSessionRows(store, options));
@@ -214,10 +221,10 @@ class SqliteSessionStore implements SessionStore {
   get #prune(): prune.AsyncPruneInternals {
     return { step: (fn) => this.#call(fn) };
   }
-  pruneSessions(options: prune.PruneOptions = {}): Promise<number> {
+  pruneSessions(options: PruneOptions = {}): Promise<number> {
     return prune.pruneSessionsAsync(storeOf(this.#db), options, this.#prune);
   }
-  pruneEmptyGhostSessions(options: prune.SessionsDirOptions = {}): Promise<number> {
+  pruneEmptyGhostSessions(options: SessionsDirOptions = {}): Promise<number> {
     return prune.pruneEmptyGhostSessionsAsync(storeOf(this.#db), options, this.#prune);
   }
   getMeta(...a: Parameters<SessionDB["getMeta"]>) {
@@ -229,7 +236,7 @@ class SqliteSessionStore implements SessionStore {
   vacuum() {
     return this.#call((db) => db.vacuum());
   }
-  maybeAutoPruneAndVacuum(options: prune.AutoPruneOptions = {}): Promise<prune.AutoPruneResult> {
+  maybeAutoPruneAndVacuum(options: AutoPruneOptions = {}): Promise<AutoPruneResult> {
     return prune.maybeAutoPruneAndVacuumAsync(storeOf(this.#db), options, this.#prune);
   }
   usageByModel() {

@@ -5,42 +5,7 @@
  */
 import type { Store } from "./store.ts";
 import { ensureSession } from "./sessions.ts";
-
-/** Options of `updateTokenCounts` (SPEC §4, §5 "Token counts"). */
-export interface TokenCountsUpdate {
-  /** Prompt tokens. @default {0} */
-  inputTokens?: number;
-  /** Completion tokens. @default {0} */
-  outputTokens?: number;
-  /** Tokens read from the prompt cache. @default {0} */
-  cacheReadTokens?: number;
-  /** Tokens written to the prompt cache. @default {0} */
-  cacheWriteTokens?: number;
-  /** Reasoning tokens. @default {0} */
-  reasoningTokens?: number;
-  /** The model; stored only while the session has none. */
-  model?: string | null;
-  /** Estimated cost in US dollars; a missing one counts as 0. */
-  estimatedCostUsd?: number | null;
-  /** Actual cost in US dollars; a missing one leaves the column as it is. */
-  actualCostUsd?: number | null;
-  /** Cost status, e.g. `estimated` or `actual` (latest non-null wins). */
-  costStatus?: string | null;
-  /** Where the cost came from (latest non-null wins). */
-  costSource?: string | null;
-  /** Pricing table version (latest non-null wins). */
-  pricingVersion?: string | null;
-  /** Who bills the calls (first non-null wins). */
-  billingProvider?: string | null;
-  /** The API base URL (first non-null wins). */
-  billingBaseUrl?: string | null;
-  /** The billing mode (first non-null wins). */
-  billingMode?: string | null;
-  /** API calls made. @default {0} */
-  apiCallCount?: number | null;
-  /** Set the values (cumulative totals) instead of adding them. @default {false} */
-  absolute?: boolean;
-}
+import type { TokenCountsUpdate } from "../core/session_options.ts";
 
 /** Delta mode: counters and costs add up; billing fills only while NULL. */
 const ADD_TOKENS = `UPDATE sessions SET

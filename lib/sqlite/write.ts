@@ -7,7 +7,7 @@
  */
 import type { SqliteConnection } from "./driver/types.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
-import { WriteBusyError } from "../core/errors.ts";
+import { WriteBusyError } from "./write_busy_error.ts";
 
 /** How busy writes are retried. Tests inject `sleep` and `random`. */
 export interface RetryOptions {

@@ -7,7 +7,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { openStore } from "../open_store.ts";
-import type { SearchOptions } from "../sqlite/search/search.ts";
+import type { SearchOptions } from "../core/search/options.ts";
 
 /** A request from the pool. */
 interface Ask {

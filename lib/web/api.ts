@@ -7,9 +7,9 @@
  * @module
  */
 import type { SessionStore } from "../core/session_store.ts";
-import type { SearchOptions } from "../sqlite/search/search.ts";
+import type { SearchOptions } from "../core/search/options.ts";
 import type { RichSessionRow, SearchHit, SessionExport } from "../core/types.ts";
-import { parseSince, USAGE_GROUPINGS, type UsageGrouping } from "../sqlite/usage_report.ts";
+import { parseSince, USAGE_GROUPINGS, type UsageGrouping } from "../core/usage.ts";
 import { EXPORT_MEDIA_TYPES, type ExportFormat, exportStream } from "./export_stream.ts";
 import { lineageTree } from "./lineage_tree.ts";
 import { liveEvents } from "./live.ts";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { jsonLine } from "../cli/json.ts";
+import { jsonLine } from "../render/json_line.ts";
 import { renderMarkdown } from "../render/markdown.ts";
 import type { SessionExport } from "../core/types.ts";
 import { htmlDocumentEnd, htmlDocumentStart, renderSessionHtml } from "./html_transcript.ts";

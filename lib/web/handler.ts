@@ -6,8 +6,8 @@
  *
  * @module
  */
-import { VERSION } from "../cli/version.ts";
-import type { SearchOptions } from "../sqlite/search/search.ts";
+import { VERSION } from "../core/version.ts";
+import type { SearchOptions } from "../core/search/options.ts";
 import type { SessionStore } from "../core/session_store.ts";
 import type { SearchHit } from "../core/types.ts";
 import { AnswerCache } from "./answer_cache.ts";

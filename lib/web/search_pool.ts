@@ -9,7 +9,7 @@
  * @module
  */
 import { Worker } from "node:worker_threads";
-import type { SearchOptions } from "../sqlite/search/search.ts";
+import type { SearchOptions } from "../core/search/options.ts";
 import type { SearchHit } from "../core/types.ts";
 
 interface Waiting {

@@ -8,7 +8,7 @@ import type { HealthCheck } from "../../lib/health/report.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { migrate } from "../../lib/sqlite/schema/migrate.ts";
 import { Writer } from "../../lib/sqlite/write.ts";
-import type { SearchOptions } from "../../lib/sqlite/search/search.ts";
+import type { SearchOptions } from "../../lib/core/search/options.ts";
 import { copyFixture, expected, rawOpen, tempDbPath } from "../_helpers.ts";
 
 function check(

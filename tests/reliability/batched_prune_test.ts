@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { SessionDB, storeOf } from "../../lib/sqlite/session_db.ts";
 import { pruneSessions, pruneSessionsAsync } from "../../lib/sqlite/prune.ts";
 import { writeInBatches } from "../../lib/sqlite/batches.ts";
-import { retryWhileBusy } from "../../lib/core/store_retry.ts";
+import { retryWhileBusy } from "../../lib/sqlite/store_retry.ts";
 import type { RetryOptions } from "../../lib/sqlite/write.ts";
 import { rawOpen, tempDbPath } from "../_helpers.ts";
 

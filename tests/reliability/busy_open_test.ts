@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB, storeOf } from "../../lib/sqlite/session_db.ts";
 import { openStore } from "../../lib/open_store.ts";
-import { WriteBusyError } from "../../lib/core/errors.ts";
+import { WriteBusyError } from "../../lib/sqlite/write_busy_error.ts";
 import { tempDbPath } from "../_helpers.ts";
 
 test("openStore() waits while another connection holds the write lock during its schema step, then opens", async () => {

@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import { SessionDB, storeOf } from "../../lib/sqlite/session_db.ts";
 import { staleFtsTables } from "../../lib/sqlite/fts_stale.ts";
 import { closeSync, openSync, writeSync } from "node:fs";
-import { SqliteError } from "../../lib/core/errors.ts";
+import { SqliteError } from "../../lib/sqlite/driver/sqlite_error.ts";
 import { rawOpen, tempDbPath } from "../_helpers.ts";
 import { runCli } from "../_cli_io.ts";
 

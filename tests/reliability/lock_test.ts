@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
-import { WriteBusyError } from "../../lib/core/errors.ts";
+import { WriteBusyError } from "../../lib/sqlite/write_busy_error.ts";
 import { rawOpen, tempDbPath } from "../_helpers.ts";
 import { startWorker, workerRuntimes } from "./_runtimes.ts";
 

@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import { type RuntimeName, runtimeName } from "../../lib/sqlite/driver/load.ts";
-import { WriteBusyError } from "../../lib/core/errors.ts";
+import { WriteBusyError } from "../../lib/sqlite/write_busy_error.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { describeVerdict, sound, type Verdict } from "../reliability/_checks.ts";
 import { runConcurrentWriters, runCrashes } from "../reliability/_scenarios.ts";

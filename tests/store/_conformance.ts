@@ -11,7 +11,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
-import type { UsageRow } from "../../lib/sqlite/usage_report.ts";
+import type { UsageRow } from "../../lib/core/usage.ts";
 import { ReadonlyError, StorageError, TitleError } from "../../lib/core/errors.ts";
 import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

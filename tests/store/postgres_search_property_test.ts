@@ -11,7 +11,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
-import type { SearchOptions } from "../../lib/sqlite/search/search.ts";
+import type { SearchOptions } from "../../lib/core/search/options.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { tempDbPath } from "../_helpers.ts";

@@ -9,7 +9,7 @@
  * @module
  */
 import { existsSync } from "node:fs";
-import type { ParentLink } from "../../sqlite/import.ts";
+import type { ParentLink } from "../../core/transfer_options.ts";
 import { isPostgresTarget, openStore, sqlitePath } from "../../open_store.ts";
 import type { SessionStore } from "../../core/session_store.ts";
 import type { Command, Context } from "../command.ts";

@@ -13,7 +13,7 @@ import { alignColumns } from "../../render/format.ts";
 import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
-import type { Style } from "../style.ts";
+import type { Style } from "../../render/style.ts";
 import { CommandError, UsageError } from "../usage_error.ts";
 
 const USAGE = `Usage: hermes-state doctor [options]

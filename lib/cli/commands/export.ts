@@ -9,7 +9,8 @@ import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "n
 import { basename, dirname, join } from "node:path";
 import type { SessionExport } from "../../core/types.ts";
 import type { Command, Context } from "../command.ts";
-import { jsonLine, printJson } from "../json.ts";
+import { printJson } from "../json.ts";
+import { jsonLine } from "../../render/json_line.ts";
 import { renderMarkdown } from "../../render/markdown.ts";
 import { choiceOption, type ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";

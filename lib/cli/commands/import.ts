@@ -7,7 +7,7 @@
  * @module
  */
 import { statSync } from "node:fs";
-import type { ParentLink } from "../../sqlite/import.ts";
+import type { ParentLink } from "../../core/transfer_options.ts";
 import type { Command, Context } from "../command.ts";
 import { formatCount, oneLine, plural, truncate } from "../../render/format.ts";
 import { checkJsonLines, inputLines, isGzipError } from "../jsonl_input.ts";

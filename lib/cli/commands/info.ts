@@ -6,7 +6,7 @@
  */
 import { isPostgresTarget } from "../../open_store.ts";
 import { SCHEMA_VERSION } from "../../sqlite/schema/schema_sql.ts";
-import type { DatabaseInfo } from "../../sqlite/inspect.ts";
+import type { DatabaseInfo } from "../../core/database_info.ts";
 import type { Command, Context } from "../command.ts";
 import { fileSizes } from "../files.ts";
 import { alignColumns, formatBytes, formatCount } from "../../render/format.ts";

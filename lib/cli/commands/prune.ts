@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { PruneCandidate } from "../../sqlite/prune_candidates.ts";
+import type { PruneCandidate } from "../../core/prune_options.ts";
 import type { Command, Context } from "../command.ts";
 import { alignColumns, formatDate, oneLine, plural, truncate } from "../../render/format.ts";
 import { printJson } from "../json.ts";

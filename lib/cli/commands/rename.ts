@@ -8,7 +8,7 @@ import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { resolveSession } from "../resolve.ts";
 import { CommandError, UsageError } from "../usage_error.ts";
-import { sanitizeTitle } from "../../sqlite/titles.ts";
+import { sanitizeTitle } from "../../core/titles.ts";
 
 const USAGE = `Usage: hermes-state rename [options] ID|PREFIX TITLE...
        hermes-state rename --clear ID|PREFIX

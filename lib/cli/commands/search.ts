@@ -18,8 +18,8 @@ import { choiceOption, choicesOption, integerOption, type ParsedArgs } from "../
 import { resolveSession } from "../resolve.ts";
 import { timeOption } from "../time_option.ts";
 import { UsageError } from "../usage_error.ts";
-import { unmarkedWords } from "../../sqlite/search/plan.ts";
-import type { Style } from "../style.ts";
+import { unmarkedWords } from "../../core/search/plan.ts";
+import type { Style } from "../../render/style.ts";
 import { visibleControls } from "../../render/transcript.ts";
 
 const USAGE = `Usage: hermes-state search [options] QUERY...

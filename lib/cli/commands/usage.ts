@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { parseSince, USAGE_GROUPINGS, type UsageRow } from "../../sqlite/usage_report.ts";
+import { parseSince, USAGE_GROUPINGS, type UsageRow } from "../../core/usage.ts";
 import type { Command, Context } from "../command.ts";
 import { alignColumns, formatCost, formatCount, oneLine, truncate } from "../../render/format.ts";
 import { printJson } from "../json.ts";

@@ -7,7 +7,8 @@
  * @module
  */
 import type { SqlValue } from "../driver/types.ts";
-import { type Condition, isConjunction, isDisjunction } from "./condition.ts";
+import { type Condition, isConjunction, isDisjunction } from "../../core/search/condition.ts";
+import { containsPattern } from "../../core/search/contains_pattern.ts";
 
 /** The filters of one search, normalized. */
 export interface SearchFilters {
@@ -79,18 +80,6 @@ export function filterSql(filters: SearchFilters): FilterSql {
     params.push(filters.until);
   }
   return { sql, params };
-}
-
-/**
- * A `LIKE … ESCAPE '\'` pattern matching `text` anywhere, literally: `\`,
- * `%` and `_` are escaped, as Python escapes them.
- *
- * @param text The text to find.
- * @returns The pattern `%…%`.
- */
-export function containsPattern(text: string): string {
-  const escaped = text.replaceAll("\\", "\\\\").replaceAll("%", "\\%").replaceAll("_", "\\_");
-  return `%${escaped}%`;
 }
 
 /** Up to this many terms are written inline (as Python does); more are bound as one JSON array. */

@@ -14,7 +14,13 @@ import { SqliteError } from "../driver/sqlite_error.ts";
 import { FTS_STALE_PREFIX } from "../fts_stale.ts";
 import { FTS_BACKFILL_PREFIX } from "../schema/fts_backfill.ts";
 import type { FtsTable } from "../schema/schema_sql.ts";
-import { planSearch, type SearchPlan } from "./plan.ts";
+import { planSearch, type SearchIndex, type SearchPlan } from "../../core/search/plan.ts";
+
+/** The FTS5 table of each index a plan names. */
+export const FTS_TABLE_OF: Readonly<Record<SearchIndex, FtsTable>> = {
+  words: "messages_fts",
+  trigram: "messages_fts_trigram",
+};
 
 /**
  * The substring plan for `query`: its words and operators read as on every
@@ -57,6 +63,7 @@ function fullyIndexed(store: Store, table: FtsTable): boolean {
  */
 export function withIndexesPresent(store: Store, plan: SearchPlan, query: string): SearchPlan {
   if (plan.kind !== "ranked") return plan;
-  if (store.hasTable(plan.table) && fullyIndexed(store, plan.table)) return plan;
+  const table = FTS_TABLE_OF[plan.index];
+  if (store.hasTable(table) && fullyIndexed(store, table)) return plan;
   return substringPlan(query);
 }

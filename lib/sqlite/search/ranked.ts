@@ -13,7 +13,7 @@
 import type { Store } from "../store.ts";
 import type { SqlValue } from "../driver/types.ts";
 import { conditionSql, type FilterSql } from "./filters.ts";
-import type { Condition } from "./condition.ts";
+import type { Condition } from "../../core/search/condition.ts";
 import { isMatchError, isPatternError } from "./query_error.ts";
 
 /**

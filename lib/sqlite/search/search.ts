@@ -9,59 +9,16 @@
 import type { Store } from "../store.ts";
 import { checkCount } from "../../core/paging.ts";
 import type { SearchHit } from "../../core/types.ts";
-import { planSearch, type SearchPlan } from "./plan.ts";
-import { substringPlan, withIndexesPresent } from "./missing_index.ts";
+import { planSearch, type SearchPlan } from "../../core/search/plan.ts";
+import { FTS_TABLE_OF, substringPlan, withIndexesPresent } from "./missing_index.ts";
 import { mayBeFtsDamage } from "../fts_stale.ts";
 import { type FilterSql, filterSql, type SearchFilters } from "./filters.ts";
 import { type HitRow, rankedPage } from "./ranked.ts";
 import { substringPage, type SubstringStrategy } from "./substring.ts";
 import { hitContexts } from "./context.ts";
 import { sortedPage, type SortStrategy } from "./sorted.ts";
-
-/** The orders of `searchMessages` hits. */
-export type SearchSort = "rank" | "newest" | "oldest";
-
-const SORTS: readonly SearchSort[] = ["rank", "newest", "oldest"];
-
-/** Options of `searchMessages`. */
-export interface SearchOptions {
-  /** Only these sources (an empty list matches nothing). */
-  sourceFilter?: readonly string[] | null;
-  /** Never these sources. */
-  excludeSources?: readonly string[] | null;
-  /** Only these roles (an empty list means any role). */
-  roleFilter?: readonly string[] | null;
-  /** Only messages of this session (not in Python). */
-  sessionId?: string | null;
-  /** Only messages at or after this time, in Unix seconds (not in Python). */
-  since?: number | null;
-  /** Only messages before this time, in Unix seconds (not in Python). */
-  until?: number | null;
-  /**
-   * The most hits to return.
-   * @default {20}
-   */
-  limit?: number;
-  /**
-   * Hits to skip, for paging.
-   * @default {0}
-   */
-  offset?: number;
-  /**
-   * In a file from a newer Hermes, also find rewound messages (`active = 0`,
-   * not compacted), which that Hermes leaves out of search.
-   * @default {false}
-   */
-  includeInactive?: boolean;
-  /**
-   * The order of the hits, as in the newer Python Hermes: `"rank"` by
-   * relevance (bm25); `"newest"` / `"oldest"` by timestamp, then relevance
-   * (then id). Substring matches (short CJK queries) are always by time:
-   * newest first for `"rank"` and `"newest"`, oldest first for `"oldest"`.
-   * @default {"rank"}
-   */
-  sort?: SearchSort;
-}
+import { checkSort } from "../../core/search/options.ts";
+import type { SearchOptions, SearchSort } from "../../core/search/options.ts";
 
 function checkTime(name: string, value: number | null | undefined): number | null {
   if (value === null || value === undefined) return null;
@@ -101,12 +58,12 @@ function rankedRows(
   page: { filters: FilterSql; limit: number; offset: number },
   order: { sort: SearchSort; strategy: SortStrategy | undefined },
 ): HitRow[] | undefined {
-  const query = { table: plan.table, check: plan.check, ...page };
+  const query = { table: FTS_TABLE_OF[plan.index], check: plan.check, ...page };
   const run = (match: string) =>
     order.sort === "rank"
       ? rankedPage(store, { ...query, match })
       : sortedPage(store, { ...query, match }, order.sort, order.strategy);
-  const rows = run(plan.match);
+  const rows = run(plan.expression);
   if (rows !== undefined || plan.retry === undefined) return rows;
   return run(plan.retry);
 }
@@ -117,25 +74,6 @@ export interface SearchInternals {
   readonly substring?: SubstringStrategy;
   /** How a page in time order is found (`"full"`: sort every match). */
   readonly sort?: SortStrategy;
-}
-
-/**
- * `options.sort` checked, `"rank"` when absent (shared by the engines).
- *
- * @param sort The option's value.
- * @returns The order.
- * @throws {RangeError} When it is not one of the orders.
- */
-export function checkSort(sort: unknown): SearchSort {
-  if (sort === undefined) return "rank";
-  if (typeof sort !== "string" || !(SORTS as readonly string[]).includes(sort)) {
-    throw new RangeError(
-      `Cannot search messages: sort must be "rank", "newest" or "oldest": current value is ${
-        JSON.stringify(sort) ?? String(sort)
-      }`,
-    );
-  }
-  return sort as SearchSort;
 }
 
 /** Implements `SessionDB.searchMessages`: plan, filter, page, contexts (`internals`: for tests). */

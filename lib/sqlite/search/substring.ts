@@ -14,7 +14,7 @@
 import type { Store } from "../store.ts";
 import type { SqlValue } from "../driver/types.ts";
 import { conditionSql, type FilterSql } from "./filters.ts";
-import { type Condition, coveringWords, positiveWords } from "./condition.ts";
+import { type Condition, coveringWords, positiveWords } from "../../core/search/condition.ts";
 import type { HitRow } from "./ranked.ts";
 import { isPatternError } from "./query_error.ts";
 import { candidateIds, termKind, trigramIndexUsable } from "./trigram_candidates.ts";

@@ -26,7 +26,7 @@
  * @module
  */
 import type { Store } from "../store.ts";
-import { isCjkCodePoint } from "./cjk.ts";
+import { isCjkCodePoint } from "../../core/search/cjk.ts";
 import { isMatchError } from "./query_error.ts";
 import { ftsTableSql, ftsTriggersSql } from "../schema/schema_sql.ts";
 

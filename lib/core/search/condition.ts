@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { codePointLength } from "../../core/python_text.ts";
+import { codePointLength } from "../python_text.ts";
 
 /** One word of a query, or one of its operators. */
 export interface QueryWord {

@@ -1,7 +1,10 @@
 /**
- * Deciding how a query is searched: the unicode61 index ranked by bm25, the
- * trigram index for CJK text, or substring `LIKE` matching. Pure: no SQL runs
- * here, so every routing rule is unit-testable.
+ * Deciding how a query is searched, for every engine: by the word index
+ * (ranked), by the trigram index (CJK text), or by substring. Pure and
+ * engine-neutral: the plan names an index, not a table, and each engine
+ * compiles it (the SQLite engine to an FTS5 `MATCH` on its table, the
+ * PostgreSQL engine to a `tsquery` or a trigram query), so every routing
+ * rule is unit-testable without a database.
  *
  * The routing is Python's (SPEC §5), plus the documented improvements of
  * `docs/search_improvements.md`, each of which only changes a case where the
@@ -21,23 +24,26 @@ import {
   trigramSuperset,
 } from "./condition.ts";
 import { sanitizeFts5Query } from "./sanitize.ts";
-import {
-  PYTHON_WHITESPACE,
-  pythonSplit,
-  pythonStrip,
-  pythonStripChar,
-} from "../../core/python_text.ts";
+import { PYTHON_WHITESPACE, pythonSplit, pythonStrip, pythonStripChar } from "../python_text.ts";
+
+/** The index a ranked search reads: words (unicode61) or trigrams (CJK text). */
+export type SearchIndex = "words" | "trigram";
 
 /** How one query is searched. */
 export type SearchPlan =
   | { readonly kind: "nothing" }
   | {
     readonly kind: "ranked";
-    /** Which FTS5 table. */
-    readonly table: "messages_fts" | "messages_fts_trigram";
-    /** The MATCH expression. */
-    readonly match: string;
-    /** A MATCH expression to try when FTS5 rejects `match`, if any. */
+    /** Which index answers: the word index (unicode61 words) or the trigram index. */
+    readonly index: SearchIndex;
+    /**
+     * What the index is asked, in the search syntax the user types (the
+     * sanitized query): words, `"…"` phrases, a trailing `*` for a prefix,
+     * upper-case `AND`/`OR`/`NOT`. The SQLite engine hands it to FTS5's
+     * `MATCH`, whose syntax it is; the PostgreSQL engine reads it into its own query.
+     */
+    readonly expression: string;
+    /** The same query with every word quoted as a phrase, to try when `expression` is rejected, if any. */
     readonly retry: string | undefined;
     /**
      * What every hit must also satisfy by substring (content, tool name or
@@ -179,8 +185,8 @@ function cjkWords(query: string, raw: string): QueryWord[] {
   });
 }
 
-function trigramPlan(match: string, check: Condition | null): SearchPlan {
-  return { kind: "ranked", table: "messages_fts_trigram", match, retry: undefined, check };
+function trigramPlan(expression: string, check: Condition | null): SearchPlan {
+  return { kind: "ranked", index: "trigram", expression, retry: undefined, check };
 }
 
 function planCjk(query: string): SearchPlan {
@@ -208,15 +214,15 @@ function planCjk(query: string): SearchPlan {
   return trigramPlan(superset, condition);
 }
 
-/** Which full-text tables the file has (an older file read as it is may lack one). */
+/** Which indexes the store has (an older SQLite file read as it is may lack one). */
 export interface SearchTables {
   /**
-   * `messages_fts` (unicode61) exists.
+   * The word index exists.
    * @default {true}
    */
   readonly fts?: boolean;
   /**
-   * `messages_fts_trigram` exists (a file older than v10 lacks it).
+   * The trigram index exists (a SQLite file older than v10 lacks it).
    * @default {true}
    */
   readonly trigram?: boolean;
@@ -258,8 +264,8 @@ export function planSearch(query: string, tables: SearchTables = {}): SearchPlan
   const retry = quotedFtsQuery(tokens);
   return {
     kind: "ranked",
-    table: "messages_fts",
-    match: sanitized,
+    index: "words",
+    expression: sanitized,
     retry: retry === sanitized ? undefined : retry,
     check: null,
   };

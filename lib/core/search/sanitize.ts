@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { PYTHON_WHITESPACE, pythonStrip } from "../../core/python_text.ts";
+import { PYTHON_WHITESPACE, pythonStrip } from "../python_text.ts";
 import { PY_BOUNDARY, PY_WORD } from "./_python_re.ts";
 
 /** A balanced `"…"` phrase (pairs form greedily from the left). */

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
-import { WriteBusyError } from "./errors.ts";
+import { SqliteError } from "./driver/sqlite_error.ts";
+import { WriteBusyError } from "./write_busy_error.ts";
 
 /** How an asynchronous store waits for a lock another connection holds. */
 export interface StoreRetryOptions {

@@ -1,0 +1,107 @@
+/**
+ * The options of the session listing methods of `SessionStore` (the rich
+ * list, search by text, counts) and the answer of an id-prefix lookup.
+ *
+ * @module
+ */
+/** Options of `listSessionsRich`. */
+export interface ListSessionsOptions {
+  /** Only sessions of this source (`cli`, `telegram`…); all when empty. */
+  source?: string | null;
+  /** Leave out sessions of these sources (`["tool"]` hides third-party tool runs). */
+  excludeSources?: readonly string[] | null;
+  /** Only sessions started at or after this time (Unix seconds). */
+  startedAfter?: number | null;
+  /** Only sessions started before this time (Unix seconds). */
+  startedBefore?: number | null;
+  /** Only sessions that have at least one child session (delegates, branches, continuations). */
+  hasChildren?: boolean;
+  /**
+   * At most this many sessions.
+   * @default {20}
+   */
+  limit?: number;
+  /**
+   * Skip this many sessions first.
+   * @default {0}
+   */
+  offset?: number;
+  /**
+   * List every session. By default a child is listed only when its parent
+   * ended as `branched` before the child started; delegates and compression
+   * continuations are hidden.
+   * @default {false}
+   */
+  includeChildren?: boolean;
+  /**
+   * Show a compression chain as one entry: the root's row with the id, title,
+   * counts, preview and activity of the chain's live tip (and
+   * `_lineage_root_id`). Not applied with `includeChildren`.
+   * @default {true}
+   */
+  projectCompressionTips?: boolean;
+  /**
+   * Order by latest activity (of the whole compression chain), not by start.
+   * @default {false}
+   */
+  orderByLastActive?: boolean;
+  /**
+   * In a file from a newer Hermes (with `sessions.archived`), also list the
+   * archived sessions, which that Hermes hides.
+   * @default {false}
+   */
+  includeArchived?: boolean;
+}
+
+/** Options of `searchSessions`. */
+export interface SearchSessionsOptions {
+  /** Only sessions of this source; all when empty. */
+  source?: string | null;
+  /**
+   * At most this many sessions.
+   * @default {20}
+   */
+  limit?: number;
+  /**
+   * Skip this many sessions first.
+   * @default {0}
+   */
+  offset?: number;
+}
+
+/** Options of `sessionCount`. */
+export interface SessionCountOptions {
+  /** Only sessions of this source; all when empty. */
+  source?: string | null;
+}
+
+/** Sessions whose id starts with a prefix: how many, and the newest few. */
+export interface PrefixMatches {
+  /** How many sessions match. */
+  readonly count: number;
+  /** The ids of the newest-started matches, at most `limit`. */
+  readonly ids: readonly string[];
+}
+
+/**
+ * The start-time bounds of a listing, checked (every engine calls this).
+ *
+ * @param options The listing options.
+ * @returns `startedAfter` and `startedBefore`, `null` when not given.
+ * @throws {RangeError} When either is not a finite number.
+ */
+export function checkStartedRange(
+  options: ListSessionsOptions,
+): { after: number | null; before: number | null } {
+  const time = (name: "startedAfter" | "startedBefore"): number | null => {
+    const value = options[name];
+    if (value === undefined || value === null) return null;
+    if (typeof value !== "number" || !Number.isFinite(value)) {
+      throw new RangeError(
+        `Cannot list sessions: ${name} must be a finite number of seconds: current value is ${value}`,
+      );
+    }
+    return value;
+  };
+  return { after: time("startedAfter"), before: time("startedBefore") };
+}

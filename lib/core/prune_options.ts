@@ -1,0 +1,88 @@
+/**
+ * The options and answers of `SessionStore` deletion and pruning: the
+ * transcript folder, the age and source rules, the candidates a prune would take.
+ *
+ * @module
+ */
+/** Options of `deleteSession` and `pruneEmptyGhostSessions`. */
+export interface SessionsDirOptions {
+  /**
+   * Folder of transcript files to remove with each session: `<id>.json`,
+   * `<id>.jsonl` and `request_dump_<id>_*.json` (names compared literally).
+   * Nothing is removed when empty.
+   */
+  sessionsDir?: string | null;
+}
+
+/** Options of `pruneSessions`. */
+export interface PruneOptions extends SessionsDirOptions {
+  /**
+   * Prune ended sessions started more than this many days ago.
+   * @default {90}
+   */
+  olderThanDays?: number;
+  /** Only sessions of this source; all when empty. */
+  source?: string | null;
+}
+
+/** Options of `maybeAutoPruneAndVacuum`. */
+export interface AutoPruneOptions extends SessionsDirOptions {
+  /**
+   * Prune ended sessions started more than this many days ago.
+   * @default {90}
+   */
+  retentionDays?: number;
+  /**
+   * Do nothing when the last run (the `last_auto_prune` marker) is more recent.
+   * @default {24}
+   */
+  minIntervalHours?: number;
+  /**
+   * Run `VACUUM` after a prune that removed something.
+   * @default {true}
+   */
+  vacuum?: boolean;
+}
+
+/** What `maybeAutoPruneAndVacuum` did. */
+export interface AutoPruneResult {
+  /** True when the last run was too recent and nothing was done. */
+  skipped: boolean;
+  /** Sessions pruned. */
+  pruned: number;
+  /** True when `VACUUM` ran (and succeeded). */
+  vacuumed: boolean;
+  /** The message of the error that stopped the run, if one did (Python's `error`). */
+  error?: string;
+  /** The error that stopped the run itself, with its own `cause`, if one did. */
+  cause?: unknown;
+}
+
+/** Options of {@linkcode pruneCandidates}: the same as `pruneSessions`. */
+export interface PruneCandidatesOptions {
+  /**
+   * Age in days: sessions started before now minus this many days.
+   * @default {90}
+   */
+  olderThanDays?: number;
+  /** Only this source (a blank value means every source, as in Python). */
+  source?: string | null;
+}
+
+/** A session that pruning would delete. */
+export interface PruneCandidate {
+  /** The session id. */
+  id: string;
+  /** Its source. */
+  source: string;
+  /** Its title, or `null`. */
+  title: string | null;
+  /** When it started (Unix seconds). */
+  started_at: number;
+  /** When it ended (Unix seconds). */
+  ended_at: number;
+  /** Why it ended. */
+  end_reason: string | null;
+  /** Its `message_count` column. */
+  message_count: number;
+}

@@ -1,0 +1,84 @@
+/**
+ * The options of the session and message methods of `SessionStore`
+ * (create, ensure, token counts, reading messages and the conversation).
+ *
+ * @module
+ */
+import type { JsonValue } from "./types.ts";
+
+/** Options of `createSession`. */
+export interface CreateSessionOptions {
+  /** The model name. */
+  model?: string | null;
+  /** Model settings, stored as JSON (empty → NULL). */
+  modelConfig?: JsonValue | null;
+  /** The assembled system prompt. */
+  systemPrompt?: string | null;
+  /** The platform user. */
+  userId?: string | null;
+  /** The session this one continues; must exist. */
+  parentSessionId?: string | null;
+}
+
+/** Options of `ensureSession`. */
+export interface EnsureSessionOptions {
+  /** The model name. */
+  model?: string | null;
+}
+
+/** Options of `updateTokenCounts` (SPEC §4, §5 "Token counts"). */
+export interface TokenCountsUpdate {
+  /** Prompt tokens. @default {0} */
+  inputTokens?: number;
+  /** Completion tokens. @default {0} */
+  outputTokens?: number;
+  /** Tokens read from the prompt cache. @default {0} */
+  cacheReadTokens?: number;
+  /** Tokens written to the prompt cache. @default {0} */
+  cacheWriteTokens?: number;
+  /** Reasoning tokens. @default {0} */
+  reasoningTokens?: number;
+  /** The model; stored only while the session has none. */
+  model?: string | null;
+  /** Estimated cost in US dollars; a missing one counts as 0. */
+  estimatedCostUsd?: number | null;
+  /** Actual cost in US dollars; a missing one leaves the column as it is. */
+  actualCostUsd?: number | null;
+  /** Cost status, e.g. `estimated` or `actual` (latest non-null wins). */
+  costStatus?: string | null;
+  /** Where the cost came from (latest non-null wins). */
+  costSource?: string | null;
+  /** Pricing table version (latest non-null wins). */
+  pricingVersion?: string | null;
+  /** Who bills the calls (first non-null wins). */
+  billingProvider?: string | null;
+  /** The API base URL (first non-null wins). */
+  billingBaseUrl?: string | null;
+  /** The billing mode (first non-null wins). */
+  billingMode?: string | null;
+  /** API calls made. @default {0} */
+  apiCallCount?: number | null;
+  /** Set the values (cumulative totals) instead of adding them. @default {false} */
+  absolute?: boolean;
+}
+
+/** Options of {@linkcode getMessages}. */
+export interface MessagesOptions {
+  /**
+   * In a file from a newer Hermes (with `messages.active`), also return the
+   * inactive rows: those a rewind took back and those compacted into a
+   * summary. That Hermes, and by default this one, leaves them out.
+   * @default {false}
+   */
+  includeInactive?: boolean;
+}
+
+/** Options of `getMessagesAsConversation`. */
+export interface ConversationOptions {
+  /**
+   * Prepend the transcripts of the ancestors (root first), dropping a user
+   * prompt that a continuation replayed.
+   * @default {false}
+   */
+  includeAncestors?: boolean;
+}

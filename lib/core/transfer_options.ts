@@ -1,0 +1,58 @@
+/**
+ * The options and answers of `SessionStore` export and import.
+ *
+ * @module
+ */
+/** Options of `exportAll` and `iterateExport`. */
+export interface ExportOptions {
+  /** Only sessions of this source; every source when omitted or empty. */
+  source?: string | null;
+}
+
+/** Options of {@linkcode importSession}. */
+export interface ImportOptions {
+  /**
+   * Replace a session that is already present (its row is updated and its
+   * messages rewritten) instead of skipping it.
+   * @default {false}
+   */
+  replace?: boolean;
+}
+
+/** What {@linkcode importSession} did with one record. */
+export interface ImportResult {
+  /** `imported` (new), `replaced` (was present, `replace` given) or `skipped` (was present). */
+  outcome: "imported" | "replaced" | "skipped";
+  /** The session id. */
+  id: string;
+  /** Messages written (0 when skipped). */
+  messages: number;
+  /**
+   * The parent named by the record when it is not in the file yet: the
+   * session is (or stays) without a parent, and
+   * {@linkcode restoreParentLinks} links it once the parent is imported.
+   * `null` otherwise.
+   */
+  deferredParent: string | null;
+  /**
+   * Columns of the record this file has no place for (a file of an older
+   * schema than the one that wrote the export): `archived` for a session
+   * column, `messages.active` for a message column. Their values were not
+   * kept. `[]` when skipped, or when every column fits.
+   */
+  droppedColumns: string[];
+  /**
+   * True when the session was already present without the parent its
+   * record names (an earlier import ran before the parent was in), and
+   * that parent is in the file now: the link was restored.
+   */
+  relinked: boolean;
+}
+
+/** A child whose parent link waits for the parent: see {@linkcode restoreParentLinks}. */
+export interface ParentLink {
+  /** The child session. */
+  id: string;
+  /** The parent it names. */
+  parentId: string;
+}

@@ -1,0 +1,183 @@
+/**
+ * The records of the usage reports (`usageBySource`, `usageReport`), their
+ * groupings, and reading a period start (`30d`, `2026-04-01`).
+ *
+ * @module
+ */
+/** One source's totals, as {@linkcode usageBySource} returns them. */
+export interface SourceUsage {
+  /** `cli`, `telegram`, `discord`, `tool`… */
+  source: string;
+  /** Sessions of that source. */
+  session_count: number;
+  /** Message rows of those sessions. */
+  message_count: number;
+  /** Sum of `input_tokens`. */
+  total_input: number;
+  /** Sum of `output_tokens`. */
+  total_output: number;
+  /** Sum of `cache_read_tokens`. */
+  total_cache_read: number;
+  /** Sum of `cache_write_tokens`. */
+  total_cache_write: number;
+  /** Sum of `reasoning_tokens`. */
+  total_reasoning: number;
+  /** Sum of `estimated_cost_usd`; `null` when none has one. */
+  estimated_cost: number | null;
+  /** Sum of `actual_cost_usd`; `null` when none has one. */
+  actual_cost: number | null;
+}
+
+/** How {@linkcode usageReport} groups sessions. */
+export type UsageGrouping = "day" | "week" | "month" | "model" | "source";
+
+/** Every grouping, in the order the CLI lists them. */
+export const USAGE_GROUPINGS: readonly UsageGrouping[] = [
+  "day",
+  "week",
+  "month",
+  "model",
+  "source",
+];
+
+/** Options of {@linkcode usageReport}. */
+export interface UsageReportOptions {
+  /**
+   * How rows are grouped. Days, weeks (starting on Monday) and months are UTC.
+   * @default {"day"}
+   */
+  readonly by?: UsageGrouping;
+  /** Only sessions started at or after this time (Unix seconds). */
+  readonly since?: number | null;
+  /** Only sessions started before this time (Unix seconds). */
+  readonly until?: number | null;
+  /** Only sessions of this source. */
+  readonly source?: string | null;
+}
+
+/** One group of {@linkcode usageReport}. */
+export interface UsageRow {
+  /** `2026-04-25` (day; a week by its Monday), `2026-04` (month), the model, or the source; `null` for sessions without a model. */
+  key: string | null;
+  /** Sessions in the group. */
+  sessions: number;
+  /** Sum of `input_tokens`. */
+  input_tokens: number;
+  /** Sum of `output_tokens`. */
+  output_tokens: number;
+  /** Sum of `cache_read_tokens`. */
+  cache_read_tokens: number;
+  /** Sum of `cache_write_tokens`. */
+  cache_write_tokens: number;
+  /** Sum of `reasoning_tokens`. */
+  reasoning_tokens: number;
+  /** Sum of `estimated_cost_usd`; `null` when no session has one. */
+  estimated_cost_usd: number | null;
+  /** Sum of `actual_cost_usd`; `null` when no session has one. */
+  actual_cost_usd: number | null;
+}
+
+/**
+ * Reads a period start: `30d`, `12h`, `2w`, `6m` (months of 30 days) before
+ * `now`, or a date (`2026-04-01`, UTC) or an ISO date and time.
+ *
+ * @param text The period as typed.
+ * @param now The current time, Unix seconds.
+ * @returns Unix seconds.
+ * @throws {RangeError} When the text is neither.
+ *
+ * @example
+ * ```ts
+ * import { parseSince } from "./usage.ts";
+ * console.assert(parseSince("1d", 86400 * 10) === 86400 * 9);
+ * console.assert(parseSince("1970-01-02", 0) === 86400);
+ * ```
+ */
+export function parseSince(text: string, now: number): number {
+  const relative = /^\s*(\d{1,6})\s*([hdwm])\s*$/i.exec(text);
+  if (relative !== null) {
+    const unit = { h: 3600, d: 86400, w: 7 * 86400, m: 30 * 86400 }[
+      relative[2].toLowerCase() as "h" | "d" | "w" | "m"
+    ];
+    return now - Number(relative[1]) * unit;
+  }
+  if (/^\d{4}-\d{2}-\d{2}([T ][\d:.]+Z?)?$/.test(text.trim())) {
+    const iso = text.trim().replace(" ", "T");
+    const ms = Date.parse(iso.length === 10 ? `${iso}T00:00:00Z` : iso);
+    if (Number.isFinite(ms)) return ms / 1000;
+  }
+  throw new RangeError(
+    `Cannot read the period: expected 30d, 12h, 2w, 6m or a date like 2026-04-01: current value is ${
+      JSON.stringify(text)
+    }`,
+  );
+}
+
+function toNumber(value: unknown): number {
+  return value === null || value === undefined ? 0 : Number(value);
+}
+
+function toCost(value: unknown): number | null {
+  return value === null || value === undefined ? null : Number(value);
+}
+
+/** {@linkcode UsageReportOptions} checked, with their defaults. */
+export interface CheckedUsageOptions {
+  /** The grouping. */
+  readonly by: UsageGrouping;
+  /** Period start, Unix seconds, or `null`. */
+  readonly since: number | null;
+  /** Period end (exclusive), Unix seconds, or `null`. */
+  readonly until: number | null;
+  /** The source, or `null` for all. */
+  readonly source: string | null;
+}
+
+/**
+ * Checks the options of a usage report (every engine calls this first).
+ *
+ * @param options As given.
+ * @returns The options with their defaults.
+ * @throws {RangeError} When `by` is not a grouping, or `since`/`until` is not a finite number.
+ */
+export function checkUsageOptions(options: UsageReportOptions = {}): CheckedUsageOptions {
+  const by = options.by ?? "day";
+  if (!USAGE_GROUPINGS.includes(by)) {
+    throw new RangeError(
+      `Cannot report usage: by must be one of ${USAGE_GROUPINGS.join(", ")}: current value is ${
+        JSON.stringify(by)
+      }`,
+    );
+  }
+  const time = (name: "since" | "until"): number | null => {
+    const value = options[name];
+    if (value === undefined || value === null) return null;
+    if (typeof value !== "number" || !Number.isFinite(value)) {
+      throw new RangeError(
+        `Cannot report usage: ${name} must be a finite number of seconds: current value is ${value}`,
+      );
+    }
+    return value;
+  };
+  return { by, since: time("since"), until: time("until"), source: options.source || null };
+}
+
+/**
+ * One result row of an engine's usage query as a {@linkcode UsageRow}.
+ *
+ * @param row Columns `key, sessions, input_tokens, …, actual_cost_usd` (numbers or numeric text).
+ * @returns The row.
+ */
+export function toUsageRow(row: Record<string, unknown>): UsageRow {
+  return {
+    key: row.key === null || row.key === undefined ? null : String(row.key),
+    sessions: toNumber(row.sessions),
+    input_tokens: toNumber(row.input_tokens),
+    output_tokens: toNumber(row.output_tokens),
+    cache_read_tokens: toNumber(row.cache_read_tokens),
+    cache_write_tokens: toNumber(row.cache_write_tokens),
+    reasoning_tokens: toNumber(row.reasoning_tokens),
+    estimated_cost_usd: toCost(row.estimated_cost_usd),
+    actual_cost_usd: toCost(row.actual_cost_usd),
+  };
+}
