@@ -8,20 +8,28 @@
  *
  * @module
  */
-import type { SqlValue } from "./driver/types.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { ReadonlyError } from "../core/errors.ts";
 import type { Store } from "./store.ts";
 import type { ConversationMessage, JsonValue, MessageRow, NewMessage } from "../core/types.ts";
-import { decodeContent, encodeContent, encodeJson } from "../core/content.ts";
+import { decodeContent } from "../core/content.ts";
+import {
+  conversationValues,
+  describeValue,
+  MESSAGE_VALUE_NAMES,
+  messageValues,
+  toolCallsAdded,
+} from "../core/message_values.ts";
 import { insertIndexedAfter } from "./fts_bulk.ts";
 import type { MessagesOptions } from "../core/session_options.ts";
 
-const INSERT_MESSAGE = `INSERT INTO messages (session_id, role, content, tool_call_id,
-  tool_calls, tool_name, timestamp, token_count, finish_reason,
-  reasoning, reasoning_content, reasoning_details, codex_reasoning_items,
-  codex_message_items)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+/** The INSERT column list: the session, the message's values, the write's timestamp. */
+const INSERT_NAMES = ["session_id", ...MESSAGE_VALUE_NAMES, "timestamp"];
+
+/** One message row; bound as `(sessionId, ...messageValues(m), timestamp)`. */
+const INSERT_MESSAGE = `INSERT INTO messages (${INSERT_NAMES.join(", ")}) VALUES (${
+  INSERT_NAMES.map(() => "?").join(", ")
+})`;
 
 const ADD_TO_COUNTERS = `UPDATE sessions SET message_count = message_count + ?,
   tool_call_count = tool_call_count + ? WHERE id = ?`;
@@ -37,113 +45,16 @@ function missingSession(): SqliteError {
   return new SqliteError("FOREIGN KEY constraint failed", 19, { extendedCode: 787 });
 }
 
-function describe(value: unknown): string {
-  try {
-    return typeof value === "object" ? JSON.stringify(value) : String(value);
-  } catch {
-    return Object.prototype.toString.call(value);
-  }
-}
-
-/** A text column value: a string (or a number, as Python would bind it), else NULL. */
-function textValue(value: unknown, field: string, action: string): SqlValue {
-  if (value === undefined || value === null) return null;
-  if (typeof value === "string" || typeof value === "number" || typeof value === "bigint") {
-    return value;
-  }
-  throw new TypeError(
-    `Cannot ${action}: ${field} must be a string: current value is ${describe(value)}`,
-  );
-}
-
-function integerValue(value: unknown, field: string, action: string): SqlValue {
-  if (value === undefined || value === null) return null;
-  if (typeof value === "bigint" || (typeof value === "number" && Number.isFinite(value))) {
-    return value;
-  }
-  throw new TypeError(
-    `Cannot ${action}: ${field} must be a number: current value is ${describe(value)}`,
-  );
-}
-
-/** What one message adds to `tool_call_count`. */
-function toolCallsAdded(toolCalls: unknown): number {
-  if (toolCalls === undefined || toolCalls === null) return 0;
-  return Array.isArray(toolCalls) ? toolCalls.length : 1;
-}
-
-/** The 14 bound values of one row (`timestamp` filled in by the caller). */
-type MessageParams = SqlValue[];
-
-function newMessageParams(sessionId: string, message: NewMessage, action: string): MessageParams {
-  if (message === null || typeof message !== "object") {
-    throw new TypeError(
-      `Cannot ${action}: a message must be an object: current value is ${describe(message)}`,
-    );
-  }
-  if (typeof message.role !== "string") {
-    throw new TypeError(
-      `Cannot ${action}: role must be a string: current value is ${describe(message.role)}`,
-    );
-  }
-  return [
-    sessionId,
-    message.role,
-    encodeContent(message.content),
-    textValue(message.toolCallId, "toolCallId", action),
-    encodeJson(message.toolCalls),
-    textValue(message.toolName, "toolName", action),
-    0,
-    integerValue(message.tokenCount, "tokenCount", action),
-    textValue(message.finishReason, "finishReason", action),
-    textValue(message.reasoning, "reasoning", action),
-    textValue(message.reasoningContent, "reasoningContent", action),
-    encodeJson(message.reasoningDetails),
-    encodeJson(message.codexReasoningItems),
-    encodeJson(message.codexMessageItems),
-  ];
-}
-
-function conversationParams(
-  sessionId: string,
-  message: ConversationMessage,
-  action: string,
-): MessageParams {
-  if (message === null || typeof message !== "object") {
-    throw new TypeError(
-      `Cannot ${action}: a message must be an object: current value is ${describe(message)}`,
-    );
-  }
-  const role = textValue(message.role ?? "unknown", "role", action);
-  // Reasoning fields belong to assistant turns only (as in Python).
-  const assistant = role === "assistant";
-  return [
-    sessionId,
-    role,
-    encodeContent(message.content),
-    textValue(message.tool_call_id, "tool_call_id", action),
-    encodeJson(message.tool_calls),
-    textValue(message.tool_name, "tool_name", action),
-    0,
-    integerValue(message.token_count, "token_count", action),
-    textValue(message.finish_reason, "finish_reason", action),
-    assistant ? textValue(message.reasoning, "reasoning", action) : null,
-    assistant ? textValue(message.reasoning_content, "reasoning_content", action) : null,
-    assistant ? encodeJson(message.reasoning_details) : null,
-    assistant ? encodeJson(message.codex_reasoning_items) : null,
-    assistant ? encodeJson(message.codex_message_items) : null,
-  ];
-}
-
-const TIMESTAMP = 6;
-
 /** Implements `SessionDB.appendMessage`: one row plus the counters, in one write. */
 export function appendMessage(store: Store, sessionId: string, message: NewMessage): number {
-  const params = newMessageParams(sessionId, message, "append message");
+  const values = messageValues(message, "append message");
   const added = toolCallsAdded(message.toolCalls);
   return store.write(() => {
-    params[TIMESTAMP] = store.now();
-    const { lastInsertRowid } = store.statement(INSERT_MESSAGE).run(...params);
+    const { lastInsertRowid } = store.statement(INSERT_MESSAGE).run(
+      sessionId,
+      ...values,
+      store.now(),
+    );
     const { changes } = store.statement(ADD_TO_COUNTERS).run(1, added, sessionId);
     if (changes === 0) throw missingSession();
     return Number(lastInsertRowid);
@@ -158,7 +69,9 @@ export function appendMessages(
 ): number[] {
   if (!Array.isArray(messages)) {
     throw new TypeError(
-      `Cannot append messages: messages must be an array: current value is ${describe(messages)}`,
+      `Cannot append messages: messages must be an array: current value is ${
+        describeValue(messages)
+      }`,
     );
   }
   if (store.readonly) throw new ReadonlyError(store.path);
@@ -171,9 +84,8 @@ export function appendMessages(
       let timestamp = store.now();
       for (let i = 0; i < messages.length; i++) {
         const message = messages[i];
-        const params = newMessageParams(sessionId, message, "append messages");
-        params[TIMESTAMP] = timestamp;
-        ids[i] = Number(insert.run(...params).lastInsertRowid);
+        const values = messageValues(message, "append messages");
+        ids[i] = Number(insert.run(sessionId, ...values, timestamp).lastInsertRowid);
         toolCalls += toolCallsAdded(message.toolCalls);
         timestamp += TIMESTAMP_STEP;
       }
@@ -193,7 +105,9 @@ export function replaceMessages(
 ): void {
   if (!Array.isArray(messages)) {
     throw new TypeError(
-      `Cannot replace messages: messages must be an array: current value is ${describe(messages)}`,
+      `Cannot replace messages: messages must be an array: current value is ${
+        describeValue(messages)
+      }`,
     );
   }
   store.write(() => {
@@ -203,11 +117,11 @@ export function replaceMessages(
     let toolCalls = 0;
     insertIndexedAfter(store, messages.length, () =>
       messages.map((message) => {
-        const params = conversationParams(sessionId, message, "replace messages");
-        params[TIMESTAMP] = timestamp;
+        const values = conversationValues(message, "replace messages");
+        const id = Number(insert.run(sessionId, ...values, timestamp).lastInsertRowid);
         timestamp += TIMESTAMP_STEP;
         toolCalls += toolCallsAdded(message.tool_calls);
-        return Number(insert.run(...params).lastInsertRowid);
+        return id;
       }));
     const { changes } = store
       .statement("UPDATE sessions SET message_count = ?, tool_call_count = ? WHERE id = ?")
