@@ -15,7 +15,8 @@ import {
 } from "../lib/render/format.ts";
 import { colourWanted } from "../lib/cli/style.ts";
 import { createStyle } from "../lib/render/style.ts";
-import { contentAsText, toolCallViews, visibleControls } from "../lib/render/transcript.ts";
+import { toolCallViews, visibleControls } from "../lib/render/transcript.ts";
+import { contentText } from "../lib/core/content.ts";
 import { fenced } from "../lib/render/markdown.ts";
 import { markWords, showMarks } from "../lib/render/highlight.ts";
 import { parseTime } from "../lib/cli/time_option.ts";
@@ -110,17 +111,25 @@ describe("transcript helpers", () => {
     assert.equal(visibleControls("a\u0000b\u001b[31m\n\tc\u007f"), "a␀b␛[31m\n\tc␡");
   });
 
-  test("contentAsText() joins text parts and marks images", () => {
-    assert.equal(contentAsText(null), "");
-    assert.equal(contentAsText("plain"), "plain");
+  test("contentText() in transcript rendering joins text parts and marks images", () => {
+    const transcript = { parts: "transcript" } as const;
+    assert.equal(contentText(null, transcript), "");
+    assert.equal(contentText("plain", transcript), "plain");
     assert.equal(
-      contentAsText([
+      contentText([
         { type: "text", text: "look" },
         { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } },
-      ]),
+      ], transcript),
       "look\n[image_url: data:image/png;base64,AAAA]",
     );
-    assert.equal(contentAsText({ type: "input_audio" }), "[input_audio]");
+    assert.equal(contentText({ type: "input_audio" }, transcript), "[input_audio]");
+    assert.equal(
+      contentText(
+        [{ type: "image_url", image_url: `https://e.org/${"x".repeat(80)}` }],
+        transcript,
+      ),
+      `[image_url: https://e.org/${"x".repeat(45)}…]`,
+    );
   });
 
   test("toolCallViews() reads OpenAI tool calls and keeps non-JSON arguments raw", () => {

@@ -2,12 +2,14 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   contentText,
+  contextText,
   decodeContent,
   decodeJson,
   encodeContent,
   encodeJson,
   isFalsyLikePython,
   MULTIMODAL_PREFIX,
+  NotTextError,
   pythonJson,
 } from "../lib/core/content.ts";
 import { copyFixture, rawOpen } from "./_helpers.ts";
@@ -157,15 +159,26 @@ test("decodeJson() degrades bad JSON to the fallback instead of throwing", () =>
   assert.equal(decodeJson(null, []), null);
 });
 
-test("contentText() joins the text parts of multimodal content", () => {
+test("contentText() in search rendering reads as Python's search context", () => {
   assert.equal(contentText("abc"), "abc");
   assert.equal(contentText(null), "");
-  assert.equal(contentText({ type: "text", text: "one" }), "one");
+  assert.equal(contentText({ type: "text", text: "one" }), "", "one part object is not a list");
   assert.equal(
-    contentText([{ type: "text", text: "a" }, { type: "image_url" }, { type: "text", text: "" }, {
+    contentText([{ type: "text", text: " a" }, { type: "image_url" }, { type: "text", text: "" }, {
       type: "text",
-      text: "b",
-    }]),
+      text: "b ",
+    }, { text: "no type" }]),
     "a b",
   );
+  assert.equal(contentText([{ type: "image_url", image_url: "x.png" }]), "[multimodal content]");
+  assert.throws(() => contentText([{ type: "text", text: 5 }]), NotTextError);
+  assert.equal(contentText([{ type: "text", text: 0 }]), "[multimodal content]", "falsy: skipped");
+});
+
+test("contextText() renders a stored value, cut to its length, and nothing for a non-text one", () => {
+  assert.equal(contextText(encodeContent([{ type: "text", text: "记忆断裂" }]), 2), "记忆");
+  assert.equal(contextText(`${MULTIMODAL_PREFIX}[oops`, 100), `${MULTIMODAL_PREFIX}[oops`);
+  assert.equal(contextText(`${MULTIMODAL_PREFIX}"quoted"`, 100), "quoted");
+  assert.equal(contextText(42, 100), "");
+  assert.equal(contextText(null, 100), "");
 });

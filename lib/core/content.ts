@@ -17,6 +17,7 @@
  * @module
  */
 import { pythonJson } from "./python_json.ts";
+import { codePointLength, codePointSlice, pythonStrip } from "./python_text.ts";
 import type { JsonValue, MessageContent } from "./types.ts";
 
 /** The serializer of every JSON text we store (Python's `json.dumps` with its defaults). */
@@ -144,29 +145,139 @@ export function decodeJson(stored: unknown, fallback: JsonValue | null): JsonVal
 }
 
 /**
- * The text of message content: a string as is; for parts, their `text`
- * fields joined by spaces (what search context and previews show).
+ * How {@linkcode contentText} shows multimodal content. The two differ on
+ * purpose: a search context must read exactly as the Python Hermes renders
+ * it (agents compare the two), while a transcript is read by a person, who
+ * must see that an image or an audio part was there.
+ */
+export interface ContentTextOptions {
+  /**
+   * `"search"`: as Python's search context: the text of the `type: "text"`
+   * parts joined by spaces and trimmed, `[multimodal content]` when none has
+   * text, `""` for a value that is neither text nor a list of parts.
+   * `"transcript"`: every part on its own line: a text part's text, a
+   * string part as it is, an image as `[image_url: URL]` (the URL cut at 60
+   * characters), any other part as `[its type]`.
+   *
+   * @default {"search"}
+   */
+  readonly parts?: "search" | "transcript";
+}
+
+/**
+ * Thrown by {@linkcode contentText} for a text part whose text is truthy but
+ * not a string, where Python's `" ".join` raises (its search then shows no
+ * context for that hit).
+ */
+export class NotTextError extends TypeError {
+  /**
+   * Creates the error.
+   *
+   * @param text The part's text.
+   */
+  constructor(text: unknown) {
+    super(`Cannot read a text part: its text must be a string: current value is ${typeof text}`);
+    this.name = "NotTextError";
+  }
+}
+
+/** Python's search rendering of parts (see {@linkcode ContentTextOptions}). */
+function searchText(content: MessageContent): string {
+  if (!Array.isArray(content)) return "";
+  const texts: string[] = [];
+  for (const part of content) {
+    if (part === null || typeof part !== "object" || Array.isArray(part)) continue;
+    if (part.type !== "text") continue;
+    const text = part.text;
+    if (isFalsyLikePython(text)) continue;
+    if (typeof text !== "string") throw new NotTextError(text);
+    texts.push(text);
+  }
+  return pythonStrip(texts.join(" ")) || "[multimodal content]";
+}
+
+/** The longest image URL a transcript shows, in code points (with the ellipsis). */
+const PART_URL_LENGTH = 60;
+
+/**
+ * The type of a part that is not text (`"part"` when it names none) and its
+ * image URL (`image_url` as a string or as `{ url }`), for a transcript in
+ * text or in HTML.
  *
- * @param content Decoded content.
- * @returns The text.
+ * @param part One multimodal part.
+ * @returns Its type and URL (`undefined` when it has none).
+ */
+export function partKind(
+  part: { readonly [key: string]: JsonValue },
+): { type: string; url: string | undefined } {
+  const type = typeof part.type === "string" ? part.type : "part";
+  const image = part.image_url;
+  const url = typeof image === "string"
+    ? image
+    : image && typeof image === "object" && !Array.isArray(image) && typeof image.url === "string"
+    ? image.url
+    : undefined;
+  return { type, url };
+}
+
+/** One part as a transcript shows it (see {@linkcode ContentTextOptions}). */
+function partText(part: JsonValue): string {
+  if (typeof part === "string") return part;
+  if (part === null || typeof part !== "object" || Array.isArray(part)) return JSON.stringify(part);
+  if (typeof part.text === "string") return part.text;
+  const { type, url } = partKind(part);
+  if (url === undefined) return `[${type}]`;
+  const shown = codePointLength(url) <= PART_URL_LENGTH
+    ? url
+    : `${codePointSlice(url, PART_URL_LENGTH - 1)}…`;
+  return `[${type}: ${shown}]`;
+}
+
+/**
+ * Message content as text: a string as it is; multimodal parts as the
+ * chosen rendering shows them (every place that turns content into text
+ * calls this: search contexts of both engines, the CLI transcript and the
+ * Markdown export).
  *
- * @example
+ * @param content Decoded content ({@linkcode decodeContent}).
+ * @param options Which rendering.
+ * @returns The text; `""` for no content.
+ * @throws {NotTextError} In `"search"` rendering, for a text part whose text
+ *   is truthy and not a string (where Python fails).
+ *
+ * @example The two renderings
  * ```ts
  * import { contentText } from "./content.ts";
- * const text = contentText([{ type: "text", text: "a" }, { type: "image_url" }, { text: "b" }]);
- * console.assert(text === "a b");
+ * import type { MessageContent } from "./types.ts";
+ * const parts: MessageContent = [{ type: "text", text: "a" }, { type: "image_url", image_url: "x.png" }];
+ * console.assert(contentText(parts) === "a");
+ * console.assert(contentText(parts, { parts: "transcript" }) === "a\n[image_url: x.png]");
+ * console.assert(contentText("plain") === "plain");
  * ```
  */
-export function contentText(content: MessageContent | null): string {
-  if (content === null) return "";
+export function contentText(
+  content: MessageContent | null | undefined,
+  options: ContentTextOptions = {},
+): string {
+  if (content === null || content === undefined) return "";
   if (typeof content === "string") return content;
-  const parts = Array.isArray(content) ? content : [content];
-  return parts
-    .map((part) =>
-      part && typeof part === "object" && !Array.isArray(part) && typeof part.text === "string"
-        ? part.text
-        : ""
-    )
-    .filter((text) => text !== "")
-    .join(" ");
+  if (options.parts === "transcript") {
+    return (Array.isArray(content) ? content : [content]).map(partText).join("\n");
+  }
+  return searchText(content);
+}
+
+/**
+ * What a search context entry shows for a stored content value, as Python
+ * renders it: {@linkcode contentText} of the decoded value (a prefixed value
+ * whose JSON is bad shown as stored), `""` for a stored value that is not text.
+ *
+ * @param stored The stored `content` column.
+ * @param length The most code points shown.
+ * @returns The text, at most `length` code points.
+ * @throws {NotTextError} Where Python's rendering fails.
+ */
+export function contextText(stored: unknown, length: number): string {
+  if (typeof stored !== "string") return "";
+  return codePointSlice(contentText(decodeContent(stored)), length);
 }

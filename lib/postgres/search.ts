@@ -25,8 +25,7 @@ import { containsPattern } from "../core/search/contains_pattern.ts";
 import { type Condition, positiveWords } from "../core/search/condition.ts";
 import { planSearch } from "../core/search/plan.ts";
 import { checkSort, type SearchOptions, type SearchSort } from "../core/search/options.ts";
-import { MULTIMODAL_PREFIX } from "../core/content.ts";
-import { codePointSlice, pythonStrip } from "../core/python_text.ts";
+import { contextText, NotTextError } from "../core/content.ts";
 import type { ContextMessage, SearchHit } from "../core/types.ts";
 import type { PgQuery, PgRow, PgValue } from "./_client.ts";
 import { SEARCH_DOCUMENT_SQL } from "./schema.ts";
@@ -269,40 +268,6 @@ const CONTEXT_JOINS = `
       ORDER BY x.timestamp, x.id LIMIT 1
     ) nxt ON true`;
 
-class NotText extends Error {}
-
-function isTruthy(value: unknown): boolean {
-  if (value === null || value === undefined || value === false || value === 0 || value === "") {
-    return false;
-  }
-  if (Array.isArray(value)) return value.length > 0;
-  if (typeof value === "object") return Object.keys(value).length > 0;
-  return true;
-}
-
-function renderContent(stored: unknown): string {
-  if (typeof stored !== "string") return "";
-  if (!stored.startsWith(MULTIMODAL_PREFIX)) return stored;
-  let decoded: unknown;
-  try {
-    decoded = JSON.parse(stored.slice(MULTIMODAL_PREFIX.length));
-  } catch {
-    return stored;
-  }
-  if (typeof decoded === "string") return decoded;
-  if (!Array.isArray(decoded)) return "";
-  const texts: string[] = [];
-  for (const part of decoded) {
-    if (part === null || typeof part !== "object" || Array.isArray(part)) continue;
-    if ((part as Record<string, unknown>).type !== "text") continue;
-    const text = (part as Record<string, unknown>).text;
-    if (!isTruthy(text)) continue;
-    if (typeof text !== "string") throw new NotText();
-    texts.push(text);
-  }
-  return pythonStrip(texts.join(" ")) || "[multimodal content]";
-}
-
 /** The context of one hit: the previous, the matching and the next message, 200 characters each. */
 function hitContext(row: PgRow): ContextMessage[] {
   const parts: [unknown, unknown][] = [];
@@ -312,11 +277,11 @@ function hitContext(row: PgRow): ContextMessage[] {
   try {
     return parts.map(([role, content]) => ({
       role: role as string,
-      content: codePointSlice(renderContent(content), 200),
+      content: contextText(content, 200),
     }));
   } catch (error) {
     // Python catches the failure and gives this hit an empty context.
-    if (error instanceof NotText) return [];
+    if (error instanceof NotTextError) return [];
     throw error;
   }
 }

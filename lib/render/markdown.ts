@@ -9,7 +9,8 @@
  */
 import type { MessageRow, SessionExport } from "../core/types.ts";
 import { formatCost, formatCount } from "./format.ts";
-import { contentAsText, toolCallViews, visibleControls } from "./transcript.ts";
+import { toolCallViews, visibleControls } from "./transcript.ts";
+import { contentText } from "../core/content.ts";
 
 /**
  * A UTC date and time, `YYYY-MM-DD HH:MM:SS UTC`.
@@ -55,7 +56,7 @@ function messageSection(message: MessageRow): string {
       }\n\n</details>`,
     );
   }
-  const text = visibleControls(contentAsText(message.content)).trimEnd();
+  const text = visibleControls(contentText(message.content, { parts: "transcript" })).trimEnd();
   if (text !== "") parts.push(message.role === "tool" ? fenced(text) : text);
   for (const call of toolCallViews(message.tool_calls)) {
     parts.push(

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import type { JsonValue, MessageContent, MessageRow } from "../core/types.ts";
+import type { JsonValue, MessageRow } from "../core/types.ts";
+import { contentText } from "../core/content.ts";
 import { formatDateTime, truncate } from "./format.ts";
 import type { Style } from "./style.ts";
 
@@ -53,40 +54,6 @@ export function visibleControls(text: string): string {
     BIDI_CONTROLS,
     (c) => `⟨U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`,
   );
-}
-
-function partText(part: JsonValue): string {
-  if (typeof part === "string") return part;
-  if (part === null || typeof part !== "object" || Array.isArray(part)) return JSON.stringify(part);
-  if (typeof part.text === "string") return part.text;
-  const type = typeof part.type === "string" ? part.type : "part";
-  const image = part.image_url;
-  const url = typeof image === "string"
-    ? image
-    : image && typeof image === "object" && !Array.isArray(image) && typeof image.url === "string"
-    ? image.url
-    : undefined;
-  return url === undefined ? `[${type}]` : `[${type}: ${truncate(url, 60)}]`;
-}
-
-/**
- * Message content as text: a string as is; multimodal parts as their text,
- * with `[image_url: …]`-style markers for the others.
- *
- * @param content The decoded content.
- * @returns The text.
- *
- * @example
- * ```ts
- * import { contentAsText } from "./transcript.ts";
- * console.assert(contentAsText([{ type: "text", text: "hi" }]) === "hi");
- * ```
- */
-export function contentAsText(content: MessageContent | null): string {
-  if (content === null || content === undefined) return "";
-  if (typeof content === "string") return content;
-  const parts = Array.isArray(content) ? content : [content];
-  return parts.map(partText).join("\n");
 }
 
 /** The name and argument text of one tool call. */
@@ -195,7 +162,7 @@ export function renderTranscript(
         out.push(style.dim("  ┊ (reasoning hidden: --reasoning shows it)"));
       }
     }
-    const text = visibleControls(contentAsText(message.content)).trimEnd();
+    const text = visibleControls(contentText(message.content, { parts: "transcript" })).trimEnd();
     if (text !== "") {
       out.push(
         ...(message.role === "tool" || message.role === "system"

@@ -7,6 +7,7 @@
  * @module
  */
 import type { JsonValue, MessageContent, MessageRow, SessionExport } from "../core/types.ts";
+import { partKind } from "../core/content.ts";
 import { TRANSCRIPT_CSS } from "./assets/transcript_css.ts";
 import { escapeHtml, safeHtml } from "./escape_html.ts";
 
@@ -42,13 +43,7 @@ function partHtml(part: JsonValue): string {
   if (typeof part === "string") return textHtml(part);
   if (!isRecord(part)) return `<span class="part-label">${safeHtml(JSON.stringify(part))}</span>`;
   if (typeof part.text === "string") return textHtml(part.text);
-  const type = typeof part.type === "string" ? part.type : "part";
-  const image = part.image_url;
-  const url = typeof image === "string"
-    ? image
-    : isRecord(image) && typeof image.url === "string"
-    ? image.url
-    : undefined;
+  const { type, url } = partKind(part);
   if (url !== undefined && IMAGE_DATA_URL.test(url)) {
     return `<img class="part-image" alt="${escapeHtml(type)}" src="${escapeHtml(url)}">`;
   }

@@ -6,10 +6,8 @@
  * @module
  */
 import type { Store } from "../store.ts";
-import type { SqlValue } from "../driver/types.ts";
 import type { ContextMessage } from "../../core/types.ts";
-import { isFalsyLikePython, MULTIMODAL_PREFIX } from "../../core/content.ts";
-import { codePointSlice, pythonStrip } from "../../core/python_text.ts";
+import { contextText, NotTextError } from "../../core/content.ts";
 
 /** The longest context content, in code points. */
 const CONTEXT_LENGTH = 200;
@@ -45,44 +43,6 @@ FROM target t JOIN messages n ON n.id = (
 )
 ORDER BY 1, 2`;
 
-/** Thrown inside rendering where Python's `" ".join` would raise. */
-class NotText extends Error {}
-
-/** Python's `json.loads` result for multimodal content, or `undefined` when it would not parse. */
-function parseParts(stored: string): unknown {
-  try {
-    return JSON.parse(stored.slice(MULTIMODAL_PREFIX.length));
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * What a context entry shows for a stored content value, as Python renders
- * it: text as is; for multimodal parts, the `text` of the `type: "text"`
- * parts joined by spaces (or `[multimodal content]`); anything else `""`.
- *
- * @throws {NotText} Where Python's join would fail (a non-string text).
- */
-function renderContent(stored: SqlValue): string {
-  if (typeof stored !== "string") return "";
-  if (!stored.startsWith(MULTIMODAL_PREFIX)) return stored;
-  const decoded = parseParts(stored);
-  if (decoded === undefined) return stored;
-  if (typeof decoded === "string") return decoded;
-  if (!Array.isArray(decoded)) return "";
-  const texts: string[] = [];
-  for (const part of decoded) {
-    if (part === null || typeof part !== "object" || Array.isArray(part)) continue;
-    if ((part as Record<string, unknown>).type !== "text") continue;
-    const text = (part as Record<string, unknown>).text;
-    if (isFalsyLikePython(text)) continue;
-    if (typeof text !== "string") throw new NotText();
-    texts.push(text);
-  }
-  return pythonStrip(texts.join(" ")) || "[multimodal content]";
-}
-
 /**
  * The context of each hit, in one query.
  *
@@ -100,10 +60,10 @@ export function hitContexts(store: Store, ids: readonly number[]): ContextMessag
     const ord = Number(row.ord);
     if (failed.has(ord)) continue;
     try {
-      const content = codePointSlice(renderContent(row.content), CONTEXT_LENGTH);
+      const content = contextText(row.content, CONTEXT_LENGTH);
       contexts[ord].push({ role: row.role as string, content });
     } catch (error) {
-      if (!(error instanceof NotText)) throw error;
+      if (!(error instanceof NotTextError)) throw error;
       // Python catches the failure and gives this hit an empty context.
       failed.add(ord);
       contexts[ord] = [];
