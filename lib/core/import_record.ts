@@ -4,6 +4,9 @@
  *
  * @module
  */
+import { encodeContent, encodeJson } from "./content.ts";
+import type { ImportResult } from "./transfer_options.ts";
+import type { MessageContent } from "./types.ts";
 
 /** Keys an export adds that are no column: they are never reported as dropped. */
 const NOT_COLUMNS = new Set(["messages", "last_active", "id", "session_id"]);
@@ -30,4 +33,207 @@ export function unknownColumns(
     if (!NOT_COLUMNS.has(key) && !columns.messages.has(key)) dropped.push(`messages.${key}`);
   }
   return dropped;
+}
+
+/** A value an import writes to a column: text, a number, or NULL. */
+export type ImportValue = string | number | bigint | null;
+
+/** A record that passed {@linkcode checkImportRecord}. */
+export interface ImportRecord {
+  /** The session id. */
+  readonly id: string;
+  /** The whole record (its session columns, and more). */
+  readonly row: Record<string, unknown>;
+  /** Its messages, each an object with a role and a timestamp. */
+  readonly messages: Record<string, unknown>[];
+}
+
+/** A value, short, for an error message. */
+function shortValue(value: unknown): string {
+  if (value === undefined) return "missing";
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 40 ? `${text.slice(0, 37)}...` : text;
+}
+
+function invalid(field: string, expectation: string, value: unknown): TypeError {
+  return new TypeError(
+    `Cannot import session: ${field} must be ${expectation}: current value is ${shortValue(value)}`,
+  );
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isFiniteNumber(value: unknown): value is number {
+  return typeof value === "number" && Number.isFinite(value);
+}
+
+/**
+ * Checks one record of a JSONL export before anything is written: a
+ * non-empty string id, a string source, a numeric start, a string (or null)
+ * parent, and a list of messages that each have a string role and a numeric
+ * timestamp.
+ *
+ * @param record One parsed line of an export.
+ * @returns The record, typed.
+ * @throws {TypeError} Naming the first field that is wrong and its value.
+ */
+export function checkImportRecord(record: unknown): ImportRecord {
+  if (!isObject(record)) throw invalid("the record", "a JSON object", record);
+  const { id, source, started_at: startedAt, messages } = record;
+  if (typeof id !== "string" || id === "") throw invalid("id", "a non-empty string", id);
+  if (typeof source !== "string") throw invalid("source", "a string", source);
+  if (!isFiniteNumber(startedAt)) throw invalid("started_at", "a number", startedAt);
+  const parent = record.parent_session_id;
+  if (parent !== undefined && parent !== null && typeof parent !== "string") {
+    throw invalid("parent_session_id", "a string or null", parent);
+  }
+  if (!Array.isArray(messages)) throw invalid("messages", "a list", messages);
+  messages.forEach((message, index) => {
+    if (!isObject(message)) throw invalid(`messages[${index}]`, "a JSON object", message);
+    if (typeof message.role !== "string") {
+      throw invalid(`messages[${index}].role`, "a string", message.role);
+    }
+    if (!isFiniteNumber(message.timestamp)) {
+      throw invalid(`messages[${index}].timestamp`, "a number", message.timestamp);
+    }
+  });
+  return { id, row: record, messages: messages as Record<string, unknown>[] };
+}
+
+/** The parent the record names, `null` when none. */
+export function namedParent(record: ImportRecord): string | null {
+  return (record.row.parent_session_id as string | null | undefined) ?? null;
+}
+
+/**
+ * A plain column value: scalars as they are, booleans as 0/1, JSON text for
+ * the rest.
+ *
+ * @param field The field, for the error.
+ * @param value The record's value.
+ * @returns What the column stores.
+ * @throws {TypeError} For a number that is not finite.
+ */
+export function scalarValue(field: string, value: unknown): ImportValue {
+  if (value === null || value === undefined) return null;
+  if (typeof value === "string" || typeof value === "bigint") return value;
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) throw invalid(field, "a finite number", value);
+    return value;
+  }
+  if (typeof value === "boolean") return value ? 1 : 0;
+  return JSON.stringify(value);
+}
+
+/** The JSON columns that exports carry as raw JSON text (Python keeps them as strings). */
+const RAW_JSON_COLUMNS = new Set([
+  "tool_calls",
+  "reasoning_details",
+  "codex_reasoning_items",
+  "codex_message_items",
+]);
+
+/**
+ * The value of one message column as the store keeps it: content encoded
+ * (parts behind the multimodal prefix), JSON columns as JSON text (a string
+ * is JSON text already, as exports carry them), the rest as
+ * {@linkcode scalarValue}.
+ *
+ * @param column The column.
+ * @param value The message's value.
+ * @param field The field, for errors (`messages[3].token_count`).
+ * @returns What the column stores.
+ * @throws {TypeError} For a number that is not finite.
+ */
+export function messageImportValue(column: string, value: unknown, field: string): ImportValue {
+  if (column === "content") {
+    if (value === null || value === undefined) return null;
+    if (typeof value === "object") return encodeContent(value as MessageContent);
+    return scalarValue(field, value);
+  }
+  if (RAW_JSON_COLUMNS.has(column)) {
+    if (typeof value === "string") return value === "" ? null : value;
+    return encodeJson(value);
+  }
+  return scalarValue(field, value);
+}
+
+/** Counters a hand-written record may leave out: Python's rules (SPEC §5). */
+function derivedCounters(messages: readonly Record<string, unknown>[]): Record<string, number> {
+  let toolCalls = 0;
+  for (const message of messages) {
+    const calls = message.tool_calls;
+    if (Array.isArray(calls)) toolCalls += calls.length;
+    else if (calls !== null && calls !== undefined && calls !== "") toolCalls += 1;
+  }
+  return { message_count: messages.length, tool_call_count: toolCalls };
+}
+
+/**
+ * The session columns an import writes and their values: every column of
+ * the target (but `id`) the record carries, the parent as decided, and the
+ * counters the record leaves out derived from its messages.
+ *
+ * @param record The checked record.
+ * @param columns The target's `sessions` columns.
+ * @param parent The parent to store (`null` when it is not present yet).
+ * @returns The columns and their values, in the same order.
+ * @throws {TypeError} For a number that is not finite.
+ */
+export function sessionImportValues(
+  record: ImportRecord,
+  columns: Iterable<string>,
+  parent: string | null,
+): { columns: string[]; values: ImportValue[] } {
+  const derived = derivedCounters(record.messages);
+  const out: { columns: string[]; values: ImportValue[] } = { columns: [], values: [] };
+  for (const column of columns) {
+    if (column === "id") continue;
+    if (column === "parent_session_id") {
+      out.columns.push(column);
+      out.values.push(parent);
+    } else if (column in record.row) {
+      out.columns.push(column);
+      out.values.push(scalarValue(column, record.row[column]));
+    } else if (column in derived) {
+      out.columns.push(column);
+      out.values.push(derived[column]);
+    }
+  }
+  return out;
+}
+
+/**
+ * The original message ids, when every message carries a distinct positive
+ * integer id (the engine then keeps them if no row uses one yet).
+ *
+ * @param messages The record's messages.
+ * @returns The ids in order, or `undefined` when they cannot all be kept.
+ */
+export function originalMessageIds(
+  messages: readonly Record<string, unknown>[],
+): number[] | undefined {
+  const seen = new Set<number>();
+  for (const message of messages) {
+    const id = message.id;
+    if (typeof id !== "number" || !Number.isSafeInteger(id) || id <= 0 || seen.has(id)) {
+      return undefined;
+    }
+    seen.add(id);
+  }
+  return [...seen];
+}
+
+/** The answer of an import that left an existing session as it was. */
+export function skippedImport(id: string): ImportResult {
+  return {
+    outcome: "skipped",
+    id,
+    messages: 0,
+    deferredParent: null,
+    droppedColumns: [],
+    relinked: false,
+  };
 }

@@ -86,3 +86,22 @@ export interface PruneCandidate {
   /** Its `message_count` column. */
   message_count: number;
 }
+
+/**
+ * One row of a prune-candidates query as a {@linkcode PruneCandidate}.
+ *
+ * @param row The row (`id`, `source`, `title`, `started_at`, `ended_at`,
+ *   `end_reason`, `message_count`).
+ * @returns The candidate, numbers and texts normalized.
+ */
+export function toPruneCandidate(row: Readonly<Record<string, unknown>>): PruneCandidate {
+  return {
+    id: String(row.id),
+    source: String(row.source),
+    title: row.title === null ? null : String(row.title),
+    started_at: Number(row.started_at),
+    ended_at: Number(row.ended_at),
+    end_reason: row.end_reason === null ? null : String(row.end_reason),
+    message_count: Number(row.message_count ?? 0),
+  };
+}

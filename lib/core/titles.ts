@@ -1,6 +1,7 @@
 /**
- * Cleaning a session title as the Python Hermes does: the engine-neutral
- * half of titles (the uniqueness and numbering queries are each engine's).
+ * Session titles as the Python Hermes handles them, for every engine:
+ * cleaning a title, and numbering the titles of a lineage (`"my project #3"`);
+ * the queries that find the titles are each engine's.
  *
  * @module
  */
@@ -57,4 +58,72 @@ export function sanitizeTitle(title: string | null | undefined): string | null {
     throw new TitleError(`Title too long (${length} chars, max ${MAX_TITLE_LENGTH})`);
   }
   return trimmed;
+}
+
+/** `"<base> #<digits>"`, with Python's `^(.*?) #(\d+)$` semantics (`$` may precede a final LF). */
+const NUMBERED_TITLE = /^([^\n]*?) #(\p{Nd}+)\n?$/u;
+/** The number of a numbered title. */
+const TITLE_NUMBER = /^[^\n]* #(\p{Nd}+)\n?$/u;
+const DECIMAL_DIGIT = /\p{Nd}/u;
+
+/**
+ * The value of a run of Unicode decimal digits (any script, as Python's
+ * `int()` reads them). Every Unicode digit block is a run of whole decades
+ * starting at a zero, so a digit's value is its offset in its block, mod 10.
+ */
+function digitsValue(digits: string): bigint {
+  let value = 0n;
+  for (const ch of digits) {
+    const cp = ch.codePointAt(0)!;
+    let start = cp;
+    while (DECIMAL_DIGIT.test(String.fromCodePoint(start - 1))) start--;
+    value = value * 10n + BigInt((cp - start) % 10);
+  }
+  return value;
+}
+
+/**
+ * The title a lineage's titles are numbered after: `base` without its
+ * `" #N"` ending (`"notes #2"` → `"notes"`).
+ *
+ * @param base A title of the lineage.
+ * @returns Its stem.
+ *
+ * @example
+ * ```ts
+ * import { titleStem } from "./titles.ts";
+ * console.assert(titleStem("notes #2") === "notes" && titleStem("notes") === "notes");
+ * ```
+ */
+export function titleStem(base: string): string {
+  return NUMBERED_TITLE.exec(base)?.[1] ?? base;
+}
+
+/**
+ * The next title of a lineage, as Python numbers it: the stem itself when
+ * no session has it yet, else the stem with one more than the highest number
+ * in use (at least `#2`).
+ *
+ * @param stem The {@linkcode titleStem}.
+ * @param taken The titles equal to the stem or starting `"<stem> #"`.
+ * @returns The next free title.
+ *
+ * @example
+ * ```ts
+ * import { nextLineageTitle } from "./titles.ts";
+ * console.assert(nextLineageTitle("notes", []) === "notes");
+ * console.assert(nextLineageTitle("notes", ["notes", "notes #3"]) === "notes #4");
+ * ```
+ */
+export function nextLineageTitle(stem: string, taken: readonly unknown[]): string {
+  if (taken.length === 0) return stem;
+  let highest = 1n;
+  for (const title of taken) {
+    const match = typeof title === "string" ? TITLE_NUMBER.exec(title) : null;
+    if (match) {
+      const n = digitsValue(match[1]);
+      if (n > highest) highest = n;
+    }
+  }
+  return `${stem} #${highest + 1n}`;
 }

@@ -181,3 +181,42 @@ export function toUsageRow(row: Record<string, unknown>): UsageRow {
     actual_cost_usd: toCost(row.actual_cost_usd),
   };
 }
+
+/**
+ * The token columns of `sessions` that usage sums, each with the name
+ * `usageBySource` gives its total; the engines write their aggregates from
+ * this list, so the two reports never miss a column.
+ */
+export const TOKEN_TOTALS: readonly { readonly column: string; readonly total: string }[] = [
+  { column: "input_tokens", total: "total_input" },
+  { column: "output_tokens", total: "total_output" },
+  { column: "cache_read_tokens", total: "total_cache_read" },
+  { column: "cache_write_tokens", total: "total_cache_write" },
+  { column: "reasoning_tokens", total: "total_reasoning" },
+];
+
+/** The cost columns of `sessions` that usage sums (a sum stays NULL when no session has one). */
+export const COST_COLUMNS: readonly string[] = ["estimated_cost_usd", "actual_cost_usd"];
+
+/**
+ * One row of the per-source query as a {@linkcode SourceUsage}: numbers
+ * normalized, a cost without any value `null`.
+ *
+ * @param row The query's row (`source`, `session_count`, `message_count`,
+ *   the `total_…` of {@linkcode TOKEN_TOTALS}, `estimated_cost`, `actual_cost`).
+ * @returns The record.
+ */
+export function toSourceUsage(row: Record<string, unknown>): SourceUsage {
+  return {
+    source: String(row.source),
+    session_count: toNumber(row.session_count),
+    message_count: toNumber(row.message_count),
+    total_input: toNumber(row.total_input),
+    total_output: toNumber(row.total_output),
+    total_cache_read: toNumber(row.total_cache_read),
+    total_cache_write: toNumber(row.total_cache_write),
+    total_reasoning: toNumber(row.total_reasoning),
+    estimated_cost: toCost(row.estimated_cost),
+    actual_cost: toCost(row.actual_cost),
+  };
+}

@@ -20,7 +20,7 @@ import {
   rmSync,
   statSync,
 } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, join } from "node:path";
 import process from "node:process";
 import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
@@ -29,6 +29,7 @@ import { chooseReadAccess } from "../sqlite/read_access.ts";
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { BackupError, OpenError } from "../core/errors.ts";
 import { integrityCheck } from "./integrity.ts";
+import { fileIdentity, isDatabaseFile } from "../files/same_file.ts";
 
 /** Options of {@linkcode backupDatabase}. */
 export interface BackupOptions {
@@ -70,25 +71,8 @@ export interface BackupResult {
   readonly ftsWarnings: string[];
 }
 
-function identity(path: string): string | undefined {
-  try {
-    const stat = statSync(path);
-    return `${stat.dev}:${stat.ino}`;
-  } catch {
-    return undefined;
-  }
-}
-
 function exists(path: string): boolean {
-  return identity(path) !== undefined;
-}
-
-/** True when `dest` is the source database or one of its sidecars. */
-function isSourceFile(dest: string, source: string): boolean {
-  const id = identity(dest);
-  return [source, `${source}-wal`, `${source}-shm`, `${source}-journal`].some((file) =>
-    resolve(file) === resolve(dest) || (id !== undefined && identity(file) === id)
-  );
+  return fileIdentity(path) !== undefined;
 }
 
 function count(db: SqliteConnection, table: string): number {
@@ -148,7 +132,7 @@ export async function backupDatabase(
   options: BackupOptions = {},
 ): Promise<BackupResult> {
   if (!exists(source)) throw new OpenError(source, "no such file");
-  if (isSourceFile(dest, source)) {
+  if (isDatabaseFile(dest, source)) {
     throw new BackupError(`Cannot back up: ${dest} is the database itself (or one of its files)`);
   }
   if (exists(dest) && !options.force) {

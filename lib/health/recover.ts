@@ -15,8 +15,8 @@
  *
  * @module
  */
-import { chmodSync, renameSync, rmSync, statSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { chmodSync, renameSync, rmSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import process from "node:process";
 import { loadDriver } from "../sqlite/driver/load.ts";
 import { chooseReadAccess } from "../sqlite/read_access.ts";
@@ -32,6 +32,7 @@ import {
 } from "../sqlite/schema/schema_sql.ts";
 import { SessionDB } from "../sqlite/session_db.ts";
 import { type RawRecord, scanPages } from "./_page_scan.ts";
+import { fileIdentity, isDatabaseFile } from "../files/same_file.ts";
 import { schemaVersion, TOOL_CALLS_ADDED_SQL } from "./counter_check.ts";
 
 /** The tables recovered. */
@@ -91,15 +92,6 @@ export interface RecoverResult {
   readonly lost: LostRange[];
   /** True when SQLite could read the schema at all. */
   readonly schemaReadable: boolean;
-}
-
-function identity(path: string): string | undefined {
-  try {
-    const stat = statSync(path);
-    return `${stat.dev}:${stat.ino}`;
-  } catch {
-    return undefined;
-  }
 }
 
 function unreadable(error: unknown): boolean {
@@ -320,12 +312,9 @@ export async function recoverDatabase(
   dest: string,
   options: RecoverOptions = {},
 ): Promise<RecoverResult> {
-  if (identity(source) === undefined) throw new OpenError(source, "no such file");
-  const destId = identity(dest);
-  const sameFile = [source, `${source}-wal`, `${source}-shm`].some((file) =>
-    resolve(file) === resolve(dest) || (destId !== undefined && identity(file) === destId)
-  );
-  if (sameFile) {
+  if (fileIdentity(source) === undefined) throw new OpenError(source, "no such file");
+  const destId = fileIdentity(dest);
+  if (isDatabaseFile(dest, source)) {
     throw new RecoverError(`Cannot recover into ${dest}: it is the damaged file itself`);
   }
   if (destId !== undefined && !options.force) {

@@ -5,22 +5,23 @@
  *
  * @module
  */
-import { encodeContent, encodeJson } from "../core/content.ts";
-import { unknownColumns } from "../core/import_record.ts";
+import {
+  checkImportRecord,
+  type ImportRecord,
+  messageImportValue,
+  namedParent,
+  originalMessageIds,
+  sessionImportValues,
+  skippedImport,
+  unknownColumns,
+} from "../core/import_record.ts";
 import type { ImportOptions, ImportResult, ParentLink } from "../core/transfer_options.ts";
-import type { MessageContent } from "../core/types.ts";
 import type { PgQuery, PgValue } from "./_client.ts";
 import { MESSAGE_COLUMN_NAMES, SESSION_COLUMN_NAMES } from "./_rows.ts";
 import { gramsVector, searchDocument, wordsVector } from "./text_search.ts";
 
 /** Messages per multi-row INSERT (17 parameters each; PostgreSQL allows 65,535). */
 const INSERT_ROWS = 500;
-
-const RAW_JSON_COLUMNS = new Set([
-  "reasoning_details",
-  "codex_reasoning_items",
-  "codex_message_items",
-]);
 
 const SESSION_CASTS: Record<string, string> = {
   started_at: "double precision",
@@ -45,91 +46,6 @@ const MESSAGE_CASTS: Record<string, string> = {
   search_grams: "tsvector",
 };
 
-function describeValue(value: unknown): string {
-  if (value === undefined) return "missing";
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 40 ? `${text.slice(0, 37)}...` : text;
-}
-
-function invalid(field: string, expectation: string, value: unknown): TypeError {
-  return new TypeError(
-    `Cannot import session: ${field} must be ${expectation}: current value is ${
-      describeValue(value)
-    }`,
-  );
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function isFiniteNumber(value: unknown): value is number {
-  return typeof value === "number" && Number.isFinite(value);
-}
-
-function scalar(field: string, value: unknown): PgValue {
-  if (value === null || value === undefined) return null;
-  if (typeof value === "string" || typeof value === "bigint") return value;
-  if (typeof value === "number") {
-    if (!Number.isFinite(value)) throw invalid(field, "a finite number", value);
-    return value;
-  }
-  if (typeof value === "boolean") return value ? 1 : 0;
-  return JSON.stringify(value);
-}
-
-interface CheckedRecord {
-  id: string;
-  row: Record<string, unknown>;
-  messages: Record<string, unknown>[];
-}
-
-function check(record: unknown): CheckedRecord {
-  if (!isObject(record)) throw invalid("the record", "a JSON object", record);
-  const { id, source, started_at: startedAt, messages } = record;
-  if (typeof id !== "string" || id === "") throw invalid("id", "a non-empty string", id);
-  if (typeof source !== "string") throw invalid("source", "a string", source);
-  if (!isFiniteNumber(startedAt)) throw invalid("started_at", "a number", startedAt);
-  const parent = record.parent_session_id;
-  if (parent !== undefined && parent !== null && typeof parent !== "string") {
-    throw invalid("parent_session_id", "a string or null", parent);
-  }
-  if (!Array.isArray(messages)) throw invalid("messages", "a list", messages);
-  messages.forEach((message, index) => {
-    if (!isObject(message)) throw invalid(`messages[${index}]`, "a JSON object", message);
-    if (typeof message.role !== "string") {
-      throw invalid(`messages[${index}].role`, "a string", message.role);
-    }
-    if (!isFiniteNumber(message.timestamp)) {
-      throw invalid(`messages[${index}].timestamp`, "a number", message.timestamp);
-    }
-  });
-  return { id, row: record, messages: messages as Record<string, unknown>[] };
-}
-
-function messageValue(column: string, value: unknown, field: string): PgValue {
-  if (column === "content") {
-    if (value === null || value === undefined) return null;
-    if (typeof value === "object") return encodeContent(value as MessageContent);
-    return scalar(field, value);
-  }
-  if (column === "tool_calls" || RAW_JSON_COLUMNS.has(column)) {
-    if (typeof value === "string") return value === "" ? null : value;
-    return encodeJson(value);
-  }
-  return scalar(field, value);
-}
-
-function derivedCounters(messages: Record<string, unknown>[]): Record<string, number> {
-  let toolCalls = 0;
-  for (const message of messages) {
-    const calls = message.tool_calls;
-    if (Array.isArray(calls)) toolCalls += calls.length;
-    else if (calls !== null && calls !== undefined && calls !== "") toolCalls += 1;
-  }
-  return { message_count: messages.length, tool_call_count: toolCalls };
-}
-
 function cast(column: string, casts: Record<string, string>): string {
   return `::${casts[column] ?? "text"}`;
 }
@@ -140,46 +56,25 @@ async function sessionExists(query: PgQuery, id: string): Promise<boolean> {
 
 async function originalIdsFree(
   query: PgQuery,
-  messages: Record<string, unknown>[],
+  messages: readonly Record<string, unknown>[],
 ): Promise<boolean> {
   if (messages.length === 0) return true;
-  const seen = new Set<number>();
-  for (const message of messages) {
-    const id = message.id;
-    if (typeof id !== "number" || !Number.isSafeInteger(id) || id <= 0 || seen.has(id)) {
-      return false;
-    }
-    seen.add(id);
-  }
+  const ids = originalMessageIds(messages);
+  if (ids === undefined) return false;
   const taken = await query(
     "SELECT 1 FROM messages WHERE id IN (SELECT json_array_elements_text($1::text::json)::bigint) LIMIT 1",
-    [JSON.stringify([...seen])],
+    [JSON.stringify(ids)],
   );
   return taken.length === 0;
 }
 
 async function writeSessionRow(
   query: PgQuery,
-  checked: CheckedRecord,
+  checked: ImportRecord,
   parent: string | null,
   exists: boolean,
 ): Promise<void> {
-  const derived = derivedCounters(checked.messages);
-  const columns: string[] = [];
-  const values: PgValue[] = [];
-  for (const column of SESSION_COLUMN_NAMES) {
-    if (column === "id") continue;
-    if (column === "parent_session_id") {
-      columns.push(column);
-      values.push(parent);
-    } else if (column in checked.row) {
-      columns.push(column);
-      values.push(scalar(column, checked.row[column]));
-    } else if (column in derived) {
-      columns.push(column);
-      values.push(derived[column]);
-    }
-  }
+  const { columns, values } = sessionImportValues(checked, SESSION_COLUMN_NAMES, parent);
   const marks = columns.map((c, i) => `$${i + 2}${cast(c, SESSION_CASTS)}`);
   if (exists) {
     const assignments = columns.map((c, i) => `${c} = ${marks[i]}`).join(", ");
@@ -192,7 +87,7 @@ async function writeSessionRow(
   }
 }
 
-async function writeMessages(query: PgQuery, checked: CheckedRecord): Promise<void> {
+async function writeMessages(query: PgQuery, checked: ImportRecord): Promise<void> {
   const keepIds = await originalIdsFree(query, checked.messages);
   const columns = MESSAGE_COLUMN_NAMES.filter((c) => c !== "id" && c !== "session_id");
   let highest = 0;
@@ -225,7 +120,7 @@ async function writeMessages(query: PgQuery, checked: CheckedRecord): Promise<vo
     for (const column of columns) {
       if (!(column in message)) continue;
       names.push(column);
-      const value = messageValue(column, message[column], `messages[${index}].${column}`);
+      const value = messageImportValue(column, message[column], `messages[${index}].${column}`);
       stored[column] = value;
       values.push(value);
     }
@@ -270,10 +165,10 @@ export async function importSessionPg(
   record: unknown,
   options: ImportOptions = {},
 ): Promise<ImportResult> {
-  const checked = check(record);
+  const checked = checkImportRecord(record);
   return await transaction(async (query) => {
     const exists = await sessionExists(query, checked.id);
-    const named = (checked.row.parent_session_id as string | null | undefined) ?? null;
+    const named = namedParent(checked);
     if (exists && !options.replace) return await skip(query, checked.id, named);
     const parentPresent = named === null || named === checked.id ||
       await sessionExists(query, named);
@@ -310,14 +205,7 @@ const PG_COLUMNS = {
  * otherwise (as `importSession` on SQLite).
  */
 async function skip(query: PgQuery, id: string, named: string | null): Promise<ImportResult> {
-  const result: ImportResult = {
-    outcome: "skipped",
-    id,
-    messages: 0,
-    deferredParent: null,
-    droppedColumns: [],
-    relinked: false,
-  };
+  const result = skippedImport(id);
   if (named === null || named === id) return result;
   const rows = await query("SELECT parent_session_id AS parent FROM sessions WHERE id = $1", [id]);
   if (rows[0]?.parent !== null && rows[0]?.parent !== undefined) return result;

@@ -40,11 +40,18 @@ import type {
   PruneOptions,
   SessionsDirOptions,
 } from "../core/prune_options.ts";
+import { toPruneCandidate } from "../core/prune_options.ts";
 import type { SearchOptions } from "../core/search/options.ts";
 import type { SessionStore } from "../core/session_store.ts";
 import type { SourceUsage, UsageGrouping, UsageReportOptions, UsageRow } from "../core/usage.ts";
-import { sanitizeTitle } from "../core/titles.ts";
-import { checkUsageOptions, toUsageRow } from "../core/usage.ts";
+import { nextLineageTitle, sanitizeTitle, titleStem } from "../core/titles.ts";
+import {
+  checkUsageOptions,
+  COST_COLUMNS,
+  TOKEN_TOTALS,
+  toSourceUsage,
+  toUsageRow,
+} from "../core/usage.ts";
 import { encodeJson } from "../core/content.ts";
 import type {
   ConversationMessage,
@@ -69,23 +76,25 @@ import {
   type PgValue,
 } from "./_client.ts";
 import {
-  conversationValues,
   INSERT_COLUMNS,
   MESSAGE_COLUMNS,
-  messageFromRow,
   type MessageValues,
   newMessageValues,
+  pgConversationValues,
   SESSION_COLUMNS,
   TIMESTAMP_INDEX,
-  toConversationMessage,
-  toolCallsAdded,
   valuesList,
   withPreview,
 } from "./_rows.ts";
+import { messageFromRow } from "../core/message_row.ts";
 import { importSessionPg, restoreParentLinksPg } from "./import.ts";
 import { migratePg } from "./schema.ts";
 import { searchMessagesPg } from "./search.ts";
 import { isReplayedPrompt } from "../core/replayed_prompt.ts";
+import { toConversationMessage } from "../core/conversation_message.ts";
+import { toolCallsAdded } from "../core/message_values.ts";
+import { withTipLent } from "../core/listing_rows.ts";
+import { escapeLike } from "../core/like_pattern.ts";
 
 /** A child session of `s` exists (delegates, branches, continuations). */
 const HAS_CHILDREN = "EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = s.id)";
@@ -188,24 +197,6 @@ const MAX_CONVERSATION_LINEAGE = 100;
 /** Messages read per page of `iterateExport`. */
 const EXPORT_PAGE = 2000;
 
-const NUMBERED_TITLE = /^([^\n]*?) #(\p{Nd}+)\n?$/u;
-const DECIMAL_DIGIT = /\p{Nd}/u;
-
-function escapeLike(text: string): string {
-  return text.replaceAll("\\", "\\\\").replaceAll("%", "\\%").replaceAll("_", "\\_");
-}
-
-function digitsValue(digits: string): bigint {
-  let value = 0n;
-  for (const ch of digits) {
-    const cp = ch.codePointAt(0)!;
-    let start = cp;
-    while (DECIMAL_DIGIT.test(String.fromCodePoint(start - 1))) start--;
-    value = value * 10n + BigInt((cp - start) % 10);
-  }
-  return value;
-}
-
 const INSERT_NAMES = ["session_id", ...INSERT_COLUMNS].join(", ");
 
 const ADD_TOKENS = `UPDATE sessions SET
@@ -268,19 +259,6 @@ const VISIBLE_ONLY = `(s.parent_session_id IS NULL
                AND p.end_reason = 'branched'
                AND s.started_at >= p.ended_at))`;
 
-const TIP_KEYS = [
-  "id",
-  "ended_at",
-  "end_reason",
-  "message_count",
-  "tool_call_count",
-  "title",
-  "last_active",
-  "preview",
-  "model",
-  "system_prompt",
-] as const;
-
 const EXPORT_SESSIONS = (filtered: boolean) =>
   `SELECT ${SESSION_COLUMNS}, COALESCE(m.last_active, s.started_at) AS last_active
    FROM sessions s
@@ -296,6 +274,14 @@ interface StoreSettings {
 }
 
 /** The group key of each usage grouping (UTC days, weeks from Monday, months): a closed set. */
+/** The summed columns of a usage row, and their aggregates (a cost sum stays NULL without values). */
+const USAGE_NAMES = [...TOKEN_TOTALS.map((t) => t.column), ...COST_COLUMNS].join(", ");
+const USAGE_SUMS = TOKEN_TOTALS.map(({ column }) => `COALESCE(SUM(${column}), 0) AS ${column}`)
+  .concat(COST_COLUMNS.map((column) => `SUM(${column}) AS ${column}`)).join(", ");
+/** The token totals of one source. */
+const SOURCE_TOTALS = TOKEN_TOTALS.map((t) => `COALESCE(SUM(s.${t.column}), 0) AS ${t.total}`)
+  .join(", ");
+
 const USAGE_KEYS: Readonly<Record<UsageGrouping, string>> = {
   day: "to_char(to_timestamp(started_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
   week: "to_char(date_trunc('week', to_timestamp(started_at) AT TIME ZONE 'UTC'), 'YYYY-MM-DD')",
@@ -549,7 +535,7 @@ class PostgresSessionStore implements SessionStore {
         `Cannot replace messages: messages must be an array: current value is ${String(list)}`,
       );
     }
-    const all = list.map((message) => conversationValues(message, "replace messages"));
+    const all = list.map((message) => pgConversationValues(message, "replace messages"));
     let timestamp = this.#clock();
     let toolCalls = 0;
     for (const [i, values] of all.entries()) {
@@ -711,13 +697,7 @@ class PostgresSessionStore implements SessionStore {
       [tipId],
     );
     if (rows.length === 0) return row;
-    const tip = withPreview(rows[0]);
-    const merged: RichSessionRow = { ...row };
-    for (const key of TIP_KEYS) {
-      if (key in tip) (merged as Record<string, unknown>)[key] = tip[key];
-    }
-    merged._lineage_root_id = row.id;
-    return merged;
+    return withTipLent(row, withPreview(rows[0]));
   }
 
   async searchSessions(
@@ -852,23 +832,12 @@ class PostgresSessionStore implements SessionStore {
   }
 
   async getNextTitleInLineage(base: string): Promise<string> {
-    const stem = NUMBERED_TITLE.exec(base)?.[1] ?? base;
+    const stem = titleStem(base);
     const rows = await this.#query(
       `SELECT title FROM sessions WHERE title = $1 OR title ILIKE $2 ESCAPE '\\'`,
       [stem, `${escapeLike(stem)} #%`],
     );
-    if (rows.length === 0) return stem;
-    let highest = 1n;
-    for (const row of rows) {
-      const match = typeof row.title === "string"
-        ? /^[^\n]* #(\p{Nd}+)\n?$/u.exec(row.title)
-        : null;
-      if (match) {
-        const n = digitsValue(match[1]);
-        if (n > highest) highest = n;
-      }
-    }
-    return `${stem} #${highest + 1n}`;
+    return nextLineageTitle(stem, rows.map((row) => row.title));
   }
 
   // -- lineage -------------------------------------------------------------
@@ -1116,12 +1085,7 @@ class PostgresSessionStore implements SessionStore {
   async usageBySource(): Promise<SourceUsage[]> {
     const rows = await this.#query(
       `SELECT s.source AS source, COUNT(*) AS session_count,
-         COALESCE(SUM(m.n), 0) AS message_count,
-         COALESCE(SUM(s.input_tokens), 0) AS total_input,
-         COALESCE(SUM(s.output_tokens), 0) AS total_output,
-         COALESCE(SUM(s.cache_read_tokens), 0) AS total_cache_read,
-         COALESCE(SUM(s.cache_write_tokens), 0) AS total_cache_write,
-         COALESCE(SUM(s.reasoning_tokens), 0) AS total_reasoning,
+         COALESCE(SUM(m.n), 0) AS message_count, ${SOURCE_TOTALS},
          SUM(s.estimated_cost_usd) AS estimated_cost,
          SUM(s.actual_cost_usd) AS actual_cost
        FROM sessions s
@@ -1130,18 +1094,7 @@ class PostgresSessionStore implements SessionStore {
        GROUP BY s.source
        ORDER BY session_count DESC, s.source COLLATE "C"`,
     );
-    return rows.map((row) => ({
-      source: String(row.source),
-      session_count: Number(row.session_count),
-      message_count: Number(row.message_count),
-      total_input: Number(row.total_input),
-      total_output: Number(row.total_output),
-      total_cache_read: Number(row.total_cache_read),
-      total_cache_write: Number(row.total_cache_write),
-      total_reasoning: Number(row.total_reasoning),
-      estimated_cost: row.estimated_cost === null ? null : Number(row.estimated_cost),
-      actual_cost: row.actual_cost === null ? null : Number(row.actual_cost),
-    }));
+    return rows.map(toSourceUsage);
   }
 
   async usageReport(options: UsageReportOptions = {}): Promise<UsageRow[]> {
@@ -1162,18 +1115,9 @@ class PostgresSessionStore implements SessionStore {
     }
     const where = clauses.length === 0 ? "" : `WHERE ${clauses.join(" AND ")}`;
     const rows = await this.#query(
-      `SELECT key, sessions, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
-              reasoning_tokens, estimated_cost_usd, actual_cost_usd
+      `SELECT key, sessions, ${USAGE_NAMES}
        FROM (
-         SELECT ${USAGE_KEYS[by]} AS key,
-                COUNT(*) AS sessions,
-                COALESCE(SUM(input_tokens), 0) AS input_tokens,
-                COALESCE(SUM(output_tokens), 0) AS output_tokens,
-                COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens,
-                COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens,
-                COALESCE(SUM(reasoning_tokens), 0) AS reasoning_tokens,
-                SUM(estimated_cost_usd) AS estimated_cost_usd,
-                SUM(actual_cost_usd) AS actual_cost_usd
+         SELECT ${USAGE_KEYS[by]} AS key, COUNT(*) AS sessions, ${USAGE_SUMS}
          FROM sessions ${where}
          GROUP BY 1
        ) AS grouped
@@ -1244,15 +1188,7 @@ class PostgresSessionStore implements SessionStore {
        ORDER BY started_at, id COLLATE "C"`,
       params,
     );
-    return rows.map((row) => ({
-      id: String(row.id),
-      source: String(row.source),
-      title: row.title === null ? null : String(row.title),
-      started_at: Number(row.started_at),
-      ended_at: Number(row.ended_at),
-      end_reason: row.end_reason === null ? null : String(row.end_reason),
-      message_count: Number(row.message_count ?? 0),
-    }));
+    return rows.map(toPruneCandidate);
   }
 
   // -- import --------------------------------------------------------------

@@ -21,7 +21,7 @@
  * @module
  */
 import { checkCount } from "../core/paging.ts";
-import { containsPattern } from "../core/search/contains_pattern.ts";
+import { containsPattern } from "../core/like_pattern.ts";
 import { type Condition, positiveWords } from "../core/search/condition.ts";
 import { planSearch } from "../core/search/plan.ts";
 import { checkSort, type SearchOptions, type SearchSort } from "../core/search/options.ts";

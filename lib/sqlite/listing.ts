@@ -9,7 +9,7 @@ import type { SqlRow, SqlValue } from "./driver/types.ts";
 import type { RichSessionRow, SessionRow } from "../core/types.ts";
 import { getCompressionTip } from "./lineage.ts";
 import { checkCount } from "../core/paging.ts";
-import { codePointLength, codePointSlice, pythonStrip } from "../core/python_text.ts";
+import { previewText, withTipLent } from "../core/listing_rows.ts";
 import type {
   ListSessionsOptions,
   SearchSessionsOptions,
@@ -41,20 +41,6 @@ const VISIBLE_ONLY = `(s.parent_session_id IS NULL
                AND p.end_reason = 'branched'
                AND s.started_at >= p.ended_at))`;
 
-/** The keys a compression tip lends to its chain's entry (Python's list). */
-const TIP_KEYS = [
-  "id",
-  "ended_at",
-  "end_reason",
-  "message_count",
-  "tool_call_count",
-  "title",
-  "last_active",
-  "preview",
-  "model",
-  "system_prompt",
-] as const;
-
 const decoder = new TextDecoder();
 
 /** Replaces `_preview_raw` with `preview`: stripped, 60 code points, `...` when cut. */
@@ -62,11 +48,7 @@ function withPreview(row: SqlRow): RichSessionRow {
   const value = row._preview_raw;
   delete row._preview_raw;
   const text = value instanceof Uint8Array ? decoder.decode(value) : String(value ?? "");
-  const raw = pythonStrip(text);
-  const preview = raw === ""
-    ? ""
-    : codePointSlice(raw, 60) + (codePointLength(raw) > 60 ? "..." : "");
-  return Object.assign(row, { preview }) as unknown as RichSessionRow;
+  return Object.assign(row, { preview: previewText(text) }) as unknown as RichSessionRow;
 }
 
 /** A child session of `s` exists (delegates, branches, continuations). */
@@ -186,12 +168,7 @@ function projectTip(store: Store, row: RichSessionRow): RichSessionRow {
   if (tipId === row.id) return row;
   const tip = richRow(store, tipId);
   if (tip === undefined) return row;
-  const merged: RichSessionRow = { ...row };
-  for (const key of TIP_KEYS) {
-    if (key in tip) (merged as Record<string, unknown>)[key] = tip[key];
-  }
-  merged._lineage_root_id = row.id;
-  return merged;
+  return withTipLent(row, tip);
 }
 
 /**

@@ -11,8 +11,8 @@
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { ReadonlyError } from "../core/errors.ts";
 import type { Store } from "./store.ts";
-import type { ConversationMessage, JsonValue, MessageRow, NewMessage } from "../core/types.ts";
-import { decodeContent } from "../core/content.ts";
+import type { ConversationMessage, MessageRow, NewMessage } from "../core/types.ts";
+import { messageFromRow } from "../core/message_row.ts";
 import {
   conversationValues,
   describeValue,
@@ -138,37 +138,6 @@ export function clearMessages(store: Store, sessionId: string): void {
       .statement("UPDATE sessions SET message_count = 0, tool_call_count = 0 WHERE id = ?")
       .run(sessionId);
   });
-}
-
-/**
- * `tool_calls` as Python's `get_messages` returns it: parsed when non-empty,
- * `[]` when the JSON is bad, anything falsy as it is.
- */
-function parseToolCalls(stored: unknown): JsonValue | null {
-  if (stored === null || stored === undefined || stored === "" || stored === 0) {
-    return (stored ?? null) as JsonValue | null;
-  }
-  if (typeof stored !== "string") return [];
-  try {
-    return JSON.parse(stored) as JsonValue;
-  } catch {
-    return [];
-  }
-}
-
-/**
- * Turns a raw `messages` row into a {@linkcode MessageRow}: content decoded,
- * `tool_calls` parsed (bad JSON → `[]`). The other JSON columns stay JSON
- * text, as Python returns them. Never throws on bad data.
- *
- * @param row A `SELECT *` row of `messages`.
- * @returns The message, keeping every column (including unknown ones).
- */
-function messageFromRow(row: Record<string, unknown>): MessageRow {
-  const message = row as MessageRow;
-  if ("content" in row) message.content = decodeContent(row.content);
-  if ("tool_calls" in row) message.tool_calls = parseToolCalls(row.tool_calls);
-  return message;
 }
 
 /** Implements `SessionDB.getMessages`: the rows by `timestamp, id`, decoded. */

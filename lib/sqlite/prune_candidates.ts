@@ -5,7 +5,11 @@
  * @module
  */
 import type { Store } from "./store.ts";
-import type { PruneCandidate, PruneCandidatesOptions } from "../core/prune_options.ts";
+import {
+  type PruneCandidate,
+  type PruneCandidatesOptions,
+  toPruneCandidate,
+} from "../core/prune_options.ts";
 
 /** Implements `SessionDB.pruneCandidates`: the rows `pruneSessions` would delete. */
 export function pruneCandidates(
@@ -23,13 +27,5 @@ export function pruneCandidates(
   const sql = "SELECT id, source, title, started_at, ended_at, end_reason, message_count " +
     `FROM sessions WHERE started_at < ? AND ended_at IS NOT NULL${bySource} ORDER BY started_at, id`;
   const params = options.source ? [cutoff, options.source] : [cutoff];
-  return store.statement(sql).all(...params).map((row) => ({
-    id: String(row.id),
-    source: String(row.source),
-    title: row.title === null ? null : String(row.title),
-    started_at: Number(row.started_at),
-    ended_at: Number(row.ended_at),
-    end_reason: row.end_reason === null ? null : String(row.end_reason),
-    message_count: Number(row.message_count ?? 0),
-  }));
+  return store.statement(sql).all(...params).map(toPruneCandidate);
 }

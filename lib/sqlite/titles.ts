@@ -8,37 +8,9 @@
 import type { Store } from "./store.ts";
 import type { SessionRow } from "../core/types.ts";
 import { TitleError } from "../core/errors.ts";
-import { sanitizeTitle } from "../core/titles.ts";
+import { nextLineageTitle, sanitizeTitle, titleStem } from "../core/titles.ts";
+import { escapeLike } from "../core/like_pattern.ts";
 import type { PrefixMatches } from "../core/listing_options.ts";
-
-/** `"<base> #<digits>"`, with Python's `^(.*?) #(\d+)$` semantics (`$` may precede a final LF). */
-const NUMBERED_TITLE = /^([^\n]*?) #(\p{Nd}+)\n?$/u;
-const DECIMAL_DIGIT = /\p{Nd}/u;
-
-/**
- * Escapes `\`, `%` and `_` so that `text` matches only itself in
- * `LIKE ? ESCAPE '\'`.
- */
-function escapeLike(text: string): string {
-  return text.replaceAll("\\", "\\\\").replaceAll("%", "\\%").replaceAll("_", "\\_");
-}
-
-/**
- * The value of a run of Unicode decimal digits (any script, as Python's
- * `int()` reads them). Every Unicode digit block is a run of whole decades
- * starting at a zero, so a digit's value is its offset in its block, mod 10.
- */
-function digitsValue(digits: string): bigint {
-  let value = 0n;
-  for (const ch of digits) {
-    let cp = ch.codePointAt(0)!;
-    let start = cp;
-    while (DECIMAL_DIGIT.test(String.fromCodePoint(start - 1))) start--;
-    cp = (cp - start) % 10;
-    value = value * 10n + BigInt(cp);
-  }
-  return value;
-}
 
 /** Implements `SessionDB.setSessionTitle`: sanitizes, checks uniqueness, updates. */
 export function setSessionTitle(store: Store, id: string, title: string | null): boolean {
@@ -81,20 +53,11 @@ export function resolveSessionByTitle(store: Store, title: string): string | und
 
 /** Implements `SessionDB.getNextTitleInLineage`: the base with the next free number. */
 export function getNextTitleInLineage(store: Store, base: string): string {
-  const stem = NUMBERED_TITLE.exec(base)?.[1] ?? base;
+  const stem = titleStem(base);
   const rows = store.statement(
     "SELECT title FROM sessions WHERE title = ? OR title LIKE ? ESCAPE '\\'",
   ).all(stem, `${escapeLike(stem)} #%`);
-  if (rows.length === 0) return stem;
-  let highest = 1n;
-  for (const row of rows) {
-    const match = typeof row.title === "string" ? /^[^\n]* #(\p{Nd}+)\n?$/u.exec(row.title) : null;
-    if (match) {
-      const n = digitsValue(match[1]);
-      if (n > highest) highest = n;
-    }
-  }
-  return `${stem} #${highest + 1n}`;
+  return nextLineageTitle(stem, rows.map((row) => row.title));
 }
 
 /** Implements `SessionDB.resolveSessionId`: an exact id, else a unique escaped `LIKE` prefix. */

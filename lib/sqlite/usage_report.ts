@@ -8,7 +8,7 @@
 import type { SqlValue } from "./driver/types.ts";
 import type { Store } from "./store.ts";
 import type { UsageGrouping, UsageReportOptions, UsageRow } from "../core/usage.ts";
-import { checkUsageOptions, toUsageRow } from "../core/usage.ts";
+import { checkUsageOptions, COST_COLUMNS, TOKEN_TOTALS, toUsageRow } from "../core/usage.ts";
 
 /** The group key of each grouping: a closed set of SQL expressions, never built from input. */
 const KEYS: Readonly<Record<UsageGrouping, string>> = {
@@ -29,6 +29,15 @@ const ORDER: Readonly<Record<UsageGrouping, string>> = {
   source: "COALESCE(estimated_cost_usd, 0) DESC, input_tokens + output_tokens DESC, key",
 };
 
+/** The summed columns of a usage row. */
+const USAGE_NAMES = [...TOKEN_TOTALS.map((t) => t.column), ...COST_COLUMNS].join(", ");
+
+/** Their aggregates: a token sum is 0 without sessions, a cost sum stays NULL without values. */
+const USAGE_SUMS = [
+  ...TOKEN_TOTALS.map(({ column }) => `COALESCE(SUM(${column}), 0) AS ${column}`),
+  ...COST_COLUMNS.map((column) => `SUM(${column}) AS ${column}`),
+].join(", ");
+
 /** Implements `SessionDB.usageReport`: one grouped query over `sessions`. */
 export function usageReport(store: Store, options: UsageReportOptions = {}): UsageRow[] {
   const { by, since, until, source } = checkUsageOptions(options);
@@ -48,18 +57,9 @@ export function usageReport(store: Store, options: UsageReportOptions = {}): Usa
   }
   const where = clauses.length === 0 ? "" : `WHERE ${clauses.join(" AND ")}`;
   return store.statement(
-    `SELECT key, sessions, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
-            reasoning_tokens, estimated_cost_usd, actual_cost_usd
+    `SELECT key, sessions, ${USAGE_NAMES}
      FROM (
-       SELECT ${KEYS[by]} AS key,
-              COUNT(*) AS sessions,
-              COALESCE(SUM(input_tokens), 0) AS input_tokens,
-              COALESCE(SUM(output_tokens), 0) AS output_tokens,
-              COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens,
-              COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens,
-              COALESCE(SUM(reasoning_tokens), 0) AS reasoning_tokens,
-              SUM(estimated_cost_usd) AS estimated_cost_usd,
-              SUM(actual_cost_usd) AS actual_cost_usd
+       SELECT ${KEYS[by]} AS key, COUNT(*) AS sessions, ${USAGE_SUMS}
        FROM sessions ${where}
        GROUP BY 1
      )

@@ -16,7 +16,7 @@ import type { Command, Context } from "../command.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
-import { isDatabaseFile } from "../same_file.ts";
+import { isDatabaseFile } from "../../files/same_file.ts";
 import { CommandError } from "../usage_error.ts";
 import { LockPacer } from "../../sqlite/batches.ts";
 import { diskFullReason, isDiskFull } from "../../sqlite/disk_space.ts";

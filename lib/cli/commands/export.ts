@@ -15,7 +15,7 @@ import { renderMarkdown } from "../../render/markdown.ts";
 import { choiceOption, type ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { resolveSession } from "../resolve.ts";
-import { isDatabaseFile } from "../same_file.ts";
+import { isDatabaseFile } from "../../files/same_file.ts";
 import { isSqliteFile } from "../sqlite_header.ts";
 import { CommandError, InterruptedError, UsageError } from "../usage_error.ts";
 import {

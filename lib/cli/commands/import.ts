@@ -15,7 +15,7 @@ import { printJson } from "../json.ts";
 import { visibleControls } from "../../render/transcript.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
-import { isDatabaseFile } from "../same_file.ts";
+import { isDatabaseFile } from "../../files/same_file.ts";
 import { CommandError } from "../usage_error.ts";
 import { LockPacer } from "../../sqlite/batches.ts";
 import { diskFullReason, isDiskFull } from "../../sqlite/disk_space.ts";

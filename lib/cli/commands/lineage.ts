@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { SessionRow } from "../../core/types.ts";
+import { buildLineageTree, type LineageTreeNode } from "../../render/lineage_tree.ts";
 import type { Command, Context } from "../command.ts";
 import { formatDateTime, oneLine, truncate } from "../../render/format.ts";
 import { printJson } from "../json.ts";
@@ -30,63 +30,10 @@ Examples:
   hermes-state lineage "my project" --json
 `;
 
-/** How a child relates to its parent. */
-type Relation = "root" | "compression" | "branch" | "child";
-
-/** One node of the tree, as `--json` prints it. */
-interface LineageNode {
-  id: string;
-  title: string | null;
-  source: string;
-  started_at: number;
-  ended_at: number | null;
-  end_reason: string | null;
-  message_count: number;
-  relation: Relation;
-  children: LineageNode[];
-}
-
-function relation(parent: SessionRow | undefined, child: SessionRow): Relation {
-  if (parent === undefined) return "root";
-  const after = parent.ended_at !== null && child.started_at >= parent.ended_at;
-  if (after && parent.end_reason === "compression") return "compression";
-  if (after && parent.end_reason === "branched") return "branch";
-  return "child";
-}
-
-function buildTree(rows: readonly SessionRow[]): LineageNode {
-  const byId = new Map(rows.map((row) => [row.id, row]));
-  const children = new Map<string, SessionRow[]>();
-  for (const row of rows.slice(1)) {
-    const parent = row.parent_session_id;
-    if (parent === null || !byId.has(parent)) continue;
-    children.set(parent, [...(children.get(parent) ?? []), row]);
-  }
-  const seen = new Set<string>();
-  const node = (row: SessionRow, parent: SessionRow | undefined): LineageNode => {
-    seen.add(row.id);
-    const kids = (children.get(row.id) ?? [])
-      .filter((kid) => !seen.has(kid.id))
-      .sort((a, b) => a.started_at - b.started_at || a.id.localeCompare(b.id));
-    return {
-      id: row.id,
-      title: row.title,
-      source: row.source,
-      started_at: row.started_at,
-      ended_at: row.ended_at,
-      end_reason: row.end_reason,
-      message_count: row.message_count,
-      relation: relation(parent, row),
-      children: kids.map((kid) => node(kid, row)),
-    };
-  };
-  return node(rows[0], undefined);
-}
-
-function renderTree(root: LineageNode, target: string, ctx: Context): string {
+function renderTree(root: LineageTreeNode, target: string, ctx: Context): string {
   const { style } = ctx;
   const lines: string[] = [];
-  const describe = (node: LineageNode): string => {
+  const describe = (node: LineageTreeNode): string => {
     const parts = [style.cyan(node.id)];
     if (node.title) parts.push(style.bold(truncate(visibleControls(oneLine(node.title)), 40)));
     parts.push(node.source, formatDateTime(node.started_at).slice(0, 16));
@@ -96,7 +43,7 @@ function renderTree(root: LineageNode, target: string, ctx: Context): string {
     const mark = node.id === target ? style.yellow("  ◀") : "";
     return `${label}${parts.join(" · ")}${mark}`;
   };
-  const walk = (node: LineageNode, prefix: string, last: boolean, top: boolean) => {
+  const walk = (node: LineageTreeNode, prefix: string, last: boolean, top: boolean) => {
     lines.push(top ? describe(node) : `${prefix}${last ? "└─ " : "├─ "}${describe(node)}`);
     const next = top ? "" : `${prefix}${last ? "   " : "│  "}`;
     node.children.forEach((kid, i) => walk(kid, next, i === node.children.length - 1, false));
@@ -110,7 +57,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const id = await resolveSession(store, args.positionals.join(" "));
   const ancestors = await store.getAncestors(id);
   const root = ancestors[ancestors.length - 1]?.id ?? id;
-  const tree = buildTree(await store.getDescendants(root));
+  // The root is the first of its descendants: the tree is never empty.
+  const tree = buildLineageTree(await store.getDescendants(root))!;
   if (ctx.json) printJson(ctx.io, { target: id, root, tree });
   else ctx.io.stdout(renderTree(tree, id, ctx));
   return 0;

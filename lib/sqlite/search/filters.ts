@@ -8,7 +8,7 @@
  */
 import type { SqlValue } from "../driver/types.ts";
 import { type Condition, isConjunction, isDisjunction } from "../../core/search/condition.ts";
-import { containsPattern } from "../../core/search/contains_pattern.ts";
+import { containsPattern } from "../../core/like_pattern.ts";
 
 /** The filters of one search, normalized. */
 export interface SearchFilters {

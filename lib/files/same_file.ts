@@ -13,7 +13,14 @@ export function databaseFiles(dbPath: string): string[] {
   return [dbPath, `${dbPath}-wal`, `${dbPath}-shm`, `${dbPath}-journal`];
 }
 
-function identity(path: string): string | undefined {
+/**
+ * The identity of a file (device and inode), or `undefined` when there is
+ * no such file: two paths name the same file when their identities match.
+ *
+ * @param path A path.
+ * @returns `dev:ino`, or `undefined`.
+ */
+export function fileIdentity(path: string): string | undefined {
   try {
     const stat = statSync(path);
     return `${stat.dev}:${stat.ino}`;
@@ -33,8 +40,8 @@ function identity(path: string): string | undefined {
  */
 export function isDatabaseFile(candidate: string, dbPath: string): boolean {
   const wanted = resolve(candidate);
-  const id = identity(candidate);
+  const id = fileIdentity(candidate);
   return databaseFiles(dbPath).some((file) =>
-    resolve(file) === wanted || (id !== undefined && identity(file) === id)
+    resolve(file) === wanted || (id !== undefined && fileIdentity(file) === id)
   );
 }

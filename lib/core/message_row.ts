@@ -1,0 +1,40 @@
+/**
+ * A stored message row as `getMessages` returns it, for every engine.
+ *
+ * @module
+ */
+import { decodeContent } from "./content.ts";
+import type { JsonValue, MessageRow } from "./types.ts";
+
+/**
+ * `tool_calls` as Python's `get_messages` returns it: parsed when non-empty,
+ * `[]` when the JSON is bad, anything falsy as it is.
+ */
+function parseToolCalls(stored: unknown): JsonValue | null {
+  if (stored === null || stored === undefined || stored === "" || stored === 0) {
+    return (stored ?? null) as JsonValue | null;
+  }
+  if (typeof stored !== "string") return [];
+  try {
+    return JSON.parse(stored) as JsonValue;
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Turns a raw `messages` row into a {@linkcode MessageRow}: content decoded,
+ * `tool_calls` parsed (bad JSON → `[]`). The other JSON columns stay JSON
+ * text, as Python returns them. Never throws on bad data.
+ *
+ * Every engine reads its message rows through this.
+ *
+ * @param row A `SELECT *` row of `messages`.
+ * @returns The message, keeping every column (including unknown ones).
+ */
+export function messageFromRow(row: Record<string, unknown>): MessageRow {
+  const message = row as MessageRow;
+  if ("content" in row) message.content = decodeContent(row.content);
+  if ("tool_calls" in row) message.tool_calls = parseToolCalls(row.tool_calls);
+  return message;
+}
