@@ -1,11 +1,12 @@
 /**
  * Shared test helpers: temporary folders, fixture copies, raw connections.
  */
-import { chmodSync, copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { after } from "node:test";
+import { after, type TestContext } from "node:test";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { loadDriver } from "../lib/sqlite/driver/load.ts";
 import type { SqliteConnection } from "../lib/sqlite/driver/types.ts";
 
@@ -61,4 +62,35 @@ export async function rawOpen(path: string, readonly = false): Promise<RawConnec
 /** Makes a raw connection disposable, so `using` closes it when the test ends. */
 export function closing(conn: SqliteConnection): RawConnection {
   return Object.assign(conn, { [Symbol.dispose]: () => conn.close() });
+}
+
+/** A folder inside `dir` with `mode`, holding a copy of the v11 fixture with `fileMode`. */
+export function folderWithFixture(
+  dir: string,
+  name: string,
+  mode: number,
+  fileMode: number,
+): string {
+  const folder = join(dir, name);
+  mkdirSync(folder);
+  const path = join(folder, "state.db");
+  copyFileSync(join(FIXTURES, "hermes-v11.db"), path);
+  chmodSync(path, fileMode);
+  chmodSync(folder, mode);
+  return path;
+}
+
+/**
+ * Opens a store on `path` with a settable clock (`at[0]`, starting at `t0`);
+ * it is closed when test `t` ends.
+ */
+export async function openClocked(
+  t: TestContext,
+  t0: number,
+  path: string = tempDbPath(),
+): Promise<{ db: SessionDB; path: string; at: number[] }> {
+  const at = [t0];
+  const db = await SessionDB.open({ path, clock: () => at[0] });
+  t.after(() => db.close());
+  return { db, path, at };
 }

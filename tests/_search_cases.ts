@@ -1,7 +1,7 @@
 /**
- * The generator of hostile search queries and options, shared by the search
- * property tests of both engines (`tests/search_property_test.ts`,
- * `tests/store/postgres_search_property_test.ts`).
+ * Search cases shared by the tests of both engines: the generator of hostile
+ * queries and options (the property tests) and the fixture queries whose
+ * answers improve on Python's (the fixture and conformance tests).
  */
 import type { SearchOptions } from "../lib/core/search/options.ts";
 
@@ -135,3 +135,16 @@ export function searchOptions(rnd: Random): SearchOptions {
 /** The keys of a search hit, in order. */
 export const HIT_KEYS =
   "id,session_id,role,snippet,timestamp,tool_name,source,model,session_started,context";
+
+/**
+ * Fixture queries where both engines deliberately answer what Python v11
+ * cannot (docs/search_improvements.md): their expected answers are not Python's.
+ */
+export const IMPROVED_QUERIES: ReadonlySet<string> = new Set([
+  "记忆 OR 断裂",
+  '"chat-send" 負荷テスト',
+  "負荷テスト chat-send",
+  "🚀",
+  "foo:bar",
+  "e.g.",
+]);

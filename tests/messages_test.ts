@@ -5,19 +5,13 @@ import { ReadonlyError } from "../lib/core/errors.ts";
 import { SqliteError } from "../lib/sqlite/driver/sqlite_error.ts";
 import type { SqlRow, SqlValue } from "../lib/sqlite/driver/types.ts";
 import type { ConversationMessage, JsonValue, NewMessage } from "../lib/core/types.ts";
-import { copyFixture, rawOpen, tempDbPath } from "./_helpers.ts";
+import { copyFixture, openClocked, rawOpen, tempDbPath } from "./_helpers.ts";
 
 const T0 = 1776675600.25;
 
-/** Opens a store on `path` with a settable clock; it is closed when test `t` ends. */
-async function open(
-  t: TestContext,
-  path = tempDbPath(),
-): Promise<{ db: SessionDB; path: string; at: number[] }> {
-  const at = [T0];
-  const db = await SessionDB.open({ path, clock: () => at[0] });
-  t.after(() => db.close());
-  return { db, path, at };
+/** Opens a store on `path` with a settable clock at T0; it is closed when test `t` ends. */
+function open(t: TestContext, path?: string): ReturnType<typeof openClocked> {
+  return openClocked(t, T0, path);
 }
 
 async function raw(path: string, sql: string, ...params: SqlValue[]): Promise<SqlRow[]> {

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import type { SearchOptions } from "../lib/core/search/options.ts";
 import { copyFixture, expected } from "./_helpers.ts";
+import { IMPROVED_QUERIES } from "./_search_cases.ts";
 
 interface Entry {
   call: string;
@@ -21,16 +22,6 @@ interface ExpectedFile {
   fixture: string;
   entries: Entry[];
 }
-
-/** Queries where we deliberately answer what Python v11 cannot (docs/search_improvements.md). */
-const IMPROVED = new Set([
-  "记忆 OR 断裂",
-  '"chat-send" 負荷テスト',
-  "負荷テスト chat-send",
-  "🚀",
-  "foo:bar",
-  "e.g.",
-]);
 
 const KEYS = [
   "id",
@@ -67,7 +58,7 @@ for (const [file, fixture] of FILES) {
     for (const entry of entries) {
       const [query, options] = entry.ts_args;
       const label = `${JSON.stringify(query)}${options ? " " + JSON.stringify(options) : ""}`;
-      if (IMPROVED.has(query)) {
+      if (IMPROVED_QUERIES.has(query)) {
         test(`searchMessages() differs from Python only by design for ${label}`, () => {
           assert.deepEqual(entry.result, [], "Python's answer is the empty list");
         });

@@ -3,19 +3,13 @@ import assert from "node:assert/strict";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { ReadonlyError } from "../lib/core/errors.ts";
 import { SqliteError } from "../lib/sqlite/driver/sqlite_error.ts";
-import { rawOpen, tempDbPath } from "./_helpers.ts";
+import { openClocked, rawOpen, tempDbPath } from "./_helpers.ts";
 
 const T0 = 1776675600.123456;
 
-/** Opens a store on `path` with a settable clock; it is closed when test `t` ends. */
-async function open(
-  t: TestContext,
-  path = tempDbPath(),
-): Promise<{ db: SessionDB; path: string; at: number[] }> {
-  const at = [T0];
-  const db = await SessionDB.open({ path, clock: () => at[0] });
-  t.after(() => db.close());
-  return { db, path, at };
+/** Opens a store on `path` with a settable clock at T0; it is closed when test `t` ends. */
+function open(t: TestContext, path?: string): ReturnType<typeof openClocked> {
+  return openClocked(t, T0, path);
 }
 
 async function raw(path: string, sql: string, ...params: string[]) {

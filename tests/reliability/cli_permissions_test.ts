@@ -5,26 +5,15 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, copyFileSync, mkdirSync } from "node:fs";
+import { chmodSync } from "node:fs";
 import { join } from "node:path";
 import { runtimeName } from "../../lib/sqlite/driver/load.ts";
-import { FIXTURES, tempDir } from "../_helpers.ts";
+import { folderWithFixture, tempDir } from "../_helpers.ts";
 import { snapshot } from "./_checks.ts";
 import { type StartOptions, startWorker } from "./_runtimes.ts";
 import { isRoot, unprivileged } from "./_unprivileged.ts";
 
 const asRoot = isRoot() ? " (root runs it without its file privileges)" : "";
-
-/** A folder inside `dir` with `mode`, holding a copy of the v11 fixture with `fileMode`. */
-function folderWithFixture(dir: string, name: string, mode: number, fileMode: number): string {
-  const folder = join(dir, name);
-  mkdirSync(folder);
-  const path = join(folder, "state.db");
-  copyFileSync(join(FIXTURES, "hermes-v11.db"), path);
-  chmodSync(path, fileMode);
-  chmodSync(folder, mode);
-  return path;
-}
 
 /** Runs the CLI as the unprivileged user. */
 async function cliAs(as: StartOptions, args: readonly string[]) {

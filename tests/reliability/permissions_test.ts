@@ -1,9 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, copyFileSync, mkdirSync, readdirSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
-import { FIXTURES, tempDbPath, tempDir } from "../_helpers.ts";
+import { folderWithFixture, tempDbPath, tempDir } from "../_helpers.ts";
 import { snapshot } from "./_checks.ts";
 import { type StartOptions, startWorker, workerRuntimes } from "./_runtimes.ts";
 import { isRoot, openAs, unprivileged } from "./_unprivileged.ts";
@@ -15,17 +15,6 @@ const KNOWN = "20251221_090000_9738df";
 async function setup(): Promise<{ dir: string; as: StartOptions | string }> {
   const dir = tempDir();
   return { dir, as: await unprivileged(dir) };
-}
-
-/** A folder inside `dir` with `mode`, holding a copy of the v11 fixture with `fileMode`. */
-function folderWithFixture(dir: string, name: string, mode: number, fileMode: number): string {
-  const folder = join(dir, name);
-  mkdirSync(folder);
-  const path = join(folder, "state.db");
-  copyFileSync(join(FIXTURES, "hermes-v11.db"), path);
-  chmodSync(path, fileMode);
-  chmodSync(folder, mode);
-  return path;
 }
 
 const asRoot = isRoot() ? " (root runs it without its file privileges)" : "";

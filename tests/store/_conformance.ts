@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { copyFixture, tempDir } from "../_helpers.ts";
 import { entriesOf, type ExpectedEntry, label, wanted } from "../_expected_calls.ts";
 import { fixtureRecords } from "./_fixture_data.ts";
+import { IMPROVED_QUERIES } from "../_search_cases.ts";
 
 /** Options a factory passes on to the store it opens. */
 export interface FactoryOptions {
@@ -55,16 +56,6 @@ const REPLAYED: Array<[file: string, calls: string[]]> = [
     ],
   ],
 ];
-
-/** Queries where both engines deliberately answer what Python v11 cannot. */
-const IMPROVED = new Set([
-  "记忆 OR 断裂",
-  '"chat-send" 負荷テスト',
-  "負荷テスト chat-send",
-  "🚀",
-  "foo:bar",
-  "e.g.",
-]);
 
 /** Extra queries beyond the recorded ones: operators, prefixes, CJK of every length, hostile text. */
 const MORE_QUERIES = [
@@ -269,7 +260,7 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       const recorded = await entriesOf("search.json", ["searchMessages"]);
       for (const entry of recorded) {
         const [query, options] = entry.ts_args as [string, Record<string, unknown>?];
-        if (IMPROVED.has(query)) continue;
+        if (IMPROVED_QUERIES.has(query)) continue;
         const result = entry.result as { id: number }[];
         const limit = (options?.limit as number | undefined) ?? 20;
         const got = await store.searchMessages(query, options);
