@@ -47,21 +47,13 @@ export async function expected<T = unknown>(name: string): Promise<T> {
   return JSON.parse(readFileSync(join(FIXTURES, "expected", name), "utf8")) as T;
 }
 
-/** A raw connection that `using` closes (the driver's `close()` is idempotent). */
-export type RawConnection = SqliteConnection & Disposable;
-
 /**
  * Opens a raw connection (no schema step) through the runtime's driver; `using raw = await
  * rawOpen(path)` closes it when the test ends, even when an assertion fails.
  */
-export async function rawOpen(path: string, readonly = false): Promise<RawConnection> {
+export async function rawOpen(path: string, readonly = false): Promise<SqliteConnection> {
   const open = await loadDriver();
-  return closing(open(path, { readonly }));
-}
-
-/** Makes a raw connection disposable, so `using` closes it when the test ends. */
-export function closing(conn: SqliteConnection): RawConnection {
-  return Object.assign(conn, { [Symbol.dispose]: () => conn.close() });
+  return open(path, { readonly });
 }
 
 /** A folder inside `dir` with `mode`, holding a copy of the v11 fixture with `fileMode`. */

@@ -4,11 +4,12 @@ import { loadDriver, runtimeName } from "../lib/sqlite/driver/load.ts";
 import { SqliteError } from "../lib/sqlite/driver/sqlite_error.ts";
 import { readdirSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { closing, type RawConnection, tempDbPath, tempDir } from "./_helpers.ts";
+import type { SqliteConnection } from "../lib/sqlite/driver/types.ts";
+import { tempDbPath, tempDir } from "./_helpers.ts";
 
-async function fresh(path = tempDbPath()): Promise<RawConnection> {
+async function fresh(path = tempDbPath()): Promise<SqliteConnection> {
   const open = await loadDriver();
-  const db = closing(open(path));
+  const db = open(path);
   db.exec("PRAGMA journal_mode = WAL");
   return db;
 }
@@ -140,12 +141,12 @@ test("driver close() twice is harmless", async () => {
   db.close();
 });
 
-test("closing() makes a connection that using closes even when the block throws, as a failed assertion does", async () => {
+test("a connection's Symbol.dispose closes it: using closes it even when the block throws, as a failed assertion does", async () => {
   const open = await loadDriver();
   const path = tempDbPath();
-  let kept: RawConnection | undefined;
+  let kept: SqliteConnection | undefined;
   assert.throws(() => {
-    using db = closing(open(path));
+    using db = open(path);
     kept = db;
     db.exec("CREATE TABLE t (v TEXT)");
     throw new Error("an assertion failed");
@@ -160,7 +161,7 @@ test("driver opens a file as immutable: it reads the rows, creates no -wal or -s
   db.close();
   assert.deepEqual(readdirSync(dirname(path)), [basename(path)], "the last close removed the WAL");
   const open = await loadDriver();
-  using immutable = closing(open(path, { immutable: true }));
+  using immutable = open(path, { immutable: true });
   assert.deepEqual(immutable.prepare("SELECT v FROM t").all(), [{ v: "kept" }]);
   assert.throws(() => immutable.exec("INSERT INTO t VALUES ('no')"), SqliteError);
   immutable.close();

@@ -110,6 +110,7 @@ test(`Writer.run() checkpoints the WAL after every ${CHECKPOINT_EVERY} writes`, 
     },
     prepare: (sql) => b.prepare(sql),
     close: () => b.close(),
+    [Symbol.dispose]: () => b.close(),
   };
   const writer = new Writer(recording);
   const insert = b.prepare("INSERT INTO t VALUES (?)");
@@ -142,6 +143,7 @@ function rollbackFails(db: SqliteConnection, failures: number): SqliteConnection
     },
     prepare: (sql) => db.prepare(sql),
     close: () => db.close(),
+    [Symbol.dispose]: () => db.close(),
   };
 }
 

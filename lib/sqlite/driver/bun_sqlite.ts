@@ -100,6 +100,10 @@ class BunSqliteDriver implements SqliteConnection {
     return new BunSqliteStatement(stmt);
   }
 
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
   close(): void {
     if (!this.#open) return;
     this.#open = false;

@@ -130,6 +130,10 @@ class NodeSqliteDriver implements SqliteConnection {
     return new NodeSqliteStatement(safe, (row) => nulSafeRow(toValues(row), columns));
   }
 
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
   close(): void {
     if (!this.#open) return;
     this.#open = false;

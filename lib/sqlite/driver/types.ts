@@ -38,7 +38,7 @@ export interface SqliteStatement {
 export type DriverKind = "node:sqlite" | "bun:sqlite";
 
 /** One synchronous connection. Methods throw `SqliteError`, never a raw runtime error. */
-export interface SqliteConnection {
+export interface SqliteConnection extends Disposable {
   /** The runtime module behind this connection. */
   readonly kind: DriverKind;
   /** Runs one or more statements without parameters. */
@@ -47,6 +47,8 @@ export interface SqliteConnection {
   prepare(sql: string): SqliteStatement;
   /** Closes the connection; a second call does nothing. */
   close(): void;
+  /** Closes the connection as `close()` does, so that `using` closes it at the end of its block. */
+  [Symbol.dispose](): void;
 }
 
 /** Options for opening a connection. */
