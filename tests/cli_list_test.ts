@@ -74,9 +74,15 @@ describe("list", () => {
     assert.equal(beyond.out, `No sessions past the first ${total} sessions.\n`);
   });
 
-  test("list gives a usage error for an empty --source, a negative --limit or a bad --order", async () => {
+  test("list gives a usage error for an empty --source, a --limit below 1 or a bad --order", async () => {
     for (
-      const args of [["--source="], ["--source", ""], ["--limit", "-1"], ["--order", "newest"]]
+      const args of [
+        ["--source="],
+        ["--source", ""],
+        ["--limit", "-1"],
+        ["--limit", "0"],
+        ["--order", "newest"],
+      ]
     ) {
       const run = await runCli(["--db", v11Copy(), "list", ...args]);
       assert.equal(run.code, 2, args.join(" "));

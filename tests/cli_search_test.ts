@@ -151,7 +151,8 @@ describe("search", () => {
     const cases: Array<[string[], RegExp]> = [
       [["--role", "bogus"], /--role must be one of user, assistant, tool, system, got "bogus"/],
       [["--source="], /option --source needs a value, got ""/],
-      [["--limit", "-1"], /--limit must be a whole number of at least 0, got "-1"/],
+      [["--limit", "-1"], /--limit must be a whole number of at least 1, got "-1"/],
+      [["--limit", "0"], /--limit must be a whole number of at least 1, got "0"/],
       [["--since", "last tuesday"], /--since must be a date/],
     ];
     for (const [args, message] of cases) {
@@ -168,6 +169,17 @@ describe("search", () => {
     assert.ok(exact.out.endsWith(`\n(${all.length} hits)\n`), exact.out.slice(-80));
     const one = await runCli(["--db", path, "search", "docker", "--limit", "1"]);
     assert.ok(one.out.endsWith("\n(first 1 hit; --limit and --offset show more)\n"));
+  });
+
+  test("search past the last hit says so, instead of 'No messages match'", async () => {
+    const path = v11Copy();
+    const all = JSON.parse(
+      (await runCli(["--db", path, "--json", "search", "docker", "--limit", "1000"])).out,
+    );
+    assert.ok(all.length > 20 && all.length < 1000);
+    const past = await runCli(["--db", path, "search", "docker", "--offset", String(all.length)]);
+    assert.equal(past.code, 0);
+    assert.equal(past.out, `No hits for "docker" past the first ${all.length} hits.\n`);
   });
 
   test("search --session, --since and --until narrow the hits", async () => {

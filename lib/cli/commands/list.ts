@@ -130,7 +130,7 @@ function footer(shown: number, offset: number, total: number): string {
 }
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
-  const limit = integerOption(args, "limit", { fallback: 20, command: "list" });
+  const limit = integerOption(args, "limit", { fallback: 20, min: 1, command: "list" });
   const offset = integerOption(args, "offset", { fallback: 0, command: "list" });
   const order = choiceOption(args, "order", {
     choices: ["started", "last-active"],

@@ -187,7 +187,7 @@ function checkQuery(query: string): void {
 }
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
-  const limit = integerOption(args, "limit", { fallback: 20, command: "search" });
+  const limit = integerOption(args, "limit", { fallback: 20, min: 1, command: "search" });
   const offset = integerOption(args, "offset", { fallback: 0, command: "search" });
   const sort = choiceOption(args, "sort", {
     choices: ["rank", "newest", "oldest"] as const,
@@ -226,7 +226,11 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     return 0;
   }
   if (hits.length === 0) {
-    ctx.io.stdout(`No messages match ${JSON.stringify(query)}.\n`);
+    ctx.io.stdout(
+      offset === 0
+        ? `No messages match ${JSON.stringify(query)}.\n`
+        : `No hits for ${JSON.stringify(query)} past the first ${plural(offset, "hit")}.\n`,
+    );
     return 0;
   }
   const words = unmarkedWords(query);
