@@ -68,6 +68,32 @@ describe("prune", () => {
     assert.match(run.err, /older than 1 day\? \[y\/N\]/);
   });
 
+  test("prune --ghosts --dry-run lists the ghosts and deletes nothing", async () => {
+    const path = await buildDb((db) => {
+      db.createSession("ghost", "tui");
+      db.endSession("ghost", "tui_close");
+      db.createSession("kept", "tui");
+      db.appendMessage("kept", { role: "user", content: "hi" });
+      db.endSession("kept", "tui_close");
+    }, { start: 1_000_000 });
+    const run = await runCli(["--db", path, "prune", "--ghosts", "--dry-run"], { now: 1_200_000 });
+    assert.equal(run.code, 0, run.err);
+    assert.match(
+      run.out,
+      /^ghost +tui +.+0 messages.*\n1 session would be deleted \(dry run: nothing was\)\.\n$/,
+    );
+    const json = await runCli(["--db", path, "--json", "prune", "--ghosts", "--dry-run"], {
+      now: 1_200_000,
+    });
+    assert.deepEqual(JSON.parse(json.out).sessions.map((s: { id: string }) => s.id), ["ghost"]);
+    assert.ok(await withDb(path, (db) => db.getSession("ghost")), "nothing was deleted");
+    const none = await runCli(["--db", path, "prune", "--ghosts", "--dry-run"], { now: 1_000_001 });
+    assert.equal(
+      none.out,
+      'No empty, untitled, ended "tui" sessions started more than a day ago.\n',
+    );
+  });
+
   test("prune --ghosts deletes the empty, untitled, ended tui sessions after asking", async () => {
     const path = await buildDb((db) => {
       db.createSession("ghost", "tui");
@@ -86,7 +112,7 @@ describe("prune", () => {
       await withDb(path, (db) => [db.getSession("ghost"), db.getSession("kept")?.id]),
       [undefined, "kept"],
     );
-    const mixed = await runCli(["--db", path, "prune", "--ghosts", "--dry-run"]);
+    const mixed = await runCli(["--db", path, "prune", "--ghosts", "--source", "tui"]);
     assert.equal(mixed.code, 2);
   });
 });

@@ -69,6 +69,8 @@ function readCommands(id: string): string[][] {
     ["stats"],
     ["info"],
     ["info", "--json"],
+    ["prune", "--dry-run", "--older-than", "0"],
+    ["prune", "--ghosts", "--dry-run", "--json"],
   ];
 }
 

@@ -58,7 +58,7 @@ export interface AutoPruneResult {
   cause?: unknown;
 }
 
-/** Options of {@linkcode pruneCandidates}: the same as `pruneSessions`. */
+/** Options of {@linkcode pruneCandidates}: the same as `pruneSessions`, or `ghosts`. */
 export interface PruneCandidatesOptions {
   /**
    * Age in days: sessions started before now minus this many days.
@@ -67,6 +67,37 @@ export interface PruneCandidatesOptions {
   olderThanDays?: number;
   /** Only this source (a blank value means every source, as in Python). */
   source?: string | null;
+  /**
+   * List what `pruneEmptyGhostSessions` would delete instead: ended `tui`
+   * sessions with no title and no message, started more than a day ago.
+   * Cannot be combined with `olderThanDays` or `source` (a `RangeError`).
+   * @default {false}
+   */
+  ghosts?: boolean;
+}
+
+/**
+ * Checks the options of `pruneCandidates` (the message names the value).
+ *
+ * @param options The options as given.
+ * @returns The age in days (90 when not given).
+ * @throws {RangeError} On a negative or non-finite `olderThanDays`, or
+ *   `ghosts` with `olderThanDays` or `source`.
+ */
+export function checkPruneCandidatesOptions(options: PruneCandidatesOptions): number {
+  if (options.ghosts && (options.olderThanDays !== undefined || options.source)) {
+    throw new RangeError(
+      "Cannot list prune candidates: ghosts cannot be combined with olderThanDays or source: " +
+        `current values are ${options.olderThanDays} and ${JSON.stringify(options.source)}`,
+    );
+  }
+  const days = options.olderThanDays ?? 90;
+  if (typeof days !== "number" || !Number.isFinite(days) || days < 0) {
+    throw new RangeError(
+      `Cannot list prune candidates: olderThanDays must be a non-negative number: current value is ${days}`,
+    );
+  }
+  return days;
 }
 
 /** A session that pruning would delete. */

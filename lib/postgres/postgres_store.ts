@@ -40,7 +40,7 @@ import type {
   PruneOptions,
   SessionsDirOptions,
 } from "../core/prune_options.ts";
-import { toPruneCandidate } from "../core/prune_options.ts";
+import { checkPruneCandidatesOptions, toPruneCandidate } from "../core/prune_options.ts";
 import type { SearchOptions } from "../core/search/options.ts";
 import type { SessionStore } from "../core/session_store.ts";
 import type { SourceUsage, UsageGrouping, UsageReportOptions, UsageRow } from "../core/usage.ts";
@@ -95,6 +95,11 @@ import { toConversationMessage } from "../core/conversation_message.ts";
 import { toolCallsAdded } from "../core/message_values.ts";
 import { withTipLent } from "../core/listing_rows.ts";
 import { escapeLike } from "../core/like_pattern.ts";
+
+/** The sessions `pruneEmptyGhostSessions` deletes: `$1` is now minus a day. */
+const GHOST_CRITERIA = `source = 'tui' AND title IS NULL AND ended_at IS NOT NULL
+  AND started_at < $1::double precision
+  AND NOT EXISTS (SELECT 1 FROM messages WHERE messages.session_id = sessions.id)`;
 
 /** A child session of `s` exists (delegates, branches, continuations). */
 const HAS_CHILDREN = "EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = s.id)";
@@ -1002,11 +1007,8 @@ class PostgresSessionStore implements SessionStore {
   }
 
   async pruneEmptyGhostSessions(options: SessionsDirOptions = {}): Promise<number> {
-    const criteria = `source = 'tui' AND title IS NULL AND ended_at IS NOT NULL
-      AND started_at < $1::double precision
-      AND NOT EXISTS (SELECT 1 FROM messages WHERE messages.session_id = sessions.id)`;
     const cutoff = this.#clock() - 86400;
-    const ids = await this.#write((query) => this.#deleteWhere(query, criteria, [cutoff]));
+    const ids = await this.#write((query) => this.#deleteWhere(query, GHOST_CRITERIA, [cutoff]));
     if (ids.length > 0 && options.sessionsDir) removeTranscriptFiles(options.sessionsDir, ids);
     return ids.length;
   }
@@ -1173,19 +1175,23 @@ class PostgresSessionStore implements SessionStore {
   }
 
   async pruneCandidates(options: PruneCandidatesOptions = {}): Promise<PruneCandidate[]> {
-    const days = options.olderThanDays ?? 90;
-    if (typeof days !== "number" || !Number.isFinite(days) || days < 0) {
-      throw new RangeError(
-        `Cannot list prune candidates: olderThanDays must be a non-negative number: current value is ${days}`,
+    const days = checkPruneCandidatesOptions(options);
+    const columns = "id, source, title, started_at, ended_at, end_reason, message_count";
+    const order = `ORDER BY started_at, id COLLATE "C"`;
+    if (options.ghosts) {
+      const rows = await this.#query(
+        `SELECT ${columns} FROM sessions WHERE ${GHOST_CRITERIA} ${order}`,
+        [this.#clock() - 86400],
       );
+      return rows.map(toPruneCandidate);
     }
     const cutoff = this.#clock() - days * 86400;
     const bySource = options.source ? " AND source = $2" : "";
     const params: PgValue[] = options.source ? [cutoff, options.source] : [cutoff];
     const rows = await this.#query(
-      `SELECT id, source, title, started_at, ended_at, end_reason, message_count
+      `SELECT ${columns}
        FROM sessions WHERE started_at < $1::double precision AND ended_at IS NOT NULL${bySource}
-       ORDER BY started_at, id COLLATE "C"`,
+       ${order}`,
       params,
     );
     return rows.map(toPruneCandidate);

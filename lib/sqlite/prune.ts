@@ -172,8 +172,8 @@ function pruneCriteria(store: Store, options: PruneOptions): Criteria {
   return { sql, params };
 }
 
-/** The sessions `pruneEmptyGhostSessions` deletes. */
-function ghostCriteria(store: Store): Criteria {
+/** The sessions `pruneEmptyGhostSessions` deletes (and `pruneCandidates({ ghosts })` lists). */
+export function ghostCriteria(store: Store): Criteria {
   const sql = `source = 'tui' AND title IS NULL AND ended_at IS NOT NULL AND started_at < ?
     AND NOT EXISTS (SELECT 1 FROM messages WHERE messages.session_id = sessions.id)`;
   return { sql, params: [store.now() - 86400] };

@@ -1888,13 +1888,15 @@ export class SessionDB {
    * The sessions {@linkcode SessionDB.pruneSessions} with the same options
    * would delete, without deleting them (`hermes-state prune --dry-run`):
    * the ended sessions started before now minus `olderThanDays` days,
-   * oldest first (then by id).
+   * oldest first (then by id). With `ghosts: true`, the sessions
+   * {@linkcode SessionDB.pruneEmptyGhostSessions} would delete instead.
    *
    * @param options `olderThanDays` (default 90) and `source` (every source
-   *   when blank); see {@linkcode PruneCandidatesOptions}.
+   *   when blank), or `ghosts`; see {@linkcode PruneCandidatesOptions}.
    * @returns The sessions (`id, source, title, started_at, ended_at,
    *   end_reason, message_count`), oldest first.
-   * @throws {RangeError} When `olderThanDays` is negative or not a finite number.
+   * @throws {RangeError} When `olderThanDays` is negative or not a finite
+   *   number, or `ghosts` comes with `olderThanDays` or `source`.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
    *
    * @example A dry run

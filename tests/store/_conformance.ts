@@ -779,6 +779,12 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       await store.endSession("new-ended", "x");
       const candidates = await store.pruneCandidates({ olderThanDays: 90 });
       assert.deepEqual(candidates.map((c) => c.id).sort(), ["ghost", "old-ended"]);
+      const ghosts = await store.pruneCandidates({ ghosts: true });
+      assert.deepEqual(ghosts.map((c) => [c.id, c.source, c.message_count]), [["ghost", "tui", 0]]);
+      await assert.rejects(store.pruneCandidates({ ghosts: true, source: "tui" }), {
+        name: "RangeError",
+        message: /ghosts cannot be combined with olderThanDays or source/,
+      });
       assert.equal(await store.pruneEmptyGhostSessions(), 1);
       assert.equal(await store.pruneSessions({ olderThanDays: 90 }), 1);
       assert.deepEqual((await store.searchSessions({ limit: 10 })).map((s) => s.id).sort(), [

@@ -15,7 +15,7 @@ import { visibleControls } from "../../render/transcript.ts";
 import { UsageError } from "../usage_error.ts";
 
 const USAGE = `Usage: hermes-state prune [options]
-       hermes-state prune --ghosts [--yes]
+       hermes-state prune --ghosts [--dry-run] [--yes]
 
 Delete every ended session that started more than DAYS days ago, with its
 messages, after asking (end of input counts as no). Open sessions are never
@@ -62,14 +62,31 @@ function sessions(n: number): string {
   return plural(n, "session");
 }
 
+/** What `prune --ghosts` deletes, as a dry run names it. */
+const GHOSTS = 'empty, untitled, ended "tui" sessions started more than a day ago';
+
 /** `prune --ghosts`: Hermes's own clean-up of empty terminal sessions. */
 async function pruneGhosts(args: ParsedArgs, ctx: Context): Promise<number> {
-  for (const other of ["older-than", "source", "dry-run"]) {
+  for (const other of ["older-than", "source"]) {
     if (args.has(other)) {
       throw new UsageError(`--ghosts cannot be combined with --${other}`, { command: "prune" });
     }
   }
-  const store = await ctx.openStore();
+  const dryRun = args.flag("dry-run");
+  // A dry run only reads: it opens the file as `list` does and never upgrades it.
+  const store = await ctx.openStore(dryRun ? { access: "read" } : {});
+  if (dryRun) {
+    const candidates = await store.pruneCandidates({ ghosts: true });
+    if (ctx.json) {
+      printJson(ctx.io, { dry_run: true, would_prune: candidates.length, sessions: candidates });
+    } else if (candidates.length === 0) {
+      ctx.io.stdout(`No ${GHOSTS}.\n`);
+    } else {
+      ctx.io.stdout(listing(candidates));
+      ctx.io.stdout(`${sessions(candidates.length)} would be deleted (dry run: nothing was).\n`);
+    }
+    return 0;
+  }
   if (!args.flag("yes")) {
     const question = 'Delete every ended "tui" session with no message and no title, ' +
       "started more than a day ago? [y/N] ";
@@ -90,12 +107,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (args.flag("ghosts")) return await pruneGhosts(args, ctx);
   const days = integerOption(args, "older-than", { fallback: 90, command: "prune" });
   const source = args.string("source") || null;
-  const store = await ctx.openStore();
+  const dryRun = args.flag("dry-run");
+  const store = await ctx.openStore(dryRun ? { access: "read" } : {});
   const candidates = await store.pruneCandidates({ olderThanDays: days, source });
   const scope = `ended sessions older than ${plural(days, "day")}${
     source ? ` from '${source}'` : ""
   }`;
-  if (args.flag("dry-run")) {
+  if (dryRun) {
     if (ctx.json) {
       printJson(ctx.io, { dry_run: true, would_prune: candidates.length, sessions: candidates });
     } else if (candidates.length === 0) {
