@@ -215,6 +215,11 @@ describe("API", () => {
     const cjk = await getJson(`/api/search?q=${encodeURIComponent("记忆")}`);
     assert.ok(cjk.body.hits.length > 0);
     assert.ok(cjk.body.hits.some((h: { title: string | null }) => h.title !== null));
+    const snippets = cjk.body.hits.map((h: { snippet: string }) => h.snippet);
+    assert.ok(
+      snippets.every((s: string) => s.includes(">>>记忆<<<")),
+      `a substring match is marked as an FTS5 one is: ${JSON.stringify(snippets)}`,
+    );
   });
 
   test("GET /api/search never fails on hostile text and bounds the query length", async () => {
