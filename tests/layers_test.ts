@@ -37,10 +37,6 @@ const ALLOWED: Readonly<Record<string, string>> = {
   "lib/open_store.ts → lib/sqlite/sqlite_store.ts": "openStore picks the engine: the SQLite entry",
   "lib/open_store.ts → lib/postgres/postgres_store.ts":
     "openStore picks the engine: the PostgreSQL entry (a dynamic import, a type only statically)",
-  "lib/sqlite/inspect.ts → lib/health/integrity.ts":
-    "inspect (`info`) runs the same integrity check as doctor",
-  "lib/sqlite/inspect.ts → lib/health/known_issues.ts":
-    "inspect explains the integrity messages doctor knows",
   "lib/postgres/sync.ts → lib/sqlite/session_db.ts":
     "sync reads a SQLite state.db into PostgreSQL: it opens the file with the SQLite engine",
   "lib/postgres/sync.ts → lib/sqlite/store.ts": "sync reads the SQLite file's rows in pages",

@@ -28,7 +28,7 @@ import { loadDriver } from "../sqlite/driver/load.ts";
 import { chooseReadAccess } from "../sqlite/read_access.ts";
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { BackupError, OpenError } from "../core/errors.ts";
-import { integrityCheck } from "./integrity.ts";
+import { integrityCheck } from "../sqlite/integrity.ts";
 import { fileIdentity, isDatabaseFile } from "../files/same_file.ts";
 
 /** Options of {@linkcode backupDatabase}. */

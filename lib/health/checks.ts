@@ -10,7 +10,7 @@ import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { FTS_TABLES } from "../sqlite/schema/schema_sql.ts";
 import { checkCounters } from "./counter_check.ts";
 import { checkFtsTable } from "./fts_check.ts";
-import { foreignKeyCheck, integrityCheck, isCorruption } from "./integrity.ts";
+import { foreignKeyCheck, integrityCheck, isCorruption } from "../sqlite/integrity.ts";
 import { checkLineage } from "./lineage_check.ts";
 import { finding, type HealthCheck } from "./report.ts";
 import { checkSchema } from "./schema_check.ts";

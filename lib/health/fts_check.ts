@@ -12,8 +12,8 @@ import { type FtsTable, indexedTextSql } from "../sqlite/schema/schema_sql.ts";
 import { expectedSql } from "./expected_schema.ts";
 import { staleFtsTables } from "../sqlite/fts_stale.ts";
 import { pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
-import { explainIntegrity } from "./known_issues.ts";
-import { isCorruption } from "./integrity.ts";
+import { explainIntegrity } from "../sqlite/known_issues.ts";
+import { isCorruption } from "../sqlite/integrity.ts";
 import { finding, type HealthCheck } from "./report.ts";
 
 /** Options of {@linkcode checkFtsTable}. */

@@ -1,16 +1,16 @@
 /**
  * What a database file is made of: schema version, journal mode, pages,
  * row counts, FTS tables and a quick integrity check (`hermes-state info`).
- * The integrity check is the one `doctor` runs (`lib/health/integrity.ts`).
+ * The integrity check is the one `doctor` runs (`lib/sqlite/integrity.ts`).
  *
  * @module
  */
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { sqliteVersionWarning, walBytes } from "./durability.ts";
 import { staleFtsTables } from "./fts_stale.ts";
-import { integrityCheck } from "../health/integrity.ts";
+import { integrityCheck } from "./integrity.ts";
 import type { Store } from "./store.ts";
-import { explainIntegrity } from "../health/known_issues.ts";
+import { explainIntegrity } from "./known_issues.ts";
 import type { DatabaseInfo, InspectOptions } from "../core/database_info.ts";
 
 /** SQLITE_CORRUPT: a damaged page, which an inspection reports instead of throwing. */

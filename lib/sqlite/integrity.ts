@@ -8,8 +8,8 @@
  *
  * @module
  */
-import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
-import type { SqliteConnection } from "../sqlite/driver/types.ts";
+import { SqliteError } from "./driver/sqlite_error.ts";
+import type { SqliteConnection } from "./driver/types.ts";
 
 /** SQLITE_CORRUPT: a damaged page, reported instead of thrown. */
 const SQLITE_CORRUPT = 11;
@@ -54,7 +54,7 @@ const FTS_LINE = /FTS5 table (?:\w+\.)?(\w+)/;
  *
  * @example
  * ```ts
- * import { loadDriver } from "../sqlite/driver/load.ts";
+ * import { loadDriver } from "./driver/load.ts";
  * import { integrityCheck } from "./integrity.ts";
  * const db = (await loadDriver())(":memory:");
  * console.assert(integrityCheck(db).lines[0] === "ok");

@@ -11,8 +11,8 @@
  *
  * @module
  */
-import type { SqliteConnection } from "../sqlite/driver/types.ts";
-import { indexedTextSql } from "../sqlite/schema/schema_sql.ts";
+import type { SqliteConnection } from "./driver/types.ts";
+import { indexedTextSql } from "./schema/schema_sql.ts";
 import type { KnownIssue } from "../core/database_info.ts";
 
 /** What FTS5's check says about the trigram index written by SQLite 3.40 around NUL characters. */
