@@ -105,7 +105,7 @@ describe("main()", () => {
     assert.equal(bad.code, 2);
     assert.match(
       bad.err,
-      /^hermes-state list: --limit must be a whole number of at least 0, got "-1"\n/,
+      /^hermes-state list: --limit must be a whole number of at least 1, got "-1"\n/,
     );
     const noDb = await runCli(["--db"]);
     assert.equal(noDb.code, 2);
