@@ -163,6 +163,11 @@ export class Store {
     }
   }
 
+  /** True while a write transaction of this store is running (its reads see uncommitted rows). */
+  get writing(): boolean {
+    return this.#writer.active;
+  }
+
   /** The current time in seconds since the epoch. */
   now(): number {
     return this.#clock();

@@ -7,7 +7,9 @@
  *
  * Python scans every message. When the trigram index can name a superset
  * of the matching messages (see `trigram_candidates.ts`), the same LIKE and
- * the same order run over those candidates only, so the hits are identical.
+ * the same order run over those candidates only (with the messages an older
+ * SQLite indexed only up to a U+0000, see `nul_rows.ts`, in the id window the
+ * walk covers), so the hits are identical.
  *
  * @module
  */
@@ -20,6 +22,7 @@ import { isPatternError } from "./query_error.ts";
 import { candidateIds, termKind, trigramIndexUsable } from "./trigram_candidates.ts";
 import { inSnapshot } from "./snapshot.ts";
 import { walkCandidates } from "./substring_walk.ts";
+import { lastId, nulRowsOf } from "./nul_rows.ts";
 
 /** What a substring search needs. */
 export interface SubstringQuery {
@@ -92,12 +95,8 @@ function page(
   const params: SqlValue[] = [];
   let from = SCAN_FROM;
   if (fast) {
-    const ids = candidateIds(store, cover);
-    if (ids?.length === 0) return [];
-    if (ids !== undefined) {
-      from = CANDIDATES_FROM;
-      candidates = ids;
-    }
+    candidates = candidateIds(store, cover);
+    if (candidates !== undefined) from = CANDIDATES_FROM;
   }
   const contains = conditionSql(condition);
   const sql = pageSql(from, contains.sql, filters.sql, oldest);
@@ -106,8 +105,12 @@ function page(
   try {
     if (candidates !== undefined) {
       const need = offset + limit;
-      ids = walkCandidates(store, candidates, sql, middle, { need, oldest })?.slice(offset);
-      if (ids === undefined) params.push(JSON.stringify(candidates));
+      const nul = nulRowsOf(store);
+      const extra = (first: number, last: number) => nul.within(store, first, last);
+      ids = walkCandidates(store, candidates, sql, middle, { need, oldest, extra })?.slice(offset);
+      if (ids === undefined) {
+        params.push(JSON.stringify([...new Set([...candidates, ...extra(1, lastId(store))])]));
+      }
     }
     ids ??= store.statement(sql).all(...params, ...middle, limit, offset)
       .map((row) => Number(row.id));

@@ -12,6 +12,7 @@
 import type { Store } from "../store.ts";
 import type { SqlValue } from "../driver/types.ts";
 import { timelineOf } from "./timeline.ts";
+import { lastId } from "./nul_rows.ts";
 
 /** Candidates in the first chunk; each next chunk is twice as large. */
 const FIRST_CHUNK = 256;
@@ -21,17 +22,33 @@ interface Found {
   readonly timestamp: number;
 }
 
+/** How a walk finds its page. */
+export interface WalkOptions {
+  /** How many hits (offset plus limit). */
+  readonly need: number;
+  /** Oldest first instead of newest first. */
+  readonly oldest: boolean;
+  /**
+   * More candidates the index cannot name, asked for by id window as the
+   * walk reaches it (`from` to `to`, inclusive, within the file's ids).
+   */
+  readonly extra: (from: number, to: number) => readonly number[];
+}
+
 /**
  * The ids of the first `need` hits, or `undefined` when the timeline cannot
  * be trusted (the caller then runs the statement over every candidate).
+ * Each chunk covers an id window: from the previous chunk's last candidate
+ * to its own (the last chunk, to the end of the file), and the
+ * `extra` candidates of that window are looked at with it.
  *
  * @param store The open store, inside the search's read transaction.
- * @param candidates The candidate ids (any order).
+ * @param candidates The candidate ids the index names (any order).
  * @param sql The page statement: its first parameter is a JSON array of
  *   candidate ids, its last two limit and offset; its rows have `id` and
  *   `timestamp`, in page order.
  * @param params The parameters between the candidates and the limit.
- * @param options How many hits, and which end first.
+ * @param options How many hits, which end first, and the extra candidates.
  * @returns The ids, in page order.
  * @throws {SqliteError} On a storage failure.
  */
@@ -40,30 +57,42 @@ export function walkCandidates(
   candidates: readonly number[],
   sql: string,
   params: readonly SqlValue[],
-  options: { readonly need: number; readonly oldest: boolean },
+  options: WalkOptions,
 ): number[] | undefined {
-  const { need, oldest } = options;
+  const { need, oldest, extra } = options;
   if (need === 0) return [];
   const timeline = timelineOf(store);
   if (!timeline.refresh(store)) return undefined;
   const order = [...candidates].sort((a, b) => oldest ? a - b : b - a);
+  const top = lastId(store);
   const compare = (a: Found, b: Found) =>
     a.timestamp !== b.timestamp
       ? (oldest ? a.timestamp - b.timestamp : b.timestamp - a.timestamp)
       : a.id - b.id;
   const statement = store.statement(sql);
   let best: Found[] = [];
+  /** The id the previous window ended at (exclusive: the next window starts beyond it). */
+  let reached = oldest ? 0 : top + 1;
   let size = FIRST_CHUNK;
-  for (let start = 0; start < order.length; start += size, size *= 2) {
+  for (let start = 0;; start += size, size *= 2) {
     const chunk = order.slice(start, start + size);
-    for (const row of statement.all(JSON.stringify(chunk), ...params, need, 0)) {
-      best.push({ id: Number(row.id), timestamp: Number(row.timestamp) });
+    const final = start + size >= order.length;
+    const edge = final ? (oldest ? top : 1) : chunk[chunk.length - 1];
+    const more = oldest
+      ? extra(reached + 1, Math.min(edge, top))
+      : extra(Math.max(edge, 1), reached - 1);
+    reached = edge;
+    const ids = more.length === 0 ? chunk : [...new Set([...chunk, ...more])];
+    if (ids.length > 0) {
+      for (const row of statement.all(JSON.stringify(ids), ...params, need, 0)) {
+        best.push({ id: Number(row.id), timestamp: Number(row.timestamp) });
+      }
     }
     best.sort(compare);
     if (best.length > need) best = best.slice(0, need);
-    if (best.length === need && start + size < order.length) {
+    if (final) break;
+    if (best.length === need) {
       const last = best[need - 1].timestamp;
-      const edge = chunk[chunk.length - 1];
       if (
         oldest
           ? last < timeline.earliestAbove(store, edge)

@@ -15,13 +15,9 @@
  *   trigrams are listed by a TEMP `fts5vocab` table and their rows found
  *   with one MATCH of them all.
  *
- * One more set is always added: the messages whose content or tool name
- * holds U+0000. Older SQLite (3.40, which wrote the fixtures) stopped
- * indexing a text at its first U+0000, so in a file Python wrote, the tool
- * name and tool calls after it may be missing from the index. Finding them
- * takes one scan per connection; messages are never updated in place (only
- * appended and deleted, with AUTOINCREMENT ids), so afterwards only the
- * messages appended since are looked at.
+ * The messages whose content or tool name holds U+0000 may be missing
+ * from the index after it (an older SQLite stopped there); they are found
+ * by id range where a search needs them (`nul_rows.ts`), not here.
  *
  * @module
  */
@@ -70,34 +66,8 @@ const TERMS_PER_MATCH = 200;
 const PAIR_ROWS_SQL =
   `SELECT DISTINCT doc AS id FROM ${VOCAB_TABLE} WHERE term >= ? AND term <= ? || char(1114111)`;
 
-/** Changes since the last look: this connection's and everyone else's. */
-const VERSION_SQL =
-  "SELECT total_changes() AS mine, (SELECT data_version FROM pragma_data_version) AS theirs";
-
-const LAST_ID_SQL = "SELECT coalesce(max(id), 0) AS id FROM messages";
-
-/**
- * Messages in an id range whose content or tool name holds U+0000 and that
- * have a tool name or tool calls (LIKE, too, stops at U+0000, so only text
- * after the content can be missing from the index). Searching the bytes is
- * the quickest test SQLite offers.
- */
-const NUL_ROWS_SQL = `SELECT id FROM messages WHERE id > ? AND id <= ?
-  AND (tool_name IS NOT NULL OR tool_calls IS NOT NULL)
-  AND (instr(CAST(content AS BLOB), x'00') > 0 OR instr(CAST(tool_name AS BLOB), x'00') > 0)`;
-
-/** The U+0000 messages known to one connection. */
-interface NulRows {
-  /** `VERSION_SQL` when last brought up to date. */
-  version: string;
-  /** Every message up to this id has been looked at. */
-  lastId: number;
-  /** The ids found. */
-  readonly ids: Set<number>;
-}
-
-const nulRowsByStore = new WeakMap<Store, NulRows>();
-const withVocabulary = new WeakSet<Store>();
+/** Whether the connection has made its TEMP vocabulary tables (owned by the store). */
+const VOCABULARY = Symbol("trigram vocabulary");
 
 /** SQLite keeps CREATE text as written, minus `IF NOT EXISTS` and the final `;`. */
 function normalize(sql: unknown): string {
@@ -107,18 +77,14 @@ function normalize(sql: unknown): string {
     : "";
 }
 
-let v11Shape: Map<string, string> | undefined;
-
 /** The v11 CREATE text of the trigram table and its triggers, by name. */
-function trigramShape(): Map<string, string> {
-  if (v11Shape) return v11Shape;
-  v11Shape = new Map([["messages_fts_trigram", normalize(ftsTableSql("messages_fts_trigram"))]]);
-  for (const statement of ftsTriggersSql("messages_fts_trigram").split(/(?<=END;)/)) {
+const V11_SHAPE: ReadonlyMap<string, string> = new Map([
+  ["messages_fts_trigram", normalize(ftsTableSql("messages_fts_trigram"))],
+  ...ftsTriggersSql("messages_fts_trigram").split(/(?<=END;)/).flatMap((statement) => {
     const name = /CREATE TRIGGER IF NOT EXISTS (\w+)/.exec(statement)?.[1];
-    if (name) v11Shape.set(name, normalize(statement.trim()));
-  }
-  return v11Shape;
-}
+    return name ? [[name, normalize(statement.trim())] as const] : [];
+  }),
+]);
 
 /**
  * Whether the trigram index can name candidates: its table and triggers are
@@ -130,7 +96,7 @@ function trigramShape(): Map<string, string> {
  * @returns `true` when {@linkcode candidateIds} may be used.
  */
 export function trigramIndexUsable(store: Store): boolean {
-  const shape = trigramShape();
+  const shape = V11_SHAPE;
   const rows = store.statement(SHAPE_SQL).all();
   if (rows.length !== shape.size + 1) return false;
   for (const row of rows) {
@@ -164,10 +130,11 @@ export function termKind(term: string): TermKind | undefined {
 }
 
 function ensureVocabulary(store: Store): void {
-  if (withVocabulary.has(store)) return;
+  const made = store.derived(VOCABULARY, () => ({ done: false }));
+  if (made.done) return;
   store.db.exec(VOCAB_SQL);
   store.db.exec(TERMS_SQL);
-  withVocabulary.add(store);
+  made.done = true;
 }
 
 /**
@@ -200,30 +167,12 @@ function pairRows(store: Store, pair: string, ids: Set<number>): void {
   for (const row of store.statement(PAIR_ROWS_SQL).all(pair, pair)) ids.add(Number(row.id));
 }
 
-/** The messages whose indexed text an older SQLite may have cut at a U+0000. */
-function nulRows(store: Store): Set<number> {
-  const now = store.statement(VERSION_SQL).get();
-  const version = `${now?.mine}/${now?.theirs}`;
-  let known = nulRowsByStore.get(store);
-  if (known?.version === version) return known.ids;
-  if (!known) {
-    known = { version, lastId: 0, ids: new Set() };
-    nulRowsByStore.set(store, known);
-  }
-  // The last id first: a message appended meanwhile is left for next time.
-  const lastId = Number(store.statement(LAST_ID_SQL).get()?.id ?? 0);
-  for (const row of store.statement(NUL_ROWS_SQL).all(known.lastId, lastId)) {
-    known.ids.add(Number(row.id));
-  }
-  known.lastId = Math.max(known.lastId, lastId);
-  known.version = version;
-  return known.ids;
-}
-
 /**
  * The ids of a superset of the messages whose content, tool name or tool
  * calls contain one of the terms (every term must have a
  * {@linkcode termKind}), or `undefined` when FTS5 cannot take the phrases.
+ * Messages an older SQLite indexed only up to a U+0000 are not among them:
+ * see `nul_rows.ts`.
  *
  * @param store The open store; {@linkcode trigramIndexUsable} must hold.
  * @param terms The terms.
@@ -231,7 +180,7 @@ function nulRows(store: Store): Set<number> {
  * @throws {SqliteError} On a storage failure.
  */
 export function candidateIds(store: Store, terms: readonly string[]): number[] | undefined {
-  const ids = new Set(nulRows(store));
+  const ids = new Set<number>();
   const phrases = terms.filter((t) => termKind(t) === "phrase");
   const pairs = terms.filter((t) => termKind(t) === "pair");
   if (phrases.length > 0) {
