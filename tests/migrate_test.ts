@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
+import { currentSchemaVersion } from "../lib/sqlite/schema/migrate.ts";
 import { copyFixture, expected, FIXTURES, rawOpen, tempDbPath } from "./_helpers.ts";
 
 const MASTER_SQL = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name";
@@ -125,4 +126,43 @@ test("SessionDB.open() adds columns an older file lacks, in declared order", asy
   assert.equal(columns.length, 27);
   assert.deepEqual(columns.slice(0, 4), ["id", "source", "started_at", "user_id"]);
   assert.equal(columns.at(-1), "api_call_count");
+});
+
+test("currentSchemaVersion() gives the version only when the schema step would change nothing", async () => {
+  const versionOf = async (path: string) => {
+    using db = await rawOpen(path, true);
+    return currentSchemaVersion(db);
+  };
+  assert.equal(await versionOf(copyFixture("hermes-v6.db")), undefined);
+  assert.equal(await versionOf(copyFixture("hermes-v10-external.db")), undefined);
+  assert.equal(await versionOf(copyFixture("hermes-v11.db")), 11);
+  assert.equal(await versionOf(copyFixture("hermes-v21.db")), 21, "a newer file is left as it is");
+  const noTitleIndex = copyFixture("hermes-v11.db");
+  {
+    using raw = await rawOpen(noTitleIndex);
+    raw.exec("DROP INDEX idx_sessions_title_unique");
+  }
+  assert.equal(await versionOf(noTitleIndex), undefined, "an index is missing");
+  (await SessionDB.open({ path: noTitleIndex })).close();
+  assert.equal(
+    await scalar(
+      noTitleIndex,
+      "SELECT count(*) FROM sqlite_master WHERE name = ?",
+      "idx_sessions_title_unique",
+    ),
+    1,
+    "the open made it again",
+  );
+  assert.equal(await versionOf(noTitleIndex), 11);
+  const pending = copyFixture("hermes-v11.db");
+  {
+    using raw = await rawOpen(pending);
+    raw.prepare("INSERT INTO state_meta (key, value) VALUES (?, ?)").run(
+      "fts_backfill:messages_fts",
+      JSON.stringify({ next: 1, upto: 0 }),
+    );
+  }
+  assert.equal(await versionOf(pending), undefined, "a backfill is pending");
+  (await SessionDB.open({ path: pending })).close();
+  assert.equal(await versionOf(pending), 11, "the open finished it");
 });

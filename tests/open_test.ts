@@ -134,3 +134,17 @@ test("SessionDB close() twice is harmless and Symbol.dispose closes", async (t) 
     );
   }
 });
+
+test("SessionDB.open() of a file at the current schema writes nothing: no WAL frame, so no sync", async () => {
+  const path = copyFixture("hermes-v11.db");
+  (await SessionDB.open({ path })).close();
+  const before = readFileSync(path);
+  const db = await SessionDB.open({ path });
+  try {
+    // stat only: reading a file through a descriptor while it is open would drop its locks.
+    assert.equal(statSync(`${path}-wal`).size, 0, "the open wrote a frame to the -wal");
+  } finally {
+    db.close();
+  }
+  assert.deepEqual(readFileSync(path), before);
+});

@@ -5,8 +5,11 @@
  * damaged file and deletes the `-wal` (the only copy of the latest
  * commits); SQLite also deletes the `-wal` of a 0-byte file on open. So,
  * before the writable open: a 0-byte file with a non-empty `-wal` is
- * refused on `stat` alone, and any other existing file is first read by a
- * read-only connection, whose close never checkpoints nor deletes.
+ * refused on `stat` alone, and any other existing file beside a non-empty
+ * `-wal` is first read by a read-only connection, whose close never
+ * checkpoints nor deletes. Without a `-wal` (or with an empty one, the state
+ * after every clean close) a failing writable open has no commits to fold
+ * into the file or delete, so that second connection is not opened.
  *
  * The `-shm` holds no data (SQLite rebuilds it from the `-wal`): the first
  * connection to open a file, read-only included, re-initialises it; while
@@ -49,7 +52,8 @@ function sizeOf(path: string): number | undefined {
  * @param path The existing database file.
  * @param openDriver The driver opener.
  * @param options `probe: false` skips the read-only connection (for a
- *   read-only open, which is that probe itself).
+ *   read-only open, which is that probe itself); it is skipped too when
+ *   the `-wal` is missing or empty.
  * @throws {OpenError} When the file is damaged or not SQLite, or is empty
  *   while its `-wal` holds commits.
  */
@@ -69,7 +73,7 @@ export function assertNotDamaged(
       { kind: "corrupt" },
     );
   }
-  if (!options.probe) return;
+  if (!options.probe || walSize === 0) return;
   let probe;
   try {
     probe = openDriver(path, { readonly: true });

@@ -25,7 +25,7 @@ import { chooseReadAccess, type ReadAccess } from "./read_access.ts";
 import { assertNotDamaged, recoverHint } from "./damaged_file.ts";
 import { diskFullReason, isDiskFull } from "./disk_space.ts";
 import { durabilityPragmas, JOURNAL_SIZE_LIMIT } from "./durability.ts";
-import { migrate, type MigrationReport } from "./schema/migrate.ts";
+import { currentSchemaVersion, migrate, type MigrationReport } from "./schema/migrate.ts";
 import { finishFtsBackfill } from "./schema/fts_backfill.ts";
 import { createReadViews } from "./schema/read_views.ts";
 import { type RetryOptions, Writer } from "./write.ts";
@@ -229,23 +229,28 @@ function applyPragmas(db: SqliteConnection, path: string, options: ConnectionOpt
   }
 }
 
+/** Ends the probe's transaction with a rollback instead of a commit. */
+const PROBED = Symbol("writable probe done");
+
 /**
  * Fails with SQLITE_READONLY when SQLite could open the file for reading
  * only (it falls back to that silently for a file the user may not write).
  * Asking SQLite is the only safe test: opening a descriptor of our own on
  * the file would drop this process's locks on it when closed. The probe
- * rewrites the header's `user_version` with its own value inside a
- * savepoint that is rolled back, so nothing reaches the file. Call inside a
- * write transaction.
+ * rewrites the header's `user_version` with its own value in a write
+ * transaction that is rolled back, so nothing reaches the file: no WAL
+ * frame and no sync (a savepoint rolled back inside a committed
+ * transaction would still write the page, and sync, on every open).
  */
-function probeWritable(db: SqliteConnection): void {
-  const version = Number(db.prepare("PRAGMA user_version").get()?.user_version ?? 0);
-  db.exec("SAVEPOINT writable_probe");
+function probeWritable(db: SqliteConnection, writer: Writer): void {
   try {
-    db.exec(`PRAGMA user_version = ${version}`);
-  } finally {
-    db.exec("ROLLBACK TO writable_probe");
-    db.exec("RELEASE writable_probe");
+    writer.run(() => {
+      const version = Number(db.prepare("PRAGMA user_version").get()?.user_version ?? 0);
+      db.exec(`PRAGMA user_version = ${version}`);
+      throw PROBED;
+    });
+  } catch (error) {
+    if (error !== PROBED) throw error;
   }
 }
 
@@ -299,11 +304,18 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
   const writer = new Writer(db, options.retry);
   try {
     applyPragmas(db, path, options);
-    let migration = readonly ? undefined : writer.run(() => {
-      probeWritable(db);
-      return migrate(db);
-    });
-    if (migration !== undefined && finishFtsBackfill((fn) => writer.run(fn), db) !== undefined) {
+    if (!readonly) probeWritable(db, writer);
+    // A file the schema step would not change needs no write transaction for it.
+    const current = readonly ? undefined : currentSchemaVersion(db);
+    let migration = readonly
+      ? undefined
+      : current !== undefined
+      ? { versionBefore: current, versionAfter: current }
+      : writer.run(() => migrate(db));
+    if (
+      current === undefined && migration !== undefined &&
+      finishFtsBackfill((fn) => writer.run(fn), db) !== undefined
+    ) {
       const row = db.prepare("SELECT version FROM schema_version LIMIT 1").get();
       migration = { ...migration, versionAfter: Number(row?.version) };
     }

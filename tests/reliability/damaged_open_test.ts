@@ -13,6 +13,9 @@ import {
 import { createHash } from "node:crypto";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { OpenError } from "../../lib/core/errors.ts";
+import { assertNotDamaged } from "../../lib/sqlite/damaged_file.ts";
+import { loadDriver } from "../../lib/sqlite/driver/load.ts";
+import type { SqliteDriver } from "../../lib/sqlite/driver/types.ts";
 import { tempDbPath } from "../_helpers.ts";
 import { runCli } from "../_cli_io.ts";
 
@@ -159,4 +162,24 @@ test("a read command refuses a 0-byte file and leaves it empty; import makes it 
   const run = await runCli(["--db", path, "import", input]);
   assert.equal(run.code, 0, run.err);
   assert.ok(statSync(path).size > 0);
+});
+
+test("assertNotDamaged() reads the file through a second connection only beside a -wal that holds commits", async () => {
+  const openDriver = await loadDriver();
+  const opened: string[] = [];
+  const counting: SqliteDriver = (path, options) => {
+    opened.push(path);
+    return openDriver(path, options);
+  };
+  const clean = tempDbPath();
+  (await SessionDB.open({ path: clean })).close();
+  assert.ok(!existsSync(`${clean}-wal`));
+  assertNotDamaged(clean, counting, { probe: true });
+  assert.deepEqual(opened, [], "no -wal: nothing a failing writable open could lose");
+  const live = tempDbPath();
+  walOnlyCommits(live);
+  assertNotDamaged(live, counting, { probe: true });
+  assert.deepEqual(opened, [live]);
+  zeroHeader(live);
+  assert.throws(() => assertNotDamaged(live, counting, { probe: true }), isRecoverHint);
 });

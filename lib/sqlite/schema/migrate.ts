@@ -19,7 +19,7 @@ import {
   TABLES_SQL,
   TITLE_INDEX_SQL,
 } from "./schema_sql.ts";
-import { beginFtsBackfill, pendingBackfills } from "./fts_backfill.ts";
+import { beginFtsBackfill, FTS_BACKFILL_PREFIX, pendingBackfills } from "./fts_backfill.ts";
 
 /** What the schema step found and did. */
 export interface MigrationReport {
@@ -61,6 +61,59 @@ export function migrate(db: SqliteConnection): MigrationReport {
   db.exec(TITLE_INDEX_SQL);
   for (const table of FTS_TABLES) createFtsTable(db, table);
   return { versionBefore: before, versionAfter: after };
+}
+
+/** Every table and index the schema step creates when missing, by name. */
+const OBJECT_NAMES: readonly string[] = [
+  ...[...TABLES_SQL.matchAll(/CREATE TABLE IF NOT EXISTS (\w+)/g)].map((m) => m[1]),
+  ...[...`${INDEXES_SQL}\n${TITLE_INDEX_SQL}`.matchAll(/INDEX IF NOT EXISTS (\w+)/g)].map((m) =>
+    m[1]
+  ),
+  ...FTS_TABLES,
+];
+
+const quoted = (names: readonly string[]) => names.map((name) => `'${name}'`).join(", ");
+
+/**
+ * One read that tells whether the schema step has anything to do: the
+ * version (from the one row `migrate` reads), how many of the objects and
+ * declared columns exist, and how many backfill keys are left. Built from
+ * the schema's own constants, never from input.
+ */
+const CURRENT_SQL = `SELECT (SELECT version FROM schema_version LIMIT 1) AS version,
+  (SELECT count(*) FROM sqlite_master WHERE name IN (${quoted(OBJECT_NAMES)})) AS objects,
+  ${
+  [...new Set(DECLARED_COLUMNS.map((c) => c.table))].map((table) =>
+    `(SELECT count(*) FROM pragma_table_info('${table}') WHERE name IN (${
+      quoted(DECLARED_COLUMNS.filter((c) => c.table === table).map((c) => c.name))
+    }))`
+  ).join(" +\n  ")
+} AS columns,
+  (SELECT count(*) FROM state_meta WHERE substr(key, 1, ${FTS_BACKFILL_PREFIX.length}) = '${FTS_BACKFILL_PREFIX}') AS pending`;
+
+/**
+ * The file's schema version when the schema step would change nothing (at
+ * version 11 or newer, every table, index, full-text table and declared
+ * column present, no backfill pending), read without a write lock; else
+ * `undefined`, and {@linkcode migrate} must run.
+ *
+ * @param db The connection.
+ * @returns The version, or `undefined`.
+ * @throws {SqliteError} On a storage failure other than a missing table.
+ */
+export function currentSchemaVersion(db: SqliteConnection): number | undefined {
+  let row;
+  try {
+    row = db.prepare(CURRENT_SQL).get();
+  } catch (error) {
+    if (error instanceof SqliteError && /no such table/.test(error.message)) return undefined;
+    throw error;
+  }
+  const version = Number(row?.version);
+  const current = Number.isSafeInteger(version) && version >= SCHEMA_VERSION &&
+    Number(row?.objects) === OBJECT_NAMES.length &&
+    Number(row?.columns) === DECLARED_COLUMNS.length && Number(row?.pending) === 0;
+  return current ? version : undefined;
 }
 
 function liveColumns(db: SqliteConnection, table: string): Set<string> {
