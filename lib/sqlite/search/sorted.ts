@@ -11,7 +11,16 @@
  * {@linkcode MessageTimeline} bounds them. The answer is then the full
  * sort's, exactly. Where timestamps do not follow ids the bounds stay wide,
  * and past {@linkcode WALK_LIMIT} walked matches the full sort runs
- * instead. Snippets are made for the returned page only, in both ways.
+ * instead.
+ *
+ * Two costs of FTS5 shape the statements. Each statement that reads `rank`
+ * first reads every match of each phrase (bm25's statistics), so the walk
+ * reads none; the rank is read once, at the end, for the candidates that
+ * share a timestamp, which is all it orders. And a rowid range is cheap to
+ * read only from the end the walk started at (both bounds at once make
+ * FTS5 read the index from its other end), so the first chunk already
+ * carries the hit rows and snippets, and hits found later are read back
+ * from the walk's end. The full sort makes snippets for its page only.
  *
  * @module
  */
@@ -36,10 +45,19 @@ export type SortStrategy = "auto" | "full" | "walk";
 /** Past this many walked matches, sorting them all is cheaper. */
 export const WALK_LIMIT = 20_000;
 
+/** A match the walk has seen; `row` when the chunk that found it carried the hit row. */
 interface Candidate {
   readonly id: number;
   readonly timestamp: number;
-  readonly rank: number;
+  readonly row?: HitRow;
+}
+
+/** The hit row of a match, its snippet included. */
+function hitColumns(table: string): string {
+  return `m.id AS id, m.session_id AS session_id, m.role AS role,
+  snippet(${table}, 0, '>>>', '<<<', '...', 40) AS snippet,
+  m.timestamp AS timestamp, m.tool_name AS tool_name, s.source AS source, s.model AS model,
+  s.started_at AS session_started`;
 }
 
 function fromSql(table: string): string {
@@ -53,14 +71,20 @@ function whereSql(table: string, query: RankedQuery): string {
   return `WHERE ${table} MATCH ?${query.filters.sql}${check === "" ? "" : ` AND ${check}`}`;
 }
 
-/** One chunk of the walk: matches beyond an id, in id order. */
-function walkSql(table: string, query: RankedQuery, order: TimeOrder): string {
+/** One chunk of the walk: matches beyond an id, in id order; the hit rows too when `rows`. */
+function walkSql(table: string, query: RankedQuery, order: TimeOrder, rows: boolean): string {
   const beyond = order === "newest" ? `${table}.rowid < ?` : `${table}.rowid > ?`;
-  return `SELECT m.id AS id, m.timestamp AS timestamp, rank AS rank
+  return `SELECT ${rows ? hitColumns(table) : "m.id AS id, m.timestamp AS timestamp"}
 ${fromSql(table)}
 ${whereSql(table, query)} AND ${beyond}
 ORDER BY ${table}.rowid ${order === "newest" ? "DESC" : "ASC"}
 LIMIT ?`;
+}
+
+/** The rank of chosen matches (bm25 does not depend on the filters). */
+function rankSql(table: string): string {
+  return `SELECT rowid AS id, rank AS rank FROM ${table}
+WHERE ${table} MATCH ? AND rowid IN (SELECT value FROM json_each(?))`;
 }
 
 /** The full sort, ids only (a snippet for every match would cost more than the ranking). */
@@ -77,11 +101,8 @@ LIMIT ? OFFSET ?`;
  * The hit rows of chosen ids: the index is read over their id range only
  * (one MATCH, not one per id), and the snippet made for them alone.
  */
-function rowsSql(table: string): string {
-  return `SELECT m.id AS id, m.session_id AS session_id, m.role AS role,
-  snippet(${table}, 0, '>>>', '<<<', '...', 40) AS snippet,
-  m.timestamp AS timestamp, m.tool_name AS tool_name, s.source AS source, s.model AS model,
-  s.started_at AS session_started
+function rangeRowsSql(table: string): string {
+  return `SELECT ${hitColumns(table)}
 FROM ${table}
 CROSS JOIN messages m ON m.id = ${table}.rowid
 JOIN sessions s ON s.id = m.session_id
@@ -89,51 +110,107 @@ WHERE ${table} MATCH ? AND ${table}.rowid >= ? AND ${table}.rowid <= ?
   AND m.id IN (SELECT value FROM json_each(?))`;
 }
 
+/**
+ * The hit rows of chosen ids near the walk's end, read from that end (the
+ * caller stops past the last): a snippet only for the chosen ones.
+ */
+function fromEndRowsSql(table: string, order: TimeOrder): string {
+  const newest = order === "newest";
+  return `SELECT ${table}.rowid AS rid, CASE WHEN m.id IN (SELECT value FROM json_each(?))
+  THEN 1 END AS chosen, ${hitColumns(table)}
+FROM ${table}
+CROSS JOIN messages m ON m.id = ${table}.rowid
+JOIN sessions s ON s.id = m.session_id
+WHERE ${table} MATCH ? AND ${table}.rowid ${newest ? "<=" : ">="} ?
+ORDER BY ${table}.rowid ${newest ? "DESC" : "ASC"}`;
+}
+
 function matchParams(query: RankedQuery): SqlValue[] {
   return [query.match, ...query.filters.params, ...checkSql(query.check).params];
 }
 
-/** Orders candidates as the full sort does. */
-function comparator(order: TimeOrder): (a: Candidate, b: Candidate) => number {
+/** Orders candidates by time, the newest (oldest) first; ties by id, for now. */
+function byTime(order: TimeOrder): (a: Candidate, b: Candidate) => number {
   const sign = order === "newest" ? -1 : 1;
   return (a, b) =>
-    a.timestamp !== b.timestamp
-      ? sign * (a.timestamp - b.timestamp)
-      : a.rank !== b.rank
-      ? a.rank - b.rank
-      : sign * (a.id - b.id);
+    a.timestamp !== b.timestamp ? sign * (a.timestamp - b.timestamp) : sign * (a.id - b.id);
 }
 
 /**
- * The first `need` ids in time order by walking the index, or `undefined`
- * when the walk would cost more than the full sort.
+ * The first `need` of `sorted` (in time order, every candidate that ties
+ * with the `need`-th included) as the full sort orders them: the rank is
+ * read, in one statement, only for candidates that share a timestamp.
+ */
+function breakTies(
+  store: Store,
+  query: RankedQuery,
+  order: TimeOrder,
+  sorted: readonly Candidate[],
+  need: number,
+): Candidate[] {
+  const tied: number[] = [];
+  for (let i = 0; i < sorted.length; i++) {
+    const t = sorted[i].timestamp;
+    if (sorted[i - 1]?.timestamp === t || sorted[i + 1]?.timestamp === t) tied.push(sorted[i].id);
+  }
+  if (tied.length === 0) return sorted.slice(0, need);
+  const rank = new Map<number, number>();
+  for (const row of store.statement(rankSql(query.table)).all(query.match, JSON.stringify(tied))) {
+    rank.set(Number(row.id), Number(row.rank));
+  }
+  const sign = order === "newest" ? -1 : 1;
+  const ranked = [...sorted].sort((a, b) =>
+    a.timestamp !== b.timestamp
+      ? sign * (a.timestamp - b.timestamp)
+      : (rank.get(a.id) ?? 0) - (rank.get(b.id) ?? 0) || sign * (a.id - b.id)
+  );
+  return ranked.slice(0, need);
+}
+
+/** Keeps the first `need` (and every later one that ties with the `need`-th). */
+function keepFirst(sorted: Candidate[], need: number): Candidate[] {
+  if (sorted.length <= need) return sorted;
+  const last = sorted[need - 1].timestamp;
+  let end = need;
+  while (end < sorted.length && sorted[end].timestamp === last) end++;
+  return sorted.slice(0, end);
+}
+
+/**
+ * The first `need` matches in time order by walking the index, or
+ * `undefined` when the walk would cost more than the full sort.
  */
 function walk(
   store: Store,
   query: RankedQuery,
   order: TimeOrder,
   need: number,
-): number[] | undefined {
+): Candidate[] | undefined {
   const timeline = timelineOf(store);
   if (!timeline.refresh(store)) return undefined;
-  const statement = store.statement(walkSql(query.table, query, order));
   const params = matchParams(query);
-  const compare = comparator(order);
+  const compare = byTime(order);
   let best: Candidate[] = [];
   let edge = order === "newest" ? Number.MAX_SAFE_INTEGER : Number.MIN_SAFE_INTEGER;
   let chunk = need + 1;
   let walked = 0;
   for (;;) {
-    const rows = statement.all(...params, edge, chunk);
+    const withRows = walked === 0;
+    const rows = store.statement(walkSql(query.table, query, order, withRows))
+      .all(...params, edge, chunk);
     for (const row of rows) {
-      best.push({ id: Number(row.id), timestamp: Number(row.timestamp), rank: Number(row.rank) });
+      best.push({
+        id: Number(row.id),
+        timestamp: Number(row.timestamp),
+        row: withRows ? row : undefined,
+      });
     }
     walked += rows.length;
-    best.sort(compare);
-    if (best.length > need) best = best.slice(0, need);
+    best = keepFirst(best.sort(compare), need);
     if (rows.length < chunk) break;
     edge = Number(rows[rows.length - 1].id);
-    if (best.length === need) {
+    if (best.length >= need) {
+      // Every match not walked yet is strictly later (earlier) than the page's last.
       const last = best[need - 1].timestamp;
       if (
         order === "newest"
@@ -146,10 +223,41 @@ function walk(
     if (walked >= WALK_LIMIT) return undefined;
     chunk *= 2;
   }
-  return best.map((c) => c.id);
+  return breakTies(store, query, order, best, need);
 }
 
-function hitRows(store: Store, table: string, match: string, ids: readonly number[]): HitRow[] {
+/** The hit rows of the walk's page: those its first chunk carried, the others read back. */
+function walkedRows(
+  store: Store,
+  query: RankedQuery,
+  order: TimeOrder,
+  page: readonly Candidate[],
+): HitRow[] {
+  const missing = page.filter((c) => c.row === undefined).map((c) => c.id);
+  const found = new Map<number, HitRow>();
+  if (missing.length > 0) {
+    const newest = order === "newest";
+    const start = newest ? Math.max(...missing) : Math.min(...missing);
+    const stop = newest ? Math.min(...missing) : Math.max(...missing);
+    const rows = store.statement(fromEndRowsSql(query.table, order))
+      .iterate(JSON.stringify(missing), query.match, start);
+    try {
+      for (const row of rows) {
+        if (row.chosen === 1) {
+          const { rid: _, chosen: __, ...hit } = row;
+          found.set(Number(row.id), hit);
+        }
+        if (newest ? Number(row.rid) <= stop : Number(row.rid) >= stop) break;
+      }
+    } finally {
+      rows.return?.();
+    }
+  }
+  return page.map((c) => c.row ?? found.get(c.id))
+    .filter((row): row is HitRow => row !== undefined);
+}
+
+function rangeRows(store: Store, table: string, match: string, ids: readonly number[]): HitRow[] {
   if (ids.length === 0) return [];
   let lo = ids[0], hi = ids[0];
   for (const id of ids) {
@@ -157,7 +265,7 @@ function hitRows(store: Store, table: string, match: string, ids: readonly numbe
     if (id > hi) hi = id;
   }
   const byId = new Map<number, HitRow>();
-  for (const row of store.statement(rowsSql(table)).all(match, lo, hi, JSON.stringify(ids))) {
+  for (const row of store.statement(rangeRowsSql(table)).all(match, lo, hi, JSON.stringify(ids))) {
     byId.set(Number(row.id), row);
   }
   return ids.map((id) => byId.get(id)).filter((row): row is HitRow => row !== undefined);
@@ -185,20 +293,17 @@ export function sortedPage(
   if (limit === 0) return [];
   try {
     return inSnapshot(store, () => {
-      let ids = strategy === "full" ? undefined : walk(store, query, order, offset + limit);
-      if (ids === undefined && strategy === "walk") {
+      const walked = strategy === "full" ? undefined : walk(store, query, order, offset + limit);
+      if (walked === undefined && strategy === "walk") {
         throw new Error("Cannot walk the index in time order: the full sort would run");
       }
-      if (ids !== undefined) {
-        ids = ids.slice(offset);
-      } else {
-        ids = store.statement(fullSql(table, query, order)).all(
-          ...matchParams(query),
-          limit,
-          offset,
-        ).map((row) => Number(row.id));
-      }
-      return hitRows(store, table, match, ids);
+      if (walked !== undefined) return walkedRows(store, query, order, walked.slice(offset));
+      const ids = store.statement(fullSql(table, query, order)).all(
+        ...matchParams(query),
+        limit,
+        offset,
+      ).map((row) => Number(row.id));
+      return rangeRows(store, table, match, ids);
     });
   } catch (error) {
     if (isMatchError(error, match) || isPatternError(error)) return undefined;
