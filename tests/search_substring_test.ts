@@ -264,6 +264,23 @@ describe("searchMessages() finds substring candidates through the trigram index"
     }
   });
 
+  test("trigramIndexUsable() notices an index another connection recreated after a yes", async () => {
+    const path = copyFixture("hermes-v11.db");
+    const own = await openStore(path);
+    try {
+      assert.ok(trigramIndexUsable(own));
+      using other = await rawOpen(path);
+      other.exec("DROP TABLE messages_fts_trigram");
+      other.exec(
+        "CREATE VIRTUAL TABLE messages_fts_trigram USING fts5(\n    content,\n    tokenize='trigram'\n)",
+      );
+      assert.ok(!trigramIndexUsable(own), "the schema cookie moved: counted again");
+      assert.equal(searchMessages(own, "通信").length, 4, "the scan finds the fixture's hits");
+    } finally {
+      own.db.close();
+    }
+  });
+
   test("trigramIndexUsable() refuses a v6 file opened read-only, and the scan still runs", async () => {
     const old = await openStore(copyFixture("hermes-v6.db"), true);
     try {
@@ -291,6 +308,36 @@ describe("searchMessages() finds substring candidates through the trigram index"
         searchMessages(own, "数据", { limit: 30 }),
         searchMessages(own, "数据", { limit: 30 }, { substring: "scan" }),
       );
+    } finally {
+      own.db.close();
+    }
+  });
+
+  test("searchMessages() gives the full scan's hits for a pair with more trigrams than one MATCH takes", async () => {
+    // 数据 followed by 300 different characters: 300 trigrams start with the pair.
+    const rows = Array.from({ length: 300 }, (_, i) => ({
+      session_id: `s${i % 6}`,
+      content: `前数据${String.fromCodePoint(0x4e00 + i)}后 ${i}`,
+      timestamp: 10_000 + (i % 7 === 0 ? i - 50 : i),
+    }));
+    const s = await seeded(SESSIONS, rows);
+    s.db.close();
+    const own = await openStore(s.path);
+    try {
+      const terms = own.db.prepare(
+        "SELECT count(DISTINCT substr(content, 2, 3)) AS n FROM messages WHERE content LIKE '前数据%'",
+      ).get();
+      assert.equal(terms?.n, 300);
+      for (
+        const option of [{ limit: 5 }, { limit: 40, offset: 250 }, {
+          limit: 7,
+          sort: "oldest" as const,
+        }]
+      ) {
+        const fast = searchMessages(own, "数据", option);
+        assert.deepEqual(fast, searchMessages(own, "数据", option, { substring: "scan" }));
+        assert.ok(fast.length > 0);
+      }
     } finally {
       own.db.close();
     }

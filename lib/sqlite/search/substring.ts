@@ -19,9 +19,14 @@ import { conditionSql, type FilterSql } from "./filters.ts";
 import { type Condition, coveringWords, positiveWords } from "../../core/search/condition.ts";
 import type { HitRow } from "./ranked.ts";
 import { isPatternError } from "./query_error.ts";
-import { candidateIds, termKind, trigramIndexUsable } from "./trigram_candidates.ts";
+import {
+  type CandidateSource,
+  candidateSource,
+  termKind,
+  trigramIndexUsable,
+} from "./trigram_candidates.ts";
 import { inSnapshot } from "./snapshot.ts";
-import { walkCandidates } from "./substring_walk.ts";
+import { FIRST_CHUNK, walkCandidates } from "./substring_walk.ts";
 import { lastId, nulRowsOf } from "./nul_rows.ts";
 
 /** What a substring search needs. */
@@ -89,13 +94,13 @@ function page(
   strategy: SubstringStrategy,
 ): HitRow[] | undefined {
   const { condition, filters, limit, offset, oldest = false } = query;
-  let candidates: number[] | undefined;
+  let candidates: CandidateSource | undefined;
   const cover = coveringWords(condition, (word) => termKind(word) !== undefined);
   const fast = strategy === "auto" && cover !== undefined && trigramIndexUsable(store);
   const params: SqlValue[] = [];
   let from = SCAN_FROM;
   if (fast) {
-    candidates = candidateIds(store, cover);
+    candidates = candidateSource(store, cover, { oldest, first: FIRST_CHUNK });
     if (candidates !== undefined) from = CANDIDATES_FROM;
   }
   const contains = conditionSql(condition);
@@ -109,7 +114,9 @@ function page(
       const extra = (first: number, last: number) => nul.within(store, first, last);
       ids = walkCandidates(store, candidates, sql, middle, { need, oldest, extra })?.slice(offset);
       if (ids === undefined) {
-        params.push(JSON.stringify([...new Set([...candidates, ...extra(1, lastId(store))])]));
+        params.push(
+          JSON.stringify([...new Set([...candidates.all(), ...extra(1, lastId(store))])]),
+        );
       }
     }
     ids ??= store.statement(sql).all(...params, ...middle, limit, offset)

@@ -13,9 +13,10 @@ import type { Store } from "../store.ts";
 import type { SqlValue } from "../driver/types.ts";
 import { timelineOf } from "./timeline.ts";
 import { lastId } from "./nul_rows.ts";
+import type { CandidateSource } from "./trigram_candidates.ts";
 
 /** Candidates in the first chunk; each next chunk is twice as large. */
-const FIRST_CHUNK = 256;
+export const FIRST_CHUNK = 256;
 
 interface Found {
   readonly id: number;
@@ -43,7 +44,8 @@ export interface WalkOptions {
  * `extra` candidates of that window are looked at with it.
  *
  * @param store The open store, inside the search's read transaction.
- * @param candidates The candidate ids the index names (any order).
+ * @param candidates The candidate ids the index names, in walk order
+ *   (its first chunk asked for is {@linkcode FIRST_CHUNK}).
  * @param sql The page statement: its first parameter is a JSON array of
  *   candidate ids, its last two limit and offset; its rows have `id` and
  *   `timestamp`, in page order.
@@ -54,7 +56,7 @@ export interface WalkOptions {
  */
 export function walkCandidates(
   store: Store,
-  candidates: readonly number[],
+  candidates: CandidateSource,
   sql: string,
   params: readonly SqlValue[],
   options: WalkOptions,
@@ -63,7 +65,6 @@ export function walkCandidates(
   if (need === 0) return [];
   const timeline = timelineOf(store);
   if (!timeline.refresh(store)) return undefined;
-  const order = [...candidates].sort((a, b) => oldest ? a - b : b - a);
   const top = lastId(store);
   const compare = (a: Found, b: Found) =>
     a.timestamp !== b.timestamp
@@ -74,9 +75,9 @@ export function walkCandidates(
   /** The id the previous window ended at (exclusive: the next window starts beyond it). */
   let reached = oldest ? 0 : top + 1;
   let size = FIRST_CHUNK;
-  for (let start = 0;; start += size, size *= 2) {
-    const chunk = order.slice(start, start + size);
-    const final = start + size >= order.length;
+  for (;; size *= 2) {
+    const chunk = candidates.next(size);
+    const final = chunk.length < size;
     const edge = final ? (oldest ? top : 1) : chunk[chunk.length - 1];
     const more = oldest
       ? extra(reached + 1, Math.min(edge, top))
