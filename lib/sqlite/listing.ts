@@ -94,15 +94,18 @@ function filters(
  */
 function byStart(store: Store, where: string, params: SqlValue[], limit: number, offset: number) {
   // The TEMP view over an older file (schema/read_views.ts) has no rowid;
-  // its rows come in file order all the same, and ids are unique.
-  const tie = store.isReadView("sessions") ? "" : ", s.rowid";
+  // its rows come in file order all the same, and ids are unique. A table
+  // is joined back by rowid: one seek per row, not two through the id index.
+  const view = store.isReadView("sessions");
+  const tie = view ? "" : ", s.rowid";
+  const key = view ? "id" : "rowid";
   return store.statement(
     `WITH page AS (
-       SELECT s.id AS pid FROM sessions s ${where}
+       SELECT s.${key} AS pkey FROM sessions s ${where}
        ORDER BY s.started_at DESC${tie} LIMIT ? OFFSET ?
      )
      SELECT s.*, ${RICH_COLUMNS}
-     FROM page JOIN sessions s ON s.id = page.pid
+     FROM page JOIN sessions s ON s.${key} = page.pkey
      ORDER BY s.started_at DESC${tie}`,
   ).all(...params, limit, offset);
 }
