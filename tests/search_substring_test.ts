@@ -10,6 +10,7 @@ import { Store } from "../lib/sqlite/store.ts";
 import { searchMessages } from "../lib/sqlite/search/search.ts";
 import type { SearchOptions } from "../lib/core/search/options.ts";
 import { trigramIndexUsable } from "../lib/sqlite/search/trigram_candidates.ts";
+import { lastId, trigramGapsOf } from "../lib/sqlite/search/trigram_gaps.ts";
 import { copyFixture, rawOpen } from "./_helpers.ts";
 import { insertRows, type MessageSeed, type Seeded, seeded } from "./_search_data.ts";
 import { mulberry32 } from "./_random.ts";
@@ -249,33 +250,35 @@ describe("searchMessages() finds substring candidates through the trigram index"
     }
   });
 
-  test("trigramIndexUsable() refuses an index that was recreated without a backfill", async () => {
+  test("searchMessages() scans when the index was recreated without a backfill", async () => {
     const copy = await openStore(copyFixture("hermes-v11.db"));
     try {
       copy.db.exec("DROP TABLE messages_fts_trigram");
       copy.db.exec(
         "CREATE VIRTUAL TABLE messages_fts_trigram USING fts5(\n    content,\n    tokenize='trigram'\n)",
       );
-      assert.ok(!trigramIndexUsable(copy));
+      assert.ok(!trigramGapsOf(copy).complete(copy, 1, lastId(copy)), "rows are missing");
       const hits = searchMessages(copy, "通信");
       assert.equal(hits.length, 4, "the scan still finds the fixture's hits");
+      assert.deepEqual(hits, searchMessages(copy, "通信", {}, { substring: "scan" }));
     } finally {
       copy.db.close();
     }
   });
 
-  test("trigramIndexUsable() notices an index another connection recreated after a yes", async () => {
+  test("searchMessages() notices an index another connection recreated after a search", async () => {
     const path = copyFixture("hermes-v11.db");
     const own = await openStore(path);
     try {
-      assert.ok(trigramIndexUsable(own));
+      assert.equal(searchMessages(own, "通信").length, 4);
+      assert.ok(trigramGapsOf(own).checked.length > 0, "the walked window was found complete");
       using other = await rawOpen(path);
       other.exec("DROP TABLE messages_fts_trigram");
       other.exec(
         "CREATE VIRTUAL TABLE messages_fts_trigram USING fts5(\n    content,\n    tokenize='trigram'\n)",
       );
-      assert.ok(!trigramIndexUsable(own), "the schema cookie moved: counted again");
       assert.equal(searchMessages(own, "通信").length, 4, "the scan finds the fixture's hits");
+      assert.ok(!trigramGapsOf(own).complete(own, 1, lastId(own)), "the schema cookie moved");
     } finally {
       own.db.close();
     }

@@ -8,7 +8,7 @@
  * Python scans every message. When the trigram index can name a superset
  * of the matching messages (see `trigram_candidates.ts`), the same LIKE and
  * the same order run over those candidates only (with the messages an older
- * SQLite indexed only up to a U+0000, see `nul_rows.ts`, in the id window the
+ * SQLite indexed only up to a U+0000, see `trigram_gaps.ts`, in the id window the
  * walk covers), so the hits are identical.
  *
  * @module
@@ -19,15 +19,10 @@ import { conditionSql, type FilterSql } from "./filters.ts";
 import { type Condition, coveringWords, positiveWords } from "../../core/search/condition.ts";
 import type { HitRow } from "./ranked.ts";
 import { isPatternError } from "./query_error.ts";
-import {
-  type CandidateSource,
-  candidateSource,
-  termKind,
-  trigramIndexUsable,
-} from "./trigram_candidates.ts";
+import { candidateSource, termKind, trigramIndexUsable } from "./trigram_candidates.ts";
 import { inSnapshot } from "./snapshot.ts";
 import { FIRST_CHUNK, walkCandidates } from "./substring_walk.ts";
-import { lastId, nulRowsOf } from "./nul_rows.ts";
+import { lastId, trigramGapsOf } from "./trigram_gaps.ts";
 
 /** What a substring search needs. */
 export interface SubstringQuery {
@@ -53,6 +48,36 @@ JOIN sessions s ON s.id = m.session_id
 WHERE ${contains}${filters}
 ORDER BY m.timestamp ${oldest ? "ASC" : "DESC"}, m.id ASC
 LIMIT ? OFFSET ?`;
+}
+
+/**
+ * The page's ids found over trigram candidates (walked where the timeline
+ * allows), or `undefined` when only the scan can answer: FTS5 refuses the
+ * terms, or the index lacks messages in the window the walk needs.
+ */
+function candidatePage(
+  store: Store,
+  query: SubstringQuery,
+  cover: readonly string[],
+  where: { readonly sql: string; readonly params: readonly SqlValue[] },
+): number[] | undefined {
+  const { filters, limit, offset, oldest = false } = query;
+  const candidates = candidateSource(store, cover, { oldest, first: FIRST_CHUNK });
+  if (candidates === undefined) return undefined;
+  const sql = pageSql(CANDIDATES_FROM, where.sql, filters.sql, oldest);
+  const gaps = trigramGapsOf(store);
+  const extra = (first: number, last: number) =>
+    gaps.complete(store, first, last) ? gaps.nulRows(store, first, last) : undefined;
+  const need = offset + limit;
+  const walked = walkCandidates(store, candidates, sql, where.params, { need, oldest, extra });
+  if (walked === "incomplete") return undefined;
+  if (walked !== "unordered") return walked.slice(offset);
+  // No timeline to walk by: every candidate, if the index misses none.
+  const rest = extra(1, lastId(store));
+  if (rest === undefined) return undefined;
+  const all = JSON.stringify([...new Set([...candidates.all(), ...rest])]);
+  return store.statement(sql).all(all, ...where.params, limit, offset)
+    .map((row) => Number(row.id));
 }
 
 /** Python's scan of every message. */
@@ -94,33 +119,15 @@ function page(
   strategy: SubstringStrategy,
 ): HitRow[] | undefined {
   const { condition, filters, limit, offset, oldest = false } = query;
-  let candidates: CandidateSource | undefined;
   const cover = coveringWords(condition, (word) => termKind(word) !== undefined);
   const fast = strategy === "auto" && cover !== undefined && trigramIndexUsable(store);
-  const params: SqlValue[] = [];
-  let from = SCAN_FROM;
-  if (fast) {
-    candidates = candidateSource(store, cover, { oldest, first: FIRST_CHUNK });
-    if (candidates !== undefined) from = CANDIDATES_FROM;
-  }
   const contains = conditionSql(condition);
-  const sql = pageSql(from, contains.sql, filters.sql, oldest);
   const middle = [...contains.params, ...filters.params];
   let ids: number[] | undefined;
   try {
-    if (candidates !== undefined) {
-      const need = offset + limit;
-      const nul = nulRowsOf(store);
-      const extra = (first: number, last: number) => nul.within(store, first, last);
-      ids = walkCandidates(store, candidates, sql, middle, { need, oldest, extra })?.slice(offset);
-      if (ids === undefined) {
-        params.push(
-          JSON.stringify([...new Set([...candidates.all(), ...extra(1, lastId(store))])]),
-        );
-      }
-    }
-    ids ??= store.statement(sql).all(...params, ...middle, limit, offset)
-      .map((row) => Number(row.id));
+    if (fast) ids = candidatePage(store, query, cover, { sql: contains.sql, params: middle });
+    ids ??= store.statement(pageSql(SCAN_FROM, contains.sql, filters.sql, oldest))
+      .all(...middle, limit, offset).map((row) => Number(row.id));
   } catch (error) {
     if (isPatternError(error)) return undefined;
     throw error;

@@ -12,7 +12,7 @@
 import type { Store } from "../store.ts";
 import type { SqlValue } from "../driver/types.ts";
 import { timelineOf } from "./timeline.ts";
-import { lastId } from "./nul_rows.ts";
+import { lastId } from "./trigram_gaps.ts";
 import type { CandidateSource } from "./trigram_candidates.ts";
 
 /** Candidates in the first chunk; each next chunk is twice as large. */
@@ -31,14 +31,22 @@ export interface WalkOptions {
   readonly oldest: boolean;
   /**
    * More candidates the index cannot name, asked for by id window as the
-   * walk reaches it (`from` to `to`, inclusive, within the file's ids).
+   * walk reaches it (`from` to `to`, inclusive, within the file's ids);
+   * `undefined` when the index may miss messages of the window.
    */
-  readonly extra: (from: number, to: number) => readonly number[];
+  readonly extra: (from: number, to: number) => readonly number[] | undefined;
 }
 
 /**
- * The ids of the first `need` hits, or `undefined` when the timeline cannot
- * be trusted (the caller then runs the statement over every candidate).
+ * What a walk gives: the page's ids; `"unordered"` when the timeline cannot
+ * be trusted (every candidate must be looked at); `"incomplete"` when the
+ * index may miss messages the page needs (only the scan can answer).
+ */
+export type WalkResult = number[] | "unordered" | "incomplete";
+
+/**
+ * The ids of the first `need` hits (see {@linkcode WalkResult} for the
+ * other answers).
  * Each chunk covers an id window: from the previous chunk's last candidate
  * to its own (the last chunk, to the end of the file), and the
  * `extra` candidates of that window are looked at with it.
@@ -51,7 +59,7 @@ export interface WalkOptions {
  *   `timestamp`, in page order.
  * @param params The parameters between the candidates and the limit.
  * @param options How many hits, which end first, and the extra candidates.
- * @returns The ids, in page order.
+ * @returns The ids, in page order, or why there are none.
  * @throws {SqliteError} On a storage failure.
  */
 export function walkCandidates(
@@ -60,11 +68,11 @@ export function walkCandidates(
   sql: string,
   params: readonly SqlValue[],
   options: WalkOptions,
-): number[] | undefined {
+): WalkResult {
   const { need, oldest, extra } = options;
   if (need === 0) return [];
   const timeline = timelineOf(store);
-  if (!timeline.refresh(store)) return undefined;
+  if (!timeline.refresh(store)) return "unordered";
   const top = lastId(store);
   const compare = (a: Found, b: Found) =>
     a.timestamp !== b.timestamp
@@ -82,6 +90,7 @@ export function walkCandidates(
     const more = oldest
       ? extra(reached + 1, Math.min(edge, top))
       : extra(Math.max(edge, 1), reached - 1);
+    if (more === undefined) return "incomplete";
     reached = edge;
     const ids = more.length === 0 ? chunk : [...new Set([...chunk, ...more])];
     if (ids.length > 0) {

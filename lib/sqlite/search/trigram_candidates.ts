@@ -17,7 +17,7 @@
  *
  * The messages whose content or tool name holds U+0000 may be missing
  * from the index after it (an older SQLite stopped there); they are found
- * by id range where a search needs them (`nul_rows.ts`), not here.
+ * by id range where a search needs them (`trigram_gaps.ts`), not here.
  *
  * @module
  */
@@ -38,10 +38,6 @@ const VOCAB_SQL =
 const SHAPE_SQL = `SELECT name, sql FROM sqlite_master
 WHERE name IN ('messages', 'messages_fts_trigram', 'messages_fts_trigram_insert',
   'messages_fts_trigram_delete', 'messages_fts_trigram_update')`;
-
-/** True when the trigram index has one row per message (it was backfilled). */
-const COMPLETE_SQL = `SELECT (SELECT count(*) FROM messages) =
-  (SELECT count(*) FROM messages_fts_trigram_docsize) AS complete`;
 
 /** Rows whose indexed text contains one of the phrases (a trigram MATCH expression). */
 const PHRASE_ROWS_SQL =
@@ -94,45 +90,26 @@ const V11_SHAPE: ReadonlyMap<string, string> = new Map([
   }),
 ]);
 
-/** The schema cookie under which the connection found the index usable (owned by the store). */
-const USABLE = Symbol("trigram index usable");
-
-const COOKIE_SQL = "PRAGMA schema_version";
-
 /**
  * Whether the trigram index can name candidates: its table and triggers are
- * the v11 ones (a v6/v10 file opened read-only indexes `content` only), it
- * has one row per message (a table recreated without a backfill does not),
- * and message ids only grow (AUTOINCREMENT). A yes is remembered while the
- * schema cookie stays the same: the triggers then keep the index in step
- * with the messages, and anything that could set them aside or recreate the
- * table (DROP, CREATE) moves the cookie. Counting the rows costs about 20 ms
- * at a million messages.
+ * the v11 ones (a v6/v10 file opened read-only indexes `content` only) and
+ * message ids only grow (AUTOINCREMENT). Whether it holds every message is
+ * asked by id window, where a search needs it (see `trigram_gaps.ts`).
  *
  * @param store The open store.
  * @returns `true` when {@linkcode candidateSource} may be used.
  */
 export function trigramIndexUsable(store: Store): boolean {
-  const known = store.derived(USABLE, () => ({ cookie: undefined as number | undefined }));
-  const cookie = Number(store.statement(COOKIE_SQL).get()?.schema_version);
-  if (known.cookie === cookie) return true;
-  const usable = indexComplete(store);
-  known.cookie = usable ? cookie : undefined;
-  return usable;
-}
-
-function indexComplete(store: Store): boolean {
-  const shape = V11_SHAPE;
   const rows = store.statement(SHAPE_SQL).all();
-  if (rows.length !== shape.size + 1) return false;
+  if (rows.length !== V11_SHAPE.size + 1) return false;
   for (const row of rows) {
     if (row.name === "messages") {
       if (!/\bAUTOINCREMENT\b/i.test(String(row.sql))) return false;
-    } else if (normalize(row.sql) !== shape.get(row.name as string)) {
+    } else if (normalize(row.sql) !== V11_SHAPE.get(row.name as string)) {
       return false;
     }
   }
-  return store.statement(COMPLETE_SQL).get()?.complete === 1;
+  return true;
 }
 
 /**
@@ -198,7 +175,7 @@ function pairRows(store: Store, pair: string, ids: Set<number>): void {
  * calls contain one of the terms (every term must have a
  * {@linkcode termKind}), or `undefined` when FTS5 cannot take the phrases.
  * Messages an older SQLite indexed only up to a U+0000 are not among them:
- * see `nul_rows.ts`.
+ * see `trigram_gaps.ts`.
  *
  * @param store The open store; {@linkcode trigramIndexUsable} must hold.
  * @param terms The terms.

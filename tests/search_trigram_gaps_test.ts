@@ -1,5 +1,5 @@
 /**
- * NulRows: the messages an older SQLite indexed only up to a U+0000 are
+ * TrigramGaps: the messages an older SQLite indexed only up to a U+0000 are
  * scanned for by id range, only inside the window a substring search walks,
  * and the hits stay exactly those of Python's LIKE scan.
  */
@@ -9,7 +9,7 @@ import { openConnection } from "../lib/sqlite/open.ts";
 import { Store } from "../lib/sqlite/store.ts";
 import { searchMessages } from "../lib/sqlite/search/search.ts";
 import type { SearchOptions } from "../lib/core/search/options.ts";
-import { lastId, nulRowsOf } from "../lib/sqlite/search/nul_rows.ts";
+import { lastId, trigramGapsOf } from "../lib/sqlite/search/trigram_gaps.ts";
 import { rawOpen } from "./_helpers.ts";
 import { insertRows, type MessageSeed, seeded } from "./_search_data.ts";
 
@@ -77,11 +77,12 @@ describe("searchMessages() with messages an older SQLite cut at a U+0000", () =>
     using store = await openStore(path);
     const hits = searchMessages(store, "数据", { limit: 5 });
     assert.ok(hits.some((h) => h.id === recent), "the recent cut message is found");
-    const scanned = nulRowsOf(store).scanned;
+    const scanned = trigramGapsOf(store).scanned;
     assert.equal(scanned.length, 1);
     const [[from, to]] = scanned;
     assert.equal(to, lastId(store), "from the newest message down");
     assert.ok(from > 2000, `a window of a few hundred messages: from ${from}`);
+    assert.deepEqual(trigramGapsOf(store).checked, scanned, "counted in the same window only");
     assert.ok(!hits.some((h) => h.id === old));
     assert.deepEqual(hits, searchMessages(store, "数据", { limit: 5 }, { substring: "scan" }));
   });
@@ -107,20 +108,24 @@ describe("searchMessages() with messages an older SQLite cut at a U+0000", () =>
     }
     const tool = searchMessages(store, "工具", { limit: 10 }).map((h) => h.id);
     assert.deepEqual(tool, [recent, old], "only the index's cut rows hold 工具");
-    assert.deepEqual(nulRowsOf(store).scanned, [[1, lastId(store)]], "a full page scans it all");
+    assert.deepEqual(
+      trigramGapsOf(store).scanned,
+      [[1, lastId(store)]],
+      "a full page scans it all",
+    );
   });
 
   test("the oldest first page scans from the oldest message up", async () => {
     using store = await openStore(path);
     const hits = searchMessages(store, "数据", { limit: 3, sort: "oldest" });
     assert.equal(hits[1].id, old, "the old cut message is on the page");
-    const [[from, to]] = nulRowsOf(store).scanned;
+    const [[from, to]] = trigramGapsOf(store).scanned;
     assert.equal(from, 1);
     assert.ok(to < 1000, `up to the window's edge: ${to}`);
   });
 });
 
-describe("NulRows.within()", () => {
+describe("TrigramGaps", () => {
   let path: string;
   before(async () => {
     // Messages 1–40; 6, 16, 26 and 36 are cut.
@@ -136,34 +141,47 @@ describe("NulRows.within()", () => {
     assert.deepEqual([s.ids[0], s.ids[39]], [1, 40]);
   });
 
-  test("within() scans each range once and merges the ranges it has scanned", async () => {
+  test("nulRows() scans each range once and merges the ranges it has scanned", async () => {
     using store = await openStore(path);
-    const nul = nulRowsOf(store);
+    const gaps = trigramGapsOf(store);
     const sorted = (list: readonly number[]) => [...list].sort((a, b) => a - b);
-    assert.deepEqual(sorted(nul.within(store, 1, 10)), [6]);
-    assert.deepEqual(sorted(nul.within(store, 20, 30)), [26]);
-    assert.deepEqual(nul.scanned, [[1, 10], [20, 30]]);
-    assert.deepEqual(sorted(nul.within(store, 5, 25)), [6, 16]);
-    assert.deepEqual(nul.scanned, [[1, 30]]);
-    assert.deepEqual(nul.within(store, 31, 30), [], "an empty range");
-    assert.deepEqual(sorted(nul.within(store, 12, 40)), [16, 26, 36]);
-    assert.deepEqual(nul.scanned, [[1, 40]]);
+    assert.deepEqual(sorted(gaps.nulRows(store, 1, 10)), [6]);
+    assert.deepEqual(sorted(gaps.nulRows(store, 20, 30)), [26]);
+    assert.deepEqual(gaps.scanned, [[1, 10], [20, 30]]);
+    assert.deepEqual(sorted(gaps.nulRows(store, 5, 25)), [6, 16]);
+    assert.deepEqual(gaps.scanned, [[1, 30]]);
+    assert.deepEqual(gaps.nulRows(store, 31, 30), [], "an empty range");
+    assert.deepEqual(sorted(gaps.nulRows(store, 12, 40)), [16, 26, 36]);
+    assert.deepEqual(gaps.scanned, [[1, 40]]);
   });
 
-  test("within() does not remember a scan made inside a write transaction", async () => {
+  test("complete() counts each range once and forgets them when the schema changes", async () => {
     using store = await openStore(path);
-    const nul = nulRowsOf(store);
-    const found = store.write(() => nul.within(store, 1, 40));
+    const gaps = trigramGapsOf(store);
+    assert.ok(gaps.complete(store, 1, 20));
+    assert.ok(gaps.complete(store, 10, 40));
+    assert.deepEqual(gaps.checked, [[1, 40]]);
+    store.db.exec("DELETE FROM messages_fts_trigram WHERE rowid = 30");
+    assert.ok(gaps.complete(store, 25, 35), "a range found complete is not counted again");
+    store.db.exec("CREATE TABLE temp_marker (x)");
+    assert.ok(!gaps.complete(store, 25, 35), "a schema change: counted again");
+    assert.deepEqual(gaps.checked, []);
+  });
+
+  test("nulRows() does not remember a scan made inside a write transaction", async () => {
+    using store = await openStore(path);
+    const gaps = trigramGapsOf(store);
+    const found = store.write(() => gaps.nulRows(store, 1, 40));
     assert.equal(found.length, 4);
-    assert.deepEqual(nul.scanned, []);
+    assert.deepEqual(gaps.scanned, []);
   });
 
-  test("within() sees a message appended after a range below it was scanned", async () => {
+  test("nulRows() sees a message appended after a range below it was scanned", async () => {
     using store = await openStore(path);
-    const nul = nulRowsOf(store);
-    nul.within(store, 1, lastId(store));
+    const gaps = trigramGapsOf(store);
+    gaps.nulRows(store, 1, lastId(store));
     const [id] = await insertRows(path, [], [cut(99)]);
-    assert.ok(nul.within(store, 1, lastId(store)).includes(id));
-    assert.deepEqual(nul.scanned, [[1, id]]);
+    assert.ok(gaps.nulRows(store, 1, lastId(store)).includes(id));
+    assert.deepEqual(gaps.scanned, [[1, id]]);
   });
 });
