@@ -114,9 +114,10 @@ function byStart(store: Store, where: string, params: SqlValue[], limit: number,
  * Pages by the latest activity of each listed session's compression chain
  * (the session and its continuations: children started at or after a
  * `compression` end), then start, then id, newest first. Only
- * compression-ended sessions have a chain to walk; the others are their own
- * activity. The walk uses UNION, so a cycle in bad data ends it. Each
- * session's last message is one seek in `idx_messages_session`.
+ * compression-ended sessions have a chain to walk, each in its own
+ * subquery; the others are their own activity. The walk uses UNION, so a
+ * cycle in bad data ends it. Each session's last message is one seek in
+ * `idx_messages_session`; the sessions are read once.
  */
 function byLastActive(
   store: Store,
@@ -128,25 +129,20 @@ function byLastActive(
   const lastMessage = (id: string) =>
     `(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = ${id})`;
   return store.statement(
-    `WITH RECURSIVE
-     listed(id, started_at, end_reason, ended_at) AS (
-       SELECT s.id, s.started_at, s.end_reason, s.ended_at FROM sessions s ${where}
-     ),
-     chain(root_id, root_started, cur_id, cur_started, cur_reason, cur_ended) AS (
-       SELECT id, started_at, id, started_at, end_reason, ended_at
-       FROM listed WHERE end_reason = 'compression'
-       UNION
-       SELECT chain.root_id, chain.root_started,
-         child.id, child.started_at, child.end_reason, child.ended_at
-       FROM chain JOIN sessions child ON child.parent_session_id = chain.cur_id
-       WHERE chain.cur_reason = 'compression' AND child.started_at >= chain.cur_ended
-     ),
-     activity(root_id, root_started, effective) AS (
-       SELECT id, started_at, COALESCE(${lastMessage("listed.id")}, started_at)
-       FROM listed WHERE end_reason IS NOT 'compression'
-       UNION ALL
-       SELECT root_id, root_started, MAX(COALESCE(${lastMessage("chain.cur_id")}, cur_started))
-       FROM chain GROUP BY root_id
+    `WITH activity(root_id, root_started, effective) AS (
+       SELECT s.id, s.started_at, CASE WHEN s.end_reason IS NOT 'compression'
+         THEN COALESCE(${lastMessage("s.id")}, s.started_at)
+         ELSE (
+           WITH RECURSIVE chain(cur_id, cur_started, cur_reason, cur_ended) AS (
+             SELECT s.id, s.started_at, s.end_reason, s.ended_at
+             UNION
+             SELECT child.id, child.started_at, child.end_reason, child.ended_at
+             FROM chain JOIN sessions child ON child.parent_session_id = chain.cur_id
+             WHERE chain.cur_reason = 'compression' AND child.started_at >= chain.cur_ended
+           )
+           SELECT MAX(COALESCE(${lastMessage("chain.cur_id")}, cur_started)) FROM chain
+         ) END
+       FROM sessions s ${where}
      ),
      page AS (
        SELECT root_id, root_started, effective FROM activity
