@@ -96,17 +96,18 @@ function byStart(store: Store, where: string, params: SqlValue[], limit: number,
   // The TEMP view over an older file (schema/read_views.ts) has no rowid;
   // its rows come in file order all the same, and ids are unique. A table
   // is joined back by rowid: one seek per row, not two through the id index.
+  // CROSS JOIN keeps the page outside: otherwise SQLite may scan every
+  // session and probe the page with an automatic index.
   const view = store.isReadView("sessions");
-  const tie = view ? "" : ", s.rowid";
   const key = view ? "id" : "rowid";
   return store.statement(
     `WITH page AS (
-       SELECT s.${key} AS pkey FROM sessions s ${where}
-       ORDER BY s.started_at DESC${tie} LIMIT ? OFFSET ?
+       SELECT s.${key} AS pkey, s.started_at AS pstarted FROM sessions s ${where}
+       ORDER BY s.started_at DESC${view ? "" : ", s.rowid"} LIMIT ? OFFSET ?
      )
      SELECT s.*, ${RICH_COLUMNS}
-     FROM page JOIN sessions s ON s.${key} = page.pkey
-     ORDER BY s.started_at DESC${tie}`,
+     FROM page CROSS JOIN sessions s ON s.${key} = page.pkey
+     ORDER BY page.pstarted DESC${view ? "" : ", page.pkey"}`,
   ).all(...params, limit, offset);
 }
 
@@ -149,7 +150,7 @@ function byLastActive(
        ORDER BY effective DESC, root_started DESC, root_id DESC LIMIT ? OFFSET ?
      )
      SELECT s.*, ${RICH_COLUMNS}
-     FROM page JOIN sessions s ON s.id = page.root_id
+     FROM page CROSS JOIN sessions s ON s.id = page.root_id
      ORDER BY page.effective DESC, page.root_started DESC, page.root_id DESC`,
   ).all(...params, limit, offset);
 }
