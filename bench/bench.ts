@@ -638,11 +638,18 @@ function cliPhase(corpusPath: string, dir: string, rows: Row[]): void {
   const empty = emptyExecutable(dir);
   const floor = empty === undefined ? undefined : time(empty, []);
   for (const file of ["empty.ts", "empty-exe"]) rmSync(join(dir, file), { force: true });
-  for (const args of [["--version"], ["--db", corpusPath, "list"]]) {
+  const commands = [["--version"], ["--db", corpusPath, "list"], [
+    "--db",
+    corpusPath,
+    "search",
+    "数据",
+  ]];
+  for (const args of commands) {
     const s = time(exe, args);
+    const shown = args[0] === "--db" ? `${args.slice(2).join(" ")} (corpus)` : args.join(" ");
     rows.push({
       group: "CLI",
-      op: `cold start: hermes-state ${args[0] === "--db" ? "list (corpus)" : args.join(" ")}`,
+      op: `cold start: hermes-state ${shown}`,
       unit: "ms",
       tail: "p95",
       ours: s?.p50,
