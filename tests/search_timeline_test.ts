@@ -98,6 +98,38 @@ describe("MessageTimeline", () => {
     }
   });
 
+  test("a search sorted by time on a long-lived connection finds a session imported below its ids", async () => {
+    const path = tempDbPath();
+    let now = 1_700_000_000;
+    using reader = await SessionDB.open({ path, clock: () => now });
+    reader.createSession("gone", "cli");
+    for (let i = 0; i < 3; i++) reader.appendMessage("gone", { role: "user", content: "old" });
+    const exported = reader.exportSession("gone")!;
+    reader.deleteSession("gone");
+    // Ids 1-3 are free again; the file goes on past them.
+    reader.createSession("live", "cli");
+    for (let i = 0; i < 40; i++) {
+      now += 1;
+      reader.appendMessage("live", { role: "user", content: `docker ${i}` });
+    }
+    const page = () => reader.searchMessages("docker", { sort: "newest", limit: 5 });
+    assert.equal(page()[0].session_id, "live", "the connection's timeline is built");
+    // Another process imports a session whose original ids (1-3) are free, newest of all.
+    const later = exported.messages.map((m) => ({ ...m, content: "docker again", timestamp: 9e9 }));
+    using importer = await SessionDB.open({ path });
+    const record = { ...exported, id: "imported", messages: later };
+    assert.equal(importer.importSession(record).outcome, "imported");
+    assert.deepEqual(
+      importer.getMessages("imported").map((m) => m.id),
+      [1, 2, 3],
+      "the ids were kept",
+    );
+    assert.deepEqual(
+      page().map((hit) => hit.session_id),
+      ["imported", "imported", "imported", "live", "live"],
+    );
+  });
+
   test("refresh() refuses a messages table without AUTOINCREMENT", async () => {
     const path = tempDbPath();
     using raw = await rawOpen(path);

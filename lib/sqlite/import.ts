@@ -8,6 +8,7 @@
 import type { SqlValue } from "./driver/types.ts";
 import type { Store } from "./store.ts";
 import { insertIndexedAfter } from "./fts_bulk.ts";
+import { noteIdsBelowLast } from "./reused_ids.ts";
 import type { ImportOptions, ImportResult, ParentLink } from "../core/transfer_options.ts";
 import {
   checkImportRecord,
@@ -71,6 +72,7 @@ function writeSessionRow(
 
 function writeMessages(store: Store, checked: ImportRecord): void {
   const keepIds = originalIdsFree(store, checked.messages);
+  if (keepIds) noteIdsBelowLast(store, originalMessageIds(checked.messages)!);
   const columns = liveColumns(store, "messages").filter((c) => c !== "id" && c !== "session_id");
   insertIndexedAfter(
     store,

@@ -26,11 +26,15 @@
  * its session's figures as they were, which stay true bounds. Two
  * assumptions, both true of the Hermes file: message ids only grow
  * (`AUTOINCREMENT`; checked), and a message's timestamp is never updated in
- * place (Python and this library delete and re-insert instead).
+ * place (Python and this library delete and re-insert instead). The one
+ * writer of ids below the last, `importSession` (original ids kept when
+ * free), leaves a mark (`reused_ids.ts`); a changed mark makes the
+ * connection read its figures again.
  *
  * @module
  */
 import type { Store } from "../store.ts";
+import { idsBelowLastMark } from "../reused_ids.ts";
 
 /** Changes since the last look: this connection's and everyone else's. */
 const VERSION_SQL =
@@ -111,6 +115,8 @@ class SessionEnds {
 /** The per-connection state; see the module documentation. */
 export class MessageTimeline {
   #version = "";
+  /** The mark of imports below the last id, when last looked at. */
+  #reused = "";
   /** Every message up to this id is reflected in the sides read so far. */
   #seen = -1;
   /** False when ids may be reused (no AUTOINCREMENT): no bound can be trusted. */
@@ -138,6 +144,11 @@ export class MessageTimeline {
   }
 
   #read(store: Store): void {
+    const reused = idsBelowLastMark(store);
+    if (reused !== this.#reused) {
+      this.#reused = reused;
+      this.#latest = this.#earliest = undefined;
+    }
     // The last id first: a message appended meanwhile is read next time.
     const last = Number(store.statement(LAST_ID_SQL).get()?.id ?? 0);
     if (this.#seen >= 0 && (this.#latest !== undefined || this.#earliest !== undefined)) {
