@@ -24,6 +24,7 @@
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import { realpathSync } from "node:fs";
+import { setImmediate } from "node:timers";
 import { SessionDB, storeOf } from "../sqlite/session_db.ts";
 import type { Store } from "../sqlite/store.ts";
 import { connectPg, type PgClient, type PgQuery, type PgValue } from "./_client.ts";
@@ -275,6 +276,74 @@ async function originOf(
   });
 }
 
+/** One session of a batch: its row, whether its messages are appended (or replace the server's), and the rows. */
+interface BatchItem {
+  session: SourceSession;
+  append: boolean;
+  rows: MessageValues[];
+}
+
+/** Writes one batch of sessions in one transaction: rows, messages, then what the server now holds. */
+async function writeBatch(
+  client: PgClient,
+  origin: string,
+  items: readonly BatchItem[],
+): Promise<void> {
+  await client.transaction(async (query) => {
+    const inserts: [string, MessageValues][] = [];
+    const rewrite: string[] = [];
+    for (const item of items) {
+      await upsertSession(query, origin, item.session);
+      const target = `${origin}/${item.session.row.id}`;
+      if (!item.append) rewrite.push(target);
+      for (const values of item.rows) inserts.push([target, values]);
+    }
+    if (rewrite.length > 0) {
+      await query(
+        "DELETE FROM messages WHERE session_id IN (SELECT json_array_elements_text($1::text::json))",
+        [JSON.stringify(rewrite)],
+      );
+    }
+    await insertMessages(query, inserts);
+    for (const item of items) await recordSession(query, origin, item.session);
+  });
+}
+
+/**
+ * At most one write in flight, started in order: `submit` waits for the
+ * previous write, then starts the next without waiting for it, so the
+ * caller prepares the following batch meanwhile. A failed write is thrown
+ * by the next `submit`, `yieldToIo` or `drain`.
+ */
+class Pipeline {
+  #inFlight: Promise<void> | undefined;
+  #failure: { error: unknown } | undefined;
+
+  /** Waits for the write in flight, then starts `write`. */
+  async submit(write: () => Promise<void>): Promise<void> {
+    await this.drain();
+    this.#inFlight = write().catch((error) => void (this.#failure = { error }));
+  }
+
+  /** Lets the write in flight make progress (its round trips need the event loop). */
+  async yieldToIo(): Promise<void> {
+    if (this.#inFlight === undefined) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.#throwFailure();
+  }
+
+  /** Waits for the write in flight; throws its error. */
+  async drain(): Promise<void> {
+    await this.#inFlight;
+    this.#inFlight = undefined;
+    this.#throwFailure();
+  }
+
+  #throwFailure(): void {
+    if (this.#failure !== undefined) throw this.#failure.error;
+  }
+}
+
 /**
  * Connects to the server a sync writes to and runs its migrations (the
  * store's tables and the sync tables).
@@ -358,6 +427,7 @@ export async function syncFile(
     rewritten: 0,
     messages: 0,
   };
+  const pipeline = new Pipeline();
   try {
     const store = storeOf(db);
     const source = readSource(store);
@@ -384,33 +454,21 @@ export async function syncFile(
       "SELECT count(*) AS n FROM messages WHERE session_id = ? AND id <= ?",
     );
     /** Sessions to write in the next transaction, with the messages to insert. */
-    // Search vectors are computed here, outside the transaction, so it holds its locks briefly.
-    let batch: { session: SourceSession; append: boolean; rows: MessageValues[] }[] = [];
+    // Search vectors are computed here, outside the transaction, so it holds its locks briefly;
+    // and while one batch's transaction is in flight the next batch is read and computed
+    // (one transaction at a time, in order: batch N+1 starts once batch N has committed).
+    let batch: BatchItem[] = [];
     let batched = 0;
     const flush = async () => {
       if (batch.length === 0) return;
       const items = batch;
       batch = [];
       batched = 0;
-      await client.transaction(async (query) => {
-        const inserts: [string, MessageValues][] = [];
-        const rewrite: string[] = [];
-        for (const item of items) {
-          await upsertSession(query, origin, item.session);
-          const target = `${origin}/${item.session.row.id}`;
-          if (!item.append) rewrite.push(target);
-          for (const values of item.rows) inserts.push([target, values]);
-        }
-        if (rewrite.length > 0) {
-          await query(
-            "DELETE FROM messages WHERE session_id IN (SELECT json_array_elements_text($1::text::json))",
-            [JSON.stringify(rewrite)],
-          );
-        }
-        await insertMessages(query, inserts);
-        for (const item of items) await recordSession(query, origin, item.session);
+      const done = { ...totals };
+      await pipeline.submit(async () => {
+        await writeBatch(client, origin, items);
+        options.onProgress?.(done);
       });
-      options.onProgress?.({ ...totals });
     };
     for (const [id, session] of source) {
       const known = server.get(id);
@@ -439,8 +497,10 @@ export async function syncFile(
         totals.messages += rows.length;
       }
       if (batched >= BATCH_MESSAGES) await flush();
+      else await pipeline.yieldToIo();
     }
     await flush();
+    await pipeline.drain();
     const gone = [...server.keys()].filter((id) => !source.has(id)).map((id) => `${origin}/${id}`);
     if (gone.length > 0) {
       await client.transaction((query) => deleteSessions(query, gone));
@@ -462,6 +522,8 @@ export async function syncFile(
       ],
     );
   } finally {
+    // A write still in flight (the pass failed while preparing the next batch) ends first.
+    await pipeline.drain().catch(() => {});
     db.close();
     await unlock();
   }

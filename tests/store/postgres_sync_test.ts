@@ -197,4 +197,49 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
       }
     },
   );
+
+  test(
+    "a pass of several batches that fails midway keeps the batches before it; the next ships the rest once",
+    { timeout: 60_000 },
+    async () => {
+      const { client, store } = await server();
+      const file = join(tempDir(), "big.db");
+      const db = await SessionDB.open({ path: file });
+      for (let s = 0; s < 24; s++) {
+        db.createSession(`s${s}`, "cli");
+        db.appendMessages(
+          `s${s}`,
+          Array.from({ length: 400 }, (_, m) => ({ role: "user", content: `s${s} m${m} 数据库` })),
+        );
+      }
+      db.close();
+      // A real failure on the server in the middle of the pass: session s15's row is refused.
+      await client.query(`CREATE FUNCTION refuse_s15() RETURNS trigger AS $$
+        BEGIN IF NEW.id = 'big/s15' THEN RAISE EXCEPTION 'refused s15'; END IF; RETURN NEW; END
+        $$ LANGUAGE plpgsql`);
+      await client.query(
+        "CREATE TRIGGER refuse BEFORE INSERT ON sessions FOR EACH ROW EXECUTE FUNCTION refuse_s15()",
+      );
+      const progress: number[] = [];
+      await assert.rejects(
+        sync.syncFile(client, file, { host: "big", onProgress: (r) => progress.push(r.messages) }),
+        /refused s15/,
+      );
+      // Batches of about 2,000 messages: three committed before the one holding s15.
+      assert.deepEqual(progress, [2000, 4000, 6000]);
+      assert.equal(await store.messageCount(), 6000);
+      assert.equal(await store.sessionCount(), 15);
+      await client.query("DROP TRIGGER refuse ON sessions");
+      const second = await sync.syncFile(client, file, { host: "big" });
+      assert.equal(second.created, 9);
+      assert.equal(second.messages, 3600);
+      assert.equal(await store.messageCount(), 9600);
+      for (let s = 0; s < 24; s++) {
+        const contents = (await store.getMessages(`big/s${s}`)).map((m) => m.content);
+        assert.equal(new Set(contents).size, 400, `s${s}`);
+        assert.equal(contents.length, 400, `s${s}`);
+      }
+      assert.equal((await sync.syncFile(client, file, { host: "big" })).messages, 0);
+    },
+  );
 });
