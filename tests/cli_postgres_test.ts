@@ -8,7 +8,7 @@ import { openStore } from "../lib/open_store.ts";
 import { main } from "../lib/cli/main.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { recordingIo, runCli, V11, v11Copy } from "./_cli_io.ts";
-import { tempDbPath } from "./_helpers.ts";
+import { rawOpen, tempDbPath } from "./_helpers.ts";
 import { freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";
 
 async function exportOf(target: string): Promise<string> {
@@ -227,5 +227,39 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     assert.equal(interrupt, undefined, "it stopped listening");
     await using store = await openStore(url);
     assert.equal((await store.searchMessages("while following")).length, 1);
+  });
+
+  test("copy and sync keep a REAL that SQLite's type affinity let into an INTEGER column", {
+    timeout: 60_000,
+  }, async () => {
+    // As an older Hermes wrote them: fractional token counts in INTEGER columns.
+    const file = v11Copy();
+    {
+      using conn = await rawOpen(file);
+      conn.exec(`UPDATE sessions SET input_tokens = 12.5, api_call_count = 2.25
+        WHERE id = '${V11.compressionTip}'`);
+      conn.exec(`UPDATE messages SET token_count = 3.75
+        WHERE id = (SELECT min(id) FROM messages WHERE session_id = '${V11.compressionTip}')`);
+      const [row] = conn.prepare(
+        "SELECT typeof(input_tokens) AS t FROM sessions WHERE id = ?",
+      ).all(V11.compressionTip);
+      assert.equal(row.t, "real");
+    }
+    const copied = schemaUrl(freshSchema());
+    const copy = await runCli(["copy", file, copied]);
+    assert.equal(copy.code, 0, copy.err);
+    const synced = schemaUrl(freshSchema());
+    const sync = await runCli(["sync", file, "--to", synced, "--origin", "old"]);
+    assert.equal(sync.code, 0, sync.err);
+    for (const [url, id] of [[copied, V11.compressionTip], [synced, `old/${V11.compressionTip}`]]) {
+      await using store = await openStore(url);
+      const session = await store.getSession(id);
+      assert.equal(session?.input_tokens, 12.5, url);
+      assert.equal(session?.api_call_count, 2.25, url);
+      assert.equal((await store.getMessages(id))[0].token_count, 3.75, url);
+      // Counters still add up exactly on the server.
+      await store.updateTokenCounts(id, { inputTokens: 1.5 });
+      assert.equal((await store.getSession(id))?.input_tokens, 14, url);
+    }
   });
 });

@@ -51,6 +51,14 @@ export const SESSION_COLUMN_NAMES: readonly string[] = [
   "api_call_count",
 ];
 
+/**
+ * The session columns that are INTEGER in the file and numeric on the
+ * server (with the messages' `token_count`): SQLite may hold a REAL in any.
+ */
+export const COUNTER_COLUMNS: readonly string[] = SESSION_COLUMN_NAMES.filter((c) =>
+  /_count$|_tokens$/.test(c)
+);
+
 /** The v11 message columns, in the file's order. */
 export const MESSAGE_COLUMN_NAMES: readonly string[] = [
   "id",
@@ -97,7 +105,7 @@ export const INSERT_CASTS: readonly string[] = INSERT_COLUMNS.map((c) =>
   c === "timestamp"
     ? "::double precision"
     : c === "token_count"
-    ? "::bigint"
+    ? "::numeric"
     : c.startsWith("search_")
     ? "::tsvector"
     : "::text"

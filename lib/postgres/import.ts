@@ -17,7 +17,7 @@ import {
 } from "../core/import_record.ts";
 import type { ImportOptions, ImportResult, ParentLink } from "../core/transfer_options.ts";
 import type { PgQuery, PgValue } from "./_client.ts";
-import { MESSAGE_COLUMN_NAMES, SESSION_COLUMN_NAMES } from "./_rows.ts";
+import { COUNTER_COLUMNS, MESSAGE_COLUMN_NAMES, SESSION_COLUMN_NAMES } from "./_rows.ts";
 import { gramsVector, searchDocument, wordsVector } from "./text_search.ts";
 
 /** Messages per multi-row INSERT (17 parameters each; PostgreSQL allows 65,535). */
@@ -28,20 +28,13 @@ const SESSION_CASTS: Record<string, string> = {
   ended_at: "double precision",
   estimated_cost_usd: "double precision",
   actual_cost_usd: "double precision",
-  message_count: "bigint",
-  tool_call_count: "bigint",
-  input_tokens: "bigint",
-  output_tokens: "bigint",
-  cache_read_tokens: "bigint",
-  cache_write_tokens: "bigint",
-  reasoning_tokens: "bigint",
-  api_call_count: "bigint",
+  ...Object.fromEntries(COUNTER_COLUMNS.map((c) => [c, "numeric"])),
 };
 
 const MESSAGE_CASTS: Record<string, string> = {
   id: "bigint",
   timestamp: "double precision",
-  token_count: "bigint",
+  token_count: "numeric",
   search_words: "tsvector",
   search_grams: "tsvector",
 };

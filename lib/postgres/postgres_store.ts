@@ -205,11 +205,11 @@ const EXPORT_PAGE = 2000;
 const INSERT_NAMES = ["session_id", ...INSERT_COLUMNS].join(", ");
 
 const ADD_TOKENS = `UPDATE sessions SET
-  input_tokens = input_tokens + $1::bigint,
-  output_tokens = output_tokens + $2::bigint,
-  cache_read_tokens = cache_read_tokens + $3::bigint,
-  cache_write_tokens = cache_write_tokens + $4::bigint,
-  reasoning_tokens = reasoning_tokens + $5::bigint,
+  input_tokens = input_tokens + $1::numeric,
+  output_tokens = output_tokens + $2::numeric,
+  cache_read_tokens = cache_read_tokens + $3::numeric,
+  cache_write_tokens = cache_write_tokens + $4::numeric,
+  reasoning_tokens = reasoning_tokens + $5::numeric,
   estimated_cost_usd = COALESCE(estimated_cost_usd, 0) + COALESCE($6::double precision, 0),
   actual_cost_usd = CASE WHEN $7::double precision IS NULL THEN actual_cost_usd
     ELSE COALESCE(actual_cost_usd, 0) + $7::double precision END,
@@ -220,15 +220,15 @@ const ADD_TOKENS = `UPDATE sessions SET
   billing_base_url = COALESCE(billing_base_url, $12::text),
   billing_mode = COALESCE(billing_mode, $13::text),
   model = COALESCE(model, $14::text),
-  api_call_count = COALESCE(api_call_count, 0) + $15::bigint
+  api_call_count = COALESCE(api_call_count, 0) + $15::numeric
   WHERE id = $16`;
 
 const SET_TOKENS = `UPDATE sessions SET
-  input_tokens = $1::bigint,
-  output_tokens = $2::bigint,
-  cache_read_tokens = $3::bigint,
-  cache_write_tokens = $4::bigint,
-  reasoning_tokens = $5::bigint,
+  input_tokens = $1::numeric,
+  output_tokens = $2::numeric,
+  cache_read_tokens = $3::numeric,
+  cache_write_tokens = $4::numeric,
+  reasoning_tokens = $5::numeric,
   estimated_cost_usd = COALESCE($6::double precision, 0),
   actual_cost_usd = CASE WHEN $7::double precision IS NULL THEN actual_cost_usd
     ELSE $7::double precision END,
@@ -239,7 +239,7 @@ const SET_TOKENS = `UPDATE sessions SET
   billing_base_url = COALESCE(billing_base_url, $12::text),
   billing_mode = COALESCE(billing_mode, $13::text),
   model = COALESCE(model, $14::text),
-  api_call_count = $15::bigint
+  api_call_count = $15::numeric
   WHERE id = $16`;
 
 const INSERT_SESSION = `INSERT INTO sessions

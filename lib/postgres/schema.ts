@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL schema: the v11 tables, columns and indexes of SPEC.md with
- * matching types (REAL → double precision, INTEGER → bigint, message ids from
- * a sequence), in their own schema (`hermes` by default), plus the search
+ * matching types (REAL → double precision, INTEGER → bigint, the counters
+ * SQLite may fill with a REAL → numeric, message ids from a sequence), in their own schema (`hermes` by default), plus the search
  * columns (a `simple` word vector and a CJK uni/bigram vector, both GIN
  * indexed). Migrations are an
  * append-only list, run under an advisory lock so many processes can start
@@ -17,6 +17,7 @@
  * @module
  */
 import type { PgClient } from "./_client.ts";
+import { COUNTER_COLUMNS } from "./_rows.ts";
 
 /** The schema version the SQLite file format has; PostgreSQL records the same number. */
 export const SCHEMA_VERSION = 11;
@@ -121,6 +122,18 @@ const MIGRATIONS: readonly PgMigration[] = [
         max_message_id bigint NOT NULL,
         UNIQUE (origin, source_id)
       )`,
+    ],
+  },
+  {
+    step: 3,
+    name: "counters as numeric",
+    // SQLite's type affinity lets an INTEGER column hold a REAL (an older Hermes wrote
+    // fractional token counts): numeric keeps such a value exactly, and every integer too.
+    sql: [
+      `ALTER TABLE messages ALTER COLUMN token_count TYPE numeric`,
+      `ALTER TABLE sessions ${
+        COUNTER_COLUMNS.map((c) => `ALTER COLUMN ${c} TYPE numeric`).join(", ")
+      }`,
     ],
   },
 ];

@@ -30,7 +30,13 @@ import type { Store } from "../sqlite/store.ts";
 import { connectPg, type PgClient, type PgQuery, type PgValue } from "./_client.ts";
 import { parsePostgresUrl } from "./postgres_store.ts";
 import { migratePg } from "./schema.ts";
-import { INSERT_COLUMNS, type MessageValues, SESSION_COLUMN_NAMES, valuesList } from "./_rows.ts";
+import {
+  COUNTER_COLUMNS,
+  INSERT_COLUMNS,
+  type MessageValues,
+  SESSION_COLUMN_NAMES,
+  valuesList,
+} from "./_rows.ts";
 import { gramsVector, searchDocument, wordsVector } from "./text_search.ts";
 
 /** What one pass over one file did. */
@@ -194,7 +200,7 @@ async function upsertSession(
   }
   const marks = columns.map((c, i) => {
     const cast = SESSION_CASTS[c] ??
-      (/_count$|_tokens$/.test(c) ? "bigint" : "text");
+      (COUNTER_COLUMNS.includes(c) ? "numeric" : "text");
     return `$${i + 2}::${cast}`;
   });
   await query(
