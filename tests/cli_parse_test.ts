@@ -75,6 +75,23 @@ describe("parseCommand()", () => {
     usageError(() => parseCommand(SPEC, ["--constructor"]), "unknown option --constructor");
   });
 
+  test("parseCommand() reads a flag with an inline value as --name or --name=value only", () => {
+    const spec: ParseSpec = {
+      ...SPEC,
+      options: { ...SPEC.options, follow: { type: "boolean", inlineValue: true } },
+    };
+    const bare = parseCommand(spec, ["--follow", "10"]);
+    assert.equal(bare.has("follow"), true);
+    assert.equal(bare.string("follow"), undefined);
+    assert.deepEqual(bare.positionals, ["10"]);
+    const valued = parseCommand(spec, ["--follow=10", "a"]);
+    assert.equal(valued.has("follow"), true);
+    assert.equal(valued.string("follow"), "10");
+    assert.deepEqual(valued.positionals, ["a"]);
+    assert.equal(parseCommand(spec, []).has("follow"), false);
+    usageError(() => parseCommand(spec, ["--follow="]), 'option --follow= needs a value after "="');
+  });
+
   test("parseCommand() enforces the positional counts", () => {
     usageError(() => parseCommand({ ...SPEC, minPositionals: 1 }, []), "missing QUERY");
     usageError(() => parseCommand(SPEC, ["a", "b", "c"]), 'unexpected argument "c"');

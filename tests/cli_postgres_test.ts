@@ -154,6 +154,49 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     assert.ok(ids.length > 0 && ids.every((id) => id.startsWith("web-1/")));
   });
 
+  test(
+    "sync --follow --every SECONDS is the same pause; a bad or doubled pause is refused (exit 2)",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const file = v11Copy();
+      const url = schemaUrl(freshSchema());
+      for (
+        const [argv, message] of [
+          [["--follow=0"], /--follow must be a positive number of seconds: current value is 0/],
+          [
+            ["--follow=soon"],
+            /--follow must be a positive number of seconds: current value is soon/,
+          ],
+          [["--follow", "--every", "-1"], /--every must be a positive number/],
+          [["--follow=2", "--every", "2"], /give the pause once/],
+        ] as const
+      ) {
+        const run = await runCli(["sync", file, "--to", url, ...argv]);
+        assert.equal(run.code, 2, argv.join(" "));
+        assert.match(run.err, message);
+      }
+      // The older spelling still follows: two passes, then Ctrl-C.
+      const io = recordingIo();
+      let interrupt: ((signal: "SIGINT" | "SIGTERM") => void) | undefined;
+      io.onInterrupt = (listener) => {
+        interrupt = listener;
+        return () => void (interrupt = undefined);
+      };
+      const run = main(["sync", file, "--to", url, "--follow", "--every", "0.1"], io);
+      while (io.out.split("\n").filter((l) => l !== "").length < 2) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      interrupt!("SIGINT");
+      assert.equal(await run, 0);
+      assert.match(
+        io.out.split("\n")[1],
+        /0 new, 0 updated, 0 deleted sessions; 0 messages written/,
+      );
+    },
+  );
+
   test("sync refuses a missing --to, a file URL and --origin with two files (exit 2)", {
     timeout: 60_000,
   }, async () => {
@@ -198,7 +241,7 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     assert.match(onFile.err, /--origin needs a PostgreSQL store/);
   });
 
-  test("sync --follow ships new messages on the next pass and stops after Ctrl-C", {
+  test("sync --follow=SECONDS ships new messages on the next pass and stops after Ctrl-C", {
     timeout: 60_000,
   }, async () => {
     const file = v11Copy();
@@ -210,7 +253,7 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
       return () => void (interrupt = undefined);
     };
     const run = main(
-      ["sync", file, "--to", url, "--origin", "f", "--follow", "--every", "0.2"],
+      ["sync", file, "--to", url, "--origin", "f", "--follow=0.2"],
       io,
     );
     const lines = () => io.out.split("\n").filter((l) => l !== "");

@@ -1,6 +1,6 @@
 /**
  * A small, strict argument parser: long options (`--limit 5`, `--limit=5`),
- * one-letter aliases (`-y`), repeatable options, `--` ends the options.
+ * flags with an optional inline value (`--follow`, `--follow=10`), one-letter aliases (`-y`), repeatable options, `--` ends the options.
  * Every mistake becomes a {@linkcode UsageError} with the same wording on
  * every runtime.
  *
@@ -16,6 +16,11 @@ export interface OptionSpec {
   readonly short?: string;
   /** The option may be given several times (`--source cli --source tui`). */
   readonly multiple?: boolean;
+  /**
+   * A flag that may carry a value after `=` (`--follow` or `--follow=10`,
+   * never `--follow 10`): `has` tells whether it was given, `string` its value.
+   */
+  readonly inlineValue?: boolean;
 }
 
 /** What a command accepts. */
@@ -152,6 +157,11 @@ export function parseCommand(spec: ParseSpec, argv: readonly string[]): ParsedAr
     const option = Object.hasOwn(spec.options, name) ? spec.options[name] : undefined;
     if (option === undefined) throw fail(`unknown option --${name}`);
     if (option.type === "boolean") {
+      if (inline !== undefined && option.inlineValue) {
+        if (inline.trim() === "") throw fail(`option --${name}= needs a value after "="`);
+        values.set(name, [inline]);
+        continue;
+      }
       if (inline !== undefined) throw fail(`option --${name} takes no value`);
       values.set(name, true);
       continue;

@@ -13,7 +13,7 @@ import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { CommandError, UsageError } from "../usage_error.ts";
 
-const USAGE = `Usage: hermes-state sync [options] FILE... --to URL
+const USAGE = `Usage: hermes-state sync [options] FILE... --to URL [--follow[=SECONDS]]
 
 Ship each state.db FILE (Python Hermes may be writing it) to the PostgreSQL
 store at URL, where every host's sessions are searchable together. A pass
@@ -29,18 +29,39 @@ gets " [ORIGIN]" appended.
 Options:
   --to URL          The PostgreSQL store (postgres://user:pass@host/db?schema=NAME)
   --origin NAME     Name a new FILE's origin (one FILE only; default: the host name)
-  --follow          Keep syncing until interrupted (Ctrl-C ends after the pass)
-  --every SECONDS   Pause between passes with --follow (default 5)
+  --follow[=SECONDS]
+                    Keep syncing until interrupted, a pass every SECONDS (default 5;
+                    Ctrl-C ends after the pass under way)
+  --every SECONDS   The same pause, for --follow without a value (an older spelling)
   --json            Report each pass as JSON
   -h, --help        Show this help
 
 Examples:
   hermes-state sync ~/.hermes/state.db --to postgres://hermes@db:5432/hermes
-  hermes-state sync /srv/a/state.db /srv/b/state.db --to "$URL" --follow --every 10
+  hermes-state sync /srv/a/state.db /srv/b/state.db --to "$URL" --follow=10
 `;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Seconds between passes: `--follow=SECONDS`, else `--every SECONDS`, else 5. */
+function followSeconds(args: ParsedArgs): number {
+  const inline = args.string("follow");
+  const every = args.string("every");
+  if (inline !== undefined && every !== undefined) {
+    throw new UsageError("give the pause once: --follow=SECONDS or --every SECONDS", {
+      command: "sync",
+    });
+  }
+  const [name, text] = inline !== undefined ? ["--follow", inline] : ["--every", every ?? "5"];
+  const seconds = Number(text);
+  if (!Number.isFinite(seconds) || seconds <= 0) {
+    throw new UsageError(`${name} must be a positive number of seconds: current value is ${text}`, {
+      command: "sync",
+    });
+  }
+  return seconds;
 }
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
@@ -58,16 +79,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (origin !== undefined && files.length > 1) {
     throw new UsageError("--origin names one FILE's origin: give one FILE", { command: "sync" });
   }
-  const everyText = args.string("every") ?? "5";
-  const every = Number(everyText);
-  if (!Number.isFinite(every) || every <= 0) {
-    throw new UsageError(
-      `--every must be a positive number of seconds: current value is ${everyText}`,
-      {
-        command: "sync",
-      },
-    );
-  }
+  const follow = args.has("follow");
+  const every = followSeconds(args);
   for (const file of files) {
     if (!existsSync(file)) throw new CommandError(`No database at ${file}`);
   }
@@ -77,9 +90,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   // With --follow, Ctrl-C or SIGTERM ends the run after the pass under way (each batch of
   // sessions is one transaction, so stopping mid-pass would lose nothing either).
   let stopping = false;
-  const unlisten = args.flag("follow")
-    ? ctx.io.onInterrupt?.(() => void (stopping = true))
-    : undefined;
+  const unlisten = follow ? ctx.io.onInterrupt?.(() => void (stopping = true)) : undefined;
   try {
     for (;;) {
       for (const file of files) {
@@ -105,7 +116,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
           ctx.io.stderr(`hermes-state: sync: ${file}: ${(error as Error).message}\n`);
         }
       }
-      if (!args.flag("follow")) break;
+      if (!follow) break;
       for (let waited = 0; waited < every * 1000 && !stopping; waited += 100) await sleep(100);
       if (stopping) break;
     }
@@ -124,7 +135,7 @@ export const syncCommand: Command = {
   options: {
     to: { type: "string" },
     origin: { type: "string" },
-    follow: { type: "boolean" },
+    follow: { type: "boolean", inlineValue: true },
     every: { type: "string" },
   },
   minPositionals: 1,
