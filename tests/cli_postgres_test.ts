@@ -239,6 +239,9 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     const onFile = await runCli(["--db", v11Copy(), "list", "--origin", "web-1"]);
     assert.equal(onFile.code, 1);
     assert.match(onFile.err, /--origin needs a PostgreSQL store/);
+    const searchOnFile = await runCli(["--db", v11Copy(), "search", "docker", "--origin", "web-1"]);
+    assert.equal(searchOnFile.code, 1);
+    assert.match(searchOnFile.err, /--origin needs a PostgreSQL store/);
   });
 
   test("sync --follow=SECONDS ships new messages on the next pass and stops after Ctrl-C", {

@@ -76,6 +76,20 @@ export async function openSqliteStore(
   return new SqliteSessionStore(db, options.retry ?? {});
 }
 
+/**
+ * Refuses the PostgreSQL engine's `origin` filter: a file records no origins
+ * (only `hermes-state sync` does, on the server), so filtering by one here
+ * would silently answer for every session.
+ */
+function refuseOrigin(options: unknown): void {
+  const origin = (options as { origin?: unknown } | null | undefined)?.origin;
+  if (origin === undefined || origin === null || origin === "") return;
+  throw new TypeError(
+    `Cannot filter by origin on a SQLite store: origins are recorded only on a PostgreSQL store, ` +
+      `by "hermes-state sync": current value is ${JSON.stringify(origin)}`,
+  );
+}
+
 class SqliteSessionStore implements SessionStore {
   readonly engine = "sqlite" as const;
   readonly #db: SessionDB;
@@ -151,16 +165,16 @@ class SqliteSessionStore implements SessionStore {
     return this.#call((db) => db.messageCount(...a));
   }
   searchMessages(...a: Parameters<SessionDB["searchMessages"]>) {
-    return this.#call((db) => db.searchMessages(...a));
+    return this.#call((db) => (refuseOrigin(a[1]), db.searchMessages(...a)));
   }
   listSessionsRich(...a: Parameters<SessionDB["listSessionsRich"]>) {
-    return this.#call((db) => db.listSessionsRich(...a));
+    return this.#call((db) => (refuseOrigin(a[0]), db.listSessionsRich(...a)));
   }
   searchSessions(...a: Parameters<SessionDB["searchSessions"]>) {
-    return this.#call((db) => db.searchSessions(...a));
+    return this.#call((db) => (refuseOrigin(a[0]), db.searchSessions(...a)));
   }
   sessionCount(...a: Parameters<SessionDB["sessionCount"]>) {
-    return this.#call((db) => db.sessionCount(...a));
+    return this.#call((db) => (refuseOrigin(a[0]), db.sessionCount(...a)));
   }
   listedSessionCount(...a: Parameters<SessionDB["listedSessionCount"]>) {
     return this.#call((db) => db.listedSessionCount(...a));

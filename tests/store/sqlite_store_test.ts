@@ -2,6 +2,8 @@
  * The SessionStore conformance suite on the SQLite engine (a file per store;
  * the fixture store is a copy of the v11 fixture itself).
  */
+import { test } from "node:test";
+import assert from "node:assert/strict";
 import { join } from "node:path";
 import { openStore } from "../../lib/open_store.ts";
 import { copyFixture, tempDbPath } from "../_helpers.ts";
@@ -12,4 +14,17 @@ storeConformance("sqlite", {
   empty: (options) => openStore(tempDbPath(), options),
   fixture: (options) => openStore(copyFixture("hermes-v11.db"), options),
   reopenReadonly: (store) => openStore(join(store.target), { readonly: true }),
+});
+
+test("the SQLite store refuses the origin filter of the PostgreSQL store, naming it", async () => {
+  await using store = await openStore(copyFixture("hermes-v11.db"));
+  const byOrigin = { origin: "web-1" } as Record<string, unknown>;
+  const refused = /Cannot filter by origin on a SQLite store.*current value is "web-1"/;
+  await assert.rejects(store.listSessionsRich(byOrigin), refused);
+  await assert.rejects(store.searchMessages("docker", byOrigin), refused);
+  await assert.rejects(store.searchSessions(byOrigin), refused);
+  await assert.rejects(store.sessionCount(byOrigin), refused);
+  // No origin (or an empty one) is every session, as before.
+  assert.equal(await store.sessionCount({ origin: "" } as Record<string, unknown>), 42);
+  assert.equal((await store.listSessionsRich({ limit: 100 })).length > 0, true);
 });
