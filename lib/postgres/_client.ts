@@ -136,7 +136,8 @@ function translate(error: unknown): unknown {
   if (code === undefined) return error;
   if (code === "23503") return foreignKeyError(error);
   const message = error instanceof Error ? error.message : String(error);
-  if (/^[0-9A-Z]{5}$/.test(code)) {
+  // A server error carries a SQLSTATE; the client's own (EPIPE, CONNECTION_CLOSED…) do not.
+  if ((error as { name?: unknown }).name === "PostgresError" && /^[0-9A-Z]{5}$/.test(code)) {
     return new StorageError(`PostgreSQL: ${message} (SQLSTATE ${code})`, kindOf(code), {
       cause: error,
     });
@@ -289,7 +290,8 @@ export async function connectPg(
         try {
           return await sql.begin((tx) => fn((text, params) => run(tx, text, params)));
         } catch (error) {
-          if (!isRetryable(error) || attempt >= maxAttempts) throw error;
+          // BEGIN and COMMIT fail outside `run` (a lost connection): translated here.
+          if (!isRetryable(error) || attempt >= maxAttempts) throw translate(error);
           await sleep(20 + random() * 130);
         }
       }
