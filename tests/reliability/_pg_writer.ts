@@ -3,9 +3,12 @@
  * its own session and to a shared one through `openStore(url)`, and reports
  * each append on stdout only after the call has returned.
  *
- * Argument: one JSON object `{ url, name, own, shared, count, seed, sharedRatio? }`
+ * Argument: one JSON object `{ url, name, own, shared, count, seed, sharedRatio?, retry? }`
  * (`count` 0 appends until killed). Output: `ready <runtime>`, then
- * `ack <token> <id> <session>` per message, then `done`.
+ * `ack <token> <id> <session>` per message, then `done`. With `retry`, a
+ * failed call (the server gone) prints `error <message>` and the writer
+ * goes on after a pause with new tokens: the failed call's tokens were
+ * never acknowledged, and may or may not be stored (all of a call or none).
  *
  * @module
  */
@@ -27,12 +30,33 @@ const config = JSON.parse(process.argv[2]) as {
   sharedRatio?: number;
   /** Waits for this file to exist before the first append (to start writers together). */
   startFile?: string;
+  /** Goes on after a failed call instead of exiting. @default {false} */
+  retry?: boolean;
 };
 const runtime = runtimeName();
 const random = mulberry32(config.seed);
-const store = await openStore(config.url);
-await store.createSession(config.own, "reliability", { model: `test-${runtime}` });
-await store.createSession(config.shared, "reliability");
+/** Runs `call`; with `retry`, again after a pause for as long as it fails. */
+async function attempt<T>(call: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!config.retry) throw error;
+    say(`error ${String((error as Error).message).split("\n")[0]}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    return undefined;
+  }
+}
+
+let store: Awaited<ReturnType<typeof openStore>> | undefined;
+while (store === undefined) store = await attempt(() => openStore(config.url));
+const opened = store;
+while (
+  await attempt(() =>
+    opened.createSession(config.own, "reliability", { model: `test-${runtime}` })
+  ) ===
+    undefined
+);
+while (await attempt(() => opened.createSession(config.shared, "reliability")) === undefined);
 say(`ready ${runtime}`);
 while (config.startFile && !existsSync(config.startFile)) {
   await new Promise((resolve) => setTimeout(resolve, 5));
@@ -49,11 +73,13 @@ while (config.count === 0 || index < config.count) {
     content: `hello ${token} from ${runtime}`,
     toolCalls: (index + k) % 3 === 2 ? [{ id: `call_${token}` }] : undefined,
   }));
-  const ids = size === 1
-    ? [await store.appendMessage(session, messages[0])]
-    : await store.appendMessages(session, messages);
-  tokens.forEach((token, k) => say(`ack ${token} ${ids[k]} ${session}`));
+  const ids = await attempt(async () =>
+    size === 1
+      ? [await opened.appendMessage(session, messages[0])]
+      : await opened.appendMessages(session, messages)
+  );
+  if (ids !== undefined) tokens.forEach((token, k) => say(`ack ${token} ${ids[k]} ${session}`));
   index += size;
 }
-await store.close();
+await opened.close();
 say("done");
