@@ -15,9 +15,19 @@ export type PgRow = Record<string, unknown>;
 /** A value bound to a `$n` parameter. */
 export type PgValue = string | number | bigint | boolean | null;
 
+/** How one statement is run. */
+export interface PgQueryOptions {
+  /**
+   * Planned with its parameters' values on every run (an unnamed statement)
+   * instead of prepared once: for a query whose best plan depends on them,
+   * as a search's does on how many rows its terms match. @default {false}
+   */
+  readonly custom?: boolean;
+}
+
 /** Runs one statement. Inside a transaction, on the transaction's connection. */
 export interface PgQuery {
-  (text: string, params?: readonly PgValue[]): Promise<PgRow[]>;
+  (text: string, params?: readonly PgValue[], options?: PgQueryOptions): Promise<PgRow[]>;
 }
 
 // ---------------------------------------------------------------------------
@@ -259,9 +269,14 @@ export async function connectPg(
       },
     },
   });
-  const run = async (conn: PostgresSql, text: string, params: readonly PgValue[] = []) => {
+  const run = async (
+    conn: PostgresSql,
+    text: string,
+    params: readonly PgValue[] = [],
+    options: PgQueryOptions = {},
+  ) => {
     try {
-      const rows = await conn.unsafe(text, params.map(encodeParam), { prepare: true });
+      const rows = await conn.unsafe(text, params.map(encodeParam), { prepare: !options.custom });
       return Array.from(rows, decodeRow);
     } catch (error) {
       throw translate(error);
@@ -284,11 +299,13 @@ export async function connectPg(
   const sleep = options.sleep ?? timer;
   const random = options.random ?? Math.random;
   return {
-    query: (text, params) => run(sql, text, params),
+    query: (text, params, options) => run(sql, text, params, options),
     async transaction(fn) {
       for (let attempt = 1;; attempt++) {
         try {
-          return await sql.begin((tx) => fn((text, params) => run(tx, text, params)));
+          return await sql.begin((tx) =>
+            fn((text, params, options) => run(tx, text, params, options))
+          );
         } catch (error) {
           // BEGIN and COMMIT fail outside `run` (a lost connection): translated here.
           if (!isRetryable(error) || attempt >= maxAttempts) throw translate(error);
