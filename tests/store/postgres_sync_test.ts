@@ -242,4 +242,34 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
       assert.equal((await sync.syncFile(client, file, { host: "big" })).messages, 0);
     },
   );
+
+  test("text that array and literal syntax treat specially arrives exactly", {
+    timeout: 60_000,
+  }, async () => {
+    const { client, store } = await server();
+    const file = join(tempDir(), "odd.db");
+    const texts = [
+      'say "hi"',
+      "back\\slash \\\\ two",
+      "{braces},commas",
+      "NULL",
+      "",
+      "\u0000 after a NUL",
+      "private \uE000 use \uE0000",
+      "tab\tnew\nline\r",
+      "数据库 'quote' 😀",
+    ];
+    const db = await SessionDB.open({ path: file });
+    db.createSession("odd", "cli");
+    for (const content of texts) {
+      db.appendMessage("odd", { role: "tool", content, toolName: content || null, tokenCount: 2 });
+    }
+    db.appendMessage("odd", { role: "assistant", content: null });
+    db.close();
+    assert.equal((await sync.syncFile(client, file, { host: "odd" })).messages, texts.length + 1);
+    const rows = await store.getMessages("odd/odd");
+    assert.deepEqual(rows.map((m) => m.content), [...texts, null]);
+    assert.deepEqual(rows.map((m) => m.tool_name), [...texts.map((t) => t || null), null]);
+    assert.equal((await store.searchMessages("数据库")).length, 1);
+  });
 });
