@@ -21,6 +21,7 @@ import type { SessionPlan } from "./corpus.ts";
 import type { QuerySpec } from "./queries.ts";
 import { pageSql } from "../lib/sqlite/search/ranked.ts";
 import { CONTEXT_SQL as PAGE_CONTEXT_SQL } from "../lib/sqlite/search/context.ts";
+import { CACHE_KIB } from "../lib/sqlite/open.ts";
 
 const caches = new WeakMap<RawConnection, Map<string, RawStatement>>();
 
@@ -76,6 +77,8 @@ export function rawPragmas(
   synchronous: "FULL" | "NORMAL" | "readonly" = "FULL",
 ): void {
   conn.exec("PRAGMA busy_timeout = 1000");
+  // The page cache the library gives each connection (lib/sqlite/open.ts).
+  conn.exec(`PRAGMA cache_size = -${CACHE_KIB}`);
   conn.exec("PRAGMA foreign_keys = ON");
   if (synchronous === "readonly") return;
   stmt(conn, "PRAGMA journal_mode = WAL").get();

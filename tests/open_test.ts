@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { SessionDB } from "../lib/sqlite/session_db.ts";
+import { SessionDB, storeOf } from "../lib/sqlite/session_db.ts";
 import { OpenError, ReadonlyError } from "../lib/core/errors.ts";
 import { defaultDbPath, hermesHome } from "../lib/core/paths.ts";
 import { copyFixture, FIXTURES, tempDbPath, tempDir } from "./_helpers.ts";
@@ -86,6 +86,17 @@ test("SessionDB.open({ readonly }) reads a fixture and refuses writes", async ()
   assert.throws(() => db.setMeta("k", "v"), ReadonlyError);
   db.close();
   assert.deepEqual(readFileSync(path), before);
+});
+
+test("every connection gets a 16 MiB page cache, read-only ones too, and the file is untouched", async () => {
+  const path = copyFixture("hermes-v11.db");
+  const before = readFileSync(path);
+  for (const readonly of [true, false]) {
+    using db = await SessionDB.open({ path, readonly });
+    const row = storeOf(db).statement("PRAGMA cache_size").get();
+    assert.equal(row?.cache_size, -16384, `readonly: ${readonly}`);
+    if (readonly) assert.deepEqual(readFileSync(path), before);
+  }
 });
 
 test("defaultDbPath() reads HERMES_HOME at each call and ignores a blank value", () => {

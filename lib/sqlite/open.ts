@@ -200,8 +200,19 @@ function assertStateDb(db: SqliteConnection, path: string): void {
   }
 }
 
+/**
+ * The page cache of each connection, in KiB (SQLite's default is 2,000).
+ * Ranking a frequent word reads its whole doclist: at a million messages a
+ * 2 MB cache thrashes and the same query takes up to 3× longer on some
+ * connections (BENCHMARKS.md, "A million messages"); 16 MiB holds it. The
+ * cache grows only as pages are read, and belongs to the connection: the
+ * file is not touched.
+ */
+export const CACHE_KIB = 16384;
+
 function applyPragmas(db: SqliteConnection, path: string, options: ConnectionOptions): void {
   db.exec(`PRAGMA busy_timeout = ${options.retry?.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
+  db.exec(`PRAGMA cache_size = -${CACHE_KIB}`);
   if (options.readonly) {
     // No pragma that writes, and no `query_only` either: a search may need
     // a TEMP table, and every write of the library is refused above SQL
