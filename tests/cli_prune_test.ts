@@ -4,6 +4,17 @@ import { buildDb, runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
 
 const OLD = 6;
 
+/** A file with one ghost (an ended, empty, untitled tui session) and one tui session that is kept. */
+function ghostAndKept(): Promise<string> {
+  return buildDb((db) => {
+    db.createSession("ghost", "tui");
+    db.endSession("ghost", "tui_close");
+    db.createSession("kept", "tui");
+    db.appendMessage("kept", { role: "user", content: "hi" });
+    db.endSession("kept", "tui_close");
+  }, { start: 1_000_000 });
+}
+
 describe("prune", () => {
   test("prune --dry-run lists the old ended sessions and deletes nothing", async () => {
     const path = v11Copy();
@@ -69,13 +80,7 @@ describe("prune", () => {
   });
 
   test("prune --ghosts --dry-run lists the ghosts and deletes nothing", async () => {
-    const path = await buildDb((db) => {
-      db.createSession("ghost", "tui");
-      db.endSession("ghost", "tui_close");
-      db.createSession("kept", "tui");
-      db.appendMessage("kept", { role: "user", content: "hi" });
-      db.endSession("kept", "tui_close");
-    }, { start: 1_000_000 });
+    const path = await ghostAndKept();
     const run = await runCli(["--db", path, "prune", "--ghosts", "--dry-run"], { now: 1_200_000 });
     assert.equal(run.code, 0, run.err);
     assert.match(
@@ -95,13 +100,7 @@ describe("prune", () => {
   });
 
   test("prune --ghosts deletes the empty, untitled, ended tui sessions after asking", async () => {
-    const path = await buildDb((db) => {
-      db.createSession("ghost", "tui");
-      db.endSession("ghost", "tui_close");
-      db.createSession("kept", "tui");
-      db.appendMessage("kept", { role: "user", content: "hi" });
-      db.endSession("kept", "tui_close");
-    }, { start: 1_000_000 });
+    const path = await ghostAndKept();
     const no = await runCli(["--db", path, "prune", "--ghosts"], { stdin: "n\n", now: 1_200_000 });
     assert.equal(no.code, 1);
     assert.ok(await withDb(path, (db) => db.getSession("ghost")));

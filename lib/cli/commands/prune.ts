@@ -62,6 +62,19 @@ function sessions(n: number): string {
   return plural(n, "session");
 }
 
+/** A dry run's answer: the sessions that would go (or JSON), or that there are none in `scope`. */
+function printDryRun(ctx: Context, candidates: readonly PruneCandidate[], scope: string): number {
+  if (ctx.json) {
+    printJson(ctx.io, { dry_run: true, would_prune: candidates.length, sessions: candidates });
+  } else if (candidates.length === 0) {
+    ctx.io.stdout(`No ${scope}.\n`);
+  } else {
+    ctx.io.stdout(listing(candidates));
+    ctx.io.stdout(`${sessions(candidates.length)} would be deleted (dry run: nothing was).\n`);
+  }
+  return 0;
+}
+
 /** What `prune --ghosts` deletes, as a dry run names it. */
 const GHOSTS = 'empty, untitled, ended "tui" sessions started more than a day ago';
 
@@ -75,18 +88,7 @@ async function pruneGhosts(args: ParsedArgs, ctx: Context): Promise<number> {
   const dryRun = args.flag("dry-run");
   // A dry run only reads: it opens the file as `list` does and never upgrades it.
   const store = await ctx.openStore(dryRun ? { access: "read" } : {});
-  if (dryRun) {
-    const candidates = await store.pruneCandidates({ ghosts: true });
-    if (ctx.json) {
-      printJson(ctx.io, { dry_run: true, would_prune: candidates.length, sessions: candidates });
-    } else if (candidates.length === 0) {
-      ctx.io.stdout(`No ${GHOSTS}.\n`);
-    } else {
-      ctx.io.stdout(listing(candidates));
-      ctx.io.stdout(`${sessions(candidates.length)} would be deleted (dry run: nothing was).\n`);
-    }
-    return 0;
-  }
+  if (dryRun) return printDryRun(ctx, await store.pruneCandidates({ ghosts: true }), GHOSTS);
   if (!args.flag("yes")) {
     const question = 'Delete every ended "tui" session with no message and no title, ' +
       "started more than a day ago? [y/N] ";
@@ -113,17 +115,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const scope = `ended sessions older than ${plural(days, "day")}${
     source ? ` from '${source}'` : ""
   }`;
-  if (dryRun) {
-    if (ctx.json) {
-      printJson(ctx.io, { dry_run: true, would_prune: candidates.length, sessions: candidates });
-    } else if (candidates.length === 0) {
-      ctx.io.stdout(`No ${scope}.\n`);
-    } else {
-      ctx.io.stdout(listing(candidates));
-      ctx.io.stdout(`${sessions(candidates.length)} would be deleted (dry run: nothing was).\n`);
-    }
-    return 0;
-  }
+  if (dryRun) return printDryRun(ctx, candidates, scope);
   if (candidates.length === 0) {
     if (ctx.json) printJson(ctx.io, { pruned: 0 });
     else ctx.io.stdout(`No ${scope}.\n`);
