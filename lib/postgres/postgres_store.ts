@@ -95,6 +95,7 @@ import { toConversationMessage } from "../core/conversation_message.ts";
 import { toolCallsAdded } from "../core/message_values.ts";
 import { withTipLent } from "../core/listing_rows.ts";
 import { escapeLike } from "../core/like_pattern.ts";
+import { deleteSessionRows } from "./_delete.ts";
 
 /** The sessions `pruneEmptyGhostSessions` deletes: `$1` is now minus a day. */
 const GHOST_CRITERIA = `source = 'tui' AND title IS NULL AND ended_at IS NOT NULL
@@ -307,6 +308,26 @@ const USAGE_ORDER: Readonly<Record<UsageGrouping, string>> = {
 };
 
 /** The WHERE of a listing and its parameters (`$1`…), as `listing.ts` filters on SQLite. */
+/**
+ * The WHERE of `searchSessions` and `sessionCount`: one source and one
+ * origin, each when given; their values are appended to `params`.
+ */
+function sourceAndOrigin(
+  options: { readonly source?: string | null } & OriginFilter,
+  params: PgValue[],
+): string {
+  const clauses: string[] = [];
+  if (options.source) {
+    params.push(options.source);
+    clauses.push(`s.source = $${params.length}`);
+  }
+  if (options.origin) {
+    params.push(options.origin);
+    clauses.push(BY_ORIGIN(params.length));
+  }
+  return clauses.length ? `WHERE ${clauses.join(" AND ")}` : "";
+}
+
 function listingFilters(
   options: ListSessionsOptions & OriginFilter,
 ): { where: string; params: PgValue[] } {
@@ -711,16 +732,7 @@ class PostgresSessionStore implements SessionStore {
     const limit = checkCount("search sessions", "limit", options.limit ?? 20);
     const offset = checkCount("search sessions", "offset", options.offset ?? 0);
     const params: PgValue[] = [limit, offset];
-    const clauses: string[] = [];
-    if (options.source) {
-      params.push(options.source);
-      clauses.push(`s.source = $${params.length}`);
-    }
-    if (options.origin) {
-      params.push(options.origin);
-      clauses.push(BY_ORIGIN(params.length));
-    }
-    const where = clauses.length ? `WHERE ${clauses.join(" AND ")}` : "";
+    const where = sourceAndOrigin(options, params);
     return await this.#query(
       `SELECT ${SESSION_COLUMNS},
          COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id), s.started_at)
@@ -740,16 +752,7 @@ class PostgresSessionStore implements SessionStore {
 
   async sessionCount(options: SessionCountOptions & OriginFilter = {}): Promise<number> {
     const params: PgValue[] = [];
-    const clauses: string[] = [];
-    if (options.source) {
-      params.push(options.source);
-      clauses.push(`s.source = $${params.length}`);
-    }
-    if (options.origin) {
-      params.push(options.origin);
-      clauses.push(BY_ORIGIN(params.length));
-    }
-    const where = clauses.length ? `WHERE ${clauses.join(" AND ")}` : "";
+    const where = sourceAndOrigin(options, params);
     const rows = await this.#query(`SELECT COUNT(*) AS n FROM sessions s ${where}`, params);
     return Number(rows[0].n);
   }
@@ -969,15 +972,7 @@ class PostgresSessionStore implements SessionStore {
   async #deleteWhere(query: PgQuery, criteria: string, params: PgValue[]): Promise<string[]> {
     const ids = (await query(`SELECT id FROM sessions WHERE ${criteria} FOR UPDATE`, params))
       .map((row) => row.id as string);
-    if (ids.length === 0) return ids;
-    const list = [JSON.stringify(ids)];
-    const doomed = "SELECT json_array_elements_text($1::text::json)";
-    await query(
-      `UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN (${doomed})`,
-      list,
-    );
-    await query(`DELETE FROM messages WHERE session_id IN (${doomed})`, list);
-    await query(`DELETE FROM sessions WHERE id IN (${doomed})`, list);
+    if (ids.length > 0) await deleteSessionRows(query, ids);
     return ids;
   }
 

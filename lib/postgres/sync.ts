@@ -30,6 +30,7 @@ import type { Store } from "../sqlite/store.ts";
 import { connectPg, type PgClient, type PgQuery, type PgValue } from "./_client.ts";
 import { parsePostgresUrl } from "./postgres_store.ts";
 import { migratePg } from "./schema.ts";
+import { deleteSessionRows } from "./_delete.ts";
 import {
   COUNTER_COLUMNS,
   INSERT_COLUMNS,
@@ -232,17 +233,6 @@ async function recordSession(
       source.maxId,
     ],
   );
-}
-
-async function deleteSessions(query: PgQuery, ids: readonly string[]): Promise<void> {
-  const list = [JSON.stringify(ids)];
-  const doomed = "SELECT json_array_elements_text($1::text::json)";
-  await query(
-    `UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN (${doomed})`,
-    list,
-  );
-  await query(`DELETE FROM messages WHERE session_id IN (${doomed})`, list);
-  await query(`DELETE FROM sessions WHERE id IN (${doomed})`, list);
 }
 
 /** Finds or registers the origin of `path` on `host`. */
@@ -509,7 +499,7 @@ export async function syncFile(
     await pipeline.drain();
     const gone = [...server.keys()].filter((id) => !source.has(id)).map((id) => `${origin}/${id}`);
     if (gone.length > 0) {
-      await client.transaction((query) => deleteSessions(query, gone));
+      await client.transaction((query) => deleteSessionRows(query, gone));
       totals.deleted = gone.length;
     }
     // Lineage within the origin: each session's parent, when the server has it.
