@@ -25,19 +25,7 @@ describe("PostgreSQL writers", { skip: PG_SKIP }, () => {
       const url = schemaUrl(freshSchema());
       // Create the schema first, so the writers race on data, not on the migration.
       await (await openStore(url)).close();
-      const runtimes = workerRuntimes(["deno", "bun", "node"]);
-      const workers = Array.from(
-        { length: 6 },
-        (_, i) =>
-          startWorker(runtimes[i % runtimes.length], "_pg_writer.ts", [JSON.stringify({
-            url,
-            name: `w${i}`,
-            own: `own-${i}`,
-            shared: "shared",
-            count: 60,
-            seed: seed + i,
-          })]),
-      );
+      const workers = startWriters(url, 6, { name: "w", own: "own-", count: 60, seed });
       const exits = await Promise.all(workers.map((w) => w.exited));
       exits.forEach((exit, i) => assert.equal(exit.code, 0, workers[i].stderr));
       const acked = workers.flatMap(acks);
@@ -52,19 +40,7 @@ describe("PostgreSQL writers", { skip: PG_SKIP }, () => {
     async () => {
       const url = schemaUrl(freshSchema());
       await (await openStore(url)).close();
-      const runtimes = workerRuntimes(["deno", "bun", "node"]);
-      const workers = Array.from(
-        { length: 4 },
-        (_, i) =>
-          startWorker(runtimes[i % runtimes.length], "_pg_writer.ts", [JSON.stringify({
-            url,
-            name: `k${i}`,
-            own: `kill-${i}`,
-            shared: "shared",
-            count: 0,
-            seed: seed + 100 + i,
-          })]),
-      );
+      const workers = startWriters(url, 4, { name: "k", own: "kill-", count: 0, seed: seed + 100 });
       await Promise.all(workers.map((w) => w.waitFor((l) => l.startsWith("ready"), "ready")));
       for (const worker of workers) {
         await worker.waitFor((l) => l.startsWith("ack "), "a first append");
@@ -97,23 +73,36 @@ describe("PostgreSQL writers", { skip: PG_SKIP }, () => {
   );
 });
 
+/**
+ * `n` writer processes on Deno, Bun and Node in turn (`_pg_writer.ts`), writer
+ * `i` named `${name}${i}`, appending to its own session `${own}${i}` and to
+ * "shared": `count` appends (0: until killed), seeded `seed + i`.
+ */
+function startWriters(
+  url: string,
+  n: number,
+  options: { name: string; own: string; count: number; seed: number },
+) {
+  const runtimes = workerRuntimes(["deno", "bun", "node"]);
+  return Array.from(
+    { length: n },
+    (_, i) =>
+      startWorker(runtimes[i % runtimes.length], "_pg_writer.ts", [JSON.stringify({
+        url,
+        name: `${options.name}${i}`,
+        own: `${options.own}${i}`,
+        shared: "shared",
+        count: options.count,
+        seed: options.seed + i,
+      })]),
+  );
+}
+
 /** Three writers on `server`; the server crashes (immediate stop) and restarts; then the checks. */
 async function crashAndRestart(server: string, clusterDir: string, pgSh: string): Promise<void> {
   const url = `${server}?schema=crash`;
   await (await openStore(url)).close();
-  const runtimes = workerRuntimes(["deno", "bun", "node"]);
-  const workers = Array.from(
-    { length: 3 },
-    (_, i) =>
-      startWorker(runtimes[i % runtimes.length], "_pg_writer.ts", [JSON.stringify({
-        url,
-        name: `c${i}`,
-        own: `crash-${i}`,
-        shared: "shared",
-        count: 0,
-        seed: seed + 200 + i,
-      })]),
-  );
+  const workers = startWriters(url, 3, { name: "c", own: "crash-", count: 0, seed: seed + 200 });
   for (const worker of workers) {
     await worker.waitFor((l) => l.startsWith("ack "), "a first append");
   }
