@@ -25,7 +25,7 @@ import process from "node:process";
 import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
 import { loadDriver } from "../sqlite/driver/load.ts";
-import { chooseReadAccess } from "../sqlite/read_access.ts";
+import { chooseReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { BackupError, OpenError } from "../core/errors.ts";
 import { integrityCheck } from "../sqlite/integrity.ts";
@@ -143,10 +143,7 @@ export async function backupDatabase(
   try {
     // Read as the read commands read: nothing changes, not even a -wal left behind.
     const access = chooseReadAccess(source);
-    const db = openDriver(source, {
-      readonly: access === "readonly" || access === "immutable",
-      immutable: access === "immutable",
-    });
+    const db = openDriver(source, driverOptionsFor(access));
     let before: [number, number];
     let after: [number, number];
     try {

@@ -14,7 +14,7 @@ import { statSync } from "node:fs";
 import { loadDriver } from "../sqlite/driver/load.ts";
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { OpenError } from "../core/errors.ts";
-import { chooseReadAccess } from "../sqlite/read_access.ts";
+import { chooseReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
 import { finishFtsBackfill, pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
 import { FTS_TABLES, type FtsTable } from "../sqlite/schema/schema_sql.ts";
 import { runChecks } from "./checks.ts";
@@ -131,10 +131,7 @@ function openFor(openDriver: SqliteDriver, path: string, fix: boolean): SqliteCo
   const access = fix ? "write" : chooseReadAccess(path);
   let db: SqliteConnection;
   try {
-    db = openDriver(path, {
-      readonly: access === "readonly" || access === "immutable",
-      immutable: access === "immutable",
-    });
+    db = openDriver(path, driverOptionsFor(access));
   } catch (error) {
     throw new OpenError(path, (error as Error).message, { cause: error });
   }

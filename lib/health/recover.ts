@@ -19,7 +19,7 @@ import { chmodSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import process from "node:process";
 import { loadDriver } from "../sqlite/driver/load.ts";
-import { chooseReadAccess } from "../sqlite/read_access.ts";
+import { chooseReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
 import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
 import type { SqliteConnection, SqliteDriver, SqlValue } from "../sqlite/driver/types.ts";
 import { OpenError, RecoverError } from "../core/errors.ts";
@@ -331,10 +331,7 @@ export async function recoverDatabase(
   let sourceVersion: number | undefined;
   // Read as the read commands read: nothing changes, not even a -wal left behind.
   const access = chooseReadAccess(source);
-  const db = openDriver(source, {
-    readonly: access === "readonly" || access === "immutable",
-    immutable: access === "immutable",
-  });
+  const db = openDriver(source, driverOptionsFor(access));
   try {
     try {
       db.prepare("SELECT count(*) AS n FROM sqlite_master").get();

@@ -21,7 +21,7 @@ import type { SqliteConnection, SqliteDriver } from "./driver/types.ts";
 import { loadDriver } from "./driver/load.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { NotStateDbError, OpenError } from "../core/errors.ts";
-import { chooseReadAccess, type ReadAccess } from "./read_access.ts";
+import { chooseReadAccess, driverOptionsFor, type ReadAccess } from "./read_access.ts";
 import { assertNotDamaged, recoverHint } from "./damaged_file.ts";
 import { diskFullReason, isDiskFull } from "./disk_space.ts";
 import { durabilityPragmas, JOURNAL_SIZE_LIMIT } from "./durability.ts";
@@ -302,10 +302,7 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
   const access = readonly ? chooseReadAccess(path) : "write";
   let db: SqliteConnection;
   try {
-    db = openDriver(path, {
-      readonly: access === "readonly" || access === "immutable",
-      immutable: access === "immutable",
-    });
+    db = openDriver(path, driverOptionsFor(access));
   } catch (error) {
     throw new OpenError(path, explain(error, path, readonly), {
       cause: error,

@@ -12,6 +12,7 @@
 import { accessSync, constants, lstatSync } from "node:fs";
 import { dirname } from "node:path";
 import process from "node:process";
+import type { SqliteDriverOptions } from "./driver/types.ts";
 
 /**
  * How a read-only open reaches the file:
@@ -61,4 +62,18 @@ export function chooseReadAccess(path: string): ReadAccess {
   if (exists(`${path}-wal`) || exists(`${path}-journal`)) return "readonly";
   if (!mayWrite(dirname(path))) return "immutable";
   return mayWrite(path) ? "shared" : "readonly";
+}
+
+/**
+ * The driver options that open a file with `access` (`"write"`: as the agent
+ * does).
+ *
+ * @param access A read access, or `"write"`.
+ * @returns The options for the driver.
+ */
+export function driverOptionsFor(access: ReadAccess | "write"): SqliteDriverOptions {
+  return {
+    readonly: access === "readonly" || access === "immutable",
+    immutable: access === "immutable",
+  };
 }
