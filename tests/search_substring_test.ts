@@ -10,7 +10,8 @@ import { Store } from "../lib/sqlite/store.ts";
 import { searchMessages } from "../lib/sqlite/search/search.ts";
 import type { SearchOptions } from "../lib/core/search/options.ts";
 import { trigramIndexUsable } from "../lib/sqlite/search/trigram_candidates.ts";
-import { lastId, trigramGapsOf } from "../lib/sqlite/search/trigram_gaps.ts";
+import { trigramGapsOf } from "../lib/sqlite/search/trigram_gaps.ts";
+import { lastMessageId } from "../lib/sqlite/message_ids.ts";
 import { copyFixture, rawOpen } from "./_helpers.ts";
 import { insertRows, type MessageSeed, type Seeded, seeded } from "./_search_data.ts";
 import { mulberry32 } from "./_random.ts";
@@ -257,7 +258,7 @@ describe("searchMessages() finds substring candidates through the trigram index"
       copy.db.exec(
         "CREATE VIRTUAL TABLE messages_fts_trigram USING fts5(\n    content,\n    tokenize='trigram'\n)",
       );
-      assert.ok(!trigramGapsOf(copy).complete(copy, 1, lastId(copy)), "rows are missing");
+      assert.ok(!trigramGapsOf(copy).complete(copy, 1, lastMessageId(copy)), "rows are missing");
       const hits = searchMessages(copy, "通信");
       assert.equal(hits.length, 4, "the scan still finds the fixture's hits");
       assert.deepEqual(hits, searchMessages(copy, "通信", {}, { substring: "scan" }));
@@ -278,7 +279,10 @@ describe("searchMessages() finds substring candidates through the trigram index"
         "CREATE VIRTUAL TABLE messages_fts_trigram USING fts5(\n    content,\n    tokenize='trigram'\n)",
       );
       assert.equal(searchMessages(own, "通信").length, 4, "the scan finds the fixture's hits");
-      assert.ok(!trigramGapsOf(own).complete(own, 1, lastId(own)), "the schema cookie moved");
+      assert.ok(
+        !trigramGapsOf(own).complete(own, 1, lastMessageId(own)),
+        "the schema cookie moved",
+      );
     } finally {
       own.db.close();
     }

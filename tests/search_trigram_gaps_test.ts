@@ -9,7 +9,8 @@ import { openConnection } from "../lib/sqlite/open.ts";
 import { Store } from "../lib/sqlite/store.ts";
 import { searchMessages } from "../lib/sqlite/search/search.ts";
 import type { SearchOptions } from "../lib/core/search/options.ts";
-import { lastId, trigramGapsOf } from "../lib/sqlite/search/trigram_gaps.ts";
+import { trigramGapsOf } from "../lib/sqlite/search/trigram_gaps.ts";
+import { lastMessageId } from "../lib/sqlite/message_ids.ts";
 import { rawOpen } from "./_helpers.ts";
 import { insertRows, type MessageSeed, seeded } from "./_search_data.ts";
 
@@ -80,7 +81,7 @@ describe("searchMessages() with messages an older SQLite cut at a U+0000", () =>
     const scanned = trigramGapsOf(store).scanned;
     assert.equal(scanned.length, 1);
     const [[from, to]] = scanned;
-    assert.equal(to, lastId(store), "from the newest message down");
+    assert.equal(to, lastMessageId(store), "from the newest message down");
     assert.ok(from > 2000, `a window of a few hundred messages: from ${from}`);
     assert.deepEqual(trigramGapsOf(store).checked, scanned, "counted in the same window only");
     assert.ok(!hits.some((h) => h.id === old));
@@ -110,7 +111,7 @@ describe("searchMessages() with messages an older SQLite cut at a U+0000", () =>
     assert.deepEqual(tool, [recent, old], "only the index's cut rows hold 工具");
     assert.deepEqual(
       trigramGapsOf(store).scanned,
-      [[1, lastId(store)]],
+      [[1, lastMessageId(store)]],
       "a full page scans it all",
     );
   });
@@ -179,9 +180,9 @@ describe("TrigramGaps", () => {
   test("nulRows() sees a message appended after a range below it was scanned", async () => {
     using store = await openStore(path);
     const gaps = trigramGapsOf(store);
-    gaps.nulRows(store, 1, lastId(store));
+    gaps.nulRows(store, 1, lastMessageId(store));
     const [id] = await insertRows(path, [], [cut(99)]);
-    assert.ok(gaps.nulRows(store, 1, lastId(store)).includes(id));
+    assert.ok(gaps.nulRows(store, 1, lastMessageId(store)).includes(id));
     assert.deepEqual(gaps.scanned, [[1, id]]);
   });
 });

@@ -8,7 +8,7 @@
 import type { SqlValue } from "./driver/types.ts";
 import type { Store } from "./store.ts";
 import { insertIndexedAfter } from "./fts_bulk.ts";
-import { noteIdsBelowLast } from "./reused_ids.ts";
+import { noteIdsBelowLast } from "./message_ids.ts";
 import type { ImportOptions, ImportResult, ParentLink } from "../core/transfer_options.ts";
 import {
   checkImportRecord,

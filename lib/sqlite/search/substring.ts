@@ -22,7 +22,8 @@ import { isPatternError } from "./query_error.ts";
 import { candidateSource, termKind, trigramIndexUsable } from "./trigram_candidates.ts";
 import { inSnapshot } from "./snapshot.ts";
 import { FIRST_CHUNK, walkCandidates } from "./substring_walk.ts";
-import { lastId, trigramGapsOf } from "./trigram_gaps.ts";
+import { trigramGapsOf } from "./trigram_gaps.ts";
+import { lastMessageId } from "../message_ids.ts";
 
 /** What a substring search needs. */
 export interface SubstringQuery {
@@ -73,7 +74,7 @@ function candidatePage(
   if (walked === "incomplete") return undefined;
   if (walked !== "unordered") return walked.slice(offset);
   // No timeline to walk by: every candidate, if the index misses none.
-  const rest = extra(1, lastId(store));
+  const rest = extra(1, lastMessageId(store));
   if (rest === undefined) return undefined;
   const all = JSON.stringify([...new Set([...candidates.all(), ...rest])]);
   return store.statement(sql).all(all, ...where.params, limit, offset)

@@ -12,7 +12,7 @@
 import type { Store } from "../store.ts";
 import type { SqlValue } from "../driver/types.ts";
 import { timelineOf } from "./timeline.ts";
-import { lastId } from "./trigram_gaps.ts";
+import { lastMessageId } from "../message_ids.ts";
 import type { CandidateSource } from "./trigram_candidates.ts";
 
 /** Candidates in the first chunk; each next chunk is twice as large. */
@@ -73,7 +73,7 @@ export function walkCandidates(
   if (need === 0) return [];
   const timeline = timelineOf(store);
   if (!timeline.refresh(store)) return "unordered";
-  const top = lastId(store);
+  const top = lastMessageId(store);
   const compare = (a: Found, b: Found) =>
     a.timestamp !== b.timestamp
       ? (oldest ? a.timestamp - b.timestamp : b.timestamp - a.timestamp)

@@ -28,13 +28,13 @@
  * (`AUTOINCREMENT`; checked), and a message's timestamp is never updated in
  * place (Python and this library delete and re-insert instead). The one
  * writer of ids below the last, `importSession` (original ids kept when
- * free), leaves a mark (`reused_ids.ts`); a changed mark makes the
+ * free), leaves a mark (`message_ids.ts`); a changed mark makes the
  * connection read its figures again.
  *
  * @module
  */
 import type { Store } from "../store.ts";
-import { idsBelowLastMark } from "../reused_ids.ts";
+import { idsBelowLastMark, lastMessageId } from "../message_ids.ts";
 
 /** Changes since the last look: this connection's and everyone else's. */
 const VERSION_SQL =
@@ -57,8 +57,6 @@ SELECT sid, (SELECT ${side === "latest" ? "max" : "min"}(timestamp) FROM message
   WHERE session_id = ids.sid) AS t
 FROM ids WHERE sid IS NOT NULL`;
 }
-
-const LAST_ID_SQL = "SELECT coalesce(max(id), 0) AS id FROM messages";
 
 /** The messages above an id, per session: their latest and earliest. */
 const NEW_ROWS_SQL = `SELECT session_id AS sid,
@@ -150,7 +148,7 @@ export class MessageTimeline {
       this.#latest = this.#earliest = undefined;
     }
     // The last id first: a message appended meanwhile is read next time.
-    const last = Number(store.statement(LAST_ID_SQL).get()?.id ?? 0);
+    const last = lastMessageId(store);
     if (this.#seen >= 0 && (this.#latest !== undefined || this.#earliest !== undefined)) {
       for (const row of store.statement(NEW_ROWS_SQL).all(this.#seen)) {
         const [sid, hi, lo] = [String(row.sid), Number(row.hi), Number(row.lo)];

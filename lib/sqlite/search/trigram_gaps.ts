@@ -36,8 +36,6 @@ const NUL_ROWS_SQL = `SELECT id FROM messages WHERE id >= ? AND id <= ?
   AND (tool_name IS NOT NULL OR tool_calls IS NOT NULL)
   AND (instr(CAST(content AS BLOB), x'00') > 0 OR instr(CAST(tool_name AS BLOB), x'00') > 0)`;
 
-const LAST_ID_SQL = "SELECT coalesce(max(id), 0) AS id FROM messages";
-
 /** Whether the trigram index has as many rows as there are messages in an id range. */
 const COMPLETE_SQL = `SELECT
   (SELECT count(*) FROM messages WHERE id >= ?1 AND id <= ?2) =
@@ -142,8 +140,8 @@ export class TrigramGaps {
 
   /**
    * The ids of such messages from `from` to `to` (inclusive; `to` at most
-   * the last id, which {@linkcode lastId} gives), scanning the parts of the
-   * range not scanned before. Call it inside the search's read transaction.
+   * the last id, `lastMessageId` of `message_ids.ts`), scanning the parts
+   * of the range not scanned before. Call it inside the search's read transaction.
    * Inside a write transaction the scan is not remembered (a rollback may
    * free ids for reuse).
    *
@@ -168,17 +166,6 @@ export class TrigramGaps {
     }
     return found;
   }
-}
-
-/**
- * The last message id the connection sees (0 when there is none).
- *
- * @param store The open store.
- * @returns The id.
- * @throws {SqliteError} On a storage failure.
- */
-export function lastId(store: Store): number {
-  return Number(store.statement(LAST_ID_SQL).get()?.id ?? 0);
 }
 
 const NUL_ROWS = Symbol("U+0000 rows");

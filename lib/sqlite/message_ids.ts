@@ -1,6 +1,6 @@
 /**
- * A mark in `state_meta` that messages were given ids below the file's
- * last one. Hermes appends messages with growing ids (`AUTOINCREMENT`);
+ * Message ids as the search's per-connection figures read them: the last
+ * one, and a mark in `state_meta` that messages were given ids below it. Hermes appends messages with growing ids (`AUTOINCREMENT`);
  * only `importSession` writes an id of its own (the original one, when it
  * is free), which may lie below the last. A connection that keeps figures
  * read in id order (the search timeline) takes in only what is above the
@@ -17,6 +17,17 @@ const KEY = "hermes_state_ids_below_last";
 const LAST_ID_SQL = "SELECT coalesce(max(id), 0) AS id FROM messages";
 
 /**
+ * The last message id the connection sees (0 when there is none).
+ *
+ * @param store The open store.
+ * @returns The id.
+ * @throws {SqliteError} On a storage failure.
+ */
+export function lastMessageId(store: Store): number {
+  return Number(store.statement(LAST_ID_SQL).get()?.id ?? 0);
+}
+
+/**
  * Bumps the mark, inside the caller's write transaction, when one of `ids`
  * lies below the file's last message id.
  *
@@ -25,7 +36,7 @@ const LAST_ID_SQL = "SELECT coalesce(max(id), 0) AS id FROM messages";
  * @throws {SqliteError} On a storage failure.
  */
 export function noteIdsBelowLast(store: Store, ids: readonly number[]): void {
-  const last = Number(store.statement(LAST_ID_SQL).get()?.id ?? 0);
+  const last = lastMessageId(store);
   if (!ids.some((id) => id < last)) return;
   setMeta(store, KEY, String(Number(getMeta(store, KEY) ?? 0) + 1));
 }
