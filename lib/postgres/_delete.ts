@@ -7,6 +7,20 @@
  */
 import type { PgQuery } from "./_client.ts";
 
+/**
+ * A statement that deletes the messages `where` selects (a condition on
+ * `messages`) and their rows of `message_words` (which has no foreign key:
+ * checking one per inserted row cost a `sync` of 200,000 messages 1.6 s).
+ * Every delete of messages goes through it.
+ *
+ * @param where The condition, e.g. `session_id = $1`.
+ * @returns The SQL.
+ */
+export function deleteMessagesSql(where: string): string {
+  return `WITH gone AS (DELETE FROM messages WHERE ${where} RETURNING id)
+    DELETE FROM message_words WHERE id IN (SELECT id FROM gone)`;
+}
+
 /** The ids bound as `$1`, one JSON array, read back as rows. */
 const DOOMED = "SELECT json_array_elements_text($1::text::json)";
 
@@ -24,6 +38,6 @@ export async function deleteSessionRows(query: PgQuery, ids: readonly string[]):
     `UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN (${DOOMED})`,
     list,
   );
-  await query(`DELETE FROM messages WHERE session_id IN (${DOOMED})`, list);
+  await query(deleteMessagesSql(`session_id IN (${DOOMED})`), list);
   await query(`DELETE FROM sessions WHERE id IN (${DOOMED})`, list);
 }

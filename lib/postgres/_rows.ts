@@ -193,6 +193,39 @@ export function valuesList(
   return { sql: tuples.join(", "), params };
 }
 
+/** The columns of `message_words` copied from the message (its id comes first). */
+const WORDS_COPIED = ["session_id", "role", "timestamp"];
+
+/**
+ * One statement that inserts messages with their word vectors: each row
+ * into `messages`, and its id, session, role, timestamp and `search_words`
+ * into the narrow `message_words` table the word search ranks from (see
+ * `schema.ts`). Rows without an `id` take the next ones of the sequence,
+ * in the order `source` yields them.
+ *
+ * @param columns The columns `source` yields, in order: `session_id`, any
+ *   message columns, `search_words`, `search_grams`, and `id` if given.
+ * @param source A query (it may read the CTEs of `before`).
+ * @param before CTEs to define first, as `name AS (…)`, comma-separated.
+ * @returns The SQL; its rows are the new ids, ascending.
+ */
+export function insertMessagesSql(
+  columns: readonly string[],
+  source: string,
+  before?: string,
+): string {
+  const stored = columns.filter((c) => c !== "search_words");
+  const ids = columns.includes("id") ? "" : "nextval('messages_id_seq') AS id, ";
+  const copied = WORDS_COPIED.map((c) => columns.includes(c) ? c : "NULL");
+  return `WITH ${before ? `${before}, ` : ""}
+    v AS MATERIALIZED (SELECT ${ids}src.* FROM (${source}) AS src(${columns.join(", ")})),
+    m AS (INSERT INTO messages (id, ${stored.filter((c) => c !== "id").join(", ")})
+      SELECT id, ${stored.filter((c) => c !== "id").join(", ")} FROM v),
+    w AS (INSERT INTO message_words (id, ${WORDS_COPIED.join(", ")}, search_words)
+      SELECT id, ${copied.join(", ")}, search_words FROM v)
+    SELECT id FROM v ORDER BY id`;
+}
+
 // ---------------------------------------------------------------------------
 // Listing preview (as lib/listing.ts)
 // ---------------------------------------------------------------------------

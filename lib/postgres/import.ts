@@ -17,7 +17,13 @@ import {
 } from "../core/import_record.ts";
 import type { ImportOptions, ImportResult, ParentLink } from "../core/transfer_options.ts";
 import type { PgQuery, PgValue } from "./_client.ts";
-import { COUNTER_COLUMNS, MESSAGE_COLUMN_NAMES, SESSION_COLUMN_NAMES } from "./_rows.ts";
+import {
+  COUNTER_COLUMNS,
+  insertMessagesSql,
+  MESSAGE_COLUMN_NAMES,
+  SESSION_COLUMN_NAMES,
+} from "./_rows.ts";
+import { deleteMessagesSql } from "./_delete.ts";
 import { gramsVector, searchDocument, wordsVector } from "./text_search.ts";
 
 /** Messages per multi-row INSERT (17 parameters each; PostgreSQL allows 65,535). */
@@ -99,7 +105,7 @@ async function writeMessages(query: PgQuery, checked: ImportRecord): Promise<voi
       });
       return `(${marks.join(", ")})`;
     });
-    await query(`INSERT INTO messages (${names.join(", ")}) VALUES ${tuples.join(", ")}`, params);
+    await query(insertMessagesSql(names, `VALUES ${tuples.join(", ")}`), params);
   };
   for (const [index, message] of checked.messages.entries()) {
     const names = ["session_id"];
@@ -166,7 +172,7 @@ export async function importSessionPg(
     const parentPresent = named === null || named === checked.id ||
       await sessionExists(query, named);
     const parent = parentPresent ? named : null;
-    if (exists) await query("DELETE FROM messages WHERE session_id = $1", [checked.id]);
+    if (exists) await query(deleteMessagesSql("session_id = $1"), [checked.id]);
     if (!exists && parent === checked.id) {
       // A row cannot name itself before it exists: insert, then link.
       await writeSessionRow(query, checked, null, false);

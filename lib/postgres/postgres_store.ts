@@ -77,6 +77,7 @@ import {
 } from "./_client.ts";
 import {
   INSERT_COLUMNS,
+  insertMessagesSql,
   MESSAGE_COLUMNS,
   type MessageValues,
   newMessageValues,
@@ -95,7 +96,7 @@ import { toConversationMessage } from "../core/conversation_message.ts";
 import { toolCallsAdded } from "../core/message_values.ts";
 import { withTipLent } from "../core/listing_rows.ts";
 import { escapeLike } from "../core/like_pattern.ts";
-import { deleteSessionRows } from "./_delete.ts";
+import { deleteMessagesSql, deleteSessionRows } from "./_delete.ts";
 
 /** The sessions `pruneEmptyGhostSessions` deletes: `$1` is now minus a day. */
 const GHOST_CRITERIA = `source = 'tui' AND title IS NULL AND ended_at IS NOT NULL
@@ -202,8 +203,6 @@ const MAX_LINEAGE_DEPTH = 1000;
 const MAX_CONVERSATION_LINEAGE = 100;
 /** Messages read per page of `iterateExport`. */
 const EXPORT_PAGE = 2000;
-
-const INSERT_NAMES = ["session_id", ...INSERT_COLUMNS].join(", ");
 
 const ADD_TOKENS = `UPDATE sessions SET
   input_tokens = input_tokens + $1::numeric,
@@ -541,14 +540,15 @@ class PostgresSessionStore implements SessionStore {
     const values = valuesList(rows, 4);
     const names = INSERT_COLUMNS.join(", ");
     const inserted = await query(
-      `WITH s AS (
-         UPDATE sessions SET message_count = message_count + $2::bigint,
-           tool_call_count = tool_call_count + $3::bigint
-         WHERE id = $1 RETURNING id
-       )
-       INSERT INTO messages (${INSERT_NAMES})
-       SELECT s.id, v.* FROM s, (VALUES ${values.sql}) AS v(${names})
-       RETURNING id`,
+      insertMessagesSql(
+        ["session_id", ...INSERT_COLUMNS],
+        `SELECT s.id, v.* FROM s, (VALUES ${values.sql}) AS v(${names})`,
+        `s AS (
+           UPDATE sessions SET message_count = message_count + $2::bigint,
+             tool_call_count = tool_call_count + $3::bigint
+           WHERE id = $1 RETURNING id
+         )`,
+      ),
       [sessionId, rows.length, toolCalls, ...values.params],
     );
     if (inserted.length === 0) throw foreignKeyError();
@@ -570,13 +570,15 @@ class PostgresSessionStore implements SessionStore {
       toolCalls += toolCallsAdded(list[i].tool_calls);
     }
     await this.#write(async (query) => {
-      await query("DELETE FROM messages WHERE session_id = $1", [sessionId]);
+      await query(deleteMessagesSql("session_id = $1"), [sessionId]);
       for (let at = 0; at < all.length; at += INSERT_CHUNK) {
         const chunk = all.slice(at, at + INSERT_CHUNK);
         const values = valuesList(chunk, 2);
         await query(
-          `INSERT INTO messages (${INSERT_NAMES})
-           SELECT $1, v.* FROM (VALUES ${values.sql}) AS v(${INSERT_COLUMNS.join(", ")})`,
+          insertMessagesSql(
+            ["session_id", ...INSERT_COLUMNS],
+            `SELECT $1, v.* FROM (VALUES ${values.sql}) AS v(${INSERT_COLUMNS.join(", ")})`,
+          ),
           [sessionId, ...values.params],
         );
       }
@@ -591,7 +593,7 @@ class PostgresSessionStore implements SessionStore {
 
   async clearMessages(sessionId: string): Promise<void> {
     await this.#write(async (query) => {
-      await query("DELETE FROM messages WHERE session_id = $1", [sessionId]);
+      await query(deleteMessagesSql("session_id = $1"), [sessionId]);
       await query(
         "UPDATE sessions SET message_count = 0, tool_call_count = 0 WHERE id = $1",
         [sessionId],
@@ -1161,7 +1163,7 @@ class PostgresSessionStore implements SessionStore {
       freePages: 0,
       sessions: await this.sessionCount(),
       messages: await this.messageCount(),
-      ftsTables: ["messages.search_words", "messages.search_grams"],
+      ftsTables: ["message_words.search_words", "messages.search_grams"],
       metaKeys: meta.map((row) => String(row.key)),
       integrity: null,
       knownIssues: [],

@@ -36,10 +36,11 @@ import {
 } from "./_client.ts";
 import { parsePostgresUrl } from "./postgres_store.ts";
 import { migratePg } from "./schema.ts";
-import { deleteSessionRows } from "./_delete.ts";
+import { deleteMessagesSql, deleteSessionRows } from "./_delete.ts";
 import {
   COUNTER_COLUMNS,
   INSERT_COLUMNS,
+  insertMessagesSql,
   type MessageValues,
   SESSION_COLUMN_NAMES,
   valuesList,
@@ -151,7 +152,7 @@ async function insertMessages(
   query: PgQuery,
   rows: readonly (readonly [string, MessageValues])[],
 ): Promise<void> {
-  const columns = `session_id, ${INSERT_COLUMNS.join(", ")}`;
+  const columns = ["session_id", ...INSERT_COLUMNS];
   for (let at = 0; at < rows.length; at += CHUNK) {
     const chunk = rows.slice(at, at + CHUNK);
     const values = valuesList(chunk.map(([, row]) => row), 1);
@@ -160,10 +161,7 @@ async function insertMessages(
     const first = values.params.length + 1;
     let n = 0;
     const sql = values.sql.replace(/\(\$/g, () => `($${first + n++}::text, $`);
-    await query(
-      `INSERT INTO messages (${columns}) SELECT * FROM (VALUES ${sql}) AS v(${columns})`,
-      [...values.params, ...ids],
-    );
+    await query(insertMessagesSql(columns, `VALUES ${sql}`), [...values.params, ...ids]);
   }
 }
 
@@ -376,7 +374,7 @@ function writeBatchOnce(
     }
     if (rewrite.length > 0) {
       await query(
-        "DELETE FROM messages WHERE session_id IN (SELECT json_array_elements_text($1::text::json))",
+        deleteMessagesSql("session_id IN (SELECT json_array_elements_text($1::text::json))"),
         [JSON.stringify(rewrite)],
       );
     }
