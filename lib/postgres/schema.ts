@@ -20,6 +20,7 @@
  */
 import type { PgClient } from "./_client.ts";
 import { COUNTER_COLUMNS } from "./_rows.ts";
+import { documentOf } from "./text_search.ts";
 
 /** The schema version the SQLite file format has; PostgreSQL records the same number. */
 export const SCHEMA_VERSION = 11;
@@ -173,12 +174,14 @@ const MIGRATIONS: readonly PgMigration[] = [
   },
 ];
 
+/** The searchable columns of a message (alias `m`), in the order the search document joins them. */
+export const SEARCH_COLUMNS_SQL: readonly string[] = ["m.content", "m.tool_name", "m.tool_calls"];
+
 /**
  * The text the search indexes see, as SQLite's FTS triggers build it:
  * `content ‖ ' ' ‖ tool_name ‖ ' ' ‖ tool_calls`.
  */
-export const SEARCH_DOCUMENT_SQL = "(coalesce(m.content, '') || ' ' || coalesce(m.tool_name, '') " +
-  "|| ' ' || coalesce(m.tool_calls, ''))";
+export const SEARCH_DOCUMENT_SQL: string = documentOf(SEARCH_COLUMNS_SQL);
 
 /** Advisory lock key of the migrations (any constant; "hermes" in ASCII). */
 const MIGRATION_LOCK = 0x6865726d6573;

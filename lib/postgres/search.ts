@@ -31,7 +31,7 @@ import { checkSort, type SearchOptions, type SearchSort } from "../core/search/o
 import { contextText, NotTextError } from "../core/content.ts";
 import type { ContextMessage, SearchHit } from "../core/types.ts";
 import type { PgQuery, PgRow, PgValue } from "./_client.ts";
-import { SEARCH_DOCUMENT_SQL } from "./schema.ts";
+import { SEARCH_COLUMNS_SQL, SEARCH_DOCUMENT_SQL } from "./schema.ts";
 import {
   gramsQuery,
   substringSnippet,
@@ -170,7 +170,7 @@ async function trigramPage(
   options: SearchOptions & { origin?: string | null },
   page: Page,
 ): Promise<PgRow[] | undefined> {
-  const condition = trigramSql(match, 1, SEARCH_DOCUMENT_SQL, containsPattern);
+  const condition = trigramSql(match, 1, SEARCH_COLUMNS_SQL, containsPattern);
   if (condition === undefined) return undefined;
   if (condition === null) return [];
   const params: PgValue[] = [...condition.params];

@@ -428,6 +428,17 @@ export interface SubstringSql {
 }
 
 /**
+ * The searchable text of a message as SQLite's FTS triggers build it: the
+ * columns joined by a space, a NULL one as empty.
+ *
+ * @param columns The SQL of the columns.
+ * @returns The SQL of the joined text.
+ */
+export function documentOf(columns: readonly string[]): string {
+  return `(${columns.map((column) => `coalesce(${column}, '')`).join(" || ' ' || ")})`;
+}
+
+/**
  * Translates an FTS5 query of the trigram table into SQL: each phrase is a
  * case-insensitive substring of the searchable text (one shorter than three
  * characters matches nothing, as in FTS5:
@@ -436,14 +447,14 @@ export interface SubstringSql {
  *
  * @param query The FTS5 query of the trigram table.
  * @param first Number of the first `$n` parameter.
- * @param document The SQL of the searchable text.
+ * @param columns The SQL of the searchable columns, in the order the document joins them.
  * @param pattern Turns a phrase into its LIKE pattern.
  * @returns The SQL; `null` when it matches nothing; `undefined` when FTS5 would reject it.
  */
 export function trigramSql(
   query: string,
   first: number,
-  document: string,
+  columns: readonly string[],
   pattern: (text: string) => string,
 ): SubstringSql | null | undefined {
   const tree = parseFtsQuery(query);
@@ -451,7 +462,7 @@ export function trigramSql(
   const params: string[] = [];
   const built = combine(tree, (phrase) => {
     if ([...phrase.text].length < 3) return DROPPED;
-    return substringCondition(phrase.text, first, document, pattern, params);
+    return substringCondition(phrase.text, first, columns, pattern, params);
   }, { and: " AND ", or: " OR ", not: (l, r) => `(${l} AND NOT ${r})` });
   return typeof built === "string" ? { sql: built, params } : null;
 }
@@ -462,7 +473,7 @@ export function trigramSql(
  *
  * @param text The substring.
  * @param first Number of the first `$n` parameter.
- * @param document The SQL of the text to look in.
+ * @param columns The SQL of the columns to look in, in the order the document joins them.
  * @param pattern Turns the text into its LIKE pattern.
  * @param params Where the condition's parameters are appended.
  * @returns The SQL.
@@ -470,7 +481,7 @@ export function trigramSql(
 export function substringCondition(
   text: string,
   first: number,
-  document: string,
+  columns: readonly string[],
   pattern: (text: string) => string,
   params: string[],
 ): string {
@@ -479,7 +490,13 @@ export function substringCondition(
   const uncased = text.toLowerCase() === text && text.toUpperCase() === text;
   params.push(uncased ? text : pattern(text));
   const at = `$${first + params.length - 1}`;
-  const like = uncased ? `strpos(${document}, ${at}) > 0` : `${document} ILIKE ${at}`;
+  const like = !uncased
+    ? `${documentOf(columns)} ILIKE ${at}`
+    : text.includes(" ")
+    ? `strpos(${documentOf(columns)}, ${at}) > 0`
+    // Without a space the text cannot straddle two columns: each is searched where it
+    // lies, without building the joined document (a NULL column contains nothing).
+    : `coalesce(${columns.map((column) => `strpos(${column}, ${at}) > 0`).join(" OR ")}, false)`;
   const grams = gramsQuery(text);
   if (grams === undefined) return like;
   params.push(grams);
