@@ -490,13 +490,13 @@ export function substringCondition(
   const uncased = text.toLowerCase() === text && text.toUpperCase() === text;
   params.push(uncased ? text : pattern(text));
   const at = `$${first + params.length - 1}`;
-  const like = !uncased
-    ? `${documentOf(columns)} ILIKE ${at}`
-    : text.includes(" ")
-    ? `strpos(${documentOf(columns)}, ${at}) > 0`
-    // Without a space the text cannot straddle two columns: each is searched where it
-    // lies, without building the joined document (a NULL column contains nothing).
-    : `coalesce(${columns.map((column) => `strpos(${column}, ${at}) > 0`).join(" OR ")}, false)`;
+  const contains = (haystack: string) =>
+    uncased ? `strpos(${haystack}, ${at}) > 0` : `${haystack} ILIKE ${at}`;
+  // Without a space the text cannot straddle two columns: each is searched where it lies,
+  // without building the joined document (a NULL column contains nothing).
+  const like = text.includes(" ")
+    ? contains(documentOf(columns))
+    : `coalesce(${columns.map(contains).join(" OR ")}, false)`;
   const grams = gramsQuery(text);
   if (grams === undefined) return like;
   params.push(grams);
