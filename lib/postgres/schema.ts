@@ -151,8 +151,8 @@ const MIGRATIONS: readonly PgMigration[] = [
     step: 5,
     name: "word vectors in a narrow table",
     // Ranking a frequent word reads the vector of every match: from rows of ~800 bytes
-    // instead of the messages' (content, tool calls, reasoning, both vectors), kept inline
-    // (compressed) rather than TOASTed. The message's session, role and timestamp come
+    // instead of the messages' (content, tool calls, reasoning, both vectors), the vector
+    // kept in the row (storage MAIN) rather than moved out to TOAST. The message's session, role and timestamp come
     // along, so every search filter and time order is answered here; none of them change
     // once written. No foreign key (1.6 s of a 200,000-message sync): every delete of
     // messages deletes their rows here in the same statement (`deleteMessagesSql`).
