@@ -195,3 +195,23 @@ test("import of a schema-21 export into a schema-11 file names the columns it co
   });
   assert.ok(JSON.parse(json.out).dropped_columns.includes("rewind_count"));
 });
+
+test("a store open while another process upgrades the file sees the new columns at once", async () => {
+  // Python Hermes adding `archived` to a file a long-lived reader (the web server, `sync
+  // --follow`) keeps open: the reader's next listing hides what the new column hides.
+  const path = copyFixture("hermes-v11.db");
+  const db = await SessionDB.open({ path });
+  try {
+    const before = db.listSessionsRich({ limit: 100 }).map((row) => row.id);
+    assert.ok(before.length > 1);
+    {
+      using other = await rawOpen(path);
+      other.exec("ALTER TABLE sessions ADD COLUMN archived INTEGER NOT NULL DEFAULT 0");
+      other.prepare("UPDATE sessions SET archived = 1 WHERE id = ?").run(before[0]);
+    }
+    const after = db.listSessionsRich({ limit: 100 }).map((row) => row.id);
+    assert.deepEqual(after, before.slice(1));
+  } finally {
+    db.close();
+  }
+});

@@ -37,6 +37,8 @@ export class Store {
   readonly #clock: () => number;
   readonly #statements = new Map<string, SqliteStatement>();
   readonly #columns = new Map<string, ReadonlySet<string>>();
+  /** `PRAGMA schema_version` when {@linkcode columns} was last read. */
+  #columnsCookie = -1;
   readonly #views = new Map<string, boolean>();
   readonly #derived = new Map<symbol, unknown>();
 
@@ -64,14 +66,21 @@ export class Store {
   }
 
   /**
-   * The columns `table` has in this file, read once per connection: a file
-   * written by a newer Hermes has more (`sessions.archived`,
-   * `messages.active`…), an older one fewer. Empty for a missing table.
+   * The columns `table` has in this file: a file written by a newer Hermes
+   * has more (`sessions.archived`, `messages.active`…), an older one fewer.
+   * Empty for a missing table. Read again after any schema change, by this
+   * connection or another process (a newer Hermes upgrading the file while
+   * a server keeps it open): the file's schema cookie says when.
    *
    * @param table A table name from a closed set in the caller.
    * @returns The column names.
    */
   columns(table: string): ReadonlySet<string> {
+    const cookie = Number(this.statement("PRAGMA schema_version").get()?.schema_version);
+    if (cookie !== this.#columnsCookie) {
+      this.#columns.clear();
+      this.#columnsCookie = cookie;
+    }
     let names = this.#columns.get(table);
     if (names === undefined) {
       const rows = this.db.prepare("SELECT name FROM pragma_table_info(?)").all(table);
