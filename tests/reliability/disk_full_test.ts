@@ -137,3 +137,41 @@ test("import on a full disk stops at the first disk-full error with one line", {
     again.unmount();
   }
 });
+
+test("copy onto a full disk stops at the first disk-full error with one line", {
+  skip,
+}, async () => {
+  const again = mounted();
+  try {
+    const dest = join(again.dir, "state.db");
+    {
+      using db = await SessionDB.open({ path: dest });
+      db.close();
+    }
+    // The source lives elsewhere: only the destination's device fills up.
+    const src = join(tempDir(), "big.db");
+    {
+      using db = await SessionDB.open({ path: src });
+      for (let i = 0; i < 40; i++) {
+        db.createSession(`s${i}`, "cli");
+        db.appendMessage(`s${i}`, { role: "user", content: "y".repeat(200 * 1024) });
+      }
+      db.close();
+    }
+    const run = await runCli(["copy", src, dest]);
+    assert.equal(run.code, 1);
+    const errors = run.err.trim().split("\n");
+    assert.equal(errors.length, 1, run.err);
+    assert.match(
+      errors[0],
+      /^hermes-state: .*Cannot copy s\d+: no space left on the device holding /,
+    );
+    using after = await SessionDB.open({ path: dest, readonly: true });
+    assert.ok(after.sessionCount() > 0 && after.sessionCount() < 40);
+    for (const session of after.searchSessions({ limit: 100 })) {
+      assert.equal(after.messageCount(session.id), 1, "a half-copied session");
+    }
+  } finally {
+    again.unmount();
+  }
+});

@@ -78,7 +78,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     const replace = args.flag("replace");
     const links: ParentLink[] = [];
     const progress = new Progress(ctx.io, "Copied");
-    const pacer = new LockPacer();
+    const lanes = isPostgresTarget(dest) ? POSTGRES_LANES : 1;
+    const pacer = lanes === 1 ? new LockPacer() : undefined;
     const copyOne = async (session: SessionExport) => {
       try {
         const result = await target.importSession(session, { replace });
@@ -89,8 +90,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         if (result.deferredParent !== null) {
           links.push({ id: result.id, parentId: result.deferredParent });
         }
-        // Leave the lock free now and then, so that other writers get in.
-        const pause = pacer.due();
+        // Leave a file's write lock free now and then, so that other writers get in (a server
+        // has no such lock).
+        const pause = pacer?.due() ?? 0;
         if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
       } catch (error) {
         if (isDiskFull(error, target.target)) {
@@ -109,20 +111,24 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     };
     // A file takes one writer at a time; a server takes sessions side by side, each in its own
     // transaction (a parent still in flight is linked at the end, as one copied later is).
-    const lanes = isPostgresTarget(dest) ? POSTGRES_LANES : 1;
     const inFlight = new Set<Promise<void>>();
+    /** What stops the run (a full disk), once the sessions in flight have ended. */
+    let stop: { error: unknown } | undefined;
     try {
       const only = args.string("source");
       for await (const session of source.iterateExport(only ? { source: only } : {})) {
-        const copying: Promise<void> = copyOne(session).finally(() => inFlight.delete(copying));
+        const copying: Promise<void> = copyOne(session)
+          .catch((error) => void (stop ??= { error }))
+          .finally(() => inFlight.delete(copying));
         inFlight.add(copying);
         if (inFlight.size >= lanes) await Promise.race(inFlight);
+        if (stop !== undefined) break;
       }
-      await Promise.all(inFlight);
     } finally {
-      await Promise.allSettled(inFlight);
+      await Promise.all(inFlight);
       progress.done();
     }
+    if (stop !== undefined) throw stop.error;
     counts.linked = await target.restoreParentLinks(links);
   } finally {
     await source.close();
