@@ -11,7 +11,7 @@ import type { SessionStore } from "../../lib/core/session_store.ts";
 import type { PgClient } from "../../lib/postgres/_client.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { copyFixture } from "../_helpers.ts";
-import { freshSchema, openPgStore, PG_SKIP, PG_URL } from "./_pg.ts";
+import { freshSchema, openPgStore, PG_SKIP, PG_URL, schemaUrl } from "./_pg.ts";
 
 describe("message_words", { skip: PG_SKIP }, () => {
   let client: PgClient;
@@ -92,7 +92,6 @@ describe("message_words", { skip: PG_SKIP }, () => {
   }, async () => {
     const schema = freshSchema();
     const { connectSyncTarget, syncFile } = await import("../../lib/postgres/sync.ts");
-    const { schemaUrl } = await import("./_pg.ts");
     const target = await connectSyncTarget(schemaUrl(schema));
     try {
       const file = copyFixture("hermes-v11.db");
