@@ -157,6 +157,9 @@ const MIGRATIONS: readonly PgMigration[] = [
     // once written. No foreign key (1.6 s of a 200,000-message sync): every delete of
     // messages deletes their rows here in the same statement (`deleteMessagesSql`).
     sql: [
+      // First, so no message is written between the copy below and the end of the step (it
+      // would have no word row); readers and writers wait for the step (5 s at 200,000).
+      `LOCK TABLE messages IN ACCESS EXCLUSIVE MODE`,
       `CREATE TABLE message_words (
         id bigint PRIMARY KEY,
         session_id text NOT NULL,
