@@ -18,6 +18,7 @@
  *
  * @module
  */
+import { OpenError } from "../core/errors.ts";
 import type { PgClient } from "./_client.ts";
 import { COUNTER_COLUMNS } from "./_rows.ts";
 import { documentOf } from "./text_search.ts";
@@ -177,6 +178,9 @@ const MIGRATIONS: readonly PgMigration[] = [
   },
 ];
 
+/** The newest step this version knows. */
+const LAST_STEP = Math.max(...MIGRATIONS.map((migration) => migration.step));
+
 /** The searchable columns of a message (alias `m`), in the order the search document joins them. */
 export const SEARCH_COLUMNS_SQL: readonly string[] = ["m.content", "m.tool_name", "m.tool_calls"];
 
@@ -200,6 +204,7 @@ function quoteIdent(name: string): string {
  * @param client The pool.
  * @param schema The schema name.
  * @param through The last step to run (tests build an older schema with it). @default {every step}
+ * @throws {OpenError} When a newer hermes-state has run migrations this one does not know.
  */
 export async function migratePg(
   client: PgClient,
@@ -215,6 +220,16 @@ export async function migratePg(
     const done = new Set(
       (await query("SELECT step FROM hermes_migrations")).map((row) => Number(row.step)),
     );
+    const newer = Math.max(0, ...done);
+    if (newer > LAST_STEP) {
+      // Its tables may have moved on (as step 5 moved the word vectors): writing with this
+      // version's statements could fail halfway or leave rows a newer reader does not index.
+      throw new OpenError(
+        schema,
+        `the schema was upgraded by a newer hermes-state (migration ${newer}; this one knows up to ${LAST_STEP}): upgrade hermes-state, or open it read-only`,
+        { kind: "other" },
+      );
+    }
     for (const migration of MIGRATIONS) {
       if (done.has(migration.step) || migration.step > through) continue;
       for (const statement of migration.sql) await query(statement);
