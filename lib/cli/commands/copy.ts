@@ -3,10 +3,10 @@
  * file to PostgreSQL, PostgreSQL to file, file to file — one session at a
  * time into a file, three side by side into PostgreSQL (4,640 → 10,300
  * messages/s for 200,000 messages; memory stays bounded), each written
- * whole or not at all. A session
- * already in DEST is skipped, so a second run copies nothing and a run
- * that was interrupted resumes where it stopped. Ids, columns, titles,
- * timestamps, message ids (when free) and lineage are kept.
+ * whole or not at all. A session already in DEST is skipped, so a second
+ * run copies nothing and a run that was interrupted resumes where it
+ * stopped. Ids, columns, titles, timestamps, message ids (when free) and
+ * lineage are kept.
  *
  * @module
  */
