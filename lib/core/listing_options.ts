@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { checkSeconds } from "./paging.ts";
 /** Options of `listSessionsRich`. */
 export interface ListSessionsOptions {
   /** Only sessions of this source (`cli`, `telegram`…); all when empty. */
@@ -93,15 +94,8 @@ export interface PrefixMatches {
 export function checkStartedRange(
   options: ListSessionsOptions,
 ): { after: number | null; before: number | null } {
-  const time = (name: "startedAfter" | "startedBefore"): number | null => {
-    const value = options[name];
-    if (value === undefined || value === null) return null;
-    if (typeof value !== "number" || !Number.isFinite(value)) {
-      throw new RangeError(
-        `Cannot list sessions: ${name} must be a finite number of seconds: current value is ${value}`,
-      );
-    }
-    return value;
+  return {
+    after: checkSeconds("list sessions", "startedAfter", options.startedAfter),
+    before: checkSeconds("list sessions", "startedBefore", options.startedBefore),
   };
-  return { after: time("startedAfter"), before: time("startedBefore") };
 }

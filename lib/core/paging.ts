@@ -1,6 +1,7 @@
 /**
- * Argument checks for paging (`limit`, `offset`) shared by the listing,
- * statistics and search functions.
+ * Argument checks shared by the listing, statistics and search functions:
+ * paging counts (`limit`, `offset`) and optional times in seconds
+ * (`startedAfter`, `since`…).
  *
  * @module
  */
@@ -27,6 +28,34 @@ export function checkCount(action: string, name: string, value: unknown): number
     const shown = typeof value === "string" ? JSON.stringify(value) : String(value);
     throw new RangeError(
       `Cannot ${action}: ${name} must be a non-negative integer: current value is ${shown}`,
+    );
+  }
+  return value;
+}
+
+/**
+ * An optional time in seconds since the epoch: `null` when not given,
+ * otherwise it must be a finite number.
+ *
+ * @param action What was being done, e.g. `"list sessions"`.
+ * @param name The argument name, e.g. `"startedAfter"`.
+ * @param value The value given.
+ * @returns The value, or `null` for `undefined` and `null`.
+ * @throws {RangeError} When it is given but not a finite number.
+ *
+ * @example
+ * ```ts
+ * import { checkSeconds } from "./paging.ts";
+ * console.assert(checkSeconds("report usage", "since", undefined) === null);
+ * // checkSeconds("report usage", "since", NaN) throws RangeError:
+ * // "Cannot report usage: since must be a finite number of seconds: current value is NaN"
+ * ```
+ */
+export function checkSeconds(action: string, name: string, value: unknown): number | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "number" || !Number.isFinite(value)) {
+    throw new RangeError(
+      `Cannot ${action}: ${name} must be a finite number of seconds: current value is ${value}`,
     );
   }
   return value;

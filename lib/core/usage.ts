@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { checkSeconds } from "./paging.ts";
 /** One source's totals, as {@linkcode usageBySource} returns them. */
 export interface SourceUsage {
   /** `cli`, `telegram`, `discord`, `tool`… */
@@ -149,17 +150,12 @@ export function checkUsageOptions(options: UsageReportOptions = {}): CheckedUsag
       }`,
     );
   }
-  const time = (name: "since" | "until"): number | null => {
-    const value = options[name];
-    if (value === undefined || value === null) return null;
-    if (typeof value !== "number" || !Number.isFinite(value)) {
-      throw new RangeError(
-        `Cannot report usage: ${name} must be a finite number of seconds: current value is ${value}`,
-      );
-    }
-    return value;
+  return {
+    by,
+    since: checkSeconds("report usage", "since", options.since),
+    until: checkSeconds("report usage", "until", options.until),
+    source: options.source || null,
   };
-  return { by, since: time("since"), until: time("until"), source: options.source || null };
 }
 
 /**
