@@ -102,6 +102,26 @@ test(
   },
 );
 
+/**
+ * A CLI run that filled the disk holding `path`, writing 40 one-message sessions: it exits 1 with
+ * one error line matching `line`, and `path` holds some of the sessions, each whole.
+ */
+async function assertStoppedWhole(
+  run: { code: number; err: string },
+  line: RegExp,
+  path: string,
+): Promise<void> {
+  assert.equal(run.code, 1);
+  const errors = run.err.trim().split("\n");
+  assert.equal(errors.length, 1, run.err);
+  assert.match(errors[0], line);
+  using after = await SessionDB.open({ path, readonly: true });
+  assert.ok(after.sessionCount() > 0 && after.sessionCount() < 40);
+  for (const session of after.searchSessions({ limit: 100 })) {
+    assert.equal(after.messageCount(session.id), 1, `${session.id} is cut`);
+  }
+}
+
 test("import on a full disk stops at the first disk-full error with one line", {
   skip,
 }, async () => {
@@ -120,19 +140,11 @@ test("import on a full disk stops at the first disk-full error with one line", {
         messages: [{ role: "user", timestamp: 1000 + i, content: "y".repeat(200 * 1024) }],
       }));
     writeFileSync(input, lines.join("\n") + "\n");
-    const run = await runCli(["--db", path, "import", input]);
-    assert.equal(run.code, 1);
-    const errors = run.err.trim().split("\n");
-    assert.equal(errors.length, 1, run.err);
-    assert.match(
-      errors[0],
+    await assertStoppedWhole(
+      await runCli(["--db", path, "import", input]),
       /^hermes-state: .*Cannot import line \d+: no space left on the device holding /,
+      path,
     );
-    using after = await SessionDB.open({ path, readonly: true });
-    assert.ok(after.sessionCount() > 0 && after.sessionCount() < 40);
-    for (const session of after.searchSessions({ limit: 100 })) {
-      assert.equal(after.messageCount(session.id), 1, "a half-imported session");
-    }
   } finally {
     again.unmount();
   }
@@ -158,19 +170,11 @@ test("copy onto a full disk stops at the first disk-full error with one line", {
       }
       db.close();
     }
-    const run = await runCli(["copy", src, dest]);
-    assert.equal(run.code, 1);
-    const errors = run.err.trim().split("\n");
-    assert.equal(errors.length, 1, run.err);
-    assert.match(
-      errors[0],
+    await assertStoppedWhole(
+      await runCli(["copy", src, dest]),
       /^hermes-state: .*Cannot copy s\d+: no space left on the device holding /,
+      dest,
     );
-    using after = await SessionDB.open({ path: dest, readonly: true });
-    assert.ok(after.sessionCount() > 0 && after.sessionCount() < 40);
-    for (const session of after.searchSessions({ limit: 100 })) {
-      assert.equal(after.messageCount(session.id), 1, "a half-copied session");
-    }
   } finally {
     again.unmount();
   }
