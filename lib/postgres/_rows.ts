@@ -214,13 +214,12 @@ export function insertMessagesSql(
   source: string,
   before?: string,
 ): string {
-  const stored = columns.filter((c) => c !== "search_words");
+  const stored = columns.filter((c) => c !== "search_words" && c !== "id").join(", ");
   const ids = columns.includes("id") ? "" : "nextval('messages_id_seq') AS id, ";
   const copied = WORDS_COPIED.map((c) => columns.includes(c) ? c : "NULL");
   return `WITH ${before ? `${before}, ` : ""}
     v AS MATERIALIZED (SELECT ${ids}src.* FROM (${source}) AS src(${columns.join(", ")})),
-    m AS (INSERT INTO messages (id, ${stored.filter((c) => c !== "id").join(", ")})
-      SELECT id, ${stored.filter((c) => c !== "id").join(", ")} FROM v),
+    m AS (INSERT INTO messages (id, ${stored}) SELECT id, ${stored} FROM v),
     w AS (INSERT INTO message_words (id, ${WORDS_COPIED.join(", ")}, search_words)
       SELECT id, ${copied.join(", ")}, search_words FROM v)
     SELECT id FROM v ORDER BY id`;
