@@ -545,8 +545,8 @@ export async function syncFile(
     );
     /** Sessions to write in the next transaction, with the messages to insert. */
     // Search vectors are computed here, outside the transaction, so it holds its locks briefly;
-    // and while one batch's transaction is in flight the next batch is read and computed
-    // (one transaction at a time, in order: batch N+1 starts once batch N has committed).
+    // and while batches are in flight (up to LANES, see Pipeline) the next one is read and
+    // computed.
     let batch: BatchItem[] = [];
     let batched = 0;
     const flush = async () => {
