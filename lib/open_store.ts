@@ -37,11 +37,19 @@ export function sqlitePath(target: string): string {
  * Opens the store `target` names.
  *
  * @param target A file path, `sqlite:PATH`, or a `postgres://` / `postgresql://` URL
- *   (`?schema=NAME` picks the schema, `hermes` by default).
+ *   (`?schema=NAME` picks the schema, `hermes` by default), read as `psql`
+ *   reads it: a Unix socket folder as the host (`postgres:///db?host=/var/run/postgresql`),
+ *   libpq's `?host=`, `?port=`, `?user=`, `?password=`, `?dbname=`, `?sslmode=`,
+ *   `?connect_timeout=`, the `PG*` environment variables for what it leaves
+ *   out; other parameters are server settings for the session.
  * @param options Engine options.
  * @returns The open store; close it with `await store.close()` or `await using`.
- * @throws {OpenError} When the file cannot be opened or the server cannot be reached.
- * @throws {TypeError} When the `postgres` package cannot be loaded, or the schema name is bad.
+ * @throws {OpenError} When the file cannot be opened or the server cannot be reached;
+ *   read-only, when the schema holds no store (kind `not_found`) or one this
+ *   version has not migrated yet (`hermes-state --db URL migrate` upgrades it).
+ * @throws {TypeError} When the `postgres` package cannot be loaded, the schema
+ *   name is bad, or the URL has a bad value or a parameter the client cannot
+ *   honour (named in the message).
  *
  * @example Recording and searching through the asynchronous store
  * ```ts

@@ -308,4 +308,29 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
       assert.equal((await store.getSession(id))?.input_tokens, 14, url);
     }
   });
+
+  test("a read command on a schema with no store says so; migrate creates it, once", {
+    timeout: 60_000,
+  }, async () => {
+    const schema = freshSchema();
+    const url = schemaUrl(schema);
+    const list = await runCli(["--db", url, "list"]);
+    assert.equal(list.code, 1);
+    assert.match(
+      list.err,
+      new RegExp(`^hermes-state: .*schema "${schema}" holds no hermes-state store yet`),
+    );
+    assert.equal(list.err.trimEnd().split("\n").length, 1, list.err);
+    const created = await runCli(["--db", url, "migrate"]);
+    assert.equal(created.code, 0, created.err);
+    assert.match(created.err, /^created the store \(migration \d+\)\n$/);
+    const again = await runCli(["--db", url, "--json", "migrate"]);
+    assert.equal(again.code, 0, again.err);
+    const report = JSON.parse(again.out);
+    assert.equal(report.upgraded, false);
+    assert.equal(report.before, report.after);
+    assert.match(again.err, /^migration \d+: nothing to upgrade\n$/);
+    const empty = await runCli(["--db", url, "list"]);
+    assert.equal(empty.code, 0, empty.err);
+  });
 });

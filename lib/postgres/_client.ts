@@ -7,7 +7,9 @@
  *
  * @module
  */
+import process from "node:process";
 import { OpenError, StorageError, type StorageErrorKind } from "../core/errors.ts";
+import { maskPassword, serverOptions } from "./_url.ts";
 
 /** A row as the client returns it, after the text codec. */
 export type PgRow = Record<string, unknown>;
@@ -202,7 +204,7 @@ interface PostgresSql {
   end(options?: { timeout?: number }): Promise<void>;
 }
 
-type PostgresFactory = (url: string, options: Record<string, unknown>) => PostgresSql;
+type PostgresFactory = (options: Record<string, unknown>) => PostgresSql;
 
 /**
  * Loads the client: `npm:postgres@3.4.9` on Deno, the bare package (from
@@ -245,17 +247,21 @@ export async function connectPg(
   schema: string,
   options: PgConnectOptions = {},
 ): Promise<PgClient> {
+  // Read before the client is loaded: a malformed URL is the caller's error, not a missing package.
+  const server = serverOptions(url, process.env);
   const postgres = await loadPostgres();
   const display = maskPassword(url);
-  const sql = postgres(url, {
+  const sql = postgres({
+    ...server,
     max: options.max ?? 4,
     onnotice: () => {},
     fetch_types: false,
     // A pool left open (no close()) lets the process exit half a minute after its last query.
     idle_timeout: 30,
     connection: {
-      search_path: `"${schema.replaceAll('"', '""')}", public`,
       application_name: "hermes-state",
+      ...server.connection,
+      search_path: `"${schema.replaceAll('"', '""')}", public`,
       ...(options.readonly ? { default_transaction_read_only: "on" } : {}),
     },
     types: {
@@ -335,12 +341,4 @@ export async function connectPg(
   };
 }
 
-/**
- * The URL with its password replaced by `***`, for messages and `target`.
- *
- * @param url A server URL.
- * @returns The URL to show.
- */
-export function maskPassword(url: string): string {
-  return url.replace(/^(postgres(?:ql)?:\/\/[^:/@]*:)[^@/]*@/i, "$1***@");
-}
+export { maskPassword } from "./_url.ts";

@@ -10,7 +10,7 @@
  */
 import { parsePythonFloat, pythonFloatRepr } from "../core/python_float.ts";
 import { removeTranscriptFiles } from "../files/transcript_files.ts";
-import { ReadonlyError, TitleError } from "../core/errors.ts";
+import { OpenError, ReadonlyError, TitleError } from "../core/errors.ts";
 import type {
   ConversationOptions,
   CreateSessionOptions,
@@ -89,7 +89,7 @@ import {
 } from "./_rows.ts";
 import { messageFromRow } from "../core/message_row.ts";
 import { importSessionPg, restoreParentLinksPg } from "./import.ts";
-import { migratePg } from "./schema.ts";
+import { LAST_STEP, migratePg, migrationStep } from "./schema.ts";
 import { searchMessagesPg } from "./search.ts";
 import { isReplayedPrompt } from "../core/replayed_prompt.ts";
 import { toConversationMessage } from "../core/conversation_message.ts";
@@ -148,14 +148,38 @@ export function parsePostgresUrl(url: string): { url: string; schema: string } {
   if (at === -1) return { url, schema: "hermes" };
   const params = new URLSearchParams(url.slice(at + 1));
   const schema = params.get("schema") ?? "hermes";
-  params.delete("schema");
   if (!SCHEMA_NAME.test(schema)) {
     throw new TypeError(
       `Cannot open store: schema must be a plain identifier: current value is ${schema}`,
     );
   }
-  const rest = params.toString();
-  return { url: url.slice(0, at) + (rest ? `?${rest}` : ""), schema };
+  // The other parameters as written (re-encoding them would change what errors show).
+  const rest = url.slice(at + 1).split("&")
+    .filter((part) => part !== "" && new URLSearchParams(part).keys().next().value !== "schema");
+  return { url: url.slice(0, at) + (rest.length > 0 ? `?${rest.join("&")}` : ""), schema };
+}
+
+/**
+ * Refuses a read-only open of a schema this version cannot read: one that
+ * holds no store yet, or one a writer of this version has not migrated yet
+ * (its statements read the tables of the last step).
+ */
+async function checkReadable(client: PgClient, schema: string, display: string): Promise<void> {
+  const step = await migrationStep(client.query);
+  if (step === null) {
+    throw new OpenError(
+      display,
+      `schema "${schema}" holds no hermes-state store yet (copy or sync sessions into it, or open it for writing once)`,
+      { kind: "not_found" },
+    );
+  }
+  if (step < LAST_STEP) {
+    throw new OpenError(
+      display,
+      `schema "${schema}" is at migration ${step} and this hermes-state reads migration ${LAST_STEP}: upgrade it once with \`hermes-state --db URL migrate\` (or any write)`,
+      { kind: "other" },
+    );
+  }
 }
 
 /**
@@ -165,8 +189,10 @@ export function parsePostgresUrl(url: string): { url: string; schema: string } {
  * @param url `postgres://user:pass@host:port/db?schema=hermes`.
  * @param options Mode, clock, schema, pool size, retry timing.
  * @returns The open store.
- * @throws {OpenError} When the server cannot be reached or refuses the login.
- * @throws {TypeError} When the `postgres` package cannot be loaded or the schema name is bad.
+ * @throws {OpenError} When the server cannot be reached or refuses the login;
+ *   read-only, when the schema holds no store or one not migrated yet.
+ * @throws {TypeError} When the `postgres` package cannot be loaded, the schema
+ *   name is bad, or the URL is malformed (see `serverOptions` in `_url.ts`).
  */
 export async function openPostgresStore(
   url: string,
@@ -181,7 +207,8 @@ export async function openPostgresStore(
   }
   const client = await connectPg(parsed.url, schema, options);
   try {
-    if (!options.readonly) await migratePg(client, schema);
+    if (options.readonly) await checkReadable(client, schema, maskPassword(url));
+    else await migratePg(client, schema);
   } catch (error) {
     await client.close();
     throw error;
@@ -191,6 +218,40 @@ export async function openPostgresStore(
     readonly: options.readonly ?? false,
     clock: options.clock ?? (() => Date.now() / 1000),
   });
+}
+
+/** What {@linkcode migratePostgresStore} did. */
+export interface PgMigrationReport {
+  /** The URL, its password masked. */
+  readonly target: string;
+  /** The last migration before: `null` when the schema held no store. */
+  readonly before: number | null;
+  /** The last migration after (`before` when it is newer than this version knows). */
+  readonly after: number;
+  /** The last migration this version knows. */
+  readonly known: number;
+}
+
+/**
+ * Brings a server's schema to this version's last migration, as opening it
+ * for writing does, and says what it found: `hermes-state --db URL migrate`.
+ * A schema a newer hermes-state migrated is left as it is.
+ *
+ * @param url `postgres://…?schema=NAME`.
+ * @returns The steps before and after.
+ * @throws {OpenError} When the server cannot be reached or refuses the login.
+ */
+export async function migratePostgresStore(url: string): Promise<PgMigrationReport> {
+  const parsed = parsePostgresUrl(url);
+  const client = await connectPg(parsed.url, parsed.schema, { max: 1 });
+  try {
+    const before = await migrationStep(client.query);
+    if (before === null || before <= LAST_STEP) await migratePg(client, parsed.schema);
+    const after = (await migrationStep(client.query)) ?? LAST_STEP;
+    return { target: maskPassword(url), before, after, known: LAST_STEP };
+  } finally {
+    await client.close();
+  }
 }
 
 /** Rows per multi-row INSERT (15 parameters each, PostgreSQL allows 65535). */

@@ -19,7 +19,7 @@
  * @module
  */
 import { OpenError } from "../core/errors.ts";
-import type { PgClient } from "./_client.ts";
+import type { PgClient, PgQuery } from "./_client.ts";
 import { COUNTER_COLUMNS } from "./_rows.ts";
 import { documentOf } from "./text_search.ts";
 
@@ -179,7 +179,8 @@ const MIGRATIONS: readonly PgMigration[] = [
 ];
 
 /** The newest step this version knows. */
-const LAST_STEP = Math.max(...MIGRATIONS.map((migration) => migration.step));
+/** The last migration this version knows: what its statements read and write. */
+export const LAST_STEP: number = Math.max(...MIGRATIONS.map((migration) => migration.step));
 
 /** The searchable columns of a message (alias `m`), in the order the search document joins them. */
 export const SEARCH_COLUMNS_SQL: readonly string[] = ["m.content", "m.tool_name", "m.tool_calls"];
@@ -195,6 +196,20 @@ const MIGRATION_LOCK = 0x6865726d6573;
 
 function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
+}
+
+/**
+ * The last migration recorded in the connection's schema (its `search_path`),
+ * or `null` when it holds no hermes-state tables. Changes nothing.
+ *
+ * @param query Runs a statement.
+ * @returns The step, or `null`.
+ */
+export async function migrationStep(query: PgQuery): Promise<number | null> {
+  const [found] = await query("SELECT to_regclass('hermes_migrations') IS NOT NULL AS present");
+  if (!found?.present) return null;
+  const [row] = await query("SELECT max(step) AS step FROM hermes_migrations");
+  return row?.step == null ? null : Number(row.step);
 }
 
 /**

@@ -49,12 +49,12 @@ export async function openPgStore(
   return await openStore(schemaUrl(schema), options);
 }
 
-/** Runs SQL on the test server (outside any store), through the same client. */
-export async function adminSql(text: string): Promise<void> {
+/** Runs SQL on the test server (outside any store), through the same client; its rows. */
+export async function adminSql(text: string): Promise<Record<string, unknown>[]> {
   const { connectPg } = await import("../../lib/postgres/_client.ts");
   const client = await connectPg(PG_URL!, "public", { max: 1 });
   try {
-    await client.query(text);
+    return await client.query(text);
   } finally {
     await client.close();
   }

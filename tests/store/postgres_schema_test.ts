@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { openStore } from "../../lib/open_store.ts";
 import { OpenError } from "../../lib/core/errors.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
-import { adminSql, freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { adminSql, freshSchema, PG_SKIP, PG_URL, schemaUrl } from "./_pg.ts";
 
 describe("PostgreSQL migrations", { skip: PG_SKIP }, () => {
   const stores: SessionStore[] = [];
@@ -51,5 +51,56 @@ describe("PostgreSQL migrations", { skip: PG_SKIP }, () => {
     const reader = await openStore(url, { readonly: true });
     stores.push(reader);
     assert.equal((await reader.getSession("kept"))?.source, "cli");
+  });
+});
+
+describe("PostgreSQL schemas a read-only open cannot read", { skip: PG_SKIP }, () => {
+  test("a schema with no store is refused by name, and left absent", async () => {
+    const schema = freshSchema();
+    await assert.rejects(
+      openStore(schemaUrl(schema), { readonly: true }),
+      (error) =>
+        error instanceof OpenError && error.kind === "not_found" &&
+        error.message.includes(`schema "${schema}" holds no hermes-state store yet`),
+    );
+    const [row] = await adminSql(
+      `SELECT count(*)::int AS n FROM pg_namespace WHERE nspname = '${schema}'`,
+    );
+    assert.equal(row.n, 0, "a read-only open creates nothing");
+  });
+
+  test("an older schema is refused until migrated, then read", { timeout: 60_000 }, async () => {
+    const schema = freshSchema();
+    const url = schemaUrl(schema);
+    const { connectPg } = await import("../../lib/postgres/_client.ts");
+    const { LAST_STEP, migratePg } = await import("../../lib/postgres/schema.ts");
+    const client = await connectPg(PG_URL!, schema, { max: 1 });
+    try {
+      await migratePg(client, schema, LAST_STEP - 1);
+    } finally {
+      await client.close();
+    }
+    await assert.rejects(
+      openStore(url, { readonly: true }),
+      (error) =>
+        error instanceof OpenError &&
+        error.message.includes(
+          `is at migration ${LAST_STEP - 1} and this hermes-state reads migration ${LAST_STEP}`,
+        ) && error.message.includes("hermes-state --db URL migrate"),
+    );
+    const { migratePostgresStore } = await import("../../lib/postgres/postgres_store.ts");
+    const report = await migratePostgresStore(url);
+    assert.deepEqual([report.before, report.after, report.known], [
+      LAST_STEP - 1,
+      LAST_STEP,
+      LAST_STEP,
+    ]);
+    assert.equal((await migratePostgresStore(url)).before, LAST_STEP, "a second run finds it done");
+    const reader = await openStore(url, { readonly: true });
+    try {
+      assert.deepEqual(await reader.searchMessages("anything"), []);
+    } finally {
+      await reader.close();
+    }
   });
 });

@@ -2,10 +2,12 @@
  * `hermes-state migrate`: the one way to upgrade an older Hermes file
  * without writing to it otherwise. Read commands read an older file as it
  * is; a write command, or this one, runs the schema step the agent runs.
+ * On a PostgreSQL URL it runs the store's migrations (read commands refuse
+ * a schema this version has not migrated yet).
  *
  * @module
  */
-import { openStore } from "../../open_store.ts";
+import { isPostgresTarget, openStore } from "../../open_store.ts";
 import { SCHEMA_VERSION } from "../../sqlite/schema/schema_sql.ts";
 import type { Command, Context } from "../command.ts";
 import { printJson } from "../json.ts";
@@ -19,13 +21,20 @@ search indexes are rebuilt from every message. Read commands never do
 this; they read an older file as it is. A file from a newer Hermes is left
 as it is. Says what it did on standard error.
 
+On a postgres:// URL: runs the migrations of the store's schema that this
+hermes-state knows and the schema has not had yet (creating it when it is
+missing), as any write does; before/after are migration numbers there.
+Read commands refuse a schema at an older migration, after an upgrade of
+hermes-state, until this (or a write) has run once.
+
 Options:
   --json        Print {path, before, after, upgraded} as JSON
-  --db PATH     The database file
+  --db PATH     The database file, or a postgres:// URL
   -h, --help    Show this help
 
 Examples:
   hermes-state --db ~/old-laptop/state.db migrate
+  hermes-state --db "postgres://hermes@db/hermes?schema=hermes" migrate
 `;
 
 /** The schema version of `path`, read without changing the file. */
@@ -34,7 +43,22 @@ async function versionOf(path: string): Promise<number | null> {
   return (await store.inspect({ integrity: false })).schemaVersion;
 }
 
+/** The PostgreSQL form: migration steps instead of schema versions. */
+async function migrateServer(ctx: Context): Promise<number> {
+  const { migratePostgresStore } = await import("../../postgres/postgres_store.ts");
+  const { target, before, after, known } = await migratePostgresStore(ctx.dbPath);
+  const upgraded = before !== after;
+  if (ctx.json) printJson(ctx.io, { path: target, before, after, upgraded });
+  if (before === null) ctx.io.stderr(`created the store (migration ${after})\n`);
+  else if (upgraded) ctx.io.stderr(`upgraded migration ${before} → ${after}\n`);
+  else if (after > known) {
+    ctx.io.stderr(`migration ${after} is newer than ${known}: left as it is\n`);
+  } else ctx.io.stderr(`migration ${after}: nothing to upgrade\n`);
+  return 0;
+}
+
 async function migrate(_args: ParsedArgs, ctx: Context): Promise<number> {
+  if (isPostgresTarget(ctx.dbPath)) return await migrateServer(ctx);
   const before = await versionOf(ctx.dbPath.replace(/^sqlite:/, ""));
   const store = await ctx.openStore();
   const after = (await store.inspect({ integrity: false })).schemaVersion;
@@ -50,7 +74,7 @@ async function migrate(_args: ParsedArgs, ctx: Context): Promise<number> {
 /** The `migrate` command. */
 export const migrateCommand: Command = {
   name: "migrate",
-  summary: "Upgrade an older Hermes file to schema 11",
+  summary: "Upgrade an older Hermes file to schema 11 (or a server's schema)",
   usage: USAGE,
   options: {},
   minPositionals: 0,

@@ -1,0 +1,231 @@
+/**
+ * Server URLs as `psql` and libpq read them, turned into the options of the
+ * `postgres` client, which on its own understands only a TCP host in the
+ * URL's authority:
+ *
+ * `postgres[ql]://[user[:password]@][host[:port][,host[:port]…]][/dbname][?param=value&…]`
+ *
+ * - a host that starts with `/` (percent-encoded in the authority,
+ *   `%2Fvar%2Frun%2Fpostgresql`, or plain in `?host=`) is the folder of the
+ *   server's Unix socket, `.s.PGSQL.<port>` in it;
+ * - `?host=`, `?port=`, `?user=`, `?password=` and `?dbname=` override the
+ *   authority's parts, as in libpq; what neither gives comes from `PGHOST`,
+ *   `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`, then `localhost:5432`;
+ * - `?sslmode=` (`disable`, `allow`, `prefer`, `require`, `verify-ca`,
+ *   `verify-full`), `?sslrootcert=system`, `?connect_timeout=` (seconds) and
+ *   `?target_session_attrs=` are the client's;
+ * - any other parameter is a run-time setting sent at start-up
+ *   (`?application_name=gw-1`, `?statement_timeout=5000`), as libpq's
+ *   `options` would; libpq's file and Kerberos parameters (`sslcert`,
+ *   `passfile`…) are refused by name, as is `search_path` (the store sets
+ *   it from `?schema=`).
+ *
+ * @module
+ */
+
+/** What the client is given to reach the server. */
+export interface PgServerOptions {
+  /** Host names, one per port; absent: `PGHOST`, then `localhost`. */
+  readonly host?: string[];
+  /** Ports, one per host. */
+  readonly port?: number[];
+  /** The Unix socket file, when the host is a folder. */
+  readonly path?: string;
+  readonly user?: string;
+  readonly pass?: string;
+  readonly database?: string;
+  /** `false`, `"allow"`, `"prefer"`, `"require"` or `"verify-full"`. */
+  readonly ssl?: false | string;
+  /** Seconds. */
+  readonly connect_timeout?: number;
+  readonly target_session_attrs?: string;
+  /** Run-time settings sent at start-up. */
+  readonly connection: Record<string, string>;
+}
+
+/** libpq client parameters this client has no way to honour. */
+const UNSUPPORTED = new Set([
+  "hostaddr",
+  "passfile",
+  "channel_binding",
+  "sslcert",
+  "sslkey",
+  "sslpassword",
+  "sslcrl",
+  "sslcrldir",
+  "sslsni",
+  "sslcompression",
+  "sslcertmode",
+  "requirepeer",
+  "ssl_min_protocol_version",
+  "ssl_max_protocol_version",
+  "gssencmode",
+  "krbsrvname",
+  "gsslib",
+  "gssdelegation",
+  "service",
+  "keepalives",
+  "keepalives_idle",
+  "keepalives_interval",
+  "keepalives_count",
+  "tcp_user_timeout",
+  "load_balance_hosts",
+  "replication",
+  "require_auth",
+]);
+
+const SSL_MODES: Record<string, false | string> = {
+  disable: false,
+  allow: "allow",
+  prefer: "prefer",
+  require: "require",
+  "verify-ca": "verify-full",
+  "verify-full": "verify-full",
+};
+
+function invalid(what: string, value: string): TypeError {
+  return new TypeError(
+    `Cannot open store: the PostgreSQL URL's ${what}: current value is ${JSON.stringify(value)}`,
+  );
+}
+
+function decode(part: string, what: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw invalid(`${what} is not valid percent-encoding`, part);
+  }
+}
+
+function portOf(text: string, what: string): number {
+  const port = Number(text);
+  if (!/^\d{1,5}$/.test(text) || port < 1 || port > 65535) {
+    throw invalid(`${what} must be a number from 1 to 65535`, text);
+  }
+  return port;
+}
+
+/** Splits one `host[:port]` of the authority (`[v6]:port` too); "" for a missing part. */
+function hostAndPort(spec: string): { host: string; port: string } {
+  const v6 = /^\[([^\]]*)\](?::(.*))?$/.exec(spec);
+  if (v6) return { host: v6[1], port: v6[2] ?? "" };
+  const colon = spec.lastIndexOf(":");
+  if (colon === -1) return { host: decode(spec, "host"), port: "" };
+  return { host: decode(spec.slice(0, colon), "host"), port: spec.slice(colon + 1) };
+}
+
+/** The socket file of a host that is a folder (starts with `/`). */
+function socketPath(folder: string, port: number): string {
+  return `${folder.replace(/\/+$/, "")}/.s.PGSQL.${port}`;
+}
+
+/**
+ * Reads a server URL (without the store's own `?schema=`) as libpq does.
+ *
+ * @param url A `postgres://` or `postgresql://` URL.
+ * @param env The environment: `PGHOST` when only a port is given, `PGPORT`
+ *   when a host is given without one (the client reads the rest itself).
+ * @returns The client options.
+ * @throws {TypeError} On a malformed port or percent-encoding, or a parameter
+ *   the client cannot honour, naming it.
+ */
+export function serverOptions(
+  url: string,
+  env: Record<string, string | undefined> = {},
+): PgServerOptions {
+  const scheme = /^postgres(?:ql)?:\/\//i.exec(url);
+  if (!scheme) throw invalid("scheme must be postgres:// or postgresql://", url);
+  let rest = url.slice(scheme[0].length);
+  const hash = rest.indexOf("#");
+  if (hash !== -1) rest = rest.slice(0, hash);
+  const question = rest.indexOf("?");
+  const query = new URLSearchParams(question === -1 ? "" : rest.slice(question + 1));
+  if (question !== -1) rest = rest.slice(0, question);
+  const slash = rest.indexOf("/");
+  const authority = slash === -1 ? rest : rest.slice(0, slash);
+  const path = slash === -1 ? "" : rest.slice(slash + 1);
+  const at = authority.lastIndexOf("@");
+  const userInfo = at === -1 ? undefined : authority.slice(0, at);
+  const hostSpec = at === -1 ? authority : authority.slice(at + 1);
+
+  let user: string | undefined;
+  let pass: string | undefined;
+  if (userInfo !== undefined) {
+    const colon = userInfo.indexOf(":");
+    user = decode(colon === -1 ? userInfo : userInfo.slice(0, colon), "user") || undefined;
+    if (colon !== -1) pass = decode(userInfo.slice(colon + 1), "password");
+  }
+  const authorityHosts = hostSpec === "" ? [] : hostSpec.split(",").map(hostAndPort);
+  // As in libpq, ?host= and ?port= replace the authority's lists.
+  let hosts = authorityHosts.map((h) => h.host);
+  let ports = authorityHosts.map((h) => h.port);
+  let database = path === "" ? undefined : decode(path, "database name");
+
+  const connection: Record<string, string> = {};
+  let ssl: false | string | undefined;
+  let connectTimeout: number | undefined;
+  let targetSessionAttrs: string | undefined;
+  for (const [key, value] of query) {
+    if (key === "host") hosts = value.split(",");
+    else if (key === "port") ports = value.split(",");
+    else if (key === "user") user = value;
+    else if (key === "password") pass = value;
+    else if (key === "dbname") database = value;
+    else if (key === "sslmode") {
+      if (!(value in SSL_MODES)) throw invalid("sslmode is not a libpq mode", value);
+      ssl = SSL_MODES[value];
+    } else if (key === "sslrootcert") {
+      if (value !== "system") throw invalid("sslrootcert can only be system here", value);
+      ssl = "verify-full";
+    } else if (key === "connect_timeout") {
+      if (!/^\d+$/.test(value)) throw invalid("connect_timeout must be whole seconds", value);
+      connectTimeout = Number(value);
+    } else if (key === "target_session_attrs") targetSessionAttrs = value;
+    else if (key === "search_path") {
+      throw invalid("search_path is set by the store: use ?schema=NAME instead", value);
+    } else if (UNSUPPORTED.has(key)) {
+      throw invalid(`parameter ${key} is not supported by hermes-state`, value);
+    } else connection[key] = value;
+  }
+
+  const out: {
+    -readonly [K in keyof PgServerOptions]: PgServerOptions[K];
+  } = { connection };
+  if (hosts.length > 0 || ports.some((port) => port !== "")) {
+    // No host: the client's own default, PGHOST, then localhost.
+    if (hosts.length === 0) hosts = [env.PGHOST ?? "localhost"];
+    if (ports.length > 1 && ports.length !== hosts.length) {
+      throw invalid(`ports must be one, or one per host (${hosts.length})`, ports.join(","));
+    }
+    out.host = hosts.map((host) => host || "localhost");
+    out.port = out.host.map((_, i) =>
+      portOf((ports.length > 1 ? ports[i] : ports[0]) || env.PGPORT || "5432", "port")
+    );
+    if (out.host[0].startsWith("/")) {
+      if (out.host.length > 1) {
+        throw invalid("host can name one socket folder only", hosts.join(","));
+      }
+      out.path = socketPath(out.host[0], out.port[0]);
+    }
+  }
+  if (user !== undefined) out.user = user;
+  if (pass !== undefined) out.pass = pass;
+  if (database !== undefined) out.database = database;
+  if (ssl !== undefined) out.ssl = ssl;
+  if (connectTimeout !== undefined) out.connect_timeout = connectTimeout;
+  if (targetSessionAttrs !== undefined) out.target_session_attrs = targetSessionAttrs;
+  return out;
+}
+
+/**
+ * A server URL fit to show: its password, in the authority or in
+ * `?password=`, as `***`.
+ *
+ * @param url A server URL.
+ * @returns The URL to show.
+ */
+export function maskPassword(url: string): string {
+  return url
+    .replace(/^(postgres(?:ql)?:\/\/[^:/@?]*:)[^@/?]*@/i, "$1***@")
+    .replace(/([?&]password=)[^&#]*/gi, "$1***");
+}
