@@ -9,7 +9,7 @@ import { main } from "../lib/cli/main.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { recordingIo, runCli, V11, v11Copy } from "./_cli_io.ts";
 import { rawOpen, tempDbPath } from "./_helpers.ts";
-import { freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";
+import { adminSql, freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";
 
 async function exportOf(target: string): Promise<string> {
   const run = await runCli(["--db", target, "export"]);
@@ -115,9 +115,9 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
             (JSON.parse(out) as { id: number }[]).map((h) => h.id).sort();
           assert.deepEqual(ids(onServer.out), ids(onFile.out), argv.join(" "));
         } else if (argv[0] === "stats") {
-          // Where the data lives differs (a path and file sizes, a URL and none); nothing else.
+          // Where the data lives differs (a path and file sizes, a URL and its tables' size).
           const counts = (out: string) => {
-            const { path: _p, files: _f, ...rest } = JSON.parse(out);
+            const { path: _p, files: _f, bytes: _b, ...rest } = JSON.parse(out);
             return rest;
           };
           assert.deepEqual(counts(onServer.out), counts(onFile.out));
@@ -332,5 +332,36 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     assert.match(again.err, /^migration \d+: nothing to upgrade\n$/);
     const empty = await runCli(["--db", url, "list"]);
     assert.equal(empty.code, 0, empty.err);
+  });
+
+  test("info, stats and vacuum on a URL report the server's size, not a file's", {
+    timeout: 60_000,
+  }, async () => {
+    const schema = freshSchema();
+    const url = schemaUrl(schema);
+    assert.equal((await runCli(["copy", v11Copy(), url])).code, 0);
+    const info = await runCli(["--db", url, "info"]);
+    assert.equal(info.code, 0, info.err);
+    assert.match(info.out, /\nServer +PostgreSQL \d+/);
+    assert.match(info.out, /\nSize +[\d.]+ [KM]iB \(tables and indexes on the server\)\n/);
+    assert.doesNotMatch(info.out, /SQLite|Journal mode|WAL|SHM/);
+    const json = JSON.parse((await runCli(["--db", url, "--json", "info"])).out);
+    assert.equal(json.files, null);
+    assert.ok(json.bytes > 100_000, `the copied store's tables take room: ${json.bytes}`);
+    const stats = await runCli(["--db", url, "stats"]);
+    assert.match(
+      stats.out,
+      /\nDatabase size: [\d.]+ [KM]iB \(tables and indexes on the server\)\n/,
+    );
+    const vacuum = await runCli(["--db", url, "--json", "vacuum"]);
+    assert.equal(vacuum.code, 0, vacuum.err);
+    const sizes = JSON.parse(vacuum.out);
+    assert.ok(sizes.bytes_before > 100_000 && sizes.bytes_after > 100_000, vacuum.out);
+    const missed = await adminSql(
+      `SELECT relname FROM pg_stat_user_tables WHERE schemaname = '${schema}'
+         AND last_vacuum IS NULL AND relname NOT IN ('hermes_migrations', 'schema_version')
+       ORDER BY relname`,
+    );
+    assert.deepEqual(missed, [], "every table deletes leave dead rows in is vacuumed");
   });
 });

@@ -1,9 +1,12 @@
 /**
- * Sizes of a database file and its `-wal` and `-shm` companions.
+ * Sizes of a database file and its `-wal` and `-shm` companions, or of a
+ * PostgreSQL store's tables.
  *
  * @module
  */
 import { statSync } from "node:fs";
+import type { SessionStore } from "../core/session_store.ts";
+import { isPostgresTarget } from "../open_store.ts";
 import { CommandError } from "./usage_error.ts";
 
 /** Byte sizes; a missing companion counts 0. */
@@ -46,4 +49,17 @@ export function fileSizes(path: string): FileSizes {
   const wal = sizeOf(`${path}-wal`);
   const shm = sizeOf(`${path}-shm`);
   return { db, wal, shm, total: db + wal + shm };
+}
+
+/**
+ * What a PostgreSQL store takes on the server: its schema's tables with
+ * their indexes and TOAST (`pg_total_relation_size`), from `inspect`.
+ *
+ * @param store An open store.
+ * @returns The bytes, or `null` when the store is a file (measure it with {@linkcode fileSizes}).
+ */
+export async function serverBytes(store: SessionStore): Promise<number | null> {
+  if (!isPostgresTarget(store.target)) return null;
+  const info = await store.inspect({ integrity: false });
+  return info.pageCount * info.pageSize;
 }

@@ -1088,7 +1088,9 @@ class PostgresSessionStore implements SessionStore {
 
   async vacuum(): Promise<void> {
     if (this.readonly) throw new ReadonlyError(this.target);
-    await this.#query("VACUUM (ANALYZE) sessions, messages, state_meta");
+    await this.#query(
+      "VACUUM (ANALYZE) sessions, messages, message_words, state_meta, sync_origins, sync_sessions",
+    );
   }
 
   async maybeAutoPruneAndVacuum(options: AutoPruneOptions = {}): Promise<AutoPruneResult> {

@@ -21,12 +21,14 @@ schema version, SQLite version, journal mode, the sizes of the file and its
 -wal and -shm companions, pages, row counts, search tables, and the result
 of a quick integrity check (PRAGMA quick_check). Exits 1 when the check
 finds damage; a known harmless condition is named with its fix instead.
-Nothing in the file is changed.
+Nothing in the file is changed. On a postgres:// URL: the server version,
+the size of the store's tables with their indexes, row counts and search
+columns (no integrity check: the server keeps its own).
 
 Options:
   --no-check    Skip the integrity check (it reads the whole file)
   --json        Print everything as one JSON document
-  --db PATH     The database file
+  --db PATH     The database file, or a postgres:// URL
   -h, --help    Show this help
 
 Examples:
@@ -56,11 +58,14 @@ function searchTables(info: DatabaseInfo, mark: (text: string) => string): strin
 }
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
+  const server = isPostgresTarget(ctx.dbPath);
   // Measured before opening: what is on disk, not what a connection adds.
-  const files = fileSizes(ctx.dbPath);
+  const files = server ? null : fileSizes(ctx.dbPath);
   const store = await ctx.openStore();
   const info = await store.inspect({ integrity: !args.flag("no-check") });
-  const readOnly = isPostgresTarget(store.target) ? null : readOnlyPart(store.target) ?? null;
+  const readOnly = server ? null : readOnlyPart(store.target) ?? null;
+  // On PostgreSQL: the schema's tables, indexes and TOAST.
+  const bytes = files?.total ?? info.pageCount * info.pageSize;
   const ok = info.damage.length === 0;
   const note = schemaNote(info.schemaVersion);
   if (ctx.json) {
@@ -74,6 +79,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       journal_mode: info.journalMode,
       wal_bytes: info.walBytes,
       files,
+      bytes,
       page_size: info.pageSize,
       page_count: info.pageCount,
       free_pages: info.freePages,
@@ -100,27 +106,35 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       `${style.yellow("known condition")}: ${issue.message} (fix: ${issue.fix})`
     ).join("; ");
   const version = String(info.schemaVersion ?? "none") + (note === null ? "" : ` (${note})`);
+  const storage = files === null
+    ? [
+      ["Server", info.sqliteVersion],
+      ["Size", `${formatBytes(bytes)} (tables and indexes on the server)`],
+    ]
+    : [
+      [
+        "SQLite",
+        info.sqliteVersion +
+        (info.sqliteWarning === null ? "" : style.yellow(` (${info.sqliteWarning})`)),
+      ],
+      ["Journal mode", info.journalMode],
+      [
+        "Size",
+        `${formatBytes(files.total)} (${formatBytes(files.db)} file, ${
+          formatBytes(files.wal)
+        } WAL, ${formatBytes(files.shm)} SHM)`,
+      ],
+      [
+        "Pages",
+        `${formatCount(info.pageCount)} × ${formatCount(info.pageSize)} B, ${
+          formatCount(info.freePages)
+        } free`,
+      ],
+    ];
   const rows = [
     ["Path", store.target + (readOnly === null ? "" : style.yellow(` (read-only ${readOnly})`))],
     ["Schema version", version],
-    [
-      "SQLite",
-      info.sqliteVersion +
-      (info.sqliteWarning === null ? "" : style.yellow(` (${info.sqliteWarning})`)),
-    ],
-    ["Journal mode", info.journalMode],
-    [
-      "Size",
-      `${formatBytes(files.total)} (${formatBytes(files.db)} file, ${formatBytes(files.wal)} WAL, ${
-        formatBytes(files.shm)
-      } SHM)`,
-    ],
-    [
-      "Pages",
-      `${formatCount(info.pageCount)} × ${formatCount(info.pageSize)} B, ${
-        formatCount(info.freePages)
-      } free`,
-    ],
+    ...storage,
     ["Sessions", info.sessions === null ? style.red("unreadable") : formatCount(info.sessions)],
     ["Messages", info.messages === null ? style.red("unreadable") : formatCount(info.messages)],
     ["Search tables", searchTables(info, style.yellow)],

@@ -5,7 +5,7 @@
  * @module
  */
 import type { Command, Context } from "../command.ts";
-import { fileSizes } from "../files.ts";
+import { fileSizes, serverBytes } from "../files.ts";
 import {
   alignColumns,
   formatBytes,
@@ -69,7 +69,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     estimated_cost_usd: sumCost(bySource.map((s) => s.estimated_cost)),
     actual_cost_usd: sumCost(bySource.map((s) => s.actual_cost)),
   };
-  const files = fileSizes(store.target);
+  const server = await serverBytes(store);
+  const files = server === null ? fileSizes(store.target) : null;
   if (ctx.json) {
     printJson(ctx.io, {
       path: store.target,
@@ -77,6 +78,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       messages,
       totals,
       files,
+      bytes: server ?? files!.total,
       by_source: bySource.map((s) => ({
         ...s,
         estimated_cost: tidyCost(s.estimated_cost),
@@ -107,9 +109,11 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     } actual`,
   );
   out.push(
-    `${style.bold("Database size:")} ${formatBytes(files.total)} (${formatBytes(files.db)} file, ${
-      formatBytes(files.wal)
-    } WAL, ${formatBytes(files.shm)} SHM)`,
+    files === null
+      ? `${style.bold("Database size:")} ${formatBytes(server!)} (tables and indexes on the server)`
+      : `${style.bold("Database size:")} ${formatBytes(files.total)} (${
+        formatBytes(files.db)
+      } file, ${formatBytes(files.wal)} WAL, ${formatBytes(files.shm)} SHM)`,
   );
   if (bySource.length > 0) {
     out.push(...section(ctx, "By source", [

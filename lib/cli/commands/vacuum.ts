@@ -4,8 +4,10 @@
  *
  * @module
  */
+import type { SessionStore } from "../../core/session_store.ts";
+import { isPostgresTarget } from "../../open_store.ts";
 import type { Command, Context } from "../command.ts";
-import { fileSizes } from "../files.ts";
+import { fileSizes, serverBytes } from "../files.ts";
 import { formatBytes } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
@@ -16,19 +18,40 @@ Rebuild the database file so that the space freed by deleted sessions goes
 back to the disk (SQLite's VACUUM, after a checkpoint of the WAL). Nothing
 is deleted. It needs every other connection to be idle: stop the gateway
 first, or it fails with "database is locked". Reports the size before and
-after.
+after. On a postgres:// URL: VACUUM (ANALYZE) of the store's tables, which
+other connections may go on using; the space of deleted rows is reused by
+new ones rather than given back (that would take VACUUM FULL, which locks
+every table for its whole run).
 
 Options:
   --json        Report the sizes as JSON
-  --db PATH     The database file
+  --db PATH     The database file, or a postgres:// URL
   -h, --help    Show this help
 
 Examples:
   hermes-state prune --older-than 90 --yes && hermes-state vacuum
 `;
 
+/** PostgreSQL: VACUUM (ANALYZE) of the store's tables; the space of deleted rows becomes reusable. */
+async function vacuumServer(ctx: Context, store: SessionStore): Promise<number> {
+  const before = (await serverBytes(store))!;
+  await store.vacuum();
+  const after = (await serverBytes(store))!;
+  await store.close();
+  if (ctx.json) printJson(ctx.io, { path: store.target, bytes_before: before, bytes_after: after });
+  else {
+    ctx.io.stdout(
+      `Vacuumed ${store.target}: ${formatBytes(before)} → ${
+        formatBytes(after)
+      } (the space of deleted rows is reused by new ones; the tables keep their size).\n`,
+    );
+  }
+  return 0;
+}
+
 async function run(_args: ParsedArgs, ctx: Context): Promise<number> {
   const store = await ctx.openStore();
+  if (isPostgresTarget(store.target)) return await vacuumServer(ctx, store);
   const before = fileSizes(store.target).total;
   await store.vacuum();
   // VACUUM writes the rebuilt file through the WAL: closing (the last
