@@ -42,6 +42,8 @@ const ALLOWED: Readonly<Record<string, string>> = {
   "lib/postgres/sync.ts → lib/sqlite/store.ts": "sync reads the SQLite file's rows in pages",
   "lib/cli/commands/sync.ts → lib/postgres/sync.ts":
     "sync is a command between the two engines, not a SessionStore method",
+  "lib/cli/commands/migrate.ts → lib/postgres/postgres_store.ts":
+    "migrate on a URL runs the server's migration steps and reports them: no SessionStore method",
   "lib/cli/commands/copy.ts → lib/sqlite/batches.ts":
     "copy into a SQLite file paces its write transactions so the agent is never kept waiting",
   "lib/cli/commands/import.ts → lib/sqlite/batches.ts":
