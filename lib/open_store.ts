@@ -40,8 +40,9 @@ export function sqlitePath(target: string): string {
  *   (`?schema=NAME` picks the schema, `hermes` by default), read as `psql`
  *   reads it: a Unix socket folder as the host (`postgres:///db?host=/var/run/postgresql`),
  *   libpq's `?host=`, `?port=`, `?user=`, `?password=`, `?dbname=`, `?sslmode=`,
- *   `?connect_timeout=`, the `PG*` environment variables for what it leaves
- *   out; other parameters are server settings for the session.
+ *   `?connect_timeout=`, the `PG*` environment variables and the password
+ *   file (`~/.pgpass`) for what it leaves out; other parameters are server
+ *   settings for the session.
  * @param options Engine options.
  * @returns The open store; close it with `await store.close()` or `await using`.
  * @throws {OpenError} When the file cannot be opened or the server cannot be reached;

@@ -66,6 +66,15 @@ case "$cmd" in
     chmod 700 "$DIR"
     as_owner "$PG_BIN/initdb" -D "$DIR/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 \
       >"$DIR/initdb.log" 2>&1 || { cat "$DIR/initdb.log" >&2; exit 1; }
+    # Every login is trusted except the role the tests of password logins create: it must give
+    # its password (first matching line wins, so these go before initdb's trust lines).
+    hba="$DIR/data/pg_hba.conf"
+    { printf 'local all hermes_password_test scram-sha-256\n'
+      printf 'host all hermes_password_test 127.0.0.1/32 scram-sha-256\n'
+      cat "$hba"; } >"$hba.new"
+    mv "$hba.new" "$hba"
+    if [ "$(id -u)" = 0 ]; then chown postgres:postgres "$hba"; fi
+    chmod 600 "$hba"
     port="$(free_port)"
     echo "$port" >"$DIR/port"
     as_owner "$PG_BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 30 \

@@ -9,7 +9,7 @@
  */
 import process from "node:process";
 import { OpenError, StorageError, type StorageErrorKind } from "../core/errors.ts";
-import { maskPassword, serverOptions } from "./_url.ts";
+import { maskPassword, passwordFor, serverOptions } from "./_url.ts";
 
 /** A row as the client returns it, after the text codec. */
 export type PgRow = Record<string, unknown>;
@@ -248,11 +248,14 @@ export async function connectPg(
   options: PgConnectOptions = {},
 ): Promise<PgClient> {
   // Read before the client is loaded: a malformed URL is the caller's error, not a missing package.
-  const server = serverOptions(url, process.env);
+  const read = serverOptions(url, process.env);
+  const pass = passwordFor(read, process.env);
+  const { passfile: _passfile, ...server } = read;
   const postgres = await loadPostgres();
   const display = maskPassword(url);
   const sql = postgres({
     ...server,
+    ...(pass === undefined ? {} : { pass }),
     max: options.max ?? 4,
     onnotice: () => {},
     fetch_types: false,

@@ -13,15 +13,17 @@
  *   `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`, then `localhost:5432`;
  * - `?sslmode=` (`disable`, `allow`, `prefer`, `require`, `verify-ca`,
  *   `verify-full`), `?sslrootcert=system`, `?connect_timeout=` (seconds) and
- *   `?target_session_attrs=` are the client's;
+ *   `?target_session_attrs=` are the client's; `?passfile=` names the password
+ *   file (`_pgpass.ts`) for a URL and environment without a password;
  * - any other parameter is a run-time setting sent at start-up
  *   (`?application_name=gw-1`, `?statement_timeout=5000`), as libpq's
- *   `options` would; libpq's file and Kerberos parameters (`sslcert`,
- *   `passfile`…) are refused by name, as is `search_path` (the store sets
- *   it from `?schema=`).
+ *   `options` would; libpq's certificate and Kerberos parameters
+ *   (`sslcert`, `gssencmode`…) are refused by name, as is `search_path`
+ *   (the store sets it from `?schema=`).
  *
  * @module
  */
+import { lookUpPgpass, osUser } from "./_pgpass.ts";
 
 /** What the client is given to reach the server. */
 export interface PgServerOptions {
@@ -39,6 +41,8 @@ export interface PgServerOptions {
   /** Seconds. */
   readonly connect_timeout?: number;
   readonly target_session_attrs?: string;
+  /** The password file `?passfile=` names (read by the caller, not the client). */
+  readonly passfile?: string;
   /** Run-time settings sent at start-up. */
   readonly connection: Record<string, string>;
 }
@@ -46,7 +50,6 @@ export interface PgServerOptions {
 /** libpq client parameters this client has no way to honour. */
 const UNSUPPORTED = new Set([
   "hostaddr",
-  "passfile",
   "channel_binding",
   "sslcert",
   "sslkey",
@@ -165,6 +168,7 @@ export function serverOptions(
   let ssl: false | string | undefined;
   let connectTimeout: number | undefined;
   let targetSessionAttrs: string | undefined;
+  let passfile: string | undefined;
   for (const [key, value] of query) {
     if (key === "host") hosts = value.split(",");
     else if (key === "port") ports = value.split(",");
@@ -181,6 +185,7 @@ export function serverOptions(
       if (!/^\d+$/.test(value)) throw invalid("connect_timeout must be whole seconds", value);
       connectTimeout = Number(value);
     } else if (key === "target_session_attrs") targetSessionAttrs = value;
+    else if (key === "passfile") passfile = value;
     else if (key === "search_path") {
       throw invalid("search_path is set by the store: use ?schema=NAME instead", value);
     } else if (UNSUPPORTED.has(key)) {
@@ -214,6 +219,7 @@ export function serverOptions(
   if (ssl !== undefined) out.ssl = ssl;
   if (connectTimeout !== undefined) out.connect_timeout = connectTimeout;
   if (targetSessionAttrs !== undefined) out.target_session_attrs = targetSessionAttrs;
+  if (passfile !== undefined) out.passfile = passfile;
   return out;
 }
 
@@ -228,4 +234,29 @@ export function maskPassword(url: string): string {
   return url
     .replace(/^(postgres(?:ql)?:\/\/[^:/@?]*:)[^@/?]*@/i, "$1***@")
     .replace(/([?&]password=)[^&#]*/gi, "$1***");
+}
+
+/**
+ * The password for `server`, when the URL gives none: `PGPASSWORD`, else
+ * the password file's line for the connection the client will make (its
+ * first host; user, port and database as the client defaults them).
+ *
+ * @param server What {@linkcode serverOptions} read.
+ * @param env The environment.
+ * @returns The password, or `undefined` (the client then offers none).
+ */
+export function passwordFor(
+  server: PgServerOptions,
+  env: Record<string, string | undefined>,
+): string | undefined {
+  if (server.pass !== undefined) return server.pass;
+  if (env.PGPASSWORD !== undefined) return env.PGPASSWORD;
+  const user = server.user ?? env.PGUSERNAME ?? env.PGUSER ?? osUser();
+  const login = {
+    host: server.host?.[0] ?? env.PGHOST ?? "localhost",
+    port: server.port?.[0] ?? Number(env.PGPORT ?? 5432),
+    database: server.database ?? env.PGDATABASE ?? user,
+    user,
+  };
+  return lookUpPgpass(login, env, server.passfile);
 }

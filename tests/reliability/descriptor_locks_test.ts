@@ -75,6 +75,9 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   "lib/cli/sqlite_header.ts": ['openSync(path, "r")'],
   // The import input, read only after the command refused the database or one of its sidecars.
   "lib/cli/jsonl_input.ts": ["createReadStream(source"],
+  // The libpq password file of a server login, read once before the store's first connection;
+  // a file beside a -wal or -shm (a SQLite database in use) is never read.
+  "lib/postgres/_pgpass.ts": ['readFileSync(path, "utf8")'],
   // Trajectory JSON Lines files, never a database.
   "lib/files/trajectory.ts": ["appendFileSync(filename"],
   // recover's raw page reads: it runs before recover opens its own connection

@@ -2,13 +2,20 @@
  * Server URLs as `psql` takes them: a Unix socket folder (percent-encoded in
  * the authority, or in `?host=`), libpq's query parameters overriding the
  * authority, bad values refused by name, passwords masked wherever they are.
- * The socket forms connect to the real test server.
+ * The socket forms connect to the real test server, and a role that must
+ * give its password (scripts/pg.sh makes the cluster ask for it) logs in
+ * with it from the URL or from a libpq password file.
  */
-import { describe, test } from "node:test";
+import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { openStore } from "../../lib/open_store.ts";
-import { maskPassword, serverOptions } from "../../lib/postgres/_url.ts";
-import { adminSql, freshSchema, PG_SKIP } from "./_pg.ts";
+import { OpenError } from "../../lib/core/errors.ts";
+import { maskPassword, passwordFor, serverOptions } from "../../lib/postgres/_url.ts";
+import { lookUpPgpass, passwordFromPgpass } from "../../lib/postgres/_pgpass.ts";
+import { adminSql, freshSchema, PG_SKIP, PG_URL } from "./_pg.ts";
 
 describe("serverOptions() reads a URL as libpq does", () => {
   test("a TCP host, port, user, password and database", () => {
@@ -79,6 +86,7 @@ describe("serverOptions() reads a URL as libpq does", () => {
       /sslmode is not a libpq mode: current value is "maybe"/,
     );
     refused("postgres://h/d?sslcert=/c.pem", /parameter sslcert is not supported/);
+    refused("postgres://h/d?gssencmode=disable", /parameter gssencmode is not supported/);
     refused("postgres://h/d?sslrootcert=/ca.pem", /sslrootcert can only be system/);
     refused("postgres://h/d?search_path=x", /use \?schema=NAME/);
     refused("postgres://a,b/d?port=1,2,3", /ports must be one, or one per host \(2\)/);
@@ -123,5 +131,123 @@ describe("a store opened through the server's Unix socket", { skip: PG_SKIP }, (
       `SELECT count(*)::int AS n FROM "${schema}".messages WHERE session_id = 'over-socket'`,
     );
     assert.equal(seen.n, 1);
+  });
+});
+
+describe("the libpq password file", () => {
+  const login = { host: "db.example", port: 5432, database: "hermes", user: "ann" };
+
+  test("the first matching line wins; * matches anything; \\ escapes : and \\", () => {
+    const text = [
+      "# comment line",
+      "other.example:5432:hermes:ann:not-this-host",
+      "db.example:5432:hermes:bob:not-this-user",
+      "db.example:*:hermes:ann:p\\:w\\\\rd",
+      "*:*:*:*:fallback",
+    ].join("\n");
+    assert.equal(passwordFromPgpass(text, login), "p:w\\rd");
+    assert.equal(passwordFromPgpass(text, { ...login, user: "cy" }), "fallback");
+    assert.equal(passwordFromPgpass("db.example:5432:hermes:ann\n", login), undefined, "4 fields");
+  });
+
+  test("a socket connection matches localhost, or the socket folder", () => {
+    const socket = { ...login, host: "/var/run/postgresql" };
+    assert.equal(passwordFromPgpass("localhost:5432:hermes:ann:local", socket), "local");
+    assert.equal(
+      passwordFromPgpass("/var/run/postgresql:5432:hermes:ann:folder", socket),
+      "folder",
+    );
+  });
+
+  test("a file others may read is ignored, as libpq ignores it; URL and PGPASSWORD come first", () => {
+    const dir = mkdtempSync(join(tmpdir(), "pgpass-"));
+    try {
+      const file = join(dir, "pass");
+      writeFileSync(file, "*:*:*:*:from-file\n");
+      chmodSync(file, 0o644);
+      assert.equal(lookUpPgpass(login, { PGPASSFILE: file }), undefined);
+      chmodSync(file, 0o600);
+      assert.equal(lookUpPgpass(login, { PGPASSFILE: file }), "from-file");
+      assert.equal(lookUpPgpass(login, {}, join(dir, "missing")), undefined);
+      const read = serverOptions(`postgres://ann@db.example/hermes?passfile=${file}`);
+      assert.equal(passwordFor(read, {}), "from-file");
+      assert.equal(passwordFor(read, { PGPASSWORD: "from-env" }), "from-env");
+      assert.equal(passwordFor(serverOptions("postgres://ann:from-url@h/d"), {}), "from-url");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** The role scripts/pg.sh's cluster asks a password of (its pg_hba.conf); absent elsewhere. */
+const ROLE = "hermes_password_test";
+const PASSWORD = "p@ss:w/rd?&#";
+
+describe("a role that must give its password", { skip: PG_SKIP }, () => {
+  let asks = false;
+  let dir = "";
+  let server: URL;
+  before(async () => {
+    const [rule] = await adminSql(
+      `SELECT count(*)::int AS n FROM pg_hba_file_rules
+       WHERE '${ROLE}' = ANY(user_name) AND auth_method = 'scram-sha-256'`,
+    );
+    asks = Number(rule.n) > 0;
+    if (!asks && process.env.CI === "true") {
+      throw new Error(`the CI server must ask ${ROLE} for a password (scripts/pg.sh sets that up)`);
+    }
+    await adminSql(`DO $$ BEGIN
+      CREATE ROLE ${ROLE} LOGIN;
+    EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
+    await adminSql(`ALTER ROLE ${ROLE} PASSWORD '${PASSWORD}'`);
+    await adminSql(`GRANT CREATE ON DATABASE postgres TO ${ROLE}`);
+    dir = mkdtempSync(join(tmpdir(), "pgpass-"));
+    server = new URL(PG_URL!);
+  });
+  after(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const urlFor = (password: string | null, params: string) =>
+    `postgres://${ROLE}${
+      password === null ? "" : `:${encodeURIComponent(password)}`
+    }@${server.host}${server.pathname}?schema=${freshSchema()}${params}`;
+
+  test("logs in with the URL's percent-encoded password; a wrong one is refused", {
+    timeout: 60_000,
+  }, async (t) => {
+    if (!asks) return t.skip(`this server does not ask ${ROLE} for a password`);
+    const store = await openStore(urlFor(PASSWORD, ""));
+    await store.createSession("with-password", "cli");
+    await store.close();
+    await assert.rejects(
+      openStore(urlFor("wrong", "")),
+      (e) =>
+        e instanceof OpenError && /password authentication failed/.test(e.message) &&
+        e.message.includes(`${ROLE}:***@`) && !e.message.includes("wrong"),
+    );
+  });
+
+  test("logs in with the password file's line for the connection", {
+    timeout: 60_000,
+  }, async (t) => {
+    if (!asks) return t.skip(`this server does not ask ${ROLE} for a password`);
+    const file = join(dir, "pgpass");
+    const escaped = PASSWORD.replaceAll("\\", "\\\\").replaceAll(":", "\\:");
+    writeFileSync(
+      file,
+      `${server.hostname}:${server.port}:postgres:someone_else:nope\n` +
+        `${server.hostname}:*:postgres:${ROLE}:${escaped}\n`,
+    );
+    chmodSync(file, 0o600);
+    const store = await openStore(urlFor(null, `&passfile=${encodeURIComponent(file)}`));
+    await store.createSession("from-pgpass", "cli");
+    await store.close();
+    chmodSync(file, 0o640);
+    await assert.rejects(
+      openStore(urlFor(null, `&passfile=${encodeURIComponent(file)}`)),
+      (e) => e instanceof OpenError,
+      "a file others may read is not used",
+    );
   });
 });
