@@ -296,12 +296,14 @@ export async function connectPg(
   } catch (error) {
     await sql.end({ timeout: 1 }).catch(() => {});
     const reason = error instanceof Error ? error.message : String(error);
+    // The server asked for a password and none was found anywhere: say where one can go.
+    const hint = pass === undefined && /\(SQLSTATE 28P01\)/.test(reason)
+      ? ": no password was given (in the URL, PGPASSWORD or ~/.pgpass)"
+      : "";
     throw new OpenError(
       display,
-      `the PostgreSQL server did not accept the connection (${reason})`,
-      {
-        cause: error,
-      },
+      `the PostgreSQL server did not accept the connection (${reason})${hint}`,
+      { cause: error },
     );
   }
   const maxAttempts = options.maxAttempts ?? 15;
