@@ -232,7 +232,7 @@ export function serverOptions(
  */
 export function maskPassword(url: string): string {
   return url
-    .replace(/^(postgres(?:ql)?:\/\/[^:/@?]*:)[^@/?]*@/i, "$1***@")
+    .replace(/^(postgres(?:ql)?:\/\/[^:/@?#]*:)[^/?#]*@/i, "$1***@")
     .replace(/([?&]password=)[^&#]*/gi, "$1***");
 }
 

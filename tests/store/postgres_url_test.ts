@@ -101,6 +101,9 @@ describe("serverOptions() reads a URL as libpq does", () => {
       "postgres://h/d?user=ann&password=***&schema=x",
     );
     assert.equal(maskPassword("postgres://ann@h/d"), "postgres://ann@h/d");
+    // An @ left unencoded in the password: the host is after the last one, as the parser reads it.
+    assert.equal(maskPassword("postgres://ann:p@ss@h/d"), "postgres://ann:***@h/d");
+    assert.equal(serverOptions("postgres://ann:p@ss@h/d").pass, "p@ss");
   });
 });
 
