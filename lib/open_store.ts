@@ -45,12 +45,12 @@ export function sqlitePath(target: string): string {
  *   settings for the session.
  * @param options Engine options.
  * @returns The open store; close it with `await store.close()` or `await using`.
- * @throws {OpenError} When the file cannot be opened or the server cannot be reached;
- *   read-only, when the schema holds no store (kind `not_found`) or one this
- *   version has not migrated yet (`hermes-state --db URL migrate` upgrades it).
- * @throws {TypeError} When the `postgres` package cannot be loaded, the schema
- *   name is bad, or the URL has a bad value or a parameter the client cannot
- *   honour (named in the message).
+ * @throws {OpenError} When the file cannot be opened or the server cannot be
+ *   reached; when the URL has a bad value, a parameter the client cannot honour
+ *   or a bad schema name (named in the message); read-only, when the schema
+ *   holds no store (kind `not_found`) or one this version has not migrated yet
+ *   (`hermes-state --db URL migrate` upgrades it).
+ * @throws {TypeError} When the `postgres` package cannot be loaded.
  *
  * @example Recording and searching through the asynchronous store
  * ```ts

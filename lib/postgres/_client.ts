@@ -9,7 +9,7 @@
  */
 import process from "node:process";
 import { OpenError, StorageError, type StorageErrorKind } from "../core/errors.ts";
-import { maskPassword, passwordFor, serverOptions } from "./_url.ts";
+import { maskPassword, passwordFor, type PgServerOptions, serverOptions } from "./_url.ts";
 
 /** A row as the client returns it, after the text codec. */
 export type PgRow = Record<string, unknown>;
@@ -240,19 +240,25 @@ function timer(ms: number): Promise<void> {
  * @param schema The schema holding the tables.
  * @param options Pool size and retry timing.
  * @returns The pool.
- * @throws {OpenError} When the server cannot be reached or refuses the login.
+ * @throws {OpenError} When the URL is malformed (naming the value), or the
+ *   server cannot be reached or refuses the login.
  */
 export async function connectPg(
   url: string,
   schema: string,
   options: PgConnectOptions = {},
 ): Promise<PgClient> {
+  const display = maskPassword(url);
   // Read before the client is loaded: a malformed URL is the caller's error, not a missing package.
-  const read = serverOptions(url, process.env);
+  let read: PgServerOptions;
+  try {
+    read = serverOptions(url, process.env);
+  } catch (error) {
+    throw new OpenError(display, (error as Error).message, { cause: error, kind: "other" });
+  }
   const pass = passwordFor(read, process.env);
   const { passfile: _passfile, ...server } = read;
   const postgres = await loadPostgres();
-  const display = maskPassword(url);
   const sql = postgres({
     ...server,
     ...(pass === undefined ? {} : { pass }),

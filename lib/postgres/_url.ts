@@ -87,9 +87,7 @@ const SSL_MODES: Record<string, false | string> = {
 };
 
 function invalid(what: string, value: string): TypeError {
-  return new TypeError(
-    `Cannot open store: the PostgreSQL URL's ${what}: current value is ${JSON.stringify(value)}`,
-  );
+  return new TypeError(`the URL's ${what}: current value is ${JSON.stringify(value)}`);
 }
 
 function decode(part: string, what: string): string {

@@ -136,23 +136,29 @@ export interface PostgresStoreOptions extends PgConnectOptions {
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
 
+function schemaNameError(url: string, schema: string): OpenError {
+  return new OpenError(
+    maskPassword(url),
+    `the schema must be a plain identifier (letters, digits, _ and $): current value is ${
+      JSON.stringify(schema)
+    }`,
+    { kind: "other" },
+  );
+}
+
 /**
  * Splits the `schema` query parameter off a server URL.
  *
  * @param url A `postgres://` URL, maybe with `?schema=NAME`.
  * @returns The URL without it, and the schema (`hermes` by default).
- * @throws {TypeError} When the schema is not a plain identifier.
+ * @throws {OpenError} When the schema is not a plain identifier.
  */
 export function parsePostgresUrl(url: string): { url: string; schema: string } {
   const at = url.indexOf("?");
   if (at === -1) return { url, schema: "hermes" };
   const params = new URLSearchParams(url.slice(at + 1));
   const schema = params.get("schema") ?? "hermes";
-  if (!SCHEMA_NAME.test(schema)) {
-    throw new TypeError(
-      `Cannot open store: schema must be a plain identifier: current value is ${schema}`,
-    );
-  }
+  if (!SCHEMA_NAME.test(schema)) throw schemaNameError(url, schema);
   // The other parameters as written (re-encoding them would change what errors show).
   const rest = url.slice(at + 1).split("&")
     .filter((part) => part !== "" && new URLSearchParams(part).keys().next().value !== "schema");
@@ -189,10 +195,10 @@ async function checkReadable(client: PgClient, schema: string, display: string):
  * @param url `postgres://user:pass@host:port/db?schema=hermes`.
  * @param options Mode, clock, schema, pool size, retry timing.
  * @returns The open store.
- * @throws {OpenError} When the server cannot be reached or refuses the login;
- *   read-only, when the schema holds no store or one not migrated yet.
- * @throws {TypeError} When the `postgres` package cannot be loaded, the schema
- *   name is bad, or the URL is malformed (see `serverOptions` in `_url.ts`).
+ * @throws {OpenError} When the URL is malformed or its schema name bad (naming
+ *   the value), the server cannot be reached or refuses the login; read-only,
+ *   when the schema holds no store or one not migrated yet.
+ * @throws {TypeError} When the `postgres` package cannot be loaded.
  */
 export async function openPostgresStore(
   url: string,
@@ -200,11 +206,7 @@ export async function openPostgresStore(
 ): Promise<SessionStore> {
   const parsed = parsePostgresUrl(url);
   const schema = options.schema ?? parsed.schema;
-  if (!SCHEMA_NAME.test(schema)) {
-    throw new TypeError(
-      `Cannot open store: schema must be a plain identifier: current value is ${schema}`,
-    );
-  }
+  if (!SCHEMA_NAME.test(schema)) throw schemaNameError(url, schema);
   const client = await connectPg(parsed.url, schema, options);
   try {
     if (options.readonly) await checkReadable(client, schema, maskPassword(url));

@@ -15,6 +15,7 @@ import { openStore } from "../../lib/open_store.ts";
 import { OpenError } from "../../lib/core/errors.ts";
 import { maskPassword, passwordFor, serverOptions } from "../../lib/postgres/_url.ts";
 import { lookUpPgpass, passwordFromPgpass } from "../../lib/postgres/_pgpass.ts";
+import { runCli } from "../_cli_io.ts";
 import { adminSql, freshSchema, PG_SKIP, PG_URL } from "./_pg.ts";
 
 describe("serverOptions() reads a URL as libpq does", () => {
@@ -92,6 +93,30 @@ describe("serverOptions() reads a URL as libpq does", () => {
     refused("postgres://a,b/d?port=1,2,3", /ports must be one, or one per host \(2\)/);
     refused("postgres://%zz/d", /host is not valid percent-encoding/);
     refused("mysql://h/d", /scheme must be postgres:\/\/ or postgresql:\/\//);
+  });
+
+  test("openStore() and the CLI refuse a bad URL with one OpenError line, before any connection", async () => {
+    await assert.rejects(
+      openStore("postgres://ann:secret@h:99999/d"),
+      (e) =>
+        e instanceof OpenError &&
+        e.message ===
+          'Cannot open database "postgres://ann:***@h:99999/d": the URL\'s port must be a number from 1 to 65535: current value is "99999"',
+    );
+    await assert.rejects(
+      openStore("postgres://ann:secret@h/d?schema=bad-name"),
+      (e) =>
+        e instanceof OpenError && e.message.includes("ann:***@") &&
+        e.message.endsWith(
+          'plain identifier (letters, digits, _ and $): current value is "bad-name"',
+        ),
+    );
+    const run = await runCli(["--db", "postgres://h/d?sslmode=maybe", "list"]);
+    assert.equal(run.code, 1);
+    assert.equal(
+      run.err,
+      'hermes-state: Cannot open database "postgres://h/d?sslmode=maybe": the URL\'s sslmode is not a libpq mode: current value is "maybe"\n',
+    );
   });
 
   test("maskPassword() hides the authority's password and ?password=", () => {
