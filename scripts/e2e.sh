@@ -2,7 +2,9 @@
 # Builds the single executable with `bun build --compile` and runs it end to
 # end on a copy of the v11 fixture: list, search (English and CJK), show,
 # `export - | import -` into a new file (same sessions and messages), and
-# --json output that parses. Exits non-zero on the first failure.
+# --json output that parses; serve; and, with HERMES_TEST_PG_URL (required
+# under CI=true), migrate, copy, search and sync on that PostgreSQL server
+# through its Unix socket. Exits non-zero on the first failure.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -103,6 +105,25 @@ kill -TERM "$SERVE_PID"
 wait "$SERVE_PID" || fail "serve did not stop cleanly on SIGTERM"
 ! grep -q 'searching on the server' "$WORK/serve.err" || fail "the search workers did not start: $(cat "$WORK/serve.err")"
 grep -q '^Stopped\.$' "$WORK/serve.out" || fail "serve did not say it stopped"
+
+step "PostgreSQL from the executable: migrate, copy, search and sync over the server's Unix socket"
+if [ -n "${HERMES_TEST_PG_URL:-}" ]; then
+  SOCKET="$(psql "$HERMES_TEST_PG_URL" -Atc "SELECT split_part(current_setting('unix_socket_directories'), ',', 1)")"
+  PORT="$(psql "$HERMES_TEST_PG_URL" -Atc "SHOW port")"
+  SCHEMA="e2e_$$"
+  PG="postgres:///postgres?host=$SOCKET&port=$PORT&user=postgres&schema=$SCHEMA"
+  trap 'psql "$HERMES_TEST_PG_URL" -qc "DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE; DROP SCHEMA IF EXISTS ${SCHEMA}_sync CASCADE" >/dev/null 2>&1; rm -rf "$WORK"' EXIT
+  run --db "$PG" migrate
+  run copy "$DB" "$PG"; contains "Copied 42 sessions"
+  run --db "$PG" search docker; contains ">>>docker<<<"
+  run --db "$PG" search 记忆; contains "记忆断裂排查"
+  run sync "$DB" --to "${PG}_sync" --origin e2e; contains "42 new"
+  run --db "${PG}_sync" list --origin e2e --json; json_ok "$WORK/out"; contains '"e2e/'
+elif [ "${CI:-}" = true ]; then
+  fail "CI needs HERMES_TEST_PG_URL (scripts/test.sh starts a server)"
+else
+  step "(skipped: no HERMES_TEST_PG_URL)"
+fi
 
 step "demo"
 run demo "$WORK/demo.db"; contains "Demo database:"; contains ">>>docker<<<"
