@@ -51,6 +51,11 @@ describe("PostgreSQL migrations", { skip: PG_SKIP }, () => {
     const reader = await openStore(url, { readonly: true });
     stores.push(reader);
     assert.equal((await reader.getSession("kept"))?.source, "cli");
+    // `hermes-state migrate` leaves it as it is, and says so (no error).
+    const { migratePostgresStore } = await import("../../lib/postgres/postgres_store.ts");
+    const report = await migratePostgresStore(url);
+    assert.deepEqual([report.before, report.after], [999, 999]);
+    assert.ok(report.known < 999);
   });
 });
 
