@@ -10,7 +10,8 @@
  *   server's Unix socket, `.s.PGSQL.<port>` in it;
  * - `?host=`, `?port=`, `?user=`, `?password=` and `?dbname=` override the
  *   authority's parts, as in libpq; what neither gives comes from `PGHOST`,
- *   `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`, then `localhost:5432`;
+ *   `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`, then `localhost:5432`
+ *   (and `PGSSLMODE`, `PGCONNECT_TIMEOUT`, `PGAPPNAME` for the parameters);
  * - `?sslmode=` (`disable`, `allow`, `prefer`, `require`, `verify-ca`,
  *   `verify-full`), `?sslrootcert=system`, `?connect_timeout=` (seconds) and
  *   `?target_session_attrs=` are the client's; `?passfile=` names the password
@@ -90,6 +91,12 @@ function invalid(what: string, value: string): TypeError {
   return new TypeError(`the URL's ${what}: current value is ${JSON.stringify(value)}`);
 }
 
+function invalidEnv(name: string, value: string): TypeError {
+  return new TypeError(
+    `${name} is not a value libpq takes: current value is ${JSON.stringify(value)}`,
+  );
+}
+
 function decode(part: string, what: string): string {
   try {
     return decodeURIComponent(part);
@@ -125,7 +132,9 @@ function socketPath(folder: string, port: number): string {
  *
  * @param url A `postgres://` or `postgresql://` URL.
  * @param env The environment: `PGHOST` when only a port is given, `PGPORT`
- *   when a host is given without one (the client reads the rest itself).
+ *   when a host is given without one, `PGSSLMODE`, `PGCONNECT_TIMEOUT` and
+ *   `PGAPPNAME` when the URL has no such parameter (the client reads the
+ *   rest itself).
  * @returns The client options.
  * @throws {TypeError} On a malformed port or percent-encoding, or a parameter
  *   the client cannot honour, naming it.
@@ -214,6 +223,20 @@ export function serverOptions(
   if (user !== undefined) out.user = user;
   if (pass !== undefined) out.pass = pass;
   if (database !== undefined) out.database = database;
+  // libpq's environment for what the URL leaves out (the client reads PGSSL, not PGSSLMODE).
+  if (ssl === undefined && env.PGSSLMODE !== undefined) {
+    if (!(env.PGSSLMODE in SSL_MODES)) throw invalidEnv("PGSSLMODE", env.PGSSLMODE);
+    ssl = SSL_MODES[env.PGSSLMODE];
+  }
+  if (connectTimeout === undefined && env.PGCONNECT_TIMEOUT !== undefined) {
+    if (!/^\d+$/.test(env.PGCONNECT_TIMEOUT)) {
+      throw invalidEnv("PGCONNECT_TIMEOUT", env.PGCONNECT_TIMEOUT);
+    }
+    connectTimeout = Number(env.PGCONNECT_TIMEOUT);
+  }
+  if (!("application_name" in connection) && env.PGAPPNAME !== undefined) {
+    connection.application_name = env.PGAPPNAME;
+  }
   if (ssl !== undefined) out.ssl = ssl;
   if (connectTimeout !== undefined) out.connect_timeout = connectTimeout;
   if (targetSessionAttrs !== undefined) out.target_session_attrs = targetSessionAttrs;

@@ -72,6 +72,20 @@ describe("serverOptions() reads a URL as libpq does", () => {
     );
     assert.equal(options.connect_timeout, 4);
     assert.deepEqual(options.connection, { application_name: "gw-1", statement_timeout: "5000" });
+    // libpq's environment for what the URL leaves out; the URL wins.
+    const env = { PGSSLMODE: "require", PGCONNECT_TIMEOUT: "9", PGAPPNAME: "from-env" };
+    const fromEnv = serverOptions("postgres://h/d", env);
+    assert.deepEqual([fromEnv.ssl, fromEnv.connect_timeout, fromEnv.connection], [
+      "require",
+      9,
+      { application_name: "from-env" },
+    ]);
+    const both = serverOptions("postgres://h/d?sslmode=disable&application_name=url", env);
+    assert.deepEqual([both.ssl, both.connection.application_name], [false, "url"]);
+    assert.throws(
+      () => serverOptions("postgres://h/d", { PGSSLMODE: "sometimes" }),
+      /PGSSLMODE is not a value libpq takes: current value is "sometimes"/,
+    );
   });
 
   test("bad values and parameters the client cannot honour are refused by name", () => {
