@@ -75,6 +75,18 @@ case "$cmd" in
     mv "$hba.new" "$hba"
     if [ "$(id -u)" = 0 ]; then chown postgres:postgres "$hba"; fi
     chmod 600 "$hba"
+    # TLS with a self-signed certificate, for clients that ask for it (sslmode=require); plain
+    # connections still work. Without openssl (and no apt to install it) the server has no TLS.
+    if ! command -v openssl >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -q openssl >&2 || true
+    fi
+    if command -v openssl >/dev/null 2>&1; then
+      openssl req -x509 -nodes -newkey rsa:2048 -days 7 -subj /CN=localhost \
+        -keyout "$DIR/data/server.key" -out "$DIR/data/server.crt" >/dev/null 2>&1
+      chmod 600 "$DIR/data/server.key"
+      if [ "$(id -u)" = 0 ]; then chown postgres:postgres "$DIR/data/server.key" "$DIR/data/server.crt"; fi
+      printf "ssl = on\n" >>"$DIR/data/postgresql.conf"
+    fi
     port="$(free_port)"
     echo "$port" >"$DIR/port"
     as_owner "$PG_BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 30 \

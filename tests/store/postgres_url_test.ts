@@ -295,3 +295,36 @@ describe("a role that must give its password", { skip: PG_SKIP }, () => {
     );
   });
 });
+
+describe("TLS as ?sslmode= asks", { skip: PG_SKIP }, () => {
+  /** Whether the store's own connection is encrypted (pg_stat_ssl of its backend). */
+  async function encrypted(url: string): Promise<boolean> {
+    const { connectPg } = await import("../../lib/postgres/_client.ts");
+    const client = await connectPg(url, "public", { max: 1 });
+    try {
+      const [row] = await client.query(
+        "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+      );
+      return row.ssl === true;
+    } finally {
+      await client.close();
+    }
+  }
+
+  test("require encrypts, disable does not, verify-full refuses a self-signed certificate", {
+    timeout: 60_000,
+  }, async (t) => {
+    const [server] = await adminSql("SELECT current_setting('ssl') AS ssl");
+    if (server.ssl !== "on") {
+      if (process.env.CI === "true") throw new Error("the CI server has TLS (scripts/pg.sh)");
+      return t.skip("this server has no TLS");
+    }
+    const join = (params: string) => `${PG_URL}${PG_URL!.includes("?") ? "&" : "?"}${params}`;
+    assert.equal(await encrypted(join("sslmode=require")), true);
+    assert.equal(await encrypted(join("sslmode=disable")), false);
+    await assert.rejects(
+      openStore(join(`sslmode=verify-full&schema=${freshSchema()}`)),
+      (e) => e instanceof OpenError && /self.signed certificate/i.test(e.message),
+    );
+  });
+});
