@@ -13,7 +13,8 @@
  *   `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`, then `localhost:5432`
  *   (and `PGSSLMODE`, `PGCONNECT_TIMEOUT`, `PGAPPNAME` for the parameters);
  * - `?sslmode=` (`disable`, `allow`, `prefer`, `require`, `verify-ca`,
- *   `verify-full`), `?sslrootcert=system`, `?connect_timeout=` (seconds) and
+ *   `verify-full`; `?ssl=true` as node-postgres spells verify-full),
+ *   `?sslrootcert=system`, `?connect_timeout=` (seconds) and
  *   `?target_session_attrs=` are the client's; `?passfile=` names the password
  *   file (`_pgpass.ts`) for a URL and environment without a password;
  * - any other parameter is a run-time setting sent at start-up
@@ -185,6 +186,12 @@ export function serverOptions(
     else if (key === "sslmode") {
       if (!(value in SSL_MODES)) throw invalid("sslmode is not a libpq mode", value);
       ssl = SSL_MODES[value];
+    } else if (key === "ssl") {
+      // node-postgres' and the client's own spelling: true verifies the certificate.
+      if (value === "true" || value === "1") ssl = "verify-full";
+      else if (value === "false" || value === "0") ssl = false;
+      else if (value in SSL_MODES) ssl = SSL_MODES[value];
+      else throw invalid("ssl must be true, false or an sslmode", value);
     } else if (key === "sslrootcert") {
       if (value !== "system") throw invalid("sslrootcert can only be system here", value);
       ssl = "verify-full";

@@ -67,6 +67,12 @@ describe("serverOptions() reads a URL as libpq does", () => {
     assert.equal(serverOptions("postgres://h/d?sslmode=require").ssl, "require");
     assert.equal(serverOptions("postgres://h/d?sslmode=verify-ca").ssl, "verify-full");
     assert.equal(serverOptions("postgres://h/d?sslrootcert=system").ssl, "verify-full");
+    assert.equal(serverOptions("postgres://h/d?ssl=true").ssl, "verify-full");
+    assert.equal(serverOptions("postgres://h/d?ssl=false").ssl, false);
+    assert.throws(
+      () => serverOptions("postgres://h/d?ssl=yes"),
+      /ssl must be true, false or an sslmode/,
+    );
     const options = serverOptions(
       "postgres://h/d?connect_timeout=4&application_name=gw-1&statement_timeout=5000",
     );
