@@ -28,9 +28,15 @@ export const PG_SKIP: string | false = PG_URL === undefined
 const schemas = new Set<string>();
 let counter = 0;
 
-/** A fresh schema name, dropped when the test file ends. */
+/**
+ * A fresh schema name, dropped when the test file ends. Random as well:
+ * `deno test --parallel` runs several files in one process, each with its
+ * own counter, and two that started in the same millisecond named the same
+ * schema, which the first to end then dropped under the other.
+ */
 export function freshSchema(): string {
-  const name = `t_${process.pid}_${Date.now().toString(36)}_${counter++}`;
+  const random = crypto.randomUUID().slice(0, 8);
+  const name = `t_${process.pid}_${Date.now().toString(36)}_${counter++}_${random}`;
   schemas.add(name);
   return name;
 }
