@@ -270,7 +270,9 @@ export async function connectPg(
     connection: {
       application_name: "hermes-state",
       ...server.connection,
-      search_path: `"${schema.replaceAll('"', '""')}", public`,
+      // The schema alone: were it missing (dropped under a running store), `public` after it
+      // would take the store's reads and writes, or its tables, without a word.
+      search_path: `"${schema.replaceAll('"', '""')}"`,
       ...(options.readonly ? { default_transaction_read_only: "on" } : {}),
     },
     types: {

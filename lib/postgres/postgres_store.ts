@@ -171,7 +171,7 @@ export function parsePostgresUrl(url: string): { url: string; schema: string } {
  * (its statements read the tables of the last step).
  */
 async function checkReadable(client: PgClient, schema: string, display: string): Promise<void> {
-  const step = await migrationStep(client.query);
+  const step = await migrationStep(client.query, schema);
   if (step === null) {
     throw new OpenError(
       display,
@@ -247,9 +247,9 @@ export async function migratePostgresStore(url: string): Promise<PgMigrationRepo
   const parsed = parsePostgresUrl(url);
   const client = await connectPg(parsed.url, parsed.schema, { max: 1 });
   try {
-    const before = await migrationStep(client.query);
+    const before = await migrationStep(client.query, parsed.schema);
     if (before === null || before <= LAST_STEP) await migratePg(client, parsed.schema);
-    const after = (await migrationStep(client.query)) ?? LAST_STEP;
+    const after = (await migrationStep(client.query, parsed.schema)) ?? LAST_STEP;
     return { target: maskPassword(url), before, after, known: LAST_STEP };
   } finally {
     await client.close();

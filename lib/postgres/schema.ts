@@ -199,16 +199,18 @@ function quoteIdent(name: string): string {
 }
 
 /**
- * The last migration recorded in the connection's schema (its `search_path`),
- * or `null` when it holds no hermes-state tables. Changes nothing.
+ * The last migration recorded in `schema`, or `null` when it holds no
+ * hermes-state tables (or does not exist). Changes nothing.
  *
  * @param query Runs a statement.
+ * @param schema The schema name.
  * @returns The step, or `null`.
  */
-export async function migrationStep(query: PgQuery): Promise<number | null> {
-  const [found] = await query("SELECT to_regclass('hermes_migrations') IS NOT NULL AS present");
+export async function migrationStep(query: PgQuery, schema: string): Promise<number | null> {
+  const table = `${quoteIdent(schema)}.hermes_migrations`;
+  const [found] = await query("SELECT to_regclass($1) IS NOT NULL AS present", [table]);
   if (!found?.present) return null;
-  const [row] = await query("SELECT max(step) AS step FROM hermes_migrations");
+  const [row] = await query(`SELECT max(step) AS step FROM ${table}`);
   return row?.step == null ? null : Number(row.step);
 }
 
@@ -229,7 +231,7 @@ export async function migratePg(
   await client.transaction(async (query) => {
     await query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
     await query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
-    await query(`SET LOCAL search_path TO ${quoteIdent(schema)}, public`);
+    await query(`SET LOCAL search_path TO ${quoteIdent(schema)}`);
     await query(`CREATE TABLE IF NOT EXISTS hermes_migrations (
       step integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
     const done = new Set(

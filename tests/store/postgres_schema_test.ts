@@ -109,3 +109,40 @@ describe("PostgreSQL schemas a read-only open cannot read", { skip: PG_SKIP }, (
     }
   });
 });
+
+describe("a store whose schema is dropped under it", { skip: PG_SKIP }, () => {
+  test("fails its writes and reads; it never falls through to the tables in public", {
+    timeout: 60_000,
+  }, async () => {
+    // A database of its own, whose public schema holds a store (another deployment's, say).
+    const database = `t_db_${process.pid}_${crypto.randomUUID().slice(0, 8)}`;
+    await adminSql(`CREATE DATABASE "${database}"`);
+    const server = new URL(PG_URL!);
+    server.pathname = `/${database}`;
+    const at = (schema: string) => `${server.href}${server.search ? "&" : "?"}schema=${schema}`;
+    try {
+      const inPublic = await openStore(at("public"));
+      await inPublic.createSession("public-one", "cli");
+      const store = await openStore(at("gone"));
+      await store.createSession("mine", "cli");
+      const { connectPg } = await import("../../lib/postgres/_client.ts");
+      const admin = await connectPg(at("public").replace(/[?&]schema=public$/, ""), "public", {
+        max: 1,
+      });
+      await admin.query('DROP SCHEMA "gone" CASCADE');
+      await assert.rejects(
+        store.createSession("lost", "cli"),
+        /relation "sessions" does not exist/,
+      );
+      // Before, the search path went on to public: this read public's row.
+      await assert.rejects(store.getSession("public-one"), /relation "sessions" does not exist/);
+      const [rows] = await admin.query("SELECT count(*)::int AS n FROM public.sessions");
+      assert.equal(rows.n, 1, "nothing written into public");
+      await admin.close();
+      await store.close();
+      await inPublic.close();
+    } finally {
+      await adminSql(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+    }
+  });
+});
