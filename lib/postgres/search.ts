@@ -19,7 +19,9 @@
  *
  * Matches are SQLite's; ranking among them and snippet windows may differ
  * (`ts_rank` is not bm25). `sort: "newest" | "oldest"` orders by
- * timestamp first, as the SQLite engine does, then by that rank, then id.
+ * timestamp first, as the SQLite engine does, then by that rank, then id;
+ * a words page is first looked for among the latest (earliest) messages
+ * (`wordsByTime`), and only when they cannot hold it is every match ordered.
  *
  * @module
  */
@@ -209,8 +211,8 @@ async function wordsRanked(
  * A page by time from the {@linkcode walkRows} latest (or earliest)
  * messages the session and time bounds allow, read through the messages'
  * time index (`idx_messages_newest`, or `idx_messages_session` for one
- * session): a frequent word's page in 1–5 ms where ranking every match
- * takes 80–120 at 200,000 messages. The page is the answer when those rows
+ * session): a frequent word's page in 3–7 ms where ordering every match
+ * took 80–94 at 200,000 messages (BENCHMARKS.md). The page is the answer when those rows
  * are all there are, or when it is full and its last hit is strictly newer
  * (older) than the last row read: any match not read is older (newer)
  * still. Otherwise `null`, and every match is ordered.
