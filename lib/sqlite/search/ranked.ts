@@ -40,10 +40,33 @@ export interface RankedQuery {
   readonly check: Condition | null;
   /** The filters. */
   readonly filters: FilterSql;
+  /**
+   * The session of a `sessionId` filter (also among the filters): the index
+   * is then read over that session's id range only ({@linkcode SESSION_RANGE}).
+   */
+  readonly session?: string | null;
   /** Page size. */
   readonly limit: number;
   /** Hits to skip. */
   readonly offset: number;
+}
+
+/**
+ * The index read over one session's id range, between its first and last
+ * message (two parameters: the session, twice). FTS5 reads a rowid range
+ * from the index itself, where the session filter alone tests every match:
+ * a frequent word in one session at 1,000,000 messages took 265 ms, 7–10
+ * with the range, the same hits in the same order (bm25's statistics are
+ * the whole table's either way). The session filter still decides.
+ */
+export function sessionRangeSql(table: string): string {
+  return ` AND ${table}.rowid BETWEEN (SELECT min(id) FROM messages WHERE session_id = ?)
+  AND (SELECT max(id) FROM messages WHERE session_id = ?)`;
+}
+
+/** The parameters of {@linkcode sessionRangeSql}, or none without a session. */
+export function sessionRangeParams(session: string | null | undefined): SqlValue[] {
+  return session == null ? [] : [session, session];
 }
 
 /**
@@ -52,9 +75,10 @@ export interface RankedQuery {
  * @param table The FTS5 table.
  * @param filters The filter terms (`FilterSql.sql`).
  * @param required Whether substrings are required (one more JSON parameter).
- * @returns The SQL: parameters MATCH, filters, [required], limit, offset.
+ * @param session Whether the index is read over one session's ids (two more parameters).
+ * @returns The SQL: parameters MATCH, [session ×2], filters, [required], limit, offset.
  */
-export function pageSql(table: string, filters: string, check = ""): string {
+export function pageSql(table: string, filters: string, check = "", session = false): string {
   return `SELECT m.id AS id, m.session_id AS session_id, m.role AS role,
   snippet(${table}, 0, '>>>', '<<<', '...', 40) AS snippet,
   m.timestamp AS timestamp, m.tool_name AS tool_name, s.source AS source, s.model AS model,
@@ -62,7 +86,9 @@ export function pageSql(table: string, filters: string, check = ""): string {
 FROM ${table}
 JOIN messages m ON m.id = ${table}.rowid
 JOIN sessions s ON s.id = m.session_id
-WHERE ${table} MATCH ?${filters}${check === "" ? "" : ` AND ${check}`}
+WHERE ${table} MATCH ?${session ? sessionRangeSql(table) : ""}${filters}${
+    check === "" ? "" : ` AND ${check}`
+  }
 ORDER BY rank
 LIMIT ? OFFSET ?`;
 }
@@ -78,11 +104,19 @@ LIMIT ? OFFSET ?`;
  * @throws {SqliteError} On a storage failure.
  */
 export function rankedPage(store: Store, query: RankedQuery): HitRow[] | undefined {
-  const { table, match, check, filters, limit, offset } = query;
+  const { table, match, check, filters, limit, offset, session } = query;
   const checked = checkSql(check);
-  const params: SqlValue[] = [match, ...filters.params, ...checked.params, limit, offset];
+  const params: SqlValue[] = [
+    match,
+    ...sessionRangeParams(session),
+    ...filters.params,
+    ...checked.params,
+    limit,
+    offset,
+  ];
   try {
-    return store.statement(pageSql(table, filters.sql, checked.sql)).all(...params);
+    const sql = pageSql(table, filters.sql, checked.sql, session != null);
+    return store.statement(sql).all(...params);
   } catch (error) {
     if (isMatchError(error, match) || isPatternError(error)) return undefined;
     throw error;

@@ -55,7 +55,7 @@ type RankedPlan = Extract<SearchPlan, { kind: "ranked" }>;
 function rankedRows(
   store: Store,
   plan: RankedPlan,
-  page: { filters: FilterSql; limit: number; offset: number },
+  page: { filters: FilterSql; session?: string | null; limit: number; offset: number },
   order: { sort: SearchSort; strategy: SortStrategy | undefined },
 ): HitRow[] | undefined {
   const query = { table: FTS_TABLE_OF[plan.index], check: plan.check, ...page };
@@ -86,13 +86,14 @@ export function searchMessages(
   const limit = checkCount("search messages", "limit", options.limit ?? 20);
   const offset = checkCount("search messages", "offset", options.offset ?? 0);
   const sort = checkSort(options.sort);
-  const filters = filterSql(normalizeFilters(store, options));
+  const normalized = normalizeFilters(store, options);
+  const filters = filterSql(normalized);
   let plan = withIndexesPresent(store, planSearch(query), query);
   if (plan.kind === "nothing") return [];
   let rows: HitRow[] | undefined;
   if (plan.kind === "ranked") {
     try {
-      rows = rankedRows(store, plan, { filters, limit, offset }, {
+      rows = rankedRows(store, plan, { filters, session: normalized.sessionId, limit, offset }, {
         sort,
         strategy: internals.sort,
       });

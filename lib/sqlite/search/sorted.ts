@@ -28,7 +28,13 @@ import type { Store } from "../store.ts";
 import type { SqlValue } from "../driver/types.ts";
 
 import { isMatchError, isPatternError } from "./query_error.ts";
-import { checkSql, type HitRow, type RankedQuery } from "./ranked.ts";
+import {
+  checkSql,
+  type HitRow,
+  type RankedQuery,
+  sessionRangeParams,
+  sessionRangeSql,
+} from "./ranked.ts";
 import { timelineOf } from "./timeline.ts";
 import { inSnapshot } from "./snapshot.ts";
 
@@ -68,7 +74,8 @@ JOIN sessions s ON s.id = m.session_id`;
 
 function whereSql(table: string, query: RankedQuery): string {
   const check = checkSql(query.check).sql;
-  return `WHERE ${table} MATCH ?${query.filters.sql}${check === "" ? "" : ` AND ${check}`}`;
+  const range = query.session == null ? "" : sessionRangeSql(table);
+  return `WHERE ${table} MATCH ?${range}${query.filters.sql}${check === "" ? "" : ` AND ${check}`}`;
 }
 
 /** One chunk of the walk: matches beyond an id, in id order; the hit rows too when `rows`. */
@@ -126,7 +133,12 @@ ORDER BY ${table}.rowid ${newest ? "DESC" : "ASC"}`;
 }
 
 function matchParams(query: RankedQuery): SqlValue[] {
-  return [query.match, ...query.filters.params, ...checkSql(query.check).params];
+  return [
+    query.match,
+    ...sessionRangeParams(query.session),
+    ...query.filters.params,
+    ...checkSql(query.check).params,
+  ];
 }
 
 /** Orders candidates by time, the newest (oldest) first; ties by id, for now. */
@@ -293,7 +305,9 @@ export function sortedPage(
   if (limit === 0) return [];
   try {
     return inSnapshot(store, () => {
-      const walked = strategy === "full" ? undefined : walk(store, query, order, offset + limit);
+      // One session's matches are few and read over its id range: sorting them beats walking.
+      const full = strategy === "full" || (strategy === "auto" && query.session != null);
+      const walked = full ? undefined : walk(store, query, order, offset + limit);
       if (walked === undefined && strategy === "walk") {
         throw new Error("Cannot walk the index in time order: the full sort would run");
       }
