@@ -42,7 +42,7 @@ export interface RankedQuery {
   readonly filters: FilterSql;
   /**
    * The session of a `sessionId` filter (also among the filters): the index
-   * is then read over that session's id range only ({@linkcode SESSION_RANGE}).
+   * is then read over that session's id range only ({@linkcode sessionRangeSql}).
    */
   readonly session?: string | null;
   /** Page size. */
