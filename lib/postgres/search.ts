@@ -184,20 +184,30 @@ async function wordsPage(
   return rows;
 }
 
-/** Every match read and ordered: by rank, or by time for {@linkcode wordsByTime}'s leftovers. */
+/**
+ * Every match read and ordered: by rank, or by time for {@linkcode
+ * wordsByTime}'s leftovers. One session's messages are found through the
+ * messages' session index (`t`) and checked there: "docker" in one session
+ * of the 200,000-message corpus took 94 ms through the word index, with
+ * its 55,000 matches.
+ */
 async function wordsRanked(
   query: PgQuery,
   tsquery: string,
   options: SearchOptions & { origin?: string | null },
   page: Page,
 ): Promise<PgRow[]> {
-  const filters = filterSql(options, 2);
+  const bySession = options.sessionId != null;
+  const filters = filterSql(options, 2, bySession);
   const n = 2 + filters.params.length;
+  const from = bySession
+    ? `messages t JOIN message_words m ON m.id = t.id${sessionsJoin(filters)}`
+    : fromSql("message_words", filters);
   return await query(
     pageOf(
       `SELECT m.id AS id, ts_rank(m.search_words, $1::tsquery) AS _order
-       FROM ${fromSql("message_words", filters)}
-       WHERE m.search_words @@ $1::tsquery${filters.sql}
+       FROM ${from}
+       WHERE m.search_words @@ $1::tsquery${filters.timeline}${filters.sql}
        ORDER BY ${orderSql(page.sort, "_order DESC")}
        LIMIT $${n} OFFSET $${n + 1}`,
       orderSql(page.sort, "page._order DESC"),
@@ -376,18 +386,32 @@ async function substringPage(
 /**
  * The messages just before and just after each hit in its session (by
  * `timestamp, id`), joined to the page's rows: the hit's context comes in
- * the same round trip.
+ * the same round trip. The session index orders by time only (ties by
+ * heap position, not id), so `ORDER BY timestamp, id LIMIT 1` sorted every
+ * earlier (later) message of the session for each hit: 500 hits in a
+ * session of 2,600 messages took 300 ms. The neighbouring timestamp is
+ * found first, one index step, then the id among the rows that share it.
  */
 const CONTEXT_JOINS = `
     LEFT JOIN LATERAL (
       SELECT x.role, x.content FROM messages x
-      WHERE x.session_id = m.session_id AND (x.timestamp, x.id) < (m.timestamp, m.id)
-      ORDER BY x.timestamp DESC, x.id DESC LIMIT 1
+      WHERE x.session_id = m.session_id AND x.timestamp = (
+          SELECT y.timestamp FROM messages y
+          WHERE y.session_id = m.session_id AND y.timestamp <= m.timestamp
+            AND (y.timestamp, y.id) < (m.timestamp, m.id)
+          ORDER BY y.timestamp DESC LIMIT 1)
+        AND (x.timestamp, x.id) < (m.timestamp, m.id)
+      ORDER BY x.id DESC LIMIT 1
     ) prev ON true
     LEFT JOIN LATERAL (
       SELECT x.role, x.content FROM messages x
-      WHERE x.session_id = m.session_id AND (x.timestamp, x.id) > (m.timestamp, m.id)
-      ORDER BY x.timestamp, x.id LIMIT 1
+      WHERE x.session_id = m.session_id AND x.timestamp = (
+          SELECT y.timestamp FROM messages y
+          WHERE y.session_id = m.session_id AND y.timestamp >= m.timestamp
+            AND (y.timestamp, y.id) > (m.timestamp, m.id)
+          ORDER BY y.timestamp LIMIT 1)
+        AND (x.timestamp, x.id) > (m.timestamp, m.id)
+      ORDER BY x.id LIMIT 1
     ) nxt ON true`;
 
 /** The context of one hit: the previous, the matching and the next message, 200 characters each. */

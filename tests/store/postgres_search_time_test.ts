@@ -6,7 +6,8 @@
  * the same hits in the same time order on both sides of that line: a page
  * found among the rows read, a word the latest rows lack, a word older than
  * all of them, a page that ends in a run of equal timestamps at the last row
- * read, session and time bounds, deep pages.
+ * read, session and time bounds, deep pages; and ranked searches in one
+ * session, which go through the session index.
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -86,6 +87,22 @@ describe("search by time on PostgreSQL, against the SQLite engine", { skip: PG_S
     ["fresh", { offset: 2_000, limit: 5 }], // past the rows read for the first pages
     ["fresh", { limit: 1_000 }],
   ];
+  // Ranked, one session's matches are found through the session index: the same hits.
+  for (
+    const [text, options] of [
+      ["relic", { sessionId: "old" }],
+      ["ancient", { sessionId: "new" }],
+      ["fresh", { sessionId: "new", since: START + 12_000, until: START + 12_500 }],
+    ] as [string, SearchOptions][]
+  ) {
+    test(`${text} ranked ${JSON.stringify(options)}`, async () => {
+      const wide = { ...options, limit: 5_000 };
+      const ids = (hits: { id: number }[]) => hits.map((h) => h.id).sort((a, b) => a - b);
+      const want = ids(await sqlite.searchMessages(text, wide));
+      assert.ok(want.length > 0, "the case finds something");
+      assert.deepEqual(ids(await pg.searchMessages(text, wide)), want);
+    });
+  }
   for (const sort of ["newest", "oldest"] as const) {
     for (const [text, options] of cases) {
       test(`${text} ${sort} ${JSON.stringify(options)}`, async () => {
@@ -99,6 +116,10 @@ describe("search by time on PostgreSQL, against the SQLite engine", { skip: PG_S
         if (!want.some((h, i) => i > 0 && h.timestamp === want[i - 1].timestamp)) {
           assert.deepEqual(got.map((h) => h.id), want.map((h) => h.id));
         } else assert.deepEqual(ids(got), ids(want));
+        // Each hit's neighbours in its session, ties in time by id, as SQLite gives them.
+        const contexts = (hits: { id: number; context: unknown }[]) =>
+          Object.fromEntries(hits.map((h) => [h.id, h.context]));
+        assert.deepEqual(contexts(got), contexts(want));
       });
     }
   }
