@@ -310,12 +310,24 @@ const INSERT_SESSION = `INSERT INTO sessions
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8::double precision)
   ON CONFLICT (id) DO NOTHING`;
 
+/**
+ * The listing columns of session `s`: the first user message's first 200
+ * characters, and the time of its last message. The first message is found
+ * by its timestamp first (one step of the session index, which orders by
+ * time only), then by id among the rows that share it: ordering by
+ * `timestamp, id` sorted all of a session's user messages, 42–48 ms for a
+ * page of 20 sessions of 10,000 messages.
+ */
 const RICH_COLUMNS = `
   COALESCE(
     (SELECT substr(m.content, 1, 200)
      FROM messages m
      WHERE m.session_id = s.id AND m.role = 'user' AND m.content IS NOT NULL
-     ORDER BY m.timestamp, m.id LIMIT 1),
+       AND m.timestamp = (
+         SELECT y.timestamp FROM messages y
+         WHERE y.session_id = s.id AND y.role = 'user' AND y.content IS NOT NULL
+         ORDER BY y.timestamp LIMIT 1)
+     ORDER BY m.id LIMIT 1),
     ''
   ) AS _preview_raw,
   COALESCE((SELECT MAX(m2.timestamp) FROM messages m2 WHERE m2.session_id = s.id), s.started_at)

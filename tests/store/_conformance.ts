@@ -437,6 +437,27 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.equal(row?.model, null);
     });
 
+    test("a listing's preview and a hit's context take messages that share a timestamp in id order", async () => {
+      const store = await empty({ clock: () => 100 });
+      await store.createSession("tie", "cli");
+      for (
+        const [role, content] of [
+          ["user", "first of the tie"],
+          ["user", "second of the tie"],
+          ["assistant", "the reply with a needle"],
+          ["user", "after it"],
+        ]
+      ) await store.appendMessage("tie", { role, content });
+      const [row] = await store.listSessionsRich({ limit: 1 });
+      assert.equal(row.preview, "first of the tie");
+      const [hit] = await store.searchMessages("needle");
+      assert.deepEqual(hit.context.map((c) => c.content), [
+        "second of the tie",
+        "the reply with a needle",
+        "after it",
+      ]);
+    });
+
     test("endSession() keeps the first reason; reopenSession() clears it; updateSystemPrompt() sets it", async () => {
       let now = 10;
       const store = await empty({ clock: () => now });
