@@ -42,7 +42,7 @@ export interface RankedQuery {
   readonly filters: FilterSql;
   /**
    * The session of a `sessionId` filter (also among the filters): the index
-   * is then read over that session's id range only ({@linkcode sessionRangeSql}).
+   * is then read over that session's id range only ({@linkcode matchWhereSql}).
    */
   readonly session?: string | null;
   /** Page size. */
@@ -59,14 +59,46 @@ export interface RankedQuery {
  * with the range, the same hits in the same order (bm25's statistics are
  * the whole table's either way). The session filter still decides.
  */
-export function sessionRangeSql(table: string): string {
+function sessionRangeSql(table: string): string {
   return ` AND ${table}.rowid BETWEEN (SELECT min(id) FROM messages WHERE session_id = ?)
   AND (SELECT max(id) FROM messages WHERE session_id = ?)`;
 }
 
-/** The parameters of {@linkcode sessionRangeSql}, or none without a session. */
-export function sessionRangeParams(session: string | null | undefined): SqlValue[] {
-  return session == null ? [] : [session, session];
+/**
+ * The WHERE of a ranked query's statements: the MATCH, the session's id
+ * range, the filters, the substring check; parameters in that order.
+ */
+function matchWhere(table: string, filters: string, check: string, session: boolean): string {
+  return `WHERE ${table} MATCH ?${session ? sessionRangeSql(table) : ""}${filters}${
+    check === "" ? "" : ` AND ${check}`
+  }`;
+}
+
+/**
+ * The WHERE of `query`'s statements over `table`, for {@linkcode matchParams}.
+ *
+ * @param table The FTS5 table (or its alias).
+ * @param query The query.
+ * @returns `WHERE table MATCH ? …`.
+ */
+export function matchWhereSql(table: string, query: RankedQuery): string {
+  return matchWhere(table, query.filters.sql, checkSql(query.check).sql, query.session != null);
+}
+
+/**
+ * The parameters of {@linkcode matchWhereSql}: the MATCH expression, the
+ * session twice (when there is one), the filters', the check's.
+ *
+ * @param query The query.
+ * @returns The parameters, in order.
+ */
+export function matchParams(query: RankedQuery): SqlValue[] {
+  return [
+    query.match,
+    ...(query.session == null ? [] : [query.session, query.session]),
+    ...query.filters.params,
+    ...checkSql(query.check).params,
+  ];
 }
 
 /**
@@ -86,9 +118,7 @@ export function pageSql(table: string, filters: string, check = "", session = fa
 FROM ${table}
 JOIN messages m ON m.id = ${table}.rowid
 JOIN sessions s ON s.id = m.session_id
-WHERE ${table} MATCH ?${session ? sessionRangeSql(table) : ""}${filters}${
-    check === "" ? "" : ` AND ${check}`
-  }
+${matchWhere(table, filters, check, session)}
 ORDER BY rank
 LIMIT ? OFFSET ?`;
 }
@@ -105,18 +135,9 @@ LIMIT ? OFFSET ?`;
  */
 export function rankedPage(store: Store, query: RankedQuery): HitRow[] | undefined {
   const { table, match, check, filters, limit, offset, session } = query;
-  const checked = checkSql(check);
-  const params: SqlValue[] = [
-    match,
-    ...sessionRangeParams(session),
-    ...filters.params,
-    ...checked.params,
-    limit,
-    offset,
-  ];
   try {
-    const sql = pageSql(table, filters.sql, checked.sql, session != null);
-    return store.statement(sql).all(...params);
+    const sql = pageSql(table, filters.sql, checkSql(check).sql, session != null);
+    return store.statement(sql).all(...matchParams(query), limit, offset);
   } catch (error) {
     if (isMatchError(error, match) || isPatternError(error)) return undefined;
     throw error;

@@ -25,16 +25,9 @@
  * @module
  */
 import type { Store } from "../store.ts";
-import type { SqlValue } from "../driver/types.ts";
 
 import { isMatchError, isPatternError } from "./query_error.ts";
-import {
-  checkSql,
-  type HitRow,
-  type RankedQuery,
-  sessionRangeParams,
-  sessionRangeSql,
-} from "./ranked.ts";
+import { type HitRow, matchParams, matchWhereSql, type RankedQuery } from "./ranked.ts";
 import { timelineOf } from "./timeline.ts";
 import { inSnapshot } from "./snapshot.ts";
 
@@ -72,18 +65,12 @@ JOIN messages m ON m.id = ${table}.rowid
 JOIN sessions s ON s.id = m.session_id`;
 }
 
-function whereSql(table: string, query: RankedQuery): string {
-  const check = checkSql(query.check).sql;
-  const range = query.session == null ? "" : sessionRangeSql(table);
-  return `WHERE ${table} MATCH ?${range}${query.filters.sql}${check === "" ? "" : ` AND ${check}`}`;
-}
-
 /** One chunk of the walk: matches beyond an id, in id order; the hit rows too when `rows`. */
 function walkSql(table: string, query: RankedQuery, order: TimeOrder, rows: boolean): string {
   const beyond = order === "newest" ? `${table}.rowid < ?` : `${table}.rowid > ?`;
   return `SELECT ${rows ? hitColumns(table) : "m.id AS id, m.timestamp AS timestamp"}
 ${fromSql(table)}
-${whereSql(table, query)} AND ${beyond}
+${matchWhereSql(table, query)} AND ${beyond}
 ORDER BY ${table}.rowid ${order === "newest" ? "DESC" : "ASC"}
 LIMIT ?`;
 }
@@ -99,7 +86,7 @@ function fullSql(table: string, query: RankedQuery, order: TimeOrder): string {
   const dir = order === "newest" ? "DESC" : "ASC";
   return `SELECT m.id AS id
 ${fromSql(table)}
-${whereSql(table, query)}
+${matchWhereSql(table, query)}
 ORDER BY m.timestamp ${dir}, rank, m.id ${dir}
 LIMIT ? OFFSET ?`;
 }
@@ -130,15 +117,6 @@ CROSS JOIN messages m ON m.id = ${table}.rowid
 JOIN sessions s ON s.id = m.session_id
 WHERE ${table} MATCH ? AND ${table}.rowid ${newest ? "<=" : ">="} ?
 ORDER BY ${table}.rowid ${newest ? "DESC" : "ASC"}`;
-}
-
-function matchParams(query: RankedQuery): SqlValue[] {
-  return [
-    query.match,
-    ...sessionRangeParams(query.session),
-    ...query.filters.params,
-    ...checkSql(query.check).params,
-  ];
 }
 
 /** Orders candidates by time, the newest (oldest) first; ties by id, for now. */
