@@ -381,7 +381,6 @@ const USAGE_ORDER: Readonly<Record<UsageGrouping, string>> = {
   source: USAGE_BY_COST,
 };
 
-/** The WHERE of a listing and its parameters (`$1`…), as `listing.ts` filters on SQLite. */
 /**
  * The WHERE of `searchSessions` and `sessionCount`: one source and one
  * origin, each when given; their values are appended to `params`.
@@ -402,6 +401,7 @@ function sourceAndOrigin(
   return clauses.length ? `WHERE ${clauses.join(" AND ")}` : "";
 }
 
+/** The WHERE of a listing and its parameters (`$1`…), as `listing.ts` filters on SQLite. */
 function listingFilters(
   options: ListSessionsOptions & OriginFilter,
 ): { where: string; params: PgValue[] } {
