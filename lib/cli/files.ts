@@ -7,6 +7,7 @@
 import { statSync } from "node:fs";
 import type { SessionStore } from "../core/session_store.ts";
 import { isPostgresTarget } from "../open_store.ts";
+import { formatBytes } from "../render/format.ts";
 import { CommandError } from "./usage_error.ts";
 
 /** Byte sizes; a missing companion counts 0. */
@@ -62,4 +63,19 @@ export async function serverBytes(store: SessionStore): Promise<number | null> {
   if (!isPostgresTarget(store.target)) return null;
   const info = await store.inspect({ integrity: false });
   return info.pageCount * info.pageSize;
+}
+
+/**
+ * How a store's size reads: the file and its companions, or, without
+ * `files` (a PostgreSQL store), the server's `bytes`.
+ *
+ * @param files The file's sizes, or `null`.
+ * @param bytes The server's bytes (read when `files` is `null`).
+ * @returns E.g. `1.2 MiB (1.1 MiB file, 96 KiB WAL, 32 KiB SHM)`.
+ */
+export function sizeText(files: FileSizes | null, bytes: number): string {
+  if (files === null) return `${formatBytes(bytes)} (tables and indexes on the server)`;
+  return `${formatBytes(files.total)} (${formatBytes(files.db)} file, ${
+    formatBytes(files.wal)
+  } WAL, ${formatBytes(files.shm)} SHM)`;
 }

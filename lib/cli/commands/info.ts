@@ -8,8 +8,8 @@ import { isPostgresTarget } from "../../open_store.ts";
 import { SCHEMA_VERSION } from "../../sqlite/schema/schema_sql.ts";
 import type { DatabaseInfo } from "../../core/database_info.ts";
 import type { Command, Context } from "../command.ts";
-import { fileSizes } from "../files.ts";
-import { alignColumns, formatBytes, formatCount } from "../../render/format.ts";
+import { fileSizes, sizeText } from "../files.ts";
+import { alignColumns, formatCount } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { readOnlyPart } from "../writable.ts";
@@ -109,7 +109,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const storage = files === null
     ? [
       ["Server", info.sqliteVersion],
-      ["Size", `${formatBytes(bytes)} (tables and indexes on the server)`],
+      ["Size", sizeText(null, bytes)],
     ]
     : [
       [
@@ -118,12 +118,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         (info.sqliteWarning === null ? "" : style.yellow(` (${info.sqliteWarning})`)),
       ],
       ["Journal mode", info.journalMode],
-      [
-        "Size",
-        `${formatBytes(files.total)} (${formatBytes(files.db)} file, ${
-          formatBytes(files.wal)
-        } WAL, ${formatBytes(files.shm)} SHM)`,
-      ],
+      ["Size", sizeText(files, bytes)],
       [
         "Pages",
         `${formatCount(info.pageCount)} × ${formatCount(info.pageSize)} B, ${

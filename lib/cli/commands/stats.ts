@@ -5,10 +5,9 @@
  * @module
  */
 import type { Command, Context } from "../command.ts";
-import { fileSizes, serverBytes } from "../files.ts";
+import { fileSizes, serverBytes, sizeText } from "../files.ts";
 import {
   alignColumns,
-  formatBytes,
   formatCost,
   formatCount,
   oneLine,
@@ -108,13 +107,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       formatCost(totals.actual_cost_usd)
     } actual`,
   );
-  out.push(
-    files === null
-      ? `${style.bold("Database size:")} ${formatBytes(server!)} (tables and indexes on the server)`
-      : `${style.bold("Database size:")} ${formatBytes(files.total)} (${
-        formatBytes(files.db)
-      } file, ${formatBytes(files.wal)} WAL, ${formatBytes(files.shm)} SHM)`,
-  );
+  out.push(`${style.bold("Database size:")} ${sizeText(files, server ?? 0)}`);
   if (bySource.length > 0) {
     out.push(...section(ctx, "By source", [
       ["source", "sessions", "messages", "input", "output", "est. cost"].map(style.dim),
