@@ -15,6 +15,7 @@ import type { ParentLink } from "../../core/transfer_options.ts";
 import { isPostgresTarget, openStore, sqlitePath } from "../../open_store.ts";
 import type { SessionStore } from "../../core/session_store.ts";
 import type { SessionExport } from "../../core/types.ts";
+import { WriteLanes } from "../../core/write_lanes.ts";
 import type { Command, Context } from "../command.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
@@ -110,25 +111,19 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       progress.update(counts.copied + counts.replaced + counts.skipped);
     };
     // A file takes one writer at a time; a server takes sessions side by side, each in its own
-    // transaction (a parent still in flight is linked at the end, as one copied later is).
-    const inFlight = new Set<Promise<void>>();
-    /** What stops the run (a full disk), once the sessions in flight have ended. */
-    let stop: { error: unknown } | undefined;
+    // transaction (a parent still in flight is linked at the end, as one copied later is). What
+    // stops the run (a full disk) is thrown once the sessions in flight have ended.
+    const writes = new WriteLanes(lanes);
     try {
       const only = args.string("source");
       for await (const session of source.iterateExport(only ? { source: only } : {})) {
-        const copying: Promise<void> = copyOne(session)
-          .catch((error) => void (stop ??= { error }))
-          .finally(() => inFlight.delete(copying));
-        inFlight.add(copying);
-        if (inFlight.size >= lanes) await Promise.race(inFlight);
-        if (stop !== undefined) break;
+        await writes.submit(() => copyOne(session));
       }
+      await writes.drain();
     } finally {
-      await Promise.all(inFlight);
+      await writes.drain().catch(() => {});
       progress.done();
     }
-    if (stop !== undefined) throw stop.error;
     counts.linked = await target.restoreParentLinks(links);
   } finally {
     await source.close();
