@@ -500,7 +500,7 @@ export async function syncFile(
     );
     /** Sessions to write in the next transaction, with the messages to insert. */
     // Search vectors are computed here, outside the transaction, so it holds its locks briefly;
-    // and while batches are in flight (up to LANES, see Pipeline) the next one is read and
+    // and while batches are in flight (up to LANES, in WriteLanes) the next one is read and
     // computed.
     let batch: BatchItem[] = [];
     let batched = 0;
