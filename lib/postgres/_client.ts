@@ -353,5 +353,3 @@ export async function connectPg(
     },
   };
 }
-
-export { maskPassword } from "./_url.ts";

@@ -68,13 +68,13 @@ import {
   connectPg,
   foreignKeyError,
   isUniqueViolation,
-  maskPassword,
   type PgClient,
   type PgConnectOptions,
   type PgQuery,
   type PgRow,
   type PgValue,
 } from "./_client.ts";
+import { maskPassword } from "./_url.ts";
 import {
   INSERT_COLUMNS,
   insertMessagesSql,
