@@ -69,6 +69,7 @@ function readCommands(id: string): string[][] {
     ["stats"],
     ["info"],
     ["info", "--json"],
+    ["info", "--full"],
     ["prune", "--dry-run", "--older-than", "0"],
     ["prune", "--ghosts", "--dry-run", "--json"],
   ];

@@ -103,15 +103,37 @@ describe("info", () => {
     assert.deepEqual(camel, [], "every key is snake_case");
   });
 
-  test("info reports the SQLite-3.40 trigram condition of hermes-v11.db as known, with its fix, and exits 0", async () => {
+  test("info checks the tables and indexes only; the search indexes' check is --full's", async () => {
+    // hermes-v11.db's trigram index fails FTS5's own check (the SQLite 3.40 condition below):
+    // a check of the b-trees alone does not run it, which is what keeps `info` fast.
     const path = v11Copy();
     const run = await runCli(["--db", path, "info"]);
     assert.equal(run.code, 0, run.err);
     assert.match(
       run.out,
-      /\nIntegrity +known condition: the trigram index was written by SQLite 3\.40 or older, which indexed 4 messages holding a NUL character only up to it; search is unaffected \(fix: hermes-state doctor --fix\)\n$/,
+      /\nIntegrity +ok \(tables and indexes; --full also verifies the search indexes\)\n$/,
     );
     const json = JSON.parse((await runCli(["--db", path, "info", "--json"])).out);
+    assert.deepEqual(json.integrity, ["ok"]);
+    assert.equal(json.search_indexes_checked, false);
+    assert.deepEqual(json.known_issues, []);
+    const full = JSON.parse((await runCli(["--db", path, "info", "--json", "--full"])).out);
+    assert.equal(full.search_indexes_checked, true);
+    assert.equal(full.known_issues.length, 1);
+    const both = await runCli(["--db", path, "info", "--full", "--no-check"]);
+    assert.equal(both.code, 2);
+    assert.match(both.err, /give either --full or --no-check, not both/);
+  });
+
+  test("info --full reports the SQLite-3.40 trigram condition of hermes-v11.db as known, with its fix, and exits 0", async () => {
+    const path = v11Copy();
+    const run = await runCli(["--db", path, "info", "--full"]);
+    assert.equal(run.code, 0, run.err);
+    assert.match(
+      run.out,
+      /\nIntegrity +known condition: the trigram index was written by SQLite 3\.40 or older, which indexed 4 messages holding a NUL character only up to it; search is unaffected \(fix: hermes-state doctor --fix\)\n$/,
+    );
+    const json = JSON.parse((await runCli(["--db", path, "info", "--json", "--full"])).out);
     assert.equal(json.ok, true);
     assert.deepEqual(json.damage, []);
     assert.equal(json.known_issues[0].code, "trigram_nul_prefix");
@@ -140,10 +162,14 @@ describe("info", () => {
       /^Path +.*state\.db\nSchema version +11\nSQLite +3\.\d+\.\d+\nJournal mode +wal\n/,
     );
     assert.match(run.out, /\nSessions +1\nMessages +1\n/);
-    assert.match(run.out, /\nIntegrity +ok\n$/);
+    assert.match(run.out, /\nIntegrity +ok \(tables and indexes; .*\)\n$/);
+    const full = await runCli(["--db", path, "info", "--full"]);
+    assert.equal(full.code, 0);
+    assert.match(full.out, /\nIntegrity +ok\n$/);
   });
 
-  test("info reports a damaged table and exits 1", async () => {
+  /** A file of 50 messages whose b-tree `name` has 8 bytes of its root page overwritten. */
+  async function damaged(name: string): Promise<string> {
     const path = await buildDb((db) => {
       db.createSession("s", "cli");
       for (let i = 0; i < 50; i++) {
@@ -152,19 +178,38 @@ describe("info", () => {
     });
     using raw = await rawOpen(path);
     const page = Number(
-      raw.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'messages'").get()?.rootpage,
+      raw.prepare("SELECT rootpage FROM sqlite_master WHERE name = ?").get(name)?.rootpage,
     );
     const pageSize = Number(raw.prepare("PRAGMA page_size").get()?.page_size);
     raw.close();
+    assert.ok(page > 1, name);
     const fd = openSync(path, "r+");
     writeSync(fd, new Uint8Array(8).fill(0xff), 0, 8, (page - 1) * pageSize + 12);
     closeSync(fd);
+    return path;
+  }
+
+  test("info reports a damaged table and exits 1", async () => {
+    const path = await damaged("messages");
     const run = await runCli(["--db", path, "info"]);
     assert.equal(run.code, 1);
     assert.match(run.out, /\nIntegrity +database disk image is malformed\n$/);
     const json = await runCli(["--db", path, "info", "--json"]);
     assert.equal(JSON.parse(json.out).ok, false);
+    assert.equal((await runCli(["--db", path, "info", "--full"])).code, 1);
   });
+
+  for (
+    const name of ["idx_messages_session", "messages_fts_trigram_data", "messages_fts_docsize"]
+  ) {
+    test(`info finds damage in ${name} (an index, FTS5's own tables) without --full`, async () => {
+      const path = await damaged(name);
+      const json = JSON.parse((await runCli(["--db", path, "info", "--json"])).out);
+      assert.equal(json.search_indexes_checked, false);
+      assert.equal(json.ok, false, JSON.stringify(json.integrity));
+      assert.ok(json.damage.length > 0);
+    });
+  }
 });
 
 describe("fileSizes()", () => {

@@ -22,6 +22,17 @@ describe("inspect()", () => {
     assert.deepEqual(info.integrity, ["ok"]);
   });
 
+  test("inspect() verifies the search indexes only when searchIndexes is true", async () => {
+    using db = await SessionDB.open({ path: tempDbPath() });
+    db.createSession("s", "cli");
+    db.appendMessage("s", { role: "user", content: "hi" });
+    assert.equal(db.inspect().searchIndexesChecked, false);
+    const full = db.inspect({ searchIndexes: true });
+    assert.equal(full.searchIndexesChecked, true);
+    assert.deepEqual(full.integrity, ["ok"]);
+    assert.equal(db.inspect({ integrity: false, searchIndexes: true }).searchIndexesChecked, false);
+  });
+
   test("inspect() skips the check when integrity is false", async () => {
     using db = await SessionDB.open({ path: tempDbPath() });
     assert.equal(db.inspect({ integrity: false }).integrity, null);

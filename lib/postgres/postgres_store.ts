@@ -1243,6 +1243,7 @@ class PostgresSessionStore implements SessionStore {
       ftsTables: ["message_words.search_words", "messages.search_grams"],
       metaKeys: meta.map((row) => String(row.key)),
       integrity: null,
+      searchIndexesChecked: false,
       knownIssues: [],
       damage: [],
     };

@@ -34,8 +34,8 @@ function unlessCorrupt<T>(read: () => T, fallback: (message: string) => T): T {
 }
 
 /** `PRAGMA quick_check` through the check `doctor` shares: b-tree lines, then FTS lines. */
-function quickCheckLines(store: Store): string[] {
-  const { lines, fts } = integrityCheck(store.db);
+function quickCheckLines(store: Store, searchIndexes: boolean): string[] {
+  const { lines, fts } = integrityCheck(store.db, { searchIndexes });
   const ftsLines = Object.values(fts).flat();
   if (ftsLines.length === 0) return lines;
   return lines.length === 1 && lines[0] === "ok" ? ftsLines : [...lines, ...ftsLines];
@@ -64,7 +64,9 @@ export function inspectDatabase(store: Store, options: InspectOptions = {}): Dat
   const meta = tableExists(store, "state_meta")
     ? store.statement("SELECT key FROM state_meta ORDER BY key").all()
     : [];
-  const integrity = options.integrity === false ? null : quickCheckLines(store);
+  const checked = options.integrity !== false;
+  const searchIndexes = checked && options.searchIndexes === true;
+  const integrity = checked ? quickCheckLines(store, searchIndexes) : null;
   const problems = integrity === null || (integrity.length === 1 && integrity[0] === "ok")
     ? []
     : integrity;
@@ -91,6 +93,7 @@ export function inspectDatabase(store: Store, options: InspectOptions = {}): Dat
     ftsTables: fts.map((row) => String(row.name)),
     metaKeys: meta.map((row) => String(row.key)),
     integrity,
+    searchIndexesChecked: searchIndexes,
     knownIssues: explained.issues,
     damage: explained.unexplained,
   };
