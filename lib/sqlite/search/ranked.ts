@@ -15,6 +15,8 @@ import type { SqlValue } from "../driver/types.ts";
 import { conditionSql, type FilterSql } from "./filters.ts";
 import type { Condition } from "../../core/search/condition.ts";
 import { isMatchError, isPatternError } from "./query_error.ts";
+import type { IdRange } from "./id_range.ts";
+import { ROWID_PARAM } from "./fts_rowid.ts";
 
 /**
  * The substring check of a ranked query as SQL (`""` for none) and its
@@ -41,37 +43,45 @@ export interface RankedQuery {
   /** The filters. */
   readonly filters: FilterSql;
   /**
-   * The session of a `sessionId` filter (also among the filters): the index
-   * is then read over that session's id range only ({@linkcode matchWhereSql}).
+   * The session of a `sessionId` filter (also among the filters), or `null`:
+   * its matches are few, so a page in time order sorts them all (`sorted.ts`).
    */
   readonly session?: string | null;
+  /**
+   * The ids the filters leave (`id_range.ts`): the index is read over them
+   * only ({@linkcode matchWhereSql}); the filters still decide.
+   */
+  readonly ids?: IdRange;
   /** Page size. */
   readonly limit: number;
   /** Hits to skip. */
   readonly offset: number;
 }
 
-/**
- * The index read over one session's id range, between its first and last
- * message (two parameters: the session, twice). FTS5 reads a rowid range
- * from the index itself, where the session filter alone tests every match:
- * a frequent word in one session at 1,000,000 messages took 265 ms, 7–10
- * with the range, the same hits in the same order (bm25's statistics are
- * the whole table's either way). The session filter still decides.
- */
-function sessionRangeSql(table: string): string {
-  return ` AND ${table}.rowid BETWEEN (SELECT min(id) FROM messages WHERE session_id = ?)
-  AND (SELECT max(id) FROM messages WHERE session_id = ?)`;
+/** The id range's terms, as SQL: what of `lo`, `hi` is bound. */
+export interface RangeSql {
+  /** `rowid >= ?` is in the statement. */
+  readonly lo: boolean;
+  /** `rowid <= ?` is in the statement. */
+  readonly hi: boolean;
+}
+
+/** The range terms a query's statements carry. */
+export function rangeSql(ids: IdRange | undefined): RangeSql {
+  return { lo: ids?.lo != null, hi: ids?.hi != null };
 }
 
 /**
- * The WHERE of a ranked query's statements: the MATCH, the session's id
- * range, the filters, the substring check; parameters in that order.
+ * The WHERE of a ranked query's statements: the MATCH, the id range, the
+ * filters, the substring check; parameters in that order. FTS5 reads a
+ * rowid range from the index itself, where a filter tests every match: a
+ * frequent word in one session at 1,000,000 messages took 265 ms, 7–10
+ * with the session's range.
  */
-function matchWhere(table: string, filters: string, check: string, session: boolean): string {
-  return `WHERE ${table} MATCH ?${session ? sessionRangeSql(table) : ""}${filters}${
-    check === "" ? "" : ` AND ${check}`
-  }`;
+function matchWhere(table: string, filters: string, check: string, range: RangeSql): string {
+  return `WHERE ${table} MATCH ?${range.lo ? ` AND ${table}.rowid >= ${ROWID_PARAM}` : ""}${
+    range.hi ? ` AND ${table}.rowid <= ${ROWID_PARAM}` : ""
+  }${filters}${check === "" ? "" : ` AND ${check}`}`;
 }
 
 /**
@@ -82,20 +92,22 @@ function matchWhere(table: string, filters: string, check: string, session: bool
  * @returns `WHERE table MATCH ? …`.
  */
 export function matchWhereSql(table: string, query: RankedQuery): string {
-  return matchWhere(table, query.filters.sql, checkSql(query.check).sql, query.session != null);
+  return matchWhere(table, query.filters.sql, checkSql(query.check).sql, rangeSql(query.ids));
 }
 
 /**
  * The parameters of {@linkcode matchWhereSql}: the MATCH expression, the
- * session twice (when there is one), the filters', the check's.
+ * range's ends that are bound, the filters', the check's.
  *
  * @param query The query.
  * @returns The parameters, in order.
  */
 export function matchParams(query: RankedQuery): SqlValue[] {
+  const { lo, hi } = query.ids ?? { lo: null, hi: null };
   return [
     query.match,
-    ...(query.session == null ? [] : [query.session, query.session]),
+    ...(lo == null ? [] : [lo]),
+    ...(hi == null ? [] : [hi]),
     ...query.filters.params,
     ...checkSql(query.check).params,
   ];
@@ -106,11 +118,16 @@ export function matchParams(query: RankedQuery): SqlValue[] {
  *
  * @param table The FTS5 table.
  * @param filters The filter terms (`FilterSql.sql`).
- * @param required Whether substrings are required (one more JSON parameter).
- * @param session Whether the index is read over one session's ids (two more parameters).
- * @returns The SQL: parameters MATCH, [session ×2], filters, [required], limit, offset.
+ * @param check The substring check's SQL (`""` for none).
+ * @param range Which ends of an id range are bound.
+ * @returns The SQL: parameters MATCH, [lo], [hi], filters, [check], limit, offset.
  */
-export function pageSql(table: string, filters: string, check = "", session = false): string {
+export function pageSql(
+  table: string,
+  filters: string,
+  check = "",
+  range: RangeSql = { lo: false, hi: false },
+): string {
   return `SELECT m.id AS id, m.session_id AS session_id, m.role AS role,
   snippet(${table}, 0, '>>>', '<<<', '...', 40) AS snippet,
   m.timestamp AS timestamp, m.tool_name AS tool_name, s.source AS source, s.model AS model,
@@ -118,7 +135,7 @@ export function pageSql(table: string, filters: string, check = "", session = fa
 FROM ${table}
 JOIN messages m ON m.id = ${table}.rowid
 JOIN sessions s ON s.id = m.session_id
-${matchWhere(table, filters, check, session)}
+${matchWhere(table, filters, check, range)}
 ORDER BY rank
 LIMIT ? OFFSET ?`;
 }
@@ -134,9 +151,9 @@ LIMIT ? OFFSET ?`;
  * @throws {SqliteError} On a storage failure.
  */
 export function rankedPage(store: Store, query: RankedQuery): HitRow[] | undefined {
-  const { table, match, check, filters, limit, offset, session } = query;
+  const { table, match, check, filters, limit, offset } = query;
   try {
-    const sql = pageSql(table, filters.sql, checkSql(check).sql, session != null);
+    const sql = pageSql(table, filters.sql, checkSql(check).sql, rangeSql(query.ids));
     return store.statement(sql).all(...matchParams(query), limit, offset);
   } catch (error) {
     if (isMatchError(error, match) || isPatternError(error)) return undefined;

@@ -18,6 +18,8 @@ import { substringPage, type SubstringStrategy } from "./substring.ts";
 import { hitContexts } from "./context.ts";
 import { sortedPage, type SortStrategy } from "./sorted.ts";
 import { checkSort } from "../../core/search/options.ts";
+import { idRangeOf, type RangeFilters } from "./id_range.ts";
+import { inSnapshot } from "./snapshot.ts";
 import type { SearchOptions, SearchSort } from "../../core/search/options.ts";
 
 function checkTime(name: string, value: number | null | undefined): number | null {
@@ -55,17 +57,29 @@ type RankedPlan = Extract<SearchPlan, { kind: "ranked" }>;
 function rankedRows(
   store: Store,
   plan: RankedPlan,
-  page: { filters: FilterSql; session?: string | null; limit: number; offset: number },
+  page: { filters: FilterSql; narrow: RangeFilters | null; limit: number; offset: number },
   order: { sort: SearchSort; strategy: SortStrategy | undefined },
 ): HitRow[] | undefined {
-  const query = { table: FTS_TABLE_OF[plan.index], check: plan.check, ...page };
-  const run = (match: string) =>
-    order.sort === "rank"
-      ? rankedPage(store, { ...query, match })
-      : sortedPage(store, { ...query, match }, order.sort, order.strategy);
-  const rows = run(plan.expression);
-  if (rows !== undefined || plan.retry === undefined) return rows;
-  return run(plan.retry);
+  const { filters, narrow, limit, offset } = page;
+  // The range is read in the snapshot the page is read in.
+  return inSnapshot(store, () => {
+    const query = {
+      table: FTS_TABLE_OF[plan.index],
+      check: plan.check,
+      filters,
+      session: narrow?.sessionId ?? null,
+      ids: narrow === null ? undefined : idRangeOf(store, narrow),
+      limit,
+      offset,
+    };
+    const run = (match: string) =>
+      order.sort === "rank"
+        ? rankedPage(store, { ...query, match })
+        : sortedPage(store, { ...query, match }, order.sort, order.strategy);
+    const rows = run(plan.expression);
+    if (rows !== undefined || plan.retry === undefined) return rows;
+    return run(plan.retry);
+  });
 }
 
 /** Internal options of {@linkcode searchMessages}, for tests. */
@@ -74,6 +88,8 @@ export interface SearchInternals {
   readonly substring?: SubstringStrategy;
   /** How a page in time order is found (`"full"`: sort every match). */
   readonly sort?: SortStrategy;
+  /** `"none"`: the index is read whole, the filters alone narrow it (`id_range.ts`). */
+  readonly idRange?: "auto" | "none";
 }
 
 /** Implements `SessionDB.searchMessages`: plan, filter, page, contexts (`internals`: for tests). */
@@ -93,7 +109,8 @@ export function searchMessages(
   let rows: HitRow[] | undefined;
   if (plan.kind === "ranked") {
     try {
-      rows = rankedRows(store, plan, { filters, session: normalized.sessionId, limit, offset }, {
+      const narrow = internals.idRange === "none" ? null : normalized;
+      rows = rankedRows(store, plan, { filters, narrow, limit, offset }, {
         sort,
         strategy: internals.sort,
       });

@@ -16,11 +16,12 @@
  * Two costs of FTS5 shape the statements. Each statement that reads `rank`
  * first reads every match of each phrase (bm25's statistics), so the walk
  * reads none; the rank is read once, at the end, for the candidates that
- * share a timestamp, which is all it orders. And a rowid range is cheap to
- * read only from the end the walk started at (both bounds at once make
- * FTS5 read the index from its other end), so the first chunk already
- * carries the hit rows and snippets, and hits found later are read back
- * from the walk's end. The full sort makes snippets for its page only.
+ * share a timestamp, which is all it orders. And a snippet costs more than
+ * finding the match, so the first chunk (which holds most pages) carries
+ * the hit rows and snippets, and hits found later are read back over their
+ * id range. Every rowid bound is cast to INTEGER (`fts_rowid.ts`), or FTS5
+ * would read from the start of its index. The full sort makes snippets for
+ * its page only.
  *
  * @module
  */
@@ -29,6 +30,7 @@ import type { Store } from "../store.ts";
 import { isMatchError, isPatternError } from "./query_error.ts";
 import { type HitRow, matchParams, matchWhereSql, type RankedQuery } from "./ranked.ts";
 import { timelineOf } from "./timeline.ts";
+import { ROWID_PARAM } from "./fts_rowid.ts";
 import { inSnapshot } from "./snapshot.ts";
 
 /** The time orders. */
@@ -67,7 +69,7 @@ JOIN sessions s ON s.id = m.session_id`;
 
 /** One chunk of the walk: matches beyond an id, in id order; the hit rows too when `rows`. */
 function walkSql(table: string, query: RankedQuery, order: TimeOrder, rows: boolean): string {
-  const beyond = order === "newest" ? `${table}.rowid < ?` : `${table}.rowid > ?`;
+  const beyond = `${table}.rowid ${order === "newest" ? "<" : ">"} ${ROWID_PARAM}`;
   return `SELECT ${rows ? hitColumns(table) : "m.id AS id, m.timestamp AS timestamp"}
 ${fromSql(table)}
 ${matchWhereSql(table, query)} AND ${beyond}
@@ -100,23 +102,8 @@ function rangeRowsSql(table: string): string {
 FROM ${table}
 CROSS JOIN messages m ON m.id = ${table}.rowid
 JOIN sessions s ON s.id = m.session_id
-WHERE ${table} MATCH ? AND ${table}.rowid >= ? AND ${table}.rowid <= ?
+WHERE ${table} MATCH ? AND ${table}.rowid >= ${ROWID_PARAM} AND ${table}.rowid <= ${ROWID_PARAM}
   AND m.id IN (SELECT value FROM json_each(?))`;
-}
-
-/**
- * The hit rows of chosen ids near the walk's end, read from that end (the
- * caller stops past the last): a snippet only for the chosen ones.
- */
-function fromEndRowsSql(table: string, order: TimeOrder): string {
-  const newest = order === "newest";
-  return `SELECT ${table}.rowid AS rid, CASE WHEN m.id IN (SELECT value FROM json_each(?))
-  THEN 1 END AS chosen, ${hitColumns(table)}
-FROM ${table}
-CROSS JOIN messages m ON m.id = ${table}.rowid
-JOIN sessions s ON s.id = m.session_id
-WHERE ${table} MATCH ? AND ${table}.rowid ${newest ? "<=" : ">="} ?
-ORDER BY ${table}.rowid ${newest ? "DESC" : "ASC"}`;
 }
 
 /** Orders candidates by time, the newest (oldest) first; ties by id, for now. */
@@ -178,15 +165,24 @@ function walk(
 ): Candidate[] | undefined {
   const timeline = timelineOf(store);
   if (!timeline.refresh(store)) return undefined;
-  const params = matchParams(query);
+  // The walk starts at its end of the id range; the statements bound the other end.
+  const newest = order === "newest";
+  const ids = query.ids ?? { lo: null, hi: null };
+  const chunkQuery = {
+    ...query,
+    ids: newest ? { lo: ids.lo, hi: null } : { lo: null, hi: ids.hi },
+  };
+  const params = matchParams(chunkQuery);
   const compare = byTime(order);
   let best: Candidate[] = [];
-  let edge = order === "newest" ? Number.MAX_SAFE_INTEGER : Number.MIN_SAFE_INTEGER;
+  let edge = newest
+    ? (ids.hi ?? Number.MAX_SAFE_INTEGER - 1) + 1
+    : (ids.lo ?? Number.MIN_SAFE_INTEGER + 1) - 1;
   let chunk = need + 1;
   let walked = 0;
   for (;;) {
     const withRows = walked === 0;
-    const rows = store.statement(walkSql(query.table, query, order, withRows))
+    const rows = store.statement(walkSql(query.table, chunkQuery, order, withRows))
       .all(...params, edge, chunk);
     for (const row of rows) {
       best.push({
@@ -220,28 +216,12 @@ function walk(
 function walkedRows(
   store: Store,
   query: RankedQuery,
-  order: TimeOrder,
   page: readonly Candidate[],
 ): HitRow[] {
   const missing = page.filter((c) => c.row === undefined).map((c) => c.id);
   const found = new Map<number, HitRow>();
-  if (missing.length > 0) {
-    const newest = order === "newest";
-    const start = newest ? Math.max(...missing) : Math.min(...missing);
-    const stop = newest ? Math.min(...missing) : Math.max(...missing);
-    const rows = store.statement(fromEndRowsSql(query.table, order))
-      .iterate(JSON.stringify(missing), query.match, start);
-    try {
-      for (const row of rows) {
-        if (row.chosen === 1) {
-          const { rid: _, chosen: __, ...hit } = row;
-          found.set(Number(row.id), hit);
-        }
-        if (newest ? Number(row.rid) <= stop : Number(row.rid) >= stop) break;
-      }
-    } finally {
-      rows.return?.();
-    }
+  for (const row of rangeRows(store, query.table, query.match, missing)) {
+    found.set(Number(row.id), row);
   }
   return page.map((c) => c.row ?? found.get(c.id))
     .filter((row): row is HitRow => row !== undefined);
@@ -289,7 +269,7 @@ export function sortedPage(
       if (walked === undefined && strategy === "walk") {
         throw new Error("Cannot walk the index in time order: the full sort would run");
       }
-      if (walked !== undefined) return walkedRows(store, query, order, walked.slice(offset));
+      if (walked !== undefined) return walkedRows(store, query, walked.slice(offset));
       const ids = store.statement(fullSql(table, query, order)).all(
         ...matchParams(query),
         limit,

@@ -166,14 +166,17 @@ export class MessageTimeline {
    *
    * @param store The open store (in the same read transaction as {@linkcode refresh}).
    * @param id An id.
+   * @param maxSeeks Sessions looked into at most; past them the bound is `Infinity`.
    * @returns The bound.
    * @throws {SqliteError} On a storage failure.
    */
-  latestBelow(store: Store, id: number): number {
+  latestBelow(store: Store, id: number, maxSeeks = Infinity): number {
     this.#latest ??= new SessionEnds(store, "latest");
     let bound = -Infinity;
+    let seeks = 0;
     for (const [sid, hi] of this.#latest.order()) {
       if (hi <= bound) break;
+      if (++seeks > maxSeeks) return Infinity;
       const t = store.statement(LATEST_BELOW_SQL).get(sid, id)?.t;
       if (t !== null && t !== undefined) bound = Math.max(bound, Number(t));
     }
@@ -187,14 +190,17 @@ export class MessageTimeline {
    *
    * @param store The open store (in the same read transaction as {@linkcode refresh}).
    * @param id An id.
+   * @param maxSeeks Sessions looked into at most; past them the bound is `-Infinity`.
    * @returns The bound.
    * @throws {SqliteError} On a storage failure.
    */
-  earliestAbove(store: Store, id: number): number {
+  earliestAbove(store: Store, id: number, maxSeeks = Infinity): number {
     this.#earliest ??= new SessionEnds(store, "earliest");
     let bound = Infinity;
+    let seeks = 0;
     for (const [sid, lo] of this.#earliest.order()) {
       if (lo >= bound) break;
+      if (++seeks > maxSeeks) return -Infinity;
       const t = store.statement(EARLIEST_ABOVE_SQL).get(sid, id)?.t;
       if (t !== null && t !== undefined) bound = Math.min(bound, Number(t));
     }

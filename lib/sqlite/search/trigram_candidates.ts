@@ -25,6 +25,7 @@ import type { Store } from "../store.ts";
 import { isCjkCodePoint } from "../../core/search/cjk.ts";
 import { isMatchError } from "./query_error.ts";
 import { ftsTableSql, ftsTriggersSql } from "../schema/schema_sql.ts";
+import { ROWID_PARAM } from "./fts_rowid.ts";
 
 /** How a term can be found in the trigram index, if it can. */
 export type TermKind = "phrase" | "pair";
@@ -57,11 +58,11 @@ const TERMS_PER_MATCH = 200;
 
 /** The candidates beyond an id, newest first: one chunk of a lazy walk. */
 const NEWER_ROWS_SQL = `SELECT rowid AS id FROM messages_fts_trigram
-WHERE messages_fts_trigram MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ?`;
+WHERE messages_fts_trigram MATCH ? AND rowid < ${ROWID_PARAM} ORDER BY rowid DESC LIMIT ?`;
 
 /** The candidates beyond an id, oldest first. */
 const OLDER_ROWS_SQL = `SELECT rowid AS id FROM messages_fts_trigram
-WHERE messages_fts_trigram MATCH ? AND rowid > ? ORDER BY rowid ASC LIMIT ?`;
+WHERE messages_fts_trigram MATCH ? AND rowid > ${ROWID_PARAM} ORDER BY rowid ASC LIMIT ?`;
 
 /**
  * Rows whose indexed text has a trigram starting with the bound two
