@@ -7,7 +7,8 @@
  * found among the rows read, a word the latest rows lack, a word older than
  * all of them, a page that ends in a run of equal timestamps at the last row
  * read, session and time bounds, deep pages; and ranked searches in one
- * session, which go through the session index.
+ * session or a small time window, which go through the session or time
+ * index.
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -31,6 +32,19 @@ async function fill(store: SessionStore, clock: { now: number }): Promise<void> 
       Array.from({ length: 100 }, (_, i) => ({
         role: i % 2 ? "assistant" : "user",
         content: `ancient relic ${batch * 100 + i}`,
+      })),
+    );
+  }
+  // 2,600 between them, "middle" in all: with them, a window from START holds more messages
+  // than a ranked search checks one by one (SMALL_WINDOW, 5,000), and goes through the words.
+  await store.createSession("mid", "cli");
+  for (let batch = 0; batch < 26; batch++) {
+    clock.now = START + 1_000 + batch * 100;
+    await store.appendMessages(
+      "mid",
+      Array.from({ length: 100 }, (_, i) => ({
+        role: i % 2 ? "assistant" : "user",
+        content: `middle fresh ${batch * 100 + i}${i === 50 ? " relic" : ""}`,
       })),
     );
   }
@@ -87,16 +101,24 @@ describe("search by time on PostgreSQL, against the SQLite engine", { skip: PG_S
     ["fresh", { offset: 2_000, limit: 5 }], // past the rows read for the first pages
     ["fresh", { limit: 1_000 }],
   ];
-  // Ranked, one session's matches are found through the session index: the same hits.
+  // Ranked, one session's matches are found through the session index, and a small time
+  // window's through the time index (a wide one through the words): the same hits.
   for (
     const [text, options] of [
       ["relic", { sessionId: "old" }],
       ["ancient", { sessionId: "new" }],
       ["fresh", { sessionId: "new", since: START + 12_000, until: START + 12_500 }],
+      ["fresh", { since: START + 12_000 }], // 500 messages in the window
+      ["fresh", { since: START + 12_000, sourceFilter: ["telegram"] }],
+      ["middle", { until: START + 2_000 }], // 1,400
+      ["fresh OR relic", { since: START + 500, until: START + 11_000 }], // 3,700
+      ["fresh", { since: START }], // all 5,640: wide
+      ["relic", { until: START + 50_000, excludeSources: ["telegram"] }], // wide
+      ["ancient", { since: START - 1, roleFilter: ["user"] }], // wide
     ] as [string, SearchOptions][]
   ) {
     test(`${text} ranked ${JSON.stringify(options)}`, async () => {
-      const wide = { ...options, limit: 5_000 };
+      const wide = { ...options, limit: 10_000 };
       const ids = (hits: { id: number }[]) => hits.map((h) => h.id).sort((a, b) => a - b);
       const want = ids(await sqlite.searchMessages(text, wide));
       assert.ok(want.length > 0, "the case finds something");
