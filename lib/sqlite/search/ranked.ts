@@ -66,7 +66,12 @@ export interface RangeSql {
   readonly hi: boolean;
 }
 
-/** The range terms a query's statements carry. */
+/**
+ * The range terms a query's statements carry.
+ *
+ * @param ids The query's id range, if any.
+ * @returns Which of its ends are bound.
+ */
 export function rangeSql(ids: IdRange | undefined): RangeSql {
   return { lo: ids?.lo != null, hi: ids?.hi != null };
 }

@@ -176,8 +176,8 @@ function walk(
   const compare = byTime(order);
   let best: Candidate[] = [];
   let edge = newest
-    ? (ids.hi ?? Number.MAX_SAFE_INTEGER - 1) + 1
-    : (ids.lo ?? Number.MIN_SAFE_INTEGER + 1) - 1;
+    ? (ids.hi === null ? Number.MAX_SAFE_INTEGER : ids.hi + 1)
+    : (ids.lo === null ? Number.MIN_SAFE_INTEGER : ids.lo - 1);
   let chunk = need + 1;
   let walked = 0;
   for (;;) {
