@@ -19,6 +19,18 @@ describe("doctor", () => {
     assert.match(run.out, /\nhealthy\n$/);
   });
 
+  test("doctor says on a terminal what it is checking while it runs, then erases the line", async () => {
+    const path = v11Copy();
+    const run = await runCli(["--db", path, "doctor"], { stderrIsTerminal: true });
+    assert.equal(run.code, 0, run.err);
+    assert.equal(
+      run.err,
+      `\r\x1b[KChecking ${path}, 412.0 KiB: every page and both search indexes…\r\x1b[K`,
+    );
+    const quiet = await runCli(["--db", path, "doctor"]);
+    assert.equal(quiet.err, "", "nothing when stderr is not a terminal");
+  });
+
   test("doctor exits 1 on a problem, and doctor --fix --json repairs it and exits 0", async () => {
     const path = await buildDb((db) => {
       db.createSession("s", "cli");

@@ -9,7 +9,8 @@ import { doctor } from "../../health/doctor.ts";
 import type { CheckStatus, HealthCheck } from "../../health/report.ts";
 import { isPostgresTarget } from "../../open_store.ts";
 import type { Command, Context } from "../command.ts";
-import { alignColumns } from "../../render/format.ts";
+import { statSync } from "node:fs";
+import { alignColumns, formatBytes } from "../../render/format.ts";
 import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
@@ -50,6 +51,15 @@ Examples:
   hermes-state --db /srv/hermes/state.db doctor --full --json
 `;
 
+/** `, 3.0 GiB: every page and both search indexes` (the size when the file can be measured). */
+function sizeOf(path: string): string {
+  try {
+    return `, ${formatBytes(statSync(path).size)}: every page and both search indexes`;
+  } catch {
+    return "";
+  }
+}
+
 function label(status: CheckStatus, style: Style): string {
   if (status === "ok") return style.green("ok");
   if (status === "warning") return style.yellow("warning");
@@ -75,6 +85,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (isPostgresTarget(ctx.dbPath)) {
     throw new CommandError("doctor checks a SQLite state.db file, not a PostgreSQL store");
   }
+  // The checks read every page and both search indexes (about 40 s for a million messages),
+  // and say nothing until the end: a line on the terminal says what is going on meanwhile.
+  const announce = ctx.io.stderrIsTerminal;
+  if (announce) ctx.io.stderr(`\r\x1b[KChecking ${ctx.dbPath}${sizeOf(ctx.dbPath)}…`);
   const progress = new Map<string, Progress>();
   const report = await doctor(ctx.dbPath, {
     fix,
@@ -85,8 +99,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       if (line === undefined) progress.set(stage, line = new Progress(ctx.io, stage));
       line.update(done, "messages");
     },
+  }).finally(() => {
+    for (const line of progress.values()) line.done();
+    if (announce) ctx.io.stderr("\r\x1b[K");
   });
-  for (const line of progress.values()) line.done();
   const code = report.healthy ? 0 : 1;
   if (ctx.json) {
     printJson(ctx.io, snakeKeys(report));
