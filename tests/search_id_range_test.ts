@@ -73,6 +73,7 @@ const FILTERS: SearchOptions[] = [
   { until: START + 900, sessionId: "a", roleFilter: ["user"] },
 ];
 const PAGES: SearchOptions[] = [{ limit: 20 }, { limit: 7, offset: 11 }, { limit: 5000 }];
+/** Words, a prefix, a phrase, NOT, three CJK characters (trigram) and two (substring). */
 const QUERIES = [
   "docker",
   "kernel OR rust",
@@ -80,6 +81,8 @@ const QUERIES = [
   '"docker kernel"',
   "cache NOT rust",
   "数据库",
+  "性能",
+  "库性 OR 数据",
 ];
 
 for (const shape of ["growing", "backdated", "early-future", "shuffled"] as const) {
@@ -100,6 +103,7 @@ for (const shape of ["growing", "backdated", "early-future", "shuffled"] as cons
               const whole = searchMessages(store, query, options, {
                 idRange: "none",
                 sort: "full",
+                substring: "scan",
               });
               const got = searchMessages(store, query, options);
               assert.deepEqual(got, whole, `${query} ${JSON.stringify(options)}`);

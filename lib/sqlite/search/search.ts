@@ -104,12 +104,13 @@ export function searchMessages(
   const sort = checkSort(options.sort);
   const normalized = normalizeFilters(store, options);
   const filters = filterSql(normalized);
+  // The session and time filters narrow the ids read (id_range.ts).
+  const narrow = internals.idRange === "none" ? null : normalized;
   let plan = withIndexesPresent(store, planSearch(query), query);
   if (plan.kind === "nothing") return [];
   let rows: HitRow[] | undefined;
   if (plan.kind === "ranked") {
     try {
-      const narrow = internals.idRange === "none" ? null : normalized;
       rows = rankedRows(store, plan, { filters, narrow, limit, offset }, {
         sort,
         strategy: internals.sort,
@@ -127,6 +128,7 @@ export function searchMessages(
       limit,
       offset,
       oldest: sort === "oldest",
+      narrow,
     };
     try {
       rows = substringPage(store, page, internals.substring);

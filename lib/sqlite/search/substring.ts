@@ -24,6 +24,7 @@ import { inSnapshot } from "./snapshot.ts";
 import { FIRST_CHUNK, walkCandidates } from "./substring_walk.ts";
 import { trigramGapsOf } from "./trigram_gaps.ts";
 import { lastMessageId } from "../message_ids.ts";
+import { idRangeOf, type RangeFilters } from "./id_range.ts";
 
 /** What a substring search needs. */
 export interface SubstringQuery {
@@ -37,16 +38,35 @@ export interface SubstringQuery {
   readonly offset: number;
   /** Oldest first (`timestamp, id`) instead of Python's newest first. */
   readonly oldest?: boolean;
+  /**
+   * The session and time filters (also among `filters`), which narrow the
+   * ids read (`id_range.ts`); `null` or absent: every id.
+   */
+  readonly narrow?: RangeFilters | null;
+}
+
+/** The ids a hit can have, ends included. */
+interface Ids {
+  readonly lo: number;
+  readonly hi: number;
+  /** Whether the filters narrowed them (else they are the file's). */
+  readonly narrowed: boolean;
 }
 
 /** How candidates are found. */
 export type SubstringStrategy = "auto" | "scan";
 
-function pageSql(from: string, contains: string, filters: string, oldest: boolean): string {
+function pageSql(
+  from: string,
+  contains: string,
+  filters: string,
+  oldest: boolean,
+  range = false,
+): string {
   return `SELECT m.id AS id, m.timestamp AS timestamp
 ${from}
 JOIN sessions s ON s.id = m.session_id
-WHERE ${contains}${filters}
+WHERE ${contains}${range ? " AND m.id >= ? AND m.id <= ?" : ""}${filters}
 ORDER BY m.timestamp ${oldest ? "ASC" : "DESC"}, m.id ASC
 LIMIT ? OFFSET ?`;
 }
@@ -61,24 +81,42 @@ function candidatePage(
   query: SubstringQuery,
   cover: readonly string[],
   where: { readonly sql: string; readonly params: readonly SqlValue[] },
+  ids: Ids,
 ): number[] | undefined {
   const { filters, limit, offset, oldest = false } = query;
-  const candidates = candidateSource(store, cover, { oldest, first: FIRST_CHUNK });
+  const { lo, hi } = ids;
+  const candidates = candidateSource(store, cover, { oldest, first: FIRST_CHUNK, lo, hi });
   if (candidates === undefined) return undefined;
   const sql = pageSql(CANDIDATES_FROM, where.sql, filters.sql, oldest);
   const gaps = trigramGapsOf(store);
   const extra = (first: number, last: number) =>
     gaps.complete(store, first, last) ? gaps.nulRows(store, first, last) : undefined;
   const need = offset + limit;
-  const walked = walkCandidates(store, candidates, sql, where.params, { need, oldest, extra });
+  const walked = walkCandidates(store, candidates, sql, where.params, {
+    need,
+    oldest,
+    extra,
+    lo,
+    hi,
+  });
   if (walked === "incomplete") return undefined;
   if (walked !== "unordered") return walked.slice(offset);
   // No timeline to walk by: every candidate, if the index misses none.
-  const rest = extra(1, lastMessageId(store));
+  const rest = lo > hi ? [] : extra(lo, hi);
   if (rest === undefined) return undefined;
   const all = JSON.stringify([...new Set([...candidates.all(), ...rest])]);
   return store.statement(sql).all(all, ...where.params, limit, offset)
     .map((row) => Number(row.id));
+}
+
+/** The ids the filters leave, within the file's (`lo > hi` when none). */
+function idsOf(store: Store, narrow: RangeFilters | null | undefined): Ids {
+  const { lo, hi } = narrow == null ? { lo: null, hi: null } : idRangeOf(store, narrow);
+  return {
+    lo: lo ?? 1,
+    hi: hi ?? lastMessageId(store),
+    narrowed: lo !== null || hi !== null,
+  };
 }
 
 /** Python's scan of every message. */
@@ -124,11 +162,16 @@ function page(
   const fast = strategy === "auto" && cover !== undefined && trigramIndexUsable(store);
   const contains = conditionSql(condition);
   const middle = [...contains.params, ...filters.params];
+  const range = idsOf(store, query.narrow);
   let ids: number[] | undefined;
   try {
-    if (fast) ids = candidatePage(store, query, cover, { sql: contains.sql, params: middle });
-    ids ??= store.statement(pageSql(SCAN_FROM, contains.sql, filters.sql, oldest))
-      .all(...middle, limit, offset).map((row) => Number(row.id));
+    if (fast) {
+      ids = candidatePage(store, query, cover, { sql: contains.sql, params: middle }, range);
+    }
+    const ends = range.narrowed ? [range.lo, range.hi] : [];
+    ids ??= store.statement(pageSql(SCAN_FROM, contains.sql, filters.sql, oldest, range.narrowed))
+      .all(...contains.params, ...ends, ...filters.params, limit, offset)
+      .map((row) => Number(row.id));
   } catch (error) {
     if (isPatternError(error)) return undefined;
     throw error;

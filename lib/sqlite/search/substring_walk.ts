@@ -12,7 +12,6 @@
 import type { Store } from "../store.ts";
 import type { SqlValue } from "../driver/types.ts";
 import { timelineOf } from "./timeline.ts";
-import { lastMessageId } from "../message_ids.ts";
 import type { CandidateSource } from "./trigram_candidates.ts";
 
 /** Candidates in the first chunk; each next chunk is twice as large. */
@@ -29,6 +28,10 @@ export interface WalkOptions {
   readonly need: number;
   /** Oldest first instead of newest first. */
   readonly oldest: boolean;
+  /** The lowest id a hit can have (the walk's far end, or its start when oldest first). */
+  readonly lo: number;
+  /** The highest id a hit can have. */
+  readonly hi: number;
   /**
    * More candidates the index cannot name, asked for by id window as the
    * walk reaches it (`from` to `to`, inclusive, within the file's ids);
@@ -48,8 +51,9 @@ export type WalkResult = number[] | "unordered" | "incomplete";
  * The ids of the first `need` hits (see {@linkcode WalkResult} for the
  * other answers).
  * Each chunk covers an id window: from the previous chunk's last candidate
- * to its own (the last chunk, to the end of the file), and the
- * `extra` candidates of that window are looked at with it.
+ * to its own (the last chunk, to the far end of the range: `lo` to `hi`,
+ * within which every hit lies), and the `extra` candidates of that window
+ * are looked at with it.
  *
  * @param store The open store, inside the search's read transaction.
  * @param candidates The candidate ids the index names, in walk order
@@ -58,7 +62,7 @@ export type WalkResult = number[] | "unordered" | "incomplete";
  *   candidate ids, its last two limit and offset; its rows have `id` and
  *   `timestamp`, in page order.
  * @param params The parameters between the candidates and the limit.
- * @param options How many hits, which end first, and the extra candidates.
+ * @param options How many hits, which end first, the id range, and the extra candidates.
  * @returns The ids, in page order, or why there are none.
  * @throws {SqliteError} On a storage failure.
  */
@@ -69,11 +73,10 @@ export function walkCandidates(
   params: readonly SqlValue[],
   options: WalkOptions,
 ): WalkResult {
-  const { need, oldest, extra } = options;
-  if (need === 0) return [];
+  const { need, oldest, extra, lo, hi } = options;
+  if (need === 0 || lo > hi) return [];
   const timeline = timelineOf(store);
   if (!timeline.refresh(store)) return "unordered";
-  const top = lastMessageId(store);
   const compare = (a: Found, b: Found) =>
     a.timestamp !== b.timestamp
       ? (oldest ? a.timestamp - b.timestamp : b.timestamp - a.timestamp)
@@ -81,15 +84,15 @@ export function walkCandidates(
   const statement = store.statement(sql);
   let best: Found[] = [];
   /** The id the previous window ended at (exclusive: the next window starts beyond it). */
-  let reached = oldest ? 0 : top + 1;
+  let reached = oldest ? lo - 1 : hi + 1;
   let size = FIRST_CHUNK;
   for (;; size *= 2) {
     const chunk = candidates.next(size);
     const final = chunk.length < size;
-    const edge = final ? (oldest ? top : 1) : chunk[chunk.length - 1];
+    const edge = final ? (oldest ? hi : lo) : chunk[chunk.length - 1];
     const more = oldest
-      ? extra(reached + 1, Math.min(edge, top))
-      : extra(Math.max(edge, 1), reached - 1);
+      ? extra(reached + 1, Math.min(edge, hi))
+      : extra(Math.max(edge, lo), reached - 1);
     if (more === undefined) return "incomplete";
     reached = edge;
     const ids = more.length === 0 ? chunk : [...new Set([...chunk, ...more])];

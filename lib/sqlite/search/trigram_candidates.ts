@@ -56,13 +56,31 @@ const PAIR_TERMS_SQL =
 /** Trigrams OR-ed in one MATCH. */
 const TERMS_PER_MATCH = 200;
 
-/** The candidates beyond an id, newest first: one chunk of a lazy walk. */
+/** The candidates beyond an id and not past the walk's far end, newest first: one chunk. */
 const NEWER_ROWS_SQL = `SELECT rowid AS id FROM messages_fts_trigram
-WHERE messages_fts_trigram MATCH ? AND rowid < ${ROWID_PARAM} ORDER BY rowid DESC LIMIT ?`;
+WHERE messages_fts_trigram MATCH ? AND rowid < ${ROWID_PARAM} AND rowid >= ${ROWID_PARAM}
+ORDER BY rowid DESC LIMIT ?`;
 
-/** The candidates beyond an id, oldest first. */
+/** The candidates beyond an id and not past the walk's far end, oldest first. */
 const OLDER_ROWS_SQL = `SELECT rowid AS id FROM messages_fts_trigram
-WHERE messages_fts_trigram MATCH ? AND rowid > ${ROWID_PARAM} ORDER BY rowid ASC LIMIT ?`;
+WHERE messages_fts_trigram MATCH ? AND rowid > ${ROWID_PARAM} AND rowid <= ${ROWID_PARAM}
+ORDER BY rowid ASC LIMIT ?`;
+
+/** Every candidate within an id range. */
+const RANGE_ROWS_SQL = `SELECT rowid AS id FROM messages_fts_trigram
+WHERE messages_fts_trigram MATCH ? AND rowid >= ${ROWID_PARAM} AND rowid <= ${ROWID_PARAM}`;
+
+/** The ids candidates are sought between (inclusive), and the walk order. */
+export interface CandidateOptions {
+  /** Oldest id first instead of newest. */
+  readonly oldest: boolean;
+  /** Candidates read with the first chunk. */
+  readonly first: number;
+  /** The lowest id sought. */
+  readonly lo: number;
+  /** The highest id sought. */
+  readonly hi: number;
+}
 
 /**
  * Rows whose indexed text has a trigram starting with the bound two
@@ -224,13 +242,14 @@ export interface CandidateSource {
   all(): number[];
 }
 
-/** Candidates already known, all of them. */
+/** Candidates already known, all of them (those in the range). */
 class KnownCandidates implements CandidateSource {
   readonly #ids: number[];
   #at = 0;
 
-  constructor(ids: readonly number[], oldest: boolean) {
-    this.#ids = [...ids].sort((a, b) => oldest ? a - b : b - a);
+  constructor(ids: readonly number[], options: CandidateOptions) {
+    const { oldest, lo, hi } = options;
+    this.#ids = ids.filter((id) => id >= lo && id <= hi).sort((a, b) => oldest ? a - b : b - a);
   }
 
   next(size: number): number[] {
@@ -248,7 +267,7 @@ class KnownCandidates implements CandidateSource {
 class IndexedCandidates implements CandidateSource {
   readonly #store: Store;
   readonly #match: string;
-  readonly #oldest: boolean;
+  readonly #options: CandidateOptions;
   /** The last id handed out (the next chunk starts beyond it). */
   #after: number;
   /** The first chunk, read before the walk asked for it. */
@@ -256,11 +275,11 @@ class IndexedCandidates implements CandidateSource {
   /** True once a read came back short: nothing is left. */
   #done: boolean;
 
-  constructor(store: Store, match: string, options: { oldest: boolean; first: number }) {
+  constructor(store: Store, match: string, options: CandidateOptions) {
     this.#store = store;
     this.#match = match;
-    this.#oldest = options.oldest;
-    this.#after = options.oldest ? 0 : Number.MAX_SAFE_INTEGER;
+    this.#options = options;
+    this.#after = options.oldest ? options.lo - 1 : options.hi + 1;
     this.#done = false;
     // Read now: a MATCH that FTS5 refuses fails here, before the walk.
     this.#first = this.#read(options.first);
@@ -281,8 +300,9 @@ class IndexedCandidates implements CandidateSource {
 
   #read(size: number): number[] {
     if (this.#done) return [];
-    const sql = this.#oldest ? OLDER_ROWS_SQL : NEWER_ROWS_SQL;
-    const ids = this.#store.statement(sql).all(this.#match, this.#after, size)
+    const { oldest, lo, hi } = this.#options;
+    const sql = oldest ? OLDER_ROWS_SQL : NEWER_ROWS_SQL;
+    const ids = this.#store.statement(sql).all(this.#match, this.#after, oldest ? hi : lo, size)
       .map((row) => Number(row.id));
     if (ids.length < size) this.#done = true;
     if (ids.length > 0) this.#after = ids[ids.length - 1];
@@ -290,7 +310,9 @@ class IndexedCandidates implements CandidateSource {
   }
 
   all(): number[] {
-    return this.#store.statement(PHRASE_ROWS_SQL).all(this.#match).map((row) => Number(row.id));
+    const { lo, hi } = this.#options;
+    return this.#store.statement(RANGE_ROWS_SQL).all(this.#match, lo, hi)
+      .map((row) => Number(row.id));
   }
 }
 
@@ -302,14 +324,14 @@ class IndexedCandidates implements CandidateSource {
  *
  * @param store The open store; {@linkcode trigramIndexUsable} must hold.
  * @param terms The terms.
- * @param options Walk order, and the size of the first chunk.
+ * @param options Walk order, the size of the first chunk, and the ids sought between.
  * @returns The source.
  * @throws {SqliteError} On a storage failure.
  */
 export function candidateSource(
   store: Store,
   terms: readonly string[],
-  options: { readonly oldest: boolean; readonly first: number },
+  options: CandidateOptions,
 ): CandidateSource | undefined {
   const alternatives = terms.filter((t) => termKind(t) === "phrase");
   const pairs = terms.filter((t) => termKind(t) === "pair");
@@ -326,7 +348,7 @@ export function candidateSource(
     const match = alternatives.length === 0
       ? undefined
       : alternatives.map((t) => `"${t.replaceAll('"', '""')}"`).join(" OR ");
-    if (match === undefined) return new KnownCandidates([], options.oldest);
+    if (match === undefined) return new KnownCandidates([], options);
     try {
       return new IndexedCandidates(store, match, options);
     } catch (error) {
@@ -334,5 +356,5 @@ export function candidateSource(
     }
   }
   const ids = candidateIds(store, terms);
-  return ids === undefined ? undefined : new KnownCandidates(ids, options.oldest);
+  return ids === undefined ? undefined : new KnownCandidates(ids, options);
 }
