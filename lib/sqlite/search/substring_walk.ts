@@ -34,7 +34,7 @@ export interface WalkOptions {
   readonly hi: number;
   /**
    * More candidates the index cannot name, asked for by id window as the
-   * walk reaches it (`from` to `to`, inclusive, within the file's ids);
+   * walk reaches it (`from` to `to`, inclusive, within `lo` to `hi`);
    * `undefined` when the index may miss messages of the window.
    */
   readonly extra: (from: number, to: number) => readonly number[] | undefined;
