@@ -1,7 +1,8 @@
 /**
  * MessageTimeline: the latest timestamp below an id and the earliest above
- * one, checked against brute force for every id of files whose timestamps
- * follow ids, do not, and change under the connection.
+ * one (also only among messages before, or at and after, a time), checked
+ * against brute force for every id of files whose timestamps follow ids, do
+ * not, and change under the connection.
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -49,19 +50,31 @@ async function check(
   }
   assert.ok(timeline.refresh(store));
   const top = all.at(-1)!.id + 2;
+  // Times along the file: `before` / `after` leave out the messages on a cut's other side.
+  const byTime = [...all].sort((a, b) => a.ts - b.ts);
+  const cuts = [0.1, 0.5, 0.9].map((q) => byTime[Math.floor(all.length * q)].ts);
+  const max = (rows: { ts: number }[]) => Math.max(-Infinity, ...rows.map((r) => r.ts));
+  const min = (rows: { ts: number }[]) => Math.min(Infinity, ...rows.map((r) => r.ts));
   for (let id = 0; id <= top; id++) {
-    const below = Math.max(-Infinity, ...all.filter((r) => r.id < id).map((r) => r.ts));
-    const above = Math.min(Infinity, ...all.filter((r) => r.id > id).map((r) => r.ts));
-    const [gotBelow, gotAbove] = [
+    const cut = cuts[id % cuts.length];
+    const below = max(all.filter((r) => r.id < id));
+    const above = min(all.filter((r) => r.id > id));
+    const belowBefore = max(all.filter((r) => r.id < id && r.ts < cut));
+    const aboveAfter = min(all.filter((r) => r.id > id && r.ts >= cut));
+    const got = [
       timeline.latestBelow(store, id),
       timeline.earliestAbove(store, id),
+      // Both sides are known by now: sessions wholly on the cut's other side are passed over.
+      timeline.latestBelow(store, id, { before: cut }),
+      timeline.earliestAbove(store, id, { after: cut }),
     ];
     if (exact) {
-      assert.equal(gotBelow, below, `latestBelow(${id})`);
-      assert.equal(gotAbove, above, `earliestAbove(${id})`);
+      assert.deepEqual(got, [below, above, belowBefore, aboveAfter], `bounds at ${id}`);
     } else {
-      assert.ok(gotBelow >= below, `latestBelow(${id}) ${gotBelow} < ${below}`);
-      assert.ok(gotAbove <= above, `earliestAbove(${id}) ${gotAbove} > ${above}`);
+      assert.ok(got[0] >= below, `latestBelow(${id}) ${got[0]} < ${below}`);
+      assert.ok(got[1] <= above, `earliestAbove(${id}) ${got[1]} > ${above}`);
+      assert.ok(got[2] >= belowBefore, `latestBelow(${id}, before) ${got[2]} < ${belowBefore}`);
+      assert.ok(got[3] <= aboveAfter, `earliestAbove(${id}, after) ${got[3]} > ${aboveAfter}`);
     }
   }
 }

@@ -121,7 +121,7 @@ export function idRangeOf(store: Store, filters: RangeFilters): IdRange {
     if (
       from - first >= worth && (lo === null || from > lo) &&
       fewSessions(store, STARTED_SINCE_SQL, since) &&
-      timeline.latestBelow(store, from, MAX_SEEKS) < since
+      timeline.latestBelow(store, from, { maxSeeks: MAX_SEEKS }) < since
     ) {
       lo = from;
     }
@@ -132,7 +132,7 @@ export function idRangeOf(store: Store, filters: RangeFilters): IdRange {
     if (
       last - to >= worth && (hi === null || to < hi) &&
       fewSessions(store, STARTED_UNTIL_SQL, until) &&
-      timeline.earliestAbove(store, to, MAX_SEEKS) >= until
+      timeline.earliestAbove(store, to, { maxSeeks: MAX_SEEKS }) >= until
     ) {
       hi = to;
     }

@@ -52,6 +52,13 @@ export interface RankedQuery {
    * only ({@linkcode matchWhereSql}); the filters still decide.
    */
   readonly ids?: IdRange;
+  /**
+   * The time filter's bounds (also among the filters), which tell the
+   * time-sorted walk which messages it need not wait for.
+   */
+  readonly since?: number | null;
+  /** See `since`. */
+  readonly until?: number | null;
   /** Page size. */
   readonly limit: number;
   /** Hits to skip. */

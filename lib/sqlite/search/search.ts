@@ -69,6 +69,8 @@ function rankedRows(
       filters,
       session: narrow?.sessionId ?? null,
       ids: narrow === null ? undefined : idRangeOf(store, narrow),
+      since: narrow?.since ?? null,
+      until: narrow?.until ?? null,
       limit,
       offset,
     };

@@ -200,8 +200,8 @@ function walk(
       const last = best[need - 1].timestamp;
       if (
         order === "newest"
-          ? last > timeline.latestBelow(store, edge)
-          : last < timeline.earliestAbove(store, edge)
+          ? last > timeline.latestBelow(store, edge, { before: query.until })
+          : last < timeline.earliestAbove(store, edge, { after: query.since })
       ) {
         break;
       }

@@ -98,6 +98,8 @@ function candidatePage(
     extra,
     lo,
     hi,
+    since: query.narrow?.since,
+    until: query.narrow?.until,
   });
   if (walked === "incomplete") return undefined;
   if (walked !== "unordered") return walked.slice(offset);

@@ -32,6 +32,10 @@ export interface WalkOptions {
   readonly lo: number;
   /** The highest id a hit can have. */
   readonly hi: number;
+  /** The time filter's bounds, if any: the walk need not wait for messages outside them. */
+  readonly since?: number | null;
+  /** See `since`. */
+  readonly until?: number | null;
   /**
    * More candidates the index cannot name, asked for by id window as the
    * walk reaches it (`from` to `to`, inclusive, within `lo` to `hi`);
@@ -108,8 +112,8 @@ export function walkCandidates(
       const last = best[need - 1].timestamp;
       if (
         oldest
-          ? last < timeline.earliestAbove(store, edge)
-          : last > timeline.latestBelow(store, edge)
+          ? last < timeline.earliestAbove(store, edge, { after: options.since })
+          : last > timeline.latestBelow(store, edge, { before: options.until })
       ) {
         break;
       }

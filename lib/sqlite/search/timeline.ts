@@ -71,6 +71,31 @@ WHERE session_id = ? AND id < ? ORDER BY timestamp DESC LIMIT 1`;
 const EARLIEST_ABOVE_SQL = `SELECT timestamp AS t FROM messages
 WHERE session_id = ? AND id > ? ORDER BY timestamp ASC LIMIT 1`;
 
+/** A session's latest timestamp below an id and before a time. */
+const LATEST_BELOW_BEFORE_SQL = `SELECT timestamp AS t FROM messages
+WHERE session_id = ? AND id < ? AND timestamp < ? ORDER BY timestamp DESC LIMIT 1`;
+
+/** A session's earliest timestamp above an id and at or after a time. */
+const EARLIEST_ABOVE_AFTER_SQL = `SELECT timestamp AS t FROM messages
+WHERE session_id = ? AND id > ? AND timestamp >= ? ORDER BY timestamp ASC LIMIT 1`;
+
+/** How far a bound looks, and which messages it leaves out. */
+export interface BoundOptions {
+  /** Sessions looked into at most; past them the bound gives up (see each method). */
+  readonly maxSeeks?: number;
+  /**
+   * Leave out messages at or after this time (a search's `until`), and pass
+   * over, without a seek, the sessions whose earliest message is that late,
+   * when the connection knows the sessions' earliest ends already.
+   */
+  readonly before?: number | null;
+  /**
+   * Leave out messages before this time (a search's `since`), passing over
+   * the sessions whose latest message is earlier, when those are known.
+   */
+  readonly after?: number | null;
+}
+
 /** Which end of each session's messages a side keeps. */
 type Side = "latest" | "earliest";
 
@@ -100,6 +125,11 @@ class SessionEnds {
       : known === undefined || t < known;
     if (later) this.#ends.set(sid, t);
     this.#order = undefined;
+  }
+
+  /** One session's end, if it has messages. */
+  of(sid: string): number | undefined {
+    return this.#ends.get(sid);
   }
 
   /** The sessions in the side's order. */
@@ -166,18 +196,26 @@ export class MessageTimeline {
    *
    * @param store The open store (in the same read transaction as {@linkcode refresh}).
    * @param id An id.
-   * @param maxSeeks Sessions looked into at most; past them the bound is `Infinity`.
+   * @param options `maxSeeks` (past them the bound is `Infinity`), and
+   *   `before`: only messages earlier than it count.
    * @returns The bound.
    * @throws {SqliteError} On a storage failure.
    */
-  latestBelow(store: Store, id: number, maxSeeks = Infinity): number {
+  latestBelow(store: Store, id: number, options: BoundOptions = {}): number {
     this.#latest ??= new SessionEnds(store, "latest");
+    const { maxSeeks = Infinity, before = null } = options;
+    // A session whose earliest message is at or after `before` has none that counts.
+    const passOver = before === null ? undefined : this.#earliest;
     let bound = -Infinity;
     let seeks = 0;
     for (const [sid, hi] of this.#latest.order()) {
       if (hi <= bound) break;
+      // Unknown: it may be early.
+      if (before !== null && (passOver?.of(sid) ?? -Infinity) >= before) continue;
       if (++seeks > maxSeeks) return Infinity;
-      const t = store.statement(LATEST_BELOW_SQL).get(sid, id)?.t;
+      const t = before === null
+        ? store.statement(LATEST_BELOW_SQL).get(sid, id)?.t
+        : store.statement(LATEST_BELOW_BEFORE_SQL).get(sid, id, before)?.t;
       if (t !== null && t !== undefined) bound = Math.max(bound, Number(t));
     }
     return bound;
@@ -190,18 +228,26 @@ export class MessageTimeline {
    *
    * @param store The open store (in the same read transaction as {@linkcode refresh}).
    * @param id An id.
-   * @param maxSeeks Sessions looked into at most; past them the bound is `-Infinity`.
+   * @param options `maxSeeks` (past them the bound is `-Infinity`), and
+   *   `after`: only messages at or after it count.
    * @returns The bound.
    * @throws {SqliteError} On a storage failure.
    */
-  earliestAbove(store: Store, id: number, maxSeeks = Infinity): number {
+  earliestAbove(store: Store, id: number, options: BoundOptions = {}): number {
     this.#earliest ??= new SessionEnds(store, "earliest");
+    const { maxSeeks = Infinity, after = null } = options;
+    // A session whose latest message is before `after` has none that counts.
+    const passOver = after === null ? undefined : this.#latest;
     let bound = Infinity;
     let seeks = 0;
     for (const [sid, lo] of this.#earliest.order()) {
       if (lo >= bound) break;
+      // Unknown: it may be late.
+      if (after !== null && (passOver?.of(sid) ?? Infinity) < after) continue;
       if (++seeks > maxSeeks) return -Infinity;
-      const t = store.statement(EARLIEST_ABOVE_SQL).get(sid, id)?.t;
+      const t = after === null
+        ? store.statement(EARLIEST_ABOVE_SQL).get(sid, id)?.t
+        : store.statement(EARLIEST_ABOVE_AFTER_SQL).get(sid, id, after)?.t;
       if (t !== null && t !== undefined) bound = Math.min(bound, Number(t));
     }
     return bound;
