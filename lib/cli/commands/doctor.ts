@@ -5,11 +5,11 @@
  *
  * @module
  */
+import { statSync } from "node:fs";
 import { doctor } from "../../health/doctor.ts";
 import type { CheckStatus, HealthCheck } from "../../health/report.ts";
 import { isPostgresTarget } from "../../open_store.ts";
 import type { Command, Context } from "../command.ts";
-import { statSync } from "node:fs";
 import { alignColumns, formatBytes } from "../../render/format.ts";
 import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
