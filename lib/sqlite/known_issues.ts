@@ -50,7 +50,7 @@ function indexedOnlyUpToNul(db: SqliteConnection, id: number): boolean | undefin
   for (let i = 0; i + 3 <= tail.length; i++) {
     const probe = tail.slice(i, i + 3).join("");
     if (probe.includes("\u0000") || head.includes(probe.toLowerCase())) continue;
-    // Not `AND rowid = ?`: on such an index FTS5 may answer another row for it.
+    // Not `AND rowid = ?`: FTS5 would answer every match for a REAL (fts_rowid.ts).
     const hits = db.prepare(
       "SELECT rowid AS id FROM messages_fts_trigram WHERE messages_fts_trigram MATCH ?",
     ).all(`"${probe.replaceAll('"', '""')}"`);
