@@ -178,7 +178,6 @@ const MIGRATIONS: readonly PgMigration[] = [
   },
 ];
 
-/** The newest step this version knows. */
 /** The last migration this version knows: what its statements read and write. */
 export const LAST_STEP: number = Math.max(...MIGRATIONS.map((migration) => migration.step));
 
