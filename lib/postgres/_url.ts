@@ -98,6 +98,18 @@ function invalidEnv(name: string, value: string): TypeError {
   );
 }
 
+/** An `sslmode` as the client takes it, or `error` when libpq has no such mode. */
+function sslModeOf(value: string, error: () => TypeError): false | string {
+  if (!(value in SSL_MODES)) throw error();
+  return SSL_MODES[value];
+}
+
+/** A `connect_timeout` in whole seconds, or `error`. */
+function secondsOf(value: string, error: () => TypeError): number {
+  if (!/^\d+$/.test(value)) throw error();
+  return Number(value);
+}
+
 function decode(part: string, what: string): string {
   try {
     return decodeURIComponent(part);
@@ -184,20 +196,20 @@ export function serverOptions(
     else if (key === "password") pass = value;
     else if (key === "dbname") database = value;
     else if (key === "sslmode") {
-      if (!(value in SSL_MODES)) throw invalid("sslmode is not a libpq mode", value);
-      ssl = SSL_MODES[value];
+      ssl = sslModeOf(value, () => invalid("sslmode is not a libpq mode", value));
     } else if (key === "ssl") {
       // node-postgres' and the client's own spelling: true verifies the certificate.
       if (value === "true" || value === "1") ssl = "verify-full";
       else if (value === "false" || value === "0") ssl = false;
-      else if (value in SSL_MODES) ssl = SSL_MODES[value];
-      else throw invalid("ssl must be true, false or an sslmode", value);
+      else ssl = sslModeOf(value, () => invalid("ssl must be true, false or an sslmode", value));
     } else if (key === "sslrootcert") {
       if (value !== "system") throw invalid("sslrootcert can only be system here", value);
       ssl = "verify-full";
     } else if (key === "connect_timeout") {
-      if (!/^\d+$/.test(value)) throw invalid("connect_timeout must be whole seconds", value);
-      connectTimeout = Number(value);
+      connectTimeout = secondsOf(
+        value,
+        () => invalid("connect_timeout must be whole seconds", value),
+      );
     } else if (key === "target_session_attrs") targetSessionAttrs = value;
     else if (key === "passfile") passfile = value;
     else if (key === "search_path") {
@@ -231,15 +243,15 @@ export function serverOptions(
   if (pass !== undefined) out.pass = pass;
   if (database !== undefined) out.database = database;
   // libpq's environment for what the URL leaves out (the client reads PGSSL, not PGSSLMODE).
-  if (ssl === undefined && env.PGSSLMODE !== undefined) {
-    if (!(env.PGSSLMODE in SSL_MODES)) throw invalidEnv("PGSSLMODE", env.PGSSLMODE);
-    ssl = SSL_MODES[env.PGSSLMODE];
+  const { PGSSLMODE, PGCONNECT_TIMEOUT } = env;
+  if (ssl === undefined && PGSSLMODE !== undefined) {
+    ssl = sslModeOf(PGSSLMODE, () => invalidEnv("PGSSLMODE", PGSSLMODE));
   }
-  if (connectTimeout === undefined && env.PGCONNECT_TIMEOUT !== undefined) {
-    if (!/^\d+$/.test(env.PGCONNECT_TIMEOUT)) {
-      throw invalidEnv("PGCONNECT_TIMEOUT", env.PGCONNECT_TIMEOUT);
-    }
-    connectTimeout = Number(env.PGCONNECT_TIMEOUT);
+  if (connectTimeout === undefined && PGCONNECT_TIMEOUT !== undefined) {
+    connectTimeout = secondsOf(
+      PGCONNECT_TIMEOUT,
+      () => invalidEnv("PGCONNECT_TIMEOUT", PGCONNECT_TIMEOUT),
+    );
   }
   if (!("application_name" in connection) && env.PGAPPNAME !== undefined) {
     connection.application_name = env.PGAPPNAME;
