@@ -290,6 +290,16 @@ describe("searchMessages() options and errors", () => {
     });
   }
 
+  for (const [name, value] of [["since", NaN], ["until", Infinity]] as const) {
+    test(`searchMessages() throws a RangeError naming ${name} = ${value}`, () => {
+      assert.throws(() => s.db.searchMessages("docker", { [name]: value }), {
+        name: "RangeError",
+        message:
+          `Cannot search messages: ${name} must be a finite number of seconds: current value is ${value}`,
+      });
+    });
+  }
+
   test("searchMessages() throws a RangeError for a limit given as a string", () => {
     assert.throws(
       () => s.db.searchMessages("docker", { limit: "5" as unknown as number }),

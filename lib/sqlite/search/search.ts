@@ -7,7 +7,7 @@
  * @module
  */
 import type { Store } from "../store.ts";
-import { checkCount } from "../../core/paging.ts";
+import { checkCount, checkSeconds } from "../../core/paging.ts";
 import type { SearchHit } from "../../core/types.ts";
 import { planSearch, type SearchPlan } from "../../core/search/plan.ts";
 import { FTS_TABLE_OF, substringPlan, withIndexesPresent } from "./missing_index.ts";
@@ -21,16 +21,6 @@ import { checkSort } from "../../core/search/options.ts";
 import { idRangeOf, type RangeFilters } from "./id_range.ts";
 import { inSnapshot } from "./snapshot.ts";
 import type { SearchOptions, SearchSort } from "../../core/search/options.ts";
-
-function checkTime(name: string, value: number | null | undefined): number | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value !== "number" || !Number.isFinite(value)) {
-    throw new RangeError(
-      `Cannot search messages: ${name} must be a finite number: current value is ${value}`,
-    );
-  }
-  return value;
-}
 
 /** Which rows of a newer Hermes' file are searched (see `SearchFilters.live`). */
 function liveFilter(store: Store, options: SearchOptions): SearchFilters["live"] {
@@ -47,8 +37,8 @@ function normalizeFilters(store: Store, options: SearchOptions): SearchFilters {
     roles: roles !== null && roles.length > 0 ? roles : null,
     live: liveFilter(store, options),
     sessionId: options.sessionId ?? null,
-    since: checkTime("since", options.since),
-    until: checkTime("until", options.until),
+    since: checkSeconds("search messages", "since", options.since),
+    until: checkSeconds("search messages", "until", options.until),
   };
 }
 
