@@ -25,7 +25,7 @@
  *
  * @module
  */
-import { checkCount } from "../core/paging.ts";
+import { checkCount, checkSeconds } from "../core/paging.ts";
 import { containsPattern } from "../core/like_pattern.ts";
 import { type Condition, positiveWords } from "../core/search/condition.ts";
 import { planSearch } from "../core/search/plan.ts";
@@ -461,7 +461,8 @@ function hitContext(row: PgRow): ContextMessage[] {
  * @param options Filters and paging.
  * @returns The hits, with context.
  * @throws {RangeError} When `limit` or `offset` is not a non-negative
- *   integer, or `sort` is not one of the orders.
+ *   integer, `since` or `until` is given but not a finite number of seconds,
+ *   or `sort` is not one of the orders.
  */
 export async function searchMessagesPg(
   query: PgQuery,
@@ -471,6 +472,8 @@ export async function searchMessagesPg(
   const limit = checkCount("search messages", "limit", options.limit ?? 20);
   const offset = checkCount("search messages", "offset", options.offset ?? 0);
   const sort = checkSort(options.sort);
+  checkSeconds("search messages", "since", options.since);
+  checkSeconds("search messages", "until", options.until);
   const plan = planSearch(text);
   if (plan.kind === "nothing") return [];
   const page = { limit, offset, sort };

@@ -951,6 +951,20 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       await assert.rejects(store.topSessionsByTokens(-2), RangeError);
     });
 
+    test("searchMessages() checks since and until with a RangeError naming the value", async () => {
+      const store = await empty();
+      await store.createSession("s", "cli");
+      await store.appendMessage("s", { role: "user", content: "docker" });
+      for (const [name, value] of [["since", NaN], ["until", Infinity], ["since", "1d"]] as const) {
+        await assert.rejects(store.searchMessages("docker", { [name]: value as never }), {
+          name: "RangeError",
+          message:
+            `Cannot search messages: ${name} must be a finite number of seconds: current value is ${value}`,
+        });
+      }
+      assert.equal((await store.searchMessages("docker", { since: 0 })).length, 1);
+    });
+
     test("a short CJK search folds the case of ASCII letters only, as SQLite's LIKE", async () => {
       const store = await empty();
       await store.createSession("s", "cli");
