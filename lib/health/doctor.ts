@@ -18,6 +18,7 @@ import { chooseReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
 import { finishFtsBackfill, pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
 import { FTS_TABLES, type FtsTable } from "../sqlite/schema/schema_sql.ts";
 import { runChecks } from "./checks.ts";
+import { hasNewerLayout, newerSchemaVersion } from "../sqlite/schema/fts_layout.ts";
 import { rebuildFtsTable, type RebuildOptions, type RebuildResult } from "./fts_rebuild.ts";
 import { type HealthCheck, isHealthy } from "./report.ts";
 import {
@@ -139,6 +140,16 @@ function openFor(openDriver: SqliteDriver, path: string, fix: boolean): SqliteCo
   return db;
 }
 
+/**
+ * Whether `table` is a newer Hermes's to rebuild: laid out its own way, or
+ * missing from its file (it drops a table to refill it).
+ */
+function belongsToNewerHermes(db: SqliteConnection, table: FtsTable): boolean {
+  if (hasNewerLayout(db, table)) return true;
+  const present = db.prepare("SELECT 1 AS one FROM sqlite_master WHERE name = ?").get(table);
+  return present === undefined && newerSchemaVersion(db) !== undefined;
+}
+
 /** Finishes the FTS backfill of an interrupted v1–v10 upgrade, if one is pending. */
 function finishUpgrade(db: SqliteConnection): Repair | undefined {
   const pending = pendingBackfills(db);
@@ -172,7 +183,7 @@ async function repair(
   }
   for (const table of FTS_TABLES) {
     const plan = ftsPlan(checks, table);
-    if (!plan.rebuild) continue;
+    if (!plan.rebuild || belongsToNewerHermes(db, table)) continue;
     const result: RebuildResult = await rebuildFtsTable(db, table, {
       ...options.rebuild,
       dropOldTriggersFirst: plan.damaged,

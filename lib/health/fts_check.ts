@@ -3,7 +3,10 @@
  * triggers exactly the v11 text, its FTS5 index sound (telling the known
  * SQLite 3.40 trigram condition apart from damage), and its coverage: one
  * row per message holding exactly the text the triggers write, and no row
- * without a message.
+ * without a message. A table laid out by a newer Hermes (see
+ * `sqlite/schema/fts_layout.ts`) is that Hermes's: its index is checked and
+ * its triggers must be there, but their text and its coverage follow its
+ * own rules, and hermes-state does not rebuild it.
  *
  * @module
  */
@@ -14,6 +17,7 @@ import { staleFtsTables } from "../sqlite/fts_stale.ts";
 import { pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
 import { explainIntegrity } from "../sqlite/known_issues.ts";
 import { isCorruption } from "../sqlite/integrity.ts";
+import { hasNewerLayout, newerSchemaVersion } from "../sqlite/schema/fts_layout.ts";
 import { finding, type HealthCheck } from "./report.ts";
 
 /** Options of {@linkcode checkFtsTable}. */
@@ -33,6 +37,14 @@ export function ftsTriggerNames(table: FtsTable): string[] {
 
 const FIX = "hermes-state doctor --fix (rebuilds the table in batches while writers run)";
 
+/** The fix of a newer Hermes's table: that Hermes rebuilds its own layout. */
+function newerFix(db: SqliteConnection): string {
+  return `open the file with the Hermes that wrote it (schema ${
+    newerSchemaVersion(db)
+  }): it rebuilds ` +
+    "its own search tables and triggers (hermes-state rebuilds only the v11 layout)";
+}
+
 function exists(db: SqliteConnection, type: string, name: string): string | null | undefined {
   const row = db.prepare("SELECT sql FROM sqlite_master WHERE type = ? AND name = ?").get(
     type,
@@ -41,17 +53,22 @@ function exists(db: SqliteConnection, type: string, name: string): string | null
   return row === undefined ? undefined : (row.sql as string | null);
 }
 
-/** Names of the triggers of `table` that are missing or differ from the v11 text. */
+/**
+ * Names of the triggers of `table` that are missing or differ from the v11
+ * text (a newer Hermes's may differ: `newer`).
+ */
 function triggerProblems(
   db: SqliteConnection,
   openDriver: SqliteDriver,
   table: FtsTable,
+  newer: boolean,
 ): string[] {
   const problems: string[] = [];
   for (const name of ftsTriggerNames(table)) {
     const sql = exists(db, "trigger", name);
-    if (sql === undefined) problems.push(`trigger ${name} is missing`);
-    else if (sql !== expectedSql(openDriver, name)) {
+    if (sql === undefined) {
+      problems.push(`trigger ${name} is missing${newer ? ": new messages are not indexed" : ""}`);
+    } else if (!newer && sql !== expectedSql(openDriver, name)) {
       problems.push(`trigger ${name} differs from the v11 text`);
     }
   }
@@ -66,6 +83,13 @@ function indexFinding(
   options: FtsCheckOptions,
 ): HealthCheck {
   const name = `fts:${table}`;
+  if (exists(db, "table", table) === undefined && newerSchemaVersion(db) !== undefined) {
+    // A newer Hermes drops a table to refill it; a v11 one in its place would take its rows.
+    return finding(name, "warning", `${table} is missing: search reads messages by substring`, {
+      fix: newerFix(db),
+      fixable: false,
+    });
+  }
   if (exists(db, "table", table) === undefined) {
     return finding(name, "problem", `${table} is missing: search cannot find anything`, {
       fix: FIX,
@@ -81,8 +105,20 @@ function indexFinding(
       `still being filled by an interrupted upgrade (message ids ${filling.next}–${filling.upto} left)`,
     );
   }
-  problems.push(...triggerProblems(db, openDriver, table));
+  const newer = hasNewerLayout(db, table);
+  problems.push(...triggerProblems(db, openDriver, table, newer));
   const lines = options.integrityLines ?? [];
+  if (newer) {
+    problems.push(...lines.map((line) => `integrity-check: ${line}`));
+    if (problems.length === 0) {
+      return finding(name, "ok", `${table}: index sound, in the layout of a newer Hermes`);
+    }
+    return finding(name, "problem", `${table}: ${problems[0]}`, {
+      fix: newerFix(db),
+      fixable: false,
+      details: problems,
+    });
+  }
   if (problems.length === 0 && lines.length > 0) {
     // The condition `info` names too (one module: known_issues.ts).
     const { issues, unexplained } = explainIntegrity(db, lines);
@@ -111,8 +147,19 @@ function coverageFinding(
   messages: number,
 ): HealthCheck {
   const name = `coverage:${table}`;
+  if (exists(db, "table", table) === undefined && newerSchemaVersion(db) !== undefined) {
+    return finding(name, "ok", `not compared: ${table} is missing (see fts:${table})`);
+  }
   if (exists(db, "table", table) === undefined) {
     return finding(name, "problem", `${table} is missing`, { fix: FIX, fixable: true });
+  }
+  if (hasNewerLayout(db, table)) {
+    // Its rows hold what its own view gives; FTS5's integrity-check compares them.
+    return finding(
+      name,
+      "ok",
+      `not compared row by row: ${table} indexes by the rules of a newer Hermes`,
+    );
   }
   const stride = !options.full && messages > options.sampleAbove
     ? Math.ceil(messages / options.sampleAbove)

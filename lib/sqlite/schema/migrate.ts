@@ -59,17 +59,18 @@ export function migrate(db: SqliteConnection): MigrationReport {
     }
   }
   db.exec(TITLE_INDEX_SQL);
-  for (const table of FTS_TABLES) createFtsTable(db, table);
+  // A newer Hermes owns its full-text layout, and may have dropped a table
+  // on purpose (to refill it): a v11 table in its place would take its rows.
+  if (!(after > SCHEMA_VERSION)) { for (const table of FTS_TABLES) createFtsTable(db, table); }
   return { versionBefore: before, versionAfter: after };
 }
 
-/** Every table and index the schema step creates when missing, by name. */
+/** Every table and index the schema step creates when missing, by name (full-text tables apart). */
 const OBJECT_NAMES: readonly string[] = [
   ...[...TABLES_SQL.matchAll(/CREATE TABLE IF NOT EXISTS (\w+)/g)].map((m) => m[1]),
   ...[...`${INDEXES_SQL}\n${TITLE_INDEX_SQL}`.matchAll(/INDEX IF NOT EXISTS (\w+)/g)].map((m) =>
     m[1]
   ),
-  ...FTS_TABLES,
 ];
 
 const quoted = (names: readonly string[]) => names.map((name) => `'${name}'`).join(", ");
@@ -82,6 +83,7 @@ const quoted = (names: readonly string[]) => names.map((name) => `'${name}'`).jo
  */
 const CURRENT_SQL = `SELECT (SELECT version FROM schema_version LIMIT 1) AS version,
   (SELECT count(*) FROM sqlite_master WHERE name IN (${quoted(OBJECT_NAMES)})) AS objects,
+  (SELECT count(*) FROM sqlite_master WHERE name IN (${quoted(FTS_TABLES)})) AS fts,
   ${
   [...new Set(DECLARED_COLUMNS.map((c) => c.table))].map((table) =>
     `(SELECT count(*) FROM pragma_table_info('${table}') WHERE name IN (${
@@ -93,8 +95,9 @@ const CURRENT_SQL = `SELECT (SELECT version FROM schema_version LIMIT 1) AS vers
 
 /**
  * The file's schema version when the schema step would change nothing (at
- * version 11 or newer, every table, index, full-text table and declared
- * column present, no backfill pending), read without a write lock; else
+ * version 11 or newer, every table, index and declared column present, both
+ * full-text tables too unless the version is newer, no backfill pending),
+ * read without a write lock; else
  * `undefined`, and {@linkcode migrate} must run.
  *
  * @param db The connection.
@@ -112,6 +115,7 @@ export function currentSchemaVersion(db: SqliteConnection): number | undefined {
   const version = Number(row?.version);
   const current = Number.isSafeInteger(version) && version >= SCHEMA_VERSION &&
     Number(row?.objects) === OBJECT_NAMES.length &&
+    (version > SCHEMA_VERSION || Number(row?.fts) === FTS_TABLES.length) &&
     Number(row?.columns) === DECLARED_COLUMNS.length && Number(row?.pending) === 0;
   return current ? version : undefined;
 }

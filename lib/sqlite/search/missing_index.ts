@@ -5,7 +5,9 @@
  * substring matching over the same words, read with the same operators. So is a plan whose index
  * misses messages: marked stale after damage (`fts_stale:<table>`, see
  * `fts_stale.ts`), or still being filled after the v11 step of an old file
- * (`fts_backfill:<table>`, see `schema/fts_backfill.ts`).
+ * (`fts_backfill:<table>`, see `schema/fts_backfill.ts`), or laid out by a newer
+ * Hermes to leave some out (its trigram table holds no tool rows: see
+ * `schema/fts_layout.ts`).
  *
  * @module
  */
@@ -14,6 +16,7 @@ import { SqliteError } from "../driver/sqlite_error.ts";
 import { FTS_STALE_PREFIX } from "../fts_stale.ts";
 import { FTS_BACKFILL_PREFIX } from "../schema/fts_backfill.ts";
 import type { FtsTable } from "../schema/schema_sql.ts";
+import { leavesMessagesOut } from "../schema/fts_layout.ts";
 import { planSearch, type SearchIndex, type SearchPlan } from "../../core/search/plan.ts";
 
 /** The FTS5 table of each index a plan names. */
@@ -54,7 +57,7 @@ function fullyIndexed(store: Store, table: FtsTable): boolean {
 
 /**
  * `plan`, or a substring plan when the full-text table it needs is not in
- * this file, or misses messages.
+ * this file, or misses messages (marked, or by the layout of a newer Hermes).
  *
  * @param store The open store.
  * @param plan The plan of `query`.
@@ -64,6 +67,8 @@ function fullyIndexed(store: Store, table: FtsTable): boolean {
 export function withIndexesPresent(store: Store, plan: SearchPlan, query: string): SearchPlan {
   if (plan.kind !== "ranked") return plan;
   const table = FTS_TABLE_OF[plan.index];
-  if (store.hasTable(table) && fullyIndexed(store, table)) return plan;
+  if (store.hasTable(table) && fullyIndexed(store, table) && !leavesMessagesOut(store.db, table)) {
+    return plan;
+  }
   return substringPlan(query);
 }

@@ -1,0 +1,105 @@
+/**
+ * Full-text tables laid out by a newer Hermes. Since its schema 23 Hermes
+ * may keep `messages_fts` and `messages_fts_trigram` in a layout of its own:
+ * external-content tables reading views (`messages_fts_src`,
+ * `messages_fts_trigram_src`), several columns, triggers of its own text.
+ * The views decide what is indexed: the newer trigram view leaves out tool
+ * rows and the messages of `cron` and `subagent` sessions, and the newer
+ * words view keeps only the first 8,192 characters of a tool row.
+ *
+ * Such a table belongs to that Hermes. hermes-state reads it as it is (the
+ * file's triggers keep it in step with every write), never rebuilds it or
+ * its triggers in the v11 layout, and answers from it only what it holds:
+ * a search that needs rows its view leaves out reads messages by substring
+ * instead (see `search/missing_index.ts`). While that Hermes refills its
+ * tables (`state_meta` key `fts_rebuild_high_water`) both miss rows.
+ *
+ * @module
+ */
+import type { SqliteConnection } from "../driver/types.ts";
+import { type FtsTable, ftsTableSql, SCHEMA_VERSION } from "./schema_sql.ts";
+
+/** The `state_meta` key a newer Hermes keeps while it refills its full-text tables. */
+export const NEWER_REFILL_KEY = "fts_rebuild_high_water";
+
+/** A CREATE text without `IF NOT EXISTS`, quotes and runs of white space. */
+function normalized(sql: string): string {
+  return sql.replace(/\bIF NOT EXISTS\s+/i, "").replace(/["'`]/g, "").replace(/;\s*$/, "")
+    .replace(/\s+/g, " ").trim();
+}
+
+const V11_TEXT = new Map<string, string>();
+
+function v11Text(table: FtsTable): string {
+  let text = V11_TEXT.get(table);
+  if (text === undefined) V11_TEXT.set(table, text = normalized(ftsTableSql(table)));
+  return text;
+}
+
+function objectSql(db: SqliteConnection, name: string): string | undefined {
+  const row = db.prepare("SELECT sql FROM sqlite_master WHERE name = ?").get(name);
+  return row?.sql == null ? undefined : String(row.sql);
+}
+
+/**
+ * The file's schema version when a newer Hermes wrote it (above 11).
+ *
+ * @param db The connection.
+ * @returns The version, or `undefined` for a v11 or older file.
+ */
+export function newerSchemaVersion(db: SqliteConnection): number | undefined {
+  let version: number;
+  try {
+    version = Number(db.prepare("SELECT version FROM schema_version LIMIT 1").get()?.version);
+  } catch {
+    return undefined; // no schema_version table: not a newer file
+  }
+  return version > SCHEMA_VERSION ? version : undefined;
+}
+
+/**
+ * Whether `table` is laid out by a newer Hermes: the file's schema version
+ * is above 11 and the table's CREATE text is not the v11 one.
+ *
+ * @param db The connection.
+ * @param table The full-text table.
+ * @returns False for a missing table, or one in the v11 layout.
+ */
+export function hasNewerLayout(db: SqliteConnection, table: FtsTable): boolean {
+  const sql = objectSql(db, table);
+  if (sql === undefined || normalized(sql) === v11Text(table)) return false;
+  return newerSchemaVersion(db) !== undefined;
+}
+
+/** The content table or view an FTS5 CREATE text names (`undefined`: the table keeps its own text). */
+export function contentSourceOf(sql: string): string | undefined {
+  const match = /\bcontent\s*=\s*(['"]?)(\w*)\1/i.exec(sql);
+  return match === null || match[2] === "" ? undefined : match[2];
+}
+
+/**
+ * Whether `table` leaves messages out by design: it reads its text from a
+ * view that selects only some rows (a `WHERE` in the view), or a newer
+ * Hermes is refilling it. An index that keeps its own text, or reads
+ * `messages` itself, holds every message its triggers gave it.
+ *
+ * @param db The connection.
+ * @param table The full-text table (present).
+ * @returns True when some messages are not in it.
+ */
+export function leavesMessagesOut(db: SqliteConnection, table: FtsTable): boolean {
+  const sql = objectSql(db, table);
+  if (sql === undefined) return true;
+  const source = contentSourceOf(sql);
+  if (source !== undefined && source !== "messages") {
+    const view = objectSql(db, source);
+    if (view === undefined || /\bWHERE\b/i.test(view)) return true;
+  }
+  if (!hasNewerLayout(db, table)) return false;
+  try {
+    return db.prepare("SELECT 1 AS one FROM state_meta WHERE key = ?").get(NEWER_REFILL_KEY) !==
+      undefined;
+  } catch {
+    return false; // no state_meta: nothing refilling
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * A file whose search tables a newer Hermes laid out its own way (schema 30,
+ * see `_newer_layout.ts`): search finds what its trigram table leaves out,
+ * and no open, write or repair replaces its layout with the v11 one.
+ */
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
+import { doctor } from "../lib/health/doctor.ts";
+import { rawOpen, tempDbPath } from "./_helpers.ts";
+import { layOutAsSchema30, schemaText, TOOL_PREFIX } from "./_newer_layout.ts";
+
+/** A chat with a tool result and a cron session, in the newer layout. */
+async function newerFile(): Promise<string> {
+  const path = tempDbPath();
+  {
+    using db = await SessionDB.open({ path });
+    db.createSession("chat", "cli");
+    db.appendMessage("chat", { role: "user", content: "请检查数据库迁移计划 docker" });
+    db.appendMessage("chat", {
+      role: "assistant",
+      content: null,
+      toolCalls: [{ id: "c1", type: "function", function: { name: "terminal", arguments: "{}" } }],
+    });
+    db.appendMessage("chat", {
+      role: "tool",
+      content: `日志显示连接超时 ${"x ".repeat(TOOL_PREFIX)} zebrafinch`,
+      toolCallId: "c1",
+      toolName: "terminal",
+    });
+    db.createSession("nightly", "cron");
+    db.appendMessage("nightly", { role: "user", content: "每日备份报告完成" });
+  }
+  using raw = await rawOpen(path);
+  layOutAsSchema30(raw);
+  return path;
+}
+
+async function schemaOf(path: string): Promise<Record<string, string | null>> {
+  using raw = await rawOpen(path, true);
+  return schemaText(raw);
+}
+
+async function searchIds(path: string, query: string): Promise<string[]> {
+  using db = await SessionDB.open({ path, readonly: true });
+  return db.searchMessages(query).map((hit) => `${hit.session_id}/${hit.role}`);
+}
+
+/** FTS5's own check of both tables against their views (throws on a mismatch). */
+async function assertIndexesSound(path: string): Promise<void> {
+  using raw = await rawOpen(path);
+  for (const table of ["messages_fts", "messages_fts_trigram"]) {
+    raw.exec(`INSERT INTO ${table}(${table}, rank) VALUES ('integrity-check', 1)`);
+  }
+}
+
+describe("a file in a newer Hermes's search layout", () => {
+  test("search finds CJK text its trigram table leaves out: tool rows and cron sessions", async () => {
+    const path = await newerFile();
+    assert.deepEqual(await searchIds(path, "连接超时"), ["chat/tool"]);
+    assert.deepEqual(await searchIds(path, "备份报告"), ["nightly/user"]);
+    assert.deepEqual(await searchIds(path, "迁移计划"), ["chat/user"]);
+    assert.deepEqual(await searchIds(path, "docker"), ["chat/user"]);
+    // That Hermes indexes only the first 8,192 characters of a tool row (documented).
+    assert.deepEqual(await searchIds(path, "zebrafinch"), []);
+  });
+
+  test("writing to it keeps every CREATE text, and its own triggers index the new rows", async () => {
+    const path = await newerFile();
+    const before = await schemaOf(path);
+    {
+      using db = await SessionDB.open({ path });
+      db.appendMessage("chat", { role: "user", content: "新的部署日志 kubernetes" });
+      db.replaceMessages("nightly", [{ role: "user", content: "周末备份报告失败" }]);
+    }
+    assert.deepEqual(await schemaOf(path), before);
+    await assertIndexesSound(path);
+    assert.deepEqual(await searchIds(path, "kubernetes"), ["chat/user"]);
+    assert.deepEqual(await searchIds(path, "部署日志"), ["chat/user"]);
+    assert.deepEqual(await searchIds(path, "备份报告"), ["nightly/user"]);
+    assert.equal((await searchIds(path, "每日")).length, 0, "the replaced message is gone");
+  });
+
+  test("opening it does not recreate a search table it dropped to refill", async () => {
+    const path = await newerFile();
+    {
+      using raw = await rawOpen(path);
+      raw.exec(`DROP TRIGGER messages_fts_trigram_insert; DROP TRIGGER messages_fts_trigram_delete;
+        DROP TRIGGER messages_fts_trigram_update; DROP TABLE messages_fts_trigram;
+        DROP VIEW messages_fts_trigram_src;
+        INSERT INTO state_meta (key, value) VALUES ('fts_rebuild_high_water', '5')`);
+    }
+    const before = await schemaOf(path);
+    {
+      using db = await SessionDB.open({ path });
+      db.appendMessage("chat", { role: "user", content: "重新建立索引中" });
+    }
+    assert.deepEqual(await schemaOf(path), before);
+    assert.deepEqual(await searchIds(path, "建立索引"), ["chat/user"]);
+    assert.deepEqual(await searchIds(path, "连接超时"), ["chat/tool"]);
+  });
+
+  test("doctor finds it healthy, and --fix leaves its layout as it is", async () => {
+    const path = await newerFile();
+    const before = await schemaOf(path);
+    const report = await doctor(path);
+    assert.deepEqual(report.checks.filter((c) => c.status !== "ok").map((c) => c.name), []);
+    const schema = report.checks.find((c) => c.name === "schema");
+    assert.match(schema?.summary ?? "", /lays out its search tables its own way/);
+    const fixed = await doctor(path, { fix: true });
+    assert.deepEqual(fixed.repairs.map((r) => r.name).filter((name) => name !== "wal"), []);
+    assert.deepEqual(await schemaOf(path), before);
+  });
+
+  test("doctor names a missing trigger of its own and --fix does not put a v11 one there", async () => {
+    const path = await newerFile();
+    {
+      using raw = await rawOpen(path);
+      raw.exec("DROP TRIGGER messages_fts_insert");
+    }
+    const before = await schemaOf(path);
+    const report = await doctor(path, { fix: true });
+    const fts = report.checks.find((c) => c.name === "fts:messages_fts");
+    assert.equal(fts?.status, "problem");
+    assert.equal(fts?.fixable, false);
+    assert.match(
+      fts?.summary ?? "",
+      /messages_fts_insert is missing: new messages are not indexed/,
+    );
+    assert.match(fts?.fix ?? "", /the Hermes that wrote it \(schema 30\)/);
+    assert.equal(report.healthy, false);
+    assert.deepEqual(await schemaOf(path), before);
+  });
+
+  test("doctor on it with a table dropped to refill warns, and --fix creates nothing", async () => {
+    const path = await newerFile();
+    {
+      using raw = await rawOpen(path);
+      raw.exec(`DROP TRIGGER messages_fts_trigram_insert; DROP TRIGGER messages_fts_trigram_delete;
+        DROP TRIGGER messages_fts_trigram_update; DROP TABLE messages_fts_trigram`);
+    }
+    const before = await schemaOf(path);
+    const report = await doctor(path, { fix: true });
+    const fts = report.checks.find((c) => c.name === "fts:messages_fts_trigram");
+    assert.equal(fts?.status, "warning");
+    assert.match(fts?.summary ?? "", /missing: search reads messages by substring/);
+    assert.equal(report.healthy, true);
+    assert.deepEqual(await schemaOf(path), before);
+  });
+});
