@@ -65,6 +65,30 @@ describe("a file in a newer Hermes's search layout", () => {
     assert.deepEqual(await searchIds(path, "zebrafinch"), []);
   });
 
+  test("search leaves out the rows it marks hidden, as it does, unless includeInactive", async () => {
+    const path = await newerFile();
+    {
+      using db = await SessionDB.open({ path });
+      db.appendMessage("chat", { role: "user", content: "内部提示词 scaffolding 内部" });
+      db.appendMessage("chat", { role: "user", content: "shown scaffolding" });
+    }
+    {
+      using raw = await rawOpen(path);
+      raw.exec("UPDATE messages SET display_kind = 'hidden' WHERE content LIKE '内部提示词%'");
+    }
+    using db = await SessionDB.open({ path, readonly: true });
+    for (const [query, shown] of [["scaffolding", 1], ["内部提示词", 0], ["内部", 0]] as const) {
+      for (const sort of ["rank", "newest", "oldest"] as const) {
+        assert.equal(db.searchMessages(query, { sort }).length, shown, `${query} ${sort}`);
+        assert.equal(
+          db.searchMessages(query, { sort, includeInactive: true }).length,
+          shown + 1,
+          `${query} ${sort} includeInactive`,
+        );
+      }
+    }
+  });
+
   test("writing to it keeps every CREATE text, and its own triggers index the new rows", async () => {
     const path = await newerFile();
     const before = await schemaOf(path);

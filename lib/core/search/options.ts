@@ -35,7 +35,8 @@ export interface SearchOptions {
   offset?: number;
   /**
    * In a file from a newer Hermes, also find rewound messages (`active = 0`,
-   * not compacted), which that Hermes leaves out of search.
+   * not compacted) and scaffolding it never shows (`display_kind =
+   * 'hidden'`), which that Hermes leaves out of search.
    * @default {false}
    */
   includeInactive?: boolean;

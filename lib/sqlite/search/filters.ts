@@ -25,6 +25,11 @@ export interface SearchFilters {
    * searches; `null` (an older file, or `includeInactive`) keeps every row.
    */
   readonly live?: "active" | "active-or-compacted" | null;
+  /**
+   * Leave out the rows a newer Hermes marks `display_kind = 'hidden'`
+   * (scaffolding for the model, never shown to the person), as it searches.
+   */
+  readonly hideHidden?: boolean;
   /** Only messages of this session; `null` for any. */
   readonly sessionId?: string | null;
   /** Only messages at or after this time (Unix seconds); `null` for no bound. */
@@ -67,6 +72,7 @@ export function filterSql(filters: SearchFilters): FilterSql {
   if (filters.live === "active-or-compacted") {
     sql += " AND (COALESCE(m.active, 1) != 0 OR COALESCE(m.compacted, 0) != 0)";
   }
+  if (filters.hideHidden) sql += " AND COALESCE(m.display_kind, '') != 'hidden'";
   if (filters.sessionId != null) {
     sql += " AND m.session_id = ?";
     params.push(filters.sessionId);

@@ -36,6 +36,7 @@ function normalizeFilters(store: Store, options: SearchOptions): SearchFilters {
     excludeSources: options.excludeSources ?? null,
     roles: roles !== null && roles.length > 0 ? roles : null,
     live: liveFilter(store, options),
+    hideHidden: !options.includeInactive && store.columns("messages").has("display_kind"),
     sessionId: options.sessionId ?? null,
     since: checkSeconds("search messages", "since", options.since),
     until: checkSeconds("search messages", "until", options.until),
