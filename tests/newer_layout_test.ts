@@ -7,6 +7,8 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { doctor } from "../lib/health/doctor.ts";
+import { copyFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { rawOpen, tempDbPath } from "./_helpers.ts";
 import { layOutAsSchema30, schemaText, TOOL_PREFIX } from "./_newer_layout.ts";
 
@@ -168,6 +170,47 @@ describe("a file in a newer Hermes's search layout", () => {
     const fts = report.checks.find((c) => c.name === "fts:messages_fts_trigram");
     assert.equal(fts?.status, "warning");
     assert.match(fts?.summary ?? "", /missing: search reads messages by substring/);
+    assert.equal(report.healthy, true);
+    assert.deepEqual(await schemaOf(path), before);
+  });
+
+  test("a write goes through its CJK index's missing tokenizer as that Hermes does: triggers set aside, fts_cjk_stale", async () => {
+    const path = tempDbPath();
+    copyFileSync(
+      fileURLToPath(new URL("./fixtures/newer-cjk-tokenizer.db", import.meta.url)),
+      path,
+    );
+    const cjkTriggers = ["insert", "delete", "update"].map((e) => `messages_fts_cjk_${e}`);
+    const before = await schemaOf(path);
+    for (const name of cjkTriggers) assert.ok(before[name], name);
+    {
+      using db = await SessionDB.open({ path });
+      db.appendMessage("chat", { role: "user", content: "新的部署日志 kubernetes" });
+      db.replaceMessages("chat", [
+        ...db.getMessages("chat").map((m) => ({ role: m.role, content: m.content })),
+        { role: "assistant", content: "done" },
+      ]);
+      db.deleteSession("nightly");
+      assert.equal(db.getMeta("fts_cjk_stale"), "1");
+    }
+    const after = await schemaOf(path);
+    for (const name of cjkTriggers) delete before[name];
+    assert.deepEqual(after, before, "only the three CJK triggers are gone");
+    await assertIndexesSound(path);
+    assert.deepEqual(await searchIds(path, "kubernetes"), ["chat/user"]);
+    assert.deepEqual(await searchIds(path, "部署日志"), ["chat/user"]);
+    assert.deepEqual(await searchIds(path, "备份报告"), []);
+  });
+
+  test("reading a file with that CJK index changes nothing", async () => {
+    const path = tempDbPath();
+    copyFileSync(
+      fileURLToPath(new URL("./fixtures/newer-cjk-tokenizer.db", import.meta.url)),
+      path,
+    );
+    const before = await schemaOf(path);
+    assert.deepEqual(await searchIds(path, "迁移计划"), ["chat/user"]);
+    const report = await doctor(path);
     assert.equal(report.healthy, true);
     assert.deepEqual(await schemaOf(path), before);
   });

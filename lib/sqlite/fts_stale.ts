@@ -12,6 +12,12 @@
  * A Python Hermes writing the file meanwhile keeps working: without the
  * triggers its inserts are simply not indexed until the rebuild.
  *
+ * A newer Hermes may keep a third index, `messages_fts_cjk`, whose
+ * tokenizer is a loadable extension of its own: in any other process its
+ * triggers fail every write to `messages`. That Hermes's own answer, which
+ * a write here gives too, is to drop those triggers and set `fts_cjk_stale`
+ * (it rebuilds the index where the tokenizer is).
+ *
  * @module
  */
 import { SqliteError } from "./driver/sqlite_error.ts";
@@ -108,7 +114,7 @@ function failsProbe(db: SqliteConnection, table: FtsTable): boolean {
   }
 }
 
-function hasTriggers(db: SqliteConnection, table: FtsTable): boolean {
+function hasTriggers(db: SqliteConnection, table: string): boolean {
   return db.prepare(
     "SELECT 1 AS one FROM sqlite_master WHERE type = 'trigger' AND name IN (?, ?, ?)",
   ).get(`${table}_insert`, `${table}_delete`, `${table}_update`) !== undefined;
@@ -137,6 +143,51 @@ export function damagedFtsTable(
   const named = /for table "([^"]+)"/.exec(error.message)?.[1];
   if (named !== undefined && candidates.includes(named as FtsTable)) return named as FtsTable;
   return candidates.find((table) => failsProbe(db, table));
+}
+
+/** The CJK index of a newer Hermes, kept with a loadable tokenizer no SQLite here has. */
+export const NEWER_CJK_TABLE = "messages_fts_cjk";
+
+/** The `state_meta` key that Hermes reads as "rebuild the CJK index from scratch". */
+export const NEWER_CJK_STALE_KEY = "fts_cjk_stale";
+
+/**
+ * True when a write failed because the triggers of a newer Hermes's CJK
+ * index need its tokenizer (`no such tokenizer: cjk_unicode61`), which only
+ * a process that loaded that Hermes's extension has.
+ *
+ * @param db The connection.
+ * @param error What the write threw.
+ * @returns Whether {@linkcode setNewerCjkIndexAside} lets the write through.
+ */
+export function needsNewerCjkTokenizer(db: SqliteConnection, error: unknown): boolean {
+  if (!(error instanceof SqliteError)) return false;
+  const tokenizer = /^no such tokenizer: (\w+)/.exec(error.message)?.[1];
+  if (tokenizer === undefined) return false;
+  const table = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?")
+    .get(NEWER_CJK_TABLE);
+  return table !== undefined && new RegExp(`\\b${tokenizer}\\b`).test(String(table.sql)) &&
+    hasTriggers(db, NEWER_CJK_TABLE);
+}
+
+/**
+ * Does what that Hermes itself does in a process without its tokenizer:
+ * drops the three triggers of its CJK index and sets `fts_cjk_stale` to
+ * `"1"`, so the index is not used until that Hermes rebuilds it (its
+ * `optimize-storage`, on a host with the tokenizer). Messages stay whole;
+ * only that index, which hermes-state never reads, falls behind. Call
+ * inside a write transaction, then redo the write.
+ *
+ * @param db The connection.
+ */
+export function setNewerCjkIndexAside(db: SqliteConnection): void {
+  for (const event of ["insert", "delete", "update"]) {
+    db.exec(`DROP TRIGGER IF EXISTS ${NEWER_CJK_TABLE}_${event}`);
+  }
+  db.prepare(
+    "INSERT INTO state_meta (key, value) VALUES (?, '1') " +
+      "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+  ).run(NEWER_CJK_STALE_KEY);
 }
 
 /**

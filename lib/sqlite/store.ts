@@ -6,7 +6,12 @@
  */
 import type { SqliteConnection, SqliteStatement } from "./driver/types.ts";
 import { ReadonlyError } from "../core/errors.ts";
-import { damagedFtsTable, markFtsStale } from "./fts_stale.ts";
+import {
+  damagedFtsTable,
+  markFtsStale,
+  needsNewerCjkTokenizer,
+  setNewerCjkIndexAside,
+} from "./fts_stale.ts";
 import { WAL_TRUNCATE_BYTES, walBytes } from "./durability.ts";
 import type { FtsTable } from "./schema/schema_sql.ts";
 import type { Writer } from "./write.ts";
@@ -136,7 +141,8 @@ export class Store {
    * Runs `fn` as one write transaction (retried while the file is locked).
    * When it fails because a full-text table is damaged, `fn` runs again in
    * a new transaction that first marks that table stale (its triggers
-   * dropped, see `fts_stale.ts`): a broken index never costs a message.
+   * dropped, see `fts_stale.ts`): a broken index never costs a message. So
+   * does a newer Hermes's CJK index whose tokenizer this process lacks.
    * `fn` must be safe to run more than once (as for a busy retry).
    *
    * @throws {ReadonlyError} When the database was opened read-only.
@@ -151,16 +157,23 @@ export class Store {
     }
   }
 
-  /** Redoes a write that `failure` stopped, marking each damaged full-text table stale. */
+  /**
+   * Redoes a write that `failure` stopped, marking each damaged full-text
+   * table stale, and setting aside a newer Hermes's CJK index when its
+   * tokenizer is what failed it.
+   */
   #writeDespiteFtsDamage<T>(fn: () => T, failure: unknown): T {
     const marks = new Map<FtsTable, string>();
+    let cjkAside = false;
     let error = failure;
     for (;;) {
       const table = damagedFtsTable(this.db, error, [...marks.keys()]);
-      if (table === undefined) throw error;
-      marks.set(table, describe(error));
+      if (table !== undefined) marks.set(table, describe(error));
+      else if (!cjkAside && needsNewerCjkTokenizer(this.db, error)) cjkAside = true;
+      else throw error;
       try {
         return this.#writer.run(() => {
+          if (cjkAside) setNewerCjkIndexAside(this.db);
           for (const [stale, reason] of marks) {
             markFtsStale(this.db, stale, { reason, at: this.now() });
           }
