@@ -39,10 +39,9 @@ const FIX = "hermes-state doctor --fix (rebuilds the table in batches while writ
 
 /** The fix of a newer Hermes's table: that Hermes rebuilds its own layout. */
 function newerFix(db: SqliteConnection): string {
-  return `open the file with the Hermes that wrote it (schema ${
-    newerSchemaVersion(db)
-  }): it rebuilds ` +
-    "its own search tables and triggers (hermes-state rebuilds only the v11 layout)";
+  const version = newerSchemaVersion(db);
+  return `open the file with the Hermes that wrote it (schema ${version}): it rebuilds its own ` +
+    "search tables and triggers (hermes-state rebuilds only the v11 layout)";
 }
 
 function exists(db: SqliteConnection, type: string, name: string): string | null | undefined {

@@ -61,7 +61,7 @@ export function migrate(db: SqliteConnection): MigrationReport {
   db.exec(TITLE_INDEX_SQL);
   // A newer Hermes owns its full-text layout, and may have dropped a table
   // on purpose (to refill it): a v11 table in its place would take its rows.
-  if (!(after > SCHEMA_VERSION)) { for (const table of FTS_TABLES) createFtsTable(db, table); }
+  if (after <= SCHEMA_VERSION) { for (const table of FTS_TABLES) createFtsTable(db, table); }
   return { versionBefore: before, versionAfter: after };
 }
 
