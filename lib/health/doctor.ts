@@ -18,7 +18,7 @@ import { chooseReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
 import { finishFtsBackfill, pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
 import { FTS_TABLES, type FtsTable } from "../sqlite/schema/schema_sql.ts";
 import { runChecks } from "./checks.ts";
-import { hasNewerLayout, newerSchemaVersion } from "../sqlite/schema/fts_layout.ts";
+import { ftsTriggerNames } from "./fts_check.ts";
 import { rebuildFtsTable, type RebuildOptions, type RebuildResult } from "./fts_rebuild.ts";
 import { type HealthCheck, isHealthy } from "./report.ts";
 import {
@@ -108,11 +108,15 @@ function ftsPlan(checks: readonly HealthCheck[], table: FtsTable): {
 } {
   const index = byName(checks, `fts:${table}`);
   const coverage = byName(checks, `coverage:${table}`);
-  const schema = byName(checks, "schema");
-  const triggersDiffer =
-    schema?.details.some((line) =>
-      line.includes(`trigger ${table}_`) && !line.includes("_rebuild")
-    ) ?? false;
+  // The schema check's own lines about this table's three triggers, and no other trigger's.
+  const ownTriggers = new Set(
+    ftsTriggerNames(table).flatMap((name) => [
+      `trigger ${name} is missing`,
+      `trigger ${name} differs from the v11 text`,
+    ]),
+  );
+  const triggersDiffer = byName(checks, "schema")?.details.some((line) => ownTriggers.has(line)) ??
+    false;
   return {
     rebuild: needsWork(index) || needsWork(coverage) || triggersDiffer,
     damaged: index?.status === "problem" &&
@@ -138,16 +142,6 @@ function openFor(openDriver: SqliteDriver, path: string, fix: boolean): SqliteCo
   }
   db.exec("PRAGMA busy_timeout = 1000");
   return db;
-}
-
-/**
- * Whether `table` is a newer Hermes's to rebuild: laid out its own way, or
- * missing from its file (it drops a table to refill it).
- */
-function belongsToNewerHermes(db: SqliteConnection, table: FtsTable): boolean {
-  if (hasNewerLayout(db, table)) return true;
-  const present = db.prepare("SELECT 1 AS one FROM sqlite_master WHERE name = ?").get(table);
-  return present === undefined && newerSchemaVersion(db) !== undefined;
 }
 
 /** Finishes the FTS backfill of an interrupted v1–v10 upgrade, if one is pending. */
@@ -183,7 +177,7 @@ async function repair(
   }
   for (const table of FTS_TABLES) {
     const plan = ftsPlan(checks, table);
-    if (!plan.rebuild || belongsToNewerHermes(db, table)) continue;
+    if (!plan.rebuild) continue;
     const result: RebuildResult = await rebuildFtsTable(db, table, {
       ...options.rebuild,
       dropOldTriggersFirst: plan.damaged,

@@ -73,6 +73,32 @@ interface SearchEntry {
 }
 
 describe("doctor()", () => {
+  test("doctor --fix rebuilds no search table of a sound file for a trigger named like theirs", async () => {
+    const path = await smallFile();
+    {
+      using raw = await rawOpen(path);
+      raw.exec(`CREATE TABLE audit (id INTEGER);
+        CREATE TRIGGER messages_fts_audit_insert AFTER INSERT ON messages
+        BEGIN INSERT INTO audit VALUES (new.id); END`);
+    }
+    const report = await doctor(path, { fix: true });
+    assert.deepEqual(notOk(report.checks), []);
+    assert.deepEqual(report.repairs.map((r) => r.name).filter((name) => name !== "wal"), []);
+  });
+
+  test("doctor --fix rebuilds only the table whose trigger differs, not the words table for a trigram one", async () => {
+    const path = await smallFile();
+    {
+      using raw = await rawOpen(path);
+      raw.exec("DROP TRIGGER messages_fts_trigram_update");
+    }
+    const report = await doctor(path, { fix: true });
+    assert.deepEqual(
+      report.repairs.map((r) => r.name).filter((name) => name.startsWith("fts:")),
+      ["fts:messages_fts_trigram"],
+    );
+  });
+
   test("doctor() finds a new file healthy, every check ok, and writes nothing", async () => {
     const path = await smallFile();
     const before = sha(path);
