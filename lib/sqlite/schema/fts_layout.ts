@@ -66,7 +66,11 @@ export function newerSchemaVersion(db: SqliteConnection): number | undefined {
  * @returns False for a missing table, or one in the v11 layout.
  */
 export function hasNewerLayout(db: SqliteConnection, table: FtsTable): boolean {
-  const sql = objectSql(db, table);
+  return isNewerText(db, table, objectSql(db, table));
+}
+
+/** Whether `sql`, the CREATE text of `table` as stored, is a newer Hermes's. */
+function isNewerText(db: SqliteConnection, table: FtsTable, sql: string | undefined): boolean {
   if (sql === undefined || normalized(sql) === v11Text(table)) return false;
   return newerSchemaVersion(db) !== undefined;
 }
@@ -95,7 +99,7 @@ export function leavesMessagesOut(db: SqliteConnection, table: FtsTable): boolea
     const view = objectSql(db, source);
     if (view === undefined || /\bWHERE\b/i.test(view)) return true;
   }
-  if (!hasNewerLayout(db, table)) return false;
+  if (!isNewerText(db, table, sql)) return false;
   try {
     return db.prepare("SELECT 1 AS one FROM state_meta WHERE key = ?").get(NEWER_REFILL_KEY) !==
       undefined;
