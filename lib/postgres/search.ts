@@ -33,6 +33,7 @@ import { checkSort, type SearchOptions, type SearchSort } from "../core/search/o
 import { contextText, NotTextError } from "../core/content.ts";
 import type { ContextMessage, SearchHit } from "../core/types.ts";
 import type { PgQuery, PgRow, PgValue } from "./_client.ts";
+import type { OriginFilter } from "./postgres_store.ts";
 import { SEARCH_COLUMNS_SQL, SEARCH_DOCUMENT_SQL } from "./schema.ts";
 import {
   gramsQuery,
@@ -41,6 +42,9 @@ import {
   wordsQuery,
   wordsSnippet,
 } from "./text_search.ts";
+
+/** A search's options, with the engine's origin filter. */
+type PgSearchOptions = SearchOptions & OriginFilter;
 
 interface Filters {
   sql: string;
@@ -69,7 +73,7 @@ function fromSql(table: string, filters: Filters, via?: string): string {
  * apart in `timeline`, for the walk by time to start where they say.
  */
 function filterSql(
-  options: SearchOptions & { origin?: string | null },
+  options: PgSearchOptions,
   first: number,
   timeline = false,
 ): Filters {
@@ -168,7 +172,7 @@ function walkRows(page: Page): number {
 async function wordsPage(
   query: PgQuery,
   fullMatch: string,
-  options: SearchOptions & { origin?: string | null },
+  options: PgSearchOptions,
   page: Page,
 ): Promise<PgRow[] | undefined> {
   // FTS5 reads its query as a C string: up to the first NUL.
@@ -195,7 +199,7 @@ const SMALL_WINDOW = 5_000;
  */
 async function fewInWindow(
   query: PgQuery,
-  options: SearchOptions & { origin?: string | null },
+  options: PgSearchOptions,
 ): Promise<boolean> {
   if (options.since == null && options.until == null) return false;
   const bounds = filterSql({ since: options.since, until: options.until }, 1, true);
@@ -218,7 +222,7 @@ async function fewInWindow(
 async function wordsRanked(
   query: PgQuery,
   tsquery: string,
-  options: SearchOptions & { origin?: string | null },
+  options: PgSearchOptions,
   page: Page,
 ): Promise<PgRow[]> {
   const viaMessages = options.sessionId != null || await fewInWindow(query, options);
@@ -251,7 +255,7 @@ async function wordsRanked(
 async function wordsByTime(
   query: PgQuery,
   tsquery: string,
-  options: SearchOptions & { origin?: string | null },
+  options: PgSearchOptions,
   page: Page,
 ): Promise<PgRow[] | null> {
   const newest = page.sort === "newest";
@@ -292,7 +296,7 @@ async function trigramPage(
   query: PgQuery,
   match: string,
   check: Condition | null,
-  options: SearchOptions & { origin?: string | null },
+  options: PgSearchOptions,
   page: Page,
 ): Promise<PgRow[] | undefined> {
   const condition = trigramSql(match, 1, SEARCH_COLUMNS_SQL, containsPattern);
@@ -376,7 +380,7 @@ function conditionSql(condition: Condition, params: PgValue[]): string {
 async function substringPage(
   query: PgQuery,
   condition: Condition,
-  options: SearchOptions & { origin?: string | null },
+  options: PgSearchOptions,
   page: Page,
 ): Promise<PgRow[]> {
   const params: PgValue[] = [positiveWords(condition)[0]];
@@ -467,7 +471,7 @@ function hitContext(row: PgRow): ContextMessage[] {
 export async function searchMessagesPg(
   query: PgQuery,
   text: string,
-  options: SearchOptions & { origin?: string | null } = {},
+  options: PgSearchOptions = {},
 ): Promise<SearchHit[]> {
   const limit = checkCount("search messages", "limit", options.limit ?? 20);
   const offset = checkCount("search messages", "offset", options.offset ?? 0);
