@@ -82,14 +82,14 @@ function indexFinding(
   options: FtsCheckOptions,
 ): HealthCheck {
   const name = `fts:${table}`;
-  if (exists(db, "table", table) === undefined && newerSchemaVersion(db) !== undefined) {
-    // A newer Hermes drops a table to refill it; a v11 one in its place would take its rows.
-    return finding(name, "warning", `${table} is missing: search reads messages by substring`, {
-      fix: newerFix(db),
-      fixable: false,
-    });
-  }
   if (exists(db, "table", table) === undefined) {
+    if (newerSchemaVersion(db) !== undefined) {
+      // A newer Hermes drops a table to refill it; a v11 one in its place would take its rows.
+      return finding(name, "warning", `${table} is missing: search reads messages by substring`, {
+        fix: newerFix(db),
+        fixable: false,
+      });
+    }
     return finding(name, "problem", `${table} is missing: search cannot find anything`, {
       fix: FIX,
       fixable: true,
@@ -146,10 +146,10 @@ function coverageFinding(
   messages: number,
 ): HealthCheck {
   const name = `coverage:${table}`;
-  if (exists(db, "table", table) === undefined && newerSchemaVersion(db) !== undefined) {
-    return finding(name, "ok", `not compared: ${table} is missing (see fts:${table})`);
-  }
   if (exists(db, "table", table) === undefined) {
+    if (newerSchemaVersion(db) !== undefined) {
+      return finding(name, "ok", `not compared: ${table} is missing (see fts:${table})`);
+    }
     return finding(name, "problem", `${table} is missing`, { fix: FIX, fixable: true });
   }
   if (hasNewerLayout(db, table)) {
