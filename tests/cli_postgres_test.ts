@@ -8,7 +8,7 @@ import { openStore } from "../lib/open_store.ts";
 import { main } from "../lib/cli/main.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { recordingIo, runCli, V11, v11Copy } from "./_cli_io.ts";
-import { rawOpen, tempDbPath } from "./_helpers.ts";
+import { copyFixture, rawOpen, tempDbPath } from "./_helpers.ts";
 import { adminSql, freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";
 
 async function exportOf(target: string): Promise<string> {
@@ -364,4 +364,29 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     );
     assert.deepEqual(missed, [], "every table deletes leave dead rows in is vacuumed");
   });
+  test(
+    "copy of a newer Hermes's file → PostgreSQL → file: the server keeps every column, a v11 file names what it cannot",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const file = copyFixture("hermes-v21.db");
+      const url = schemaUrl(freshSchema());
+      const there = await runCli(["copy", file, url]);
+      assert.equal(there.code, 0, there.err);
+      assert.equal(there.err, "", "nothing dropped on the way to the server");
+      const lines = (text: string) => text.trimEnd().split("\n").map((line) => JSON.parse(line));
+      assert.deepEqual(lines(await exportOf(url)), lines(await exportOf(file)));
+      const back = tempDbPath();
+      const run = await runCli(["--json", "copy", url, back]);
+      assert.equal(run.code, 0, run.err);
+      const dropped = JSON.parse(run.out).dropped_columns as string[];
+      assert.ok(dropped.includes("archived") && dropped.includes("messages.active"), run.out);
+      const plain = await runCli(["copy", url, tempDbPath()]);
+      assert.match(
+        plain.err,
+        /^hermes-state: copy: .+ has no column for .*messages\.compacted.*: those values were not kept\n$/,
+      );
+    },
+  );
 });

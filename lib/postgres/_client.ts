@@ -10,6 +10,8 @@
 import process from "node:process";
 import { OpenError, StorageError, type StorageErrorKind } from "../core/errors.ts";
 import { maskPassword, passwordFor, type PgServerOptions, serverOptions } from "./_url.ts";
+import { decodeText, encodeText } from "./_text_codec.ts";
+import { spreadExtraColumns } from "./_extra.ts";
 
 /** A row as the client returns it, after the text codec. */
 export type PgRow = Record<string, unknown>;
@@ -32,39 +34,6 @@ export interface PgQuery {
   (text: string, params?: readonly PgValue[], options?: PgQueryOptions): Promise<PgRow[]>;
 }
 
-// ---------------------------------------------------------------------------
-// Text codec: PostgreSQL text cannot hold U+0000, SQLite's can (multimodal
-// content starts with it). Every string bound is encoded, every string read
-// is decoded: NUL → U+E000 "0", U+E000 → U+E000 U+E000. Text without either
-// character (nearly all of it) passes unchanged.
-// ---------------------------------------------------------------------------
-
-const ESCAPE = "\uE000";
-// deno-lint-ignore no-control-regex -- NUL is the character this codec exists for
-const NEEDS_ENCODING = /[\u0000\uE000]/;
-
-/** Encodes `text` for a PostgreSQL text column. */
-export function encodeText(text: string): string {
-  if (!NEEDS_ENCODING.test(text)) return text;
-  return text.replaceAll(ESCAPE, ESCAPE + ESCAPE).replaceAll("\u0000", ESCAPE + "0");
-}
-
-/** Decodes what {@linkcode encodeText} wrote. */
-export function decodeText(text: string): string {
-  if (!text.includes(ESCAPE)) return text;
-  let out = "";
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (ch === ESCAPE && i + 1 < text.length) {
-      out += text[i + 1] === "0" ? "\u0000" : text[i + 1];
-      i++;
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
-
 function encodeParam(value: PgValue | undefined): PgValue {
   if (value === undefined) return null;
   return typeof value === "string" ? encodeText(value) : value;
@@ -76,6 +45,7 @@ function decodeRow(row: PgRow): PgRow {
     const value = row[key];
     out[key] = typeof value === "string" ? decodeText(value) : value;
   }
+  spreadExtraColumns(out);
   return out;
 }
 

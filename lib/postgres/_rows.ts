@@ -19,6 +19,7 @@ import type { ConversationMessage, NewMessage, RichSessionRow } from "../core/ty
 import type { PgRow, PgValue } from "./_client.ts";
 import { gramsVector, searchDocument, wordsVector } from "./text_search.ts";
 import { previewText } from "../core/listing_rows.ts";
+import { EXTRA_COLUMN, searchHiddenSql } from "./_extra.ts";
 
 /** The v11 session columns, in the file's order. */
 export const SESSION_COLUMN_NAMES: readonly string[] = [
@@ -78,10 +79,20 @@ export const MESSAGE_COLUMN_NAMES: readonly string[] = [
   "codex_message_items",
 ];
 
-/** `s.id, s.source, …`: the session columns of alias `s`. */
-export const SESSION_COLUMNS = SESSION_COLUMN_NAMES.map((c) => `s.${c}`).join(", ");
-/** `m.id, m.session_id, …`: the message columns of alias `m`. */
-export const MESSAGE_COLUMNS = MESSAGE_COLUMN_NAMES.map((c) => `m.${c}`).join(", ");
+/** The v11 session columns, as a set (a newer Hermes's others go to `extra_columns`). */
+export const SESSION_COLUMN_SET: ReadonlySet<string> = new Set(SESSION_COLUMN_NAMES);
+/** The v11 message columns, as a set. */
+export const MESSAGE_COLUMN_SET: ReadonlySet<string> = new Set(MESSAGE_COLUMN_NAMES);
+
+/**
+ * `s.id, s.source, …, s.extra_columns`: the session columns of alias `s`
+ * (the client spreads a newer Hermes's columns into the row).
+ */
+export const SESSION_COLUMNS = [...SESSION_COLUMN_NAMES, EXTRA_COLUMN].map((c) => `s.${c}`)
+  .join(", ");
+/** `m.id, m.session_id, …, m.extra_columns`: the message columns of alias `m`. */
+export const MESSAGE_COLUMNS = [...MESSAGE_COLUMN_NAMES, EXTRA_COLUMN].map((c) => `m.${c}`)
+  .join(", ");
 
 // ---------------------------------------------------------------------------
 // Message values for INSERT
@@ -92,10 +103,11 @@ export type MessageValues = PgValue[];
 
 /**
  * Columns a message insert writes: every message column but the id and the
- * session (which comes first), then the search vectors.
+ * session (which comes first), a newer Hermes's columns, then the search vectors.
  */
 export const INSERT_COLUMNS: readonly string[] = [
   ...MESSAGE_COLUMN_NAMES.filter((column) => column !== "id" && column !== "session_id"),
+  EXTRA_COLUMN,
   "search_words",
   "search_grams",
 ];
@@ -108,6 +120,8 @@ export const INSERT_CASTS: readonly string[] = INSERT_COLUMNS.map((c) =>
     ? "::numeric"
     : c.startsWith("search_")
     ? "::tsvector"
+    : c === EXTRA_COLUMN
+    ? "::text::jsonb"
     : "::text"
 );
 
@@ -139,7 +153,11 @@ function insertValues(values: readonly StoredValue[]): MessageValues {
   const out: PgValue[] = [];
   for (const [i, source] of SOURCE_INDEX.entries()) {
     if (INSERT_COLUMNS[i].startsWith("search_")) break;
-    out.push(source === -1 ? 0 : parameter(values[source], INSERT_COLUMNS[i]));
+    // A message of the API has no newer columns; the timestamp is set by the caller.
+    const column = INSERT_COLUMNS[i];
+    out.push(
+      source !== -1 ? parameter(values[source], column) : column === EXTRA_COLUMN ? null : 0,
+    );
   }
   return withSearch(out);
 }
@@ -200,11 +218,13 @@ const WORDS_COPIED = ["session_id", "role", "timestamp"];
  * One statement that inserts messages with their word vectors: each row
  * into `messages`, and its id, session, role, timestamp and `search_words`
  * into the narrow `message_words` table the word search ranks from (see
- * `schema.ts`). Rows without an `id` take the next ones of the sequence,
- * in the order `source` yields them.
+ * `schema.ts`); both get `search_hidden` from the row's `extra_columns`.
+ * Rows without an `id` take the next ones of the sequence, in the order
+ * `source` yields them.
  *
  * @param columns The columns `source` yields, in order: `session_id`, any
- *   message columns, `search_words`, `search_grams`, and `id` if given.
+ *   message columns (`extra_columns` among them), `search_words`,
+ *   `search_grams`, and `id` if given.
  * @param source A query (it may read the CTEs of `before`).
  * @param before CTEs to define first, as `name AS (…)`, comma-separated.
  * @returns The SQL; its rows are the new ids, ascending.
@@ -217,11 +237,14 @@ export function insertMessagesSql(
   const stored = columns.filter((c) => c !== "search_words" && c !== "id").join(", ");
   const ids = columns.includes("id") ? "" : "nextval('messages_id_seq') AS id, ";
   const copied = WORDS_COPIED.map((c) => columns.includes(c) ? c : "NULL");
+  const hidden = columns.includes(EXTRA_COLUMN) ? searchHiddenSql("src") : "false";
   return `WITH ${before ? `${before}, ` : ""}
-    v AS MATERIALIZED (SELECT ${ids}src.* FROM (${source}) AS src(${columns.join(", ")})),
-    m AS (INSERT INTO messages (id, ${stored}) SELECT id, ${stored} FROM v),
-    w AS (INSERT INTO message_words (id, ${WORDS_COPIED.join(", ")}, search_words)
-      SELECT id, ${copied.join(", ")}, search_words FROM v)
+    v AS MATERIALIZED (SELECT ${ids}src.*, ${hidden} AS search_hidden
+      FROM (${source}) AS src(${columns.join(", ")})),
+    m AS (INSERT INTO messages (id, ${stored}, search_hidden)
+      SELECT id, ${stored}, search_hidden FROM v),
+    w AS (INSERT INTO message_words (id, ${WORDS_COPIED.join(", ")}, search_words, search_hidden)
+      SELECT id, ${copied.join(", ")}, search_words, search_hidden FROM v)
     SELECT id FROM v ORDER BY id`;
 }
 

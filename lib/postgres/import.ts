@@ -1,7 +1,8 @@
 /**
  * `importSession` and `restoreParentLinks` on PostgreSQL: the checks, the
  * outcomes and the stored values of `lib/sqlite/import.ts` (original message ids
- * kept when they are free, the id sequence moved past them).
+ * kept when they are free, the id sequence moved past them). The columns a
+ * newer Hermes added go to `extra_columns` (`_extra.ts`): none is dropped.
  *
  * @module
  */
@@ -13,7 +14,6 @@ import {
   originalMessageIds,
   sessionImportValues,
   skippedImport,
-  unknownColumns,
 } from "../core/import_record.ts";
 import type { ImportOptions, ImportResult, ParentLink } from "../core/transfer_options.ts";
 import type { PgQuery, PgValue } from "./_client.ts";
@@ -21,12 +21,15 @@ import {
   COUNTER_COLUMNS,
   insertMessagesSql,
   MESSAGE_COLUMN_NAMES,
+  MESSAGE_COLUMN_SET,
   SESSION_COLUMN_NAMES,
+  SESSION_COLUMN_SET,
 } from "./_rows.ts";
+import { EXTRA_COLUMN, extraColumnsJson } from "./_extra.ts";
 import { deleteMessagesSql } from "./_delete.ts";
 import { gramsVector, searchDocument, wordsVector } from "./text_search.ts";
 
-/** Messages per multi-row INSERT (17 parameters each; PostgreSQL allows 65,535). */
+/** Messages per multi-row INSERT (18 parameters each; PostgreSQL allows 65,535). */
 const INSERT_ROWS = 500;
 
 const SESSION_CASTS: Record<string, string> = {
@@ -35,6 +38,7 @@ const SESSION_CASTS: Record<string, string> = {
   estimated_cost_usd: "double precision",
   actual_cost_usd: "double precision",
   ...Object.fromEntries(COUNTER_COLUMNS.map((c) => [c, "numeric"])),
+  [EXTRA_COLUMN]: "text::jsonb",
 };
 
 const MESSAGE_CASTS: Record<string, string> = {
@@ -43,6 +47,7 @@ const MESSAGE_CASTS: Record<string, string> = {
   token_count: "numeric",
   search_words: "tsvector",
   search_grams: "tsvector",
+  [EXTRA_COLUMN]: "text::jsonb",
 };
 
 function cast(column: string, casts: Record<string, string>): string {
@@ -74,6 +79,8 @@ async function writeSessionRow(
   exists: boolean,
 ): Promise<void> {
   const { columns, values } = sessionImportValues(checked, SESSION_COLUMN_NAMES, parent);
+  columns.push(EXTRA_COLUMN);
+  values.push(extraColumnsJson(checked.row, SESSION_COLUMN_SET));
   const marks = columns.map((c, i) => `$${i + 2}${cast(c, SESSION_CASTS)}`);
   if (exists) {
     const assignments = columns.map((c, i) => `${c} = ${marks[i]}`).join(", ");
@@ -123,6 +130,8 @@ async function writeMessages(query: PgQuery, checked: ImportRecord): Promise<voi
       stored[column] = value;
       values.push(value);
     }
+    names.push(EXTRA_COLUMN);
+    values.push(extraColumnsJson(message, MESSAGE_COLUMN_SET));
     const doc = searchDocument(
       stored.content == null ? null : String(stored.content),
       stored.tool_name == null ? null : String(stored.tool_name),
@@ -186,17 +195,12 @@ export async function importSessionPg(
       id: checked.id,
       messages: checked.messages.length,
       deferredParent: parentPresent ? null : named,
-      droppedColumns: unknownColumns(checked.row, checked.messages, PG_COLUMNS),
+      // A newer Hermes's columns are kept in `extra_columns`: nothing is dropped.
+      droppedColumns: [],
       relinked: false,
     };
   });
 }
-
-/** The columns the PostgreSQL tables have (the v11 ones). */
-const PG_COLUMNS = {
-  sessions: new Set(SESSION_COLUMN_NAMES),
-  messages: new Set(MESSAGE_COLUMN_NAMES),
-};
 
 /**
  * A session already present is left as it is, except for a parent link an

@@ -15,6 +15,7 @@ import type {
   ConversationOptions,
   CreateSessionOptions,
   EnsureSessionOptions,
+  MessagesOptions,
   TokenCountsUpdate,
 } from "../core/session_options.ts";
 import type {
@@ -97,6 +98,7 @@ import { toolCallsAdded } from "../core/message_values.ts";
 import { withTipLent } from "../core/listing_rows.ts";
 import { escapeLike } from "../core/like_pattern.ts";
 import { deleteMessagesSql, deleteSessionRows } from "./_delete.ts";
+import { activeSql, notArchivedSql } from "./_extra.ts";
 
 /** The sessions `pruneEmptyGhostSessions` deletes: `$1` is now minus a day. */
 const GHOST_CRITERIA = `source = 'tui' AND title IS NULL AND ended_at IS NOT NULL
@@ -256,7 +258,7 @@ export async function migratePostgresStore(url: string): Promise<PgMigrationRepo
   }
 }
 
-/** Rows per multi-row INSERT (15 parameters each, PostgreSQL allows 65535). */
+/** Rows per multi-row INSERT (16 parameters each, PostgreSQL allows 65535). */
 const INSERT_CHUNK = 1000;
 /** Spacing of the timestamps of a batch, as the SQLite engine. */
 const TIMESTAMP_STEP = 1e-6;
@@ -408,6 +410,7 @@ function listingFilters(
   const clauses: string[] = [];
   const params: PgValue[] = [];
   if (!options.includeChildren) clauses.push(VISIBLE_ONLY);
+  if (!options.includeArchived) clauses.push(notArchivedSql("s"));
   if (options.source) {
     params.push(options.source);
     clauses.push(`s.source = $${params.length}`);
@@ -676,9 +679,11 @@ class PostgresSessionStore implements SessionStore {
     });
   }
 
-  async getMessages(sessionId: string): Promise<MessageRow[]> {
+  async getMessages(sessionId: string, options: MessagesOptions = {}): Promise<MessageRow[]> {
+    const live = options.includeInactive ? "" : ` AND ${activeSql("m")}`;
     const rows = await this.#query(
-      `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.session_id = $1 ORDER BY m.timestamp, m.id`,
+      `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.session_id = $1${live}
+       ORDER BY m.timestamp, m.id`,
       [sessionId],
     );
     return rows.map(messageFromRow);
@@ -693,7 +698,8 @@ class PostgresSessionStore implements SessionStore {
     const rows = await this.#query(
       `SELECT role, content, tool_call_id, tool_calls, tool_name, finish_reason, reasoning,
          reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items
-       FROM messages WHERE session_id IN (SELECT json_array_elements_text($1::text::json))
+       FROM messages m
+       WHERE session_id IN (SELECT json_array_elements_text($1::text::json)) AND ${activeSql("m")}
        ORDER BY timestamp, id`,
       [JSON.stringify(ids)],
     );
@@ -1000,7 +1006,7 @@ class PostgresSessionStore implements SessionStore {
   async exportSession(id: string): Promise<SessionExport | undefined> {
     const session = await this.getSession(id);
     if (session === undefined) return undefined;
-    return { ...session, messages: await this.getMessages(id) };
+    return { ...session, messages: await this.getMessages(id, { includeInactive: true }) };
   }
 
   async exportAll(options: ExportOptions = {}): Promise<SessionExport[]> {

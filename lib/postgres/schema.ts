@@ -176,6 +176,21 @@ const MIGRATIONS: readonly PgMigration[] = [
       `ALTER TABLE messages DROP COLUMN search_words`,
     ],
   },
+  {
+    step: 6,
+    name: "columns of a newer Hermes",
+    // What a newer Hermes's file holds beyond v11 (`sessions.archived`, `messages.active`,
+    // `compacted`, `display_kind`…), kept whole (`_extra.ts`); `search_hidden` is what its
+    // search leaves out, in both tables a search reads; `extra_digest` lets `sync` see rows
+    // a rewind or a compaction changed in place. None of these rewrites a table.
+    sql: [
+      `ALTER TABLE sessions ADD COLUMN extra_columns jsonb`,
+      `ALTER TABLE messages ADD COLUMN extra_columns jsonb`,
+      `ALTER TABLE messages ADD COLUMN search_hidden boolean NOT NULL DEFAULT false`,
+      `ALTER TABLE message_words ADD COLUMN search_hidden boolean NOT NULL DEFAULT false`,
+      `ALTER TABLE sync_sessions ADD COLUMN extra_digest text`,
+    ],
+  },
 ];
 
 /** The last migration this version knows: what its statements read and write. */

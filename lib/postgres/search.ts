@@ -106,6 +106,8 @@ function filterSql(
       next(options.origin)
     })`;
   }
+  // What a newer Hermes leaves out of its search (rewound, hidden): `_extra.ts`.
+  if (!options.includeInactive) sql += " AND NOT m.search_hidden";
   const sessions = options.sourceFilter != null || options.excludeSources != null;
   return { sql, timeline: bounds, params, sessions };
 }

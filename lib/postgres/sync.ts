@@ -27,6 +27,7 @@ import { realpathSync } from "node:fs";
 import { WriteLanes } from "../core/write_lanes.ts";
 import { SessionDB, storeOf } from "../sqlite/session_db.ts";
 import type { Store } from "../sqlite/store.ts";
+import type { SqliteStatement } from "../sqlite/driver/types.ts";
 import {
   connectPg,
   isUniqueViolation,
@@ -41,10 +42,13 @@ import {
   COUNTER_COLUMNS,
   INSERT_COLUMNS,
   insertMessagesSql,
+  MESSAGE_COLUMN_SET,
   type MessageValues,
   SESSION_COLUMN_NAMES,
+  SESSION_COLUMN_SET,
   valuesList,
 } from "./_rows.ts";
+import { EXTRA_COLUMN, extraColumnsJson } from "./_extra.ts";
 import { gramsVector, searchDocument, wordsVector } from "./text_search.ts";
 
 /** What one pass over one file did. */
@@ -101,16 +105,50 @@ interface SourceSession {
   digest: string;
   count: number;
   maxId: number;
+  /** The digest of its messages' newer columns (see {@linkcode ExtraDigests}); null in a v11 file. */
+  extraDigest: string | null;
 }
 
 interface ServerSession {
   digest: string;
   count: number;
   maxId: number;
+  extraDigest: string | null;
 }
 
+/**
+ * Digests of a session's messages' newer columns (`active`, `compacted`…,
+ * which a newer Hermes changes in place on a rewind or a compaction),
+ * ordered by id: of those the server holds (ids up to its last synced one),
+ * and of all of them up to the snapshot.
+ */
+interface ExtraDigests {
+  readonly held: string;
+  readonly all: string;
+}
+
+/** Reads {@linkcode ExtraDigests} of one session: one index walk over its messages. */
+function extraDigests(
+  statement: SqliteStatement,
+  id: string,
+  heldUpTo: number,
+  maxId: number,
+): ExtraDigests {
+  const hash = createHash("sha1");
+  let held: string | undefined;
+  for (const row of statement.all(id, maxId)) {
+    if (held === undefined && Number(row.id) > heldUpTo) held = hash.copy().digest("hex");
+    hash.update(`${row.id} ${extraColumnsJson(row, MESSAGE_COLUMN_SET)}\n`);
+  }
+  const all = hash.digest("hex");
+  return { held: held ?? all, all };
+}
+
+/** A digest of a session row: its v11 columns, then (a newer Hermes's file) the others. */
 function digestOf(row: Record<string, unknown>): string {
-  const values = SESSION_COLUMN_NAMES.map((c) => row[c] ?? null);
+  const values: unknown[] = SESSION_COLUMN_NAMES.map((c) => row[c] ?? null);
+  const extra = extraColumnsJson(row, SESSION_COLUMN_SET);
+  if (extra !== null) values.push(extra);
   return createHash("sha1").update(JSON.stringify(values)).digest("hex");
 }
 
@@ -142,6 +180,7 @@ function storedValues(row: Record<string, unknown>): MessageValues {
     text(row.reasoning_details),
     text(row.codex_reasoning_items),
     text(row.codex_message_items),
+    extraColumnsJson(row, MESSAGE_COLUMN_SET),
     wordsVector(doc),
     gramsVector(doc),
   ];
@@ -215,12 +254,16 @@ async function freeTitles(
   return titles;
 }
 
-/** The session columns a sync writes (the parent is linked after the pass). */
-const UPSERT_COLUMNS = SESSION_COLUMN_NAMES.filter((c) => c !== "id" && c !== "parent_session_id");
+/** The session columns a sync writes (the parent is linked after the pass), a newer Hermes's last. */
+const UPSERT_COLUMNS = [
+  ...SESSION_COLUMN_NAMES.filter((c) => c !== "id" && c !== "parent_session_id"),
+  EXTRA_COLUMN,
+];
 const UPSERT_CASTS = [
   "text",
   ...UPSERT_COLUMNS.map((c) =>
-    SESSION_CASTS[c] ?? (COUNTER_COLUMNS.includes(c) ? "numeric" : "text")
+    SESSION_CASTS[c] ??
+      (COUNTER_COLUMNS.includes(c) ? "numeric" : c === EXTRA_COLUMN ? "text::jsonb" : "text")
   ),
 ];
 
@@ -236,7 +279,11 @@ async function upsertSessions(
     return [
       id,
       ...UPSERT_COLUMNS.map((column) =>
-        column === "title" ? titles.get(id)! : sessionValue(column, session.row[column])
+        column === "title"
+          ? titles.get(id)!
+          : column === EXTRA_COLUMN
+          ? extraColumnsJson(session.row, SESSION_COLUMN_SET)
+          : sessionValue(column, session.row[column])
       ),
     ];
   });
@@ -250,7 +297,7 @@ async function upsertSessions(
   );
 }
 
-const RECORD_CASTS = ["text", "text", "text", "text", "text", "bigint", "bigint"];
+const RECORD_CASTS = ["text", "text", "text", "text", "text", "bigint", "bigint", "text"];
 
 /** Records what the server now holds of a batch's sessions, in one statement. */
 async function recordSessions(
@@ -266,15 +313,16 @@ async function recordSessions(
     source.digest,
     source.count,
     source.maxId,
+    source.extraDigest,
   ]);
   const { sql, params } = tuplesOf(rows, RECORD_CASTS);
   await query(
-    `INSERT INTO sync_sessions
-       (session_id, origin, source_id, source_parent, row_digest, message_count, max_message_id)
+    `INSERT INTO sync_sessions (session_id, origin, source_id, source_parent, row_digest,
+       message_count, max_message_id, extra_digest)
      VALUES ${sql}
      ON CONFLICT (session_id) DO UPDATE SET source_parent = excluded.source_parent,
        row_digest = excluded.row_digest, message_count = excluded.message_count,
-       max_message_id = excluded.max_message_id`,
+       max_message_id = excluded.max_message_id, extra_digest = excluded.extra_digest`,
     params,
   );
 }
@@ -423,6 +471,7 @@ function readSource(store: Store): Map<string, SourceSession> {
         digest: digestOf(row),
         count: stat?.n ?? 0,
         maxId: stat?.max ?? 0,
+        extraDigest: null,
       });
     }
   } finally {
@@ -480,7 +529,8 @@ export async function syncFile(
     const server = new Map<string, ServerSession>();
     for (
       const row of await client.query(
-        "SELECT source_id, row_digest, message_count, max_message_id FROM sync_sessions WHERE origin = $1",
+        `SELECT source_id, row_digest, message_count, max_message_id, extra_digest
+         FROM sync_sessions WHERE origin = $1`,
         [origin],
       )
     ) {
@@ -488,6 +538,7 @@ export async function syncFile(
         digest: String(row.row_digest),
         count: Number(row.message_count),
         maxId: Number(row.max_message_id),
+        extraDigest: row.extra_digest == null ? null : String(row.extra_digest),
       });
     }
     // Messages are read after the snapshot of counts: only ids up to the snapshot's highest,
@@ -497,6 +548,12 @@ export async function syncFile(
     );
     const countUpTo = store.statement(
       "SELECT count(*) AS n FROM messages WHERE session_id = ? AND id <= ?",
+    );
+    // A newer Hermes's file: the columns its rewinds and compactions change in place.
+    const extraNames = [...store.columns("messages")].filter((c) => !MESSAGE_COLUMN_SET.has(c));
+    const extrasUpTo = extraNames.length === 0 ? undefined : store.statement(
+      `SELECT id, ${extraNames.map((c) => `"${c.replaceAll('"', '""')}"`).join(", ")}
+       FROM messages WHERE session_id = ? AND id <= ? ORDER BY id`,
     );
     /** Sessions to write in the next transaction, with the messages to insert. */
     // Search vectors are computed here, outside the transaction, so it holds its locks briefly;
@@ -532,14 +589,23 @@ export async function syncFile(
       }
       // New sessions have nothing to keep: their messages are all "appended" to nothing.
       if (known === undefined) append = true;
-      const rows = !messagesChanged
+      // Rows the server holds that changed in place (a rewind, a compaction): all rewritten.
+      let rewriteAll = false;
+      if (extrasUpTo !== undefined) {
+        const digests = extraDigests(extrasUpTo, id, known?.maxId ?? 0, session.maxId);
+        rewriteAll = known !== undefined && digests.held !== known.extraDigest;
+        session.extraDigest = digests.all;
+      }
+      if (rewriteAll) append = false;
+      const written = messagesChanged || rewriteAll;
+      const rows = !written
         ? []
         : messagesAfter.all(id, append && known ? known.maxId : 0, session.maxId).map(storedValues);
-      batch.push({ session, append: append || !messagesChanged, rows });
+      batch.push({ session, append: append || !written, rows });
       batched += rows.length + 1;
       if (known === undefined) totals.created++;
       else if (rowChanged) totals.updated++;
-      if (messagesChanged) {
+      if (written) {
         if (known !== undefined && append) totals.appended += rows.length;
         else if (known !== undefined) totals.rewritten++;
         totals.messages += rows.length;

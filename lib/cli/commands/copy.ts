@@ -74,6 +74,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const source = await openSource(ctx, src);
   const counts = { copied: 0, replaced: 0, skipped: 0, messages: 0, failed: 0, linked: 0 };
   const failures: { id: string; error: string }[] = [];
+  const dropped = new Set<string>();
   try {
     const target = await ctx.openStore({ path: dest, create: true });
     const replace = args.flag("replace");
@@ -88,6 +89,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         else if (result.outcome === "replaced") counts.replaced++;
         else counts.skipped++;
         counts.messages += result.messages;
+        for (const column of result.droppedColumns) dropped.add(column);
         if (result.deferredParent !== null) {
           links.push({ id: result.id, parentId: result.deferredParent });
         }
@@ -128,8 +130,15 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   } finally {
     await source.close();
   }
+  const droppedColumns = [...dropped];
+  if (droppedColumns.length > 0 && !ctx.json) {
+    ctx.io.stderr(
+      `hermes-state: copy: ${dest} has no column for ${droppedColumns.join(", ")}: ` +
+        "those values were not kept\n",
+    );
+  }
   if (ctx.json) {
-    printJson(ctx.io, { ...counts, failures });
+    printJson(ctx.io, { ...counts, dropped_columns: droppedColumns, failures });
   } else {
     const parts = [`Copied ${counts.copied} session${counts.copied === 1 ? "" : "s"}`];
     if (counts.replaced > 0) parts.push(`replaced ${counts.replaced}`);
