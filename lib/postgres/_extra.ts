@@ -20,7 +20,7 @@ import { decodeText } from "./_text_codec.ts";
 export const EXTRA_COLUMN = "extra_columns";
 
 /** Keys of an export record (or a file row) that are not newer columns. */
-const NOT_EXTRA = new Set(["messages", "last_active", "preview"]);
+const NOT_EXTRA = new Set(["messages", "last_active"]);
 
 const decoder = new TextDecoder();
 

@@ -27,7 +27,6 @@ import { realpathSync } from "node:fs";
 import { WriteLanes } from "../core/write_lanes.ts";
 import { SessionDB, storeOf } from "../sqlite/session_db.ts";
 import type { Store } from "../sqlite/store.ts";
-import type { SqliteStatement } from "../sqlite/driver/types.ts";
 import {
   connectPg,
   isUniqueViolation,
@@ -127,16 +126,11 @@ interface ExtraDigests {
   readonly all: string;
 }
 
-/** Reads {@linkcode ExtraDigests} of one session: one index walk over its messages. */
-function extraDigests(
-  statement: SqliteStatement,
-  id: string,
-  heldUpTo: number,
-  maxId: number,
-): ExtraDigests {
+/** {@linkcode ExtraDigests} of one session's message rows, given in id order. */
+function extraDigests(rows: Iterable<Record<string, unknown>>, heldUpTo: number): ExtraDigests {
   const hash = createHash("sha1");
   let held: string | undefined;
-  for (const row of statement.all(id, maxId)) {
+  for (const row of rows) {
     if (held === undefined && Number(row.id) > heldUpTo) held = hash.copy().digest("hex");
     hash.update(`${row.id} ${extraColumnsJson(row, MESSAGE_COLUMN_SET)}\n`);
   }
@@ -591,16 +585,22 @@ export async function syncFile(
       if (known === undefined) append = true;
       // Rows the server holds that changed in place (a rewind, a compaction): all rewritten.
       let rewriteAll = false;
-      if (extrasUpTo !== undefined) {
-        const digests = extraDigests(extrasUpTo, id, known?.maxId ?? 0, session.maxId);
-        rewriteAll = known !== undefined && digests.held !== known.extraDigest;
+      if (extrasUpTo !== undefined && known !== undefined) {
+        const digests = extraDigests(extrasUpTo.all(id, session.maxId), known.maxId);
+        rewriteAll = digests.held !== known.extraDigest;
         session.extraDigest = digests.all;
       }
       if (rewriteAll) append = false;
       const written = messagesChanged || rewriteAll;
-      const rows = !written
+      const raw = !written
         ? []
-        : messagesAfter.all(id, append && known ? known.maxId : 0, session.maxId).map(storedValues);
+        : messagesAfter.all(id, append && known ? known.maxId : 0, session.maxId);
+      if (extrasUpTo !== undefined && known === undefined) {
+        // A new session: its digest from the rows just read (in time order; the digest's is id).
+        const byId = [...raw].sort((a, b) => Number(a.id) - Number(b.id));
+        session.extraDigest = extraDigests(byId, 0).all;
+      }
+      const rows = raw.map(storedValues);
       batch.push({ session, append: append || !written, rows });
       batched += rows.length + 1;
       if (known === undefined) totals.created++;
