@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { doctor } from "../lib/health/doctor.ts";
 import { copyFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { rawOpen, tempDbPath } from "./_helpers.ts";
 import { layOutAsSchema30, schemaText, TOOL_PREFIX } from "./_newer_layout.ts";
@@ -213,5 +214,59 @@ describe("a file in a newer Hermes's search layout", () => {
     const report = await doctor(path);
     assert.equal(report.healthy, true);
     assert.deepEqual(await schemaOf(path), before);
+  });
+  test("a write that meets damage in its words index sets that Hermes's own mark, fts_stale, not ours", async () => {
+    const path = await newerFile();
+    // Its structure record overwritten, by another writer (this driver may not write shadow tables).
+    const script = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); " +
+      "c.execute(\"UPDATE messages_fts_data SET block = x'ffffffffffffffff' WHERE id = 10\"); c.commit()";
+    const run = spawnSync("python3", ["-c", script, path], { encoding: "utf8" });
+    assert.equal(run.status, 0, run.stderr);
+    {
+      using db = await SessionDB.open({ path });
+      db.appendMessage("chat", { role: "user", content: "a kestrel over the yard" });
+      assert.equal(db.getMeta("fts_stale"), "1");
+      assert.equal(db.getMeta("fts_stale:messages_fts"), undefined);
+    }
+    const schema = await schemaOf(path);
+    for (const event of ["insert", "delete", "update"]) {
+      assert.equal(schema[`messages_fts_${event}`], undefined, `${event} trigger set aside`);
+    }
+    assert.ok(schema.messages_fts_trigram_insert, "the trigram table is kept current");
+    assert.deepEqual(await searchIds(path, "kestrel"), ["chat/user"]);
+  });
+
+  test("search reads a table it marked stale by substring; info and doctor name the mark", async () => {
+    const path = await newerFile();
+    {
+      // As that Hermes leaves it: triggers set aside, the mark set, then a message it did not index.
+      using raw = await rawOpen(path);
+      raw.exec(`DROP TRIGGER messages_fts_insert; DROP TRIGGER messages_fts_delete;
+        DROP TRIGGER messages_fts_update;
+        INSERT INTO state_meta (key, value) VALUES ('fts_stale', '1');
+        INSERT INTO messages (session_id, role, content, timestamp)
+        VALUES ('chat', 'user', 'the osprey came back', 1800000000)`);
+    }
+    assert.deepEqual(await searchIds(path, "osprey"), ["chat/user"]);
+    {
+      using db = await SessionDB.open({ path, readonly: true });
+      const [stale, ...others] = db.inspect().staleFtsTables;
+      assert.equal(others.length, 0);
+      assert.equal(stale.table, "messages_fts");
+      assert.match(
+        stale.reason,
+        /^fts_stale is set: the newer Hermes that wrote this file rebuilds/,
+      );
+    }
+    const fts = (await doctor(path)).checks.find((c) => c.name === "fts:messages_fts");
+    assert.equal(fts?.status, "problem");
+    assert.equal(fts?.fixable, false);
+    assert.match(fts?.summary ?? "", /marked stale in state_meta: fts_stale is set/);
+    // Its "0" is no mark: the index is read again.
+    {
+      using raw = await rawOpen(path);
+      raw.exec("UPDATE state_meta SET value = '0' WHERE key = 'fts_stale'");
+    }
+    assert.deepEqual(await searchIds(path, "osprey"), []);
   });
 });

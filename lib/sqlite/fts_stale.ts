@@ -12,6 +12,11 @@
  * A Python Hermes writing the file meanwhile keeps working: without the
  * triggers its inserts are simply not indexed until the rebuild.
  *
+ * A table a newer Hermes laid out its own way (`schema/fts_layout.ts`) is
+ * that Hermes's to rebuild: there the mark is its own, `fts_stale` = `1`,
+ * which its next writable start rebuilds from (and removes); its marks
+ * (`fts_stale`, `fts_trigram_stale`) are read as stale tables too.
+ *
  * A newer Hermes may keep a third index, `messages_fts_cjk`, whose
  * tokenizer is a loadable extension of its own: in any other process its
  * triggers fail every write to `messages`. That Hermes's own answer, which
@@ -24,6 +29,7 @@ import { SqliteError } from "./driver/sqlite_error.ts";
 import type { SqliteConnection } from "./driver/types.ts";
 import { FTS_TABLES, type FtsTable } from "./schema/schema_sql.ts";
 import type { StaleFtsTable } from "../core/database_info.ts";
+import { hasNewerLayout, NEWER_STALE_KEY, newerStaleMark } from "./schema/fts_layout.ts";
 
 /** The `state_meta` key prefix of a stale full-text table: `fts_stale:messages_fts`. */
 export const FTS_STALE_PREFIX = "fts_stale:";
@@ -58,7 +64,14 @@ export function staleFtsTables(db: SqliteConnection): StaleFtsTable[] {
     if (!isFtsTable(table)) continue;
     stale.push({ table, ...parseValue(row.value) });
   }
-  return stale;
+  for (const table of FTS_TABLES) {
+    const key = newerStaleMark(db, table);
+    if (key === undefined || stale.some((entry) => entry.table === table)) continue;
+    const reason =
+      `${key} is set: the newer Hermes that wrote this file rebuilds it on its next start`;
+    stale.push({ table, reason, at: null });
+  }
+  return stale.sort((a, b) => FTS_TABLES.indexOf(a.table) - FTS_TABLES.indexOf(b.table));
 }
 
 function parseValue(value: unknown): { reason: string; at: number | null } {
@@ -192,7 +205,8 @@ export function setNewerCjkIndexAside(db: SqliteConnection): void {
 
 /**
  * Marks a full-text table stale: drops its three triggers and records
- * `fts_stale:<table>`. Call inside a write transaction, then redo the write.
+ * `fts_stale:<table>` (or, for a table of a newer Hermes's layout, that
+ * Hermes's `fts_stale` = `1`). Call inside a write transaction, then redo the write.
  *
  * @param db The connection.
  * @param table The damaged table.
@@ -203,11 +217,14 @@ export function markFtsStale(
   table: FtsTable,
   options: { readonly reason: string; readonly at: number },
 ): void {
+  const newer = hasNewerLayout(db, table);
   for (const event of ["insert", "delete", "update"]) {
     db.exec(`DROP TRIGGER IF EXISTS ${table}_${event}`);
   }
   db.prepare(
     "INSERT INTO state_meta (key, value) VALUES (?, ?) " +
       "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-  ).run(`${FTS_STALE_PREFIX}${table}`, JSON.stringify(options));
+  ).run(
+    ...newer ? [NEWER_STALE_KEY, "1"] : [`${FTS_STALE_PREFIX}${table}`, JSON.stringify(options)],
+  );
 }

@@ -12,7 +12,9 @@
  * its triggers in the v11 layout, and answers from it only what it holds:
  * a search that needs rows its view leaves out reads messages by substring
  * instead (see `search/missing_index.ts`). While that Hermes refills its
- * tables (`state_meta` key `fts_rebuild_high_water`) both miss rows.
+ * tables (`state_meta` key `fts_rebuild_high_water`), or has marked one
+ * stale to rebuild it on its next start (`fts_stale` the words table,
+ * `fts_trigram_stale` the trigram one), they miss rows.
  *
  * @module
  */
@@ -21,6 +23,26 @@ import { type FtsTable, ftsTableSql, SCHEMA_VERSION } from "./schema_sql.ts";
 
 /** The `state_meta` key a newer Hermes keeps while it refills its full-text tables. */
 export const NEWER_REFILL_KEY = "fts_rebuild_high_water";
+
+/**
+ * The `state_meta` key by which a newer Hermes marks its full-text tables
+ * stale (their triggers set aside): its next writable start rebuilds them
+ * and removes the key. hermes-state sets it too, in place of its own
+ * `fts_stale:<table>`, when a write meets damage in a table of that layout.
+ */
+export const NEWER_STALE_KEY = "fts_stale";
+
+/** The key by which a newer Hermes sets its trigram table aside alone. */
+const NEWER_TRIGRAM_STALE_KEY = "fts_trigram_stale";
+
+/**
+ * The key that marks a table of the newer layout stale (`"0"`: not stale).
+ * `fts_stale` is read for the words table: the trigram table keeps its own
+ * mark, and its triggers, when they are set aside, are named by `doctor`.
+ */
+function staleKeys(table: FtsTable): readonly string[] {
+  return table === "messages_fts_trigram" ? [NEWER_TRIGRAM_STALE_KEY] : [NEWER_STALE_KEY];
+}
 
 /** A CREATE text without `IF NOT EXISTS`, quotes and runs of white space. */
 function normalized(sql: string): string {
@@ -100,10 +122,33 @@ export function leavesMessagesOut(db: SqliteConnection, table: FtsTable): boolea
     if (view === undefined || /\bWHERE\b/i.test(view)) return true;
   }
   if (!isNewerText(db, table, sql)) return false;
+  return markedKey(db, [NEWER_REFILL_KEY]) !== undefined ||
+    markedKey(db, staleKeys(table)) !== undefined;
+}
+
+/**
+ * The key by which a newer Hermes marked `table`, of its layout, stale, or
+ * `undefined` (also for a table in the v11 layout, whose marks are
+ * hermes-state's own `fts_stale:<table>`).
+ *
+ * @param db The connection.
+ * @param table The full-text table.
+ * @returns `fts_stale` or `fts_trigram_stale`, or `undefined`.
+ */
+export function newerStaleMark(db: SqliteConnection, table: FtsTable): string | undefined {
+  if (!hasNewerLayout(db, table)) return undefined;
+  return markedKey(db, staleKeys(table));
+}
+
+/** The first of `keys` in `state_meta` with a value other than `"0"`. */
+function markedKey(db: SqliteConnection, keys: readonly string[]): string | undefined {
   try {
-    return db.prepare("SELECT 1 AS one FROM state_meta WHERE key = ?").get(NEWER_REFILL_KEY) !==
-      undefined;
+    const statement = db.prepare("SELECT value FROM state_meta WHERE key = ?");
+    return keys.find((key) => {
+      const row = statement.get(key);
+      return row !== undefined && String(row.value) !== "0";
+    });
   } catch {
-    return false; // no state_meta: nothing refilling
+    return undefined; // no state_meta: nothing marked
   }
 }
