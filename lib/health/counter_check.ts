@@ -8,22 +8,8 @@
  */
 import type { SqliteConnection } from "../sqlite/driver/types.ts";
 import { SCHEMA_VERSION } from "../sqlite/schema/schema_sql.ts";
+import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
 import { finding, type HealthCheck } from "./report.ts";
-
-/**
- * The `schema_version` row, if the table and row exist.
- *
- * @param db The connection.
- * @returns The version, or `undefined`.
- */
-export function schemaVersion(db: SqliteConnection): number | undefined {
-  const table = db.prepare(
-    "SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'",
-  ).get();
-  if (table === undefined) return undefined;
-  const row = db.prepare("SELECT version FROM schema_version LIMIT 1").get();
-  return row === undefined ? undefined : Number(row.version);
-}
 
 /** What one message adds to `tool_call_count`, in SQL over `messages` as `m`. */
 export const TOOL_CALLS_ADDED_SQL = `CASE WHEN m.tool_calls IS NULL THEN 0
@@ -76,7 +62,7 @@ export function counterMismatches(db: SqliteConnection): CounterMismatch[] {
  * @returns ok, or a fixable problem naming the sessions.
  */
 export function checkCounters(db: SqliteConnection): HealthCheck {
-  const version = schemaVersion(db);
+  const version = readSchemaVersion(db) ?? undefined;
   if (version !== undefined && version > SCHEMA_VERSION) {
     return finding(
       "counters",

@@ -33,7 +33,8 @@ import {
 import { SessionDB } from "../sqlite/session_db.ts";
 import { type RawRecord, scanPages } from "./_page_scan.ts";
 import { fileIdentity, isDatabaseFile } from "../files/same_file.ts";
-import { schemaVersion, TOOL_CALLS_ADDED_SQL } from "./counter_check.ts";
+import { TOOL_CALLS_ADDED_SQL } from "./counter_check.ts";
+import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
 
 /** The tables recovered. */
 const TABLES = ["sessions", "messages", "state_meta"] as const;
@@ -346,7 +347,7 @@ export async function recoverDatabase(
     };
     if (schemaReadable) {
       try {
-        sourceVersion = schemaVersion(db);
+        sourceVersion = readSchemaVersion(db) ?? undefined;
       } catch (error) {
         if (!unreadable(error)) throw error;
       }

@@ -8,6 +8,7 @@
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
 import { DECLARED_COLUMNS, SCHEMA_VERSION } from "../sqlite/schema/schema_sql.ts";
+import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
 import { expectedSchema, type SchemaObject, schemaObjects } from "./expected_schema.ts";
 import { finding, type HealthCheck } from "./report.ts";
 
@@ -24,15 +25,6 @@ const SEARCH_OBJECT =
  */
 export function normalizedSql(sql: string | null): string {
   return (sql ?? "").replace(/["'`]/g, "").replace(/\s+/g, " ").trim();
-}
-
-function readVersion(db: SqliteConnection): number | null | undefined {
-  const table = db.prepare(
-    "SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'",
-  ).get();
-  if (table === undefined) return undefined;
-  const row = db.prepare("SELECT version FROM schema_version LIMIT 1").get();
-  return row === undefined ? null : Number(row.version);
 }
 
 function missingColumns(db: SqliteConnection, live: readonly SchemaObject[]): string[] {
@@ -98,7 +90,7 @@ export function compareSchema(db: SqliteConnection, openDriver: SqliteDriver): S
   }
   const extra = live.filter((object) => !wanted.has(object.name));
   return {
-    version: readVersion(db),
+    version: readSchemaVersion(db),
     missing,
     extra,
     differing,

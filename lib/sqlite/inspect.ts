@@ -9,6 +9,7 @@ import { SqliteError } from "./driver/sqlite_error.ts";
 import { sqliteVersionWarning, walBytes } from "./durability.ts";
 import { staleFtsTables } from "./fts_stale.ts";
 import { integrityCheck } from "./integrity.ts";
+import { readSchemaVersion } from "./schema/schema_version.ts";
 import type { Store } from "./store.ts";
 import { explainIntegrity } from "./known_issues.ts";
 import type { DatabaseInfo, InspectOptions } from "../core/database_info.ts";
@@ -53,9 +54,7 @@ function numberOf(store: Store, sql: string): number {
 
 /** Implements `SessionDB.inspect`: versions, pragmas, counts and the integrity check. */
 export function inspectDatabase(store: Store, options: InspectOptions = {}): DatabaseInfo {
-  const version = tableExists(store, "schema_version")
-    ? store.statement("SELECT version FROM schema_version LIMIT 1").get()
-    : undefined;
+  const version = readSchemaVersion(store.db);
   const journal = store.statement("PRAGMA journal_mode").get();
   const fts = store.statement(
     "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%fts5%' " +
@@ -79,7 +78,7 @@ export function inspectDatabase(store: Store, options: InspectOptions = {}): Dat
   const sqliteVersion = String(store.statement("SELECT sqlite_version() AS v").get()?.v ?? "");
   return {
     path: store.path,
-    schemaVersion: version === undefined ? null : Number(version.version),
+    schemaVersion: version ?? null,
     sqliteVersion,
     sqliteWarning: sqliteVersionWarning(sqliteVersion),
     journalMode: String(journal?.journal_mode ?? ""),

@@ -27,6 +27,7 @@ import { diskFullReason, isDiskFull } from "./disk_space.ts";
 import { durabilityPragmas, JOURNAL_SIZE_LIMIT } from "./durability.ts";
 import { currentSchemaVersion, migrate, type MigrationReport } from "./schema/migrate.ts";
 import { finishFtsBackfill } from "./schema/fts_backfill.ts";
+import { readSchemaVersion } from "./schema/schema_version.ts";
 import { createReadViews } from "./schema/read_views.ts";
 import { type RetryOptions, Writer } from "./write.ts";
 
@@ -324,8 +325,7 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
       current === undefined && migration !== undefined &&
       finishFtsBackfill((fn) => writer.run(fn), db) !== undefined
     ) {
-      const row = db.prepare("SELECT version FROM schema_version LIMIT 1").get();
-      migration = { ...migration, versionAfter: Number(row?.version) };
+      migration = { ...migration, versionAfter: Number(readSchemaVersion(db)) };
     }
     if (created) tightenSidecars(path);
     return { db, writer, migration, access };

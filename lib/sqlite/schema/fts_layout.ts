@@ -20,6 +20,7 @@
  */
 import type { SqliteConnection } from "../driver/types.ts";
 import { type FtsTable, ftsTableSql, SCHEMA_VERSION } from "./schema_sql.ts";
+import { readSchemaVersion } from "./schema_version.ts";
 
 /** The `state_meta` key a newer Hermes keeps while it refills its full-text tables. */
 export const NEWER_REFILL_KEY = "fts_rebuild_high_water";
@@ -70,13 +71,8 @@ function objectSql(db: SqliteConnection, name: string): string | undefined {
  * @returns The version, or `undefined` for a v11 or older file.
  */
 export function newerSchemaVersion(db: SqliteConnection): number | undefined {
-  let version: number;
-  try {
-    version = Number(db.prepare("SELECT version FROM schema_version LIMIT 1").get()?.version);
-  } catch {
-    return undefined; // no schema_version table: not a newer file
-  }
-  return version > SCHEMA_VERSION ? version : undefined;
+  const version = readSchemaVersion(db);
+  return version != null && version > SCHEMA_VERSION ? version : undefined;
 }
 
 /**

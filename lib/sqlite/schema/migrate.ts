@@ -20,6 +20,7 @@ import {
   TITLE_INDEX_SQL,
 } from "./schema_sql.ts";
 import { beginFtsBackfill, FTS_BACKFILL_PREFIX, pendingBackfills } from "./fts_backfill.ts";
+import { readSchemaVersion } from "./schema_version.ts";
 
 /** What the schema step found and did. */
 export interface MigrationReport {
@@ -42,8 +43,7 @@ export function migrate(db: SqliteConnection): MigrationReport {
   db.exec(TABLES_SQL);
   addMissingColumns(db);
   db.exec(INDEXES_SQL);
-  const row = db.prepare("SELECT version FROM schema_version LIMIT 1").get();
-  const before = row === undefined ? undefined : Number(row.version);
+  const before = readSchemaVersion(db) ?? undefined;
   let after = before ?? SCHEMA_VERSION;
   if (before === undefined) {
     db.prepare("INSERT INTO schema_version (version) VALUES (?)").run(SCHEMA_VERSION);
