@@ -52,7 +52,7 @@ Examples:
 `;
 
 /** `, 3.0 GiB: every page and both search indexes` (the size when the file can be measured). */
-function sizeOf(path: string): string {
+function sizeNote(path: string): string {
   try {
     return `, ${formatBytes(statSync(path).size)}: every page and both search indexes`;
   } catch {
@@ -88,7 +88,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   // The checks read every page and both search indexes (about 40 s for a million messages),
   // and say nothing until the end: a line on the terminal says what is going on meanwhile.
   const announce = ctx.io.stderrIsTerminal;
-  if (announce) ctx.io.stderr(`\r\x1b[KChecking ${ctx.dbPath}${sizeOf(ctx.dbPath)}…`);
+  if (announce) ctx.io.stderr(`\r\x1b[KChecking ${ctx.dbPath}${sizeNote(ctx.dbPath)}…`);
   const progress = new Map<string, Progress>();
   const report = await doctor(ctx.dbPath, {
     fix,
