@@ -13,6 +13,7 @@
  */
 import type { SqliteConnection } from "./driver/types.ts";
 import { indexedTextSql } from "./schema/schema_sql.ts";
+import { ROWID_PARAM } from "./search/fts_rowid.ts";
 import type { KnownIssue } from "../core/database_info.ts";
 
 /** What FTS5's check says about the trigram index written by SQLite 3.40 around NUL characters. */
@@ -50,11 +51,12 @@ function indexedOnlyUpToNul(db: SqliteConnection, id: number): boolean | undefin
   for (let i = 0; i + 3 <= tail.length; i++) {
     const probe = tail.slice(i, i + 3).join("");
     if (probe.includes("\u0000") || head.includes(probe.toLowerCase())) continue;
-    // Not `AND rowid = ?`: FTS5 would answer every match for a REAL (fts_rowid.ts).
-    const hits = db.prepare(
-      "SELECT rowid AS id FROM messages_fts_trigram WHERE messages_fts_trigram MATCH ?",
-    ).all(`"${probe.replaceAll('"', '""')}"`);
-    return !hits.some((hit) => Number(hit.id) === id);
+    // The rowid as an INTEGER: with a REAL, FTS5 would answer every match (fts_rowid.ts).
+    const hit = db.prepare(
+      `SELECT 1 AS one FROM messages_fts_trigram WHERE messages_fts_trigram MATCH ?
+       AND rowid = ${ROWID_PARAM}`,
+    ).get(`"${probe.replaceAll('"', '""')}"`, id);
+    return hit === undefined;
   }
   return undefined;
 }
