@@ -96,7 +96,9 @@ describe("a newer Hermes's columns on PostgreSQL", { skip: PG_SKIP }, () => {
     // A NUL and a lone surrogate in a newer column, which a jsonb string cannot hold as such.
     const path = await v21File(
       "UPDATE messages SET effect_disposition = 'a' || char(0) || 'b' || char(57344) WHERE id = 1;" +
-        "UPDATE sessions SET handoff_state = 'x' || char(0) WHERE id = '" + LIVE + "';",
+        // …and the six characters of a JSON escape, which must stay six characters.
+        "UPDATE sessions SET handoff_state = 'x' || char(0) || '\\u0000' WHERE id = '" + LIVE +
+        "';",
     );
     const target = await copied(path);
     using db = await SessionDB.open({ path, readonly: true });
@@ -107,6 +109,7 @@ describe("a newer Hermes's columns on PostgreSQL", { skip: PG_SKIP }, () => {
     const [first] = await target.getMessages(LIVE);
     assert.equal(first.effect_disposition, "a\u0000b\uE000");
     assert.equal(first.active, 1);
+    assert.equal((await target.getSession(LIVE))?.handoff_state, "x\u0000\\u0000");
   });
 
   test("the server hides what that Hermes hides, as the file does", async () => {
