@@ -181,6 +181,60 @@ test("the CLI lists archived sessions and shows rewound messages only with --all
   assert.equal((compacted.out.match(/\[compacted\]/g) ?? []).length, 3);
 });
 
+/** A copy of the schema-21 fixture whose messages 1 (the first user message) and 2 are `display_kind = 'hidden'`. */
+async function withHiddenRows(): Promise<string> {
+  const path = copyFixture("hermes-v21.db");
+  using raw = await rawOpen(path);
+  raw.exec(`ALTER TABLE messages ADD COLUMN display_kind TEXT;
+    UPDATE messages SET display_kind = 'hidden' WHERE id IN (1, 2)`);
+  return path;
+}
+
+test("show leaves out rows that Hermes hides; --all shows them marked [hidden]", async () => {
+  const path = await withHiddenRows();
+  const show = await runCli(["--db", path, "show", "20260501_090000_live01"]);
+  assert.equal(show.code, 0, show.err);
+  assert.ok(!show.out.includes("docker compose"), show.out);
+  assert.match(show.out, /Also check the 数据库 migration status/);
+  const all = await runCli(["--db", path, "show", "--all", "20260501_090000_live01"]);
+  assert.match(
+    all.out,
+    /── user · [^\n]* · \[hidden\] ─+\nDeploy the chat service with docker compose/,
+  );
+  assert.equal((all.out.match(/\[hidden\]/g) ?? []).length, 2);
+});
+
+test("Markdown and HTML exports mark the rows that Hermes neither replays nor shows", async () => {
+  const path = await withHiddenRows();
+  const md = await runCli(["--db", path, "export", "--format", "md", "-"]);
+  assert.equal(md.code, 0, md.err);
+  const marked = (mark: string) =>
+    (md.out.match(new RegExp(`^## .* · \\[${mark}\\]$`, "gm")) ?? []).length;
+  assert.deepEqual([marked("hidden"), marked("rewound"), marked("compacted")], [2, 2, 3]);
+  const html = await runCli(["--db", path, "export", "--format", "html", "-"]);
+  assert.equal(html.code, 0, html.err);
+  assert.equal(
+    (html.out.match(/<span class="mark">\[(hidden|rewound|compacted)\]<\/span>/g) ?? []).length,
+    7,
+  );
+});
+
+test("a listing's preview skips the rows that Hermes's search skips: hidden and rewound", async () => {
+  const path = await withHiddenRows();
+  {
+    using raw = await rawOpen(path);
+    // The rewound session's first user row taken back too: its preview is the next shown one.
+    raw.exec("UPDATE messages SET active = 0 WHERE id = 7");
+  }
+  using db = await SessionDB.open({ path, readonly: true });
+  const previews = Object.fromEntries(
+    db.listSessionsRich({ includeArchived: true }).map((row) => [row.id, row.preview]),
+  );
+  assert.equal(previews["20260501_090000_live01"], "Also check the 数据库 migration status");
+  assert.equal(previews["20260501_110000_rew01"], "");
+  assert.match(previews["20260501_120000_comp01"], /^Long discussion about postgres vacuum/);
+});
+
 test("import of a schema-21 export into a schema-11 file names the columns it could not keep", async () => {
   const exported = await runCli(["--db", copyFixture("hermes-v21.db"), "export", "-"]);
   const into = join(tempDir(), "state.db");

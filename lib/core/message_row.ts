@@ -38,3 +38,33 @@ export function messageFromRow(row: Record<string, unknown>): MessageRow {
   if ("tool_calls" in row) message.tool_calls = parseToolCalls(row.tool_calls);
   return message;
 }
+
+/**
+ * Whether a transcript shows `message`. A newer Hermes marks the
+ * scaffolding it never shows the person (the placeholder of an interrupted
+ * reply, a muted diagnostic) `display_kind = 'hidden'`; its history and
+ * previews skip those rows, and so do `show` and the session browser
+ * (`show --all` marks them `[hidden]`).
+ *
+ * @param message A stored message.
+ * @returns False for a hidden row.
+ */
+export function isShownInTranscript(message: MessageRow): boolean {
+  return message.display_kind !== "hidden";
+}
+
+/**
+ * The marks a transcript puts on a row that a newer Hermes neither replays
+ * nor shows: `[compacted]` (folded into a summary), `[rewound]` (taken back),
+ * `[hidden]` (scaffolding, see {@linkcode isShownInTranscript}). `[]` for
+ * every other row, and for every row of an older file.
+ *
+ * @param message A stored message.
+ * @returns The marks, in that order.
+ */
+export function transcriptMarks(message: MessageRow): string[] {
+  const marks: string[] = [];
+  if (message.active === 0) marks.push(message.compacted ? "[compacted]" : "[rewound]");
+  if (!isShownInTranscript(message)) marks.push("[hidden]");
+  return marks;
+}

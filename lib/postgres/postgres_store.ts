@@ -318,16 +318,19 @@ const INSERT_SESSION = `INSERT INTO sessions
  * by its timestamp first (one step of the session index, which orders by
  * time only), then by id among the rows that share it: ordering by
  * `timestamp, id` sorted all of a session's user messages, 42–48 ms for a
- * page of 20 sessions of 10,000 messages.
+ * page of 20 sessions of 10,000 messages. The rows a newer Hermes's search
+ * skips (`search_hidden`: rewound, hidden) are skipped, as its preview does.
  */
 const RICH_COLUMNS = `
   COALESCE(
     (SELECT substr(m.content, 1, 200)
      FROM messages m
      WHERE m.session_id = s.id AND m.role = 'user' AND m.content IS NOT NULL
+       AND NOT m.search_hidden
        AND m.timestamp = (
          SELECT y.timestamp FROM messages y
          WHERE y.session_id = s.id AND y.role = 'user' AND y.content IS NOT NULL
+           AND NOT y.search_hidden
          ORDER BY y.timestamp LIMIT 1)
      ORDER BY m.id LIMIT 1),
     ''

@@ -11,6 +11,7 @@ import type { MessageRow, SessionExport } from "../core/types.ts";
 import { formatCost, formatCount } from "./format.ts";
 import { toolCallViews, visibleControls } from "./transcript.ts";
 import { contentText } from "../core/content.ts";
+import { transcriptMarks } from "../core/message_row.ts";
 
 /**
  * A UTC date and time, `YYYY-MM-DD HH:MM:SS UTC`.
@@ -45,7 +46,7 @@ export function fenced(text: string, info = ""): string {
 function messageSection(message: MessageRow): string {
   const head = [visibleControls(message.role)];
   if (message.tool_name) head.push(`\`${visibleControls(message.tool_name)}\``);
-  head.push(utc(message.timestamp));
+  head.push(utc(message.timestamp), ...transcriptMarks(message));
   const parts = [`## ${head.join(" · ")}`];
   const reasoning = [message.reasoning, message.reasoning_content]
     .filter((r): r is string => typeof r === "string" && r.trim() !== "").join("\n\n");

@@ -7,6 +7,7 @@
  */
 import type { JsonValue, MessageRow } from "../core/types.ts";
 import { contentText } from "../core/content.ts";
+import { transcriptMarks } from "../core/message_row.ts";
 import { formatDateTime, truncate } from "./format.ts";
 import type { Style } from "./style.ts";
 
@@ -118,10 +119,8 @@ function header(message: MessageRow, style: Style): string {
   if (message.tool_name) parts.push(style.magenta(visibleControls(message.tool_name)));
   parts.push(formatDateTime(message.timestamp));
   if (message.finish_reason && message.finish_reason !== "stop") parts.push(message.finish_reason);
-  // Rows a newer Hermes took back (shown only by `show --all`).
-  if (message.active === 0) {
-    parts.push(style.yellow(message.compacted ? "[compacted]" : "[rewound]"));
-  }
+  // Rows a newer Hermes took back or hides (shown only by `show --all`).
+  for (const mark of transcriptMarks(message)) parts.push(style.yellow(mark));
   const text = `── ${parts.join(" · ")} `;
   return text + style.dim("─".repeat(Math.max(4, 72 - text.length)));
 }

@@ -16,23 +16,30 @@ import type {
   SessionCountOptions,
 } from "../core/listing_options.ts";
 import { checkStartedRange } from "../core/listing_options.ts";
+import { visibilityOf, visibilitySql } from "./search/filters.ts";
 
 /**
  * The listing columns of session `s`: the raw preview (the first user
  * message, newlines as spaces, 63 characters; SQLite's SUBSTR also stops at a
  * NUL, so multimodal content gives '') and the time of the last message.
- * The same SQL as Python's, so the text comes out identical.
+ * The same SQL as Python's, so the text comes out identical. In a newer
+ * Hermes's file the preview skips the rows its search skips (rewound,
+ * hidden), as it does.
  */
-const RICH_COLUMNS = `
+function richColumns(store: Store): string {
+  return `
   COALESCE(
     (SELECT SUBSTR(REPLACE(REPLACE(m.content, X'0A', ' '), X'0D', ' '), 1, 63)
      FROM messages m
-     WHERE m.session_id = s.id AND m.role = 'user' AND m.content IS NOT NULL
+     WHERE m.session_id = s.id AND m.role = 'user' AND m.content IS NOT NULL${
+    visibilitySql(visibilityOf(store))
+  }
      ORDER BY m.timestamp, m.id LIMIT 1),
     ''
   ) AS _preview_raw,
   COALESCE((SELECT MAX(m2.timestamp) FROM messages m2 WHERE m2.session_id = s.id), s.started_at)
     AS last_active`;
+}
 
 /** Listed children: `/branch` children started after their parent ended as `branched`. */
 const VISIBLE_ONLY = `(s.parent_session_id IS NULL
@@ -105,7 +112,7 @@ function byStart(store: Store, where: string, params: SqlValue[], limit: number,
        SELECT s.${key} AS pkey, s.started_at AS pstarted FROM sessions s ${where}
        ORDER BY s.started_at DESC${view ? "" : ", s.rowid"} LIMIT ? OFFSET ?
      )
-     SELECT s.*, ${RICH_COLUMNS}
+     SELECT s.*, ${richColumns(store)}
      FROM page CROSS JOIN sessions s ON s.${key} = page.pkey
      ORDER BY page.pstarted DESC${view ? "" : ", page.pkey"}`,
   ).all(...params, limit, offset);
@@ -149,7 +156,7 @@ function byLastActive(
        SELECT root_id, root_started, effective FROM activity
        ORDER BY effective DESC, root_started DESC, root_id DESC LIMIT ? OFFSET ?
      )
-     SELECT s.*, ${RICH_COLUMNS}
+     SELECT s.*, ${richColumns(store)}
      FROM page CROSS JOIN sessions s ON s.id = page.root_id
      ORDER BY page.effective DESC, page.root_started DESC, page.root_id DESC`,
   ).all(...params, limit, offset);
@@ -157,7 +164,8 @@ function byLastActive(
 
 /** The listing row of one session, or `undefined`. */
 function richRow(store: Store, id: string): RichSessionRow | undefined {
-  const row = store.statement(`SELECT s.*, ${RICH_COLUMNS} FROM sessions s WHERE s.id = ?`).get(id);
+  const row = store.statement(`SELECT s.*, ${richColumns(store)} FROM sessions s WHERE s.id = ?`)
+    .get(id);
   return row === undefined ? undefined : withPreview(row);
 }
 

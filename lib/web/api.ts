@@ -16,6 +16,7 @@ import { markWords } from "../render/highlight.ts";
 import { unmarkedWords } from "../core/search/plan.ts";
 import { liveEvents } from "./live.ts";
 import { HttpError, json, withSecurityHeaders } from "./respond.ts";
+import { isShownInTranscript } from "../core/message_row.ts";
 
 /** The largest page of sessions or hits. */
 export const MAX_PAGE = 200;
@@ -201,7 +202,7 @@ async function transcript(api: ApiRequest, id: string): Promise<Response> {
   const session = await api.store.getSession(id);
   if (session === undefined) throw new HttpError(404, `Session '${id}' not found`);
   const [messages, lineage] = await Promise.all([
-    api.store.getMessages(id),
+    api.store.getMessages(id).then((list) => list.filter(isShownInTranscript)),
     lineageTree(api.store, id),
   ]);
   return json({ session, messages, lineage });

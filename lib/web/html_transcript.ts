@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { transcriptMarks } from "../core/message_row.ts";
 import type { JsonValue, MessageContent, MessageRow, SessionExport } from "../core/types.ts";
 import { partKind } from "../core/content.ts";
 import { TRANSCRIPT_CSS } from "./assets/transcript_css.ts";
@@ -96,6 +97,7 @@ function messageHtml(message: MessageRow, results: Map<string, MessageRow>): str
   if (message.finish_reason && message.finish_reason !== "stop") {
     head.push(`<span>${safeHtml(message.finish_reason)}</span>`);
   }
+  for (const mark of transcriptMarks(message)) head.push(`<span class="mark">${mark}</span>`);
   const body: string[] = [];
   const reasoning = [message.reasoning, message.reasoning_content]
     .filter((r): r is string => typeof r === "string" && r.trim() !== "").join("\n\n");

@@ -49,6 +49,8 @@ async function answers(
     listed: shown(await store.listSessionsRich()),
     listedWithArchived: shown(await store.listSessionsRich({ includeArchived: true })),
     listedCount: await store.listedSessionCount(),
+    previews: (await store.listSessionsRich({ includeArchived: true }))
+      .map((row) => `${row.id} ${row.preview}`).sort(),
     messages: await messages(),
     messagesWithInactive: await messages({ includeInactive: true }),
     replay: await store.getMessagesAsConversation(idOf(REWOUND)),
@@ -129,15 +131,19 @@ describe("a newer Hermes's columns on PostgreSQL", { skip: PG_SKIP }, () => {
   test("rows marked display_kind = 'hidden' are left out of search unless includeInactive", async () => {
     const path = await v21File(
       "ALTER TABLE messages ADD COLUMN display_kind TEXT;" +
-        "UPDATE messages SET display_kind = 'hidden' WHERE id = 2;" +
-        "UPDATE messages SET display_kind = 'visible' WHERE id = 1;",
+        "UPDATE messages SET display_kind = 'hidden' WHERE id IN (1, 2);" +
+        "UPDATE messages SET display_kind = 'visible' WHERE id = 3;",
     );
     const target = await copied(path);
     using db = await SessionDB.open({ path, readonly: true });
     const want = await answers(db);
     const docker = want.docker as string[];
-    assert.equal(docker.length, (want.dockerWithInactive as string[]).length - 1);
+    assert.equal(docker.length, (want.dockerWithInactive as string[]).length - 2);
     assert.ok(!docker.some((hit) => hit.includes(" assistant 1777000003.75")), "message 2 hidden");
+    assert.ok(
+      (want.previews as string[]).includes(`${LIVE} Also check the 数据库 migration status`),
+      "the preview skips a hidden first user message",
+    );
     assert.deepEqual(await answers(target), want);
   });
 

@@ -7,7 +7,7 @@ import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import { createHandler, type Handler, type HandlerOptions } from "../../lib/web/handler.ts";
 import { V11 } from "../_cli_io.ts";
-import { rawOpen } from "../_helpers.ts";
+import { copyFixture, rawOpen } from "../_helpers.ts";
 import { HOSTILE_ID, hostileDb } from "./_served.ts";
 
 const ORIGIN = "http://127.0.0.1:8787";
@@ -243,6 +243,22 @@ describe("API", () => {
     assert.match(relations, new RegExp(V11.compressionTip));
     assert.match(relations, /"relation":"compression"/);
     assert.match(relations, new RegExp(V11.delegateChild));
+  });
+
+  test("GET /api/sessions/:id leaves out the rows a newer Hermes rewound, compacted or hides", async () => {
+    const file = copyFixture("hermes-v21.db");
+    {
+      using raw = await rawOpen(file);
+      raw.exec(`ALTER TABLE messages ADD COLUMN display_kind TEXT;
+        UPDATE messages SET display_kind = 'hidden' WHERE id = 2`);
+    }
+    await using newer = await openStore(file, { readonly: true });
+    const ids = async (id: string) =>
+      (await getJson(`/api/sessions/${id}`, handlerFor({}, newer))).body.messages
+        .map((m: { id: number }) => m.id);
+    assert.deepEqual(await ids("20260501_090000_live01"), [1, 3, 4]);
+    assert.deepEqual(await ids("20260501_110000_rew01"), [7, 8]);
+    assert.deepEqual(await ids("20260501_120000_comp01"), [14, 15]);
   });
 
   test("GET /api/sessions/:id answers 404 JSON for an unknown id", async () => {

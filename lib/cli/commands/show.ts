@@ -19,6 +19,7 @@ import type { ParsedArgs } from "../parse.ts";
 import { resolveSession } from "../resolve.ts";
 import { renderTranscript, visibleControls } from "../../render/transcript.ts";
 import { CommandError } from "../usage_error.ts";
+import { isShownInTranscript } from "../../core/message_row.ts";
 
 const USAGE = `Usage: hermes-state show [options] ID|PREFIX|TITLE
 
@@ -31,8 +32,8 @@ Options:
   --reasoning    Show the model's reasoning
   --full         Do not fold long tool results and arguments
   --system       Show the system prompt
-  --all          Also show messages a newer Hermes rewound or compacted
-                 (marked [rewound], [compacted])
+  --all          Also show messages a newer Hermes rewound, compacted or
+                 hides (marked [rewound], [compacted], [hidden])
   --json         Print the session and its messages as one JSON document
                  (the shape of one "export" line)
   --db PATH      The database file
@@ -125,7 +126,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const session = await store.getSession(id);
   if (session === undefined) throw new CommandError(`Session '${id}' not found`);
   ctx.io.stdout(await details(store, session, ctx, args.flag("system")));
-  const messages = await store.getMessages(id, { includeInactive: args.flag("all") });
+  const all = args.flag("all");
+  const messages = (await store.getMessages(id, { includeInactive: all }))
+    .filter((message) => all || isShownInTranscript(message));
   if (messages.length === 0) {
     ctx.io.stdout(`\n${ctx.style.dim("(no messages)")}\n`);
     return 0;

@@ -7,6 +7,7 @@
  * @module
  */
 import type { SqlValue } from "../driver/types.ts";
+import type { Store } from "../store.ts";
 import { type Condition, isConjunction, isDisjunction } from "../../core/search/condition.ts";
 import { containsPattern } from "../../core/like_pattern.ts";
 
@@ -46,6 +47,46 @@ export interface FilterSql {
   readonly params: readonly SqlValue[];
 }
 
+/** Which rows of a newer Hermes's file it searches and previews: {@linkcode SearchFilters}. */
+export type Visibility = Pick<SearchFilters, "live" | "hideHidden">;
+
+/**
+ * The rows of `store` that a newer Hermes searches (and previews a session
+ * by): not rewound (compacted ones stay), not hidden; every row with
+ * `includeInactive`, and in a file without those columns.
+ *
+ * @param store The open store.
+ * @param includeInactive Keep every row.
+ * @returns The visibility filters.
+ */
+export function visibilityOf(store: Store, includeInactive = false): Visibility {
+  const columns = store.columns("messages");
+  if (includeInactive) return { live: null, hideHidden: false };
+  const live = !columns.has("active")
+    ? null
+    : columns.has("compacted")
+    ? "active-or-compacted"
+    : "active";
+  return { live, hideHidden: columns.has("display_kind") };
+}
+
+/**
+ * The terms of a {@linkcode Visibility} over messages `m`: `""`, or terms
+ * each starting with ` AND `.
+ *
+ * @param visibility The filters.
+ * @returns The SQL (no parameters).
+ */
+export function visibilitySql(visibility: Visibility): string {
+  let sql = "";
+  if (visibility.live === "active") sql += " AND COALESCE(m.active, 1) != 0";
+  if (visibility.live === "active-or-compacted") {
+    sql += " AND (COALESCE(m.active, 1) != 0 OR COALESCE(m.compacted, 0) != 0)";
+  }
+  if (visibility.hideHidden) sql += " AND COALESCE(m.display_kind, '') != 'hidden'";
+  return sql;
+}
+
 /**
  * The SQL of `filters`, in Python's order: source, excluded sources, role;
  * then the session and the time range, which Python does not have.
@@ -68,11 +109,7 @@ export function filterSql(filters: SearchFilters): FilterSql {
     sql += " AND m.role IN (SELECT value FROM json_each(?))";
     params.push(JSON.stringify(filters.roles));
   }
-  if (filters.live === "active") sql += " AND COALESCE(m.active, 1) != 0";
-  if (filters.live === "active-or-compacted") {
-    sql += " AND (COALESCE(m.active, 1) != 0 OR COALESCE(m.compacted, 0) != 0)";
-  }
-  if (filters.hideHidden) sql += " AND COALESCE(m.display_kind, '') != 'hidden'";
+  sql += visibilitySql(filters);
   if (filters.sessionId != null) {
     sql += " AND m.session_id = ?";
     params.push(filters.sessionId);

@@ -12,7 +12,7 @@ import type { SearchHit } from "../../core/types.ts";
 import { planSearch, type SearchPlan } from "../../core/search/plan.ts";
 import { FTS_TABLE_OF, substringPlan, withIndexesPresent } from "./missing_index.ts";
 import { mayBeFtsDamage } from "../fts_stale.ts";
-import { type FilterSql, filterSql, type SearchFilters } from "./filters.ts";
+import { type FilterSql, filterSql, type SearchFilters, visibilityOf } from "./filters.ts";
 import { type HitRow, rankedPage } from "./ranked.ts";
 import { substringPage, type SubstringStrategy } from "./substring.ts";
 import { hitContexts } from "./context.ts";
@@ -22,21 +22,13 @@ import { idRangeOf, type RangeFilters } from "./id_range.ts";
 import { inSnapshot } from "./snapshot.ts";
 import type { SearchOptions, SearchSort } from "../../core/search/options.ts";
 
-/** Which rows of a newer Hermes' file are searched (see `SearchFilters.live`). */
-function liveFilter(store: Store, options: SearchOptions): SearchFilters["live"] {
-  const columns = store.columns("messages");
-  if (options.includeInactive || !columns.has("active")) return null;
-  return columns.has("compacted") ? "active-or-compacted" : "active";
-}
-
 function normalizeFilters(store: Store, options: SearchOptions): SearchFilters {
   const roles = options.roleFilter ?? null;
   return {
     sources: options.sourceFilter ?? null,
     excludeSources: options.excludeSources ?? null,
     roles: roles !== null && roles.length > 0 ? roles : null,
-    live: liveFilter(store, options),
-    hideHidden: !options.includeInactive && store.columns("messages").has("display_kind"),
+    ...visibilityOf(store, options.includeInactive),
     sessionId: options.sessionId ?? null,
     since: checkSeconds("search messages", "since", options.since),
     until: checkSeconds("search messages", "until", options.until),
