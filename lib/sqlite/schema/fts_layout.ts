@@ -41,8 +41,8 @@ const NEWER_TRIGRAM_STALE_KEY = "fts_trigram_stale";
  * `fts_stale` is read for the words table: the trigram table keeps its own
  * mark, and its triggers, when they are set aside, are named by `doctor`.
  */
-function staleKeys(table: FtsTable): readonly string[] {
-  return table === "messages_fts_trigram" ? [NEWER_TRIGRAM_STALE_KEY] : [NEWER_STALE_KEY];
+function staleKey(table: FtsTable): string {
+  return table === "messages_fts_trigram" ? NEWER_TRIGRAM_STALE_KEY : NEWER_STALE_KEY;
 }
 
 /** A CREATE text without `IF NOT EXISTS`, quotes and runs of white space. */
@@ -118,8 +118,7 @@ export function leavesMessagesOut(db: SqliteConnection, table: FtsTable): boolea
     if (view === undefined || /\bWHERE\b/i.test(view)) return true;
   }
   if (!isNewerText(db, table, sql)) return false;
-  return markedKey(db, [NEWER_REFILL_KEY]) !== undefined ||
-    markedKey(db, staleKeys(table)) !== undefined;
+  return metaValue(db, NEWER_REFILL_KEY) !== undefined || isMarked(db, staleKey(table));
 }
 
 /**
@@ -132,18 +131,21 @@ export function leavesMessagesOut(db: SqliteConnection, table: FtsTable): boolea
  * @returns `fts_stale` or `fts_trigram_stale`, or `undefined`.
  */
 export function newerStaleMark(db: SqliteConnection, table: FtsTable): string | undefined {
-  if (!hasNewerLayout(db, table)) return undefined;
-  return markedKey(db, staleKeys(table));
+  const key = staleKey(table);
+  return hasNewerLayout(db, table) && isMarked(db, key) ? key : undefined;
 }
 
-/** The first of `keys` in `state_meta` with a value other than `"0"`. */
-function markedKey(db: SqliteConnection, keys: readonly string[]): string | undefined {
+/** Whether `key` is in `state_meta` with a value other than `"0"`. */
+function isMarked(db: SqliteConnection, key: string): boolean {
+  const value = metaValue(db, key);
+  return value !== undefined && value !== "0";
+}
+
+/** The `state_meta` value of `key`, or `undefined` (also when the file has no `state_meta`). */
+function metaValue(db: SqliteConnection, key: string): string | undefined {
   try {
-    const statement = db.prepare("SELECT value FROM state_meta WHERE key = ?");
-    return keys.find((key) => {
-      const row = statement.get(key);
-      return row !== undefined && String(row.value) !== "0";
-    });
+    const row = db.prepare("SELECT value FROM state_meta WHERE key = ?").get(key);
+    return row === undefined ? undefined : String(row.value);
   } catch {
     return undefined; // no state_meta: nothing marked
   }
