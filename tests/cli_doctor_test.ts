@@ -104,6 +104,17 @@ describe("backup", () => {
     const forced = await runCli(["--db", path, "--json", "backup", "--force", "--compress", dest]);
     assert.equal(forced.code, 0, forced.err);
     assert.equal(JSON.parse(forced.out).compressed, true);
+    assert.equal(JSON.parse(forced.out).search_indexes_checked, false);
+  });
+
+  test("backup --full also runs the search indexes' own checks, and names what they found", async () => {
+    const run = await runCli(["--db", v11Copy(), "backup", "--full", join(tempDir(), "copy.db")]);
+    assert.equal(run.code, 0, run.err);
+    assert.match(run.out, /\(copy, verified with its search indexes\)\.\n/);
+    assert.match(
+      run.out,
+      /\nnote: .*messages_fts_trigram.* \(hermes-state doctor explains it\)\n$/,
+    );
   });
 
   test("backup without DEST is a usage error (exit 2)", async () => {

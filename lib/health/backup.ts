@@ -1,9 +1,17 @@
 /**
  * `backupDatabase(source, dest)`: an online, consistent copy of a state.db
  * while writers run (`VACUUM INTO`, one read transaction), verified before
- * it takes its name: `integrity_check` and row counts on the copy. Mode
- * 0600; never over the source, nor over an existing file unless `force`;
- * optionally gzip through `node:zlib`.
+ * it takes its name: `integrity_check` of every table and index, and row
+ * counts, on the copy (with `full`, the whole-file check, which also runs
+ * each search index's own check). Mode 0600; never over the source, nor
+ * over an existing file unless `force`; optionally gzip through `node:zlib`.
+ *
+ * Why the table-by-table check by default: the search indexes' own check
+ * compares every index entry with its text (35 of the 39 s of a whole-file
+ * check at a million messages; 3.3 s table by table), and what it could
+ * find in a copy is only what the source's index already held, which
+ * `doctor` checks and mends. A copy `VACUUM INTO` has just written has no
+ * free pages, the other part only the whole-file check sees.
  *
  * Restoring: stop the writers, copy the file back over `state.db` (and
  * delete `state.db-wal` and `state.db-shm`), then run `hermes-state doctor`.
@@ -43,6 +51,13 @@ export interface BackupOptions {
    * @default {false}
    */
   readonly compress?: boolean;
+  /**
+   * Verify the copy with the whole-file `integrity_check`, each search
+   * index's own check included (its findings are `ftsWarnings`), instead
+   * of table by table.
+   * @default {false}
+   */
+  readonly full?: boolean;
   /** Called as the backup goes: the stage, bytes done, bytes in all (0 when unknown). */
   readonly onProgress?: (
     stage: "copying" | "verifying" | "compressing",
@@ -67,8 +82,10 @@ export interface BackupResult {
   readonly sessions: number;
   /** Messages in the copy. */
   readonly messages: number;
-  /** What the FTS integrity checks said on the copy (empty when sound). */
+  /** What the FTS integrity checks said on the copy (empty when sound, or not run). */
   readonly ftsWarnings: string[];
+  /** Whether the search indexes' own checks ran (`full`). */
+  readonly searchIndexesChecked: boolean;
 }
 
 function exists(path: string): boolean {
@@ -159,7 +176,7 @@ export async function backupDatabase(
       db.close();
     }
     options.onProgress?.("verifying", 0, 0);
-    const verified = verify(openDriver, copy, before, after);
+    const verified = verify(openDriver, copy, before, after, options.full ?? false);
     let bytes = statSync(copy).size;
     if (options.compress) {
       const gz = newTemp(dest, "gz");
@@ -197,10 +214,11 @@ function verify(
   copy: string,
   before: [number, number],
   after: [number, number],
-): { sessions: number; messages: number; ftsWarnings: string[] } {
+  full: boolean,
+): { sessions: number; messages: number; ftsWarnings: string[]; searchIndexesChecked: boolean } {
   const db = openDriver(copy, { readonly: true });
   try {
-    const integrity = integrityCheck(db, { full: true });
+    const integrity = integrityCheck(db, { full: true, searchIndexes: full });
     if (integrity.lines.length !== 1 || integrity.lines[0] !== "ok") {
       throw new BackupError(
         `Cannot back up: the copy fails its integrity check: ${integrity.lines[0]}`,
@@ -216,7 +234,12 @@ function verify(
           `the source ${before[0]}–${after[0]} and ${before[1]}–${after[1]}`,
       );
     }
-    return { sessions, messages, ftsWarnings: Object.values(integrity.fts).flat() };
+    return {
+      sessions,
+      messages,
+      ftsWarnings: Object.values(integrity.fts).flat(),
+      searchIndexesChecked: full,
+    };
   } finally {
     db.close();
   }

@@ -36,6 +36,18 @@ describe("backupDatabase()", () => {
     assert.equal(existsSync(`${source}-wal`) || existsSync(`${source}-shm`), false);
     using copy = await SessionDB.open({ path: dest, readonly: true });
     assert.equal(copy.searchMessages("docker").length > 0, true);
+    // Table by table: the search indexes' own checks did not run.
+    assert.equal(result.searchIndexesChecked, false);
+    assert.deepEqual(result.ftsWarnings, []);
+  });
+
+  test("backupDatabase() with full runs the search indexes' own checks: hermes-v11.db's SQLite 3.40 trigram condition is a warning", async () => {
+    const source = copyFixture("hermes-v11.db");
+    const result = await backupDatabase(source, join(tempDir(), "backup.db"), { full: true });
+    assert.equal(result.searchIndexesChecked, true);
+    assert.equal(result.messages, 197);
+    assert.equal(result.ftsWarnings.length, 1, result.ftsWarnings.join("\n"));
+    assert.match(result.ftsWarnings[0], /messages_fts_trigram/);
   });
 
   test("backupDatabase() makes a consistent copy while another process appends", async () => {

@@ -17,8 +17,8 @@ const USAGE = `Usage: hermes-state backup [options] DEST
 
 Copy the database to DEST while Hermes keeps writing: one consistent
 snapshot (VACUUM INTO), checked before it takes its name (integrity_check
-and row counts on the copy), mode 0600. Never writes over the database,
-nor over an existing file unless --force.
+of every table and index, and row counts, on the copy), mode 0600. Never
+writes over the database, nor over an existing file unless --force.
 
 To restore: stop every writer (the gateway, the CLI), copy the backup over
 state.db, delete state.db-wal and state.db-shm, then run
@@ -26,6 +26,8 @@ state.db, delete state.db-wal and state.db-shm, then run
 
 Options:
   --compress    Write the copy gzip-compressed (name it *.db.gz)
+  --full        Also run the search indexes' own checks on the copy
+                (slower: about 35 s more at a million messages)
   --force       Replace DEST when it exists
   --json        Report the result as JSON
   --db PATH     The database file
@@ -46,6 +48,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const result = await backupDatabase(ctx.dbPath, dest, {
     force: args.flag("force"),
     compress: args.flag("compress"),
+    full: args.flag("full"),
     onProgress: (stage, done, total) => {
       if (!terminal) return;
       const percent = total > 0 ? ` ${Math.floor((done / total) * 100)}%` : "";
@@ -66,9 +69,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const what = result.compressed ? "compressed copy" : "copy";
   ctx.io.stdout(
     `Backed up ${ctx.dbPath} to ${result.dest}: ${formatCount(result.sessions)} sessions, ` +
-      `${formatCount(result.messages)} messages, ${
-        formatBytes(result.bytes)
-      } (${what}, verified).\n`,
+      `${formatCount(result.messages)} messages, ${formatBytes(result.bytes)} (${what}, verified${
+        result.searchIndexesChecked ? " with its search indexes" : ""
+      }).\n`,
   );
   for (const warning of result.ftsWarnings) {
     ctx.io.stdout(`${ctx.style.yellow("note:")} ${warning} (hermes-state doctor explains it)\n`);
@@ -81,7 +84,7 @@ export const backupCommand: Command = {
   name: "backup",
   summary: "Copy the database online, consistent and verified",
   usage: USAGE,
-  options: { compress: { type: "boolean" }, force: { type: "boolean" } },
+  options: { compress: { type: "boolean" }, force: { type: "boolean" }, full: { type: "boolean" } },
   minPositionals: 1,
   maxPositionals: 1,
   positionalNames: "DEST",
