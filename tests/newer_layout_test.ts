@@ -11,6 +11,7 @@ import { copyFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { rawOpen, tempDbPath } from "./_helpers.ts";
+import { runCli } from "./_cli_io.ts";
 import { layOutAsSchema30, schemaText, TOOL_PREFIX } from "./_newer_layout.ts";
 
 /** A chat with a tool result and a cron session, in the newer layout. */
@@ -248,6 +249,14 @@ describe("a file in a newer Hermes's search layout", () => {
         VALUES ('chat', 'user', 'the osprey came back', 1800000000)`);
     }
     assert.deepEqual(await searchIds(path, "osprey"), ["chat/user"]);
+    const cli = await runCli(["--db", path, "search", "osprey"]);
+    assert.equal(cli.code, 0, cli.err);
+    assert.equal(
+      cli.err,
+      "hermes-state: search: the search index messages_fts is marked stale by the newer Hermes " +
+        "that wrote this file (its next start rebuilds it); those messages were matched by " +
+        "substring instead (slower, newest first)\n",
+    );
     {
       using db = await SessionDB.open({ path, readonly: true });
       const [stale, ...others] = db.inspect().staleFtsTables;
@@ -268,5 +277,6 @@ describe("a file in a newer Hermes's search layout", () => {
       raw.exec("UPDATE state_meta SET value = '0' WHERE key = 'fts_stale'");
     }
     assert.deepEqual(await searchIds(path, "osprey"), []);
+    assert.equal((await runCli(["--db", path, "search", "osprey"])).err, "");
   });
 });

@@ -7,6 +7,7 @@
 import type { SessionStore } from "../../core/session_store.ts";
 import { FTS_STALE_PREFIX } from "../../sqlite/fts_stale.ts";
 import { FTS_BACKFILL_PREFIX } from "../../sqlite/schema/fts_backfill.ts";
+import { NEWER_STALE_KEYS } from "../../sqlite/schema/fts_layout.ts";
 import { FTS_TABLES } from "../../sqlite/schema/schema_sql.ts";
 import type { SearchHit } from "../../core/types.ts";
 import type { Command, Context } from "../command.ts";
@@ -138,22 +139,40 @@ function renderHit(
 
 /**
  * Says once, on stderr, when a full-text table misses messages (marked
- * stale after damage, or still being filled after a migration): search then
- * reads those messages by substring, slower and without ranking.
+ * stale after damage, still being filled after a migration, or marked stale
+ * by the newer Hermes whose layout it has): search then reads those
+ * messages by substring, slower and without ranking.
  */
 async function noteUnindexed(
-  db: Pick<SessionStore, "engine" | "getMeta">,
+  db: Pick<SessionStore, "engine" | "getMeta" | "inspect">,
   ctx: Context,
 ): Promise<void> {
   if (db.engine !== "sqlite") return;
   const notes: string[] = [];
+  const noted = new Set<string>();
   // A file of an older Hermes, read as it is, may have no state_meta: getMeta answers undefined.
   for (const table of FTS_TABLES) {
     if (await db.getMeta(`${FTS_STALE_PREFIX}${table}`) !== undefined) {
       notes.push(`${table} is stale after damage (run "hermes-state doctor --fix")`);
+      noted.add(table);
     } else if (await db.getMeta(`${FTS_BACKFILL_PREFIX}${table}`) !== undefined) {
       notes.push(
         `${table} is still being filled after an upgrade ("hermes-state migrate" ends it)`,
+      );
+      noted.add(table);
+    }
+  }
+  // A newer Hermes's own marks count only for a table of its layout, which `inspect` tells.
+  let newer = false;
+  for (const key of NEWER_STALE_KEYS) {
+    const value = await db.getMeta(key);
+    if (value !== undefined && value !== "0") newer = true;
+  }
+  if (newer) {
+    for (const { table } of (await db.inspect({ integrity: false })).staleFtsTables) {
+      if (noted.has(table)) continue;
+      notes.push(
+        `${table} is marked stale by the newer Hermes that wrote this file (its next start rebuilds it)`,
       );
     }
   }

@@ -36,6 +36,9 @@ export const NEWER_STALE_KEY = "fts_stale";
 /** The key by which a newer Hermes sets its trigram table aside alone. */
 const NEWER_TRIGRAM_STALE_KEY = "fts_trigram_stale";
 
+/** Every key by which a newer Hermes marks a table of its layout stale. */
+export const NEWER_STALE_KEYS: readonly string[] = [NEWER_STALE_KEY, NEWER_TRIGRAM_STALE_KEY];
+
 /**
  * The key that marks a table of the newer layout stale (`"0"`: not stale).
  * `fts_stale` is read for the words table: the trigram table keeps its own
