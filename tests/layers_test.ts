@@ -58,6 +58,8 @@ const ALLOWED: Readonly<Record<string, string>> = {
     "search warns that a SQLite file's full-text index is stale (a state_meta key)",
   "lib/cli/commands/search.ts → lib/sqlite/schema/fts_backfill.ts":
     "search warns that a SQLite file's full-text index is still filling (a state_meta key)",
+  "lib/cli/commands/search.ts → lib/sqlite/schema/fts_layout.ts":
+    "search warns that a newer Hermes marked its own full-text index stale (state_meta keys)",
   "lib/cli/commands/search.ts → lib/sqlite/schema/schema_sql.ts":
     "search names the SQLite full-text tables whose state it reports",
   "lib/cli/commands/info.ts → lib/sqlite/schema/schema_sql.ts":
