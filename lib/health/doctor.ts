@@ -18,7 +18,7 @@ import { chooseReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
 import { finishFtsBackfill, pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
 import { FTS_TABLES, type FtsTable } from "../sqlite/schema/schema_sql.ts";
 import { runChecks } from "./checks.ts";
-import { ftsTriggerNames } from "./fts_check.ts";
+import { ftsTriggerNames } from "../sqlite/schema/fts_triggers.ts";
 import { rebuildFtsTable, type RebuildOptions, type RebuildResult } from "./fts_rebuild.ts";
 import { type HealthCheck, isHealthy } from "./report.ts";
 import {

@@ -18,6 +18,7 @@ import { pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
 import { explainIntegrity } from "../sqlite/known_issues.ts";
 import { isCorruption } from "../sqlite/integrity.ts";
 import { hasNewerLayout, newerSchemaVersion } from "../sqlite/schema/fts_layout.ts";
+import { ftsTriggerNames } from "../sqlite/schema/fts_triggers.ts";
 import { finding, type HealthCheck } from "./report.ts";
 
 /** Options of {@linkcode checkFtsTable}. */
@@ -28,11 +29,6 @@ export interface FtsCheckOptions {
   readonly full?: boolean;
   /** Above this many messages the coverage check samples (unless `full`). */
   readonly sampleAbove: number;
-}
-
-/** The three trigger names of `table`. */
-export function ftsTriggerNames(table: FtsTable): string[] {
-  return ["insert", "delete", "update"].map((event) => `${table}_${event}`);
 }
 
 const FIX = "hermes-state doctor --fix (rebuilds the table in batches while writers run)";

@@ -26,6 +26,7 @@ import {
 import type { RetryOptions } from "../sqlite/write.ts";
 import { FTS_STALE_PREFIX } from "../sqlite/fts_stale.ts";
 import { FTS_BACKFILL_PREFIX } from "../sqlite/schema/fts_backfill.ts";
+import { dropFtsTriggers } from "../sqlite/schema/fts_triggers.ts";
 import { TimedWriter } from "./transaction.ts";
 
 /** Options of {@linkcode rebuildFtsTable}. */
@@ -85,12 +86,6 @@ export function rebuildName(table: FtsTable): string {
   return `${table}_rebuild`;
 }
 
-function dropTriggers(db: SqliteConnection, name: string): void {
-  for (const event of ["insert", "delete", "update"]) {
-    db.exec(`DROP TRIGGER IF EXISTS ${name}_${event}`);
-  }
-}
-
 /** Triggers that keep the table built beside current while the batches run. */
 function keepCurrentTriggers(side: string): string {
   const insert = `INSERT INTO ${side}(rowid, content) VALUES (new.id, ${indexedTextSql("new")});`;
@@ -143,9 +138,9 @@ export async function rebuildFtsTable(
   const side = rebuildName(table);
 
   const { value: upTo } = writer.run(() => {
-    dropTriggers(db, side);
+    dropFtsTriggers(db, side);
     db.exec(`DROP TABLE IF EXISTS ${side}`);
-    if (options.dropOldTriggersFirst) dropTriggers(db, table);
+    if (options.dropOldTriggersFirst) dropFtsTriggers(db, table);
     db.exec(ftsTableSql(table).replace(` ${table} USING`, ` ${side} USING`));
     db.exec(keepCurrentTriggers(side));
     return Number(db.prepare("SELECT COALESCE(max(id), 0) AS n FROM messages").get()?.n ?? 0);
@@ -186,8 +181,8 @@ export async function rebuildFtsTable(
 
   await sleep(pause);
   const { heldMs: swapMs } = writer.run(() => {
-    dropTriggers(db, table);
-    dropTriggers(db, side);
+    dropFtsTriggers(db, table);
+    dropFtsTriggers(db, side);
     db.exec(`DROP TABLE IF EXISTS ${table}`);
     db.exec(`ALTER TABLE ${side} RENAME TO ${table}`);
     db.exec(ftsTriggersSql(table));

@@ -27,7 +27,8 @@
  */
 import { SqliteError } from "./driver/sqlite_error.ts";
 import type { SqliteConnection } from "./driver/types.ts";
-import { FTS_TABLES, type FtsTable } from "./schema/schema_sql.ts";
+import { FTS_TABLES, type FtsTable, UPSERT_META_SQL } from "./schema/schema_sql.ts";
+import { dropFtsTriggers, ftsTriggerNames } from "./schema/fts_triggers.ts";
 import type { StaleFtsTable } from "../core/database_info.ts";
 import { hasNewerLayout, NEWER_STALE_KEY, newerStaleMark } from "./schema/fts_layout.ts";
 
@@ -130,7 +131,13 @@ function failsProbe(db: SqliteConnection, table: FtsTable): boolean {
 function hasTriggers(db: SqliteConnection, table: string): boolean {
   return db.prepare(
     "SELECT 1 AS one FROM sqlite_master WHERE type = 'trigger' AND name IN (?, ?, ?)",
-  ).get(`${table}_insert`, `${table}_delete`, `${table}_update`) !== undefined;
+  ).get(...ftsTriggerNames(table)) !== undefined;
+}
+
+/** Sets a full-text table aside: its three triggers dropped, `key` set to `value`. */
+function setAside(db: SqliteConnection, table: string, key: string, value: string): void {
+  dropFtsTriggers(db, table);
+  db.prepare(UPSERT_META_SQL).run(key, value);
 }
 
 /**
@@ -194,13 +201,7 @@ export function needsNewerCjkTokenizer(db: SqliteConnection, error: unknown): bo
  * @param db The connection.
  */
 export function setNewerCjkIndexAside(db: SqliteConnection): void {
-  for (const event of ["insert", "delete", "update"]) {
-    db.exec(`DROP TRIGGER IF EXISTS ${NEWER_CJK_TABLE}_${event}`);
-  }
-  db.prepare(
-    "INSERT INTO state_meta (key, value) VALUES (?, '1') " +
-      "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-  ).run(NEWER_CJK_STALE_KEY);
+  setAside(db, NEWER_CJK_TABLE, NEWER_CJK_STALE_KEY, "1");
 }
 
 /**
@@ -217,14 +218,6 @@ export function markFtsStale(
   table: FtsTable,
   options: { readonly reason: string; readonly at: number },
 ): void {
-  const newer = hasNewerLayout(db, table);
-  for (const event of ["insert", "delete", "update"]) {
-    db.exec(`DROP TRIGGER IF EXISTS ${table}_${event}`);
-  }
-  db.prepare(
-    "INSERT INTO state_meta (key, value) VALUES (?, ?) " +
-      "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-  ).run(
-    ...newer ? [NEWER_STALE_KEY, "1"] : [`${FTS_STALE_PREFIX}${table}`, JSON.stringify(options)],
-  );
+  if (hasNewerLayout(db, table)) setAside(db, table, NEWER_STALE_KEY, "1");
+  else setAside(db, table, `${FTS_STALE_PREFIX}${table}`, JSON.stringify(options));
 }

@@ -5,6 +5,7 @@
  */
 import { SqliteError } from "./driver/sqlite_error.ts";
 import type { Store } from "./store.ts";
+import { UPSERT_META_SQL } from "./schema/schema_sql.ts";
 
 /**
  * Implements `SessionDB.getMeta`: one `state_meta` value, or `undefined`
@@ -27,8 +28,6 @@ export function getMeta(store: Store, key: string): string | undefined {
 /** Implements `SessionDB.setMeta`: an upsert into `state_meta`. */
 export function setMeta(store: Store, key: string, value: string): void {
   store.write(() => {
-    store.statement(
-      "INSERT INTO state_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-    ).run(key, value);
+    store.statement(UPSERT_META_SQL).run(key, value);
   });
 }

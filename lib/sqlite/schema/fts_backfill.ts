@@ -25,6 +25,7 @@
 import type { SqliteConnection } from "../driver/types.ts";
 import { SqliteError } from "../driver/sqlite_error.ts";
 import { type BatchOptions, type BatchReport, writeInBatches } from "../batches.ts";
+import { dropFtsTriggers } from "./fts_triggers.ts";
 import {
   FTS_TABLES,
   type FtsTable,
@@ -32,6 +33,7 @@ import {
   ftsTriggersSql,
   indexedTextSql,
   SCHEMA_VERSION,
+  UPSERT_META_SQL,
 } from "./schema_sql.ts";
 
 /** The `state_meta` key prefix of a table being filled: `fts_backfill:messages_fts`. */
@@ -49,9 +51,6 @@ export interface PendingBackfill {
   /** The largest message id when the step began (later rows are indexed by the triggers). */
   readonly upto: number;
 }
-
-const UPSERT_META = "INSERT INTO state_meta (key, value) VALUES (?, ?) " +
-  "ON CONFLICT(key) DO UPDATE SET value = excluded.value";
 
 /**
  * Reads the tables still being filled.
@@ -103,9 +102,7 @@ function maxMessageId(db: SqliteConnection): number {
  */
 export function beginFtsBackfill(db: SqliteConnection): boolean {
   for (const table of FTS_TABLES) {
-    for (const event of ["insert", "delete", "update"]) {
-      db.exec(`DROP TRIGGER IF EXISTS ${table}_${event}`);
-    }
+    dropFtsTriggers(db, table);
     db.exec(`DROP TABLE IF EXISTS ${table}`);
   }
   const upto = maxMessageId(db);
@@ -113,7 +110,7 @@ export function beginFtsBackfill(db: SqliteConnection): boolean {
     db.exec(ftsTableSql(table));
     db.exec(ftsTriggersSql(table));
     if (upto > 0) {
-      db.prepare(UPSERT_META).run(
+      db.prepare(UPSERT_META_SQL).run(
         `${FTS_BACKFILL_PREFIX}${table}`,
         JSON.stringify({ next: 1, upto }),
       );
@@ -137,7 +134,7 @@ function copyRange(db: SqliteConnection, pending: PendingBackfill, from: number,
     `INSERT INTO ${table}(rowid, content) SELECT m.id, ${indexedTextSql("m")} FROM messages m ` +
       `WHERE m.id >= ? AND m.id <= ? AND NOT EXISTS (SELECT 1 FROM ${table} WHERE rowid = m.id)`,
   ).run(from, to);
-  db.prepare(UPSERT_META).run(
+  db.prepare(UPSERT_META_SQL).run(
     `${FTS_BACKFILL_PREFIX}${table}`,
     JSON.stringify({ next: to + 1, upto: pending.upto }),
   );

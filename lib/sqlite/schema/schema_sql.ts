@@ -85,6 +85,10 @@ CREATE INDEX IF NOT EXISTS idx_messages_session ON messages(session_id, timestam
 export const TITLE_INDEX_SQL =
   "CREATE UNIQUE INDEX IF NOT EXISTS idx_sessions_title_unique ON sessions(title) WHERE title IS NOT NULL";
 
+/** Sets one `state_meta` key (two parameters: the key, the value). */
+export const UPSERT_META_SQL = "INSERT INTO state_meta (key, value) VALUES (?, ?) " +
+  "ON CONFLICT(key) DO UPDATE SET value = excluded.value";
+
 /** The two full-text tables: the default tokenizer, and trigram for CJK and substrings. */
 export const FTS_TABLES = ["messages_fts", "messages_fts_trigram"] as const;
 
