@@ -101,6 +101,8 @@ const ORIGIN_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 
 interface SourceSession {
   row: Record<string, unknown>;
+  /** The row's newer columns, as `extra_columns` takes them (`null` in a v11 file). */
+  extra: string | null;
   digest: string;
   count: number;
   maxId: number;
@@ -139,9 +141,8 @@ function extraDigests(rows: Iterable<Record<string, unknown>>, heldUpTo: number)
 }
 
 /** A digest of a session row: its v11 columns, then (a newer Hermes's file) the others. */
-function digestOf(row: Record<string, unknown>): string {
+function digestOf(row: Record<string, unknown>, extra: string | null): string {
   const values: unknown[] = SESSION_COLUMN_NAMES.map((c) => row[c] ?? null);
-  const extra = extraColumnsJson(row, SESSION_COLUMN_SET);
   if (extra !== null) values.push(extra);
   return createHash("sha1").update(JSON.stringify(values)).digest("hex");
 }
@@ -276,7 +277,7 @@ async function upsertSessions(
         column === "title"
           ? titles.get(id)!
           : column === EXTRA_COLUMN
-          ? extraColumnsJson(session.row, SESSION_COLUMN_SET)
+          ? session.extra
           : sessionValue(column, session.row[column])
       ),
     ];
@@ -460,9 +461,11 @@ function readSource(store: Store): Map<string, SourceSession> {
     }
     for (const row of store.statement("SELECT * FROM sessions").all()) {
       const stat = stats.get(String(row.id));
+      const extra = extraColumnsJson(row, SESSION_COLUMN_SET);
       sessions.set(String(row.id), {
         row,
-        digest: digestOf(row),
+        extra,
+        digest: digestOf(row, extra),
         count: stat?.n ?? 0,
         maxId: stat?.max ?? 0,
         extraDigest: null,
