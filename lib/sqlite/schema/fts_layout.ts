@@ -105,8 +105,9 @@ export function contentSourceOf(sql: string): string | undefined {
 /**
  * Whether `table` leaves messages out by design: it reads its text from a
  * view that selects only some rows (a `WHERE` in the view), or a newer
- * Hermes is refilling it. An index that keeps its own text, or reads
- * `messages` itself, holds every message its triggers gave it.
+ * Hermes is refilling it or has marked it stale. An index that keeps its
+ * own text, or reads `messages` itself, holds every message its triggers
+ * gave it.
  *
  * @param db The connection.
  * @param table The full-text table (present).
