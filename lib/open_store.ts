@@ -41,13 +41,17 @@ export function sqlitePath(target: string): string {
  *   reads it: a Unix socket folder as the host (`postgres:///db?host=/var/run/postgresql`),
  *   libpq's `?host=`, `?port=`, `?user=`, `?password=`, `?dbname=`, `?sslmode=`,
  *   `?connect_timeout=`, the `PG*` environment variables and the password
- *   file (`~/.pgpass`) for what it leaves out; other parameters are server
- *   settings for the session.
+ *   file (`~/.pgpass`) for what it leaves out; `?pgbouncer=true` through a
+ *   pooler in transaction mode (no prepared statements, the schema from the
+ *   role's `search_path`); other parameters are server settings for the
+ *   session.
  * @param options Engine options.
  * @returns The open store; close it with `await store.close()` or `await using`.
  * @throws {OpenError} When the file cannot be opened or the server cannot be
  *   reached; when the URL has a bad value, a parameter the client cannot honour
- *   or a bad schema name (named in the message); read-only, when the schema
+ *   or a bad schema name (named in the message); when statements would reach
+ *   another schema than the store's (a pooler's role without its
+ *   `search_path`, named with the fix); read-only, when the schema
  *   holds no store (kind `not_found`) or one this version has not migrated yet
  *   (`hermes-state --db URL migrate` upgrades it).
  * @throws {TypeError} When the `postgres` package cannot be loaded.

@@ -28,6 +28,18 @@ if [ -z "${HERMES_TEST_PG_URL:-}" ]; then
     unset HERMES_TEST_PG_URL
   fi
 fi
+# PgBouncer in transaction mode in front of it, for the tests of ?pgbouncer=true
+# (scripts/pgbouncer.sh), unless HERMES_TEST_PGBOUNCER_URL already names one.
+if [ -n "${HERMES_TEST_PG_URL:-}" ] && [ -z "${HERMES_TEST_PGBOUNCER_URL:-}" ]; then
+  PGB_DIR="$(mktemp -d "${TMPDIR:-/tmp}/hermes-pgbouncer-XXXXXX")"
+  trap 'bash "$ROOT/scripts/pgbouncer.sh" stop "$PGB_DIR"; [ -z "${PG_DIR:-}" ] || bash "$ROOT/scripts/pg.sh" stop "$PG_DIR"' EXIT
+  if HERMES_TEST_PGBOUNCER_URL="$(bash "$ROOT/scripts/pgbouncer.sh" start "$PGB_DIR" "$HERMES_TEST_PG_URL")"; then
+    export HERMES_TEST_PGBOUNCER_URL
+  else
+    [ "${CI:-}" = true ] && { echo "PgBouncer did not start" >&2; exit 1; }
+    echo "PgBouncer did not start: its tests will skip" >&2
+  fi
+fi
 
 step "versions"
 deno --version | head -1; bun --version; node --version

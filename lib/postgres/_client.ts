@@ -151,13 +151,22 @@ export interface PgConnectOptions {
 
 /** The pool of one store. */
 export interface PgClient {
+  /**
+   * The URL said `?pgbouncer=true`: a pooler in transaction mode stands
+   * between the store and the server, so the schema is the role's
+   * `search_path` and no statement is prepared.
+   */
+  readonly transactionPooler: boolean;
   /** One statement, in its own implicit transaction. */
   readonly query: PgQuery;
   /** Runs `fn` in one transaction, again from the start when PostgreSQL asks (deadlock, serialization). */
   transaction<T>(fn: (query: PgQuery) => Promise<T>): Promise<T>;
   /**
-   * Takes the session-level advisory lock `name` on a connection of its own,
-   * waiting while another holds it; the lock goes with the connection if
+   * Takes the advisory lock `name` in a transaction of its own, held open on
+   * a connection of its own until released, waiting while another holds it.
+   * A transaction-level lock, so that a pooler in transaction mode keeps it
+   * on one server connection (a session-level lock would stay behind on
+   * whichever server connection took it); it goes with the connection if
    * the process dies.
    *
    * @returns The function that releases it.
@@ -170,6 +179,7 @@ export interface PgClient {
 interface PostgresSql {
   unsafe(text: string, params?: unknown[], options?: { prepare?: boolean }): Promise<PgRow[]>;
   begin<T>(fn: (sql: PostgresSql) => Promise<T>): Promise<T>;
+  begin<T>(mode: string, fn: (sql: PostgresSql) => Promise<T>): Promise<T>;
   reserve(): Promise<PostgresSql & { release(): void }>;
   end(options?: { timeout?: number }): Promise<void>;
 }
@@ -205,6 +215,10 @@ function timer(ms: number): Promise<void> {
 /**
  * Opens a pool on `url` (its `schema` query parameter removed by the caller)
  * with `search_path` set to `schema`, and checks that the server answers.
+ * Through a transaction-mode pooler (`?pgbouncer=true`) nothing is set at
+ * start-up but `application_name`, statements are not prepared, and a
+ * read-only pool runs every statement in a `READ ONLY` transaction; the
+ * caller checks the schema with {@linkcode checkSchemaInUse}.
  *
  * @param url The server URL.
  * @param schema The schema holding the tables.
@@ -227,12 +241,16 @@ export async function connectPg(
     throw new OpenError(display, (error as Error).message, { cause: error, kind: "other" });
   }
   const pass = passwordFor(read, process.env);
-  const { passfile: _passfile, ...server } = read;
+  const { passfile: _passfile, transactionPooler: _pooler, ...server } = read;
+  const pooled = read.transactionPooler === true;
   const postgres = await loadPostgres();
   const sql = postgres({
     ...server,
     ...(pass === undefined ? {} : { pass }),
     max: options.max ?? 4,
+    // A pooler in transaction mode hands each transaction any server connection, where a
+    // statement another connection prepared is unknown.
+    prepare: !pooled,
     onnotice: () => {},
     fetch_types: false,
     // A pool left open (no close()) lets the process exit half a minute after its last query.
@@ -241,9 +259,10 @@ export async function connectPg(
       application_name: "hermes-state",
       ...server.connection,
       // The schema alone: were it missing (dropped under a running store), `public` after it
-      // would take the store's reads and writes, or its tables, without a word.
-      search_path: `"${schema.replaceAll('"', '""')}"`,
-      ...(options.readonly ? { default_transaction_read_only: "on" } : {}),
+      // would take the store's reads and writes, or its tables, without a word. A pooler in
+      // transaction mode refuses both settings: the role gives the schema, BEGIN READ ONLY the rest.
+      ...(pooled ? {} : { search_path: `"${schema.replaceAll('"', '""')}"` }),
+      ...(options.readonly && !pooled ? { default_transaction_read_only: "on" } : {}),
     },
     types: {
       // bigint and numeric (SUM, COUNT) as JavaScript numbers, as the SQLite drivers give them.
@@ -263,7 +282,9 @@ export async function connectPg(
     options: PgQueryOptions = {},
   ) => {
     try {
-      const rows = await conn.unsafe(text, params.map(encodeParam), { prepare: !options.custom });
+      const rows = await conn.unsafe(text, params.map(encodeParam), {
+        prepare: !pooled && !options.custom,
+      });
       return Array.from(rows, decodeRow);
     } catch (error) {
       throw translate(error);
@@ -277,6 +298,8 @@ export async function connectPg(
     // The server asked for a password and none was found anywhere: say where one can go.
     const hint = pass === undefined && /\(SQLSTATE 28P01\)/.test(reason)
       ? ": no password was given (in the URL, PGPASSWORD or ~/.pgpass)"
+      : !pooled && /unsupported startup parameter/.test(reason)
+      ? ": through a pooler in transaction mode, add ?pgbouncer=true to the URL"
       : "";
     throw new OpenError(
       display,
@@ -287,13 +310,24 @@ export async function connectPg(
   const maxAttempts = options.maxAttempts ?? 15;
   const sleep = options.sleep ?? timer;
   const random = options.random ?? Math.random;
+  // Through a pooler, a read-only pool's statements are each a transaction that says so.
+  const readOnlyMode = pooled && options.readonly ? "read only" : "";
+  /** The locks held, each released by its function (close() releases what is left). */
+  const held = new Set<() => Promise<void>>();
   return {
-    query: (text, params, options) => run(sql, text, params, options),
+    transactionPooler: pooled,
+    query: readOnlyMode
+      ? (text, params, options) =>
+        sql.begin(readOnlyMode, (tx) => run(tx, text, params, options)).catch((error) => {
+          throw translate(error);
+        })
+      : (text, params, options) => run(sql, text, params, options),
     async transaction(fn) {
       for (let attempt = 1;; attempt++) {
         try {
-          return await sql.begin((tx) =>
-            fn((text, params, options) => run(tx, text, params, options))
+          return await sql.begin(
+            readOnlyMode,
+            (tx) => fn((text, params, options) => run(tx, text, params, options)),
           );
         } catch (error) {
           // BEGIN and COMMIT fail outside `run` (a lost connection): translated here.
@@ -303,23 +337,70 @@ export async function connectPg(
       }
     },
     async lock(name) {
-      const conn = await sql.reserve();
-      try {
-        await run(conn, "SELECT pg_advisory_lock(hashtextextended($1, 0))", [name]);
-      } catch (error) {
-        conn.release();
-        throw error;
-      }
-      return async () => {
-        try {
-          await run(conn, "SELECT pg_advisory_unlock(hashtextextended($1, 0))", [name]);
-        } finally {
-          conn.release();
-        }
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => release = resolve);
+      let taken!: () => void;
+      const acquired = new Promise<void>((resolve) => taken = resolve);
+      const holding = sql.begin(async (tx) => {
+        // Held open while the caller works: a server's idle-in-transaction limit must not end it.
+        await run(tx, "SET LOCAL idle_in_transaction_session_timeout = 0");
+        await run(tx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [name]);
+        taken();
+        await released;
+      }).then(() => undefined, (error: unknown) => translate(error));
+      // Taken, or the transaction failed before (or while) taking it.
+      const failed = await Promise.race([acquired.then(() => undefined), holding]);
+      if (failed !== undefined) throw failed;
+      const unlock = async () => {
+        held.delete(unlock);
+        release();
+        const error = await holding;
+        if (error !== undefined) throw error;
       };
+      held.add(unlock);
+      return unlock;
     },
     async close() {
+      // A held lock's transaction would keep end() waiting: committed first.
+      await Promise.allSettled([...held].map((unlock) => unlock()));
       await sql.end({ timeout: 5 });
     },
   };
+}
+
+/**
+ * Refuses a pool whose statements would not reach `schema`'s tables: the
+ * schema first in force must be the store's. Through a transaction-mode
+ * pooler it comes from the role (or `"$user"`, a role named as the schema);
+ * a pooler that drops the start-up `search_path` without a word is caught
+ * here too.
+ *
+ * @param client The pool (the schema created or migrated already).
+ * @param schema The store's schema.
+ * @param display The URL to name, its password masked.
+ * @throws {OpenError} When another schema is in force, naming it and the fix.
+ */
+export async function checkSchemaInUse(
+  client: PgClient,
+  schema: string,
+  display: string,
+): Promise<void> {
+  const [row] = await client.query(
+    "SELECT current_schema() AS in_use, current_user AS role, current_database() AS db",
+  );
+  if (row?.in_use === schema) return;
+  const inUse = row?.in_use == null ? "none" : JSON.stringify(row.in_use);
+  const quote = (name: unknown) => `"${String(name).replaceAll('"', '""')}"`;
+  const fix = client.transactionPooler
+    ? `through a transaction-mode pooler the schema comes from the role: ALTER ROLE ${
+      quote(row?.role)
+    } IN DATABASE ${quote(row?.db)} SET search_path = ${
+      quote(schema)
+    } (or name the role as the schema)`
+    : "a pooler between the store and the server dropped the start-up search_path: connect to the server, or to a pooler that passes it on, or use ?pgbouncer=true with the role's search_path set";
+  throw new OpenError(
+    display,
+    `statements would reach schema ${inUse}, not the store's ${JSON.stringify(schema)}: ${fix}`,
+    { kind: "other" },
+  );
 }

@@ -17,9 +17,14 @@
  *   `?sslrootcert=system`, `?connect_timeout=` (seconds) and
  *   `?target_session_attrs=` are the client's; `?passfile=` names the password
  *   file (`_pgpass.ts`) for a URL and environment without a password;
+ * - `?pgbouncer=true` says the URL reaches the server through a pooler in
+ *   transaction mode (PgBouncer's `pool_mode = transaction`, Supavisor,
+ *   pgcat): no start-up settings but `application_name`, no prepared
+ *   statements, the schema from the role's `search_path` (`_client.ts`);
  * - any other parameter is a run-time setting sent at start-up
  *   (`?application_name=gw-1`, `?statement_timeout=5000`), as libpq's
- *   `options` would; libpq's certificate and Kerberos parameters
+ *   `options` would (refused through a transaction-mode pooler, which
+ *   passes none on); libpq's certificate and Kerberos parameters
  *   (`sslcert`, `gssencmode`…) are refused by name, as is `search_path`
  *   (the store sets it from `?schema=`).
  *
@@ -45,6 +50,8 @@ export interface PgServerOptions {
   readonly target_session_attrs?: string;
   /** The password file `?passfile=` names (read by the caller, not the client). */
   readonly passfile?: string;
+  /** `?pgbouncer=true`: the server is behind a pooler in transaction mode. */
+  readonly transactionPooler?: boolean;
   /** Run-time settings sent at start-up. */
   readonly connection: Record<string, string>;
 }
@@ -189,6 +196,7 @@ export function serverOptions(
   let connectTimeout: number | undefined;
   let targetSessionAttrs: string | undefined;
   let passfile: string | undefined;
+  let transactionPooler: boolean | undefined;
   for (const [key, value] of query) {
     if (key === "host") hosts = value.split(",");
     else if (key === "port") ports = value.split(",");
@@ -212,7 +220,11 @@ export function serverOptions(
       );
     } else if (key === "target_session_attrs") targetSessionAttrs = value;
     else if (key === "passfile") passfile = value;
-    else if (key === "search_path") {
+    else if (key === "pgbouncer") {
+      if (value === "true" || value === "1") transactionPooler = true;
+      else if (value === "false" || value === "0") transactionPooler = false;
+      else throw invalid("pgbouncer must be true or false", value);
+    } else if (key === "search_path") {
       throw invalid("search_path is set by the store: use ?schema=NAME instead", value);
     } else if (UNSUPPORTED.has(key)) {
       throw invalid(`parameter ${key} is not supported by hermes-state`, value);
@@ -255,6 +267,16 @@ export function serverOptions(
   }
   if (!("application_name" in connection) && env.PGAPPNAME !== undefined) {
     connection.application_name = env.PGAPPNAME;
+  }
+  if (transactionPooler) {
+    const setting = Object.keys(connection).find((key) => key !== "application_name");
+    if (setting !== undefined) {
+      throw invalid(
+        `parameter ${setting} cannot reach the server through a transaction-mode pooler (?pgbouncer=true), which passes no start-up settings on: set it on the role instead (ALTER ROLE … SET ${setting} = …)`,
+        connection[setting],
+      );
+    }
+    out.transactionPooler = true;
   }
   if (ssl !== undefined) out.ssl = ssl;
   if (connectTimeout !== undefined) out.connect_timeout = connectTimeout;

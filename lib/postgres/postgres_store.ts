@@ -66,6 +66,7 @@ import type {
   SessionTokens,
 } from "../core/types.ts";
 import {
+  checkSchemaInUse,
   connectPg,
   foreignKeyError,
   isUniqueViolation,
@@ -198,7 +199,8 @@ async function checkReadable(client: PgClient, schema: string, display: string):
  * @param options Mode, clock, schema, pool size, retry timing.
  * @returns The open store.
  * @throws {OpenError} When the URL is malformed or its schema name bad (naming
- *   the value), the server cannot be reached or refuses the login; read-only,
+ *   the value), the server cannot be reached or refuses the login, or
+ *   statements would reach another schema ({@linkcode checkSchemaInUse}); read-only,
  *   when the schema holds no store or one not migrated yet.
  * @throws {TypeError} When the `postgres` package cannot be loaded.
  */
@@ -213,6 +215,7 @@ export async function openPostgresStore(
   try {
     if (options.readonly) await checkReadable(client, schema, maskPassword(url));
     else await migratePg(client, schema);
+    await checkSchemaInUse(client, schema, maskPassword(url));
   } catch (error) {
     await client.close();
     throw error;
@@ -251,6 +254,7 @@ export async function migratePostgresStore(url: string): Promise<PgMigrationRepo
   try {
     const before = await migrationStep(client.query, parsed.schema);
     if (before === null || before <= LAST_STEP) await migratePg(client, parsed.schema);
+    await checkSchemaInUse(client, parsed.schema, maskPassword(url));
     const after = (await migrationStep(client.query, parsed.schema)) ?? LAST_STEP;
     return { target: maskPassword(url), before, after, known: LAST_STEP };
   } finally {

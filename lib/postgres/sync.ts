@@ -28,6 +28,7 @@ import { WriteLanes } from "../core/write_lanes.ts";
 import { SessionDB, storeOf } from "../sqlite/session_db.ts";
 import type { Store } from "../sqlite/store.ts";
 import {
+  checkSchemaInUse,
   connectPg,
   isUniqueViolation,
   type PgClient,
@@ -35,6 +36,7 @@ import {
   type PgValue,
 } from "./_client.ts";
 import { parsePostgresUrl } from "./postgres_store.ts";
+import { maskPassword } from "./_url.ts";
 import { migratePg } from "./schema.ts";
 import { deleteMessagesSql, deleteSessionRows } from "./_delete.ts";
 import {
@@ -439,6 +441,7 @@ export async function connectSyncTarget(url: string): Promise<PgClient> {
   const client = await connectPg(server, schema);
   try {
     await migratePg(client, schema);
+    await checkSchemaInUse(client, schema, maskPassword(url));
   } catch (error) {
     await client.close();
     throw error;

@@ -113,6 +113,22 @@ describe("serverOptions() reads a URL as libpq does", () => {
     refused("postgres://a,b/d?port=1,2,3", /ports must be one, or one per host \(2\)/);
     refused("postgres://%zz/d", /host is not valid percent-encoding/);
     refused("mysql://h/d", /scheme must be postgres:\/\/ or postgresql:\/\//);
+    refused(
+      "postgres://h/d?pgbouncer=yes",
+      /pgbouncer must be true or false: current value is "yes"/,
+    );
+    refused(
+      "postgres://h/d?pgbouncer=true&lock_timeout=2s",
+      /parameter lock_timeout cannot reach the server through a transaction-mode pooler .*: current value is "2s"/,
+    );
+  });
+
+  test("?pgbouncer=true marks a transaction-mode pooler, which keeps application_name only", () => {
+    const read = serverOptions("postgres://h/d?pgbouncer=true&application_name=gw-1");
+    assert.equal(read.transactionPooler, true);
+    assert.deepEqual(read.connection, { application_name: "gw-1" });
+    assert.equal(serverOptions("postgres://h/d?pgbouncer=false").transactionPooler, undefined);
+    assert.equal(serverOptions("postgres://h/d").transactionPooler, undefined);
   });
 
   test("openStore() and the CLI refuse a bad URL with one OpenError line, before any connection", async () => {
