@@ -21,9 +21,9 @@ as_owner() {
 case "$cmd" in
   start)
     server="${3:-}"
-    [[ "$server" =~ ^postgres://[^@]*@([^:/]+):([0-9]+)/ ]] ||
-      { echo "pgbouncer.sh: SERVER_URL must be postgres://user@host:port/db: current value is '$server'" >&2; exit 2; }
-    host="${BASH_REMATCH[1]}" server_port="${BASH_REMATCH[2]}"
+    [[ "$server" =~ ^postgres(ql)?://([^@/]*@)?([^:/?]+):([0-9]+) ]] ||
+      { echo "pgbouncer.sh: SERVER_URL must be postgres://[user@]host:port[/db]: current value is '$server'" >&2; exit 2; }
+    host="${BASH_REMATCH[3]}" server_port="${BASH_REMATCH[4]}"
     bin="$(command -v pgbouncer || echo /usr/sbin/pgbouncer)"
     if [ ! -x "$bin" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
       echo "pgbouncer.sh: installing pgbouncer with apt" >&2
