@@ -42,7 +42,7 @@ function pooled(query: string, user = ROLE, database = "postgres"): string {
     .replace(/\/[^/?]*$/, `/${database}`) + `?${query}`;
 }
 
-/** A parked promise: whether it settles within `ms`. */
+/** Whether `promise` settles (either way) within `ms` milliseconds. */
 async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), ms));
