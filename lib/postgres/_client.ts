@@ -34,6 +34,16 @@ export interface PgQuery {
   (text: string, params?: readonly PgValue[], options?: PgQueryOptions): Promise<PgRow[]>;
 }
 
+/**
+ * `name` as a quoted PostgreSQL identifier (a schema, a role, a database).
+ *
+ * @param name The identifier.
+ * @returns It in double quotes, each `"` in it doubled.
+ */
+export function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
 function encodeParam(value: PgValue | undefined): PgValue {
   if (value === undefined) return null;
   return typeof value === "string" ? encodeText(value) : value;
@@ -261,7 +271,7 @@ export async function connectPg(
       // The schema alone: were it missing (dropped under a running store), `public` after it
       // would take the store's reads and writes, or its tables, without a word. A pooler in
       // transaction mode refuses both settings: the role gives the schema, BEGIN READ ONLY the rest.
-      ...(pooled ? {} : { search_path: `"${schema.replaceAll('"', '""')}"` }),
+      ...(pooled ? {} : { search_path: quoteIdent(schema) }),
       ...(options.readonly && !pooled ? { default_transaction_read_only: "on" } : {}),
     },
     types: {
@@ -390,12 +400,11 @@ export async function checkSchemaInUse(
   );
   if (row?.in_use === schema) return;
   const inUse = row?.in_use == null ? "none" : JSON.stringify(row.in_use);
-  const quote = (name: unknown) => `"${String(name).replaceAll('"', '""')}"`;
   const fix = client.transactionPooler
     ? `through a transaction-mode pooler the schema comes from the role: ALTER ROLE ${
-      quote(row?.role)
-    } IN DATABASE ${quote(row?.db)} SET search_path = ${
-      quote(schema)
+      quoteIdent(String(row?.role))
+    } IN DATABASE ${quoteIdent(String(row?.db))} SET search_path = ${
+      quoteIdent(schema)
     } (or name the role as the schema)`
     : "a pooler between the store and the server dropped the start-up search_path: connect to the server, or to a pooler that passes it on, or use ?pgbouncer=true with the role's search_path set";
   throw new OpenError(

@@ -19,7 +19,7 @@
  * @module
  */
 import { OpenError } from "../core/errors.ts";
-import type { PgClient, PgQuery } from "./_client.ts";
+import { type PgClient, type PgQuery, quoteIdent } from "./_client.ts";
 import { COUNTER_COLUMNS } from "./_rows.ts";
 import { documentOf } from "./text_search.ts";
 
@@ -207,10 +207,6 @@ export const SEARCH_DOCUMENT_SQL: string = documentOf(SEARCH_COLUMNS_SQL);
 
 /** Advisory lock key of the migrations (any constant; "hermes" in ASCII). */
 const MIGRATION_LOCK = 0x6865726d6573;
-
-function quoteIdent(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
-}
 
 /**
  * The last migration recorded in `schema`, or `null` when it holds no
