@@ -190,7 +190,6 @@ interface PostgresSql {
   unsafe(text: string, params?: unknown[], options?: { prepare?: boolean }): Promise<PgRow[]>;
   begin<T>(fn: (sql: PostgresSql) => Promise<T>): Promise<T>;
   begin<T>(mode: string, fn: (sql: PostgresSql) => Promise<T>): Promise<T>;
-  reserve(): Promise<PostgresSql & { release(): void }>;
   end(options?: { timeout?: number }): Promise<void>;
 }
 
@@ -359,7 +358,7 @@ export async function connectPg(
         await released;
       }).then(() => undefined, (error: unknown) => translate(error));
       // Taken, or the transaction failed before (or while) taking it.
-      const failed = await Promise.race([acquired.then(() => undefined), holding]);
+      const failed = await Promise.race([acquired, holding]);
       if (failed !== undefined) throw failed;
       const unlock = async () => {
         held.delete(unlock);
