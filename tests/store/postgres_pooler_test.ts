@@ -9,13 +9,11 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { openStore } from "../../lib/open_store.ts";
 import { OpenError, StorageError } from "../../lib/core/errors.ts";
 import { connectPg } from "../../lib/postgres/_client.ts";
 import { connectSyncTarget, syncFile } from "../../lib/postgres/sync.ts";
+import { copyFixture } from "../_helpers.ts";
 import { adminSql, freshSchema, PG_SKIP } from "./_pg.ts";
 
 const POOLER_URL: string | undefined = (() => {
@@ -34,7 +32,6 @@ const SKIP = PG_SKIP ||
     : false);
 
 const ROLE = "hermes_pooled";
-const FIXTURE = new URL("../../../shared/fixtures/hermes-v11.db", import.meta.url).pathname;
 
 /** The pooler's URL for `user` and `database`, with more query parameters. */
 function pooled(query: string, user = ROLE, database = "postgres"): string {
@@ -218,9 +215,7 @@ describe("postgres behind a transaction-mode pooler", { skip: SKIP }, () => {
   });
 
   test("sync of a Hermes file through the pooler, then an unchanged pass", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "hermes-pooler-"));
-    const file = join(dir, "state.db");
-    copyFileSync(FIXTURE, file);
+    const file = copyFixture("hermes-v11.db");
     const client = await connectSyncTarget(pooled(`schema=${ROLE}&pgbouncer=true`));
     try {
       const first = await syncFile(client, file, { origin: "pooled-host" });
@@ -230,7 +225,6 @@ describe("postgres behind a transaction-mode pooler", { skip: SKIP }, () => {
       assert.deepEqual([again.created, again.updated, again.messages], [0, 0, 0]);
     } finally {
       await client.close();
-      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
