@@ -32,24 +32,8 @@ if [ -z "$PG_BIN" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 fi
 [ -n "$PG_BIN" ] || { echo "pg.sh: PostgreSQL is not installed (initdb not found)" >&2; exit 1; }
 
-# Runs a server binary as the owner of the data folder (postgres refuses to run as root).
-as_owner() {
-  if [ "$(id -u)" = 0 ]; then
-    setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"
-  else
-    "$@"
-  fi
-}
-
-free_port() {
-  local port
-  for _ in $(seq 1 50); do
-    port=$((20000 + RANDOM % 30000))
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return 0; }
-  done
-  echo "pg.sh: no free port found" >&2
-  return 1
-}
+# as_owner (the data folder's owner runs the server: postgres refuses root) and free_port.
+. "$(dirname "${BASH_SOURCE[0]}")/_service.sh"
 
 url_of() { echo "postgres://postgres@127.0.0.1:$(cat "$1/port")/postgres"; }
 

@@ -15,9 +15,8 @@ set -euo pipefail
 cmd="${1:-}"
 DIR="${2:-}"
 [ -n "$DIR" ] || { echo "usage: scripts/pgbouncer.sh start DIR SERVER_URL | stop DIR" >&2; exit 2; }
-as_owner() {
-  if [ "$(id -u)" = 0 ]; then setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"; else "$@"; fi
-}
+# as_owner (PgBouncer refuses root too) and free_port.
+. "$(dirname "${BASH_SOURCE[0]}")/_service.sh"
 case "$cmd" in
   start)
     server="${3:-}"
@@ -32,12 +31,7 @@ case "$cmd" in
     fi
     [ -x "$bin" ] || { echo "pgbouncer.sh: PgBouncer is not installed" >&2; exit 1; }
     mkdir -p "$DIR"
-    port=""
-    for _ in $(seq 1 50); do
-      candidate=$((20000 + RANDOM % 30000))
-      (exec 3<>"/dev/tcp/127.0.0.1/$candidate") 2>/dev/null || { port="$candidate"; break; }
-    done
-    [ -n "$port" ] || { echo "pgbouncer.sh: no free port found" >&2; exit 1; }
+    port="$(free_port)"
     cat >"$DIR/pgbouncer.ini" <<INI
 [databases]
 postgres = host=$host port=$server_port dbname=postgres pool_size=3

@@ -1,0 +1,21 @@
+# Sourced by scripts/pg.sh and scripts/pgbouncer.sh: what both need to run a throwaway server.
+
+# Runs a server binary as the `postgres` user when we are root (neither server runs as root).
+as_owner() {
+  if [ "$(id -u)" = 0 ]; then
+    setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"
+  else
+    "$@"
+  fi
+}
+
+# Prints a TCP port on 127.0.0.1 that nothing listens on.
+free_port() {
+  local port
+  for _ in $(seq 1 50); do
+    port=$((20000 + RANDOM % 30000))
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return 0; }
+  done
+  echo "$(basename "$0"): no free port found" >&2
+  return 1
+}
