@@ -5,21 +5,22 @@
  * - search p50 per kind on the synced corpus, beside the SQLite store's;
  * - N writer processes appending at once to PostgreSQL and to one SQLite file.
  *
- * `deno run -A bench/pg.ts [--sessions N] [--messages M] [--writers W] [--appends A]`
- * (defaults: 200 sessions × 100 messages, 8 writers × 1,000 appends: 200 each timed only 0.6 s
- * of cold clients). Keep it small on a shared box.
+ * `deno run -A bench/pg.ts [--sessions N] [--messages M] [--writers W] [--appends A] [--warmup U]`
+ * (defaults: 200 sessions × 100 messages; 8 writers × 1,000 timed appends, each writer after
+ * 300 untimed ones: `writer_child.ts`). Keep it small on a shared box.
  *
  * @module
  */
 import process from "node:process";
-import { join } from "node:path";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { openStore } from "../lib/open_store.ts";
 import { connectSyncTarget, syncFile } from "../lib/postgres/sync.ts";
 import { corpusArgs, planCorpus, sessionMessages } from "./corpus.ts";
-import { startWorker } from "../tests/reliability/_runtimes.ts";
+import { startWorker, WORKERS } from "../tests/reliability/_runtimes.ts";
 
 const url = process.env.HERMES_TEST_PG_URL;
 if (!url) throw new Error("Set HERMES_TEST_PG_URL (scripts/pg.sh start prints one)");
@@ -33,6 +34,23 @@ const dir = mkdtempSync(join(tmpdir(), "hermes-pg-bench-"));
 const schema = `bench_${Date.now().toString(36)}`;
 const target = `${url}${url.includes("?") ? "&" : "?"}schema=${schema}`;
 const out: Record<string, unknown> = { corpus: corpusOptions };
+
+/** The writer processes' script, as `startWorker` names it (from the workers' folder). */
+const WRITER = relative(WORKERS, fileURLToPath(new URL("./writer_child.ts", import.meta.url)));
+
+/**
+ * Seconds every core has been busy since boot (`/proc/stat`: user, nice, system, irq, softirq),
+ * or NaN where there is no such file.
+ */
+function machineBusySeconds(): number {
+  try {
+    const fields = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/);
+    const [user, nice, system, , , irq, softirq] = fields.slice(1).map(Number);
+    return (user + nice + system + irq + softirq) / 100;
+  } catch {
+    return NaN;
+  }
+}
 
 function p50(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -111,6 +129,7 @@ try {
   // 4. N writers appending at once: PostgreSQL vs one SQLite file.
   const writers = arg("writers", 8);
   const appends = arg("appends", 1000);
+  const warmup = arg("warmup", 300);
   const writerTarget = `${url}${url.includes("?") ? "&" : "?"}schema=${schema}_w`;
   await (await openStore(writerTarget)).close();
   const rate = async (store: string) => {
@@ -118,37 +137,54 @@ try {
     const workers = Array.from(
       { length: writers },
       (_, i) =>
-        startWorker("deno", "_pg_writer.ts", [JSON.stringify({
+        startWorker("deno", WRITER, [JSON.stringify({
           url: store,
-          name: `b${i}`,
-          own: `bench-${i}`,
-          shared: "shared",
-          count: appends,
-          seed: i,
           // Each writer its own session, as gateways write their own conversations (a shared
           // session serializes its appends on its row's counters, on either engine).
-          sharedRatio: 0,
+          session: `bench-${i}`,
+          count: appends,
+          warmup,
+          seed: i,
           startFile,
         })]),
     );
-    // Timed from the moment every writer is connected and told to start together.
+    // Timed from the moment every writer is connected, warmed up and told to start together.
     await Promise.all(
-      workers.map((w) => w.waitFor((l) => l.startsWith("ready"), "ready", 120_000)),
+      workers.map((w) => w.waitFor((l) => l === "ready", "ready", 120_000)),
     );
+    const busyBefore = machineBusySeconds();
     const started = performance.now();
     writeFileSync(startFile, "");
     const exits = await Promise.all(workers.map((w) => w.exited));
+    const seconds = (performance.now() - started) / 1000;
+    const busy = machineBusySeconds() - busyBefore;
     if (exits.some((e) => e.code !== 0)) throw new Error(workers.map((w) => w.stderr).join("\n"));
-    return Math.round((writers * appends) / ((performance.now() - started) / 1000));
+    const total = writers * appends;
+    let clientMicros = 0;
+    for (const w of workers) {
+      clientMicros += Number(w.lines.find((l) => l.startsWith("done "))!.slice(5));
+    }
+    return {
+      appends_per_s: Math.round(total / seconds),
+      // Per append: the writers' own CPU, and every core's busy time (writers, server, all).
+      writer_cpu_us: Math.round(clientMicros / total),
+      machine_busy_us: Number.isNaN(busy) ? null : Math.round((busy / total) * 1e6),
+    };
   };
   // Both stores exist before the writers start (they race on appends, not on creation).
   const writersFile = join(dir, "writers.db");
   await (await openStore(writersFile)).close();
+  const onPostgres = await rate(writerTarget);
+  const onSqlite = await rate(writersFile);
   out.writers = {
     writers,
     appends_each: appends,
-    postgres_appends_per_s: await rate(writerTarget),
-    sqlite_appends_per_s: await rate(writersFile),
+    warmup_each: warmup,
+    postgres_appends_per_s: onPostgres.appends_per_s,
+    sqlite_appends_per_s: onSqlite.appends_per_s,
+    ratio: +(onPostgres.appends_per_s / onSqlite.appends_per_s).toFixed(2),
+    postgres: onPostgres,
+    sqlite: onSqlite,
   };
   process.stdout.write(JSON.stringify(out, null, 2) + "\n");
 } finally {

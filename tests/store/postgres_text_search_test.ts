@@ -3,12 +3,20 @@
  * scripts, with diacritics, marks, emoji old and new and odd code points,
  * `tokenize()` gives exactly the terms FTS5's `unicode61` tokenizer stores
  * (read back through `fts5vocab`), and the FTS5 query translation keeps
- * FTS5's precedence. Runs without a server.
+ * FTS5's precedence; the CJK grams are each character and each pair of a
+ * run, once each, in order. Runs without a server.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { parseFtsQuery, tokenize, wordsQuery } from "../../lib/postgres/text_search.ts";
+import {
+  cjkGrams,
+  gramsVector,
+  parseFtsQuery,
+  tokenize,
+  wordsQuery,
+} from "../../lib/postgres/text_search.ts";
 import { rawOpen, tempDbPath } from "../_helpers.ts";
+import { mulberry32 } from "../_random.ts";
 
 const SAMPLES = [
   "Hello, World! docker-compose v2.3_beta",
@@ -51,4 +59,45 @@ test("wordsQuery() keeps FTS5's precedence: phrase > NOT > AND > OR", () => {
   assert.equal(wordsQuery("foo:bar"), undefined);
   assert.equal(wordsQuery('"!!!"'), null);
   assert.equal(parseFtsQuery('"unterminated'), undefined);
+});
+
+test("cjkGrams() gives each CJK character and each pair of a run once, in order of first sight", () => {
+  assert.deepEqual(cjkGrams("数据库 数据"), ["数", "据", "数据", "库", "据库"]);
+  // A non-CJK character ends a run; kana, Hangul and the ideographic space are CJK.
+  assert.deepEqual(cjkGrams("测a试テスト 회의"), [
+    "测",
+    "试",
+    "テ",
+    "试テ",
+    "ス",
+    "テス",
+    "ト",
+    "スト",
+    "회",
+    "의",
+    "회의",
+  ]);
+  assert.deepEqual(cjkGrams("\u3000字"), ["\u3000", "字", "\u3000字"]);
+  // Extension B lies beyond U+FFFF (two UTF-16 units); a lone surrogate is no character.
+  assert.deepEqual(cjkGrams("𠀀𠀁"), ["𠀀", "𠀁", "𠀀𠀁"]);
+  assert.deepEqual(cjkGrams("字\ud840字\udc00"), ["字"]);
+  // Full-width Latin, half-width katakana and compatibility ideographs are not CJK here.
+  assert.deepEqual(cjkGrams("Ａｂｃ ｶﾞ \uf900 hello"), []);
+});
+
+test("gramsVector() writes the grams as a tsvector literal, and stops short of 1 MB", () => {
+  assert.equal(gramsVector("数据 数"), "'数' '据' '数据'");
+  assert.equal(gramsVector("no CJK here"), "");
+  // 200,000 random ideographs: some 220,000 distinct grams, ~900,000 characters of literal.
+  const random = mulberry32(13);
+  const text = Array.from(
+    { length: 200_000 },
+    () => String.fromCodePoint(0x4e00 + Math.floor(random() * 20_000)),
+  ).join("");
+  const vector = gramsVector(text);
+  assert.ok(vector.length <= 600_000, `${vector.length} characters`);
+  assert.ok(vector.length > 599_990, `${vector.length} characters`);
+  const [first, second] = [...text];
+  assert.ok(vector.startsWith(`'${first}' '${second}' '${first}${second}' `));
+  assert.match(vector, /^('[^']+' )+'[^']+'$/);
 });
