@@ -232,6 +232,8 @@ function timer(ms: number): Promise<void> {
  * @param url The server URL.
  * @param schema The schema holding the tables.
  * @param options Pool size and retry timing.
+ * @param shownAs The URL an error names, its password masked: the caller's own, with the
+ *   `?schema=` it was given. @default {url}
  * @returns The pool.
  * @throws {OpenError} When the URL is malformed (naming the value), or the
  *   server cannot be reached or refuses the login.
@@ -240,8 +242,9 @@ export async function connectPg(
   url: string,
   schema: string,
   options: PgConnectOptions = {},
+  shownAs: string = url,
 ): Promise<PgClient> {
-  const display = maskPassword(url);
+  const display = maskPassword(shownAs);
   // Read before the client is loaded: a malformed URL is the caller's error, not a missing package.
   let read: PgServerOptions;
   try {

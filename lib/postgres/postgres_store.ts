@@ -211,7 +211,7 @@ export async function openPostgresStore(
   const parsed = parsePostgresUrl(url);
   const schema = options.schema ?? parsed.schema;
   if (!SCHEMA_NAME.test(schema)) throw schemaNameError(url, schema);
-  const client = await connectPg(parsed.url, schema, options);
+  const client = await connectPg(parsed.url, schema, options, url);
   try {
     if (options.readonly) await checkReadable(client, schema, maskPassword(url));
     else await migratePg(client, schema);
@@ -250,7 +250,7 @@ export interface PgMigrationReport {
  */
 export async function migratePostgresStore(url: string): Promise<PgMigrationReport> {
   const parsed = parsePostgresUrl(url);
-  const client = await connectPg(parsed.url, parsed.schema, { max: 1 });
+  const client = await connectPg(parsed.url, parsed.schema, { max: 1 }, url);
   try {
     const before = await migrationStep(client.query, parsed.schema);
     if (before === null || before <= LAST_STEP) await migratePg(client, parsed.schema);

@@ -438,7 +438,7 @@ function writeBatchOnce(
  */
 export async function connectSyncTarget(url: string): Promise<PgClient> {
   const { url: server, schema } = parsePostgresUrl(url);
-  const client = await connectPg(server, schema);
+  const client = await connectPg(server, schema, {}, url);
   try {
     await migratePg(client, schema);
     await checkSchemaInUse(client, schema, maskPassword(url));

@@ -350,3 +350,26 @@ describe("TLS as ?sslmode= asks", { skip: PG_SKIP }, () => {
     );
   });
 });
+
+describe("a server that cannot be reached", { skip: PG_SKIP }, () => {
+  // Nothing listens on port 1: the connection is refused at once (the client package is loaded,
+  // which is why this waits for a test server to be configured).
+  const url = "postgres://ann:secret@127.0.0.1:1/d?schema=team_a";
+  const named = (e: unknown) =>
+    e instanceof OpenError &&
+    e.message.startsWith(
+      'Cannot open database "postgres://ann:***@127.0.0.1:1/d?schema=team_a": ',
+    ) &&
+    /did not accept the connection/.test(e.message);
+
+  test("is named by the URL as given, its ?schema= kept, on every way in", {
+    timeout: 30_000,
+  }, async () => {
+    await assert.rejects(openStore(url), named);
+    await assert.rejects(openStore(url, { readonly: true }), named);
+    const { migratePostgresStore } = await import("../../lib/postgres/postgres_store.ts");
+    await assert.rejects(migratePostgresStore(url), named);
+    const { connectSyncTarget } = await import("../../lib/postgres/sync.ts");
+    await assert.rejects(connectSyncTarget(url), named);
+  });
+});
