@@ -3,7 +3,7 @@
  * its own session and to a shared one through `openStore(url)`, and reports
  * each append on stdout only after the call has returned.
  *
- * Argument: one JSON object `{ url, name, own, shared, count, seed, sharedRatio?, retry? }`
+ * Argument: one JSON object `{ url, name, own, shared, count, seed, retry? }`
  * (`count` 0 appends until killed). Output: `ready <runtime>`, then
  * `ack <token> <id> <session>` per message, then `done`. With `retry`, a
  * failed call (the server gone) prints `error <message>` and the writer
@@ -12,7 +12,6 @@
  *
  * @module
  */
-import { existsSync } from "node:fs";
 import process from "node:process";
 import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 import { openStore } from "../../lib/open_store.ts";
@@ -26,10 +25,6 @@ const config = JSON.parse(process.argv[2]) as {
   shared: string;
   count: number;
   seed: number;
-  /** Share of appends that go to the shared session. @default {0.5} */
-  sharedRatio?: number;
-  /** Waits for this file to exist before the first append (to start writers together). */
-  startFile?: string;
   /** Goes on after a failed call instead of exiting. @default {false} */
   retry?: boolean;
 };
@@ -58,13 +53,10 @@ while (
 );
 while (await attempt(() => opened.createSession(config.shared, "reliability")) === undefined);
 say(`ready ${runtime}`);
-while (config.startFile && !existsSync(config.startFile)) {
-  await new Promise((resolve) => setTimeout(resolve, 5));
-}
 
 let index = 0;
 while (config.count === 0 || index < config.count) {
-  const session = random() < (config.sharedRatio ?? 0.5) ? config.shared : config.own;
+  const session = random() < 0.5 ? config.shared : config.own;
   const left = config.count === 0 ? 8 : config.count - index;
   const size = random() < 0.25 ? Math.min(left, 1 + Math.floor(random() * 8)) : 1;
   const tokens = Array.from({ length: size }, (_, k) => `${config.name}x${index + k}`);
