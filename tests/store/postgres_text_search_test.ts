@@ -88,7 +88,7 @@ test("cjkGrams() gives each CJK character and each pair of a run once, in order 
 test("gramsVector() writes the grams as a tsvector literal, and stops short of 1 MB", () => {
   assert.equal(gramsVector("数据 数"), "'数' '据' '数据'");
   assert.equal(gramsVector("no CJK here"), "");
-  // 200,000 random ideographs: some 220,000 distinct grams, ~900,000 characters of literal.
+  // 200,000 random ideographs: some 220,000 distinct grams, ~1,080,000 characters of literal.
   const random = mulberry32(13);
   const text = Array.from(
     { length: 200_000 },
