@@ -17,8 +17,9 @@
  * - the plan's substring condition (its words read with FTS5's AND/OR/NOT)
  *   wherever the plan has one.
  *
- * Matches are SQLite's; ranking among them and snippet windows may differ
- * (`ts_rank` is not bm25). `sort: "newest" | "oldest"` orders by
+ * Matches are SQLite's, and so are a snippet's marks (a phrase instance as
+ * one span); ranking among them and snippet windows may differ (`ts_rank`
+ * is not bm25). `sort: "newest" | "oldest"` orders by
  * timestamp first, as the SQLite engine does, then by that rank, then id;
  * a words page is first looked for among the latest (earliest) messages
  * (`wordsByTime`), and only when they cannot hold it is every match ordered.

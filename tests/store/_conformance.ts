@@ -256,6 +256,42 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       for (const hit of hits) assert.match(hit.snippet ?? "", />>>docker<<</i);
     });
 
+    test("searchMessages() marks each phrase instance as one span, as FTS5's snippet does", async () => {
+      const marked = await empty();
+      await marked.createSession("phrases", "cli");
+      await marked.appendMessage("phrases", {
+        role: "user",
+        content: "run the unit tests, then the unit test suite; unit, test. Unit Test again",
+      });
+      await marked.createSession("overlaps", "cli");
+      await marked.appendMessage("overlaps", { role: "user", content: "x a b c y a b" });
+      // What SQLite's FTS5 answers for these texts (short enough that the whole text shows).
+      const expected: Array<[query: string, snippet: string]> = [
+        [
+          '"unit test"',
+          "run the unit tests, then the >>>unit test<<< suite; >>>unit, test<<<. >>>Unit Test<<< again  ",
+        ],
+        [
+          "unit test",
+          "run the >>>unit<<< tests, then the >>>unit<<< >>>test<<< suite; >>>unit<<<, >>>test<<<. >>>Unit<<< >>>Test<<< again  ",
+        ],
+        [
+          '"unit tes"*',
+          "run the >>>unit tests<<<, then the >>>unit test<<< suite; >>>unit, test<<<. >>>Unit Test<<< again  ",
+        ],
+        [
+          '"the unit" AND suite',
+          "run >>>the unit<<< tests, then >>>the unit<<< test >>>suite<<<; unit, test. Unit Test again  ",
+        ],
+        ['"a b" OR "b c"', "x >>>a b c<<< y >>>a b<<<  "],
+        ['"a b c" OR "b"', "x >>>a b c<<< y a >>>b<<<  "],
+      ];
+      for (const [query, snippet] of expected) {
+        const hits = await marked.searchMessages(query);
+        assert.deepEqual(hits.map((hit) => hit.snippet), [snippet], query);
+      }
+    });
+
     test("recorded Python searches that are not improvements find the same messages", async () => {
       const recorded = await entriesOf("search.json", ["searchMessages"]);
       for (const entry of recorded) {
