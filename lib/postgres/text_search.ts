@@ -403,7 +403,7 @@ export function wordsQuery(query: string): string | null | undefined {
 }
 
 /** A phrase a snippet marks: its tokens in order, the last one a prefix when it ends in `*`. */
-export interface SnippetPhrase {
+interface SnippetPhrase {
   /** The folded tokens. */
   readonly terms: readonly string[];
   /** The last token matches any token it begins. */
@@ -411,7 +411,7 @@ export interface SnippetPhrase {
 }
 
 /** The positive phrases of a query (for snippets): none under a NOT's right side. */
-export function positivePhrases(query: string): SnippetPhrase[] {
+function positivePhrases(query: string): SnippetPhrase[] {
   const phrases: SnippetPhrase[] = [];
   const walk = (node: QueryNode | undefined): void => {
     if (node === undefined) return;
