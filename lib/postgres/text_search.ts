@@ -402,52 +402,6 @@ export function wordsQuery(query: string): string | null | undefined {
   return typeof built === "string" ? built : null;
 }
 
-/** A phrase a snippet marks: its tokens in order, the last one a prefix when it ends in `*`. */
-interface SnippetPhrase {
-  /** The folded tokens. */
-  readonly terms: readonly string[];
-  /** The last token matches any token it begins. */
-  readonly prefix: boolean;
-}
-
-/** The positive phrases of a query (for snippets): none under a NOT's right side. */
-function positivePhrases(query: string): SnippetPhrase[] {
-  const phrases: SnippetPhrase[] = [];
-  const walk = (node: QueryNode | undefined): void => {
-    if (node === undefined) return;
-    if (node.kind === "phrase") {
-      const terms = tokenize(node.text).map((t) => t.term);
-      if (terms.length > 0) phrases.push({ terms, prefix: node.prefix });
-    } else if (node.kind === "not") walk(node.left);
-    else for (const item of node.items) walk(item);
-  };
-  walk(parseFtsQuery(query));
-  return phrases;
-}
-
-/**
- * For each token, the last token of the phrase instances that start there
- * (-1 where none does): an instance is the phrase's tokens in a row.
- */
-function phraseInstances(tokens: readonly Token[], phrases: readonly SnippetPhrase[]): number[] {
-  const lastOf = new Array<number>(tokens.length).fill(-1);
-  for (let k = 0; k < tokens.length; k++) {
-    for (const { terms, prefix } of phrases) {
-      const n = terms.length;
-      if (k + n > tokens.length) continue;
-      let j = 0;
-      while (j < n) {
-        const term = tokens[k + j].term;
-        const same = prefix && j === n - 1 ? term.startsWith(terms[j]) : term === terms[j];
-        if (!same) break;
-        j++;
-      }
-      if (j === n) lastOf[k] = Math.max(lastOf[k], k + n - 1);
-    }
-  }
-  return lastOf;
-}
-
 /** A substring condition for the trigram query: SQL with `$n` markers and its parameters. */
 export interface SubstringSql {
   /** A boolean SQL expression. */
@@ -551,63 +505,6 @@ export function gramsQuery(text: string): string | undefined {
 // ---------------------------------------------------------------------------
 
 const SNIPPET_TOKENS = 40;
-
-/**
- * A snippet in the manner of FTS5's `snippet(…, '>>>', '<<<', '...', 40)`:
- * the 40-token window with the most matching tokens, each phrase instance
- * marked as one span (`>>>unit test<<<`, not the words of `unit tests`),
- * overlapping instances as one, as FTS5 marks them.
- *
- * @param text The searchable text.
- * @param query The FTS5 word query.
- * @returns The snippet.
- */
-export function wordsSnippet(text: string, query: string): string {
-  const tokens = tokenize(text);
-  if (tokens.length === 0) return text;
-  const lastOf = phraseInstances(tokens, positivePhrases(query));
-  const hit = new Array<boolean>(tokens.length).fill(false);
-  for (let k = 0; k < tokens.length; k++) {
-    for (let j = k; j <= lastOf[k]; j++) hit[j] = true;
-  }
-  let start = 0;
-  if (tokens.length > SNIPPET_TOKENS) {
-    let best = -1;
-    for (let s = 0; s + SNIPPET_TOKENS <= tokens.length; s++) {
-      let score = 0;
-      for (let k = s; k < s + SNIPPET_TOKENS; k++) if (hit[k]) score++;
-      if (score > best) {
-        best = score;
-        start = s;
-      }
-    }
-    // Lead into the first match a little, as FTS5 does, rather than starting on it.
-    const firstHit = hit.indexOf(true, start);
-    if (firstHit === start && start > 0) start = Math.max(0, start - 2);
-  }
-  const end = Math.min(tokens.length, start + SNIPPET_TOKENS);
-  let out = start > 0 ? "..." : "";
-  let cursor = start > 0 ? tokens[start].start : 0;
-  /** The last token of the span open (-1: none). */
-  let openUntil = -1;
-  for (let k = start; k < end; k++) {
-    const token = tokens[k];
-    out += text.slice(cursor, token.start);
-    if (openUntil === -1 && hit[k]) {
-      out += ">>>";
-      openUntil = k;
-    }
-    if (openUntil !== -1) openUntil = Math.max(openUntil, lastOf[k]);
-    out += text.slice(token.start, token.end);
-    cursor = token.end;
-    if (openUntil === k || (openUntil !== -1 && k === end - 1)) {
-      out += "<<<";
-      openUntil = -1;
-    }
-  }
-  out += end < tokens.length ? "..." : text.slice(cursor);
-  return out;
-}
 
 /**
  * A snippet for a substring (trigram) match: about 40 characters around the

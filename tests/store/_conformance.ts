@@ -19,6 +19,7 @@ import { copyFixture, tempDir } from "../_helpers.ts";
 import { entriesOf, type ExpectedEntry, label, wanted } from "../_expected_calls.ts";
 import { fixtureRecords } from "./_fixture_data.ts";
 import { IMPROVED_QUERIES } from "../_search_cases.ts";
+import { planSearch } from "../../lib/core/search/plan.ts";
 
 /** Options a factory passes on to the store it opens. */
 export interface FactoryOptions {
@@ -155,11 +156,17 @@ export function storeConformance(name: string, factory: StoreFactory): void {
             `ids of ${what}`,
           );
           const byId = new Map(want.map((h) => [h.id, h]));
+          // A word search's snippet is FTS5's on either engine; a substring one's may differ.
+          const plan = planSearch(query);
+          const sameSnippet = plan.kind === "ranked" && plan.index === "words";
           for (const hit of got) {
             const { snippet: _s, ...rest } = hit;
-            const { snippet: _w, ...expectedRest } = byId.get(hit.id)!;
+            const { snippet: wantSnippet, ...expectedRest } = byId.get(hit.id)!;
             assert.deepEqual(rest, expectedRest, `hit ${hit.id} of ${what}`);
             assert.equal(typeof hit.snippet === "string" || hit.snippet === null, true);
+            if (sameSnippet) {
+              assert.equal(hit.snippet, wantSnippet, `snippet of ${hit.id} of ${what}`);
+            }
           }
           if (factory.ranksAsSqlite) {
             assert.deepEqual(
@@ -289,6 +296,55 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       for (const [query, snippet] of expected) {
         const hits = await marked.searchMessages(query);
         assert.deepEqual(hits.map((hit) => hit.snippet), [snippet], query);
+      }
+    });
+
+    test("searchMessages() cuts a long text's snippet where FTS5 does", async () => {
+      const store = await empty();
+      const words = (prefix: string, n: number) =>
+        Array.from({ length: n }, (_, i) => `${prefix}${i}`).join(" ");
+      const texts: Record<string, string> = {
+        long: `Opening words of a long message. ${words("w", 30)} then the docker compose file: ${
+          words("v", 30)
+        }. Later docker again ${words("u", 20)}`,
+        sentence: `${words("a", 25)}. Sentence about docker and compose here ${words("b", 40)}`,
+        nested: "alpha cache beta memory gamma",
+        // Multimodal content starts with U+0000: FTS5 copies no text before the first match.
+        multimodal: '\u0000json:[{"type": "text", "text": "see the docker logs"}]',
+      };
+      for (const [session, content] of Object.entries(texts)) {
+        await store.createSession(session, "cli");
+        await store.appendMessage(session, { role: "user", content });
+      }
+      // What SQLite's FTS5 answers: the best window (a sentence's start wins a tie-break, the
+      // window is centred on what it holds), marks only for the parts of the query that match.
+      const expected: Array<[session: string, query: string, snippet: string]> = [
+        [
+          "long",
+          "docker",
+          "...w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 w20 w21 w22 w23 w24 w25 w26 w27 w28 w29 then the >>>docker<<< compose file: v0 v1 v2 v3 v4...",
+        ],
+        [
+          "long",
+          '"docker compose"',
+          "...w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 w20 w21 w22 w23 w24 w25 w26 w27 w28 w29 then the >>>docker compose<<< file: v0 v1 v2 v3 v4...",
+        ],
+        [
+          "long",
+          "opening OR u19",
+          "...Later docker again u0 u1 u2 u3 u4 u5 u6 u7 u8 u9 u10 u11 u12 u13 u14 u15 u16 u17 u18 >>>u19<<<  ",
+        ],
+        [
+          "sentence",
+          "compose OR b39",
+          "...Sentence about docker and >>>compose<<< here b0 b1 b2 b3 b4 b5 b6 b7 b8 b9 b10 b11 b12 b13 b14 b15 b16 b17 b18 b19 b20 b21 b22 b23 b24 b25 b26 b27 b28 b29 b30 b31 b32 b33...",
+        ],
+        ["nested", "cache AND redis OR memory", "alpha cache beta >>>memory<<< gamma  "],
+        ["multimodal", "docker", '>>>docker<<< logs"}]  '],
+      ];
+      for (const [sessionId, query, snippet] of expected) {
+        const hits = await store.searchMessages(query, { sessionId });
+        assert.deepEqual(hits.map((hit) => hit.snippet), [snippet], `${sessionId}: ${query}`);
       }
     });
 

@@ -1,0 +1,246 @@
+/**
+ * The snippet of a word match on PostgreSQL, chosen and marked as SQLite's
+ * FTS5 `snippet(messages_fts, 0, '>>>', '<<<', '...', 40)` does it, so that
+ * a hit shows the same text on either engine:
+ *
+ * - the query's phrases (each a run of tokens, its last one a prefix when it
+ *   ends in `*`) are found in the text's `unicode61` tokens: their
+ *   instances, in order of position, of the phrases in the parts of the
+ *   query that match the text;
+ * - each instance proposes a 40-token window, scored 1,000 for each phrase
+ *   it holds and 1 for each further instance, then centred on what it
+ *   holds; and a window from the start of the instance's sentence (a token
+ *   after `.` or `:` and white space, or the first token), with a bonus of
+ *   100 (120 for the first token). The first best score wins;
+ * - overlapping instances are marked as one span, `>>>unit test<<<`; the
+ *   text before the window is cut to `...`, and after it too unless the
+ *   window reaches the last token; each piece of text copied stops at a
+ *   U+0000, as FTS5's does.
+ *
+ * @module
+ */
+import { parseFtsQuery, type QueryNode, type Token, tokenize } from "./text_search.ts";
+
+/** Tokens a snippet shows, as the SQLite engine asks of FTS5. */
+const SNIPPET_TOKENS = 40;
+
+/** A phrase of the query: its tokens in order, the last one a prefix when it ends in `*`. */
+interface Phrase {
+  readonly terms: readonly string[];
+  readonly prefix: boolean;
+}
+
+/** One place a phrase stands in the text. */
+interface Instance {
+  /** Which phrase of the query. */
+  readonly phrase: number;
+  /** Its first token. */
+  readonly start: number;
+  /** How many tokens. */
+  readonly size: number;
+}
+
+/** The phrases of a query, numbered in the order they are written, each with its node. */
+function phrasesOf(tree: QueryNode | undefined): Map<QueryNode, Phrase & { index: number }> {
+  const phrases = new Map<QueryNode, Phrase & { index: number }>();
+  const walk = (node: QueryNode): void => {
+    if (node.kind === "phrase") {
+      const terms = tokenize(node.text).map((t) => t.term);
+      phrases.set(node, { terms, prefix: node.prefix, index: phrases.size });
+    } else if (node.kind === "not") {
+      walk(node.left);
+      walk(node.right);
+    } else for (const item of node.items) walk(item);
+  };
+  if (tree !== undefined) walk(tree);
+  return phrases;
+}
+
+/** Every instance of every phrase, by position (the earlier phrase first at one position). */
+function instancesOf(tokens: readonly Token[], phrases: readonly Phrase[]): Instance[] {
+  const found: Instance[] = [];
+  for (let start = 0; start < tokens.length; start++) {
+    phrases.forEach(({ terms, prefix }, phrase) => {
+      const size = terms.length;
+      if (size === 0 || start + size > tokens.length) return;
+      for (let j = 0; j < size; j++) {
+        const term = tokens[start + j].term;
+        const same = prefix && j === size - 1 ? term.startsWith(terms[j]) : term === terms[j];
+        if (!same) return;
+      }
+      found.push({ phrase, start, size });
+    });
+  }
+  return found;
+}
+
+/**
+ * The phrases whose instances FTS5 reports for this text: those of the
+ * parts of the query that match it. A phrase under an AND (or a run of
+ * phrases) that fails, or under a NOT that fails, or on a NOT's right side,
+ * reports none, even where it stands in the text (`cache AND redis OR
+ * memory` marks only `memory` in a text without `redis`).
+ */
+function reportedPhrases(
+  tree: QueryNode | undefined,
+  phrases: Map<QueryNode, Phrase & { index: number }>,
+  present: ReadonlySet<number>,
+): Set<number> {
+  const reported = new Set(present);
+  const silence = (node: QueryNode): void => {
+    if (node.kind === "phrase") reported.delete(phrases.get(node)!.index);
+    else if (node.kind === "not") {
+      silence(node.left);
+      silence(node.right);
+    } else for (const item of node.items) silence(item);
+  };
+  const matches = (node: QueryNode): boolean => {
+    switch (node.kind) {
+      case "phrase": {
+        const phrase = phrases.get(node)!;
+        // A phrase without a token is left out of the query, as the words query leaves it.
+        return phrase.terms.length === 0 || present.has(phrase.index);
+      }
+      case "seq":
+      case "and":
+        if (node.items.every(matches)) return true;
+        silence(node);
+        return false;
+      case "or":
+        return node.items.map(matches).some(Boolean);
+      case "not":
+        if (matches(node.left) && !matches(node.right)) return true;
+        silence(node);
+        return false;
+    }
+  };
+  if (tree !== undefined) matches(tree);
+  return reported;
+}
+
+/** The tokens that begin a sentence: the first, and each after `.` or `:` and white space. */
+function sentenceStarts(text: string, tokens: readonly Token[]): number[] {
+  const starts: number[] = tokens.length > 0 ? [0] : [];
+  for (let k = 1; k < tokens.length; k++) {
+    let at = tokens[k].start - 1;
+    while (at >= 0 && " \t\n\r".includes(text[at])) at--;
+    if (at !== tokens[k].start - 1 && at >= 0 && (text[at] === "." || text[at] === ":")) {
+      starts.push(k);
+    }
+  }
+  return starts;
+}
+
+/**
+ * The score of the window of `SNIPPET_TOKENS` from token `from`, and where
+ * it would start centred on the instances it holds.
+ */
+function scoreWindow(
+  instances: readonly Instance[],
+  from: number,
+  tokenCount: number,
+): { score: number; centred: number } {
+  const seen = new Set<number>();
+  let score = 0;
+  let first = -1;
+  let last = 0;
+  for (const instance of instances) {
+    if (instance.start < from || instance.start >= from + SNIPPET_TOKENS) continue;
+    score += seen.has(instance.phrase) ? 1 : 1000;
+    seen.add(instance.phrase);
+    if (first < 0) first = instance.start;
+    last = instance.start + instance.size;
+  }
+  let centred = first - Math.trunc((SNIPPET_TOKENS - (last - first)) / 2);
+  if (centred + SNIPPET_TOKENS > tokenCount) centred = tokenCount - SNIPPET_TOKENS;
+  return { score, centred: Math.max(0, centred) };
+}
+
+/** The first token of the best window. */
+function bestStart(text: string, tokens: readonly Token[], instances: readonly Instance[]): number {
+  const starts = sentenceStarts(text, tokens);
+  let best = 0;
+  let bestFrom = 0;
+  for (const { start } of instances) {
+    const own = scoreWindow(instances, start, tokens.length);
+    if (own.score > best) {
+      best = own.score;
+      bestFrom = own.centred;
+    }
+    if (starts.length === 0 || tokens.length <= SNIPPET_TOKENS) continue;
+    let sentence = 0;
+    while (sentence < starts.length - 1 && starts[sentence + 1] <= start) sentence++;
+    const from = starts[sentence];
+    if (from >= start) continue;
+    const score = scoreWindow(instances, from, tokens.length).score + (from === 0 ? 120 : 100);
+    if (score > best) {
+      best = score;
+      bestFrom = from;
+    }
+  }
+  return bestFrom;
+}
+
+/**
+ * A piece of the text as FTS5 copies it into a snippet: up to its first
+ * U+0000 (it appends with `%.*s`, which stops there), so the start of
+ * multimodal content, which is a NUL, shows nothing before the first match.
+ */
+function copy(text: string, from: number, to: number): string {
+  const nul = text.indexOf("\u0000", from);
+  return text.slice(from, nul === -1 || nul > to ? to : nul);
+}
+
+/** Overlapping instances as one span each: `[first token, last token]`, in order. */
+function spansOf(instances: readonly Instance[]): Array<[number, number]> {
+  const spans: Array<[number, number]> = [];
+  for (const { start, size } of instances) {
+    const end = start + size - 1;
+    const open = spans[spans.length - 1];
+    if (open !== undefined && start <= open[1]) open[1] = Math.max(open[1], end);
+    else spans.push([start, end]);
+  }
+  return spans;
+}
+
+/**
+ * A snippet of `text` for the word query `query`, as FTS5's `snippet()`
+ * with `'>>>'`, `'<<<'`, `'...'` and 40 tokens gives it.
+ *
+ * @param text The searchable text of a message.
+ * @param query The sanitized FTS5 word query.
+ * @returns The snippet.
+ */
+export function wordsSnippet(text: string, query: string): string {
+  const tokens = tokenize(text);
+  const tree = parseFtsQuery(query);
+  const phrases = phrasesOf(tree);
+  const all = instancesOf(tokens, [...phrases.values()]);
+  const reported = reportedPhrases(tree, phrases, new Set(all.map((i) => i.phrase)));
+  const instances = all.filter((instance) => reported.has(instance.phrase));
+  const first = bestStart(text, tokens, instances);
+  const last = first + SNIPPET_TOKENS - 1;
+  // Spans that start before the window are left unmarked, as FTS5 leaves them.
+  const spans = spansOf(instances).filter(([start]) => start >= first);
+  let span = 0;
+  let out = first > 0 ? "..." : "";
+  let copied = first > 0 && first < tokens.length ? tokens[first].start : 0;
+  for (let k = first; k <= last && k < tokens.length; k++) {
+    const token = tokens[k];
+    const current = spans[span];
+    if (current !== undefined && k === current[0]) {
+      out += copy(text, copied, token.start) + ">>>";
+      copied = token.start;
+    }
+    if (current !== undefined && k === current[1]) {
+      out += copy(text, copied, token.end) + "<<<";
+      copied = token.end;
+      span++;
+    } else if (k === last) {
+      out += copy(text, copied, token.end);
+      copied = token.end;
+      if (current !== undefined && k >= current[0]) out += "<<<";
+    }
+  }
+  return out + (last >= tokens.length - 1 ? copy(text, copied, text.length) : "...");
+}
