@@ -144,8 +144,18 @@ function scoreWindow(
   let score = 0;
   let first = -1;
   let last = 0;
-  for (const instance of instances) {
-    if (instance.start < from || instance.start >= from + SNIPPET_TOKENS) continue;
+  // The instances are in order of position: those in the window are a run, found by bisection
+  // (a long tool output can hold thousands of a frequent word's instances).
+  let low = 0;
+  let high = instances.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (instances[mid].start < from) low = mid + 1;
+    else high = mid;
+  }
+  for (let i = low; i < instances.length; i++) {
+    const instance = instances[i];
+    if (instance.start >= from + SNIPPET_TOKENS) break;
     score += seen.has(instance.phrase) ? 1 : 1000;
     seen.add(instance.phrase);
     if (first < 0) first = instance.start;
