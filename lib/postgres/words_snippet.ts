@@ -30,6 +30,9 @@ interface Phrase {
   readonly prefix: boolean;
 }
 
+/** A phrase with its number in the query (FTS5 numbers them in the order they are written). */
+type NumberedPhrase = Phrase & { readonly index: number };
+
 /** One place a phrase stands in the text. */
 interface Instance {
   /** Which phrase of the query. */
@@ -40,9 +43,9 @@ interface Instance {
   readonly size: number;
 }
 
-/** The phrases of a query, numbered in the order they are written, each with its node. */
-function phrasesOf(tree: QueryNode | undefined): Map<QueryNode, Phrase & { index: number }> {
-  const phrases = new Map<QueryNode, Phrase & { index: number }>();
+/** The phrases of a query, numbered in the order they are written, each by its node. */
+function phrasesOf(tree: QueryNode | undefined): Map<QueryNode, NumberedPhrase> {
+  const phrases = new Map<QueryNode, NumberedPhrase>();
   const walk = (node: QueryNode): void => {
     if (node.kind === "phrase") {
       const terms = tokenize(node.text).map((t) => t.term);
@@ -77,13 +80,15 @@ function instancesOf(tokens: readonly Token[], phrases: readonly Phrase[]): Inst
 /**
  * The phrases whose instances FTS5 reports for this text: those of the
  * parts of the query that match it. A phrase under an AND (or a run of
- * phrases) that fails, or under a NOT that fails, or on a NOT's right side,
- * reports none, even where it stands in the text (`cache AND redis OR
- * memory` marks only `memory` in a text without `redis`).
+ * phrases) that fails, or under a NOT that fails, reports none, even where
+ * it stands in the text (`cache AND redis OR memory` marks only `memory` in
+ * a text without `redis`). FTS5 may still mark a NOT's right side where its
+ * cursor happens to rest on the row (a NOT that failed beside an OR that
+ * matched); that is not followed here.
  */
 function reportedPhrases(
   tree: QueryNode | undefined,
-  phrases: Map<QueryNode, Phrase & { index: number }>,
+  phrases: ReadonlyMap<QueryNode, NumberedPhrase>,
   present: ReadonlySet<number>,
 ): Set<number> {
   const reported = new Set(present);
