@@ -167,6 +167,8 @@ export interface PgClient {
    * `search_path` and no statement is prepared.
    */
   readonly transactionPooler: boolean;
+  /** The URL errors name, its password masked: the caller's, with the `?schema=` it was given. */
+  readonly display: string;
   /** One statement, in its own implicit transaction. */
   readonly query: PgQuery;
   /** Runs `fn` in one transaction, again from the start when PostgreSQL asks (deadlock, serialization). */
@@ -328,6 +330,7 @@ export async function connectPg(
   const held = new Set<() => Promise<void>>();
   return {
     transactionPooler: pooled,
+    display,
     query: readOnlyMode
       ? (text, params, options) =>
         sql.begin(readOnlyMode, (tx) => run(tx, text, params, options)).catch((error) => {
@@ -389,14 +392,9 @@ export async function connectPg(
  *
  * @param client The pool (the schema created or migrated already).
  * @param schema The store's schema.
- * @param display The URL to name, its password masked.
  * @throws {OpenError} When another schema is in force, naming it and the fix.
  */
-export async function checkSchemaInUse(
-  client: PgClient,
-  schema: string,
-  display: string,
-): Promise<void> {
+export async function checkSchemaInUse(client: PgClient, schema: string): Promise<void> {
   const [row] = await client.query(
     "SELECT current_schema() AS in_use, current_user AS role, current_database() AS db",
   );
@@ -410,7 +408,7 @@ export async function checkSchemaInUse(
     } (or name the role as the schema)`
     : "a pooler between the store and the server dropped the start-up search_path: connect to the server, or to a pooler that passes it on, or use ?pgbouncer=true with the role's search_path set";
   throw new OpenError(
-    display,
+    client.display,
     `statements would reach schema ${inUse}, not the store's ${JSON.stringify(schema)}: ${fix}`,
     { kind: "other" },
   );

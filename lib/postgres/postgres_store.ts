@@ -173,18 +173,18 @@ export function parsePostgresUrl(url: string): { url: string; schema: string } {
  * holds no store yet, or one a writer of this version has not migrated yet
  * (its statements read the tables of the last step).
  */
-async function checkReadable(client: PgClient, schema: string, display: string): Promise<void> {
+async function checkReadable(client: PgClient, schema: string): Promise<void> {
   const step = await migrationStep(client.query, schema);
   if (step === null) {
     throw new OpenError(
-      display,
+      client.display,
       `schema "${schema}" holds no hermes-state store yet (copy or sync sessions into it, or open it for writing once)`,
       { kind: "not_found" },
     );
   }
   if (step < LAST_STEP) {
     throw new OpenError(
-      display,
+      client.display,
       `schema "${schema}" is at migration ${step} and this hermes-state reads migration ${LAST_STEP}: upgrade it once with \`hermes-state --db URL migrate\` (or any write)`,
       { kind: "other" },
     );
@@ -213,15 +213,15 @@ export async function openPostgresStore(
   if (!SCHEMA_NAME.test(schema)) throw schemaNameError(url, schema);
   const client = await connectPg(parsed.url, schema, options, url);
   try {
-    if (options.readonly) await checkReadable(client, schema, maskPassword(url));
+    if (options.readonly) await checkReadable(client, schema);
     else await migratePg(client, schema);
-    await checkSchemaInUse(client, schema, maskPassword(url));
+    await checkSchemaInUse(client, schema);
   } catch (error) {
     await client.close();
     throw error;
   }
   return new PostgresSessionStore(client, {
-    target: maskPassword(url),
+    target: client.display,
     readonly: options.readonly ?? false,
     clock: options.clock ?? (() => Date.now() / 1000),
   });
@@ -254,9 +254,9 @@ export async function migratePostgresStore(url: string): Promise<PgMigrationRepo
   try {
     const before = await migrationStep(client.query, parsed.schema);
     if (before === null || before <= LAST_STEP) await migratePg(client, parsed.schema);
-    await checkSchemaInUse(client, parsed.schema, maskPassword(url));
+    await checkSchemaInUse(client, parsed.schema);
     const after = (await migrationStep(client.query, parsed.schema)) ?? LAST_STEP;
-    return { target: maskPassword(url), before, after, known: LAST_STEP };
+    return { target: client.display, before, after, known: LAST_STEP };
   } finally {
     await client.close();
   }

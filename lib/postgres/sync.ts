@@ -36,7 +36,6 @@ import {
   type PgValue,
 } from "./_client.ts";
 import { parsePostgresUrl } from "./postgres_store.ts";
-import { maskPassword } from "./_url.ts";
 import { migratePg } from "./schema.ts";
 import { deleteMessagesSql, deleteSessionRows } from "./_delete.ts";
 import {
@@ -441,7 +440,7 @@ export async function connectSyncTarget(url: string): Promise<PgClient> {
   const client = await connectPg(server, schema, {}, url);
   try {
     await migratePg(client, schema);
-    await checkSchemaInUse(client, schema, maskPassword(url));
+    await checkSchemaInUse(client, schema);
   } catch (error) {
     await client.close();
     throw error;
