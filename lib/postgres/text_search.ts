@@ -504,7 +504,8 @@ export function gramsQuery(text: string): string | undefined {
 // Snippets
 // ---------------------------------------------------------------------------
 
-const SNIPPET_TOKENS = 40;
+/** Tokens a snippet shows, as the SQLite engine asks of FTS5 (`words_snippet.ts`). */
+export const SNIPPET_TOKENS = 40;
 
 /**
  * A snippet for a substring (trigram) match: about 40 characters around the

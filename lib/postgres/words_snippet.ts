@@ -19,10 +19,13 @@
  *
  * @module
  */
-import { parseFtsQuery, type QueryNode, type Token, tokenize } from "./text_search.ts";
-
-/** Tokens a snippet shows, as the SQLite engine asks of FTS5. */
-const SNIPPET_TOKENS = 40;
+import {
+  parseFtsQuery,
+  type QueryNode,
+  SNIPPET_TOKENS,
+  type Token,
+  tokenize,
+} from "./text_search.ts";
 
 /** A phrase of the query: its tokens in order, the last one a prefix when it ends in `*`. */
 interface Phrase {
@@ -202,8 +205,9 @@ function bestStart(text: string, tokens: readonly Token[], instances: readonly I
  * multimodal content, which is a NUL, shows nothing before the first match.
  */
 function copy(text: string, from: number, to: number): string {
-  const nul = text.indexOf("\u0000", from);
-  return text.slice(from, nul === -1 || nul > to ? to : nul);
+  const piece = text.slice(from, to);
+  const nul = piece.indexOf("\u0000");
+  return nul === -1 ? piece : piece.slice(0, nul);
 }
 
 /** Overlapping instances as one span each: `[first token, last token]`, in order. */
