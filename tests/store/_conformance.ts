@@ -263,15 +263,21 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       for (const hit of hits) assert.match(hit.snippet ?? "", />>>docker<<</i);
     });
 
+    /** A new store with one session per entry, named by its key, holding one user message. */
+    async function storeOfTexts(texts: Record<string, string>): Promise<SessionStore> {
+      const texted = await empty();
+      for (const [session, content] of Object.entries(texts)) {
+        await texted.createSession(session, "cli");
+        await texted.appendMessage(session, { role: "user", content });
+      }
+      return texted;
+    }
+
     test("searchMessages() marks each phrase instance as one span, as FTS5's snippet does", async () => {
-      const marked = await empty();
-      await marked.createSession("phrases", "cli");
-      await marked.appendMessage("phrases", {
-        role: "user",
-        content: "run the unit tests, then the unit test suite; unit, test. Unit Test again",
+      const marked = await storeOfTexts({
+        phrases: "run the unit tests, then the unit test suite; unit, test. Unit Test again",
+        overlaps: "x a b c y a b",
       });
-      await marked.createSession("overlaps", "cli");
-      await marked.appendMessage("overlaps", { role: "user", content: "x a b c y a b" });
       // What SQLite's FTS5 answers for these texts (short enough that the whole text shows).
       const expected: Array<[query: string, snippet: string]> = [
         [
@@ -300,10 +306,9 @@ export function storeConformance(name: string, factory: StoreFactory): void {
     });
 
     test("searchMessages() cuts a long text's snippet where FTS5 does", async () => {
-      const store = await empty();
       const words = (prefix: string, n: number) =>
         Array.from({ length: n }, (_, i) => `${prefix}${i}`).join(" ");
-      const texts: Record<string, string> = {
+      const store = await storeOfTexts({
         long: `Opening words of a long message. ${words("w", 30)} then the docker compose file: ${
           words("v", 30)
         }. Later docker again ${words("u", 20)}`,
@@ -311,11 +316,7 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         nested: "alpha cache beta memory gamma",
         // Multimodal content starts with U+0000: FTS5 copies no text before the first match.
         multimodal: '\u0000json:[{"type": "text", "text": "see the docker logs"}]',
-      };
-      for (const [session, content] of Object.entries(texts)) {
-        await store.createSession(session, "cli");
-        await store.appendMessage(session, { role: "user", content });
-      }
+      });
       // What SQLite's FTS5 answers: the best window (a sentence's start wins a tie-break, the
       // window is centred on what it holds), marks only for the parts of the query that match.
       const expected: Array<[session: string, query: string, snippet: string]> = [
