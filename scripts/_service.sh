@@ -9,12 +9,17 @@ as_owner() {
   fi
 }
 
+# True when something listens on TCP port $1 of 127.0.0.1.
+listens() {
+  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
 # Prints a TCP port on 127.0.0.1 that nothing listens on.
 free_port() {
   local port
   for _ in $(seq 1 50); do
     port=$((20000 + RANDOM % 30000))
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return 0; }
+    listens "$port" || { echo "$port"; return 0; }
   done
   echo "$(basename "$0"): no free port found" >&2
   return 1

@@ -15,7 +15,7 @@ set -euo pipefail
 cmd="${1:-}"
 DIR="${2:-}"
 [ -n "$DIR" ] || { echo "usage: scripts/pgbouncer.sh start DIR SERVER_URL | stop DIR" >&2; exit 2; }
-# as_owner (PgBouncer refuses root too) and free_port.
+# as_owner (PgBouncer refuses root too), free_port and listens.
 . "$(dirname "${BASH_SOURCE[0]}")/_service.sh"
 case "$cmd" in
   start)
@@ -51,7 +51,7 @@ INI
     if [ "$(id -u)" = 0 ]; then chown -R postgres:postgres "$DIR"; fi
     as_owner "$bin" -d "$DIR/pgbouncer.ini" || { cat "$DIR/pgbouncer.log" >&2 2>/dev/null; exit 1; }
     for _ in $(seq 1 50); do
-      (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+      listens "$port" && break
       sleep 0.1
     done
     echo "pgbouncer.sh: PgBouncer in $DIR" >&2
