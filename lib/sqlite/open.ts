@@ -277,8 +277,9 @@ function probeWritable(db: SqliteConnection, writer: Writer): void {
  * @throws {OpenError} When the path is a folder, not SQLite, damaged, or not
  *   writable, or the disk is full. A damaged file, and its `-wal`, are left
  *   exactly as they were (see `damaged_file.ts`).
- * @throws {WriteBusyError} When the schema step found the file locked
- *   through every attempt (nothing was changed; the caller may try again).
+ * @throws {WriteBusyError} When the pragmas or the schema step found the
+ *   file locked through every attempt (nothing was changed; the caller may
+ *   try again).
  * @throws {RangeError} When `retry.busyTimeoutMs` is not a non-negative integer.
  */
 export async function openConnection(options: ConnectionOptions): Promise<Connection> {
@@ -312,7 +313,9 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
   }
   const writer = new Writer(db, options.retry);
   try {
-    applyPragmas(db, path, options);
+    // Reading the file may meet another process holding all of it (a WAL recovery,
+    // an exclusive connection): it is waited out as long as a write would be.
+    writer.retry(() => applyPragmas(db, path, options));
     if (!readonly) probeWritable(db, writer);
     // A file the schema step would not change needs no write transaction for it.
     const current = readonly ? undefined : currentSchemaVersion(db);

@@ -181,8 +181,10 @@ export class SessionDB {
    * @throws {NotStateDbError} When a read-only open finds no `sessions` or
    *   no `messages` table.
    * @throws {WriteBusyError} When another connection kept the file locked
-   *   through every attempt of the schema step (nothing was changed; try
-   *   again later).
+   *   through every attempt (`retry`) of reading it or of the schema step,
+   *   read-only included; a process holding the whole file, as a WAL
+   *   recovery does, is waited out as long as a write would be (nothing was
+   *   changed; try again later).
    * @throws {RangeError} When `retry.busyTimeoutMs` is not a non-negative integer.
    *
    * @example Opening, reopening read-only

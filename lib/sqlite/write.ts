@@ -86,16 +86,36 @@ export class Writer {
    */
   run<T>(fn: () => T): T {
     if (this.#depth > 0) return fn();
+    return this.#whileBusy(() => {
+      const result = this.#once(fn);
+      this.#afterWrite();
+      return result;
+    });
+  }
+
+  /**
+   * Runs `fn`, which opens no transaction of its own, with the same attempts
+   * and pauses as a write: an open's pragmas, which must read the file while
+   * another process may hold all of it (as WAL recovery does).
+   *
+   * @param fn One try; it must leave nothing half done when it fails as busy.
+   * @returns What `fn` returned.
+   * @throws {WriteBusyError} When the file stayed locked through every attempt.
+   * @throws {SqliteError} Any other failure, at once.
+   */
+  retry<T>(fn: () => T): T {
+    return this.#whileBusy(fn);
+  }
+
+  #whileBusy<T>(attempt: () => T): T {
     let lastBusy: SqliteError | undefined;
-    for (let attempt = 1; attempt <= this.#maxAttempts; attempt++) {
+    for (let attempts = 1; attempts <= this.#maxAttempts; attempts++) {
       try {
-        const result = this.#once(fn);
-        this.#afterWrite();
-        return result;
+        return attempt();
       } catch (error) {
         if (!(error instanceof SqliteError) || !error.isBusy) throw error;
         lastBusy = error;
-        if (attempt < this.#maxAttempts) {
+        if (attempts < this.#maxAttempts) {
           const span = this.#maxDelayMs - this.#minDelayMs;
           this.#sleep(this.#minDelayMs + this.#random() * span);
         }

@@ -70,20 +70,42 @@ test("SessionDB.open() rejects a negative retry.busyTimeoutMs with a RangeError 
   assert.equal(existsSync(path), false);
 });
 
-test("SessionDB.open() waits while another process holds the whole file (as WAL recovery does), then opens", async () => {
+/** Longer than one attempt's busy timeout (1 s), as a WAL recovery of a large `-wal` can be. */
+const LONG_HOLD_MS = 1500;
+
+test("SessionDB.open() waits while another process holds the whole file (as WAL recovery does) for longer than one busy timeout, then opens", async () => {
   const path = tempDbPath();
   (await SessionDB.open({ path })).close();
   for (const runtime of workerRuntimes(["deno", "bun"])) {
-    const locker = startWorker(runtime, "_locker.ts", [
-      JSON.stringify({ path, holdMs: 600, exclusive: true }),
-    ]);
-    await locker.waitFor((line) => line === "locked", "taking the file");
-    const started = performance.now();
-    using db = await SessionDB.open({ path });
-    const elapsed = performance.now() - started;
-    assert.equal(db.getMeta("locker"), "held", runtime);
-    db.close();
-    await locker.succeeded();
-    assert.ok(elapsed > 100, `did not wait (${runtime}): ${elapsed.toFixed(0)} ms`);
+    for (const readonly of [false, true]) {
+      const locker = startWorker(runtime, "_locker.ts", [
+        JSON.stringify({ path, holdMs: LONG_HOLD_MS, exclusive: true }),
+      ]);
+      await locker.waitFor((line) => line === "locked", "taking the file");
+      const started = performance.now();
+      using db = await SessionDB.open({ path, readonly });
+      const elapsed = performance.now() - started;
+      assert.equal(db.getMeta("locker"), "held", `${runtime}, readonly ${readonly}`);
+      db.close();
+      await locker.succeeded();
+      assert.ok(elapsed > 1000, `did not wait (${runtime}): ${elapsed.toFixed(0)} ms`);
+    }
   }
+});
+
+test("SessionDB.open() gives up with WriteBusyError after its retry budget while another process holds the whole file, then the file opens", async () => {
+  const path = tempDbPath();
+  (await SessionDB.open({ path })).close();
+  const locker = startWorker(runtimeName(), "_locker.ts", [
+    JSON.stringify({ path, holdMs: LONG_HOLD_MS, exclusive: true }),
+  ]);
+  await locker.waitFor((line) => line === "locked", "taking the file");
+  await assert.rejects(SessionDB.open({ path, retry: SMALL }), (error) => {
+    assert.ok(error instanceof WriteBusyError, String(error));
+    assert.equal(error.attempts, 3);
+    return true;
+  });
+  await locker.succeeded();
+  using db = await SessionDB.open({ path, readonly: true });
+  assert.equal(db.getMeta("locker"), "held");
 });

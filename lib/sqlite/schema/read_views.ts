@@ -29,7 +29,8 @@ function quote(name: string): string {
 /**
  * Creates, on a read-only connection, a TEMP view for each Hermes table of
  * the file that lacks declared columns. Call after checking that both
- * tables exist.
+ * tables exist. A view already there is kept, so a try that another
+ * process's lock cut short may be run again.
  *
  * @param db A read-only connection.
  * @returns The tables read through a view (`[]` for a v11 or newer file).
@@ -46,7 +47,9 @@ export function createReadViews(db: SqliteConnection): string[] {
       ...live.map(quote),
       ...missing.map((c) => `${defaultOf(c.definition)} AS ${quote(c.name)}`),
     ];
-    db.exec(`CREATE TEMP VIEW ${table} AS SELECT ${columns.join(", ")} FROM main.${table}`);
+    db.exec(
+      `CREATE TEMP VIEW IF NOT EXISTS ${table} AS SELECT ${columns.join(", ")} FROM main.${table}`,
+    );
     viewed.push(table);
   }
   return viewed;
