@@ -63,6 +63,29 @@ describe("export refuses an output that is a database", () => {
   });
 });
 
+describe("export and backup name what is in the way of their output", () => {
+  test("export and backup refuse a folder, a missing folder and a file as folder in one line, before reading, and leave nothing behind", async () => {
+    const path = v11Copy();
+    const dir = tempDir();
+    writeFileSync(join(dir, "plain.txt"), "keep me");
+    const cases: [string, string][] = [
+      [dir, "it is a folder"],
+      [join(dir, "missing", "out"), `the folder ${join(dir, "missing")} does not exist`],
+      [join(dir, "plain.txt", "out"), `${join(dir, "plain.txt")} is not a folder`],
+    ];
+    for (const [output, reason] of cases) {
+      const exported = await runCli(["--db", path, "export", output]);
+      assert.equal(exported.code, 1, output);
+      assert.equal(exported.err, `hermes-state: Cannot write ${output}: ${reason}\n`);
+      const backedUp = await runCli(["--db", path, "backup", "--force", output]);
+      assert.equal(backedUp.code, 1, output);
+      assert.equal(backedUp.err, `hermes-state: Cannot back up to ${output}: ${reason}\n`);
+    }
+    assert.deepEqual(readdirSync(dir), ["plain.txt"]);
+    assert.equal(readFileSync(join(dir, "plain.txt"), "utf8"), "keep me");
+  });
+});
+
 /** A database with enough sessions that exporting it takes a while. */
 async function largeDb(): Promise<string> {
   const path = join(tempDir(), "state.db");

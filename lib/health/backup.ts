@@ -38,6 +38,7 @@ import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { BackupError, OpenError } from "../core/errors.ts";
 import { integrityCheck } from "../sqlite/integrity.ts";
 import { fileIdentity, isDatabaseFile } from "../files/same_file.ts";
+import { outputPathProblem, writeFailureReason } from "../files/output_path.ts";
 
 /** Options of {@linkcode backupDatabase}. */
 export interface BackupOptions {
@@ -99,9 +100,15 @@ function count(db: SqliteConnection, table: string): number {
 /** A new empty file, mode 0600, beside `dest` (SQLite's VACUUM INTO accepts an empty file). */
 function newTemp(dest: string, suffix: string): string {
   const temp = join(dirname(dest), `.${basename(dest)}.${process.pid}.${suffix}`);
-  rmSync(temp, { force: true });
-  // A new file of ours: no connection of this process holds it.
-  closeSync(openSync(temp, "wx", 0o600));
+  try {
+    rmSync(temp, { force: true });
+    // A new file of ours: no connection of this process holds it.
+    closeSync(openSync(temp, "wx", 0o600));
+  } catch (error) {
+    throw new BackupError(`Cannot back up to ${dest}: ${writeFailureReason(error)}`, {
+      cause: error,
+    });
+  }
   return temp;
 }
 
@@ -130,7 +137,8 @@ function publish(temp: string, dest: string, force: boolean): void {
  * @param options `force`, `compress`, progress.
  * @returns Where, how big, and the counts of the copy.
  * @throws {OpenError} When the source does not exist or cannot be read.
- * @throws {BackupError} When `dest` is the source or exists (without `force`), or the copy does not verify.
+ * @throws {BackupError} When `dest` is the source or exists (without `force`), is a folder, its
+ *   folder is missing or cannot be written, or the copy does not verify.
  *
  * @example
  * ```ts
@@ -152,6 +160,8 @@ export async function backupDatabase(
   if (isDatabaseFile(dest, source)) {
     throw new BackupError(`Cannot back up: ${dest} is the database itself (or one of its files)`);
   }
+  const problem = outputPathProblem(dest);
+  if (problem !== undefined) throw new BackupError(`Cannot back up to ${dest}: ${problem}`);
   if (exists(dest) && !options.force) {
     throw new BackupError(`Cannot back up: ${dest} already exists (give --force to replace it)`);
   }

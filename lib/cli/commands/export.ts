@@ -16,6 +16,7 @@ import { choiceOption, type ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { resolveSession } from "../resolve.ts";
 import { isDatabaseFile } from "../../files/same_file.ts";
+import { outputPathProblem, writeFailureReason } from "../../files/output_path.ts";
 import { isSqliteFile } from "../sqlite_header.ts";
 import { CommandError, InterruptedError, UsageError } from "../usage_error.ts";
 import {
@@ -69,7 +70,7 @@ function writing<T>(path: string, fn: () => T): T {
   try {
     return fn();
   } catch (error) {
-    throw new CommandError(`Cannot write ${path}: ${(error as Error).message}`, { cause: error });
+    throw new CommandError(`Cannot write ${path}: ${writeFailureReason(error)}`, { cause: error });
   }
 }
 
@@ -103,9 +104,12 @@ function fileSink(path: string): Sink {
 /**
  * Refuses an output that would destroy a database: the one being exported
  * (or its -wal, -shm, -journal, by any name), always; any other SQLite
- * file, unless `--force`.
+ * file, unless `--force`. Refuses, too, a path no file can be written at (a
+ * folder, a missing folder), before any session is read.
  */
 function refuseOutput(output: string, dbPath: string, force: boolean): void {
+  const problem = outputPathProblem(output);
+  if (problem !== undefined) throw new CommandError(`Cannot write ${output}: ${problem}`);
   if (isDatabaseFile(output, dbPath)) {
     throw new CommandError(
       `Refusing to write the export over the database itself: ${output} (choose another OUTPUT)`,

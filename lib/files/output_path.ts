@@ -1,0 +1,80 @@
+/**
+ * Where a command writes a new file (`export`, `backup`): what stands in the
+ * way, said in plain words before any work is done, and the file system's
+ * error codes said the same way when one comes up while writing. Neither
+ * names the temporary file the command writes first.
+ *
+ * @module
+ */
+import { statSync } from "node:fs";
+import { dirname } from "node:path";
+
+function codeOf(error: unknown): unknown {
+  return (error as { code?: unknown } | null)?.code;
+}
+
+/**
+ * Why no file can be written at `path`, found with `stat` only: the path is
+ * a folder, or its folder is missing or is not a folder. Permissions are
+ * left to the write itself (root may write anywhere).
+ *
+ * @param path The output path the user gave.
+ * @returns The reason, or `undefined` when nothing of this kind is in the way.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { outputPathProblem } from "./output_path.ts";
+ * const dir = await Deno.makeTempDir();
+ * assert.equal(outputPathProblem(`${dir}/out.jsonl`), undefined);
+ * assert.equal(outputPathProblem(dir), "it is a folder");
+ * assert.equal(outputPathProblem(`${dir}/no/out.jsonl`), `the folder ${dir}/no does not exist`);
+ * ```
+ */
+export function outputPathProblem(path: string): string | undefined {
+  try {
+    if (statSync(path).isDirectory()) return "it is a folder";
+    return undefined;
+  } catch (error) {
+    if (codeOf(error) !== "ENOENT" && codeOf(error) !== "ENOTDIR") return undefined;
+  }
+  const folder = dirname(path);
+  try {
+    return statSync(folder).isDirectory() ? undefined : `${folder} is not a folder`;
+  } catch (error) {
+    const code = codeOf(error);
+    if (code === "ENOENT") return `the folder ${folder} does not exist`;
+    if (code === "ENOTDIR") return `${folder} is not a folder`;
+    return undefined;
+  }
+}
+
+/**
+ * A file system error said in plain words, without the path it names (the
+ * caller names the user's path; the error may name a temporary file).
+ *
+ * @param error What a `node:fs` call threw.
+ * @returns The reason: "the disk is full", "permission denied"…; another
+ *   error's own message.
+ */
+export function writeFailureReason(error: unknown): string {
+  switch (codeOf(error)) {
+    case "ENOSPC":
+      return "the disk is full";
+    case "EDQUOT":
+      return "the disk quota is used up";
+    case "EACCES":
+    case "EPERM":
+      return "permission denied";
+    case "EROFS":
+      return "the file system is read-only";
+    case "EISDIR":
+      return "it is a folder";
+    case "ENOENT":
+      return "its folder does not exist";
+    case "ENOTDIR":
+      return "a part of the path is not a folder";
+    default:
+      return error instanceof Error ? error.message : String(error);
+  }
+}
