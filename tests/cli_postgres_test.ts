@@ -244,6 +244,44 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     assert.match(searchOnFile.err, /--origin needs a PostgreSQL store/);
   });
 
+  test(
+    "show, lineage and export find a synced session by the id its host's file has, and list the origins when several have it",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const url = schemaUrl(freshSchema());
+      const file = v11Copy();
+      assert.equal((await runCli(["sync", file, "--to", url, "--origin", "web-1"])).code, 0);
+      const tip = V11.compressionTip;
+      const shown = await runCli(["--db", url, "--json", "show", tip]);
+      assert.equal(shown.code, 0, shown.err);
+      assert.equal(JSON.parse(shown.out).id, `web-1/${tip}`);
+      const byPrefix = await runCli(["--db", url, "--json", "show", tip.slice(0, -2)]);
+      assert.equal(byPrefix.code, 0, byPrefix.err);
+      assert.equal(JSON.parse(byPrefix.out).id, `web-1/${tip}`);
+      const lineage = await runCli(["--db", url, "lineage", V11.compressionMid]);
+      assert.equal(lineage.code, 0, lineage.err);
+      assert.match(lineage.out, new RegExp(`web-1/${V11.compressionRoot}`));
+      const exported = await runCli(["--db", url, "export", "-", "--session-id", tip]);
+      assert.equal(exported.code, 0, exported.err);
+      assert.equal(JSON.parse(exported.out.split("\n")[0]).id, `web-1/${tip}`);
+
+      assert.equal((await runCli(["sync", v11Copy(), "--to", url, "--origin", "web-2"])).code, 0);
+      const both = await runCli(["--db", url, "show", tip]);
+      assert.equal(both.code, 1);
+      assert.equal(
+        both.err,
+        `hermes-state: Session '${tip}' is ambiguous: matches 2 sessions (give ORIGIN/ID, or more ` +
+          `of the id):\n  web-1/${tip}\n  web-2/${tip}\n`,
+      );
+      assert.equal((await runCli(["--db", url, "show", `web-2/${tip}`])).code, 0);
+      const unknown = await runCli(["--db", url, "show", "19990101_nothing"]);
+      assert.equal(unknown.code, 1);
+      assert.match(unknown.err, /not found/);
+    },
+  );
+
   test("sync --follow=SECONDS ships new messages on the next pass and stops after Ctrl-C", {
     timeout: 60_000,
   }, async () => {

@@ -7,16 +7,40 @@
  * 3. an exact title (case-sensitive);
  * 4. the newest-started session titled `"<title> #N"` (the numbered
  *    continuations of a lineage; `<title>` compared ASCII
- *    case-insensitively, anything after `#`).
+ *    case-insensitively, anything after `#`);
+ * 5. on a store `sync` fills (PostgreSQL, where sessions are `ORIGIN/ID`),
+ *    the id a host's own file has, or a prefix of it, when exactly one
+ *    session matches in all origins; several are an error that lists them.
  *
  * @module
  */
 import type { SessionStore } from "../core/session_store.ts";
+import type { PrefixMatches } from "../core/listing_options.ts";
 import { formatCount } from "../render/format.ts";
 import { CommandError } from "./usage_error.ts";
 
 /** How many sessions an ambiguous prefix error lists. */
 const LISTED = 10;
+
+/** What the PostgreSQL store adds: the sessions synced under a file's own id. */
+interface SyncedIds {
+  syncedSessionIds(id: string, options?: { limit?: number }): Promise<PrefixMatches>;
+}
+
+function syncedIds(store: SessionStore): SyncedIds | undefined {
+  const candidate = store as Partial<SyncedIds>;
+  return typeof candidate.syncedSessionIds === "function" ? candidate as SyncedIds : undefined;
+}
+
+function ambiguous(text: string, matches: PrefixMatches, hint: string): CommandError {
+  const more = matches.count > matches.ids.length
+    ? `\n  … and ${formatCount(matches.count - matches.ids.length) + " more"}`
+    : "";
+  return new CommandError(
+    `Session '${text}' is ambiguous: matches ${matches.count} sessions ` +
+      `(${hint}):\n  ${matches.ids.join("\n  ")}${more}`,
+  );
+}
 
 /**
  * Resolves what the user typed to a session id.
@@ -25,8 +49,8 @@ const LISTED = 10;
  * @param text An id, a unique id prefix, or a title.
  * @returns The session id.
  * @throws {CommandError} When nothing matches ("not found"), or when the
- *   text is an id prefix of several sessions ("ambiguous", with up to ten
- *   of them).
+ *   text is an id prefix of several sessions, or a synced id of several
+ *   origins ("ambiguous", with up to ten of them).
  *
  * @example
  * ```ts ignore
@@ -38,14 +62,13 @@ export async function resolveSession(store: SessionStore, text: string): Promise
     await store.resolveSessionByTitle(text);
   if (id !== undefined) return id;
   const matches = await store.sessionIdsWithPrefix(text, { limit: LISTED });
-  if (matches.count > 1) {
-    const more = matches.count > matches.ids.length
-      ? `\n  … and ${formatCount(matches.count - matches.ids.length) + " more"}`
-      : "";
-    throw new CommandError(
-      `Session '${text}' is ambiguous: matches ${matches.count} sessions ` +
-        `(give more of the id):\n  ${matches.ids.join("\n  ")}${more}`,
-    );
+  if (matches.count > 1) throw ambiguous(text, matches, "give more of the id");
+  const synced = matches.count === 0
+    ? await syncedIds(store)?.syncedSessionIds(text, { limit: LISTED })
+    : undefined;
+  if (synced?.count === 1) return synced.ids[0];
+  if (synced !== undefined && synced.count > 1) {
+    throw ambiguous(text, synced, "give ORIGIN/ID, or more of the id");
   }
   throw new CommandError(
     `Session '${text}' not found (give an id, a unique id prefix or a title)`,

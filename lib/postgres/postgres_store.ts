@@ -877,6 +877,35 @@ class PostgresSessionStore implements SessionStore {
     return { count: Number(count[0].n), ids: rows.map((row) => row.id as string) };
   }
 
+  /**
+   * The sessions `hermes-state sync` shipped under a file's own id (the
+   * server stores them as `ORIGIN/ID`): those whose id in their file is
+   * `id`, in any origin, or else those whose id there starts with it
+   * (ASCII case ignored; `%`, `_` and `\` literal, as in `sessionIdsWithPrefix`).
+   * Lets an operator name a session by the id a host's Hermes shows.
+   *
+   * @param id An id, or an id prefix, as the host's file has it.
+   * @param options `limit`: how many ids to return (10 by default).
+   * @returns How many sessions match, and up to `limit` of their ids on the
+   *   server, newest-started first.
+   */
+  async syncedSessionIds(id: string, options: { limit?: number } = {}): Promise<PrefixMatches> {
+    const limit = options.limit ?? 10;
+    for (const [test, value] of [["= $1", id], ["ILIKE $1 ESCAPE '\\'", `${escapeLike(id)}%`]]) {
+      const rows = await this.#query(
+        `SELECT so.session_id AS id, COUNT(*) OVER () AS n
+         FROM sync_sessions so JOIN sessions s ON s.id = so.session_id
+         WHERE so.source_id ${test}
+         ORDER BY s.started_at DESC, so.session_id COLLATE "C" LIMIT $2`,
+        [value, limit],
+      );
+      if (rows.length > 0) {
+        return { count: Number(rows[0].n), ids: rows.map((row) => row.id as string) };
+      }
+    }
+    return { count: 0, ids: [] };
+  }
+
   async setSessionTitle(id: string, title: string | null): Promise<boolean> {
     const clean = sanitizeTitle(title);
     const conflictWith = async (query: PgQuery) => {
