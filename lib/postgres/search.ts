@@ -17,9 +17,9 @@
  * - the plan's substring condition (its words read with FTS5's AND/OR/NOT)
  *   wherever the plan has one.
  *
- * Matches are SQLite's, and so are a word match's snippets (FTS5's window
- * and marks, `words_snippet.ts`); ranking among them may differ (`ts_rank`
- * is not bm25), and so may a substring match's snippet. `sort: "newest" | "oldest"` orders by
+ * Matches are SQLite's, and so are a word or trigram match's snippets
+ * (FTS5's window and marks, `fts_snippet.ts`); ranking among them may differ
+ * (`ts_rank` is not bm25), and so may a substring match's snippet. `sort: "newest" | "oldest"` orders by
  * timestamp first, as the SQLite engine does, then by that rank, then id;
  * a words page is first looked for among the latest (earliest) messages
  * (`wordsByTime`), and only when they cannot hold it is every match ordered.
@@ -36,8 +36,8 @@ import type { ContextMessage, SearchHit } from "../core/types.ts";
 import type { PgQuery, PgRow, PgValue } from "./_client.ts";
 import type { OriginFilter } from "./postgres_store.ts";
 import { SEARCH_COLUMNS_SQL, SEARCH_DOCUMENT_SQL } from "./schema.ts";
-import { gramsQuery, substringSnippet, trigramSql, wordsQuery } from "./text_search.ts";
-import { wordsSnippet } from "./words_snippet.ts";
+import { gramsQuery, trigramSql, wordsQuery } from "./text_search.ts";
+import { trigramSnippet, wordsSnippet } from "./fts_snippet.ts";
 
 /** A search's options, with the engine's origin filter. */
 type PgSearchOptions = SearchOptions & OriginFilter;
@@ -319,7 +319,7 @@ async function trigramPage(
     [...params, page.limit, page.offset],
     CUSTOM_PLAN,
   );
-  for (const row of rows) row.snippet = substringSnippet(String(row._document), match);
+  for (const row of rows) row.snippet = trigramSnippet(String(row._document), match);
   return rows;
 }
 

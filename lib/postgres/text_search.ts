@@ -113,6 +113,46 @@ export function tokenize(text: string): Token[] {
 }
 
 /**
+ * The tokens of `text` as FTS5's `trigram` tokenizer splits it (the SQLite
+ * engine's CJK table): one for each character that begins three, lower-cased,
+ * diacritics kept. A U+0000 is skipped as that tokenizer skips it, and a
+ * trigram ends where the character after it begins (or at the end).
+ *
+ * @param text Any text.
+ * @returns The trigrams in order; none for a text of fewer than three characters.
+ */
+export function trigramTokens(text: string): Token[] {
+  // Lower case of the whole text where that keeps every character's length (nearly always),
+  // else character by character, keeping those whose lower case is longer.
+  const whole = text.toLowerCase();
+  const folded = whole.length === text.length ? whole : foldEach(text);
+  const starts: number[] = [];
+  for (let at = 0; at < text.length;) {
+    const unit = text.charCodeAt(at);
+    if (unit !== 0) starts.push(at);
+    at += unit >= 0xd800 && unit <= 0xdbff && at + 1 < text.length ? 2 : 1;
+  }
+  const tokens: Token[] = [];
+  for (let k = 0; k + 2 < starts.length; k++) {
+    const end = k + 3 < starts.length ? starts[k + 3] : text.length;
+    let term = folded.slice(starts[k], end);
+    if (term.includes("\u0000")) term = term.replaceAll("\u0000", "");
+    tokens.push({ term, start: starts[k], end });
+  }
+  return tokens;
+}
+
+/** `text` lower-cased character by character, each one that would change length kept as it is. */
+function foldEach(text: string): string {
+  let out = "";
+  for (const ch of text) {
+    const lower = ch.toLowerCase();
+    out += lower.length === ch.length ? lower : ch;
+  }
+  return out;
+}
+
+/**
  * Quotes a lexeme for a `tsvector` or `tsquery` literal.
  *
  * @param lexeme The lexeme.
@@ -504,48 +544,5 @@ export function gramsQuery(text: string): string | undefined {
 // Snippets
 // ---------------------------------------------------------------------------
 
-/** Tokens a snippet shows, as the SQLite engine asks of FTS5 (`words_snippet.ts`). */
+/** Tokens a snippet shows, as the SQLite engine asks of FTS5 (`fts_snippet.ts`). */
 export const SNIPPET_TOKENS = 40;
-
-/**
- * A snippet for a substring (trigram) match: about 40 characters around the
- * first match, every match of a positive phrase marked.
- *
- * @param text The searchable text.
- * @param query The FTS5 query of the trigram table.
- * @returns The snippet.
- */
-export function substringSnippet(text: string, query: string): string {
-  const phrases: string[] = [];
-  const walk = (node: QueryNode | undefined): void => {
-    if (node === undefined) return;
-    if (node.kind === "phrase") {
-      if ([...node.text].length >= 3) phrases.push(node.text.toLowerCase());
-    } else if (node.kind === "not") walk(node.left);
-    else for (const item of node.items) walk(item);
-  };
-  walk(parseFtsQuery(query));
-  const lower = text.toLowerCase();
-  const sameLength = lower.length === text.length;
-  const ranges: [number, number][] = [];
-  if (sameLength) {
-    for (const phrase of phrases) {
-      for (let at = lower.indexOf(phrase); at !== -1; at = lower.indexOf(phrase, at + 1)) {
-        ranges.push([at, at + phrase.length]);
-      }
-    }
-  }
-  ranges.sort((a, b) => a[0] - b[0]);
-  const first = ranges[0]?.[0] ?? 0;
-  const from = Math.max(0, first - 10);
-  const to = Math.min(text.length, from + SNIPPET_TOKENS + 20);
-  let out = from > 0 ? "..." : "";
-  let cursor = from;
-  for (const [a, b] of ranges) {
-    if (a < cursor || b > to) continue;
-    out += text.slice(cursor, a) + ">>>" + text.slice(a, b) + "<<<";
-    cursor = b;
-  }
-  out += text.slice(cursor, to) + (to < text.length ? "..." : "");
-  return out;
-}

@@ -1,21 +1,24 @@
 /**
- * The snippet of a word match on PostgreSQL, chosen and marked as SQLite's
- * FTS5 `snippet(messages_fts, 0, '>>>', '<<<', '...', 40)` does it, so that
- * a hit shows the same text on either engine:
+ * The snippet of a full-text match on PostgreSQL, chosen and marked as
+ * SQLite's FTS5 `snippet(table, 0, '>>>', '<<<', '...', 40)` does it, so
+ * that a hit shows the same text on either engine, for both of its tables:
+ * the words (`unicode61` tokens, {@linkcode wordsSnippet}) and the CJK
+ * trigrams (every run of three characters, {@linkcode trigramSnippet}).
  *
  * - the query's phrases (each a run of tokens, its last one a prefix when it
- *   ends in `*`) are found in the text's `unicode61` tokens: their
- *   instances, in order of position, of the phrases in the parts of the
- *   query that match the text;
+ *   ends in `*`) are found in the text's tokens: their instances, in order
+ *   of position, of the phrases in the parts of the query that match the
+ *   text;
  * - each instance proposes a 40-token window, scored 1,000 for each phrase
  *   it holds and 1 for each further instance, then centred on what it
  *   holds; and a window from the start of the instance's sentence (a token
  *   after `.` or `:` and white space, or the first token), with a bonus of
  *   100 (120 for the first token). The first best score wins;
- * - overlapping instances are marked as one span, `>>>unit test<<<`; the
- *   text before the window is cut to `...`, and after it too unless the
- *   window reaches the last token; each piece of text copied stops at a
- *   U+0000, as FTS5's does.
+ * - the marks are placed as FTS5's highlighter places them, token by token:
+ *   overlapping instances are one span (`>>>unit test<<<`), and a span
+ *   stays open over trigrams that overlap it; the text before the window is
+ *   cut to `...`, and after it too unless the window reaches the last
+ *   token; each piece of text copied stops at a U+0000, as FTS5's does.
  *
  * @module
  */
@@ -25,7 +28,11 @@ import {
   SNIPPET_TOKENS,
   type Token,
   tokenize,
+  trigramTokens,
 } from "./text_search.ts";
+
+/** How a table splits text into tokens: `unicode61` words, or trigrams. */
+type Tokenizer = (text: string) => Token[];
 
 /** A phrase of the query: its tokens in order, the last one a prefix when it ends in `*`. */
 interface Phrase {
@@ -47,11 +54,14 @@ interface Instance {
 }
 
 /** The phrases of a query, numbered in the order they are written, each by its node. */
-function phrasesOf(tree: QueryNode | undefined): Map<QueryNode, NumberedPhrase> {
+function phrasesOf(
+  tree: QueryNode | undefined,
+  split: Tokenizer,
+): Map<QueryNode, NumberedPhrase> {
   const phrases = new Map<QueryNode, NumberedPhrase>();
   const walk = (node: QueryNode): void => {
     if (node.kind === "phrase") {
-      const terms = tokenize(node.text).map((t) => t.term);
+      const terms = split(node.text).map((t) => t.term);
       phrases.set(node, { terms, prefix: node.prefix, index: phrases.size });
     } else if (node.kind === "not") {
       walk(node.left);
@@ -105,9 +115,9 @@ function reportedPhrases(
   const matches = (node: QueryNode): boolean => {
     switch (node.kind) {
       case "phrase": {
-        const phrase = phrases.get(node)!;
-        // A phrase without a token is left out of the query, as the words query leaves it.
-        return phrase.terms.length === 0 || present.has(phrase.index);
+        // A phrase without a token (punctuation; two characters for trigrams) matches nothing,
+        // as in FTS5: an AND holding one fails, and a NOT whose right side it is holds.
+        return present.has(phrases.get(node)!.index);
       }
       case "seq":
       case "and":
@@ -210,7 +220,10 @@ function copy(text: string, from: number, to: number): string {
   return nul === -1 ? piece : piece.slice(0, nul);
 }
 
-/** Overlapping instances as one span each: `[first token, last token]`, in order. */
+/**
+ * Instances as FTS5's highlighter walks them: overlapping ones coalesced
+ * into one span, `[first token, last token]`, in order.
+ */
 function spansOf(instances: readonly Instance[]): Array<[number, number]> {
   const spans: Array<[number, number]> = [];
   for (const { start, size } of instances) {
@@ -223,43 +236,93 @@ function spansOf(instances: readonly Instance[]): Array<[number, number]> {
 }
 
 /**
+ * The window of tokens `[first, last]` with its marks, as FTS5's
+ * highlighter writes it token by token: a mark opens at the first token of
+ * a span, the text is copied up to the end of its last token, and the mark
+ * closes at the first later token that starts past what was copied (a
+ * trigram overlapping the span keeps it open), or at the window's end.
+ */
+function highlight(
+  text: string,
+  tokens: readonly Token[],
+  spans: ReadonlyArray<readonly [number, number]>,
+  first: number,
+): string {
+  const last = first + SNIPPET_TOKENS - 1;
+  let out = first > 0 ? "..." : "";
+  // Spans that start before the window are left unmarked, as FTS5 leaves them.
+  let next = spans.findIndex(([start]) => start >= first);
+  if (next === -1) next = spans.length;
+  let copied = 0;
+  let open = false;
+  for (let k = first; k <= last && k < tokens.length; k++) {
+    const token = tokens[k];
+    if (k === first && first > 0) copied = token.start;
+    const span = spans[next];
+    if (open && (span === undefined || k <= span[0]) && token.start > copied) {
+      out += "<<<";
+      open = false;
+    }
+    if (span !== undefined && k === span[0] && !open) {
+      out += copy(text, copied, token.start) + ">>>";
+      copied = token.start;
+      open = true;
+    }
+    if (span !== undefined && k === span[1]) {
+      out += copy(text, copied, token.end);
+      copied = token.end;
+      next++;
+    }
+    if (k === last) {
+      if (open) {
+        const after = spans[next];
+        if (after !== undefined && k >= after[0]) {
+          out += copy(text, copied, token.end);
+          copied = token.end;
+        }
+        out += "<<<";
+        open = false;
+      }
+      out += copy(text, copied, token.end);
+      copied = token.end;
+    }
+  }
+  if (open) out += "<<<";
+  return out + (last >= tokens.length - 1 ? copy(text, copied, text.length) : "...");
+}
+
+/** The snippet of `text` for `query`, its phrases and the text split by `split`. */
+function snippetOf(text: string, query: string, split: Tokenizer): string {
+  const tokens = split(text);
+  const tree = parseFtsQuery(query);
+  const phrases = phrasesOf(tree, split);
+  const all = instancesOf(tokens, [...phrases.values()]);
+  const reported = reportedPhrases(tree, phrases, new Set(all.map((i) => i.phrase)));
+  const instances = all.filter((instance) => reported.has(instance.phrase));
+  return highlight(text, tokens, spansOf(instances), bestStart(text, tokens, instances));
+}
+
+/**
  * A snippet of `text` for the word query `query`, as FTS5's `snippet()`
- * with `'>>>'`, `'<<<'`, `'...'` and 40 tokens gives it.
+ * with `'>>>'`, `'<<<'`, `'...'` and 40 tokens gives it on the words table.
  *
  * @param text The searchable text of a message.
  * @param query The sanitized FTS5 word query.
  * @returns The snippet.
  */
 export function wordsSnippet(text: string, query: string): string {
-  const tokens = tokenize(text);
-  const tree = parseFtsQuery(query);
-  const phrases = phrasesOf(tree);
-  const all = instancesOf(tokens, [...phrases.values()]);
-  const reported = reportedPhrases(tree, phrases, new Set(all.map((i) => i.phrase)));
-  const instances = all.filter((instance) => reported.has(instance.phrase));
-  const first = bestStart(text, tokens, instances);
-  const last = first + SNIPPET_TOKENS - 1;
-  // Spans that start before the window are left unmarked, as FTS5 leaves them.
-  const spans = spansOf(instances).filter(([start]) => start >= first);
-  let span = 0;
-  let out = first > 0 ? "..." : "";
-  let copied = first > 0 && first < tokens.length ? tokens[first].start : 0;
-  for (let k = first; k <= last && k < tokens.length; k++) {
-    const token = tokens[k];
-    const current = spans[span];
-    if (current !== undefined && k === current[0]) {
-      out += copy(text, copied, token.start) + ">>>";
-      copied = token.start;
-    }
-    if (current !== undefined && k === current[1]) {
-      out += copy(text, copied, token.end) + "<<<";
-      copied = token.end;
-      span++;
-    } else if (k === last) {
-      out += copy(text, copied, token.end);
-      copied = token.end;
-      if (current !== undefined && k >= current[0]) out += "<<<";
-    }
-  }
-  return out + (last >= tokens.length - 1 ? copy(text, copied, text.length) : "...");
+  return snippetOf(text, query, tokenize);
+}
+
+/**
+ * A snippet of `text` for the trigram query `query` (CJK text, three
+ * characters or more), as FTS5's `snippet()` gives it on the trigram table:
+ * 40 trigrams, about 42 characters.
+ *
+ * @param text The searchable text of a message.
+ * @param query The FTS5 query the trigram table is asked.
+ * @returns The snippet.
+ */
+export function trigramSnippet(text: string, query: string): string {
+  return snippetOf(text, query, trigramTokens);
 }

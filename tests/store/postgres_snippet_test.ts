@@ -1,0 +1,145 @@
+/**
+ * The PostgreSQL engine's snippets are FTS5's: `trigramTokens()` splits a
+ * text as FTS5's `trigram` tokenizer does (read back through `fts5vocab`),
+ * and `wordsSnippet()` and `trigramSnippet()` give what SQLite's own
+ * `snippet(table, 0, '>>>', '<<<', '...', 40)` gives on the words and the
+ * trigram table, for generated texts: CJK runs, sentences, U+0000 (which
+ * multimodal content starts with), emoji, case, and overlapping trigram
+ * instances. Runs without a server.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { trigramTokens } from "../../lib/postgres/text_search.ts";
+import { trigramSnippet, wordsSnippet } from "../../lib/postgres/fts_snippet.ts";
+import type { SqliteConnection } from "../../lib/sqlite/driver/types.ts";
+import { rawOpen, tempDbPath } from "../_helpers.ts";
+import { mulberry32 } from "../_random.ts";
+
+/** The pieces the generated texts are made of. */
+const PIECES = [
+  "数据库",
+  "数据",
+  "库迁移",
+  "记忆系统",
+  "记忆",
+  "负荷测试",
+  "测试",
+  "完成",
+  "的",
+  "。",
+  "：",
+  ". ",
+  ": ",
+  " ",
+  "\n",
+  "docker",
+  "Docker",
+  "compose",
+  "unit",
+  "test",
+  "\u0000json:",
+  "ÉTÉ",
+  "é",
+  "🙂",
+  "a",
+];
+
+/** Queries as the SQLite engine asks each table (the trigram one only ever with 3+ characters). */
+const TRIGRAM_QUERIES = [
+  '"数据库"',
+  '"记忆系统"',
+  '"数据库" AND "记忆系统"',
+  '"数据库" OR "负荷测试"',
+  '"数据库" NOT "负荷测试"',
+  '"数据库 记忆"',
+  '"docker" "数据库"',
+  '"ÉTÉ数据"',
+  '"数据数据"',
+];
+const WORD_QUERIES = [
+  "docker",
+  '"unit test"',
+  "docker OR compose",
+  "unit AND test",
+  "compose NOT unit",
+  "doc*",
+  '"docker compose"',
+  'docker OR "..."',
+];
+
+function ftsSnippet(db: SqliteConnection, table: string, query: string): string | undefined {
+  const row = db.prepare(
+    `SELECT snippet(${table}, 0, '>>>', '<<<', '...', 40) AS s FROM ${table} WHERE ${table} MATCH ?`,
+  ).get(query);
+  return row === undefined ? undefined : String(row.s);
+}
+
+test("trigramTokens() gives the terms SQLite's trigram tokenizer stores, in order", async () => {
+  const db = await rawOpen(tempDbPath());
+  try {
+    db.exec("CREATE VIRTUAL TABLE t USING fts5(c, tokenize='trigram')");
+    db.exec("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')");
+    const samples = [
+      "数据库迁移完成",
+      "Docker Compose 数据",
+      "\u0000json:[数据库]",
+      "a\u0000b\u0000cd",
+      "ÉTÉ café ÅNGSTRÖM",
+      "🙂🚀数据🙂",
+      "ab",
+      "",
+    ];
+    for (const sample of samples) {
+      db.exec("DELETE FROM t");
+      db.prepare("INSERT INTO t (rowid, c) VALUES (1, ?)").run(sample);
+      const sqlite = db.prepare("SELECT term FROM v ORDER BY offset").all().map((r) => r.term);
+      assert.deepEqual(trigramTokens(sample).map((t) => t.term), sqlite, JSON.stringify(sample));
+    }
+  } finally {
+    db.close();
+  }
+});
+
+test("wordsSnippet() and trigramSnippet() give FTS5's snippet of generated texts, mark for mark", async () => {
+  const db = await rawOpen(":memory:");
+  const random = mulberry32(20261202);
+  let compared = 0;
+  let marked = 0;
+  try {
+    db.exec("CREATE VIRTUAL TABLE w USING fts5(content)");
+    db.exec("CREATE VIRTUAL TABLE t USING fts5(content, tokenize='trigram')");
+    for (let n = 0; n < 400; n++) {
+      const length = 1 + Math.floor(random() * (random() < 0.3 ? 120 : 25));
+      let text = "";
+      for (let i = 0; i < length; i++) text += PIECES[Math.floor(random() * PIECES.length)];
+      for (
+        const [table, queries, snippet] of [
+          ["w", WORD_QUERIES, wordsSnippet],
+          ["t", TRIGRAM_QUERIES, trigramSnippet],
+        ] as const
+      ) {
+        db.exec(`DELETE FROM ${table}`);
+        db.prepare(`INSERT INTO ${table} (rowid, content) VALUES (1, ?)`).run(text);
+        for (const query of queries) {
+          const want = ftsSnippet(db, table, query);
+          if (want === undefined) continue;
+          assert.equal(snippet(text, query), want, `${table} ${query} ${JSON.stringify(text)}`);
+          compared++;
+          if (want.includes(">>>")) marked++;
+        }
+      }
+    }
+  } finally {
+    db.close();
+  }
+  assert.ok(compared > 1000 && marked > 1000, `compared ${compared}, ${marked} with marks`);
+});
+
+test("trigramSnippet() keeps a span open over the trigrams that overlap it, as FTS5 does", () => {
+  assert.equal(trigramSnippet("见数据数据数据见", '"数据数据"'), "见>>>数据数据数据<<<见");
+  assert.equal(trigramSnippet("数据库与数据库", '"数据库"'), ">>>数据库<<<与>>>数据库<<<");
+  assert.equal(
+    trigramSnippet("x".repeat(60) + "数据库", '"数据库"'),
+    "..." + "x".repeat(39) + ">>>数据库<<<",
+  );
+});
