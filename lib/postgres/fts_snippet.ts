@@ -76,16 +76,17 @@ function phrasesOf(
 function instancesOf(tokens: readonly Token[], phrases: readonly Phrase[]): Instance[] {
   const found: Instance[] = [];
   for (let start = 0; start < tokens.length; start++) {
-    phrases.forEach(({ terms, prefix }, phrase) => {
+    for (let phrase = 0; phrase < phrases.length; phrase++) {
+      const { terms, prefix } = phrases[phrase];
       const size = terms.length;
-      if (size === 0 || start + size > tokens.length) return;
-      for (let j = 0; j < size; j++) {
+      if (size === 0 || start + size > tokens.length) continue;
+      let same = true;
+      for (let j = 0; j < size && same; j++) {
         const term = tokens[start + j].term;
-        const same = prefix && j === size - 1 ? term.startsWith(terms[j]) : term === terms[j];
-        if (!same) return;
+        same = prefix && j === size - 1 ? term.startsWith(terms[j]) : term === terms[j];
       }
-      found.push({ phrase, start, size });
-    });
+      if (same) found.push({ phrase, start, size });
+    }
   }
   return found;
 }
@@ -136,15 +137,22 @@ function reportedPhrases(
   return reported;
 }
 
+const DOT = 0x2e;
+const COLON = 0x3a;
+
+/** A space, tab, line feed or carriage return: what FTS5 skips back over before a sentence. */
+function isBlank(unit: number): boolean {
+  return unit === 0x20 || unit === 0x09 || unit === 0x0a || unit === 0x0d;
+}
+
 /** The tokens that begin a sentence: the first, and each after `.` or `:` and white space. */
 function sentenceStarts(text: string, tokens: readonly Token[]): number[] {
   const starts: number[] = tokens.length > 0 ? [0] : [];
   for (let k = 1; k < tokens.length; k++) {
     let at = tokens[k].start - 1;
-    while (at >= 0 && " \t\n\r".includes(text[at])) at--;
-    if (at !== tokens[k].start - 1 && at >= 0 && (text[at] === "." || text[at] === ":")) {
-      starts.push(k);
-    }
+    while (at >= 0 && isBlank(text.charCodeAt(at))) at--;
+    const before = at >= 0 ? text.charCodeAt(at) : 0;
+    if (at !== tokens[k].start - 1 && (before === DOT || before === COLON)) starts.push(k);
   }
   return starts;
 }

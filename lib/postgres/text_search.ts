@@ -133,10 +133,11 @@ export function trigramTokens(text: string): Token[] {
     at += unit >= 0xd800 && unit <= 0xdbff && at + 1 < text.length ? 2 : 1;
   }
   const tokens: Token[] = [];
+  const hasNul = starts.length < text.length && text.includes("\u0000");
   for (let k = 0; k + 2 < starts.length; k++) {
     const end = k + 3 < starts.length ? starts[k + 3] : text.length;
     let term = folded.slice(starts[k], end);
-    if (term.includes("\u0000")) term = term.replaceAll("\u0000", "");
+    if (hasNul && term.includes("\u0000")) term = term.replaceAll("\u0000", "");
     tokens.push({ term, start: starts[k], end });
   }
   return tokens;
