@@ -276,6 +276,26 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
           `of the id):\n  web-1/${tip}\n  web-2/${tip}\n`,
       );
       assert.equal((await runCli(["--db", url, "show", `web-2/${tip}`])).code, 0);
+      const only = await runCli(["--db", url, "export", "-", "--origin", "web-2"]);
+      assert.equal(only.code, 0, only.err);
+      const exportedIds = only.out.trim().split("\n").map((line) => JSON.parse(line).id as string);
+      assert.equal(exportedIds.length, 42);
+      assert.ok(exportedIds.every((id) => id.startsWith("web-2/")));
+      const doubled = await runCli([
+        "--db",
+        url,
+        "export",
+        "-",
+        "--origin",
+        "web-2",
+        "--session-id",
+        tip,
+      ]);
+      assert.equal(doubled.code, 2);
+      assert.match(doubled.err, /give either --session-id or --origin, not both/);
+      const onFile = await runCli(["--db", file, "export", "-", "--origin", "web-2"]);
+      assert.equal(onFile.code, 1);
+      assert.match(onFile.err, /--origin needs a PostgreSQL store/);
       const unknown = await runCli(["--db", url, "show", "19990101_nothing"]);
       assert.equal(unknown.code, 1);
       assert.match(unknown.err, /not found/);

@@ -16,21 +16,12 @@
  */
 import type { SessionStore } from "../core/session_store.ts";
 import type { PrefixMatches } from "../core/listing_options.ts";
+import { syncedStore } from "../core/synced_store.ts";
 import { formatCount } from "../render/format.ts";
 import { CommandError } from "./usage_error.ts";
 
 /** How many sessions an ambiguous prefix error lists. */
 const LISTED = 10;
-
-/** What the PostgreSQL store adds: the sessions synced under a file's own id. */
-interface SyncedIds {
-  syncedSessionIds(id: string, options?: { limit?: number }): Promise<PrefixMatches>;
-}
-
-function syncedIds(store: SessionStore): SyncedIds | undefined {
-  const candidate = store as Partial<SyncedIds>;
-  return typeof candidate.syncedSessionIds === "function" ? candidate as SyncedIds : undefined;
-}
 
 function ambiguous(text: string, matches: PrefixMatches, hint: string): CommandError {
   const more = matches.count > matches.ids.length
@@ -64,7 +55,7 @@ export async function resolveSession(store: SessionStore, text: string): Promise
   const matches = await store.sessionIdsWithPrefix(text, { limit: LISTED });
   if (matches.count > 1) throw ambiguous(text, matches, "give more of the id");
   const synced = matches.count === 0
-    ? await syncedIds(store)?.syncedSessionIds(text, { limit: LISTED })
+    ? await syncedStore(store)?.syncedSessionIds(text, { limit: LISTED })
     : undefined;
   if (synced?.count === 1) return synced.ids[0];
   if (synced !== undefined && synced.count > 1) {

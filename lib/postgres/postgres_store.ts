@@ -44,6 +44,7 @@ import type {
 import { checkPruneCandidatesOptions, toPruneCandidate } from "../core/prune_options.ts";
 import type { SearchOptions } from "../core/search/options.ts";
 import type { SessionStore } from "../core/session_store.ts";
+import type { SyncedStore, SyncOrigin } from "../core/synced_store.ts";
 import type { SourceUsage, UsageGrouping, UsageReportOptions, UsageRow } from "../core/usage.ts";
 import { nextLineageTitle, sanitizeTitle, titleStem } from "../core/titles.ts";
 import {
@@ -113,8 +114,9 @@ export type { PgConnectOptions };
 
 /**
  * The filter by origin the PostgreSQL engine adds to `listSessionsRich`,
- * `searchSessions`, `sessionCount` and `searchMessages`: only sessions that
- * `hermes-state sync` shipped from that origin.
+ * `searchSessions`, `sessionCount`, `searchMessages`, `exportAll` and
+ * `iterateExport`: only sessions that `hermes-state sync` shipped from that
+ * origin.
  */
 export interface OriginFilter {
   /** An origin name (`sync_origins.origin`); all sessions when empty. */
@@ -348,12 +350,12 @@ const VISIBLE_ONLY = `(s.parent_session_id IS NULL
                AND p.end_reason = 'branched'
                AND s.started_at >= p.ended_at))`;
 
-const EXPORT_SESSIONS = (filtered: boolean) =>
+const EXPORT_SESSIONS = (where: string) =>
   `SELECT ${SESSION_COLUMNS}, COALESCE(m.last_active, s.started_at) AS last_active
    FROM sessions s
    LEFT JOIN (SELECT session_id, MAX(timestamp) AS last_active FROM messages GROUP BY session_id) m
      ON m.session_id = s.id
-   ${filtered ? "WHERE s.source = $1" : ""}
+   ${where}
    ORDER BY last_active DESC, s.started_at DESC, s.id COLLATE "C" DESC`;
 
 interface StoreSettings {
@@ -391,8 +393,9 @@ const USAGE_ORDER: Readonly<Record<UsageGrouping, string>> = {
 };
 
 /**
- * The WHERE of `searchSessions` and `sessionCount`: one source and one
- * origin, each when given; their values are appended to `params`.
+ * The WHERE of `searchSessions`, `sessionCount` and `iterateExport`: one
+ * source and one origin, each when given; their values are appended to
+ * `params`.
  */
 function sourceAndOrigin(
   options: { readonly source?: string | null } & OriginFilter,
@@ -445,7 +448,7 @@ function listingFilters(
   return { where: clauses.length ? `WHERE ${clauses.join(" AND ")}` : "", params };
 }
 
-class PostgresSessionStore implements SessionStore {
+class PostgresSessionStore implements SessionStore, SyncedStore {
   readonly engine = "postgres" as const;
   readonly target: string;
   readonly readonly: boolean;
@@ -877,18 +880,21 @@ class PostgresSessionStore implements SessionStore {
     return { count: Number(count[0].n), ids: rows.map((row) => row.id as string) };
   }
 
-  /**
-   * The sessions `hermes-state sync` shipped under a file's own id (the
-   * server stores them as `ORIGIN/ID`): those whose id in their file is
-   * `id`, in any origin, or else those whose id there starts with it
-   * (ASCII case ignored; `%`, `_` and `\` literal, as in `sessionIdsWithPrefix`).
-   * Lets an operator name a session by the id a host's Hermes shows.
-   *
-   * @param id An id, or an id prefix, as the host's file has it.
-   * @param options `limit`: how many ids to return (10 by default).
-   * @returns How many sessions match, and up to `limit` of their ids on the
-   *   server, newest-started first.
-   */
+  async syncOrigins(): Promise<SyncOrigin[]> {
+    const rows = await this.#query(
+      `SELECT o.origin, o.host, o.path, o.last_pass_at,
+              (SELECT COUNT(*) FROM sync_sessions so WHERE so.origin = o.origin) AS sessions
+       FROM sync_origins o ORDER BY o.origin COLLATE "C"`,
+    );
+    return rows.map((row) => ({
+      origin: row.origin as string,
+      host: row.host as string,
+      path: row.path as string,
+      lastPassAt: row.last_pass_at === null ? null : Number(row.last_pass_at),
+      sessions: Number(row.sessions),
+    }));
+  }
+
   async syncedSessionIds(id: string, options: { limit?: number } = {}): Promise<PrefixMatches> {
     const limit = options.limit ?? 10;
     for (const [test, value] of [["= $1", id], ["ILIKE $1 ESCAPE '\\'", `${escapeLike(id)}%`]]) {
@@ -1045,18 +1051,18 @@ class PostgresSessionStore implements SessionStore {
     return { ...session, messages: await this.getMessages(id, { includeInactive: true }) };
   }
 
-  async exportAll(options: ExportOptions = {}): Promise<SessionExport[]> {
+  async exportAll(options: ExportOptions & OriginFilter = {}): Promise<SessionExport[]> {
     const all: SessionExport[] = [];
     for await (const session of this.iterateExport(options)) all.push(session);
     return all;
   }
 
-  async *iterateExport(options: ExportOptions = {}): AsyncIterableIterator<SessionExport> {
-    const source = options.source;
-    const sessions = await this.#query(
-      EXPORT_SESSIONS(Boolean(source)),
-      source ? [source] : [],
-    ) as SessionRow[];
+  async *iterateExport(
+    options: ExportOptions & OriginFilter = {},
+  ): AsyncIterableIterator<SessionExport> {
+    const params: PgValue[] = [];
+    const where = sourceAndOrigin(options, params);
+    const sessions = await this.#query(EXPORT_SESSIONS(where), params) as SessionRow[];
     for (let at = 0; at < sessions.length;) {
       // A page of sessions holds about EXPORT_PAGE messages (at least one session), so memory
       // stays bounded however the messages are spread.

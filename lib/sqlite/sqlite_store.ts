@@ -216,11 +216,12 @@ class SqliteSessionStore implements SessionStore {
     return this.#call((db) => db.exportSession(...a));
   }
   exportAll(...a: Parameters<SessionDB["exportAll"]>) {
-    return this.#call((db) => db.exportAll(...a));
+    return this.#call((db) => (refuseOrigin(a[0]), db.exportAll(...a)));
   }
   async *iterateExport(
     options: ExportOptions = {},
   ): AsyncIterableIterator<SessionExport> {
+    refuseOrigin(options);
     const store = storeOf(this.#db);
     const rows = await this.#call(() => exporting.exportSessionRows(store, options));
     for (const row of rows) {

@@ -17,6 +17,7 @@ import { unmarkedWords } from "../core/search/plan.ts";
 import { liveEvents } from "./live.ts";
 import { HttpError, json, withSecurityHeaders } from "./respond.ts";
 import { isShownInTranscript } from "../core/message_row.ts";
+import { syncedStore } from "../core/synced_store.ts";
 
 /** The largest page of sessions or hits. */
 export const MAX_PAGE = 200;
@@ -105,6 +106,24 @@ function listingRow(row: RichSessionRow) {
   };
 }
 
+/**
+ * The `origin` parameter: only the sessions `hermes-state sync` shipped from
+ * that origin, on a store that records origins (PostgreSQL).
+ */
+function originParam(api: ApiRequest): { origin?: string } {
+  const origin = textParam(api.url, "origin");
+  if (origin === null) return {};
+  if (syncedStore(api.store) === undefined) {
+    throw new HttpError(
+      400,
+      `origin needs a store that "hermes-state sync" fills (PostgreSQL): current value is ${
+        JSON.stringify(origin)
+      }`,
+    );
+  }
+  return { origin };
+}
+
 async function listSessions(api: ApiRequest): Promise<Response> {
   const { url } = api;
   const limit = Math.max(1, intParam(url, "limit", 50, MAX_PAGE));
@@ -118,6 +137,7 @@ async function listSessions(api: ApiRequest): Promise<Response> {
   }
   const source = textParam(url, "source");
   const rows = await api.store.listSessionsRich({
+    ...originParam(api),
     source,
     excludeSources: source === null ? ["tool"] : null,
     startedAfter: timeParam(url, "from", api.now),
@@ -140,6 +160,11 @@ async function sources(api: ApiRequest): Promise<Response> {
   return json({ sources: rows.map((r) => r.key).filter((k) => k !== null).sort() });
 }
 
+/** The files `hermes-state sync` ships to the store, by name; none on a file. */
+async function origins(api: ApiRequest): Promise<Response> {
+  return json({ origins: await syncedStore(api.store)?.syncOrigins() ?? [] });
+}
+
 async function search(api: ApiRequest): Promise<Response> {
   const { url } = api;
   const query = url.searchParams.get("q") ?? "";
@@ -154,6 +179,7 @@ async function search(api: ApiRequest): Promise<Response> {
   const source = textParam(url, "source");
   if (query.trim() === "") return json({ query, hits: [], limit, offset, more: false });
   const hits = await api.search(query, {
+    ...originParam(api),
     limit: limit + 1,
     offset,
     sourceFilter: source === null ? null : [source],
@@ -242,9 +268,11 @@ async function exportDownload(api: ApiRequest): Promise<Response> {
     name = id.replace(/[^\w.-]/g, "_");
     title = record.title || id;
   } else {
-    records = api.store.iterateExport({ source });
-    name = source === null ? "sessions" : `sessions-${source.replace(/[^\w.-]/g, "_")}`;
-    title = `hermes-state export${source ? ` (${source})` : ""}`;
+    const origin = originParam(api);
+    records = api.store.iterateExport({ source, ...origin });
+    const parts = [origin.origin, source].filter((part) => part !== undefined && part !== null);
+    name = ["sessions", ...parts].join("-").replace(/[^\w.-]/g, "_");
+    title = `hermes-state export${parts.length > 0 ? ` (${parts.join(", ")})` : ""}`;
   }
   return new Response(exportStream(records, format, title), {
     headers: withSecurityHeaders({
@@ -344,6 +372,7 @@ export async function handleApi(api: ApiRequest): Promise<Response> {
     }
     if (path === "/api/sessions") return await listSessions(api);
     if (path === "/api/sources") return await sources(api);
+    if (path === "/api/origins") return await origins(api);
     if (path === "/api/search") return await search(api);
     if (path === "/api/usage") return await usage(api);
     if (path === "/api/export") return await exportDownload(api);

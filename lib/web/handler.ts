@@ -60,7 +60,7 @@ export interface HandlerOptions {
 }
 
 /** The read routes whose answers depend only on the URL and the store's data. */
-const CACHED = /^\/api\/(sessions(\/[^/]+)?|search|sources|usage)$/;
+const CACHED = /^\/api\/(sessions(\/[^/]+)?|search|sources|origins|usage)$/;
 
 /** A request handler. */
 export type Handler = (request: Request) => Promise<Response>;

@@ -10,6 +10,9 @@ import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { V11 } from "../_cli_io.ts";
 import { type Browser, browserSkip, launchBrowser, SCREENSHOTS } from "./_browser.ts";
 import { HOSTILE_ID, hostileDb, serve, type Served } from "./_served.ts";
+import { copyFixture } from "../_helpers.ts";
+import { freshSchema, PG_SKIP, schemaUrl } from "../store/_pg.ts";
+import { connectSyncTarget, syncFile } from "../../lib/postgres/sync.ts";
 
 // A string skips the suites with that message (no browser here); CI=true throws instead.
 const skip = browserSkip();
@@ -331,6 +334,86 @@ describe("writes in the browser", { skip }, () => {
     }
   });
 });
+
+describe(
+  "session browser over a PostgreSQL store that sync fills",
+  { skip: skip ?? PG_SKIP },
+  () => {
+    test("an origin filter appears, and narrows the listing and the search to one host's file", async () => {
+      const url = schemaUrl(freshSchema());
+      const client = await connectSyncTarget(url);
+      try {
+        await syncFile(client, copyFixture("hermes-v11.db"), {
+          host: "a.example",
+          origin: "web-1",
+        });
+        await syncFile(client, copyFixture("hermes-v11.db"), {
+          host: "b.example",
+          origin: "web-2",
+        });
+      } finally {
+        await client.close();
+      }
+      const central = await serve(url);
+      const page = await browser.newPage();
+      const errors: string[] = [];
+      page.on("pageerror", (error: Error) => errors.push(error.message));
+      try {
+        await page.setViewport({ width: 1280, height: 860 });
+        await page.goto(`${central.origin}/#/`, { waitUntil: "load" });
+        await page.waitForSelector("body[data-ready]");
+        const options = await page.$$eval(
+          "#filters select[name=origin] option",
+          (nodes: Element[]) =>
+            nodes.map((n) => [n.getAttribute("value"), n.getAttribute("title")]),
+        );
+        // Each origin shows its host and file when hovered.
+        assert.deepEqual(options.map(([value]: string[]) => value), ["", "web-1", "web-2"]);
+        assert.match(options[1][1], /^a\.example:\/.+\.db$/);
+        assert.match(options[2][1], /^b\.example:\/.+\.db$/);
+        const listed = async () =>
+          await page.$$eval(
+            "#rows .row a.row-link",
+            (links: Element[]) =>
+              links.map((a) => decodeURIComponent(a.getAttribute("href")!.slice("#/s/".length))),
+          );
+        assert.ok((await listed()).some((id: string) => id.startsWith("web-1/")));
+        await redrawn(page, () => page.select("#filters select[name=origin]", "web-2"));
+        assert.match(await page.evaluate(() => location.hash), /^#\/\?origin=web-2$/);
+        const ids = await listed();
+        assert.ok(ids.length > 0 && ids.every((id: string) => id.startsWith("web-2/")), ids.join());
+        const exportLink = await page.$eval(
+          "#filters .exports a",
+          (a: Element) => a.getAttribute("href"),
+        );
+        assert.equal(exportLink, "/api/export?format=html&origin=web-2");
+        await shot(page, "origins-1280-light");
+        await redrawn(page, () => page.goto(`${central.origin}/#/search?q=docker&origin=web-1`));
+        await page.waitForSelector(".view-search");
+        const hits = await page.$$eval(
+          ".hit a.row-link",
+          (links: Element[]) =>
+            links.map((a) => decodeURIComponent(/#\/s\/([^?]+)/.exec(a.getAttribute("href")!)![1])),
+        );
+        assert.ok(
+          hits.length > 0 && hits.every((id: string) => id.startsWith("web-1/")),
+          hits.join(),
+        );
+        assert.equal(
+          await page.$eval(
+            ".view-search select[name=origin]",
+            (select: Element) => (select as HTMLSelectElement).value,
+          ),
+          "web-1",
+        );
+        assert.deepEqual(errors, [], "no script error on the page");
+      } finally {
+        await page.close();
+        await central.close();
+      }
+    });
+  },
+);
 
 describe("guards in the browser", { skip }, () => {
   test("a non-loopback server answers 401 without the token, then works with it; a foreign Host gets 403", async () => {

@@ -5,7 +5,10 @@ import type { SessionStore } from "../../lib/core/session_store.ts";
 import { createHandler, type Handler } from "../../lib/web/handler.ts";
 import { V11 } from "../_cli_io.ts";
 import { loadFixture } from "../store/_fixture_data.ts";
-import { openPgStore, PG_SKIP } from "../store/_pg.ts";
+import { freshSchema, openPgStore, PG_SKIP, schemaUrl } from "../store/_pg.ts";
+import { connectSyncTarget, syncFile } from "../../lib/postgres/sync.ts";
+import { openStore } from "../../lib/open_store.ts";
+import { copyFixture } from "../_helpers.ts";
 
 describe("web handler over PostgreSQL", { skip: PG_SKIP }, () => {
   let store: SessionStore;
@@ -48,5 +51,68 @@ describe("web handler over PostgreSQL", { skip: PG_SKIP }, () => {
     let next = "";
     while (!next.includes("event: change")) next += decoder.decode((await reader.read()).value);
     await reader.cancel();
+  });
+});
+
+describe("web handler over a PostgreSQL store that sync fills", { skip: PG_SKIP }, () => {
+  test("GET /api/origins lists the synced files; origin= narrows the listing and the search to one", async () => {
+    const schema = freshSchema();
+    const client = await connectSyncTarget(schemaUrl(schema));
+    try {
+      await syncFile(client, copyFixture("hermes-v11.db"), { host: "a.example", origin: "web-1" });
+      await syncFile(client, copyFixture("hermes-v11.db"), { host: "b.example", origin: "web-2" });
+    } finally {
+      await client.close();
+    }
+    await using store = await openPgStore({}, schema);
+    const handle = createHandler(store, { pollMs: 50 });
+    const get = async (path: string) => {
+      const response = await handle(new Request(`http://127.0.0.1:8787${path}`));
+      return { status: response.status, body: await response.json() };
+    };
+    const origins = await get("/api/origins");
+    assert.equal(origins.status, 200);
+    assert.deepEqual(
+      origins.body.origins.map((o: { origin: string; host: string; sessions: number }) => [
+        o.origin,
+        o.host,
+        o.sessions,
+      ]),
+      [["web-1", "a.example", 42], ["web-2", "b.example", 42]],
+    );
+    const listed = await get("/api/sessions?origin=web-2&limit=200");
+    const ids = listed.body.sessions.map((row: { id: string }) => row.id);
+    assert.ok(ids.length > 0 && ids.every((id: string) => id.startsWith("web-2/")), ids.join());
+    const all = await get("/api/sessions?limit=200");
+    assert.ok(all.body.sessions.some((row: { id: string }) => row.id.startsWith("web-1/")));
+    const hits = (await get("/api/search?q=docker&origin=web-1")).body.hits;
+    assert.ok(hits.length > 0);
+    assert.ok(hits.every((hit: { session_id: string }) => hit.session_id.startsWith("web-1/")));
+    assert.deepEqual((await get("/api/search?q=docker&origin=nope")).body.hits, []);
+    const exported = await handle(
+      new Request("http://127.0.0.1:8787/api/export?format=jsonl&origin=web-2&source=cli"),
+    );
+    assert.equal(exported.status, 200);
+    assert.equal(
+      exported.headers.get("content-disposition"),
+      'attachment; filename="sessions-web-2-cli.jsonl"',
+    );
+    const records = (await exported.text()).trim().split("\n").map((line) => JSON.parse(line));
+    assert.ok(records.length > 0);
+    assert.ok(records.every((r: { id: string; source: string }) => r.id.startsWith("web-2/")));
+    assert.ok(records.every((r: { source: string }) => r.source === "cli"));
+  });
+
+  test("GET /api/origins is empty on a file, and origin= there is a 400 naming it", async () => {
+    await using store = await openStore(copyFixture("hermes-v11.db"), { readonly: true });
+    const handle = createHandler(store, { pollMs: 50 });
+    const origins = await handle(new Request("http://127.0.0.1:8787/api/origins"));
+    assert.deepEqual(await origins.json(), { origins: [] });
+    const refused = await handle(new Request("http://127.0.0.1:8787/api/sessions?origin=web-1"));
+    assert.equal(refused.status, 400);
+    assert.match(
+      (await refused.json()).error.message,
+      /origin needs a store that "hermes-state sync" fills \(PostgreSQL\): current value is "web-1"/,
+    );
   });
 });

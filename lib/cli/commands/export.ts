@@ -15,6 +15,7 @@ import { renderMarkdown } from "../../render/markdown.ts";
 import { choiceOption, type ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { resolveSession } from "../resolve.ts";
+import { originOption } from "../origin.ts";
 import { isDatabaseFile } from "../../files/same_file.ts";
 import { outputPathProblem, writeFailureReason } from "../../files/output_path.ts";
 import { isSqliteFile } from "../sqlite_header.ts";
@@ -41,6 +42,7 @@ SQLite database unless --force is given.
 Options:
   --session-id ID   Only this session (an id, a unique id prefix or a title)
   --source SOURCE   Only sessions of this source
+  --origin NAME     Only sessions synced from this origin (a PostgreSQL store; see sync)
   --format FORMAT   "jsonl" (default), "md" or "html"
   --force           Write over OUTPUT even when it is an SQLite database
                     (never the database being exported)
@@ -152,8 +154,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   });
   const output = args.positionals[0] ?? "-";
   const wanted = args.string("session-id");
-  if (wanted !== undefined && args.has("source")) {
-    throw new UsageError("give either --session-id or --source, not both", { command: "export" });
+  if (wanted !== undefined && (args.has("source") || args.has("origin"))) {
+    const other = args.has("source") ? "--source" : "--origin";
+    throw new UsageError(`give either --session-id or ${other}, not both`, { command: "export" });
   }
   if (output !== "-") refuseOutput(output, ctx.dbPath.replace(/^sqlite:/, ""), args.flag("force"));
   const store = await ctx.openStore();
@@ -163,7 +166,11 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     if (record === undefined) throw new CommandError(`Session '${wanted}' not found`);
     records = [record];
   } else {
-    records = store.iterateExport({ source: args.string("source") || null });
+    const origin = originOption(args, store);
+    records = store.iterateExport({
+      source: args.string("source") || null,
+      ...(origin === undefined ? {} : { origin }),
+    });
   }
   // Listening first: a signal between creating the temporary file and
   // listening would end the process and leave the file behind.
@@ -215,6 +222,7 @@ export const exportCommand: Command = {
   options: {
     "session-id": { type: "string" },
     source: { type: "string" },
+    origin: { type: "string" },
     format: { type: "string" },
     force: { type: "boolean" },
   },

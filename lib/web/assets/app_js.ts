@@ -166,14 +166,28 @@ export const APP_JS = String.raw`
     if (sourcesCache) return Promise.resolve(sourcesCache);
     return api("/api/sources").then(function (body) { sourcesCache = body.sources; return sourcesCache; });
   }
+  // The files sync ships to a PostgreSQL store (none on a file): a filter appears when there are some.
+  var originsCache = null;
+  function origins() {
+    if (originsCache) return Promise.resolve(originsCache);
+    return api("/api/origins").then(function (body) { originsCache = body.origins; return originsCache; });
+  }
+  function originSelect(originList, current) {
+    if (originList.length === 0) return null;
+    var select = el("select", { name: "origin", "aria-label": "Origin" }, el("option", { value: "", text: "All origins" }));
+    originList.forEach(function (o) {
+      select.appendChild(el("option", { value: o.origin, text: o.origin, title: o.host + ":" + o.path, selected: current === o.origin }));
+    });
+    return select;
+  }
   function renderSessions(params, quiet) {
     var query = new URLSearchParams();
-    ["source", "from", "to", "children", "order", "offset"].forEach(function (k) { if (params.get(k)) query.set(k, params.get(k)); });
+    ["source", "origin", "from", "to", "children", "order", "offset"].forEach(function (k) { if (params.get(k)) query.set(k, params.get(k)); });
     query.set("limit", "50");
-    return Promise.all([api("/api/sessions?" + query.toString()), sources()]).then(function (results) {
+    return Promise.all([api("/api/sessions?" + query.toString()), sources(), origins()]).then(function (results) {
       var body = results[0];
       var view = el("section", { class: "view view-sessions", "aria-label": "Sessions" });
-      view.appendChild(filtersForm(params, results[1]));
+      view.appendChild(filtersForm(params, results[1], results[2]));
       if (body.sessions.length === 0) view.appendChild(el("p", { class: "empty", text: "No sessions match." }));
       var list = el("ol", { class: "rows", id: "rows" });
       body.sessions.forEach(function (s) { list.appendChild(sessionRow(s)); });
@@ -182,26 +196,30 @@ export const APP_JS = String.raw`
       swap(view, quiet);
     }).catch(showError);
   }
-  function filtersForm(params, sourceList) {
+  function filtersForm(params, sourceList, originList) {
     var source = el("select", { name: "source", "aria-label": "Source" }, el("option", { value: "", text: "All sources" }));
     sourceList.forEach(function (s) { source.appendChild(el("option", { value: s, text: s, selected: params.get("source") === s })); });
+    var origin = originSelect(originList, params.get("origin"));
     var order = el("select", { name: "order", "aria-label": "Order" },
       el("option", { value: "last-active", text: "Last active" }),
       el("option", { value: "started", text: "Started", selected: params.get("order") === "started" }));
     var from = el("input", { type: "date", name: "from", "aria-label": "Started from", value: params.get("from") || "" });
     var to = el("input", { type: "date", name: "to", "aria-label": "Started before", value: params.get("to") || "" });
     var children = el("input", { type: "checkbox", name: "children", id: "f-children", checked: params.get("children") === "1" });
-    // Export what the source filter selects (every session of it), streamed by the server.
-    var exportQuery = params.get("source") ? "&source=" + encodeURIComponent(params.get("source")) : "";
+    // Export what the source and origin filters select (every session of them), streamed by the server.
+    var exportQuery = ["source", "origin"].map(function (k) {
+      return params.get(k) ? "&" + k + "=" + encodeURIComponent(params.get(k)) : "";
+    }).join("");
     var exports = el("span", { class: "exports" }, "Export: ", ["html", "md", "jsonl"].map(function (f) {
       return el("a", { href: "/api/export?format=" + f + exportQuery, download: "", text: f.toUpperCase() });
     }));
-    var form = el("form", { class: "filters", id: "filters" }, source, order,
+    var form = el("form", { class: "filters", id: "filters" }, source, origin, order,
       el("label", null, "From ", from), el("label", null, "To ", to),
       el("label", { for: "f-children" }, children, " Has children"), exports);
     form.addEventListener("change", function () {
       var next = new URLSearchParams();
       if (source.value) next.set("source", source.value);
+      if (origin && origin.value) next.set("origin", origin.value);
       if (order.value !== "last-active") next.set("order", order.value);
       if (from.value) next.set("from", from.value);
       if (to.value) next.set("to", to.value);
@@ -278,19 +296,24 @@ export const APP_JS = String.raw`
     inflight = controller;
     var query = new URLSearchParams({ q: q, limit: "30" });
     if (params.get("source")) query.set("source", params.get("source"));
-    return Promise.all([api("/api/search?" + query.toString(), { signal: controller.signal }), sources()]).then(function (results) {
+    if (params.get("origin")) query.set("origin", params.get("origin"));
+    return Promise.all([api("/api/search?" + query.toString(), { signal: controller.signal }), sources(), origins()]).then(function (results) {
       var body = results[0];
       if (inflight !== controller) return;
       inflight = null;
       var view = el("section", { class: "view view-search", "aria-label": "Search results" });
       var only = el("select", { name: "source", "aria-label": "Source" }, el("option", { value: "", text: "All sources" }));
       results[1].forEach(function (name) { only.appendChild(el("option", { value: name, text: name, selected: params.get("source") === name })); });
-      only.addEventListener("change", function () {
+      var from = originSelect(results[2], params.get("origin"));
+      var refilter = function () {
         var next = new URLSearchParams({ q: q });
         if (only.value) next.set("source", only.value);
+        if (from && from.value) next.set("origin", from.value);
         location.hash = hashFor("/search", next);
-      });
-      view.appendChild(el("form", { class: "filters" }, only,
+      };
+      only.addEventListener("change", refilter);
+      if (from) from.addEventListener("change", refilter);
+      view.appendChild(el("form", { class: "filters" }, only, from,
         el("h2", { class: "subtle", text: body.hits.length + (body.more ? "+" : "") + " results for " }, el("q", { class: "bidi", text: visible(q) }))));
       var list = el("ol", { class: "rows", id: "rows" });
       body.hits.forEach(function (hit) {
@@ -316,7 +339,9 @@ export const APP_JS = String.raw`
       if (q.trim() === "") { if (route().view === "search") location.hash = "#/"; return; }
       var next = new URLSearchParams({ q: q });
       var current = route();
-      if (current.view === "search" && current.params.get("source")) next.set("source", current.params.get("source"));
+      if (current.view === "search") {
+        ["source", "origin"].forEach(function (k) { if (current.params.get(k)) next.set(k, current.params.get(k)); });
+      }
       var target = hashFor("/search", next);
       if (route().view === "search") { history.replaceState(null, "", target); render(); }
       else location.hash = target;
@@ -662,6 +687,7 @@ export const APP_JS = String.raw`
     source.addEventListener("change", function () {
       clearTimeout(refreshTimer);
       sourcesCache = null;
+      originsCache = null;
       refreshTimer = setTimeout(function () { if (location.hash === renderedKey) render({ quiet: true }); }, 250);
     });
     source.onerror = function () { live.classList.remove("on"); live.title = "Live updates disconnected; retrying"; };
