@@ -18,7 +18,7 @@
  *   wherever the plan has one.
  *
  * Matches are SQLite's, and so are a word or trigram match's snippets
- * (FTS5's window and marks, `fts_snippet.ts`); ranking among them may differ
+ * (FTS5's window and marks, `core/search/fts5_snippet.ts`); ranking among them may differ
  * (`ts_rank` is not bm25), and so may a substring match's snippet. `sort: "newest" | "oldest"` orders by
  * timestamp first, as the SQLite engine does, then by that rank, then id;
  * a words page is first looked for among the latest (earliest) messages
@@ -37,7 +37,7 @@ import type { PgQuery, PgRow, PgValue } from "./_client.ts";
 import type { OriginFilter } from "./postgres_store.ts";
 import { SEARCH_COLUMNS_SQL, SEARCH_DOCUMENT_SQL } from "./schema.ts";
 import { gramsQuery, trigramSql, wordsQuery } from "./text_search.ts";
-import { trigramSnippet, wordsSnippet } from "./fts_snippet.ts";
+import { trigramSnippet, wordsSnippet } from "../core/search/fts5_snippet.ts";
 
 /** A search's options, with the engine's origin filter. */
 type PgSearchOptions = SearchOptions & OriginFilter;

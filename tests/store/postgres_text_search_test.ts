@@ -8,13 +8,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import {
-  cjkGrams,
-  gramsVector,
-  parseFtsQuery,
-  tokenize,
-  wordsQuery,
-} from "../../lib/postgres/text_search.ts";
+import { cjkGrams, gramsVector, wordsQuery } from "../../lib/postgres/text_search.ts";
+import { parseFtsQuery, tokenize } from "../../lib/core/search/fts5_text.ts";
 import { rawOpen, tempDbPath } from "../_helpers.ts";
 import { mulberry32 } from "../_random.ts";
 

@@ -1,19 +1,20 @@
 /**
- * The PostgreSQL engine's snippets are FTS5's: `trigramTokens()` splits a
+ * FTS5's snippet, cut in TypeScript (the PostgreSQL engine's snippets, and
+ * the SQLite engine's for a long text), is FTS5's own: `trigramTokens()` splits a
  * text as FTS5's `trigram` tokenizer does (read back through `fts5vocab`),
  * and `wordsSnippet()` and `trigramSnippet()` give what SQLite's own
  * `snippet(table, 0, '>>>', '<<<', '...', 40)` gives on the words and the
  * trigram table, for generated texts: CJK runs, sentences, U+0000 (which
  * multimodal content starts with), emoji, case, and overlapping trigram
- * instances. Runs without a server.
+ * instances.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { trigramTokens } from "../../lib/postgres/text_search.ts";
-import { trigramSnippet, wordsSnippet } from "../../lib/postgres/fts_snippet.ts";
-import type { SqliteConnection } from "../../lib/sqlite/driver/types.ts";
-import { rawOpen, tempDbPath } from "../_helpers.ts";
-import { mulberry32 } from "../_random.ts";
+import { trigramTokens } from "../lib/core/search/fts5_text.ts";
+import { trigramSnippet, wordsSnippet } from "../lib/core/search/fts5_snippet.ts";
+import type { SqliteConnection } from "../lib/sqlite/driver/types.ts";
+import { rawOpen, tempDbPath } from "./_helpers.ts";
+import { mulberry32 } from "./_random.ts";
 
 /** The pieces the generated texts are made of. */
 const PIECES = [

@@ -29,7 +29,7 @@ import {
   type Token,
   tokenize,
   trigramTokens,
-} from "./text_search.ts";
+} from "./fts5_text.ts";
 
 /** How a table splits text into tokens: `unicode61` words, or trigrams. */
 type Tokenizer = (text: string) => Token[];
