@@ -16,6 +16,7 @@
  */
 import { isCjkCodePoint } from "../core/search/cjk.ts";
 import {
+  ASCII_TOKEN,
   foldToken,
   MAX_TOKEN,
   NON_ASCII,
@@ -28,8 +29,6 @@ import {
 
 /** A quick test before the exact one: no character in the CJK blocks of `isCjkCodePoint`. */
 const MAY_HOLD_CJK = /[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\ud840-\ud869]/;
-/** The same tokens in ASCII text: letters and digits. */
-const ASCII_TOKEN = /[a-z0-9]+/gi;
 /** PostgreSQL keeps positions up to 16383 and at most 256 per lexeme. */
 const MAX_POSITION = 16383;
 const MAX_POSITIONS = 256;

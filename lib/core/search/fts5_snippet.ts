@@ -197,6 +197,8 @@ function bestStart(text: string, tokens: readonly Token[], instances: readonly I
   const starts = sentenceStarts(text, tokens);
   let best = 0;
   let bestFrom = 0;
+  // The sentence of each instance: the instances come in order of position, so it only moves on.
+  let sentence = 0;
   for (const { start } of instances) {
     const own = scoreWindow(instances, start, tokens.length);
     if (own.score > best) {
@@ -204,7 +206,6 @@ function bestStart(text: string, tokens: readonly Token[], instances: readonly I
       bestFrom = own.centred;
     }
     if (starts.length === 0 || tokens.length <= SNIPPET_TOKENS) continue;
-    let sentence = 0;
     while (sentence < starts.length - 1 && starts[sentence + 1] <= start) sentence++;
     const from = starts[sentence];
     if (from >= start) continue;

@@ -33,6 +33,8 @@ export const TOKEN: RegExp = new RegExp(
 export const NONCHARACTER: RegExp = /[\uFFFE\uFFFF]/g;
 // deno-lint-ignore no-control-regex -- the ASCII range is the point
 export const NON_ASCII: RegExp = /[^\x00-\x7f]/;
+/** The same tokens in ASCII text: letters and digits. */
+export const ASCII_TOKEN: RegExp = /[a-z0-9]+/gi;
 /**
  * Longest term, in UTF-16 units: a longer token is indexed and queried by
  * its first 200 units (PostgreSQL refuses lexemes over 2046 bytes).
@@ -87,7 +89,20 @@ export function foldToken(text: string): string {
  */
 export function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
-  const source = NON_ASCII.test(text) ? text.replace(NONCHARACTER, " ") : text;
+  if (!NON_ASCII.test(text)) {
+    // ASCII: the tokens are the runs of letters and digits, lower-cased.
+    for (const match of text.matchAll(ASCII_TOKEN)) {
+      const word = match[0];
+      const term = word.length > MAX_TOKEN ? word.slice(0, MAX_TOKEN) : word;
+      tokens.push({
+        term: term.toLowerCase(),
+        start: match.index!,
+        end: match.index! + word.length,
+      });
+    }
+    return tokens;
+  }
+  const source = text.replace(NONCHARACTER, " ");
   for (const match of source.matchAll(TOKEN)) {
     const term = foldToken(match[0]);
     if (term === "") continue;

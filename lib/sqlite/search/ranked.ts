@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { snippetColumnsSql } from "./long_snippet.ts";
 import type { Store } from "../store.ts";
 import type { SqlValue } from "../driver/types.ts";
 import { conditionSql, type FilterSql } from "./filters.ts";
@@ -63,6 +64,11 @@ export interface RankedQuery {
   readonly limit: number;
   /** Hits to skip. */
   readonly offset: number;
+  /**
+   * Long texts' snippets are cut in TypeScript (`long_snippet.ts`): the rows
+   * carry the text, and the caller cuts it.
+   */
+  readonly cutLong?: boolean;
 }
 
 /** The id range's terms, as SQL: what of `lo`, `hi` is bound. */
@@ -132,6 +138,7 @@ export function matchParams(query: RankedQuery): SqlValue[] {
  * @param filters The filter terms (`FilterSql.sql`).
  * @param check The substring check's SQL (`""` for none).
  * @param range Which ends of an id range are bound.
+ * @param cutLong Whether a long text comes instead of its snippet (`long_snippet.ts`).
  * @returns The SQL: parameters MATCH, [lo], [hi], filters, [check], limit, offset.
  */
 export function pageSql(
@@ -139,9 +146,10 @@ export function pageSql(
   filters: string,
   check = "",
   range: RangeSql = { lo: false, hi: false },
+  cutLong = false,
 ): string {
   return `SELECT m.id AS id, m.session_id AS session_id, m.role AS role,
-  snippet(${table}, 0, '>>>', '<<<', '...', 40) AS snippet,
+  ${snippetColumnsSql(table, cutLong)},
   m.timestamp AS timestamp, m.tool_name AS tool_name, s.source AS source, s.model AS model,
   s.started_at AS session_started
 FROM ${table}
@@ -165,7 +173,13 @@ LIMIT ? OFFSET ?`;
 export function rankedPage(store: Store, query: RankedQuery): HitRow[] | undefined {
   const { table, match, check, filters, limit, offset } = query;
   try {
-    const sql = pageSql(table, filters.sql, checkSql(check).sql, rangeSql(query.ids));
+    const sql = pageSql(
+      table,
+      filters.sql,
+      checkSql(check).sql,
+      rangeSql(query.ids),
+      query.cutLong,
+    );
     return store.statement(sql).all(...matchParams(query), limit, offset);
   } catch (error) {
     if (isMatchError(error, match) || isPatternError(error)) return undefined;

@@ -20,6 +20,8 @@ import { sortedPage, type SortStrategy } from "./sorted.ts";
 import { checkSort } from "../../core/search/options.ts";
 import { idRangeOf, type RangeFilters } from "./id_range.ts";
 import { inSnapshot } from "./snapshot.ts";
+import { cutLongSnippets } from "./long_snippet.ts";
+import { hasNewerLayout } from "../schema/fts_layout.ts";
 import type { SearchOptions, SearchSort } from "../../core/search/options.ts";
 
 function normalizeFilters(store: Store, options: SearchOptions): SearchFilters {
@@ -46,8 +48,9 @@ function rankedRows(
   const { filters, narrow, limit, offset } = page;
   // The range is read in the snapshot the page is read in.
   return inSnapshot(store, () => {
+    const table = FTS_TABLE_OF[plan.index];
     const query = {
-      table: FTS_TABLE_OF[plan.index],
+      table,
       check: plan.check,
       filters,
       session: narrow?.sessionId ?? null,
@@ -56,11 +59,15 @@ function rankedRows(
       until: narrow?.until ?? null,
       limit,
       offset,
+      // A newer Hermes's tables keep FTS5's snippet for every text (long_snippet.ts).
+      cutLong: !hasNewerLayout(store.db, table),
     };
-    const run = (match: string) =>
-      order.sort === "rank"
+    const run = (match: string) => {
+      const rows = order.sort === "rank"
         ? rankedPage(store, { ...query, match })
         : sortedPage(store, { ...query, match }, order.sort, order.strategy);
+      return rows === undefined || !query.cutLong ? rows : cutLongSnippets(rows, table, match);
+    };
     const rows = run(plan.expression);
     if (rows !== undefined || plan.retry === undefined) return rows;
     return run(plan.retry);

@@ -25,6 +25,7 @@
  *
  * @module
  */
+import { snippetColumnsSql } from "./long_snippet.ts";
 import type { Store } from "../store.ts";
 
 import { isMatchError, isPatternError } from "./query_error.ts";
@@ -54,9 +55,9 @@ interface Candidate {
 }
 
 /** The hit row of a match, its snippet included. */
-function hitColumns(table: string): string {
+function hitColumns(table: string, cutLong: boolean): string {
   return `m.id AS id, m.session_id AS session_id, m.role AS role,
-  snippet(${table}, 0, '>>>', '<<<', '...', 40) AS snippet,
+  ${snippetColumnsSql(table, cutLong)},
   m.timestamp AS timestamp, m.tool_name AS tool_name, s.source AS source, s.model AS model,
   s.started_at AS session_started`;
 }
@@ -70,7 +71,10 @@ JOIN sessions s ON s.id = m.session_id`;
 /** One chunk of the walk: matches beyond an id, in id order; the hit rows too when `rows`. */
 function walkSql(table: string, query: RankedQuery, order: TimeOrder, rows: boolean): string {
   const beyond = `${table}.rowid ${order === "newest" ? "<" : ">"} ${ROWID_PARAM}`;
-  return `SELECT ${rows ? hitColumns(table) : "m.id AS id, m.timestamp AS timestamp"}
+  const columns = rows
+    ? hitColumns(table, query.cutLong ?? false)
+    : "m.id AS id, m.timestamp AS timestamp";
+  return `SELECT ${columns}
 ${fromSql(table)}
 ${matchWhereSql(table, query)} AND ${beyond}
 ORDER BY ${table}.rowid ${order === "newest" ? "DESC" : "ASC"}
@@ -97,8 +101,8 @@ LIMIT ? OFFSET ?`;
  * The hit rows of chosen ids: the index is read over their id range only
  * (one MATCH, not one per id), and the snippet made for them alone.
  */
-function rangeRowsSql(table: string): string {
-  return `SELECT ${hitColumns(table)}
+function rangeRowsSql(table: string, cutLong: boolean): string {
+  return `SELECT ${hitColumns(table, cutLong)}
 FROM ${table}
 CROSS JOIN messages m ON m.id = ${table}.rowid
 JOIN sessions s ON s.id = m.session_id
@@ -220,22 +224,24 @@ function walkedRows(
 ): HitRow[] {
   const missing = page.filter((c) => c.row === undefined).map((c) => c.id);
   const found = new Map<number, HitRow>();
-  for (const row of rangeRows(store, query.table, query.match, missing)) {
+  for (const row of rangeRows(store, query, missing)) {
     found.set(Number(row.id), row);
   }
   return page.map((c) => c.row ?? found.get(c.id))
     .filter((row): row is HitRow => row !== undefined);
 }
 
-function rangeRows(store: Store, table: string, match: string, ids: readonly number[]): HitRow[] {
+function rangeRows(store: Store, query: RankedQuery, ids: readonly number[]): HitRow[] {
   if (ids.length === 0) return [];
+  const { table, match } = query;
   let lo = ids[0], hi = ids[0];
   for (const id of ids) {
     if (id < lo) lo = id;
     if (id > hi) hi = id;
   }
   const byId = new Map<number, HitRow>();
-  for (const row of store.statement(rangeRowsSql(table)).all(match, lo, hi, JSON.stringify(ids))) {
+  const sql = rangeRowsSql(table, query.cutLong ?? false);
+  for (const row of store.statement(sql).all(match, lo, hi, JSON.stringify(ids))) {
     byId.set(Number(row.id), row);
   }
   return ids.map((id) => byId.get(id)).filter((row): row is HitRow => row !== undefined);
@@ -275,7 +281,7 @@ export function sortedPage(
         limit,
         offset,
       ).map((row) => Number(row.id));
-      return rangeRows(store, table, match, ids);
+      return rangeRows(store, query, ids);
     });
   } catch (error) {
     if (isMatchError(error, match) || isPatternError(error)) return undefined;
