@@ -17,6 +17,7 @@
  */
 import { trigramSnippet, wordsSnippet } from "../../core/search/fts5_snippet.ts";
 import type { HitRow } from "./ranked.ts";
+import type { FtsTable } from "../schema/schema_sql.ts";
 
 /** Past this many bytes, a text's snippet is cut here; below it FTS5 is as fast or faster. */
 export const LONG_TEXT_BYTES = 16_384;
@@ -50,7 +51,7 @@ export function snippetColumnsSql(table: string, cutLong: boolean): string {
  */
 export function cutLongSnippets(
   rows: HitRow[],
-  table: "messages_fts" | "messages_fts_trigram",
+  table: FtsTable,
   match: string,
 ): HitRow[] {
   const cut = table === "messages_fts_trigram" ? trigramSnippet : wordsSnippet;
