@@ -36,7 +36,8 @@ export function outputPathProblem(path: string): string | undefined {
     if (statSync(path).isDirectory()) return "it is a folder";
     return undefined;
   } catch (error) {
-    if (codeOf(error) !== "ENOENT" && codeOf(error) !== "ENOTDIR") return undefined;
+    const code = codeOf(error);
+    if (code !== "ENOENT" && code !== "ENOTDIR") return undefined;
   }
   const folder = dirname(path);
   try {

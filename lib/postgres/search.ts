@@ -18,8 +18,9 @@
  *   wherever the plan has one.
  *
  * Matches are SQLite's, and so are a word or trigram match's snippets
- * (FTS5's window and marks, `core/search/fts5_snippet.ts`); ranking among them may differ
- * (`ts_rank` is not bm25), and so may a substring match's snippet. `sort: "newest" | "oldest"` orders by
+ * (FTS5's window and marks, `core/search/fts5_snippet.ts`); ranking among
+ * them may differ (`ts_rank` is not bm25), and so may a substring match's
+ * snippet. `sort: "newest" | "oldest"` orders by
  * timestamp first, as the SQLite engine does, then by that rank, then id;
  * a words page is first looked for among the latest (earliest) messages
  * (`wordsByTime`), and only when they cannot hold it is every match ordered.
