@@ -58,7 +58,6 @@ const REPLAYED: Array<[file: string, calls: string[]]> = [
   ],
 ];
 
-/** Extra queries beyond the recorded ones: operators, prefixes, CJK of every length, hostile text. */
 /**
  * `rows` with the cost sums in `fields` rounded to a billionth of a dollar: a sum of costs may
  * differ in its last bit with the order an engine adds them in (SQLite compensates its sums;
@@ -75,6 +74,7 @@ function costsRounded<T extends object>(rows: readonly T[], fields: readonly (ke
   });
 }
 
+/** Extra queries beyond the recorded ones: operators, prefixes, CJK of every length, hostile text. */
 const MORE_QUERIES = [
   "docker compose",
   "Docker",
