@@ -245,7 +245,7 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
   });
 
   test(
-    "show, lineage and export find a synced session by the id its host's file has, and list the origins when several have it",
+    "show, lineage and export find a synced session by the id its host's file has, and list the origins when several have it; export --origin takes one origin's sessions",
     {
       timeout: 60_000,
     },
