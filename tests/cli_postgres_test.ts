@@ -155,6 +155,35 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
   });
 
   test(
+    "sync refuses another file under a taken origin (exit 1, server unchanged); --force ships it",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const url = schemaUrl(freshSchema());
+      assert.equal((await runCli(["sync", v11Copy(), "--to", url, "--origin", "web"])).code, 0);
+      const other = tempDbPath();
+      const db = await SessionDB.open({ path: other });
+      db.createSession("elsewhere", "cli");
+      db.close();
+      const refused = await runCli(["sync", other, "--to", url, "--origin", "web"]);
+      assert.equal(refused.code, 1);
+      assert.match(
+        refused.err,
+        /^hermes-state: sync: .*: the file holds none of the 42 sessions origin "web" has on the server .*--force/,
+      );
+      const info = await runCli(["--db", url, "--json", "info"]);
+      assert.equal(JSON.parse(info.out).sessions, 42);
+      const forced = await runCli(["sync", other, "--to", url, "--origin", "web", "--force"]);
+      assert.equal(forced.code, 0, forced.err);
+      assert.equal(
+        forced.out,
+        `${other} → web: 1 new, 0 updated, 42 deleted sessions; 0 messages written.\n`,
+      );
+    },
+  );
+
+  test(
     "sync --follow --every SECONDS is the same pause; a bad or doubled pause is refused (exit 2)",
     {
       timeout: 60_000,

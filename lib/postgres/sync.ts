@@ -5,9 +5,11 @@
  * - Where from: each file is an *origin* on the server (`sync_origins`: a
  *   short name, the host and the file's real path). Its sessions are stored
  *   as `<origin>/<id>`, so two hosts' sessions with the same id never
- *   overwrite each other; `sync_sessions` records, per synced session, its
- *   origin, its id in the file, a digest of its row, and how many messages
- *   (up to which message id) the server holds.
+ *   overwrite each other (`sync_origin.ts`: which origin a file is, and
+ *   the check that refuses another file in its place); `sync_sessions`
+ *   records, per synced session, its origin, its id in the file, a digest
+ *   of its row, and how many messages (up to which message id) the server
+ *   holds.
  * - What a pass costs: one read of the file's session rows and of a
  *   per-session message count and highest id (an index scan), one read of
  *   the origin's `sync_sessions`; then work only for what changed: a new or
@@ -50,6 +52,9 @@ import {
 } from "./_rows.ts";
 import { EXTRA_COLUMN, extraColumnsJson } from "./_extra.ts";
 import { gramsVector, searchDocument, wordsVector } from "./text_search.ts";
+import { checkSameFile, moveOrigin, resolveOrigin } from "./sync_origin.ts";
+
+export { SyncRefusedError } from "./sync_origin.ts";
 
 /** What one pass over one file did. */
 export interface SyncResult {
@@ -74,8 +79,23 @@ const COUNTS = ["created", "updated", "appended", "rewritten", "messages"] as co
 
 /** Options of {@linkcode syncFile}. */
 export interface SyncOptions {
-  /** The origin name to register a new file under; the host name by default. */
+  /**
+   * The file's origin: registered now when new (by default a new file's is
+   * named after the host); when taken, this file is that origin's come back
+   * from another host or path (a re-created container), and the origin
+   * moves to it once the file passes the check {@linkcode SyncOptions.force}
+   * describes.
+   */
   readonly origin?: string;
+  /**
+   * Ship the file even when it holds none of the sessions its origin has on
+   * the server, replacing them (without it, such a pass throws
+   * {@linkcode SyncRefusedError} and changes nothing: that is another
+   * machine's file under the same host name and path, another file given a
+   * taken origin, or a new file in the old one's place).
+   * @default {false}
+   */
+  readonly force?: boolean;
   /** The host recorded for the file. @default {os.hostname()} */
   readonly host?: string;
   /** Called after each session written, with the running totals. */
@@ -97,8 +117,6 @@ const TITLE_ATTEMPTS = 3;
 const LANES = 3;
 /** Sessions per transaction at most (each is one row of a multi-row upsert; 65,535 parameters a statement). */
 const BATCH_SESSIONS = 1000;
-
-const ORIGIN_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 
 interface SourceSession {
   row: Record<string, unknown>;
@@ -335,43 +353,6 @@ function tuplesOf(
   return { sql, params };
 }
 
-/** Finds or registers the origin of `path` on `host`. */
-async function originOf(
-  client: PgClient,
-  host: string,
-  path: string,
-  wanted: string | undefined,
-): Promise<string> {
-  return await client.transaction(async (query) => {
-    await query("LOCK TABLE sync_origins IN SHARE ROW EXCLUSIVE MODE");
-    const known = await query("SELECT origin FROM sync_origins WHERE host = $1 AND path = $2", [
-      host,
-      path,
-    ]);
-    if (known.length > 0) return String(known[0].origin);
-    const base = (wanted ?? host).replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 56) || "host";
-    if (!ORIGIN_NAME.test(base)) {
-      throw new TypeError(`Cannot sync: origin must be letters, digits, ".", "_" or "-": ${base}`);
-    }
-    for (let n = 1;; n++) {
-      const name = n === 1 ? base : `${base}-${n}`;
-      const taken = await query("SELECT 1 FROM sync_origins WHERE origin = $1", [name]);
-      if (taken.length > 0) {
-        if (wanted !== undefined) {
-          throw new TypeError(`Cannot sync: origin "${wanted}" is already another file's`);
-        }
-        continue;
-      }
-      await query("INSERT INTO sync_origins (origin, host, path) VALUES ($1, $2, $3)", [
-        name,
-        host,
-        path,
-      ]);
-      return name;
-    }
-  });
-}
-
 /** One session of a batch: its row, whether its messages are appended (or replace the server's), and the rows. */
 interface BatchItem {
   session: SourceSession;
@@ -487,6 +468,10 @@ function readSource(store: Store): Map<string, SourceSession> {
  * @param options Origin name, host, progress.
  * @returns What the pass did.
  * @throws {OpenError} When the file cannot be opened.
+ * @throws {SyncRefusedError} When the file holds none of the sessions its
+ *   origin has on the server (see {@linkcode SyncOptions.force}), or
+ *   `options.origin` names another origin than the one this host and path
+ *   are registered under.
  */
 export async function syncFile(
   client: PgClient,
@@ -495,7 +480,8 @@ export async function syncFile(
 ): Promise<SyncResult> {
   const host = options.host ?? hostname();
   const real = realpathSync(path);
-  const origin = await originOf(client, host, real, options.origin);
+  const resolved = await resolveOrigin(client, host, real, options.origin);
+  const origin = resolved.name;
   // One pass per origin at a time: a second one waits, then finds what the first wrote.
   const unlock = await client.lock(`hermes-state sync ${origin}`);
   let db: SessionDB;
@@ -540,6 +526,14 @@ export async function syncFile(
         extraDigest: row.extra_digest == null ? null : String(row.extra_digest),
       });
     }
+    if (!options.force) {
+      const shared = [...server.keys()].filter((id) => source.has(id)).length;
+      checkSameFile(
+        { name: origin, place: resolved.movedFrom ?? { host, path: real }, held: server.size },
+        shared,
+      );
+    }
+    if (resolved.movedFrom) await moveOrigin(client, origin, { host, path: real });
     // Messages are read after the snapshot of counts: only ids up to the snapshot's highest,
     // so one written in between is left for the next pass instead of shipped twice.
     const messagesAfter = store.statement(

@@ -6,7 +6,7 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { copyFileSync } from "node:fs";
+import { copyFileSync, realpathSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
@@ -295,6 +295,99 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
         assert.equal(contents.length, 400, `s${s}`);
       }
       assert.equal((await sync.syncFile(client, file, { host: "big" })).messages, 0);
+    },
+  );
+
+  /** A file of `sessions` sessions of one message each, not the fixture's. */
+  async function otherFile(sessions: number): Promise<string> {
+    const file = join(tempDir(), "other.db");
+    const db = await SessionDB.open({ path: file });
+    for (let s = 0; s < sessions; s++) {
+      db.createSession(`other-${s}`, "cli");
+      db.appendMessage(`other-${s}`, { role: "user", content: `other host ${s}` });
+    }
+    db.close();
+    return file;
+  }
+
+  test(
+    "another file at the same host and path is refused and the server keeps its origin; --force replaces it",
+    { timeout: 60_000 },
+    async () => {
+      const { client, store } = await server();
+      const file = copyFixture("hermes-v11.db");
+      await sync.syncFile(client, file, { host: "ubuntu" });
+      // Another machine named ubuntu, or a new file in the old one's place.
+      for (const suffix of ["-wal", "-shm"]) rmSync(file + suffix, { force: true });
+      copyFileSync(await otherFile(2), file);
+      await assert.rejects(
+        sync.syncFile(client, file, { host: "ubuntu" }),
+        (error: Error) =>
+          error instanceof sync.SyncRefusedError &&
+          error.message.includes('holds none of the 42 sessions origin "ubuntu" has') &&
+          error.message.includes("--origin NAME") && error.message.includes("--force"),
+      );
+      assert.equal(await store.sessionCount(), 42);
+      assert.equal(await store.getSession("ubuntu/other-0"), undefined);
+      const forced = await sync.syncFile(client, file, { host: "ubuntu", force: true });
+      assert.deepEqual([forced.deleted, forced.created], [42, 2]);
+      assert.equal(await store.sessionCount(), 2);
+      // Now it is the origin's file: its passes go on as usual.
+      assert.equal((await sync.syncFile(client, file, { host: "ubuntu" })).created, 0);
+    },
+  );
+
+  test(
+    "--origin follows a file to a new host (a re-created container): nothing shipped twice",
+    { timeout: 60_000 },
+    async () => {
+      const { client, store } = await server();
+      const file = copyFixture("hermes-v11.db");
+      assert.equal(
+        (await sync.syncFile(client, file, { host: "pod-a", origin: "web" })).created,
+        42,
+      );
+      const db = await SessionDB.open({ path: file });
+      db.appendMessage(db.listSessionsRich({ limit: 1 })[0].id, { role: "user", content: "later" });
+      db.close();
+      const moved = await sync.syncFile(client, file, { host: "pod-b", origin: "web" });
+      assert.deepEqual([moved.origin, moved.created, moved.deleted, moved.messages], [
+        "web",
+        0,
+        0,
+        1,
+      ]);
+      assert.equal(await store.sessionCount(), 42);
+      assert.equal(await store.messageCount(), 198);
+      const origins = await client.query("SELECT origin, host FROM sync_origins");
+      assert.deepEqual(origins.map((r) => [r.origin, r.host]), [["web", "pod-b"]]);
+      // The new host and path are the origin's now, with or without --origin.
+      assert.equal((await sync.syncFile(client, file, { host: "pod-b" })).origin, "web");
+    },
+  );
+
+  test(
+    "a taken --origin given to another file is refused; a synced file refuses a second name",
+    { timeout: 60_000 },
+    async () => {
+      const { client, store } = await server();
+      const file = copyFixture("hermes-v11.db");
+      await sync.syncFile(client, file, { host: "a", origin: "web" });
+      await assert.rejects(
+        sync.syncFile(client, await otherFile(3), { host: "b", origin: "web" }),
+        (error: Error) =>
+          error instanceof sync.SyncRefusedError &&
+          error.message.includes(`synced from ${realpathSync(file)} on a`),
+      );
+      await assert.rejects(
+        sync.syncFile(client, file, { host: "a", origin: "other" }),
+        (error: Error) =>
+          error instanceof sync.SyncRefusedError &&
+          error.message.includes(`(${realpathSync(file)} on a) is synced as origin "web" already`),
+      );
+      const origins = await client.query("SELECT origin, host FROM sync_origins ORDER BY origin");
+      assert.deepEqual(origins.map((r) => [r.origin, r.host]), [["web", "a"]]);
+      assert.equal(await store.sessionCount(), 42);
     },
   );
 

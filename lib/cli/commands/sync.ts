@@ -24,11 +24,19 @@ transcripts all reach the server; a FILE is only read.
 Each FILE is an origin on the server, named after the host (or --origin),
 and its sessions are stored as ORIGIN/ID, so two hosts' sessions with the
 same id never overwrite each other. A title another origin already uses
-gets " [ORIGIN]" appended.
+gets " [ORIGIN]" appended. A FILE that holds none of the sessions its origin
+has on the server is refused (another machine's file under the same host
+name and path, or a new file in the old one's place), unless --force.
+
+In a container, whose host name changes when it is re-created, give the
+origin a name: --origin NAME follows the FILE to its new host.
 
 Options:
   --to URL          The PostgreSQL store (postgres://user:pass@host/db?schema=NAME)
-  --origin NAME     Name a new FILE's origin (one FILE only; default: the host name)
+  --origin NAME     The FILE's origin, new or synced before from another host or
+                    path (one FILE only; default: the host name)
+  --force           Ship a FILE that holds none of its origin's sessions on the
+                    server, deleting those from the server
   --follow[=SECONDS]
                     Keep syncing until interrupted, a pass every SECONDS (default 5;
                     Ctrl-C ends after the pass under way)
@@ -98,6 +106,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         try {
           const result = await syncFile(client, file, {
             origin,
+            force: args.flag("force"),
             onProgress: (r) => progress.update(r.messages, "messages"),
           });
           progress.done();
@@ -135,6 +144,7 @@ export const syncCommand: Command = {
   options: {
     to: { type: "string" },
     origin: { type: "string" },
+    force: { type: "boolean" },
     follow: { type: "boolean", inlineValue: true },
     every: { type: "string" },
   },

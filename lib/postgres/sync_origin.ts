@@ -1,0 +1,151 @@
+/**
+ * Which origin on the server a synced file is, and the check that it is
+ * that origin's file.
+ *
+ * An origin is registered under the host and the real path of the file it
+ * was first synced from (`sync_origins`), and later passes find it there.
+ * Two things break that pairing in the field, and each could make a pass
+ * delete a whole origin's sessions from the server:
+ *
+ * - the same host name and path on two machines (cloud images named
+ *   `ubuntu`, a state.db replaced by another): the server holds one file's
+ *   sessions and the pass reads another's;
+ * - a container re-created under a new host name, its state.db on a volume
+ *   that outlives it: the same file under a new host.
+ *
+ * So `--origin NAME` names the file's origin whether NAME is new or taken (a
+ * taken one is the same file come back from a new host or path, and moves
+ * there), and a pass refuses a file that holds none of the sessions its
+ * origin has on the server (unless forced): the sessions of a file that is
+ * the origin's are still in it, and a file synced before holds at least one
+ * of them until every one is pruned.
+ *
+ * @module
+ */
+import type { PgClient } from "./_client.ts";
+
+const ORIGIN_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** A pass refused: the file is not the origin's it would be written to. */
+export class SyncRefusedError extends Error {
+  override name = "SyncRefusedError";
+}
+
+/** Where an origin's file was synced from. */
+export interface OriginPlace {
+  readonly host: string;
+  readonly path: string;
+}
+
+/** The origin of a pass. */
+export interface ResolvedOrigin {
+  /** Its name: the prefix of its sessions' ids on the server. */
+  readonly name: string;
+  /** Where the origin's file was synced from before, when the file now comes from elsewhere. */
+  readonly movedFrom?: OriginPlace;
+}
+
+/** `wanted` (or the host name) as an origin name: other characters become `-`. */
+function originName(wanted: string | undefined, host: string): string {
+  const base = (wanted ?? host).replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 56) || "host";
+  if (!ORIGIN_NAME.test(base)) {
+    throw new TypeError(`Cannot sync: origin must be letters, digits, ".", "_" or "-": ${base}`);
+  }
+  return base;
+}
+
+/**
+ * Finds or registers the origin of the file at `path` on `host`.
+ *
+ * - Without `wanted`: the origin registered for this host and path, else a
+ *   new one named after the host (`-2`, `-3`… when taken).
+ * - With `wanted`: that origin, registered now when new; when it was
+ *   registered for another host or path, {@linkcode ResolvedOrigin.movedFrom}
+ *   says where (the caller checks the file, then calls {@linkcode moveOrigin}).
+ *
+ * @throws {SyncRefusedError} When `wanted` is given and this host and path
+ *   are registered under another origin.
+ * @throws {TypeError} When `wanted` is no origin name.
+ */
+export async function resolveOrigin(
+  client: PgClient,
+  host: string,
+  path: string,
+  wanted: string | undefined,
+): Promise<ResolvedOrigin> {
+  const base = originName(wanted, host);
+  return await client.transaction(async (query) => {
+    await query("LOCK TABLE sync_origins IN SHARE ROW EXCLUSIVE MODE");
+    const here = await query("SELECT origin FROM sync_origins WHERE host = $1 AND path = $2", [
+      host,
+      path,
+    ]);
+    const registered = here.length > 0 ? String(here[0].origin) : undefined;
+    if (wanted === undefined && registered !== undefined) return { name: registered };
+    if (wanted !== undefined) {
+      if (registered === base) return { name: base };
+      if (registered !== undefined) {
+        throw new SyncRefusedError(
+          `the file (${path} on ${host}) is synced as origin "${registered}" already: pass --origin ${registered}, or leave --origin out`,
+        );
+      }
+      const named = await query("SELECT host, path FROM sync_origins WHERE origin = $1", [base]);
+      if (named.length > 0) {
+        return {
+          name: base,
+          movedFrom: { host: String(named[0].host), path: String(named[0].path) },
+        };
+      }
+    }
+    for (let n = 1;; n++) {
+      const name = n === 1 ? base : `${base}-${n}`;
+      const taken = await query("SELECT 1 FROM sync_origins WHERE origin = $1", [name]);
+      if (taken.length > 0) continue;
+      await query("INSERT INTO sync_origins (origin, host, path) VALUES ($1, $2, $3)", [
+        name,
+        host,
+        path,
+      ]);
+      return { name };
+    }
+  });
+}
+
+/**
+ * Refuses a file that holds none of the sessions its origin has on the
+ * server: another machine's file under the same host name and path, another
+ * file given a taken `--origin`, or a new file in the old one's place. The
+ * server's copy is left as it is.
+ *
+ * @param origin The origin, where its file was synced from, and how many sessions the server holds.
+ * @param shared How many of those sessions the file holds.
+ * @throws {SyncRefusedError} When the origin holds sessions and the file none of them.
+ */
+export function checkSameFile(
+  origin: { readonly name: string; readonly place: OriginPlace; readonly held: number },
+  shared: number,
+): void {
+  if (origin.held === 0 || shared > 0) return;
+  const { name, place, held } = origin;
+  throw new SyncRefusedError(
+    `the file holds none of the ${held} session${held === 1 ? "" : "s"} origin "${name}" has on ` +
+      `the server (synced from ${place.path} on ${place.host}): it looks like another file. ` +
+      `Sync it under a name of its own with --origin NAME, or pass --force to make it ` +
+      `"${name}"'s file, which deletes those ${held} session${
+        held === 1 ? "" : "s"
+      } from the server.`,
+  );
+}
+
+/** Records that the origin's file is now at `place` (after {@linkcode checkSameFile}). */
+export async function moveOrigin(
+  client: PgClient,
+  name: string,
+  place: OriginPlace,
+): Promise<void> {
+  await client.query("UPDATE sync_origins SET host = $1, path = $2 WHERE origin = $3", [
+    place.host,
+    place.path,
+    name,
+  ]);
+}
