@@ -183,6 +183,49 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     },
   );
 
+  test("origins lists the synced files; --remove deletes one with its sessions after asking", {
+    timeout: 60_000,
+  }, async () => {
+    const url = schemaUrl(freshSchema());
+    const file = v11Copy();
+    assert.equal((await runCli(["sync", file, "--to", url, "--origin", "web-1"])).code, 0);
+    const other = tempDbPath();
+    const db = await SessionDB.open({ path: other });
+    db.createSession("elsewhere", "cli");
+    db.close();
+    assert.equal((await runCli(["sync", other, "--to", url, "--origin", "web-2"])).code, 0);
+    const listed = await runCli(["--db", url, "origins"]);
+    assert.equal(listed.code, 0, listed.err);
+    const lines = listed.out.trimEnd().split("\n");
+    assert.match(lines[0], /^Origin +Host +File +Sessions +Last pass$/);
+    assert.match(lines[1], new RegExp(`^web-1 +\\S+ +${file} +42 +\\d{4}-`));
+    assert.match(lines[2], new RegExp(`^web-2 +\\S+ +${other} +1 +\\d{4}-`));
+    const json = JSON.parse((await runCli(["--db", url, "--json", "origins"])).out);
+    assert.deepEqual(
+      json.map((o: Record<string, unknown>) => [o.origin, o.path, o.sessions]),
+      [["web-1", file, 42], ["web-2", other, 1]],
+    );
+    assert.equal(typeof json[0].last_pass_at, "number");
+
+    const no = await runCli(["--db", url, "origins", "--remove", "web-1"], { stdin: "n\n" });
+    assert.equal(no.code, 1);
+    assert.match(
+      no.err,
+      new RegExp(`Remove origin 'web-1' \\(${file} on .*\\) and its 42 sessions\\?`),
+    );
+    const yes = await runCli(["--db", url, "origins", "--remove", "web-1"], { stdin: "y\n" });
+    assert.equal(yes.code, 0, yes.err);
+    assert.equal(yes.out, "Removed origin 'web-1' and 42 sessions.\n");
+    const info = await runCli(["--db", url, "--json", "info"]);
+    assert.equal(JSON.parse(info.out).sessions, 1);
+    const gone = await runCli(["--db", url, "origins", "--remove", "web-1", "--yes"]);
+    assert.equal(gone.code, 1);
+    assert.match(gone.err, /No origin 'web-1'/);
+    const onFile = await runCli(["--db", file, "origins"]);
+    assert.equal(onFile.code, 1);
+    assert.match(onFile.err, /origins needs a PostgreSQL store/);
+  });
+
   test(
     "sync --follow --every SECONDS is the same pause; a bad or doubled pause is refused (exit 2)",
     {

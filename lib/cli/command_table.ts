@@ -123,6 +123,11 @@ export const COMMAND_TABLE: readonly CommandEntry[] = [
     load: async () => (await import("./commands/sync.ts")).syncCommand,
   },
   {
+    name: "origins",
+    access: "read",
+    load: async () => (await import("./commands/origins.ts")).originsCommand,
+  },
+  {
     name: "demo",
     access: "write",
     load: async () => (await import("./commands/demo.ts")).demoCommand,

@@ -43,6 +43,20 @@ export interface SyncedStore {
    *   store (`ORIGIN/ID`), newest-started first.
    */
   syncedSessionIds(id: string, options?: { limit?: number }): Promise<PrefixMatches>;
+  /**
+   * Deletes an origin and every session synced from it, with their messages,
+   * in one transaction, once no pass of that origin is running (a pass holds
+   * its origin's lock; one that starts meanwhile waits). For a host taken out
+   * of service, or the old file of a host that now syncs under another name.
+   * A file still synced as that origin is shipped again, whole, by its next
+   * pass, under a new origin.
+   *
+   * @param origin The origin's name.
+   * @returns How many sessions were deleted, or `undefined` when the store
+   *   has no such origin.
+   * @throws {ReadonlyError} On a store opened read-only.
+   */
+  removeSyncOrigin(origin: string): Promise<number | undefined>;
 }
 
 /**
@@ -65,7 +79,8 @@ export interface SyncedStore {
 export function syncedStore(store: SessionStore): (SessionStore & SyncedStore) | undefined {
   const candidate = store as SessionStore & Partial<SyncedStore>;
   return typeof candidate.syncOrigins === "function" &&
-      typeof candidate.syncedSessionIds === "function"
+      typeof candidate.syncedSessionIds === "function" &&
+      typeof candidate.removeSyncOrigin === "function"
     ? candidate as SessionStore & SyncedStore
     : undefined;
 }

@@ -100,6 +100,7 @@ import { toolCallsAdded } from "../core/message_values.ts";
 import { withTipLent } from "../core/listing_rows.ts";
 import { escapeLike } from "../core/like_pattern.ts";
 import { deleteMessagesSql, deleteSessionRows } from "./_delete.ts";
+import { syncLockName } from "./sync_origin.ts";
 import { activeSql, notArchivedSql } from "./_extra.ts";
 
 /** The sessions `pruneEmptyGhostSessions` deletes: `$1` is now minus a day. */
@@ -893,6 +894,28 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
       lastPassAt: row.last_pass_at === null ? null : Number(row.last_pass_at),
       sessions: Number(row.sessions),
     }));
+  }
+
+  async removeSyncOrigin(origin: string): Promise<number | undefined> {
+    if (this.readonly) throw new ReadonlyError(this.target);
+    const unlock = await this.#client.lock(syncLockName(origin));
+    try {
+      return await this.#write(async (query) => {
+        const known = await query("SELECT 1 FROM sync_origins WHERE origin = $1 FOR UPDATE", [
+          origin,
+        ]);
+        if (known.length === 0) return undefined;
+        const ids = (await query("SELECT session_id FROM sync_sessions WHERE origin = $1", [
+          origin,
+        ])).map((row) => String(row.session_id));
+        await deleteSessionRows(query, ids);
+        await query("DELETE FROM sync_sessions WHERE origin = $1", [origin]);
+        await query("DELETE FROM sync_origins WHERE origin = $1", [origin]);
+        return ids.length;
+      });
+    } finally {
+      await unlock();
+    }
   }
 
   async syncedSessionIds(id: string, options: { limit?: number } = {}): Promise<PrefixMatches> {

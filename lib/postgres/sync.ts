@@ -52,7 +52,7 @@ import {
 } from "./_rows.ts";
 import { EXTRA_COLUMN, extraColumnsJson } from "./_extra.ts";
 import { gramsVector, searchDocument, wordsVector } from "./text_search.ts";
-import { checkSameFile, moveOrigin, resolveOrigin } from "./sync_origin.ts";
+import { checkSameFile, moveOrigin, resolveOrigin, syncLockName } from "./sync_origin.ts";
 
 export { SyncRefusedError } from "./sync_origin.ts";
 
@@ -483,7 +483,7 @@ export async function syncFile(
   const resolved = await resolveOrigin(client, host, real, options.origin);
   const origin = resolved.name;
   // One pass per origin at a time: a second one waits, then finds what the first wrote.
-  const unlock = await client.lock(`hermes-state sync ${origin}`);
+  const unlock = await client.lock(syncLockName(origin));
   let db: SessionDB;
   try {
     db = await SessionDB.open({ path, readonly: true });

@@ -26,6 +26,14 @@ import type { PgClient } from "./_client.ts";
 
 const ORIGIN_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 
+/**
+ * The advisory lock a pass of `origin` holds: a second pass of the same
+ * file waits, as does removing the origin.
+ */
+export function syncLockName(origin: string): string {
+  return `hermes-state sync ${origin}`;
+}
+
 /** A pass refused: the file is not the origin's it would be written to. */
 export class SyncRefusedError extends Error {
   override name = "SyncRefusedError";

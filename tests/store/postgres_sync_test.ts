@@ -10,6 +10,8 @@ import { copyFileSync, realpathSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
+import { syncedStore } from "../../lib/core/synced_store.ts";
+import { ReadonlyError } from "../../lib/core/errors.ts";
 import type { PgClient } from "../../lib/postgres/_client.ts";
 import { copyFixture, tempDir } from "../_helpers.ts";
 import { freshSchema, openPgStore, PG_SKIP, schemaUrl } from "./_pg.ts";
@@ -388,6 +390,46 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
       const origins = await client.query("SELECT origin, host FROM sync_origins ORDER BY origin");
       assert.deepEqual(origins.map((r) => [r.origin, r.host]), [["web", "a"]]);
       assert.equal(await store.sessionCount(), 42);
+    },
+  );
+
+  test(
+    "removeSyncOrigin() deletes one origin's sessions once no pass of it runs; the file's next pass ships it whole",
+    { timeout: 60_000 },
+    async () => {
+      const { client, store } = await server();
+      const file = copyFixture("hermes-v11.db");
+      await sync.syncFile(client, file, { host: "a", origin: "old" });
+      await sync.syncFile(client, await otherFile(3), { host: "b" });
+      const synced = syncedStore(store)!;
+      assert.deepEqual((await synced.syncOrigins()).map((o) => [o.origin, o.sessions]), [
+        ["b", 3],
+        ["old", 42],
+      ]);
+      // A pass of "old" is running: the removal waits for it.
+      const { syncLockName } = await import("../../lib/postgres/sync_origin.ts");
+      const release = await client.lock(syncLockName("old"));
+      let removed: number | undefined | "waiting" = "waiting";
+      const removing = synced.removeSyncOrigin("old").then((n) => removed = n);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(removed, "waiting");
+      assert.equal(await store.sessionCount(), 45);
+      await release();
+      await removing;
+      assert.equal(removed, 42);
+      assert.deepEqual((await synced.syncOrigins()).map((o) => o.origin), ["b"]);
+      assert.equal(await store.sessionCount(), 3);
+      assert.equal(await store.messageCount(), 3);
+      const left = await client.query("SELECT count(*) AS n FROM message_words");
+      assert.equal(Number(left[0].n), 3);
+      assert.equal(await synced.removeSyncOrigin("old"), undefined);
+      // The file, synced again, is a new origin with everything in it.
+      const again = await sync.syncFile(client, file, { host: "a" });
+      assert.deepEqual([again.origin, again.created, again.messages], ["a", 42, 197]);
+      const reader = await openPgStore({ readonly: true }, freshSchemaOf(store));
+      stores.push(reader);
+      await assert.rejects(syncedStore(reader)!.removeSyncOrigin("a"), ReadonlyError);
+      assert.equal(await store.sessionCount(), 45);
     },
   );
 
