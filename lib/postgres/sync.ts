@@ -52,7 +52,14 @@ import {
 } from "./_rows.ts";
 import { EXTRA_COLUMN, extraColumnsJson } from "./_extra.ts";
 import { gramsVector, searchDocument, wordsVector } from "./text_search.ts";
-import { checkSameFile, moveOrigin, resolveOrigin, syncLockName } from "./sync_origin.ts";
+import {
+  checkSameFile,
+  moveOrigin,
+  originExists,
+  type ResolvedOrigin,
+  resolveOrigin,
+  syncLockName,
+} from "./sync_origin.ts";
 
 export { SyncRefusedError } from "./sync_origin.ts";
 
@@ -480,10 +487,17 @@ export async function syncFile(
 ): Promise<SyncResult> {
   const host = options.host ?? hostname();
   const real = realpathSync(path);
-  const resolved = await resolveOrigin(client, host, real, options.origin);
+  let resolved: ResolvedOrigin;
+  let unlock: () => Promise<void>;
+  for (;;) {
+    resolved = await resolveOrigin(client, host, real, options.origin);
+    // One pass per origin at a time: a second one waits, then finds what the first wrote.
+    unlock = await client.lock(syncLockName(resolved.name));
+    // Removed (`origins --remove`) while this pass waited for the lock: register the file again.
+    if (await originExists(client, resolved.name)) break;
+    await unlock();
+  }
   const origin = resolved.name;
-  // One pass per origin at a time: a second one waits, then finds what the first wrote.
-  const unlock = await client.lock(syncLockName(origin));
   let db: SessionDB;
   try {
     db = await SessionDB.open({ path, readonly: true });

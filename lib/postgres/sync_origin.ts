@@ -145,6 +145,11 @@ export function checkSameFile(
   );
 }
 
+/** Whether the origin `name` is registered (`origins --remove` may have deleted it). */
+export async function originExists(client: PgClient, name: string): Promise<boolean> {
+  return (await client.query("SELECT 1 FROM sync_origins WHERE origin = $1", [name])).length > 0;
+}
+
 /** Records that the origin's file is now at `place` (after {@linkcode checkSameFile}). */
 export async function moveOrigin(
   client: PgClient,
