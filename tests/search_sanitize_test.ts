@@ -1,7 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { sanitizeFts5Query } from "../lib/core/search/sanitize.ts";
-import { containsCjk, countCjk, isCjkCodePoint } from "../lib/core/search/cjk.ts";
+import { containsCjk, countSubstringScript, isCjkCodePoint } from "../lib/core/search/cjk.ts";
 import { pythonSplit, pythonStrip } from "../lib/core/python_text.ts";
 import { expected } from "./_helpers.ts";
 
@@ -84,9 +84,18 @@ describe("CJK helpers", () => {
     }
   });
 
-  test("countCjk() counts astral ideographs once and ignores other text", () => {
-    assert.equal(countCjk("a𠀀b记忆。"), 4);
-    assert.equal(countCjk("hello"), 0);
+  test("countSubstringScript() counts CJK (astral ideographs once) and Thai, Lao, Myanmar, Khmer", () => {
+    assert.equal(countSubstringScript("a𠀀b记忆。"), 4);
+    assert.equal(countSubstringScript("hello"), 0);
+    // Thai with its vowel and tone marks, Lao, Myanmar, Khmer: every code point counts.
+    assert.equal(countSubstringScript("ข้อมูล"), 6);
+    assert.equal(countSubstringScript("ພາສາ"), 4);
+    assert.equal(countSubstringScript("ဒေတာ"), 4);
+    assert.equal(countSubstringScript("ភាសា"), 4);
+    // Scripts that put spaces between words stay with the word index.
+    assert.equal(countSubstringScript("данных البيانات डेटाबेस"), 0);
+    // containsCjk() stays Python's: CJK only.
+    assert.equal(containsCjk("ข้อมูล"), false);
   });
 
   test("pythonStrip() and pythonSplit() use Python's whitespace", () => {

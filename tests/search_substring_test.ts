@@ -9,7 +9,7 @@ import { openConnection } from "../lib/sqlite/open.ts";
 import { Store } from "../lib/sqlite/store.ts";
 import { searchMessages } from "../lib/sqlite/search/search.ts";
 import type { SearchOptions } from "../lib/core/search/options.ts";
-import { trigramIndexUsable } from "../lib/sqlite/search/trigram_candidates.ts";
+import { termKind, trigramIndexUsable } from "../lib/sqlite/search/trigram_candidates.ts";
 import { trigramGapsOf } from "../lib/sqlite/search/trigram_gaps.ts";
 import { lastMessageId } from "../lib/sqlite/message_ids.ts";
 import { copyFixture, rawOpen } from "./_helpers.ts";
@@ -118,7 +118,8 @@ describe("searchMessages() on the substring path", () => {
 /** A corpus over a small alphabet, so two-character words collide often. */
 function corpus(seed: number, count: number): MessageSeed[] {
   const rnd = mulberry32(seed);
-  const alphabet = Array.from("数据记忆断裂テスト안녕ab_%");
+  // Thai (a tone mark among them) is searched by substring as CJK is.
+  const alphabet = Array.from("数据记忆断裂テスト안녕ไปข้ab_%");
   const word = (n: number) =>
     Array.from({ length: n }, () => alphabet[Math.floor(rnd() * alphabet.length)]).join("");
   const messages: MessageSeed[] = [];
@@ -158,7 +159,7 @@ describe("searchMessages() finds substring candidates through the trigram index"
     s.db.close();
     path = s.path;
     store = await openStore(path);
-    const chars = Array.from("数据记忆断裂テスト안녕");
+    const chars = Array.from("数据记忆断裂テスト안녕ไปข้");
     for (const a of chars) for (const b of chars) queries.push(a + b);
     queries.push(
       "数据记",
@@ -169,9 +170,18 @@ describe("searchMessages() finds substring candidates through the trigram index"
       "测试 안녕",
       "数_",
       "%数",
+      "ไป OR ข้",
     );
   });
   after(() => store.db.close());
+
+  test("termKind(): two CJK, Thai, Lao, Myanmar or Khmer characters are a pair the index finds", () => {
+    for (const pair of ["数据", "ไป", "ຂໍ", "ဒေ", "ភា", "数ไ"]) {
+      assert.equal(termKind(pair), "pair", pair);
+    }
+    for (const term of ["a数", "ไa", "д數", "ไ"]) assert.equal(termKind(term), undefined, term);
+    assert.equal(termKind("ไปย"), "phrase");
+  });
 
   test("trigramIndexUsable() accepts a v11 file and the v11 fixture", async () => {
     assert.ok(trigramIndexUsable(store));

@@ -1083,6 +1083,37 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.equal((await store.searchMessages("数")).length, 3);
     });
 
+    test("a word inside Thai, Lao, Myanmar or Khmer text is found by substring, as CJK is", async () => {
+      const store = await empty();
+      await store.createSession("s", "cli");
+      const texts = [
+        "ฉันต้องการย้ายฐานข้อมูลไปยังเซิร์ฟเวอร์ใหม่",
+        "ຂ້ອຍຕ້ອງການຍ້າຍຖານຂໍ້ມູນ",
+        "မြန်မာဘာသာ ဒေတာဘေ့စ်",
+        "ខ្ញុំចង់ផ្លាស់ទីមូលដ្ឋានទិន្នន័យ",
+      ];
+      const ids = await store.appendMessages(
+        "s",
+        texts.map((content) => ({ role: "user", content })),
+      );
+      const found = async (query: string) =>
+        (await store.searchMessages(query)).map((h) => ids.indexOf(h.id)).sort();
+      // Three characters or more: the trigram index, with FTS5's marks.
+      assert.deepEqual(await found("ฐานข้อมูล"), [0]);
+      const [hit] = await store.searchMessages("ฐานข้อมูล");
+      assert.match(hit.snippet ?? "", />>>ฐานข้อมูล<<</);
+      assert.deepEqual(await found("ຖານຂໍ້ມູນ"), [1]);
+      assert.deepEqual(await found("ဒေတာ"), [2]);
+      assert.deepEqual(await found("ទិន្នន័យ"), [3]);
+      // Shorter: by substring. Operators as everywhere else.
+      assert.deepEqual(await found("ไป"), [0]);
+      assert.deepEqual(await found("ฐานข้อมูล AND ย้าย"), [0]);
+      assert.deepEqual(await found("ฐานข้อมูล NOT ย้าย"), []);
+      assert.deepEqual(await found("ไป OR ဒေတာ"), [0, 2]);
+      // A word of another script still needs the whole word.
+      assert.deepEqual(await found("ฐานข้อมูลเก่า"), []);
+    });
+
     test("searchMessages() never throws on user text and finds what was written", async () => {
       const store = await empty();
       await store.createSession("s", "cli");

@@ -1,7 +1,8 @@
 /**
- * Detecting Chinese, Japanese and Korean text: CJK queries are searched by
- * substring (the trigram index or LIKE), because the default FTS5 tokenizer
- * keeps a whole run of CJK characters as one word.
+ * Detecting Chinese, Japanese and Korean text, and the other scripts written
+ * without spaces between words (Thai, Lao, Myanmar, Khmer): queries in them
+ * are searched by substring (the trigram index or LIKE), because the
+ * default FTS5 tokenizer keeps a whole run of such characters as one word.
  *
  * @module
  */
@@ -51,15 +52,45 @@ export function containsCjk(text: string): boolean {
 }
 
 /**
- * How many code points of `text` are CJK.
+ * True for a character of a script written without spaces between words,
+ * other than CJK: Thai (U+0E00–0E7F), Lao (U+0E80–0EFF), Myanmar
+ * (U+1000–109F) and Khmer (U+1780–17FF). FTS5's `unicode61` tokenizer keeps
+ * a whole run of them (a sentence, up to the next space) as one word, and
+ * cuts Myanmar at its vowel signs, so a word inside such text is found only
+ * by substring. Python Hermes routes only CJK there, and finds such a word
+ * only when it stands alone between spaces: an improvement, listed in
+ * docs/search_improvements.md.
+ *
+ * @param cp A code point.
+ * @returns Whether it belongs to one of those four blocks.
+ */
+export function isUnspacedCodePoint(cp: number): boolean {
+  return (cp >= 0x0e00 && cp <= 0x0eff) ||
+    (cp >= 0x1000 && cp <= 0x109f) ||
+    (cp >= 0x1780 && cp <= 0x17ff);
+}
+
+/**
+ * How many code points of `text` send a query to substring search: CJK
+ * ({@linkcode isCjkCodePoint}) or of a script written without spaces
+ * ({@linkcode isUnspacedCodePoint}).
  *
  * @param text Any text.
  * @returns The count.
+ *
+ * @example
+ * ```ts
+ * import { countSubstringScript } from "./cjk.ts";
+ * console.assert(countSubstringScript("ฐานข้อมูล docker") === 9);
+ * console.assert(countSubstringScript("记忆") === 2);
+ * console.assert(countSubstringScript("docker") === 0);
+ * ```
  */
-export function countCjk(text: string): number {
+export function countSubstringScript(text: string): number {
   let n = 0;
   for (const ch of text) {
-    if (isCjkCodePoint(ch.codePointAt(0)!)) n++;
+    const cp = ch.codePointAt(0)!;
+    if (isCjkCodePoint(cp) || isUnspacedCodePoint(cp)) n++;
   }
   return n;
 }

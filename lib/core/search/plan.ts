@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { countCjk } from "./cjk.ts";
+import { countSubstringScript } from "./cjk.ts";
 import {
   type Condition,
   isConjunction,
@@ -196,7 +196,7 @@ function planCjk(query: string): SearchPlan {
   if (condition === undefined) return { kind: "nothing" };
   // Improvement: Python matches any one word below three CJK characters;
   // here the operators mean what they mean on every other path.
-  if (countCjk(raw) < 3) return { kind: "substring", condition };
+  if (countSubstringScript(raw) < 3) return { kind: "substring", condition };
   const terms = words.filter((w) => !w.operator).map((w) => w.text);
   if (terms.every(trigramMatchable)) {
     return trigramPlan(words.map((w) => w.operator ? w.text : quotePhrase(w.text)).join(" "), null);
@@ -247,7 +247,7 @@ export function planSearch(query: string, tables: SearchTables = {}): SearchPlan
   if (typeof query !== "string" || pythonStrip(query) === "") return { kind: "nothing" };
   const sanitized = sanitizeFts5Query(query);
   if (sanitized === "") return { kind: "nothing" };
-  if (countCjk(sanitized) > 0) {
+  if (countSubstringScript(sanitized) > 0) {
     const plan = planCjk(sanitized);
     if (plan.kind !== "ranked" || tables.trigram !== false) return plan;
     return substringFallback(sanitized);

@@ -8,10 +8,11 @@
  *
  * - a term of three or more characters: a trigram phrase query (the index
  *   folds case more widely than LIKE's ASCII folding, so it finds a superset);
- * - a term of two CJK characters `xy`: wherever it occurs, some trigram
+ * - a term of two CJK characters `xy` (or Thai, Lao, Myanmar, Khmer:
+ *   `countSubstringScript`'s characters): wherever it occurs, some trigram
  *   `xy?` of the indexed text starts with it (content and tool name are
  *   followed by a space), except as the last two characters of
- *   `tool_calls`, which holds JSON and so never ends in a CJK character. Such
+ *   `tool_calls`, which holds JSON and so never ends in such a character. Such
  *   trigrams are listed by a TEMP `fts5vocab` table and their rows found
  *   with one MATCH of them all.
  *
@@ -22,7 +23,7 @@
  * @module
  */
 import type { Store } from "../store.ts";
-import { isCjkCodePoint } from "../../core/search/cjk.ts";
+import { isCjkCodePoint, isUnspacedCodePoint } from "../../core/search/cjk.ts";
 import { isMatchError } from "./query_error.ts";
 import { ftsTableSql, ftsTriggersSql } from "../schema/schema_sql.ts";
 import { ROWID_PARAM } from "./fts_rowid.ts";
@@ -133,8 +134,8 @@ export function trigramIndexUsable(store: Store): boolean {
 
 /**
  * How the trigram index can find `term`, or `undefined` when only a scan
- * can (one character, two characters that are not both CJK, or U+0000,
- * where FTS5 would stop reading the query).
+ * can (one character, two characters that are not both CJK, Thai, Lao,
+ * Myanmar or Khmer, or U+0000, where FTS5 would stop reading the query).
  *
  * @param term A substring term.
  * @returns Its kind.
@@ -142,13 +143,14 @@ export function trigramIndexUsable(store: Store): boolean {
 export function termKind(term: string): TermKind | undefined {
   if (term.includes("\u0000")) return undefined;
   let length = 0;
-  let allCjk = true;
+  let unspaced = true;
   for (const ch of term) {
     length++;
     if (length >= 3) return "phrase";
-    allCjk &&= isCjkCodePoint(ch.codePointAt(0)!);
+    const cp = ch.codePointAt(0)!;
+    unspaced &&= isCjkCodePoint(cp) || isUnspacedCodePoint(cp);
   }
-  return length === 2 && allCjk ? "pair" : undefined;
+  return length === 2 && unspaced ? "pair" : undefined;
 }
 
 function ensureVocabulary(store: Store): void {
