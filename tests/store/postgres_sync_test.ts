@@ -130,6 +130,46 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
   });
 
   test(
+    "system prompts arrive whole; a pass reads their length, and the text of the sessions it writes",
+    { timeout: 60_000 },
+    async () => {
+      const { client, store } = await server();
+      const file = join(tempDir(), "prompts.db");
+      const prompt = (n: number, letter: string) => `${letter.repeat(20_000)} ${n} 数据 ✓`;
+      const db = await SessionDB.open({ path: file });
+      for (let i = 0; i < 3; i++) {
+        db.createSession(`p${i}`, "telegram", { systemPrompt: prompt(i, "a") });
+        db.appendMessage(`p${i}`, { role: "user", content: `hello ${i}` });
+      }
+      db.createSession("none", "cli");
+      db.close();
+      assert.equal((await sync.syncFile(client, file, { host: "h" })).created, 4);
+      const serverPrompt = async (id: string) => (await store.getSession(`h/${id}`))?.system_prompt;
+      assert.equal(await serverPrompt("p1"), prompt(1, "a"));
+      assert.equal(await serverPrompt("none"), null);
+      const write = await SessionDB.open({ path: file });
+      // Rewritten in place to another length: the row changed.
+      write.updateSystemPrompt("p0", prompt(0, "a") + " and more");
+      // Rewritten to the same length: shipped with the session's next message.
+      write.updateSystemPrompt("p1", prompt(1, "b"));
+      write.updateSystemPrompt("none", "now a prompt");
+      const first = await sync.syncFile(client, file, { host: "h" });
+      assert.deepEqual([first.updated, first.messages], [2, 0]);
+      assert.equal(await serverPrompt("p0"), prompt(0, "a") + " and more");
+      assert.equal(await serverPrompt("none"), "now a prompt");
+      assert.equal(await serverPrompt("p1"), prompt(1, "a"));
+      write.appendMessage("p1", { role: "user", content: "next turn" });
+      write.close();
+      const second = await sync.syncFile(client, file, { host: "h" });
+      assert.deepEqual([second.appended, second.messages], [1, 1]);
+      assert.equal(await serverPrompt("p1"), prompt(1, "b"));
+      assert.equal(await serverPrompt("p2"), prompt(2, "a"));
+      const quiet = await sync.syncFile(client, file, { host: "h" });
+      assert.equal(quiet.messages + quiet.created + quiet.updated + quiet.deleted, 0);
+    },
+  );
+
+  test(
     "two hosts with the same session ids do not overwrite each other",
     { timeout: 60_000 },
     async () => {
