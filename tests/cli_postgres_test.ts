@@ -3,6 +3,7 @@
  * read commands, and `copy` between a file and a server, both ways.
  */
 import { describe, test } from "node:test";
+import { copyFileSync, rmSync } from "node:fs";
 import assert from "node:assert/strict";
 import { openStore } from "../lib/open_store.ts";
 import { main } from "../lib/cli/main.ts";
@@ -180,6 +181,48 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
         forced.out,
         `${other} → web: 1 new, 0 updated, 42 deleted sessions; 0 messages written.\n`,
       );
+    },
+  );
+
+  test(
+    "sync --follow names a refused file once and goes on with the others; all refused ends the run",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const url = schemaUrl(freshSchema());
+      const replaced = v11Copy();
+      assert.equal((await runCli(["sync", replaced, "--to", url])).code, 0);
+      // Another file in its place: its origin's 42 sessions are not in it.
+      const other = tempDbPath();
+      const db = await SessionDB.open({ path: other });
+      db.createSession("elsewhere", "cli");
+      db.close();
+      for (const suffix of ["-wal", "-shm"]) rmSync(replaced + suffix, { force: true });
+      copyFileSync(other, replaced);
+      const alone = await runCli(["sync", replaced, "--to", url, "--follow=0.1"]);
+      assert.equal(alone.code, 1);
+      assert.match(
+        alone.err,
+        /holds none of the 42 sessions .*\(left out of the passes that follow\)\n$/,
+      );
+      assert.equal(alone.err.split("\n").length, 2);
+
+      const io = recordingIo();
+      let interrupt: ((signal: "SIGINT" | "SIGTERM") => void) | undefined;
+      io.onInterrupt = (listener) => {
+        interrupt = listener;
+        return () => void (interrupt = undefined);
+      };
+      const good = v11Copy();
+      const run = main(["sync", replaced, good, "--to", url, "--follow=0.1"], io);
+      while (io.out.split("\n").filter((l) => l !== "").length < 3) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      interrupt!("SIGINT");
+      assert.equal(await run, 1);
+      assert.equal(io.err.match(/holds none of/g)?.length, 1);
+      assert.ok(io.out.trimEnd().split("\n").every((line) => line.startsWith(`${good} → `)));
     },
   );
 

@@ -26,7 +26,8 @@ and its sessions are stored as ORIGIN/ID, so two hosts' sessions with the
 same id never overwrite each other. A title another origin already uses
 gets " [ORIGIN]" appended. A FILE that holds none of the sessions its origin
 has on the server is refused (another machine's file under the same host
-name and path, or a new file in the old one's place), unless --force.
+name and path, or a new file in the old one's place), unless --force; with
+--follow it is named once and left out of the passes that follow.
 
 In a container, whose host name changes when it is re-created, give the
 origin a name: --origin NAME follows the FILE to its new host.
@@ -92,16 +93,19 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   for (const file of files) {
     if (!existsSync(file)) throw new CommandError(`No database at ${file}`);
   }
-  const { connectSyncTarget, syncFile } = await import("../../postgres/sync.ts");
+  const { connectSyncTarget, syncFile, SyncRefusedError } = await import("../../postgres/sync.ts");
   const client = await connectSyncTarget(url);
   let failed = false;
   // With --follow, Ctrl-C or SIGTERM ends the run after the pass under way (each batch of
   // sessions is one transaction, so stopping mid-pass would lose nothing either).
   let stopping = false;
   const unlisten = follow ? ctx.io.onInterrupt?.(() => void (stopping = true)) : undefined;
+  // A refused FILE (another file than its origin's) stays refused until someone acts: it is
+  // left out of the passes that follow, rather than named again every few seconds.
+  let pending = [...files];
   try {
     for (;;) {
-      for (const file of files) {
+      for (const file of pending) {
         const progress = new Progress(ctx.io, `Synced ${file}:`);
         try {
           const result = await syncFile(client, file, {
@@ -122,10 +126,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         } catch (error) {
           progress.done();
           failed = true;
-          ctx.io.stderr(`hermes-state: sync: ${file}: ${(error as Error).message}\n`);
+          const refused = error instanceof SyncRefusedError;
+          if (refused) pending = pending.filter((f) => f !== file);
+          const after = refused && follow ? " (left out of the passes that follow)" : "";
+          ctx.io.stderr(`hermes-state: sync: ${file}: ${(error as Error).message}${after}\n`);
         }
       }
-      if (!follow) break;
+      if (!follow || pending.length === 0) break;
       for (let waited = 0; waited < every * 1000 && !stopping; waited += 100) await sleep(100);
       if (stopping) break;
     }
