@@ -8,6 +8,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { openStore } from "../open_store.ts";
 import type { SearchOptions } from "../core/search/options.ts";
+import type { SessionStore } from "../core/session_store.ts";
 
 /** A request from the pool. */
 interface Ask {
@@ -16,19 +17,32 @@ interface Ask {
   readonly options: SearchOptions;
 }
 
-const store = await openStore(String(workerData.path), { readonly: true });
-parentPort!.on("message", async (ask: Ask | "close") => {
-  if (ask === "close") {
-    await store.close();
-    parentPort!.postMessage({ closed: true });
-    return;
-  }
-  try {
-    const hits = await store.searchMessages(ask.query, ask.options);
-    parentPort!.postMessage({ id: ask.id, hits });
-  } catch (error) {
-    const e = error as Error;
-    parentPort!.postMessage({ id: ask.id, error: { name: e.name, message: e.message } });
-  }
-});
-parentPort!.postMessage({ ready: true });
+// A file that cannot be opened is told to the pool, which rejects with the reason: thrown
+// here, it would also surface as an uncaught error of the worker.
+let opened: SessionStore | undefined;
+try {
+  opened = await openStore(String(workerData.path), { readonly: true });
+} catch (error) {
+  const e = error as Error;
+  parentPort!.postMessage({ failed: { name: e.name, message: e.message } });
+}
+if (opened !== undefined) serve(opened);
+
+/** Answers the pool's requests on the open store. */
+function serve(store: SessionStore): void {
+  parentPort!.on("message", async (ask: Ask | "close") => {
+    if (ask === "close") {
+      await store.close();
+      parentPort!.postMessage({ closed: true });
+      return;
+    }
+    try {
+      const hits = await store.searchMessages(ask.query, ask.options);
+      parentPort!.postMessage({ id: ask.id, hits });
+    } catch (error) {
+      const e = error as Error;
+      parentPort!.postMessage({ id: ask.id, error: { name: e.name, message: e.message } });
+    }
+  });
+  parentPort!.postMessage({ ready: true });
+}

@@ -54,6 +54,13 @@ export interface SearchPool {
   close(): Promise<void>;
 }
 
+/** An error rebuilt from what a worker posted (its name and message). */
+function namedError(posted: { name: string; message: string }): Error {
+  const error = new Error(posted.message);
+  error.name = posted.name;
+  return error;
+}
+
 /**
  * Starts the workers, each opening `path` read-only.
  *
@@ -85,6 +92,7 @@ export async function startSearchPool(
         (
           message: {
             ready?: true;
+            failed?: { name: string; message: string };
             id?: number;
             hits?: SearchHit[];
             error?: { name: string; message: string };
@@ -95,14 +103,16 @@ export async function startSearchPool(
             resolve();
             return;
           }
+          if (message.failed) {
+            clearTimeout(timer);
+            reject(namedError(message.failed));
+            return;
+          }
           const wait = waiting.get(message.id!);
           if (wait === undefined) return;
           waiting.delete(message.id!);
-          if (message.error) {
-            const error = new Error(message.error.message);
-            error.name = message.error.name;
-            wait.reject(error);
-          } else wait.resolve(message.hits!);
+          if (message.error) wait.reject(namedError(message.error));
+          else wait.resolve(message.hits!);
         },
       );
     });
