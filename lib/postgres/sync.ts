@@ -131,6 +131,12 @@ interface SourceSession {
   /** The row's newer columns, as `extra_columns` takes them (`null` in a v11 file). */
   extra: string | null;
   digest: string;
+  /**
+   * The digest of the whole row, its system prompt's text included, as
+   * releases before 2026-12-02 recorded it; computed only when the prompt
+   * was read (see {@linkcode sessionColumnsSql}).
+   */
+  fullDigest?: string;
   count: number;
   maxId: number;
   /** The digest of its messages' newer columns (see {@linkcode ExtraDigests}); null in a v11 file. */
@@ -167,8 +173,16 @@ function extraDigests(rows: Iterable<Record<string, unknown>>, heldUpTo: number)
   return { held: held ?? all, all };
 }
 
-/** A digest of a session row: its v11 columns, then (a newer Hermes's file) the others. */
-function digestOf(row: Record<string, unknown>, extra: string | null): string {
+/**
+ * A digest of a session row: its v11 columns, then (a newer Hermes's file)
+ * the others, as `extra_columns` JSON. Exported for the test of the upgrade
+ * from whole-row digests.
+ *
+ * @param row The row as the file gives it.
+ * @param extra Its newer columns' JSON, or `null`.
+ * @returns The hex digest.
+ */
+export function digestOf(row: Record<string, unknown>, extra: string | null): string {
   const values: unknown[] = SESSION_COLUMN_NAMES.map((c) => row[c] ?? null);
   if (extra !== null) values.push(extra);
   return createHash("sha1").update(JSON.stringify(values)).digest("hex");
@@ -445,6 +459,8 @@ export async function connectSyncTarget(url: string): Promise<PgClient> {
  * for the sessions a pass writes. The digest sees the length, so a prompt
  * rewritten in place to another length is shipped; one rewritten to the
  * same length is shipped with the session's next message or other change.
+ * A session an earlier release recorded with the digest of its whole row
+ * is recognized by it, and only its digest is written anew.
  */
 function sessionColumnsSql(store: Store): string {
   return [...store.columns("sessions")].map((name) =>
@@ -489,6 +505,7 @@ function readSource(
       };
       if (row.system_prompt !== null && changedSince(session, server.get(id))) {
         row.system_prompt = promptOf.get(id)?.system_prompt ?? null;
+        session.fullDigest = digestOf(row, extra);
       }
       sessions.set(id, session);
     }
@@ -619,12 +636,18 @@ export async function syncFile(
         options.onProgress?.({ ...committed });
       });
     };
+    /** Unchanged sessions recorded by an earlier release's digest: `[digest, session id]`. */
+    const redigested: [string, string][] = [];
     for (const [id, session] of source) {
       const known = server.get(id);
       if (!changedSince(session, known)) continue;
-      const rowChanged = known === undefined || known.digest !== session.digest;
       const messagesChanged = known === undefined || known.count !== session.count ||
         known.maxId !== session.maxId;
+      if (!messagesChanged && known!.digest === session.fullDigest) {
+        redigested.push([session.digest, `${origin}/${id}`]);
+        continue;
+      }
+      const rowChanged = known === undefined || known.digest !== session.digest;
       let append = known !== undefined && session.maxId >= known.maxId &&
         session.count >= known.count;
       if (append && messagesChanged) {
@@ -665,6 +688,13 @@ export async function syncFile(
     }
     await flush();
     await pipeline.drain();
+    if (redigested.length > 0) {
+      await client.query(
+        `UPDATE sync_sessions s SET row_digest = d.digest
+         FROM json_to_recordset($1::text::json) AS d(digest text, id text) WHERE s.session_id = d.id`,
+        [JSON.stringify(redigested.map(([digest, id]) => ({ digest, id })))],
+      );
+    }
     const gone = [...server.keys()].filter((id) => !source.has(id)).map((id) => `${origin}/${id}`);
     if (gone.length > 0) {
       await client.transaction((query) => deleteSessionRows(query, gone));

@@ -8,7 +8,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { copyFileSync, realpathSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { SessionDB } from "../../lib/sqlite/session_db.ts";
+import { SessionDB, storeOf } from "../../lib/sqlite/session_db.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import { syncedStore } from "../../lib/core/synced_store.ts";
 import { ReadonlyError } from "../../lib/core/errors.ts";
@@ -166,6 +166,43 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
       assert.equal(await serverPrompt("p2"), prompt(2, "a"));
       const quiet = await sync.syncFile(client, file, { host: "h" });
       assert.equal(quiet.messages + quiet.created + quiet.updated + quiet.deleted, 0);
+    },
+  );
+
+  test(
+    "a server an earlier release synced (whole-row digests) gets new digests, and no row is written again",
+    { timeout: 60_000 },
+    async () => {
+      const { client, store } = await server();
+      const file = copyFixture("hermes-v11.db");
+      await sync.syncFile(client, file, { host: "h" });
+      // What releases before the prompt-length digest recorded: the digest of the whole row.
+      const db = await SessionDB.open({ path: file, readonly: true });
+      const rows = storeOf(db).statement("SELECT * FROM sessions").all();
+      db.close();
+      const withPrompt = rows.filter((row) => row.system_prompt !== null);
+      assert.ok(withPrompt.length > 10);
+      for (const row of withPrompt) {
+        await client.query("UPDATE sync_sessions SET row_digest = $1 WHERE session_id = $2", [
+          sync.digestOf(row, null),
+          `h/${row.id}`,
+        ]);
+      }
+      const versions = async () =>
+        (await client.query("SELECT id, xmin::text AS v FROM sessions ORDER BY id")).map((r) =>
+          `${r.id} ${r.v}`
+        );
+      const before = await versions();
+      const pass = await sync.syncFile(client, file, { host: "h" });
+      assert.equal(pass.updated + pass.created + pass.messages + pass.deleted, 0);
+      assert.deepEqual(await versions(), before);
+      const changed = await client.query(
+        "SELECT count(*) AS n FROM sync_sessions WHERE row_digest IN (SELECT json_array_elements_text($1::text::json))",
+        [JSON.stringify(withPrompt.map((row) => sync.digestOf(row, null)))],
+      );
+      assert.equal(Number(changed[0].n), 0);
+      assert.equal((await sync.syncFile(client, file, { host: "h" })).updated, 0);
+      assert.equal(await store.sessionCount(), 42);
     },
   );
 
