@@ -71,9 +71,20 @@ export function isUnspacedCodePoint(cp: number): boolean {
 }
 
 /**
- * How many code points of `text` send a query to substring search: CJK
+ * Whether a code point sends a query to substring search: CJK
  * ({@linkcode isCjkCodePoint}) or of a script written without spaces
  * ({@linkcode isUnspacedCodePoint}).
+ *
+ * @param cp A code point.
+ * @returns Whether it is either.
+ */
+export function isSubstringScriptCodePoint(cp: number): boolean {
+  return isCjkCodePoint(cp) || isUnspacedCodePoint(cp);
+}
+
+/**
+ * How many code points of `text` send a query to substring search
+ * ({@linkcode isSubstringScriptCodePoint}).
  *
  * @param text Any text.
  * @returns The count.
@@ -89,8 +100,7 @@ export function isUnspacedCodePoint(cp: number): boolean {
 export function countSubstringScript(text: string): number {
   let n = 0;
   for (const ch of text) {
-    const cp = ch.codePointAt(0)!;
-    if (isCjkCodePoint(cp) || isUnspacedCodePoint(cp)) n++;
+    if (isSubstringScriptCodePoint(ch.codePointAt(0)!)) n++;
   }
   return n;
 }

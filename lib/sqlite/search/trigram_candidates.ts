@@ -23,7 +23,7 @@
  * @module
  */
 import type { Store } from "../store.ts";
-import { isCjkCodePoint, isUnspacedCodePoint } from "../../core/search/cjk.ts";
+import { isSubstringScriptCodePoint } from "../../core/search/cjk.ts";
 import { isMatchError } from "./query_error.ts";
 import { ftsTableSql, ftsTriggersSql } from "../schema/schema_sql.ts";
 import { ROWID_PARAM } from "./fts_rowid.ts";
@@ -147,8 +147,7 @@ export function termKind(term: string): TermKind | undefined {
   for (const ch of term) {
     length++;
     if (length >= 3) return "phrase";
-    const cp = ch.codePointAt(0)!;
-    unspaced &&= isCjkCodePoint(cp) || isUnspacedCodePoint(cp);
+    unspaced &&= isSubstringScriptCodePoint(ch.codePointAt(0)!);
   }
   return length === 2 && unspaced ? "pair" : undefined;
 }
