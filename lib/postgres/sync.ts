@@ -503,7 +503,8 @@ function readSource(
         maxId: stat?.max ?? 0,
         extraDigest: null,
       };
-      if (row.system_prompt !== null && changedSince(session, server.get(id))) {
+      const changes = changesSince(session, server.get(id));
+      if (row.system_prompt !== null && (changes.row || changes.messages)) {
         row.system_prompt = promptOf.get(id)?.system_prompt ?? null;
         session.fullDigest = digestOf(row, extra);
       }
@@ -515,10 +516,16 @@ function readSource(
   return sessions;
 }
 
-/** Whether a pass writes anything of `session`: new to the server, its row or its messages changed. */
-function changedSince(session: SourceSession, known: ServerSession | undefined): boolean {
-  return known === undefined || known.digest !== session.digest ||
-    known.count !== session.count || known.maxId !== session.maxId;
+/** What of `session` differs from what the server holds (both, for a session new to it). */
+function changesSince(
+  session: SourceSession,
+  known: ServerSession | undefined,
+): { row: boolean; messages: boolean } {
+  if (known === undefined) return { row: true, messages: true };
+  return {
+    row: known.digest !== session.digest,
+    messages: known.count !== session.count || known.maxId !== session.maxId,
+  };
 }
 
 /**
@@ -636,18 +643,16 @@ export async function syncFile(
         options.onProgress?.({ ...committed });
       });
     };
-    /** Unchanged sessions recorded by an earlier release's digest: `[digest, session id]`. */
-    const redigested: [string, string][] = [];
+    /** Unchanged sessions an earlier release recorded with the whole row's digest. */
+    const redigested: { digest: string; id: string }[] = [];
     for (const [id, session] of source) {
       const known = server.get(id);
-      if (!changedSince(session, known)) continue;
-      const messagesChanged = known === undefined || known.count !== session.count ||
-        known.maxId !== session.maxId;
-      if (!messagesChanged && known!.digest === session.fullDigest) {
-        redigested.push([session.digest, `${origin}/${id}`]);
+      const { row: rowChanged, messages: messagesChanged } = changesSince(session, known);
+      if (!rowChanged && !messagesChanged) continue;
+      if (!messagesChanged && known?.digest === session.fullDigest) {
+        redigested.push({ digest: session.digest, id: `${origin}/${id}` });
         continue;
       }
-      const rowChanged = known === undefined || known.digest !== session.digest;
       let append = known !== undefined && session.maxId >= known.maxId &&
         session.count >= known.count;
       if (append && messagesChanged) {
@@ -692,7 +697,7 @@ export async function syncFile(
       await client.query(
         `UPDATE sync_sessions s SET row_digest = d.digest
          FROM json_to_recordset($1::text::json) AS d(digest text, id text) WHERE s.session_id = d.id`,
-        [JSON.stringify(redigested.map(([digest, id]) => ({ digest, id })))],
+        [JSON.stringify(redigested)],
       );
     }
     const gone = [...server.keys()].filter((id) => !source.has(id)).map((id) => `${origin}/${id}`);
