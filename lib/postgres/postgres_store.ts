@@ -908,8 +908,8 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
         const ids = (await query("SELECT session_id FROM sync_sessions WHERE origin = $1", [
           origin,
         ])).map((row) => String(row.session_id));
+        // Their sync_sessions rows go with them (ON DELETE CASCADE).
         await deleteSessionRows(query, ids);
-        await query("DELETE FROM sync_sessions WHERE origin = $1", [origin]);
         await query("DELETE FROM sync_origins WHERE origin = $1", [origin]);
         return ids.length;
       });
