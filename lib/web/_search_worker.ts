@@ -23,10 +23,15 @@ let opened: SessionStore | undefined;
 try {
   opened = await openStore(String(workerData.path), { readonly: true });
 } catch (error) {
-  const e = error as Error;
-  parentPort!.postMessage({ failed: { name: e.name, message: e.message } });
+  parentPort!.postMessage({ failed: posted(error) });
 }
 if (opened !== undefined) serve(opened);
+
+/** An error as it crosses to the pool: its name and message. */
+function posted(error: unknown): { name: string; message: string } {
+  const e = error as Error;
+  return { name: e.name, message: e.message };
+}
 
 /** Answers the pool's requests on the open store. */
 function serve(store: SessionStore): void {
@@ -40,8 +45,7 @@ function serve(store: SessionStore): void {
       const hits = await store.searchMessages(ask.query, ask.options);
       parentPort!.postMessage({ id: ask.id, hits });
     } catch (error) {
-      const e = error as Error;
-      parentPort!.postMessage({ id: ask.id, error: { name: e.name, message: e.message } });
+      parentPort!.postMessage({ id: ask.id, error: posted(error) });
     }
   });
   parentPort!.postMessage({ ready: true });
