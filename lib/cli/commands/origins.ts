@@ -79,8 +79,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     } else ctx.io.stdout(table(origins, ctx.io.now()));
     return 0;
   }
+  const noSuchOrigin = () => new CommandError(`No origin '${remove}' in ${store.target}`);
   const origin = (await synced.syncOrigins()).find((o) => o.origin === remove);
-  if (origin === undefined) throw new CommandError(`No origin '${remove}' in ${store.target}`);
+  if (origin === undefined) throw noSuchOrigin();
   if (!args.flag("yes")) {
     const question = `Remove origin '${origin.origin}' (${origin.path} on ${origin.host}) and ` +
       `its ${plural(origin.sessions, "session")}? [y/N] `;
@@ -90,7 +91,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     }
   }
   const deleted = await synced.removeSyncOrigin(origin.origin);
-  if (deleted === undefined) throw new CommandError(`No origin '${remove}' in ${store.target}`);
+  // Removed meanwhile by another process.
+  if (deleted === undefined) throw noSuchOrigin();
   if (ctx.json) printJson(ctx.io, { removed: origin.origin, sessions: deleted });
   else {
     ctx.io.stdout(`Removed origin '${origin.origin}' and ${plural(deleted, "session")}.\n`);
