@@ -58,6 +58,11 @@ async function sessionExists(query: PgQuery, id: string): Promise<boolean> {
   return (await query("SELECT 1 FROM sessions WHERE id = $1", [id])).length > 0;
 }
 
+/**
+ * True when every message has an id of its own and none is taken: the
+ * record keeps them. The sequence is moved past them first, so that no
+ * append is handed one of them from then on.
+ */
 async function originalIdsFree(
   query: PgQuery,
   messages: readonly Record<string, unknown>[],
@@ -65,6 +70,8 @@ async function originalIdsFree(
   if (messages.length === 0) return true;
   const ids = originalMessageIds(messages);
   if (ids === undefined) return false;
+  const highest = ids.reduce((a, b) => (a > b ? a : b), 0);
+  if (!await advanceSequencePast(query, highest)) return false;
   const taken = await query(
     "SELECT 1 FROM messages WHERE id IN (SELECT json_array_elements_text($1::text::json)::bigint) LIMIT 1",
     [JSON.stringify(ids)],
@@ -96,7 +103,6 @@ async function writeSessionRow(
 async function writeMessages(query: PgQuery, checked: ImportRecord): Promise<void> {
   const keepIds = await originalIdsFree(query, checked.messages);
   const columns = MESSAGE_COLUMN_NAMES.filter((c) => c !== "id" && c !== "session_id");
-  let highest = 0;
   // Consecutive messages with the same columns go in one multi-row INSERT (in order, so
   // new ids follow the record's order).
   let pending: { names: string[]; rows: PgValue[][] } | undefined;
@@ -120,7 +126,6 @@ async function writeMessages(query: PgQuery, checked: ImportRecord): Promise<voi
     if (keepIds) {
       names.push("id");
       values.push(message.id as number);
-      highest = Math.max(highest, message.id as number);
     }
     const stored: Record<string, PgValue> = {};
     for (const column of columns) {
@@ -149,14 +154,38 @@ async function writeMessages(query: PgQuery, checked: ImportRecord): Promise<voi
     pending.rows.push(values);
   }
   await flush();
-  if (highest > 0) {
-    // Only ever forward: the sequence must never hand out an id that exists.
+}
+
+/** Ids the sequence is moved forward by, at most, to keep a record's ids. */
+const MAX_IDS_SKIPPED = 1_000_000;
+
+/**
+ * Moves the message id sequence past `highest`, before the rows that keep
+ * their ids are looked up and written, so that no append is handed one of
+ * them. By taking values (`nextval` is atomic: the sequence only ever moves
+ * forward, however many imports and appends run at once), where reading it
+ * and then calling `setval` let two imports race, the later one's lower
+ * value moving it back under ids already written. About a microsecond per
+ * id skipped; a record whose ids lie further ahead than
+ * {@linkcode MAX_IDS_SKIPPED} gets new ids instead.
+ *
+ * @returns False when `highest` is too far ahead (the sequence is left as it was).
+ */
+async function advanceSequencePast(query: PgQuery, highest: number): Promise<boolean> {
+  const [row] = await query(
+    `SELECT $1::bigint - last_value + CASE WHEN is_called THEN 0 ELSE 1 END AS gap
+     FROM messages_id_seq`,
+    [highest],
+  );
+  const gap = Number(row?.gap ?? 0);
+  if (gap > MAX_IDS_SKIPPED) return false;
+  if (gap > 0) {
     await query(
-      `SELECT setval(pg_get_serial_sequence('messages', 'id'), $1::bigint)
-       WHERE $1::bigint > (SELECT last_value FROM messages_id_seq)`,
-      [highest],
+      "SELECT max(nextval('messages_id_seq')) FROM generate_series(1, $1::bigint)",
+      [gap],
     );
   }
+  return true;
 }
 
 /**

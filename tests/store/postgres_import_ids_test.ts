@@ -1,0 +1,73 @@
+/**
+ * Importing into PostgreSQL keeps a record's message ids when they are free,
+ * and then moves the id sequence past them: sessions imported side by side
+ * (`copy` runs three at once) must leave it past every kept id, or the next
+ * append takes an id that exists and fails on a duplicate key.
+ */
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { adminSql, freshSchema, openPgStore, PG_SKIP } from "./_pg.ts";
+
+/** A session record whose messages keep the ids `first`…`first + count - 1`. */
+function record(id: string, first: number, count: number) {
+  return {
+    id,
+    source: "cli",
+    started_at: 1_700_000_000 + first,
+    messages: Array.from({ length: count }, (_, i) => ({
+      id: first + i,
+      role: "user",
+      content: `message ${first + i}`,
+      timestamp: 1_700_000_000 + first + i,
+    })),
+  };
+}
+
+describe("PostgreSQL import keeps message ids", { skip: PG_SKIP }, () => {
+  test("sessions imported side by side leave the sequence past every kept id", {
+    timeout: 120_000,
+  }, async () => {
+    for (let round = 0; round < 20; round++) {
+      const schema = freshSchema();
+      await using store = await openPgStore({ max: 8 }, schema);
+      // Newest ids first, as a newest-first export hands them over: each import's highest id
+      // is lower than the one before it, so a late, stale "is it behind?" moves it back.
+      const sessions = Array.from({ length: 24 }, (_, i) => record(`s${i}`, (23 - i) * 3 + 1, 3));
+      const results = await Promise.all(sessions.map((s) => store.importSession(s)));
+      assert.ok(results.every((r) => r.outcome === "imported"));
+      const [kept] = await adminSql(`SELECT max(id) AS top FROM "${schema}".messages`);
+      assert.equal(Number(kept.top), 72, "every id kept");
+      await store.createSession("after", "cli");
+      const id = await store.appendMessage("after", { role: "user", content: "next" });
+      assert.ok(id > 72, `the append after the import took id ${id}`);
+    }
+  });
+
+  test("an agent appending while a session is imported is never handed a kept id", {
+    timeout: 120_000,
+  }, async () => {
+    await using store = await openPgStore({ max: 4 });
+    await store.createSession("live", "cli");
+    // Ids from 101: the appends that race the import's first statement take 1, 2… below them.
+    await store.appendMessage("live", { role: "user", content: "before" });
+    const imported = store.importSession(record("big", 101, 3_000));
+    let done = false;
+    void imported.finally(() => done = true).catch(() => {});
+    const appended: number[] = [];
+    const failures: string[] = [];
+    while (!done) {
+      try {
+        appended.push(await store.appendMessage("live", { role: "user", content: "meanwhile" }));
+      } catch (error) {
+        failures.push((error as Error).message);
+      }
+    }
+    assert.equal((await imported).outcome, "imported");
+    assert.deepEqual(failures, []);
+    assert.ok(appended.length > 0, "appends ran while the import did");
+    const kept = (await store.getMessages("big")).map((m) => m.id);
+    assert.deepEqual(kept, Array.from({ length: 3_000 }, (_, i) => i + 101), "the ids were kept");
+    const taken = appended.filter((id) => id >= 101 && id <= 3_100);
+    assert.deepEqual(taken, [], "no append was handed a kept id");
+  });
+});
