@@ -18,23 +18,29 @@ export interface LineageFaults {
   readonly cycleBreaks: readonly string[];
 }
 
+/** One session's place in the lineage: its parent and when it started. */
+export interface LineageLink {
+  /** The session. */
+  readonly id: string;
+  /** Its parent, or `null`. */
+  readonly parent: string | null;
+  /** Its `started_at`. */
+  readonly startedAt: number;
+}
+
 /**
- * Finds broken and circular parent links.
+ * Finds broken and circular parent links among sessions, whatever store
+ * they were read from.
  *
- * @param db The connection.
+ * @param links Every session's parent link.
  * @returns The faults.
  */
-export function lineageFaults(db: SqliteConnection): LineageFaults {
+export function findLineageFaults(links: Iterable<LineageLink>): LineageFaults {
   const parent = new Map<string, string | null>();
   const started = new Map<string, number>();
-  for (
-    const row of db.prepare("SELECT id, parent_session_id, started_at FROM sessions").iterate()
-  ) {
-    parent.set(
-      String(row.id),
-      row.parent_session_id === null ? null : String(row.parent_session_id),
-    );
-    started.set(String(row.id), Number(row.started_at));
+  for (const link of links) {
+    parent.set(link.id, link.parent);
+    started.set(link.id, link.startedAt);
   }
   const missingParents: Array<[string, string]> = [];
   for (const [id, up] of parent) {
@@ -64,13 +70,43 @@ export function lineageFaults(db: SqliteConnection): LineageFaults {
 }
 
 /**
+ * Finds broken and circular parent links of a state.db file.
+ *
+ * @param db The connection.
+ * @returns The faults.
+ */
+export function lineageFaults(db: SqliteConnection): LineageFaults {
+  const rows = db.prepare("SELECT id, parent_session_id, started_at FROM sessions").iterate();
+  return findLineageFaults(
+    (function* () {
+      for (const row of rows) {
+        yield {
+          id: String(row.id),
+          parent: row.parent_session_id === null ? null : String(row.parent_session_id),
+          startedAt: Number(row.started_at),
+        };
+      }
+    })(),
+  );
+}
+
+/**
  * The `lineage` finding.
  *
  * @param db The connection.
  * @returns ok, or a fixable problem.
  */
 export function checkLineage(db: SqliteConnection): HealthCheck {
-  const { missingParents, cycleBreaks } = lineageFaults(db);
+  return lineageFinding(lineageFaults(db));
+}
+
+/**
+ * The `lineage` finding of faults found in any store.
+ *
+ * @param faults What {@linkcode findLineageFaults} found.
+ * @returns ok, or a fixable problem.
+ */
+export function lineageFinding({ missingParents, cycleBreaks }: LineageFaults): HealthCheck {
   if (missingParents.length === 0 && cycleBreaks.length === 0) {
     return finding("lineage", "ok", "every parent exists; no cycles");
   }
