@@ -14,6 +14,7 @@ import { statSync } from "node:fs";
 import { loadDriver } from "../sqlite/driver/load.ts";
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { OpenError } from "../core/errors.ts";
+import { isPostgresTarget } from "../open_store.ts";
 import { chooseReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
 import { finishFtsBackfill, pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
 import { FTS_TABLES, type FtsTable } from "../sqlite/schema/schema_sql.ts";
@@ -63,6 +64,8 @@ export interface DoctorOptions {
   readonly onProgress?: (stage: string, done: number, total: number) => void;
   /** The driver opener; the running runtime's by default. */
   readonly openDriver?: SqliteDriver;
+  /** The time, in seconds since the epoch (a PostgreSQL store's `origins` check). */
+  readonly clock?: () => number;
 }
 
 /** One repair `doctor --fix` made. */
@@ -228,12 +231,20 @@ async function repair(
 }
 
 /**
- * Checks a state.db file and, with `fix`, repairs it.
+ * Checks a state.db file and, with `fix`, repairs it. Given a `postgres://`
+ * URL, checks that store instead (`doctorPostgresStore`: its schema,
+ * indexes, id sequence, search rows and vectors, counters, lineage and
+ * synced files; the PostgreSQL engine is loaded then, as `openStore` loads
+ * it).
  *
- * @param path The database file.
+ * @param path The database file, or a `postgres://` URL.
  * @param options `fix`, `full`, `vacuum`, sampling, rebuild pacing.
- * @returns The findings, the repairs and the findings after them.
- * @throws {OpenError} When the file does not exist or cannot be opened.
+ * @returns The findings, the repairs and the findings after them (on
+ *   PostgreSQL, `sqliteVersion` is the server's, `PostgreSQL 15.18`, and
+ *   each repair's `longestLockMs` its longest transaction).
+ * @throws {OpenError} When the file does not exist or cannot be opened; on
+ *   PostgreSQL, when the server cannot be reached or refuses the login, or
+ *   the schema holds no store.
  * @throws {WriteBusyError} When a repair found the file locked through every attempt.
  *
  * @example Checking a new file
@@ -247,6 +258,11 @@ async function repair(
  * ```
  */
 export async function doctor(path: string, options: DoctorOptions = {}): Promise<DoctorReport> {
+  if (isPostgresTarget(path)) {
+    // Loaded only here, as openStore loads the engine: the SQLite library imports no npm package.
+    const { doctorPostgresStore } = await import("../postgres/doctor/doctor.ts");
+    return await doctorPostgresStore(path, options);
+  }
   const openDriver = options.openDriver ?? await loadDriver();
   const fix = options.fix ?? false;
   const db = openFor(openDriver, path, fix);

@@ -196,6 +196,42 @@ const MIGRATIONS: readonly PgMigration[] = [
 /** The last migration this version knows: what its statements read and write. */
 export const LAST_STEP: number = Math.max(...MIGRATIONS.map((migration) => migration.step));
 
+/** An index the migrations create, beside those of the tables' keys and unique constraints. */
+export interface ExpectedIndex {
+  /** Its name. */
+  readonly name: string;
+  /** Its table. */
+  readonly table: string;
+  /** The statement that creates it without blocking writes (`CREATE INDEX CONCURRENTLY IF NOT EXISTS`). */
+  readonly createSql: string;
+}
+
+const CREATE_INDEX = /^CREATE (UNIQUE )?INDEX (?:IF NOT EXISTS )?(\w+) ON (\w+)([\s\S]*)$/;
+const DROP_INDEX = /^DROP INDEX (?:IF EXISTS )?(\w+)$/;
+
+/**
+ * The indexes the last migration leaves, read off the migrations' own
+ * statements (an index a later step drops is not among them): what
+ * `doctor` expects to find, and how it creates one that is missing.
+ *
+ * @returns The indexes, by name.
+ */
+export function expectedIndexes(): Map<string, ExpectedIndex> {
+  const found = new Map<string, ExpectedIndex>();
+  for (const statement of MIGRATIONS.flatMap((migration) => migration.sql)) {
+    const created = CREATE_INDEX.exec(statement);
+    if (created !== null) {
+      const [, unique = "", name, table, rest] = created;
+      const createSql =
+        `CREATE ${unique}INDEX CONCURRENTLY IF NOT EXISTS ${name} ON ${table}${rest}`;
+      found.set(name, { name, table, createSql });
+    }
+    const dropped = DROP_INDEX.exec(statement);
+    if (dropped !== null) found.delete(dropped[1]);
+  }
+  return found;
+}
+
 /** The searchable columns of a message (alias `m`), in the order the search document joins them. */
 export const SEARCH_COLUMNS_SQL: readonly string[] = ["m.content", "m.tool_name", "m.tool_calls"];
 

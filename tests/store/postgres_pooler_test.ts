@@ -13,6 +13,7 @@ import { openStore } from "../../lib/open_store.ts";
 import { OpenError, StorageError } from "../../lib/core/errors.ts";
 import { connectPg } from "../../lib/postgres/_client.ts";
 import { connectSyncTarget, syncFile } from "../../lib/postgres/sync.ts";
+import { doctorPostgresStore } from "../../lib/postgres/doctor/doctor.ts";
 import { copyFixture } from "../_helpers.ts";
 import { adminSql, freshSchema, PG_SKIP } from "./_pg.ts";
 
@@ -226,5 +227,27 @@ describe("postgres behind a transaction-mode pooler", { skip: SKIP }, () => {
     } finally {
       await client.close();
     }
+  });
+
+  test("doctor through the pooler: a check in one snapshot, then --fix", async () => {
+    const url = pooled(`schema=${ROLE}&pgbouncer=true`);
+    {
+      await using store = await openStore(url);
+      await store.createSession("doctor-pooled", "cli");
+      await store.appendMessage("doctor-pooled", { role: "user", content: "through the pooler" });
+    }
+    await adminSql(
+      `UPDATE ${ROLE}.sessions SET message_count = 9 WHERE id = 'doctor-pooled'`,
+    );
+    const checked = await doctorPostgresStore(url);
+    const counters = checked.checks.find((c) => c.name === "counters");
+    assert.equal(counters?.status, "problem");
+    assert.ok(counters?.details.some((line) => line.startsWith("doctor-pooled: message_count 9")));
+    const fixed = await doctorPostgresStore(url, { fix: true });
+    assert.equal(fixed.healthy, true, JSON.stringify(fixed.after));
+    const [row] = await adminSql(
+      `SELECT message_count FROM ${ROLE}.sessions WHERE id = 'doctor-pooled'`,
+    );
+    assert.equal(Number(row.message_count), 1);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * `hermes-state doctor [--fix]`: checks the database file (integrity,
  * foreign keys, both FTS tables and their coverage, counters, lineage,
- * schema, WAL, free pages, file modes) and repairs what it can.
+ * schema, WAL, free pages, file modes), or a PostgreSQL store
+ * (`postgres/doctor/`), and repairs what it can.
  *
  * @module
  */
@@ -9,13 +10,14 @@ import { statSync } from "node:fs";
 import { doctor } from "../../health/doctor.ts";
 import type { CheckStatus, HealthCheck } from "../../health/report.ts";
 import { isPostgresTarget } from "../../open_store.ts";
+import { maskPassword } from "../../postgres/_url.ts";
 import type { Command, Context } from "../command.ts";
 import { alignColumns, formatBytes } from "../../render/format.ts";
 import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import type { Style } from "../../render/style.ts";
-import { CommandError, UsageError } from "../usage_error.ts";
+import { UsageError } from "../usage_error.ts";
 
 const USAGE = `Usage: hermes-state doctor [options]
 
@@ -33,22 +35,34 @@ counters, clears broken parent links, creates missing indexes, runs
 wal_checkpoint(TRUNCATE) and sets mode 0600. A damaged file (integrity
 problem) is left alone: use \`hermes-state recover\`.
 
+On a PostgreSQL store (--db postgres://…) the checks are the store's own,
+read in one snapshot: every migration run, indexes missing or left invalid
+by an interrupted concurrent build, the message id sequence, one search row
+per message and search vectors that match each message's text (the newest
+200,000 unless --full), the counters, cycles of parent links, and synced
+files without a pass for a week. --fix migrates, builds indexes without
+blocking writes, and writes what is missing or differs in short
+transactions; --vacuum runs VACUUM (ANALYZE), which does not block writers.
+
 Exits 0 when healthy (warnings allowed), 1 when a problem remains.
 
 Options:
   --fix         Repair what can be repaired
   --full        Full integrity_check, and search coverage of every message
-                (sampled above 200,000 messages otherwise)
+                (sampled above 200,000 messages otherwise; on PostgreSQL,
+                the search vectors of every message)
   --vacuum      With --fix: also VACUUM (holds the write lock while it
-                rewrites the file: stop the gateway first)
+                rewrites the file: stop the gateway first; on PostgreSQL,
+                VACUUM (ANALYZE), which does not)
   --json        Print the findings and repairs as one JSON document
-  --db PATH     The database file
+  --db PATH     The database file, or a postgres:// store
   -h, --help    Show this help
 
 Examples:
   hermes-state doctor
   hermes-state doctor --fix
   hermes-state --db /srv/hermes/state.db doctor --full --json
+  hermes-state --db "$URL" doctor --fix
 `;
 
 /** `, 3.0 GiB: every page and both search indexes` (the size when the file can be measured). */
@@ -82,18 +96,23 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (args.flag("vacuum") && !fix) {
     throw new UsageError("--vacuum needs --fix", { command: "doctor" });
   }
-  if (isPostgresTarget(ctx.dbPath)) {
-    throw new CommandError("doctor checks a SQLite state.db file, not a PostgreSQL store");
-  }
+  const postgres = isPostgresTarget(ctx.dbPath);
   // The checks read every page and both search indexes (about 40 s for a million messages),
   // and say nothing until the end: a line on the terminal says what is going on meanwhile.
   const announce = ctx.io.stderrIsTerminal;
-  if (announce) ctx.io.stderr(`\r\x1b[KChecking ${ctx.dbPath}${sizeNote(ctx.dbPath)}…`);
+  if (announce) {
+    ctx.io.stderr(
+      `\r\x1b[KChecking ${postgres ? maskPassword(ctx.dbPath) : ctx.dbPath}${
+        postgres ? "" : sizeNote(ctx.dbPath)
+      }…`,
+    );
+  }
   const progress = new Map<string, Progress>();
   const report = await doctor(ctx.dbPath, {
     fix,
     full: args.flag("full"),
     vacuum: args.flag("vacuum"),
+    clock: () => ctx.io.now(),
     onProgress: (stage, done) => {
       let line = progress.get(stage);
       if (line === undefined) progress.set(stage, line = new Progress(ctx.io, stage));
@@ -109,7 +128,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     return code;
   }
   const { style } = ctx;
-  let out = `${style.bold(report.path)} ${style.dim(`(SQLite ${report.sqliteVersion})`)}\n`;
+  const engine = postgres ? report.sqliteVersion : `SQLite ${report.sqliteVersion}`;
+  let out = `${style.bold(report.path)} ${style.dim(`(${engine})`)}\n`;
   out += render(report.checks, style);
   if (fix) {
     const integrity = report.checks.find((check) => check.name === "integrity");
@@ -119,7 +139,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       out += `\n${style.bold("Repairs")}\n`;
       for (const repair of report.repairs) {
         const lock = repair.longestLockMs > 0
-          ? style.dim(` (longest lock ${Math.ceil(repair.longestLockMs)} ms)`)
+          ? style.dim(
+            ` (longest ${postgres ? "transaction" : "lock"} ${Math.ceil(repair.longestLockMs)} ms)`,
+          )
           : "";
         out += `  ${repair.name}: ${repair.summary}${lock}\n`;
       }
