@@ -76,7 +76,7 @@ export {
   type UsageRow,
 } from "./lib/core/usage.ts";
 export { doctor, type DoctorOptions, type DoctorReport, type Repair } from "./lib/health/doctor.ts";
-export type { CheckStatus, HealthCheck } from "./lib/health/report.ts";
+export type { CheckStatus, HealthCheck } from "./lib/core/health_report.ts";
 export {
   rebuildFtsTable,
   type RebuildOptions,

@@ -42,6 +42,8 @@ const ALLOWED: Readonly<Record<string, string>> = {
   "lib/postgres/sync.ts → lib/sqlite/store.ts": "sync reads the SQLite file's rows in pages",
   "lib/cli/commands/sync.ts → lib/postgres/sync.ts":
     "sync is a command between the two engines, not a SessionStore method",
+  "lib/cli/commands/doctor.ts → lib/postgres/doctor/doctor.ts":
+    "doctor on a URL checks the server's own tables and indexes: no SessionStore method (a dynamic import)",
   "lib/cli/commands/migrate.ts → lib/postgres/postgres_store.ts":
     "migrate on a URL runs the server's migration steps and reports them: no SessionStore method",
   "lib/cli/commands/copy.ts → lib/sqlite/batches.ts":

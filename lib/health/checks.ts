@@ -12,7 +12,7 @@ import { checkCounters } from "./counter_check.ts";
 import { checkFtsTable } from "./fts_check.ts";
 import { foreignKeyCheck, integrityCheck, isCorruption } from "../sqlite/integrity.ts";
 import { checkLineage } from "./lineage_check.ts";
-import { finding, type HealthCheck } from "./report.ts";
+import { finding, type HealthCheck } from "../core/health_report.ts";
 import { checkSchema } from "./schema_check.ts";
 import { checkFiles, checkFreePages, type CheckpointResult, checkWal } from "./storage_check.ts";
 

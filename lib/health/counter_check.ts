@@ -9,7 +9,7 @@
 import type { SqliteConnection } from "../sqlite/driver/types.ts";
 import { SCHEMA_VERSION } from "../sqlite/schema/schema_sql.ts";
 import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
-import { finding, type HealthCheck } from "./report.ts";
+import { finding, type HealthCheck } from "../core/health_report.ts";
 
 /** What one message adds to `tool_call_count`, in SQL over `messages` as `m`. */
 export const TOOL_CALLS_ADDED_SQL = `CASE WHEN m.tool_calls IS NULL THEN 0

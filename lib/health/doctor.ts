@@ -14,14 +14,20 @@ import { statSync } from "node:fs";
 import { loadDriver } from "../sqlite/driver/load.ts";
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { OpenError } from "../core/errors.ts";
-import { isPostgresTarget } from "../open_store.ts";
 import { chooseReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
 import { finishFtsBackfill, pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
 import { FTS_TABLES, type FtsTable } from "../sqlite/schema/schema_sql.ts";
 import { runChecks } from "./checks.ts";
 import { ftsTriggerNames } from "../sqlite/schema/fts_triggers.ts";
 import { rebuildFtsTable, type RebuildOptions, type RebuildResult } from "./fts_rebuild.ts";
-import { type HealthCheck, isHealthy } from "./report.ts";
+import {
+  type DoctorReport,
+  type HealthCheck,
+  isHealthy,
+  type Repair,
+} from "../core/health_report.ts";
+
+export type { DoctorReport, Repair };
 import {
   checkpointTruncate,
   clearBrokenParents,
@@ -64,36 +70,6 @@ export interface DoctorOptions {
   readonly onProgress?: (stage: string, done: number, total: number) => void;
   /** The driver opener; the running runtime's by default. */
   readonly openDriver?: SqliteDriver;
-  /** The time, in seconds since the epoch (a PostgreSQL store's `origins` check). */
-  readonly clock?: () => number;
-}
-
-/** One repair `doctor --fix` made. */
-export interface Repair {
-  /** The finding it answers (`fts:messages_fts`, `counters`…). */
-  readonly name: string;
-  /** What was done, in one line. */
-  readonly summary: string;
-  /** Its longest hold of the write lock, in milliseconds. */
-  readonly longestLockMs: number;
-}
-
-/** The answer of {@linkcode doctor}. */
-export interface DoctorReport {
-  /** The file checked. */
-  readonly path: string;
-  /** The SQLite library that checked it. */
-  readonly sqliteVersion: string;
-  /** The findings before any repair. */
-  readonly checks: HealthCheck[];
-  /** The repairs made (empty without `fix`). */
-  readonly repairs: Repair[];
-  /** The findings after the repairs; `undefined` without `fix`. */
-  readonly after: HealthCheck[] | undefined;
-  /** True when the last findings hold no problem (warnings allowed). */
-  readonly healthy: boolean;
-  /** The longest hold of the write lock by any repair, in milliseconds (0 without `fix`). */
-  readonly longestLockMs: number;
 }
 
 function needsWork(check: HealthCheck | undefined): boolean {
@@ -231,20 +207,13 @@ async function repair(
 }
 
 /**
- * Checks a state.db file and, with `fix`, repairs it. Given a `postgres://`
- * URL, checks that store instead (`doctorPostgresStore`: its schema,
- * indexes, id sequence, search rows and vectors, counters, lineage and
- * synced files; the PostgreSQL engine is loaded then, as `openStore` loads
- * it).
+ * Checks a state.db file and, with `fix`, repairs it. (A PostgreSQL
+ * store has its own checks: `hermes-state --db URL doctor`.)
  *
- * @param path The database file, or a `postgres://` URL.
+ * @param path The database file.
  * @param options `fix`, `full`, `vacuum`, sampling, rebuild pacing.
- * @returns The findings, the repairs and the findings after them (on
- *   PostgreSQL, `sqliteVersion` is the server's, `PostgreSQL 15.18`, and
- *   each repair's `longestLockMs` its longest transaction).
- * @throws {OpenError} When the file does not exist or cannot be opened; on
- *   PostgreSQL, when the server cannot be reached or refuses the login, or
- *   the schema holds no store.
+ * @returns The findings, the repairs and the findings after them.
+ * @throws {OpenError} When the file does not exist or cannot be opened.
  * @throws {WriteBusyError} When a repair found the file locked through every attempt.
  *
  * @example Checking a new file
@@ -258,11 +227,6 @@ async function repair(
  * ```
  */
 export async function doctor(path: string, options: DoctorOptions = {}): Promise<DoctorReport> {
-  if (isPostgresTarget(path)) {
-    // Loaded only here, as openStore loads the engine: the SQLite library imports no npm package.
-    const { doctorPostgresStore } = await import("../postgres/doctor/doctor.ts");
-    return await doctorPostgresStore(path, options);
-  }
   const openDriver = options.openDriver ?? await loadDriver();
   const fix = options.fix ?? false;
   const db = openFor(openDriver, path, fix);

@@ -19,7 +19,7 @@ import { explainIntegrity } from "../sqlite/known_issues.ts";
 import { isCorruption } from "../sqlite/integrity.ts";
 import { hasNewerLayout, newerSchemaVersion } from "../sqlite/schema/fts_layout.ts";
 import { ftsTriggerNames } from "../sqlite/schema/fts_triggers.ts";
-import { finding, type HealthCheck } from "./report.ts";
+import { finding, type HealthCheck } from "../core/health_report.ts";
 
 /** Options of {@linkcode checkFtsTable}. */
 export interface FtsCheckOptions {

@@ -9,7 +9,7 @@ import { accessSync, constants } from "node:fs";
 import { dirname } from "node:path";
 import type { SqliteConnection } from "../sqlite/driver/types.ts";
 import { databaseFiles, type FileStat } from "./file_stats.ts";
-import { finding, type HealthCheck } from "./report.ts";
+import { finding, type HealthCheck } from "../core/health_report.ts";
 
 /** A WAL larger than the database and than this is reported. */
 const WAL_WARN_BYTES = 64 * 1024 * 1024;

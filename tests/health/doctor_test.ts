@@ -4,7 +4,7 @@ import { chmodSync, chownSync, existsSync, readFileSync, statSync } from "node:f
 import process from "node:process";
 import { createHash } from "node:crypto";
 import { doctor, type DoctorReport } from "../../lib/health/doctor.ts";
-import type { HealthCheck } from "../../lib/health/report.ts";
+import type { HealthCheck } from "../../lib/core/health_report.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { migrate } from "../../lib/sqlite/schema/migrate.ts";
 import { Writer } from "../../lib/sqlite/write.ts";

@@ -7,7 +7,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { doctorPostgresStore } from "../../lib/postgres/doctor/doctor.ts";
-import type { HealthCheck } from "../../lib/health/report.ts";
+import type { HealthCheck } from "../../lib/core/health_report.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import { runCli } from "../_cli_io.ts";
 import { copyFixture } from "../_helpers.ts";

@@ -2,15 +2,14 @@
  * `hermes-state doctor [--fix]`: checks the database file (integrity,
  * foreign keys, both FTS tables and their coverage, counters, lineage,
  * schema, WAL, free pages, file modes), or a PostgreSQL store
- * (`postgres/doctor/`), and repairs what it can.
+ * (`postgres/doctor/`, loaded when a URL is given), and repairs what it can.
  *
  * @module
  */
 import { statSync } from "node:fs";
 import { doctor } from "../../health/doctor.ts";
-import type { CheckStatus, HealthCheck } from "../../health/report.ts";
+import type { CheckStatus, HealthCheck } from "../../core/health_report.ts";
 import { isPostgresTarget } from "../../open_store.ts";
-import { maskPassword } from "../../postgres/_url.ts";
 import type { Command, Context } from "../command.ts";
 import { alignColumns, formatBytes } from "../../render/format.ts";
 import { printJson, snakeKeys } from "../json.ts";
@@ -102,13 +101,14 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const announce = ctx.io.stderrIsTerminal;
   if (announce) {
     ctx.io.stderr(
-      `\r\x1b[KChecking ${postgres ? maskPassword(ctx.dbPath) : ctx.dbPath}${
-        postgres ? "" : sizeNote(ctx.dbPath)
-      }…`,
+      `\r\x1b[KChecking ${postgres ? "the store" : `${ctx.dbPath}${sizeNote(ctx.dbPath)}`}…`,
     );
   }
   const progress = new Map<string, Progress>();
-  const report = await doctor(ctx.dbPath, {
+  const check = postgres
+    ? (await import("../../postgres/doctor/doctor.ts")).doctorPostgresStore
+    : doctor;
+  const report = await check(ctx.dbPath, {
     fix,
     full: args.flag("full"),
     vacuum: args.flag("vacuum"),

@@ -14,8 +14,12 @@
  * @module
  */
 import { OpenError } from "../../core/errors.ts";
-import { type HealthCheck, isHealthy } from "../../health/report.ts";
-import type { DoctorReport, Repair } from "../../health/doctor.ts";
+import {
+  type DoctorReport,
+  type HealthCheck,
+  isHealthy,
+  type Repair,
+} from "../../core/health_report.ts";
 import { checkSchemaInUse, connectPg, type PgClient, type PgQuery } from "../_client.ts";
 import { parsePostgresUrl } from "../postgres_store.ts";
 import { LAST_STEP, migratePg, migrationStep } from "../schema.ts";

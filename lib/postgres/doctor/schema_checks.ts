@@ -15,7 +15,7 @@
  */
 import { type PgQuery, quoteIdent } from "../_client.ts";
 import { expectedIndexes, LAST_STEP, SCHEMA_VERSION } from "../schema.ts";
-import { finding, type HealthCheck } from "../../health/report.ts";
+import { finding, type HealthCheck } from "../../core/health_report.ts";
 
 /**
  * The `schema` finding of a schema whose last migration is `step`.

@@ -15,15 +15,14 @@
  */
 import type { PgQuery, PgRow } from "../_client.ts";
 import { gramsVector, searchDocument, wordsVector } from "../text_search.ts";
-import { finding, type HealthCheck } from "../../health/report.ts";
-import { formatCount } from "../../render/format.ts";
+import { finding, type HealthCheck } from "../../core/health_report.ts";
 
 /** Messages read per round trip while the vectors are compared or rewritten. */
 const PAGE = 1_000;
 
 /** `1 message has`, `2 messages have`. */
 function counted(count: number, one: string, many: string): string {
-  return `${formatCount(count)} ${count === 1 ? one : many}`;
+  return `${count} ${count === 1 ? one : many}`;
 }
 
 /** The count and the first ids of a query's rows (`SELECT id FROM … WHERE …`). */

@@ -13,13 +13,12 @@
  * @module
  */
 import type { PgQuery } from "../_client.ts";
-import { finding, type HealthCheck } from "../../health/report.ts";
+import { finding, type HealthCheck } from "../../core/health_report.ts";
 import {
   findLineageFaults,
   type LineageFaults,
   lineageFinding,
-} from "../../health/lineage_check.ts";
-import { formatWhen } from "../../render/format.ts";
+} from "../../core/lineage_faults.ts";
 
 /** Messages read per round trip while tool calls are counted. */
 const PAGE = 5_000;
@@ -238,6 +237,12 @@ export async function clearBrokenParentLinks(
   return `cleared ${cleared} parent links`;
 }
 
+/** `2026-11-20 (12 days ago)`. */
+function daysAgo(at: number, now: number): string {
+  const days = Math.floor((now - at) / 86_400);
+  return `${new Date(at * 1000).toISOString().slice(0, 10)} (${days} days ago)`;
+}
+
 /** A synced file whose last pass is older than this is named (seconds). */
 const STALE_ORIGIN_SECONDS = 7 * 86_400;
 
@@ -270,7 +275,7 @@ export async function checkOrigins(query: PgQuery, now: number): Promise<HealthC
         `${row.origin}: ${row.host}:${row.path}, ${
           row.last_pass_at == null
             ? "no pass ever finished"
-            : `last pass ${formatWhen(Number(row.last_pass_at), now, { minutes: true })}`
+            : `last pass ${daysAgo(Number(row.last_pass_at), now)}`
         }`
       ),
     },

@@ -1,6 +1,7 @@
 /**
  * The vocabulary of a health check: each finding is ok, a warning or a
- * problem, with one line of explanation and the fix.
+ * problem, with one line of explanation and the fix; the repairs made and
+ * the whole report, whichever engine's store was checked.
  *
  * @module
  */
@@ -47,4 +48,35 @@ export function finding(
 /** True when no finding is a problem. */
 export function isHealthy(checks: readonly HealthCheck[]): boolean {
   return checks.every((check) => check.status !== "problem");
+}
+
+/** One repair `doctor --fix` made. */
+export interface Repair {
+  /** The finding it answers (`fts:messages_fts`, `counters`…). */
+  readonly name: string;
+  /** What was done, in one line. */
+  readonly summary: string;
+  /**
+   * Its longest hold of the write lock, in milliseconds (on PostgreSQL, its
+   * longest transaction).
+   */
+  readonly longestLockMs: number;
+}
+
+/** The answer of `doctor`. */
+export interface DoctorReport {
+  /** The file checked (on PostgreSQL, the URL, its password masked). */
+  readonly path: string;
+  /** The SQLite library that checked it (on PostgreSQL, the server's version: `PostgreSQL 15.18`). */
+  readonly sqliteVersion: string;
+  /** The findings before any repair. */
+  readonly checks: HealthCheck[];
+  /** The repairs made (empty without `fix`). */
+  readonly repairs: Repair[];
+  /** The findings after the repairs; `undefined` without `fix`. */
+  readonly after: HealthCheck[] | undefined;
+  /** True when the last findings hold no problem (warnings allowed). */
+  readonly healthy: boolean;
+  /** The longest hold of the write lock by any repair, in milliseconds (0 without `fix`). */
+  readonly longestLockMs: number;
 }
