@@ -8,13 +8,14 @@
  *   removed), written as a `tsvector` literal with positions, queried with a
  *   `tsquery` built from the FTS5 query (phrases become `<->` chains,
  *   `word*` a `:*` prefix, AND/OR/NOT keep FTS5's precedence);
- * - CJK grams: every CJK character and every overlapping pair of each CJK
- *   run, so a CJK substring of any length is found through a GIN index (and
- *   then confirmed by an exact substring test).
+ * - substring grams: every character of CJK and of the scripts written
+ *   without spaces (Thai, Lao, Myanmar, Khmer), and every overlapping pair
+ *   of each run of them, so such a substring of any length is found
+ *   through a GIN index (and then confirmed by an exact substring test).
  *
  * @module
  */
-import { isCjkCodePoint } from "../core/search/cjk.ts";
+import { isSubstringScriptCodePoint } from "../core/search/cjk.ts";
 import {
   ASCII_TOKEN,
   foldToken,
@@ -27,8 +28,19 @@ import {
   tokenize,
 } from "../core/search/fts5_text.ts";
 
-/** A quick test before the exact one: no character in the CJK blocks of `isCjkCodePoint`. */
-const MAY_HOLD_CJK = /[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\ud840-\ud869]/;
+/**
+ * A quick test before the exact one: no character in the blocks of
+ * `isSubstringScriptCodePoint` (CJK; Thai, Lao, Myanmar, Khmer).
+ */
+const MAY_HOLD_GRAMS =
+  /[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\ud840-\ud869]/;
+
+/**
+ * The characters of the scripts written without spaces that migration 7
+ * gave grams (`isUnspacedCodePoint`): a row holding none has the grams it
+ * had before.
+ */
+export const UNSPACED_PATTERN = "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]";
 /** PostgreSQL keeps positions up to 16383 and at most 256 per lexeme. */
 const MAX_POSITION = 16383;
 const MAX_POSITIONS = 256;
@@ -78,18 +90,20 @@ export function wordsVector(text: string): string {
 }
 
 /**
- * The CJK grams of `text`: each CJK character and each overlapping pair
- * within a run of CJK characters.
+ * The grams of `text` that substring search finds it by: each character of
+ * the scripts searched by substring (CJK, and Thai, Lao, Myanmar and Khmer,
+ * written without spaces: `isSubstringScriptCodePoint`) and each
+ * overlapping pair within a run of them.
  *
  * @param text Any text.
- * @returns The distinct grams.
+ * @returns The distinct grams, in order of first sight.
  */
-export function cjkGrams(text: string): string[] {
-  if (!MAY_HOLD_CJK.test(text)) return [];
+export function substringGrams(text: string): string[] {
+  if (!MAY_HOLD_GRAMS.test(text)) return [];
   const grams = new Set<string>();
   let previous = "";
   for (const ch of text) {
-    if (isCjkCodePoint(ch.codePointAt(0)!)) {
+    if (isSubstringScriptCodePoint(ch.codePointAt(0)!)) {
       grams.add(ch);
       if (previous !== "") grams.add(previous + ch);
       previous = ch;
@@ -101,7 +115,7 @@ export function cjkGrams(text: string): string[] {
 }
 
 /**
- * The `tsvector` literal of the CJK grams of `text`.
+ * The `tsvector` literal of the substring grams of `text` ({@linkcode substringGrams}).
  *
  * @param text The searchable text of a message.
  * @returns The literal, to bind as `$n::tsvector`.
@@ -109,7 +123,7 @@ export function cjkGrams(text: string): string[] {
 export function gramsVector(text: string): string {
   const parts: string[] = [];
   let size = 0;
-  for (const gram of cjkGrams(text)) {
+  for (const gram of substringGrams(text)) {
     const part = quoteLexeme(gram);
     size += part.length + 1;
     if (size > MAX_VECTOR_CHARS) break;
@@ -218,7 +232,7 @@ export function documentOf(columns: readonly string[]): string {
  * Translates an FTS5 query of the trigram table into SQL: each phrase is a
  * case-insensitive substring of the searchable text (one shorter than three
  * characters matches nothing, as in FTS5:
- * dropped beside other phrases, false under AND), with the phrase's CJK grams as an
+ * dropped beside other phrases, false under AND), with the phrase's substring grams as an
  * indexed pre-filter.
  *
  * @param query The FTS5 query of the trigram table.
@@ -244,7 +258,7 @@ export function trigramSql(
 }
 
 /**
- * One "contains `text`" condition, with its CJK grams (when it has any) as
+ * One "contains `text`" condition, with its substring grams (when it has any) as
  * an indexed pre-filter.
  *
  * @param text The substring.
@@ -280,14 +294,14 @@ export function substringCondition(
 }
 
 /**
- * The `tsquery` of the CJK grams every text containing `text` has: its
- * bigrams, or its characters when it has no two CJK characters in a row.
+ * The `tsquery` of the substring grams every text containing `text` has:
+ * its pairs, or its characters when it has no two such characters in a row.
  *
  * @param text A substring.
- * @returns The query, or `undefined` when `text` has no CJK character.
+ * @returns The query, or `undefined` when `text` has no character of those scripts.
  */
 export function gramsQuery(text: string): string | undefined {
-  const grams = cjkGrams(text);
+  const grams = substringGrams(text);
   const pairs = grams.filter((g) => [...g].length === 2);
   const lexemes = pairs.length > 0 ? pairs : grams;
   return lexemes.length === 0 ? undefined : lexemes.map(quoteLexeme).join(" & ");

@@ -8,7 +8,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { cjkGrams, gramsVector, wordsQuery } from "../../lib/postgres/text_search.ts";
+import { gramsVector, substringGrams, wordsQuery } from "../../lib/postgres/text_search.ts";
 import { parseFtsQuery, tokenize } from "../../lib/core/search/fts5_text.ts";
 import { rawOpen, tempDbPath } from "../_helpers.ts";
 import { mulberry32 } from "../_random.ts";
@@ -56,10 +56,10 @@ test("wordsQuery() keeps FTS5's precedence: phrase > NOT > AND > OR", () => {
   assert.equal(parseFtsQuery('"unterminated'), undefined);
 });
 
-test("cjkGrams() gives each CJK character and each pair of a run once, in order of first sight", () => {
-  assert.deepEqual(cjkGrams("数据库 数据"), ["数", "据", "数据", "库", "据库"]);
+test("substringGrams() gives each CJK character and each pair of a run once, in order of first sight", () => {
+  assert.deepEqual(substringGrams("数据库 数据"), ["数", "据", "数据", "库", "据库"]);
   // A non-CJK character ends a run; kana, Hangul and the ideographic space are CJK.
-  assert.deepEqual(cjkGrams("测a试テスト 회의"), [
+  assert.deepEqual(substringGrams("测a试テスト 회의"), [
     "测",
     "试",
     "テ",
@@ -72,12 +72,23 @@ test("cjkGrams() gives each CJK character and each pair of a run once, in order 
     "의",
     "회의",
   ]);
-  assert.deepEqual(cjkGrams("\u3000字"), ["\u3000", "字", "\u3000字"]);
+  assert.deepEqual(substringGrams("\u3000字"), ["\u3000", "字", "\u3000字"]);
   // Extension B lies beyond U+FFFF (two UTF-16 units); a lone surrogate is no character.
-  assert.deepEqual(cjkGrams("𠀀𠀁"), ["𠀀", "𠀁", "𠀀𠀁"]);
-  assert.deepEqual(cjkGrams("字\ud840字\udc00"), ["字"]);
+  assert.deepEqual(substringGrams("𠀀𠀁"), ["𠀀", "𠀁", "𠀀𠀁"]);
+  assert.deepEqual(substringGrams("字\ud840字\udc00"), ["字"]);
   // Full-width Latin, half-width katakana and compatibility ideographs are not CJK here.
-  assert.deepEqual(cjkGrams("Ａｂｃ ｶﾞ \uf900 hello"), []);
+  assert.deepEqual(substringGrams("Ａｂｃ ｶﾞ \uf900 hello"), []);
+});
+
+test("substringGrams() gives Thai, Lao, Myanmar and Khmer grams as CJK's, their marks included", () => {
+  // Thai: the tone mark and vowel sign above are characters of the run.
+  assert.deepEqual(substringGrams("ที่ x"), ["ท", "ี", "ที", "่", "ี่"]);
+  assert.deepEqual(substringGrams("ລາວ"), ["ລ", "າ", "ລາ", "ວ", "າວ"]);
+  assert.deepEqual(substringGrams("မြန်"), ["မ", "ြ", "မြ", "န", "ြန", "်", "န်"]);
+  assert.deepEqual(substringGrams("ខ្មែរ").slice(0, 3), ["ខ", "្", "ខ្"]);
+  // One run across scripts: a Thai character beside a CJK one makes a pair.
+  assert.deepEqual(substringGrams("字ก"), ["字", "ก", "字ก"]);
+  assert.ok(substringGrams("ย้ายฐานข้อมูลไป").includes("ฐา"));
 });
 
 test("gramsVector() writes the grams as a tsvector literal, and stops short of 1 MB", () => {

@@ -262,12 +262,17 @@ export async function checkOrigins(query: PgQuery, now: number): Promise<HealthC
     row.last_pass_at == null || now - Number(row.last_pass_at) > STALE_ORIGIN_SECONDS
   );
   if (stale.length === 0) {
-    return finding("origins", "ok", `${rows.length} synced files, each with a pass this week`);
+    const files = rows.length === 1
+      ? "1 synced file, with a pass"
+      : `${rows.length} synced files, each with a pass`;
+    return finding("origins", "ok", `${files} this week`);
   }
   return finding(
     "origins",
     "warning",
-    `${stale.length} of ${rows.length} synced files have had no pass for a week or more`,
+    `${stale.length} of ${rows.length} synced ${
+      rows.length === 1 ? "file has" : "files have"
+    } had no pass for a week or more`,
     {
       fix: "run `hermes-state sync` on their hosts, or remove a host taken out of service " +
         "(hermes-state origins --remove NAME)",
