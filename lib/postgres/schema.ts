@@ -2,19 +2,21 @@
  * The PostgreSQL schema: the v11 tables, columns and indexes of SPEC.md with
  * matching types (REAL → double precision, INTEGER → bigint, the counters
  * SQLite may fill with a REAL → numeric, message ids from a sequence), in
- * their own schema (`hermes` by default), plus the search columns: a CJK
- * uni/bigram vector on `messages`, and a `simple` word vector in the narrow
+ * their own schema (`hermes` by default), plus the search columns: a vector
+ * of substring grams (the characters and pairs of CJK, Thai, Lao, Myanmar
+ * and Khmer) on `messages`, and a `simple` word vector in the narrow
  * `message_words` table (one row per message), both GIN indexed.
  * Migrations are an append-only list, run under an advisory lock so many
- * processes can start at once; each runs in one transaction.
+ * processes can start at once; each runs in one transaction, with the rows
+ * a step must write again computed here (a backfill) when SQL cannot.
  *
  * No `pg_trgm` index: on this corpus a GIN trigram index over the searchable
  * text cost more to maintain than both search vectors together (3.7 s to
  * build for 10,000 messages against 1.2 s; 16 s for 200,000, whose whole sync
  * took 27 s), and every substring it could
- * answer is either CJK (the bigram vector answers it, of any length, which
- * `pg_trgm` cannot below three characters) or a rare non-CJK substring in a
- * CJK or emoji query, which a scan answers.
+ * answer is either of those scripts (the grams answer it, of any length,
+ * which `pg_trgm` cannot below three characters) or a rare other substring
+ * in such a query or an emoji one, which a scan answers.
  *
  * @module
  */
@@ -197,7 +199,7 @@ const MIGRATIONS: readonly PgMigration[] = [
     step: 7,
     name: "grams of Thai, Lao, Myanmar and Khmer",
     // These scripts, written without spaces, are searched by substring as CJK is; without
-    // grams of their own such a query read every message (60–110 ms at 200,000). A row that
+    // grams of their own such a query read every message (76–172 ms at 200,000). A row that
     // holds none of their characters has the grams it had: only the others are written again.
     sql: [],
     backfill: writeUnspacedGrams,
@@ -249,8 +251,6 @@ export const LAST_STEP: number = Math.max(...MIGRATIONS.map((migration) => migra
 export interface ExpectedIndex {
   /** Its name. */
   readonly name: string;
-  /** Its table. */
-  readonly table: string;
   /** The statement that creates it without blocking writes (`CREATE INDEX CONCURRENTLY IF NOT EXISTS`). */
   readonly createSql: string;
 }
@@ -273,7 +273,7 @@ export function expectedIndexes(): Map<string, ExpectedIndex> {
       const [, unique = "", name, table, rest] = created;
       const createSql =
         `CREATE ${unique}INDEX CONCURRENTLY IF NOT EXISTS ${name} ON ${table}${rest}`;
-      found.set(name, { name, table, createSql });
+      found.set(name, { name, createSql });
     }
     const dropped = DROP_INDEX.exec(statement);
     if (dropped !== null) found.delete(dropped[1]);
