@@ -70,6 +70,26 @@ describe("doctor on PostgreSQL", { skip: PG_SKIP }, () => {
     },
   );
 
+  test("what this version writes is healthy: NUL, U+E000, Thai, emoji, long CJK, odd tool calls", {
+    timeout: 60_000,
+  }, async () => {
+    const { store, url } = await filledStore();
+    await using _ = store;
+    const long = Array.from(
+      { length: 150_000 },
+      (_, i) => String.fromCodePoint(0x4e00 + i % 20_000),
+    );
+    await store.appendMessages("child", [
+      { role: "user", content: "\u0000image\uE000 private \uE000\uE000 use" },
+      { role: "user", content: "ฐานข้อมูล ຖານຂໍ້ມູນ ဒေတာ ទិន្នន័យ 🚀 done" },
+      { role: "tool", content: long.join(""), toolName: "dump" },
+      { role: "assistant", content: null, toolCalls: "not json at all" as never },
+      { role: "assistant", content: "two calls", toolCalls: [{ id: "a" }, { id: "b" }] as never },
+    ]);
+    const report = await doctorPostgresStore(url, { full: true });
+    assert.deepEqual(problems(report.checks), [], JSON.stringify(report.checks));
+  });
+
   test("missing, stray and stale search rows are found, and search finds the message again", {
     timeout: 60_000,
   }, async () => {
