@@ -213,4 +213,12 @@ async function underFire(
   } finally {
     db.close();
   }
+  // What the crashes left, as the store's own doctor sees it: nothing to mend (one search row and
+  // the right vectors per message, counters, the id sequence, indexes).
+  const { doctorPostgresStore } = await import("../../lib/postgres/doctor/doctor.ts");
+  const health = await doctorPostgresStore(url, { full: true });
+  assert.deepEqual(
+    health.checks.filter((check) => check.status !== "ok").map((c) => `${c.name}: ${c.summary}`),
+    [],
+  );
 }
