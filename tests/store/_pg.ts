@@ -55,6 +55,20 @@ export async function openPgStore(
   return await openStore(schemaUrl(schema), options);
 }
 
+/** A fresh schema migrated through step `through` only, as an older hermes-state left it. */
+export async function olderSchema(through: number): Promise<string> {
+  const schema = freshSchema();
+  const { connectPg } = await import("../../lib/postgres/_client.ts");
+  const { migratePg } = await import("../../lib/postgres/schema.ts");
+  const client = await connectPg(PG_URL!, schema, { max: 1 });
+  try {
+    await migratePg(client, schema, through);
+  } finally {
+    await client.close();
+  }
+  return schema;
+}
+
 /** Runs SQL on the test server (outside any store), through the same client; its rows. */
 export async function adminSql(text: string): Promise<Record<string, unknown>[]> {
   const { connectPg } = await import("../../lib/postgres/_client.ts");

@@ -11,7 +11,8 @@ import type { HealthCheck } from "../../lib/core/health_report.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import { runCli } from "../_cli_io.ts";
 import { copyFixture } from "../_helpers.ts";
-import { adminSql, freshSchema, openPgStore, PG_SKIP, PG_URL, schemaUrl } from "./_pg.ts";
+import { LAST_STEP } from "../../lib/postgres/schema.ts";
+import { adminSql, freshSchema, olderSchema, openPgStore, PG_SKIP, schemaUrl } from "./_pg.ts";
 
 /** A store in a fresh schema with a few sessions: English, CJK, tool calls, a child. */
 async function filledStore(): Promise<{ store: SessionStore; schema: string; url: string }> {
@@ -258,15 +259,7 @@ describe("doctor on PostgreSQL", { skip: PG_SKIP }, () => {
   test("a schema behind is reported without a write, and migrated by --fix", {
     timeout: 60_000,
   }, async () => {
-    const schema = freshSchema();
-    const { connectPg } = await import("../../lib/postgres/_client.ts");
-    const { LAST_STEP, migratePg } = await import("../../lib/postgres/schema.ts");
-    const client = await connectPg(PG_URL!, schema, { max: 1 });
-    try {
-      await migratePg(client, schema, LAST_STEP - 1);
-    } finally {
-      await client.close();
-    }
+    const schema = await olderSchema(LAST_STEP - 1);
     const url = schemaUrl(schema);
     const checked = await doctorPostgresStore(url);
     assert.deepEqual(checked.checks.map((c) => [c.name, c.status]), [["schema", "problem"]]);

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { openStore } from "../../lib/open_store.ts";
 import { OpenError } from "../../lib/core/errors.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
-import { adminSql, freshSchema, PG_SKIP, PG_URL, schemaUrl } from "./_pg.ts";
+import { adminSql, freshSchema, olderSchema, PG_SKIP, PG_URL, schemaUrl } from "./_pg.ts";
 
 describe("PostgreSQL migrations", { skip: PG_SKIP }, () => {
   const stores: SessionStore[] = [];
@@ -75,16 +75,9 @@ describe("PostgreSQL schemas a read-only open cannot read", { skip: PG_SKIP }, (
   });
 
   test("an older schema is refused until migrated, then read", { timeout: 60_000 }, async () => {
-    const schema = freshSchema();
+    const { LAST_STEP } = await import("../../lib/postgres/schema.ts");
+    const schema = await olderSchema(LAST_STEP - 1);
     const url = schemaUrl(schema);
-    const { connectPg } = await import("../../lib/postgres/_client.ts");
-    const { LAST_STEP, migratePg } = await import("../../lib/postgres/schema.ts");
-    const client = await connectPg(PG_URL!, schema, { max: 1 });
-    try {
-      await migratePg(client, schema, LAST_STEP - 1);
-    } finally {
-      await client.close();
-    }
     await assert.rejects(
       openStore(url, { readonly: true }),
       (error) =>
