@@ -3,7 +3,7 @@
 # end on a copy of the v11 fixture: list, search (English and CJK), show,
 # `export - | import -` into a new file (same sessions and messages), and
 # --json output that parses; serve; and, with HERMES_TEST_PG_URL (required
-# under CI=true), migrate, copy, search and sync on that PostgreSQL server
+# under CI=true), migrate, copy, search, sync and doctor on that PostgreSQL server
 # through its Unix socket. Exits non-zero on the first failure.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -106,7 +106,7 @@ wait "$SERVE_PID" || fail "serve did not stop cleanly on SIGTERM"
 ! grep -q 'searching on the server' "$WORK/serve.err" || fail "the search workers did not start: $(cat "$WORK/serve.err")"
 grep -q '^Stopped\.$' "$WORK/serve.out" || fail "serve did not say it stopped"
 
-step "PostgreSQL from the executable: migrate, copy, search and sync over the server's Unix socket"
+step "PostgreSQL from the executable: migrate, copy, search, sync and doctor over the server's Unix socket"
 if [ -n "${HERMES_TEST_PG_URL:-}" ]; then
   SOCKET="$(psql "$HERMES_TEST_PG_URL" -Atc "SELECT split_part(current_setting('unix_socket_directories'), ',', 1)")"
   PORT="$(psql "$HERMES_TEST_PG_URL" -Atc "SHOW port")"
@@ -119,6 +119,7 @@ if [ -n "${HERMES_TEST_PG_URL:-}" ]; then
   run --db "$PG" search 记忆; contains "记忆断裂排查"
   run sync "$DB" --to "${PG}_sync" --origin e2e; contains "42 new"
   run --db "${PG}_sync" list --origin e2e --json; json_ok "$WORK/out"; contains '"e2e/'
+  run --db "${PG}_sync" doctor --json; contains '"healthy": true'; contains '"name": "origins"'
 elif [ "${CI:-}" = true ]; then
   fail "CI needs HERMES_TEST_PG_URL (scripts/test.sh starts a server)"
 else
