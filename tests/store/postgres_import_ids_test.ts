@@ -48,7 +48,8 @@ describe("PostgreSQL import keeps message ids", { skip: PG_SKIP }, () => {
   }, async () => {
     await using store = await openPgStore({ max: 4 });
     await store.createSession("live", "cli");
-    // Ids from 101: the appends that race the import's first statement take 1, 2… below them.
+    // Ids from 101: the appends that race the import's first statements take 2, 3… below them
+    // (unless a slow machine lets them reach 101 first: then the import must give new ids).
     await store.appendMessage("live", { role: "user", content: "before" });
     const imported = store.importSession(record("big", 101, 3_000));
     let done = false;
@@ -63,11 +64,17 @@ describe("PostgreSQL import keeps message ids", { skip: PG_SKIP }, () => {
       }
     }
     assert.equal((await imported).outcome, "imported");
-    assert.deepEqual(failures, []);
+    assert.deepEqual(failures, [], "every append went through");
     assert.ok(appended.length > 0, "appends ran while the import did");
-    const kept = (await store.getMessages("big")).map((m) => m.id);
-    assert.deepEqual(kept, Array.from({ length: 3_000 }, (_, i) => i + 101), "the ids were kept");
-    const taken = appended.filter((id) => id >= 101 && id <= 3_100);
-    assert.deepEqual(taken, [], "no append was handed a kept id");
+    const ids = (await store.getMessages("big")).map((m) => m.id);
+    assert.equal(new Set([...ids, ...appended]).size, ids.length + appended.length);
+    const inRange = appended.filter((id) => id >= 101 && id <= 3_100);
+    if (ids[0] === 101) {
+      assert.deepEqual(ids, Array.from({ length: 3_000 }, (_, i) => i + 101), "the ids were kept");
+      assert.deepEqual(inRange, [], "no append was handed a kept id");
+    } else {
+      // New ids only because an append had taken one of the record's before it looked.
+      assert.ok(inRange.length > 0, `ids not kept (${ids.slice(0, 3)}…) with the range free`);
+    }
   });
 });
