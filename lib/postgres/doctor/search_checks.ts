@@ -5,7 +5,7 @@
  *   foreign key: a message deleted by hand leaves its row behind, one
  *   inserted by hand has none and is never found), holding the message's
  *   own session, role, timestamp and `search_hidden`;
- * - `search_vectors`: each message's word and CJK vectors are the ones this
+ * - `search_vectors`: each message's word and gram vectors are the ones this
  *   version computes from its text (`text_search.ts`): text changed by hand,
  *   or written by a version that tokenized differently, is found by words it
  *   no longer holds. Above `sampleAbove` messages only the newest are read,
@@ -37,8 +37,9 @@ async function countAndIds(
   return { count, ids: rows.map((r) => Number(r.id)) };
 }
 
-const MISSING_SQL = `SELECT m.id FROM messages m
+const MISSING_FROM = `FROM messages m
   WHERE NOT EXISTS (SELECT 1 FROM message_words w WHERE w.id = m.id)`;
+const MISSING_SQL = `SELECT m.id ${MISSING_FROM}`;
 const ORPHAN_SQL = `SELECT w.id FROM message_words w
   WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = w.id)`;
 const COPIED = "(session_id, role, timestamp, search_hidden)";
@@ -104,10 +105,11 @@ export async function repairSearchRows(
     const added = await transaction(async (query) => {
       // Locked, so that the text the vector is computed from is the text stored.
       const rows = await query(
-        `${MISSING_SQL} ORDER BY m.id LIMIT ${PAGE} FOR UPDATE OF m`,
+        `SELECT m.id, m.content, m.tool_name, m.tool_calls ${MISSING_FROM}
+         ORDER BY m.id LIMIT ${PAGE} FOR UPDATE OF m`,
       );
       if (rows.length === 0) return 0;
-      const texts = await readTexts(query, rows.map((row) => Number(row.id)));
+      const texts = rows.map(textOf);
       const inserted = await query(
         `INSERT INTO message_words (id, session_id, role, timestamp, search_hidden, search_words)
          SELECT m.id, m.session_id, m.role, m.timestamp, m.search_hidden, v.words::tsvector
@@ -143,10 +145,11 @@ interface MessageText {
   readonly document: string;
 }
 
-async function readTexts(query: PgQuery, ids: readonly number[]): Promise<MessageText[]> {
+/** The texts of `ids`, each message locked until the transaction ends. */
+async function lockTexts(query: PgQuery, ids: readonly number[]): Promise<MessageText[]> {
   const rows = await query(
     `SELECT id, content, tool_name, tool_calls FROM messages
-     WHERE id IN (SELECT jsonb_array_elements_text($1::text::jsonb)::bigint) ORDER BY id`,
+     WHERE id IN (SELECT jsonb_array_elements_text($1::text::jsonb)::bigint) ORDER BY id FOR UPDATE`,
     [JSON.stringify(ids)],
   );
   return rows.map(textOf);
@@ -163,6 +166,15 @@ function textOf(row: PgRow): MessageText {
   };
 }
 
+/** The vectors a write computes for each text, as JSON for `jsonb_to_recordset`. */
+function vectorsJson(texts: readonly MessageText[]): string {
+  return JSON.stringify(texts.map((t) => ({
+    id: t.id,
+    words: wordsVector(t.document),
+    grams: gramsVector(t.document),
+  })));
+}
+
 /** Messages whose stored vectors differ from the ones their text gives, among those compared. */
 async function staleVectors(query: PgQuery, texts: readonly MessageText[]): Promise<number[]> {
   if (texts.length === 0) return [];
@@ -171,11 +183,7 @@ async function staleVectors(query: PgQuery, texts: readonly MessageText[]): Prom
      JOIN messages m ON m.id = v.id JOIN message_words w ON w.id = v.id
      WHERE w.search_words <> v.words::tsvector OR m.search_grams <> v.grams::tsvector
      ORDER BY v.id`,
-    [JSON.stringify(texts.map((t) => ({
-      id: t.id,
-      words: wordsVector(t.document),
-      grams: gramsVector(t.document),
-    })))],
+    [vectorsJson(texts)],
   );
   return rows.map((row) => Number(row.id));
 }
@@ -269,17 +277,7 @@ export async function repairSearchVectors(
   for (let at = 0; at < ids.length; at += PAGE) {
     const page = ids.slice(at, at + PAGE);
     rewritten += await transaction(async (query) => {
-      await query(
-        `SELECT id FROM messages WHERE id IN (SELECT jsonb_array_elements_text($1::text::jsonb)::bigint)
-         ORDER BY id FOR UPDATE`,
-        [JSON.stringify(page)],
-      );
-      const texts = await readTexts(query, page);
-      const vectors = JSON.stringify(texts.map((t) => ({
-        id: t.id,
-        words: wordsVector(t.document),
-        grams: gramsVector(t.document),
-      })));
+      const vectors = vectorsJson(await lockTexts(query, page));
       const words = await query(
         `UPDATE message_words w SET search_words = v.words::tsvector
          FROM jsonb_to_recordset($1::text::jsonb) AS v(id bigint, words text)
