@@ -29,6 +29,21 @@ export interface LineageLink {
 }
 
 /**
+ * The link of a session row read as `id, parent_session_id, started_at`,
+ * from either engine.
+ *
+ * @param row The row.
+ * @returns Its link.
+ */
+export function lineageLinkOf(row: Readonly<Record<string, unknown>>): LineageLink {
+  return {
+    id: String(row.id),
+    parent: row.parent_session_id == null ? null : String(row.parent_session_id),
+    startedAt: Number(row.started_at),
+  };
+}
+
+/**
  * Finds broken and circular parent links among sessions, whatever store
  * they were read from.
  *

@@ -6,9 +6,12 @@
  */
 import type { SqliteConnection } from "../sqlite/driver/types.ts";
 import type { HealthCheck } from "../core/health_report.ts";
-import { findLineageFaults, type LineageFaults, lineageFinding } from "../core/lineage_faults.ts";
-
-export type { LineageFaults };
+import {
+  findLineageFaults,
+  type LineageFaults,
+  lineageFinding,
+  lineageLinkOf,
+} from "../core/lineage_faults.ts";
 
 /**
  * Finds broken and circular parent links of a state.db file.
@@ -20,13 +23,7 @@ export function lineageFaults(db: SqliteConnection): LineageFaults {
   const rows = db.prepare("SELECT id, parent_session_id, started_at FROM sessions").iterate();
   return findLineageFaults(
     (function* () {
-      for (const row of rows) {
-        yield {
-          id: String(row.id),
-          parent: row.parent_session_id === null ? null : String(row.parent_session_id),
-          startedAt: Number(row.started_at),
-        };
-      }
+      for (const row of rows) yield lineageLinkOf(row);
     })(),
   );
 }

@@ -20,6 +20,7 @@ import {
   isHealthy,
   type Repair,
 } from "../../core/health_report.ts";
+import { lineageFinding } from "../../core/lineage_faults.ts";
 import { checkSchemaInUse, connectPg, type PgClient, type PgQuery } from "../_client.ts";
 import { parsePostgresUrl } from "../postgres_store.ts";
 import { LAST_STEP, migratePg, migrationStep } from "../schema.ts";
@@ -44,7 +45,6 @@ import {
   clearBrokenParentLinks,
   counterFaults,
   countersFinding,
-  lineageFinding,
   pgLineageFaults,
   recountSessions,
 } from "./session_checks.ts";

@@ -14,11 +14,7 @@
  */
 import type { PgQuery } from "../_client.ts";
 import { finding, type HealthCheck } from "../../core/health_report.ts";
-import {
-  findLineageFaults,
-  type LineageFaults,
-  lineageFinding,
-} from "../../core/lineage_faults.ts";
+import { findLineageFaults, type LineageFaults, lineageLinkOf } from "../../core/lineage_faults.ts";
 
 /** Messages read per round trip while tool calls are counted. */
 const PAGE = 5_000;
@@ -203,15 +199,8 @@ export async function recountSessions(
  */
 export async function pgLineageFaults(query: PgQuery): Promise<LineageFaults> {
   const rows = await query("SELECT id, parent_session_id, started_at FROM sessions");
-  return findLineageFaults(rows.map((row) => ({
-    id: String(row.id),
-    parent: row.parent_session_id == null ? null : String(row.parent_session_id),
-    startedAt: Number(row.started_at),
-  })));
+  return findLineageFaults(rows.map(lineageLinkOf));
 }
-
-/** The `lineage` finding. */
-export { lineageFinding };
 
 /**
  * Clears the parent links {@linkcode pgLineageFaults} finds, as deleting a
