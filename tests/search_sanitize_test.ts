@@ -1,7 +1,13 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { sanitizeFts5Query } from "../lib/core/search/sanitize.ts";
-import { containsCjk, countSubstringScript, isCjkCodePoint } from "../lib/core/search/cjk.ts";
+import {
+  containsCjk,
+  countSubstringScript,
+  isCjkCodePoint,
+  isUnspacedCodePoint,
+  UNSPACED_CLASS,
+} from "../lib/core/search/cjk.ts";
 import { pythonSplit, pythonStrip } from "../lib/core/python_text.ts";
 import { expected } from "./_helpers.ts";
 
@@ -96,6 +102,18 @@ describe("CJK helpers", () => {
     assert.equal(countSubstringScript("данных البيانات डेटाबेस"), 0);
     // containsCjk() stays Python's: CJK only.
     assert.equal(containsCjk("ข้อมูล"), false);
+  });
+
+  test("UNSPACED_CLASS matches exactly the code points isUnspacedCodePoint() names", () => {
+    const pattern = new RegExp(UNSPACED_CLASS, "u");
+    const differ: string[] = [];
+    for (let cp = 0; cp <= 0x2ffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      if (pattern.test(String.fromCodePoint(cp)) !== isUnspacedCodePoint(cp)) {
+        differ.push(cp.toString(16));
+      }
+    }
+    assert.deepEqual(differ, []);
   });
 
   test("pythonStrip() and pythonSplit() use Python's whitespace", () => {

@@ -23,7 +23,8 @@
 import { OpenError } from "../core/errors.ts";
 import { type PgClient, type PgQuery, quoteIdent } from "./_client.ts";
 import { COUNTER_COLUMNS } from "./_rows.ts";
-import { documentOf, gramsVector, searchDocument, UNSPACED_PATTERN } from "./text_search.ts";
+import { UNSPACED_CLASS } from "../core/search/cjk.ts";
+import { documentOf, gramsVector, searchDocument } from "./text_search.ts";
 
 /** The schema version the SQLite file format has; PostgreSQL records the same number. */
 export const SCHEMA_VERSION = 11;
@@ -221,7 +222,7 @@ async function writeUnspacedGrams(query: PgQuery): Promise<void> {
       `SELECT id, content, tool_name, tool_calls FROM messages
        WHERE id > $1::bigint AND (content ~ $2 OR tool_name ~ $2 OR tool_calls ~ $2)
        ORDER BY id LIMIT ${BACKFILL_PAGE}`,
-      [after, UNSPACED_PATTERN],
+      [after, UNSPACED_CLASS],
     );
     if (rows.length === 0) return;
     after = Number(rows[rows.length - 1].id);

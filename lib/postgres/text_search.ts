@@ -35,12 +35,6 @@ import {
 const MAY_HOLD_GRAMS =
   /[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\ud840-\ud869]/;
 
-/**
- * The characters of the scripts written without spaces that migration 7
- * gave grams (`isUnspacedCodePoint`): a row holding none has the grams it
- * had before.
- */
-export const UNSPACED_PATTERN = "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]";
 /** PostgreSQL keeps positions up to 16383 and at most 256 per lexeme. */
 const MAX_POSITION = 16383;
 const MAX_POSITIONS = 256;

@@ -71,6 +71,12 @@ export function isUnspacedCodePoint(cp: number): boolean {
 }
 
 /**
+ * The blocks of {@linkcode isUnspacedCodePoint} as a regular-expression
+ * character class, for a test written in a pattern (PostgreSQL's `~`).
+ */
+export const UNSPACED_CLASS = "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]";
+
+/**
  * Whether a code point sends a query to substring search: CJK
  * ({@linkcode isCjkCodePoint}) or of a script written without spaces
  * ({@linkcode isUnspacedCodePoint}).
