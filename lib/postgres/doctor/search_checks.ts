@@ -9,12 +9,13 @@
  *   version computes from its text (`text_search.ts`): text changed by hand,
  *   or written by a version that tokenized differently, is found by words it
  *   no longer holds. Above `sampleAbove` messages only the newest are read,
- *   unless `full`.
+ *   unless `full`. The stored vectors are read as text and compared in the
+ *   client; the server compares again only those that differ there.
  *
  * @module
  */
 import type { PgQuery, PgRow } from "../_client.ts";
-import { gramsVector, searchDocument, wordsVector } from "../text_search.ts";
+import { gramsVector, searchDocument, vectorPrintedAs, wordsVector } from "../text_search.ts";
 import { finding, type HealthCheck } from "../../core/health_report.ts";
 
 /** Messages read per round trip while the vectors are compared or rewritten. */
@@ -175,7 +176,11 @@ function vectorsJson(texts: readonly MessageText[]): string {
   })));
 }
 
-/** Messages whose stored vectors differ from the ones their text gives, among those compared. */
+/**
+ * Messages whose stored vectors differ from the ones their text gives,
+ * among those compared: the server parses each computed literal and
+ * compares the vectors.
+ */
 async function staleVectors(query: PgQuery, texts: readonly MessageText[]): Promise<number[]> {
   if (texts.length === 0) return [];
   const rows = await query(
@@ -186,6 +191,29 @@ async function staleVectors(query: PgQuery, texts: readonly MessageText[]): Prom
     [vectorsJson(texts)],
   );
   return rows.map((row) => Number(row.id));
+}
+
+/**
+ * Whether a message's stored vectors, as the server prints them, are the
+ * ones its text gives ({@linkcode vectorPrintedAs}). A message with no
+ * `message_words` row is `search_rows`' finding, not this one's.
+ */
+function printedAlike(row: PgRow, text: MessageText): boolean {
+  if (row.words === null) return true;
+  return vectorPrintedAs(wordsVector(text.document), String(row.words)) &&
+    vectorPrintedAs(gramsVector(text.document), String(row.grams));
+}
+
+/** A page of messages below `below` (newest first), with their stored vectors as text. */
+function messagesBelow(query: PgQuery, below: number | null, limit: number): Promise<PgRow[]> {
+  return query(
+    `SELECT m.id, m.content, m.tool_name, m.tool_calls,
+       w.search_words::text AS words, m.search_grams::text AS grams
+     FROM messages m LEFT JOIN message_words w ON w.id = m.id
+     ${below === null ? "" : `WHERE m.id < ${below}`} ORDER BY m.id DESC LIMIT ${limit}`,
+    [],
+    { custom: true },
+  );
 }
 
 /** Options of {@linkcode checkSearchVectors}. */
@@ -214,24 +242,36 @@ export async function checkSearchVectors(
   const total = Number(counted?.n ?? 0);
   const sampled = !options.full && total > options.sampleAbove;
   const toRead = sampled ? options.sampleAbove : total;
-  // Newest first (descending ids), so that a sample is the newest messages.
-  let below: number | null = null;
+  // Newest first (descending ids), so that a sample is the newest messages. Each page's
+  // vectors are compared here, as the server prints them, while it reads the next page; the
+  // few that differ are compared again by the server itself (the literal parsed as a write
+  // parses it), so that only a real difference is reported.
   let read = 0;
+  let differing: MessageText[] = [];
   const stale: number[] = [];
-  while (read < toRead) {
-    const limit = Math.min(PAGE, toRead - read);
-    const rows: PgRow[] = await query(
-      `SELECT id, content, tool_name, tool_calls FROM messages
-       ${below === null ? "" : `WHERE id < ${below}`} ORDER BY id DESC LIMIT ${limit}`,
-      [],
-      { custom: true },
-    );
+  const confirm = async () => {
+    stale.push(...await staleVectors(query, differing));
+    differing = [];
+  };
+  let next: Promise<PgRow[]> | undefined = messagesBelow(query, null, Math.min(PAGE, toRead));
+  while (next !== undefined) {
+    const rows: PgRow[] = await next;
+    next = undefined;
     if (rows.length === 0) break;
     read += rows.length;
-    below = Number(rows[rows.length - 1].id);
-    stale.push(...await staleVectors(query, rows.map(textOf)));
+    if (read < toRead && rows.length === PAGE) {
+      next = messagesBelow(query, Number(rows[rows.length - 1].id), Math.min(PAGE, toRead - read));
+      // Awaited on the next turn; until then, a failure must not go unhandled.
+      next.catch(() => {});
+    }
+    for (const row of rows) {
+      const text = textOf(row);
+      if (!printedAlike(row, text)) differing.push(text);
+    }
+    if (differing.length >= PAGE) await confirm();
     options.onProgress?.(read, toRead);
   }
+  await confirm();
   stale.sort((a, b) => a - b);
   const scope = sampled
     ? `the newest ${read} of ${total} messages (--full: all)`
