@@ -3,7 +3,7 @@
  * read commands, and `copy` between a file and a server, both ways.
  */
 import { describe, test } from "node:test";
-import { copyFileSync, rmSync } from "node:fs";
+import { copyFileSync, renameSync, rmSync } from "node:fs";
 import assert from "node:assert/strict";
 import { openStore } from "../lib/open_store.ts";
 import { main } from "../lib/cli/main.ts";
@@ -215,14 +215,15 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
         return () => void (interrupt = undefined);
       };
       const good = v11Copy();
-      const run = main(["sync", replaced, good, "--to", url, "--follow=0.1"], io);
+      const run = main(["--json", "sync", replaced, good, "--to", url, "--follow=0.1"], io);
       while (io.out.split("\n").filter((l) => l !== "").length < 3) {
         await new Promise((r) => setTimeout(r, 50));
       }
       interrupt!("SIGINT");
       assert.equal(await run, 1);
       assert.equal(io.err.match(/holds none of/g)?.length, 1);
-      assert.ok(io.out.trimEnd().split("\n").every((line) => line.startsWith(`${good} → `)));
+      const passes = io.out.trimEnd().split("\n").map((line) => JSON.parse(line));
+      assert.ok(passes.length >= 3 && passes.every((pass) => pass.file === good));
     },
   );
 
@@ -299,16 +300,82 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
         interrupt = listener;
         return () => void (interrupt = undefined);
       };
-      const run = main(["sync", file, "--to", url, "--follow", "--every", "0.1"], io);
+      const run = main(["--json", "sync", file, "--to", url, "--follow", "--every", "0.1"], io);
       while (io.out.split("\n").filter((l) => l !== "").length < 2) {
         await new Promise((r) => setTimeout(r, 50));
       }
       interrupt!("SIGINT");
       assert.equal(await run, 0);
-      assert.match(
-        io.out.split("\n")[1],
-        /0 new, 0 updated, 0 deleted sessions; 0 messages written/,
+      assert.equal(JSON.parse(io.out.split("\n")[1]).messages, 0);
+    },
+  );
+
+  test(
+    "sync --follow reports a file's first pass and then only passes that change something; --json every pass, one object a line",
+    { timeout: 60_000 },
+    async () => {
+      const file = v11Copy();
+      const url = schemaUrl(freshSchema());
+      const io = recordingIo();
+      let interrupt: ((signal: "SIGINT" | "SIGTERM") => void) | undefined;
+      io.onInterrupt = (listener) => {
+        interrupt = listener;
+        return () => void (interrupt = undefined);
+      };
+      const lines = () => io.out.split("\n").filter((l) => l !== "");
+      const until = async (done: () => boolean | Promise<boolean>) => {
+        while (!await done()) await new Promise((r) => setTimeout(r, 50));
+      };
+      const run = main(["sync", file, "--to", url, "--follow=0.1", "--origin", "web-1"], io);
+      await until(() => lines().length >= 1);
+      assert.equal(
+        lines()[0],
+        `${file} → web-1: 42 new, 0 updated, 0 deleted sessions; 197 messages written.`,
       );
+      // Passes that find nothing new go on (the origin's last pass moves), without a line.
+      const lastPass = async () =>
+        JSON.parse((await runCli(["--db", url, "--json", "origins"])).out)[0].last_pass_at;
+      const first = await lastPass();
+      await until(async () => await lastPass() > first);
+      assert.equal(lines().length, 1);
+      // A message written to the file: the next pass says so.
+      const db = await SessionDB.open({ path: file });
+      db.appendMessage(V11.compressionTip, { role: "user", content: "one more" });
+      db.close();
+      await until(() => lines().length >= 2);
+      assert.match(lines()[1], /: 0 new, 1 updated, 0 deleted sessions; 1 message written\.$/);
+      // A pass that fails, then one that works: reported, though it changes nothing.
+      renameSync(file, `${file}.away`);
+      await until(() => io.err.includes("hermes-state: sync: "));
+      renameSync(`${file}.away`, file);
+      await until(() => lines().length >= 3);
+      assert.match(lines()[2], /: 0 new, 0 updated, 0 deleted sessions; 0 messages written\.$/);
+      interrupt!("SIGINT");
+      assert.equal(await run, 1, "a pass failed");
+      assert.equal(lines().length, 3);
+
+      // --json: every pass, each a JSON object on one line.
+      const json = recordingIo();
+      json.onInterrupt = (listener) => {
+        interrupt = listener;
+        return () => void (interrupt = undefined);
+      };
+      const jsonRun = main(["--json", "sync", file, "--to", url, "--follow=0.1"], json);
+      await until(() => json.out.split("\n").length > 3);
+      interrupt!("SIGINT");
+      assert.equal(await jsonRun, 0);
+      const reports = json.out.trimEnd().split("\n").map((line) => JSON.parse(line));
+      assert.ok(reports.length >= 3);
+      assert.deepEqual(reports[0], {
+        file,
+        origin: "web-1",
+        created: 0,
+        updated: 0,
+        deleted: 0,
+        appended: 0,
+        rewritten: 0,
+        messages: 0,
+      });
     },
   );
 

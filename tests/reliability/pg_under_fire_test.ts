@@ -169,9 +169,9 @@ async function underFire(
   await Promise.all([...writers, fileWriter].map((w) => w.exited));
   syncer.kill("SIGTERM");
   await syncer.exited;
-  // Each pass's report (--json): the messages it wrote.
-  const followed = [...syncer.lines.join("\n").matchAll(/"messages": (\d+)/g)]
-    .reduce((n, m) => n + Number(m[1]), 0);
+  // Each pass's report (--json, one object a line): the messages it wrote.
+  const followed = syncer.lines.filter((line) => line.startsWith("{"))
+    .reduce((n, line) => n + JSON.parse(line).messages, 0);
   assert.ok(followed > 0, `sync --follow shipped nothing: ${syncer.stderr}`);
 
   // PostgreSQL: every acknowledged append once, counters equal to rows.

@@ -8,7 +8,6 @@
 import { existsSync } from "node:fs";
 import { isPostgresTarget } from "../../open_store.ts";
 import type { Command, Context } from "../command.ts";
-import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { CommandError, UsageError } from "../usage_error.ts";
@@ -40,15 +39,25 @@ Options:
                     server, deleting those from the server
   --follow[=SECONDS]
                     Keep syncing until interrupted, a pass every SECONDS (default 5;
-                    Ctrl-C ends after the pass under way)
+                    Ctrl-C ends after the pass under way); after a FILE's first
+                    pass, one that changes nothing prints nothing
   --every SECONDS   The same pause, for --follow without a value (an older spelling)
-  --json            Report each pass as JSON
+  --json            Report each pass as JSON, one object a line
   -h, --help        Show this help
 
 Examples:
   hermes-state sync ~/.hermes/state.db --to postgres://hermes@db:5432/hermes
   hermes-state sync /srv/a/state.db /srv/b/state.db --to "$URL" --follow=10
 `;
+
+/** The counts of a pass's `SyncResult` (`lib/postgres/sync.ts`, loaded when used). */
+type SyncCount = "created" | "updated" | "deleted" | "appended" | "rewritten" | "messages";
+
+/** Whether a pass (its `SyncResult`) wrote anything to the server. */
+function changedAnything(result: Record<SyncCount, number>): boolean {
+  return result.created + result.updated + result.deleted + result.appended + result.rewritten +
+      result.messages > 0;
+}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -103,6 +112,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   // A refused FILE (another file than its origin's) stays refused until someone acts: it is
   // left out of the passes that follow, rather than named again every few seconds.
   let pending = [...files];
+  // With --follow, the files whose last pass was reported: a pass that changes nothing then
+  // says nothing (a line every few seconds for ever would bury the passes that did).
+  const reported = new Set<string>();
   try {
     for (;;) {
       for (const file of pending) {
@@ -115,8 +127,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
           });
           progress.done();
           if (ctx.json) {
-            printJson(ctx.io, { file, ...result });
-          } else {
+            // One object a line, every pass (JSON Lines): a stream read line by line.
+            ctx.io.stdout(`${JSON.stringify({ file, ...result })}\n`);
+          } else if (!follow || !reported.has(file) || changedAnything(result)) {
+            reported.add(file);
             ctx.io.stdout(
               `${file} → ${result.origin}: ${result.created} new, ${result.updated} updated, ` +
                 `${result.deleted} deleted session${result.deleted === 1 ? "" : "s"}; ` +
@@ -126,6 +140,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         } catch (error) {
           progress.done();
           failed = true;
+          // Its next pass that works is reported, changes or not: the file is shipped again.
+          reported.delete(file);
           const refused = error instanceof SyncRefusedError;
           if (refused) pending = pending.filter((f) => f !== file);
           const after = refused && follow ? " (left out of the passes that follow)" : "";
