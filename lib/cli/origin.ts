@@ -1,10 +1,14 @@
 /**
- * `--origin NAME` of `list` and `search`: only sessions that `sync` shipped
- * from that origin, which only a PostgreSQL store records.
+ * Origins on the CLI: `--origin NAME` of `list` and `search` (only sessions
+ * that `sync` shipped from that origin, which only a PostgreSQL store
+ * records), and the note `delete` and `prune` give before removing synced
+ * sessions, which come back while their file holds them.
  *
  * @module
  */
 import type { SessionStore } from "../core/session_store.ts";
+import { syncedStore } from "../core/synced_store.ts";
+import { formatCount } from "../render/format.ts";
 import type { ParsedArgs } from "./parse.ts";
 import { CommandError } from "./usage_error.ts";
 
@@ -30,4 +34,42 @@ export function originOption(args: ParsedArgs, store: SessionStore): string | un
     );
   }
   return origin;
+}
+
+/**
+ * What to tell an operator about to delete sessions that `sync` shipped:
+ * their files stay their source, so a file's next pass ships back what it
+ * still holds; deleted or pruned on the host, they go from the store too.
+ *
+ * @param store The open store.
+ * @param ids The sessions about to go.
+ * @param verb `delete` or `prune`: what to do on the host instead.
+ * @returns The note (one paragraph), or `undefined` when none of `ids` was synced.
+ *
+ * @example
+ * ```ts ignore
+ * const note = await syncedNote(store, ["web-1/20260425_090019_d38f1d"], "delete");
+ * // "Note: web-1/20260425_090019_d38f1d came from a synced file (origin web-1): while the
+ * // file holds it, each sync pass ships it back. Delete it on its host (…) and …"
+ * ```
+ */
+export async function syncedNote(
+  store: SessionStore,
+  ids: readonly string[],
+  verb: "delete" | "prune",
+): Promise<string | undefined> {
+  const synced = ids.length === 0 ? undefined : syncedStore(store);
+  const origins = await synced?.syncedFrom(ids);
+  if (origins === undefined || origins.size === 0) return undefined;
+  const names = [...new Set(origins.values())].sort();
+  const shown = names.length > 3 ? `${names.slice(0, 3).join(", ")}…` : names.join(", ");
+  const from = names.length === 1
+    ? `a synced file (origin ${shown})`
+    : `synced files (origins ${shown})`;
+  const what = ids.length === 1 ? ids[0] : `${formatCount(origins.size)} of these sessions`;
+  const them = origins.size === 1 ? "it" : "them";
+  const where = names.length === 1 ? "its host" : "their hosts";
+  return `Note: ${what} came from ${from}: while the file holds ${them}, each sync pass ` +
+    `ships ${them} back. ${verb === "delete" ? "Delete" : "Prune"} ${them} on ${where} ` +
+    `(hermes-state ${verb} there) and the next pass removes ${them} here too.`;
 }

@@ -44,6 +44,15 @@ export interface SyncedStore {
    */
   syncedSessionIds(id: string, options?: { limit?: number }): Promise<PrefixMatches>;
   /**
+   * Which of `ids` `hermes-state sync` shipped, and from which origin. Their
+   * file stays their source: deleted or pruned in the store, such a session
+   * comes back with its file's next pass while the file holds it.
+   *
+   * @param ids Session ids of the store.
+   * @returns The origin of each of `ids` that was synced; the others are absent.
+   */
+  syncedFrom(ids: readonly string[]): Promise<Map<string, string>>;
+  /**
    * Deletes an origin and every session synced from it, with their messages,
    * in one transaction, once no pass of that origin is running (a pass holds
    * its origin's lock; one that starts meanwhile waits). For a host taken out
@@ -80,6 +89,7 @@ export function syncedStore(store: SessionStore): (SessionStore & SyncedStore) |
   const candidate = store as SessionStore & Partial<SyncedStore>;
   return typeof candidate.syncOrigins === "function" &&
       typeof candidate.syncedSessionIds === "function" &&
+      typeof candidate.syncedFrom === "function" &&
       typeof candidate.removeSyncOrigin === "function"
     ? candidate as SessionStore & SyncedStore
     : undefined;

@@ -935,6 +935,16 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     return { count: 0, ids: [] };
   }
 
+  async syncedFrom(ids: readonly string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.#query(
+      `SELECT session_id, origin FROM sync_sessions
+       WHERE session_id IN (SELECT json_array_elements_text($1::text::json))`,
+      [JSON.stringify(ids)],
+    );
+    return new Map(rows.map((row) => [String(row.session_id), String(row.origin)]));
+  }
+
   async setSessionTitle(id: string, title: string | null): Promise<boolean> {
     const clean = sanitizeTitle(title);
     const conflictWith = async (query: PgQuery) => {

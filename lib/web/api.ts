@@ -227,11 +227,13 @@ function sessionIdFrom(segment: string): string {
 async function transcript(api: ApiRequest, id: string): Promise<Response> {
   const session = await api.store.getSession(id);
   if (session === undefined) throw new HttpError(404, `Session '${id}' not found`);
-  const [messages, lineage] = await Promise.all([
+  const [messages, lineage, synced] = await Promise.all([
     api.store.getMessages(id).then((list) => list.filter(isShownInTranscript)),
     lineageTree(api.store, id),
+    syncedStore(api.store)?.syncedFrom([id]),
   ]);
-  return json({ session, messages, lineage });
+  // The origin `sync` shipped it from (PostgreSQL), else null.
+  return json({ session, messages, lineage, origin: synced?.get(id) ?? null });
 }
 
 async function usage(api: ApiRequest): Promise<Response> {

@@ -412,6 +412,38 @@ describe(
         await central.close();
       }
     });
+
+    test("a synced session shows its origin, and Delete says its file ships it back", async () => {
+      const url = schemaUrl(freshSchema());
+      const client = await connectSyncTarget(url);
+      try {
+        await syncFile(client, copyFixture("hermes-v11.db"), { origin: "web-1" });
+      } finally {
+        await client.close();
+      }
+      const central = await serve(url, { allowWrites: true });
+      const page = await browser.newPage();
+      const asked: string[] = [];
+      page.on("dialog", async (dialog: { message(): string; accept(): Promise<void> }) => {
+        asked.push(dialog.message());
+        await dialog.accept();
+      });
+      try {
+        const id = `web-1/${V11.compressionTip}`;
+        await page.goto(`${central.origin}/#/s/${encodeURIComponent(id)}`, { waitUntil: "load" });
+        await page.waitForSelector("body[data-ready]");
+        assert.match(await text(page, ".details-list"), /Origin\s+web-1/);
+        await redrawn(page, () => page.click(".actions button.danger"));
+        assert.match(
+          asked[0],
+          /^Delete session web-1\/20260425_090019_d38f1d and its 5 messages\? .* It came from a synced file \(origin web-1\): while the file holds it, each sync pass ships it back\.$/,
+        );
+        assert.equal(await central.store.getSession(id), undefined);
+      } finally {
+        await page.close();
+        await central.close();
+      }
+    });
   },
 );
 

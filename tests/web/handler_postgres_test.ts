@@ -35,6 +35,7 @@ describe("web handler over PostgreSQL", { skip: PG_SKIP }, () => {
     assert.ok(search.body.hits.length > 0);
     const transcript = await get(`/api/sessions/${V11.compressionTip}`);
     assert.equal(transcript.body.session.title, "my project #3");
+    assert.equal(transcript.body.origin, null, "not synced");
     assert.equal(transcript.body.lineage.id, V11.compressionRoot);
     const usage = await get("/api/usage?by=model&since=all");
     assert.equal(usage.body.rows[0].key, "anthropic/claude-sonnet-4.5");
@@ -89,6 +90,11 @@ describe("web handler over a PostgreSQL store that sync fills", { skip: PG_SKIP 
     assert.ok(hits.length > 0);
     assert.ok(hits.every((hit: { session_id: string }) => hit.session_id.startsWith("web-1/")));
     assert.deepEqual((await get("/api/search?q=docker&origin=nope")).body.hits, []);
+    // A transcript names the origin it was synced from; a session written here has none.
+    const synced = await get(`/api/sessions/${encodeURIComponent(`web-2/${V11.compressionTip}`)}`);
+    assert.equal(synced.body.origin, "web-2");
+    await store.createSession("local", "cli");
+    assert.equal((await get("/api/sessions/local")).body.origin, null);
     const exported = await handle(
       new Request("http://127.0.0.1:8787/api/export?format=jsonl&origin=web-2&source=cli"),
     );

@@ -9,6 +9,7 @@ import type { Command, Context } from "../command.ts";
 import { alignColumns, formatDate, oneLine, plural, truncate } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import { integerOption, type ParsedArgs } from "../parse.ts";
+import { syncedNote } from "../origin.ts";
 import { confirm } from "../prompt.ts";
 import { sessionsDirFor } from "../sessions_dir.ts";
 import { visibleControls } from "../../render/transcript.ts";
@@ -115,7 +116,14 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const scope = `ended sessions older than ${plural(days, "day")}${
     source ? ` from '${source}'` : ""
   }`;
-  if (dryRun) return printDryRun(ctx, candidates, scope);
+  // A synced session pruned here comes back from its file: said before the question.
+  const note = await syncedNote(store, candidates.map((c) => c.id), "prune");
+  if (dryRun) {
+    const code = printDryRun(ctx, candidates, scope);
+    if (note !== undefined) ctx.io.stderr(`${note}\n`);
+    return code;
+  }
+  if (note !== undefined) ctx.io.stderr(`${note}\n`);
   if (candidates.length === 0) {
     if (ctx.json) printJson(ctx.io, { pruned: 0 });
     else ctx.io.stdout(`No ${scope}.\n`);

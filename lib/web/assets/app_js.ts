@@ -455,8 +455,8 @@ export const APP_JS = String.raw`
     }
     return item;
   }
-  function detailsList(s) {
-    var rows = [["ID", s.id], ["Source", s.source], ["Model", s.model], ["Started", fmtTime(s.started_at)],
+  function detailsList(s, origin) {
+    var rows = [["ID", s.id], ["Origin", origin], ["Source", s.source], ["Model", s.model], ["Started", fmtTime(s.started_at)],
       ["Ended", s.ended_at ? fmtTime(s.ended_at) + (s.end_reason ? " (" + s.end_reason + ")" : "") : "open"],
       ["Messages", fmtCount(s.message_count) + " · " + fmtCount(s.tool_call_count) + " tool calls · " + fmtCount(s.api_call_count) + " API calls"],
       ["Tokens", fmtCount(s.input_tokens) + " in · " + fmtCount(s.output_tokens) + " out · " + fmtCount(s.cache_read_tokens) + " cache read · " + fmtCount(s.reasoning_tokens) + " reasoning"],
@@ -465,7 +465,7 @@ export const APP_JS = String.raw`
     rows.forEach(function (r) { if (r[1]) { dl.appendChild(el("dt", { text: r[0] })); dl.appendChild(el("dd", { class: "bidi", text: visible(String(r[1])) })); } });
     return dl;
   }
-  function actions(s) {
+  function actions(s, origin) {
     var box = el("div", { class: "actions" });
     ["html", "md", "jsonl"].forEach(function (f) {
       box.appendChild(el("a", { class: "button", href: "/api/export?format=" + f + "&session=" + encodeURIComponent(s.id), download: "", text: "Export " + f.toUpperCase() }));
@@ -479,7 +479,9 @@ export const APP_JS = String.raw`
       });
       var del = el("button", { type: "button", class: "danger", text: "Delete" });
       del.addEventListener("click", function () {
-        if (!confirm("Delete session " + s.id + " and its " + s.message_count + " messages? Child sessions are kept.")) return;
+        // A synced session comes back from its file: said before it goes.
+        var back = origin ? " It came from a synced file (origin " + origin + "): while the file holds it, each sync pass ships it back." : "";
+        if (!confirm("Delete session " + s.id + " and its " + s.message_count + " messages? Child sessions are kept." + back)) return;
         api("/api/sessions/" + encodeURIComponent(s.id), { method: "DELETE", body: { confirm: s.id } }).then(function () { location.hash = "#/"; }).catch(function (e) { alert(e.message); });
       });
       box.appendChild(rename);
@@ -494,8 +496,8 @@ export const APP_JS = String.raw`
       body.messages.forEach(function (m) { if (m.role === "tool" && m.tool_call_id) results[m.tool_call_id] = m; });
       var view = el("section", { class: "view view-session", "aria-label": "Transcript" });
       view.appendChild(el("h1", { class: "bidi", id: "session-title", text: visible(s.title || s.id) }));
-      view.appendChild(actions(s));
-      var info = el("div", { class: "session-info" }, detailsList(s));
+      view.appendChild(actions(s, body.origin));
+      var info = el("div", { class: "session-info" }, detailsList(s, body.origin));
       if (body.lineage && (body.lineage.children.length || body.lineage.id !== s.id)) {
         info.appendChild(el("nav", { class: "lineage", "aria-label": "Lineage" }, el("h2", { text: "Lineage" }), el("ul", { class: "tree" }, lineageNode(body.lineage, s.id))));
       }
