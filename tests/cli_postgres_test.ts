@@ -379,50 +379,63 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     },
   );
 
-  test("delete and prune say that synced sessions come back from their file; others get no note", {
-    timeout: 60_000,
-  }, async () => {
-    const file = v11Copy();
-    const schema = freshSchema();
-    const url = schemaUrl(schema);
-    assert.equal((await runCli(["sync", file, "--to", url, "--origin", "web-1"])).code, 0);
+  test(
+    "delete, prune and rename say what a synced session's file brings back; others get no note",
     {
+      timeout: 60_000,
+    },
+    async () => {
+      const file = v11Copy();
+      const schema = freshSchema();
+      const url = schemaUrl(schema);
+      assert.equal((await runCli(["sync", file, "--to", url, "--origin", "web-1"])).code, 0);
+      {
+        await using store = await openStore(url);
+        await store.createSession("local", "cli");
+        await store.endSession("local", "done");
+      }
+      // Started long ago, as the synced ones were: prune's candidate too.
+      await adminSql(`UPDATE "${schema}".sessions SET started_at = 1 WHERE id = 'local'`);
+      const dry = await runCli(["--db", url, "prune", "--older-than", "0", "--dry-run"]);
+      assert.equal(dry.code, 0, dry.err);
+      assert.match(dry.out, /\blocal\b/);
+      const pruned = Number(/(\d+) sessions would be deleted/.exec(dry.out)![1]);
+      assert.equal(
+        dry.err,
+        `Note: ${
+          pruned - 1
+        } of these sessions came from a synced file (origin web-1): while the file holds them, ` +
+          "each sync pass ships them back. Prune them on its host (hermes-state prune there) " +
+          "and the next pass removes them here too.\n",
+      );
+      // Named by the id its host's file has: the note names the store's id.
+      const deleted = await runCli(["--db", url, "delete", V11.compressionTip, "--yes"]);
+      assert.equal(deleted.code, 0, deleted.err);
+      assert.match(
+        deleted.err,
+        new RegExp(`^Note: web-1/${V11.compressionTip} came from a synced file \\(origin web-1\\)`),
+      );
+      const renamed = await runCli(["--db", url, "rename", `web-1/${V11.compressionMid}`, "here"]);
+      assert.equal(renamed.code, 0, renamed.err);
+      assert.equal(
+        renamed.err,
+        `Note: web-1/${V11.compressionMid} came from a synced file (origin web-1): its next ` +
+          "change on its host brings back the title its file has. Rename it on its host " +
+          "(hermes-state rename there) and the next pass brings the title here too.\n",
+      );
+      assert.equal((await runCli(["--db", url, "rename", "local", "mine"])).err, "");
+      const local = await runCli(["--db", url, "delete", "local", "--yes"]);
+      assert.equal(local.code, 0, local.err);
+      assert.equal(local.err, "");
+      // A file records no origins: no note there.
+      const onFile = await runCli(["--db", file, "prune", "--older-than", "0", "--dry-run"]);
+      assert.equal(onFile.err, "");
+      // The deleted session comes back with the next pass, as the note says.
+      assert.equal((await runCli(["sync", file, "--to", url])).code, 0);
       await using store = await openStore(url);
-      await store.createSession("local", "cli");
-      await store.endSession("local", "done");
-    }
-    // Started long ago, as the synced ones were: prune's candidate too.
-    await adminSql(`UPDATE "${schema}".sessions SET started_at = 1 WHERE id = 'local'`);
-    const dry = await runCli(["--db", url, "prune", "--older-than", "0", "--dry-run"]);
-    assert.equal(dry.code, 0, dry.err);
-    assert.match(dry.out, /\blocal\b/);
-    const pruned = Number(/(\d+) sessions would be deleted/.exec(dry.out)![1]);
-    assert.equal(
-      dry.err,
-      `Note: ${
-        pruned - 1
-      } of these sessions came from a synced file (origin web-1): while the file holds them, ` +
-        "each sync pass ships them back. Prune them on its host (hermes-state prune there) " +
-        "and the next pass removes them here too.\n",
-    );
-    // Named by the id its host's file has: the note names the store's id.
-    const deleted = await runCli(["--db", url, "delete", V11.compressionTip, "--yes"]);
-    assert.equal(deleted.code, 0, deleted.err);
-    assert.match(
-      deleted.err,
-      new RegExp(`^Note: web-1/${V11.compressionTip} came from a synced file \\(origin web-1\\)`),
-    );
-    const local = await runCli(["--db", url, "delete", "local", "--yes"]);
-    assert.equal(local.code, 0, local.err);
-    assert.equal(local.err, "");
-    // A file records no origins: no note there.
-    const onFile = await runCli(["--db", file, "prune", "--older-than", "0", "--dry-run"]);
-    assert.equal(onFile.err, "");
-    // The deleted session comes back with the next pass, as the note says.
-    assert.equal((await runCli(["sync", file, "--to", url])).code, 0);
-    await using store = await openStore(url);
-    assert.ok(await store.getSession(`web-1/${V11.compressionTip}`));
-  });
+      assert.ok(await store.getSession(`web-1/${V11.compressionTip}`));
+    },
+  );
 
   test("sync refuses a missing --to, a file URL and --origin with two files (exit 2)", {
     timeout: 60_000,

@@ -36,14 +36,19 @@ export function originOption(args: ParsedArgs, store: SessionStore): string | un
   return origin;
 }
 
+/** What an operator does on the server to sessions `sync` ships. */
+export type SyncedChange = "delete" | "prune" | "rename";
+
 /**
- * What to tell an operator about to delete sessions that `sync` shipped:
- * their files stay their source, so a file's next pass ships back what it
- * still holds; deleted or pruned on the host, they go from the store too.
+ * What to tell an operator about to change sessions that `sync` shipped:
+ * their files stay their source. A file's next pass ships back what it
+ * still holds (deleted or pruned here), and a session's next change on its
+ * host brings back the title its file has (renamed here); done on the host
+ * instead, the change reaches the store with the next pass.
  *
  * @param store The open store.
- * @param ids The sessions about to go.
- * @param verb `delete` or `prune`: what to do on the host instead.
+ * @param ids The sessions about to change.
+ * @param change What is done to them here.
  * @returns The note (one paragraph), or `undefined` when none of `ids` was synced.
  *
  * @example
@@ -56,7 +61,7 @@ export function originOption(args: ParsedArgs, store: SessionStore): string | un
 export async function syncedNote(
   store: SessionStore,
   ids: readonly string[],
-  verb: "delete" | "prune",
+  change: SyncedChange,
 ): Promise<string | undefined> {
   const synced = ids.length === 0 ? undefined : syncedStore(store);
   const origins = await synced?.syncedFrom(ids);
@@ -69,7 +74,12 @@ export async function syncedNote(
   const what = ids.length === 1 ? ids[0] : `${formatCount(origins.size)} of these sessions`;
   const them = origins.size === 1 ? "it" : "them";
   const where = names.length === 1 ? "its host" : "their hosts";
-  return `Note: ${what} came from ${from}: while the file holds ${them}, each sync pass ` +
-    `ships ${them} back. ${verb === "delete" ? "Delete" : "Prune"} ${them} on ${where} ` +
-    `(hermes-state ${verb} there) and the next pass removes ${them} here too.`;
+  const consequence = change === "rename"
+    ? `its next change on ${where} brings back the title its file has`
+    : `while the file holds ${them}, each sync pass ships ${them} back`;
+  const instead = `${change[0].toUpperCase()}${change.slice(1)} ${them} on ${where} ` +
+    `(hermes-state ${change} there) and the next pass ${
+      change === "rename" ? "brings the title" : `removes ${them}`
+    } here too.`;
+  return `Note: ${what} came from ${from}: ${consequence}. ${instead}`;
 }

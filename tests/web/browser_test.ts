@@ -413,7 +413,7 @@ describe(
       }
     });
 
-    test("a synced session shows its origin, and Delete says its file ships it back", async () => {
+    test("a synced session shows its origin; Rename and Delete say what its file brings back", async () => {
       const url = schemaUrl(freshSchema());
       const client = await connectSyncTarget(url);
       try {
@@ -424,18 +424,27 @@ describe(
       const central = await serve(url, { allowWrites: true });
       const page = await browser.newPage();
       const asked: string[] = [];
-      page.on("dialog", async (dialog: { message(): string; accept(): Promise<void> }) => {
-        asked.push(dialog.message());
-        await dialog.accept();
-      });
+      page.on(
+        "dialog",
+        async (dialog: { message(): string; accept(text?: string): Promise<void> }) => {
+          asked.push(dialog.message());
+          await dialog.accept(asked.length === 1 ? "renamed on the server" : undefined);
+        },
+      );
       try {
         const id = `web-1/${V11.compressionTip}`;
         await page.goto(`${central.origin}/#/s/${encodeURIComponent(id)}`, { waitUntil: "load" });
         await page.waitForSelector("body[data-ready]");
         assert.match(await text(page, ".details-list"), /Origin\s+web-1/);
+        await redrawn(page, () => page.click(".actions button:not(.danger)"));
+        assert.equal(
+          asked[0],
+          "New title (empty clears it). It came from a synced file (origin web-1): its next change on its host brings back the title its file has.",
+        );
+        assert.equal(await central.store.getSessionTitle(id), "renamed on the server");
         await redrawn(page, () => page.click(".actions button.danger"));
         assert.match(
-          asked[0],
+          asked[1],
           /^Delete session web-1\/20260425_090019_d38f1d and its 5 messages\? .* It came from a synced file \(origin web-1\): while the file holds it, each sync pass ships it back\.$/,
         );
         assert.equal(await central.store.getSession(id), undefined);

@@ -473,7 +473,9 @@ export const APP_JS = String.raw`
     if (config.allowWrites) {
       var rename = el("button", { type: "button", text: "Rename" });
       rename.addEventListener("click", function () {
-        var title = prompt("New title (empty clears it)", s.title || "");
+        // A synced session's title comes back from its file: said before it changes.
+        var kept = origin ? " It came from a synced file (origin " + origin + "): its next change on its host brings back the title its file has." : "";
+        var title = prompt("New title (empty clears it)." + kept, s.title || "");
         if (title === null) return;
         api("/api/sessions/" + encodeURIComponent(s.id) + "/title", { method: "PUT", body: { title: title } }).then(function () { render(); }).catch(function (e) { alert(e.message); });
       });
