@@ -1,8 +1,8 @@
 /**
  * Origins on the CLI: `--origin NAME` of `list` and `search` (only sessions
  * that `sync` shipped from that origin, which only a PostgreSQL store
- * records), and the note `delete` and `prune` give before removing synced
- * sessions, which come back while their file holds them.
+ * records), and the note `delete`, `prune` and `rename` give before they
+ * change synced sessions, whose files stay their source.
  *
  * @module
  */

@@ -46,7 +46,8 @@ export interface SyncedStore {
   /**
    * Which of `ids` `hermes-state sync` shipped, and from which origin. Their
    * file stays their source: deleted or pruned in the store, such a session
-   * comes back with its file's next pass while the file holds it.
+   * comes back with its file's next pass while the file holds it; renamed in
+   * the store, it takes its file's title back with its next change there.
    *
    * @param ids Session ids of the store.
    * @returns The origin of each of `ids` that was synced; the others are absent.
