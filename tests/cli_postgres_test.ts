@@ -311,7 +311,7 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
   );
 
   test(
-    "sync --follow reports a file's first pass and then only passes that change something; --json every pass, one object a line",
+    "sync --follow reports a file's first pass, then only passes that change something, and an error once; --json every pass, one object a line",
     { timeout: 60_000 },
     async () => {
       const file = v11Copy();
@@ -347,6 +347,10 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
       // A pass that fails, then one that works: reported, though it changes nothing.
       renameSync(file, `${file}.away`);
       await until(() => io.err.includes("hermes-state: sync: "));
+      // The same error pass after pass (one every 0.1 s) is named once.
+      await new Promise((r) => setTimeout(r, 600));
+      assert.equal(io.err.split("hermes-state: sync: ").length, 2, io.err);
+      assert.match(io.err, /: Cannot open database ".*": no such file\n$/);
       renameSync(`${file}.away`, file);
       await until(() => lines().length >= 3);
       assert.match(lines()[2], /: 0 new, 0 updated, 0 deleted sessions; 0 messages written\.$/);

@@ -27,6 +27,7 @@
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import { realpathSync } from "node:fs";
+import { OpenError } from "../core/errors.ts";
 import { WriteLanes } from "../core/write_lanes.ts";
 import { SessionDB, storeOf } from "../sqlite/session_db.ts";
 import type { Store } from "../sqlite/store.ts";
@@ -528,6 +529,16 @@ function changesSince(
   };
 }
 
+/** The file's real path; a file that is not there is the error a read-only open gives. */
+function realPathOf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch (error) {
+    if ((error as { code?: string }).code !== "ENOENT") throw error;
+    throw new OpenError(path, "no such file", { cause: error });
+  }
+}
+
 /**
  * One incremental pass of `path` into the server behind `client`.
  *
@@ -547,7 +558,7 @@ export async function syncFile(
   options: SyncOptions = {},
 ): Promise<SyncResult> {
   const host = options.host ?? hostname();
-  const real = realpathSync(path);
+  const real = realPathOf(path);
   let resolved: ResolvedOrigin;
   let unlock: () => Promise<void>;
   for (;;) {

@@ -40,7 +40,8 @@ Options:
   --follow[=SECONDS]
                     Keep syncing until interrupted, a pass every SECONDS (default 5;
                     Ctrl-C ends after the pass under way); after a FILE's first
-                    pass, one that changes nothing prints nothing
+                    pass, one that changes nothing prints nothing, and an error
+                    is named once until it changes
   --every SECONDS   The same pause, for --follow without a value (an older spelling)
   --json            Report each pass as JSON, one object a line
   -h, --help        Show this help
@@ -115,6 +116,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   // With --follow, the files whose last pass was reported: a pass that changes nothing then
   // says nothing (a line every few seconds for ever would bury the passes that did).
   const reported = new Set<string>();
+  // With --follow, each failing file's last error: the same error pass after pass is named once.
+  const failing = new Map<string, string>();
   try {
     for (;;) {
       for (const file of pending) {
@@ -126,6 +129,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
             onProgress: (r) => progress.update(r.messages, "messages"),
           });
           progress.done();
+          failing.delete(file);
           if (ctx.json) {
             // One object a line, every pass (JSON Lines): a stream read line by line.
             ctx.io.stdout(`${JSON.stringify({ file, ...result })}\n`);
@@ -145,7 +149,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
           const refused = error instanceof SyncRefusedError;
           if (refused) pending = pending.filter((f) => f !== file);
           const after = refused && follow ? " (left out of the passes that follow)" : "";
-          ctx.io.stderr(`hermes-state: sync: ${file}: ${(error as Error).message}${after}\n`);
+          const message = `hermes-state: sync: ${file}: ${(error as Error).message}${after}\n`;
+          if (failing.get(file) !== message) ctx.io.stderr(message);
+          if (follow) failing.set(file, message);
         }
       }
       if (!follow || pending.length === 0) break;
