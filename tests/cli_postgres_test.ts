@@ -441,6 +441,85 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     },
   );
 
+  test(
+    "usage --by origin sums each synced file's sessions; --origin keeps one; a file refuses both",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const url = schemaUrl(freshSchema());
+      assert.equal((await runCli(["sync", v11Copy(), "--to", url, "--origin", "web-1"])).code, 0);
+      const other = copyFixture("hermes-v6.db");
+      assert.equal((await runCli(["sync", other, "--to", url, "--origin", "web-2"])).code, 0);
+      {
+        await using store = await openStore(url);
+        await store.createSession("local", "cli");
+        await store.updateTokenCounts("local", { inputTokens: 7 });
+      }
+      const expected = async (origin: string | null) => {
+        await using store = await openStore(url);
+        const sessions = (await store.searchSessions({ limit: 10_000 }))
+          .filter((s) => origin === null ? !s.id.includes("/") : s.id.startsWith(`${origin}/`));
+        return {
+          sessions: sessions.length,
+          input: sessions.reduce((sum, s) => sum + (s.input_tokens ?? 0), 0),
+        };
+      };
+      const run = await runCli([
+        "--db",
+        url,
+        "--json",
+        "usage",
+        "--by",
+        "origin",
+        "--since",
+        "all",
+      ]);
+      assert.equal(run.code, 0, run.err);
+      const rows = JSON.parse(run.out).rows as {
+        key: string | null;
+        sessions: number;
+        input_tokens: number;
+      }[];
+      assert.deepEqual(rows.map((r) => r.key).sort(), [null, "web-1", "web-2"].sort());
+      for (const row of rows) {
+        assert.deepEqual(
+          { sessions: row.sessions, input: row.input_tokens },
+          await expected(row.key),
+          String(row.key),
+        );
+      }
+      const table = await runCli(["--db", url, "usage", "--by", "origin", "--since", "all"]);
+      assert.match(table.out, /^\(not synced\) +1 +7 /m);
+      const one = await runCli([
+        "--db",
+        url,
+        "--json",
+        "usage",
+        "--by",
+        "source",
+        "--since",
+        "all",
+        "--origin",
+        "web-2",
+      ]);
+      const report = JSON.parse(one.out);
+      assert.equal(report.origin, "web-2");
+      assert.equal(
+        report.rows.reduce((sum: number, r: { sessions: number }) => sum + r.sessions, 0),
+        (await expected("web-2")).sessions,
+      );
+      for (const argv of [["--by", "origin"], ["--origin", "web-1"]]) {
+        const onFile = await runCli(["--db", other, "usage", ...argv]);
+        assert.equal(onFile.code, 1, argv.join(" "));
+        assert.match(
+          onFile.err,
+          /needs a PostgreSQL store \(origins are recorded by "hermes-state sync"\)/,
+        );
+      }
+    },
+  );
+
   test("sync refuses a missing --to, a file URL and --origin with two files (exit 2)", {
     timeout: 60_000,
   }, async () => {

@@ -97,7 +97,13 @@ test("usageReport() rejects a grouping or a time that is not one, naming the val
     assert.throws(() => db.usageReport({ by: "hour" as never }), {
       name: "RangeError",
       message:
-        'Cannot report usage: by must be one of day, week, month, model, source: current value is "hour"',
+        'Cannot report usage: by must be one of day, week, month, model, source, origin: current value is "hour"',
+    });
+    // A file records no origins (only sync does, on a PostgreSQL store).
+    assert.throws(() => db.usageReport({ by: "origin" }), {
+      name: "TypeError",
+      message:
+        /^Cannot report usage by origin on a SQLite store: origins are recorded only on a PostgreSQL store/,
     });
     assert.throws(() => db.usageReport({ since: Number.POSITIVE_INFINITY }), {
       name: "RangeError",

@@ -29,8 +29,12 @@ export interface SourceUsage {
   actual_cost: number | null;
 }
 
-/** How {@linkcode usageReport} groups sessions. */
-export type UsageGrouping = "day" | "week" | "month" | "model" | "source";
+/**
+ * How {@linkcode usageReport} groups sessions. `origin`, the file
+ * `hermes-state sync` shipped a session from, is recorded only by a
+ * PostgreSQL store; a SQLite store refuses it.
+ */
+export type UsageGrouping = "day" | "week" | "month" | "model" | "source" | "origin";
 
 /** Every grouping, in the order the CLI lists them. */
 export const USAGE_GROUPINGS: readonly UsageGrouping[] = [
@@ -39,6 +43,7 @@ export const USAGE_GROUPINGS: readonly UsageGrouping[] = [
   "month",
   "model",
   "source",
+  "origin",
 ];
 
 /** Options of {@linkcode usageReport}. */
@@ -58,7 +63,7 @@ export interface UsageReportOptions {
 
 /** One group of {@linkcode usageReport}. */
 export interface UsageRow {
-  /** `2026-04-25` (day; a week by its Monday), `2026-04` (month), the model, or the source; `null` for sessions without a model. */
+  /** `2026-04-25` (day; a week by its Monday), `2026-04` (month), the model, the source, or the origin; `null` for sessions without a model, or not synced. */
   key: string | null;
   /** Sessions in the group. */
   sessions: number;

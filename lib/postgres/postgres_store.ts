@@ -380,6 +380,7 @@ const USAGE_KEYS: Readonly<Record<UsageGrouping, string>> = {
   month: "to_char(to_timestamp(started_at) AT TIME ZONE 'UTC', 'YYYY-MM')",
   model: "model",
   source: "source",
+  origin: "(SELECT so.origin FROM sync_sessions so WHERE so.session_id = sessions.id)",
 };
 
 /** The order of usage rows, as the SQLite engine gives it (a missing model first among ties). */
@@ -391,6 +392,7 @@ const USAGE_ORDER: Readonly<Record<UsageGrouping, string>> = {
   month: "key",
   model: USAGE_BY_COST,
   source: USAGE_BY_COST,
+  origin: USAGE_BY_COST,
 };
 
 /**
@@ -1254,7 +1256,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     return rows.map(toSourceUsage);
   }
 
-  async usageReport(options: UsageReportOptions = {}): Promise<UsageRow[]> {
+  async usageReport(options: UsageReportOptions & OriginFilter = {}): Promise<UsageRow[]> {
     const { by, since, until, source } = checkUsageOptions(options);
     const clauses: string[] = [];
     const params: PgValue[] = [];
@@ -1269,6 +1271,12 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     if (source !== null) {
       params.push(source);
       clauses.push(`source = $${params.length}`);
+    }
+    if (options.origin) {
+      params.push(options.origin);
+      clauses.push(
+        `id IN (SELECT so.session_id FROM sync_sessions so WHERE so.origin = $${params.length})`,
+      );
     }
     const where = clauses.length === 0 ? "" : `WHERE ${clauses.join(" AND ")}`;
     const rows = await this.#query(

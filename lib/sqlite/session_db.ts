@@ -1804,7 +1804,9 @@ export class SessionDB {
    *   first).
    * @throws {RangeError} When `by` is not a grouping, or `since` or `until`
    *   is not a finite number (`Cannot report usage: by must be one of day,
-   *   week, month, model, source: current value is "year"`).
+   *   week, month, model, source, origin: current value is "year"`).
+   * @throws {TypeError} When `by` is `origin`: a file records no origins
+   *   (a PostgreSQL store that `hermes-state sync` fills does).
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
    *
    * @example Tokens per day and per model

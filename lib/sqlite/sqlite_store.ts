@@ -264,7 +264,7 @@ class SqliteSessionStore implements SessionStore {
     return this.#call((db) => db.usageBySource());
   }
   usageReport(...a: Parameters<SessionDB["usageReport"]>) {
-    return this.#call((db) => db.usageReport(...a));
+    return this.#call((db) => (refuseOrigin(a[0]), db.usageReport(...a)));
   }
   dataVersion() {
     return this.#call((db) => db.dataVersion());

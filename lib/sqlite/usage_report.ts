@@ -10,8 +10,11 @@ import type { Store } from "./store.ts";
 import type { UsageGrouping, UsageReportOptions, UsageRow } from "../core/usage.ts";
 import { checkUsageOptions, COST_COLUMNS, TOKEN_TOTALS, toUsageRow } from "../core/usage.ts";
 
+/** The groupings a file can answer: it records no origins (only `sync` does, on a server). */
+type FileGrouping = Exclude<UsageGrouping, "origin">;
+
 /** The group key of each grouping: a closed set of SQL expressions, never built from input. */
-const KEYS: Readonly<Record<UsageGrouping, string>> = {
+const KEYS: Readonly<Record<FileGrouping, string>> = {
   day: "strftime('%Y-%m-%d', started_at, 'unixepoch')",
   // 'weekday 1' moves forward to the next Monday (or stays); minus 7 days gives this week's Monday.
   week: "date(started_at, 'unixepoch', '-6 days', 'weekday 1')",
@@ -21,7 +24,7 @@ const KEYS: Readonly<Record<UsageGrouping, string>> = {
 };
 
 /** Time groups read oldest first; model and source groups by cost, then tokens. */
-const ORDER: Readonly<Record<UsageGrouping, string>> = {
+const ORDER: Readonly<Record<FileGrouping, string>> = {
   day: "key",
   week: "key",
   month: "key",
@@ -41,6 +44,11 @@ const USAGE_SUMS = [
 /** Implements `SessionDB.usageReport`: one grouped query over `sessions`. */
 export function usageReport(store: Store, options: UsageReportOptions = {}): UsageRow[] {
   const { by, since, until, source } = checkUsageOptions(options);
+  if (by === "origin") {
+    throw new TypeError(
+      'Cannot report usage by origin on a SQLite store: origins are recorded only on a PostgreSQL store, by "hermes-state sync"',
+    );
+  }
   const clauses: string[] = [];
   const params: SqlValue[] = [];
   if (since !== null) {

@@ -244,10 +244,17 @@ async function usage(api: ApiRequest): Promise<Response> {
       `by must be one of ${USAGE_GROUPINGS.join(", ")}: current value is ${JSON.stringify(by)}`,
     );
   }
+  if (by === "origin" && syncedStore(api.store) === undefined) {
+    throw new HttpError(
+      400,
+      'by=origin needs a store that "hermes-state sync" fills (PostgreSQL): this one records no origins',
+    );
+  }
   const since = timeParam(api.url, "since", api.now);
   const source = textParam(api.url, "source");
-  const rows = await api.store.usageReport({ by, since, source });
-  return json({ by, since, source, rows });
+  const origin = originParam(api);
+  const rows = await api.store.usageReport({ by, since, source, ...origin });
+  return json({ by, since, source, ...origin, rows });
 }
 
 async function exportDownload(api: ApiRequest): Promise<Response> {

@@ -26,6 +26,8 @@ test("the SQLite store refuses the origin filter of the PostgreSQL store, naming
   await assert.rejects(store.sessionCount(byOrigin), refused);
   await assert.rejects(store.exportAll(byOrigin), refused);
   await assert.rejects(store.iterateExport(byOrigin).next(), refused);
+  await assert.rejects(store.usageReport(byOrigin), refused);
+  await assert.rejects(store.usageReport({ by: "origin" }), /usage by origin on a SQLite store/);
   // No origin (or an empty one) is every session, as before.
   assert.equal(await store.sessionCount({ origin: "" } as Record<string, unknown>), 42);
   assert.equal((await store.listSessionsRich({ limit: 100 })).length > 0, true);

@@ -406,6 +406,13 @@ describe(
           ),
           "web-1",
         );
+        // The usage view adds tokens per origin.
+        await redrawn(page, () => page.goto(`${central.origin}/#/usage?since=all`));
+        await page.waitForSelector("#usage-origin");
+        assert.match(
+          await text(page, "#usage-origin"),
+          /Tokens per origin[\s\S]*web-1[\s\S]*web-2/,
+        );
         assert.deepEqual(errors, [], "no script error on the page");
       } finally {
         await page.close();

@@ -90,6 +90,18 @@ describe("web handler over a PostgreSQL store that sync fills", { skip: PG_SKIP 
     assert.ok(hits.length > 0);
     assert.ok(hits.every((hit: { session_id: string }) => hit.session_id.startsWith("web-1/")));
     assert.deepEqual((await get("/api/search?q=docker&origin=nope")).body.hits, []);
+    // Usage per origin, and one origin's usage.
+    const perOrigin = await get("/api/usage?by=origin&since=all");
+    assert.deepEqual(
+      perOrigin.body.rows.map((r: { key: string; sessions: number }) => [r.key, r.sessions]).sort(),
+      [["web-1", 42], ["web-2", 42]],
+    );
+    const oneOrigin = await get("/api/usage?by=source&since=all&origin=web-2");
+    assert.equal(oneOrigin.body.origin, "web-2");
+    assert.equal(
+      oneOrigin.body.rows.reduce((n: number, r: { sessions: number }) => n + r.sessions, 0),
+      42,
+    );
     // A transcript names the origin it was synced from; a session written here has none.
     const synced = await get(`/api/sessions/${encodeURIComponent(`web-2/${V11.compressionTip}`)}`);
     assert.equal(synced.body.origin, "web-2");
@@ -114,6 +126,9 @@ describe("web handler over a PostgreSQL store that sync fills", { skip: PG_SKIP 
     const handle = createHandler(store, { pollMs: 50 });
     const origins = await handle(new Request("http://127.0.0.1:8787/api/origins"));
     assert.deepEqual(await origins.json(), { origins: [] });
+    const byOrigin = await handle(new Request("http://127.0.0.1:8787/api/usage?by=origin"));
+    assert.equal(byOrigin.status, 400);
+    assert.match((await byOrigin.json()).error.message, /by=origin needs a store that/);
     const refused = await handle(new Request("http://127.0.0.1:8787/api/sessions?origin=web-1"));
     assert.equal(refused.status, 400);
     assert.match(

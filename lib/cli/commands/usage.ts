@@ -11,18 +11,21 @@ import { alignColumns, formatCost, formatCount, oneLine, truncate } from "../../
 import { printJson } from "../json.ts";
 import { choiceOption, type ParsedArgs } from "../parse.ts";
 import { visibleControls } from "../../render/transcript.ts";
-import { UsageError } from "../usage_error.ts";
+import { originOption } from "../origin.ts";
+import { CommandError, UsageError } from "../usage_error.ts";
 
 const USAGE = `Usage: hermes-state usage [options]
 
-Show tokens and cost per day, week, month, model or source for a period.
-A session counts on the day it started (UTC), with all its tokens; weeks
-start on Monday.
+Show tokens and cost per day, week, month, model, source or origin for a
+period. A session counts on the day it started (UTC), with all its tokens;
+weeks start on Monday. Origins (the files "hermes-state sync" ships) are
+recorded only on a PostgreSQL store.
 
 Options:
-  --by GROUP       day (default), week, month, model or source
+  --by GROUP       day (default), week, month, model, source or origin
   --since PERIOD   30d (default), 12h, 2w, 6m, a date like 2026-04-01, or "all"
   --source SOURCE  Only sessions of this source
+  --origin NAME    Only sessions synced from this origin (a PostgreSQL store)
   --csv            Print CSV (a header line, then one line per group)
   --json           Print {by, since, source, rows} as JSON
   --db PATH        The database file
@@ -32,6 +35,7 @@ Examples:
   hermes-state usage
   hermes-state usage --by model --since 90d
   hermes-state usage --by week --since all --csv > usage.csv
+  hermes-state --db "$URL" usage --by origin --since 7d
 `;
 
 const COLUMNS = [
@@ -77,9 +81,20 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }
   const source = args.string("source") || null;
   const store = await ctx.openStore();
-  const rows = await store.usageReport({ by, since, source });
+  const origin = originOption(args, store);
+  if (by === "origin" && store.engine !== "postgres") {
+    throw new CommandError(
+      `--by origin needs a PostgreSQL store (origins are recorded by "hermes-state sync"): ${store.target}`,
+    );
+  }
+  const rows = await store.usageReport({
+    by,
+    since,
+    source,
+    ...(origin === undefined ? {} : { origin }),
+  });
   if (ctx.json) {
-    printJson(ctx.io, { by, since, source, rows });
+    printJson(ctx.io, { by, since, source, ...(origin === undefined ? {} : { origin }), rows });
     return 0;
   }
   if (args.flag("csv")) {
@@ -95,6 +110,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     return 0;
   }
   const { style } = ctx;
+  // The key of sessions without a model, or (by origin) written to the store, not synced.
+  const none = by === "origin" ? "(not synced)" : "(none)";
   const line = (key: string, r: Record<(typeof COLUMNS)[number], number | null>) => [
     key,
     formatCount(r.sessions ?? 0),
@@ -110,7 +127,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   >;
   const table = alignColumns([
     [by, "sessions", "input", "output", "cache read", "reasoning", "cost"].map(style.dim),
-    ...rows.map((r) => line(truncate(visibleControls(oneLine(r.key ?? "(none)")), 40), r)),
+    ...rows.map((r) => line(truncate(visibleControls(oneLine(r.key ?? none)), 40), r)),
     line(style.bold("total"), totals),
   ]);
   ctx.io.stdout(table.join("\n") + "\n");
@@ -120,12 +137,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
 /** The `usage` command. */
 export const usageCommand: Command = {
   name: "usage",
-  summary: "Tokens and cost per day, week, month, model or source",
+  summary: "Tokens and cost per day, week, month, model, source or origin",
   usage: USAGE,
   options: {
     by: { type: "string" },
     since: { type: "string" },
     source: { type: "string" },
+    origin: { type: "string" },
     csv: { type: "boolean" },
   },
   minPositionals: 0,

@@ -557,12 +557,12 @@ export const APP_JS = String.raw`
     series.forEach(function (s, k) { legend.appendChild(el("span", { class: "key s" + k, text: s.name })); });
     return el("figure", { class: "chart-box" }, el("figcaption", { text: title }), chart, legend);
   }
-  function usageTable(rows, keyName) {
+  function usageTable(rows, keyName, none) {
     var table = el("table", { class: "usage-table" },
       el("thead", null, el("tr", null, [keyName, "Sessions", "Tokens in / out", "Cost"].map(function (h) { return el("th", { text: h }); }))));
     var tbody = el("tbody");
     rows.forEach(function (r) {
-      tbody.appendChild(el("tr", null, el("td", { class: "bidi", text: visible(r.key === null ? "(none)" : r.key) }),
+      tbody.appendChild(el("tr", null, el("td", { class: "bidi", text: visible(r.key === null ? (none || "(none)") : r.key) }),
         el("td", { text: fmtCount(r.sessions) }), el("td", { text: fmtTokens(r.input_tokens) + " / " + fmtTokens(r.output_tokens) }),
         el("td", { text: fmtCost(r.estimated_cost_usd) })));
     });
@@ -589,7 +589,11 @@ export const APP_JS = String.raw`
     var since = params.get("since") || "30d";
     var by = params.get("by") || "day";
     var q = function (group) { return "/api/usage?by=" + group + "&since=" + encodeURIComponent(since); };
-    return Promise.all([api(q(by)), api(q("model")), api(q("source"))]).then(function (res) {
+    return Promise.all([api(q(by)), api(q("model")), api(q("source")), origins()]).then(function (res) {
+      // A store that sync fills: its origins too (the files of the hosts).
+      if (res[3].length === 0) return res;
+      return api(q("origin")).then(function (byOrigin) { return res.concat([byOrigin]); });
+    }).then(function (res) {
       var view = el("section", { class: "view view-usage", "aria-label": "Usage" });
       var period = el("select", { "aria-label": "Period", name: "since" });
       [["7d", "Last 7 days"], ["30d", "Last 30 days"], ["90d", "Last 90 days"], ["365d", "Last year"], ["all", "All time"]].forEach(function (o) {
@@ -614,6 +618,10 @@ export const APP_JS = String.raw`
       view.appendChild(el("details", { class: "usage-detail" }, el("summary", { text: "Table per " + by }), usageTable(res[0].rows, by)));
       view.appendChild(el("div", { class: "usage-pair" }, barChart(res[1].rows, key, tokens, "Tokens per model"), usageTable(res[1].rows, "model")));
       view.appendChild(el("div", { class: "usage-pair" }, barChart(res[2].rows, key, tokens, "Tokens per source"), usageTable(res[2].rows, "source")));
+      if (res[4]) {
+        var originKey = function (r) { return r.key === null ? "(not synced)" : r.key; };
+        view.appendChild(el("div", { class: "usage-pair", id: "usage-origin" }, barChart(res[4].rows, originKey, tokens, "Tokens per origin"), usageTable(res[4].rows, "origin", "(not synced)")));
+      }
       swap(view, quiet);
     }).catch(showError);
   }
