@@ -489,6 +489,17 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
           String(row.key),
         );
       }
+      // stats shows the same table, by origin.
+      const stats = await runCli(["--db", url, "--json", "stats"]);
+      assert.deepEqual(
+        JSON.parse(stats.out).by_origin.map((r: { key: string }) => r.key),
+        rows.map((r) => r.key),
+      );
+      assert.match((await runCli(["--db", url, "stats"])).out, /\nBy origin\n +origin +sessions/);
+      assert.equal(
+        "by_origin" in JSON.parse((await runCli(["--db", other, "--json", "stats"])).out),
+        false,
+      );
       const table = await runCli(["--db", url, "usage", "--by", "origin", "--since", "all"]);
       assert.match(table.out, /^\(not synced\) +1 +7 /m);
       const one = await runCli([

@@ -1,6 +1,6 @@
 /**
- * `hermes-state stats`: counts by source and model, tokens and cost, the
- * sessions that used the most tokens, and file sizes.
+ * `hermes-state stats`: counts by source, model and origin, tokens and
+ * cost, the sessions that used the most tokens, and file sizes.
  *
  * @module
  */
@@ -15,15 +15,17 @@ import {
   truncate,
 } from "../../render/format.ts";
 import { printJson } from "../json.ts";
+import { syncedStore } from "../../core/synced_store.ts";
 import { integerOption, type ParsedArgs } from "../parse.ts";
 import { visibleControls } from "../../render/transcript.ts";
 
 const USAGE = `Usage: hermes-state stats [options]
 
 Show how much the database holds: sessions and messages by source, tokens
-and cost by source and by model, the sessions that used the most tokens,
-and the size of the file with its write-ahead log (-wal) and shared-memory
-(-shm) companions.
+and cost by source and by model (and, on a PostgreSQL store that sync
+fills, by origin), the sessions that used the most tokens, and the size of
+the file with its write-ahead log (-wal) and shared-memory (-shm)
+companions.
 
 Options:
   --top N       How many of the biggest sessions to list (default 5)
@@ -57,6 +59,12 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const bySource = await store.usageBySource();
   const byModel = await store.usageByModel();
   const topSessions = top > 0 ? await store.topSessionsByTokens(top) : [];
+  // A store that sync fills: each synced file's share too (a file, or a store that holds no
+  // synced session, has none to show).
+  const perOrigin = syncedStore(store) === undefined
+    ? []
+    : await store.usageReport({ by: "origin", since: null });
+  const byOrigin = perOrigin.some((o) => o.key !== null) ? perOrigin : undefined;
   const sessions = bySource.reduce((n, s) => n + s.session_count, 0);
   const messages = await store.messageCount();
   const totals = {
@@ -84,6 +92,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         actual_cost: tidyCost(s.actual_cost),
       })),
       by_model: byModel.map((m) => ({ ...m, total_cost: tidyCost(m.total_cost) })),
+      ...(byOrigin === undefined ? {} : {
+        by_origin: byOrigin.map((o) => ({
+          ...o,
+          estimated_cost_usd: tidyCost(o.estimated_cost_usd),
+          actual_cost_usd: tidyCost(o.actual_cost_usd),
+        })),
+      }),
       top_sessions: topSessions.map((s) => ({
         ...s,
         estimated_cost_usd: tidyCost(s.estimated_cost_usd),
@@ -133,6 +148,18 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       ]),
     ], [1, 2, 3, 4]));
   }
+  if (byOrigin !== undefined) {
+    out.push(...section(ctx, "By origin", [
+      ["origin", "sessions", "input", "output", "est. cost"].map(style.dim),
+      ...byOrigin.map((o) => [
+        o.key ?? "(not synced)",
+        formatCount(o.sessions),
+        formatCount(o.input_tokens),
+        formatCount(o.output_tokens),
+        formatCost(o.estimated_cost_usd),
+      ]),
+    ], [1, 2, 3, 4]));
+  }
   if (topSessions.length > 0) {
     out.push(...section(
       ctx,
@@ -153,7 +180,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
 /** The `stats` command. */
 export const statsCommand: Command = {
   name: "stats",
-  summary: "Counts, tokens and cost by source and model; file sizes",
+  summary: "Counts, tokens and cost by source, model and origin; file sizes",
   usage: USAGE,
   options: { top: { type: "string" } },
   minPositionals: 0,
