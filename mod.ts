@@ -20,7 +20,13 @@ export type { SessionStore, StoreEngine } from "./lib/core/session_store.ts";
 export { isPostgresTarget, openStore, type OpenStoreOptions } from "./lib/open_store.ts";
 export type { SqliteStoreOptions } from "./lib/sqlite/sqlite_store.ts";
 export type { PgConnectOptions, PostgresStoreOptions } from "./lib/postgres/postgres_store.ts";
-export { type SyncedStore, syncedStore, type SyncOrigin } from "./lib/core/synced_store.ts";
+export {
+  type RestoredSyncState,
+  type SyncedStore,
+  syncedStore,
+  type SyncOrigin,
+  type SyncState,
+} from "./lib/core/synced_store.ts";
 export type { StoreRetryOptions } from "./lib/sqlite/store_retry.ts";
 export type { Synchronous } from "./lib/sqlite/open.ts";
 export type {

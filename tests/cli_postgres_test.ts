@@ -442,7 +442,7 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
   );
 
   test(
-    "usage --by origin sums each synced file's sessions; --origin keeps one; a file refuses both",
+    "usage --by origin and stats sum each synced file's sessions; --origin keeps one; a file refuses both",
     {
       timeout: 60_000,
     },
@@ -528,6 +528,72 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
           /needs a PostgreSQL store \(origins are recorded by "hermes-state sync"\)/,
         );
       }
+    },
+  );
+
+  test(
+    "copy between PostgreSQL stores keeps the sync records: each host's next pass goes on incrementally",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const first = v11Copy();
+      const second = copyFixture("hermes-v6.db");
+      const from = schemaUrl(freshSchema());
+      assert.equal((await runCli(["sync", first, "--to", from, "--origin", "web-1"])).code, 0);
+      assert.equal((await runCli(["sync", second, "--to", from, "--origin", "web-2"])).code, 0);
+      const to = schemaUrl(freshSchema());
+      const copied = await runCli(["--json", "copy", from, to]);
+      assert.equal(copied.code, 0, copied.err);
+      assert.deepEqual(JSON.parse(copied.out).sync, { origins: 2, sessions: 55, conflicting: [] });
+      const origins = async (url: string) =>
+        JSON.parse((await runCli(["--db", url, "--json", "origins"])).out).map(
+          (o: Record<string, unknown>) => [o.origin, o.host, o.path, o.sessions, o.last_pass_at],
+        );
+      assert.deepEqual(await origins(to), await origins(from));
+      // The hosts' next passes into the new store: nothing new, then only what is new.
+      const pass = await runCli(["sync", first, "--to", to]);
+      assert.equal(
+        pass.out,
+        `${first} → web-1: 0 new, 0 updated, 0 deleted sessions; 0 messages written.\n`,
+      );
+      const db = await SessionDB.open({ path: second });
+      const [anyId] = db.listSessionsRich({ limit: 1 }).map((s) => s.id);
+      db.appendMessage(anyId, { role: "user", content: "after the move" });
+      db.close();
+      const next = await runCli(["sync", second, "--to", to]);
+      assert.match(
+        next.out,
+        / → web-2: 0 new, 1 updated, 0 deleted sessions; 1 message written\.\n$/,
+      );
+      const count = async (url: string) =>
+        JSON.parse((await runCli(["--db", url, "--json", "info"])).out).sessions;
+      assert.equal(await count(to), await count(from));
+      // Again: nothing to add.
+      const again = await runCli(["--json", "copy", from, to]);
+      assert.deepEqual(JSON.parse(again.out).sync, { origins: 0, sessions: 0, conflicting: [] });
+
+      // A store with its own origin of that name, for another file: left out, and said.
+      const other = schemaUrl(freshSchema());
+      assert.equal(
+        (await runCli(["sync", copyFixture("hermes-v11.db"), "--to", other, "--origin", "web-1"]))
+          .code,
+        0,
+      );
+      const clash = await runCli(["copy", from, other]);
+      assert.equal(clash.code, 0, clash.err);
+      assert.match(
+        clash.err,
+        /has an origin 'web-1' of another host or file: the sync records of its sessions were not kept/,
+      );
+      assert.match(clash.out, /; sync records: 1 origin and 13 synced sessions added\.\n$/);
+      // Into a file: no origins there, and said.
+      const file = await runCli(["copy", from, tempDbPath()]);
+      assert.equal(file.code, 0, file.err);
+      assert.match(
+        file.err,
+        /is a file, which records no origins: the 2 origins of the synced sessions stay behind/,
+      );
     },
   );
 

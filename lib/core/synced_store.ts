@@ -23,6 +23,51 @@ export interface SyncOrigin {
   readonly sessions: number;
 }
 
+/**
+ * What a store records of `hermes-state sync`, as {@linkcode
+ * SyncedStore.syncState} reads it: its origins and, for each synced session,
+ * where it came from and what of its file the store holds. Given to another
+ * store's {@linkcode SyncedStore.restoreSyncState} after its sessions were
+ * copied there, it lets each host's next pass go on incrementally into that
+ * store. Its records are the engine's own; they are not meant to be edited.
+ */
+export interface SyncState {
+  /** Every origin: its name, host, file and last pass (seconds since the epoch, or `null`). */
+  readonly origins: readonly {
+    readonly origin: string;
+    readonly host: string;
+    readonly path: string;
+    readonly lastPassAt: number | null;
+  }[];
+  /**
+   * Every synced session: its id in the store, its origin, its id and parent
+   * in its file, and digests and counts of what the store holds of it.
+   */
+  readonly sessions: readonly {
+    readonly sessionId: string;
+    readonly origin: string;
+    readonly sourceId: string;
+    readonly sourceParent: string | null;
+    readonly rowDigest: string;
+    readonly messageCount: number;
+    readonly maxMessageId: number;
+    readonly extraDigest: string | null;
+  }[];
+}
+
+/** What {@linkcode SyncedStore.restoreSyncState} restored. */
+export interface RestoredSyncState {
+  /** Origins added. */
+  readonly origins: number;
+  /** Synced sessions whose records were added. */
+  readonly sessions: number;
+  /**
+   * Origins left out because the store has an origin of that name for
+   * another host or file (their sessions' records are left out too).
+   */
+  readonly conflicting: readonly string[];
+}
+
 /** The methods of a store whose sessions `hermes-state sync` shipped from files. */
 export interface SyncedStore {
   /**
@@ -67,6 +112,25 @@ export interface SyncedStore {
    * @throws {ReadonlyError} On a store opened read-only.
    */
   removeSyncOrigin(origin: string): Promise<number | undefined>;
+  /**
+   * Everything the store records of `sync` (`hermes-state copy` carries it
+   * to another such store with the sessions).
+   *
+   * @returns The origins and the records of the synced sessions.
+   */
+  syncState(): Promise<SyncState>;
+  /**
+   * Adds another store's record of `sync` (its {@linkcode syncState}), once
+   * its sessions were copied here, in one transaction: each origin the store
+   * lacks, and the record of each session the store holds and has none for.
+   * An origin of the same name for another host or file is left out, with
+   * its sessions' records. What the store records already is kept.
+   *
+   * @param state Another store's `syncState()`.
+   * @returns What was added, and the origins left out.
+   * @throws {ReadonlyError} On a store opened read-only.
+   */
+  restoreSyncState(state: SyncState): Promise<RestoredSyncState>;
 }
 
 /**
@@ -91,6 +155,8 @@ export function syncedStore(store: SessionStore): (SessionStore & SyncedStore) |
   return typeof candidate.syncOrigins === "function" &&
       typeof candidate.syncedSessionIds === "function" &&
       typeof candidate.syncedFrom === "function" &&
+      typeof candidate.syncState === "function" &&
+      typeof candidate.restoreSyncState === "function" &&
       typeof candidate.removeSyncOrigin === "function"
     ? candidate as SessionStore & SyncedStore
     : undefined;

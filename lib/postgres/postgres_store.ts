@@ -44,7 +44,13 @@ import type {
 import { checkPruneCandidatesOptions, toPruneCandidate } from "../core/prune_options.ts";
 import type { SearchOptions } from "../core/search/options.ts";
 import type { SessionStore } from "../core/session_store.ts";
-import type { SyncedStore, SyncOrigin } from "../core/synced_store.ts";
+import type {
+  RestoredSyncState,
+  SyncedStore,
+  SyncOrigin,
+  SyncState,
+} from "../core/synced_store.ts";
+import { addSyncState, readSyncState } from "./sync_state.ts";
 import type { SourceUsage, UsageGrouping, UsageReportOptions, UsageRow } from "../core/usage.ts";
 import { nextLineageTitle, sanitizeTitle, titleStem } from "../core/titles.ts";
 import {
@@ -918,6 +924,19 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     } finally {
       await unlock();
     }
+  }
+
+  async syncState(): Promise<SyncState> {
+    // One snapshot: no session record without its origin.
+    return await this.#client.transaction(async (query) => {
+      await query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+      return await readSyncState(query);
+    });
+  }
+
+  async restoreSyncState(state: SyncState): Promise<RestoredSyncState> {
+    if (this.readonly) throw new ReadonlyError(this.target);
+    return await this.#write((query) => addSyncState(query, state));
   }
 
   async syncedSessionIds(id: string, options: { limit?: number } = {}): Promise<PrefixMatches> {

@@ -6,7 +6,8 @@
  * whole or not at all. A session already in DEST is skipped, so a second
  * run copies nothing and a run that was interrupted resumes where it
  * stopped. Ids, columns, titles, timestamps, message ids (when free) and
- * lineage are kept.
+ * lineage are kept; between two PostgreSQL stores, the records of `sync`
+ * (origins) too.
  *
  * @module
  */
@@ -22,6 +23,8 @@ import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { isDatabaseFile } from "../../files/same_file.ts";
 import { CommandError } from "../usage_error.ts";
+import { type RestoredSyncState, syncedStore } from "../../core/synced_store.ts";
+import { plural } from "../../render/format.ts";
 import { LockPacer } from "../../sqlite/batches.ts";
 import { diskFullReason, isDiskFull } from "../../sqlite/disk_space.ts";
 
@@ -34,6 +37,8 @@ DEST is created when missing. Sessions keep their ids, columns, titles,
 timestamps, lineage and (when free) message ids. A session already in DEST
 is skipped, so a second run copies nothing, and a run that was interrupted
 picks up where it stopped. Each session is written whole or not at all.
+Between two PostgreSQL stores, what SRC records of "hermes-state sync" (its
+origins) goes too, so hosts go on syncing into DEST where they left off.
 
 Options:
   --source SOURCE   Only sessions of this source
@@ -62,6 +67,44 @@ async function openSource(ctx: Context, src: string): Promise<SessionStore> {
   return await openStore(src, { readonly: true, clock: () => ctx.io.now() });
 }
 
+/**
+ * Carries what SRC records of `sync` (its origins, and where each synced
+ * session came from) to DEST, once the sessions are there: each host's next
+ * pass then goes on into DEST incrementally, instead of shipping its file
+ * again under a new origin beside the copied sessions. A file records no
+ * origins: copied into one, they are named as lost.
+ *
+ * @returns What was added to DEST, or `undefined` when SRC records no origin.
+ */
+async function carrySyncState(
+  ctx: Context,
+  source: SessionStore,
+  target: SessionStore,
+  dest: string,
+): Promise<RestoredSyncState | undefined> {
+  const from = syncedStore(source);
+  if (from === undefined) return undefined;
+  const state = await from.syncState();
+  if (state.origins.length === 0) return undefined;
+  const to = syncedStore(target);
+  if (to === undefined) {
+    ctx.io.stderr(
+      `hermes-state: copy: ${dest} is a file, which records no origins: the ` +
+        `${plural(state.origins.length, "origin")} of the synced sessions stay behind (a sync ` +
+        "into a store made from this file ships their files again, under new origins)\n",
+    );
+    return undefined;
+  }
+  const restored = await to.restoreSyncState(state);
+  for (const origin of restored.conflicting) {
+    ctx.io.stderr(
+      `hermes-state: copy: ${dest} has an origin '${origin}' of another host or file: the ` +
+        "sync records of its sessions were not kept (its file's next pass ships them again)\n",
+    );
+  }
+  return restored;
+}
+
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const [src, dest] = args.positionals;
   if (!isPostgresTarget(src) && !isPostgresTarget(dest)) {
@@ -75,6 +118,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const counts = { copied: 0, replaced: 0, skipped: 0, messages: 0, failed: 0, linked: 0 };
   const failures: { id: string; error: string }[] = [];
   const dropped = new Set<string>();
+  let carried: RestoredSyncState | undefined;
   try {
     const target = await ctx.openStore({ path: dest, create: true });
     const replace = args.flag("replace");
@@ -127,6 +171,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       progress.done();
     }
     counts.linked = await target.restoreParentLinks(links);
+    carried = await carrySyncState(ctx, source, target, dest);
   } finally {
     await source.close();
   }
@@ -138,7 +183,12 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     );
   }
   if (ctx.json) {
-    printJson(ctx.io, { ...counts, dropped_columns: droppedColumns, failures });
+    printJson(ctx.io, {
+      ...counts,
+      dropped_columns: droppedColumns,
+      failures,
+      ...(carried === undefined ? {} : { sync: carried }),
+    });
   } else {
     const parts = [`Copied ${counts.copied} session${counts.copied === 1 ? "" : "s"}`];
     if (counts.replaced > 0) parts.push(`replaced ${counts.replaced}`);
@@ -146,6 +196,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     let text = `${parts.join(", ")} (${counts.messages} messages written)`;
     if (counts.failed > 0) {
       text += `; ${counts.failed} session${counts.failed === 1 ? "" : "s"} failed`;
+    }
+    if (carried !== undefined) {
+      text += `; sync records: ${plural(carried.origins, "origin")} and ` +
+        `${plural(carried.sessions, "synced session")} added`;
     }
     ctx.io.stdout(`${text}.\n`);
   }

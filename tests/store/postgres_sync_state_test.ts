@@ -1,0 +1,65 @@
+/**
+ * `syncState()` / `restoreSyncState()` of the PostgreSQL store, the records
+ * `copy` carries between two servers: what the other store holds already is
+ * kept, and an origin that names another file there (or a file it records
+ * under another name) is left out with its sessions' records.
+ */
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { syncedStore } from "../../lib/core/synced_store.ts";
+import { ReadonlyError } from "../../lib/core/errors.ts";
+import { openStore } from "../../lib/open_store.ts";
+import { copyFixture } from "../_helpers.ts";
+import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
+
+/** A schema with `file` synced into it as `origin` from `host`. */
+async function synced(file: string, origin: string, host = "a.example"): Promise<string> {
+  const url = schemaUrl(freshSchema());
+  const { connectSyncTarget, syncFile } = await import("../../lib/postgres/sync.ts");
+  const client = await connectSyncTarget(url);
+  try {
+    await syncFile(client, file, { origin, host });
+  } finally {
+    await client.close();
+  }
+  return url;
+}
+
+describe("the sync records of a PostgreSQL store", { skip: PG_SKIP }, () => {
+  test("a file the other store records under another name is left out, with its sessions", {
+    timeout: 60_000,
+  }, async () => {
+    const file = copyFixture("hermes-v11.db");
+    await using from = await openStore(await synced(file, "web-1"), { readonly: true });
+    const state = await syncedStore(from)!.syncState();
+    assert.deepEqual(state.origins.map((o) => [o.origin, o.host]), [["web-1", "a.example"]]);
+    assert.equal(state.sessions.length, 42);
+    assert.ok(state.sessions.every((s) => s.sessionId === `web-1/${s.sourceId}`));
+
+    // The same file, synced into the other store as "edge": not a second origin for it.
+    await using to = await openStore(await synced(file, "edge"));
+    const restored = await syncedStore(to)!.restoreSyncState(state);
+    assert.deepEqual(restored, { origins: 0, sessions: 0, conflicting: ["web-1"] });
+    assert.deepEqual((await syncedStore(to)!.syncOrigins()).map((o) => o.origin), ["edge"]);
+  });
+
+  test("a record is added only for a session the store holds; a read-only store refuses", {
+    timeout: 60_000,
+  }, async () => {
+    await using from = await openStore(await synced(copyFixture("hermes-v11.db"), "web-1"));
+    const state = await syncedStore(from)!.syncState();
+    const target = schemaUrl(freshSchema());
+    await using to = await openStore(target);
+    // Two of the 42 sessions copied: the origin and their two records.
+    for (const { sessionId } of state.sessions.slice(0, 2)) {
+      await to.importSession((await from.exportSession(sessionId))!);
+    }
+    assert.deepEqual(await syncedStore(to)!.restoreSyncState(state), {
+      origins: 1,
+      sessions: 2,
+      conflicting: [],
+    });
+    await using reader = await openStore(target, { readonly: true });
+    await assert.rejects(syncedStore(reader)!.restoreSyncState(state), ReadonlyError);
+  });
+});
