@@ -690,7 +690,9 @@ export async function syncFile(
         session.extraDigest = extraDigests(byId, 0).all;
       }
       const rows = raw.map(storedValues);
-      batch.push({ session, append: append || !written, rows });
+      // New to the records: whatever the server holds under its id (a session copied there
+      // without them) is replaced, never added to.
+      batch.push({ session, append: (append && known !== undefined) || !written, rows });
       batched += rows.length + 1;
       if (known === undefined) totals.created++;
       else if (rowChanged) totals.updated++;

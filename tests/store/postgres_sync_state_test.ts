@@ -10,11 +10,16 @@ import { syncedStore } from "../../lib/core/synced_store.ts";
 import { ReadonlyError } from "../../lib/core/errors.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { copyFixture } from "../_helpers.ts";
-import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { adminSql, freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
 
-/** A schema with `file` synced into it as `origin` from `host`. */
-async function synced(file: string, origin: string, host = "a.example"): Promise<string> {
-  const url = schemaUrl(freshSchema());
+/** A schema with `file` synced into it as `origin` from `host`: its URL. */
+async function synced(
+  file: string,
+  origin: string,
+  host = "a.example",
+  schema = freshSchema(),
+): Promise<string> {
+  const url = schemaUrl(schema);
   const { connectSyncTarget, syncFile } = await import("../../lib/postgres/sync.ts");
   const client = await connectSyncTarget(url);
   try {
@@ -61,5 +66,27 @@ describe("the sync records of a PostgreSQL store", { skip: PG_SKIP }, () => {
     });
     await using reader = await openStore(target, { readonly: true });
     await assert.rejects(syncedStore(reader)!.restoreSyncState(state), ReadonlyError);
+  });
+});
+
+describe("a pass over sessions the server holds without their records", { skip: PG_SKIP }, () => {
+  test("replaces what the server holds under their ids, never adds to it", {
+    timeout: 60_000,
+  }, async () => {
+    const file = copyFixture("hermes-v11.db");
+    const schema = freshSchema();
+    const url = await synced(file, "web-1", "a.example", schema);
+    // What a copy made before copies kept the records leaves: the sessions, no records.
+    await adminSql(`DELETE FROM "${schema}".sync_sessions; DELETE FROM "${schema}".sync_origins`);
+    const { connectSyncTarget, syncFile } = await import("../../lib/postgres/sync.ts");
+    const client = await connectSyncTarget(url);
+    try {
+      const pass = await syncFile(client, file, { origin: "web-1", host: "a.example" });
+      assert.equal(pass.created, 42);
+    } finally {
+      await client.close();
+    }
+    await using store = await openStore(url, { readonly: true });
+    assert.equal(await store.messageCount(), 197, "each message once");
   });
 });
