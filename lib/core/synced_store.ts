@@ -113,6 +113,16 @@ export interface SyncedStore {
    */
   removeSyncOrigin(origin: string): Promise<number | undefined>;
   /**
+   * Holds every origin's pass lock until released: a `sync` pass into this
+   * store waits meanwhile (one under way is waited for first), so its synced
+   * sessions and their records stay as they are. `hermes-state copy` holds
+   * them while it copies, so that the records it carries match the sessions
+   * it copied. An origin registered after the hold is not held.
+   *
+   * @returns The origins held, and the function that releases them.
+   */
+  holdSyncPasses(): Promise<{ origins: string[]; release(): Promise<void> }>;
+  /**
    * Everything the store records of `sync` (`hermes-state copy` carries it
    * to another such store with the sessions).
    *
@@ -156,6 +166,7 @@ export function syncedStore(store: SessionStore): (SessionStore & SyncedStore) |
       typeof candidate.syncedSessionIds === "function" &&
       typeof candidate.syncedFrom === "function" &&
       typeof candidate.syncState === "function" &&
+      typeof candidate.holdSyncPasses === "function" &&
       typeof candidate.restoreSyncState === "function" &&
       typeof candidate.removeSyncOrigin === "function"
     ? candidate as SessionStore & SyncedStore

@@ -174,16 +174,16 @@ export interface PgClient {
   /** Runs `fn` in one transaction, again from the start when PostgreSQL asks (deadlock, serialization). */
   transaction<T>(fn: (query: PgQuery) => Promise<T>): Promise<T>;
   /**
-   * Takes the advisory lock `name` in a transaction of its own, held open on
-   * a connection of its own until released, waiting while another holds it.
-   * A transaction-level lock, so that a pooler in transaction mode keeps it
-   * on one server connection (a session-level lock would stay behind on
-   * whichever server connection took it); it goes with the connection if
-   * the process dies.
+   * Takes the advisory lock `name` (or each of several, in order) in a
+   * transaction of its own, held open on a connection of its own until
+   * released, waiting while another holds it. A transaction-level lock, so
+   * that a pooler in transaction mode keeps it on one server connection (a
+   * session-level lock would stay behind on whichever server connection
+   * took it); it goes with the connection if the process dies.
    *
    * @returns The function that releases it.
    */
-  lock(name: string): Promise<() => Promise<void>>;
+  lock(name: string | readonly string[]): Promise<() => Promise<void>>;
   /** Closes every connection. */
   close(): Promise<void>;
 }
@@ -359,7 +359,9 @@ export async function connectPg(
       const holding = sql.begin(async (tx) => {
         // Held open while the caller works: a server's idle-in-transaction limit must not end it.
         await run(tx, "SET LOCAL idle_in_transaction_session_timeout = 0");
-        await run(tx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [name]);
+        for (const one of typeof name === "string" ? [name] : name) {
+          await run(tx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [one]);
+        }
         taken();
         await released;
       }).then(() => undefined, (error: unknown) => translate(error));

@@ -926,6 +926,16 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     }
   }
 
+  async holdSyncPasses(): Promise<{ origins: string[]; release(): Promise<void> }> {
+    const origins = (await this.syncOrigins()).map((o) => o.origin);
+    if (origins.length === 0) return { origins, release: () => Promise.resolve() };
+    // In one order, so that two holders never wait on each other.
+    const release = await this.#client.lock(
+      [...origins].sort().map((origin) => syncLockName(origin)),
+    );
+    return { origins, release };
+  }
+
   async syncState(): Promise<SyncState> {
     // One snapshot: no session record without its origin.
     return await this.#client.transaction(async (query) => {

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { syncedStore } from "../../lib/core/synced_store.ts";
 import { ReadonlyError } from "../../lib/core/errors.ts";
 import { openStore } from "../../lib/open_store.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { copyFixture } from "../_helpers.ts";
 import { adminSql, freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
 
@@ -66,6 +67,37 @@ describe("the sync records of a PostgreSQL store", { skip: PG_SKIP }, () => {
     });
     await using reader = await openStore(target, { readonly: true });
     await assert.rejects(syncedStore(reader)!.restoreSyncState(state), ReadonlyError);
+  });
+});
+
+describe("holdSyncPasses()", { skip: PG_SKIP }, () => {
+  test("a pass waits until the hold is released, then ships what changed", {
+    timeout: 60_000,
+  }, async () => {
+    const file = copyFixture("hermes-v11.db");
+    const url = await synced(file, "web-1");
+    await using store = await openStore(url, { readonly: true });
+    const hold = await syncedStore(store)!.holdSyncPasses();
+    assert.deepEqual(hold.origins, ["web-1"]);
+    const db = await SessionDB.open({ path: file });
+    const [id] = db.listSessionsRich({ limit: 1 }).map((s) => s.id);
+    db.appendMessage(id, { role: "user", content: "while the copy runs" });
+    db.close();
+    const { connectSyncTarget, syncFile } = await import("../../lib/postgres/sync.ts");
+    const client = await connectSyncTarget(url);
+    try {
+      let done = false;
+      const pass = syncFile(client, file, { origin: "web-1", host: "a.example" })
+        .finally(() => done = true);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.equal(done, false, "the pass waits for the hold");
+      assert.equal(await store.messageCount(), 197);
+      await hold.release();
+      assert.equal((await pass).messages, 1);
+      assert.equal(await store.messageCount(), 198);
+    } finally {
+      await client.close();
+    }
   });
 });
 

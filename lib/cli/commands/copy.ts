@@ -81,16 +81,24 @@ async function carrySyncState(
   source: SessionStore,
   target: SessionStore,
   dest: string,
+  held: readonly string[],
 ): Promise<RestoredSyncState | undefined> {
   const from = syncedStore(source);
   if (from === undefined) return undefined;
-  const state = await from.syncState();
-  if (state.origins.length === 0) return undefined;
+  const all = await from.syncState();
+  // Only the origins held while the sessions were copied: their records match the copies. One
+  // registered meanwhile is shipped again by its next pass into DEST (which replaces, never
+  // doubles, what it finds there).
+  const state = {
+    origins: all.origins.filter((o) => held.includes(o.origin)),
+    sessions: all.sessions.filter((s) => held.includes(s.origin)),
+  };
+  if (all.origins.length === 0) return undefined;
   const to = syncedStore(target);
   if (to === undefined) {
     ctx.io.stderr(
       `hermes-state: copy: ${dest} is a file, which records no origins: the ` +
-        `${plural(state.origins.length, "origin")} of the synced sessions stay behind (a sync ` +
+        `${plural(all.origins.length, "origin")} of the synced sessions stay behind (a sync ` +
         "into a store made from this file ships their files again, under new origins)\n",
     );
     return undefined;
@@ -125,6 +133,11 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     const links: ParentLink[] = [];
     const progress = new Progress(ctx.io, "Copied");
     const lanes = isPostgresTarget(dest) ? POSTGRES_LANES : 1;
+    // Into another store that sync fills: no pass into SRC changes a synced session while it is
+    // copied, so that the records carried after match the copies (a pass meanwhile waits).
+    const hold = syncedStore(target) === undefined
+      ? undefined
+      : await syncedStore(source)?.holdSyncPasses();
     const pacer = lanes === 1 ? new LockPacer() : undefined;
     const copyOne = async (session: SessionExport) => {
       try {
@@ -161,17 +174,21 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     // stops the run (a full disk) is thrown once the sessions in flight have ended.
     const writes = new WriteLanes(lanes);
     try {
-      const only = args.string("source");
-      for await (const session of source.iterateExport(only ? { source: only } : {})) {
-        await writes.submit(() => copyOne(session));
+      try {
+        const only = args.string("source");
+        for await (const session of source.iterateExport(only ? { source: only } : {})) {
+          await writes.submit(() => copyOne(session));
+        }
+        await writes.drain();
+      } finally {
+        await writes.drain().catch(() => {});
+        progress.done();
       }
-      await writes.drain();
+      counts.linked = await target.restoreParentLinks(links);
+      carried = await carrySyncState(ctx, source, target, dest, hold?.origins ?? []);
     } finally {
-      await writes.drain().catch(() => {});
-      progress.done();
+      await hold?.release();
     }
-    counts.linked = await target.restoreParentLinks(links);
-    carried = await carrySyncState(ctx, source, target, dest);
   } finally {
     await source.close();
   }
