@@ -412,6 +412,13 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
           "each sync pass ships them back. Prune them on its host (hermes-state prune there) " +
           "and the next pass removes them here too.\n",
       );
+      // prune --ghosts too (the fixture's empty, untitled tui sessions).
+      const ghosts = await runCli(["--db", url, "prune", "--ghosts", "--dry-run"]);
+      assert.equal(ghosts.code, 0, ghosts.err);
+      assert.match(
+        ghosts.err,
+        /^Note: \d+ of these sessions came from a synced file \(origin web-1\)/,
+      );
       // Named by the id its host's file has: the note names the store's id.
       const deleted = await runCli(["--db", url, "delete", V11.compressionTip, "--yes"]);
       assert.equal(deleted.code, 0, deleted.err);

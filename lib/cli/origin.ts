@@ -76,7 +76,8 @@ export async function syncedNote(
   const where = names.length === 1 ? "its host" : "their hosts";
   const consequence = change === "rename"
     ? `its next change on ${where} brings back the title its file has`
-    : `while the file holds ${them}, each sync pass ships ${them} back`;
+    : `while ${names.length === 1 ? "the file holds" : "their files hold"} ${them}, each sync ` +
+      `pass ships ${them} back`;
   const instead = `${change[0].toUpperCase()}${change.slice(1)} ${them} on ${where} ` +
     `(hermes-state ${change} there) and the next pass ${
       change === "rename" ? "brings the title" : `removes ${them}`

@@ -89,7 +89,14 @@ async function pruneGhosts(args: ParsedArgs, ctx: Context): Promise<number> {
   const dryRun = args.flag("dry-run");
   // A dry run only reads: it opens the file as `list` does and never upgrades it.
   const store = await ctx.openStore(dryRun ? { access: "read" } : {});
-  if (dryRun) return printDryRun(ctx, await store.pruneCandidates({ ghosts: true }), GHOSTS);
+  const candidates = await store.pruneCandidates({ ghosts: true });
+  const note = await syncedNote(store, candidates.map((c) => c.id), "prune");
+  if (dryRun) {
+    const code = printDryRun(ctx, candidates, GHOSTS);
+    if (note !== undefined) ctx.io.stderr(`${note}\n`);
+    return code;
+  }
+  if (note !== undefined) ctx.io.stderr(`${note}\n`);
   if (!args.flag("yes")) {
     const question = 'Delete every ended "tui" session with no message and no title, ' +
       "started more than a day ago? [y/N] ";
