@@ -413,6 +413,11 @@ describe(
           await text(page, "#usage-origin"),
           /Tokens per origin[\s\S]*web-1[\s\S]*web-2/,
         );
+        // And one origin's usage, chosen in the form.
+        await redrawn(page, () => page.select(".view-usage select[name=origin]", "web-2"));
+        assert.match(await page.evaluate(() => location.hash), /[?&]origin=web-2(&|$)/);
+        assert.match(await text(page, "#usage-origin"), /web-2/);
+        assert.doesNotMatch(await text(page, "#usage-origin"), /web-1/);
         assert.deepEqual(errors, [], "no script error on the page");
       } finally {
         await page.close();

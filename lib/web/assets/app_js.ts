@@ -588,7 +588,8 @@ export const APP_JS = String.raw`
   function renderUsage(params, quiet) {
     var since = params.get("since") || "30d";
     var by = params.get("by") || "day";
-    var q = function (group) { return "/api/usage?by=" + group + "&since=" + encodeURIComponent(since); };
+    var only = params.get("origin") || "";
+    var q = function (group) { return "/api/usage?by=" + group + "&since=" + encodeURIComponent(since) + (only ? "&origin=" + encodeURIComponent(only) : ""); };
     return Promise.all([api(q(by)), api(q("model")), api(q("source")), origins()]).then(function (res) {
       // A store that sync fills: its origins too (the files of the hosts).
       if (res[3].length === 0) return res;
@@ -601,8 +602,14 @@ export const APP_JS = String.raw`
       });
       var group = el("select", { "aria-label": "Group by", name: "by" });
       ["day", "week", "month"].forEach(function (g) { group.appendChild(el("option", { value: g, text: "Per " + g, selected: g === by })); });
-      var form = el("form", { class: "filters" }, period, group);
-      form.addEventListener("change", function () { location.hash = hashFor("/usage", new URLSearchParams({ since: period.value, by: group.value })); });
+      // On a store that sync fills: one origin's usage.
+      var origin = originSelect(res[3], only);
+      var form = el("form", { class: "filters" }, period, group, origin);
+      form.addEventListener("change", function () {
+        var next = new URLSearchParams({ since: period.value, by: group.value });
+        if (origin && origin.value) next.set("origin", origin.value);
+        location.hash = hashFor("/usage", next);
+      });
       view.appendChild(form);
       var tokens = [
         { name: "input", value: function (r) { return r.input_tokens; }, format: fmtTokens },
