@@ -63,8 +63,21 @@ function sessions(n: number): string {
   return plural(n, "session");
 }
 
-/** A dry run's answer: the sessions that would go (or JSON), or that there are none in `scope`. */
-function printDryRun(ctx: Context, candidates: readonly PruneCandidate[], scope: string): number {
+/** The note on synced sessions ({@linkcode syncedNote}), when there is one, on standard error. */
+function sayNote(ctx: Context, note: string | undefined): void {
+  if (note !== undefined) ctx.io.stderr(`${note}\n`);
+}
+
+/**
+ * A dry run's answer: the sessions that would go (or JSON), or that there
+ * are none in `scope`; then the note on synced sessions, if any.
+ */
+function printDryRun(
+  ctx: Context,
+  candidates: readonly PruneCandidate[],
+  scope: string,
+  note: string | undefined,
+): number {
   if (ctx.json) {
     printJson(ctx.io, { dry_run: true, would_prune: candidates.length, sessions: candidates });
   } else if (candidates.length === 0) {
@@ -73,6 +86,7 @@ function printDryRun(ctx: Context, candidates: readonly PruneCandidate[], scope:
     ctx.io.stdout(listing(candidates));
     ctx.io.stdout(`${sessions(candidates.length)} would be deleted (dry run: nothing was).\n`);
   }
+  sayNote(ctx, note);
   return 0;
 }
 
@@ -91,12 +105,8 @@ async function pruneGhosts(args: ParsedArgs, ctx: Context): Promise<number> {
   const store = await ctx.openStore(dryRun ? { access: "read" } : {});
   const candidates = await store.pruneCandidates({ ghosts: true });
   const note = await syncedNote(store, candidates.map((c) => c.id), "prune");
-  if (dryRun) {
-    const code = printDryRun(ctx, candidates, GHOSTS);
-    if (note !== undefined) ctx.io.stderr(`${note}\n`);
-    return code;
-  }
-  if (note !== undefined) ctx.io.stderr(`${note}\n`);
+  if (dryRun) return printDryRun(ctx, candidates, GHOSTS, note);
+  sayNote(ctx, note);
   if (!args.flag("yes")) {
     const question = 'Delete every ended "tui" session with no message and no title, ' +
       "started more than a day ago? [y/N] ";
@@ -125,12 +135,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }`;
   // A synced session pruned here comes back from its file: said before the question.
   const note = await syncedNote(store, candidates.map((c) => c.id), "prune");
-  if (dryRun) {
-    const code = printDryRun(ctx, candidates, scope);
-    if (note !== undefined) ctx.io.stderr(`${note}\n`);
-    return code;
-  }
-  if (note !== undefined) ctx.io.stderr(`${note}\n`);
+  if (dryRun) return printDryRun(ctx, candidates, scope, note);
+  sayNote(ctx, note);
   if (candidates.length === 0) {
     if (ctx.json) printJson(ctx.io, { pruned: 0 });
     else ctx.io.stdout(`No ${scope}.\n`);
