@@ -418,6 +418,7 @@ describe(
         assert.match(await page.evaluate(() => location.hash), /[?&]origin=web-2(&|$)/);
         assert.match(await text(page, "#usage-origin"), /web-2/);
         assert.doesNotMatch(await text(page, "#usage-origin"), /web-1/);
+        await shot(page, "usage-origin-1280-light");
         assert.deepEqual(errors, [], "no script error on the page");
       } finally {
         await page.close();
