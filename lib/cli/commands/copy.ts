@@ -85,24 +85,29 @@ async function carrySyncState(
 ): Promise<RestoredSyncState | undefined> {
   const from = syncedStore(source);
   if (from === undefined) return undefined;
+  const to = syncedStore(target);
+  if (to === undefined) {
+    // A file keeps none of the records: only how many origins stay behind is read.
+    const origins = (await from.syncOrigins()).length;
+    if (origins > 0) {
+      ctx.io.stderr(
+        `hermes-state: copy: ${dest} is a file, which records no origins: the ` +
+          `${plural(origins, "origin")} of the synced sessions stay behind (a sync ` +
+          "into a store made from this file ships their files again, under new origins)\n",
+      );
+    }
+    return undefined;
+  }
   const all = await from.syncState();
+  if (all.origins.length === 0) return undefined;
   // Only the origins held while the sessions were copied: their records match the copies. One
   // registered meanwhile is shipped again by its next pass into DEST (which replaces, never
   // doubles, what it finds there).
+  const kept = new Set(held);
   const state = {
-    origins: all.origins.filter((o) => held.includes(o.origin)),
-    sessions: all.sessions.filter((s) => held.includes(s.origin)),
+    origins: all.origins.filter((o) => kept.has(o.origin)),
+    sessions: all.sessions.filter((s) => kept.has(s.origin)),
   };
-  if (all.origins.length === 0) return undefined;
-  const to = syncedStore(target);
-  if (to === undefined) {
-    ctx.io.stderr(
-      `hermes-state: copy: ${dest} is a file, which records no origins: the ` +
-        `${plural(all.origins.length, "origin")} of the synced sessions stay behind (a sync ` +
-        "into a store made from this file ships their files again, under new origins)\n",
-    );
-    return undefined;
-  }
   const restored = await to.restoreSyncState(state);
   for (const origin of restored.conflicting) {
     ctx.io.stderr(
