@@ -28,12 +28,22 @@ import { CommandError } from "./usage_error.ts";
 export function originOption(args: ParsedArgs, store: SessionStore): string | undefined {
   const origin = args.string("origin");
   if (origin === undefined || origin === "") return undefined;
-  if (store.engine !== "postgres") {
-    throw new CommandError(
-      `--origin needs a PostgreSQL store (origins are recorded by "hermes-state sync"): ${store.target}`,
-    );
-  }
+  requireOrigins(store, "--origin");
   return origin;
+}
+
+/**
+ * Refuses an option that reads origins on a store that records none.
+ *
+ * @param store The open store.
+ * @param option The option as the user gave it (`--origin`, `--by origin`).
+ * @throws {CommandError} When the store is not PostgreSQL, naming the option and the store.
+ */
+export function requireOrigins(store: SessionStore, option: string): void {
+  if (store.engine === "postgres") return;
+  throw new CommandError(
+    `${option} needs a PostgreSQL store (origins are recorded by "hermes-state sync"): ${store.target}`,
+  );
 }
 
 /** What an operator does on the server to sessions `sync` ships. */

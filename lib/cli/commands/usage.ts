@@ -11,8 +11,8 @@ import { alignColumns, formatCost, formatCount, oneLine, truncate } from "../../
 import { printJson } from "../json.ts";
 import { choiceOption, type ParsedArgs } from "../parse.ts";
 import { visibleControls } from "../../render/transcript.ts";
-import { originOption } from "../origin.ts";
-import { CommandError, UsageError } from "../usage_error.ts";
+import { originOption, requireOrigins } from "../origin.ts";
+import { UsageError } from "../usage_error.ts";
 
 const USAGE = `Usage: hermes-state usage [options]
 
@@ -82,11 +82,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const source = args.string("source") || null;
   const store = await ctx.openStore();
   const origin = originOption(args, store);
-  if (by === "origin" && store.engine !== "postgres") {
-    throw new CommandError(
-      `--by origin needs a PostgreSQL store (origins are recorded by "hermes-state sync"): ${store.target}`,
-    );
-  }
+  if (by === "origin") requireOrigins(store, "--by origin");
   const rows = await store.usageReport({
     by,
     since,
