@@ -9,6 +9,8 @@ import { existsSync } from "node:fs";
 import { isPostgresTarget } from "../../open_store.ts";
 import type { Command, Context } from "../command.ts";
 import type { ParsedArgs } from "../parse.ts";
+// A type only: the module itself is loaded by dynamic import when the command runs.
+import type { SyncResult } from "../../postgres/sync.ts";
 import { Progress } from "../progress.ts";
 import { CommandError, UsageError } from "../usage_error.ts";
 
@@ -51,11 +53,8 @@ Examples:
   hermes-state sync /srv/a/state.db /srv/b/state.db --to "$URL" --follow=10
 `;
 
-/** The counts of a pass's `SyncResult` (`lib/postgres/sync.ts`, loaded when used). */
-type SyncCount = "created" | "updated" | "deleted" | "appended" | "rewritten" | "messages";
-
-/** Whether a pass (its `SyncResult`) wrote anything to the server. */
-function changedAnything(result: Record<SyncCount, number>): boolean {
+/** Whether a pass wrote anything to the server. */
+function changedAnything(result: SyncResult): boolean {
   return result.created + result.updated + result.deleted + result.appended + result.rewritten +
       result.messages > 0;
 }
