@@ -179,10 +179,13 @@ describe("time options", () => {
   test("parseTime() reads ages, Unix seconds, local dates and refuses the rest", () => {
     assert.equal(parseTime("30m", 10_000), 10_000 - 1800);
     assert.equal(parseTime("2w", 2_000_000), 2_000_000 - 2 * 604800);
+    assert.equal(parseTime("90min", 10_000), 10_000 - 5400);
+    assert.equal(parseTime("6mo", 20_000_000), 20_000_000 - 180 * 86400);
+    assert.equal(parseTime("1y", 40_000_000), 40_000_000 - 365 * 86400);
     assert.equal(parseTime("1776675600", 0), 1776675600);
     assert.equal(parseTime("2026-04-20", 0), new Date(2026, 3, 20).getTime() / 1000);
     assert.equal(parseTime("2026-04-20 09:30", 0), new Date(2026, 3, 20, 9, 30).getTime() / 1000);
-    for (const bad of ["2026-02-30", "2026-04-20 25:00", "yesterday", "-3d", ""]) {
+    for (const bad of ["2026-02-30", "2026-04-20 25:00", "yesterday", "-3d", "", "3mon", "1yr"]) {
       assert.equal(parseTime(bad, 0), undefined, bad);
     }
   });

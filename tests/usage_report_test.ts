@@ -140,9 +140,12 @@ test("parseSince() reads relative periods, dates and ISO times, and rejects anyt
   assert.equal(parseSince("12h", now), now - 12 * 3600);
   assert.equal(parseSince("2w", now), now - 14 * 86400);
   assert.equal(parseSince("6m", now), now - 180 * 86400);
+  assert.equal(parseSince("6mo", now), now - 180 * 86400, "months are mo in every command");
+  assert.equal(parseSince("1y", now), now - 365 * 86400);
+  assert.equal(parseSince("90min", now), now - 90 * 60);
   assert.equal(parseSince("2026-04-01", now), Date.UTC(2026, 3, 1) / 1000);
   assert.equal(parseSince("2026-04-01T12:00:00Z", now), Date.UTC(2026, 3, 1, 12) / 1000);
-  for (const bad of ["", "yesterday", "-3d", "3y", "2026-13-45", "1e9d"]) {
+  for (const bad of ["", "yesterday", "-3d", "3yr", "2026-13-45", "1e9d"]) {
     assert.throws(() => parseSince(bad, now), RangeError, JSON.stringify(bad));
   }
 });

@@ -1,7 +1,8 @@
 /**
  * Reading a point in time from the command line (`--since`, `--until`): a
- * local date, a local date and time, an age (`7d`, `12h`, `30m`, `2w`), or
- * Unix seconds.
+ * local date, a local date and time, an age (`30m` or `30min` minutes, `12h`,
+ * `7d`, `2w`, `6mo` months of 30 days, `1y` years of 365 days), or Unix
+ * seconds.
  *
  * @module
  */
@@ -9,9 +10,17 @@ import type { ParsedArgs } from "./parse.ts";
 import { UsageError } from "./usage_error.ts";
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?$/;
-const AGE = /^(\d+)([mhdw])$/;
+const AGE = /^(\d+)(min|mo|[mhdwy])$/;
 const SECONDS = /^\d{9,}(?:\.\d+)?$/;
-const UNIT_SECONDS: Record<string, number> = { m: 60, h: 3600, d: 86400, w: 604800 };
+const UNIT_SECONDS: Record<string, number> = {
+  m: 60,
+  min: 60,
+  h: 3600,
+  d: 86400,
+  w: 7 * 86400,
+  mo: 30 * 86400,
+  y: 365 * 86400,
+};
 
 /**
  * Parses a point in time.
@@ -72,7 +81,7 @@ export function timeOption(
   if (value === undefined) {
     throw new UsageError(
       `--${name} must be a date (2026-04-20), a date and time (2026-04-20 09:30), ` +
-        `an age (30m, 12h, 7d, 2w) or Unix seconds, got "${text}"`,
+        `an age (30m, 12h, 7d, 2w, 6mo, 1y) or Unix seconds, got "${text}"`,
       { command: options.command },
     );
   }

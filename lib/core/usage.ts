@@ -83,9 +83,24 @@ export interface UsageRow {
   actual_cost_usd: number | null;
 }
 
+/** Seconds of each unit of a relative period. */
+const PERIOD_UNITS = {
+  min: 60,
+  h: 3600,
+  d: 86400,
+  w: 7 * 86400,
+  m: 30 * 86400,
+  mo: 30 * 86400,
+  y: 365 * 86400,
+} as const;
+
 /**
- * Reads a period start: `30d`, `12h`, `2w`, `6m` (months of 30 days) before
- * `now`, or a date (`2026-04-01`, UTC) or an ISO date and time.
+ * Reads a period start: `30d`, `12h`, `2w`, `6mo` or `6m` (months of 30
+ * days), `1y` (years of 365 days) or `90min` before `now`, or a date
+ * (`2026-04-01`, UTC) or an ISO date and time. (`m` is a month here, as
+ * periods of tokens and cost are counted in days; `6mo` means the same in
+ * every command, where the `--since` of `list` and `search` reads `6m` as
+ * minutes.)
  *
  * @param text The period as typed.
  * @param now The current time, Unix seconds.
@@ -100,11 +115,9 @@ export interface UsageRow {
  * ```
  */
 export function parseSince(text: string, now: number): number {
-  const relative = /^\s*(\d{1,6})\s*([hdwm])\s*$/i.exec(text);
+  const relative = /^\s*(\d{1,6})\s*(min|mo|[hdwmy])\s*$/i.exec(text);
   if (relative !== null) {
-    const unit = { h: 3600, d: 86400, w: 7 * 86400, m: 30 * 86400 }[
-      relative[2].toLowerCase() as "h" | "d" | "w" | "m"
-    ];
+    const unit = PERIOD_UNITS[relative[2].toLowerCase() as keyof typeof PERIOD_UNITS];
     return now - Number(relative[1]) * unit;
   }
   if (/^\d{4}-\d{2}-\d{2}([T ][\d:.]+Z?)?$/.test(text.trim())) {
@@ -113,7 +126,7 @@ export function parseSince(text: string, now: number): number {
     if (Number.isFinite(ms)) return ms / 1000;
   }
   throw new RangeError(
-    `Cannot read the period: expected 30d, 12h, 2w, 6m or a date like 2026-04-01: current value is ${
+    `Cannot read the period: expected 30d, 12h, 2w, 6mo, 1y or a date like 2026-04-01: current value is ${
       JSON.stringify(text)
     }`,
   );

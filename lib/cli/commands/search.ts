@@ -48,7 +48,7 @@ Options:
                            prefix or a title)
   --since TIME             Only messages at or after TIME: a date
                            (2026-04-20), a date and time (2026-04-20 09:30),
-                           an age (30m, 12h, 7d, 2w) or Unix seconds
+                           an age (30m, 12h, 7d, 2w, 6mo, 1y) or Unix seconds
   --until TIME             Only messages before TIME
   --limit N                Show at most N hits (default 20)
   --offset N               Skip the first N hits (default 0)

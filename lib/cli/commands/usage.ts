@@ -23,7 +23,7 @@ recorded only on a PostgreSQL store.
 
 Options:
   --by GROUP       day (default), week, month, model, source or origin
-  --since PERIOD   30d (default), 12h, 2w, 6m, a date like 2026-04-01, or "all"
+  --since PERIOD   30d (default), 12h, 2w, 6mo, 1y, a date like 2026-04-01, or "all"
   --source SOURCE  Only sessions of this source
   --origin NAME    Only sessions synced from this origin (a PostgreSQL store)
   --csv            Print CSV (a header line, then one line per group)
