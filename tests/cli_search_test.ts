@@ -1,6 +1,8 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
+import { tempDbPath } from "./_helpers.ts";
+import { showWindowCuts } from "../lib/cli/commands/search.ts";
 
 interface Hit {
   timestamp: number;
@@ -204,5 +206,44 @@ describe("search", () => {
     assert.equal(since.length + until.length, all.length);
     assert.ok(since.every((h) => h.timestamp >= Math.floor(middle)));
     assert.ok(until.every((h) => h.timestamp < Math.floor(middle)));
+  });
+
+  test("a substring hit's window shows with … where its content goes on, not cut mid-word", async () => {
+    const path = tempDbPath();
+    const long = `Plan for the rollout: canary first, then half, then all of the fleet, ` +
+      `with 部署 images pinned and the dashboards watched, ${
+        "and then some more words ".repeat(6)
+      }`;
+    await withDb(path, (db) => {
+      db.createSession("s1", "cli");
+      db.appendMessage("s1", { role: "user", content: long });
+      db.appendMessage("s1", { role: "user", content: "部署 is short" });
+    });
+    const run = await runCli(["--db", path, "search", "部署"]);
+    assert.equal(run.code, 0);
+    const hits = run.out.split("\n").filter((line) => line.startsWith("   ▶ "));
+    assert.equal(hits.length, 2, run.out);
+    const cut = hits.find((line) => line.includes("fleet"));
+    assert.match(
+      cut ?? "",
+      /^   ▶ user: … ?then half/,
+      "the window starts 40 characters before the word",
+    );
+    assert.match(cut ?? "", /…$/, "and ends before the content does");
+    assert.ok(!cut?.includes("canary"), cut);
+    assert.equal(hits.find((line) => line.includes("short")), "   ▶ user: >>>部署<<< is short");
+  });
+
+  test("showWindowCuts() marks only a bare window's cut ends, never FTS5's own snippets", () => {
+    const content = Array.from({ length: 40 }, (_, i) => `word${i}`).join(" ");
+    const window = [...content].slice(10, 130).join("");
+    assert.equal(showWindowCuts(window, content), `…${window}…`);
+    assert.equal(showWindowCuts(content.slice(0, 120), content), `${content.slice(0, 120)}…`);
+    assert.equal(showWindowCuts("short and whole", "short and whole"), "short and whole");
+    assert.equal(showWindowCuts("...a >>>docker<<< b...", content), "...a >>>docker<<< b...");
+    assert.equal(showWindowCuts("a window", undefined), "a window", "no context: as it is");
+    const shorter = content.slice(0, 150); // whole in the context: its end is known
+    const tail = shorter.slice(-120);
+    assert.equal(showWindowCuts(tail, shorter), `…${tail}`, "a window at the end of the content");
   });
 });

@@ -81,6 +81,34 @@ function highlight(snippet: string, words: readonly string[], style: Style): str
   return showMarks(markWords(snippet, words), style);
 }
 
+/** Code points of a substring hit's snippet: `substr(content, instr - 40, 120)`, as Python's. */
+const WINDOW_LENGTH = 120;
+/** Code points of the first one of a context entry's content (a longer one is cut there). */
+const CONTEXT_LENGTH = 200;
+
+/**
+ * A substring hit's snippet is a bare window of its content (no marks, no
+ * ellipses: FTS5's snippets have both), so it may begin and end inside a
+ * word; "…" shows where it was cut. The hit's own context entry holds the
+ * start of the same content, which tells both ends apart.
+ *
+ * @param snippet The hit's snippet, as the store returns it.
+ * @param content The hit's context entry's content, when there is one.
+ * @returns The snippet, with "…" where the content goes on.
+ */
+export function showWindowCuts(snippet: string, content: unknown): string {
+  if (typeof content !== "string" || snippet === "" || /^\.\.\.|>>>|\.\.\.$/.test(snippet)) {
+    return snippet; // FTS5's own
+  }
+  const length = [...snippet].length;
+  // Cut at the start when the content does not begin with it (a window 40 before the word).
+  const head = content.startsWith([...snippet].slice(0, 20).join("")) ? "" : "…";
+  // A window shorter than its 120 ran to the end; a full one did when the whole content ends so.
+  const whole = [...content].length < CONTEXT_LENGTH;
+  const tail = length < WINDOW_LENGTH || (whole && content.endsWith(snippet)) ? "" : "…";
+  return `${head}${snippet}${tail}`;
+}
+
 /** Which context entry is the hit itself (the context is previous, hit, next). */
 function matchIndex(hit: SearchHit): number {
   const context = hit.context ?? [];
@@ -121,7 +149,9 @@ function renderHit(
   const context = hit.context ?? [];
   const at = matchIndex(hit);
   const role = hit.tool_name ? `${hit.role} (${hit.tool_name})` : hit.role;
-  const raw = hit.snippet ?? String(context[at]?.content ?? "");
+  const raw = hit.snippet === null
+    ? String(context[at]?.content ?? "")
+    : showWindowCuts(hit.snippet, context[at]?.content);
   const snippet = highlight(visibleControls(oneLine(raw)), words, style);
   if (context.length === 0) lines.push(`   ▶ ${role}: ${snippet}`);
   context.forEach((message, i) => {
