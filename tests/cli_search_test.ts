@@ -2,7 +2,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
 import { tempDbPath } from "./_helpers.ts";
-import { showWindowCuts } from "../lib/cli/commands/search.ts";
+import { showWindowCuts } from "../lib/render/excerpt.ts";
 
 interface Hit {
   timestamp: number;

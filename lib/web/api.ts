@@ -13,6 +13,7 @@ import { parseSince, USAGE_GROUPINGS, type UsageGrouping } from "../core/usage.t
 import { EXPORT_MEDIA_TYPES, type ExportFormat, exportStream } from "./export_stream.ts";
 import { lineageTree } from "./lineage_tree.ts";
 import { markWords } from "../render/highlight.ts";
+import { hitEntryIndex, showWindowCuts } from "../render/excerpt.ts";
 import { unmarkedWords } from "../core/search/plan.ts";
 import { liveEvents } from "./live.ts";
 import { HttpError, json, withSecurityHeaders } from "./respond.ts";
@@ -190,13 +191,16 @@ async function search(api: ApiRequest): Promise<Response> {
       titles.set(hit.session_id, (await api.store.getSessionTitle(hit.session_id)) ?? null);
     }
   }
-  // Substring matches (CJK, emoji) come unmarked: mark them as the CLI does.
+  // Substring matches (CJK, emoji) come unmarked, cut from their message as they are: mark
+  // them, and their cut ends, as the CLI does.
   const words = unmarkedWords(query);
   return json({
     query,
     hits: hits.slice(0, limit).map((hit) => ({
       ...hit,
-      snippet: hit.snippet === null ? null : markWords(hit.snippet, words),
+      snippet: hit.snippet === null
+        ? null
+        : markWords(showWindowCuts(hit.snippet, hit.context?.[hitEntryIndex(hit)]?.content), words),
       title: titles.get(hit.session_id) ?? null,
     })),
     limit,

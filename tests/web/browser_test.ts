@@ -168,6 +168,23 @@ describe("session browser", { skip }, () => {
     await close(page);
   });
 
+  test("a substring hit's excerpt shows … where its message goes on", async () => {
+    const page = await open(`#/search?q=${encodeURIComponent("数据")}`);
+    await page.waitForSelector(".view-search .hit");
+    const snippets = await page.$$eval(
+      ".hit .snippet",
+      (nodes: Element[]) => nodes.map((n) => n.textContent ?? ""),
+    );
+    // A message with 数据 101 characters in: its window starts 40 before it.
+    const cut = snippets.find((s: string) => s.includes("lds reproducibly"));
+    assert.match(cut ?? "", /^…lds reproducibly/, snippets.join("\n"));
+    assert.ok(
+      snippets.some((s: string) => s.startsWith("我们来制定数据库")),
+      "uncut from the start",
+    );
+    await close(page);
+  });
+
   test("a lineage link opens the other session of the chain", async () => {
     const page = await open(`#/s/${V11.compressionMid}`);
     assert.match(await text(page, ".lineage"), /my project #3/);

@@ -14,6 +14,7 @@ import type { Command, Context } from "../command.ts";
 import { originOption } from "../origin.ts";
 import { formatWhen, oneLine, plural, truncate } from "../../render/format.ts";
 import { markWords, showMarks } from "../../render/highlight.ts";
+import { hitEntryIndex, showWindowCuts } from "../../render/excerpt.ts";
 import { printJson } from "../json.ts";
 import { choiceOption, choicesOption, integerOption, type ParsedArgs } from "../parse.ts";
 import { resolveSession } from "../resolve.ts";
@@ -81,46 +82,6 @@ function highlight(snippet: string, words: readonly string[], style: Style): str
   return showMarks(markWords(snippet, words), style);
 }
 
-/** Code points of a substring hit's snippet: `substr(content, instr - 40, 120)`, as Python's. */
-const WINDOW_LENGTH = 120;
-/** Code points of the first one of a context entry's content (a longer one is cut there). */
-const CONTEXT_LENGTH = 200;
-
-/**
- * A substring hit's snippet is a bare window of its content (no marks, no
- * ellipses: FTS5's snippets have both), so it may begin and end inside a
- * word; "…" shows where it was cut. The hit's own context entry holds the
- * start of the same content, which tells both ends apart.
- *
- * @param snippet The hit's snippet, as the store returns it.
- * @param content The hit's context entry's content, when there is one.
- * @returns The snippet, with "…" where the content goes on.
- */
-export function showWindowCuts(snippet: string, content: unknown): string {
-  if (typeof content !== "string" || snippet === "" || /^\.\.\.|>>>|\.\.\.$/.test(snippet)) {
-    return snippet; // FTS5's own
-  }
-  const length = [...snippet].length;
-  // Cut at the start when the content does not begin with it (a window 40 before the word).
-  const head = content.startsWith([...snippet].slice(0, 20).join("")) ? "" : "…";
-  // A window shorter than its 120 ran to the end; a full one did when the whole content ends so.
-  const whole = [...content].length < CONTEXT_LENGTH;
-  const tail = length < WINDOW_LENGTH || (whole && content.endsWith(snippet)) ? "" : "…";
-  return `${head}${snippet}${tail}`;
-}
-
-/** Which context entry is the hit itself (the context is previous, hit, next). */
-function matchIndex(hit: SearchHit): number {
-  const context = hit.context ?? [];
-  if (context.length === 3) return 1;
-  if (context.length <= 1) return 0;
-  const probe = (hit.snippet ?? "").replace(/>>>|<<<|^\.\.\.|\.\.\.$/g, "").trim().slice(0, 20);
-  const first = context[0];
-  if (first.role === hit.role && probe !== "" && String(first.content).includes(probe)) return 0;
-  if (context[1].role !== hit.role) return 0;
-  return 1;
-}
-
 async function titleOf(
   store: SessionStore,
   cache: Map<string, string | null>,
@@ -147,7 +108,7 @@ function renderHit(
   ].filter((part) => part !== undefined).join(" · ");
   const lines = [`${n}. ${head}`];
   const context = hit.context ?? [];
-  const at = matchIndex(hit);
+  const at = hitEntryIndex(hit);
   const role = hit.tool_name ? `${hit.role} (${hit.tool_name})` : hit.role;
   const raw = hit.snippet === null
     ? String(context[at]?.content ?? "")

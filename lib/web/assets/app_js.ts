@@ -284,7 +284,7 @@ export const APP_JS = String.raw`
     if (context.length === 3) at = 1;
     else if (context.length === 1) at = 0;
     else if (context.length === 2) {
-      var probe = String(hit.snippet || "").replace(/>>>|<<</g, "").replace(/^\.\.\.|\.\.\.$/g, "").trim().slice(0, 24);
+      var probe = String(hit.snippet || "").replace(/>>>|<<</g, "").replace(/^(\.\.\.|…)|(\.\.\.|…)$/g, "").trim().slice(0, 24);
       for (var i = 0; i < 2 && probe; i++) if (String(context[i].content).indexOf(probe) >= 0) at = i;
     }
     return { match: at >= 0 ? context[at] : null, around: context.filter(function (_, i) { return i !== at; }) };
