@@ -226,7 +226,7 @@ describe("search", () => {
     const cut = hits.find((line) => line.includes("fleet"));
     assert.match(
       cut ?? "",
-      /^   ▶ user: … ?then half/,
+      /^ {3}▶ user: … ?then half/,
       "the window starts 40 characters before the word",
     );
     assert.match(cut ?? "", /…$/, "and ends before the content does");
