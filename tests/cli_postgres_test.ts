@@ -740,6 +740,35 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     assert.equal((await store.searchMessages("while following")).length, 1);
   });
 
+  test("show --follow prints a message another client appends to the server, until Ctrl-C", {
+    timeout: 60_000,
+  }, async () => {
+    const url = schemaUrl(freshSchema());
+    assert.equal((await runCli(["copy", v11Copy(), url])).code, 0);
+    const io = recordingIo();
+    let interrupt: ((signal: "SIGINT" | "SIGTERM") => void) | undefined;
+    io.onInterrupt = (listener) => {
+      interrupt = listener;
+      return () => void (interrupt = undefined);
+    };
+    const run = main(["--db", url, "show", V11.live, "--follow=0.05"], io);
+    const printed = async (text: string) => {
+      while (!io.out.includes(text)) await new Promise((r) => setTimeout(r, 20));
+    };
+    await printed("Run B is faster");
+    {
+      await using store = await openStore(url);
+      await store.appendMessage(V11.live, { role: "user", content: "written on the server" });
+      await printed("written on the server");
+      await store.endSession(V11.live, "user_exit");
+      await printed("· user_exit ──");
+    }
+    assert.ok(interrupt, "show --follow listens for Ctrl-C");
+    interrupt!("SIGINT");
+    assert.equal(await run, 0);
+    assert.equal(io.out.split("written on the server").length, 2, "printed once");
+  });
+
   test("copy and sync keep a REAL that SQLite's type affinity let into an INTEGER column", {
     timeout: 60_000,
   }, async () => {

@@ -288,3 +288,29 @@ export function choicesOption<T extends string>(
   }
   return values as T[];
 }
+
+/**
+ * Reads a pause given in seconds (`--follow=SECONDS`): a positive number,
+ * fractions allowed.
+ *
+ * @param name The option as written (`--follow`, `--every`).
+ * @param text Its value.
+ * @param command The command, for the hint.
+ * @returns The seconds.
+ * @throws {UsageError} When the value is not a positive number.
+ *
+ * @example
+ * ```ts
+ * import { positiveSeconds } from "./parse.ts";
+ * console.assert(positiveSeconds("--follow", "0.5", "show") === 0.5);
+ * ```
+ */
+export function positiveSeconds(name: string, text: string, command: string): number {
+  const seconds = text.trim() === "" ? NaN : Number(text);
+  if (!Number.isFinite(seconds) || seconds <= 0) {
+    throw new UsageError(`${name} must be a positive number of seconds: current value is ${text}`, {
+      command,
+    });
+  }
+  return seconds;
+}

@@ -4,7 +4,7 @@
  * @module
  */
 import type { SessionStore } from "../../core/session_store.ts";
-import type { SessionRow } from "../../core/types.ts";
+import type { MessageRow, SessionRow } from "../../core/types.ts";
 import type { Command, Context } from "../command.ts";
 import {
   alignColumns,
@@ -15,10 +15,11 @@ import {
   plural,
 } from "../../render/format.ts";
 import { printJson } from "../json.ts";
-import type { ParsedArgs } from "../parse.ts";
+import { type ParsedArgs, positiveSeconds } from "../parse.ts";
 import { resolveSession } from "../resolve.ts";
 import { renderTranscript, visibleControls } from "../../render/transcript.ts";
-import { CommandError } from "../usage_error.ts";
+import { CommandError, UsageError } from "../usage_error.ts";
+import { followSession } from "../follow_session.ts";
 import { isShownInTranscript } from "../../core/message_row.ts";
 
 const USAGE = `Usage: hermes-state show [options] ID|PREFIX|TITLE
@@ -34,6 +35,11 @@ Options:
   --system       Show the system prompt
   --all          Also show messages a newer Hermes rewound, compacted or
                  hides (marked [rewound], [compacted], [hidden])
+  --follow[=SECONDS]
+                 After the transcript, print new messages as they are
+                 written (looking every SECONDS, default 1) until Ctrl-C;
+                 say when the session ends, and go on into the session
+                 that continues a compressed one
   --json         Print the session and its messages as one JSON document
                  (the shape of one "export" line)
   --db PATH      The database file
@@ -43,6 +49,7 @@ Examples:
   hermes-state show 20260425_090019_d38f1d
   hermes-state show 20260425 --reasoning
   hermes-state show "my project #3" --json
+  hermes-state show 20260425 --follow
 `;
 
 async function details(
@@ -115,6 +122,15 @@ async function details(
 }
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
+  const follow = args.has("follow")
+    ? positiveSeconds("--follow", args.string("follow") ?? "1", "show")
+    : undefined;
+  if (follow !== undefined && ctx.json) {
+    throw new UsageError(
+      "--follow prints text: for JSON, read the session again (show --json) or export it",
+      { command: "show" },
+    );
+  }
   const store = await ctx.openStore();
   const id = await resolveSession(store, args.positionals.join(" "));
   if (ctx.json) {
@@ -127,19 +143,18 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (session === undefined) throw new CommandError(`Session '${id}' not found`);
   ctx.io.stdout(await details(store, session, ctx, args.flag("system")));
   const all = args.flag("all");
-  const messages = (await store.getMessages(id, { includeInactive: all }))
-    .filter((message) => all || isShownInTranscript(message));
-  if (messages.length === 0) {
-    ctx.io.stdout(`\n${ctx.style.dim("(no messages)")}\n`);
-    return 0;
-  }
-  ctx.io.stdout("\n");
-  ctx.io.stdout(renderTranscript(messages, {
-    style: ctx.style,
-    reasoning: args.flag("reasoning"),
-    full: args.flag("full"),
-  }));
-  return 0;
+  const read = (sessionId: string) => store.getMessages(sessionId, { includeInactive: all });
+  const render = (messages: readonly MessageRow[]) =>
+    renderTranscript(messages.filter((message) => all || isShownInTranscript(message)), {
+      style: ctx.style,
+      reasoning: args.flag("reasoning"),
+      full: args.flag("full"),
+    });
+  const messages = await read(id);
+  const transcript = render(messages);
+  ctx.io.stdout(transcript === "" ? `\n${ctx.style.dim("(no messages)")}\n` : `\n${transcript}`);
+  if (follow === undefined) return 0;
+  return await followSession(store, ctx, { session, messages, seconds: follow, read, render });
 }
 
 /** The `show` command. */
@@ -152,6 +167,7 @@ export const showCommand: Command = {
     full: { type: "boolean" },
     system: { type: "boolean" },
     all: { type: "boolean" },
+    follow: { type: "boolean", inlineValue: true },
   },
   minPositionals: 1,
   maxPositionals: Infinity,

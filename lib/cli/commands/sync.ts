@@ -8,7 +8,8 @@
 import { existsSync } from "node:fs";
 import { isPostgresTarget } from "../../open_store.ts";
 import type { Command, Context } from "../command.ts";
-import type { ParsedArgs } from "../parse.ts";
+import { type ParsedArgs, positiveSeconds } from "../parse.ts";
+import { pauseUnless } from "../pause.ts";
 // A type only: the module itself is loaded by dynamic import when the command runs.
 import type { SyncResult } from "../../postgres/sync.ts";
 import { Progress } from "../progress.ts";
@@ -59,10 +60,6 @@ function changedAnything(result: SyncResult): boolean {
       result.messages > 0;
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 /** Seconds between passes: `--follow=SECONDS`, else `--every SECONDS`, else 5. */
 function followSeconds(args: ParsedArgs): number {
   const inline = args.string("follow");
@@ -73,13 +70,7 @@ function followSeconds(args: ParsedArgs): number {
     });
   }
   const [name, text] = inline !== undefined ? ["--follow", inline] : ["--every", every ?? "5"];
-  const seconds = Number(text);
-  if (!Number.isFinite(seconds) || seconds <= 0) {
-    throw new UsageError(`${name} must be a positive number of seconds: current value is ${text}`, {
-      command: "sync",
-    });
-  }
-  return seconds;
+  return positiveSeconds(name, text, "sync");
 }
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
@@ -154,7 +145,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         }
       }
       if (!follow || pending.length === 0) break;
-      for (let waited = 0; waited < every * 1000 && !stopping; waited += 100) await sleep(100);
+      await pauseUnless(every, () => stopping);
       if (stopping) break;
     }
   } finally {

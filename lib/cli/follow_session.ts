@@ -1,0 +1,131 @@
+/**
+ * `show --follow`: after a session's transcript, the messages a running
+ * gateway goes on writing, printed as they come until Ctrl-C, as `tail -f`
+ * does for a log. It says when the session ends (and when it is resumed),
+ * goes on into the session that continues a compressed one, shows the whole
+ * transcript again when it was rewritten, and stops when the session is
+ * deleted.
+ *
+ * @module
+ */
+import type { SessionStore } from "../core/session_store.ts";
+import type { MessageRow, SessionRow } from "../core/types.ts";
+import type { Context } from "./command.ts";
+import { formatDateTime } from "../render/format.ts";
+import { visibleControls } from "../render/transcript.ts";
+import { pauseUnless } from "./pause.ts";
+
+/** What {@linkcode followSession} starts from and how it prints. */
+export interface FollowStart {
+  /** The session shown. */
+  readonly session: SessionRow;
+  /** The messages read for the transcript just printed (before any filter). */
+  readonly messages: readonly MessageRow[];
+  /** Seconds between two looks at the store. */
+  readonly seconds: number;
+  /** Reads a session's messages as the transcript does (`--all` or not). */
+  readonly read: (id: string) => Promise<MessageRow[]>;
+  /** The transcript of some of those messages (the filter of `show` applied). */
+  readonly render: (messages: readonly MessageRow[]) => string;
+}
+
+/** The newest message id of a list, 0 when it is empty. */
+function newestId(messages: readonly MessageRow[]): number {
+  let newest = 0;
+  for (const message of messages) if (message.id > newest) newest = message.id;
+  return newest;
+}
+
+/**
+ * Follows a session until the run is stopped (Ctrl-C, SIGTERM) or the
+ * session is deleted. Every `seconds` it reads the store's change marker
+ * and the session's row, and the messages only when either moved.
+ *
+ * @param store The open store.
+ * @param ctx The command's context.
+ * @param start The session, what was printed of it, and how to read and print more.
+ * @returns The exit code: 0.
+ */
+export async function followSession(
+  store: SessionStore,
+  ctx: Context,
+  start: FollowStart,
+): Promise<number> {
+  const { style } = ctx;
+  // Each part after a blank line, as the transcript's messages are.
+  const print = (transcript: string) => {
+    if (transcript !== "") ctx.io.stdout(`\n${transcript}`);
+  };
+  const note = async (text: string) => {
+    ctx.io.stdout(`\n${style.dim(`── ${text} ──`)}\n`);
+    await ctx.io.drain();
+  };
+  let session = start.session;
+  /** The messages printed so far: the newest id, and how many had an id up to it. */
+  let newest = newestId(start.messages);
+  let known = start.messages.length;
+  let endSaid = session.ended_at !== null;
+  // The first look reads the session whatever the marker: it may have ended in a compression.
+  let marker = "";
+  let stopping = false;
+  const unlisten = ctx.io.onInterrupt?.(() => void (stopping = true));
+  try {
+    while (!stopping) {
+      await pauseUnless(start.seconds, () => stopping);
+      if (stopping) break;
+      // The session's own row too: a server's marker may see an update seconds late (its
+      // table statistics), where the row, read by its key, is current.
+      const current = await store.getSession(session.id);
+      const now = `${await store.dataVersion()} ${
+        current === undefined
+          ? "deleted"
+          : `${current.ended_at} ${current.end_reason} ${current.message_count}`
+      }`;
+      if (now === marker) continue;
+      marker = now;
+      if (current === undefined) {
+        await note(`session ${visibleControls(session.id)} was deleted`);
+        return 0;
+      }
+      session = current;
+      const messages = await start.read(session.id);
+      const kept = messages.filter((message) => message.id <= newest).length;
+      if (kept < known) {
+        await note("the transcript was rewritten; all of it again");
+        print(start.render(messages));
+      } else {
+        const fresh = messages.filter((message) => message.id > newest);
+        print(start.render(fresh));
+      }
+      newest = Math.max(newest, newestId(messages));
+      known = messages.filter((message) => message.id <= newest).length;
+      await ctx.io.drain();
+      if (session.ended_at === null) {
+        if (endSaid) await note("resumed");
+        endSaid = false;
+        continue;
+      }
+      if (!endSaid) {
+        const reason = session.end_reason ? ` · ${visibleControls(session.end_reason)}` : "";
+        await note(`ended ${formatDateTime(session.ended_at)}${reason}`);
+        endSaid = true;
+      }
+      if (session.end_reason !== "compression") continue;
+      // Compressed: its transcript goes on in the live end of the chain, once there is one.
+      const tip = await store.getCompressionTip(session.id);
+      const next = tip === session.id ? undefined : await store.getSession(tip);
+      if (next === undefined) continue;
+      await note(`continued in ${visibleControls(next.id)}`);
+      session = next;
+      const continued = await start.read(next.id);
+      print(start.render(continued));
+      newest = newestId(continued);
+      known = continued.length;
+      endSaid = next.ended_at !== null;
+      await ctx.io.drain();
+    }
+    return 0;
+  } finally {
+    unlisten?.();
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * `show --follow`: new messages printed as another connection writes them,
+ * the end of the session and its resumption said, a compression followed
+ * into its continuation, a rewritten transcript shown again, a deleted
+ * session ending the run; Ctrl-C stops it.
+ */
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { main } from "../lib/cli/main.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
+import { type RecordingIo, recordingIo, runCli, V11, v11Copy } from "./_cli_io.ts";
+
+/** Runs `main(argv)` with a recording Io whose Ctrl-C the test sends. */
+function following(argv: string[]): {
+  io: RecordingIo;
+  run: Promise<number>;
+  interrupt: () => void;
+  listening: () => boolean;
+} {
+  const io = recordingIo();
+  let listener: ((signal: "SIGINT" | "SIGTERM") => void) | undefined;
+  io.onInterrupt = (fn) => {
+    listener = fn;
+    return () => void (listener = undefined);
+  };
+  return {
+    io,
+    run: main(argv, io),
+    interrupt: () => listener?.("SIGINT"),
+    listening: () => listener !== undefined,
+  };
+}
+
+/** Waits until the output holds `text` (the test's own timeout ends a wait that never does). */
+async function printed(io: RecordingIo, text: string): Promise<void> {
+  while (!io.out.includes(text)) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+describe("show --follow", () => {
+  test(
+    "prints new messages as they come, says the end, and follows a compression into its continuation",
+    {
+      timeout: 30_000,
+    },
+    async () => {
+      const path = v11Copy();
+      const { io, run } = following(["--db", path, "show", V11.live, "--follow=0.05"]);
+      await printed(io, "Run B is faster");
+      const db = await SessionDB.open({ path });
+      try {
+        db.appendMessage(V11.live, { role: "user", content: "are you still there?" });
+        await printed(io, "are you still there?");
+        db.appendMessage(V11.live, { role: "assistant", content: "Yes, following along." });
+        await printed(io, "Yes, following along.");
+        db.endSession(V11.live, "compression");
+        db.createSession("continued_1", "cli", { parentSessionId: V11.live });
+        db.appendMessage("continued_1", {
+          role: "user",
+          content: "[CONTEXT COMPACTION] the summary",
+        });
+        await printed(io, "the summary");
+        db.appendMessage("continued_1", { role: "assistant", content: "in the new session" });
+        await printed(io, "in the new session");
+        db.deleteSession("continued_1");
+      } finally {
+        db.close();
+      }
+      assert.equal(await run, 0, "a deleted session ends the run");
+      const out = io.out;
+      const order = [
+        "Run B is faster",
+        "are you still there?",
+        "Yes, following along.",
+        "── ended ",
+        "· compression ──",
+        "── continued in continued_1 ──",
+        "[CONTEXT COMPACTION] the summary",
+        "in the new session",
+        "── session continued_1 was deleted ──",
+      ].map((text) => out.indexOf(text));
+      assert.ok(order.every((at) => at >= 0), out);
+      assert.deepEqual([...order].sort((a, b) => a - b), order, out);
+      assert.equal(out.split("are you still there?").length, 2, "each message printed once");
+      assert.match(
+        out,
+        /\n\n── user · [^\n]+\nare you still there\?\n/,
+        "a blank line before each",
+      );
+    },
+  );
+
+  test(
+    "shows a rewritten transcript again, says when the session ends and is resumed; Ctrl-C stops it",
+    {
+      timeout: 30_000,
+    },
+    async () => {
+      const path = v11Copy();
+      const { io, run, interrupt, listening } = following([
+        "--db",
+        path,
+        "show",
+        V11.live,
+        "--follow=0.05",
+      ]);
+      await printed(io, "Run B is faster");
+      const db = await SessionDB.open({ path });
+      try {
+        db.replaceMessages(V11.live, [
+          { role: "user", content: "the first question, kept" },
+          { role: "assistant", content: "a shorter answer" },
+        ]);
+        await printed(io, "a shorter answer");
+        db.endSession(V11.live, "user_exit");
+        await printed(io, "· user_exit ──");
+        db.reopenSession(V11.live);
+        await printed(io, "── resumed ──");
+        db.appendMessage(V11.live, { role: "user", content: "back again" });
+        await printed(io, "back again");
+      } finally {
+        db.close();
+      }
+      assert.ok(listening(), "--follow listens for Ctrl-C");
+      interrupt();
+      assert.equal(await run, 0);
+      assert.ok(!listening(), "it stopped listening");
+      assert.match(
+        io.out,
+        /── the transcript was rewritten; all of it again ──\n\n── user[^\n]+\nthe first question, kept\n/,
+      );
+      assert.equal(io.out.split("a shorter answer").length, 2, "the rewrite printed once");
+    },
+  );
+
+  test("--follow takes a positive number of seconds, and prints text only", async () => {
+    const path = v11Copy();
+    for (
+      const [args, message] of [
+        [["--follow=0"], /--follow must be a positive number of seconds: current value is 0/],
+        [["--follow=soon"], /--follow must be a positive number of seconds: current value is soon/],
+        [["--follow", "--json"], /--follow prints text/],
+      ] as const
+    ) {
+      const run = await runCli(["--db", path, "show", V11.live, ...args]);
+      assert.equal(run.code, 2, args.join(" "));
+      assert.match(run.err, message);
+      assert.equal(run.out, "");
+    }
+  });
+});
