@@ -4,6 +4,7 @@
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { after, type TestContext } from "node:test";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
@@ -24,6 +25,9 @@ after(removeMade);
 // Deno 2.9 runs no `after` hook of a file in which a test is skipped (root's
 // permission tests, PostgreSQL's without a server): its `unload` event still comes.
 if ("Deno" in globalThis) globalThis.addEventListener("unload", removeMade);
+// Bun runs the files of one process on one instance of this module, and the hook
+// after the first file only: the process's end removes what the others made.
+process.once("exit", removeMade);
 
 /** A fresh temporary folder, removed when the test file ends. */
 export function tempDir(): string {

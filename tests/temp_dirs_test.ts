@@ -1,7 +1,8 @@
 /**
  * The tests' temporary folders (`tempDir()` of `_helpers.ts`) are removed when
- * a test file ends, also when a test in it was skipped: Deno 2.9 then runs no
- * `after` hook, and every such file left its folders behind in `/tmp`.
+ * a test file ends, also when a test in it was skipped (Deno 2.9 then runs no
+ * `after` hook) and when one process runs several files (Bun runs the hook of
+ * a module they share after the first only): such folders stayed in `/tmp`.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -12,21 +13,25 @@ import process from "node:process";
 import { runtimeName } from "../lib/sqlite/driver/load.ts";
 import { ROOT, tempDir } from "./_helpers.ts";
 
-/** The command line of the running runtime's test runner for one file. */
-function testRunner(file: string): string[] {
+/** The command line of the running runtime's test runner for some files, run in one go. */
+function testRunner(files: string[]): string[] {
   switch (runtimeName()) {
     case "deno":
-      return [process.execPath, "test", "-A", file];
+      return [process.execPath, "test", "-A", ...files];
     case "bun":
-      return [process.execPath, "test", file];
+      return [process.execPath, "test", ...files];
     case "node":
-      return [process.execPath, "--test", file];
+      return [process.execPath, "--test", ...files];
   }
 }
 
-test("a test file's temporary folders are removed when it ends, with a skipped test in it", () => {
+test("test files' temporary folders are removed, with a skipped test in one, two files in a run", () => {
   const tmp = tempDir();
-  const [command, ...args] = testRunner(join(ROOT, "tests", "fixtures", "temp_dirs_child.ts"));
+  const [command, ...args] = testRunner(
+    ["temp_dirs_child.ts", "temp_dirs_child_2.ts"].map((name) =>
+      join(ROOT, "tests", "fixtures", name)
+    ),
+  );
   const run = spawnSync(command, args, {
     cwd: ROOT,
     env: { ...process.env, TMPDIR: tmp, NO_COLOR: "1" },
@@ -34,5 +39,5 @@ test("a test file's temporary folders are removed when it ends, with a skipped t
   });
   assert.equal(run.status, 0, `${command} ${args.join(" ")}:\n${run.stdout}\n${run.stderr}`);
   assert.match(`${run.stdout}${run.stderr}`, /skip/i, "the child's second test was skipped");
-  assert.deepEqual(readdirSync(tmp), [], "the child's tempDir() folder was removed");
+  assert.deepEqual(readdirSync(tmp), [], "the children's tempDir() folders were removed");
 });
