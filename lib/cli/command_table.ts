@@ -138,6 +138,11 @@ export const COMMAND_TABLE: readonly CommandEntry[] = [
     access: "read",
     load: async () => (await import("./commands/serve.ts")).serveCommand,
   },
+  {
+    name: "completions",
+    access: "read",
+    load: async () => (await import("./commands/completions.ts")).completionsCommand,
+  },
 ];
 
 /**
