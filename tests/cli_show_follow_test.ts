@@ -132,6 +132,28 @@ describe("show --follow", () => {
     },
   );
 
+  test("a compression chain is followed one session at a time, none skipped", {
+    timeout: 30_000,
+  }, async () => {
+    const { io, run, interrupt } = following([
+      "--db",
+      v11Copy(),
+      "show",
+      V11.compressionRoot,
+      "--follow=0.05",
+    ]);
+    await printed(io, `── continued in ${V11.compressionTip} ──`);
+    interrupt();
+    assert.equal(await run, 0);
+    const mid = io.out.indexOf(`── continued in ${V11.compressionMid} ──`);
+    const tip = io.out.indexOf(`── continued in ${V11.compressionTip} ──`);
+    assert.ok(mid > 0 && tip > mid, io.out);
+    assert.ok(
+      io.out.slice(mid, tip).includes("\n── user · "),
+      "the middle session's transcript between the two",
+    );
+  });
+
   test("--follow takes a positive number of seconds, and prints text only", async () => {
     const path = v11Copy();
     for (

@@ -37,6 +37,25 @@ function newestId(messages: readonly MessageRow[]): number {
 }
 
 /**
+ * The session that continues a compressed one, one step down its chain (the
+ * step `getCompressionTip` takes: the newest child started at or after the
+ * end), or `undefined` while there is none.
+ */
+async function continuation(
+  store: SessionStore,
+  session: SessionRow,
+): Promise<SessionRow | undefined> {
+  const end = session.ended_at;
+  if (session.end_reason !== "compression" || end === null) return undefined;
+  let next: SessionRow | undefined;
+  for (const row of await store.getDescendants(session.id)) {
+    if (row.parent_session_id !== session.id || row.started_at < end) continue;
+    if (next === undefined || row.started_at > next.started_at) next = row;
+  }
+  return next;
+}
+
+/**
  * Follows a session until the run is stopped (Ctrl-C, SIGTERM) or the
  * session is deleted. Every `seconds` it reads the store's change marker
  * and the session's row, and the messages only when either moved.
@@ -110,10 +129,7 @@ export async function followSession(
         await note(`ended ${formatDateTime(session.ended_at)}${reason}`);
         endSaid = true;
       }
-      if (session.end_reason !== "compression") continue;
-      // Compressed: its transcript goes on in the live end of the chain, once there is one.
-      const tip = await store.getCompressionTip(session.id);
-      const next = tip === session.id ? undefined : await store.getSession(tip);
+      const next = await continuation(store, session);
       if (next === undefined) continue;
       await note(`continued in ${visibleControls(next.id)}`);
       session = next;
