@@ -23,8 +23,11 @@ export interface FollowStart {
   readonly messages: readonly MessageRow[];
   /** Seconds between two looks at the store. */
   readonly seconds: number;
-  /** Reads a session's messages as the transcript does (`--all` or not). */
-  readonly read: (id: string) => Promise<MessageRow[]>;
+  /**
+   * Reads a session's messages as the transcript does (`--all` or not): all
+   * of them, or those with an id greater than `afterId`.
+   */
+  readonly read: (id: string, afterId?: number) => Promise<MessageRow[]>;
   /** The transcript of some of those messages (the filter of `show` applied). */
   readonly render: (messages: readonly MessageRow[]) => string;
 }
@@ -83,6 +86,8 @@ export async function followSession(
   /** The messages printed so far: the newest id, and how many had an id up to it. */
   let newest = newestId(start.messages);
   let known = start.messages.length;
+  /** The session row's message count when last read. */
+  let rowCount = session.message_count;
   let endSaid = session.ended_at !== null;
   // The first look reads the session whatever the marker: it may have ended in a compression.
   let marker = "";
@@ -107,17 +112,26 @@ export async function followSession(
         return 0;
       }
       session = current;
-      const messages = await start.read(session.id);
-      const kept = messages.filter((message) => message.id <= newest).length;
-      if (kept < known) {
-        await note("the transcript was rewritten; all of it again");
-        print(start.render(messages));
-      } else {
-        const fresh = messages.filter((message) => message.id > newest);
+      const fresh = await start.read(session.id, newest);
+      if (session.message_count === rowCount + fresh.length) {
+        // Appends only, as a running gateway writes: the new rows are all there is to read.
         print(start.render(fresh));
+        known += fresh.length;
+        newest = Math.max(newest, newestId(fresh));
+      } else {
+        // Anything else (a rewrite, a rewind, a deletion): the whole transcript, compared.
+        const messages = await start.read(session.id);
+        const kept = messages.filter((message) => message.id <= newest).length;
+        if (kept < known) {
+          await note("the transcript was rewritten; all of it again");
+          print(start.render(messages));
+        } else {
+          print(start.render(messages.filter((message) => message.id > newest)));
+        }
+        known = messages.length;
+        newest = Math.max(newest, newestId(messages));
       }
-      newest = Math.max(newest, newestId(messages));
-      known = messages.filter((message) => message.id <= newest).length;
+      rowCount = session.message_count;
       await ctx.io.drain();
       if (session.ended_at === null) {
         if (endSaid) await note("resumed");
@@ -137,6 +151,7 @@ export async function followSession(
       print(start.render(continued));
       newest = newestId(continued);
       known = continued.length;
+      rowCount = next.message_count;
       endSaid = next.ended_at !== null;
       await ctx.io.drain();
     }

@@ -71,6 +71,39 @@ export interface MessagesOptions {
    * @default {false}
    */
   includeInactive?: boolean;
+  /**
+   * Only the messages whose id is greater than this one: what a reader that
+   * follows a live session has not seen yet (ids grow with every insert, so
+   * a message written later has a greater id). A finite number.
+   * @default {undefined} every message
+   */
+  afterId?: number;
+}
+
+/**
+ * The `afterId` of {@linkcode MessagesOptions}, checked.
+ *
+ * @param afterId The option as given.
+ * @returns It, or `undefined` when it is not given.
+ * @throws {TypeError} When it is given and is not a finite number, naming the value.
+ *
+ * @example
+ * ```ts
+ * import { checkedAfterId } from "./session_options.ts";
+ * console.assert(checkedAfterId(41) === 41);
+ * console.assert(checkedAfterId(undefined) === undefined);
+ * ```
+ */
+export function checkedAfterId(afterId: unknown): number | undefined {
+  if (afterId === undefined) return undefined;
+  if (typeof afterId !== "number" || !Number.isFinite(afterId)) {
+    throw new TypeError(
+      `Cannot read messages: afterId must be a finite number: current value is ${
+        typeof afterId === "string" ? JSON.stringify(afterId) : String(afterId)
+      }`,
+    );
+  }
+  return afterId;
 }
 
 /** Options of `getMessagesAsConversation`. */

@@ -11,12 +11,13 @@
 import { parsePythonFloat, pythonFloatRepr } from "../core/python_float.ts";
 import { removeTranscriptFiles } from "../files/transcript_files.ts";
 import { OpenError, ReadonlyError, TitleError } from "../core/errors.ts";
-import type {
-  ConversationOptions,
-  CreateSessionOptions,
-  EnsureSessionOptions,
-  MessagesOptions,
-  TokenCountsUpdate,
+import {
+  checkedAfterId,
+  type ConversationOptions,
+  type CreateSessionOptions,
+  type EnsureSessionOptions,
+  type MessagesOptions,
+  type TokenCountsUpdate,
 } from "../core/session_options.ts";
 import type {
   ExportOptions,
@@ -700,10 +701,13 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
 
   async getMessages(sessionId: string, options: MessagesOptions = {}): Promise<MessageRow[]> {
     const live = options.includeInactive ? "" : ` AND ${activeSql("m")}`;
+    const after = checkedAfterId(options.afterId);
     const rows = await this.#query(
-      `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.session_id = $1${live}
+      `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.session_id = $1${
+        after === undefined ? "" : " AND m.id > $2"
+      }${live}
        ORDER BY m.timestamp, m.id`,
-      [sessionId],
+      after === undefined ? [sessionId] : [sessionId, after],
     );
     return rows.map(messageFromRow);
   }

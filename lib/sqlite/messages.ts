@@ -21,7 +21,7 @@ import {
   toolCallsAdded,
 } from "../core/message_values.ts";
 import { insertIndexedAfter } from "./fts_bulk.ts";
-import type { MessagesOptions } from "../core/session_options.ts";
+import { checkedAfterId, type MessagesOptions } from "../core/session_options.ts";
 
 /** The INSERT column list: the session, the message's values, the write's timestamp. */
 const INSERT_NAMES = ["session_id", ...MESSAGE_VALUE_NAMES, "timestamp"];
@@ -147,13 +147,14 @@ export function getMessages(
   options: MessagesOptions = {},
 ): MessageRow[] {
   const live = !options.includeInactive && store.columns("messages").has("active");
+  const after = checkedAfterId(options.afterId);
   return store
     .statement(
-      `SELECT * FROM messages WHERE session_id = ?${
+      `SELECT * FROM messages WHERE session_id = ?${after === undefined ? "" : " AND id > ?"}${
         live ? ACTIVE_ONLY : ""
       } ORDER BY timestamp, id`,
     )
-    .all(sessionId)
+    .all(...(after === undefined ? [sessionId] : [sessionId, after]))
     .map(messageFromRow);
 }
 

@@ -743,11 +743,14 @@ export class SessionDB {
    * `codex_message_items` stay JSON text, as Python returns them. In a file
    * from a newer Hermes (with `messages.active`), rewound and compacted rows
    * (`active = 0`) are left out, as that Hermes does, unless
-   * `includeInactive`. Never throws on bad data in a row.
+   * `includeInactive`. With `afterId`, only the messages with a greater id
+   * (those written since a reader last looked). Never throws on bad data in
+   * a row.
    *
    * @param sessionId The session.
-   * @param options `includeInactive` (see {@linkcode MessagesOptions}).
+   * @param options `includeInactive`, `afterId` (see {@linkcode MessagesOptions}).
    * @returns The messages; `[]` for an unknown session.
+   * @throws {TypeError} When `afterId` is not a finite number.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
    *
    * @example Multimodal content comes back as parts
@@ -763,6 +766,7 @@ export class SessionDB {
    * assert.deepEqual(question.content, [{ type: "text", text: "a dog?" }]);
    * assert.deepEqual(answer.tool_calls, [{ id: "c1" }]);
    * assert.deepEqual(db.getMessages("nope"), []);
+   * assert.deepEqual(db.getMessages("s1", { afterId: question.id }), [answer]);
    * ```
    */
   getMessages(sessionId: string, options: MessagesOptions = {}): MessageRow[] {

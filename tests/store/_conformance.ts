@@ -725,6 +725,34 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.deepEqual(await store.appendMessages("s", []), []);
     });
 
+    test("getMessages({ afterId }) returns only what was written after that message; a bad afterId is a TypeError", async () => {
+      // A clock that moves: in one millisecond, a later append could sort before a batch's last.
+      let now = 1;
+      const store = await empty({ clock: () => now++ });
+      await store.createSession("s", "cli");
+      await store.createSession("other", "cli");
+      const [first, second] = await store.appendMessages("s", [
+        { role: "user", content: "one" },
+        { role: "assistant", content: "two" },
+      ]);
+      await store.appendMessage("other", { role: "user", content: "elsewhere" });
+      const third = await store.appendMessage("s", { role: "user", content: "three" });
+      const after = async (afterId: number) =>
+        (await store.getMessages("s", { afterId })).map((message) => message.id);
+      assert.deepEqual(await after(first), [second, third]);
+      assert.deepEqual(await after(second), [third]);
+      assert.deepEqual(await after(third), []);
+      assert.deepEqual(await after(0), [first, second, third]);
+      for (const bad of [Number.NaN, "3", Infinity]) {
+        await assert.rejects(
+          async () => await store.getMessages("s", { afterId: bad as number }),
+          (error: Error) =>
+            error instanceof TypeError && /afterId must be a finite number/.test(error.message),
+          String(bad),
+        );
+      }
+    });
+
     test("replaceMessages() rewrites the transcript and the counters; clearMessages() empties both", async () => {
       const store = await empty();
       await store.createSession("s", "cli");

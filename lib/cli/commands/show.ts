@@ -143,7 +143,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (session === undefined) throw new CommandError(`Session '${id}' not found`);
   ctx.io.stdout(await details(store, session, ctx, args.flag("system")));
   const all = args.flag("all");
-  const read = (sessionId: string) => store.getMessages(sessionId, { includeInactive: all });
+  const read = (sessionId: string, afterId?: number) =>
+    store.getMessages(sessionId, { includeInactive: all, afterId });
   const render = (messages: readonly MessageRow[]) =>
     renderTranscript(messages.filter((message) => all || isShownInTranscript(message)), {
       style: ctx.style,
