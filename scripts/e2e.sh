@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the single executable with `bun build --compile` and runs it end to
-# end on a copy of the v11 fixture: list, search (English and CJK), show,
+# end on a copy of the v11 fixture: completions, list, search (English and CJK), show
+# (and --follow while Python's sqlite3 writes),
 # `export - | import -` into a new file (same sessions and messages), and
 # --json output that parses; serve; and, with HERMES_TEST_PG_URL (required
 # under CI=true), migrate, copy, search, sync and doctor on that PostgreSQL server
@@ -35,6 +36,11 @@ chmod 600 "$DB"
 step "--version, --help"
 run --version; contains "hermes-state $(bun -e 'console.log(require("./deno.json").version)')"
 run --help; contains "Commands:"
+
+step "completions bash (loads every command's module)"
+run completions bash; contains "complete -o default -F _hermes_state hermes-state"
+bash -n "$WORK/out" || fail "the completion script is not valid bash"
+grep -qF '    sync) opts=' "$WORK/out" || fail "the completion script lacks the sync command"
 
 step "list"
 BEFORE="$(cd "$WORK" && sha256sum state.db*)"
@@ -72,6 +78,29 @@ contains "Imported 42 sessions"
 cmp -s "$WORK/export.jsonl" "$WORK/again.jsonl" || fail "the copy's export differs from the original's"
 [ "$(wc -l <"$WORK/export.jsonl")" -eq 42 ] || fail "expected 42 exported sessions"
 run --db "$COPY" import "$WORK/export.jsonl"; contains "skipped 42 already present"
+
+step "show --follow prints what another process writes (Python's sqlite3), and ends on SIGTERM"
+FOLLOWED="$WORK/followed.db"
+cp "$FIXTURE" "$FOLLOWED"; chmod 600 "$FOLLOWED"
+"$BIN" --db "$FOLLOWED" show 20260429_090322_3762ca --follow=0.2 >"$WORK/follow.out" 2>&1 &
+FOLLOWER=$!
+for _ in $(seq 100); do grep -q "Run B is faster" "$WORK/follow.out" && break; sleep 0.1; done
+python3 - "$FOLLOWED" <<'PY' || fail "python3 could not write the followed file"
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1])
+db.execute(
+    "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', ?, ?)",
+    ("20260429_090322_3762ca", "written by python while followed", time.time()),
+)
+db.execute("UPDATE sessions SET message_count = message_count + 1 WHERE id = ?",
+           ("20260429_090322_3762ca",))
+db.commit()
+PY
+for _ in $(seq 100); do grep -q "written by python while followed" "$WORK/follow.out" && break; sleep 0.1; done
+kill -TERM "$FOLLOWER"
+wait "$FOLLOWER" || fail "show --follow exited $? on SIGTERM ($(cat "$WORK/follow.out"))"
+grep -q "written by python while followed" "$WORK/follow.out" ||
+  fail "show --follow did not print the new message: $(tail -5 "$WORK/follow.out")"
 
 step "export into a closed pipe ends quietly"
 "$BIN" --db "$DB" export - 2>"$WORK/err" | head -c 100 >/dev/null || true
