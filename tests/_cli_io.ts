@@ -93,6 +93,30 @@ export function recordingIo(options: IoOptions = {}): RecordingIo {
   return io;
 }
 
+/** A recording Io whose Ctrl-C the test sends, for the commands that follow (`--follow`). */
+export interface InterruptibleIo extends RecordingIo {
+  /** Whether a command listens for Ctrl-C now. */
+  readonly listening: boolean;
+  /** Sends SIGINT to the command that listens; throws when none does. */
+  interrupt(): void;
+}
+
+/** Creates a recording Io that takes a command's Ctrl-C listener. */
+export function interruptibleIo(options: IoOptions = {}): InterruptibleIo {
+  let listener: ((signal: "SIGINT" | "SIGTERM") => void) | undefined;
+  const io = recordingIo(options) as InterruptibleIo;
+  io.onInterrupt = (fn) => {
+    listener = fn;
+    return () => void (listener = undefined);
+  };
+  Object.defineProperty(io, "listening", { get: () => listener !== undefined });
+  io.interrupt = () => {
+    if (listener === undefined) throw new Error("No command listens for Ctrl-C");
+    listener("SIGINT");
+  };
+  return io;
+}
+
 /** What one run printed and returned. */
 export interface CliRun {
   code: number;

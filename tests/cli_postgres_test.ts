@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { openStore } from "../lib/open_store.ts";
 import { main } from "../lib/cli/main.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
-import { recordingIo, runCli, V11, v11Copy } from "./_cli_io.ts";
+import { interruptibleIo, runCli, V11, v11Copy } from "./_cli_io.ts";
 import { copyFixture, rawOpen, tempDbPath } from "./_helpers.ts";
 import { adminSql, freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";
 
@@ -208,18 +208,13 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
       );
       assert.equal(alone.err.split("\n").length, 2);
 
-      const io = recordingIo();
-      let interrupt: ((signal: "SIGINT" | "SIGTERM") => void) | undefined;
-      io.onInterrupt = (listener) => {
-        interrupt = listener;
-        return () => void (interrupt = undefined);
-      };
+      const io = interruptibleIo();
       const good = v11Copy();
       const run = main(["--json", "sync", replaced, good, "--to", url, "--follow=0.1"], io);
       while (io.out.split("\n").filter((l) => l !== "").length < 3) {
         await new Promise((r) => setTimeout(r, 50));
       }
-      interrupt!("SIGINT");
+      io.interrupt();
       assert.equal(await run, 1);
       assert.equal(io.err.match(/holds none of/g)?.length, 1);
       const passes = io.out.trimEnd().split("\n").map((line) => JSON.parse(line));
@@ -294,17 +289,12 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
         assert.match(run.err, message);
       }
       // The older spelling still follows: two passes, then Ctrl-C.
-      const io = recordingIo();
-      let interrupt: ((signal: "SIGINT" | "SIGTERM") => void) | undefined;
-      io.onInterrupt = (listener) => {
-        interrupt = listener;
-        return () => void (interrupt = undefined);
-      };
+      const io = interruptibleIo();
       const run = main(["--json", "sync", file, "--to", url, "--follow", "--every", "0.1"], io);
       while (io.out.split("\n").filter((l) => l !== "").length < 2) {
         await new Promise((r) => setTimeout(r, 50));
       }
-      interrupt!("SIGINT");
+      io.interrupt();
       assert.equal(await run, 0);
       assert.equal(JSON.parse(io.out.split("\n")[1]).messages, 0);
     },
@@ -316,12 +306,7 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     async () => {
       const file = v11Copy();
       const url = schemaUrl(freshSchema());
-      const io = recordingIo();
-      let interrupt: ((signal: "SIGINT" | "SIGTERM") => void) | undefined;
-      io.onInterrupt = (listener) => {
-        interrupt = listener;
-        return () => void (interrupt = undefined);
-      };
+      const io = interruptibleIo();
       const lines = () => io.out.split("\n").filter((l) => l !== "");
       const until = async (done: () => boolean | Promise<boolean>) => {
         while (!await done()) await new Promise((r) => setTimeout(r, 50));
@@ -354,19 +339,15 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
       renameSync(`${file}.away`, file);
       await until(() => lines().length >= 3);
       assert.match(lines()[2], /: 0 new, 0 updated, 0 deleted sessions; 0 messages written\.$/);
-      interrupt!("SIGINT");
+      io.interrupt();
       assert.equal(await run, 1, "a pass failed");
       assert.equal(lines().length, 3);
 
       // --json: every pass, each a JSON object on one line.
-      const json = recordingIo();
-      json.onInterrupt = (listener) => {
-        interrupt = listener;
-        return () => void (interrupt = undefined);
-      };
+      const json = interruptibleIo();
       const jsonRun = main(["--json", "sync", file, "--to", url, "--follow=0.1"], json);
       await until(() => json.out.split("\n").length > 3);
-      interrupt!("SIGINT");
+      json.interrupt();
       assert.equal(await jsonRun, 0);
       const reports = json.out.trimEnd().split("\n").map((line) => JSON.parse(line));
       assert.ok(reports.length >= 3);
@@ -714,12 +695,7 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
   }, async () => {
     const file = v11Copy();
     const url = schemaUrl(freshSchema());
-    const io = recordingIo();
-    let interrupt: ((signal: "SIGINT" | "SIGTERM") => void) | undefined;
-    io.onInterrupt = (listener) => {
-      interrupt = listener;
-      return () => void (interrupt = undefined);
-    };
+    const io = interruptibleIo();
     const run = main(
       ["sync", file, "--to", url, "--origin", "f", "--follow=0.2"],
       io,
@@ -732,10 +708,10 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     while (!lines().some((l) => l.endsWith("1 message written."))) {
       await new Promise((r) => setTimeout(r, 50));
     }
-    assert.ok(interrupt, "sync --follow listens for Ctrl-C");
-    interrupt!("SIGINT");
+    assert.ok(io.listening, "sync --follow listens for Ctrl-C");
+    io.interrupt();
     assert.equal(await run, 0);
-    assert.equal(interrupt, undefined, "it stopped listening");
+    assert.ok(!io.listening, "it stopped listening");
     await using store = await openStore(url);
     assert.equal((await store.searchMessages("while following")).length, 1);
   });
@@ -745,12 +721,7 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
   }, async () => {
     const url = schemaUrl(freshSchema());
     assert.equal((await runCli(["copy", v11Copy(), url])).code, 0);
-    const io = recordingIo();
-    let interrupt: ((signal: "SIGINT" | "SIGTERM") => void) | undefined;
-    io.onInterrupt = (listener) => {
-      interrupt = listener;
-      return () => void (interrupt = undefined);
-    };
+    const io = interruptibleIo();
     const run = main(["--db", url, "show", V11.live, "--follow=0.05"], io);
     const printed = async (text: string) => {
       while (!io.out.includes(text)) await new Promise((r) => setTimeout(r, 20));
@@ -763,8 +734,8 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
       await store.endSession(V11.live, "user_exit");
       await printed("· user_exit ──");
     }
-    assert.ok(interrupt, "show --follow listens for Ctrl-C");
-    interrupt!("SIGINT");
+    assert.ok(io.listening, "show --follow listens for Ctrl-C");
+    io.interrupt();
     assert.equal(await run, 0);
     assert.equal(io.out.split("written on the server").length, 2, "printed once");
   });

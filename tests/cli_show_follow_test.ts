@@ -8,27 +8,19 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { main } from "../lib/cli/main.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
-import { type RecordingIo, recordingIo, runCli, V11, v11Copy } from "./_cli_io.ts";
+import {
+  type InterruptibleIo,
+  interruptibleIo,
+  type RecordingIo,
+  runCli,
+  V11,
+  v11Copy,
+} from "./_cli_io.ts";
 
-/** Runs `main(argv)` with a recording Io whose Ctrl-C the test sends. */
-function following(argv: string[]): {
-  io: RecordingIo;
-  run: Promise<number>;
-  interrupt: () => void;
-  listening: () => boolean;
-} {
-  const io = recordingIo();
-  let listener: ((signal: "SIGINT" | "SIGTERM") => void) | undefined;
-  io.onInterrupt = (fn) => {
-    listener = fn;
-    return () => void (listener = undefined);
-  };
-  return {
-    io,
-    run: main(argv, io),
-    interrupt: () => listener?.("SIGINT"),
-    listening: () => listener !== undefined,
-  };
+/** Runs `main(argv)` with an Io whose Ctrl-C the test sends. */
+function following(argv: string[]): { io: InterruptibleIo; run: Promise<number> } {
+  const io = interruptibleIo();
+  return { io, run: main(argv, io) };
 }
 
 /** Waits until the output holds `text` (the test's own timeout ends a wait that never does). */
@@ -96,7 +88,7 @@ describe("show --follow", () => {
     },
     async () => {
       const path = v11Copy();
-      const { io, run, interrupt, listening } = following([
+      const { io, run } = following([
         "--db",
         path,
         "show",
@@ -120,10 +112,10 @@ describe("show --follow", () => {
       } finally {
         db.close();
       }
-      assert.ok(listening(), "--follow listens for Ctrl-C");
-      interrupt();
+      assert.ok(io.listening, "--follow listens for Ctrl-C");
+      io.interrupt();
       assert.equal(await run, 0);
-      assert.ok(!listening(), "it stopped listening");
+      assert.ok(!io.listening, "it stopped listening");
       assert.match(
         io.out,
         /── the transcript was rewritten; all of it again ──\n\n── user[^\n]+\nthe first question, kept\n/,
@@ -135,7 +127,7 @@ describe("show --follow", () => {
   test("a compression chain is followed one session at a time, none skipped", {
     timeout: 30_000,
   }, async () => {
-    const { io, run, interrupt } = following([
+    const { io, run } = following([
       "--db",
       v11Copy(),
       "show",
@@ -143,7 +135,7 @@ describe("show --follow", () => {
       "--follow=0.05",
     ]);
     await printed(io, `── continued in ${V11.compressionTip} ──`);
-    interrupt();
+    io.interrupt();
     assert.equal(await run, 0);
     const mid = io.out.indexOf(`── continued in ${V11.compressionMid} ──`);
     const tip = io.out.indexOf(`── continued in ${V11.compressionTip} ──`);
