@@ -10,6 +10,7 @@ import { isPostgresTarget } from "../../open_store.ts";
 import type { Command, Context } from "../command.ts";
 import { type ParsedArgs, positiveSeconds } from "../parse.ts";
 import { pauseUnless } from "../pause.ts";
+import { jsonLine } from "../../render/json_line.ts";
 // A type only: the module itself is loaded by dynamic import when the command runs.
 import type { SyncResult } from "../../postgres/sync.ts";
 import { Progress } from "../progress.ts";
@@ -122,7 +123,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
           failing.delete(file);
           if (ctx.json) {
             // One object a line, every pass (JSON Lines): a stream read line by line.
-            ctx.io.stdout(`${JSON.stringify({ file, ...result })}\n`);
+            ctx.io.stdout(jsonLine({ file, ...result }));
           } else if (!follow || !reported.has(file) || changedAnything(result)) {
             reported.add(file);
             ctx.io.stdout(
