@@ -9,6 +9,7 @@
 import type { SessionStore } from "../core/session_store.ts";
 import { syncedStore } from "../core/synced_store.ts";
 import { formatCount } from "../render/format.ts";
+import type { Context } from "./command.ts";
 import type { ParsedArgs } from "./parse.ts";
 import { CommandError } from "./usage_error.ts";
 
@@ -93,4 +94,14 @@ export async function syncedNote(
       change === "rename" ? "brings the title" : `removes ${them}`
     } here too.`;
   return `Note: ${what} came from ${from}: ${consequence}. ${instead}`;
+}
+
+/**
+ * Prints the note of {@linkcode syncedNote} on standard error, when there is one.
+ *
+ * @param ctx The command's context.
+ * @param note The note, or `undefined`.
+ */
+export function sayNote(ctx: Pick<Context, "io">, note: string | undefined): void {
+  if (note !== undefined) ctx.io.stderr(`${note}\n`);
 }

@@ -9,7 +9,7 @@ import { plural } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { confirm } from "../prompt.ts";
-import { syncedNote } from "../origin.ts";
+import { sayNote, syncedNote } from "../origin.ts";
 import { resolveSession } from "../resolve.ts";
 import { sessionsDirFor } from "../sessions_dir.ts";
 import { CommandError } from "../usage_error.ts";
@@ -68,8 +68,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const store = await ctx.openStore();
   const ids = await targets(store, args.positionals);
   // Said before the question: a synced session deleted here comes back from its file.
-  const note = await syncedNote(store, ids, "delete");
-  if (note !== undefined) ctx.io.stderr(`${note}\n`);
+  sayNote(ctx, await syncedNote(store, ids, "delete"));
   if (!args.flag("yes")) {
     const what = ids.length === 1
       ? await question(store, ids[0])

@@ -9,7 +9,7 @@ import type { Command, Context } from "../command.ts";
 import { alignColumns, formatDate, oneLine, plural, truncate } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import { integerOption, type ParsedArgs } from "../parse.ts";
-import { syncedNote } from "../origin.ts";
+import { sayNote, syncedNote } from "../origin.ts";
 import { confirm } from "../prompt.ts";
 import { sessionsDirFor } from "../sessions_dir.ts";
 import { visibleControls } from "../../render/transcript.ts";
@@ -61,11 +61,6 @@ function listing(candidates: readonly PruneCandidate[]): string {
 
 function sessions(n: number): string {
   return plural(n, "session");
-}
-
-/** The note on synced sessions ({@linkcode syncedNote}), when there is one, on standard error. */
-function sayNote(ctx: Context, note: string | undefined): void {
-  if (note !== undefined) ctx.io.stderr(`${note}\n`);
 }
 
 /**

@@ -6,7 +6,7 @@
 import type { Command, Context } from "../command.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
-import { syncedNote } from "../origin.ts";
+import { sayNote, syncedNote } from "../origin.ts";
 import { resolveSession } from "../resolve.ts";
 import { CommandError, UsageError } from "../usage_error.ts";
 import { sanitizeTitle } from "../../core/titles.ts";
@@ -48,8 +48,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }
   const store = await ctx.openStore();
   const id = await resolveSession(store, target);
-  const note = await syncedNote(store, [id], "rename");
-  if (note !== undefined) ctx.io.stderr(`${note}\n`);
+  sayNote(ctx, await syncedNote(store, [id], "rename"));
   if (!await store.setSessionTitle(id, clear ? null : title)) {
     throw new CommandError(`Session '${id}' not found`);
   }
