@@ -64,8 +64,8 @@ step "deno check"; deno task -q check
 step "deno doc --lint"; deno doc --lint mod.ts
 step "deno publish --dry-run"; deno publish --dry-run --allow-dirty 2>&1 | tail -3
 
-step "tests on Deno"; deno test -A --parallel tests/
-step "documentation examples (README, JSDoc)"; deno test -A --doc README.md mod.ts lib/
+step "tests on Deno"; deno test -A --lock=tests/deno.lock --frozen --parallel tests/
+step "documentation examples (README, JSDoc)"; deno test -A --lock=tests/deno.lock --frozen --doc README.md mod.ts lib/
 # Bun alone gives each test 5 s unless it says otherwise (Deno and Node give no limit): on a slow
 # machine that fails correctness tests by the clock. A minute still ends a test that hangs. Two
 # worker processes, one file each at a time, as Deno's --parallel and Node's concurrency run them.
