@@ -54,7 +54,8 @@ export function sqlitePath(target: string): string {
  *   `search_path`, named with the fix); read-only, when the schema
  *   holds no store (kind `not_found`) or one this version has not migrated yet
  *   (`hermes-state --db URL migrate` upgrades it).
- * @throws {TypeError} When the `postgres` package cannot be loaded.
+ * @throws {OpenError} When the `postgres` package cannot be loaded (the message
+ *   says how to install it).
  *
  * @example Recording and searching through the asynchronous store
  * ```ts

@@ -201,17 +201,25 @@ type PostgresFactory = (options: Record<string, unknown>) => PostgresSql;
  * Loads the client: `npm:postgres@3.4.9` on Deno, the bare package (from
  * node_modules) on Bun and Node. Both specifiers are literals, so
  * `bun build --compile` bundles the client into the executable.
+ *
+ * @param display The target as shown in the error (password masked).
+ * @throws {OpenError} When the package cannot be loaded: what to do about it
+ *   on this runtime, and the loader's own words.
  */
-async function loadPostgres(): Promise<PostgresFactory> {
+async function loadPostgres(display: string): Promise<PostgresFactory> {
+  const onDeno = "Deno" in globalThis;
   try {
-    const mod = "Deno" in globalThis
-      ? await import("npm:postgres@3.4.9")
-      : await import("postgres");
+    const mod = onDeno ? await import("npm:postgres@3.4.9") : await import("postgres");
     return (mod.default ?? mod) as unknown as PostgresFactory;
   } catch (error) {
-    throw new TypeError(
-      'Cannot open a PostgreSQL store: the "postgres" package (3.4.x) cannot be loaded',
-      { cause: error },
+    const how = onDeno
+      ? "Deno fetches it from the npm registry on first use: check the network (or NPM_CONFIG_REGISTRY)"
+      : 'install it with "npm ci" in hermes-state\'s folder';
+    const said = error instanceof Error ? error.message.split("\n")[0] : String(error);
+    throw new OpenError(
+      display,
+      `the PostgreSQL client (npm package postgres 3.4.9) cannot be loaded; ${how} (${said})`,
+      { cause: error, kind: "other" },
     );
   }
 }
@@ -257,7 +265,7 @@ export async function connectPg(
   const pass = passwordFor(read, process.env);
   const { passfile: _passfile, transactionPooler: _pooler, ...server } = read;
   const pooled = read.transactionPooler === true;
-  const postgres = await loadPostgres();
+  const postgres = await loadPostgres(display);
   const sql = postgres({
     ...server,
     ...(pass === undefined ? {} : { pass }),

@@ -212,7 +212,8 @@ async function checkReadable(client: PgClient, schema: string): Promise<void> {
  *   the value), the server cannot be reached or refuses the login, or
  *   statements would reach another schema ({@linkcode checkSchemaInUse}); read-only,
  *   when the schema holds no store or one not migrated yet.
- * @throws {TypeError} When the `postgres` package cannot be loaded.
+ * @throws {OpenError} When the `postgres` package cannot be loaded (the message
+ *   says how to install it).
  */
 export async function openPostgresStore(
   url: string,
