@@ -10,6 +10,7 @@
  */
 import type { SessionStore } from "../core/session_store.ts";
 import type { MessageRow, SessionRow } from "../core/types.ts";
+import { newestMessageId } from "../core/message_row.ts";
 import type { Context } from "./command.ts";
 import { formatDateTime } from "../render/format.ts";
 import { visibleControls } from "../render/transcript.ts";
@@ -30,13 +31,6 @@ export interface FollowStart {
   readonly read: (id: string, afterId?: number) => Promise<MessageRow[]>;
   /** The transcript of some of those messages (the filter of `show` applied). */
   readonly render: (messages: readonly MessageRow[]) => string;
-}
-
-/** The newest message id of a list, 0 when it is empty. */
-function newestId(messages: readonly MessageRow[]): number {
-  let newest = 0;
-  for (const message of messages) if (message.id > newest) newest = message.id;
-  return newest;
 }
 
 /**
@@ -84,7 +78,7 @@ export async function followSession(
   };
   let session = start.session;
   /** The messages printed so far: the newest id, and how many had an id up to it. */
-  let newest = newestId(start.messages);
+  let newest = newestMessageId(start.messages);
   let known = start.messages.length;
   /** The session row's message count when last read. */
   let rowCount = session.message_count;
@@ -117,7 +111,7 @@ export async function followSession(
         // Appends only, as a running gateway writes: the new rows are all there is to read.
         print(start.render(fresh));
         known += fresh.length;
-        newest = Math.max(newest, newestId(fresh));
+        newest = Math.max(newest, newestMessageId(fresh));
       } else {
         // Anything else (a rewrite, a rewind, a deletion): the whole transcript, compared.
         const messages = await start.read(session.id);
@@ -129,7 +123,7 @@ export async function followSession(
           print(start.render(messages.filter((message) => message.id > newest)));
         }
         known = messages.length;
-        newest = Math.max(newest, newestId(messages));
+        newest = Math.max(newest, newestMessageId(messages));
       }
       rowCount = session.message_count;
       await ctx.io.drain();
@@ -149,7 +143,7 @@ export async function followSession(
       session = next;
       const continued = await start.read(next.id);
       print(start.render(continued));
-      newest = newestId(continued);
+      newest = newestMessageId(continued);
       known = continued.length;
       rowCount = next.message_count;
       endSaid = next.ended_at !== null;

@@ -68,3 +68,17 @@ export function transcriptMarks(message: MessageRow): string[] {
   if (!isShownInTranscript(message)) marks.push("[hidden]");
   return marks;
 }
+
+/**
+ * The newest (greatest) message id of a list: what a reader that follows a
+ * session asks for rows after.
+ *
+ * @param messages Stored messages, in any order.
+ * @param floor What to return when none is newer (0: none read yet).
+ * @returns The greatest id, at least `floor`.
+ */
+export function newestMessageId(messages: readonly MessageRow[], floor = 0): number {
+  let newest = floor;
+  for (const message of messages) if (message.id > newest) newest = message.id;
+  return newest;
+}

@@ -17,7 +17,7 @@ import { hitEntryIndex, showWindowCuts } from "../render/excerpt.ts";
 import { unmarkedWords } from "../core/search/plan.ts";
 import { liveEvents } from "./live.ts";
 import { HttpError, json, withSecurityHeaders } from "./respond.ts";
-import { isShownInTranscript } from "../core/message_row.ts";
+import { isShownInTranscript, newestMessageId } from "../core/message_row.ts";
 import { syncedStore } from "../core/synced_store.ts";
 
 /** The largest page of sessions or hits. */
@@ -50,7 +50,7 @@ export interface ApiRequest {
 function intParam(url: URL, name: string, fallback: number, max: number): number {
   const raw = url.searchParams.get(name);
   if (raw === null || raw === "") return fallback;
-  if (!/^\d{1,9}$/.test(raw) || Number(raw) > max) {
+  if (!/^\d{1,16}$/.test(raw) || Number(raw) > max) {
     throw new HttpError(
       400,
       `${name} must be a whole number from 0 to ${max}: current value is ${JSON.stringify(raw)}`,
@@ -228,16 +228,41 @@ function sessionIdFrom(segment: string): string {
   return id;
 }
 
+/**
+ * A session's transcript. With `after` (the newest message id the page has
+ * read, hidden rows included) and `shown` (how many messages it shows), only
+ * the messages after it are sent while those it shows are all still there
+ * (`appended: true`, as a running gateway writes); anything else (a rewind, a
+ * compaction, a rewrite, a deletion) sends the whole transcript again. The
+ * rows are read whole either way: a rewind changes rows in place and no count.
+ */
 async function transcript(api: ApiRequest, id: string): Promise<Response> {
   const session = await api.store.getSession(id);
   if (session === undefined) throw new HttpError(404, `Session '${id}' not found`);
-  const [messages, lineage, synced] = await Promise.all([
-    api.store.getMessages(id).then((list) => list.filter(isShownInTranscript)),
+  const url = api.url;
+  const since = url.searchParams.has("after")
+    ? {
+      after: intParam(url, "after", 0, Number.MAX_SAFE_INTEGER),
+      shown: intParam(url, "shown", 0, Number.MAX_SAFE_INTEGER),
+    }
+    : undefined;
+  const [rows, lineage, synced] = await Promise.all([
+    api.store.getMessages(id),
     lineageTree(api.store, id),
     syncedStore(api.store)?.syncedFrom([id]),
   ]);
-  // The origin `sync` shipped it from (PostgreSQL), else null.
-  return json({ session, messages, lineage, origin: synced?.get(id) ?? null });
+  const messages = rows.filter(isShownInTranscript);
+  const fresh = since === undefined ? [] : messages.filter((message) => message.id > since.after);
+  const appended = since !== undefined && messages.length - fresh.length === since.shown;
+  return json({
+    session,
+    messages: appended ? fresh : messages,
+    appended,
+    newest: newestMessageId(rows),
+    lineage,
+    // The origin `sync` shipped it from (PostgreSQL), else null.
+    origin: synced?.get(id) ?? null,
+  });
 }
 
 async function usage(api: ApiRequest): Promise<Response> {

@@ -316,6 +316,73 @@ describe("session browser", { skip }, () => {
     assert.equal(await page.$eval("details.call", (d: HTMLDetailsElement) => d.open), true);
     await close(page);
   });
+
+  test("a live transcript gets only the new messages, a call's result when it comes, and all again after a rewrite", async () => {
+    const id = "20260501_000000_livecall";
+    const write = async (change: (db: SessionDB) => void) => {
+      const db = await SessionDB.open({ path });
+      try {
+        change(db);
+      } finally {
+        db.close();
+      }
+    };
+    await write((db) => {
+      db.createSession(id, "telegram");
+      db.appendMessage(id, { role: "user", content: "check the containers" });
+    });
+    const page = await open(`#/s/${id}`);
+    await page.waitForFunction(() => document.getElementById("live")!.classList.contains("on"));
+    // An expando on the first drawn message: it survives only if that node is kept.
+    await page.$eval(
+      "#messages article",
+      (a: Element) => (a as unknown as { probe: number }).probe = 7,
+    );
+    const probe = () =>
+      page.$eval("#messages article", (a: Element) => (a as unknown as { probe?: number }).probe);
+    const messagesText = () => text(page, "#messages");
+    await write((db) =>
+      db.appendMessage(id, {
+        role: "assistant",
+        content: null,
+        toolCalls: [{
+          id: "call_live",
+          type: "function",
+          function: { name: "terminal", arguments: '{"command":"docker ps"}' },
+        }],
+      })
+    );
+    await page.waitForFunction(() => document.querySelector("#messages details.call") !== null, {
+      timeout: 10_000,
+    });
+    await page.$eval("details.call", (d: HTMLDetailsElement) => d.open = true);
+    await write((db) =>
+      db.appendMessage(id, {
+        role: "tool",
+        toolCallId: "call_live",
+        toolName: "terminal",
+        content: "CONTAINER ID   STATUS   live result text",
+      })
+    );
+    await page.waitForFunction(
+      () => document.querySelector("details.call .call-grid")!.textContent!.includes("live result"),
+      { timeout: 10_000 },
+    );
+    assert.equal(await page.$eval("details.call", (d: HTMLDetailsElement) => d.open), true);
+    assert.equal(await probe(), 7, "the first message was not drawn again");
+    assert.equal(await page.$$eval("#messages article", (a: Element[]) => a.length), 3);
+    assert.match(await text(page, ".details-list"), /Messages\s+3 /, "the head is drawn again");
+    await write((db) =>
+      db.replaceMessages(id, [{ role: "user", content: "rewritten from the start" }])
+    );
+    await page.waitForFunction(
+      () => document.getElementById("messages")!.innerText.includes("rewritten from the start"),
+      { timeout: 10_000 },
+    );
+    assert.doesNotMatch(await messagesText(), /live result text|check the containers/);
+    assert.equal(await probe(), undefined, "a rewrite draws the transcript again");
+    await close(page);
+  });
 });
 
 describe("writes in the browser", { skip }, () => {

@@ -261,6 +261,43 @@ describe("API", () => {
     assert.deepEqual(await ids("20260501_120000_comp01"), [14, 15]);
   });
 
+  test("GET /api/sessions/:id?after&shown sends only the new messages while the drawn ones stay, else all", async () => {
+    const file = copyFixture("hermes-v21.db");
+    await using newer = await openStore(file, { readonly: true });
+    const h = handlerFor({}, newer);
+    const id = "20260501_090000_live01";
+    const ids = (body: { messages: { id: number }[] }) => body.messages.map((m) => m.id);
+    const first = (await getJson(`/api/sessions/${id}`, h)).body;
+    assert.deepEqual([ids(first), first.appended, first.newest], [[1, 2, 3, 4], false, 4]);
+    const since = (after: number, shown: number) =>
+      getJson(`/api/sessions/${id}?after=${after}&shown=${shown}`, h);
+    const quiet = (await since(4, 4)).body;
+    assert.deepEqual([ids(quiet), quiet.appended, quiet.newest], [[], true, 4]);
+    {
+      using raw = await rawOpen(file);
+      raw.exec(`INSERT INTO messages (session_id, role, content, timestamp)
+        VALUES ('${id}', 'user', 'one more, from the gateway', 1777629999)`);
+    }
+    const more = (await since(4, 4)).body;
+    assert.deepEqual([more.appended, more.newest], [true, 16]);
+    assert.deepEqual(more.messages.map((m: { content: string }) => m.content), [
+      "one more, from the gateway",
+    ]);
+    {
+      // A rewind takes a drawn message back in place: no count of the session moves.
+      using raw = await rawOpen(file);
+      raw.exec("UPDATE messages SET active = 0 WHERE id = 3");
+    }
+    const rewound = (await since(more.newest, 5)).body;
+    assert.deepEqual([ids(rewound), rewound.appended], [[1, 2, 4, more.newest], false]);
+    const bad = await getJson(`/api/sessions/${id}?after=-1&shown=0`, h);
+    assert.equal(bad.status, 400);
+    assert.match(
+      bad.body.error.message,
+      /^after must be a whole number .*: current value is "-1"$/,
+    );
+  });
+
   test("GET /api/sessions/:id answers 404 JSON for an unknown id", async () => {
     const { status, body } = await getJson("/api/sessions/nope%2F..%2Fx");
     assert.equal(status, 404);

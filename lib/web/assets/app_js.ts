@@ -491,35 +491,113 @@ export const APP_JS = String.raw`
     }
     return box;
   }
+  // The open transcript: what a live update asks the server for (the messages after the newest
+  // one read, while those drawn are all still there) and where it puts them.
+  var shown = null;
+  function sessionHead(body) {
+    var s = body.session;
+    var info = el("div", { class: "session-info" }, detailsList(s, body.origin));
+    if (body.lineage && (body.lineage.children.length || body.lineage.id !== s.id)) {
+      info.appendChild(el("nav", { class: "lineage", "aria-label": "Lineage" }, el("h2", { text: "Lineage" }), el("ul", { class: "tree" }, lineageNode(body.lineage, s.id))));
+    }
+    return [el("h1", { class: "bidi", id: "session-title", text: visible(s.title || s.id) }), actions(s, body.origin), info];
+  }
+  // Which message made each tool call: its article is drawn again when the call's result comes.
+  function noteCalls(m, callers) {
+    var calls = Array.isArray(m.tool_calls) ? m.tool_calls : m.tool_calls ? [m.tool_calls] : [];
+    calls.forEach(function (call) { if (call && typeof call.id === "string") callers[call.id] = m; });
+  }
+  function drawSession(id, params, quiet, body) {
+    var results = {};
+    var callers = {};
+    body.messages.forEach(function (m) {
+      if (m.role === "tool" && m.tool_call_id) results[m.tool_call_id] = m;
+      noteCalls(m, callers);
+    });
+    var view = el("section", { class: "view view-session", "aria-label": "Transcript" });
+    var head = sessionHead(body);
+    head.forEach(function (node) { view.appendChild(node); });
+    var list = el("div", { class: "messages", id: "messages" });
+    body.messages.forEach(function (m) { list.appendChild(messageNode(m, results)); });
+    if (body.messages.length === 0) list.appendChild(el("p", { class: "empty", text: "No messages." }));
+    view.appendChild(list);
+    swap(view, quiet);
+    shown = { id: id, newest: body.newest, count: body.messages.length, results: results, callers: callers, head: head };
+    var target = params.get("m");
+    if (target && !quiet) {
+      var node = document.getElementById("m-" + target);
+      if (node) {
+        node.classList.add("target");
+        var details = node.querySelectorAll("details.tool-result");
+        for (var i = 0; i < details.length; i++) details[i].open = true;
+        node.scrollIntoView({ block: "center" });
+      }
+    }
+  }
+  function openFolds(node) {
+    var folds = node.querySelectorAll("details");
+    var open = [];
+    for (var i = 0; i < folds.length; i++) open.push(folds[i].open);
+    return open;
+  }
+  function reopenFolds(node, open) {
+    var folds = node.querySelectorAll("details");
+    for (var i = 0; i < folds.length && i < open.length; i++) if (open[i]) folds[i].open = true;
+  }
+  // New messages below the drawn ones: the head drawn again (counts, tokens, lineage), a call
+  // whose result came drawn again in place, the reader kept at the bottom if they were there.
+  function appendToSession(was, body) {
+    var atBottom = window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 4;
+    var head = sessionHead(body);
+    was.head.forEach(function (node, i) { node.replaceWith(head[i]); });
+    was.head = head;
+    var redraw = {};
+    body.messages.forEach(function (m) {
+      if (m.role === "tool" && m.tool_call_id) {
+        was.results[m.tool_call_id] = m;
+        var caller = was.callers[m.tool_call_id];
+        if (caller) redraw[caller.id] = caller;
+      }
+      noteCalls(m, was.callers);
+    });
+    Object.keys(redraw).forEach(function (key) {
+      var old = document.getElementById("m-" + key);
+      if (!old) return;
+      var open = openFolds(old);
+      var fresh = messageNode(redraw[key], was.results);
+      if (old.classList.contains("target")) fresh.classList.add("target");
+      old.replaceWith(fresh);
+      reopenFolds(fresh, open);
+    });
+    var list = document.getElementById("messages");
+    var empty = list.querySelector(".empty");
+    if (empty && body.messages.length) empty.remove();
+    body.messages.forEach(function (m) { list.appendChild(messageNode(m, was.results)); });
+    was.newest = body.newest;
+    was.count += body.messages.length;
+    if (atBottom && body.messages.length) window.scrollTo(0, document.documentElement.scrollHeight);
+    document.body.setAttribute("data-ready", String(Date.now()));
+  }
   function renderSession(id, params, quiet) {
-    return api("/api/sessions/" + encodeURIComponent(id)).then(function (body) {
-      var s = body.session;
-      var results = {};
-      body.messages.forEach(function (m) { if (m.role === "tool" && m.tool_call_id) results[m.tool_call_id] = m; });
-      var view = el("section", { class: "view view-session", "aria-label": "Transcript" });
-      view.appendChild(el("h1", { class: "bidi", id: "session-title", text: visible(s.title || s.id) }));
-      view.appendChild(actions(s, body.origin));
-      var info = el("div", { class: "session-info" }, detailsList(s, body.origin));
-      if (body.lineage && (body.lineage.children.length || body.lineage.id !== s.id)) {
-        info.appendChild(el("nav", { class: "lineage", "aria-label": "Lineage" }, el("h2", { text: "Lineage" }), el("ul", { class: "tree" }, lineageNode(body.lineage, s.id))));
-      }
-      view.appendChild(info);
-      var list = el("div", { class: "messages", id: "messages" });
-      body.messages.forEach(function (m) { list.appendChild(messageNode(m, results)); });
-      if (body.messages.length === 0) list.appendChild(el("p", { class: "empty", text: "No messages." }));
-      view.appendChild(list);
-      swap(view, quiet);
-      var target = params.get("m");
-      if (target && !quiet) {
-        var node = document.getElementById("m-" + target);
-        if (node) {
-          node.classList.add("target");
-          var details = node.querySelectorAll("details.tool-result");
-          for (var i = 0; i < details.length; i++) details[i].open = true;
-          node.scrollIntoView({ block: "center" });
-        }
-      }
-    }).catch(showError);
+    var path = "/api/sessions/" + encodeURIComponent(id);
+    var was = quiet && shown && shown.id === id && document.getElementById("messages") ? shown : null;
+    if (was) {
+      // One update at a time: two asking for the rows after the same one would add them twice.
+      if (was.busy) { was.again = true; return Promise.resolve(); }
+      was.busy = true;
+      path += "?after=" + was.newest + "&shown=" + was.count;
+    }
+    return api(path).then(function (body) {
+      if (was && shown !== was) return;
+      if (was && body.appended) appendToSession(was, body);
+      else drawSession(id, params, quiet, body);
+    }).catch(showError).then(function () {
+      if (!was) return;
+      was.busy = false;
+      if (!was.again) return;
+      was.again = false;
+      if (location.hash === renderedKey) renderSession(id, params, true);
+    });
   }
 
   // ── Usage ─────────────────────────────────────────────────────────────
