@@ -174,7 +174,8 @@ export interface PgClient {
   /** Runs `fn` in one transaction, again from the start when PostgreSQL asks (deadlock, serialization). */
   transaction<T>(fn: (query: PgQuery) => Promise<T>): Promise<T>;
   /**
-   * Takes the advisory lock `name` (or each of several, in order) in a
+   * Takes the advisory lock `name` (or each of several, in order) of the
+   * store's schema (the same name in another schema is another lock) in a
    * transaction of its own, held open on a connection of its own until
    * released, waiting while another holds it. A transaction-level lock, so
    * that a pooler in transaction mode keeps it on one server connection (a
@@ -368,7 +369,12 @@ export async function connectPg(
         // Held open while the caller works: a server's idle-in-transaction limit must not end it.
         await run(tx, "SET LOCAL idle_in_transaction_session_timeout = 0");
         for (const one of typeof name === "string" ? [name] : name) {
-          await run(tx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [one]);
+          // Named within the store's schema: stores in other schemas of the database never wait.
+          await run(
+            tx,
+            "SELECT pg_advisory_xact_lock(hashtextextended(coalesce(current_schema(), '') || ' ' || $1, 0))",
+            [one],
+          );
         }
         taken();
         await released;

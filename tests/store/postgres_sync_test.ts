@@ -470,6 +470,38 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
     },
   );
 
+  test("a pass waits for a pass of the same origin in its own schema only", {
+    timeout: 60_000,
+  }, async () => {
+    const { syncLockName } = await import("../../lib/postgres/sync_origin.ts");
+    const mine = await server();
+    const other = await server();
+    const release = await mine.client.lock(syncLockName("web-1"));
+    try {
+      const quick = await Promise.race([
+        other.client.lock(syncLockName("web-1")).then(async (unlock) => {
+          await unlock();
+          return "taken";
+        }),
+        new Promise((resolve) => setTimeout(() => resolve("waited"), 5_000)),
+      ]);
+      assert.equal(quick, "taken", "the same origin name in another schema is another lock");
+      let sameTaken = false;
+      const same = mine.client.lock(syncLockName("web-1")).then((unlock) => {
+        sameTaken = true;
+        return unlock;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(sameTaken, false, "in the same schema it waits");
+      await release();
+      await (await same)();
+      assert.equal(sameTaken, true);
+    } catch (error) {
+      await release().catch(() => {});
+      throw error;
+    }
+  });
+
   test(
     "removeSyncOrigin() deletes one origin's sessions once no pass of it runs; a pass waiting for it ships the file whole",
     { timeout: 60_000 },
