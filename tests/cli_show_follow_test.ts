@@ -16,6 +16,7 @@ import {
   V11,
   v11Copy,
 } from "./_cli_io.ts";
+import { copyFixture, rawOpen } from "./_helpers.ts";
 
 /** Runs `main(argv)` with an Io whose Ctrl-C the test sends. */
 function following(argv: string[]): { io: InterruptibleIo; run: Promise<number> } {
@@ -118,9 +119,41 @@ describe("show --follow", () => {
       assert.ok(!io.listening, "it stopped listening");
       assert.match(
         io.out,
-        /── the transcript was rewritten; all of it again ──\n\n── user[^\n]+\nthe first question, kept\n/,
+        /── the transcript changed \(messages taken back or rewritten\); all of it again ──\n\n── user[^\n]+\nthe first question, kept\n/,
       );
       assert.equal(io.out.split("a shorter answer").length, 2, "the rewrite printed once");
+    },
+  );
+
+  test(
+    "a newer Hermes's rewind (rows taken back in place, no count moved) shows the transcript again",
+    {
+      timeout: 30_000,
+    },
+    async () => {
+      const path = copyFixture("hermes-v21.db");
+      const id = "20260501_090000_live01";
+      const { io, run } = following(["--db", path, "show", id, "--follow=0.05"]);
+      await printed(io, "12 tables migrated");
+      {
+        // As that Hermes does: the last answer taken back, then a new one appended and counted.
+        using raw = await rawOpen(path);
+        raw.exec(`UPDATE messages SET active = 0 WHERE id = 4;
+        INSERT INTO messages (session_id, role, content, timestamp, active, compacted)
+          VALUES ('${id}', 'assistant', 'the migration is still running', 1777630000, 1, 0);
+        UPDATE sessions SET message_count = message_count + 1 WHERE id = '${id}'`);
+      }
+      await printed(io, "the migration is still running");
+      io.interrupt();
+      assert.equal(await run, 0);
+      const again = io.out.split("── the transcript changed (messages taken back or rewritten)");
+      assert.equal(again.length, 2, io.out);
+      assert.doesNotMatch(
+        again[1],
+        /12 tables migrated/,
+        "the message taken back is not shown again",
+      );
+      assert.match(again[1], /Deploy the chat service[\s\S]+the migration is still running/);
     },
   );
 

@@ -3,8 +3,8 @@
  * gateway goes on writing, printed as they come until Ctrl-C, as `tail -f`
  * does for a log. It says when the session ends (and when it is resumed),
  * goes on into the session that continues a compressed one, shows the whole
- * transcript again when it was rewritten, and stops when the session is
- * deleted.
+ * transcript again when it was rewritten or a rewind took messages back, and
+ * stops when the session is deleted.
  *
  * @module
  */
@@ -31,6 +31,14 @@ export interface FollowStart {
   readonly read: (id: string, afterId?: number) => Promise<MessageRow[]>;
   /** The transcript of some of those messages (the filter of `show` applied). */
   readonly render: (messages: readonly MessageRow[]) => string;
+}
+
+/**
+ * A row of a newer Hermes's file: it carries `active`, which a rewind turns
+ * off in place (the rows taken back), where no count of the session moves.
+ */
+function changesInPlace(message: MessageRow): boolean {
+  return "active" in message;
 }
 
 /**
@@ -82,6 +90,8 @@ export async function followSession(
   let known = start.messages.length;
   /** The session row's message count when last read. */
   let rowCount = session.message_count;
+  /** The file is a newer Hermes's, whose rewinds change rows in place. */
+  let inPlace = start.messages.some(changesInPlace);
   let endSaid = session.ended_at !== null;
   // The first look reads the session whatever the marker: it may have ended in a compression.
   let marker = "";
@@ -107,7 +117,8 @@ export async function followSession(
       }
       session = current;
       const fresh = await start.read(session.id, newest);
-      if (session.message_count === rowCount + fresh.length) {
+      inPlace ||= fresh.some(changesInPlace);
+      if (!inPlace && session.message_count === rowCount + fresh.length) {
         // Appends only, as a running gateway writes: the new rows are all there is to read.
         print(start.render(fresh));
         known += fresh.length;
@@ -117,7 +128,7 @@ export async function followSession(
         const messages = await start.read(session.id);
         const kept = messages.filter((message) => message.id <= newest).length;
         if (kept < known) {
-          await note("the transcript was rewritten; all of it again");
+          await note("the transcript changed (messages taken back or rewritten); all of it again");
           print(start.render(messages));
         } else {
           print(start.render(messages.filter((message) => message.id > newest)));
