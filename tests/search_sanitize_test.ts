@@ -5,7 +5,9 @@ import {
   containsCjk,
   countSubstringScript,
   isCjkCodePoint,
+  isSubstringScriptCodePoint,
   isUnspacedCodePoint,
+  MAY_HOLD_SUBSTRING_SCRIPT,
   UNSPACED_CLASS,
 } from "../lib/core/search/cjk.ts";
 import { pythonSplit, pythonStrip } from "../lib/core/python_text.ts";
@@ -114,6 +116,19 @@ describe("CJK helpers", () => {
       }
     }
     assert.deepEqual(differ, []);
+  });
+
+  test("MAY_HOLD_SUBSTRING_SCRIPT passes every code point isSubstringScriptCodePoint() names", () => {
+    const missed: string[] = [];
+    let extra = 0;
+    for (let cp = 0; cp <= 0x10ffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      const passes = MAY_HOLD_SUBSTRING_SCRIPT.test(String.fromCodePoint(cp));
+      if (isSubstringScriptCodePoint(cp) && !passes) missed.push(cp.toString(16));
+      if (passes && !isSubstringScriptCodePoint(cp)) extra++;
+    }
+    assert.deepEqual(missed, [], "a quick no is never wrong");
+    assert.equal(extra, 0x2a7ff - 0x2a6df, "only the rest of extension B's last lead surrogate");
   });
 
   test("pythonStrip() and pythonSplit() use Python's whitespace", () => {

@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { isSubstringScriptCodePoint } from "../core/search/cjk.ts";
+import { isSubstringScriptCodePoint, MAY_HOLD_SUBSTRING_SCRIPT } from "../core/search/cjk.ts";
 import {
   ASCII_TOKEN,
   foldToken,
@@ -27,13 +27,6 @@ import {
   TOKEN,
   tokenize,
 } from "../core/search/fts5_text.ts";
-
-/**
- * A quick test before the exact one: no character in the blocks of
- * `isSubstringScriptCodePoint` (CJK; Thai, Lao, Myanmar, Khmer).
- */
-const MAY_HOLD_GRAMS =
-  /[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\ud840-\ud869]/;
 
 /** PostgreSQL keeps positions up to 16383 and at most 256 per lexeme. */
 const MAX_POSITION = 16383;
@@ -93,7 +86,7 @@ export function wordsVector(text: string): string {
  * @returns The distinct grams, in order of first sight.
  */
 export function substringGrams(text: string): string[] {
-  if (!MAY_HOLD_GRAMS.test(text)) return [];
+  if (!MAY_HOLD_SUBSTRING_SCRIPT.test(text)) return [];
   const grams = new Set<string>();
   let previous = "";
   for (const ch of text) {

@@ -77,6 +77,15 @@ export function isUnspacedCodePoint(cp: number): boolean {
 export const UNSPACED_CLASS = "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]";
 
 /**
+ * A quick test before the exact one: false for a text that holds no code
+ * point of {@linkcode isSubstringScriptCodePoint}, true for almost every text
+ * that does (its ranges as UTF-16 units: CJK extension B as its lead
+ * surrogates U+D840–D869, which also start U+2A6E0–2A7FF).
+ */
+export const MAY_HOLD_SUBSTRING_SCRIPT =
+  /[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\ud840-\ud869]/;
+
+/**
  * Whether a code point sends a query to substring search: CJK
  * ({@linkcode isCjkCodePoint}) or of a script written without spaces
  * ({@linkcode isUnspacedCodePoint}).
