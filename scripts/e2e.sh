@@ -37,10 +37,16 @@ step "--version, --help"
 run --version; contains "hermes-state $(bun -e 'console.log(require("./deno.json").version)')"
 run --help; contains "Commands:"
 
-step "completions bash (loads every command's module)"
+step "completions bash, zsh, fish (loads every command's module)"
 run completions bash; contains "complete -o default -F _hermes_state hermes-state"
 bash -n "$WORK/out" || fail "the completion script is not valid bash"
 grep -qF '    sync) opts=' "$WORK/out" || fail "the completion script lacks the sync command"
+run completions zsh; contains "compdef _hermes_state hermes-state"
+if command -v zsh >/dev/null; then zsh -n "$WORK/out" || fail "the completion script is not valid zsh"; fi
+run completions fish; contains "complete -c hermes-state"
+if command -v fish >/dev/null; then
+  fish --no-execute "$WORK/out" || fail "the completion script is not valid fish"
+fi
 
 step "list"
 BEFORE="$(cd "$WORK" && sha256sum state.db*)"

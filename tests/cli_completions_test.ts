@@ -1,12 +1,15 @@
 /**
- * `completions bash`: the script, sourced in a real bash, completes commands,
- * options, option values and files, and the ids of the store's sessions
- * (asking the CLI itself, run as a process on the current runtime).
+ * `completions bash|zsh|fish`: each script, loaded in the real shell,
+ * completes commands, options, the words an option takes, files, and the ids
+ * of the store's sessions (asking the CLI itself, run as a process on the
+ * current runtime). zsh completes only at a prompt, so a script of its own
+ * drives one in a pseudo-terminal (`zpty`) and records what reaches
+ * `compadd`; fish answers `complete -C`.
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { runtimeName } from "../lib/sqlite/driver/load.ts";
@@ -24,6 +27,77 @@ function complete(script: string, words: string[], cwd: string): string[] {
   const run = spawnSync("bash", ["-c", program], { cwd, encoding: "utf8" });
   assert.equal(run.status, 0, run.stderr);
   return run.stdout.split("\n").filter((line) => line !== "");
+}
+
+/** Whether `shell` runs here; a missing one fails under CI=true, where .ci/run installs it. */
+function shellSkip(shell: string): string | false {
+  if (spawnSync(shell, ["-c", "exit 0"]).status === 0) return false;
+  if (process.env.CI === "true") return false;
+  return `${shell} is not installed (apt-get install ${shell})`;
+}
+
+/** The zsh driver: a prompt in a pseudo-terminal, the script loaded, the line typed, then Tab. */
+const ZSH_DRIVER = `
+script=$1 mode=$2 line=$3 out=$4
+zmodload zsh/zpty
+zpty z zsh -f -i
+if [[ $mode == fpath ]]; then
+  zpty -w z "fpath=(\${script:h} \\$fpath); autoload -Uz compinit; compinit -u -D"
+else
+  zpty -w z "autoload -Uz compinit; compinit -u -D; source \${(q)script}"
+fi
+# Every match offered passes through compadd: recorded, then offered.
+zpty -w z 'compadd() { local -a m; builtin compadd -O m "$@"; print -rl -- "\${m[@]}" >>'\${(q)out}'; builtin compadd "$@"; }'
+zpty -w z "print -r -- ready >\${(q)out}.ready"
+for i in {1..200}; do [[ -e $out.ready ]] && break; sleep 0.05; done
+zpty -wn z "$line"$'\\t'
+# Typed after the Tab, so run once the completion is done: the line cleared, then a command.
+zpty -w z $'\\C-u'"print -r -- done >\${(q)out}.done"
+for i in {1..400}; do [[ -e $out.done ]] && break; sleep 0.05; done
+zpty -d z
+`;
+
+/** What zsh offers after Tab at the end of `line`, the script loaded from $fpath or sourced. */
+function zshComplete(
+  script: string,
+  line: string,
+  mode: "fpath" | "source",
+  cwd: string,
+): string[] {
+  const dir = tempDir();
+  const driver = join(dir, "drive.zsh");
+  const out = join(dir, "offered");
+  writeFileSync(driver, ZSH_DRIVER);
+  const run = spawnSync("zsh", ["-f", driver, script, mode, line, out], {
+    cwd,
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  assert.equal(run.status, 0, run.stderr);
+  const offered = existsSync(out) ? readFileSync(out, "utf8").split("\n") : [];
+  return [...new Set(offered.filter((word) => word !== ""))].sort();
+}
+
+/** What fish offers for `line` (`complete -C`), without descriptions. */
+function fishComplete(script: string, line: string, cwd: string): string[] {
+  const run = spawnSync(
+    "fish",
+    ["--no-config", "-c", `source ${JSON.stringify(script)}; complete -C ${JSON.stringify(line)}`],
+    { cwd, encoding: "utf8", timeout: 60_000 },
+  );
+  assert.equal(run.status, 0, run.stderr);
+  return run.stdout.split("\n").filter((entry) => entry !== "").map((entry) => entry.split("\t")[0])
+    .sort();
+}
+
+/** The script of `shell`, written to a file of a fresh folder. */
+async function scriptFile(shell: string, name: string): Promise<{ dir: string; script: string }> {
+  const run = await runCli(["completions", shell]);
+  assert.equal(run.code, 0, run.err);
+  const dir = tempDir();
+  const script = join(dir, name);
+  writeFileSync(script, run.out);
+  return { dir, script };
 }
 
 /** An executable that runs this checkout's CLI on the current runtime, as an installed one would. */
@@ -64,7 +138,28 @@ describe("completions", () => {
       "--sort",
     ]);
     assert.deepEqual(complete(script, ["hermes-state", "show", "--fo"], dir), ["--follow"]);
-    assert.deepEqual(complete(script, ["hermes-state", "completions", ""], dir), ["bash"]);
+    assert.deepEqual(complete(script, ["hermes-state", "completions", ""], dir), [
+      "bash",
+      "zsh",
+      "fish",
+    ]);
+    // The words an option takes, after a space or an "=" (which bash makes a word of its own).
+    assert.deepEqual(complete(script, ["hermes-state", "usage", "--by", "m"], dir), [
+      "month",
+      "model",
+    ]);
+    assert.deepEqual(complete(script, ["hermes-state", "export", "--format", "=", ""], dir), [
+      "jsonl",
+      "md",
+      "html",
+    ]);
+    assert.deepEqual(complete(script, ["hermes-state", "list", "--order", "="], dir), [
+      "started",
+      "last-active",
+    ]);
+    assert.deepEqual(complete(script, ["hermes-state", "search", "x", "--role", "t"], dir), [
+      "tool",
+    ]);
     // A value, or a file argument: left to bash's own file completion (-o default).
     assert.deepEqual(complete(script, ["hermes-state", "--db", "st"], dir), []);
     assert.deepEqual(complete(script, ["hermes-state", "search", "--since", ""], dir), []);
@@ -85,8 +180,57 @@ describe("completions", () => {
   });
 
   test("completions refuses another shell by name", async () => {
-    const run = await runCli(["completions", "zsh"]);
+    const run = await runCli(["completions", "powershell"]);
     assert.equal(run.code, 2);
-    assert.match(run.err, /only bash has a completion script: current value is zsh/);
+    assert.match(
+      run.err,
+      /the shell must be one of bash, zsh, fish: current value is "powershell"/,
+    );
+  });
+
+  /**
+   * What zsh and fish offer alike (fish gives an option's whole word after "="), in a folder
+   * holding `state.db` and `backups/`, then session ids from the CLI as an installed one runs.
+   */
+  function sharedCases(offered: (line: string) => string[], shell: "zsh" | "fish", dir: string) {
+    const cases: [string, string[]][] = [
+      ["hermes-state li", ["lineage", "list"]],
+      ["hermes-state --db x.db se", ["search", "serve"]],
+      ["hermes-state --", ["--db", "--help", "--json", "--version"]],
+      ["hermes-state search --so", ["--sort", "--source"]],
+      ["hermes-state usage --by m", ["model", "month"]],
+      ["hermes-state export --format=h", [shell === "fish" ? "--format=html" : "html"]],
+      ["hermes-state completions ", ["bash", "fish", "zsh"]],
+      ["hermes-state --db st", ["state.db"]],
+      ["hermes-state backup back", [shell === "fish" ? "backups/" : "backups"]],
+      ["hermes-state search --since ", []],
+    ];
+    for (const [line, expected] of cases) assert.deepEqual(offered(line), expected, line);
+    const cli = installedCli(dir);
+    const db = v11Copy();
+    assert.deepEqual(offered(`${cli} --db ${db} show 20260429`), [V11.live]);
+    const lineage = offered(`${cli} --db=${db} lineage 2026042`);
+    assert.ok(lineage.includes(V11.compressionTip), lineage.join(" "));
+  }
+
+  test("completions zsh completes in a real zsh, from $fpath and sourced", {
+    skip: shellSkip("zsh"),
+    timeout: 120_000,
+  }, async () => {
+    const { dir, script } = await scriptFile("zsh", "_hermes-state");
+    mkdirSync(join(dir, "backups"));
+    writeFileSync(join(dir, "state.db"), "");
+    assert.deepEqual(zshComplete(script, "hermes-state li", "source", dir), ["lineage", "list"]);
+    sharedCases((line) => zshComplete(script, line, "fpath", dir), "zsh", dir);
+  });
+
+  test("completions fish completes in a real fish", {
+    skip: shellSkip("fish"),
+    timeout: 120_000,
+  }, async () => {
+    const { dir, script } = await scriptFile("fish", "hermes-state.fish");
+    mkdirSync(join(dir, "backups"));
+    writeFileSync(join(dir, "state.db"), "");
+    sharedCases((line) => fishComplete(script, line, dir), "fish", dir);
   });
 });

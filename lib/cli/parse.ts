@@ -21,6 +21,12 @@ export interface OptionSpec {
    * never `--follow 10`): `has` tells whether it was given, `string` its value.
    */
   readonly inlineValue?: boolean;
+  /**
+   * The words the value may be, for shell completion; the command checks
+   * the value with {@linkcode choiceOption} or {@linkcode choicesOption}
+   * against the same list.
+   */
+  readonly choices?: readonly string[];
 }
 
 /** What a command accepts. */

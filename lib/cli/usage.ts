@@ -19,7 +19,8 @@ import { padEnd } from "../render/format.ts";
  * ```
  */
 export function topUsage(commands: readonly Command[]): string {
-  const list = commands.map((c) => `  ${padEnd(c.name, 9)} ${c.summary}`).join("\n");
+  const width = Math.max(...commands.map((c) => c.name.length));
+  const list = commands.map((c) => `  ${padEnd(c.name, width)}  ${c.summary}`).join("\n");
   return `hermes-state: look inside the Hermes agent's session store (state.db)
 
 Usage:

@@ -146,9 +146,12 @@ function stdoutSink(ctx: Context): Sink {
   };
 }
 
+/** The formats `--format` takes. */
+const FORMATS = ["jsonl", "md", "html"] as const;
+
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const format = choiceOption(args, "format", {
-    choices: ["jsonl", "md", "html"],
+    choices: FORMATS,
     fallback: "jsonl",
     command: "export",
   });
@@ -223,7 +226,7 @@ export const exportCommand: Command = {
     "session-id": { type: "string" },
     source: { type: "string" },
     origin: { type: "string" },
-    format: { type: "string" },
+    format: { type: "string", choices: FORMATS },
     force: { type: "boolean" },
   },
   minPositionals: 0,

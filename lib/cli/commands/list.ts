@@ -129,11 +129,14 @@ function footer(shown: number, offset: number, total: number): string {
   return `${range} of ${plural(total, "session")}`;
 }
 
+/** The orders `--order` takes. */
+const ORDERS = ["started", "last-active"] as const;
+
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const limit = integerOption(args, "limit", { fallback: 20, min: 1, command: "list" });
   const offset = integerOption(args, "offset", { fallback: 0, command: "list" });
   const order = choiceOption(args, "order", {
-    choices: ["started", "last-active"],
+    choices: ORDERS,
     fallback: "started",
     command: "list",
   });
@@ -195,7 +198,7 @@ export const listCommand: Command = {
     limit: { type: "string" },
     offset: { type: "string" },
     all: { type: "boolean" },
-    order: { type: "string" },
+    order: { type: "string", choices: ORDERS },
   },
   minPositionals: 0,
   maxPositionals: 0,

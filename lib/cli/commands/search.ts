@@ -69,6 +69,8 @@ Examples:
 
 /** The roles a message can have. */
 const ROLES = ["user", "assistant", "tool", "system"] as const;
+/** The orders `--sort` takes. */
+const SORTS = ["rank", "newest", "oldest"] as const;
 
 /** Columns of a context line. */
 const CONTEXT_WIDTH = 110;
@@ -201,7 +203,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const limit = integerOption(args, "limit", { fallback: 20, min: 1, command: "search" });
   const offset = integerOption(args, "offset", { fallback: 0, command: "search" });
   const sort = choiceOption(args, "sort", {
-    choices: ["rank", "newest", "oldest"] as const,
+    choices: SORTS,
     fallback: "rank",
     command: "search",
   });
@@ -265,13 +267,13 @@ export const searchCommand: Command = {
     source: { type: "string", multiple: true },
     "exclude-source": { type: "string", multiple: true },
     origin: { type: "string" },
-    role: { type: "string", multiple: true },
+    role: { type: "string", multiple: true, choices: ROLES },
     session: { type: "string" },
     since: { type: "string" },
     until: { type: "string" },
     limit: { type: "string" },
     offset: { type: "string" },
-    sort: { type: "string" },
+    sort: { type: "string", choices: SORTS },
   },
   minPositionals: 1,
   maxPositionals: Infinity,

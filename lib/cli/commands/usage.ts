@@ -136,7 +136,7 @@ export const usageCommand: Command = {
   summary: "Tokens and cost per day, week, month, model, source or origin",
   usage: USAGE,
   options: {
-    by: { type: "string" },
+    by: { type: "string", choices: USAGE_GROUPINGS },
     since: { type: "string" },
     source: { type: "string" },
     origin: { type: "string" },

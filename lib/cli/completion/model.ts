@@ -1,0 +1,94 @@
+/**
+ * What a shell completes for hermes-state, read from the command table: the
+ * commands with their summaries, each command's options (which take a value,
+ * and the words a value may be), and what its arguments are. The bash, zsh
+ * and fish scripts are each written from this one model.
+ *
+ * @module
+ */
+import type { Command } from "../command.ts";
+
+/** The shells `completions` writes a script for. */
+export const SHELLS = ["bash", "zsh", "fish"] as const;
+
+/** A shell `completions` writes a script for. */
+export type Shell = typeof SHELLS[number];
+
+/** One option as a shell writes it. */
+export interface CompletedOption {
+  /** Its name with the dashes: `--source`. */
+  readonly flag: string;
+  /** Whether it takes a value (`--source cli`) or is a flag (`--json`, `--follow[=5]`). */
+  readonly takes: "value" | "flag";
+  /** The words its value may be; empty when any. */
+  readonly choices: readonly string[];
+}
+
+/** What a command's arguments are. */
+export type ArgumentKind = "sessions" | "files" | "words" | "none";
+
+/** One command as a shell completes it. */
+export interface CompletedCommand {
+  readonly name: string;
+  readonly summary: string;
+  /** The global options first, then its own. */
+  readonly options: readonly CompletedOption[];
+  readonly argument: ArgumentKind;
+  /** The words of a `words` argument. */
+  readonly words: readonly string[];
+}
+
+/** The options given before a command. */
+export const LEADING_OPTIONS = ["--db", "--json", "--help", "--version"] as const;
+
+/** The options every command takes, besides its own (`--db` takes a file). */
+const GLOBAL_OPTIONS: readonly CompletedOption[] = [
+  { flag: "--db", takes: "value", choices: [] },
+  { flag: "--json", takes: "flag", choices: [] },
+  { flag: "--help", takes: "flag", choices: [] },
+];
+
+/** Commands whose arguments name a session. */
+const SESSION_ARGUMENTS = new Set(["show", "delete", "lineage", "rename"]);
+
+/** Commands whose arguments are files (or server URLs, typed out). */
+const FILE_ARGUMENTS = new Set(["backup", "copy", "demo", "export", "import", "recover", "sync"]);
+
+/** Commands whose argument is one of a few words. */
+const WORD_ARGUMENTS: Readonly<Record<string, readonly string[]>> = { completions: SHELLS };
+
+/**
+ * The completion model of these commands.
+ *
+ * @param commands The commands, in the order the help lists them.
+ * @returns One entry a command, in the same order.
+ */
+export function completionModel(commands: readonly Command[]): CompletedCommand[] {
+  return commands.map((command) => {
+    const options = [...GLOBAL_OPTIONS];
+    for (const [name, spec] of Object.entries(command.options)) {
+      // An inline value (`--follow=5`) is one word: the next one is not its value.
+      options.push({
+        flag: `--${name}`,
+        takes: spec.type === "string" ? "value" : "flag",
+        choices: spec.choices ?? [],
+      });
+    }
+    const words = WORD_ARGUMENTS[command.name] ?? [];
+    const argument: ArgumentKind = SESSION_ARGUMENTS.has(command.name)
+      ? "sessions"
+      : FILE_ARGUMENTS.has(command.name)
+      ? "files"
+      : words.length > 0
+      ? "words"
+      : "none";
+    return { name: command.name, summary: command.summary, options, argument, words };
+  });
+}
+
+/**
+ * The shell command that prints the ids of the 100 newest sessions, one a
+ * line, from the CLI's `--json list` (its pretty-printed `"id"` lines); the
+ * same `sed` in every shell.
+ */
+export const SESSION_IDS_SED = `sed -n 's/^    "id": "\\([^"]*\\)",$/\\1/p'`;
