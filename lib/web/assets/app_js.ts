@@ -587,8 +587,10 @@ export const APP_JS = String.raw`
       was.busy = true;
       path += "?after=" + was.newest + "&shown=" + was.count;
     }
+    var key = location.hash;
     return api(path).then(function (body) {
-      if (was && shown !== was) return;
+      // An answer that comes after the reader went elsewhere draws nothing.
+      if (location.hash !== key || (was && shown !== was)) return;
       if (was && body.appended) appendToSession(was, body);
       else drawSession(id, params, quiet, body);
     }).catch(showError).then(function () {
