@@ -198,7 +198,9 @@ describe("postgres behind a transaction-mode pooler", { skip: SKIP }, () => {
         stdio: ["pipe", "pipe", "inherit"],
       });
       psql.stdin.write(
-        "BEGIN;\nSELECT pg_advisory_xact_lock(hashtextextended('pooler kill test', 0));\n\\echo taken\n",
+        // The key lock() takes: the name within the schema in force (the role's, here).
+        "BEGIN;\nSELECT pg_advisory_xact_lock(hashtextextended(" +
+          "coalesce(current_schema(), '') || ' ' || 'pooler kill test', 0));\n\\echo taken\n",
       );
       await new Promise<void>((resolve, reject) => {
         psql.stdout.on("data", (chunk) => String(chunk).includes("taken") && resolve());
