@@ -125,6 +125,33 @@ describe("export errors", () => {
     assert.match(run.err, /^hermes-state export: give either --session-id or --source, not both\n/);
   });
 
+  test("export --since and --until keep the sessions started in the range, as list does", async () => {
+    const path = v11Copy();
+    const all = await withDb(path, (db) => db.exportAll());
+    const starts = [...new Set(all.map((s) => s.started_at))].sort((a, b) => a - b);
+    const [from, to] = [starts[5], starts[30]];
+    const run = await runCli([
+      "--db",
+      path,
+      "export",
+      "--since",
+      String(from),
+      "--until",
+      String(to),
+    ]);
+    assert.equal(run.code, 0, run.err);
+    const ids = parseLines(run.out).map((line) => (line as { id: string }).id);
+    const wanted = all.filter((s) => s.started_at >= from && s.started_at < to).map((s) => s.id);
+    assert.ok(wanted.length > 10 && wanted.length < all.length);
+    assert.deepEqual(ids, wanted);
+    const both = await runCli(["--db", path, "export", "--session-id", V11.live, "--until", "1d"]);
+    assert.equal(both.code, 2);
+    assert.match(both.err, /^hermes-state export: give either --session-id or --until, not both\n/);
+    const bad = await runCli(["--db", path, "export", "--since", "last tuesday"]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /--since/);
+  });
+
   test("export exits 1 with one line when OUTPUT is a folder", async () => {
     const dir = tempDir();
     const run = await runCli(["--db", v11Copy(), "export", dir]);

@@ -85,17 +85,20 @@ export interface PrefixMatches {
 }
 
 /**
- * The start-time bounds of a listing, checked (every engine calls this).
+ * The start-time bounds of a listing or an export, checked (every engine
+ * calls this).
  *
- * @param options The listing options.
+ * @param options The listing's or the export's options.
+ * @param action What the caller does, for the error (`list sessions`).
  * @returns `startedAfter` and `startedBefore`, `null` when not given.
  * @throws {RangeError} When either is not a finite number.
  */
 export function checkStartedRange(
-  options: ListSessionsOptions,
+  options: Pick<ListSessionsOptions, "startedAfter" | "startedBefore">,
+  action = "list sessions",
 ): { after: number | null; before: number | null } {
   return {
-    after: checkSeconds("list sessions", "startedAfter", options.startedAfter),
-    before: checkSeconds("list sessions", "startedBefore", options.startedBefore),
+    after: checkSeconds(action, "startedAfter", options.startedAfter),
+    before: checkSeconds(action, "startedBefore", options.startedBefore),
   };
 }

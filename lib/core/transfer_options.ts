@@ -7,6 +7,10 @@
 export interface ExportOptions {
   /** Only sessions of this source; every source when omitted or empty. */
   source?: string | null;
+  /** Only sessions started at or after this time (Unix seconds), as the listing's. */
+  startedAfter?: number | null;
+  /** Only sessions started before this time (Unix seconds), as the listing's. */
+  startedBefore?: number | null;
 }
 
 /** Options of {@linkcode importSession}. */

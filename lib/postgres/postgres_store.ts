@@ -1130,7 +1130,13 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     options: ExportOptions & OriginFilter = {},
   ): AsyncIterableIterator<SessionExport> {
     const params: PgValue[] = [];
-    const where = sourceAndOrigin(options, params);
+    let where = sourceAndOrigin(options, params);
+    const range = checkStartedRange(options, "export sessions");
+    for (const [bound, test] of [[range.after, ">="], [range.before, "<"]] as const) {
+      if (bound === null) continue;
+      params.push(bound);
+      where += `${where === "" ? "WHERE" : " AND"} s.started_at ${test} $${params.length}`;
+    }
     const sessions = await this.#query(EXPORT_SESSIONS(where), params) as SessionRow[];
     for (let at = 0; at < sessions.length;) {
       // A page of sessions holds about EXPORT_PAGE messages (at least one session), so memory

@@ -9,19 +9,37 @@ import type { SessionExport, SessionRow } from "../core/types.ts";
 import { getSession } from "./sessions.ts";
 import { getMessages } from "./messages.ts";
 import type { ExportOptions } from "../core/transfer_options.ts";
+import { checkStartedRange } from "../core/listing_options.ts";
 
 /**
  * Every session (children included) with its last activity, newest activity
- * first: the order of Python's `search_sessions`, which `export_all` uses.
+ * first: the order of Python's `search_sessions`, which `export_all` uses;
+ * only those of a source, and started in a range, when the options say so.
  */
-function sessionsQuery(filtered: boolean): string {
-  return `SELECT s.*, COALESCE(m.last_active, s.started_at) AS last_active
+function sessionsQuery(options: ExportOptions): { sql: string; params: (string | number)[] } {
+  const clauses: string[] = [];
+  const params: (string | number)[] = [];
+  if (options.source) {
+    clauses.push("s.source = ?");
+    params.push(options.source);
+  }
+  const range = checkStartedRange(options, "export sessions");
+  if (range.after !== null) {
+    clauses.push("s.started_at >= ?");
+    params.push(range.after);
+  }
+  if (range.before !== null) {
+    clauses.push("s.started_at < ?");
+    params.push(range.before);
+  }
+  const sql = `SELECT s.*, COALESCE(m.last_active, s.started_at) AS last_active
     FROM sessions s
     LEFT JOIN (
       SELECT session_id, MAX(timestamp) AS last_active FROM messages GROUP BY session_id
     ) m ON m.session_id = s.id
-    ${filtered ? "WHERE s.source = ?" : ""}
+    ${clauses.length > 0 ? `WHERE ${clauses.join(" AND ")}` : ""}
     ORDER BY last_active DESC, s.started_at DESC, s.id DESC`;
+  return { sql, params };
 }
 
 /**
@@ -61,10 +79,9 @@ export function* iterateExport(
   store: Store,
   options: ExportOptions = {},
 ): Generator<SessionExport, void, undefined> {
-  const source = options.source;
-  const sql = sessionsQuery(Boolean(source));
+  const { sql, params } = sessionsQuery(options);
   const statement = borrowStatement(store, sql);
-  const rows = source ? statement.iterate(source) : statement.iterate();
+  const rows = statement.iterate(...params);
   try {
     for (const row of rows) {
       const session = row as SessionRow;
@@ -84,13 +101,12 @@ export function* iterateExport(
  * sessions.
  *
  * @param store The open store.
- * @param options `source` filter.
+ * @param options The `source` and start-time filters.
  * @returns The session rows, each with `last_active`.
  */
 export function exportSessionRows(store: Store, options: ExportOptions = {}): SessionRow[] {
-  const source = options.source;
-  const statement = store.statement(sessionsQuery(Boolean(source)));
-  return (source ? statement.all(source) : statement.all()) as SessionRow[];
+  const { sql, params } = sessionsQuery(options);
+  return store.statement(sql).all(...params) as SessionRow[];
 }
 
 /**

@@ -1405,10 +1405,12 @@ export class SessionDB {
    * Holds everything in memory: prefer {@linkcode SessionDB.iterateExport}
    * for large files.
    *
-   * @param options `source` (every source when omitted or empty); see
-   *   {@linkcode ExportOptions}.
+   * @param options `source` (every source when omitted or empty),
+   *   `startedAfter` and `startedBefore` (Unix seconds, as the listing's);
+   *   see {@linkcode ExportOptions}.
    * @returns The exports.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   * @throws {RangeError} When a start bound is not a finite number.
    *
    * @example Filtering by source
    * ```ts
@@ -1420,6 +1422,8 @@ export class SessionDB {
    * db.createSession("s1", "cli");
    * assert.deepEqual(db.exportAll({ source: "cron" }).map((s) => s.id), ["cron_job_1"]);
    * assert.equal(db.exportAll().length, 2);
+   * const hourAgo = Date.now() / 1000 - 3600;
+   * assert.equal(db.exportAll({ startedBefore: hourAgo }).length, 0);
    * ```
    */
   exportAll(options: ExportOptions = {}): SessionExport[] {
@@ -1438,10 +1442,12 @@ export class SessionDB {
    * write may find the snapshot stale and fail as busy when another process
    * wrote meanwhile.
    *
-   * @param options `source` (every source when omitted or empty); see
-   *   {@linkcode ExportOptions}.
+   * @param options `source` (every source when omitted or empty),
+   *   `startedAfter` and `startedBefore` (Unix seconds, as the listing's);
+   *   see {@linkcode ExportOptions}.
    * @returns A generator of exports.
    * @throws {SqliteError} From `next()`, when the file cannot be read.
+   * @throws {RangeError} From `next()`, when a start bound is not a finite number.
    *
    * @example Writing a JSONL export
    * ```ts

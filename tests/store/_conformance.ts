@@ -397,6 +397,30 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.ok(telegram.length > 0 && telegram.every((s) => s.source === "telegram"));
     });
 
+    test("iterateExport() keeps the sessions started in a range, and refuses a bound that is no number", async () => {
+      const all = await store.exportAll();
+      const starts = [...new Set(all.map((s) => s.started_at))].sort((a, b) => a - b);
+      const middle = starts[Math.floor(starts.length / 2)];
+      const ids = async (options: { startedAfter?: number; startedBefore?: number }) => {
+        const got = [];
+        for await (const session of store.iterateExport(options)) got.push(session.id);
+        assert.deepEqual((await store.exportAll(options)).map((s) => s.id), got);
+        return got;
+      };
+      const after = all.filter((s) => s.started_at >= middle).map((s) => s.id);
+      const before = all.filter((s) => s.started_at < middle).map((s) => s.id);
+      assert.ok(after.length > 0 && before.length > 0);
+      assert.deepEqual(await ids({ startedAfter: middle }), after);
+      assert.deepEqual(await ids({ startedBefore: middle }), before);
+      assert.deepEqual(await ids({ startedAfter: starts[1], startedBefore: middle }), [
+        ...all.filter((s) => s.started_at >= starts[1] && s.started_at < middle).map((s) => s.id),
+      ]);
+      await assert.rejects(
+        ids({ startedAfter: Number.NaN }),
+        /^RangeError: Cannot export sessions: startedAfter must be a finite number of seconds: current value is NaN$/,
+      );
+    });
+
     test("statistics answer as the SQLite engine on the same data", async () => {
       const oracle = await SessionDB.open({ path: copyFixture("hermes-v11.db") });
       try {

@@ -16,6 +16,7 @@ import { choiceOption, type ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { resolveSession } from "../resolve.ts";
 import { originOption } from "../origin.ts";
+import { timeOption } from "../time_option.ts";
 import { isDatabaseFile } from "../../files/same_file.ts";
 import { outputPathProblem, writeFailureReason } from "../../files/output_path.ts";
 import { isSqliteFile } from "../sqlite_header.ts";
@@ -42,6 +43,10 @@ SQLite database unless --force is given.
 Options:
   --session-id ID   Only this session (an id, a unique id prefix or a title)
   --source SOURCE   Only sessions of this source
+  --since TIME      Only sessions started at or after TIME: a date
+                    (2026-04-20), a date and time (2026-04-20 09:30), an
+                    age (30m, 12h, 7d, 2w, 6mo, 1y) or Unix seconds
+  --until TIME      Only sessions started before TIME
   --origin NAME     Only sessions synced from this origin (a PostgreSQL store; see sync)
   --format FORMAT   "jsonl" (default), "md" or "html"
   --force           Write over OUTPUT even when it is an SQLite database
@@ -53,6 +58,7 @@ Options:
 Examples:
   hermes-state export backup.jsonl
   hermes-state export - --source telegram | gzip > telegram.jsonl.gz
+  hermes-state export --since 7d --format md last-week.md
   hermes-state export --session-id 20260425 --format md notes.md
   hermes-state export --session-id "my project #3" --format html page.html
 `;
@@ -157,10 +163,15 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   });
   const output = args.positionals[0] ?? "-";
   const wanted = args.string("session-id");
-  if (wanted !== undefined && (args.has("source") || args.has("origin"))) {
-    const other = args.has("source") ? "--source" : "--origin";
-    throw new UsageError(`give either --session-id or ${other}, not both`, { command: "export" });
+  const filter = ["source", "origin", "since", "until"].find((name) => args.has(name));
+  if (wanted !== undefined && filter !== undefined) {
+    throw new UsageError(`give either --session-id or --${filter}, not both`, {
+      command: "export",
+    });
   }
+  const now = ctx.io.now();
+  const since = timeOption(args, "since", { now, command: "export" });
+  const until = timeOption(args, "until", { now, command: "export" });
   if (output !== "-") refuseOutput(output, ctx.dbPath.replace(/^sqlite:/, ""), args.flag("force"));
   const store = await ctx.openStore();
   let records: AsyncIterable<SessionExport> | Iterable<SessionExport>;
@@ -172,6 +183,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     const origin = originOption(args, store);
     records = store.iterateExport({
       source: args.string("source") || null,
+      startedAfter: since,
+      startedBefore: until,
       ...(origin === undefined ? {} : { origin }),
     });
   }
@@ -225,6 +238,8 @@ export const exportCommand: Command = {
   options: {
     "session-id": { type: "string" },
     source: { type: "string" },
+    since: { type: "string" },
+    until: { type: "string" },
     origin: { type: "string" },
     format: { type: "string", choices: FORMATS },
     force: { type: "boolean" },
