@@ -307,7 +307,13 @@ async function exportDownload(api: ApiRequest): Promise<Response> {
     title = record.title || id;
   } else {
     const origin = originParam(api);
-    records = api.store.iterateExport({ source, ...origin });
+    // What the listing's filters select: source, origin, start range (children included).
+    records = api.store.iterateExport({
+      source,
+      startedAfter: timeParam(api.url, "from", api.now),
+      startedBefore: timeParam(api.url, "to", api.now),
+      ...origin,
+    });
     const parts = [origin.origin, source].filter((part) => part !== undefined && part !== null);
     name = ["sessions", ...parts].join("-").replace(/[^\w.-]/g, "_");
     title = `hermes-state export${parts.length > 0 ? ` (${parts.join(", ")})` : ""}`;

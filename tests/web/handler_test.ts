@@ -9,6 +9,7 @@ import { createHandler, type Handler, type HandlerOptions } from "../../lib/web/
 import { V11 } from "../_cli_io.ts";
 import { copyFixture, rawOpen } from "../_helpers.ts";
 import { HOSTILE_ID, hostileDb } from "./_served.ts";
+import { parseSince } from "../../lib/core/usage.ts";
 
 const ORIGIN = "http://127.0.0.1:8787";
 const path = await hostileDb();
@@ -342,6 +343,15 @@ describe("API", () => {
     const md = await (await get(`/api/export?format=md&session=${V11.compressionTip}`)).text();
     assert.match(md, /^# my project #3/);
     assert.equal((await get("/api/export?format=pdf")).status, 400);
+    // The listing's date filters select too.
+    const all = await store.exportAll();
+    const [from, to] = [parseSince("2026-04-21", 0), parseSince("2026-04-23", 0)];
+    const wanted = all.filter((s) => s.started_at >= from && s.started_at < to).map((s) => s.id);
+    assert.ok(wanted.length > 2 && wanted.length < all.length - 2);
+    const ranged = await (await get("/api/export?format=jsonl&from=2026-04-21&to=2026-04-23"))
+      .text();
+    assert.deepEqual(ranged.trim().split("\n").map((line) => JSON.parse(line).id), wanted);
+    assert.equal((await get("/api/export?format=jsonl&from=someday")).status, 400);
   });
 
   test("GET /api/events sends hello, then change when another connection commits", async () => {

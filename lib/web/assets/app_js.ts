@@ -206,8 +206,8 @@ export const APP_JS = String.raw`
     var from = el("input", { type: "date", name: "from", "aria-label": "Started from", value: params.get("from") || "" });
     var to = el("input", { type: "date", name: "to", "aria-label": "Started before", value: params.get("to") || "" });
     var children = el("input", { type: "checkbox", name: "children", id: "f-children", checked: params.get("children") === "1" });
-    // Export what the source and origin filters select (every session of them), streamed by the server.
-    var exportQuery = ["source", "origin"].map(function (k) {
+    // Export what the source, origin and date filters select (children too), streamed by the server.
+    var exportQuery = ["source", "origin", "from", "to"].map(function (k) {
       return params.get(k) ? "&" + k + "=" + encodeURIComponent(params.get(k)) : "";
     }).join("");
     var exports = el("span", { class: "exports" }, "Export: ", ["html", "md", "jsonl"].map(function (f) {
