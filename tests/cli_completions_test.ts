@@ -48,11 +48,12 @@ else
 fi
 # Every match offered passes through compadd: recorded, then offered.
 zpty -w z 'compadd() { local -a m; builtin compadd -O m "$@"; print -rl -- "\${m[@]}" >>'\${(q)out}'; builtin compadd "$@"; }'
+# The completion system runs comppostfuncs when a completion ends: that says it is done. (Keys
+# typed ahead instead would make zsh skip the completion while they are pending.)
+zpty -w z 'comppostfuncs=(__done); __done() { print -r -- done >'\${(q)out}'.done; }'
 zpty -w z "print -r -- ready >\${(q)out}.ready"
 for i in {1..200}; do [[ -e $out.ready ]] && break; sleep 0.05; done
 zpty -wn z "$line"$'\\t'
-# Typed after the Tab, so run once the completion is done: the line cleared, then a command.
-zpty -w z $'\\C-u'"print -r -- done >\${(q)out}.done"
 for i in {1..400}; do [[ -e $out.done ]] && break; sleep 0.05; done
 zpty -d z
 `;
