@@ -424,6 +424,28 @@ function sourceAndOrigin(
   return clauses.length ? `WHERE ${clauses.join(" AND ")}` : "";
 }
 
+/**
+ * The WHERE clauses of a start-time range on sessions `s` (a listing's, an
+ * export's), the bounds checked; their values are appended to `params`.
+ */
+function startedRangeClauses(
+  options: Pick<ListSessionsOptions, "startedAfter" | "startedBefore">,
+  params: PgValue[],
+  action?: string,
+): string[] {
+  const range = checkStartedRange(options, action);
+  const clauses: string[] = [];
+  if (range.after !== null) {
+    params.push(range.after);
+    clauses.push(`s.started_at >= $${params.length}`);
+  }
+  if (range.before !== null) {
+    params.push(range.before);
+    clauses.push(`s.started_at < $${params.length}`);
+  }
+  return clauses;
+}
+
 /** The WHERE of a listing and its parameters (`$1`…), as `listing.ts` filters on SQLite. */
 function listingFilters(
   options: ListSessionsOptions & OriginFilter,
@@ -442,15 +464,7 @@ function listingFilters(
       `s.source NOT IN (SELECT json_array_elements_text($${params.length}::text::json))`,
     );
   }
-  const range = checkStartedRange(options);
-  if (range.after !== null) {
-    params.push(range.after);
-    clauses.push(`s.started_at >= $${params.length}`);
-  }
-  if (range.before !== null) {
-    params.push(range.before);
-    clauses.push(`s.started_at < $${params.length}`);
-  }
+  clauses.push(...startedRangeClauses(options, params));
   if (options.hasChildren) clauses.push(HAS_CHILDREN);
   if (options.origin) {
     params.push(options.origin);
@@ -1131,12 +1145,8 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   ): AsyncIterableIterator<SessionExport> {
     const params: PgValue[] = [];
     let where = sourceAndOrigin(options, params);
-    const range = checkStartedRange(options, "export sessions");
-    for (const [bound, test] of [[range.after, ">="], [range.before, "<"]] as const) {
-      if (bound === null) continue;
-      params.push(bound);
-      where += `${where === "" ? "WHERE" : " AND"} s.started_at ${test} $${params.length}`;
-    }
+    const range = startedRangeClauses(options, params, "export sessions");
+    if (range.length > 0) where += `${where === "" ? "WHERE " : " AND "}${range.join(" AND ")}`;
     const sessions = await this.#query(EXPORT_SESSIONS(where), params) as SessionRow[];
     for (let at = 0; at < sessions.length;) {
       // A page of sessions holds about EXPORT_PAGE messages (at least one session), so memory

@@ -9,7 +9,7 @@ import type { SessionExport, SessionRow } from "../core/types.ts";
 import { getSession } from "./sessions.ts";
 import { getMessages } from "./messages.ts";
 import type { ExportOptions } from "../core/transfer_options.ts";
-import { checkStartedRange } from "../core/listing_options.ts";
+import { startedRangeClauses } from "./listing.ts";
 
 /**
  * Every session (children included) with its last activity, newest activity
@@ -23,15 +23,9 @@ function sessionsQuery(options: ExportOptions): { sql: string; params: (string |
     clauses.push("s.source = ?");
     params.push(options.source);
   }
-  const range = checkStartedRange(options, "export sessions");
-  if (range.after !== null) {
-    clauses.push("s.started_at >= ?");
-    params.push(range.after);
-  }
-  if (range.before !== null) {
-    clauses.push("s.started_at < ?");
-    params.push(range.before);
-  }
+  const range = startedRangeClauses(options, "export sessions");
+  clauses.push(...range.clauses);
+  params.push(...range.params);
   const sql = `SELECT s.*, COALESCE(m.last_active, s.started_at) AS last_active
     FROM sessions s
     LEFT JOIN (

@@ -58,6 +58,33 @@ function withPreview(row: SqlRow): RichSessionRow {
   return Object.assign(row, { preview: previewText(text) }) as unknown as RichSessionRow;
 }
 
+/**
+ * The WHERE clauses of a start-time range on sessions `s` (a listing's, an
+ * export's), the bounds checked, with their values in order.
+ *
+ * @param options `startedAfter` and `startedBefore`.
+ * @param action What the caller does, for the error (`list sessions`).
+ * @returns No clause for a bound not given.
+ * @throws {RangeError} When a bound is not a finite number.
+ */
+export function startedRangeClauses(
+  options: Pick<ListSessionsOptions, "startedAfter" | "startedBefore">,
+  action?: string,
+): { clauses: string[]; params: number[] } {
+  const range = checkStartedRange(options, action);
+  const clauses: string[] = [];
+  const params: number[] = [];
+  if (range.after !== null) {
+    clauses.push("s.started_at >= ?");
+    params.push(range.after);
+  }
+  if (range.before !== null) {
+    clauses.push("s.started_at < ?");
+    params.push(range.before);
+  }
+  return { clauses, params };
+}
+
 /** A child session of `s` exists (delegates, branches, continuations). */
 export const HAS_CHILDREN = "EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = s.id)";
 
@@ -79,15 +106,9 @@ function filters(
     clauses.push("s.source NOT IN (SELECT value FROM json_each(?))");
     params.push(JSON.stringify(options.excludeSources));
   }
-  const range = checkStartedRange(options);
-  if (range.after !== null) {
-    clauses.push("s.started_at >= ?");
-    params.push(range.after);
-  }
-  if (range.before !== null) {
-    clauses.push("s.started_at < ?");
-    params.push(range.before);
-  }
+  const range = startedRangeClauses(options);
+  clauses.push(...range.clauses);
+  params.push(...range.params);
   if (options.hasChildren) {
     clauses.push(HAS_CHILDREN);
   }
