@@ -116,9 +116,10 @@ export async function followSession(
         return 0;
       }
       session = current;
-      const fresh = await start.read(session.id, newest);
-      inPlace ||= fresh.some(changesInPlace);
-      if (!inPlace && session.message_count === rowCount + fresh.length) {
+      // A newer Hermes's transcript is compared whole on each change (a rewind moves no count).
+      const fresh = inPlace ? undefined : await start.read(session.id, newest);
+      inPlace ||= fresh?.some(changesInPlace) ?? false;
+      if (fresh !== undefined && !inPlace && session.message_count === rowCount + fresh.length) {
         // Appends only, as a running gateway writes: the new rows are all there is to read.
         print(start.render(fresh));
         known += fresh.length;
