@@ -197,7 +197,12 @@ export interface SessionStore extends AsyncDisposable {
   usageBySource(): Promise<SourceUsage[]>;
   /** See {@linkcode SessionDB.usageReport}. */
   usageReport(options?: UsageReportOptions): Promise<UsageRow[]>;
-  /** See {@linkcode SessionDB.dataVersion}. */
+  /**
+   * See {@linkcode SessionDB.dataVersion}. On PostgreSQL, the server's
+   * snapshot of transactions, which any commit moves at once: a write to
+   * another schema or database of the same server moves it too (a refresh
+   * for nothing, never a change missed), a read never does.
+   */
   dataVersion(): Promise<string>;
   /** See {@linkcode SessionDB.inspect}. */
   inspect(options?: InspectOptions): Promise<DatabaseInfo>;

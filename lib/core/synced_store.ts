@@ -17,7 +17,11 @@ export interface SyncOrigin {
   readonly host: string;
   /** The file's path on that host. */
   readonly path: string;
-  /** When its last pass ended, in seconds since the epoch; `null` before the first. */
+  /**
+   * When its last pass ended, in seconds since the epoch; `null` before the
+   * first. A pass that writes nothing records its time only when the one
+   * recorded is a minute old: within a minute of the last pass, then.
+   */
   readonly lastPassAt: number | null;
   /** How many of its sessions the store holds. */
   readonly sessions: number;

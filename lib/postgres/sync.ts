@@ -124,6 +124,8 @@ const BATCH_MESSAGES = 2000;
 const TITLE_ATTEMPTS = 3;
 /** Batches written at once, each in its own transaction on its own connection. */
 const LANES = 3;
+/** Seconds between the recorded times of passes that write nothing (see `syncFile`). */
+const IDLE_PASS_RECORDED_EVERY = 60;
 /** Sessions per transaction at most (each is one row of a multi-row upsert; 65,535 parameters a statement). */
 const BATCH_SESSIONS = 1000;
 
@@ -726,12 +728,15 @@ export async function syncFile(
          AND s.parent_session_id IS DISTINCT FROM p.id`,
       [origin],
     );
+    // A pass that wrote nothing records its time only once a minute: each write moves the
+    // store's change marker, which would wake every live page every few seconds per host.
+    const wrote = redigested.length > 0 || COUNTS.some((key) => totals[key] > 0) ||
+      totals.deleted > 0;
     await client.query(
-      "UPDATE sync_origins SET last_pass_at = $1::double precision WHERE origin = $2",
-      [
-        Date.now() / 1000,
-        origin,
-      ],
+      `UPDATE sync_origins SET last_pass_at = $1::double precision
+       WHERE origin = $2
+         AND ($3::boolean OR last_pass_at IS NULL OR last_pass_at <= $1::double precision - $4)`,
+      [Date.now() / 1000, origin, wrote, IDLE_PASS_RECORDED_EVERY],
     );
   } finally {
     // A write still in flight (the pass failed while preparing the next batch) ends first.

@@ -82,6 +82,36 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
     },
   );
 
+  test(
+    "a pass that writes nothing leaves the change marker alone, and records its time once a minute",
+    { timeout: 60_000 },
+    async () => {
+      const { client, store } = await server();
+      const file = copyFixture("hermes-v11.db");
+      await sync.syncFile(client, file, { host: "web-1" });
+      const lastPass = async () => (await syncedStore(store)!.syncOrigins())[0].lastPassAt!;
+      const first = await lastPass();
+      const marker = await store.dataVersion();
+      await sync.syncFile(client, file, { host: "web-1" });
+      assert.equal(await store.dataVersion(), marker, "live pages are not woken by an idle pass");
+      assert.equal(await lastPass(), first);
+      // The recorded pass a minute old: the next idle one records itself.
+      await client.query("UPDATE sync_origins SET last_pass_at = last_pass_at - 61");
+      const before = await store.dataVersion();
+      await sync.syncFile(client, file, { host: "web-1" });
+      assert.ok(await lastPass() >= first, "recorded anew");
+      assert.notEqual(await store.dataVersion(), before);
+      // A pass that ships something records its time whatever the recorded one.
+      await client.query("UPDATE sync_origins SET last_pass_at = last_pass_at + 30");
+      const future = await lastPass();
+      const db = await SessionDB.open({ path: file });
+      db.createSession("one-more", "cli");
+      db.close();
+      assert.equal((await sync.syncFile(client, file, { host: "web-1" })).created, 1);
+      assert.ok(await lastPass() < future, "the pass's own time");
+    },
+  );
+
   test("a later pass carries exactly what changed in the file", { timeout: 60_000 }, async () => {
     const { client, store } = await server();
     const file = copyFixture("hermes-v11.db");
