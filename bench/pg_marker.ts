@@ -65,10 +65,10 @@ try {
   );
   await client.query("VACUUM ANALYZE sessions");
   await client.query("VACUUM ANALYZE messages");
-  console.log(
+  process.stdout.write(
     `${sessions.toLocaleString("en")} sessions written in ${
       ((performance.now() - fill) / 1000).toFixed(1)
-    } s`,
+    } s\n`,
   );
   const baseline = await timed(() => client.query("SELECT 1"));
   const rows: [string, { p50: number; p90: number }][] = [
@@ -77,10 +77,10 @@ try {
     ["store.dataVersion() (snapshot)", await timed(() => store.dataVersion())],
   ];
   for (const [name, { p50, p90 }] of rows) {
-    console.log(
+    process.stdout.write(
       `${name.padEnd(32)} p50 ${p50.toFixed(3).padStart(8)} ms  p90 ${
         p90.toFixed(3).padStart(8)
-      } ms  ${(p50 / baseline.p50).toFixed(1).padStart(6)}× baseline`,
+      } ms  ${(p50 / baseline.p50).toFixed(1).padStart(6)}× baseline\n`,
     );
   }
 } finally {
