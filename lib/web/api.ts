@@ -65,6 +65,8 @@ function timeParam(url: URL, name: string, now: number): number | null {
   if (raw.length > 40) {
     throw new HttpError(400, `${name} is too long: current value is ${raw.length} characters`);
   }
+  // Unix seconds: what the page sends for a day its reader picked (their local midnight).
+  if (/^\d{9,12}(\.\d+)?$/.test(raw)) return Number(raw);
   try {
     return parseSince(raw, now);
   } catch (error) {

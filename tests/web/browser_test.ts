@@ -274,6 +274,48 @@ describe("session browser", { skip }, () => {
     }
   });
 
+  test("a day picked in the listing is the reader's day, in their time zone, for the rows and the exports", async () => {
+    // 01:00 on 2 June in Shanghai (UTC+8) is 17:00 UTC on the 1st (nothing else that week).
+    const started = Date.UTC(2026, 5, 1, 17) / 1000;
+    const db = await SessionDB.open({ path, clock: () => started });
+    try {
+      db.createSession("20260602_010000_shanghai", "cli");
+      db.setSessionTitle("20260602_010000_shanghai", "Just after midnight in Shanghai");
+    } finally {
+      db.close();
+    }
+    const page = await browser.newPage();
+    page.errors = [];
+    page.on("pageerror", (error: Error) => page.errors.push(error.message));
+    await page.emulateTimezone("Asia/Shanghai");
+    await page.goto(`${served.origin}/#/?from=2026-06-02&to=2026-06-03`, { waitUntil: "load" });
+    await page.waitForSelector("body[data-ready]");
+    const rows = await page.$$eval(
+      "#rows li",
+      (items: Element[]) => items.map((li) => (li as HTMLElement).innerText),
+    );
+    assert.equal(rows.length, 1, rows.join("\n"));
+    assert.match(rows[0], /Just after midnight in Shanghai/);
+    const from = Date.UTC(2026, 5, 1, 16) / 1000;
+    const to = Date.UTC(2026, 5, 2, 16) / 1000;
+    const exports = await page.$$eval(
+      ".exports a",
+      (links: Element[]) => links.map((a) => a.getAttribute("href")),
+    );
+    assert.equal(exports[0], `/api/export?format=html&from=${from}&to=${to}`);
+    const exported = await (await fetch(`${served.origin}${exports[2]}`)).text();
+    assert.deepEqual(
+      exported.trim().split("\n").map((line) => JSON.parse(line).id),
+      ["20260602_010000_shanghai"],
+    );
+    const picked = await page.$eval(
+      "input[name=from]",
+      (i: Element) => (i as HTMLInputElement).value,
+    );
+    assert.equal(picked, "2026-06-02", "the page keeps showing the day picked");
+    await close(page);
+  });
+
   test("an open page updates live when another process writes the file", async () => {
     const page = await open("#/");
     await page.waitForFunction(() => document.getElementById("live")!.classList.contains("on"));

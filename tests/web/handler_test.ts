@@ -180,6 +180,16 @@ describe("API", () => {
         s.started_at >= Date.UTC(2026, 3, 25) / 1000 && s.started_at < Date.UTC(2026, 3, 27) / 1000,
       );
     }
+    // Unix seconds (what the page sends for a day in its reader's time zone): the same bounds.
+    const seconds = await getJson(
+      `/api/sessions?from=${Date.UTC(2026, 3, 25) / 1000}&to=${
+        Date.UTC(2026, 3, 27) / 1000
+      }&limit=200`,
+    );
+    assert.deepEqual(seconds.body, recent.body);
+    const [first] = recent.body.sessions.map((s: { started_at: number }) => s.started_at).sort();
+    const after = await getJson(`/api/sessions?from=${first + 0.5}&limit=200`);
+    assert.ok(after.body.sessions.every((s: { started_at: number }) => s.started_at > first));
     const parents = await getJson("/api/sessions?children=1&limit=200");
     const parentIds = parents.body.sessions.map((
       s: { lineage_root_id: string | null; id: string },

@@ -180,9 +180,15 @@ export const APP_JS = String.raw`
     });
     return select;
   }
+  // A day picked in the page is the reader's own: the API gets its local midnight in Unix seconds
+  // (it reads a bare date as UTC, which moved the bounds by the reader's offset from UTC).
+  function apiValue(key, value) {
+    var day = (key === "from" || key === "to") && /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+    return day ? String(new Date(+day[1], +day[2] - 1, +day[3]).getTime() / 1000) : value;
+  }
   function renderSessions(params, quiet) {
     var query = new URLSearchParams();
-    ["source", "origin", "from", "to", "children", "order", "offset"].forEach(function (k) { if (params.get(k)) query.set(k, params.get(k)); });
+    ["source", "origin", "from", "to", "children", "order", "offset"].forEach(function (k) { if (params.get(k)) query.set(k, apiValue(k, params.get(k))); });
     query.set("limit", "50");
     return Promise.all([api("/api/sessions?" + query.toString()), sources(), origins()]).then(function (results) {
       var body = results[0];
@@ -208,7 +214,7 @@ export const APP_JS = String.raw`
     var children = el("input", { type: "checkbox", name: "children", id: "f-children", checked: params.get("children") === "1" });
     // Export what the source, origin and date filters select (children too), streamed by the server.
     var exportQuery = ["source", "origin", "from", "to"].map(function (k) {
-      return params.get(k) ? "&" + k + "=" + encodeURIComponent(params.get(k)) : "";
+      return params.get(k) ? "&" + k + "=" + encodeURIComponent(apiValue(k, params.get(k))) : "";
     }).join("");
     var exports = el("span", { class: "exports" }, "Export: ", ["html", "md", "jsonl"].map(function (f) {
       return el("a", { href: "/api/export?format=" + f + exportQuery, download: "", text: f.toUpperCase() });
