@@ -80,6 +80,14 @@ describe("stats", () => {
     assert.match(run.out, /^Total sessions: 0\nTotal messages: 0\n/);
     assert.doesNotMatch(run.out, /By source/);
   });
+
+  test("stats lists no biggest sessions when no session used a token (a gateway that records none)", async () => {
+    const run = await runCli(["--db", copyFixture("hermes-v21.db"), "stats"]);
+    assert.equal(run.code, 0, run.err);
+    assert.match(run.out, /\nTokens: 0 in · 0 out/);
+    assert.match(run.out, /\nBy model\n/);
+    assert.doesNotMatch(run.out, /Most tokens/);
+  });
 });
 
 describe("info", () => {

@@ -160,11 +160,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       ]),
     ], [1, 2, 3, 4]));
   }
-  if (topSessions.length > 0) {
+  // Sessions that used no tokens are no one's top (a file whose gateway records none lists none).
+  const spenders = topSessions.filter((s) => s.total_tokens > 0);
+  if (spenders.length > 0) {
     out.push(...section(
       ctx,
       "Most tokens",
-      topSessions.map((s) => [
+      spenders.map((s) => [
         s.id,
         formatCount(s.total_tokens),
         formatCost(s.estimated_cost_usd),
