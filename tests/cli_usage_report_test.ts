@@ -54,6 +54,23 @@ test("usage --since 3d counts only sessions started in the last 3 days of the cl
   assert.deepEqual(keys, ["2026-04-27", "2026-04-28", "2026-04-29"]);
 });
 
+test("usage with no session in the period says which period, and how to count them all", async () => {
+  const file = v11Copy();
+  const recent = await runCli(["--db", file, "usage", "--since", "1h"]);
+  assert.equal(recent.code, 0, recent.err);
+  assert.equal(
+    recent.out,
+    "No sessions started in the last 1h (--since all counts every session).\n",
+  );
+  const dated = await runCli(["--db", file, "usage", "--since", "2026-05-01"]);
+  assert.equal(
+    dated.out,
+    "No sessions started since 2026-05-01 (--since all counts every session).\n",
+  );
+  const none = await runCli(["--db", file, "usage", "--since", "all", "--source", "nowhere"]);
+  assert.equal(none.out, "No sessions started yet.\n");
+});
+
 test("usage exits 2 on a bad --by or --since, and on --csv with --json", async () => {
   const path = v11Copy();
   for (const args of [["--by", "hour"], ["--since", "yesterday"], ["--csv", "--json"]]) {

@@ -102,7 +102,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     return 0;
   }
   if (rows.length === 0) {
-    ctx.io.stdout(`No sessions started ${since === null ? "yet" : `since ${sinceText}`}.\n`);
+    const when = since === null
+      ? "yet"
+      : /^\d/.test(sinceText) && !/^\d{4}-/.test(sinceText)
+      ? `in the last ${sinceText.trim()}`
+      : `since ${sinceText}`;
+    const wider = since === null ? "" : " (--since all counts every session)";
+    ctx.io.stdout(`No sessions started ${when}${wider}.\n`);
     return 0;
   }
   const { style } = ctx;
