@@ -2,7 +2,8 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
 import { tempDbPath } from "./_helpers.ts";
-import { showWindowCuts } from "../lib/render/excerpt.ts";
+import { displaySnippet, showWindowCuts } from "../lib/render/excerpt.ts";
+import type { SearchHit } from "../lib/core/types.ts";
 
 interface Hit {
   timestamp: number;
@@ -245,5 +246,81 @@ describe("search", () => {
     const shorter = content.slice(0, 150); // whole in the context: its end is known
     const tail = shorter.slice(-120);
     assert.equal(showWindowCuts(tail, shorter), `…${tail}`, "a window at the end of the content");
+  });
+
+  test("a hit in a command line shows the tool call as → name arguments, not its JSON", async () => {
+    const run = await runCli(["--db", v11Copy(), "search", "docker", "--limit", "20"]);
+    assert.equal(run.code, 0, run.err);
+    const hits = run.out.split("\n").filter((line) => line.startsWith("   ▶ "));
+    assert.ok(
+      hits.includes(
+        "   ▶ assistant: Let me look at how much space >>>docker<<< is using first. " +
+          '→ terminal {"command": ">>>docker<<< system df"}',
+      ),
+      hits.join("\n"),
+    );
+    assert.ok(!hits.some((line) => line.includes('"type": "function"')), "no call JSON");
+    assert.ok(
+      hits.includes(
+        '   ▶ tool (web_search): {"results": [{"title": ">>>Docker<<< Swarm mode", ' +
+          '"snippet": "Swarm mode is still supported in >>>Docker<<< Engine."}]}',
+      ),
+      "a tool result without the tool name the index appends to it",
+    );
+  });
+
+  test("displaySnippet() rewrites each call of either JSON spelling, keeps marks, and nothing else", () => {
+    const hit = (snippet: string, more: Partial<SearchHit> = {}): SearchHit => ({
+      id: 1,
+      session_id: "s",
+      role: "assistant",
+      snippet,
+      timestamp: 1,
+      tool_name: null,
+      source: "cli",
+      model: null,
+      session_started: 0,
+      context: [],
+      ...more,
+    });
+    const python = (name: string, args: string) =>
+      `{"id": "call_1", "type": "function", "function": {"name": "${name}", "arguments": ${
+        JSON.stringify(args)
+      }}}`;
+    // Two calls as Python writes them, the second name marked; unicode and newline escapes.
+    const two = `Reading.  [${python("read_file", '{"path": "a.txt"}')}, ${
+      python(">>>grep<<<", '{"pattern": "caf\u00e9\\n"}')
+    }]`;
+    assert.equal(
+      displaySnippet(hit(two)),
+      'Reading. → read_file {"path": "a.txt"} → >>>grep<<< {"pattern": "caf\u00e9\\n"}',
+    );
+    // Compact JSON, as an older file holds it, and a call cut by the snippet's window.
+    const compact = '{"function":{"name":"web_search","arguments":"{\\"q\\":\\">>>sqlite<<<\\"}"}}';
+    assert.equal(displaySnippet(hit(compact)), '→ web_search {"q":">>>sqlite<<<"}');
+    const cut = `[${python("terminal", '{"command": "docker compose up -d --build"}')}]`.slice(
+      0,
+      -20,
+    );
+    assert.equal(displaySnippet(hit(`${cut}...`)), '→ terminal {"command": "docker compose ...');
+    // Python writes non-ASCII text as \u escapes (json.dumps): shown as the characters.
+    const ascii =
+      '{"function": {"name": "terminal", "arguments": "{\\"command\\": \\"echo \\u4f60\\u597d\\"}"}}';
+    assert.equal(displaySnippet(hit(ascii)), '→ terminal {"command": "echo 你好"}');
+    // Text that only looks like JSON stays as it is; so does a snippet without calls.
+    const plain = 'config: {"name": "x", "arguments": 3} and "name": "y"';
+    assert.equal(displaySnippet(hit(plain)), plain);
+    assert.equal(displaySnippet(hit("no >>>calls<<< here")), "no >>>calls<<< here");
+    assert.equal(displaySnippet(hit("x", { snippet: null })), null);
+    // A tool's result: the tool name the index appends goes, unless the match is in it.
+    const tool = { role: "tool", tool_name: "terminal" };
+    assert.equal(
+      displaySnippet(hit('{"output": ">>>ok<<<"} terminal ', tool)),
+      '{"output": ">>>ok<<<"}',
+    );
+    assert.equal(
+      displaySnippet(hit('{"output": "ok"} >>>terminal<<< ', tool)),
+      '{"output": "ok"} >>>terminal<<< ',
+    );
   });
 });

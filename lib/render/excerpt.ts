@@ -73,3 +73,103 @@ export function showWindowCuts(snippet: string, content: unknown): string {
   const tail = chars.length < WINDOW_LENGTH || (whole && content.endsWith(snippet)) ? "" : "…";
   return `${head}${snippet}${tail}`;
 }
+
+/**
+ * The start of one tool call in the JSON that `tool_calls` holds (OpenAI's
+ * shape, as Python writes it or compact): the call's other keys, then its
+ * function's name and the opening quote of its `arguments` string; group 1
+ * is the name. A `[` or the `, ` between two calls goes with it.
+ */
+const CALL_HEAD =
+  /(?:\[\s*|,\s*)?\{(?:"[A-Za-z_]+":\s*"[^"]*",\s*)*"function":\s*\{\s*"name":\s*"([^"]*)",\s*"arguments":\s*"/g;
+/** What closes a call after its arguments: the function's `}`, the call's `}`, the list's `]`. */
+const CALL_TAIL = /\s*\}\s*\}\s*\]?/y;
+/** One-character JSON escapes. */
+const ESCAPED: Record<string, string> = {
+  '"': '"',
+  "\\": "\\",
+  "/": "/",
+  n: "\n",
+  t: "\t",
+  r: "\r",
+  b: "\b",
+  f: "\f",
+};
+
+/**
+ * Reads a JSON string's body from `start` to its closing quote (or to the
+ * end of a snippet cut inside it).
+ *
+ * @returns The decoded text and the index after the closing quote (the
+ *   text's length when it was cut).
+ */
+function jsonStringBody(text: string, start: number): { value: string; end: number } {
+  let value = "";
+  for (let i = start; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') return { value, end: i + 1 };
+    if (c !== "\\" || i + 1 === text.length) {
+      value += c;
+      continue;
+    }
+    const next = text[++i];
+    const hex = next === "u" ? /^[0-9a-fA-F]{4}/.exec(text.slice(i + 1, i + 5)) : null;
+    if (hex) {
+      value += String.fromCharCode(parseInt(hex[0], 16));
+      i += 4;
+    } else {
+      value += ESCAPED[next] ?? `\\${next}`;
+    }
+  }
+  return { value, end: text.length };
+}
+
+/**
+ * A hit's snippet as the CLI and the session browser show it: where a bare
+ * window was cut ({@linkcode showWindowCuts}); each tool call as `→ name
+ * arguments` instead of its JSON (the full-text index holds a message's
+ * content, tool name and `tool_calls` JSON together, so a hit in a command
+ * line came as `[{"id": "call_…", "type": "function", …`); and without the
+ * tool name the index appends to a tool's result, which the hit names
+ * already (unless the match is in it). The marks `>>>…<<<` are kept.
+ *
+ * @param hit A search hit.
+ * @returns The snippet to show, or `null` when the hit has none.
+ *
+ * @example
+ * ```ts
+ * import { displaySnippet } from "./excerpt.ts";
+ * const snippet = 'Checking. [{"id": "call_1", "type": "function", "function": ' +
+ *   '{"name": "terminal", "arguments": "{\\"command\\": \\">>>docker<<< ps\\"}"}}]';
+ * const hit = {
+ *   id: 1, session_id: "s", role: "assistant", snippet, timestamp: 1, tool_name: null,
+ *   source: "cli", model: null, session_started: 0, context: [],
+ * };
+ * console.assert(
+ *   displaySnippet(hit) === 'Checking. → terminal {"command": ">>>docker<<< ps"}',
+ * );
+ * ```
+ */
+export function displaySnippet(hit: SearchHit): string | null {
+  if (hit.snippet === null) return null;
+  let text = showWindowCuts(hit.snippet, hit.context?.[hitEntryIndex(hit)]?.content);
+  const name = hit.tool_name;
+  const trimmed = text.trimEnd();
+  if (name && trimmed.endsWith(name) && /\s$/.test(trimmed.slice(0, -name.length))) {
+    text = trimmed.slice(0, -name.length).trimEnd();
+  }
+  let shown = "";
+  let at = 0;
+  CALL_HEAD.lastIndex = 0;
+  for (let head = CALL_HEAD.exec(text); head !== null; head = CALL_HEAD.exec(text)) {
+    // The index joins content, tool name and calls with spaces: one space before each call.
+    shown = (shown + text.slice(at, head.index)).trimEnd();
+    if (shown !== "") shown += " ";
+    const args = jsonStringBody(text, CALL_HEAD.lastIndex);
+    shown += `→ ${head[1]} ${args.value}`;
+    CALL_TAIL.lastIndex = args.end;
+    at = CALL_TAIL.exec(text) === null ? args.end : CALL_TAIL.lastIndex;
+    CALL_HEAD.lastIndex = at;
+  }
+  return shown + text.slice(at);
+}

@@ -13,7 +13,7 @@ import { parseSince, USAGE_GROUPINGS, type UsageGrouping } from "../core/usage.t
 import { EXPORT_MEDIA_TYPES, type ExportFormat, exportStream } from "./export_stream.ts";
 import { lineageTree } from "./lineage_tree.ts";
 import { markWords } from "../render/highlight.ts";
-import { hitEntryIndex, showWindowCuts } from "../render/excerpt.ts";
+import { displaySnippet } from "../render/excerpt.ts";
 import { unmarkedWords } from "../core/search/plan.ts";
 import { liveEvents } from "./live.ts";
 import { HttpError, json, withSecurityHeaders } from "./respond.ts";
@@ -200,9 +200,7 @@ async function search(api: ApiRequest): Promise<Response> {
     query,
     hits: hits.slice(0, limit).map((hit) => ({
       ...hit,
-      snippet: hit.snippet === null
-        ? null
-        : markWords(showWindowCuts(hit.snippet, hit.context?.[hitEntryIndex(hit)]?.content), words),
+      snippet: hit.snippet === null ? null : markWords(displaySnippet(hit)!, words),
       title: titles.get(hit.session_id) ?? null,
     })),
     limit,

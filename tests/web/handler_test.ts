@@ -231,6 +231,15 @@ describe("API", () => {
       snippets.every((s: string) => s.includes(">>>记忆<<<")),
       `a substring match is marked as an FTS5 one is: ${JSON.stringify(snippets)}`,
     );
+    // A match in a command line: the call as the page shows it, not the tool_calls JSON.
+    const command = await getJson(`/api/search?q=${encodeURIComponent('"system df"')}&limit=50`);
+    const shown = command.body.hits.map((h: { snippet: string }) => h.snippet);
+    assert.ok(
+      shown.includes(
+        'Let me look at how much space docker is using first. → terminal {"command": "docker >>>system df<<<"}',
+      ),
+      JSON.stringify(shown),
+    );
   });
 
   test("GET /api/search never fails on hostile text and bounds the query length", async () => {

@@ -14,7 +14,7 @@ import type { Command, Context } from "../command.ts";
 import { originOption } from "../origin.ts";
 import { formatWhen, oneLine, plural, truncate } from "../../render/format.ts";
 import { markWords, showMarks } from "../../render/highlight.ts";
-import { hitEntryIndex, showWindowCuts } from "../../render/excerpt.ts";
+import { displaySnippet, hitEntryIndex } from "../../render/excerpt.ts";
 import { printJson } from "../json.ts";
 import { choiceOption, choicesOption, integerOption, type ParsedArgs } from "../parse.ts";
 import { resolveSession } from "../resolve.ts";
@@ -112,9 +112,7 @@ function renderHit(
   const context = hit.context ?? [];
   const at = hitEntryIndex(hit);
   const role = hit.tool_name ? `${hit.role} (${hit.tool_name})` : hit.role;
-  const raw = hit.snippet === null
-    ? String(context[at]?.content ?? "")
-    : showWindowCuts(hit.snippet, context[at]?.content);
+  const raw = displaySnippet(hit) ?? String(context[at]?.content ?? "");
   const snippet = highlight(visibleControls(oneLine(raw)), words, style);
   if (context.length === 0) lines.push(`   ▶ ${role}: ${snippet}`);
   context.forEach((message, i) => {
