@@ -15,6 +15,7 @@ import process from "node:process";
 import { runtimeName } from "../lib/sqlite/driver/load.ts";
 import { ROOT, tempDir } from "./_helpers.ts";
 import { runCli, V11, v11Copy } from "./_cli_io.ts";
+import { freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";
 
 /** What bash offers for the words typed so far (the last one being completed). */
 function complete(script: string, words: string[], cwd: string): string[] {
@@ -178,7 +179,48 @@ describe("completions", () => {
     const viaEquals = complete(script, [cli, "--db", "=", db, "lineage", "2026042"], dir);
     assert.ok(viaEquals.includes(V11.compressionTip), viaEquals.join(" "));
     assert.ok(viaEquals.every((id) => id.startsWith("2026042")), viaEquals.join(" "));
+    // An option's value that names the store's sessions, sources or origins.
+    assert.deepEqual(complete(script, [cli, "--db", db, "list", "--source", "t"], dir), [
+      "telegram",
+      "tool",
+      "tui",
+    ]);
+    assert.deepEqual(
+      complete(script, [cli, "--db", db, "search", "x", "--exclude-source", "=", "c"], dir),
+      ["cli", "cron"],
+    );
+    assert.deepEqual(complete(script, [cli, "--db", db, "search", "--session", "20260429"], dir), [
+      V11.live,
+    ]);
+    // A file records no origins: nothing offered, not the folder's files.
+    writeFileSync(join(dir, "web-1.txt"), "");
+    assert.deepEqual(complete(script, [cli, "--db", db, "list", "--origin", "w"], dir), []);
   });
+
+  test(
+    "completions bash completes the origins of a PostgreSQL store",
+    { skip: PG_SKIP },
+    async () => {
+      const dir = tempDir();
+      const script = join(dir, "hermes-state.bash");
+      writeFileSync(script, (await runCli(["completions", "bash"])).out);
+      const url = schemaUrl(freshSchema());
+      for (const origin of ["web-1", "web-2", "gw"]) {
+        const synced = await runCli(["sync", v11Copy(), "--to", url, "--origin", origin]);
+        assert.equal(synced.code, 0, synced.err);
+      }
+      const cli = installedCli(dir);
+      assert.deepEqual(complete(script, [cli, "--db", url, "usage", "--origin", "web"], dir), [
+        "web-1",
+        "web-2",
+      ]);
+      assert.deepEqual(complete(script, [cli, "--db", url, "origins", "--remove", ""], dir), [
+        "gw",
+        "web-1",
+        "web-2",
+      ]);
+    },
+  );
 
   test("completions refuses another shell by name", async () => {
     const run = await runCli(["completions", "powershell"]);
@@ -212,6 +254,10 @@ describe("completions", () => {
     assert.deepEqual(offered(`${cli} --db ${db} show 20260429`), [V11.live]);
     const lineage = offered(`${cli} --db=${db} lineage 2026042`);
     assert.ok(lineage.includes(V11.compressionTip), lineage.join(" "));
+    assert.deepEqual(offered(`${cli} --db ${db} usage --source t`), ["telegram", "tool", "tui"]);
+    assert.deepEqual(offered(`${cli} --db ${db} export --session-id 20260429`), [V11.live]);
+    // A file records no origins: nothing offered, not the folder's files.
+    assert.deepEqual(offered(`${cli} --db ${db} list --origin st`), []);
   }
 
   test("completions zsh completes in a real zsh, from $fpath and sourced", {

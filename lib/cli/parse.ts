@@ -27,6 +27,12 @@ export interface OptionSpec {
    * against the same list.
    */
   readonly choices?: readonly string[];
+  /**
+   * What of the store the value names, for shell completion: the script
+   * asks the CLI for the sessions, sources or origins of the `--db` on the
+   * line as the user presses Tab.
+   */
+  readonly names?: "sessions" | "sources" | "origins";
 }
 
 /** What a command accepts. */

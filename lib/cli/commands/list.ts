@@ -191,8 +191,8 @@ export const listCommand: Command = {
   summary: "List sessions, newest first",
   usage: USAGE,
   options: {
-    source: { type: "string" },
-    origin: { type: "string" },
+    source: { type: "string", names: "sources" },
+    origin: { type: "string", names: "origins" },
     since: { type: "string" },
     until: { type: "string" },
     limit: { type: "string" },

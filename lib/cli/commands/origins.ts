@@ -106,7 +106,7 @@ export const originsCommand: Command = {
   summary: "List the files synced to a PostgreSQL store, or remove one",
   usage: USAGE,
   options: {
-    remove: { type: "string" },
+    remove: { type: "string", names: "origins" },
     yes: { type: "boolean", short: "y" },
   },
   minPositionals: 0,

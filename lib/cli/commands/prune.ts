@@ -167,7 +167,7 @@ export const pruneCommand: Command = {
   usage: USAGE,
   options: {
     "older-than": { type: "string" },
-    source: { type: "string" },
+    source: { type: "string", names: "sources" },
     "dry-run": { type: "boolean" },
     ghosts: { type: "boolean" },
     yes: { type: "boolean", short: "y" },

@@ -144,8 +144,8 @@ export const usageCommand: Command = {
   options: {
     by: { type: "string", choices: USAGE_GROUPINGS },
     since: { type: "string" },
-    source: { type: "string" },
-    origin: { type: "string" },
+    source: { type: "string", names: "sources" },
+    origin: { type: "string", names: "origins" },
     csv: { type: "boolean" },
   },
   minPositionals: 0,

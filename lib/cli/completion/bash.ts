@@ -3,7 +3,13 @@
  *
  * @module
  */
-import { type CompletedCommand, LEADING_OPTIONS, SESSION_IDS_SED } from "./model.ts";
+import {
+  type CompletedCommand,
+  LEADING_OPTIONS,
+  namesSed,
+  STORE_NAMES,
+  type StoreNames,
+} from "./model.ts";
 
 /**
  * The bash completion script for these commands.
@@ -21,14 +27,30 @@ export function bashCompletion(commands: readonly CompletedCommand[]): string {
       `argument=${command.argument} words="${command.words.join(" ")}" ;;`;
   });
   const choices = commands.flatMap((command) =>
-    command.options.filter((option) => option.choices.length > 0).map((option) =>
-      `      "${command.name} ${option.flag}") choices="${option.choices.join(" ")}" ;;`
+    command.options.filter((option) => option.choices.length > 0 || option.names !== null).map(
+      (option) =>
+        `      "${command.name} ${option.flag}") ${
+          option.names === null ? `choices="${option.choices.join(" ")}"` : `names=${option.names}`
+        } ;;`,
     )
   );
+  const askers = (Object.keys(STORE_NAMES) as StoreNames[]).map((names) =>
+    `    ${names}) "\${COMP_WORDS[0]}" "\${db[@]}" ${
+      STORE_NAMES[names].args.join(" ")
+    } 2>/dev/null |
+      ${namesSed(names)} ;;`
+  );
   return `# bash completion for hermes-state (hermes-state completions bash)
+# The sessions, sources or origins of the store of the --db on the line (else the default
+# store), one a line, asked of the CLI itself; nothing when it cannot tell.
+__hermes_state_names() {
+  case $1 in
+${askers.join("\n")}
+  esac
+}
 _hermes_state() {
   local cur=\${COMP_WORDS[COMP_CWORD]} prev=\${COMP_WORDS[COMP_CWORD - 1]}
-  local word command="" db=() i opts valued argument words option choices
+  local word command="" db=() i opts valued argument words option choices names
   # The command is the first word that is neither an option nor --db's value
   # (bash splits --db=PATH at the =).
   for ((i = 1; i < COMP_CWORD; i++)); do
@@ -59,16 +81,18 @@ _hermes_state() {
 ${cases.join("\n")}
     *) return 0 ;;
   esac
-  # The value of an option that takes one: one of its words, else a file or whatever is typed.
+  # The value of an option that takes one: one of its words, or of the store's names, else a
+  # file or whatever is typed.
   option=$prev
   [[ $prev == = ]] && option=\${COMP_WORDS[COMP_CWORD - 2]}
   [[ $cur == = ]] && option=$prev cur=""
   if [[ " $valued " == *" $option "* ]]; then
-    choices=""
+    choices="" names=""
     case "$command $option" in
 ${choices.join("\n")}
     esac
-    if [[ -n $choices ]]; then
+    [[ -n $names ]] && choices=$(__hermes_state_names "$names")
+    if [[ -n $names || -n $choices ]]; then
       compopt +o default 2>/dev/null
       COMPREPLY=($(compgen -W "$choices" -- "$cur"))
     fi
@@ -79,8 +103,7 @@ ${choices.join("\n")}
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))
   elif [[ $argument == sessions ]]; then
     compopt +o default 2>/dev/null
-    COMPREPLY=($(compgen -W "$("\${COMP_WORDS[0]}" "\${db[@]}" --json list --limit 100 2>/dev/null |
-      ${SESSION_IDS_SED})" -- "$cur"))
+    COMPREPLY=($(compgen -W "$(__hermes_state_names sessions)" -- "$cur"))
   elif [[ $argument == words ]]; then
     compopt +o default 2>/dev/null
     COMPREPLY=($(compgen -W "$words" -- "$cur"))

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type CompletedCommand, LEADING_OPTIONS } from "./model.ts";
+import { type CompletedCommand, LEADING_OPTIONS, STORE_NAMES, type StoreNames } from "./model.ts";
 
 /** A word quoted for fish: single quotes, `\` and `'` escaped. */
 function quoted(word: string): string {
@@ -18,11 +18,15 @@ function commandLines(command: CompletedCommand): string[] {
     const name = option.flag.slice(2);
     if (option.takes === "flag") return `complete -c hermes-state ${when} -l ${name}`;
     if (option.flag === "--db") return `complete -c hermes-state ${when} -l db -r -F`;
-    const words = option.choices.length > 0 ? ` -a ${quoted(option.choices.join(" "))}` : "";
+    const words = option.names !== null
+      ? ` -a '(__hermes_state_names ${option.names})'`
+      : option.choices.length > 0
+      ? ` -a ${quoted(option.choices.join(" "))}`
+      : "";
     return `complete -c hermes-state ${when} -l ${name} -x${words}`;
   });
   if (command.argument === "sessions") {
-    lines.push(`complete -c hermes-state ${when} -a '(__hermes_state_sessions)'`);
+    lines.push(`complete -c hermes-state ${when} -a '(__hermes_state_names sessions)'`);
   } else if (command.argument === "files") {
     lines.push(`complete -c hermes-state ${when} -F`);
   } else if (command.argument === "words") {
@@ -48,6 +52,13 @@ export function fishCompletion(commands: readonly CompletedCommand[]): string {
       quoted(command.summary)
     }`
   );
+  const askers = (Object.keys(STORE_NAMES) as StoreNames[]).map((names) => {
+    const { args, key, indent } = STORE_NAMES[names];
+    return `        case ${names}
+            $tokens[1] $db ${args.join(" ")} 2>/dev/null | string replace -rf '^${
+      " ".repeat(indent)
+    }"${key}": "([^"]*)",$' '$1'`;
+  });
   return `# fish completion for hermes-state (hermes-state completions fish)
 # The command: the first word that is neither an option nor --db's value.
 function __hermes_state_command
@@ -70,8 +81,9 @@ function __hermes_state_using
     set -l command (__hermes_state_command)
     and test "$command" = $argv[1]
 end
-# The ids of the 100 newest sessions of the --db on the line (else the default store).
-function __hermes_state_sessions
+# The sessions, sources or origins of the store of the --db on the line (else the default
+# store), one a line, asked of the CLI itself; nothing when it cannot tell.
+function __hermes_state_names
     set -l tokens (commandline -opc)
     set -l db
     for i in (seq 2 (count $tokens))
@@ -81,7 +93,9 @@ function __hermes_state_sessions
             set db --db (string replace -- --db= '' $tokens[$i])
         end
     end
-    $tokens[1] $db --json list --limit 100 2>/dev/null | string replace -rf '^    "id": "([^"]*)",$' '$1'
+    switch $argv[1]
+${askers.join("\n")}
+    end
 end
 complete -c hermes-state -f
 ${leading.join("\n")}

@@ -22,7 +22,12 @@ export interface CompletedOption {
   readonly takes: "value" | "flag";
   /** The words its value may be; empty when any. */
   readonly choices: readonly string[];
+  /** What of the store its value names (asked of the CLI at each Tab), or `null`. */
+  readonly names: StoreNames | null;
 }
+
+/** What of the store an argument or an option's value names. */
+export type StoreNames = "sessions" | "sources" | "origins";
 
 /** What a command's arguments are. */
 export type ArgumentKind = "sessions" | "files" | "words" | "none";
@@ -43,9 +48,9 @@ export const LEADING_OPTIONS = ["--db", "--json", "--help", "--version"] as cons
 
 /** The options every command takes, besides its own (`--db` takes a file). */
 const GLOBAL_OPTIONS: readonly CompletedOption[] = [
-  { flag: "--db", takes: "value", choices: [] },
-  { flag: "--json", takes: "flag", choices: [] },
-  { flag: "--help", takes: "flag", choices: [] },
+  { flag: "--db", takes: "value", choices: [], names: null },
+  { flag: "--json", takes: "flag", choices: [], names: null },
+  { flag: "--help", takes: "flag", choices: [], names: null },
 ];
 
 /** Commands whose arguments name a session. */
@@ -72,6 +77,7 @@ export function completionModel(commands: readonly Command[]): CompletedCommand[
         flag: `--${name}`,
         takes: spec.type === "string" ? "value" : "flag",
         choices: spec.choices ?? [],
+        names: spec.names ?? null,
       });
     }
     const words = WORD_ARGUMENTS[command.name] ?? [];
@@ -87,8 +93,31 @@ export function completionModel(commands: readonly Command[]): CompletedCommand[
 }
 
 /**
- * The shell command that prints the ids of the 100 newest sessions, one a
- * line, from the CLI's `--json list` (its pretty-printed `"id"` lines); the
- * same `sed` in every shell.
+ * How a script asks the CLI for the names of a store's sessions, sources or
+ * origins: the arguments after `--db`, and the key whose values its
+ * pretty-printed `--json` answer holds one a line (`    "id": "…",`), at
+ * that indentation. `list` gives the 100 newest sessions; `usage` every
+ * source; `origins` fails on a file, which then offers nothing.
  */
-export const SESSION_IDS_SED = `sed -n 's/^    "id": "\\([^"]*\\)",$/\\1/p'`;
+export const STORE_NAMES: Readonly<
+  Record<
+    StoreNames,
+    { readonly args: readonly string[]; readonly key: string; readonly indent: number }
+  >
+> = {
+  sessions: { args: ["--json", "list", "--limit", "100"], key: "id", indent: 4 },
+  sources: { args: ["--json", "usage", "--by", "source", "--since", "all"], key: "key", indent: 6 },
+  origins: { args: ["--json", "origins"], key: "origin", indent: 4 },
+};
+
+/**
+ * The `sed` that keeps the names of one kind from the CLI's answer, one a
+ * line (bash and zsh; fish uses `string replace` with the same pattern).
+ *
+ * @param names What the answer lists.
+ * @returns The shell command.
+ */
+export function namesSed(names: StoreNames): string {
+  const { key, indent } = STORE_NAMES[names];
+  return `sed -n 's/^${" ".repeat(indent)}"${key}": "\\([^"]*\\)",$/\\1/p'`;
+}

@@ -4,7 +4,13 @@
  *
  * @module
  */
-import { type CompletedCommand, LEADING_OPTIONS, SESSION_IDS_SED } from "./model.ts";
+import {
+  type CompletedCommand,
+  LEADING_OPTIONS,
+  namesSed,
+  STORE_NAMES,
+  type StoreNames,
+} from "./model.ts";
 
 /** A word quoted for zsh: single quotes, a quote inside written `'\''`. */
 function quoted(word: string): string {
@@ -31,15 +37,29 @@ export function zshCompletion(commands: readonly CompletedCommand[]): string {
       `argument=${command.argument} arguments=(${command.words.join(" ")}) ;;`;
   });
   const choices = commands.flatMap((command) =>
-    command.options.filter((option) => option.choices.length > 0).map((option) =>
-      `      ${quoted(`${command.name} ${option.flag}`)}) choices=(${option.choices.join(" ")}) ;;`
+    command.options.filter((option) => option.choices.length > 0 || option.names !== null).map(
+      (option) =>
+        `      ${quoted(`${command.name} ${option.flag}`)}) ${
+          option.names === null ? `choices=(${option.choices.join(" ")})` : `names=${option.names}`
+        } ;;`,
     )
+  );
+  const askers = (Object.keys(STORE_NAMES) as StoreNames[]).map((names) =>
+    `    ${names}) "\${words[1]}" "\${db[@]}" ${STORE_NAMES[names].args.join(" ")} 2>/dev/null |
+      ${namesSed(names)} ;;`
   );
   return `#compdef hermes-state
 # zsh completion for hermes-state (hermes-state completions zsh)
+# The sessions, sources or origins of the store of the --db on the line (else the default
+# store), one a line, asked of the CLI itself; nothing when it cannot tell.
+__hermes_state_names() {
+  case $1 in
+${askers.join("\n")}
+  esac
+}
 _hermes_state() {
-  local -a commands opts valued arguments choices db ids
-  local i word command="" option argument
+  local -a commands opts valued arguments choices db
+  local i word command="" option argument names
   commands=(
 ${described.join("\n")}
   )
@@ -81,12 +101,14 @@ ${described.join("\n")}
 ${cases.join("\n")}
     *) return 1 ;;
   esac
-  # The value of an option that takes one: one of its words, a file after --db, else as typed.
+  # The value of an option that takes one: one of its words, or of the store's names, a file
+  # after --db, else as typed.
   if (( \${valued[(Ie)$option]} )); then
-    choices=()
+    choices=() names=""
     case "$command $option" in
 ${choices.join("\n")}
     esac
+    [[ -n $names ]] && choices=(\${(f)"$(__hermes_state_names $names)"})
     if (( \${#choices} )); then
       compadd -- "\${choices[@]}"
     elif [[ $option == --db ]]; then
@@ -97,9 +119,8 @@ ${choices.join("\n")}
   if [[ $PREFIX == -* ]]; then
     compadd -- "\${opts[@]}"
   elif [[ $argument == sessions ]]; then
-    ids=(\${(f)"$("\${words[1]}" "\${db[@]}" --json list --limit 100 2>/dev/null |
-      ${SESSION_IDS_SED})"})
-    compadd -- "\${ids[@]}"
+    choices=(\${(f)"$(__hermes_state_names sessions)"})
+    compadd -- "\${choices[@]}"
   elif [[ $argument == files ]]; then
     _files
   elif [[ $argument == words ]]; then
