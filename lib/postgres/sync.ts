@@ -729,13 +729,15 @@ export async function syncFile(
       [origin],
     );
     // A pass that wrote nothing records its time only once a minute: each write moves the
-    // store's change marker, which would wake every live page every few seconds per host.
+    // store's change marker, which would wake every live page every few seconds per host. (A
+    // time ahead of this host's clock, from another host or a clock set back, is replaced.)
     const wrote = redigested.length > 0 || COUNTS.some((key) => totals[key] > 0) ||
       totals.deleted > 0;
     await client.query(
       `UPDATE sync_origins SET last_pass_at = $1::double precision
        WHERE origin = $2
-         AND ($3::boolean OR last_pass_at IS NULL OR last_pass_at <= $1::double precision - $4)`,
+         AND ($3::boolean OR last_pass_at IS NULL OR last_pass_at > $1::double precision
+              OR last_pass_at <= $1::double precision - $4)`,
       [Date.now() / 1000, origin, wrote, IDLE_PASS_RECORDED_EVERY],
     );
   } finally {
