@@ -9,20 +9,41 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { runtimeName } from "../lib/sqlite/driver/load.ts";
-import { ROOT, tempDir } from "./_helpers.ts";
+import { rawOpen, ROOT, tempDir } from "./_helpers.ts";
 import { runCli, V11, v11Copy } from "./_cli_io.ts";
-import { freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";
+import { freshSchema, PG_URL, schemaUrl } from "./store/_pg.ts";
 
-/** What bash offers for the words typed so far (the last one being completed). */
+/** A word quoted for a POSIX shell. */
+function shellQuoted(word: string): string {
+  return `'${word.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * What bash offers for the words typed so far (the last one being completed), as bash splits
+ * them (an "=" a word of its own); the line is those words, "=" joined to its neighbours.
+ */
 function complete(script: string, words: string[], cwd: string): string[] {
+  const line = words.reduce(
+    (text, word, i) => text + (i === 0 || word === "=" || words[i - 1] === "=" ? "" : " ") + word,
+    "",
+  );
   const program = `
     source ${JSON.stringify(script)}
-    COMP_WORDS=(${words.map((w) => `'${w.replaceAll("'", "'\\''")}'`).join(" ")})
+    COMP_WORDS=(${words.map(shellQuoted).join(" ")})
     COMP_CWORD=${words.length - 1}
+    COMP_LINE=${shellQuoted(line)}
+    COMP_POINT=${line.length}
     _hermes_state
     printf '%s\\n' "\${COMPREPLY[@]}"`;
   const run = spawnSync("bash", ["-c", program], { cwd, encoding: "utf8" });
@@ -35,6 +56,41 @@ function shellSkip(shell: string): string | false {
   if (spawnSync(shell, ["-c", "exit 0"]).status === 0) return false;
   if (process.env.CI === "true") return false;
   return `${shell} is not installed (apt-get install ${shell})`;
+}
+
+/**
+ * A real interactive bash in a pseudo-terminal (driven by zsh's zpty), the script loaded, the
+ * line typed, then Tab: what the completion function offered, as bash itself split the line
+ * (COMP_WORDS, COMP_LINE), recorded by a wrapper.
+ */
+const BASH_DRIVER = `
+script=$1 line=$2 out=$3
+zmodload zsh/zpty
+zpty b bash --norc --noprofile -i
+zpty -w b "source \${(q)script}"
+zpty -w b '__hs_wrap() { _hermes_state "$@"; printf "%s\\n" "\${COMPREPLY[@]}" >'\${(q)out}'.tmp; mv '\${(q)out}'.tmp '\${(q)out}'; }'
+zpty -w b 'complete -o default -F __hs_wrap hermes-state'
+zpty -w b "echo ready >\${(q)out}.ready"
+for i in {1..200}; do [[ -e $out.ready ]] && break; sleep 0.05; done
+zpty -wn b "$line"$'\\t'
+for i in {1..400}; do [[ -e $out ]] && break; sleep 0.05; done
+zpty -d b
+`;
+
+/** What a real interactive bash offers after Tab at the end of `line`. */
+function bashComplete(script: string, line: string, cwd: string): string[] {
+  const dir = tempDir();
+  const driver = join(dir, "drive.zsh");
+  const out = join(dir, "offered");
+  writeFileSync(driver, BASH_DRIVER);
+  const run = spawnSync("zsh", ["-f", driver, script, line, out], {
+    cwd,
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  assert.equal(run.status, 0, run.stderr);
+  assert.ok(existsSync(out), `bash completed ${JSON.stringify(line)}`);
+  return readFileSync(out, "utf8").split("\n").filter((word) => word !== "").sort();
 }
 
 /** The zsh driver: a prompt in a pseudo-terminal, the script loaded, the line typed, then Tab. */
@@ -198,23 +254,41 @@ describe("completions", () => {
   });
 
   test(
-    "completions bash completes the origins of a PostgreSQL store",
-    { skip: PG_SKIP },
+    "completions bash, in a real bash, reads a --db URL and a quoted path as typed; a name is never run",
+    {
+      skip: shellSkip("zsh"),
+      timeout: 120_000,
+    },
     async () => {
       const dir = tempDir();
       const script = join(dir, "hermes-state.bash");
       writeFileSync(script, (await runCli(["completions", "bash"])).out);
+      const cli = installedCli(dir);
+      // A path with a space, quoted; and a source named as shell code, which is offered, not run.
+      mkdirSync(join(dir, "my files"));
+      const db = join(dir, "my files", "state.db");
+      copyFileSync(v11Copy(), db);
+      const raw = await rawOpen(db);
+      raw.exec(
+        `UPDATE sessions SET source = '$(touch ${join(dir, "pwned")})' WHERE source = 'tui'`,
+      );
+      raw.close();
+      const offered = bashComplete(script, `${cli} --db "${db}" list --source `, dir);
+      assert.ok(offered.includes("telegram"), offered.join(" "));
+      assert.ok(offered.includes(`$(touch ${join(dir, "pwned")})`), offered.join(" "));
+      assert.ok(!existsSync(join(dir, "pwned")), "a name from the store is never run");
+      if (PG_URL === undefined) return;
+      // bash splits a URL at ":", "@" and "=": the words are glued back as typed.
       const url = schemaUrl(freshSchema());
       for (const origin of ["web-1", "web-2", "gw"]) {
         const synced = await runCli(["sync", v11Copy(), "--to", url, "--origin", origin]);
         assert.equal(synced.code, 0, synced.err);
       }
-      const cli = installedCli(dir);
-      assert.deepEqual(complete(script, [cli, "--db", url, "usage", "--origin", "web"], dir), [
+      assert.deepEqual(bashComplete(script, `${cli} --db ${url} usage --origin web`, dir), [
         "web-1",
         "web-2",
       ]);
-      assert.deepEqual(complete(script, [cli, "--db", url, "origins", "--remove", ""], dir), [
+      assert.deepEqual(bashComplete(script, `${cli} --db=${url} origins --remove `, dir), [
         "gw",
         "web-1",
         "web-2",
@@ -258,6 +332,15 @@ describe("completions", () => {
     assert.deepEqual(offered(`${cli} --db ${db} export --session-id 20260429`), [V11.live]);
     // A file records no origins: nothing offered, not the folder's files.
     assert.deepEqual(offered(`${cli} --db ${db} list --origin st`), []);
+    // A path with a space, quoted.
+    mkdirSync(join(dir, "my files"));
+    copyFileSync(db, join(dir, "my files", "state.db"));
+    assert.deepEqual(
+      offered(`${cli} --db "${join(dir, "my files", "state.db")}" list --source d`),
+      [
+        "discord",
+      ],
+    );
   }
 
   test("completions zsh completes in a real zsh, from $fpath and sourced", {

@@ -48,25 +48,57 @@ __hermes_state_names() {
 ${askers.join("\n")}
   esac
 }
+# A word as typed, as the shell will pass it: one level of quotes or backslashes gone, ~ expanded.
+__hermes_state_unquoted() {
+  local word=$1
+  case $word in
+    \\'*\\') word=\${word:1:\${#word}-2} ;;
+    \\"*\\") word=\${word:1:\${#word}-2} ;;
+    *) word=\${word//\\\\/} ;;
+  esac
+  [[ $word == "~" || $word == "~/"* ]] && word=$HOME\${word:1}
+  printf '%s' "$word"
+}
 _hermes_state() {
   local cur=\${COMP_WORDS[COMP_CWORD]} prev=\${COMP_WORDS[COMP_CWORD - 1]}
-  local word command="" db=() i opts valued argument words option choices names
-  # The command is the first word that is neither an option nor --db's value
-  # (bash splits --db=PATH at the =).
-  for ((i = 1; i < COMP_CWORD; i++)); do
-    word=\${COMP_WORDS[i]}
+  local word command="" db=() i k n rest opts valued argument words option choices names
+  local -a typed=()
+  # bash splits a word at COMP_WORDBREAKS ("=", ":" and "@" among them, so a URL comes in
+  # pieces): the pieces that touch in the line are glued back into the words as typed.
+  if [[ -n \${COMP_LINE+set} ]]; then
+    rest=\${COMP_LINE:0:COMP_POINT} k=-1
+    for ((i = 0; i <= COMP_CWORD; i++)); do
+      word=\${COMP_WORDS[i]}
+      if ((k < 0)) || [[ $rest == [[:space:]]* ]]; then
+        rest=\${rest#"\${rest%%[![:space:]]*}"}
+        typed[++k]=$word
+      else
+        typed[k]+=$word
+      fi
+      rest=\${rest#"$word"}
+    done
+  else
+    typed=("\${COMP_WORDS[@]:0:COMP_CWORD + 1}")
+  fi
+  n=\${#typed[@]}
+  # The command is the first word before this one that is neither an option nor --db's value.
+  for ((i = 1; i < n - 1; i++)); do
+    word=\${typed[i]}
     if [[ $word == --db ]]; then
-      [[ \${COMP_WORDS[i + 1]} == = ]] && ((i++))
       ((i++))
-      db=(--db "\${COMP_WORDS[i]}")
+      ((i < n - 1)) && db=(--db "$(__hermes_state_unquoted "\${typed[i]}")")
       continue
     fi
-    [[ $word == -* || $word == = ]] && continue
+    if [[ $word == --db=* ]]; then
+      db=(--db "$(__hermes_state_unquoted "\${word#--db=}")")
+      continue
+    fi
+    [[ $word == -* ]] && continue
     command=$word
     break
   done
   if [[ -z $command ]]; then
-    if [[ $prev == --db || ($prev == = && \${COMP_WORDS[COMP_CWORD - 2]} == --db) ]]; then
+    if [[ \${typed[n - 2]} == --db || \${typed[n - 1]} == --db=* ]]; then
       return 0 # a file: bash's own completion
     fi
     compopt +o default 2>/dev/null
@@ -81,8 +113,8 @@ _hermes_state() {
 ${cases.join("\n")}
     *) return 0 ;;
   esac
-  # The value of an option that takes one: one of its words, or of the store's names, else a
-  # file or whatever is typed.
+  # The value of an option that takes one: one of its words, or of the store's names (offered
+  # as they are: compgen -W would expand a "$(…)" in a name), else a file or whatever is typed.
   option=$prev
   [[ $prev == = ]] && option=\${COMP_WORDS[COMP_CWORD - 2]}
   [[ $cur == = ]] && option=$prev cur=""
@@ -91,8 +123,12 @@ ${cases.join("\n")}
     case "$command $option" in
 ${choices.join("\n")}
     esac
-    [[ -n $names ]] && choices=$(__hermes_state_names "$names")
-    if [[ -n $names || -n $choices ]]; then
+    if [[ -n $names ]]; then
+      compopt +o default 2>/dev/null
+      while IFS= read -r word; do
+        [[ $word == "$cur"* ]] && COMPREPLY+=("$word")
+      done < <(__hermes_state_names "$names")
+    elif [[ -n $choices ]]; then
       compopt +o default 2>/dev/null
       COMPREPLY=($(compgen -W "$choices" -- "$cur"))
     fi
@@ -103,7 +139,9 @@ ${choices.join("\n")}
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))
   elif [[ $argument == sessions ]]; then
     compopt +o default 2>/dev/null
-    COMPREPLY=($(compgen -W "$(__hermes_state_names sessions)" -- "$cur"))
+    while IFS= read -r word; do
+      [[ $word == "$cur"* ]] && COMPREPLY+=("$word")
+    done < <(__hermes_state_names sessions)
   elif [[ $argument == words ]]; then
     compopt +o default 2>/dev/null
     COMPREPLY=($(compgen -W "$words" -- "$cur"))

@@ -57,6 +57,12 @@ __hermes_state_names() {
 ${askers.join("\n")}
   esac
 }
+# A word as typed, as the shell will pass it: one level of quotes gone, ~ expanded.
+__hermes_state_unquoted() {
+  local word=\${(Q)1}
+  [[ $word == "~" || $word == "~/"* ]] && word=$HOME\${word:1}
+  print -r -- "$word"
+}
 _hermes_state() {
   local -a commands opts valued arguments choices db
   local i word command="" option argument names
@@ -68,11 +74,11 @@ ${described.join("\n")}
     word=\${words[i]}
     if [[ $word == --db ]]; then
       ((i++))
-      db=(--db "\${words[i]}")
+      db=(--db "$(__hermes_state_unquoted "\${words[i]}")")
       continue
     fi
     if [[ $word == --db=* ]]; then
-      db=(--db "\${word#--db=}")
+      db=(--db "$(__hermes_state_unquoted "\${word#--db=}")")
       continue
     fi
     [[ $word == -* ]] && continue
