@@ -307,6 +307,20 @@ describe("search", () => {
     const ascii =
       '{"function": {"name": "terminal", "arguments": "{\\"command\\": \\"echo \\u4f60\\u597d\\"}"}}';
     assert.equal(displaySnippet(hit(ascii)), '→ terminal {"command": "echo 你好"}');
+    // Gemini's calls carry extra_content after the function; other keys may be null.
+    const gemini = '[{"id": "c1", "type": "function", "function": {"name": "terminal", ' +
+      '"arguments": "{\\"command\\": \\">>>docker<<< ps\\"}"}, "extra_content": {"google": ' +
+      '{"thought_signature": "a}b"}}}]';
+    assert.equal(displaySnippet(hit(gemini)), '→ terminal {"command": ">>>docker<<< ps"}');
+    const nulls = '[{"id": "c1", "response_item_id": null, "type": "function", "function": ' +
+      '{"name": "grep", "arguments": "{}"}}]';
+    assert.equal(displaySnippet(hit(nulls)), "→ grep {}");
+    // A match in what the rewrite would leave out (the call's id) keeps the call as it is.
+    const inId = python("terminal", "{}").replace('"call_1"', '">>>call_1<<<"');
+    assert.equal(displaySnippet(hit(inId)), inId);
+    // Only an assistant's message holds calls: a user's pasted JSON stays as typed.
+    const pasted = `see ${python("f", "a")}`;
+    assert.equal(displaySnippet(hit(pasted, { role: "user" })), pasted);
     // Text that only looks like JSON stays as it is; so does a snippet without calls.
     const plain = 'config: {"name": "x", "arguments": 3} and "name": "y"';
     assert.equal(displaySnippet(hit(plain)), plain);
@@ -317,6 +331,11 @@ describe("search", () => {
     assert.equal(
       displaySnippet(hit('{"output": ">>>ok<<<"} terminal ', tool)),
       '{"output": ">>>ok<<<"}',
+    );
+    // A substring match's window is content: its last word is not the appended tool name.
+    assert.equal(
+      displaySnippet(hit("笔记已写入 memory", { ...tool, tool_name: "memory" })),
+      "笔记已写入 memory",
     );
     assert.equal(
       displaySnippet(hit('{"output": "ok"} >>>terminal<<< ', tool)),

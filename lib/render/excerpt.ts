@@ -76,14 +76,13 @@ export function showWindowCuts(snippet: string, content: unknown): string {
 
 /**
  * The start of one tool call in the JSON that `tool_calls` holds (OpenAI's
- * shape, as Python writes it or compact): the call's other keys, then its
+ * shape, as Python writes it or compact): the call's other keys with their
+ * plain values (`"id": "call_1"`, `"response_item_id": null`), then its
  * function's name and the opening quote of its `arguments` string; group 1
  * is the name. A `[` or the `, ` between two calls goes with it.
  */
 const CALL_HEAD =
-  /(?:\[\s*|,\s*)?\{(?:"[A-Za-z_]+":\s*"[^"]*",\s*)*"function":\s*\{\s*"name":\s*"([^"]*)",\s*"arguments":\s*"/g;
-/** What closes a call after its arguments: the function's `}`, the call's `}`, the list's `]`. */
-const CALL_TAIL = /\s*\}\s*\}\s*\]?/y;
+  /(?:\[\s*|,\s*)?\{(?:"[A-Za-z_]+":\s*(?:"[^"]*"|null|true|false|-?\d+(?:\.\d+)?),\s*)*"function":\s*\{\s*"name":\s*"([^"]*)",\s*"arguments":\s*"/g;
 /** One-character JSON escapes. */
 const ESCAPED: Record<string, string> = {
   '"': '"',
@@ -125,6 +124,30 @@ function jsonStringBody(text: string, start: number): { value: string; end: numb
 }
 
 /**
+ * Where a call ends after its arguments string: past the function's `}`,
+ * the call's other members (Gemini's `extra_content`…) and its own `}`, and
+ * the list's `]` when it closes there; the text's length when it was cut.
+ */
+function callEnd(text: string, from: number): number {
+  const close = /\s*\}/y;
+  close.lastIndex = from;
+  if (close.exec(text) === null) return from;
+  let depth = 0;
+  for (let i = close.lastIndex; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') i = jsonStringBody(text, i + 1).end - 1;
+    else if (c === "{" || c === "[") depth++;
+    else if (depth > 0 && (c === "}" || c === "]")) depth--;
+    else if (c === "}") {
+      const list = /\s*\]/y;
+      list.lastIndex = i + 1;
+      return list.exec(text) === null ? i + 1 : list.lastIndex;
+    }
+  }
+  return text.length;
+}
+
+/**
  * A hit's snippet as the CLI and the session browser show it: where a bare
  * window was cut ({@linkcode showWindowCuts}); each tool call as `→ name
  * arguments` instead of its JSON (the full-text index holds a message's
@@ -153,23 +176,31 @@ function jsonStringBody(text: string, start: number): { value: string; end: numb
 export function displaySnippet(hit: SearchHit): string | null {
   if (hit.snippet === null) return null;
   let text = showWindowCuts(hit.snippet, hit.context?.[hitEntryIndex(hit)]?.content);
+  // Only the index's snippets (marked) hold the tool name; a substring match's window is content.
   const name = hit.tool_name;
   const trimmed = text.trimEnd();
-  if (name && trimmed.endsWith(name) && /\s$/.test(trimmed.slice(0, -name.length))) {
+  if (
+    name && text.includes(">>>") && trimmed.endsWith(name) &&
+    /\s$/.test(trimmed.slice(0, -name.length))
+  ) {
     text = trimmed.slice(0, -name.length).trimEnd();
   }
+  if (hit.role !== "assistant") return text; // only an assistant's message holds calls
   let shown = "";
   let at = 0;
   CALL_HEAD.lastIndex = 0;
   for (let head = CALL_HEAD.exec(text); head !== null; head = CALL_HEAD.exec(text)) {
+    const args = jsonStringBody(text, CALL_HEAD.lastIndex);
+    const end = callEnd(text, args.end);
+    CALL_HEAD.lastIndex = end;
+    // A match in what the rewrite leaves out (the call's id…): the call stays as it is.
+    const left = head[0].replace(`"${head[1]}"`, "") + text.slice(args.end, end);
+    if (left.includes(">>>")) continue;
     // The index joins content, tool name and calls with spaces: one space before each call.
     shown = (shown + text.slice(at, head.index)).trimEnd();
     if (shown !== "") shown += " ";
-    const args = jsonStringBody(text, CALL_HEAD.lastIndex);
     shown += `→ ${head[1]} ${args.value}`;
-    CALL_TAIL.lastIndex = args.end;
-    at = CALL_TAIL.exec(text) === null ? args.end : CALL_TAIL.lastIndex;
-    CALL_HEAD.lastIndex = at;
+    at = end;
   }
   return shown + text.slice(at);
 }
