@@ -65,8 +65,9 @@ function timeParam(url: URL, name: string, now: number): number | null {
   if (raw.length > 40) {
     throw new HttpError(400, `${name} is too long: current value is ${raw.length} characters`);
   }
-  // Unix seconds: what the page sends for a day its reader picked (their local midnight).
-  if (/^\d{9,12}(\.\d+)?$/.test(raw)) return Number(raw);
+  // Unix seconds (2001 to 2286): what the page sends for a day its reader picked (their local
+  // midnight). A shorter number is no time (`since=30` is not 30 days).
+  if (/^\d{9,10}(\.\d+)?$/.test(raw)) return Number(raw);
   try {
     return parseSince(raw, now);
   } catch (error) {

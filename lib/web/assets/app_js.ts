@@ -181,10 +181,14 @@ export const APP_JS = String.raw`
     return select;
   }
   // A day picked in the page is the reader's own: the API gets its local midnight in Unix seconds
-  // (it reads a bare date as UTC, which moved the bounds by the reader's offset from UTC).
+  // (it reads a bare date as UTC, which moved the bounds by the reader's offset from UTC). A day
+  // that does not exist (2026-02-30), or one before 2001, goes as typed, for the API to judge.
   function apiValue(key, value) {
     var day = (key === "from" || key === "to") && /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
-    return day ? String(new Date(+day[1], +day[2] - 1, +day[3]).getTime() / 1000) : value;
+    if (!day) return value;
+    var at = new Date(+day[1], +day[2] - 1, +day[3]);
+    var exists = at.getFullYear() === +day[1] && at.getMonth() === +day[2] - 1 && at.getDate() === +day[3];
+    return exists && at.getTime() >= 1e12 ? String(at.getTime() / 1000) : value;
   }
   function renderSessions(params, quiet) {
     var query = new URLSearchParams();
