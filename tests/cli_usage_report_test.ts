@@ -60,12 +60,12 @@ test("usage with no session in the period says which period, and how to count th
   assert.equal(recent.code, 0, recent.err);
   assert.equal(
     recent.out,
-    "No sessions started in the last 1h (--since all counts every session).\n",
+    "No sessions started in the last 1h (--since all for any age).\n",
   );
   const dated = await runCli(["--db", file, "usage", "--since", "2026-05-01"]);
   assert.equal(
     dated.out,
-    "No sessions started since 2026-05-01 (--since all counts every session).\n",
+    "No sessions started since 2026-05-01 (--since all for any age).\n",
   );
   const none = await runCli(["--db", file, "usage", "--since", "all", "--source", "nowhere"]);
   assert.equal(none.out, "No sessions started yet.\n");

@@ -102,12 +102,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     return 0;
   }
   if (rows.length === 0) {
+    const period = sinceText.trim();
     const when = since === null
       ? "yet"
-      : /^\d/.test(sinceText) && !/^\d{4}-/.test(sinceText)
-      ? `in the last ${sinceText.trim()}`
-      : `since ${sinceText}`;
-    const wider = since === null ? "" : " (--since all counts every session)";
+      : /^\d/.test(period) && !/^\d{4}-/.test(period)
+      ? `in the last ${period}`
+      : `since ${period}`;
+    const wider = since === null ? "" : " (--since all for any age)";
     ctx.io.stdout(`No sessions started ${when}${wider}.\n`);
     return 0;
   }
