@@ -6,9 +6,10 @@
 import {
   type CompletedCommand,
   LEADING_OPTIONS,
-  namesSed,
   STORE_NAMES,
   type StoreNames,
+  storeNamesCommand,
+  valueCompletions,
 } from "./model.ts";
 
 /**
@@ -26,19 +27,11 @@ export function bashCompletion(commands: readonly CompletedCommand[]): string {
     return `    ${command.name}) opts="${flags.join(" ")}" valued="${valued.join(" ")}" ` +
       `argument=${command.argument} words="${command.words.join(" ")}" ;;`;
   });
-  const choices = commands.flatMap((command) =>
-    command.options.filter((option) => option.choices.length > 0 || option.names !== null).map(
-      (option) =>
-        `      "${command.name} ${option.flag}") ${
-          option.names === null ? `choices="${option.choices.join(" ")}"` : `names=${option.names}`
-        } ;;`,
-    )
+  const choices = valueCompletions(commands).map(({ key, choices, names }) =>
+    `      "${key}") ${names === null ? `choices="${choices.join(" ")}"` : `names=${names}`} ;;`
   );
   const askers = (Object.keys(STORE_NAMES) as StoreNames[]).map((names) =>
-    `    ${names}) "\${COMP_WORDS[0]}" "\${db[@]}" ${
-      STORE_NAMES[names].args.join(" ")
-    } 2>/dev/null |
-      ${namesSed(names)} ;;`
+    `    ${names}) ${storeNamesCommand(names, `"\${COMP_WORDS[0]}"`)} ;;`
   );
   return `# bash completion for hermes-state (hermes-state completions bash)
 # The sessions, sources or origins of the store of the --db on the line (else the default

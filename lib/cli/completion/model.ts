@@ -111,13 +111,42 @@ export const STORE_NAMES: Readonly<
 };
 
 /**
- * The `sed` that keeps the names of one kind from the CLI's answer, one a
- * line (bash and zsh; fish uses `string replace` with the same pattern).
+ * The command that prints the names of one kind, one a line, for bash and
+ * zsh: the CLI (as the line names it) with the `--db` of the line (the
+ * array `db`), and a `sed` that keeps the names of its answer (fish uses
+ * `string replace` with the same pattern).
  *
- * @param names What the answer lists.
+ * @param names What to list.
+ * @param program The shell's word for the CLI on the line (`"${COMP_WORDS[0]}"`).
  * @returns The shell command.
  */
-export function namesSed(names: StoreNames): string {
-  const { key, indent } = STORE_NAMES[names];
-  return `sed -n 's/^${" ".repeat(indent)}"${key}": "\\([^"]*\\)",$/\\1/p'`;
+export function storeNamesCommand(names: StoreNames, program: string): string {
+  const { args, key, indent } = STORE_NAMES[names];
+  return `${program} "\${db[@]}" ${args.join(" ")} 2>/dev/null |
+      sed -n 's/^${" ".repeat(indent)}"${key}": "\\([^"]*\\)",$/\\1/p'`;
+}
+
+/** An option whose value a script completes: from its words, or from the store's names. */
+export interface ValueCompletion {
+  /** `usage --by`: the command, a space, the option. */
+  readonly key: string;
+  readonly choices: readonly string[];
+  readonly names: StoreNames | null;
+}
+
+/**
+ * The options of these commands whose values a script completes.
+ *
+ * @param commands The completion model.
+ * @returns One entry per command and option, in the model's order.
+ */
+export function valueCompletions(commands: readonly CompletedCommand[]): ValueCompletion[] {
+  return commands.flatMap((command) =>
+    command.options.filter((option) => option.choices.length > 0 || option.names !== null)
+      .map((option) => ({
+        key: `${command.name} ${option.flag}`,
+        choices: option.choices,
+        names: option.names,
+      }))
+  );
 }

@@ -7,9 +7,10 @@
 import {
   type CompletedCommand,
   LEADING_OPTIONS,
-  namesSed,
   STORE_NAMES,
   type StoreNames,
+  storeNamesCommand,
+  valueCompletions,
 } from "./model.ts";
 
 /** A word quoted for zsh: single quotes, a quote inside written `'\''`. */
@@ -36,17 +37,13 @@ export function zshCompletion(commands: readonly CompletedCommand[]): string {
     return `    ${command.name}) opts=(${flags.join(" ")}) valued=(${valued.join(" ")}) ` +
       `argument=${command.argument} arguments=(${command.words.join(" ")}) ;;`;
   });
-  const choices = commands.flatMap((command) =>
-    command.options.filter((option) => option.choices.length > 0 || option.names !== null).map(
-      (option) =>
-        `      ${quoted(`${command.name} ${option.flag}`)}) ${
-          option.names === null ? `choices=(${option.choices.join(" ")})` : `names=${option.names}`
-        } ;;`,
-    )
+  const choices = valueCompletions(commands).map(({ key, choices, names }) =>
+    `      ${quoted(key)}) ${
+      names === null ? `choices=(${choices.join(" ")})` : `names=${names}`
+    } ;;`
   );
   const askers = (Object.keys(STORE_NAMES) as StoreNames[]).map((names) =>
-    `    ${names}) "\${words[1]}" "\${db[@]}" ${STORE_NAMES[names].args.join(" ")} 2>/dev/null |
-      ${namesSed(names)} ;;`
+    `    ${names}) ${storeNamesCommand(names, `"\${words[1]}"`)} ;;`
   );
   return `#compdef hermes-state
 # zsh completion for hermes-state (hermes-state completions zsh)
