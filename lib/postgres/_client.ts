@@ -286,10 +286,6 @@ export async function connectPg(
       // transaction mode refuses both settings: the role gives the schema, BEGIN READ ONLY the rest.
       ...(pooled ? {} : { search_path: quoteIdent(schema) }),
       ...(options.readonly && !pooled ? { default_transaction_read_only: "on" } : {}),
-      // Off, unless the URL says otherwise: the planner's row estimates for the listing's
-      // filters are far off (a JSON column's test), so a 0.5 ms page passed the JIT threshold
-      // and spent 15–50 ms compiling (BENCHMARKS.md). A pooler refuses it: set it on the role.
-      ...(pooled || server.connection?.jit !== undefined ? {} : { jit: "off" }),
     },
     types: {
       // bigint and numeric (SUM, COUNT) as JavaScript numbers, as the SQLite drivers give them.

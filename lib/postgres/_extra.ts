@@ -104,9 +104,16 @@ export function activeSql(alias: string): string {
   return `COALESCE(${column(alias, "active")}, '1'::jsonb) <> '0'::jsonb`;
 }
 
-/** The sessions of `alias` that a newer Hermes lists: not archived (`COALESCE(archived, 0) = 0`). */
+/**
+ * The sessions of `alias` that a newer Hermes lists: not archived
+ * (`COALESCE(archived, 0) = 0`). A row without newer columns is tested
+ * first: the planner reads its share from the column's statistics, where it
+ * guesses 0.5% for the JSON test, which made a 0.5 ms listing page look
+ * costly enough to compile (JIT) for 15–50 ms at a million sessions.
+ */
 export function notArchivedSql(alias: string): string {
-  return `COALESCE(${column(alias, "archived")}, '0'::jsonb) = '0'::jsonb`;
+  return `(${alias}.${EXTRA_COLUMN} IS NULL
+    OR COALESCE(${column(alias, "archived")}, '0'::jsonb) = '0'::jsonb)`;
 }
 
 /**

@@ -473,6 +473,17 @@ function listingFilters(
   return { where: clauses.length ? `WHERE ${clauses.join(" AND ")}` : "", params };
 }
 
+/**
+ * Whether a listing's filters keep few of the sessions active lately, so
+ * that seeking its page among them ({@linkcode PostgresSessionStore}'s
+ * listing by activity) would only add to reading the whole listing: one
+ * origin or source, sessions started before a time, parents only.
+ */
+function recencyBlind(options: ListSessionsOptions & OriginFilter): boolean {
+  return Boolean(options.origin || options.source || options.hasChildren) ||
+    (options.startedBefore !== undefined && options.startedBefore !== null);
+}
+
 class PostgresSessionStore implements SessionStore, SyncedStore {
   readonly engine = "postgres" as const;
   readonly target: string;
@@ -790,7 +801,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     const n = params.length + 1;
     const rows =
       (options.orderByLastActive
-        ? await this.#byLastActive(where, params, limit, offset)
+        ? await this.#byLastActive(where, params, limit, offset, options)
         : await this.#query(
           `WITH page AS (
            SELECT s.id FROM sessions s ${where}
@@ -825,9 +836,14 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     params: readonly PgValue[],
     limit: number,
     offset: number,
+    options: ListSessionsOptions & OriginFilter,
   ): Promise<Record<string, unknown>[]> {
+    if (limit === 0) return [];
     const n = params.length + 1;
-    for (const spread of [8, 64, 512]) {
+    // A filter that keeps few of the recently active (an origin, a source, sessions started
+    // before a date, parents only) makes every bound come back short: straight to the whole.
+    const seek = !recencyBlind(options);
+    for (const spread of seek ? [8, 64, 512] : []) {
       const [mark] = await this.#query(
         "SELECT timestamp FROM messages ORDER BY timestamp DESC OFFSET $1 LIMIT 1",
         [(offset + limit) * spread],
@@ -840,6 +856,8 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
         Number(mark.timestamp),
       ]);
       if (rows.length === limit) return rows;
+      // Under half a page: the recent ones are mostly filtered out; a wider bound costs more.
+      if (rows.length < limit / 2) break;
     }
     return await this.#query(this.#byLastActiveSql(where, n), [...params, limit, offset]);
   }

@@ -198,22 +198,6 @@ describe("a store opened through the server's Unix socket", { skip: PG_SKIP }, (
   });
 });
 
-describe("the session settings of a store's connections", { skip: PG_SKIP }, () => {
-  test("JIT is off (its compile cost swamped the listing's queries) unless the URL sets it", async () => {
-    const { connectPg } = await import("../../lib/postgres/_client.ts");
-    const jitOf = async (url: string) => {
-      const client = await connectPg(url, "public", { max: 1 });
-      try {
-        return String((await client.query("SHOW jit"))[0].jit);
-      } finally {
-        await client.close();
-      }
-    };
-    assert.equal(await jitOf(PG_URL!), "off");
-    assert.equal(await jitOf(`${PG_URL}${PG_URL!.includes("?") ? "&" : "?"}jit=on`), "on");
-  });
-});
-
 describe("the libpq password file", () => {
   const login = { host: "db.example", port: 5432, database: "hermes", user: "ann" };
 
