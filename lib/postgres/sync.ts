@@ -86,6 +86,17 @@ export interface SyncResult {
 /** The counts of a {@linkcode SyncResult} a batch adds to. */
 const COUNTS = ["created", "updated", "appended", "rewritten", "messages"] as const;
 
+/**
+ * Whether a pass wrote anything to the server: a session created, updated
+ * or deleted, or a message written.
+ *
+ * @param result What the pass did.
+ * @returns `false` for a pass over an unchanged file.
+ */
+export function wroteAnything(result: Omit<SyncResult, "origin">): boolean {
+  return result.deleted > 0 || COUNTS.some((key) => result[key] > 0);
+}
+
 /** Options of {@linkcode syncFile}. */
 export interface SyncOptions {
   /**
@@ -731,8 +742,7 @@ export async function syncFile(
     // A pass that wrote nothing records its time only once a minute: each write moves the
     // store's change marker, which would wake every live page every few seconds per host. (A
     // time ahead of this host's clock, from another host or a clock set back, is replaced.)
-    const wrote = redigested.length > 0 || COUNTS.some((key) => totals[key] > 0) ||
-      totals.deleted > 0;
+    const wrote = redigested.length > 0 || wroteAnything(totals);
     await client.query(
       `UPDATE sync_origins SET last_pass_at = $1::double precision
        WHERE origin = $2

@@ -55,12 +55,6 @@ Examples:
   hermes-state sync /srv/a/state.db /srv/b/state.db --to "$URL" --follow=10
 `;
 
-/** Whether a pass wrote anything to the server. */
-function changedAnything(result: SyncResult): boolean {
-  return result.created + result.updated + result.deleted + result.appended + result.rewritten +
-      result.messages > 0;
-}
-
 /** Seconds between passes: `--follow=SECONDS`, else `--every SECONDS`, else 5. */
 function followSeconds(args: ParsedArgs): number {
   const inline = args.string("follow");
@@ -94,7 +88,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   for (const file of files) {
     if (!existsSync(file)) throw new CommandError(`No database at ${file}`);
   }
-  const { connectSyncTarget, syncFile, SyncRefusedError } = await import("../../postgres/sync.ts");
+  const { connectSyncTarget, syncFile, SyncRefusedError, wroteAnything } = await import(
+    "../../postgres/sync.ts"
+  );
   const client = await connectSyncTarget(url);
   let failed = false;
   // With --follow, Ctrl-C or SIGTERM ends the run after the pass under way (each batch of
@@ -124,7 +120,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
           if (ctx.json) {
             // One object a line, every pass (JSON Lines): a stream read line by line.
             ctx.io.stdout(jsonLine({ file, ...result }));
-          } else if (!follow || !reported.has(file) || changedAnything(result)) {
+          } else if (!follow || !reported.has(file) || wroteAnything(result)) {
             reported.add(file);
             ctx.io.stdout(
               `${file} → ${result.origin}: ${result.created} new, ${result.updated} updated, ` +
