@@ -6,9 +6,7 @@
 import {
   type CompletedCommand,
   LEADING_OPTIONS,
-  STORE_NAMES,
-  type StoreNames,
-  storeNamesCommand,
+  storeNamesFunction,
   valueCompletions,
 } from "./model.ts";
 
@@ -30,16 +28,16 @@ export function bashCompletion(commands: readonly CompletedCommand[]): string {
   const choices = valueCompletions(commands).map(({ key, choices, names }) =>
     `      "${key}") ${names === null ? `choices="${choices.join(" ")}"` : `names=${names}`} ;;`
   );
-  const askers = (Object.keys(STORE_NAMES) as StoreNames[]).map((names) =>
-    `    ${names}) ${storeNamesCommand(names, `"\${COMP_WORDS[0]}"`)} ;;`
-  );
   return `# bash completion for hermes-state (hermes-state completions bash)
-# The sessions, sources or origins of the store of the --db on the line (else the default
-# store), one a line, asked of the CLI itself; nothing when it cannot tell.
-__hermes_state_names() {
-  case $1 in
-${askers.join("\n")}
-  esac
+${storeNamesFunction(`"\${COMP_WORDS[0]}"`)}
+# Offers the store's names of one kind that start with $cur, as they are (compgen -W would
+# expand a "$(…)" in a name).
+__hermes_state_offer() {
+  local name
+  compopt +o default 2>/dev/null
+  while IFS= read -r name; do
+    [[ $name == "$cur"* ]] && COMPREPLY+=("$name")
+  done < <(__hermes_state_names "$1")
 }
 # A word as typed, as the shell will pass it: one level of quotes or backslashes gone, ~ expanded.
 __hermes_state_unquoted() {
@@ -106,8 +104,8 @@ _hermes_state() {
 ${cases.join("\n")}
     *) return 0 ;;
   esac
-  # The value of an option that takes one: one of its words, or of the store's names (offered
-  # as they are: compgen -W would expand a "$(…)" in a name), else a file or whatever is typed.
+  # The value of an option that takes one: one of its words, or of the store's names, else a
+  # file or whatever is typed.
   option=$prev
   [[ $prev == = ]] && option=\${COMP_WORDS[COMP_CWORD - 2]}
   [[ $cur == = ]] && option=$prev cur=""
@@ -117,10 +115,7 @@ ${cases.join("\n")}
 ${choices.join("\n")}
     esac
     if [[ -n $names ]]; then
-      compopt +o default 2>/dev/null
-      while IFS= read -r word; do
-        [[ $word == "$cur"* ]] && COMPREPLY+=("$word")
-      done < <(__hermes_state_names "$names")
+      __hermes_state_offer "$names"
     elif [[ -n $choices ]]; then
       compopt +o default 2>/dev/null
       COMPREPLY=($(compgen -W "$choices" -- "$cur"))
@@ -131,10 +126,7 @@ ${choices.join("\n")}
     compopt +o default 2>/dev/null
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))
   elif [[ $argument == sessions ]]; then
-    compopt +o default 2>/dev/null
-    while IFS= read -r word; do
-      [[ $word == "$cur"* ]] && COMPREPLY+=("$word")
-    done < <(__hermes_state_names sessions)
+    __hermes_state_offer sessions
   elif [[ $argument == words ]]; then
     compopt +o default 2>/dev/null
     COMPREPLY=($(compgen -W "$words" -- "$cur"))

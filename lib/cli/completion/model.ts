@@ -7,6 +7,7 @@
  * @module
  */
 import type { Command } from "../command.ts";
+import type { OptionSpec } from "../parse.ts";
 
 /** The shells `completions` writes a script for. */
 export const SHELLS = ["bash", "zsh", "fish"] as const;
@@ -26,8 +27,8 @@ export interface CompletedOption {
   readonly names: StoreNames | null;
 }
 
-/** What of the store an argument or an option's value names. */
-export type StoreNames = "sessions" | "sources" | "origins";
+/** What of the store an argument or an option's value names (see {@linkcode OptionSpec.names}). */
+export type StoreNames = NonNullable<OptionSpec["names"]>;
 
 /** What a command's arguments are. */
 export type ArgumentKind = "sessions" | "files" | "words" | "none";
@@ -111,19 +112,28 @@ export const STORE_NAMES: Readonly<
 };
 
 /**
- * The command that prints the names of one kind, one a line, for bash and
- * zsh: the CLI (as the line names it) with the `--db` of the line (the
- * array `db`), and a `sed` that keeps the names of its answer (fish uses
- * `string replace` with the same pattern).
+ * The shell function `__hermes_state_names KIND` of the bash and zsh
+ * scripts: it prints the sessions, sources or origins of the store of the
+ * `--db` on the line (the caller's array `db`), one a line, from the CLI's
+ * `--json` answer through `sed` (fish's script uses `string replace` with
+ * the same pattern).
  *
- * @param names What to list.
  * @param program The shell's word for the CLI on the line (`"${COMP_WORDS[0]}"`).
- * @returns The shell command.
+ * @returns The function's text.
  */
-export function storeNamesCommand(names: StoreNames, program: string): string {
-  const { args, key, indent } = STORE_NAMES[names];
-  return `${program} "\${db[@]}" ${args.join(" ")} 2>/dev/null |
-      sed -n 's/^${" ".repeat(indent)}"${key}": "\\([^"]*\\)",$/\\1/p'`;
+export function storeNamesFunction(program: string): string {
+  const cases = (Object.keys(STORE_NAMES) as StoreNames[]).map((names) => {
+    const { args, key, indent } = STORE_NAMES[names];
+    return `    ${names}) ${program} "\${db[@]}" ${args.join(" ")} 2>/dev/null |
+      sed -n 's/^${" ".repeat(indent)}"${key}": "\\([^"]*\\)",$/\\1/p' ;;`;
+  });
+  return `# The sessions, sources or origins of the store of the --db on the line (else the default
+# store), one a line, asked of the CLI itself; nothing when it cannot tell.
+__hermes_state_names() {
+  case $1 in
+${cases.join("\n")}
+  esac
+}`;
 }
 
 /** An option whose value a script completes: from its words, or from the store's names. */

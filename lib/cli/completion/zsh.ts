@@ -7,9 +7,7 @@
 import {
   type CompletedCommand,
   LEADING_OPTIONS,
-  STORE_NAMES,
-  type StoreNames,
-  storeNamesCommand,
+  storeNamesFunction,
   valueCompletions,
 } from "./model.ts";
 
@@ -42,18 +40,9 @@ export function zshCompletion(commands: readonly CompletedCommand[]): string {
       names === null ? `choices=(${choices.join(" ")})` : `names=${names}`
     } ;;`
   );
-  const askers = (Object.keys(STORE_NAMES) as StoreNames[]).map((names) =>
-    `    ${names}) ${storeNamesCommand(names, `"\${words[1]}"`)} ;;`
-  );
   return `#compdef hermes-state
 # zsh completion for hermes-state (hermes-state completions zsh)
-# The sessions, sources or origins of the store of the --db on the line (else the default
-# store), one a line, asked of the CLI itself; nothing when it cannot tell.
-__hermes_state_names() {
-  case $1 in
-${askers.join("\n")}
-  esac
-}
+${storeNamesFunction(`"\${words[1]}"`)}
 # A word as typed, as the shell will pass it: one level of quotes gone, ~ expanded.
 __hermes_state_unquoted() {
   local word=\${(Q)1}
