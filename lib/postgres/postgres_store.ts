@@ -801,7 +801,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     const n = params.length + 1;
     const rows =
       (options.orderByLastActive
-        ? await this.#byLastActive(where, params, limit, offset, options)
+        ? await this.#byLastActive(where, params, limit, offset, !recencyBlind(options))
         : await this.#query(
           `WITH page AS (
            SELECT s.id FROM sessions s ${where}
@@ -829,20 +829,19 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
    * sessions above them (chain roots). Every listed entry whose activity is
    * at or after T is among them, so when at least offset + limit of them
    * are, the page is theirs, exactly as the whole listing orders it; else
-   * the next T, and at last the whole listing.
+   * the next T, and at last the whole listing. Without `seek` (a filter that
+   * keeps few of the recently active: {@linkcode recencyBlind}), straight
+   * to the whole listing.
    */
   async #byLastActive(
     where: string,
     params: readonly PgValue[],
     limit: number,
     offset: number,
-    options: ListSessionsOptions & OriginFilter,
+    seek: boolean,
   ): Promise<Record<string, unknown>[]> {
     if (limit === 0) return [];
     const n = params.length + 1;
-    // A filter that keeps few of the recently active (an origin, a source, sessions started
-    // before a date, parents only) makes every bound come back short: straight to the whole.
-    const seek = !recencyBlind(options);
     for (const spread of seek ? [8, 64, 512] : []) {
       const [mark] = await this.#query(
         "SELECT timestamp FROM messages ORDER BY timestamp DESC OFFSET $1 LIMIT 1",
