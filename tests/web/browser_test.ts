@@ -36,8 +36,11 @@ after(async () => {
   await served?.close();
 });
 
-/** A new page that records script errors; `hash` is the view to open. */
-async function open(hash: string, options: { width?: number; dark?: boolean } = {}): Promise<Page> {
+/** A new page that records script errors; `hash` is the view to open, in `timeZone` if given. */
+async function open(
+  hash: string,
+  options: { width?: number; dark?: boolean; timeZone?: string } = {},
+): Promise<Page> {
   const page = await browser.newPage();
   const errors: string[] = [];
   page.on("pageerror", (error: Error) => errors.push(error.message));
@@ -49,6 +52,7 @@ async function open(hash: string, options: { width?: number; dark?: boolean } = 
   await page.emulateMediaFeatures([
     { name: "prefers-color-scheme", value: options.dark ? "dark" : "light" },
   ]);
+  if (options.timeZone) await page.emulateTimezone(options.timeZone);
   await page.goto(`${served.origin}/${hash}`, { waitUntil: "load" });
   await page.waitForSelector("body[data-ready]");
   return page;
@@ -284,12 +288,7 @@ describe("session browser", { skip }, () => {
     } finally {
       db.close();
     }
-    const page = await browser.newPage();
-    page.errors = [];
-    page.on("pageerror", (error: Error) => page.errors.push(error.message));
-    await page.emulateTimezone("Asia/Shanghai");
-    await page.goto(`${served.origin}/#/?from=2026-06-02&to=2026-06-03`, { waitUntil: "load" });
-    await page.waitForSelector("body[data-ready]");
+    const page = await open("#/?from=2026-06-02&to=2026-06-03", { timeZone: "Asia/Shanghai" });
     const rows = await page.$$eval(
       "#rows li",
       (items: Element[]) => items.map((li) => (li as HTMLElement).innerText),
