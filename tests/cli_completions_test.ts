@@ -77,20 +77,32 @@ for i in {1..400}; do [[ -e $out ]] && break; sleep 0.05; done
 zpty -d b
 `;
 
-/** What a real interactive bash offers after Tab at the end of `line`. */
-function bashComplete(script: string, line: string, cwd: string): string[] {
+/**
+ * Runs a zsh script that drives a shell in a pseudo-terminal (`BASH_DRIVER`, `ZSH_DRIVER`),
+ * with `args` and then the file it writes the offered words to.
+ *
+ * @returns The words written, or `undefined` when it wrote no file.
+ */
+function drive(driver: string, args: readonly string[], cwd: string): string[] | undefined {
   const dir = tempDir();
-  const driver = join(dir, "drive.zsh");
+  const file = join(dir, "drive.zsh");
   const out = join(dir, "offered");
-  writeFileSync(driver, BASH_DRIVER);
-  const run = spawnSync("zsh", ["-f", driver, script, line, out], {
+  writeFileSync(file, driver);
+  const run = spawnSync("zsh", ["-f", file, ...args, out], {
     cwd,
     encoding: "utf8",
     timeout: 60_000,
   });
   assert.equal(run.status, 0, run.stderr);
-  assert.ok(existsSync(out), `bash completed ${JSON.stringify(line)}`);
-  return readFileSync(out, "utf8").split("\n").filter((word) => word !== "").sort();
+  if (!existsSync(out)) return undefined;
+  return readFileSync(out, "utf8").split("\n").filter((word) => word !== "");
+}
+
+/** What a real interactive bash offers after Tab at the end of `line`. */
+function bashComplete(script: string, line: string, cwd: string): string[] {
+  const offered = drive(BASH_DRIVER, [script, line], cwd);
+  assert.ok(offered !== undefined, `bash completed ${JSON.stringify(line)}`);
+  return offered.sort();
 }
 
 /** The zsh driver: a prompt in a pseudo-terminal, the script loaded, the line typed, then Tab. */
@@ -122,18 +134,7 @@ function zshComplete(
   mode: "fpath" | "source",
   cwd: string,
 ): string[] {
-  const dir = tempDir();
-  const driver = join(dir, "drive.zsh");
-  const out = join(dir, "offered");
-  writeFileSync(driver, ZSH_DRIVER);
-  const run = spawnSync("zsh", ["-f", driver, script, mode, line, out], {
-    cwd,
-    encoding: "utf8",
-    timeout: 60_000,
-  });
-  assert.equal(run.status, 0, run.stderr);
-  const offered = existsSync(out) ? readFileSync(out, "utf8").split("\n") : [];
-  return [...new Set(offered.filter((word) => word !== ""))].sort();
+  return [...new Set(drive(ZSH_DRIVER, [script, mode, line], cwd) ?? [])].sort();
 }
 
 /** What fish offers for `line` (`complete -C`), without descriptions. */
