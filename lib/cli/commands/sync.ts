@@ -12,7 +12,6 @@ import { type ParsedArgs, positiveSeconds } from "../parse.ts";
 import { pauseUnless } from "../pause.ts";
 import { jsonLine } from "../../render/json_line.ts";
 // A type only: the module itself is loaded by dynamic import when the command runs.
-import type { SyncResult } from "../../postgres/sync.ts";
 import { Progress } from "../progress.ts";
 import { CommandError, UsageError } from "../usage_error.ts";
 
