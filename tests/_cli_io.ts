@@ -40,6 +40,8 @@ export interface IoOptions {
   stderrIsTerminal?: boolean;
   /** The terminal's width in columns. */
   columns?: number;
+  /** The local time zone (default UTC, whatever the machine's). */
+  timeZone?: string;
 }
 
 /** An Io that records what is written. */
@@ -76,6 +78,7 @@ export function recordingIo(options: IoOptions = {}): RecordingIo {
     columns: options.columns,
     env: (name) => options.env?.[name],
     now: typeof now === "function" ? now : () => now,
+    timeZone: options.timeZone ?? "UTC",
     readLine() {
       if (position >= input.length) return Promise.resolve(null);
       const end = input.indexOf("\n", position);

@@ -12,6 +12,7 @@ import { runtimeName } from "../lib/sqlite/driver/load.ts";
 import { VERSION } from "../lib/core/version.ts";
 import { ROOT, tempDir } from "./_helpers.ts";
 import { V11, v11Copy } from "./_cli_io.ts";
+import type { UsageRow } from "../lib/core/usage.ts";
 
 const CLI = join(ROOT, "cli.ts");
 
@@ -125,5 +126,32 @@ describe(`cli.ts as a process (${runtimeName()})`, () => {
     );
     const again = cli(["--db", target, "export", "-"]);
     assert.equal(again.out, exported.out);
+  });
+
+  test("cli.ts usage counts days of the process's time zone ($TZ), or of --tz", {
+    timeout: 60_000,
+  }, () => {
+    const file = v11Copy();
+    const days = (args: string[], env: Record<string, string>) => {
+      const run = cli(["--db", file, "usage", "--since", "all", "--json", ...args], { env });
+      assert.equal(run.code, 0, run.err);
+      const body = JSON.parse(run.out);
+      return [
+        body.time_zone,
+        ...body.rows.slice(0, 2).map((r: UsageRow) => `${r.key} ${r.sessions}`),
+      ];
+    };
+    // The fixture's first day: six sessions between 09:00 and 20:30 UTC, four of them after
+    // 16:00 UTC, the next day in Shanghai.
+    assert.deepEqual(days([], { TZ: "Asia/Shanghai" }), [
+      "Asia/Shanghai",
+      "2025-12-21 2",
+      "2025-12-22 4",
+    ]);
+    assert.deepEqual(days(["--tz", "UTC"], { TZ: "Asia/Shanghai" }), [
+      "UTC",
+      "2025-12-21 6",
+      "2026-04-20 3",
+    ]);
   });
 });

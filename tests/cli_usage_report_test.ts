@@ -12,6 +12,38 @@ test("usage --since all prints a row per day and a total", async () => {
   assert.match(lines[lines.length - 1], /^total\s+42\s+1,128,736\s+18,547\s+/);
 });
 
+test("usage --tz groups the days of that zone, and reads a --since date as its midnight", async () => {
+  const file = v11Copy();
+  const run = await runCli(["--db", file, "usage", "--tz", "asia/shanghai", "--since", "all"]);
+  assert.equal(run.code, 0, run.err);
+  const lines = run.out.trimEnd().split("\n");
+  // Four of the six sessions of 2025-12-21 (UTC) started after 16:00 UTC: midnight in Shanghai.
+  assert.match(lines[1], /^2025-12-21\s+2\s/);
+  assert.match(lines[2], /^2025-12-22\s+4\s/);
+  assert.match(lines[lines.length - 1], /^total\s+42\s/);
+  const since = await runCli([
+    "--db",
+    file,
+    "usage",
+    "--tz",
+    "Asia/Shanghai",
+    "--since",
+    "2026-04-27",
+    "--json",
+  ]);
+  assert.equal(since.code, 0, since.err);
+  const body = JSON.parse(since.out);
+  assert.equal(body.since, Date.UTC(2026, 3, 26, 16) / 1000);
+  assert.equal(body.time_zone, "Asia/Shanghai");
+});
+
+test("usage --tz with an unknown zone is a usage error naming it", async () => {
+  const run = await runCli(["--db", v11Copy(), "usage", "--tz", "Mars/Olympus_Mons"]);
+  assert.equal(run.code, 2);
+  assert.match(run.err, /--tz: expected a time zone .*"Mars\/Olympus_Mons"/);
+  assert.equal(run.out, "");
+});
+
 test("usage --by model --json prints the rows of usageReport", async () => {
   const run = await runCli([
     "--db",

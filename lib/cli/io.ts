@@ -28,6 +28,11 @@ export interface Io {
   env(name: string): string | undefined;
   /** The current time in seconds since the epoch (a float). */
   now(): number;
+  /**
+   * The time zone whose days `usage` counts by default (an IANA name); the
+   * process's own (`$TZ`) when left out.
+   */
+  readonly timeZone?: string;
   /** Reads one line of standard input (without its line end); `null` at the end of input. */
   readLine(): Promise<string | null>;
   /** The lines of standard input, one at a time, for `import -`. */

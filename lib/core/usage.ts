@@ -5,6 +5,7 @@
  * @module
  */
 import { checkSeconds } from "./paging.ts";
+import { checkTimeZone, offsetSpans, shiftedSql, zonedSeconds } from "./time_zone.ts";
 /** One source's totals, as {@linkcode usageBySource} returns them. */
 export interface SourceUsage {
   /** `cli`, `telegram`, `discord`, `tool`… */
@@ -36,6 +37,34 @@ export interface SourceUsage {
  */
 export type UsageGrouping = "day" | "week" | "month" | "model" | "source" | "origin";
 
+/**
+ * Whether a grouping is by time (day, week, month), so by the report's time zone.
+ *
+ * @param by The grouping.
+ * @returns `true` for `day`, `week` and `month`.
+ */
+export function isTimeGrouping(by: UsageGrouping): boolean {
+  return by === "day" || by === "week" || by === "month";
+}
+
+/**
+ * SQL for `started_at` in a zone's local time, for an engine's UTC date
+ * functions: the zone's offsets between the first and the last start the
+ * report reads (numbers only, never input).
+ *
+ * @param timeZone A name {@linkcode checkTimeZone} accepted.
+ * @param first The earliest `started_at` of the sessions read (any value an engine returns; none: now).
+ * @param last The latest one.
+ * @returns `started_at`, `(started_at + 28800)`, or a `CASE` over the zone's changes.
+ */
+export function localTimeSql(timeZone: string, first: unknown, last: unknown): string {
+  const seconds = (value: unknown) => {
+    const n = Number(value ?? NaN);
+    return Number.isFinite(n) ? n : Date.now() / 1000;
+  };
+  return shiftedSql("started_at", offsetSpans(timeZone, seconds(first), seconds(last)));
+}
+
 /** Every grouping, in the order the CLI lists them. */
 export const USAGE_GROUPINGS: readonly UsageGrouping[] = [
   "day",
@@ -49,10 +78,18 @@ export const USAGE_GROUPINGS: readonly UsageGrouping[] = [
 /** Options of {@linkcode usageReport}. */
 export interface UsageReportOptions {
   /**
-   * How rows are grouped. Days, weeks (starting on Monday) and months are UTC.
+   * How rows are grouped. Days, weeks (starting on Monday) and months are
+   * those of `timeZone`.
    * @default {"day"}
    */
   readonly by?: UsageGrouping;
+  /**
+   * The time zone whose days, weeks and months group the sessions: an IANA
+   * name (`Asia/Shanghai`, `America/New_York`) or `UTC`. Its changes of
+   * offset (summer time) are followed, as the runtime's `Intl` knows them.
+   * @default {"UTC"}
+   */
+  readonly timeZone?: string;
   /** Only sessions started at or after this time (Unix seconds). */
   readonly since?: number | null;
   /** Only sessions started before this time (Unix seconds). */
@@ -97,13 +134,15 @@ const PERIOD_UNITS = {
 /**
  * Reads a period start: `30d`, `12h`, `2w`, `6mo` or `6m` (months of 30
  * days), `1y` (years of 365 days) or `90min` before `now`, or a date
- * (`2026-04-01`, UTC) or an ISO date and time. (`m` is a month here, as
- * periods of tokens and cost are counted in days; `6mo` means the same in
- * every command, where the `--since` of `list` and `search` reads `6m` as
+ * (`2026-04-01`: its midnight in `timeZone`) or an ISO date and time (in
+ * `timeZone`, or UTC when it ends in `Z`). (`m` is a month here, as periods
+ * of tokens and cost are counted in days; `6mo` means the same in every
+ * command, where the `--since` of `list` and `search` reads `6m` as
  * minutes.)
  *
  * @param text The period as typed.
  * @param now The current time, Unix seconds.
+ * @param timeZone The zone of a date, a name {@linkcode checkTimeZone} accepted.
  * @returns Unix seconds.
  * @throws {RangeError} When the text is neither.
  *
@@ -112,18 +151,20 @@ const PERIOD_UNITS = {
  * import { parseSince } from "./usage.ts";
  * console.assert(parseSince("1d", 86400 * 10) === 86400 * 9);
  * console.assert(parseSince("1970-01-02", 0) === 86400);
+ * console.assert(parseSince("1970-01-02", 0, "Asia/Shanghai") === 86400 - 8 * 3600);
  * ```
  */
-export function parseSince(text: string, now: number): number {
+export function parseSince(text: string, now: number, timeZone = "UTC"): number {
   const relative = /^\s*(\d{1,6})\s*(min|mo|[hdwmy])\s*$/i.exec(text);
   if (relative !== null) {
     const unit = PERIOD_UNITS[relative[2].toLowerCase() as keyof typeof PERIOD_UNITS];
     return now - Number(relative[1]) * unit;
   }
-  if (/^\d{4}-\d{2}-\d{2}([T ][\d:.]+Z?)?$/.test(text.trim())) {
-    const iso = text.trim().replace(" ", "T");
-    const ms = Date.parse(iso.length === 10 ? `${iso}T00:00:00Z` : iso);
-    if (Number.isFinite(ms)) return ms / 1000;
+  const written = /^(\d{4}-\d{2}-\d{2})(?:[T ]([\d:.]+)(Z?))?$/.exec(text.trim());
+  if (written !== null) {
+    const [, date, time = "00:00:00", utc] = written;
+    const ms = Date.parse(`${date}T${time}Z`);
+    if (Number.isFinite(ms)) return utc === "Z" ? ms / 1000 : zonedSeconds(timeZone, ms);
   }
   throw new RangeError(
     `Cannot read the period: expected 30d, 12h, 2w, 6mo, 1y or a date like 2026-04-01: current value is ${
@@ -150,6 +191,8 @@ export interface CheckedUsageOptions {
   readonly until: number | null;
   /** The source, or `null` for all. */
   readonly source: string | null;
+  /** The time zone of days, weeks and months, as `Intl` spells it. */
+  readonly timeZone: string;
 }
 
 /**
@@ -157,7 +200,8 @@ export interface CheckedUsageOptions {
  *
  * @param options As given.
  * @returns The options with their defaults.
- * @throws {RangeError} When `by` is not a grouping, or `since`/`until` is not a finite number.
+ * @throws {RangeError} When `by` is not a grouping, `since`/`until` is not a
+ *   finite number, or `timeZone` is not a time zone.
  */
 export function checkUsageOptions(options: UsageReportOptions = {}): CheckedUsageOptions {
   const by = options.by ?? "day";
@@ -173,6 +217,9 @@ export function checkUsageOptions(options: UsageReportOptions = {}): CheckedUsag
     since: checkSeconds("report usage", "since", options.since),
     until: checkSeconds("report usage", "until", options.until),
     source: options.source || null,
+    timeZone: options.timeZone === undefined
+      ? "UTC"
+      : checkTimeZone("report usage", options.timeZone),
   };
 }
 

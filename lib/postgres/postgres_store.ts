@@ -57,6 +57,8 @@ import { nextLineageTitle, sanitizeTitle, titleStem } from "../core/titles.ts";
 import {
   checkUsageOptions,
   COST_COLUMNS,
+  isTimeGrouping,
+  localTimeSql,
   TOKEN_TOTALS,
   toSourceUsage,
   toUsageRow,
@@ -373,7 +375,6 @@ interface StoreSettings {
   readonly clock: () => number;
 }
 
-/** The group key of each usage grouping (UTC days, weeks from Monday, months): a closed set. */
 /** The summed columns of a usage row, and their aggregates (a cost sum stays NULL without values). */
 const USAGE_NAMES = [...TOKEN_TOTALS.map((t) => t.column), ...COST_COLUMNS].join(", ");
 const USAGE_SUMS = TOKEN_TOTALS.map(({ column }) => `COALESCE(SUM(${column}), 0) AS ${column}`)
@@ -382,13 +383,18 @@ const USAGE_SUMS = TOKEN_TOTALS.map(({ column }) => `COALESCE(SUM(${column}), 0)
 const SOURCE_TOTALS = TOKEN_TOTALS.map((t) => `COALESCE(SUM(s.${t.column}), 0) AS ${t.total}`)
   .join(", ");
 
-const USAGE_KEYS: Readonly<Record<UsageGrouping, string>> = {
-  day: "to_char(to_timestamp(started_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
-  week: "to_char(date_trunc('week', to_timestamp(started_at) AT TIME ZONE 'UTC'), 'YYYY-MM-DD')",
-  month: "to_char(to_timestamp(started_at) AT TIME ZONE 'UTC', 'YYYY-MM')",
-  model: "model",
-  source: "source",
-  origin: "(SELECT so.origin FROM sync_sessions so WHERE so.session_id = sessions.id)",
+/**
+ * The group key of each usage grouping, a closed set: days, weeks from Monday and months of
+ * `time`, which is `started_at` shifted into the report's time zone.
+ */
+const USAGE_KEYS: Readonly<Record<UsageGrouping, (time: string) => string>> = {
+  day: (time) => `to_char(to_timestamp(${time}) AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
+  week: (time) =>
+    `to_char(date_trunc('week', to_timestamp(${time}) AT TIME ZONE 'UTC'), 'YYYY-MM-DD')`,
+  month: (time) => `to_char(to_timestamp(${time}) AT TIME ZONE 'UTC', 'YYYY-MM')`,
+  model: () => "model",
+  source: () => "source",
+  origin: () => "(SELECT so.origin FROM sync_sessions so WHERE so.session_id = sessions.id)",
 };
 
 /** The order of usage rows, as the SQLite engine gives it (a missing model first among ties). */
@@ -1388,7 +1394,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async usageReport(options: UsageReportOptions & OriginFilter = {}): Promise<UsageRow[]> {
-    const { by, since, until, source } = checkUsageOptions(options);
+    const { by, since, until, source, timeZone } = checkUsageOptions(options);
     const clauses: string[] = [];
     const params: PgValue[] = [];
     if (since !== null) {
@@ -1410,10 +1416,18 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
       );
     }
     const where = clauses.length === 0 ? "" : `WHERE ${clauses.join(" AND ")}`;
+    let time = "started_at";
+    if (timeZone !== "UTC" && isTimeGrouping(by)) {
+      const [range] = await this.#query(
+        `SELECT MIN(started_at) AS first, MAX(started_at) AS last FROM sessions ${where}`,
+        params,
+      );
+      time = localTimeSql(timeZone, range?.first, range?.last);
+    }
     const rows = await this.#query(
       `SELECT key, sessions, ${USAGE_NAMES}
        FROM (
-         SELECT ${USAGE_KEYS[by]} AS key, COUNT(*) AS sessions, ${USAGE_SUMS}
+         SELECT ${USAGE_KEYS[by](time)} AS key, COUNT(*) AS sessions, ${USAGE_SUMS}
          FROM sessions ${where}
          GROUP BY 1
        ) AS grouped

@@ -1798,23 +1798,26 @@ export class SessionDB {
   /**
    * Sessions, tokens and cost per day, week, month, model or source
    * (`hermes-state usage`, the web page's Usage view). A session counts
-   * whole on the UTC day it started (the session row carries its totals);
-   * weeks start on Monday, and a week is named by its Monday. Token sums are
-   * 0 when no session has any; the cost sums are `null` when no session of
-   * the group has one.
+   * whole on the day it started (the session row carries its totals), a day
+   * of `timeZone` (default UTC; summer time followed as the runtime's `Intl`
+   * knows it); weeks start on Monday, and a week is named by its Monday.
+   * Token sums are 0 when no session has any; the cost sums are `null` when
+   * no session of the group has one.
    *
    * @param options `by` (`day`, `week`, `month`, `model` or `source`;
    *   default `day`), `since` and `until` (start times in Unix seconds,
-   *   `until` exclusive) and `source`; see {@linkcode UsageReportOptions}.
+   *   `until` exclusive), `source` and `timeZone` (`Asia/Shanghai`); see
+   *   {@linkcode UsageReportOptions}.
    * @returns One row per group (`key, sessions, input_tokens,
    *   output_tokens, cache_read_tokens, cache_write_tokens,
    *   reasoning_tokens, estimated_cost_usd, actual_cost_usd`): time groups
    *   oldest first, model and source groups by estimated cost, then tokens,
    *   highest first; ties by key (sessions without a model, key `null`,
    *   first).
-   * @throws {RangeError} When `by` is not a grouping, or `since` or `until`
-   *   is not a finite number (`Cannot report usage: by must be one of day,
-   *   week, month, model, source, origin: current value is "year"`).
+   * @throws {RangeError} When `by` is not a grouping, `since` or `until`
+   *   is not a finite number, or `timeZone` is not a time zone (`Cannot
+   *   report usage: by must be one of day, week, month, model, source,
+   *   origin: current value is "year"`).
    * @throws {TypeError} When `by` is `origin`: a file records no origins
    *   (a PostgreSQL store that `hermes-state sync` fills does).
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
@@ -1834,6 +1837,9 @@ export class SessionDB {
    * assert.equal(day.input_tokens, 10);
    * assert.deepEqual(db.usageReport({ by: "model" }).map((row) => row.key), ["m", null]);
    * assert.deepEqual(db.usageReport({ source: "cli", until: 1_777_000_000 }), []);
+   * // 1_777_000_000 is 03:06 UTC on 24 April: still the 23rd in Los Angeles.
+   * const [pacific] = db.usageReport({ timeZone: "America/Los_Angeles" });
+   * assert.equal(pacific.key, "2026-04-23");
    * ```
    */
   usageReport(options: UsageReportOptions = {}): UsageRow[] {

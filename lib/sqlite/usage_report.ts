@@ -8,19 +8,29 @@
 import type { SqlValue } from "./driver/types.ts";
 import type { Store } from "./store.ts";
 import type { UsageGrouping, UsageReportOptions, UsageRow } from "../core/usage.ts";
-import { checkUsageOptions, COST_COLUMNS, TOKEN_TOTALS, toUsageRow } from "../core/usage.ts";
+import {
+  checkUsageOptions,
+  COST_COLUMNS,
+  isTimeGrouping,
+  localTimeSql,
+  TOKEN_TOTALS,
+  toUsageRow,
+} from "../core/usage.ts";
 
 /** The groupings a file can answer: it records no origins (only `sync` does, on a server). */
 type FileGrouping = Exclude<UsageGrouping, "origin">;
 
-/** The group key of each grouping: a closed set of SQL expressions, never built from input. */
-const KEYS: Readonly<Record<FileGrouping, string>> = {
-  day: "strftime('%Y-%m-%d', started_at, 'unixepoch')",
+/**
+ * The group key of each grouping: a closed set of SQL expressions, never
+ * built from input; `time` is `started_at` shifted into the report's time zone.
+ */
+const KEYS: Readonly<Record<FileGrouping, (time: string) => string>> = {
+  day: (time) => `strftime('%Y-%m-%d', ${time}, 'unixepoch')`,
   // 'weekday 1' moves forward to the next Monday (or stays); minus 7 days gives this week's Monday.
-  week: "date(started_at, 'unixepoch', '-6 days', 'weekday 1')",
-  month: "strftime('%Y-%m', started_at, 'unixepoch')",
-  model: "model",
-  source: "source",
+  week: (time) => `date(${time}, 'unixepoch', '-6 days', 'weekday 1')`,
+  month: (time) => `strftime('%Y-%m', ${time}, 'unixepoch')`,
+  model: () => "model",
+  source: () => "source",
 };
 
 /** Time groups read oldest first; model and source groups by cost, then tokens. */
@@ -43,7 +53,7 @@ const USAGE_SUMS = [
 
 /** Implements `SessionDB.usageReport`: one grouped query over `sessions`. */
 export function usageReport(store: Store, options: UsageReportOptions = {}): UsageRow[] {
-  const { by, since, until, source } = checkUsageOptions(options);
+  const { by, since, until, source, timeZone } = checkUsageOptions(options);
   if (by === "origin") {
     throw new TypeError(
       'Cannot report usage by origin on a SQLite store: origins are recorded only on a PostgreSQL store, by "hermes-state sync"',
@@ -64,10 +74,17 @@ export function usageReport(store: Store, options: UsageReportOptions = {}): Usa
     params.push(source);
   }
   const where = clauses.length === 0 ? "" : `WHERE ${clauses.join(" AND ")}`;
+  let time = "started_at";
+  if (timeZone !== "UTC" && isTimeGrouping(by)) {
+    const range = store.statement(
+      `SELECT MIN(started_at) AS first, MAX(started_at) AS last FROM sessions ${where}`,
+    ).get(...params);
+    time = localTimeSql(timeZone, range?.first, range?.last);
+  }
   return store.statement(
     `SELECT key, sessions, ${USAGE_NAMES}
      FROM (
-       SELECT ${KEYS[by]} AS key, COUNT(*) AS sessions, ${USAGE_SUMS}
+       SELECT ${KEYS[by](time)} AS key, COUNT(*) AS sessions, ${USAGE_SUMS}
        FROM sessions ${where}
        GROUP BY 1
      )

@@ -10,6 +10,7 @@ import type { SessionStore } from "../core/session_store.ts";
 import type { SearchOptions } from "../core/search/options.ts";
 import type { RichSessionRow, SearchHit, SessionExport } from "../core/types.ts";
 import { parseSince, USAGE_GROUPINGS, type UsageGrouping } from "../core/usage.ts";
+import { checkTimeZone } from "../core/time_zone.ts";
 import { EXPORT_MEDIA_TYPES, type ExportFormat, exportStream } from "./export_stream.ts";
 import { lineageTree } from "./lineage_tree.ts";
 import { markWords } from "../render/highlight.ts";
@@ -59,7 +60,7 @@ function intParam(url: URL, name: string, fallback: number, max: number): number
   return Number(raw);
 }
 
-function timeParam(url: URL, name: string, now: number): number | null {
+function timeParam(url: URL, name: string, now: number, timeZone = "UTC"): number | null {
   const raw = url.searchParams.get(name);
   if (raw === null || raw.trim() === "" || raw === "all") return null;
   if (raw.length > 40) {
@@ -69,7 +70,7 @@ function timeParam(url: URL, name: string, now: number): number | null {
   // midnight). A shorter number is no time (`since=30` is not 30 days).
   if (/^\d{9,10}(\.\d+)?$/.test(raw)) return Number(raw);
   try {
-    return parseSince(raw, now);
+    return parseSince(raw, now, timeZone);
   } catch (error) {
     throw new HttpError(400, `${name}: ${(error as Error).message}`);
   }
@@ -280,11 +281,21 @@ async function usage(api: ApiRequest): Promise<Response> {
       'by=origin needs a store that "hermes-state sync" fills (PostgreSQL): this one records no origins',
     );
   }
-  const since = timeParam(api.url, "since", api.now);
+  // Days of the reader's time zone (the page sends it); UTC when none is given.
+  const tz = textParam(api.url, "tz", 100);
+  let timeZone = "UTC";
+  if (tz !== null) {
+    try {
+      timeZone = checkTimeZone("report usage", tz);
+    } catch (error) {
+      throw new HttpError(400, `tz: ${(error as Error).message}`);
+    }
+  }
+  const since = timeParam(api.url, "since", api.now, timeZone);
   const source = textParam(api.url, "source");
   const origin = originParam(api);
-  const rows = await api.store.usageReport({ by, since, source, ...origin });
-  return json({ by, since, source, ...origin, rows });
+  const rows = await api.store.usageReport({ by, since, source, timeZone, ...origin });
+  return json({ by, since, source, time_zone: timeZone, ...origin, rows });
 }
 
 async function exportDownload(api: ApiRequest): Promise<Response> {

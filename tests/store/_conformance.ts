@@ -588,6 +588,66 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       ]);
     });
 
+    test("usageReport() groups days, weeks and months of a time zone, across its change of offset", async () => {
+      let now = 0;
+      const store = await empty({ clock: () => now });
+      // New York: summer time from 2026-03-08 07:00 UTC (EST −5 → EDT −4) to 2026-11-01 06:00 UTC.
+      const starts: Array<[id: string, utc: number]> = [
+        ["sunday-night-est", Date.UTC(2026, 2, 2, 4, 30)], // Sun 1 Mar 23:30 EST; Mon 2 Mar UTC
+        ["before-change", Date.UTC(2026, 2, 8, 6, 59, 59)], // Sun 8 Mar 01:59:59 EST
+        ["after-change", Date.UTC(2026, 2, 8, 7)], // Sun 8 Mar 03:00 EDT
+        ["late-edt", Date.UTC(2026, 2, 9, 3, 30)], // Sun 8 Mar 23:30 EDT; Mon 9 Mar UTC
+        ["month-end", Date.UTC(2026, 3, 1, 3)], // Tue 31 Mar 23:00 EDT; 1 Apr UTC
+        ["back-to-est", Date.UTC(2026, 10, 1, 6)], // Sun 1 Nov 01:00 EST
+      ];
+      for (const [id, utc] of starts) {
+        now = utc / 1000;
+        await store.createSession(id, "cli");
+        await store.updateTokenCounts(id, { inputTokens: 1 });
+      }
+      const keys = async (by: "day" | "week" | "month", timeZone?: string) =>
+        (await store.usageReport({ by, timeZone })).map((row) => `${row.key} ${row.sessions}`);
+      assert.deepEqual(await keys("day", "America/New_York"), [
+        "2026-03-01 1",
+        "2026-03-08 3",
+        "2026-03-31 1",
+        "2026-11-01 1",
+      ]);
+      assert.deepEqual(await keys("day"), [
+        "2026-03-02 1",
+        "2026-03-08 2",
+        "2026-03-09 1",
+        "2026-04-01 1",
+        "2026-11-01 1",
+      ]);
+      assert.deepEqual(await keys("day", "UTC"), await keys("day"));
+      assert.deepEqual(await keys("week", "America/New_York"), [
+        "2026-02-23 1",
+        "2026-03-02 3",
+        "2026-03-30 1",
+        "2026-10-26 1",
+      ]);
+      assert.deepEqual(await keys("month", "America/New_York"), ["2026-03 5", "2026-11 1"]);
+      assert.deepEqual(await keys("month", "Asia/Kathmandu"), [
+        "2026-03 4",
+        "2026-04 1",
+        "2026-11 1",
+      ]);
+      // The period starts at the zone's midnight when the caller reads a date in it, and a
+      // filter narrows the range the zone's offsets are looked for in.
+      const since = Date.UTC(2026, 2, 8, 5) / 1000; // 2026-03-08 00:00 EST
+      const later = await store.usageReport({ by: "day", since, timeZone: "America/New_York" });
+      assert.deepEqual(later.map((row) => row.key), ["2026-03-08", "2026-03-31", "2026-11-01"]);
+      await assert.rejects(
+        () => store.usageReport({ timeZone: "Mars/Olympus_Mons" }),
+        /timeZone must be a time zone .*"Mars\/Olympus_Mons"/,
+      );
+      assert.deepEqual(
+        await store.usageReport({ by: "day", timeZone: "Asia/Tokyo", since: 2e9 }),
+        [],
+      );
+    });
+
     test("endSession() keeps the first reason; reopenSession() clears it; updateSystemPrompt() sets it", async () => {
       let now = 10;
       const store = await empty({ clock: () => now });

@@ -223,7 +223,7 @@ describe("session browser", { skip }, () => {
 
   test("the usage view draws the charts with the table beside them", async () => {
     for (const width of [1280, 375]) {
-      const page = await open("#/usage?since=all&by=day", { width });
+      const page = await open("#/usage?since=all&by=day", { width, timeZone: "UTC" });
       const bars = await page.$$eval("svg.chart rect.bar", (nodes: Element[]) => nodes.length);
       assert.ok(bars > 5, `${bars} bars`);
       // Every day from the first session (2025-12-21) to the last (2026-04-30) has its slot.
@@ -244,6 +244,21 @@ describe("session browser", { skip }, () => {
       await shot(page, `usage-${width}-light`);
       await close(page);
     }
+  });
+
+  test("the usage view counts the days of its reader's time zone", async () => {
+    const page = await open("#/usage?since=all&by=day", { timeZone: "Asia/Shanghai" });
+    await page.waitForSelector(".usage-detail .usage-table");
+    const rows = await page.$$eval(
+      ".usage-detail .usage-table tbody tr",
+      (trs: Element[]) =>
+        trs.slice(0, 2).map((tr) =>
+          Array.from(tr.querySelectorAll("td"), (td) => td.textContent).slice(0, 2).join(" ")
+        ),
+    );
+    // Four of the six sessions of 2025-12-21 (UTC) started after 16:00 UTC, midnight in Shanghai.
+    assert.deepEqual(rows, ["2025-12-21 2", "2025-12-22 4"]);
+    await close(page);
   });
 
   test("hostile content is shown as text, never run, and does not break the layout", async () => {

@@ -337,6 +337,24 @@ describe("API", () => {
     assert.match(bad.body.error.message, /by must be one of/);
   });
 
+  test("GET /api/usage counts the days of the tz it is given, and rejects an unknown zone", async () => {
+    const keys = (body: { rows: { key: string; sessions: number }[] }) =>
+      body.rows.slice(0, 2).map((r) => `${r.key} ${r.sessions}`);
+    const utc = await getJson("/api/usage?by=day&since=all");
+    assert.equal(utc.body.time_zone, "UTC");
+    assert.deepEqual(keys(utc.body), ["2025-12-21 6", "2026-04-20 3"]);
+    const shanghai = await getJson("/api/usage?by=day&since=all&tz=Asia%2FShanghai");
+    assert.equal(shanghai.status, 200);
+    assert.equal(shanghai.body.time_zone, "Asia/Shanghai");
+    assert.deepEqual(keys(shanghai.body), ["2025-12-21 2", "2025-12-22 4"]);
+    // A date in since is that zone's midnight.
+    const since = await getJson("/api/usage?by=day&since=2026-04-27&tz=Asia%2FShanghai");
+    assert.equal(since.body.since, Date.UTC(2026, 3, 26, 16) / 1000);
+    const bad = await getJson("/api/usage?tz=Mars%2FOlympus_Mons");
+    assert.equal(bad.status, 400);
+    assert.match(bad.body.error.message, /^tz: .*"Mars\/Olympus_Mons"/);
+  });
+
   test("GET /api/export streams one standalone HTML file with hostile text escaped", async () => {
     const response = await get(`/api/export?format=html&session=${HOSTILE_ID}`);
     assert.equal(response.status, 200);

@@ -6,6 +6,7 @@
  * @module
  */
 import { parseSince, USAGE_GROUPINGS, type UsageRow } from "../../core/usage.ts";
+import { checkTimeZone, localTimeZone } from "../../core/time_zone.ts";
 import type { Command, Context } from "../command.ts";
 import { alignColumns, formatCost, formatCount, oneLine, truncate } from "../../render/format.ts";
 import { printJson } from "../json.ts";
@@ -17,13 +18,14 @@ import { UsageError } from "../usage_error.ts";
 const USAGE = `Usage: hermes-state usage [options]
 
 Show tokens and cost per day, week, month, model, source or origin for a
-period. A session counts on the day it started (UTC), with all its tokens;
-weeks start on Monday. Origins (the files "hermes-state sync" ships) are
-recorded only on a PostgreSQL store.
+period. A session counts on the day it started (in the local time zone, or
+--tz), with all its tokens; weeks start on Monday. Origins (the files
+"hermes-state sync" ships) are recorded only on a PostgreSQL store.
 
 Options:
   --by GROUP       day (default), week, month, model, source or origin
   --since PERIOD   30d (default), 12h, 2w, 6mo, 1y, a date like 2026-04-01, or "all"
+  --tz ZONE        Days of this time zone: UTC, Asia/Shanghai… (default: the local one)
   --source SOURCE  Only sessions of this source
   --origin NAME    Only sessions synced from this origin (a PostgreSQL store)
   --csv            Print CSV (a header line, then one line per group)
@@ -35,6 +37,7 @@ Examples:
   hermes-state usage
   hermes-state usage --by model --since 90d
   hermes-state usage --by week --since all --csv > usage.csv
+  hermes-state usage --tz UTC --since 2026-04-01
   hermes-state --db "$URL" usage --by origin --since 7d
 `;
 
@@ -67,11 +70,25 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     fallback: "day",
     command: "usage",
   });
+  let timeZone = ctx.io.timeZone ?? localTimeZone();
+  const tz = args.string("tz");
+  if (tz !== undefined) {
+    try {
+      timeZone = checkTimeZone("report usage", tz);
+    } catch {
+      throw new UsageError(
+        `--tz: expected a time zone like UTC, Asia/Shanghai or America/New_York: current value is ${
+          JSON.stringify(tz)
+        }`,
+        { command: "usage" },
+      );
+    }
+  }
   const sinceText = args.string("since") ?? "30d";
   let since: number | null = null;
   if (sinceText !== "all") {
     try {
-      since = parseSince(sinceText, ctx.io.now());
+      since = parseSince(sinceText, ctx.io.now(), timeZone);
     } catch (error) {
       throw new UsageError(`--since: ${(error as Error).message}`, { command: "usage" });
     }
@@ -87,10 +104,12 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     by,
     since,
     source,
+    timeZone,
     ...(origin === undefined ? {} : { origin }),
   });
   if (ctx.json) {
-    printJson(ctx.io, { by, since, source, ...(origin === undefined ? {} : { origin }), rows });
+    const only = origin === undefined ? {} : { origin };
+    printJson(ctx.io, { by, since, source, time_zone: timeZone, ...only, rows });
     return 0;
   }
   if (args.flag("csv")) {
@@ -145,6 +164,7 @@ export const usageCommand: Command = {
   options: {
     by: { type: "string", choices: USAGE_GROUPINGS },
     since: { type: "string" },
+    tz: { type: "string" },
     source: { type: "string", names: "sources" },
     origin: { type: "string", names: "origins" },
     csv: { type: "boolean" },

@@ -679,7 +679,9 @@ export const APP_JS = String.raw`
     var since = params.get("since") || "30d";
     var by = params.get("by") || "day";
     var only = params.get("origin") || "";
-    var q = function (group) { return "/api/usage?by=" + group + "&since=" + encodeURIComponent(since) + (only ? "&origin=" + encodeURIComponent(only) : ""); };
+    // Days, weeks and months of the reader's own time zone.
+    var zone = (Intl.DateTimeFormat().resolvedOptions().timeZone) || "";
+    var q = function (group) { return "/api/usage?by=" + group + "&since=" + encodeURIComponent(since) + (zone ? "&tz=" + encodeURIComponent(zone) : "") + (only ? "&origin=" + encodeURIComponent(only) : ""); };
     return Promise.all([api(q(by)), api(q("model")), api(q("source")), origins()]).then(function (res) {
       // A store that sync fills: its origins too (the files of the hosts).
       if (res[3].length === 0) return res;

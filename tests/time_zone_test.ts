@@ -1,0 +1,101 @@
+// A time zone's offsets for the usage reports (lib/core/time_zone.ts) and the
+// period start read in a zone (parseSince).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  checkTimeZone,
+  offsetSpans,
+  shiftedSql,
+  utcOffset,
+  zonedSeconds,
+} from "../lib/core/time_zone.ts";
+import { localTimeSql, parseSince } from "../lib/core/usage.ts";
+
+const at = (...parts: [number, number, number, number?, number?, number?]) =>
+  Date.UTC(...parts) / 1000;
+
+test("utcOffset() gives seconds east of UTC, summer time, half and quarter hours included", () => {
+  assert.equal(utcOffset("UTC", at(2026, 0, 1)), 0);
+  assert.equal(utcOffset("Asia/Shanghai", at(2026, 0, 1)), 8 * 3600);
+  assert.equal(utcOffset("America/New_York", at(2026, 0, 1)), -5 * 3600);
+  assert.equal(utcOffset("America/New_York", at(2026, 6, 1)), -4 * 3600);
+  assert.equal(utcOffset("Asia/Kolkata", at(2026, 6, 1)), 5.5 * 3600);
+  assert.equal(utcOffset("Asia/Kathmandu", at(2026, 6, 1)), 5.75 * 3600);
+  // The second of a change: 07:00 UTC on 2026-03-08 is 03:00 EDT, a second before 01:59:59 EST.
+  assert.equal(utcOffset("America/New_York", at(2026, 2, 8, 7)), -4 * 3600);
+  assert.equal(utcOffset("America/New_York", at(2026, 2, 8, 7) - 1), -5 * 3600);
+  // A fraction of a second counts with its second.
+  assert.equal(utcOffset("America/New_York", at(2026, 2, 8, 7) - 0.25), -5 * 3600);
+});
+
+test("offsetSpans() finds each change of a period to the second, and one span where none", () => {
+  assert.deepEqual(offsetSpans("America/New_York", at(2026, 0, 1), at(2027, 0, 1)), [
+    { from: null, offset: -18000 },
+    { from: at(2026, 2, 8, 7), offset: -14400 },
+    { from: at(2026, 10, 1, 6), offset: -18000 },
+  ]);
+  // Lord Howe Island moves by half an hour; the southern summer starts in October.
+  assert.deepEqual(offsetSpans("Australia/Lord_Howe", at(2026, 0, 1), at(2027, 0, 1)), [
+    { from: null, offset: 39600 },
+    { from: at(2026, 3, 4, 15), offset: 37800 },
+    { from: at(2026, 9, 3, 15, 30), offset: 39600 },
+  ]);
+  assert.deepEqual(offsetSpans("Asia/Shanghai", at(2020, 0, 1), at(2027, 0, 1)), [
+    { from: null, offset: 28800 },
+  ]);
+  // A period within one offset, and one that ends before it starts, are one span.
+  assert.equal(offsetSpans("Europe/Berlin", at(2026, 5, 1), at(2026, 5, 2)).length, 1);
+  assert.equal(offsetSpans("Europe/Berlin", at(2026, 5, 2), at(2026, 5, 1)).length, 1);
+});
+
+test("offsetSpans() looks only between 1970 and 2100, however far a start time strays", () => {
+  const spans = offsetSpans("Europe/Berlin", -1e12, 1e13);
+  assert.ok(spans.length > 200 && spans.length < 300, `${spans.length} spans`);
+  assert.ok(spans.every((span) => span.from === null || (span.from >= 0 && span.from <= 4.2e9)));
+});
+
+test("shiftedSql() adds the offsets of the spans, with a CASE over the changes", () => {
+  assert.equal(shiftedSql("started_at", [{ from: null, offset: 0 }]), "started_at");
+  assert.equal(shiftedSql("started_at", [{ from: null, offset: -18000 }]), "(started_at + -18000)");
+  assert.equal(
+    shiftedSql("t", [{ from: null, offset: 3600 }, { from: 100, offset: 7200 }, {
+      from: 200,
+      offset: 3600,
+    }]),
+    "(t + CASE WHEN t < 100 THEN 3600 WHEN t < 200 THEN 7200 ELSE 3600 END)",
+  );
+  assert.throws(() => shiftedSql("t", [{ from: null, offset: 0.5 }]), /Not a whole second/);
+  assert.equal(localTimeSql("UTC", null, undefined), "started_at");
+  assert.equal(localTimeSql("Asia/Tokyo", 1e9, 1.5e9), "(started_at + 32400)");
+});
+
+test("checkTimeZone() spells a zone as Intl does and names a value it does not know", () => {
+  assert.equal(checkTimeZone("report usage", "asia/shanghai"), "Asia/Shanghai");
+  assert.equal(checkTimeZone("report usage", " UTC "), "UTC");
+  for (const bad of ["Mars/Olympus_Mons", "", "   ", 8, null, "+25:00"]) {
+    assert.throws(
+      () => checkTimeZone("report usage", bad),
+      (error: Error) =>
+        error instanceof RangeError &&
+        error.message.startsWith("Cannot report usage: timeZone must be a time zone") &&
+        error.message.endsWith(`current value is ${JSON.stringify(bad)}`),
+    );
+  }
+});
+
+test("zonedSeconds() and parseSince() read a wall time in a zone", () => {
+  assert.equal(zonedSeconds("Asia/Shanghai", Date.UTC(2026, 3, 1)), at(2026, 2, 31, 16));
+  assert.equal(zonedSeconds("America/New_York", Date.UTC(2026, 6, 1, 12)), at(2026, 6, 1, 16));
+  assert.equal(zonedSeconds("America/New_York", Date.UTC(2026, 0, 1, 12)), at(2026, 0, 1, 17));
+  assert.equal(parseSince("2026-04-01", 0), at(2026, 3, 1));
+  assert.equal(parseSince("2026-04-01", 0, "Asia/Shanghai"), at(2026, 2, 31, 16));
+  assert.equal(parseSince("2026-04-01T10:30", 0, "Asia/Shanghai"), at(2026, 3, 1, 2, 30));
+  assert.equal(parseSince("2026-04-01 10:30:15", 0, "UTC"), at(2026, 3, 1, 10, 30, 15));
+  // A time that ends in Z is UTC in any zone.
+  assert.equal(parseSince("2026-04-01T10:30Z", 0, "Asia/Shanghai"), at(2026, 3, 1, 10, 30));
+  assert.equal(parseSince("7d", 10 * 86400, "Asia/Shanghai"), 3 * 86400);
+  assert.throws(
+    () => parseSince("2026-13-45", 0, "Asia/Shanghai"),
+    /current value is "2026-13-45"/,
+  );
+});
