@@ -115,6 +115,20 @@ describe("show", () => {
     assert.match(listed[10], /^ {2}… and \d+ more$/);
   });
 
+  test("an empty session argument is no session: not the only one, nor a list of them all", async () => {
+    const one = await buildDb((db) => db.createSession("only-one", "cli"));
+    for (const path of [one, v11Copy()]) {
+      for (
+        const command of [["show", ""], ["lineage", "  "], ["rename", "", "a title"]]
+      ) {
+        const run = await runCli(["--db", path, ...command]);
+        assert.equal(run.code, 1, `${command.join(" ")}: ${run.err}`);
+        assert.match(run.err, /^hermes-state: No session given: the session argument is " *"/);
+        assert.equal(run.out, "");
+      }
+    }
+  });
+
   test("show says estimated once and gives the cost in the one format", async () => {
     const run = await runCli(["--db", v11Copy(), "show", V11.kitchenSink]);
     const cost = run.out.split("\n").find((line) => line.startsWith("Cost"));

@@ -39,7 +39,8 @@ function ambiguous(text: string, matches: PrefixMatches, hint: string): CommandE
  * @param store The open store.
  * @param text An id, a unique id prefix, or a title.
  * @returns The session id.
- * @throws {CommandError} When nothing matches ("not found"), or when the
+ * @throws {CommandError} When the text is empty or blank (and no session
+ *   has that id), when nothing matches ("not found"), or when the
  *   text is an id prefix of several sessions, or a synced id of several
  *   origins ("ambiguous", with up to ten of them).
  *
@@ -49,6 +50,15 @@ function ambiguous(text: string, matches: PrefixMatches, hint: string): CommandE
  * ```
  */
 export async function resolveSession(store: SessionStore, text: string): Promise<string> {
+  // Every id starts with nothing: an empty argument (`show "$ID"` with ID unset) would pick the
+  // only session as a prefix, or list them all as "ambiguous".
+  if (text.trim() === "" && await store.getSession(text) === undefined) {
+    throw new CommandError(
+      `No session given: the session argument is ${
+        JSON.stringify(text)
+      } (give an id, a unique id prefix or a title)`,
+    );
+  }
   const id = await store.resolveSessionId(text) ?? (await store.getSessionByTitle(text))?.id ??
     await store.resolveSessionByTitle(text);
   if (id !== undefined) return id;
