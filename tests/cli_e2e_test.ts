@@ -153,5 +153,15 @@ describe(`cli.ts as a process (${runtimeName()})`, () => {
       "2025-12-21 6",
       "2026-04-20 3",
     ]);
+    // A POSIX TZ that names no zone: the offset Date keeps (Deno and Node: −05:00; Bun reads no
+    // such TZ, and says UTC).
+    const code = "console.log(new Date().getTimezoneOffset())";
+    const probe = spawnSync(
+      process.execPath,
+      runtimeName() === "deno" ? ["eval", code] : ["-e", code],
+      { env: { ...process.env, TZ: "EST+5" }, encoding: "utf8" },
+    );
+    const expected = Number(probe.stdout) === 300 ? "-05:00" : "UTC";
+    assert.equal(days([], { TZ: "EST+5" })[0], expected);
   });
 });

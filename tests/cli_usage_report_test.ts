@@ -7,7 +7,10 @@ test("usage --since all prints a row per day and a total", async () => {
   const run = await runCli(["--db", v11Copy(), "usage", "--since", "all"]);
   assert.equal(run.code, 0, run.err);
   const lines = run.out.trimEnd().split("\n");
-  assert.match(lines[0], /^day\s+sessions\s+input\s+output\s+cache read\s+reasoning\s+cost$/);
+  assert.match(
+    lines[0],
+    /^day \(UTC\)\s+sessions\s+input\s+output\s+cache read\s+reasoning\s+cost$/,
+  );
   assert.match(lines[1], /^2025-12-21\s+6\s+139,068\s+/);
   assert.match(lines[lines.length - 1], /^total\s+42\s+1,128,736\s+18,547\s+/);
 });
@@ -17,6 +20,7 @@ test("usage --tz groups the days of that zone, and reads a --since date as its m
   const run = await runCli(["--db", file, "usage", "--tz", "asia/shanghai", "--since", "all"]);
   assert.equal(run.code, 0, run.err);
   const lines = run.out.trimEnd().split("\n");
+  assert.match(lines[0], /^day \(Asia\/Shanghai\)\s+sessions\s/);
   // Four of the six sessions of 2025-12-21 (UTC) started after 16:00 UTC: midnight in Shanghai.
   assert.match(lines[1], /^2025-12-21\s+2\s/);
   assert.match(lines[2], /^2025-12-22\s+4\s/);

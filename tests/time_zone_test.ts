@@ -65,13 +65,24 @@ test("shiftedSql() adds the offsets of the spans, with a CASE over the changes",
     "(t + CASE WHEN t < 100 THEN 3600 WHEN t < 200 THEN 7200 ELSE 3600 END)",
   );
   assert.throws(() => shiftedSql("t", [{ from: null, offset: 0.5 }]), /Not a whole second/);
-  assert.equal(localTimeSql("UTC", null, undefined), "started_at");
-  assert.equal(localTimeSql("Asia/Tokyo", 1e9, 1.5e9), "(started_at + 32400)");
+  // localTimeSql binds each number through its callback, in the order of the SQL text.
+  const bound: number[] = [];
+  const bind = (seconds: number) => (bound.push(seconds), "?");
+  assert.equal(localTimeSql("UTC", null, undefined, bind), "started_at");
+  assert.equal(localTimeSql("Asia/Tokyo", 1e9, 1.5e9, bind), "(started_at + ?)");
+  assert.equal(
+    localTimeSql("America/New_York", at(2026, 0, 1), at(2026, 5, 1), bind),
+    "(started_at + CASE WHEN started_at < ? THEN ? ELSE ? END)",
+  );
+  assert.deepEqual(bound, [32400, at(2026, 2, 8, 7), -18000, -14400]);
 });
 
 test("checkTimeZone() spells a zone as Intl does and names a value it does not know", () => {
   assert.equal(checkTimeZone("report usage", "asia/shanghai"), "Asia/Shanghai");
   assert.equal(checkTimeZone("report usage", " UTC "), "UTC");
+  // A name some runtimes know by an older one stays as given.
+  assert.equal(checkTimeZone("report usage", "Asia/Kolkata"), "Asia/Kolkata");
+  assert.equal(checkTimeZone("report usage", "+05:30"), "+05:30");
   for (const bad of ["Mars/Olympus_Mons", "", "   ", 8, null, "+25:00"]) {
     assert.throws(
       () => checkTimeZone("report usage", bad),
@@ -80,6 +91,29 @@ test("checkTimeZone() spells a zone as Intl does and names a value it does not k
         error.message.startsWith("Cannot report usage: timeZone must be a time zone") &&
         error.message.endsWith(`current value is ${JSON.stringify(bad)}`),
     );
+  }
+});
+
+test("zonedSeconds() gives the first of a midnight shown twice, and the change for a skipped one", () => {
+  // Santiago's clocks go from 00:00 to 01:00 on 2026-09-06 (−04 to −03): the day starts at 01:00.
+  assert.equal(zonedSeconds("America/Santiago", Date.UTC(2026, 8, 6)), at(2026, 8, 6, 4));
+  assert.equal(parseSince("2026-09-06", 0, "America/Santiago"), at(2026, 8, 6, 4));
+  // Samoa skipped 2011-12-30 whole (−10 to +14): "since the 30th" is since the 31st began.
+  assert.equal(zonedSeconds("Pacific/Apia", Date.UTC(2011, 11, 30)), at(2011, 11, 30, 10));
+  // Havana's clocks go from 01:00 back to 00:00 on 2026-11-01: midnight comes twice, the day
+  // starts at the first; they go from 00:00 to 01:00 on 2026-03-08.
+  assert.equal(zonedSeconds("America/Havana", Date.UTC(2026, 10, 1)), at(2026, 10, 1, 4));
+  assert.equal(zonedSeconds("America/Havana", Date.UTC(2026, 2, 8)), at(2026, 2, 8, 5));
+  // An ordinary midnight either side of a change.
+  assert.equal(zonedSeconds("America/Santiago", Date.UTC(2026, 8, 5)), at(2026, 8, 5, 4));
+  assert.equal(zonedSeconds("America/Santiago", Date.UTC(2026, 8, 7)), at(2026, 8, 7, 3));
+});
+
+test("offsetSpans() finds an offset that lasted under a week, wherever the period starts", () => {
+  // Recife kept summer time from 2000-10-08 to 2000-10-15 (−03 to −02 and back).
+  for (const from of [at(2000, 9, 1), 970_900_000, 970_972_000, 970_973_999]) {
+    const spans = offsetSpans("America/Recife", from, at(2000, 10, 1));
+    assert.deepEqual(spans.map((span) => span.offset), [-10800, -7200, -10800], String(from));
   }
 });
 

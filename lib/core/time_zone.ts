@@ -20,36 +20,57 @@ export interface OffsetSpan {
 const EARLIEST = 0;
 const LATEST = 4_102_444_800;
 
-/** Samples a week apart: no zone has changed its offset twice within a week. */
-const STEP = 7 * 86400;
+/**
+ * Samples two days apart: the shortest offset of a zone's history lasted
+ * just under seven days (Brazil's Recife, October 2000), so two samples
+ * fall in any span.
+ */
+const STEP = 2 * 86400;
+
+/** How many formatters, and how many zone-years of changes, are kept (a server sees many zones). */
+const FORMATTERS_KEPT = 64;
+const YEARS_KEPT = 4096;
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
+/** Changes of offset of a zone in a year: `${zone}\n${year}` → the changes in (its start, its end]. */
+const changesByYear = new Map<string, OffsetSpan[]>();
+
+/** Remembers `value` under `key` in `map`, forgetting the oldest entry when `map` is full. */
+function keep<V>(map: Map<string, V>, key: string, value: V, limit: number): V {
+  if (map.size >= limit) map.delete(map.keys().next().value!);
+  map.set(key, value);
+  return value;
+}
+
+function newFormatter(timeZone: string): Intl.DateTimeFormat {
+  return new Intl.DateTimeFormat("en-US", {
+    timeZone,
+    hourCycle: "h23",
+    year: "numeric",
+    month: "numeric",
+    day: "numeric",
+    hour: "numeric",
+    minute: "numeric",
+    second: "numeric",
+    era: "short",
+  });
+}
+
 function formatter(timeZone: string): Intl.DateTimeFormat {
-  let format = formatters.get(timeZone);
-  if (format === undefined) {
-    format = new Intl.DateTimeFormat("en-US", {
-      timeZone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "numeric",
-      day: "numeric",
-      hour: "numeric",
-      minute: "numeric",
-      second: "numeric",
-      era: "short",
-    });
-    formatters.set(timeZone, format);
-  }
-  return format;
+  return formatters.get(timeZone) ??
+    keep(formatters, timeZone, newFormatter(timeZone), FORMATTERS_KEPT);
 }
 
 /**
- * Checks a time zone name and returns its canonical spelling.
+ * Checks a time zone name and returns its spelling: `Intl`'s when it is
+ * the same name in another case (`asia/shanghai` gives `Asia/Shanghai`),
+ * else the name as given (`Asia/Kolkata`, which some runtimes call
+ * `Asia/Calcutta`). A fixed offset (`+05:30`) is a zone too.
  *
  * @param action What the caller does, for the message (`report usage`).
- * @param timeZone An IANA name (`Asia/Shanghai`, `America/New_York`) or `UTC`.
- * @returns The name as `Intl` spells it (`asia/shanghai` gives `Asia/Shanghai`).
+ * @param timeZone An IANA name (`Asia/Shanghai`, `America/New_York`), `UTC` or an offset.
+ * @returns The name, trimmed.
  * @throws {RangeError} When the runtime knows no such zone, naming the value.
  *
  * @example
@@ -60,10 +81,16 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
  */
 export function checkTimeZone(action: string, timeZone: unknown): string {
   if (typeof timeZone === "string" && timeZone.trim() !== "") {
+    const name = timeZone.trim();
+    let canonical: string | undefined;
     try {
-      return formatter(timeZone.trim()).resolvedOptions().timeZone;
+      // Not through the cache: every spelling of a name would stay in it.
+      canonical = new Intl.DateTimeFormat("en-US", { timeZone: name }).resolvedOptions().timeZone;
     } catch {
       // Not a zone: the error below names it.
+    }
+    if (canonical !== undefined) {
+      return canonical.toLowerCase() === name.toLowerCase() ? canonical : name;
     }
   }
   throw new RangeError(
@@ -74,14 +101,20 @@ export function checkTimeZone(action: string, timeZone: unknown): string {
 }
 
 /**
- * The time zone of the running process (what `Date` shows), or `UTC` when
- * the runtime does not say.
+ * The time zone of the running process (what `Date` shows): its IANA name,
+ * or, when the runtime names none (a POSIX `TZ=EST+5`), its offset now
+ * (`-05:00`, without the changes such a `TZ` may describe).
  *
- * @returns An IANA name.
+ * @returns A name {@linkcode checkTimeZone} accepts.
  */
 export function localTimeZone(): string {
   const zone = new Intl.DateTimeFormat().resolvedOptions().timeZone;
-  return zone === undefined || zone === "" || zone === "Etc/Unknown" ? "UTC" : zone;
+  if (zone !== undefined && zone !== "" && zone !== "Etc/Unknown") return zone;
+  const east = -new Date().getTimezoneOffset();
+  if (east === 0) return "UTC";
+  const hours = String(Math.floor(Math.abs(east) / 60)).padStart(2, "0");
+  const minutes = String(Math.abs(east) % 60).padStart(2, "0");
+  return `${east < 0 ? "-" : "+"}${hours}:${minutes}`;
 }
 
 /**
@@ -112,9 +145,10 @@ export function utcOffset(timeZone: string, seconds: number): number {
 }
 
 /**
- * The time a zone's clock shows a wall time: `2026-04-01 00:00` in
- * `Asia/Shanghai` is `2026-03-31T16:00:00Z`. A wall time that a change of
- * offset skips or repeats gives one of the times near it.
+ * The first time a zone's clock shows a wall time: `2026-04-01 00:00` in
+ * `Asia/Shanghai` is `2026-03-31T16:00:00Z`. A wall time shown twice (clocks
+ * set back) gives the first; one the clocks skipped gives the moment they
+ * skipped it (`2026-09-06 00:00` in `America/Santiago`: 01:00 that day).
  *
  * @param timeZone A name {@linkcode checkTimeZone} accepted.
  * @param wallMs The wall time as if it were UTC, in milliseconds (`Date.UTC(2026, 3, 1)`).
@@ -128,14 +162,63 @@ export function utcOffset(timeZone: string, seconds: number): number {
  */
 export function zonedSeconds(timeZone: string, wallMs: number): number {
   const wall = wallMs / 1000;
-  const guess = wall - utcOffset(timeZone, wall);
-  return wall - utcOffset(timeZone, guess);
+  // The offsets a day either side: the wall time is one of theirs, or falls in the gap between.
+  const before = utcOffset(timeZone, wall - 86400);
+  const after = utcOffset(timeZone, wall + 86400);
+  const shown = [wall - before, wall - after].filter((t) => t + utcOffset(timeZone, t) === wall);
+  if (shown.length > 0) return Math.min(...shown);
+  if (after <= before) return wall - after;
+  // Skipped: the change lies in (wall - after, wall - before]; find its first second.
+  let low = Math.floor(wall - after);
+  let high = Math.ceil(wall - before);
+  while (high - low > 1) {
+    const middle = Math.floor((low + high) / 2);
+    if (utcOffset(timeZone, middle) === after) high = middle;
+    else low = middle;
+  }
+  return high;
+}
+
+/** The changes of a zone's offset in (start, end], each found to the second. */
+function changesBetween(timeZone: string, start: number, end: number): OffsetSpan[] {
+  const changes: OffsetSpan[] = [];
+  let before = start;
+  let offset = utcOffset(timeZone, start);
+  while (before < end) {
+    const after = Math.min(before + STEP, end);
+    const next = utcOffset(timeZone, after);
+    if (next !== offset) {
+      let low = before;
+      let high = after;
+      while (high - low > 1) {
+        const middle = Math.floor((low + high) / 2);
+        if (utcOffset(timeZone, middle) === next) high = middle;
+        else low = middle;
+      }
+      changes.push({ from: high, offset: next });
+      offset = next;
+    }
+    before = after;
+  }
+  return changes;
+}
+
+/** The changes of a zone's offset in a UTC year (after its first second, to the next year's). */
+function changesInYear(timeZone: string, year: number): OffsetSpan[] {
+  const key = `${timeZone}\n${year}`;
+  return changesByYear.get(key) ?? keep(
+    changesByYear,
+    key,
+    changesBetween(timeZone, Date.UTC(year, 0, 1) / 1000, Date.UTC(year + 1, 0, 1) / 1000),
+    YEARS_KEPT,
+  );
 }
 
 /**
  * A zone's offsets between two times: one span per offset, the first from
- * always, each change found to the second. Changes before 1970 and after
- * 2100 are not looked for: the nearest span holds there.
+ * always, each change found to the second (and remembered, by zone and
+ * year). Changes before 1970 and after 2100 are not looked for: the nearest
+ * span holds there.
  *
  * @param timeZone A name {@linkcode checkTimeZone} accepted.
  * @param from The earliest time that matters, Unix seconds.
@@ -153,33 +236,30 @@ export function offsetSpans(timeZone: string, from: number, to: number): OffsetS
   const start = Math.min(Math.max(Math.floor(from), EARLIEST), LATEST);
   const end = Math.min(Math.max(Math.ceil(to), start), LATEST);
   const spans: OffsetSpan[] = [{ from: null, offset: utcOffset(timeZone, start) }];
-  let before = start;
-  while (before < end) {
-    const after = Math.min(before + STEP, end);
-    const offset = utcOffset(timeZone, after);
-    if (offset !== spans[spans.length - 1].offset) {
-      // The change lies in (before, after]: find its first second.
-      let low = before;
-      let high = after;
-      while (high - low > 1) {
-        const middle = Math.floor((low + high) / 2);
-        if (utcOffset(timeZone, middle) === offset) high = middle;
-        else low = middle;
+  const first = new Date(start * 1000).getUTCFullYear();
+  const last = new Date(end * 1000).getUTCFullYear();
+  for (let year = first; year <= last; year++) {
+    for (const change of changesInYear(timeZone, year)) {
+      const at = change.from!;
+      if (at > start && at <= end && change.offset !== spans[spans.length - 1].offset) {
+        spans.push(change);
       }
-      spans.push({ from: high, offset });
     }
-    before = after;
   }
   return spans;
 }
 
 /**
- * SQL for a Unix-time column shifted into local time by a zone's spans
- * (numbers only, never input), ready for an engine's UTC date functions.
+ * SQL for a Unix-time column shifted into local time by a zone's spans,
+ * ready for an engine's UTC date functions. Each number goes through
+ * `value`, which binds it (a placeholder) so that the SQL text depends only
+ * on how many changes there are; by default it is written in.
  *
  * @param column The column or expression (`started_at`).
  * @param spans From {@linkcode offsetSpans}.
+ * @param value Renders a number (a whole second): `?` for a bound parameter, or the number.
  * @returns `started_at` for UTC, `(started_at + 28800)`, or a `CASE` over the changes.
+ * @throws {RangeError} When a span holds a fraction of a second.
  *
  * @example
  * ```ts
@@ -187,10 +267,14 @@ export function offsetSpans(timeZone: string, from: number, to: number): OffsetS
  * console.assert(shiftedSql("t", [{ from: null, offset: 3600 }]) === "(t + 3600)");
  * ```
  */
-export function shiftedSql(column: string, spans: readonly OffsetSpan[]): string {
+export function shiftedSql(
+  column: string,
+  spans: readonly OffsetSpan[],
+  value: (seconds: number) => string = String,
+): string {
   const whole = (n: number) => {
     if (!Number.isSafeInteger(n)) throw new RangeError(`Not a whole second: ${n}`);
-    return String(n);
+    return value(n);
   };
   if (spans.length === 1) {
     return spans[0].offset === 0 ? column : `(${column} + ${whole(spans[0].offset)})`;

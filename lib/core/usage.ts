@@ -50,19 +50,25 @@ export function isTimeGrouping(by: UsageGrouping): boolean {
 /**
  * SQL for `started_at` in a zone's local time, for an engine's UTC date
  * functions: the zone's offsets between the first and the last start the
- * report reads (numbers only, never input).
+ * report reads, each number rendered by `value` (a bound parameter).
  *
  * @param timeZone A name {@linkcode checkTimeZone} accepted.
  * @param first The earliest `started_at` of the sessions read (any value an engine returns; none: now).
  * @param last The latest one.
- * @returns `started_at`, `(started_at + 28800)`, or a `CASE` over the zone's changes.
+ * @param value Binds a number and returns its placeholder (`?`, `$3::bigint`).
+ * @returns `started_at`, `(started_at + ?)`, or a `CASE` over the zone's changes.
  */
-export function localTimeSql(timeZone: string, first: unknown, last: unknown): string {
-  const seconds = (value: unknown) => {
-    const n = Number(value ?? NaN);
+export function localTimeSql(
+  timeZone: string,
+  first: unknown,
+  last: unknown,
+  value: (seconds: number) => string,
+): string {
+  const seconds = (found: unknown) => {
+    const n = Number(found ?? NaN);
     return Number.isFinite(n) ? n : Date.now() / 1000;
   };
-  return shiftedSql("started_at", offsetSpans(timeZone, seconds(first), seconds(last)));
+  return shiftedSql("started_at", offsetSpans(timeZone, seconds(first), seconds(last)), value);
 }
 
 /** Every grouping, in the order the CLI lists them. */
@@ -87,9 +93,11 @@ export interface UsageReportOptions {
    * The time zone whose days, weeks and months group the sessions: an IANA
    * name (`Asia/Shanghai`, `America/New_York`) or `UTC`. Its changes of
    * offset (summer time) are followed, as the runtime's `Intl` knows them.
+   * Changes before 1970 and after 2100 are not looked for: the nearest
+   * offset holds there.
    * @default {"UTC"}
    */
-  readonly timeZone?: string;
+  readonly timeZone?: string | null;
   /** Only sessions started at or after this time (Unix seconds). */
   readonly since?: number | null;
   /** Only sessions started before this time (Unix seconds). */
@@ -217,7 +225,7 @@ export function checkUsageOptions(options: UsageReportOptions = {}): CheckedUsag
     since: checkSeconds("report usage", "since", options.since),
     until: checkSeconds("report usage", "until", options.until),
     source: options.source || null,
-    timeZone: options.timeZone === undefined
+    timeZone: options.timeZone === undefined || options.timeZone === null
       ? "UTC"
       : checkTimeZone("report usage", options.timeZone),
   };

@@ -1418,11 +1418,15 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     const where = clauses.length === 0 ? "" : `WHERE ${clauses.join(" AND ")}`;
     let time = "started_at";
     if (timeZone !== "UTC" && isTimeGrouping(by)) {
+      // Two statements, not one snapshot: as on a file (lib/sqlite/usage_report.ts).
       const [range] = await this.#query(
         `SELECT MIN(started_at) AS first, MAX(started_at) AS last FROM sessions ${where}`,
         params,
       );
-      time = localTimeSql(timeZone, range?.first, range?.last);
+      time = localTimeSql(timeZone, range?.first, range?.last, (seconds) => {
+        params.push(seconds);
+        return `$${params.length}::bigint`;
+      });
     }
     const rows = await this.#query(
       `SELECT key, sessions, ${USAGE_NAMES}

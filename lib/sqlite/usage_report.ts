@@ -75,11 +75,18 @@ export function usageReport(store: Store, options: UsageReportOptions = {}): Usa
   }
   const where = clauses.length === 0 ? "" : `WHERE ${clauses.join(" AND ")}`;
   let time = "started_at";
+  // The offsets come first: the key, where they are bound, comes before the WHERE clause.
+  const offsets: SqlValue[] = [];
   if (timeZone !== "UTC" && isTimeGrouping(by)) {
+    // Two statements, not one snapshot: a session started meanwhile after the last one read
+    // takes the offset of the last (it differs only across a change of offset in between).
     const range = store.statement(
       `SELECT MIN(started_at) AS first, MAX(started_at) AS last FROM sessions ${where}`,
     ).get(...params);
-    time = localTimeSql(timeZone, range?.first, range?.last);
+    time = localTimeSql(timeZone, range?.first, range?.last, (seconds) => {
+      offsets.push(seconds);
+      return "?";
+    });
   }
   return store.statement(
     `SELECT key, sessions, ${USAGE_NAMES}
@@ -89,5 +96,5 @@ export function usageReport(store: Store, options: UsageReportOptions = {}): Usa
        GROUP BY 1
      )
      ORDER BY ${ORDER[by]}`,
-  ).all(...params).map(toUsageRow);
+  ).all(...offsets, ...params).map(toUsageRow);
 }

@@ -628,13 +628,17 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         "2026-10-26 1",
       ]);
       assert.deepEqual(await keys("month", "America/New_York"), ["2026-03 5", "2026-11 1"]);
-      assert.deepEqual(await keys("month", "Asia/Kathmandu"), [
-        "2026-03 4",
-        "2026-04 1",
-        "2026-11 1",
+      assert.deepEqual(await keys("month"), ["2026-03 4", "2026-04 1", "2026-11 1"]);
+      // A quarter-hour zone: 2026-03-01 18:20 UTC is 00:05 on the 2nd in Kathmandu (+05:45).
+      now = Date.UTC(2026, 2, 1, 18, 20) / 1000;
+      await store.createSession("kathmandu-midnight", "cli");
+      assert.deepEqual((await keys("day", "Asia/Kathmandu")).slice(0, 2), [
+        "2026-03-02 2",
+        "2026-03-08 2",
       ]);
-      // The period starts at the zone's midnight when the caller reads a date in it, and a
-      // filter narrows the range the zone's offsets are looked for in.
+      assert.deepEqual((await keys("day")).slice(0, 2), ["2026-03-01 1", "2026-03-02 1"]);
+      // The period starts at the zone's midnight when the caller reads a date in it; the
+      // offsets looked for are those between the first and the last session it keeps.
       const since = Date.UTC(2026, 2, 8, 5) / 1000; // 2026-03-08 00:00 EST
       const later = await store.usageReport({ by: "day", since, timeZone: "America/New_York" });
       assert.deepEqual(later.map((row) => row.key), ["2026-03-08", "2026-03-31", "2026-11-01"]);

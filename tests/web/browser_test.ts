@@ -36,10 +36,13 @@ after(async () => {
   await served?.close();
 });
 
-/** A new page that records script errors; `hash` is the view to open, in `timeZone` if given. */
+/**
+ * A new page that records script errors; `hash` is the view to open, in `timeZone` if given,
+ * with `script` run before the page's own.
+ */
 async function open(
   hash: string,
-  options: { width?: number; dark?: boolean; timeZone?: string } = {},
+  options: { width?: number; dark?: boolean; timeZone?: string; script?: string } = {},
 ): Promise<Page> {
   const page = await browser.newPage();
   const errors: string[] = [];
@@ -53,6 +56,7 @@ async function open(
     { name: "prefers-color-scheme", value: options.dark ? "dark" : "light" },
   ]);
   if (options.timeZone) await page.emulateTimezone(options.timeZone);
+  if (options.script) await page.evaluateOnNewDocument(options.script);
   await page.goto(`${served.origin}/${hash}`, { waitUntil: "load" });
   await page.waitForSelector("body[data-ready]");
   return page;
@@ -258,6 +262,23 @@ describe("session browser", { skip }, () => {
     );
     // Four of the six sessions of 2025-12-21 (UTC) started after 16:00 UTC, midnight in Shanghai.
     assert.deepEqual(rows, ["2025-12-21 2", "2025-12-22 4"]);
+    assert.equal(await text(page, ".usage-detail summary"), "Table per day · Asia/Shanghai");
+    await close(page);
+  });
+
+  test("the usage view falls back to UTC days when the server does not know the reader's zone", async () => {
+    // A browser whose zone the server's time zone data does not have (newer, or unknown).
+    const page = await open("#/usage?since=all&by=day", {
+      script: `{
+        const resolved = Intl.DateTimeFormat.prototype.resolvedOptions;
+        Intl.DateTimeFormat.prototype.resolvedOptions = function () {
+          return { ...resolved.call(this), timeZone: "Mars/Olympus_Mons" };
+        };
+      }`,
+    });
+    await page.waitForSelector(".usage-detail .usage-table");
+    assert.equal(await text(page, ".usage-detail summary"), "Table per day · UTC");
+    assert.equal(await page.$(".error"), null);
     await close(page);
   });
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { parseSince, USAGE_GROUPINGS, type UsageRow } from "../../core/usage.ts";
+import { isTimeGrouping, parseSince, USAGE_GROUPINGS, type UsageRow } from "../../core/usage.ts";
 import { checkTimeZone, localTimeZone } from "../../core/time_zone.ts";
 import type { Command, Context } from "../command.ts";
 import { alignColumns, formatCost, formatCount, oneLine, truncate } from "../../render/format.ts";
@@ -148,7 +148,15 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     number | null
   >;
   const table = alignColumns([
-    [by, "sessions", "input", "output", "cache read", "reasoning", "cost"].map(style.dim),
+    [
+      isTimeGrouping(by) ? `${by} (${timeZone})` : by,
+      "sessions",
+      "input",
+      "output",
+      "cache read",
+      "reasoning",
+      "cost",
+    ].map(style.dim),
     ...rows.map((r) => line(truncate(visibleControls(oneLine(r.key ?? none)), 40), r)),
     line(style.bold("total"), totals),
   ]);

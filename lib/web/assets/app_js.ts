@@ -675,12 +675,13 @@ export const APP_JS = String.raw`
     }
     return out;
   }
+  // Days, weeks and months of the reader's own time zone; UTC once the server has not known it.
+  var usageZone = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
   function renderUsage(params, quiet) {
     var since = params.get("since") || "30d";
     var by = params.get("by") || "day";
     var only = params.get("origin") || "";
-    // Days, weeks and months of the reader's own time zone.
-    var zone = (Intl.DateTimeFormat().resolvedOptions().timeZone) || "";
+    var zone = usageZone;
     var q = function (group) { return "/api/usage?by=" + group + "&since=" + encodeURIComponent(since) + (zone ? "&tz=" + encodeURIComponent(zone) : "") + (only ? "&origin=" + encodeURIComponent(only) : ""); };
     return Promise.all([api(q(by)), api(q("model")), api(q("source")), origins()]).then(function (res) {
       // A store that sync fills: its origins too (the files of the hosts).
@@ -714,7 +715,7 @@ export const APP_JS = String.raw`
       view.appendChild(el("p", { class: "totals", text: fmtCount(total) + " tokens · " + fmtCost(totalCost) + " estimated · " + res[0].rows.reduce(function (a, r) { return a + r.sessions; }, 0) + " sessions" }));
       var periods = fillPeriods(res[0].rows, by);
       view.appendChild(el("div", { class: "usage-pair charts", id: "usage-time" }, barChart(periods, key, tokens, "Tokens per " + by), barChart(periods, key, cost, "Cost per " + by)));
-      view.appendChild(el("details", { class: "usage-detail" }, el("summary", { text: "Table per " + by }), usageTable(res[0].rows, by)));
+      view.appendChild(el("details", { class: "usage-detail" }, el("summary", { text: "Table per " + by + " · " + res[0].time_zone }), usageTable(res[0].rows, by)));
       view.appendChild(el("div", { class: "usage-pair" }, barChart(res[1].rows, key, tokens, "Tokens per model"), usageTable(res[1].rows, "model")));
       view.appendChild(el("div", { class: "usage-pair" }, barChart(res[2].rows, key, tokens, "Tokens per source"), usageTable(res[2].rows, "source")));
       if (res[4]) {
@@ -722,7 +723,13 @@ export const APP_JS = String.raw`
         view.appendChild(el("div", { class: "usage-pair", id: "usage-origin" }, barChart(res[4].rows, originKey, tokens, "Tokens per origin"), usageTable(res[4].rows, "origin", "(not synced)")));
       }
       swap(view, quiet);
-    }).catch(showError);
+    }).catch(function (error) {
+      if (zone && /^tz: /.test(String(error && error.message))) {
+        usageZone = "";
+        return renderUsage(params, quiet);
+      }
+      showError(error);
+    });
   }
 
   // ── Page swap, keyboard, live updates ─────────────────────────────────
