@@ -168,12 +168,15 @@ export function zonedSeconds(timeZone: string, wallMs: number): number {
   const shown = [wall - before, wall - after].filter((t) => t + utcOffset(timeZone, t) === wall);
   if (shown.length > 0) return Math.min(...shown);
   if (after <= before) return wall - after;
-  // Skipped: the change lies in (wall - after, wall - before]; find its first second.
-  let low = Math.floor(wall - after);
-  let high = Math.ceil(wall - before);
+  // Skipped: the change lies in (wall - after, wall - before].
+  return changeAt(timeZone, Math.floor(wall - after), Math.ceil(wall - before), after);
+}
+
+/** The first second in (low, high] at which a zone's offset is `offset` (it is at `high`, not at `low`). */
+function changeAt(timeZone: string, low: number, high: number, offset: number): number {
   while (high - low > 1) {
     const middle = Math.floor((low + high) / 2);
-    if (utcOffset(timeZone, middle) === after) high = middle;
+    if (utcOffset(timeZone, middle) === offset) high = middle;
     else low = middle;
   }
   return high;
@@ -188,14 +191,7 @@ function changesBetween(timeZone: string, start: number, end: number): OffsetSpa
     const after = Math.min(before + STEP, end);
     const next = utcOffset(timeZone, after);
     if (next !== offset) {
-      let low = before;
-      let high = after;
-      while (high - low > 1) {
-        const middle = Math.floor((low + high) / 2);
-        if (utcOffset(timeZone, middle) === next) high = middle;
-        else low = middle;
-      }
-      changes.push({ from: high, offset: next });
+      changes.push({ from: changeAt(timeZone, before, after, next), offset: next });
       offset = next;
     }
     before = after;
