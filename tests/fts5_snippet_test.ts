@@ -136,6 +136,57 @@ test("wordsSnippet() and trigramSnippet() give FTS5's snippet of generated texts
   assert.ok(compared > 1000 && marked > 1000, `compared ${compared}, ${marked} with marks`);
 });
 
+test("the cut snippet of column 0 is FTS5's in a newer Hermes's tables of several columns", async () => {
+  // A newer Hermes indexes content, tool_name and tool_calls (words) and content and tool_name
+  // (trigrams) in one table each: matches in the other columns must not change column 0's snippet.
+  const db = await rawOpen(":memory:");
+  const random = mulberry32(20261203);
+  const text = (max: number) => {
+    let out = "";
+    const length = Math.floor(random() * max);
+    for (let i = 0; i < length; i++) out += PIECES[Math.floor(random() * PIECES.length)];
+    return out;
+  };
+  let compared = 0;
+  let marked = 0;
+  let elsewhere = 0;
+  try {
+    db.exec("CREATE VIRTUAL TABLE w USING fts5(content, tool_name, tool_calls)");
+    db.exec("CREATE VIRTUAL TABLE t USING fts5(content, tool_name, tokenize='trigram')");
+    for (let n = 0; n < 300; n++) {
+      const columns = [text(random() < 0.3 ? 120 : 25), text(4), text(30)];
+      db.exec("DELETE FROM w");
+      db.exec("DELETE FROM t");
+      db.prepare("INSERT INTO w (rowid, content, tool_name, tool_calls) VALUES (1, ?, ?, ?)")
+        .run(...columns);
+      db.prepare("INSERT INTO t (rowid, content, tool_name) VALUES (1, ?, ?)")
+        .run(columns[0], columns[1]);
+      for (
+        const [table, queries, snippet] of [
+          ["w", WORD_QUERIES, wordsSnippet],
+          ["t", TRIGRAM_QUERIES, trigramSnippet],
+        ] as const
+      ) {
+        for (const query of queries) {
+          const want = ftsSnippet(db, table, query);
+          if (want === undefined) continue;
+          const got = snippet(columns[0], query, columns.slice(1, table === "w" ? 3 : 2));
+          assert.equal(got, want, `${table} ${query} ${JSON.stringify(columns)}`);
+          compared++;
+          if (want.includes(">>>")) marked++;
+          else elsewhere++;
+        }
+      }
+    }
+  } finally {
+    db.close();
+  }
+  assert.ok(
+    compared > 1000 && marked > 500 && elsewhere > 100,
+    `${compared}, ${marked}, ${elsewhere}`,
+  );
+});
+
 test("trigramSnippet() keeps a span open over the trigrams that overlap it, as FTS5 does", () => {
   assert.equal(trigramSnippet("见数据数据数据见", '"数据数据"'), "见>>>数据数据数据<<<见");
   assert.equal(trigramSnippet("数据库与数据库", '"数据库"'), ">>>数据库<<<与>>>数据库<<<");

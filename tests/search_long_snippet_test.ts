@@ -3,13 +3,15 @@
  * FTS5's `snippet()` takes a second on a log that repeats the searched
  * word: the hits are the same as FTS5's own `snippet()` of the same row,
  * by rank and in time order, for words and for CJK trigrams, and a short
- * text keeps FTS5's.
+ * text keeps FTS5's; in a newer Hermes's tables of several columns too.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { LONG_TEXT_BYTES } from "../lib/sqlite/search/long_snippet.ts";
+import { longTextColumns } from "../lib/sqlite/schema/fts_layout.ts";
 import { rawOpen, tempDbPath } from "./_helpers.ts";
+import { layOutAsSchema30 } from "./_newer_layout.ts";
 
 function log(lines: number, line: (i: number) => string): string {
   return Array.from({ length: lines }, (_, i) => line(i)).join("\n");
@@ -62,4 +64,88 @@ test("searchMessages() gives a long text the snippet FTS5 gives it, by rank and 
     }
   }
   assert.ok(long_hits >= 12, `long texts among the hits: ${long_hits}`);
+});
+
+test("in a newer Hermes's layout a long text's snippet is FTS5's too, its other columns counted", async () => {
+  const path = tempDbPath();
+  let clock = 1_700_000_000;
+  const pasted = log(500, (i) => `12:00:${i % 60} worker-${i % 7}: error: connection reset ${i}`);
+  const reply = "The reset comes from the pool. " +
+    log(400, (i) => `step ${i}: reset the worker, then retry; 数据库迁移 ${i}`);
+  {
+    await using db = await SessionDB.open({ path, clock: () => clock++ });
+    db.createSession("s1", "cli");
+    db.appendMessages("s1", [
+      { role: "user", content: pasted },
+      {
+        role: "assistant",
+        content: reply,
+        toolCalls: [{
+          id: "call_1",
+          type: "function",
+          function: { name: "terminal", arguments: '{"command": "docker restart pool"}' },
+        }],
+      },
+      {
+        role: "tool",
+        toolName: "terminal",
+        content: log(900, (i) => `pool ${i}: reset, no error`),
+      },
+      { role: "assistant", content: "Done: no error after the docker restart." },
+    ]);
+  }
+  {
+    using raw = await rawOpen(path);
+    layOutAsSchema30(raw);
+  }
+  using raw = await rawOpen(path, true);
+  assert.deepEqual(longTextColumns(raw, "messages_fts"), ["tool_name", "tool_calls"]);
+  assert.deepEqual(longTextColumns(raw, "messages_fts_trigram"), ["tool_name"]);
+  const ftsSnippet = (table: string, match: string, id: number) =>
+    raw.prepare(
+      `SELECT snippet(${table}, 0, '>>>', '<<<', '...', 40) AS s FROM ${table}
+       WHERE ${table} MATCH ? AND rowid = CAST(? AS INTEGER)`,
+    ).get(match, id)?.s;
+  using db = await SessionDB.open({ path, readonly: true });
+  const cases: Array<[query: string, table: string, match: string]> = [
+    ["error", "messages_fts", "error"],
+    // `docker` is in the reply's tool call only: its text's `reset`s are still marked.
+    ["docker reset", "messages_fts", "docker reset"],
+    ['"connection reset" OR retry', "messages_fts", '"connection reset" OR retry'],
+    // (CJK words are read by substring there: the newer trigram table leaves tool rows out.)
+  ];
+  let long = 0;
+  for (const [query, table, match] of cases) {
+    for (const sort of ["rank", "newest"] as const) {
+      const hits = db.searchMessages(query, { sort });
+      assert.ok(hits.length >= 1, `${query} ${sort}`);
+      for (const hit of hits) {
+        assert.equal(hit.snippet, ftsSnippet(table, match, hit.id), `${query} ${sort} #${hit.id}`);
+        if (hit.id <= 3) long++;
+      }
+    }
+  }
+  assert.ok(long >= 8, `long texts among the hits: ${long}`);
+});
+
+test("longTextColumns() keeps FTS5's snippet for a layout whose tokens or columns it does not know", async () => {
+  const path = tempDbPath();
+  {
+    await using db = await SessionDB.open({ path });
+    db.createSession("s1", "cli");
+  }
+  using raw = await rawOpen(path);
+  assert.deepEqual(longTextColumns(raw, "messages_fts"), []);
+  layOutAsSchema30(raw);
+  const variants: Array<[columns: string, known: boolean]> = [
+    ["content, tool_name, tool_calls, content='messages_fts_src', content_rowid='id'", true],
+    ["content, tool_name, tool_calls UNINDEXED, content='messages_fts_src'", false],
+    ["content, tool_name, tokenize='porter unicode61', content='messages_fts_src'", false],
+    ["content, tool_name, detail=column, content='messages_fts_src'", false],
+    ["tool_name, content, content='messages_fts_src'", false],
+  ];
+  for (const [columns, known] of variants) {
+    raw.exec(`DROP TABLE messages_fts; CREATE VIRTUAL TABLE messages_fts USING fts5(${columns})`);
+    assert.equal(longTextColumns(raw, "messages_fts") !== undefined, known, columns);
+  }
 });

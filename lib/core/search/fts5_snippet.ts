@@ -300,38 +300,65 @@ function highlight(
   return out + (last >= tokens.length - 1 ? copy(text, copied, text.length) : "...");
 }
 
-/** The snippet of `text` for `query`, its phrases and the text split by `split`. */
-function snippetOf(text: string, query: string, split: Tokenizer): string {
+/**
+ * The snippet of `text` for `query`, its phrases and the text split by
+ * `split`. The row's other columns (`others`) count in whether a part of
+ * the query matches, as FTS5 matches a row, not a column.
+ */
+function snippetOf(
+  text: string,
+  query: string,
+  split: Tokenizer,
+  others: readonly (string | null)[],
+): string {
   const tokens = split(text);
   const tree = parseFtsQuery(query);
   const phrases = phrasesOf(tree, split);
-  const all = instancesOf(tokens, [...phrases.values()]);
-  const reported = reportedPhrases(tree, phrases, new Set(all.map((i) => i.phrase)));
+  const list = [...phrases.values()];
+  const all = instancesOf(tokens, list);
+  const present = new Set(all.map((i) => i.phrase));
+  for (const other of others) {
+    if (other) { for (const found of instancesOf(split(other), list)) present.add(found.phrase); }
+  }
+  const reported = reportedPhrases(tree, phrases, present);
   const instances = all.filter((instance) => reported.has(instance.phrase));
   return highlight(text, tokens, spansOf(instances), bestStart(text, tokens, instances));
 }
 
 /**
  * A snippet of `text` for the word query `query`, as FTS5's `snippet()`
- * with `'>>>'`, `'<<<'`, `'...'` and 40 tokens gives it on the words table.
+ * with `'>>>'`, `'<<<'`, `'...'` and 40 tokens gives it on the words table
+ * (its first column).
  *
  * @param text The searchable text of a message.
  * @param query The sanitized FTS5 word query.
+ * @param others The row's other columns, in a table of several (a newer
+ *   Hermes's `tool_name` and `tool_calls`): a part of the query they match
+ *   is a part the row matches.
  * @returns The snippet.
  */
-export function wordsSnippet(text: string, query: string): string {
-  return snippetOf(text, query, tokenize);
+export function wordsSnippet(
+  text: string,
+  query: string,
+  others: readonly (string | null)[] = [],
+): string {
+  return snippetOf(text, query, tokenize, others);
 }
 
 /**
  * A snippet of `text` for the trigram query `query` (CJK text, three
- * characters or more), as FTS5's `snippet()` gives it on the trigram table:
- * 40 trigrams, about 42 characters.
+ * characters or more), as FTS5's `snippet()` gives it on the trigram table
+ * (its first column): 40 trigrams, about 42 characters.
  *
  * @param text The searchable text of a message.
  * @param query The FTS5 query the trigram table is asked.
+ * @param others The row's other columns (a newer Hermes's `tool_name`).
  * @returns The snippet.
  */
-export function trigramSnippet(text: string, query: string): string {
-  return snippetOf(text, query, trigramTokens);
+export function trigramSnippet(
+  text: string,
+  query: string,
+  others: readonly (string | null)[] = [],
+): string {
+  return snippetOf(text, query, trigramTokens, others);
 }

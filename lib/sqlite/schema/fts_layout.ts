@@ -96,6 +96,37 @@ function isNewerText(db: SqliteConnection, table: FtsTable, sql: string | undefi
   return newerSchemaVersion(db) !== undefined;
 }
 
+/**
+ * The columns after `content` of a full-text table whose long texts'
+ * snippets may be cut in TypeScript (`search/long_snippet.ts`): none in the
+ * v11 layout; a newer Hermes's others (`tool_name`, `tool_calls`) when
+ * `content` is its first column, every column is indexed, and it tokenizes
+ * as the v11 table does, with no option but its content source. Any other
+ * layout keeps FTS5's `snippet()`.
+ *
+ * @param db The connection.
+ * @param table The full-text table.
+ * @returns The other columns' names, or `undefined` when its snippets are FTS5's.
+ */
+export function longTextColumns(db: SqliteConnection, table: FtsTable): string[] | undefined {
+  const sql = objectSql(db, table);
+  if (!isNewerText(db, table, sql)) return [];
+  const args = /\bUSING\s+fts5\s*\(([^)]*)\)\s*;?\s*$/i.exec(sql!)?.[1];
+  if (args === undefined) return undefined;
+  const columns: string[] = [];
+  const options: string[] = [];
+  for (const arg of args.split(",").map((text) => text.trim())) {
+    if (arg.includes("=")) options.push(arg.replace(/["'`\s]/g, "").toLowerCase());
+    else columns.push(arg.replace(/["`]/g, ""));
+  }
+  const tokenizer = table === "messages_fts_trigram" ? ["tokenize=trigram"] : [];
+  const plain = options.filter((option) => !/^content(_rowid)?=\w*$/.test(option));
+  if (columns[0] !== "content" || !columns.every((column) => /^\w+$/.test(column))) {
+    return undefined;
+  }
+  return plain.join() === tokenizer.join() ? columns.slice(1) : undefined;
+}
+
 /** The content table or view an FTS5 CREATE text names (`undefined`: the table keeps its own text). */
 export function contentSourceOf(sql: string): string | undefined {
   const match = /\bcontent\s*=\s*(['"]?)(\w*)\1/i.exec(sql);

@@ -9,9 +9,11 @@
  *
  * So, for a text of more than {@linkcode LONG_TEXT_BYTES}, a page's
  * statement asks for the text instead of FTS5's snippet, and
- * {@linkcode cutLongSnippets} cuts it. Only in the v11 layout (one column;
- * `unicode61` or `trigram` as Python v11 and hermes-state create them): a
- * newer Hermes's tables keep `snippet()` for every text.
+ * {@linkcode cutLongSnippets} cuts it. The tokenizers are `unicode61` and
+ * `trigram`, as Python and hermes-state create them. In a newer Hermes's
+ * tables of several columns (`content`, `tool_name`, `tool_calls`) the
+ * snippet is still of `content`, but the row matches the query by all its
+ * columns: the statement carries the others too.
  *
  * @module
  */
@@ -22,22 +24,34 @@ import type { FtsTable } from "../schema/schema_sql.ts";
 /** Past this many bytes, a text's snippet is cut here; below it FTS5 is as fast or faster. */
 export const LONG_TEXT_BYTES = 16_384;
 
-/** The column that carries a long text to {@linkcode cutLongSnippets}. */
+/** The column that carries a long text to {@linkcode cutLongSnippets}, and its row's others. */
 const LONG_TEXT = "_long_text";
+const LONG_OTHER = "_long_other_";
+
+/**
+ * The columns of a full-text table after its first (`content`), which a
+ * page reads with a long text to cut its snippet here: none in the v11
+ * layout. A page without them keeps FTS5's `snippet()` for every text.
+ */
+export type LongTextColumns = readonly string[];
 
 /**
  * The snippet column(s) of a page's statement.
  *
  * @param table The FTS5 table.
- * @param cutLong Whether long texts are cut here (the v11 layout).
- * @returns `snippet`, and `_long_text` when `cutLong`.
+ * @param cut Whether long texts are cut here, and the table's other columns (plain names).
+ * @returns `snippet`, and `_long_text` (and `_long_other_N`) when `cut`.
  */
-export function snippetColumnsSql(table: string, cutLong: boolean): string {
+export function snippetColumnsSql(table: string, cut?: LongTextColumns): string {
   const snippet = `snippet(${table}, 0, '>>>', '<<<', '...', 40)`;
-  if (!cutLong) return `${snippet} AS snippet`;
+  if (cut === undefined) return `${snippet} AS snippet`;
   const long = `length(CAST(${table}.content AS BLOB)) > ${LONG_TEXT_BYTES}`;
+  const others = cut.map((column, i) => {
+    if (!/^\w+$/.test(column)) throw new TypeError(`Not a column name: ${JSON.stringify(column)}`);
+    return `,\n  CASE WHEN ${long} THEN ${table}.${column} END AS ${LONG_OTHER}${i}`;
+  });
   return `CASE WHEN ${long} THEN NULL ELSE ${snippet} END AS snippet,
-  CASE WHEN ${long} THEN ${table}.content END AS ${LONG_TEXT}`;
+  CASE WHEN ${long} THEN ${table}.content END AS ${LONG_TEXT}${others.join("")}`;
 }
 
 /**
@@ -47,18 +61,25 @@ export function snippetColumnsSql(table: string, cutLong: boolean): string {
  * @param rows The page's rows.
  * @param table The FTS5 table they come from.
  * @param match The MATCH expression they were found with.
+ * @param cut The other columns the statement carried ({@linkcode snippetColumnsSql}).
  * @returns The same rows.
  */
 export function cutLongSnippets(
   rows: HitRow[],
   table: FtsTable,
   match: string,
+  cut: LongTextColumns = [],
 ): HitRow[] {
-  const cut = table === "messages_fts_trigram" ? trigramSnippet : wordsSnippet;
+  const snippet = table === "messages_fts_trigram" ? trigramSnippet : wordsSnippet;
   for (const row of rows) {
     const text = row[LONG_TEXT];
+    const others = cut.map((_, i) => {
+      const value = row[`${LONG_OTHER}${i}`];
+      delete row[`${LONG_OTHER}${i}`];
+      return typeof value === "string" ? value : null;
+    });
     if (text === undefined) continue;
-    if (typeof text === "string") row.snippet = cut(text, match);
+    if (typeof text === "string") row.snippet = snippet(text, match, others);
     delete row[LONG_TEXT];
   }
   return rows;

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { snippetColumnsSql } from "./long_snippet.ts";
+import { type LongTextColumns, snippetColumnsSql } from "./long_snippet.ts";
 import type { Store } from "../store.ts";
 import type { SqlValue } from "../driver/types.ts";
 import { conditionSql, type FilterSql } from "./filters.ts";
@@ -65,10 +65,11 @@ export interface RankedQuery {
   /** Hits to skip. */
   readonly offset: number;
   /**
-   * Long texts' snippets are cut in TypeScript (`long_snippet.ts`): the rows
-   * carry the text, and the caller cuts it.
+   * When given, long texts' snippets are cut in TypeScript (`long_snippet.ts`):
+   * the rows carry the text and these other columns of the table, and the
+   * caller cuts it.
    */
-  readonly cutLong?: boolean;
+  readonly cutLong?: LongTextColumns;
 }
 
 /** The id range's terms, as SQL: what of `lo`, `hi` is bound. */
@@ -138,7 +139,8 @@ export function matchParams(query: RankedQuery): SqlValue[] {
  * @param filters The filter terms (`FilterSql.sql`).
  * @param check The substring check's SQL (`""` for none).
  * @param range Which ends of an id range are bound.
- * @param cutLong Whether a long text comes instead of its snippet (`long_snippet.ts`).
+ * @param cutLong When given, a long text (and these other columns) comes instead of its
+ *   snippet (`long_snippet.ts`).
  * @returns The SQL: parameters MATCH, [lo], [hi], filters, [check], limit, offset.
  */
 export function pageSql(
@@ -146,7 +148,7 @@ export function pageSql(
   filters: string,
   check = "",
   range: RangeSql = { lo: false, hi: false },
-  cutLong = false,
+  cutLong?: LongTextColumns,
 ): string {
   return `SELECT m.id AS id, m.session_id AS session_id, m.role AS role,
   ${snippetColumnsSql(table, cutLong)},

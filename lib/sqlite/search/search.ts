@@ -21,7 +21,7 @@ import { checkSort } from "../../core/search/options.ts";
 import { idRangeOf, type RangeFilters } from "./id_range.ts";
 import { inSnapshot } from "./snapshot.ts";
 import { cutLongSnippets } from "./long_snippet.ts";
-import { hasNewerLayout } from "../schema/fts_layout.ts";
+import { longTextColumns } from "../schema/fts_layout.ts";
 import type { SearchOptions, SearchSort } from "../../core/search/options.ts";
 
 function normalizeFilters(store: Store, options: SearchOptions): SearchFilters {
@@ -59,14 +59,17 @@ function rankedRows(
       until: narrow?.until ?? null,
       limit,
       offset,
-      // A newer Hermes's tables keep FTS5's snippet for every text (long_snippet.ts).
-      cutLong: !hasNewerLayout(store.db, table),
+      // Long texts' snippets cut here, unless the table is laid out in a way the cut does not
+      // know (long_snippet.ts).
+      cutLong: longTextColumns(store.db, table),
     };
     const run = (match: string) => {
       const rows = order.sort === "rank"
         ? rankedPage(store, { ...query, match })
         : sortedPage(store, { ...query, match }, order.sort, order.strategy);
-      return rows === undefined || !query.cutLong ? rows : cutLongSnippets(rows, table, match);
+      return rows === undefined || query.cutLong === undefined
+        ? rows
+        : cutLongSnippets(rows, table, match, query.cutLong);
     };
     const rows = run(plan.expression);
     if (rows !== undefined || plan.retry === undefined) return rows;
