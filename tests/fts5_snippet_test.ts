@@ -66,6 +66,10 @@ const WORD_QUERIES = [
   "doc*",
   '"docker compose"',
   'docker OR "..."',
+  // A phrase without a token beside others (`docker & compose` is retried so): FTS5 leaves it out.
+  'docker "&" compose',
+  'unit ""',
+  'docker AND ""',
 ];
 
 function ftsSnippet(db: SqliteConnection, table: string, query: string): string | undefined {
@@ -185,6 +189,15 @@ test("the cut snippet of column 0 is FTS5's in a newer Hermes's tables of severa
     compared > 1000 && marked > 500 && elsewhere > 100,
     `${compared}, ${marked}, ${elsewhere}`,
   );
+});
+
+test("a phrase without a token beside others is left out, as FTS5 leaves it out", () => {
+  assert.equal(wordsSnippet("error here", 'error ""'), ">>>error<<< here");
+  assert.equal(
+    wordsSnippet("reset then retry", '"reset" "&" "retry"'),
+    ">>>reset<<< then >>>retry<<<",
+  );
+  assert.equal(wordsSnippet("error here", '"" ""'), "error here");
 });
 
 test("trigramSnippet() keeps a span open over the trigrams that overlap it, as FTS5 does", () => {

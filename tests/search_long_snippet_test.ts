@@ -12,6 +12,7 @@ import { LONG_TEXT_BYTES } from "../lib/sqlite/search/long_snippet.ts";
 import { longTextColumns } from "../lib/sqlite/schema/fts_layout.ts";
 import { rawOpen, tempDbPath } from "./_helpers.ts";
 import { layOutAsSchema30 } from "./_newer_layout.ts";
+import { planSearch } from "../lib/core/search/plan.ts";
 
 function log(lines: number, line: (i: number) => string): string {
   return Array.from({ length: lines }, (_, i) => line(i)).join("\n");
@@ -107,15 +108,29 @@ test("in a newer Hermes's layout a long text's snippet is FTS5's too, its other 
        WHERE ${table} MATCH ? AND rowid = CAST(? AS INTEGER)`,
     ).get(match, id)?.s;
   using db = await SessionDB.open({ path, readonly: true });
-  const cases: Array<[query: string, table: string, match: string]> = [
-    ["error", "messages_fts", "error"],
+  const queries = [
+    "error",
     // `docker` is in the reply's tool call only: its text's `reset`s are still marked.
-    ["docker reset", "messages_fts", "docker reset"],
-    ['"connection reset" OR retry', "messages_fts", '"connection reset" OR retry'],
+    "docker reset",
+    '"connection reset" OR retry',
+    // A column filter, and `&` (a phrase without a token once sanitized): FTS5's own snippet.
+    "tool_calls:docker OR retry",
+    "content:retry",
+    "reset & retry",
     // (CJK words are read by substring there: the newer trigram table leaves tool rows out.)
   ];
   let long = 0;
-  for (const [query, table, match] of cases) {
+  for (const query of queries) {
+    const plan = planSearch(query);
+    assert.ok(plan.kind === "ranked" && plan.index === "words", query);
+    const table = "messages_fts";
+    // What the search asked FTS5: the plan's expression, or its retry where FTS5 refused that.
+    let match = plan.expression;
+    try {
+      raw.prepare(`SELECT 1 FROM ${table} WHERE ${table} MATCH ?`).get(match);
+    } catch {
+      match = plan.retry!;
+    }
     for (const sort of ["rank", "newest"] as const) {
       const hits = db.searchMessages(query, { sort });
       assert.ok(hits.length >= 1, `${query} ${sort}`);
@@ -125,7 +140,16 @@ test("in a newer Hermes's layout a long text's snippet is FTS5's too, its other 
       }
     }
   }
-  assert.ok(long >= 8, `long texts among the hits: ${long}`);
+  assert.ok(long >= 12, `long texts among the hits: ${long}`);
+  // A tool call stored as a BLOB is indexed as its text: `deploy` is the reply's, by its call.
+  {
+    using write = await rawOpen(path);
+    write.exec("UPDATE messages SET tool_calls = CAST('deploy now' AS BLOB) WHERE id = 2");
+  }
+  const [hit] = db.searchMessages("deploy reset");
+  assert.equal(hit?.id, 2);
+  assert.equal(hit.snippet, ftsSnippet("messages_fts", "deploy reset", 2));
+  assert.match(String(hit.snippet), />>>reset<<</);
 });
 
 test("longTextColumns() keeps FTS5's snippet for a layout whose tokens or columns it does not know", async () => {
@@ -143,6 +167,9 @@ test("longTextColumns() keeps FTS5's snippet for a layout whose tokens or column
     ["content, tool_name, tokenize='porter unicode61', content='messages_fts_src'", false],
     ["content, tool_name, detail=column, content='messages_fts_src'", false],
     ["tool_name, content, content='messages_fts_src'", false],
+    // Names in one pair of quotes are names; a keyword is one too (quoted in the statement).
+    ['"content", "order", `group`, content=\'messages_fts_src\'', true],
+    ['content, "tool""name", content=\'messages_fts_src\'', false],
   ];
   for (const [columns, known] of variants) {
     raw.exec(`DROP TABLE messages_fts; CREATE VIRTUAL TABLE messages_fts USING fts5(${columns})`);

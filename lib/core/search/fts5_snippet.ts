@@ -120,7 +120,16 @@ function reportedPhrases(
         // as in FTS5: an AND holding one fails, and a NOT whose right side it is holds.
         return present.has(phrases.get(node)!.index);
       }
-      case "seq":
+      case "seq": {
+        // Phrases written side by side: FTS5 leaves out one without a token (`reset & retry`
+        // asks for "reset" "&" "retry"), where an explicit AND holding one fails.
+        const kept = node.items.filter((item) =>
+          item.kind !== "phrase" || phrases.get(item)!.terms.length > 0
+        );
+        if (kept.length > 0 && kept.every(matches)) return true;
+        silence(node);
+        return false;
+      }
       case "and":
         if (node.items.every(matches)) return true;
         silence(node);

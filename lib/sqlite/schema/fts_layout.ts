@@ -110,21 +110,21 @@ function isNewerText(db: SqliteConnection, table: FtsTable, sql: string | undefi
  */
 export function longTextColumns(db: SqliteConnection, table: FtsTable): string[] | undefined {
   const sql = objectSql(db, table);
-  if (!isNewerText(db, table, sql)) return [];
-  const args = /\bUSING\s+fts5\s*\(([^)]*)\)\s*;?\s*$/i.exec(sql!)?.[1];
+  if (sql === undefined) return undefined;
+  if (normalized(sql) === v11Text(table)) return [];
+  const args = /\bUSING\s+fts5\s*\(([^)]*)\)\s*;?\s*$/i.exec(sql)?.[1];
   if (args === undefined) return undefined;
-  const columns: string[] = [];
+  const columns: Array<string | undefined> = [];
   const options: string[] = [];
   for (const arg of args.split(",").map((text) => text.trim())) {
     if (arg.includes("=")) options.push(arg.replace(/["'`\s]/g, "").toLowerCase());
-    else columns.push(arg.replace(/["`]/g, ""));
+    // A plain name, or one in one pair of quotes: anything else (`tool_calls UNINDEXED`) is not.
+    else columns.push(/^(?:(\w+)|"(\w+)"|`(\w+)`|\[(\w+)\])$/.exec(arg)?.slice(1).find(Boolean));
   }
   const tokenizer = table === "messages_fts_trigram" ? ["tokenize=trigram"] : [];
   const plain = options.filter((option) => !/^content(_rowid)?=\w*$/.test(option));
-  if (columns[0] !== "content" || !columns.every((column) => /^\w+$/.test(column))) {
-    return undefined;
-  }
-  return plain.join() === tokenizer.join() ? columns.slice(1) : undefined;
+  if (columns[0] !== "content" || columns.some((column) => column === undefined)) return undefined;
+  return plain.join() === tokenizer.join() ? (columns as string[]).slice(1) : undefined;
 }
 
 /** The content table or view an FTS5 CREATE text names (`undefined`: the table keeps its own text). */

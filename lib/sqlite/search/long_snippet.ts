@@ -46,12 +46,16 @@ export function snippetColumnsSql(table: string, cut?: LongTextColumns): string 
   const snippet = `snippet(${table}, 0, '>>>', '<<<', '...', 40)`;
   if (cut === undefined) return `${snippet} AS snippet`;
   const long = `length(CAST(${table}.content AS BLOB)) > ${LONG_TEXT_BYTES}`;
-  const others = cut.map((column, i) => {
+  // As text: FTS5 reads a BLOB's bytes as text too.
+  const text = (column: string) => {
     if (!/^\w+$/.test(column)) throw new TypeError(`Not a column name: ${JSON.stringify(column)}`);
-    return `,\n  CASE WHEN ${long} THEN ${table}.${column} END AS ${LONG_OTHER}${i}`;
-  });
+    return `CAST(${table}."${column}" AS TEXT)`;
+  };
+  const others = cut.map((column, i) =>
+    `,\n  CASE WHEN ${long} THEN ${text(column)} END AS ${LONG_OTHER}${i}`
+  );
   return `CASE WHEN ${long} THEN NULL ELSE ${snippet} END AS snippet,
-  CASE WHEN ${long} THEN ${table}.content END AS ${LONG_TEXT}${others.join("")}`;
+  CASE WHEN ${long} THEN ${text("content")} END AS ${LONG_TEXT}${others.join("")}`;
 }
 
 /**

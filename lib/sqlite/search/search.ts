@@ -22,6 +22,7 @@ import { idRangeOf, type RangeFilters } from "./id_range.ts";
 import { inSnapshot } from "./snapshot.ts";
 import { cutLongSnippets } from "./long_snippet.ts";
 import { longTextColumns } from "../schema/fts_layout.ts";
+import { parseFtsQuery } from "../../core/search/fts5_text.ts";
 import type { SearchOptions, SearchSort } from "../../core/search/options.ts";
 
 function normalizeFilters(store: Store, options: SearchOptions): SearchFilters {
@@ -64,12 +65,15 @@ function rankedRows(
       cutLong: longTextColumns(store.db, table),
     };
     const run = (match: string) => {
+      // A query the cut cannot read (a column filter, `doc*ker`) keeps FTS5's snippet.
+      const cutLong = parseFtsQuery(match) === undefined ? undefined : query.cutLong;
+      const page = { ...query, match, cutLong };
       const rows = order.sort === "rank"
-        ? rankedPage(store, { ...query, match })
-        : sortedPage(store, { ...query, match }, order.sort, order.strategy);
-      return rows === undefined || query.cutLong === undefined
+        ? rankedPage(store, page)
+        : sortedPage(store, page, order.sort, order.strategy);
+      return rows === undefined || cutLong === undefined
         ? rows
-        : cutLongSnippets(rows, table, match, query.cutLong);
+        : cutLongSnippets(rows, table, match, cutLong);
     };
     const rows = run(plan.expression);
     if (rows !== undefined || plan.retry === undefined) return rows;
