@@ -1,6 +1,6 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
+import { buildDb, runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
 import { tempDbPath } from "./_helpers.ts";
 import { displaySnippet, showWindowCuts } from "../lib/render/excerpt.ts";
 import type { SearchHit } from "../lib/core/types.ts";
@@ -267,6 +267,29 @@ describe("search", () => {
       ),
       "a tool result without the tool name the index appends to it",
     );
+  });
+
+  test("a neighbour without text (an assistant that only called tools) says so", async () => {
+    const path = await buildDb((db) => {
+      db.createSession("s1", "cron");
+      db.appendMessages("s1", [
+        { role: "user", content: "Nightly: check disk usage on the docker host." },
+        {
+          role: "assistant",
+          content: "",
+          toolCalls: [{
+            id: "call_1",
+            type: "function",
+            function: { name: "terminal", arguments: '{"command": "df -h"}' },
+          }],
+        },
+      ]);
+    });
+    const run = await runCli(["--db", path, "search", "nightly"]);
+    assert.equal(run.code, 0, run.err);
+    const lines = run.out.trimEnd().split("\n");
+    assert.equal(lines[1], "   ▶ user: >>>Nightly<<<: check disk usage on the docker host.");
+    assert.equal(lines[2], "     assistant: (no text)");
   });
 
   test("displaySnippet() rewrites each call of either JSON spelling, keeps marks, and nothing else", () => {

@@ -158,6 +158,22 @@ describe("session browser", { skip }, () => {
     await close(page);
   });
 
+  test("a hit's neighbour without text (an assistant that only called tools) says so", async () => {
+    const page = await open(`#/search?q=disk`);
+    await page.waitForSelector(".view-search .hit");
+    const empty = await page.$$eval(
+      ".view-search .hit .ctx",
+      (lines: Element[]) =>
+        lines.filter((line) => line.querySelector("em")?.textContent === "(no text)")
+          .map((line) => line.textContent),
+    );
+    assert.ok(
+      empty.length > 0 && empty.every((line: string | null) => line === "assistant (no text)"),
+      empty.join(),
+    );
+    await close(page);
+  });
+
   test("a CJK search finds the Chinese session, and a deep link to a query opens its results", async () => {
     const page = await open(`#/search?q=${encodeURIComponent("记忆")}`, { width: 375 });
     await page.waitForSelector(".view-search .hit");

@@ -119,8 +119,10 @@ function renderHit(
     if (i === at) {
       lines.push(`   ▶ ${role}: ${snippet}`);
     } else {
+      // A message without text (an assistant that only called tools) says so.
+      const content = oneLine(String(message.content ?? ""));
       const text = truncate(
-        `${message.role}: ${visibleControls(oneLine(String(message.content ?? "")))}`,
+        `${message.role}: ${content.trim() === "" ? "(no text)" : visibleControls(content)}`,
         CONTEXT_WIDTH,
       );
       lines.push(style.dim(`     ${text}`));
