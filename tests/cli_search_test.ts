@@ -290,6 +290,16 @@ describe("search", () => {
     const lines = run.out.trimEnd().split("\n");
     assert.equal(lines[1], "   ▶ user: >>>Nightly<<<: check disk usage on the docker host.");
     assert.equal(lines[2], "     assistant: (no text)");
+    // Text that starts past the context's first 200 characters is text all the same.
+    const late = await buildDb((db) => {
+      db.createSession("s2", "cron");
+      db.appendMessages("s2", [
+        { role: "user", content: "Nightly again." },
+        { role: "tool", toolName: "terminal", content: "\n".repeat(250) + "ERROR: disk full" },
+      ]);
+    });
+    const again = await runCli(["--db", late, "search", "nightly"]);
+    assert.equal(again.out.split("\n")[2], "     tool: ");
   });
 
   test("displaySnippet() rewrites each call of either JSON spelling, keeps marks, and nothing else", () => {

@@ -115,15 +115,20 @@ describe("show", () => {
     assert.match(listed[10], /^ {2}… and \d+ more$/);
   });
 
-  test("an empty session argument is no session: not the only one, nor a list of them all", async () => {
+  test("an empty session argument is a usage error: not the only session, nor a list of them all", async () => {
     const one = await buildDb((db) => db.createSession("only-one", "cli"));
     for (const path of [one, v11Copy()]) {
       for (
         const command of [["show", ""], ["lineage", "  "], ["rename", "", "a title"]]
       ) {
         const run = await runCli(["--db", path, ...command]);
-        assert.equal(run.code, 1, `${command.join(" ")}: ${run.err}`);
-        assert.match(run.err, /^hermes-state: No session given: the session argument is " *"/);
+        assert.equal(run.code, 2, `${command.join(" ")}: ${run.err}`);
+        assert.equal(
+          run.err,
+          `hermes-state ${command[0]}: the session argument is empty (${
+            JSON.stringify(command[1])
+          }): give an id, a unique id prefix or a title\nTry: hermes-state ${command[0]} --help\n`,
+        );
         assert.equal(run.out, "");
       }
     }

@@ -44,7 +44,10 @@ test("usage --tz groups the days of that zone, and reads a --since date as its m
 test("usage --tz with an unknown zone is a usage error naming it", async () => {
   const run = await runCli(["--db", v11Copy(), "usage", "--tz", "Mars/Olympus_Mons"]);
   assert.equal(run.code, 2);
-  assert.match(run.err, /--tz: expected a time zone .*"Mars\/Olympus_Mons"/);
+  assert.match(
+    run.err,
+    /--tz: Cannot report usage: timeZone must be a time zone .*"Mars\/Olympus_Mons"/,
+  );
   assert.equal(run.out, "");
 });
 

@@ -13,6 +13,9 @@ import { longTextColumns } from "../lib/sqlite/schema/fts_layout.ts";
 import { rawOpen, tempDbPath } from "./_helpers.ts";
 import { layOutAsSchema30 } from "./_newer_layout.ts";
 import { planSearch } from "../lib/core/search/plan.ts";
+import { openConnection } from "../lib/sqlite/open.ts";
+import { Store } from "../lib/sqlite/store.ts";
+import { searchMessages } from "../lib/sqlite/search/search.ts";
 
 function log(lines: number, line: (i: number) => string): string {
   return Array.from({ length: lines }, (_, i) => line(i)).join("\n");
@@ -119,6 +122,16 @@ test("in a newer Hermes's layout a long text's snippet is FTS5's too, its other 
     "reset & retry",
     // (CJK words are read by substring there: the newer trigram table leaves tool rows out.)
   ];
+  // The texts were cut here, not by FTS5 (whose snippet is the same): the search says how many.
+  const { db: connection, writer } = await openConnection({ path, readonly: true });
+  const store = new Store(connection, writer, { path, readonly: true });
+  let cut = 0;
+  const hook = { onLongCut: (count: number) => (cut += count) };
+  assert.equal(searchMessages(store, "error", {}, hook).length, 3);
+  assert.equal(cut, 1, "the pasted log's snippet");
+  assert.equal(searchMessages(store, "content:error", {}, hook).length, 3);
+  assert.equal(cut, 1, "a column filter keeps FTS5's snippet");
+  store.db.close();
   let long = 0;
   for (const query of queries) {
     const plan = planSearch(query);

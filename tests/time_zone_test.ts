@@ -132,4 +132,14 @@ test("zonedSeconds() and parseSince() read a wall time in a zone", () => {
     () => parseSince("2026-13-45", 0, "Asia/Shanghai"),
     /current value is "2026-13-45"/,
   );
+  // A day the month does not have is no date, not a day of the next month.
+  assert.throws(() => parseSince("2026-02-30", 0), /current value is "2026-02-30"/);
+  assert.equal(parseSince("2028-02-29", 0), at(2028, 1, 29));
+  // An unknown zone is named, whatever the period.
+  for (const text of ["2026-04-01", "7d"]) {
+    assert.throws(
+      () => parseSince(text, 0, "Mars/Olympus_Mons"),
+      /^RangeError: Cannot read the period: timeZone must be a time zone .*"Mars\/Olympus_Mons"$/,
+    );
+  }
 });

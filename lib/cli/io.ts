@@ -29,8 +29,8 @@ export interface Io {
   /** The current time in seconds since the epoch (a float). */
   now(): number;
   /**
-   * The time zone whose days `usage` counts by default (an IANA name); the
-   * process's own (`$TZ`) when left out.
+   * The time zone whose days `usage` counts by default (an IANA name or an
+   * offset); the process's own (`$TZ`) when left out.
    */
   readonly timeZone?: string;
   /** Reads one line of standard input (without its line end); `null` at the end of input. */

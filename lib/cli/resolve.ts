@@ -18,7 +18,7 @@ import type { SessionStore } from "../core/session_store.ts";
 import type { PrefixMatches } from "../core/listing_options.ts";
 import { syncedStore } from "../core/synced_store.ts";
 import { formatCount } from "../render/format.ts";
-import { CommandError } from "./usage_error.ts";
+import { CommandError, UsageError } from "./usage_error.ts";
 
 /** How many sessions an ambiguous prefix error lists. */
 const LISTED = 10;
@@ -38,9 +38,11 @@ function ambiguous(text: string, matches: PrefixMatches, hint: string): CommandE
  *
  * @param store The open store.
  * @param text An id, a unique id prefix, or a title.
+ * @param command The command that asks, for the hint of a usage error.
  * @returns The session id.
- * @throws {CommandError} When the text is empty or blank (and no session
- *   has that id), when nothing matches ("not found"), or when the
+ * @throws {UsageError} When the text is empty or blank and no session has
+ *   that id.
+ * @throws {CommandError} When nothing matches ("not found"), or when the
  *   text is an id prefix of several sessions, or a synced id of several
  *   origins ("ambiguous", with up to ten of them).
  *
@@ -49,14 +51,19 @@ function ambiguous(text: string, matches: PrefixMatches, hint: string): CommandE
  * const id = await resolveSession(store, "2026042");
  * ```
  */
-export async function resolveSession(store: SessionStore, text: string): Promise<string> {
+export async function resolveSession(
+  store: SessionStore,
+  text: string,
+  command?: string,
+): Promise<string> {
   // Every id starts with nothing: an empty argument (`show "$ID"` with ID unset) would pick the
   // only session as a prefix, or list them all as "ambiguous".
   if (text.trim() === "" && await store.getSession(text) === undefined) {
-    throw new CommandError(
-      `No session given: the session argument is ${
+    throw new UsageError(
+      `the session argument is empty (${
         JSON.stringify(text)
-      } (give an id, a unique id prefix or a title)`,
+      }): give an id, a unique id prefix or a title`,
+      { command },
     );
   }
   const id = await store.resolveSessionId(text) ?? (await store.getSessionByTitle(text))?.id ??

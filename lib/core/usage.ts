@@ -91,7 +91,7 @@ export interface UsageReportOptions {
   readonly by?: UsageGrouping;
   /**
    * The time zone whose days, weeks and months group the sessions: an IANA
-   * name (`Asia/Shanghai`, `America/New_York`) or `UTC`. Its changes of
+   * name (`Asia/Shanghai`, `America/New_York`), `UTC`, or an offset (`+05:30`). Its changes of
    * offset (summer time) are followed, as the runtime's `Intl` knows them.
    * Changes before 1970 and after 2100 are not looked for: the nearest
    * offset holds there.
@@ -150,9 +150,10 @@ const PERIOD_UNITS = {
  *
  * @param text The period as typed.
  * @param now The current time, Unix seconds.
- * @param timeZone The zone of a date, a name {@linkcode checkTimeZone} accepted.
+ * @param timeZone The zone of a date or a date and time: a name {@linkcode checkTimeZone}
+ *   accepts (default UTC).
  * @returns Unix seconds.
- * @throws {RangeError} When the text is neither.
+ * @throws {RangeError} When the text is neither, or the zone is not one.
  *
  * @example
  * ```ts
@@ -163,6 +164,7 @@ const PERIOD_UNITS = {
  * ```
  */
 export function parseSince(text: string, now: number, timeZone = "UTC"): number {
+  const zone = timeZone === "UTC" ? timeZone : checkTimeZone("read the period", timeZone);
   const relative = /^\s*(\d{1,6})\s*(min|mo|[hdwmy])\s*$/i.exec(text);
   if (relative !== null) {
     const unit = PERIOD_UNITS[relative[2].toLowerCase() as keyof typeof PERIOD_UNITS];
@@ -172,7 +174,10 @@ export function parseSince(text: string, now: number, timeZone = "UTC"): number 
   if (written !== null) {
     const [, date, time = "00:00:00", utc] = written;
     const ms = Date.parse(`${date}T${time}Z`);
-    if (Number.isFinite(ms)) return utc === "Z" ? ms / 1000 : zonedSeconds(timeZone, ms);
+    // A day the month does not have (2026-02-30) is no date, not the 2nd of March.
+    if (Number.isFinite(ms) && new Date(ms).toISOString().startsWith(date)) {
+      return utc === "Z" ? ms / 1000 : zonedSeconds(zone, ms);
+    }
   }
   throw new RangeError(
     `Cannot read the period: expected 30d, 12h, 2w, 6mo, 1y or a date like 2026-04-01: current value is ${

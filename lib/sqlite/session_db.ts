@@ -1814,10 +1814,10 @@ export class SessionDB {
    *   oldest first, model and source groups by estimated cost, then tokens,
    *   highest first; ties by key (sessions without a model, key `null`,
    *   first).
-   * @throws {RangeError} When `by` is not a grouping, `since` or `until`
-   *   is not a finite number, or `timeZone` is not a time zone (`Cannot
-   *   report usage: by must be one of day, week, month, model, source,
-   *   origin: current value is "year"`).
+   * @throws {RangeError} When `by` is not a grouping (`Cannot report
+   *   usage: by must be one of day, week, month, model, source, origin:
+   *   current value is "year"`), `since` or `until` is not a finite number,
+   *   or `timeZone` is not a time zone.
    * @throws {TypeError} When `by` is `origin`: a file records no origins
    *   (a PostgreSQL store that `hermes-state sync` fills does).
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).

@@ -42,11 +42,11 @@ Examples:
 async function targets(store: SessionStore, words: readonly string[]): Promise<string[]> {
   const ids: string[] = [];
   try {
-    for (const word of words) ids.push(await resolveSession(store, word));
+    for (const word of words) ids.push(await resolveSession(store, word, "delete"));
   } catch (error) {
     if (words.length === 1) throw error;
     try {
-      return [await resolveSession(store, words.join(" "))];
+      return [await resolveSession(store, words.join(" "), "delete")];
     } catch {
       throw error;
     }

@@ -176,7 +176,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const store = await ctx.openStore();
   let records: AsyncIterable<SessionExport> | Iterable<SessionExport>;
   if (wanted !== undefined) {
-    const record = await store.exportSession(await resolveSession(store, wanted));
+    const record = await store.exportSession(await resolveSession(store, wanted, "export"));
     if (record === undefined) throw new CommandError(`Session '${wanted}' not found`);
     records = [record];
   } else {

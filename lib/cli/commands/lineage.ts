@@ -54,7 +54,7 @@ function renderTree(root: LineageTreeNode, target: string, ctx: Context): string
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const store = await ctx.openStore();
-  const id = await resolveSession(store, args.positionals.join(" "));
+  const id = await resolveSession(store, args.positionals.join(" "), "lineage");
   const ancestors = await store.getAncestors(id);
   const root = ancestors[ancestors.length - 1]?.id ?? id;
   // The root is the first of its descendants: the tree is never empty.

@@ -47,7 +47,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     );
   }
   const store = await ctx.openStore();
-  const id = await resolveSession(store, target);
+  const id = await resolveSession(store, target, "rename");
   sayNote(ctx, await syncedNote(store, [id], "rename"));
   if (!await store.setSessionTitle(id, clear ? null : title)) {
     throw new CommandError(`Session '${id}' not found`);

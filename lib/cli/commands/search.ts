@@ -120,11 +120,9 @@ function renderHit(
       lines.push(`   ▶ ${role}: ${snippet}`);
     } else {
       // A message without text (an assistant that only called tools) says so.
-      const content = oneLine(String(message.content ?? ""));
-      const text = truncate(
-        `${message.role}: ${content.trim() === "" ? "(no text)" : visibleControls(content)}`,
-        CONTEXT_WIDTH,
-      );
+      const empty = message.content === null || message.content === "";
+      const content = visibleControls(oneLine(String(message.content ?? "")));
+      const text = truncate(`${message.role}: ${empty ? "(no text)" : content}`, CONTEXT_WIDTH);
       lines.push(style.dim(`     ${text}`));
     }
   });
@@ -217,7 +215,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const excluded = args.strings("exclude-source");
   const store = await ctx.openStore();
   const session = args.string("session");
-  const sessionId = session === undefined ? null : await resolveSession(store, session);
+  const sessionId = session === undefined ? null : await resolveSession(store, session, "search");
   // One more than shown tells whether there are more.
   const origin = originOption(args, store);
   const found = await store.searchMessages(query, {

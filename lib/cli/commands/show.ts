@@ -132,7 +132,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     );
   }
   const store = await ctx.openStore();
-  const id = await resolveSession(store, args.positionals.join(" "));
+  const id = await resolveSession(store, args.positionals.join(" "), "show");
   if (ctx.json) {
     const record = await store.exportSession(id);
     if (record === undefined) throw new CommandError(`Session '${id}' not found`);

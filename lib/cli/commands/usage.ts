@@ -75,13 +75,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (tz !== undefined) {
     try {
       timeZone = checkTimeZone("report usage", tz);
-    } catch {
-      throw new UsageError(
-        `--tz: expected a time zone like UTC, Asia/Shanghai or America/New_York: current value is ${
-          JSON.stringify(tz)
-        }`,
-        { command: "usage" },
-      );
+    } catch (error) {
+      throw new UsageError(`--tz: ${(error as Error).message}`, { command: "usage" });
     }
   }
   const sinceText = args.string("since") ?? "30d";

@@ -60,20 +60,21 @@ export function snippetColumnsSql(table: string, cut?: LongTextColumns): string 
 
 /**
  * Gives each row that carries a long text its snippet, as FTS5 would cut
- * it for `match`, and drops the text.
+ * it for `match`, and drops the text (in place).
  *
  * @param rows The page's rows.
  * @param table The FTS5 table they come from.
  * @param match The MATCH expression they were found with.
  * @param cut The other columns the statement carried ({@linkcode snippetColumnsSql}).
- * @returns The same rows.
+ * @returns How many snippets were cut here.
  */
 export function cutLongSnippets(
   rows: HitRow[],
   table: FtsTable,
   match: string,
   cut: LongTextColumns = [],
-): HitRow[] {
+): number {
+  let count = 0;
   const snippet = table === "messages_fts_trigram" ? trigramSnippet : wordsSnippet;
   for (const row of rows) {
     const text = row[LONG_TEXT];
@@ -83,8 +84,11 @@ export function cutLongSnippets(
       return typeof value === "string" ? value : null;
     });
     if (text === undefined) continue;
-    if (typeof text === "string") row.snippet = snippet(text, match, others);
+    if (typeof text === "string") {
+      row.snippet = snippet(text, match, others);
+      count++;
+    }
     delete row[LONG_TEXT];
   }
-  return rows;
+  return count;
 }

@@ -45,6 +45,7 @@ function rankedRows(
   plan: RankedPlan,
   page: { filters: FilterSql; narrow: RangeFilters | null; limit: number; offset: number },
   order: { sort: SearchSort; strategy: SortStrategy | undefined },
+  onLongCut?: (count: number) => void,
 ): HitRow[] | undefined {
   const { filters, narrow, limit, offset } = page;
   // The range is read in the snapshot the page is read in.
@@ -71,9 +72,11 @@ function rankedRows(
       const rows = order.sort === "rank"
         ? rankedPage(store, page)
         : sortedPage(store, page, order.sort, order.strategy);
-      return rows === undefined || cutLong === undefined
-        ? rows
-        : cutLongSnippets(rows, table, match, cutLong);
+      if (rows !== undefined && cutLong !== undefined) {
+        const count = cutLongSnippets(rows, table, match, cutLong);
+        onLongCut?.(count);
+      }
+      return rows;
     };
     const rows = run(plan.expression);
     if (rows !== undefined || plan.retry === undefined) return rows;
@@ -89,6 +92,8 @@ export interface SearchInternals {
   readonly sort?: SortStrategy;
   /** `"none"`: the index is read whole, the filters alone narrow it (`id_range.ts`). */
   readonly idRange?: "auto" | "none";
+  /** Told how many of a page's snippets were cut in TypeScript (`long_snippet.ts`). */
+  readonly onLongCut?: (count: number) => void;
 }
 
 /** Implements `SessionDB.searchMessages`: plan, filter, page, contexts (`internals`: for tests). */
@@ -113,7 +118,7 @@ export function searchMessages(
       rows = rankedRows(store, plan, { filters, narrow, limit, offset }, {
         sort,
         strategy: internals.sort,
-      });
+      }, internals.onLongCut);
     } catch (error) {
       // A damaged index (not yet marked stale by a write): read by substring.
       if (!mayBeFtsDamage(error)) throw error;

@@ -285,7 +285,7 @@ export const APP_JS = String.raw`
   function contextLine(c) {
     var text = typeof c.content === "string" ? c.content : "";
     // A message without text (an assistant that only called tools) says so.
-    var shown = text.trim() === "" ? el("em", { text: "(no text)" }) : visible(text);
+    var shown = text === "" ? el("em", { text: "(no text)" }) : visible(text);
     return el("div", { class: "ctx bidi" }, el("span", { class: "ctx-role", text: c.role }), " ", shown);
   }
   // The context is the previous, the matching and the next message (fewer at a session's
