@@ -11,7 +11,6 @@ import type { Command, Context } from "../command.ts";
 import { type ParsedArgs, positiveSeconds } from "../parse.ts";
 import { pauseUnless } from "../pause.ts";
 import { jsonLine } from "../../render/json_line.ts";
-// A type only: the module itself is loaded by dynamic import when the command runs.
 import { Progress } from "../progress.ts";
 import { CommandError, UsageError } from "../usage_error.ts";
 
