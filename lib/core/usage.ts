@@ -48,6 +48,21 @@ export function isTimeGrouping(by: UsageGrouping): boolean {
 }
 
 /**
+ * The statement that reads the first and the last start of the sessions a
+ * report groups, whose time zone's offsets between them its keys need
+ * ({@linkcode localTimeSql}); `undefined` when its keys need none (UTC, or a
+ * grouping not by time), and `started_at` is read as it is.
+ *
+ * @param options The report's checked options.
+ * @param where Its `WHERE` clause (`""` for none), whose parameters the statement takes.
+ * @returns The SQL (columns `first`, `last`), or `undefined`.
+ */
+export function startRangeSql(options: CheckedUsageOptions, where: string): string | undefined {
+  if (options.timeZone === "UTC" || !isTimeGrouping(options.by)) return undefined;
+  return `SELECT MIN(started_at) AS first, MAX(started_at) AS last FROM sessions ${where}`;
+}
+
+/**
  * SQL for `started_at` in a zone's local time, for an engine's UTC date
  * functions: the zone's offsets between the first and the last start the
  * report reads, each number rendered by `value` (a bound parameter).

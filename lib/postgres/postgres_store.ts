@@ -57,8 +57,8 @@ import { nextLineageTitle, sanitizeTitle, titleStem } from "../core/titles.ts";
 import {
   checkUsageOptions,
   COST_COLUMNS,
-  isTimeGrouping,
   localTimeSql,
+  startRangeSql,
   TOKEN_TOTALS,
   toSourceUsage,
   toUsageRow,
@@ -1394,7 +1394,8 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async usageReport(options: UsageReportOptions & OriginFilter = {}): Promise<UsageRow[]> {
-    const { by, since, until, source, timeZone } = checkUsageOptions(options);
+    const checked = checkUsageOptions(options);
+    const { by, since, until, source, timeZone } = checked;
     const clauses: string[] = [];
     const params: PgValue[] = [];
     if (since !== null) {
@@ -1417,12 +1418,10 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     }
     const where = clauses.length === 0 ? "" : `WHERE ${clauses.join(" AND ")}`;
     let time = "started_at";
-    if (timeZone !== "UTC" && isTimeGrouping(by)) {
+    const rangeSql = startRangeSql(checked, where);
+    if (rangeSql !== undefined) {
       // Two statements, not one snapshot: as on a file (lib/sqlite/usage_report.ts).
-      const [range] = await this.#query(
-        `SELECT MIN(started_at) AS first, MAX(started_at) AS last FROM sessions ${where}`,
-        params,
-      );
+      const [range] = await this.#query(rangeSql, params);
       time = localTimeSql(timeZone, range?.first, range?.last, (seconds) => {
         params.push(seconds);
         return `$${params.length}::bigint`;

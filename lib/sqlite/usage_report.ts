@@ -11,8 +11,8 @@ import type { UsageGrouping, UsageReportOptions, UsageRow } from "../core/usage.
 import {
   checkUsageOptions,
   COST_COLUMNS,
-  isTimeGrouping,
   localTimeSql,
+  startRangeSql,
   TOKEN_TOTALS,
   toUsageRow,
 } from "../core/usage.ts";
@@ -53,7 +53,8 @@ const USAGE_SUMS = [
 
 /** Implements `SessionDB.usageReport`: one grouped query over `sessions`. */
 export function usageReport(store: Store, options: UsageReportOptions = {}): UsageRow[] {
-  const { by, since, until, source, timeZone } = checkUsageOptions(options);
+  const checked = checkUsageOptions(options);
+  const { by, since, until, source, timeZone } = checked;
   if (by === "origin") {
     throw new TypeError(
       'Cannot report usage by origin on a SQLite store: origins are recorded only on a PostgreSQL store, by "hermes-state sync"',
@@ -77,12 +78,11 @@ export function usageReport(store: Store, options: UsageReportOptions = {}): Usa
   let time = "started_at";
   // The offsets come first: the key, where they are bound, comes before the WHERE clause.
   const offsets: SqlValue[] = [];
-  if (timeZone !== "UTC" && isTimeGrouping(by)) {
+  const rangeSql = startRangeSql(checked, where);
+  if (rangeSql !== undefined) {
     // Two statements, not one snapshot: a session started meanwhile after the last one read
     // takes the offset of the last (it differs only across a change of offset in between).
-    const range = store.statement(
-      `SELECT MIN(started_at) AS first, MAX(started_at) AS last FROM sessions ${where}`,
-    ).get(...params);
+    const range = store.statement(rangeSql).get(...params);
     time = localTimeSql(timeZone, range?.first, range?.last, (seconds) => {
       offsets.push(seconds);
       return "?";
