@@ -71,11 +71,18 @@ case "$cmd" in
       if [ "$(id -u)" = 0 ]; then chown postgres:postgres "$DIR/data/server.key" "$DIR/data/server.crt"; fi
       printf "ssl = on\n" >>"$DIR/data/postgresql.conf"
     fi
-    port="$(free_port)"
-    echo "$port" >"$DIR/port"
-    as_owner "$PG_BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 30 \
-      -o "-c listen_addresses=127.0.0.1 -p $port -k $DIR -c fsync=on -c max_connections=200" start \
-      >/dev/null || { cat "$DIR/server.log" >&2; exit 1; }
+    # Another server starting at once may take the same free port first: then try another.
+    for attempt in 1 2 3; do
+      port="$(free_port)"
+      echo "$port" >"$DIR/port"
+      as_owner "$PG_BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 30 \
+        -o "-c listen_addresses=127.0.0.1 -p $port -k $DIR -c fsync=on -c max_connections=200" \
+        start >/dev/null 2>&1 && break
+      if [ "$attempt" = 3 ] || ! grep -q "Address already in use" "$DIR/server.log"; then
+        cat "$DIR/server.log" >&2
+        exit 1
+      fi
+    done
     echo "pg.sh: cluster in $DIR" >&2
     url_of "$DIR"
     ;;
