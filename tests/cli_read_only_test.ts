@@ -7,7 +7,7 @@
  * write lock, and a write that gives up says so.
  */
 import { describe, test } from "node:test";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import {
@@ -16,6 +16,8 @@ import {
   existsSync,
   readdirSync,
   readFileSync,
+  statSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -96,6 +98,46 @@ describe("read commands leave every file as it was", () => {
       }
     });
   }
+
+  test("through a symbolic link, read commands leave the file and its live -wal as they were, and no output may land on its sidecars", async () => {
+    // SQLite keeps the sidecars beside the file a link leads to: the checks must look there.
+    const path = fixtureCopy("hermes-v11.db");
+    // A writer that stopped without closing leaves its last commit in the -wal alone.
+    const crashedWriter = [
+      "import os, sqlite3, sys",
+      "c = sqlite3.connect(sys.argv[1], isolation_level=None)",
+      "c.execute('PRAGMA journal_mode=WAL')",
+      "c.execute('PRAGMA wal_autocheckpoint=0')",
+      "c.execute(\"UPDATE sessions SET title = 'only in the wal' WHERE id = '20251221_090000_9738df'\")",
+      "os._exit(0)",
+    ].join("\n");
+    execFileSync("python3", ["-c", crashedWriter, path]);
+    assert.ok(statSync(path + "-wal").size > 0);
+    const dir = join(path, "..");
+    const link = join(tempDir(), "link.db");
+    symlinkSync(path, link);
+    // The first reader after a crash rebuilds the -shm from the -wal (SQLite's own index, no data).
+    const dataFiles = () => {
+      const { "state.db-shm": _shm, ...files } = snapshot(dir);
+      return files;
+    };
+    const before = dataFiles();
+    for (const argv of readCommands(SESSION_OF["hermes-v11.db"])) {
+      const run = await runCli(["--db", link, ...argv]);
+      assert.equal(run.code, 0, `${argv.join(" ")} through a link: ${run.err}`);
+      assert.deepEqual(
+        dataFiles(),
+        before,
+        `hermes-state ${argv.join(" ")} through a link changed a file`,
+      );
+    }
+    for (const sidecar of ["-wal", "-shm"]) {
+      const run = await runCli(["--db", link, "export", "--force", path + sidecar]);
+      assert.notEqual(run.code, 0, `export over ${sidecar} through a link was allowed`);
+      assert.match(run.err, /database/);
+    }
+    assert.deepEqual(dataFiles(), before);
+  });
 
   test("read commands on v11 answer as before (list, search, show succeed)", async () => {
     const path = fixtureCopy("hermes-v11.db");

@@ -9,6 +9,7 @@ import type { SessionStore } from "../core/session_store.ts";
 import { isPostgresTarget } from "../open_store.ts";
 import { formatBytes } from "../render/format.ts";
 import { CommandError } from "./usage_error.ts";
+import { sqliteFilePath } from "../sqlite/real_path.ts";
 
 /** Byte sizes; a missing companion counts 0. */
 export interface FileSizes {
@@ -47,8 +48,9 @@ function sizeOf(path: string): number {
  */
 export function fileSizes(path: string): FileSizes {
   const db = sizeOf(path);
-  const wal = sizeOf(`${path}-wal`);
-  const shm = sizeOf(`${path}-shm`);
+  const real = sqliteFilePath(path);
+  const wal = sizeOf(`${real}-wal`);
+  const shm = sizeOf(`${real}-shm`);
   return { db, wal, shm, total: db + wal + shm };
 }
 

@@ -7,10 +7,21 @@
  */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
+import { sqliteFilePath } from "../sqlite/real_path.ts";
 
-/** The files SQLite keeps for a database: the file, its WAL, its shared memory, its journal. */
+/**
+ * The files SQLite keeps for a database: the file, its WAL, its shared
+ * memory, its journal; beside the file a link leads to (where SQLite keeps
+ * them) as well as beside the link.
+ */
 export function databaseFiles(dbPath: string): string[] {
-  return [dbPath, `${dbPath}-wal`, `${dbPath}-shm`, `${dbPath}-journal`];
+  const real = sqliteFilePath(dbPath);
+  const sidecars = (path: string) => [`${path}-wal`, `${path}-shm`, `${path}-journal`];
+  return [
+    dbPath,
+    ...sidecars(dbPath),
+    ...(real === dbPath ? [] : [real, ...sidecars(real)]),
+  ];
 }
 
 /**

@@ -21,6 +21,7 @@ import { statSync } from "node:fs";
 import type { SqliteDriver } from "./driver/types.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { OpenError } from "../core/errors.ts";
+import { sqliteFilePath } from "./real_path.ts";
 
 /** SQLITE_CORRUPT and SQLITE_NOTADB: the file is damaged, or not SQLite at all. */
 const DAMAGED_CODES = new Set([11, 26]);
@@ -64,7 +65,7 @@ export function assertNotDamaged(
 ): void {
   const size = sizeOf(path);
   if (size === undefined) return;
-  const walSize = sizeOf(`${path}-wal`) ?? 0;
+  const walSize = sizeOf(`${sqliteFilePath(path)}-wal`) ?? 0;
   if (size === 0) {
     if (walSize === 0) return; // an empty file: a new store
     throw new OpenError(

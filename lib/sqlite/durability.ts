@@ -11,6 +11,7 @@ import { statSync } from "node:fs";
 import process from "node:process";
 import type { SqliteDriver } from "./driver/types.ts";
 import { loadDriver } from "./driver/load.ts";
+import { sqliteFilePath } from "./real_path.ts";
 
 /** The first SQLite without the WAL-reset corruption bug. */
 export const SAFE_SQLITE_VERSION = "3.51.3";
@@ -35,7 +36,7 @@ export const WAL_TRUNCATE_BYTES = 4 * 1024 * 1024;
 export function walBytes(path: string): number {
   if (path === ":memory:") return 0;
   try {
-    return statSync(`${path}-wal`).size;
+    return statSync(`${sqliteFilePath(path)}-wal`).size;
   } catch {
     return 0;
   }

@@ -23,6 +23,7 @@ import { SqliteError } from "./driver/sqlite_error.ts";
 import { NotStateDbError, OpenError } from "../core/errors.ts";
 import { chooseReadAccess, driverOptionsFor, type ReadAccess } from "./read_access.ts";
 import { assertNotDamaged, recoverHint } from "./damaged_file.ts";
+import { sqliteFilePath } from "./real_path.ts";
 import { diskFullReason, isDiskFull } from "./disk_space.ts";
 import { durabilityPragmas, JOURNAL_SIZE_LIMIT } from "./durability.ts";
 import { currentSchemaVersion, migrate, type MigrationReport } from "./schema/migrate.ts";
@@ -147,7 +148,7 @@ function assertMayWrite(path: string): void {
 /** True when the folder of `path` may not be written (SQLite keeps -wal and -shm there). */
 function folderReadOnly(path: string): boolean {
   try {
-    accessSync(dirname(path), constants.W_OK);
+    accessSync(dirname(sqliteFilePath(path)), constants.W_OK);
     return false;
   } catch (error) {
     const code = errorCode(error);
@@ -166,7 +167,7 @@ function explain(error: unknown, path: string, readonly: boolean): string {
   }
   const sidecarTrouble = error instanceof SqliteError && (error.code === 8 || error.code === 14);
   if (sidecarTrouble && path !== ":memory:" && folderReadOnly(path)) {
-    if (readonly && !existsSync(`${path}-shm`)) {
+    if (readonly && !existsSync(`${sqliteFilePath(path)}-shm`)) {
       return "the folder is read-only and reading a WAL database needs its -shm file there";
     }
     if (!readonly) {
@@ -179,7 +180,8 @@ function explain(error: unknown, path: string, readonly: boolean): string {
   return describe(error);
 }
 
-function tightenSidecars(path: string): void {
+function tightenSidecars(given: string): void {
+  const path = sqliteFilePath(given);
   for (const file of [path, `${path}-wal`, `${path}-shm`]) {
     try {
       chmodSync(file, 0o600);

@@ -13,6 +13,7 @@ import { accessSync, constants, lstatSync } from "node:fs";
 import { dirname } from "node:path";
 import process from "node:process";
 import type { SqliteDriverOptions } from "./driver/types.ts";
+import { sqliteFilePath } from "./real_path.ts";
 
 /**
  * How a read-only open reaches the file:
@@ -54,11 +55,14 @@ function mayWrite(path: string): boolean {
  * Chooses how to open `path` read-only. Asks only `stat` and `access`,
  * never a descriptor (closing one would drop this process's locks).
  *
- * @param path The database file (it exists).
+ * @param given The database file (it exists), or a link to it: the
+ *   sidecars are looked for beside the file the link leads to, as SQLite
+ *   keeps them there.
  * @returns The access to use.
  */
-export function chooseReadAccess(path: string): ReadAccess {
-  if (path === ":memory:") return "shared";
+export function chooseReadAccess(given: string): ReadAccess {
+  if (given === ":memory:") return "shared";
+  const path = sqliteFilePath(given);
   if (exists(`${path}-wal`) || exists(`${path}-journal`)) return "readonly";
   if (!mayWrite(dirname(path))) return "immutable";
   return mayWrite(path) ? "shared" : "readonly";
