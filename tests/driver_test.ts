@@ -167,3 +167,38 @@ test("driver opens a file as immutable: it reads the rows, creates no -wal or -s
   immutable.close();
   assert.deepEqual(readdirSync(dirname(path)), [basename(path)]);
 });
+
+test("driver reads an integer beyond 2^53 as the nearest number, in get, all and iterate, with the NUL-safe reading too", async () => {
+  // Python writes any 64-bit integer (a token count, say); node:sqlite refused the whole read.
+  using db = await fresh();
+  db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, n INTEGER, s TEXT)");
+  const insert = db.prepare("INSERT INTO t (n, s) VALUES (?, ?)");
+  insert.run(1, "a\u0000b");
+  db.exec("INSERT INTO t (n, s) VALUES (9007199254740993, 'big'), (-9223372036854775808, 'min')");
+  insert.run(3, "after");
+  const expected = [
+    { n: 1, s: "a\u0000b" },
+    { n: 9007199254740992, s: "big" },
+    { n: -9223372036854775808, s: "min" },
+    { n: 3, s: "after" },
+  ];
+  const select = db.prepare("SELECT n, s FROM t ORDER BY id");
+  assert.deepEqual(select.all(), expected);
+  assert.deepEqual([...select.iterate()], expected);
+  assert.deepEqual(db.prepare("SELECT n, s FROM t WHERE id = 2").get(), expected[1]);
+  assert.deepEqual(select.all(), expected, "the statement reads numbers as before afterwards");
+});
+
+test("driver throws an error met in the middle of an iteration instead of ending it early", async () => {
+  // Deno 2.9's node:sqlite ended the iteration quietly: an export looked complete.
+  using db = await fresh();
+  db.exec("CREATE TABLE t (v INTEGER); INSERT INTO t VALUES (1), (2), (3)");
+  const failing = db.prepare(
+    "SELECT CASE WHEN v = 2 THEN abs(-9223372036854775807 - 1) ELSE v END AS v FROM t ORDER BY v",
+  );
+  const seen: unknown[] = [];
+  assert.throws(() => {
+    for (const row of failing.iterate()) seen.push(row);
+  }, /integer overflow/);
+  assert.ok(seen.length <= 1, "no row after the error");
+});

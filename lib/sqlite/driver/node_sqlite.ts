@@ -47,13 +47,75 @@ function returnArrays(stmt: NodeStatement): boolean {
   return true;
 }
 
+/**
+ * True when this runtime's statement iterator ends quietly on an error met
+ * mid-way (Deno 2.9) instead of throwing it: an export would then stop
+ * early and look complete.
+ */
+function iteratorHidesErrors(db: DatabaseSync): boolean {
+  const failing = db.prepare(
+    "SELECT CASE WHEN value = 2 THEN abs(-9223372036854775807 - 1) ELSE value END AS v " +
+      "FROM (SELECT 1 AS value UNION ALL SELECT 2)",
+  );
+  try {
+    for (const _row of failing.iterate()) { /* read until the error */ }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** node:sqlite's refusal of an integer beyond 2^53 read as a number. */
+function isIntegerTooLarge(error: unknown): boolean {
+  return error instanceof RangeError && /too large/i.test(error.message);
+}
+
+/** A row read with big integers, each value a number again (beyond 2^53: the nearest). */
+function withNumbers(row: unknown): unknown {
+  const number = (value: unknown) => typeof value === "bigint" ? Number(value) : value;
+  if (Array.isArray(row)) return row.map(number);
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(row as Record<string, unknown>)) {
+    out[key] = number(value);
+  }
+  return out;
+}
+
+/** What a statement needs to know of its runtime. */
+interface RuntimeTraits {
+  /** The runtime's iterator ends quietly on an error: read the rows whole instead. */
+  readonly iteratorHidesErrors: boolean;
+}
+
 class NodeSqliteStatement implements SqliteStatement {
   readonly #stmt: NodeStatement;
   readonly #toRow: ToRow;
+  readonly #traits: RuntimeTraits;
 
-  constructor(stmt: NodeStatement, toRow: ToRow) {
+  constructor(stmt: NodeStatement, toRow: ToRow, traits: RuntimeTraits) {
     this.#stmt = stmt;
     this.#toRow = toRow;
+    this.#traits = traits;
+  }
+
+  /**
+   * Runs a read; an integer beyond 2^53 (which node:sqlite refuses to read
+   * as a number, failing the whole read) is read again as a big integer and
+   * given as the nearest number, as Bun and JSON do.
+   */
+  #read<T>(read: () => T, convert: (result: T) => T): T {
+    try {
+      return translated(read);
+    } catch (error) {
+      if (!isIntegerTooLarge(error)) throw error;
+    }
+    const stmt = this.#stmt as unknown as { setReadBigInts(on: boolean): void };
+    stmt.setReadBigInts(true);
+    try {
+      return convert(translated(read));
+    } finally {
+      stmt.setReadBigInts(false);
+    }
   }
 
   run(...params: readonly SqlValue[]): RunResult {
@@ -67,22 +129,54 @@ class NodeSqliteStatement implements SqliteStatement {
   }
 
   get(...params: readonly SqlValue[]): SqlRow | undefined {
-    const row = translated(() => this.#stmt.get(...(params as SqlValue[])));
+    const row = this.#read(
+      () => this.#stmt.get(...(params as SqlValue[])) as unknown,
+      (row) => row === undefined ? row : withNumbers(row),
+    );
     return row === undefined ? undefined : this.#toRow(row);
   }
 
   all(...params: readonly SqlValue[]): SqlRow[] {
-    const rows = translated(() => this.#stmt.all(...(params as SqlValue[]))) as unknown[];
+    const rows = this.#read(
+      () => this.#stmt.all(...(params as SqlValue[])) as unknown[],
+      (rows) => rows.map(withNumbers),
+    );
     const out = new Array<SqlRow>(rows.length);
     for (let i = 0; i < rows.length; i++) out[i] = this.#toRow(rows[i]);
     return out;
   }
 
   iterate(...params: readonly SqlValue[]): IterableIterator<SqlRow> {
-    return iterateRows(
-      () => this.#stmt.iterate(...(params as SqlValue[])) as Iterator<unknown>,
-      this.#toRow,
-    );
+    if (this.#traits.iteratorHidesErrors) return this.#rowsRead(params);
+    return this.#iterateOrRead(params);
+  }
+
+  /** The rows read whole, then given one by one (an error is thrown, not hidden). */
+  *#rowsRead(params: readonly SqlValue[]): IterableIterator<SqlRow> {
+    yield* this.all(...params);
+  }
+
+  /**
+   * The runtime's iterator; when it meets an integer beyond 2^53, the rows
+   * not yet given are read again whole (the statement from the start, the
+   * rows already given skipped).
+   */
+  *#iterateOrRead(params: readonly SqlValue[]): IterableIterator<SqlRow> {
+    let given = 0;
+    try {
+      for (
+        const row of iterateRows(
+          () => this.#stmt.iterate(...(params as SqlValue[])) as Iterator<unknown>,
+          this.#toRow,
+        )
+      ) {
+        given++;
+        yield row;
+      }
+    } catch (error) {
+      if (!isIntegerTooLarge(error)) throw error;
+      yield* this.all(...params).slice(given);
+    }
   }
 }
 
@@ -91,6 +185,8 @@ class NodeSqliteDriver implements SqliteConnection {
   readonly #db: DatabaseSync;
   /** Probed on the first `prepare`: probing reads the file, so it must come after the busy timeout. */
   #nulUnsafe: boolean | undefined;
+  /** Probed with the first statement, as `#nulUnsafe`. */
+  #iteratorHidesErrors: boolean | undefined;
   #open = true;
 
   constructor(db: DatabaseSync) {
@@ -101,33 +197,46 @@ class NodeSqliteDriver implements SqliteConnection {
     translated(() => this.#db.exec(sql));
   }
 
+  #traits(): RuntimeTraits {
+    this.#iteratorHidesErrors ??= translated(() => iteratorHidesErrors(this.#db));
+    return { iteratorHidesErrors: this.#iteratorHidesErrors };
+  }
+
   prepare(sql: string): SqliteStatement {
     const stmt = translated(() => this.#db.prepare(sql));
     const columns = (stmt.columns() as NodeColumn[]).map((c) => c.name);
-    if (columns.length === 0) return new NodeSqliteStatement(stmt, spreadRow);
+    if (columns.length === 0) return new NodeSqliteStatement(stmt, spreadRow, this.#traits());
     this.#nulUnsafe ??= translated(() => cutsTextAtNul(this.#db));
     if (this.#nulUnsafe) return this.#nulSafe(sql, stmt, columns);
     if (new Set(columns).size === columns.length && returnArrays(stmt)) {
-      return new NodeSqliteStatement(stmt, (values) => plainRow(values as SqlValue[], columns));
+      return new NodeSqliteStatement(
+        stmt,
+        (values) => plainRow(values as SqlValue[], columns),
+        this.#traits(),
+      );
     }
-    return new NodeSqliteStatement(stmt, spreadRow);
+    return new NodeSqliteStatement(stmt, spreadRow, this.#traits());
   }
 
   /** The statement wrapped so that text holding U+0000 reads back whole. */
   #nulSafe(sql: string, stmt: NodeStatement, columns: readonly string[]): SqliteStatement {
     const safeSql = nulSafeQuery(sql, columns);
-    if (safeSql === undefined) return new NodeSqliteStatement(stmt, spreadRow);
+    if (safeSql === undefined) return new NodeSqliteStatement(stmt, spreadRow, this.#traits());
     let safe: NodeStatement;
     try {
       safe = this.#db.prepare(safeSql);
     } catch {
       // Not a plain query (a PRAGMA, say): it cannot return stored text.
-      return new NodeSqliteStatement(stmt, spreadRow);
+      return new NodeSqliteStatement(stmt, spreadRow, this.#traits());
     }
     const toValues = returnArrays(safe)
       ? (row: unknown) => row as SqlValue[]
       : (row: unknown) => [...columns, NUL_MASK].map((name) => (row as SqlRow)[name]);
-    return new NodeSqliteStatement(safe, (row) => nulSafeRow(toValues(row), columns));
+    return new NodeSqliteStatement(
+      safe,
+      (row) => nulSafeRow(toValues(row), columns),
+      this.#traits(),
+    );
   }
 
   [Symbol.dispose](): void {
