@@ -180,9 +180,29 @@ describe("search", () => {
       (await runCli(["--db", path, "--json", "search", "docker", "--limit", "1000"])).out,
     );
     assert.ok(all.length > 20 && all.length < 1000);
-    const past = await runCli(["--db", path, "search", "docker", "--offset", String(all.length)]);
-    assert.equal(past.code, 0);
-    assert.equal(past.out, `No hits for "docker" past the first ${all.length} hits.\n`);
+    for (const offset of [all.length, all.length + 100, Number.MAX_SAFE_INTEGER]) {
+      const past = await runCli(["--db", path, "search", "docker", "--offset", String(offset)]);
+      assert.equal(past.code, 0);
+      // The count there is, not the offset asked for.
+      assert.equal(past.out, `No hits for "docker" past the first ${all.length} hits.\n`);
+    }
+  });
+
+  test("search --limit beyond any store's size shows every hit (it failed as an internal error)", async () => {
+    const path = v11Copy();
+    const all = JSON.parse(
+      (await runCli(["--db", path, "--json", "search", "docker", "--limit", "1000"])).out,
+    );
+    for (const query of ["docker", "数据"]) {
+      for (const sort of ["rank", "newest"]) {
+        const argv = ["--db", path, "search", query, "--sort", sort];
+        const run = await runCli([...argv, "--limit", String(Number.MAX_SAFE_INTEGER)]);
+        assert.equal(run.code, 0, run.err);
+        if (query === "docker") {
+          assert.match(run.out, new RegExp(`\\n\\(${all.length} hits\\)\\n$`));
+        }
+      }
+    }
   });
 
   test("search --session, --since and --until narrow the hits", async () => {

@@ -10,6 +10,7 @@ import { FTS_BACKFILL_PREFIX } from "../../sqlite/schema/fts_backfill.ts";
 import { NEWER_STALE_KEYS } from "../../sqlite/schema/fts_layout.ts";
 import { FTS_TABLES } from "../../sqlite/schema/schema_sql.ts";
 import type { SearchHit } from "../../core/types.ts";
+import type { SearchOptions } from "../../core/search/options.ts";
 import type { Command, Context } from "../command.ts";
 import { originOption } from "../origin.ts";
 import { formatWhen, oneLine, plural, truncate } from "../../render/format.ts";
@@ -176,6 +177,9 @@ async function noteUnindexed(
 }
 
 /** What the page shows: `3 hits`, `first 20 hits; …`, `hits 21–40; …`. */
+/** More hits than any store holds: a `--limit` above it asks for them all. */
+const ALL_HITS = 2 ** 40;
+
 function footer(count: number, offset: number, more: boolean): string {
   const range = offset === 0
     ? `${more ? "first " : ""}${plural(count, "hit")}`
@@ -216,9 +220,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const store = await ctx.openStore();
   const session = args.string("session");
   const sessionId = session === undefined ? null : await resolveSession(store, session, "search");
-  // One more than shown tells whether there are more.
   const origin = originOption(args, store);
-  const found = await store.searchMessages(query, {
+  const filters: SearchOptions = {
     ...(origin === undefined ? {} : { origin }),
     sourceFilter: sources.length > 0 ? sources : null,
     excludeSources: excluded.length > 0 ? excluded : null,
@@ -226,9 +229,14 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     sessionId,
     since,
     until,
-    limit: limit + 1,
-    offset,
     sort,
+  };
+  // One more than shown tells whether there are more; a limit past any
+  // store's size asks for all (and keeps that one within safe integers).
+  const found = await store.searchMessages(query, {
+    ...filters,
+    limit: Math.min(limit, ALL_HITS) + 1,
+    offset,
   });
   await noteUnindexed(store, ctx);
   const hits = found.slice(0, limit);
@@ -237,10 +245,18 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     return 0;
   }
   if (hits.length === 0) {
+    if (offset === 0) {
+      ctx.io.stdout(`No messages match ${JSON.stringify(query)}.\n`);
+      return 0;
+    }
+    // Past the last hit: say how many there are, as list does.
+    const before = await store.searchMessages(query, {
+      ...filters,
+      limit: Math.min(offset, ALL_HITS),
+      offset: 0,
+    });
     ctx.io.stdout(
-      offset === 0
-        ? `No messages match ${JSON.stringify(query)}.\n`
-        : `No hits for ${JSON.stringify(query)} past the first ${plural(offset, "hit")}.\n`,
+      `No hits for ${JSON.stringify(query)} past the first ${plural(before.length, "hit")}.\n`,
     );
     return 0;
   }
