@@ -5,7 +5,7 @@
  */
 import type { SessionStore } from "../../core/session_store.ts";
 import type { Command, Context } from "../command.ts";
-import { plural } from "../../render/format.ts";
+import { oneLine, plural } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { confirm } from "../prompt.ts";
@@ -13,6 +13,7 @@ import { sayNote, syncedNote } from "../origin.ts";
 import { resolveSession } from "../resolve.ts";
 import { sessionsDirFor } from "../sessions_dir.ts";
 import { CommandError } from "../usage_error.ts";
+import { visibleControls } from "../../render/transcript.ts";
 
 const USAGE = `Usage: hermes-state delete [options] ID|PREFIX|TITLE...
 
@@ -57,11 +58,14 @@ async function targets(store: SessionStore, words: readonly string[]): Promise<s
 async function question(store: SessionStore, id: string): Promise<string> {
   const session = await store.getSession(id);
   if (session === undefined) throw new CommandError(`Session '${id}' not found`);
-  const title = session.title ? ` ("${session.title}")` : "";
+  // The question must read as it is: stored text cannot move the cursor or rewrite it.
+  const title = session.title ? ` ("${visibleControls(oneLine(session.title))}")` : "";
   const children = (await store.getDescendants(id)).filter((s) => s.parent_session_id === id)
     .length;
   const kept = children > 0 ? `; its ${plural(children, "child session")} will be kept` : "";
-  return `session '${id}'${title} and its ${plural(session.message_count ?? 0, "message")}${kept}`;
+  return `session '${visibleControls(id)}'${title} and its ${
+    plural(session.message_count ?? 0, "message")
+  }${kept}`;
 }
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {

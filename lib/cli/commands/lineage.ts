@@ -34,11 +34,15 @@ function renderTree(root: LineageTreeNode, target: string, ctx: Context): string
   const { style } = ctx;
   const lines: string[] = [];
   const describe = (node: LineageTreeNode): string => {
-    const parts = [style.cyan(node.id)];
+    const parts = [style.cyan(visibleControls(node.id))];
     if (node.title) parts.push(style.bold(truncate(visibleControls(oneLine(node.title)), 40)));
-    parts.push(node.source, formatDateTime(node.started_at).slice(0, 16));
+    parts.push(visibleControls(node.source), formatDateTime(node.started_at).slice(0, 16));
     parts.push(`${node.message_count} msg`);
-    parts.push(node.ended_at === null ? style.green("open") : `ended: ${node.end_reason ?? "?"}`);
+    parts.push(
+      node.ended_at === null
+        ? style.green("open")
+        : `ended: ${visibleControls(node.end_reason ?? "?")}`,
+    );
     const label = node.relation === "root" ? "" : style.dim(`[${node.relation}] `);
     const mark = node.id === target ? style.yellow("  ◀") : "";
     return `${label}${parts.join(" · ")}${mark}`;

@@ -83,7 +83,7 @@ function renderRows(ctx: Context, sessions: readonly RichSessionRow[]): string {
     preview: visibleControls(s.preview ?? ""),
     active: relativeTime(s.last_active ?? s.started_at, now),
     source: visibleControls(s.source),
-    id: s.id,
+    id: visibleControls(s.id),
   }));
   const idWidth = widest(rows.map((r) => r.id), 2);
   const activeWidth = widest(rows.map((r) => r.active), "Last Active".length);

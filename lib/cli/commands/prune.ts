@@ -49,10 +49,10 @@ const ANNOUNCE_ABOVE = 500;
 
 function listing(candidates: readonly PruneCandidate[]): string {
   const rows = candidates.map((c) => [
-    c.id,
-    c.source,
+    visibleControls(c.id),
+    visibleControls(c.source),
     formatDate(c.started_at),
-    c.end_reason ?? "",
+    visibleControls(c.end_reason ?? ""),
     plural(c.message_count, "message"),
     truncate(visibleControls(oneLine(c.title ?? "")), 40),
   ]);

@@ -105,8 +105,8 @@ function renderHit(
   const when = formatWhen(hit.timestamp, ctx.io.now(), { minutes: true });
   const head = [
     title ? style.bold(visibleControls(title)) : undefined,
-    style.cyan(hit.session_id),
-    hit.source,
+    style.cyan(visibleControls(hit.session_id)),
+    visibleControls(hit.source),
     when,
   ].filter((part) => part !== undefined).join(" · ");
   const lines = [`${n}. ${head}`];

@@ -127,7 +127,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     out.push(...section(ctx, "By source", [
       ["source", "sessions", "messages", "input", "output", "est. cost"].map(style.dim),
       ...bySource.map((s) => [
-        s.source,
+        visibleControls(s.source),
         formatCount(s.session_count),
         formatCount(s.message_count),
         formatCount(s.total_input),
@@ -140,7 +140,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     out.push(...section(ctx, "By model", [
       ["model", "sessions", "input", "output", "est. cost"].map(style.dim),
       ...byModel.map((m) => [
-        m.model ?? "(none)",
+        visibleControls(m.model ?? "(none)"),
         formatCount(m.session_count),
         formatCount(m.total_input),
         formatCount(m.total_output),
@@ -167,7 +167,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       ctx,
       "Most tokens",
       spenders.map((s) => [
-        s.id,
+        visibleControls(s.id),
         formatCount(s.total_tokens),
         formatCost(s.estimated_cost_usd),
         truncate(visibleControls(oneLine(s.title ?? "")), 40),
