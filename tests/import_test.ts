@@ -1,6 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
+import { TitleError } from "../lib/core/errors.ts";
 import { tempDbPath } from "./_helpers.ts";
 
 async function open(): Promise<SessionDB> {
@@ -164,20 +165,54 @@ describe("importSession()", () => {
     assert.equal(row?.tool_call_count, 1);
   });
 
+  test("importSession() refuses a title another session has, as setting it would, writing nothing", async () => {
+    using db = await open();
+    db.createSession("other", "cli");
+    db.setSessionTitle("other", "Imported");
+    assert.throws(
+      () => db.importSession(structuredClone(RECORD)),
+      new TitleError("Title 'Imported' is already in use by session other"),
+    );
+    assert.equal(db.getSession("imp1"), undefined);
+    // Its own title, on a replace, is no conflict.
+    db.setSessionTitle("other", null);
+    db.importSession(structuredClone(RECORD));
+    assert.equal(db.importSession(structuredClone(RECORD), { replace: true }).outcome, "replaced");
+  });
+
   test("importSession() rejects a malformed record with a TypeError naming the field", async () => {
     using db = await open();
     const cases: [unknown, string][] = [
       [[], "the record must be a JSON object: current value is []"],
       [{ ...RECORD, id: "" }, 'id must be a non-empty string: current value is ""'],
       [{ ...RECORD, source: null }, "source must be a string: current value is null"],
-      [{ ...RECORD, started_at: "x" }, 'started_at must be a number: current value is "x"'],
+      [
+        { ...RECORD, started_at: "x" },
+        'started_at must be a time in Unix seconds: current value is "x"',
+      ],
+      [
+        { ...RECORD, started_at: 1e308 },
+        "started_at must be a time in Unix seconds: current value is 1e+308",
+      ],
+      [
+        { ...RECORD, ended_at: "later" },
+        'ended_at must be a time in Unix seconds or null: current value is "later"',
+      ],
+      [
+        { ...RECORD, input_tokens: "many" },
+        'input_tokens must be a number or null: current value is "many"',
+      ],
+      [
+        { ...RECORD, estimated_cost_usd: Number.NaN },
+        "estimated_cost_usd must be a number or null: current value is NaN",
+      ],
       [
         { ...RECORD, parent_session_id: 5 },
         "parent_session_id must be a string or null: current value is 5",
       ],
       [
         { ...RECORD, messages: [{ role: "user" }] },
-        "messages[0].timestamp must be a number: current value is missing",
+        "messages[0].timestamp must be a time in Unix seconds: current value is missing",
       ],
       [{ ...RECORD, messages: ["x"] }, 'messages[0] must be a JSON object: current value is "x"'],
     ];

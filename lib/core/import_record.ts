@@ -51,6 +51,7 @@ export interface ImportRecord {
 /** A value, short, for an error message. */
 function shortValue(value: unknown): string {
   if (value === undefined) return "missing";
+  if (typeof value === "number" && !Number.isFinite(value)) return String(value);
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 40 ? `${text.slice(0, 37)}...` : text;
 }
@@ -69,11 +70,49 @@ function isFiniteNumber(value: unknown): value is number {
   return typeof value === "number" && Number.isFinite(value);
 }
 
+/** Seconds a JavaScript `Date` can hold either side of 1970 (8.64e15 ms). */
+const LATEST_TIME = 8.64e12;
+
+function isTime(value: unknown): value is number {
+  return isFiniteNumber(value) && Math.abs(value) <= LATEST_TIME;
+}
+
+const TIME_EXPECTED = "a time in Unix seconds";
+
+/** Session columns that hold numbers (or NULL): a record's text there would read back as NaN. */
+const NUMBER_COLUMNS = [
+  "message_count",
+  "tool_call_count",
+  "input_tokens",
+  "output_tokens",
+  "cache_read_tokens",
+  "cache_write_tokens",
+  "reasoning_tokens",
+  "estimated_cost_usd",
+  "actual_cost_usd",
+  "api_call_count",
+] as const;
+
+function checkNumbers(record: Record<string, unknown>): void {
+  const ended = record.ended_at;
+  if (ended !== undefined && ended !== null && !isTime(ended)) {
+    throw invalid("ended_at", `${TIME_EXPECTED} or null`, ended);
+  }
+  for (const column of NUMBER_COLUMNS) {
+    const value = record[column];
+    if (value !== undefined && value !== null && !isFiniteNumber(value)) {
+      throw invalid(column, "a number or null", value);
+    }
+  }
+}
+
 /**
  * Checks one record of a JSONL export before anything is written: a
- * non-empty string id, a string source, a numeric start, a string (or null)
- * parent, and a list of messages that each have a string role and a numeric
- * timestamp.
+ * non-empty string id, a string source, a start in Unix seconds (within
+ * what a JavaScript `Date` holds), an end likewise or null, numbers (or
+ * null) in the counter, token and cost columns, a string (or null) parent,
+ * and a list of messages that each have a string role and a timestamp as
+ * the start.
  *
  * @param record One parsed line of an export.
  * @returns The record, typed.
@@ -84,7 +123,8 @@ export function checkImportRecord(record: unknown): ImportRecord {
   const { id, source, started_at: startedAt, messages } = record;
   if (typeof id !== "string" || id === "") throw invalid("id", "a non-empty string", id);
   if (typeof source !== "string") throw invalid("source", "a string", source);
-  if (!isFiniteNumber(startedAt)) throw invalid("started_at", "a number", startedAt);
+  if (!isTime(startedAt)) throw invalid("started_at", TIME_EXPECTED, startedAt);
+  checkNumbers(record);
   const parent = record.parent_session_id;
   if (parent !== undefined && parent !== null && typeof parent !== "string") {
     throw invalid("parent_session_id", "a string or null", parent);
@@ -95,8 +135,8 @@ export function checkImportRecord(record: unknown): ImportRecord {
     if (typeof message.role !== "string") {
       throw invalid(`messages[${index}].role`, "a string", message.role);
     }
-    if (!isFiniteNumber(message.timestamp)) {
-      throw invalid(`messages[${index}].timestamp`, "a number", message.timestamp);
+    if (!isTime(message.timestamp)) {
+      throw invalid(`messages[${index}].timestamp`, TIME_EXPECTED, message.timestamp);
     }
   });
   return { id, row: record, messages: messages as Record<string, unknown>[] };

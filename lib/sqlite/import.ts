@@ -6,6 +6,7 @@
  * @module
  */
 import type { SqlValue } from "./driver/types.ts";
+import { TitleError } from "../core/errors.ts";
 import type { Store } from "./store.ts";
 import { insertIndexedAfter } from "./fts_bulk.ts";
 import { noteIdsBelowLast } from "./message_ids.ts";
@@ -48,6 +49,17 @@ function originalIdsFree(store: Store, messages: readonly Record<string, unknown
   if (ids === undefined) return false;
   const taken = store.statement("SELECT 1 AS one FROM messages WHERE id = ?");
   return ids.every((id) => taken.get(id) === undefined);
+}
+
+/** Refuses, as setting it would, a title another session has (the unique index's raw error said less). */
+function assertTitleFree(store: Store, checked: ImportRecord): void {
+  const title = checked.row.title;
+  if (typeof title !== "string") return;
+  const other = store.statement("SELECT id FROM sessions WHERE title = ? AND id <> ?")
+    .get(title, checked.id)?.id;
+  if (other !== undefined) {
+    throw new TitleError(`Title '${title}' is already in use by session ${String(other)}`);
+  }
 }
 
 function writeSessionRow(
@@ -114,6 +126,7 @@ export function importSession(
     if (exists && !options.replace) return skip(store, checked.id, named);
     const parentPresent = named === null || named === checked.id || sessionExists(store, named);
     const parent = parentPresent ? named : null;
+    assertTitleFree(store, checked);
     if (exists) store.statement("DELETE FROM messages WHERE session_id = ?").run(checked.id);
     writeSessionRow(store, checked, parent, exists);
     writeMessages(store, checked);
