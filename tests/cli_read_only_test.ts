@@ -310,3 +310,26 @@ describe("locks", () => {
     }
   });
 });
+
+describe("a writer's leftover rollback journal", () => {
+  test("a read names the journal and the way to finish it, changing nothing", async () => {
+    const path = fixtureCopy("hermes-v11.db");
+    const crashedWriter = [
+      "import os, sqlite3, sys",
+      "c = sqlite3.connect(sys.argv[1], isolation_level=None)",
+      "c.execute('PRAGMA journal_mode=DELETE')",
+      "c.execute('PRAGMA cache_size=1')",
+      "c.execute('BEGIN')",
+      "c.execute(\"UPDATE messages SET content = content || 'x'\")",
+      "os._exit(0)",
+    ].join("\n");
+    execFileSync("python3", ["-c", crashedWriter, path]);
+    assert.ok(statSync(path + "-journal").size > 0);
+    const before = snapshot(join(path, ".."));
+    const run = await runCli(["--db", path, "list"]);
+    assert.equal(run.code, 1);
+    assert.match(run.err, /left its rollback journal \(.*state\.db-journal\)/);
+    assert.match(run.err, /doctor --fix/);
+    assert.deepEqual(snapshot(join(path, "..")), before);
+  });
+});

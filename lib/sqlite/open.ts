@@ -165,6 +165,15 @@ function explain(error: unknown, path: string, readonly: boolean): string {
   if (error instanceof SqliteError && DAMAGED.has(error.code) && readonly) {
     return `${error.message}; ${recoverHint(path)}`;
   }
+  const journal = `${sqliteFilePath(path)}-journal`;
+  if (
+    readonly && error instanceof SqliteError && error.code === SQLITE_READONLY &&
+    path !== ":memory:" && existsSync(journal)
+  ) {
+    return `a writer stopped in the middle of a transaction and left its rollback journal ` +
+      `(${journal}), which only a writable open plays back to finish it; nothing was changed. ` +
+      `Run "hermes-state --db ${path} doctor --fix" as a user who may write the file`;
+  }
   const sidecarTrouble = error instanceof SqliteError && (error.code === 8 || error.code === 14);
   if (sidecarTrouble && path !== ":memory:" && folderReadOnly(path)) {
     if (readonly && !existsSync(`${sqliteFilePath(path)}-shm`)) {
