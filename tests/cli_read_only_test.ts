@@ -233,6 +233,26 @@ describe("older files and migrate", () => {
     assert.equal(run.err, "schema 21 is newer than 11: left as it is\n");
   });
 
+  test("a write command that fails or is cancelled leaves an older file as it was", async () => {
+    const path = fixtureCopy("hermes-v6.db");
+    const id = SESSION_OF["hermes-v6.db"];
+    const before = snapshot(join(path, ".."));
+    const runs: [string[], string, number][] = [
+      [["rename", "no-such-session", "t"], "", 1],
+      [["rename", "", "t"], "", 2],
+      [["delete", id], "n\n", 1],
+      [["delete", "no-such-session"], "", 1],
+      [["prune", "--older-than", "0"], "n\n", 1],
+      [["prune", "--older-than", "100000"], "", 0],
+      [["prune", "--ghosts"], "n\n", 1],
+    ];
+    for (const [argv, stdin, code] of runs) {
+      const run = await runCli(["--db", path, ...argv], { stdin });
+      assert.equal(run.code, code, `${argv.join(" ")}: ${run.err}`);
+      assert.deepEqual(snapshot(join(path, "..")), before, `${argv.join(" ")} changed the file`);
+    }
+  });
+
   test("a write command upgrades an older file as the agent does", async () => {
     const path = fixtureCopy("hermes-v10-external.db");
     const run = await runCli(["--db", path, "rename", "legacy_s1", "renamed"]);

@@ -69,21 +69,23 @@ async function question(store: SessionStore, id: string): Promise<string> {
 }
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
-  const store = await ctx.openStore();
-  const ids = await targets(store, args.positionals);
+  // Found and asked about by a read: a cancelled delete leaves an older file un-upgraded.
+  const reader = await ctx.openStore({ access: "read" });
+  const ids = await targets(reader, args.positionals);
   // Said before the question: a synced session deleted here comes back from its file.
-  sayNote(ctx, await syncedNote(store, ids, "delete"));
+  sayNote(ctx, await syncedNote(reader, ids, "delete"));
   if (!args.flag("yes")) {
     const what = ids.length === 1
-      ? await question(store, ids[0])
+      ? await question(reader, ids[0])
       : `${ids.length} sessions:\n${
-        (await Promise.all(ids.map((id) => question(store, id)))).map((q) => `  ${q}`).join("\n")
+        (await Promise.all(ids.map((id) => question(reader, id)))).map((q) => `  ${q}`).join("\n")
       }\n`;
     if (!(await confirm(ctx.io, `Delete ${what}? [y/N] `))) {
       ctx.io.stderr("Cancelled.\n");
       return 1;
     }
   }
+  const store = await ctx.openStore();
   const sessionsDir = sessionsDirFor(store.target) ?? null;
   const deleted: string[] = [];
   for (const id of ids) {

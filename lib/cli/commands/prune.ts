@@ -96,10 +96,11 @@ async function pruneGhosts(args: ParsedArgs, ctx: Context): Promise<number> {
     }
   }
   const dryRun = args.flag("dry-run");
-  // A dry run only reads: it opens the file as `list` does and never upgrades it.
-  const store = await ctx.openStore(dryRun ? { access: "read" } : {});
-  const candidates = await store.pruneCandidates({ ghosts: true });
-  const note = await syncedNote(store, candidates.map((c) => c.id), "prune");
+  // Found and asked about by a read, as `list` reads: a dry run or a cancelled
+  // prune never upgrades an older file.
+  const reader = await ctx.openStore({ access: "read" });
+  const candidates = await reader.pruneCandidates({ ghosts: true });
+  const note = await syncedNote(reader, candidates.map((c) => c.id), "prune");
   if (dryRun) return printDryRun(ctx, candidates, GHOSTS, note);
   sayNote(ctx, note);
   if (!args.flag("yes")) {
@@ -110,6 +111,7 @@ async function pruneGhosts(args: ParsedArgs, ctx: Context): Promise<number> {
       return 1;
     }
   }
+  const store = await ctx.openStore();
   const pruned = await store.pruneEmptyGhostSessions({
     sessionsDir: sessionsDirFor(store.target) ?? null,
   });
@@ -123,13 +125,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const days = integerOption(args, "older-than", { fallback: 90, command: "prune" });
   const source = args.string("source") || null;
   const dryRun = args.flag("dry-run");
-  const store = await ctx.openStore(dryRun ? { access: "read" } : {});
-  const candidates = await store.pruneCandidates({ olderThanDays: days, source });
+  const reader = await ctx.openStore({ access: "read" });
+  const candidates = await reader.pruneCandidates({ olderThanDays: days, source });
   const scope = `ended sessions older than ${plural(days, "day")}${
     source ? ` from '${source}'` : ""
   }`;
   // A synced session pruned here comes back from its file: said before the question.
-  const note = await syncedNote(store, candidates.map((c) => c.id), "prune");
+  const note = await syncedNote(reader, candidates.map((c) => c.id), "prune");
   if (dryRun) return printDryRun(ctx, candidates, scope, note);
   sayNote(ctx, note);
   if (candidates.length === 0) {
@@ -147,6 +149,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       return 1;
     }
   }
+  const store = await ctx.openStore();
   const announce = ctx.io.stderrIsTerminal && candidates.length > ANNOUNCE_ABOVE;
   if (announce) ctx.io.stderr(`Pruning ${sessions(candidates.length)}…`);
   const pruned = await store.pruneSessions({

@@ -46,9 +46,11 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       { command: "rename" },
     );
   }
+  // Found by a read: a session that is not there leaves an older file un-upgraded.
+  const reader = await ctx.openStore({ access: "read" });
+  const id = await resolveSession(reader, target, "rename");
+  sayNote(ctx, await syncedNote(reader, [id], "rename"));
   const store = await ctx.openStore();
-  const id = await resolveSession(store, target, "rename");
-  sayNote(ctx, await syncedNote(store, [id], "rename"));
   if (!await store.setSessionTitle(id, clear ? null : title)) {
     throw new CommandError(`Session '${id}' not found`);
   }
