@@ -45,6 +45,15 @@ describe("export", () => {
     assert.ok(!run.out.includes("\\u6570"), "数 is not escaped");
   });
 
+  test("export with an empty output argument is a usage error (exit 2)", async () => {
+    const path = v11Copy();
+    for (const output of ["", " "]) {
+      const run = await runCli(["--db", path, "export", output]);
+      assert.equal(run.code, 2);
+      assert.match(run.err, /the output argument is empty/);
+    }
+  });
+
   test("export FILE writes the file whole and reports it", async () => {
     const path = v11Copy();
     const out = join(tempDir(), "backup.jsonl");

@@ -81,7 +81,7 @@ export function timeOption(
   if (value === undefined) {
     throw new UsageError(
       `--${name} must be a date (2026-04-20), a date and time (2026-04-20 09:30), ` +
-        `an age (30m, 12h, 7d, 2w, 6mo, 1y) or Unix seconds, got "${text}"`,
+        `an age (30m, 12h, 7d, 2w, 6mo, 1y) or Unix seconds (9 digits or more), got "${text}"`,
       { command: options.command },
     );
   }

@@ -162,6 +162,14 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     command: "export",
   });
   const output = args.positionals[0] ?? "-";
+  if (output.trim() === "") {
+    throw new UsageError(
+      `the output argument is empty (${
+        JSON.stringify(output)
+      }): give a file, or - for standard output`,
+      { command: "export" },
+    );
+  }
   const wanted = args.string("session-id");
   const filter = ["source", "origin", "since", "until"].find((name) => args.has(name));
   if (wanted !== undefined && filter !== undefined) {
