@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { ReadonlyError } from "../lib/core/errors.ts";
 import { SqliteError } from "../lib/sqlite/driver/sqlite_error.ts";
+import { runtimeName } from "../lib/sqlite/driver/load.ts";
 import { parsePythonFloat, pythonFloatRepr } from "../lib/core/python_float.ts";
 import { copyFixture, expected, tempDir } from "./_helpers.ts";
 import { dbWith, rawAll, type RawMessage, rawRun, type RawSession } from "./_raw_rows.ts";
@@ -301,7 +302,10 @@ test("maybeAutoPruneAndVacuum() honours retentionDays, minIntervalHours and vacu
   });
 });
 
-test("maybeAutoPruneAndVacuum() ignores a VACUUM that cannot run and still writes the marker", async () => {
+test("maybeAutoPruneAndVacuum() ignores a VACUUM that cannot run and still writes the marker", {
+  // Deno's iterator hides errors, so the driver reads the rows whole there: no read stays open.
+  skip: runtimeName() === "deno" && "no unfinished read can be held on Deno (Bun and Node run it)",
+}, async () => {
   using db = await fixtureAt(NOW);
   const exporting = db.iterateExport(); // an unfinished read: SQLite refuses VACUUM meanwhile
   exporting.next();

@@ -9,7 +9,7 @@ import type { SessionStore } from "../core/session_store.ts";
 import { isPostgresTarget } from "../open_store.ts";
 import { formatBytes } from "../render/format.ts";
 import { CommandError } from "./usage_error.ts";
-import { sqliteFilePath } from "../sqlite/real_path.ts";
+import { sqliteFilePath } from "../files/real_path.ts";
 
 /** Byte sizes; a missing companion counts 0. */
 export interface FileSizes {

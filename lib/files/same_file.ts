@@ -7,7 +7,7 @@
  */
 import { statSync } from "node:fs";
 import { resolve } from "node:path";
-import { sqliteFilePath } from "../sqlite/real_path.ts";
+import { sqliteFilePath } from "./real_path.ts";
 
 /**
  * The files SQLite keeps for a database: the file, its WAL, its shared

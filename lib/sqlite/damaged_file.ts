@@ -21,7 +21,7 @@ import { statSync } from "node:fs";
 import type { SqliteDriver } from "./driver/types.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { OpenError } from "../core/errors.ts";
-import { sqliteFilePath } from "./real_path.ts";
+import { sqliteFilePath } from "../files/real_path.ts";
 
 /** SQLITE_CORRUPT and SQLITE_NOTADB: the file is damaged, or not SQLite at all. */
 const DAMAGED_CODES = new Set([11, 26]);

@@ -11,7 +11,7 @@ import { statSync } from "node:fs";
 import process from "node:process";
 import type { SqliteDriver } from "./driver/types.ts";
 import { loadDriver } from "./driver/load.ts";
-import { sqliteFilePath } from "./real_path.ts";
+import { sqliteFilePath } from "../files/real_path.ts";
 
 /** The first SQLite without the WAL-reset corruption bug. */
 export const SAFE_SQLITE_VERSION = "3.51.3";

@@ -23,7 +23,7 @@ import { SqliteError } from "./driver/sqlite_error.ts";
 import { NotStateDbError, OpenError } from "../core/errors.ts";
 import { chooseReadAccess, driverOptionsFor, type ReadAccess } from "./read_access.ts";
 import { assertNotDamaged, recoverHint } from "./damaged_file.ts";
-import { sqliteFilePath } from "./real_path.ts";
+import { sqliteFilePath } from "../files/real_path.ts";
 import { diskFullReason, isDiskFull } from "./disk_space.ts";
 import { durabilityPragmas, JOURNAL_SIZE_LIMIT } from "./durability.ts";
 import { currentSchemaVersion, migrate, type MigrationReport } from "./schema/migrate.ts";

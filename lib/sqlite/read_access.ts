@@ -13,7 +13,7 @@ import { accessSync, constants, lstatSync } from "node:fs";
 import { dirname } from "node:path";
 import process from "node:process";
 import type { SqliteDriverOptions } from "./driver/types.ts";
-import { sqliteFilePath } from "./real_path.ts";
+import { sqliteFilePath } from "../files/real_path.ts";
 
 /**
  * How a read-only open reaches the file:
