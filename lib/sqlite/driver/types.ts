@@ -30,7 +30,11 @@ export interface SqliteStatement {
   get(...params: readonly SqlValue[]): SqlRow | undefined;
   /** Every row. */
   all(...params: readonly SqlValue[]): SqlRow[];
-  /** Rows one at a time, so a large result never sits in memory whole. */
+  /**
+   * Rows one at a time, so a large result never sits in memory whole; an
+   * error met on the way is thrown. (On Deno, whose `node:sqlite` iterator
+   * ends quietly on an error, the rows are read whole first.)
+   */
   iterate(...params: readonly SqlValue[]): IterableIterator<SqlRow>;
 }
 
