@@ -13,9 +13,9 @@ import { parseSince, USAGE_GROUPINGS, type UsageGrouping } from "../core/usage.t
 import { checkTimeZone } from "../core/time_zone.ts";
 import { EXPORT_MEDIA_TYPES, type ExportFormat, exportStream } from "./export_stream.ts";
 import { lineageTree } from "./lineage_tree.ts";
-import { markWords } from "../render/highlight.ts";
-import { displaySnippet } from "../render/excerpt.ts";
+import { snippetParts } from "./snippet_parts.ts";
 import { unmarkedWords } from "../core/search/plan.ts";
+import { leadingNotProblem } from "../core/search/leading_not.ts";
 import { liveEvents } from "./live.ts";
 import { HttpError, json, withSecurityHeaders } from "./respond.ts";
 import { isShownInTranscript, newestMessageId } from "../core/message_row.ts";
@@ -170,6 +170,12 @@ async function origins(api: ApiRequest): Promise<Response> {
   return json({ origins: await syncedStore(api.store)?.syncOrigins() ?? [] });
 }
 
+/** Refuses a query that starts with NOT, as the CLI does: FTS5 would find the very word. */
+function checkQuery(query: string): void {
+  const problem = leadingNotProblem(query);
+  if (problem !== null) throw new HttpError(400, problem);
+}
+
 async function search(api: ApiRequest): Promise<Response> {
   const { url } = api;
   const query = url.searchParams.get("q") ?? "";
@@ -183,6 +189,7 @@ async function search(api: ApiRequest): Promise<Response> {
   const offset = intParam(url, "offset", 0, 10_000);
   const source = textParam(url, "source");
   if (query.trim() === "") return json({ query, hits: [], limit, offset, more: false });
+  checkQuery(query);
   const hits = await api.search(query, {
     ...originParam(api),
     limit: limit + 1,
@@ -196,15 +203,22 @@ async function search(api: ApiRequest): Promise<Response> {
     }
   }
   // Substring matches (CJK, emoji) come unmarked, cut from their message as they are: mark
-  // them, and their cut ends, as the CLI does.
+  // them, and their cut ends, as the CLI does. The page reads `snippet_parts` (text, match,
+  // text…): `snippet`'s markers cannot be told from a `>>>` in the message.
   const words = unmarkedWords(query);
   return json({
     query,
-    hits: hits.slice(0, limit).map((hit) => ({
-      ...hit,
-      snippet: hit.snippet === null ? null : markWords(displaySnippet(hit)!, words),
-      title: titles.get(hit.session_id) ?? null,
-    })),
+    hits: hits.slice(0, limit).map((hit) => {
+      const parts = snippetParts(hit, words);
+      return {
+        ...hit,
+        snippet: parts === null
+          ? null
+          : parts.map((part, i) => i % 2 === 1 ? `>>>${part}<<<` : part).join(""),
+        snippet_parts: parts,
+        title: titles.get(hit.session_id) ?? null,
+      };
+    }),
     limit,
     offset,
     more: hits.length > limit,
@@ -298,6 +312,13 @@ async function usage(api: ApiRequest): Promise<Response> {
   return json({ by, since, source, time_zone: timeZone, ...origin, rows });
 }
 
+async function* withoutSource(
+  records: AsyncIterable<SessionExport>,
+  source: string,
+): AsyncIterable<SessionExport> {
+  for await (const record of records) if (record.source !== source) yield record;
+}
+
 async function exportDownload(api: ApiRequest): Promise<Response> {
   const format = (api.url.searchParams.get("format") ?? "jsonl") as ExportFormat;
   if (!Object.hasOwn(EXPORT_MEDIA_TYPES, format)) {
@@ -320,12 +341,14 @@ async function exportDownload(api: ApiRequest): Promise<Response> {
   } else {
     const origin = originParam(api);
     // What the listing's filters select: source, origin, start range (children included).
-    records = api.store.iterateExport({
+    const all = api.store.iterateExport({
       source,
       startedAfter: timeParam(api.url, "from", api.now),
       startedBefore: timeParam(api.url, "to", api.now),
       ...origin,
     });
+    // Without a source the listing leaves out the `tool` sessions (subagents' own): so does this.
+    records = source === null ? withoutSource(all, "tool") : all;
     const parts = [origin.origin, source].filter((part) => part !== undefined && part !== null);
     name = ["sessions", ...parts].join("-").replace(/[^\w.-]/g, "_");
     title = `hermes-state export${parts.length > 0 ? ` (${parts.join(", ")})` : ""}`;
@@ -415,6 +438,20 @@ export async function handleApi(api: ApiRequest): Promise<Response> {
   const path = api.url.pathname;
   const method = api.request.method;
   const session = /^\/api\/sessions\/([^/]+)(\/title)?$/.exec(path);
+  // The same routes with the id in the query (`/api/session?id=…`): a URL's path cannot hold
+  // the ids "." and "..", which even as %2e are steps up the path.
+  const byQuery = /^\/api\/session(\/title)?$/.exec(path);
+  if (byQuery !== null) {
+    const id = api.url.searchParams.get("id") ?? "";
+    if (id === "" || id.length > 300) {
+      throw new HttpError(400, `id must be 1 to 300 characters: current value is ${id.length}`);
+    }
+    if ((method === "GET" || method === "HEAD") && byQuery[1] === undefined) {
+      return await transcript(api, id);
+    }
+    if (method === "PUT" && byQuery[1] === "/title") return await rename(api, id);
+    if (method === "DELETE" && byQuery[1] === undefined) return await remove(api, id);
+  }
   if (method === "GET" || method === "HEAD") {
     if (path === "/api/config") {
       return json({

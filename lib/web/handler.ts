@@ -23,6 +23,7 @@ import {
   sameSecret,
   TOKEN_COOKIE,
 } from "./security.ts";
+import { tokenPage } from "./token_page.ts";
 
 /** Options of {@linkcode createHandler}. */
 export interface HandlerOptions {
@@ -60,7 +61,7 @@ export interface HandlerOptions {
 }
 
 /** The read routes whose answers depend only on the URL and the store's data. */
-const CACHED = /^\/api\/(sessions(\/[^/]+)?|search|sources|origins|usage)$/;
+const CACHED = /^\/api\/(sessions(\/[^/]+)?|session|search|sources|origins|usage)$/;
 
 /** A request handler. */
 export type Handler = (request: Request) => Promise<Response>;
@@ -70,6 +71,12 @@ function unauthorized(): Response {
     401,
     "Unauthorized: open the URL with ?token=… that `hermes-state serve` printed",
   );
+}
+
+/** A Host header of a name or an address, and a port (1 to 65535) or none. */
+function validHost(header: string): boolean {
+  const match = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::(\d{1,5}))?$/.exec(header.trim());
+  return match !== null && (match[1] === undefined || Number(match[1]) <= 65535);
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
@@ -152,8 +159,21 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
 
   return async (request: Request): Promise<Response> => {
     try {
-      const url = new URL(request.url);
+      let url: URL;
+      try {
+        url = new URL(request.url);
+      } catch {
+        return jsonError(400, `Bad request: the URL is not valid: current value is ${request.url}`);
+      }
       const hostHeader = request.headers.get("host") ?? url.host;
+      if (!validHost(hostHeader)) {
+        return jsonError(
+          400,
+          `Bad request: the Host header is not a host and port: current value is ${
+            JSON.stringify(hostHeader)
+          }`,
+        );
+      }
       if (!allowedHost(hostHeader, policy) || !allowedHost(url.host, policy)) {
         return jsonError(
           403,
@@ -165,13 +185,8 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
         if (offered !== null) {
           if (!sameSecret(offered, token)) return unauthorized();
           url.searchParams.delete("token");
-          const secure = url.protocol === "https:" ? "; Secure" : "";
-          return new Response(null, {
-            status: 303,
-            headers: withSecurityHeaders({
-              location: `${url.pathname}${url.search}`,
-              "set-cookie": `${TOKEN_COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/${secure}`,
-            }),
+          return await tokenPage(`${url.pathname}${url.search}`, token, {
+            secure: url.protocol === "https:",
           });
         }
         const cookie = cookieValue(request.headers.get("cookie"), TOKEN_COOKIE);

@@ -340,7 +340,8 @@ describe("session browser", { skip }, () => {
     } finally {
       db.close();
     }
-    const page = await open("#/?from=2026-06-02&to=2026-06-03", { timeZone: "Asia/Shanghai" });
+    // From and To the same day: that whole day ("To" takes in the day picked).
+    const page = await open("#/?from=2026-06-02&to=2026-06-02", { timeZone: "Asia/Shanghai" });
     const rows = await page.$$eval(
       "#rows li",
       (items: Element[]) => items.map((li) => (li as HTMLElement).innerText),
@@ -475,6 +476,142 @@ describe("session browser", { skip }, () => {
     assert.doesNotMatch(await messagesText(), /live result text|check the containers/);
     assert.equal(await probe(), undefined, "a rewrite draws the transcript again");
     await close(page);
+  });
+});
+
+/** Adds a session with `contents` as its user messages, through the Python-compatible writer. */
+async function addSession(id: string, contents: string[]): Promise<void> {
+  const db = await SessionDB.open({ path });
+  try {
+    db.createSession(id, "cli");
+    for (const content of contents) db.appendMessage(id, { role: "user", content });
+  } finally {
+    db.close();
+  }
+}
+
+describe("answers the page gets right", { skip }, () => {
+  test("a query that starts with NOT shows the CLI's usage error instead of the word's hits", async () => {
+    const page = await open("#/search?q=NOT%20docker");
+    const alert = await text(page, "[role=alert]");
+    assert.match(alert, /a query cannot start with NOT/);
+    assert.equal(await page.$$eval(".hit", (hits: Element[]) => hits.length), 0);
+    await close(page);
+  });
+
+  test("a message holding >>> and <<< itself is highlighted only where the search matched", async () => {
+    await addSession("20260503_000000_repl", [
+      "In the REPL: >>> import kraken then tr a-z A-Z <<< kraken done",
+    ]);
+    const page = await open("#/search?q=kraken");
+    const snippet = await page.$eval(".hit .snippet", (node: Element) => ({
+      text: node.textContent,
+      marks: Array.from(node.querySelectorAll("mark"), (m) => m.textContent),
+    }));
+    assert.deepEqual(snippet.marks, ["kraken", "kraken"]);
+    assert.match(snippet.text!, /^In the REPL: >>> import kraken then tr a-z A-Z <<< kraken done/);
+    await close(page);
+  });
+
+  test("a search with more hits than a page shows them on asking for More results", async () => {
+    await addSession(
+      "20260504_000000_many",
+      Array.from({ length: 45 }, (_, i) => `zebrafish observation number ${i}`),
+    );
+    const page = await open("#/search?q=zebrafish");
+    const count = () => page.$$eval(".hit", (hits: Element[]) => hits.length);
+    assert.equal(await count(), 30);
+    assert.match(await text(page, "#hit-count"), /^30\+$/);
+    await redrawn(page, () => page.click("#more-hits"));
+    assert.equal(await count(), 45);
+    assert.equal(await text(page, "#hit-count"), "45");
+    assert.equal(await page.$eval("#more-hits", (b: Element) => (b as HTMLElement).hidden), true);
+    await close(page);
+  });
+
+  test("a deep link with a malformed session id shows an error, not a blank page", async () => {
+    const page = await open("#/s/%E0%A4");
+    assert.match(await text(page, "[role=alert]"), /not valid URL encoding/);
+    await close(page);
+  });
+
+  test("the sessions named . and .. open (their ids go in the API's query, not its path)", async () => {
+    await addSession("..", ["the session named two dots"]);
+    const page = await open("#/s/..");
+    assert.equal(await text(page, "#session-title"), "..");
+    assert.match(await text(page, "#messages"), /the session named two dots/);
+    await close(page);
+  });
+
+  test("the pager says where it is: nothing when nothing matches, a way back past the end", async () => {
+    const none = await open("#/?source=no-such-source");
+    assert.equal(await text(none, "#pager-where"), "");
+    await close(none);
+    const far = await open("#/?offset=1000000");
+    assert.match(await text(far, "#pager-where"), /^Nothing past row 1,000,000$/);
+    const back = await far.$eval(".pager button", (b: Element) => ({
+      text: b.textContent,
+      disabled: (b as HTMLButtonElement).disabled,
+    }));
+    assert.deepEqual(back, { text: "← First page", disabled: false });
+    await redrawn(far, () => far.click(".pager button"));
+    assert.equal(await far.evaluate(() => location.hash), "#/");
+    assert.match(await text(far, "#pager-where"), /^1–\d+$/);
+    await close(far);
+  });
+
+  test("the usage view keeps its time axis for a grouping the selector does not offer, with round ticks", async () => {
+    const page = await open("#/usage?by=model&since=all");
+    const captions = await page.$$eval(
+      "figcaption",
+      (nodes: Element[]) => nodes.map((n) => n.textContent),
+    );
+    assert.equal(captions.filter((c: string) => c === "Tokens per model").length, 1);
+    assert.ok(captions.includes("Tokens per day"), captions.join());
+    assert.equal(
+      await page.$eval("select[name=by]", (s: Element) => (s as HTMLSelectElement).value),
+      "day",
+    );
+    const ticks = await page.$$eval(
+      "#usage-time figure:first-child text[text-anchor=end]",
+      (nodes: Element[]) => nodes.map((n) => n.textContent),
+    );
+    assert.equal(ticks.length, 5);
+    for (const tick of ticks) assert.doesNotMatch(tick!, /\.\d/, ticks.join(" "));
+    await close(page);
+  });
+
+  test("Esc on a deep link opened fresh goes to the listing, not out of the page", async () => {
+    const page = await open(`#/s/${V11.kitchenSink}`);
+    await redrawn(page, () => page.keyboard.press("Escape"));
+    assert.equal(await page.evaluate(() => location.hash), "#/");
+    assert.match(page.url(), new RegExp(`^${served.origin}/`));
+    await close(page);
+  });
+
+  test("eight tabs of one server all load, and live updates reach a tab without its own stream", async () => {
+    const tabs: Page[] = [];
+    for (let i = 0; i < 8; i++) tabs.push(await open("#/"));
+    const last = tabs[7];
+    await last.waitForFunction(() => document.getElementById("live")!.classList.contains("on"));
+    await addSession("20260505_000000_shared", ["shared stream"]);
+    await last.waitForFunction(
+      () => document.getElementById("app")!.innerText.includes("shared stream"),
+      { timeout: 10_000 },
+    );
+    // The tab that read the stream goes: another takes it over.
+    await close(tabs[0]);
+    const db = await SessionDB.open({ path });
+    try {
+      db.setSessionTitle("20260505_000000_shared", "Handed over");
+    } finally {
+      db.close();
+    }
+    await last.waitForFunction(
+      () => document.getElementById("app")!.innerText.includes("Handed over"),
+      { timeout: 10_000 },
+    );
+    for (const tab of tabs.slice(1)) await close(tab);
   });
 });
 
@@ -667,6 +804,25 @@ describe("guards in the browser", { skip }, () => {
       assert.equal(foreign.status(), 403);
     } finally {
       await rebinding.close();
+      await guarded.close();
+    }
+  });
+
+  test("the token link followed from another site opens the page (the Strict cookie goes on the next, same-site, request)", async () => {
+    const guarded = await serve(path, { host: "0.0.0.0", token: "cross-site-token" });
+    const fresh = await launchBrowser();
+    try {
+      const page = await fresh.newPage();
+      const link = `${guarded.origin}/?token=cross-site-token#/usage`;
+      // A page of another site (an opaque origin) with the link, as a chat or a mail shows it.
+      await page.goto(`data:text/html,${encodeURIComponent(`<a id="l" href="${link}">open</a>`)}`);
+      await Promise.all([page.waitForNavigation(), page.click("#l")]);
+      await page.waitForSelector("body[data-ready]", { timeout: 10_000 });
+      assert.equal(new URL(page.url()).search, "", "the token leaves the address bar");
+      assert.equal(new URL(page.url()).hash, "#/usage", "the deep link is kept");
+      assert.match(await text(page), /Tokens per day/);
+    } finally {
+      await fresh.close();
       await guarded.close();
     }
   });

@@ -7,7 +7,7 @@ import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import { createHandler, type Handler, type HandlerOptions } from "../../lib/web/handler.ts";
 import { V11 } from "../_cli_io.ts";
-import { copyFixture, rawOpen } from "../_helpers.ts";
+import { copyFixture, rawOpen, tempDbPath } from "../_helpers.ts";
 import { HOSTILE_ID, hostileDb } from "./_served.ts";
 import { parseSince } from "../../lib/core/usage.ts";
 
@@ -100,6 +100,17 @@ describe("guards", () => {
     assert.equal((await get("http://localhost:8787/api/config")).status, 200);
   });
 
+  test("createHandler() answers 400 to a Host header that is not a host and port", async () => {
+    for (const host of ["a b", "%", "127.0.0.1:99999", "127.0.0.1:abc", "[::1", "127.0.0.1:"]) {
+      const response = await get("/api/config", { headers: { host } });
+      assert.equal(response.status, 400, host);
+      assert.match((await response.json()).error.message, /Host header/);
+    }
+    for (const host of ["127.0.0.1:8787", "localhost", "[::1]:8787"]) {
+      assert.equal((await get("/api/config", { headers: { host } })).status, 200, host);
+    }
+  });
+
   test("createHandler() accepts the --public-url host", async () => {
     const h = handlerFor({ publicUrl: "https://state.example.org/" });
     const response = await get("http://state.example.org/api/config", {}, h);
@@ -121,9 +132,23 @@ describe("guards", () => {
       (await get(`${base}/`, { headers: { cookie: "hermes_state_token=wrong" } }, h)).status,
       401,
     );
-    const exchange = await get(`${base}/?token=s3cret-token#/usage`, {}, h);
-    assert.equal(exchange.status, 303);
-    assert.equal(exchange.headers.get("location"), "/");
+    // A page of this origin goes on (a redirect would carry another site's navigation, which
+    // does not send the SameSite=Strict cookie).
+    const exchange = await get(`${base}/?token=s3cret-token&x=1#/usage`, {}, h);
+    assert.equal(exchange.status, 200);
+    const page = await exchange.text();
+    assert.match(page, /<a id="go" href="\/\?x=1">/);
+    assert.match(page, /http-equiv="refresh" content="0; url=\/\?x=1"/);
+    assert.doesNotMatch(page, /s3cret/, "the token is not in the page");
+    const doubled = await (await get(`${base}//evil.example/?token=s3cret-token`, {}, h)).text();
+    assert.match(doubled, /<a id="go" href="\/evil\.example\/">/, "never another server's address");
+    const script = /<script>([^<]*)<\/script>/.exec(page)![1];
+    const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(script));
+    const hash = btoa(String.fromCharCode(...new Uint8Array(digest)));
+    assert.match(
+      exchange.headers.get("content-security-policy")!,
+      new RegExp(`script-src 'sha256-${hash.replace(/[+/]/g, "\\$&")}'`),
+    );
     const cookie = exchange.headers.get("set-cookie")!;
     assert.match(cookie, /hermes_state_token=s3cret-token/);
     assert.match(cookie, /HttpOnly/);
@@ -242,6 +267,41 @@ describe("API", () => {
     );
   });
 
+  test("GET /api/search refuses a query that starts with NOT, as the CLI does", async () => {
+    for (const q of ["NOT docker", "  not docker", "NOT"]) {
+      const response = await getJson(`/api/search?q=${encodeURIComponent(q)}`);
+      assert.equal(response.status, 400, q);
+      assert.match(response.body.error.message, /^a query cannot start with NOT/);
+      assert.match(response.body.error.message, /"docker NOT compose"/);
+    }
+    const fine = await getJson(`/api/search?q=${encodeURIComponent("docker NOT compose")}`);
+    assert.equal(fine.status, 200);
+  });
+
+  test("GET /api/search sends snippet_parts where the message's own >>> and <<< stay text", async () => {
+    await using own = await openStore(tempDbPath());
+    await own.createSession("repl", "cli");
+    await own.appendMessages("repl", [
+      { role: "user", content: "In the REPL: >>> import kraken then tr a-z A-Z <<< kraken done" },
+      { role: "user", content: "glued >>>kraken<<< and kraken<<< too" },
+    ]);
+    const h = handlerFor({}, own);
+    const { status, body } = await getJson("/api/search?q=kraken", h);
+    assert.equal(status, 200);
+    // (The index's text ends with the tool name and calls, empty here: trailing spaces.)
+    const parts = body.hits.map((hit: { snippet_parts: string[] }) =>
+      hit.snippet_parts.map((part) => part.trimEnd())
+    );
+    assert.deepEqual(
+      parts.find((p: string[]) => p.join("").startsWith("In the REPL")),
+      ["In the REPL: >>> import", "kraken", " then tr a-z A-Z <<<", "kraken", " done"],
+    );
+    assert.deepEqual(
+      parts.find((p: string[]) => p.join("").startsWith("glued")),
+      ["glued >>>", "kraken", "<<< and", "kraken", "<<< too"],
+    );
+  });
+
   test("GET /api/search never fails on hostile text and bounds the query length", async () => {
     for (const q of ['"unbalanced (', "NEAR(", "*", "AND", "\u0000", "<script>", "🚀", " "]) {
       const response = await getJson(`/api/search?q=${encodeURIComponent(q)}`);
@@ -318,6 +378,38 @@ describe("API", () => {
     );
   });
 
+  test("GET /api/session?id= opens the sessions a path cannot name (. and ..), and writes take it too", async () => {
+    await using own = await openStore(tempDbPath());
+    await own.createSession(".", "cli");
+    await own.createSession("..", "cli");
+    await own.appendMessages("..", [{ role: "user", content: "up one" }]);
+    const h = handlerFor({ allowWrites: true }, own);
+    const dot = await getJson("/api/session?id=.", h);
+    assert.equal(dot.status, 200);
+    assert.equal(dot.body.session.id, ".");
+    const up = await getJson("/api/session?id=..", h);
+    assert.equal(up.body.session.id, "..");
+    assert.equal(up.body.messages[0].content, "up one");
+    assert.equal((await getJson("/api/session?id=", h)).status, 400);
+    assert.equal((await getJson("/api/session?id=nope", h)).status, 404);
+    const csrf = (await getJson("/api/config", h)).body.csrf;
+    const headers = { "content-type": "application/json", "x-hermes-csrf": csrf };
+    const renamed = await get("/api/session/title?id=..", {
+      method: "PUT",
+      headers,
+      body: JSON.stringify({ title: "Parent folder" }),
+    }, h);
+    assert.equal(renamed.status, 200);
+    assert.equal(await own.getSessionTitle(".."), "Parent folder");
+    const deleted = await get("/api/session?id=.", {
+      method: "DELETE",
+      headers,
+      body: JSON.stringify({ confirm: "." }),
+    }, h);
+    assert.equal(deleted.status, 200);
+    assert.equal(await own.getSession("."), undefined);
+  });
+
   test("GET /api/sessions/:id answers 404 JSON for an unknown id", async () => {
     const { status, body } = await getJson("/api/sessions/nope%2F..%2Fx");
     assert.equal(status, 404);
@@ -372,6 +464,23 @@ describe("API", () => {
     assert.doesNotMatch(html, /src="https:/);
   });
 
+  test("GET /api/export without a source leaves out the tool sessions, as the listing does", async () => {
+    await using own = await openStore(tempDbPath());
+    await own.createSession("s_cli", "cli");
+    await own.createSession("s_tool", "tool");
+    const h = handlerFor({}, own);
+    const listed = (await getJson("/api/sessions", h)).body.sessions.map((s: { id: string }) =>
+      s.id
+    );
+    const exported = (await (await get("/api/export?format=jsonl", {}, h)).text())
+      .trim().split("\n").map((line) => JSON.parse(line).id);
+    assert.deepEqual(exported, listed);
+    assert.deepEqual(exported, ["s_cli"]);
+    const tools = (await (await get("/api/export?format=jsonl&source=tool", {}, h)).text())
+      .trim().split("\n").map((line) => JSON.parse(line).id);
+    assert.deepEqual(tools, ["s_tool"]);
+  });
+
   test("GET /api/export writes JSON Lines and Markdown, and refuses an unknown format", async () => {
     const jsonl = await (await get("/api/export?format=jsonl&source=telegram")).text();
     const lines = jsonl.trim().split("\n").map((line) => JSON.parse(line));
@@ -380,10 +489,11 @@ describe("API", () => {
     const md = await (await get(`/api/export?format=md&session=${V11.compressionTip}`)).text();
     assert.match(md, /^# my project #3/);
     assert.equal((await get("/api/export?format=pdf")).status, 400);
-    // The listing's date filters select too.
+    // The listing's date filters select too (and, as the listing, no tool session).
     const all = await store.exportAll();
     const [from, to] = [parseSince("2026-04-21", 0), parseSince("2026-04-23", 0)];
-    const wanted = all.filter((s) => s.started_at >= from && s.started_at < to).map((s) => s.id);
+    const wanted = all.filter((s) => s.started_at >= from && s.started_at < to)
+      .filter((s) => s.source !== "tool").map((s) => s.id);
     assert.ok(wanted.length > 2 && wanted.length < all.length - 2);
     const ranged = await (await get("/api/export?format=jsonl&from=2026-04-21&to=2026-04-23"))
       .text();

@@ -9,10 +9,31 @@ import process from "node:process";
 import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
+import { connect } from "node:net";
 import { ROOT } from "../_helpers.ts";
 import { V11, v11Copy } from "../_cli_io.ts";
 
 const CLI = join(ROOT, "cli.ts");
+
+/** The status of a GET / sent by hand over a socket, with `host` as its Host header. */
+function rawStatus(base: URL, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(base.port), "127.0.0.1", () => {
+      socket.write(`GET / HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+    });
+    let head = "";
+    socket.setEncoding("utf8").on("data", (chunk: string) => {
+      head += chunk;
+      const status = /^HTTP\/1\.1 (\d{3})/.exec(head);
+      if (status) {
+        socket.destroy();
+        resolve(Number(status[1]));
+      }
+    });
+    socket.on("error", reject);
+    socket.on("end", () => reject(new Error(`no status line: ${JSON.stringify(head)}`)));
+  });
+}
 
 interface Running {
   child: ChildProcess;
@@ -163,10 +184,17 @@ describe(`hermes-state serve as a process (${runtimeName()})`, () => {
       assert.ok(running.lines.some((line) => /printed only this once/.test(line)));
       const base = url.slice(0, url.indexOf("?"));
       assert.equal((await fetch(`${base}api/sessions`)).status, 401);
+      // A page of the server's own goes on to the app (a redirect would lose the cookie when the
+      // link is followed from another site).
       const exchange = await fetch(url, { redirect: "manual" });
-      assert.equal(exchange.status, 303);
+      assert.equal(exchange.status, 200);
+      assert.match(await exchange.text(), /<a id="go" href="\/">/);
       const cookie = exchange.headers.get("set-cookie")!.split(";")[0];
       assert.equal((await fetch(`${base}api/sessions`, { headers: { cookie } })).status, 200);
+      // A Host header that is no host is a bad request, not a server error.
+      for (const host of ["a b", "%", "127.0.0.1:99999", "[::1"]) {
+        assert.equal(await rawStatus(new URL(base), host), 400, host);
+      }
     } finally {
       await stop(running);
     }

@@ -22,6 +22,7 @@ import { resolveSession } from "../resolve.ts";
 import { timeOption } from "../time_option.ts";
 import { UsageError } from "../usage_error.ts";
 import { unmarkedWords } from "../../core/search/plan.ts";
+import { leadingNotProblem } from "../../core/search/leading_not.ts";
 import type { Style } from "../../render/style.ts";
 import { visibleControls } from "../../render/transcript.ts";
 
@@ -191,14 +192,8 @@ function footer(count: number, offset: number, more: boolean): string {
 
 /** Refuses a query that starts with NOT: FTS5 would drop the NOT and find the very word. */
 function checkQuery(query: string): void {
-  const first = query.trim().split(/\s+/u)[0] ?? "";
-  if (first.toUpperCase() === "NOT") {
-    throw new UsageError(
-      `a query cannot start with NOT (it would find the words it means to leave out): ` +
-        `put a word first, as in "docker NOT compose", got ${JSON.stringify(query)}`,
-      { command: "search" },
-    );
-  }
+  const problem = leadingNotProblem(query);
+  if (problem !== null) throw new UsageError(problem, { command: "search" });
 }
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {

@@ -121,6 +121,7 @@ export const APP_JS = String.raw`
     if (error && error.name === "AbortError") return;
     clear(app);
     app.appendChild(el("p", { class: "error", role: "alert", text: String(error && error.message || error) }));
+    document.body.setAttribute("data-ready", String(Date.now()));
   }
 
   // ── Routing (the hash holds the view and its query: deep links) ───────
@@ -130,7 +131,10 @@ export const APP_JS = String.raw`
     var path = q < 0 ? hash : hash.slice(0, q);
     var params = new URLSearchParams(q < 0 ? "" : hash.slice(q + 1));
     var m = /^\/s\/(.+)$/.exec(path);
-    if (m) return { view: "session", id: decodeURIComponent(m[1]), params: params };
+    if (m) {
+      try { return { view: "session", id: decodeURIComponent(m[1]), params: params }; }
+      catch (e) { return { view: "bad", message: "This link's session id is not valid URL encoding: " + m[1], params: params }; }
+    }
     if (path === "/search") return { view: "search", params: params };
     if (path === "/usage") return { view: "usage", params: params };
     return { view: "sessions", params: params };
@@ -156,6 +160,7 @@ export const APP_JS = String.raw`
     }
     if (r.view !== "search" && document.activeElement !== input) input.value = "";
     if (r.view === "session") return renderSession(r.id, r.params, quiet);
+    if (r.view === "bad") { showError(new Error(r.message)); return Promise.resolve(); }
     if (r.view === "usage") return renderUsage(r.params, quiet);
     return renderSessions(r.params, quiet);
   }
@@ -181,14 +186,17 @@ export const APP_JS = String.raw`
     return select;
   }
   // A day picked in the page is the reader's own: the API gets its local midnight in Unix seconds
-  // (it reads a bare date as UTC, which moved the bounds by the reader's offset from UTC). A day
-  // that does not exist (2026-02-30), or one before 2001, goes as typed, for the API to judge.
+  // (it reads a bare date as UTC, which moved the bounds by the reader's offset from UTC). "To"
+  // takes in its whole day: the bound is the next day's midnight. A day that does not exist
+  // (2026-02-30), or one before 2001, goes as typed, for the API to judge.
   function apiValue(key, value) {
     var day = (key === "from" || key === "to") && /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
     if (!day) return value;
     var at = new Date(+day[1], +day[2] - 1, +day[3]);
     var exists = at.getFullYear() === +day[1] && at.getMonth() === +day[2] - 1 && at.getDate() === +day[3];
-    return exists && at.getTime() >= 1e12 ? String(at.getTime() / 1000) : value;
+    if (!exists || at.getTime() < 1e12) return value;
+    if (key === "to") at = new Date(+day[1], +day[2] - 1, +day[3] + 1);
+    return String(at.getTime() / 1000);
   }
   function renderSessions(params, quiet) {
     var query = new URLSearchParams();
@@ -214,7 +222,7 @@ export const APP_JS = String.raw`
       el("option", { value: "last-active", text: "Last active" }),
       el("option", { value: "started", text: "Started", selected: params.get("order") === "started" }));
     var from = el("input", { type: "date", name: "from", "aria-label": "Started from", value: params.get("from") || "" });
-    var to = el("input", { type: "date", name: "to", "aria-label": "Started before", value: params.get("to") || "" });
+    var to = el("input", { type: "date", name: "to", "aria-label": "Started on or before", value: params.get("to") || "" });
     var children = el("input", { type: "checkbox", name: "children", id: "f-children", checked: params.get("children") === "1" });
     // Export what the source, origin and date filters select (children too), streamed by the server.
     var exportQuery = ["source", "origin", "from", "to"].map(function (k) {
@@ -257,25 +265,31 @@ export const APP_JS = String.raw`
       if (value) next.set("offset", String(value)); else next.delete("offset");
       location.hash = hashFor("/", next);
     }
-    var prev = el("button", { type: "button", disabled: offset === 0, text: "← Newer" });
-    prev.addEventListener("click", function () { go(-body.limit); });
+    var count = body.sessions.length;
+    // Past the last row (an old link, a hand-typed offset): back to the first page.
+    var beyond = count === 0 && offset > 0;
+    var prev = el("button", { type: "button", disabled: offset === 0, text: beyond ? "← First page" : "← Newer" });
+    prev.addEventListener("click", function () { go(beyond ? -offset : -body.limit); });
     var next = el("button", { type: "button", disabled: !body.more, text: "Older →" });
     next.addEventListener("click", function () { go(body.limit); });
+    var where = count === 0
+      ? (offset > 0 ? "Nothing past row " + fmtCount(offset) : "")
+      : count === 1 ? "Row " + fmtCount(offset + 1) : fmtCount(offset + 1) + "–" + fmtCount(offset + count);
     nav.appendChild(prev);
-    nav.appendChild(el("span", { class: "muted", text: (offset + 1) + "–" + (offset + body.sessions.length) }));
+    nav.appendChild(el("span", { class: "muted", id: "pager-where", text: where }));
     nav.appendChild(next);
     return nav;
   }
 
   // ── Search ────────────────────────────────────────────────────────────
-  function markedSnippet(snippet, query) {
+  // The server sends a snippet as parts, text and match by turns: a ">>>" in a message is text.
+  function markedSnippet(parts, fallback, query) {
     var node = el("div", { class: "snippet bidi" });
-    var text = visible(snippet || "");
-    if (text.indexOf(">>>") >= 0) {
-      var parts = text.split(/>>>|<<</);
-      for (var i = 0; i < parts.length; i++) append(node, i % 2 ? el("mark", { text: parts[i] }) : parts[i]);
+    if (parts) {
+      for (var i = 0; i < parts.length; i++) append(node, i % 2 ? el("mark", { text: visible(parts[i]) }) : visible(parts[i]));
       return node;
     }
+    var text = visible(fallback || "");
     var needle = (query || "").replace(/["*]/g, "").trim();
     var at = needle ? text.toLowerCase().indexOf(needle.toLowerCase()) : -1;
     if (at < 0) { node.textContent = text; return node; }
@@ -296,10 +310,20 @@ export const APP_JS = String.raw`
     if (context.length === 3) at = 1;
     else if (context.length === 1) at = 0;
     else if (context.length === 2) {
-      var probe = String(hit.snippet || "").replace(/>>>|<<</g, "").replace(/^(\.\.\.|…)|(\.\.\.|…)$/g, "").trim().slice(0, 24);
+      var probe = (hit.snippet_parts || []).join("").replace(/^(\.\.\.|…)|(\.\.\.|…)$/g, "").trim().slice(0, 24);
       for (var i = 0; i < 2 && probe; i++) if (String(context[i].content).indexOf(probe) >= 0) at = i;
     }
     return { match: at >= 0 ? context[at] : null, around: context.filter(function (_, i) { return i !== at; }) };
+  }
+  function hitRow(hit, q) {
+    var parts = contextParts(hit);
+    var match = parts.match;
+    return el("li", { class: "row hit" },
+      el("a", { href: sessionHref(hit.session_id, hit.id), class: "row-link" },
+        el("span", { class: "row-title bidi", text: visible(hit.title || hit.session_id) }),
+        el("span", { class: "row-meta", text: [hit.role, hit.tool_name, hit.source, fmtTime(hit.timestamp)].filter(Boolean).join(" · ") }),
+        markedSnippet(hit.snippet_parts, (match && match.content) || "", q),
+        parts.around.map(contextLine)));
   }
   function renderSearch(params, quiet) {
     var q = params.get("q") || "";
@@ -325,21 +349,33 @@ export const APP_JS = String.raw`
       };
       only.addEventListener("change", refilter);
       if (from) from.addEventListener("change", refilter);
+      var count = el("span", { id: "hit-count" });
       view.appendChild(el("form", { class: "filters" }, only, from,
-        el("h2", { class: "subtle", text: body.hits.length + (body.more ? "+" : "") + " results for " }, el("q", { class: "bidi", text: visible(q) }))));
+        el("h2", { class: "subtle" }, count, " results for ", el("q", { class: "bidi", text: visible(q) }))));
       var list = el("ol", { class: "rows", id: "rows" });
-      body.hits.forEach(function (hit) {
-        var parts = contextParts(hit);
-        var match = parts.match;
-        var around = parts.around;
-        list.appendChild(el("li", { class: "row hit" },
-          el("a", { href: sessionHref(hit.session_id, hit.id), class: "row-link" },
-            el("span", { class: "row-title bidi", text: visible(hit.title || hit.session_id) }),
-            el("span", { class: "row-meta", text: [hit.role, hit.tool_name, hit.source, fmtTime(hit.timestamp)].filter(Boolean).join(" · ") }),
-            markedSnippet(hit.snippet !== null ? hit.snippet : (match && match.content) || "", q),
-            around.map(contextLine))));
+      var shownHits = 0;
+      var more = el("button", { type: "button", class: "more", id: "more-hits", text: "More results" });
+      function add(page) {
+        page.hits.forEach(function (hit) { list.appendChild(hitRow(hit, q)); });
+        shownHits += page.hits.length;
+        count.textContent = fmtCount(shownHits) + (page.more ? "+" : "");
+        more.hidden = !page.more;
+      }
+      // The next hits below these, for as long as the search has more.
+      more.addEventListener("click", function () {
+        var next = new URLSearchParams(query);
+        next.set("offset", String(shownHits));
+        more.disabled = true;
+        api("/api/search?" + next.toString()).then(function (page) {
+          if (route().view !== "search" || list !== document.getElementById("rows")) return;
+          more.disabled = false;
+          add(page);
+          document.body.setAttribute("data-ready", String(Date.now()));
+        }).catch(showError);
       });
+      add(body);
       view.appendChild(list);
+      view.appendChild(more);
       if (body.hits.length === 0) view.appendChild(el("p", { class: "empty", text: "Nothing found." }));
       swap(view, quiet);
     }).catch(showError);
@@ -355,7 +391,7 @@ export const APP_JS = String.raw`
         ["source", "origin"].forEach(function (k) { if (current.params.get(k)) next.set(k, current.params.get(k)); });
       }
       var target = hashFor("/search", next);
-      if (route().view === "search") { history.replaceState(null, "", target); render(); }
+      if (route().view === "search") { history.replaceState(history.state, "", target); render(); }
       else location.hash = target;
     }, DEBOUNCE_MS);
   }
@@ -489,14 +525,14 @@ export const APP_JS = String.raw`
         var kept = origin ? " It came from a synced file (origin " + origin + "): its next change on its host brings back the title its file has." : "";
         var title = prompt("New title (empty clears it)." + kept, s.title || "");
         if (title === null) return;
-        api("/api/sessions/" + encodeURIComponent(s.id) + "/title", { method: "PUT", body: { title: title } }).then(function () { render(); }).catch(function (e) { alert(e.message); });
+        api("/api/session/title?id=" + encodeURIComponent(s.id), { method: "PUT", body: { title: title } }).then(function () { render(); }).catch(function (e) { alert(e.message); });
       });
       var del = el("button", { type: "button", class: "danger", text: "Delete" });
       del.addEventListener("click", function () {
         // A synced session comes back from its file: said before it goes.
         var back = origin ? " It came from a synced file (origin " + origin + "): while the file holds it, each sync pass ships it back." : "";
         if (!confirm("Delete session " + s.id + " and its " + s.message_count + " messages? Child sessions are kept." + back)) return;
-        api("/api/sessions/" + encodeURIComponent(s.id), { method: "DELETE", body: { confirm: s.id } }).then(function () { location.hash = "#/"; }).catch(function (e) { alert(e.message); });
+        api("/api/session?id=" + encodeURIComponent(s.id), { method: "DELETE", body: { confirm: s.id } }).then(function () { location.hash = "#/"; }).catch(function (e) { alert(e.message); });
       });
       box.appendChild(rename);
       box.appendChild(del);
@@ -591,13 +627,14 @@ export const APP_JS = String.raw`
     document.body.setAttribute("data-ready", String(Date.now()));
   }
   function renderSession(id, params, quiet) {
-    var path = "/api/sessions/" + encodeURIComponent(id);
+    // The id goes in the query: a path cannot hold the ids "." and "..".
+    var path = "/api/session?id=" + encodeURIComponent(id);
     var was = quiet && shown && shown.id === id && document.getElementById("messages") ? shown : null;
     if (was) {
       // One update at a time: two asking for the rows after the same one would add them twice.
       if (was.busy) { was.again = true; return Promise.resolve(); }
       was.busy = true;
-      path += "?after=" + was.newest + "&shown=" + was.count;
+      path += "&after=" + was.newest + "&shown=" + was.count;
     }
     var key = location.hash;
     return api(path).then(function (body) {
@@ -615,11 +652,23 @@ export const APP_JS = String.raw`
   }
 
   // ── Usage ─────────────────────────────────────────────────────────────
+  // The top of a chart's axis: four equal steps of 1, 2, 2.5 or 5 times a power of ten (whole
+  // steps for counts), so every tick is a round number.
+  function niceMax(max, whole) {
+    if (!(max > 0)) return whole ? 4 : 1;
+    var raw = max / 4;
+    var power = Math.pow(10, Math.floor(Math.log10(raw)));
+    var steps = [1, 2, 2.5, 5, 10];
+    var step = power * 10;
+    for (var i = 0; i < steps.length; i++) if (steps[i] * power >= raw) { step = steps[i] * power; break; }
+    if (whole) step = Math.max(1, Math.ceil(step));
+    return step * 4;
+  }
   function barChart(rows, label, series, title) {
     var width = 640, height = 220, left = 52, bottom = 28, top = 10;
     var max = 0;
     rows.forEach(function (r) { var sum = 0; series.forEach(function (s) { sum += s.value(r) || 0; }); max = Math.max(max, sum); });
-    if (max === 0) max = 1;
+    max = niceMax(max, series[0].whole);
     var chart = svg("svg", { viewBox: "0 0 " + width + " " + height, class: "chart", role: "img", "aria-label": title });
     chart.appendChild(svg("title", {}, title));
     for (var g = 0; g <= 4; g++) {
@@ -681,7 +730,9 @@ export const APP_JS = String.raw`
   var usageZone = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
   function renderUsage(params, quiet) {
     var since = params.get("since") || "30d";
-    var by = params.get("by") || "day";
+    // The time axis groups by day, week or month (the selector's choices); anything else is a day.
+    var by = params.get("by");
+    if (by !== "week" && by !== "month") by = "day";
     var only = params.get("origin") || "";
     var zone = usageZone;
     var q = function (group) { return "/api/usage?by=" + group + "&since=" + encodeURIComponent(since) + (zone ? "&tz=" + encodeURIComponent(zone) : "") + (only ? "&origin=" + encodeURIComponent(only) : ""); };
@@ -707,7 +758,7 @@ export const APP_JS = String.raw`
       });
       view.appendChild(form);
       var tokens = [
-        { name: "input", value: function (r) { return r.input_tokens; }, format: fmtTokens },
+        { name: "input", value: function (r) { return r.input_tokens; }, format: fmtTokens, whole: true },
         { name: "output", value: function (r) { return r.output_tokens; }, format: fmtTokens },
       ];
       var cost = [{ name: "estimated cost", value: function (r) { return r.estimated_cost_usd || 0; }, format: fmtCost }];
@@ -771,7 +822,10 @@ export const APP_JS = String.raw`
     var typing = e.target && (e.target.tagName === "INPUT" || e.target.tagName === "SELECT" || e.target.tagName === "TEXTAREA");
     if (e.key === "Escape") {
       if (typing) { e.target.blur(); return; }
-      if (route().view !== "sessions") history.back();
+      if (route().view === "sessions") return;
+      // Back only to an entry of this page (a deep link opened fresh has none before it).
+      if (history.state && history.state.hermesDepth > 0) history.back();
+      else location.hash = "#/";
       return;
     }
     if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
@@ -798,21 +852,82 @@ export const APP_JS = String.raw`
     var node = document.getElementById("m-" + jump.getAttribute("data-jump"));
     if (node) node.scrollIntoView({ block: "center" });
   });
-  window.addEventListener("hashchange", function () { render(); });
+  // Each entry of this page knows how many of the page's own come before it (for Esc).
+  var depth = history.state && typeof history.state.hermesDepth === "number" ? history.state.hermesDepth : 0;
+  if (!history.state || typeof history.state.hermesDepth !== "number") history.replaceState({ hermesDepth: 0 }, "");
+  window.addEventListener("hashchange", function () {
+    if (history.state && typeof history.state.hermesDepth === "number") depth = history.state.hermesDepth;
+    else { depth += 1; history.replaceState({ hermesDepth: depth }, ""); }
+    render();
+  });
 
+  // One stream for all the tabs of this server: a browser keeps six connections per server over
+  // HTTP/1.1, and a seventh tab holding its own would never load. The tab that holds the lock
+  // reads the stream and passes its events on to the others; when it goes, the lock (and the
+  // stream) passes to another tab.
+  function onChange() {
+    clearTimeout(refreshTimer);
+    sourcesCache = null;
+    originsCache = null;
+    refreshTimer = setTimeout(function () { if (location.hash === renderedKey) render({ quiet: true }); }, 250);
+  }
+  function liveOn(on) {
+    live.classList.toggle("on", on);
+    live.title = on ? "Live: updates as the file changes" : "Live updates disconnected; retrying";
+  }
   function connectLive() {
     if (!window.EventSource) return;
-    var source = new EventSource("/api/events");
-    source.addEventListener("hello", function () { live.classList.add("on"); live.title = "Live: updates as the file changes"; });
-    source.addEventListener("change", function () {
-      clearTimeout(refreshTimer);
-      sourcesCache = null;
-      originsCache = null;
-      refreshTimer = setTimeout(function () { if (location.hash === renderedKey) render({ quiet: true }); }, 250);
-    });
-    source.onerror = function () { live.classList.remove("on"); live.title = "Live updates disconnected; retrying"; };
-    // Leaving the page closes the stream at once (a browser keeps few connections per server).
-    window.addEventListener("pagehide", function () { source.close(); });
+    var channel = window.BroadcastChannel ? new BroadcastChannel("hermes-state-live") : null;
+    var source = null;
+    var release = null;
+    var waiting = null;
+    // The newest version of the data heard of, from this tab's stream or the leader's: a stream
+    // that (re)starts on another one missed a change while none was open.
+    var version = null;
+    function tell(kind) { if (channel) channel.postMessage({ kind: kind, version: version }); }
+    function versionOf(e) { try { return JSON.parse(e.data).version; } catch (error) { return null; } }
+    function lead() {
+      source = new EventSource("/api/events");
+      source.addEventListener("hello", function (e) {
+        var now = versionOf(e);
+        var missed = version !== null && now !== version;
+        version = now;
+        liveOn(true);
+        tell(missed ? "change" : "on");
+        if (missed) onChange();
+      });
+      source.addEventListener("change", function (e) { version = versionOf(e); onChange(); tell("change"); });
+      source.onerror = function () { liveOn(false); tell("off"); };
+    }
+    function stop() {
+      if (waiting) { waiting.abort(); waiting = null; }
+      if (source) { source.close(); source = null; }
+      if (release) { release(); release = null; }
+    }
+    if (channel) {
+      channel.onmessage = function (e) {
+        var kind = e.data && e.data.kind;
+        if (e.data && e.data.version !== null && e.data.version !== undefined) version = e.data.version;
+        if (kind === "change") { liveOn(true); onChange(); }
+        else if (kind === "on" || kind === "off") liveOn(kind === "on");
+        // A tab that just opened asks whether the stream is up.
+        else if (kind === "ask" && source) tell(source.readyState === 1 ? "on" : "off");
+      };
+    }
+    function elect() {
+      if (!channel || !navigator.locks) { lead(); return; }
+      waiting = new AbortController();
+      navigator.locks.request("hermes-state-live", { signal: waiting.signal }, function () {
+        waiting = null;
+        lead();
+        return new Promise(function (done) { release = done; });
+      }).catch(function () { /* given up when the page went away */ });
+      tell("ask");
+    }
+    elect();
+    // Leaving the page closes the stream and hands the lead over at once.
+    window.addEventListener("pagehide", stop);
+    window.addEventListener("pageshow", function (e) { if (e.persisted) elect(); });
   }
 
   api("/api/config").then(function (c) { config = c; }).catch(function () {}).then(function () {
