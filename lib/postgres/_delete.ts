@@ -6,6 +6,7 @@
  * @module
  */
 import type { PgQuery } from "./_client.ts";
+import { jsonParam } from "./_text_codec.ts";
 
 /**
  * A statement that deletes the messages `where` selects (a condition on
@@ -33,7 +34,7 @@ const DOOMED = "SELECT json_array_elements_text($1::text::json)";
  * @throws {StorageError} On a server failure.
  */
 export async function deleteSessionRows(query: PgQuery, ids: readonly string[]): Promise<void> {
-  const list = [JSON.stringify(ids)];
+  const list = [jsonParam(ids)];
   await query(
     `UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN (${DOOMED})`,
     list,

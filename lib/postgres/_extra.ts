@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { decodeText } from "./_text_codec.ts";
+import { decodeText, jsonParam } from "./_text_codec.ts";
 
 /** The column holding the newer columns of a row. */
 export const EXTRA_COLUMN = "extra_columns";
@@ -23,9 +23,6 @@ export const EXTRA_COLUMN = "extra_columns";
 const NOT_EXTRA = new Set(["messages", "last_active"]);
 
 const decoder = new TextDecoder();
-
-/** A `\u0000` escape of JSON text (after an even run of backslashes: not itself escaped). */
-const ESCAPED_NUL = /(?<!\\)((?:\\\\)*)\\u0000/g;
 
 /** A value as stored in the object: strings well formed, whole bigints as numbers where exact. */
 function storedValue(value: unknown): unknown {
@@ -70,8 +67,7 @@ export function extraColumnsJson(
     extra[key] = storedValue(value);
     any = true;
   }
-  // `\u0000` (an escape jsonb refuses) back to a raw NUL, which the text codec encodes.
-  return any ? JSON.stringify(extra).replace(ESCAPED_NUL, "$1\u0000") : null;
+  return any ? jsonParam(extra) : null;
 }
 
 /**

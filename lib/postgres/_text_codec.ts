@@ -32,3 +32,24 @@ export function decodeText(text: string): string {
   }
   return out;
 }
+
+/** A `\u0000` escape of JSON text (after an even run of backslashes: not itself escaped). */
+const ESCAPED_NUL = /(?<!\\)((?:\\\\)*)\\u0000/g;
+
+/**
+ * `value` as JSON text for a `$n::text::json` (or `jsonb`) parameter whose
+ * strings the server compares with text columns: PostgreSQL's JSON refuses
+ * the `\u0000` escape, so each NUL is written raw and the text codec then
+ * encodes it (and every U+E000) as it encodes a column's text; strings are
+ * made well formed, as a text column makes them.
+ *
+ * @param value An array or object of JSON values.
+ * @returns The JSON text, to be bound as a string (encoded by the client).
+ */
+export function jsonParam(value: unknown): string {
+  const json = JSON.stringify(
+    value,
+    (_key, v: unknown) => typeof v === "string" ? v.toWellFormed() : v,
+  );
+  return json.replace(ESCAPED_NUL, "$1\u0000");
+}

@@ -16,7 +16,8 @@ import {
   skippedImport,
 } from "../core/import_record.ts";
 import type { ImportOptions, ImportResult, ParentLink } from "../core/transfer_options.ts";
-import type { PgQuery, PgValue } from "./_client.ts";
+import { isUniqueViolation, type PgQuery, type PgRow, type PgValue } from "./_client.ts";
+import { TitleError } from "../core/errors.ts";
 import {
   COUNTER_COLUMNS,
   insertMessagesSql,
@@ -28,6 +29,7 @@ import {
 import { EXTRA_COLUMN, extraColumnsJson } from "./_extra.ts";
 import { deleteMessagesSql } from "./_delete.ts";
 import { gramsVector, searchDocument, wordsVector } from "./text_search.ts";
+import { jsonParam } from "./_text_codec.ts";
 
 /** Messages per multi-row INSERT (18 parameters each; PostgreSQL allows 65,535). */
 const INSERT_ROWS = 500;
@@ -74,7 +76,7 @@ async function originalIdsFree(
   if (!await advanceSequencePast(query, highest)) return false;
   const taken = await query(
     "SELECT 1 FROM messages WHERE id IN (SELECT json_array_elements_text($1::text::json)::bigint) LIMIT 1",
-    [JSON.stringify(ids)],
+    [jsonParam(ids)],
   );
   return taken.length === 0;
 }
@@ -196,6 +198,8 @@ async function advanceSequencePast(query: PgQuery, highest: number): Promise<boo
  * @param options `replace` an existing session instead of skipping it.
  * @returns What happened.
  * @throws {TypeError} When the record is not a valid session export.
+ * @throws {TitleError} When another session has the record's title (as
+ * setting it would; nothing is written).
  */
 export async function importSessionPg(
   transaction: <T>(fn: (query: PgQuery) => Promise<T>) => Promise<T>,
@@ -203,6 +207,36 @@ export async function importSessionPg(
   options: ImportOptions = {},
 ): Promise<ImportResult> {
   const checked = checkImportRecord(record);
+  try {
+    return await importChecked(transaction, checked, options);
+  } catch (error) {
+    if (!isUniqueViolation(error, "idx_sessions_title_unique")) throw error;
+    // Another writer took the title between the check and the write.
+    const [row] = await transaction((query) => titleHolder(query, checked));
+    throw titleTaken(checked, row?.id ?? "?");
+  }
+}
+
+/** The session other than the record's that has its title, if any. */
+function titleHolder(query: PgQuery, checked: ImportRecord): Promise<PgRow[]> {
+  return query("SELECT id FROM sessions WHERE title = $1 AND id <> $2 LIMIT 1", [
+    String(checked.row.title),
+    checked.id,
+  ]);
+}
+
+/** The error `setSessionTitle` gives for a taken title (Python's words), as SQLite's import. */
+function titleTaken(checked: ImportRecord, holder: unknown): TitleError {
+  return new TitleError(
+    `Title '${String(checked.row.title)}' is already in use by session ${String(holder)}`,
+  );
+}
+
+async function importChecked(
+  transaction: <T>(fn: (query: PgQuery) => Promise<T>) => Promise<T>,
+  checked: ImportRecord,
+  options: ImportOptions,
+): Promise<ImportResult> {
   return await transaction(async (query) => {
     const exists = await sessionExists(query, checked.id);
     const named = namedParent(checked);
@@ -210,6 +244,10 @@ export async function importSessionPg(
     const parentPresent = named === null || named === checked.id ||
       await sessionExists(query, named);
     const parent = parentPresent ? named : null;
+    if (typeof checked.row.title === "string") {
+      const [holder] = await titleHolder(query, checked);
+      if (holder !== undefined) throw titleTaken(checked, holder.id);
+    }
     if (exists) await query(deleteMessagesSql("session_id = $1"), [checked.id]);
     if (!exists && parent === checked.id) {
       // A row cannot name itself before it exists: insert, then link.

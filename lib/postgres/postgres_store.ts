@@ -111,6 +111,7 @@ import { escapeLike } from "../core/like_pattern.ts";
 import { deleteMessagesSql, deleteSessionRows } from "./_delete.ts";
 import { syncLockName } from "./sync_origin.ts";
 import { activeSql, notArchivedSql } from "./_extra.ts";
+import { jsonParam } from "./_text_codec.ts";
 
 /** The sessions `pruneEmptyGhostSessions` deletes: `$1` is now minus a day. */
 const GHOST_CRITERIA = `source = 'tui' AND title IS NULL AND ended_at IS NOT NULL
@@ -465,7 +466,7 @@ function listingFilters(
     clauses.push(`s.source = $${params.length}`);
   }
   if (options.excludeSources && options.excludeSources.length > 0) {
-    params.push(JSON.stringify(options.excludeSources));
+    params.push(jsonParam(options.excludeSources));
     clauses.push(
       `s.source NOT IN (SELECT json_array_elements_text($${params.length}::text::json))`,
     );
@@ -756,7 +757,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
        FROM messages m
        WHERE session_id IN (SELECT json_array_elements_text($1::text::json)) AND ${activeSql("m")}
        ORDER BY timestamp, id`,
-      [JSON.stringify(ids)],
+      [jsonParam(ids)],
     );
     const conversation: ConversationMessage[] = [];
     for (const row of rows) {
@@ -1077,7 +1078,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     const rows = await this.#query(
       `SELECT session_id, origin FROM sync_sessions
        WHERE session_id IN (SELECT json_array_elements_text($1::text::json))`,
-      [JSON.stringify(ids)],
+      [jsonParam(ids)],
     );
     return new Map(rows.map((row) => [String(row.session_id), String(row.origin)]));
   }
@@ -1252,7 +1253,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
         `SELECT ${MESSAGE_COLUMNS} FROM messages m
          WHERE m.session_id IN (SELECT json_array_elements_text($1::text::json))
          ORDER BY m.session_id, m.timestamp, m.id`,
-        [JSON.stringify(page.map((s) => s.id))],
+        [jsonParam(page.map((s) => s.id))],
       );
       const bySession = new Map<string, MessageRow[]>();
       for (const row of rows) {

@@ -25,6 +25,7 @@ import { type PgClient, type PgQuery, quoteIdent } from "./_client.ts";
 import { COUNTER_COLUMNS } from "./_rows.ts";
 import { UNSPACED_CLASS } from "../core/search/cjk.ts";
 import { documentOf, gramsVector, searchDocument } from "./text_search.ts";
+import { jsonParam } from "./_text_codec.ts";
 
 /** The schema version the SQLite file format has; PostgreSQL records the same number. */
 export const SCHEMA_VERSION = 11;
@@ -240,7 +241,7 @@ async function writeUnspacedGrams(query: PgQuery): Promise<void> {
       `UPDATE messages m SET search_grams = v.grams::tsvector
        FROM jsonb_to_recordset($1::text::jsonb) AS v(id bigint, grams text)
        WHERE m.id = v.id AND m.search_grams <> v.grams::tsvector`,
-      [JSON.stringify(grams)],
+      [jsonParam(grams)],
     );
   }
 }

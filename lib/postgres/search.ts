@@ -37,8 +37,9 @@ import type { ContextMessage, SearchHit } from "../core/types.ts";
 import type { PgQuery, PgRow, PgValue } from "./_client.ts";
 import type { OriginFilter } from "./postgres_store.ts";
 import { SEARCH_COLUMNS_SQL, SEARCH_DOCUMENT_SQL } from "./schema.ts";
-import { gramsQuery, trigramSql, wordsQuery } from "./text_search.ts";
+import { gramsQuery, trigramSql, withoutContentFilter, wordsQuery } from "./text_search.ts";
 import { trigramSnippet, wordsSnippet } from "../core/search/fts5_snippet.ts";
+import { jsonParam } from "./_text_codec.ts";
 
 /** A search's options, with the engine's origin filter. */
 type PgSearchOptions = SearchOptions & OriginFilter;
@@ -83,7 +84,7 @@ function filterSql(
   };
   const list = (clause: string, values: readonly string[]) => {
     sql += ` AND ${clause} (SELECT json_array_elements_text(${
-      next(JSON.stringify(values))
+      next(jsonParam(values))
     }::text::json))`;
   };
   const bound = (clause: string, value: PgValue) => {
@@ -175,7 +176,8 @@ async function wordsPage(
   page: Page,
 ): Promise<PgRow[] | undefined> {
   // FTS5 reads its query as a C string: up to the first NUL.
-  const match = fullMatch.split("\u0000")[0];
+  // A filter on FTS5's one column, `content:`, is the whole text here as there.
+  const match = withoutContentFilter(fullMatch.split("\u0000")[0]);
   const tsquery = wordsQuery(match);
   if (tsquery === undefined) return undefined;
   if (tsquery === null) return [];
@@ -335,9 +337,15 @@ function likePattern(term: string): string {
   return containsPattern(term).split("\u0000")[0];
 }
 
-/** The text SQLite's LIKE sees of a column: up to the first NUL (stored as U+E000 "0"). */
+/**
+ * The text SQLite's LIKE sees of a column: up to the first NUL, stored as
+ * U+E000 "0" by the text codec, which stores a U+E000 as U+E000 U+E000. The
+ * cut takes the pairs in order (a U+E000 then "0" is not a NUL), and only
+ * runs on a value that holds U+E000 "0" at all (a strpos, cheap).
+ */
 function likeValue(column: string): string {
-  return `split_part(${column}, U&'\\E000' || '0', 1)`;
+  return `CASE WHEN strpos(${column}, U&'\\E000' || '0') = 0 THEN ${column}
+    ELSE substring(${column} FROM U&'^(?:[^\\E000]|\\E000\\E000)*') END`;
 }
 
 /** One "contains" test over content, tool name and tool calls, as SQLite's LIKE fallback. */

@@ -62,6 +62,7 @@ import {
   resolveOrigin,
   syncLockName,
 } from "./sync_origin.ts";
+import { jsonParam } from "./_text_codec.ts";
 
 export { SyncRefusedError } from "./sync_origin.ts";
 
@@ -291,7 +292,7 @@ async function freeTitles(
   if (asked.length > 0) {
     const rows = await query(
       "SELECT id, title FROM sessions WHERE title IN (SELECT json_array_elements_text($1::text::json))",
-      [JSON.stringify(asked)],
+      [jsonParam(asked)],
     );
     for (const row of rows) holder.set(String(row.title), String(row.id));
   }
@@ -436,7 +437,7 @@ function writeBatchOnce(
     if (rewrite.length > 0) {
       await query(
         deleteMessagesSql("session_id IN (SELECT json_array_elements_text($1::text::json))"),
-        [JSON.stringify(rewrite)],
+        [jsonParam(rewrite)],
       );
     }
     await insertMessages(query, inserts);
@@ -723,7 +724,7 @@ export async function syncFile(
       await client.query(
         `UPDATE sync_sessions s SET row_digest = d.digest
          FROM json_to_recordset($1::text::json) AS d(digest text, id text) WHERE s.session_id = d.id`,
-        [JSON.stringify(redigested)],
+        [jsonParam(redigested)],
       );
     }
     const gone = [...server.keys()].filter((id) => !source.has(id)).map((id) => `${origin}/${id}`);

@@ -12,6 +12,7 @@
  */
 import type { PgQuery } from "./_client.ts";
 import type { RestoredSyncState, SyncState } from "../core/synced_store.ts";
+import { jsonParam } from "./_text_codec.ts";
 
 /**
  * Reads every origin and every synced session's record.
@@ -65,13 +66,13 @@ export async function addSyncState(query: PgQuery, state: SyncState): Promise<Re
      FROM jsonb_to_recordset($1::text::jsonb)
        AS o(origin text, host text, path text, "lastPassAt" double precision)
      ON CONFLICT DO NOTHING RETURNING origin`,
-    [JSON.stringify(state.origins)],
+    [jsonParam(state.origins)],
   );
   // Those the store holds now for the same host and file: added, or there already.
   const same = await query(
     `SELECT o.origin FROM jsonb_to_recordset($1::text::jsonb) AS o(origin text, host text, path text)
      JOIN sync_origins so ON so.origin = o.origin AND so.host = o.host AND so.path = o.path`,
-    [JSON.stringify(state.origins)],
+    [jsonParam(state.origins)],
   );
   const kept = new Set(same.map((row) => String(row.origin)));
   const conflicting = state.origins.map((o) => o.origin).filter((name) => !kept.has(name));
@@ -86,7 +87,7 @@ export async function addSyncState(query: PgQuery, state: SyncState): Promise<Re
        "maxMessageId" bigint, "extraDigest" text)
      WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.id = r."sessionId")
      ON CONFLICT DO NOTHING RETURNING session_id`,
-    [JSON.stringify(sessions)],
+    [jsonParam(sessions)],
   );
   return { origins: added.length, sessions: written.length, conflicting };
 }

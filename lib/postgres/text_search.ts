@@ -233,6 +233,86 @@ function combine(
   }
 }
 
+// deno-lint-ignore no-control-regex -- FTS5 allows U+001A in barewords
+const BAREWORD_UNIT = /[A-Za-z0-9_\u001a\u0080-\uffff]/;
+const SPACE_UNIT = /\s/u;
+
+/**
+ * A phrase that matches nothing: a string of one NUL, which no query holds
+ * (FTS5 reads a query up to its first NUL, and so does this engine).
+ */
+const NO_MATCH = '"\u0000"';
+
+/**
+ * `query` without its FTS5 column filters that name the one column of
+ * SQLite's full-text tables, `content` (`content:docker`, `CONTENT : dock*`,
+ * `"content":docker`): that column holds the whole searchable text, as the
+ * vectors here do, so such a filter changes nothing there. The phrase of a
+ * filter that excludes it (`-content:docker`) matches nothing: it becomes
+ * {@linkcode NO_MATCH}. A filter naming another column, or without a
+ * phrase after it, is left as it is, for the parser to reject as FTS5 does.
+ *
+ * @param query An FTS5 query, cut at its first NUL.
+ * @returns The query, each such `content:` replaced by a space.
+ */
+export function withoutContentFilter(query: string): string {
+  if (!query.includes(":")) return query;
+  let out = "";
+  let i = 0;
+  while (i < query.length) {
+    const ch = query[i];
+    let end = i + 1;
+    let name: string | undefined;
+    if (ch === '"') {
+      // A string: `""` is a quote inside it.
+      let text = "";
+      for (; end < query.length; end++) {
+        if (query[end] !== '"') text += query[end];
+        else if (query[end + 1] === '"') text += query[end++];
+        else break;
+      }
+      end = Math.min(end + 1, query.length);
+      name = text;
+    } else if (BAREWORD_UNIT.test(ch)) {
+      while (end < query.length && BAREWORD_UNIT.test(query[end])) end++;
+      name = query.slice(i, end);
+    }
+    if (name !== undefined && name.toLowerCase() === "content") {
+      // A filter: the name, spaces, a colon, spaces, then something to filter.
+      let colon = end;
+      while (colon < query.length && SPACE_UNIT.test(query[colon])) colon++;
+      let next = colon + 1;
+      while (next < query.length && SPACE_UNIT.test(query[next])) next++;
+      const excluded = out.trimEnd().endsWith("-");
+      const phrase = query[next] === '"' || BAREWORD_UNIT.test(query[next] ?? "");
+      if (query[colon] === ":" && phrase) {
+        if (!excluded) {
+          out += " ";
+          i = next;
+          continue;
+        }
+        // `-content:` and the phrase after it (a string or a bareword, then `*`).
+        let after = next + 1;
+        if (query[next] === '"') {
+          while (after < query.length && (query[after] !== '"' || query[after + 1] === '"')) {
+            after += query[after] === '"' ? 2 : 1;
+          }
+          after++;
+        } else {
+          while (after < query.length && BAREWORD_UNIT.test(query[after])) after++;
+        }
+        if (query[after] === "*") after++;
+        out = `${out.trimEnd().slice(0, -1)} ${NO_MATCH} `;
+        i = after;
+        continue;
+      }
+    }
+    out += query.slice(i, end);
+    i = end;
+  }
+  return out;
+}
+
 /**
  * The `tsquery` literal of an FTS5 word query (for the `search_words` vector).
  *
@@ -243,6 +323,7 @@ export function wordsQuery(query: string): string | null | undefined {
   const tree = parseFtsQuery(query);
   if (tree === undefined) return undefined;
   const built = combine(tree, (phrase) => {
+    if (phrase.text === "\u0000") return NONE;
     const terms = tokenize(phrase.text).map((t) => t.term);
     if (terms.length === 0) return DROPPED;
     const quoted = terms.map(quoteLexeme);

@@ -76,6 +76,8 @@ export function appendMessages(
   }
   if (store.readonly) throw new ReadonlyError(store.path);
   if (messages.length === 0) return [];
+  // Every message checked before any is written: a bad one is a TypeError, whatever the session.
+  const checked = messages.map((message) => messageValues(message, "append messages"));
   return store.write(() => {
     let toolCalls = 0;
     const ids = insertIndexedAfter(store, messages.length, () => {
@@ -84,8 +86,7 @@ export function appendMessages(
       let timestamp = store.now();
       for (let i = 0; i < messages.length; i++) {
         const message = messages[i];
-        const values = messageValues(message, "append messages");
-        ids[i] = Number(insert.run(sessionId, ...values, timestamp).lastInsertRowid);
+        ids[i] = Number(insert.run(sessionId, ...checked[i], timestamp).lastInsertRowid);
         toolCalls += toolCallsAdded(message.toolCalls);
         timestamp += TIMESTAMP_STEP;
       }

@@ -795,6 +795,19 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.equal((await store.getSession("s"))?.message_count, 0);
     });
 
+    test("appendMessages() checks every message before the session: a bad one is a TypeError, writing nothing", async () => {
+      const store = await empty();
+      const bad = [{ role: "user", content: "x" }, { role: 5 as never, content: "x" }];
+      await assert.rejects(store.appendMessages("missing", bad), {
+        name: "TypeError",
+        message: "Cannot append messages: role must be a string: current value is 5",
+      });
+      await store.createSession("s", "cli");
+      await assert.rejects(store.appendMessages("s", bad), TypeError);
+      assert.equal(await store.messageCount(), 0);
+      assert.equal((await store.getSession("s"))?.message_count, 0);
+    });
+
     test("appendMessages() returns ascending ids, spaces timestamps by a microsecond, and counts once", async () => {
       const store = await empty({ clock: () => 500 });
       await store.createSession("s", "cli");
@@ -1123,13 +1136,35 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.equal((await store.importSession(child)).relinked, false);
     });
 
+    test("importSession() refuses a title another session has, as setting it would, writing nothing", async () => {
+      const store = await empty();
+      await store.createSession("a", "cli");
+      await store.setSessionTitle("a", "My title");
+      await store.appendMessage("a", { role: "user", content: "hello" });
+      const [record] = await store.exportAll();
+      await assert.rejects(
+        store.importSession({ ...record, id: "b" }),
+        new TitleError("Title 'My title' is already in use by session a"),
+      );
+      assert.equal(await store.sessionCount(), 1);
+      assert.equal(await store.messageCount(), 1);
+      // Its own title, on a replace, is no conflict.
+      const replaced = await store.importSession(record, { replace: true });
+      assert.equal(replaced.outcome, "replaced");
+      assert.equal(
+        (await store.importSession({ ...record, id: "b", title: null })).outcome,
+        "imported",
+      );
+    });
+
     test("importSession() rejects a bad record with a TypeError naming the field, writing nothing", async () => {
       const store = await empty();
       await assert.rejects(
         store.importSession({ id: "x", source: "cli", started_at: "soon", messages: [] }),
         {
           name: "TypeError",
-          message: 'Cannot import session: started_at must be a number: current value is "soon"',
+          message:
+            'Cannot import session: started_at must be a time in Unix seconds: current value is "soon"',
         },
       );
       await assert.rejects(store.importSession([]), TypeError);
@@ -1235,6 +1270,80 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.deepEqual(await found("ไป OR ဒေတာ"), [0, 2]);
       // A word of another script still needs the whole word.
       assert.deepEqual(await found("ฐานข้อมูลเก่า"), []);
+    });
+
+    test("an id or a source holding U+0000 or U+E000 is read, listed, filtered, exported and deleted", async () => {
+      const store = await empty();
+      const odd = "x\u0000y\uE000z";
+      await store.createSession(odd, "cli");
+      await store.appendMessage(odd, { role: "user", content: "docker here" });
+      await store.createSession("child", "tool\u0000", { parentSessionId: odd });
+      await store.createSession("plain", "cli");
+      assert.equal((await store.getSession(odd))?.id, odd);
+      assert.equal((await store.getMessagesAsConversation(odd)).length, 1);
+      const exported = await store.exportAll();
+      assert.deepEqual(exported.map((s) => s.id).sort(), ["child", "plain", odd].sort());
+      assert.equal(exported.find((s) => s.id === odd)?.messages.length, 1);
+      const streamed: string[] = [];
+      for await (const session of store.iterateExport()) streamed.push(session.id);
+      assert.deepEqual(streamed, exported.map((s) => s.id));
+      const listed = await store.listSessionsRich({ excludeSources: ["tool\u0000"] });
+      assert.deepEqual(listed.map((s) => s.id).sort(), ["plain", odd].sort());
+      const hits = await store.searchMessages("docker", { sourceFilter: ["a\u0000", "cli"] });
+      assert.deepEqual(hits.map((h) => h.session_id), [odd]);
+      assert.deepEqual(await store.searchMessages("docker", { sourceFilter: ["cli\u0000"] }), []);
+      assert.equal(await store.deleteSession(odd), true);
+      assert.equal(await store.getSession(odd), undefined);
+      assert.equal((await store.getSession("child"))?.parent_session_id, null);
+      assert.equal(await store.sessionCount(), 2);
+    });
+
+    test('a short CJK search reads U+E000 then "0" as text, and stops at a NUL as SQLite\'s LIKE', async () => {
+      const store = await empty();
+      await store.createSession("s", "cli");
+      const ids = await store.appendMessages("s", [
+        { role: "user", content: "price \uE0000 记忆 🚀" },
+        { role: "user", content: "\uE000\uE000\u0000 记忆 🚀" },
+        { role: "user", content: "\uE000 记忆 🚀" },
+        { role: "user", content: "a\u0000b 记忆 🚀" },
+      ]);
+      for (const query of ["记", "记忆", "🚀"]) {
+        const found = (await store.searchMessages(query)).map((h) => ids.indexOf(h.id)).sort();
+        assert.deepEqual(found, [0, 2], query);
+      }
+    });
+
+    test("searchMessages() reads a content: column filter as FTS5 does, its one column the whole text", async () => {
+      const store = await empty();
+      await store.createSession("s", "cli");
+      const ids = await store.appendMessages("s", [
+        { role: "user", content: "prune docker images" },
+        { role: "user", content: "content docker here" },
+        { role: "tool", content: "ok", toolName: "docker" },
+      ]);
+      const found = async (query: string) =>
+        (await store.searchMessages(query)).map((h) => ids.indexOf(h.id)).sort();
+      for (
+        const query of [
+          "content:docker",
+          "CONTENT : dock*",
+          '"content":docker',
+          "content:docker OR zzz",
+        ]
+      ) {
+        assert.deepEqual(await found(query), [0, 1, 2], query);
+      }
+      assert.deepEqual(await found("docker content:prune"), [0]);
+      assert.deepEqual(await found("content:content"), [1]);
+      const [hit] = await store.searchMessages("docker content:prune");
+      assert.equal(hit.snippet, ">>>prune<<< >>>docker<<< images  ");
+      // Excluding the one column leaves nothing to match.
+      assert.deepEqual(await found("-content:docker"), []);
+      assert.deepEqual(await found("prune -content:docker"), []);
+      assert.deepEqual(await found("-content:zzz OR images"), [0]);
+      // Another column is no filter FTS5 accepts: the query is retried as quoted phrases.
+      assert.deepEqual(await found("tool_name:docker"), []);
+      assert.deepEqual(await found("content:"), [1]);
     });
 
     test("searchMessages() never throws on user text and finds what was written", async () => {

@@ -225,6 +225,25 @@ describe("doctor on PostgreSQL", { skip: PG_SKIP }, () => {
     assert.equal((await store.getSession("child"))?.parent_session_id, "parent");
   });
 
+  test("a cycle of parent links between ids holding U+0000 is cleared", {
+    timeout: 60_000,
+  }, async () => {
+    const schema = freshSchema();
+    let now = 1_750_000_000;
+    await using store = await openPgStore({ clock: () => now++ }, schema);
+    await store.createSession("x\u0000", "cli");
+    await store.createSession("y\u0000", "cli", { parentSessionId: "x\u0000" });
+    await adminSql(
+      `UPDATE "${schema}".sessions SET parent_session_id =
+         (SELECT id FROM "${schema}".sessions WHERE parent_session_id IS NOT NULL)
+       WHERE parent_session_id IS NULL`,
+    );
+    const report = await doctorPostgresStore(schemaUrl(schema), { fix: true });
+    assert.match(byName(report.checks, "lineage").summary, /1 cycles of parent links/);
+    assert.equal((await store.getSession("x\u0000"))?.parent_session_id, null);
+    assert.equal((await store.getSession("y\u0000"))?.parent_session_id, "x\u0000");
+  });
+
   test("missing and invalid indexes are built, leftovers of a REINDEX dropped", {
     timeout: 60_000,
   }, async () => {

@@ -2,10 +2,12 @@
  * Importing into PostgreSQL keeps a record's message ids when they are free,
  * and then moves the id sequence past them: sessions imported side by side
  * (`copy` runs three at once) must leave it past every kept id, or the next
- * append takes an id that exists and fails on a duplicate key.
+ * append takes an id that exists and fails on a duplicate key. A record
+ * whose title is taken fails with an error that names it.
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { TitleError } from "../../lib/core/errors.ts";
 import { adminSql, freshSchema, openPgStore, PG_SKIP } from "./_pg.ts";
 
 /** A session record whose messages keep the ids `first`…`first + count - 1`. */
@@ -75,6 +77,33 @@ describe("PostgreSQL import keeps message ids", { skip: PG_SKIP }, () => {
     } else {
       // New ids only because an append had taken one of the record's before it looked.
       assert.ok(inRange.length > 0, `ids not kept (${ids.slice(0, 3)}…) with the range free`);
+    }
+  });
+});
+
+describe("PostgreSQL import of a taken title", { skip: PG_SKIP }, () => {
+  test("importSession() racing for one title: exactly one imports, the other gets TitleError", async () => {
+    for (let round = 0; round < 5; round++) {
+      await using store = await openPgStore({ max: 4 });
+      const record = (id: string) => ({
+        id,
+        source: "cli",
+        started_at: 1,
+        title: "Raced",
+        messages: [{ role: "user", content: id, timestamp: 1 }],
+      });
+      const results = await Promise.allSettled([
+        store.importSession(record("a")),
+        store.importSession(record("b")),
+      ]);
+      const won = results.filter((r) => r.status === "fulfilled");
+      const lost = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+      assert.equal(won.length, 1);
+      assert.equal(lost.length, 1);
+      assert.ok(lost[0].reason instanceof TitleError, String(lost[0].reason));
+      assert.match(lost[0].reason.message, /^Title 'Raced' is already in use by session [ab]$/);
+      assert.equal(await store.sessionCount(), 1);
+      assert.equal(await store.messageCount(), 1);
     }
   });
 });

@@ -612,4 +612,36 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
     assert.deepEqual(rows.map((m) => m.tool_name), [...texts.map((t) => t || null), null]);
     assert.equal((await store.searchMessages("数据库")).length, 1);
   });
+
+  test("a session whose id holds U+0000 or U+E000 is shipped, changed and deleted", {
+    timeout: 60_000,
+  }, async () => {
+    const { client, store } = await server();
+    const file = join(tempDir(), "nul_id.db");
+    const odd = "x\u0000y\uE000z";
+    const db = await SessionDB.open({ path: file });
+    db.createSession(odd, "cli");
+    db.setSessionTitle(odd, "odd \uE000 title");
+    db.appendMessage(odd, { role: "user", content: "first" });
+    db.createSession("plain", "cli");
+    db.close();
+    assert.equal((await sync.syncFile(client, file, { host: "h" })).created, 2);
+    const again = await SessionDB.open({ path: file });
+    again.appendMessage(odd, { role: "user", content: "second" });
+    again.replaceMessages("plain", [{ role: "user", content: "rewritten" }]);
+    again.close();
+    const pass = await sync.syncFile(client, file, { host: "h" });
+    assert.equal(pass.appended + pass.rewritten, 2);
+    assert.deepEqual((await store.getMessages(`h/${odd}`)).map((m) => m.content), [
+      "first",
+      "second",
+    ]);
+    assert.equal((await store.getSession(`h/${odd}`))?.title, "odd \uE000 title");
+    const last = await SessionDB.open({ path: file });
+    last.deleteSession(odd);
+    last.close();
+    assert.equal((await sync.syncFile(client, file, { host: "h" })).deleted, 1);
+    assert.equal(await store.getSession(`h/${odd}`), undefined);
+    assert.deepEqual((await store.listSessionsRich()).map((s) => s.id), ["h/plain"]);
+  });
 });

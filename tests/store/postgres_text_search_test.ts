@@ -8,7 +8,12 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { gramsVector, substringGrams, wordsQuery } from "../../lib/postgres/text_search.ts";
+import {
+  gramsVector,
+  substringGrams,
+  withoutContentFilter,
+  wordsQuery,
+} from "../../lib/postgres/text_search.ts";
 import { parseFtsQuery, tokenize } from "../../lib/core/search/fts5_text.ts";
 import { rawOpen, tempDbPath } from "../_helpers.ts";
 import { mulberry32 } from "../_random.ts";
@@ -106,4 +111,23 @@ test("gramsVector() writes the grams as a tsvector literal, and stops short of 1
   const [first, second] = [...text];
   assert.ok(vector.startsWith(`'${first}' '${second}' '${first}${second}' `));
   assert.match(vector, /^('[^']+' )+'[^']+'$/);
+});
+
+test("withoutContentFilter() drops a content: filter, keeps others, and makes -content: match nothing", () => {
+  const cases: Array<[string, string | null | undefined]> = [
+    ["content:docker", "'docker'"],
+    ["CONTENT : dock*", "'dock':*"],
+    ['"content":docker', "'docker'"],
+    ["docker content:prune", "('docker' & 'prune')"],
+    ["content:content", "'content'"],
+    ['"say content: here"', "('say' <-> 'content' <-> 'here')"],
+    ["-content:docker", null],
+    ['- content : "a b"* OR zzz', "'zzz'"],
+    ["tool_name:docker", undefined],
+    ["content:", undefined],
+    ["xcontent:y", undefined],
+  ];
+  for (const [query, expected] of cases) {
+    assert.equal(wordsQuery(withoutContentFilter(query)), expected, query);
+  }
 });

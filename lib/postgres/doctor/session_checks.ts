@@ -15,6 +15,7 @@
 import type { PgQuery } from "../_client.ts";
 import { finding, type HealthCheck } from "../../core/health_report.ts";
 import { findLineageFaults, type LineageFaults, lineageLinkOf } from "../../core/lineage_faults.ts";
+import { jsonParam } from "../_text_codec.ts";
 
 /** Messages read per round trip while tool calls are counted. */
 const PAGE = 5_000;
@@ -219,7 +220,7 @@ export async function clearBrokenParentLinks(
     const rows = await query(
       `UPDATE sessions SET parent_session_id = NULL
        WHERE id IN (SELECT jsonb_array_elements_text($1::text::jsonb)) RETURNING id`,
-      [JSON.stringify(ids)],
+      [jsonParam(ids)],
     );
     return rows.length;
   });
