@@ -1313,6 +1313,22 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       }
     });
 
+    test("searchMessages() reads a * inside a word as FTS5 does: a prefix, then the next word", async () => {
+      const store = await empty();
+      await store.createSession("s", "cli");
+      const ids = await store.appendMessages("s", [
+        { role: "user", content: "here we run docker" },
+        { role: "user", content: "heretic docker" },
+        { role: "user", content: "here only" },
+        { role: "user", content: "content of contentment" },
+      ]);
+      const found = async (query: string) =>
+        (await store.searchMessages(query)).map((h) => ids.indexOf(h.id)).sort();
+      assert.deepEqual(await found("here*docker"), [0, 1]);
+      assert.deepEqual(await found("here* docker"), [0, 1]);
+      assert.deepEqual(await found("Content*Content*"), [3]);
+    });
+
     test("searchMessages() reads a content: column filter as FTS5 does, its one column the whole text", async () => {
       const store = await empty();
       await store.createSession("s", "cli");

@@ -205,7 +205,10 @@ function lex(query: string): Lexed[] {
       continue;
     }
     let j = i;
-    while (j < query.length && !SPACE.test(query[j]) && query[j] !== '"') j++;
+    while (j < query.length && !SPACE.test(query[j]) && query[j] !== '"') {
+      // A `*` ends a bareword in FTS5 (`here*docker` is `here* docker`).
+      if (query[j++] === "*") break;
+    }
     let word = query.slice(i, j);
     i = j;
     if (word === "AND" || word === "OR" || word === "NOT") {
