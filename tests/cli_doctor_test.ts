@@ -1,8 +1,20 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, statSync } from "node:fs";
+import { spawn } from "node:child_process";
+import {
+  closeSync,
+  existsSync,
+  openSync,
+  readdirSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
+import process from "node:process";
+import { runtimeName } from "../lib/sqlite/driver/load.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { join } from "node:path";
-import { rawOpen, tempDbPath, tempDir } from "./_helpers.ts";
+import { copyFixture, rawOpen, ROOT, tempDbPath, tempDir } from "./_helpers.ts";
 import { buildDb, runCli, v11Copy } from "./_cli_io.ts";
 
 describe("doctor", () => {
@@ -138,4 +150,134 @@ describe("recover", () => {
     assert.equal(refused.code, 1);
     assert.match(refused.err, /it is the damaged file itself/);
   });
+
+  test('recover of a file that is not SQLite says so and exits 1, never "Nothing was lost"', async () => {
+    const dir = tempDir();
+    const source = join(dir, "state.db");
+    writeFileSync(source, "hello, not sqlite\n".repeat(1000));
+    const run = await runCli(["recover", source, join(dir, "new.db")]);
+    assert.equal(run.code, 1);
+    assert.equal(run.out, "");
+    assert.match(run.err, /Cannot recover .*state\.db: it is not a SQLite database/);
+    assert.equal(existsSync(join(dir, "new.db")), false);
+  });
+
+  test("recover of a file whose header page is gone and whose loss cannot be counted exits 1 and says so", async () => {
+    const source = copyFixture("hermes-v10-external.db");
+    const fd = openSync(source, "r+");
+    writeSync(fd, new Uint8Array(4096), 0, 4096, 0);
+    closeSync(fd);
+    const run = await runCli(["recover", source, join(tempDir(), "new.db")]);
+    assert.equal(run.code, 1, run.err);
+    assert.match(run.out, /^Recovered 4 sessions and 7 messages /);
+    assert.match(run.out, /Some rows may be lost: /);
+    assert.doesNotMatch(run.out, /Nothing was lost/);
+  });
+
+  test("recover of a folder, or --force into a folder, is a clear error", async () => {
+    const dir = tempDir();
+    const run = await runCli(["recover", dir, join(dir, "new.db")]);
+    assert.equal(run.code, 1);
+    assert.match(run.err, /Cannot recover .*: it is a folder\n/);
+    const into = await runCli(["recover", "--force", v11Copy(), dir]);
+    assert.equal(into.code, 1);
+    assert.match(into.err, /Cannot recover into .*: it is a folder, not a file/);
+  });
+});
+
+describe("doctor on a damaged file", () => {
+  test("doctor on a file that is not SQLite names it and points at recover", async () => {
+    const path = tempDbPath();
+    writeFileSync(path, "hello, not sqlite\n".repeat(1000));
+    const run = await runCli(["--db", path, "doctor"]);
+    assert.equal(run.code, 1);
+    assert.match(
+      run.err,
+      new RegExp(`"${path}": file is not a database; .*hermes-state recover ${path} NEW\\.db`),
+    );
+  });
+});
+
+/** A file of 3,000 long messages: its copy and check take long enough to be interrupted. */
+async function largeDb(): Promise<string> {
+  const path = join(tempDir(), "state.db");
+  using db = await SessionDB.open({ path, synchronous: "normal" });
+  const text = "docker compose logs and a long answer about volumes ".repeat(40);
+  for (let i = 0; i < 1500; i++) {
+    db.importSession({
+      id: `s${i}`,
+      source: "cli",
+      started_at: 1000 + i,
+      messages: [
+        { role: "user", content: text, timestamp: 1000 + i },
+        { role: "assistant", content: text, timestamp: 1001 + i },
+      ],
+    });
+  }
+  return path;
+}
+
+/** Runs the CLI in its own process and sends `signal` once a temporary file appears in `folder`. */
+async function interrupt(
+  argv: string[],
+  folder: string,
+  temp: RegExp,
+  signal: "SIGINT" | "SIGTERM",
+): Promise<{ code: number | string | null; err: string }> {
+  const prefix = runtimeName() === "deno" ? ["run", "-A", join(ROOT, "cli.ts")] : [
+    join(ROOT, "cli.ts"),
+  ];
+  const child = spawn(process.execPath, [...prefix, ...argv], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let err = "";
+  child.stderr.on("data", (chunk) => err += chunk);
+  const exited = new Promise<number | string | null>((resolve) =>
+    child.on("close", (code, killed) => resolve(code ?? killed))
+  );
+  const started = Date.now();
+  while (!readdirSync(folder).some((name) => temp.test(name))) {
+    assert.ok(Date.now() - started < 30_000, `no temporary file appeared: ${err}`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  child.kill(signal);
+  return { code: await exited, err };
+}
+
+describe("an interrupted backup or recover", () => {
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    test(`backup stopped by ${signal} removes its temporary files and writes no DEST`, {
+      timeout: 60_000,
+    }, async () => {
+      const path = await largeDb();
+      const folder = tempDir();
+      const dest = join(folder, "backup.db");
+      const run = await interrupt(
+        ["--db", path, "backup", "--full", dest],
+        folder,
+        /\.copy$/,
+        signal,
+      );
+      // Deno's node:child_process reports a child it sent a signal to as killed by it.
+      if (runtimeName() !== "deno") {
+        assert.equal(run.code, signal === "SIGINT" ? 130 : 143, run.err);
+      }
+      assert.match(run.err, new RegExp(`interrupted by ${signal}`));
+      assert.deepEqual(readdirSync(folder), [], "neither DEST nor a temporary file is left");
+    });
+
+    test(`recover stopped by ${signal} removes its temporary files and writes no DEST`, {
+      timeout: 60_000,
+    }, async () => {
+      const path = await largeDb();
+      const folder = tempDir();
+      const dest = join(folder, "new.db");
+      const run = await interrupt(["recover", path, dest], folder, /\.recover$/, signal);
+      if (runtimeName() !== "deno") {
+        assert.equal(run.code, signal === "SIGINT" ? 130 : 143, run.err);
+      }
+      assert.match(run.err, new RegExp(`interrupted by ${signal}`));
+      assert.deepEqual(readdirSync(folder), [], "neither DEST nor a temporary file is left");
+    });
+  }
 });

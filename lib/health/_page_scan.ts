@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import type { SqlValue } from "../sqlite/driver/types.ts";
 
 /** One record of a table-leaf page. */
@@ -40,22 +40,28 @@ const MAGIC = "SQLite format 3\u0000";
 const TABLE_LEAF = 13;
 const PAGE_TYPES = new Set([2, 5, 10, 13]);
 
+/** Where the pages come from: the file through its descriptor, or bytes in memory. */
+type Bytes = { readonly fd: number } | { readonly image: Uint8Array };
+
 class PageFile {
-  readonly #fd: number;
+  readonly #from: Bytes;
   readonly size: number;
   pageSize = 4096;
   usable = 4096;
 
-  constructor(path: string) {
-    this.#fd = openSync(path, "r");
-    this.size = fstatSync(this.#fd).size;
+  constructor(from: Bytes) {
+    this.#from = from;
+    this.size = "fd" in from ? fstatSync(from.fd).size : from.image.length;
   }
 
   read(position: number, length: number): Uint8Array {
+    if ("image" in this.#from) {
+      return this.#from.image.slice(position, Math.min(position + length, this.size));
+    }
     const bytes = new Uint8Array(length);
     let done = 0;
     while (done < length) {
-      const n = readSync(this.#fd, bytes, done, length - done, position + done);
+      const n = readSync(this.#from.fd, bytes, done, length - done, position + done);
       if (n === 0) break;
       done += n;
     }
@@ -68,7 +74,7 @@ class PageFile {
   }
 
   close(): void {
-    closeSync(this.#fd);
+    if ("fd" in this.#from) closeSync(this.#from.fd);
   }
 }
 
@@ -109,23 +115,28 @@ function headerPageSize(header: Uint8Array): number | undefined {
   return size >= 512 && size <= 65536 && (size & (size - 1)) === 0 ? size : undefined;
 }
 
-/** Guesses the page size from which size makes the most pages look like b-tree pages. */
+/**
+ * Guesses the page size from how many pages look like b-tree pages. Every
+ * multiple of the true size scores about as well as the true size (its
+ * pages start where true pages start), every smaller size clearly worse
+ * (most of its "pages" start mid-page): the smallest size that scores near
+ * the best is the one.
+ */
 function guessPageSize(file: PageFile): number {
-  let best = 4096;
-  let bestScore = -1;
-  for (const size of [4096, 1024, 2048, 8192, 16384, 32768, 65536, 512]) {
+  const sizes = [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536];
+  const scores = sizes.map((size) => {
     let score = 0;
     const pages = Math.min(200, Math.floor(file.size / size));
     for (let n = 2; n <= pages; n++) {
       const page = file.read((n - 1) * size, size);
       if (page.length === size && plausible(page, 0, size)) score++;
     }
-    if (score / Math.max(1, pages - 1) > bestScore) {
-      bestScore = score / Math.max(1, pages - 1);
-      best = size;
-    }
-  }
-  return best;
+    return pages >= 2 ? score / (pages - 1) : 0;
+  });
+  let best = 0;
+  for (const score of scores) best = Math.max(best, score);
+  if (best === 0) return 4096;
+  return sizes[scores.findIndex((score) => score >= best * 0.8)];
 }
 
 /** The trunk and leaf pages of the free list (deleted data lives there). */
@@ -245,6 +256,23 @@ function leafRecords(file: PageFile, n: number, page: Uint8Array, out: RawRecord
   }
 }
 
+/** The records of `file`, its page size taken from the header or guessed. */
+function scanFile(file: PageFile): PageScan {
+  const header = file.read(0, 100);
+  const fromHeader = header.length === 100 ? headerPageSize(header) : undefined;
+  file.pageSize = fromHeader ?? guessPageSize(file);
+  file.usable = file.pageSize - (fromHeader !== undefined ? header[20] : 0);
+  const free = fromHeader !== undefined ? freePages(file, header) : new Set<number>();
+  const pages = Math.floor(file.size / file.pageSize);
+  const records: RawRecord[] = [];
+  for (let n = 1; n <= pages; n++) {
+    if (free.has(n)) continue;
+    const page = file.page(n);
+    if (page !== undefined) leafRecords(file, n, page, records);
+  }
+  return { pageSize: file.pageSize, pages, headerIntact: fromHeader !== undefined, records };
+}
+
 /**
  * Reads every table-leaf record of the file at `path`.
  *
@@ -252,22 +280,83 @@ function leafRecords(file: PageFile, n: number, page: Uint8Array, out: RawRecord
  * @returns The page size, the page count and the records.
  */
 export function scanPages(path: string): PageScan {
-  const file = new PageFile(path);
+  const file = new PageFile({ fd: openSync(path, "r") });
   try {
-    const header = file.read(0, 100);
-    const fromHeader = header.length === 100 ? headerPageSize(header) : undefined;
-    file.pageSize = fromHeader ?? guessPageSize(file);
-    file.usable = file.pageSize - (fromHeader !== undefined ? header[20] : 0);
-    const free = fromHeader !== undefined ? freePages(file, header) : new Set<number>();
-    const pages = Math.floor(file.size / file.pageSize);
-    const records: RawRecord[] = [];
-    for (let n = 1; n <= pages; n++) {
-      if (free.has(n)) continue;
-      const page = file.page(n);
-      if (page !== undefined) leafRecords(file, n, page, records);
-    }
-    return { pageSize: file.pageSize, pages, headerIntact: fromHeader !== undefined, records };
+    return scanFile(file);
   } finally {
     file.close();
   }
+}
+
+const WAL_HEADER = 32;
+const FRAME_HEADER = 24;
+
+/** SQLite's WAL checksum of `bytes` (a multiple of 8 long), continuing from `s`. */
+function walChecksum(bytes: Uint8Array, bigEndian: boolean, s: [number, number]): [number, number] {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let [s0, s1] = s;
+  for (let i = 0; i + 8 <= bytes.length; i += 8) {
+    s0 = (s0 + view.getUint32(i, !bigEndian) + s1) >>> 0;
+    s1 = (s1 + view.getUint32(i + 4, !bigEndian) + s0) >>> 0;
+  }
+  return [s0, s1];
+}
+
+/**
+ * The database image a `-wal` holds on its own (its main file lost): the
+ * last committed version of each page its valid frames carry, in a file
+ * as long as the last commit says; pages it never held are zeros.
+ *
+ * @param wal The `-wal` file's bytes.
+ * @returns The image, or `undefined` when it holds no valid commit.
+ */
+export function walImage(wal: Uint8Array): Uint8Array | undefined {
+  if (wal.length < WAL_HEADER) return undefined;
+  const view = new DataView(wal.buffer, wal.byteOffset, wal.byteLength);
+  const magic = view.getUint32(0);
+  if (magic !== 0x377f0682 && magic !== 0x377f0683) return undefined;
+  const bigEndian = magic === 0x377f0683;
+  const pageSize = view.getUint32(8) === 1 ? 65536 : view.getUint32(8);
+  if (pageSize < 512 || pageSize > 65536 || (pageSize & (pageSize - 1)) !== 0) return undefined;
+  let sum = walChecksum(wal.subarray(0, 24), bigEndian, [0, 0]);
+  if (sum[0] !== view.getUint32(24) || sum[1] !== view.getUint32(28)) return undefined;
+  const salt = [view.getUint32(16), view.getUint32(20)];
+  const committed = new Map<number, number>(); // page → offset of its data
+  const pending = new Map<number, number>();
+  let pages = 0;
+  for (let at = WAL_HEADER; at + FRAME_HEADER + pageSize <= wal.length;) {
+    if (view.getUint32(at + 8) !== salt[0] || view.getUint32(at + 12) !== salt[1]) break;
+    sum = walChecksum(wal.subarray(at, at + 8), bigEndian, sum);
+    sum = walChecksum(wal.subarray(at + 24, at + 24 + pageSize), bigEndian, sum);
+    if (sum[0] !== view.getUint32(at + 16) || sum[1] !== view.getUint32(at + 20)) break;
+    pending.set(view.getUint32(at), at + FRAME_HEADER);
+    const dbSize = view.getUint32(at + 4);
+    if (dbSize > 0) {
+      for (const [page, offset] of pending) committed.set(page, offset);
+      pending.clear();
+      pages = dbSize;
+    }
+    at += FRAME_HEADER + pageSize;
+  }
+  if (pages === 0) return undefined;
+  const image = new Uint8Array(pages * pageSize);
+  for (const [page, offset] of committed) {
+    if (page >= 1 && page <= pages) {
+      image.set(wal.subarray(offset, offset + pageSize), (page - 1) * pageSize);
+    }
+  }
+  return image;
+}
+
+/**
+ * Reads every table-leaf record of the database a `-wal` holds on its own
+ * (its main file is empty or lost), through {@linkcode walImage}.
+ *
+ * @param walPath The `-wal` file (read, never written).
+ * @returns The records; none when the `-wal` holds no valid commit.
+ */
+export function scanWal(walPath: string): PageScan {
+  const image = walImage(readFileSync(walPath));
+  if (image === undefined) return { pageSize: 0, pages: 0, headerIntact: false, records: [] };
+  return scanFile(new PageFile({ image }));
 }

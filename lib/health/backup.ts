@@ -37,6 +37,9 @@ import { chooseReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { BackupError, OpenError } from "../core/errors.ts";
 import { integrityCheck } from "../sqlite/integrity.ts";
+import { assertNotDamaged } from "../sqlite/damaged_file.ts";
+import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
+import { removeStaleTemps } from "./_temp_files.ts";
 import { fileIdentity, isDatabaseFile } from "../files/same_file.ts";
 import { outputPathProblem, writeFailureReason } from "../files/output_path.ts";
 
@@ -67,6 +70,12 @@ export interface BackupOptions {
   ) => void;
   /** The driver opener; the running runtime's by default. */
   readonly openDriver?: SqliteDriver;
+  /**
+   * Stops the backup between its stages (copy, verification, compression),
+   * removing its temporary files; the promise rejects with the signal's
+   * reason. A stage under way (SQLite's copy or check) finishes first.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** What {@linkcode backupDatabase} wrote. */
@@ -89,6 +98,13 @@ export interface BackupResult {
   readonly searchIndexesChecked: boolean;
 }
 
+/** Lets a pending abort (a signal's listener) run, then throws its reason. */
+async function stopIfAborted(signal: AbortSignal | undefined): Promise<void> {
+  if (signal === undefined) return;
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  signal.throwIfAborted();
+}
+
 function exists(path: string): boolean {
   return fileIdentity(path) !== undefined;
 }
@@ -97,9 +113,14 @@ function count(db: SqliteConnection, table: string): number {
   return Number(db.prepare(`SELECT count(*) AS n FROM ${table}`).get()?.n ?? 0);
 }
 
+/** This process's temporary file beside `dest`. */
+function tempName(dest: string, suffix: string): string {
+  return join(dirname(dest), `.${basename(dest)}.${process.pid}.${suffix}`);
+}
+
 /** A new empty file, mode 0600, beside `dest` (SQLite's VACUUM INTO accepts an empty file). */
 function newTemp(dest: string, suffix: string): string {
-  const temp = join(dirname(dest), `.${basename(dest)}.${process.pid}.${suffix}`);
+  const temp = tempName(dest, suffix);
   try {
     rmSync(temp, { force: true });
     // A new file of ours: no connection of this process holds it.
@@ -112,9 +133,19 @@ function newTemp(dest: string, suffix: string): string {
   return temp;
 }
 
-/** Gives `temp` the name `dest`: atomically, and only over an existing file when `force`. */
+/** SQLITE_FULL, SQLITE_IOERR: writing the copy failed. */
+const WRITE_FAILED = new Set([13, 10]);
+
+/**
+ * Gives `temp` the name `dest`: atomically, and only over an existing file
+ * when `force`. The old file's `-wal`, `-shm` and `-journal` go first (a
+ * SQLite connection would otherwise read the new file through them).
+ */
 function publish(temp: string, dest: string, force: boolean): void {
   if (force) {
+    for (const sidecar of ["-wal", "-shm", "-journal"]) {
+      rmSync(`${dest}${sidecar}`, { force: true });
+    }
     renameSync(temp, dest);
     return;
   }
@@ -138,7 +169,9 @@ function publish(temp: string, dest: string, force: boolean): void {
  * @returns Where, how big, and the counts of the copy.
  * @throws {OpenError} When the source does not exist or cannot be read.
  * @throws {BackupError} When `dest` is the source or exists (without `force`), is a folder, its
- *   folder is missing or cannot be written, or the copy does not verify.
+ *   folder is missing or cannot be written, its disk is full, or the copy does not verify.
+ * @throws {OpenError} When the source is a 0-byte file whose `-wal` holds commits (use recover).
+ * @throws The reason of `signal` when it aborts (the temporary files are removed).
  *
  * @example
  * ```ts
@@ -166,27 +199,41 @@ export async function backupDatabase(
     throw new BackupError(`Cannot back up: ${dest} already exists (give --force to replace it)`);
   }
   const openDriver = options.openDriver ?? await loadDriver();
+  // SQLite deletes the -wal of a 0-byte file, even on a read-only open: refuse on stat.
+  assertNotDamaged(source, openDriver, { probe: false });
+  removeStaleTemps(dest, ["copy", "gz"]);
   const copy = newTemp(dest, "copy");
   try {
+    await stopIfAborted(options.signal);
     // Read as the read commands read: nothing changes, not even a -wal left behind.
     const access = chooseReadAccess(source);
     const db = openDriver(source, driverOptionsFor(access));
     let before: [number, number];
     let after: [number, number];
+    let copying = false;
     try {
       db.exec("PRAGMA busy_timeout = 1000");
       before = [count(db, "sessions"), count(db, "messages")];
       options.onProgress?.("copying", 0, 0);
+      copying = true;
       db.prepare("VACUUM INTO ?").run(copy);
+      copying = false;
       after = [count(db, "sessions"), count(db, "messages")];
     } catch (error) {
       if (error instanceof BackupError) throw error;
+      if (error instanceof SqliteError && WRITE_FAILED.has(error.code) && copying) {
+        // The source was read; writing the copy beside dest failed.
+        const reason = error.code === 13 ? "the disk is full" : error.message;
+        throw new BackupError(`Cannot back up to ${dest}: ${reason}`, { cause: error });
+      }
       throw new OpenError(source, (error as Error).message, { cause: error });
     } finally {
       db.close();
     }
+    await stopIfAborted(options.signal);
     options.onProgress?.("verifying", 0, 0);
     const verified = verify(openDriver, copy, before, after, options.full ?? false);
+    await stopIfAborted(options.signal);
     let bytes = statSync(copy).size;
     if (options.compress) {
       const gz = newTemp(dest, "gz");
@@ -197,7 +244,15 @@ export async function backupDatabase(
           done += chunk.length;
           options.onProgress?.("compressing", done, bytes);
         });
-        await pipeline(input, createGzip(), createWriteStream(gz, { flags: "w", mode: 0o600 }));
+        try {
+          await pipeline(input, createGzip(), createWriteStream(gz, { flags: "w", mode: 0o600 }), {
+            signal: options.signal,
+          });
+        } catch (error) {
+          options.signal?.throwIfAborted(); // the signal's reason, not the stream's AbortError
+          throw error;
+        }
+        await stopIfAborted(options.signal);
         publish(gz, dest, options.force ?? false);
       } finally {
         rmSync(gz, { force: true });
@@ -214,7 +269,9 @@ export async function backupDatabase(
       ...verified,
     };
   } finally {
-    rmSync(copy, { force: true });
+    for (const file of [copy, `${copy}-journal`, `${copy}-wal`, `${copy}-shm`]) {
+      rmSync(file, { force: true });
+    }
   }
 }
 

@@ -2,11 +2,11 @@
  * `doctor(path, options)`: checks a state.db file and, with `fix`, repairs
  * what it can without losing a message, safe while a gateway writes.
  *
- * Without `fix` the file is opened as the read commands open it and
- * nothing is written, not even a `-wal` left behind. With
- * it, every repair runs in short transactions (none holds the write lock
- * for more than a fraction of a second, except `vacuum`), then the checks
- * run again.
+ * The checks read the file as the read commands open it, and nothing is
+ * written, not even a `-wal` left behind; a file they find damaged (or
+ * cannot read) is never opened for writing. With `fix`, every repair runs
+ * in short transactions (none holds the write lock for more than a
+ * fraction of a second, except `vacuum`), then the checks run again.
  *
  * @module
  */
@@ -14,6 +14,8 @@ import { statSync } from "node:fs";
 import { loadDriver } from "../sqlite/driver/load.ts";
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { OpenError } from "../core/errors.ts";
+import { assertNotDamaged, recoverHint } from "../sqlite/damaged_file.ts";
+import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
 import { chooseReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
 import { finishFtsBackfill, pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
 import { FTS_TABLES, type FtsTable } from "../sqlite/schema/schema_sql.ts";
@@ -111,16 +113,35 @@ function openFor(openDriver: SqliteDriver, path: string, fix: boolean): SqliteCo
     const code = (error as { code?: unknown }).code;
     throw new OpenError(path, code === "ENOENT" ? "no such file" : String(error), { cause: error });
   }
+  // Damaged files are evidence: a writable connection that fails would checkpoint a live
+  // -wal (perhaps another file's) into the file and delete it, and SQLite deletes the -wal
+  // of a 0-byte file even on a read-only open. The library's own guard refuses both first.
+  assertNotDamaged(path, openDriver, { probe: fix });
   // A check changes nothing, sidecars included: the read access of the read commands.
   const access = fix ? "write" : chooseReadAccess(path);
   let db: SqliteConnection;
   try {
     db = openDriver(path, driverOptionsFor(access));
   } catch (error) {
-    throw new OpenError(path, (error as Error).message, { cause: error });
+    throw damagedOrOpenError(path, error);
   }
   db.exec("PRAGMA busy_timeout = 1000");
   return db;
+}
+
+/** SQLITE_CORRUPT and SQLITE_NOTADB: the file is damaged, or not SQLite at all. */
+const DAMAGED_CODES = new Set([11, 26]);
+
+/** The error to report: a damaged file names the path and `recover`. */
+function damagedOrOpenError(path: string, error: unknown): OpenError {
+  if (error instanceof OpenError) return error;
+  if (error instanceof SqliteError && DAMAGED_CODES.has(error.code)) {
+    return new OpenError(path, `${error.message}; ${recoverHint(path)}`, {
+      cause: error,
+      kind: "corrupt",
+    });
+  }
+  return new OpenError(path, (error as Error).message, { cause: error });
 }
 
 /** Finishes the FTS backfill of an interrupted v1–v10 upgrade, if one is pending. */
@@ -229,35 +250,47 @@ async function repair(
 export async function doctor(path: string, options: DoctorOptions = {}): Promise<DoctorReport> {
   const openDriver = options.openDriver ?? await loadDriver();
   const fix = options.fix ?? false;
-  const db = openFor(openDriver, path, fix);
+  const checkOptions = { full: options.full, sampleAbove: options.sampleAbove };
+  // The checks run on a read-only connection, as the read commands read, also before a fix:
+  // a damaged file is never opened for writing (its close would checkpoint the -wal into it).
+  let sqliteVersion: string;
+  let checks: HealthCheck[];
+  const reader = openFor(openDriver, path, false);
   try {
-    const sqliteVersion = String(db.prepare("SELECT sqlite_version() AS v").get()?.v ?? "");
-    const checkOptions = { full: options.full, sampleAbove: options.sampleAbove };
-    const checks = runChecks(db, openDriver, path, checkOptions);
-    if (!fix) {
-      return {
-        path,
-        sqliteVersion,
-        checks,
-        repairs: [],
-        after: undefined,
-        healthy: isHealthy(checks),
-        longestLockMs: 0,
-      };
-    }
-    const integrity = byName(checks, "integrity");
-    if (integrity?.status === "problem") {
-      // Writing into damaged b-trees can spread the damage: recover first.
-      return {
-        path,
-        sqliteVersion,
-        checks,
-        repairs: [],
-        after: checks,
-        healthy: false,
-        longestLockMs: 0,
-      };
-    }
+    sqliteVersion = String(reader.prepare("SELECT sqlite_version() AS v").get()?.v ?? "");
+    checks = runChecks(reader, openDriver, path, checkOptions);
+  } catch (error) {
+    // Not even the checks could read it (a clobbered header, not SQLite at all).
+    throw error instanceof SqliteError ? damagedOrOpenError(path, error) : error;
+  } finally {
+    reader.close();
+  }
+  if (!fix) {
+    return {
+      path,
+      sqliteVersion,
+      checks,
+      repairs: [],
+      after: undefined,
+      healthy: isHealthy(checks),
+      longestLockMs: 0,
+    };
+  }
+  const integrity = byName(checks, "integrity");
+  if (integrity?.status === "problem") {
+    // Writing into damaged b-trees can spread the damage: recover first.
+    return {
+      path,
+      sqliteVersion,
+      checks,
+      repairs: [],
+      after: checks,
+      healthy: false,
+      longestLockMs: 0,
+    };
+  }
+  const db = openFor(openDriver, path, true);
+  try {
     // An upgrade interrupted while filling the search tables is finished first
     // (the migration's own batched copy), then the rest is planned on what is left.
     const finished = finishUpgrade(db);
@@ -265,6 +298,8 @@ export async function doctor(path: string, options: DoctorOptions = {}): Promise
     const { repairs, checkpoint } = await repair(db, path, planned, options);
     if (finished !== undefined) repairs.unshift(finished);
     const after = runChecks(db, openDriver, path, { ...checkOptions, checkpoint });
+    let longestLockMs = 0;
+    for (const r of repairs) longestLockMs = Math.max(longestLockMs, r.longestLockMs);
     return {
       path,
       sqliteVersion,
@@ -272,7 +307,7 @@ export async function doctor(path: string, options: DoctorOptions = {}): Promise
       repairs,
       after,
       healthy: isHealthy(after),
-      longestLockMs: Math.max(0, ...repairs.map((r) => r.longestLockMs)),
+      longestLockMs,
     };
   } finally {
     db.close();

@@ -8,6 +8,9 @@
  * gets the v11 schema, the rows, placeholder sessions for messages whose
  * session was lost, rebuilt FTS tables and recounted counters.
  *
+ * A 0-byte file beside a `-wal` that holds commits is read from the
+ * `-wal`'s committed frames alone (SQLite would delete that `-wal`).
+ *
  * Limits: rows on a damaged leaf page are lost (their rowid ranges are
  * reported); when the header page is lost, free pages cannot be told from
  * live ones, so a deleted row may come back; extra tables of a newer Hermes
@@ -15,7 +18,7 @@
  *
  * @module
  */
-import { chmodSync, renameSync, rmSync } from "node:fs";
+import { chmodSync, renameSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import process from "node:process";
 import { loadDriver } from "../sqlite/driver/load.ts";
@@ -31,8 +34,9 @@ import {
   SCHEMA_VERSION,
 } from "../sqlite/schema/schema_sql.ts";
 import { SessionDB } from "../sqlite/session_db.ts";
-import { type RawRecord, scanPages } from "./_page_scan.ts";
-import { fileIdentity, isDatabaseFile } from "../files/same_file.ts";
+import { type PageScan, type RawRecord, scanPages, scanWal } from "./_page_scan.ts";
+import { removeStaleTemps } from "./_temp_files.ts";
+import { isDatabaseFile } from "../files/same_file.ts";
 import { TOOL_CALLS_ADDED_SQL } from "./counter_check.ts";
 import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
 
@@ -55,6 +59,19 @@ export interface RecoverOptions {
   readonly force?: boolean;
   /** The driver opener; the running runtime's by default. */
   readonly openDriver?: SqliteDriver;
+  /**
+   * Stops the recovery between its stages (reading, writing the new file),
+   * removing its temporary files; the promise rejects with the signal's
+   * reason. A stage under way finishes first.
+   */
+  readonly signal?: AbortSignal;
+}
+
+/** Lets a pending abort (a signal's listener) run, then throws its reason. */
+async function stopIfAborted(signal: AbortSignal | undefined): Promise<void> {
+  if (signal === undefined) return;
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  signal.throwIfAborted();
 }
 
 /** Rowids of one table that could not be read (they may also be ids never used). */
@@ -93,6 +110,14 @@ export interface RecoverResult {
   readonly lost: LostRange[];
   /** True when SQLite could read the schema at all. */
   readonly schemaReadable: boolean;
+  /**
+   * True when what was lost cannot be counted: the schema was unreadable
+   * and no page gave the highest message id (`sqlite_sequence`), so rows on
+   * pages that did not parse leave no trace. `lost` is then a lower bound.
+   */
+  readonly lossUnknown: boolean;
+  /** True when the main file was empty and every row came from its `-wal`. */
+  readonly fromWal: boolean;
 }
 
 function unreadable(error: unknown): boolean {
@@ -162,19 +187,195 @@ function readTable(db: SqliteConnection, table: Table, rawMax: number): TableRea
   return { columns, rows, failed, readable: true };
 }
 
-/** Which table a record of the page scan belongs to, by its shape. */
-function tableOf(record: RawRecord, columns: Record<Table, string[]>): Table | undefined {
+/**
+ * The column orders Hermes files have had besides our v11 (Python's v21
+ * and v6, the external-content v10 layout): a record
+ * read from a page is matched against these when its file's own order is
+ * unknown or differs. A record may hold fewer values than its table has
+ * columns (rows written before an `ADD COLUMN`).
+ */
+const KNOWN_LAYOUTS: Record<"sessions" | "messages", readonly (readonly string[])[]> = {
+  sessions: [
+    // v21 (Python)
+    [
+      "id",
+      "source",
+      "user_id",
+      "session_key",
+      "chat_id",
+      "chat_type",
+      "thread_id",
+      "display_name",
+      "origin_json",
+      "expiry_finalized",
+      "model",
+      "model_config",
+      "system_prompt",
+      "parent_session_id",
+      "started_at",
+      "ended_at",
+      "end_reason",
+      "message_count",
+      "tool_call_count",
+      "input_tokens",
+      "output_tokens",
+      "cache_read_tokens",
+      "cache_write_tokens",
+      "reasoning_tokens",
+      "cwd",
+      "git_branch",
+      "git_repo_root",
+      "billing_provider",
+      "billing_base_url",
+      "billing_mode",
+      "estimated_cost_usd",
+      "actual_cost_usd",
+      "cost_status",
+      "cost_source",
+      "pricing_version",
+      "title",
+      "api_call_count",
+      "handoff_state",
+      "handoff_platform",
+      "handoff_error",
+      "compression_failure_cooldown_until",
+      "compression_failure_error",
+      "compression_fallback_streak",
+      "rewind_count",
+      "archived",
+    ],
+    // v10, external-content layout
+    [
+      "id",
+      "source",
+      "started_at",
+      "ended_at",
+      "title",
+      "parent_session_id",
+      "message_count",
+      "tool_call_count",
+      "api_call_count",
+    ],
+  ],
+  messages: [
+    // v21 (Python)
+    [
+      "id",
+      "session_id",
+      "role",
+      "content",
+      "tool_call_id",
+      "tool_calls",
+      "tool_name",
+      "effect_disposition",
+      "timestamp",
+      "token_count",
+      "finish_reason",
+      "reasoning",
+      "reasoning_content",
+      "reasoning_details",
+      "codex_reasoning_items",
+      "codex_message_items",
+      "platform_message_id",
+      "observed",
+      "active",
+      "compacted",
+    ],
+    // v6 (Python): `reasoning_details` before any `reasoning_content`
+    [
+      "id",
+      "session_id",
+      "role",
+      "content",
+      "tool_call_id",
+      "tool_calls",
+      "tool_name",
+      "timestamp",
+      "token_count",
+      "finish_reason",
+      "reasoning",
+      "reasoning_details",
+      "codex_reasoning_items",
+    ],
+    // v10, external-content layout
+    [
+      "id",
+      "session_id",
+      "timestamp",
+      "role",
+      "content",
+      "tool_name",
+      "tool_calls",
+      "tool_call_id",
+      "token_count",
+      "finish_reason",
+      "reasoning",
+      "reasoning_content",
+      "reasoning_details",
+      "codex_reasoning_items",
+      "codex_message_items",
+    ],
+  ],
+};
+
+/** A record matched to a table: its values by column name. */
+interface Matched {
+  readonly table: Table;
+  readonly row: Map<string, SqlValue>;
+}
+
+function fits(values: readonly SqlValue[], layout: readonly string[], table: Table): boolean {
+  const isText = (x: SqlValue | undefined) => typeof x === "string";
+  const isNumber = (x: SqlValue | undefined) => typeof x === "number";
+  const at = (name: string) => {
+    const i = layout.indexOf(name);
+    return i < 0 ? undefined : values[i];
+  };
+  // Up to the column that tells the table apart; none beyond the layout's.
+  if (values.length > layout.length) return false;
+  if (table === "messages") {
+    const ts = layout.indexOf("timestamp");
+    return ts >= 0 && ts < values.length && values[layout.indexOf("id")] === null &&
+      isText(at("session_id")) && isText(at("role")) && isNumber(at("timestamp"));
+  }
+  if (table === "sessions") {
+    const started = layout.indexOf("started_at");
+    return started >= 0 && started < values.length && isText(at("id")) && isText(at("source")) &&
+      isNumber(at("started_at"));
+  }
+  return values.length === 2 && isText(values[0]) && (isText(values[1]) || values[1] === null);
+}
+
+/**
+ * Which table a record of the page scan belongs to, by its shape: the
+ * file's own column order first, then the known layouts of Hermes files.
+ */
+function tableOf(record: RawRecord, columns: Record<Table, string[]>): Matched | undefined {
   const v = record.values;
-  const isText = (x: SqlValue) => typeof x === "string";
-  const isNumber = (x: SqlValue) => typeof x === "number";
-  if (v.length === columns.messages.length && v[0] === null && isText(v[1]) && isText(v[2])) {
-    return isNumber(v[columns.messages.indexOf("timestamp")]) ? "messages" : undefined;
+  for (const table of TABLES) {
+    const known = table === "state_meta" ? [] : [declaredColumns(table), ...KNOWN_LAYOUTS[table]];
+    // A layout of exactly the record's length (the file's own first), then the file's own
+    // order, then a known one the record is a prefix of (rows older than an ADD COLUMN).
+    const all = [columns[table], ...known];
+    const layouts = [
+      ...all.filter((layout) => layout.length === v.length),
+      columns[table],
+      ...known.filter((layout) => layout.length !== v.length),
+    ];
+    for (const layout of layouts) {
+      if (fits(v, layout, table)) {
+        return { table, row: new Map(v.map((value, i) => [layout[i], value])) };
+      }
+    }
   }
-  if (v.length === columns.sessions.length && isText(v[0]) && isText(v[1])) {
-    return isNumber(v[columns.sessions.indexOf("started_at")]) ? "sessions" : undefined;
-  }
-  if (v.length === 2 && isText(v[0]) && (isText(v[1]) || v[1] === null)) return "state_meta";
   return undefined;
+}
+
+/** The largest of `values`, or 0 (a loop: a spread of a million overflows the stack). */
+function maxOf(values: Iterable<number>): number {
+  let max = 0;
+  for (const value of values) if (value > max) max = value;
+  return max;
 }
 
 /** The failed spans as ranges, without the rowids the page scan found. */
@@ -293,7 +494,10 @@ function count(db: SqliteConnection, table: string): number {
  * @param options `force`.
  * @returns Counts, rows read from pages, lost rowid ranges.
  * @throws {OpenError} When the source does not exist.
- * @throws {RecoverError} When `dest` is the source or exists (without `force`).
+ * @throws {RecoverError} When `dest` is the source, exists (without `force`) or is a folder;
+ *   when the source is a folder, is empty without a `-wal`, is not SQLite (no page holds a
+ *   session or a message) or is a SQLite file without the Hermes tables.
+ * @throws The reason of `signal` when it aborts (the temporary files are removed).
  *
  * @example
  * ```ts
@@ -313,39 +517,79 @@ export async function recoverDatabase(
   dest: string,
   options: RecoverOptions = {},
 ): Promise<RecoverResult> {
-  if (fileIdentity(source) === undefined) throw new OpenError(source, "no such file");
-  const destId = fileIdentity(dest);
+  let sourceStat;
+  try {
+    sourceStat = statSync(source);
+  } catch {
+    throw new OpenError(source, "no such file");
+  }
+  if (!sourceStat.isFile()) {
+    const what = sourceStat.isDirectory() ? "a folder" : "not a regular file";
+    throw new RecoverError(`Cannot recover ${source}: it is ${what}`);
+  }
   if (isDatabaseFile(dest, source)) {
     throw new RecoverError(`Cannot recover into ${dest}: it is the damaged file itself`);
   }
-  if (destId !== undefined && !options.force) {
+  const destStat = fileStat(dest);
+  if (destStat !== undefined && !options.force) {
     throw new RecoverError(`Cannot recover into ${dest}: it exists (give --force to replace it)`);
+  }
+  if (destStat !== undefined && !destStat.isFile()) {
+    throw new RecoverError(`Cannot recover into ${dest}: it is a folder, not a file`);
+  }
+  const walSize = fileStat(`${source}-wal`)?.size ?? 0;
+  if (sourceStat.size === 0 && walSize === 0) {
+    throw new RecoverError(`Cannot recover ${source}: the file is empty and has no -wal`);
   }
   const openDriver = options.openDriver ?? await loadDriver();
 
-  // 1. The pages, read directly while no connection of this process holds the file.
-  const scan = scanPages(source);
+  // 1. The pages, read directly while no connection of this process holds the file. A 0-byte
+  // file beside a -wal (SQLite would delete that -wal on open): the -wal's committed frames
+  // are the database, and SQLite is not asked at all.
+  const fromWal = sourceStat.size === 0;
+  const scan: PageScan = fromWal ? scanWal(`${source}-wal`) : scanPages(source);
+  await stopIfAborted(options.signal);
 
   // 2. Through SQLite, by rowid ranges.
   const reads = {} as Record<Table, TableRead>;
-  let schemaReadable = true;
+  let schemaReadable = !fromWal;
+  let hermesTables = 0;
   let sourceVersion: number | undefined;
+  const columns = {
+    sessions: declaredColumns("sessions"),
+    messages: declaredColumns("messages"),
+    state_meta: declaredColumns("state_meta"),
+  };
   // Read as the read commands read: nothing changes, not even a -wal left behind.
-  const access = chooseReadAccess(source);
-  const db = openDriver(source, driverOptionsFor(access));
-  try {
+  let db: SqliteConnection | undefined;
+  if (!fromWal) {
     try {
-      db.prepare("SELECT count(*) AS n FROM sqlite_master").get();
+      db = openDriver(source, driverOptionsFor(chooseReadAccess(source)));
     } catch (error) {
       if (!unreadable(error)) throw error;
       schemaReadable = false;
     }
-    const columns = {
-      sessions: declaredColumns("sessions"),
-      messages: declaredColumns("messages"),
-      state_meta: declaredColumns("state_meta"),
-    };
-    if (schemaReadable) {
+  }
+  try {
+    if (db !== undefined) {
+      try {
+        hermesTables = Number(
+          db.prepare(
+            "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('sessions', 'messages')",
+          ).get()?.n ?? 0,
+        );
+      } catch (error) {
+        if (!unreadable(error)) throw error;
+        schemaReadable = false;
+      }
+    }
+    if (db !== undefined && schemaReadable) {
+      if (hermesTables === 0) {
+        throw new RecoverError(
+          `Cannot recover ${source}: it is a SQLite database but not a Hermes state.db ` +
+            "(no sessions or messages table)",
+        );
+      }
       try {
         sourceVersion = readSchemaVersion(db) ?? undefined;
       } catch (error) {
@@ -353,22 +597,21 @@ export async function recoverDatabase(
       }
     }
     for (const table of TABLES) {
-      if (!schemaReadable) {
+      if (db === undefined || !schemaReadable) {
         reads[table] = { columns: columns[table], rows: new Map(), failed: [], readable: false };
         continue;
       }
-      const rawMax = Math.max(
-        0,
-        ...scan.records.filter((r) => tableOf(r, columns) === table).map((r) => r.rowid),
+      const rawMax = maxOf(
+        scan.records.filter((r) => tableOf(r, columns)?.table === table).map((r) => r.rowid),
       );
       reads[table] = readTable(db, table, rawMax);
       columns[table] = reads[table].columns;
     }
   } finally {
-    db.close();
+    db?.close();
   }
 
-  // 3. Rows SQLite could not reach, from the pages.
+  // 3. Rows SQLite could not reach, from the pages (by column name: the page's layout may differ).
   const columnsOf = {
     sessions: reads.sessions.columns,
     messages: reads.messages.columns,
@@ -379,6 +622,11 @@ export async function recoverDatabase(
     sessions: new Set<number>(),
     messages: new Set<number>(),
     state_meta: new Set<number>(),
+  };
+  const pageRows = {
+    sessions: new Map<number, Map<string, SqlValue>>(),
+    messages: new Map<number, Map<string, SqlValue>>(),
+    state_meta: new Map<number, Map<string, SqlValue>>(),
   };
   const failedIds = new Map<Table, (id: number) => boolean>();
   for (const table of TABLES) {
@@ -394,16 +642,26 @@ export async function recoverDatabase(
     );
   }
   for (const record of scan.records) {
-    const table = tableOf(record, columnsOf);
-    if (table === undefined) continue;
+    const matched = tableOf(record, columnsOf);
+    if (matched === undefined) continue;
+    const { table, row } = matched;
     const read = reads[table];
-    if (read.rows.has(record.rowid)) continue;
+    if (read.rows.has(record.rowid) || pageRows[table].has(record.rowid)) continue;
     if (read.readable && !failedIds.get(table)!(record.rowid)) continue;
-    const values = record.values.slice();
-    if (table === "messages") values[read.columns.indexOf("id")] = record.rowid;
-    read.rows.set(record.rowid, values);
+    if (table === "messages") row.set("id", record.rowid);
+    pageRows[table].set(record.rowid, row);
     foundOnPages[table].add(record.rowid);
     fromPages[table]++;
+  }
+  if (!schemaReadable && fromPages.sessions + fromPages.messages === 0) {
+    throw new RecoverError(
+      `Cannot recover ${source}: ` +
+        (fromWal
+          ? "its -wal holds no committed session or message"
+          : scan.headerIntact
+          ? "no session or message could be read from its pages"
+          : "it is not a SQLite database (no page of it holds a session or a message)"),
+    );
   }
   // A table SQLite could not read at all: the ids up to the highest known
   // (found, or `sqlite_sequence`'s for messages) that no page gave are lost.
@@ -414,22 +672,43 @@ export async function recoverDatabase(
     const read = reads[table];
     if (read.readable) continue;
     const top = Math.max(
-      0,
-      ...foundOnPages[table],
+      maxOf(foundOnPages[table]),
       table === "messages" ? Number(sequence?.values[1] ?? 0) : 0,
     );
     if (top > 0) read.failed.push([1, top]);
   }
   const lost = TABLES.flatMap((table) => lostRanges(table, reads[table], foundOnPages[table]));
+  const lossUnknown = !schemaReadable && sequence === undefined;
+  await stopIfAborted(options.signal);
 
   // 4. The new file, written beside dest and renamed into place.
+  removeStaleTemps(dest, ["recover"]);
   const temp = join(dirname(dest), `.${basename(dest)}.${process.pid}.recover`);
-  for (const file of [temp, `${temp}-wal`, `${temp}-shm`]) rmSync(file, { force: true });
+  const temps = [temp, `${temp}-journal`, `${temp}-wal`, `${temp}-shm`];
+  for (const file of temps) rmSync(file, { force: true });
   try {
     const tables = {} as Record<Table, { columns: string[]; rows: SqlValue[][] }>;
     for (const table of TABLES) {
-      const rows = [...reads[table].rows.entries()].sort((a, b) => a[0] - b[0]).map(([, v]) => v);
-      tables[table] = { columns: reads[table].columns, rows };
+      // Columns the pages' layouts hold that the source's (or v11's) list lacks come last.
+      const names = reads[table].columns.slice();
+      const known = new Set(names);
+      for (const row of pageRows[table].values()) {
+        for (const name of row.keys()) {
+          if (!known.has(name)) {
+            known.add(name);
+            names.push(name);
+          }
+        }
+      }
+      const rows: Array<[number, SqlValue[]]> = [];
+      for (const [rowid, values] of reads[table].rows) {
+        rows.push([rowid, names.map((_, i) => values[i] ?? null)]);
+      }
+      for (const [rowid, row] of pageRows[table]) {
+        rows.push([rowid, names.map((name) => row.get(name) ?? null)]);
+      }
+      rows.sort((a, b) => a[0] - b[0]);
+      tables[table] = { columns: names, rows: rows.map(([, values]) => values) };
     }
     const { placeholders, clearedParents } = await writeDest(
       temp,
@@ -437,6 +716,7 @@ export async function recoverDatabase(
       tables,
       sourceVersion,
     );
+    await stopIfAborted(options.signal);
     const check = openDriver(temp, { readonly: true });
     let counts: [number, number, number];
     try {
@@ -445,7 +725,9 @@ export async function recoverDatabase(
       check.close();
     }
     if (options.force) {
-      for (const file of [`${dest}-wal`, `${dest}-shm`]) rmSync(file, { force: true });
+      for (const file of [`${dest}-wal`, `${dest}-shm`, `${dest}-journal`]) {
+        rmSync(file, { force: true });
+      }
     }
     renameSync(temp, dest);
     chmodSync(dest, 0o600);
@@ -460,8 +742,18 @@ export async function recoverDatabase(
       clearedParents,
       lost,
       schemaReadable,
+      lossUnknown,
+      fromWal,
     };
   } finally {
-    for (const file of [temp, `${temp}-wal`, `${temp}-shm`]) rmSync(file, { force: true });
+    for (const file of temps) rmSync(file, { force: true });
+  }
+}
+
+function fileStat(path: string): ReturnType<typeof statSync> | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
   }
 }

@@ -56,7 +56,11 @@ export function isCorruption(error: unknown): error is SqliteError {
     (error.code === SQLITE_CORRUPT || error.code === SQLITE_NOTADB);
 }
 
-const FTS_LINE = /FTS5 table (?:\w+\.)?(\w+)/;
+/**
+ * A line about one FTS5 table: its own check's ("FTS5 table x …"), or a
+ * corrupt or mismatched shadow-table blob (`fts5: … table "x"`).
+ */
+const FTS_LINE = /FTS5 table (?:\w+\.)?(\w+)|^fts5: .*\btable "(\w+)"$/;
 
 /**
  * Runs `PRAGMA quick_check` (or `integrity_check` when `full`), over the
@@ -84,7 +88,8 @@ export function integrityCheck(
   const lines: string[] = [];
   const fts: Record<string, string[]> = {};
   for (const line of raw) {
-    const table = FTS_LINE.exec(line)?.[1];
+    const match = FTS_LINE.exec(line);
+    const table = match?.[1] ?? match?.[2];
     if (table === undefined) lines.push(line);
     else (fts[table] ??= []).push(line);
   }

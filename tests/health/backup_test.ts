@@ -1,13 +1,16 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import process from "node:process";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { backupDatabase } from "../../lib/health/backup.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { copyFixture, tempDir } from "../_helpers.ts";
+import { emptyFileWithWal, fileAndWal, liveWalOf } from "./_damaged_files.ts";
 import { startWorker, workerRuntimes } from "../reliability/_runtimes.ts";
+import { isRoot } from "../reliability/_unprivileged.ts";
 
 /** Counts rows with Python's sqlite3 (the copy must open in Python). */
 function pythonCounts(path: string): [number, number] {
@@ -108,4 +111,72 @@ describe("backupDatabase()", () => {
     assert.equal((await backupDatabase(source, dest, { force: true })).sessions, 42);
     await assert.rejects(backupDatabase(join(tempDir(), "none.db"), dest), { name: "OpenError" });
   });
+
+  test("backupDatabase() refuses a 0-byte file whose -wal holds commits, and keeps the -wal", async () => {
+    const source = emptyFileWithWal();
+    const before = fileAndWal(source);
+    const dest = join(tempDir(), "backup.db");
+    await assert.rejects(backupDatabase(source, dest), {
+      name: "OpenError",
+      message: /the file is empty but its -wal holds \d+ bytes of commits/,
+    });
+    assert.deepEqual(fileAndWal(source), before, "the file or its -wal changed");
+    assert.equal(existsSync(dest), false);
+  });
+
+  test("backupDatabase() with force removes the replaced file's -wal and -shm, so the copy reads as written", async () => {
+    const source = copyFixture("hermes-v11.db");
+    const dest = join(tempDir(), "backup.db");
+    (await SessionDB.open({ path: dest })).close();
+    liveWalOf(dest, "INSERT INTO sessions (id, source, started_at) VALUES ('old', 'cli', 1)");
+    assert.ok(existsSync(`${dest}-shm`));
+    const result = await backupDatabase(source, dest, { force: true });
+    assert.equal(result.sessions, 42);
+    assert.equal(existsSync(`${dest}-wal`) || existsSync(`${dest}-shm`), false);
+    assert.deepEqual(pythonCounts(dest), [42, 197]);
+  });
+
+  test("backupDatabase() removes the temporary files a killed backup left, and not a running one's", async () => {
+    const source = copyFixture("hermes-v11.db");
+    const dir = tempDir();
+    const dead = spawnSync("true").pid!;
+    const stale = [".backup.db.DEAD.copy", ".backup.db.DEAD.copy-journal", ".backup.db.DEAD.gz"]
+      .map((name) => join(dir, name.replace("DEAD", String(dead))));
+    const running = join(dir, `.backup.db.${process.ppid}.copy`);
+    for (const file of [...stale, running]) writeFileSync(file, "left behind");
+    await backupDatabase(source, join(dir, "backup.db"));
+    assert.deepEqual(stale.filter((file) => existsSync(file)), []);
+    assert.equal(existsSync(running), true, "a running process's file was removed");
+    assert.deepEqual(readdirSync(dir).sort(), [`.backup.db.${process.ppid}.copy`, "backup.db"]);
+  });
+
+  test("backupDatabase() on a full disk names the destination, not the source", {
+    skip: smallDiskSkip(),
+  }, async () => {
+    const source = copyFixture("hermes-v11.db");
+    const dir = join(tempDir(), "small");
+    mkdirSync(dir);
+    const mount = spawnSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", dir]);
+    assert.equal(mount.status, 0, String(mount.stderr));
+    try {
+      // Room for less than the 412 KiB copy.
+      writeFileSync(join(dir, "filler"), new Uint8Array(800 * 1024));
+      const dest = join(dir, "backup.db");
+      await assert.rejects(backupDatabase(source, dest), {
+        name: "BackupError",
+        message: `Cannot back up to ${dest}: the disk is full`,
+      });
+      assert.deepEqual(readdirSync(dir), ["filler"]);
+    } finally {
+      spawnSync("umount", ["-l", dir]);
+    }
+  });
 });
+
+/** Why a tmpfs cannot be mounted here, or false (root on Linux; never skipped under CI=true). */
+function smallDiskSkip(): string | false {
+  if (process.platform !== "linux" || !isRoot()) {
+    return process.env.CI === "true" ? false : "mounting a tmpfs needs root on Linux";
+  }
+  return false;
+}

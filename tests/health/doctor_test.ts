@@ -1,7 +1,18 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, chownSync, existsSync, readFileSync, statSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  existsSync,
+  openSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import process from "node:process";
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { doctor, type DoctorReport } from "../../lib/health/doctor.ts";
 import type { HealthCheck } from "../../lib/core/health_report.ts";
@@ -10,6 +21,12 @@ import { migrate } from "../../lib/sqlite/schema/migrate.ts";
 import { Writer } from "../../lib/sqlite/write.ts";
 import type { SearchOptions } from "../../lib/core/search/options.ts";
 import { copyFixture, expected, rawOpen, tempDbPath } from "../_helpers.ts";
+import {
+  emptyFileWithWal,
+  fileAndWal,
+  fileWithForeignWal,
+  truncatedFileWithWal,
+} from "./_damaged_files.ts";
 
 function check(
   report: DoctorReport,
@@ -426,5 +443,90 @@ describe("doctor()", () => {
       name: "OpenError",
       message: new RegExp(`${path}.*no such file`),
     });
+  });
+
+  test("doctor() with fix refuses a file beside another file's live -wal and changes neither", async () => {
+    const path = await fileWithForeignWal();
+    const before = fileAndWal(path);
+    await assert.rejects(doctor(path, { fix: true }), {
+      name: "OpenError",
+      message: /database disk image is malformed; nothing was changed .*hermes-state recover/,
+    });
+    assert.deepEqual(fileAndWal(path), before, "the file or its -wal changed");
+  });
+
+  test("doctor() with fix leaves a cut file and its live -wal byte for byte as they were, and repairs nothing", async () => {
+    const path = truncatedFileWithWal();
+    const before = fileAndWal(path);
+    const report = await doctor(path, { fix: true });
+    assert.equal(check(report, "integrity").status, "problem");
+    assert.deepEqual(report.repairs, []);
+    assert.deepEqual(fileAndWal(path), before, "the file or its -wal changed");
+  });
+
+  test("doctor() refuses a 0-byte file whose -wal holds commits, with and without fix, and keeps the -wal", async () => {
+    const path = emptyFileWithWal();
+    const before = fileAndWal(path);
+    for (const fix of [false, true]) {
+      await assert.rejects(doctor(path, { fix }), {
+        name: "OpenError",
+        message:
+          /the file is empty but its -wal holds \d+ bytes of commits; .*hermes-state recover/,
+      });
+      assert.deepEqual(fileAndWal(path), before, "the file or its -wal changed");
+    }
+  });
+
+  test("doctor() names the file and recover when it is not SQLite at all", async () => {
+    const path = tempDbPath();
+    writeFileSync(path, "hello, not sqlite\n".repeat(1000));
+    await assert.rejects(doctor(path), {
+      name: "OpenError",
+      message: new RegExp(`"${path}": file is not a database; .*hermes-state recover`),
+    });
+  });
+
+  test("doctor() reports bytes overwritten in messages_fts_data as index damage (not file damage), and --fix rebuilds it", async () => {
+    const path = tempDbPath();
+    {
+      using db = await SessionDB.open({ path });
+      db.createSession("s", "cli");
+    }
+    {
+      using raw = await rawOpen(path);
+      raw.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000)
+        INSERT INTO messages (session_id, role, content, timestamp)
+        SELECT 's', 'user', 'word' || i || ' deploy kangaroo ' || (i * 7919 % 1000), i FROM n`);
+      raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    }
+    const script = [
+      "import sqlite3, sys",
+      "c = sqlite3.connect(sys.argv[1])",
+      "print(' '.join(str(r[0]) for r in c.execute(\"SELECT pageno FROM dbstat WHERE name = 'messages_fts_data' AND pagetype = 'leaf' ORDER BY pageno\")))",
+    ].join("\n");
+    const run = spawnSync("python3", ["-c", script, path], { encoding: "utf8" });
+    assert.equal(run.status, 0, run.stderr);
+    const leaves = run.stdout.trim().split(" ").map(Number);
+    assert.ok(leaves.length >= 3, `${leaves.length} leaf pages`);
+    const page = leaves[Math.floor(leaves.length / 2)];
+    const fd = openSync(path, "r+");
+    writeSync(fd, new Uint8Array(200).fill(0x41), 0, 200, (page - 1) * 4096 + 300);
+    closeSync(fd);
+    const report = await doctor(path);
+    assert.equal(check(report, "integrity").status, "ok", check(report, "integrity").summary);
+    assert.equal(check(report, "fts:messages_fts").status, "problem");
+    assert.match(check(report, "fts:messages_fts").summary, /integrity-check: fts5: /);
+    const fixed = await doctor(path, { fix: true });
+    assert.deepEqual(notOk(fixed.after ?? []), []);
+    assert.equal(fixed.healthy, true);
+  });
+
+  test("doctor() accepts a migrated v10 file without sqlite_sequence (Python's migration keeps no AUTOINCREMENT)", async () => {
+    const path = copyFixture("hermes-v10-external.db");
+    (await SessionDB.open({ path })).close();
+    const report = await doctor(path);
+    assert.equal(check(report, "schema").status, "ok", check(report, "schema").details.join("\n"));
+    const fixed = await doctor(path, { fix: true });
+    assert.deepEqual(notOk(fixed.after ?? []), []);
   });
 });

@@ -4,19 +4,25 @@ import { spawnSync } from "node:child_process";
 import {
   closeSync,
   copyFileSync,
+  existsSync,
+  mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   statSync,
   truncateSync,
+  writeFileSync,
   writeSync,
 } from "node:fs";
+import { gzipSync } from "node:zlib";
 import { join } from "node:path";
 import process from "node:process";
 import { doctor } from "../../lib/health/doctor.ts";
 import { recoverDatabase } from "../../lib/health/recover.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { mulberry32 } from "../_random.ts";
-import { copyFixture, rawOpen, tempDir } from "../_helpers.ts";
+import { copyFixture, FIXTURES, rawOpen, tempDir } from "../_helpers.ts";
+import { emptyFileWithWal, fileAndWal } from "./_damaged_files.ts";
 import { buildLargeFile } from "../_large_file.ts";
 
 const PAGE = 4096;
@@ -221,4 +227,145 @@ describe(`recoverDatabase() on a ${MESSAGES}-message file damaged on purpose`, (
     assert.equal(result.messages, MESSAGES);
     assert.equal(result.sessions, MESSAGES / 50);
   });
+});
+
+/** Every session (id, source, started_at, parent, title) and message of a file, read by SQLite. */
+async function contentOf(path: string): Promise<{ sessions: unknown[]; messages: unknown[] }> {
+  const db = await rawOpen(path, true);
+  try {
+    return {
+      sessions: db.prepare(
+        "SELECT id, source, started_at, parent_session_id, title FROM sessions ORDER BY id",
+      ).all(),
+      messages: db.prepare(
+        "SELECT id, session_id, role, content, tool_calls, timestamp FROM messages ORDER BY id",
+      ).all(),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+describe("recoverDatabase() when the header page is gone", () => {
+  for (const name of ["hermes-v6.db", "hermes-v10-external.db", "hermes-v21.db", "hermes-v11.db"]) {
+    for (const bytes of [100, PAGE]) {
+      test(`recoverDatabase() reads every session and message of ${name} from the pages when its first ${bytes} bytes are zeroed`, async () => {
+        const path = copyFixture(name);
+        const fd = openSync(path, "r+");
+        writeSync(fd, new Uint8Array(bytes), 0, bytes, 0);
+        closeSync(fd);
+        const dest = join(tempDir(), "new.db");
+        const result = await recoverDatabase(path, dest);
+        assert.equal(result.schemaReadable, false);
+        const want = await contentOf(join(FIXTURES, name));
+        const got = await contentOf(dest);
+        assert.deepEqual(got.messages, want.messages);
+        assert.deepEqual(got.sessions, want.sessions);
+        assert.equal(result.placeholderSessions, 0);
+        // Without sqlite_sequence's page the loss cannot be counted, and the result says so.
+        if (name === "hermes-v10-external.db") assert.equal(result.lossUnknown, true);
+      });
+    }
+  }
+});
+
+describe("recoverDatabase() on what is not a state.db", () => {
+  const cases: Array<[string, (path: string) => void, RegExp]> = [
+    ["a text file", (p) => writeFileSync(p, "hello, not sqlite\n".repeat(1000)), /not a SQLite/],
+    [
+      "a gzip file",
+      (p) => writeFileSync(p, gzipSync(readFileSync(join(FIXTURES, "hermes-v11.db")))),
+      /not a SQLite/,
+    ],
+    [
+      "an empty file without -wal",
+      (p) => writeFileSync(p, ""),
+      /the file is empty and has no -wal/,
+    ],
+    [
+      "a SQLite file of another application",
+      (p) => {
+        const run = spawnSync("python3", [
+          "-c",
+          "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('CREATE TABLE t (x)'); c.commit()",
+          p,
+        ]);
+        assert.equal(run.status, 0, String(run.stderr));
+      },
+      /not a Hermes state.db/,
+    ],
+    ["a folder", (p) => mkdirSync(p), /it is a folder/],
+  ];
+  for (const [what, make, message] of cases) {
+    test(`recoverDatabase() refuses ${what} with a RecoverError and writes nothing`, async () => {
+      const dir = tempDir();
+      const source = join(dir, "state.db");
+      make(source);
+      const dest = join(dir, "new.db");
+      await assert.rejects(recoverDatabase(source, dest), { name: "RecoverError", message });
+      assert.equal(existsSync(dest), false);
+      assert.deepEqual(readdirSync(dir).filter((f) => f !== "state.db"), []);
+    });
+  }
+
+  test("recoverDatabase() with force refuses a folder as dest before salvaging", async () => {
+    const source = copyFixture("hermes-v11.db");
+    const dest = join(tempDir(), "folder");
+    mkdirSync(dest);
+    await assert.rejects(recoverDatabase(source, dest, { force: true }), {
+      name: "RecoverError",
+      message: /it is a folder/,
+    });
+    assert.deepEqual(readdirSync(dest), []);
+  });
+});
+
+describe("recoverDatabase() on a 0-byte file whose -wal holds commits", () => {
+  test("recoverDatabase() salvages every row from the -wal's committed frames and leaves the -wal as it was", async () => {
+    const source = emptyFileWithWal();
+    const before = fileAndWal(source);
+    const dest = join(tempDir(), "new.db");
+    const result = await recoverDatabase(source, dest);
+    assert.deepEqual(fileAndWal(source), before, "the file or its -wal changed");
+    assert.equal(result.fromWal, true);
+    assert.equal(result.sessions, 42);
+    assert.equal(result.messages, 197);
+    const want = await contentOf(join(FIXTURES, "hermes-v11.db"));
+    assert.deepEqual(await contentOf(dest), want);
+    await assertPassesDoctor(dest);
+  });
+});
+
+test(
+  "recoverDatabase() reads a file of 130,000 messages (no stack overflow), and every one comes back",
+  {
+    timeout: 180_000,
+  },
+  async () => {
+    const path = join(tempDir(), "state.db");
+    {
+      using db = await SessionDB.open({ path });
+      db.createSession("s", "cli");
+    }
+    {
+      using raw = await rawOpen(path);
+      raw.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 130000)
+      INSERT INTO messages (session_id, role, content, timestamp) SELECT 's', 'user', 'm' || i, i FROM n`);
+      raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    }
+    const result = await recoverDatabase(path, join(tempDir(), "new.db"));
+    assert.equal(result.messages, 130_000);
+    assert.deepEqual(result.lost, []);
+  },
+);
+
+test("recoverDatabase() removes the temporary files a killed recover left beside dest", async () => {
+  const source = copyFixture("hermes-v11.db");
+  const dir = tempDir();
+  const dead = spawnSync("true").pid!;
+  const stale = [".new.db.DEAD.recover", ".new.db.DEAD.recover-journal", ".new.db.DEAD.recover-wal"]
+    .map((name) => join(dir, name.replace("DEAD", String(dead))));
+  for (const file of stale) writeFileSync(file, "left behind");
+  await recoverDatabase(source, join(dir, "new.db"));
+  assert.deepEqual(readdirSync(dir), ["new.db"]);
 });

@@ -81,8 +81,9 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   // Trajectory JSON Lines files, never a database.
   "lib/files/trajectory.ts": ["appendFileSync(filename"],
   // recover's raw page reads: it runs before recover opens its own connection
-  // on the damaged file, and the file is one the operator stopped writing.
-  "lib/health/_page_scan.ts": ['openSync(path, "r")'],
+  // on the damaged file, and the file is one the operator stopped writing;
+  // the same for the -wal of an emptied main file, read whole before any connection.
+  "lib/health/_page_scan.ts": ['openSync(path, "r")', "readFileSync(walPath)"],
   // backup: a new, empty temporary file; then reading and writing the
   // verified copy, whose connection was closed, and a new gzip file.
   "lib/health/backup.ts": [

@@ -11,7 +11,7 @@ import type { Command, Context } from "../command.ts";
 import { formatBytes, formatCount } from "../../render/format.ts";
 import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
-import { CommandError } from "../usage_error.ts";
+import { CommandError, InterruptedError } from "../usage_error.ts";
 
 const USAGE = `Usage: hermes-state backup [options] DEST
 
@@ -45,7 +45,11 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }
   const terminal = ctx.io.stderrIsTerminal;
   let shown = "";
+  // Ctrl-C or SIGTERM stops the backup at its next stage and removes its temporary files.
+  const stop = new AbortController();
+  const stopListening = ctx.io.onInterrupt?.((signal) => stop.abort(new InterruptedError(signal)));
   const result = await backupDatabase(ctx.dbPath, dest, {
+    signal: stop.signal,
     force: args.flag("force"),
     compress: args.flag("compress"),
     full: args.flag("full"),
@@ -60,6 +64,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }).catch((error) => {
     throw error instanceof BackupError ? new CommandError(error.message, { cause: error }) : error;
   }).finally(() => {
+    stopListening?.();
     if (shown !== "") ctx.io.stderr("\r\x1b[K");
   });
   if (ctx.json) {

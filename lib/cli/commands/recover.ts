@@ -9,7 +9,7 @@ import type { Command, Context } from "../command.ts";
 import { formatCount } from "../../render/format.ts";
 import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
-import { CommandError } from "../usage_error.ts";
+import { CommandError, InterruptedError } from "../usage_error.ts";
 
 const USAGE = `Usage: hermes-state recover [options] SRC DEST
 
@@ -37,14 +37,16 @@ Examples:
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const [source, dest] = args.positionals;
-  const result = await recoverDatabase(source, dest, { force: args.flag("force") }).catch(
-    (error) => {
-      throw error instanceof RecoverError
-        ? new CommandError(error.message, { cause: error })
-        : error;
-    },
-  );
-  const code = result.lost.length === 0 ? 0 : 1;
+  // Ctrl-C or SIGTERM stops the recovery at its next stage and removes its temporary files.
+  const stop = new AbortController();
+  const stopListening = ctx.io.onInterrupt?.((signal) => stop.abort(new InterruptedError(signal)));
+  const result = await recoverDatabase(source, dest, {
+    force: args.flag("force"),
+    signal: stop.signal,
+  }).catch((error) => {
+    throw error instanceof RecoverError ? new CommandError(error.message, { cause: error }) : error;
+  }).finally(() => stopListening?.());
+  const code = result.lost.length === 0 && !result.lossUnknown ? 0 : 1;
   if (ctx.json) {
     printJson(ctx.io, snakeKeys(result));
     return code;
@@ -54,7 +56,11 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   let out =
     `Recovered ${formatCount(result.sessions)} sessions and ${formatCount(result.messages)} ` +
     `messages (${formatCount(result.metaKeys)} meta keys) into ${result.dest}.\n`;
-  if (!result.schemaReadable) {
+  if (result.fromWal) {
+    out += `${
+      style.yellow("note:")
+    } the file was empty: every row came from the committed frames of its -wal (left as it was).\n`;
+  } else if (!result.schemaReadable) {
     out += `${style.yellow("note:")} the schema was unreadable: every row came from the pages.\n`;
   } else if (pages > 0) {
     out += `${formatCount(pages)} rows SQLite could not reach were read from the pages.\n`;
@@ -66,8 +72,14 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (result.clearedParents > 0) {
     out += `${result.clearedParents} parent links to lost sessions were cleared.\n`;
   }
-  if (result.lost.length === 0) out += style.green("Nothing was lost.\n");
-  else {
+  if (result.lossUnknown) {
+    out += style.red("Some rows may be lost:") +
+      " the schema was unreadable and no page gave the highest message id, so rows on pages" +
+      " that did not parse cannot be counted.\n";
+  }
+  if (result.lost.length === 0) {
+    if (!result.lossUnknown) out += style.green("Nothing was lost.\n");
+  } else {
     out += style.red("Lost rowid ranges") + " (they may include ids never used):\n";
     for (const range of result.lost.slice(0, 50)) {
       out += `  ${range.table} ${

@@ -1,0 +1,57 @@
+/**
+ * The temporary files `backup` and `recover` write beside their
+ * destination (`.NAME.PID.copy`, `.NAME.PID.gz`, `.NAME.PID.recover`, with
+ * SQLite's `-journal`, `-wal` and `-shm`): a run that was killed leaves
+ * them behind, and the next run removes those whose process has ended.
+ *
+ * @module
+ */
+import { readdirSync, rmSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import process from "node:process";
+
+/** Whether process `pid` still runs (`kill(pid, 0)`: EPERM means it runs as another user). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: unknown }).code === "EPERM";
+  }
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/**
+ * Removes the temporary files beside `dest` that a process no longer
+ * running left behind (never this process's, never a running one's).
+ *
+ * @param dest The destination whose temporary files are looked for.
+ * @param suffixes The kinds of temporary file (`copy`, `gz`, `recover`).
+ * @returns The files removed.
+ */
+export function removeStaleTemps(dest: string, suffixes: readonly string[]): string[] {
+  const folder = dirname(dest);
+  const pattern = new RegExp(
+    `^\\.${escape(basename(dest))}\\.(\\d+)\\.(?:${suffixes.map(escape).join("|")})` +
+      `(?:-journal|-wal|-shm)?$`,
+  );
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return []; // a missing folder: the caller says so
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const match = pattern.exec(name);
+    if (match === null) continue;
+    const pid = Number(match[1]);
+    if (pid === process.pid || alive(pid)) continue;
+    rmSync(join(folder, name), { force: true });
+    removed.push(join(folder, name));
+  }
+  return removed;
+}

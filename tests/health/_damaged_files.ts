@@ -1,0 +1,90 @@
+/**
+ * Damaged files shared by the tests of `doctor`, `backup` and `recover`:
+ * files whose `-wal` holds the only copy of commits, built with real SQLite
+ * (Python's `sqlite3`, a writer that dies without closing).
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import {
+  copyFileSync,
+  existsSync,
+  readFileSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
+import { copyFixture, tempDir } from "../_helpers.ts";
+
+/** Hashes of the file and its `-wal` (undefined when missing). */
+export function fileAndWal(path: string): (string | undefined)[] {
+  return [path, `${path}-wal`].map((file) =>
+    existsSync(file) ? createHash("sha256").update(readFileSync(file)).digest("hex") : undefined
+  );
+}
+
+/**
+ * A Python writer runs `sql` on `path` in WAL mode and dies without
+ * closing: the commit lives only in its `-wal`.
+ *
+ * @param path The database file.
+ * @param sql One statement.
+ */
+export function liveWalOf(path: string, sql: string): void {
+  const script = [
+    "import sqlite3, sys, os",
+    "c = sqlite3.connect(sys.argv[1])",
+    "c.execute('PRAGMA journal_mode=WAL')",
+    "c.execute('PRAGMA wal_autocheckpoint=0')",
+    "c.execute(sys.argv[2])",
+    "c.commit()",
+    "os._exit(0)",
+  ].join("\n");
+  const run = spawnSync("python3", ["-c", script, path, sql], { encoding: "utf8" });
+  assert.equal(run.status, 0, run.stderr);
+  assert.ok(statSync(`${path}-wal`).size > 0, "the writer left no -wal");
+}
+
+/**
+ * A copy of `hermes-v11.db` beside the live `-wal` of another, smaller
+ * Hermes file (a restore that copied the wrong `-wal`): a checkpoint would
+ * write the small file's pages over this one and cut it to their size.
+ */
+export async function fileWithForeignWal(): Promise<string> {
+  const other = join(tempDir(), "other.db");
+  (await SessionDB.open({ path: other })).close();
+  liveWalOf(other, "INSERT INTO sessions (id, source, started_at) VALUES ('x', 'cli', 1)");
+  const path = copyFixture("hermes-v11.db");
+  copyFileSync(`${other}-wal`, `${path}-wal`);
+  return path;
+}
+
+/**
+ * A 0-byte state.db whose `-wal` holds every commit of `hermes-v11.db`'s
+ * 42 sessions and 197 messages (the main file lost, the WAL intact).
+ */
+export function emptyFileWithWal(): string {
+  const full = copyFixture("hermes-v11.db");
+  // VACUUM in WAL mode writes every page of the file into the WAL, never checkpointed.
+  liveWalOf(full, "VACUUM");
+  const dir = tempDir();
+  const path = join(dir, "state.db");
+  writeFileSync(path, "");
+  copyFileSync(`${full}-wal`, `${path}-wal`);
+  return path;
+}
+
+/**
+ * A copy of `hermes-v11.db` whose latest commits (every message rewritten)
+ * live only in its `-wal`, cut to half its size (a disk that lost the end
+ * of the file): SQLite reads the schema through the `-wal`, and a
+ * checkpoint would write into the cut file and delete the `-wal`.
+ */
+export function truncatedFileWithWal(): string {
+  const path = copyFixture("hermes-v11.db");
+  liveWalOf(path, "UPDATE messages SET content = content || ''");
+  truncateSync(path, Math.floor(statSync(path).size / 2));
+  return path;
+}
