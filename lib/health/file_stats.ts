@@ -6,6 +6,7 @@
  * @module
  */
 import { statSync } from "node:fs";
+import { sqliteFilePath } from "../files/real_path.ts";
 
 /** One of the three files. */
 export interface FileStat {
@@ -29,7 +30,9 @@ export interface FileStat {
  */
 export function databaseFiles(path: string): FileStat[] {
   const found: FileStat[] = [];
-  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+  // Beside the file a link leads to: SQLite keeps the sidecars there.
+  const real = sqliteFilePath(path);
+  for (const file of [path, `${real}-wal`, `${real}-shm`]) {
     try {
       const stat = statSync(file);
       found.push({
