@@ -1434,9 +1434,10 @@ export class SessionDB {
    * What {@linkcode SessionDB.exportAll} returns, one session at a time, in
    * the same order: memory holds one session's messages at a time. The
    * session list is read through one cursor, so the export is one
-   * consistent snapshot. (On Deno the session rows are read whole first:
-   * its `node:sqlite` iterator ends quietly on an error, which would make a
-   * failed export look complete.)
+   * consistent snapshot. (On Deno and Node the session rows are read whole
+   * first: `node:sqlite`'s iterator ends quietly on an error on Deno, which
+   * made a failed export look complete, and fails on an integer beyond 2^53
+   * on Node.)
    *
    * While the generator is suspended halfway, that cursor holds a read
    * snapshot of the file: run it to the end (or `return()` it, as `break` in

@@ -14,7 +14,6 @@ import type {
   SqlValue,
 } from "./types.ts";
 import { translated } from "./_to_sqlite_error.ts";
-import { iterateRows } from "./_iterate.ts";
 import { NUL_MASK, nulSafeQuery, nulSafeRow, plainRow } from "./_nul_safe.ts";
 
 type NodeStatement = ReturnType<DatabaseSync["prepare"]>;
@@ -47,24 +46,6 @@ function returnArrays(stmt: NodeStatement): boolean {
   return true;
 }
 
-/**
- * True when this runtime's statement iterator ends quietly on an error met
- * mid-way (Deno 2.9) instead of throwing it: an export would then stop
- * early and look complete.
- */
-function iteratorHidesErrors(db: DatabaseSync): boolean {
-  const failing = db.prepare(
-    "SELECT CASE WHEN value = 2 THEN abs(-9223372036854775807 - 1) ELSE value END AS v " +
-      "FROM (SELECT 1 AS value UNION ALL SELECT 2)",
-  );
-  try {
-    for (const _row of failing.iterate()) { /* read until the error */ }
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** node:sqlite's refusal of an integer beyond 2^53 read as a number. */
 function isIntegerTooLarge(error: unknown): boolean {
   return error instanceof RangeError && /too large/i.test(error.message);
@@ -81,21 +62,13 @@ function withNumbers(row: unknown): unknown {
   return out;
 }
 
-/** What a statement needs to know of its runtime. */
-interface RuntimeTraits {
-  /** The runtime's iterator ends quietly on an error: read the rows whole instead. */
-  readonly iteratorHidesErrors: boolean;
-}
-
 class NodeSqliteStatement implements SqliteStatement {
   readonly #stmt: NodeStatement;
   readonly #toRow: ToRow;
-  readonly #traits: RuntimeTraits;
 
-  constructor(stmt: NodeStatement, toRow: ToRow, traits: RuntimeTraits) {
+  constructor(stmt: NodeStatement, toRow: ToRow) {
     this.#stmt = stmt;
     this.#toRow = toRow;
-    this.#traits = traits;
   }
 
   /**
@@ -146,37 +119,15 @@ class NodeSqliteStatement implements SqliteStatement {
     return out;
   }
 
-  iterate(...params: readonly SqlValue[]): IterableIterator<SqlRow> {
-    if (this.#traits.iteratorHidesErrors) return this.#rowsRead(params);
-    return this.#iterateOrRead(params);
-  }
-
-  /** The rows read whole, then given one by one (an error is thrown, not hidden). */
-  *#rowsRead(params: readonly SqlValue[]): IterableIterator<SqlRow> {
-    yield* this.all(...params);
-  }
-
   /**
-   * The runtime's iterator; when it meets an integer beyond 2^53, the rows
-   * not yet given are read again whole (the statement from the start, the
-   * rows already given skipped).
+   * The rows read whole, then given one by one. node:sqlite's own iterator
+   * cannot serve: on Deno it ends quietly at an error (a failed export looked
+   * complete), and an integer beyond 2^53 fails it half-way on Node, where
+   * reading the rest again would be another snapshot (rows doubled or
+   * missed when a write came between).
    */
-  *#iterateOrRead(params: readonly SqlValue[]): IterableIterator<SqlRow> {
-    let given = 0;
-    try {
-      for (
-        const row of iterateRows(
-          () => this.#stmt.iterate(...(params as SqlValue[])) as Iterator<unknown>,
-          this.#toRow,
-        )
-      ) {
-        given++;
-        yield row;
-      }
-    } catch (error) {
-      if (!isIntegerTooLarge(error)) throw error;
-      yield* this.all(...params).slice(given);
-    }
+  *iterate(...params: readonly SqlValue[]): IterableIterator<SqlRow> {
+    yield* this.all(...params);
   }
 }
 
@@ -185,8 +136,6 @@ class NodeSqliteDriver implements SqliteConnection {
   readonly #db: DatabaseSync;
   /** Probed on the first `prepare`: probing reads the file, so it must come after the busy timeout. */
   #nulUnsafe: boolean | undefined;
-  /** Probed with the first statement, as `#nulUnsafe`. */
-  #iteratorHidesErrors: boolean | undefined;
   #open = true;
 
   constructor(db: DatabaseSync) {
@@ -197,37 +146,31 @@ class NodeSqliteDriver implements SqliteConnection {
     translated(() => this.#db.exec(sql));
   }
 
-  #traits(): RuntimeTraits {
-    this.#iteratorHidesErrors ??= translated(() => iteratorHidesErrors(this.#db));
-    return { iteratorHidesErrors: this.#iteratorHidesErrors };
-  }
-
   prepare(sql: string): SqliteStatement {
     const stmt = translated(() => this.#db.prepare(sql));
     const columns = (stmt.columns() as NodeColumn[]).map((c) => c.name);
-    if (columns.length === 0) return new NodeSqliteStatement(stmt, spreadRow, this.#traits());
+    if (columns.length === 0) return new NodeSqliteStatement(stmt, spreadRow);
     this.#nulUnsafe ??= translated(() => cutsTextAtNul(this.#db));
     if (this.#nulUnsafe) return this.#nulSafe(sql, stmt, columns);
     if (new Set(columns).size === columns.length && returnArrays(stmt)) {
       return new NodeSqliteStatement(
         stmt,
         (values) => plainRow(values as SqlValue[], columns),
-        this.#traits(),
       );
     }
-    return new NodeSqliteStatement(stmt, spreadRow, this.#traits());
+    return new NodeSqliteStatement(stmt, spreadRow);
   }
 
   /** The statement wrapped so that text holding U+0000 reads back whole. */
   #nulSafe(sql: string, stmt: NodeStatement, columns: readonly string[]): SqliteStatement {
     const safeSql = nulSafeQuery(sql, columns);
-    if (safeSql === undefined) return new NodeSqliteStatement(stmt, spreadRow, this.#traits());
+    if (safeSql === undefined) return new NodeSqliteStatement(stmt, spreadRow);
     let safe: NodeStatement;
     try {
       safe = this.#db.prepare(safeSql);
     } catch {
       // Not a plain query (a PRAGMA, say): it cannot return stored text.
-      return new NodeSqliteStatement(stmt, spreadRow, this.#traits());
+      return new NodeSqliteStatement(stmt, spreadRow);
     }
     const toValues = returnArrays(safe)
       ? (row: unknown) => row as SqlValue[]
@@ -235,7 +178,6 @@ class NodeSqliteDriver implements SqliteConnection {
     return new NodeSqliteStatement(
       safe,
       (row) => nulSafeRow(toValues(row), columns),
-      this.#traits(),
     );
   }
 

@@ -31,9 +31,11 @@ export interface SqliteStatement {
   /** Every row. */
   all(...params: readonly SqlValue[]): SqlRow[];
   /**
-   * Rows one at a time, so a large result never sits in memory whole; an
-   * error met on the way is thrown. (On Deno, whose `node:sqlite` iterator
-   * ends quietly on an error, the rows are read whole first.)
+   * Rows one at a time, of one snapshot; an error met on the way is thrown.
+   * Bun's driver steps the statement, so a large result never sits in
+   * memory whole; `node:sqlite` (Deno, Node) reads the rows whole first,
+   * as its own iterator hides errors on Deno and fails on an integer
+   * beyond 2^53 on Node.
    */
   iterate(...params: readonly SqlValue[]): IterableIterator<SqlRow>;
 }
