@@ -14,7 +14,12 @@ import { statSync } from "node:fs";
 import { loadDriver } from "../sqlite/driver/load.ts";
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { OpenError } from "../core/errors.ts";
-import { assertNotDamaged, recoverHint } from "../sqlite/damaged_file.ts";
+import {
+  assertNotDamaged,
+  hasLeftoverJournal,
+  leftoverJournalReason,
+  recoverHint,
+} from "../sqlite/damaged_file.ts";
 import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
 import { chooseReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
 import { finishFtsBackfill, pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
@@ -135,6 +140,8 @@ const DAMAGED_CODES = new Set([11, 26]);
 /** The error to report: a damaged file names the path and `recover`. */
 function damagedOrOpenError(path: string, error: unknown): OpenError {
   if (error instanceof OpenError) return error;
+  const journal = leftoverJournalReason(path, error);
+  if (journal !== undefined) return new OpenError(path, journal, { cause: error });
   if (error instanceof SqliteError && DAMAGED_CODES.has(error.code)) {
     return new OpenError(path, `${error.message}; ${recoverHint(path)}`, {
       cause: error,
@@ -142,6 +149,26 @@ function damagedOrOpenError(path: string, error: unknown): OpenError {
     });
   }
   return new OpenError(path, (error as Error).message, { cause: error });
+}
+
+/**
+ * Plays back a crashed writer's rollback journal, as SQLite's next writable
+ * open does (a read-only one cannot, so the checks could not read the
+ * file): the file goes back to its last commit.
+ */
+function playBackJournal(openDriver: SqliteDriver, path: string): Repair {
+  const started = performance.now();
+  const db = openFor(openDriver, path, true);
+  try {
+    db.prepare("SELECT count(*) AS n FROM sqlite_master").get();
+  } finally {
+    db.close();
+  }
+  return {
+    name: "journal",
+    summary: "played back a crashed writer's rollback journal (the file is at its last commit)",
+    longestLockMs: Math.round(performance.now() - started),
+  };
 }
 
 /** Finishes the FTS backfill of an interrupted v1–v10 upgrade, if one is pending. */
@@ -255,6 +282,9 @@ export async function doctor(path: string, options: DoctorOptions = {}): Promise
   // a damaged file is never opened for writing (its close would checkpoint the -wal into it).
   let sqliteVersion: string;
   let checks: HealthCheck[];
+  const playedBack = fix && hasLeftoverJournal(path)
+    ? playBackJournal(openDriver, path)
+    : undefined;
   const reader = openFor(openDriver, path, false);
   try {
     sqliteVersion = String(reader.prepare("SELECT sqlite_version() AS v").get()?.v ?? "");
@@ -283,7 +313,7 @@ export async function doctor(path: string, options: DoctorOptions = {}): Promise
       path,
       sqliteVersion,
       checks,
-      repairs: [],
+      repairs: playedBack === undefined ? [] : [playedBack],
       after: checks,
       healthy: false,
       longestLockMs: 0,
@@ -297,6 +327,7 @@ export async function doctor(path: string, options: DoctorOptions = {}): Promise
     const planned = finished === undefined ? checks : runChecks(db, openDriver, path, checkOptions);
     const { repairs, checkpoint } = await repair(db, path, planned, options);
     if (finished !== undefined) repairs.unshift(finished);
+    if (playedBack !== undefined) repairs.unshift(playedBack);
     const after = runChecks(db, openDriver, path, { ...checkOptions, checkpoint });
     let longestLockMs = 0;
     for (const r of repairs) longestLockMs = Math.max(longestLockMs, r.longestLockMs);

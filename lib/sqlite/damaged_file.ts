@@ -95,3 +95,34 @@ export function assertNotDamaged(
     probe.close();
   }
 }
+
+/** SQLITE_READONLY: what a read-only connection reports when a hot journal needs playing back. */
+const SQLITE_READONLY = 8;
+
+/**
+ * Why a read-only open failed, when it met a writer's leftover rollback
+ * journal (which only a writable open plays back); `undefined` otherwise.
+ *
+ * @param path The database file, as the user gave it.
+ * @param error What the read-only open threw.
+ * @returns The reason, naming the journal and the way to finish it.
+ */
+export function leftoverJournalReason(path: string, error: unknown): string | undefined {
+  if (path === ":memory:" || !(error instanceof SqliteError)) return undefined;
+  const journal = `${sqliteFilePath(path)}-journal`;
+  if (error.code !== SQLITE_READONLY || (sizeOf(journal) ?? 0) === 0) return undefined;
+  return `a writer stopped in the middle of a transaction and left its rollback journal ` +
+    `(${journal}), which only a writable open plays back to finish it; nothing was changed. ` +
+    `Run "hermes-state --db ${path} doctor --fix" as a user who may write the file`;
+}
+
+/**
+ * Whether a writer's rollback journal waits beside the file (a hot journal,
+ * which the next writable open plays back).
+ *
+ * @param path The database file.
+ * @returns True when a non-empty `-journal` is there.
+ */
+export function hasLeftoverJournal(path: string): boolean {
+  return (sizeOf(`${sqliteFilePath(path)}-journal`) ?? 0) > 0;
+}

@@ -22,7 +22,7 @@ import { loadDriver } from "./driver/load.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { NotStateDbError, OpenError } from "../core/errors.ts";
 import { chooseReadAccess, driverOptionsFor, type ReadAccess } from "./read_access.ts";
-import { assertNotDamaged, recoverHint } from "./damaged_file.ts";
+import { assertNotDamaged, leftoverJournalReason, recoverHint } from "./damaged_file.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
 import { diskFullReason, isDiskFull } from "./disk_space.ts";
 import { durabilityPragmas, JOURNAL_SIZE_LIMIT } from "./durability.ts";
@@ -165,15 +165,8 @@ function explain(error: unknown, path: string, readonly: boolean): string {
   if (error instanceof SqliteError && DAMAGED.has(error.code) && readonly) {
     return `${error.message}; ${recoverHint(path)}`;
   }
-  const journal = `${sqliteFilePath(path)}-journal`;
-  if (
-    readonly && error instanceof SqliteError && error.code === SQLITE_READONLY &&
-    path !== ":memory:" && existsSync(journal)
-  ) {
-    return `a writer stopped in the middle of a transaction and left its rollback journal ` +
-      `(${journal}), which only a writable open plays back to finish it; nothing was changed. ` +
-      `Run "hermes-state --db ${path} doctor --fix" as a user who may write the file`;
-  }
+  const journal = readonly ? leftoverJournalReason(path, error) : undefined;
+  if (journal !== undefined) return journal;
   const sidecarTrouble = error instanceof SqliteError && (error.code === 8 || error.code === 14);
   if (sidecarTrouble && path !== ":memory:" && folderReadOnly(path)) {
     if (readonly && !existsSync(`${sqliteFilePath(path)}-shm`)) {
