@@ -39,6 +39,7 @@ import { removeStaleTemps } from "./_temp_files.ts";
 import { isDatabaseFile } from "../files/same_file.ts";
 import { TOOL_CALLS_ADDED_SQL } from "./counter_check.ts";
 import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
+import { sqliteFilePath } from "../files/real_path.ts";
 
 /** The tables recovered. */
 const TABLES = ["sessions", "messages", "state_meta"] as const;
@@ -537,7 +538,8 @@ export async function recoverDatabase(
   if (destStat !== undefined && !destStat.isFile()) {
     throw new RecoverError(`Cannot recover into ${dest}: it is a folder, not a file`);
   }
-  const walSize = fileStat(`${source}-wal`)?.size ?? 0;
+  const walPath = `${sqliteFilePath(source)}-wal`;
+  const walSize = fileStat(walPath)?.size ?? 0;
   if (sourceStat.size === 0 && walSize === 0) {
     throw new RecoverError(`Cannot recover ${source}: the file is empty and has no -wal`);
   }
@@ -547,7 +549,7 @@ export async function recoverDatabase(
   // file beside a -wal (SQLite would delete that -wal on open): the -wal's committed frames
   // are the database, and SQLite is not asked at all.
   const fromWal = sourceStat.size === 0;
-  const scan: PageScan = fromWal ? scanWal(`${source}-wal`) : scanPages(source);
+  const scan: PageScan = fromWal ? scanWal(walPath) : scanPages(source);
   await stopIfAborted(options.signal);
 
   // 2. Through SQLite, by rowid ranges.

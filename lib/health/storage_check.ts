@@ -10,6 +10,7 @@ import { dirname } from "node:path";
 import type { SqliteConnection } from "../sqlite/driver/types.ts";
 import { databaseFiles, type FileStat } from "./file_stats.ts";
 import { finding, type HealthCheck } from "../core/health_report.ts";
+import { sqliteFilePath } from "../files/real_path.ts";
 
 /** A WAL larger than the database and than this is reported. */
 const WAL_WARN_BYTES = 64 * 1024 * 1024;
@@ -49,7 +50,7 @@ export interface CheckpointResult {
 export function checkWal(path: string, checkpoint?: CheckpointResult): HealthCheck {
   const files = databaseFiles(path);
   const db = files.find((f) => f.path === path)?.size ?? 0;
-  const wal = files.find((f) => f.path === `${path}-wal`)?.size ?? 0;
+  const wal = files.find((f) => f.path === `${sqliteFilePath(path)}-wal`)?.size ?? 0;
   const size = `WAL ${formatMiB(wal)} beside a ${formatMiB(db)} database`;
   const fix = "hermes-state doctor --fix (runs wal_checkpoint(TRUNCATE))";
   if (checkpoint !== undefined && checkpoint.busy !== 0) {
@@ -57,7 +58,7 @@ export function checkWal(path: string, checkpoint?: CheckpointResult): HealthChe
       fix: "let long readers finish (or stop the gateway), then run doctor --fix again",
     });
   }
-  const folder = dirname(path);
+  const folder = dirname(sqliteFilePath(path));
   const writable = mayWrite(folder) && files.every((f) => mayWrite(f.path));
   if (!writable) {
     return finding(

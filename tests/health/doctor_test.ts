@@ -8,10 +8,12 @@ import {
   openSync,
   readFileSync,
   statSync,
+  symlinkSync,
   writeFileSync,
   writeSync,
 } from "node:fs";
 import process from "node:process";
+import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { doctor, type DoctorReport } from "../../lib/health/doctor.ts";
@@ -20,11 +22,12 @@ import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { migrate } from "../../lib/sqlite/schema/migrate.ts";
 import { Writer } from "../../lib/sqlite/write.ts";
 import type { SearchOptions } from "../../lib/core/search/options.ts";
-import { copyFixture, expected, rawOpen, tempDbPath } from "../_helpers.ts";
+import { copyFixture, expected, rawOpen, tempDbPath, tempDir } from "../_helpers.ts";
 import {
   emptyFileWithWal,
   fileAndWal,
   fileWithForeignWal,
+  liveWalOf,
   truncatedFileWithWal,
 } from "./_damaged_files.ts";
 
@@ -529,4 +532,16 @@ describe("doctor()", () => {
     const fixed = await doctor(path, { fix: true });
     assert.deepEqual(notOk(fixed.after ?? []), []);
   });
+});
+
+test("doctor() through a symbolic link measures the -wal beside the file the link leads to", async () => {
+  const path = copyFixture("hermes-v11.db");
+  chmodSync(path, 0o600);
+  liveWalOf(path, "UPDATE messages SET content = content || ' and more'");
+  const link = join(tempDir(), "link.db");
+  symlinkSync(path, link);
+  const wal = (report: DoctorReport) => report.checks.find((c) => c.name === "wal")?.summary;
+  const direct = wal(await doctor(path));
+  assert.match(direct ?? "", /^WAL 0\.[1-9]/);
+  assert.equal(wal(await doctor(link)), direct);
 });

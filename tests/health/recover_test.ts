@@ -10,6 +10,7 @@ import {
   readdirSync,
   readFileSync,
   statSync,
+  symlinkSync,
   truncateSync,
   writeFileSync,
   writeSync,
@@ -333,6 +334,13 @@ describe("recoverDatabase() on a 0-byte file whose -wal holds commits", () => {
     const want = await contentOf(join(FIXTURES, "hermes-v11.db"));
     assert.deepEqual(await contentOf(dest), want);
     await assertPassesDoctor(dest);
+    // Through a symbolic link the -wal is the one beside the file the link leads to.
+    const link = join(tempDir(), "link.db");
+    symlinkSync(source, link);
+    const linked = await recoverDatabase(link, join(tempDir(), "new.db"));
+    assert.equal(linked.fromWal, true);
+    assert.equal(linked.messages, 197);
+    assert.deepEqual(fileAndWal(source), before);
   });
 });
 
