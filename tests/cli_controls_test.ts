@@ -9,13 +9,13 @@ import assert from "node:assert/strict";
 import { buildDb, runCli } from "./_cli_io.ts";
 import { rawOpen } from "./_helpers.ts";
 
-const HOSTILE = "\u001b]0;owned\u0007\u001b[2K\rYes\u202e";
+const HOSTILE = "\u001b]0;owned\u0007\u001b[2K\rYes\u202e\u009b31m\nNo";
 
 /** Every raw control character or bidi override in `text`. */
 function rawControls(text: string): string[] {
   // Our own colours are off (not a terminal): any ESC is the data's.
   // deno-lint-ignore no-control-regex -- finding control characters is the point
-  return [...text.matchAll(/[\u0000-\u0008\u000b-\u001f\u007f\u202a-\u202e\u2066-\u2069]/g)]
+  return [...text.matchAll(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g)]
     .map((m) => m[0]);
 }
 
@@ -53,5 +53,10 @@ test("ids, titles, sources, models and end reasons with control characters are s
       (run.out + run.err).includes("␛"),
       `${argv.join(" ")} shows the marks: ${run.out + run.err}`,
     );
+    // A one-line value (an id, a source) cannot break its row or the question with a newline.
+    if (argv[0] !== "show") {
+      assert.ok((run.out + run.err).includes("␊No"), `${argv.join(" ")}: ${run.out + run.err}`);
+      assert.ok(!/\nNo/.test(run.out + run.err), `${argv.join(" ")} broke a line: ${run.out}`);
+    }
   }
 });

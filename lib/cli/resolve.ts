@@ -19,7 +19,7 @@ import type { PrefixMatches } from "../core/listing_options.ts";
 import { syncedStore } from "../core/synced_store.ts";
 import { formatCount } from "../render/format.ts";
 import { CommandError, UsageError } from "./usage_error.ts";
-import { visibleControls } from "../render/transcript.ts";
+import { visibleInline } from "../render/transcript.ts";
 
 /** How many sessions an ambiguous prefix error lists. */
 const LISTED = 10;
@@ -29,8 +29,8 @@ function ambiguous(text: string, matches: PrefixMatches, hint: string): CommandE
     ? `\n  … and ${formatCount(matches.count - matches.ids.length) + " more"}`
     : "";
   return new CommandError(
-    `Session '${visibleControls(text)}' is ambiguous: matches ${matches.count} sessions ` +
-      `(${hint}):\n  ${matches.ids.map(visibleControls).join("\n  ")}${more}`,
+    `Session '${visibleInline(text)}' is ambiguous: matches ${matches.count} sessions ` +
+      `(${hint}):\n  ${matches.ids.map(visibleInline).join("\n  ")}${more}`,
   );
 }
 

@@ -28,8 +28,12 @@ const ARGS_CHARS = 300;
 /** Characters of one shown line of a folded block. */
 const LINE_CHARS = 240;
 
-/** Bidirectional formatting characters, which can make text read other than it is stored. */
-const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+/**
+ * Bidirectional formatting characters, which can make text read other than
+ * it is stored, and the C1 controls (U+0080–U+009F: U+009B is a terminal's
+ * CSI), all shown by their code point.
+ */
+const BIDI_CONTROLS = /[\u0080-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /**
  * Control characters made visible (`␀`, `␛`…) so stored text can never
@@ -55,6 +59,24 @@ export function visibleControls(text: string): string {
     BIDI_CONTROLS,
     (c) => `⟨U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`,
   );
+}
+
+/**
+ * {@linkcode visibleControls} for a value shown on one line (an id, a
+ * source, a model): newlines and tabs shown as `␊` and `␉` too, so a stored
+ * value cannot break a table's row or a question.
+ *
+ * @param text The value.
+ * @returns The safe, one-line text.
+ *
+ * @example
+ * ```ts
+ * import { visibleInline } from "./transcript.ts";
+ * console.assert(visibleInline("a\nb\tc\u009b") === "a␊b␉c⟨U+009B⟩");
+ * ```
+ */
+export function visibleInline(text: string): string {
+  return visibleControls(text).replaceAll("\n", "␊").replaceAll("\t", "␉");
 }
 
 /** The name and argument text of one tool call. */

@@ -13,7 +13,7 @@ import { sayNote, syncedNote } from "../origin.ts";
 import { resolveSession } from "../resolve.ts";
 import { sessionsDirFor } from "../sessions_dir.ts";
 import { CommandError } from "../usage_error.ts";
-import { visibleControls } from "../../render/transcript.ts";
+import { visibleControls, visibleInline } from "../../render/transcript.ts";
 
 const USAGE = `Usage: hermes-state delete [options] ID|PREFIX|TITLE...
 
@@ -63,7 +63,7 @@ async function question(store: SessionStore, id: string): Promise<string> {
   const children = (await store.getDescendants(id)).filter((s) => s.parent_session_id === id)
     .length;
   const kept = children > 0 ? `; its ${plural(children, "child session")} will be kept` : "";
-  return `session '${visibleControls(id)}'${title} and its ${
+  return `session '${visibleInline(id)}'${title} and its ${
     plural(session.message_count ?? 0, "message")
   }${kept}`;
 }

@@ -10,7 +10,7 @@ import { formatDateTime, oneLine, truncate } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { resolveSession } from "../resolve.ts";
-import { visibleControls } from "../../render/transcript.ts";
+import { visibleControls, visibleInline } from "../../render/transcript.ts";
 
 const USAGE = `Usage: hermes-state lineage [options] ID|PREFIX|TITLE
 
@@ -34,14 +34,14 @@ function renderTree(root: LineageTreeNode, target: string, ctx: Context): string
   const { style } = ctx;
   const lines: string[] = [];
   const describe = (node: LineageTreeNode): string => {
-    const parts = [style.cyan(visibleControls(node.id))];
+    const parts = [style.cyan(visibleInline(node.id))];
     if (node.title) parts.push(style.bold(truncate(visibleControls(oneLine(node.title)), 40)));
-    parts.push(visibleControls(node.source), formatDateTime(node.started_at).slice(0, 16));
+    parts.push(visibleInline(node.source), formatDateTime(node.started_at).slice(0, 16));
     parts.push(`${node.message_count} msg`);
     parts.push(
       node.ended_at === null
         ? style.green("open")
-        : `ended: ${visibleControls(node.end_reason ?? "?")}`,
+        : `ended: ${visibleInline(node.end_reason ?? "?")}`,
     );
     const label = node.relation === "root" ? "" : style.dim(`[${node.relation}] `);
     const mark = node.id === target ? style.yellow("  ◀") : "";

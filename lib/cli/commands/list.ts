@@ -17,7 +17,7 @@ import {
 } from "../../render/format.ts";
 import { timeOption } from "../time_option.ts";
 import { printJson } from "../json.ts";
-import { visibleControls } from "../../render/transcript.ts";
+import { visibleControls, visibleInline } from "../../render/transcript.ts";
 import { choiceOption, integerOption, type ParsedArgs } from "../parse.ts";
 
 const USAGE = `Usage: hermes-state list [options]
@@ -82,8 +82,8 @@ function renderRows(ctx: Context, sessions: readonly RichSessionRow[]): string {
     title: visibleControls(s.title || "—"),
     preview: visibleControls(s.preview ?? ""),
     active: relativeTime(s.last_active ?? s.started_at, now),
-    source: visibleControls(s.source),
-    id: visibleControls(s.id),
+    source: visibleInline(s.source),
+    id: visibleInline(s.id),
   }));
   const idWidth = widest(rows.map((r) => r.id), 2);
   const activeWidth = widest(rows.map((r) => r.active), "Last Active".length);

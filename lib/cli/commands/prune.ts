@@ -12,7 +12,7 @@ import { integerOption, type ParsedArgs } from "../parse.ts";
 import { sayNote, syncedNote } from "../origin.ts";
 import { confirm } from "../prompt.ts";
 import { sessionsDirFor } from "../sessions_dir.ts";
-import { visibleControls } from "../../render/transcript.ts";
+import { visibleControls, visibleInline } from "../../render/transcript.ts";
 import { UsageError } from "../usage_error.ts";
 
 const USAGE = `Usage: hermes-state prune [options]
@@ -49,10 +49,10 @@ const ANNOUNCE_ABOVE = 500;
 
 function listing(candidates: readonly PruneCandidate[]): string {
   const rows = candidates.map((c) => [
-    visibleControls(c.id),
-    visibleControls(c.source),
+    visibleInline(c.id),
+    visibleInline(c.source),
     formatDate(c.started_at),
-    visibleControls(c.end_reason ?? ""),
+    visibleInline(c.end_reason ?? ""),
     plural(c.message_count, "message"),
     truncate(visibleControls(oneLine(c.title ?? "")), 40),
   ]);

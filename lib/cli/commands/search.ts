@@ -24,7 +24,7 @@ import { UsageError } from "../usage_error.ts";
 import { unmarkedWords } from "../../core/search/plan.ts";
 import { leadingNotProblem } from "../../core/search/leading_not.ts";
 import type { Style } from "../../render/style.ts";
-import { visibleControls } from "../../render/transcript.ts";
+import { visibleControls, visibleInline } from "../../render/transcript.ts";
 
 const USAGE = `Usage: hermes-state search [options] QUERY...
 
@@ -105,9 +105,9 @@ function renderHit(
   const { style } = ctx;
   const when = formatWhen(hit.timestamp, ctx.io.now(), { minutes: true });
   const head = [
-    title ? style.bold(visibleControls(title)) : undefined,
-    style.cyan(visibleControls(hit.session_id)),
-    visibleControls(hit.source),
+    title ? style.bold(visibleControls(oneLine(title))) : undefined,
+    style.cyan(visibleInline(hit.session_id)),
+    visibleInline(hit.source),
     when,
   ].filter((part) => part !== undefined).join(" · ");
   const lines = [`${n}. ${head}`];

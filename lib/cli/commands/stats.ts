@@ -17,7 +17,7 @@ import {
 import { printJson } from "../json.ts";
 import { syncedStore } from "../../core/synced_store.ts";
 import { integerOption, type ParsedArgs } from "../parse.ts";
-import { visibleControls } from "../../render/transcript.ts";
+import { visibleControls, visibleInline } from "../../render/transcript.ts";
 
 const USAGE = `Usage: hermes-state stats [options]
 
@@ -127,7 +127,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     out.push(...section(ctx, "By source", [
       ["source", "sessions", "messages", "input", "output", "est. cost"].map(style.dim),
       ...bySource.map((s) => [
-        visibleControls(s.source),
+        visibleInline(s.source),
         formatCount(s.session_count),
         formatCount(s.message_count),
         formatCount(s.total_input),
@@ -140,7 +140,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     out.push(...section(ctx, "By model", [
       ["model", "sessions", "input", "output", "est. cost"].map(style.dim),
       ...byModel.map((m) => [
-        visibleControls(m.model ?? "(none)"),
+        visibleInline(m.model ?? "(none)"),
         formatCount(m.session_count),
         formatCount(m.total_input),
         formatCount(m.total_output),
@@ -167,7 +167,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       ctx,
       "Most tokens",
       spenders.map((s) => [
-        visibleControls(s.id),
+        visibleInline(s.id),
         formatCount(s.total_tokens),
         formatCost(s.estimated_cost_usd),
         truncate(visibleControls(oneLine(s.title ?? "")), 40),
