@@ -9,6 +9,7 @@
 import { readdirSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import process from "node:process";
+import { setImmediate } from "node:timers";
 
 /** Whether process `pid` still runs (`kill(pid, 0)`: EPERM means it runs as another user). */
 function alive(pid: number): boolean {
@@ -54,4 +55,20 @@ export function removeStaleTemps(dest: string, suffixes: readonly string[]): str
     removed.push(join(folder, name));
   }
   return removed;
+}
+
+/**
+ * Lets a signal that arrived during a synchronous stage reach its listener,
+ * then stops if it asked to: a timer turn, then an immediate one (Node
+ * delivers signals in the poll phase, between the two), so the stage that
+ * follows never starts after a Ctrl-C.
+ *
+ * @param signal The stop signal of the run, if any.
+ * @throws The signal's reason, when it was aborted.
+ */
+export async function stopIfAborted(signal: AbortSignal | undefined): Promise<void> {
+  if (signal === undefined) return;
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  await new Promise((resolve) => setImmediate(resolve));
+  signal.throwIfAborted();
 }

@@ -39,7 +39,7 @@ import { BackupError, OpenError } from "../core/errors.ts";
 import { integrityCheck } from "../sqlite/integrity.ts";
 import { assertNotDamaged } from "../sqlite/damaged_file.ts";
 import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
-import { removeStaleTemps } from "./_temp_files.ts";
+import { removeStaleTemps, stopIfAborted } from "./_temp_files.ts";
 import { fileIdentity, isDatabaseFile } from "../files/same_file.ts";
 import { outputPathProblem, writeFailureReason } from "../files/output_path.ts";
 
@@ -96,13 +96,6 @@ export interface BackupResult {
   readonly ftsWarnings: string[];
   /** Whether the search indexes' own checks ran (`full`). */
   readonly searchIndexesChecked: boolean;
-}
-
-/** Lets a pending abort (a signal's listener) run, then throws its reason. */
-async function stopIfAborted(signal: AbortSignal | undefined): Promise<void> {
-  if (signal === undefined) return;
-  await new Promise((resolve) => setTimeout(resolve, 0));
-  signal.throwIfAborted();
 }
 
 function exists(path: string): boolean {

@@ -35,7 +35,7 @@ import {
 } from "../sqlite/schema/schema_sql.ts";
 import { SessionDB } from "../sqlite/session_db.ts";
 import { type PageScan, type RawRecord, scanPages, scanWal } from "./_page_scan.ts";
-import { removeStaleTemps } from "./_temp_files.ts";
+import { removeStaleTemps, stopIfAborted } from "./_temp_files.ts";
 import { isDatabaseFile } from "../files/same_file.ts";
 import { TOOL_CALLS_ADDED_SQL } from "./counter_check.ts";
 import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
@@ -66,13 +66,6 @@ export interface RecoverOptions {
    * reason. A stage under way finishes first.
    */
   readonly signal?: AbortSignal;
-}
-
-/** Lets a pending abort (a signal's listener) run, then throws its reason. */
-async function stopIfAborted(signal: AbortSignal | undefined): Promise<void> {
-  if (signal === undefined) return;
-  await new Promise((resolve) => setTimeout(resolve, 0));
-  signal.throwIfAborted();
 }
 
 /** Rowids of one table that could not be read (they may also be ids never used). */

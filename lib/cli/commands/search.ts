@@ -177,10 +177,10 @@ async function noteUnindexed(
   );
 }
 
-/** What the page shows: `3 hits`, `first 20 hits; …`, `hits 21–40; …`. */
 /** More hits than any store holds: a `--limit` above it asks for them all. */
 const ALL_HITS = 2 ** 40;
 
+/** What the page shows: `3 hits`, `first 20 hits; …`, `hits 21–40; …`. */
 function footer(count: number, offset: number, more: boolean): string {
   const range = offset === 0
     ? `${more ? "first " : ""}${plural(count, "hit")}`
