@@ -1,6 +1,6 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import {
   closeSync,
   existsSync,
@@ -16,6 +16,7 @@ import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { basename, join } from "node:path";
 import { copyFixture, rawOpen, ROOT, tempDbPath, tempDir } from "./_helpers.ts";
 import { buildDb, runCli, v11Copy } from "./_cli_io.ts";
+import { hotJournalOf } from "./health/_damaged_files.ts";
 
 describe("doctor", () => {
   test("doctor on the v11 fixture names the trigram condition as a warning and exits 0", async () => {
@@ -316,17 +317,7 @@ describe("a crashed writer's rollback journal", () => {
   test("doctor names it and the way to finish it; doctor --fix plays it back and the file is whole", async () => {
     // The remedy the read commands name must work: the checks' read-only open cannot play it back.
     const path = v11Copy();
-    const crashedWriter = [
-      "import os, sqlite3, sys",
-      "c = sqlite3.connect(sys.argv[1], isolation_level=None)",
-      "c.execute('PRAGMA journal_mode=DELETE')",
-      "c.execute('PRAGMA cache_size=1')",
-      "c.execute('BEGIN')",
-      "c.execute(\"UPDATE messages SET content = content || 'x'\")",
-      "os._exit(0)",
-    ].join("\n");
-    execFileSync("python3", ["-c", crashedWriter, path]);
-    assert.ok(existsSync(`${path}-journal`));
+    hotJournalOf(path);
     const check = await runCli(["--db", path, "doctor"]);
     assert.equal(check.code, 1);
     assert.match(check.err, /left its rollback journal .*doctor --fix/);

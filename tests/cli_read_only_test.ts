@@ -7,7 +7,7 @@
  * write lock, and a write that gives up says so.
  */
 import { describe, test } from "node:test";
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import {
@@ -16,13 +16,13 @@ import {
   existsSync,
   readdirSync,
   readFileSync,
-  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
 import { runCli } from "./_cli_io.ts";
 import { FIXTURES, rawOpen, tempDir } from "./_helpers.ts";
+import { hotJournalOf, liveWalOf } from "./health/_damaged_files.ts";
 
 /** sha256 of every file in `dir` (the database and whatever sidecars exist). */
 function snapshot(dir: string): Record<string, string> {
@@ -103,16 +103,10 @@ describe("read commands leave every file as it was", () => {
     // SQLite keeps the sidecars beside the file a link leads to: the checks must look there.
     const path = fixtureCopy("hermes-v11.db");
     // A writer that stopped without closing leaves its last commit in the -wal alone.
-    const crashedWriter = [
-      "import os, sqlite3, sys",
-      "c = sqlite3.connect(sys.argv[1], isolation_level=None)",
-      "c.execute('PRAGMA journal_mode=WAL')",
-      "c.execute('PRAGMA wal_autocheckpoint=0')",
-      "c.execute(\"UPDATE sessions SET title = 'only in the wal' WHERE id = '20251221_090000_9738df'\")",
-      "os._exit(0)",
-    ].join("\n");
-    execFileSync("python3", ["-c", crashedWriter, path]);
-    assert.ok(statSync(path + "-wal").size > 0);
+    liveWalOf(
+      path,
+      "UPDATE sessions SET title = 'only in the wal' WHERE id = '20251221_090000_9738df'",
+    );
     const dir = join(path, "..");
     const link = join(tempDir(), "link.db");
     symlinkSync(path, link);
@@ -334,17 +328,7 @@ describe("locks", () => {
 describe("a writer's leftover rollback journal", () => {
   test("a read names the journal and the way to finish it, changing nothing", async () => {
     const path = fixtureCopy("hermes-v11.db");
-    const crashedWriter = [
-      "import os, sqlite3, sys",
-      "c = sqlite3.connect(sys.argv[1], isolation_level=None)",
-      "c.execute('PRAGMA journal_mode=DELETE')",
-      "c.execute('PRAGMA cache_size=1')",
-      "c.execute('BEGIN')",
-      "c.execute(\"UPDATE messages SET content = content || 'x'\")",
-      "os._exit(0)",
-    ].join("\n");
-    execFileSync("python3", ["-c", crashedWriter, path]);
-    assert.ok(statSync(path + "-journal").size > 0);
+    hotJournalOf(path);
     const before = snapshot(join(path, ".."));
     const run = await runCli(["--db", path, "list"]);
     assert.equal(run.code, 1);

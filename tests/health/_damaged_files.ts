@@ -88,3 +88,26 @@ export function truncatedFileWithWal(): string {
   truncateSync(path, Math.floor(statSync(path).size / 2));
   return path;
 }
+
+/**
+ * Leaves a crashed writer's hot rollback journal beside `path`: Python's
+ * sqlite3 switches the file to rollback mode, changes every message in a
+ * transaction too big for its cache (so pages reach the file) and exits
+ * without committing.
+ *
+ * @param path The database file.
+ */
+export function hotJournalOf(path: string): void {
+  const script = [
+    "import os, sqlite3, sys",
+    "c = sqlite3.connect(sys.argv[1], isolation_level=None)",
+    "c.execute('PRAGMA journal_mode=DELETE')",
+    "c.execute('PRAGMA cache_size=1')",
+    "c.execute('BEGIN')",
+    "c.execute(\"UPDATE messages SET content = content || 'x'\")",
+    "os._exit(0)",
+  ].join("\n");
+  const run = spawnSync("python3", ["-c", script, path], { encoding: "utf8" });
+  assert.equal(run.status, 0, run.stderr);
+  assert.ok(statSync(`${path}-journal`).size > 0, "the writer left no journal");
+}
