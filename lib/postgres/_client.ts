@@ -116,6 +116,22 @@ function kindOf(code: string): StorageErrorKind {
   }
 }
 
+/** Where the client package's own code lies: `node_modules/postgres/src/`, or Deno's npm cache. */
+const CLIENT_FRAME = /[\\/]postgres[\\/](?:\d+\.\d+\.\d+[\\/])?(?:cjs[\\/])?src[\\/]/;
+
+/**
+ * A TypeError thrown by the client package's code itself (its first stack
+ * frame is there), as when its socket is gone mid-write.
+ *
+ * @param error What a call threw.
+ * @returns Whether it is the client's own fault.
+ */
+export function failedInsideClient(error: unknown): error is TypeError {
+  if (!(error instanceof TypeError)) return false;
+  const frame = (error.stack ?? "").split("\n").find((line) => /^\s+at /.test(line));
+  return frame !== undefined && CLIENT_FRAME.test(frame);
+}
+
 /**
  * Turns what the client throws into a {@linkcode StorageError}: a foreign-key
  * violation into {@linkcode foreignKeyError}, another server error into its
@@ -124,6 +140,13 @@ function kindOf(code: string): StorageErrorKind {
  */
 function translate(error: unknown): unknown {
   if (error instanceof StorageError) return error;
+  if (failedInsideClient(error)) {
+    // The client's own code tripped while its connection went away (porsager/postgres#1066
+    // and kin): a lost connection to the caller, as any other, not a fault of its arguments.
+    return new StorageError(`PostgreSQL: the connection failed (${error.message})`, "io", {
+      cause: error,
+    });
+  }
   const code = sqlState(error);
   if (code === undefined) return error;
   if (code === "23503") return foreignKeyError(error);
