@@ -312,10 +312,27 @@ const KNOWN_LAYOUTS: Record<"sessions" | "messages", readonly (readonly string[]
   ],
 };
 
-/** A record matched to a table: its values by column name. */
+/**
+ * The layouts a record of each table is tried against besides the file's
+ * own: v11's, then {@linkcode KNOWN_LAYOUTS} (computed once: every record
+ * of the page scan is matched, several times over).
+ */
+const OTHER_LAYOUTS: Record<Table, readonly (readonly string[])[]> = {
+  sessions: [declaredColumns("sessions"), ...KNOWN_LAYOUTS.sessions],
+  messages: [declaredColumns("messages"), ...KNOWN_LAYOUTS.messages],
+  state_meta: [],
+};
+
+/** A record matched to a table, and the layout it fits. */
 interface Matched {
   readonly table: Table;
-  readonly row: Map<string, SqlValue>;
+  readonly layout: readonly string[];
+  readonly values: readonly SqlValue[];
+}
+
+/** A matched record's values by column name. */
+function rowOf(matched: Matched): Map<string, SqlValue> {
+  return new Map(matched.values.map((value, i) => [matched.layout[i], value]));
 }
 
 function fits(values: readonly SqlValue[], layout: readonly string[], table: Table): boolean {
@@ -345,22 +362,18 @@ function fits(values: readonly SqlValue[], layout: readonly string[], table: Tab
  * file's own column order first, then the known layouts of Hermes files.
  */
 function tableOf(record: RawRecord, columns: Record<Table, string[]>): Matched | undefined {
-  const v = record.values;
+  const values = record.values;
   for (const table of TABLES) {
-    const known = table === "state_meta" ? [] : [declaredColumns(table), ...KNOWN_LAYOUTS[table]];
+    const own = columns[table];
+    const known = OTHER_LAYOUTS[table];
+    const matches = (layout: readonly string[]) => fits(values, layout, table);
     // A layout of exactly the record's length (the file's own first), then the file's own
     // order, then a known one the record is a prefix of (rows older than an ADD COLUMN).
-    const all = [columns[table], ...known];
-    const layouts = [
-      ...all.filter((layout) => layout.length === v.length),
-      columns[table],
-      ...known.filter((layout) => layout.length !== v.length),
-    ];
-    for (const layout of layouts) {
-      if (fits(v, layout, table)) {
-        return { table, row: new Map(v.map((value, i) => [layout[i], value])) };
-      }
-    }
+    const layout = (own.length === values.length && matches(own) ? own : undefined) ??
+      known.find((l) => l.length === values.length && matches(l)) ??
+      (matches(own) ? own : undefined) ??
+      known.find((l) => l.length !== values.length && matches(l));
+    if (layout !== undefined) return { table, layout, values };
   }
   return undefined;
 }
@@ -639,10 +652,11 @@ export async function recoverDatabase(
   for (const record of scan.records) {
     const matched = tableOf(record, columnsOf);
     if (matched === undefined) continue;
-    const { table, row } = matched;
+    const { table } = matched;
     const read = reads[table];
     if (read.rows.has(record.rowid) || pageRows[table].has(record.rowid)) continue;
     if (read.readable && !failedIds.get(table)!(record.rowid)) continue;
+    const row = rowOf(matched);
     if (table === "messages") row.set("id", record.rowid);
     pageRows[table].set(record.rowid, row);
     foundOnPages[table].add(record.rowid);
