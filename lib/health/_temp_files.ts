@@ -21,6 +21,41 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The files SQLite keeps beside a database: its WAL, shared memory and rollback journal. */
+const SIDECARS = ["-wal", "-shm", "-journal"] as const;
+
+/**
+ * This process's temporary file of kind `suffix` beside `dest`
+ * (`.NAME.PID.SUFFIX`, the name {@linkcode removeStaleTemps} looks for).
+ *
+ * @param dest The destination.
+ * @param suffix The kind (`copy`, `gz`, `recover`).
+ * @returns The path.
+ */
+export function tempName(dest: string, suffix: string): string {
+  return join(dirname(dest), `.${basename(dest)}.${process.pid}.${suffix}`);
+}
+
+/**
+ * Removes the `-wal`, `-shm` and `-journal` beside `path` (those of a file
+ * being replaced, or of a temporary copy), whichever exist.
+ *
+ * @param path The database file.
+ */
+export function removeSidecars(path: string): void {
+  for (const sidecar of SIDECARS) rmSync(`${path}${sidecar}`, { force: true });
+}
+
+/**
+ * Removes `path` and its sidecars, whichever exist.
+ *
+ * @param path A temporary database file.
+ */
+export function removeWithSidecars(path: string): void {
+  rmSync(path, { force: true });
+  removeSidecars(path);
+}
+
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
@@ -37,7 +72,7 @@ export function removeStaleTemps(dest: string, suffixes: readonly string[]): str
   const folder = dirname(dest);
   const pattern = new RegExp(
     `^\\.${escape(basename(dest))}\\.(\\d+)\\.(?:${suffixes.map(escape).join("|")})` +
-      `(?:-journal|-wal|-shm)?$`,
+      `(?:${SIDECARS.join("|")})?$`,
   );
   let names: string[];
   try {

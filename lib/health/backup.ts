@@ -28,8 +28,6 @@ import {
   rmSync,
   statSync,
 } from "node:fs";
-import { basename, dirname, join } from "node:path";
-import process from "node:process";
 import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
 import { loadDriver } from "../sqlite/driver/load.ts";
@@ -39,7 +37,13 @@ import { BackupError, OpenError } from "../core/errors.ts";
 import { integrityCheck } from "../sqlite/integrity.ts";
 import { assertNotDamaged } from "../sqlite/damaged_file.ts";
 import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
-import { removeStaleTemps, stopIfAborted } from "./_temp_files.ts";
+import {
+  removeSidecars,
+  removeStaleTemps,
+  removeWithSidecars,
+  stopIfAborted,
+  tempName,
+} from "./_temp_files.ts";
 import { fileIdentity, isDatabaseFile } from "../files/same_file.ts";
 import { outputPathProblem, writeFailureReason } from "../files/output_path.ts";
 
@@ -106,11 +110,6 @@ function count(db: SqliteConnection, table: string): number {
   return Number(db.prepare(`SELECT count(*) AS n FROM ${table}`).get()?.n ?? 0);
 }
 
-/** This process's temporary file beside `dest`. */
-function tempName(dest: string, suffix: string): string {
-  return join(dirname(dest), `.${basename(dest)}.${process.pid}.${suffix}`);
-}
-
 /** A new empty file, mode 0600, beside `dest` (SQLite's VACUUM INTO accepts an empty file). */
 function newTemp(dest: string, suffix: string): string {
   const temp = tempName(dest, suffix);
@@ -136,9 +135,7 @@ const WRITE_FAILED = new Set([13, 10]);
  */
 function publish(temp: string, dest: string, force: boolean): void {
   if (force) {
-    for (const sidecar of ["-wal", "-shm", "-journal"]) {
-      rmSync(`${dest}${sidecar}`, { force: true });
-    }
+    removeSidecars(dest);
     renameSync(temp, dest);
     return;
   }
@@ -262,9 +259,7 @@ export async function backupDatabase(
       ...verified,
     };
   } finally {
-    for (const file of [copy, `${copy}-journal`, `${copy}-wal`, `${copy}-shm`]) {
-      rmSync(file, { force: true });
-    }
+    removeWithSidecars(copy);
   }
 }
 

@@ -18,9 +18,7 @@
  *
  * @module
  */
-import { chmodSync, renameSync, rmSync, statSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
-import process from "node:process";
+import { chmodSync, renameSync, statSync } from "node:fs";
 import { loadDriver } from "../sqlite/driver/load.ts";
 import { chooseReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
 import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
@@ -35,7 +33,13 @@ import {
 } from "../sqlite/schema/schema_sql.ts";
 import { SessionDB } from "../sqlite/session_db.ts";
 import { type PageScan, type RawRecord, scanPages, scanWal } from "./_page_scan.ts";
-import { removeStaleTemps, stopIfAborted } from "./_temp_files.ts";
+import {
+  removeSidecars,
+  removeStaleTemps,
+  removeWithSidecars,
+  stopIfAborted,
+  tempName,
+} from "./_temp_files.ts";
 import { isDatabaseFile } from "../files/same_file.ts";
 import { TOOL_CALLS_ADDED_SQL } from "./counter_check.ts";
 import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
@@ -692,9 +696,8 @@ export async function recoverDatabase(
 
   // 4. The new file, written beside dest and renamed into place.
   removeStaleTemps(dest, ["recover"]);
-  const temp = join(dirname(dest), `.${basename(dest)}.${process.pid}.recover`);
-  const temps = [temp, `${temp}-journal`, `${temp}-wal`, `${temp}-shm`];
-  for (const file of temps) rmSync(file, { force: true });
+  const temp = tempName(dest, "recover");
+  removeWithSidecars(temp);
   try {
     const tables = {} as Record<Table, { columns: string[]; rows: SqlValue[][] }>;
     for (const table of TABLES) {
@@ -733,11 +736,7 @@ export async function recoverDatabase(
     } finally {
       check.close();
     }
-    if (options.force) {
-      for (const file of [`${dest}-wal`, `${dest}-shm`, `${dest}-journal`]) {
-        rmSync(file, { force: true });
-      }
-    }
+    if (options.force) removeSidecars(dest);
     renameSync(temp, dest);
     chmodSync(dest, 0o600);
     return {
@@ -755,7 +754,7 @@ export async function recoverDatabase(
       fromWal,
     };
   } finally {
-    for (const file of temps) rmSync(file, { force: true });
+    removeWithSidecars(temp);
   }
 }
 
