@@ -21,6 +21,7 @@ import {
   recoverHint,
 } from "../sqlite/damaged_file.ts";
 import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
+import { isCorruption } from "../sqlite/integrity.ts";
 import { chooseReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
 import { finishFtsBackfill, pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
 import { FTS_TABLES, type FtsTable } from "../sqlite/schema/schema_sql.ts";
@@ -134,15 +135,12 @@ function openFor(openDriver: SqliteDriver, path: string, fix: boolean): SqliteCo
   return db;
 }
 
-/** SQLITE_CORRUPT and SQLITE_NOTADB: the file is damaged, or not SQLite at all. */
-const DAMAGED_CODES = new Set([11, 26]);
-
 /** The error to report: a damaged file names the path and `recover`. */
 function damagedOrOpenError(path: string, error: unknown): OpenError {
   if (error instanceof OpenError) return error;
   const journal = leftoverJournalReason(path, error);
   if (journal !== undefined) return new OpenError(path, journal, { cause: error });
-  if (error instanceof SqliteError && DAMAGED_CODES.has(error.code)) {
+  if (isCorruption(error)) {
     return new OpenError(path, `${error.message}; ${recoverHint(path)}`, {
       cause: error,
       kind: "corrupt",

@@ -109,10 +109,10 @@ const SQLITE_READONLY = 8;
  */
 export function leftoverJournalReason(path: string, error: unknown): string | undefined {
   if (path === ":memory:" || !(error instanceof SqliteError)) return undefined;
-  const journal = `${sqliteFilePath(path)}-journal`;
-  if (error.code !== SQLITE_READONLY || (sizeOf(journal) ?? 0) === 0) return undefined;
+  if (error.code !== SQLITE_READONLY || !hasLeftoverJournal(path)) return undefined;
   return `a writer stopped in the middle of a transaction and left its rollback journal ` +
-    `(${journal}), which only a writable open plays back to finish it; nothing was changed. ` +
+    `(${sqliteFilePath(path)}-journal), which only a writable open plays back to finish it; ` +
+    `nothing was changed. ` +
     `Run "hermes-state --db ${path} doctor --fix" as a user who may write the file`;
 }
 
