@@ -235,11 +235,13 @@ function sessionIdFrom(segment: string): string {
       `session id is not valid URL encoding: current value is ${JSON.stringify(segment)}`,
     );
   }
+  return checkedSessionId(id, "session id");
+}
+
+/** A session id of 1 to 300 characters, as the URL gave it; `name` says where, in the error. */
+function checkedSessionId(id: string, name: string): string {
   if (id === "" || id.length > 300) {
-    throw new HttpError(
-      400,
-      `session id must be 1 to 300 characters: current value is ${id.length}`,
-    );
+    throw new HttpError(400, `${name} must be 1 to 300 characters: current value is ${id.length}`);
   }
   return id;
 }
@@ -442,10 +444,7 @@ export async function handleApi(api: ApiRequest): Promise<Response> {
   // the ids "." and "..", which even as %2e are steps up the path.
   const byQuery = /^\/api\/session(\/title)?$/.exec(path);
   if (byQuery !== null) {
-    const id = api.url.searchParams.get("id") ?? "";
-    if (id === "" || id.length > 300) {
-      throw new HttpError(400, `id must be 1 to 300 characters: current value is ${id.length}`);
-    }
+    const id = checkedSessionId(api.url.searchParams.get("id") ?? "", "id");
     if ((method === "GET" || method === "HEAD") && byQuery[1] === undefined) {
       return await transcript(api, id);
     }
