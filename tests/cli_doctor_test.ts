@@ -253,13 +253,15 @@ async function interrupt(
  * one run at least must have been stopped.
  */
 async function interruptOnce(
-  make: () => { argv: string[]; folder: string; dest: string },
+  argvFor: (dest: string) => string[],
+  name: string,
   temp: RegExp,
   signal: "SIGINT" | "SIGTERM",
 ): Promise<void> {
   for (let attempt = 1; attempt <= 3; attempt++) {
-    const { argv, folder, dest } = make();
-    const run = await interrupt(argv, folder, temp, signal);
+    const folder = tempDir();
+    const dest = join(folder, name);
+    const run = await interrupt(argvFor(dest), folder, temp, signal);
     const left = readdirSync(folder);
     if (!run.err.includes(`interrupted by ${signal}`)) {
       assert.deepEqual(
@@ -280,36 +282,29 @@ async function interruptOnce(
 }
 
 describe("an interrupted backup or recover", () => {
+  const jobs = [
+    {
+      command: "backup",
+      name: "backup.db",
+      temp: /\.copy$/,
+      argv: (db: string, dest: string) => ["--db", db, "backup", "--full", dest],
+    },
+    {
+      command: "recover",
+      name: "new.db",
+      temp: /\.recover$/,
+      argv: (db: string, dest: string) => ["recover", db, dest],
+    },
+  ];
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    test(`backup stopped by ${signal} removes its temporary files and writes no DEST`, {
-      timeout: 120_000,
-    }, async () => {
-      const path = await largeDb();
-      await interruptOnce(
-        () => {
-          const folder = tempDir();
-          const dest = join(folder, "backup.db");
-          return { argv: ["--db", path, "backup", "--full", dest], folder, dest };
-        },
-        /\.copy$/,
-        signal,
-      );
-    });
-
-    test(`recover stopped by ${signal} removes its temporary files and writes no DEST`, {
-      timeout: 120_000,
-    }, async () => {
-      const path = await largeDb();
-      await interruptOnce(
-        () => {
-          const folder = tempDir();
-          const dest = join(folder, "new.db");
-          return { argv: ["recover", path, dest], folder, dest };
-        },
-        /\.recover$/,
-        signal,
-      );
-    });
+    for (const job of jobs) {
+      test(`${job.command} stopped by ${signal} removes its temporary files and writes no DEST`, {
+        timeout: 120_000,
+      }, async () => {
+        const path = await largeDb();
+        await interruptOnce((dest) => job.argv(path, dest), job.name, job.temp, signal);
+      });
+    }
   }
 });
 
