@@ -117,7 +117,7 @@ function kindOf(code: string): StorageErrorKind {
 }
 
 /** Where the client package's own code lies: `node_modules/postgres/src/`, or Deno's npm cache. */
-const CLIENT_FRAME = /[\\/]postgres[\\/](?:\d+\.\d+\.\d+[\\/])?(?:cjs[\\/])?src[\\/]/;
+export const CLIENT_FRAME = /[\\/]postgres[\\/](?:\d+\.\d+\.\d+[\\/])?(?:cjs[\\/])?src[\\/]/;
 
 /**
  * A TypeError thrown by the client package's code itself (its first stack

@@ -18,6 +18,7 @@ import { hostname, tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import process from "node:process";
 import assert from "node:assert/strict";
+import { CLIENT_FRAME } from "../../lib/postgres/_client.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { mulberry32 } from "../_random.ts";
@@ -54,8 +55,7 @@ function pg(command: "start" | "crash" | "restart" | "stop", dir: string): strin
  * while the server goes (porsager/postgres#1066: `socket.write` on a socket
  * it has already closed, outside any call the library could catch).
  */
-const CLIENT_CRASH =
-  /TypeError: .*\n\s+at .*[\\/]postgres[\\/](?:\d+\.\d+\.\d+[\\/])?(?:cjs[\\/])?src[\\/]/;
+const CLIENT_CRASH = new RegExp(String.raw`TypeError: .*\n\s+at .*` + CLIENT_FRAME.source);
 
 /**
  * Runs `wait`; a writer that died of {@linkcode CLIENT_CRASH} instead counts
