@@ -1,6 +1,8 @@
 /**
  * Shared test helpers: temporary folders, fixture copies, raw connections.
  */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -93,4 +95,18 @@ export async function openClocked(
   const db = await SessionDB.open({ path, clock: () => at[0] });
   t.after(() => db.close());
   return { db, path, at };
+}
+
+/**
+ * Runs a Python 3 script, given as its lines, with `args` (`sys.argv[1:]`);
+ * the test fails, showing its stderr, unless it exits 0.
+ *
+ * @param lines The script's lines.
+ * @param args Its arguments.
+ * @returns What it printed.
+ */
+export function runPython(lines: readonly string[], ...args: string[]): string {
+  const run = spawnSync("python3", ["-c", lines.join("\n"), ...args], { encoding: "utf8" });
+  assert.equal(run.status, 0, run.stderr);
+  return run.stdout;
 }

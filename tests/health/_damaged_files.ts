@@ -4,7 +4,6 @@
  * (Python's `sqlite3`, a writer that dies without closing).
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   copyFileSync,
@@ -16,7 +15,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
-import { copyFixture, tempDir } from "../_helpers.ts";
+import { copyFixture, runPython, tempDir } from "../_helpers.ts";
 
 /** Hashes of the file and its `-wal` (undefined when missing). */
 export function fileAndWal(path: string): (string | undefined)[] {
@@ -33,17 +32,19 @@ export function fileAndWal(path: string): (string | undefined)[] {
  * @param sql One statement.
  */
 export function liveWalOf(path: string, sql: string): void {
-  const script = [
-    "import sqlite3, sys, os",
-    "c = sqlite3.connect(sys.argv[1])",
-    "c.execute('PRAGMA journal_mode=WAL')",
-    "c.execute('PRAGMA wal_autocheckpoint=0')",
-    "c.execute(sys.argv[2])",
-    "c.commit()",
-    "os._exit(0)",
-  ].join("\n");
-  const run = spawnSync("python3", ["-c", script, path, sql], { encoding: "utf8" });
-  assert.equal(run.status, 0, run.stderr);
+  runPython(
+    [
+      "import sqlite3, sys, os",
+      "c = sqlite3.connect(sys.argv[1])",
+      "c.execute('PRAGMA journal_mode=WAL')",
+      "c.execute('PRAGMA wal_autocheckpoint=0')",
+      "c.execute(sys.argv[2])",
+      "c.commit()",
+      "os._exit(0)",
+    ],
+    path,
+    sql,
+  );
   assert.ok(statSync(`${path}-wal`).size > 0, "the writer left no -wal");
 }
 
@@ -98,7 +99,7 @@ export function truncatedFileWithWal(): string {
  * @param path The database file.
  */
 export function hotJournalOf(path: string): void {
-  const script = [
+  runPython([
     "import os, sqlite3, sys",
     "c = sqlite3.connect(sys.argv[1], isolation_level=None)",
     "c.execute('PRAGMA journal_mode=DELETE')",
@@ -106,8 +107,6 @@ export function hotJournalOf(path: string): void {
     "c.execute('BEGIN')",
     "c.execute(\"UPDATE messages SET content = content || 'x'\")",
     "os._exit(0)",
-  ].join("\n");
-  const run = spawnSync("python3", ["-c", script, path], { encoding: "utf8" });
-  assert.equal(run.status, 0, run.stderr);
+  ], path);
   assert.ok(statSync(`${path}-journal`).size > 0, "the writer left no journal");
 }

@@ -7,21 +7,19 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { backupDatabase } from "../../lib/health/backup.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
-import { copyFixture, tempDir } from "../_helpers.ts";
+import { copyFixture, runPython, tempDir } from "../_helpers.ts";
 import { emptyFileWithWal, fileAndWal, liveWalOf } from "./_damaged_files.ts";
 import { startWorker, workerRuntimes } from "../reliability/_runtimes.ts";
 import { isRoot } from "../reliability/_unprivileged.ts";
 
 /** Counts rows with Python's sqlite3 (the copy must open in Python). */
 function pythonCounts(path: string): [number, number] {
-  const script = [
+  const stdout = runPython([
     "import sqlite3, sys",
     "c = sqlite3.connect(sys.argv[1])",
     "print(c.execute('SELECT count(*) FROM sessions').fetchone()[0], c.execute('SELECT count(*) FROM messages').fetchone()[0])",
-  ].join("\n");
-  const run = spawnSync("python3", ["-c", script, path], { encoding: "utf8" });
-  assert.equal(run.status, 0, run.stderr);
-  const [sessions, messages] = run.stdout.trim().split(" ").map(Number);
+  ], path);
+  const [sessions, messages] = stdout.trim().split(" ").map(Number);
   return [sessions, messages];
 }
 

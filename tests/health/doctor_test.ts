@@ -14,7 +14,6 @@ import {
 } from "node:fs";
 import process from "node:process";
 import { join } from "node:path";
-import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { doctor, type DoctorReport } from "../../lib/health/doctor.ts";
 import type { HealthCheck } from "../../lib/core/health_report.ts";
@@ -22,7 +21,7 @@ import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { migrate } from "../../lib/sqlite/schema/migrate.ts";
 import { Writer } from "../../lib/sqlite/write.ts";
 import type { SearchOptions } from "../../lib/core/search/options.ts";
-import { copyFixture, expected, rawOpen, tempDbPath, tempDir } from "../_helpers.ts";
+import { copyFixture, expected, rawOpen, runPython, tempDbPath, tempDir } from "../_helpers.ts";
 import {
   emptyFileWithWal,
   fileAndWal,
@@ -502,14 +501,12 @@ describe("doctor()", () => {
         SELECT 's', 'user', 'word' || i || ' deploy kangaroo ' || (i * 7919 % 1000), i FROM n`);
       raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
     }
-    const script = [
+    const stdout = runPython([
       "import sqlite3, sys",
       "c = sqlite3.connect(sys.argv[1])",
       "print(' '.join(str(r[0]) for r in c.execute(\"SELECT pageno FROM dbstat WHERE name = 'messages_fts_data' AND pagetype = 'leaf' ORDER BY pageno\")))",
-    ].join("\n");
-    const run = spawnSync("python3", ["-c", script, path], { encoding: "utf8" });
-    assert.equal(run.status, 0, run.stderr);
-    const leaves = run.stdout.trim().split(" ").map(Number);
+    ], path);
+    const leaves = stdout.trim().split(" ").map(Number);
     assert.ok(leaves.length >= 3, `${leaves.length} leaf pages`);
     const page = leaves[Math.floor(leaves.length / 2)];
     const fd = openSync(path, "r+");

@@ -22,7 +22,7 @@ import { doctor } from "../../lib/health/doctor.ts";
 import { recoverDatabase } from "../../lib/health/recover.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { mulberry32 } from "../_random.ts";
-import { copyFixture, FIXTURES, rawOpen, tempDir } from "../_helpers.ts";
+import { copyFixture, FIXTURES, rawOpen, runPython, tempDir } from "../_helpers.ts";
 import { emptyFileWithWal, fileAndWal } from "./_damaged_files.ts";
 import { buildLargeFile } from "../_large_file.ts";
 
@@ -45,15 +45,17 @@ async function messagesOf(path: string): Promise<Map<number, [string, string]>> 
 
 /** The pages of a table by kind, from Python's sqlite3 `dbstat`. */
 function pagesOf(path: string, table: string): { leaf: number[]; internal: number[] } {
-  const script = [
-    "import json, sqlite3, sys",
-    "c = sqlite3.connect(sys.argv[1])",
-    "rows = c.execute('SELECT pageno, pagetype FROM dbstat WHERE name = ?', (sys.argv[2],)).fetchall()",
-    "print(json.dumps(rows))",
-  ].join("\n");
-  const run = spawnSync("python3", ["-c", script, path, table], { encoding: "utf8" });
-  assert.equal(run.status, 0, run.stderr);
-  const rows = JSON.parse(run.stdout) as [number, string][];
+  const stdout = runPython(
+    [
+      "import json, sqlite3, sys",
+      "c = sqlite3.connect(sys.argv[1])",
+      "rows = c.execute('SELECT pageno, pagetype FROM dbstat WHERE name = ?', (sys.argv[2],)).fetchall()",
+      "print(json.dumps(rows))",
+    ],
+    path,
+    table,
+  );
+  const rows = JSON.parse(stdout) as [number, string][];
   return {
     leaf: rows.filter(([, type]) => type === "leaf").map(([page]) => page),
     internal: rows.filter(([, type]) => type === "internal").map(([page]) => page),
