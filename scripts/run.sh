@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the hermes-state CLI with the pinned Deno: `bash scripts/run.sh demo`.
+# Paths on the command line are read from the folder you run it in, as the CLI's own.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$ROOT/scripts/toolchain.sh"
-cd "$ROOT"
-exec deno run -A cli.ts "$@"
+exec deno run -A --config "$ROOT/deno.json" "$ROOT/cli.ts" "$@"

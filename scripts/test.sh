@@ -5,6 +5,11 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$ROOT/scripts/toolchain.sh"
 cd "$ROOT"
+# The Python implementation's files and answers the tests replay live beside the repository.
+if [ ! -f "$ROOT/../shared/fixtures/hermes-v11.db" ]; then
+  echo "test.sh: the fixtures are missing: the tests read ../shared/fixtures/ beside the repository ($(cd "$ROOT/.." && pwd)/shared/fixtures)" >&2
+  exit 1
+fi
 # npm packages loaded only where used (README, "Dependencies"), pinned by package-lock.json.
 if [ "$(cat node_modules/.hermes-lock 2>/dev/null)" != "$(sha256sum <package-lock.json)" ]; then
   npm ci --no-audit --no-fund --loglevel=error >&2

@@ -6,6 +6,7 @@ import {
   existsSync,
   openSync,
   readdirSync,
+  readFileSync,
   statSync,
   writeFileSync,
   writeSync,
@@ -97,6 +98,26 @@ describe("doctor", () => {
     assert.equal(run.code, 1);
     assert.match(run.err, /no such file/);
     assert.equal(existsSync(path), false);
+  });
+
+  test("doctor and doctor --fix refuse another application's database and an empty file, unchanged", async () => {
+    const other = tempDbPath();
+    const raw = await rawOpen(other);
+    raw.exec("CREATE TABLE notes (x)");
+    raw.close();
+    const empty = tempDbPath();
+    writeFileSync(empty, "");
+    for (const path of [other, empty]) {
+      const before = readFileSync(path);
+      for (const args of [["doctor"], ["doctor", "--fix"]]) {
+        const run = await runCli(["--db", path, ...args]);
+        assert.equal(run.code, 1, run.out);
+        assert.equal(run.out, "");
+        assert.equal(run.err, `hermes-state: not a Hermes state.db (no sessions table): ${path}\n`);
+      }
+      assert.deepEqual(readFileSync(path), before);
+      assert.equal(existsSync(`${path}-wal`), false);
+    }
   });
 });
 

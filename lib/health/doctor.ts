@@ -14,6 +14,7 @@ import { statSync } from "node:fs";
 import { loadDriver } from "../sqlite/driver/load.ts";
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { OpenError } from "../core/errors.ts";
+import { assertStateDb } from "../sqlite/open.ts";
 import {
   assertNotDamaged,
   hasLeftoverJournal,
@@ -260,6 +261,8 @@ async function repair(
  * @param options `fix`, `full`, `vacuum`, sampling, rebuild pacing.
  * @returns The findings, the repairs and the findings after them.
  * @throws {OpenError} When the file does not exist or cannot be opened.
+ * @throws {NotStateDbError} When the file is not a Hermes state.db (no
+ *   `sessions` or `messages` table: another application's database, an empty file).
  * @throws {WriteBusyError} When a repair found the file locked through every attempt.
  *
  * @example Checking a new file
@@ -286,6 +289,8 @@ export async function doctor(path: string, options: DoctorOptions = {}): Promise
   const reader = openFor(openDriver, path, false);
   try {
     sqliteVersion = String(reader.prepare("SELECT sqlite_version() AS v").get()?.v ?? "");
+    // Another application's database (or an empty file) is not ours to judge or repair.
+    assertStateDb(reader, path);
     checks = runChecks(reader, openDriver, path, checkOptions);
   } catch (error) {
     // Not even the checks could read it (a clobbered header, not SQLite at all).

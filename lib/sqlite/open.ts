@@ -196,8 +196,12 @@ function tightenSidecars(given: string): void {
 /**
  * Refuses a file without the Hermes tables (another application's database,
  * a 0-byte file). Reading the schema also fails on a file that is not SQLite.
+ *
+ * @param db A connection to the file.
+ * @param path The file, for the error.
+ * @throws {NotStateDbError} When the file lacks the `sessions` or `messages` table.
  */
-function assertStateDb(db: SqliteConnection, path: string): void {
+export function assertStateDb(db: SqliteConnection, path: string): void {
   const rows = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all();
   const names = new Set(rows.map((row) => String(row.name)));
   for (const missing of ["sessions", "messages"] as const) {
