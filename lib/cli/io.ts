@@ -9,6 +9,7 @@ import process from "node:process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
+import { wallClockSeconds } from "../core/wall_clock.ts";
 
 /** Where a command reads and writes. Tests pass a recording implementation. */
 export interface Io {
@@ -124,7 +125,7 @@ export function defaultIo(): Io {
       return process.stdout.isTTY ? process.stdout.columns : undefined;
     },
     env: (name) => process.env[name],
-    now: () => Date.now() / 1000,
+    now: wallClockSeconds,
     readLine: () => {
       if (readLine === undefined) {
         process.stdin.setEncoding("utf8");

@@ -7,6 +7,7 @@
  */
 import { appendFileSync } from "node:fs";
 import { pythonJson } from "../core/python_json.ts";
+import { wallClockSeconds } from "../core/wall_clock.ts";
 
 /** Options of `saveTrajectory`. */
 export interface SaveTrajectoryOptions {
@@ -22,7 +23,7 @@ export interface SaveTrajectoryOptions {
   /**
    * Seconds since the epoch, as a float, for the `timestamp` field (tests
    * inject a fixed clock).
-   * @default {() => Date.now() / 1000}
+   * @default {wallClockSeconds} (the time to the microsecond)
    */
   clock?: () => number;
 }
@@ -71,7 +72,7 @@ function localIsoTimestamp(seconds: number): string {
 export function saveTrajectory(trajectory: unknown[], options: SaveTrajectoryOptions): void {
   const filename = options.filename ??
     (options.completed ? "trajectory_samples.jsonl" : "failed_trajectories.jsonl");
-  const seconds = options.clock ? options.clock() : Date.now() / 1000;
+  const seconds = options.clock ? options.clock() : wallClockSeconds();
   const entry = {
     conversations: trajectory,
     timestamp: localIsoTimestamp(seconds),

@@ -112,6 +112,7 @@ import { deleteMessagesSql, deleteSessionRows } from "./_delete.ts";
 import { syncLockName } from "./sync_origin.ts";
 import { activeSql, notArchivedSql } from "./_extra.ts";
 import { jsonParam } from "./_text_codec.ts";
+import { wallClockSeconds } from "../core/wall_clock.ts";
 
 /** The sessions `pruneEmptyGhostSessions` deletes: `$1` is now minus a day. */
 const GHOST_CRITERIA = `source = 'tui' AND title IS NULL AND ended_at IS NOT NULL
@@ -237,7 +238,7 @@ export async function openPostgresStore(
   return new PostgresSessionStore(client, {
     target: client.display,
     readonly: options.readonly ?? false,
-    clock: options.clock ?? (() => Date.now() / 1000),
+    clock: options.clock ?? wallClockSeconds,
   });
 }
 

@@ -15,6 +15,7 @@ import {
 import { WAL_TRUNCATE_BYTES, walBytes } from "./durability.ts";
 import type { FtsTable } from "./schema/schema_sql.ts";
 import type { Writer } from "./write.ts";
+import { wallClockSeconds } from "../core/wall_clock.ts";
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -57,7 +58,7 @@ export class Store {
     this.#writer = writer;
     this.path = options.path;
     this.readonly = options.readonly;
-    this.#clock = options.clock ?? (() => Date.now() / 1000);
+    this.#clock = options.clock ?? wallClockSeconds;
   }
 
   /** The prepared statement for `sql`, prepared once per connection. */
