@@ -1,6 +1,6 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadCommands } from "../lib/cli/command_table.ts";
 import { VERSION } from "../lib/core/version.ts";
@@ -114,13 +114,16 @@ describe("main()", () => {
 
   test("main() exits 1 with one line and no stack when the database file is missing", async () => {
     const path = join(tempDir(), "missing.db");
-    const run = await runCli(["--db", path, "list"]);
-    assert.equal(run.code, 1);
-    assert.equal(
-      run.err,
-      `hermes-state: No database at ${path} (give --db PATH, or set HERMES_HOME)\n`,
-    );
-    assert.equal(run.out, "");
+    for (const command of ["list", "migrate"]) {
+      const run = await runCli(["--db", path, command]);
+      assert.equal(run.code, 1);
+      assert.equal(
+        run.err,
+        `hermes-state: No database at ${path} (give --db PATH, or set HERMES_STATE_DB or HERMES_HOME)\n`,
+      );
+      assert.equal(run.out, "");
+    }
+    assert.equal(existsSync(path), false);
   });
 
   test("main() exits 1 with one line when the file is not a database", async () => {

@@ -193,5 +193,13 @@ describe("show --follow", () => {
       assert.match(run.err, message);
       assert.equal(run.out, "");
     }
+    // The seconds after a space are read as part of the session's name: the error says how.
+    const spaced = await runCli(["--db", path, "show", V11.live, "--follow", "5"]);
+    assert.equal(spaced.code, 1);
+    assert.equal(
+      spaced.err,
+      `hermes-state: Session '${V11.live} 5' not found (give an id, a unique id prefix or a title); ` +
+        "for a pause of 5 s, write --follow=5\n",
+    );
   });
 });

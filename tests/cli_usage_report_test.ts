@@ -46,9 +46,21 @@ test("usage --tz with an unknown zone is a usage error naming it", async () => {
   assert.equal(run.code, 2);
   assert.match(
     run.err,
-    /--tz: Cannot report usage: timeZone must be a time zone .*"Mars\/Olympus_Mons"/,
+    /--tz must be a time zone like UTC, Asia\/Shanghai, America\/New_York or \+05:30: current value is "Mars\/Olympus_Mons"/,
   );
   assert.equal(run.out, "");
+});
+
+test("usage --since takes Unix seconds as list does, and names every form when it cannot read one", async () => {
+  const run = await runCli(["--db", v11Copy(), "usage", "--since", "1777000000", "--json"]);
+  assert.equal(run.code, 0, run.err);
+  assert.equal(JSON.parse(run.out).since, 1777000000);
+  const bad = await runCli(["--db", v11Copy(), "usage", "--since", "bogus"]);
+  assert.equal(bad.code, 2);
+  assert.match(
+    bad.err,
+    /^hermes-state usage: --since must be an age \(30d, 12h, 2w, 6mo, 1y\), a date like 2026-04-01, Unix seconds or "all": current value is "bogus"\n/,
+  );
 });
 
 test("usage --by model --json prints the rows of usageReport", async () => {

@@ -54,6 +54,18 @@ async function assertStateDb(path: string, allowEmpty: boolean): Promise<void> {
 }
 
 /**
+ * The error for a store file that is not there.
+ *
+ * @param path The file looked for.
+ * @returns The error, saying where the CLI looks.
+ */
+export function noDatabaseError(path: string): CommandError {
+  return new CommandError(
+    `No database at ${path} (give --db PATH, or set HERMES_STATE_DB or HERMES_HOME)`,
+  );
+}
+
+/**
  * How long a command waits for a lock another process holds:
  * `HERMES_STATE_LOCK_TIMEOUT` seconds, else 15.
  */
@@ -86,7 +98,7 @@ async function openFor(
   const path = sqlitePath(target);
   const exists = existsSync(path);
   if (!options.create && !exists) {
-    throw new CommandError(`No database at ${path} (give --db PATH, or set HERMES_HOME)`);
+    throw noDatabaseError(path);
   }
   if (readonly) return await openStore(path, { clock, readonly: true, retry });
   if (exists) await assertStateDb(path, options.create);

@@ -40,7 +40,9 @@ Global options:
 
 Exit codes: 0 success, 1 failure, 2 usage error.
 Environment: HERMES_STATE_DB (the store: a path or a postgres:// URL),
-HERMES_HOME (where state.db lives), NO_COLOR (no colour).
+HERMES_HOME (where state.db lives), NO_COLOR (no colour),
+HERMES_STATE_LOCK_TIMEOUT (seconds a write waits for a lock; 15),
+HERMES_STATE_DEBUG=1 (the stack of an unexpected error).
 
 Examples:
   hermes-state demo

@@ -66,9 +66,8 @@ function timeParam(url: URL, name: string, now: number, timeZone = "UTC"): numbe
   if (raw.length > 40) {
     throw new HttpError(400, `${name} is too long: current value is ${raw.length} characters`);
   }
-  // Unix seconds (2001 to 2286): what the page sends for a day its reader picked (their local
-  // midnight). A shorter number is no time (`since=30` is not 30 days).
-  if (/^\d{9,10}(\.\d+)?$/.test(raw)) return Number(raw);
+  // Unix seconds too (nine digits or more): what the page sends for a day its reader picked
+  // (their local midnight). A shorter number is no time (`since=30` is not 30 days).
   try {
     return parseSince(raw, now, timeZone);
   } catch (error) {

@@ -159,13 +159,13 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
 
   return async (request: Request): Promise<Response> => {
     try {
-      let url: URL;
+      let url: URL | undefined;
       try {
         url = new URL(request.url);
       } catch {
-        return jsonError(400, `Bad request: the URL is not valid: current value is ${request.url}`);
+        // Node builds the URL from the Host header: a bad one is named below, not the path.
       }
-      const hostHeader = request.headers.get("host") ?? url.host;
+      const hostHeader = request.headers.get("host") ?? url?.host ?? "";
       if (!validHost(hostHeader)) {
         return jsonError(
           400,
@@ -173,6 +173,9 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
             JSON.stringify(hostHeader)
           }`,
         );
+      }
+      if (url === undefined) {
+        return jsonError(400, `Bad request: the URL is not valid: current value is ${request.url}`);
       }
       if (!allowedHost(hostHeader, policy) || !allowedHost(url.host, policy)) {
         return jsonError(

@@ -91,12 +91,14 @@ async function listenNode(handler: Handler, options: ListenOptions): Promise<Lis
         }
         const method = req.method ?? "GET";
         const body = method === "GET" || method === "HEAD" ? undefined : Buffer.concat(chunks);
-        request = new Request(`http://${req.headers.host ?? options.host}${req.url ?? "/"}`, {
-          method,
-          headers,
-          body,
-          signal: controller.signal,
-        });
+        const init = { method, headers, body, signal: controller.signal };
+        const path = req.url ?? "/";
+        try {
+          request = new Request(`http://${req.headers.host ?? options.host}${path}`, init);
+        } catch {
+          // A Host header that makes no URL: the handler names it (its header is kept).
+          request = new Request(`http://0.0.0.0${path}`, init);
+        }
       } catch {
         res.writeHead(400, { "content-type": "application/json" });
         res.end('{"error":{"status":400,"message":"Bad request"}}');

@@ -15,23 +15,20 @@ import { V11, v11Copy } from "../_cli_io.ts";
 
 const CLI = join(ROOT, "cli.ts");
 
-/** The status of a GET / sent by hand over a socket, with `host` as its Host header. */
-function rawStatus(base: URL, host: string): Promise<number> {
+/** The status and body of a GET / sent by hand over a socket, with `host` as its Host header. */
+function rawGet(base: URL, host: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const socket = connect(Number(base.port), "127.0.0.1", () => {
       socket.write(`GET / HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
     });
-    let head = "";
-    socket.setEncoding("utf8").on("data", (chunk: string) => {
-      head += chunk;
-      const status = /^HTTP\/1\.1 (\d{3})/.exec(head);
-      if (status) {
-        socket.destroy();
-        resolve(Number(status[1]));
-      }
-    });
+    let text = "";
+    socket.setEncoding("utf8").on("data", (chunk: string) => void (text += chunk));
     socket.on("error", reject);
-    socket.on("end", () => reject(new Error(`no status line: ${JSON.stringify(head)}`)));
+    socket.on("end", () => {
+      const status = /^HTTP\/1\.1 (\d{3})/.exec(text);
+      if (status) resolve({ status: Number(status[1]), text });
+      else reject(new Error(`no status line: ${JSON.stringify(text)}`));
+    });
   });
 }
 
@@ -102,6 +99,26 @@ describe(`hermes-state serve as a process (${runtimeName()})`, () => {
       assert.match(await page.text(), /<title>hermes-state<\/title>/);
       const transcript = await (await fetch(`${url}api/sessions/${V11.compressionTip}`)).json();
       assert.equal(transcript.session.title, "my project #3");
+    } finally {
+      await stop(running);
+    }
+  });
+
+  test("a second serve on a port in use says so and exits 1", { timeout: 60_000 }, async () => {
+    const path = v11Copy();
+    const { running, url } = await start(["--db", path, "serve", "--port", "0"]);
+    try {
+      const port = new URL(url).port;
+      const second = await start(["--db", path, "serve", "--port", port]).then(
+        () => assert.fail("the second server started"),
+        (error: Error) => error.message,
+      );
+      assert.match(
+        second,
+        new RegExp(
+          `^serve exited 1: hermes-state: Cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use`,
+        ),
+      );
     } finally {
       await stop(running);
     }
@@ -193,7 +210,17 @@ describe(`hermes-state serve as a process (${runtimeName()})`, () => {
       assert.equal((await fetch(`${base}api/sessions`, { headers: { cookie } })).status, 200);
       // A Host header that is no host is a bad request, not a server error.
       for (const host of ["a b", "%", "127.0.0.1:99999", "[::1"]) {
-        assert.equal(await rawStatus(new URL(base), host), 400, host);
+        const answer = await rawGet(new URL(base), host);
+        assert.equal(answer.status, 400, host);
+        // Named as the Host header's fault, whatever the runtime made of the URL.
+        assert.ok(
+          answer.text.includes(
+            `the Host header is not a host and port: current value is ${
+              JSON.stringify(JSON.stringify(host)).slice(1, -1)
+            }`,
+          ),
+          answer.text,
+        );
       }
     } finally {
       await stop(running);

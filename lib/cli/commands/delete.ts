@@ -27,7 +27,7 @@ answer is no.
 Options:
   -y, --yes     Do not ask
   --json        Report the result as JSON
-  --db PATH     The database file
+  --db PATH     The database file, or a postgres:// URL
   -h, --help    Show this help
 
 Examples:

@@ -20,11 +20,11 @@ import { searchCommand } from "./search.ts";
 const USAGE = `Usage: hermes-state demo [options] [PATH]
 
 Build a demo database (a few days of sessions from the CLI, Telegram,
-Discord, ACP, cron and a tool; English, Chinese, Japanese and Korean text;
-tool calls and their results; a compression chain, a branch and a
-delegate; titles) at PATH, or in a new temporary folder, then show what
-"list" and "search docker" print on it. PATH must not exist yet. --db is
-ignored: the demo never touches your own database.
+Discord, ACP, cron, the TUI and a tool; English, Chinese, Japanese and
+Korean text; tool calls and their results; a compression chain, a branch
+and a delegate; titles) at PATH, or in a new temporary folder, then show
+what "list" and "search docker" print on it. PATH must not exist yet.
+--db is ignored: the demo never touches your own database.
 
 Options:
   --json        Print the path and counts as JSON instead

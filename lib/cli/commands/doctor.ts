@@ -54,7 +54,7 @@ Options:
                 rewrites the file: stop the gateway first; on PostgreSQL,
                 VACUUM (ANALYZE), which does not)
   --json        Print the findings and repairs as one JSON document
-  --db PATH     The database file, or a postgres:// store
+  --db PATH     The database file, or a postgres:// URL
   -h, --help    Show this help
 
 Examples:

@@ -52,7 +52,7 @@ Options:
   --force           Write over OUTPUT even when it is an SQLite database
                     (never the database being exported)
   --json            Report the result as JSON (when writing to a file)
-  --db PATH         The database file
+  --db PATH         The database file, or a postgres:// URL
   -h, --help        Show this help
 
 Examples:
@@ -241,7 +241,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
 /** The `export` command. */
 export const exportCommand: Command = {
   name: "export",
-  summary: "Write sessions as JSON Lines or Markdown",
+  summary: "Write sessions as JSON Lines, Markdown or HTML",
   usage: USAGE,
   options: {
     "session-id": { type: "string", names: "sessions" },

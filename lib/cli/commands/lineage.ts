@@ -22,7 +22,7 @@ subagent started while the parent ran). The session asked for is marked.
 
 Options:
   --json        Print the tree as nested JSON
-  --db PATH     The database file
+  --db PATH     The database file, or a postgres:// URL
   -h, --help    Show this help
 
 Examples:

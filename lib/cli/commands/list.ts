@@ -43,7 +43,7 @@ Options:
                     archived (marked [archived])
   --order ORDER     "started" (default) or "last-active"
   --json            Print the rows as a JSON array
-  --db PATH         The database file
+  --db PATH         The database file, or a postgres:// URL
   -h, --help        Show this help
 
 Examples:

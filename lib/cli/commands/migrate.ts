@@ -7,7 +7,9 @@
  *
  * @module
  */
+import { existsSync } from "node:fs";
 import { isPostgresTarget, openStore } from "../../open_store.ts";
+import { noDatabaseError } from "../context.ts";
 import { SCHEMA_VERSION } from "../../sqlite/schema/schema_sql.ts";
 import type { Command, Context } from "../command.ts";
 import { printJson } from "../json.ts";
@@ -59,7 +61,9 @@ async function migrateServer(ctx: Context): Promise<number> {
 
 async function migrate(_args: ParsedArgs, ctx: Context): Promise<number> {
   if (isPostgresTarget(ctx.dbPath)) return await migrateServer(ctx);
-  const before = await versionOf(ctx.dbPath.replace(/^sqlite:/, ""));
+  const path = ctx.dbPath.replace(/^sqlite:/, "");
+  if (!existsSync(path)) throw noDatabaseError(path);
+  const before = await versionOf(path);
   const store = await ctx.openStore();
   const after = (await store.inspect({ integrity: false })).schemaVersion;
   const upgraded = before !== after;

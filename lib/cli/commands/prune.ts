@@ -35,7 +35,7 @@ Options:
   --ghosts            Delete empty, untitled, ended "tui" sessions instead
   -y, --yes           Do not ask
   --json              Report the result as JSON
-  --db PATH           The database file
+  --db PATH           The database file, or a postgres:// URL
   -h, --help          Show this help
 
 Examples:

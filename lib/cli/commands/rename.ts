@@ -22,7 +22,7 @@ characters, and are unique: a title another session uses is refused.
 Options:
   --clear       Remove the title
   --json        Report the result as JSON
-  --db PATH     The database file
+  --db PATH     The database file, or a postgres:// URL
   -h, --help    Show this help
 
 Examples:

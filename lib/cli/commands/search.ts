@@ -58,7 +58,7 @@ Options:
   --sort ORDER             rank (most relevant first, the default), newest
                            or oldest (by time, then relevance)
   --json                   Print the hits as a JSON array
-  --db PATH                The database file
+  --db PATH                The database file, or a postgres:// URL
   -h, --help               Show this help
 
 Examples:

@@ -7,7 +7,7 @@
 import type { Command, Context } from "../command.ts";
 import { printJson } from "../json.ts";
 import { integerOption, type ParsedArgs } from "../parse.ts";
-import { UsageError } from "../usage_error.ts";
+import { CommandError, UsageError } from "../usage_error.ts";
 import type { SearchPool } from "../../web/search_pool.ts";
 
 const USAGE = `Usage: hermes-state serve [options]
@@ -27,7 +27,7 @@ Options:
   --allow-writes     Allow rename and delete from the page
   --open             Open the page in the default browser
   --json             Print the address as JSON
-  --db PATH          The database file
+  --db PATH          The database file, or a postgres:// URL
   -h, --help         Show this help
 
 Examples:
@@ -105,7 +105,17 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     allowWrites: args.flag("allow-writes"),
     now: () => ctx.io.now(),
   });
-  const server = await listen(handler, { host, port });
+  let server;
+  try {
+    server = await listen(handler, { host, port });
+  } catch (error) {
+    stopListening?.();
+    await pool?.close();
+    const address = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+    throw new CommandError(`Cannot listen on ${address}: ${listenFailure(error)}`, {
+      cause: error,
+    });
+  }
   const base = publicUrl ?? `http://${urlHost(host)}:${server.port}/`;
   const url = token === null ? base : `${base}${base.endsWith("/") ? "" : "/"}?token=${token}`;
   if (ctx.json) {
@@ -130,6 +140,22 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   await pool?.close();
   if (!ctx.json) ctx.io.stdout("Stopped.\n");
   return 0;
+}
+
+/** Why the server could not bind, in words, whichever runtime's error says it. */
+function listenFailure(error: unknown): string {
+  const { code, name, message } = error as { code?: unknown; name?: unknown; message?: unknown };
+  const said = `${String(code ?? "")} ${String(name ?? "")} ${String(message ?? "")}`;
+  if (/EADDRINUSE|AddrInUse|in use/i.test(said)) {
+    return "the port is in use (another server; pick another with --port, or 0 for a free one)";
+  }
+  if (/EADDRNOTAVAIL|AddrNotAvailable|not available/i.test(said)) {
+    return "this machine has no such address (--host must be one of its own, or 0.0.0.0)";
+  }
+  if (/EACCES|PermissionDenied|permission/i.test(said)) {
+    return "not permitted (ports below 1024 need privileges)";
+  }
+  return String(message ?? error);
 }
 
 /** The `serve` command. */

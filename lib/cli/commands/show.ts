@@ -42,7 +42,7 @@ Options:
                  that continues a compressed one
   --json         Print the session and its messages as one JSON document
                  (the shape of one "export" line)
-  --db PATH      The database file
+  --db PATH      The database file, or a postgres:// URL
   -h, --help     Show this help
 
 Examples:
@@ -132,7 +132,16 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     );
   }
   const store = await ctx.openStore();
-  const id = await resolveSession(store, args.positionals.join(" "), "show");
+  const id = await resolveSession(store, args.positionals.join(" "), "show").catch((error) => {
+    // `show ID --follow 5` reads "ID 5" as the session: say how the seconds are given.
+    const last = args.positionals.at(-1) ?? "";
+    const seconds = follow !== undefined && args.string("follow") === undefined &&
+      args.positionals.length > 1 && /^\d+(?:\.\d+)?$/.test(last);
+    if (!seconds || !(error instanceof CommandError)) throw error;
+    throw new CommandError(`${error.message}; for a pause of ${last} s, write --follow=${last}`, {
+      cause: error,
+    });
+  });
   if (ctx.json) {
     const record = await store.exportSession(id);
     if (record === undefined) throw new CommandError(`Session '${id}' not found`);

@@ -30,7 +30,7 @@ companions.
 Options:
   --top N       How many of the biggest sessions to list (default 5)
   --json        Print everything as one JSON document
-  --db PATH     The database file
+  --db PATH     The database file, or a postgres:// URL
   -h, --help    Show this help
 
 Examples:

@@ -29,8 +29,8 @@ Options:
   --source SOURCE  Only sessions of this source
   --origin NAME    Only sessions synced from this origin (a PostgreSQL store)
   --csv            Print CSV (a header line, then one line per group)
-  --json           Print {by, since, source, rows} as JSON
-  --db PATH        The database file
+  --json           Print {by, since, source, time_zone, rows} as JSON
+  --db PATH        The database file, or a postgres:// URL
   -h, --help       Show this help
 
 Examples:
@@ -75,8 +75,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (tz !== undefined) {
     try {
       timeZone = checkTimeZone("report usage", tz);
-    } catch (error) {
-      throw new UsageError(`--tz: ${(error as Error).message}`, { command: "usage" });
+    } catch {
+      throw new UsageError(
+        `--tz must be a time zone like UTC, Asia/Shanghai, America/New_York or +05:30: current value is ${
+          JSON.stringify(tz)
+        }`,
+        { command: "usage" },
+      );
     }
   }
   const sinceText = args.string("since") ?? "30d";
@@ -84,8 +89,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (sinceText !== "all") {
     try {
       since = parseSince(sinceText, ctx.io.now(), timeZone);
-    } catch (error) {
-      throw new UsageError(`--since: ${(error as Error).message}`, { command: "usage" });
+    } catch {
+      throw new UsageError(
+        `--since must be an age (30d, 12h, 2w, 6mo, 1y), a date like 2026-04-01, Unix seconds or "all": current value is ${
+          JSON.stringify(sinceText)
+        }`,
+        { command: "usage" },
+      );
     }
   }
   if (args.flag("csv") && ctx.json) {
