@@ -62,6 +62,13 @@ test("pythonJson() writes empty containers and big integers as Python does", () 
   assert.equal(pythonJson(-0), "0");
 });
 
+test("pythonJson() writes an array's holes as null, as JSON.stringify does", () => {
+  // deno-lint-ignore no-sparse-arrays -- the holes are what is tested
+  const sparse = [1, , 3];
+  assert.equal(pythonJson(sparse), "[1, null, 3]");
+  assert.deepEqual(JSON.parse(pythonJson({ calls: new Array(2) })), { calls: [null, null] });
+});
+
 test("pythonJson() follows JSON.stringify for undefined, toJSON and non-finite numbers", () => {
   assert.equal(pythonJson({ a: undefined, b: 1 }), '{"b": 1}');
   assert.equal(pythonJson([undefined, () => 1]), "[null, null]");

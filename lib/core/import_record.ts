@@ -130,7 +130,9 @@ export function checkImportRecord(record: unknown): ImportRecord {
     throw invalid("parent_session_id", "a string or null", parent);
   }
   if (!Array.isArray(messages)) throw invalid("messages", "a list", messages);
-  messages.forEach((message, index) => {
+  // By index, not forEach(): forEach() skips an array's holes, which are no messages.
+  for (let index = 0; index < messages.length; index++) {
+    const message: unknown = messages[index];
     if (!isObject(message)) throw invalid(`messages[${index}]`, "a JSON object", message);
     if (typeof message.role !== "string") {
       throw invalid(`messages[${index}].role`, "a string", message.role);
@@ -138,7 +140,7 @@ export function checkImportRecord(record: unknown): ImportRecord {
     if (!isTime(message.timestamp)) {
       throw invalid(`messages[${index}].timestamp`, TIME_EXPECTED, message.timestamp);
     }
-  });
+  }
   return { id, row: record, messages: messages as Record<string, unknown>[] };
 }
 

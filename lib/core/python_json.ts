@@ -90,7 +90,9 @@ function dump(value: unknown, key: string, w: Writer): string | undefined {
   w.stack.push(object);
   let text: string;
   if (Array.isArray(object)) {
-    const items = object.map((item, i) => dump(item, String(i), w) ?? "null");
+    // By index, not map(): map() skips an array's holes (`[a, , b]`), which are null in JSON.
+    const items: string[] = [];
+    for (let i = 0; i < object.length; i++) items.push(dump(object[i], String(i), w) ?? "null");
     text = `[${items.join(", ")}]`;
   } else {
     const entries: string[] = [];
@@ -110,7 +112,7 @@ function dump(value: unknown, key: string, w: Writer): string | undefined {
  * and, by default, `\uXXXX` escapes for DEL and everything non-ASCII.
  * Integers are written with every digit. Otherwise it follows
  * `JSON.stringify`: `toJSON()` is honoured, `undefined`/functions/symbols
- * are skipped in objects and become `null` in arrays, and non-finite numbers
+ * are skipped in objects and become `null` in arrays (so do an array's holes), and non-finite numbers
  * become `null` unless `allowNan` is set. A `bigint` is written as its
  * digits.
  *

@@ -62,6 +62,108 @@ export interface TokenCountsUpdate {
   absolute?: boolean;
 }
 
+const TOKEN_COUNT_FIELDS = [
+  "inputTokens",
+  "outputTokens",
+  "cacheReadTokens",
+  "cacheWriteTokens",
+  "reasoningTokens",
+  "apiCallCount",
+] as const;
+const COST_FIELDS = ["estimatedCostUsd", "actualCostUsd"] as const;
+const TEXT_FIELDS = [
+  "model",
+  "costStatus",
+  "costSource",
+  "pricingVersion",
+  "billingProvider",
+  "billingBaseUrl",
+  "billingMode",
+] as const;
+
+/** A value in an error: a string quoted, anything else as written. */
+function shown(value: unknown): string {
+  return typeof value === "string" ? JSON.stringify(value) : String(value);
+}
+
+/**
+ * Checks a text argument that a row is keyed by (a session id, a source, a
+ * meta key): SQLite would store a NULL key, or a number as its own text.
+ *
+ * @param action What the caller does, for the error ("create session").
+ * @param field The argument's name.
+ * @param value The value given.
+ * @throws {TypeError} When it is not a string, naming the value.
+ *
+ * @example
+ * ```ts
+ * import { checkKeyText } from "./session_options.ts";
+ * checkKeyText("create session", "id", "20260501_090000_a1b2c3");
+ * ```
+ */
+export function checkKeyText(action: string, field: string, value: unknown): void {
+  if (typeof value !== "string") {
+    throw new TypeError(
+      `Cannot ${action}: ${field} must be a string: current value is ${shown(value)}`,
+    );
+  }
+}
+
+/**
+ * Checks a {@linkcode TokenCountsUpdate} before anything is written: a
+ * `NaN` added to a counter would make it NULL for good (and every later
+ * addition with it), a string would be added as a number.
+ *
+ * @param update The update as given.
+ * @throws {TypeError} When it is not an object, a count is not a finite
+ *   whole number (a bigint within 64 bits too), a cost not a finite number,
+ *   or a text field not a string; the error names the field and its value.
+ *
+ * @example
+ * ```ts
+ * import { checkTokenCounts } from "./session_options.ts";
+ * checkTokenCounts({ inputTokens: 1200, estimatedCostUsd: 0.0042, model: "m" });
+ * let refused = false;
+ * try {
+ *   checkTokenCounts({ inputTokens: NaN });
+ * } catch {
+ *   refused = true;
+ * }
+ * console.assert(refused);
+ * ```
+ */
+export function checkTokenCounts(update: unknown): void {
+  const fail = (what: string, value: unknown): never => {
+    throw new TypeError(`Cannot update token counts: ${what}: current value is ${shown(value)}`);
+  };
+  if (update === undefined) return;
+  if (update === null || typeof update !== "object" || Array.isArray(update)) {
+    fail("the update must be an object", update);
+  }
+  const given = update as Record<string, unknown>;
+  for (const field of TOKEN_COUNT_FIELDS) {
+    const value = given[field];
+    if (value === undefined || value === null) continue;
+    const whole = typeof value === "bigint"
+      ? BigInt.asIntN(64, value) === value
+      : typeof value === "number" && Number.isInteger(value);
+    if (!whole) fail(`${field} must be a whole number`, value);
+  }
+  for (const field of COST_FIELDS) {
+    const value = given[field];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== "number" || !Number.isFinite(value)) {
+      fail(`${field} must be a finite number of dollars`, value);
+    }
+  }
+  for (const field of TEXT_FIELDS) {
+    const value = given[field];
+    if (value !== undefined && value !== null && typeof value !== "string") {
+      fail(`${field} must be a string`, value);
+    }
+  }
+}
+
 /** Options of {@linkcode getMessages}. */
 export interface MessagesOptions {
   /**

@@ -13,6 +13,8 @@ import { removeTranscriptFiles } from "../files/transcript_files.ts";
 import { OpenError, ReadonlyError, TitleError } from "../core/errors.ts";
 import {
   checkedAfterId,
+  checkKeyText,
+  checkTokenCounts,
   type ConversationOptions,
   type CreateSessionOptions,
   type EnsureSessionOptions,
@@ -540,6 +542,8 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     source: string,
     options: CreateSessionOptions = {},
   ): Promise<string> {
+    checkKeyText("create session", "id", id);
+    checkKeyText("create session", "source", source);
     const modelConfig = encodeJson(options.modelConfig);
     await this.#writeOne(INSERT_SESSION, [
       id,
@@ -588,6 +592,8 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async updateTokenCounts(id: string, update: TokenCountsUpdate = {}): Promise<void> {
+    checkKeyText("update token counts", "id", id);
+    checkTokenCounts(update);
     const model = update.model ?? null;
     const params: PgValue[] = [
       update.inputTokens ?? 0,
@@ -636,7 +642,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     }
     if (this.readonly) throw new ReadonlyError(this.target);
     if (list.length === 0) return [];
-    const all = list.map((message) => newMessageValues(message, "append messages"));
+    const all = Array.from(list, (message) => newMessageValues(message, "append messages"));
     let timestamp = this.#clock();
     for (const values of all) {
       values[TIMESTAMP_INDEX] = timestamp;
@@ -693,7 +699,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
         `Cannot replace messages: messages must be an array: current value is ${String(list)}`,
       );
     }
-    const all = list.map((message) => pgConversationValues(message, "replace messages"));
+    const all = Array.from(list, (message) => pgConversationValues(message, "replace messages"));
     let timestamp = this.#clock();
     let toolCalls = 0;
     for (const [i, values] of all.entries()) {
@@ -992,7 +998,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     const rows = await this.#query(
       `SELECT id FROM sessions WHERE id ILIKE $1 ESCAPE '\\'
        ORDER BY started_at DESC, id COLLATE "C" LIMIT $2`,
-      [pattern, options.limit ?? 10],
+      [pattern, checkCount("find sessions by id prefix", "limit", options.limit ?? 10)],
     );
     return { count: Number(count[0].n), ids: rows.map((row) => row.id as string) };
   }
@@ -1276,8 +1282,10 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async deleteSession(id: string, options: SessionsDirOptions = {}): Promise<boolean> {
+    // Read before the delete: options of null must not fail after it committed.
+    const sessionsDir = options?.sessionsDir;
     const ids = await this.#write((query) => this.#deleteWhere(query, "id = $1", [id]));
-    if (ids.length > 0 && options.sessionsDir) removeTranscriptFiles(options.sessionsDir, ids);
+    if (ids.length > 0 && sessionsDir) removeTranscriptFiles(sessionsDir, ids);
     return ids.length > 0;
   }
 
@@ -1315,6 +1323,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async setMeta(key: string, value: string): Promise<void> {
+    checkKeyText("set meta", "key", key);
     await this.#writeOne(
       `INSERT INTO state_meta (key, value) VALUES ($1, $2)
        ON CONFLICT (key) DO UPDATE SET value = excluded.value`,

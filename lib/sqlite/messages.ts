@@ -77,7 +77,7 @@ export function appendMessages(
   if (store.readonly) throw new ReadonlyError(store.path);
   if (messages.length === 0) return [];
   // Every message checked before any is written: a bad one is a TypeError, whatever the session.
-  const checked = messages.map((message) => messageValues(message, "append messages"));
+  const checked = Array.from(messages, (message) => messageValues(message, "append messages"));
   return store.write(() => {
     let toolCalls = 0;
     const ids = insertIndexedAfter(store, messages.length, () => {
@@ -117,7 +117,8 @@ export function replaceMessages(
     let timestamp = store.now();
     let toolCalls = 0;
     insertIndexedAfter(store, messages.length, () =>
-      messages.map((message) => {
+      // Array.from, not map(): a hole (`[a, , b]`) is seen, and refused, as `undefined`.
+      Array.from(messages, (message) => {
         const values = conversationValues(message, "replace messages");
         const id = Number(insert.run(sessionId, ...values, timestamp).lastInsertRowid);
         timestamp += TIMESTAMP_STEP;

@@ -6,6 +6,7 @@
 import { SqliteError } from "./driver/sqlite_error.ts";
 import type { Store } from "./store.ts";
 import { UPSERT_META_SQL } from "./schema/schema_sql.ts";
+import { checkKeyText } from "../core/session_options.ts";
 
 /**
  * Implements `SessionDB.getMeta`: one `state_meta` value, or `undefined`
@@ -27,6 +28,7 @@ export function getMeta(store: Store, key: string): string | undefined {
 
 /** Implements `SessionDB.setMeta`: an upsert into `state_meta`. */
 export function setMeta(store: Store, key: string, value: string): void {
+  checkKeyText("set meta", "key", key);
   store.write(() => {
     store.statement(UPSERT_META_SQL).run(key, value);
   });

@@ -181,8 +181,10 @@ export function ghostCriteria(store: Store): Criteria {
 
 /** Implements `SessionDB.deleteSession`: one write, children detached, then transcript files. */
 export function deleteSession(store: Store, id: string, options: SessionsDirOptions): boolean {
+  // Read before the delete: options of null must not fail after it committed.
+  const sessionsDir = options?.sessionsDir;
   const deleted = store.write(() => deleteWhere(store, "id = ?", [id]).length > 0);
-  if (deleted && options.sessionsDir) removeTranscriptFiles(options.sessionsDir, [id]);
+  if (deleted && sessionsDir) removeTranscriptFiles(sessionsDir, [id]);
   return deleted;
 }
 

@@ -289,6 +289,7 @@ export class SessionDB {
    *   failed`) when `parentSessionId` names a session that does not exist;
    *   nothing is written. Other storage failures at once, nothing written.
    * @throws {TypeError} When `modelConfig` holds a circular reference.
+   * @throws {TypeError} When `id` or `source` is not a string, naming the value.
    * @throws {ReadonlyError} When the database was opened with `readonly: true`.
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was written.
@@ -336,6 +337,7 @@ export class SessionDB {
    * @param source Its source.
    * @param options `model` (see {@linkcode EnsureSessionOptions}).
    * @returns The id.
+   * @throws {TypeError} When `id` or `source` is not a string, naming the value.
    * @throws {ReadonlyError} When the database was opened with `readonly: true`.
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was written.
@@ -495,6 +497,9 @@ export class SessionDB {
    *   `actualCostUsd`, `costStatus`, `costSource`, `pricingVersion`,
    *   `billingProvider`, `billingBaseUrl`, `billingMode`, `apiCallCount`
    *   and `absolute` (see {@linkcode TokenCountsUpdate}).
+   * @throws {TypeError} When `id` is not a string, a count not a whole number, a cost
+   *   not a finite number or a text field not a string (a `NaN` would empty the
+   *   counter for good); the error names the field and its value. Nothing is written.
    * @throws {ReadonlyError} When the database was opened with `readonly: true`.
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was written.
@@ -1086,6 +1091,7 @@ export class SessionDB {
    * @param prefix The id prefix.
    * @param options `limit`: the most ids (default 10).
    * @returns The count and ids.
+   * @throws {RangeError} When `limit` is not a non-negative integer, naming the value.
    */
   sessionIdsWithPrefix(prefix: string, options: { limit?: number } = {}): PrefixMatches {
     return titles.sessionIdsWithPrefix(this.#store, prefix, options);
@@ -1622,6 +1628,7 @@ export class SessionDB {
    *
    * @param key The key.
    * @param value The value (text; Python stores floats as `str(x)`).
+   * @throws {TypeError} When `key` is not a string, naming the value.
    * @throws {ReadonlyError} When the database was opened with `readonly: true`.
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was written.
@@ -1969,8 +1976,9 @@ export class SessionDB {
    *   list, has a non-string `parent_session_id`, or a message lacks a
    *   string `role` or a numeric `timestamp`; the message names the field
    *   and its value.
-   * @throws {SqliteError} Of `kind` `constraint` when the record's title is
-   *   used by another session; other storage failures. Nothing is written.
+   * @throws {TitleError} When the record's title is used by another session
+   *   (as {@linkcode SessionDB.setSessionTitle} says it). Nothing is written.
+   * @throws {SqliteError} On other storage failures. Nothing is written.
    * @throws {ReadonlyError} When the database was opened with `readonly: true`.
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was written.

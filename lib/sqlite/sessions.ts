@@ -6,7 +6,11 @@
 import type { Store } from "./store.ts";
 import type { SessionRow } from "../core/types.ts";
 import { encodeJson } from "../core/content.ts";
-import type { CreateSessionOptions, EnsureSessionOptions } from "../core/session_options.ts";
+import {
+  checkKeyText,
+  type CreateSessionOptions,
+  type EnsureSessionOptions,
+} from "../core/session_options.ts";
 
 const INSERT_SESSION = `INSERT OR IGNORE INTO sessions
   (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at)
@@ -19,6 +23,8 @@ export function createSession(
   source: string,
   options: CreateSessionOptions = {},
 ): string {
+  checkKeyText("create session", "id", id);
+  checkKeyText("create session", "source", source);
   const modelConfig = encodeJson(options.modelConfig);
   store.write(() =>
     store.statement(INSERT_SESSION).run(

@@ -177,7 +177,7 @@ class SqliteSessionStore implements SessionStore {
     return this.#call((db) => (refuseOrigin(a[0]), db.sessionCount(...a)));
   }
   listedSessionCount(...a: Parameters<SessionDB["listedSessionCount"]>) {
-    return this.#call((db) => db.listedSessionCount(...a));
+    return this.#call((db) => (refuseOrigin(a[0]), db.listedSessionCount(...a)));
   }
   resolveSessionId(...a: Parameters<SessionDB["resolveSessionId"]>) {
     return this.#call((db) => db.resolveSessionId(...a));

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { checkCount } from "../core/paging.ts";
 import type { Store } from "./store.ts";
 import type { SessionRow } from "../core/types.ts";
 import { TitleError } from "../core/errors.ts";
@@ -89,6 +90,7 @@ export function sessionIdsWithPrefix(
   prefix: string,
   options: { limit?: number } = {},
 ): PrefixMatches {
+  const limit = checkCount("find sessions by id prefix", "limit", options.limit ?? 10);
   const pattern = `${escapeLike(prefix)}%`;
   const count = Number(
     store.statement("SELECT count(*) AS n FROM sessions WHERE id LIKE ? ESCAPE '\\'").get(pattern)
@@ -96,6 +98,6 @@ export function sessionIdsWithPrefix(
   );
   const ids = store.statement(
     "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY started_at DESC, id LIMIT ?",
-  ).all(pattern, options.limit ?? 10).map((row) => row.id as string);
+  ).all(pattern, limit).map((row) => row.id as string);
   return { count, ids };
 }

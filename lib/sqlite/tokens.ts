@@ -5,7 +5,7 @@
  */
 import type { Store } from "./store.ts";
 import { ensureSession } from "./sessions.ts";
-import type { TokenCountsUpdate } from "../core/session_options.ts";
+import { checkKeyText, checkTokenCounts, type TokenCountsUpdate } from "../core/session_options.ts";
 
 /** Delta mode: counters and costs add up; billing fills only while NULL. */
 const ADD_TOKENS = `UPDATE sessions SET
@@ -47,6 +47,8 @@ const SET_TOKENS = `UPDATE sessions SET
 
 /** Implements `SessionDB.updateTokenCounts`: Python's additive or absolute update. */
 export function updateTokenCounts(store: Store, id: string, update: TokenCountsUpdate = {}): void {
+  checkKeyText("update token counts", "id", id);
+  checkTokenCounts(update);
   const model = update.model ?? null;
   const actual = update.actualCostUsd ?? null;
   const params = [

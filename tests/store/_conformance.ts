@@ -532,6 +532,103 @@ export function storeConformance(name: string, factory: StoreFactory): void {
     });
   });
 
+  describe(`${name}: arguments that would harm the store are refused before anything is written`, () => {
+    // deno-lint-ignore no-explicit-any -- the wrong types are what is tested
+    type Loose = any;
+    test("updateTokenCounts() refuses NaN, infinities, strings and fractions, naming the field", async () => {
+      const store = await empty();
+      await store.createSession("s", "cli");
+      await store.updateTokenCounts("s", { inputTokens: 1000, apiCallCount: 3 });
+      for (
+        const [update, field] of [
+          [{ inputTokens: NaN }, "inputTokens"],
+          [{ outputTokens: Infinity }, "outputTokens"],
+          [{ cacheReadTokens: "5" }, "cacheReadTokens"],
+          [{ reasoningTokens: 1.5 }, "reasoningTokens"],
+          [{ apiCallCount: NaN }, "apiCallCount"],
+          [{ inputTokens: 1, estimatedCostUsd: NaN }, "estimatedCostUsd"],
+          [{ inputTokens: 1, model: 5 }, "model"],
+          [{ inputTokens: 2n ** 64n }, "inputTokens"],
+        ] as const
+      ) {
+        await assert.rejects(
+          store.updateTokenCounts("s", update as Loose),
+          (error) =>
+            error instanceof TypeError &&
+            new RegExp(`^Cannot update token counts: ${field} must be`).test(error.message),
+          field,
+        );
+        await assert.rejects(store.updateTokenCounts("s", { inputTokens: NaN, absolute: true }));
+      }
+      const row = await store.getSession("s");
+      assert.equal(row?.input_tokens, 1000);
+      assert.equal(row?.api_call_count, 3);
+      assert.equal(row?.estimated_cost_usd, 0);
+    });
+
+    test("a session id, a source or a meta key that is not a string is refused", async () => {
+      const store = await empty();
+      for (const id of [null, undefined, 5, {}]) {
+        await assert.rejects(
+          store.createSession(id as Loose, "cli"),
+          /create session: id must be a string/,
+        );
+        await assert.rejects(
+          store.ensureSession(id as Loose),
+          /create session: id must be a string/,
+        );
+        await assert.rejects(
+          store.updateTokenCounts(id as Loose, {}),
+          /token counts: id must be a string/,
+        );
+        await assert.rejects(store.setMeta(id as Loose, "v"), /set meta: key must be a string/);
+      }
+      await assert.rejects(store.createSession("s", null as Loose), /source must be a string/);
+      assert.equal(await store.sessionCount(), 0);
+    });
+
+    test("an array's holes: null in a JSON column, refused as a message", async () => {
+      const store = await empty();
+      await store.createSession("s", "cli");
+      const call = { id: "c", type: "function", function: { name: "terminal", arguments: "{}" } };
+      // deno-lint-ignore no-sparse-arrays -- the hole is what is tested
+      const sparse = [call, , call];
+      await store.appendMessage("s", {
+        role: "assistant",
+        content: null,
+        toolCalls: sparse as Loose,
+      });
+      const [stored] = await store.getMessages("s");
+      assert.deepEqual(stored.tool_calls, [call, null, call]);
+      // deno-lint-ignore no-sparse-arrays -- the hole is what is tested
+      const messages = [{ role: "user", content: "a" }, , { role: "user", content: "b" }];
+      await assert.rejects(
+        store.appendMessages("s", messages as Loose),
+        /append messages: a message must be an object: current value is undefined/,
+      );
+      await assert.rejects(
+        store.replaceMessages("s", messages as Loose),
+        /replace messages: a message must be an object: current value is undefined/,
+      );
+      const row = await store.getSession("s");
+      assert.equal(row?.message_count, 1);
+      assert.equal((await store.getMessages("s")).length, 1);
+    });
+
+    test("deleteSession() with options of null deletes and answers, and a bad prefix limit is refused", async () => {
+      const store = await empty();
+      await store.createSession("s", "cli");
+      assert.equal(await store.deleteSession("s", null as Loose), true);
+      assert.equal(await store.getSession("s"), undefined);
+      for (const limit of [-1, 1.5, NaN, "1"]) {
+        await assert.rejects(
+          store.sessionIdsWithPrefix("s", { limit: limit as Loose }),
+          /limit must be a non-negative integer/,
+        );
+      }
+    });
+  });
+
   describe(`${name}: sessions`, () => {
     test("createSession() keeps the first write; a missing parent is a constraint StorageError", async () => {
       const store = await empty({ clock: () => 1000.5 });

@@ -24,6 +24,7 @@ test("the SQLite store refuses the origin filter of the PostgreSQL store, naming
   await assert.rejects(store.searchMessages("docker", byOrigin), refused);
   await assert.rejects(store.searchSessions(byOrigin), refused);
   await assert.rejects(store.sessionCount(byOrigin), refused);
+  await assert.rejects(store.listedSessionCount(byOrigin), refused);
   await assert.rejects(store.exportAll(byOrigin), refused);
   await assert.rejects(store.iterateExport(byOrigin).next(), refused);
   await assert.rejects(store.usageReport(byOrigin), refused);
