@@ -169,3 +169,12 @@ test("createSession() and the lifecycle writes throw ReadonlyError on a read-onl
   assert.throws(() => db.updateSystemPrompt("s", "p"), ReadonlyError);
   assert.equal(db.getSession("s")!.ended_at, null);
 });
+
+test("a closed SessionDB throws SqliteError 'database is not open' on every runtime, reads and writes alike", async () => {
+  const db = await SessionDB.open({ path: tempDbPath() });
+  db.createSession("s1", "cli");
+  db.close();
+  for (const call of [() => db.getSession("s1"), () => db.createSession("s2", "cli")]) {
+    assert.throws(call, (error) => error instanceof SqliteError && /not open/.test(error.message));
+  }
+});

@@ -1438,12 +1438,15 @@ export class SessionDB {
 
   /**
    * What {@linkcode SessionDB.exportAll} returns, one session at a time, in
-   * the same order: memory holds one session's messages at a time. The
-   * session list is read through one cursor, so the export is one
-   * consistent snapshot. (On Deno and Node the session rows are read whole
-   * first: `node:sqlite`'s iterator ends quietly on an error on Deno, which
+   * the same order: memory holds one session's messages at a time. On Bun
+   * the session list is read through one cursor, so the export is one
+   * consistent snapshot. On Deno and Node the session rows are read whole
+   * first (`node:sqlite`'s iterator ends quietly on an error on Deno, which
    * made a failed export look complete, and fails on an integer beyond 2^53
-   * on Node.)
+   * on Node), and each session's messages as it is yielded: a session that
+   * another process changes meanwhile comes with its messages as they are
+   * then and its row as it was (its `message_count` may differ), one deleted
+   * meanwhile with no messages.
    *
    * While the generator is suspended halfway, that cursor holds a read
    * snapshot of the file: run it to the end (or `return()` it, as `break` in

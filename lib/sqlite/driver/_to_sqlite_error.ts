@@ -33,6 +33,12 @@ function codeFromMessage(message: string): [number, number] {
  */
 export function toSqliteError(error: unknown): SqliteError {
   if (error instanceof SqliteError) return error;
+  // Bun says a closed connection its own ways (a RangeError on a read): one error on every runtime.
+  if (
+    error instanceof Error && /Cannot use a closed database|Database has closed/.test(error.message)
+  ) {
+    return new SqliteError("database is not open", 21, { extendedCode: 21, cause: error });
+  }
   if (error instanceof TypeError || error instanceof RangeError) throw error;
   if (!(error instanceof Error)) {
     return new SqliteError(String(error), 1, { cause: error });
