@@ -8,6 +8,7 @@
  */
 import type { PostgresStoreOptions } from "./postgres/postgres_store.ts";
 import type { SessionStore } from "./core/session_store.ts";
+import { OpenError } from "./core/errors.ts";
 import { openSqliteStore, type SqliteStoreOptions } from "./sqlite/sqlite_store.ts";
 
 /** Options of {@linkcode openStore}: those of the engine the target names. */
@@ -47,6 +48,8 @@ export function sqlitePath(target: string): string {
  *   session.
  * @param options Engine options.
  * @returns The open store; close it with `await store.close()` or `await using`.
+ * @throws {OpenError} When the target looks like a URL of another kind
+ *   (`sqlite://…`, `mysql://…`, `postgres:` without `//`).
  * @throws {OpenError} When the file cannot be opened or the server cannot be
  *   reached; when the URL has a bad value, a parameter the client cannot honour
  *   or a bad schema name (named in the message); when statements would reach
@@ -77,5 +80,21 @@ export async function openStore(
     const { openPostgresStore } = await import("./postgres/postgres_store.ts");
     return await openPostgresStore(target, options);
   }
+  const notStore = notAStoreReason(target);
+  if (notStore !== undefined) throw new OpenError(target, notStore);
   return await openSqliteStore(sqlitePath(target), options);
+}
+
+/**
+ * Why a target that looks like a URL names no store this version opens: any
+ * `scheme://` but PostgreSQL's (`sqlite://x.db` would open `/x.db` at the
+ * root, `mysql://…` a file of that name), and `postgres:` without its `//`
+ * (a typo that would create a folder tree of that name). `undefined` when
+ * it is a path.
+ */
+function notAStoreReason(target: string): string | undefined {
+  if (/^postgres(ql)?:/i.test(target) || /^[a-z][a-z0-9+.-]*:\/\//i.test(target)) {
+    return "not a store this version opens: give a file path, sqlite:PATH or a postgres:// URL";
+  }
+  return undefined;
 }

@@ -4,7 +4,10 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import process from "node:process";
+import { OpenError } from "../../lib/core/errors.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { copyFixture, tempDbPath } from "../_helpers.ts";
 import { storeConformance } from "./_conformance.ts";
@@ -32,4 +35,31 @@ test("the SQLite store refuses the origin filter of the PostgreSQL store, naming
   // No origin (or an empty one) is every session, as before.
   assert.equal(await store.sessionCount({ origin: "" } as Record<string, unknown>), 42);
   assert.equal((await store.listSessionsRich({ limit: 100 })).length > 0, true);
+});
+
+test("openStore() refuses a URL of another kind, and a postgres: typo, creating nothing", async () => {
+  const name = `hermes-typo-${process.pid}`;
+  for (
+    const target of [
+      `sqlite://${name}.db`,
+      `mysql://h/${name}`,
+      `postgres:/${name}/db`,
+      `postgresql:${name}`,
+    ]
+  ) {
+    await assert.rejects(
+      openStore(target),
+      (error) =>
+        error instanceof OpenError &&
+        error.message ===
+          `Cannot open database "${target}": not a store this version opens: give a file path, sqlite:PATH or a postgres:// URL`,
+      target,
+    );
+  }
+  // Nothing made of them: not /NAME.db at the root, not a folder tree here.
+  assert.equal(existsSync(`/${name}.db`), false);
+  assert.equal(
+    readdirSync(".").some((entry) => entry.includes(name) || entry.startsWith("postgres")),
+    false,
+  );
 });
