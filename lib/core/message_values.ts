@@ -37,11 +37,18 @@ export function describeValue(value: unknown): string {
   }
 }
 
-/** A text column value: a string (or a number, as Python would bind it), else NULL. */
+/**
+ * A text column value: a string, else NULL; a number as Python would bind
+ * it, the same on every runtime: a whole number as an int's text (`5`;
+ * node:sqlite binds every number as a float, which the column stores as
+ * `5.0`), any other as a float, which the column turns into text itself.
+ */
 function textValue(value: unknown, field: string, action: string): StoredValue {
   if (value === undefined || value === null) return null;
-  if (typeof value === "string" || typeof value === "number" || typeof value === "bigint") {
-    return value;
+  if (typeof value === "string") return value;
+  if (typeof value === "bigint") return String(value);
+  if (typeof value === "number" && Number.isFinite(value)) {
+    return Number.isInteger(value) ? String(value) : value;
   }
   throw new TypeError(
     `Cannot ${action}: ${field} must be a string: current value is ${describeValue(value)}`,

@@ -615,6 +615,18 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.equal((await store.getMessages("s")).length, 1);
     });
 
+    test("a number in a text field is stored as Python binds it, the same on every runtime", async () => {
+      const store = await empty();
+      await store.createSession("s", "cli");
+      await store.appendMessage("s", { role: "tool", content: "x", toolName: 5 as Loose });
+      await store.appendMessage("s", { role: "tool", content: "y", toolName: 1.5 as Loose });
+      await assert.rejects(
+        store.appendMessage("s", { role: "tool", content: "z", toolName: NaN as Loose }),
+        /toolName must be a string: current value is NaN/,
+      );
+      assert.deepEqual((await store.getMessages("s")).map((m) => m.tool_name), ["5", "1.5"]);
+    });
+
     test("deleteSession() with options of null deletes and answers, and a bad prefix limit is refused", async () => {
       const store = await empty();
       await store.createSession("s", "cli");
