@@ -55,12 +55,11 @@ function textValue(value: unknown, field: string, action: string): StoredValue {
   );
 }
 
-/** An integer column value: a finite number or a bigint, else NULL. */
+/** An integer column value: a finite number or a bigint of 64 bits (SQLite's), else NULL. */
 function integerValue(value: unknown, field: string, action: string): StoredValue {
   if (value === undefined || value === null) return null;
-  if (typeof value === "bigint" || (typeof value === "number" && Number.isFinite(value))) {
-    return value;
-  }
+  if (typeof value === "bigint" && BigInt.asIntN(64, value) === value) return value;
+  if (typeof value === "number" && Number.isFinite(value)) return value;
   throw new TypeError(
     `Cannot ${action}: ${field} must be a number: current value is ${describeValue(value)}`,
   );

@@ -625,6 +625,15 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         /toolName must be a string: current value is NaN/,
       );
       assert.deepEqual((await store.getMessages("s")).map((m) => m.tool_name), ["5", "1.5"]);
+      // Bun wrapped a bigint past 64 bits (2^64 + 5 stored as 5).
+      await assert.rejects(
+        store.appendMessage("s", {
+          role: "user",
+          content: "w",
+          tokenCount: (2n ** 64n + 5n) as Loose,
+        }),
+        /tokenCount must be a number: current value is 18446744073709551621/,
+      );
     });
 
     test("deleteSession() with options of null deletes and answers, and a bad prefix limit is refused", async () => {
