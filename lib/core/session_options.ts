@@ -116,7 +116,7 @@ export function checkKeyText(action: string, field: string, value: unknown): voi
  *
  * @param update The update as given.
  * @throws {TypeError} When it is not an object, a count is not a finite
- *   whole number (a bigint within 64 bits too), a cost not a finite number,
+ *   number (or a bigint within 64 bits), a cost not a finite number,
  *   or a text field not a string; the error names the field and its value.
  *
  * @example
@@ -144,10 +144,12 @@ export function checkTokenCounts(update: unknown): void {
   for (const field of TOKEN_COUNT_FIELDS) {
     const value = given[field];
     if (value === undefined || value === null) continue;
-    const whole = typeof value === "bigint"
+    // A fraction is let through: a file written by Python may hold a REAL there (SQLite's
+    // type affinity keeps 1.5 in an INTEGER column), and copy and sync carry it as it is.
+    const finite = typeof value === "bigint"
       ? BigInt.asIntN(64, value) === value
-      : typeof value === "number" && Number.isInteger(value);
-    if (!whole) fail(`${field} must be a whole number`, value);
+      : typeof value === "number" && Number.isFinite(value);
+    if (!finite) fail(`${field} must be a finite number`, value);
   }
   for (const field of COST_FIELDS) {
     const value = given[field];

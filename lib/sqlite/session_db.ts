@@ -497,8 +497,8 @@ export class SessionDB {
    *   `actualCostUsd`, `costStatus`, `costSource`, `pricingVersion`,
    *   `billingProvider`, `billingBaseUrl`, `billingMode`, `apiCallCount`
    *   and `absolute` (see {@linkcode TokenCountsUpdate}).
-   * @throws {TypeError} When `id` is not a string, a count not a whole number, a cost
-   *   not a finite number or a text field not a string (a `NaN` would empty the
+   * @throws {TypeError} When `id` is not a string, a count or a cost not a
+   *   finite number or a text field not a string (a `NaN` would empty the
    *   counter for good); the error names the field and its value. Nothing is written.
    * @throws {ReadonlyError} When the database was opened with `readonly: true`.
    * @throws {WriteBusyError} When another connection kept the write lock
