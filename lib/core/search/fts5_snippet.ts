@@ -72,21 +72,46 @@ function phrasesOf(
   return phrases;
 }
 
-/** Every instance of every phrase, by position (the earlier phrase first at one position). */
+/**
+ * Every instance of every phrase, by position (the earlier phrase first at
+ * one position). The phrases that can start at a token are found by its
+ * term (or, for a one-token prefix, by its term's beginnings), so a query
+ * of many words costs a look-up per token, not a comparison per word.
+ */
 function instancesOf(tokens: readonly Token[], phrases: readonly Phrase[]): Instance[] {
+  const byFirst = new Map<string, number[]>();
+  const byPrefix = new Map<string, number[]>();
+  let longestPrefix = 0;
+  for (const [phrase, { terms, prefix }] of phrases.entries()) {
+    if (terms.length === 0) continue;
+    const bare = prefix && terms.length === 1;
+    const map = bare ? byPrefix : byFirst;
+    const list = map.get(terms[0]) ?? [];
+    list.push(phrase);
+    map.set(terms[0], list);
+    if (bare) longestPrefix = Math.max(longestPrefix, terms[0].length);
+  }
   const found: Instance[] = [];
+  const here: number[] = [];
   for (let start = 0; start < tokens.length; start++) {
-    for (let phrase = 0; phrase < phrases.length; phrase++) {
+    const first = tokens[start].term;
+    here.length = 0;
+    for (const phrase of byFirst.get(first) ?? []) {
       const { terms, prefix } = phrases[phrase];
       const size = terms.length;
-      if (size === 0 || start + size > tokens.length) continue;
+      if (start + size > tokens.length) continue;
       let same = true;
-      for (let j = 0; j < size && same; j++) {
+      for (let j = 1; j < size && same; j++) {
         const term = tokens[start + j].term;
         same = prefix && j === size - 1 ? term.startsWith(terms[j]) : term === terms[j];
       }
-      if (same) found.push({ phrase, start, size });
+      if (same) here.push(phrase);
     }
+    for (let length = Math.min(longestPrefix, first.length); length > 0; length--) {
+      for (const phrase of byPrefix.get(first.slice(0, length)) ?? []) here.push(phrase);
+    }
+    if (here.length > 1) here.sort((a, b) => a - b);
+    for (const phrase of here) found.push({ phrase, start, size: phrases[phrase].terms.length });
   }
   return found;
 }
@@ -167,58 +192,77 @@ function sentenceStarts(text: string, tokens: readonly Token[]): number[] {
 }
 
 /**
- * The score of the window of `SNIPPET_TOKENS` from token `from`, and where
- * it would start centred on the instances it holds.
+ * Scores windows of `SNIPPET_TOKENS` tokens as FTS5 scores them: 1,000 for
+ * each phrase the window holds and 1 for each further instance. The window
+ * slides: asked for starts that never go back, it counts each instance in
+ * and out once (FTS5 counts every instance for every window, a cost of the
+ * square of the instances).
  */
-function scoreWindow(
-  instances: readonly Instance[],
-  from: number,
-  tokenCount: number,
-): { score: number; centred: number } {
-  const seen = new Set<number>();
-  let score = 0;
-  let first = -1;
-  let last = 0;
-  // The instances are in order of position: those in the window are a run, found by bisection
-  // (a long tool output can hold thousands of a frequent word's instances).
-  let low = 0;
-  let high = instances.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if (instances[mid].start < from) low = mid + 1;
-    else high = mid;
+class WindowScorer {
+  readonly #instances: readonly Instance[];
+  readonly #tokenCount: number;
+  /** Instances of each phrase in the window. */
+  readonly #held = new Map<number, number>();
+  /** The window holds the instances `[#low, #high)`. */
+  #low = 0;
+  #high = 0;
+
+  constructor(instances: readonly Instance[], tokenCount: number) {
+    this.#instances = instances;
+    this.#tokenCount = tokenCount;
   }
-  for (let i = low; i < instances.length; i++) {
-    const instance = instances[i];
-    if (instance.start >= from + SNIPPET_TOKENS) break;
-    score += seen.has(instance.phrase) ? 1 : 1000;
-    seen.add(instance.phrase);
-    if (first < 0) first = instance.start;
-    last = instance.start + instance.size;
+
+  /**
+   * The score of the window from token `from` (no smaller than the last
+   * asked), and where it would start centred on the instances it holds.
+   */
+  score(from: number): { score: number; centred: number } {
+    const instances = this.#instances;
+    const held = this.#held;
+    while (this.#high < instances.length && instances[this.#high].start < from + SNIPPET_TOKENS) {
+      const phrase = instances[this.#high++].phrase;
+      held.set(phrase, (held.get(phrase) ?? 0) + 1);
+    }
+    while (this.#low < this.#high && instances[this.#low].start < from) {
+      const phrase = instances[this.#low++].phrase;
+      const left = held.get(phrase)! - 1;
+      if (left === 0) held.delete(phrase);
+      else held.set(phrase, left);
+    }
+    const count = this.#high - this.#low;
+    // An empty window (a sentence's, far before its instance) scores nothing.
+    if (count === 0) return { score: 0, centred: 0 };
+    const score = 1000 * held.size + count - held.size;
+    const first = instances[this.#low].start;
+    const lastInstance = instances[this.#high - 1];
+    const last = lastInstance.start + lastInstance.size;
+    let centred = first - Math.trunc((SNIPPET_TOKENS - (last - first)) / 2);
+    if (centred + SNIPPET_TOKENS > this.#tokenCount) centred = this.#tokenCount - SNIPPET_TOKENS;
+    return { score, centred: Math.max(0, centred) };
   }
-  let centred = first - Math.trunc((SNIPPET_TOKENS - (last - first)) / 2);
-  if (centred + SNIPPET_TOKENS > tokenCount) centred = tokenCount - SNIPPET_TOKENS;
-  return { score, centred: Math.max(0, centred) };
 }
 
 /** The first token of the best window. */
 function bestStart(text: string, tokens: readonly Token[], instances: readonly Instance[]): number {
   const starts = sentenceStarts(text, tokens);
+  // The instances come in order of position, and so do their sentences: each kind of window
+  // slides forward only.
+  const own = new WindowScorer(instances, tokens.length);
+  const sentences = new WindowScorer(instances, tokens.length);
   let best = 0;
   let bestFrom = 0;
-  // The sentence of each instance: the instances come in order of position, so it only moves on.
   let sentence = 0;
   for (const { start } of instances) {
-    const own = scoreWindow(instances, start, tokens.length);
-    if (own.score > best) {
-      best = own.score;
-      bestFrom = own.centred;
+    const window = own.score(start);
+    if (window.score > best) {
+      best = window.score;
+      bestFrom = window.centred;
     }
     if (starts.length === 0 || tokens.length <= SNIPPET_TOKENS) continue;
     while (sentence < starts.length - 1 && starts[sentence + 1] <= start) sentence++;
     const from = starts[sentence];
     if (from >= start) continue;
-    const score = scoreWindow(instances, from, tokens.length).score + (from === 0 ? 120 : 100);
+    const score = sentences.score(from).score + (from === 0 ? 120 : 100);
     if (score > best) {
       best = score;
       bestFrom = from;

@@ -156,16 +156,32 @@ function foldEach(text: string): string {
 // FTS5 query syntax → an expression tree
 // ---------------------------------------------------------------------------
 
-/** A parsed FTS5 query. A phrase is a list of raw pieces (each a bareword or quoted string). */
+/**
+ * A parsed FTS5 query. A phrase is its text (a bareword, or a quoted
+ * string unquoted), its prefix mark, and where it is written in the query
+ * (`from`, up to `to`, its `*` included).
+ */
 export type QueryNode =
-  | { readonly kind: "phrase"; readonly text: string; readonly prefix: boolean }
+  | {
+    readonly kind: "phrase";
+    readonly text: string;
+    readonly prefix: boolean;
+    readonly from: number;
+    readonly to: number;
+  }
   | { readonly kind: "and" | "or"; readonly items: readonly QueryNode[] }
   | { readonly kind: "seq"; readonly items: readonly QueryNode[] }
   | { readonly kind: "not"; readonly left: QueryNode; readonly right: QueryNode };
 
 type Lexed =
   | { readonly kind: "op"; readonly op: "AND" | "OR" | "NOT" }
-  | { readonly kind: "phrase"; readonly text: string; readonly prefix: boolean };
+  | {
+    readonly kind: "phrase";
+    readonly text: string;
+    readonly prefix: boolean;
+    readonly from: number;
+    readonly to: number;
+  };
 
 const SPACE = /\s/u;
 // deno-lint-ignore no-control-regex -- FTS5 allows U+001A in barewords
@@ -198,10 +214,11 @@ function lex(query: string): Lexed[] {
         }
         text += query[j++];
       }
+      const from = i;
       i = j + 1;
       const prefix = query[i] === "*";
       if (prefix) i++;
-      out.push({ kind: "phrase", text, prefix });
+      out.push({ kind: "phrase", text, prefix, from, to: i });
       continue;
     }
     let j = i;
@@ -210,6 +227,7 @@ function lex(query: string): Lexed[] {
       if (query[j++] === "*") break;
     }
     let word = query.slice(i, j);
+    const from = i;
     i = j;
     if (word === "AND" || word === "OR" || word === "NOT") {
       out.push({ kind: "op", op: word });
@@ -218,7 +236,7 @@ function lex(query: string): Lexed[] {
     const prefix = word.endsWith("*");
     if (prefix) word = word.slice(0, -1);
     if (!BAREWORD.test(word)) throw new QuerySyntaxError(`syntax error near "${word}"`);
-    out.push({ kind: "phrase", text: word, prefix });
+    out.push({ kind: "phrase", text: word, prefix, from, to: i });
   }
   return out;
 }

@@ -24,6 +24,7 @@ import {
   trigramSuperset,
 } from "./condition.ts";
 import { sanitizeFts5Query } from "./sanitize.ts";
+import { withoutRepeatedPhrases } from "./repeated_phrases.ts";
 import { PYTHON_WHITESPACE, pythonSplit, pythonStrip, pythonStripChar } from "../python_text.ts";
 
 /** The index a ranked search reads: words (unicode61) or trigrams (CJK text). */
@@ -38,8 +39,8 @@ export type SearchPlan =
     readonly index: SearchIndex;
     /**
      * What the index is asked, in the search syntax the user types (the
-     * sanitized query): words, `"…"` phrases, a trailing `*` for a prefix,
-     * upper-case `AND`/`OR`/`NOT`. The SQLite engine hands it to FTS5's
+     * sanitized query, less the phrases it repeats under AND or OR): words,
+     * `"…"` phrases, a trailing `*` for a prefix, upper-case `AND`/`OR`/`NOT`. The SQLite engine hands it to FTS5's
      * `MATCH`, whose syntax it is; the PostgreSQL engine reads it into its own query.
      */
     readonly expression: string;
@@ -186,7 +187,13 @@ function cjkWords(query: string, raw: string): QueryWord[] {
 }
 
 function trigramPlan(expression: string, check: Condition | null): SearchPlan {
-  return { kind: "ranked", index: "trigram", expression, retry: undefined, check };
+  return {
+    kind: "ranked",
+    index: "trigram",
+    expression: withoutRepeatedPhrases(expression, "trigram"),
+    retry: undefined,
+    check,
+  };
 }
 
 function planCjk(query: string): SearchPlan {
@@ -261,12 +268,15 @@ export function planSearch(query: string, tables: SearchTables = {}): SearchPlan
     const condition = parseCondition(tokenWords(sanitized));
     return condition === undefined ? { kind: "nothing" } : { kind: "substring", condition };
   }
-  const retry = quotedFtsQuery(tokens);
+  // A phrase repeated under AND or OR matches what it matches once, and costs FTS5's snippet()
+  // the square of the repeats (repeated_phrases.ts).
+  const expression = withoutRepeatedPhrases(sanitized, "words");
+  const retry = withoutRepeatedPhrases(quotedFtsQuery(tokens), "words");
   return {
     kind: "ranked",
     index: "words",
-    expression: sanitized,
-    retry: retry === sanitized ? undefined : retry,
+    expression,
+    retry: retry === expression ? undefined : retry,
     check: null,
   };
 }

@@ -7,7 +7,8 @@
  * snippet in linear time (16 ms at 120,000 characters), checked against
  * `snippet()` itself (`tests/fts5_snippet_test.ts`).
  *
- * So, for a text of more than {@linkcode LONG_TEXT_BYTES}, a page's
+ * So, for a text of more than {@linkcode LONG_TEXT_BYTES} (less for a query
+ * of several phrases, {@linkcode longTextBytes}), a page's
  * statement asks for the text instead of FTS5's snippet, and
  * {@linkcode cutLongSnippets} cuts it. The tokenizers are `unicode61` and
  * `trigram`, as Python and hermes-state create them. In a newer Hermes's
@@ -23,6 +24,24 @@ import type { FtsTable } from "../schema/schema_sql.ts";
 
 /** Past this many bytes, a text's snippet is cut here; below it FTS5 is as fast or faster. */
 export const LONG_TEXT_BYTES = 16_384;
+
+/**
+ * Past how many bytes a text's snippet is cut here for a query of `phrases`
+ * phrases: {@linkcode LONG_TEXT_BYTES} for one, and a quarter of it each
+ * time the count doubles. FTS5's `snippet()` costs the square of the
+ * instances, and each phrase can have one at every token (`d* do* doc*`
+ * over a log of `docker`s, or a pasted paragraph over a long text): so no
+ * query costs it more than one word does at {@linkcode LONG_TEXT_BYTES}.
+ * The cut here is linear; beyond 64 phrases it cuts every text.
+ *
+ * @param phrases How many phrases the MATCH expression has.
+ * @returns The byte length past which the snippet is cut here.
+ */
+export function longTextBytes(phrases: number): number {
+  let bytes = LONG_TEXT_BYTES;
+  for (let size = 1; size < phrases && bytes > 0; size *= 2) bytes = bytes >> 2;
+  return bytes;
+}
 
 /** The column that carries a long text to {@linkcode cutLongSnippets}, and its row's others. */
 const LONG_TEXT = "_long_text";
@@ -40,12 +59,20 @@ export type LongTextColumns = readonly string[];
  *
  * @param table The FTS5 table.
  * @param cut Whether long texts are cut here, and the table's other columns (plain names).
+ * @param bytes Past how many bytes a text is long ({@linkcode longTextBytes}).
  * @returns `snippet`, and `_long_text` (and `_long_other_N`) when `cut`.
  */
-export function snippetColumnsSql(table: string, cut?: LongTextColumns): string {
+export function snippetColumnsSql(
+  table: string,
+  cut?: LongTextColumns,
+  bytes: number = LONG_TEXT_BYTES,
+): string {
   const snippet = `snippet(${table}, 0, '>>>', '<<<', '...', 40)`;
   if (cut === undefined) return `${snippet} AS snippet`;
-  const long = `length(CAST(${table}.content AS BLOB)) > ${LONG_TEXT_BYTES}`;
+  if (!Number.isSafeInteger(bytes) || bytes < 0) {
+    throw new RangeError(`Cannot cut snippets past ${bytes} bytes: current value is ${bytes}`);
+  }
+  const long = `length(CAST(${table}.content AS BLOB)) > ${bytes}`;
   // As text: FTS5 reads a BLOB's bytes as text too.
   const text = (column: string) => {
     if (!/^\w+$/.test(column)) throw new TypeError(`Not a column name: ${JSON.stringify(column)}`);

@@ -70,6 +70,11 @@ export interface RankedQuery {
    * caller cuts it.
    */
   readonly cutLong?: LongTextColumns;
+  /**
+   * Past how many bytes a text is long, with `cutLong` (`long_snippet.ts`).
+   * @default {LONG_TEXT_BYTES}
+   */
+  readonly longBytes?: number;
 }
 
 /** The id range's terms, as SQL: what of `lo`, `hi` is bound. */
@@ -141,6 +146,7 @@ export function matchParams(query: RankedQuery): SqlValue[] {
  * @param range Which ends of an id range are bound.
  * @param cutLong When given, a long text (and these other columns) comes instead of its
  *   snippet (`long_snippet.ts`).
+ * @param longBytes Past how many bytes a text is long (`long_snippet.ts`).
  * @returns The SQL: parameters MATCH, [lo], [hi], filters, [check], limit, offset.
  */
 export function pageSql(
@@ -149,9 +155,10 @@ export function pageSql(
   check = "",
   range: RangeSql = { lo: false, hi: false },
   cutLong?: LongTextColumns,
+  longBytes?: number,
 ): string {
   return `SELECT m.id AS id, m.session_id AS session_id, m.role AS role,
-  ${snippetColumnsSql(table, cutLong)},
+  ${snippetColumnsSql(table, cutLong, longBytes)},
   m.timestamp AS timestamp, m.tool_name AS tool_name, s.source AS source, s.model AS model,
   s.started_at AS session_started
 FROM ${table}
@@ -181,6 +188,7 @@ export function rankedPage(store: Store, query: RankedQuery): HitRow[] | undefin
       checkSql(check).sql,
       rangeSql(query.ids),
       query.cutLong,
+      query.longBytes,
     );
     return store.statement(sql).all(...matchParams(query), limit, offset);
   } catch (error) {

@@ -20,9 +20,9 @@ import { sortedPage, type SortStrategy } from "./sorted.ts";
 import { checkSort } from "../../core/search/options.ts";
 import { idRangeOf, type RangeFilters } from "./id_range.ts";
 import { inSnapshot } from "./snapshot.ts";
-import { cutLongSnippets } from "./long_snippet.ts";
+import { cutLongSnippets, longTextBytes } from "./long_snippet.ts";
 import { longTextColumns } from "../schema/fts_layout.ts";
-import { parseFtsQuery } from "../../core/search/fts5_text.ts";
+import { phraseCount } from "../../core/search/repeated_phrases.ts";
 import type { SearchOptions, SearchSort } from "../../core/search/options.ts";
 
 function normalizeFilters(store: Store, options: SearchOptions): SearchFilters {
@@ -67,8 +67,10 @@ function rankedRows(
     };
     const run = (match: string) => {
       // A query the cut cannot read (a column filter, `doc*ker`) keeps FTS5's snippet.
-      const cutLong = parseFtsQuery(match) === undefined ? undefined : query.cutLong;
-      const page = { ...query, match, cutLong };
+      const phrases = phraseCount(match);
+      const cutLong = phrases === undefined ? undefined : query.cutLong;
+      // The more phrases, the shorter a text FTS5's snippet() is left (long_snippet.ts).
+      const page = { ...query, match, cutLong, longBytes: longTextBytes(phrases ?? 1) };
       const rows = order.sort === "rank"
         ? rankedPage(store, page)
         : sortedPage(store, page, order.sort, order.strategy);

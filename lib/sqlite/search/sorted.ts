@@ -25,7 +25,7 @@
  *
  * @module
  */
-import { type LongTextColumns, snippetColumnsSql } from "./long_snippet.ts";
+import { snippetColumnsSql } from "./long_snippet.ts";
 import type { Store } from "../store.ts";
 
 import { isMatchError, isPatternError } from "./query_error.ts";
@@ -55,9 +55,9 @@ interface Candidate {
 }
 
 /** The hit row of a match, its snippet included. */
-function hitColumns(table: string, cutLong: LongTextColumns | undefined): string {
+function hitColumns(table: string, query: RankedQuery): string {
   return `m.id AS id, m.session_id AS session_id, m.role AS role,
-  ${snippetColumnsSql(table, cutLong)},
+  ${snippetColumnsSql(table, query.cutLong, query.longBytes)},
   m.timestamp AS timestamp, m.tool_name AS tool_name, s.source AS source, s.model AS model,
   s.started_at AS session_started`;
 }
@@ -71,7 +71,7 @@ JOIN sessions s ON s.id = m.session_id`;
 /** One chunk of the walk: matches beyond an id, in id order; the hit rows too when `rows`. */
 function walkSql(table: string, query: RankedQuery, order: TimeOrder, rows: boolean): string {
   const beyond = `${table}.rowid ${order === "newest" ? "<" : ">"} ${ROWID_PARAM}`;
-  const columns = rows ? hitColumns(table, query.cutLong) : "m.id AS id, m.timestamp AS timestamp";
+  const columns = rows ? hitColumns(table, query) : "m.id AS id, m.timestamp AS timestamp";
   return `SELECT ${columns}
 ${fromSql(table)}
 ${matchWhereSql(table, query)} AND ${beyond}
@@ -99,8 +99,8 @@ LIMIT ? OFFSET ?`;
  * The hit rows of chosen ids: the index is read over their id range only
  * (one MATCH, not one per id), and the snippet made for them alone.
  */
-function rangeRowsSql(table: string, cutLong: LongTextColumns | undefined): string {
-  return `SELECT ${hitColumns(table, cutLong)}
+function rangeRowsSql(table: string, query: RankedQuery): string {
+  return `SELECT ${hitColumns(table, query)}
 FROM ${table}
 CROSS JOIN messages m ON m.id = ${table}.rowid
 JOIN sessions s ON s.id = m.session_id
@@ -238,7 +238,7 @@ function rangeRows(store: Store, query: RankedQuery, ids: readonly number[]): Hi
     if (id > hi) hi = id;
   }
   const byId = new Map<number, HitRow>();
-  const sql = rangeRowsSql(table, query.cutLong);
+  const sql = rangeRowsSql(table, query);
   for (const row of store.statement(sql).all(match, lo, hi, JSON.stringify(ids))) {
     byId.set(Number(row.id), row);
   }
