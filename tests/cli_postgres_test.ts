@@ -625,8 +625,10 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     const hits = await runCli(["--db", url, "--json", "search", "docker", "--origin", "web-1"]);
     const found = JSON.parse(hits.out) as { session_id: string }[];
     assert.ok(found.length > 0 && found.every((h) => h.session_id.startsWith("web-1/")));
+    // An origin the store does not record is an error, not an empty answer.
     const none = await runCli(["--db", url, "--json", "search", "docker", "--origin", "nope"]);
-    assert.deepEqual(JSON.parse(none.out), []);
+    assert.equal(none.code, 1);
+    assert.match(none.err, /No origin "nope" in .*: known origins are web-1, web-2/);
     const onFile = await runCli(["--db", v11Copy(), "list", "--origin", "web-1"]);
     assert.equal(onFile.code, 1);
     assert.match(onFile.err, /--origin needs a PostgreSQL store/);

@@ -13,24 +13,42 @@ import type { Context } from "./command.ts";
 import type { ParsedArgs } from "./parse.ts";
 import { CommandError } from "./usage_error.ts";
 
+/** Known origins an error names at most. */
+const ORIGINS_NAMED = 20;
+
 /**
- * The `--origin` value, checked against the store's engine.
+ * The `--origin` value, checked against the store: its engine, and the
+ * origins it records (a name that is none, a typo, would otherwise answer
+ * as an origin without sessions does).
  *
  * @param args The parsed arguments.
  * @param store The open store.
  * @returns The origin, or `undefined` when not given.
- * @throws {CommandError} When given for a store that is not PostgreSQL.
+ * @throws {CommandError} When given for a store that is not PostgreSQL, or
+ *   naming no origin of the store (the error lists those it records).
  *
  * @example
  * ```ts ignore
- * const origin = originOption(args, store); // "web-1" for --origin web-1
+ * const origin = await originOption(args, store); // "web-1" for --origin web-1
  * ```
  */
-export function originOption(args: ParsedArgs, store: SessionStore): string | undefined {
+export async function originOption(
+  args: ParsedArgs,
+  store: SessionStore,
+): Promise<string | undefined> {
   const origin = args.string("origin");
   if (origin === undefined || origin === "") return undefined;
   requireOrigins(store, "--origin");
-  return origin;
+  const known = (await syncedStore(store)?.syncOrigins())?.map((o) => o.origin);
+  if (known === undefined || known.includes(origin)) return origin;
+  const named = known.length === 0
+    ? "it records none (no file was synced into it)"
+    : `known origins are ${known.slice(0, ORIGINS_NAMED).join(", ")}${
+      known.length > ORIGINS_NAMED ? `… (${known.length} in all)` : ""
+    }`;
+  throw new CommandError(
+    `No origin ${JSON.stringify(origin)} in ${store.target}: ${named} (hermes-state origins)`,
+  );
 }
 
 /**

@@ -55,6 +55,8 @@ export interface SyncState {
     readonly rowDigest: string;
     readonly messageCount: number;
     readonly maxMessageId: number;
+    /** A digest of its messages' ids and times (`null`: recorded before it was kept). */
+    readonly messageDigest?: number | null;
     readonly extraDigest: string | null;
   }[];
 }

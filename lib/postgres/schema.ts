@@ -206,6 +206,19 @@ const MIGRATIONS: readonly PgMigration[] = [
     sql: [],
     backfill: writeUnspacedGrams,
   },
+  {
+    step: 8,
+    name: "sync message digests and pass tokens",
+    // A digest of each synced session's message ids and times (`sync.ts`, `MESSAGE_DIGEST_SQL`),
+    // beside their count and highest id, which miss a transcript rewritten to the same two. NULL
+    // is "not recorded yet": a pass records it for an unchanged session without shipping it.
+    // And a token per origin that each pass takes anew and each of its transactions checks
+    // (`sync_origin.ts`, `startPass`): a pass that lost its advisory lock stops writing.
+    sql: [
+      `ALTER TABLE sync_sessions ADD COLUMN message_digest bigint`,
+      `ALTER TABLE sync_origins ADD COLUMN pass_token bigint NOT NULL DEFAULT 0`,
+    ],
+  },
 ];
 
 /** Messages read per round trip by {@linkcode writeUnspacedGrams}. */

@@ -8,17 +8,18 @@
  *   overwrite each other (`sync_origin.ts`: which origin a file is, and
  *   the check that refuses another file in its place); `sync_sessions`
  *   records, per synced session, its origin, its id in the file, a digest
- *   of its row, and how many messages (up to which message id) the server
- *   holds.
+ *   of its row, and how many messages (up to which message id, and a
+ *   digest of their ids and times) the server holds.
  * - What a pass costs: one read of the file's session rows (their system
  *   prompts as a length: the text only of the sessions it writes) and of a
- *   per-session message count and highest id (an index scan), one read of
+ *   per-session message count, highest id and digest (an index scan), one read of
  *   the origin's `sync_sessions`; then work only for what changed: a new or
  *   changed session row is upserted; new messages (ids above the last
- *   synced one, nothing missing below) are appended; a transcript that lost
+ *   synced one, nothing missing or changed below) are appended; a transcript that lost
  *   or rewrote messages (`replaceMessages`, `clearMessages`) is rewritten; a
  *   session gone from the file (deleted, pruned) is deleted. Each session's
- *   changes are one transaction.
+ *   changes are one transaction, fenced by the pass's token (a pass that
+ *   lost its lock stops once another one writes).
  * - Titles: a title another origin's session already holds gets the suffix
  *   ` [<origin>]` (titles stay unique on the server).
  *
@@ -55,16 +56,19 @@ import {
 import { EXTRA_COLUMN, extraColumnsJson } from "./_extra.ts";
 import { gramsVector, searchDocument, wordsVector } from "./text_search.ts";
 import {
+  checkPass,
   checkSameFile,
   moveOrigin,
   originExists,
   type ResolvedOrigin,
   resolveOrigin,
+  startPass,
   syncLockName,
+  SyncSupersededError,
 } from "./sync_origin.ts";
 import { jsonParam } from "./_text_codec.ts";
 
-export { SyncRefusedError } from "./sync_origin.ts";
+export { SyncRefusedError, SyncSupersededError } from "./sync_origin.ts";
 
 /** What one pass over one file did. */
 export interface SyncResult {
@@ -123,9 +127,10 @@ export interface SyncOptions {
   readonly onProgress?: (result: SyncResult) => void;
   /**
    * Called once the pass has read the file's sessions and message counts,
-   * before it reads any message (tests use it to write in between).
+   * before it reads any message (tests use it to write in between); the
+   * pass waits for the promise it returns.
    */
-  readonly afterSnapshot?: () => void;
+  readonly afterSnapshot?: () => void | Promise<void>;
 }
 
 /** Rows per multi-row INSERT. */
@@ -154,6 +159,8 @@ interface SourceSession {
   fullDigest?: string;
   count: number;
   maxId: number;
+  /** {@linkcode MESSAGE_DIGEST_SQL} of its messages. */
+  messageDigest: number;
   /** The digest of its messages' newer columns (see {@linkcode ExtraDigests}); null in a v11 file. */
   extraDigest: string | null;
 }
@@ -162,8 +169,27 @@ interface ServerSession {
   digest: string;
   count: number;
   maxId: number;
+  /** `null`: recorded by a release before migration 8 (written by the next pass). */
+  messageDigest: number | null;
   extraDigest: string | null;
 }
+
+/** The modulus of {@linkcode MESSAGE_DIGEST_SQL}: a prime below 2^31. */
+const DIGEST_MODULUS = 2147483647;
+
+/**
+ * A digest of a set of message rows from what the file's index
+ * `idx_messages_session (session_id, timestamp)` holds (the id is its
+ * rowid), so that it costs what a count does: a sum, exact and in any
+ * order, of each row's id and timestamp (to the microsecond), mixed and
+ * reduced. Count and highest id alone miss a transcript rewritten to the
+ * same count and highest id (a backup restored and written on, whose new
+ * messages take the ids of the lost ones; a clear and an append in a file
+ * without `AUTOINCREMENT`); its new rows' times differ.
+ */
+const MESSAGE_DIGEST_SQL =
+  `coalesce(sum((id * 1000003 + CAST(timestamp * 1000000 AS INTEGER)) % ${DIGEST_MODULUS}), 0)
+   % ${DIGEST_MODULUS}`;
 
 /**
  * Digests of a session's messages' newer columns (`active`, `compacted`…,
@@ -348,7 +374,7 @@ async function upsertSessions(
   );
 }
 
-const RECORD_CASTS = ["text", "text", "text", "text", "text", "bigint", "bigint", "text"];
+const RECORD_CASTS = ["text", "text", "text", "text", "text", "bigint", "bigint", "bigint", "text"];
 
 /** Records what the server now holds of a batch's sessions, in one statement. */
 async function recordSessions(
@@ -364,16 +390,18 @@ async function recordSessions(
     source.digest,
     source.count,
     source.maxId,
+    source.messageDigest,
     source.extraDigest,
   ]);
   const { sql, params } = tuplesOf(rows, RECORD_CASTS);
   await query(
     `INSERT INTO sync_sessions (session_id, origin, source_id, source_parent, row_digest,
-       message_count, max_message_id, extra_digest)
+       message_count, max_message_id, message_digest, extra_digest)
      VALUES ${sql}
      ON CONFLICT (session_id) DO UPDATE SET source_parent = excluded.source_parent,
        row_digest = excluded.row_digest, message_count = excluded.message_count,
-       max_message_id = excluded.max_message_id, extra_digest = excluded.extra_digest`,
+       max_message_id = excluded.max_message_id, message_digest = excluded.message_digest,
+       extra_digest = excluded.extra_digest`,
     params,
   );
 }
@@ -397,15 +425,40 @@ interface BatchItem {
   rows: MessageValues[];
 }
 
+/**
+ * A pass: its origin, and its token ({@linkcode startPass}), which each of
+ * its writing transactions checks; `fence` takes the token, before the
+ * pass's first write.
+ */
+interface Pass {
+  readonly origin: string;
+  token?: bigint;
+  fence(): Promise<void>;
+}
+
+/** Runs `fn` in a transaction of the pass, once no other pass of the origin has started since. */
+function passTransaction<T>(
+  client: PgClient,
+  pass: Pass,
+  fn: (query: PgQuery) => Promise<T>,
+): Promise<T> {
+  return pass.fence().then(() =>
+    client.transaction(async (query) => {
+      await checkPass(query, pass.origin, pass.token!);
+      return await fn(query);
+    })
+  );
+}
+
 /** Writes one batch of sessions in one transaction: rows, messages, then what the server now holds. */
 async function writeBatch(
   client: PgClient,
-  origin: string,
+  pass: Pass,
   items: readonly BatchItem[],
 ): Promise<void> {
   for (let attempt = 1;; attempt++) {
     try {
-      return await writeBatchOnce(client, origin, items);
+      return await writeBatchOnce(client, pass, items);
     } catch (error) {
       // A batch in flight beside this one (or another host's sync) took a title this one chose,
       // and this one waited for it to commit: choose again, seeing it.
@@ -419,10 +472,11 @@ async function writeBatch(
 
 function writeBatchOnce(
   client: PgClient,
-  origin: string,
+  pass: Pass,
   items: readonly BatchItem[],
 ): Promise<void> {
-  return client.transaction(async (query) => {
+  const { origin } = pass;
+  return passTransaction(client, pass, async (query) => {
     // A few statements per batch, not a few per session: while the batch is in flight the
     // client computes the next one, and each round trip waits for its turn of the event loop.
     const sessions = items.map((item) => item.session);
@@ -497,13 +551,18 @@ function readSource(
   const sessions = new Map<string, SourceSession>();
   store.db.exec("BEGIN");
   try {
-    const stats = new Map<string, { n: number; max: number }>();
+    const stats = new Map<string, { n: number; max: number; digest: number }>();
     for (
       const row of store.statement(
-        "SELECT session_id, count(*) AS n, max(id) AS max_id FROM messages GROUP BY session_id",
+        `SELECT session_id, count(*) AS n, max(id) AS max_id, ${MESSAGE_DIGEST_SQL} AS digest
+         FROM messages GROUP BY session_id`,
       ).all()
     ) {
-      stats.set(String(row.session_id), { n: Number(row.n), max: Number(row.max_id) });
+      stats.set(String(row.session_id), {
+        n: Number(row.n),
+        max: Number(row.max_id),
+        digest: Number(row.digest),
+      });
     }
     const promptOf = store.statement("SELECT system_prompt FROM sessions WHERE id = ?");
     for (const row of store.statement(`SELECT ${sessionColumnsSql(store)} FROM sessions`).all()) {
@@ -516,6 +575,7 @@ function readSource(
         digest: digestOf(row, extra),
         count: stat?.n ?? 0,
         maxId: stat?.max ?? 0,
+        messageDigest: stat?.digest ?? 0,
         extraDigest: null,
       };
       const changes = changesSince(session, server.get(id));
@@ -539,8 +599,49 @@ function changesSince(
   if (known === undefined) return { row: true, messages: true };
   return {
     row: known.digest !== session.digest,
-    messages: known.count !== session.count || known.maxId !== session.maxId,
+    messages: known.count !== session.count || known.maxId !== session.maxId ||
+      (known.messageDigest !== null && known.messageDigest !== session.messageDigest),
   };
+}
+
+/** What the server records of the origin's sessions, by their ids in the file. */
+async function serverRecords(
+  client: PgClient,
+  origin: string,
+): Promise<Map<string, ServerSession>> {
+  const server = new Map<string, ServerSession>();
+  for (
+    const row of await client.query(
+      `SELECT source_id, row_digest, message_count, max_message_id, message_digest, extra_digest
+       FROM sync_sessions WHERE origin = $1`,
+      [origin],
+    )
+  ) {
+    server.set(String(row.source_id), {
+      digest: String(row.row_digest),
+      count: Number(row.message_count),
+      maxId: Number(row.max_message_id),
+      messageDigest: row.message_digest == null ? null : Number(row.message_digest),
+      extraDigest: row.extra_digest == null ? null : String(row.extra_digest),
+    });
+  }
+  return server;
+}
+
+/** Whether two reads of {@linkcode serverRecords} found the same records. */
+function sameRecords(
+  a: ReadonlyMap<string, ServerSession>,
+  b: ReadonlyMap<string, ServerSession>,
+): boolean {
+  if (a.size !== b.size) return false;
+  for (const [id, x] of a) {
+    const y = b.get(id);
+    if (
+      y === undefined || x.digest !== y.digest || x.count !== y.count || x.maxId !== y.maxId ||
+      x.messageDigest !== y.messageDigest || x.extraDigest !== y.extraDigest
+    ) return false;
+  }
+  return true;
 }
 
 /** The file's real path; a file that is not there is the error a read-only open gives. */
@@ -607,25 +708,31 @@ export async function syncFile(
   // `sync_sessions` records together, and parents are linked after the last one (on two cores,
   // 7,700 → 11,400 messages/s for a new 200,000-message file with three lanes instead of one).
   const pipeline = new WriteLanes(LANES);
+  let finished = false;
   try {
     const store = storeOf(db);
-    const server = new Map<string, ServerSession>();
-    for (
-      const row of await client.query(
-        `SELECT source_id, row_digest, message_count, max_message_id, extra_digest
-         FROM sync_sessions WHERE origin = $1`,
-        [origin],
-      )
-    ) {
-      server.set(String(row.source_id), {
-        digest: String(row.row_digest),
-        count: Number(row.message_count),
-        maxId: Number(row.max_message_id),
-        extraDigest: row.extra_digest == null ? null : String(row.extra_digest),
-      });
-    }
+    const server = await serverRecords(client, origin);
+    // Should the lock be lost with its connection (a network blip, a terminated backend),
+    // another pass may start while this one writes, from records this one is changing: each
+    // message would be shipped twice. So before its first write a pass takes a new token of
+    // the origin, and each of its transactions checks it. Taking it waits for the transactions
+    // of an earlier pass in flight, and fails this pass when the records changed since it read
+    // them; an earlier pass's transactions after it fail. (A pass that writes nothing takes
+    // none: a write would move the store's change marker, waking every live page.)
+    let fenced: Promise<void> | undefined;
+    const pass: Pass = {
+      origin,
+      fence: () =>
+        fenced ??= (async () => {
+          const token = await startPass(client, origin);
+          if (token === undefined || !sameRecords(server, await serverRecords(client, origin))) {
+            throw new SyncSupersededError(origin);
+          }
+          pass.token = token;
+        })(),
+    };
     const source = readSource(store, server);
-    options.afterSnapshot?.();
+    await options.afterSnapshot?.();
     if (!options.force) {
       const shared = [...server.keys()].filter((id) => source.has(id)).length;
       checkSameFile(
@@ -639,8 +746,10 @@ export async function syncFile(
     const messagesAfter = store.statement(
       "SELECT * FROM messages WHERE session_id = ? AND id > ? AND id <= ? ORDER BY timestamp, id",
     );
-    const countUpTo = store.statement(
-      "SELECT count(*) AS n FROM messages WHERE session_id = ? AND id <= ?",
+    // What the file holds of the messages the server holds (ids up to its last synced one).
+    const heldUpTo = store.statement(
+      `SELECT count(*) AS n, ${MESSAGE_DIGEST_SQL} AS digest
+       FROM messages WHERE session_id = ? AND id <= ?`,
     );
     // A newer Hermes's file: the columns its rewinds and compactions change in place.
     const extraNames = [...store.columns("messages")].filter((c) => !MESSAGE_COLUMN_SET.has(c));
@@ -663,16 +772,24 @@ export async function syncFile(
       const written = COUNTS.map((key) => totals[key] - submitted[key]);
       submitted = { ...totals };
       await pipeline.submit(async () => {
-        await writeBatch(client, origin, items);
+        await writeBatch(client, pass, items);
         COUNTS.forEach((key, i) => committed[key] += written[i]);
         options.onProgress?.({ ...committed });
       });
     };
     /** Unchanged sessions an earlier release recorded with the whole row's digest. */
     const redigested: { digest: string; id: string }[] = [];
+    /**
+     * Sessions whose messages are unchanged, recorded before migration 8 without a message
+     * digest: it is recorded now, and nothing shipped.
+     */
+    const undigested: { digest: number; id: string }[] = [];
     for (const [id, session] of source) {
       const known = server.get(id);
       const { row: rowChanged, messages: messagesChanged } = changesSince(session, known);
+      if (!messagesChanged && known !== undefined && known.messageDigest === null) {
+        undigested.push({ digest: session.messageDigest, id: `${origin}/${id}` });
+      }
       if (!rowChanged && !messagesChanged) continue;
       if (!messagesChanged && known?.digest === session.fullDigest) {
         redigested.push({ digest: session.digest, id: `${origin}/${id}` });
@@ -681,8 +798,10 @@ export async function syncFile(
       let append = known !== undefined && session.maxId >= known.maxId &&
         session.count >= known.count;
       if (append && messagesChanged) {
-        const below = Number(countUpTo.get(id, known!.maxId)?.n ?? 0);
-        append = below === known!.count;
+        // Appended to, when what the server holds is still in the file as it was.
+        const held = heldUpTo.get(id, known!.maxId);
+        append = Number(held?.n ?? 0) === known!.count &&
+          (known!.messageDigest === null || Number(held?.digest ?? 0) === known!.messageDigest);
       }
       // New sessions have nothing to keep: their messages are all "appended" to nothing.
       if (known === undefined) append = true;
@@ -720,19 +839,33 @@ export async function syncFile(
     }
     await flush();
     await pipeline.drain();
-    if (redigested.length > 0) {
-      await client.query(
-        `UPDATE sync_sessions s SET row_digest = d.digest
-         FROM json_to_recordset($1::text::json) AS d(digest text, id text) WHERE s.session_id = d.id`,
-        [jsonParam(redigested)],
-      );
+    if (redigested.length > 0 || undigested.length > 0) {
+      await passTransaction(client, pass, async (query) => {
+        await query(
+          `UPDATE sync_sessions s SET row_digest = d.digest
+           FROM json_to_recordset($1::text::json) AS d(digest text, id text)
+           WHERE s.session_id = d.id`,
+          [jsonParam(redigested)],
+        );
+        await query(
+          `UPDATE sync_sessions s SET message_digest = d.digest
+           FROM json_to_recordset($1::text::json) AS d(digest bigint, id text)
+           WHERE s.session_id = d.id AND s.message_digest IS NULL`,
+          [jsonParam(undigested)],
+        );
+      });
     }
     const gone = [...server.keys()].filter((id) => !source.has(id)).map((id) => `${origin}/${id}`);
     if (gone.length > 0) {
-      await client.transaction((query) => deleteSessionRows(query, gone));
+      await passTransaction(client, pass, (query) => deleteSessionRows(query, gone));
       totals.deleted = gone.length;
     }
-    // Lineage within the origin: each session's parent, when the server has it.
+    // A pass that wrote nothing records its time only once a minute: each write moves the
+    // store's change marker, which would wake every live page every few seconds per host. (A
+    // time ahead of this host's clock, from another host or a clock set back, is replaced.)
+    const wrote = redigested.length > 0 || undigested.length > 0 || wroteAnything(totals);
+    // Lineage within the origin: each session's parent, when the server has it (what any pass
+    // of the origin writes here is the same: left unfenced).
     await client.query(
       `UPDATE sessions s SET parent_session_id = p.id
        FROM sync_sessions ss LEFT JOIN sessions p ON p.id = ss.origin || '/' || ss.source_parent
@@ -740,10 +873,6 @@ export async function syncFile(
          AND s.parent_session_id IS DISTINCT FROM p.id`,
       [origin],
     );
-    // A pass that wrote nothing records its time only once a minute: each write moves the
-    // store's change marker, which would wake every live page every few seconds per host. (A
-    // time ahead of this host's clock, from another host or a clock set back, is replaced.)
-    const wrote = redigested.length > 0 || wroteAnything(totals);
     await client.query(
       `UPDATE sync_origins SET last_pass_at = $1::double precision
        WHERE origin = $2
@@ -751,11 +880,16 @@ export async function syncFile(
               OR last_pass_at <= $1::double precision - $4)`,
       [Date.now() / 1000, origin, wrote, IDLE_PASS_RECORDED_EVERY],
     );
+    finished = true;
   } finally {
     // A write still in flight (the pass failed while preparing the next batch) ends first.
     await pipeline.drain().catch(() => {});
     db.close();
-    await unlock();
+    // A lock lost with its connection fails its release: said, unless the pass failed already
+    // (its own error says more).
+    await unlock().catch((error) => {
+      if (finished) throw error;
+    });
   }
   return totals;
 }

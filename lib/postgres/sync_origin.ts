@@ -22,9 +22,8 @@
  *
  * @module
  */
-import type { PgClient } from "./_client.ts";
-
-const ORIGIN_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+import type { PgClient, PgQuery } from "./_client.ts";
+import { isOriginName, ORIGIN_NAME_FORM } from "../core/origin_name.ts";
 
 /**
  * The advisory lock a pass of `origin` holds: a second pass of the same
@@ -37,6 +36,33 @@ export function syncLockName(origin: string): string {
 /** A pass refused: the file is not the origin's it would be written to. */
 export class SyncRefusedError extends Error {
   override name = "SyncRefusedError";
+}
+
+/**
+ * A pass stopped before a write because another pass of its origin wrote
+ * since it read the server's records: one of the two lost its advisory lock
+ * with the connection that held it (a network blip, a terminated backend)
+ * while the other held it. Neither writes anything twice; the next pass
+ * ships what they did not.
+ */
+export class SyncSupersededError extends Error {
+  override name = "SyncSupersededError";
+  /** The origin of the pass. */
+  readonly origin: string;
+
+  /**
+   * Creates the error.
+   *
+   * @param origin The origin of the pass.
+   */
+  constructor(origin: string) {
+    super(
+      `Cannot go on with the pass of origin "${origin}": another pass of it wrote meanwhile (a ` +
+        `pass's lock was lost with its connection); nothing was written twice, and the next ` +
+        `pass ships the rest`,
+    );
+    this.origin = origin;
+  }
 }
 
 /** Where an origin's file was synced from. */
@@ -53,13 +79,25 @@ export interface ResolvedOrigin {
   readonly movedFrom?: OriginPlace;
 }
 
-/** `wanted` (or the host name) as an origin name: other characters become `-`. */
+/**
+ * `wanted` as it is, or the host name as an origin name (other characters
+ * become `-`, cut to 56 to leave room for a `-2` suffix).
+ *
+ * @throws {TypeError} When `wanted` is given and is no origin name: rewritten, two names
+ *   could become one origin, and one file's pass would delete the other's sessions.
+ */
 function originName(wanted: string | undefined, host: string): string {
-  const base = (wanted ?? host).replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 56) || "host";
-  if (!ORIGIN_NAME.test(base)) {
-    throw new TypeError(`Cannot sync: origin must be letters, digits, ".", "_" or "-": ${base}`);
+  if (wanted !== undefined) {
+    if (!isOriginName(wanted)) {
+      throw new TypeError(
+        `Cannot sync: origin must be ${ORIGIN_NAME_FORM}: current value is ${
+          JSON.stringify(wanted)
+        }`,
+      );
+    }
+    return wanted;
   }
-  return base;
+  return host.replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 56) || "host";
 }
 
 /**
@@ -148,6 +186,45 @@ export function checkSameFile(
 /** Whether the origin `name` is registered (`origins --remove` may have deleted it). */
 export async function originExists(client: PgClient, name: string): Promise<boolean> {
   return (await client.query("SELECT 1 FROM sync_origins WHERE origin = $1", [name])).length > 0;
+}
+
+/**
+ * Takes a new pass token of the origin `name`, before a pass's first
+ * write: each of the pass's writing transactions checks it
+ * ({@linkcode checkPass}). The update waits for the transactions of an
+ * earlier pass still in flight (each holds the row `FOR SHARE`); those that
+ * start after it fail, so a pass that lost its advisory lock stops writing.
+ *
+ * @param client The server.
+ * @param name The origin.
+ * @returns The pass's token, or `undefined` when the origin is not registered.
+ */
+export async function startPass(client: PgClient, name: string): Promise<bigint | undefined> {
+  const rows = await client.query(
+    "UPDATE sync_origins SET pass_token = pass_token + 1 WHERE origin = $1 RETURNING pass_token",
+    [name],
+  );
+  return rows.length === 0 ? undefined : BigInt(String(rows[0].pass_token));
+}
+
+/**
+ * Checks, first thing in a transaction of a pass, that no other pass of the
+ * origin started since this one did, and holds the origin's row `FOR SHARE`
+ * until the transaction ends (a pass starting meanwhile waits for it).
+ *
+ * @param query Runs a statement in the pass's transaction.
+ * @param name The origin.
+ * @param token The pass's token ({@linkcode startPass}).
+ * @throws {SyncSupersededError} When another pass started since, or the origin was removed.
+ */
+export async function checkPass(query: PgQuery, name: string, token: bigint): Promise<void> {
+  const rows = await query(
+    "SELECT pass_token FROM sync_origins WHERE origin = $1 FOR SHARE",
+    [name],
+  );
+  if (rows.length === 0 || BigInt(String(rows[0].pass_token)) !== token) {
+    throw new SyncSupersededError(name);
+  }
 }
 
 /** Records that the origin's file is now at `place` (after {@linkcode checkSameFile}). */

@@ -38,7 +38,9 @@ timestamps, lineage and (when free) message ids. A session already in DEST
 is skipped, so a second run copies nothing, and a run that was interrupted
 picks up where it stopped. Each session is written whole or not at all.
 Between two PostgreSQL stores, what SRC records of "hermes-state sync" (its
-origins) goes too, so hosts go on syncing into DEST where they left off.
+origins) goes too, so hosts go on syncing into DEST where they left off; a
+session skipped because DEST had it is shipped whole again by its host's
+next pass.
 
 Options:
   --source SOURCE   Only sessions of this source
@@ -74,6 +76,13 @@ async function openSource(ctx: Context, src: string): Promise<SessionStore> {
  * again under a new origin beside the copied sessions. A file records no
  * origins: copied into one, they are named as lost.
  *
+ * A session's record says what the server holds of its file, so only the
+ * sessions this run wrote into DEST get theirs. One skipped because DEST had
+ * it (an earlier, interrupted run wrote it, and its host may have written on
+ * since) gets none, unless DEST has its own: the host's next pass into DEST
+ * ships it whole again, replacing DEST's copy, rather than going on from
+ * SRC's record and never shipping what DEST lacks.
+ *
  * @returns What was added to DEST, or `undefined` when SRC records no origin.
  */
 async function carrySyncState(
@@ -82,6 +91,7 @@ async function carrySyncState(
   target: SessionStore,
   dest: string,
   held: readonly string[],
+  written: ReadonlySet<string>,
 ): Promise<RestoredSyncState | undefined> {
   const from = syncedStore(source);
   if (from === undefined) return undefined;
@@ -106,7 +116,7 @@ async function carrySyncState(
   const kept = new Set(held);
   const state = {
     origins: all.origins.filter((o) => kept.has(o.origin)),
-    sessions: all.sessions.filter((s) => kept.has(s.origin)),
+    sessions: all.sessions.filter((s) => kept.has(s.origin) && written.has(s.sessionId)),
   };
   const restored = await to.restoreSyncState(state);
   for (const origin of restored.conflicting) {
@@ -131,6 +141,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const counts = { copied: 0, replaced: 0, skipped: 0, messages: 0, failed: 0, linked: 0 };
   const failures: { id: string; error: string }[] = [];
   const dropped = new Set<string>();
+  /** The sessions this run wrote into DEST (imported or replaced; not those skipped). */
+  const written = new Set<string>();
   let carried: RestoredSyncState | undefined;
   try {
     const target = await ctx.openStore({ path: dest, create: true });
@@ -150,6 +162,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         if (result.outcome === "imported") counts.copied++;
         else if (result.outcome === "replaced") counts.replaced++;
         else counts.skipped++;
+        if (result.outcome !== "skipped") written.add(result.id);
         counts.messages += result.messages;
         for (const column of result.droppedColumns) dropped.add(column);
         if (result.deferredParent !== null) {
@@ -190,7 +203,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         progress.done();
       }
       counts.linked = await target.restoreParentLinks(links);
-      carried = await carrySyncState(ctx, source, target, dest, hold?.origins ?? []);
+      carried = await carrySyncState(ctx, source, target, dest, hold?.origins ?? [], written);
     } finally {
       await hold?.release();
     }

@@ -188,7 +188,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     if (record === undefined) throw new CommandError(`Session '${wanted}' not found`);
     records = [record];
   } else {
-    const origin = originOption(args, store);
+    const origin = await originOption(args, store);
     records = store.iterateExport({
       source: args.string("source") || null,
       startedAfter: since,

@@ -145,7 +145,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const until = timeOption(args, "until", { now, command: "list" });
   const source = args.string("source") ?? null;
   const store = await ctx.openStore();
-  const origin = originOption(args, store);
+  const origin = await originOption(args, store);
   const filters = {
     ...(origin === undefined ? {} : { origin }),
     source,

@@ -215,7 +215,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const store = await ctx.openStore();
   const session = args.string("session");
   const sessionId = session === undefined ? null : await resolveSession(store, session, "search");
-  const origin = originOption(args, store);
+  const origin = await originOption(args, store);
   const filters: SearchOptions = {
     ...(origin === undefined ? {} : { origin }),
     sourceFilter: sources.length > 0 ? sources : null,

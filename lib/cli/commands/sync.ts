@@ -13,6 +13,7 @@ import { pauseUnless } from "../pause.ts";
 import { jsonLine } from "../../render/json_line.ts";
 import { Progress } from "../progress.ts";
 import { CommandError, UsageError } from "../usage_error.ts";
+import { isOriginName, ORIGIN_NAME_FORM } from "../../core/origin_name.ts";
 
 const USAGE = `Usage: hermes-state sync [options] FILE... --to URL [--follow[=SECONDS]]
 
@@ -36,7 +37,8 @@ origin a name: --origin NAME follows the FILE to its new host.
 Options:
   --to URL          The PostgreSQL store (postgres://user:pass@host/db?schema=NAME)
   --origin NAME     The FILE's origin, new or synced before from another host or
-                    path (one FILE only; default: the host name)
+                    path (one FILE only; 1 to 64 letters, digits, ".", "_" or "-",
+                    taken as given; default: the host name)
   --force           Ship a FILE that holds none of its origin's sessions on the
                     server, deleting those from the server
   --follow[=SECONDS]
@@ -80,6 +82,14 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const origin = args.string("origin");
   if (origin !== undefined && files.length > 1) {
     throw new UsageError("--origin names one FILE's origin: give one FILE", { command: "sync" });
+  }
+  if (origin !== undefined && !isOriginName(origin)) {
+    // Taken as given: a name rewritten to fit could be another file's origin, and a pass of
+    // this file would then delete that one's sessions.
+    throw new UsageError(
+      `--origin must be ${ORIGIN_NAME_FORM}: current value is ${JSON.stringify(origin)}`,
+      { command: "sync" },
+    );
   }
   const follow = args.has("follow");
   const every = followSeconds(args);

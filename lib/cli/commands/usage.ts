@@ -103,7 +103,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }
   const source = args.string("source") || null;
   const store = await ctx.openStore();
-  const origin = originOption(args, store);
+  const origin = await originOption(args, store);
   if (by === "origin") requireOrigins(store, "--by origin");
   const rows = await store.usageReport({
     by,
