@@ -667,6 +667,17 @@ function realPathOf(path: string): string {
  *   `options.origin` names another origin than the one this host and path
  *   are registered under.
  */
+/** The session ids a file holds, read apart (only when its place is another origin's). */
+async function fileSessionIds(path: string): Promise<ReadonlySet<string>> {
+  const db = await SessionDB.open({ path, readonly: true });
+  try {
+    const rows = storeOf(db).statement("SELECT id FROM sessions").all();
+    return new Set(rows.map((row) => String(row.id)));
+  } finally {
+    db.close();
+  }
+}
+
 export async function syncFile(
   client: PgClient,
   path: string,
@@ -677,7 +688,7 @@ export async function syncFile(
   let resolved: ResolvedOrigin;
   let unlock: () => Promise<void>;
   for (;;) {
-    resolved = await resolveOrigin(client, host, real, options.origin);
+    resolved = await resolveOrigin(client, host, real, options.origin, () => fileSessionIds(path));
     // One pass per origin at a time: a second one waits, then finds what the first wrote.
     unlock = await client.lock(syncLockName(resolved.name));
     // Removed (`origins --remove`) while this pass waited for the lock: register the file again.

@@ -101,6 +101,13 @@ function originName(wanted: string | undefined, host: string): string {
 }
 
 /**
+ * What an origin's path gets when a new file in its file's place is synced
+ * under another name (then that name and `)`): the origin keeps its
+ * sessions, and `origins` shows where they came from and what replaced it.
+ */
+export const DETACHED = " (replaced by origin ";
+
+/**
  * Finds or registers the origin of the file at `path` on `host`.
  *
  * - Without `wanted`: the origin registered for this host and path, else a
@@ -108,9 +115,13 @@ function originName(wanted: string | undefined, host: string): string {
  * - With `wanted`: that origin, registered now when new; when it was
  *   registered for another host or path, {@linkcode ResolvedOrigin.movedFrom}
  *   says where (the caller checks the file, then calls {@linkcode moveOrigin}).
+ *   When this host and path are another origin's, whose sessions the file
+ *   holds none of (a new file in the old one's place), that origin gives the
+ *   place up, keeping its sessions on the server ({@linkcode DETACHED}).
  *
+ * @param fileIds The session ids the file holds, read when the place is another origin's.
  * @throws {SyncRefusedError} When `wanted` is given and this host and path
- *   are registered under another origin.
+ *   are registered under another origin, some of whose sessions the file holds.
  * @throws {TypeError} When `wanted` is no origin name.
  */
 export async function resolveOrigin(
@@ -118,6 +129,7 @@ export async function resolveOrigin(
   host: string,
   path: string,
   wanted: string | undefined,
+  fileIds: () => Promise<ReadonlySet<string>>,
 ): Promise<ResolvedOrigin> {
   const base = originName(wanted, host);
   return await client.transaction(async (query) => {
@@ -131,9 +143,20 @@ export async function resolveOrigin(
     if (wanted !== undefined) {
       if (registered === base) return { name: base };
       if (registered !== undefined) {
-        throw new SyncRefusedError(
-          `the file (${path} on ${host}) is synced as origin "${registered}" already: pass --origin ${registered}, or leave --origin out`,
-        );
+        const held = await query("SELECT source_id FROM sync_sessions WHERE origin = $1", [
+          registered,
+        ]);
+        const ids = await fileIds();
+        if (held.some((row) => ids.has(String(row.source_id)))) {
+          throw new SyncRefusedError(
+            `the file (${path} on ${host}) is synced as origin "${registered}" already: pass --origin ${registered}, or leave --origin out`,
+          );
+        }
+        // Another file now: the old origin keeps its sessions, and gives this place up.
+        await query(`UPDATE sync_origins SET path = path || $2 WHERE origin = $1`, [
+          registered,
+          `${DETACHED}${base})`,
+        ]);
       }
       const named = await query("SELECT host, path FROM sync_origins WHERE origin = $1", [base]);
       if (named.length > 0) {
@@ -176,10 +199,10 @@ export function checkSameFile(
   throw new SyncRefusedError(
     `the file holds none of the ${held} session${held === 1 ? "" : "s"} origin "${name}" has on ` +
       `the server (synced from ${place.path} on ${place.host}): it looks like another file. ` +
-      `Sync it under a name of its own with --origin NAME, or pass --force to make it ` +
-      `"${name}"'s file, which deletes those ${held} session${
-        held === 1 ? "" : "s"
-      } from the server.`,
+      `Sync it under a name of its own with --origin NAME ("${name}" keeps its sessions on the ` +
+      `server), or pass --force to make it "${name}"'s file, which deletes those ${held} ` +
+      `session${held === 1 ? "" : "s"} from the server (as it should when this file's sessions ` +
+      `were all deleted or pruned on the host).`,
   );
 }
 

@@ -453,6 +453,30 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
   );
 
   test(
+    "a new file in the old one's place goes under an --origin of its own; the old origin keeps its sessions",
+    { timeout: 60_000 },
+    async () => {
+      const { client, store } = await server();
+      const file = copyFixture("hermes-v11.db");
+      await sync.syncFile(client, file, { host: "ubuntu" });
+      for (const suffix of ["-wal", "-shm"]) rmSync(file + suffix, { force: true });
+      copyFileSync(await otherFile(2), file);
+      // What the refusal says to do.
+      const own = await sync.syncFile(client, file, { host: "ubuntu", origin: "ubuntu-new" });
+      assert.deepEqual([own.origin, own.created, own.deleted], ["ubuntu-new", 2, 0]);
+      assert.equal(await store.sessionCount(), 44);
+      const origins = await client.query("SELECT origin, path FROM sync_origins ORDER BY origin");
+      assert.deepEqual(origins.map((r) => [r.origin, r.path]), [
+        ["ubuntu", `${realpathSync(file)} (replaced by origin ubuntu-new)`],
+        ["ubuntu-new", realpathSync(file)],
+      ]);
+      // The place is the new origin's now: a pass without --origin goes on with it.
+      assert.equal((await sync.syncFile(client, file, { host: "ubuntu" })).origin, "ubuntu-new");
+      assert.equal(await store.sessionCount(), 44);
+    },
+  );
+
+  test(
     "--origin follows a file to a new host (a re-created container): nothing shipped twice",
     { timeout: 60_000 },
     async () => {
