@@ -601,6 +601,20 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     const missing = await runCli(["sync", `${file}.nope`, "--to", schemaUrl(freshSchema())]);
     assert.equal(missing.code, 1);
     assert.match(missing.err, /No database at/);
+    // --every without --follow did one pass and said nothing of its pause.
+    const every = await runCli(["sync", file, "--to", schemaUrl(freshSchema()), "--every", "3"]);
+    assert.equal(every.code, 2);
+    assert.match(
+      every.err,
+      /^hermes-state sync: --every is the pause of --follow: give --follow too\n/,
+    );
+    // --follow 10 read 10 as a file.
+    const spaced = await runCli(["sync", file, "--to", schemaUrl(freshSchema()), "--follow", "10"]);
+    assert.equal(spaced.code, 1);
+    assert.equal(
+      spaced.err,
+      "hermes-state: No database at 10; for a pause of 10 s, write --follow=10\n",
+    );
   });
 
   test("list and search --origin show only the sessions synced from that origin", {

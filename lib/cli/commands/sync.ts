@@ -92,9 +92,21 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     );
   }
   const follow = args.has("follow");
+  if (!follow && args.string("every") !== undefined) {
+    throw new UsageError("--every is the pause of --follow: give --follow too", {
+      command: "sync",
+    });
+  }
   const every = followSeconds(args);
   for (const file of files) {
-    if (!existsSync(file)) throw new CommandError(`No database at ${file}`);
+    if (existsSync(file)) continue;
+    // `--follow 10` reads 10 as a FILE: say how the seconds are given.
+    const seconds = follow && args.string("follow") === undefined && /^\d+(?:\.\d+)?$/.test(file);
+    throw new CommandError(
+      `No database at ${file}${
+        seconds ? `; for a pause of ${file} s, write --follow=${file}` : ""
+      }`,
+    );
   }
   const { connectSyncTarget, syncFile, SyncRefusedError, wroteAnything } = await import(
     "../../postgres/sync.ts"
