@@ -331,6 +331,43 @@ async function freeTitles(
   return titles;
 }
 
+/**
+ * Gives back their file's title to the origin's sessions that carry it with
+ * the origin's suffix ({@linkcode freeTitles}) where no session holds it
+ * any more: one that gave it up in the same pass (a title handed from one
+ * session to another on the host, or two swapped), or another origin's
+ * since renamed or deleted. Each is its own statement, so a chain of
+ * hand-overs settles in order; a title taken meanwhile by another pass is
+ * left as it is (the unique index refuses it). Any pass of the origin
+ * writes the same here: left unfenced, as the lineage.
+ */
+async function restoreTitles(
+  client: PgClient,
+  origin: string,
+  source: ReadonlyMap<string, SourceSession>,
+): Promise<void> {
+  const suffix = ` [${origin}]`;
+  const suffixed = await client.query(
+    `SELECT s.id, s.title, ss.source_id FROM sessions s
+     JOIN sync_sessions ss ON ss.session_id = s.id
+     WHERE ss.origin = $1 AND right(s.title, $2) = $3`,
+    [origin, suffix.length, suffix],
+  );
+  for (const row of suffixed) {
+    const wanted = source.get(String(row.source_id))?.row.title;
+    if (typeof wanted !== "string" || wanted === "" || row.title !== wanted + suffix) continue;
+    try {
+      await client.query(
+        `UPDATE sessions SET title = $1
+         WHERE id = $2 AND NOT EXISTS (SELECT 1 FROM sessions t WHERE t.title = $1)`,
+        [wanted, String(row.id)],
+      );
+    } catch (error) {
+      if (!isUniqueViolation(error, "idx_sessions_title_unique")) throw error;
+    }
+  }
+}
+
 /** The session columns a sync writes (the parent is linked after the pass), a newer Hermes's last. */
 const UPSERT_COLUMNS = [
   ...SESSION_COLUMN_NAMES.filter((c) => c !== "id" && c !== "parent_session_id"),
@@ -884,6 +921,9 @@ export async function syncFile(
          AND s.parent_session_id IS DISTINCT FROM p.id`,
       [origin],
     );
+    if (totals.created + totals.updated + totals.deleted > 0) {
+      await restoreTitles(client, origin, source);
+    }
     await client.query(
       `UPDATE sync_origins SET last_pass_at = $1::double precision
        WHERE origin = $2

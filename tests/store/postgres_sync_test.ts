@@ -287,6 +287,35 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
   );
 
   test(
+    "a title handed from one session to another on the host, or two swapped, arrives as the host has it",
+    { timeout: 60_000 },
+    async () => {
+      const { client, store } = await server();
+      const file = join(tempDir(), "state.db");
+      const db = await SessionDB.open({ path: file });
+      for (const id of ["s1", "s2", "s3"]) db.createSession(id, "cli");
+      db.setSessionTitle("s1", "Deploy");
+      db.setSessionTitle("s2", "left");
+      db.setSessionTitle("s3", "right");
+      await sync.syncFile(client, file, { host: "ha" });
+      // Between two passes: s1's title goes to a new session; s2 and s3 swap theirs.
+      db.setSessionTitle("s1", "Deploy (old)");
+      db.createSession("s4", "cli");
+      db.setSessionTitle("s4", "Deploy");
+      db.setSessionTitle("s2", "tmp");
+      db.setSessionTitle("s3", "left");
+      db.setSessionTitle("s2", "right");
+      db.close();
+      await sync.syncFile(client, file, { host: "ha" });
+      const titles = await Promise.all(
+        ["s1", "s2", "s3", "s4"].map(async (id) => (await store.getSession(`ha/${id}`))?.title),
+      );
+      assert.deepEqual(titles, ["Deploy (old)", "right", "left", "Deploy"]);
+      assert.equal((await store.getSessionByTitle("Deploy"))?.id, "ha/s4");
+    },
+  );
+
+  test(
     "two hosts' passes that choose the same free title at once both arrive: the later chooses again",
     { timeout: 60_000 },
     async () => {
