@@ -2,6 +2,7 @@ import { test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { copyFixture, rawOpen, tempDbPath } from "./_helpers.ts";
+import { runtimeName } from "../lib/sqlite/driver/load.ts";
 
 /** Opens a store on `path` with a settable clock; it is closed when test `t` ends. */
 async function open(
@@ -126,4 +127,22 @@ test("iterateExport() sees one snapshot even when another process writes meanwhi
   other.close();
   assert.deepEqual([...iterator].map((s) => s.id), ["child", "twin", "quiet"]);
   assert.equal(db.exportAll().length, 5);
+});
+
+test("iterateExport() gives each session whole, its row with its messages, while another process writes", async (t) => {
+  const { db, path } = await sample(t);
+  const iterator = db.iterateExport();
+  assert.equal(iterator.next().value!.id, "old_busy");
+  const other = await SessionDB.open({ path });
+  other.appendMessage("child", { role: "user", content: "written meanwhile" });
+  other.deleteSession("quiet");
+  other.close();
+  const rest = [...iterator];
+  // Each session as one snapshot saw it: its counters are its messages (on Deno and Node the
+  // list was read before the writes, each session after them; on Bun one snapshot holds all).
+  for (const session of rest) {
+    assert.equal(session.message_count, session.messages.length, session.id);
+  }
+  const expected = runtimeName() === "bun" ? ["child", "twin", "quiet"] : ["child", "twin"];
+  assert.deepEqual(rest.map((s) => s.id), expected);
 });

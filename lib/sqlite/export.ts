@@ -10,6 +10,7 @@ import { getSession } from "./sessions.ts";
 import { getMessages } from "./messages.ts";
 import type { ExportOptions } from "../core/transfer_options.ts";
 import { startedRangeClauses } from "./listing.ts";
+import { runtimeName } from "./driver/load.ts";
 
 /**
  * Every session (children included) with its last activity, newest activity
@@ -68,7 +69,20 @@ export function exportAll(store: Store, options: ExportOptions = {}): SessionExp
   return Array.from(iterateExport(store, options));
 }
 
-/** Implements `SessionDB.iterateExport`: one cursor over the session list, every message row. */
+/** One session's row as the session list reads it (with `last_active`). */
+const SESSION_AGAIN_SQL = `SELECT s.*, COALESCE(
+    (SELECT MAX(timestamp) FROM messages WHERE session_id = s.id), s.started_at) AS last_active
+  FROM sessions s WHERE s.id = ?`;
+
+/**
+ * Implements `SessionDB.iterateExport`: one cursor over the session list,
+ * every message row. Where the driver reads the list whole first
+ * (`node:sqlite`, on Deno and Node), the list's snapshot ends there: each
+ * session's row is read again with its messages in one snapshot of their
+ * own (a savepoint, which also nests in a caller's transaction), so a
+ * session another process changes meanwhile comes whole as it is then,
+ * and one deleted meanwhile not at all.
+ */
 export function* iterateExport(
   store: Store,
   options: ExportOptions = {},
@@ -76,15 +90,37 @@ export function* iterateExport(
   const { sql, params } = sessionsQuery(options);
   const statement = borrowStatement(store, sql);
   const rows = statement.iterate(...params);
+  const readAgain = runtimeName() !== "bun";
   try {
     for (const row of rows) {
       const session = row as SessionRow;
-      yield withMessages(store, session);
+      if (!readAgain) {
+        yield withMessages(store, session);
+        continue;
+      }
+      const record = inOneSnapshot(store, () => {
+        const now = store.statement(SESSION_AGAIN_SQL).get(session.id) as SessionRow | undefined;
+        return now === undefined ? undefined : withMessages(store, now);
+      });
+      if (record !== undefined) yield record;
     }
   } finally {
     // Ends the cursor (and its read snapshot) even when the consumer stops early.
     rows.return?.();
     returnStatement(store, sql, statement);
+  }
+}
+
+/** Runs `read` in one read snapshot: a savepoint, released (or rolled back on an error). */
+function inOneSnapshot<T>(store: Store, read: () => T): T {
+  store.db.exec("SAVEPOINT hermes_export_session");
+  try {
+    const result = read();
+    store.db.exec("RELEASE hermes_export_session");
+    return result;
+  } catch (error) {
+    store.db.exec("ROLLBACK TO hermes_export_session; RELEASE hermes_export_session");
+    throw error;
   }
 }
 

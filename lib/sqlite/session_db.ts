@@ -1443,10 +1443,10 @@ export class SessionDB {
    * consistent snapshot. On Deno and Node the session rows are read whole
    * first (`node:sqlite`'s iterator ends quietly on an error on Deno, which
    * made a failed export look complete, and fails on an integer beyond 2^53
-   * on Node), and each session's messages as it is yielded: a session that
-   * another process changes meanwhile comes with its messages as they are
-   * then and its row as it was (its `message_count` may differ), one deleted
-   * meanwhile with no messages.
+   * on Node), then each session's row again with its messages, in one
+   * snapshot of their own, as it is yielded: a session that another process
+   * changes meanwhile comes whole as it is then, one it deletes meanwhile is
+   * left out, one it creates is not in the list.
    *
    * While the generator is suspended halfway, that cursor holds a read
    * snapshot of the file: run it to the end (or `return()` it, as `break` in
