@@ -98,10 +98,7 @@ export function* iterateExport(
         yield withMessages(store, session);
         continue;
       }
-      const record = inOneSnapshot(store, () => {
-        const now = store.statement(SESSION_AGAIN_SQL).get(session.id) as SessionRow | undefined;
-        return now === undefined ? undefined : withMessages(store, now);
-      });
+      const record = sessionWhole(store, session.id);
       if (record !== undefined) yield record;
     }
   } finally {
@@ -109,6 +106,22 @@ export function* iterateExport(
     rows.return?.();
     returnStatement(store, sql, statement);
   }
+}
+
+/**
+ * One session of an export as it is now, its row (with `last_active`) and
+ * its messages read in one snapshot: what an export yields for a session
+ * of a list read earlier.
+ *
+ * @param store The open store.
+ * @param id The session.
+ * @returns The export, or `undefined` when the session is gone.
+ */
+export function sessionWhole(store: Store, id: string): SessionExport | undefined {
+  return inOneSnapshot(store, () => {
+    const now = store.statement(SESSION_AGAIN_SQL).get(id) as SessionRow | undefined;
+    return now === undefined ? undefined : withMessages(store, now);
+  });
 }
 
 /** Runs `read` in one read snapshot: a savepoint, released (or rolled back on an error). */
@@ -148,6 +161,6 @@ export function exportSessionRows(store: Store, options: ExportOptions = {}): Se
  * @param session A row of `exportSessionRows`.
  * @returns The export.
  */
-export function withMessages(store: Store, session: SessionRow): SessionExport {
+function withMessages(store: Store, session: SessionRow): SessionExport {
   return { ...session, messages: getMessages(store, session.id, { includeInactive: true }) };
 }

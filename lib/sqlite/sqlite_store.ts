@@ -225,8 +225,10 @@ class SqliteSessionStore implements SessionStore {
     const store = storeOf(this.#db);
     const rows = await this.#call(() => exporting.exportSessionRows(store, options));
     for (const row of rows) {
-      // Each session is read on its own: no read snapshot stays open while the consumer awaits.
-      yield await this.#call(() => exporting.withMessages(store, row));
+      // Each session is read on its own, whole (its row again with its messages, in one
+      // snapshot): no read snapshot stays open while the consumer awaits.
+      const record = await this.#call(() => exporting.sessionWhole(store, row.id));
+      if (record !== undefined) yield record;
     }
   }
   deleteSession(...a: Parameters<SessionDB["deleteSession"]>) {

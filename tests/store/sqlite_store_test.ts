@@ -9,6 +9,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { OpenError } from "../../lib/core/errors.ts";
 import { openStore } from "../../lib/open_store.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { copyFixture, tempDbPath } from "../_helpers.ts";
 import { storeConformance } from "./_conformance.ts";
 
@@ -62,4 +63,27 @@ test("openStore() refuses a URL of another kind, and a postgres: typo, creating 
     readdirSync(".").some((entry) => entry.includes(name) || entry.startsWith("postgres")),
     false,
   );
+});
+
+test("the async iterateExport() gives each session whole while another process writes", async () => {
+  const path = tempDbPath();
+  await using store = await openStore(path);
+  for (const [i, id] of ["a", "b", "c"].entries()) {
+    await store.createSession(id, "cli");
+    await store.appendMessage(id, { role: "user", content: `message ${i}` });
+  }
+  const iterator = store.iterateExport();
+  const first = (await iterator.next()).value!;
+  const others = ["a", "b", "c"].filter((id) => id !== first.id);
+  const other = await SessionDB.open({ path });
+  other.appendMessage(others[0], { role: "user", content: "written meanwhile" });
+  other.deleteSession(others[1]);
+  other.close();
+  const rest = [];
+  for await (const session of iterator) rest.push(session);
+  assert.deepEqual(rest.map((s) => [s.id, s.message_count, s.messages.length]), [[
+    others[0],
+    2,
+    2,
+  ]]);
 });
