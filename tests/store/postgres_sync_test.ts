@@ -454,16 +454,24 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
     return file;
   }
 
+  /**
+   * The fixture synced from host "ubuntu", then another file of 2 sessions in its place (another
+   * machine named ubuntu, or a new file in the old one's place).
+   */
+  async function replacedFile(): Promise<{ client: PgClient; store: SessionStore; file: string }> {
+    const { client, store } = await server();
+    const file = copyFixture("hermes-v11.db");
+    await sync.syncFile(client, file, { host: "ubuntu" });
+    for (const suffix of ["-wal", "-shm"]) rmSync(file + suffix, { force: true });
+    copyFileSync(await otherFile(2), file);
+    return { client, store, file };
+  }
+
   test(
     "another file at the same host and path is refused and the server keeps its origin; --force replaces it",
     { timeout: 60_000 },
     async () => {
-      const { client, store } = await server();
-      const file = copyFixture("hermes-v11.db");
-      await sync.syncFile(client, file, { host: "ubuntu" });
-      // Another machine named ubuntu, or a new file in the old one's place.
-      for (const suffix of ["-wal", "-shm"]) rmSync(file + suffix, { force: true });
-      copyFileSync(await otherFile(2), file);
+      const { client, store, file } = await replacedFile();
       await assert.rejects(
         sync.syncFile(client, file, { host: "ubuntu" }),
         (error: Error) =>
@@ -485,11 +493,7 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
     "a new file in the old one's place goes under an --origin of its own; the old origin keeps its sessions",
     { timeout: 60_000 },
     async () => {
-      const { client, store } = await server();
-      const file = copyFixture("hermes-v11.db");
-      await sync.syncFile(client, file, { host: "ubuntu" });
-      for (const suffix of ["-wal", "-shm"]) rmSync(file + suffix, { force: true });
-      copyFileSync(await otherFile(2), file);
+      const { client, store, file } = await replacedFile();
       // What the refusal says to do.
       const own = await sync.syncFile(client, file, { host: "ubuntu", origin: "ubuntu-new" });
       assert.deepEqual([own.origin, own.created, own.deleted], ["ubuntu-new", 2, 0]);

@@ -162,26 +162,21 @@ function foldEach(text: string): string {
  * (`from`, up to `to`, its `*` included).
  */
 export type QueryNode =
-  | {
-    readonly kind: "phrase";
-    readonly text: string;
-    readonly prefix: boolean;
-    readonly from: number;
-    readonly to: number;
-  }
+  | PhraseNode
   | { readonly kind: "and" | "or"; readonly items: readonly QueryNode[] }
   | { readonly kind: "seq"; readonly items: readonly QueryNode[] }
   | { readonly kind: "not"; readonly left: QueryNode; readonly right: QueryNode };
 
-type Lexed =
-  | { readonly kind: "op"; readonly op: "AND" | "OR" | "NOT" }
-  | {
-    readonly kind: "phrase";
-    readonly text: string;
-    readonly prefix: boolean;
-    readonly from: number;
-    readonly to: number;
-  };
+/** A phrase of a {@linkcode QueryNode}, as the lexer reads it. */
+export interface PhraseNode {
+  readonly kind: "phrase";
+  readonly text: string;
+  readonly prefix: boolean;
+  readonly from: number;
+  readonly to: number;
+}
+
+type Lexed = { readonly kind: "op"; readonly op: "AND" | "OR" | "NOT" } | PhraseNode;
 
 const SPACE = /\s/u;
 // deno-lint-ignore no-control-regex -- FTS5 allows U+001A in barewords

@@ -9,7 +9,14 @@
  *
  * @module
  */
-import { MAX_TOKEN, parseFtsQuery, type QueryNode, tokenize, trigramTokens } from "./fts5_text.ts";
+import {
+  MAX_TOKEN,
+  parseFtsQuery,
+  type PhraseNode,
+  type QueryNode,
+  tokenize,
+  trigramTokens,
+} from "./fts5_text.ts";
 
 /**
  * Text whose case and diacritics our tokenizers fold as SQLite's (Unicode
@@ -27,7 +34,7 @@ const OTHER_SPACE = /[^\S \t\n\r]/;
  * they are known to be SQLite's, else its text as written.
  */
 function phraseKey(
-  node: Extract<QueryNode, { kind: "phrase" }>,
+  node: PhraseNode,
   index: "words" | "trigram",
 ): string {
   const star = node.prefix ? "*" : "";
