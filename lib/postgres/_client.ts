@@ -71,9 +71,22 @@ function sqlState(error: unknown): string | undefined {
   return typeof code === "string" ? code : undefined;
 }
 
-/** True when PostgreSQL asks for the transaction to be run again. */
+/**
+ * The primary keys of the message tables. A message id taken twice is a
+ * race, not a mistake: an append handed an id from the sequence while an
+ * import moved the sequence past the ids it keeps (and wrote them). Run
+ * again, the append takes a new id, and the import sees the id taken and
+ * gives its messages new ones.
+ */
+const MESSAGE_ID_KEYS = new Set(["messages_pkey", "message_words_pkey"]);
+
+/** True when PostgreSQL asks for the transaction to be run again, or a message id was raced for. */
 export function isRetryable(error: unknown): boolean {
-  const code = sqlState(error instanceof StorageError ? error.cause : error);
+  const raw = error instanceof StorageError ? error.cause : error;
+  const code = sqlState(raw);
+  if (code === "23505") {
+    return MESSAGE_ID_KEYS.has(String((raw as { constraint_name?: unknown }).constraint_name));
+  }
   return code !== undefined && RETRYABLE.has(code);
 }
 
@@ -368,7 +381,17 @@ export async function connectPg(
         sql.begin(readOnlyMode, (tx) => run(tx, text, params, options)).catch((error) => {
           throw translate(error);
         })
-      : (text, params, options) => run(sql, text, params, options),
+      : async (text, params, options) => {
+        // A statement on its own is its own transaction: run again as a transaction would be.
+        for (let attempt = 1;; attempt++) {
+          try {
+            return await run(sql, text, params, options);
+          } catch (error) {
+            if (!isRetryable(error) || attempt >= maxAttempts) throw error;
+            await sleep(20 + random() * 130);
+          }
+        }
+      },
     async transaction(fn) {
       for (let attempt = 1;; attempt++) {
         try {

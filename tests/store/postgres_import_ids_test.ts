@@ -45,6 +45,23 @@ describe("PostgreSQL import keeps message ids", { skip: PG_SKIP }, () => {
     }
   });
 
+  test("an append handed an id an import wrote meanwhile takes the next one, and fails nothing", async () => {
+    const schema = freshSchema();
+    await using store = await openPgStore({}, schema);
+    await store.createSession("s", "cli");
+    const first = await store.appendMessage("s", { role: "user", content: "first" });
+    // What an import that keeps ids writes while the sequence is still behind them (the race
+    // of the test below, made certain): the sequence's next value, taken.
+    await adminSql(
+      `INSERT INTO "${schema}".messages (id, session_id, role, content, timestamp)
+       VALUES (${first + 1}, 's', 'user', 'kept', 1)`,
+    );
+    const next = await store.appendMessage("s", { role: "user", content: "next" });
+    assert.equal(next, first + 2);
+    const [two] = await store.appendMessages("s", [{ role: "user", content: "batch" }]);
+    assert.equal(two, first + 3);
+  });
+
   test("an agent appending while a session is imported is never handed a kept id", {
     timeout: 120_000,
   }, async () => {
