@@ -7,86 +7,140 @@
  * question; a child session could start "before" its parent ended. The
  * monotonic clock (`performance.now()`) counts microseconds: the wall time
  * is read as `anchor + performance.now()`, the anchor taken where
- * `Date.now()` turns to the next millisecond (there it is exact to a few
- * microseconds; finding the turn is a busy wait of a millisecond or two),
- * and taken again every second (NTP slews the wall clock) and whenever
- * `Date.now()` says it no longer holds (the clock was set, the machine
- * slept). Within a process the times never run back by less than a
- * millisecond; a clock set back further is followed, as in Python.
+ * `Date.now()` turns to the next millisecond, between two monotonic reads
+ * close together (a busy wait of a millisecond or two, three at most), and
+ * taken again every second (NTP slews the wall clock) and whenever
+ * `Date.now()` says it no longer holds. Whatever the anchor, a time given
+ * lies within the millisecond `Date.now()` reads (a pause of the process
+ * cannot push it ahead), and never before one given earlier unless the
+ * wall clock itself was set back. Where `Date.now()` does not move (fake
+ * timers in tests), the times are `Date.now()`'s.
  *
  * @module
  */
 
 /** `Date.now() - performance.now()` where the wall clock turned, in ms; set on first use. */
 let anchor: number | undefined;
-/** When (`performance.now()`) the anchor was read. */
+/** When (`performance.now()`) the anchor was read, or found unreadable. */
 let anchoredAt = -Infinity;
-/** The last time given, in ms, so that small corrections never run it backwards. */
+/**
+ * How fast the anchor moves, in ms per ms of monotonic time: the wall
+ * clock's drift, measured between two anchors (0 until then).
+ */
+let drift = 0;
+/**
+ * The largest drift believed. NTP slews by 500 ppm at most, but a virtual
+ * machine's clock can be pulled harder: this one's wall clock ran 0.5%
+ * faster than its monotonic clock for seconds on end.
+ */
+const MAX_DRIFT = 0.01;
+/** The last time given and the `Date.now()` it was read with, in ms. */
 let last = -Infinity;
+let lastWall = -Infinity;
 
 /**
- * The wall clock runs apart from the monotonic one (NTP slews it: 0.3 ms a
- * second was measured here): the anchor is read again after this long.
+ * The wall clock runs apart from the monotonic one (NTP slews it; 0.3 to
+ * 5 ms a second was measured here): the anchor is read again after this
+ * long, and its drift followed meanwhile.
  */
 const ANCHOR_FOR_MS = 1000;
-/** How far behind `Date.now()` the anchor may fall before it is read again, in ms. */
-const BEHIND_MS = 0.05;
-/** A turn of `Date.now()` seen within this many ms of the read before it is trusted. */
+/** After a wait that found no turn to trust, the next wait comes after this long, in ms. */
+const RETRY_MS = 50;
+/** A turn of `Date.now()` seen within this many ms of monotonic time is trusted. */
 const BRACKET_MS = 0.02;
+/** The wait for a trusted turn, in ms of monotonic time. */
+const WAIT_MS = 3;
+/** The longest wait, for a process paused through the first {@linkcode WAIT_MS}. */
+const LONGEST_WAIT_MS = 20;
+
+/** One read of the wall clock between two of the monotonic one. */
+interface Reading {
+  /** `performance.now()` before. */
+  readonly before: number;
+  /** `Date.now()`. */
+  readonly wall: number;
+  /** `performance.now()` after. */
+  readonly after: number;
+}
+
+function read(): Reading {
+  const before = performance.now();
+  const wall = Date.now();
+  return { before, wall, after: performance.now() };
+}
 
 /**
- * The anchor, read where `Date.now()` turns to the next millisecond (a
- * busy wait of a millisecond or two): the turn lies between two reads of
- * the monotonic clock, and is trusted when they are close together (a
- * process paused between them would move the anchor by the pause). The
- * later read is taken, so that the times given are never early.
+ * The anchor, read where `Date.now()` turns by one millisecond: the turn
+ * lies between the read before it and the read that sees it, so the anchor
+ * lies within their bracket; taken at its top, so that the times given are
+ * never early (late by at most the bracket). The first turn within
+ * {@linkcode BRACKET_MS} is taken, else the tightest seen within
+ * {@linkcode WAIT_MS} (a busy machine pauses the process between reads; one
+ * paused through the whole wait waits on, up to {@linkcode LONGEST_WAIT_MS});
+ * `undefined` when `Date.now()` did not turn by one (fake timers).
  */
-function readAnchor(): number {
-  let before = performance.now();
-  let wall = Date.now();
+function readAnchor(): number | undefined {
+  let previous = read();
+  const { before: start, wall: startWall } = previous;
   let best: { anchor: number; bracket: number } | undefined;
-  for (let turns = 0; turns < 5;) {
-    const mono = performance.now();
-    const next = Date.now();
-    if (next !== wall) {
-      turns++;
-      const bracket = mono - before;
-      if (best === undefined || bracket < best.bracket) best = { anchor: next - before, bracket };
+  for (;;) {
+    const now = read();
+    if (now.wall === previous.wall + 1) {
+      const bracket = now.after - previous.before;
+      if (best === undefined || bracket < best.bracket) {
+        best = { anchor: now.wall - previous.before, bracket };
+      }
       if (bracket < BRACKET_MS) break;
     }
-    wall = next;
-    before = mono;
+    previous = now;
+    const waited = now.after - start;
+    const frozen = now.wall === startWall;
+    if (waited >= LONGEST_WAIT_MS || (waited >= WAIT_MS && (best !== undefined || frozen))) break;
   }
-  return best!.anchor;
+  return best?.anchor;
 }
+
 /**
- * The current time in Unix seconds, to the microsecond, never behind what
- * `Date.now()` says: the default clock of the stores' writes.
+ * The current time in Unix seconds, to the microsecond, within the
+ * millisecond `Date.now()` reads: the default clock of the stores' writes.
  *
  * @returns Seconds since 1970, as a float.
  *
  * @example
  * ```ts
  * import { wallClockSeconds } from "./wall_clock.ts";
- * const now = wallClockSeconds();
- * console.assert(Math.abs(now - Date.now() / 1000) < 0.002);
+ * const before = Date.now();
+ * const now = wallClockSeconds() * 1000;
+ * console.assert(now >= before && now < Date.now() + 1);
  * ```
  */
 export function wallClockSeconds(): number {
-  const mono = performance.now();
-  const wall = Date.now();
-  // The true anchor lies in [wall - mono, wall - mono + 1): anything else is a clock change.
+  const { before, wall, after } = read();
+  // The anchor at a moment, its drift since it was read followed.
+  const anchorAt = (moment: number) =>
+    anchor === undefined ? undefined : anchor + drift * (moment - anchoredAt);
+  const current = anchorAt(before);
+  // The true anchor lies in (wall - after, wall + 1 - before): outside it, read it again.
   if (
-    anchor === undefined || mono - anchoredAt > ANCHOR_FOR_MS ||
-    anchor < wall - mono - BEHIND_MS || anchor >= wall - mono + 1
+    before - anchoredAt > (anchor === undefined ? RETRY_MS : ANCHOR_FOR_MS) ||
+    (current !== undefined && (current <= wall - after || current >= wall + 1 - before))
   ) {
-    anchor = Math.max(readAnchor(), wall - mono);
-    anchoredAt = mono;
+    const fresh = readAnchor();
+    // The drift, from two anchors a while apart (those of a clock set are no drift).
+    const since = before - anchoredAt;
+    const rate = anchor === undefined || fresh === undefined ? 0 : (fresh - anchor) / since;
+    drift = since >= 200 && Math.abs(rate) <= MAX_DRIFT ? rate : 0;
+    anchor = fresh;
+    anchoredAt = before;
   }
-  let now = anchor + performance.now();
-  // Never behind a time already given by less than a millisecond (the anchor's refinements);
-  // a clock set back further is followed, as Python's time.time() follows it.
-  if (now < last && last - now < 1) now = last;
+  // Within the millisecond Date.now() read, whatever the anchor (or without one).
+  const at = anchorAt(after);
+  let now = at === undefined ? wall : at + after;
+  if (now < wall) now = wall;
+  if (now > wall + 1 + (after - before)) now = wall + 1 + (after - before);
+  // Never before a time given earlier, unless the wall clock was set back.
+  if (now < last && wall >= lastWall) now = last;
   last = now;
+  lastWall = wall;
   return now / 1000;
 }
