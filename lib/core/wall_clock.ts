@@ -8,9 +8,10 @@
  * monotonic clock (`performance.now()`) counts microseconds: the wall time
  * is read as `anchor + performance.now()`, the anchor taken where
  * `Date.now()` turns to the next millisecond, between two monotonic reads
- * close together (a busy wait of a millisecond or two, three at most), and
- * taken again every second (NTP slews the wall clock) and whenever
- * `Date.now()` says it no longer holds. Whatever the anchor, a time given
+ * close together (a busy wait of a millisecond or two: three at most,
+ * twenty for a process paused through them), and taken again every second
+ * and whenever `Date.now()` says it no longer holds; between two anchors,
+ * the wall clock's drift from the monotonic one is followed (NTP slews it). Whatever the anchor, a time given
  * lies within the millisecond `Date.now()` reads (a pause of the process
  * cannot push it ahead), and never before one given earlier unless the
  * wall clock itself was set back. Where `Date.now()` does not move (fake
