@@ -65,6 +65,7 @@ import {
   startPass,
   syncLockName,
   SyncSupersededError,
+  takePlace,
 } from "./sync_origin.ts";
 import { jsonParam } from "./_text_codec.ts";
 
@@ -729,7 +730,9 @@ export async function syncFile(
     // One pass per origin at a time: a second one waits, then finds what the first wrote.
     unlock = await client.lock(syncLockName(resolved.name));
     // Removed (`origins --remove`) while this pass waited for the lock: register the file again.
-    if (await originExists(client, resolved.name)) break;
+    // (One that takes another's place is registered once its file is checked.)
+    const registers = resolved.replaces !== undefined && resolved.movedFrom === undefined;
+    if (registers || await originExists(client, resolved.name)) break;
     await unlock();
   }
   const origin = resolved.name;
@@ -788,7 +791,9 @@ export async function syncFile(
         shared,
       );
     }
-    if (resolved.movedFrom) await moveOrigin(client, origin, { host, path: real });
+    if (resolved.replaces !== undefined) {
+      await takePlace(client, origin, resolved.replaces, { host, path: real }, new Date());
+    } else if (resolved.movedFrom) await moveOrigin(client, origin, { host, path: real });
     // Messages are read after the snapshot of counts: only ids up to the snapshot's highest,
     // so one written in between is left for the next pass instead of shipped twice.
     const messagesAfter = store.statement(

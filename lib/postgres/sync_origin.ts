@@ -77,6 +77,13 @@ export interface ResolvedOrigin {
   readonly name: string;
   /** Where the origin's file was synced from before, when the file now comes from elsewhere. */
   readonly movedFrom?: OriginPlace;
+  /**
+   * The origin whose place (this host and path) the file takes, once its
+   * pass has checked it ({@linkcode takePlace}): a new file in the old one's
+   * place, synced under a name of its own. The origin named is then not
+   * registered yet, unless {@linkcode movedFrom} says where it was.
+   */
+  readonly replaces?: string;
 }
 
 /**
@@ -102,8 +109,9 @@ function originName(wanted: string | undefined, host: string): string {
 
 /**
  * What an origin's path gets when a new file in its file's place is synced
- * under another name (then that name and `)`): the origin keeps its
- * sessions, and `origins` shows where they came from and what replaced it.
+ * under another name (then that name, ` at ` and the time, and `)`): the
+ * origin keeps its sessions, and `origins` shows where they came from and
+ * what replaced it.
  */
 export const DETACHED = " (replaced by origin ";
 
@@ -116,12 +124,13 @@ export const DETACHED = " (replaced by origin ";
  *   registered for another host or path, {@linkcode ResolvedOrigin.movedFrom}
  *   says where (the caller checks the file, then calls {@linkcode moveOrigin}).
  *   When this host and path are another origin's, whose sessions the file
- *   holds none of (a new file in the old one's place), that origin gives the
- *   place up, keeping its sessions on the server ({@linkcode DETACHED}).
+ *   holds none of (a new file in the old one's place), {@linkcode ResolvedOrigin.replaces}
+ *   names it: the caller checks the file, then calls {@linkcode takePlace}.
  *
  * @param fileIds The session ids the file holds, read when the place is another origin's.
  * @throws {SyncRefusedError} When `wanted` is given and this host and path
- *   are registered under another origin, some of whose sessions the file holds.
+ *   are registered under another origin, some of whose sessions the file
+ *   holds (or the file holds none at all).
  * @throws {TypeError} When `wanted` is no origin name.
  */
 export async function resolveOrigin(
@@ -147,16 +156,20 @@ export async function resolveOrigin(
           registered,
         ]);
         const ids = await fileIds();
-        if (held.some((row) => ids.has(String(row.source_id)))) {
+        // The same file under a second name would be shipped twice; a file without sessions
+        // proves nothing (the old file put back would then be shipped again under the new name).
+        if (ids.size === 0 || held.some((row) => ids.has(String(row.source_id)))) {
           throw new SyncRefusedError(
             `the file (${path} on ${host}) is synced as origin "${registered}" already: pass --origin ${registered}, or leave --origin out`,
           );
         }
-        // Another file now: the old origin keeps its sessions, and gives this place up.
-        await query(`UPDATE sync_origins SET path = path || $2 WHERE origin = $1`, [
-          registered,
-          `${DETACHED}${base})`,
-        ]);
+        // Another file now: it takes the place once its pass has checked it (`takePlace`).
+        const named = await query("SELECT host, path FROM sync_origins WHERE origin = $1", [base]);
+        return named.length === 0 ? { name: base, replaces: registered } : {
+          name: base,
+          replaces: registered,
+          movedFrom: { host: String(named[0].host), path: String(named[0].path) },
+        };
       }
       const named = await query("SELECT host, path FROM sync_origins WHERE origin = $1", [base]);
       if (named.length > 0) {
@@ -248,6 +261,46 @@ export async function checkPass(query: PgQuery, name: string, token: bigint): Pr
   if (rows.length === 0 || BigInt(String(rows[0].pass_token)) !== token) {
     throw new SyncSupersededError(name);
   }
+}
+
+/**
+ * Gives `name` the place of the origin `replaced` (after the pass checked
+ * the file, {@linkcode checkSameFile}): `replaced` keeps its sessions, its
+ * path marked as replaced ({@linkcode DETACHED}, with the time, so that
+ * several origins replaced at one place stay apart), and `name` is
+ * registered there, or moved there when it was registered elsewhere.
+ *
+ * @param client The server.
+ * @param name The origin of the file now at the place.
+ * @param replaced The origin that held the place.
+ * @param place The host and file.
+ * @param at When, as the marked path says it.
+ */
+export async function takePlace(
+  client: PgClient,
+  name: string,
+  replaced: string,
+  place: OriginPlace,
+  at: Date,
+): Promise<void> {
+  await client.transaction(async (query) => {
+    await query("LOCK TABLE sync_origins IN SHARE ROW EXCLUSIVE MODE");
+    await query(
+      "UPDATE sync_origins SET path = path || $2 WHERE origin = $1 AND host = $3 AND path = $4",
+      [replaced, `${DETACHED}${name} at ${at.toISOString()})`, place.host, place.path],
+    );
+    const moved = await query(
+      "UPDATE sync_origins SET host = $1, path = $2 WHERE origin = $3 RETURNING origin",
+      [place.host, place.path, name],
+    );
+    if (moved.length === 0) {
+      await query("INSERT INTO sync_origins (origin, host, path) VALUES ($1, $2, $3)", [
+        name,
+        place.host,
+        place.path,
+      ]);
+    }
+  });
 }
 
 /** Records that the origin's file is now at `place` (after {@linkcode checkSameFile}). */

@@ -17,6 +17,11 @@ import { copyFixture, tempDir } from "../_helpers.ts";
 import { freshSchema, openPgStore, PG_SKIP, schemaUrl } from "./_pg.ts";
 import { untilSteady } from "./_steady.ts";
 
+/** `text` as a regular expression that matches it. */
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
 describe("syncFile()", { skip: PG_SKIP }, () => {
   let sync: typeof import("../../lib/postgres/sync.ts");
   const clients: PgClient[] = [];
@@ -443,12 +448,12 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
   );
 
   /** A file of `sessions` sessions of one message each, not the fixture's. */
-  async function otherFile(sessions: number): Promise<string> {
+  async function otherFile(sessions: number, prefix = "other"): Promise<string> {
     const file = join(tempDir(), "other.db");
     const db = await SessionDB.open({ path: file });
     for (let s = 0; s < sessions; s++) {
-      db.createSession(`other-${s}`, "cli");
-      db.appendMessage(`other-${s}`, { role: "user", content: `other host ${s}` });
+      db.createSession(`${prefix}-${s}`, "cli");
+      db.appendMessage(`${prefix}-${s}`, { role: "user", content: `other host ${s}` });
     }
     db.close();
     return file;
@@ -499,13 +504,70 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
       assert.deepEqual([own.origin, own.created, own.deleted], ["ubuntu-new", 2, 0]);
       assert.equal(await store.sessionCount(), 44);
       const origins = await client.query("SELECT origin, path FROM sync_origins ORDER BY origin");
-      assert.deepEqual(origins.map((r) => [r.origin, r.path]), [
-        ["ubuntu", `${realpathSync(file)} (replaced by origin ubuntu-new)`],
-        ["ubuntu-new", realpathSync(file)],
-      ]);
+      assert.equal(origins.length, 2);
+      assert.match(
+        String(origins[0].path),
+        new RegExp(
+          `^${
+            escapeRegExp(realpathSync(file))
+          } \\(replaced by origin ubuntu-new at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\)$`,
+        ),
+      );
+      assert.deepEqual([origins[1].origin, origins[1].path], ["ubuntu-new", realpathSync(file)]);
       // The place is the new origin's now: a pass without --origin goes on with it.
       assert.equal((await sync.syncFile(client, file, { host: "ubuntu" })).origin, "ubuntu-new");
       assert.equal(await store.sessionCount(), 44);
+      // Files turn about at one place, each under its own name: each taking it back in turn.
+      const put = async (source: string) => {
+        for (const suffix of ["-wal", "-shm"]) rmSync(file + suffix, { force: true });
+        copyFileSync(source, file);
+      };
+      await put(await otherFile(3, "third"));
+      assert.equal(
+        (await sync.syncFile(client, file, { host: "ubuntu", origin: "third" })).created,
+        3,
+      );
+      await put(await otherFile(2));
+      const back = await sync.syncFile(client, file, { host: "ubuntu", origin: "ubuntu-new" });
+      assert.deepEqual([back.origin, back.created, back.deleted], ["ubuntu-new", 0, 0]);
+    },
+  );
+
+  test(
+    "a new file refused under a taken --origin, or holding no session, leaves the place to its origin",
+    { timeout: 60_000 },
+    async () => {
+      const { client, store, file } = await replacedFile();
+      // "elsewhere" is another file's origin: this file holds none of its sessions.
+      await sync.syncFile(client, await otherFile(1, "elsewhere"), {
+        host: "b",
+        origin: "elsewhere",
+      });
+      await assert.rejects(
+        sync.syncFile(client, file, { host: "ubuntu", origin: "elsewhere" }),
+        sync.SyncRefusedError,
+      );
+      const empty = join(tempDir(), "empty.db");
+      (await SessionDB.open({ path: empty })).close();
+      for (const suffix of ["-wal", "-shm"]) rmSync(file + suffix, { force: true });
+      copyFileSync(empty, file);
+      await assert.rejects(
+        sync.syncFile(client, file, { host: "ubuntu", origin: "fresh" }),
+        (error: Error) =>
+          error instanceof sync.SyncRefusedError &&
+          /synced as origin "ubuntu" already/.test(error.message),
+      );
+      const origins = await client.query("SELECT origin, path FROM sync_origins ORDER BY origin");
+      assert.deepEqual(origins.map((r) => [r.origin, r.path]), [
+        ["elsewhere", origins[0].path],
+        ["ubuntu", realpathSync(file)],
+      ]);
+      // The old file back in its place goes on as its origin: nothing shipped twice.
+      for (const suffix of ["-wal", "-shm"]) rmSync(file + suffix, { force: true });
+      copyFileSync(copyFixture("hermes-v11.db"), file);
+      const again = await sync.syncFile(client, file, { host: "ubuntu" });
+      assert.deepEqual([again.origin, again.created], ["ubuntu", 0]);
+      assert.equal(await store.sessionCount(), 43);
     },
   );
 
