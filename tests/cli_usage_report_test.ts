@@ -55,6 +55,13 @@ test("usage --since takes Unix seconds as list does, and names every form when i
   const run = await runCli(["--db", v11Copy(), "usage", "--since", "1777000000", "--json"]);
   assert.equal(run.code, 0, run.err);
   assert.equal(JSON.parse(run.out).since, 1777000000);
+  const later = await runCli(["--db", v11Copy(), "usage", "--since", "1900000000"]);
+  assert.equal(
+    later.out,
+    "No sessions started since 2030-03-17T17:46:40.000Z (--since all for any age).\n",
+  );
+  // Milliseconds are no seconds: refused, not read as a time thousands of years ahead.
+  assert.equal((await runCli(["--db", v11Copy(), "usage", "--since", "1700000000000"])).code, 2);
   const bad = await runCli(["--db", v11Copy(), "usage", "--since", "bogus"]);
   assert.equal(bad.code, 2);
   assert.match(

@@ -158,8 +158,8 @@ const PERIOD_UNITS = {
  * Reads a period start: `30d`, `12h`, `2w`, `6mo` or `6m` (months of 30
  * days), `1y` (years of 365 days) or `90min` before `now`, or a date
  * (`2026-04-01`: its midnight in `timeZone`) or an ISO date and time (in
- * `timeZone`, or UTC when it ends in `Z`), or Unix seconds (nine digits or
- * more). (`m` is a month here, as periods
+ * `timeZone`, or UTC when it ends in `Z`), or Unix seconds (nine or ten
+ * digits). (`m` is a month here, as periods
  * of tokens and cost are counted in days; `6mo` means the same in every
  * command, where the `--since` of `list` and `search` reads `6m` as
  * minutes.)
@@ -186,8 +186,9 @@ export function parseSince(text: string, now: number, timeZone = "UTC"): number 
     const unit = PERIOD_UNITS[relative[2].toLowerCase() as keyof typeof PERIOD_UNITS];
     return now - Number(relative[1]) * unit;
   }
-  // Unix seconds, as `list --since` and the web API take them (nine digits and more: 1973 on).
-  if (/^\s*\d{9,}(?:\.\d+)?\s*$/.test(text)) return Number(text);
+  // Unix seconds, as `list --since` and the web API take them: nine or ten digits (1973 to
+  // 2286; milliseconds, thirteen digits, are no seconds).
+  if (/^\s*\d{9,10}(?:\.\d+)?\s*$/.test(text)) return Number(text);
   const written = /^(\d{4}-\d{2}-\d{2})(?:[T ]([\d:.]+)(Z?))?$/.exec(text.trim());
   if (written !== null) {
     const [, date, time = "00:00:00", utc] = written;

@@ -129,9 +129,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     const period = sinceText.trim();
     const when = since === null
       ? "yet"
-      : /^\d/.test(period) && !/^\d{4}-/.test(period)
+      : /^\d+[a-z]+$/i.test(period)
       ? `in the last ${period}`
-      : `since ${period}`;
+      : `since ${/^\d+(?:\.\d+)?$/.test(period) ? new Date(since * 1000).toISOString() : period}`;
     const wider = since === null ? "" : " (--since all for any age)";
     ctx.io.stdout(`No sessions started ${when}${wider}.\n`);
     return 0;
