@@ -48,7 +48,9 @@ function textValue(value: unknown, field: string, action: string): StoredValue {
   if (typeof value === "string") return value;
   if (typeof value === "bigint") return String(value);
   if (typeof value === "number" && Number.isFinite(value)) {
-    return Number.isInteger(value) ? String(value) : value;
+    if (!Number.isInteger(value)) return value;
+    // Every digit, as Python writes an int (String() writes 1e21 on).
+    return Math.abs(value) < 1e21 ? String(value) : BigInt(value).toString();
   }
   throw new TypeError(
     `Cannot ${action}: ${field} must be a string: current value is ${describeValue(value)}`,

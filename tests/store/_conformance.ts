@@ -620,11 +620,16 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       await store.createSession("s", "cli");
       await store.appendMessage("s", { role: "tool", content: "x", toolName: 5 as Loose });
       await store.appendMessage("s", { role: "tool", content: "y", toolName: 1.5 as Loose });
+      await store.appendMessage("s", { role: "tool", content: "v", toolName: 1e21 as Loose });
       await assert.rejects(
         store.appendMessage("s", { role: "tool", content: "z", toolName: NaN as Loose }),
         /toolName must be a string: current value is NaN/,
       );
-      assert.deepEqual((await store.getMessages("s")).map((m) => m.tool_name), ["5", "1.5"]);
+      assert.deepEqual((await store.getMessages("s")).map((m) => m.tool_name), [
+        "5",
+        "1.5",
+        "1000000000000000000000",
+      ]);
       // Bun wrapped a bigint past 64 bits (2^64 + 5 stored as 5).
       await assert.rejects(
         store.appendMessage("s", {
