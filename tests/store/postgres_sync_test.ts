@@ -518,16 +518,16 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
       assert.equal((await sync.syncFile(client, file, { host: "ubuntu" })).origin, "ubuntu-new");
       assert.equal(await store.sessionCount(), 44);
       // Files turn about at one place, each under its own name: each taking it back in turn.
-      const put = async (source: string) => {
+      const put = (source: string) => {
         for (const suffix of ["-wal", "-shm"]) rmSync(file + suffix, { force: true });
         copyFileSync(source, file);
       };
-      await put(await otherFile(3, "third"));
+      put(await otherFile(3, "third"));
       assert.equal(
         (await sync.syncFile(client, file, { host: "ubuntu", origin: "third" })).created,
         3,
       );
-      await put(await otherFile(2));
+      put(await otherFile(2));
       const back = await sync.syncFile(client, file, { host: "ubuntu", origin: "ubuntu-new" });
       assert.deepEqual([back.origin, back.created, back.deleted], ["ubuntu-new", 0, 0]);
     },
