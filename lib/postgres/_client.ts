@@ -80,14 +80,27 @@ function sqlState(error: unknown): string | undefined {
  */
 const MESSAGE_ID_KEYS = new Set(["messages_pkey", "message_words_pkey"]);
 
-/** True when PostgreSQL asks for the transaction to be run again, or a message id was raced for. */
-export function isRetryable(error: unknown): boolean {
+/**
+ * Attempts at a message id raced for: the next id is past the raced ones.
+ * More would only walk a sequence left behind its ids (a bad restore) one
+ * id at a time, slowly: that is `doctor --fix`'s to repair.
+ */
+const RACED_ID_ATTEMPTS = 3;
+
+/**
+ * How many attempts an error allows the transaction (or statement) that
+ * failed with it: `maxAttempts` when PostgreSQL asks for it to be run again
+ * (a serialization failure, a deadlock), a few when a message id was raced
+ * for, 1 (no other attempt) for any other error.
+ */
+function attemptsFor(error: unknown, maxAttempts: number): number {
   const raw = error instanceof StorageError ? error.cause : error;
   const code = sqlState(raw);
   if (code === "23505") {
-    return MESSAGE_ID_KEYS.has(String((raw as { constraint_name?: unknown }).constraint_name));
+    const key = String((raw as { constraint_name?: unknown }).constraint_name);
+    return MESSAGE_ID_KEYS.has(key) ? RACED_ID_ATTEMPTS : 1;
   }
-  return code !== undefined && RETRYABLE.has(code);
+  return code !== undefined && RETRYABLE.has(code) ? maxAttempts : 1;
 }
 
 /** True for a unique violation on `constraint` (an index name). */
@@ -387,7 +400,7 @@ export async function connectPg(
           try {
             return await run(sql, text, params, options);
           } catch (error) {
-            if (!isRetryable(error) || attempt >= maxAttempts) throw error;
+            if (attempt >= attemptsFor(error, maxAttempts)) throw error;
             await sleep(20 + random() * 130);
           }
         }
@@ -401,7 +414,7 @@ export async function connectPg(
           );
         } catch (error) {
           // BEGIN and COMMIT fail outside `run` (a lost connection): translated here.
-          if (!isRetryable(error) || attempt >= maxAttempts) throw translate(error);
+          if (attempt >= attemptsFor(error, maxAttempts)) throw translate(error);
           await sleep(20 + random() * 130);
         }
       }
