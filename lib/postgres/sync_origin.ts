@@ -113,7 +113,7 @@ function originName(wanted: string | undefined, host: string): string {
  * origin keeps its sessions, and `origins` shows where they came from and
  * what replaced it.
  */
-export const DETACHED = " (replaced by origin ";
+const DETACHED = " (replaced by origin ";
 
 /**
  * Finds or registers the origin of the file at `path` on `host`.
