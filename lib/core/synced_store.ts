@@ -61,6 +61,31 @@ export interface SyncState {
   }[];
 }
 
+/** The record of one synced session in a {@linkcode SyncState}. */
+export type SyncedSessionRecord = SyncState["sessions"][number];
+
+/**
+ * The record of a session whose copy in the store may differ from what its
+ * file held when `record` was taken (`hermes-state copy` skipped it: an
+ * earlier, interrupted run wrote it, and its host may have written on
+ * since). Its counts match no file: the origin's next pass ships the session
+ * whole, replacing the store's copy, or deletes it from the store when the
+ * file no longer holds it.
+ *
+ * @param record A record of another store's {@linkcode SyncedStore.syncState}.
+ * @returns The same record, its digests and counts set to match nothing.
+ */
+export function unconfirmedRecord(record: SyncedSessionRecord): SyncedSessionRecord {
+  return {
+    ...record,
+    rowDigest: "",
+    messageCount: -1,
+    maxMessageId: -1,
+    messageDigest: null,
+    extraDigest: null,
+  };
+}
+
 /** What {@linkcode SyncedStore.restoreSyncState} restored. */
 export interface RestoredSyncState {
   /** Origins added. */

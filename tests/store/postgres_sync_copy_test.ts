@@ -1,8 +1,9 @@
 /**
  * `copy` between two PostgreSQL stores and the records of `sync` it
  * carries: a session the run skipped because the other store had it (an
- * interrupted run wrote it, and its host wrote on since) gets no record, so
- * that the host's next pass into the new store ships what it lacks.
+ * interrupted run wrote it, and its host wrote on since) gets an unconfirmed
+ * record, so that the host's next pass into the new store ships what it
+ * lacks, or deletes the session once the file no longer holds it.
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -12,7 +13,7 @@ import { runCli, v11Copy } from "../_cli_io.ts";
 import { adminSql, freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
 
 describe("copy between PostgreSQL stores and the sync records", { skip: PG_SKIP }, () => {
-  test("copy carries no record for a session it skipped: the next pass ships what DEST lacks", {
+  test("a session copy skipped gets an unconfirmed record: the next pass ships what DEST lacks", {
     timeout: 60_000,
   }, async () => {
     const file = v11Copy();
@@ -36,16 +37,43 @@ describe("copy between PostgreSQL stores and the sync records", { skip: PG_SKIP 
     assert.equal(again.code, 0, again.err);
     const report = JSON.parse(again.out);
     assert.equal(report.skipped, 42);
-    assert.deepEqual(report.sync, { origins: 1, sessions: 0, conflicting: [] });
+    assert.deepEqual(report.sync, { origins: 1, sessions: 42, conflicting: [] });
     // The host's next pass into DEST ships the sessions again, the new message with them.
     const pass = await runCli(["--json", "sync", file, "--to", to, "--origin", "web-1"]);
     assert.equal(pass.code, 0, pass.err);
-    assert.equal(JSON.parse(pass.out).created, 42);
+    const shipped = JSON.parse(pass.out);
+    assert.deepEqual([shipped.created, shipped.updated, shipped.rewritten], [0, 42, 42]);
     await using store = await openStore(to, { readonly: true });
     const contents = (await store.exportSession(`web-1/${id}`))!.messages.map((m) => m.content);
     assert.equal(contents.at(-1), "written between the copies");
     assert.equal(await store.messageCount(), 198, "each message once");
     const next = await runCli(["--json", "sync", file, "--to", to, "--origin", "web-1"]);
     assert.equal(JSON.parse(next.out).messages, 0);
+  });
+  test("a session copy skipped, then deleted on its host, leaves DEST with the next pass", {
+    timeout: 60_000,
+  }, async () => {
+    const file = v11Copy();
+    const from = schemaUrl(freshSchema());
+    assert.equal((await runCli(["sync", file, "--to", from, "--origin", "web-1"])).code, 0);
+    // A copy killed before its end: every session in DEST, none of the records.
+    const toSchema = freshSchema();
+    const to = schemaUrl(toSchema);
+    assert.equal((await runCli(["copy", from, to])).code, 0);
+    await adminSql(
+      `DELETE FROM "${toSchema}".sync_sessions; DELETE FROM "${toSchema}".sync_origins`,
+    );
+    assert.equal((await runCli(["copy", from, to])).code, 0);
+    // The host deletes a session, then ships its file into DEST.
+    const db = await SessionDB.open({ path: file });
+    const [id] = db.listSessionsRich({ limit: 1 }).map((s) => s.id);
+    assert.ok(db.deleteSession(id));
+    db.close();
+    const pass = await runCli(["--json", "sync", file, "--to", to, "--origin", "web-1"]);
+    assert.equal(pass.code, 0, pass.err);
+    assert.equal(JSON.parse(pass.out).deleted, 1);
+    await using store = await openStore(to, { readonly: true });
+    assert.equal(await store.getSession(`web-1/${id}`), undefined);
+    assert.equal(await store.sessionCount(), 41);
   });
 });

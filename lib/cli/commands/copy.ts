@@ -23,7 +23,7 @@ import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { isDatabaseFile } from "../../files/same_file.ts";
 import { CommandError } from "../usage_error.ts";
-import { type RestoredSyncState, syncedStore } from "../../core/synced_store.ts";
+import { type RestoredSyncState, syncedStore, unconfirmedRecord } from "../../core/synced_store.ts";
 import { plural } from "../../render/format.ts";
 import { LockPacer } from "../../sqlite/batches.ts";
 import { diskFullReason, isDiskFull } from "../../sqlite/disk_space.ts";
@@ -40,7 +40,7 @@ picks up where it stopped. Each session is written whole or not at all.
 Between two PostgreSQL stores, what SRC records of "hermes-state sync" (its
 origins) goes too, so hosts go on syncing into DEST where they left off; a
 session skipped because DEST had it is shipped whole again by its host's
-next pass.
+next pass (or deleted from DEST, when its file no longer holds it).
 
 Options:
   --source SOURCE   Only sessions of this source
@@ -76,12 +76,14 @@ async function openSource(ctx: Context, src: string): Promise<SessionStore> {
  * again under a new origin beside the copied sessions. A file records no
  * origins: copied into one, they are named as lost.
  *
- * A session's record says what the server holds of its file, so only the
- * sessions this run wrote into DEST get theirs. One skipped because DEST had
- * it (an earlier, interrupted run wrote it, and its host may have written on
- * since) gets none, unless DEST has its own: the host's next pass into DEST
- * ships it whole again, replacing DEST's copy, rather than going on from
- * SRC's record and never shipping what DEST lacks.
+ * A session's record says what the server holds of its file: the sessions
+ * this run wrote into DEST get theirs as SRC has it. One skipped because DEST
+ * had it (an earlier, interrupted run wrote it, and its host may have written
+ * on since) gets an unconfirmed one ({@linkcode unconfirmedRecord}), unless
+ * DEST has its own: the host's next pass into DEST ships it whole again,
+ * replacing DEST's copy, rather than going on from SRC's record and never
+ * shipping what DEST lacks; and deletes it from DEST once the file no longer
+ * holds it (without a record, no pass would).
  *
  * @returns What was added to DEST, or `undefined` when SRC records no origin.
  */
@@ -116,7 +118,9 @@ async function carrySyncState(
   const kept = new Set(held);
   const state = {
     origins: all.origins.filter((o) => kept.has(o.origin)),
-    sessions: all.sessions.filter((s) => kept.has(s.origin) && written.has(s.sessionId)),
+    sessions: all.sessions.filter((s) => kept.has(s.origin)).map((s) =>
+      written.has(s.sessionId) ? s : unconfirmedRecord(s)
+    ),
   };
   const restored = await to.restoreSyncState(state);
   for (const origin of restored.conflicting) {
