@@ -13,6 +13,11 @@
  * - a container re-created under a new host name, its state.db on a volume
  *   that outlives it: the same file under a new host.
  *
+ * And one would double them: a state.db moved on its host (`mv`), synced
+ * from its new path without `--origin`. A new place whose file holds
+ * sessions of an origin of the same host whose file is no longer at its path
+ * is that origin's file moved: the origin follows it.
+ *
  * So `--origin NAME` names the file's origin whether NAME is new or taken (a
  * taken one is the same file come back from a new host or path, and moves
  * there), and a pass refuses a file that holds none of the sessions its
@@ -22,7 +27,9 @@
  *
  * @module
  */
+import { existsSync } from "node:fs";
 import type { PgClient, PgQuery } from "./_client.ts";
+import { jsonParam } from "./_text_codec.ts";
 import { isOriginName, ORIGIN_NAME_FORM } from "../core/origin_name.ts";
 
 /**
@@ -84,6 +91,12 @@ export interface ResolvedOrigin {
    * registered yet, unless {@linkcode movedFrom} says where it was.
    */
   readonly replaces?: string;
+  /**
+   * Where the origin's file was before it moved on this host (found without
+   * `--origin`: the file at the old path is gone, and the new one holds the
+   * origin's sessions). The origin is registered at the new path already.
+   */
+  readonly followed?: OriginPlace;
 }
 
 /**
@@ -118,8 +131,10 @@ const DETACHED = " (replaced by origin ";
 /**
  * Finds or registers the origin of the file at `path` on `host`.
  *
- * - Without `wanted`: the origin registered for this host and path, else a
- *   new one named after the host (`-2`, `-3`… when taken).
+ * - Without `wanted`: the origin registered for this host and path; else
+ *   the origin of this host whose file is no longer at its path and whose
+ *   sessions the file holds (the file moved: the origin is moved here); else
+ *   a new one named after the host (`-2`, `-3`… when taken).
  * - With `wanted`: that origin, registered now when new; when it was
  *   registered for another host or path, {@linkcode ResolvedOrigin.movedFrom}
  *   says where (the caller checks the file, then calls {@linkcode moveOrigin}).
@@ -127,7 +142,9 @@ const DETACHED = " (replaced by origin ";
  *   holds none of (a new file in the old one's place), {@linkcode ResolvedOrigin.replaces}
  *   names it: the caller checks the file, then calls {@linkcode takePlace}.
  *
- * @param fileIds The session ids the file holds, read when the place is another origin's.
+ * @param fileIds The session ids the file holds, read when the place is
+ *   another origin's, or new while an origin's file of this host is gone.
+ * @param exists Whether a file is at a path of this host (`existsSync`; tests give their own).
  * @throws {SyncRefusedError} When `wanted` is given and this host and path
  *   are registered under another origin, some of whose sessions the file
  *   holds (or the file holds none at all).
@@ -139,6 +156,7 @@ export async function resolveOrigin(
   path: string,
   wanted: string | undefined,
   fileIds: () => Promise<ReadonlySet<string>>,
+  exists: (path: string) => boolean = existsSync,
 ): Promise<ResolvedOrigin> {
   const base = originName(wanted, host);
   return await client.transaction(async (query) => {
@@ -149,6 +167,15 @@ export async function resolveOrigin(
     ]);
     const registered = here.length > 0 ? String(here[0].origin) : undefined;
     if (wanted === undefined && registered !== undefined) return { name: registered };
+    if (wanted === undefined) {
+      const moved = await movedOrigin(query, host, fileIds, exists);
+      if (moved !== undefined) {
+        // Moved now, under the table's lock: a second new place holding the same sessions
+        // (a copy beside the moved file) then finds the origin's file there, and is new.
+        await query("UPDATE sync_origins SET path = $1 WHERE origin = $2", [path, moved.origin]);
+        return { name: moved.origin, followed: { host, path: moved.path } };
+      }
+    }
     if (wanted !== undefined) {
       if (registered === base) return { name: base };
       if (registered !== undefined) {
@@ -191,6 +218,34 @@ export async function resolveOrigin(
       return { name };
     }
   });
+}
+
+/**
+ * The origin of `host` whose file is no longer at its path and whose
+ * sessions the file at the new place holds (the most of them, when several
+ * are), or `undefined`. A path `takePlace` marked as replaced is no file's.
+ */
+async function movedOrigin(
+  query: PgQuery,
+  host: string,
+  fileIds: () => Promise<ReadonlySet<string>>,
+  exists: (path: string) => boolean,
+): Promise<{ origin: string; path: string } | undefined> {
+  const gone = (await query("SELECT origin, path FROM sync_origins WHERE host = $1", [host]))
+    .map((row) => ({ origin: String(row.origin), path: String(row.path) }))
+    .filter((o) => !o.path.includes(DETACHED) && !exists(o.path));
+  if (gone.length === 0) return undefined;
+  const ids = await fileIds();
+  if (ids.size === 0) return undefined;
+  const shared = await query(
+    `SELECT origin, count(*) AS n FROM sync_sessions
+     WHERE origin IN (SELECT json_array_elements_text($1::text::json))
+       AND source_id IN (SELECT json_array_elements_text($2::text::json))
+     GROUP BY origin ORDER BY n DESC, origin LIMIT 1`,
+    [jsonParam(gone.map((o) => o.origin)), jsonParam([...ids])],
+  );
+  if (shared.length === 0) return undefined;
+  return gone.find((o) => o.origin === String(shared[0].origin));
 }
 
 /**

@@ -1,0 +1,88 @@
+/**
+ * A state.db moved on its host (`mv`) and synced from its new path without
+ * `--origin`: its origin follows it, instead of a second origin shipping
+ * every session of the file again beside the first's. A copy beside a file
+ * still in place, or another file, is a new origin as before.
+ */
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { copyFileSync, mkdtempSync, realpathSync, renameSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
+import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
+
+/** A new file at `path` holding the sessions `ids`, each with one message. */
+async function fileWith(path: string, ...ids: string[]): Promise<string> {
+  const db = await SessionDB.open({ path });
+  for (const id of ids) {
+    db.createSession(id, "cli");
+    db.appendMessage(id, { role: "user", content: `hello from ${id}` });
+  }
+  db.close();
+  return path;
+}
+
+/** A new folder of its own. */
+function folder(): string {
+  return realpathSync(mkdtempSync(join(tmpdir(), "hermes-moved-")));
+}
+
+describe("sync of a moved state.db", { skip: PG_SKIP }, () => {
+  test("the origin follows its file to a new path on the same host", {
+    timeout: 60_000,
+  }, async () => {
+    const { connectSyncTarget, syncFile } = await import("../../lib/postgres/sync.ts");
+    const client = await connectSyncTarget(schemaUrl(freshSchema()));
+    try {
+      const old = await fileWith(join(folder(), "state.db"), "a", "b");
+      assert.equal((await syncFile(client, old, { host: "h" })).origin, "h");
+      const moved = join(folder(), "state.db");
+      renameSync(old, moved);
+      const db = await SessionDB.open({ path: moved });
+      db.appendMessage("a", { role: "assistant", content: "written after the move" });
+      db.close();
+      const pass = await syncFile(client, moved, { host: "h" });
+      assert.equal(pass.origin, "h");
+      assert.deepEqual([pass.created, pass.appended, pass.deleted], [0, 1, 0]);
+      assert.deepEqual(
+        await client.query("SELECT origin, host, path FROM sync_origins"),
+        [{ origin: "h", host: "h", path: moved }],
+      );
+      const [{ n }] = await client.query("SELECT count(*)::int AS n FROM messages");
+      assert.equal(n, 3, "each message once");
+      // The next pass finds the origin at its new place.
+      assert.equal((await syncFile(client, moved, { host: "h" })).messages, 0);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("a copy beside a file still in place, or another file, is a new origin", {
+    timeout: 60_000,
+  }, async () => {
+    const { connectSyncTarget, syncFile } = await import("../../lib/postgres/sync.ts");
+    const client = await connectSyncTarget(schemaUrl(freshSchema()));
+    try {
+      const first = await fileWith(join(folder(), "state.db"), "a");
+      assert.equal((await syncFile(client, first, { host: "h" })).origin, "h");
+      const copy = join(folder(), "state.db");
+      copyFileSync(first, copy);
+      assert.equal((await syncFile(client, copy, { host: "h" })).origin, "h-2");
+      // The first file gone, a file holding none of its sessions is not it.
+      const gone = await fileWith(join(folder(), "state.db"), "b");
+      assert.equal((await syncFile(client, gone, { host: "h" })).origin, "h-3");
+      renameSync(gone, `${gone}.old`);
+      const other = await fileWith(join(folder(), "state.db"), "c");
+      assert.equal((await syncFile(client, other, { host: "h" })).origin, "h-4");
+      // Another host's origin does not follow a file of this one.
+      const elsewhere = join(folder(), "state.db");
+      renameSync(`${gone}.old`, elsewhere);
+      assert.equal((await syncFile(client, elsewhere, { host: "k" })).origin, "k");
+      const origins = await client.query("SELECT origin FROM sync_origins ORDER BY origin");
+      assert.deepEqual(origins.map((row) => row.origin), ["h", "h-2", "h-3", "h-4", "k"]);
+    } finally {
+      await client.close();
+    }
+  });
+});
