@@ -351,14 +351,16 @@ function likeValue(column: string): string {
 /** One "contains" test over content, tool name and tool calls, as SQLite's LIKE fallback. */
 function containsCondition(term: string, params: PgValue[]): string {
   // SQLite's LIKE folds ASCII letters only: a term without any (and without NUL, which cuts
-  // the pattern) is matched exactly, by strpos, which is also far cheaper than ILIKE.
+  // the pattern) is matched exactly, by strpos, which is also far cheaper than ILIKE. With
+  // them, ILIKE in the "C" collation, which folds those only (in the database's, a UTF-8
+  // locale's, it folds É and Ü too).
   const exact = !term.includes("\u0000") && !/[A-Za-z]/.test(term);
   const pattern = exact ? term : likePattern(term);
   const fields = ["m.content", "m.tool_name", "m.tool_calls"].map((field) => {
     params.push(pattern);
     return exact
       ? `strpos(${likeValue(field)}, $${params.length}) > 0`
-      : `${likeValue(field)} ILIKE $${params.length}`;
+      : `${likeValue(field)} ILIKE $${params.length} COLLATE "C"`;
   });
   // A NULL column counts as not containing the term, as on SQLite.
   const like = `coalesce(${fields.join(" OR ")}, false)`;
