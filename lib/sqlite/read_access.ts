@@ -22,12 +22,18 @@ import { sqliteFilePath } from "../files/real_path.ts";
  *   again when it closes, as after any Hermes process.
  * - `"readonly"`: SQLite's read-only mode, for a file with a `-wal` (another
  *   connection may be live, and it must never be checkpointed or deleted
- *   by a reader), with a `-journal` (a writer's rollback journal, which a
- *   read-write connection would play back into the file), or a file this
- *   user may not write.
- * - `"immutable"`: read-only without locks or sidecars, for a file in a
- *   folder this user may not write and without a `-wal` or `-journal`: no
- *   process can change it then, since a writer needs one of them there.
+ *   by a reader) or with a `-journal` (a writer's rollback journal, which a
+ *   read-write connection would play back into the file).
+ * - `"immutable"`: read-only without locks or sidecars, for a file without
+ *   a `-wal` or `-journal` that this user may not write, or in a folder this
+ *   user may not write. In such a folder no process can change the file,
+ *   since a writer needs one of them there. A file of another user's (or
+ *   one made read-only) in a folder this user may write would otherwise get
+ *   a `-wal` and `-shm` of this user's, which SQLite's read-only mode
+ *   creates and cannot delete, and which the owner's Hermes then cannot
+ *   write: every write of it would fail. No connection has it open (a live
+ *   one keeps a `-wal`); one that starts during the read writes into its
+ *   own `-wal`, and the file changes only when that is checkpointed into it.
  */
 export type ReadAccess = "shared" | "readonly" | "immutable";
 
@@ -64,8 +70,7 @@ export function chooseReadAccess(given: string): ReadAccess {
   if (given === ":memory:") return "shared";
   const path = sqliteFilePath(given);
   if (exists(`${path}-wal`) || exists(`${path}-journal`)) return "readonly";
-  if (!mayWrite(dirname(path))) return "immutable";
-  return mayWrite(path) ? "shared" : "readonly";
+  return mayWrite(dirname(path)) && mayWrite(path) ? "shared" : "immutable";
 }
 
 /**
