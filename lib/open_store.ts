@@ -49,7 +49,7 @@ export function sqlitePath(target: string): string {
  * @param options Engine options.
  * @returns The open store; close it with `await store.close()` or `await using`.
  * @throws {OpenError} When the target looks like a URL of another kind
- *   (`sqlite://…`, `mysql://…`, `postgres:` without `//`).
+ *   (`sqlite://…`, `mysql://…`, `postgres:` without `//`, `file:…`).
  * @throws {OpenError} When the file cannot be opened or the server cannot be
  *   reached; when the URL has a bad value, a parameter the client cannot honour
  *   or a bad schema name (named in the message); when statements would reach
@@ -88,12 +88,18 @@ export async function openStore(
 /**
  * Why a target that looks like a URL names no store this version opens: any
  * `scheme://` but PostgreSQL's (`sqlite://x.db` would open `/x.db` at the
- * root, `mysql://…` a file of that name), and `postgres:` without its `//`
- * (a typo that would create a folder tree of that name). `undefined` when
- * it is a path.
+ * root, `mysql://…` a file of that name), `postgres:` without its `//`
+ * (a typo that would create a folder tree of that name), and SQLite's
+ * `file:` URIs (read as a file of that name). `undefined` when it is a path.
+ *
+ * @param target What `--db` or {@linkcode openStore} was given.
+ * @returns The reason, or `undefined`.
  */
-function notAStoreReason(target: string): string | undefined {
-  if (/^postgres(ql)?:/i.test(target) || /^[a-z][a-z0-9+.-]*:\/\//i.test(target)) {
+export function notAStoreReason(target: string): string | undefined {
+  if (
+    /^postgres(ql)?:/i.test(target) || /^[a-z][a-z0-9+.-]*:\/\//i.test(target) ||
+    /^file:/i.test(target)
+  ) {
     return "not a store this version opens: give a file path, sqlite:PATH or a postgres:// URL";
   }
   return undefined;

@@ -184,6 +184,35 @@ describe("main()", () => {
     });
     assert.match(debug.err, /\n\s+at /);
   });
+
+  test("main() names a --db that is a URL of another kind, not 'No database at'", async () => {
+    for (const db of ["mysql://u@h/db", "http://example.com/state.db", "file:/tmp/state.db"]) {
+      const run = await runCli(["--db", db, "list"]);
+      assert.equal(run.code, 1, db);
+      assert.equal(
+        run.err,
+        `hermes-state: Cannot open database "${db}": not a store this version opens: give a ` +
+          "file path, sqlite:PATH or a postgres:// URL\n",
+      );
+    }
+  });
+
+  test("main() names a file found damaged mid-read, with doctor and recover", async () => {
+    const path = v11Copy();
+    // Zero four pages in the middle, where the messages' rows are.
+    const bytes = readFileSync(path);
+    const pages = bytes.length / 4096;
+    bytes.fill(0, Math.floor(pages / 2) * 4096, (Math.floor(pages / 2) + 4) * 4096);
+    writeFileSync(path, bytes);
+    const run = await runCli(["--db", path, "export"]);
+    assert.equal(run.code, 1);
+    assert.equal(
+      run.err,
+      `hermes-state: database disk image is malformed: ${path} is damaged ("hermes-state --db ` +
+        `${path} doctor" says where; "hermes-state recover ${path} NEW.db" saves what can still ` +
+        "be read)\n",
+    );
+  });
 });
 
 test("COMMAND_TABLE names each command by the name its module gives it", async () => {

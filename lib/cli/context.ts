@@ -6,7 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import { NotStateDbError, OpenError } from "../core/errors.ts";
-import { isPostgresTarget, openStore, sqlitePath } from "../open_store.ts";
+import { isPostgresTarget, notAStoreReason, openStore, sqlitePath } from "../open_store.ts";
 import type { SessionStore } from "../core/session_store.ts";
 import { linkedSqliteVersion, sqliteVersionWarning } from "../sqlite/durability.ts";
 import type { Context } from "./command.ts";
@@ -95,6 +95,9 @@ async function openFor(
   const retry = { timeoutMs: lockTimeoutMs(io) };
   const readonly = options.access === "read";
   if (isPostgresTarget(target)) return await openStore(target, { clock, readonly, retry });
+  // Said before "No database at mysql://…": no file of that name is meant.
+  const notStore = notAStoreReason(target);
+  if (notStore !== undefined) throw new OpenError(target, notStore);
   const path = sqlitePath(target);
   const exists = existsSync(path);
   if (!options.create && !exists) {

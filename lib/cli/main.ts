@@ -14,6 +14,7 @@ import {
   TitleError,
 } from "../core/errors.ts";
 import { WriteBusyError } from "../sqlite/write_busy_error.ts";
+import { isPostgresTarget } from "../open_store.ts";
 import { defaultDbPath } from "../core/paths.ts";
 import type { Command } from "./command.ts";
 import { COMMAND_TABLE, type CommandEntry, loadCommands } from "./command_table.ts";
@@ -146,8 +147,32 @@ function safeEnv(io: Io, name: string): string | undefined {
   }
 }
 
+/** The commands whose store is `--db` (the others name their files as arguments). */
+const ON_DB = new Set([
+  "list",
+  "show",
+  "search",
+  "export",
+  "import",
+  "delete",
+  "prune",
+  "vacuum",
+  "rename",
+  "lineage",
+  "stats",
+  "usage",
+  "migrate",
+  "info",
+  "origins",
+  "serve",
+]);
+
 /** The one line for a condition that has its own wording in the CLI, or `undefined`. */
-function conditionLine(error: unknown, dbPath: string | undefined): string | undefined {
+function conditionLine(
+  error: unknown,
+  command: string | undefined,
+  dbPath: string | undefined,
+): string | undefined {
   if (error instanceof NotStateDbError) {
     return `not a Hermes state.db (no ${error.missing} table): ${error.path}`;
   }
@@ -156,6 +181,15 @@ function conditionLine(error: unknown, dbPath: string | undefined): string | und
       ? ""
       : ` (waited ${Math.round(error.waitedMs / 1000)} s)`;
     return `database is locked by another process${waited}: ${dbPath ?? "the database"}`;
+  }
+  // Damage found mid-read ("database disk image is malformed"): which file, and what to do.
+  if (
+    error instanceof StorageError && error.kind === "corrupt" && !(error instanceof OpenError) &&
+    command !== undefined && ON_DB.has(command) && dbPath !== undefined &&
+    !isPostgresTarget(dbPath)
+  ) {
+    return `${error.message}: ${dbPath} is damaged ("hermes-state --db ${dbPath} doctor" ` +
+      `says where; "hermes-state recover ${dbPath} NEW.db" saves what can still be read)`;
   }
   return undefined;
 }
@@ -183,7 +217,7 @@ function report(
     io.stderr(`${prefix}${error.message}\n`);
     return error.exitCode;
   }
-  const line = conditionLine(error, dbPath);
+  const line = conditionLine(error, command, dbPath);
   if (line !== undefined) {
     io.stderr(`hermes-state: ${line}\n`);
     return 1;
