@@ -35,6 +35,15 @@ export interface AnswerCacheOptions {
   readonly maxTotalBytes?: number;
 }
 
+/** An answer being computed, and how many requests wait for it. */
+interface Pending {
+  readonly kept: Promise<Kept>;
+  /** Aborts the computation, once no request waits for it any more. */
+  readonly controller: AbortController;
+  waiters: number;
+  settled: boolean;
+}
+
 /** Successful answers by URL, for one version of the store. */
 export class AnswerCache {
   readonly #maxEntries: number;
@@ -42,7 +51,7 @@ export class AnswerCache {
   readonly #maxTotalBytes: number;
   #totalBytes = 0;
   readonly #kept = new Map<string, Kept>();
-  readonly #pending = new Map<string, Promise<Kept>>();
+  readonly #pending = new Map<string, Pending>();
   #version: string | undefined;
 
   /** @param options Size limits. */
@@ -64,10 +73,18 @@ export class AnswerCache {
    *
    * @param version The store's change marker now.
    * @param key The request (path and query).
-   * @param compute Makes the answer.
+   * @param compute Makes the answer; its signal aborts when every request
+   *   waiting for it has been abandoned.
+   * @param signal Aborts when this request is abandoned (timed out, its
+   *   client gone): it stops waiting, with the signal's reason.
    * @returns A fresh `Response` with the answer.
    */
-  async answer(version: string, key: string, compute: () => Promise<Response>): Promise<Response> {
+  async answer(
+    version: string,
+    key: string,
+    compute: (signal: AbortSignal) => Promise<Response>,
+    signal?: AbortSignal,
+  ): Promise<Response> {
     if (version !== this.#version) {
       this.#kept.clear();
       this.#totalBytes = 0;
@@ -80,31 +97,62 @@ export class AnswerCache {
       this.#kept.set(key, kept);
       return toResponse(kept, "hit");
     }
-    let pending = this.#pending.get(key);
-    if (pending === undefined) {
-      pending = compute().then(async (response) => ({
+    signal?.throwIfAborted();
+    const pending = this.#pending.get(key) ?? this.#compute(key, compute);
+    pending.waiters++;
+    try {
+      return toResponse(await untilAborted(pending.kept, signal), "miss");
+    } finally {
+      if (--pending.waiters === 0 && !pending.settled) {
+        // Nobody waits any more: the work stops, and the next request starts it again.
+        pending.controller.abort(signal?.reason);
+        if (this.#pending.get(key) === pending) this.#pending.delete(key);
+      }
+    }
+  }
+
+  /** Starts computing the answer for `key`, kept when it is a small enough 200. */
+  #compute(key: string, compute: (signal: AbortSignal) => Promise<Response>): Pending {
+    const controller = new AbortController();
+    const pending: Pending = {
+      kept: compute(controller.signal).then(async (response) => ({
         status: response.status,
         headers: [...response.headers],
         body: new Uint8Array(await response.arrayBuffer()),
-      }));
-      this.#pending.set(key, pending);
-      pending.then((answer) => {
-        if (this.#pending.get(key) !== pending) return; // the store changed meanwhile
-        this.#pending.delete(key);
-        if (answer.status !== 200 || answer.body.byteLength > this.#maxBytes) return;
-        this.#kept.set(key, answer);
-        this.#totalBytes += answer.body.byteLength;
-        while (this.#kept.size > this.#maxEntries || this.#totalBytes > this.#maxTotalBytes) {
-          const [oldest, kept] = this.#kept.entries().next().value!;
-          this.#kept.delete(oldest);
-          this.#totalBytes -= kept.body.byteLength;
-        }
-      }, () => {
-        if (this.#pending.get(key) === pending) this.#pending.delete(key);
-      });
-    }
-    return toResponse(await pending, "miss");
+      })),
+      controller,
+      waiters: 0,
+      settled: false,
+    };
+    this.#pending.set(key, pending);
+    pending.kept.then((answer) => {
+      pending.settled = true;
+      if (this.#pending.get(key) !== pending) return; // the store changed meanwhile
+      this.#pending.delete(key);
+      if (answer.status !== 200 || answer.body.byteLength > this.#maxBytes) return;
+      this.#kept.set(key, answer);
+      this.#totalBytes += answer.body.byteLength;
+      while (this.#kept.size > this.#maxEntries || this.#totalBytes > this.#maxTotalBytes) {
+        const [oldest, kept] = this.#kept.entries().next().value!;
+        this.#kept.delete(oldest);
+        this.#totalBytes -= kept.body.byteLength;
+      }
+    }, () => {
+      pending.settled = true;
+      if (this.#pending.get(key) === pending) this.#pending.delete(key);
+    });
+    return pending;
   }
+}
+
+/** `promise`, or its rejection with the signal's reason as soon as `signal` aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener("abort", abort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
+  });
 }
 
 function toResponse(kept: Kept, state: "hit" | "miss"): Response {

@@ -40,12 +40,23 @@ export interface ApiRequest {
   readonly allowWrites: boolean;
   /** The CSRF token writes must carry. */
   readonly csrf: string;
+  /**
+   * The origin of `--public-url` (`https://box.lan`), which a browser behind
+   * a reverse proxy sends as `Origin`; accepted beside the request's own.
+   */
+  readonly publicOrigin?: string | null;
   /** The hermes-state version. */
   readonly version: string;
   /** How often live pages poll, in milliseconds. */
   readonly pollMs: number;
-  /** Runs a search (the store's, or a worker pool's). */
-  readonly search: (query: string, options: SearchOptions) => Promise<SearchHit[]>;
+  /** Aborts when the request is given up on (timed out, or its client gone). */
+  readonly signal?: AbortSignal;
+  /** Runs a search (the store's, or a worker pool's, which `signal` can cancel). */
+  readonly search: (
+    query: string,
+    options: SearchOptions,
+    signal?: AbortSignal,
+  ) => Promise<SearchHit[]>;
 }
 
 function intParam(url: URL, name: string, fallback: number, max: number): number {
@@ -194,7 +205,7 @@ async function search(api: ApiRequest): Promise<Response> {
     limit: limit + 1,
     offset,
     sourceFilter: source === null ? null : [source],
-  });
+  }, api.signal);
   const titles = new Map<string, string | null>();
   for (const hit of hits) {
     if (!titles.has(hit.session_id)) {
@@ -393,7 +404,7 @@ function checkWrite(api: ApiRequest): void {
     throw new HttpError(403, "The CSRF token is missing or wrong (reload the page)");
   }
   const origin = api.request.headers.get("origin");
-  if (origin !== null && origin !== api.url.origin) {
+  if (origin !== null && origin !== api.url.origin && origin !== api.publicOrigin) {
     throw new HttpError(403, `Cross-origin write refused: current origin is ${origin}`);
   }
 }

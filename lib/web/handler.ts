@@ -24,6 +24,7 @@ import {
   TOKEN_COOKIE,
 } from "./security.ts";
 import { tokenPage } from "./token_page.ts";
+import { failureLine } from "./failure_line.ts";
 
 /** Options of {@linkcode createHandler}. */
 export interface HandlerOptions {
@@ -57,7 +58,16 @@ export interface HandlerOptions {
    * Runs a search (a {@linkcode SearchPool}'s, off the server's thread); the
    * store's `searchMessages` by default.
    */
-  readonly search?: (query: string, options: SearchOptions) => Promise<SearchHit[]>;
+  readonly search?: (
+    query: string,
+    options: SearchOptions,
+    signal?: AbortSignal,
+  ) => Promise<SearchHit[]>;
+  /**
+   * Told one line (no newline) for each request that failed unexpectedly
+   * (a 500: the database gone, a bug), passwords masked; nothing by default.
+   */
+  readonly logError?: (line: string) => void;
 }
 
 /** The read routes whose answers depend only on the URL and the store's data. */
@@ -79,18 +89,42 @@ function validHost(header: string): boolean {
   return match !== null && (match[1] === undefined || Number(match[1]) <= 65535);
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+/**
+ * Runs `work` with a signal that aborts when the client goes away or after
+ * `ms` (then the answer is a 503): work given up on stops costing anything
+ * it can stop (a queued or running search).
+ */
+async function withTimeout<T>(
+  request: Request,
+  ms: number,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const controller = new AbortController();
+  const gone = () => controller.abort(new HttpError(503, "The client went away"));
+  if (request.signal.aborted) gone();
+  else request.signal.addEventListener("abort", gone, { once: true });
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new HttpError(503, `The request took longer than ${ms} ms`)),
-      ms,
-    );
+    timer = setTimeout(() => {
+      const error = new HttpError(503, `The request took longer than ${ms} ms`);
+      controller.abort(error);
+      reject(error);
+    }, ms);
   });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  try {
+    return await Promise.race([work(controller.signal), timeout]);
+  } finally {
+    clearTimeout(timer);
+    request.signal.removeEventListener("abort", gone);
+  }
 }
 
-function toErrorResponse(error: unknown): Response {
+/**
+ * The response to a failure: its status and message for an expected one;
+ * for any other, a bare 500 (no detail leaves the server) and one line to
+ * `log`, so the operator sees why.
+ */
+function toErrorResponse(error: unknown, request: Request, log: (line: string) => void): Response {
   if (error instanceof HttpError) return jsonError(error.status, error.message);
   if (error instanceof Error && error.name === "WriteBusyError") {
     return jsonError(503, "The database is locked by another process; try again");
@@ -98,6 +132,7 @@ function toErrorResponse(error: unknown): Response {
   if (error instanceof Error && error.name === "ReadonlyError") {
     return jsonError(403, "The database is open read-only");
   }
+  log(failureLine(request, error));
   return jsonError(500, "Internal error");
 }
 
@@ -116,6 +151,8 @@ function staticResponse(request: Request, path: string): Response | undefined {
   if (request.headers.get("if-none-match") === asset.etag) {
     return new Response(null, { status: 304, headers });
   }
+  // Said outright: a HEAD answer has no body, and Deno and Bun would then say 0.
+  headers.set("content-length", String(asset.body.byteLength));
   return new Response(request.method === "HEAD" ? null : asset.body, { headers });
 }
 
@@ -148,7 +185,10 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
     );
   }
   const extraNames: string[] = [];
-  if (options.publicUrl) extraNames.push(hostName(new URL(options.publicUrl).host));
+  const publicUrl = options.publicUrl ? new URL(options.publicUrl) : null;
+  if (publicUrl !== null) extraNames.push(hostName(publicUrl.host));
+  // Behind an HTTPS proxy the server itself speaks HTTP: the public URL says what the browser sees.
+  const publicHttps = publicUrl?.protocol === "https:";
   const policy = { bind: host, extraNames };
   const csrf = newToken();
   const now = options.now ?? (() => Date.now() / 1000);
@@ -156,6 +196,7 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
   const pollMs = options.pollMs ?? 1000;
   const allowWrites = options.allowWrites ?? false;
   const cache = new AnswerCache();
+  const logError = options.logError ?? (() => {});
 
   return async (request: Request): Promise<Response> => {
     try {
@@ -189,7 +230,7 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
           if (!sameSecret(offered, token)) return unauthorized();
           url.searchParams.delete("token");
           return await tokenPage(`${url.pathname}${url.search}`, token, {
-            secure: url.protocol === "https:",
+            secure: url.protocol === "https:" || publicHttps,
           });
         }
         const cookie = cookieValue(request.headers.get("cookie"), TOKEN_COOKIE);
@@ -199,7 +240,7 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
       }
       const path = url.pathname;
       if (path.startsWith("/api/")) {
-        const api = () =>
+        const api = (signal: AbortSignal) =>
           handleApi({
             store,
             request,
@@ -207,8 +248,10 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
             now: now(),
             allowWrites: allowWrites && !store.readonly,
             csrf,
+            publicOrigin: publicUrl?.origin ?? null,
             version: VERSION,
             pollMs,
+            signal,
             search: options.search ?? ((query, o) => store.searchMessages(query, o)),
           });
         if (request.method === "GET" && CACHED.test(path)) {
@@ -216,16 +259,20 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
           const relative = /[?&](since|from|to)=/.test(url.search);
           const key = `${path}${url.search}${relative ? `#${Math.floor(now() / 60)}` : ""}`;
           const version = await store.dataVersion();
-          return await withTimeout(cache.answer(version, key, api), timeoutMs);
+          return await withTimeout(
+            request,
+            timeoutMs,
+            (signal) => cache.answer(version, key, api, signal),
+          );
         }
-        return await withTimeout(api(), timeoutMs);
+        return await withTimeout(request, timeoutMs, api);
       }
       if (path === "/favicon.ico") {
         return new Response(null, { status: 204, headers: withSecurityHeaders() });
       }
       return staticResponse(request, path) ?? jsonError(404, `Not found: ${path}`);
     } catch (error) {
-      return toErrorResponse(error);
+      return toErrorResponse(error, request, logError);
     }
   };
 }

@@ -16,8 +16,23 @@ import { escapeHtml, safeHtml } from "./escape_html.ts";
 const IMAGE_DATA_URL = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]+$/;
 
 function utc(seconds: number | null): string {
-  if (seconds === null || !Number.isFinite(seconds)) return "";
-  return `${new Date(Math.round(seconds * 1000)).toISOString().slice(0, 19).replace("T", " ")} UTC`;
+  const date = new Date(typeof seconds === "number" ? Math.round(seconds * 1000) : NaN);
+  if (Number.isNaN(date.getTime())) return "";
+  return `${date.toISOString().slice(0, 19).replace("T", " ")} UTC`;
+}
+
+/**
+ * A count as text, only when it is one: SQLite keeps any text put in an
+ * INTEGER column, and such text must never reach the page.
+ */
+function countText(value: unknown): string | undefined {
+  if (typeof value === "bigint") return String(value);
+  return typeof value === "number" && Number.isFinite(value) ? String(value) : undefined;
+}
+
+/** Stored text as safe HTML, whatever the column really held (a number, text). */
+function storedHtml(value: unknown): string {
+  return safeHtml(typeof value === "string" ? value : String(value));
 }
 
 function isRecord(value: unknown): value is Record<string, JsonValue> {
@@ -90,14 +105,18 @@ function toolCallsHtml(toolCalls: JsonValue | null, results: Map<string, Message
 }
 
 function messageHtml(message: MessageRow, results: Map<string, MessageRow>): string {
-  const head = [`<span class="role">${safeHtml(message.role)}</span>`];
-  if (message.tool_name) head.push(`<span class="mono">${safeHtml(message.tool_name)}</span>`);
+  const role = storedHtml(message.role);
+  const head = [`<span class="role">${role}</span>`];
+  if (message.tool_name) head.push(`<span class="mono">${storedHtml(message.tool_name)}</span>`);
   head.push(`<time>${utc(message.timestamp)}</time>`);
-  if (message.token_count) head.push(`<span>${message.token_count} tokens</span>`);
+  const tokens = countText(message.token_count);
+  if (tokens !== undefined && tokens !== "0") head.push(`<span>${tokens} tokens</span>`);
   if (message.finish_reason && message.finish_reason !== "stop") {
-    head.push(`<span>${safeHtml(message.finish_reason)}</span>`);
+    head.push(`<span>${storedHtml(message.finish_reason)}</span>`);
   }
-  for (const mark of transcriptMarks(message)) head.push(`<span class="mark">${mark}</span>`);
+  for (const mark of transcriptMarks(message)) {
+    head.push(`<span class="mark">${escapeHtml(mark)}</span>`);
+  }
   const body: string[] = [];
   const reasoning = [message.reasoning, message.reasoning_content]
     .filter((r): r is string => typeof r === "string" && r.trim() !== "").join("\n\n");
@@ -109,13 +128,13 @@ function messageHtml(message: MessageRow, results: Map<string, MessageRow>): str
     body.push(`<details><summary>Tool result</summary>${content}</details>`);
   } else body.push(content);
   body.push(toolCallsHtml(message.tool_calls, results));
-  return `<article class="msg role-${
-    escapeHtml(message.role.replace(/[^a-z_-]/gi, ""))
-  }" id="m-${message.id}"><div class="msg-head">${head.join("")}</div>${body.join("")}</article>`;
+  return `<article class="msg role-${String(message.role).replace(/[^a-z_-]/gi, "")}" id="m-${
+    countText(message.id) ?? ""
+  }"><div class="msg-head">${head.join("")}</div>${body.join("")}</article>`;
 }
 
 function cost(value: number | null | undefined): string {
-  return typeof value === "number" ? `$${value.toFixed(4)}` : "";
+  return typeof value === "number" && Number.isFinite(value) ? `$${value.toFixed(4)}` : "";
 }
 
 /**
@@ -139,29 +158,30 @@ export function renderSessionHtml(session: SessionExport): string {
     if (message.role === "tool" && message.tool_call_id) results.set(message.tool_call_id, message);
   }
   const rows: [string, string][] = [
-    ["ID", `<span class="mono">${safeHtml(session.id)}</span>`],
-    ["Source", safeHtml(session.source)],
+    ["ID", `<span class="mono">${storedHtml(session.id)}</span>`],
+    ["Source", storedHtml(session.source)],
   ];
-  if (session.model) rows.push(["Model", safeHtml(session.model)]);
+  if (session.model) rows.push(["Model", storedHtml(session.model)]);
   rows.push(["Started", utc(session.started_at)]);
   if (session.ended_at !== null && session.ended_at !== undefined) {
     rows.push([
       "Ended",
-      `${utc(session.ended_at)}${session.end_reason ? ` (${safeHtml(session.end_reason)})` : ""}`,
+      `${utc(session.ended_at)}${session.end_reason ? ` (${storedHtml(session.end_reason)})` : ""}`,
     ]);
   }
   if (session.parent_session_id) {
-    rows.push(["Parent", `<span class="mono">${safeHtml(session.parent_session_id)}</span>`]);
+    rows.push(["Parent", `<span class="mono">${storedHtml(session.parent_session_id)}</span>`]);
   }
-  rows.push(["Messages", `${session.message_count ?? session.messages.length}`]);
-  rows.push(["Tokens", `${session.input_tokens ?? 0} in · ${session.output_tokens ?? 0} out`]);
+  rows.push(["Messages", countText(session.message_count) ?? String(session.messages.length)]);
+  const tokensIn = countText(session.input_tokens) ?? "0";
+  rows.push(["Tokens", `${tokensIn} in · ${countText(session.output_tokens) ?? "0"} out`]);
   const costs = [cost(session.estimated_cost_usd), cost(session.actual_cost_usd)];
   if (costs[0] !== "" || costs[1] !== "") {
     rows.push(["Cost", `${costs[0] || "—"} estimated${costs[1] ? ` · ${costs[1]} actual` : ""}`]);
   }
   const details = rows.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join("");
   return `<section class="session"><h1 class="bidi">${
-    safeHtml(session.title || session.id)
+    storedHtml(session.title || session.id)
   }</h1><dl class="details-list">${details}</dl>${
     session.messages.map((m) => messageHtml(m, results)).join("\n")
   }</section>\n`;
@@ -188,7 +208,7 @@ export function htmlDocumentStart(title: string): string {
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="${EXPORT_CSP}">
-<title>${safeHtml(title)}</title>
+<title>${safeHtml(String(title))}</title>
 <style>${TRANSCRIPT_CSS}
 main { max-width: 960px; margin: 0 auto; padding: 16px; }
 section.session + section.session { border-top: 2px solid var(--line); margin-top: 32px; }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { maskSecrets } from "./failure_line.ts";
 import type { SessionStore } from "../core/session_store.ts";
 
 /** Options of {@linkcode liveEvents}. */
@@ -28,7 +29,9 @@ export interface LiveOptions {
  *
  * @param store The open store.
  * @param options Timing and the signal that ends it.
- * @returns `text/event-stream` bytes: `event: hello` with the marker, then `event: change` on each change.
+ * @returns `text/event-stream` bytes: `event: hello` with the marker, then `event: change` on each
+ *   change, `event: failure` each time the store cannot be read, and `event: recovered` when it
+ *   can again.
  */
 export function liveEvents(
   store: SessionStore,
@@ -41,6 +44,7 @@ export function liveEvents(
   let closed = false;
   let last = "";
   let quiet = 0;
+  let failing = false;
   const stop = () => {
     closed = true;
     if (timer !== undefined) clearTimeout(timer);
@@ -64,6 +68,11 @@ export function liveEvents(
         if (closed) return;
         try {
           const version = await store.dataVersion();
+          if (failing) {
+            // The store answers again: pages showing the failure go back to live.
+            send(`event: recovered\ndata: ${JSON.stringify({ version })}\n\n`);
+            failing = false;
+          }
           if (version !== last) {
             send(`event: change\ndata: ${JSON.stringify({ version })}\n\n`);
             last = version;
@@ -73,9 +82,9 @@ export function liveEvents(
             quiet = 0;
           }
         } catch (error) {
-          send(
-            `event: failure\ndata: ${JSON.stringify({ message: (error as Error).message })}\n\n`,
-          );
+          failing = true;
+          const message = maskSecrets(String((error as Error)?.message ?? error));
+          send(`event: failure\ndata: ${JSON.stringify({ message })}\n\n`);
         }
         if (!closed) timer = setTimeout(tick, pollMs);
       };

@@ -2,7 +2,10 @@
  * Searches of a state.db file on worker threads, each with its own
  * read-only connection: SQLite's work is synchronous, so a search run on
  * the server's thread would hold every other request (a listing page, the
- * next keystroke) until it ends. A pool that cannot start (a runtime or a
+ * next keystroke) until it ends. Each worker runs one search at a time and
+ * the rest wait in the pool's queue; a search whose request is abandoned
+ * (timed out, or its client gone) leaves the queue, or, already running,
+ * costs its worker, which is stopped and replaced. A pool that cannot start (a runtime or a
  * compiled executable without the worker module) reports it, and the server
  * searches on its own thread instead.
  *
@@ -12,14 +15,30 @@ import { Worker } from "node:worker_threads";
 import type { SearchOptions } from "../core/search/options.ts";
 import type { SearchHit } from "../core/types.ts";
 
-interface Waiting {
-  resolve(hits: SearchHit[]): void;
-  reject(error: Error): void;
+/** One search asked of the pool: queued, then run by one worker. */
+interface Job {
+  readonly id: number;
+  readonly query: string;
+  readonly options: SearchOptions;
+  readonly resolve: (hits: SearchHit[]) => void;
+  readonly reject: (error: unknown) => void;
+  /** Stops listening to the request's signal. */
+  readonly forget: () => void;
 }
 
+/** A worker and the search it runs, if any. */
 interface Slot {
   readonly worker: Worker;
-  busy: number;
+  job: Job | undefined;
+}
+
+/** What a worker posts. */
+interface Posted {
+  readonly ready?: true;
+  readonly failed?: { name: string; message: string };
+  readonly id?: number;
+  readonly hits?: SearchHit[];
+  readonly error?: { name: string; message: string };
 }
 
 /**
@@ -48,8 +67,14 @@ export interface SearchPoolOptions {
 
 /** Worker threads answering `searchMessages` on one file. */
 export interface SearchPool {
-  /** Searches like `SessionStore.searchMessages`, on the least busy worker. */
-  search(query: string, options?: SearchOptions): Promise<SearchHit[]>;
+  /**
+   * Searches like `SessionStore.searchMessages`, on the first free worker.
+   * When `signal` aborts (the request timed out or its client went away),
+   * a queued search is dropped, and a running one's worker is stopped and
+   * replaced: an abandoned search never holds a worker. The promise then
+   * rejects with the signal's reason.
+   */
+  search(query: string, options?: SearchOptions, signal?: AbortSignal): Promise<SearchHit[]>;
   /** Stops the workers. */
   close(): Promise<void>;
 }
@@ -74,77 +99,142 @@ export async function startSearchPool(
   options: SearchPoolOptions = {},
 ): Promise<SearchPool> {
   const count = Math.max(1, options.workers ?? 2);
-  const waiting = new Map<number, Waiting>();
-  let next = 0;
+  const startMs = options.startMs ?? 30_000;
   const slots: Slot[] = [];
-  const started = (worker: Worker) =>
-    new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error("Cannot start a search worker: it did not open the file in time")),
-        options.startMs ?? 30_000,
-      );
-      worker.once("error", (error) => {
-        clearTimeout(timer);
-        reject(error);
-      });
-      worker.on(
-        "message",
-        (
-          message: {
-            ready?: true;
-            failed?: { name: string; message: string };
-            id?: number;
-            hits?: SearchHit[];
-            error?: { name: string; message: string };
-          },
-        ) => {
-          if (message.ready) {
-            clearTimeout(timer);
-            resolve();
-            return;
-          }
-          if (message.failed) {
-            clearTimeout(timer);
-            reject(namedError(message.failed));
-            return;
-          }
-          const wait = waiting.get(message.id!);
-          if (wait === undefined) return;
-          waiting.delete(message.id!);
-          if (message.error) wait.reject(namedError(message.error));
-          else wait.resolve(message.hits!);
-        },
-      );
-    });
-  try {
-    for (let i = 0; i < count; i++) {
-      const worker = new Worker(workerModule(), { workerData: { path } });
-      slots.push({ worker, busy: 0 });
-      await started(worker);
-      worker.unref();
+  const queue: Job[] = [];
+  const starting = new Set<Promise<void>>();
+  let next = 0;
+  let closed = false;
+  let broken: Error | undefined;
+
+  /** Hands queued searches to idle workers. */
+  const pump = () => {
+    for (const slot of slots) {
+      if (queue.length === 0) return;
+      if (slot.job !== undefined) continue;
+      const job = queue.shift()!;
+      slot.job = job;
+      // An idle worker does not keep the process alive; one with a search to answer does.
+      slot.worker.ref();
+      slot.worker.postMessage({ id: job.id, query: job.query, options: job.options });
     }
+  };
+
+  /** The search `slot` was running has ended (answered or abandoned): the slot is free. */
+  const release = (slot: Slot): Job | undefined => {
+    const job = slot.job;
+    slot.job = undefined;
+    job?.forget();
+    slot.worker.unref();
+    return job;
+  };
+
+  const onMessage = (slot: Slot, message: Posted) => {
+    if (message.id === undefined || slot.job?.id !== message.id) return;
+    const job = release(slot)!;
+    if (message.error) job.reject(namedError(message.error));
+    else job.resolve(message.hits!);
+    pump();
+  };
+
+  /** Starts one worker; resolves once it has opened the file. */
+  const spawn = (): Promise<Slot> => {
+    const worker = new Worker(workerModule(), { workerData: { path } });
+    const slot: Slot = { worker, job: undefined };
+    return new Promise<Slot>((resolve, reject) => {
+      const fail = (error: Error) => {
+        clearTimeout(timer);
+        void worker.terminate();
+        reject(error);
+      };
+      const timer = setTimeout(
+        () => fail(new Error("Cannot start a search worker: it did not open the file in time")),
+        startMs,
+      );
+      worker.once("error", fail);
+      worker.on("message", (message: Posted) => {
+        if (message.ready) {
+          clearTimeout(timer);
+          worker.off("error", fail);
+          worker.unref();
+          // A worker that dies on its own fails its search and is replaced (its error is
+          // told by the exit; without a listener it would be thrown on the server's thread).
+          worker.on("error", () => {});
+          worker.once("exit", () => {
+            if (closed || !slots.includes(slot)) return;
+            release(slot)?.reject(new Error("The search worker stopped unexpectedly"));
+            replace(slot);
+          });
+          resolve(slot);
+        } else if (message.failed) fail(namedError(message.failed));
+        else onMessage(slot, message);
+      });
+    });
+  };
+
+  /** Stops `slot`'s worker (its search abandoned) and puts a fresh one in its place. */
+  const replace = (slot: Slot) => {
+    slots.splice(slots.indexOf(slot), 1);
+    void slot.worker.terminate();
+    if (closed) return;
+    const started = spawn().then((fresh) => {
+      if (closed) return void fresh.worker.terminate();
+      slots.push(fresh);
+      pump();
+    }, (error: Error) => {
+      if (slots.length > 0 || starting.size > 1) return;
+      // No worker left and none coming: what waits, and what comes, fails with the reason.
+      broken = error;
+      for (const job of queue.splice(0)) job.reject(error);
+    }).finally(() => starting.delete(started));
+    starting.add(started);
+  };
+
+  try {
+    for (let i = 0; i < count; i++) slots.push(await spawn());
   } catch (error) {
     for (const slot of slots) await slot.worker.terminate();
     throw error;
   }
   return {
-    search(query, searchOptions = {}) {
-      const slot = slots.reduce((a, b) => (b.busy < a.busy ? b : a));
-      const id = next++;
-      // An idle worker does not keep the process alive; one with a search to answer does.
-      if (slot.busy++ === 0) slot.worker.ref();
+    search(query, searchOptions = {}, signal) {
+      if (closed) return Promise.reject(new Error("The search pool was closed"));
+      if (broken !== undefined) return Promise.reject(broken);
+      if (signal?.aborted) return Promise.reject(signal.reason);
       return new Promise<SearchHit[]>((resolve, reject) => {
-        waiting.set(id, { resolve, reject });
-        slot.worker.postMessage({ id, query, options: searchOptions });
-      }).finally(() => {
-        if (--slot.busy === 0) slot.worker.unref();
+        const abandon = () => {
+          const queued = queue.indexOf(job);
+          if (queued >= 0) queue.splice(queued, 1);
+          const running = slots.find((slot) => slot.job === job);
+          if (running !== undefined) {
+            release(running);
+            replace(running);
+          }
+          reject(signal!.reason);
+        };
+        const job: Job = {
+          id: next++,
+          query,
+          options: searchOptions,
+          resolve,
+          reject,
+          forget: () => signal?.removeEventListener("abort", abandon),
+        };
+        signal?.addEventListener("abort", abandon, { once: true });
+        queue.push(job);
+        pump();
       });
     },
     async close() {
+      closed = true;
+      const error = new Error("The search pool was closed");
+      for (const job of queue.splice(0)) job.reject(error);
+      await Promise.all(starting);
       // Each worker closes its connection itself (a killed thread would leave it open, and
       // the -wal/-shm files of a read-only server behind); one that does not answer is killed.
-      await Promise.all(slots.map(async ({ worker }) => {
-        const closed = new Promise<void>((resolve) => {
+      await Promise.all(slots.map(async (slot) => {
+        const { worker } = slot;
+        const done = new Promise<void>((resolve) => {
           worker.on("message", (message: { closed?: true }) => {
             if (message.closed) resolve();
           });
@@ -153,12 +243,11 @@ export async function startSearchPool(
         worker.ref();
         worker.postMessage("close");
         let timer: ReturnType<typeof setTimeout> | undefined;
-        await Promise.race([closed, new Promise((resolve) => timer = setTimeout(resolve, 2000))]);
+        await Promise.race([done, new Promise((resolve) => timer = setTimeout(resolve, 2000))]);
         clearTimeout(timer);
         await worker.terminate();
+        release(slot)?.reject(error);
       }));
-      for (const wait of waiting.values()) wait.reject(new Error("The search pool was closed"));
-      waiting.clear();
     },
   };
 }

@@ -10,6 +10,7 @@ import { V11 } from "../_cli_io.ts";
 import { copyFixture, rawOpen, tempDbPath } from "../_helpers.ts";
 import { HOSTILE_ID, hostileDb } from "./_served.ts";
 import { parseSince } from "../../lib/core/usage.ts";
+import { listen } from "../../lib/web/listen.ts";
 
 const ORIGIN = "http://127.0.0.1:8787";
 const path = await hostileDb();
@@ -637,5 +638,110 @@ describe("writes", () => {
     }, h);
     assert.equal(confirmed.status, 200);
     assert.equal(await own.getSession(HOSTILE_ID), undefined);
+  });
+
+  test("createHandler() behind an HTTPS proxy accepts writes from the --public-url origin and sets a Secure cookie", async () => {
+    const own = await openStore(await hostileDb());
+    after(() => own.close());
+    const h = handlerFor({
+      host: "0.0.0.0",
+      token: "s3cret-token",
+      publicUrl: "https://box.lan/",
+      allowWrites: true,
+    }, own);
+    // The proxy speaks HTTP to the server; the browser sees https://box.lan.
+    const base = "http://box.lan";
+    const traded = await get(`${base}/?token=s3cret-token`, {}, h);
+    assert.match(traded.headers.get("set-cookie")!, /; Secure$/);
+    const auth = { cookie: "hermes_state_token=s3cret-token" };
+    const config = await (await get(`${base}/api/config`, { headers: auth }, h)).json();
+    const url = `${base}/api/sessions/${V11.compressionTip}/title`;
+    const body = JSON.stringify({ title: "renamed through the proxy" });
+    const write = (origin: string) =>
+      get(url, {
+        method: "PUT",
+        body,
+        headers: { ...auth, "x-hermes-csrf": config.csrf, origin },
+      }, h);
+    assert.equal((await write("https://evil.example")).status, 403);
+    assert.equal((await write("http://box.lan:8443")).status, 403);
+    const ok = await write("https://box.lan");
+    assert.equal(ok.status, 200, await ok.clone().text());
+    assert.equal(await own.getSessionTitle(V11.compressionTip), "renamed through the proxy");
+  });
+});
+
+describe("failures and HEAD", () => {
+  /** `store` whose reads fail while `broken.now` is true, as a stopped database's do. */
+  function breakable(on: SessionStore, broken: { now: boolean }): SessionStore {
+    const failure = new Error(
+      "connect ECONNREFUSED: postgres://hermes:s3cret-pw@db.lan:5432/state?password=s3cret-pw",
+    );
+    return new Proxy(on, {
+      get(target, name) {
+        const value = Reflect.get(target, name, target);
+        if (typeof value !== "function") return value;
+        return (...args: unknown[]) =>
+          broken.now && (name === "dataVersion" || name === "listSessionsRich")
+            ? Promise.reject(failure)
+            : value.apply(target, args);
+      },
+    });
+  }
+
+  test("createHandler() logs one line, password masked, for a request that fails unexpectedly", async () => {
+    const lines: string[] = [];
+    const broken = { now: true };
+    const h = handlerFor({ logError: (line) => lines.push(line) }, breakable(store, broken));
+    const response = await get("/api/sessions?limit=5", {}, h);
+    assert.equal(response.status, 500);
+    assert.equal((await response.json()).error.message, "Internal error");
+    assert.equal(lines.length, 1);
+    assert.match(
+      lines[0],
+      /^hermes-state serve: GET \/api\/sessions failed: Error: connect ECONNREFUSED/,
+    );
+    assert.doesNotMatch(lines[0], /s3cret-pw|\n/);
+    assert.match(lines[0], /postgres:\/\/hermes:\*\*\*@db\.lan/);
+    // An expected failure (an unknown route) is the client's, not logged.
+    assert.equal((await get("/api/nope", {}, h)).status, 404);
+    assert.equal(lines.length, 1);
+  });
+
+  test("the live stream says failure while the store cannot be read, then recovered", async () => {
+    const broken = { now: false };
+    const h = handlerFor({ pollMs: 20 }, breakable(store, broken));
+    const controller = new AbortController();
+    const response = await get("/api/events", { signal: controller.signal }, h);
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    const until = async (event: string) => {
+      while (!text.includes(`event: ${event}`)) text += (await reader.read()).value ?? "";
+    };
+    await until("hello");
+    broken.now = true;
+    await until("failure");
+    assert.doesNotMatch(text, /s3cret-pw/);
+    broken.now = false;
+    await until("recovered");
+    await reader.cancel();
+    controller.abort();
+  });
+
+  test("HEAD of the page and its assets says the length GET sends, over a socket too", async () => {
+    const server = await listen(handle, { host: "127.0.0.1", port: 0 });
+    try {
+      for (const path of ["/", "/assets/app.js", "/assets/app.css"]) {
+        const body = await (await get(path)).arrayBuffer();
+        const head = await get(path, { method: "HEAD" });
+        assert.equal(head.headers.get("content-length"), String(body.byteLength), path);
+        const url = `http://127.0.0.1:${server.port}${path}`;
+        const served = await fetch(url, { method: "HEAD" });
+        await served.body?.cancel();
+        assert.equal(served.headers.get("content-length"), String(body.byteLength), path);
+      }
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -7,7 +7,7 @@ import { openStore } from "../../lib/open_store.ts";
 import { renderHtmlDocument } from "../../lib/web/html_transcript.ts";
 import { escapeHtml, visibleText } from "../../lib/web/escape_html.ts";
 import { runCli, V11 } from "../_cli_io.ts";
-import { tempDir } from "../_helpers.ts";
+import { rawOpen, tempDir } from "../_helpers.ts";
 import { HOSTILE_ID, HOSTILE_TEXTS, hostileDb } from "./_served.ts";
 
 test("renderHtmlDocument() escapes every hostile text and runs nothing", async () => {
@@ -75,4 +75,23 @@ test("export --format html --session-id writes one session to standard output", 
   assert.equal(run.code, 0, run.err);
   assert.match(run.out, /<h1 class="bidi">my project #3<\/h1>/);
   assert.equal(run.out.match(/<section class="session">/g)?.length, 1);
+});
+
+test("renderHtmlDocument() prints counts only when they are numbers (text in an INTEGER column)", async () => {
+  // SQLite keeps text put in an INTEGER column: a meta refresh there navigated the export away.
+  const path = await hostileDb();
+  const meta = '<meta http-equiv="refresh" content="0;url=https://evil.example/">';
+  {
+    using raw = await rawOpen(path);
+    raw.prepare("UPDATE messages SET token_count = ? WHERE session_id = ?").run(meta, HOSTILE_ID);
+    raw.prepare(
+      "UPDATE sessions SET message_count = ?, input_tokens = ?, output_tokens = ? WHERE id = ?",
+    ).run(meta, meta, "NaN", HOSTILE_ID);
+  }
+  await using store = await openStore(path);
+  const html = renderHtmlDocument((await store.exportSession(HOSTILE_ID))!);
+  assert.doesNotMatch(html, /<meta http-equiv="refresh"|evil\.example/);
+  assert.doesNotMatch(html, /NaN/);
+  assert.match(html, /<dt>Tokens<\/dt><dd>0 in · 0 out<\/dd>/);
+  assert.doesNotMatch(html, / tokens<\/span>/);
 });

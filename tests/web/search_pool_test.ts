@@ -4,6 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { openStore } from "../../lib/open_store.ts";
 import { createHandler } from "../../lib/web/handler.ts";
+import { listen } from "../../lib/web/listen.ts";
 import { startSearchPool } from "../../lib/web/search_pool.ts";
 import { V11, v11Copy } from "../_cli_io.ts";
 
@@ -69,4 +70,89 @@ test("startSearchPool() fails with the reason when the file cannot be opened", a
     () => startSearchPool("/nonexistent/folder/state.db", { workers: 1 }),
     (error: Error) => error.name === "OpenError" && /no such file/.test(error.message),
   );
+});
+
+/** Searches of a 10 MB tool result that take a second or more each. */
+const SLOW = ["lo*", "log*", "logl*", '"logline zebra"', "zebra", "logline", "l*", "zeb*"];
+
+/** A copy of the v11 fixture with a 10 MB tool result of two words repeated. */
+async function hugeLogDb(): Promise<string> {
+  const path = v11Copy();
+  await using store = await openStore(path);
+  await store.createSession("huge_log", "cli");
+  await store.appendMessage("huge_log", {
+    role: "tool",
+    content: "logline zebra ".repeat(750_000),
+  });
+  return path;
+}
+
+/** How long `work` takes, in milliseconds. */
+async function timed(work: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await work();
+  return performance.now() - start;
+}
+
+test(
+  "startSearchPool() drops abandoned searches, queued or running: the next one answers at once",
+  {
+    timeout: 120_000,
+  },
+  async () => {
+    const pool = await startSearchPool(await hugeLogDb(), { workers: 2 });
+    try {
+      const controller = new AbortController();
+      const slow = SLOW.map((q) => pool.search(q, { limit: 21 }, controller.signal));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      controller.abort(new Error("gone"));
+      for (const search of slow) await assert.rejects(search, { message: "gone" });
+      let hits = 0;
+      const took = await timed(async () => hits = (await pool.search("kubernetes")).length);
+      assert.ok(hits > 0);
+      // Eight searches of a second or more each on two workers, had they kept them.
+      assert.ok(took < 3000, `the search after the abandoned ones took ${Math.round(took)} ms`);
+      assert.deepEqual(
+        await pool.search("docker", { limit: 10 }),
+        await pool.search("docker", { limit: 10 }),
+      );
+    } finally {
+      await pool.close();
+    }
+  },
+);
+
+test("a served search that times out or whose client goes away frees its worker", {
+  timeout: 120_000,
+}, async () => {
+  const path = await hugeLogDb();
+  await using store = await openStore(path, { readonly: true });
+  const pool = await startSearchPool(path, { workers: 2 });
+  const handler = createHandler(store, {
+    timeoutMs: 500,
+    search: (q, o, signal) => pool.search(q, o, signal),
+  });
+  const server = await listen(handler, { host: "127.0.0.1", port: 0 });
+  const base = `http://127.0.0.1:${server.port}/api/search?q=`;
+  try {
+    const client = new AbortController();
+    const asked = SLOW.map((q, i) =>
+      fetch(base + encodeURIComponent(q), i % 2 === 0 ? { signal: client.signal } : {})
+        .then((response) => response.status, () => "aborted")
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    client.abort();
+    assert.deepEqual(await Promise.all(asked), SLOW.map((_, i) => i % 2 === 0 ? "aborted" : 503));
+    let status = 0;
+    const took = await timed(async () => {
+      const response = await fetch(`${base}kubernetes`);
+      status = response.status;
+      await response.body?.cancel();
+    });
+    assert.equal(status, 200);
+    assert.ok(took < 3000, `the search after the abandoned ones took ${Math.round(took)} ms`);
+  } finally {
+    await server.close();
+    await pool.close();
+  }
 });

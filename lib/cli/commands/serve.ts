@@ -98,7 +98,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     }
   }
   const handler = createHandler(store, {
-    search: pool === undefined ? undefined : (query, options) => pool.search(query, options),
+    search: pool === undefined
+      ? undefined
+      : (query, options, signal) => pool.search(query, options, signal),
+    logError: (line) => ctx.io.stderr(`${line}\n`),
     host,
     token,
     publicUrl,

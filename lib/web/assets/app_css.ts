@@ -42,12 +42,15 @@ h2.subtle { font-size: 14px; font-weight: 500; margin: 0; }
 .error { color: #c0392b; padding: 16px; border: 1px solid #c0392b; border-radius: 8px; }
 .view-session h1 { font-size: 22px; margin: 8px 0; overflow-wrap: anywhere; }
 .actions { display: flex; flex-wrap: wrap; gap: 8px; margin: 8px 0; }
-.session-info { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 16px; }
+.session-info { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 16px; align-items: start; }
 @media (max-width: 700px) { .session-info { grid-template-columns: minmax(0, 1fr); } }
 .lineage h2 { font-size: 14px; margin: 8px 0 4px; color: var(--muted); }
 .tree, .tree ul { list-style: none; padding-left: 14px; margin: 0; border-left: 1px solid var(--line); font-size: 14px; }
 .tree li { margin: 3px 0; overflow-wrap: anywhere; }
 .tree li.current > strong { color: var(--accent); }
+.tree li.cut { color: var(--muted); font-style: italic; }
+.lineage { max-height: 70vh; overflow: auto; }
+.live.failed { color: #c0392b; }
 .text.big { max-height: 60vh; overflow: auto; }
 .more { margin: 4px 0; }
 .totals { color: var(--muted); }

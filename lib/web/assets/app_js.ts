@@ -459,7 +459,7 @@ export const APP_JS = String.raw`
       var record = call && typeof call === "object" ? call : {};
       var fn = record["function"] && typeof record["function"] === "object" ? record["function"] : record;
       var name = typeof fn.name === "string" ? fn.name : "?";
-      var result = typeof record.id === "string" ? results[record.id] : undefined;
+      var result = typeof record.id === "string" ? results.get(record.id) : undefined;
       var args = el("div", null, el("div", { class: "figures", text: "arguments" }), el("pre", null, el("code", { text: visible(pretty(fn.arguments !== undefined ? fn.arguments : fn.input)) })));
       var side = null;
       if (result) {
@@ -496,9 +496,14 @@ export const APP_JS = String.raw`
       n.id === current ? el("strong", { class: "bidi", text: visible(label) }) : el("a", { href: sessionHref(n.id), class: "bidi", text: visible(label) }),
       n.relation !== "root" ? el("span", { class: "badge", text: n.relation }) : null,
       el("span", { class: "muted", text: " " + n.source + " · " + fmtCount(n.message_count) + " msgs" + (n.end_reason ? " · " + n.end_reason : "") }));
-    if (n.children.length) {
+    if (n.children.length || n.hidden) {
       var ul = el("ul");
-      n.children.forEach(function (c) { ul.appendChild(lineageNode(c, current)); });
+      n.children.forEach(function (c) {
+        // A long chain is shortened to its ends: the sessions left out between are counted.
+        if (c.skipped) ul.appendChild(el("li", { class: "cut", text: "\u22ee " + fmtCount(c.skipped) + " more in the chain" }));
+        ul.appendChild(lineageNode(c, current));
+      });
+      if (n.hidden) ul.appendChild(el("li", { class: "cut", text: "\u2026 " + fmtCount(n.hidden) + " more not shown" }));
       item.appendChild(ul);
     }
     return item;
@@ -546,20 +551,23 @@ export const APP_JS = String.raw`
     var s = body.session;
     var info = el("div", { class: "session-info" }, detailsList(s, body.origin));
     if (body.lineage && (body.lineage.children.length || body.lineage.id !== s.id)) {
-      info.appendChild(el("nav", { class: "lineage", "aria-label": "Lineage" }, el("h2", { text: "Lineage" }), el("ul", { class: "tree" }, lineageNode(body.lineage, s.id))));
+      info.appendChild(el("nav", { class: "lineage", "aria-label": "Lineage" }, el("h2", { text: "Lineage" }), el("ul", { class: "tree" },
+        body.lineage.older ? el("li", { class: "cut", text: "\u22ee older sessions not shown" }) : null,
+        lineageNode(body.lineage, s.id))));
     }
     return [el("h1", { class: "bidi", id: "session-title", text: visible(s.title || s.id) }), actions(s, body.origin), info];
   }
   // Which message made each tool call: its article is drawn again when the call's result comes.
   function noteCalls(m, callers) {
     var calls = Array.isArray(m.tool_calls) ? m.tool_calls : m.tool_calls ? [m.tool_calls] : [];
-    calls.forEach(function (call) { if (call && typeof call.id === "string") callers[call.id] = m; });
+    calls.forEach(function (call) { if (call && typeof call.id === "string") callers.set(call.id, m); });
   }
   function drawSession(id, params, quiet, body) {
-    var results = {};
-    var callers = {};
+    // Maps, not objects: a call id may be "toString" or "__proto__".
+    var results = new Map();
+    var callers = new Map();
     body.messages.forEach(function (m) {
-      if (m.role === "tool" && m.tool_call_id) results[m.tool_call_id] = m;
+      if (m.role === "tool" && m.tool_call_id) results.set(m.tool_call_id, m);
       noteCalls(m, callers);
     });
     var view = el("section", { class: "view view-session", "aria-label": "Transcript" });
@@ -599,20 +607,20 @@ export const APP_JS = String.raw`
     var head = sessionHead(body);
     was.head.forEach(function (node, i) { node.replaceWith(head[i]); });
     was.head = head;
-    var redraw = {};
+    var redraw = new Map();
     body.messages.forEach(function (m) {
       if (m.role === "tool" && m.tool_call_id) {
-        was.results[m.tool_call_id] = m;
-        var caller = was.callers[m.tool_call_id];
-        if (caller) redraw[caller.id] = caller;
+        was.results.set(m.tool_call_id, m);
+        var caller = was.callers.get(m.tool_call_id);
+        if (caller) redraw.set(caller.id, caller);
       }
       noteCalls(m, was.callers);
     });
-    Object.keys(redraw).forEach(function (key) {
+    redraw.forEach(function (caller, key) {
       var old = document.getElementById("m-" + key);
       if (!old) return;
       var open = openFolds(old);
-      var fresh = messageNode(redraw[key], was.results);
+      var fresh = messageNode(caller, was.results);
       if (old.classList.contains("target")) fresh.classList.add("target");
       old.replaceWith(fresh);
       reopenFolds(fresh, open);
@@ -871,9 +879,11 @@ export const APP_JS = String.raw`
     originsCache = null;
     refreshTimer = setTimeout(function () { if (location.hash === renderedKey) render({ quiet: true }); }, 250);
   }
-  function liveOn(on) {
+  function liveOn(on, failed) {
     live.classList.toggle("on", on);
-    live.title = on ? "Live: updates as the file changes" : "Live updates disconnected; retrying";
+    live.classList.toggle("failed", !on && !!failed);
+    live.textContent = !on && failed ? "\u25cf failed" : "\u25cf live";
+    live.title = on ? "Live: updates as the file changes" : failed ? "The server cannot read the store; retrying" : "Live updates disconnected; retrying";
   }
   function connectLive() {
     if (!window.EventSource) return;
@@ -896,7 +906,10 @@ export const APP_JS = String.raw`
         tell(missed ? "change" : "on");
         if (missed) onChange();
       });
-      source.addEventListener("change", function (e) { version = versionOf(e); onChange(); tell("change"); });
+      source.addEventListener("change", function (e) { version = versionOf(e); liveOn(true); onChange(); tell("change"); });
+      // The server cannot read the store (a database gone): not live until it can again.
+      source.addEventListener("failure", function () { liveOn(false, true); tell("failed"); });
+      source.addEventListener("recovered", function () { liveOn(true); tell("on"); });
       source.onerror = function () { liveOn(false); tell("off"); };
     }
     function stop() {
@@ -909,7 +922,7 @@ export const APP_JS = String.raw`
         var kind = e.data && e.data.kind;
         if (e.data && e.data.version !== null && e.data.version !== undefined) version = e.data.version;
         if (kind === "change") { liveOn(true); onChange(); }
-        else if (kind === "on" || kind === "off") liveOn(kind === "on");
+        else if (kind === "on" || kind === "off" || kind === "failed") liveOn(kind === "on", kind === "failed");
         // A tab that just opened asks whether the stream is up.
         else if (kind === "ask" && source) tell(source.readyState === 1 ? "on" : "off");
       };
