@@ -39,7 +39,10 @@ const ALLOWED: Readonly<Record<string, string>> = {
     "openStore picks the engine: the PostgreSQL entry (a dynamic import, a type only statically)",
   "lib/postgres/sync.ts → lib/sqlite/session_db.ts":
     "sync reads a SQLite state.db into PostgreSQL: it opens the file with the SQLite engine",
-  "lib/postgres/sync.ts → lib/sqlite/store.ts": "sync reads the SQLite file's rows in pages",
+  "lib/postgres/_sync_source.ts → lib/sqlite/store.ts":
+    "sync reads the SQLite file's sessions and message counts",
+  "lib/postgres/_sync_messages.ts → lib/sqlite/store.ts":
+    "sync reads the SQLite file's rows in pages",
   "lib/cli/commands/sync.ts → lib/postgres/sync.ts":
     "sync is a command between the two engines, not a SessionStore method",
   "lib/cli/commands/doctor.ts → lib/postgres/doctor/doctor.ts":

@@ -1,0 +1,272 @@
+/**
+ * The changed sessions of a `sync` pass, from the file to the server:
+ * which of their messages to write, read and batched within a byte budget,
+ * the batches written side by side (`WriteLanes`), a session too large for
+ * a batch written alone a page at a time, and the counts of what committed.
+ *
+ * Search vectors are computed here, outside the transactions, so that they
+ * hold their locks briefly; while batches are in flight the next one is
+ * read and computed.
+ *
+ * @module
+ */
+import { WriteLanes } from "../core/write_lanes.ts";
+import { extraDigests } from "./_sync_digest.ts";
+import {
+  type FileMessages,
+  type MessageRange,
+  storedPages,
+  storedValues,
+  valuesBytes,
+} from "./_sync_messages.ts";
+import type { ServerSession, SourceSession } from "./_sync_source.ts";
+import { type BatchItem, type Pass, writeBatch, writeStreamed } from "./_sync_write.ts";
+import type { PgClient } from "./_client.ts";
+
+/** Messages (and sessions) written per transaction; a session is never split. */
+const BATCH_MESSAGES = 2000;
+/** Sessions per transaction at most (each is one row of a multi-row upsert; 65,535 parameters a statement). */
+const BATCH_SESSIONS = 1000;
+/**
+ * Bytes of text a transaction's messages hold at most, search vectors
+ * included (`valuesBytes`), but for one message larger than that; a
+ * session whose new messages exceed it is written alone, read a page of
+ * half of it at a time. A pass holds up to {@linkcode LANES} batches in
+ * flight and one being read, each two or three times over (the rows read,
+ * the statement's parameters the client encodes): about 200 MB at most at
+ * 16 MiB, where 2,000 ordinary messages (a few kilobytes each) take a few
+ * megabytes, so ordinary batches stay capped by count, and a larger budget
+ * would only shave round trips off transactions that already take seconds.
+ */
+const BATCH_BYTES = 16 * 1024 * 1024;
+/**
+ * Batches written at once, each in its own transaction on its own
+ * connection (on two cores, 7,700 → 11,400 messages/s for a new
+ * 200,000-message file with three lanes instead of one).
+ */
+const LANES = 3;
+
+/** The counts of a `SyncResult` that writing sessions adds to. */
+export const COUNTS = ["created", "updated", "appended", "rewritten", "messages"] as const;
+
+/** Those counts. */
+export type Counts = { -readonly [key in typeof COUNTS[number]]: number };
+
+/** A changed session of the file, as the pass compared it with the server's record. */
+export interface ChangedSession {
+  /** The session in the file. */
+  readonly session: SourceSession;
+  /** What the server records of it, if anything. */
+  readonly known: ServerSession | undefined;
+  /** Its row changed. */
+  readonly rowChanged: boolean;
+  /** Its messages changed (count, highest id or digest). */
+  readonly messagesChanged: boolean;
+}
+
+/** Which of a changed session's messages a pass writes. */
+interface MessagesToWrite {
+  /** Any. */
+  readonly written: boolean;
+  /** They are appended to what the server holds (a new session: to nothing). */
+  readonly append: boolean;
+  /** Their range in the file. */
+  readonly range: MessageRange;
+}
+
+/**
+ * Which of a changed session's messages a pass writes. Records in the
+ * session its newer columns' digest when the server knows it.
+ */
+function messagesToWrite(messages: FileMessages, change: ChangedSession): MessagesToWrite {
+  const { session, known } = change;
+  const id = String(session.row.id);
+  let append = known !== undefined && session.maxId >= known.maxId &&
+    session.count >= known.count;
+  if (append && change.messagesChanged) {
+    // Appended to, when what the server holds is still in the file as it was.
+    const held = messages.held(id, known!.maxId);
+    append = held.count === known!.count &&
+      (known!.messageDigest === null || held.digest === known!.messageDigest);
+  }
+  // New sessions have nothing to keep: their messages are all "appended" to nothing.
+  if (known === undefined) append = true;
+  // Rows the server holds that changed in place (a rewind, a compaction): all rewritten.
+  let rewriteAll = false;
+  if (messages.hasNewerColumns && known !== undefined) {
+    const digests = messages.extraDigests(id, session.maxId, known.maxId);
+    rewriteAll = digests.held !== known.extraDigest;
+    session.extraDigest = digests.all;
+  }
+  if (rewriteAll) append = false;
+  const after = append && known !== undefined ? known.maxId : 0;
+  return {
+    written: change.messagesChanged || rewriteAll,
+    append,
+    range: { session: id, after, upTo: session.maxId },
+  };
+}
+
+/** Adds what writing one session does to `counts`. */
+function addSession(
+  counts: Counts,
+  change: ChangedSession,
+  write: MessagesToWrite,
+  messages: number,
+): void {
+  if (change.known === undefined) counts.created++;
+  else if (change.rowChanged) counts.updated++;
+  if (write.written) {
+    if (change.known !== undefined && write.append) counts.appended += messages;
+    else if (change.known !== undefined) counts.rewritten++;
+    counts.messages += messages;
+  }
+}
+
+/** Options of {@linkcode SessionWriter}. */
+export interface SessionWriterOptions {
+  /** Called after each transaction committed, with the running totals. */
+  readonly onProgress?: (counts: Counts) => void;
+}
+
+/**
+ * Writes a pass's changed sessions: {@linkcode SessionWriter.add} each,
+ * then {@linkcode SessionWriter.finish}; {@linkcode SessionWriter.settle}
+ * in any case.
+ */
+export class SessionWriter {
+  readonly #client: PgClient;
+  readonly #pass: Pass;
+  readonly #messages: FileMessages;
+  readonly #onProgress?: (counts: Counts) => void;
+  readonly #lanes = new WriteLanes(LANES);
+  /** What the sessions read so far write. */
+  readonly totals: Counts = { created: 0, updated: 0, appended: 0, rewritten: 0, messages: 0 };
+  /** What the batches handed to the lanes so far write, and what the committed ones did. */
+  #submitted: Counts = { ...this.totals };
+  readonly #committed: Counts = { ...this.totals };
+  /** Sessions to write in the next transaction, with the messages to insert. */
+  #batch: BatchItem[] = [];
+  #batched = 0;
+  #batchedBytes = 0;
+
+  /**
+   * @param client The server.
+   * @param pass The pass.
+   * @param messages The file's messages.
+   * @param options Progress.
+   */
+  constructor(
+    client: PgClient,
+    pass: Pass,
+    messages: FileMessages,
+    options: SessionWriterOptions = {},
+  ) {
+    this.#client = client;
+    this.#pass = pass;
+    this.#messages = messages;
+    this.#onProgress = options.onProgress;
+  }
+
+  /**
+   * Reads a changed session's messages to write and adds it to the batch
+   * (writing the batch when full), or writes it alone when its messages
+   * exceed the budget.
+   *
+   * @param change The session.
+   * @throws The first failure of a write.
+   */
+  async add(change: ChangedSession): Promise<void> {
+    const messages = this.#messages;
+    const { session, known } = change;
+    const write = messagesToWrite(messages, change);
+    if (write.written && messages.estimate(write.range) > BATCH_BYTES) {
+      if (messages.hasNewerColumns && known === undefined) {
+        session.extraDigest = messages.extraDigests(write.range.session, session.maxId, 0).all;
+      }
+      return await this.#writeAlone(change, write);
+    }
+    const raw = write.written ? messages.all(write.range) : [];
+    if (messages.hasNewerColumns && known === undefined) {
+      // A new session: its digest from the rows just read (in time order; the digest's is id).
+      const byId = [...raw].sort((a, b) => Number(a.id) - Number(b.id));
+      session.extraDigest = extraDigests(byId, 0).all;
+    }
+    const rows = raw.map(storedValues);
+    let bytes = valuesBytes(Object.values(session.row));
+    for (const values of rows) bytes += valuesBytes(values);
+    if (this.#batchedBytes + bytes > BATCH_BYTES) await this.#flush();
+    // New to the records: whatever the server holds under its id (a session copied there
+    // without them) is replaced, never added to.
+    const append = (write.append && known !== undefined) || !write.written;
+    this.#batch.push({ session, append, rows });
+    this.#batched += rows.length + 1;
+    this.#batchedBytes += bytes;
+    addSession(this.totals, change, write, rows.length);
+    if (
+      this.#batched >= BATCH_MESSAGES || this.#batch.length >= BATCH_SESSIONS ||
+      this.#batchedBytes >= BATCH_BYTES
+    ) await this.#flush();
+    else await this.#lanes.yieldToIo();
+  }
+
+  /**
+   * Writes what is batched, and waits for every write.
+   *
+   * @throws The first failure of a write.
+   */
+  async finish(): Promise<void> {
+    await this.#flush();
+    await this.#lanes.drain();
+  }
+
+  /** Waits for the writes in flight, their failures left to the caller's error. */
+  async settle(): Promise<void> {
+    await this.#lanes.drain().catch(() => {});
+  }
+
+  /** Hands the batch to a lane. */
+  async #flush(): Promise<void> {
+    if (this.#batch.length === 0) return;
+    const items = this.#batch;
+    this.#batch = [];
+    this.#batched = 0;
+    this.#batchedBytes = 0;
+    // Batches commit in any order: progress adds up what each committed one wrote.
+    const written = COUNTS.map((key) => this.totals[key] - this.#submitted[key]);
+    this.#submitted = { ...this.totals };
+    await this.#lanes.submit(async () => {
+      await writeBatch(this.#client, this.#pass, items);
+      COUNTS.forEach((key, i) => this.#committed[key] += written[i]);
+      this.#onProgress?.({ ...this.#committed });
+    });
+  }
+
+  /**
+   * Writes a session whose new messages exceed the budget alone, in one
+   * transaction, its messages read a page at a time in one snapshot of the
+   * file, beside the batches in flight; the next session is read once it is
+   * written.
+   */
+  async #writeAlone(change: ChangedSession, write: MessagesToWrite): Promise<void> {
+    await this.#flush();
+    const messages = this.#messages;
+    const item = {
+      session: change.session,
+      append: write.append && change.known !== undefined,
+      pages: () => storedPages(messages.pages(write.range, BATCH_BYTES / 2, BATCH_MESSAGES)),
+    };
+    await this.#lanes.submit(async () => {
+      const count = await messages.snapshot(() => writeStreamed(this.#client, this.#pass, item));
+      const counts: Counts = { created: 0, updated: 0, appended: 0, rewritten: 0, messages: 0 };
+      addSession(counts, change, write, count);
+      for (const key of COUNTS) {
+        this.totals[key] += counts[key];
+        this.#submitted[key] += counts[key];
+        this.#committed[key] += counts[key];
+      }
+      this.#onProgress?.({ ...this.#committed });
+    });
+    await this.#lanes.drain();
+  }
+}

@@ -1,0 +1,217 @@
+/**
+ * How `sync` writes: each session whole or not at all, in a transaction of
+ * the pass, fenced by its token (a pass that lost its lock stops once
+ * another one writes). Ordinary sessions go several to a batch, one
+ * transaction each; a session whose new messages exceed the pass's byte
+ * budget goes alone, its messages read and inserted a page at a time
+ * inside its one transaction.
+ *
+ * The server numbers messages in the order they are inserted, and each
+ * session's messages are inserted in their order in the file (time, then
+ * id), so they read back in it.
+ *
+ * @module
+ */
+import { setImmediate } from "node:timers";
+import { isUniqueViolation, type PgClient, type PgQuery } from "./_client.ts";
+import type { MessageValues } from "./_rows.ts";
+import { deleteMessagesSql } from "./_delete.ts";
+import { jsonParam } from "./_text_codec.ts";
+import { checkPass, startPass, SyncSupersededError } from "./sync_origin.ts";
+import { insertMessages, recordSessions, upsertSessions } from "./_sync_rows.ts";
+import {
+  sameRecords,
+  serverRecords,
+  type ServerSession,
+  type SourceSession,
+} from "./_sync_source.ts";
+
+/** Times a write is tried when a title it chose was taken meanwhile. */
+const TITLE_ATTEMPTS = 3;
+
+/**
+ * A pass: its origin, and its token (`startPass`), which each of its
+ * writing transactions checks; `fence` takes the token, before the pass's
+ * first write.
+ */
+export interface Pass {
+  /** The origin the pass ships. */
+  readonly origin: string;
+  /** The pass's token, once taken. */
+  token?: bigint;
+  /** Takes the token (once; later calls wait for the first). */
+  fence(): Promise<void>;
+}
+
+/** One session of a batch: its row, whether its messages are appended (or replace the server's), and the rows. */
+export interface BatchItem {
+  /** The session. */
+  readonly session: SourceSession;
+  /** Its messages are added to the server's (else they replace them). */
+  readonly append: boolean;
+  /** Its messages to insert, in order. */
+  readonly rows: readonly MessageValues[];
+}
+
+/** A session written alone, its messages a page at a time. */
+export interface StreamedItem {
+  /** The session. */
+  readonly session: SourceSession;
+  /** Its messages are added to the server's (else they replace them). */
+  readonly append: boolean;
+  /** Its messages to insert, in order, a page at a time: read anew on each call. */
+  readonly pages: () => Iterable<readonly MessageValues[]>;
+}
+
+/**
+ * A new pass of `origin`, its token not taken yet.
+ *
+ * Should the lock be lost with its connection (a network blip, a
+ * terminated backend), another pass may start while this one writes, from
+ * records this one is changing: each message would be shipped twice. So
+ * before its first write a pass takes a new token of the origin, and each
+ * of its transactions checks it. Taking it waits for the transactions of
+ * an earlier pass in flight, and fails this pass when the records changed
+ * since it read them; an earlier pass's transactions after it fail. (A
+ * pass that writes nothing takes none: a write would move the store's
+ * change marker, waking every live page.)
+ *
+ * @param client The server.
+ * @param origin The origin.
+ * @param server The records the pass read.
+ * @returns The pass.
+ */
+export function passOf(
+  client: PgClient,
+  origin: string,
+  server: ReadonlyMap<string, ServerSession>,
+): Pass {
+  let fenced: Promise<void> | undefined;
+  const pass: Pass = {
+    origin,
+    fence: () =>
+      fenced ??= (async () => {
+        const token = await startPass(client, origin);
+        if (token === undefined || !sameRecords(server, await serverRecords(client, origin))) {
+          throw new SyncSupersededError(origin);
+        }
+        pass.token = token;
+      })(),
+  };
+  return pass;
+}
+
+/**
+ * Runs `fn` in a transaction of the pass, once no other pass of the origin has started since.
+ *
+ * @param client The server.
+ * @param pass The pass.
+ * @param fn The transaction's work.
+ * @returns What `fn` returns.
+ * @throws {SyncSupersededError} When another pass of the origin started since.
+ */
+export function passTransaction<T>(
+  client: PgClient,
+  pass: Pass,
+  fn: (query: PgQuery) => Promise<T>,
+): Promise<T> {
+  return pass.fence().then(() =>
+    client.transaction(async (query) => {
+      await checkPass(query, pass.origin, pass.token!);
+      return await fn(query);
+    })
+  );
+}
+
+/** Runs `write` again when a title it chose was taken meanwhile (up to {@linkcode TITLE_ATTEMPTS} times). */
+async function withTitleRetries<T>(write: () => Promise<T>): Promise<T> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      // A batch in flight beside this one (or another host's sync) took a title this one chose,
+      // and this one waited for it to commit: choose again, seeing it.
+      if (attempt < TITLE_ATTEMPTS && isUniqueViolation(error, "idx_sessions_title_unique")) {
+        continue;
+      }
+      throw error;
+    }
+  }
+}
+
+/**
+ * Writes one batch of sessions in one transaction: rows, messages, then
+ * what the server now holds.
+ *
+ * @param client The server.
+ * @param pass The pass.
+ * @param items The batch's sessions.
+ */
+export function writeBatch(
+  client: PgClient,
+  pass: Pass,
+  items: readonly BatchItem[],
+): Promise<void> {
+  const { origin } = pass;
+  return withTitleRetries(() =>
+    passTransaction(client, pass, async (query) => {
+      // A few statements per batch, not a few per session: while the batch is in flight the
+      // client computes the next one, and each round trip waits for its turn of the event loop.
+      const sessions = items.map((item) => item.session);
+      await upsertSessions(query, origin, sessions);
+      const inserts: [string, MessageValues][] = [];
+      const rewrite: string[] = [];
+      for (const item of items) {
+        const target = `${origin}/${item.session.row.id}`;
+        if (!item.append) rewrite.push(target);
+        for (const values of item.rows) inserts.push([target, values]);
+      }
+      if (rewrite.length > 0) {
+        await query(
+          deleteMessagesSql("session_id IN (SELECT json_array_elements_text($1::text::json))"),
+          [jsonParam(rewrite)],
+        );
+      }
+      await insertMessages(query, inserts);
+      await recordSessions(query, origin, sessions);
+    })
+  );
+}
+
+/**
+ * Writes one session in one transaction, its messages a page at a time:
+ * its row, its messages (each page inserted while the next is read), then
+ * what the server now holds. Another attempt reads the pages anew.
+ *
+ * @param client The server.
+ * @param pass The pass.
+ * @param item The session.
+ * @returns The messages written.
+ */
+export function writeStreamed(client: PgClient, pass: Pass, item: StreamedItem): Promise<number> {
+  const { origin } = pass;
+  const target = `${origin}/${item.session.row.id}`;
+  return withTitleRetries(() =>
+    passTransaction(client, pass, async (query) => {
+      await upsertSessions(query, origin, [item.session]);
+      if (!item.append) await query(deleteMessagesSql("session_id = $1"), [target]);
+      let written = 0;
+      let inFlight: Promise<void> = Promise.resolve();
+      try {
+        for (const page of item.pages()) {
+          await inFlight;
+          inFlight = insertMessages(query, page.map((values) => [target, values] as const));
+          written += page.length;
+          // Sent before the next page is read and its vectors computed.
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
+        await inFlight;
+      } finally {
+        // Reading the next page failed while one was in flight: its end is awaited, not left unheard.
+        await inFlight.catch(() => {});
+      }
+      await recordSessions(query, origin, [item.session]);
+      return written;
+    })
+  );
+}
