@@ -94,6 +94,7 @@ export {
   recoverDatabase,
   type RecoverOptions,
   type RecoverResult,
+  type RetitledSession,
 } from "./lib/health/recover.ts";
 export type { PruneCandidate, PruneCandidatesOptions } from "./lib/core/prune_options.ts";
 export type {

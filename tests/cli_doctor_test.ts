@@ -16,7 +16,8 @@ import { runtimeName } from "../lib/sqlite/driver/load.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { basename, join } from "node:path";
 import { copyFixture, rawOpen, ROOT, tempDbPath, tempDir } from "./_helpers.ts";
-import { buildDb, runCli, v11Copy } from "./_cli_io.ts";
+import { buildDb, interruptibleIo, runCli, v11Copy } from "./_cli_io.ts";
+import { main } from "../lib/cli/main.ts";
 import { hotJournalOf } from "./health/_damaged_files.ts";
 
 describe("doctor", () => {
@@ -118,6 +119,73 @@ describe("doctor", () => {
       assert.deepEqual(readFileSync(path), before);
       assert.equal(existsSync(`${path}-wal`), false);
     }
+  });
+});
+
+describe("doctor --fix that stops after its checks", () => {
+  /** A file of `messages` messages whose words index is marked stale (so --fix rebuilds it). */
+  async function staleFile(messages: number): Promise<string> {
+    const path = await buildDb((db) => {
+      db.createSession("s", "cli");
+      db.appendMessages(
+        "s",
+        Array.from({ length: messages }, (_, i) => ({ role: "user", content: `word${i} docker` })),
+      );
+    });
+    using db = await rawOpen(path);
+    db.exec("INSERT INTO state_meta (key, value) VALUES ('fts_stale:messages_fts', 'test')");
+    return path;
+  }
+
+  test("doctor --fix honours HERMES_STATE_LOCK_TIMEOUT, prints the check report, and says how long it waited", async () => {
+    const path = await staleFile(3);
+    using holder = await rawOpen(path);
+    holder.exec("BEGIN IMMEDIATE");
+    const started = performance.now();
+    const run = await runCli(["--db", path, "doctor", "--fix"], {
+      env: { HERMES_STATE_LOCK_TIMEOUT: "1" },
+    });
+    const took = performance.now() - started;
+    holder.exec("ROLLBACK");
+    assert.equal(run.code, 1);
+    assert.ok(took < 5000, `${took} ms`);
+    assert.match(run.out, /^problem +fts:messages_fts +messages_fts: marked stale/m);
+    assert.match(run.out, /Repairs\n {2}none\n/);
+    assert.equal(
+      run.err,
+      `hermes-state: database is locked by another process (waited 1 s): ${path}\n`,
+    );
+  });
+
+  test("doctor --fix interrupted by Ctrl-C says what was done and left, exits 130, and leaves the index kept current", async () => {
+    const path = await staleFile(4000);
+    const io = interruptibleIo();
+    const run = main(["--db", path, "doctor", "--fix"], io);
+    while (!io.listening) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 250));
+    io.interrupt();
+    assert.equal(await run, 130);
+    assert.match(io.out, /^problem +fts:messages_fts/m);
+    assert.match(
+      io.err,
+      /^hermes-state doctor: interrupted by SIGINT.*: \d+ repairs finished, the rest left; what is written is consistent: run "hermes-state --db .* doctor --fix" again to finish\n$/,
+    );
+    {
+      using db = await SessionDB.open({ path });
+      db.appendMessage("s", { role: "user", content: "after the interruption" });
+      assert.equal(db.searchMessages("interruption").length, 1);
+    }
+    using raw = await rawOpen(path, true);
+    assert.equal(
+      Number(
+        raw.prepare(
+          "SELECT count(*) AS n FROM messages_fts WHERE messages_fts MATCH 'interruption'",
+        ).get()!.n,
+      ),
+      1,
+    );
+    const fixed = await runCli(["--db", path, "doctor", "--fix"]);
+    assert.equal(fixed.code, 0, fixed.out);
   });
 });
 

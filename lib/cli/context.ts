@@ -68,8 +68,12 @@ export function noDatabaseError(path: string): CommandError {
 /**
  * How long a command waits for a lock another process holds:
  * `HERMES_STATE_LOCK_TIMEOUT` seconds, else 15.
+ *
+ * @param io The process environment.
+ * @returns Milliseconds.
+ * @throws {CommandError} When the variable is not a number of seconds.
  */
-function lockTimeoutMs(io: Io): number {
+export function lockTimeoutMs(io: Io): number {
   const given = io.env("HERMES_STATE_LOCK_TIMEOUT")?.trim() ?? "";
   const seconds = given === "" ? 15 : Number(given);
   if (!Number.isFinite(seconds) || seconds < 0) {

@@ -31,6 +31,11 @@ export interface CheckOptions {
   readonly sampleAbove?: number;
   /** What a checkpoint run by `--fix` answered. */
   readonly checkpoint?: CheckpointResult;
+  /**
+   * The `-wal` and `-shm` there before the doctor opened the file; others
+   * are its own connection's and the `files` check leaves them out.
+   */
+  readonly existedBefore?: ReadonlySet<string>;
 }
 
 const RECOVER = "the file is damaged: hermes-state recover state.db new.db, " +
@@ -115,6 +120,16 @@ export function runChecks(
   checks.push(...guarded("schema", () => checkSchema(db, openDriver)));
   checks.push(checkWal(path, options.checkpoint));
   checks.push(...guarded("free_pages", () => checkFreePages(db)));
-  checks.push(checkFiles(path));
-  return checks;
+  checks.push(checkFiles(path, options.existedBefore));
+  if (sound) return checks;
+  // `doctor --fix` writes nothing to a damaged file: every fix goes through recover.
+  return checks.map((check) =>
+    check.fix?.includes("doctor --fix")
+      ? {
+        ...check,
+        fix: `${RECOVER} (doctor --fix does not write to a damaged file)`,
+        fixable: false,
+      }
+      : check
+  );
 }

@@ -25,7 +25,7 @@ import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
 import { isCorruption } from "../sqlite/integrity.ts";
 import { chooseReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
 import { finishFtsBackfill, pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
-import { FTS_TABLES, type FtsTable } from "../sqlite/schema/schema_sql.ts";
+import { FTS_TABLES, type FtsTable, SCHEMA_VERSION } from "../sqlite/schema/schema_sql.ts";
 import { runChecks } from "./checks.ts";
 import { ftsTriggerNames } from "../sqlite/schema/fts_triggers.ts";
 import { rebuildFtsTable, type RebuildOptions, type RebuildResult } from "./fts_rebuild.ts";
@@ -46,7 +46,11 @@ import {
   tightenFiles,
 } from "./repairs.ts";
 import type { CheckpointResult } from "./storage_check.ts";
-import { TimedWriter } from "./transaction.ts";
+import { TimedWriter, type WaitOptions } from "./transaction.ts";
+import { DoctorFixError } from "./doctor_fix_error.ts";
+import { databaseFiles } from "./file_stats.ts";
+import { migrate } from "../sqlite/schema/migrate.ts";
+import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
 
 /** Options of {@linkcode doctor}. */
 export interface DoctorOptions {
@@ -74,7 +78,19 @@ export interface DoctorOptions {
    */
   readonly sampleAbove?: number;
   /** Batch budget and pauses of the FTS rebuild. */
-  readonly rebuild?: Omit<RebuildOptions, "onProgress" | "dropOldTriggersFirst">;
+  readonly rebuild?: Omit<RebuildOptions, "onProgress" | "damaged" | "signal">;
+  /**
+   * How long each repair's transaction waits for a lock another process
+   * holds, in milliseconds (`HERMES_STATE_LOCK_TIMEOUT`); by default a
+   * count of attempts, about 16 s.
+   */
+  readonly lockTimeoutMs?: number;
+  /**
+   * Aborted (Ctrl-C) to stop the repairs between two transactions: what is
+   * committed is consistent and every write stays indexed; running
+   * `--fix` again finishes the job. The stop is a {@linkcode DoctorFixError}.
+   */
+  readonly signal?: AbortSignal;
   /** Called while a long repair runs: its name, items done, items in all. */
   readonly onProgress?: (stage: string, done: number, total: number) => void;
   /** The driver opener; the running runtime's by default. */
@@ -170,19 +186,30 @@ function playBackJournal(openDriver: SqliteDriver, path: string): Repair {
   };
 }
 
-/** Finishes the FTS backfill of an interrupted v1–v10 upgrade, if one is pending. */
-function finishUpgrade(db: SqliteConnection): Repair | undefined {
+/**
+ * Upgrades a v1–v10 file as `hermes-state migrate` does (the schema step in
+ * one transaction, then both search tables filled in short ones), or
+ * finishes such an upgrade, or a search table's refill, that was
+ * interrupted. Nothing to do on a current file.
+ */
+function upgradeOrFinish(db: SqliteConnection, wait: WaitOptions): Repair | undefined {
+  const before = readSchemaVersion(db);
+  const writer = new TimedWriter(db, wait);
+  let migrated = false;
+  if (typeof before === "number" && before < SCHEMA_VERSION && pendingBackfills(db).length === 0) {
+    writer.run(() => migrate(db));
+    migrated = true;
+  }
   const pending = pendingBackfills(db);
-  if (pending.length === 0) return undefined;
-  const writer = new TimedWriter(db);
+  if (pending.length === 0 && !migrated) return undefined;
   finishFtsBackfill((fn) => void writer.run(fn), db);
-  return {
-    name: "schema",
-    summary:
-      `finished the interrupted upgrade: filled ${pending.map((p) => p.table).join(", ")}; ` +
-      "schema version 11",
-    longestLockMs: writer.longestMs,
-  };
+  const filled = pending.map((p) => p.table).join(", ");
+  const summary = migrated
+    ? `upgraded schema ${before} → ${readSchemaVersion(db)} (both search tables rebuilt)`
+    : typeof before === "number" && before < SCHEMA_VERSION
+    ? `finished the interrupted upgrade: filled ${filled}; schema version ${readSchemaVersion(db)}`
+    : `finished filling ${filled}, left by an interrupted doctor --fix`;
+  return { name: "schema", summary, longestLockMs: writer.longestMs };
 }
 
 /** Runs the repairs the findings call for, in an order where each leaves the next sound. */
@@ -190,11 +217,13 @@ async function repair(
   db: SqliteConnection,
   path: string,
   checks: readonly HealthCheck[],
-  options: DoctorOptions,
-): Promise<{ repairs: Repair[]; checkpoint: CheckpointResult }> {
-  const repairs: Repair[] = [];
+  options: DoctorOptions & { existedBefore: ReadonlySet<string> },
+  repairs: Repair[],
+): Promise<CheckpointResult | undefined> {
+  const wait: WaitOptions = { timeoutMs: options.lockTimeoutMs };
   const timed = (name: string, work: (writer: TimedWriter) => string | undefined) => {
-    const writer = new TimedWriter(db);
+    options.signal?.throwIfAborted();
+    const writer = new TimedWriter(db, wait);
     const summary = work(writer);
     if (summary !== undefined) repairs.push({ name, summary, longestLockMs: writer.longestMs });
   };
@@ -204,20 +233,32 @@ async function repair(
   for (const table of FTS_TABLES) {
     const plan = ftsPlan(checks, table);
     if (!plan.rebuild) continue;
+    options.signal?.throwIfAborted();
     const result: RebuildResult = await rebuildFtsTable(db, table, {
       ...options.rebuild,
-      dropOldTriggersFirst: plan.damaged,
+      retry: { ...options.rebuild?.retry, ...wait },
+      damaged: plan.damaged,
+      signal: options.signal,
       onProgress: (done, total) => options.onProgress?.(`rebuilding ${table}`, done, total),
     });
     repairs.push({
       name: `fts:${table}`,
-      summary: `rebuilt ${table} (${result.rows} messages, ${result.transactions} transactions); ` +
-        "v11 triggers restored",
+      summary: `${plan.damaged ? "replaced the damaged" : "rebuilt"} ${table} ` +
+        `(${result.rows} messages, ${result.transactions} transactions); v11 triggers restored`,
       longestLockMs: result.longestLockMs,
     });
   }
   if (needsWork(byName(checks, "schema"))) {
-    timed("schema", (w) => `schema step run; ${repairSchema(db, w)} leftover objects dropped`);
+    timed("schema", (w) => {
+      const { dropped, renames } = repairSchema(db, w);
+      const renamed = renames.map((r) =>
+        `${r.id} ${JSON.stringify(r.from)} → ${JSON.stringify(r.to)}`
+      );
+      return `schema step run; ${dropped} leftover objects dropped` +
+        (renamed.length > 0
+          ? `; renamed ${renamed.length} sessions sharing a title: ${renamed.join(", ")}`
+          : "");
+    });
   }
   if (needsWork(byName(checks, "lineage"))) {
     timed("lineage", (w) => `cleared ${clearBrokenParents(db, w)} parent links`);
@@ -225,6 +266,7 @@ async function repair(
   if (needsWork(byName(checks, "counters")) || needsWork(byName(checks, "foreign_keys"))) {
     timed("counters", (w) => `recounted ${recountCounters(db, w)} sessions`);
   }
+  options.signal?.throwIfAborted();
   if (options.vacuum) {
     // VACUUM takes the write lock itself for the whole rewrite: the one long hold.
     const started = performance.now();
@@ -236,21 +278,25 @@ async function repair(
     });
   }
   const checkpointStarted = performance.now();
-  const checkpoint = checkpointTruncate(db);
+  const answer = checkpointTruncate(db);
   // New writers wait while a TRUNCATE checkpoint is pending: count it as a hold.
   const checkpointMs = performance.now() - checkpointStarted;
-  repairs.push({
-    name: "wal",
-    summary: checkpoint.busy === 0
-      ? `wal_checkpoint(TRUNCATE): ${checkpoint.checkpointed} frames copied, WAL truncated`
-      : "wal_checkpoint(TRUNCATE) could not finish: a reader holds the WAL",
-    longestLockMs: checkpointMs,
-  });
-  const changed = tightenFiles(path);
+  // A rollback-journal file has no WAL: SQLite answers -1 frames.
+  const checkpoint = answer.log < 0 ? undefined : answer;
+  if (checkpoint !== undefined) {
+    repairs.push({
+      name: "wal",
+      summary: checkpoint.busy === 0
+        ? `wal_checkpoint(TRUNCATE): ${checkpoint.checkpointed} frames copied, WAL truncated`
+        : "wal_checkpoint(TRUNCATE) could not finish: a reader holds the WAL",
+      longestLockMs: checkpointMs,
+    });
+  }
+  const changed = tightenFiles(path, options.existedBefore);
   if (changed > 0) {
     repairs.push({ name: "files", summary: `set mode 0600 on ${changed} files`, longestLockMs: 0 });
   }
-  return { repairs, checkpoint };
+  return checkpoint;
 }
 
 /**
@@ -263,7 +309,10 @@ async function repair(
  * @throws {OpenError} When the file does not exist or cannot be opened.
  * @throws {NotStateDbError} When the file is not a Hermes state.db (no
  *   `sessions` or `messages` table: another application's database, an empty file).
- * @throws {WriteBusyError} When a repair found the file locked through every attempt.
+ * @throws {DoctorFixError} With `fix`, when the repairs stopped after the
+ *   checks (a file or folder that cannot be written, a lock held through
+ *   every attempt: a `WriteBusyError` as `cause`, or the signal): it
+ *   carries the findings and the repairs committed.
  *
  * @example Checking a new file
  * ```ts
@@ -286,12 +335,14 @@ export async function doctor(path: string, options: DoctorOptions = {}): Promise
   const playedBack = fix && hasLeftoverJournal(path)
     ? playBackJournal(openDriver, path)
     : undefined;
+  // The -wal and -shm there now; any other is the doctor's own connection's (not judged).
+  const existedBefore = new Set(databaseFiles(path).map((file) => file.path));
   const reader = openFor(openDriver, path, false);
   try {
     sqliteVersion = String(reader.prepare("SELECT sqlite_version() AS v").get()?.v ?? "");
     // Another application's database (or an empty file) is not ours to judge or repair.
     assertStateDb(reader, path);
-    checks = runChecks(reader, openDriver, path, checkOptions);
+    checks = runChecks(reader, openDriver, path, { ...checkOptions, existedBefore });
   } catch (error) {
     // Not even the checks could read it (a clobbered header, not SQLite at all).
     throw error instanceof SqliteError ? damagedOrOpenError(path, error) : error;
@@ -322,16 +373,33 @@ export async function doctor(path: string, options: DoctorOptions = {}): Promise
       longestLockMs: 0,
     };
   }
-  const db = openFor(openDriver, path, true);
+  const repairs: Repair[] = playedBack === undefined ? [] : [playedBack];
+  let db: SqliteConnection;
   try {
-    // An upgrade interrupted while filling the search tables is finished first
-    // (the migration's own batched copy), then the rest is planned on what is left.
-    const finished = finishUpgrade(db);
-    const planned = finished === undefined ? checks : runChecks(db, openDriver, path, checkOptions);
-    const { repairs, checkpoint } = await repair(db, path, planned, options);
-    if (finished !== undefined) repairs.unshift(finished);
-    if (playedBack !== undefined) repairs.unshift(playedBack);
-    const after = runChecks(db, openDriver, path, { ...checkOptions, checkpoint });
+    db = openFor(openDriver, path, true);
+  } catch (error) {
+    // A file the write open found damaged is refused as the checks refuse one; a file that
+    // cannot be written is a stop after the checks.
+    if (error instanceof OpenError && error.kind !== "readonly") throw error;
+    throw new DoctorFixError(path, { checks, repairs }, error);
+  }
+  try {
+    let checkpoint: CheckpointResult | undefined;
+    try {
+      // An old schema is upgraded, and an upgrade or refill interrupted while filling the
+      // search tables is finished, first (the migration's own batched copy); then the rest
+      // is planned on what is left.
+      const upgraded = upgradeOrFinish(db, { timeoutMs: options.lockTimeoutMs });
+      if (upgraded !== undefined) repairs.push(upgraded);
+      const planned = upgraded === undefined
+        ? checks
+        : runChecks(db, openDriver, path, { ...checkOptions, existedBefore });
+      checkpoint = await repair(db, path, planned, { ...options, existedBefore }, repairs);
+    } catch (error) {
+      const interrupted = options.signal?.aborted === true && error === options.signal.reason;
+      throw new DoctorFixError(path, { checks, repairs, interrupted }, error);
+    }
+    const after = runChecks(db, openDriver, path, { ...checkOptions, checkpoint, existedBefore });
     let longestLockMs = 0;
     for (const r of repairs) longestLockMs = Math.max(longestLockMs, r.longestLockMs);
     return {

@@ -97,7 +97,10 @@ function indexFinding(
   const filling = pendingBackfills(db).find((entry) => entry.table === table);
   if (filling !== undefined) {
     problems.push(
-      `still being filled by an interrupted upgrade (message ids ${filling.next}–${filling.upto} left)`,
+      filling.next > filling.upto
+        ? "filled, but the mark of an interrupted fill (upgrade or doctor --fix) is still set"
+        : "still being filled, interrupted (an upgrade or doctor --fix): " +
+          `message ids ${filling.next}–${filling.upto} left; new messages are indexed`,
     );
   }
   const newer = hasNewerLayout(db, table);

@@ -1,9 +1,15 @@
 /**
  * Rebuilding a full-text table while writers run, without ever holding the
- * write lock long (Python waits only a few seconds for it):
+ * write lock long (Python waits only a few seconds for it), and leaving a
+ * file whose writes are indexed whatever moment the process is killed.
  *
- * 1. one short transaction creates `<table>_rebuild` beside the live table,
- *    with triggers that keep it current, and notes the highest message id;
+ * A sound table (rows missing or wrong, triggers differing) is rebuilt
+ * beside the live one, which keeps answering searches:
+ *
+ * 1. one short transaction recreates the live table's v11 triggers (so
+ *    writes are indexed there from then on), creates `<table>_rebuild`
+ *    beside it with triggers that keep it current, and notes the highest
+ *    message id;
  * 2. batches, each its own short transaction sized to a time budget, fill
  *    it from the messages up to that id, with exactly the text Python's
  *    triggers write (rows that triggers already wrote are replaced);
@@ -11,8 +17,10 @@
  *    dropped, the new table renamed, the v11 triggers recreated byte for
  *    byte, and the `fts_stale:<table>` (and `fts_backfill:<table>`) marker removed.
  *
- * Search keeps answering from the old table until the swap. Reused by the
- * v1–v10 migration.
+ * A kill before the swap leaves the live table with its triggers and a
+ * leftover `<table>_rebuild` (the schema check names it; the next `--fix`
+ * drops it). A damaged or missing table is replaced at once instead
+ * (`fts_refill.ts`): its triggers could fail writes while a copy is built.
  *
  * @module
  */
@@ -23,11 +31,13 @@ import {
   ftsTriggersSql,
   indexedTextSql,
 } from "../sqlite/schema/schema_sql.ts";
-import type { RetryOptions } from "../sqlite/write.ts";
 import { FTS_STALE_PREFIX } from "../sqlite/fts_stale.ts";
 import { FTS_BACKFILL_PREFIX } from "../sqlite/schema/fts_backfill.ts";
 import { dropFtsTriggers } from "../sqlite/schema/fts_triggers.ts";
 import { TimedWriter } from "./transaction.ts";
+import type { RetryOptions } from "../sqlite/write.ts";
+import { fillInBatches } from "./_fts_batches.ts";
+import { refillFtsTable } from "./fts_refill.ts";
 
 /** Options of {@linkcode rebuildFtsTable}. */
 export interface RebuildOptions {
@@ -44,13 +54,19 @@ export interface RebuildOptions {
    */
   readonly pauseMs?: number;
   /**
-   * Drop the live table's triggers in the first transaction (when its index
-   * is damaged, so message writes stop failing on it).
+   * The live table's index is damaged: it is replaced at once by an empty
+   * table with the v11 triggers, then filled (`fts_refill.ts`), instead of
+   * being rebuilt beside. A missing table is always replaced so.
    * @default {false}
    */
-  readonly dropOldTriggersFirst?: boolean;
+  readonly damaged?: boolean;
+  /** Aborted to stop between two transactions; the file stays consistent and indexed. */
+  readonly signal?: AbortSignal;
   /** How busy attempts are retried. */
-  readonly retry?: RetryOptions;
+  readonly retry?: RetryOptions & {
+    /** How long one transaction waits for the lock in all, in milliseconds (instead of a count). */
+    readonly timeoutMs?: number;
+  };
   /** Awaited between transactions (tests inject it). */
   readonly sleep?: (ms: number) => Promise<void>;
   /** Called after each batch with the messages indexed so far and the total. */
@@ -72,10 +88,6 @@ export interface RebuildResult {
   /** Wall time, in milliseconds. */
   readonly totalMs: number;
 }
-
-const FIRST_BATCH = 256;
-const MIN_BATCH = 16;
-const MAX_BATCH = 50_000;
 
 function timer(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -107,9 +119,10 @@ function hasTable(db: SqliteConnection, name: string): boolean {
  *
  * @param db A writable connection (busy timeout set), not inside a transaction.
  * @param table The table to rebuild (created when missing).
- * @param options Time budget, pauses, retry.
+ * @param options Time budget, pauses, retry, stop signal, and whether the table is damaged.
  * @returns Rows, transactions and the longest lock hold.
  * @throws {WriteBusyError} When another connection held the lock through every attempt.
+ * @throws {DOMException} The signal's reason when stopped (the file is consistent: see the module).
  *
  * @example
  * ```ts
@@ -130,8 +143,8 @@ export async function rebuildFtsTable(
   table: FtsTable,
   options: RebuildOptions = {},
 ): Promise<RebuildResult> {
+  if (options.damaged || !hasTable(db, table)) return await refillFtsTable(db, table, options);
   const started = performance.now();
-  const budget = options.batchBudgetMs ?? 200;
   const pause = options.pauseMs ?? 100;
   const sleep = options.sleep ?? timer;
   const writer = new TimedWriter(db, options.retry);
@@ -140,46 +153,34 @@ export async function rebuildFtsTable(
   const { value: upTo } = writer.run(() => {
     dropFtsTriggers(db, side);
     db.exec(`DROP TABLE IF EXISTS ${side}`);
-    if (options.dropOldTriggersFirst) dropFtsTriggers(db, table);
+    // The live table is sound: writes are indexed there from now on, even if this stops here.
+    dropFtsTriggers(db, table);
+    db.exec(ftsTriggersSql(table));
     db.exec(ftsTableSql(table).replace(` ${table} USING`, ` ${side} USING`));
     db.exec(keepCurrentTriggers(side));
     return Number(db.prepare("SELECT COALESCE(max(id), 0) AS n FROM messages").get()?.n ?? 0);
   });
-  const total = Number(
-    db.prepare("SELECT count(*) AS n FROM messages WHERE id <= ?").get(upTo)?.n ?? 0,
-  );
 
-  const nextBound = db.prepare(
-    "SELECT id FROM messages WHERE id > ? AND id <= ? ORDER BY id LIMIT 1 OFFSET ?",
-  );
   const clear = db.prepare(`DELETE FROM ${side} WHERE rowid > ? AND rowid <= ?`);
   const fill = db.prepare(
     `INSERT INTO ${side}(rowid, content) SELECT m.id, ${indexedTextSql("m")} FROM messages m
      WHERE m.id > ? AND m.id <= ?`,
   );
-  let after = 0;
-  let size = FIRST_BATCH;
-  let done = 0;
-  while (after < upTo) {
-    await sleep(pause);
-    const { value: filled, heldMs } = writer.run(() => {
-      const bound = nextBound.get(after, upTo, size - 1);
-      const last = bound === undefined ? upTo : Number(bound.id);
+  const done = await fillInBatches(db, writer, {
+    upTo,
+    budgetMs: options.batchBudgetMs ?? 200,
+    pauseMs: pause,
+    sleep,
+    signal: options.signal,
+    onProgress: options.onProgress,
+    fill: (after, last) => {
       clear.run(after, last);
-      const { changes } = fill.run(after, last);
-      after = last;
-      return changes;
-    });
-    done += filled;
-    options.onProgress?.(done, total);
-    const target = budget / 2;
-    const scaled = heldMs > 0 ? Math.round(size * target / heldMs) : size * 2;
-    size = Math.round(
-      Math.max(MIN_BATCH, Math.min(MAX_BATCH, size * 2, Math.max(size / 2, scaled))),
-    );
-  }
+      return fill.run(after, last).changes;
+    },
+  });
 
   await sleep(pause);
+  options.signal?.throwIfAborted();
   const { heldMs: swapMs } = writer.run(() => {
     dropFtsTriggers(db, table);
     dropFtsTriggers(db, side);

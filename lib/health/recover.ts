@@ -9,7 +9,15 @@
  * session was lost, rebuilt FTS tables and recounted counters.
  *
  * A 0-byte file beside a `-wal` that holds commits is read from the
- * `-wal`'s committed frames alone (SQLite would delete that `-wal`).
+ * `-wal`'s committed frames alone (SQLite would delete that `-wal`). A file
+ * beside a `-wal` of another database (`foreign_wal.ts`) is read alone,
+ * that `-wal` left out and reported.
+ *
+ * The new file keeps what the source said of its rows beyond their values:
+ * the declarations of a newer Hermes's extra columns (so integers stay
+ * INTEGER), the message id sequence past every id known to have existed
+ * (a lost message's id is never given again), and every title (a second
+ * session of one title is renamed `"title #2"` and reported).
  *
  * Limits: rows on a damaged leaf page are lost (their rowid ranges are
  * reported); when the header page is lost, free pages cannot be told from
@@ -21,6 +29,7 @@
 import { chmodSync, renameSync, statSync } from "node:fs";
 import { loadDriver } from "../sqlite/driver/load.ts";
 import { chooseReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
+export type { RetitledSession } from "./_recovered_titles.ts";
 import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
 import type { SqliteConnection, SqliteDriver, SqlValue } from "../sqlite/driver/types.ts";
 import { OpenError, RecoverError } from "../core/errors.ts";
@@ -44,6 +53,14 @@ import { isDatabaseFile } from "../files/same_file.ts";
 import { TOOL_CALLS_ADDED_SQL } from "./counter_check.ts";
 import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
+import { foreignWalReason } from "../sqlite/foreign_wal.ts";
+import {
+  addDeclaredColumn,
+  type ColumnDeclaration,
+  columnDeclarations,
+  extraColumnDeclaration,
+} from "./_column_declarations.ts";
+import { freeTitleLike, type RetitledSession } from "./_recovered_titles.ts";
 
 /** The tables recovered. */
 const TABLES = ["sessions", "messages", "state_meta"] as const;
@@ -116,6 +133,15 @@ export interface RecoverResult {
   readonly lossUnknown: boolean;
   /** True when the main file was empty and every row came from its `-wal`. */
   readonly fromWal: boolean;
+  /**
+   * Why the `-wal` beside the file is another database's, when it is: the
+   * file was then read alone and that `-wal` left out; `null` otherwise.
+   */
+  readonly foreignWal: string | null;
+  /** Sessions renamed because another recovered session had their title. */
+  readonly retitled: RetitledSession[];
+  /** The new file's message id sequence: past every message id known to have existed. */
+  readonly messageSequence: number;
 }
 
 function unreadable(error: unknown): boolean {
@@ -129,6 +155,8 @@ interface TableRead {
   /** Single rowids whose reads failed, and ranges left unexplored when the budget ran out. */
   readonly failed: Array<[number, number]>;
   readonly readable: boolean;
+  /** The source's declarations of its columns (empty when its schema is unreadable). */
+  readonly declarations: Map<string, ColumnDeclaration>;
 }
 
 function declaredColumns(table: Table): string[] {
@@ -144,11 +172,10 @@ function readTable(db: SqliteConnection, table: Table, rawMax: number): TableRea
     );
   } catch (error) {
     if (!unreadable(error)) throw error;
-    return { columns: declaredColumns(table), rows: new Map(), failed: [], readable: false };
+    return unreadTable(table);
   }
-  if (columns.length === 0) {
-    return { columns: declaredColumns(table), rows: new Map(), failed: [], readable: false };
-  }
+  if (columns.length === 0) return unreadTable(table);
+  const declarations = columnDeclarations(db, table);
   let hi = rawMax;
   try {
     hi = Math.max(hi, Number(db.prepare(`SELECT max(rowid) AS n FROM ${table}`).get()?.n ?? 0));
@@ -182,7 +209,11 @@ function readTable(db: SqliteConnection, table: Table, rawMax: number): TableRea
       }
     }
   }
-  return { columns, rows, failed, readable: true };
+  return { columns, rows, failed, readable: true, declarations };
+}
+
+function unreadTable(table: Table, columns = declaredColumns(table)): TableRead {
+  return { columns, rows: new Map(), failed: [], readable: false, declarations: new Map() };
 }
 
 /**
@@ -411,27 +442,100 @@ function lostRanges(table: Table, read: TableRead, found: Set<number>): LostRang
   return lost;
 }
 
+/** What {@linkcode writeDest} writes: per table, the columns, their source declarations, the rows. */
+interface DestTable {
+  readonly columns: string[];
+  readonly declarations: Map<string, ColumnDeclaration>;
+  readonly rows: SqlValue[][];
+}
+
+/**
+ * A value as bound: Deno's and Node's drivers bind every JS number as
+ * REAL, which a column without integer affinity (an untyped one) would
+ * keep; integers go as integers, as they were read.
+ */
+function bindable(value: SqlValue): SqlValue {
+  return typeof value === "number" && Number.isSafeInteger(value) ? BigInt(value) : value;
+}
+
+/** The `VALUES` term of each column: a NULL in a `NOT NULL DEFAULT` column takes the default. */
+function valueTerms(db: SqliteConnection, table: Table, columns: readonly string[]): string {
+  const own = columnDeclarations(db, table);
+  return columns.map((column) => {
+    const declaration = own.get(column);
+    return declaration?.notNull && declaration.defaultSql !== null
+      ? `COALESCE(?, ${declaration.defaultSql})`
+      : "?";
+  }).join(", ");
+}
+
+/** Inserts the rows of `table`; a session whose title another holds is renamed (returned). */
+function insertRows(db: SqliteConnection, table: Table, dest: DestTable): RetitledSession[] {
+  const { columns, rows } = dest;
+  const names = columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(", ");
+  const insert = db.prepare(
+    `INSERT OR IGNORE INTO ${table} (${names}) VALUES (${valueTerms(db, table, columns)})`,
+  );
+  const title = table === "sessions" ? columns.indexOf("title") : -1;
+  const id = columns.indexOf("id");
+  const exists = title >= 0
+    ? db.prepare("SELECT 1 AS found FROM sessions WHERE id = ?")
+    : undefined;
+  const titleTaken: SqlValue[][] = [];
+  for (const row of rows) {
+    if (insert.run(...row.map(bindable)).changes > 0) continue;
+    if (typeof row[title] === "string" && exists?.get(row[id]) === undefined) {
+      titleTaken.push(row);
+    }
+  }
+  // After every other session: a renamed one never takes a title a later row holds.
+  const retitled: RetitledSession[] = [];
+  for (const row of titleTaken) {
+    const from = String(row[title]);
+    const to = freeTitleLike(db, from);
+    if (insert.run(...row.map((value, i) => bindable(i === title ? to : value))).changes > 0) {
+      retitled.push({ session: String(row[id]), from, to });
+    }
+  }
+  return retitled;
+}
+
+/** Sets the message id sequence to at least `top` (SQLite's own is the highest id inserted). */
+function raiseMessageSequence(db: SqliteConnection, highest: number): number {
+  const top = BigInt(highest); // an INTEGER: the column is untyped, and a number binds as REAL
+  db.prepare("UPDATE sqlite_sequence SET seq = ?1 WHERE name = 'messages' AND seq < ?1").run(top);
+  db.prepare(
+    `INSERT INTO sqlite_sequence (name, seq) SELECT 'messages', ?1
+     WHERE ?1 > 0 AND NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'messages')`,
+  ).run(top);
+  return Number(
+    db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'messages'").get()?.seq ?? 0,
+  );
+}
+
 /** Writes the salvaged rows into a new v11 file at `path`. */
 async function writeDest(
   path: string,
   openDriver: SqliteDriver,
-  tables: Record<Table, { columns: string[]; rows: SqlValue[][] }>,
-  sourceVersion: number | undefined,
-): Promise<{ placeholders: number; clearedParents: number }> {
+  tables: Record<Table, DestTable>,
+  source: { readonly version: number | undefined; readonly messageTop: number },
+): Promise<{
+  placeholders: number;
+  clearedParents: number;
+  retitled: RetitledSession[];
+  messageSequence: number;
+}> {
+  const sourceVersion = source.version;
   const newer = sourceVersion !== undefined && sourceVersion > SCHEMA_VERSION;
   (await SessionDB.open({ path, openDriver })).close();
   const db = openDriver(path);
   try {
     for (const table of TABLES) {
-      const have = new Set(
-        db.prepare(`SELECT name FROM pragma_table_info('${table}')`).all().map((r) =>
-          String(r.name)
-        ),
-      );
-      for (const column of tables[table].columns) {
-        if (!have.has(column)) {
-          db.exec(`ALTER TABLE ${table} ADD COLUMN "${column.replaceAll('"', '""')}"`);
-        }
+      const have = columnDeclarations(db, table);
+      for (const name of tables[table].columns) {
+        if (have.has(name)) continue;
+        const declaration = extraColumnDeclaration(table, name, tables[table].declarations);
+        addDeclaredColumn(db, table, { name, declaration });
       }
     }
     db.exec("PRAGMA foreign_keys = OFF");
@@ -439,20 +543,8 @@ async function writeDest(
     for (const table of FTS_TABLES) {
       for (const event of ["insert", "delete", "update"]) db.exec(`DROP TRIGGER ${table}_${event}`);
     }
-    for (const table of TABLES) {
-      const { columns, rows } = tables[table];
-      const names = columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(", ");
-      const insert = db.prepare(
-        `INSERT OR IGNORE INTO ${table} (${names}) VALUES (${columns.map(() => "?").join(", ")})`,
-      );
-      const title = columns.indexOf("title");
-      for (const row of rows) {
-        if (insert.run(...row).changes === 0 && table === "sessions" && title >= 0) {
-          // A title another recovered session holds (the title index is unique): keep the session.
-          insert.run(...row.map((value, i) => (i === title ? null : value)));
-        }
-      }
-    }
+    const retitled = TABLES.flatMap((table) => insertRows(db, table, tables[table]));
+    const messageSequence = raiseMessageSequence(db, source.messageTop);
     const placeholders = db.prepare(
       `INSERT OR IGNORE INTO sessions (id, source, started_at)
        SELECT session_id, 'unknown', min(timestamp) FROM messages
@@ -479,7 +571,7 @@ async function writeDest(
     db.exec("COMMIT");
     db.exec("PRAGMA foreign_keys = ON");
     db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    return { placeholders, clearedParents };
+    return { placeholders, clearedParents, retitled, messageSequence };
   } catch (error) {
     try {
       db.exec("ROLLBACK");
@@ -489,6 +581,16 @@ async function writeDest(
     throw error;
   } finally {
     db.close();
+  }
+}
+
+/** The source's message id sequence (0 when it has none or it cannot be read). */
+function messageSequenceOf(db: SqliteConnection): number {
+  try {
+    const row = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'messages'").get();
+    return Number(row?.seq ?? 0);
+  } catch {
+    return 0; // no sqlite_sequence (a v10 file Python migrated), or a damaged page
   }
 }
 
@@ -559,6 +661,8 @@ export async function recoverDatabase(
   // file beside a -wal (SQLite would delete that -wal on open): the -wal's committed frames
   // are the database, and SQLite is not asked at all.
   const fromWal = sourceStat.size === 0;
+  // Another database's -wal: SQLite would mix its pages with the file's. The file is read alone.
+  const foreignWal = !fromWal && walSize > 0 ? foreignWalReason(source, openDriver) ?? null : null;
   const scan: PageScan = fromWal ? scanWal(walPath) : scanPages(source);
   await stopIfAborted(options.signal);
 
@@ -567,6 +671,7 @@ export async function recoverDatabase(
   let schemaReadable = !fromWal;
   let hermesTables = 0;
   let sourceVersion: number | undefined;
+  let sourceSequence = 0;
   const columns = {
     sessions: declaredColumns("sessions"),
     messages: declaredColumns("messages"),
@@ -575,8 +680,9 @@ export async function recoverDatabase(
   // Read as the read commands read: nothing changes, not even a -wal left behind.
   let db: SqliteConnection | undefined;
   if (!fromWal) {
+    const access = foreignWal !== null ? "immutable" : chooseReadAccess(source);
     try {
-      db = openDriver(source, driverOptionsFor(chooseReadAccess(source)));
+      db = openDriver(source, driverOptionsFor(access));
     } catch (error) {
       if (!unreadable(error)) throw error;
       schemaReadable = false;
@@ -607,10 +713,11 @@ export async function recoverDatabase(
       } catch (error) {
         if (!unreadable(error)) throw error;
       }
+      sourceSequence = messageSequenceOf(db);
     }
     for (const table of TABLES) {
       if (db === undefined || !schemaReadable) {
-        reads[table] = { columns: columns[table], rows: new Map(), failed: [], readable: false };
+        reads[table] = unreadTable(table, columns[table]);
         continue;
       }
       const rawMax = maxOf(
@@ -692,6 +799,12 @@ export async function recoverDatabase(
   }
   const lost = TABLES.flatMap((table) => lostRanges(table, reads[table], foundOnPages[table]));
   const lossUnknown = !schemaReadable && sequence === undefined;
+  // The highest message id known to have existed: the new file's sequence starts past it.
+  const messageTop = Math.max(
+    sourceSequence,
+    Number(sequence?.values[1] ?? 0),
+    maxOf(lost.filter((range) => range.table === "messages").map((range) => range.to)),
+  );
   await stopIfAborted(options.signal);
 
   // 4. The new file, written beside dest and renamed into place.
@@ -699,7 +812,7 @@ export async function recoverDatabase(
   const temp = tempName(dest, "recover");
   removeWithSidecars(temp);
   try {
-    const tables = {} as Record<Table, { columns: string[]; rows: SqlValue[][] }>;
+    const tables = {} as Record<Table, DestTable>;
     for (const table of TABLES) {
       // Columns the pages' layouts hold that the source's (or v11's) list lacks come last.
       const names = reads[table].columns.slice();
@@ -720,13 +833,17 @@ export async function recoverDatabase(
         rows.push([rowid, names.map((name) => row.get(name) ?? null)]);
       }
       rows.sort((a, b) => a[0] - b[0]);
-      tables[table] = { columns: names, rows: rows.map(([, values]) => values) };
+      tables[table] = {
+        columns: names,
+        declarations: reads[table].declarations,
+        rows: rows.map(([, values]) => values),
+      };
     }
-    const { placeholders, clearedParents } = await writeDest(
+    const { placeholders, clearedParents, retitled, messageSequence } = await writeDest(
       temp,
       openDriver,
       tables,
-      sourceVersion,
+      { version: sourceVersion, messageTop },
     );
     await stopIfAborted(options.signal);
     const check = openDriver(temp, { readonly: true });
@@ -752,6 +869,9 @@ export async function recoverDatabase(
       schemaReadable,
       lossUnknown,
       fromWal,
+      foreignWal,
+      retitled,
+      messageSequence,
     };
   } finally {
     removeWithSidecars(temp);

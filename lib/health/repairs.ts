@@ -14,6 +14,7 @@ import { counterMismatches } from "./counter_check.ts";
 import { databaseFiles } from "./file_stats.ts";
 import { lineageFaults } from "./lineage_check.ts";
 import { REBUILD_LEFTOVER } from "./schema_check.ts";
+import { renameSharedTitles, type TitleRename } from "./title_check.ts";
 import type { CheckpointResult } from "./storage_check.ts";
 import type { TimedWriter } from "./transaction.ts";
 
@@ -85,14 +86,25 @@ export function clearBrokenParents(db: SqliteConnection, writer: TimedWriter): n
   }).value;
 }
 
+function hasTitleIndex(db: SqliteConnection): boolean {
+  return db.prepare(
+    "SELECT 1 AS one FROM sqlite_master WHERE type = 'index' AND name = 'idx_sessions_title_unique'",
+  ).get() !== undefined;
+}
+
 /**
  * Drops what an interrupted rebuild left (`messages_fts*_rebuild` and its
- * triggers), then runs the schema step, which on a v11 file only creates
- * missing indexes and columns (full-text tables exist by then).
+ * triggers), gives the later sessions of a shared title the next title of
+ * its lineage, then runs the schema step, which on a v11 file only creates
+ * missing indexes and columns (full-text tables exist by then): all in one
+ * transaction, so the titles change only with the unique index created.
  *
- * @returns Objects dropped.
+ * @returns Objects dropped and sessions renamed.
  */
-export function repairSchema(db: SqliteConnection, writer: TimedWriter): number {
+export function repairSchema(
+  db: SqliteConnection,
+  writer: TimedWriter,
+): { dropped: number; renames: TitleRename[] } {
   return writer.run(() => {
     const leftovers = db.prepare(
       "SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'table') ORDER BY type DESC",
@@ -105,8 +117,12 @@ export function repairSchema(db: SqliteConnection, writer: TimedWriter): number 
       row.type === "table" && !SHADOW.test(String(row.name))
     );
     for (const row of tables) db.exec(`DROP TABLE IF EXISTS "${row.name}"`);
+    const renames = hasTitleIndex(db) ? [] : renameSharedTitles(db);
     migrate(db);
-    return tables.length + leftovers.filter((row) => row.type === "trigger").length;
+    return {
+      dropped: tables.length + leftovers.filter((row) => row.type === "trigger").length,
+      renames,
+    };
   }).value;
 }
 
@@ -134,16 +150,21 @@ export function checkpointTruncate(db: SqliteConnection, waitMs = 300): Checkpoi
  * Sets mode 0600 on `state.db`, `-wal` and `-shm`, and (as root) gives the
  * companions the owner of `state.db`. `chmod`/`chown` open no descriptor.
  *
- * @returns Files changed.
+ * @param path The database file.
+ * @param existedBefore The companions there before the doctor opened the
+ *   file: the others are its own connection's, gone when it closes, and are
+ *   set but not counted.
+ * @returns Files changed (of those that stay).
  */
-export function tightenFiles(path: string): number {
+export function tightenFiles(path: string, existedBefore?: ReadonlySet<string>): number {
   const files = databaseFiles(path);
   const main = files[0];
   let changed = 0;
   for (const file of files) {
+    const counted = file === main || existedBefore === undefined || existedBefore.has(file.path);
     if (file.mode !== 0o600) {
       chmodSync(file.path, 0o600);
-      changed++;
+      if (counted) changed++;
     }
     if (main !== undefined && file.uid !== main.uid && process.getuid?.() === 0) {
       chownSync(file.path, main.uid, main.gid);

@@ -7,6 +7,7 @@
  */
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
+import { sharedTitles } from "./title_check.ts";
 import { DECLARED_COLUMNS, SCHEMA_VERSION } from "../sqlite/schema/schema_sql.ts";
 import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
 import { expectedSchema, type SchemaObject, schemaObjects } from "./expected_schema.ts";
@@ -117,6 +118,7 @@ export function checkSchema(db: SqliteConnection, openDriver: SqliteDriver): Hea
   const problems: string[] = [];
   const notes: string[] = [];
   let fixable = true;
+  let upgrade = false;
   if (version === undefined || version === null) {
     problems.push(version === undefined ? "no schema_version table" : "no schema_version row");
     fixable = false;
@@ -125,8 +127,8 @@ export function checkSchema(db: SqliteConnection, openDriver: SqliteDriver): Hea
       `schema version ${version}: an upgrade to 11 was interrupted while filling the search tables`,
     );
   } else if (version < SCHEMA_VERSION) {
-    problems.push(`schema version ${version}: open it once with hermes-state to migrate it to 11`);
-    fixable = false;
+    problems.push(`schema version ${version}: hermes-state migrate upgrades it to 11`);
+    upgrade = true;
   }
   const core = diff.missing.filter((o) =>
     o.type === "table" && /^(sessions|messages)$/.test(o.name)
@@ -141,6 +143,16 @@ export function checkSchema(db: SqliteConnection, openDriver: SqliteDriver): Hea
       `schema ${version} lays out its search tables its own way (${ownSearch.length} objects differ from v11)`,
     );
   }
+  // Without its unique index, titles may be shared: the index cannot come back until they differ.
+  const shared = diff.missing.some((o) => o.name === "idx_sessions_title_unique")
+    ? sharedTitles(db)
+    : [];
+  problems.push(
+    ...shared.map(({ title, ids }) =>
+      `title ${JSON.stringify(title)} is shared by ${ids.length} sessions (${ids.join(", ")}): ` +
+      "the unique title index cannot be created"
+    ),
+  );
   problems.push(...diff.missing.filter(ours).map((o) => `${o.type} ${o.name} is missing`));
   problems.push(
     ...diff.differing.filter(ours).map((o) => `${o.type} ${o.name} differs from the v11 text`),
@@ -162,11 +174,16 @@ export function checkSchema(db: SqliteConnection, openDriver: SqliteDriver): Hea
   ];
   if (problems.length > 0) {
     return finding("schema", "problem", problems[0], {
-      fix: fixable
-        ? "hermes-state doctor --fix (finishes an interrupted upgrade, creates what is missing, restores the v11 triggers)"
-        : core.length > 0
-        ? "hermes-state recover state.db new.db"
-        : "open the file once with hermes-state or Hermes to migrate it",
+      fix: !fixable
+        ? core.length > 0
+          ? "hermes-state recover state.db new.db"
+          : "hermes-state migrate (upgrades it as the agent does)"
+        : upgrade
+        ? "hermes-state migrate, or hermes-state doctor --fix (which runs it, then repairs the rest)"
+        : shared.length > 0
+        ? "hermes-state doctor --fix (gives the later sessions of each shared title the next " +
+          'title of its lineage, "… #2", and creates the index)'
+        : "hermes-state doctor --fix (finishes an interrupted upgrade, creates what is missing, restores the v11 triggers)",
       fixable,
       details,
     });

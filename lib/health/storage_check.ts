@@ -111,10 +111,15 @@ function octal(mode: number): string {
  * The `files` finding: mode 0600 and one owner for the three files.
  *
  * @param path The database file.
+ * @param existedBefore The companions there before the checking connection
+ *   opened the file; the others are its own (it created them, with the
+ *   file's mode, and removes them when it closes) and are not judged.
  * @returns ok, a fixable warning (modes), or a problem (owners differ).
  */
-export function checkFiles(path: string): HealthCheck {
-  const files = databaseFiles(path);
+export function checkFiles(path: string, existedBefore?: ReadonlySet<string>): HealthCheck {
+  const files = databaseFiles(path).filter((f, i) =>
+    i === 0 || existedBefore === undefined || existedBefore.has(f.path)
+  );
   const main = files[0] as FileStat | undefined;
   if (main === undefined) return finding("files", "problem", `${path} does not exist`);
   const open = files.filter((f) => (f.mode & 0o077) !== 0);

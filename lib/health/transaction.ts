@@ -7,20 +7,39 @@
  * @module
  */
 import type { SqliteConnection } from "../sqlite/driver/types.ts";
-import { type RetryOptions, Writer } from "../sqlite/write.ts";
+import { type RetryOptions, sleepSync, Writer } from "../sqlite/write.ts";
+import { WriteBusyError } from "../sqlite/write_busy_error.ts";
+import type { SqliteError } from "../sqlite/driver/sqlite_error.ts";
+
+/** {@linkcode RetryOptions}, or a time limit on the waiting instead of a count of attempts. */
+export interface WaitOptions extends RetryOptions {
+  /**
+   * How long one transaction waits for the lock in all, in milliseconds
+   * (`HERMES_STATE_LOCK_TIMEOUT`); when given, attempts are made until it
+   * runs out, and the error says how long it waited.
+   */
+  readonly timeoutMs?: number;
+}
+
+/** The pause between two timed attempts, in milliseconds. */
+const TIMED_PAUSE_MS = 50;
 
 /** Runs timed write transactions on one connection. */
 export class TimedWriter {
   readonly #writer: Writer;
+  readonly #db: SqliteConnection;
+  readonly #timeoutMs: number | undefined;
   #longestMs = 0;
   #transactions = 0;
 
   /**
    * @param db The connection.
-   * @param retry How busy attempts are retried.
+   * @param retry How busy attempts are retried, or for how long.
    */
-  constructor(db: SqliteConnection, retry?: RetryOptions) {
-    this.#writer = new Writer(db, retry);
+  constructor(db: SqliteConnection, retry: WaitOptions = {}) {
+    this.#db = db;
+    this.#timeoutMs = retry.timeoutMs;
+    this.#writer = new Writer(db, retry.timeoutMs === undefined ? retry : { maxAttempts: 1 });
   }
 
   /**
@@ -29,17 +48,47 @@ export class TimedWriter {
    *
    * @param fn The work.
    * @returns What `fn` returned and the hold in milliseconds.
+   * @throws {WriteBusyError} When the lock stayed taken through every attempt (or the time limit).
    */
   run<T>(fn: () => T): { value: T; heldMs: number } {
     let started = 0;
-    const value = this.#writer.run(() => {
-      started = performance.now();
-      return fn();
-    });
+    const value = this.#waiting(() =>
+      this.#writer.run(() => {
+        started = performance.now();
+        return fn();
+      })
+    );
     const heldMs = performance.now() - started;
     this.#longestMs = Math.max(this.#longestMs, heldMs);
     this.#transactions++;
     return { value, heldMs };
+  }
+
+  /** Runs `attempt` until it is not busy or the time limit runs out. */
+  #waiting<T>(attempt: () => T): T {
+    if (this.#timeoutMs === undefined) return attempt();
+    const began = performance.now();
+    const deadline = began + this.#timeoutMs;
+    // SQLite's own wait within one attempt never runs past the limit.
+    const busyMs = Math.max(0, Math.min(1000, Math.round(this.#timeoutMs)));
+    this.#db.exec(`PRAGMA busy_timeout = ${busyMs}`);
+    try {
+      for (let attempts = 1;; attempts++) {
+        try {
+          return attempt();
+        } catch (error) {
+          if (!(error instanceof WriteBusyError)) throw error;
+          if (performance.now() + TIMED_PAUSE_MS >= deadline) {
+            throw new WriteBusyError(attempts, error.cause as SqliteError, {
+              waitedMs: performance.now() - began,
+            });
+          }
+          sleepSync(TIMED_PAUSE_MS);
+        }
+      }
+    } finally {
+      this.#db.exec("PRAGMA busy_timeout = 1000");
+    }
   }
 
   /** The longest hold so far, in milliseconds. */

@@ -15,6 +15,11 @@
  * connection to open a file, read-only included, re-initialises it; while
  * another connection holds the file, it is left untouched too.
  *
+ * A `-wal` that belongs to another database (a restore that copied the
+ * wrong one) is refused at every open, read-only included: SQLite has no
+ * way to tell and would read that database's pages as this file's (see
+ * {@linkcode foreignWalReason}).
+ *
  * @module
  */
 import { statSync } from "node:fs";
@@ -22,6 +27,7 @@ import type { SqliteDriver } from "./driver/types.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { OpenError } from "../core/errors.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
+import { foreignWalReason } from "./foreign_wal.ts";
 
 /** SQLITE_CORRUPT and SQLITE_NOTADB: the file is damaged, or not SQLite at all. */
 const DAMAGED_CODES = new Set([11, 26]);
@@ -46,7 +52,21 @@ function sizeOf(path: string): number | undefined {
 }
 
 /**
- * Refuses a file that a writable open would alter while failing. Reads only
+ * What the user is told beside a `-wal` of another database: `recover`
+ * reads the file alone.
+ *
+ * @param path The database file.
+ * @returns The hint, naming the `recover` command.
+ */
+export function foreignWalHint(path: string): string {
+  return `nothing was changed (the file and its -wal are as they were); ` +
+    `run "hermes-state recover ${path} NEW.db" to salvage the file without that -wal, ` +
+    `or move the -wal away if it is not this file's`;
+}
+
+/**
+ * Refuses a file that a writable open would alter while failing, or that
+ * any open would misread (a `-wal` of another database beside it). Reads only
  * through `stat` and a read-only SQLite connection (never a descriptor of
  * its own, which would drop this process's locks when closed).
  *
@@ -54,9 +74,11 @@ function sizeOf(path: string): number | undefined {
  * @param openDriver The driver opener.
  * @param options `probe: false` skips the read-only connection (for a
  *   read-only open, which is that probe itself); it is skipped too when
- *   the `-wal` is missing or empty.
- * @throws {OpenError} When the file is damaged or not SQLite, or is empty
- *   while its `-wal` holds commits.
+ *   the `-wal` is missing or empty. The `-wal` is compared with the file
+ *   either way.
+ * @throws {OpenError} When the file is damaged or not SQLite, is empty
+ *   while its `-wal` holds commits, or has another database's `-wal`
+ *   beside it.
  */
 export function assertNotDamaged(
   path: string,
@@ -74,7 +96,12 @@ export function assertNotDamaged(
       { kind: "corrupt" },
     );
   }
-  if (!options.probe || walSize === 0) return;
+  if (walSize === 0) return;
+  const foreign = foreignWalReason(path, openDriver);
+  if (foreign !== undefined) {
+    throw new OpenError(path, `${foreign}; ${foreignWalHint(path)}`, { kind: "corrupt" });
+  }
+  if (!options.probe) return;
   let probe;
   try {
     probe = openDriver(path, { readonly: true });

@@ -110,3 +110,14 @@ export function hotJournalOf(path: string): void {
   ], path);
   assert.ok(statSync(`${path}-journal`).size > 0, "the writer left no journal");
 }
+
+/**
+ * `path`'s own `-wal` replaced by a copy of the live `-wal` of `other`
+ * (a restore that copied the wrong one).
+ *
+ * @param path The database file.
+ * @param other A file whose `-wal` holds commits.
+ */
+export function besideWalOf(path: string, other: string): void {
+  copyFileSync(`${other}-wal`, `${path}-wal`);
+}

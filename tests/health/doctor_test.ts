@@ -20,6 +20,8 @@ import type { HealthCheck } from "../../lib/core/health_report.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { migrate } from "../../lib/sqlite/schema/migrate.ts";
 import { Writer } from "../../lib/sqlite/write.ts";
+import { WriteBusyError } from "../../lib/sqlite/write_busy_error.ts";
+import { DoctorFixError } from "../../lib/health/doctor_fix_error.ts";
 import type { SearchOptions } from "../../lib/core/search/options.ts";
 import { copyFixture, expected, rawOpen, runPython, tempDbPath, tempDir } from "../_helpers.ts";
 import {
@@ -327,7 +329,7 @@ describe("doctor()", () => {
     assert.equal(check(report, "schema").fixable, true);
     assert.match(
       check(report, "fts:messages_fts").summary,
-      /still being filled by an interrupted upgrade/,
+      /still being filled, interrupted \(an upgrade or doctor --fix\): message ids 1–\d+ left/,
     );
     const fixed = await doctor(path, { fix: true });
     assert.equal(fixed.repairs[0].name, "schema");
@@ -437,6 +439,124 @@ describe("doctor()", () => {
     assert.equal(check(report, "integrity").status, "problem");
     assert.deepEqual(report.repairs, []);
     assert.equal(report.healthy, false);
+    // Every fix offered goes through recover: --fix writes nothing to a damaged file.
+    for (const finding of report.checks) {
+      assert.ok(!finding.fix?.includes("doctor --fix ("), `${finding.name}: ${finding.fix}`);
+    }
+  });
+
+  test("doctor() names the sessions sharing a title without the unique index, and --fix renames the later ones in the lineage style and creates the index", async () => {
+    const path = await smallFile();
+    {
+      using db = await rawOpen(path);
+      db.exec("DROP INDEX idx_sessions_title_unique");
+      db.exec(
+        "INSERT INTO sessions (id, source, started_at, title) VALUES ('a', 'cli', 1, 'notes')",
+      );
+      db.exec(
+        "INSERT INTO sessions (id, source, started_at, title) VALUES ('b', 'cli', 2, 'notes')",
+      );
+      db.exec(
+        "INSERT INTO sessions (id, source, started_at, title) VALUES ('c', 'cli', 3, 'notes')",
+      );
+      db.exec(
+        "INSERT INTO sessions (id, source, started_at, title) VALUES ('d', 'cli', 0, 'notes #2')",
+      );
+    }
+    const report = await doctor(path);
+    assert.equal(
+      check(report, "schema").summary,
+      'title "notes" is shared by 3 sessions (a, b, c): the unique title index cannot be created',
+    );
+    assert.match(check(report, "schema").fix!, /"… #2"/);
+    const fixed = await doctor(path, { fix: true });
+    const schema = fixed.repairs.find((r) => r.name === "schema")!;
+    assert.match(
+      schema.summary,
+      /renamed 2 sessions sharing a title: b "notes" → "notes #3", c "notes" → "notes #4"/,
+    );
+    assert.deepEqual(notOk(fixed.after!), []);
+    using db = await rawOpen(path, true);
+    assert.deepEqual(
+      db.prepare("SELECT id, title FROM sessions WHERE id IN ('a','b','c','d') ORDER BY id").all()
+        .map((r) => `${r.id}=${r.title}`),
+      ["a=notes", "b=notes #3", "c=notes #4", "d=notes #2"],
+    );
+  });
+
+  test("doctor() advises migrate on a v6 file, and --fix migrates it once, then has nothing left to do", async () => {
+    const path = copyFixture("hermes-v6.db");
+    chmodSync(path, 0o600);
+    const report = await doctor(path);
+    assert.equal(
+      check(report, "schema").summary,
+      "schema version 6: hermes-state migrate upgrades it to 11",
+    );
+    assert.match(check(report, "schema").fix!, /^hermes-state migrate/);
+    const fixed = await doctor(path, { fix: true });
+    assert.equal(fixed.repairs[0].summary, "upgraded schema 6 → 11 (both search tables rebuilt)");
+    assert.deepEqual(notOk(fixed.after!).filter((line) => !line.startsWith("free_pages")), []);
+    const again = await doctor(path, { fix: true });
+    assert.deepEqual(again.repairs.map((r) => r.name).filter((n) => n !== "wal"), []);
+  });
+
+  test("doctor() with fix waits lockTimeoutMs for a lock another connection holds, then stops with the findings and how long it waited", async () => {
+    const path = await smallFile();
+    using holder = await rawOpen(path);
+    holder.exec("INSERT INTO state_meta (key, value) VALUES ('fts_stale:messages_fts', 'test')");
+    holder.exec("BEGIN IMMEDIATE");
+    const started = performance.now();
+    const error = await doctor(path, { fix: true, lockTimeoutMs: 400 }).then(
+      () => assert.fail("no error"),
+      (e) => e,
+    );
+    const took = performance.now() - started;
+    holder.exec("ROLLBACK");
+    assert.ok(error instanceof DoctorFixError, String(error));
+    assert.ok(error.cause instanceof WriteBusyError);
+    assert.ok(
+      error.cause.waitedMs! >= 350 && error.cause.waitedMs! < 2000,
+      `${error.cause.waitedMs}`,
+    );
+    assert.ok(took < 4000, `${took} ms`);
+    assert.equal(
+      check({ ...error, after: undefined } as unknown as DoctorReport, "fts:messages_fts").status,
+      "problem",
+    );
+  });
+
+  test("doctor() leaves out the -wal and -shm its own connection made, and says nothing of a WAL on a rollback-journal file", async () => {
+    const path = await smallFile();
+    {
+      using db = await rawOpen(path);
+      db.exec("PRAGMA journal_mode = DELETE");
+    }
+    chmodSync(path, 0o644);
+    const report = await doctor(path);
+    assert.deepEqual(check(report, "files").details, [
+      `${path}: mode 0644, owner ${statSync(path).uid}:${statSync(path).gid}`,
+    ]);
+    const fixed = await doctor(path, { fix: true });
+    assert.deepEqual(fixed.repairs.map((r) => `${r.name}: ${r.summary}`), [
+      "files: set mode 0600 on 1 files",
+    ]);
+  });
+
+  test("doctor() calls a fill whose mark outlived it done, not a reversed range of ids", async () => {
+    const path = await smallFile();
+    {
+      using db = await rawOpen(path);
+      db.exec(
+        `INSERT INTO state_meta (key, value) VALUES ('fts_backfill:messages_fts', '{"next": 4, "upto": 3}')`,
+      );
+    }
+    const report = await doctor(path);
+    assert.equal(
+      check(report, "fts:messages_fts").summary,
+      "messages_fts: filled, but the mark of an interrupted fill (upgrade or doctor --fix) is still set",
+    );
+    const fixed = await doctor(path, { fix: true });
+    assert.deepEqual(notOk(fixed.after!), []);
   });
 
   test("doctor() refuses a missing file with an OpenError naming it", async () => {
@@ -452,7 +572,8 @@ describe("doctor()", () => {
     const before = fileAndWal(path);
     await assert.rejects(doctor(path, { fix: true }), {
       name: "OpenError",
-      message: /database disk image is malformed; nothing was changed .*hermes-state recover/,
+      message:
+        /-wal beside it .* belongs to another database.*nothing was changed .*hermes-state recover/,
     });
     assert.deepEqual(fileAndWal(path), before, "the file or its -wal changed");
   });

@@ -23,7 +23,8 @@ import { recoverDatabase } from "../../lib/health/recover.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { mulberry32 } from "../_random.ts";
 import { copyFixture, FIXTURES, rawOpen, runPython, tempDir } from "../_helpers.ts";
-import { emptyFileWithWal, fileAndWal } from "./_damaged_files.ts";
+import { besideWalOf, emptyFileWithWal, fileAndWal, liveWalOf } from "./_damaged_files.ts";
+import { runCli } from "../_cli_io.ts";
 import { buildLargeFile } from "../_large_file.ts";
 
 const PAGE = 4096;
@@ -378,4 +379,132 @@ test("recoverDatabase() removes the temporary files a killed recover left beside
   for (const file of stale) writeFileSync(file, "left behind");
   await recoverDatabase(source, join(dir, "new.db"));
   assert.deepEqual(readdirSync(dir), ["new.db"]);
+});
+
+/** Per column of `table`: its declaration and how many values of each storage class it holds. */
+async function columnsOf(path: string, table: string): Promise<Map<string, string>> {
+  using db = await rawOpen(path, true);
+  const out = new Map<string, string>();
+  for (const column of db.prepare(`SELECT * FROM pragma_table_info('${table}')`).all()) {
+    const name = String(column.name);
+    const classes = db.prepare(
+      `SELECT group_concat(kind || ' ' || n) AS classes FROM
+       (SELECT typeof("${name}") AS kind, count(*) AS n FROM ${table} GROUP BY 1 ORDER BY 1)`,
+    ).get()?.classes;
+    out.set(name, `${column.type} ${column.notnull} ${column.dflt_value} | ${classes}`);
+  }
+  return out;
+}
+
+describe("recoverDatabase() keeps what the source said of its rows", () => {
+  test("recoverDatabase() of a v21 file keeps the extra columns' declarations and every value's storage class", async () => {
+    for (
+      const name of ["hermes-v21.db", "hermes-v11.db", "hermes-v6.db", "hermes-v10-external.db"]
+    ) {
+      const source = copyFixture(name);
+      const dest = join(tempDir(), "new.db");
+      await recoverDatabase(source, dest);
+      for (const table of ["sessions", "messages"]) {
+        const want = await columnsOf(source, table);
+        const got = await columnsOf(dest, table);
+        for (const [column, described] of want) {
+          // Columns v11 has keep v11's declaration; the storage class of every value is kept.
+          const [declaration, classes] = described.split(" | ");
+          const [gotDeclaration, gotClasses] = (got.get(column) ?? "").split(" | ");
+          assert.equal(gotClasses, classes, `${name} ${table}.${column}`);
+          if (name === "hermes-v21.db") {
+            assert.equal(
+              gotDeclaration,
+              declaration,
+              `${table}.${column}`,
+            );
+          }
+        }
+      }
+    }
+  });
+
+  test("recoverDatabase() of a cut file starts the message ids past every id known to have existed", async () => {
+    const path = join(tempDir(), "state.db");
+    {
+      using db = await SessionDB.open({ path });
+      db.createSession("s", "cli");
+    }
+    {
+      using raw = await rawOpen(path);
+      raw.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 4000)
+      INSERT INTO messages (session_id, role, content, timestamp)
+      SELECT 's', 'user', 'm' || i || ' ' || hex(randomblob(200)), i FROM n`);
+      raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    }
+    truncateSync(path, Math.floor(statSync(path).size * 0.6));
+    const dest = join(tempDir(), "new.db");
+    const result = await recoverDatabase(path, dest);
+    const lostMessages = result.lost.filter((range) => range.table === "messages");
+    assert.equal(lostMessages.at(-1)?.to, 4000);
+    assert.equal(result.messageSequence, 4000);
+    {
+      using db = await SessionDB.open({ path: dest });
+      db.appendMessage("s", { role: "user", content: "after" });
+      const ids = db.getMessages("s").map((m) => Number(m.id));
+      assert.equal(Math.max(...ids), 4001, "a lost message's id was given again");
+    }
+  });
+
+  test("recoverDatabase() renames a second session of one title and reports it", async () => {
+    const source = copyFixture("hermes-v11.db");
+    {
+      using raw = await rawOpen(source);
+      raw.exec("DROP INDEX idx_sessions_title_unique");
+      raw.exec(
+        "UPDATE sessions SET title = 'notes' WHERE id IN (SELECT id FROM sessions ORDER BY id LIMIT 3)",
+      );
+      raw.exec(
+        "UPDATE sessions SET title = 'notes #2' WHERE id = (SELECT id FROM sessions ORDER BY id LIMIT 1 OFFSET 3)",
+      );
+      raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    }
+    const dest = join(tempDir(), "new.db");
+    const result = await recoverDatabase(source, dest);
+    assert.deepEqual(result.retitled.map((r) => [r.from, r.to]), [["notes", "notes #3"], [
+      "notes",
+      "notes #4",
+    ]]);
+    using db = await rawOpen(dest, true);
+    const titles = db.prepare("SELECT title FROM sessions WHERE title LIKE 'notes%' ORDER BY title")
+      .all();
+    assert.deepEqual(titles.map((r) => r.title), ["notes", "notes #2", "notes #3", "notes #4"]);
+    const run = await runCli(["recover", source, join(tempDir(), "cli.db")]);
+    assert.match(
+      run.out,
+      /2 sessions had a title another session held; they were renamed:\n.*"notes" → "notes #3"/,
+    );
+  });
+});
+
+describe("recoverDatabase() beside another database's -wal", () => {
+  test("recoverDatabase() reads the file alone, says the -wal was left out, and never says nothing was lost", async () => {
+    const other = copyFixture("hermes-v11.db");
+    liveWalOf(other, "INSERT INTO sessions (id, source, started_at) VALUES ('x', 'cli', 1)");
+    const source = copyFixture("hermes-v11.db");
+    {
+      using raw = await rawOpen(source);
+      raw.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000)
+      INSERT INTO messages (session_id, role, content, timestamp)
+      SELECT (SELECT id FROM sessions LIMIT 1), 'user', hex(randomblob(300)), i FROM n`);
+      raw.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    }
+    besideWalOf(source, other);
+    const before = fileAndWal(source);
+    const result = await recoverDatabase(source, join(tempDir(), "new.db"));
+    assert.match(result.foreignWal ?? "", /-wal\) belongs to another database/);
+    assert.equal(result.messages, 197 + 3000);
+    assert.equal(result.sessions, 42);
+    assert.deepEqual(result.lost, []);
+    assert.deepEqual(fileAndWal(source), before, "the file or its -wal changed");
+    const run = await runCli(["recover", source, join(tempDir(), "cli.db")]);
+    assert.equal(run.code, 1);
+    assert.match(run.out, /The -wal was left out: .*belongs to another database/);
+    assert.doesNotMatch(run.out, /Nothing was lost/);
+  });
 });

@@ -179,7 +179,8 @@ test("assertNotDamaged() reads the file through a second connection only beside 
   const live = tempDbPath();
   walOnlyCommits(live);
   assertNotDamaged(live, counting, { probe: true });
-  assert.deepEqual(opened, [live]);
+  // The probe, and the reads that compare the -wal with the file (foreign_wal.ts).
+  assert.ok(opened.length > 0 && opened.every((path) => path === live), String(opened));
   zeroHeader(live);
   assert.throws(() => assertNotDamaged(live, counting, { probe: true }), isRecoverHint);
 });

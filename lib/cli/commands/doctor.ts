@@ -16,7 +16,12 @@ import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import type { Style } from "../../render/style.ts";
-import { UsageError } from "../usage_error.ts";
+import { CommandError, InterruptedError, UsageError } from "../usage_error.ts";
+import { DoctorFixError } from "../../health/doctor_fix_error.ts";
+import { lockTimeoutMs } from "../context.ts";
+import { readOnlyPart, unwritableReason } from "../writable.ts";
+import type { Repair } from "../../core/health_report.ts";
+import { SqliteError } from "../../sqlite/driver/sqlite_error.ts";
 
 const USAGE = `Usage: hermes-state doctor [options]
 
@@ -90,6 +95,60 @@ function render(checks: readonly HealthCheck[], style: Style): string {
   return lines.join("\n") + "\n";
 }
 
+function renderRepairs(repairs: readonly Repair[], style: Style, unit: string): string {
+  let out = "";
+  for (const repair of repairs) {
+    const lock = repair.longestLockMs > 0
+      ? style.dim(` (longest ${unit} ${Math.ceil(repair.longestLockMs)} ms)`)
+      : "";
+    out += `  ${repair.name}: ${repair.summary}${lock}\n`;
+  }
+  return out;
+}
+
+/**
+ * A `--fix` that stopped after its checks: the findings and the repairs
+ * committed are printed, then why it stopped, in the words of the other
+ * write commands (a read-only file or folder, a lock held, an interruption).
+ */
+function stopped(
+  ctx: Context,
+  error: DoctorFixError,
+  run: {
+    signal: "SIGINT" | "SIGTERM" | undefined;
+    current: { stage: string; done: number; total: number } | undefined;
+  },
+): number {
+  const { style } = ctx;
+  if (!ctx.json) {
+    let out = `${style.bold(error.path)}\n${render(error.checks, style)}`;
+    out += `\n${style.bold("Repairs")}\n`;
+    out += error.repairs.length > 0 ? renderRepairs(error.repairs, style, "lock") : "  none\n";
+    ctx.io.stdout(out);
+  }
+  if (error.interrupted) {
+    const { current } = run;
+    const during = current === undefined
+      ? ""
+      : ` while ${current.stage} (${current.done} of ${current.total} messages done; ` +
+        "the search tables answer meanwhile and every new message is indexed)";
+    ctx.io.stderr(
+      `hermes-state doctor: interrupted by ${run.signal ?? "a signal"}${during}: ` +
+        `${error.repairs.length} repairs finished, the rest left; ` +
+        `what is written is consistent: run "hermes-state --db ${error.path} doctor --fix" ` +
+        "again to finish\n",
+    );
+    return run.signal === "SIGTERM" ? 143 : 130;
+  }
+  const cause = error.cause;
+  const refused = cause instanceof SqliteError && /readonly|read-only/i.test(cause.message);
+  const part = readOnlyPart(error.path, { evenAsRoot: refused });
+  if (part !== undefined) {
+    throw new CommandError(`Cannot write ${error.path}: ${unwritableReason(part)}`, { cause });
+  }
+  throw cause;
+}
+
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const fix = args.flag("fix");
   if (args.flag("vacuum") && !fix) {
@@ -108,20 +167,40 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const check = postgres
     ? (await import("../../postgres/doctor/doctor.ts")).doctorPostgresStore
     : doctor;
-  const report = await check(ctx.dbPath, {
-    fix,
-    full: args.flag("full"),
-    vacuum: args.flag("vacuum"),
-    clock: () => ctx.io.now(),
-    onProgress: (stage, done) => {
-      let line = progress.get(stage);
-      if (line === undefined) progress.set(stage, line = new Progress(ctx.io, stage));
-      line.update(done, "messages");
-    },
-  }).finally(() => {
-    for (const line of progress.values()) line.done();
-    if (announce) ctx.io.stderr("\r\x1b[K");
-  });
+  // Ctrl-C stops the repairs between two transactions, and the report says what was done.
+  const stop = new AbortController();
+  let signal: "SIGINT" | "SIGTERM" | undefined;
+  const stopListening = fix && !postgres
+    ? ctx.io.onInterrupt?.((received) => {
+      signal = received;
+      stop.abort(new InterruptedError(received));
+    })
+    : undefined;
+  let current: { stage: string; done: number; total: number } | undefined;
+  let report;
+  try {
+    report = await check(ctx.dbPath, {
+      fix,
+      full: args.flag("full"),
+      vacuum: args.flag("vacuum"),
+      clock: () => ctx.io.now(),
+      lockTimeoutMs: lockTimeoutMs(ctx.io),
+      signal: stop.signal,
+      onProgress: (stage, done, total) => {
+        current = { stage, done, total };
+        let line = progress.get(stage);
+        if (line === undefined) progress.set(stage, line = new Progress(ctx.io, stage));
+        line.update(done, "messages");
+      },
+    }).finally(() => {
+      stopListening?.();
+      for (const line of progress.values()) line.done();
+      if (announce) ctx.io.stderr("\r\x1b[K");
+    });
+  } catch (error) {
+    if (!(error instanceof DoctorFixError)) throw error;
+    return stopped(ctx, error, { signal, current });
+  }
   const code = report.healthy ? 0 : 1;
   if (ctx.json) {
     printJson(ctx.io, snakeKeys(report));
@@ -137,14 +216,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       out += `\n${style.red("Nothing repaired:")} the file is damaged; recover it first.\n`;
     } else {
       out += `\n${style.bold("Repairs")}\n`;
-      for (const repair of report.repairs) {
-        const lock = repair.longestLockMs > 0
-          ? style.dim(
-            ` (longest ${postgres ? "transaction" : "lock"} ${Math.ceil(repair.longestLockMs)} ms)`,
-          )
-          : "";
-        out += `  ${repair.name}: ${repair.summary}${lock}\n`;
-      }
+      out += renderRepairs(report.repairs, style, postgres ? "transaction" : "lock");
       out += `\n${style.bold("After")}\n${render(report.after ?? [], style)}`;
     }
   }

@@ -20,8 +20,10 @@ kept; rows SQLite cannot reach (under a damaged page, or all of them when
 the header page is lost) are read from the pages directly. DEST gets the
 version 11 schema, rebuilt search tables and recounted counters; messages
 whose session was lost get a placeholder session (source "unknown").
-SRC is only read. Reports what was recovered and which rowid ranges were
-lost. Exits 1 when something was lost.
+SRC is only read. A -wal of another database beside SRC is left out (SRC
+is read alone) and reported. A second session of one title is renamed
+("title #2"). Reports what was recovered and which rowid ranges were
+lost. Exits 1 when something was lost or a -wal was left out.
 
 Stop every writer first. Then check DEST (\`hermes-state --db DEST doctor\`)
 and put it in place of state.db (delete state.db-wal and state.db-shm).
@@ -46,7 +48,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }).catch((error) => {
     throw error instanceof RecoverError ? new CommandError(error.message, { cause: error }) : error;
   }).finally(() => stopListening?.());
-  const code = result.lost.length === 0 && !result.lossUnknown ? 0 : 1;
+  const complete = result.lost.length === 0 && !result.lossUnknown && result.foreignWal === null;
+  const code = complete ? 0 : 1;
   if (ctx.json) {
     printJson(ctx.io, snakeKeys(result));
     return code;
@@ -65,6 +68,20 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   } else if (pages > 0) {
     out += `${formatCount(pages)} rows SQLite could not reach were read from the pages.\n`;
   }
+  if (result.foreignWal !== null) {
+    out += `${style.red("The -wal was left out:")} ${result.foreignWal}. ` +
+      "The file was read alone; what that -wal holds is not in the new file.\n";
+  }
+  if (result.retitled.length > 0) {
+    out +=
+      `${result.retitled.length} sessions had a title another session held; they were renamed:\n`;
+    for (const { session, from, to } of result.retitled.slice(0, 20)) {
+      out += `  ${session}: ${JSON.stringify(from)} → ${JSON.stringify(to)}\n`;
+    }
+    if (result.retitled.length > 20) {
+      out += `  … and ${result.retitled.length - 20} more (--json lists all)\n`;
+    }
+  }
   if (result.placeholderSessions > 0) {
     out +=
       `${result.placeholderSessions} sessions were lost and recreated empty (source "unknown") for their messages.\n`;
@@ -78,7 +95,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       " that did not parse cannot be counted.\n";
   }
   if (result.lost.length === 0) {
-    if (!result.lossUnknown) out += style.green("Nothing was lost.\n");
+    if (result.foreignWal !== null) out += "Nothing of the file itself was lost.\n";
+    else if (!result.lossUnknown) out += style.green("Nothing was lost.\n");
   } else {
     out += style.red("Lost rowid ranges") + " (they may include ids never used):\n";
     for (const range of result.lost.slice(0, 50)) {

@@ -1,0 +1,149 @@
+/**
+ * What a `-wal` holds, read frame by frame without SQLite: the frames
+ * SQLite itself would honour (the salts of the header, an unbroken
+ * checksum chain), grouped into commits. `damaged_file.ts` compares this
+ * with the main file to tell a `-wal` that belongs to another database.
+ *
+ * Reading the `-wal` through a descriptor of our own is safe while
+ * connections of this process hold the database: SQLite keeps its locks on
+ * the main file and the `-shm`, never on the `-wal`.
+ *
+ * @module
+ */
+import { closeSync, openSync, readSync } from "node:fs";
+
+/** Bytes of the `-wal` header, and of each frame's header. */
+const WAL_HEADER = 32;
+const FRAME_HEADER = 24;
+
+/** The header fields of a page-1 image a commit wrote. */
+export interface PageOneFields {
+  /** File change counter (bytes 24–27). */
+  readonly changeCounter: number;
+  /** Pages in the database, as the header says (bytes 28–31). */
+  readonly pageCount: number;
+  /** Schema cookie (bytes 40–43). */
+  readonly schemaCookie: number;
+}
+
+/** One committed transaction of a `-wal`. */
+export interface WalCommit {
+  /** Pages in the database after it (its commit frame's size field). */
+  readonly pageCount: number;
+  /** The header of page 1 as it wrote it; `undefined` when it did not write page 1. */
+  readonly pageOne: PageOneFields | undefined;
+}
+
+/** The committed content of a `-wal`. */
+export interface WalCommits {
+  /** Bytes per page, from the `-wal` header. */
+  readonly pageSize: number;
+  /** Salt-1 and salt-2 of the header (they change when SQLite restarts the `-wal`). */
+  readonly salts: readonly [number, number];
+  /** The commits, oldest first (frames after the last commit are left out). */
+  readonly commits: readonly WalCommit[];
+}
+
+/**
+ * SQLite's `-wal` checksum of `bytes` (a multiple of 8 long), continuing
+ * from `s`.
+ *
+ * @param bytes The bytes summed.
+ * @param bigEndian True for the magic number ending in 3.
+ * @param s The running sums.
+ * @returns The new sums.
+ *
+ * @example Checksum of a header
+ * ```ts
+ * import { walChecksum } from "./wal_commits.ts";
+ * const sums = walChecksum(new Uint8Array(24), true, [0, 0]);
+ * console.assert(sums[0] === 0 && sums[1] === 0);
+ * ```
+ */
+export function walChecksum(
+  bytes: Uint8Array,
+  bigEndian: boolean,
+  s: readonly [number, number],
+): [number, number] {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let [s0, s1] = s;
+  for (let i = 0; i + 8 <= bytes.length; i += 8) {
+    s0 = (s0 + view.getUint32(i, !bigEndian) + s1) >>> 0;
+    s1 = (s1 + view.getUint32(i + 4, !bigEndian) + s0) >>> 0;
+  }
+  return [s0, s1];
+}
+
+function readAt(fd: number, bytes: Uint8Array, position: number): boolean {
+  let done = 0;
+  while (done < bytes.length) {
+    const n = readSync(fd, bytes, done, bytes.length - done, position + done);
+    if (n === 0) return false;
+    done += n;
+  }
+  return true;
+}
+
+function pageOneFields(page: Uint8Array): PageOneFields {
+  const view = new DataView(page.buffer, page.byteOffset, page.byteLength);
+  return {
+    changeCounter: view.getUint32(24),
+    pageCount: view.getUint32(28),
+    schemaCookie: view.getUint32(40),
+  };
+}
+
+/**
+ * Reads the committed transactions of the `-wal` at `walPath`, one frame
+ * at a time (a `-wal` may be far larger than memory should hold).
+ *
+ * @param walPath The `-wal` file (only read).
+ * @returns Its commits; `undefined` when it is missing or its header is not
+ *   a valid `-wal` header (SQLite ignores such a file).
+ *
+ * @example A database without a `-wal`
+ * ```ts
+ * import { readWalCommits } from "./wal_commits.ts";
+ * console.assert(readWalCommits("/nonexistent/state.db-wal") === undefined);
+ * ```
+ */
+export function readWalCommits(walPath: string): WalCommits | undefined {
+  let fd: number;
+  try {
+    fd = openSync(walPath, "r");
+  } catch {
+    return undefined;
+  }
+  try {
+    const header = new Uint8Array(WAL_HEADER);
+    if (!readAt(fd, header, 0)) return undefined;
+    const view = new DataView(header.buffer);
+    const magic = view.getUint32(0);
+    if (magic !== 0x377f0682 && magic !== 0x377f0683) return undefined;
+    const bigEndian = magic === 0x377f0683;
+    const pageSize = view.getUint32(8) === 1 ? 65536 : view.getUint32(8);
+    if (pageSize < 512 || pageSize > 65536 || (pageSize & (pageSize - 1)) !== 0) return undefined;
+    let sum = walChecksum(header.subarray(0, 24), bigEndian, [0, 0]);
+    if (sum[0] !== view.getUint32(24) || sum[1] !== view.getUint32(28)) return undefined;
+    const salts: [number, number] = [view.getUint32(16), view.getUint32(20)];
+    const commits: WalCommit[] = [];
+    const frame = new Uint8Array(FRAME_HEADER + pageSize);
+    const frameView = new DataView(frame.buffer);
+    let pageOne: PageOneFields | undefined;
+    for (let at = WAL_HEADER; readAt(fd, frame, at); at += frame.length) {
+      if (frameView.getUint32(8) !== salts[0] || frameView.getUint32(12) !== salts[1]) break;
+      sum = walChecksum(frame.subarray(0, 8), bigEndian, sum);
+      sum = walChecksum(frame.subarray(FRAME_HEADER), bigEndian, sum);
+      if (sum[0] !== frameView.getUint32(16) || sum[1] !== frameView.getUint32(20)) break;
+      if (frameView.getUint32(0) === 1) pageOne = pageOneFields(frame.subarray(FRAME_HEADER));
+      const pageCount = frameView.getUint32(4);
+      if (pageCount > 0) {
+        commits.push({ pageCount, pageOne });
+        pageOne = undefined;
+      }
+    }
+    return { pageSize, salts, commits };
+  } finally {
+    closeSync(fd);
+  }
+}
