@@ -180,6 +180,7 @@ export async function backupDatabase(
   options: BackupOptions = {},
 ): Promise<BackupResult> {
   if (!exists(source)) throw new OpenError(source, "no such file");
+  if (statSync(source).isDirectory()) throw new OpenError(source, "it is a folder");
   if (isDatabaseFile(dest, source)) {
     throw new BackupError(`Cannot back up: ${dest} is the database itself (or one of its files)`);
   }

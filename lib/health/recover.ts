@@ -644,11 +644,12 @@ export async function recoverDatabase(
     throw new RecoverError(`Cannot recover into ${dest}: it is the damaged file itself`);
   }
   const destStat = fileStat(dest);
-  if (destStat !== undefined && !options.force) {
-    throw new RecoverError(`Cannot recover into ${dest}: it exists (give --force to replace it)`);
-  }
+  // A folder first: --force would not help.
   if (destStat !== undefined && !destStat.isFile()) {
     throw new RecoverError(`Cannot recover into ${dest}: it is a folder, not a file`);
+  }
+  if (destStat !== undefined && !options.force) {
+    throw new RecoverError(`Cannot recover into ${dest}: it exists (give --force to replace it)`);
   }
   const walPath = `${sqliteFilePath(source)}-wal`;
   const walSize = fileStat(walPath)?.size ?? 0;

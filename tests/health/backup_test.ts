@@ -108,6 +108,12 @@ describe("backupDatabase()", () => {
     assert.equal(readFileSync(dest, "utf8"), "keep me");
     assert.equal((await backupDatabase(source, dest, { force: true })).sessions, 42);
     await assert.rejects(backupDatabase(join(tempDir(), "none.db"), dest), { name: "OpenError" });
+    // A folder as the source is said as such (SQLite said "unable to open database file").
+    const folder = tempDir();
+    await assert.rejects(backupDatabase(folder, join(tempDir(), "b.db")), {
+      name: "OpenError",
+      message: `Cannot open database "${folder}": it is a folder`,
+    });
   });
 
   test("backupDatabase() refuses a 0-byte file whose -wal holds commits, and keeps the -wal", async () => {

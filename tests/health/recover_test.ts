@@ -312,14 +312,17 @@ describe("recoverDatabase() on what is not a state.db", () => {
     });
   }
 
-  test("recoverDatabase() with force refuses a folder as dest before salvaging", async () => {
+  test("recoverDatabase() refuses a folder as dest before salvaging, with force or without", async () => {
     const source = copyFixture("hermes-v11.db");
     const dest = join(tempDir(), "folder");
     mkdirSync(dest);
-    await assert.rejects(recoverDatabase(source, dest, { force: true }), {
-      name: "RecoverError",
-      message: /it is a folder/,
-    });
+    // Without force it said "it exists (give --force to replace it)", which would not help.
+    for (const force of [true, false]) {
+      await assert.rejects(recoverDatabase(source, dest, { force }), {
+        name: "RecoverError",
+        message: `Cannot recover into ${dest}: it is a folder, not a file`,
+      });
+    }
     assert.deepEqual(readdirSync(dest), []);
   });
 });
