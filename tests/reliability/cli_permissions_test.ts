@@ -47,6 +47,9 @@ test(
         write.err,
         `hermes-state: Cannot write ${path}: the folder is read-only (SQLite keeps the -wal and -shm files beside the database)\n`,
       );
+      const fix = await cliAs(as, ["--db", path, "doctor", "--fix"]);
+      assert.equal(fix.code, 1, fix.err);
+      assert.equal(fix.err, write.err);
       assert.deepEqual(snapshot(join(dir, "closed")), before, "nothing created or changed");
     } finally {
       chmodSync(join(dir, "closed"), 0o755); // so that the temporary folder can be removed
@@ -74,6 +77,12 @@ test(
     const write = await cliAs(as, ["--db", path, "rename", "20251221_090000_9738df", "x"]);
     assert.equal(write.code, 1);
     assert.equal(write.err, `hermes-state: Cannot write ${path}: the file is read-only\n`);
+    // doctor --fix: the check report, then the same words (was "attempt to write a readonly
+    // database", without the path).
+    const fix = await cliAs(as, ["--db", path, "doctor", "--fix"]);
+    assert.equal(fix.code, 1, fix.err);
+    assert.match(fix.out, /integrity/);
+    assert.equal(fix.err, `hermes-state: Cannot write ${path}: the file is read-only\n`);
     assert.deepEqual(snapshot(join(dir, "open")), before, "nothing created or changed");
   },
 );

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { doctor } from "../../health/doctor.ts";
 import type { CheckStatus, HealthCheck } from "../../core/health_report.ts";
 import { isPostgresTarget } from "../../open_store.ts";
@@ -18,10 +18,10 @@ import { Progress } from "../progress.ts";
 import type { Style } from "../../render/style.ts";
 import { CommandError, InterruptedError, UsageError } from "../usage_error.ts";
 import { DoctorFixError } from "../../health/doctor_fix_error.ts";
+import { StorageError } from "../../core/storage_error.ts";
 import { lockTimeoutMs } from "../context.ts";
 import { readOnlyPart, unwritableReason } from "../writable.ts";
 import type { Repair } from "../../core/health_report.ts";
-import { SqliteError } from "../../sqlite/driver/sqlite_error.ts";
 
 const USAGE = `Usage: hermes-state doctor [options]
 
@@ -141,7 +141,7 @@ function stopped(
     return run.signal === "SIGTERM" ? 143 : 130;
   }
   const cause = error.cause;
-  const refused = cause instanceof SqliteError && /readonly|read-only/i.test(cause.message);
+  const refused = cause instanceof StorageError && cause.kind === "readonly";
   const part = readOnlyPart(error.path, { evenAsRoot: refused });
   if (part !== undefined) {
     throw new CommandError(`Cannot write ${error.path}: ${unwritableReason(part)}`, { cause });
@@ -155,6 +155,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     throw new UsageError("--vacuum needs --fix", { command: "doctor" });
   }
   const postgres = isPostgresTarget(ctx.dbPath);
+  // A file or folder this user may not write gets the checks only, then the words of the other
+  // write commands: opened to write, SQLite would fall back to reading, leaving a -wal and
+  // -shm of this user's that the owner's Hermes could not write.
+  const unwritable = fix && !postgres && existsSync(ctx.dbPath)
+    ? readOnlyPart(ctx.dbPath)
+    : undefined;
+  const fixing = fix && unwritable === undefined;
   // The checks read every page and both search indexes (about 40 s for a million messages),
   // and say nothing until the end: a line on the terminal says what is going on meanwhile.
   const announce = ctx.io.stderrIsTerminal;
@@ -170,7 +177,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   // Ctrl-C stops the repairs between two transactions, and the report says what was done.
   const stop = new AbortController();
   let signal: "SIGINT" | "SIGTERM" | undefined;
-  const stopListening = fix && !postgres
+  const stopListening = fixing && !postgres
     ? ctx.io.onInterrupt?.((received) => {
       signal = received;
       stop.abort(new InterruptedError(received));
@@ -180,7 +187,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   let report;
   try {
     report = await check(ctx.dbPath, {
-      fix,
+      fix: fixing,
       full: args.flag("full"),
       vacuum: args.flag("vacuum"),
       clock: () => ctx.io.now(),
@@ -202,15 +209,19 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     return stopped(ctx, error, { signal, current });
   }
   const code = report.healthy ? 0 : 1;
+  const refusal = unwritable === undefined
+    ? undefined
+    : new CommandError(`Cannot write ${ctx.dbPath}: ${unwritableReason(unwritable)}`);
   if (ctx.json) {
     printJson(ctx.io, snakeKeys(report));
+    if (refusal !== undefined) throw refusal;
     return code;
   }
   const { style } = ctx;
   const engine = postgres ? report.sqliteVersion : `SQLite ${report.sqliteVersion}`;
   let out = `${style.bold(report.path)} ${style.dim(`(${engine})`)}\n`;
   out += render(report.checks, style);
-  if (fix) {
+  if (fixing) {
     const integrity = report.checks.find((check) => check.name === "integrity");
     if (integrity?.status === "problem") {
       out += `\n${style.red("Nothing repaired:")} the file is damaged; recover it first.\n`;
@@ -223,6 +234,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const verdict = report.healthy ? style.green("healthy") : style.red("problems found");
   out += `\n${verdict}\n`;
   ctx.io.stdout(out);
+  if (refusal !== undefined) throw refusal;
   return code;
 }
 
