@@ -130,6 +130,41 @@ describe("import", () => {
     assert.equal(run.code, 1);
     assert.match(run.err, /^hermes-state: Cannot read .*nope\.jsonl: no such file\n$/);
   });
+
+  test("import and copy write a session whose title is taken under the lineage's next title", async () => {
+    const source = tempDbPath();
+    await withDb(source, (db) => {
+      db.createSession("s", "cli");
+      db.setSessionTitle("s", "Dup Title");
+      db.appendMessage("s", { role: "user", content: "kept" });
+    });
+    const target = tempDbPath();
+    await withDb(target, (db) => {
+      db.createSession("other", "cli");
+      db.setSessionTitle("other", "Dup Title");
+    });
+    const imported = await runCli(["--db", target, "import", "-"], {
+      stdin: await exportOf(source),
+    });
+    assert.equal(imported.code, 0, imported.err);
+    assert.equal(
+      imported.err,
+      "hermes-state: import: line 1: session s took the title 'Dup Title #2' " +
+        "(another session has the one it had)\n",
+    );
+    const copyTarget = tempDbPath();
+    await withDb(copyTarget, (db) => {
+      db.createSession("other", "cli");
+      db.setSessionTitle("other", "Dup Title");
+    });
+    const copied = await runCli(["copy", source, copyTarget, "--json"]);
+    assert.equal(copied.code, 0, copied.err);
+    assert.deepEqual(JSON.parse(copied.out).renamed, [{ id: "s", title: "Dup Title #2" }]);
+    for (const path of [target, copyTarget]) {
+      const got = await withDb(path, (db) => [db.getSessionTitle("s"), db.getMessages("s").length]);
+      assert.deepEqual(got, ["Dup Title #2", 1]);
+    }
+  });
 });
 
 describe("import progress", () => {

@@ -1,8 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
-import { TitleError } from "../lib/core/errors.ts";
-import { tempDbPath } from "./_helpers.ts";
+import { rawOpen, tempDbPath } from "./_helpers.ts";
 
 async function open(): Promise<SessionDB> {
   let t = 1_700_000_000;
@@ -48,6 +47,7 @@ describe("importSession()", () => {
       deferredParent: null,
       droppedColumns: [],
       relinked: false,
+      renamedTo: null,
     });
     const row = db.getSession("imp1");
     assert.equal(row?.started_at, 1_600_000_000.25);
@@ -165,19 +165,24 @@ describe("importSession()", () => {
     assert.equal(row?.tool_call_count, 1);
   });
 
-  test("importSession() refuses a title another session has, as setting it would, writing nothing", async () => {
+  test("importSession() gives a title another session has the next free number of its lineage", async () => {
     using db = await open();
     db.createSession("other", "cli");
     db.setSessionTitle("other", "Imported");
-    assert.throws(
-      () => db.importSession(structuredClone(RECORD)),
-      new TitleError("Title 'Imported' is already in use by session other"),
-    );
-    assert.equal(db.getSession("imp1"), undefined);
+    db.createSession("third", "cli");
+    db.setSessionTitle("third", "Imported #4");
+    const result = db.importSession(structuredClone(RECORD));
+    assert.deepEqual([result.outcome, result.renamedTo], ["imported", "Imported #5"]);
+    assert.equal(db.getSessionTitle("imp1"), "Imported #5");
+    assert.equal(db.getMessages("imp1").length, 2, "nothing of the session is lost");
+    // Its own numbered title is left out of the count on a replace.
+    const again = db.importSession(structuredClone(RECORD), { replace: true });
+    assert.deepEqual([again.outcome, again.renamedTo], ["replaced", "Imported #5"]);
     // Its own title, on a replace, is no conflict.
     db.setSessionTitle("other", null);
-    db.importSession(structuredClone(RECORD));
-    assert.equal(db.importSession(structuredClone(RECORD), { replace: true }).outcome, "replaced");
+    const own = db.importSession(structuredClone(RECORD), { replace: true });
+    assert.deepEqual([own.outcome, own.renamedTo], ["replaced", null]);
+    assert.equal(db.getSessionTitle("imp1"), "Imported");
   });
 
   test("importSession() rejects a malformed record with a TypeError naming the field", async () => {
@@ -237,5 +242,87 @@ describe("importSession()", () => {
     );
     assert.equal(db.getSession("imp1"), undefined);
     assert.equal(db.messageCount(), 0);
+  });
+
+  test("importSession() stores again what Python stored for content that is no text and a tool_calls string", async () => {
+    const sourcePath = tempDbPath();
+    {
+      using source = await SessionDB.open({ path: sourcePath });
+      source.createSession("py", "cli");
+    }
+    {
+      using raw = await rawOpen(sourcePath);
+      const insert = raw.prepare(
+        "INSERT INTO messages (session_id, role, content, tool_calls, timestamp) VALUES ('py', ?, ?, ?, ?)",
+      );
+      // As Python's append_message stores them: content "\u0000json:5" (written by a caller)
+      // and tool_calls="raw string tc" (json.dumps of the string, quotes included).
+      insert.run("user", "\u0000json:5", null, 1);
+      insert.run("user", "\u0000json:true", null, 2);
+      insert.run("user", '\u0000json:{"a": 1.5}', null, 3);
+      insert.run("assistant", "x", '"raw string tc"', 4);
+    }
+    using source = await SessionDB.open({ path: sourcePath });
+    const record = source.exportSession("py")!;
+    const path = tempDbPath();
+    {
+      using target = await SessionDB.open({ path });
+      target.importSession(record);
+    }
+    using raw = await rawOpen(path, true);
+    const rows = raw.prepare("SELECT content, tool_calls FROM messages ORDER BY id").all();
+    assert.deepEqual(rows.map((row) => [row.content, row.tool_calls]), [
+      ["\u0000json:5", null],
+      ["\u0000json:true", null],
+      ['\u0000json:{"a": 1.5}', null],
+      ["x", '"raw string tc"'],
+    ]);
+  });
+
+  test("importSession() of a message read from another store writes the text that store held", async () => {
+    const sourcePath = tempDbPath();
+    {
+      using source = await SessionDB.open({ path: sourcePath });
+      source.createSession("py", "cli");
+    }
+    const stored = [
+      ["user", '\u0000json:[{"type":"text","text":"compact", "score": 1.0}]', null],
+      ["user", '\u0000json:"just a string"', null],
+      ["user", "\u0000json:null", null],
+      ["user", "\u0000json:5.0", null],
+      ["assistant", "x", '[{"id": "c", "score": 1.0, "big": 1152921504606846977}]'],
+      ["assistant", "y", '[{"id":"d"}]'],
+      ["assistant", "z", "not json"],
+    ];
+    {
+      using raw = await rawOpen(sourcePath);
+      const insert = raw.prepare(
+        "INSERT INTO messages (session_id, role, content, tool_calls, timestamp) VALUES ('py', ?, ?, ?, ?)",
+      );
+      stored.forEach(([role, content, toolCalls], i) => insert.run(role, content, toolCalls, i));
+    }
+    using source = await SessionDB.open({ path: sourcePath, readonly: true });
+    const [record] = [...source.iterateExport()];
+    assert.ok(!JSON.stringify(record).includes("1152921504606846977"), "no stored text in JSON");
+    const path = tempDbPath();
+    {
+      using target = await SessionDB.open({ path });
+      target.importSession(record);
+      // A changed value is written as it is now.
+      const [again] = [...source.iterateExport()];
+      again.messages[4].tool_calls = [{ id: "c", score: 2 }];
+      target.importSession({ ...again, id: "changed" });
+      assert.deepEqual(target.getMessages("changed")[4].tool_calls, [{ id: "c", score: 2 }]);
+    }
+    using raw = await rawOpen(path, true);
+    const rows = raw.prepare(
+      "SELECT role, content, tool_calls FROM messages WHERE session_id = 'py' ORDER BY id",
+    ).all();
+    assert.deepEqual(
+      rows.map((row) => [row.role, row.content, row.tool_calls]),
+      stored.map((
+        [role, content, toolCalls],
+      ) => [role, content, toolCalls === "not json" ? null : toolCalls]),
+    );
   });
 });

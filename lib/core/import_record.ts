@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { encodeContent, encodeJson } from "./content.ts";
+import { encodeContent, encodeJson, MULTIMODAL_PREFIX, pythonJson } from "./content.ts";
+import { storedTextOf } from "./stored_text.ts";
 import type { ImportResult } from "./transfer_options.ts";
 import type { MessageContent } from "./types.ts";
 
@@ -169,32 +170,93 @@ export function scalarValue(field: string, value: unknown): ImportValue {
   return JSON.stringify(value);
 }
 
-/** The JSON columns that exports carry as raw JSON text (Python keeps them as strings). */
+/**
+ * The JSON columns that exports carry as the stored JSON text (Python's
+ * `get_messages` returns them as strings). `tool_calls` is not one: every
+ * export carries it parsed, so a string there is a value (Python's
+ * `append_message(..., tool_calls="text")` stores `"text"`, quotes included).
+ */
 const RAW_JSON_COLUMNS = new Set([
-  "tool_calls",
   "reasoning_details",
   "codex_reasoning_items",
   "codex_message_items",
 ]);
 
 /**
- * The value of one message column as the store keeps it: content encoded
- * (parts behind the multimodal prefix), JSON columns as JSON text (a string
- * is JSON text already, as exports carry them), the rest as
- * {@linkcode scalarValue}.
+ * The stored form of message content read from a record: text as it is;
+ * any other value (parts, and also a number or a boolean, which an export
+ * carries for a stored `"\u0000json:5"`) behind the multimodal prefix, so
+ * that Python reads back the value and not its text.
+ */
+function contentImportValue(value: unknown, field: string): ImportValue {
+  if (value === null || value === undefined) return null;
+  if (typeof value === "string") return value;
+  if (typeof value === "number" && !Number.isFinite(value)) {
+    throw invalid(field, "a finite number", value);
+  }
+  if (typeof value === "bigint") return String(value);
+  return encodeContent(value as MessageContent);
+}
+
+/** The value stored JSON text holds, `undefined` when it is no JSON. */
+function parsedOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The stored text a message read from another store carries for `column`
+ * ({@linkcode storedTextOf}), when the value is still the one read from it
+ * (both write the same JSON): writing it keeps the bytes, where encoding
+ * the value again would lose what a JavaScript number cannot hold
+ * (`1.0`, `1152921504606846977`) and the source's JSON spacing.
+ */
+function unchangedStoredText(column: string, value: unknown, stored: string): string | undefined {
+  const json = column === "content" ? stored.slice(MULTIMODAL_PREFIX.length) : stored;
+  const read = parsedOrUndefined(json);
+  if (read === undefined) return undefined;
+  try {
+    return pythonJson(read) === pythonJson(value) ? stored : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The columns whose stored text a copy writes again when their value is unchanged. */
+const PARSED_COLUMNS = new Set(["content", "tool_calls"]);
+
+/**
+ * The value of one message column as the store keeps it: content as
+ * {@linkcode contentImportValue} encodes it, `tool_calls` as Python's JSON
+ * of its value, the other JSON columns as the JSON text the export carries
+ * (a value that is not a string is encoded), the rest as
+ * {@linkcode scalarValue}. For `content` and `tool_calls` of a message read
+ * from another store (`copy`), the text that store held is written again
+ * when the value was not changed since.
  *
  * @param column The column.
  * @param value The message's value.
  * @param field The field, for errors (`messages[3].token_count`).
+ * @param message The message, for the stored text it may carry.
  * @returns What the column stores.
  * @throws {TypeError} For a number that is not finite.
  */
-export function messageImportValue(column: string, value: unknown, field: string): ImportValue {
-  if (column === "content") {
-    if (value === null || value === undefined) return null;
-    if (typeof value === "object") return encodeContent(value as MessageContent);
-    return scalarValue(field, value);
+export function messageImportValue(
+  column: string,
+  value: unknown,
+  field: string,
+  message?: object,
+): ImportValue {
+  if (message !== undefined && PARSED_COLUMNS.has(column)) {
+    const stored = storedTextOf(message, column);
+    const kept = stored === undefined ? undefined : unchangedStoredText(column, value, stored);
+    if (kept !== undefined) return kept;
   }
+  if (column === "content") return contentImportValue(value, field);
+  if (column === "tool_calls") return encodeJson(value);
   if (RAW_JSON_COLUMNS.has(column)) {
     if (typeof value === "string") return value === "" ? null : value;
     return encodeJson(value);
@@ -268,6 +330,35 @@ export function originalMessageIds(
   return [...seen];
 }
 
+/**
+ * The order an engine writes a record's messages in, as indexes into it:
+ * by original id when every message carries one
+ * ({@linkcode originalMessageIds}), else the record's order. New ids follow
+ * the write order, and Python replays a session by id: a record whose
+ * messages get new ids (their own are taken) keeps the order of its
+ * original ids even where the export's order (by timestamp) differs, as
+ * after a clock stepped back.
+ *
+ * @param messages The record's messages.
+ * @returns Their indexes, in write order.
+ */
+export function messageWriteOrder(messages: readonly Record<string, unknown>[]): number[] {
+  const order = messages.map((_, index) => index);
+  if (originalMessageIds(messages) === undefined) return order;
+  return order.sort((a, b) => (messages[a].id as number) - (messages[b].id as number));
+}
+
+/**
+ * The record with another title (one free in the target, when its own is taken).
+ *
+ * @param record The checked record.
+ * @param title The title to store.
+ * @returns A record that writes `title`; its messages are the same.
+ */
+export function withTitle(record: ImportRecord, title: string): ImportRecord {
+  return { ...record, row: { ...record.row, title } };
+}
+
 /** The answer of an import that left an existing session as it was. */
 export function skippedImport(id: string): ImportResult {
   return {
@@ -277,5 +368,6 @@ export function skippedImport(id: string): ImportResult {
     deferredParent: null,
     droppedColumns: [],
     relinked: false,
+    renamedTo: null,
   };
 }

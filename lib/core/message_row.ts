@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { decodeContent } from "./content.ts";
+import { decodeContent, MULTIMODAL_PREFIX } from "./content.ts";
+import { keepStoredText } from "./stored_text.ts";
 import type { JsonValue, MessageRow } from "./types.ts";
 
 /**
@@ -25,7 +26,9 @@ function parseToolCalls(stored: unknown): JsonValue | null {
 /**
  * Turns a raw `messages` row into a {@linkcode MessageRow}: content decoded,
  * `tool_calls` parsed (bad JSON → `[]`). The other JSON columns stay JSON
- * text, as Python returns them. Never throws on bad data.
+ * text, as Python returns them. Never throws on bad data. The stored text
+ * of a column parsed is kept on the message ({@linkcode keepStoredText}),
+ * for a copy to write the same bytes.
  *
  * Every engine reads its message rows through this.
  *
@@ -34,8 +37,22 @@ function parseToolCalls(stored: unknown): JsonValue | null {
  */
 export function messageFromRow(row: Record<string, unknown>): MessageRow {
   const message = row as MessageRow;
-  if ("content" in row) message.content = decodeContent(row.content);
-  if ("tool_calls" in row) message.tool_calls = parseToolCalls(row.tool_calls);
+  const { content, tool_calls: toolCalls } = row;
+  if ("content" in row) {
+    message.content = decodeContent(content);
+    if (
+      typeof content === "string" && content.startsWith(MULTIMODAL_PREFIX) &&
+      message.content !== content
+    ) {
+      keepStoredText(message, "content", content);
+    }
+  }
+  if ("tool_calls" in row) {
+    message.tool_calls = parseToolCalls(toolCalls);
+    if (typeof toolCalls === "string" && toolCalls !== "") {
+      keepStoredText(message, "tool_calls", toolCalls);
+    }
+  }
   return message;
 }
 

@@ -51,6 +51,13 @@ export interface ImportResult {
    * that parent is in the file now: the link was restored.
    */
   relinked: boolean;
+  /**
+   * The title the session got when another session already had the
+   * record's: the lineage's next numbered title (`"notes #2"`), as
+   * `getNextTitleInLineage` gives it, so that nothing of the session is
+   * lost. `null` when it kept the record's title (or was skipped).
+   */
+  renamedTo: string | null;
 }
 
 /** A child whose parent link waits for the parent: see {@linkcode restoreParentLinks}. */

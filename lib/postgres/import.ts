@@ -10,13 +10,17 @@ import {
   checkImportRecord,
   type ImportRecord,
   messageImportValue,
+  messageWriteOrder,
   namedParent,
   originalMessageIds,
   sessionImportValues,
   skippedImport,
+  withTitle,
 } from "../core/import_record.ts";
+import { nextLineageTitle, titleStem } from "../core/titles.ts";
+import { escapeLike } from "../core/like_pattern.ts";
 import type { ImportOptions, ImportResult, ParentLink } from "../core/transfer_options.ts";
-import { isUniqueViolation, type PgQuery, type PgRow, type PgValue } from "./_client.ts";
+import { isUniqueViolation, type PgQuery, type PgValue } from "./_client.ts";
 import { TitleError } from "../core/errors.ts";
 import {
   COUNTER_COLUMNS,
@@ -105,8 +109,8 @@ async function writeSessionRow(
 async function writeMessages(query: PgQuery, checked: ImportRecord): Promise<void> {
   const keepIds = await originalIdsFree(query, checked.messages);
   const columns = MESSAGE_COLUMN_NAMES.filter((c) => c !== "id" && c !== "session_id");
-  // Consecutive messages with the same columns go in one multi-row INSERT (in order, so
-  // new ids follow the record's order).
+  // Consecutive messages with the same columns go in one multi-row INSERT (in write order, so
+  // new ids follow it: see messageWriteOrder).
   let pending: { names: string[]; rows: PgValue[][] } | undefined;
   const flush = async () => {
     if (pending === undefined || pending.rows.length === 0) return;
@@ -122,7 +126,8 @@ async function writeMessages(query: PgQuery, checked: ImportRecord): Promise<voi
     });
     await query(insertMessagesSql(names, `VALUES ${tuples.join(", ")}`), params);
   };
-  for (const [index, message] of checked.messages.entries()) {
+  for (const index of messageWriteOrder(checked.messages)) {
+    const message = checked.messages[index];
     const names = ["session_id"];
     const values: PgValue[] = [checked.id];
     if (keepIds) {
@@ -133,7 +138,12 @@ async function writeMessages(query: PgQuery, checked: ImportRecord): Promise<voi
     for (const column of columns) {
       if (!(column in message)) continue;
       names.push(column);
-      const value = messageImportValue(column, message[column], `messages[${index}].${column}`);
+      const value = messageImportValue(
+        column,
+        message[column],
+        `messages[${index}].${column}`,
+        message,
+      );
       stored[column] = value;
       values.push(value);
     }
@@ -190,6 +200,9 @@ async function advanceSequencePast(query: PgQuery, highest: number): Promise<boo
   return true;
 }
 
+/** Times an import is run again when another writer took its title meanwhile. */
+const TITLE_ATTEMPTS = 5;
+
 /**
  * Imports one exported session record, as `SessionDB.importSession` does.
  *
@@ -198,8 +211,8 @@ async function advanceSequencePast(query: PgQuery, highest: number): Promise<boo
  * @param options `replace` an existing session instead of skipping it.
  * @returns What happened.
  * @throws {TypeError} When the record is not a valid session export.
- * @throws {TitleError} When another session has the record's title (as
- * setting it would; nothing is written).
+ * @throws {TitleError} When other writers kept taking the free title it
+ * was given ({@linkcode TITLE_ATTEMPTS} times; nothing is written).
  */
 export async function importSessionPg(
   transaction: <T>(fn: (query: PgQuery) => Promise<T>) => Promise<T>,
@@ -207,28 +220,44 @@ export async function importSessionPg(
   options: ImportOptions = {},
 ): Promise<ImportResult> {
   const checked = checkImportRecord(record);
-  try {
-    return await importChecked(transaction, checked, options);
-  } catch (error) {
-    if (!isUniqueViolation(error, "idx_sessions_title_unique")) throw error;
-    // Another writer took the title between the check and the write.
-    const [row] = await transaction((query) => titleHolder(query, checked));
-    throw titleTaken(checked, row?.id ?? "?");
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await importChecked(transaction, checked, options);
+    } catch (error) {
+      if (!isUniqueViolation(error, "idx_sessions_title_unique")) throw error;
+      // Another writer took the title between the look-up and the write: look again.
+      if (attempt >= TITLE_ATTEMPTS) throw titleTaken(checked);
+    }
   }
 }
 
-/** The session other than the record's that has its title, if any. */
-function titleHolder(query: PgQuery, checked: ImportRecord): Promise<PgRow[]> {
-  return query("SELECT id FROM sessions WHERE title = $1 AND id <> $2 LIMIT 1", [
-    String(checked.row.title),
+/**
+ * The title the record's session gets: its own, unless another session has
+ * it; then the lineage's next numbered title (as `getNextTitleInLineage`
+ * numbers it, the session's own titles left out), as on SQLite.
+ *
+ * @returns The new title, or `null` when the record's is kept.
+ */
+async function freeTitle(query: PgQuery, checked: ImportRecord): Promise<string | null> {
+  const title = checked.row.title;
+  if (typeof title !== "string") return null;
+  const holder = await query("SELECT 1 FROM sessions WHERE title = $1 AND id <> $2 LIMIT 1", [
+    title,
     checked.id,
   ]);
+  if (holder.length === 0) return null;
+  const stem = titleStem(title);
+  const taken = await query(
+    `SELECT title FROM sessions WHERE (title = $1 OR title ILIKE $2 ESCAPE '\\') AND id <> $3`,
+    [stem, `${escapeLike(stem)} #%`, checked.id],
+  );
+  return nextLineageTitle(stem, taken.map((row) => row.title));
 }
 
-/** The error `setSessionTitle` gives for a taken title (Python's words), as SQLite's import. */
-function titleTaken(checked: ImportRecord, holder: unknown): TitleError {
+/** The error when other writers kept taking the title (`setSessionTitle`'s words). */
+function titleTaken(checked: ImportRecord): TitleError {
   return new TitleError(
-    `Title '${String(checked.row.title)}' is already in use by session ${String(holder)}`,
+    `Title '${String(checked.row.title)}' is already in use by another session`,
   );
 }
 
@@ -244,19 +273,17 @@ async function importChecked(
     const parentPresent = named === null || named === checked.id ||
       await sessionExists(query, named);
     const parent = parentPresent ? named : null;
-    if (typeof checked.row.title === "string") {
-      const [holder] = await titleHolder(query, checked);
-      if (holder !== undefined) throw titleTaken(checked, holder.id);
-    }
+    const renamedTo = await freeTitle(query, checked);
+    const written = renamedTo === null ? checked : withTitle(checked, renamedTo);
     if (exists) await query(deleteMessagesSql("session_id = $1"), [checked.id]);
     if (!exists && parent === checked.id) {
       // A row cannot name itself before it exists: insert, then link.
-      await writeSessionRow(query, checked, null, false);
+      await writeSessionRow(query, written, null, false);
       await query("UPDATE sessions SET parent_session_id = id WHERE id = $1", [checked.id]);
     } else {
-      await writeSessionRow(query, checked, parent, exists);
+      await writeSessionRow(query, written, parent, exists);
     }
-    await writeMessages(query, checked);
+    await writeMessages(query, written);
     return {
       outcome: exists ? "replaced" : "imported",
       id: checked.id,
@@ -265,6 +292,7 @@ async function importChecked(
       // A newer Hermes's columns are kept in `extra_columns`: nothing is dropped.
       droppedColumns: [],
       relinked: false,
+      renamedTo,
     };
   });
 }

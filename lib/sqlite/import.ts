@@ -6,7 +6,8 @@
  * @module
  */
 import type { SqlValue } from "./driver/types.ts";
-import { TitleError } from "../core/errors.ts";
+import { nextLineageTitle, titleStem } from "../core/titles.ts";
+import { escapeLike } from "../core/like_pattern.ts";
 import type { Store } from "./store.ts";
 import { insertIndexedAfter } from "./fts_bulk.ts";
 import { noteIdsBelowLast } from "./message_ids.ts";
@@ -15,11 +16,13 @@ import {
   checkImportRecord,
   type ImportRecord,
   messageImportValue,
+  messageWriteOrder,
   namedParent,
   originalMessageIds,
   sessionImportValues,
   skippedImport,
   unknownColumns,
+  withTitle,
 } from "../core/import_record.ts";
 
 /** The record's columns that `store` has no place for. */
@@ -51,15 +54,25 @@ function originalIdsFree(store: Store, messages: readonly Record<string, unknown
   return ids.every((id) => taken.get(id) === undefined);
 }
 
-/** Refuses, as setting it would, a title another session has (the unique index's raw error said less). */
-function assertTitleFree(store: Store, checked: ImportRecord): void {
+/**
+ * The title the record's session gets: its own, unless another session has
+ * it; then the lineage's next numbered title (as `getNextTitleInLineage`
+ * numbers it, the session's own titles left out), so that the session is
+ * imported whole rather than refused.
+ *
+ * @returns The new title, or `null` when the record's is kept.
+ */
+function freeTitle(store: Store, checked: ImportRecord): string | null {
   const title = checked.row.title;
-  if (typeof title !== "string") return;
-  const other = store.statement("SELECT id FROM sessions WHERE title = ? AND id <> ?")
-    .get(title, checked.id)?.id;
-  if (other !== undefined) {
-    throw new TitleError(`Title '${title}' is already in use by session ${String(other)}`);
-  }
+  if (typeof title !== "string") return null;
+  const holder = store.statement("SELECT 1 AS one FROM sessions WHERE title = ? AND id <> ?")
+    .get(title, checked.id);
+  if (holder === undefined) return null;
+  const stem = titleStem(title);
+  const taken = store.statement(
+    "SELECT title FROM sessions WHERE (title = ? OR title LIKE ? ESCAPE '\\') AND id <> ?",
+  ).all(stem, `${escapeLike(stem)} #%`, checked.id);
+  return nextLineageTitle(stem, taken.map((row) => row.title));
 }
 
 function writeSessionRow(
@@ -90,7 +103,8 @@ function writeMessages(store: Store, checked: ImportRecord): void {
     store,
     checked.messages.length,
     () =>
-      checked.messages.map((message, index) => {
+      messageWriteOrder(checked.messages).map((index) => {
+        const message = checked.messages[index];
         const names = ["session_id"];
         const values: SqlValue[] = [checked.id];
         if (keepIds) {
@@ -101,7 +115,7 @@ function writeMessages(store: Store, checked: ImportRecord): void {
           if (!(column in message)) continue;
           names.push(column);
           values.push(
-            messageImportValue(column, message[column], `messages[${index}].${column}`),
+            messageImportValue(column, message[column], `messages[${index}].${column}`, message),
           );
         }
         const marks = names.map(() => "?").join(", ");
@@ -126,10 +140,11 @@ export function importSession(
     if (exists && !options.replace) return skip(store, checked.id, named);
     const parentPresent = named === null || named === checked.id || sessionExists(store, named);
     const parent = parentPresent ? named : null;
-    assertTitleFree(store, checked);
+    const renamedTo = freeTitle(store, checked);
+    const written = renamedTo === null ? checked : withTitle(checked, renamedTo);
     if (exists) store.statement("DELETE FROM messages WHERE session_id = ?").run(checked.id);
-    writeSessionRow(store, checked, parent, exists);
-    writeMessages(store, checked);
+    writeSessionRow(store, written, parent, exists);
+    writeMessages(store, written);
     return {
       outcome: exists ? "replaced" : "imported",
       id: checked.id,
@@ -137,6 +152,7 @@ export function importSession(
       deferredParent: parentPresent ? null : named,
       droppedColumns: droppedColumns(store, checked),
       relinked: false,
+      renamedTo,
     };
   });
 }

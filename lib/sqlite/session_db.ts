@@ -1961,26 +1961,27 @@ export class SessionDB {
    * Imports one exported session (a parsed line of a JSONL export, as
    * {@linkcode SessionDB.exportSession} writes it) with its original
    * columns, message timestamps and, when no other row uses them, message
-   * ids. Everything happens in one write transaction: on any error nothing
+   * ids (new ones, when they are taken, in the order of the original ids).
+   * Everything happens in one write transaction: on any error nothing
    * of the record is written. A session already present is skipped, or
    * with `replace` replaced (its row updated in place, so its children keep
    * their parent, and its messages rewritten). A parent that is not in the
    * file yet is left out and reported in `deferredParent`, for
    * {@linkcode SessionDB.restoreParentLinks}. Columns this file has no place
    * for are reported in `droppedColumns`; counters the record leaves out
-   * are computed from its messages.
+   * are computed from its messages. A title another session has is
+   * replaced by the lineage's next numbered title (`"notes #2"`), reported
+   * in `renamedTo`: the session is imported whole.
    *
    * @param record The parsed record: session columns plus `messages`.
    * @param options `replace` (default false); see {@linkcode ImportOptions}.
-   * @returns `{ outcome, id, messages, deferredParent, droppedColumns }`
-   *   (see {@linkcode ImportResult}).
+   * @returns `{ outcome, id, messages, deferredParent, droppedColumns,
+   *   relinked, renamedTo }` (see {@linkcode ImportResult}).
    * @throws {TypeError} When the record is not an object, lacks a non-empty
    *   string `id`, a string `source`, a numeric `started_at` or a `messages`
    *   list, has a non-string `parent_session_id`, or a message lacks a
    *   string `role` or a numeric `timestamp`; the message names the field
    *   and its value.
-   * @throws {TitleError} When the record's title is used by another session
-   *   (as {@linkcode SessionDB.setSessionTitle} says it). Nothing is written.
    * @throws {SqliteError} On other storage failures. Nothing is written.
    * @throws {ReadonlyError} When the database was opened with `readonly: true`.
    * @throws {WriteBusyError} When another connection kept the write lock

@@ -1259,25 +1259,24 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.equal((await store.importSession(child)).relinked, false);
     });
 
-    test("importSession() refuses a title another session has, as setting it would, writing nothing", async () => {
+    test("importSession() gives a title another session has the lineage's next number, losing nothing", async () => {
       const store = await empty();
       await store.createSession("a", "cli");
       await store.setSessionTitle("a", "My title");
       await store.appendMessage("a", { role: "user", content: "hello" });
       const [record] = await store.exportAll();
-      await assert.rejects(
-        store.importSession({ ...record, id: "b" }),
-        new TitleError("Title 'My title' is already in use by session a"),
-      );
-      assert.equal(await store.sessionCount(), 1);
-      assert.equal(await store.messageCount(), 1);
+      const taken = await store.importSession({ ...record, id: "b" });
+      assert.deepEqual([taken.outcome, taken.renamedTo], ["imported", "My title #2"]);
+      assert.equal(await store.getSessionTitle("b"), "My title #2");
+      assert.equal(await store.messageCount("b"), 1);
+      const third = await store.importSession({ ...record, id: "c" });
+      assert.equal(third.renamedTo, "My title #3");
       // Its own title, on a replace, is no conflict.
       const replaced = await store.importSession(record, { replace: true });
-      assert.equal(replaced.outcome, "replaced");
-      assert.equal(
-        (await store.importSession({ ...record, id: "b", title: null })).outcome,
-        "imported",
-      );
+      assert.deepEqual([replaced.outcome, replaced.renamedTo], ["replaced", null]);
+      assert.equal(await store.getSessionTitle("a"), "My title");
+      const untitled = await store.importSession({ ...record, id: "d", title: null });
+      assert.deepEqual([untitled.outcome, untitled.renamedTo], ["imported", null]);
     });
 
     test("importSession() rejects a bad record with a TypeError naming the field, writing nothing", async () => {
@@ -1292,6 +1291,63 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       );
       await assert.rejects(store.importSession([]), TypeError);
       assert.equal(await store.sessionCount(), 0);
+    });
+
+    test("importSession() stores content that is no text as Python does: behind the JSON prefix", async () => {
+      const store = await empty();
+      // What an export carries for content Python stored as "\u0000json:5", "\u0000json:true".
+      await store.importSession({
+        id: "n",
+        source: "cli",
+        started_at: 1,
+        messages: [
+          { role: "user", content: 5, timestamp: 1 },
+          { role: "user", content: 2.5, timestamp: 2 },
+          { role: "user", content: true, timestamp: 3 },
+          { role: "user", content: null, timestamp: 4 },
+        ],
+      });
+      const contents = (await store.getMessages("n")).map((m) => m.content);
+      assert.deepEqual(contents, [5, 2.5, true, null]);
+    });
+
+    test("importSession() stores a tool_calls string as the JSON of that string", async () => {
+      const store = await empty();
+      await store.createSession("a", "cli");
+      // What Python's append_message(..., tool_calls="raw string tc") stores, read back.
+      await store.appendMessage("a", {
+        role: "assistant",
+        content: "x",
+        toolCalls: "raw string tc",
+      });
+      const [record] = await store.exportAll();
+      assert.equal(record.messages[0].tool_calls, "raw string tc");
+      await store.importSession({ ...record, id: "b" });
+      const [message] = await store.getMessages("b");
+      assert.equal(message.tool_calls, "raw string tc");
+      assert.equal((await store.getSession("b"))?.tool_call_count, 1);
+    });
+
+    test("importSession() numbers renumbered messages in the order of their original ids", async () => {
+      const store = await empty();
+      await store.importSession({
+        id: "first",
+        source: "cli",
+        started_at: 1,
+        messages: [1, 2, 3].map((id) => ({ id, role: "user", content: "x", timestamp: 1 })),
+      });
+      // A clock stepped back: id 3 was written before id 2, with an earlier timestamp.
+      const skewed = [
+        { id: 1, role: "user", content: "one", timestamp: 10 },
+        { id: 3, role: "user", content: "three", timestamp: 10.5 },
+        { id: 2, role: "assistant", content: "two", timestamp: 11 },
+      ];
+      await store.importSession({ id: "skew", source: "cli", started_at: 1, messages: skewed });
+      const rows = await store.getMessages("skew");
+      const byId = [...rows].sort((a, b) => a.id - b.id);
+      assert.deepEqual(byId.map((m) => m.content), ["one", "two", "three"]);
+      assert.deepEqual(byId.map((m) => m.timestamp), [10, 11, 10.5], "timestamps kept");
+      assert.ok(byId[0].id > 3, "new ids");
     });
   });
 

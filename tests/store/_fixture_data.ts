@@ -1,16 +1,19 @@
 /**
  * The v11 fixture's data as import records: every session row and every
- * message with its original id and the stored bytes of its JSON columns,
- * so a store filled with `importSession` holds exactly what the file holds.
+ * message with its original id and the stored bytes of its JSON columns
+ * (`tool_calls` through the stored text the read keeps on each message), so
+ * a store filled with `importSession` holds exactly what the file holds.
  */
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { storeOf } from "../../lib/sqlite/session_db.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import { copyFixture } from "../_helpers.ts";
 
-/** Raw JSON columns, read as stored (getMessages parses `tool_calls`). */
+/**
+ * Raw JSON columns, read as stored. `tool_calls`, which getMessages parses,
+ * keeps its stored text on the message, which `importSession` writes again.
+ */
 const RAW_COLUMNS = [
-  "tool_calls",
   "reasoning_details",
   "codex_reasoning_items",
   "codex_message_items",
@@ -30,10 +33,11 @@ export async function fixtureRecords(
     const records = db.exportAll().map((session) => {
       const record: Record<string, unknown> = { ...session };
       delete record.last_active;
+      // In place, not copied: a copy would not carry the stored text of `tool_calls`.
       record.messages = session.messages.map((message) => {
-        const copy: Record<string, unknown> = { ...message };
-        for (const column of RAW_COLUMNS) copy[column] = raw.get(message.id)?.[column] ?? null;
-        return copy;
+        const fields = message as Record<string, unknown>;
+        for (const column of RAW_COLUMNS) fields[column] = raw.get(message.id)?.[column] ?? null;
+        return message;
       });
       return record;
     });

@@ -2,12 +2,11 @@
  * Importing into PostgreSQL keeps a record's message ids when they are free,
  * and then moves the id sequence past them: sessions imported side by side
  * (`copy` runs three at once) must leave it past every kept id, or the next
- * append takes an id that exists and fails on a duplicate key. A record
- * whose title is taken fails with an error that names it.
+ * append takes an id that exists and fails on a duplicate key. Records
+ * racing for one title are both imported, one under the lineage's next title.
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { TitleError } from "../../lib/core/errors.ts";
 import { adminSql, freshSchema, openPgStore, PG_SKIP } from "./_pg.ts";
 
 /** A session record whose messages keep the ids `first`…`first + count - 1`. */
@@ -99,7 +98,7 @@ describe("PostgreSQL import keeps message ids", { skip: PG_SKIP }, () => {
 });
 
 describe("PostgreSQL import of a taken title", { skip: PG_SKIP }, () => {
-  test("importSession() racing for one title: exactly one imports, the other gets TitleError", async () => {
+  test("importSession() racing for one title: both import, one under the lineage's next title", async () => {
     for (let round = 0; round < 5; round++) {
       await using store = await openPgStore({ max: 4 });
       const record = (id: string) => ({
@@ -109,18 +108,16 @@ describe("PostgreSQL import of a taken title", { skip: PG_SKIP }, () => {
         title: "Raced",
         messages: [{ role: "user", content: id, timestamp: 1 }],
       });
-      const results = await Promise.allSettled([
+      const results = await Promise.all([
         store.importSession(record("a")),
         store.importSession(record("b")),
       ]);
-      const won = results.filter((r) => r.status === "fulfilled");
-      const lost = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
-      assert.equal(won.length, 1);
-      assert.equal(lost.length, 1);
-      assert.ok(lost[0].reason instanceof TitleError, String(lost[0].reason));
-      assert.match(lost[0].reason.message, /^Title 'Raced' is already in use by session [ab]$/);
-      assert.equal(await store.sessionCount(), 1);
-      assert.equal(await store.messageCount(), 1);
+      assert.deepEqual(results.map((r) => r.outcome), ["imported", "imported"]);
+      assert.deepEqual(results.map((r) => r.renamedTo).sort(), ["Raced #2", null]);
+      const titles = [await store.getSessionTitle("a"), await store.getSessionTitle("b")];
+      assert.deepEqual(titles.sort(), ["Raced", "Raced #2"]);
+      assert.equal(await store.sessionCount(), 2);
+      assert.equal(await store.messageCount(), 2);
     }
   });
 });

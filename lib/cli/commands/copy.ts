@@ -26,6 +26,7 @@ import { CommandError } from "../usage_error.ts";
 import { type RestoredSyncState, syncedStore, unconfirmedRecord } from "../../core/synced_store.ts";
 import { plural } from "../../render/format.ts";
 import { LockPacer } from "../../sqlite/batches.ts";
+import { renamedNote } from "../renamed_note.ts";
 import { diskFullReason, isDiskFull } from "../../sqlite/disk_space.ts";
 
 const USAGE = `Usage: hermes-state copy [options] SRC DEST
@@ -144,6 +145,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const source = await openSource(ctx, src);
   const counts = { copied: 0, replaced: 0, skipped: 0, messages: 0, failed: 0, linked: 0 };
   const failures: { id: string; error: string }[] = [];
+  /** Sessions written under another title, the one they had being taken in DEST. */
+  const renamed: { id: string; title: string }[] = [];
   const dropped = new Set<string>();
   /** The sessions this run wrote into DEST (imported or replaced; not those skipped). */
   const written = new Set<string>();
@@ -169,6 +172,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         if (result.outcome !== "skipped") written.add(result.id);
         counts.messages += result.messages;
         for (const column of result.droppedColumns) dropped.add(column);
+        if (result.renamedTo !== null) {
+          renamed.push({ id: result.id, title: result.renamedTo });
+          if (!ctx.json) ctx.io.stderr(`hermes-state: copy: ${renamedNote(result)}\n`);
+        }
         if (result.deferredParent !== null) {
           links.push({ id: result.id, parentId: result.deferredParent });
         }
@@ -225,6 +232,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     printJson(ctx.io, {
       ...counts,
       dropped_columns: droppedColumns,
+      renamed,
       failures,
       ...(carried === undefined ? {} : { sync: carried }),
     });

@@ -18,6 +18,7 @@ import { Progress } from "../progress.ts";
 import { isDatabaseFile } from "../../files/same_file.ts";
 import { CommandError } from "../usage_error.ts";
 import { LockPacer } from "../../sqlite/batches.ts";
+import { renamedNote } from "../renamed_note.ts";
 import { diskFullReason, isDiskFull } from "../../sqlite/disk_space.ts";
 
 const USAGE = `Usage: hermes-state import [options] FILE|-
@@ -124,6 +125,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     waiting: 0,
   };
   const failures: { line: number; error: string }[] = [];
+  /** Sessions imported under another title, the record's being taken. */
+  const renamed: { id: string; title: string }[] = [];
   const pending = new PendingLinks();
   const dropped = new Set<string>();
   const progress = new Progress(ctx.io, "Imported");
@@ -137,6 +140,12 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       counts.messages += result.messages;
       if (result.relinked) counts.linked++;
       for (const column of result.droppedColumns) dropped.add(column);
+      if (result.renamedTo !== null) {
+        renamed.push({ id: result.id, title: result.renamedTo });
+        if (!ctx.json) {
+          ctx.io.stderr(`hermes-state: import: line ${number}: ${renamedNote(result)}\n`);
+        }
+      }
       if (result.deferredParent !== null) {
         pending.add({ id: result.id, parentId: result.deferredParent });
       }
@@ -192,6 +201,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     printJson(ctx.io, {
       ...counts,
       dropped_columns: droppedColumns,
+      renamed,
       failures,
       stopped_at_line: stoppedAt ?? null,
     });
