@@ -151,7 +151,7 @@ async function noteUnindexed(
       noted.add(table);
     } else if (await db.getMeta(`${FTS_BACKFILL_PREFIX}${table}`) !== undefined) {
       notes.push(
-        `${table} is still being filled after an upgrade ("hermes-state migrate" ends it)`,
+        `${table} is still being filled (after an upgrade or a repair: "hermes-state migrate" ends it)`,
       );
       noted.add(table);
     }
