@@ -231,6 +231,8 @@ export async function syncFile(
      * digest: it is recorded now, and nothing shipped.
      */
     const undigested: { digest: number; id: string }[] = [];
+    /** The sessions whose rows this pass writes (their titles are settled again at the end). */
+    const rowsWritten: string[] = [];
     for (const [id, session] of source) {
       const known = server.get(id);
       const { row: rowChanged, messages: messagesChanged } = changesSince(session, known);
@@ -242,6 +244,7 @@ export async function syncFile(
         redigested.push({ digest: session.digest, id: `${origin}/${id}` });
         continue;
       }
+      if (rowChanged) rowsWritten.push(id);
       await writer.add({ session, known, rowChanged, messagesChanged });
     }
     await writer.finish();
@@ -255,7 +258,7 @@ export async function syncFile(
     const wrote = redigested.length > 0 || undigested.length > 0 || wroteAnything(totals);
     await linkParents(client, origin);
     if (totals.created + totals.updated + totals.deleted > 0) {
-      await restoreTitles(client, origin, source);
+      await restoreTitles(client, origin, source, rowsWritten);
     }
     await recordPassTime(client, origin, wrote);
     result = totals;
