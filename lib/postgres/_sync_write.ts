@@ -15,6 +15,7 @@
 import { setImmediate } from "node:timers";
 import { isUniqueViolation, type PgClient, type PgQuery } from "./_client.ts";
 import type { MessageValues } from "./_rows.ts";
+import { retireCopies } from "./_sync_copies.ts";
 import { deleteMessagesSql } from "./_delete.ts";
 import { jsonParam } from "./_text_codec.ts";
 import { checkPass, startPass, SyncSupersededError } from "./sync_origin.ts";
@@ -158,6 +159,7 @@ export function writeBatch(
       // A few statements per batch, not a few per session: while the batch is in flight the
       // client computes the next one, and each round trip waits for its turn of the event loop.
       const sessions = items.map((item) => item.session);
+      await retireCopies(query, sessions);
       await upsertSessions(query, origin, sessions);
       const inserts: [string, MessageValues][] = [];
       const rewrite: string[] = [];
@@ -193,6 +195,7 @@ export function writeStreamed(client: PgClient, pass: Pass, item: StreamedItem):
   const target = `${origin}/${item.session.row.id}`;
   return withTitleRetries(() =>
     passTransaction(client, pass, async (query) => {
+      await retireCopies(query, [item.session]);
       await upsertSessions(query, origin, [item.session]);
       if (!item.append) await query(deleteMessagesSql("session_id = $1"), [target]);
       let written = 0;

@@ -76,4 +76,23 @@ describe("copy between PostgreSQL stores and the sync records", { skip: PG_SKIP 
     assert.equal(await store.getSession(`web-1/${id}`), undefined);
     assert.equal(await store.sessionCount(), 41);
   });
+  test("sync of a file copied there first stores each session once, under its origin", {
+    timeout: 60_000,
+  }, async () => {
+    const file = v11Copy();
+    const url = schemaUrl(freshSchema());
+    assert.equal((await runCli(["copy", file, url])).code, 0);
+    const pass = await runCli(["--json", "sync", file, "--to", url, "--origin", "web-1"]);
+    assert.equal(pass.code, 0, pass.err);
+    assert.equal(JSON.parse(pass.out).created, 42);
+    await using store = await openStore(url, { readonly: true });
+    assert.equal(await store.sessionCount(), 42, "the copies gave way to the synced sessions");
+    assert.equal(await store.messageCount(), 197);
+    const listed = await store.listSessionsRich({ limit: 100 });
+    assert.ok(listed.every((s) => s.id.startsWith("web-1/")));
+    // Their titles are the file's: no copy held them any more.
+    assert.ok(listed.every((s) => !(s.title ?? "").endsWith(" [web-1]")));
+    const again = await runCli(["--json", "sync", file, "--to", url, "--origin", "web-1"]);
+    assert.equal(JSON.parse(again.out).messages, 0);
+  });
 });
