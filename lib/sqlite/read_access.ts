@@ -22,18 +22,18 @@ import { sqliteFilePath } from "../files/real_path.ts";
  *   again when it closes, as after any Hermes process.
  * - `"readonly"`: SQLite's read-only mode, for a file with a `-wal` (another
  *   connection may be live, and it must never be checkpointed or deleted
- *   by a reader) or with a `-journal` (a writer's rollback journal, which a
- *   read-write connection would play back into the file).
- * - `"immutable"`: read-only without locks or sidecars, for a file without
- *   a `-wal` or `-journal` that this user may not write, or in a folder this
- *   user may not write. In such a folder no process can change the file,
- *   since a writer needs one of them there. A file of another user's (or
- *   one made read-only) in a folder this user may write would otherwise get
- *   a `-wal` and `-shm` of this user's, which SQLite's read-only mode
- *   creates and cannot delete, and which the owner's Hermes then cannot
- *   write: every write of it would fail. No connection has it open (a live
- *   one keeps a `-wal`); one that starts during the read writes into its
- *   own `-wal`, and the file changes only when that is checkpointed into it.
+ *   by a reader), with a `-journal` (a writer's rollback journal, which a
+ *   read-write connection would play back into the file), or a file this
+ *   user may not write. Beside such a file without a `-wal`, in a folder
+ *   this user may write, SQLite creates a `-wal` and `-shm` of this user's
+ *   and cannot delete them. (Opening it `"immutable"` instead would leave
+ *   nothing, but a connection that lives on, as `serve`'s does, would read
+ *   stale and mixed pages once the owner's Hermes writes and checkpoints:
+ *   an immutable connection never looks again.)
+ * - `"immutable"`: read-only without locks or sidecars, for a file in a
+ *   folder this user may not write and without a `-wal` or `-journal`: no
+ *   process of this user's can change it then, since a writer needs one of
+ *   them there.
  */
 export type ReadAccess = "shared" | "readonly" | "immutable";
 
@@ -70,7 +70,8 @@ export function chooseReadAccess(given: string): ReadAccess {
   if (given === ":memory:") return "shared";
   const path = sqliteFilePath(given);
   if (exists(`${path}-wal`) || exists(`${path}-journal`)) return "readonly";
-  return mayWrite(dirname(path)) && mayWrite(path) ? "shared" : "immutable";
+  if (!mayWrite(dirname(path))) return "immutable";
+  return mayWrite(path) ? "shared" : "readonly";
 }
 
 /**
