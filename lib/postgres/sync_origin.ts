@@ -27,7 +27,8 @@
  *
  * @module
  */
-import { existsSync } from "node:fs";
+import { lstatSync, statSync } from "node:fs";
+import { dirname } from "node:path";
 import type { PgClient, PgQuery } from "./_client.ts";
 import { jsonParam } from "./_text_codec.ts";
 import { isOriginName, ORIGIN_NAME_FORM } from "../core/origin_name.ts";
@@ -132,8 +133,9 @@ const DETACHED = " (replaced by origin ";
  * Finds or registers the origin of the file at `path` on `host`.
  *
  * - Without `wanted`: the origin registered for this host and path; else
- *   the origin of this host whose file is no longer at its path and whose
- *   sessions the file holds (the file moved: the origin is moved here); else
+ *   the origin of this host whose file is gone from its path and most of
+ *   whose sessions the file holds (the file moved: the origin is moved
+ *   here); else
  *   a new one named after the host (`-2`, `-3`… when taken).
  * - With `wanted`: that origin, registered now when new; when it was
  *   registered for another host or path, {@linkcode ResolvedOrigin.movedFrom}
@@ -144,7 +146,7 @@ const DETACHED = " (replaced by origin ";
  *
  * @param fileIds The session ids the file holds, read when the place is
  *   another origin's, or new while an origin's file of this host is gone.
- * @param exists Whether a file is at a path of this host (`existsSync`; tests give their own).
+ * @param gone Whether the file once at a path of this host is gone from it (tests give their own).
  * @throws {SyncRefusedError} When `wanted` is given and this host and path
  *   are registered under another origin, some of whose sessions the file
  *   holds (or the file holds none at all).
@@ -156,7 +158,7 @@ export async function resolveOrigin(
   path: string,
   wanted: string | undefined,
   fileIds: () => Promise<ReadonlySet<string>>,
-  exists: (path: string) => boolean = existsSync,
+  gone: (path: string) => boolean = fileGone,
 ): Promise<ResolvedOrigin> {
   const base = originName(wanted, host);
   return await client.transaction(async (query) => {
@@ -168,7 +170,7 @@ export async function resolveOrigin(
     const registered = here.length > 0 ? String(here[0].origin) : undefined;
     if (wanted === undefined && registered !== undefined) return { name: registered };
     if (wanted === undefined) {
-      const moved = await movedOrigin(query, host, fileIds, exists);
+      const moved = await movedOrigin(query, host, fileIds, gone);
       if (moved !== undefined) {
         // Moved now, under the table's lock: a second new place holding the same sessions
         // (a copy beside the moved file) then finds the origin's file there, and is new.
@@ -221,31 +223,59 @@ export async function resolveOrigin(
 }
 
 /**
- * The origin of `host` whose file is no longer at its path and whose
- * sessions the file at the new place holds (the most of them, when several
- * are), or `undefined`. A path `takePlace` marked as replaced is no file's.
+ * Whether the file once at `path` is gone from it: nothing there (not a
+ * path this user may not search, which `existsSync` also calls missing),
+ * in a folder that is there (not a volume that is not mounted).
+ */
+function fileGone(path: string): boolean {
+  try {
+    lstatSync(path);
+    return false;
+  } catch (error) {
+    if ((error as { code?: string }).code !== "ENOENT") return false;
+  }
+  try {
+    return statSync(dirname(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** The share of an origin's sessions a file must hold to be that origin's file moved. */
+const MOVED_SHARE = 0.9;
+
+/**
+ * The origin of `host` whose file is gone from its path ({@linkcode fileGone})
+ * and most of whose sessions on the server ({@linkcode MOVED_SHARE}) the file
+ * at the new place holds (the one it holds the most of, when several do), or
+ * `undefined`. One shared session proves little (a `copy`, an `import`, a
+ * backup restored elsewhere), and a pass deletes from the server what its
+ * file lacks. A path `takePlace` marked as replaced is no file's.
  */
 async function movedOrigin(
   query: PgQuery,
   host: string,
   fileIds: () => Promise<ReadonlySet<string>>,
-  exists: (path: string) => boolean,
+  gone: (path: string) => boolean,
 ): Promise<{ origin: string; path: string } | undefined> {
-  const gone = (await query("SELECT origin, path FROM sync_origins WHERE host = $1", [host]))
+  const candidates = (await query("SELECT origin, path FROM sync_origins WHERE host = $1", [host]))
     .map((row) => ({ origin: String(row.origin), path: String(row.path) }))
-    .filter((o) => !o.path.includes(DETACHED) && !exists(o.path));
-  if (gone.length === 0) return undefined;
+    .filter((o) => !o.path.includes(DETACHED) && gone(o.path));
+  if (candidates.length === 0) return undefined;
   const ids = await fileIds();
   if (ids.size === 0) return undefined;
-  const shared = await query(
-    `SELECT origin, count(*) AS n FROM sync_sessions
+  const counts = await query(
+    `SELECT origin, count(*) AS held,
+       count(*) FILTER (WHERE source_id IN (SELECT json_array_elements_text($2::text::json)))
+         AS shared
+     FROM sync_sessions
      WHERE origin IN (SELECT json_array_elements_text($1::text::json))
-       AND source_id IN (SELECT json_array_elements_text($2::text::json))
-     GROUP BY origin ORDER BY n DESC, origin LIMIT 1`,
-    [jsonParam(gone.map((o) => o.origin)), jsonParam([...ids])],
+     GROUP BY origin ORDER BY shared DESC, origin`,
+    [jsonParam(candidates.map((o) => o.origin)), jsonParam([...ids])],
   );
-  if (shared.length === 0) return undefined;
-  return gone.find((o) => o.origin === String(shared[0].origin));
+  const best = counts.find((row) => Number(row.shared) >= MOVED_SHARE * Number(row.held));
+  if (best === undefined || Number(best.shared) === 0) return undefined;
+  return candidates.find((o) => o.origin === String(best.origin));
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { copyFileSync, mkdtempSync, realpathSync, renameSync } from "node:fs";
+import { copyFileSync, mkdtempSync, realpathSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
@@ -79,8 +79,25 @@ describe("sync of a moved state.db", { skip: PG_SKIP }, () => {
       const elsewhere = join(folder(), "state.db");
       renameSync(`${gone}.old`, elsewhere);
       assert.equal((await syncFile(client, elsewhere, { host: "k" })).origin, "k");
+      // A file holding one of ten sessions of an origin whose file is gone is not it either.
+      const ten = await fileWith(join(folder(), "state.db"), ..."0123456789".split(""));
+      assert.equal((await syncFile(client, ten, { host: "h" })).origin, "h-5");
+      rmSync(ten);
+      const one = await fileWith(join(folder(), "state.db"), "5", "x", "y");
+      assert.equal((await syncFile(client, one, { host: "h" })).origin, "h-6");
+      // Nor is a file whose origin's folder is gone too (a volume not mounted).
+      const dir = folder();
+      const unmounted = await fileWith(join(dir, "state.db"), "u");
+      assert.equal((await syncFile(client, unmounted, { host: "h" })).origin, "h-7");
+      const elsewhereToo = join(folder(), "state.db");
+      renameSync(unmounted, elsewhereToo);
+      rmSync(dir, { recursive: true });
+      assert.equal((await syncFile(client, elsewhereToo, { host: "h" })).origin, "h-8");
       const origins = await client.query("SELECT origin FROM sync_origins ORDER BY origin");
-      assert.deepEqual(origins.map((row) => row.origin), ["h", "h-2", "h-3", "h-4", "k"]);
+      assert.deepEqual(
+        origins.map((row) => row.origin),
+        ["h", "h-2", "h-3", "h-4", "h-5", "h-6", "h-7", "h-8", "k"],
+      );
     } finally {
       await client.close();
     }
