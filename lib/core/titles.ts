@@ -127,3 +127,21 @@ export function nextLineageTitle(stem: string, taken: readonly unknown[]): strin
   }
   return `${stem} #${highest + 1n}`;
 }
+
+/**
+ * A lineage title that fits the limit: `title` (from {@linkcode nextLineageTitle}
+ * of `stem`) when it has at most 100 code points, else the stem cut so that
+ * the same number fits (`undefined` then: number the cut stem's lineage
+ * anew). Python's `set_session_title` refuses a longer title, so a session
+ * imported under one could never be renamed there, nor continued.
+ *
+ * @param stem The stem the title was numbered from.
+ * @param title The numbered title.
+ * @returns `undefined` when `title` fits, else the shorter stem to number.
+ */
+export function stemToFit(stem: string, title: string): string | undefined {
+  const length = codePointLength(title);
+  if (length <= MAX_TITLE_LENGTH) return undefined;
+  const keep = codePointLength(stem) - (length - MAX_TITLE_LENGTH);
+  return pythonStrip([...stem].slice(0, Math.max(keep, 1)).join(""));
+}

@@ -17,7 +17,7 @@ import {
   skippedImport,
   withTitle,
 } from "../core/import_record.ts";
-import { nextLineageTitle, titleStem } from "../core/titles.ts";
+import { nextLineageTitle, stemToFit, titleStem } from "../core/titles.ts";
 import { escapeLike } from "../core/like_pattern.ts";
 import type { ImportOptions, ImportResult, ParentLink } from "../core/transfer_options.ts";
 import { isUniqueViolation, type PgQuery, type PgValue } from "./_client.ts";
@@ -246,12 +246,22 @@ async function freeTitle(query: PgQuery, checked: ImportRecord): Promise<string 
     checked.id,
   ]);
   if (holder.length === 0) return null;
+  // ILIKE in the "C" collation folds ASCII letters only, as SQLite's LIKE: both number alike.
+  const next = async (stem: string) => {
+    const taken = await query(
+      `SELECT title FROM sessions
+       WHERE (title = $1 OR title ILIKE $2 COLLATE "C" ESCAPE '\\') AND id <> $3`,
+      [stem, `${escapeLike(stem)} #%`, checked.id],
+    );
+    return nextLineageTitle(stem, taken.map((row) => row.title));
+  };
   const stem = titleStem(title);
-  const taken = await query(
-    `SELECT title FROM sessions WHERE (title = $1 OR title ILIKE $2 ESCAPE '\\') AND id <> $3`,
-    [stem, `${escapeLike(stem)} #%`, checked.id],
-  );
-  return nextLineageTitle(stem, taken.map((row) => row.title));
+  const numbered = await next(stem);
+  const shorter = stemToFit(stem, numbered);
+  if (shorter === undefined) return numbered;
+  // Numbered even when the cut stem is free: the title says it is not the one given.
+  const again = await next(shorter);
+  return again === shorter ? `${shorter} #2` : again;
 }
 
 /** The error when other writers kept taking the title (`setSessionTitle`'s words). */

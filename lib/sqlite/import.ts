@@ -6,7 +6,7 @@
  * @module
  */
 import type { SqlValue } from "./driver/types.ts";
-import { nextLineageTitle, titleStem } from "../core/titles.ts";
+import { nextLineageTitle, stemToFit, titleStem } from "../core/titles.ts";
 import { escapeLike } from "../core/like_pattern.ts";
 import type { Store } from "./store.ts";
 import { insertIndexedAfter } from "./fts_bulk.ts";
@@ -68,11 +68,19 @@ function freeTitle(store: Store, checked: ImportRecord): string | null {
   const holder = store.statement("SELECT 1 AS one FROM sessions WHERE title = ? AND id <> ?")
     .get(title, checked.id);
   if (holder === undefined) return null;
+  const next = (stem: string) => {
+    const taken = store.statement(
+      "SELECT title FROM sessions WHERE (title = ? OR title LIKE ? ESCAPE '\\') AND id <> ?",
+    ).all(stem, `${escapeLike(stem)} #%`, checked.id);
+    return nextLineageTitle(stem, taken.map((row) => row.title));
+  };
   const stem = titleStem(title);
-  const taken = store.statement(
-    "SELECT title FROM sessions WHERE (title = ? OR title LIKE ? ESCAPE '\\') AND id <> ?",
-  ).all(stem, `${escapeLike(stem)} #%`, checked.id);
-  return nextLineageTitle(stem, taken.map((row) => row.title));
+  const numbered = next(stem);
+  const shorter = stemToFit(stem, numbered);
+  if (shorter === undefined) return numbered;
+  // Numbered even when the cut stem is free: the title says it is not the one given.
+  const again = next(shorter);
+  return again === shorter ? `${shorter} #2` : again;
 }
 
 function writeSessionRow(

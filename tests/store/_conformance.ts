@@ -1277,6 +1277,16 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.equal(await store.getSessionTitle("a"), "My title");
       const untitled = await store.importSession({ ...record, id: "d", title: null });
       assert.deepEqual([untitled.outcome, untitled.renamedTo], ["imported", null]);
+      // A title of 100 characters: the stem is cut so that the number fits (Python refuses
+      // a longer title), and case counts as on SQLite (ASCII letters folded, others not).
+      const long = "é".repeat(100);
+      await store.setSessionTitle("d", long);
+      const cut = await store.importSession({ ...record, id: "e", title: long });
+      assert.equal(cut.renamedTo, `${"é".repeat(97)} #2`);
+      await store.setSessionTitle("a", "über");
+      await store.setSessionTitle("b", "ÜBER #5");
+      const folded = await store.importSession({ ...record, id: "f", title: "über" });
+      assert.equal(folded.renamedTo, "über #2");
     });
 
     test("importSession() rejects a bad record with a TypeError naming the field, writing nothing", async () => {
