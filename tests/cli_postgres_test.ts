@@ -343,7 +343,8 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
       await until(() => lines().length >= 3);
       assert.match(lines()[2], /: 0 new, 0 updated, 0 deleted sessions; 0 messages written\.$/);
       io.interrupt();
-      assert.equal(await run, 1, "a pass failed");
+      // A pass failed, but the file was shipped again before the stop: the run did its job.
+      assert.equal(await run, 0);
       assert.equal(lines().length, 3);
 
       // --json: every pass, each a JSON object on one line.

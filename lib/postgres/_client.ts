@@ -12,6 +12,7 @@ import { OpenError, StorageError, type StorageErrorKind } from "../core/errors.t
 import { maskPassword, passwordFor, type PgServerOptions, serverOptions } from "./_url.ts";
 import { decodeText, encodeText } from "./_text_codec.ts";
 import { spreadExtraColumns } from "./_extra.ts";
+import { guardLostSocketWrites } from "./_lost_socket_guard.ts";
 
 /** A row as the client returns it, after the text codec. */
 export type PgRow = Record<string, unknown>;
@@ -234,6 +235,11 @@ export interface PgClient {
    * @returns The function that releases it.
    */
   lock(name: string | readonly string[]): Promise<() => Promise<void>>;
+  /**
+   * Told when {@linkcode PgClient.lock} finds the lock `name` held by
+   * another, before it waits for it (a command says what it waits for).
+   */
+  onLockWait?: (name: string) => void;
   /** Closes every connection. */
   close(): Promise<void>;
 }
@@ -273,6 +279,9 @@ async function loadPostgres(display: string): Promise<PostgresFactory> {
     );
   }
 }
+
+/** Seconds the work under way on a pool left for a new one has to end. */
+const RETIRED_POOL_SECONDS = 5;
 
 const INT8 = 20;
 const NUMERIC = 1700;
@@ -316,55 +325,95 @@ export async function connectPg(
   const { passfile: _passfile, transactionPooler: _pooler, ...server } = read;
   const pooled = read.transactionPooler === true;
   const postgres = await loadPostgres(display);
-  const sql = postgres({
-    ...server,
-    ...(pass === undefined ? {} : { pass }),
-    max: options.max ?? 4,
-    // A pooler in transaction mode hands each transaction any server connection, where a
-    // statement another connection prepared is unknown.
-    prepare: !pooled,
-    onnotice: () => {},
-    fetch_types: false,
-    // A pool left open (no close()) lets the process exit half a minute after its last query.
-    idle_timeout: 30,
-    connection: {
-      application_name: "hermes-state",
-      ...server.connection,
-      // The schema alone: were it missing (dropped under a running store), `public` after it
-      // would take the store's reads and writes, or its tables, without a word. A pooler in
-      // transaction mode refuses both settings: the role gives the schema, BEGIN READ ONLY the rest.
-      ...(pooled ? {} : { search_path: quoteIdent(schema) }),
-      ...(options.readonly && !pooled ? { default_transaction_read_only: "on" } : {}),
-    },
-    types: {
-      // bigint and numeric (SUM, COUNT) as JavaScript numbers, as the SQLite drivers give them.
-      int8: { to: INT8, from: [INT8], serialize: (x: unknown) => String(x), parse: Number },
-      numeric: {
-        to: NUMERIC,
-        from: [NUMERIC],
-        serialize: (x: unknown) => String(x),
-        parse: Number,
+  /** A new pool: the first, and another each time the one in use lost a connection. */
+  const open = () =>
+    postgres({
+      ...server,
+      ...(pass === undefined ? {} : { pass }),
+      max: options.max ?? 4,
+      // A pooler in transaction mode hands each transaction any server connection, where a
+      // statement another connection prepared is unknown.
+      prepare: !pooled,
+      onnotice: () => {},
+      fetch_types: false,
+      // A pool left open (no close()) lets the process exit half a minute after its last query.
+      idle_timeout: 30,
+      connection: {
+        application_name: "hermes-state",
+        ...server.connection,
+        // The schema alone: were it missing (dropped under a running store), `public` after it
+        // would take the store's reads and writes, or its tables, without a word. A pooler in
+        // transaction mode refuses both settings: the role gives the schema, BEGIN READ ONLY the rest.
+        ...(pooled ? {} : { search_path: quoteIdent(schema) }),
+        ...(options.readonly && !pooled ? { default_transaction_read_only: "on" } : {}),
       },
-    },
-  });
+      types: {
+        // bigint and numeric (SUM, COUNT) as JavaScript numbers, as the SQLite drivers give them.
+        int8: { to: INT8, from: [INT8], serialize: (x: unknown) => String(x), parse: Number },
+        numeric: {
+          to: NUMERIC,
+          from: [NUMERIC],
+          serialize: (x: unknown) => String(x),
+          parse: Number,
+        },
+      },
+    });
+  let sql = open();
+  /** Pools left for a new one, each ending. */
+  const retired = new Set<Promise<void>>();
+  /** Whether the server answered once: a pool that never connected is not replaced. */
+  let opened = false;
+  /**
+   * Leaves the pool in use for a new one, when one of its connections was
+   * lost: the client may keep that connection's write queue jammed, and a
+   * statement given to it (one already waiting for a connection, too) would
+   * wait for its connect timeout, or for ever. The work under way on the old
+   * pool has a few seconds to end; what is left of it then fails.
+   */
+  const retire = () => {
+    if (!opened) return;
+    const old = sql;
+    sql = open();
+    const ending: Promise<void> = old.end({ timeout: RETIRED_POOL_SECONDS }).catch(() => {})
+      .finally(() => retired.delete(ending));
+    retired.add(ending);
+  };
+  /** The statements under way, each failed at once when a held lock is lost. */
+  const inFlight = new Set<(error: StorageError) => void>();
+  const stopGuard = guardLostSocketWrites(retire);
+  /** The pool to use now (a new one once the last lost a connection). */
+  const pool = (): PostgresSql => sql;
+  /** Translates what the client threw, and notes a lost connection. */
+  const failure = (error: unknown): unknown => {
+    const translated = translate(error);
+    if (translated instanceof StorageError && translated.kind === "io") retire();
+    return translated;
+  };
   const run = async (
     conn: PostgresSql,
     text: string,
     params: readonly PgValue[] = [],
     options: PgQueryOptions = {},
   ) => {
+    let fail!: (error: StorageError) => void;
+    const lockLost = new Promise<never>((_, reject) => fail = reject);
+    inFlight.add(fail);
     try {
-      const rows = await conn.unsafe(text, params.map(encodeParam), {
-        prepare: !pooled && !options.custom,
-      });
+      const rows = await Promise.race([
+        conn.unsafe(text, params.map(encodeParam), { prepare: !pooled && !options.custom }),
+        lockLost,
+      ]);
       return Array.from(rows, decodeRow);
     } catch (error) {
-      throw translate(error);
+      throw failure(error);
+    } finally {
+      inFlight.delete(fail);
     }
   };
   try {
     await run(sql, "SELECT 1");
   } catch (error) {
+    stopGuard();
     await sql.end({ timeout: 1 }).catch(() => {});
     const reason = error instanceof Error ? error.message : String(error);
     // The server asked for a password and none was found anywhere: say where one can go.
@@ -379,6 +428,7 @@ export async function connectPg(
       { cause: error },
     );
   }
+  opened = true;
   const maxAttempts = options.maxAttempts ?? 15;
   const sleep = options.sleep ?? timer;
   const random = options.random ?? Math.random;
@@ -386,19 +436,26 @@ export async function connectPg(
   const readOnlyMode = pooled && options.readonly ? "read only" : "";
   /** The locks held, each released by its function (close() releases what is left). */
   const held = new Set<() => Promise<void>>();
-  return {
+  const client: PgClient = {
     transactionPooler: pooled,
     display,
     query: readOnlyMode
-      ? (text, params, options) =>
-        sql.begin(readOnlyMode, (tx) => run(tx, text, params, options)).catch((error) => {
-          throw translate(error);
-        })
+      ? (text, params, options) => {
+        try {
+          return pool().begin(readOnlyMode, (tx) => run(tx, text, params, options)).catch(
+            (error) => {
+              throw failure(error);
+            },
+          );
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      }
       : async (text, params, options) => {
         // A statement on its own is its own transaction: run again as a transaction would be.
         for (let attempt = 1;; attempt++) {
           try {
-            return await run(sql, text, params, options);
+            return await run(pool(), text, params, options);
           } catch (error) {
             if (attempt >= attemptsFor(error, maxAttempts)) throw error;
             await sleep(20 + random() * 130);
@@ -408,13 +465,13 @@ export async function connectPg(
     async transaction(fn) {
       for (let attempt = 1;; attempt++) {
         try {
-          return await sql.begin(
+          return await pool().begin(
             readOnlyMode,
             (tx) => fn((text, params, options) => run(tx, text, params, options)),
           );
         } catch (error) {
           // BEGIN and COMMIT fail outside `run` (a lost connection): translated here.
-          if (attempt >= attemptsFor(error, maxAttempts)) throw translate(error);
+          if (attempt >= attemptsFor(error, maxAttempts)) throw failure(error);
           await sleep(20 + random() * 130);
         }
       }
@@ -424,20 +481,20 @@ export async function connectPg(
       const released = new Promise<void>((resolve) => release = resolve);
       let taken!: () => void;
       const acquired = new Promise<void>((resolve) => taken = resolve);
-      const holding = sql.begin(async (tx) => {
+      const holding = pool().begin(async (tx) => {
         // Held open while the caller works: a server's idle-in-transaction limit must not end it.
         await run(tx, "SET LOCAL idle_in_transaction_session_timeout = 0");
         for (const one of typeof name === "string" ? [name] : name) {
           // Named within the store's schema: stores in other schemas of the database never wait.
-          await run(
-            tx,
-            "SELECT pg_advisory_xact_lock(hashtextextended(coalesce(current_schema(), '') || ' ' || $1, 0))",
-            [one],
-          );
+          const key = "hashtextextended(coalesce(current_schema(), '') || ' ' || $1, 0)";
+          const [free] = await run(tx, `SELECT pg_try_advisory_xact_lock(${key}) AS taken`, [one]);
+          if (free?.taken === true) continue;
+          client.onLockWait?.(one);
+          await run(tx, `SELECT pg_advisory_xact_lock(${key})`, [one]);
         }
         taken();
         await released;
-      }).then(() => undefined, (error: unknown) => translate(error));
+      }).then(() => undefined, (error: unknown) => failure(error));
       // Taken, or the transaction failed before (or while) taking it.
       const failed = await Promise.race([acquired, holding]);
       if (failed !== undefined) throw failed;
@@ -448,14 +505,30 @@ export async function connectPg(
         if (error !== undefined) throw error;
       };
       held.add(unlock);
+      // Its connection lost while held: the statements under way fail now (those that follow
+      // run; the holder learns of the loss at its release).
+      void holding.then((error) => {
+        if (error === undefined || !held.has(unlock)) return;
+        const shown = Array.isArray(name) ? name.join(", ") : name;
+        const said = error instanceof Error ? error.message : String(error);
+        const loss = new StorageError(
+          `PostgreSQL: the connection holding the lock "${shown}" was lost (${said})`,
+          "io",
+          { cause: error },
+        );
+        for (const fail of [...inFlight]) fail(loss);
+      });
       return unlock;
     },
     async close() {
+      stopGuard();
       // A held lock's transaction would keep end() waiting: committed first.
       await Promise.allSettled([...held].map((unlock) => unlock()));
       await sql.end({ timeout: 5 });
+      await Promise.allSettled(retired);
     },
   };
+  return client;
 }
 
 /**

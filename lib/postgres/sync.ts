@@ -187,7 +187,15 @@ export async function syncFile(
     // Removed (`origins --remove`) while this pass waited for the lock: register the file again.
     // (One that takes another's place is registered once its file is checked.)
     const registers = resolved.replaces !== undefined && resolved.movedFrom === undefined;
-    if (registers || await originExists(client, resolved.name)) break;
+    let exists: boolean;
+    try {
+      exists = registers || await originExists(client, resolved.name);
+    } catch (error) {
+      // The lock is not left held on its connection until the pool closes.
+      await unlock().catch(() => {});
+      throw error;
+    }
+    if (exists) break;
     await unlock();
   }
   const origin = resolved.name;

@@ -45,7 +45,9 @@ Options:
                     Keep syncing until interrupted, a pass every SECONDS (default 5;
                     Ctrl-C ends after the pass under way); after a FILE's first
                     pass, one that changes nothing prints nothing, and an error
-                    is named once until it changes
+                    is named once until it changes; a FILE missing is looked for
+                    again at each pass; exit 0 unless a FILE is refused or
+                    failing when stopped
   --every SECONDS   The same pause, for --follow without a value (an older spelling)
   --json            Report each pass as JSON, one object a line
   -h, --help        Show this help
@@ -102,6 +104,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     if (existsSync(file)) continue;
     // `--follow 10` reads 10 as a FILE: say how the seconds are given.
     const seconds = follow && args.string("follow") === undefined && /^\d+(?:\.\d+)?$/.test(file);
+    // With --follow, a FILE not there (yet, or for now) is named at its pass, and looked for
+    // again at each, as one that goes away later.
+    if (follow && !seconds) continue;
     throw new CommandError(
       `No database at ${file}${
         seconds ? `; for a pause of ${file} s, write --follow=${file}` : ""
@@ -111,12 +116,35 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const { connectSyncTarget, syncFile, SyncRefusedError, wroteAnything } = await import(
     "../../postgres/sync.ts"
   );
+  const { syncLockName } = await import("../../postgres/sync_origin.ts");
   const client = await connectSyncTarget(url);
+  // A pass of the same origin under way elsewhere (another host's follower, a one-shot
+  // sync): this one waits for it, and says so once.
+  const lockPrefix = syncLockName("");
+  const waitedFor = new Set<string>();
+  client.onLockWait = (name) => {
+    if (!name.startsWith(lockPrefix) || waitedFor.has(name)) return;
+    waitedFor.add(name);
+    const origin = name.slice(lockPrefix.length);
+    ctx.io.stderr(
+      `hermes-state: sync: waiting for the pass of origin ${origin} running elsewhere…\n`,
+    );
+  };
   let failed = false;
   // With --follow, Ctrl-C or SIGTERM ends the run after the pass under way (each batch of
-  // sessions is one transaction, so stopping mid-pass would lose nothing either).
+  // sessions is one transaction, so stopping mid-pass would lose nothing either); said at
+  // once when a pass is under way.
   let stopping = false;
-  const unlisten = follow ? ctx.io.onInterrupt?.(() => void (stopping = true)) : undefined;
+  let passing = false;
+  const unlisten = follow
+    ? ctx.io.onInterrupt?.(() => {
+      if (passing && !stopping) {
+        ctx.io.stderr("hermes-state: sync: stopping after the pass under way…\n");
+      }
+      stopping = true;
+    })
+    : undefined;
+  let refusedAny = false;
   // A refused FILE (another file than its origin's) stays refused until someone acts: it is
   // left out of the passes that follow, rather than named again every few seconds.
   let pending = [...files];
@@ -127,7 +155,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const failing = new Map<string, string>();
   try {
     for (;;) {
+      passing = true;
       for (const file of pending) {
+        if (stopping) break;
         const progress = new Progress(ctx.io, `Synced ${file}:`);
         try {
           const result = await syncFile(client, file, {
@@ -154,14 +184,18 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
           // Its next pass that works is reported, changes or not: the file is shipped again.
           reported.delete(file);
           const refused = error instanceof SyncRefusedError;
-          if (refused) pending = pending.filter((f) => f !== file);
+          if (refused) {
+            refusedAny = true;
+            pending = pending.filter((f) => f !== file);
+          }
           const after = refused && follow ? " (left out of the passes that follow)" : "";
           const message = `hermes-state: sync: ${file}: ${(error as Error).message}${after}\n`;
           if (failing.get(file) !== message) ctx.io.stderr(message);
           if (follow) failing.set(file, message);
         }
       }
-      if (!follow || pending.length === 0) break;
+      passing = false;
+      if (!follow || pending.length === 0 || stopping) break;
       await pauseUnless(every, () => stopping);
       if (stopping) break;
     }
@@ -169,6 +203,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     unlisten?.();
     await client.close();
   }
+  // Followed until stopped: what counts is how the files stood then, not an error long gone.
+  if (follow && stopping) return failing.size > 0 || refusedAny ? 1 : 0;
   return failed ? 1 : 0;
 }
 
