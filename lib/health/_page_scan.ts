@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { walChecksum } from "../sqlite/wal_commits.ts";
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import type { SqlValue } from "../sqlite/driver/types.ts";
 
@@ -290,17 +291,6 @@ export function scanPages(path: string): PageScan {
 
 const WAL_HEADER = 32;
 const FRAME_HEADER = 24;
-
-/** SQLite's WAL checksum of `bytes` (a multiple of 8 long), continuing from `s`. */
-function walChecksum(bytes: Uint8Array, bigEndian: boolean, s: [number, number]): [number, number] {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let [s0, s1] = s;
-  for (let i = 0; i + 8 <= bytes.length; i += 8) {
-    s0 = (s0 + view.getUint32(i, !bigEndian) + s1) >>> 0;
-    s1 = (s1 + view.getUint32(i + 4, !bigEndian) + s0) >>> 0;
-  }
-  return [s0, s1];
-}
 
 /**
  * The database image a `-wal` holds on its own (its main file lost): the

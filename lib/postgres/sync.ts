@@ -59,7 +59,7 @@ import { restoreTitles } from "./_sync_titles.ts";
 import { linkParents, recordDigests, recordPassTime } from "./_sync_finish.ts";
 
 export { digestOf } from "./_sync_digest.ts";
-export { SyncRefusedError, SyncSupersededError } from "./sync_origin.ts";
+export { syncLockName, SyncRefusedError, SyncSupersededError } from "./sync_origin.ts";
 
 /** What one pass over one file did. */
 export interface SyncResult {

@@ -113,10 +113,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       }`,
     );
   }
-  const { connectSyncTarget, syncFile, SyncRefusedError, wroteAnything } = await import(
-    "../../postgres/sync.ts"
-  );
-  const { syncLockName } = await import("../../postgres/sync_origin.ts");
+  const { connectSyncTarget, syncFile, syncLockName, SyncRefusedError, wroteAnything } =
+    await import("../../postgres/sync.ts");
   const client = await connectSyncTarget(url);
   // A pass of the same origin under way elsewhere (another host's follower, a one-shot
   // sync): this one waits for it, and says so once.
