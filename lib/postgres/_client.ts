@@ -326,7 +326,7 @@ export async function connectPg(
   const pooled = read.transactionPooler === true;
   const postgres = await loadPostgres(display);
   /** A new pool: the first, and another each time the one in use lost a connection. */
-  const open = () =>
+  const newPool = () =>
     postgres({
       ...server,
       ...(pass === undefined ? {} : { pass }),
@@ -358,7 +358,7 @@ export async function connectPg(
         },
       },
     });
-  let sql = open();
+  let sql = newPool();
   /** Pools left for a new one, each ending. */
   const retired = new Set<Promise<void>>();
   /** Whether the server answered once: a pool that never connected is not replaced. */
@@ -373,7 +373,7 @@ export async function connectPg(
   const retire = () => {
     if (!opened) return;
     const old = sql;
-    sql = open();
+    sql = newPool();
     const ending: Promise<void> = old.end({ timeout: RETIRED_POOL_SECONDS }).catch(() => {})
       .finally(() => retired.delete(ending));
     retired.add(ending);

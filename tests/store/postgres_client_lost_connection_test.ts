@@ -20,20 +20,32 @@ const GUARD_SKIP = PG_SKIP ||
     ? false
     : "the test runner fails a test on any uncaught error, before the guard's turn");
 
-/** Ends the server connections holding an advisory lock (as `pg_terminate_backend` in a blip). */
-async function endLockHolders(admin: PgClient): Promise<number> {
+/**
+ * A server URL whose connections carry an application name of their own:
+ * the connections a test ends are its own, never those of the test files
+ * running beside it on the same server (`--parallel`).
+ */
+function ownUrl(): { url: string; name: string } {
+  const name = `hermes-lost-${crypto.randomUUID().slice(0, 8)}`;
+  return { url: `${PG_URL}${PG_URL!.includes("?") ? "&" : "?"}application_name=${name}`, name };
+}
+
+/** Ends the test's connections holding an advisory lock (as `pg_terminate_backend` in a blip). */
+async function endLockHolders(admin: PgClient, name: string): Promise<number> {
   const [row] = await admin.query(
-    "SELECT count(pg_terminate_backend(pid)) AS ended FROM pg_locks " +
-      "WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()",
+    "SELECT count(pg_terminate_backend(l.pid)) AS ended FROM pg_locks l " +
+      "JOIN pg_stat_activity a ON a.pid = l.pid " +
+      "WHERE l.locktype = 'advisory' AND l.granted AND a.application_name = $1",
+    [name],
   );
   return Number(row?.ended);
 }
 
-/** Ends every other connection of the database but `admin`'s. */
-async function endOthers(admin: PgClient): Promise<void> {
+/** Ends every connection of the test's pool. */
+async function endOthers(admin: PgClient, name: string): Promise<void> {
   await admin.query(
-    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity " +
-      "WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'",
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+    [name],
   );
 }
 
@@ -67,7 +79,8 @@ test(
   },
   async () => {
     const schema = freshSchema();
-    const client = await connectPg(PG_URL!, schema);
+    const own = ownUrl();
+    const client = await connectPg(own.url, schema);
     const admin = await connectPg(PG_URL!, schema, { max: 1 });
     try {
       for (let round = 0; round < 3; round++) {
@@ -81,7 +94,7 @@ test(
         });
         await sleep(100);
         const started = Date.now();
-        assert.equal(await endLockHolders(admin), 1);
+        assert.equal(await endLockHolders(admin, own.name), 1);
         await failed;
         assert.ok(Date.now() - started < 5000, "failed at once, not when the statement ended");
         // Its release says it was lost (COMMIT on the dropped connection did not end the process).
@@ -104,7 +117,8 @@ test(
   },
   async () => {
     const schema = freshSchema();
-    const client = await connectPg(PG_URL!, schema);
+    const own = ownUrl();
+    const client = await connectPg(own.url, schema);
     const admin = await connectPg(PG_URL!, schema, { max: 1 });
     try {
       for (let round = 0; round < 5; round++) {
@@ -116,7 +130,7 @@ test(
             })),
         );
         await sleep(20 + round * 10);
-        await endOthers(admin);
+        await endOthers(admin, own.name);
         await work;
         await unlock().catch(() => {});
         await sleep(100);
