@@ -261,7 +261,7 @@ describe("recoverDatabase() when the header page is gone", () => {
         const dest = join(tempDir(), "new.db");
         const result = await recoverDatabase(path, dest);
         assert.equal(result.schemaReadable, false);
-        const want = await contentOf(join(FIXTURES, name));
+        const want = await contentOf(copyFixture(name));
         const got = await contentOf(dest);
         assert.deepEqual(got.messages, want.messages);
         assert.deepEqual(got.sessions, want.sessions);
@@ -337,7 +337,7 @@ describe("recoverDatabase() on a 0-byte file whose -wal holds commits", () => {
     assert.equal(result.fromWal, true);
     assert.equal(result.sessions, 42);
     assert.equal(result.messages, 197);
-    const want = await contentOf(join(FIXTURES, "hermes-v11.db"));
+    const want = await contentOf(copyFixture("hermes-v11.db"));
     assert.deepEqual(await contentOf(dest), want);
     await assertPassesDoctor(dest);
     // Through a symbolic link the -wal is the one beside the file the link leads to.
