@@ -143,14 +143,20 @@ test("a served search that times out or whose client goes away frees its worker"
     await new Promise((resolve) => setTimeout(resolve, 100));
     client.abort();
     assert.deepEqual(await Promise.all(asked), SLOW.map((_, i) => i % 2 === 0 ? "aborted" : 503));
+    // The next search answers within 3 s (stuck workers held it for 10 s): asked again after a
+    // 503 of the 500 ms limit, as a page does, since a replaced worker may take that long to
+    // start on a loaded machine.
     let status = 0;
     const took = await timed(async () => {
-      const response = await fetch(`${base}kubernetes`);
-      status = response.status;
-      await response.body?.cancel();
+      const started = Date.now();
+      do {
+        const response = await fetch(`${base}kubernetes`);
+        status = response.status;
+        await response.body?.cancel();
+      } while (status === 503 && Date.now() - started < 3000);
     });
     assert.equal(status, 200);
-    assert.ok(took < 3000, `the search after the abandoned ones took ${Math.round(took)} ms`);
+    assert.ok(took < 3500, `the search after the abandoned ones took ${Math.round(took)} ms`);
   } finally {
     await server.close();
     await pool.close();
