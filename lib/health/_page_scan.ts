@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { walChecksum } from "../sqlite/wal_commits.ts";
+import { checkedFrame, FRAME_HEADER, readWalHeader, WAL_HEADER } from "../sqlite/wal_commits.ts";
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import type { SqlValue } from "../sqlite/driver/types.ts";
 
@@ -289,9 +289,6 @@ export function scanPages(path: string): PageScan {
   }
 }
 
-const WAL_HEADER = 32;
-const FRAME_HEADER = 24;
-
 /**
  * The database image a `-wal` holds on its own (its main file lost): the
  * last committed version of each page its valid frames carry, in a file
@@ -301,24 +298,18 @@ const FRAME_HEADER = 24;
  * @returns The image, or `undefined` when it holds no valid commit.
  */
 export function walImage(wal: Uint8Array): Uint8Array | undefined {
-  if (wal.length < WAL_HEADER) return undefined;
+  const header = readWalHeader(wal);
+  if (header === undefined) return undefined;
+  const { pageSize } = header;
   const view = new DataView(wal.buffer, wal.byteOffset, wal.byteLength);
-  const magic = view.getUint32(0);
-  if (magic !== 0x377f0682 && magic !== 0x377f0683) return undefined;
-  const bigEndian = magic === 0x377f0683;
-  const pageSize = view.getUint32(8) === 1 ? 65536 : view.getUint32(8);
-  if (pageSize < 512 || pageSize > 65536 || (pageSize & (pageSize - 1)) !== 0) return undefined;
-  let sum = walChecksum(wal.subarray(0, 24), bigEndian, [0, 0]);
-  if (sum[0] !== view.getUint32(24) || sum[1] !== view.getUint32(28)) return undefined;
-  const salt = [view.getUint32(16), view.getUint32(20)];
+  let sum: readonly [number, number] = header.checksum;
   const committed = new Map<number, number>(); // page → offset of its data
   const pending = new Map<number, number>();
   let pages = 0;
   for (let at = WAL_HEADER; at + FRAME_HEADER + pageSize <= wal.length;) {
-    if (view.getUint32(at + 8) !== salt[0] || view.getUint32(at + 12) !== salt[1]) break;
-    sum = walChecksum(wal.subarray(at, at + 8), bigEndian, sum);
-    sum = walChecksum(wal.subarray(at + 24, at + 24 + pageSize), bigEndian, sum);
-    if (sum[0] !== view.getUint32(at + 16) || sum[1] !== view.getUint32(at + 20)) break;
+    const next = checkedFrame(wal.subarray(at, at + FRAME_HEADER + pageSize), header, sum);
+    if (next === undefined) break;
+    sum = next;
     pending.set(view.getUint32(at), at + FRAME_HEADER);
     const dbSize = view.getUint32(at + 4);
     if (dbSize > 0) {

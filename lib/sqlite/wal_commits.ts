@@ -13,8 +13,67 @@
 import { closeSync, openSync, readSync } from "node:fs";
 
 /** Bytes of the `-wal` header, and of each frame's header. */
-const WAL_HEADER = 32;
-const FRAME_HEADER = 24;
+export const WAL_HEADER = 32;
+export const FRAME_HEADER = 24;
+
+/** What a valid `-wal` header says. */
+export interface WalHeader {
+  /** Its checksums are big-endian (magic `0x377f0683`). */
+  readonly bigEndian: boolean;
+  /** Bytes per page. */
+  readonly pageSize: number;
+  /** Salt-1 and salt-2 (they change when SQLite restarts the `-wal`). */
+  readonly salts: readonly [number, number];
+  /** The header's checksum: the start of the frames' checksum chain. */
+  readonly checksum: readonly [number, number];
+}
+
+/**
+ * Reads a `-wal` header as SQLite checks it: its magic, a page size of a
+ * power of two from 512 to 65536, and its checksum.
+ *
+ * @param header At least the header's 32 bytes.
+ * @returns What it says, or `undefined` when SQLite would ignore the file.
+ */
+export function readWalHeader(header: Uint8Array): WalHeader | undefined {
+  if (header.length < WAL_HEADER) return undefined;
+  const view = new DataView(header.buffer, header.byteOffset, WAL_HEADER);
+  const magic = view.getUint32(0);
+  if (magic !== 0x377f0682 && magic !== 0x377f0683) return undefined;
+  const bigEndian = magic === 0x377f0683;
+  const pageSize = view.getUint32(8) === 1 ? 65536 : view.getUint32(8);
+  if (pageSize < 512 || pageSize > 65536 || (pageSize & (pageSize - 1)) !== 0) return undefined;
+  const checksum = walChecksum(header.subarray(0, 24), bigEndian, [0, 0]);
+  if (checksum[0] !== view.getUint32(24) || checksum[1] !== view.getUint32(28)) return undefined;
+  return { bigEndian, pageSize, salts: [view.getUint32(16), view.getUint32(20)], checksum };
+}
+
+/**
+ * Checks one frame (its 24-byte header, then its page) as SQLite does:
+ * the header's salts, and the checksum chain continued from `sum`.
+ *
+ * @param frame The frame's bytes.
+ * @param header The `-wal`'s header.
+ * @param sum The chain after the frame before (the header's for the first).
+ * @returns The chain after this frame, or `undefined` where SQLite stops reading.
+ */
+export function checkedFrame(
+  frame: Uint8Array,
+  header: WalHeader,
+  sum: readonly [number, number],
+): [number, number] | undefined {
+  const view = new DataView(frame.buffer, frame.byteOffset, FRAME_HEADER);
+  if (view.getUint32(8) !== header.salts[0] || view.getUint32(12) !== header.salts[1]) {
+    return undefined;
+  }
+  let next = walChecksum(frame.subarray(0, 8), header.bigEndian, sum);
+  next = walChecksum(
+    frame.subarray(FRAME_HEADER, FRAME_HEADER + header.pageSize),
+    header.bigEndian,
+    next,
+  );
+  return next[0] === view.getUint32(16) && next[1] === view.getUint32(20) ? next : undefined;
+}
 
 /** The header fields of a page-1 image a commit wrote. */
 export interface PageOneFields {
@@ -115,26 +174,20 @@ export function readWalCommits(walPath: string): WalCommits | undefined {
     return undefined;
   }
   try {
-    const header = new Uint8Array(WAL_HEADER);
-    if (!readAt(fd, header, 0)) return undefined;
-    const view = new DataView(header.buffer);
-    const magic = view.getUint32(0);
-    if (magic !== 0x377f0682 && magic !== 0x377f0683) return undefined;
-    const bigEndian = magic === 0x377f0683;
-    const pageSize = view.getUint32(8) === 1 ? 65536 : view.getUint32(8);
-    if (pageSize < 512 || pageSize > 65536 || (pageSize & (pageSize - 1)) !== 0) return undefined;
-    let sum = walChecksum(header.subarray(0, 24), bigEndian, [0, 0]);
-    if (sum[0] !== view.getUint32(24) || sum[1] !== view.getUint32(28)) return undefined;
-    const salts: [number, number] = [view.getUint32(16), view.getUint32(20)];
+    const bytes = new Uint8Array(WAL_HEADER);
+    if (!readAt(fd, bytes, 0)) return undefined;
+    const header = readWalHeader(bytes);
+    if (header === undefined) return undefined;
+    const { pageSize, salts } = header;
+    let sum: readonly [number, number] = header.checksum;
     const commits: WalCommit[] = [];
     const frame = new Uint8Array(FRAME_HEADER + pageSize);
     const frameView = new DataView(frame.buffer);
     let pageOne: PageOneFields | undefined;
     for (let at = WAL_HEADER; readAt(fd, frame, at); at += frame.length) {
-      if (frameView.getUint32(8) !== salts[0] || frameView.getUint32(12) !== salts[1]) break;
-      sum = walChecksum(frame.subarray(0, 8), bigEndian, sum);
-      sum = walChecksum(frame.subarray(FRAME_HEADER), bigEndian, sum);
-      if (sum[0] !== frameView.getUint32(16) || sum[1] !== frameView.getUint32(20)) break;
+      const next = checkedFrame(frame, header, sum);
+      if (next === undefined) break;
+      sum = next;
       if (frameView.getUint32(0) === 1) pageOne = pageOneFields(frame.subarray(FRAME_HEADER));
       const pageCount = frameView.getUint32(4);
       if (pageCount > 0) {
