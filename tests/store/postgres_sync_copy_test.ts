@@ -12,20 +12,28 @@ import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { runCli, v11Copy } from "../_cli_io.ts";
 import { adminSql, freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
 
+/**
+ * A file synced into one store as `web-1`, and a copy of that store into
+ * another killed before its end: every session in DEST, none of the records.
+ */
+async function interruptedCopy(): Promise<{ file: string; from: string; to: string }> {
+  const file = v11Copy();
+  const from = schemaUrl(freshSchema());
+  assert.equal((await runCli(["sync", file, "--to", from, "--origin", "web-1"])).code, 0);
+  const toSchema = freshSchema();
+  const to = schemaUrl(toSchema);
+  assert.equal((await runCli(["copy", from, to])).code, 0);
+  await adminSql(
+    `DELETE FROM "${toSchema}".sync_sessions; DELETE FROM "${toSchema}".sync_origins`,
+  );
+  return { file, from, to };
+}
+
 describe("copy between PostgreSQL stores and the sync records", { skip: PG_SKIP }, () => {
   test("a session copy skipped gets an unconfirmed record: the next pass ships what DEST lacks", {
     timeout: 60_000,
   }, async () => {
-    const file = v11Copy();
-    const from = schemaUrl(freshSchema());
-    assert.equal((await runCli(["sync", file, "--to", from, "--origin", "web-1"])).code, 0);
-    // A copy killed before its end: every session in DEST, none of the records.
-    const toSchema = freshSchema();
-    const to = schemaUrl(toSchema);
-    assert.equal((await runCli(["copy", from, to])).code, 0);
-    await adminSql(
-      `DELETE FROM "${toSchema}".sync_sessions; DELETE FROM "${toSchema}".sync_origins`,
-    );
+    const { file, from, to } = await interruptedCopy();
     // Meanwhile the host writes on and syncs into the old store.
     const db = await SessionDB.open({ path: file });
     const [id] = db.listSessionsRich({ limit: 1 }).map((s) => s.id);
@@ -53,16 +61,7 @@ describe("copy between PostgreSQL stores and the sync records", { skip: PG_SKIP 
   test("a session copy skipped, then deleted on its host, leaves DEST with the next pass", {
     timeout: 60_000,
   }, async () => {
-    const file = v11Copy();
-    const from = schemaUrl(freshSchema());
-    assert.equal((await runCli(["sync", file, "--to", from, "--origin", "web-1"])).code, 0);
-    // A copy killed before its end: every session in DEST, none of the records.
-    const toSchema = freshSchema();
-    const to = schemaUrl(toSchema);
-    assert.equal((await runCli(["copy", from, to])).code, 0);
-    await adminSql(
-      `DELETE FROM "${toSchema}".sync_sessions; DELETE FROM "${toSchema}".sync_origins`,
-    );
+    const { file, from, to } = await interruptedCopy();
     assert.equal((await runCli(["copy", from, to])).code, 0);
     // The host deletes a session, then ships its file into DEST.
     const db = await SessionDB.open({ path: file });
