@@ -32,6 +32,7 @@ import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
 import { loadDriver } from "../sqlite/driver/load.ts";
 import { chooseReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
+import { fileState } from "../sqlite/file_state.ts";
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { BackupError, OpenError } from "../core/errors.ts";
 import { integrityCheck } from "../sqlite/integrity.ts";
@@ -193,34 +194,22 @@ export async function backupDatabase(
   // SQLite deletes the -wal of a 0-byte file, even on a read-only open: refuse on stat.
   assertNotDamaged(source, openDriver, { probe: false });
   removeStaleTemps(dest, ["copy", "gz"]);
-  const copy = newTemp(dest, "copy");
+  let copy = newTemp(dest, "copy");
   try {
     await stopIfAborted(options.signal);
-    // Read as the read commands read: nothing changes, not even a -wal left behind.
-    const access = chooseReadAccess(source);
-    const db = openDriver(source, driverOptionsFor(access));
-    let before: [number, number];
-    let after: [number, number];
-    let copying = false;
-    try {
-      db.exec("PRAGMA busy_timeout = 1000");
-      before = [count(db, "sessions"), count(db, "messages")];
-      options.onProgress?.("copying", 0, 0);
-      copying = true;
-      db.prepare("VACUUM INTO ?").run(copy);
-      copying = false;
-      after = [count(db, "sessions"), count(db, "messages")];
-    } catch (error) {
-      if (error instanceof BackupError) throw error;
-      if (error instanceof SqliteError && WRITE_FAILED.has(error.code) && copying) {
-        // The source was read; writing the copy beside dest failed.
-        const reason = error.code === 13 ? "the disk is full" : error.message;
-        throw new BackupError(`Cannot back up to ${dest}: ${reason}`, { cause: error });
+    let counts = copyOnce(openDriver, source, copy, dest, options);
+    for (let copies = 1; counts === undefined; copies++) {
+      if (copies === IMMUTABLE_COPIES) {
+        throw new BackupError(
+          `Cannot back up: ${source} changed during each of ${copies} copies (this user may not write it or its folder, so it is read without locks); try again when its Hermes is idle`,
+        );
       }
-      throw new OpenError(source, (error as Error).message, { cause: error });
-    } finally {
-      db.close();
+      await stopIfAborted(options.signal);
+      rmSync(copy, { force: true });
+      copy = newTemp(dest, "copy");
+      counts = copyOnce(openDriver, source, copy, dest, options);
     }
+    const [before, after] = counts;
     await stopIfAborted(options.signal);
     options.onProgress?.("verifying", 0, 0);
     const verified = verify(openDriver, copy, before, after, options.full ?? false);
@@ -261,6 +250,54 @@ export async function backupDatabase(
     };
   } finally {
     removeWithSidecars(copy);
+  }
+}
+
+/** How many times a copy read without locks is made again when the file changed meanwhile. */
+const IMMUTABLE_COPIES = 3;
+
+/**
+ * Copies `source` into the empty file `copy` (`VACUUM INTO`, one read
+ * transaction), read as the read commands read: nothing changes, not even a
+ * `-wal` left behind. A file read without locks (`"immutable"`: this user
+ * may not write it or its folder) may be written by its owner meanwhile,
+ * which the read would not see: its state is compared before and after.
+ *
+ * @returns The session and message counts before and after the copy, or
+ *   `undefined` when a file read without locks changed meanwhile.
+ */
+function copyOnce(
+  openDriver: SqliteDriver,
+  source: string,
+  copy: string,
+  dest: string,
+  options: BackupOptions,
+): [[number, number], [number, number]] | undefined {
+  const access = chooseReadAccess(source);
+  const state = access === "immutable" ? fileState(source) : undefined;
+  const db = openDriver(source, driverOptionsFor(access));
+  let copying = false;
+  try {
+    db.exec("PRAGMA busy_timeout = 1000");
+    const before: [number, number] = [count(db, "sessions"), count(db, "messages")];
+    options.onProgress?.("copying", 0, 0);
+    copying = true;
+    db.prepare("VACUUM INTO ?").run(copy);
+    copying = false;
+    const after: [number, number] = [count(db, "sessions"), count(db, "messages")];
+    if (state !== undefined && fileState(source) !== state) return undefined;
+    return [before, after];
+  } catch (error) {
+    if (error instanceof BackupError) throw error;
+    if (state !== undefined && fileState(source) !== state) return undefined;
+    if (error instanceof SqliteError && WRITE_FAILED.has(error.code) && copying) {
+      // The source was read; writing the copy beside dest failed.
+      const reason = error.code === 13 ? "the disk is full" : error.message;
+      throw new BackupError(`Cannot back up to ${dest}: ${reason}`, { cause: error });
+    }
+    throw new OpenError(source, (error as Error).message, { cause: error });
+  } finally {
+    db.close();
   }
 }
 

@@ -24,6 +24,7 @@ import {
 import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
 import { isCorruption } from "../sqlite/integrity.ts";
 import { chooseReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
+import { fileState } from "../sqlite/file_state.ts";
 import { finishFtsBackfill, pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
 import { FTS_TABLES, type FtsTable, SCHEMA_VERSION } from "../sqlite/schema/schema_sql.ts";
 import { runChecks } from "./checks.ts";
@@ -164,6 +165,41 @@ function damagedOrOpenError(path: string, error: unknown): OpenError {
     });
   }
   return new OpenError(path, (error as Error).message, { cause: error });
+}
+
+/** How many times checks read without locks run again when the file changed meanwhile. */
+const IMMUTABLE_READS = 3;
+
+/**
+ * Runs the checks on a read-only connection, as the read commands read. A
+ * file read without locks (`"immutable"`: this user may not write it or its
+ * folder) may be written by its owner meanwhile, which the connection would
+ * take for damage: its state is compared before and after.
+ *
+ * @returns SQLite's version and the checks, or `undefined` when a file read
+ *   without locks changed meanwhile.
+ */
+function readChecks(
+  openDriver: SqliteDriver,
+  path: string,
+  options: Parameters<typeof runChecks>[3],
+): { sqliteVersion: string; checks: HealthCheck[] } | undefined {
+  const watched = chooseReadAccess(path) === "immutable" ? fileState(path) : undefined;
+  const changed = () => watched !== undefined && fileState(path) !== watched;
+  const reader = openFor(openDriver, path, false);
+  try {
+    const sqliteVersion = String(reader.prepare("SELECT sqlite_version() AS v").get()?.v ?? "");
+    // Another application's database (or an empty file) is not ours to judge or repair.
+    assertStateDb(reader, path);
+    const checks = runChecks(reader, openDriver, path, options);
+    return changed() ? undefined : { sqliteVersion, checks };
+  } catch (error) {
+    if (changed()) return undefined;
+    // Not even the checks could read it (a clobbered header, not SQLite at all).
+    throw error instanceof SqliteError ? damagedOrOpenError(path, error) : error;
+  } finally {
+    reader.close();
+  }
 }
 
 /**
@@ -330,25 +366,22 @@ export async function doctor(path: string, options: DoctorOptions = {}): Promise
   const checkOptions = { full: options.full, sampleAbove: options.sampleAbove };
   // The checks run on a read-only connection, as the read commands read, also before a fix:
   // a damaged file is never opened for writing (its close would checkpoint the -wal into it).
-  let sqliteVersion: string;
-  let checks: HealthCheck[];
   const playedBack = fix && hasLeftoverJournal(path)
     ? playBackJournal(openDriver, path)
     : undefined;
   // The -wal and -shm there now; any other is the doctor's own connection's (not judged).
   const existedBefore = new Set(databaseFiles(path).map((file) => file.path));
-  const reader = openFor(openDriver, path, false);
-  try {
-    sqliteVersion = String(reader.prepare("SELECT sqlite_version() AS v").get()?.v ?? "");
-    // Another application's database (or an empty file) is not ours to judge or repair.
-    assertStateDb(reader, path);
-    checks = runChecks(reader, openDriver, path, { ...checkOptions, existedBefore });
-  } catch (error) {
-    // Not even the checks could read it (a clobbered header, not SQLite at all).
-    throw error instanceof SqliteError ? damagedOrOpenError(path, error) : error;
-  } finally {
-    reader.close();
+  let read = readChecks(openDriver, path, { ...checkOptions, existedBefore });
+  for (let reads = 1; read === undefined; reads++) {
+    if (reads === IMMUTABLE_READS) {
+      throw new OpenError(
+        path,
+        `it changed during each of ${reads} checks (this user may not write it or its folder, so it is read without locks); try again when its Hermes is idle`,
+      );
+    }
+    read = readChecks(openDriver, path, { ...checkOptions, existedBefore });
   }
+  const { sqliteVersion, checks } = read;
   if (!fix) {
     return {
       path,

@@ -291,6 +291,25 @@ function probeWritable(db: SqliteConnection, writer: Writer): void {
  * @throws {RangeError} When `retry.busyTimeoutMs` is not a non-negative integer.
  */
 export async function openConnection(options: ConnectionOptions): Promise<Connection> {
+  return openConnectionWith(options.openDriver ?? await loadDriver(), options);
+}
+
+/**
+ * {@linkcode openConnection} with the driver already loaded, for a store
+ * that opens its file again while its methods run (they are synchronous).
+ *
+ * @param openDriver The driver opener.
+ * @param options Path and settings (`options.openDriver` is not used).
+ * @returns The ready connection.
+ * @throws {NotStateDbError} As {@linkcode openConnection}.
+ * @throws {OpenError} As {@linkcode openConnection}.
+ * @throws {WriteBusyError} As {@linkcode openConnection}.
+ * @throws {RangeError} As {@linkcode openConnection}.
+ */
+export function openConnectionWith(
+  openDriver: SqliteDriver,
+  options: ConnectionOptions,
+): Connection {
   const { path } = options;
   const busyTimeout = options.retry?.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
   if (!Number.isInteger(busyTimeout) || busyTimeout < 0) {
@@ -300,7 +319,6 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
   }
   const readonly = options.readonly ?? false;
   const created = preparePath(path, readonly);
-  const openDriver = options.openDriver ?? await loadDriver();
   if (!created && path !== ":memory:") {
     try {
       assertNotDamaged(path, openDriver, { probe: !readonly });

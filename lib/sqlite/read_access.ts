@@ -18,22 +18,24 @@ import { sqliteFilePath } from "../files/real_path.ts";
 /**
  * How a read-only open reaches the file:
  * - `"shared"`: a read-write connection the store never writes through,
- *   for a file without a `-wal`: the sidecars a WAL read needs are removed
- *   again when it closes, as after any Hermes process.
+ *   for a file without a `-wal` that this user may write: the sidecars a
+ *   WAL read needs are removed again when it closes, as after any Hermes
+ *   process.
  * - `"readonly"`: SQLite's read-only mode, for a file with a `-wal` (another
  *   connection may be live, and it must never be checkpointed or deleted
- *   by a reader), with a `-journal` (a writer's rollback journal, which a
- *   read-write connection would play back into the file), or a file this
- *   user may not write. Beside such a file without a `-wal`, in a folder
- *   this user may write, SQLite creates a `-wal` and `-shm` of this user's
- *   and cannot delete them. (Opening it `"immutable"` instead would leave
- *   nothing, but a connection that lives on, as `serve`'s does, would read
- *   stale and mixed pages once the owner's Hermes writes and checkpoints:
- *   an immutable connection never looks again.)
- * - `"immutable"`: read-only without locks or sidecars, for a file in a
- *   folder this user may not write and without a `-wal` or `-journal`: no
- *   process of this user's can change it then, since a writer needs one of
- *   them there.
+ *   by a reader) or a `-journal` (a writer's rollback journal, which a
+ *   read-write connection would play back into the file). The sidecars are
+ *   the writer's; this connection only reads them.
+ * - `"immutable"`: read-only without locks or sidecars, for a file without a
+ *   `-wal` or `-journal` that this user may not write, or in a folder this
+ *   user may not write. SQLite's read-only mode would create a `-wal` and
+ *   `-shm` of this user's there (it cannot delete them), which the owner's
+ *   Hermes could then not write; in a folder this user may not write it
+ *   could not open the file at all. Such a connection never looks at the
+ *   file again: once the owner's Hermes writes, it answers from stale pages,
+ *   or from a mix it reports as a malformed file. A connection that lives
+ *   on compares `fileState` (`file_state.ts`) before each read and opens the
+ *   file again when it moved, as `SessionDB` does.
  */
 export type ReadAccess = "shared" | "readonly" | "immutable";
 
@@ -70,8 +72,7 @@ export function chooseReadAccess(given: string): ReadAccess {
   if (given === ":memory:") return "shared";
   const path = sqliteFilePath(given);
   if (exists(`${path}-wal`) || exists(`${path}-journal`)) return "readonly";
-  if (!mayWrite(dirname(path))) return "immutable";
-  return mayWrite(path) ? "shared" : "readonly";
+  return mayWrite(dirname(path)) && mayWrite(path) ? "shared" : "immutable";
 }
 
 /**

@@ -6,7 +6,10 @@
  * @module
  */
 import type { SqliteDriver } from "./driver/types.ts";
-import { openConnection, type Synchronous } from "./open.ts";
+import { type ConnectionOptions, openConnectionWith, type Synchronous } from "./open.ts";
+import { loadDriver } from "./driver/load.ts";
+import { fileState } from "./file_state.ts";
+import { type Opened, StoreSlot } from "./store_slot.ts";
 import { defaultDbPath } from "../core/paths.ts";
 import { Store } from "./store.ts";
 import type { RetryOptions } from "./write.ts";
@@ -99,19 +102,21 @@ export interface SessionDBOptions {
   openDriver?: SqliteDriver;
 }
 
-/** The internal store behind each open {@linkcode SessionDB} (for the asynchronous store). */
-const STORES = new WeakMap<SessionDB, Store>();
+/** The store behind each open {@linkcode SessionDB} (for the asynchronous store). */
+const SLOTS = new WeakMap<SessionDB, StoreSlot>();
 
 /**
- * The internal store behind `db`; for the modules of this library only (not exported from `mod.ts`).
+ * The internal store behind `db`, current (opened again when the file of an
+ * immutable read-only store changed); for the modules of this library only
+ * (not exported from `mod.ts`).
  *
  * @param db An open database.
  * @returns Its store.
  */
 export function storeOf(db: SessionDB): Store {
-  const store = STORES.get(db);
-  if (store === undefined) throw new TypeError("Cannot find the store of a SessionDB");
-  return store;
+  const slot = SLOTS.get(db);
+  if (slot === undefined) throw new TypeError("Cannot find the store of a SessionDB");
+  return slot.current();
 }
 
 /**
@@ -146,12 +151,16 @@ export function storeOf(db: SessionDB): Store {
  * ```
  */
 export class SessionDB {
-  readonly #store: Store;
-  #closed = false;
+  readonly #slot: StoreSlot;
 
-  private constructor(store: Store) {
-    this.#store = store;
-    STORES.set(this, store);
+  private constructor(slot: StoreSlot) {
+    this.#slot = slot;
+    SLOTS.set(this, slot);
+  }
+
+  /** The store to read and write through (see `store_slot.ts`). */
+  get #store(): Store {
+    return this.#slot.current();
   }
 
   /**
@@ -217,14 +226,21 @@ export class SessionDB {
   static async open(options: SessionDBOptions = {}): Promise<SessionDB> {
     const path = options.path ?? defaultDbPath();
     const readonly = options.readonly ?? false;
-    const { db, writer } = await openConnection({
+    const openDriver = options.openDriver ?? await loadDriver();
+    const settings: ConnectionOptions = {
       path,
       readonly,
       synchronous: options.synchronous,
       retry: options.retry,
-      openDriver: options.openDriver,
-    });
-    return new SessionDB(new Store(db, writer, { path, readonly, clock: options.clock }));
+    };
+    const connect = (): Opened => {
+      // Taken before the open: a change while it runs is seen at the next read.
+      const before = readonly ? fileState(path) : undefined;
+      const { db, writer, access } = openConnectionWith(openDriver, settings);
+      const store = new Store(db, writer, { path, readonly, clock: options.clock });
+      return { store, watched: access === "immutable" ? before : undefined };
+    };
+    return new SessionDB(new StoreSlot(connect(), connect, fileState));
   }
 
   /** The database file path, as given to {@linkcode SessionDB.open} (or the default). */
@@ -258,10 +274,7 @@ export class SessionDB {
    * ```
    */
   close(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#store.checkpoint("truncate");
-    this.#store.db.close();
+    this.#slot.close();
   }
 
   /** Same as {@linkcode SessionDB.close}, for `using`. */
@@ -1476,7 +1489,7 @@ export class SessionDB {
    * ```
    */
   iterateExport(options: ExportOptions = {}): Generator<SessionExport> {
-    return exporting.iterateExport(this.#store, options);
+    return this.#slot.pinned((store) => exporting.iterateExport(store, options));
   }
 
   /**
@@ -1882,7 +1895,9 @@ export class SessionDB {
    * ```
    */
   dataVersion(): string {
-    return version.dataVersion(this.#store);
+    const marker = version.dataVersion(this.#store);
+    // A store opened again starts its own count: the number of opens keeps the marker moving.
+    return this.#slot.reopens === 0 ? marker : `${this.#slot.reopens}/${marker}`;
   }
 
   /**

@@ -222,12 +222,11 @@ class SqliteSessionStore implements SessionStore {
     options: ExportOptions = {},
   ): AsyncIterableIterator<SessionExport> {
     refuseOrigin(options);
-    const store = storeOf(this.#db);
-    const rows = await this.#call(() => exporting.exportSessionRows(store, options));
+    const rows = await this.#call((db) => exporting.exportSessionRows(storeOf(db), options));
     for (const row of rows) {
       // Each session is read on its own, whole (its row again with its messages, in one
       // snapshot): no read snapshot stays open while the consumer awaits.
-      const record = await this.#call(() => exporting.sessionWhole(store, row.id));
+      const record = await this.#call((db) => exporting.sessionWhole(storeOf(db), row.id));
       if (record !== undefined) yield record;
     }
   }

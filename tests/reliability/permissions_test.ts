@@ -1,9 +1,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { chmodSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
-import { folderWithFixture, tempDbPath, tempDir } from "../_helpers.ts";
+import { folderWithFixture, rawOpen, tempDbPath, tempDir } from "../_helpers.ts";
 import { snapshot } from "./_checks.ts";
 import { type StartOptions, startWorker, workerRuntimes } from "./_runtimes.ts";
 import { isRoot, openAs, unprivileged } from "./_unprivileged.ts";
@@ -43,9 +44,11 @@ test(`SessionDB.open() of a file the user may not write fails with a clear error
     `error OpenError Cannot open database "${path}": permission denied (the file is read-only; open it with readonly: true to read it)`,
   );
   assert.deepEqual(snapshot(join(dir, "open")), before, "nothing created or changed");
+  // Read as immutable: SQLite's read-only mode would leave a -wal and -shm of this user's
+  // in the owner's folder, which the owner's Hermes could then not write.
   const read = await openAs(as, { path, readonly: true, session: KNOWN });
-  assert.match(read, /^ok found=yes /);
-  assert.equal(snapshot(join(dir, "open"))["state.db"], before["state.db"]);
+  assert.match(read, /^ok found=yes modes=444,none,none /);
+  assert.deepEqual(snapshot(join(dir, "open")), before, "no sidecar left behind");
 });
 
 test(`SessionDB.open() of a writable file in a read-only folder explains that SQLite needs the folder; readonly: true reads it as immutable, and both leave it alone${asRoot}`, async (t) => {
@@ -58,8 +61,7 @@ test(`SessionDB.open() of a writable file in a read-only folder explains that SQ
     write,
     `error OpenError Cannot open database "${path}": permission denied (the folder is read-only; SQLite keeps the -wal and -shm files there)`,
   );
-  // No -wal or -journal can appear in a read-only folder, so no process can
-  // change the file: it is read as immutable, without any sidecar.
+  // SQLite's read-only mode cannot make its -wal and -shm here: it is read as immutable.
   const read = await openAs(as, { path, readonly: true, session: KNOWN });
   assert.match(read, /^ok found=yes /);
   assert.deepEqual(snapshot(join(dir, "closed")), before);
@@ -89,4 +91,106 @@ test("SessionDB.open() in a child process with umask 022 recreates -wal and -shm
     const [report] = await child.succeeded();
     assert.match(report, /^ok found=no modes=600,600,600 /, runtime);
   }
+});
+
+/**
+ * The file's owner (this process) appends `count` messages to the known
+ * session and closes, as a Hermes run would; the folder and file are made
+ * writable for it meanwhile when it is not root.
+ */
+async function ownerAppends(path: string, count: number): Promise<void> {
+  const folder = dirname(path);
+  const modes = [statSync(folder).mode & 0o777, statSync(path).mode & 0o777];
+  if (!isRoot()) {
+    chmodSync(folder, 0o755);
+    chmodSync(path, 0o644);
+  }
+  try {
+    using db = await SessionDB.open({ path });
+    const text = "the owner wrote this while a reader of another user's kept the file open ";
+    for (let i = 0; i < count; i++) db.appendMessage(KNOWN, { role: "user", content: text + i });
+  } finally {
+    chmodSync(folder, modes[0]);
+    chmodSync(path, modes[1]);
+  }
+}
+
+for (
+  const [place, folderMode, fileMode] of [
+    ["a file the user may not write", 0o777, 0o444],
+    ["a file in a folder the user may not write", 0o555, 0o666],
+  ] as const
+) {
+  test(`A read-only SessionDB that lives on sees what the owner writes later, in ${place}${asRoot}`, async (t) => {
+    const { dir, as } = await setup();
+    if (typeof as === "string") return t.skip(as);
+    const path = folderWithFixture(dir, "shared", folderMode, fileMode);
+    let known: number;
+    {
+      using db = await SessionDB.open({ path, readonly: true });
+      known = db.messageCount(KNOWN);
+    }
+    const before = snapshot(dirname(path));
+    const config = { path, session: KNOWN, until: known + 300 };
+    const reader = startWorker(runtimeName(), "_follow_reader.ts", [JSON.stringify(config)], as);
+    try {
+      const first = await reader.waitFor((line) => line.startsWith("count "), "first count");
+      assert.equal(first.split(" ")[1], String(known));
+      assert.deepEqual(snapshot(dirname(path)), before, "the open reader left nothing beside it");
+      await ownerAppends(path, 300);
+      const end = await reader.waitFor(
+        (line) => line !== first && !line.startsWith("count "),
+        "end",
+      );
+      assert.equal(end, "done", reader.lines.join(" | "));
+      const last = reader.lines.at(-2)!.split(" ");
+      assert.equal(last[1], String(known + 300));
+      assert.notEqual(last[2], first.split(" ")[2], "the live marker moved with the data");
+    } finally {
+      reader.kill("SIGKILL");
+      await reader.exited;
+      chmodSync(dirname(path), 0o755); // so that the temporary folder can be removed
+    }
+  });
+}
+
+test(`backupDatabase() of a file the user may not write copies it again when its owner wrote during the copy${asRoot}`, async (t) => {
+  const { dir, as } = await setup();
+  if (typeof as === "string") return t.skip(as);
+  const path = folderWithFixture(dir, "owned", 0o777, 0o444);
+  let known: { sessions: number; messages: number };
+  {
+    using db = await SessionDB.open({ path, readonly: true });
+    known = { sessions: db.sessionCount(), messages: db.messageCount(KNOWN) };
+  }
+  const out = join(dir, "out");
+  mkdirSync(out, { mode: 0o777 });
+  chmodSync(out, 0o777);
+  const dest = join(out, "copy.db");
+  const config = { tool: "backup", path, dest };
+  const child = startWorker(runtimeName(), "_paused_read.ts", [JSON.stringify(config)], as);
+  await child.waitFor((line) => line === "paused", "the pause before the copy");
+  await ownerAppends(path, 200);
+  writeFileSync(join(dir, "go"), "");
+  const [, report] = await child.succeeded();
+  const source = await rawOpen(path, true);
+  const total = Number(source.prepare("SELECT count(*) AS n FROM messages").get()?.n);
+  source.close();
+  assert.equal(report, `ok ${known.sessions} ${total}`);
+  using copy = await SessionDB.open({ path: dest, readonly: true });
+  assert.equal(copy.messageCount(KNOWN), known.messages + 200, "the copy holds the owner's write");
+});
+
+test(`doctor() of a file the user may not write checks it again when its owner wrote during the checks${asRoot}`, async (t) => {
+  const { dir, as } = await setup();
+  if (typeof as === "string") return t.skip(as);
+  const path = folderWithFixture(dir, "owned", 0o777, 0o444);
+  const config = { tool: "doctor", path };
+  const child = startWorker(runtimeName(), "_paused_read.ts", [JSON.stringify(config)], as);
+  await child.waitFor((line) => line === "paused", "the pause before the checks");
+  await ownerAppends(path, 200);
+  writeFileSync(join(dir, "go"), "");
+  const [, report] = await child.succeeded();
+  // The fixture's own warnings, as a check of the quiet file gives them: no damage.
+  assert.equal(report, "ok true fts:messages_fts_trigram,wal,files");
 });

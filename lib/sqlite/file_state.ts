@@ -1,0 +1,49 @@
+/**
+ * What a connection opened `"immutable"` cannot see for itself: whether the
+ * file changed since. SQLite trusts such a connection's cached pages and
+ * takes no lock, so once another process writes (a Hermes of the file's
+ * owner) it answers from stale pages, or from a mix of old and new ones
+ * that it reports as a malformed file. A read-only store opened that way
+ * compares this state before each read and reopens when it moved (see
+ * `SessionDB`), as `backup` does around its copy.
+ *
+ * @module
+ */
+import { lstatSync, statSync } from "node:fs";
+import { sqliteFilePath } from "../files/real_path.ts";
+
+function present(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The state of a database file as `stat` sees it: which file it is (device
+ * and inode, so a file replaced by a rename differs), its size, its
+ * modification and change times, and whether a `-wal` or `-journal` is
+ * beside it (a writer needs one of them). Equal states mean no writer
+ * touched the file in between. Asks only `stat`, never a descriptor (closing
+ * one would drop this process's locks on the file).
+ *
+ * @param given The database path, or a link to it (the sidecars are looked
+ *   for beside the file it leads to, as SQLite keeps them).
+ * @returns An opaque text to compare; `"missing"` when the file cannot be
+ *   found.
+ */
+export function fileState(given: string): string {
+  const path = sqliteFilePath(given);
+  let file: string;
+  try {
+    const stat = statSync(path);
+    file = `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
+  } catch {
+    return "missing";
+  }
+  const wal = present(`${path}-wal`) ? "wal" : "";
+  const journal = present(`${path}-journal`) ? "journal" : "";
+  return `${file}:${wal}:${journal}`;
+}

@@ -1,0 +1,64 @@
+/**
+ * Worker process: backs a database up, or checks it, as another user,
+ * pausing once where the file has been read but the work not yet done until
+ * a file `go` appears beside the database's folder, so that the test can
+ * write the file at that moment.
+ *
+ * Argument: `{ tool: "backup" | "doctor", path, dest? }` as JSON. Output, one
+ * line each: `paused`; then `ok <sessions> <messages>` (backup), `ok
+ * <healthy>` (doctor), or `error <name> <message>`.
+ *
+ * @module
+ */
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import process from "node:process";
+import { backupDatabase } from "../../lib/health/backup.ts";
+import { doctor } from "../../lib/health/doctor.ts";
+import { loadDriver } from "../../lib/sqlite/driver/load.ts";
+import type { SqliteDriver } from "../../lib/sqlite/driver/types.ts";
+import { say } from "./_runtimes.ts";
+
+const { tool, path, dest } = JSON.parse(process.argv[2]) as {
+  tool: "backup" | "doctor";
+  path: string;
+  dest?: string;
+};
+const go = join(dirname(dirname(path)), "go");
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+let paused = false;
+
+/** Says `paused` and waits for `go` (synchronously: the callers are). Once only. */
+function pause(): void {
+  if (paused) return;
+  paused = true;
+  say("paused");
+  while (!existsSync(go)) Atomics.wait(sleeper, 0, 0, 10);
+}
+
+try {
+  if (tool === "backup") {
+    // The progress callback comes between the counts and the copy.
+    const result = await backupDatabase(path, dest!, {
+      onProgress: (phase) => phase === "copying" && pause(),
+    });
+    say(`ok ${result.sessions} ${result.messages}`);
+  } else {
+    const driver = await loadDriver();
+    // The checks' connection has read the file (its pages cached) when it pauses.
+    const openDriver: SqliteDriver = (file, options) => {
+      const db = driver(file, options);
+      if (options?.immutable) {
+        db.prepare("SELECT count(*) AS n FROM messages").get();
+        pause();
+      }
+      return db;
+    };
+    const report = await doctor(path, { openDriver });
+    const problems = report.checks.filter((check) => check.status !== "ok");
+    say(`ok ${report.healthy} ${problems.map((check) => check.name).join(",")}`);
+  }
+} catch (error) {
+  const { name, message } = error as Error;
+  say(`error ${name} ${message}`);
+}

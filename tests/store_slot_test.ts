@@ -1,0 +1,108 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { copyFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { openConnection } from "../lib/sqlite/open.ts";
+import { Store } from "../lib/sqlite/store.ts";
+import { type Opened, StoreSlot } from "../lib/sqlite/store_slot.ts";
+import { fileState } from "../lib/sqlite/file_state.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
+import { copyFixture, tempDbPath } from "./_helpers.ts";
+
+/** Opens `path` read-only as a real store, watched by the state `watched`. */
+async function opened(path: string, watched: string | undefined): Promise<Opened> {
+  const { db, writer } = await openConnection({ path, readonly: true });
+  return { store: new Store(db, writer, { path, readonly: true }), watched };
+}
+
+function messageCount(store: Store): number {
+  return Number(store.statement("SELECT count(*) AS n FROM messages").get()?.n);
+}
+
+/** A slot over a real file whose "file state" the test moves, and the stores it opened. */
+async function slotOver(path: string) {
+  let state = "first";
+  const stores: Store[] = [];
+  const queue: Opened[] = [];
+  const first = await opened(path, "first");
+  stores.push(first.store);
+  // Each reopen hands over a store opened beforehand (openConnection is asynchronous).
+  for (let i = 0; i < 3; i++) queue.push(await opened(path, `state ${i + 1}`));
+  const slot = new StoreSlot(first, () => {
+    const next = queue.shift()!;
+    stores.push(next.store);
+    return next;
+  }, () => state);
+  return { slot, stores, move: (to: string) => void (state = to) };
+}
+
+test("StoreSlot returns the same store while the watched file state holds, and opens it again (closing the old one) when it moves", async () => {
+  const { slot, stores, move } = await slotOver(copyFixture("hermes-v11.db"));
+  assert.equal(slot.current(), stores[0]);
+  assert.equal(slot.current(), stores[0]);
+  assert.equal(slot.reopens, 0);
+  move("state 1");
+  const second = slot.current();
+  assert.equal(second, stores[1]);
+  assert.equal(slot.reopens, 1);
+  assert.throws(() => messageCount(stores[0]), "the replaced store is closed");
+  assert.ok(messageCount(second) > 0);
+  assert.equal(slot.current(), second, "the new store's own state now holds");
+  slot.close();
+  move("elsewhere");
+  assert.equal(slot.current(), second, "a closed slot never opens the file again");
+  assert.throws(() => messageCount(second));
+});
+
+test("StoreSlot keeps a store an iteration holds open until the iteration ends, then closes it", async () => {
+  const { slot, stores, move } = await slotOver(copyFixture("hermes-v11.db"));
+  const iteration = slot.pinned(function* (store) {
+    yield messageCount(store);
+    yield messageCount(store);
+  });
+  const total = iteration.next().value;
+  move("state 1");
+  assert.equal(slot.current(), stores[1]);
+  assert.equal(iteration.next().value, total, "the pinned store still reads");
+  assert.equal(iteration.next().done, true);
+  assert.throws(() => messageCount(stores[0]), "closed once the iteration ended");
+
+  const abandoned = slot.pinned(function* (store) {
+    yield messageCount(store);
+    yield messageCount(store);
+  });
+  abandoned.next();
+  move("state 2");
+  assert.equal(slot.current(), stores[2]);
+  assert.ok(messageCount(stores[1]) > 0, "held by the unfinished iteration");
+  slot.close();
+  assert.throws(() => messageCount(stores[1]), "closed with the slot");
+});
+
+test("fileState() holds across reads, and moves with a commit, a -journal beside the file, or a file put in its place", async () => {
+  const path = tempDbPath();
+  {
+    using db = await SessionDB.open({ path });
+    db.createSession("s1", "cli");
+  }
+  const quiet = fileState(path);
+  {
+    using reader = await SessionDB.open({ path, readonly: true });
+    reader.getSession("s1");
+  }
+  assert.equal(fileState(path), quiet, "a read changes nothing");
+  {
+    using db = await SessionDB.open({ path });
+    db.createSession("s2", "cli");
+  }
+  const written = fileState(path);
+  assert.notEqual(written, quiet, "a commit moves it");
+  writeFileSync(`${path}-journal`, "");
+  assert.notEqual(fileState(path), written, "a writer's -journal moves it");
+  rmSync(`${path}-journal`);
+  assert.equal(fileState(path), written);
+  copyFileSync(path, `${path}.copy`);
+  utimesSync(`${path}.copy`, statSync(path).atime, statSync(path).mtime);
+  renameSync(`${path}.copy`, path);
+  assert.notEqual(fileState(path), written, "another file in its place moves it");
+  assert.equal(fileState(`${path}.missing`), "missing");
+});
