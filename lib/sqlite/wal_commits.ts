@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 
 /** Bytes of the `-wal` header, and of each frame's header. */
 export const WAL_HEADER = 32;
@@ -153,8 +153,36 @@ function pageOneFields(page: Uint8Array): PageOneFields {
 }
 
 /**
+ * Where an earlier read of a `-wal` stopped: after its last commit. SQLite
+ * never changes a committed frame until it starts the `-wal` over, which
+ * writes a new header (new salts), so a `-wal` with the same header, on the
+ * same inode, holds the same commits up to there and a read may resume.
+ */
+interface ReadSoFar {
+  readonly dev: number;
+  readonly ino: number;
+  readonly header: Uint8Array;
+  /** The byte after the last commit's frame. */
+  readonly end: number;
+  /** The checksum chain there. */
+  readonly sum: readonly [number, number];
+  readonly commits: readonly WalCommit[];
+}
+
+/** The `-wal` files read lately, by path (a few: one per database this process opens). */
+const READ_SO_FAR = new Map<string, ReadSoFar>();
+const READ_SO_FAR_KEPT = 8;
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((byte, i) => byte === b[i]);
+}
+
+/**
  * Reads the committed transactions of the `-wal` at `walPath`, one frame
- * at a time (a `-wal` may be far larger than memory should hold).
+ * at a time (a `-wal` may be far larger than memory should hold). A `-wal`
+ * read before by this process, and only grown since, is read from where
+ * that read stopped (each open of a file beside a `-wal` reads it, and a
+ * `-wal` that checkpoints cannot empty grows to gigabytes).
  *
  * @param walPath The `-wal` file (only read).
  * @returns Its commits; `undefined` when it is missing or its header is not
@@ -178,13 +206,19 @@ export function readWalCommits(walPath: string): WalCommits | undefined {
     if (!readAt(fd, bytes, 0)) return undefined;
     const header = readWalHeader(bytes);
     if (header === undefined) return undefined;
+    const { dev, ino } = fstatSync(fd);
     const { pageSize, salts } = header;
-    let sum: readonly [number, number] = header.checksum;
-    const commits: WalCommit[] = [];
+    const before = READ_SO_FAR.get(walPath);
+    const resume = before !== undefined && before.dev === dev && before.ino === ino &&
+      sameBytes(before.header, bytes);
+    let sum: readonly [number, number] = resume ? before.sum : header.checksum;
+    const commits: WalCommit[] = resume ? before.commits.slice() : [];
+    let end = resume ? before.end : WAL_HEADER;
+    let endSum = sum;
     const frame = new Uint8Array(FRAME_HEADER + pageSize);
     const frameView = new DataView(frame.buffer);
     let pageOne: PageOneFields | undefined;
-    for (let at = WAL_HEADER; readAt(fd, frame, at); at += frame.length) {
+    for (let at = end; readAt(fd, frame, at); at += frame.length) {
       const next = checkedFrame(frame, header, sum);
       if (next === undefined) break;
       sum = next;
@@ -193,8 +227,13 @@ export function readWalCommits(walPath: string): WalCommits | undefined {
       if (pageCount > 0) {
         commits.push({ pageCount, pageOne });
         pageOne = undefined;
+        end = at + frame.length;
+        endSum = sum;
       }
     }
+    READ_SO_FAR.delete(walPath);
+    READ_SO_FAR.set(walPath, { dev, ino, header: bytes, end, sum: endSum, commits });
+    if (READ_SO_FAR.size > READ_SO_FAR_KEPT) READ_SO_FAR.delete(READ_SO_FAR.keys().next().value!);
     return { pageSize, salts, commits };
   } finally {
     closeSync(fd);
