@@ -12,7 +12,8 @@
 import { lstatSync, statSync } from "node:fs";
 import { sqliteFilePath } from "../files/real_path.ts";
 
-function present(path: string): boolean {
+/** Whether something is at `path` (a link counts, as SQLite would open it), asking `lstat` only. */
+export function present(path: string): boolean {
   try {
     lstatSync(path);
     return true;

@@ -9,11 +9,12 @@
  *
  * @module
  */
-import { accessSync, constants, lstatSync } from "node:fs";
+import { accessSync, constants } from "node:fs";
 import { dirname } from "node:path";
 import process from "node:process";
 import type { SqliteDriverOptions } from "./driver/types.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
+import { present } from "./file_state.ts";
 
 /**
  * How a read-only open reaches the file:
@@ -39,15 +40,6 @@ import { sqliteFilePath } from "../files/real_path.ts";
  */
 export type ReadAccess = "shared" | "readonly" | "immutable";
 
-function exists(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** `access(2)` for writing; root is not bound by modes (and Deno answers from them). */
 function mayWrite(path: string): boolean {
   if (process.getuid?.() === 0) return true;
@@ -71,7 +63,7 @@ function mayWrite(path: string): boolean {
 export function chooseReadAccess(given: string): ReadAccess {
   if (given === ":memory:") return "shared";
   const path = sqliteFilePath(given);
-  if (exists(`${path}-wal`) || exists(`${path}-journal`)) return "readonly";
+  if (present(`${path}-wal`) || present(`${path}-journal`)) return "readonly";
   return mayWrite(dirname(path)) && mayWrite(path) ? "shared" : "immutable";
 }
 
