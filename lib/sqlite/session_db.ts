@@ -177,7 +177,13 @@ export class SessionDB {
    * file first). With `readonly: true` nothing is created or changed: no
    * schema step, no write lock, no byte of the file or its sidecars; an
    * older file is read through views with the columns the upgrade would
-   * add, and a missing file is an error.
+   * add, and a missing file is an error. A file this user may not write,
+   * or in a folder this user may not write, is then read without locks
+   * when no `-wal` or `-journal` is beside it (SQLite's read-only mode would
+   * leave a `-wal` and `-shm` of this user's there); since such a
+   * connection cannot see another process write, each call first compares
+   * the file's `stat` with the one taken at the open, and opens the file
+   * again when it moved.
    *
    * @param options The file and settings: `path`, `readonly`,
    *   `synchronous`, `retry`, `clock`, `openDriver` (see
@@ -245,12 +251,12 @@ export class SessionDB {
 
   /** The database file path, as given to {@linkcode SessionDB.open} (or the default). */
   get path(): string {
-    return this.#store.path;
+    return this.#slot.held.path;
   }
 
   /** True when opened with `readonly: true`: every write method then throws `ReadonlyError`. */
   get readonly(): boolean {
-    return this.#store.readonly;
+    return this.#slot.held.readonly;
   }
 
   /**

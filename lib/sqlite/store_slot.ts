@@ -59,6 +59,11 @@ export class StoreSlot {
     return next.store;
   }
 
+  /** The store as it is, without looking at the file (for its path and mode). */
+  get held(): Store {
+    return this.#opened.store;
+  }
+
   /** How many times the file was opened again (a live page's marker must move with it). */
   get reopens(): number {
     return this.#reopens;
