@@ -6,12 +6,13 @@ import { Store } from "../lib/sqlite/store.ts";
 import { type Opened, StoreSlot } from "../lib/sqlite/store_slot.ts";
 import { fileState } from "../lib/sqlite/file_state.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
-import { copyFixture, tempDbPath } from "./_helpers.ts";
+import { copyFixture, FIXTURES, tempDbPath } from "./_helpers.ts";
+import { OpenError } from "../lib/core/errors.ts";
 
-/** Opens `path` read-only as a real store, watched by the state `watched`. */
-async function opened(path: string, watched: string | undefined): Promise<Opened> {
+/** Opens `path` read-only as a real store, watched by `by`, which gave `was` at the open. */
+async function opened(path: string, by: () => string, was: string): Promise<Opened> {
   const { db, writer } = await openConnection({ path, readonly: true });
-  return { store: new Store(db, writer, { path, readonly: true }), watched };
+  return { store: new Store(db, writer, { path, readonly: true }), watched: { by, was } };
 }
 
 function messageCount(store: Store): number {
@@ -23,15 +24,16 @@ async function slotOver(path: string) {
   let state = "first";
   const stores: Store[] = [];
   const queue: Opened[] = [];
-  const first = await opened(path, "first");
+  const view = () => state;
+  const first = await opened(path, view, "first");
   stores.push(first.store);
   // Each reopen hands over a store opened beforehand (openConnection is asynchronous).
-  for (let i = 0; i < 3; i++) queue.push(await opened(path, `state ${i + 1}`));
+  for (let i = 0; i < 3; i++) queue.push(await opened(path, view, `state ${i + 1}`));
   const slot = new StoreSlot(first, () => {
     const next = queue.shift()!;
     stores.push(next.store);
     return next;
-  }, () => state);
+  });
   return { slot, stores, move: (to: string) => void (state = to) };
 }
 
@@ -105,4 +107,28 @@ test("fileState() holds across reads, and moves with a commit, a -journal beside
   renameSync(`${path}.copy`, path);
   assert.notEqual(fileState(path), written, "another file in its place moves it");
   assert.equal(fileState(`${path}.missing`), "missing");
+});
+
+test("A read-only SessionDB follows a file put in its place (a restore by mv), and says so while none is there", async () => {
+  const path = copyFixture("hermes-v11.db");
+  using reader = await SessionDB.open({ path, readonly: true });
+  const sessions = reader.sessionCount();
+  const marker = reader.dataVersion();
+  const restored = `${path}.restored`;
+  copyFileSync(path, restored);
+  {
+    using db = await SessionDB.open({ path: restored });
+    db.createSession("put-in-place", "cli");
+  }
+  renameSync(restored, path);
+  assert.equal(reader.getSession("put-in-place")?.source, "cli");
+  assert.equal(reader.sessionCount(), sessions + 1);
+  assert.notEqual(reader.dataVersion(), marker);
+  rmSync(path);
+  assert.throws(() => reader.sessionCount(), (error: Error) => {
+    assert.ok(error instanceof OpenError && error.kind === "not_found", String(error));
+    return true;
+  });
+  copyFileSync(`${FIXTURES}hermes-v11.db`, path);
+  assert.equal(reader.sessionCount(), sessions, "read again once a file is back");
 });

@@ -32,7 +32,12 @@ import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
 import { loadDriver } from "../sqlite/driver/load.ts";
 import { chooseReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
-import { fileState } from "../sqlite/file_state.ts";
+import {
+  changedEachTimeReason,
+  fileState,
+  UNLOCKED_RETRY_PAUSES_MS,
+} from "../sqlite/file_state.ts";
+import { removeStraySidecars, straySidecars } from "../sqlite/stray_sidecars.ts";
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { BackupError, OpenError } from "../core/errors.ts";
 import { integrityCheck } from "../sqlite/integrity.ts";
@@ -198,16 +203,18 @@ export async function backupDatabase(
   try {
     await stopIfAborted(options.signal);
     let counts = copyOnce(openDriver, source, copy, dest, options);
-    for (let copies = 1; counts === undefined; copies++) {
-      if (copies === IMMUTABLE_COPIES) {
-        throw new BackupError(
-          `Cannot back up: ${source} changed during each of ${copies} copies (this user may not write it or its folder, so it is read without locks); try again when its Hermes is idle`,
-        );
-      }
+    for (const pause of UNLOCKED_RETRY_PAUSES_MS) {
+      if (counts !== undefined) break;
+      await stopIfAborted(options.signal);
+      await new Promise((resolve) => setTimeout(resolve, pause));
       await stopIfAborted(options.signal);
       rmSync(copy, { force: true });
       copy = newTemp(dest, "copy");
       counts = copyOnce(openDriver, source, copy, dest, options);
+    }
+    if (counts === undefined) {
+      const tries = UNLOCKED_RETRY_PAUSES_MS.length + 1;
+      throw new BackupError(`Cannot back up ${source}: ${changedEachTimeReason(tries, "copies")}`);
     }
     const [before, after] = counts;
     await stopIfAborted(options.signal);
@@ -253,9 +260,6 @@ export async function backupDatabase(
   }
 }
 
-/** How many times a copy read without locks is made again when the file changed meanwhile. */
-const IMMUTABLE_COPIES = 3;
-
 /**
  * Copies `source` into the empty file `copy` (`VACUUM INTO`, one read
  * transaction), read as the read commands read: nothing changes, not even a
@@ -298,6 +302,7 @@ function copyOnce(
     throw new OpenError(source, (error as Error).message, { cause: error });
   } finally {
     db.close();
+    if (access === "readonly") removeStraySidecars(straySidecars(source));
   }
 }
 

@@ -24,7 +24,12 @@ import {
 import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
 import { isCorruption } from "../sqlite/integrity.ts";
 import { chooseReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
-import { fileState } from "../sqlite/file_state.ts";
+import {
+  changedEachTimeReason,
+  fileState,
+  UNLOCKED_RETRY_PAUSES_MS,
+} from "../sqlite/file_state.ts";
+import { removeStraySidecars, straySidecars } from "../sqlite/stray_sidecars.ts";
 import { finishFtsBackfill, pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
 import { FTS_TABLES, type FtsTable, SCHEMA_VERSION } from "../sqlite/schema/schema_sql.ts";
 import { runChecks } from "./checks.ts";
@@ -167,9 +172,6 @@ function damagedOrOpenError(path: string, error: unknown): OpenError {
   return new OpenError(path, (error as Error).message, { cause: error });
 }
 
-/** How many times checks read without locks run again when the file changed meanwhile. */
-const IMMUTABLE_READS = 3;
-
 /**
  * Runs the checks on a read-only connection, as the read commands read. A
  * file read without locks (`"immutable"`: this user may not write it or its
@@ -184,7 +186,8 @@ function readChecks(
   path: string,
   options: Parameters<typeof runChecks>[3],
 ): { sqliteVersion: string; checks: HealthCheck[] } | undefined {
-  const watched = chooseReadAccess(path) === "immutable" ? fileState(path) : undefined;
+  const access = chooseReadAccess(path);
+  const watched = access === "immutable" ? fileState(path) : undefined;
   const changed = () => watched !== undefined && fileState(path) !== watched;
   const reader = openFor(openDriver, path, false);
   try {
@@ -199,6 +202,7 @@ function readChecks(
     throw error instanceof SqliteError ? damagedOrOpenError(path, error) : error;
   } finally {
     reader.close();
+    if (access === "readonly") removeStraySidecars(straySidecars(path));
   }
 }
 
@@ -372,14 +376,13 @@ export async function doctor(path: string, options: DoctorOptions = {}): Promise
   // The -wal and -shm there now; any other is the doctor's own connection's (not judged).
   const existedBefore = new Set(databaseFiles(path).map((file) => file.path));
   let read = readChecks(openDriver, path, { ...checkOptions, existedBefore });
-  for (let reads = 1; read === undefined; reads++) {
-    if (reads === IMMUTABLE_READS) {
-      throw new OpenError(
-        path,
-        `it changed during each of ${reads} checks (this user may not write it or its folder, so it is read without locks); try again when its Hermes is idle`,
-      );
-    }
+  for (const pause of UNLOCKED_RETRY_PAUSES_MS) {
+    if (read !== undefined) break;
+    await new Promise((resolve) => setTimeout(resolve, pause));
     read = readChecks(openDriver, path, { ...checkOptions, existedBefore });
+  }
+  if (read === undefined) {
+    throw new OpenError(path, changedEachTimeReason(UNLOCKED_RETRY_PAUSES_MS.length + 1, "checks"));
   }
   const { sqliteVersion, checks } = read;
   if (!fix) {

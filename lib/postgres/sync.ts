@@ -37,7 +37,7 @@
  * @module
  */
 import { hostname } from "node:os";
-import { SessionDB, storeOf } from "../sqlite/session_db.ts";
+import { SessionDB, steadyRead, storeOf } from "../sqlite/session_db.ts";
 import { checkSchemaInUse, connectPg, type PgClient } from "./_client.ts";
 import { parsePostgresUrl } from "./postgres_store.ts";
 import { migratePg } from "./schema.ts";
@@ -210,10 +210,11 @@ export async function syncFile(
   let result: SyncResult | undefined;
   let finished = false;
   try {
-    const store = storeOf(db);
     const server = await serverRecords(client, origin);
     const pass = passOf(client, origin, server);
-    const source = readSource(store, server);
+    // A file read without locks is read again when its owner wrote meanwhile: a torn read
+    // must not look like sessions gone (the pass deletes those on the server).
+    const [store, source] = steadyRead(db, (store) => [store, readSource(store, server)] as const);
     await options.afterSnapshot?.();
     if (!options.force) {
       const shared = [...server.keys()].filter((id) => source.has(id)).length;

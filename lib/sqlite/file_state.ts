@@ -48,3 +48,41 @@ export function fileState(given: string): string {
   const journal = present(`${path}-journal`) ? "journal" : "";
   return `${file}:${wal}:${journal}`;
 }
+
+/**
+ * Which file a database path leads to now: its real path (links resolved)
+ * and its device and inode. A file put in its place (a restore by `mv`, a
+ * rotation) or a link pointed elsewhere changes it; writes do not.
+ *
+ * @param given The database path, or a link to it.
+ * @returns An opaque text to compare; `"missing"` when the file cannot be
+ *   found.
+ */
+export function fileIdentity(given: string): string {
+  const path = sqliteFilePath(given);
+  try {
+    const { dev, ino } = statSync(path);
+    return `${dev}:${ino}:${path}`;
+  } catch {
+    return "missing";
+  }
+}
+
+/**
+ * The pauses between the tries of a read that a file read without locks
+ * must make whole while its owner's Hermes does not write (`backup`,
+ * `doctor`, `info`): one try, then one more after each pause (a burst of
+ * writes is waited out, a steady stream is given up on).
+ */
+export const UNLOCKED_RETRY_PAUSES_MS: readonly number[] = [250, 500, 1000, 2000];
+
+/**
+ * Why a read without locks was given up on.
+ *
+ * @param tries How many times it ran.
+ * @param what What ran, plural (`"copies"`, `"checks"`, `"reads"`).
+ * @returns The reason, lower case.
+ */
+export function changedEachTimeReason(tries: number, what: string): string {
+  return `it changed during each of ${tries} ${what} (this user may not write it or its folder, so it is read without locks); try again when its Hermes is idle`;
+}

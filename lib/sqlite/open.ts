@@ -22,6 +22,7 @@ import { loadDriver } from "./driver/load.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { NotStateDbError, OpenError } from "../core/errors.ts";
 import { chooseReadAccess, driverOptionsFor, type ReadAccess } from "./read_access.ts";
+import { removeStraySidecars, straySidecars } from "./stray_sidecars.ts";
 import { assertNotDamaged, leftoverJournalReason, recoverHint } from "./damaged_file.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
 import { diskFullReason, isDiskFull } from "./disk_space.ts";
@@ -327,6 +328,28 @@ export function openConnectionWith(
       throw new OpenError(path, diskFullReason(path), { cause: error, kind: "full" });
     }
   }
+  for (let opens = 1;; opens++) {
+    const connection = connectOnce(openDriver, options, created);
+    if (connection.access !== "readonly" || opens === STRAY_OPENS) return connection;
+    // Beside a -wal its owner deleted meanwhile, SQLite made a -wal and -shm of this user's.
+    const stray = straySidecars(path);
+    if (stray.length === 0) return connection;
+    connection.db.close();
+    removeStraySidecars(stray);
+  }
+}
+
+/** How many times a read-only open that made sidecars beside another user's file is tried. */
+const STRAY_OPENS = 3;
+
+/** One open of {@linkcode openConnectionWith}, after the checks on the path. */
+function connectOnce(
+  openDriver: SqliteDriver,
+  options: ConnectionOptions,
+  created: boolean,
+): Connection {
+  const { path } = options;
+  const readonly = options.readonly ?? false;
   const access = readonly ? chooseReadAccess(path) : "write";
   let db: SqliteConnection;
   try {

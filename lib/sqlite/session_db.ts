@@ -8,7 +8,7 @@
 import type { SqliteDriver } from "./driver/types.ts";
 import { type ConnectionOptions, openConnectionWith, type Synchronous } from "./open.ts";
 import { loadDriver } from "./driver/load.ts";
-import { fileState } from "./file_state.ts";
+import { fileIdentity, fileState } from "./file_state.ts";
 import { type Opened, StoreSlot } from "./store_slot.ts";
 import { defaultDbPath } from "../core/paths.ts";
 import { Store } from "./store.ts";
@@ -117,6 +117,22 @@ export function storeOf(db: SessionDB): Store {
   const slot = SLOTS.get(db);
   if (slot === undefined) throw new TypeError("Cannot find the store of a SessionDB");
   return slot.current();
+}
+
+/**
+ * Runs `read` on the internal store behind `db` as one whole read: on a file
+ * read without locks, again when the file moved while it ran (see
+ * `StoreSlot.steady`); for the modules of this library only.
+ *
+ * @param db An open database.
+ * @param read The read, given the store it runs on.
+ * @returns Its answer.
+ * @throws {OpenError} When the file moved during every try.
+ */
+export function steadyRead<T>(db: SessionDB, read: (store: Store) => T): T {
+  const slot = SLOTS.get(db);
+  if (slot === undefined) throw new TypeError("Cannot find the store of a SessionDB");
+  return slot.steady(read);
 }
 
 /**
@@ -240,13 +256,17 @@ export class SessionDB {
       retry: options.retry,
     };
     const connect = (): Opened => {
-      // Taken before the open: a change while it runs is seen at the next read.
-      const before = readonly ? fileState(path) : undefined;
+      // Taken before the open: a change while it runs is seen at the next call.
+      const state = fileState(path);
+      const identity = fileIdentity(path);
       const { db, writer, access } = openConnectionWith(openDriver, settings);
       const store = new Store(db, writer, { path, readonly, clock: options.clock });
-      return { store, watched: access === "immutable" ? before : undefined };
+      if (!readonly) return { store, watched: undefined };
+      // Without locks, every write is looked for; with them, SQLite sees writes, not a new file.
+      if (access === "immutable") return { store, watched: { by: fileState, was: state } };
+      return { store, watched: { by: fileIdentity, was: identity } };
     };
-    return new SessionDB(new StoreSlot(connect(), connect, fileState));
+    return new SessionDB(new StoreSlot(connect(), connect));
   }
 
   /** The database file path, as given to {@linkcode SessionDB.open} (or the default). */
@@ -1921,6 +1941,10 @@ export class SessionDB {
    *   takes about 40 s per million messages (see {@linkcode InspectOptions}).
    * @returns The description (see {@linkcode DatabaseInfo}).
    * @throws {SqliteError} On a storage failure other than a damaged page.
+   * @throws {OpenError} When the file is read without locks (this user may
+   *   not write it or its folder) and another process wrote it during each
+   *   of five tries, spread over about four seconds: the check could not
+   *   tell that from damage.
    *
    * @example
    * ```ts
@@ -1937,7 +1961,7 @@ export class SessionDB {
    * ```
    */
   inspect(options: InspectOptions = {}): DatabaseInfo {
-    return inspecting.inspectDatabase(this.#store, options);
+    return this.#slot.steady((store) => inspecting.inspectDatabase(store, options));
   }
 
   /**

@@ -15,20 +15,30 @@
  * @module
  */
 import type { Store } from "./store.ts";
+import { OpenError } from "../core/errors.ts";
+import { changedEachTimeReason, fileState, UNLOCKED_RETRY_PAUSES_MS } from "./file_state.ts";
+import { sleepSync } from "./write.ts";
 
-/** A newly opened store, and the file state to watch it by (`undefined`: nothing to watch). */
+/** What tells that a store's file moved: a view of the file, and what it was at the open. */
+export interface Watch {
+  /** The view (`fileState`, `fileIdentity`), of the store's path. */
+  readonly by: (path: string) => string;
+  /** What it gave just before the store was opened. */
+  readonly was: string;
+}
+
+/** A newly opened store, and how to watch its file (`undefined`: not watched). */
 export interface Opened {
   /** The store. */
   readonly store: Store;
-  /** `fileState` taken before it was opened, for an `"immutable"` store. */
-  readonly watched: string | undefined;
+  /** How to tell that it must be opened again. */
+  readonly watched: Watch | undefined;
 }
 
 /** Keeps the store of one `SessionDB` current (see the module's description). */
 export class StoreSlot {
   #opened: Opened;
   readonly #reopen: () => Opened;
-  readonly #state: (path: string) => string;
   readonly #pins = new Map<Store, number>();
   readonly #retired = new Set<Store>();
   #reopens = 0;
@@ -38,19 +48,21 @@ export class StoreSlot {
    * @param opened The store as first opened.
    * @param reopen Opens the file again (it may throw: the read then fails,
    *   and the next one tries again).
-   * @param state The file's state now (`fileState`).
    */
-  constructor(opened: Opened, reopen: () => Opened, state: (path: string) => string) {
+  constructor(opened: Opened, reopen: () => Opened) {
     this.#opened = opened;
     this.#reopen = reopen;
-    this.#state = state;
+  }
+
+  /** True when the file moved since the store was opened. */
+  #moved({ store, watched }: Opened): boolean {
+    return watched !== undefined && watched.by(store.path) !== watched.was;
   }
 
   /** The store to read through now: opened again first when its file moved. */
   current(): Store {
-    const { store, watched } = this.#opened;
-    if (watched === undefined || this.#closed) return store;
-    if (this.#state(store.path) === watched) return store;
+    const { store } = this.#opened;
+    if (this.#closed || !this.#moved(this.#opened)) return store;
     const next = this.#reopen();
     this.#opened = next;
     this.#reopens++;
@@ -62,6 +74,39 @@ export class StoreSlot {
   /** The store as it is, without looking at the file (for its path and mode). */
   get held(): Store {
     return this.#opened.store;
+  }
+
+  /**
+   * Runs a read long enough for the file's owner to write while it runs (the
+   * whole-file check of `info`): on a store read without locks, whose
+   * connection would take such a write for damage, it is run again on the
+   * file opened anew, after a pause, when the file moved meanwhile.
+   *
+   * @param read The read.
+   * @returns Its answer on a file that did not move while it ran.
+   * @throws {OpenError} When the file moved during every try.
+   */
+  steady<T>(read: (store: Store) => T): T {
+    for (let tries = 1;; tries++) {
+      const store = this.current();
+      const opened = this.#opened;
+      if (opened.watched?.by !== fileState || this.#closed) return read(store);
+      let answer: { value: T } | { error: unknown };
+      try {
+        answer = { value: read(store) };
+      } catch (error) {
+        answer = { error };
+      }
+      if (!this.#moved(opened)) {
+        if ("error" in answer) throw answer.error;
+        return answer.value;
+      }
+      const pause = UNLOCKED_RETRY_PAUSES_MS[tries - 1];
+      if (pause === undefined) {
+        throw new OpenError(store.path, changedEachTimeReason(tries, "reads"));
+      }
+      sleepSync(pause);
+    }
   }
 
   /** How many times the file was opened again (a live page's marker must move with it). */

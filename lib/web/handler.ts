@@ -133,6 +133,11 @@ function toErrorResponse(error: unknown, request: Request, log: (line: string) =
     return jsonError(403, "The database is open read-only");
   }
   log(failureLine(request, error));
+  if (error instanceof Error && (error.name === "OpenError" || error.name === "NotStateDbError")) {
+    // The file was moved away, emptied or replaced by another while the server runs: the
+    // next request opens it again. Its path stays in the log.
+    return jsonError(503, "The database file cannot be read now; try again");
+  }
   return jsonError(500, "Internal error");
 }
 

@@ -1,12 +1,14 @@
 /**
- * Worker process: backs a database up, or checks it, as another user,
+ * Worker process: backs a database up, checks it, or describes it
+ * (`SessionDB.inspect`, as `info`), as another user,
  * pausing once where the file has been read but the work not yet done until
  * a file `go` appears beside the database's folder, so that the test can
  * write the file at that moment.
  *
- * Argument: `{ tool: "backup" | "doctor", path, dest? }` as JSON. Output, one
- * line each: `paused`; then `ok <sessions> <messages>` (backup), `ok
- * <healthy>` (doctor), or `error <name> <message>`.
+ * Argument: `{ tool: "backup" | "doctor" | "info", path, dest? }` as JSON.
+ * Output, one line each: `paused`; then `ok <sessions> <messages>` (backup),
+ * `ok <healthy> <checks not ok>` (doctor), `ok <integrity>` (info), or
+ * `error <name> <message>`.
  *
  * @module
  */
@@ -16,11 +18,12 @@ import process from "node:process";
 import { backupDatabase } from "../../lib/health/backup.ts";
 import { doctor } from "../../lib/health/doctor.ts";
 import { loadDriver } from "../../lib/sqlite/driver/load.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import type { SqliteDriver } from "../../lib/sqlite/driver/types.ts";
 import { say } from "./_runtimes.ts";
 
 const { tool, path, dest } = JSON.parse(process.argv[2]) as {
-  tool: "backup" | "doctor";
+  tool: "backup" | "doctor" | "info";
   path: string;
   dest?: string;
 };
@@ -43,6 +46,22 @@ try {
       onProgress: (phase) => phase === "copying" && pause(),
     });
     say(`ok ${result.sessions} ${result.messages}`);
+  } else if (tool === "info") {
+    const driver = await loadDriver();
+    // The connection has read the file (its pages cached) when the check starts, and pauses.
+    const openDriver: SqliteDriver = (file, options) => {
+      const db = driver(file, options);
+      if (!options?.immutable) return db;
+      db.prepare("SELECT count(*) AS n FROM messages").get();
+      const prepare = db.prepare.bind(db);
+      db.prepare = (sql: string) => {
+        if (/quick_check/.test(sql)) pause();
+        return prepare(sql);
+      };
+      return db;
+    };
+    using db = await SessionDB.open({ path, readonly: true, openDriver });
+    say(`ok ${db.inspect().integrity?.join(" | ")}`);
   } else {
     const driver = await loadDriver();
     // The checks' connection has read the file (its pages cached) when it pauses.

@@ -93,6 +93,26 @@ test("SessionDB.open() in a child process with umask 022 recreates -wal and -shm
   }
 });
 
+test(`SessionDB.open() read-only beside its owner's -wal, which the owner deletes before the first read, takes back the -wal and -shm SQLite made for this user${asRoot}`, async (t) => {
+  const { dir, as } = await setup();
+  if (typeof as === "string") return t.skip(as);
+  if (isRoot() && !as.wrapper?.some((arg) => arg.startsWith("--reuid"))) {
+    return t.skip("the reader runs as root here, the owner of the file and of what it makes");
+  }
+  const path = folderWithFixture(dir, "busy", 0o777, 0o444);
+  // The owner's sidecars, as a live Hermes has them (empty: chooseReadAccess only looks).
+  writeFileSync(`${path}-wal`, "");
+  writeFileSync(`${path}-shm`, "");
+  const read = await openAs(as, { path, readonly: true, session: KNOWN, vanishingWal: true });
+  assert.match(read, /^ok found=yes modes=444,none,none /, "read as immutable once they were gone");
+  assert.deepEqual(
+    readdirSync(dirname(path)).sort(),
+    ["state.db"],
+    "no sidecar of the reader's left",
+  );
+  chmodSync(dirname(path), 0o755);
+});
+
 /**
  * The file's owner (this process) appends `count` messages to the known
  * session and closes, as a Hermes run would; the folder and file are made
@@ -193,4 +213,17 @@ test(`doctor() of a file the user may not write checks it again when its owner w
   const [, report] = await child.succeeded();
   // The fixture's own warnings, as a check of the quiet file gives them: no damage.
   assert.equal(report, "ok true fts:messages_fts_trigram,wal,files");
+});
+
+test(`SessionDB.inspect() of a file the user may not write checks it again when its owner wrote during the check${asRoot}`, async (t) => {
+  const { dir, as } = await setup();
+  if (typeof as === "string") return t.skip(as);
+  const path = folderWithFixture(dir, "owned", 0o777, 0o444);
+  const config = { tool: "info", path };
+  const child = startWorker(runtimeName(), "_paused_read.ts", [JSON.stringify(config)], as);
+  await child.waitFor((line) => line === "paused", "the pause before the check");
+  await ownerAppends(path, 200);
+  writeFileSync(join(dir, "go"), "");
+  const [, report] = await child.succeeded();
+  assert.equal(report, "ok ok", "no damage reported for the owner's write");
 });

@@ -1,6 +1,7 @@
 // The web handler, called without a socket: guards (Host, token, CSRF), the
 // page and its headers, and every API route on a copy of the v11 fixture.
 import { after, describe, test } from "node:test";
+import { renameSync } from "node:fs";
 import assert from "node:assert/strict";
 import { openStore } from "../../lib/open_store.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
@@ -88,6 +89,26 @@ describe("the page", () => {
   test("createHandler() refuses a method the page does not take", async () => {
     const response = await get("/", { method: "POST", body: "x" });
     assert.equal(response.status, 405);
+  });
+});
+
+describe("a file that goes away", () => {
+  test("createHandler() answers 503 while the read-only file is moved away (its path only in the log), and answers again once it is back", async () => {
+    const served = copyFixture("hermes-v11.db");
+    const reader = await openStore(served, { readonly: true });
+    after(() => reader.close());
+    const lines: string[] = [];
+    const h = createHandler(reader, { pollMs: 50, logError: (line) => lines.push(line) });
+    assert.equal((await get("/api/sessions", {}, h)).status, 200);
+    renameSync(served, `${served}.away`);
+    const gone = await get("/api/sessions", {}, h);
+    assert.equal(gone.status, 503);
+    const body = await gone.json();
+    assert.equal(body.error.message, "The database file cannot be read now; try again");
+    assert.ok(!JSON.stringify(body).includes(served), "no path leaves the server");
+    assert.match(lines.join("\n"), /no such file/);
+    renameSync(`${served}.away`, served);
+    assert.equal((await get("/api/sessions", {}, h)).status, 200);
   });
 });
 
