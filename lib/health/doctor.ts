@@ -32,7 +32,7 @@ import {
 import { removeStraySidecars, straySidecars } from "../sqlite/stray_sidecars.ts";
 import { finishFtsBackfill, pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
 import { FTS_TABLES, type FtsTable, SCHEMA_VERSION } from "../sqlite/schema/schema_sql.ts";
-import { runChecks } from "./checks.ts";
+import { type CheckOptions, runChecks } from "./checks.ts";
 import { ftsTriggerNames } from "../sqlite/schema/fts_triggers.ts";
 import { rebuildFtsTable, type RebuildOptions, type RebuildResult } from "./fts_rebuild.ts";
 import {
@@ -184,7 +184,7 @@ function damagedOrOpenError(path: string, error: unknown): OpenError {
 function readChecks(
   openDriver: SqliteDriver,
   path: string,
-  options: Parameters<typeof runChecks>[3],
+  options: CheckOptions,
 ): { sqliteVersion: string; checks: HealthCheck[] } | undefined {
   const access = chooseReadAccess(path);
   const watched = access === "immutable" ? fileState(path) : undefined;

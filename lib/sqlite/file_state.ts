@@ -4,8 +4,10 @@
  * takes no lock, so once another process writes (a Hermes of the file's
  * owner) it answers from stale pages, or from a mix of old and new ones
  * that it reports as a malformed file. A read-only store opened that way
- * compares this state before each read and reopens when it moved (see
- * `SessionDB`), as `backup` does around its copy.
+ * compares this state before each call and opens the file again when it
+ * moved (`store_slot.ts`); `backup`, `doctor`, `info`'s check and `sync`'s
+ * snapshot compare it after their work too, and start again. Any other
+ * read-only store is watched by the file's identity only.
  *
  * @module
  */

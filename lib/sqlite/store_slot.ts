@@ -2,11 +2,13 @@
  * The store a `SessionDB` reads through, kept current. A read-only store
  * opened `"immutable"` (a file this user may not write, or in a folder this
  * user may not write: see `read_access.ts`) never looks at the file again
- * by itself, so before each read the slot compares the file's state
+ * by itself, so before each call the slot compares the file's state
  * (`file_state.ts`) with the one taken before it was opened, and opens the
  * file again when it moved: the new connection sees the file as it is now
- * (through its `-wal`, read-only, once the owner's Hermes has one). Every
- * other store is returned as it is.
+ * (through its `-wal`, read-only, once the owner's Hermes has one). Any
+ * other read-only store sees writes through SQLite's locks but would read
+ * on a file taken away, so it is watched by the file's identity (a file put
+ * in its place is opened). A writable store is returned as it is.
  *
  * An iteration that reads across calls pins the store it started on
  * ({@linkcode StoreSlot.pinned}): a store replaced meanwhile is closed only
