@@ -8,6 +8,7 @@ import { fileState } from "../lib/sqlite/file_state.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { copyFixture, FIXTURES, tempDbPath } from "./_helpers.ts";
 import { OpenError } from "../lib/core/errors.ts";
+import { delay } from "./reliability/_runtimes.ts";
 
 /** Opens `path` read-only as a real store, watched by `by`, which gave `was` at the open. */
 async function opened(path: string, by: () => string, was: string): Promise<Opened> {
@@ -121,14 +122,17 @@ test("A read-only SessionDB follows a file put in its place (a restore by mv), a
     db.createSession("put-in-place", "cli");
   }
   renameSync(restored, path);
+  await delay(150); // it looks every 100 ms
   assert.equal(reader.getSession("put-in-place")?.source, "cli");
   assert.equal(reader.sessionCount(), sessions + 1);
   assert.notEqual(reader.dataVersion(), marker);
   rmSync(path);
+  await delay(150);
   assert.throws(() => reader.sessionCount(), (error: Error) => {
     assert.ok(error instanceof OpenError && error.kind === "not_found", String(error));
     return true;
   });
   copyFileSync(`${FIXTURES}hermes-v11.db`, path);
+  await delay(150);
   assert.equal(reader.sessionCount(), sessions, "read again once a file is back");
 });

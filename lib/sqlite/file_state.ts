@@ -52,19 +52,19 @@ export function fileState(given: string): string {
 }
 
 /**
- * Which file a database path leads to now: its real path (links resolved)
- * and its device and inode. A file put in its place (a restore by `mv`, a
- * rotation) or a link pointed elsewhere changes it; writes do not.
+ * Which file a database path leads to now: the device and inode of the
+ * file it names or links to. A file put in its place (a restore by `mv`, a
+ * rotation) or a link pointed elsewhere changes it; writes do not. One
+ * `stat`: cheap enough to ask before every call of a read-only store.
  *
  * @param given The database path, or a link to it.
  * @returns An opaque text to compare; `"missing"` when the file cannot be
  *   found.
  */
 export function fileIdentity(given: string): string {
-  const path = sqliteFilePath(given);
   try {
-    const { dev, ino } = statSync(path);
-    return `${dev}:${ino}:${path}`;
+    const { dev, ino } = statSync(given);
+    return `${dev}:${ino}`;
   } catch {
     return "missing";
   }

@@ -102,6 +102,9 @@ export interface SessionDBOptions {
   openDriver?: SqliteDriver;
 }
 
+/** How often a read-only store read with locks looks for a file put in its place. */
+const IDENTITY_LOOK_MS = 100;
+
 /** The store behind each open {@linkcode SessionDB} (for the asynchronous store). */
 const SLOTS = new WeakMap<SessionDB, StoreSlot>();
 
@@ -264,7 +267,7 @@ export class SessionDB {
       if (!readonly) return { store, watched: undefined };
       // Without locks, every write is looked for; with them, SQLite sees writes, not a new file.
       if (access === "immutable") return { store, watched: { by: fileState, was: state } };
-      return { store, watched: { by: fileIdentity, was: identity } };
+      return { store, watched: { by: fileIdentity, was: identity, everyMs: IDENTITY_LOOK_MS } };
     };
     return new SessionDB(new StoreSlot(connect(), connect));
   }

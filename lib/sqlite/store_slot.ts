@@ -27,6 +27,8 @@ export interface Watch {
   readonly by: (path: string) => string;
   /** What it gave just before the store was opened. */
   readonly was: string;
+  /** Looks at most this often (a `stat` costs as much as a small read); every call when absent. */
+  readonly everyMs?: number;
 }
 
 /** A newly opened store, and how to watch its file (`undefined`: not watched). */
@@ -45,6 +47,8 @@ export class StoreSlot {
   readonly #retired = new Set<Store>();
   #reopens = 0;
   #closed = false;
+  /** When the file was last looked at (`performance.now()`). */
+  #lookedAt = -Infinity;
 
   /**
    * @param opened The store as first opened.
@@ -58,7 +62,13 @@ export class StoreSlot {
 
   /** True when the file moved since the store was opened. */
   #moved({ store, watched }: Opened): boolean {
-    return watched !== undefined && watched.by(store.path) !== watched.was;
+    if (watched === undefined) return false;
+    if (watched.everyMs !== undefined) {
+      const now = performance.now();
+      if (now - this.#lookedAt < watched.everyMs) return false;
+      this.#lookedAt = now;
+    }
+    return watched.by(store.path) !== watched.was;
   }
 
   /** The store to read through now: opened again first when its file moved. */

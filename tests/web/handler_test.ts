@@ -101,6 +101,7 @@ describe("a file that goes away", () => {
     const h = createHandler(reader, { pollMs: 50, logError: (line) => lines.push(line) });
     assert.equal((await get("/api/sessions", {}, h)).status, 200);
     renameSync(served, `${served}.away`);
+    await new Promise((resolve) => setTimeout(resolve, 150)); // the store looks every 100 ms
     const gone = await get("/api/sessions", {}, h);
     assert.equal(gone.status, 503);
     const body = await gone.json();
@@ -108,6 +109,7 @@ describe("a file that goes away", () => {
     assert.ok(!JSON.stringify(body).includes(served), "no path leaves the server");
     assert.match(lines.join("\n"), /no such file/);
     renameSync(`${served}.away`, served);
+    await new Promise((resolve) => setTimeout(resolve, 150));
     assert.equal((await get("/api/sessions", {}, h)).status, 200);
   });
 });
