@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { SessionDB, storeOf } from "../lib/sqlite/session_db.ts";
@@ -158,4 +158,20 @@ test("SessionDB.open() of a file at the current schema writes nothing: no WAL fr
     db.close();
   }
   assert.deepEqual(readFileSync(path), before);
+});
+
+test("SessionDB.open() through a link to nothing fails with a not_found OpenError naming the link, read-only or not", async () => {
+  const link = join(tempDir(), "state.db");
+  symlinkSync(join(tempDir(), "gone.db"), link);
+  for (const readonly of [true, false]) {
+    await assert.rejects(SessionDB.open({ path: link, readonly }), (error: Error) => {
+      assert.ok(error instanceof OpenError, String(error));
+      assert.equal(error.kind, "not_found");
+      assert.equal(
+        error.message,
+        `Cannot open database "${link}": no such file (it is a link to a file that is not there)`,
+      );
+      return true;
+    });
+  }
 });

@@ -31,13 +31,12 @@ import {
 import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
 import { loadDriver } from "../sqlite/driver/load.ts";
-import { chooseReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
+import { chooseReadAccess, driverOptionsFor, readsUnlocked } from "../sqlite/read_access.ts";
 import {
   changedEachTimeReason,
   fileState,
   UNLOCKED_RETRY_PAUSES_MS,
 } from "../sqlite/file_state.ts";
-import { removeStraySidecars, straySidecars } from "../sqlite/stray_sidecars.ts";
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { BackupError, OpenError } from "../core/errors.ts";
 import { integrityCheck } from "../sqlite/integrity.ts";
@@ -263,8 +262,8 @@ export async function backupDatabase(
 /**
  * Copies `source` into the empty file `copy` (`VACUUM INTO`, one read
  * transaction), read as the read commands read: nothing changes, not even a
- * `-wal` left behind. A file read without locks (`"immutable"`: this user
- * may not write it or its folder) may be written by its owner meanwhile,
+ * `-wal` left behind. A file read without locks (this user may not write it,
+ * see `readsUnlocked`) may be written by its owner meanwhile,
  * which the read would not see: its state is compared before and after.
  *
  * @returns The session and message counts before and after the copy, or
@@ -278,7 +277,7 @@ function copyOnce(
   options: BackupOptions,
 ): [[number, number], [number, number]] | undefined {
   const access = chooseReadAccess(source);
-  const state = access === "immutable" ? fileState(source) : undefined;
+  const state = readsUnlocked(access, source) ? fileState(source) : undefined;
   const db = openDriver(source, driverOptionsFor(access));
   let copying = false;
   try {
@@ -302,7 +301,6 @@ function copyOnce(
     throw new OpenError(source, (error as Error).message, { cause: error });
   } finally {
     db.close();
-    if (access === "readonly") removeStraySidecars(straySidecars(source));
   }
 }
 

@@ -23,13 +23,12 @@ import {
 } from "../sqlite/damaged_file.ts";
 import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
 import { isCorruption } from "../sqlite/integrity.ts";
-import { chooseReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
+import { chooseReadAccess, driverOptionsFor, readsUnlocked } from "../sqlite/read_access.ts";
 import {
   changedEachTimeReason,
   fileState,
   UNLOCKED_RETRY_PAUSES_MS,
 } from "../sqlite/file_state.ts";
-import { removeStraySidecars, straySidecars } from "../sqlite/stray_sidecars.ts";
 import { finishFtsBackfill, pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
 import { FTS_TABLES, type FtsTable, SCHEMA_VERSION } from "../sqlite/schema/schema_sql.ts";
 import { type CheckOptions, runChecks } from "./checks.ts";
@@ -174,8 +173,8 @@ function damagedOrOpenError(path: string, error: unknown): OpenError {
 
 /**
  * Runs the checks on a read-only connection, as the read commands read. A
- * file read without locks (`"immutable"`: this user may not write it or its
- * folder) may be written by its owner meanwhile, which the connection would
+ * file read without locks (this user may not write it, see `readsUnlocked`)
+ * may be written by its owner meanwhile, which the connection would
  * take for damage: its state is compared before and after.
  *
  * @returns SQLite's version and the checks, or `undefined` when a file read
@@ -187,7 +186,7 @@ function readChecks(
   options: CheckOptions,
 ): { sqliteVersion: string; checks: HealthCheck[] } | undefined {
   const access = chooseReadAccess(path);
-  const watched = access === "immutable" ? fileState(path) : undefined;
+  const watched = readsUnlocked(access, path) ? fileState(path) : undefined;
   const changed = () => watched !== undefined && fileState(path) !== watched;
   const reader = openFor(openDriver, path, false);
   try {
@@ -202,7 +201,6 @@ function readChecks(
     throw error instanceof SqliteError ? damagedOrOpenError(path, error) : error;
   } finally {
     reader.close();
-    if (access === "readonly") removeStraySidecars(straySidecars(path));
   }
 }
 

@@ -24,12 +24,22 @@ export function present(path: string): boolean {
   }
 }
 
+/** A `-wal`'s inode, size and modification time (it grows, or starts over, with each commit). */
+function sidecarState(path: string): string {
+  try {
+    const stat = lstatSync(path);
+    return `${stat.ino}/${stat.size}/${stat.mtimeMs}`;
+  } catch {
+    return "none";
+  }
+}
+
 /**
  * The state of a database file as `stat` sees it: which file it is (device
  * and inode, so a file replaced by a rename differs), its size, its
- * modification and change times, and whether a `-wal` or `-journal` is
- * beside it (a writer needs one of them). Equal states mean no writer
- * touched the file in between. Asks only `stat`, never a descriptor (closing
+ * modification and change times, the same of its `-wal`, and whether a
+ * `-journal` is beside it (a writer needs one of them). Equal states mean
+ * no writer touched the file in between. Asks only `stat`, never a descriptor (closing
  * one would drop this process's locks on the file).
  *
  * @param given The database path, or a link to it (the sidecars are looked
@@ -46,9 +56,7 @@ export function fileState(given: string): string {
   } catch {
     return "missing";
   }
-  const wal = present(`${path}-wal`) ? "wal" : "";
-  const journal = present(`${path}-journal`) ? "journal" : "";
-  return `${file}:${wal}:${journal}`;
+  return `${file}:${sidecarState(`${path}-wal`)}:${present(`${path}-journal`)}`;
 }
 
 /**

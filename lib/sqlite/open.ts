@@ -22,7 +22,6 @@ import { loadDriver } from "./driver/load.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { NotStateDbError, OpenError } from "../core/errors.ts";
 import { chooseReadAccess, driverOptionsFor, type ReadAccess } from "./read_access.ts";
-import { removeStraySidecars, straySidecars } from "./stray_sidecars.ts";
 import { assertNotDamaged, leftoverJournalReason, recoverHint } from "./damaged_file.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
 import { diskFullReason, isDiskFull } from "./disk_space.ts";
@@ -91,11 +90,24 @@ function exists(path: string): boolean {
   }
 }
 
+/** Whether `path` (which exists, perhaps as a link) is a folder; a link to nothing is "no such file". */
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch (error) {
+    if (errorCode(error) !== "ENOENT") throw new OpenError(path, describe(error), { cause: error });
+    throw new OpenError(path, "no such file (it is a link to a file that is not there)", {
+      cause: error,
+      kind: "not_found",
+    });
+  }
+}
+
 /** Checks the path and creates a new file with mode 0600; true when it created one. */
 function preparePath(path: string, readonly: boolean): boolean {
   if (path === ":memory:") return false;
   if (exists(path)) {
-    if (statSync(path).isDirectory()) throw new OpenError(path, "it is a folder", { kind: "io" });
+    if (isFolder(path)) throw new OpenError(path, "it is a folder", { kind: "io" });
     // Never test by opening a descriptor: closing any descriptor on the file
     // drops every POSIX lock this process holds on it, those of its open
     // connections included (SQLite's "How To Corrupt", §2.2).
@@ -328,28 +340,6 @@ export function openConnectionWith(
       throw new OpenError(path, diskFullReason(path), { cause: error, kind: "full" });
     }
   }
-  for (let opens = 1;; opens++) {
-    const connection = connectOnce(openDriver, options, created);
-    if (connection.access !== "readonly" || opens === STRAY_OPENS) return connection;
-    // Beside a -wal its owner deleted meanwhile, SQLite made a -wal and -shm of this user's.
-    const stray = straySidecars(path);
-    if (stray.length === 0) return connection;
-    connection.db.close();
-    removeStraySidecars(stray);
-  }
-}
-
-/** How many times a read-only open that made sidecars beside another user's file is tried. */
-const STRAY_OPENS = 3;
-
-/** One open of {@linkcode openConnectionWith}, after the checks on the path. */
-function connectOnce(
-  openDriver: SqliteDriver,
-  options: ConnectionOptions,
-  created: boolean,
-): Connection {
-  const { path } = options;
-  const readonly = options.readonly ?? false;
   const access = readonly ? chooseReadAccess(path) : "write";
   let db: SqliteConnection;
   try {

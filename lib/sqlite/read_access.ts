@@ -25,18 +25,22 @@ import { present } from "./file_state.ts";
  * - `"readonly"`: SQLite's read-only mode, for a file with a `-wal` (another
  *   connection may be live, and it must never be checkpointed or deleted
  *   by a reader) or a `-journal` (a writer's rollback journal, which a
- *   read-write connection would play back into the file). The sidecars are
- *   the writer's; this connection only reads them.
- * - `"immutable"`: read-only without locks or sidecars, for a file without a
- *   `-wal` or `-journal` that this user may not write, or in a folder this
- *   user may not write. SQLite's read-only mode would create a `-wal` and
- *   `-shm` of this user's there (it cannot delete them), which the owner's
- *   Hermes could then not write; in a folder this user may not write it
- *   could not open the file at all. Such a connection never looks at the
- *   file again: once the owner's Hermes writes, it answers from stale pages,
- *   or from a mix it reports as a malformed file. A connection that lives
- *   on compares `fileState` (`file_state.ts`) before each read and opens the
- *   file again when it moved, as `SessionDB` does.
+ *   read-write connection would play back into the file), that this user
+ *   may write or in a folder this user may not write. The sidecars are the
+ *   writer's; this connection only reads them (see {@linkcode readsUnlocked}
+ *   for a `-shm` it may not write).
+ * - `"immutable"`: read-only without locks or sidecars, for a file this user
+ *   may not write in a folder this user may write, whatever is beside it
+ *   (SQLite's read-only mode would make a `-wal` and `-shm` of this user's
+ *   whenever the owner's last connection deleted its own just before the
+ *   read, which the owner's Hermes could then not write: it reads what the
+ *   owner has checkpointed instead), and for a file without a `-wal` or
+ *   `-journal` in a folder this user may not write (SQLite's read-only mode
+ *   could not open it). Such a connection never looks at the file again:
+ *   once the owner's Hermes writes, it answers from stale pages, or from a
+ *   mix it reports as a malformed file. A connection that lives on compares
+ *   `fileState` (`file_state.ts`) before each read and opens the file again
+ *   when it moved, as `SessionDB` does.
  */
 export type ReadAccess = "shared" | "readonly" | "immutable";
 
@@ -63,8 +67,28 @@ function mayWrite(path: string): boolean {
 export function chooseReadAccess(given: string): ReadAccess {
   if (given === ":memory:") return "shared";
   const path = sqliteFilePath(given);
+  const folder = mayWrite(dirname(path));
+  // SQLite's read-only mode could make a -wal and -shm of this user's beside another's file.
+  if (folder && !mayWrite(path)) return "immutable";
   if (present(`${path}-wal`) || present(`${path}-journal`)) return "readonly";
-  return mayWrite(dirname(path)) && mayWrite(path) ? "shared" : "immutable";
+  return folder ? "shared" : "immutable";
+}
+
+/**
+ * Whether a connection opened with `access` reads without the locks that
+ * keep a read whole while another process writes: `"immutable"` takes none,
+ * and SQLite's read-only mode beside a `-shm` this user may not write keeps
+ * its index of the `-wal` in its own memory, where the owner's checkpoints
+ * do not wait for it (measured: a check then reported damage). Such a read
+ * is compared with the file's state (`file_state.ts`) before and after.
+ *
+ * @param access How the file was opened.
+ * @param given The database path, or a link to it.
+ * @returns True when reads may come back torn.
+ */
+export function readsUnlocked(access: ReadAccess | "write", given: string): boolean {
+  if (access === "immutable") return true;
+  return access === "readonly" && !mayWrite(`${sqliteFilePath(given)}-shm`);
 }
 
 /**

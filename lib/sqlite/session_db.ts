@@ -9,6 +9,7 @@ import type { SqliteDriver } from "./driver/types.ts";
 import { type ConnectionOptions, openConnectionWith, type Synchronous } from "./open.ts";
 import { loadDriver } from "./driver/load.ts";
 import { fileIdentity, fileState } from "./file_state.ts";
+import { readsUnlocked } from "./read_access.ts";
 import { type Opened, StoreSlot } from "./store_slot.ts";
 import { defaultDbPath } from "../core/paths.ts";
 import { Store } from "./store.ts";
@@ -266,7 +267,7 @@ export class SessionDB {
       const store = new Store(db, writer, { path, readonly, clock: options.clock });
       if (!readonly) return { store, watched: undefined };
       // Without locks, every write is looked for; with them, SQLite sees writes, not a new file.
-      if (access === "immutable") return { store, watched: { by: fileState, was: state } };
+      if (readsUnlocked(access, path)) return { store, watched: { by: fileState, was: state } };
       return { store, watched: { by: fileIdentity, was: identity, everyMs: IDENTITY_LOOK_MS } };
     };
     return new SessionDB(new StoreSlot(connect(), connect));
