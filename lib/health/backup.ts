@@ -31,7 +31,7 @@ import {
 import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
 import { loadDriver } from "../sqlite/driver/load.ts";
-import { chooseReadAccess, driverOptionsFor, readsUnlocked } from "../sqlite/read_access.ts";
+import { chooseWholeReadAccess, driverOptionsFor, readsUnlocked } from "../sqlite/read_access.ts";
 import {
   changedEachTimeReason,
   fileState,
@@ -276,7 +276,7 @@ function copyOnce(
   dest: string,
   options: BackupOptions,
 ): [[number, number], [number, number]] | undefined {
-  const access = chooseReadAccess(source);
+  const access = chooseWholeReadAccess(source);
   const state = readsUnlocked(access, source) ? fileState(source) : undefined;
   const db = openDriver(source, driverOptionsFor(access));
   let copying = false;

@@ -28,7 +28,7 @@
  */
 import { chmodSync, renameSync, statSync } from "node:fs";
 import { loadDriver } from "../sqlite/driver/load.ts";
-import { chooseReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
+import { chooseWholeReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
 export type { RetitledSession } from "./_recovered_titles.ts";
 import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
 import type { SqliteConnection, SqliteDriver, SqlValue } from "../sqlite/driver/types.ts";
@@ -681,7 +681,7 @@ export async function recoverDatabase(
   // Read as the read commands read: nothing changes, not even a -wal left behind.
   let db: SqliteConnection | undefined;
   if (!fromWal) {
-    const access = foreignWal !== null ? "immutable" : chooseReadAccess(source);
+    const access = foreignWal !== null ? "immutable" : chooseWholeReadAccess(source);
     try {
       db = openDriver(source, driverOptionsFor(access));
     } catch (error) {

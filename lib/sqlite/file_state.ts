@@ -94,5 +94,5 @@ export const UNLOCKED_RETRY_PAUSES_MS: readonly number[] = [250, 500, 1000, 2000
  * @returns The reason, lower case.
  */
 export function changedEachTimeReason(tries: number, what: string): string {
-  return `it changed during each of ${tries} ${what} (this user may not write it or its folder, so it is read without locks); try again when its Hermes is idle`;
+  return `it changed during each of ${tries} ${what} (it is read without the locks that hold it still, as this user may not write it or its -shm); try again when its Hermes is idle`;
 }

@@ -32,7 +32,7 @@
  */
 import type { SqliteConnection, SqliteDriver } from "./driver/types.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
-import { driverOptionsFor } from "./read_access.ts";
+import { chooseReadAccess, driverOptionsFor } from "./read_access.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
 import { readWalCommits, type WalCommits } from "./wal_commits.ts";
 
@@ -83,8 +83,15 @@ function readFileAlone(path: string, openDriver: SqliteDriver): FileAlone | unde
   }
 }
 
-/** `sqlite_master` read through the `-wal`: its text, `"damaged"`, or `undefined` when unreadable for another reason. */
+/**
+ * `sqlite_master` read through the `-wal`: its text, `"damaged"`, or
+ * `undefined` when unreadable for another reason, or not read: beside
+ * another user's file in a folder this user may write, SQLite's read-only
+ * mode would make a `-wal` and `-shm` of this user's were the owner's `-wal`
+ * deleted meanwhile (the reads there are immutable, and skip the `-wal`).
+ */
 function schemaThroughWal(path: string, openDriver: SqliteDriver): string | undefined {
+  if (chooseReadAccess(path) === "immutable") return undefined;
   let db: SqliteConnection;
   try {
     db = openDriver(path, { readonly: true });

@@ -75,6 +75,25 @@ export function chooseReadAccess(given: string): ReadAccess {
 }
 
 /**
+ * {@linkcode chooseReadAccess} for a copy that must hold every commit
+ * (`backup`, `recover`): another user's file beside its `-wal`, in a folder
+ * this user may write, is read through that `-wal` (SQLite's read-only
+ * mode), not immutable, which would leave out every commit the `-wal` still
+ * holds. The race the read commands avoid so is run then: were the owner's
+ * last connection to delete its `-wal` just before the copy's first read,
+ * SQLite would make a `-wal` and `-shm` of this user's, which the owner's
+ * Hermes could not write.
+ *
+ * @param given The database file, or a link to it.
+ * @returns The access to use.
+ */
+export function chooseWholeReadAccess(given: string): ReadAccess {
+  const access = chooseReadAccess(given);
+  if (access !== "immutable" || given === ":memory:") return access;
+  return present(`${sqliteFilePath(given)}-wal`) ? "readonly" : access;
+}
+
+/**
  * Whether a connection opened with `access` reads without the locks that
  * keep a read whole while another process writes: `"immutable"` takes none,
  * and SQLite's read-only mode beside a `-shm` this user may not write keeps

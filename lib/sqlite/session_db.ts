@@ -8,12 +8,12 @@
 import type { SqliteDriver } from "./driver/types.ts";
 import { type ConnectionOptions, openConnectionWith, type Synchronous } from "./open.ts";
 import { loadDriver } from "./driver/load.ts";
-import { fileIdentity, fileState } from "./file_state.ts";
+import { fileIdentity, fileState, UNLOCKED_RETRY_PAUSES_MS } from "./file_state.ts";
 import { readsUnlocked } from "./read_access.ts";
 import { type Opened, StoreSlot } from "./store_slot.ts";
 import { defaultDbPath } from "../core/paths.ts";
 import { Store } from "./store.ts";
-import type { RetryOptions } from "./write.ts";
+import { type RetryOptions, sleepSync } from "./write.ts";
 import type {
   ConversationMessage,
   MessageRow,
@@ -259,7 +259,7 @@ export class SessionDB {
       synchronous: options.synchronous,
       retry: options.retry,
     };
-    const connect = (): Opened => {
+    const connectOnce = (): Opened => {
       // Taken before the open: a change while it runs is seen at the next call.
       const state = fileState(path);
       const identity = fileIdentity(path);
@@ -269,6 +269,22 @@ export class SessionDB {
       // Without locks, every write is looked for; with them, SQLite sees writes, not a new file.
       if (readsUnlocked(access, path)) return { store, watched: { by: fileState, was: state } };
       return { store, watched: { by: fileIdentity, was: identity, everyMs: IDENTITY_LOOK_MS } };
+    };
+    // An open's own reads (the schema) may meet the owner's checkpoint when read without
+    // locks, and fail as a damaged file would: opened again while the file moves.
+    const connect = (): Opened => {
+      for (let tries = 1;; tries++) {
+        const before = readonly ? fileState(path) : undefined;
+        try {
+          return connectOnce();
+        } catch (error) {
+          const pause = UNLOCKED_RETRY_PAUSES_MS[tries - 1];
+          if (before === undefined || pause === undefined || fileState(path) === before) {
+            throw error;
+          }
+          sleepSync(pause);
+        }
+      }
     };
     return new SessionDB(new StoreSlot(connect(), connect));
   }

@@ -5,8 +5,9 @@
  * a file `go` appears beside the database's folder, so that the test can
  * write the file at that moment.
  *
- * Argument: `{ tool: "backup" | "doctor" | "info", path, dest? }` as JSON.
- * Output, one line each: `paused`; then `ok <sessions> <messages>` (backup),
+ * Argument: `{ tool: "backup" | "doctor" | "info" | "recover", path, dest? }`
+ * as JSON (`recover` does not pause). Output, one line each: `paused`; then
+ * `ok <sessions> <messages>` (backup, recover),
  * `ok <healthy> <checks not ok>` (doctor), `ok <integrity>` (info), or
  * `error <name> <message>`.
  *
@@ -17,13 +18,14 @@ import { dirname, join } from "node:path";
 import process from "node:process";
 import { backupDatabase } from "../../lib/health/backup.ts";
 import { doctor } from "../../lib/health/doctor.ts";
+import { recoverDatabase } from "../../lib/health/recover.ts";
 import { loadDriver } from "../../lib/sqlite/driver/load.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import type { SqliteDriver } from "../../lib/sqlite/driver/types.ts";
 import { say } from "./_runtimes.ts";
 
 const { tool, path, dest } = JSON.parse(process.argv[2]) as {
-  tool: "backup" | "doctor" | "info";
+  tool: "backup" | "doctor" | "info" | "recover";
   path: string;
   dest?: string;
 };
@@ -45,6 +47,9 @@ try {
     const result = await backupDatabase(path, dest!, {
       onProgress: (phase) => phase === "copying" && pause(),
     });
+    say(`ok ${result.sessions} ${result.messages}`);
+  } else if (tool === "recover") {
+    const result = await recoverDatabase(path, dest!);
     say(`ok ${result.sessions} ${result.messages}`);
   } else if (tool === "info") {
     const driver = await loadDriver();

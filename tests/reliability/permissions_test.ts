@@ -101,9 +101,11 @@ test(`SessionDB.open() read-only of another user's file beside its -wal, in a fo
     return t.skip("the reader runs as root here, the owner of the file and of what it makes");
   }
   const path = folderWithFixture(dir, "busy", 0o777, 0o444);
-  // The owner's sidecars, as a live Hermes has them (empty: only their presence matters).
-  writeFileSync(`${path}-wal`, "");
-  writeFileSync(`${path}-shm`, "");
+  // The owner's Hermes, live: its -wal holds a commit (so the open's check of it runs).
+  if (!isRoot()) chmodSync(path, 0o644);
+  using owner = await SessionDB.open({ path });
+  owner.appendMessage(KNOWN, { role: "user", content: "in the owner's -wal" });
+  if (!isRoot()) chmodSync(path, 0o444);
   // SQLite's read-only mode would make a -wal and -shm of the reader's once those are gone,
   // which the owner's Hermes could not write: it is read immutable, what the owner checkpointed.
   const read = await openAs(as, { path, readonly: true, session: KNOWN, vanishingWal: true });
@@ -230,4 +232,35 @@ test(`SessionDB.inspect() of a file the user may not write checks it again when 
   writeFileSync(join(dir, "go"), "");
   const [, report] = await child.succeeded();
   assert.equal(report, "ok ok", "no damage reported for the owner's write");
+});
+
+test(`backupDatabase() and recoverDatabase() of another user's file in a folder the reader may write keep the commits its -wal holds${asRoot}`, async (t) => {
+  const { dir, as } = await setup();
+  if (typeof as === "string") return t.skip(as);
+  const path = folderWithFixture(dir, "held", 0o777, 0o444);
+  if (!isRoot()) chmodSync(path, 0o644);
+  let known: number;
+  {
+    using db = await SessionDB.open({ path, readonly: true });
+    known = db.messageCount(KNOWN);
+  }
+  // The owner's Hermes, still open: its last commits are in the -wal only.
+  using owner = await SessionDB.open({ path });
+  for (let i = 0; i < 5; i++) {
+    owner.appendMessage(KNOWN, { role: "user", content: `in the -wal ${i}` });
+  }
+  if (!isRoot()) chmodSync(path, 0o444);
+  const out = join(dir, "out");
+  mkdirSync(out, { mode: 0o777 });
+  chmodSync(out, 0o777);
+  writeFileSync(join(dir, "go"), ""); // backup's pause ends at once
+  for (const tool of ["backup", "recover"]) {
+    const dest = join(out, `${tool}.db`);
+    const config = { tool, path, dest };
+    const child = startWorker(runtimeName(), "_paused_read.ts", [JSON.stringify(config)], as);
+    const lines = await child.succeeded();
+    assert.match(lines.at(-1)!, /^ok /, `${tool}: ${lines.join(" | ")}`);
+    using copy = await SessionDB.open({ path: dest, readonly: true });
+    assert.equal(copy.messageCount(KNOWN), known + 5, tool);
+  }
 });

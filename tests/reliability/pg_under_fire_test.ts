@@ -55,7 +55,10 @@ function pg(command: "start" | "crash" | "restart" | "stop", dir: string): strin
  * while the server goes (porsager/postgres#1066: `socket.write` on a socket
  * it has already closed, outside any call the library could catch).
  */
-const CLIENT_CRASH = new RegExp(String.raw`TypeError: .*\n\s+at .*` + CLIENT_FRAME.source);
+const CLIENT_CRASH = new RegExp(
+  // Deno prints the failing line and a caret between the message and the first frame.
+  String.raw`TypeError: .*\n(?:(?!\s+at ).*\n){0,3}?\s+at .*` + CLIENT_FRAME.source,
+);
 
 /**
  * Runs `wait`; a writer that died of {@linkcode CLIENT_CRASH} instead counts
