@@ -9,7 +9,7 @@ import type { SqliteDriver } from "./driver/types.ts";
 import { type ConnectionOptions, openConnectionWith, type Synchronous } from "./open.ts";
 import { loadDriver } from "./driver/load.ts";
 import { fileIdentity, fileState, UNLOCKED_RETRY_PAUSES_MS } from "./file_state.ts";
-import { readsUnlocked } from "./read_access.ts";
+import { chooseReadAccess, readsUnlocked } from "./read_access.ts";
 import { type Opened, StoreSlot } from "./store_slot.ts";
 import { defaultDbPath } from "../core/paths.ts";
 import { Store } from "./store.ts";
@@ -197,13 +197,16 @@ export class SessionDB {
    * file first). With `readonly: true` nothing is created or changed: no
    * schema step, no write lock, no byte of the file or its sidecars; an
    * older file is read through views with the columns the upgrade would
-   * add, and a missing file is an error. A file this user may not write,
-   * or in a folder this user may not write, is then read without locks
-   * when no `-wal` or `-journal` is beside it (SQLite's read-only mode would
-   * leave a `-wal` and `-shm` of this user's there); since such a
+   * add, and a missing file is an error. Another user's file (one this
+   * user may not write) in a folder this user may write is then read
+   * without locks (SQLite's read-only mode could leave a `-wal` and `-shm`
+   * of this user's there, which the owner's Hermes could not write), so it
+   * shows what the owner has checkpointed; so is a file in a folder this
+   * user may not write, when no `-wal` is beside it. Since such a
    * connection cannot see another process write, each call first compares
-   * the file's `stat` with the one taken at the open, and opens the file
-   * again when it moved.
+   * the file's `stat` (and its `-wal`'s) with the one taken at the open,
+   * and opens the file again when it moved; any read-only store opens the
+   * file again when another is put in its place.
    *
    * @param options The file and settings: `path`, `readonly`,
    *   `synchronous`, `retry`, `clock`, `openDriver` (see
@@ -274,7 +277,8 @@ export class SessionDB {
     // locks, and fail as a damaged file would: opened again while the file moves.
     const connect = (): Opened => {
       for (let tries = 1;; tries++) {
-        const before = readonly ? fileState(path) : undefined;
+        const unlocked = readonly && readsUnlocked(chooseReadAccess(path), path);
+        const before = unlocked ? fileState(path) : undefined;
         try {
           return connectOnce();
         } catch (error) {

@@ -1,14 +1,15 @@
 /**
  * The store a `SessionDB` reads through, kept current. A read-only store
- * opened `"immutable"` (a file this user may not write, or in a folder this
- * user may not write: see `read_access.ts`) never looks at the file again
- * by itself, so before each call the slot compares the file's state
- * (`file_state.ts`) with the one taken before it was opened, and opens the
- * file again when it moved: the new connection sees the file as it is now
- * (through its `-wal`, read-only, once the owner's Hermes has one). Any
- * other read-only store sees writes through SQLite's locks but would read
- * on a file taken away, so it is watched by the file's identity (a file put
- * in its place is opened). A writable store is returned as it is.
+ * that reads without the locks that hold a read still (`readsUnlocked` in
+ * `read_access.ts`: opened `"immutable"`, or in SQLite's read-only mode
+ * beside a `-shm` this user may not write) would answer from stale pages,
+ * or from a mix it takes for damage, once another process writes; so
+ * before each call the slot compares the file's state (`file_state.ts`)
+ * with the one taken before it was opened, and opens the file again when
+ * it moved. Any other read-only store sees writes through SQLite's locks
+ * but would read on from a file taken away, so it is watched by the file's
+ * identity (a file put in its place is opened). A writable store is
+ * returned as it is.
  *
  * An iteration that reads across calls pins the store it started on
  * ({@linkcode StoreSlot.pinned}): a store replaced meanwhile is closed only
