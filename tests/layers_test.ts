@@ -71,6 +71,8 @@ const ALLOWED: Readonly<Record<string, string>> = {
     "info compares a SQLite file's schema version with this library's",
   "lib/cli/commands/migrate.ts → lib/sqlite/schema/schema_sql.ts":
     "migrate reports the SQLite schema version it upgrades to",
+  "lib/cli/main.ts → lib/sqlite/read_access.ts":
+    "the CLI words damage met reading another user's file without locks as a likely torn read",
   "lib/cli/main.ts → lib/sqlite/write_busy_error.ts":
     "the CLI words a SQLite write that gave up on the lock as one line",
 };

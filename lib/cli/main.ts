@@ -14,6 +14,7 @@ import {
   TitleError,
 } from "../core/errors.ts";
 import { WriteBusyError } from "../sqlite/write_busy_error.ts";
+import { chooseReadAccess, readsUnlocked } from "../sqlite/read_access.ts";
 import { isPostgresTarget } from "../open_store.ts";
 import { defaultDbPath } from "../core/paths.ts";
 import type { Command } from "./command.ts";
@@ -182,6 +183,15 @@ function conditionLine(
       : ` (waited ${Math.round(error.waitedMs / 1000)} s)`;
     return `database is locked by another process${waited}: ${dbPath ?? "the database"}`;
   }
+  // Read without locks (another user's file): the owner's checkpoint tore the read, most likely.
+  if (
+    error instanceof StorageError && error.kind === "corrupt" && dbPath !== undefined &&
+    !isPostgresTarget(dbPath) && readWithoutLocks(dbPath)
+  ) {
+    return `${error.message}: ${dbPath} is read without locks (this user may not write it or its ` +
+      `-shm), so its owner's Hermes may have written it during the read; run it again (as the ` +
+      `owner or root it is read with locks), and "hermes-state --db ${dbPath} doctor" if it stays`;
+  }
   // Damage found mid-read ("database disk image is malformed"): which file, and what to do.
   if (
     error instanceof StorageError && error.kind === "corrupt" && !(error instanceof OpenError) &&
@@ -192,6 +202,15 @@ function conditionLine(
       `says where; "hermes-state recover ${dbPath} NEW.db" saves what can still be read)`;
   }
   return undefined;
+}
+
+/** Whether the read-only commands read `path` without the locks that hold a read still. */
+function readWithoutLocks(path: string): boolean {
+  try {
+    return readsUnlocked(chooseReadAccess(path), path);
+  } catch {
+    return false;
+  }
 }
 
 function report(

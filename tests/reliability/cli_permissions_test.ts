@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync } from "node:fs";
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 import { folderWithFixture, tempDir } from "../_helpers.ts";
@@ -85,3 +85,27 @@ test(
     assert.equal(snapshot(join(dir, "open"))["state.db"], before);
   },
 );
+
+test(`the CLI words damage met reading another user's file without locks as a read the owner may have torn, with doctor if it stays${asRoot}`, async (t) => {
+  const dir = tempDir();
+  const as = await unprivileged(dir);
+  if (typeof as === "string") return t.skip(as);
+  const path = folderWithFixture(dir, "theirs", 0o777, 0o444);
+  // Four pages zeroed in the middle, where the messages' rows are (here real damage).
+  chmodSync(path, 0o644);
+  const bytes = readFileSync(path);
+  const pages = bytes.length / 4096;
+  bytes.fill(0, Math.floor(pages / 2) * 4096, (Math.floor(pages / 2) + 4) * 4096);
+  writeFileSync(path, bytes);
+  chmodSync(path, 0o444);
+  const run = await cliAs(as, ["--db", path, "export"]);
+  assert.equal(run.code, 1);
+  assert.equal(
+    // The last line: a first run of Deno in the worker's fresh home says what it downloads.
+    run.err.split(/(?<=\n)(?=.)/).at(-1),
+    `hermes-state: database disk image is malformed: ${path} is read without locks (this user may ` +
+      `not write it or its -shm), so its owner's Hermes may have written it during the read; run ` +
+      `it again (as the owner or root it is read with locks), and "hermes-state --db ${path} ` +
+      'doctor" if it stays\n',
+  );
+});
