@@ -120,6 +120,24 @@ test(`SessionDB.open() read-only of another user's file beside its -wal, in a fo
 });
 
 /**
+ * Runs `_paused_read.ts` with `config` as the unprivileged user; at its pause
+ * (the file read, the work not yet done) the owner appends 200 messages.
+ *
+ * @returns The worker's report, its last line.
+ */
+async function pausedWhileOwnerWrites(
+  as: StartOptions,
+  dir: string,
+  config: { tool: string; path: string; dest?: string },
+): Promise<string> {
+  const child = startWorker(runtimeName(), "_paused_read.ts", [JSON.stringify(config)], as);
+  await child.waitFor((line) => line === "paused", "the pause before the work");
+  await ownerAppends(config.path, 200);
+  writeFileSync(join(dir, "go"), "");
+  return (await child.succeeded()).at(-1)!;
+}
+
+/**
  * The file's owner (this process) appends `count` messages to the known
  * session and closes, as a Hermes run would; the folder and file are made
  * writable for it meanwhile when it is not root.
@@ -193,12 +211,7 @@ test(`backupDatabase() of a file the user may not write copies it again when its
   mkdirSync(out, { mode: 0o777 });
   chmodSync(out, 0o777);
   const dest = join(out, "copy.db");
-  const config = { tool: "backup", path, dest };
-  const child = startWorker(runtimeName(), "_paused_read.ts", [JSON.stringify(config)], as);
-  await child.waitFor((line) => line === "paused", "the pause before the copy");
-  await ownerAppends(path, 200);
-  writeFileSync(join(dir, "go"), "");
-  const [, report] = await child.succeeded();
+  const report = await pausedWhileOwnerWrites(as, dir, { tool: "backup", path, dest });
   const source = await rawOpen(path, true);
   const total = Number(source.prepare("SELECT count(*) AS n FROM messages").get()?.n);
   source.close();
@@ -211,12 +224,7 @@ test(`doctor() of a file the user may not write checks it again when its owner w
   const { dir, as } = await setup();
   if (typeof as === "string") return t.skip(as);
   const path = folderWithFixture(dir, "owned", 0o777, 0o444);
-  const config = { tool: "doctor", path };
-  const child = startWorker(runtimeName(), "_paused_read.ts", [JSON.stringify(config)], as);
-  await child.waitFor((line) => line === "paused", "the pause before the checks");
-  await ownerAppends(path, 200);
-  writeFileSync(join(dir, "go"), "");
-  const [, report] = await child.succeeded();
+  const report = await pausedWhileOwnerWrites(as, dir, { tool: "doctor", path });
   // The fixture's own warnings, as a check of the quiet file gives them: no damage.
   assert.equal(report, "ok true fts:messages_fts_trigram,wal,files");
 });
@@ -225,12 +233,7 @@ test(`SessionDB.inspect() of a file the user may not write checks it again when 
   const { dir, as } = await setup();
   if (typeof as === "string") return t.skip(as);
   const path = folderWithFixture(dir, "owned", 0o777, 0o444);
-  const config = { tool: "info", path };
-  const child = startWorker(runtimeName(), "_paused_read.ts", [JSON.stringify(config)], as);
-  await child.waitFor((line) => line === "paused", "the pause before the check");
-  await ownerAppends(path, 200);
-  writeFileSync(join(dir, "go"), "");
-  const [, report] = await child.succeeded();
+  const report = await pausedWhileOwnerWrites(as, dir, { tool: "info", path });
   assert.equal(report, "ok ok", "no damage reported for the owner's write");
 });
 
