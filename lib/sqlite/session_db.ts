@@ -262,30 +262,24 @@ export class SessionDB {
       synchronous: options.synchronous,
       retry: options.retry,
     };
-    const connectOnce = (): Opened => {
-      // Taken before the open: a change while it runs is seen at the next call.
-      const state = fileState(path);
-      const identity = fileIdentity(path);
-      const { db, writer, access } = openConnectionWith(openDriver, settings);
-      const store = new Store(db, writer, { path, readonly, clock: options.clock });
-      if (!readonly) return { store, watched: undefined };
-      // Without locks, every write is looked for; with them, SQLite sees writes, not a new file.
-      if (readsUnlocked(access, path)) return { store, watched: { by: fileState, was: state } };
-      return { store, watched: { by: fileIdentity, was: identity, everyMs: IDENTITY_LOOK_MS } };
-    };
-    // An open's own reads (the schema) may meet the owner's checkpoint when read without
-    // locks, and fail as a damaged file would: opened again while the file moves.
     const connect = (): Opened => {
       for (let tries = 1;; tries++) {
-        const unlocked = readonly && readsUnlocked(chooseReadAccess(path), path);
-        const before = unlocked ? fileState(path) : undefined;
+        // Taken before the open: a change while it runs is seen at the next call.
+        const state = readonly ? fileState(path) : undefined;
+        const identity = readonly ? fileIdentity(path) : undefined;
         try {
-          return connectOnce();
+          const { db, writer, access } = openConnectionWith(openDriver, settings);
+          const store = new Store(db, writer, { path, readonly, clock: options.clock });
+          if (state === undefined || identity === undefined) return { store, watched: undefined };
+          // Without locks, every write is looked for; with them, SQLite sees writes, not a new file.
+          if (readsUnlocked(access, path)) return { store, watched: { by: fileState, was: state } };
+          return { store, watched: { by: fileIdentity, was: identity, everyMs: IDENTITY_LOOK_MS } };
         } catch (error) {
+          // An open's own reads (the schema) may meet the owner's checkpoint when read without
+          // locks, and fail as a damaged file would: opened again while the file moves.
           const pause = UNLOCKED_RETRY_PAUSES_MS[tries - 1];
-          if (before === undefined || pause === undefined || fileState(path) === before) {
-            throw error;
-          }
+          const unlocked = state !== undefined && readsUnlocked(chooseReadAccess(path), path);
+          if (!unlocked || pause === undefined || fileState(path) === state) throw error;
           sleepSync(pause);
         }
       }
