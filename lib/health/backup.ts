@@ -32,11 +32,7 @@ import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
 import { loadDriver } from "../sqlite/driver/load.ts";
 import { chooseWholeReadAccess, driverOptionsFor, readsUnlocked } from "../sqlite/read_access.ts";
-import {
-  changedEachTimeReason,
-  fileState,
-  UNLOCKED_RETRY_PAUSES_MS,
-} from "../sqlite/file_state.ts";
+import { changedEachTimeReason, fileState, untilUnmoved } from "../sqlite/file_state.ts";
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { BackupError, OpenError } from "../core/errors.ts";
 import { integrityCheck } from "../sqlite/integrity.ts";
@@ -201,19 +197,19 @@ export async function backupDatabase(
   let copy = newTemp(dest, "copy");
   try {
     await stopIfAborted(options.signal);
-    let counts = copyOnce(openDriver, source, copy, dest, options);
-    for (const pause of UNLOCKED_RETRY_PAUSES_MS) {
-      if (counts !== undefined) break;
-      await stopIfAborted(options.signal);
-      await new Promise((resolve) => setTimeout(resolve, pause));
-      await stopIfAborted(options.signal);
-      rmSync(copy, { force: true });
-      copy = newTemp(dest, "copy");
-      counts = copyOnce(openDriver, source, copy, dest, options);
-    }
+    const counts = await untilUnmoved(
+      () => copyOnce(openDriver, source, copy, dest, options),
+      async (ms) => {
+        await stopIfAborted(options.signal);
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        await stopIfAborted(options.signal);
+        // The copy that a move spoilt is started again in a new file.
+        rmSync(copy, { force: true });
+        copy = newTemp(dest, "copy");
+      },
+    );
     if (counts === undefined) {
-      const tries = UNLOCKED_RETRY_PAUSES_MS.length + 1;
-      throw new BackupError(`Cannot back up ${source}: ${changedEachTimeReason(tries, "copies")}`);
+      throw new BackupError(`Cannot back up ${source}: ${changedEachTimeReason("copies")}`);
     }
     const [before, after] = counts;
     await stopIfAborted(options.signal);

@@ -24,11 +24,7 @@ import {
 import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
 import { isCorruption } from "../sqlite/integrity.ts";
 import { chooseReadAccess, driverOptionsFor, readsUnlocked } from "../sqlite/read_access.ts";
-import {
-  changedEachTimeReason,
-  fileState,
-  UNLOCKED_RETRY_PAUSES_MS,
-} from "../sqlite/file_state.ts";
+import { changedEachTimeReason, fileState, untilUnmoved } from "../sqlite/file_state.ts";
 import { finishFtsBackfill, pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
 import { FTS_TABLES, type FtsTable, SCHEMA_VERSION } from "../sqlite/schema/schema_sql.ts";
 import { type CheckOptions, runChecks } from "./checks.ts";
@@ -373,15 +369,10 @@ export async function doctor(path: string, options: DoctorOptions = {}): Promise
     : undefined;
   // The -wal and -shm there now; any other is the doctor's own connection's (not judged).
   const existedBefore = new Set(databaseFiles(path).map((file) => file.path));
-  let read = readChecks(openDriver, path, { ...checkOptions, existedBefore });
-  for (const pause of UNLOCKED_RETRY_PAUSES_MS) {
-    if (read !== undefined) break;
-    await new Promise((resolve) => setTimeout(resolve, pause));
-    read = readChecks(openDriver, path, { ...checkOptions, existedBefore });
-  }
-  if (read === undefined) {
-    throw new OpenError(path, changedEachTimeReason(UNLOCKED_RETRY_PAUSES_MS.length + 1, "checks"));
-  }
+  const read = await untilUnmoved(() =>
+    readChecks(openDriver, path, { ...checkOptions, existedBefore })
+  );
+  if (read === undefined) throw new OpenError(path, changedEachTimeReason("checks"));
   const { sqliteVersion, checks } = read;
   if (!fix) {
     return {

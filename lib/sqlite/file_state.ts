@@ -86,13 +86,42 @@ export function fileIdentity(given: string): string {
  */
 export const UNLOCKED_RETRY_PAUSES_MS: readonly number[] = [250, 500, 1000, 2000];
 
+/** Waits `ms` milliseconds. */
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
 /**
- * Why a read without locks was given up on.
+ * Runs `attempt`, a read that gives `undefined` when the file moved while it
+ * ran, until it answers: once, then once more after each pause of
+ * {@linkcode UNLOCKED_RETRY_PAUSES_MS} (for the asynchronous commands;
+ * `StoreSlot.steady` is the synchronous twin).
  *
- * @param tries How many times it ran.
+ * @param attempt One try.
+ * @param pause Waits between two tries (a caller may also stop there, or make
+ *   the next try ready); a plain wait by default.
+ * @returns The first answer; `undefined` when the file moved during every try.
+ */
+export async function untilUnmoved<T>(
+  attempt: () => T | undefined,
+  pause: (ms: number) => Promise<void> = sleep,
+): Promise<T | undefined> {
+  let answer = attempt();
+  for (const ms of UNLOCKED_RETRY_PAUSES_MS) {
+    if (answer !== undefined) break;
+    await pause(ms);
+    answer = attempt();
+  }
+  return answer;
+}
+
+/**
+ * Why a read without locks was given up on, after every try.
+ *
  * @param what What ran, plural (`"copies"`, `"checks"`, `"reads"`).
  * @returns The reason, lower case.
  */
-export function changedEachTimeReason(tries: number, what: string): string {
+export function changedEachTimeReason(what: string): string {
+  const tries = UNLOCKED_RETRY_PAUSES_MS.length + 1;
   return `it changed during each of ${tries} ${what} (it is read without the locks that hold it still, as this user may not write it or its -shm); try again when its Hermes is idle`;
 }

@@ -116,7 +116,7 @@ export class StoreSlot {
       }
       const pause = UNLOCKED_RETRY_PAUSES_MS[tries - 1];
       if (pause === undefined) {
-        throw new OpenError(store.path, changedEachTimeReason(tries, "reads"));
+        throw new OpenError(store.path, changedEachTimeReason("reads"));
       }
       sleepSync(pause);
     }
