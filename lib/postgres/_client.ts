@@ -12,7 +12,7 @@ import { OpenError, StorageError, type StorageErrorKind } from "../core/errors.t
 import { maskPassword, passwordFor, type PgServerOptions, serverOptions } from "./_url.ts";
 import { decodeText, encodeText } from "./_text_codec.ts";
 import { spreadExtraColumns } from "./_extra.ts";
-import { guardLostSocketWrites } from "./_lost_socket_guard.ts";
+import { firstStackFrame, guardLostSocketWrites } from "./_lost_socket_guard.ts";
 
 /** A row as the client returns it, after the text codec. */
 export type PgRow = Record<string, unknown>;
@@ -155,7 +155,7 @@ export const CLIENT_FRAME = /[\\/]postgres[\\/](?:\d+\.\d+\.\d+[\\/])?(?:cjs[\\/
  */
 export function failedInsideClient(error: unknown): error is TypeError {
   if (!(error instanceof TypeError)) return false;
-  const frame = (error.stack ?? "").split("\n").find((line) => /^\s+at /.test(line));
+  const frame = firstStackFrame(error);
   return frame !== undefined && CLIENT_FRAME.test(frame);
 }
 

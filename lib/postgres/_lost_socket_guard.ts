@@ -21,6 +21,16 @@ const NULL_WRITE =
 const NEXT_WRITE_FRAME = /^\s+at (?:\S+\.)?nextWrite \(/;
 
 /**
+ * The first frame of `error`'s stack (`    at …`): the code that threw it.
+ *
+ * @param error What was thrown.
+ * @returns The frame's line; `undefined` without a stack.
+ */
+export function firstStackFrame(error: Error): string | undefined {
+  return (error.stack ?? "").split("\n").find((line) => /^\s+at /.test(line));
+}
+
+/**
  * Whether `error` is the client writing to a socket it dropped: a
  * `TypeError` reading `write` of `null`, thrown by the client's
  * `nextWrite` itself (its first stack frame).
@@ -30,7 +40,7 @@ const NEXT_WRITE_FRAME = /^\s+at (?:\S+\.)?nextWrite \(/;
  */
 export function isLostSocketWrite(error: unknown): boolean {
   if (!(error instanceof TypeError) || !NULL_WRITE.test(error.message)) return false;
-  const frame = (error.stack ?? "").split("\n").find((line) => /^\s+at /.test(line));
+  const frame = firstStackFrame(error);
   return frame !== undefined && NEXT_WRITE_FRAME.test(frame);
 }
 
