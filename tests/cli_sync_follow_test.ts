@@ -13,15 +13,12 @@ import { syncLockName } from "../lib/postgres/sync_origin.ts";
 import { interruptibleIo, runCli, v11Copy } from "./_cli_io.ts";
 import { tempDbPath } from "./_helpers.ts";
 import { freshSchema, PG_SKIP, PG_URL, schemaUrl } from "./store/_pg.ts";
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+import { delay } from "./reliability/_runtimes.ts";
 
 async function until(done: () => boolean): Promise<void> {
   for (let waited = 0; !done(); waited += 50) {
     if (waited > 30_000) throw new Error("timed out");
-    await sleep(50);
+    await delay(50);
   }
 }
 
@@ -63,7 +60,7 @@ describe("sync --follow, as an operator runs it", { skip: PG_SKIP }, () => {
     try {
       const unlock = await other.lock(syncLockName("web-1"));
       const pass = runCli(["sync", file, "--to", url, "--origin", "web-1"]);
-      await sleep(1500);
+      await delay(1500);
       await unlock();
       const done = await pass;
       assert.equal(done.code, 0);

@@ -10,6 +10,7 @@ import { connectPg, type PgClient } from "../../lib/postgres/_client.ts";
 import { isLostSocketWrite } from "../../lib/postgres/_lost_socket_guard.ts";
 import { StorageError } from "../../lib/core/errors.ts";
 import { freshSchema, PG_SKIP, PG_URL } from "./_pg.ts";
+import { delay } from "../reliability/_runtimes.ts";
 
 /**
  * Skipped where the test runner fails a test on any uncaught error itself
@@ -49,8 +50,23 @@ async function endOthers(admin: PgClient, name: string): Promise<void> {
   );
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Runs `fn` with a client whose connections are the test's own (see
+ * {@linkcode ownUrl}) and an admin client that may end them; both closed after.
+ */
+async function withOwnPool(
+  fn: (client: PgClient, admin: PgClient, name: string) => Promise<void>,
+): Promise<void> {
+  const schema = freshSchema();
+  const own = ownUrl();
+  const client = await connectPg(own.url, schema);
+  const admin = await connectPg(PG_URL!, schema, { max: 1 });
+  try {
+    await fn(client, admin, own.name);
+  } finally {
+    await client.close();
+    await admin.close();
+  }
 }
 
 test("isLostSocketWrite() knows the client's write to a dropped socket, and nothing else", () => {
@@ -77,12 +93,8 @@ test(
   {
     skip: GUARD_SKIP,
   },
-  async () => {
-    const schema = freshSchema();
-    const own = ownUrl();
-    const client = await connectPg(own.url, schema);
-    const admin = await connectPg(PG_URL!, schema, { max: 1 });
-    try {
+  () =>
+    withOwnPool(async (client, admin, name) => {
       for (let round = 0; round < 3; round++) {
         const unlock = await client.lock(`lost ${round}`);
         // A statement under the lock, on another connection: fails when the lock is lost.
@@ -92,22 +104,18 @@ test(
           assert.match(error.message, /the connection holding the lock "lost \d" was lost/);
           return true;
         });
-        await sleep(100);
+        await delay(100);
         const started = Date.now();
-        assert.equal(await endLockHolders(admin, own.name), 1);
+        assert.equal(await endLockHolders(admin, name), 1);
         await failed;
         assert.ok(Date.now() - started < 5000, "failed at once, not when the statement ended");
         // Its release says it was lost (COMMIT on the dropped connection did not end the process).
         await assert.rejects(unlock(), StorageError);
-        await sleep(100);
+        await delay(100);
         // Released: the next statement runs on a new connection.
         assert.deepEqual(await client.query("SELECT 1 AS one"), [{ one: 1 }]);
       }
-    } finally {
-      await client.close();
-      await admin.close();
-    }
-  },
+    }),
 );
 
 test(
@@ -115,12 +123,8 @@ test(
   {
     skip: GUARD_SKIP,
   },
-  async () => {
-    const schema = freshSchema();
-    const own = ownUrl();
-    const client = await connectPg(own.url, schema);
-    const admin = await connectPg(PG_URL!, schema, { max: 1 });
-    try {
+  () =>
+    withOwnPool(async (client, admin, name) => {
       for (let round = 0; round < 5; round++) {
         const unlock = await client.lock("blip");
         const work = Promise.allSettled(
@@ -129,19 +133,15 @@ test(
               for (let i = 0; i < 20; i++) await query("SELECT pg_sleep(0.005)");
             })),
         );
-        await sleep(20 + round * 10);
-        await endOthers(admin, own.name);
+        await delay(20 + round * 10);
+        await endOthers(admin, name);
         await work;
         await unlock().catch(() => {});
-        await sleep(100);
+        await delay(100);
         assert.deepEqual(await client.query("SELECT 2 AS two"), [{ two: 2 }]);
         await client.transaction((query) => query("SELECT 3"));
       }
-    } finally {
-      await client.close();
-      await admin.close();
-    }
-  },
+    }),
 );
 
 test("a lock held by another: the one that waits is told once, then takes it", {
@@ -155,7 +155,7 @@ test("a lock held by another: the one that waits is told once, then takes it", {
     second.onLockWait = (name) => waited.push(name);
     const unlockFirst = await first.lock("shared");
     const taking = second.lock("shared");
-    await sleep(200);
+    await delay(200);
     assert.deepEqual(waited, ["shared"]);
     await unlockFirst();
     await (await taking)();

@@ -12,6 +12,7 @@ import { copyFixture, rawOpen, tempDbPath } from "../_helpers.ts";
 import { HOSTILE_ID, hostileDb } from "./_served.ts";
 import { parseSince } from "../../lib/core/usage.ts";
 import { listen } from "../../lib/web/listen.ts";
+import { delay } from "../reliability/_runtimes.ts";
 
 const ORIGIN = "http://127.0.0.1:8787";
 const path = await hostileDb();
@@ -101,7 +102,7 @@ describe("a file that goes away", () => {
     const h = createHandler(reader, { pollMs: 50, logError: (line) => lines.push(line) });
     assert.equal((await get("/api/sessions", {}, h)).status, 200);
     renameSync(served, `${served}.away`);
-    await new Promise((resolve) => setTimeout(resolve, 150)); // the store looks every 100 ms
+    await delay(150); // the store looks every 100 ms
     const gone = await get("/api/sessions", {}, h);
     assert.equal(gone.status, 503);
     const body = await gone.json();
@@ -109,7 +110,7 @@ describe("a file that goes away", () => {
     assert.ok(!JSON.stringify(body).includes(served), "no path leaves the server");
     assert.match(lines.join("\n"), /no such file/);
     renameSync(`${served}.away`, served);
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await delay(150);
     assert.equal((await get("/api/sessions", {}, h)).status, 200);
   });
 });
