@@ -5,6 +5,8 @@
  * @module
  */
 
+import { delay } from "../core/delay.ts";
+
 /** How often a pause looks whether the run was stopped, in milliseconds. */
 const SLICE_MS = 100;
 
@@ -25,6 +27,6 @@ const SLICE_MS = 100;
  */
 export async function pauseUnless(seconds: number, stopped: () => boolean): Promise<void> {
   for (let waited = 0; waited < seconds * 1000 && !stopped(); waited += SLICE_MS) {
-    await new Promise((resolve) => setTimeout(resolve, Math.min(SLICE_MS, seconds * 1000)));
+    await delay(Math.min(SLICE_MS, seconds * 1000));
   }
 }

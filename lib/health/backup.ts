@@ -47,6 +47,7 @@ import {
 } from "./_temp_files.ts";
 import { fileIdentity, isDatabaseFile } from "../files/same_file.ts";
 import { outputPathProblem, writeFailureReason } from "../files/output_path.ts";
+import { delay } from "../core/delay.ts";
 
 /** Options of {@linkcode backupDatabase}. */
 export interface BackupOptions {
@@ -201,7 +202,7 @@ export async function backupDatabase(
       () => copyOnce(openDriver, source, copy, dest, options),
       async (ms) => {
         await stopIfAborted(options.signal);
-        await new Promise((resolve) => setTimeout(resolve, ms));
+        await delay(ms);
         await stopIfAborted(options.signal);
         // The copy that a move spoilt is started again in a new file.
         rmSync(copy, { force: true });

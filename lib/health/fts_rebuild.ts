@@ -38,6 +38,7 @@ import { TimedWriter } from "./transaction.ts";
 import type { RetryOptions } from "../sqlite/write.ts";
 import { fillInBatches } from "./_fts_batches.ts";
 import { refillFtsTable } from "./fts_refill.ts";
+import { delay } from "../core/delay.ts";
 
 /** Options of {@linkcode rebuildFtsTable}. */
 export interface RebuildOptions {
@@ -87,10 +88,6 @@ export interface RebuildResult {
   readonly swapMs: number;
   /** Wall time, in milliseconds. */
   readonly totalMs: number;
-}
-
-function timer(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** The name of the table built beside `table`. */
@@ -146,7 +143,7 @@ export async function rebuildFtsTable(
   if (options.damaged || !hasTable(db, table)) return await refillFtsTable(db, table, options);
   const started = performance.now();
   const pause = options.pauseMs ?? 100;
-  const sleep = options.sleep ?? timer;
+  const sleep = options.sleep ?? delay;
   const writer = new TimedWriter(db, options.retry);
   const side = rebuildName(table);
 

@@ -33,10 +33,7 @@ import { dropFtsTriggers } from "../sqlite/schema/fts_triggers.ts";
 import { fillInBatches } from "./_fts_batches.ts";
 import type { RebuildOptions, RebuildResult } from "./fts_rebuild.ts";
 import { TimedWriter } from "./transaction.ts";
-
-function timer(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+import { delay } from "../core/delay.ts";
 
 /**
  * Replaces one full-text table by an empty one its triggers keep current,
@@ -93,7 +90,7 @@ export async function refillFtsTable(
     upTo,
     budgetMs: options.batchBudgetMs ?? 200,
     pauseMs: options.pauseMs ?? 100,
-    sleep: options.sleep ?? timer,
+    sleep: options.sleep ?? delay,
     signal: options.signal,
     onProgress: options.onProgress,
     fill: (after, last) => {
@@ -102,7 +99,7 @@ export async function refillFtsTable(
       return changes;
     },
   });
-  await (options.sleep ?? timer)(options.pauseMs ?? 100);
+  await (options.sleep ?? delay)(options.pauseMs ?? 100);
   options.signal?.throwIfAborted();
   const { heldMs: swapMs } = writer.run(() => {
     db.prepare("DELETE FROM state_meta WHERE key = ?").run(key);

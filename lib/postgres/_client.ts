@@ -13,6 +13,7 @@ import { maskPassword, passwordFor, type PgServerOptions, serverOptions } from "
 import { decodeText, encodeText } from "./_text_codec.ts";
 import { spreadExtraColumns } from "./_extra.ts";
 import { firstStackFrame, guardLostSocketWrites } from "./_lost_socket_guard.ts";
+import { delay } from "../core/delay.ts";
 
 /** A row as the client returns it, after the text codec. */
 export type PgRow = Record<string, unknown>;
@@ -286,10 +287,6 @@ const RETIRED_POOL_SECONDS = 5;
 const INT8 = 20;
 const NUMERIC = 1700;
 
-function timer(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 /**
  * Opens a pool on `url` (its `schema` query parameter removed by the caller)
  * with `search_path` set to `schema`, and checks that the server answers.
@@ -430,7 +427,7 @@ export async function connectPg(
   }
   opened = true;
   const maxAttempts = options.maxAttempts ?? 15;
-  const sleep = options.sleep ?? timer;
+  const sleep = options.sleep ?? delay;
   const random = options.random ?? Math.random;
   // Through a pooler, a read-only pool's statements are each a transaction that says so.
   const readOnlyMode = pooled && options.readonly ? "read only" : "";

@@ -14,6 +14,7 @@
  * @module
  */
 import { sleepSync } from "./write.ts";
+import { delay } from "../core/delay.ts";
 
 /** How long one transaction may hold the lock, and how long the lock is then left free. */
 export interface BatchOptions {
@@ -59,10 +60,6 @@ export interface BatchReport {
 export interface AsyncBatchWrite<T> extends Omit<BatchWrite<T>, "sleep"> {
   /** Waits `ms` milliseconds (tests inject one). Defaults to a timer. */
   readonly sleep?: (ms: number) => Promise<void>;
-}
-
-function timer(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /**
@@ -171,7 +168,7 @@ export async function writeInBatchesAsync<T>(
   items: readonly T[],
   write: AsyncBatchWrite<T>,
 ): Promise<BatchReport> {
-  const sleep = write.sleep ?? timer;
+  const sleep = write.sleep ?? delay;
   const run = new BatchRun(items, write);
   while (run.pending) {
     await transaction(run.body());

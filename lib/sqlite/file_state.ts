@@ -13,6 +13,7 @@
  */
 import { lstatSync, statSync } from "node:fs";
 import { sqliteFilePath } from "../files/real_path.ts";
+import { delay } from "../core/delay.ts";
 
 /** Whether something is at `path` (a link counts, as SQLite would open it), asking `lstat` only. */
 export function present(path: string): boolean {
@@ -86,11 +87,6 @@ export function fileIdentity(given: string): string {
  */
 export const UNLOCKED_RETRY_PAUSES_MS: readonly number[] = [250, 500, 1000, 2000];
 
-/** Waits `ms` milliseconds. */
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 /**
  * Runs `attempt`, a read that gives `undefined` when the file moved while it
  * ran, until it answers: once, then once more after each pause of
@@ -104,7 +100,7 @@ function sleep(ms: number): Promise<void> {
  */
 export async function untilUnmoved<T>(
   attempt: () => T | undefined,
-  pause: (ms: number) => Promise<void> = sleep,
+  pause: (ms: number) => Promise<void> = delay,
 ): Promise<T | undefined> {
   let answer = attempt();
   for (const ms of UNLOCKED_RETRY_PAUSES_MS) {

@@ -7,6 +7,7 @@
  */
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { WriteBusyError } from "./write_busy_error.ts";
+import { delay } from "../core/delay.ts";
 
 /** How an asynchronous store waits for a lock another connection holds. */
 export interface StoreRetryOptions {
@@ -31,10 +32,6 @@ export interface StoreRetryOptions {
   readonly random?: () => number;
 }
 
-function timer(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 /** True for an error that means "another connection holds the lock". */
 export function isBusyError(error: unknown): error is SqliteError {
   return error instanceof SqliteError && error.isBusy;
@@ -56,7 +53,7 @@ export async function retryWhileBusy<T>(
   const timeoutMs = options.timeoutMs ?? 15_000;
   const minDelayMs = options.minDelayMs ?? 20;
   const maxDelayMs = options.maxDelayMs ?? 150;
-  const sleep = options.sleep ?? timer;
+  const sleep = options.sleep ?? delay;
   const random = options.random ?? Math.random;
   const started = performance.now();
   for (let attempts = 1;; attempts++) {

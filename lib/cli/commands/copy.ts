@@ -28,6 +28,7 @@ import { plural } from "../../render/format.ts";
 import { LockPacer } from "../../sqlite/batches.ts";
 import { renamedNote } from "../renamed_note.ts";
 import { diskFullReason, isDiskFull } from "../../sqlite/disk_space.ts";
+import { delay } from "../../core/delay.ts";
 
 const USAGE = `Usage: hermes-state copy [options] SRC DEST
 
@@ -182,7 +183,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         // Leave a file's write lock free now and then, so that other writers get in (a server
         // has no such lock).
         const pause = pacer?.due() ?? 0;
-        if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+        if (pause > 0) await delay(pause);
       } catch (error) {
         if (isDiskFull(error, target.target)) {
           // Every session after this one would fail the same way: one line, and stop.

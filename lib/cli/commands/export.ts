@@ -26,6 +26,7 @@ import {
   htmlDocumentStart,
   renderSessionHtml,
 } from "../../web/html_transcript.ts";
+import { delay } from "../../core/delay.ts";
 
 const USAGE = `Usage: hermes-state export [options] [OUTPUT|-]
 
@@ -130,11 +131,6 @@ function refuseOutput(output: string, dbPath: string, force: boolean): void {
   }
 }
 
-/** Lets timers and signal handlers run (a long export of a file has no other pause). */
-function yieldToEventLoop(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
-}
-
 /** A suffix that keeps two concurrent exports to one file apart. */
 function tempSuffix(): string {
   return Math.random().toString(36).slice(2, 10);
@@ -219,7 +215,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         : jsonLine(record);
       await sink.write(text);
       progress.update(++count);
-      if (count % DRAIN_EVERY === 0) await yieldToEventLoop();
+      // Lets timers and signal handlers run (a long export of a file has no other pause).
+      if (count % DRAIN_EVERY === 0) await delay(0);
       if (interrupted !== undefined) throw new InterruptedError(interrupted);
     }
     if (format === "html") await sink.write(htmlDocumentEnd());

@@ -20,6 +20,7 @@ import { CommandError } from "../usage_error.ts";
 import { LockPacer } from "../../sqlite/batches.ts";
 import { renamedNote } from "../renamed_note.ts";
 import { diskFullReason, isDiskFull } from "../../sqlite/disk_space.ts";
+import { delay } from "../../core/delay.ts";
 
 const USAGE = `Usage: hermes-state import [options] FILE|-
 
@@ -156,7 +157,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       }
       // Leave the lock free now and then, so that other writers get in.
       const pause = pacer.due();
-      if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+      if (pause > 0) await delay(pause);
     } catch (error) {
       if (isDiskFull(error, store.target)) {
         // Every line after this one would fail the same way: one line, and stop.
