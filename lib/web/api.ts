@@ -12,6 +12,7 @@ import type { RichSessionRow, SearchHit, SessionExport } from "../core/types.ts"
 import { parseSince, USAGE_GROUPINGS, type UsageGrouping } from "../core/usage.ts";
 import { checkTimeZone } from "../core/time_zone.ts";
 import { EXPORT_MEDIA_TYPES, type ExportFormat, exportStream } from "./export_stream.ts";
+import { failureLine } from "./failure_line.ts";
 import { lineageTree } from "./lineage_tree.ts";
 import { snippetParts } from "./snippet_parts.ts";
 import { unmarkedWords } from "../core/search/plan.ts";
@@ -51,6 +52,11 @@ export interface ApiRequest {
   readonly pollMs: number;
   /** Aborts when the request is given up on (timed out, or its client gone). */
   readonly signal?: AbortSignal;
+  /**
+   * Takes one line for the operator when a response fails after its headers
+   * were sent (an export whose file went away midway). Defaults to nothing.
+   */
+  readonly logError?: (line: string) => void;
   /** Runs a search (the store's, or a worker pool's, which `signal` can cancel). */
   readonly search: (
     query: string,
@@ -365,7 +371,8 @@ async function exportDownload(api: ApiRequest): Promise<Response> {
     name = ["sessions", ...parts].join("-").replace(/[^\w.-]/g, "_");
     title = `hermes-state export${parts.length > 0 ? ` (${parts.join(", ")})` : ""}`;
   }
-  return new Response(exportStream(records, format, title), {
+  const cutOff = (error: unknown) => api.logError?.(failureLine(api.request, error));
+  return new Response(exportStream(records, format, title, cutOff), {
     headers: withSecurityHeaders({
       "content-type": EXPORT_MEDIA_TYPES[format],
       "content-disposition": `attachment; filename="${name}.${format}"`,

@@ -54,21 +54,35 @@ export async function* exportPieces(
 /**
  * {@linkcode exportPieces} as a stream of UTF-8 bytes, pulled as the client reads.
  *
+ * When reading the sessions fails midway (the file went away), the stream
+ * errors, so that the server cuts the connection and the client sees a failed
+ * download rather than a short file that looks whole.
+ *
  * @param records The sessions.
  * @param format The format.
  * @param title The HTML document title.
+ * @param onFailure Told the error before the stream errors with it (the
+ *   response's status and headers are long gone: this is where it is logged).
  * @returns The stream.
  */
 export function exportStream(
   records: AsyncIterable<SessionExport> | Iterable<SessionExport>,
   format: ExportFormat,
   title: string,
+  onFailure: (error: unknown) => void = () => {},
 ): ReadableStream<Uint8Array> {
   const pieces = exportPieces(records, format, title);
   const encoder = new TextEncoder();
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      const next = await pieces.next();
+      let next: IteratorResult<string>;
+      try {
+        next = await pieces.next();
+      } catch (error) {
+        onFailure(error);
+        controller.error(error);
+        return;
+      }
       if (next.done) controller.close();
       else controller.enqueue(encoder.encode(next.value));
     },

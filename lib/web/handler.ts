@@ -258,6 +258,7 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
             pollMs,
             signal,
             search: options.search ?? ((query, o) => store.searchMessages(query, o)),
+            logError,
           });
         if (request.method === "GET" && CACHED.test(path)) {
           // A relative period ("30d") moves with the clock: then the minute is part of the key.

@@ -29,7 +29,12 @@ const MAX_BODY = 1 << 20;
 
 interface DenoLike {
   serve(
-    options: { hostname: string; port: number; onListen?: (addr: unknown) => void },
+    options: {
+      hostname: string;
+      port: number;
+      onListen?: (addr: unknown) => void;
+      onError?: (error: unknown) => Response;
+    },
     handler: Handler,
   ): { addr: { port: number }; shutdown(): Promise<void> };
 }
@@ -45,12 +50,40 @@ interface BunLike {
 
 function listenDeno(deno: DenoLike, handler: Handler, options: ListenOptions): Promise<Listening> {
   // Deno binds synchronously (a busy port throws here); onListen only silences its log line.
+  // The handler answers every error itself; what reaches onError is a response body that
+  // failed after its headers went out (already logged by the handler, in one line): Deno
+  // would print its stack, and cuts the connection either way.
   const server = deno.serve({
     hostname: options.host,
     port: options.port,
     onListen: () => {},
+    onError: () => new Response(null, { status: 500 }),
   }, (request) => handler(request));
   return Promise.resolve({ port: server.addr.port, close: () => server.shutdown() });
+}
+
+/**
+ * `response` with a body whose failure reaches the runtime without its error:
+ * Bun prints a failed body's error with its stack, and the handler has logged
+ * it already. The connection is cut all the same.
+ */
+function withQuietBody(response: Response): Response {
+  const body = response.body;
+  if (body === null) return response;
+  const reader = body.getReader();
+  const quiet = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      } catch {
+        controller.error(undefined);
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+  return new Response(quiet, { status: response.status, headers: response.headers });
 }
 
 function listenBun(bun: BunLike, handler: Handler, options: ListenOptions): Promise<Listening> {
@@ -59,7 +92,7 @@ function listenBun(bun: BunLike, handler: Handler, options: ListenOptions): Prom
     hostname: options.host,
     port: options.port,
     idleTimeout: 0,
-    fetch: (request) => handler(request),
+    fetch: async (request) => withQuietBody(await handler(request)),
   });
   return Promise.resolve({
     port: server.port,
@@ -124,10 +157,11 @@ async function listenNode(handler: Handler, options: ListenOptions): Promise<Lis
           if (done) break;
           if (!res.write(value)) await new Promise((ok) => res.once("drain", ok));
         }
-      } catch {
-        // the client went away
-      } finally {
         res.end();
+      } catch {
+        // The client went away, or the body failed midway (logged by the handler): cut the
+        // connection, so that the client cannot take what it got for the whole.
+        res.destroy();
       }
     });
   });

@@ -752,6 +752,46 @@ describe("failures and HEAD", () => {
     controller.abort();
   });
 
+  test("an export that fails midway cuts the connection (no short file that looks whole) and logs one line", async () => {
+    const lines: string[] = [];
+    const failure = new Error(
+      "connect ECONNREFUSED: postgres://hermes:s3cret-pw@db.lan:5432/state",
+    );
+    // The first session comes, then the store fails: as a server stopped or a file gone midway.
+    const failing = new Proxy(store, {
+      get(target, name) {
+        const value = Reflect.get(target, name, target);
+        if (name !== "iterateExport") {
+          return typeof value === "function" ? value.bind(target) : value;
+        }
+        return async function* (...args: unknown[]) {
+          for await (const record of value.apply(target, args)) {
+            yield record;
+            await delay(100); // the status line and the first session leave meanwhile
+            throw failure;
+          }
+        };
+      },
+    });
+    const server = await listen(handlerFor({ logError: (line) => lines.push(line) }, failing), {
+      host: "127.0.0.1",
+      port: 0,
+    });
+    try {
+      const response = await fetch(`http://127.0.0.1:${server.port}/api/export?format=jsonl`);
+      assert.equal(response.status, 200);
+      await assert.rejects(response.text());
+      assert.equal(lines.length, 1);
+      assert.match(
+        lines[0],
+        /^hermes-state serve: GET \/api\/export failed: Error: connect ECONNREFUSED/,
+      );
+      assert.doesNotMatch(lines[0], /s3cret-pw|\n/);
+    } finally {
+      await server.close();
+    }
+  });
+
   test("HEAD of the page and its assets says the length GET sends, over a socket too", async () => {
     const server = await listen(handle, { host: "127.0.0.1", port: 0 });
     try {
