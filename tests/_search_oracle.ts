@@ -97,7 +97,7 @@ export function queryText(parts: readonly QueryPart[]): string {
 const NON_ASCII = /[^\x00-\x7f]/;
 const CJK_CHAR =
   /[\u4e00-\u9fff\u3400-\u4dbf\u3000-\u303f\u3040-\u309f\u30a0-\u30ff\uac00-\ud7af]/u;
-const WORD_CHAR = /[\p{L}\p{N}\p{Co}\p{Mn}]/u;
+const WORD_CHAR = /[\p{L}\p{N}\p{Co}\u0300-\u036f\u{1AB0}-\u{1AFF}]/u;
 const TOKEN = /[\p{L}\p{N}\p{Co}\p{Mn}]+/gu;
 
 /**

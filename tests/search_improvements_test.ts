@@ -157,6 +157,7 @@ describe("planSearch() routes like Python except where documented", () => {
     ["🚀", substring([["🚀"]])],
     ['"🚀" 🎉', substring([["🚀", "🎉"]])],
     ["🚀 OR 🎉", substring([["🚀"], ["🎉"]])],
+    ["warning \u26A0\uFE0F", substring([["warning", "\u26A0\uFE0F"]])],
     ['记忆 OR "" OR 断裂', substring([["记忆"], ["断裂"]])],
     ["e.g.", {
       kind: "ranked",

@@ -1558,6 +1558,42 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.deepEqual(await found("content:"), [1]);
     });
 
+    test("searchMessages() finds an emoji written with a variation selector, by itself and beside a word", async () => {
+      const store = await empty();
+      await store.createSession("s", "cli");
+      const ids = await store.appendMessages("s", [
+        { role: "user", content: "love \u2764\uFE0F it" },
+        { role: "user", content: "status \u26A0\uFE0F warning disk full" },
+        { role: "user", content: "a warning without the sign" },
+        { role: "user", content: "weather \u2600\uFE0F sunny" },
+      ]);
+      const found = async (query: string) =>
+        (await store.searchMessages(query)).map((h) => ids.indexOf(h.id)).sort();
+      // The selector (U+FE0F) separates words in FTS5's tokenizer: such a word is all symbol.
+      assert.deepEqual(await found("\u2764\uFE0F"), [0]);
+      assert.deepEqual(await found("\u2600\uFE0F"), [3]);
+      assert.deepEqual(await found("warning \u26A0\uFE0F"), [1]);
+      assert.deepEqual(await found("\u26A0"), [1]);
+    });
+
+    test("searchMessages() reads a NUL in the query as a space (it neither cuts the query nor matches all)", async () => {
+      const store = await empty();
+      await store.createSession("s", "cli");
+      const ids = await store.appendMessages("s", [
+        { role: "user", content: "docker compose up" },
+        { role: "user", content: "docker only" },
+        { role: "user", content: "数据库 备份" },
+        { role: "user", content: "plain text" },
+      ]);
+      const found = async (query: string) =>
+        (await store.searchMessages(query)).map((h) => ids.indexOf(h.id)).sort();
+      assert.deepEqual(await found("\u0000数据"), [2]);
+      assert.deepEqual(await found("数据\u0000"), [2]);
+      assert.deepEqual(await found("\u0000docker"), [0, 1]);
+      assert.deepEqual(await found("docker\u0000compose"), [0]);
+      assert.deepEqual(await found("\u0000"), []);
+    });
+
     test("searchMessages() never throws on user text and finds what was written", async () => {
       const store = await empty();
       await store.createSession("s", "cli");

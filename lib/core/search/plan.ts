@@ -60,8 +60,13 @@ export type SearchPlan =
 
 const OPERATORS = new Set(["AND", "OR", "NOT"]);
 const SPACE = new RegExp(`[${PYTHON_WHITESPACE}]`, "u");
-/** What the unicode61 tokenizer keeps as part of a word (letters, numbers, private use, marks). */
-const WORD_CHARACTER = /[\p{L}\p{N}\p{Co}\p{Mn}]/u;
+/**
+ * Letters, numbers and private use, and the combining marks the unicode61
+ * tokenizer keeps in a word (fts5_text.ts's TOKEN): other marks, the emoji
+ * variation selector U+FE0F among them, separate words there, so `❤️` is a
+ * word of symbols only.
+ */
+const WORD_CHARACTER = /[\p{L}\p{N}\p{Co}\u0300-\u036f\u{1AB0}-\u{1AFF}]/u;
 // deno-lint-ignore no-control-regex
 const NON_ASCII = /[^\x00-\x7f]/;
 
@@ -251,8 +256,12 @@ function substringFallback(query: string): SearchPlan {
  * @returns The plan; `{ kind: "nothing" }` when no search can match.
  */
 export function planSearch(query: string, tables: SearchTables = {}): SearchPlan {
-  if (typeof query !== "string" || pythonStrip(query) === "") return { kind: "nothing" };
-  const sanitized = sanitizeFts5Query(query);
+  if (typeof query !== "string") return { kind: "nothing" };
+  // Improvement: FTS5 and LIKE read a query up to its first NUL, so `\0数据` matched every
+  // message and `docker\0compose` every docker. A NUL separates words, as in a text.
+  const text = query.includes("\u0000") ? query.replaceAll("\u0000", " ") : query;
+  if (pythonStrip(text) === "") return { kind: "nothing" };
+  const sanitized = sanitizeFts5Query(text);
   if (sanitized === "") return { kind: "nothing" };
   if (countSubstringScript(sanitized) > 0) {
     const plan = planCjk(sanitized);
