@@ -136,3 +136,26 @@ test("A read-only SessionDB follows a file put in its place (a restore by mv), a
   await delay(150);
   assert.equal(reader.sessionCount(), sessions, "read again once a file is back");
 });
+
+test("A read-only SessionDB reads a file copied over its own (cp of a backup), instead of pages it cached of the old one", async () => {
+  const path = copyFixture("hermes-v11.db");
+  const other = `${path}.other`;
+  copyFileSync(path, other);
+  {
+    using db = await SessionDB.open({ path: other });
+    db.createSession("copied-over", "cli");
+    for (let i = 0; i < 200; i++) {
+      db.appendMessage("copied-over", { role: "user", content: `line ${i} ${"x".repeat(400)}` });
+    }
+  }
+  using reader = await SessionDB.open({ path, readonly: true });
+  const sessions = reader.sessionCount();
+  const listed = reader.listSessionsRich({ limit: 1000 }).length; // pages in its cache
+  const inode = statSync(path).ino;
+  copyFileSync(other, path); // written in place: the same file, other pages
+  assert.equal(statSync(path).ino, inode);
+  await delay(150); // it looks every 100 ms
+  assert.equal(reader.sessionCount(), sessions + 1);
+  assert.equal(reader.getMessages("copied-over").length, 200);
+  assert.equal(reader.listSessionsRich({ limit: 1000 }).length, listed + 1);
+});

@@ -61,19 +61,21 @@ export function fileState(given: string): string {
 }
 
 /**
- * Which file a database path leads to now: the device and inode of the
- * file it names or links to. A file put in its place (a restore by `mv`, a
- * rotation) or a link pointed elsewhere changes it; writes do not. One
- * `stat`: cheap enough to ask before every call of a read-only store.
+ * Which file a database path leads to now, and when its own pages were last
+ * written: the device, inode, size, modification and change times of the
+ * file it names or links to (not of its `-wal`). A file put in its place (a
+ * restore by `mv`, a rotation), a link pointed elsewhere, a file copied over
+ * it (`cp`, `cp -p` too) and a checkpoint change it; a commit to the `-wal`
+ * does not. One `stat`: cheap enough to ask often.
  *
  * @param given The database path, or a link to it.
  * @returns An opaque text to compare; `"missing"` when the file cannot be
  *   found.
  */
-export function fileIdentity(given: string): string {
+export function fileWritten(given: string): string {
   try {
-    const { dev, ino } = statSync(given);
-    return `${dev}:${ino}`;
+    const { dev, ino, size, mtimeMs, ctimeMs } = statSync(given);
+    return `${dev}:${ino}:${size}:${mtimeMs}:${ctimeMs}`;
   } catch {
     return "missing";
   }

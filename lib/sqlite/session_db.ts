@@ -8,7 +8,7 @@
 import type { SqliteDriver } from "./driver/types.ts";
 import { type ConnectionOptions, openConnectionWith, type Synchronous } from "./open.ts";
 import { loadDriver } from "./driver/load.ts";
-import { fileIdentity, fileState, UNLOCKED_RETRY_PAUSES_MS } from "./file_state.ts";
+import { fileState, fileWritten, UNLOCKED_RETRY_PAUSES_MS } from "./file_state.ts";
 import { chooseReadAccess, readsUnlocked } from "./read_access.ts";
 import { type Opened, StoreSlot } from "./store_slot.ts";
 import { defaultDbPath } from "../core/paths.ts";
@@ -103,8 +103,8 @@ export interface SessionDBOptions {
   openDriver?: SqliteDriver;
 }
 
-/** How often a read-only store read with locks looks for a file put in its place. */
-const IDENTITY_LOOK_MS = 100;
+/** How often a read-only store read with locks looks for a file put in its place or over it. */
+const WRITTEN_LOOK_MS = 100;
 
 /** The store behind each open {@linkcode SessionDB} (for the asynchronous store). */
 const SLOTS = new WeakMap<SessionDB, StoreSlot>();
@@ -266,14 +266,16 @@ export class SessionDB {
       for (let tries = 1;; tries++) {
         // Taken before the open: a change while it runs is seen at the next call.
         const state = readonly ? fileState(path) : undefined;
-        const identity = readonly ? fileIdentity(path) : undefined;
+        const written = readonly ? fileWritten(path) : undefined;
         try {
           const { db, writer, access } = openConnectionWith(openDriver, settings);
           const store = new Store(db, writer, { path, readonly, clock: options.clock });
-          if (state === undefined || identity === undefined) return { store, watched: undefined };
-          // Without locks, every write is looked for; with them, SQLite sees writes, not a new file.
+          if (state === undefined || written === undefined) return { store, watched: undefined };
+          // Without locks, every write is looked for. With them, SQLite sees commits, but neither
+          // a new file nor pages written over its own behind its locks (a backup copied over):
+          // the file is opened again then, and after a checkpoint (a write of its pages too).
           if (readsUnlocked(access, path)) return { store, watched: { by: fileState, was: state } };
-          return { store, watched: { by: fileIdentity, was: identity, everyMs: IDENTITY_LOOK_MS } };
+          return { store, watched: { by: fileWritten, was: written, everyMs: WRITTEN_LOOK_MS } };
         } catch (error) {
           // An open's own reads (the schema) may meet the owner's checkpoint when read without
           // locks, and fail as a damaged file would: opened again while the file moves.

@@ -6,9 +6,11 @@
  * or from a mix it takes for damage, once another process writes; so
  * before each call the slot compares the file's state (`file_state.ts`)
  * with the one taken before it was opened, and opens the file again when
- * it moved. Any other read-only store sees writes through SQLite's locks
- * but would read on from a file taken away, so it is watched by the file's
- * identity (a file put in its place is opened). A writable store is
+ * it moved. Any other read-only store sees commits through SQLite's locks
+ * but would read on from a file taken away, or from pages it cached of a
+ * file copied over its own, so it is watched by the file's identity and the
+ * times of its own pages (`fileWritten`: a file put in its place or over it
+ * is opened, and so is the file after each checkpoint). A writable store is
  * returned as it is.
  *
  * An iteration that reads across calls pins the store it started on
@@ -24,7 +26,7 @@ import { sleepSync } from "./write.ts";
 
 /** What tells that a store's file moved: a view of the file, and what it was at the open. */
 export interface Watch {
-  /** The view (`fileState`, `fileIdentity`), of the store's path. */
+  /** The view (`fileState`, `fileWritten`), of the store's path. */
   readonly by: (path: string) => string;
   /** What it gave just before the store was opened. */
   readonly was: string;
