@@ -36,6 +36,8 @@ interface Running {
   child: ChildProcess;
   lines: string[];
   exited: Promise<number | null>;
+  /** What it wrote to stderr so far. */
+  stderr: () => string;
 }
 
 /** Starts `cli.ts serve …` and waits for its "Open URL" line. */
@@ -69,7 +71,7 @@ async function start(args: readonly string[]): Promise<{ running: Running; url: 
     child.on("close", (code) => reject(new Error(`serve exited ${code}: ${err}`)));
     timer = setTimeout(() => reject(new Error(`serve printed no address in 30 s: ${err}`)), 30_000);
   }).finally(() => clearTimeout(timer));
-  return { running: { child, lines, exited }, url };
+  return { running: { child, lines, exited, stderr: () => err }, url };
 }
 
 /**
@@ -99,6 +101,8 @@ describe(`hermes-state serve as a process (${runtimeName()})`, () => {
       assert.match(await page.text(), /<title>hermes-state<\/title>/);
       const transcript = await (await fetch(`${url}api/sessions/${V11.compressionTip}`)).json();
       assert.equal(transcript.session.title, "my project #3");
+      // Nothing for the operator to wonder about (Deno warned of request.signal's legacy abort).
+      assert.equal(running.stderr(), "");
     } finally {
       await stop(running);
     }
