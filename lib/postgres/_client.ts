@@ -284,6 +284,32 @@ async function loadPostgres(display: string): Promise<PostgresFactory> {
 /** Seconds the work under way on a pool left for a new one has to end. */
 const RETIRED_POOL_SECONDS = 5;
 
+/** Seconds the first answer may take when the URL gives no `connect_timeout` (the client's own default). */
+const DEFAULT_CONNECT_SECONDS = 30;
+
+/**
+ * `answer`, or a rejection once `seconds` have passed without it (0: no
+ * deadline, as libpq reads `connect_timeout=0`). The client's own connect
+ * timeout rejects nothing when each connection is closed before it fires
+ * (a proxy or balancer with no server behind it, a port of another
+ * service): it connects again for ever, and the first query waits with it.
+ */
+async function withinSeconds<T>(answer: Promise<T>, seconds: number): Promise<T> {
+  if (seconds === 0) return await answer;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`no answer within ${seconds} s; ?connect_timeout=SECONDS waits longer`)),
+      seconds * 1000,
+    );
+  });
+  try {
+    return await Promise.race([answer, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 const INT8 = 20;
 const NUMERIC = 1700;
 
@@ -408,10 +434,10 @@ export async function connectPg(
     }
   };
   try {
-    await run(sql, "SELECT 1");
+    await withinSeconds(run(sql, "SELECT 1"), read.connect_timeout ?? DEFAULT_CONNECT_SECONDS);
   } catch (error) {
     stopGuard();
-    await sql.end({ timeout: 1 }).catch(() => {});
+    await sql.end({ timeout: 0 }).catch(() => {});
     const reason = error instanceof Error ? error.message : String(error);
     // The server asked for a password and none was found anywhere: say where one can go.
     const hint = pass === undefined && /\(SQLSTATE 28P01\)/.test(reason)

@@ -121,6 +121,10 @@ function decode(part: string, what: string): string {
   try {
     return decodeURIComponent(part);
   } catch {
+    // A password is never echoed, not even a malformed one.
+    if (what === "password") {
+      throw new TypeError("the URL's password is not valid percent-encoding");
+    }
     throw invalid(`${what} is not valid percent-encoding`, part);
   }
 }

@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type AddressInfo, createServer } from "node:net";
 import { openStore } from "../../lib/open_store.ts";
 import { OpenError } from "../../lib/core/errors.ts";
 import { maskPassword, passwordFor, serverOptions } from "../../lib/postgres/_url.ts";
@@ -112,6 +113,8 @@ describe("serverOptions() reads a URL as libpq does", () => {
     refused("postgres://h/d?search_path=x", /use \?schema=NAME/);
     refused("postgres://a,b/d?port=1,2,3", /ports must be one, or one per host \(2\)/);
     refused("postgres://%zz/d", /host is not valid percent-encoding/);
+    // A password is never echoed, even one that does not decode.
+    refused("postgres://ann:p%zz@h/d", /^the URL's password is not valid percent-encoding$/);
     refused("mysql://h/d", /scheme must be postgres:\/\/ or postgresql:\/\//);
     refused(
       "postgres://h/d?pgbouncer=yes",
@@ -372,4 +375,32 @@ describe("a server that cannot be reached", { skip: PG_SKIP }, () => {
     const { connectSyncTarget } = await import("../../lib/postgres/sync.ts");
     await assert.rejects(connectSyncTarget(url), named);
   });
+
+  test(
+    "one that closes each connection (a balancer with no server behind) is given up on after connect_timeout",
+    {
+      timeout: 30_000,
+    },
+    async () => {
+      // The client connects again for ever there, its own timeout rejecting nothing.
+      const closer = createServer((socket) => {
+        socket.on("data", () => setTimeout(() => socket.destroy(), 100));
+      });
+      await new Promise<void>((resolve) => closer.listen(0, "127.0.0.1", resolve));
+      const { port } = closer.address() as AddressInfo;
+      try {
+        const started = Date.now();
+        await assert.rejects(
+          openStore(`postgres://ann@127.0.0.1:${port}/d?connect_timeout=1`),
+          (e) =>
+            e instanceof OpenError &&
+            /did not accept the connection \(no answer within 1 s; \?connect_timeout=SECONDS waits longer\)/
+              .test(e.message),
+        );
+        assert.ok(Date.now() - started < 10_000, `gave up after ${Date.now() - started} ms`);
+      } finally {
+        closer.close();
+      }
+    },
+  );
 });
