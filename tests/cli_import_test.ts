@@ -167,6 +167,34 @@ describe("import", () => {
   });
 });
 
+describe("copy", () => {
+  test("copy keeps each session's goal (its state_meta key); a run cut off before it is completed by the next", async () => {
+    const source = v11Copy();
+    const key = "goal:20260425_090019_d38f1d";
+    const goal = await withDb(source, (db) => db.getMeta(key));
+    assert.match(goal ?? "", /"status": "active"/, "the fixture's Python Hermes set a goal");
+    const target = tempDbPath();
+    const first = await runCli(["copy", source, target, "--json"]);
+    assert.equal(first.code, 0, first.err);
+    assert.equal(JSON.parse(first.out).meta_keys, 1);
+    assert.equal(await withDb(target, (db) => db.getMeta(key)), goal);
+    // The file-wide keys stay behind: they are the source file's own.
+    assert.equal(await withDb(target, (db) => db.getMeta("last_auto_prune")), undefined);
+    // As if the first run had stopped after the session, before its goal.
+    const raw = await rawOpen(target);
+    raw.prepare("DELETE FROM state_meta WHERE key = ?").run(key);
+    raw.close();
+    const again = await runCli(["copy", source, target, "--json"]);
+    assert.equal(JSON.parse(again.out).skipped, 42);
+    assert.equal(JSON.parse(again.out).meta_keys, 1);
+    assert.equal(await withDb(target, (db) => db.getMeta(key)), goal);
+    // A goal the target has of its own is not overwritten by a skipped session's.
+    await withDb(target, (db) => db.setMeta(key, "{}"));
+    assert.equal(JSON.parse((await runCli(["copy", source, target, "--json"])).out).meta_keys, 0);
+    assert.equal(await withDb(target, (db) => db.getMeta(key)), "{}");
+  });
+});
+
 describe("import progress", () => {
   test("import shows progress on a terminal once the run is past a second, then erases it", async () => {
     const text = await exportOf(v11Copy());

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { openStore } from "../lib/open_store.ts";
 import { main } from "../lib/cli/main.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
-import { interruptibleIo, runCli, V11, v11Copy } from "./_cli_io.ts";
+import { interruptibleIo, runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
 import { copyFixture, rawOpen, tempDbPath } from "./_helpers.ts";
 import { adminSql, freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";
 
@@ -57,6 +57,13 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     assert.equal(report.messages, 197);
     assert.deepEqual(report.failures, []);
     assert.equal(await exportOf(back), await exportOf(file));
+    // The session's goal (a state_meta key of Python Hermes) went there and back.
+    const key = "goal:20260425_090019_d38f1d";
+    assert.equal(report.meta_keys, 1);
+    assert.equal(
+      await withDb(back, (db) => db.getMeta(key)),
+      await withDb(file, (db) => db.getMeta(key)),
+    );
     // And from one schema (or server) to another.
     const other = schemaUrl(freshSchema());
     assert.equal((await runCli(["copy", url, other])).code, 0);

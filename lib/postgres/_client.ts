@@ -299,7 +299,8 @@ async function withinSeconds<T>(answer: Promise<T>, seconds: number): Promise<T>
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new Error(`no answer within ${seconds} s; ?connect_timeout=SECONDS waits longer`)),
+      () =>
+        reject(new Error(`no answer within ${seconds} s; ?connect_timeout=SECONDS waits longer`)),
       seconds * 1000,
     );
   });

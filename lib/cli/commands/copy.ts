@@ -29,6 +29,7 @@ import { LockPacer } from "../../sqlite/batches.ts";
 import { renamedNote } from "../renamed_note.ts";
 import { diskFullReason, isDiskFull } from "../../sqlite/disk_space.ts";
 import { delay } from "../../core/delay.ts";
+import { sessionMetaKeys } from "../../core/session_meta.ts";
 
 const USAGE = `Usage: hermes-state copy [options] SRC DEST
 
@@ -134,6 +135,35 @@ async function carrySyncState(
   return restored;
 }
 
+/**
+ * Copies the `state_meta` keys of one session (its goal) from `source` to
+ * `target`, after the session: those of a session written, and those
+ * `target` lacks of one it already had (a run cut off between the session
+ * and its keys is completed by the next).
+ *
+ * @returns How many keys were written.
+ */
+async function carrySessionMeta(
+  source: SessionStore,
+  target: SessionStore,
+  sourceId: string,
+  result: { readonly id: string; readonly outcome: string },
+): Promise<number> {
+  let written = 0;
+  for (const [from, to] of zip(sessionMetaKeys(sourceId), sessionMetaKeys(result.id))) {
+    const value = await source.getMeta(from);
+    if (value === undefined) continue;
+    if (result.outcome === "skipped" && await target.getMeta(to) !== undefined) continue;
+    await target.setMeta(to, value);
+    written++;
+  }
+  return written;
+}
+
+function zip<A, B>(a: readonly A[], b: readonly B[]): [A, B][] {
+  return a.map((item, i) => [item, b[i]]);
+}
+
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const [src, dest] = args.positionals;
   if (!isPostgresTarget(src) && !isPostgresTarget(dest)) {
@@ -144,7 +174,15 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     throw new CommandError(`Cannot copy ${src} onto itself`);
   }
   const source = await openSource(ctx, src);
-  const counts = { copied: 0, replaced: 0, skipped: 0, messages: 0, failed: 0, linked: 0 };
+  const counts = {
+    copied: 0,
+    replaced: 0,
+    skipped: 0,
+    messages: 0,
+    failed: 0,
+    linked: 0,
+    meta_keys: 0,
+  };
   const failures: { id: string; error: string }[] = [];
   /** Sessions written under another title, the one they had being taken in DEST. */
   const renamed: { id: string; title: string }[] = [];
@@ -180,6 +218,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         if (result.deferredParent !== null) {
           links.push({ id: result.id, parentId: result.deferredParent });
         }
+        counts.meta_keys += await carrySessionMeta(source, target, session.id, result);
         // Leave a file's write lock free now and then, so that other writers get in (a server
         // has no such lock).
         const pause = pacer?.due() ?? 0;
