@@ -15,6 +15,9 @@ export const APP_JS = String.raw`
 
   var BIG = 100000;
   var DEBOUNCE_MS = 180;
+  // How long typing must pause before a bare NOT is searched for (see typingDelay).
+  var OPERATOR_PAUSE_MS = 1000;
+  var HITS_PAGE = 30;
   var IMAGE_DATA_URL = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]+$/;
   var FENCE = /\x60\x60\x60([^\n\x60]*)\n([\s\S]*?)\x60\x60\x60/g;
   var INLINE = /(\x60[^\x60\n]+\x60|\*\*[^*\n]+\*\*)/;
@@ -29,6 +32,14 @@ export const APP_JS = String.raw`
   var selected = -1;
   var refreshTimer = 0;
   var renderedKey = "";
+  // Each view the reader goes to gets the next number. An answer carries the number of the view
+  // that asked for it: one for a view already left draws nothing and shows no error.
+  var viewToken = 0;
+  // The number of the view swap last put in place: on leaving an entry, a place is kept only if
+  // the entry's own view was drawn (not the one before it, still shown while its answer came).
+  var drawnToken = 0;
+  // Where the reader was in the history entry they come back to, for the view drawn for it.
+  var comingBack = null;
 
   // ── DOM helpers ───────────────────────────────────────────────────────
   function el(tag, props) {
@@ -123,6 +134,12 @@ export const APP_JS = String.raw`
     app.appendChild(el("p", { class: "error", role: "alert", text: String(error && error.message || error) }));
     document.body.setAttribute("data-ready", String(Date.now()));
   }
+  function showsError() { return app.querySelector(".error[role=alert]") !== null; }
+  // The callback of an answer for the view numbered token: run only while that view is the one
+  // shown, so a late answer (the reader clicked on, or went Back) lands nowhere.
+  function whileShown(token, callback) {
+    return function (value) { if (token === viewToken) return callback(value); };
+  }
 
   // ── Routing (the hash holds the view and its query: deep links) ───────
   function route() {
@@ -147,23 +164,29 @@ export const APP_JS = String.raw`
     return "#/s/" + encodeURIComponent(id) + (messageId ? "?m=" + messageId : "");
   }
 
+  // Draws the view of the address. quiet: the same view again with news (the reader's place
+  // kept); place: where the reader was in this history entry, when they come back to it.
   function render(options) {
     var r = route();
-    var key = location.hash;
     var quiet = options && options.quiet;
-    if (!quiet) renderedKey = key;
+    var token = quiet ? viewToken : ++viewToken;
+    if (!quiet) {
+      renderedKey = location.hash;
+      comingBack = options && options.place ? { token: token, place: options.place } : null;
+    }
     var navs = document.querySelectorAll("[data-nav]");
     for (var i = 0; i < navs.length; i++) navs[i].classList.toggle("active", navs[i].getAttribute("data-nav") === (r.view === "usage" ? "usage" : "sessions"));
     if (r.view === "search") {
       if (document.activeElement !== input) input.value = r.params.get("q") || "";
-      return renderSearch(r.params, quiet);
+      return renderSearch(r.params, quiet, token);
     }
     if (r.view !== "search" && document.activeElement !== input) input.value = "";
-    if (r.view === "session") return renderSession(r.id, r.params, quiet);
+    if (r.view === "session") return renderSession(r.id, r.params, quiet, token);
     if (r.view === "bad") { showError(new Error(r.message)); return Promise.resolve(); }
-    if (r.view === "usage") return renderUsage(r.params, quiet);
-    return renderSessions(r.params, quiet);
+    if (r.view === "usage") return renderUsage(r.params, quiet, token);
+    return renderSessions(r.params, quiet, token);
   }
+  function placeFor(token) { return comingBack && comingBack.token === token ? comingBack.place : null; }
 
   // ── Sessions ──────────────────────────────────────────────────────────
   var sourcesCache = null;
@@ -198,11 +221,11 @@ export const APP_JS = String.raw`
     if (key === "to") at = new Date(+day[1], +day[2] - 1, +day[3] + 1);
     return String(at.getTime() / 1000);
   }
-  function renderSessions(params, quiet) {
+  function renderSessions(params, quiet, token) {
     var query = new URLSearchParams();
     ["source", "origin", "from", "to", "children", "order", "offset"].forEach(function (k) { if (params.get(k)) query.set(k, apiValue(k, params.get(k))); });
     query.set("limit", "50");
-    return Promise.all([api("/api/sessions?" + query.toString()), sources(), origins()]).then(function (results) {
+    return Promise.all([api("/api/sessions?" + query.toString()), sources(), origins()]).then(whileShown(token, function (results) {
       var body = results[0];
       var view = el("section", { class: "view view-sessions", "aria-label": "Sessions" });
       view.appendChild(filtersForm(params, results[1], results[2]));
@@ -212,7 +235,7 @@ export const APP_JS = String.raw`
       view.appendChild(list);
       view.appendChild(pager(params, body));
       swap(view, quiet);
-    }).catch(showError);
+    })).catch(whileShown(token, showError));
   }
   function filtersForm(params, sourceList, originList) {
     var source = el("select", { name: "source", "aria-label": "Source" }, el("option", { value: "", text: "All sources" }));
@@ -325,15 +348,40 @@ export const APP_JS = String.raw`
         markedSnippet(hit.snippet_parts, (match && match.content) || "", q),
         parts.around.map(contextLine)));
   }
-  function renderSearch(params, quiet) {
+  // How many hits the search view is to show: as many as the reader had loaded with "More
+  // results" when it is drawn again with news or when they come back to it, else one page.
+  function hitsWanted(quiet, token) {
+    var place = placeFor(token);
+    var had = quiet ? app.querySelectorAll(".view-search .hit").length : place ? place.hits : 0;
+    return Math.max(HITS_PAGE, had);
+  }
+  // The first hits of a search, as many as wanted, asked for in pages the server allows; the
+  // answer has the shape of one page: its hits, and whether there are more.
+  function searchHits(query, wanted, signal) {
+    var largest = (config.limits && config.limits.page) || 200;
+    var got = { hits: [], more: false };
+    function nextPage() {
+      var page = new URLSearchParams(query);
+      page.set("limit", String(Math.min(largest, wanted - got.hits.length)));
+      if (got.hits.length) page.set("offset", String(got.hits.length));
+      return api("/api/search?" + page.toString(), { signal: signal }).then(function (body) {
+        got.hits = got.hits.concat(body.hits);
+        got.more = body.more;
+        return got.more && body.hits.length > 0 && got.hits.length < wanted ? nextPage() : got;
+      });
+    }
+    return nextPage();
+  }
+  function renderSearch(params, quiet, token) {
     var q = params.get("q") || "";
     if (inflight) inflight.abort();
     var controller = new AbortController();
     inflight = controller;
-    var query = new URLSearchParams({ q: q, limit: "30" });
+    var query = new URLSearchParams({ q: q, limit: String(HITS_PAGE) });
     if (params.get("source")) query.set("source", params.get("source"));
     if (params.get("origin")) query.set("origin", params.get("origin"));
-    return Promise.all([api("/api/search?" + query.toString(), { signal: controller.signal }), sources(), origins()]).then(function (results) {
+    var hits = searchHits(query, hitsWanted(quiet, token), controller.signal);
+    return Promise.all([hits, sources(), origins()]).then(whileShown(token, function (results) {
       var body = results[0];
       if (inflight !== controller) return;
       inflight = null;
@@ -366,34 +414,40 @@ export const APP_JS = String.raw`
         var next = new URLSearchParams(query);
         next.set("offset", String(shownHits));
         more.disabled = true;
-        api("/api/search?" + next.toString()).then(function (page) {
-          if (route().view !== "search" || list !== document.getElementById("rows")) return;
+        api("/api/search?" + next.toString()).then(whileShown(token, function (page) {
+          // A live update drew the results again meanwhile, with a button of their own.
+          if (list !== document.getElementById("rows")) return;
           more.disabled = false;
           add(page);
           document.body.setAttribute("data-ready", String(Date.now()));
-        }).catch(showError);
+        })).catch(whileShown(token, showError));
       });
       add(body);
       view.appendChild(list);
       view.appendChild(more);
       if (body.hits.length === 0) view.appendChild(el("p", { class: "empty", text: "Nothing found." }));
       swap(view, quiet);
-    }).catch(showError);
+    })).catch(whileShown(token, showError));
   }
+  // How long typing must pause before the query is searched for. A bare NOT is most often on its
+  // way to a word (NOTE, NOTHING): searched for at once, its "cannot start with NOT" error would
+  // flash over the results while the reader types on. Left alone, it still gets that error.
+  function typingDelay(q) { return /^\s*NOT\s*$/.test(q) ? OPERATOR_PAUSE_MS : DEBOUNCE_MS; }
   function onType() {
     clearTimeout(searchTimer);
-    searchTimer = setTimeout(function () {
-      var q = input.value;
-      if (q.trim() === "") { if (route().view === "search") location.hash = "#/"; return; }
-      var next = new URLSearchParams({ q: q });
-      var current = route();
-      if (current.view === "search") {
-        ["source", "origin"].forEach(function (k) { if (current.params.get(k)) next.set(k, current.params.get(k)); });
-      }
-      var target = hashFor("/search", next);
-      if (route().view === "search") { history.replaceState(history.state, "", target); render(); }
-      else location.hash = target;
-    }, DEBOUNCE_MS);
+    searchTimer = setTimeout(searchTyped, typingDelay(input.value));
+  }
+  function searchTyped() {
+    var q = input.value;
+    if (q.trim() === "") { if (route().view === "search") location.hash = "#/"; return; }
+    var next = new URLSearchParams({ q: q });
+    var current = route();
+    if (current.view === "search") {
+      ["source", "origin"].forEach(function (k) { if (current.params.get(k)) next.set(k, current.params.get(k)); });
+    }
+    var target = hashFor("/search", next);
+    if (route().view === "search") { history.replaceState(history.state, "", target); render(); }
+    else location.hash = target;
   }
 
   // ── Transcript ────────────────────────────────────────────────────────
@@ -577,7 +631,7 @@ export const APP_JS = String.raw`
     body.messages.forEach(function (m) { list.appendChild(messageNode(m, results)); });
     if (body.messages.length === 0) list.appendChild(el("p", { class: "empty", text: "No messages." }));
     view.appendChild(list);
-    swap(view, quiet);
+    var restored = swap(view, quiet);
     shown = { id: id, newest: body.newest, count: body.messages.length, results: results, callers: callers, head: head };
     var target = params.get("m");
     if (target && !quiet) {
@@ -586,7 +640,9 @@ export const APP_JS = String.raw`
         node.classList.add("target");
         var details = node.querySelectorAll("details.tool-result");
         for (var i = 0; i < details.length; i++) details[i].open = true;
-        node.scrollIntoView({ block: "center" });
+        // Opened from a hit: at the message; come back to: where the reader was, folds open.
+        if (restored) window.scrollTo(0, restored.scroll);
+        else node.scrollIntoView({ block: "center" });
       }
     }
   }
@@ -634,7 +690,7 @@ export const APP_JS = String.raw`
     if (atBottom && body.messages.length) window.scrollTo(0, document.documentElement.scrollHeight);
     document.body.setAttribute("data-ready", String(Date.now()));
   }
-  function renderSession(id, params, quiet) {
+  function renderSession(id, params, quiet, token) {
     // The id goes in the query: a path cannot hold the ids "." and "..".
     var path = "/api/session?id=" + encodeURIComponent(id);
     var was = quiet && shown && shown.id === id && document.getElementById("messages") ? shown : null;
@@ -644,18 +700,17 @@ export const APP_JS = String.raw`
       was.busy = true;
       path += "&after=" + was.newest + "&shown=" + was.count;
     }
-    var key = location.hash;
-    return api(path).then(function (body) {
-      // An answer that comes after the reader went elsewhere draws nothing.
-      if (location.hash !== key || (was && shown !== was)) return;
+    return api(path).then(whileShown(token, function (body) {
+      // The transcript was drawn anew meanwhile: these rows may follow another newest one.
+      if (was && shown !== was) return;
       if (was && body.appended) appendToSession(was, body);
       else drawSession(id, params, quiet, body);
-    }).catch(showError).then(function () {
+    })).catch(whileShown(token, showError)).then(function () {
       if (!was) return;
       was.busy = false;
       if (!was.again) return;
       was.again = false;
-      if (location.hash === renderedKey) renderSession(id, params, true);
+      if (token === viewToken) renderSession(id, params, true, token);
     });
   }
 
@@ -736,7 +791,7 @@ export const APP_JS = String.raw`
   }
   // Days, weeks and months of the reader's own time zone; UTC once the server has not known it.
   var usageZone = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
-  function renderUsage(params, quiet) {
+  function renderUsage(params, quiet, token) {
     var since = params.get("since") || "30d";
     // The time axis groups by day, week or month (the selector's choices); anything else is a day.
     var by = params.get("by");
@@ -748,7 +803,7 @@ export const APP_JS = String.raw`
       // A store that sync fills: its origins too (the files of the hosts).
       if (res[3].length === 0) return res;
       return api(q("origin")).then(function (byOrigin) { return res.concat([byOrigin]); });
-    }).then(function (res) {
+    }).then(whileShown(token, function (res) {
       var view = el("section", { class: "view view-usage", "aria-label": "Usage" });
       var period = el("select", { "aria-label": "Period", name: "since" });
       [["7d", "Last 7 days"], ["30d", "Last 30 days"], ["90d", "Last 90 days"], ["365d", "Last year"], ["all", "All time"]].forEach(function (o) {
@@ -784,13 +839,13 @@ export const APP_JS = String.raw`
         view.appendChild(el("div", { class: "usage-pair", id: "usage-origin" }, barChart(res[4].rows, originKey, tokens, "Tokens per origin"), usageTable(res[4].rows, "origin", "(not synced)")));
       }
       swap(view, quiet);
-    }).catch(function (error) {
+    })).catch(whileShown(token, function (error) {
       if (zone && /^tz: /.test(String(error && error.message))) {
         usageZone = "";
-        return renderUsage(params, quiet);
+        return renderUsage(params, quiet, token);
       }
       showError(error);
-    });
+    }));
   }
 
   // ── Page swap, keyboard, live updates ─────────────────────────────────
@@ -801,8 +856,12 @@ export const APP_JS = String.raw`
     var siblings = article ? article.querySelectorAll("details") : app.querySelectorAll("details");
     return (article ? article.id : "view") + ":" + Array.prototype.indexOf.call(siblings, node);
   }
+  // Puts view in place of the one shown. Drawn again with news (quiet), the reader keeps their
+  // place; a view they come back to puts them where they were (and returns that place); any
+  // other starts at the top.
   function swap(view, quiet) {
     var scroll = window.scrollY;
+    var place = quiet ? null : placeFor(viewToken);
     var opened = {};
     if (quiet) {
       var was = app.querySelectorAll("details[open]");
@@ -816,9 +875,11 @@ export const APP_JS = String.raw`
       window.scrollTo(0, scroll);
       markSelected();
     }
-    else { selected = -1; window.scrollTo(0, 0); }
+    else { selected = -1; window.scrollTo(0, place ? place.scroll : 0); }
+    drawnToken = viewToken;
     document.body.setAttribute("data-view", route().view);
     document.body.setAttribute("data-ready", String(Date.now()));
+    return place;
   }
   function rows() { return app.querySelectorAll(".row"); }
   function markSelected() {
@@ -850,7 +911,7 @@ export const APP_JS = String.raw`
   });
   input.addEventListener("input", onType);
   input.addEventListener("keydown", function (e) {
-    if (e.key === "Enter") { clearTimeout(searchTimer); onType(); }
+    if (e.key === "Enter") { clearTimeout(searchTimer); searchTyped(); }
     if (e.key === "ArrowDown") { input.blur(); selected = -1; var ev = new KeyboardEvent("keydown", { key: "j" }); document.dispatchEvent(ev); }
   });
   app.addEventListener("click", function (e) {
@@ -863,10 +924,26 @@ export const APP_JS = String.raw`
   // Each entry of this page knows how many of the page's own come before it (for Esc).
   var depth = history.state && typeof history.state.hermesDepth === "number" ? history.state.hermesDepth : 0;
   if (!history.state || typeof history.state.hermesDepth !== "number") history.replaceState({ hermesDepth: 0 }, "");
+  // Where the reader was in each entry of this page, by its depth: Back (or Forward) to an entry
+  // puts them there again, with the search hits they had loaded. The page does it itself, as it
+  // draws a view only once its answer comes, after the browser would have scrolled.
+  var places = {};
+  if ("scrollRestoration" in history) history.scrollRestoration = "manual";
+  function leavePlace() {
+    // The entry's own view not drawn yet (the reader moved on before it came): no place to keep.
+    if (drawnToken !== viewToken || showsError()) { delete places[depth]; return; }
+    places[depth] = { scroll: window.scrollY, hits: app.querySelectorAll(".view-search .hit").length };
+  }
+  // A new entry replaces those that were Forward of the one left, and their places.
+  function forgetPlacesFrom(first) {
+    for (var d in places) if (Number(d) >= first) delete places[d];
+  }
   window.addEventListener("hashchange", function () {
-    if (history.state && typeof history.state.hermesDepth === "number") depth = history.state.hermesDepth;
-    else { depth += 1; history.replaceState({ hermesDepth: depth }, ""); }
-    render();
+    leavePlace();
+    var revisited = history.state && typeof history.state.hermesDepth === "number";
+    if (revisited) depth = history.state.hermesDepth;
+    else { depth += 1; history.replaceState({ hermesDepth: depth }, ""); forgetPlacesFrom(depth); }
+    render({ place: revisited ? places[depth] : null });
   });
 
   // One stream for all the tabs of this server: a browser keeps six connections per server over
@@ -877,7 +954,13 @@ export const APP_JS = String.raw`
     clearTimeout(refreshTimer);
     sourcesCache = null;
     originsCache = null;
-    refreshTimer = setTimeout(function () { if (location.hash === renderedKey) render({ quiet: true }); }, 250);
+    refreshTimer = setTimeout(refreshView, 250);
+  }
+  // The view drawn again with the store's news. One that shows an error (the file could not be
+  // read, the session was not there yet) is drawn anew, as when first opened.
+  function refreshView() {
+    if (location.hash !== renderedKey) return;
+    render({ quiet: !showsError() });
   }
   function liveOn(on, failed) {
     live.classList.toggle("on", on);
@@ -909,7 +992,8 @@ export const APP_JS = String.raw`
       source.addEventListener("change", function (e) { version = versionOf(e); liveOn(true); onChange(); tell("change"); });
       // The server cannot read the store (a database gone): not live until it can again.
       source.addEventListener("failure", function () { liveOn(false, true); tell("failed"); });
-      source.addEventListener("recovered", function () { liveOn(true); tell("on"); });
+      // The store answers again: a view that got an error meanwhile is asked for again.
+      source.addEventListener("recovered", function (e) { version = versionOf(e); liveOn(true); onChange(); tell("recovered"); });
       source.onerror = function () { liveOn(false); tell("off"); };
     }
     function stop() {
@@ -921,7 +1005,7 @@ export const APP_JS = String.raw`
       channel.onmessage = function (e) {
         var kind = e.data && e.data.kind;
         if (e.data && e.data.version !== null && e.data.version !== undefined) version = e.data.version;
-        if (kind === "change") { liveOn(true); onChange(); }
+        if (kind === "change" || kind === "recovered") { liveOn(true); onChange(); }
         else if (kind === "on" || kind === "off" || kind === "failed") liveOn(kind === "on", kind === "failed");
         // A tab that just opened asks whether the stream is up.
         else if (kind === "ask" && source) tell(source.readyState === 1 ? "on" : "off");
