@@ -154,13 +154,28 @@ export interface PostgresStoreOptions extends PgConnectOptions {
 }
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
+/** The server's own schemas: no store can be made there (`pg_` is refused by the server). */
+const SYSTEM_SCHEMA = /^(pg_|information_schema$)/;
 
-function schemaNameError(url: string, schema: string): OpenError {
-  return new OpenError(
+/** Why `schema` cannot hold a store, or `undefined` when it can. */
+function schemaNameProblem(schema: string): string | undefined {
+  if (SCHEMA_NAME.test(schema)) {
+    return SYSTEM_SCHEMA.test(schema)
+      ? "the schema must not be one of the server's own"
+      : undefined;
+  }
+  return /^[A-Za-z_][A-Za-z0-9_$]*$/.test(schema)
+    ? "the schema name must be at most 63 characters (PostgreSQL's limit)"
+    : "the schema must be a plain identifier (letters, digits, _ and $)";
+}
+
+/** Refuses a schema name that cannot hold a store, naming it. */
+function checkSchemaName(url: string, schema: string): void {
+  const problem = schemaNameProblem(schema);
+  if (problem === undefined) return;
+  throw new OpenError(
     maskPassword(url),
-    `the schema must be a plain identifier (letters, digits, _ and $): current value is ${
-      JSON.stringify(schema)
-    }`,
+    `${problem}: current value is ${JSON.stringify(schema)}`,
     { kind: "other" },
   );
 }
@@ -170,14 +185,26 @@ function schemaNameError(url: string, schema: string): OpenError {
  *
  * @param url A `postgres://` URL, maybe with `?schema=NAME`.
  * @returns The URL without it, and the schema (`hermes` by default).
- * @throws {OpenError} When the schema is not a plain identifier.
+ * @throws {OpenError} When the schema is not a plain identifier of at most
+ *   63 characters, is one of the server's own (`pg_…`, `information_schema`),
+ *   or is given twice.
  */
 export function parsePostgresUrl(url: string): { url: string; schema: string } {
   const at = url.indexOf("?");
   if (at === -1) return { url, schema: "hermes" };
   const params = new URLSearchParams(url.slice(at + 1));
-  const schema = params.get("schema") ?? "hermes";
-  if (!SCHEMA_NAME.test(schema)) throw schemaNameError(url, schema);
+  const given = params.getAll("schema");
+  if (given.length > 1) {
+    throw new OpenError(
+      maskPassword(url),
+      `the URL gives ?schema= ${given.length} times: current values are ${
+        given.map((one) => JSON.stringify(one)).join(", ")
+      }`,
+      { kind: "other" },
+    );
+  }
+  const schema = given[0] ?? "hermes";
+  checkSchemaName(url, schema);
   // The other parameters as written (re-encoding them would change what errors show).
   const rest = url.slice(at + 1).split("&")
     .filter((part) => part !== "" && new URLSearchParams(part).keys().next().value !== "schema");
@@ -227,7 +254,7 @@ export async function openPostgresStore(
 ): Promise<SessionStore> {
   const parsed = parsePostgresUrl(url);
   const schema = options.schema ?? parsed.schema;
-  if (!SCHEMA_NAME.test(schema)) throw schemaNameError(url, schema);
+  checkSchemaName(url, schema);
   const client = await connectPg(parsed.url, schema, options, url);
   try {
     if (options.readonly) await checkReadable(client, schema);

@@ -150,6 +150,27 @@ describe("serverOptions() reads a URL as libpq does", () => {
           'plain identifier (letters, digits, _ and $): current value is "bad-name"',
         ),
     );
+    const badSchema = async (query: string, said: string) =>
+      await assert.rejects(
+        openStore(`postgres://ann:secret@h/d?${query}`),
+        (e) => e instanceof OpenError && e.message.includes("ann:***@") && e.message.endsWith(said),
+      );
+    await badSchema(
+      `schema=${"x".repeat(64)}`,
+      `at most 63 characters (PostgreSQL's limit): current value is "${"x".repeat(64)}"`,
+    );
+    await badSchema(
+      "schema=team_a&schema=team_b",
+      'gives ?schema= 2 times: current values are "team_a", "team_b"',
+    );
+    await badSchema(
+      "schema=pg_catalog",
+      `must not be one of the server's own: current value is "pg_catalog"`,
+    );
+    await badSchema(
+      "schema=information_schema",
+      `must not be one of the server's own: current value is "information_schema"`,
+    );
     const run = await runCli(["--db", "postgres://h/d?sslmode=maybe", "list"]);
     assert.equal(run.code, 1);
     assert.equal(
