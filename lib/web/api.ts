@@ -495,5 +495,33 @@ export async function handleApi(api: ApiRequest): Promise<Response> {
     if (method === "PUT" && session[2] === "/title") return await rename(api, id);
     if (method === "DELETE" && session[2] === undefined) return await remove(api, id);
   }
-  throw new HttpError(404, `No such API: ${method} ${path}`);
+  const allowed = methodsOf(path);
+  if (allowed === undefined) throw new HttpError(404, `No such API: ${method} ${path}`);
+  return json(
+    { error: { status: 405, message: `Method ${method} is not allowed on ${path}` } },
+    405,
+    { allow: allowed.join(", ") },
+  );
+}
+
+/** The read-only routes: GET and HEAD. */
+const READ_ROUTES = new Set([
+  "/api/config",
+  "/api/sessions",
+  "/api/sources",
+  "/api/origins",
+  "/api/search",
+  "/api/usage",
+  "/api/export",
+  "/api/events",
+]);
+
+/** The methods a route takes (for a 405's `Allow`), or `undefined` for no route. */
+function methodsOf(path: string): string[] | undefined {
+  if (READ_ROUTES.has(path)) return ["GET", "HEAD"];
+  if (/^\/api\/sessions\/[^/]+\/title$/.test(path) || path === "/api/session/title") return ["PUT"];
+  if (/^\/api\/sessions\/[^/]+$/.test(path) || path === "/api/session") {
+    return ["GET", "HEAD", "DELETE"];
+  }
+  return undefined;
 }

@@ -438,6 +438,26 @@ describe("API", () => {
     assert.equal(await own.getSession("."), undefined);
   });
 
+  test("an API route asked with a method it does not take answers 405 with Allow; an unknown one 404", async () => {
+    const cases: Array<[string, string, string]> = [
+      ["POST", "/api/sessions", "GET, HEAD"],
+      ["DELETE", "/api/search?q=x", "GET, HEAD"],
+      ["POST", `/api/sessions/${HOSTILE_ID}`, "GET, HEAD, DELETE"],
+      ["GET", `/api/sessions/${HOSTILE_ID}/title`, "PUT"],
+      ["PATCH", `/api/session?id=${HOSTILE_ID}`, "GET, HEAD, DELETE"],
+    ];
+    for (const [method, url, allow] of cases) {
+      const response = await get(url, { method });
+      assert.equal(response.status, 405, `${method} ${url}`);
+      assert.equal(response.headers.get("allow"), allow, `${method} ${url}`);
+      assert.match(
+        (await response.json()).error.message,
+        new RegExp(`^Method ${method} is not allowed`),
+      );
+    }
+    assert.equal((await get("/api/nope", { method: "POST" })).status, 404);
+  });
+
   test("GET /api/sessions/:id answers 404 JSON for an unknown id", async () => {
     const { status, body } = await getJson("/api/sessions/nope%2F..%2Fx");
     assert.equal(status, 404);
