@@ -5,9 +5,18 @@
  * next keystroke) until it ends. Each worker runs one search at a time and
  * the rest wait in the pool's queue; a search whose request is abandoned
  * (timed out, or its client gone) leaves the queue, or, already running,
- * costs its worker, which is stopped and replaced. A pool that cannot start (a runtime or a
- * compiled executable without the worker module) reports it, and the server
- * searches on its own thread instead.
+ * costs its worker, which is retired and replaced at once. A retired worker
+ * is never stopped mid-search: SQLite cannot be interrupted from outside its
+ * thread (a stopped thread's SQLite call runs on to its end anyway, its read
+ * holding the owner's checkpoints back), and on Deno a thread stopped
+ * mid-search left its connection open for good, a descriptor more per
+ * abandoned search until the server ran out of them. It ends its search,
+ * closes its connection, and only then is stopped. At most twice as many
+ * workers as the pool's retire at once; past that, an abandoned search keeps
+ * its worker busy until it ends.
+ * A pool that cannot start (a runtime or a compiled executable without the
+ * worker module) reports it, and the server searches on its own thread
+ * instead.
  *
  * @module
  */
@@ -29,8 +38,19 @@ interface Job {
 /** A worker and the search it runs, if any. */
 interface Slot {
   readonly worker: Worker;
+  /** The search it runs; `ABANDONED` for one no caller waits for any more. */
   job: Job | undefined;
 }
+
+/** The job of a worker still running a search that was abandoned (kept, not retired). */
+const ABANDONED: Job = {
+  id: -1,
+  query: "",
+  options: {},
+  resolve: () => {},
+  reject: () => {},
+  forget: () => {},
+};
 
 /** What a worker posts. */
 interface Posted {
@@ -70,9 +90,10 @@ export interface SearchPool {
   /**
    * Searches like `SessionStore.searchMessages`, on the first free worker.
    * When `signal` aborts (the request timed out or its client went away),
-   * a queued search is dropped, and a running one's worker is stopped and
-   * replaced: an abandoned search never holds a worker. The promise then
-   * rejects with the signal's reason.
+   * a queued search is dropped, and a running one's worker is replaced at
+   * once (it ends that search, closes its connection and stops; past twice
+   * the pool's size retiring at once, it ends the search in its place). The
+   * promise then rejects with the signal's reason.
    */
   search(query: string, options?: SearchOptions, signal?: AbortSignal): Promise<SearchHit[]>;
   /** Stops the workers. */
@@ -130,6 +151,12 @@ export async function startSearchPool(
   };
 
   const onMessage = (slot: Slot, message: Posted) => {
+    if (slot.job === ABANDONED && message.id !== undefined) {
+      // The abandoned search ended: its worker is free again.
+      release(slot);
+      pump();
+      return;
+    }
     if (message.id === undefined || slot.job?.id !== message.id) return;
     const job = release(slot)!;
     if (message.error) job.reject(namedError(message.error));
@@ -172,10 +199,34 @@ export async function startSearchPool(
     });
   };
 
-  /** Stops `slot`'s worker (its search abandoned) and puts a fresh one in its place. */
+  /** Workers retired, each with the promise that it closed its connection (or exited). */
+  const retiring = new Map<Worker, Promise<void>>();
+
+  /**
+   * Asks `worker` to close its connection once its search ends, and stops
+   * it then.
+   *
+   * @returns When it has closed its connection (it is stopped right after).
+   */
+  const retire = (worker: Worker): Promise<void> => {
+    const already = retiring.get(worker);
+    if (already !== undefined) return already;
+    const closedIt = new Promise<void>((resolve) => {
+      worker.on("message", (message: { closed?: true }) => {
+        if (message.closed) resolve();
+      });
+      worker.once("exit", () => resolve());
+    });
+    worker.postMessage("close");
+    retiring.set(worker, closedIt);
+    void closedIt.then(() => worker.terminate()).finally(() => retiring.delete(worker));
+    return closedIt;
+  };
+
+  /** Leaves `slot`'s worker (its search abandoned) to retire, and puts a fresh one in its place. */
   const replace = (slot: Slot) => {
     slots.splice(slots.indexOf(slot), 1);
-    void slot.worker.terminate();
+    void retire(slot.worker);
     if (closed) return;
     const started = spawn().then((fresh) => {
       if (closed) return void fresh.worker.terminate();
@@ -208,7 +259,12 @@ export async function startSearchPool(
           const running = slots.find((slot) => slot.job === job);
           if (running !== undefined) {
             release(running);
-            replace(running);
+            if (retiring.size < 2 * count) replace(running);
+            else {
+              // Enough threads already finish searches no one waits for: this one ends on its
+              // own worker, which takes the next search then.
+              running.job = ABANDONED;
+            }
           }
           reject(signal!.reason);
         };
@@ -231,23 +287,21 @@ export async function startSearchPool(
       for (const job of queue.splice(0)) job.reject(error);
       await Promise.all(starting);
       // Each worker closes its connection itself (a killed thread would leave it open, and
-      // the -wal/-shm files of a read-only server behind); one that does not answer is killed.
-      await Promise.all(slots.map(async (slot) => {
-        const { worker } = slot;
-        const done = new Promise<void>((resolve) => {
-          worker.on("message", (message: { closed?: true }) => {
-            if (message.closed) resolve();
-          });
-          worker.once("exit", () => resolve());
-        });
+      // the -wal/-shm files of a read-only server behind); one that does not answer in two
+      // seconds is killed, as the process ends next.
+      const all = [...slots.map((slot) => slot.worker), ...retiring.keys()];
+      await Promise.all(all.map(async (worker) => {
         worker.ref();
-        worker.postMessage("close");
         let timer: ReturnType<typeof setTimeout> | undefined;
-        await Promise.race([done, new Promise((resolve) => timer = setTimeout(resolve, 2000))]);
+        const late = new Promise<void>((resolve) => timer = setTimeout(resolve, 2000));
+        await Promise.race([retire(worker), late]);
         clearTimeout(timer);
         await worker.terminate();
-        release(slot)?.reject(error);
       }));
+      for (const slot of slots) {
+        const job = release(slot);
+        if (job !== ABANDONED) job?.reject(error);
+      }
     },
   };
 }
