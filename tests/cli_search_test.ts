@@ -325,6 +325,34 @@ describe("search", () => {
     assert.equal(again.out.split("\n")[2], "     tool: ");
   });
 
+  test("displaySnippet() keeps 150 characters of a long stretch next to a match (a minified line), not a screen of it", () => {
+    const hit = (snippet: string): SearchHit => ({
+      id: 1,
+      session_id: "s",
+      role: "tool",
+      snippet,
+      timestamp: 1,
+      tool_name: null,
+      source: "cli",
+      model: null,
+      session_started: 0,
+      context: [],
+    });
+    const blob = "QUJD".repeat(60_000); // one token of 240,000 characters
+    assert.equal(
+      displaySnippet(hit(`${blob} >>>needle<<< ${blob}`)),
+      `…${blob.slice(-149)} >>>needle<<< ${blob.slice(0, 149)}…`,
+    );
+    assert.equal(
+      displaySnippet(hit(`>>>a<<< ${blob} >>>b<<<`)),
+      `>>>a<<< ${blob.slice(0, 149)}…${blob.slice(-149)} >>>b<<<`,
+    );
+    // Without a match (a substring window elsewhere), its start; a short snippet as it is.
+    assert.equal(displaySnippet(hit(blob)), `${blob.slice(0, 400)}…`);
+    const usual = `${"word ".repeat(79)}>>>x<<< ${"word ".repeat(79)}`;
+    assert.equal(displaySnippet(hit(usual)), usual);
+  });
+
   test("displaySnippet() rewrites each call of either JSON spelling, keeps marks, and nothing else", () => {
     const hit = (snippet: string, more: Partial<SearchHit> = {}): SearchHit => ({
       id: 1,

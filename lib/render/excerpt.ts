@@ -185,7 +185,7 @@ export function displaySnippet(hit: SearchHit): string | null {
   ) {
     text = trimmed.slice(0, -name.length).trimEnd();
   }
-  if (hit.role !== "assistant") return text; // only an assistant's message holds calls
+  if (hit.role !== "assistant") return withoutLongStretches(text); // only an assistant's holds calls
   let shown = "";
   let at = 0;
   CALL_HEAD.lastIndex = 0;
@@ -202,5 +202,33 @@ export function displaySnippet(hit: SearchHit): string | null {
     shown += `→ ${head[1]} ${args.value}`;
     at = end;
   }
-  return shown + text.slice(at);
+  return withoutLongStretches(shown + text.slice(at));
+}
+
+/** The most characters of unmarked text a shown snippet keeps in one stretch. */
+const LONG_STRETCH = 400;
+/** What it keeps of a longer one next to a match. */
+const STRETCH_KEPT = 150;
+
+/**
+ * `snippet` with each stretch of text between its matches longer than
+ * {@linkcode LONG_STRETCH} characters cut to the {@linkcode STRETCH_KEPT}
+ * next to the matches, a `…` where text went: FTS5's snippet takes whole
+ * tokens, and one token can be a long line without a space (a minified
+ * file, a base64 blob), which put the match a screen away or further.
+ */
+function withoutLongStretches(snippet: string): string {
+  if (snippet.length <= LONG_STRETCH) return snippet;
+  const parts = snippet.split(/(>>>|<<<)/);
+  const marked = parts.length > 1;
+  return parts.map((part, i) => {
+    const chars = [...part];
+    if (part === ">>>" || part === "<<<" || chars.length <= LONG_STRETCH) return part;
+    const first = i === 0;
+    const last = i === parts.length - 1;
+    if (!marked) return `${chars.slice(0, LONG_STRETCH).join("")}…`;
+    if (first) return `…${chars.slice(-STRETCH_KEPT).join("")}`;
+    if (last) return `${chars.slice(0, STRETCH_KEPT).join("")}…`;
+    return `${chars.slice(0, STRETCH_KEPT).join("")}…${chars.slice(-STRETCH_KEPT).join("")}`;
+  }).join("");
 }
