@@ -5,6 +5,23 @@ import { tempDbPath } from "./_helpers.ts";
 import { displaySnippet, showWindowCuts } from "../lib/render/excerpt.ts";
 import type { SearchHit } from "../lib/core/types.ts";
 
+/** A search hit with `snippet`, as the store returns one (an assistant's, unless `more` says). */
+function hitOf(snippet: string, more: Partial<SearchHit> = {}): SearchHit {
+  return {
+    id: 1,
+    session_id: "s",
+    role: "assistant",
+    snippet,
+    timestamp: 1,
+    tool_name: null,
+    source: "cli",
+    model: null,
+    session_started: 0,
+    context: [],
+    ...more,
+  };
+}
+
 interface Hit {
   timestamp: number;
   session_id: string;
@@ -326,18 +343,7 @@ describe("search", () => {
   });
 
   test("displaySnippet() keeps 150 characters of a long stretch next to a match (a minified line), not a screen of it", () => {
-    const hit = (snippet: string): SearchHit => ({
-      id: 1,
-      session_id: "s",
-      role: "tool",
-      snippet,
-      timestamp: 1,
-      tool_name: null,
-      source: "cli",
-      model: null,
-      session_started: 0,
-      context: [],
-    });
+    const hit = (snippet: string) => hitOf(snippet, { role: "tool" });
     const blob = "QUJD".repeat(60_000); // one token of 240,000 characters
     assert.equal(
       displaySnippet(hit(`${blob} >>>needle<<< ${blob}`)),
@@ -354,19 +360,7 @@ describe("search", () => {
   });
 
   test("displaySnippet() rewrites each call of either JSON spelling, keeps marks, and nothing else", () => {
-    const hit = (snippet: string, more: Partial<SearchHit> = {}): SearchHit => ({
-      id: 1,
-      session_id: "s",
-      role: "assistant",
-      snippet,
-      timestamp: 1,
-      tool_name: null,
-      source: "cli",
-      model: null,
-      session_started: 0,
-      context: [],
-      ...more,
-    });
+    const hit = hitOf;
     const python = (name: string, args: string) =>
       `{"id": "call_1", "type": "function", "function": {"name": "${name}", "arguments": ${
         JSON.stringify(args)
