@@ -1,8 +1,8 @@
 /**
- * The JSON API under `/api/`: listing, search, transcript with lineage,
- * usage, export downloads, live events and (with `--allow-writes`) rename
- * and delete. Every parameter is checked and bounded; a bad one is a 400
- * naming it.
+ * The JSON API under `/api/`: listing, search, a session id (or prefix)
+ * resolved, transcript with lineage, usage, export downloads, live events
+ * and (with `--allow-writes`) rename and delete. Every parameter is
+ * checked and bounded; a bad one is a 400 naming it.
  *
  * @module
  */
@@ -21,6 +21,8 @@ import { liveEvents } from "./live.ts";
 import { HttpError, json, withSecurityHeaders } from "./respond.ts";
 import { isShownInTranscript, newestMessageId } from "../core/message_row.ts";
 import { syncedStore } from "../core/synced_store.ts";
+import { previewText } from "../core/listing_rows.ts";
+import { codePointSlice } from "../core/python_text.ts";
 
 /** The largest page of sessions or hits. */
 export const MAX_PAGE = 200;
@@ -263,6 +265,40 @@ function checkedSessionId(id: string, name: string): string {
 }
 
 /**
+ * The session an exact id or a unique id prefix names, as the CLI resolves
+ * what it is given (`null` for none, or for a prefix of more than one): the
+ * search box offers it above the hits, as a delegate child is in no listing
+ * and an operator may hold only an id from a log.
+ */
+async function resolve(api: ApiRequest): Promise<Response> {
+  const typed = checkedSessionId(api.url.searchParams.get("id") ?? "", "id");
+  const id = await api.store.resolveSessionId(typed);
+  const session = id === undefined ? undefined : await api.store.getSession(id);
+  if (session === undefined) return json({ id: typed, session: null });
+  return json({
+    id: typed,
+    session: {
+      id: session.id,
+      title: session.title,
+      // Only an untitled session needs its first words to be told apart.
+      preview: session.title ? "" : await firstUserWords(api.store, session.id),
+      source: session.source,
+      started_at: session.started_at,
+    },
+  });
+}
+
+/** The start of a session's first shown user message, cut as a listing row's preview is. */
+async function firstUserWords(store: SessionStore, id: string): Promise<string> {
+  const first = (await store.getMessages(id)).find((message) =>
+    message.role === "user" && typeof message.content === "string" &&
+    isShownInTranscript(message)
+  );
+  if (first === undefined) return "";
+  return previewText(codePointSlice(first.content as string, 63).replace(/[\r\n]/g, " "));
+}
+
+/**
  * A session's transcript. With `after` (the newest message id the page has
  * read, hidden rows included) and `shown` (how many messages it shows), only
  * the messages after it are sent while those it shows are all still there
@@ -483,6 +519,7 @@ export async function handleApi(api: ApiRequest): Promise<Response> {
     if (path === "/api/sources") return await sources(api);
     if (path === "/api/origins") return await origins(api);
     if (path === "/api/search") return await search(api);
+    if (path === "/api/resolve") return await resolve(api);
     if (path === "/api/usage") return await usage(api);
     if (path === "/api/export") return await exportDownload(api);
     if (path === "/api/events") return events(api);
@@ -511,6 +548,7 @@ const READ_ROUTES = new Set([
   "/api/sources",
   "/api/origins",
   "/api/search",
+  "/api/resolve",
   "/api/usage",
   "/api/export",
   "/api/events",

@@ -39,6 +39,21 @@ function isRecord(value: unknown): value is Record<string, JsonValue> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
+/**
+ * Inline code (`` `x` ``) and bold (`**x**`) on one line: the markup the web
+ * page draws, and no more. The capture keeps them in `split`'s output.
+ */
+const INLINE = /(`[^`\n]+`|\*\*[^*\n]+\*\*)/;
+
+/** Wrapped text with its inline code and bold drawn; every piece escaped on its own. */
+function inlineHtml(text: string): string {
+  return text.split(INLINE).map((piece, i) => {
+    if (i % 2 === 0) return safeHtml(piece);
+    if (piece.startsWith("`")) return `<code>${safeHtml(piece.slice(1, -1))}</code>`;
+    return `<strong>${safeHtml(piece.slice(2, -2))}</strong>`;
+  }).join("");
+}
+
 /** Plain text with fenced code blocks (```) as `<pre>` and the rest as wrapped text. */
 function textHtml(text: string): string {
   const out: string[] = [];
@@ -46,12 +61,12 @@ function textHtml(text: string): string {
   let last = 0;
   for (const match of text.matchAll(fence)) {
     if (match.index > last) {
-      out.push(`<div class="text">${safeHtml(text.slice(last, match.index))}</div>`);
+      out.push(`<div class="text">${inlineHtml(text.slice(last, match.index))}</div>`);
     }
     out.push(`<pre><code>${safeHtml(match[2])}</code></pre>`);
     last = match.index + match[0].length;
   }
-  if (last < text.length) out.push(`<div class="text">${safeHtml(text.slice(last))}</div>`);
+  if (last < text.length) out.push(`<div class="text">${inlineHtml(text.slice(last))}</div>`);
   return out.join("");
 }
 

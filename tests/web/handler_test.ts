@@ -341,6 +341,44 @@ describe("API", () => {
     assert.match(long.body.error.message, /q is too long/);
   });
 
+  test("GET /api/resolve names the session of an exact id or a unique prefix, as the CLI does, else null", async () => {
+    const exact = await getJson(`/api/resolve?id=${V11.toolPaperclip}`);
+    assert.equal(exact.status, 200);
+    // A tool session, which no listing shows: its preview tells it apart, having no title.
+    assert.deepEqual(exact.body, {
+      id: V11.toolPaperclip,
+      session: {
+        id: V11.toolPaperclip,
+        title: null,
+        preview: "Paperclip task #318: verify the docker image for chatsvc bui...",
+        source: "tool",
+        started_at: 1776848709.605959,
+      },
+    });
+    const prefix = await getJson("/api/resolve?id=20260422_0905");
+    assert.equal(prefix.body.session.id, V11.toolPaperclip);
+    const titled = await getJson(`/api/resolve?id=${V11.compressionTip}`);
+    assert.deepEqual([titled.body.session.title, titled.body.session.preview], [
+      "my project #3",
+      "",
+    ]);
+    // More than one session starts so, none does, or the % is taken literally, as by the CLI.
+    for (const id of ["20260422_09", "docker", "2026042_%"]) {
+      const none = await getJson(`/api/resolve?id=${encodeURIComponent(id)}`);
+      assert.deepEqual([none.status, none.body], [200, { id, session: null }], id);
+    }
+    for (const id of ["", "x".repeat(301)]) {
+      const bad = await getJson(`/api/resolve?id=${id}`);
+      assert.equal(bad.status, 400);
+      assert.match(
+        bad.body.error.message,
+        /^id must be 1 to 300 characters: current value is \d+$/,
+      );
+    }
+    const post = await get("/api/resolve?id=x", { method: "POST" });
+    assert.deepEqual([post.status, post.headers.get("allow")], [405, "GET, HEAD"]);
+  });
+
   test("GET /api/sessions/:id returns the transcript and the lineage tree", async () => {
     const { status, body } = await getJson(`/api/sessions/${V11.compressionMid}`);
     assert.equal(status, 200);

@@ -7,7 +7,7 @@ import { openStore } from "../../lib/open_store.ts";
 import { renderHtmlDocument } from "../../lib/web/html_transcript.ts";
 import { escapeHtml, visibleText } from "../../lib/web/escape_html.ts";
 import { runCli, V11 } from "../_cli_io.ts";
-import { rawOpen, tempDir } from "../_helpers.ts";
+import { rawOpen, tempDbPath, tempDir } from "../_helpers.ts";
 import { HOSTILE_ID, HOSTILE_TEXTS, hostileDb } from "./_served.ts";
 
 test("renderHtmlDocument() escapes every hostile text and runs nothing", async () => {
@@ -94,4 +94,27 @@ test("renderHtmlDocument() prints counts only when they are numbers (text in an 
   assert.doesNotMatch(html, /NaN/);
   assert.match(html, /<dt>Tokens<\/dt><dd>0 in · 0 out<\/dd>/);
   assert.doesNotMatch(html, / tokens<\/span>/);
+});
+
+test("renderHtmlDocument() draws inline code, bold and fenced code as the page does, each escaped", async () => {
+  await using store = await openStore(tempDbPath());
+  await store.createSession("marked", "cli");
+  await store.appendMessages("marked", [{
+    role: "user",
+    content: "Run `rm -rf <dir>` **only** once, not `</code><script>x()</script>` or " +
+      '**<img src=x onerror="y()">**; a lone ** stays, and `a\nb` is no code.\n' +
+      "```sh\necho **not bold** `nor code`\n```\nafter",
+  }]);
+  const html = renderHtmlDocument((await store.exportSession("marked"))!);
+  const body = /<article[^>]*>.*<\/article>/s.exec(html)![0];
+  assert.match(
+    body,
+    /<div class="text">Run <code>rm -rf &lt;dir&gt;<\/code> <strong>only<\/strong> once, not <code>&lt;\/code&gt;&lt;script&gt;x\(\)&lt;\/script&gt;<\/code> or <strong>&lt;img src=x onerror=&quot;y\(\)&quot;&gt;<\/strong>; a lone \*\* stays, and `a\nb` is no code.\n<\/div>/,
+  );
+  // Inside a fence the text is code as it stands: no bold, no inner code.
+  assert.match(
+    body,
+    /<pre><code>echo \*\*not bold\*\* `nor code`\n<\/code><\/pre><div class="text">\nafter<\/div>/,
+  );
+  assert.doesNotMatch(body, /<script|<img/);
 });

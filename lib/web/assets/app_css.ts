@@ -26,6 +26,7 @@ button.danger { color: #c0392b; }
 .rows { list-style: none; padding: 0; margin: 0; }
 .row { border-bottom: 1px solid var(--line); }
 .row.selected { background: var(--panel); box-shadow: inset 3px 0 0 var(--accent); }
+.row.named { border: 1px solid var(--accent); border-radius: 6px; margin-bottom: 8px; }
 .row-link { display: grid; gap: 2px; padding: 8px 10px; text-decoration: none; color: var(--fg); min-width: 0; }
 .row-link:hover { background: var(--panel); }
 .row-title { font-weight: 600; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }

@@ -18,6 +18,8 @@ export const APP_JS = String.raw`
   // How long typing must pause before a bare NOT is searched for (see typingDelay).
   var OPERATOR_PAUSE_MS = 1000;
   var HITS_PAGE = 30;
+  // The longest session id the API takes (a longer query names no session).
+  var MAX_ID = 300;
   var IMAGE_DATA_URL = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]+$/;
   var FENCE = /\x60\x60\x60([^\n\x60]*)\n([\s\S]*?)\x60\x60\x60/g;
   var INLINE = /(\x60[^\x60\n]+\x60|\*\*[^*\n]+\*\*)/;
@@ -170,21 +172,27 @@ export const APP_JS = String.raw`
     var r = route();
     var quiet = options && options.quiet;
     var token = quiet ? viewToken : ++viewToken;
+    showQueryOf(r, location.hash !== renderedKey);
     if (!quiet) {
       renderedKey = location.hash;
       comingBack = options && options.place ? { token: token, place: options.place } : null;
     }
     var navs = document.querySelectorAll("[data-nav]");
     for (var i = 0; i < navs.length; i++) navs[i].classList.toggle("active", navs[i].getAttribute("data-nav") === (r.view === "usage" ? "usage" : "sessions"));
-    if (r.view === "search") {
-      if (document.activeElement !== input) input.value = r.params.get("q") || "";
-      return renderSearch(r.params, quiet, token);
-    }
-    if (r.view !== "search" && document.activeElement !== input) input.value = "";
+    if (r.view === "search") return renderSearch(r.params, quiet, token);
     if (r.view === "session") return renderSession(r.id, r.params, quiet, token);
     if (r.view === "bad") { showError(new Error(r.message)); return Promise.resolve(); }
     if (r.view === "usage") return renderUsage(r.params, quiet, token);
     return renderSessions(r.params, quiet, token);
+  }
+  // The search box holds the search view's query, and nothing on any other view: going to one
+  // (Back from a search included) empties it, though it still has the focus. Else a box with
+  // the focus is left as it is: on the search view the reader's typing made the address, and a
+  // refresh of another view must not eat the keys they are typing.
+  function showQueryOf(r, moved) {
+    var typing = document.activeElement === input;
+    if (r.view === "search") { if (!typing) input.value = r.params.get("q") || ""; return; }
+    if (moved || !typing) input.value = "";
   }
   function placeFor(token) { return comingBack && comingBack.token === token ? comingBack.place : null; }
 
@@ -206,6 +214,17 @@ export const APP_JS = String.raw`
     originList.forEach(function (o) {
       select.appendChild(el("option", { value: o.origin, text: o.origin, title: o.host + ":" + o.path, selected: current === o.origin }));
     });
+    var known = originList.some(function (o) { return o.origin === current; });
+    if (current && !known) select.appendChild(el("option", { value: current, text: visible(current), selected: true }));
+    return select;
+  }
+  // The source filter. A source the address names that the store has none of (an old link, a
+  // typo) is shown chosen all the same, so the empty list below has its reason in view; "All
+  // sources" over it would say the list is empty of everything.
+  function sourceSelect(sourceList, current) {
+    var select = el("select", { name: "source", "aria-label": "Source" }, el("option", { value: "", text: "All sources" }));
+    var names = current && sourceList.indexOf(current) < 0 ? sourceList.concat([current]) : sourceList;
+    names.forEach(function (name) { select.appendChild(el("option", { value: name, text: visible(name), selected: current === name })); });
     return select;
   }
   // A day picked in the page is the reader's own: the API gets its local midnight in Unix seconds
@@ -229,17 +248,31 @@ export const APP_JS = String.raw`
       var body = results[0];
       var view = el("section", { class: "view view-sessions", "aria-label": "Sessions" });
       view.appendChild(filtersForm(params, results[1], results[2]));
-      if (body.sessions.length === 0) view.appendChild(el("p", { class: "empty", text: "No sessions match." }));
+      if (body.sessions.length === 0) view.appendChild(el("p", { class: "empty", text: whyNoSessions(params) }));
       var list = el("ol", { class: "rows", id: "rows" });
-      body.sessions.forEach(function (s) { list.appendChild(sessionRow(s)); });
+      var byStart = params.get("order") === "started";
+      body.sessions.forEach(function (s) { list.appendChild(sessionRow(s, byStart)); });
       view.appendChild(list);
       view.appendChild(pager(params, body));
       swap(view, quiet);
     })).catch(whileShown(token, showError));
   }
+  // An empty listing says why when the filters cannot match: a "To" day before the "From" one.
+  function whyNoSessions(params) {
+    var from = params.get("from");
+    var to = params.get("to");
+    if (from && to && endsBeforeStart(from, to)) return "The end (To " + to + ") is before the start (From " + from + "): no session can match.";
+    return "No sessions match.";
+  }
+  // Compared as the API gets them (a "To" day ends at the next midnight); periods such as
+  // "30d" are the API's to judge.
+  function endsBeforeStart(from, to) {
+    var start = Number(apiValue("from", from));
+    var end = Number(apiValue("to", to));
+    return isFinite(start) && isFinite(end) && end <= start;
+  }
   function filtersForm(params, sourceList, originList) {
-    var source = el("select", { name: "source", "aria-label": "Source" }, el("option", { value: "", text: "All sources" }));
-    sourceList.forEach(function (s) { source.appendChild(el("option", { value: s, text: s, selected: params.get("source") === s })); });
+    var source = sourceSelect(sourceList, params.get("source"));
     var origin = originSelect(originList, params.get("origin"));
     var order = el("select", { name: "order", "aria-label": "Order" },
       el("option", { value: "last-active", text: "Last active" }),
@@ -270,9 +303,13 @@ export const APP_JS = String.raw`
     form.addEventListener("submit", function (e) { e.preventDefault(); });
     return form;
   }
-  function sessionRow(s) {
+  // The time a row shows is the one the listing is sorted by, and says which it is.
+  function rowTime(s, byStart) {
+    return byStart ? "started " + fmtRelative(s.started_at) : "active " + fmtRelative(s.last_active);
+  }
+  function sessionRow(s, byStart) {
     var title = s.title || s.preview || s.id;
-    var meta = [s.source, s.model, fmtRelative(s.last_active), fmtCount(s.message_count) + " msgs", fmtCost(s.estimated_cost_usd)].filter(Boolean);
+    var meta = [s.source, s.model, rowTime(s, byStart), fmtCount(s.message_count) + " msgs", fmtCost(s.estimated_cost_usd)].filter(Boolean);
     return el("li", { class: "row" },
       el("a", { href: sessionHref(s.id), class: "row-link" },
         el("span", { class: "row-title bidi", text: visible(title) }),
@@ -372,6 +409,22 @@ export const APP_JS = String.raw`
     }
     return nextPage();
   }
+  // The session the query names by its exact id or a unique id prefix, as the CLI takes one, or
+  // null: a delegate child is in no listing, and an operator may have only an id from a log.
+  function sessionNamed(q, signal) {
+    var typed = q.trim();
+    if (typed === "" || typed.length > MAX_ID) return Promise.resolve(null);
+    // URLSearchParams, not encodeURIComponent: a lone surrogate in the box must not throw.
+    return api("/api/resolve?" + new URLSearchParams({ id: typed }).toString(), { signal: signal }).then(function (body) { return body.session; });
+  }
+  // Offered above the hits, which it does not replace: the query may be words as well.
+  function namedRow(s) {
+    var about = s.title || s.preview;
+    return el("li", { class: "row named" },
+      el("a", { href: sessionHref(s.id), class: "row-link" },
+        el("span", { class: "row-title bidi" }, "Session ", el("span", { class: "mono", text: visible(s.id) }), about ? " — " + visible(about) : null),
+        el("span", { class: "row-meta", text: [s.source, fmtTime(s.started_at)].filter(Boolean).join(" · ") })));
+  }
   function renderSearch(params, quiet, token) {
     var q = params.get("q") || "";
     if (inflight) inflight.abort();
@@ -381,13 +434,13 @@ export const APP_JS = String.raw`
     if (params.get("source")) query.set("source", params.get("source"));
     if (params.get("origin")) query.set("origin", params.get("origin"));
     var hits = searchHits(query, hitsWanted(quiet, token), controller.signal);
-    return Promise.all([hits, sources(), origins()]).then(whileShown(token, function (results) {
+    var named = sessionNamed(q, controller.signal);
+    return Promise.all([hits, sources(), origins(), named]).then(whileShown(token, function (results) {
       var body = results[0];
       if (inflight !== controller) return;
       inflight = null;
       var view = el("section", { class: "view view-search", "aria-label": "Search results" });
-      var only = el("select", { name: "source", "aria-label": "Source" }, el("option", { value: "", text: "All sources" }));
-      results[1].forEach(function (name) { only.appendChild(el("option", { value: name, text: name, selected: params.get("source") === name })); });
+      var only = sourceSelect(results[1], params.get("source"));
       var from = originSelect(results[2], params.get("origin"));
       var refilter = function () {
         var next = new URLSearchParams({ q: q });
@@ -423,9 +476,10 @@ export const APP_JS = String.raw`
         })).catch(whileShown(token, showError));
       });
       add(body);
+      if (results[3]) view.appendChild(el("ol", { class: "rows", id: "named", "aria-label": "Session with this id" }, namedRow(results[3])));
       view.appendChild(list);
       view.appendChild(more);
-      if (body.hits.length === 0) view.appendChild(el("p", { class: "empty", text: "Nothing found." }));
+      if (body.hits.length === 0) view.appendChild(el("p", { class: "empty", text: results[3] ? "No message matches." : "Nothing found." }));
       swap(view, quiet);
     })).catch(whileShown(token, showError));
   }
@@ -820,6 +874,12 @@ export const APP_JS = String.raw`
         location.hash = hashFor("/usage", next);
       });
       view.appendChild(form);
+      // No session in the period: said, where empty charts would show axes up to "$0.0000".
+      if (res[0].rows.length === 0) {
+        view.appendChild(el("p", { class: "empty", id: "usage-none", text: "No usage in this period." }));
+        swap(view, quiet);
+        return;
+      }
       var tokens = [
         { name: "input", value: function (r) { return r.input_tokens; }, format: fmtTokens, whole: true },
         { name: "output", value: function (r) { return r.output_tokens; }, format: fmtTokens },
