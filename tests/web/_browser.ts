@@ -7,7 +7,9 @@
 import { accessSync, constants, mkdirSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import process from "node:process";
+import assert from "node:assert/strict";
 import { ROOT } from "../_helpers.ts";
+import type { SessionStore } from "../../lib/core/session_store.ts";
 
 /** Where screenshots go (git-ignored). */
 export const SCREENSHOTS = join(ROOT, "tests", "out");
@@ -67,5 +69,99 @@ export async function launchBrowser(): Promise<Browser> {
       "--disable-dev-shm-usage",
       "--font-render-hinting=none",
     ],
+  });
+}
+
+/** A page of the tests: puppeteer's, with the script errors it met. */
+// deno-lint-ignore no-explicit-any
+export type Page = any;
+
+/** How {@linkcode openPage} sets a page up. */
+export interface PageOptions {
+  /** Viewport width (375: a phone's height too). @default {1280} */
+  readonly width?: number;
+  /** `prefers-color-scheme: dark`. */
+  readonly dark?: boolean;
+  /** The page's time zone. */
+  readonly timeZone?: string;
+  /** Script run before the page's own. */
+  readonly script?: string;
+}
+
+/**
+ * A new page at `url` that records its script errors (see {@linkcode closePage}),
+ * once the page has drawn its first view (`body[data-ready]`).
+ */
+export async function openPage(
+  browser: Browser,
+  url: string,
+  options: PageOptions = {},
+): Promise<Page> {
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on("pageerror", (error: Error) => errors.push(error.message));
+  page.errors = errors;
+  await page.setViewport({
+    width: options.width ?? 1280,
+    height: options.width === 375 ? 780 : 860,
+  });
+  if (options.dark !== undefined) {
+    await page.emulateMediaFeatures([
+      { name: "prefers-color-scheme", value: options.dark ? "dark" : "light" },
+    ]);
+  }
+  if (options.timeZone) await page.emulateTimezone(options.timeZone);
+  if (options.script) await page.evaluateOnNewDocument(options.script);
+  await page.goto(url, { waitUntil: "load" });
+  await page.waitForSelector("body[data-ready]");
+  return page;
+}
+
+/** Closes a page of {@linkcode openPage}, asserting that no script of it failed. */
+export async function closePage(page: Page): Promise<void> {
+  assert.deepEqual(page.errors, [], "no script error on the page");
+  await page.close();
+}
+
+/** Waits until the view has been drawn again after `action`. */
+export async function redrawn(page: Page, action: () => Promise<unknown>): Promise<void> {
+  const before = await page.evaluate(() => document.body.getAttribute("data-ready"));
+  await action();
+  await page.waitForFunction(
+    (old: string | null) => document.body.getAttribute("data-ready") !== old,
+    { timeout: 10_000 },
+    before,
+  );
+}
+
+/** The text the page shows in `selector`. */
+export async function pageText(page: Page, selector = "#app"): Promise<string> {
+  return await page.$eval(selector, (node: Element) => (node as HTMLElement).innerText);
+}
+
+/** Saves a screenshot as `tests/out/NAME.png`. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
+}
+
+/**
+ * `store` whose change marker fails while `broken.now` is true, with the
+ * error `failure` makes: the handler reads it first for every request, so
+ * they all fail as with a file gone, and the live stream says so.
+ */
+export function withBreakableMarker(
+  store: SessionStore,
+  broken: { now: boolean },
+  failure: () => Error,
+): SessionStore {
+  return new Proxy(store, {
+    get(target, name) {
+      const value = Reflect.get(target, name, target);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) =>
+        broken.now && name === "dataVersion"
+          ? Promise.reject(failure())
+          : value.apply(target, args);
+    },
   });
 }

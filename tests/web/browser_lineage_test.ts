@@ -9,13 +9,18 @@ import { openStore } from "../../lib/open_store.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import { createHandler } from "../../lib/web/handler.ts";
 import { listen, type Listening } from "../../lib/web/listen.ts";
-import { type Browser, browserSkip, launchBrowser } from "./_browser.ts";
+import {
+  type Browser,
+  browserSkip,
+  closePage,
+  launchBrowser,
+  openPage,
+  type Page,
+  withBreakableMarker,
+} from "./_browser.ts";
 import { CHAIN, chainId, lineageDb, WIDE, wideId } from "./_lineage_db.ts";
 
 const skip = browserSkip();
-
-// deno-lint-ignore no-explicit-any
-type Page = any;
 
 /** Tool-call ids that are names on every JS object. */
 const BUILT_IN_IDS = ["toString", "constructor", "valueOf", "__proto__", "hasOwnProperty"];
@@ -48,16 +53,11 @@ before(async () => {
     ]);
   }
   store = await openStore(path, { readonly: true });
-  const breakable = new Proxy(store, {
-    get(target, name) {
-      const value = Reflect.get(target, name, target);
-      if (typeof value !== "function") return value;
-      return (...args: unknown[]) =>
-        broken.now && name === "dataVersion"
-          ? Promise.reject(new Error("the database went away"))
-          : value.apply(target, args);
-    },
-  });
+  const breakable = withBreakableMarker(
+    store,
+    broken,
+    () => new Error("the database went away"),
+  );
   server = await listen(createHandler(breakable, { pollMs: 100 }), { host: "127.0.0.1", port: 0 });
   origin = `http://127.0.0.1:${server.port}`;
   browser = await launchBrowser();
@@ -69,21 +69,10 @@ after(async () => {
   await store?.close();
 });
 
-async function open(hash: string): Promise<Page> {
-  const page = await browser.newPage();
-  const errors: string[] = [];
-  page.on("pageerror", (error: Error) => errors.push(error.message));
-  page.errors = errors;
-  await page.setViewport({ width: 1280, height: 860 });
-  await page.goto(`${origin}/${hash}`, { waitUntil: "load" });
-  await page.waitForSelector("body[data-ready]");
-  return page;
+function open(hash: string): Promise<Page> {
+  return openPage(browser, `${origin}/${hash}`);
 }
-
-async function close(page: Page): Promise<void> {
-  assert.deepEqual(page.errors, [], "no script error on the page");
-  await page.close();
-}
+const close = closePage;
 
 /** What the lineage panel shows. */
 function panel(page: Page) {

@@ -12,12 +12,19 @@ import { createHandler } from "../../lib/web/handler.ts";
 import { listen, type Listening } from "../../lib/web/listen.ts";
 import { copyFixture } from "../_helpers.ts";
 import { V11 } from "../_cli_io.ts";
-import { type Browser, browserSkip, launchBrowser } from "./_browser.ts";
+import {
+  type Browser,
+  browserSkip,
+  closePage,
+  launchBrowser,
+  openPage,
+  type Page,
+  redrawn,
+  withBreakableMarker,
+} from "./_browser.ts";
 
 const skip = browserSkip();
 
-// deno-lint-ignore no-explicit-any
-type Page = any;
 // deno-lint-ignore no-explicit-any
 type Request = any;
 
@@ -63,16 +70,11 @@ before(async () => {
   store = await openStore(path);
   // The handler's every request first reads the store's change marker: failing it fails them
   // all with the 503 of a file that cannot be read, and the live stream with them.
-  const breakable = new Proxy(store, {
-    get(target, name) {
-      const value = Reflect.get(target, name, target);
-      if (typeof value !== "function") return value;
-      return (...args: unknown[]) =>
-        broken.now && name === "dataVersion"
-          ? Promise.reject(Object.assign(new Error("the file went away"), { name: "OpenError" }))
-          : value.apply(target, args);
-    },
-  });
+  const breakable = withBreakableMarker(
+    store,
+    broken,
+    () => Object.assign(new Error("the file went away"), { name: "OpenError" }),
+  );
   server = await listen(createHandler(breakable, { pollMs: 100 }), {
     host: "127.0.0.1",
     port: 0,
@@ -87,32 +89,10 @@ after(async () => {
   await store?.close();
 });
 
-async function open(hash: string): Promise<Page> {
-  const page = await browser.newPage();
-  const errors: string[] = [];
-  page.on("pageerror", (error: Error) => errors.push(error.message));
-  page.errors = errors;
-  await page.setViewport({ width: 1280, height: 860 });
-  await page.goto(`${origin}/${hash}`, { waitUntil: "load" });
-  await page.waitForSelector("body[data-ready]");
-  return page;
+function open(hash: string): Promise<Page> {
+  return openPage(browser, `${origin}/${hash}`);
 }
-
-async function close(page: Page): Promise<void> {
-  assert.deepEqual(page.errors, [], "no script error on the page");
-  await page.close();
-}
-
-/** Waits until the view has been drawn again after `action`. */
-async function redrawn(page: Page, action: () => Promise<unknown>): Promise<void> {
-  const before = await page.evaluate(() => document.body.getAttribute("data-ready"));
-  await action();
-  await page.waitForFunction(
-    (old: string | null) => document.body.getAttribute("data-ready") !== old,
-    { timeout: 10_000 },
-    before,
-  );
-}
+const close = closePage;
 
 /** Requests the page makes that match a pattern, held until released: a slow server. */
 interface Held {

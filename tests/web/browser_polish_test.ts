@@ -4,17 +4,23 @@
 // why, the search box emptied on Back, and rows that show the time they are sorted by.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { openStore } from "../../lib/open_store.ts";
 import { V11 } from "../_cli_io.ts";
 import { copyFixture } from "../_helpers.ts";
-import { type Browser, browserSkip, launchBrowser, SCREENSHOTS } from "./_browser.ts";
+import {
+  type Browser,
+  browserSkip,
+  closePage,
+  launchBrowser,
+  openPage,
+  type Page,
+  pageText,
+  redrawn,
+  screenshot,
+} from "./_browser.ts";
 import { serve, type Served } from "./_served.ts";
 
 const skip = browserSkip();
-
-// deno-lint-ignore no-explicit-any
-type Page = any;
 
 /** A session whose id is also a word of its messages: the id and the hits both offered. */
 const WORD_ID = "zebu";
@@ -52,41 +58,12 @@ after(async () => {
 });
 
 /** A new page in UTC that records script errors, showing `hash`. */
-async function open(hash: string): Promise<Page> {
-  const page = await browser.newPage();
-  const errors: string[] = [];
-  page.on("pageerror", (error: Error) => errors.push(error.message));
-  page.errors = errors;
-  await page.setViewport({ width: 1280, height: 860 });
-  await page.emulateTimezone("UTC");
-  await page.goto(`${served.origin}/${hash}`, { waitUntil: "load" });
-  await page.waitForSelector("body[data-ready]");
-  return page;
+function open(hash: string): Promise<Page> {
+  return openPage(browser, `${served.origin}/${hash}`, { timeZone: "UTC" });
 }
-
-async function close(page: Page): Promise<void> {
-  assert.deepEqual(page.errors, [], "no script error on the page");
-  await page.close();
-}
-
-/** Waits until the view has been drawn again after `action`. */
-async function redrawn(page: Page, action: () => Promise<unknown>): Promise<void> {
-  const before = await page.evaluate(() => document.body.getAttribute("data-ready"));
-  await action();
-  await page.waitForFunction(
-    (old: string | null) => document.body.getAttribute("data-ready") !== old,
-    { timeout: 10_000 },
-    before,
-  );
-}
-
-async function text(page: Page, selector = "#app"): Promise<string> {
-  return await page.$eval(selector, (node: Element) => (node as HTMLElement).innerText);
-}
-
-async function shot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
-}
+const close = closePage;
+const text = pageText;
+const shot = screenshot;
 
 /** The `.row-link` hrefs of the view, in order. */
 async function rowLinks(page: Page): Promise<string[]> {

@@ -5,10 +5,20 @@
 // Host guards; screenshots at 1280 and 375 px, light and dark, in tests/out/.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { V11 } from "../_cli_io.ts";
-import { type Browser, browserSkip, launchBrowser, SCREENSHOTS } from "./_browser.ts";
+import {
+  type Browser,
+  browserSkip,
+  closePage,
+  launchBrowser,
+  openPage,
+  type Page,
+  type PageOptions,
+  pageText,
+  redrawn,
+  screenshot,
+} from "./_browser.ts";
 import { HOSTILE_ID, hostileDb, serve, type Served } from "./_served.ts";
 import { copyFixture } from "../_helpers.ts";
 import { freshSchema, PG_SKIP, schemaUrl } from "../store/_pg.ts";
@@ -16,9 +26,6 @@ import { connectSyncTarget, syncFile } from "../../lib/postgres/sync.ts";
 
 // A string skips the suites with that message (no browser here); CI=true throws instead.
 const skip = browserSkip();
-
-// deno-lint-ignore no-explicit-any
-type Page = any;
 
 let browser: Browser;
 let served: Served;
@@ -40,51 +47,12 @@ after(async () => {
  * A new page that records script errors; `hash` is the view to open, in `timeZone` if given,
  * with `script` run before the page's own.
  */
-async function open(
-  hash: string,
-  options: { width?: number; dark?: boolean; timeZone?: string; script?: string } = {},
-): Promise<Page> {
-  const page = await browser.newPage();
-  const errors: string[] = [];
-  page.on("pageerror", (error: Error) => errors.push(error.message));
-  page.errors = errors;
-  await page.setViewport({
-    width: options.width ?? 1280,
-    height: options.width === 375 ? 780 : 860,
-  });
-  await page.emulateMediaFeatures([
-    { name: "prefers-color-scheme", value: options.dark ? "dark" : "light" },
-  ]);
-  if (options.timeZone) await page.emulateTimezone(options.timeZone);
-  if (options.script) await page.evaluateOnNewDocument(options.script);
-  await page.goto(`${served.origin}/${hash}`, { waitUntil: "load" });
-  await page.waitForSelector("body[data-ready]");
-  return page;
+function open(hash: string, options: PageOptions = {}): Promise<Page> {
+  return openPage(browser, `${served.origin}/${hash}`, { dark: false, ...options });
 }
-
-/** Waits until the view has been drawn again after `action`. */
-async function redrawn(page: Page, action: () => Promise<unknown>): Promise<void> {
-  const before = await page.evaluate(() => document.body.getAttribute("data-ready"));
-  await action();
-  await page.waitForFunction(
-    (old: string | null) => document.body.getAttribute("data-ready") !== old,
-    { timeout: 10_000 },
-    before,
-  );
-}
-
-async function shot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
-}
-
-async function text(page: Page, selector = "#app"): Promise<string> {
-  return await page.$eval(selector, (node: Element) => (node as HTMLElement).innerText);
-}
-
-async function close(page: Page): Promise<void> {
-  assert.deepEqual(page.errors, [], "no script error on the page");
-  await page.close();
-}
+const close = closePage;
+const shot = screenshot;
+const text = pageText;
 
 describe("session browser", { skip }, () => {
   test("the listing shows titles, previews and a compression chain as one row, at 1280 and 375 px", async () => {
