@@ -15,6 +15,11 @@ import { checkLineage } from "./lineage_check.ts";
 import { finding, type HealthCheck } from "../core/health_report.ts";
 import { checkSchema } from "./schema_check.ts";
 import { checkFiles, checkFreePages, type CheckpointResult, checkWal } from "./storage_check.ts";
+import { soundWithoutWal, spoilingWalReason } from "../sqlite/foreign_wal.ts";
+import { foreignWalHint } from "../sqlite/damaged_file.ts";
+import { chooseReadAccess } from "../sqlite/read_access.ts";
+import { sqliteFilePath } from "../files/real_path.ts";
+import { statSync } from "node:fs";
 
 /** Options of {@linkcode runChecks}. */
 export interface CheckOptions {
@@ -40,6 +45,39 @@ export interface CheckOptions {
 
 const RECOVER = "the file is damaged: hermes-state recover state.db new.db, " +
   "then put new.db in its place with the writers stopped";
+
+/** The size of a file, 0 when it is not there. */
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The finding of a file SQLite reads as damaged. When it was read through
+ * a `-wal` and is sound alone, the `-wal` is what spoils it (another
+ * database's, or an older copy's): recovering the file through it would
+ * salvage a mix, and setting it aside is the fix.
+ */
+function damageFinding(
+  lines: string[],
+  openDriver: SqliteDriver,
+  path: string,
+  full: boolean,
+): HealthCheck {
+  const walPath = `${sqliteFilePath(path)}-wal`;
+  const throughWal = path !== ":memory:" && chooseReadAccess(path) !== "immutable" &&
+    sizeOf(walPath) > 0;
+  if (throughWal && soundWithoutWal(path, openDriver, full)) {
+    return finding("integrity", "problem", spoilingWalReason(walPath), {
+      fix: foreignWalHint(path),
+      details: lines,
+    });
+  }
+  return finding("integrity", "problem", lines[0], { fix: RECOVER, details: lines });
+}
 
 /** Runs `check`; a damaged page becomes a problem finding instead of an error. */
 function guarded(name: string, check: () => HealthCheck | HealthCheck[]): HealthCheck[] {
@@ -101,10 +139,7 @@ export function runChecks(
   checks.push(
     sound
       ? finding("integrity", "ok", `${options.full ? "integrity_check" : "quick_check"}: ok`)
-      : finding("integrity", "problem", integrity.lines[0], {
-        fix: RECOVER,
-        details: integrity.lines,
-      }),
+      : damageFinding(integrity.lines, openDriver, path, options.full ?? false),
   );
   checks.push(...guarded("foreign_keys", () => foreignKeyFinding(db)));
   for (const table of FTS_TABLES) {

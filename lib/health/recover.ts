@@ -53,7 +53,7 @@ import { isDatabaseFile } from "../files/same_file.ts";
 import { TOOL_CALLS_ADDED_SQL } from "./counter_check.ts";
 import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
-import { foreignWalReason } from "../sqlite/foreign_wal.ts";
+import { foreignWalReason, spoilingWal } from "../sqlite/foreign_wal.ts";
 import {
   addDeclaredColumn,
   type ColumnDeclaration,
@@ -662,8 +662,11 @@ export async function recoverDatabase(
   // file beside a -wal (SQLite would delete that -wal on open): the -wal's committed frames
   // are the database, and SQLite is not asked at all.
   const fromWal = sourceStat.size === 0;
-  // Another database's -wal: SQLite would mix its pages with the file's. The file is read alone.
-  const foreignWal = !fromWal && walSize > 0 ? foreignWalReason(source, openDriver) ?? null : null;
+  // Another database's -wal, or one that spoils a file sound alone: SQLite would mix its pages
+  // with the file's. The file is read alone.
+  const foreignWal = !fromWal && walSize > 0
+    ? foreignWalReason(source, openDriver) ?? spoilingWal(source, openDriver) ?? null
+    : null;
   const scan: PageScan = fromWal ? scanWal(walPath) : scanPages(source);
   await stopIfAborted(options.signal);
 

@@ -22,7 +22,11 @@
  * passes may still be another database's (one whose history happens to fit),
  * which no test of the headers can tell. A check that fails is run once
  * more, so that a checkpoint between the reads of the file and of its
- * `-wal` is not mistaken for a foreign `-wal`.
+ * `-wal` is not mistaken for a foreign `-wal`. The checks of the whole file
+ * (`doctor`, `recover`) tell one more: a `-wal` through which a file that is
+ * sound alone reads as damaged ({@linkcode soundWithoutWal}) is not its own,
+ * as SQLite honours only the frames of its own commits, whose checksums
+ * hold.
  *
  * The file is read through SQLite only (immutable, ignoring the `-wal`, and
  * read-only through it), never a descriptor of its own, which would drop
@@ -32,9 +36,10 @@
  */
 import type { SqliteConnection, SqliteDriver } from "./driver/types.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
-import { chooseReadAccess, driverOptionsFor } from "./read_access.ts";
+import { chooseReadAccess, chooseWholeReadAccess, driverOptionsFor } from "./read_access.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
 import { readWalCommits, type WalCommits } from "./wal_commits.ts";
+import { integrityCheck, isCorruption } from "./integrity.ts";
 
 /** SQLITE_CORRUPT and SQLITE_NOTADB. */
 const DAMAGED_CODES = new Set([11, 26]);
@@ -172,4 +177,83 @@ export function foreignWalReason(path: string, openDriver: SqliteDriver): string
   if (why === undefined) return undefined;
   return `the -wal beside it (${walPath}) belongs to another database, or to an older copy ` +
     `of this one (${why}): SQLite would read that database's pages as this file's`;
+}
+
+/**
+ * Whether SQLite finds the file sound read alone, without its `-wal`
+ * (immutable): SQLite's b-tree checks (`quick_check`, or `integrity_check`
+ * when `full`), without verifying the search indexes against their text.
+ * Asked by the checks of the whole file when the file read through its
+ * `-wal` was found damaged: a file sound alone that a `-wal` spoils has
+ * another database's `-wal` beside it, or one of an older copy of itself.
+ *
+ * @param path The database file.
+ * @param openDriver The driver opener.
+ * @param full Run `integrity_check` instead of `quick_check`.
+ * @returns True when the file alone passes; false when it does not, or
+ *   cannot be read so.
+ */
+export function soundWithoutWal(path: string, openDriver: SqliteDriver, full = false): boolean {
+  let db: SqliteConnection;
+  try {
+    db = openDriver(path, driverOptionsFor("immutable"));
+  } catch {
+    return false;
+  }
+  try {
+    const { lines } = integrityCheck(db, { full, searchIndexes: false });
+    return lines.length === 1 && lines[0] === "ok";
+  } catch (error) {
+    if (isCorruption(error)) return false;
+    throw error;
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * What the checks of the whole file say of a `-wal` that spoils a file
+ * sound alone ({@linkcode soundWithoutWal}).
+ *
+ * @param walPath The `-wal`.
+ * @returns The reason, naming the `-wal`, lower case.
+ */
+export function spoilingWalReason(walPath: string): string {
+  return `the -wal beside it (${walPath}) belongs to another database, or to an older copy ` +
+    "of this one: the file alone is sound, and SQLite reads it as damaged through that -wal";
+}
+
+/**
+ * Why the `-wal` beside `path` cannot be this file's, told by what SQLite
+ * reads of the whole file: damaged through the `-wal`, sound alone (two
+ * b-tree checks at most, the second only when the first fails; for
+ * `recover`, which reads the whole file anyway). `undefined` when the file
+ * reads sound through its `-wal`, is damaged alone too, has no `-wal`, or
+ * is read without it anyway (immutable).
+ *
+ * @param path The database file.
+ * @param openDriver The driver opener.
+ * @returns The reason, naming the `-wal`, lower case.
+ */
+export function spoilingWal(path: string, openDriver: SqliteDriver): string | undefined {
+  const walPath = `${sqliteFilePath(path)}-wal`;
+  const access = chooseWholeReadAccess(path);
+  if (access === "immutable") return undefined;
+  let db: SqliteConnection;
+  try {
+    db = openDriver(path, driverOptionsFor(access));
+  } catch {
+    return undefined; // unreadable either way: the rest of recover reads what it can
+  }
+  let sound: boolean;
+  try {
+    const { lines } = integrityCheck(db, { searchIndexes: false });
+    sound = lines.length === 1 && lines[0] === "ok";
+  } catch (error) {
+    if (!isCorruption(error)) throw error;
+    sound = false;
+  } finally {
+    db.close();
+  }
+  return sound || !soundWithoutWal(path, openDriver) ? undefined : spoilingWalReason(walPath);
 }

@@ -511,3 +511,48 @@ describe("recoverDatabase() beside another database's -wal", () => {
     assert.doesNotMatch(run.out, /Nothing was lost/);
   });
 });
+
+describe("a -wal that spoils a file sound alone (its headers fit: a newer schema cookie, page 1 written)", () => {
+  /** A new file of `sessions` × 25 messages, and the live -wal of a migrated fixture beside it. */
+  async function spoiled(sessions: number): Promise<string> {
+    const source = join(tempDir(), "state.db");
+    {
+      using db = await SessionDB.open({ path: source });
+      for (let s = 0; s < sessions; s++) {
+        db.createSession(`own_${s}`, "cli");
+        db.appendMessages(
+          `own_${s}`,
+          Array.from(
+            { length: 25 },
+            (_, m) => ({ role: "user", content: `own ${s} ${m} ${"o".repeat(300)}` }),
+          ),
+        );
+      }
+    }
+    const other = copyFixture("hermes-v11.db");
+    // Its schema was changed more often than a new file's, and this commit grows it (page 1).
+    liveWalOf(
+      other,
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 400)
+       INSERT INTO messages (session_id, role, content, timestamp)
+       SELECT (SELECT id FROM sessions LIMIT 1), 'user', hex(randomblob(300)), i FROM n`,
+    );
+    besideWalOf(source, other);
+    return source;
+  }
+
+  test("doctor() names the -wal, not the file, and recoverDatabase() reads the file alone: every message", async () => {
+    const source = await spoiled(40);
+    const before = fileAndWal(source);
+    const report = await doctor(source);
+    const integrity = report.checks.find((check) => check.name === "integrity")!;
+    assert.equal(integrity.status, "problem");
+    assert.match(integrity.summary, /-wal\) belongs to another database.*the file alone is sound/);
+    assert.match(integrity.fix ?? "", /move the -wal away/);
+    const result = await recoverDatabase(source, join(tempDir(), "new.db"));
+    assert.match(result.foreignWal ?? "", /the file alone is sound/);
+    assert.equal(result.sessions, 40);
+    assert.equal(result.messages, 40 * 25);
+    assert.deepEqual(fileAndWal(source), before, "the file or its -wal changed");
+  });
+});
