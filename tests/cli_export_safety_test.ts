@@ -5,9 +5,16 @@
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { runtimeName } from "../lib/sqlite/driver/load.ts";
@@ -107,6 +114,59 @@ async function largeDb(): Promise<string> {
   db.close();
   return path;
 }
+
+describe("export writes where a shell's > would", () => {
+  test("export through a link replaces the file it leads to and keeps the link; a link to nothing makes its file", async () => {
+    const db = v11Copy();
+    const dir = tempDir();
+    const target = join(dir, "target.jsonl");
+    writeFileSync(target, "old\n");
+    const link = join(dir, "link.jsonl");
+    symlinkSync(target, link);
+    const run = await runCli(["--db", db, "export", link]);
+    assert.equal(run.code, 0, run.err);
+    assert.ok(lstatSync(link).isSymbolicLink(), "the link stays a link");
+    assert.equal(readFileSync(target, "utf8").split("\n").length - 1, 42);
+    const dangling = join(dir, "dangling.jsonl");
+    const made = join(dir, "made.jsonl");
+    symlinkSync(made, dangling);
+    assert.equal((await runCli(["--db", db, "export", dangling])).code, 0);
+    assert.ok(lstatSync(dangling).isSymbolicLink());
+    assert.equal(readFileSync(made, "utf8").split("\n").length - 1, 42);
+  });
+
+  test("export into a named pipe writes through it, and into a device in place (a device stays a device)", async () => {
+    const db = v11Copy();
+    const dir = tempDir();
+    const fifo = join(dir, "pipe");
+    if (spawnSync("mkfifo", [fifo]).status !== 0) return; // no mkfifo here
+    let read = "";
+    const reader = spawn("cat", [fifo]);
+    reader.stdout.setEncoding("utf8").on("data", (chunk: string) => void (read += chunk));
+    const closed = new Promise((resolve) => reader.on("close", resolve));
+    const run = await runCli(["--db", db, "export", fifo]);
+    await closed;
+    assert.equal(run.code, 0, run.err);
+    assert.equal(read.split("\n").length - 1, 42);
+    assert.ok(lstatSync(fifo).isFIFO(), "the pipe stays a pipe");
+    // Devices of our own (mknod needs root): a null device, and a full one (1, 7).
+    const devNull = join(dir, "null");
+    const devFull = join(dir, "full");
+    if (spawnSync("mknod", [devNull, "c", "1", "3"]).status !== 0) return;
+    spawnSync("mknod", [devFull, "c", "1", "7"]);
+    assert.equal((await runCli(["--db", db, "export", devNull])).code, 0);
+    assert.ok(lstatSync(devNull).isCharacterDevice(), "the device was replaced by a file");
+    const full = await runCli(["--db", db, "export", devFull]);
+    assert.equal(full.code, 1);
+    assert.match(full.err, /Cannot write .*full: the disk is full/);
+    assert.ok(lstatSync(devFull).isCharacterDevice());
+    const backup = await runCli(["--db", db, "backup", "--force", devNull]);
+    assert.equal(backup.code, 1);
+    assert.match(backup.err, /it is not a regular file \(a device or a pipe\)/);
+    assert.ok(lstatSync(devNull).isCharacterDevice());
+    assert.deepEqual(readdirSync(dir).filter((name) => name.startsWith(".")), [], "no file left");
+  });
+});
 
 describe("an interrupted export", () => {
   for (const signal of ["SIGINT", "SIGTERM"] as const) {

@@ -64,7 +64,8 @@ export class CommandError extends Error {
 }
 
 /**
- * The run was stopped by SIGINT or SIGTERM; what it was writing was removed.
+ * The run was stopped by SIGINT or SIGTERM; what it was writing was removed
+ * (or, where it could not be, the message says what is left).
  * Exits with 128 plus the signal number, as a shell reports it.
  *
  * @example
@@ -81,9 +82,10 @@ export class InterruptedError extends CommandError {
    * Creates the error.
    *
    * @param signal The signal that stopped the run.
+   * @param left What became of the output, where it was not removed.
    */
-  constructor(signal: "SIGINT" | "SIGTERM") {
-    super(`interrupted by ${signal}: the partial output was removed`);
+  constructor(signal: "SIGINT" | "SIGTERM", left = "the partial output was removed") {
+    super(`interrupted by ${signal}: ${left}`);
     this.name = "InterruptedError";
     this.exitCode = signal === "SIGINT" ? 130 : 143;
   }

@@ -188,6 +188,12 @@ export async function backupDatabase(
   }
   const problem = outputPathProblem(dest);
   if (problem !== undefined) throw new BackupError(`Cannot back up to ${dest}: ${problem}`);
+  // A device or a pipe: the copy is renamed into place, which would put a file where it was.
+  if (statSync(dest, { throwIfNoEntry: false })?.isFile() === false) {
+    throw new BackupError(
+      `Cannot back up to ${dest}: it is not a regular file (a device or a pipe); give a file's path`,
+    );
+  }
   if (exists(dest) && !options.force) {
     throw new BackupError(`Cannot back up: ${dest} already exists (give --force to replace it)`);
   }

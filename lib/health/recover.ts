@@ -646,7 +646,10 @@ export async function recoverDatabase(
   const destStat = fileStat(dest);
   // A folder first: --force would not help.
   if (destStat !== undefined && !destStat.isFile()) {
-    throw new RecoverError(`Cannot recover into ${dest}: it is a folder, not a file`);
+    const what = destStat.isDirectory()
+      ? "a folder, not a file"
+      : "not a regular file (a device or a pipe): give a file's path";
+    throw new RecoverError(`Cannot recover into ${dest}: it is ${what}`);
   }
   if (destStat !== undefined && !options.force) {
     throw new RecoverError(`Cannot recover into ${dest}: it exists (give --force to replace it)`);

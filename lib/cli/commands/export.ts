@@ -5,8 +5,19 @@
  *
  * @module
  */
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import {
+  closeSync,
+  fsyncSync,
+  lstatSync,
+  openSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import type { SessionExport } from "../../core/types.ts";
 import type { Command, Context } from "../command.ts";
 import { printJson } from "../json.ts";
@@ -37,7 +48,9 @@ when OUTPUT is "-" or left out. JSON Lines (the default) is what
 Markdown is a readable transcript per session; HTML is one standalone page
 (styles embedded, no script) with every transcript. Sessions are written
 one at a time, so memory stays flat however large the database; a file is
-written whole or not at all (Ctrl-C removes the partial file). OUTPUT is
+written whole or not at all (Ctrl-C removes the partial file); a link's
+file is replaced and the link kept; a device or a pipe is written in place,
+as the shell's > writes it. OUTPUT is
 never the database or one of its -wal/-shm/-journal files, nor another
 SQLite database unless --force is given.
 
@@ -72,6 +85,56 @@ interface Sink {
   write(text: string): Promise<void>;
   commit(): void;
   abort(): void;
+  /** What is left of the output when the run stops midway (said on Ctrl-C). */
+  readonly leftBehind: string;
+}
+
+/**
+ * Where an export to `output` is written, and how. A regular file, or none
+ * yet, is written beside and renamed over it; a link is followed, so that
+ * the file it leads to is replaced and the link stays. Anything else there
+ * (a device such as `/dev/null`, a named pipe, the shell's `>(gzip > x.gz)`)
+ * is written in place, as the shell's `>` writes it: a rename would put a
+ * file where the device was.
+ */
+function exportTarget(output: string): { path: string; inPlace: boolean } {
+  let found;
+  try {
+    found = statSync(output);
+  } catch {
+    // Nothing there, or a link to nothing: the file is made where the link leads.
+    try {
+      if (lstatSync(output).isSymbolicLink()) {
+        return { path: resolve(dirname(output), readlinkSync(output)), inPlace: false };
+      }
+    } catch {
+      // nothing at all there
+    }
+    return { path: output, inPlace: false };
+  }
+  if (!found.isFile()) return { path: output, inPlace: true };
+  return { path: realpathSync(output), inPlace: false };
+}
+
+/** Writes straight into `path` (a device or a pipe): nothing to rename, nothing to remove. */
+function inPlaceSink(path: string): Sink {
+  const fd = writing(path, () => openSync(path, "w"));
+  let open = true;
+  const close = () => {
+    if (open) closeSync(fd);
+    open = false;
+  };
+  return {
+    write(text) {
+      writing(path, () => writeSync(fd, text));
+      return Promise.resolve();
+    },
+    commit() {
+      writing(path, close);
+    },
+    abort: close,
+    leftBehind: `what reached ${path} so far is not a whole export`,
+  };
 }
 
 /** Runs a file operation; its failure becomes a one-line {@linkcode CommandError}. */
@@ -107,6 +170,7 @@ function fileSink(path: string): Sink {
       close();
       rmSync(temp, { force: true });
     },
+    leftBehind: "the partial output was removed",
   };
 }
 
@@ -124,7 +188,7 @@ function refuseOutput(output: string, dbPath: string, force: boolean): void {
       `Refusing to write the export over the database itself: ${output} (choose another OUTPUT)`,
     );
   }
-  if (!force && isSqliteFile(output)) {
+  if (!force && statSync(output, { throwIfNoEntry: false })?.isFile() && isSqliteFile(output)) {
     throw new CommandError(
       `Refusing to write the export over an SQLite database: ${output} (give --force to replace it)`,
     );
@@ -145,6 +209,7 @@ function stdoutSink(ctx: Context): Sink {
     },
     commit() {},
     abort() {},
+    leftBehind: "the output written so far is not a whole export",
   };
 }
 
@@ -198,7 +263,12 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const stopListening = ctx.io.onInterrupt?.((signal) => interrupted = signal);
   let sink: Sink;
   try {
-    sink = output === "-" ? stdoutSink(ctx) : fileSink(output);
+    const target = output === "-" ? undefined : exportTarget(output);
+    sink = target === undefined
+      ? stdoutSink(ctx)
+      : target.inPlace
+      ? inPlaceSink(target.path)
+      : fileSink(target.path);
   } catch (error) {
     stopListening?.();
     throw error;
@@ -217,7 +287,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       progress.update(++count);
       // Lets timers and signal handlers run (a long export of a file has no other pause).
       if (count % DRAIN_EVERY === 0) await delay(0);
-      if (interrupted !== undefined) throw new InterruptedError(interrupted);
+      if (interrupted !== undefined) throw new InterruptedError(interrupted, sink.leftBehind);
     }
     if (format === "html") await sink.write(htmlDocumentEnd());
     sink.commit();
