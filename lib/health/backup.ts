@@ -47,6 +47,7 @@ import {
 } from "./_temp_files.ts";
 import { fileIdentity, isDatabaseFile } from "../files/same_file.ts";
 import { outputPathProblem, writeFailureReason } from "../files/output_path.ts";
+import { assertMayRead } from "../sqlite/open.ts";
 import { delay } from "../core/delay.ts";
 
 /** Options of {@linkcode backupDatabase}. */
@@ -183,6 +184,7 @@ export async function backupDatabase(
 ): Promise<BackupResult> {
   if (!exists(source)) throw new OpenError(source, "no such file");
   if (statSync(source).isDirectory()) throw new OpenError(source, "it is a folder");
+  assertMayRead(source);
   if (isDatabaseFile(dest, source)) {
     throw new BackupError(`Cannot back up: ${dest} is the database itself (or one of its files)`);
   }

@@ -14,7 +14,7 @@ import { statSync } from "node:fs";
 import { loadDriver } from "../sqlite/driver/load.ts";
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { OpenError } from "../core/errors.ts";
-import { assertStateDb } from "../sqlite/open.ts";
+import { assertMayRead, assertStateDb } from "../sqlite/open.ts";
 import {
   assertNotDamaged,
   hasLeftoverJournal,
@@ -137,6 +137,7 @@ function openFor(openDriver: SqliteDriver, path: string, fix: boolean): SqliteCo
     const code = (error as { code?: unknown }).code;
     throw new OpenError(path, code === "ENOENT" ? "no such file" : String(error), { cause: error });
   }
+  assertMayRead(path);
   // Damaged files are evidence: a writable connection that fails would checkpoint a live
   // -wal (perhaps another file's) into the file and delete it, and SQLite deletes the -wal
   // of a 0-byte file even on a read-only open. The library's own guard refuses both first.

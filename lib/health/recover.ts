@@ -54,6 +54,7 @@ import { TOOL_CALLS_ADDED_SQL } from "./counter_check.ts";
 import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
 import { foreignWalReason, spoilingWal } from "../sqlite/foreign_wal.ts";
+import { assertMayRead } from "../sqlite/open.ts";
 import {
   addDeclaredColumn,
   type ColumnDeclaration,
@@ -640,6 +641,8 @@ export async function recoverDatabase(
     const what = sourceStat.isDirectory() ? "a folder" : "not a regular file";
     throw new RecoverError(`Cannot recover ${source}: it is ${what}`);
   }
+  // The pages are read directly: a file this user may not read is said so, not thrown raw.
+  assertMayRead(source);
   if (isDatabaseFile(dest, source)) {
     throw new RecoverError(`Cannot recover into ${dest}: it is the damaged file itself`);
   }

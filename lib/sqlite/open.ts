@@ -108,6 +108,7 @@ function preparePath(path: string, readonly: boolean): boolean {
   if (path === ":memory:") return false;
   if (exists(path)) {
     if (isFolder(path)) throw new OpenError(path, "it is a folder", { kind: "io" });
+    assertMayRead(path);
     // Never test by opening a descriptor: closing any descriptor on the file
     // drops every POSIX lock this process holds on it, those of its open
     // connections included (SQLite's "How To Corrupt", §2.2).
@@ -155,6 +156,29 @@ function assertMayWrite(path: string): void {
       ? "permission denied (the file is read-only; open it with readonly: true to read it)"
       : describe(error);
     throw new OpenError(path, reason, { cause: error });
+  }
+}
+
+/**
+ * Refuses a file this user may not read, in words (SQLite says only
+ * "unable to open database file"). `access(2)` asks without opening the
+ * file; root may read any file, so it is not asked for root.
+ *
+ * @param path An existing file.
+ * @throws {OpenError} When the user may not read it.
+ */
+export function assertMayRead(path: string): void {
+  if (process.getuid?.() === 0) return;
+  try {
+    accessSync(path, constants.R_OK);
+  } catch (error) {
+    const code = errorCode(error);
+    if (code !== "EACCES" && code !== "EPERM") return; // SQLite's own open says what else it is
+    throw new OpenError(
+      path,
+      "permission denied (this user may not read the file: run as its owner or root)",
+      { cause: error, kind: "readonly" },
+    );
   }
 }
 

@@ -23,6 +23,34 @@ async function cliAs(as: StartOptions, args: readonly string[]) {
 }
 
 test(
+  `the CLI and the kit say a file this user may not read is not readable by it, naming it${asRoot}`,
+  {
+    timeout: 120_000,
+  },
+  async (t) => {
+    const dir = tempDir();
+    const as = await unprivileged(dir);
+    if (typeof as === "string") return t.skip(as);
+    const path = folderWithFixture(dir, "unreadable", 0o777, 0o000);
+    const said = `hermes-state: Cannot open database "${path}": permission denied ` +
+      "(this user may not read the file: run as its owner or root)\n";
+    for (
+      const args of [
+        ["--db", path, "list"],
+        ["--db", path, "doctor"],
+        ["--db", path, "backup", join(dir, "unreadable", "b.db")],
+        ["recover", path, join(dir, "unreadable", "r.db")],
+      ]
+    ) {
+      const run = await cliAs(as, args);
+      assert.equal(run.code, 1, `${args.join(" ")}: ${run.err}`);
+      // (Deno fetching the PostgreSQL client into the user's fresh cache may come first.)
+      assert.ok(run.err.endsWith(said), `${args.join(" ")}: ${run.err}`);
+    }
+  },
+);
+
+test(
   `the CLI reads a database in a read-only folder without changing it, and a write says the folder is read-only${asRoot}`,
   {
     timeout: 120_000,
