@@ -68,8 +68,9 @@ const DESCRIPTOR_OPEN =
 const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   // Creates a file that did not exist: no connection of this process holds it.
   "lib/sqlite/open.ts": ['openSync(path, "wx", 0o600)'],
-  // A fresh temporary file beside the output, which is checked not to be the database.
-  "lib/cli/commands/export.ts": ['openSync(temp, "w", 0o600)'],
+  // A fresh temporary file beside the output, which is checked not to be the database; or
+  // an output that is no regular file (a device, a pipe), which no connection can hold.
+  "lib/cli/commands/export.ts": ['openSync(temp, "w", 0o600)', 'openSync(path, "w")'],
   // The header of an existing export target, read after isDatabaseFile() ruled out the
   // database and its sidecars (the only file a connection of the CLI holds).
   "lib/cli/sqlite_header.ts": ['openSync(path, "r")'],
