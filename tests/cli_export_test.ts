@@ -2,6 +2,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { gunzipSync } from "node:zlib";
 import { expected, tempDir } from "./_helpers.ts";
 import { buildDb, runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
 
@@ -77,6 +78,37 @@ describe("export", () => {
     const missing = await runCli(["--db", path, "export", "--session-id", "nope"]);
     assert.equal(missing.code, 1);
     assert.equal(missing.out, "");
+  });
+
+  test("export takes the format from OUTPUT's name (*.md, *.html) unless --format, and gzips *.gz for import", async () => {
+    const db = v11Copy();
+    const dir = tempDir();
+    const jsonl = (await runCli(["--db", db, "export", "-"])).out;
+    assert.equal((await runCli(["--db", db, "export", join(dir, "a.md")])).code, 0);
+    assert.match(readFileSync(join(dir, "a.md"), "utf8"), /^# /);
+    assert.equal((await runCli(["--db", db, "export", join(dir, "a.html")])).code, 0);
+    assert.match(readFileSync(join(dir, "a.html"), "utf8"), /^<!doctype html>/);
+    assert.equal(
+      (await runCli(["--db", db, "export", "--format", "jsonl", join(dir, "b.md")])).code,
+      0,
+    );
+    assert.equal(readFileSync(join(dir, "b.md"), "utf8"), jsonl);
+    const gz = join(dir, "all.jsonl.gz");
+    assert.equal((await runCli(["--db", db, "export", gz])).code, 0);
+    assert.equal(gunzipSync(readFileSync(gz)).toString("utf8"), jsonl);
+    const back = join(dir, "back.db");
+    const imported = await runCli(["--db", back, "import", gz]);
+    assert.equal(imported.code, 0, imported.err);
+    assert.equal((await runCli(["--db", back, "export", "-"])).out, jsonl);
+    assert.deepEqual(
+      readdirSync(dir).filter((name) => name.startsWith(".")),
+      [],
+      "no temporary file left",
+    );
+    // A backup named *.gz is compressed too.
+    const copy = join(dir, "state.db.gz");
+    assert.equal((await runCli(["--db", db, "backup", copy])).code, 0);
+    assert.equal(readFileSync(copy).subarray(0, 2).toString("hex"), "1f8b");
   });
 
   test("export --format md writes a readable transcript per session", async () => {

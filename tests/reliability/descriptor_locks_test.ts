@@ -70,7 +70,11 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   "lib/sqlite/open.ts": ['openSync(path, "wx", 0o600)'],
   // A fresh temporary file beside the output, which is checked not to be the database; or
   // an output that is no regular file (a device, a pipe), which no connection can hold.
-  "lib/cli/commands/export.ts": ['openSync(temp, "w", 0o600)', 'openSync(path, "w")'],
+  "lib/cli/commands/export.ts": [
+    'openSync(temp, "w", 0o600)',
+    "createWriteStream(temp, { mode: 0o600 })",
+    'openSync(path, "w")',
+  ],
   // The header of an existing export target, read after isDatabaseFile() ruled out the
   // database and its sidecars (the only file a connection of the CLI holds).
   "lib/cli/sqlite_header.ts": ['openSync(path, "r")'],

@@ -25,7 +25,8 @@ state.db, delete state.db-wal and state.db-shm, then run
 \`hermes-state doctor\`. A compressed backup is unpacked with gunzip first.
 
 Options:
-  --compress    Write the copy gzip-compressed (name it *.db.gz)
+  --compress    Write the copy gzip-compressed (name it *.db.gz; a DEST
+                ending in .gz is compressed without it)
   --full        Also run the search indexes' own checks on the copy
                 (slower: about 35 s more at a million messages)
   --force       Replace DEST when it exists
@@ -51,7 +52,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const result = await backupDatabase(ctx.dbPath, dest, {
     signal: stop.signal,
     force: args.flag("force"),
-    compress: args.flag("compress"),
+    // A name ending in .gz asks for what it says (import and gunzip read it so).
+    compress: args.flag("compress") || /\.gz$/i.test(dest),
     full: args.flag("full"),
     onProgress: (stage, done, total) => {
       if (!terminal) return;

@@ -7,6 +7,7 @@
  */
 import {
   closeSync,
+  createWriteStream,
   fsyncSync,
   lstatSync,
   openSync,
@@ -18,6 +19,9 @@ import {
   writeSync,
 } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
+import { once } from "node:events";
+import { pipeline } from "node:stream/promises";
+import { createGzip } from "node:zlib";
 import type { SessionExport } from "../../core/types.ts";
 import type { Command, Context } from "../command.ts";
 import { printJson } from "../json.ts";
@@ -62,7 +66,8 @@ Options:
                     age (30m, 12h, 7d, 2w, 6mo, 1y) or Unix seconds
   --until TIME      Only sessions started before TIME
   --origin NAME     Only sessions synced from this origin (a PostgreSQL store; see sync)
-  --format FORMAT   "jsonl" (default), "md" or "html"
+  --format FORMAT   "jsonl", "md" or "html" (default: by OUTPUT's name,
+                    *.md and *.html, else jsonl; *.gz is gzip-compressed)
   --force           Write over OUTPUT even when it is an SQLite database
                     (never the database being exported)
   --json            Report the result as JSON (when writing to a file)
@@ -83,7 +88,7 @@ const DRAIN_EVERY = 16;
 /** Where the records go: a temporary file renamed at the end, or standard output. */
 interface Sink {
   write(text: string): Promise<void>;
-  commit(): void;
+  commit(): void | Promise<void>;
   abort(): void;
   /** What is left of the output when the run stops midway (said on Ctrl-C). */
   readonly leftBehind: string;
@@ -144,6 +149,46 @@ function writing<T>(path: string, fn: () => T): T {
   } catch (error) {
     throw new CommandError(`Cannot write ${path}: ${writeFailureReason(error)}`, { cause: error });
   }
+}
+
+/**
+ * A file named `*.gz`, gzip-compressed as it is written (`node:zlib`), to a
+ * temporary name beside it renamed at the end: what `import` reads back.
+ */
+function gzipFileSink(path: string): Sink {
+  const temp = join(dirname(path), `.${basename(path)}.${tempSuffix()}.tmp`);
+  const gzip = createGzip();
+  const file = writing(path, () => createWriteStream(temp, { mode: 0o600 }));
+  let failed: unknown;
+  const written = pipeline(gzip, file).catch((error) => {
+    failed = error;
+  });
+  const check = () => {
+    if (failed !== undefined) {
+      throw new CommandError(`Cannot write ${path}: ${writeFailureReason(failed)}`, {
+        cause: failed,
+      });
+    }
+  };
+  return {
+    async write(text) {
+      check();
+      if (!gzip.write(text)) await Promise.race([once(gzip, "drain"), written]);
+      check();
+    },
+    async commit() {
+      gzip.end();
+      await written;
+      check();
+      writing(path, () => renameSync(temp, path));
+    },
+    abort() {
+      gzip.destroy();
+      file.destroy();
+      rmSync(temp, { force: true });
+    },
+    leftBehind: "the partial output was removed",
+  };
 }
 
 function fileSink(path: string): Sink {
@@ -213,16 +258,26 @@ function stdoutSink(ctx: Context): Sink {
   };
 }
 
+/**
+ * The format an output's name asks for when `--format` is not given: `.md`
+ * Markdown, `.html` HTML, anything else (`.jsonl`, `.jsonl.gz`, `-`) JSON Lines.
+ */
+function formatOfName(output: string): (typeof FORMATS)[number] {
+  if (/\.(md|markdown)$/i.test(output)) return "md";
+  if (/\.html?$/i.test(output)) return "html";
+  return "jsonl";
+}
+
 /** The formats `--format` takes. */
 const FORMATS = ["jsonl", "md", "html"] as const;
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
+  const output = args.positionals[0] ?? "-";
   const format = choiceOption(args, "format", {
     choices: FORMATS,
-    fallback: "jsonl",
+    fallback: formatOfName(output),
     command: "export",
   });
-  const output = args.positionals[0] ?? "-";
   if (output.trim() === "") {
     throw new UsageError(
       `the output argument is empty (${
@@ -268,6 +323,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       ? stdoutSink(ctx)
       : target.inPlace
       ? inPlaceSink(target.path)
+      : /\.gz$/i.test(target.path)
+      ? gzipFileSink(target.path)
       : fileSink(target.path);
   } catch (error) {
     stopListening?.();
@@ -290,7 +347,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       if (interrupted !== undefined) throw new InterruptedError(interrupted, sink.leftBehind);
     }
     if (format === "html") await sink.write(htmlDocumentEnd());
-    sink.commit();
+    await sink.commit();
   } catch (error) {
     sink.abort();
     throw error;
