@@ -4,7 +4,9 @@ import { existsSync, writeFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { join } from "node:path";
 import { rawOpen, tempDbPath, tempDir } from "./_helpers.ts";
-import { runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
+import { interruptibleIo, runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
+import { main } from "../lib/cli/main.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
 
 async function exportOf(path: string): Promise<string> {
   const run = await runCli(["--db", path, "export"]);
@@ -300,5 +302,48 @@ describe("import progress", () => {
     assert.equal(lines.filter((l) => l.includes(": line ")).length, 20);
     assert.match(run.err, /stopped at line 20 after 20 bad lines/);
     assert.match(run.out, /20 lines failed/);
+  });
+});
+
+describe("an interrupted import or copy", () => {
+  test("Ctrl-C stops import and copy between two sessions, says how far, exits 130; the same command again goes on", async () => {
+    const source = tempDbPath();
+    {
+      using db = await SessionDB.open({ path: source });
+      for (let s = 0; s < 300; s++) {
+        db.createSession(`s${s}`, "cli");
+        db.appendMessages(`s${s}`, [{ role: "user", content: `hello ${s}` }, {
+          role: "assistant",
+          content: `hi ${s}`,
+        }]);
+      }
+    }
+    const file = join(tempDir(), "all.jsonl");
+    writeFileSync(file, await exportOf(source));
+    const sessionsIn = (path: string) => withDb(path, (db) => db.sessionCount());
+    for (const command of ["import", "copy"]) {
+      const target = tempDbPath();
+      const args = command === "import"
+        ? ["--db", target, "import", file]
+        : ["copy", source, target];
+      // Ctrl-C as soon as the command listens (a run of this size ends before a timer could).
+      const io = interruptibleIo();
+      const listen = io.onInterrupt!;
+      io.onInterrupt = (listener) => {
+        const stop = listen(listener);
+        listener("SIGINT");
+        return stop;
+      };
+      assert.equal(await main(args, io), 130, io.err);
+      assert.match(
+        io.err,
+        new RegExp(`hermes-state ${command}: interrupted by SIGINT: stopped after .*each .*whole`),
+      );
+      const part = await sessionsIn(target);
+      assert.ok(part < 300, `${command} went on to ${part} sessions`);
+      const again = await runCli(args);
+      assert.equal(again.code, 0, again.err);
+      assert.equal(await sessionsIn(target), 300, command);
+    }
   });
 });

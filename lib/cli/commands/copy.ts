@@ -22,7 +22,7 @@ import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { isDatabaseFile } from "../../files/same_file.ts";
-import { CommandError } from "../usage_error.ts";
+import { CommandError, InterruptedError } from "../usage_error.ts";
 import { type RestoredSyncState, syncedStore, unconfirmedRecord } from "../../core/synced_store.ts";
 import { plural } from "../../render/format.ts";
 import { LockPacer } from "../../sqlite/batches.ts";
@@ -190,6 +190,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   /** The sessions this run wrote into DEST (imported or replaced; not those skipped). */
   const written = new Set<string>();
   let carried: RestoredSyncState | undefined;
+  // Ctrl-C or SIGTERM stops between two sessions (each is written whole), and says how far.
+  let interrupted: "SIGINT" | "SIGTERM" | undefined;
+  const stopListening = ctx.io.onInterrupt?.((signal) => interrupted = signal);
   try {
     const target = await ctx.openStore({ path: dest, create: true });
     const replace = args.flag("replace");
@@ -246,6 +249,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       try {
         const only = args.string("source");
         for await (const session of source.iterateExport(only ? { source: only } : {})) {
+          if (interrupted !== undefined) break;
           await writes.submit(() => copyOne(session));
         }
         await writes.drain();
@@ -259,6 +263,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       await hold?.release();
     }
   } finally {
+    stopListening?.();
     await source.close();
   }
   const droppedColumns = [...dropped];
@@ -289,6 +294,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         `${plural(carried.sessions, "synced session")} added`;
     }
     ctx.io.stdout(`${text}.\n`);
+  }
+  if (interrupted !== undefined) {
+    throw new InterruptedError(
+      interrupted,
+      `stopped after ${plural(counts.copied + counts.replaced + counts.skipped, "session")}, ` +
+        "each written whole or not at all; the same copy again goes on (what is there is skipped)",
+    );
   }
   return counts.failed > 0 ? 1 : 0;
 }

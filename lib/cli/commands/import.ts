@@ -16,7 +16,7 @@ import { visibleControls } from "../../render/transcript.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { isDatabaseFile } from "../../files/same_file.ts";
-import { CommandError } from "../usage_error.ts";
+import { CommandError, InterruptedError } from "../usage_error.ts";
 import { LockPacer } from "../../sqlite/batches.ts";
 import { renamedNote } from "../renamed_note.ts";
 import { diskFullReason, isDiskFull } from "../../sqlite/disk_space.ts";
@@ -134,6 +134,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const pacer = new LockPacer();
   let number = first?.number ?? 0;
   let stoppedAt: number | undefined;
+  // Ctrl-C or SIGTERM stops between two sessions (each is written whole), and says how far.
+  let interrupted: "SIGINT" | "SIGTERM" | undefined;
+  const stopListening = ctx.io.onInterrupt?.((signal) => interrupted = signal);
   const importLine = async (line: string) => {
     try {
       const result = await store.importSession(JSON.parse(line), { replace });
@@ -175,7 +178,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   };
   try {
     if (first !== undefined) await importLine(first.text);
-    while (counts.failed < MAX_FAILURES) {
+    while (counts.failed < MAX_FAILURES && interrupted === undefined) {
       const next = await readNext(lines, source);
       if (next.done) break;
       number++;
@@ -184,6 +187,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     }
     if (counts.failed >= MAX_FAILURES) stoppedAt = number;
   } finally {
+    stopListening?.();
     progress.done();
     await lines.return?.();
   }
@@ -208,6 +212,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     });
   } else {
     report(ctx, counts, stoppedAt);
+  }
+  if (interrupted !== undefined) {
+    throw new InterruptedError(
+      interrupted,
+      `stopped after line ${formatCount(number)}: every session before it is in, each whole; ` +
+        "the same import again goes on from there (what is in is skipped)",
+    );
   }
   return counts.failed > 0 ? 1 : 0;
 }
