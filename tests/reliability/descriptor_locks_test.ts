@@ -72,7 +72,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   // an output that is no regular file (a device, a pipe), which no connection can hold.
   "lib/cli/commands/export.ts": [
     'openSync(temp, "w", 0o600)',
-    "createWriteStream(temp, { mode: 0o600 })",
+    "createWriteStream(temp, { fd, autoClose: false })",
     'openSync(path, "w")',
   ],
   // The header of an existing export target, read after isDatabaseFile() ruled out the

@@ -158,7 +158,14 @@ function writing<T>(path: string, fn: () => T): T {
 function gzipFileSink(path: string): Sink {
   const temp = join(dirname(path), `.${basename(path)}.${tempSuffix()}.tmp`);
   const gzip = createGzip();
-  const file = writing(path, () => createWriteStream(temp, { mode: 0o600 }));
+  const fd = writing(path, () => openSync(temp, "w", 0o600));
+  // Kept open after the stream ends, to be synced to the disk before the rename.
+  const file = createWriteStream(temp, { fd, autoClose: false });
+  let open = true;
+  const close = () => {
+    if (open) closeSync(fd);
+    open = false;
+  };
   let failed: unknown;
   const written = pipeline(gzip, file).catch((error) => {
     failed = error;
@@ -180,11 +187,16 @@ function gzipFileSink(path: string): Sink {
       gzip.end();
       await written;
       check();
-      writing(path, () => renameSync(temp, path));
+      writing(path, () => {
+        fsyncSync(fd);
+        close();
+        renameSync(temp, path);
+      });
     },
     abort() {
       gzip.destroy();
       file.destroy();
+      close();
       rmSync(temp, { force: true });
     },
     leftBehind: "the partial output was removed",
