@@ -156,7 +156,7 @@ function writing<T>(path: string, fn: () => T): T {
  * temporary name beside it renamed at the end: what `import` reads back.
  */
 function gzipFileSink(path: string): Sink {
-  const temp = join(dirname(path), `.${basename(path)}.${tempSuffix()}.tmp`);
+  const temp = tempBeside(path);
   const gzip = createGzip();
   const fd = writing(path, () => openSync(temp, "w", 0o600));
   // Kept open after the stream ends, to be synced to the disk before the rename.
@@ -204,7 +204,7 @@ function gzipFileSink(path: string): Sink {
 }
 
 function fileSink(path: string): Sink {
-  const temp = join(dirname(path), `.${basename(path)}.${tempSuffix()}.tmp`);
+  const temp = tempBeside(path);
   const fd = writing(path, () => openSync(temp, "w", 0o600));
   let open = true;
   const close = () => {
@@ -252,9 +252,9 @@ function refuseOutput(output: string, dbPath: string, force: boolean): void {
   }
 }
 
-/** A suffix that keeps two concurrent exports to one file apart. */
-function tempSuffix(): string {
-  return Math.random().toString(36).slice(2, 10);
+/** A temporary name beside `path`, apart from a concurrent export's to the same file. */
+function tempBeside(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${Math.random().toString(36).slice(2, 10)}.tmp`);
 }
 
 function stdoutSink(ctx: Context): Sink {
