@@ -405,6 +405,21 @@ describe("a crashed writer's rollback journal", () => {
     const check = await runCli(["--db", path, "doctor"]);
     assert.equal(check.code, 1);
     assert.match(check.err, /left its rollback journal .*doctor --fix/);
+    // backup and recover would copy half a transaction: they say the same (they said only
+    // "attempt to write a readonly database", recover without the file's name).
+    for (
+      const args of [
+        ["--db", path, "backup", join(tempDir(), "b.db")],
+        ["recover", path, join(tempDir(), "r.db")],
+      ]
+    ) {
+      const refused = await runCli(args);
+      assert.equal(refused.code, 1, args[2]);
+      assert.match(
+        refused.err,
+        new RegExp(`Cannot open database "${path}": .*left its rollback journal .*doctor --fix`),
+      );
+    }
     const fix = await runCli(["--db", path, "doctor", "--fix"]);
     assert.equal(fix.code, 0, fix.out + fix.err);
     assert.match(fix.out, /played back a crashed writer's rollback journal/);

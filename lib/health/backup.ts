@@ -36,7 +36,11 @@ import { changedEachTimeReason, fileState, untilUnmoved } from "../sqlite/file_s
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { BackupError, OpenError } from "../core/errors.ts";
 import { integrityCheck } from "../sqlite/integrity.ts";
-import { assertNotDamaged } from "../sqlite/damaged_file.ts";
+import {
+  assertNotDamaged,
+  hasLeftoverJournal,
+  leftoverJournalAdvice,
+} from "../sqlite/damaged_file.ts";
 import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
 import {
   removeSidecars,
@@ -185,6 +189,8 @@ export async function backupDatabase(
   if (!exists(source)) throw new OpenError(source, "no such file");
   if (statSync(source).isDirectory()) throw new OpenError(source, "it is a folder");
   assertMayRead(source);
+  // The file is mid-transaction until the journal is played back: a copy would hold its half.
+  if (hasLeftoverJournal(source)) throw new OpenError(source, leftoverJournalAdvice(source));
   if (isDatabaseFile(dest, source)) {
     throw new BackupError(`Cannot back up: ${dest} is the database itself (or one of its files)`);
   }

@@ -55,6 +55,7 @@ import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
 import { foreignWalReason, spoilingWal } from "../sqlite/foreign_wal.ts";
 import { assertMayRead } from "../sqlite/open.ts";
+import { hasLeftoverJournal, leftoverJournalAdvice } from "../sqlite/damaged_file.ts";
 import {
   addDeclaredColumn,
   type ColumnDeclaration,
@@ -643,6 +644,8 @@ export async function recoverDatabase(
   }
   // The pages are read directly: a file this user may not read is said so, not thrown raw.
   assertMayRead(source);
+  // The file is mid-transaction until the journal is played back: its pages hold half of one.
+  if (hasLeftoverJournal(source)) throw new OpenError(source, leftoverJournalAdvice(source));
   if (isDatabaseFile(dest, source)) {
     throw new RecoverError(`Cannot recover into ${dest}: it is the damaged file itself`);
   }

@@ -137,6 +137,17 @@ const SQLITE_READONLY = 8;
 export function leftoverJournalReason(path: string, error: unknown): string | undefined {
   if (path === ":memory:" || !(error instanceof SqliteError)) return undefined;
   if (error.code !== SQLITE_READONLY || !hasLeftoverJournal(path)) return undefined;
+  return leftoverJournalAdvice(path);
+}
+
+/**
+ * What a user is told of a writer's rollback journal beside `path`: what it
+ * is, and the command that plays it back.
+ *
+ * @param path The database file.
+ * @returns The reason and the advice, naming the journal and the command.
+ */
+export function leftoverJournalAdvice(path: string): string {
   return `a writer stopped in the middle of a transaction and left its rollback journal ` +
     `(${sqliteFilePath(path)}-journal), which only a writable open plays back to finish it; ` +
     `nothing was changed. ` +
