@@ -35,11 +35,12 @@ import { chooseWholeReadAccess, driverOptionsFor, readsUnlocked } from "../sqlit
 import { changedEachTimeReason, fileState, untilUnmoved } from "../sqlite/file_state.ts";
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { BackupError, OpenError } from "../core/errors.ts";
-import { integrityCheck } from "../sqlite/integrity.ts";
+import { integrityCheck, isCorruption } from "../sqlite/integrity.ts";
 import {
   assertNotDamaged,
   hasLeftoverJournal,
   leftoverJournalAdvice,
+  recoverHint,
 } from "../sqlite/damaged_file.ts";
 import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
 import {
@@ -309,7 +310,11 @@ function copyOnce(
       const reason = error.code === 13 ? "the disk is full" : error.message;
       throw new BackupError(`Cannot back up to ${dest}: ${reason}`, { cause: error });
     }
-    throw new OpenError(source, (error as Error).message, { cause: error });
+    // A damaged file cannot be copied page for page: say what can still be saved, and how.
+    const message = isCorruption(error)
+      ? `${error.message}; ${recoverHint(source)}`
+      : (error as Error).message;
+    throw new OpenError(source, message, { cause: error });
   } finally {
     db.close();
   }

@@ -1,7 +1,17 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import process from "node:process";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
@@ -125,6 +135,27 @@ describe("backupDatabase()", () => {
       message: /the file is empty but its -wal holds \d+ bytes of commits/,
     });
     assert.deepEqual(fileAndWal(source), before, "the file or its -wal changed");
+    assert.equal(existsSync(dest), false);
+  });
+
+  test("backupDatabase() of a damaged file says so and how to salvage it with recover, and writes nothing", async () => {
+    const source = copyFixture("hermes-v11.db");
+    const size = statSync(source).size;
+    const fd = openSync(source, "r+");
+    try {
+      // Every page after the schema's, overwritten: the tables' b-trees are gone.
+      const junk = new Uint8Array(size - 4096).fill(0xa5);
+      writeSync(fd, junk, 0, junk.length, 4096);
+    } finally {
+      closeSync(fd);
+    }
+    const dest = join(tempDir(), "backup.db");
+    await assert.rejects(backupDatabase(source, dest), (error: Error) => {
+      assert.equal(error.name, "OpenError");
+      assert.match(error.message, /malformed|not a database/);
+      assert.match(error.message, new RegExp(`run "hermes-state recover ${source} NEW\\.db"`));
+      return true;
+    });
     assert.equal(existsSync(dest), false);
   });
 
