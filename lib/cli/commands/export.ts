@@ -124,11 +124,7 @@ function exportTarget(output: string): { path: string; inPlace: boolean } {
 /** Writes straight into `path` (a device or a pipe): nothing to rename, nothing to remove. */
 function inPlaceSink(path: string): Sink {
   const fd = writing(path, () => openSync(path, "w"));
-  let open = true;
-  const close = () => {
-    if (open) closeSync(fd);
-    open = false;
-  };
+  const close = closerOf(fd);
   return {
     write(text) {
       writing(path, () => writeSync(fd, text));
@@ -139,6 +135,15 @@ function inPlaceSink(path: string): Sink {
     },
     abort: close,
     leftBehind: `what reached ${path} so far is not a whole export`,
+  };
+}
+
+/** Closes `fd` the first time it is called and does nothing after (an abort after a commit's close). */
+function closerOf(fd: number): () => void {
+  let open = true;
+  return () => {
+    if (open) closeSync(fd);
+    open = false;
   };
 }
 
@@ -161,19 +166,16 @@ function gzipFileSink(path: string): Sink {
   const fd = writing(path, () => openSync(temp, "w", 0o600));
   // Kept open after the stream ends, to be synced to the disk before the rename.
   const file = createWriteStream(temp, { fd, autoClose: false });
-  let open = true;
-  const close = () => {
-    if (open) closeSync(fd);
-    open = false;
-  };
+  const close = closerOf(fd);
   let failed: unknown;
   const written = pipeline(gzip, file).catch((error) => {
     failed = error;
   });
+  // A failure of the stream is told as a write's own, once the sink is next called.
   const check = () => {
     if (failed !== undefined) {
-      throw new CommandError(`Cannot write ${path}: ${writeFailureReason(failed)}`, {
-        cause: failed,
+      writing(path, () => {
+        throw failed;
       });
     }
   };
@@ -206,11 +208,7 @@ function gzipFileSink(path: string): Sink {
 function fileSink(path: string): Sink {
   const temp = tempBeside(path);
   const fd = writing(path, () => openSync(temp, "w", 0o600));
-  let open = true;
-  const close = () => {
-    if (open) closeSync(fd);
-    open = false;
-  };
+  const close = closerOf(fd);
   return {
     write(text) {
       writing(path, () => writeSync(fd, text));
