@@ -15,11 +15,8 @@ import { checkLineage } from "./lineage_check.ts";
 import { finding, type HealthCheck } from "../core/health_report.ts";
 import { checkSchema } from "./schema_check.ts";
 import { checkFiles, checkFreePages, type CheckpointResult, checkWal } from "./storage_check.ts";
-import { soundWithoutWal, spoilingWalReason } from "../sqlite/foreign_wal.ts";
+import { walSpoilingDamage } from "../sqlite/foreign_wal.ts";
 import { foreignWalHint } from "../sqlite/damaged_file.ts";
-import { chooseReadAccess } from "../sqlite/read_access.ts";
-import { sqliteFilePath } from "../files/real_path.ts";
-import { statSync } from "node:fs";
 
 /** Options of {@linkcode runChecks}. */
 export interface CheckOptions {
@@ -46,15 +43,6 @@ export interface CheckOptions {
 const RECOVER = "the file is damaged: hermes-state recover state.db new.db, " +
   "then put new.db in its place with the writers stopped";
 
-/** The size of a file, 0 when it is not there. */
-function sizeOf(path: string): number {
-  try {
-    return statSync(path).size;
-  } catch {
-    return 0;
-  }
-}
-
 /**
  * The finding of a file SQLite reads as damaged. When it was read through
  * a `-wal` and is sound alone, the `-wal` is what spoils it (another
@@ -67,14 +55,9 @@ function damageFinding(
   path: string,
   full: boolean,
 ): HealthCheck {
-  const walPath = `${sqliteFilePath(path)}-wal`;
-  const throughWal = path !== ":memory:" && chooseReadAccess(path) !== "immutable" &&
-    sizeOf(walPath) > 0;
-  if (throughWal && soundWithoutWal(path, openDriver, full)) {
-    return finding("integrity", "problem", spoilingWalReason(walPath), {
-      fix: foreignWalHint(path),
-      details: lines,
-    });
+  const spoiling = walSpoilingDamage(path, openDriver, full);
+  if (spoiling !== undefined) {
+    return finding("integrity", "problem", spoiling, { fix: foreignWalHint(path), details: lines });
   }
   return finding("integrity", "problem", lines[0], { fix: RECOVER, details: lines });
 }

@@ -34,6 +34,7 @@
  *
  * @module
  */
+import { statSync } from "node:fs";
 import type { SqliteConnection, SqliteDriver } from "./driver/types.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { chooseReadAccess, chooseWholeReadAccess, driverOptionsFor } from "./read_access.ts";
@@ -221,6 +222,28 @@ export function soundWithoutWal(path: string, openDriver: SqliteDriver, full = f
 export function spoilingWalReason(walPath: string): string {
   return `the -wal beside it (${walPath}) belongs to another database, or to an older copy ` +
     "of this one: the file alone is sound, and SQLite reads it as damaged through that -wal";
+}
+
+/**
+ * For the checks of a file found damaged reading it as the read commands
+ * do: why the `-wal` it was read through spoils it (the file alone is
+ * sound), or `undefined` when it was read without one (none there, an
+ * empty one, or immutable) or is damaged alone too.
+ *
+ * @param path The database file.
+ * @param openDriver The driver opener.
+ * @param full The checks ran `integrity_check` (then so does the file alone).
+ * @returns The reason, naming the `-wal`, lower case.
+ */
+export function walSpoilingDamage(
+  path: string,
+  openDriver: SqliteDriver,
+  full: boolean,
+): string | undefined {
+  if (path === ":memory:" || chooseReadAccess(path) === "immutable") return undefined;
+  const walPath = `${sqliteFilePath(path)}-wal`;
+  if ((statSync(walPath, { throwIfNoEntry: false })?.size ?? 0) === 0) return undefined;
+  return soundWithoutWal(path, openDriver, full) ? spoilingWalReason(walPath) : undefined;
 }
 
 /**
