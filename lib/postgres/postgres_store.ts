@@ -153,20 +153,23 @@ export interface PostgresStoreOptions extends PgConnectOptions {
   readonly schema?: string;
 }
 
-const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
+/** A plain identifier, as the store quotes none of its own. */
+const PLAIN_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_$]*$/;
+/** PostgreSQL's longest identifier, in bytes (ASCII here: characters). */
+const MAX_IDENTIFIER = 63;
 /** The server's own schemas: no store can be made there (`pg_` is refused by the server). */
 const SYSTEM_SCHEMA = /^(pg_|information_schema$)/;
 
 /** Why `schema` cannot hold a store, or `undefined` when it can. */
 function schemaNameProblem(schema: string): string | undefined {
-  if (SCHEMA_NAME.test(schema)) {
-    return SYSTEM_SCHEMA.test(schema)
-      ? "the schema must not be one of the server's own"
-      : undefined;
+  if (!PLAIN_IDENTIFIER.test(schema)) {
+    return "the schema must be a plain identifier (letters, digits, _ and $)";
   }
-  return /^[A-Za-z_][A-Za-z0-9_$]*$/.test(schema)
-    ? "the schema name must be at most 63 characters (PostgreSQL's limit)"
-    : "the schema must be a plain identifier (letters, digits, _ and $)";
+  if (schema.length > MAX_IDENTIFIER) {
+    return "the schema name must be at most 63 characters (PostgreSQL's limit)";
+  }
+  if (SYSTEM_SCHEMA.test(schema)) return "the schema must not be one of the server's own";
+  return undefined;
 }
 
 /** Refuses a schema name that cannot hold a store, naming it. */
