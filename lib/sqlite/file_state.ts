@@ -7,7 +7,8 @@
  * compares this state before each call and opens the file again when it
  * moved (`store_slot.ts`); `backup`, `doctor`, `info`'s check and `sync`'s
  * snapshot compare it after their work too, and start again. Any other
- * read-only store is watched by the file's identity only.
+ * read-only store is watched by the file's identity and the times of its
+ * own pages only (`fileWritten`).
  *
  * @module
  */
