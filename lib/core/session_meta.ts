@@ -7,21 +7,13 @@
  * @module
  */
 
-/** The prefixes of the per-session keys, each followed by the session id. */
-export const SESSION_META_PREFIXES: readonly string[] = ["goal:"];
-
 /**
- * The `state_meta` keys a session may have.
- *
- * @param sessionId The session id.
- * @returns One key per prefix of {@linkcode SESSION_META_PREFIXES}.
+ * The prefixes of the per-session keys, each followed by the session id.
  *
  * @example
  * ```ts
- * import { sessionMetaKeys } from "./session_meta.ts";
- * console.assert(sessionMetaKeys("s1").join() === "goal:s1");
+ * import { SESSION_META_PREFIXES } from "./session_meta.ts";
+ * console.assert(SESSION_META_PREFIXES.map((prefix) => prefix + "s1").join() === "goal:s1");
  * ```
  */
-export function sessionMetaKeys(sessionId: string): string[] {
-  return SESSION_META_PREFIXES.map((prefix) => prefix + sessionId);
-}
+export const SESSION_META_PREFIXES: readonly string[] = ["goal:"];

@@ -29,7 +29,7 @@ import { LockPacer } from "../../sqlite/batches.ts";
 import { renamedNote } from "../renamed_note.ts";
 import { diskFullReason, isDiskFull } from "../../sqlite/disk_space.ts";
 import { delay } from "../../core/delay.ts";
-import { sessionMetaKeys } from "../../core/session_meta.ts";
+import { SESSION_META_PREFIXES } from "../../core/session_meta.ts";
 
 const USAGE = `Usage: hermes-state copy [options] SRC DEST
 
@@ -150,7 +150,8 @@ async function carrySessionMeta(
   result: { readonly id: string; readonly outcome: string },
 ): Promise<number> {
   let written = 0;
-  for (const [from, to] of zip(sessionMetaKeys(sourceId), sessionMetaKeys(result.id))) {
+  for (const prefix of SESSION_META_PREFIXES) {
+    const [from, to] = [prefix + sourceId, prefix + result.id];
     const value = await source.getMeta(from);
     if (value === undefined) continue;
     if (result.outcome === "skipped" && await target.getMeta(to) !== undefined) continue;
@@ -158,10 +159,6 @@ async function carrySessionMeta(
     written++;
   }
   return written;
-}
-
-function zip<A, B>(a: readonly A[], b: readonly B[]): [A, B][] {
-  return a.map((item, i) => [item, b[i]]);
 }
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
