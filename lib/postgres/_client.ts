@@ -14,6 +14,7 @@ import { decodeText, encodeText } from "./_text_codec.ts";
 import { spreadExtraColumns } from "./_extra.ts";
 import { firstStackFrame, guardLostSocketWrites } from "./_lost_socket_guard.ts";
 import { delay } from "../core/delay.ts";
+import { awaitConnection, lateConnection, placeOf } from "./_connect_deadline.ts";
 
 /** A row as the client returns it, after the text codec. */
 export type PgRow = Record<string, unknown>;
@@ -245,8 +246,18 @@ export interface PgClient {
   close(): Promise<void>;
 }
 
+/** A statement of the client: a promise of its rows, until it runs. */
+interface PostgresStatement extends Promise<PgRow[]> {
+  /** The backend of the connection it was handed to; `null` while it waits for one. */
+  readonly state: unknown;
+  /** Takes it back before it is sent (it then never runs). */
+  cancel(): void;
+}
+
 interface PostgresSql {
-  unsafe(text: string, params?: unknown[], options?: { prepare?: boolean }): Promise<PgRow[]>;
+  /** The options the client read: where it connects. */
+  readonly options: { host?: string[]; port?: number[]; path?: string };
+  unsafe(text: string, params?: unknown[], options?: { prepare?: boolean }): PostgresStatement;
   begin<T>(fn: (sql: PostgresSql) => Promise<T>): Promise<T>;
   begin<T>(mode: string, fn: (sql: PostgresSql) => Promise<T>): Promise<T>;
   end(options?: { timeout?: number }): Promise<void>;
@@ -383,6 +394,20 @@ export async function connectPg(
       },
     });
   let sql = newPool();
+  const connectSeconds = read.connect_timeout ?? DEFAULT_CONNECT_SECONDS;
+  const where = placeOf(sql.options);
+  const maxConnections = options.max ?? 4;
+  /** Per pool, its transactions and locks under way (each holds, or waits for, a connection). */
+  const reserving = new WeakMap<PostgresSql, number>();
+  const reservingOn = (on: PostgresSql) => reserving.get(on) ?? 0;
+  /** Per pool, its statements under way outside transactions. */
+  const statements = new WeakMap<PostgresSql, Set<PostgresStatement>>();
+  /**
+   * Whether a statement of the pool runs on a connection: the server answers, and a transaction
+   * the client queued behind it on that connection waits its turn, not for a connection.
+   */
+  const answering = (on: PostgresSql) =>
+    [...statements.get(on) ?? []].some((statement) => statement.state != null);
   /** Pools left for a new one, each ending. */
   const retired = new Set<Promise<void>>();
   /** Whether the server answered once: a pool that never connected is not replaced. */
@@ -409,33 +434,55 @@ export async function connectPg(
   const pool = (): PostgresSql => sql;
   /** Translates what the client threw, and notes a lost connection. */
   const failure = (error: unknown): unknown => {
-    const translated = translate(error);
+    // The client's own connect timer: the same words as the deadline of the whole wait.
+    const translated = sqlState(error) === "CONNECT_TIMEOUT"
+      ? lateConnection(where, connectSeconds, error)
+      : translate(error);
     if (translated instanceof StorageError && translated.kind === "io") retire();
     return translated;
   };
+  /**
+   * Runs one statement on `conn`. `onPool`: `conn` is the pool, not a
+   * transaction's own connection, so the statement may wait for a new
+   * connection, within the connect deadline.
+   */
   const run = async (
     conn: PostgresSql,
     text: string,
     params: readonly PgValue[] = [],
     options: PgQueryOptions = {},
+    onPool = false,
   ) => {
     let fail!: (error: StorageError) => void;
     const lockLost = new Promise<never>((_, reject) => fail = reject);
     inFlight.add(fail);
+    /** The pool's statements under way, this one among them while it is (on the pool only). */
+    const underWay = onPool ? statements.get(conn) ?? new Set<PostgresStatement>() : undefined;
+    let statement: PostgresStatement | undefined;
     try {
-      const rows = await Promise.race([
-        conn.unsafe(text, params.map(encodeParam), { prepare: !pooled && !options.custom }),
-        lockLost,
-      ]);
+      statement = conn.unsafe(text, params.map(encodeParam), {
+        prepare: !pooled && !options.custom,
+      });
+      const answer = underWay === undefined ? statement : awaitConnection(statement, {
+        seconds: connectSeconds,
+        where,
+        // Handed to a connection: the client notes the connection's backend on it.
+        connected: () => statement?.state != null,
+        queued: () => reservingOn(conn) >= maxConnections,
+        abandon: () => statement?.cancel(),
+      });
+      if (underWay !== undefined) statements.set(conn, underWay.add(statement));
+      const rows = await Promise.race([answer, lockLost]);
       return Array.from(rows, decodeRow);
     } catch (error) {
       throw failure(error);
     } finally {
       inFlight.delete(fail);
+      if (statement !== undefined) underWay?.delete(statement);
     }
   };
   try {
-    await withinSeconds(run(sql, "SELECT 1"), read.connect_timeout ?? DEFAULT_CONNECT_SECONDS);
+    await withinSeconds(run(sql, "SELECT 1"), connectSeconds);
   } catch (error) {
     stopGuard();
     await sql.end({ timeout: 0 }).catch(() => {});
@@ -458,6 +505,31 @@ export async function connectPg(
   const random = options.random ?? Math.random;
   // Through a pooler, a read-only pool's statements are each a transaction that says so.
   const readOnlyMode = pooled && options.readonly ? "read only" : "";
+  /**
+   * `fn` in a transaction (`mode`: "" or "read only") on the pool in use,
+   * which may wait for a new connection, within the connect deadline.
+   */
+  const begin = <T>(mode: string, fn: (tx: PostgresSql) => Promise<T>): Promise<T> => {
+    const on = pool();
+    reserving.set(on, reservingOn(on) + 1);
+    let connected = false;
+    let abandoned = false;
+    const work = on.begin(mode, (tx) => {
+      connected = true;
+      // Given up on while it waited: rolled back before it did anything.
+      if (abandoned) return Promise.reject(lateConnection(where, connectSeconds));
+      return fn(tx);
+    }).finally(() => reserving.set(on, reservingOn(on) - 1));
+    return awaitConnection(work, {
+      seconds: connectSeconds,
+      where,
+      connected: () => connected,
+      // Behind the store's other transactions and locks (this one counts itself too), or
+      // behind a statement on a connection.
+      queued: () => reservingOn(on) > maxConnections || answering(on),
+      abandon: () => abandoned = true,
+    });
+  };
   /** The locks held, each released by its function (close() releases what is left). */
   const held = new Set<() => Promise<void>>();
   const client: PgClient = {
@@ -466,7 +538,7 @@ export async function connectPg(
     query: readOnlyMode
       ? (text, params, options) => {
         try {
-          return pool().begin(readOnlyMode, (tx) => run(tx, text, params, options)).catch(
+          return begin(readOnlyMode, (tx) => run(tx, text, params, options)).catch(
             (error) => {
               throw failure(error);
             },
@@ -479,7 +551,7 @@ export async function connectPg(
         // A statement on its own is its own transaction: run again as a transaction would be.
         for (let attempt = 1;; attempt++) {
           try {
-            return await run(pool(), text, params, options);
+            return await run(pool(), text, params, options, true);
           } catch (error) {
             if (attempt >= attemptsFor(error, maxAttempts)) throw error;
             await sleep(20 + random() * 130);
@@ -489,7 +561,7 @@ export async function connectPg(
     async transaction(fn) {
       for (let attempt = 1;; attempt++) {
         try {
-          return await pool().begin(
+          return await begin(
             readOnlyMode,
             (tx) => fn((text, params, options) => run(tx, text, params, options)),
           );
@@ -505,7 +577,7 @@ export async function connectPg(
       const released = new Promise<void>((resolve) => release = resolve);
       let taken!: () => void;
       const acquired = new Promise<void>((resolve) => taken = resolve);
-      const holding = pool().begin(async (tx) => {
+      const holding = begin("", async (tx) => {
         // Held open while the caller works: a server's idle-in-transaction limit must not end it.
         await run(tx, "SET LOCAL idle_in_transaction_session_timeout = 0");
         for (const one of typeof name === "string" ? [name] : name) {

@@ -773,8 +773,9 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     const live = options.includeInactive ? "" : ` AND ${activeSql("m")}`;
     const after = checkedAfterId(options.afterId);
     const rows = await this.#query(
+      // Compared as a number, as SQLite compares: any finite one (-0.5, 1e20), not only an int8.
       `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.session_id = $1${
-        after === undefined ? "" : " AND m.id > $2"
+        after === undefined ? "" : " AND m.id > $2::float8"
       }${live}
        ORDER BY m.timestamp, m.id`,
       after === undefined ? [sessionId] : [sessionId, after],

@@ -197,6 +197,44 @@ const NONE = Symbol("none");
 const DROPPED = Symbol("dropped");
 type Built = string | typeof NONE | typeof DROPPED;
 
+/**
+ * Operands a `tsquery` joins with one operator in a flat list, at most: a
+ * longer list is nested in groups of this many. PostgreSQL recurses once per
+ * operator of a list, and overflowed its stack (`stack depth limit
+ * exceeded`) on a pasted text of some 16,000 words in quotes, or 50,000
+ * without; nested, the depth grows with the logarithm of the length.
+ * `(a <-> b) <-> (c <-> d)` is the phrase `a b c d`, as `&` and `|` group
+ * freely too.
+ */
+const FLAT_OPERANDS = 32;
+
+/**
+ * Bytes PostgreSQL lets a `tsquery`'s words add up to (`MAXSTRPOS`): past
+ * them it refuses the query ("value is too big in tsquery").
+ */
+const MAX_QUERY_BYTES = (1 << 20) - 1;
+
+/** Whether PostgreSQL takes the `tsquery` literal `literal` (its size alone bounds its words'). */
+function fitsTsquery(literal: string): boolean {
+  // Each UTF-16 unit is at most 3 bytes of UTF-8: most queries need no count.
+  if (literal.length * 3 <= MAX_QUERY_BYTES) return true;
+  return new TextEncoder().encode(literal).length <= MAX_QUERY_BYTES;
+}
+
+/**
+ * `parts` joined by `op` in parentheses, nested in groups of
+ * {@linkcode FLAT_OPERANDS} when there are more.
+ */
+function joinNested(parts: readonly string[], op: string): string {
+  if (parts.length <= FLAT_OPERANDS) return `(${parts.join(op)})`;
+  const groups: string[] = [];
+  for (let i = 0; i < parts.length; i += FLAT_OPERANDS) {
+    const group = parts.slice(i, i + FLAT_OPERANDS);
+    groups.push(group.length === 1 ? group[0] : joinNested(group, op));
+  }
+  return joinNested(groups, op);
+}
+
 function combine(
   node: QueryNode,
   leaf: (phrase: { text: string; prefix: boolean }) => Built,
@@ -210,18 +248,18 @@ function combine(
       if (parts.includes(NONE)) return NONE;
       const kept = parts.filter((p): p is string => typeof p === "string");
       if (kept.length === 0) return NONE;
-      return kept.length === 1 ? kept[0] : `(${kept.join(ops.and)})`;
+      return kept.length === 1 ? kept[0] : joinNested(kept, ops.and);
     }
     case "and": {
       const parts = node.items.map((item) => combine(item, leaf, ops));
       if (parts.some((p) => p === NONE || p === DROPPED)) return NONE;
-      return `(${(parts as string[]).join(ops.and)})`;
+      return joinNested(parts as string[], ops.and);
     }
     case "or": {
       const kept = node.items.map((item) => combine(item, leaf, ops))
         .filter((p): p is string => typeof p === "string");
       if (kept.length === 0) return NONE;
-      return kept.length === 1 ? kept[0] : `(${kept.join(ops.or)})`;
+      return kept.length === 1 ? kept[0] : joinNested(kept, ops.or);
     }
     case "not": {
       const left = combine(node.left, leaf, ops);
@@ -317,7 +355,8 @@ export function withoutContentFilter(query: string): string {
  * The `tsquery` literal of an FTS5 word query (for the `search_words` vector).
  *
  * @param query A sanitized FTS5 query.
- * @returns The literal; `null` when it matches nothing; `undefined` when FTS5 would reject it.
+ * @returns The literal; `null` when it matches nothing (or its words add up to more than
+ *   PostgreSQL takes); `undefined` when FTS5 would reject it.
  */
 export function wordsQuery(query: string): string | null | undefined {
   const tree = parseFtsQuery(query);
@@ -328,9 +367,11 @@ export function wordsQuery(query: string): string | null | undefined {
     if (terms.length === 0) return DROPPED;
     const quoted = terms.map(quoteLexeme);
     if (phrase.prefix) quoted[quoted.length - 1] += ":*";
-    return quoted.length === 1 ? quoted[0] : `(${quoted.join(" <-> ")})`;
+    return quoted.length === 1 ? quoted[0] : joinNested(quoted, " <-> ");
   }, { and: " & ", or: " | ", not: (l, r) => `(${l} & !${r})` });
-  return typeof built === "string" ? built : null;
+  // Words adding up to over 1 MB: PostgreSQL takes no such query, and no message could match
+  // it by AND (a vector holds 600,000 characters at most); by OR it is not run either.
+  return typeof built === "string" && fitsTsquery(built) ? built : null;
 }
 
 /** A substring condition for the trigram query: SQL with `$n` markers and its parameters. */
@@ -422,13 +463,18 @@ export function substringCondition(
  * its pairs, or its characters when it has no two such characters in a row.
  *
  * @param text A substring.
- * @returns The query, or `undefined` when `text` has no character of those scripts.
+ * @returns The query, or `undefined` when `text` has no character of those scripts (or
+ *   so many grams that PostgreSQL would refuse the query).
  */
 export function gramsQuery(text: string): string | undefined {
   const grams = substringGrams(text);
   const pairs = grams.filter((g) => [...g].length === 2);
   const lexemes = pairs.length > 0 ? pairs : grams;
-  return lexemes.length === 0 ? undefined : lexemes.map(quoteLexeme).join(" & ");
+  if (lexemes.length === 0) return undefined;
+  const quoted = lexemes.map(quoteLexeme);
+  const literal = quoted.length <= FLAT_OPERANDS ? quoted.join(" & ") : joinNested(quoted, " & ");
+  // Too big for PostgreSQL: the substring test alone decides, without the index.
+  return fitsTsquery(literal) ? literal : undefined;
 }
 
 // ---------------------------------------------------------------------------

@@ -968,6 +968,12 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.deepEqual(await after(second), [third]);
       assert.deepEqual(await after(third), []);
       assert.deepEqual(await after(0), [first, second, third]);
+      // Any finite number, compared as a number: a fraction, a negative, one past 64-bit ids.
+      assert.deepEqual(await after(first + 0.5), [second, third]);
+      assert.deepEqual(await after(first - 0.5), [first, second, third]);
+      assert.deepEqual(await after(-0.5), [first, second, third]);
+      assert.deepEqual(await after(-1e20), [first, second, third]);
+      assert.deepEqual(await after(1e20), []);
       for (const bad of [Number.NaN, "3", Infinity]) {
         await assert.rejects(
           async () => await store.getMessages("s", { afterId: bad as number }),
@@ -1592,6 +1598,18 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.deepEqual(await found("\u0000docker"), [0, 1]);
       assert.deepEqual(await found("docker\u0000compose"), [0]);
       assert.deepEqual(await found("\u0000"), []);
+    });
+
+    test("searchMessages() answers a pasted text of thousands of words, in quotes or not", async () => {
+      const store = await empty();
+      await store.createSession("s", "cli");
+      const words = Array.from({ length: 17_000 }, (_, i) => `w${i.toString(36)}`);
+      await store.appendMessage("s", { role: "user", content: words.slice(0, 20).join(" ") });
+      // PostgreSQL overflowed its stack on a phrase of some 16,000 words (and on 50,000 without
+      // quotes: postgres_odd_inputs_test.ts, too slow on SQLite for this suite).
+      assert.deepEqual(await store.searchMessages(`"${words.join(" ")}"`), []);
+      assert.equal((await store.searchMessages(`"${words.slice(0, 20).join(" ")}"`)).length, 1);
+      assert.equal((await store.searchMessages(words.slice(0, 2_000).join(" OR "))).length, 1);
     });
 
     test("searchMessages() never throws on user text and finds what was written", async () => {

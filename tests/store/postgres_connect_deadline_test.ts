@@ -1,0 +1,188 @@
+/**
+ * Every connection a PostgreSQL store opens honours `?connect_timeout=`, not
+ * only its first: after the server ended the store's connections, a server
+ * (or a balancer before it) that accepts and stays silent, or that closes
+ * each new connection before it answers, fails the next command within the
+ * deadline, naming host:port and the timeout; the store then works again
+ * once the server does. The store reaches the test server through a proxy
+ * the test runs, which forwards connections until told otherwise.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createServer, type Server, type Socket } from "node:net";
+import { connect } from "node:net";
+import type { AddressInfo } from "node:net";
+import { openStore } from "../../lib/open_store.ts";
+import { StorageError } from "../../lib/core/errors.ts";
+import type { SessionStore } from "../../lib/core/session_store.ts";
+import { adminSql, freshSchema, PG_SKIP, PG_URL } from "./_pg.ts";
+import { delay } from "../reliability/_runtimes.ts";
+
+/** What the proxy does with a new connection. */
+type Mode = "forward" | "silent" | "close";
+
+interface Proxy {
+  readonly port: number;
+  mode: Mode;
+  stop(): Promise<void>;
+}
+
+/** A TCP proxy to the test server on 127.0.0.1, its behaviour switchable. */
+async function startProxy(): Promise<Proxy> {
+  const target = new URL(PG_URL!);
+  const sockets = new Set<Socket>();
+  const keep = (socket: Socket) => {
+    sockets.add(socket);
+    socket.on("error", () => socket.destroy());
+    socket.on("close", () => sockets.delete(socket));
+  };
+  const proxy: Proxy = { port: 0, mode: "forward", stop: async () => {} };
+  const server: Server = createServer((client) => {
+    keep(client);
+    if (proxy.mode === "silent") return;
+    if (proxy.mode === "close") {
+      // As a balancer with no server behind it: reads the start-up message, then hangs up.
+      client.on("data", () => setTimeout(() => client.end(), 20));
+      return;
+    }
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    keep(upstream);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    client.on("close", () => upstream.destroy());
+    upstream.on("close", () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return Object.assign(proxy, {
+    port: (server.address() as AddressInfo).port,
+    stop: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  });
+}
+
+/**
+ * The store's URL through the proxy, its connections named for the test to end them;
+ * with `standby`, a second host after the proxy, one where nothing listens.
+ */
+function proxiedUrl(proxy: Proxy, name: string, schema: string, standby = false): string {
+  const url = new URL(PG_URL!);
+  url.host = `127.0.0.1:${proxy.port}`;
+  url.searchParams.set("connect_timeout", "1");
+  url.searchParams.set("application_name", name);
+  url.searchParams.set("schema", schema);
+  // A URL object takes one host only: the second goes into the text.
+  return standby ? url.href.replace(`:${proxy.port}/`, `:${proxy.port},127.0.0.1:1/`) : url.href;
+}
+
+/** Ends every connection of the store (as a server restart or an idle limit would). */
+async function endConnections(name: string): Promise<void> {
+  await adminSql(
+    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '${name}'`,
+  );
+  await delay(200);
+}
+
+/** Runs `fn` on a store opened through a proxy, both closed after. */
+async function withProxiedStore(
+  fn: (store: SessionStore, proxy: Proxy, name: string) => Promise<void>,
+  standby = false,
+): Promise<void> {
+  const proxy = await startProxy();
+  const name = `hermes-deadline-${crypto.randomUUID().slice(0, 8)}`;
+  const store = await openStore(proxiedUrl(proxy, name, freshSchema(), standby));
+  try {
+    await fn(store, proxy, name);
+  } finally {
+    proxy.mode = "forward";
+    await store.close();
+    await proxy.stop();
+  }
+}
+
+/** Asserts `work` fails within a few seconds, naming the proxy's host:port and the timeout. */
+async function failsInTime(
+  work: Promise<unknown>,
+  proxy: Proxy,
+  standby: boolean,
+): Promise<void> {
+  const started = Date.now();
+  // Never for ever: a hang fails the test here, not at the runner's limit.
+  const hung = delay(15_000).then(() => "hung");
+  const outcome = await Promise.race([work.then(() => "answered", (error) => error), hung]);
+  assert.ok(outcome instanceof StorageError, `expected a StorageError, got ${String(outcome)}`);
+  assert.equal(outcome.kind, "io");
+  assert.match(
+    outcome.message,
+    new RegExp(
+      `^PostgreSQL: no connection to 127\\.0\\.0\\.1:${proxy.port}${
+        standby ? ",127\\.0\\.0\\.1:1" : ""
+      } within 1 s \\(connect_timeout\\); \\?connect_timeout=SECONDS waits longer$`,
+    ),
+  );
+  const took = Date.now() - started;
+  assert.ok(took >= 900 && took < 5000, `failed after ${took} ms`);
+}
+
+const CASES = [
+  { mode: "close", standby: false, what: "a server that hangs up before answering" },
+  { mode: "silent", standby: false, what: "a server that never answers" },
+  { mode: "close", standby: true, what: "two hosts, one hanging up, one down" },
+] as const;
+
+for (const { mode, standby, what } of CASES) {
+  test(
+    `a connection opened after the first, to ${what}, fails within connect_timeout; the store works again after`,
+    { skip: PG_SKIP, timeout: 60_000 },
+    () =>
+      withProxiedStore(async (store, proxy, name) => {
+        await store.createSession("s1", "cli");
+        await endConnections(name);
+        proxy.mode = mode;
+        // A statement on its own, a transaction, and two at once (each its own connection).
+        await failsInTime(store.getSession("s1"), proxy, standby);
+        await failsInTime(store.setMeta("k", "v"), proxy, standby);
+        await Promise.all([
+          failsInTime(store.sessionCount(), proxy, standby),
+          failsInTime(store.appendMessage("s1", { role: "user", content: "hi" }), proxy, standby),
+        ]);
+        proxy.mode = "forward";
+        // Nothing given up on ran later.
+        await delay(500);
+        assert.equal(await store.getMeta("k"), undefined);
+        assert.equal(await store.messageCount("s1"), 0);
+        assert.equal((await store.getSession("s1"))?.id, "s1");
+      }, standby),
+  );
+}
+
+test(
+  "work waiting behind the store's own transactions or statements is not given up on at connect_timeout",
+  { skip: PG_SKIP, timeout: 60_000 },
+  async () => {
+    const { connectPg } = await import("../../lib/postgres/_client.ts");
+    const proxy = await startProxy();
+    const url = proxiedUrl(proxy, `hermes-deadline-${crypto.randomUUID().slice(0, 8)}`, "x");
+    const client = await connectPg(url.replace(/&schema=x$/, ""), freshSchema(), { max: 2 });
+    try {
+      // Both connections held for twice the deadline by locks; a statement waits for one.
+      const unlocks = [await client.lock("a"), await client.lock("b")];
+      const waiting = client.query("SELECT 7 AS seven");
+      const late = client.transaction((query) => query("SELECT 8 AS eight"));
+      await delay(2500);
+      await Promise.all(unlocks.map((unlock) => unlock()));
+      assert.deepEqual(await waiting, [{ seven: 7 }]);
+      assert.deepEqual(await late, [{ eight: 8 }]);
+      // Both connections busy with statements for twice the deadline: a transaction waits its turn.
+      const slow = [1, 2].map(() => client.query("SELECT pg_sleep(2.5)"));
+      await delay(200);
+      const behind = client.transaction((query) => query("SELECT 9 AS nine"));
+      assert.deepEqual(await behind, [{ nine: 9 }]);
+      await Promise.all(slow);
+    } finally {
+      await client.close();
+      await proxy.stop();
+    }
+  },
+);
