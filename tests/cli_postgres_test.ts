@@ -150,7 +150,7 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     assert.equal(first.code, 0, first.err);
     assert.equal(
       first.out,
-      `${file} → web-1: 42 new, 0 updated, 0 deleted sessions; 197 messages written.\n`,
+      `${file} → web-1: 42 new, 0 updated, 0 deleted sessions; 197 messages, 1 goal written.\n`,
     );
     const again = await runCli(["--json", "sync", file, "--to", url]);
     assert.equal(again.code, 0, again.err);
@@ -323,7 +323,7 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
       await until(() => lines().length >= 1);
       assert.equal(
         lines()[0],
-        `${file} → web-1: 42 new, 0 updated, 0 deleted sessions; 197 messages written.`,
+        `${file} → web-1: 42 new, 0 updated, 0 deleted sessions; 197 messages, 1 goal written.`,
       );
       // Passes that find nothing new go on, without a line: once the recorded pass is a
       // minute old, the next one records itself.
@@ -371,6 +371,7 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
         appended: 0,
         rewritten: 0,
         messages: 0,
+        goals: 0,
       });
     },
   );

@@ -58,6 +58,11 @@ export interface SyncState {
     /** A digest of its messages' ids and times (`null`: recorded before it was kept). */
     readonly messageDigest?: number | null;
     readonly extraDigest: string | null;
+    /**
+     * A digest of its goal as the store holds it (`null`: none; absent: a
+     * record of a release before goals were synced, read as none).
+     */
+    readonly metaDigest?: string | null;
   }[];
 }
 
@@ -83,6 +88,8 @@ export function unconfirmedRecord(record: SyncedSessionRecord): SyncedSessionRec
     maxMessageId: -1,
     messageDigest: null,
     extraDigest: null,
+    // Matches no goal, nor the lack of one: the next pass writes the file's (or removes the store's).
+    metaDigest: "",
   };
 }
 

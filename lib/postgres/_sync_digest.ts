@@ -109,3 +109,26 @@ export function digestOf(row: Record<string, unknown>, extra: string | null): st
   if (extra !== null) values.push(extra);
   return createHash("sha1").update(JSON.stringify(values)).digest("hex");
 }
+
+/** One per-session `state_meta` key of a session (its goal): the key's prefix and its value. */
+export interface SessionMetaEntry {
+  /** The prefix (`goal:`), the key being the prefix and the session id. */
+  readonly prefix: string;
+  /** The value (`null` as the file may hold it). */
+  readonly value: string | null;
+}
+
+/**
+ * A digest of a session's per-session `state_meta` keys, recorded as
+ * `sync_sessions.meta_digest`: `null` for a session without any, so that
+ * the records of sessions without a goal stay as an earlier release wrote
+ * them.
+ *
+ * @param entries The session's keys, in prefix order.
+ * @returns The hex digest, or `null`.
+ */
+export function metaDigestOf(entries: readonly SessionMetaEntry[]): string | null {
+  if (entries.length === 0) return null;
+  const values = entries.map((entry) => [entry.prefix, entry.value]);
+  return createHash("sha1").update(JSON.stringify(values)).digest("hex");
+}

@@ -2,6 +2,7 @@
  * The statements `sync` writes a batch of sessions with, a few for the
  * whole batch: the session rows (one upsert), their messages (multi-row
  * inserts), and the records of what the server now holds (`sync_sessions`).
+ * (Their goals: `_sync_meta.ts`.)
  *
  * @module
  */
@@ -113,7 +114,18 @@ export async function upsertSessions(
 }
 
 /** The parameters' casts of a `sync_sessions` row. */
-const RECORD_CASTS = ["text", "text", "text", "text", "text", "bigint", "bigint", "bigint", "text"];
+const RECORD_CASTS = [
+  "text",
+  "text",
+  "text",
+  "text",
+  "text",
+  "bigint",
+  "bigint",
+  "bigint",
+  "text",
+  "text",
+];
 
 /**
  * Records what the server now holds of a batch's sessions, in one statement.
@@ -137,16 +149,17 @@ export async function recordSessions(
     source.maxId,
     source.messageDigest,
     source.extraDigest,
+    source.metaDigest,
   ]);
   const { sql, params } = tuplesOf(rows, RECORD_CASTS);
   await query(
     `INSERT INTO sync_sessions (session_id, origin, source_id, source_parent, row_digest,
-       message_count, max_message_id, message_digest, extra_digest)
+       message_count, max_message_id, message_digest, extra_digest, meta_digest)
      VALUES ${sql}
      ON CONFLICT (session_id) DO UPDATE SET source_parent = excluded.source_parent,
        row_digest = excluded.row_digest, message_count = excluded.message_count,
        max_message_id = excluded.max_message_id, message_digest = excluded.message_digest,
-       extra_digest = excluded.extra_digest`,
+       extra_digest = excluded.extra_digest, meta_digest = excluded.meta_digest`,
     params,
   );
 }

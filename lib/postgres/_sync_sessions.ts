@@ -1,8 +1,9 @@
 /**
  * The changed sessions of a `sync` pass, from the file to the server:
- * which of their messages to write, read and batched within a byte budget,
- * the batches written side by side (`WriteLanes`), a session too large for
- * a batch written alone a page at a time, and the counts of what committed.
+ * which of their messages (and whether their goals) to write, read and
+ * batched within a byte budget, the batches written side by side
+ * (`WriteLanes`), a session too large for a batch written alone a page at
+ * a time, and the counts of what committed.
  *
  * Search vectors are computed here, outside the transactions, so that they
  * hold their locks briefly; while batches are in flight the next one is
@@ -47,10 +48,15 @@ const BATCH_BYTES = 16 * 1024 * 1024;
 const LANES = 3;
 
 /** The counts of a `SyncResult` that writing sessions adds to. */
-export const COUNTS = ["created", "updated", "appended", "rewritten", "messages"] as const;
+export const COUNTS = ["created", "updated", "appended", "rewritten", "messages", "goals"] as const;
 
 /** Those counts. */
 export type Counts = { -readonly [key in typeof COUNTS[number]]: number };
+
+/** Counts of nothing written. */
+function noCounts(): Counts {
+  return Object.fromEntries(COUNTS.map((key) => [key, 0])) as Counts;
+}
 
 /** A changed session of the file, as the pass compared it with the server's record. */
 export interface ChangedSession {
@@ -62,6 +68,8 @@ export interface ChangedSession {
   readonly rowChanged: boolean;
   /** Its messages changed (count, highest id or digest). */
   readonly messagesChanged: boolean;
+  /** Its per-session keys (goal) changed: added, changed or removed. */
+  readonly metaChanged: boolean;
 }
 
 /** Which of a changed session's messages a pass writes. */
@@ -121,6 +129,16 @@ function addSession(
     else if (change.known !== undefined) counts.rewritten++;
     counts.messages += messages;
   }
+  if (change.metaChanged) counts.goals++;
+}
+
+/**
+ * Whether a session's per-session keys are written: when they changed, and
+ * for a session new to the records (keys a session of the same server id
+ * left behind are replaced).
+ */
+function writesMeta(change: ChangedSession): boolean {
+  return change.metaChanged || change.known === undefined;
 }
 
 /** Options of {@linkcode SessionWriter}. */
@@ -141,7 +159,7 @@ export class SessionWriter {
   readonly #onProgress?: (counts: Counts) => void;
   readonly #lanes = new WriteLanes(LANES);
   /** What the sessions read so far write. */
-  readonly totals: Counts = { created: 0, updated: 0, appended: 0, rewritten: 0, messages: 0 };
+  readonly totals: Counts = noCounts();
   /** What the batches handed to the lanes so far write, and what the committed ones did. */
   #submitted: Counts = { ...this.totals };
   readonly #committed: Counts = { ...this.totals };
@@ -199,7 +217,7 @@ export class SessionWriter {
     // New to the records: whatever the server holds under its id (a session copied there
     // without them) is replaced, never added to.
     const append = (write.append && known !== undefined) || !write.written;
-    this.#batch.push({ session, append, rows });
+    this.#batch.push({ session, append, rows, meta: writesMeta(change) });
     this.#batched += rows.length + 1;
     this.#batchedBytes += bytes;
     addSession(this.totals, change, write, rows.length);
@@ -255,10 +273,11 @@ export class SessionWriter {
       session: change.session,
       append: write.append && change.known !== undefined,
       pages: () => storedPages(messages.pages(write.range, BATCH_BYTES / 2, BATCH_MESSAGES)),
+      meta: writesMeta(change),
     };
     await this.#lanes.submit(async () => {
       const count = await messages.snapshot(() => writeStreamed(this.#client, this.#pass, item));
-      const counts: Counts = { created: 0, updated: 0, appended: 0, rewritten: 0, messages: 0 };
+      const counts = noCounts();
       addSession(counts, change, write, count);
       for (const key of COUNTS) {
         this.totals[key] += counts[key];

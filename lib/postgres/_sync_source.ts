@@ -1,7 +1,8 @@
 /**
- * What a `sync` pass compares: the file's sessions (their rows and a
- * per-session message count, highest id and digest, read in one snapshot)
- * and what the server records of the origin's sessions (`sync_sessions`).
+ * What a `sync` pass compares: the file's sessions (their rows, a
+ * per-session message count, highest id and digest, and their goals, read
+ * in one snapshot) and what the server records of the origin's sessions
+ * (`sync_sessions`).
  *
  * @module
  */
@@ -11,7 +12,13 @@ import type { Store } from "../sqlite/store.ts";
 import type { PgClient } from "./_client.ts";
 import { SESSION_COLUMN_SET } from "./_rows.ts";
 import { extraColumnsJson } from "./_extra.ts";
-import { digestOf, MESSAGE_DIGEST_SQL } from "./_sync_digest.ts";
+import {
+  digestOf,
+  MESSAGE_DIGEST_SQL,
+  metaDigestOf,
+  type SessionMetaEntry,
+} from "./_sync_digest.ts";
+import { SESSION_META_PREFIXES } from "../core/session_meta.ts";
 
 /** A session of the file, as the pass read it. */
 export interface SourceSession {
@@ -35,6 +42,10 @@ export interface SourceSession {
   messageDigest: number;
   /** The digest of its messages' newer columns (`ExtraDigests.all`); null in a v11 file. */
   extraDigest: string | null;
+  /** Its per-session `state_meta` keys (its goal), in prefix order. */
+  meta: readonly SessionMetaEntry[];
+  /** {@linkcode metaDigestOf} those keys (`null`: none). */
+  metaDigest: string | null;
 }
 
 /** What the server records of a session of the origin. */
@@ -49,6 +60,8 @@ export interface ServerSession {
   messageDigest: number | null;
   /** The digest of the held messages' newer columns, or `null`. */
   extraDigest: string | null;
+  /** The digest of the per-session keys the server holds (`metaDigestOf`), or `null`: none. */
+  metaDigest: string | null;
 }
 
 /**
@@ -70,10 +83,46 @@ function sessionColumnsSql(store: Store): string {
   ).join(", ");
 }
 
+/** The first string after every string that starts with `prefix` (its last character's next). */
+function prefixEnd(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+}
+
 /**
- * Reads the file's sessions and per-session message stats in one read
- * transaction, and, in the same one, the system prompt of each session
- * that is new to the server or changed since (see {@linkcode sessionColumnsSql}).
+ * Reads the file's per-session keys, by session id, each session's in
+ * prefix order. A range of the key's index per prefix: the file's other
+ * keys are not read. A file without `state_meta` (an old one read as it
+ * is) has none.
+ *
+ * @param store The file (in the caller's read transaction).
+ * @returns The keys of each session that has any.
+ */
+function readSessionMeta(store: Store): Map<string, SessionMetaEntry[]> {
+  const bySession = new Map<string, SessionMetaEntry[]>();
+  const hasTable = store.statement(
+    "SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = 'state_meta'",
+  ).get();
+  if (hasTable === undefined) return bySession;
+  const range = store.statement(
+    "SELECT key, value FROM state_meta WHERE key >= ? AND key < ? ORDER BY key",
+  );
+  for (const prefix of SESSION_META_PREFIXES) {
+    for (const row of range.all(prefix, prefixEnd(prefix))) {
+      const id = String(row.key).slice(prefix.length);
+      const value = row.value === null ? null : String(row.value);
+      const entries = bySession.get(id) ?? [];
+      entries.push({ prefix, value });
+      bySession.set(id, entries);
+    }
+  }
+  return bySession;
+}
+
+/**
+ * Reads the file's sessions, per-session message stats and per-session
+ * `state_meta` keys (goals) in one read transaction, and, in the same one,
+ * the system prompt of each session that is new to the server or changed
+ * since (see {@linkcode sessionColumnsSql}).
  *
  * @param store The file.
  * @param server What the server records of the origin's sessions.
@@ -99,11 +148,13 @@ export function readSource(
         digest: Number(row.digest),
       });
     }
+    const metaOf = readSessionMeta(store);
     const promptOf = store.statement("SELECT system_prompt FROM sessions WHERE id = ?");
     for (const row of store.statement(`SELECT ${sessionColumnsSql(store)} FROM sessions`).all()) {
       const id = String(row.id);
       const stat = stats.get(id);
       const extra = extraColumnsJson(row, SESSION_COLUMN_SET);
+      const meta = metaOf.get(id) ?? [];
       const session: SourceSession = {
         row,
         extra,
@@ -112,9 +163,11 @@ export function readSource(
         maxId: stat?.max ?? 0,
         messageDigest: stat?.digest ?? 0,
         extraDigest: null,
+        meta,
+        metaDigest: metaDigestOf(meta),
       };
       const changes = changesSince(session, server.get(id));
-      if (row.system_prompt !== null && (changes.row || changes.messages)) {
+      if (row.system_prompt !== null && (changes.row || changes.messages || changes.meta)) {
         row.system_prompt = promptOf.get(id)?.system_prompt ?? null;
         session.fullDigest = digestOf(row, extra);
       }
@@ -127,21 +180,24 @@ export function readSource(
 }
 
 /**
- * What of `session` differs from what the server holds (both, for a session new to it).
+ * What of `session` differs from what the server holds (its row and
+ * messages, for a session new to it; its keys when it has any).
  *
  * @param session The session in the file.
  * @param known What the server records of it, if anything.
- * @returns Whether its row, and whether its messages, changed.
+ * @returns Whether its row, its messages, and its per-session keys changed.
  */
 export function changesSince(
   session: SourceSession,
   known: ServerSession | undefined,
-): { row: boolean; messages: boolean } {
-  if (known === undefined) return { row: true, messages: true };
+): { row: boolean; messages: boolean; meta: boolean } {
+  const meta = session.metaDigest !== (known?.metaDigest ?? null);
+  if (known === undefined) return { row: true, messages: true, meta };
   return {
     row: known.digest !== session.digest,
     messages: known.count !== session.count || known.maxId !== session.maxId ||
       (known.messageDigest !== null && known.messageDigest !== session.messageDigest),
+    meta,
   };
 }
 
@@ -159,7 +215,8 @@ export async function serverRecords(
   const server = new Map<string, ServerSession>();
   for (
     const row of await client.query(
-      `SELECT source_id, row_digest, message_count, max_message_id, message_digest, extra_digest
+      `SELECT source_id, row_digest, message_count, max_message_id, message_digest, extra_digest,
+         meta_digest
        FROM sync_sessions WHERE origin = $1`,
       [origin],
     )
@@ -170,6 +227,7 @@ export async function serverRecords(
       maxId: Number(row.max_message_id),
       messageDigest: row.message_digest == null ? null : Number(row.message_digest),
       extraDigest: row.extra_digest == null ? null : String(row.extra_digest),
+      metaDigest: row.meta_digest == null ? null : String(row.meta_digest),
     });
   }
   return server;
@@ -191,7 +249,8 @@ export function sameRecords(
     const y = b.get(id);
     if (
       y === undefined || x.digest !== y.digest || x.count !== y.count || x.maxId !== y.maxId ||
-      x.messageDigest !== y.messageDigest || x.extraDigest !== y.extraDigest
+      x.messageDigest !== y.messageDigest || x.extraDigest !== y.extraDigest ||
+      x.metaDigest !== y.metaDigest
     ) return false;
   }
   return true;

@@ -20,6 +20,8 @@ import { deleteMessagesSql } from "./_delete.ts";
 import { jsonParam } from "./_text_codec.ts";
 import { checkPass, startPass, SyncSupersededError } from "./sync_origin.ts";
 import { insertMessages, recordSessions, upsertSessions } from "./_sync_rows.ts";
+import { replaceSessionMeta } from "./_sync_meta.ts";
+import type { SessionMetaEntry } from "./_sync_digest.ts";
 import {
   sameRecords,
   serverRecords,
@@ -52,6 +54,8 @@ export interface BatchItem {
   readonly append: boolean;
   /** Its messages to insert, in order. */
   readonly rows: readonly MessageValues[];
+  /** Its per-session keys (goal) are written, replacing the server's. */
+  readonly meta: boolean;
 }
 
 /** A session written alone, its messages a page at a time. */
@@ -62,6 +66,8 @@ export interface StreamedItem {
   readonly append: boolean;
   /** Its messages to insert, in order, a page at a time: read anew on each call. */
   readonly pages: () => Iterable<readonly MessageValues[]>;
+  /** Its per-session keys (goal) are written, replacing the server's. */
+  readonly meta: boolean;
 }
 
 /**
@@ -140,9 +146,20 @@ async function withTitleRetries<T>(write: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The server ids and keys of the sessions whose per-session keys are written. */
+function metaOf(
+  origin: string,
+  items: readonly { readonly session: SourceSession; readonly meta: boolean }[],
+): { id: string; meta: readonly SessionMetaEntry[] }[] {
+  return items.filter((item) => item.meta).map((item) => ({
+    id: `${origin}/${item.session.row.id}`,
+    meta: item.session.meta,
+  }));
+}
+
 /**
- * Writes one batch of sessions in one transaction: rows, messages, then
- * what the server now holds.
+ * Writes one batch of sessions in one transaction: rows, messages, goals,
+ * then what the server now holds.
  *
  * @param client The server.
  * @param pass The pass.
@@ -175,6 +192,7 @@ export function writeBatch(
         );
       }
       await insertMessages(query, inserts);
+      await replaceSessionMeta(query, metaOf(origin, items));
       await recordSessions(query, origin, sessions);
     })
   );
@@ -182,8 +200,8 @@ export function writeBatch(
 
 /**
  * Writes one session in one transaction, its messages a page at a time:
- * its row, its messages (each page inserted while the next is read), then
- * what the server now holds. Another attempt reads the pages anew.
+ * its row, its messages (each page inserted while the next is read), its
+ * goal, then what the server now holds. Another attempt reads the pages anew.
  *
  * @param client The server.
  * @param pass The pass.
@@ -213,6 +231,7 @@ export function writeStreamed(client: PgClient, pass: Pass, item: StreamedItem):
         // Reading the next page failed while one was in flight: its end is awaited, not left unheard.
         await inFlight.catch(() => {});
       }
+      await replaceSessionMeta(query, metaOf(origin, [item]));
       await recordSessions(query, origin, [item.session]);
       return written;
     })

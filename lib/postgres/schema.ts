@@ -219,6 +219,14 @@ const MIGRATIONS: readonly PgMigration[] = [
       `ALTER TABLE sync_origins ADD COLUMN pass_token bigint NOT NULL DEFAULT 0`,
     ],
   },
+  {
+    step: 9,
+    name: "sync goal digests",
+    // A digest of each synced session's per-session `state_meta` keys (its goal, carried as
+    // `goal:<origin>/<id>`; `_sync_meta.ts`). NULL is "none": a session without a goal keeps
+    // the record an earlier release wrote, and one with a goal has it shipped by the next pass.
+    sql: [`ALTER TABLE sync_sessions ADD COLUMN meta_digest text`],
+  },
 ];
 
 /** Messages read per round trip by {@linkcode writeUnspacedGrams}. */

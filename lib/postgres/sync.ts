@@ -8,12 +8,17 @@
  *   overwrite each other (`sync_origin.ts`: which origin a file is, and
  *   the check that refuses another file in its place); `sync_sessions`
  *   records, per synced session, its origin, its id in the file, a digest
- *   of its row, and how many messages (up to which message id, and a
- *   digest of their ids and times) the server holds.
+ *   of its row, how many messages (up to which message id, and a digest of
+ *   their ids and times) the server holds, and a digest of its goal.
+ * - Goals: a session's per-session `state_meta` keys (Python Hermes's
+ *   `goal:<id>`) go with it, as `goal:<origin>/<id>`, in its transaction;
+ *   changed or removed on the host, or its session gone, they are written
+ *   or removed on the server (`_sync_meta.ts`). The file's other keys stay.
  * - What a pass costs: one read of the file's session rows (their system
  *   prompts as a length: the text only of the sessions it writes) and of a
- *   per-session message count, highest id and digest (an index scan), one read of
- *   the origin's `sync_sessions`; then work only for what changed: a new or
+ *   per-session message count, highest id and digest (an index scan), of
+ *   its goal keys (an index range), one read of the origin's
+ *   `sync_sessions`; then work only for what changed: a new or
  *   changed session row is upserted; new messages (ids above the last
  *   synced one, nothing missing or changed below) are appended; a transcript that lost
  *   or rewrote messages (`replaceMessages`, `clearMessages`) is rewritten; a
@@ -42,6 +47,7 @@ import { checkSchemaInUse, connectPg, type PgClient } from "./_client.ts";
 import { parsePostgresUrl } from "./postgres_store.ts";
 import { migratePg } from "./schema.ts";
 import { deleteSessionRows } from "./_delete.ts";
+import { deleteSessionMeta } from "./_sync_meta.ts";
 import {
   checkSameFile,
   moveOrigin,
@@ -77,11 +83,13 @@ export interface SyncResult {
   readonly rewritten: number;
   /** Messages written in all (appended and rewritten). */
   readonly messages: number;
+  /** Sessions whose goal (`goal:<id>` in `state_meta`) was written or removed on the server. */
+  readonly goals: number;
 }
 
 /**
  * Whether a pass wrote anything to the server: a session created, updated
- * or deleted, or a message written.
+ * or deleted, a message or a goal written.
  *
  * @param result What the pass did.
  * @returns `false` for a pass over an unchanged file.
@@ -244,24 +252,30 @@ export async function syncFile(
     const rowsWritten: string[] = [];
     for (const [id, session] of source) {
       const known = server.get(id);
-      const { row: rowChanged, messages: messagesChanged } = changesSince(session, known);
+      const { row: rowChanged, messages: messagesChanged, meta: metaChanged } = changesSince(
+        session,
+        known,
+      );
       if (!messagesChanged && known !== undefined && known.messageDigest === null) {
         undigested.push({ digest: session.messageDigest, id: `${origin}/${id}` });
       }
-      if (!rowChanged && !messagesChanged) continue;
-      if (!messagesChanged && known?.digest === session.fullDigest) {
+      if (!rowChanged && !messagesChanged && !metaChanged) continue;
+      if (!messagesChanged && !metaChanged && known?.digest === session.fullDigest) {
         redigested.push({ digest: session.digest, id: `${origin}/${id}` });
         continue;
       }
       if (rowChanged) rowsWritten.push(id);
-      await writer.add({ session, known, rowChanged, messagesChanged });
+      await writer.add({ session, known, rowChanged, messagesChanged, metaChanged });
     }
     await writer.finish();
     const totals = { origin, ...writer.totals, deleted: 0 };
     await recordDigests(client, pass, { rows: redigested, messages: undigested });
     const gone = [...server.keys()].filter((id) => !source.has(id)).map((id) => `${origin}/${id}`);
     if (gone.length > 0) {
-      await passTransaction(client, pass, (query) => deleteSessionRows(query, gone));
+      await passTransaction(client, pass, async (query) => {
+        await deleteSessionRows(query, gone);
+        await deleteSessionMeta(query, gone);
+      });
       totals.deleted = gone.length;
     }
     const wrote = redigested.length > 0 || undigested.length > 0 || wroteAnything(totals);

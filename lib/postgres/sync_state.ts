@@ -26,7 +26,7 @@ export async function readSyncState(query: PgQuery): Promise<SyncState> {
   );
   const sessions = await query(
     `SELECT session_id, origin, source_id, source_parent, row_digest, message_count,
-       max_message_id, message_digest, extra_digest
+       max_message_id, message_digest, extra_digest, meta_digest
      FROM sync_sessions ORDER BY session_id COLLATE "C"`,
   );
   return {
@@ -46,6 +46,7 @@ export async function readSyncState(query: PgQuery): Promise<SyncState> {
       maxMessageId: Number(row.max_message_id),
       messageDigest: row.message_digest === null ? null : Number(row.message_digest),
       extraDigest: row.extra_digest === null ? null : String(row.extra_digest),
+      metaDigest: row.meta_digest === null ? null : String(row.meta_digest),
     })),
   };
 }
@@ -80,12 +81,12 @@ export async function addSyncState(query: PgQuery, state: SyncState): Promise<Re
   const sessions = state.sessions.filter((s) => kept.has(s.origin));
   const written = sessions.length === 0 ? [] : await query(
     `INSERT INTO sync_sessions (session_id, origin, source_id, source_parent, row_digest,
-       message_count, max_message_id, message_digest, extra_digest)
+       message_count, max_message_id, message_digest, extra_digest, meta_digest)
      SELECT r."sessionId", r.origin, r."sourceId", r."sourceParent", r."rowDigest",
-       r."messageCount", r."maxMessageId", r."messageDigest", r."extraDigest"
+       r."messageCount", r."maxMessageId", r."messageDigest", r."extraDigest", r."metaDigest"
      FROM jsonb_to_recordset($1::text::jsonb) AS r("sessionId" text, origin text,
        "sourceId" text, "sourceParent" text, "rowDigest" text, "messageCount" bigint,
-       "maxMessageId" bigint, "messageDigest" bigint, "extraDigest" text)
+       "maxMessageId" bigint, "messageDigest" bigint, "extraDigest" text, "metaDigest" text)
      WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.id = r."sessionId")
      ON CONFLICT DO NOTHING RETURNING session_id`,
     [jsonParam(sessions)],

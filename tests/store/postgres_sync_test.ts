@@ -60,6 +60,7 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
         appended: 0,
         rewritten: 0,
         messages: 197,
+        goals: 1,
       });
       assert.equal(await store.sessionCount(), 42);
       assert.equal(await store.messageCount(), 197);
@@ -83,7 +84,7 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
         db.close();
       }
       const again = await sync.syncFile(client, file, { host: "web-1" });
-      assert.deepEqual(again, { ...first, created: 0, messages: 0 });
+      assert.deepEqual(again, { ...first, created: 0, messages: 0, goals: 0 });
       assert.equal((await store.searchMessages("docker", { limit: 100 })).length > 0, true);
     },
   );

@@ -20,16 +20,17 @@ const USAGE = `Usage: hermes-state sync [options] FILE... --to URL [--follow[=SE
 Ship each state.db FILE (Python Hermes may be writing it) to the PostgreSQL
 store at URL, where every host's sessions are searchable together. A pass
 costs what changed since the last one: new and changed sessions and
-messages, ends, titles, token counts, deletions, prunes and rewritten
+messages, ends, titles, token counts, goals, deletions, prunes and rewritten
 transcripts all reach the server; a FILE is only read.
 
 Each FILE is an origin on the server, named after the host (or --origin),
-and its sessions are stored as ORIGIN/ID, so two hosts' sessions with the
-same id never overwrite each other. A title another origin already uses
-gets " [ORIGIN]" appended. A FILE that holds none of the sessions its origin
-has on the server is refused (another machine's file under the same host
-name and path, or a new file in the old one's place), unless --force; with
---follow it is named once and left out of the passes that follow.
+and its sessions are stored as ORIGIN/ID (their goals as goal:ORIGIN/ID), so
+two hosts' sessions with the same id never overwrite each other. A title
+another origin already uses gets " [ORIGIN]" appended. A FILE that holds
+none of the sessions its origin has on the server is refused (another
+machine's file under the same host name and path, or a new file in the old
+one's place), unless --force; with --follow it is named once and left out
+of the passes that follow.
 
 In a container, whose host name changes when it is re-created, give the
 origin a name: --origin NAME follows the FILE to its new host.
@@ -56,6 +57,11 @@ Examples:
   hermes-state sync ~/.hermes/state.db --to postgres://hermes@db:5432/hermes
   hermes-state sync /srv/a/state.db /srv/b/state.db --to "$URL" --follow=10
 `;
+
+/** `, N goals` for a pass that wrote or removed goals; nothing for one that did not. */
+function goalsWritten(result: { readonly goals: number }): string {
+  return result.goals === 0 ? "" : `, ${result.goals} goal${result.goals === 1 ? "" : "s"}`;
+}
 
 /** Seconds between passes: `--follow=SECONDS`, else `--every SECONDS`, else 5. */
 function followSeconds(args: ParsedArgs): number {
@@ -173,7 +179,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
             ctx.io.stdout(
               `${file} → ${result.origin}: ${result.created} new, ${result.updated} updated, ` +
                 `${result.deleted} deleted session${result.deleted === 1 ? "" : "s"}; ` +
-                `${result.messages} message${result.messages === 1 ? "" : "s"} written.\n`,
+                `${result.messages} message${result.messages === 1 ? "" : "s"}${
+                  goalsWritten(result)
+                } ` +
+                "written.\n",
             );
           }
         } catch (error) {
