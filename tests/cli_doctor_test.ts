@@ -256,11 +256,13 @@ describe("recover", () => {
     const source = copyFixture("hermes-v10-external.db");
     const fd = openSync(source, "r+");
     writeSync(fd, new Uint8Array(4096), 0, 4096, 0);
+    // The sessions page (3) overwritten too: what it held leaves no trace.
+    writeSync(fd, new Uint8Array(4096).fill(0xab), 0, 4096, 2 * 4096);
     closeSync(fd);
     const run = await runCli(["recover", source, join(tempDir(), "new.db")]);
     assert.equal(run.code, 1, run.err);
-    assert.match(run.out, /^Recovered 4 sessions and 7 messages /);
-    assert.match(run.out, /Some rows may be lost: /);
+    assert.match(run.out, /^Recovered \d+ sessions and \d+ messages /);
+    assert.match(run.out, /Some rows may be lost: how many sessions, messages and meta keys /);
     assert.doesNotMatch(run.out, /Nothing was lost/);
   });
 

@@ -19,10 +19,15 @@ import type { SqlValue } from "../sqlite/driver/types.ts";
 export interface RawRecord {
   /** The page it was read from. */
   readonly page: number;
-  /** The cell's rowid. */
-  readonly rowid: number;
+  /** The cell's rowid (a `bigint` beyond 2^53, where a number would round it). */
+  readonly rowid: number | bigint;
   /** The record's values, in column order. */
   readonly values: SqlValue[];
+  /**
+   * The bytes of its text values that are not valid UTF-8, by column index
+   * (`values` holds them decoded, U+FFFD in place of each bad sequence).
+   */
+  readonly rawTexts?: Map<number, Uint8Array>;
 }
 
 /** What {@linkcode scanPages} found. */
@@ -35,6 +40,16 @@ export interface PageScan {
   readonly headerIntact: boolean;
   /** Every record of every table-leaf page that parsed, free pages left out. */
   readonly records: RawRecord[];
+  /**
+   * Pages after the first that are neither b-tree pages, nor overflow pages
+   * of a record read, nor free pages: what they held is unknown (damaged
+   * pages, or free pages when the header is lost).
+   */
+  readonly unexplainedPages: number;
+  /** Cells of table-leaf pages that did not parse: the rows they held are unknown. */
+  readonly brokenCells: number;
+  /** Pages the header counts that the file no longer holds (a file cut short). */
+  readonly missingPages: number;
 }
 
 const MAGIC = "SQLite format 3\u0000";
@@ -49,6 +64,10 @@ class PageFile {
   readonly size: number;
   pageSize = 4096;
   usable = 4096;
+  /** The overflow pages of the records read. */
+  readonly overflow = new Set<number>();
+  /** Cells of table-leaf pages that did not parse. */
+  brokenCells = 0;
 
   constructor(from: Bytes) {
     this.#from = from;
@@ -185,6 +204,7 @@ function payload(
   while (done < size) {
     if (next === 0 || seen.has(next)) return undefined;
     seen.add(next);
+    file.overflow.add(next);
     const overflow = file.page(next);
     if (overflow === undefined) return undefined;
     const take = Math.min(size - done, u - 4);
@@ -196,9 +216,18 @@ function payload(
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
+const lenientUtf8 = new TextDecoder("utf-8");
 
-/** Decodes a record; `undefined` when its header and body do not fit together. */
-export function decodeRecord(bytes: Uint8Array): SqlValue[] | undefined {
+/**
+ * Decodes a record; `undefined` when its header and body do not fit together.
+ *
+ * @param bytes The record.
+ * @param rawTexts Receives the bytes of text values that are not valid UTF-8, by column index.
+ */
+export function decodeRecord(
+  bytes: Uint8Array,
+  rawTexts?: Map<number, Uint8Array>,
+): SqlValue[] | undefined {
   const head = varint(bytes, 0);
   if (head === undefined || head[0] > bytes.length || head[0] < head[1]) return undefined;
   const types: number[] = [];
@@ -228,15 +257,33 @@ export function decodeRecord(bytes: Uint8Array): SqlValue[] | undefined {
       values.push(Number.isSafeInteger(small) ? small : value);
     } else if (type % 2 === 0) values.push(bytes.slice(body, body + width));
     else {
+      const text = bytes.subarray(body, body + width);
       try {
-        values.push(utf8.decode(bytes.subarray(body, body + width)));
+        values.push(utf8.decode(text));
       } catch {
-        return undefined;
+        rawTexts?.set(values.length, text.slice());
+        values.push(lenientUtf8.decode(text));
       }
     }
     body += width;
   }
   return body === bytes.length ? values : undefined;
+}
+
+/**
+ * The rowid whose varint is `read` at `at`, exact: the number when it is
+ * one exactly, else a `bigint` (a varint is a 64-bit two's-complement value:
+ * negative rowids take 9 bytes).
+ */
+function exactRowid(page: Uint8Array, at: number, read: [number, number]): number | bigint {
+  if (Number.isSafeInteger(read[0])) return read[0];
+  let value = BigInt(0);
+  for (let i = 0; i < read[1]; i++) {
+    const byte = BigInt(page[at + i]);
+    value = i === 8 ? (value << BigInt(8)) | byte : (value << BigInt(7)) | (byte & BigInt(0x7f));
+  }
+  const signed = BigInt.asIntN(64, value);
+  return Number.isSafeInteger(Number(signed)) ? Number(signed) : signed;
 }
 
 function leafRecords(file: PageFile, n: number, page: Uint8Array, out: RawRecord[]): void {
@@ -245,15 +292,23 @@ function leafRecords(file: PageFile, n: number, page: Uint8Array, out: RawRecord
   const cells = u16(page, h + 3);
   for (let i = 0; i < cells; i++) {
     const at = u16(page, h + 8 + i * 2);
-    if (at < h + 8 + cells * 2 || at >= file.usable) continue;
+    if (at < h + 8 + cells * 2 || at >= file.usable) {
+      file.brokenCells++;
+      continue;
+    }
     const size = varint(page, at, file.usable);
-    if (size === undefined) continue;
-    const rowid = varint(page, at + size[1], file.usable);
-    if (rowid === undefined) continue;
-    const bytes = payload(file, page, at + size[1] + rowid[1], size[0]);
-    if (bytes === undefined) continue;
-    const values = decodeRecord(bytes);
-    if (values !== undefined) out.push({ page: n, rowid: rowid[0], values });
+    const rowid = size === undefined ? undefined : varint(page, at + size[1], file.usable);
+    const bytes = size === undefined || rowid === undefined
+      ? undefined
+      : payload(file, page, at + size[1] + rowid[1], size[0]);
+    const rawTexts = new Map<number, Uint8Array>();
+    const values = bytes === undefined ? undefined : decodeRecord(bytes, rawTexts);
+    if (size === undefined || rowid === undefined || values === undefined) {
+      file.brokenCells++;
+      continue;
+    }
+    const record = { page: n, rowid: exactRowid(page, at + size[1], rowid), values };
+    out.push(rawTexts.size > 0 ? { ...record, rawTexts } : record);
   }
 }
 
@@ -266,12 +321,39 @@ function scanFile(file: PageFile): PageScan {
   const free = fromHeader !== undefined ? freePages(file, header) : new Set<number>();
   const pages = Math.floor(file.size / file.pageSize);
   const records: RawRecord[] = [];
+  const btree = new Set<number>();
   for (let n = 1; n <= pages; n++) {
     if (free.has(n)) continue;
     const page = file.page(n);
-    if (page !== undefined) leafRecords(file, n, page, records);
+    if (page === undefined) continue;
+    if (plausible(page, n === 1 ? 100 : 0, file.pageSize)) btree.add(n);
+    leafRecords(file, n, page, records);
   }
-  return { pageSize: file.pageSize, pages, headerIntact: fromHeader !== undefined, records };
+  // The lock-byte page (at 1 GiB) holds nothing, ever.
+  const lockByte = Math.floor(0x40000000 / file.pageSize) + 1;
+  let unexplainedPages = 0;
+  for (let n = 2; n <= pages; n++) {
+    if (!btree.has(n) && !free.has(n) && !file.overflow.has(n) && n !== lockByte) {
+      unexplainedPages++;
+    }
+  }
+  return {
+    pageSize: file.pageSize,
+    pages,
+    headerIntact: fromHeader !== undefined,
+    records,
+    unexplainedPages,
+    brokenCells: file.brokenCells,
+    missingPages: fromHeader !== undefined ? Math.max(0, headerPageCount(header) - pages) : 0,
+  };
+}
+
+/**
+ * The page count the header gives, when it is valid (SQLite's rule: its
+ * "version valid for" equals its change counter); 0 otherwise.
+ */
+function headerPageCount(header: Uint8Array): number {
+  return u32(header, 92) === u32(header, 24) ? u32(header, 28) : 0;
 }
 
 /**
@@ -338,6 +420,16 @@ export function walImage(wal: Uint8Array): Uint8Array | undefined {
  */
 export function scanWal(walPath: string): PageScan {
   const image = walImage(readFileSync(walPath));
-  if (image === undefined) return { pageSize: 0, pages: 0, headerIntact: false, records: [] };
+  if (image === undefined) {
+    return {
+      pageSize: 0,
+      pages: 0,
+      headerIntact: false,
+      records: [],
+      unexplainedPages: 0,
+      brokenCells: 0,
+      missingPages: 0,
+    };
+  }
   return scanFile(new PageFile({ image }));
 }

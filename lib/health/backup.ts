@@ -52,7 +52,7 @@ import {
 } from "./_temp_files.ts";
 import { fileIdentity, isDatabaseFile } from "../files/same_file.ts";
 import { outputPathProblem, writeFailureReason } from "../files/output_path.ts";
-import { assertMayRead } from "../sqlite/open.ts";
+import { assertMayRead, assertStateDb } from "../sqlite/open.ts";
 import { delay } from "../core/delay.ts";
 
 /** Options of {@linkcode backupDatabase}. */
@@ -168,7 +168,9 @@ function publish(temp: string, dest: string, force: boolean): void {
  * @throws {OpenError} When the source does not exist or cannot be read.
  * @throws {BackupError} When `dest` is the source or exists (without `force`), is a folder, its
  *   folder is missing or cannot be written, its disk is full, or the copy does not verify.
- * @throws {OpenError} When the source is a 0-byte file whose `-wal` holds commits (use recover).
+ * @throws {OpenError} When the source is a 0-byte file whose `-wal` holds commits (use recover),
+ *   or a SQLite file without the Hermes tables (`NotStateDbError`).
+ * @throws {BackupError} When the source is a 0-byte file (nothing to back up).
  * @throws The reason of `signal` when it aborts (the temporary files are removed).
  *
  * @example
@@ -209,6 +211,14 @@ export async function backupDatabase(
   const openDriver = options.openDriver ?? await loadDriver();
   // SQLite deletes the -wal of a 0-byte file, even on a read-only open: refuse on stat.
   assertNotDamaged(source, openDriver, { probe: false });
+  // A 0-byte file (no -wal: that case was refused above) holds nothing; SQLite would call it
+  // a new, empty database and fail on its missing tables.
+  if (statSync(source).size === 0) {
+    throw new BackupError(
+      `Cannot back up ${source}: the file is empty (0 bytes), not a Hermes database; ` +
+        "there is nothing to back up (it was left as it was)",
+    );
+  }
   removeStaleTemps(dest, ["copy", "gz"]);
   let copy = newTemp(dest, "copy");
   try {
@@ -294,6 +304,7 @@ function copyOnce(
   let copying = false;
   try {
     db.exec("PRAGMA busy_timeout = 1000");
+    assertStateDb(db, source);
     const before: [number, number] = [count(db, "sessions"), count(db, "messages")];
     options.onProgress?.("copying", 0, 0);
     copying = true;

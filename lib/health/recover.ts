@@ -19,6 +19,12 @@
  * (a lost message's id is never given again), and every title (a second
  * session of one title is renamed `"title #2"` and reported).
  *
+ * Every value is carried exactly (`_exact_values.ts`): integers beyond 2^53,
+ * zero and negative ids, text that is not valid UTF-8. What was lost is
+ * counted, or said to be uncountable (`lossUnknownIn`: pages missing or
+ * unparsed, and no record of a table's highest rowid); a row whose key
+ * another recovered row holds is left out and counted (`duplicates`).
+ *
  * Limits: rows on a damaged leaf page are lost (their rowid ranges are
  * reported); when the header page is lost, free pages cannot be told from
  * live ones, so a deleted row may come back; extra tables of a newer Hermes
@@ -63,6 +69,15 @@ import {
   extraColumnDeclaration,
 } from "./_column_declarations.ts";
 import { freeTitleLike, type RetitledSession } from "./_recovered_titles.ts";
+import {
+  byRowid,
+  exactIntegersTerm,
+  invalidTexts,
+  middle,
+  putExactIntegers,
+  type Rowid,
+  rowidOf,
+} from "./_exact_values.ts";
 
 /** The tables recovered. */
 const TABLES = ["sessions", "messages", "state_meta"] as const;
@@ -128,11 +143,28 @@ export interface RecoverResult {
   /** True when SQLite could read the schema at all. */
   readonly schemaReadable: boolean;
   /**
-   * True when what was lost cannot be counted: the schema was unreadable
-   * and no page gave the highest message id (`sqlite_sequence`), so rows on
-   * pages that did not parse leave no trace. `lost` is then a lower bound.
+   * True when what was lost cannot be counted (`lossUnknownIn` names the
+   * tables): `lost` is then a lower bound.
    */
   readonly lossUnknown: boolean;
+  /**
+   * The tables whose loss cannot be counted: SQLite could not read them
+   * whole, nothing gives their highest rowid (for messages, `sqlite_sequence`
+   * does), and pages of the file are missing (a file cut short) or did not
+   * parse, so the rows they held leave no trace.
+   */
+  readonly lossUnknownIn: string[];
+  /** Pages the header counts that the file no longer holds (a file cut short), 0 otherwise. */
+  readonly missingPages: number;
+  /**
+   * Rows left out because another recovered row had the same key (a session
+   * id, a message id, a meta key), by table: the first was kept.
+   */
+  readonly duplicates: {
+    readonly sessions: number;
+    readonly messages: number;
+    readonly state_meta: number;
+  };
   /** True when the main file was empty and every row came from its `-wal`. */
   readonly fromWal: boolean;
   /**
@@ -153,10 +185,17 @@ function unreadable(error: unknown): boolean {
 /** One table as read: rows by rowid, the column names of the source, and what failed. */
 interface TableRead {
   readonly columns: string[];
-  readonly rows: Map<number, SqlValue[]>;
+  readonly rows: Map<Rowid, SqlValue[]>;
+  /**
+   * Text values that are not valid UTF-8, as their bytes, by rowid and
+   * column index (a decoded string would hold U+FFFD in their place).
+   */
+  readonly rawTexts: Map<Rowid, Map<number, Uint8Array>>;
   /** Single rowids whose reads failed, and ranges left unexplored when the budget ran out. */
-  readonly failed: Array<[number, number]>;
+  readonly failed: Array<[Rowid, Rowid]>;
   readonly readable: boolean;
+  /** False when the table's highest rowid could not be read (nor known otherwise). */
+  readonly topKnown: boolean;
   /** The source's declarations of its columns (empty when its schema is unreadable). */
   readonly declarations: Map<string, ColumnDeclaration>;
 }
@@ -165,8 +204,31 @@ function declaredColumns(table: Table): string[] {
   return DECLARED_COLUMNS.filter((c) => c.table === table).map((c) => c.name);
 }
 
-/** Reads `table` by rowid ranges, halving every range that fails down to single rowids. */
-function readTable(db: SqliteConnection, table: Table, rawMax: number): TableRead {
+/** `min(rowid)` or `max(rowid)` of `table`, exact; `undefined` when it cannot be read. */
+function rowidBound(db: SqliteConnection, table: Table, bound: "min" | "max"): Rowid | undefined {
+  try {
+    const row = db.prepare(`SELECT CAST(${bound}(rowid) AS TEXT) AS n FROM ${table}`).get();
+    return row?.n === null || row?.n === undefined ? 0 : rowidOf(BigInt(String(row.n)));
+  } catch (error) {
+    if (!unreadable(error)) throw error;
+    return undefined;
+  }
+}
+
+/**
+ * Reads `table` by rowid ranges, halving every range that fails down to
+ * single rowids. Every value comes back exact: integers beyond 2^53 as
+ * `bigint`s, text that is not valid UTF-8 as its bytes (`rawTexts`).
+ *
+ * @param raw The lowest and highest rowids the page scan found for the table.
+ * @param knownTop The highest rowid known otherwise (the message id sequence), or 0.
+ */
+function readTable(
+  db: SqliteConnection,
+  table: Table,
+  raw: { readonly min: Rowid; readonly max: Rowid },
+  knownTop: Rowid,
+): TableRead {
   let columns: string[];
   try {
     columns = db.prepare(`SELECT name FROM pragma_table_info('${table}')`).all().map((r) =>
@@ -178,44 +240,64 @@ function readTable(db: SqliteConnection, table: Table, rawMax: number): TableRea
   }
   if (columns.length === 0) return unreadTable(table);
   const declarations = columnDeclarations(db, table);
-  let hi = rawMax;
-  try {
-    hi = Math.max(hi, Number(db.prepare(`SELECT max(rowid) AS n FROM ${table}`).get()?.n ?? 0));
-  } catch (error) {
-    if (!unreadable(error)) throw error;
-  }
+  // Rowids may be 0 or negative (a raw SQL write): the range starts at the lowest.
+  const lowest = rowidBound(db, table, "min");
+  const highest = rowidBound(db, table, "max");
+  const lo = [raw.min, lowest ?? 1, 1].reduce((a, b) => (b < a ? b : a));
+  const hi = [raw.max, highest ?? 0, knownTop].reduce((a, b) => (b > a ? b : a));
   const list = columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(", ");
   const select = db.prepare(
-    `SELECT rowid AS hermes_rowid, ${list} FROM ${table} WHERE rowid BETWEEN ? AND ? ORDER BY rowid`,
+    `SELECT CAST(rowid AS TEXT) AS hermes_rowid, ${list}, ${exactIntegersTerm(columns)} ` +
+      `AS hermes_exact FROM ${table} WHERE rowid BETWEEN ? AND ? ORDER BY rowid`,
   );
-  const rows = new Map<number, SqlValue[]>();
-  const failed: Array<[number, number]> = [];
-  const pending: Array<[number, number]> = hi >= 1 ? [[1, hi]] : [];
+  const rows = new Map<Rowid, SqlValue[]>();
+  const rawTexts = new Map<Rowid, Map<number, Uint8Array>>();
+  const failed: Array<[Rowid, Rowid]> = [];
+  const pending: Array<[bigint, bigint]> = hi >= lo ? [[BigInt(lo), BigInt(hi)]] : [];
   let queries = 0;
   while (pending.length > 0) {
-    const [lo, top] = pending.pop()!;
+    const [from, top] = pending.pop()!;
     if (queries++ >= QUERY_BUDGET) {
-      failed.push([lo, top], ...pending.splice(0));
+      failed.push(
+        ...[[from, top], ...pending.splice(0)].map(([a, b]) => [rowidOf(a), rowidOf(b)]) as Array<
+          [Rowid, Rowid]
+        >,
+      );
       break;
     }
     try {
-      for (const row of select.all(lo, top)) {
-        rows.set(Number(row.hermes_rowid), columns.map((c) => row[c] ?? null));
+      for (const row of select.all(from, top)) {
+        const digits = String(row.hermes_rowid);
+        const rowid = digits.length < 16 ? Number(digits) : rowidOf(BigInt(digits));
+        const values = columns.map((c) => row[c] ?? null);
+        putExactIntegers(values, row.hermes_exact);
+        rows.set(rowid, values);
+        const texts = invalidTexts(db, table, columns, rowid, values);
+        if (texts !== undefined) rawTexts.set(rowid, texts);
       }
     } catch (error) {
       if (!unreadable(error)) throw error;
-      if (lo === top) failed.push([lo, lo]);
+      if (from === top) failed.push([rowidOf(from), rowidOf(from)]);
       else {
-        const mid = Math.floor((lo + top) / 2);
-        pending.push([mid + 1, top], [lo, mid]);
+        const mid = middle(from, top);
+        pending.push([mid + BigInt(1), top], [from, mid]);
       }
     }
   }
-  return { columns, rows, failed, readable: true, declarations };
+  const topKnown = highest !== undefined || knownTop !== 0;
+  return { columns, rows, rawTexts, failed, readable: true, topKnown, declarations };
 }
 
 function unreadTable(table: Table, columns = declaredColumns(table)): TableRead {
-  return { columns, rows: new Map(), failed: [], readable: false, declarations: new Map() };
+  return {
+    columns,
+    rows: new Map(),
+    rawTexts: new Map(),
+    failed: [],
+    readable: false,
+    topKnown: false,
+    declarations: new Map(),
+  };
 }
 
 /**
@@ -416,15 +498,23 @@ function tableOf(record: RawRecord, columns: Record<Table, string[]>): Matched |
 }
 
 /** The largest of `values`, or 0 (a loop: a spread of a million overflows the stack). */
-function maxOf(values: Iterable<number>): number {
-  let max = 0;
+function maxOf(values: Iterable<Rowid>): Rowid {
+  let max: Rowid = 0;
   for (const value of values) if (value > max) max = value;
   return max;
 }
 
+/** The smallest of `values`, or 0. */
+function minOf(values: Iterable<Rowid>): Rowid {
+  let min: Rowid = 0;
+  for (const value of values) if (value < min) min = value;
+  return min;
+}
+
 /** The failed spans as ranges, without the rowids the page scan found. */
-function lostRanges(table: Table, read: TableRead, found: Set<number>): LostRange[] {
-  const spans = read.failed.slice().sort((a, b) => a[0] - b[0]);
+function lostRanges(table: Table, read: TableRead, found: Set<Rowid>): LostRange[] {
+  const spans = read.failed.map(([a, b]) => [Number(a), Number(b)])
+    .sort((a, b) => a[0] - b[0]);
   const lost: LostRange[] = [];
   for (const [from, to] of spans) {
     let start: number | undefined;
@@ -449,6 +539,26 @@ interface DestTable {
   readonly columns: string[];
   readonly declarations: Map<string, ColumnDeclaration>;
   readonly rows: SqlValue[][];
+  /** Text values that are not valid UTF-8, written as their bytes: the row's key, column, bytes. */
+  readonly rawTexts: Array<{ key: SqlValue; column: string; bytes: Uint8Array }>;
+}
+
+/** The column that names a row of each table in the new file. */
+const KEY_COLUMN: Record<Table, string> = { sessions: "id", messages: "id", state_meta: "key" };
+
+/**
+ * Writes back the text values that are not valid UTF-8 as the bytes they
+ * were (bound as they were read, the bytes would have become U+FFFD): a
+ * BLOB cast to TEXT keeps its bytes. The key column itself is left decoded.
+ */
+function restoreRawTexts(db: SqliteConnection, table: Table, dest: DestTable): void {
+  const key = `"${KEY_COLUMN[table]}"`;
+  for (const { key: value, column, bytes } of dest.rawTexts) {
+    if (column === KEY_COLUMN[table]) continue;
+    const c = `"${column.replaceAll('"', '""')}"`;
+    db.prepare(`UPDATE ${table} SET ${c} = CAST(? AS TEXT) WHERE ${key} = ?`)
+      .run(bytes, bindable(value));
+  }
 }
 
 /**
@@ -471,8 +581,16 @@ function valueTerms(db: SqliteConnection, table: Table, columns: readonly string
   }).join(", ");
 }
 
-/** Inserts the rows of `table`; a session whose title another holds is renamed (returned). */
-function insertRows(db: SqliteConnection, table: Table, dest: DestTable): RetitledSession[] {
+/**
+ * Inserts the rows of `table`; a session whose title another holds is
+ * renamed (returned), a row whose key another row holds is left out
+ * (counted).
+ */
+function insertRows(
+  db: SqliteConnection,
+  table: Table,
+  dest: DestTable,
+): { retitled: RetitledSession[]; duplicates: number } {
   const { columns, rows } = dest;
   const names = columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(", ");
   const insert = db.prepare(
@@ -484,11 +602,12 @@ function insertRows(db: SqliteConnection, table: Table, dest: DestTable): Retitl
     ? db.prepare("SELECT 1 AS found FROM sessions WHERE id = ?")
     : undefined;
   const titleTaken: SqlValue[][] = [];
+  let duplicates = 0;
   for (const row of rows) {
     if (insert.run(...row.map(bindable)).changes > 0) continue;
-    if (typeof row[title] === "string" && exists?.get(row[id]) === undefined) {
+    if (typeof row[title] === "string" && exists?.get(bindable(row[id])) === undefined) {
       titleTaken.push(row);
-    }
+    } else duplicates++;
   }
   // After every other session: a renamed one never takes a title a later row holds.
   const retitled: RetitledSession[] = [];
@@ -497,13 +616,14 @@ function insertRows(db: SqliteConnection, table: Table, dest: DestTable): Retitl
     const to = freeTitleLike(db, from);
     if (insert.run(...row.map((value, i) => bindable(i === title ? to : value))).changes > 0) {
       retitled.push({ session: String(row[id]), from, to });
-    }
+    } else duplicates++;
   }
-  return retitled;
+  restoreRawTexts(db, table, dest);
+  return { retitled, duplicates };
 }
 
 /** Sets the message id sequence to at least `top` (SQLite's own is the highest id inserted). */
-function raiseMessageSequence(db: SqliteConnection, highest: number): number {
+function raiseMessageSequence(db: SqliteConnection, highest: Rowid): number {
   const top = BigInt(highest); // an INTEGER: the column is untyped, and a number binds as REAL
   db.prepare("UPDATE sqlite_sequence SET seq = ?1 WHERE name = 'messages' AND seq < ?1").run(top);
   db.prepare(
@@ -520,11 +640,12 @@ async function writeDest(
   path: string,
   openDriver: SqliteDriver,
   tables: Record<Table, DestTable>,
-  source: { readonly version: number | undefined; readonly messageTop: number },
+  source: { readonly version: number | undefined; readonly messageTop: Rowid },
 ): Promise<{
   placeholders: number;
   clearedParents: number;
   retitled: RetitledSession[];
+  duplicates: Record<Table, number>;
   messageSequence: number;
 }> {
   const sourceVersion = source.version;
@@ -545,7 +666,13 @@ async function writeDest(
     for (const table of FTS_TABLES) {
       for (const event of ["insert", "delete", "update"]) db.exec(`DROP TRIGGER ${table}_${event}`);
     }
-    const retitled = TABLES.flatMap((table) => insertRows(db, table, tables[table]));
+    const retitled: RetitledSession[] = [];
+    const duplicates = { sessions: 0, messages: 0, state_meta: 0 };
+    for (const table of TABLES) {
+      const inserted = insertRows(db, table, tables[table]);
+      retitled.push(...inserted.retitled);
+      duplicates[table] = inserted.duplicates;
+    }
     const messageSequence = raiseMessageSequence(db, source.messageTop);
     const placeholders = db.prepare(
       `INSERT OR IGNORE INTO sessions (id, source, started_at)
@@ -573,7 +700,7 @@ async function writeDest(
     db.exec("COMMIT");
     db.exec("PRAGMA foreign_keys = ON");
     db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    return { placeholders, clearedParents, retitled, messageSequence };
+    return { placeholders, clearedParents, retitled, duplicates, messageSequence };
   } catch (error) {
     try {
       db.exec("ROLLBACK");
@@ -586,11 +713,13 @@ async function writeDest(
   }
 }
 
-/** The source's message id sequence (0 when it has none or it cannot be read). */
-function messageSequenceOf(db: SqliteConnection): number {
+/** The source's message id sequence, exact (0 when it has none or it cannot be read). */
+function messageSequenceOf(db: SqliteConnection): Rowid {
   try {
-    const row = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'messages'").get();
-    return Number(row?.seq ?? 0);
+    const row = db.prepare(
+      "SELECT CAST(seq AS TEXT) AS seq FROM sqlite_sequence WHERE name = 'messages'",
+    ).get();
+    return row?.seq === null || row?.seq === undefined ? 0 : rowidOf(BigInt(String(row.seq)));
   } catch {
     return 0; // no sqlite_sequence (a v10 file Python migrated), or a damaged page
   }
@@ -684,7 +813,7 @@ export async function recoverDatabase(
   let schemaReadable = !fromWal;
   let hermesTables = 0;
   let sourceVersion: number | undefined;
-  let sourceSequence = 0;
+  let sourceSequence: Rowid = 0;
   const columns = {
     sessions: declaredColumns("sessions"),
     messages: declaredColumns("messages"),
@@ -733,10 +862,10 @@ export async function recoverDatabase(
         reads[table] = unreadTable(table, columns[table]);
         continue;
       }
-      const rawMax = maxOf(
-        scan.records.filter((r) => tableOf(r, columns)?.table === table).map((r) => r.rowid),
-      );
-      reads[table] = readTable(db, table, rawMax);
+      const found = scan.records.filter((r) => tableOf(r, columns)?.table === table)
+        .map((r) => r.rowid);
+      const knownTop = table === "messages" ? sourceSequence : 0;
+      reads[table] = readTable(db, table, { min: minOf(found), max: maxOf(found) }, knownTop);
       columns[table] = reads[table].columns;
     }
   } finally {
@@ -751,19 +880,24 @@ export async function recoverDatabase(
   };
   const fromPages = { sessions: 0, messages: 0, state_meta: 0 };
   const foundOnPages = {
-    sessions: new Set<number>(),
-    messages: new Set<number>(),
-    state_meta: new Set<number>(),
+    sessions: new Set<Rowid>(),
+    messages: new Set<Rowid>(),
+    state_meta: new Set<Rowid>(),
   };
   const pageRows = {
-    sessions: new Map<number, Map<string, SqlValue>>(),
-    messages: new Map<number, Map<string, SqlValue>>(),
-    state_meta: new Map<number, Map<string, SqlValue>>(),
+    sessions: new Map<Rowid, Map<string, SqlValue>>(),
+    messages: new Map<Rowid, Map<string, SqlValue>>(),
+    state_meta: new Map<Rowid, Map<string, SqlValue>>(),
   };
-  const failedIds = new Map<Table, (id: number) => boolean>();
+  const pageRawTexts: Record<Table, DestTable["rawTexts"]> = {
+    sessions: [],
+    messages: [],
+    state_meta: [],
+  };
+  const failedIds = new Map<Table, (id: Rowid) => boolean>();
   for (const table of TABLES) {
-    const singles = new Set<number>();
-    const spans: Array<[number, number]> = [];
+    const singles = new Set<Rowid>();
+    const spans: Array<[Rowid, Rowid]> = [];
     for (const [from, to] of reads[table].failed) {
       if (from === to) singles.add(from);
       else spans.push([from, to]);
@@ -783,6 +917,13 @@ export async function recoverDatabase(
     const row = rowOf(matched);
     if (table === "messages") row.set("id", record.rowid);
     pageRows[table].set(record.rowid, row);
+    for (const [i, bytes] of record.rawTexts ?? []) {
+      pageRawTexts[table].push({
+        key: row.get(KEY_COLUMN[table]) ?? null,
+        column: matched.layout[i],
+        bytes,
+      });
+    }
     foundOnPages[table].add(record.rowid);
     fromPages[table]++;
   }
@@ -799,25 +940,33 @@ export async function recoverDatabase(
   // A table SQLite could not read at all: the ids up to the highest known
   // (found, or `sqlite_sequence`'s for messages) that no page gave are lost.
   const sequence = scan.records.find((r) =>
-    r.values.length === 2 && r.values[0] === "messages" && typeof r.values[1] === "number"
+    r.values.length === 2 && r.values[0] === "messages" &&
+    (typeof r.values[1] === "number" || typeof r.values[1] === "bigint")
   );
+  const pageSequence = (sequence?.values[1] ?? 0) as Rowid;
   for (const table of TABLES) {
     const read = reads[table];
     if (read.readable) continue;
-    const top = Math.max(
-      maxOf(foundOnPages[table]),
-      table === "messages" ? Number(sequence?.values[1] ?? 0) : 0,
-    );
+    const top = maxOf([maxOf(foundOnPages[table]), table === "messages" ? pageSequence : 0]);
     if (top > 0) read.failed.push([1, top]);
   }
   const lost = TABLES.flatMap((table) => lostRanges(table, reads[table], foundOnPages[table]));
-  const lossUnknown = !schemaReadable && sequence === undefined;
+  // Rows past the highest rowid known, on pages missing or unparsed, leave no trace.
+  const everyPageRead = scan.missingPages === 0 && scan.unexplainedPages === 0 &&
+    scan.brokenCells === 0;
+  const lossUnknownIn = TABLES.filter((table) => {
+    const read = reads[table];
+    if (read.readable && read.failed.length === 0) return false;
+    const topKnown = read.topKnown || (table === "messages" && pageSequence !== 0);
+    return !topKnown && !everyPageRead;
+  });
+  const lossUnknown = lossUnknownIn.length > 0;
   // The highest message id known to have existed: the new file's sequence starts past it.
-  const messageTop = Math.max(
+  const messageTop = maxOf([
     sourceSequence,
-    Number(sequence?.values[1] ?? 0),
+    pageSequence,
     maxOf(lost.filter((range) => range.table === "messages").map((range) => range.to)),
-  );
+  ]);
   await stopIfAborted(options.signal);
 
   // 4. The new file, written beside dest and renamed into place.
@@ -838,21 +987,30 @@ export async function recoverDatabase(
           }
         }
       }
-      const rows: Array<[number, SqlValue[]]> = [];
+      const rows: Array<[Rowid, SqlValue[]]> = [];
       for (const [rowid, values] of reads[table].rows) {
         rows.push([rowid, names.map((_, i) => values[i] ?? null)]);
       }
       for (const [rowid, row] of pageRows[table]) {
         rows.push([rowid, names.map((name) => row.get(name) ?? null)]);
       }
-      rows.sort((a, b) => a[0] - b[0]);
+      rows.sort((a, b) => byRowid(a[0], b[0]));
+      const key = reads[table].columns.indexOf(KEY_COLUMN[table]);
+      const rawTexts = [...reads[table].rawTexts].flatMap(([rowid, texts]) =>
+        [...texts].map(([i, bytes]) => ({
+          key: reads[table].rows.get(rowid)?.[key] ?? null,
+          column: reads[table].columns[i],
+          bytes,
+        }))
+      ).concat(pageRawTexts[table]);
       tables[table] = {
         columns: names,
         declarations: reads[table].declarations,
         rows: rows.map(([, values]) => values),
+        rawTexts,
       };
     }
-    const { placeholders, clearedParents, retitled, messageSequence } = await writeDest(
+    const { placeholders, clearedParents, retitled, duplicates, messageSequence } = await writeDest(
       temp,
       openDriver,
       tables,
@@ -881,6 +1039,9 @@ export async function recoverDatabase(
       lost,
       schemaReadable,
       lossUnknown,
+      lossUnknownIn,
+      missingPages: scan.missingPages,
+      duplicates,
       fromWal,
       foreignWal,
       retitled,

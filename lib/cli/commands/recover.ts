@@ -4,7 +4,7 @@
  * @module
  */
 import { RecoverError } from "../../core/errors.ts";
-import { recoverDatabase } from "../../health/recover.ts";
+import { recoverDatabase, type RecoverResult } from "../../health/recover.ts";
 import type { Command, Context } from "../command.ts";
 import { formatCount } from "../../render/format.ts";
 import { printJson, snakeKeys } from "../json.ts";
@@ -22,8 +22,10 @@ version 11 schema, rebuilt search tables and recounted counters; messages
 whose session was lost get a placeholder session (source "unknown").
 SRC is only read. A -wal of another database beside SRC is left out (SRC
 is read alone) and reported. A second session of one title is renamed
-("title #2"). Reports what was recovered and which rowid ranges were
-lost. Exits 1 when something was lost or a -wal was left out.
+("title #2"). Integers beyond 2^53 and text that is not valid UTF-8 are
+kept exactly. Reports what was recovered and which rowid ranges were
+lost, or that a loss cannot be counted (a file cut short). Exits 1 when
+something was or may have been lost, or a -wal was left out.
 
 Stop every writer first. Then check DEST (\`hermes-state --db DEST doctor\`)
 and put it in place of state.db (delete state.db-wal and state.db-shm).
@@ -48,7 +50,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }).catch((error) => {
     throw error instanceof RecoverError ? new CommandError(error.message, { cause: error }) : error;
   }).finally(() => stopListening?.());
-  const complete = result.lost.length === 0 && !result.lossUnknown && result.foreignWal === null;
+  const duplicates = result.duplicates.sessions + result.duplicates.messages +
+    result.duplicates.state_meta;
+  const complete = result.lost.length === 0 && !result.lossUnknown &&
+    result.foreignWal === null && duplicates === 0;
   const code = complete ? 0 : 1;
   if (ctx.json) {
     printJson(ctx.io, snakeKeys(result));
@@ -89,14 +94,25 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (result.clearedParents > 0) {
     out += `${result.clearedParents} parent links to lost sessions were cleared.\n`;
   }
+  if (duplicates > 0) {
+    const kinds = (["sessions", "messages", "state_meta"] as const)
+      .filter((table) => result.duplicates[table] > 0)
+      .map((table) =>
+        `${result.duplicates[table]} ${table === "state_meta" ? "meta keys" : table}`
+      );
+    out += `${style.red("Rows left out:")} ${kinds.join(", ")} had the id of another row ` +
+      "(the first was kept).\n";
+  }
   if (result.lossUnknown) {
+    const what = result.lossUnknownIn.map((table) => table === "state_meta" ? "meta keys" : table);
     out += style.red("Some rows may be lost:") +
-      " the schema was unreadable and no page gave the highest message id, so rows on pages" +
-      " that did not parse cannot be counted.\n";
+      ` how many ${listed(what)} the file held cannot be known (${lossReason(result)}),` +
+      " so rows on pages that are missing or did not parse cannot be counted" +
+      (result.lost.length > 0 ? "; the ranges below are only the losses known.\n" : ".\n");
   }
   if (result.lost.length === 0) {
     if (result.foreignWal !== null) out += "Nothing of the file itself was lost.\n";
-    else if (!result.lossUnknown) out += style.green("Nothing was lost.\n");
+    else if (!result.lossUnknown && duplicates === 0) out += style.green("Nothing was lost.\n");
   } else {
     out += style.red("Lost rowid ranges") + " (they may include ids never used):\n";
     for (const range of result.lost.slice(0, 50)) {
@@ -111,6 +127,21 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   out += `Next: hermes-state --db ${result.dest} doctor\n`;
   ctx.io.stdout(out);
   return code;
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+function listed(items: readonly string[]): string {
+  return items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
+}
+
+/** Why the loss of some tables cannot be counted. */
+function lossReason(result: RecoverResult): string {
+  if (result.missingPages > 0) {
+    return `the file is ${result.missingPages} pages shorter than its header says`;
+  }
+  return result.schemaReadable
+    ? "their highest rowid could not be read"
+    : "the schema was unreadable and nothing records their highest rowid";
 }
 
 /** The `recover` command. */
