@@ -21,7 +21,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { runtimeName } from "../lib/sqlite/driver/load.ts";
 import { rawOpen, ROOT, tempDir } from "./_helpers.ts";
-import { runCli, V11, v11Copy } from "./_cli_io.ts";
+import { runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
 import { freshSchema, PG_URL, schemaUrl } from "./store/_pg.ts";
 
 /** A word quoted for a POSIX shell. */
@@ -297,6 +297,40 @@ describe("completions", () => {
     },
   );
 
+  test("completions complete the id of any session as typed: children, tool sessions, old ones", async () => {
+    const dir = tempDir();
+    const script = join(dir, "hermes-state.bash");
+    writeFileSync(script, (await runCli(["completions", "bash"])).out);
+    const cli = installedCli(dir);
+    // 150 newer sessions push the old ones out of the 100 newest (what `list --limit 100` gave).
+    const db = v11Copy();
+    await withDb(db, (store) => {
+      for (let i = 0; i < 150; i++) {
+        store.createSession(`20260501_${String(i).padStart(6, "0")}_aaaaaa`, "cli");
+      }
+    });
+    for (
+      const id of [V11.delegateChild, V11.toolPaperclip, V11.oldCli, V11.compressionRoot]
+    ) {
+      assert.deepEqual(complete(script, [cli, "--db", db, "show", id.slice(0, 13)], dir), [id]);
+    }
+    assert.deepEqual(
+      complete(script, [cli, "--db", db, "search", "--session", V11.oldCli.slice(0, 10)], dir),
+      [V11.oldCli],
+    );
+    // What the scripts ask: the ids that start with the word, newest first, bounded.
+    const asked = await runCli(["--db", db, "completions", "session-ids", "2026050"]);
+    assert.equal(asked.code, 0, asked.err);
+    const ids = asked.out.trimEnd().split("\n");
+    assert.equal(ids.length, 150);
+    assert.ok(ids.every((id) => id.startsWith("20260501_")), ids.join(" "));
+    const all = await runCli(["--db", db, "completions", "session-ids"]);
+    assert.equal(all.out.trimEnd().split("\n").length, 192);
+    const extra = await runCli(["completions", "bash", "zsh"]);
+    assert.equal(extra.code, 2);
+    assert.match(extra.err, /unexpected argument "zsh"/);
+  });
+
   test("completions refuses another shell by name", async () => {
     const run = await runCli(["completions", "powershell"]);
     assert.equal(run.code, 2);
@@ -327,6 +361,9 @@ describe("completions", () => {
     const cli = installedCli(dir);
     const db = v11Copy();
     assert.deepEqual(offered(`${cli} --db ${db} show 20260429`), [V11.live]);
+    // A child session and a tool session, which `list` hides, complete too.
+    assert.deepEqual(offered(`${cli} --db ${db} show 20260420_0906`), [V11.delegateChild]);
+    assert.deepEqual(offered(`${cli} --db ${db} delete 20260422_0905`), [V11.toolPaperclip]);
     const lineage = offered(`${cli} --db=${db} lineage 2026042`);
     assert.ok(lineage.includes(V11.compressionTip), lineage.join(" "));
     assert.deepEqual(offered(`${cli} --db ${db} usage --source t`), ["telegram", "tool", "tui"]);

@@ -2,7 +2,8 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
+import { recordingIo, runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
+import { main } from "../lib/cli/main.ts";
 
 describe("delete", () => {
   test("delete asks on stderr and deletes after y", async () => {
@@ -94,5 +95,58 @@ describe("delete", () => {
     const run = await runCli(["--db", path, "delete", "-y", "my", "project", "#2"]);
     assert.equal(run.code, 0, run.err);
     assert.equal(run.out, `Deleted session '${V11.compressionMid}'.\n`);
+  });
+
+  test("delete --json prints one shape, {deleted, not_found}, whatever happens", async () => {
+    const path = v11Copy();
+    const shape = async (argv: string[], stdin = "") => {
+      const run = await runCli(["--db", path, "--json", "delete", ...argv], { stdin });
+      return { code: run.code, json: JSON.parse(run.out), err: run.err };
+    };
+    // One id: an array too (it was a bare string), several ids, and a prefix.
+    assert.deepEqual(await shape(["-y", V11.live]), {
+      code: 0,
+      json: { deleted: [V11.live], not_found: [] },
+      err: "",
+    });
+    assert.deepEqual((await shape(["-y", V11.oldCli, V11.kitchenSink.slice(0, 15)])).json, {
+      deleted: [V11.oldCli, V11.kitchenSink],
+      not_found: [],
+    });
+    // Arguments that name nothing: all of them listed, nothing deleted, exit 1 (it printed nothing).
+    const missing = await shape(["-y", "nope", V11.telegramZh, "nada"]);
+    assert.deepEqual(missing.json, { deleted: [], not_found: ["nope", "nada"] });
+    assert.equal(missing.code, 1);
+    assert.match(missing.err, /^hermes-state: Sessions not found: 'nope', 'nada' \(/);
+    assert.ok(await withDb(path, (db) => db.getSession(V11.telegramZh)), "nothing was deleted");
+    // The answer no: nothing deleted, exit 1 (it printed nothing).
+    const refused = await shape([V11.telegramZh], "n\n");
+    assert.deepEqual(refused.json, { deleted: [], not_found: [] });
+    assert.equal(refused.code, 1);
+    assert.match(refused.err, /Cancelled\.\n$/);
+  });
+
+  test("a name that finds no session is shown with its control characters made visible", async () => {
+    for (const argv of [["show", "zz\x1b[2Jyy"], ["delete", "zz", "q\x1b[2J"]]) {
+      const run = await runCli(["--db", v11Copy(), ...argv]);
+      assert.equal(run.code, 1);
+      assert.ok(!run.err.includes("\x1b"), JSON.stringify(run.err));
+      assert.match(run.err, /not found/);
+    }
+  });
+
+  test("delete goes on past a session another process deleted after the question, and says so", async () => {
+    const path = v11Copy();
+    const io = recordingIo();
+    // The answer comes after another process deleted one of the two sessions.
+    io.readLine = async () => {
+      await withDb(path, (db) => db.deleteSession(V11.oldCli));
+      return "y";
+    };
+    const code = await main(["--db", path, "--json", "delete", V11.live, V11.oldCli], io);
+    assert.equal(code, 1, io.err);
+    assert.deepEqual(JSON.parse(io.out), { deleted: [V11.live], not_found: [V11.oldCli] });
+    assert.match(io.err, new RegExp(`no longer there to delete .*: ${V11.oldCli}\n$`));
+    assert.equal(await withDb(path, (db) => db.getSession(V11.live)), undefined);
   });
 });

@@ -1,6 +1,9 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { buildDb, runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
+import { buildDb, interruptibleIo, runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
+import { main } from "../lib/cli/main.ts";
+import { formatCount } from "../lib/render/format.ts";
+import { stepBoundaries } from "../lib/cli/prune_steps.ts";
 
 const OLD = 6;
 
@@ -128,5 +131,90 @@ describe("vacuum", () => {
     assert.equal(await withDb(path, (db) => db.sessionCount()), 42 - OLD);
     const integrity = await withDb(path, (db) => db.inspect({ searchIndexes: true }).integrity);
     assert.deepEqual((integrity ?? []).filter((l) => !l.includes("trigram")), []);
+  });
+});
+
+describe("prune, stopped and in steps", () => {
+  test("prune stopped by Ctrl-C says how many sessions it pruned, each whole, and exits 130", async () => {
+    const day = 86400;
+    const now = 1_800_000_000;
+    // 600 ended sessions, a message each, in three steps or more.
+    const path = await buildDb((db, clock) => {
+      for (let i = 0; i < 600; i++) {
+        clock.now = now - (700 - i) * day;
+        db.createSession(`old_${i}`, "cli");
+        db.appendMessage(`old_${i}`, { role: "user", content: `hello ${i}` });
+        db.endSession(`old_${i}`, "cli_close");
+      }
+    }, { start: now - 800 * day });
+    // Ctrl-C as soon as the command listens: it stops at the end of the first step.
+    const io = interruptibleIo({ now });
+    const listen = io.onInterrupt!;
+    io.onInterrupt = (listener) => {
+      const stop = listen(listener);
+      listener("SIGINT");
+      return stop;
+    };
+    assert.equal(await main(["--db", path, "prune", "--yes"], io), 130, io.err);
+    const stopped =
+      /^hermes-state prune: interrupted by SIGINT: stopped after pruning ([\d,]+) of 600 sessions, each whole with its messages; the same prune again finishes\n$/
+        .exec(io.err);
+    assert.ok(stopped !== null, io.err);
+    assert.equal(io.out, "", "no 'Pruned' line: the message says what was done");
+    const pruned = Number(stopped[1].replaceAll(",", ""));
+    assert.ok(pruned > 0 && pruned < 600, io.err);
+    // Exactly what it said went, each session whole with its messages, the oldest first.
+    const left = await withDb(path, (db) => ({
+      sessions: db.sessionCount(),
+      messages: db.messageCount(),
+      oldestLeft: db.getSession(`old_${pruned}`)?.id,
+      newestGone: db.getSession(`old_${pruned - 1}`)?.id ?? null,
+    }));
+    assert.deepEqual(left, {
+      sessions: 600 - pruned,
+      messages: 600 - pruned,
+      oldestLeft: `old_${pruned}`,
+      newestGone: null,
+    });
+    const again = await runCli(["--db", path, "prune", "--yes"], { now });
+    assert.equal(again.out, `Pruned ${formatCount(600 - pruned)} sessions.\n`, again.err);
+  });
+
+  test("prune in steps deletes exactly the sessions one prune deletes, oldest first", async () => {
+    const day = 86400;
+    const now = 1_800_000_000;
+    // 600 ended sessions over 600 days (some sharing a start time), one open, one young, one cron.
+    const path = await buildDb((db, clock) => {
+      for (let i = 0; i < 600; i++) {
+        clock.now = now - (700 - Math.floor(i / 2)) * day;
+        db.createSession(`old_${String(i).padStart(3, "0")}_a`, "cli");
+        db.endSession(`old_${String(i).padStart(3, "0")}_a`, "cli_close");
+      }
+      clock.now = now - 400 * day;
+      db.createSession("open_one", "cli");
+      clock.now = now - 10 * day;
+      db.createSession("young", "cli");
+      db.endSession("young", "cli_close");
+    }, { start: now - 800 * day });
+    const candidates = await withDb(path, (db) => db.pruneCandidates({ olderThanDays: 90 }));
+    assert.ok(stepBoundaries(candidates).length >= 2, "several steps");
+    const run = await runCli(["--db", path, "--json", "prune", "--yes"], { now });
+    assert.equal(run.code, 0, run.err);
+    assert.deepEqual(JSON.parse(run.out), { pruned: 600 });
+    const left = await withDb(path, (db) => [
+      db.sessionCount(),
+      db.getSession("open_one")?.id,
+      db.getSession("young")?.id,
+    ]);
+    assert.deepEqual(left, [2, "open_one", "young"]);
+  });
+
+  test("prune --json answers {pruned: 0} when the answer is no, as delete --json answers", async () => {
+    const path = v11Copy();
+    const run = await runCli(["--db", path, "--json", "prune"], { stdin: "n\n" });
+    assert.equal(run.code, 1);
+    assert.deepEqual(JSON.parse(run.out), { pruned: 0 });
+    assert.match(run.err, /Cancelled\.\n$/);
+    assert.equal(await withDb(path, (db) => db.sessionCount()), 42);
   });
 });

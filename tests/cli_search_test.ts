@@ -170,6 +170,18 @@ describe("search", () => {
     assert.equal(words.code, 0, words.err);
   });
 
+  test("search refuses an empty or blank query as a usage error (it answered 'No messages match')", async () => {
+    for (const words of [[""], ["   "], ["", " "]]) {
+      const run = await runCli(["--db", v11Copy(), "--json", "search", ...words]);
+      assert.equal(run.code, 2, JSON.stringify(words));
+      assert.equal(run.out, "");
+      assert.match(run.err, /^hermes-state search: the query is empty \(".*"\): .*\nTry: /);
+    }
+    // Text the engine cannot read is still searched, and finds nothing: exit 0.
+    const odd = await runCli(["--db", v11Copy(), "search", "***"]);
+    assert.equal(odd.code, 0, odd.err);
+  });
+
   test("search gives a usage error for values outside an option's set", async () => {
     const cases: Array<[string[], RegExp]> = [
       [["--role", "bogus"], /--role must be one of user, assistant, tool, system, got "bogus"/],

@@ -1,8 +1,9 @@
 /**
  * `main(argv, io)`: the whole CLI as a function of its arguments and its
- * streams. Global options, the command table, and exit codes: 0 success,
- * 1 failure, 2 usage error (with a "Try:" hint). A user's mistake gets one
- * line on standard error, never a stack trace.
+ * streams. Global options, the command table, and exit codes: 0 success
+ * (nothing found included), 1 failure, 2 usage error (with a "Try:" hint),
+ * 130 / 143 for a run stopped by SIGINT / SIGTERM. A user's mistake gets one
+ * line on standard error, never a stack trace, and never JSON.
  *
  * @module
  */
@@ -260,7 +261,7 @@ function report(
  *
  * @param argv Arguments after the program name.
  * @param io Streams, environment and clock.
- * @returns The exit code: 0 success, 1 failure, 2 usage error.
+ * @returns The exit code: 0 success, 1 failure, 2 usage error, 130 / 143 interrupted.
  *
  * @example
  * ```ts ignore

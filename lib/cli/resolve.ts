@@ -18,7 +18,7 @@ import type { SessionStore } from "../core/session_store.ts";
 import type { PrefixMatches } from "../core/listing_options.ts";
 import { syncedStore } from "../core/synced_store.ts";
 import { formatCount } from "../render/format.ts";
-import { CommandError, UsageError } from "./usage_error.ts";
+import { CommandError, SessionNotFoundError, UsageError } from "./usage_error.ts";
 import { visibleInline } from "../render/transcript.ts";
 
 /** How many sessions an ambiguous prefix error lists. */
@@ -43,9 +43,9 @@ function ambiguous(text: string, matches: PrefixMatches, hint: string): CommandE
  * @returns The session id.
  * @throws {UsageError} When the text is empty or blank and no session has
  *   that id.
- * @throws {CommandError} When nothing matches ("not found"), or when the
- *   text is an id prefix of several sessions, or a synced id of several
- *   origins ("ambiguous", with up to ten of them).
+ * @throws {SessionNotFoundError} When nothing matches ("not found").
+ * @throws {CommandError} When the text is an id prefix of several sessions,
+ *   or a synced id of several origins ("ambiguous", with up to ten of them).
  *
  * @example
  * ```ts ignore
@@ -79,7 +79,5 @@ export async function resolveSession(
   if (synced !== undefined && synced.count > 1) {
     throw ambiguous(text, synced, "give ORIGIN/ID, or more of the id");
   }
-  throw new CommandError(
-    `Session '${text}' not found (give an id, a unique id prefix or a title)`,
-  );
+  throw new SessionNotFoundError(text);
 }

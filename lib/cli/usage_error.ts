@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { visibleInline } from "../render/transcript.ts";
 
 /**
  * The command line is wrong: unknown option, missing argument, bad value.
@@ -60,6 +61,37 @@ export class CommandError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "CommandError";
+  }
+}
+
+/**
+ * What the user typed names no session (no id, id prefix or title): exit 1,
+ * as every {@linkcode CommandError}. Told apart from an ambiguous prefix so
+ * that `delete --json` can list the arguments that named nothing.
+ *
+ * @example
+ * ```ts
+ * import { SessionNotFoundError } from "./usage_error.ts";
+ * const error = new SessionNotFoundError("2026x");
+ * console.assert(error.typed === "2026x" && error.message.startsWith("Session '2026x' not found"));
+ * ```
+ */
+export class SessionNotFoundError extends CommandError {
+  /** What the user typed. */
+  readonly typed: string;
+
+  /**
+   * Creates the error.
+   *
+   * @param typed What the user typed, as typed.
+   */
+  constructor(typed: string) {
+    // Control characters shown as symbols, as the ambiguous-prefix error shows them.
+    super(
+      `Session '${visibleInline(typed)}' not found (give an id, a unique id prefix or a title)`,
+    );
+    this.name = "SessionNotFoundError";
+    this.typed = typed;
   }
 }
 

@@ -12,7 +12,7 @@ import { confirm } from "../prompt.ts";
 import { sayNote, syncedNote } from "../origin.ts";
 import { resolveSession } from "../resolve.ts";
 import { sessionsDirFor } from "../sessions_dir.ts";
-import { CommandError } from "../usage_error.ts";
+import { CommandError, SessionNotFoundError } from "../usage_error.ts";
 import { visibleControls, visibleInline } from "../../render/transcript.ts";
 
 const USAGE = `Usage: hermes-state delete [options] ID|PREFIX|TITLE...
@@ -22,7 +22,8 @@ no). Each argument names one session (quote a title that has spaces); every
 one must be found before anything is deleted. Their child sessions are kept
 and become top-level sessions. Transcript files of the sessions in the
 "sessions" folder beside the database are removed too. Exits 1 when the
-answer is no.
+answer is no, or when an argument names no session (then nothing is deleted).
+With --json: {"deleted": [IDS], "not_found": [ARGUMENTS]}, whatever happened.
 
 Options:
   -y, --yes     Do not ask
@@ -36,28 +37,58 @@ Examples:
   hermes-state delete "old experiment" --yes
 `;
 
+/** What the arguments name: the sessions found (each once), and the arguments that name none. */
+interface Targets {
+  ids: string[];
+  notFound: string[];
+}
+
 /**
  * The sessions the arguments name, each once. Several words that name no
- * session one by one may still be one title typed without quotes.
+ * session one by one may still be one title typed without quotes. An
+ * ambiguous prefix (or any other error) is thrown.
  */
-async function targets(store: SessionStore, words: readonly string[]): Promise<string[]> {
+async function targets(store: SessionStore, words: readonly string[]): Promise<Targets> {
   const ids: string[] = [];
-  try {
-    for (const word of words) ids.push(await resolveSession(store, word, "delete"));
-  } catch (error) {
-    if (words.length === 1) throw error;
+  const notFound: string[] = [];
+  for (const word of words) {
     try {
-      return [await resolveSession(store, words.join(" "), "delete")];
-    } catch {
-      throw error;
+      ids.push(await resolveSession(store, word, "delete"));
+    } catch (error) {
+      if (!(error instanceof SessionNotFoundError)) throw error;
+      notFound.push(word);
     }
   }
-  return [...new Set(ids)];
+  if (notFound.length > 0 && words.length > 1) {
+    try {
+      return { ids: [await resolveSession(store, words.join(" "), "delete")], notFound: [] };
+    } catch {
+      // Not one title either: the words that named nothing are reported.
+    }
+  }
+  return { ids: [...new Set(ids)], notFound };
+}
+
+/** The one error line for the arguments that named no session. */
+function notFoundError(notFound: readonly string[]): CommandError {
+  if (notFound.length === 1) return new SessionNotFoundError(notFound[0]);
+  return new CommandError(
+    `Sessions not found: ${notFound.map((word) => `'${visibleInline(word)}'`).join(", ")} ` +
+      "(give an id, a unique id prefix or a title; nothing was deleted)",
+  );
+}
+
+/**
+ * The `--json` answer, one shape whatever happened: the ids deleted and the
+ * arguments (or ids, gone meanwhile) that named no session.
+ */
+function printResult(ctx: Context, deleted: readonly string[], notFound: readonly string[]): void {
+  if (ctx.json) printJson(ctx.io, { deleted, not_found: notFound });
 }
 
 async function question(store: SessionStore, id: string): Promise<string> {
   const session = await store.getSession(id);
-  if (session === undefined) throw new CommandError(`Session '${id}' not found`);
+  if (session === undefined) throw new SessionNotFoundError(id);
   // The question must read as it is: stored text cannot move the cursor or rewrite it.
   const title = session.title ? ` ("${visibleControls(oneLine(session.title))}")` : "";
   const children = (await store.getDescendants(id)).filter((s) => s.parent_session_id === id)
@@ -71,7 +102,11 @@ async function question(store: SessionStore, id: string): Promise<string> {
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   // Found and asked about by a read: a cancelled delete leaves an older file un-upgraded.
   const reader = await ctx.openStore({ access: "read" });
-  const ids = await targets(reader, args.positionals);
+  const { ids, notFound } = await targets(reader, args.positionals);
+  if (notFound.length > 0) {
+    printResult(ctx, [], notFound);
+    throw notFoundError(notFound);
+  }
   // Said before the question: a synced session deleted here comes back from its file.
   sayNote(ctx, await syncedNote(reader, ids, "delete"));
   if (!args.flag("yes")) {
@@ -81,6 +116,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         (await Promise.all(ids.map((id) => question(reader, id)))).map((q) => `  ${q}`).join("\n")
       }\n`;
     if (!(await confirm(ctx.io, `Delete ${what}? [y/N] `))) {
+      printResult(ctx, [], []);
       ctx.io.stderr("Cancelled.\n");
       return 1;
     }
@@ -88,15 +124,22 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const store = await ctx.openStore();
   const sessionsDir = sessionsDirFor(store.target) ?? null;
   const deleted: string[] = [];
+  // A session another process deleted since the question is gone all the same: the others go on.
+  const gone: string[] = [];
   for (const id of ids) {
-    if (!await store.deleteSession(id, { sessionsDir })) {
-      throw new CommandError(`Session '${id}' not found`);
-    }
-    deleted.push(id);
+    if (await store.deleteSession(id, { sessionsDir })) deleted.push(id);
+    else gone.push(id);
   }
-  if (ctx.json) printJson(ctx.io, ids.length === 1 ? { deleted: ids[0] } : { deleted });
-  else if (ids.length === 1) ctx.io.stdout(`Deleted session '${ids[0]}'.\n`);
-  else ctx.io.stdout(`Deleted ${ids.length} sessions: ${deleted.join(", ")}.\n`);
+  printResult(ctx, deleted, gone);
+  if (!ctx.json && deleted.length === 1) ctx.io.stdout(`Deleted session '${deleted[0]}'.\n`);
+  else if (!ctx.json && deleted.length > 1) {
+    ctx.io.stdout(`Deleted ${deleted.length} sessions: ${deleted.join(", ")}.\n`);
+  }
+  if (gone.length > 0) {
+    throw new CommandError(
+      `no longer there to delete (another process deleted it meanwhile): ${gone.join(", ")}`,
+    );
+  }
   return 0;
 }
 

@@ -6,14 +6,22 @@
  */
 import type { PruneCandidate } from "../../core/prune_options.ts";
 import type { Command, Context } from "../command.ts";
-import { alignColumns, formatDate, oneLine, plural, truncate } from "../../render/format.ts";
+import {
+  alignColumns,
+  formatCount,
+  formatDate,
+  oneLine,
+  plural,
+  truncate,
+} from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import { integerOption, type ParsedArgs } from "../parse.ts";
 import { sayNote, syncedNote } from "../origin.ts";
 import { confirm } from "../prompt.ts";
 import { sessionsDirFor } from "../sessions_dir.ts";
 import { visibleControls, visibleInline } from "../../render/transcript.ts";
-import { UsageError } from "../usage_error.ts";
+import { InterruptedError, UsageError } from "../usage_error.ts";
+import { pruneInSteps } from "../prune_steps.ts";
 
 const USAGE = `Usage: hermes-state prune [options]
        hermes-state prune --ghosts [--dry-run] [--yes]
@@ -22,7 +30,9 @@ Delete every ended session that started more than DAYS days ago, with its
 messages, after asking (end of input counts as no). Open sessions are never
 pruned. Children of a pruned session are kept as top-level sessions.
 Transcript files in the "sessions" folder beside the database go too.
-Exits 1 when the answer is no.
+Exits 1 when the answer is no. Ctrl-C stops it between two steps, says how
+many sessions were pruned (each whole) and exits 130; running it again
+finishes.
 
 With --ghosts, delete the empty sessions the terminal UI leaves behind
 instead: "tui" sessions that ended with no message and no title, started
@@ -107,6 +117,7 @@ async function pruneGhosts(args: ParsedArgs, ctx: Context): Promise<number> {
     const question = 'Delete every ended "tui" session with no message and no title, ' +
       "started more than a day ago? [y/N] ";
     if (!(await confirm(ctx.io, question))) {
+      if (ctx.json) printJson(ctx.io, { pruned: 0 });
       ctx.io.stderr("Cancelled.\n");
       return 1;
     }
@@ -145,21 +156,49 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       plural(messages, "message")
     }): all ${scope}? [y/N] `;
     if (!(await confirm(ctx.io, question))) {
+      if (ctx.json) printJson(ctx.io, { pruned: 0 });
       ctx.io.stderr("Cancelled.\n");
       return 1;
     }
   }
   const store = await ctx.openStore();
   const announce = ctx.io.stderrIsTerminal && candidates.length > ANNOUNCE_ABOVE;
+  // Ctrl-C or SIGTERM stops between two steps (each whole, in its own transactions) and says how far.
+  let interrupted: "SIGINT" | "SIGTERM" | undefined;
+  const stopListening = ctx.io.onInterrupt?.((signal) => interrupted = signal);
+  let run = { pruned: 0, finished: false };
   if (announce) ctx.io.stderr(`Pruning ${sessions(candidates.length)}…`);
-  const pruned = await store.pruneSessions({
-    olderThanDays: days,
-    source,
-    sessionsDir: sessionsDirFor(store.target) ?? null,
-  });
-  if (announce) ctx.io.stderr("\r\x1b[K");
+  try {
+    run = await pruneInSteps(store, candidates, {
+      days,
+      source,
+      sessionsDir: sessionsDirFor(store.target) ?? null,
+      now: () => ctx.io.now(),
+      stopped: () => interrupted !== undefined,
+      onStep: (done) => {
+        if (announce) {
+          ctx.io.stderr(
+            `\r\x1b[KPruning ${sessions(candidates.length)}… ${formatCount(done)} done`,
+          );
+        }
+      },
+    });
+  } finally {
+    stopListening?.();
+    if (announce) ctx.io.stderr("\r\x1b[K");
+  }
+  const { pruned } = run;
   if (ctx.json) printJson(ctx.io, { pruned });
-  else ctx.io.stdout(`Pruned ${sessions(pruned)}.\n`);
+  if (interrupted !== undefined && !run.finished) {
+    throw new InterruptedError(
+      interrupted,
+      `stopped after pruning ${formatCount(pruned)} of ${
+        sessions(candidates.length)
+      }, each whole with its ` +
+        "messages; the same prune again finishes",
+    );
+  }
+  if (!ctx.json) ctx.io.stdout(`Pruned ${sessions(pruned)}.\n`);
   return 0;
 }
 

@@ -190,8 +190,16 @@ function footer(count: number, offset: number, more: boolean): string {
   return more ? `${range}; --limit and --offset show more` : range;
 }
 
-/** Refuses a query that starts with NOT: FTS5 would drop the NOT and find the very word. */
+/**
+ * Refuses a query with no text (`search "$Q"` with Q unset would answer "no
+ * messages match", as if searched), and one that starts with NOT: FTS5
+ * would drop the NOT and find the very word.
+ */
 function checkQuery(query: string): void {
+  if (query.trim() === "") {
+    const problem = `the query is empty (${JSON.stringify(query)}): give a word to search for`;
+    throw new UsageError(problem, { command: "search" });
+  }
   const problem = leadingNotProblem(query);
   if (problem !== null) throw new UsageError(problem, { command: "search" });
 }

@@ -25,11 +25,12 @@ period. A session counts on the day it started (in the local time zone, or
 Options:
   --by GROUP       day (default), week, month, model, source or origin
   --since PERIOD   30d (default), 12h, 2w, 6mo, 1y, a date like 2026-04-01, or "all"
+  --until TIME     Only sessions started before TIME: an age, a date or Unix seconds
   --tz ZONE        Days of this time zone: UTC, Asia/Shanghai… (default: the local one)
   --source SOURCE  Only sessions of this source
   --origin NAME    Only sessions synced from this origin (a PostgreSQL store)
   --csv            Print CSV (a header line, then one line per group)
-  --json           Print {by, since, source, time_zone, rows} as JSON
+  --json           Print {by, since, until, source, time_zone, rows} as JSON
   --db PATH        The database file, or a postgres:// URL
   -h, --help       Show this help
 
@@ -38,6 +39,7 @@ Examples:
   hermes-state usage --by model --since 90d
   hermes-state usage --by week --since all --csv > usage.csv
   hermes-state usage --tz UTC --since 2026-04-01
+  hermes-state usage --by model --since 2026-04-01 --until 2026-05-01
   hermes-state --db "$URL" usage --by origin --since 7d
 `;
 
@@ -64,6 +66,25 @@ function total(rows: readonly UsageRow[], key: (typeof COLUMNS)[number]): number
   return values.length === 0 ? null : values.reduce((a, b) => a + b, 0);
 }
 
+/** A `--since` or `--until` value in Unix seconds: an age before now, a date in the zone, or seconds. */
+function period(
+  name: "since" | "until",
+  text: string,
+  ctx: Context,
+  timeZone: string,
+): number {
+  try {
+    return parseSince(text, ctx.io.now(), timeZone);
+  } catch {
+    throw new UsageError(
+      `--${name} must be an age (30d, 12h, 2w, 6mo, 1y), a date like 2026-04-01, ${
+        name === "since" ? 'Unix seconds or "all"' : "or Unix seconds"
+      }: current value is ${JSON.stringify(text)}`,
+      { command: "usage" },
+    );
+  }
+}
+
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const by = choiceOption(args, "by", {
     choices: USAGE_GROUPINGS,
@@ -85,19 +106,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     }
   }
   const sinceText = args.string("since") ?? "30d";
-  let since: number | null = null;
-  if (sinceText !== "all") {
-    try {
-      since = parseSince(sinceText, ctx.io.now(), timeZone);
-    } catch {
-      throw new UsageError(
-        `--since must be an age (30d, 12h, 2w, 6mo, 1y), a date like 2026-04-01, Unix seconds or "all": current value is ${
-          JSON.stringify(sinceText)
-        }`,
-        { command: "usage" },
-      );
-    }
-  }
+  const since = sinceText === "all" ? null : period("since", sinceText, ctx, timeZone);
+  const untilText = args.string("until");
+  const until = untilText === undefined ? null : period("until", untilText, ctx, timeZone);
   if (args.flag("csv") && ctx.json) {
     throw new UsageError("give either --csv or --json, not both", { command: "usage" });
   }
@@ -108,13 +119,14 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const rows = await store.usageReport({
     by,
     since,
+    until,
     source,
     timeZone,
     ...(origin === undefined ? {} : { origin }),
   });
   if (ctx.json) {
     const only = origin === undefined ? {} : { origin };
-    printJson(ctx.io, { by, since, source, time_zone: timeZone, ...only, rows });
+    printJson(ctx.io, { by, since, until, source, time_zone: timeZone, ...only, rows });
     return 0;
   }
   if (args.flag("csv")) {
@@ -128,12 +140,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (rows.length === 0) {
     const period = sinceText.trim();
     const when = since === null
-      ? "yet"
+      ? untilText === undefined ? "yet" : ""
       : /^\d+[a-z]+$/i.test(period)
       ? `in the last ${period}`
       : `since ${/^\d+(?:\.\d+)?$/.test(period) ? new Date(since * 1000).toISOString() : period}`;
+    const before = untilText === undefined ? "" : ` before ${untilText.trim()}`;
     const wider = since === null ? "" : " (--since all for any age)";
-    ctx.io.stdout(`No sessions started ${when}${wider}.\n`);
+    ctx.io.stdout(`${`No sessions started ${when}`.trimEnd()}${before}${wider}.\n`);
     return 0;
   }
   const { style } = ctx;
@@ -177,6 +190,7 @@ export const usageCommand: Command = {
   options: {
     by: { type: "string", choices: USAGE_GROUPINGS },
     since: { type: "string" },
+    until: { type: "string" },
     tz: { type: "string" },
     source: { type: "string", names: "sources" },
     origin: { type: "string", names: "origins" },

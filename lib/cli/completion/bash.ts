@@ -37,7 +37,7 @@ __hermes_state_offer() {
   compopt +o default 2>/dev/null
   while IFS= read -r name; do
     [[ $name == "$cur"* ]] && COMPREPLY+=("$name")
-  done < <(__hermes_state_names "$1")
+  done < <(__hermes_state_names "$1" "$(__hermes_state_unquoted "$cur")")
 }
 # A word as typed, as the shell will pass it: one level of quotes or backslashes gone, ~ expanded.
 __hermes_state_unquoted() {

@@ -19,14 +19,16 @@ function commandLines(command: CompletedCommand): string[] {
     if (option.takes === "flag") return `complete -c hermes-state ${when} -l ${name}`;
     if (option.flag === "--db") return `complete -c hermes-state ${when} -l db -r -F`;
     const words = option.names !== null
-      ? ` -a '(__hermes_state_names ${option.names})'`
+      ? ` -a '(__hermes_state_names ${option.names} (__hermes_state_typed))'`
       : option.choices.length > 0
       ? ` -a ${quoted(option.choices.join(" "))}`
       : "";
     return `complete -c hermes-state ${when} -l ${name} -x${words}`;
   });
   if (command.argument === "sessions") {
-    lines.push(`complete -c hermes-state ${when} -a '(__hermes_state_names sessions)'`);
+    lines.push(
+      `complete -c hermes-state ${when} -a '(__hermes_state_names sessions (__hermes_state_typed))'`,
+    );
   } else if (command.argument === "files") {
     lines.push(`complete -c hermes-state ${when} -F`);
   } else if (command.argument === "words") {
@@ -53,11 +55,12 @@ export function fishCompletion(commands: readonly CompletedCommand[]): string {
     }`
   );
   const askers = (Object.keys(STORE_NAMES) as StoreNames[]).map((names) => {
-    const { args, key, indent } = STORE_NAMES[names];
+    const { args, key, indent, typed } = STORE_NAMES[names];
+    const asked = `$tokens[1] $db ${args.join(" ")}${typed ? " $argv[2]" : ""} 2>/dev/null`;
     return `        case ${names}
-            $tokens[1] $db ${args.join(" ")} 2>/dev/null | string replace -rf '^${
-      " ".repeat(indent)
-    }"${key}": "([^"]*)",$' '$1'`;
+            ${asked}${
+      key === null ? "" : ` | string replace -rf '^${" ".repeat(indent)}"${key}": "([^"]*)",$' '$1'`
+    }`;
   });
   return `# fish completion for hermes-state (hermes-state completions fish)
 # The command: the first word that is neither an option nor --db's value.
@@ -81,8 +84,13 @@ function __hermes_state_using
     set -l command (__hermes_state_command)
     and test "$command" = $argv[1]
 end
+# The word being completed, without the option an "=" joins to it (--session=2026).
+function __hermes_state_typed
+    string replace -r -- '^--[^=]*=' '' (commandline -ct)
+end
 # The sessions, sources or origins of the store of the --db on the line (else the default
-# store), one a line, asked of the CLI itself; nothing when it cannot tell.
+# store), one a line, asked of the CLI itself (with the word being typed, $argv[2], for the
+# sessions); nothing when it cannot tell.
 function __hermes_state_names
     set -l tokens (commandline -opc)
     set -l db

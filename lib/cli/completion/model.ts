@@ -95,40 +95,55 @@ export function completionModel(commands: readonly Command[]): CompletedCommand[
 
 /**
  * How a script asks the CLI for the names of a store's sessions, sources or
- * origins: the arguments after `--db`, and the key whose values its
- * pretty-printed `--json` answer holds one a line (`    "id": "…",`), at
- * that indentation. `list` gives the 100 newest sessions; `usage` every
+ * origins: the arguments after `--db`, and, for a `--json` answer, the key
+ * whose values its pretty-printed answer holds one a line (`    "key": "…",`),
+ * at that indentation (`key` `null`: the answer is the names, one a line).
+ * `typed`: the word being completed is passed last. `completions
+ * session-ids PREFIX` gives the ids that start with what is typed, of every
+ * session (children, `tool` sessions and old ones too); `usage` every
  * source; `origins` fails on a file, which then offers nothing.
  */
 export const STORE_NAMES: Readonly<
   Record<
     StoreNames,
-    { readonly args: readonly string[]; readonly key: string; readonly indent: number }
+    {
+      readonly args: readonly string[];
+      readonly key: string | null;
+      readonly indent: number;
+      readonly typed: boolean;
+    }
   >
 > = {
-  sessions: { args: ["--json", "list", "--limit", "100"], key: "id", indent: 4 },
-  sources: { args: ["--json", "usage", "--by", "source", "--since", "all"], key: "key", indent: 6 },
-  origins: { args: ["--json", "origins"], key: "origin", indent: 4 },
+  sessions: { args: ["completions", "session-ids", "--"], key: null, indent: 0, typed: true },
+  sources: {
+    args: ["--json", "usage", "--by", "source", "--since", "all"],
+    key: "key",
+    indent: 6,
+    typed: false,
+  },
+  origins: { args: ["--json", "origins"], key: "origin", indent: 4, typed: false },
 };
 
 /**
- * The shell function `__hermes_state_names KIND` of the bash and zsh
- * scripts: it prints the sessions, sources or origins of the store of the
- * `--db` on the line (the caller's array `db`), one a line, from the CLI's
- * `--json` answer through `sed` (fish's script uses `string replace` with
- * the same pattern).
+ * The shell function `__hermes_state_names KIND [TYPED]` of the bash and
+ * zsh scripts: it prints the sessions, sources or origins of the store of
+ * the `--db` on the line (the caller's array `db`), one a line, from the
+ * CLI's answer (a `--json` one through `sed`; fish's script uses `string
+ * replace` with the same pattern). `TYPED` is the word being completed.
  *
  * @param program The shell's word for the CLI on the line (`"${COMP_WORDS[0]}"`).
  * @returns The function's text.
  */
 export function storeNamesFunction(program: string): string {
   const cases = (Object.keys(STORE_NAMES) as StoreNames[]).map((names) => {
-    const { args, key, indent } = STORE_NAMES[names];
-    return `    ${names}) ${program} "\${db[@]}" ${args.join(" ")} 2>/dev/null |
+    const { args, key, indent, typed } = STORE_NAMES[names];
+    const asked = `${program} "\${db[@]}" ${args.join(" ")}${typed ? ' "$2"' : ""} 2>/dev/null`;
+    return key === null ? `    ${names}) ${asked} ;;` : `    ${names}) ${asked} |
       sed -n 's/^${" ".repeat(indent)}"${key}": "\\([^"]*\\)",$/\\1/p' ;;`;
   });
   return `# The sessions, sources or origins of the store of the --db on the line (else the default
-# store), one a line, asked of the CLI itself; nothing when it cannot tell.
+# store), one a line, asked of the CLI itself (with the word being typed, $2, for the sessions);
+# nothing when it cannot tell.
 __hermes_state_names() {
   case $1 in
 ${cases.join("\n")}

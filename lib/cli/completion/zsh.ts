@@ -100,7 +100,7 @@ ${cases.join("\n")}
     case "$command $option" in
 ${choices.join("\n")}
     esac
-    [[ -n $names ]] && choices=(\${(f)"$(__hermes_state_names $names)"})
+    [[ -n $names ]] && choices=(\${(f)"$(__hermes_state_names $names "\${(Q)PREFIX}")"})
     if (( \${#choices} )); then
       compadd -- "\${choices[@]}"
     elif [[ $option == --db ]]; then
@@ -111,7 +111,7 @@ ${choices.join("\n")}
   if [[ $PREFIX == -* ]]; then
     compadd -- "\${opts[@]}"
   elif [[ $argument == sessions ]]; then
-    choices=(\${(f)"$(__hermes_state_names sessions)"})
+    choices=(\${(f)"$(__hermes_state_names sessions "\${(Q)PREFIX}")"})
     compadd -- "\${choices[@]}"
   elif [[ $argument == files ]]; then
     _files
