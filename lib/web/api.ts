@@ -8,7 +8,7 @@
  */
 import type { SessionStore } from "../core/session_store.ts";
 import type { SearchOptions } from "../core/search/options.ts";
-import type { RichSessionRow, SearchHit, SessionExport } from "../core/types.ts";
+import type { RichSessionRow, SearchHit, SessionExport, SessionRow } from "../core/types.ts";
 import { parseSince, USAGE_GROUPINGS, type UsageGrouping } from "../core/usage.ts";
 import { checkTimeZone } from "../core/time_zone.ts";
 import { EXPORT_MEDIA_TYPES, type ExportFormat, exportStream } from "./export_stream.ts";
@@ -21,8 +21,6 @@ import { liveEvents } from "./live.ts";
 import { HttpError, json, withSecurityHeaders } from "./respond.ts";
 import { isShownInTranscript, newestMessageId } from "../core/message_row.ts";
 import { syncedStore } from "../core/synced_store.ts";
-import { previewText } from "../core/listing_rows.ts";
-import { codePointSlice } from "../core/python_text.ts";
 
 /** The largest page of sessions or hits. */
 export const MAX_PAGE = 200;
@@ -281,21 +279,36 @@ async function resolve(api: ApiRequest): Promise<Response> {
       id: session.id,
       title: session.title,
       // Only an untitled session needs its first words to be told apart.
-      preview: session.title ? "" : await firstUserWords(api.store, session.id),
+      preview: session.title ? "" : await listingPreview(api.store, session),
       source: session.source,
       started_at: session.started_at,
     },
   });
 }
 
-/** The start of a session's first shown user message, cut as a listing row's preview is. */
-async function firstUserWords(store: SessionStore, id: string): Promise<string> {
-  const first = (await store.getMessages(id)).find((message) =>
-    message.role === "user" && typeof message.content === "string" &&
-    isShownInTranscript(message)
-  );
-  if (first === undefined) return "";
-  return previewText(codePointSlice(first.content as string, 63).replace(/[\r\n]/g, " "));
+/** The most sessions started at the same instant that {@linkcode listingPreview} looks through. */
+const SAME_START_MAX = 50;
+
+/**
+ * A session's listing preview (the start of its first user message), read
+ * as the listing reads it: one indexed row of the session's messages, not
+ * all of them. The listing of the sessions started at its very instant (all
+ * of them, children and archived too) holds its row; `""` when more than
+ * {@linkcode SAME_START_MAX} started then.
+ */
+async function listingPreview(store: SessionStore, session: SessionRow): Promise<string> {
+  const start = session.started_at;
+  if (typeof start !== "number" || !Number.isFinite(start)) return "";
+  const rows = await store.listSessionsRich({
+    startedAfter: start,
+    // The next number up: the range holds this instant only.
+    startedBefore: start + Math.max(Math.abs(start) * Number.EPSILON, Number.MIN_VALUE),
+    includeChildren: true,
+    includeArchived: true,
+    projectCompressionTips: false,
+    limit: SAME_START_MAX,
+  });
+  return rows.find((row) => row.id === session.id)?.preview ?? "";
 }
 
 /**

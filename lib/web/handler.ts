@@ -71,7 +71,7 @@ export interface HandlerOptions {
 }
 
 /** The read routes whose answers depend only on the URL and the store's data. */
-const CACHED = /^\/api\/(sessions(\/[^/]+)?|session|search|sources|origins|usage)$/;
+const CACHED = /^\/api\/(sessions(\/[^/]+)?|session|search|resolve|sources|origins|usage)$/;
 
 /** A request handler. */
 export type Handler = (request: Request) => Promise<Response>;

@@ -43,6 +43,25 @@ describe("web handler over PostgreSQL", { skip: PG_SKIP }, () => {
     assert.equal(foreign.status, 403);
   });
 
+  test("GET /api/resolve previews an untitled session as the listing does, twins apart", async () => {
+    const exact = await get(`/api/resolve?id=${V11.toolPaperclip}`);
+    assert.equal(
+      exact.body.session.preview,
+      "Paperclip task #318: verify the docker image for chatsvc bui...",
+    );
+    const started = exact.body.session.started_at;
+    const twin = "resolve_twin_of_paperclip";
+    await store.importSession({
+      id: twin,
+      source: "tool",
+      started_at: started,
+      messages: [{ role: "user", content: "the twin's own words", timestamp: started }],
+    });
+    const other = await get(`/api/resolve?id=${twin}`);
+    assert.equal(other.body.session.started_at, started, "started at the same instant");
+    assert.equal(other.body.session.preview, "the twin's own words");
+  });
+
   test("GET /api/events sends change after a write to the PostgreSQL store", async () => {
     const response = await handle(new Request("http://127.0.0.1:8787/api/events"));
     const reader = response.body!.getReader();

@@ -54,6 +54,9 @@ h2.subtle { font-size: 14px; font-weight: 500; margin: 0; }
 .live.failed { color: #c0392b; }
 .text.big { max-height: 60vh; overflow: auto; }
 .more { margin: 4px 0; }
+/* A message out of view is laid out only once scrolled to: a transcript of thousands draws at once. */
+.messages > .msg { content-visibility: auto; contain-intrinsic-size: auto 160px; }
+.messages > .msg.laid-out { content-visibility: visible; }
 .totals { color: var(--muted); }
 .usage-pair { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 16px; align-items: start; margin: 12px 0 24px; }
 .usage-pair.charts { grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); }

@@ -451,8 +451,9 @@ export const APP_JS = String.raw`
       only.addEventListener("change", refilter);
       if (from) from.addEventListener("change", refilter);
       var count = el("span", { id: "hit-count" });
+      var noun = el("span", { text: " results" });
       view.appendChild(el("form", { class: "filters" }, only, from,
-        el("h2", { class: "subtle" }, count, " results for ", el("q", { class: "bidi", text: visible(q) }))));
+        el("h2", { class: "subtle" }, count, noun, " for ", el("q", { class: "bidi", text: visible(q) }))));
       var list = el("ol", { class: "rows", id: "rows" });
       var shownHits = 0;
       var more = el("button", { type: "button", class: "more", id: "more-hits", text: "More results" });
@@ -460,6 +461,7 @@ export const APP_JS = String.raw`
         page.hits.forEach(function (hit) { list.appendChild(hitRow(hit, q)); });
         shownHits += page.hits.length;
         count.textContent = fmtCount(shownHits) + (page.more ? "+" : "");
+        noun.textContent = shownHits === 1 && !page.more ? " result" : " results";
         more.hidden = !page.more;
       }
       // The next hits below these, for as long as the search has more.
@@ -670,7 +672,20 @@ export const APP_JS = String.raw`
     var calls = Array.isArray(m.tool_calls) ? m.tool_calls : m.tool_calls ? [m.tool_calls] : [];
     calls.forEach(function (call) { if (call && typeof call.id === "string") callers.set(call.id, m); });
   }
-  function drawSession(id, params, quiet, body) {
+  // A long transcript is drawn in batches, one a task: its first messages are seen at once, and
+  // the page answers the reader while the rest are drawn below them.
+  var FIRST_BATCH = 150;
+  var BATCH = 300;
+  // How many messages the first batch holds: up to the message the view shows, and enough below
+  // it to fill the window.
+  function firstBatch(messages, ids) {
+    var end = Math.min(messages.length, FIRST_BATCH);
+    for (var i = end; i < messages.length; i++) {
+      if (ids.indexOf(String(messages[i].id)) >= 0) end = Math.min(messages.length, i + 50);
+    }
+    return end;
+  }
+  function drawSession(id, params, quiet, body, token) {
     // Maps, not objects: a call id may be "toString" or "__proto__".
     var results = new Map();
     var callers = new Map();
@@ -682,12 +697,35 @@ export const APP_JS = String.raw`
     var head = sessionHead(body);
     head.forEach(function (node) { view.appendChild(node); });
     var list = el("div", { class: "messages", id: "messages" });
-    body.messages.forEach(function (m) { list.appendChild(messageNode(m, results)); });
-    if (body.messages.length === 0) list.appendChild(el("p", { class: "empty", text: "No messages." }));
-    view.appendChild(list);
-    var restored = swap(view, quiet);
-    shown = { id: id, newest: body.newest, count: body.messages.length, results: results, callers: callers, head: head };
+    var messages = body.messages;
+    var drawn = 0;
+    function drawUpTo(end) {
+      var batch = document.createDocumentFragment();
+      for (; drawn < end; drawn++) batch.appendChild(messageNode(messages[drawn], results));
+      list.appendChild(batch);
+    }
     var target = params.get("m");
+    var place = placeFor(viewToken);
+    // Drawn again with news (folds to open again, the reader's place to keep): all at once.
+    drawUpTo(quiet ? messages.length : firstBatch(messages, [target, place && place.anchor && place.anchor.id.slice(2)]));
+    if (messages.length === 0) list.appendChild(el("p", { class: "empty", text: "No messages." }));
+    view.appendChild(list);
+    var unfinished = drawn < messages.length;
+    var restored = swap(view, quiet, unfinished);
+    var mine = shown = { id: id, newest: body.newest, count: messages.length, results: results, callers: callers, head: head, busy: unfinished };
+    // The rest, a batch a task, while this transcript is the one shown; the page is ready (and
+    // a live update drawn) once all are there.
+    function drawRest() {
+      setTimeout(function () {
+        if (token !== viewToken || shown !== mine) return;
+        drawUpTo(Math.min(messages.length, drawn + BATCH));
+        if (drawn < messages.length) return drawRest();
+        mine.busy = false;
+        document.body.setAttribute("data-ready", String(Date.now()));
+        if (mine.again) { mine.again = false; renderSession(id, params, true, token); }
+      }, 0);
+    }
+    if (unfinished) drawRest();
     if (target && !quiet) {
       var node = document.getElementById("m-" + target);
       if (node) {
@@ -695,8 +733,8 @@ export const APP_JS = String.raw`
         var details = node.querySelectorAll("details.tool-result");
         for (var i = 0; i < details.length; i++) details[i].open = true;
         // Opened from a hit: at the message; come back to: where the reader was, folds open.
-        if (restored) window.scrollTo(0, restored.scroll);
-        else node.scrollIntoView({ block: "center" });
+        if (restored) scrollToPlace(restored);
+        else { layOutAbove(node); node.scrollIntoView({ block: "center" }); }
       }
     }
   }
@@ -758,7 +796,7 @@ export const APP_JS = String.raw`
       // The transcript was drawn anew meanwhile: these rows may follow another newest one.
       if (was && shown !== was) return;
       if (was && body.appended) appendToSession(was, body);
-      else drawSession(id, params, quiet, body);
+      else drawSession(id, params, quiet, body, token);
     })).catch(whileShown(token, showError)).then(function () {
       if (!was) return;
       was.busy = false;
@@ -919,8 +957,8 @@ export const APP_JS = String.raw`
   // Puts view in place of the one shown. Drawn again with news (quiet), the reader keeps their
   // place; a view they come back to puts them where they were (and returns that place); any
   // other starts at the top.
-  function swap(view, quiet) {
-    var scroll = window.scrollY;
+  function swap(view, quiet, unfinished) {
+    var here = quiet ? placeNow() : null;
     var place = quiet ? null : placeFor(viewToken);
     var opened = {};
     if (quiet) {
@@ -932,14 +970,44 @@ export const APP_JS = String.raw`
     if (quiet) {
       var now = app.querySelectorAll("details");
       for (var j = 0; j < now.length; j++) if (opened[foldKey(now[j])]) now[j].open = true;
-      window.scrollTo(0, scroll);
+      scrollToPlace(here);
       markSelected();
     }
-    else { selected = -1; window.scrollTo(0, place ? place.scroll : 0); }
+    else { selected = -1; scrollToPlace(place || { scroll: 0 }); }
     drawnToken = viewToken;
     document.body.setAttribute("data-view", route().view);
-    document.body.setAttribute("data-ready", String(Date.now()));
+    if (!unfinished) document.body.setAttribute("data-ready", String(Date.now()));
     return place;
+  }
+  // Where the reader is: the scroll offset, and in a transcript the message at the top of the
+  // window and where it starts. A message out of view is drawn only once scrolled to (the CSS's
+  // content-visibility), its height guessed until then: in a transcript drawn anew the same
+  // offset would show another message, the same message at the same place does not.
+  function placeNow() {
+    var list = app.querySelectorAll("#messages > article");
+    var low = 0, high = list.length - 1, first = -1;
+    while (low <= high) {
+      var middle = (low + high) >> 1;
+      if (list[middle].getBoundingClientRect().bottom > 0) { first = middle; high = middle - 1; } else low = middle + 1;
+    }
+    var anchor = first < 0 ? null : { id: list[first].id, top: list[first].getBoundingClientRect().top };
+    return { scroll: window.scrollY, anchor: anchor };
+  }
+  function scrollToPlace(place) {
+    var node = place.anchor && document.getElementById(place.anchor.id);
+    if (node) layOutAbove(node);
+    window.scrollTo(0, place.scroll);
+    if (node) window.scrollBy(0, node.getBoundingClientRect().top - place.anchor.top);
+  }
+  // Lays out a transcript's message and those above it up to twice the window's height, before
+  // the page is scrolled to it: the messages in view then have their real heights, and those
+  // that get theirs later are above them (the browser's scroll anchoring keeps the view still).
+  function layOutAbove(node) {
+    var height = 0;
+    for (var at = node; at && height < 2 * window.innerHeight; at = at.previousElementSibling) {
+      at.classList.add("laid-out");
+      height += at.getBoundingClientRect().height;
+    }
   }
   function rows() { return app.querySelectorAll(".row"); }
   function markSelected() {
@@ -979,7 +1047,7 @@ export const APP_JS = String.raw`
     if (!jump) return;
     e.preventDefault();
     var node = document.getElementById("m-" + jump.getAttribute("data-jump"));
-    if (node) node.scrollIntoView({ block: "center" });
+    if (node) { layOutAbove(node); node.scrollIntoView({ block: "center" }); }
   });
   // Each entry of this page knows how many of the page's own come before it (for Esc).
   var depth = history.state && typeof history.state.hermesDepth === "number" ? history.state.hermesDepth : 0;
@@ -992,7 +1060,9 @@ export const APP_JS = String.raw`
   function leavePlace() {
     // The entry's own view not drawn yet (the reader moved on before it came): no place to keep.
     if (drawnToken !== viewToken || showsError()) { delete places[depth]; return; }
-    places[depth] = { scroll: window.scrollY, hits: app.querySelectorAll(".view-search .hit").length };
+    var place = placeNow();
+    place.hits = app.querySelectorAll(".view-search .hit").length;
+    places[depth] = place;
   }
   // A new entry replaces those that were Forward of the one left, and their places.
   function forgetPlacesFrom(first) {

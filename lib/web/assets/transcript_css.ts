@@ -34,7 +34,7 @@ pre code { background: none; padding: 0; }
 .text { white-space: pre-wrap; overflow-wrap: anywhere; word-break: break-word; unicode-bidi: isolate; }
 .text p { margin: 0 0 8px; }
 .bidi { unicode-bidi: isolate; overflow-wrap: anywhere; }
-.msg { border: 1px solid var(--line); border-radius: 8px; margin: 10px 0; padding: 8px 12px; background: var(--assistant); min-width: 0; }
+.msg { border: 1px solid var(--line); border-radius: 8px; margin: 10px 0; padding: 8px 12px; background: var(--assistant); min-width: 0; overflow-wrap: anywhere; }
 .msg.role-user { background: var(--user); }
 .msg.role-tool { background: var(--tool); }
 .msg.role-system { background: var(--system); }
