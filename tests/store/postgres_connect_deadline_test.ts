@@ -113,6 +113,13 @@ async function failsInTime(
   const outcome = await Promise.race([work.then(() => "answered", (error) => error), hung]);
   assert.ok(outcome instanceof StorageError, `expected a StorageError, got ${String(outcome)}`);
   assert.equal(outcome.kind, "io");
+  const took = Date.now() - started;
+  // With a host down, the client may give up on its refusal first (Bun's sockets do, at times):
+  // a failure as clear, and sooner.
+  if (standby && outcome.message === "PostgreSQL: connect ECONNREFUSED 127.0.0.1:1") {
+    assert.ok(took < 5000, `failed after ${took} ms`);
+    return;
+  }
   assert.match(
     outcome.message,
     new RegExp(
@@ -121,7 +128,6 @@ async function failsInTime(
       } within 1 s \\(connect_timeout\\); \\?connect_timeout=SECONDS waits longer$`,
     ),
   );
-  const took = Date.now() - started;
   assert.ok(took >= 900 && took < 5000, `failed after ${took} ms`);
 }
 
