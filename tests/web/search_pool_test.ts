@@ -191,17 +191,24 @@ test(
     const path = await hugeLogDb();
     const pool = await startSearchPool(path, { workers: 1 });
     try {
-      // One whole search first: the others are abandoned from 5% to 61% of its time (half a
-      // second to seconds, as the machine goes), each while it runs.
-      const whole = await timed(() => pool.search("zebra", { limit: 21 }));
+      // One whole search first: the others are abandoned at 10% to 70% of its time, halved
+      // each time one answers first (a busy machine makes one search slow and the next fast).
+      let whole = await timed(() => pool.search("zebra", { limit: 21 }));
       const baseline = descriptorsOn(path);
-      for (let i = 0; i < 8; i++) {
+      let abandoned = 0;
+      for (let i = 0; i < 24 && abandoned < 8; i++) {
         const controller = new AbortController();
         const slow = pool.search("zebra", { limit: 21 }, controller.signal);
-        await delay(whole * (0.05 + 0.08 * i));
+        await delay(whole * [0.1, 0.3, 0.5, 0.7][i % 4]);
         controller.abort(new Error("gone"));
-        await assert.rejects(slow, { message: "gone" });
+        const outcome = await slow.then(() => "answered", (error: Error) => error.message);
+        if (outcome === "answered") whole /= 2;
+        else {
+          assert.equal(outcome, "gone");
+          abandoned++;
+        }
       }
+      assert.equal(abandoned, 8, "eight searches abandoned while they ran");
       assert.ok((await pool.search("kubernetes")).length > 0, "a fresh worker answers meanwhile");
       if (baseline !== undefined) {
         // SQLite keeps the descriptor of a closed connection for the next open while another of
