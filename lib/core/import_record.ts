@@ -9,7 +9,11 @@ import { storedTextOf } from "./stored_text.ts";
 import type { ImportResult } from "./transfer_options.ts";
 import type { MessageContent } from "./types.ts";
 
-/** Keys an export adds that are no column: they are never reported as dropped. */
+/**
+ * Keys an export adds that are no column: they are never reported as
+ * dropped. `hermes_state_bytes` is not one: an engine that stores the bytes
+ * it carries takes it out first, and one that does not reports it.
+ */
 const NOT_COLUMNS = new Set(["messages", "last_active", "id", "session_id"]);
 
 /**
@@ -53,6 +57,7 @@ export interface ImportRecord {
 function shortValue(value: unknown): string {
   if (value === undefined) return "missing";
   if (typeof value === "number" && !Number.isFinite(value)) return String(value);
+  if (typeof value === "bigint") return String(value);
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 40 ? `${text.slice(0, 37)}...` : text;
 }
@@ -69,6 +74,11 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 function isFiniteNumber(value: unknown): value is number {
   return typeof value === "number" && Number.isFinite(value);
+}
+
+/** A number, or an integer beyond 2^53 as an exact import reads it (`bigint`). */
+function isCount(value: unknown): boolean {
+  return isFiniteNumber(value) || typeof value === "bigint";
 }
 
 /** Seconds a JavaScript `Date` can hold either side of 1970 (8.64e15 ms). */
@@ -101,7 +111,7 @@ function checkNumbers(record: Record<string, unknown>): void {
   }
   for (const column of NUMBER_COLUMNS) {
     const value = record[column];
-    if (value !== undefined && value !== null && !isFiniteNumber(value)) {
+    if (value !== undefined && value !== null && !isCount(value)) {
       throw invalid(column, "a number or null", value);
     }
   }
@@ -311,21 +321,33 @@ export function sessionImportValues(
 
 /**
  * The original message ids, when every message carries a distinct positive
- * integer id (the engine then keeps them if no row uses one yet).
+ * integer id (the engine then keeps them if no row uses one yet). An id
+ * beyond 2^53 (a `bigint`, as an exact import reads it) counts only with
+ * `exact`: an engine that cannot store it exactly gives new ids instead.
  *
  * @param messages The record's messages.
+ * @param exact Whether ids beyond 2^53 (`bigint`) may be kept.
  * @returns The ids in order, or `undefined` when they cannot all be kept.
  */
 export function originalMessageIds(
   messages: readonly Record<string, unknown>[],
-): number[] | undefined {
-  const seen = new Set<number>();
+): number[] | undefined;
+export function originalMessageIds(
+  messages: readonly Record<string, unknown>[],
+  exact: true,
+): (number | bigint)[] | undefined;
+export function originalMessageIds(
+  messages: readonly Record<string, unknown>[],
+  exact = false,
+): (number | bigint)[] | undefined {
+  const seen = new Set<number | bigint>();
   for (const message of messages) {
     const id = message.id;
-    if (typeof id !== "number" || !Number.isSafeInteger(id) || id <= 0 || seen.has(id)) {
-      return undefined;
-    }
-    seen.add(id);
+    const usable = typeof id === "number"
+      ? Number.isSafeInteger(id) && id > 0
+      : exact && typeof id === "bigint" && id > 0;
+    if (!usable || seen.has(id as number | bigint)) return undefined;
+    seen.add(id as number | bigint);
   }
   return [...seen];
 }
@@ -344,8 +366,11 @@ export function originalMessageIds(
  */
 export function messageWriteOrder(messages: readonly Record<string, unknown>[]): number[] {
   const order = messages.map((_, index) => index);
-  if (originalMessageIds(messages) === undefined) return order;
-  return order.sort((a, b) => (messages[a].id as number) - (messages[b].id as number));
+  if (originalMessageIds(messages, true) === undefined) return order;
+  return order.sort((a, b) => {
+    const [x, y] = [messages[a].id as number | bigint, messages[b].id as number | bigint];
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
 }
 
 /**

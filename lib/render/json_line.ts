@@ -4,9 +4,25 @@
  * @module
  */
 
+/** `JSON.rawJSON` (Deno, Node 22, Bun 1.2): a value `JSON.stringify` writes as the text given. */
+const rawJson = (JSON as unknown as { rawJSON?: (text: string) => unknown }).rawJSON;
+
+/** Writes a `bigint` as its digits, as Python's `json.dumps` writes an int. */
+function exactInteger(_key: string, value: unknown): unknown {
+  if (typeof value !== "bigint") return value;
+  if (rawJson === undefined) {
+    throw new TypeError(
+      `Cannot write the integer ${value} exactly: this runtime has no JSON.rawJSON`,
+    );
+  }
+  return rawJson(value.toString());
+}
+
 /**
  * One JSON Lines record: compact JSON (non-ASCII kept, as
- * `json.dumps(…, ensure_ascii=False)` writes it) and a newline.
+ * `json.dumps(…, ensure_ascii=False)` writes it) and a newline. A `bigint`
+ * (an integer beyond 2^53, as an export reads it) is written as its
+ * digits; a record without one is written by `JSON.stringify` alone.
  *
  * @param value The value.
  * @returns The line.
@@ -18,5 +34,11 @@
  * ```
  */
 export function jsonLine(value: unknown): string {
-  return `${JSON.stringify(value)}\n`;
+  try {
+    return `${JSON.stringify(value)}\n`;
+  } catch (error) {
+    // JSON.stringify refuses a bigint (a TypeError); write it again, the bigints as digits.
+    if (!(error instanceof TypeError)) throw error;
+    return `${JSON.stringify(value, exactInteger)}\n`;
+  }
 }

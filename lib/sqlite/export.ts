@@ -1,13 +1,17 @@
 /**
- * Sessions with their messages, one at a time or all.
+ * Sessions with their messages, one at a time or all, every value as the
+ * file holds it (`exact_rows.ts`): integers beyond 2^53 as `bigint`, the
+ * bytes of a BLOB or of text that is not valid UTF-8 under
+ * `hermes_state_bytes`.
  *
  * @module
  */
-import type { SqliteStatement } from "./driver/types.ts";
+import type { SqliteStatement, SqlRow } from "./driver/types.ts";
 import type { Store } from "./store.ts";
-import type { SessionExport, SessionRow } from "../core/types.ts";
+import type { MessageRow, SessionExport, SessionRow } from "../core/types.ts";
+import { messageFromRow } from "../core/message_row.ts";
 import { getSession } from "./sessions.ts";
-import { getMessages } from "./messages.ts";
+import { needsExactRead, readExactRows } from "./exact_rows.ts";
 import type { ExportOptions } from "../core/transfer_options.ts";
 import { startedRangeClauses } from "./listing.ts";
 import { runtimeName } from "./driver/load.ts";
@@ -60,8 +64,7 @@ function returnStatement(store: Store, sql: string, statement: SqliteStatement):
 /** Implements `SessionDB.exportSession`: the row plus every message row (inactive ones too). */
 export function exportSession(store: Store, id: string): SessionExport | undefined {
   const session = getSession(store, id);
-  if (session === undefined) return undefined;
-  return { ...session, messages: getMessages(store, id, { includeInactive: true }) };
+  return session === undefined ? undefined : withMessages(store, session);
 }
 
 /** Implements `SessionDB.exportAll`: {@linkcode iterateExport} collected, every message row. */
@@ -94,6 +97,7 @@ export function* iterateExport(
   try {
     for (const row of rows) {
       const session = row as SessionRow;
+      refuseUnreadableId(store, session.id);
       if (!readAgain) {
         yield withMessages(store, session);
         continue;
@@ -149,7 +153,25 @@ function inOneSnapshot<T>(store: Store, read: () => T): T {
  */
 export function exportSessionRows(store: Store, options: ExportOptions = {}): SessionRow[] {
   const { sql, params } = sessionsQuery(options);
-  return store.statement(sql).all(...params) as SessionRow[];
+  const rows = store.statement(sql).all(...params) as SessionRow[];
+  for (const row of rows) refuseUnreadableId(store, row.id);
+  return rows;
+}
+
+/**
+ * Refuses a session whose id is not valid UTF-8 text: read, it holds
+ * U+FFFD where its bytes were, so neither its row nor its messages can be
+ * found by it again, nor can JSON carry it (Python's export stops there too).
+ *
+ * @throws {Error} Naming the session's id as read.
+ */
+function refuseUnreadableId(store: Store, id: string): void {
+  if (!id.includes("\uFFFD")) return;
+  if (store.statement("SELECT 1 AS one FROM sessions WHERE id = ?").get(id) !== undefined) return;
+  throw new Error(
+    `Cannot export session ${JSON.stringify(id)}: its id is not valid UTF-8 text ` +
+      "(shown here with U+FFFD for each bad byte), which an export cannot carry as an id",
+  );
 }
 
 /**
@@ -162,5 +184,40 @@ export function exportSessionRows(store: Store, options: ExportOptions = {}): Se
  * @returns The export.
  */
 function withMessages(store: Store, session: SessionRow): SessionExport {
-  return { ...session, messages: getMessages(store, session.id, { includeInactive: true }) };
+  return { ...exactSession(store, session), messages: exactMessages(store, session.id) };
+}
+
+/** Every message row of a session (inactive ones too), in transcript order. */
+const MESSAGES_SQL = "SELECT * FROM messages WHERE session_id = ? ORDER BY timestamp, id";
+
+/**
+ * The session's row as the file holds it: read again exactly when a value
+ * may differ ({@linkcode needsExactRead}); `last_active` kept as read.
+ */
+function exactSession(store: Store, session: SessionRow): SessionRow {
+  if (!needsExactRead(session as unknown as SqlRow)) return session;
+  const [exact] = readExactRows(store, "sessions", "id = ?", [session.id]);
+  if (exact === undefined) return session;
+  return ("last_active" in session
+    ? { ...exact, last_active: session.last_active }
+    : exact) as unknown as SessionRow;
+}
+
+/**
+ * Every message row of a session (those a newer Hermes marks inactive
+ * included), each read exactly when one of the session's may differ from
+ * the file ({@linkcode needsExactRead}).
+ */
+function exactMessages(store: Store, sessionId: string): MessageRow[] {
+  let rows = store.statement(MESSAGES_SQL).all(sessionId);
+  if (rows.some(needsExactRead)) {
+    rows = readExactRows(
+      store,
+      "messages",
+      "session_id = ?",
+      [sessionId],
+      "ORDER BY timestamp, id",
+    );
+  }
+  return rows.map(messageFromRow);
 }

@@ -24,6 +24,51 @@ import {
   unknownColumns,
   withTitle,
 } from "../core/import_record.ts";
+import { STORED_BYTES_KEY, type StoredBytes, storedBytesOf } from "../core/stored_bytes.ts";
+
+/** Each column's exact bytes (`hermes_state_bytes`) of the session row and of each message. */
+interface RecordBytes {
+  readonly session?: ReadonlyMap<string, StoredBytes>;
+  readonly messages: readonly (ReadonlyMap<string, StoredBytes> | undefined)[];
+}
+
+/** The record without its `hermes_state_bytes`, and those bytes, checked. */
+function takeStoredBytes(checked: ImportRecord): { record: ImportRecord; bytes: RecordBytes } {
+  const strip = (row: Record<string, unknown>) => {
+    if (!(STORED_BYTES_KEY in row)) return row;
+    const { [STORED_BYTES_KEY]: _bytes, ...rest } = row;
+    return rest;
+  };
+  const session = keyColumnsRefused(storedBytesOf(checked.row), "");
+  const messages = checked.messages.map((message, index) =>
+    keyColumnsRefused(storedBytesOf(message, `messages[${index}]`), `messages[${index}].`)
+  );
+  return {
+    record: { id: checked.id, row: strip(checked.row), messages: checked.messages.map(strip) },
+    bytes: { session, messages },
+  };
+}
+
+/** Refuses bytes for the key columns: a session id must be text that is valid UTF-8. */
+function keyColumnsRefused(
+  bytes: Map<string, StoredBytes> | undefined,
+  field: string,
+): Map<string, StoredBytes> | undefined {
+  for (const column of ["id", "session_id"]) {
+    if (bytes?.has(column)) {
+      throw new TypeError(
+        `Cannot import session: ${field}${STORED_BYTES_KEY}.${column}: ` +
+          "an id that is not valid UTF-8 text cannot be imported",
+      );
+    }
+  }
+  return bytes;
+}
+
+/** The placeholder of a value: text bytes are bound as a BLOB and stored as TEXT. */
+function markOf(bytes: StoredBytes | undefined): string {
+  return bytes?.kind === "text" ? "CAST(? AS TEXT)" : "?";
+}
 
 /** The record's columns that `store` has no place for. */
 function droppedColumns(store: Store, checked: ImportRecord): string[] {
@@ -48,7 +93,7 @@ function sessionExists(store: Store, id: string): boolean {
 
 /** True when every message carries a distinct integer id that no row uses yet. */
 function originalIdsFree(store: Store, messages: readonly Record<string, unknown>[]): boolean {
-  const ids = originalMessageIds(messages);
+  const ids = originalMessageIds(messages, true);
   if (ids === undefined) return false;
   const taken = store.statement("SELECT 1 AS one FROM messages WHERE id = ?");
   return ids.every((id) => taken.get(id) === undefined);
@@ -88,14 +133,21 @@ function writeSessionRow(
   checked: ImportRecord,
   parent: string | null,
   exists: boolean,
+  exact?: ReadonlyMap<string, StoredBytes>,
 ): void {
-  const { columns, values } = sessionImportValues(checked, liveColumns(store, "sessions"), parent);
+  const { columns, values: read } = sessionImportValues(
+    checked,
+    liveColumns(store, "sessions"),
+    parent,
+  );
+  const values: SqlValue[] = read.map((value, i) => exact?.get(columns[i])?.bytes ?? value);
+  const mark = (column: string) => markOf(exact?.get(column));
   if (exists) {
-    const assignments = columns.map((column) => `${quote(column)} = ?`).join(", ");
+    const assignments = columns.map((column) => `${quote(column)} = ${mark(column)}`).join(", ");
     store.statement(`UPDATE sessions SET ${assignments} WHERE id = ?`).run(...values, checked.id);
   } else {
     const names = ["id", ...columns].map(quote).join(", ");
-    const marks = ["?", ...columns.map(() => "?")].join(", ");
+    const marks = ["?", ...columns.map(mark)].join(", ");
     store.statement(`INSERT INTO sessions (${names}) VALUES (${marks})`).run(
       checked.id,
       ...values,
@@ -103,33 +155,43 @@ function writeSessionRow(
   }
 }
 
-function writeMessages(store: Store, checked: ImportRecord): void {
-  const keepIds = originalIdsFree(store, checked.messages);
-  if (keepIds) noteIdsBelowLast(store, originalMessageIds(checked.messages)!);
+function writeMessages(store: Store, checked: ImportRecord, bytes: RecordBytes): void {
+  const ids = originalIdsFree(store, checked.messages)
+    ? originalMessageIds(checked.messages, true)
+    : undefined;
+  if (ids !== undefined) noteIdsBelowLast(store, ids as number[]);
   const columns = liveColumns(store, "messages").filter((c) => c !== "id" && c !== "session_id");
+  // The bulk indexing names the new rows by number: an id beyond 2^53 is left to the triggers.
+  const bulk = ids?.some((id) => typeof id === "bigint") ? 0 : checked.messages.length;
   insertIndexedAfter(
     store,
-    checked.messages.length,
+    bulk,
     () =>
       messageWriteOrder(checked.messages).map((index) => {
         const message = checked.messages[index];
+        const exact = bytes.messages[index];
         const names = ["session_id"];
         const values: SqlValue[] = [checked.id];
-        if (keepIds) {
+        const marks = ["?"];
+        if (ids !== undefined) {
           names.push("id");
-          values.push(message.id as number);
+          values.push(message.id as number | bigint);
+          marks.push("?");
         }
         for (const column of columns) {
-          if (!(column in message)) continue;
+          const stored = exact?.get(column);
+          if (!(column in message) && stored === undefined) continue;
           names.push(column);
+          marks.push(markOf(stored));
           values.push(
-            messageImportValue(column, message[column], `messages[${index}].${column}`, message),
+            stored?.bytes ??
+              messageImportValue(column, message[column], `messages[${index}].${column}`, message),
           );
         }
-        const marks = names.map(() => "?").join(", ");
         return Number(
-          store.statement(`INSERT INTO messages (${names.map(quote).join(", ")}) VALUES (${marks})`)
-            .run(...values).lastInsertRowid,
+          store.statement(
+            `INSERT INTO messages (${names.map(quote).join(", ")}) VALUES (${marks.join(", ")})`,
+          ).run(...values).lastInsertRowid,
         );
       }),
   );
@@ -141,7 +203,7 @@ export function importSession(
   record: unknown,
   options: ImportOptions = {},
 ): ImportResult {
-  const checked = checkImportRecord(record);
+  const { record: checked, bytes } = takeStoredBytes(checkImportRecord(record));
   return store.write(() => {
     const exists = sessionExists(store, checked.id);
     const named = namedParent(checked);
@@ -151,8 +213,8 @@ export function importSession(
     const renamedTo = freeTitle(store, checked);
     const written = renamedTo === null ? checked : withTitle(checked, renamedTo);
     if (exists) store.statement("DELETE FROM messages WHERE session_id = ?").run(checked.id);
-    writeSessionRow(store, written, parent, exists);
-    writeMessages(store, written);
+    writeSessionRow(store, written, parent, exists, bytes.session);
+    writeMessages(store, written, bytes);
     return {
       outcome: exists ? "replaced" : "imported",
       id: checked.id,

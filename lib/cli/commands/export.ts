@@ -26,6 +26,7 @@ import type { SessionExport } from "../../core/types.ts";
 import type { Command, Context } from "../command.ts";
 import { printJson } from "../json.ts";
 import { jsonLine } from "../../render/json_line.ts";
+import { exactRecord } from "../../core/exact_record.ts";
 import { renderMarkdown } from "../../render/markdown.ts";
 import { choiceOption, type ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
@@ -349,7 +350,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         ? renderSessionHtml(record)
         : format === "md"
         ? `${count > 0 ? "\n---\n\n" : ""}${renderMarkdown(record)}`
-        : jsonLine(record);
+        : jsonLine(exactRecord(record));
       await sink.write(text);
       progress.update(++count);
       // Lets timers and signal handlers run (a long export of a file has no other pause).

@@ -21,6 +21,7 @@ import { LockPacer } from "../../sqlite/batches.ts";
 import { renamedNote } from "../renamed_note.ts";
 import { diskFullReason, isDiskFull } from "../../sqlite/disk_space.ts";
 import { delay } from "../../core/delay.ts";
+import { parseJsonExact } from "../../core/exact_json.ts";
 
 const USAGE = `Usage: hermes-state import [options] FILE|-
 
@@ -139,7 +140,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const stopListening = ctx.io.onInterrupt?.((signal) => interrupted = signal);
   const importLine = async (line: string) => {
     try {
-      const result = await store.importSession(JSON.parse(line), { replace });
+      const result = await store.importSession(parseJsonExact(line), { replace });
       counts[result.outcome]++;
       counts.messages += result.messages;
       if (result.relinked) counts.linked++;
