@@ -212,11 +212,10 @@ async function search(api: ApiRequest): Promise<Response> {
     offset,
     sourceFilter: source === null ? null : [source],
   }, api.signal);
-  const titles = new Map<string, string | null>();
-  for (const hit of hits) {
-    if (!titles.has(hit.session_id)) {
-      titles.set(hit.session_id, (await api.store.getSessionTitle(hit.session_id)) ?? null);
-    }
+  // Each hit's session is named as the listing names it: its title, else its first words.
+  const names = new Map<string, { title: string | null; preview: string }>();
+  for (const hit of hits.slice(0, limit)) {
+    if (!names.has(hit.session_id)) names.set(hit.session_id, await sessionName(api.store, hit));
   }
   // Substring matches (CJK, emoji) come unmarked, cut from their message as they are: mark
   // them, and their cut ends, as the CLI does. The page reads `snippet_parts` (text, match,
@@ -232,7 +231,8 @@ async function search(api: ApiRequest): Promise<Response> {
           ? null
           : parts.map((part, i) => i % 2 === 1 ? `>>>${part}<<<` : part).join(""),
         snippet_parts: parts,
-        title: titles.get(hit.session_id) ?? null,
+        title: names.get(hit.session_id)?.title ?? null,
+        preview: names.get(hit.session_id)?.preview ?? "",
       };
     }),
     limit,
@@ -284,6 +284,17 @@ async function resolve(api: ApiRequest): Promise<Response> {
       started_at: session.started_at,
     },
   });
+}
+
+/** A hit's session's title, and its listing preview when it has none (`""` otherwise). */
+async function sessionName(
+  store: SessionStore,
+  hit: SearchHit,
+): Promise<{ title: string | null; preview: string }> {
+  const title = (await store.getSessionTitle(hit.session_id)) ?? null;
+  if (title) return { title, preview: "" };
+  const session = await store.getSession(hit.session_id);
+  return { title, preview: session === undefined ? "" : await listingPreview(store, session) };
 }
 
 /** The most sessions started at the same instant that {@linkcode listingPreview} looks through. */

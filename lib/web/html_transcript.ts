@@ -119,6 +119,16 @@ function toolCallsHtml(toolCalls: JsonValue | null, results: Map<string, Message
   }).join("");
 }
 
+/** What a message without text, reasoning or tool calls shows, as the page shows it. */
+const NO_TEXT = `<em class="no-text">(no text)</em>`;
+
+/** Whether `content` shows anything: text other than blanks, or any part. */
+function hasText(content: MessageContent | null): boolean {
+  if (content === null || content === undefined) return false;
+  if (typeof content === "string") return content.trim() !== "";
+  return !Array.isArray(content) || content.length > 0;
+}
+
 function messageHtml(message: MessageRow, results: Map<string, MessageRow>): string {
   const role = storedHtml(message.role);
   const head = [`<span class="role">${role}</span>`];
@@ -139,10 +149,16 @@ function messageHtml(message: MessageRow, results: Map<string, MessageRow>): str
     body.push(`<details><summary>Reasoning</summary>${textHtml(reasoning)}</details>`);
   }
   const content = contentHtml(message.content);
+  const calls = toolCallsHtml(message.tool_calls, results);
   if (message.role === "tool" && content !== "") {
     body.push(`<details><summary>Tool result</summary>${content}</details>`);
+  } else if (
+    message.role !== "tool" && reasoning === "" && calls === "" && !hasText(message.content)
+  ) {
+    // Not an empty box: the page says the same.
+    body.push(NO_TEXT);
   } else body.push(content);
-  body.push(toolCallsHtml(message.tool_calls, results));
+  body.push(calls);
   return `<article class="msg role-${String(message.role).replace(/[^a-z_-]/gi, "")}" id="m-${
     countText(message.id) ?? ""
   }"><div class="msg-head">${head.join("")}</div>${body.join("")}</article>`;

@@ -116,7 +116,7 @@ describe("session browser polish", { skip }, () => {
         (s: HTMLSelectElement) => [s.value, s.selectedOptions[0].text],
       );
     assert.deepEqual(await chosen(listing), ["nosuch", "nosuch"]);
-    assert.equal(await text(listing, ".empty"), "No sessions match.");
+    assert.equal(await text(listing, ".empty"), "No sessions match. Clear the filters");
     await close(listing);
     const search = await open("#/search?q=docker&source=nosuch");
     assert.deepEqual(await chosen(search), ["nosuch", "nosuch"]);
@@ -127,7 +127,7 @@ describe("session browser polish", { skip }, () => {
     const page = await open("#/?from=2026-04-25&to=2026-04-20");
     assert.equal(
       await text(page, ".empty"),
-      "The end (To 2026-04-20) is before the start (From 2026-04-25): no session can match.",
+      "The end (To 2026-04-20) is before the start (From 2026-04-25): no session can match. Clear the filters",
     );
     await close(page);
     // The same day for both is that whole day, and the sessions it has.

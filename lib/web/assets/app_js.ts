@@ -248,7 +248,7 @@ export const APP_JS = String.raw`
       var body = results[0];
       var view = el("section", { class: "view view-sessions", "aria-label": "Sessions" });
       view.appendChild(filtersForm(params, results[1], results[2]));
-      if (body.sessions.length === 0) view.appendChild(el("p", { class: "empty", text: whyNoSessions(params) }));
+      if (body.sessions.length === 0) view.appendChild(el("p", { class: "empty", id: "no-sessions" }, whyNoSessions(params)));
       var list = el("ol", { class: "rows", id: "rows" });
       var byStart = params.get("order") === "started";
       body.sessions.forEach(function (s) { list.appendChild(sessionRow(s, byStart)); });
@@ -257,12 +257,26 @@ export const APP_JS = String.raw`
       swap(view, quiet);
     })).catch(whileShown(token, showError));
   }
-  // An empty listing says why when the filters cannot match: a "To" day before the "From" one.
+  // The listing's filters (the order is not one: it hides no session).
+  var LISTING_FILTERS = ["source", "origin", "from", "to", "children"];
+  // An empty listing says why: filters that match nothing (with a way to clear them, and which
+  // cannot match: a "To" day before the "From" one), a page past the last row, or no session yet
+  // (and how sessions get there).
   function whyNoSessions(params) {
+    var filtered = LISTING_FILTERS.some(function (k) { return params.get(k); });
+    if (!filtered) {
+      if (params.get("offset")) return "No sessions on this page.";
+      return ["No sessions yet. A Hermes run that uses this database adds them, and so do ",
+        el("code", { text: "hermes-state import" }), " and ", el("code", { text: "hermes-state demo" }), "."];
+    }
     var from = params.get("from");
     var to = params.get("to");
-    if (from && to && endsBeforeStart(from, to)) return "The end (To " + to + ") is before the start (From " + from + "): no session can match.";
-    return "No sessions match.";
+    var why = from && to && endsBeforeStart(from, to)
+      ? "The end (To " + to + ") is before the start (From " + from + "): no session can match."
+      : "No sessions match.";
+    var kept = new URLSearchParams(params);
+    LISTING_FILTERS.concat(["offset"]).forEach(function (k) { kept.delete(k); });
+    return [why, " ", el("a", { href: hashFor("/", kept), id: "clear-filters", text: "Clear the filters" })];
   }
   // Compared as the API gets them (a "To" day ends at the next midnight); periods such as
   // "30d" are the API's to judge.
@@ -359,7 +373,7 @@ export const APP_JS = String.raw`
   function contextLine(c) {
     var text = typeof c.content === "string" ? c.content : "";
     // A message without text (an assistant that only called tools) says so.
-    var shown = text === "" ? el("em", { text: "(no text)" }) : visible(text);
+    var shown = text === "" ? el("em", { class: "no-text", text: "(no text)" }) : visible(text);
     return el("div", { class: "ctx bidi" }, el("span", { class: "ctx-role", text: c.role }), " ", shown);
   }
   // The context is the previous, the matching and the next message (fewer at a session's
@@ -380,7 +394,9 @@ export const APP_JS = String.raw`
     var match = parts.match;
     return el("li", { class: "row hit" },
       el("a", { href: sessionHref(hit.session_id, hit.id), class: "row-link" },
-        el("span", { class: "row-title bidi", text: visible(hit.title || hit.session_id) }),
+        el("span", { class: "row-title bidi", text: visible(hit.title || hit.preview || hit.session_id) }),
+        // An untitled session is named by its first words, as in the listing; its id below them.
+        !hit.title && hit.preview ? el("span", { class: "row-preview mono hit-id", text: visible(hit.session_id) }) : null,
         el("span", { class: "row-meta", text: [hit.role, hit.tool_name, hit.source, fmtTime(hit.timestamp)].filter(Boolean).join(" · ") }),
         markedSnippet(hit.snippet_parts, (match && match.content) || "", q),
         parts.around.map(contextLine)));
@@ -579,6 +595,12 @@ export const APP_JS = String.raw`
       return el("details", { class: "call" }, el("summary", null, "\u2192 " + visible(name)), el("div", { class: "call-grid" }, args, side));
     });
   }
+  // Whether a message's content shows anything: text other than blanks, or any part.
+  function hasText(content) {
+    if (content === null || content === undefined) return false;
+    if (typeof content === "string") return content.trim() !== "";
+    return !Array.isArray(content) || content.length > 0;
+  }
   function messageNode(m, results) {
     var head = el("div", { class: "msg-head" }, el("span", { class: "role", text: m.role }),
       m.tool_name ? el("span", { class: "mono", text: visible(m.tool_name) }) : null,
@@ -592,12 +614,16 @@ export const APP_JS = String.raw`
       var d = el("details", { class: "tool-result" }, el("summary", { text: "Tool result" + (m.tool_name ? " · " + visible(m.tool_name) : "") }));
       renderToolContent(m.content, d);
       node.appendChild(d);
-    } else {
+    }
+    var calls = toolCalls(m.tool_calls, results);
+    if (m.role !== "tool") {
       var body = el("div", { class: "content" });
-      renderContent(m.content, body);
+      // A message without text, reasoning or tool calls says so rather than showing an empty box.
+      if (!reasoning && calls.length === 0 && !hasText(m.content)) body.appendChild(el("em", { class: "no-text", text: "(no text)" }));
+      else renderContent(m.content, body);
       node.appendChild(body);
     }
-    append(node, toolCalls(m.tool_calls, results));
+    append(node, calls);
     return node;
   }
   function lineageNode(n, current) {

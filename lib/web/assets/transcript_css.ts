@@ -53,4 +53,5 @@ details > summary { cursor: pointer; color: var(--muted); font-size: 13px; }
 .details-list dt { color: var(--muted); }
 .details-list dd { margin: 0; overflow-wrap: anywhere; }
 mark { background: var(--mark); color: inherit; border-radius: 2px; }
+.no-text { color: var(--muted); font-size: 14px; }
 `;
