@@ -1,12 +1,14 @@
 /**
  * Deleting sessions on the server, as the SQLite engine does: children of a
- * deleted session become roots, then its messages and its row go. Used by
+ * deleted session become roots, then its messages, its per-session
+ * `state_meta` keys (its goal, `goal:<id>`) and its row go. Used by
  * the store's deletes and prunes and by `sync` when a file lost sessions.
  *
  * @module
  */
 import type { PgQuery } from "./_client.ts";
 import { jsonParam } from "./_text_codec.ts";
+import { SESSION_META_PREFIXES } from "../core/session_meta.ts";
 
 /**
  * A statement that deletes the messages `where` selects (a condition on
@@ -26,8 +28,8 @@ export function deleteMessagesSql(where: string): string {
 const DOOMED = "SELECT json_array_elements_text($1::text::json)";
 
 /**
- * Deletes the sessions `ids` with their messages, orphaning their children,
- * in the caller's transaction.
+ * Deletes the sessions `ids` with their messages and their per-session
+ * `state_meta` keys, orphaning their children, in the caller's transaction.
  *
  * @param query The transaction's query function.
  * @param ids The session ids.
@@ -40,5 +42,10 @@ export async function deleteSessionRows(query: PgQuery, ids: readonly string[]):
     list,
   );
   await query(deleteMessagesSql(`session_id IN (${DOOMED})`), list);
+  await query(
+    `DELETE FROM state_meta WHERE key IN
+     (SELECT prefix || id FROM json_array_elements_text($2::text::json) AS p(prefix), (${DOOMED}) AS d(id))`,
+    [...list, jsonParam(SESSION_META_PREFIXES)],
+  );
   await query(`DELETE FROM sessions WHERE id IN (${DOOMED})`, list);
 }

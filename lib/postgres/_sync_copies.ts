@@ -13,7 +13,6 @@
  */
 import type { PgQuery } from "./_client.ts";
 import { deleteSessionRows } from "./_delete.ts";
-import { deleteSessionMeta } from "./_sync_meta.ts";
 import { jsonParam } from "./_text_codec.ts";
 import type { SourceSession } from "./_sync_source.ts";
 
@@ -40,10 +39,7 @@ export async function retireCopies(
     [jsonParam(wanted)],
   );
   const ids = rows.map((row) => String(row.id));
-  if (ids.length > 0) {
-    await deleteSessionRows(query, ids);
-    // The copy's goal (`copy` carries it under the bare id) goes too: the pass writes the file's.
-    await deleteSessionMeta(query, ids);
-  }
+  // The copy's goal (`copy` carries it under the bare id) goes with it: the pass writes the file's.
+  if (ids.length > 0) await deleteSessionRows(query, ids);
   return ids;
 }

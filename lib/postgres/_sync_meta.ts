@@ -25,7 +25,7 @@ function keysOf(ids: readonly string[]): string[] {
  * @param query The transaction's query function.
  * @param ids The server ids of the sessions.
  */
-export async function deleteSessionMeta(query: PgQuery, ids: readonly string[]): Promise<void> {
+async function deleteSessionMeta(query: PgQuery, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
   await query(
     "DELETE FROM state_meta WHERE key IN (SELECT json_array_elements_text($1::text::json))",

@@ -47,7 +47,6 @@ import { checkSchemaInUse, connectPg, type PgClient } from "./_client.ts";
 import { parsePostgresUrl } from "./postgres_store.ts";
 import { migratePg } from "./schema.ts";
 import { deleteSessionRows } from "./_delete.ts";
-import { deleteSessionMeta } from "./_sync_meta.ts";
 import {
   checkSameFile,
   moveOrigin,
@@ -272,10 +271,8 @@ export async function syncFile(
     await recordDigests(client, pass, { rows: redigested, messages: undigested });
     const gone = [...server.keys()].filter((id) => !source.has(id)).map((id) => `${origin}/${id}`);
     if (gone.length > 0) {
-      await passTransaction(client, pass, async (query) => {
-        await deleteSessionRows(query, gone);
-        await deleteSessionMeta(query, gone);
-      });
+      // Their goals go with them (deleteSessionRows).
+      await passTransaction(client, pass, (query) => deleteSessionRows(query, gone));
       totals.deleted = gone.length;
     }
     const wrote = redigested.length > 0 || undigested.length > 0 || wroteAnything(totals);

@@ -8,8 +8,10 @@
 import type { Store } from "./store.ts";
 import type { SqlValue } from "./driver/types.ts";
 import { ReadonlyError } from "../core/errors.ts";
+import { checkKeyText, checkOptionalText } from "../core/session_options.ts";
 import { getMeta, setMeta } from "./meta.ts";
 import { removeTranscriptFiles } from "../files/transcript_files.ts";
+import { SESSION_META_PREFIXES } from "../core/session_meta.ts";
 import { parsePythonFloat, pythonFloatRepr } from "../core/python_float.ts";
 import {
   type AsyncBatchWrite,
@@ -61,7 +63,8 @@ const LAST_AUTO_PRUNE = "last_auto_prune";
 /**
  * Deletes the sessions matched by `criteria` (a WHERE condition over
  * `sessions`, with `params`) in the current transaction: their children
- * become roots, then their messages and rows go. Returns their ids.
+ * become roots, then their messages, their per-session `state_meta` keys
+ * (`SESSION_META_PREFIXES`) and their rows go. Returns their ids.
  */
 function deleteWhere(store: Store, criteria: string, params: SqlValue[]): string[] {
   const ids = store.statement(`SELECT id FROM sessions WHERE ${criteria}`).all(...params)
@@ -73,6 +76,13 @@ function deleteWhere(store: Store, criteria: string, params: SqlValue[]): string
   )
     .run(...params);
   store.statement(`DELETE FROM messages WHERE session_id IN (${doomed})`).run(...params);
+  // Their goals (`goal:<id>`) go too: nothing can reach a deleted session's keys.
+  for (const prefix of SESSION_META_PREFIXES) {
+    store.statement(
+      `DELETE FROM state_meta WHERE key IN (SELECT ? || id FROM sessions WHERE ${criteria})`,
+    )
+      .run(prefix, ...params);
+  }
   store.statement(`DELETE FROM sessions WHERE ${criteria}`).run(...params);
   return ids;
 }
@@ -156,6 +166,8 @@ async function deleteInBatchesAsync(
 
 /** The sessions `pruneSessions` deletes; throws the RangeError of a bad `olderThanDays`. */
 function pruneCriteria(store: Store, options: PruneOptions): Criteria {
+  checkOptionalText("prune sessions", "source", options.source);
+  checkOptionalText("prune sessions", "sessionsDir", options.sessionsDir);
   const days = options.olderThanDays ?? 90;
   if (typeof days !== "number" || !Number.isFinite(days) || days < 0) {
     throw new RangeError(
@@ -181,8 +193,10 @@ export function ghostCriteria(store: Store): Criteria {
 
 /** Implements `SessionDB.deleteSession`: one write, children detached, then transcript files. */
 export function deleteSession(store: Store, id: string, options: SessionsDirOptions): boolean {
+  checkKeyText("delete session", "id", id);
   // Read before the delete: options of null must not fail after it committed.
   const sessionsDir = options?.sessionsDir;
+  checkOptionalText("delete session", "sessionsDir", sessionsDir);
   const deleted = store.write(() => deleteWhere(store, "id = ?", [id]).length > 0);
   if (deleted && sessionsDir) removeTranscriptFiles(sessionsDir, [id]);
   return deleted;
@@ -219,6 +233,7 @@ export function pruneEmptyGhostSessions(
   options: SessionsDirOptions,
   internals: PruneInternals = {},
 ): number {
+  checkOptionalText("prune ghost sessions", "sessionsDir", options.sessionsDir);
   return deleteInBatches(store, ghostCriteria(store), { ...options, ...internals });
 }
 
@@ -231,6 +246,7 @@ export async function pruneEmptyGhostSessionsAsync(
   options: SessionsDirOptions,
   internals: AsyncPruneInternals,
 ): Promise<number> {
+  checkOptionalText("prune ghost sessions", "sessionsDir", options.sessionsDir);
   return await deleteInBatchesAsync(store, ghostCriteria(store), options, internals);
 }
 
