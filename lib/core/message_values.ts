@@ -42,8 +42,23 @@ export function describeValue(value: unknown): string {
  * it, the same on every runtime: a whole number as an int's text (`5`;
  * node:sqlite binds every number as a float, which the column stores as
  * `5.0`), any other as a float, which the column turns into text itself.
+ * Used for every free-text value a write stores (message fields, a
+ * session's model, prompt and end reason, a meta value).
+ *
+ * @param value The value given.
+ * @param field Its name, for the error.
+ * @param action What the caller does, for the error ("end session").
+ * @returns What the column stores.
+ * @throws {TypeError} When it is neither absent, `null`, a string, a
+ *   bigint nor a finite number, naming the value.
+ *
+ * @example
+ * ```ts
+ * import { textValue } from "./message_values.ts";
+ * console.assert(textValue(5, "model", "create session") === "5");
+ * ```
  */
-function textValue(value: unknown, field: string, action: string): StoredValue {
+export function textValue(value: unknown, field: string, action: string): StoredValue {
   if (value === undefined || value === null) return null;
   if (typeof value === "string") return value;
   if (typeof value === "bigint") return String(value);

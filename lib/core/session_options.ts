@@ -81,9 +81,18 @@ const TEXT_FIELDS = [
   "billingMode",
 ] as const;
 
-/** A value in an error: a string quoted, anything else as written. */
+/** A value in an error: a string quoted, an object or array as JSON, anything else as written. */
 function shown(value: unknown): string {
-  return typeof value === "string" ? JSON.stringify(value) : String(value);
+  if (typeof value === "string") return JSON.stringify(value);
+  if (Object.is(value, -0)) return "-0";
+  if (typeof value === "object" && value !== null) {
+    try {
+      return JSON.stringify(value) ?? String(value);
+    } catch {
+      return Object.prototype.toString.call(value);
+    }
+  }
+  return String(value);
 }
 
 /**
@@ -218,4 +227,78 @@ export interface ConversationOptions {
    * @default {false}
    */
   includeAncestors?: boolean;
+}
+
+/**
+ * Checks an optional text argument or option (a parent id, a source
+ * filter, a session id filter): absent and `null` pass, anything else must
+ * be a string. The drivers would otherwise read an object or an array as
+ * named parameters and bind nothing (a silent `NULL`), or fail with an
+ * error that names neither the field nor the value.
+ *
+ * @param action What the caller does, for the error ("list sessions").
+ * @param field The argument's or option's name.
+ * @param value The value given.
+ * @throws {TypeError} When it is neither absent, `null` nor a string, naming the value.
+ *
+ * @example
+ * ```ts
+ * import { checkOptionalText } from "./session_options.ts";
+ * checkOptionalText("list sessions", "source", "cli");
+ * checkOptionalText("list sessions", "source", null);
+ * ```
+ */
+export function checkOptionalText(action: string, field: string, value: unknown): void {
+  if (value !== undefined && value !== null) checkKeyText(action, field, value);
+}
+
+/**
+ * Checks an optional list of texts (`excludeSources`, `sourceFilter`,
+ * `roleFilter`): absent and `null` pass, anything else must be an array of
+ * strings.
+ *
+ * @param action What the caller does, for the error ("search messages").
+ * @param field The option's name.
+ * @param value The value given.
+ * @throws {TypeError} When it is not an array of strings, naming the value.
+ *
+ * @example
+ * ```ts
+ * import { checkTextList } from "./session_options.ts";
+ * checkTextList("search messages", "sourceFilter", ["cli", "telegram"]);
+ * ```
+ */
+export function checkTextList(action: string, field: string, value: unknown): void {
+  if (value === undefined || value === null) return;
+  if (!Array.isArray(value) || !value.every((item) => typeof item === "string")) {
+    throw new TypeError(
+      `Cannot ${action}: ${field} must be an array of strings: current value is ${shown(value)}`,
+    );
+  }
+}
+
+/**
+ * Checks the text filters of a message search before the query runs:
+ * `sessionId` a string, `sourceFilter`, `excludeSources` and `roleFilter`
+ * arrays of strings (each may be absent or `null`).
+ *
+ * @param options The search options as given.
+ * @throws {TypeError} When a filter has another type, naming it and its value.
+ *
+ * @example
+ * ```ts
+ * import { checkSearchFilters } from "./session_options.ts";
+ * checkSearchFilters({ sessionId: "s1", roleFilter: ["user"] });
+ * ```
+ */
+export function checkSearchFilters(options: {
+  readonly sessionId?: unknown;
+  readonly sourceFilter?: unknown;
+  readonly excludeSources?: unknown;
+  readonly roleFilter?: unknown;
+}): void {
+  checkOptionalText("search messages", "sessionId", options.sessionId);
+  for (const field of ["sourceFilter", "excludeSources", "roleFilter"] as const) {
+    checkTextList("search messages", field, options[field]);
+  }
 }

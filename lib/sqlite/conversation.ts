@@ -8,7 +8,7 @@ import type { ConversationMessage } from "../core/types.ts";
 import { toConversationMessage } from "../core/conversation_message.ts";
 import { isReplayedPrompt } from "../core/replayed_prompt.ts";
 import { ACTIVE_ONLY } from "./messages.ts";
-import type { ConversationOptions } from "../core/session_options.ts";
+import { checkKeyText, type ConversationOptions } from "../core/session_options.ts";
 
 /** How far up the parent chain `includeAncestors` walks. */
 const MAX_LINEAGE = 100;
@@ -37,7 +37,8 @@ export function getMessagesAsConversation(
   sessionId: string,
   options: ConversationOptions = {},
 ): ConversationMessage[] {
-  const includeAncestors = options.includeAncestors ?? false;
+  checkKeyText("read conversation", "sessionId", sessionId);
+  const includeAncestors = options?.includeAncestors ?? false;
   const ids = includeAncestors ? lineageRootToTip(store, sessionId) : [sessionId];
   const placeholders = ids.map(() => "?").join(", ");
   const live = store.columns("messages").has("active") ? ACTIVE_ONLY : "";

@@ -8,6 +8,7 @@
  */
 import type { Store } from "./store.ts";
 import type { SessionRow } from "../core/types.ts";
+import { checkKeyText } from "../core/session_options.ts";
 
 /** Steps a compression chain is followed at most (Python's bound). */
 const MAX_COMPRESSION_STEPS = 100;
@@ -18,6 +19,7 @@ const MAX_LINEAGE_DEPTH = 1000;
 
 /** Implements `SessionDB.getCompressionTip`: walks compression continuations forward. */
 export function getCompressionTip(store: Store, id: string): string {
+  checkKeyText("find compression tip", "id", id);
   const next = store.statement(
     `SELECT id FROM sessions
      WHERE parent_session_id = ?
@@ -37,6 +39,7 @@ export function getCompressionTip(store: Store, id: string): string {
  * Implements `SessionDB.resolveResumeSessionId`: the first session down the chain with messages.
  */
 export function resolveResumeSessionId(store: Store, id: string): string {
+  checkKeyText("resolve resume session", "id", id);
   if (!id) return id;
   const hasMessages = store.statement(
     "SELECT 1 AS found FROM messages WHERE session_id = ? LIMIT 1",
@@ -59,6 +62,7 @@ export function resolveResumeSessionId(store: Store, id: string): string {
 
 /** Implements `SessionDB.getAncestors`: self, then parents up to the root, cycle safe. */
 export function getAncestors(store: Store, id: string): SessionRow[] {
+  checkKeyText("read ancestors", "id", id);
   const byId = store.statement("SELECT * FROM sessions WHERE id = ?");
   const rows: SessionRow[] = [];
   const seen = new Set<string>();
@@ -75,6 +79,7 @@ export function getAncestors(store: Store, id: string): SessionRow[] {
 
 /** Implements `SessionDB.getDescendants`: a recursive CTE, breadth first, cycle safe. */
 export function getDescendants(store: Store, id: string): SessionRow[] {
+  checkKeyText("read descendants", "id", id);
   // Every session has at most one parent, so a session can be reached twice
   // only through a cycle that passes through the starting session: refusing
   // to re-enter it is enough to visit each descendant exactly once.

@@ -16,6 +16,7 @@ import type {
   SessionCountOptions,
 } from "../core/listing_options.ts";
 import { checkStartedRange } from "../core/listing_options.ts";
+import { checkOptionalText, checkTextList } from "../core/session_options.ts";
 import { visibilityOf, visibilitySql } from "./search/filters.ts";
 
 /**
@@ -94,6 +95,8 @@ function filters(
 ): { where: string; params: SqlValue[] } {
   const clauses: string[] = [];
   const params: SqlValue[] = [];
+  checkOptionalText("list sessions", "source", options.source);
+  checkTextList("list sessions", "excludeSources", options.excludeSources);
   if (!options.includeChildren) clauses.push(VISIBLE_ONLY);
   if (!options.includeArchived && store.columns("sessions").has("archived")) {
     clauses.push("COALESCE(s.archived, 0) = 0");
@@ -243,6 +246,7 @@ export function searchSessions(
 ): (SessionRow & { last_active: number })[] {
   const limit = checkCount("search sessions", "limit", options.limit ?? 20);
   const offset = checkCount("search sessions", "offset", options.offset ?? 0);
+  checkOptionalText("search sessions", "source", options.source);
   const where = options.source ? "WHERE s.source = ?" : "";
   const params: SqlValue[] = options.source ? [options.source] : [];
   // MAX(timestamp) per session is one seek in idx_messages_session, cheaper
@@ -259,6 +263,7 @@ export function searchSessions(
 
 /** Implements `SessionDB.sessionCount`: `COUNT(*)` of sessions, optionally of one source. */
 export function sessionCount(store: Store, options: SessionCountOptions): number {
+  checkOptionalText("count sessions", "source", options.source);
   const row = options.source
     ? store.statement("SELECT COUNT(*) AS n FROM sessions WHERE source = ?").get(options.source)
     : store.statement("SELECT COUNT(*) AS n FROM sessions").get();

@@ -21,7 +21,12 @@ import {
   toolCallsAdded,
 } from "../core/message_values.ts";
 import { insertIndexedAfter } from "./fts_bulk.ts";
-import { checkedAfterId, type MessagesOptions } from "../core/session_options.ts";
+import {
+  checkedAfterId,
+  checkKeyText,
+  checkOptionalText,
+  type MessagesOptions,
+} from "../core/session_options.ts";
 
 /** The INSERT column list: the session, the message's values, the write's timestamp. */
 const INSERT_NAMES = ["session_id", ...MESSAGE_VALUE_NAMES, "timestamp"];
@@ -47,6 +52,7 @@ function missingSession(): SqliteError {
 
 /** Implements `SessionDB.appendMessage`: one row plus the counters, in one write. */
 export function appendMessage(store: Store, sessionId: string, message: NewMessage): number {
+  checkKeyText("append message", "sessionId", sessionId);
   const values = messageValues(message, "append message");
   const added = toolCallsAdded(message.toolCalls);
   return store.write(() => {
@@ -67,6 +73,7 @@ export function appendMessages(
   sessionId: string,
   messages: readonly NewMessage[],
 ): number[] {
+  checkKeyText("append messages", "sessionId", sessionId);
   if (!Array.isArray(messages)) {
     throw new TypeError(
       `Cannot append messages: messages must be an array: current value is ${
@@ -104,6 +111,7 @@ export function replaceMessages(
   sessionId: string,
   messages: readonly ConversationMessage[],
 ): void {
+  checkKeyText("replace messages", "sessionId", sessionId);
   if (!Array.isArray(messages)) {
     throw new TypeError(
       `Cannot replace messages: messages must be an array: current value is ${
@@ -134,6 +142,7 @@ export function replaceMessages(
 
 /** Implements `SessionDB.clearMessages`: deletes the rows and zeroes the counters. */
 export function clearMessages(store: Store, sessionId: string): void {
+  checkKeyText("clear messages", "sessionId", sessionId);
   store.write(() => {
     store.statement("DELETE FROM messages WHERE session_id = ?").run(sessionId);
     store
@@ -148,6 +157,8 @@ export function getMessages(
   sessionId: string,
   options: MessagesOptions = {},
 ): MessageRow[] {
+  checkKeyText("read messages", "sessionId", sessionId);
+  options ??= {};
   const live = !options.includeInactive && store.columns("messages").has("active");
   const after = checkedAfterId(options.afterId);
   return store
@@ -165,6 +176,7 @@ export const ACTIVE_ONLY = " AND COALESCE(active, 1) != 0";
 
 /** Implements `SessionDB.messageCount`: `COUNT(*)` of one session's rows, or of all. */
 export function messageCount(store: Store, sessionId?: string): number {
+  checkOptionalText("count messages", "sessionId", sessionId);
   const row = sessionId
     ? store.statement("SELECT COUNT(*) AS n FROM messages WHERE session_id = ?").get(sessionId)
     : store.statement("SELECT COUNT(*) AS n FROM messages").get();

@@ -7,12 +7,14 @@ import { SqliteError } from "./driver/sqlite_error.ts";
 import type { Store } from "./store.ts";
 import { UPSERT_META_SQL } from "./schema/schema_sql.ts";
 import { checkKeyText } from "../core/session_options.ts";
+import { textValue } from "../core/message_values.ts";
 
 /**
  * Implements `SessionDB.getMeta`: one `state_meta` value, or `undefined`
  * (also when an older file read as it is has no `state_meta` yet).
  */
 export function getMeta(store: Store, key: string): string | undefined {
+  checkKeyText("read meta", "key", key);
   let row;
   try {
     row = store.statement("SELECT value FROM state_meta WHERE key = ?").get(key);
@@ -29,7 +31,8 @@ export function getMeta(store: Store, key: string): string | undefined {
 /** Implements `SessionDB.setMeta`: an upsert into `state_meta`. */
 export function setMeta(store: Store, key: string, value: string): void {
   checkKeyText("set meta", "key", key);
+  const text = textValue(value, "value", "set meta");
   store.write(() => {
-    store.statement(UPSERT_META_SQL).run(key, value);
+    store.statement(UPSERT_META_SQL).run(key, text);
   });
 }

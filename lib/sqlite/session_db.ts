@@ -8,6 +8,7 @@
 import type { SqliteDriver } from "./driver/types.ts";
 import { type ConnectionOptions, openConnectionWith, type Synchronous } from "./open.ts";
 import { loadDriver } from "./driver/load.ts";
+import { SqliteError } from "./driver/sqlite_error.ts";
 import { fileState, fileWritten, UNLOCKED_RETRY_PAUSES_MS } from "./file_state.ts";
 import { chooseReadAccess, readsUnlocked } from "./read_access.ts";
 import { type Opened, StoreSlot } from "./store_slot.ts";
@@ -44,12 +45,15 @@ import * as pruneCandidates from "./prune_candidates.ts";
 import * as usage from "./usage_report.ts";
 import * as version from "./data_version.ts";
 import type { SourceUsage, UsageReportOptions, UsageRow } from "../core/usage.ts";
-import type {
-  ConversationOptions,
-  CreateSessionOptions,
-  EnsureSessionOptions,
-  MessagesOptions,
-  TokenCountsUpdate,
+import {
+  checkKeyText,
+  checkOptionalText,
+  checkSearchFilters,
+  type ConversationOptions,
+  type CreateSessionOptions,
+  type EnsureSessionOptions,
+  type MessagesOptions,
+  type TokenCountsUpdate,
 } from "../core/session_options.ts";
 import type {
   AutoPruneOptions,
@@ -109,6 +113,19 @@ const WRITTEN_LOOK_MS = 100;
 /** The store behind each open {@linkcode SessionDB} (for the asynchronous store). */
 const SLOTS = new WeakMap<SessionDB, StoreSlot>();
 
+/** The slots of the `SessionDB`s closed by their `close()`. */
+const CLOSED = new WeakSet<StoreSlot>();
+
+/**
+ * `slot`, unless its `SessionDB` was closed: then the same error on every
+ * runtime, whether or not the method's statement was cached before (a
+ * cached one would say `statement has been finalized`).
+ */
+function openSlot(slot: StoreSlot): StoreSlot {
+  if (CLOSED.has(slot)) throw new SqliteError("database is not open", 21, { extendedCode: 21 });
+  return slot;
+}
+
 /**
  * The internal store behind `db`, current (opened again when the file of an
  * immutable read-only store changed); for the modules of this library only
@@ -120,7 +137,7 @@ const SLOTS = new WeakMap<SessionDB, StoreSlot>();
 export function storeOf(db: SessionDB): Store {
   const slot = SLOTS.get(db);
   if (slot === undefined) throw new TypeError("Cannot find the store of a SessionDB");
-  return slot.current();
+  return openSlot(slot).current();
 }
 
 /**
@@ -180,7 +197,7 @@ export class SessionDB {
 
   /** The store to read and write through (see `store_slot.ts`). */
   get #store(): Store {
-    return this.#slot.current();
+    return openSlot(this.#slot).current();
   }
 
   /**
@@ -320,6 +337,7 @@ export class SessionDB {
    * ```
    */
   close(): void {
+    CLOSED.add(this.#slot);
     this.#slot.close();
   }
 
@@ -352,6 +370,8 @@ export class SessionDB {
    * @throws {ReadonlyError} When the database was opened with `readonly: true`.
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was written.
+   * @throws {TypeError} When `userId`, `model` or `systemPrompt` is neither text, a number nor
+   *   null, or `parentSessionId` neither a string nor null, naming the value; nothing is written.
    *
    * @example Creating a child session; the first write wins
    * ```ts
@@ -437,6 +457,8 @@ export class SessionDB {
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was written.
    * @throws {SqliteError} On any other storage failure, at once, with nothing written.
+   * @throws {TypeError} When `id` is not a string, or `endReason` neither text, a number nor
+   *   null, naming the value; nothing is written.
    *
    * @example The first end reason stays
    * ```ts
@@ -463,6 +485,7 @@ export class SessionDB {
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was written.
    * @throws {SqliteError} On any other storage failure, at once, with nothing written.
+   * @throws {TypeError} When `id` is not a string, naming the value; nothing is written.
    *
    * @example
    * ```ts
@@ -492,6 +515,8 @@ export class SessionDB {
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was written.
    * @throws {SqliteError} On any other storage failure, at once, with nothing written.
+   * @throws {TypeError} When `id` is not a string, or `prompt` neither text, a number nor null,
+   *   naming the value; nothing is written.
    *
    * @example
    * ```ts
@@ -517,6 +542,7 @@ export class SessionDB {
    *   for a prefix).
    * @returns The row, or `undefined` when there is no such session.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   * @throws {TypeError} When `id` is not a string, naming the value.
    *
    * @example
    * ```ts
@@ -631,6 +657,7 @@ export class SessionDB {
    * @throws {ReadonlyError} When the database was opened with `readonly: true`.
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was written.
+   * @throws {TypeError} When `sessionId` is not a string, naming the value; nothing is written.
    *
    * @example An assistant turn with two tool calls, then their results
    * ```ts
@@ -689,6 +716,7 @@ export class SessionDB {
    *   even for an empty list.
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was written.
+   * @throws {TypeError} When `sessionId` is not a string, naming the value; nothing is written.
    *
    * @example Importing a transcript
    * ```ts
@@ -747,6 +775,7 @@ export class SessionDB {
    * @throws {ReadonlyError} When the database was opened with `readonly: true`.
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was changed.
+   * @throws {TypeError} When `sessionId` is not a string, naming the value; nothing is written.
    *
    * @example Dropping the last exchange (an /undo)
    * ```ts
@@ -780,6 +809,7 @@ export class SessionDB {
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was deleted.
    * @throws {SqliteError} On any other storage failure, at once, with nothing deleted.
+   * @throws {TypeError} When `sessionId` is not a string, naming the value; nothing is written.
    *
    * @example A /new in a chat
    * ```ts
@@ -816,6 +846,7 @@ export class SessionDB {
    * @returns The messages; `[]` for an unknown session.
    * @throws {TypeError} When `afterId` is not a finite number.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   * @throws {TypeError} When `sessionId` is not a string, naming the value.
    *
    * @example Multimodal content comes back as parts
    * ```ts
@@ -858,6 +889,7 @@ export class SessionDB {
    * @param options `includeAncestors` (see {@linkcode ConversationOptions}).
    * @returns The conversation; `[]` for an unknown session.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   * @throws {TypeError} When `sessionId` is not a string, naming the value.
    *
    * @example Resuming a compressed conversation
    * ```ts
@@ -893,6 +925,7 @@ export class SessionDB {
    * @param sessionId The session; every message when omitted or `""`.
    * @returns The count; 0 for an unknown session.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   * @throws {TypeError} When `sessionId` is given and is not a string, naming the value.
    *
    * @example
    * ```ts
@@ -953,6 +986,8 @@ export class SessionDB {
    *   integer: current value is -1`), or `sort` is not `"rank"`, `"newest"`
    *   or `"oldest"`.
    * @throws {SqliteError} On a storage failure other than a damaged index.
+   * @throws {TypeError} When `sessionId` is not a string, or `sourceFilter`, `excludeSources` or
+   *   `roleFilter` not an array of strings, naming the value.
    *
    * @example Searching, filtering, hostile input
    * ```ts
@@ -977,7 +1012,9 @@ export class SessionDB {
    * ```
    */
   searchMessages(query: string, options: SearchOptions = {}): SearchHit[] {
-    return search.searchMessages(this.#store, query, options);
+    const given = options ?? {};
+    checkSearchFilters(given);
+    return search.searchMessages(this.#store, query, given);
   }
 
   /**
@@ -1014,6 +1051,8 @@ export class SessionDB {
    *   current value is 1.5`), or `startedAfter` or `startedBefore` is not a
    *   finite number.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   * @throws {TypeError} When `source` is not a string or `excludeSources` not an array of
+   *   strings, naming the value.
    *
    * @example Newest first, a compression chain as one entry
    * ```ts
@@ -1044,7 +1083,7 @@ export class SessionDB {
    * ```
    */
   listSessionsRich(options: ListSessionsOptions = {}): RichSessionRow[] {
-    return listing.listSessionsRich(this.#store, options);
+    return listing.listSessionsRich(this.#store, options ?? {});
   }
 
   /**
@@ -1053,9 +1092,11 @@ export class SessionDB {
    *
    * @param options The listing's filters (paging and order are ignored).
    * @returns The count.
+   * @throws {TypeError} When `source` is not a string or `excludeSources` not an array of
+   *   strings, naming the value.
    */
   listedSessionCount(options: ListSessionsOptions = {}): number {
-    return listing.listedSessionCount(this.#store, options);
+    return listing.listedSessionCount(this.#store, options ?? {});
   }
 
   /**
@@ -1069,6 +1110,7 @@ export class SessionDB {
    * @returns Full session rows, each with `last_active`.
    * @throws {RangeError} When `limit` or `offset` is not a non-negative integer.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   * @throws {TypeError} When `source` is not a string, naming the value.
    *
    * @example The most recently active first
    * ```ts
@@ -1087,7 +1129,7 @@ export class SessionDB {
    * ```
    */
   searchSessions(options: SearchSessionsOptions = {}): SessionRow[] {
-    return listing.searchSessions(this.#store, options);
+    return listing.searchSessions(this.#store, options ?? {});
   }
 
   /**
@@ -1098,6 +1140,7 @@ export class SessionDB {
    *   {@linkcode SessionCountOptions}.
    * @returns The count.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   * @throws {TypeError} When `source` is not a string, naming the value.
    *
    * @example
    * ```ts
@@ -1112,7 +1155,7 @@ export class SessionDB {
    * ```
    */
   sessionCount(options: SessionCountOptions = {}): number {
-    return listing.sessionCount(this.#store, options);
+    return listing.sessionCount(this.#store, options ?? {});
   }
 
   // ── Titles and ids ──────────────────────────────────────────────────────
@@ -1125,6 +1168,7 @@ export class SessionDB {
    * @param idOrPrefix What the user typed.
    * @returns The id, or `undefined` when no session or more than one matches.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   * @throws {TypeError} When `idOrPrefix` is not a string, naming the value.
    *
    * @example
    * ```ts
@@ -1151,9 +1195,10 @@ export class SessionDB {
    * @param options `limit`: the most ids (default 10).
    * @returns The count and ids.
    * @throws {RangeError} When `limit` is not a non-negative integer, naming the value.
+   * @throws {TypeError} When `prefix` is not a string, naming the value.
    */
   sessionIdsWithPrefix(prefix: string, options: { limit?: number } = {}): PrefixMatches {
-    return titles.sessionIdsWithPrefix(this.#store, prefix, options);
+    return titles.sessionIdsWithPrefix(this.#store, prefix, options ?? {});
   }
 
   /**
@@ -1175,6 +1220,7 @@ export class SessionDB {
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was written.
    * @throws {SqliteError} On any other storage failure, at once, with nothing written.
+   * @throws {TypeError} When `id` is not a string, naming the value; nothing is written.
    *
    * @example Naming, a duplicate, clearing
    * ```ts
@@ -1205,6 +1251,7 @@ export class SessionDB {
    * @returns The title; `null` when the session has none; `undefined` when
    *   there is no such session.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   * @throws {TypeError} When `id` is not a string, naming the value.
    *
    * @example
    * ```ts
@@ -1230,6 +1277,7 @@ export class SessionDB {
    * @param title The title.
    * @returns The full session row, or `undefined`.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   * @throws {TypeError} When `title` is not a string, naming the value.
    *
    * @example
    * ```ts
@@ -1257,6 +1305,7 @@ export class SessionDB {
    * @param title The title as typed.
    * @returns The session id, or `undefined` when nothing matches.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   * @throws {TypeError} When `title` is not a string, naming the value.
    *
    * @example The newest numbered variant wins
    * ```ts
@@ -1288,6 +1337,7 @@ export class SessionDB {
    * @param base A title, with or without a `" #N"` suffix.
    * @returns The next title, e.g. `"my project #3"`.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   * @throws {TypeError} When `base` is not a string, naming the value.
    *
    * @example
    * ```ts
@@ -1320,6 +1370,7 @@ export class SessionDB {
    * @returns The tip's id; `id` itself when it is not compressed, has no
    *   continuation, or does not exist.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   * @throws {TypeError} When `id` is not a string, naming the value.
    *
    * @example root → mid → tip
    * ```ts
@@ -1354,6 +1405,7 @@ export class SessionDB {
    *   none, when `id` is empty or unknown, or when the chain loops.
    * @throws {SqliteError} When the file cannot be read (Python answers `id`
    *   then; this store reports the failure).
+   * @throws {TypeError} When `id` is not a string, naming the value.
    *
    * @example An empty head
    * ```ts
@@ -1381,6 +1433,7 @@ export class SessionDB {
    * @param id The session id.
    * @returns Full session rows; `[]` for an unknown id.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   * @throws {TypeError} When `id` is not a string, naming the value.
    *
    * @example
    * ```ts
@@ -1408,6 +1461,7 @@ export class SessionDB {
    * @param id The session id.
    * @returns Full session rows; `[]` for an unknown id.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   * @throws {TypeError} When `id` is not a string, naming the value.
    *
    * @example
    * ```ts
@@ -1435,11 +1489,16 @@ export class SessionDB {
    * `hermes sessions export` writes): every session column, then
    * `messages`, as {@linkcode SessionDB.getMessages} returns them with
    * `includeInactive` (a newer Hermes' rewound and compacted rows included).
-   * {@linkcode SessionDB.importSession} reads it back.
+   * {@linkcode SessionDB.importSession} reads it back. Every value comes
+   * exactly: an integer column beyond 2^53 (only a row written by hand holds
+   * one) comes as a `bigint`, which `JSON.stringify` refuses (the CLI's
+   * export writes its digits); a BLOB or text that is not valid UTF-8 comes
+   * as its bytes under `hermes_state_bytes` (see `export` in docs/cli.md).
    *
    * @param id The session id.
    * @returns The export, or `undefined` for an unknown session.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   * @throws {TypeError} When `id` is not a string, naming the value.
    *
    * @example One JSONL line
    * ```ts
@@ -1455,6 +1514,7 @@ export class SessionDB {
    * ```
    */
   exportSession(id: string): SessionExport | undefined {
+    checkKeyText("export session", "id", id);
     return exporting.exportSession(this.#store, id);
   }
 
@@ -1476,6 +1536,7 @@ export class SessionDB {
    * @returns The exports.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
    * @throws {RangeError} When a start bound is not a finite number.
+   * @throws {TypeError} When `source` is not a string, naming the value.
    *
    * @example Filtering by source
    * ```ts
@@ -1492,7 +1553,9 @@ export class SessionDB {
    * ```
    */
   exportAll(options: ExportOptions = {}): SessionExport[] {
-    return exporting.exportAll(this.#store, options);
+    const given = options ?? {};
+    checkOptionalText("export sessions", "source", given.source);
+    return exporting.exportAll(this.#store, given);
   }
 
   /**
@@ -1519,6 +1582,7 @@ export class SessionDB {
    * @returns A generator of exports.
    * @throws {SqliteError} From `next()`, when the file cannot be read.
    * @throws {RangeError} From `next()`, when a start bound is not a finite number.
+   * @throws {TypeError} When `source` is not a string, naming the value (at the call).
    *
    * @example Writing a JSONL export
    * ```ts
@@ -1535,7 +1599,9 @@ export class SessionDB {
    * ```
    */
   iterateExport(options: ExportOptions = {}): Generator<SessionExport> {
-    return this.#slot.pinned((store) => exporting.iterateExport(store, options));
+    const given = options ?? {};
+    checkOptionalText("export sessions", "source", given.source);
+    return openSlot(this.#slot).pinned((store) => exporting.iterateExport(store, given));
   }
 
   /**
@@ -1553,6 +1619,8 @@ export class SessionDB {
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was deleted.
    * @throws {SqliteError} On any other storage failure, at once, with nothing deleted.
+   * @throws {TypeError} When `id` or `sessionsDir` is not a string, naming the value; nothing is
+   *   deleted.
    *
    * @example The child stays, the transcript goes
    * ```ts
@@ -1599,6 +1667,8 @@ export class SessionDB {
    *   through every attempt of one transaction; the sessions of earlier
    *   transactions stay deleted, the rest are kept.
    * @throws {SqliteError} On any other storage failure (the same holds).
+   * @throws {TypeError} When `source` or `sessionsDir` is not a string, naming the value; nothing
+   *   is deleted.
    *
    * @example Pruning what ended more than 90 days ago
    * ```ts
@@ -1620,7 +1690,7 @@ export class SessionDB {
    * ```
    */
   pruneSessions(options: PruneOptions = {}): number {
-    return prune.pruneSessions(this.#store, options);
+    return prune.pruneSessions(this.#store, options ?? {});
   }
 
   /**
@@ -1638,6 +1708,7 @@ export class SessionDB {
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt of one transaction (earlier ones stay done).
    * @throws {SqliteError} On any other storage failure (earlier transactions stay done).
+   * @throws {TypeError} When `sessionsDir` is not a string, naming the value; nothing is deleted.
    *
    * @example
    * ```ts
@@ -1657,7 +1728,7 @@ export class SessionDB {
    * ```
    */
   pruneEmptyGhostSessions(options: SessionsDirOptions = {}): number {
-    return prune.pruneEmptyGhostSessions(this.#store, options);
+    return prune.pruneEmptyGhostSessions(this.#store, options ?? {});
   }
 
   /**
@@ -1669,6 +1740,7 @@ export class SessionDB {
    *   file of an older Hermes (v1–v6) opened read-only, which has no
    *   `state_meta` table yet.
    * @throws {SqliteError} When the file cannot be read.
+   * @throws {TypeError} When `key` is not a string, naming the value.
    *
    * @example
    * ```ts
@@ -1695,6 +1767,8 @@ export class SessionDB {
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was written.
    * @throws {SqliteError} On any other storage failure, at once, with nothing written.
+   * @throws {TypeError} When `value` is neither text, a number nor null, naming the value;
+   *   nothing is written.
    *
    * @example Replacing a value
    * ```ts
@@ -1776,7 +1850,7 @@ export class SessionDB {
    * ```
    */
   maybeAutoPruneAndVacuum(options: AutoPruneOptions = {}): AutoPruneResult {
-    return prune.maybeAutoPruneAndVacuum(this.#store, options);
+    return prune.maybeAutoPruneAndVacuum(this.#store, options ?? {});
   }
 
   // ── Statistics ──────────────────────────────────────────────────────────
@@ -1915,7 +1989,7 @@ export class SessionDB {
    * ```
    */
   usageReport(options: UsageReportOptions = {}): UsageRow[] {
-    return usage.usageReport(this.#store, options);
+    return usage.usageReport(this.#store, options ?? {});
   }
 
   /**
@@ -1981,7 +2055,7 @@ export class SessionDB {
    * ```
    */
   inspect(options: InspectOptions = {}): DatabaseInfo {
-    return this.#slot.steady((store) => inspecting.inspectDatabase(store, options));
+    return openSlot(this.#slot).steady((store) => inspecting.inspectDatabase(store, options));
   }
 
   /**
@@ -2017,7 +2091,7 @@ export class SessionDB {
   pruneCandidates(
     options: PruneCandidatesOptions = {},
   ): PruneCandidate[] {
-    return pruneCandidates.pruneCandidates(this.#store, options);
+    return pruneCandidates.pruneCandidates(this.#store, options ?? {});
   }
 
   // ── Import ──────────────────────────────────────────────────────────────

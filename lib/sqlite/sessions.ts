@@ -6,8 +6,10 @@
 import type { Store } from "./store.ts";
 import type { SessionRow } from "../core/types.ts";
 import { encodeJson } from "../core/content.ts";
+import { textValue } from "../core/message_values.ts";
 import {
   checkKeyText,
+  checkOptionalText,
   type CreateSessionOptions,
   type EnsureSessionOptions,
 } from "../core/session_options.ts";
@@ -23,18 +25,24 @@ export function createSession(
   source: string,
   options: CreateSessionOptions = {},
 ): string {
-  checkKeyText("create session", "id", id);
-  checkKeyText("create session", "source", source);
-  const modelConfig = encodeJson(options.modelConfig);
+  const action = "create session";
+  checkKeyText(action, "id", id);
+  checkKeyText(action, "source", source);
+  const given = options ?? {};
+  checkOptionalText(action, "parentSessionId", given.parentSessionId);
+  const userId = textValue(given.userId, "userId", action);
+  const model = textValue(given.model, "model", action);
+  const systemPrompt = textValue(given.systemPrompt, "systemPrompt", action);
+  const modelConfig = encodeJson(given.modelConfig);
   store.write(() =>
     store.statement(INSERT_SESSION).run(
       id,
       source,
-      options.userId ?? null,
-      options.model ?? null,
+      userId,
+      model,
       modelConfig,
-      options.systemPrompt ?? null,
-      options.parentSessionId ?? null,
+      systemPrompt,
+      given.parentSessionId ?? null,
       store.now(),
     )
   );
@@ -48,22 +56,25 @@ export function ensureSession(
   source = "unknown",
   options: EnsureSessionOptions = {},
 ): string {
-  return createSession(store, id, source, { model: options.model });
+  return createSession(store, id, source, { model: (options ?? {}).model });
 }
 
 /** Implements `SessionDB.endSession`: sets the end of a session not ended yet. */
 export function endSession(store: Store, id: string, endReason: string): void {
+  checkKeyText("end session", "id", id);
+  const reason = textValue(endReason, "endReason", "end session");
   store.write(() =>
     store
       .statement(
         "UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL",
       )
-      .run(store.now(), endReason, id)
+      .run(store.now(), reason, id)
   );
 }
 
 /** Implements `SessionDB.reopenSession`: clears the end of a session. */
 export function reopenSession(store: Store, id: string): void {
+  checkKeyText("reopen session", "id", id);
   store.write(() =>
     store
       .statement("UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = ?")
@@ -73,12 +84,15 @@ export function reopenSession(store: Store, id: string): void {
 
 /** Implements `SessionDB.updateSystemPrompt`: replaces the system prompt. */
 export function updateSystemPrompt(store: Store, id: string, prompt: string): void {
+  checkKeyText("update system prompt", "id", id);
+  const text = textValue(prompt, "prompt", "update system prompt");
   store.write(() =>
-    store.statement("UPDATE sessions SET system_prompt = ? WHERE id = ?").run(prompt, id)
+    store.statement("UPDATE sessions SET system_prompt = ? WHERE id = ?").run(text, id)
   );
 }
 
 /** Implements `SessionDB.getSession`: one `SELECT *` row, or `undefined`. */
 export function getSession(store: Store, id: string): SessionRow | undefined {
+  checkKeyText("read session", "id", id);
   return store.statement("SELECT * FROM sessions WHERE id = ?").get(id) as SessionRow | undefined;
 }

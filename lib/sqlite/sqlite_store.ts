@@ -24,6 +24,7 @@ import type {
   SessionsDirOptions,
 } from "../core/prune_options.ts";
 import type { ExportOptions } from "../core/transfer_options.ts";
+import { checkOptionalText } from "../core/session_options.ts";
 
 /** Options of {@linkcode openSqliteStore}. */
 export interface SqliteStoreOptions {
@@ -221,8 +222,10 @@ class SqliteSessionStore implements SessionStore {
   async *iterateExport(
     options: ExportOptions = {},
   ): AsyncIterableIterator<SessionExport> {
-    refuseOrigin(options);
-    const rows = await this.#call((db) => exporting.exportSessionRows(storeOf(db), options));
+    const given = options ?? {};
+    refuseOrigin(given);
+    checkOptionalText("export sessions", "source", given.source);
+    const rows = await this.#call((db) => exporting.exportSessionRows(storeOf(db), given));
     for (const row of rows) {
       // Each session is read on its own, whole (its row again with its messages, in one
       // snapshot): no read snapshot stays open while the consumer awaits.
@@ -237,11 +240,12 @@ class SqliteSessionStore implements SessionStore {
   get #prune(): prune.AsyncPruneInternals {
     return { step: (fn) => this.#call(fn) };
   }
-  pruneSessions(options: PruneOptions = {}): Promise<number> {
-    return prune.pruneSessionsAsync(storeOf(this.#db), options, this.#prune);
+  // async: a store closed meanwhile (storeOf throws) rejects, as every other method does.
+  async pruneSessions(options: PruneOptions = {}): Promise<number> {
+    return await prune.pruneSessionsAsync(storeOf(this.#db), options ?? {}, this.#prune);
   }
-  pruneEmptyGhostSessions(options: SessionsDirOptions = {}): Promise<number> {
-    return prune.pruneEmptyGhostSessionsAsync(storeOf(this.#db), options, this.#prune);
+  async pruneEmptyGhostSessions(options: SessionsDirOptions = {}): Promise<number> {
+    return await prune.pruneEmptyGhostSessionsAsync(storeOf(this.#db), options ?? {}, this.#prune);
   }
   getMeta(...a: Parameters<SessionDB["getMeta"]>) {
     return this.#call((db) => db.getMeta(...a));
@@ -252,8 +256,8 @@ class SqliteSessionStore implements SessionStore {
   vacuum() {
     return this.#call((db) => db.vacuum());
   }
-  maybeAutoPruneAndVacuum(options: AutoPruneOptions = {}): Promise<AutoPruneResult> {
-    return prune.maybeAutoPruneAndVacuumAsync(storeOf(this.#db), options, this.#prune);
+  async maybeAutoPruneAndVacuum(options: AutoPruneOptions = {}): Promise<AutoPruneResult> {
+    return await prune.maybeAutoPruneAndVacuumAsync(storeOf(this.#db), options ?? {}, this.#prune);
   }
   usageByModel() {
     return this.#call((db) => db.usageByModel());

@@ -12,9 +12,11 @@ import { TitleError } from "../core/errors.ts";
 import { nextLineageTitle, sanitizeTitle, titleStem } from "../core/titles.ts";
 import { escapeLike } from "../core/like_pattern.ts";
 import type { PrefixMatches } from "../core/listing_options.ts";
+import { checkKeyText } from "../core/session_options.ts";
 
 /** Implements `SessionDB.setSessionTitle`: sanitizes, checks uniqueness, updates. */
 export function setSessionTitle(store: Store, id: string, title: string | null): boolean {
+  checkKeyText("set title", "id", id);
   const clean = sanitizeTitle(title);
   return store.write(() => {
     if (clean) {
@@ -30,12 +32,14 @@ export function setSessionTitle(store: Store, id: string, title: string | null):
 
 /** Implements `SessionDB.getSessionTitle`: the title, `null`, or `undefined`. */
 export function getSessionTitle(store: Store, id: string): string | null | undefined {
+  checkKeyText("read title", "id", id);
   const row = store.statement("SELECT title FROM sessions WHERE id = ?").get(id);
   return row === undefined ? undefined : row.title as string | null;
 }
 
 /** Implements `SessionDB.getSessionByTitle`: the row with exactly this title. */
 export function getSessionByTitle(store: Store, title: string): SessionRow | undefined {
+  checkKeyText("find session by title", "title", title);
   return store.statement("SELECT * FROM sessions WHERE title = ?").get(title) as
     | SessionRow
     | undefined;
@@ -45,6 +49,7 @@ export function getSessionByTitle(store: Store, title: string): SessionRow | und
  * Implements `SessionDB.resolveSessionByTitle`: the newest `"<title> #N"`, else the exact title.
  */
 export function resolveSessionByTitle(store: Store, title: string): string | undefined {
+  checkKeyText("resolve title", "title", title);
   const numbered = store.statement(
     "SELECT id, title, started_at FROM sessions WHERE title LIKE ? ESCAPE '\\' ORDER BY started_at DESC",
   ).get(`${escapeLike(title)} #%`);
@@ -54,6 +59,7 @@ export function resolveSessionByTitle(store: Store, title: string): string | und
 
 /** Implements `SessionDB.getNextTitleInLineage`: the base with the next free number. */
 export function getNextTitleInLineage(store: Store, base: string): string {
+  checkKeyText("number title", "base", base);
   const stem = titleStem(base);
   const rows = store.statement(
     "SELECT title FROM sessions WHERE title = ? OR title LIKE ? ESCAPE '\\'",
@@ -63,6 +69,7 @@ export function getNextTitleInLineage(store: Store, base: string): string {
 
 /** Implements `SessionDB.resolveSessionId`: an exact id, else a unique escaped `LIKE` prefix. */
 export function resolveSessionId(store: Store, idOrPrefix: string): string | undefined {
+  checkKeyText("resolve session id", "idOrPrefix", idOrPrefix);
   const exact = store.statement("SELECT id FROM sessions WHERE id = ?").get(idOrPrefix);
   if (exact !== undefined) return exact.id as string;
   const rows = store.statement(
@@ -90,6 +97,7 @@ export function sessionIdsWithPrefix(
   prefix: string,
   options: { limit?: number } = {},
 ): PrefixMatches {
+  checkKeyText("find sessions by id prefix", "prefix", prefix);
   const limit = checkCount("find sessions by id prefix", "limit", options.limit ?? 10);
   const pattern = `${escapeLike(prefix)}%`;
   const count = Number(
