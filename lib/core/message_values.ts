@@ -146,9 +146,27 @@ export function messageValues(message: NewMessage, action: string): StoredValue[
   values[0] = message.role;
   for (let i = 0; i < MESSAGE_VALUE_COLUMNS.length; i++) {
     const column = MESSAGE_VALUE_COLUMNS[i];
-    values[i + 1] = column.read(message[column.field], column.field, action);
+    const value = message[column.field];
+    if (value === undefined) checkNotMisnamed(message, column.name, column.field, action);
+    values[i + 1] = column.read(value, column.field, action);
   }
   return values;
+}
+
+/**
+ * Refuses a message that holds a column's value under the other spelling
+ * (`tool_calls` given to `appendMessage`, which reads `toolCalls`; or the
+ * reverse to `replaceMessages`): read by its own spelling only, the value
+ * would be dropped without a word.
+ */
+function checkNotMisnamed(message: object, misnamed: string, field: string, action: string): void {
+  if (misnamed === field) return;
+  const value = (message as Record<string, unknown>)[misnamed];
+  if (value === undefined || value === null) return;
+  throw new TypeError(
+    `Cannot ${action}: ${misnamed} is not read here, give it as ${field}: current value is ` +
+      describeValue(value),
+  );
 }
 
 /**
@@ -167,10 +185,10 @@ export function conversationValues(message: ConversationMessage, action: string)
   const assistant = role === "assistant";
   const values: StoredValue[] = [role];
   for (const column of MESSAGE_VALUE_COLUMNS) {
+    const value = message[column.name];
+    if (value === undefined) checkNotMisnamed(message, column.field, column.name, action);
     values.push(
-      column.assistantOnly && !assistant
-        ? null
-        : column.read(message[column.name], column.name, action),
+      column.assistantOnly && !assistant ? null : column.read(value, column.name, action),
     );
   }
   return values;

@@ -652,8 +652,10 @@ export class SessionDB {
    *   storage failures at once, nothing written.
    * @throws {TypeError} When the message is not an object, `role` is not a
    *   string, a text field is not a string, `tokenCount` is not a finite
-   *   number, or a JSON field holds a circular reference; the message names
-   *   the field and its value, and nothing is written.
+   *   number, a JSON field holds a circular reference, or a field is given
+   *   by its column's snake_case name (`tool_calls`, which would be dropped:
+   *   give `toolCalls`); the message names the field and its value, and
+   *   nothing is written.
    * @throws {ReadonlyError} When the database was opened with `readonly: true`.
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was written.
@@ -771,7 +773,9 @@ export class SessionDB {
    *   and the session does not exist (an empty list for an unknown session
    *   changes nothing). Other storage failures at once; nothing is changed.
    * @throws {TypeError} When `list` is not an array, or a message or one of
-   *   its fields has the wrong type; nothing is changed.
+   *   its fields has the wrong type, or a field is given by its camelCase
+   *   name (`toolCalls`, which would be dropped: give `tool_calls`); nothing
+   *   is changed.
    * @throws {ReadonlyError} When the database was opened with `readonly: true`.
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was changed.

@@ -918,6 +918,43 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.equal((await store.getSession("s"))?.message_count, 0);
     });
 
+    test("a field given by the other spelling (tool_calls to appendMessage, toolCalls to replaceMessages) is a TypeError, not dropped", async () => {
+      const store = await empty();
+      await store.createSession("s", "cli");
+      const calls = [{ id: "c1", type: "function", function: { name: "shell", arguments: "{}" } }];
+      // An OpenAI-shaped message given to appendMessage: its tool calls were dropped without a word.
+      await assert.rejects(
+        store.appendMessage("s", { role: "assistant", tool_calls: calls } as never),
+        {
+          name: "TypeError",
+          message:
+            `Cannot append message: tool_calls is not read here, give it as toolCalls: current value is ${
+              JSON.stringify(calls)
+            }`,
+        },
+      );
+      await assert.rejects(
+        store.appendMessages("s", [{ role: "tool", content: "ok", tool_call_id: "c1" } as never]),
+        /Cannot append messages: tool_call_id is not read here, give it as toolCallId/,
+      );
+      assert.equal(await store.messageCount("s"), 0);
+      await store.appendMessage("s", { role: "user", content: "kept" });
+      await assert.rejects(
+        store.replaceMessages("s", [{ role: "assistant", toolCalls: calls } as never]),
+        /Cannot replace messages: toolCalls is not read here, give it as tool_calls/,
+      );
+      assert.deepEqual((await store.getMessages("s")).map((m) => m.content), ["kept"]);
+      // Both spellings null, or the right one given beside a null twin: nothing to refuse.
+      await store.appendMessage(
+        "s",
+        { role: "assistant", toolCalls: calls, tool_calls: null } as never,
+      );
+      await store.replaceMessages("s", [
+        { role: "assistant", tool_calls: calls, toolCalls: null } as never,
+      ]);
+      assert.deepEqual((await store.getMessages("s")).map((m) => m.tool_calls), [calls]);
+    });
+
     test("appendMessages() checks every message before the session: a bad one is a TypeError, writing nothing", async () => {
       const store = await empty();
       const bad = [{ role: "user", content: "x" }, { role: 5 as never, content: "x" }];
