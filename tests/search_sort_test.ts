@@ -252,6 +252,14 @@ describe("searchMessages() sort semantics", () => {
           'current value is "latest"',
       },
     );
+    // NaN was named "null", and a bigint made the message itself throw.
+    for (const [sort, shown] of [[NaN, "NaN"], [5n, "5"], [{ by: "time" }, '{"by":"time"}']]) {
+      assert.throws(() => s.db.searchMessages("docker", { sort: sort as "newest" }), {
+        name: "RangeError",
+        message: 'Cannot search messages: sort must be "rank", "newest" or "oldest": ' +
+          `current value is ${shown}`,
+      });
+    }
   });
 
   test("searchMessages() gives [] for a query FTS5 rejects, in time order too", () => {

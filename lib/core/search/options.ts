@@ -4,6 +4,8 @@
  *
  * @module
  */
+import { describeValue } from "../message_values.ts";
+
 /** The orders of `searchMessages` hits. */
 export type SearchSort = "rank" | "newest" | "oldest";
 
@@ -62,7 +64,7 @@ export function checkSort(sort: unknown): SearchSort {
   if (typeof sort !== "string" || !(SORTS as readonly string[]).includes(sort)) {
     throw new RangeError(
       `Cannot search messages: sort must be "rank", "newest" or "oldest": current value is ${
-        JSON.stringify(sort) ?? String(sort)
+        typeof sort === "string" ? JSON.stringify(sort) : describeValue(sort)
       }`,
     );
   }
