@@ -1,6 +1,9 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { buildDb, interruptibleIo, runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
+import { chmodSync, copyFileSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { FIXTURES, tempDir } from "./_helpers.ts";
 import { main } from "../lib/cli/main.ts";
 import { formatCount } from "../lib/render/format.ts";
 import { stepBoundaries } from "../lib/cli/prune_steps.ts";
@@ -116,6 +119,30 @@ describe("prune", () => {
     );
     const mixed = await runCli(["--db", path, "prune", "--ghosts", "--source", "tui"]);
     assert.equal(mixed.code, 2);
+  });
+
+  test("prune --ghosts with no ghost says so without asking and leaves an older file as it was", async () => {
+    // The v6 fixture's one ghost (20260410_100050_711884) is not a day old at this clock.
+    const dir = tempDir();
+    const path = join(dir, "state.db");
+    for (const suffix of ["", "-wal"]) {
+      copyFileSync(join(FIXTURES, "hermes-v6.db" + suffix), path + suffix);
+      chmodSync(path + suffix, 0o600);
+    }
+    const bytes = () => ["", "-wal"].map((suffix) => readFileSync(path + suffix).toString("hex"));
+    const before = bytes();
+    const now = 1_775_822_400;
+    const asked = await runCli(["--db", path, "prune", "--ghosts"], { now });
+    assert.equal(asked.code, 0, asked.err);
+    assert.equal(
+      asked.out,
+      'No empty, untitled, ended "tui" sessions started more than a day ago.\n',
+    );
+    assert.equal(asked.err, "", "no question");
+    const yes = await runCli(["--db", path, "--json", "prune", "--ghosts", "--yes"], { now });
+    assert.equal(yes.code, 0, yes.err);
+    assert.deepEqual(JSON.parse(yes.out), { pruned: 0 });
+    assert.deepEqual(bytes(), before, "the v6 file was upgraded or written");
   });
 });
 

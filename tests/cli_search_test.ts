@@ -1,7 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { buildDb, runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
-import { tempDbPath } from "./_helpers.ts";
+import { copyFixture, tempDbPath } from "./_helpers.ts";
 import { displaySnippet, showWindowCuts } from "../lib/render/excerpt.ts";
 import type { SearchHit } from "../lib/core/types.ts";
 
@@ -147,6 +147,30 @@ describe("search", () => {
     assert.match(emoji.out, /▶ .*>>>🚀<<</);
     const mixed = await runCli(["--db", path, "search", "docker", "数据"]);
     assert.match(mixed.out, />>>docker<<<.*>>>数据<<</);
+  });
+
+  test("search marks the words of hits read by substring where an index is missing or stale", async () => {
+    // A v6 file has no trigram index: a CJK word of three or more characters is read by substring.
+    const old = await runCli([
+      "--db",
+      copyFixture("hermes-v6.db"),
+      "search",
+      "记忆断裂",
+      "--limit",
+      "1",
+    ]);
+    assert.equal(old.code, 0, old.err);
+    assert.match(old.out, /▶ assistant: >>>记忆断裂<<</);
+    // A words index marked stale: its messages are read by substring, said on stderr.
+    const path = await buildDb((db) => {
+      db.createSession("s", "cli");
+      db.appendMessage("s", { role: "user", content: "prune the docker images" });
+      db.setMeta("fts_stale:messages_fts", "test");
+    });
+    const stale = await runCli(["--db", path, "search", "docker"]);
+    assert.equal(stale.code, 0, stale.err);
+    assert.match(stale.err, /stale/);
+    assert.match(stale.out, /▶ user: prune the >>>docker<<< images/);
   });
 
   test("search requires every word of a mixed CJK and Latin query", async () => {

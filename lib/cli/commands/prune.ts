@@ -95,6 +95,13 @@ function printDryRun(
   return 0;
 }
 
+/** Nothing in `scope`: said without a question, and the file is not opened for writing. */
+function nothingToPrune(ctx: Context, scope: string): number {
+  if (ctx.json) printJson(ctx.io, { pruned: 0 });
+  else ctx.io.stdout(`No ${scope}.\n`);
+  return 0;
+}
+
 /** What `prune --ghosts` deletes, as a dry run names it. */
 const GHOSTS = 'empty, untitled, ended "tui" sessions started more than a day ago';
 
@@ -113,6 +120,7 @@ async function pruneGhosts(args: ParsedArgs, ctx: Context): Promise<number> {
   const note = await syncedNote(reader, candidates.map((c) => c.id), "prune");
   if (dryRun) return printDryRun(ctx, candidates, GHOSTS, note);
   sayNote(ctx, note);
+  if (candidates.length === 0) return nothingToPrune(ctx, GHOSTS);
   if (!args.flag("yes")) {
     const question = 'Delete every ended "tui" session with no message and no title, ' +
       "started more than a day ago? [y/N] ";
@@ -145,11 +153,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const note = await syncedNote(reader, candidates.map((c) => c.id), "prune");
   if (dryRun) return printDryRun(ctx, candidates, scope, note);
   sayNote(ctx, note);
-  if (candidates.length === 0) {
-    if (ctx.json) printJson(ctx.io, { pruned: 0 });
-    else ctx.io.stdout(`No ${scope}.\n`);
-    return 0;
-  }
+  if (candidates.length === 0) return nothingToPrune(ctx, scope);
   if (!args.flag("yes")) {
     const messages = candidates.reduce((sum, c) => sum + c.message_count, 0);
     const question = `Delete ${sessions(candidates.length)} (${

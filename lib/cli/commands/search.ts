@@ -264,11 +264,14 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     return 0;
   }
   const words = unmarkedWords(query);
+  // A hit read by substring because its index is missing or stale has no marks of FTS5's.
+  const allWords = unmarkedWords(query, { fts: false, trigram: false });
   const titles = new Map<string, string | null>();
   const blocks: string[] = [];
   for (const [i, hit] of hits.entries()) {
     const title = await titleOf(store, titles, hit.session_id);
-    blocks.push(renderHit(hit, offset + i + 1, title, words, ctx));
+    const marked = hit.snippet?.includes(">>>") ?? false;
+    blocks.push(renderHit(hit, offset + i + 1, title, marked ? words : allWords, ctx));
   }
   ctx.io.stdout(blocks.join("\n"));
   ctx.io.stdout(ctx.style.dim(`\n(${footer(hits.length, offset, found.length > limit)})\n`));

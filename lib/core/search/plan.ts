@@ -296,6 +296,8 @@ export function planSearch(query: string, tables: SearchTables = {}): SearchPlan
  * them itself.
  *
  * @param query What the user typed.
+ * @param tables Which indexes the search could use: without them, every
+ *   positive word is matched by substring (a stale or missing index).
  * @returns The words, in query order; empty when the index marks every match.
  *
  * @example
@@ -303,10 +305,11 @@ export function planSearch(query: string, tables: SearchTables = {}): SearchPlan
  * import { unmarkedWords } from "./plan.ts";
  * console.assert(unmarkedWords("记忆 OR docker").join() === "记忆,docker");
  * console.assert(unmarkedWords("docker").length === 0);
+ * console.assert(unmarkedWords("docker", { fts: false }).join() === "docker");
  * ```
  */
-export function unmarkedWords(query: string): string[] {
-  const plan = planSearch(query);
+export function unmarkedWords(query: string, tables: SearchTables = {}): string[] {
+  const plan = planSearch(query, tables);
   if (plan.kind === "substring") return positiveWords(plan.condition);
   if (plan.kind === "ranked" && plan.check !== null) return positiveWords(plan.check);
   return [];
