@@ -221,10 +221,12 @@ async function search(api: ApiRequest): Promise<Response> {
   // them, and their cut ends, as the CLI does. The page reads `snippet_parts` (text, match,
   // text…): `snippet`'s markers cannot be told from a `>>>` in the message.
   const words = unmarkedWords(query);
+  // A hit read by substring because its index is missing or stale has no marks of FTS5's.
+  const allWords = unmarkedWords(query, { fts: false, trigram: false });
   return json({
     query,
     hits: hits.slice(0, limit).map((hit) => {
-      const parts = snippetParts(hit, words);
+      const parts = snippetParts(hit, hit.snippet?.includes(">>>") ? words : allWords);
       return {
         ...hit,
         snippet: parts === null

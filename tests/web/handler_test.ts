@@ -330,6 +330,32 @@ describe("API", () => {
     );
   });
 
+  test("GET /api/search marks the words of hits read by substring where an index is missing or stale", async () => {
+    // A words index marked stale: its messages are read by substring, which marks nothing.
+    const stalePath = tempDbPath();
+    {
+      using db = await SessionDB.open({ path: stalePath });
+      db.createSession("s", "cli");
+      db.appendMessage("s", { role: "user", content: "prune the docker images" });
+      db.setMeta("fts_stale:messages_fts", "test");
+    }
+    await using stale = await openStore(stalePath, { readonly: true });
+    const fresh = await getJson("/api/search?q=docker", handlerFor({}, stale));
+    assert.deepEqual(fresh.body.hits.map((hit: { snippet_parts: string[] }) => hit.snippet_parts), [
+      ["prune the ", "docker", " images"],
+    ]);
+    // A v6 file has no trigram index: a CJK word of three or more characters is read by substring.
+    await using old = await openStore(copyFixture("hermes-v6.db"), { readonly: true });
+    const cjk = await getJson(
+      `/api/search?q=${encodeURIComponent("记忆断裂")}&limit=1`,
+      handlerFor({}, old),
+    );
+    assert.ok(
+      cjk.body.hits[0].snippet_parts.includes("记忆断裂"),
+      JSON.stringify(cjk.body.hits[0]),
+    );
+  });
+
   test("GET /api/search never fails on hostile text and bounds the query length", async () => {
     for (const q of ['"unbalanced (', "NEAR(", "*", "AND", "\u0000", "<script>", "🚀", " "]) {
       const response = await getJson(`/api/search?q=${encodeURIComponent(q)}`);
