@@ -173,6 +173,30 @@ describe("search", () => {
     assert.match(stale.out, /▶ user: prune the >>>docker<<< images/);
   });
 
+  test("a substring hit found only in its tool call shows the call, not an empty ▶ line", async () => {
+    const path = await buildDb((db) => {
+      db.createSession("s", "cli");
+      db.appendMessages("s", [
+        { role: "user", content: "Is the rollout done?" },
+        {
+          role: "assistant",
+          content: null,
+          toolCalls: [{
+            id: "call_1",
+            type: "function",
+            function: { name: "terminal", arguments: '{"command": "kubectl rollout status"}' },
+          }],
+        },
+      ]);
+      db.setMeta("fts_stale:messages_fts", "test");
+    });
+    const run = await runCli(["--db", path, "search", "kubectl"]);
+    assert.equal(run.code, 0, run.err);
+    assert.match(run.err, /stale/);
+    const hit = run.out.split("\n").find((line) => line.startsWith("   ▶ "));
+    assert.match(hit ?? "", /^ {3}▶ assistant: .*>>>kubectl<<< rollout status/, run.out);
+  });
+
   test("search requires every word of a mixed CJK and Latin query", async () => {
     const path = v11Copy();
     for (const query of ["docker 数据", "数据 AND docker"]) {

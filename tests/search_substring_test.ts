@@ -58,7 +58,11 @@ describe("searchMessages() on the substring path", () => {
     assert.equal(byId.get(s.ids[3]), "前".repeat(40) + "数据" + "后".repeat(78));
     assert.equal(byId.get(s.ids[0]), "我们讨论数据迁移");
     assert.equal(byId.get(s.ids[2]), "无关", "no match in content: from the start");
-    assert.equal(byId.get(s.ids[1]), null, "NULL content");
+    assert.equal(
+      byId.get(s.ids[1]),
+      '[{"function": {"arguments": "{\\"q\\": \\"数据\\"}"}}]',
+      "NULL content: the tool calls that hold the match (it was null)",
+    );
   });
 
   test("searchMessages() applies the filters on the substring path", () => {
@@ -401,5 +405,44 @@ describe("searchMessages() finds substring candidates through the trigram index"
     } finally {
       own.db.close();
     }
+  });
+});
+
+describe("searchMessages() on a stale words index: snippets of hits found by tool name or calls", () => {
+  let s: Seeded;
+  const call = (command: string) =>
+    JSON.stringify([{ type: "function", function: { name: "terminal", arguments: command } }]);
+  before(async () => {
+    s = await seeded([{ id: "t", source: "cli", started_at: 10 }], [
+      { session_id: "t", content: "roll out the new release", timestamp: 11 },
+      {
+        session_id: "t",
+        role: "assistant",
+        content: null,
+        tool_calls: call("x".repeat(80) + " Kubectl rollout status " + "y".repeat(200)),
+        timestamp: 12,
+      },
+      { session_id: "t", role: "tool", content: "", tool_name: "grafana_query", timestamp: 13 },
+      { session_id: "t", content: "kubectl and grafana both work", timestamp: 14 },
+    ]);
+    s.db.setMeta("fts_stale:messages_fts", "x");
+  });
+  after(() => s.db.close());
+
+  test("searchMessages() cuts a contentless hit's snippet from the tool calls holding the word (it was null)", () => {
+    const hits = s.db.searchMessages("kubectl");
+    assert.deepEqual(hits.map((h) => h.id), [s.ids[3], s.ids[1]]);
+    const calls = call("x".repeat(80) + " Kubectl rollout status " + "y".repeat(200));
+    const at = calls.indexOf("Kubectl");
+    assert.equal(hits[1].snippet, calls.slice(at - 40, at - 40 + 120), "40 before, 120 long");
+    assert.equal(hits[0].snippet, "kubectl and grafana both work", "a content hit as before");
+  });
+
+  test("searchMessages() cuts an empty-content hit's snippet from the tool name holding the word", () => {
+    const hits = s.db.searchMessages("GRAFANA");
+    assert.deepEqual(hits.map((h) => [h.id, h.snippet]), [
+      [s.ids[3], "kubectl and grafana both work"],
+      [s.ids[2], "grafana_query"],
+    ]);
   });
 });

@@ -39,6 +39,7 @@ import type { OriginFilter } from "./postgres_store.ts";
 import { SEARCH_COLUMNS_SQL, SEARCH_DOCUMENT_SQL } from "./schema.ts";
 import { gramsQuery, trigramSql, withoutContentFilter, wordsQuery } from "./text_search.ts";
 import { trigramSnippet, wordsSnippet } from "../core/search/fts5_snippet.ts";
+import { substringSnippet } from "../core/search/substring_snippet.ts";
 import { jsonParam } from "./_text_codec.ts";
 
 /** A search's options, with the engine's origin filter. */
@@ -409,11 +410,20 @@ async function substringPage(
       order,
     ).replace(
       "page._order AS _order",
-      "page._order AS _order, substr(m.content, greatest(1, strpos(m.content, $1) - 40), 120) AS snippet",
+      "page._order AS _order, substr(m.content, greatest(1, strpos(m.content, $1) - 40), 120) AS snippet, m.tool_calls AS _tool_calls",
     ),
     [...params, page.limit, page.offset],
     CUSTOM_PLAN,
   );
+  const words = positiveWords(condition);
+  for (const row of rows) {
+    const fields = {
+      contentSnippet: row.snippet,
+      toolName: row.tool_name,
+      toolCalls: row._tool_calls,
+    };
+    row.snippet = substringSnippet(fields, words);
+  }
   return rows;
 }
 

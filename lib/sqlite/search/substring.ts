@@ -19,6 +19,7 @@ import { conditionSql, type FilterSql } from "./filters.ts";
 import { type Condition, coveringWords, positiveWords } from "../../core/search/condition.ts";
 import type { HitRow } from "./ranked.ts";
 import { isPatternError } from "./query_error.ts";
+import { substringSnippet } from "../../core/search/substring_snippet.ts";
 import { candidateSource, termKind, trigramIndexUsable } from "./trigram_candidates.ts";
 import { inSnapshot } from "./snapshot.ts";
 import { FIRST_CHUNK, walkCandidates } from "./substring_walk.ts";
@@ -129,14 +130,16 @@ const CANDIDATES_FROM = "FROM json_each(?) c JOIN messages m ON m.id = c.value";
 const ROWS_SQL = `SELECT m.id AS id, m.session_id AS session_id, m.role AS role,
   substr(m.content, max(1, instr(m.content, ?) - 40), 120) AS snippet,
   m.timestamp AS timestamp, m.tool_name AS tool_name, s.source AS source, s.model AS model,
-  s.started_at AS session_started
+  s.started_at AS session_started, m.tool_calls AS _tool_calls
 FROM messages m JOIN sessions s ON s.id = m.session_id
 WHERE m.id IN (SELECT value FROM json_each(?))`;
 
 /**
  * One page of substring hits, newest first, without context. The snippet
  * is 120 characters of content from 40 before the first word's first
- * (case-sensitive) occurrence, or the start; `null` for NULL content.
+ * (case-sensitive) occurrence, or the start. A hit without content (NULL
+ * or empty) is cut from the tool name or tool calls that hold a word
+ * instead (`core/search/substring_snippet.ts`).
  *
  * @param store The open store.
  * @param query The terms, filters and page.
@@ -179,10 +182,15 @@ function page(
     throw error;
   }
   if (ids.length === 0) return [];
+  const words = positiveWords(condition);
   const byId = new Map<number, HitRow>();
-  for (
-    const row of store.statement(ROWS_SQL).all(positiveWords(condition)[0], JSON.stringify(ids))
-  ) {
+  for (const row of store.statement(ROWS_SQL).all(words[0], JSON.stringify(ids))) {
+    const fields = {
+      contentSnippet: row.snippet,
+      toolName: row.tool_name,
+      toolCalls: row._tool_calls,
+    };
+    row.snippet = substringSnippet(fields, words);
     byId.set(Number(row.id), row);
   }
   return ids.map((id) => byId.get(id)).filter((row): row is HitRow => row !== undefined);
