@@ -8,6 +8,7 @@ import {
   readdirSync,
   readFileSync,
   statSync,
+  utimesSync,
   writeFileSync,
   writeSync,
 } from "node:fs";
@@ -101,23 +102,42 @@ describe("doctor", () => {
     assert.equal(existsSync(path), false);
   });
 
-  test("doctor and doctor --fix refuse another application's database and an empty file, unchanged", async () => {
+  test("doctor and doctor --fix refuse another application's database, unchanged", async () => {
     const other = tempDbPath();
     const raw = await rawOpen(other);
     raw.exec("CREATE TABLE notes (x)");
     raw.close();
+    const before = readFileSync(other);
+    for (const args of [["doctor"], ["doctor", "--fix"]]) {
+      const run = await runCli(["--db", other, ...args]);
+      assert.equal(run.code, 1, run.out);
+      assert.equal(run.out, "");
+      assert.equal(run.err, `hermes-state: not a Hermes state.db (no sessions table): ${other}\n`);
+    }
+    assert.deepEqual(readFileSync(other), before);
+    assert.equal(existsSync(`${other}-wal`), false);
+  });
+
+  test("doctor and doctor --fix on a 0-byte file say it is empty and leave it as it was", async () => {
     const empty = tempDbPath();
     writeFileSync(empty, "");
-    for (const path of [other, empty]) {
-      const before = readFileSync(path);
-      for (const args of [["doctor"], ["doctor", "--fix"]]) {
-        const run = await runCli(["--db", path, ...args]);
-        assert.equal(run.code, 1, run.out);
-        assert.equal(run.out, "");
-        assert.equal(run.err, `hermes-state: not a Hermes state.db (no sessions table): ${path}\n`);
-      }
-      assert.deepEqual(readFileSync(path), before);
-      assert.equal(existsSync(`${path}-wal`), false);
+    const past = new Date("2024-01-02T03:04:05Z");
+    utimesSync(empty, past, past);
+    for (const args of [["doctor"], ["doctor", "--fix"], ["--json", "doctor"]]) {
+      const run = await runCli(["--db", empty, ...args]);
+      assert.equal(run.code, 1, run.out);
+      assert.equal(run.out, "");
+      assert.equal(
+        run.err,
+        `hermes-state: Cannot open database "${empty}": the file is empty (0 bytes), ` +
+          "not a Hermes database; there is nothing to check or repair (it was left as it was)\n",
+      );
+    }
+    const after = statSync(empty);
+    assert.equal(after.size, 0);
+    assert.equal(after.mtimeMs, past.getTime());
+    for (const suffix of ["-wal", "-shm", "-journal"]) {
+      assert.equal(existsSync(`${empty}${suffix}`), false, suffix);
     }
   });
 });

@@ -142,6 +142,16 @@ function openFor(openDriver: SqliteDriver, path: string, fix: boolean): SqliteCo
   // -wal (perhaps another file's) into the file and delete it, and SQLite deletes the -wal
   // of a 0-byte file even on a read-only open. The library's own guard refuses both first.
   assertNotDamaged(path, openDriver, { probe: fix });
+  // A 0-byte file (with a -wal it was refused above) holds nothing: SQLite would open it as
+  // a new, empty database, which says less than this.
+  if (statSync(path).size === 0) {
+    throw new OpenError(
+      path,
+      "the file is empty (0 bytes), not a Hermes database; there is nothing to check " +
+        "or repair (it was left as it was)",
+      { kind: "corrupt" },
+    );
+  }
   // A check changes nothing, sidecars included: the read access of the read commands.
   const access = fix ? "write" : chooseReadAccess(path);
   let db: SqliteConnection;

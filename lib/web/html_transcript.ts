@@ -100,6 +100,21 @@ function prettyArguments(raw: JsonValue | undefined): string {
   }
 }
 
+/** What a message (or a tool result) without text shows, as the page shows it. */
+const NO_TEXT = `<em class="no-text">(no text)</em>`;
+
+/** Whether `content` shows anything: text other than blanks, or any part. */
+function hasText(content: MessageContent | null): boolean {
+  if (content === null || content === undefined) return false;
+  if (typeof content === "string") return content.trim() !== "";
+  return !Array.isArray(content) || content.length > 0;
+}
+
+/** A tool call's result: its content, or the note when it has no text. */
+function resultBody(content: MessageContent | null): string {
+  return hasText(content) ? contentHtml(content) : NO_TEXT;
+}
+
 function toolCallsHtml(toolCalls: JsonValue | null, results: Map<string, MessageRow>): string {
   if (toolCalls === null || toolCalls === undefined) return "";
   const list = Array.isArray(toolCalls) ? toolCalls : [toolCalls];
@@ -111,22 +126,12 @@ function toolCallsHtml(toolCalls: JsonValue | null, results: Map<string, Message
     const result = id === undefined ? undefined : results.get(id);
     const resultHtml = result === undefined
       ? ""
-      : `<div><div class="figures">result</div>${contentHtml(result.content)}</div>`;
+      : `<div><div class="figures">result</div>${resultBody(result.content)}</div>`;
     return `<details class="call"><summary>→ ${safeHtml(name)}</summary><div class="call-grid">` +
       `<div><div class="figures">arguments</div><pre><code>${
         safeHtml(prettyArguments(fn.arguments ?? fn.input))
       }</code></pre></div>${resultHtml}</div></details>`;
   }).join("");
-}
-
-/** What a message without text, reasoning or tool calls shows, as the page shows it. */
-const NO_TEXT = `<em class="no-text">(no text)</em>`;
-
-/** Whether `content` shows anything: text other than blanks, or any part. */
-function hasText(content: MessageContent | null): boolean {
-  if (content === null || content === undefined) return false;
-  if (typeof content === "string") return content.trim() !== "";
-  return !Array.isArray(content) || content.length > 0;
 }
 
 function messageHtml(message: MessageRow, results: Map<string, MessageRow>): string {
@@ -150,12 +155,12 @@ function messageHtml(message: MessageRow, results: Map<string, MessageRow>): str
   }
   const content = contentHtml(message.content);
   const calls = toolCallsHtml(message.tool_calls, results);
-  if (message.role === "tool" && content !== "") {
+  if (message.role === "tool" && hasText(message.content)) {
     body.push(`<details><summary>Tool result</summary>${content}</details>`);
   } else if (
-    message.role !== "tool" && reasoning === "" && calls === "" && !hasText(message.content)
+    !hasText(message.content) && (message.role === "tool" || (reasoning === "" && calls === ""))
   ) {
-    // Not an empty box: the page says the same.
+    // Not an empty box (nor an empty tool result fold): the page says the same.
     body.push(NO_TEXT);
   } else body.push(content);
   body.push(calls);

@@ -9,6 +9,7 @@ import {
   readFileSync,
   statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
   writeSync,
 } from "node:fs";
@@ -597,6 +598,25 @@ describe("doctor()", () => {
           /the file is empty but its -wal holds \d+ bytes of commits; .*hermes-state recover/,
       });
       assert.deepEqual(fileAndWal(path), before, "the file or its -wal changed");
+    }
+  });
+
+  test("doctor() says a 0-byte file is empty, with and without fix, and leaves it as it was", async () => {
+    const path = tempDbPath();
+    writeFileSync(path, "");
+    const past = new Date("2024-01-02T03:04:05Z");
+    utimesSync(path, past, past);
+    for (const fix of [false, true]) {
+      await assert.rejects(doctor(path, { fix }), {
+        name: "OpenError",
+        message: `Cannot open database "${path}": the file is empty (0 bytes), not a Hermes ` +
+          "database; there is nothing to check or repair (it was left as it was)",
+      });
+    }
+    assert.equal(statSync(path).size, 0);
+    assert.equal(statSync(path).mtimeMs, past.getTime());
+    for (const suffix of ["-wal", "-shm", "-journal"]) {
+      assert.equal(existsSync(`${path}${suffix}`), false, suffix);
     }
   });
 

@@ -3,7 +3,8 @@
 // yet, and how sessions get there), filters that match nothing (and a way to clear them), a
 // search hit in an untitled session (named by its first words, as the listing names it, its id
 // below), and an assistant message without text, reasoning or tool calls (a note, not an empty
-// box; the HTML export says the same).
+// box; the HTML export says the same), and a tool result without text (the same note, not an
+// empty fold, in the message and beside the call).
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { openStore } from "../../lib/open_store.ts";
@@ -26,6 +27,7 @@ const skip = browserSkip();
 const UNTITLED = "empty_states_untitled";
 const TITLED = "empty_states_titled";
 const SILENT_REPLY = "empty_states_silent_reply";
+const SILENT_TOOL = "empty_states_silent_tool";
 const FIRST_WORDS = "Where does the wombat sleep at noon";
 
 /** A new database with an untitled, a titled session and one with an empty assistant reply. */
@@ -46,6 +48,22 @@ async function statesDb(): Promise<string> {
     { role: "user", content: "say nothing" },
     { role: "assistant", content: null },
     { role: "assistant", content: "   " },
+  ]);
+  await writer.createSession(SILENT_TOOL, "cli");
+  await writer.appendMessages(SILENT_TOOL, [
+    { role: "user", content: "run them" },
+    {
+      role: "assistant",
+      content: "running",
+      toolCalls: ["call_null", "call_blank", "call_said"].map((id) => ({
+        id,
+        type: "function",
+        function: { name: `tool_${id}`, arguments: "{}" },
+      })),
+    },
+    { role: "tool", toolCallId: "call_null", toolName: "quiet", content: null },
+    { role: "tool", toolCallId: "call_blank", toolName: "blank", content: " \n " },
+    { role: "tool", toolCallId: "call_said", toolName: "said", content: "the one result" },
   ]);
   return path;
 }
@@ -111,7 +129,7 @@ describe("empty states in the browser", { skip }, () => {
     await redrawn(page, () => page.click("#clear-filters"));
     assert.equal(await page.evaluate(() => location.hash), "#/?order=started");
     assert.equal(await page.$("#no-sessions"), null);
-    assert.equal(await page.$$eval(".view-sessions .row", (rows: Element[]) => rows.length), 3);
+    assert.equal(await page.$$eval(".view-sessions .row", (rows: Element[]) => rows.length), 4);
     await closePage(page);
   });
 
@@ -156,6 +174,33 @@ describe("empty states in the browser", { skip }, () => {
     for (const [, color] of bodies) assert.equal(color, muted);
     await closePage(page);
   });
+
+  test("a tool result without text shows the muted note, not an empty fold, beside its call too", async () => {
+    const page = await openPage(browser, `${served.origin}/#/s/${SILENT_TOOL}`);
+    const tools = await page.$$eval(
+      "#messages article.role-tool",
+      (all: Element[]) =>
+        all.map((a) => [
+          a.querySelector(".tool-result") !== null,
+          a.querySelector(".no-text")?.textContent ?? null,
+          a.querySelector(".no-text") ? getComputedStyle(a.querySelector(".no-text")!).color : null,
+        ]),
+    );
+    const muted = await page.evaluate(() =>
+      getComputedStyle(document.querySelector("#messages .msg-head time")!).color
+    );
+    assert.deepEqual(tools, [
+      [false, "(no text)", muted],
+      [false, "(no text)", muted],
+      [true, null, null],
+    ]);
+    const results = await page.$$eval(
+      "#messages details.call .call-grid > div:nth-child(2)",
+      (all: Element[]) => all.map((side) => side.querySelector(".no-text")?.textContent ?? null),
+    );
+    assert.deepEqual(results, ["(no text)", "(no text)", null]);
+    await closePage(page);
+  });
 });
 
 test("renderHtmlDocument() notes an assistant message without text, as the page does", async () => {
@@ -168,4 +213,18 @@ test("renderHtmlDocument() notes an assistant message without text, as the page 
   const spoken = renderHtmlDocument((await reply.exportSession(UNTITLED))!);
   await reply.close();
   assert.doesNotMatch(spoken, /no-text">/);
+});
+
+test("renderHtmlDocument() notes a tool result without text, as the page does", async () => {
+  await using store = await openStore(await statesDb());
+  const html = renderHtmlDocument((await store.exportSession(SILENT_TOOL))!);
+  const articles = html.match(/<article class="msg role-tool"[\s\S]*?<\/article>/g) ?? [];
+  assert.equal(articles.length, 3);
+  const shown = articles.map((
+    a,
+  ) => [/<summary>Tool result</.test(a), /no-text">\(no text\)</.test(a)]);
+  assert.deepEqual(shown, [[false, true], [false, true], [true, false]]);
+  // Beside the calls too: the two empty results, and not the one that said something.
+  const calls = html.match(/<details class="call">[\s\S]*?<\/details>/g) ?? [];
+  assert.deepEqual(calls.map((c) => /no-text">\(no text\)</.test(c)), [true, true, false]);
 });

@@ -373,7 +373,7 @@ export const APP_JS = String.raw`
   function contextLine(c) {
     var text = typeof c.content === "string" ? c.content : "";
     // A message without text (an assistant that only called tools) says so.
-    var shown = text === "" ? el("em", { class: "no-text", text: "(no text)" }) : visible(text);
+    var shown = text === "" ? noText() : visible(text);
     return el("div", { class: "ctx bidi" }, el("span", { class: "ctx-role", text: c.role }), " ", shown);
   }
   // The context is the previous, the matching and the next message (fewer at a session's
@@ -590,11 +590,15 @@ export const APP_JS = String.raw`
       var side = null;
       if (result) {
         side = el("div", null, el("div", { class: "figures" }, "result · ", el("a", { href: "#m-" + result.id, class: "jump", "data-jump": result.id, text: "message" })));
-        renderToolContent(result.content, side);
+        // An empty result says so, as its message does.
+        if (hasText(result.content)) renderToolContent(result.content, side);
+        else side.appendChild(noText());
       }
       return el("details", { class: "call" }, el("summary", null, "\u2192 " + visible(name)), el("div", { class: "call-grid" }, args, side));
     });
   }
+  // The muted note of a message (or a tool result) without text, in place of an empty box.
+  function noText() { return el("em", { class: "no-text", text: "(no text)" }); }
   // Whether a message's content shows anything: text other than blanks, or any part.
   function hasText(content) {
     if (content === null || content === undefined) return false;
@@ -610,7 +614,9 @@ export const APP_JS = String.raw`
     var node = el("article", { class: "msg role-" + String(m.role).replace(/[^a-z_-]/gi, ""), id: "m-" + m.id }, head);
     var reasoning = [m.reasoning, m.reasoning_content].filter(function (r) { return typeof r === "string" && r.trim() !== ""; }).join("\n\n");
     if (reasoning) { var r = el("details", { class: "reasoning" }, el("summary", { text: "Reasoning" })); renderText(reasoning, r); node.appendChild(r); }
-    if (m.role === "tool") {
+    // A tool result without text is a note, not an empty fold.
+    if (m.role === "tool" && !hasText(m.content)) node.appendChild(el("div", { class: "content" }, noText()));
+    else if (m.role === "tool") {
       var d = el("details", { class: "tool-result" }, el("summary", { text: "Tool result" + (m.tool_name ? " · " + visible(m.tool_name) : "") }));
       renderToolContent(m.content, d);
       node.appendChild(d);
@@ -619,7 +625,7 @@ export const APP_JS = String.raw`
     if (m.role !== "tool") {
       var body = el("div", { class: "content" });
       // A message without text, reasoning or tool calls says so rather than showing an empty box.
-      if (!reasoning && calls.length === 0 && !hasText(m.content)) body.appendChild(el("em", { class: "no-text", text: "(no text)" }));
+      if (!reasoning && calls.length === 0 && !hasText(m.content)) body.appendChild(noText());
       else renderContent(m.content, body);
       node.appendChild(body);
     }
