@@ -336,7 +336,7 @@ describe("completions", () => {
     assert.equal(run.code, 2);
     assert.match(
       run.err,
-      /the shell must be one of bash, zsh, fish: current value is "powershell"/,
+      /the shell must be one of bash, zsh, fish, got "powershell"/,
     );
   });
 

@@ -282,10 +282,10 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
       const url = schemaUrl(freshSchema());
       for (
         const [argv, message] of [
-          [["--follow=0"], /--follow must be a positive number of seconds: current value is 0/],
+          [["--follow=0"], /--follow must be a positive number of seconds, got "0"/],
           [
             ["--follow=soon"],
-            /--follow must be a positive number of seconds: current value is soon/,
+            /--follow must be a positive number of seconds, got "soon"/,
           ],
           [["--follow", "--every", "-1"], /--every must be a positive number/],
           [["--follow=2", "--every", "2"], /give the pause once/],

@@ -183,8 +183,8 @@ describe("show --follow", () => {
     const path = v11Copy();
     for (
       const [args, message] of [
-        [["--follow=0"], /--follow must be a positive number of seconds: current value is 0/],
-        [["--follow=soon"], /--follow must be a positive number of seconds: current value is soon/],
+        [["--follow=0"], /--follow must be a positive number of seconds, got "0"/],
+        [["--follow=soon"], /--follow must be a positive number of seconds, got "soon"/],
         [["--follow", "--json"], /--follow prints text/],
       ] as const
     ) {

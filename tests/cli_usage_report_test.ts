@@ -46,7 +46,7 @@ test("usage --tz with an unknown zone is a usage error naming it", async () => {
   assert.equal(run.code, 2);
   assert.match(
     run.err,
-    /--tz must be a time zone like UTC, Asia\/Shanghai, America\/New_York or \+05:30: current value is "Mars\/Olympus_Mons"/,
+    /--tz must be a time zone like UTC, Asia\/Shanghai, America\/New_York or \+05:30, got "Mars\/Olympus_Mons"/,
   );
   assert.equal(run.out, "");
 });
@@ -66,7 +66,7 @@ test("usage --since takes Unix seconds as list does, and names every form when i
   assert.equal(bad.code, 2);
   assert.match(
     bad.err,
-    /^hermes-state usage: --since must be an age \(30d, 12h, 2w, 6mo, 1y\), a date like 2026-04-01, Unix seconds or "all": current value is "bogus"\n/,
+    /^hermes-state usage: --since must be an age \(30d, 12h, 2w, 6mo, 1y\), a date like 2026-04-01, Unix seconds or "all", got "bogus"\n/,
   );
 });
 

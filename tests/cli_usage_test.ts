@@ -61,6 +61,6 @@ describe("usage --until", () => {
     assert.deepEqual(before.rows, expected);
     const bad = await runCli(["--db", db, "usage", "--until", "all"]);
     assert.equal(bad.code, 2);
-    assert.match(bad.err, /--until must be an age .* or Unix seconds: current value is "all"/);
+    assert.match(bad.err, /--until must be an age .* or Unix seconds, got "all"/);
   });
 });

@@ -320,9 +320,12 @@ export function choicesOption<T extends string>(
 export function positiveSeconds(name: string, text: string, command: string): number {
   const seconds = text.trim() === "" ? NaN : Number(text);
   if (!Number.isFinite(seconds) || seconds <= 0) {
-    throw new UsageError(`${name} must be a positive number of seconds: current value is ${text}`, {
-      command,
-    });
+    throw new UsageError(
+      `${name} must be a positive number of seconds, got ${JSON.stringify(text)}`,
+      {
+        command,
+      },
+    );
   }
   return seconds;
 }

@@ -61,7 +61,7 @@ describe("sync --origin NAME", { skip: PG_SKIP }, () => {
       assert.match(
         run.err,
         new RegExp(
-          `--origin must be 1 to 64 letters, digits, "\\.", "_" or "-": current value is ${
+          `--origin must be 1 to 64 letters, digits, "\\.", "_" or "-", got ${
             JSON.stringify(name)
           }`,
         ),

@@ -69,7 +69,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }
   if (!(SHELLS as readonly string[]).includes(shell)) {
     throw new UsageError(
-      `the shell must be one of ${SHELLS.join(", ")}: current value is ${JSON.stringify(shell)}`,
+      `the shell must be one of ${SHELLS.join(", ")}, got ${JSON.stringify(shell)}`,
       { command: "completions" },
     );
   }

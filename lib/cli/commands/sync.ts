@@ -82,7 +82,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     throw new UsageError("sync needs --to URL (a postgres:// store)", { command: "sync" });
   }
   if (!isPostgresTarget(url)) {
-    throw new UsageError(`--to must be a postgres:// URL: current value is ${url}`, {
+    throw new UsageError(`--to must be a postgres:// URL, got ${JSON.stringify(url)}`, {
       command: "sync",
     });
   }
@@ -95,7 +95,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     // Taken as given: a name rewritten to fit could be another file's origin, and a pass of
     // this file would then delete that one's sessions.
     throw new UsageError(
-      `--origin must be ${ORIGIN_NAME_FORM}: current value is ${JSON.stringify(origin)}`,
+      `--origin must be ${ORIGIN_NAME_FORM}, got ${JSON.stringify(origin)}`,
       { command: "sync" },
     );
   }

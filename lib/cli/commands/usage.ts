@@ -79,7 +79,7 @@ function period(
     throw new UsageError(
       `--${name} must be an age (30d, 12h, 2w, 6mo, 1y), a date like 2026-04-01, ${
         name === "since" ? 'Unix seconds or "all"' : "or Unix seconds"
-      }: current value is ${JSON.stringify(text)}`,
+      }, got ${JSON.stringify(text)}`,
       { command: "usage" },
     );
   }
@@ -98,7 +98,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       timeZone = checkTimeZone("report usage", tz);
     } catch {
       throw new UsageError(
-        `--tz must be a time zone like UTC, Asia/Shanghai, America/New_York or +05:30: current value is ${
+        `--tz must be a time zone like UTC, Asia/Shanghai, America/New_York or +05:30, got ${
           JSON.stringify(tz)
         }`,
         { command: "usage" },
