@@ -9,6 +9,7 @@
  * @module
  */
 import type { SqliteConnection } from "../sqlite/driver/types.ts";
+import { quoteIdentifier } from "../sqlite/sql_identifier.ts";
 
 /** What `pragma_table_info` says of a column. */
 export interface ColumnDeclaration {
@@ -97,10 +98,6 @@ export function extraColumnDeclaration(
   return source.get(column) ?? V21_EXTRA_COLUMNS[table]?.[column] ?? declared("");
 }
 
-function quoted(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
-}
-
 /**
  * Adds `column` to `table` with its declaration; when SQLite refuses that
  * for an added column (a default that is not a constant), with less of it:
@@ -127,7 +124,7 @@ export function addDeclaredColumn(
     [],
   ];
   for (const [i, parts] of attempts.entries()) {
-    const sql = [`ALTER TABLE ${table} ADD COLUMN ${quoted(column.name)}`, ...parts]
+    const sql = [`ALTER TABLE ${table} ADD COLUMN ${quoteIdentifier(column.name)}`, ...parts]
       .filter((part) => part !== "").join(" ");
     try {
       db.exec(sql);

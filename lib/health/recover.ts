@@ -78,6 +78,7 @@ import {
   type Rowid,
   rowidOf,
 } from "./_exact_values.ts";
+import { quoteIdentifier } from "../sqlite/sql_identifier.ts";
 
 /** The tables recovered. */
 const TABLES = ["sessions", "messages", "state_meta"] as const;
@@ -245,7 +246,7 @@ function readTable(
   const highest = rowidBound(db, table, "max");
   const lo = [raw.min, lowest ?? 1, 1].reduce((a, b) => (b < a ? b : a));
   const hi = [raw.max, highest ?? 0, knownTop].reduce((a, b) => (b > a ? b : a));
-  const list = columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(", ");
+  const list = columns.map(quoteIdentifier).join(", ");
   const select = db.prepare(
     `SELECT CAST(rowid AS TEXT) AS hermes_rowid, ${list}, ${exactIntegersTerm(columns)} ` +
       `AS hermes_exact FROM ${table} WHERE rowid BETWEEN ? AND ? ORDER BY rowid`,
@@ -552,11 +553,10 @@ const KEY_COLUMN: Record<Table, string> = { sessions: "id", messages: "id", stat
  * BLOB cast to TEXT keeps its bytes. The key column itself is left decoded.
  */
 function restoreRawTexts(db: SqliteConnection, table: Table, dest: DestTable): void {
-  const key = `"${KEY_COLUMN[table]}"`;
+  const key = quoteIdentifier(KEY_COLUMN[table]);
   for (const { key: value, column, bytes } of dest.rawTexts) {
     if (column === KEY_COLUMN[table]) continue;
-    const c = `"${column.replaceAll('"', '""')}"`;
-    db.prepare(`UPDATE ${table} SET ${c} = CAST(? AS TEXT) WHERE ${key} = ?`)
+    db.prepare(`UPDATE ${table} SET ${quoteIdentifier(column)} = CAST(? AS TEXT) WHERE ${key} = ?`)
       .run(bytes, bindable(value));
   }
 }
@@ -592,7 +592,7 @@ function insertRows(
   dest: DestTable,
 ): { retitled: RetitledSession[]; duplicates: number } {
   const { columns, rows } = dest;
-  const names = columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(", ");
+  const names = columns.map(quoteIdentifier).join(", ");
   const insert = db.prepare(
     `INSERT OR IGNORE INTO ${table} (${names}) VALUES (${valueTerms(db, table, columns)})`,
   );

@@ -10,8 +10,9 @@
  */
 import type { SqlRow, SqlValue } from "./driver/types.ts";
 import type { Store } from "./store.ts";
-import { exactIntegersTerm, invalidTexts, listedIntegers } from "./exact_values.ts";
+import { exactIntegersTerm, invalidTexts, putExactIntegers } from "./exact_values.ts";
 import { STORED_BYTES_KEY, type StoredBytes, storedBytesValue } from "../core/stored_bytes.ts";
+import { quoteIdentifier } from "./sql_identifier.ts";
 
 /** The alias of the exact-integers term in a query that reads rows again. */
 const EXACT = "hermes_state_exact_integers";
@@ -65,7 +66,7 @@ export function readExactRows(
   // The rowid under a name of its own: as "rowid" the result column takes the name of
   // the column it aliases ("id"), which would then be there twice.
   const names = [
-    ...columns.slice(0, -1).map((c) => `"${c.replaceAll('"', '""')}"`),
+    ...columns.slice(0, -1).map(quoteIdentifier),
     `rowid AS ${ROWID}`,
   ];
   const sql = `SELECT ${names.join(", ")}, ${exactIntegersTerm(columns)} AS ${EXACT} FROM ${table}
@@ -73,7 +74,7 @@ export function readExactRows(
   const keys = [...columns.slice(0, -1), ROWID];
   return store.statement(sql).all(...params).map((read) => {
     const values = keys.map((key) => read[key]);
-    for (const [index, value] of listedIntegers(read[EXACT])) values[index] = value;
+    putExactIntegers(values, read[EXACT]);
     const rowid = values[values.length - 1] as number | bigint;
     const bytes = new Map<string, StoredBytes>();
     for (const [index, text] of invalidTexts(store.db, table, columns, rowid, values) ?? []) {

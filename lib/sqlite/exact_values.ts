@@ -8,17 +8,13 @@
  * @module
  */
 import type { SqliteConnection, SqlValue } from "./driver/types.ts";
+import { quoteIdentifier } from "./sql_identifier.ts";
 
 /** A rowid: a number, or a `bigint` beyond 2^53 (where a number would round it). */
 export type Rowid = number | bigint;
 
 /** Integers a JS number carries exactly: within ±(2^53 - 1). */
 const SAFE = "9007199254740991";
-
-/** `column` quoted as an SQL identifier. */
-function quoted(column: string): string {
-  return `"${column.replaceAll('"', '""')}"`;
-}
 
 /**
  * One text term listing the values of `columns` a JS number would round
@@ -29,7 +25,7 @@ function quoted(column: string): string {
  */
 export function exactIntegersTerm(columns: readonly string[]): string {
   return columns.map((column, i) => {
-    const c = quoted(column);
+    const c = quoteIdentifier(column);
     return `CASE WHEN typeof(${c}) = 'integer' AND (${c} > ${SAFE} OR ${c} < -${SAFE}) ` +
       `THEN '${i}:' || ${c} || ',' ELSE '' END`;
   }).join(" || ") || "''";
@@ -41,7 +37,7 @@ export function exactIntegersTerm(columns: readonly string[]): string {
  * @param listed The term's value.
  * @returns Each listed index with its integer.
  */
-export function listedIntegers(listed: SqlValue): Map<number, bigint> {
+function listedIntegers(listed: SqlValue): Map<number, bigint> {
   const found = new Map<number, bigint>();
   for (const item of String(listed ?? "").split(",")) {
     if (item === "") continue;
@@ -101,7 +97,7 @@ export function invalidTexts(
   values.forEach((value, i) => {
     if (typeof value !== "string" || !value.includes("\uFFFD")) return;
     const bytes = db.prepare(
-      `SELECT CAST(${quoted(columns[i])} AS BLOB) AS b FROM ${table} WHERE rowid = ?`,
+      `SELECT CAST(${quoteIdentifier(columns[i])} AS BLOB) AS b FROM ${table} WHERE rowid = ?`,
     ).get(BigInt(rowid))?.b;
     if (bytes instanceof Uint8Array && isInvalidUtf8(bytes)) {
       (found ??= new Map()).set(i, bytes);

@@ -22,6 +22,7 @@
  */
 import type { Store } from "./store.ts";
 import { FTS_TABLES, type FtsTable, ftsTriggersSql, indexedTextSql } from "./schema/schema_sql.ts";
+import { quoteIdentifier } from "./sql_identifier.ts";
 
 /** Batches of at least this many messages set the triggers aside. */
 export const BULK_INDEX_THRESHOLD = 64;
@@ -86,11 +87,6 @@ FROM json_each(?) n JOIN messages m ON m.id = n.value
 ORDER BY m.id`;
 }
 
-/** Quotes a trigger name read from the file for DROP TRIGGER. */
-function quoted(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
-}
-
 /**
  * Runs `insert` (which inserts `count` messages into `messages` and returns
  * their ids) inside the current write transaction, with the full-text
@@ -113,7 +109,7 @@ export function insertIndexedAfter<T extends readonly number[]>(
   if (count < BULK_INDEX_THRESHOLD) return insert();
   const triggers = replaceableTriggers(store);
   if (triggers === undefined) return insert();
-  for (const trigger of triggers) store.db.exec(`DROP TRIGGER ${quoted(trigger.name)}`);
+  for (const trigger of triggers) store.db.exec(`DROP TRIGGER ${quoteIdentifier(trigger.name)}`);
   const ids = insert();
   const list = JSON.stringify(ids);
   for (const table of FTS_TABLES) store.statement(fillSql(table)).run(list);

@@ -25,6 +25,7 @@ import {
   withTitle,
 } from "../core/import_record.ts";
 import { STORED_BYTES_KEY, type StoredBytes, storedBytesOf } from "../core/stored_bytes.ts";
+import { quoteIdentifier } from "./sql_identifier.ts";
 
 /** Each column's exact bytes (`hermes_state_bytes`) of the session row and of each message. */
 interface RecordBytes {
@@ -83,10 +84,6 @@ function liveColumns(store: Store, table: "sessions" | "messages"): string[] {
   return [...store.columns(table)];
 }
 
-function quote(identifier: string): string {
-  return `"${identifier.replaceAll('"', '""')}"`;
-}
-
 function sessionExists(store: Store, id: string): boolean {
   return store.statement("SELECT 1 AS one FROM sessions WHERE id = ?").get(id) !== undefined;
 }
@@ -143,10 +140,11 @@ function writeSessionRow(
   const values: SqlValue[] = read.map((value, i) => exact?.get(columns[i])?.bytes ?? value);
   const mark = (column: string) => markOf(exact?.get(column));
   if (exists) {
-    const assignments = columns.map((column) => `${quote(column)} = ${mark(column)}`).join(", ");
+    const assignments = columns.map((column) => `${quoteIdentifier(column)} = ${mark(column)}`)
+      .join(", ");
     store.statement(`UPDATE sessions SET ${assignments} WHERE id = ?`).run(...values, checked.id);
   } else {
-    const names = ["id", ...columns].map(quote).join(", ");
+    const names = ["id", ...columns].map(quoteIdentifier).join(", ");
     const marks = ["?", ...columns.map(mark)].join(", ");
     store.statement(`INSERT INTO sessions (${names}) VALUES (${marks})`).run(
       checked.id,
@@ -190,7 +188,9 @@ function writeMessages(store: Store, checked: ImportRecord, bytes: RecordBytes):
         }
         return Number(
           store.statement(
-            `INSERT INTO messages (${names.map(quote).join(", ")}) VALUES (${marks.join(", ")})`,
+            `INSERT INTO messages (${names.map(quoteIdentifier).join(", ")}) VALUES (${
+              marks.join(", ")
+            })`,
           ).run(...values).lastInsertRowid,
         );
       }),

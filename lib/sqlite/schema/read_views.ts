@@ -12,6 +12,7 @@
  */
 import type { SqliteConnection } from "../driver/types.ts";
 import { DECLARED_COLUMNS } from "./schema_sql.ts";
+import { quoteIdentifier } from "../sql_identifier.ts";
 
 /** The tables a read may see through a view. */
 const TABLES = ["sessions", "messages"] as const;
@@ -20,10 +21,6 @@ const TABLES = ["sessions", "messages"] as const;
 function defaultOf(definition: string): string {
   const match = /\bDEFAULT\s+('(?:[^']|'')*'|-?\d+(?:\.\d+)?|NULL)/i.exec(definition);
   return match ? match[1] : "NULL";
-}
-
-function quote(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
 }
 
 /**
@@ -44,8 +41,8 @@ export function createReadViews(db: SqliteConnection): string[] {
     const missing = DECLARED_COLUMNS.filter((c) => c.table === table && !present.has(c.name));
     if (missing.length === 0) continue;
     const columns = [
-      ...live.map(quote),
-      ...missing.map((c) => `${defaultOf(c.definition)} AS ${quote(c.name)}`),
+      ...live.map(quoteIdentifier),
+      ...missing.map((c) => `${defaultOf(c.definition)} AS ${quoteIdentifier(c.name)}`),
     ];
     db.exec(
       `CREATE TEMP VIEW IF NOT EXISTS ${table} AS SELECT ${columns.join(", ")} FROM main.${table}`,
