@@ -88,12 +88,15 @@ function sessionExists(store: Store, id: string): boolean {
   return store.statement("SELECT 1 AS one FROM sessions WHERE id = ?").get(id) !== undefined;
 }
 
-/** True when every message carries a distinct integer id that no row uses yet. */
-function originalIdsFree(store: Store, messages: readonly Record<string, unknown>[]): boolean {
+/** The messages' own ids when each is a distinct integer id that no row uses yet. */
+function freeOriginalIds(
+  store: Store,
+  messages: readonly Record<string, unknown>[],
+): (number | bigint)[] | undefined {
   const ids = originalMessageIds(messages, true);
-  if (ids === undefined) return false;
+  if (ids === undefined) return undefined;
   const taken = store.statement("SELECT 1 AS one FROM messages WHERE id = ?");
-  return ids.every((id) => taken.get(id) === undefined);
+  return ids.every((id) => taken.get(id) === undefined) ? ids : undefined;
 }
 
 /**
@@ -154,10 +157,8 @@ function writeSessionRow(
 }
 
 function writeMessages(store: Store, checked: ImportRecord, bytes: RecordBytes): void {
-  const ids = originalIdsFree(store, checked.messages)
-    ? originalMessageIds(checked.messages, true)
-    : undefined;
-  if (ids !== undefined) noteIdsBelowLast(store, ids as number[]);
+  const ids = freeOriginalIds(store, checked.messages);
+  if (ids !== undefined) noteIdsBelowLast(store, ids);
   const columns = liveColumns(store, "messages").filter((c) => c !== "id" && c !== "session_id");
   // The bulk indexing names the new rows by number: an id beyond 2^53 is left to the triggers.
   const bulk = ids?.some((id) => typeof id === "bigint") ? 0 : checked.messages.length;

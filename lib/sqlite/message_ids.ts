@@ -35,7 +35,7 @@ export function lastMessageId(store: Store): number {
  * @param ids The ids about to be inserted.
  * @throws {SqliteError} On a storage failure.
  */
-export function noteIdsBelowLast(store: Store, ids: readonly number[]): void {
+export function noteIdsBelowLast(store: Store, ids: readonly (number | bigint)[]): void {
   const last = lastMessageId(store);
   if (!ids.some((id) => id < last)) return;
   setMeta(store, KEY, String(Number(getMeta(store, KEY) ?? 0) + 1));
