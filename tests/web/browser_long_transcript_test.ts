@@ -6,10 +6,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { openStore } from "../../lib/open_store.ts";
-import type { SessionStore } from "../../lib/core/session_store.ts";
 import type { NewMessage } from "../../lib/core/types.ts";
-import { createHandler } from "../../lib/web/handler.ts";
-import { listen, type Listening } from "../../lib/web/listen.ts";
 import { copyFixture } from "../_helpers.ts";
 import {
   type Browser,
@@ -20,6 +17,7 @@ import {
   type Page,
   redrawn,
 } from "./_browser.ts";
+import { serve, type Served } from "./_served.ts";
 
 const skip = browserSkip();
 
@@ -60,8 +58,7 @@ function messages(): NewMessage[] {
 }
 
 let browser: Browser;
-let store: SessionStore;
-let server: Listening;
+let served: Served;
 let origin: string;
 let path: string;
 
@@ -75,16 +72,14 @@ before(async () => {
     await writer.setSessionTitle(LONG, "A long transcript");
     await writer.appendMessages(LONG, messages());
   }
-  store = await openStore(path, { readonly: true });
-  server = await listen(createHandler(store, { pollMs: 100 }), { host: "127.0.0.1", port: 0 });
-  origin = `http://127.0.0.1:${server.port}`;
+  served = await serve(path, { pollMs: 100 });
+  origin = served.origin;
   browser = await launchBrowser();
 });
 
 after(async () => {
   await browser?.close();
-  await server?.close();
-  await store?.close();
+  await served?.close();
 });
 
 /** Waits until the page has drawn the frames its last scroll asked for. */
