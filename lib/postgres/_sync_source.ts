@@ -99,10 +99,7 @@ function prefixEnd(prefix: string): string {
  */
 function readSessionMeta(store: Store): Map<string, SessionMetaEntry[]> {
   const bySession = new Map<string, SessionMetaEntry[]>();
-  const hasTable = store.statement(
-    "SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = 'state_meta'",
-  ).get();
-  if (hasTable === undefined) return bySession;
+  if (!store.hasTable("state_meta")) return bySession;
   const range = store.statement(
     "SELECT key, value FROM state_meta WHERE key >= ? AND key < ? ORDER BY key",
   );
