@@ -34,6 +34,7 @@ import {
 import { FTS_STALE_PREFIX } from "../sqlite/fts_stale.ts";
 import { FTS_BACKFILL_PREFIX } from "../sqlite/schema/fts_backfill.ts";
 import { dropFtsTriggers } from "../sqlite/schema/fts_triggers.ts";
+import { hasTable } from "../sqlite/schema/has_table.ts";
 import { TimedWriter } from "./transaction.ts";
 import type { RetryOptions } from "../sqlite/write.ts";
 import { fillInBatches } from "./_fts_batches.ts";
@@ -104,11 +105,6 @@ CREATE TRIGGER ${side}_insert AFTER INSERT ON messages BEGIN ${insert} END;
 CREATE TRIGGER ${side}_delete AFTER DELETE ON messages BEGIN ${remove} END;
 CREATE TRIGGER ${side}_update AFTER UPDATE ON messages BEGIN ${remove} ${insert} END;
 `;
-}
-
-function hasTable(db: SqliteConnection, name: string): boolean {
-  return db.prepare("SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = ?")
-    .get(name) !== undefined;
 }
 
 /**

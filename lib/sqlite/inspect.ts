@@ -17,11 +17,6 @@ import type { DatabaseInfo, InspectOptions } from "../core/database_info.ts";
 /** SQLITE_CORRUPT: a damaged page, which an inspection reports instead of throwing. */
 const SQLITE_CORRUPT = 11;
 
-function tableExists(store: Store, name: string): boolean {
-  const sql = "SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = ?";
-  return store.statement(sql).get(name) !== undefined;
-}
-
 /** Runs `read`; a damaged page gives `fallback(message)` instead of an error. */
 function unlessCorrupt<T>(read: () => T, fallback: (message: string) => T): T {
   try {
@@ -43,7 +38,7 @@ function quickCheckLines(store: Store, searchIndexes: boolean): string[] {
 }
 
 function rowCount(store: Store, table: "sessions" | "messages"): number | null {
-  if (!tableExists(store, table)) return 0;
+  if (!store.hasTable(table)) return 0;
   return unlessCorrupt(() => numberOf(store, `SELECT COUNT(*) FROM ${table}`), () => null);
 }
 
@@ -60,7 +55,7 @@ export function inspectDatabase(store: Store, options: InspectOptions = {}): Dat
     "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%fts5%' " +
       "ORDER BY name",
   ).all();
-  const meta = tableExists(store, "state_meta")
+  const meta = store.hasTable("state_meta")
     ? store.statement("SELECT key FROM state_meta ORDER BY key").all()
     : [];
   const checked = options.integrity !== false;

@@ -21,6 +21,7 @@ import {
 } from "./schema_sql.ts";
 import { beginFtsBackfill, FTS_BACKFILL_PREFIX, pendingBackfills } from "./fts_backfill.ts";
 import { readSchemaVersion } from "./schema_version.ts";
+import { hasTable } from "./has_table.ts";
 
 /** What the schema step found and did. */
 export interface MigrationReport {
@@ -154,15 +155,9 @@ function isUnaddableColumn(error: unknown): boolean {
     UNADDABLE_COLUMN.test(error.message);
 }
 
-function tableExists(db: SqliteConnection, name: string): boolean {
-  return db.prepare(
-    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-  ).get(name) !== undefined;
-}
-
 /** Creates a missing full-text table with its triggers, filled from every message. */
 function createFtsTable(db: SqliteConnection, table: FtsTable): void {
-  if (tableExists(db, table)) return;
+  if (hasTable(db, table)) return;
   db.exec(ftsTableSql(table));
   db.exec(ftsTriggersSql(table));
   db.exec(ftsBackfillSql(table));

@@ -5,6 +5,7 @@
  * @module
  */
 import type { SqliteConnection } from "../driver/types.ts";
+import { hasTable } from "./has_table.ts";
 
 /**
  * The version recorded in `schema_version`. Changes nothing.
@@ -14,10 +15,7 @@ import type { SqliteConnection } from "../driver/types.ts";
  *   the file has no such table (a file no Hermes made, or a damaged one).
  */
 export function readSchemaVersion(db: SqliteConnection): number | null | undefined {
-  const table = db.prepare(
-    "SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'",
-  ).get();
-  if (table === undefined) return undefined;
+  if (!hasTable(db, "schema_version")) return undefined;
   const row = db.prepare("SELECT version FROM schema_version LIMIT 1").get();
   return row === undefined ? null : Number(row.version);
 }
