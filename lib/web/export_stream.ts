@@ -1,10 +1,12 @@
 /**
  * Exports as a byte stream for a download: JSON Lines, Markdown or one
- * standalone HTML file, one session at a time so memory stays flat.
+ * standalone HTML file, one session at a time so memory stays flat. The
+ * JSON Lines are those `hermes-state export` writes, every value exact.
  *
  * @module
  */
 import { jsonLine } from "../render/json_line.ts";
+import { exactRecord } from "../core/exact_record.ts";
 import { renderMarkdown } from "../render/markdown.ts";
 import type { SessionExport } from "../core/types.ts";
 import { htmlDocumentEnd, htmlDocumentStart, renderSessionHtml } from "./html_transcript.ts";
@@ -45,7 +47,8 @@ export async function* exportPieces(
   for await (const record of records) {
     if (format === "html") yield renderSessionHtml(record);
     else if (format === "md") yield `${count > 0 ? "\n---\n\n" : ""}${renderMarkdown(record)}`;
-    else yield jsonLine(record);
+    // As `hermes-state export` writes it: numbers inside content and tool_calls exact.
+    else yield jsonLine(exactRecord(record));
     count++;
   }
   if (format === "html") yield htmlDocumentEnd();

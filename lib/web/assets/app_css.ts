@@ -15,11 +15,15 @@ export const APP_CSS = TRANSCRIPT_CSS + `
 .top nav a { text-decoration: none; color: var(--muted); padding: 2px 0; border-bottom: 2px solid transparent; }
 .top nav a.active { color: var(--fg); border-bottom-color: var(--accent); }
 #q { flex: 1 1 220px; min-width: 0; padding: 6px 10px; font: inherit; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); }
+.visually-hidden { position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0; overflow: hidden; clip-path: inset(50%); white-space: nowrap; border: 0; }
+.back { margin-right: 8px; align-self: center; }
+.view:focus { outline: none; }
 .live { color: var(--muted); font-size: 12px; }
 .live.on { color: var(--c3); }
 #app { max-width: 1100px; margin: 0 auto; padding: 12px 16px 48px; }
 .filters { display: flex; flex-wrap: wrap; gap: 8px 12px; align-items: center; margin: 4px 0 12px; font-size: 14px; }
 .filters select, .filters input[type=date], button, .button { font: inherit; font-size: 14px; padding: 4px 8px; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); text-decoration: none; cursor: pointer; }
+.filters select { max-width: min(100%, 24em); text-overflow: ellipsis; }
 .exports { display: inline-flex; gap: 8px; color: var(--muted); }
 button:disabled { opacity: .5; cursor: default; }
 button.danger { color: #c0392b; }
@@ -27,11 +31,11 @@ button.danger { color: #c0392b; }
 .row { border-bottom: 1px solid var(--line); }
 .row.selected { background: var(--panel); box-shadow: inset 3px 0 0 var(--accent); }
 .row.named { border: 1px solid var(--accent); border-radius: 6px; margin-bottom: 8px; }
-.row-link { display: grid; gap: 2px; padding: 8px 10px; text-decoration: none; color: var(--fg); min-width: 0; }
+.row-link { display: grid; grid-template-columns: minmax(0, 1fr); gap: 2px; padding: 8px 10px; text-decoration: none; color: var(--fg); min-width: 0; }
 .row-link:hover { background: var(--panel); }
 .row-title { font-weight: 600; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .row-preview { color: var(--muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; font-size: 14px; }
-.row-meta { color: var(--muted); font-size: 12px; }
+.row-meta { color: var(--muted); font-size: 12px; overflow-wrap: anywhere; }
 .snippet { font-size: 14px; overflow-wrap: anywhere; white-space: pre-wrap; max-height: 8em; overflow: hidden; }
 .ctx { font-size: 12px; color: var(--muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .ctx-role { font-weight: 600; text-transform: uppercase; }

@@ -28,6 +28,9 @@ export const APP_JS = String.raw`
   var app = document.getElementById("app");
   var input = document.getElementById("q");
   var live = document.getElementById("live");
+  // Read out by a screen reader: one short line on what a view drew (the view itself is not a
+  // live region: a transcript of thousands of messages would be read out whole).
+  var status = document.getElementById("status");
   var config = { allowWrites: false, csrf: "" };
   var searchTimer = 0;
   var inflight = null;
@@ -84,6 +87,11 @@ export const APP_JS = String.raw`
       return "\u27e6U+" + code.toString(16).toUpperCase().padStart(4, "0") + "\u27e7";
     });
   }
+  // The stored names of a line (source, model, tool, end reason), the empty ones left out, each
+  // with its invisible and direction characters shown: an override in one would turn the rest.
+  function shownParts(parts) {
+    return parts.filter(Boolean).map(visible);
+  }
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
   // ── Formatting ────────────────────────────────────────────────────────
@@ -136,6 +144,8 @@ export const APP_JS = String.raw`
     app.appendChild(el("p", { class: "error", role: "alert", text: String(error && error.message || error) }));
     document.body.setAttribute("data-ready", String(Date.now()));
   }
+  // Says what a view drew, once: a live update drawing it again says nothing.
+  function announce(text, quiet) { if (!quiet) status.textContent = text; }
   function showsError() { return app.querySelector(".error[role=alert]") !== null; }
   // The callback of an answer for the view numbered token: run only while that view is the one
   // shown, so a late answer (the reader clicked on, or went Back) lands nowhere.
@@ -173,6 +183,7 @@ export const APP_JS = String.raw`
     var quiet = options && options.quiet;
     var token = quiet ? viewToken : ++viewToken;
     showQueryOf(r, location.hash !== renderedKey);
+    if (options && options.moved) movedToken = token;
     if (!quiet) {
       renderedKey = location.hash;
       comingBack = options && options.place ? { token: token, place: options.place } : null;
@@ -254,6 +265,8 @@ export const APP_JS = String.raw`
       body.sessions.forEach(function (s) { list.appendChild(sessionRow(s, byStart)); });
       view.appendChild(list);
       view.appendChild(pager(params, body));
+      var n = body.sessions.length;
+      announce(fmtCount(n) + (n === 1 ? " session" : " sessions") + (body.offset ? " from row " + fmtCount(body.offset + 1) : ""), quiet);
       swap(view, quiet);
     })).catch(whileShown(token, showError));
   }
@@ -323,7 +336,7 @@ export const APP_JS = String.raw`
   }
   function sessionRow(s, byStart) {
     var title = s.title || s.preview || s.id;
-    var meta = [s.source, s.model, rowTime(s, byStart), fmtCount(s.message_count) + " msgs", fmtCost(s.estimated_cost_usd)].filter(Boolean);
+    var meta = shownParts([s.source, s.model]).concat([rowTime(s, byStart), fmtCount(s.message_count) + " msgs", fmtCost(s.estimated_cost_usd)]);
     return el("li", { class: "row" },
       el("a", { href: sessionHref(s.id), class: "row-link" },
         el("span", { class: "row-title bidi", text: visible(title) }),
@@ -342,9 +355,9 @@ export const APP_JS = String.raw`
     var count = body.sessions.length;
     // Past the last row (an old link, a hand-typed offset): back to the first page.
     var beyond = count === 0 && offset > 0;
-    var prev = el("button", { type: "button", disabled: offset === 0, text: beyond ? "← First page" : "← Newer" });
+    var prev = el("button", { type: "button", id: "newer", disabled: offset === 0, text: beyond ? "← First page" : "← Newer" });
     prev.addEventListener("click", function () { go(beyond ? -offset : -body.limit); });
-    var next = el("button", { type: "button", disabled: !body.more, text: "Older →" });
+    var next = el("button", { type: "button", id: "older", disabled: !body.more, text: "Older →" });
     next.addEventListener("click", function () { go(body.limit); });
     var where = count === 0
       ? (offset > 0 ? "Nothing past row " + fmtCount(offset) : "")
@@ -397,7 +410,7 @@ export const APP_JS = String.raw`
         el("span", { class: "row-title bidi", text: visible(hit.title || hit.preview || hit.session_id) }),
         // An untitled session is named by its first words, as in the listing; its id below them.
         !hit.title && hit.preview ? el("span", { class: "row-preview mono hit-id", text: visible(hit.session_id) }) : null,
-        el("span", { class: "row-meta", text: [hit.role, hit.tool_name, hit.source, fmtTime(hit.timestamp)].filter(Boolean).join(" · ") }),
+        el("span", { class: "row-meta", text: shownParts([hit.role, hit.tool_name, hit.source, fmtTime(hit.timestamp)]).join(" · ") }),
         markedSnippet(hit.snippet_parts, (match && match.content) || "", q),
         parts.around.map(contextLine)));
   }
@@ -439,7 +452,7 @@ export const APP_JS = String.raw`
     return el("li", { class: "row named" },
       el("a", { href: sessionHref(s.id), class: "row-link" },
         el("span", { class: "row-title bidi" }, "Session ", el("span", { class: "mono", text: visible(s.id) }), about ? " — " + visible(about) : null),
-        el("span", { class: "row-meta", text: [s.source, fmtTime(s.started_at)].filter(Boolean).join(" · ") })));
+        el("span", { class: "row-meta", text: shownParts([s.source, fmtTime(s.started_at)]).join(" · ") })));
   }
   function renderSearch(params, quiet, token) {
     var q = params.get("q") || "";
@@ -473,12 +486,13 @@ export const APP_JS = String.raw`
       var list = el("ol", { class: "rows", id: "rows" });
       var shownHits = 0;
       var more = el("button", { type: "button", class: "more", id: "more-hits", text: "More results" });
-      function add(page) {
+      function add(page, tell) {
         page.hits.forEach(function (hit) { list.appendChild(hitRow(hit, q)); });
         shownHits += page.hits.length;
         count.textContent = fmtCount(shownHits) + (page.more ? "+" : "");
         noun.textContent = shownHits === 1 && !page.more ? " result" : " results";
         more.hidden = !page.more;
+        if (tell) status.textContent = count.textContent + noun.textContent + " for " + visible(q);
       }
       // The next hits below these, for as long as the search has more.
       more.addEventListener("click", function () {
@@ -489,11 +503,11 @@ export const APP_JS = String.raw`
           // A live update drew the results again meanwhile, with a button of their own.
           if (list !== document.getElementById("rows")) return;
           more.disabled = false;
-          add(page);
+          add(page, true);
           document.body.setAttribute("data-ready", String(Date.now()));
         })).catch(whileShown(token, showError));
       });
-      add(body);
+      add(body, !quiet);
       if (results[3]) view.appendChild(el("ol", { class: "rows", id: "named", "aria-label": "Session with this id" }, namedRow(results[3])));
       view.appendChild(list);
       view.appendChild(more);
@@ -606,7 +620,7 @@ export const APP_JS = String.raw`
     return !Array.isArray(content) || content.length > 0;
   }
   function messageNode(m, results) {
-    var head = el("div", { class: "msg-head" }, el("span", { class: "role", text: m.role }),
+    var head = el("div", { class: "msg-head" }, el("span", { class: "role", text: visible(m.role) }),
       m.tool_name ? el("span", { class: "mono", text: visible(m.tool_name) }) : null,
       el("time", { text: fmtTime(m.timestamp) }),
       m.token_count ? el("span", { text: fmtCount(m.token_count) + " tokens" }) : null,
@@ -637,7 +651,7 @@ export const APP_JS = String.raw`
     var item = el("li", { class: n.id === current ? "current" : null },
       n.id === current ? el("strong", { class: "bidi", text: visible(label) }) : el("a", { href: sessionHref(n.id), class: "bidi", text: visible(label) }),
       n.relation !== "root" ? el("span", { class: "badge", text: n.relation }) : null,
-      el("span", { class: "muted", text: " " + n.source + " · " + fmtCount(n.message_count) + " msgs" + (n.end_reason ? " · " + n.end_reason : "") }));
+      el("span", { class: "muted", text: " " + shownParts([n.source, fmtCount(n.message_count) + " msgs", n.end_reason]).join(" · ") }));
     if (n.children.length || n.hidden) {
       var ul = el("ul");
       n.children.forEach(function (c) {
@@ -661,7 +675,9 @@ export const APP_JS = String.raw`
     return dl;
   }
   function actions(s, origin) {
-    var box = el("div", { class: "actions" });
+    var back = el("a", { class: "back", href: "#/", text: "\u2190 Back" });
+    back.addEventListener("click", function (e) { e.preventDefault(); goBack(); });
+    var box = el("div", { class: "actions" }, back);
     ["html", "md", "jsonl"].forEach(function (f) {
       box.appendChild(el("a", { class: "button", href: "/api/export?format=" + f + "&session=" + encodeURIComponent(s.id), download: "", text: "Export " + f.toUpperCase() }));
     });
@@ -697,7 +713,7 @@ export const APP_JS = String.raw`
         body.lineage.older ? el("li", { class: "cut", text: "\u22ee older sessions not shown" }) : null,
         lineageNode(body.lineage, s.id))));
     }
-    return [el("h1", { class: "bidi", id: "session-title", text: visible(s.title || s.id) }), actions(s, body.origin), info];
+    return [el("h1", { class: "bidi", id: "session-title", tabindex: "-1", text: visible(s.title || s.id) }), actions(s, body.origin), info];
   }
   // Which message made each tool call: its article is drawn again when the call's result comes.
   function noteCalls(m, callers) {
@@ -743,6 +759,7 @@ export const APP_JS = String.raw`
     if (messages.length === 0) list.appendChild(el("p", { class: "empty", text: "No messages." }));
     view.appendChild(list);
     var unfinished = drawn < messages.length;
+    announce("Session " + visible(body.session.title || id) + ", " + fmtCount(messages.length) + (messages.length === 1 ? " message" : " messages"), quiet);
     var restored = swap(view, quiet, unfinished);
     var mine = shown = { id: id, newest: body.newest, count: messages.length, results: results, callers: callers, head: head, busy: unfinished };
     // The rest, a batch a task, while this transcript is the one shown; the page is ready (and
@@ -767,6 +784,8 @@ export const APP_JS = String.raw`
         // Opened from a hit: at the message; come back to: where the reader was, folds open.
         if (restored) scrollToPlace(restored);
         else { layOutAbove(node); node.scrollIntoView({ block: "center" }); }
+        // The focus given to the title goes to the message instead: Tab goes on from there.
+        if (document.activeElement === head[0]) { node.setAttribute("tabindex", "-1"); node.focus({ preventScroll: true }); }
       }
     }
   }
@@ -785,8 +804,10 @@ export const APP_JS = String.raw`
   function appendToSession(was, body) {
     var atBottom = window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 4;
     var head = sessionHead(body);
+    var focus = focusToKeep(true);
     was.head.forEach(function (node, i) { node.replaceWith(head[i]); });
     was.head = head;
+    if (focus && !app.contains(document.activeElement)) focusIn(app.querySelector(".view"), focus.key);
     var redraw = new Map();
     body.messages.forEach(function (m) {
       if (m.role === "tool" && m.tool_call_id) {
@@ -947,6 +968,7 @@ export const APP_JS = String.raw`
       // No session in the period: said, where empty charts would show axes up to "$0.0000".
       if (res[0].rows.length === 0) {
         view.appendChild(el("p", { class: "empty", id: "usage-none", text: "No usage in this period." }));
+        announce("Usage: no usage in this period", quiet);
         swap(view, quiet);
         return;
       }
@@ -955,9 +977,10 @@ export const APP_JS = String.raw`
         { name: "output", value: function (r) { return r.output_tokens; }, format: fmtTokens },
       ];
       var cost = [{ name: "estimated cost", value: function (r) { return r.estimated_cost_usd || 0; }, format: fmtCost }];
-      var key = function (r) { return r.key === null ? "(none)" : r.key; };
+      var key = function (r) { return r.key === null ? "(none)" : visible(r.key); };
       var total = res[0].rows.reduce(function (a, r) { return a + r.input_tokens + r.output_tokens; }, 0);
       var totalCost = res[0].rows.reduce(function (a, r) { return a + (r.estimated_cost_usd || 0); }, 0);
+      announce("Usage: " + fmtCount(total) + " tokens", quiet);
       view.appendChild(el("p", { class: "totals", text: fmtCount(total) + " tokens · " + fmtCost(totalCost) + " estimated · " + res[0].rows.reduce(function (a, r) { return a + r.sessions; }, 0) + " sessions" }));
       var periods = fillPeriods(res[0].rows, by);
       view.appendChild(el("div", { class: "usage-pair charts", id: "usage-time" }, barChart(periods, key, tokens, "Tokens per " + by), barChart(periods, key, cost, "Cost per " + by)));
@@ -990,6 +1013,7 @@ export const APP_JS = String.raw`
   // place; a view they come back to puts them where they were (and returns that place); any
   // other starts at the top.
   function swap(view, quiet, unfinished) {
+    var focus = focusToKeep(quiet);
     var here = quiet ? placeNow() : null;
     var place = quiet ? null : placeFor(viewToken);
     var opened = {};
@@ -1006,10 +1030,37 @@ export const APP_JS = String.raw`
       markSelected();
     }
     else { selected = -1; scrollToPlace(place || { scroll: 0 }); }
+    if (focus) focusIn(view, (place && place.focus) || focus.key);
     drawnToken = viewToken;
     document.body.setAttribute("data-view", route().view);
     if (!unfinished) document.body.setAttribute("data-ready", String(Date.now()));
     return place;
+  }
+  // The focus, when a view is drawn in place of the one that has it (on a filter, a row, a pager
+  // button) or after the reader moved with nothing focused (Back, Escape): it goes to the same
+  // control in the new view, to where the reader was in an entry they come back to, else to the
+  // view's heading. Never left on the page's top, from where Tab starts over.
+  var movedToken = 0;
+  function focusToKeep(quiet) {
+    var at = document.activeElement;
+    if (at && at !== document.body && app.contains(at)) return { key: focusKey(at, quiet) };
+    return !quiet && movedToken === viewToken && (!at || at === document.body) ? { key: null } : null;
+  }
+  // How to find a control again in a view drawn anew: its id or its name; a link by its address
+  // only in the same view drawn again (another view may link the same place elsewhere).
+  function focusKey(node, sameView) {
+    if (node.id) return "#" + CSS.escape(node.id);
+    if (node.name) return node.tagName.toLowerCase() + "[name=\"" + CSS.escape(node.name) + "\"]";
+    var href = node.tagName === "A" && node.getAttribute("href");
+    return sameView && href ? "a[href=\"" + CSS.escape(href) + "\"]" : null;
+  }
+  function focusIn(view, key) {
+    var target = key ? app.querySelector(key) : null;
+    if (target) target.focus({ preventScroll: true });
+    if (target && document.activeElement === target) return;
+    var heading = view.querySelector("h1[tabindex]") || view;
+    if (!heading.hasAttribute("tabindex")) heading.setAttribute("tabindex", "-1");
+    heading.focus({ preventScroll: true });
   }
   // Where the reader is: the scroll offset, and in a transcript the message at the top of the
   // window and where it starts. A message out of view is drawn only once scrolled to (the CSS's
@@ -1047,14 +1098,17 @@ export const APP_JS = String.raw`
     for (var i = 0; i < list.length; i++) list[i].classList.toggle("selected", i === selected);
     if (list[selected]) list[selected].scrollIntoView({ block: "nearest" });
   }
+  // Back only to an entry of this page (a deep link opened fresh has none before it).
+  function goBack() {
+    if (history.state && history.state.hermesDepth > 0) history.back();
+    else location.hash = "#/";
+  }
   document.addEventListener("keydown", function (e) {
     var typing = e.target && (e.target.tagName === "INPUT" || e.target.tagName === "SELECT" || e.target.tagName === "TEXTAREA");
     if (e.key === "Escape") {
       if (typing) { e.target.blur(); return; }
       if (route().view === "sessions") return;
-      // Back only to an entry of this page (a deep link opened fresh has none before it).
-      if (history.state && history.state.hermesDepth > 0) history.back();
-      else location.hash = "#/";
+      goBack();
       return;
     }
     if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
@@ -1094,6 +1148,8 @@ export const APP_JS = String.raw`
     if (drawnToken !== viewToken || showsError()) { delete places[depth]; return; }
     var place = placeNow();
     place.hits = app.querySelectorAll(".view-search .hit").length;
+    var at = document.activeElement;
+    place.focus = at && app.contains(at) ? focusKey(at, true) : null;
     places[depth] = place;
   }
   // A new entry replaces those that were Forward of the one left, and their places.
@@ -1105,7 +1161,7 @@ export const APP_JS = String.raw`
     var revisited = history.state && typeof history.state.hermesDepth === "number";
     if (revisited) depth = history.state.hermesDepth;
     else { depth += 1; history.replaceState({ hermesDepth: depth }, ""); forgetPlacesFrom(depth); }
-    render({ place: revisited ? places[depth] : null });
+    render({ place: revisited ? places[depth] : null, moved: true });
   });
 
   // One stream for all the tabs of this server: a browser keeps six connections per server over

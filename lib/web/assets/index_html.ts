@@ -25,7 +25,8 @@ export const INDEX_HTML_TEXT = `<!doctype html>
   <input id="q" type="search" placeholder="Search messages ( / )" autocomplete="off" spellcheck="false" aria-label="Search messages">
   <span id="live" class="live" title="Live updates: connecting">● live</span>
 </header>
-<main id="app" aria-live="polite"></main>
+<p id="status" class="visually-hidden" role="status"></p>
+<main id="app"></main>
 </body>
 </html>
 `;
