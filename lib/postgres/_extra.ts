@@ -24,7 +24,11 @@ const NOT_EXTRA = new Set(["messages", "last_active"]);
 
 const decoder = new TextDecoder();
 
-/** A value as stored in the object: strings well formed, whole bigints as numbers where exact. */
+/**
+ * A value as stored in the object: strings well formed, whole bigints as
+ * numbers where exact (as text within arrays and objects; a column's own
+ * is written as its digits by {@linkcode extraColumnsJson}).
+ */
 function storedValue(value: unknown): unknown {
   if (typeof value === "string") return value.toWellFormed();
   if (typeof value === "bigint") {
@@ -62,12 +66,21 @@ export function extraColumnsJson(
 ): string | null {
   const extra: Record<string, unknown> = {};
   let any = false;
+  let exact = false;
   for (const [key, value] of Object.entries(row)) {
     if (known.has(key) || NOT_EXTRA.has(key) || value === undefined) continue;
     extra[key] = storedValue(value);
+    exact ||= typeof value === "bigint" && typeof extra[key] === "string";
     any = true;
   }
-  return any ? jsonParam(extra) : null;
+  if (!any) return null;
+  if (!exact) return jsonParam(extra);
+  // An integer beyond 2^53 (an exact export's bigint) as a JSON number of every digit, which
+  // jsonb keeps, not as the text storedValue makes of it.
+  const members = Object.entries(extra).map(([key, value]) =>
+    `${jsonParam(key)}:${typeof row[key] === "bigint" ? String(row[key]) : jsonParam(value)}`
+  );
+  return `{${members.join(",")}}`;
 }
 
 /**

@@ -114,6 +114,12 @@ import { deleteMessagesSql, deleteSessionRows } from "./_delete.ts";
 import { syncLockName } from "./sync_origin.ts";
 import { activeSql, notArchivedSql } from "./_extra.ts";
 import { jsonParam } from "./_text_codec.ts";
+import {
+  EXACT_MESSAGE_COLUMNS,
+  EXACT_SESSION_COLUMNS,
+  exactMessageRow,
+  exactSessionRow,
+} from "./_exact_rows.ts";
 import { wallClockSeconds } from "../core/wall_clock.ts";
 
 /** The sessions `pruneEmptyGhostSessions` deletes: `$1` is now minus a day. */
@@ -396,7 +402,7 @@ const VISIBLE_ONLY = `(s.parent_session_id IS NULL
                AND s.started_at >= p.ended_at))`;
 
 const EXPORT_SESSIONS = (where: string) =>
-  `SELECT ${SESSION_COLUMNS}, COALESCE(m.last_active, s.started_at) AS last_active
+  `SELECT ${EXACT_SESSION_COLUMNS}, COALESCE(m.last_active, s.started_at) AS last_active
    FROM sessions s
    LEFT JOIN (SELECT session_id, MAX(timestamp) AS last_active FROM messages GROUP BY session_id) m
      ON m.session_id = s.id
@@ -1255,9 +1261,19 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   // -- export, delete, prune -----------------------------------------------
 
   async exportSession(id: string): Promise<SessionExport | undefined> {
-    const session = await this.getSession(id);
+    const [session] = await this.#query(
+      `SELECT ${EXACT_SESSION_COLUMNS} FROM sessions s WHERE s.id = $1`,
+      [id],
+    );
     if (session === undefined) return undefined;
-    return { ...session, messages: await this.getMessages(id, { includeInactive: true }) };
+    // Every message (those a newer Hermes marks inactive too), as getMessages with includeInactive.
+    const rows = await this.#query(
+      `SELECT ${EXACT_MESSAGE_COLUMNS} FROM messages m WHERE m.session_id = $1
+       ORDER BY m.timestamp, m.id`,
+      [id],
+    );
+    const messages = rows.map((row) => messageFromRow(exactMessageRow(row)));
+    return { ...exactSessionRow(session) as unknown as SessionRow, messages };
   }
 
   async exportAll(options: ExportOptions & OriginFilter = {}): Promise<SessionExport[]> {
@@ -1273,7 +1289,8 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     let where = sourceAndOrigin(options, params);
     const range = startedRangeClauses(options, params, "export sessions");
     if (range.length > 0) where += `${where === "" ? "WHERE " : " AND "}${range.join(" AND ")}`;
-    const sessions = await this.#query(EXPORT_SESSIONS(where), params) as SessionRow[];
+    const sessions = (await this.#query(EXPORT_SESSIONS(where), params))
+      .map(exactSessionRow) as unknown as SessionRow[];
     for (let at = 0; at < sessions.length;) {
       // A page of sessions holds about EXPORT_PAGE messages (at least one session), so memory
       // stays bounded however the messages are spread.
@@ -1288,14 +1305,14 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
       const page = sessions.slice(at, end);
       at = end;
       const rows = await this.#query(
-        `SELECT ${MESSAGE_COLUMNS} FROM messages m
+        `SELECT ${EXACT_MESSAGE_COLUMNS} FROM messages m
          WHERE m.session_id IN (SELECT json_array_elements_text($1::text::json))
          ORDER BY m.session_id, m.timestamp, m.id`,
         [jsonParam(page.map((s) => s.id))],
       );
       const bySession = new Map<string, MessageRow[]>();
       for (const row of rows) {
-        const message = messageFromRow(row);
+        const message = messageFromRow(exactMessageRow(row));
         let list = bySession.get(message.session_id);
         if (list === undefined) bySession.set(message.session_id, list = []);
         list.push(message);
