@@ -5,11 +5,15 @@
  *
  * @example Open, write, search
  * ```ts
+ * import assert from "node:assert/strict";
  * import { SessionDB } from "./mod.ts";
  * const dir = await Deno.makeTempDir();
  * const db = await SessionDB.open({ path: `${dir}/state.db` });
  * db.createSession("20260101_090000_abc123", "cli");
  * db.appendMessage("20260101_090000_abc123", { role: "user", content: "hello docker" });
+ * const [hit] = db.searchMessages("docker");
+ * assert.equal(hit.session_id, "20260101_090000_abc123");
+ * assert.match(hit.snippet!, />>>docker<<</);
  * db.close();
  * ```
  *

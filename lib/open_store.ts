@@ -59,6 +59,9 @@ export function sqlitePath(target: string): string {
  *   (`hermes-state --db URL migrate` upgrades it).
  * @throws {OpenError} When the `postgres` package cannot be loaded (the message
  *   says how to install it).
+ * @throws {RangeError} When an option has a bad value (a `synchronous` that is
+ *   not `"full"` or `"normal"`, a `retry` time that is not a non-negative
+ *   number), naming it; nothing is created.
  *
  * @example Recording and searching through the asynchronous store
  * ```ts
@@ -75,6 +78,7 @@ export async function openStore(
   target: string,
   options: OpenStoreOptions = {},
 ): Promise<SessionStore> {
+  options ??= {};
   if (isPostgresTarget(target)) {
     // Loaded only now: the SQLite path never evaluates the PostgreSQL engine or its client.
     const { openPostgresStore } = await import("./postgres/postgres_store.ts");

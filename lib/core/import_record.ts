@@ -396,3 +396,46 @@ export function skippedImport(id: string): ImportResult {
     renamedTo: null,
   };
 }
+
+/**
+ * Checks the links given to `restoreParentLinks` before anything is read or
+ * written (every engine calls this): an array of `{ id, parentId }` with
+ * both ids strings. The drivers would otherwise bind a number as its own
+ * text (a silent miss) or fail with an error naming neither the link nor
+ * its value.
+ *
+ * @param links The links as given.
+ * @throws {TypeError} When `links` is not an array, or a link is not an
+ *   object with a string `id` and a string `parentId`, naming the link.
+ *
+ * @example
+ * ```ts
+ * import { checkParentLinks } from "./import_record.ts";
+ * checkParentLinks([{ id: "child", parentId: "parent" }]);
+ * ```
+ */
+export function checkParentLinks(links: unknown): void {
+  const shown = (value: unknown): string => {
+    try {
+      return JSON.stringify(value) ?? String(value);
+    } catch {
+      return Object.prototype.toString.call(value);
+    }
+  };
+  if (!Array.isArray(links)) {
+    throw new TypeError(
+      `Cannot restore parent links: links must be an array of { id, parentId }: current value is ${
+        shown(links)
+      }`,
+    );
+  }
+  links.forEach((link: unknown, index) => {
+    const { id, parentId } = (link ?? {}) as { id?: unknown; parentId?: unknown };
+    if (typeof link !== "object" || typeof id !== "string" || typeof parentId !== "string") {
+      throw new TypeError(
+        `Cannot restore parent links: link ${index} must be { id, parentId } with both strings: ` +
+          `current value is ${shown(link)}`,
+      );
+    }
+  });
+}

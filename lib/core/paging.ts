@@ -55,7 +55,9 @@ export function checkSeconds(action: string, name: string, value: unknown): numb
   if (value === undefined || value === null) return null;
   if (typeof value !== "number" || !Number.isFinite(value)) {
     throw new RangeError(
-      `Cannot ${action}: ${name} must be a finite number of seconds: current value is ${value}`,
+      `Cannot ${action}: ${name} must be a finite number of seconds: current value is ${
+        String(value)
+      }`,
     );
   }
   return value;

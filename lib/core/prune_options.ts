@@ -4,6 +4,8 @@
  *
  * @module
  */
+import { checkOptionalText } from "./session_options.ts";
+
 /** Options of `deleteSession` and `pruneEmptyGhostSessions`. */
 export interface SessionsDirOptions {
   /**
@@ -83,8 +85,10 @@ export interface PruneCandidatesOptions {
  * @returns The age in days (90 when not given).
  * @throws {RangeError} On a negative or non-finite `olderThanDays`, or
  *   `ghosts` with `olderThanDays` or `source`.
+ * @throws {TypeError} When `source` is neither absent, `null` nor a string, naming the value.
  */
 export function checkPruneCandidatesOptions(options: PruneCandidatesOptions): number {
+  checkOptionalText("list prune candidates", "source", options.source);
   if (options.ghosts && (options.olderThanDays !== undefined || options.source)) {
     throw new RangeError(
       "Cannot list prune candidates: ghosts cannot be combined with olderThanDays or source: " +
@@ -94,7 +98,9 @@ export function checkPruneCandidatesOptions(options: PruneCandidatesOptions): nu
   const days = options.olderThanDays ?? 90;
   if (typeof days !== "number" || !Number.isFinite(days) || days < 0) {
     throw new RangeError(
-      `Cannot list prune candidates: olderThanDays must be a non-negative number: current value is ${days}`,
+      `Cannot list prune candidates: olderThanDays must be a non-negative number: current value is ${
+        String(days)
+      }`,
     );
   }
   return days;

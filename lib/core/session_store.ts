@@ -94,7 +94,11 @@ export interface SessionStore extends AsyncDisposable {
   readonly target: string;
   /** True when opened read-only: every write method rejects. */
   readonly readonly: boolean;
-  /** Releases the store; a second call does nothing. */
+  /**
+   * Releases the store; a second call does nothing. After it every method
+   * rejects (the SQLite engine with `SqliteError` `database is not open`);
+   * `engine`, `target` and `readonly` still answer.
+   */
   close(): Promise<void>;
 
   /** See {@linkcode SessionDB.createSession}. */
@@ -172,6 +176,8 @@ export interface SessionStore extends AsyncDisposable {
   /**
    * See {@linkcode SessionDB.iterateExport}: the same sessions in the same
    * order, read in pages so no read transaction stays open across awaits.
+   * A bad option (a `source` that is not a string, a start bound that is
+   * not a finite number) rejects the first `next()`, not the call.
    */
   iterateExport(options?: ExportOptions): AsyncIterableIterator<SessionExport>;
   /** See {@linkcode SessionDB.deleteSession}. */
@@ -181,9 +187,9 @@ export interface SessionStore extends AsyncDisposable {
   /** See {@linkcode SessionDB.pruneEmptyGhostSessions}. */
   pruneEmptyGhostSessions(options?: SessionsDirOptions): Promise<number>;
   /** See {@linkcode SessionDB.getMeta}. */
-  getMeta(key: string): Promise<string | undefined>;
+  getMeta(key: string): Promise<string | null | undefined>;
   /** See {@linkcode SessionDB.setMeta}. */
-  setMeta(key: string, value: string): Promise<void>;
+  setMeta(key: string, value: string | null): Promise<void>;
   /** See {@linkcode SessionDB.vacuum}. */
   vacuum(): Promise<void>;
   /** See {@linkcode SessionDB.maybeAutoPruneAndVacuum}. */

@@ -7,6 +7,7 @@
  */
 import { codePointLength, PYTHON_WHITESPACE, pythonStrip } from "./python_text.ts";
 import { TitleError } from "./errors.ts";
+import { describeValue } from "./message_values.ts";
 
 /** The longest title accepted, in code points. */
 const MAX_TITLE_LENGTH = 100;
@@ -31,7 +32,9 @@ const WHITESPACE_RUN = new RegExp(`[${PYTHON_WHITESPACE}]+`, "gu");
  * @returns The clean title, or `null` when nothing is left (which clears a title).
  * @throws {TitleError} `Title too long (N chars, max 100)` when the clean title
  *   has more than 100 code points.
- * @throws {TypeError} When `title` is neither a string nor empty.
+ * @throws {TypeError} When `title` is not a string, naming the value (`null`,
+ *   `undefined` and the other values Python reads as false, such as `0`,
+ *   give `null`, as Python's `if not title` does).
  *
  * @example Cleaning a title
  * ```ts
@@ -44,7 +47,7 @@ export function sanitizeTitle(title: string | null | undefined): string | null {
   if (!title) return null;
   if (typeof title !== "string") {
     throw new TypeError(
-      `Cannot sanitize title: title must be a string: current value is ${typeof title}`,
+      `Cannot sanitize title: title must be a string: current value is ${describeValue(title)}`,
     );
   }
   const cleaned = title

@@ -5,6 +5,7 @@
  * @module
  */
 import { checkSeconds } from "./paging.ts";
+import { checkOptionalText } from "./session_options.ts";
 import { checkTimeZone, offsetSpans, shiftedSql, zonedSeconds } from "./time_zone.ts";
 /** One source's totals, as {@linkcode usageBySource} returns them. */
 export interface SourceUsage {
@@ -227,6 +228,12 @@ export interface CheckedUsageOptions {
   readonly timeZone: string;
 }
 
+/** The `source` of a usage report: `null` (every source) when absent or empty, else a string. */
+function checkedSource(source: unknown): string | null {
+  checkOptionalText("report usage", "source", source);
+  return (source as string | null | undefined) || null;
+}
+
 /**
  * Checks the options of a usage report (every engine calls this first).
  *
@@ -234,6 +241,7 @@ export interface CheckedUsageOptions {
  * @returns The options with their defaults.
  * @throws {RangeError} When `by` is not a grouping, `since`/`until` is not a
  *   finite number, or `timeZone` is not a time zone.
+ * @throws {TypeError} When `source` is neither absent, `null` nor a string, naming the value.
  */
 export function checkUsageOptions(options: UsageReportOptions = {}): CheckedUsageOptions {
   const by = options.by ?? "day";
@@ -248,7 +256,7 @@ export function checkUsageOptions(options: UsageReportOptions = {}): CheckedUsag
     by,
     since: checkSeconds("report usage", "since", options.since),
     until: checkSeconds("report usage", "until", options.until),
-    source: options.source || null,
+    source: checkedSource(options.source),
     timeZone: options.timeZone === undefined || options.timeZone === null
       ? "UTC"
       : checkTimeZone("report usage", options.timeZone),

@@ -6,6 +6,7 @@
  * @module
  */
 import type { SqlValue } from "./driver/types.ts";
+import { ReadonlyError } from "../core/errors.ts";
 import { nextLineageTitle, stemToFit, titleStem } from "../core/titles.ts";
 import { escapeLike } from "../core/like_pattern.ts";
 import type { Store } from "./store.ts";
@@ -14,6 +15,7 @@ import { noteIdsBelowLast } from "./message_ids.ts";
 import type { ImportOptions, ImportResult, ParentLink } from "../core/transfer_options.ts";
 import {
   checkImportRecord,
+  checkParentLinks,
   type ImportRecord,
   messageImportValue,
   messageWriteOrder,
@@ -250,6 +252,9 @@ function skip(store: Store, id: string, named: string | null): ImportResult {
 
 /** Implements `SessionDB.restoreParentLinks`: links still-orphaned children to present parents. */
 export function restoreParentLinks(store: Store, links: readonly ParentLink[]): number {
+  checkParentLinks(links);
+  // A read-only store refuses every write, an empty one too (as `appendMessages` does).
+  if (store.readonly) throw new ReadonlyError(store.path);
   if (links.length === 0) return 0;
   return store.write(() => {
     const link = store.statement(LINK_SQL);

@@ -13,7 +13,7 @@ import { textValue } from "../core/message_values.ts";
  * Implements `SessionDB.getMeta`: one `state_meta` value, or `undefined`
  * (also when an older file read as it is has no `state_meta` yet).
  */
-export function getMeta(store: Store, key: string): string | undefined {
+export function getMeta(store: Store, key: string): string | null | undefined {
   checkKeyText("read meta", "key", key);
   let row;
   try {
@@ -25,11 +25,11 @@ export function getMeta(store: Store, key: string): string | undefined {
     }
     throw error;
   }
-  return row === undefined ? undefined : row.value as string;
+  return row === undefined ? undefined : row.value as string | null;
 }
 
 /** Implements `SessionDB.setMeta`: an upsert into `state_meta`. */
-export function setMeta(store: Store, key: string, value: string): void {
+export function setMeta(store: Store, key: string, value: string | null): void {
   checkKeyText("set meta", "key", key);
   const text = textValue(value, "value", "set meta");
   store.write(() => {

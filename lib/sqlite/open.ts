@@ -106,6 +106,7 @@ function isFolder(path: string): boolean {
 /** Checks the path and creates a new file with mode 0600; true when it created one. */
 function preparePath(path: string, readonly: boolean): boolean {
   if (path === ":memory:") return false;
+  if (path === "") throw new OpenError(path, "the path is empty", { kind: "not_found" });
   if (exists(path)) {
     if (isFolder(path)) throw new OpenError(path, "it is a folder", { kind: "io" });
     assertMayRead(path);
@@ -325,10 +326,50 @@ function probeWritable(db: SqliteConnection, writer: Writer): void {
  * @throws {WriteBusyError} When the pragmas or the schema step found the
  *   file locked through every attempt (nothing was changed; the caller may
  *   try again).
- * @throws {RangeError} When `retry.busyTimeoutMs` is not a non-negative integer.
+ * @throws {RangeError} When `synchronous` is not `"full"` or `"normal"`,
+ *   `retry.busyTimeoutMs` is not a non-negative integer, `retry.maxAttempts`
+ *   not a positive one, or a retry delay not a non-negative number.
  */
 export async function openConnection(options: ConnectionOptions): Promise<Connection> {
   return openConnectionWith(options.openDriver ?? await loadDriver(), options);
+}
+
+const isWhole = Number.isSafeInteger;
+
+/** A value in an error: a string quoted, anything else as written. */
+function shownSetting(value: unknown): string {
+  return typeof value === "string" ? JSON.stringify(value) : String(value);
+}
+
+/**
+ * Checks the settings before the file is touched: a `synchronous` that is
+ * not a level, or retry counts that are not numbers, would otherwise be
+ * taken silently (`"off"` read as `"full"`) or fail later with a message
+ * naming neither (`maxAttempts: 0` left no error to throw).
+ */
+function checkSettings(options: ConnectionOptions): void {
+  const { synchronous, retry = {} } = options;
+  if (synchronous !== undefined && synchronous !== "full" && synchronous !== "normal") {
+    throw new RangeError(
+      `Cannot open database: synchronous must be "full" or "normal": current value is ${
+        shownSetting(synchronous)
+      }`,
+    );
+  }
+  const numbers: [string, unknown, string, (n: number) => boolean][] = [
+    ["busyTimeoutMs", retry.busyTimeoutMs, "a non-negative integer", (n) => n >= 0 && isWhole(n)],
+    ["maxAttempts", retry.maxAttempts, "a positive integer", (n) => n >= 1 && isWhole(n)],
+    ["minDelayMs", retry.minDelayMs, "a non-negative number", (n) => n >= 0 && Number.isFinite(n)],
+    ["maxDelayMs", retry.maxDelayMs, "a non-negative number", (n) => n >= 0 && Number.isFinite(n)],
+  ];
+  for (const [name, value, what, fits] of numbers) {
+    if (value === undefined || (typeof value === "number" && fits(value))) continue;
+    throw new RangeError(
+      `Cannot open database: retry.${name} must be ${what}: current value is ${
+        shownSetting(value)
+      }`,
+    );
+  }
 }
 
 /**
@@ -348,12 +389,7 @@ export function openConnectionWith(
   options: ConnectionOptions,
 ): Connection {
   const { path } = options;
-  const busyTimeout = options.retry?.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
-  if (!Number.isInteger(busyTimeout) || busyTimeout < 0) {
-    throw new RangeError(
-      `Cannot open database: retry.busyTimeoutMs must be a non-negative integer: current value is ${busyTimeout}`,
-    );
-  }
+  checkSettings(options);
   const readonly = options.readonly ?? false;
   const created = preparePath(path, readonly);
   if (!created && path !== ":memory:") {

@@ -171,7 +171,9 @@ function pruneCriteria(store: Store, options: PruneOptions): Criteria {
   const days = options.olderThanDays ?? 90;
   if (typeof days !== "number" || !Number.isFinite(days) || days < 0) {
     throw new RangeError(
-      `Cannot prune sessions: olderThanDays must be a non-negative number: current value is ${days}`,
+      `Cannot prune sessions: olderThanDays must be a non-negative number: current value is ${
+        String(days)
+      }`,
     );
   }
   const cutoff = store.now() - days * 86400;

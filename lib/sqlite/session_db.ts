@@ -127,6 +127,24 @@ function openSlot(slot: StoreSlot): StoreSlot {
 }
 
 /**
+ * `iteration`, each step checked first as a method call is: resumed after
+ * `close()`, it throws `database is not open` on every runtime (Bun's
+ * driver would say `Statement has finalized`), and lets its pin go.
+ */
+function* whileOpen<T>(slot: StoreSlot, iteration: Generator<T>): Generator<T> {
+  try {
+    for (;;) {
+      openSlot(slot);
+      const step = iteration.next();
+      if (step.done) return;
+      yield step.value;
+    }
+  } finally {
+    iteration.return(undefined);
+  }
+}
+
+/**
  * The internal store behind `db`, current (opened again when the file of an
  * immutable read-only store changed); for the modules of this library only
  * (not exported from `mod.ts`).
@@ -173,7 +191,8 @@ export function steadyRead<T>(db: SessionDB, read: (store: Store) => T): T {
  * holds the write lock, the write is tried again after a random 20–150 ms
  * pause, 15 attempts at most, then fails with `WriteBusyError`; any other
  * failure is thrown at once. A method called after `close()` throws a
- * `SqliteError` (`database is not open`).
+ * `SqliteError` (`database is not open`); the `path` and `readonly`
+ * getters still answer.
  *
  * @example Recording and searching a conversation
  * ```ts
@@ -201,7 +220,8 @@ export class SessionDB {
   }
 
   /**
-   * Opens a database file: creates it (and its folder) when missing, sets
+   * Opens a database file: creates it (and its missing folders, mode 0700)
+   * when missing (`:memory:` opens a private in-memory database), sets
    * WAL mode, foreign keys and the busy timeout, and runs the schema step of
    * SPEC §2 (creates the tables, adds the columns an older file lacks,
    * upgrades a version 1–10 file to 11). A file of a newer schema (a newer
@@ -229,7 +249,7 @@ export class SessionDB {
    *   `synchronous`, `retry`, `clock`, `openDriver` (see
    *   {@linkcode SessionDBOptions}).
    * @returns The open store; close it with `close()` or `using`.
-   * @throws {OpenError} When the path is a folder, the file is not SQLite or
+   * @throws {OpenError} When the path is empty or a folder, the file is not SQLite or
    *   is damaged (left exactly as it was), it or its folder may not be
    *   written, the disk is full, or (read-only) the file does not exist;
    *   `kind` tells which (`io`, `corrupt`, `readonly`, `full`, `not_found`).
@@ -240,7 +260,10 @@ export class SessionDB {
    *   read-only included; a process holding the whole file, as a WAL
    *   recovery does, is waited out as long as a write would be (nothing was
    *   changed; try again later).
-   * @throws {RangeError} When `retry.busyTimeoutMs` is not a non-negative integer.
+   * @throws {RangeError} When `synchronous` is not `"full"` or `"normal"`,
+   *   `retry.busyTimeoutMs` is not a non-negative integer, `retry.maxAttempts`
+   *   not a positive one, or a retry delay not a non-negative number (the
+   *   message names the value); nothing is created.
    *
    * @example Opening, reopening read-only
    * ```ts
@@ -270,6 +293,7 @@ export class SessionDB {
    * ```
    */
   static async open(options: SessionDBOptions = {}): Promise<SessionDB> {
+    options ??= {};
     const path = options.path ?? defaultDbPath();
     const readonly = options.readonly ?? false;
     const openDriver = options.openDriver ?? await loadDriver();
@@ -971,7 +995,7 @@ export class SessionDB {
    * in `docs/search_improvements.md`.
    *
    * Never throws because of the query text: a query that cannot match, or
-   * that FTS5 rejects even after repair, gives `[]`. A damaged full-text
+   * that FTS5 rejects even after repair (or that is not a string), gives `[]`. A damaged full-text
    * index is read around (by substring) instead of failing. Each hit
    * carries `context`: the previous, the matching and the next message of
    * its session, content cut to 200 characters. In a newer Hermes' file,
@@ -980,15 +1004,17 @@ export class SessionDB {
    * @param query What the user typed.
    * @param options `sourceFilter` (only these sources; an empty list
    *   matches nothing), `excludeSources`, `roleFilter` (an empty list means
-   *   any role), `limit` (default 20), `offset` (default 0),
+   *   any role), `sessionId` (only that session's messages), `since`
+   *   (inclusive) and `until` (exclusive) bounding the message timestamps
+   *   in Unix seconds, `limit` (default 20), `offset` (default 0),
    *   `includeInactive` (default false) and `sort` (default `"rank"`); see
    *   {@linkcode SearchOptions}.
    * @returns The hits (`id, session_id, role, snippet, timestamp,
    *   tool_name, source, model, session_started, context`), in `sort` order.
    * @throws {RangeError} When `limit` or `offset` is not a non-negative
    *   integer (`Cannot search messages: limit must be a non-negative
-   *   integer: current value is -1`), or `sort` is not `"rank"`, `"newest"`
-   *   or `"oldest"`.
+   *   integer: current value is -1`), `since` or `until` is not a finite
+   *   number, or `sort` is not `"rank"`, `"newest"` or `"oldest"`.
    * @throws {SqliteError} On a storage failure other than a damaged index.
    * @throws {TypeError} When `sessionId` is not a string, or `sourceFilter`, `excludeSources` or
    *   `roleFilter` not an array of strings, naming the value.
@@ -1096,6 +1122,8 @@ export class SessionDB {
    *
    * @param options The listing's filters (paging and order are ignored).
    * @returns The count.
+   * @throws {RangeError} When `startedAfter` or `startedBefore` is not a finite number.
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
    * @throws {TypeError} When `source` is not a string or `excludeSources` not an array of
    *   strings, naming the value.
    */
@@ -1167,7 +1195,9 @@ export class SessionDB {
   /**
    * Resolves what a user typed to a session id: an exact id, else a prefix
    * of exactly one id. The prefix match is SQL `LIKE` (ASCII
-   * case-insensitive) with `\`, `%` and `_` taken literally.
+   * case-insensitive) with `\`, `%` and `_` taken literally. As in Python,
+   * `""` is a prefix of every id: it resolves the one session of a file
+   * that holds exactly one.
    *
    * @param idOrPrefix What the user typed.
    * @returns The id, or `undefined` when no session or more than one matches.
@@ -1193,7 +1223,9 @@ export class SessionDB {
 
   /**
    * The sessions whose id starts with `prefix`: how many, and the newest
-   * (to say which ones an ambiguous prefix names).
+   * started (to say which ones an ambiguous prefix names). The match is
+   * that of {@linkcode SessionDB.resolveSessionId}: SQL `LIKE`, ASCII
+   * case-insensitive, with `\`, `%` and `_` taken literally.
    *
    * @param prefix The id prefix.
    * @param options `limit`: the most ids (default 10).
@@ -1215,11 +1247,13 @@ export class SessionDB {
    * @param id The session id.
    * @param title The title as typed; `null` or `""` clears it.
    * @returns True when the session exists (and now has the title); false
-   *   for an unknown id (nothing is written).
+   *   for an unknown id (nothing is written). The title is checked first, as
+   *   Python does: a title too long or in use throws even for an unknown id.
    * @throws {TitleError} `Title too long (N chars, max 100)`, or
    *   `Title 'T' is already in use by session ID` when another session has it;
    *   nothing is written.
-   * @throws {TypeError} When `title` is neither a string nor empty.
+   * @throws {TypeError} When `title` is neither a string, `null` nor
+   *   `undefined` (which clear the title), naming the value.
    * @throws {ReadonlyError} When the database was opened with `readonly: true`.
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was written.
@@ -1584,7 +1618,8 @@ export class SessionDB {
    *   `startedAfter` and `startedBefore` (Unix seconds, as the listing's);
    *   see {@linkcode ExportOptions}.
    * @returns A generator of exports.
-   * @throws {SqliteError} From `next()`, when the file cannot be read.
+   * @throws {SqliteError} From `next()`, when the file cannot be read, or
+   *   (`database is not open`) when the store was closed meanwhile.
    * @throws {RangeError} From `next()`, when a start bound is not a finite number.
    * @throws {TypeError} When `source` is not a string, naming the value (at the call).
    *
@@ -1605,7 +1640,8 @@ export class SessionDB {
   iterateExport(options: ExportOptions = {}): Generator<SessionExport> {
     const given = options ?? {};
     checkOptionalText("export sessions", "source", given.source);
-    return openSlot(this.#slot).pinned((store) => exporting.iterateExport(store, given));
+    const slot = openSlot(this.#slot);
+    return whileOpen(slot, slot.pinned((store) => exporting.iterateExport(store, given)));
   }
 
   /**
@@ -1740,9 +1776,10 @@ export class SessionDB {
    * share, e.g. `last_auto_prune`).
    *
    * @param key The key.
-   * @returns The value, or `undefined` when the key is absent, also in a
-   *   file of an older Hermes (v1–v6) opened read-only, which has no
-   *   `state_meta` table yet.
+   * @returns The value; `null` when the key holds NULL (`setMeta(key, null)`,
+   *   or Python's `set_meta(key, None)`); `undefined` when the key is absent,
+   *   also in a file of an older Hermes (v1–v6) opened read-only, which has
+   *   no `state_meta` table yet.
    * @throws {SqliteError} When the file cannot be read.
    * @throws {TypeError} When `key` is not a string, naming the value.
    *
@@ -1757,7 +1794,7 @@ export class SessionDB {
    * assert.equal(db.getMeta("my_key"), "1");
    * ```
    */
-  getMeta(key: string): string | undefined {
+  getMeta(key: string): string | null | undefined {
     return meta.getMeta(this.#store, key);
   }
 
@@ -1765,7 +1802,11 @@ export class SessionDB {
    * Writes a `state_meta` value, replacing the one the key had.
    *
    * @param key The key.
-   * @param value The value (text; Python stores floats as `str(x)`).
+   * @param value The value: text, stored as it is; `null`, stored as NULL
+   *   (the key stays, {@linkcode SessionDB.getMeta} answers `null`); a whole
+   *   number is stored as its digits, any other number as SQLite writes a
+   *   float as text (`1777454434.5678909`, not Python's `str(x)`
+   *   `1777454434.567891`: give the text to keep Python's spelling).
    * @throws {TypeError} When `key` is not a string, naming the value.
    * @throws {ReadonlyError} When the database was opened with `readonly: true`.
    * @throws {WriteBusyError} When another connection kept the write lock
@@ -1785,7 +1826,7 @@ export class SessionDB {
    * assert.equal(db.getMeta("my_key"), "2");
    * ```
    */
-  setMeta(key: string, value: string): void {
+  setMeta(key: string, value: string | null): void {
     meta.setMeta(this.#store, key, value);
   }
 
@@ -1891,7 +1932,7 @@ export class SessionDB {
    * The sessions that used the most tokens (input plus output), most
    * first; ties by id. Every session counts, children included.
    *
-   * @param limit How many sessions at most.
+   * @param limit How many sessions at most (default 10).
    * @returns Rows of `id, title, model, total_tokens, estimated_cost_usd`.
    * @throws {RangeError} When `limit` is not a non-negative integer.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
@@ -1970,6 +2011,7 @@ export class SessionDB {
    *   or `timeZone` is not a time zone.
    * @throws {TypeError} When `by` is `origin`: a file records no origins
    *   (a PostgreSQL store that `hermes-state sync` fills does).
+   * @throws {TypeError} When `source` is not a string, naming the value.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
    *
    * @example Tokens per day and per model
@@ -2059,7 +2101,8 @@ export class SessionDB {
    * ```
    */
   inspect(options: InspectOptions = {}): DatabaseInfo {
-    return openSlot(this.#slot).steady((store) => inspecting.inspectDatabase(store, options));
+    const given = options ?? {};
+    return openSlot(this.#slot).steady((store) => inspecting.inspectDatabase(store, given));
   }
 
   /**
@@ -2075,6 +2118,7 @@ export class SessionDB {
    *   end_reason, message_count`), oldest first.
    * @throws {RangeError} When `olderThanDays` is negative or not a finite
    *   number, or `ghosts` comes with `olderThanDays` or `source`.
+   * @throws {TypeError} When `source` is not a string, naming the value.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
    *
    * @example A dry run
@@ -2156,13 +2200,17 @@ export class SessionDB {
    * lists the newest activity first, so a child often comes before its
    * parent), in one transaction. A link is made only when the child has no
    * parent now and the parent exists; the others stay roots, as a deleted
-   * parent leaves them. An empty list touches nothing.
+   * parent leaves them. An empty list touches nothing (a read-only store
+   * still refuses it, as every write).
    *
    * @param links The `deferredParent` answers of
    *   {@linkcode SessionDB.importSession}, as `{ id, parentId }` (see
    *   {@linkcode ParentLink}).
    * @returns How many links were made.
-   * @throws {ReadonlyError} When the database was opened with `readonly: true`.
+   * @throws {TypeError} When `links` is not an array of `{ id, parentId }`
+   *   with both ids strings, naming the bad link; nothing is linked.
+   * @throws {ReadonlyError} When the database was opened with `readonly: true`,
+   *   even for an empty list.
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was linked.
    * @throws {SqliteError} On any other storage failure, at once, with nothing linked.

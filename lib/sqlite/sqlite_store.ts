@@ -15,7 +15,7 @@ import type { SqliteDriver } from "./driver/types.ts";
 import type { Synchronous } from "./open.ts";
 import { SessionDB, storeOf } from "./session_db.ts";
 import type { SessionStore } from "../core/session_store.ts";
-import { retryWhileBusy, type StoreRetryOptions } from "./store_retry.ts";
+import { checkStoreRetry, retryWhileBusy, type StoreRetryOptions } from "./store_retry.ts";
 import type { SessionExport } from "../core/types.ts";
 import type {
   AutoPruneOptions,
@@ -57,11 +57,15 @@ const ONE_ATTEMPT = { maxAttempts: 1, busyTimeoutMs: 0 } as const;
  * @returns The open store.
  * @throws {OpenError} When the file cannot be opened (see `SessionDB.open`).
  * @throws {WriteBusyError} When the schema step found the file locked for the whole timeout.
+ * @throws {RangeError} When `synchronous` is not a level or a `retry` time is not a
+ *   non-negative number, naming the value; nothing is created.
  */
 export async function openSqliteStore(
   path: string,
   options: SqliteStoreOptions = {},
 ): Promise<SessionStore> {
+  options ??= {};
+  checkStoreRetry(options.retry ?? {});
   const db = await retryWhileBusy(
     () =>
       SessionDB.open({

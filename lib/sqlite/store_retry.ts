@@ -32,6 +32,34 @@ export interface StoreRetryOptions {
   readonly random?: () => number;
 }
 
+/**
+ * Checks the timing of {@linkcode StoreRetryOptions} when a store opens: a
+ * `NaN` timeout would never run out (a store waiting forever on a lock),
+ * and a negative or non-numeric one would fail the first busy call.
+ *
+ * @param options The timing as given.
+ * @throws {RangeError} When `timeoutMs`, `minDelayMs` or `maxDelayMs` is
+ *   given and is not a non-negative number, naming the value.
+ *
+ * @example
+ * ```ts
+ * import { checkStoreRetry } from "./store_retry.ts";
+ * checkStoreRetry({ timeoutMs: 5000 });
+ * ```
+ */
+export function checkStoreRetry(options: StoreRetryOptions): void {
+  for (const name of ["timeoutMs", "minDelayMs", "maxDelayMs"] as const) {
+    const value: unknown = options[name];
+    if (value === undefined || (typeof value === "number" && value >= 0 && value <= Infinity)) {
+      continue;
+    }
+    throw new RangeError(
+      `Cannot open the store: retry.${name} must be a non-negative number of milliseconds: ` +
+        `current value is ${typeof value === "string" ? JSON.stringify(value) : String(value)}`,
+    );
+  }
+}
+
 /** True for an error that means "another connection holds the lock". */
 export function isBusyError(error: unknown): error is SqliteError {
   return error instanceof SqliteError && error.isBusy;

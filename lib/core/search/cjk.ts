@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { describeValue } from "../message_values.ts";
 
 /**
  * True when the code point is one of the CJK characters the Python Hermes
@@ -34,6 +35,7 @@ export function isCjkCodePoint(cp: number): boolean {
  *
  * @param text Any text.
  * @returns `true` when one code point of `text` is CJK.
+ * @throws {TypeError} When `text` is not a string, naming the value.
  *
  * @example Telling CJK text apart
  * ```ts
@@ -45,6 +47,11 @@ export function isCjkCodePoint(cp: number): boolean {
  * ```
  */
 export function containsCjk(text: string): boolean {
+  if (typeof text !== "string") {
+    throw new TypeError(
+      `Cannot look for CJK text: text must be a string: current value is ${describeValue(text)}`,
+    );
+  }
   for (const ch of text) {
     if (isCjkCodePoint(ch.codePointAt(0)!)) return true;
   }

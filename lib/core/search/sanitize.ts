@@ -6,6 +6,7 @@
  */
 import { PYTHON_WHITESPACE, pythonStrip } from "../python_text.ts";
 import { PY_BOUNDARY, PY_WORD } from "./_python_re.ts";
+import { describeValue } from "../message_values.ts";
 
 /** A balanced `"…"` phrase (pairs form greedily from the left). */
 const QUOTED_PHRASE = /"[^"]*"/g;
@@ -62,6 +63,8 @@ function placeholder(index: number): string {
  *
  * @param query What the user typed.
  * @returns The sanitized query; `""` when nothing searchable is left.
+ * @throws {TypeError} When `query` is not a string, naming the value
+ *   (`searchMessages` itself answers `[]` for such a query).
  *
  * @example Quoting compounds and dropping dangling operators
  * ```ts
@@ -73,6 +76,13 @@ function placeholder(index: number): string {
  * ```
  */
 export function sanitizeFts5Query(query: string): string {
+  if (typeof query !== "string") {
+    throw new TypeError(
+      `Cannot sanitize an FTS5 query: query must be a string: current value is ${
+        describeValue(query)
+      }`,
+    );
+  }
   const phrases: string[] = [];
   let text = query.replace(QUOTED_PHRASE, (phrase) => {
     phrases.push(phrase);
