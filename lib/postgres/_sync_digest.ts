@@ -9,6 +9,7 @@
 import { createHash, type Hash } from "node:crypto";
 import { MESSAGE_COLUMN_SET, SESSION_COLUMN_NAMES } from "./_rows.ts";
 import { extraColumnsJson } from "./_extra.ts";
+import { exactInteger } from "./_sync_exact.ts";
 
 /** The modulus of {@linkcode MESSAGE_DIGEST_SQL}: a prime below 2^31. */
 const DIGEST_MODULUS = 2147483647;
@@ -46,13 +47,13 @@ export interface ExtraDigests {
  */
 export class ExtraDigester {
   readonly #hash: Hash = createHash("sha1");
-  readonly #heldUpTo: number;
+  readonly #heldUpTo: number | bigint;
   #held: string | undefined;
 
   /**
    * @param heldUpTo The server's last synced message id of the session (0: none).
    */
-  constructor(heldUpTo: number) {
+  constructor(heldUpTo: number | bigint) {
     this.#heldUpTo = heldUpTo;
   }
 
@@ -62,7 +63,7 @@ export class ExtraDigester {
    * @param row The row as the file gives it: its id and any other columns.
    */
   add(row: Record<string, unknown>): void {
-    if (this.#held === undefined && Number(row.id) > this.#heldUpTo) {
+    if (this.#held === undefined && exactInteger(row.id) > this.#heldUpTo) {
       this.#held = this.#hash.copy().digest("hex");
     }
     this.#hash.update(`${row.id} ${extraColumnsJson(row, MESSAGE_COLUMN_SET)}\n`);
@@ -88,7 +89,7 @@ export class ExtraDigester {
  */
 export function extraDigests(
   rows: Iterable<Record<string, unknown>>,
-  heldUpTo: number,
+  heldUpTo: number | bigint,
 ): ExtraDigests {
   const digester = new ExtraDigester(heldUpTo);
   for (const row of rows) digester.add(row);
@@ -98,16 +99,31 @@ export function extraDigests(
 /**
  * A digest of a session row: its v11 columns, then (a newer Hermes's file)
  * the others, as `extra_columns` JSON. Exported for the test of the upgrade
- * from whole-row digests.
+ * from whole-row digests. A value read exactly as a `bigint` (beyond 2^53)
+ * changes the digest of its row only: a server an earlier release synced,
+ * which holds that value rounded, gets the row again, exact.
  *
  * @param row The row as the file gives it.
  * @param extra Its newer columns' JSON, or `null`.
  * @returns The hex digest.
  */
 export function digestOf(row: Record<string, unknown>, extra: string | null): string {
-  const values: unknown[] = SESSION_COLUMN_NAMES.map((c) => row[c] ?? null);
+  let exact = false;
+  const values: unknown[] = SESSION_COLUMN_NAMES.map((c) => {
+    const value = row[c] ?? null;
+    exact ||= typeof value === "bigint";
+    return value;
+  });
   if (extra !== null) values.push(extra);
-  return createHash("sha1").update(JSON.stringify(values)).digest("hex");
+  // An integer beyond 2^53 (read exactly) as `{"integer": "digits"}`, which no value read as a
+  // number or text digests as; every other row digests as releases before it did.
+  const json = exact ? JSON.stringify(values, exactIntegers) : JSON.stringify(values);
+  return createHash("sha1").update(json).digest("hex");
+}
+
+/** A `JSON.stringify` replacer that writes a `bigint` as `{"integer": "digits"}`. */
+function exactIntegers(_key: string, value: unknown): unknown {
+  return typeof value === "bigint" ? { integer: String(value) } : value;
 }
 
 /** One per-session `state_meta` key of a session (its goal): the key's prefix and its value. */

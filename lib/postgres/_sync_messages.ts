@@ -16,6 +16,7 @@ import { MESSAGE_COLUMN_SET, type MessageValues } from "./_rows.ts";
 import { extraColumnsJson } from "./_extra.ts";
 import { gramsVector, searchDocument, wordsVector } from "./text_search.ts";
 import { ExtraDigester, type ExtraDigests, MESSAGE_DIGEST_SQL } from "./_sync_digest.ts";
+import { ExactRead, quote, type SqlRow, type SqlValue } from "./_sync_exact.ts";
 
 /**
  * What a row costs in memory besides its text (the row object, its values
@@ -68,9 +69,13 @@ function text(value: unknown): string | null {
   return value === null || value === undefined ? null : String(value);
 }
 
-/** A value as a number, `null` kept. */
-function numberOrNull(value: unknown): number | null {
-  return value === null || value === undefined ? null : Number(value);
+/**
+ * A value as a number, `null` kept; an integer read exactly beyond 2^53 (a
+ * `bigint`) as its digits, which the server's `numeric` keeps.
+ */
+function numberOrNull(value: unknown): number | string | null {
+  if (value === null || value === undefined) return null;
+  return typeof value === "bigint" ? String(value) : Number(value);
 }
 
 /**
@@ -114,19 +119,14 @@ export function* storedPages(pages: Iterable<readonly SqlRow[]>): Generator<Mess
   for (const page of pages) yield page.map(storedValues);
 }
 
-/** A row of the file. */
-type SqlRow = ReturnType<ReturnType<Store["statement"]>["all"]>[number];
-/** A value SQLite binds. */
-type SqlValue = SqlRow[string];
-
 /** A session's messages with ids in `(after, upTo]`: the range a pass ships. */
 export interface MessageRange {
   /** The session's id in the file. */
   readonly session: string;
-  /** The highest id the server holds already (0: none). */
-  readonly after: number;
+  /** The highest id the server holds already (0: none; a `bigint` beyond 2^53). */
+  readonly after: number | bigint;
   /** The snapshot's highest id of the session. */
-  readonly upTo: number;
+  readonly upTo: number | bigint;
 }
 
 /** Where a page of a session's messages starts: after this time and id. */
@@ -144,8 +144,12 @@ const START: Keyset = { timestamp: -Number.MAX_VALUE, id: -Number.MAX_VALUE };
  */
 export class FileMessages {
   readonly #store: Store;
-  readonly #sql: { size: string; page: string; sizes: string };
+  readonly #sql: { size: string; sizes: string };
+  /** Reads of whole rows (`all`, a page): their integers beyond 2^53 exact. */
+  readonly #read: { all: ExactRead; page: ExactRead };
   readonly #extraNames: readonly string[];
+  /** The read of the newer columns' digests (made when first needed). */
+  #extraRead?: ExactRead;
 
   /**
    * @param store The file, open for the pass.
@@ -163,7 +167,20 @@ export class FileMessages {
         WHERE ${range}`,
       sizes: `SELECT timestamp, id, ${bytes} AS bytes FROM messages
         WHERE ${range} AND ${after} ORDER BY timestamp, id LIMIT ?`,
-      page: `SELECT * FROM messages WHERE ${range} AND ${after} ORDER BY timestamp, id LIMIT ?`,
+    };
+    this.#read = {
+      all: new ExactRead(
+        store,
+        columns,
+        (list) => `SELECT ${list} FROM messages WHERE ${range} ORDER BY timestamp, id`,
+      ),
+      page: new ExactRead(
+        store,
+        columns,
+        (list) =>
+          `SELECT ${list} FROM messages WHERE ${range} AND ${after}
+          ORDER BY timestamp, id LIMIT ?`,
+      ),
     };
     this.#extraNames = columns.filter((c) => !MESSAGE_COLUMN_SET.has(c));
   }
@@ -191,9 +208,7 @@ export class FileMessages {
    * @returns The rows, in time order.
    */
   all(range: MessageRange): SqlRow[] {
-    return this.#store.statement(
-      "SELECT * FROM messages WHERE session_id = ? AND id > ? AND id <= ? ORDER BY timestamp, id",
-    ).all(range.session, range.after, range.upTo);
+    return this.#read.all.all(range.session, range.after, range.upTo);
   }
 
   /**
@@ -211,7 +226,6 @@ export class FileMessages {
   *pages(range: MessageRange, budget: number, maxRows: number): Generator<SqlRow[]> {
     const { session, after, upTo } = range;
     const sizes = this.#store.statement(this.#sql.sizes);
-    const page = this.#store.statement(this.#sql.page);
     let from = START;
     for (;;) {
       const bounds = [session, after, upTo, from.timestamp, from.timestamp, from.id];
@@ -224,7 +238,7 @@ export class FileMessages {
         if (taken > 0 && bytes > budget) break;
         taken++;
       }
-      const read = page.all(...bounds, taken);
+      const read = this.#read.page.all(...bounds, taken);
       if (read.length === 0) return;
       const last = read[read.length - 1];
       from = { timestamp: last.timestamp, id: last.id };
@@ -240,7 +254,7 @@ export class FileMessages {
    * @param upTo The server's last synced id.
    * @returns Their count and digest ({@linkcode MESSAGE_DIGEST_SQL}).
    */
-  held(session: string, upTo: number): { count: number; digest: number } {
+  held(session: string, upTo: number | bigint): { count: number; digest: number } {
     const row = this.#store.statement(
       `SELECT count(*) AS n, ${MESSAGE_DIGEST_SQL} AS digest
        FROM messages WHERE session_id = ? AND id <= ?`,
@@ -258,10 +272,17 @@ export class FileMessages {
    * @param heldUpTo The server's last synced id (0: none).
    * @returns Both digests.
    */
-  extraDigests(session: string, upTo: number, heldUpTo: number): ExtraDigests {
-    const read = this.#store.statement(
-      `SELECT id, ${this.#extraNames.map(quote).join(", ")} FROM messages
-       WHERE session_id = ? AND id > ? AND id <= ? ORDER BY id LIMIT ${EXTRA_PAGE_ROWS}`,
+  extraDigests(
+    session: string,
+    upTo: number | bigint,
+    heldUpTo: number | bigint,
+  ): ExtraDigests {
+    const read = this.#extraRead ??= new ExactRead(
+      this.#store,
+      ["id", ...this.#extraNames],
+      (list) =>
+        `SELECT ${list} FROM messages
+        WHERE session_id = ? AND id > ? AND id <= ? ORDER BY id LIMIT ${EXTRA_PAGE_ROWS}`,
     );
     const digester = new ExtraDigester(heldUpTo);
     let after: SqlValue = -Number.MAX_VALUE;
@@ -294,9 +315,4 @@ export class FileMessages {
       this.#store.db.exec("COMMIT");
     }
   }
-}
-
-/** A column name quoted for SQLite. */
-function quote(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
 }

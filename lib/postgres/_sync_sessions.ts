@@ -23,6 +23,7 @@ import {
 import type { ServerSession, SourceSession } from "./_sync_source.ts";
 import { type BatchItem, type Pass, writeBatch, writeStreamed } from "./_sync_write.ts";
 import type { PgClient } from "./_client.ts";
+import { exactInteger } from "./_sync_exact.ts";
 
 /** Messages (and sessions) written per transaction; a session is never split. */
 const BATCH_MESSAGES = 2000;
@@ -70,6 +71,12 @@ export interface ChangedSession {
   readonly messagesChanged: boolean;
   /** Its per-session keys (goal) changed: added, changed or removed. */
   readonly metaChanged: boolean;
+}
+
+/** The order of two message ids (numbers, or `bigint`s beyond 2^53), compared exactly. */
+function compareIds(a: unknown, b: unknown): number {
+  const [x, y] = [exactInteger(a), exactInteger(b)];
+  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 /** Which of a changed session's messages a pass writes. */
@@ -207,7 +214,7 @@ export class SessionWriter {
     const raw = write.written ? messages.all(write.range) : [];
     if (messages.hasNewerColumns && known === undefined) {
       // A new session: its digest from the rows just read (in time order; the digest's is id).
-      const byId = [...raw].sort((a, b) => Number(a.id) - Number(b.id));
+      const byId = [...raw].sort((a, b) => compareIds(a.id, b.id));
       session.extraDigest = extraDigests(byId, 0).all;
     }
     const rows = raw.map(storedValues);

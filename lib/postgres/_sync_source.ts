@@ -19,6 +19,7 @@ import {
   type SessionMetaEntry,
 } from "./_sync_digest.ts";
 import { SESSION_META_PREFIXES } from "../core/session_meta.ts";
+import { exactInteger, ExactRead, mayBeRounded, quote } from "./_sync_exact.ts";
 
 /** A session of the file, as the pass read it. */
 export interface SourceSession {
@@ -36,8 +37,8 @@ export interface SourceSession {
   fullDigest?: string;
   /** Its messages in the snapshot. */
   count: number;
-  /** Its highest message id in the snapshot (0: none). */
-  maxId: number;
+  /** Its highest message id in the snapshot (0: none; a `bigint` beyond 2^53). */
+  maxId: number | bigint;
   /** {@linkcode MESSAGE_DIGEST_SQL} of its messages. */
   messageDigest: number;
   /** The digest of its messages' newer columns (`ExtraDigests.all`); null in a v11 file. */
@@ -54,8 +55,8 @@ export interface ServerSession {
   digest: string;
   /** Messages the server holds. */
   count: number;
-  /** The file's highest message id the server holds. */
-  maxId: number;
+  /** The file's highest message id the server holds (a `bigint` beyond 2^53). */
+  maxId: number | bigint;
   /** `null`: recorded by a release before migration 8 (written by the next pass). */
   messageDigest: number | null;
   /** The digest of the held messages' newer columns, or `null`. */
@@ -77,10 +78,29 @@ export interface ServerSession {
  */
 function sessionColumnsSql(store: Store): string {
   return [...store.columns("sessions")].map((name) =>
-    name === "system_prompt"
-      ? "octet_length(system_prompt) AS system_prompt"
-      : `"${name.replaceAll('"', '""')}"`
+    name === "system_prompt" ? "octet_length(system_prompt) AS system_prompt" : quote(name)
   ).join(", ");
+}
+
+/**
+ * A session row's columns read again exactly by id (its system prompt
+ * aside), for a row read with an integer a JS number may have rounded.
+ */
+function exactSessionRead(store: Store): ExactRead {
+  const columns = [...store.columns("sessions")].filter((name) => name !== "system_prompt");
+  return new ExactRead(store, columns, (list) => `SELECT ${list} FROM sessions WHERE id = ?`);
+}
+
+/**
+ * A session's highest message id, exact: read again as its digits when
+ * the number read is beyond 2^53 (where it may be rounded).
+ */
+function exactMaxId(store: Store, session: string, read: number): number | bigint {
+  if (Number.isSafeInteger(read)) return read;
+  const row = store.statement(
+    "SELECT CAST(max(id) AS TEXT) AS max_id FROM messages WHERE session_id = ?",
+  ).get(session);
+  return exactInteger(row?.max_id ?? read);
 }
 
 /** The first string after every string that starts with `prefix` (its last character's next). */
@@ -132,23 +152,27 @@ export function readSource(
   const sessions = new Map<string, SourceSession>();
   store.db.exec("BEGIN");
   try {
-    const stats = new Map<string, { n: number; max: number; digest: number }>();
+    const stats = new Map<string, { n: number; max: number | bigint; digest: number }>();
     for (
       const row of store.statement(
         `SELECT session_id, count(*) AS n, max(id) AS max_id, ${MESSAGE_DIGEST_SQL} AS digest
          FROM messages GROUP BY session_id`,
       ).all()
     ) {
-      stats.set(String(row.session_id), {
+      const id = String(row.session_id);
+      stats.set(id, {
         n: Number(row.n),
-        max: Number(row.max_id),
+        max: exactMaxId(store, id, Number(row.max_id)),
         digest: Number(row.digest),
       });
     }
     const metaOf = readSessionMeta(store);
     const promptOf = store.statement("SELECT system_prompt FROM sessions WHERE id = ?");
+    const exactRow = exactSessionRead(store);
     for (const row of store.statement(`SELECT ${sessionColumnsSql(store)} FROM sessions`).all()) {
       const id = String(row.id);
+      // A counter beyond 2^53 (rare): the row read again, its integers exact.
+      if (mayBeRounded(row)) Object.assign(row, exactRow.get(id) ?? {});
       const stat = stats.get(id);
       const extra = extraColumnsJson(row, SESSION_COLUMN_SET);
       const meta = metaOf.get(id) ?? [];
@@ -212,8 +236,8 @@ export async function serverRecords(
   const server = new Map<string, ServerSession>();
   for (
     const row of await client.query(
-      `SELECT source_id, row_digest, message_count, max_message_id, message_digest, extra_digest,
-         meta_digest
+      `SELECT source_id, row_digest, message_count, max_message_id::text AS max_message_id,
+         message_digest, extra_digest, meta_digest
        FROM sync_sessions WHERE origin = $1`,
       [origin],
     )
@@ -221,7 +245,7 @@ export async function serverRecords(
     server.set(String(row.source_id), {
       digest: String(row.row_digest),
       count: Number(row.message_count),
-      maxId: Number(row.max_message_id),
+      maxId: exactInteger(row.max_message_id),
       messageDigest: row.message_digest == null ? null : Number(row.message_digest),
       extraDigest: row.extra_digest == null ? null : String(row.extra_digest),
       metaDigest: row.meta_digest == null ? null : String(row.meta_digest),

@@ -37,7 +37,9 @@
  * (the digests recorded), `_sync_sessions.ts` (the changed sessions, read
  * and batched), `_sync_messages.ts` (reading messages from the file),
  * `_sync_write.ts` and `_sync_rows.ts` (the transactions and their
- * statements), `_sync_titles.ts`, `_sync_finish.ts` (after the sessions).
+ * statements), `_sync_titles.ts`, `_sync_finish.ts` (after the sessions),
+ * `_sync_exact.ts` (a row holding an integer beyond 2^53, a token count or
+ * a message id, read again exactly: it reaches the server with every digit).
  *
  * @module
  */
