@@ -4,6 +4,8 @@
  * answers improve on Python's (the fixture and conformance tests).
  */
 import type { SearchOptions } from "../lib/core/search/options.ts";
+import type { NewMessage } from "../lib/core/types.ts";
+import type { SessionStore } from "../lib/core/session_store.ts";
 
 /** Words the fixture holds, or that stress the planner (CJK, emoji, punctuation inside). */
 const WORDS = [
@@ -36,6 +38,8 @@ const WORDS = [
   "👩🏽‍💻",
   "🧑‍🚀",
   "café",
+  "ΚΩΔΙΚΟΣ:",
+  '"":',
 ];
 const OPERATORS = [
   "AND",
@@ -148,3 +152,188 @@ export const IMPROVED_QUERIES: ReadonlySet<string> = new Set([
   "foo:bar",
   "e.g.",
 ]);
+
+/**
+ * What a user and an agent wrote in one conversation, each message under a
+ * label: code identifiers, paths, URLs, flags, error messages and stack
+ * traces, versions, C++/C#/.NET, tags, mentions, e-mail addresses,
+ * apostrophes, accents, German, Turkish, Greek, Cyrillic, Arabic, Hebrew,
+ * Thai, Vietnamese, Chinese, Japanese (kana, full-width and half-width
+ * forms), Korean, emoji, numbers with separators and tool calls.
+ */
+export const RECALL_MESSAGES: ReadonlyArray<readonly [label: string, message: NewMessage]> = [
+  ["snake", {
+    role: "assistant",
+    content: "The bug is in parse_session_id when the prefix is empty.",
+  }],
+  ["camel", {
+    role: "assistant",
+    content: "Call getSessionById() and then searchMessages with a limit.",
+  }],
+  ["dotted", {
+    role: "assistant",
+    content: "Set os.path.join and config.search.limit in settings.",
+  }],
+  ["path", { role: "user", content: "Please edit lib/core/search/plan.ts and src/App.tsx" }],
+  ["url", {
+    role: "user",
+    content: "See https://github.com/NousResearch/hermes-agent/issues/123 for details",
+  }],
+  ["flag", {
+    role: "assistant",
+    content: "Run it with --dry-run and --no-verify, or -v for verbose.",
+  }],
+  ["error", {
+    role: "tool",
+    content: `Error: Cannot find module 'lodash/merge' imported from "./index.js"`,
+    toolName: "terminal",
+  }],
+  ["trace", {
+    role: "tool",
+    content:
+      `Traceback (most recent call last):\n  File "app.py", line 42, in main\nKeyError: 'user_id'`,
+    toolName: "terminal",
+  }],
+  ["version", {
+    role: "assistant",
+    content: "Upgrade to v1.2.3 and Python 3.11 before node 20.10.0",
+  }],
+  ["cpp", { role: "user", content: "I rewrote the parser in C++ and the GUI in C# on .NET 8" }],
+  ["tags", { role: "user", content: "Tag it #release-notes and ping @alice_dev about it" }],
+  ["email", { role: "user", content: "Send the report to bob.smith@example.com today" }],
+  ["hyphens", { role: "assistant", content: "Use e-mail for state-of-the-art follow-up" }],
+  ["apostrophes", {
+    role: "user",
+    content: "I don't know why it's failing; l'été dernier it worked",
+  }],
+  ["accents", { role: "user", content: "Meet at the Café tomorrow, the naïve approach failed" }],
+  ["decomposed", { role: "user", content: "cafe\u0301 decomposed" }],
+  ["german", { role: "user", content: "Die Hauptstraße ist gesperrt, Straße und Fußgängerzone" }],
+  ["turkish", { role: "user", content: "İstanbul'da ılık bir gün, DİKKAT dosya silindi" }],
+  ["greek", { role: "user", content: "Η βάση δεδομένων είναι ΑΡΓΗ σήμερα" }],
+  ["greek-code", { role: "user", content: "Ο ΚΩΔΙΚΟΣ:abc123 δεν δουλεύει" }],
+  ["cyrillic", { role: "user", content: "База данных не отвечает, ошибка подключения" }],
+  ["arabic", { role: "user", content: "قاعدة البيانات لا تستجيب" }],
+  ["hebrew", { role: "user", content: "מסד הנתונים לא מגיב" }],
+  ["thai", { role: "user", content: "ฐานข้อมูลไม่ตอบสนองเลยวันนี้" }],
+  ["vietnamese", { role: "user", content: "Cơ sở dữ liệu không phản hồi" }],
+  ["chinese", { role: "user", content: "数据库连接失败了，请检查配置文件" }],
+  ["japanese", { role: "user", content: "東京でデータベースのテストを実行しました" }],
+  ["katakana", { role: "assistant", content: "コンピュータのメモリが足りません" }],
+  ["half-width", { role: "user", content: "ｶﾀｶﾅ ﾃｽﾄ です" }],
+  ["korean", { role: "user", content: "서울에서 회의를 했습니다" }],
+  ["korean2", { role: "user", content: "데이터베이스가 응답하지 않습니다" }],
+  ["emoji", { role: "user", content: "🚀" }],
+  ["emoji-mixed", { role: "user", content: "deploy done 🎉 ship it🚀now" }],
+  ["numbers", {
+    role: "assistant",
+    content: "We saw 1,000 requests and 1.000 errors, total 12,345.67",
+  }],
+  ["json", { role: "user", content: 'The API rejected {"": 1, "name": "x"}' }],
+  ["tool-call", {
+    role: "assistant",
+    content: null,
+    toolCalls: [{
+      id: "c1",
+      type: "function",
+      function: {
+        name: "web_search",
+        arguments: JSON.stringify({ query: "kubernetes ingress", max_results: 5 }),
+      },
+    }],
+  }],
+  ["tool-result", { role: "tool", content: "Found 3 pages", toolName: "web_search" }],
+  ["quotes", { role: "user", content: `He said "hello world" and 'goodbye'` }],
+  ["ip", { role: "user", content: "Server at 192.168.1.10:8080 returned 502" }],
+];
+
+/**
+ * Queries a user types after such a conversation, with the labels of
+ * {@linkcode RECALL_MESSAGES} each finds on every engine (the Python
+ * Hermes's hits and the improvements of docs/search_improvements.md).
+ */
+export const RECALL_QUERIES: ReadonlyArray<readonly [query: string, labels: readonly string[]]> = [
+  ["parse_session_id", ["snake"]],
+  ["session_id", ["snake"]],
+  ["parse_session_id()", ["snake"]],
+  ["getSessionById()", ["camel"]],
+  ["getsessionbyid", ["camel"]],
+  ["`searchMessages`", ["camel"]],
+  ["os.path.join", ["dotted"]],
+  ["lib/core/search/plan.ts", ["path"]],
+  ["App.tsx", ["path"]],
+  ["https://github.com/NousResearch/hermes-agent/issues/123", ["url"]],
+  ["issues/123", ["url"]],
+  ["--dry-run", ["flag"]],
+  ["--no-verify", ["flag"]],
+  ["Cannot find module 'lodash/merge'", ["error"]],
+  ['"./index.js"', ["error"]],
+  ["KeyError: 'user_id'", ["trace"]],
+  ['File "app.py", line 42', ["trace"]],
+  ["v1.2.3", ["version"]],
+  ["Python 3.11", ["version"]],
+  ["3.11?", ["version"]],
+  [".NET 8", ["cpp"]],
+  ["#release-notes", ["tags"]],
+  ["@alice_dev", ["tags"]],
+  ["bob.smith@example.com", ["email"]],
+  ["state-of-the-art", ["hyphens"]],
+  ["don't", ["apostrophes"]],
+  ["don’t", ["apostrophes"]],
+  ["l'été", ["apostrophes"]],
+  ["ete", ["apostrophes"]],
+  ["cafe", ["accents", "decomposed"]],
+  ["CAFÉ", ["accents", "decomposed"]],
+  ["«Café»", ["accents", "decomposed"]],
+  ["naive", ["accents"]],
+  ["Straße", ["german"]],
+  ["Fußgänger*", ["german"]],
+  ["ISTANBUL", ["turkish"]],
+  ["DİKKAT", ["turkish"]],
+  ["ılık", ["turkish"]],
+  ["ΑΡΓΗ", ["greek"]],
+  ["βάση δεδομένων", ["greek"]],
+  // FTS5 reads `ΚΩΔΙΚΟΣ:` as a column filter; lower-cased in context its Σ is σ, alone ς.
+  ["ΚΩΔΙΚΟΣ:abc123", ["greek-code"]],
+  ["база данных", ["cyrillic"]],
+  ["البيانات", ["arabic"]],
+  ["הנתונים", ["hebrew"]],
+  ["ข้อมูล", ["thai"]],
+  ["dữ liệu", ["vietnamese"]],
+  ["数据库", ["chinese"]],
+  ["连接失败", ["chinese"]],
+  ["数据库 配置", ["chinese"]],
+  ["東京 テスト", ["japanese"]],
+  ["実行", ["japanese"]],
+  ["メモリ", ["katakana"]],
+  ["ﾃｽﾄ", ["half-width"]],
+  ["서울", ["korean"]],
+  ["데이터베이스 응답", ["korean2"]],
+  ["데이터*", ["korean2"]],
+  ["🚀", ["emoji", "emoji-mixed"]],
+  ["deploy 🎉", ["emoji-mixed"]],
+  ["1,000", ["numbers"]],
+  ["12,345.67", ["numbers"]],
+  // A pasted JSON object with an empty key: FTS5 reads `"":` as a column filter with no name.
+  ['{"": 1}', ["json", "ip", "numbers"]],
+  ['"": 1', ["json", "ip", "numbers"]],
+  ["web_search", ["tool-call", "tool-result"]],
+  ["max_results", ["tool-call"]],
+  ["“hello world”", ["quotes"]],
+  ["'goodbye'", ["quotes"]],
+  ["192.168.1.10:8080", ["ip"]],
+];
+
+/**
+ * Writes {@linkcode RECALL_MESSAGES} to `store` as session `recall`.
+ *
+ * @returns The label of each message id.
+ */
+export async function writeRecallMessages(store: SessionStore): Promise<Map<number, string>> {
+  await store.createSession("recall", "cli");
+  const labels = new Map<number, string>();
+  for (const [label, message] of RECALL_MESSAGES) {
+    labels.set(await store.appendMessage("recall", message), label);
+  }
+  return labels;
+}

@@ -29,9 +29,15 @@ export function isMatchError(error: unknown, match: string): boolean {
   if (!(error instanceof SqliteError) || error.code !== 1) return false;
   if (MATCH_MESSAGE.test(error.message)) return true;
   const column = NO_SUCH_COLUMN.exec(error.message)?.[1];
-  // SQLite received lone surrogates as U+FFFD.
-  return column !== undefined && column !== "" &&
-    match.toWellFormed().toLowerCase().includes(column.toLowerCase());
+  if (column === undefined) return false;
+  // Only an empty quoted name (`"":x`, `-""`, pasted `{"": 1}`) makes an empty one.
+  if (column === "") return match.includes('""');
+  // SQLite received lone surrogates as U+FFFD. Compared in upper case: lower-casing depends on
+  // the context (`ΟΣ` alone ends in `ς`, in `ΟΣ:x` in `σ`), upper-casing does not. A quoted
+  // name (`"a""b":x`) is named unquoted (`a"b`).
+  const name = column.toUpperCase();
+  const text = match.toWellFormed().toUpperCase();
+  return text.includes(name) || text.replaceAll('""', '"').includes(name);
 }
 
 /**
