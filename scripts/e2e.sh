@@ -13,7 +13,7 @@ command -v bun >/dev/null || export PATH="$ROOT/.tools/node_modules/.bin:$PATH"
 export NO_COLOR=1
 
 FIXTURE="$ROOT/../shared/fixtures/hermes-v11.db"
-BIN="$ROOT/dist/hermes-state"
+BIN="${HERMES_E2E_BIN:-$ROOT/dist/hermes-state}" # HERMES_E2E_BIN builds it elsewhere
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/hermes-state-e2e-XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 
@@ -26,7 +26,7 @@ json_ok() { bun -e 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8
   fail "not JSON: $1"; }
 
 step "building $BIN"
-mkdir -p dist
+mkdir -p "$(dirname "$BIN")"
 bun build --compile --bytecode --format=esm cli.ts lib/web/_search_worker.ts --outfile "$BIN" >"$WORK/build.log" 2>&1 || { cat "$WORK/build.log" >&2; fail "bun build"; }
 
 DB="$WORK/state.db"
@@ -85,6 +85,9 @@ cmp -s "$WORK/export.jsonl" "$WORK/again.jsonl" || fail "the copy's export diffe
 [ "$(wc -l <"$WORK/export.jsonl")" -eq 42 ] || fail "expected 42 exported sessions"
 run --db "$COPY" import "$WORK/export.jsonl"; contains "skipped 42 already present"
 
+step "import from a pipe: process substitution (a FIFO, not a regular file)"
+run --db "$WORK/piped.db" import <(cat "$WORK/export.jsonl"); contains "Imported 42 sessions"
+
 step "show --follow prints what another process writes (Python's sqlite3), and ends on SIGTERM"
 FOLLOWED="$WORK/followed.db"
 cp "$FIXTURE" "$FOLLOWED"; chmod 600 "$FOLLOWED"
@@ -136,6 +139,13 @@ bun -e '
   await check("assets/app.css", /prefers-color-scheme/);
   await check("api/search?q=docker", /"hits":\[\{/);
 ' "$URL" || { kill "$SERVE_PID" 2>/dev/null; fail "serve did not answer at $URL"; }
+step "serve on a port in use: one line naming it, exit 1"
+BUSY_PORT="$(printf '%s' "$URL" | sed -E 's#^http://[^/]*:([0-9]+)/.*#\1#')"
+set +e
+"$BIN" --db "$DB" serve --port "$BUSY_PORT" >/dev/null 2>"$WORK/busy.err"; BUSY=$?
+set -e
+[ "$BUSY" -eq 1 ] && grep -qF "Cannot listen on 127.0.0.1:$BUSY_PORT: the port is in use" "$WORK/busy.err" ||
+  { kill "$SERVE_PID" 2>/dev/null; fail "serve on a busy port exited $BUSY: $(cat "$WORK/busy.err")"; }
 kill -TERM "$SERVE_PID"
 wait "$SERVE_PID" || fail "serve did not stop cleanly on SIGTERM"
 ! grep -q 'searching on the server' "$WORK/serve.err" || fail "the search workers did not start: $(cat "$WORK/serve.err")"

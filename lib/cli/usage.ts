@@ -38,7 +38,8 @@ Global options:
   -h, --help      Show help
   -V, --version   Print the version
 
-Exit codes: 0 success, 1 failure, 2 usage error.
+Exit codes: 0 success, 1 failure, 2 usage error, 130 / 143 a write
+stopped by Ctrl-C / SIGTERM.
 Environment: HERMES_STATE_DB (the store: a path or a postgres:// URL),
 HERMES_HOME (where state.db lives), NO_COLOR (no colour),
 HERMES_STATE_LOCK_TIMEOUT (seconds a write waits for a lock; 15),

@@ -7,7 +7,7 @@
  */
 import { accessSync, constants } from "node:fs";
 import { dirname } from "node:path";
-import process from "node:process";
+import { bypassesFileModes } from "../files/may_write.ts";
 
 function writable(path: string): boolean {
   try {
@@ -20,9 +20,9 @@ function writable(path: string): boolean {
 
 /**
  * Which of the database file and its folder this user may not write, or
- * `undefined` when both may be written. Root is not bound by file modes
- * (and Deno answers `access` from the modes), so for root this answers only
- * with `evenAsRoot`, after SQLite itself refused.
+ * `undefined` when both may be written. Root holding `CAP_DAC_OVERRIDE` is
+ * not bound by file modes (and Deno answers `access` from the modes), so for
+ * it this answers only with `evenAsRoot`, after SQLite itself refused.
  *
  * @param path The database file (it exists).
  * @param options `evenAsRoot`: answer from the modes for root too.
@@ -40,7 +40,7 @@ export function readOnlyPart(
   path: string,
   options: { evenAsRoot?: boolean } = {},
 ): "file" | "folder" | undefined {
-  if (process.getuid?.() === 0 && !options.evenAsRoot) return undefined;
+  if (bypassesFileModes() && !options.evenAsRoot) return undefined;
   if (!writable(path)) return "file";
   if (!writable(dirname(path))) return "folder";
   return undefined;

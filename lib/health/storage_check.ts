@@ -5,12 +5,12 @@
  *
  * @module
  */
-import { accessSync, constants } from "node:fs";
 import { dirname } from "node:path";
 import type { SqliteConnection } from "../sqlite/driver/types.ts";
 import { databaseFiles, type FileStat } from "./file_stats.ts";
 import { finding, type HealthCheck } from "../core/health_report.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
+import { mayWrite } from "../files/may_write.ts";
 
 /** A WAL larger than the database and than this is reported. */
 const WAL_WARN_BYTES = 64 * 1024 * 1024;
@@ -19,15 +19,6 @@ const FREE_SHARE = 0.25;
 
 function formatMiB(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
-}
-
-function mayWrite(path: string): boolean {
-  try {
-    accessSync(path, constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The result of `PRAGMA wal_checkpoint`, when one ran. */

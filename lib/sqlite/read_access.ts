@@ -9,12 +9,11 @@
  *
  * @module
  */
-import { accessSync, constants } from "node:fs";
 import { dirname } from "node:path";
-import process from "node:process";
 import type { SqliteDriverOptions } from "./driver/types.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
 import { present } from "./file_state.ts";
+import { mayWrite } from "../files/may_write.ts";
 
 /**
  * How a read-only open reaches the file:
@@ -43,17 +42,6 @@ import { present } from "./file_state.ts";
  *   when it moved, as `SessionDB` does.
  */
 export type ReadAccess = "shared" | "readonly" | "immutable";
-
-/** `access(2)` for writing; root is not bound by modes (and Deno answers from them). */
-function mayWrite(path: string): boolean {
-  if (process.getuid?.() === 0) return true;
-  try {
-    accessSync(path, constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Chooses how to open `path` read-only. Asks only `stat` and `access`,

@@ -83,6 +83,8 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   // The libpq password file of a server login, read once before the store's first connection;
   // a file beside a -wal or -shm (a SQLite database in use) is never read.
   "lib/postgres/_pgpass.ts": ['readFileSync(path, "utf8")'],
+  // The kernel's status of this process (its capabilities), never a database.
+  "lib/files/may_write.ts": ['readFileSync("/proc/self/status", "utf8")'],
   // Trajectory JSON Lines files, never a database.
   "lib/files/trajectory.ts": ["appendFileSync(filename"],
   // recover's raw page reads: it runs before recover opens its own connection

@@ -27,16 +27,16 @@ const USAGE = `Usage: hermes-state import [options] FILE|-
 
 Read a JSON Lines export (from "hermes-state export" or "hermes sessions
 export") into the database, creating the file if needed; "-" reads standard
-input; a FILE ending in .gz is decompressed. Sessions keep their ids,
-columns, timestamps and (when free) message ids. A session already in the
-database is skipped, so importing twice changes nothing; --replace
-rewrites it instead. Each session is written whole or not at all: a
-malformed line is reported with its line number, nothing of it is written,
-and the other lines are still imported (the exit code is then 1); after 20
-bad lines the import stops. A file that is not JSON Lines (a database, a
-compressed stream) is refused. A child is linked to its parent as soon as
-both are in, also when the child was imported by an earlier run: after an
-interrupted import, run it again.
+input; FILE may be a pipe (<(zcat backup.jsonl.gz)); a FILE ending in .gz
+is decompressed. Sessions keep their ids, columns, timestamps and (when
+free) message ids. A session already in the database is skipped, so
+importing twice changes nothing; --replace rewrites it instead. Each
+session is written whole or not at all: a malformed line is reported with
+its line number, nothing of it is written, and the other lines are still
+imported (the exit code is then 1); after 20 bad lines the import stops. A
+file that is not JSON Lines (a database, a compressed stream) is refused. A
+child is linked to its parent as soon as both are in, also when the child
+was imported by an earlier run: after an interrupted import, run it again.
 
 Options:
   --replace     Replace sessions that are already present
@@ -60,15 +60,17 @@ function checkInput(source: string, dbPath: string): void {
       `Cannot import ${source}: it is the database itself (or one of its files)`,
     );
   }
-  let isFile: boolean;
+  let readable: boolean;
   try {
-    isFile = statSync(source).isFile();
+    // A pipe (`import <(zcat backup.jsonl.gz)`, a FIFO) or a device streams as a file does.
+    const stat = statSync(source);
+    readable = stat.isFile() || stat.isFIFO() || stat.isCharacterDevice();
   } catch (error) {
     const code = (error as { code?: string }).code;
     const reason = code === "ENOENT" ? "no such file" : (error as Error).message;
     throw new CommandError(`Cannot read ${source}: ${reason}`, { cause: error });
   }
-  if (!isFile) throw new CommandError(`Cannot read ${source}: not a file`);
+  if (!readable) throw new CommandError(`Cannot read ${source}: not a file`);
 }
 
 /** A line's failure in one short, printable line (JSON.parse quotes the line itself). */
