@@ -94,6 +94,26 @@ describe("export and import keep every value exactly", () => {
     assert.deepEqual(await exactRows(path, "messages"), before.messages);
   });
 
+  test("show --json and export --format md print integers beyond 2^53 with every digit", async () => {
+    const { path, session } = await unusualFile();
+    const shown = await runCli(["--db", path, "show", "--json", session]);
+    assert.equal(shown.code, 0, shown.err);
+    assert.match(shown.out, new RegExp(`"input_tokens": ${HUGE},`));
+    assert.match(shown.out, /"id": 9007199254740993,/);
+    const md = await runCli([
+      "--db",
+      path,
+      "export",
+      "--format",
+      "md",
+      "--session-id",
+      session,
+      "-",
+    ]);
+    assert.equal(md.code, 0, md.err);
+    assert.match(md.out, /\*\*Tokens:\*\* 1,152,921,504,606,846,977 in/);
+  });
+
   test("the library's exportAll and iterateExport give integers beyond 2^53 as bigint", async () => {
     const { path, session } = await unusualFile();
     const db = await SessionDB.open({ path, readonly: true });

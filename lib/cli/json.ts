@@ -5,9 +5,12 @@
  * @module
  */
 import type { Io } from "./io.ts";
+import { jsonText } from "../render/json_line.ts";
 
 /**
- * Prints one JSON document (two-space indent) and a newline.
+ * Prints one JSON document (two-space indent) and a newline; an integer
+ * beyond 2^53 (a `bigint` of an exact read, as `show --json` gets from
+ * `exportSession`) with every digit.
  *
  * @param io Where to print.
  * @param value The value.
@@ -18,7 +21,7 @@ import type { Io } from "./io.ts";
  * ```
  */
 export function printJson(io: Io, value: unknown): void {
-  io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+  io.stdout(`${jsonText(value, 2)}\n`);
 }
 
 /**

@@ -212,7 +212,8 @@ export function formatWhen(
 }
 
 /**
- * A whole number with thousands separators: `12,345`.
+ * A whole number with thousands separators: `12,345`; a `bigint` with
+ * every digit.
  *
  * @param n The number.
  * @returns The text.
@@ -223,10 +224,11 @@ export function formatWhen(
  * console.assert(formatCount(1234567) === "1,234,567");
  * ```
  */
-export function formatCount(n: number | null | undefined): string {
-  const value = Math.trunc(Number(n ?? 0));
+export function formatCount(n: number | bigint | null | undefined): string {
+  // A bigint (an exact read's integer beyond 2^53) keeps every digit.
+  const value = typeof n === "bigint" ? n : Math.trunc(Number(n ?? 0));
   const sign = value < 0 ? "-" : "";
-  return sign + String(Math.abs(value)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return sign + String(value < 0 ? -value : value).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
 
 /**

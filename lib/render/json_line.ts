@@ -34,11 +34,31 @@ function exactInteger(_key: string, value: unknown): unknown {
  * ```
  */
 export function jsonLine(value: unknown): string {
+  return `${jsonText(value)}\n`;
+}
+
+/**
+ * `JSON.stringify(value, null, indent)`, but a `bigint` (an integer beyond
+ * 2^53, as an export reads it) is written as its digits: the text of one
+ * `--json` document. A value without one is written by `JSON.stringify`
+ * alone.
+ *
+ * @param value The value.
+ * @param indent Spaces of indent; none (compact) by default.
+ * @returns The JSON text, without a newline.
+ *
+ * @example
+ * ```ts
+ * import { jsonText } from "./json_line.ts";
+ * console.assert(jsonText({ n: 2n ** 60n + 1n }) === '{"n":1152921504606846977}');
+ * ```
+ */
+export function jsonText(value: unknown, indent?: number): string {
   try {
-    return `${JSON.stringify(value)}\n`;
+    return JSON.stringify(value, null, indent);
   } catch (error) {
     // JSON.stringify refuses a bigint (a TypeError); write it again, the bigints as digits.
     if (!(error instanceof TypeError)) throw error;
-    return `${JSON.stringify(value, exactInteger)}\n`;
+    return JSON.stringify(value, exactInteger, indent);
   }
 }
