@@ -98,7 +98,10 @@ describe("doctor", () => {
     const path = tempDbPath();
     const run = await runCli(["--db", path, "doctor"]);
     assert.equal(run.code, 1);
-    assert.match(run.err, /no such file/);
+    assert.equal(
+      run.err,
+      `hermes-state: No database at ${path} (give --db PATH, or set HERMES_STATE_DB or HERMES_HOME)\n`,
+    );
     assert.equal(existsSync(path), false);
   });
 

@@ -100,6 +100,22 @@ describe(`cli.ts as a process (${runtimeName()})`, () => {
     assert.equal(JSON.parse(run.out).path, join(home, "state.db"));
   });
 
+  test("cli.ts reads a blank HERMES_STATE_DB as unset, as Hermes reads a blank HERMES_HOME", {
+    timeout: 60_000,
+  }, () => {
+    // Hermes strips HERMES_HOME and takes a blank one for unset (~/.hermes); so does this CLI,
+    // for both variables: empty or spaces, the next place in line is used.
+    const path = v11Copy();
+    const home = join(path, "..");
+    for (const blank of ["", "   "]) {
+      const run = cli(["--json", "info", "--no-check"], {
+        env: { HERMES_HOME: home, HERMES_STATE_DB: blank },
+      });
+      assert.equal(run.code, 0, run.err);
+      assert.equal(JSON.parse(run.out).path, join(home, "state.db"));
+    }
+  });
+
   test("cli.ts delete reads its answer from stdin: end of input is no, y deletes", {
     timeout: 60_000,
   }, () => {

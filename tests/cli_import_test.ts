@@ -306,6 +306,39 @@ describe("import progress", () => {
 });
 
 describe("an interrupted import or copy", () => {
+  test("an interrupted import says the same import again links the children read before their parent", async () => {
+    const records = (await exportOf(v11Copy())).trimEnd().split("\n").map((l) => JSON.parse(l));
+    const chain = [V11.compressionTip, V11.compressionMid, V11.compressionRoot];
+    const file = join(tempDir(), "children-first.jsonl");
+    writeFileSync(
+      file,
+      chain.map((id) => JSON.stringify(records.find((r) => r.id === id))).join("\n") + "\n",
+    );
+    const target = tempDbPath();
+    // Ctrl-C as soon as the command listens: the first line (the child) is in, its parent not.
+    const io = interruptibleIo();
+    const listen = io.onInterrupt!;
+    io.onInterrupt = (listener) => {
+      const stop = listen(listener);
+      listener("SIGINT");
+      return stop;
+    };
+    assert.equal(await main(["--db", target, "import", file], io), 130, io.err);
+    assert.match(
+      io.err,
+      /^hermes-state: import: 1 session names a parent that is not in the database yet \(the rest of the file may hold it\): the same import again links them\n/m,
+    );
+    assert.doesNotMatch(io.err, /import the parent/);
+    const again = await runCli(["--db", target, "import", file]);
+    assert.equal(again.code, 0, again.err);
+    assert.doesNotMatch(again.err, /names a parent/);
+    const parents = await withDb(
+      target,
+      (db) => chain.map((id) => db.getSession(id)?.parent_session_id ?? null),
+    );
+    assert.deepEqual(parents, [V11.compressionMid, V11.compressionRoot, null]);
+  });
+
   test("Ctrl-C stops import and copy between two sessions, says how far, exits 130; the same command again goes on", async () => {
     const source = tempDbPath();
     {

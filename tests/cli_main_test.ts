@@ -114,8 +114,13 @@ describe("main()", () => {
 
   test("main() exits 1 with one line and no stack when the database file is missing", async () => {
     const path = join(tempDir(), "missing.db");
-    for (const command of ["list", "migrate"]) {
-      const run = await runCli(["--db", path, command]);
+    const dest = join(tempDir(), "dest.db");
+    for (
+      const command of [["list"], ["migrate"], ["doctor"], ["doctor", "--fix"], ["backup", dest], [
+        "info",
+      ], ["vacuum"]]
+    ) {
+      const run = await runCli(["--db", path, ...command]);
       assert.equal(run.code, 1);
       assert.equal(
         run.err,
@@ -124,6 +129,26 @@ describe("main()", () => {
       assert.equal(run.out, "");
     }
     assert.equal(existsSync(path), false);
+    assert.equal(existsSync(dest), false);
+  });
+
+  test("main() names a missing database given as an argument the same way in every command", async () => {
+    const path = join(tempDir(), "missing.db");
+    const dest = join(tempDir(), "dest.db");
+    for (
+      const argv of [
+        ["recover", path, dest],
+        ["copy", path, dest],
+        ["sync", path, "--to", "postgres://localhost:1/none"],
+      ]
+    ) {
+      const run = await runCli(argv);
+      assert.equal(run.code, 1, argv[0]);
+      assert.equal(run.err, `hermes-state: No database at ${path}\n`, argv[0]);
+      assert.equal(run.out, "");
+    }
+    assert.equal(existsSync(path), false);
+    assert.equal(existsSync(dest), false);
   });
 
   test("main() exits 1 with one line when the file is not a database", async () => {

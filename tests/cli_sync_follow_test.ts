@@ -41,6 +41,12 @@ describe("sync --follow, as an operator runs it", { skip: PG_SKIP }, () => {
       // Passes of the good file go on while the missing one fails.
       await until(() => io.out.split("\n").filter((l) => l !== "").length >= 3);
       assert.equal(io.err.split("\n").filter((line) => line.includes(missing)).length, 1, io.err);
+      assert.ok(
+        io.err.includes(
+          `hermes-state: sync: No database at ${missing} (looked for again at each pass)\n`,
+        ),
+        io.err,
+      );
       copyFileSync(v11Copy(), missing);
       await until(() => io.out.includes(JSON.stringify(missing)));
       io.interrupt();

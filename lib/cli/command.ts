@@ -6,6 +6,7 @@
 import type { SessionStore } from "../core/session_store.ts";
 import type { Io } from "./io.ts";
 import type { OptionSpec, ParsedArgs } from "./parse.ts";
+import type { DashWordPurpose } from "./dash_word.ts";
 import type { Style } from "../render/style.ts";
 
 /** What a command gets besides its arguments. */
@@ -51,6 +52,12 @@ export interface Command {
   readonly maxPositionals: number;
   /** How the positionals are named in a "missing" message. */
   readonly positionalNames?: string;
+  /**
+   * The positionals are free text (a query, a title): what the command
+   * would do with a word starting with `-`, for the hint after "unknown
+   * option" (`to search for "--dry-run"`).
+   */
+  readonly dashWord?: DashWordPurpose;
   /**
    * Runs the command.
    *

@@ -15,6 +15,7 @@ import type { Io } from "./io.ts";
 import { colourWanted } from "./style.ts";
 import { createStyle } from "../render/style.ts";
 import { CommandError } from "./usage_error.ts";
+import { isMissing, noDatabaseError } from "./missing_store.ts";
 import { readOnlyPart, unwritableReason } from "./writable.ts";
 
 /** A context and the function that releases it. */
@@ -51,18 +52,6 @@ async function assertStateDb(path: string, allowEmpty: boolean): Promise<void> {
     if (allowEmpty && error instanceof NotStateDbError && error.empty) return;
     throw error;
   }
-}
-
-/**
- * The error for a store file that is not there.
- *
- * @param path The file looked for.
- * @returns The error, saying where the CLI looks.
- */
-export function noDatabaseError(path: string): CommandError {
-  return new CommandError(
-    `No database at ${path} (give --db PATH, or set HERMES_STATE_DB or HERMES_HOME)`,
-  );
 }
 
 /**
@@ -104,9 +93,7 @@ async function openFor(
   if (notStore !== undefined) throw new OpenError(target, notStore);
   const path = sqlitePath(target);
   const exists = existsSync(path);
-  if (!options.create && !exists) {
-    throw noDatabaseError(path);
-  }
+  if (!options.create && isMissing(path)) throw noDatabaseError(path);
   if (readonly) return await openStore(path, { clock, readonly: true, retry });
   if (exists) await assertStateDb(path, options.create);
   const readOnly = exists ? readOnlyPart(path) : undefined;

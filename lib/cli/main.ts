@@ -306,6 +306,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       minPositionals: cmd.minPositionals,
       maxPositionals: cmd.maxPositionals,
       positionalNames: cmd.positionalNames,
+      dashWord: cmd.dashWord,
     }, rest);
     const fromEnv = io.env("HERMES_STATE_DB")?.trim() || undefined;
     dbPath = args.string("db") ?? leading.db ?? fromEnv ?? defaultDbPath();

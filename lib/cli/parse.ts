@@ -6,7 +6,9 @@
  *
  * @module
  */
+import { dashWordHint, type DashWordPurpose } from "./dash_word.ts";
 import { UsageError } from "./usage_error.ts";
+import { visibleInline } from "../render/transcript.ts";
 
 /** One option a command accepts. */
 export interface OptionSpec {
@@ -53,6 +55,11 @@ export interface ParseSpec {
   readonly maxPositionals?: number;
   /** How the positionals are named in a "missing" message (`ID`, `QUERY`…). */
   readonly positionalNames?: string;
+  /**
+   * The positionals are free text (a query, a title): an unknown option's
+   * error then says how to give that word as text (with `--`).
+   */
+  readonly dashWord?: DashWordPurpose;
 }
 
 /** The parsed command line. */
@@ -139,6 +146,19 @@ function looksLikeOption(arg: string): boolean {
  */
 export function parseCommand(spec: ParseSpec, argv: readonly string[]): ParsedArgs {
   const fail = (message: string) => new UsageError(message, { command: spec.command });
+  /** Which arguments were positionals: the others before an unknown option stay options in its hint. */
+  const positionalAt = new Set<number>();
+  const unknown = (name: string, at: number) => {
+    const shown = visibleInline(name);
+    if (spec.dashWord === undefined) return fail(`unknown option ${shown}`);
+    const options = argv.slice(0, at).filter((_, k) => !positionalAt.has(k));
+    const hint = dashWordHint(spec.command ?? "", spec.dashWord, {
+      options,
+      before: positionals,
+      word: argv[at],
+    });
+    return fail(`unknown option ${shown}; ${hint}`);
+  };
   const shorts = new Map<string, string>();
   for (const [name, option] of Object.entries(spec.options)) {
     if (option.short !== undefined) shorts.set(option.short, name);
@@ -152,6 +172,7 @@ export function parseCommand(spec: ParseSpec, argv: readonly string[]): ParsedAr
       break;
     }
     if (!looksLikeOption(arg)) {
+      positionalAt.add(i);
       positionals.push(arg);
       continue;
     }
@@ -163,11 +184,11 @@ export function parseCommand(spec: ParseSpec, argv: readonly string[]): ParsedAr
       inline = eq < 0 ? undefined : arg.slice(eq + 1);
     } else {
       const long = shorts.get(arg.slice(1));
-      if (long === undefined) throw fail(`unknown option ${arg}`);
+      if (long === undefined) throw unknown(arg, i);
       name = long;
     }
     const option = Object.hasOwn(spec.options, name) ? spec.options[name] : undefined;
-    if (option === undefined) throw fail(`unknown option --${name}`);
+    if (option === undefined) throw unknown(`--${name}`, i);
     if (option.type === "boolean") {
       if (inline !== undefined && option.inlineValue) {
         if (inline.trim() === "") throw fail(`option --${name}= needs a value after "="`);

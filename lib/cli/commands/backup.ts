@@ -12,6 +12,7 @@ import { formatBytes, formatCount } from "../../render/format.ts";
 import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { CommandError, InterruptedError } from "../usage_error.ts";
+import { assertStoreExists } from "../missing_store.ts";
 
 const USAGE = `Usage: hermes-state backup [options] DEST
 
@@ -44,6 +45,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (isPostgresTarget(ctx.dbPath)) {
     throw new CommandError("backup copies a SQLite state.db file; use pg_dump for PostgreSQL");
   }
+  assertStoreExists(ctx.dbPath);
   const terminal = ctx.io.stderrIsTerminal;
   let shown = "";
   // Ctrl-C or SIGTERM stops the backup at its next stage and removes its temporary files.

@@ -11,7 +11,6 @@
  *
  * @module
  */
-import { existsSync } from "node:fs";
 import type { ParentLink } from "../../core/transfer_options.ts";
 import { isPostgresTarget, openStore, sqlitePath } from "../../open_store.ts";
 import type { SessionStore } from "../../core/session_store.ts";
@@ -27,6 +26,7 @@ import { type RestoredSyncState, syncedStore, unconfirmedRecord } from "../../co
 import { plural } from "../../render/format.ts";
 import { LockPacer } from "../../sqlite/batches.ts";
 import { renamedNote } from "../renamed_note.ts";
+import { isMissing, noDatabaseError } from "../missing_store.ts";
 import { diskFullReason, isDiskFull } from "../../sqlite/disk_space.ts";
 import { delay } from "../../core/delay.ts";
 import { SESSION_META_PREFIXES } from "../../core/session_meta.ts";
@@ -66,8 +66,8 @@ function reason(error: unknown): string {
 
 /** Opens SRC without changing it: read-only (no schema step, nothing created). */
 async function openSource(ctx: Context, src: string): Promise<SessionStore> {
-  if (!isPostgresTarget(src) && !existsSync(sqlitePath(src))) {
-    throw new CommandError(`No database at ${sqlitePath(src)}`);
+  if (!isPostgresTarget(src) && isMissing(sqlitePath(src))) {
+    throw noDatabaseError(sqlitePath(src), { argument: true });
   }
   return await openStore(src, { readonly: true, clock: () => ctx.io.now() });
 }

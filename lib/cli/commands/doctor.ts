@@ -20,6 +20,7 @@ import { CommandError, InterruptedError, UsageError } from "../usage_error.ts";
 import { DoctorFixError } from "../../health/doctor_fix_error.ts";
 import { StorageError } from "../../core/storage_error.ts";
 import { lockTimeoutMs } from "../context.ts";
+import { assertStoreExists } from "../missing_store.ts";
 import { readOnlyPart, unwritableReason } from "../writable.ts";
 import type { Repair } from "../../core/health_report.ts";
 
@@ -154,6 +155,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (args.flag("vacuum") && !fix) {
     throw new UsageError("--vacuum needs --fix", { command: "doctor" });
   }
+  assertStoreExists(ctx.dbPath);
   const postgres = isPostgresTarget(ctx.dbPath);
   // A file or folder this user may not write gets the checks only, then the words of the other
   // write commands: opened to write, SQLite would fall back to reading, leaving a -wal and

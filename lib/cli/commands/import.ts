@@ -214,7 +214,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       stopped_at_line: stoppedAt ?? null,
     });
   } else {
-    report(ctx, counts, stoppedAt);
+    report(ctx, counts, { stoppedAt, interrupted: interrupted !== undefined });
   }
   if (interrupted !== undefined) {
     throw new InterruptedError(
@@ -232,8 +232,9 @@ function report(
     "imported" | "replaced" | "skipped" | "messages" | "failed" | "linked" | "waiting",
     number
   >,
-  stoppedAt: number | undefined,
+  end: { stoppedAt: number | undefined; interrupted: boolean },
 ): void {
+  const { stoppedAt } = end;
   const parts = [`Imported ${plural(counts.imported, "session")}`];
   if (counts.replaced > 0) parts.push(`replaced ${formatCount(counts.replaced)}`);
   parts.push(`skipped ${formatCount(counts.skipped)} already present`);
@@ -249,10 +250,13 @@ function report(
     );
   }
   if (counts.waiting > 0) {
+    // Stopped part way, the parents may be further on in the file: the next run links them.
+    const what = end.interrupted
+      ? "not in the database yet (the rest of the file may hold it): the same import again links them"
+      : "not in the database: import the parent, then this file again, to link them";
     ctx.io.stderr(
       `hermes-state: import: ${plural(counts.waiting, "session")} ` +
-        `${counts.waiting === 1 ? "names" : "name"} a parent that is not ` +
-        `in the database: import the parent, then this file again, to link them\n`,
+        `${counts.waiting === 1 ? "names" : "name"} a parent that is ${what}\n`,
     );
   }
 }

@@ -77,5 +77,6 @@ export const lineageCommand: Command = {
   minPositionals: 1,
   maxPositionals: Infinity,
   positionalNames: "ID|PREFIX|TITLE",
+  dashWord: (word) => `to show the lineage of the session titled ${word}`,
   run,
 };

@@ -7,9 +7,8 @@
  *
  * @module
  */
-import { existsSync } from "node:fs";
 import { isPostgresTarget, openStore } from "../../open_store.ts";
-import { noDatabaseError } from "../context.ts";
+import { assertStoreExists } from "../missing_store.ts";
 import { SCHEMA_VERSION } from "../../sqlite/schema/schema_sql.ts";
 import type { Command, Context } from "../command.ts";
 import { printJson } from "../json.ts";
@@ -61,8 +60,8 @@ async function migrateServer(ctx: Context): Promise<number> {
 
 async function migrate(_args: ParsedArgs, ctx: Context): Promise<number> {
   if (isPostgresTarget(ctx.dbPath)) return await migrateServer(ctx);
+  assertStoreExists(ctx.dbPath);
   const path = ctx.dbPath.replace(/^sqlite:/, "");
-  if (!existsSync(path)) throw noDatabaseError(path);
   const before = await versionOf(path);
   const store = await ctx.openStore();
   const after = (await store.inspect({ integrity: false })).schemaVersion;

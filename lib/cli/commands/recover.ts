@@ -10,6 +10,7 @@ import { formatCount } from "../../render/format.ts";
 import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { CommandError, InterruptedError } from "../usage_error.ts";
+import { isMissing, noDatabaseError } from "../missing_store.ts";
 
 const USAGE = `Usage: hermes-state recover [options] SRC DEST
 
@@ -41,6 +42,7 @@ Examples:
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const [source, dest] = args.positionals;
+  if (isMissing(source)) throw noDatabaseError(source, { argument: true });
   // Ctrl-C or SIGTERM stops the recovery at its next stage and removes its temporary files.
   const stop = new AbortController();
   const stopListening = ctx.io.onInterrupt?.((signal) => stop.abort(new InterruptedError(signal)));

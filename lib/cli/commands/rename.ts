@@ -70,5 +70,7 @@ export const renameCommand: Command = {
   minPositionals: 1,
   maxPositionals: Infinity,
   positionalNames: "ID and TITLE",
+  dashWord: (word, before) =>
+    before.length === 0 ? `to rename the session titled ${word}` : `to put ${word} in the title`,
   run,
 };

@@ -298,5 +298,6 @@ export const searchCommand: Command = {
   minPositionals: 1,
   maxPositionals: Infinity,
   positionalNames: "QUERY",
+  dashWord: (word) => `to search for ${word}`,
   run,
 };

@@ -182,5 +182,6 @@ export const showCommand: Command = {
   minPositionals: 1,
   maxPositionals: Infinity,
   positionalNames: "ID|PREFIX|TITLE",
+  dashWord: (word) => `to show the session titled ${word}`,
   run,
 };

@@ -5,14 +5,14 @@
  *
  * @module
  */
-import { existsSync } from "node:fs";
 import { isPostgresTarget } from "../../open_store.ts";
 import type { Command, Context } from "../command.ts";
 import { type ParsedArgs, positiveSeconds } from "../parse.ts";
 import { pauseUnless } from "../pause.ts";
 import { jsonLine } from "../../render/json_line.ts";
 import { Progress } from "../progress.ts";
-import { CommandError, UsageError } from "../usage_error.ts";
+import { UsageError } from "../usage_error.ts";
+import { isMissing, noDatabaseError } from "../missing_store.ts";
 import { isOriginName, ORIGIN_NAME_FORM } from "../../core/origin_name.ts";
 
 const USAGE = `Usage: hermes-state sync [options] FILE... --to URL [--follow[=SECONDS]]
@@ -107,17 +107,15 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }
   const every = followSeconds(args);
   for (const file of files) {
-    if (existsSync(file)) continue;
+    if (!isMissing(file)) continue;
     // `--follow 10` reads 10 as a FILE: say how the seconds are given.
     const seconds = follow && args.string("follow") === undefined && /^\d+(?:\.\d+)?$/.test(file);
     // With --follow, a FILE not there (yet, or for now) is named at its pass, and looked for
     // again at each, as one that goes away later.
     if (follow && !seconds) continue;
-    throw new CommandError(
-      `No database at ${file}${
-        seconds ? `; for a pause of ${file} s, write --follow=${file}` : ""
-      }`,
-    );
+    const missing = noDatabaseError(file, { argument: true });
+    if (seconds) missing.message += `; for a pause of ${file} s, write --follow=${file}`;
+    throw missing;
   }
   const { connectSyncTarget, syncFile, syncLockName, SyncRefusedError, wroteAnything } =
     await import("../../postgres/sync.ts");
@@ -196,7 +194,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
             pending = pending.filter((f) => f !== file);
           }
           const after = refused && follow ? " (left out of the passes that follow)" : "";
-          const message = `hermes-state: sync: ${file}: ${(error as Error).message}${after}\n`;
+          // A FILE gone since (--follow looks for it again at each pass): the words of the others.
+          const what = !refused && isMissing(file)
+            ? `${noDatabaseError(file, { argument: true }).message}${
+              follow ? " (looked for again at each pass)" : ""
+            }`
+            : `${file}: ${(error as Error).message}`;
+          const message = `hermes-state: sync: ${what}${after}\n`;
           if (failing.get(file) !== message) ctx.io.stderr(message);
           if (follow) failing.set(file, message);
         }
