@@ -50,6 +50,11 @@ export interface ApiRequest {
   readonly version: string;
   /** How often live pages poll, in milliseconds. */
   readonly pollMs: number;
+  /**
+   * The longest the live stream waits for the store's change marker before it says failure,
+   * in milliseconds (the server's request time limit). @default {10000}
+   */
+  readonly timeoutMs?: number;
   /** Aborts when the request is given up on (timed out, or its client gone). */
   readonly signal?: AbortSignal;
   /**
@@ -104,10 +109,23 @@ function textParam(url: URL, name: string, max = 200): string | null {
   return raw;
 }
 
-/** The columns a listing row sends (no system prompt, no model config). */
-function listingRow(row: RichSessionRow) {
+/**
+ * Which origin `hermes-state sync` shipped each of `ids` from (PostgreSQL):
+ * a row shows it, as two hosts' sessions of the same id otherwise look
+ * alike. Empty on a file.
+ */
+async function originsOf(
+  store: SessionStore,
+  ids: readonly string[],
+): Promise<Map<string, string>> {
+  return await syncedStore(store)?.syncedFrom([...new Set(ids)]) ?? new Map();
+}
+
+/** The columns a listing row sends (no system prompt, no model config), and its origin. */
+function listingRow(row: RichSessionRow, origins: Map<string, string>) {
   return {
     id: row.id,
+    origin: origins.get(row.id) ?? null,
     title: row.title,
     preview: row.preview,
     source: row.source,
@@ -168,8 +186,10 @@ async function listSessions(api: ApiRequest): Promise<Response> {
     limit: limit + 1,
     offset,
   });
+  const page = rows.slice(0, limit);
+  const origins = await originsOf(api.store, page.map((row) => row.id));
   return json({
-    sessions: rows.slice(0, limit).map(listingRow),
+    sessions: page.map((row) => listingRow(row, origins)),
     limit,
     offset,
     more: rows.length > limit,
@@ -217,6 +237,7 @@ async function search(api: ApiRequest): Promise<Response> {
   for (const hit of hits.slice(0, limit)) {
     if (!names.has(hit.session_id)) names.set(hit.session_id, await sessionName(api.store, hit));
   }
+  const origins = await originsOf(api.store, [...names.keys()]);
   // Substring matches (CJK, emoji) come unmarked, cut from their message as they are: mark
   // them, and their cut ends, as the CLI does. The page reads `snippet_parts` (text, match,
   // text…): `snippet`'s markers cannot be told from a `>>>` in the message.
@@ -235,6 +256,7 @@ async function search(api: ApiRequest): Promise<Response> {
         snippet_parts: parts,
         title: names.get(hit.session_id)?.title ?? null,
         preview: names.get(hit.session_id)?.preview ?? "",
+        origin: origins.get(hit.session_id) ?? null,
       };
     }),
     limit,
@@ -264,28 +286,54 @@ function checkedSessionId(id: string, name: string): string {
   return id;
 }
 
+/** The most sessions of one host id (one per origin) that {@linkcode resolve} names. */
+const NAMED_MAX = 10;
+
 /**
  * The session an exact id or a unique id prefix names, as the CLI resolves
  * what it is given (`null` for none, or for a prefix of more than one): the
  * search box offers it above the hits, as a delegate child is in no listing
- * and an operator may hold only an id from a log.
+ * and an operator may hold only an id from a log. On a store that `sync`
+ * fills, a host's own id (as its Hermes and its log show it, without the
+ * `ORIGIN/`) names the session shipped from it, or a unique prefix of one;
+ * an id that several hosts hold names each of theirs (`sessions`).
  */
 async function resolve(api: ApiRequest): Promise<Response> {
   const typed = checkedSessionId(api.url.searchParams.get("id") ?? "", "id");
   const id = await api.store.resolveSessionId(typed);
-  const session = id === undefined ? undefined : await api.store.getSession(id);
-  if (session === undefined) return json({ id: typed, session: null });
-  return json({
-    id: typed,
-    session: {
-      id: session.id,
-      title: session.title,
-      // Only an untitled session needs its first words to be told apart.
-      preview: session.title ? "" : await listingPreview(api.store, session),
-      source: session.source,
-      started_at: session.started_at,
-    },
-  });
+  const ids = id !== undefined ? [id] : await hostIds(api.store, typed);
+  const sessions = [];
+  for (const one of ids) {
+    const session = await api.store.getSession(one);
+    if (session !== undefined) sessions.push(await namedSession(api.store, session));
+  }
+  if (sessions.length > 1) return json({ id: typed, session: null, sessions });
+  return json({ id: typed, session: sessions[0] ?? null });
+}
+
+/**
+ * The store ids of the sessions `sync` shipped under the host id `typed`:
+ * the one it, or a unique prefix of it, names, or each origin's whose id is
+ * `typed` exactly (a prefix of several names none, as on a file).
+ */
+async function hostIds(store: SessionStore, typed: string): Promise<readonly string[]> {
+  const synced = await syncedStore(store)?.syncedSessionIds(typed, { limit: NAMED_MAX });
+  if (synced === undefined || synced.count === 0) return [];
+  if (synced.count === 1) return synced.ids;
+  const origins = await originsOf(store, synced.ids);
+  return synced.ids.every((one) => one === `${origins.get(one)}/${typed}`) ? synced.ids : [];
+}
+
+/** What the search box shows of a session it names. */
+async function namedSession(store: SessionStore, session: SessionRow) {
+  return {
+    id: session.id,
+    title: session.title,
+    // Only an untitled session needs its first words to be told apart.
+    preview: session.title ? "" : await listingPreview(store, session),
+    source: session.source,
+    started_at: session.started_at,
+  };
 }
 
 /** A hit's session's title, and its listing preview when it has none (`""` otherwise). */
@@ -444,7 +492,7 @@ async function exportDownload(api: ApiRequest): Promise<Response> {
 
 function events(api: ApiRequest): Response {
   // The stream ends when the client goes away (the runtime cancels it); no request.signal needed.
-  return new Response(liveEvents(api.store, { pollMs: api.pollMs }), {
+  return new Response(liveEvents(api.store, { pollMs: api.pollMs, answerMs: api.timeoutMs }), {
     headers: withSecurityHeaders({
       "content-type": "text/event-stream; charset=utf-8",
       "cache-control": "no-store",

@@ -25,6 +25,7 @@ import {
 } from "./security.ts";
 import { tokenPage } from "./token_page.ts";
 import { failureLine } from "./failure_line.ts";
+import { StorageError } from "../core/storage_error.ts";
 
 /** Options of {@linkcode createHandler}. */
 export interface HandlerOptions {
@@ -124,7 +125,12 @@ async function withTimeout<T>(
  * for any other, a bare 500 (no detail leaves the server) and one line to
  * `log`, so the operator sees why.
  */
-function toErrorResponse(error: unknown, request: Request, log: (line: string) => void): Response {
+function toErrorResponse(
+  error: unknown,
+  request: Request,
+  log: (line: string) => void,
+  engine: SessionStore["engine"],
+): Response {
   if (error instanceof HttpError) return jsonError(error.status, error.message);
   if (error instanceof Error && error.name === "WriteBusyError") {
     return jsonError(503, "The database is locked by another process; try again");
@@ -136,9 +142,21 @@ function toErrorResponse(error: unknown, request: Request, log: (line: string) =
   if (error instanceof Error && (error.name === "OpenError" || error.name === "NotStateDbError")) {
     // The file was moved away, emptied or replaced by another while the server runs: the
     // next request opens it again. Its path stays in the log.
-    return jsonError(503, "The database file cannot be read now; try again");
+    return jsonError(503, unreachable(engine));
+  }
+  if (error instanceof StorageError && error.kind === "io") {
+    // The database server stopped or restarts, its connection cut: the next request connects
+    // again. Its address stays in the log.
+    return jsonError(503, unreachable(engine));
   }
   return jsonError(500, "Internal error");
+}
+
+/** What a request is told while the store cannot be read for now. */
+function unreachable(engine: SessionStore["engine"]): string {
+  return engine === "postgres"
+    ? "The PostgreSQL server cannot be reached now; try again"
+    : "The database file cannot be read now; try again";
 }
 
 function staticResponse(request: Request, path: string): Response | undefined {
@@ -256,6 +274,7 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
             publicOrigin: publicUrl?.origin ?? null,
             version: VERSION,
             pollMs,
+            timeoutMs,
             signal,
             search: options.search ?? ((query, o) => store.searchMessages(query, o)),
             logError,
@@ -264,12 +283,12 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
           // A relative period ("30d") moves with the clock: then the minute is part of the key.
           const relative = /[?&](since|from|to)=/.test(url.search);
           const key = `${path}${url.search}${relative ? `#${Math.floor(now() / 60)}` : ""}`;
-          const version = await store.dataVersion();
-          return await withTimeout(
-            request,
-            timeoutMs,
-            (signal) => cache.answer(version, key, api, signal),
-          );
+          // The change marker is read within the time limit too: a database server that stops
+          // answering (hung, or its network gone) gets the request its 503, not no answer.
+          return await withTimeout(request, timeoutMs, async (signal) => {
+            const version = await store.dataVersion();
+            return await cache.answer(version, key, api, signal);
+          });
         }
         return await withTimeout(request, timeoutMs, api);
       }
@@ -278,7 +297,7 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
       }
       return staticResponse(request, path) ?? jsonError(404, `Not found: ${path}`);
     } catch (error) {
-      return toErrorResponse(error, request, logError);
+      return toErrorResponse(error, request, logError, store.engine);
     }
   };
 }

@@ -53,13 +53,65 @@ function listenDeno(deno: DenoLike, handler: Handler, options: ListenOptions): P
   // The handler answers every error itself; what reaches onError is a response body that
   // failed after its headers went out (already logged by the handler, in one line): Deno
   // would print its stack, and cuts the connection either way.
+  const open = new Set<() => void>();
   const server = deno.serve({
     hostname: options.host,
     port: options.port,
     onListen: () => {},
     onError: () => new Response(null, { status: 500 }),
-  }, (request) => handler(request));
-  return Promise.resolve({ port: server.addr.port, close: () => server.shutdown() });
+  }, async (request) => endable(await handler(request), open));
+  return Promise.resolve({
+    port: server.addr.port,
+    // Deno's shutdown waits for every response to end: an open page's event stream never
+    // does, and Ctrl-C left the server running. Open bodies are ended first, as Node and Bun
+    // cut their connections.
+    close: () => {
+      for (const end of open) end();
+      return server.shutdown();
+    },
+  });
+}
+
+/**
+ * `response` with a body that the function it puts in `open` ends (while it
+ * is being sent; it leaves `open` when done).
+ */
+function endable(response: Response, open: Set<() => void>): Response {
+  const body = response.body;
+  if (body === null) return response;
+  const reader = body.getReader();
+  let end = () => {};
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      end = () => {
+        open.delete(end);
+        void reader.cancel().catch(() => {});
+        try {
+          controller.close();
+        } catch {
+          // already closed or cancelled
+        }
+      };
+      open.add(end);
+    },
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          open.delete(end);
+          controller.close();
+        } else controller.enqueue(value);
+      } catch (error) {
+        open.delete(end);
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      open.delete(end);
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(stream, { status: response.status, headers: response.headers });
 }
 
 /**

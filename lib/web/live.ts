@@ -20,8 +20,30 @@ export interface LiveOptions {
    * @default {15000}
    */
   readonly heartbeatMs?: number;
+  /**
+   * The longest a read of the change marker may take before the stream says failure (a
+   * database server that stopped answering), in milliseconds; it keeps trying after.
+   * @default {10000}
+   */
+  readonly answerMs?: number;
   /** Ends the stream (the request's signal). */
   readonly signal?: AbortSignal;
+}
+
+/** `promise`, or a rejection after `ms` saying the store did not answer. */
+async function answerWithin<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`The store did not answer within ${ms} ms`)),
+      ms,
+    );
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -39,6 +61,7 @@ export function liveEvents(
 ): ReadableStream<Uint8Array> {
   const pollMs = options.pollMs ?? 1000;
   const heartbeatMs = options.heartbeatMs ?? 15_000;
+  const answerMs = options.answerMs ?? 10_000;
   const encoder = new TextEncoder();
   let timer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
@@ -67,7 +90,7 @@ export function liveEvents(
       const tick = async () => {
         if (closed) return;
         try {
-          const version = await store.dataVersion();
+          const version = await answerWithin(store.dataVersion(), answerMs);
           if (failing) {
             // The store answers again: pages showing the failure go back to live.
             send(`event: recovered\ndata: ${JSON.stringify({ version })}\n\n`);

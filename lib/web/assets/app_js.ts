@@ -23,6 +23,7 @@ export const APP_JS = String.raw`
   var IMAGE_DATA_URL = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]+$/;
   var FENCE = /\x60\x60\x60([^\n\x60]*)\n([\s\S]*?)\x60\x60\x60/g;
   var INLINE = /(\x60[^\x60\n]+\x60|\*\*[^*\n]+\*\*)/;
+  var UNREACHABLE = "The server cannot be reached: is hermes-state serve still running? This page tries again when it is back.";
   var INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f]|[\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
   var app = document.getElementById("app");
@@ -131,6 +132,11 @@ export const APP_JS = String.raw`
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
       signal: options.signal,
       credentials: "same-origin",
+    }).catch(function (error) {
+      // No answer at all (the server stopped, the network is down): said in words, not the
+      // browser's "Failed to fetch". The live stream draws the view again once it is back.
+      if (error && error.name === "AbortError") throw error;
+      throw new Error(UNREACHABLE);
     }).then(function (response) {
       return response.json().catch(function () { return {}; }).then(function (body) {
         if (!response.ok) throw new Error((body && body.error && body.error.message) || ("HTTP " + response.status));
@@ -336,7 +342,8 @@ export const APP_JS = String.raw`
   }
   function sessionRow(s, byStart) {
     var title = s.title || s.preview || s.id;
-    var meta = shownParts([s.source, s.model]).concat([rowTime(s, byStart), fmtCount(s.message_count) + " msgs", fmtCost(s.estimated_cost_usd)]);
+    // On a store that sync fills, the origin first: two hosts' sessions of one id look alike.
+    var meta = shownParts([s.origin, s.source, s.model]).concat([rowTime(s, byStart), fmtCount(s.message_count) + " msgs", fmtCost(s.estimated_cost_usd)]);
     return el("li", { class: "row" },
       el("a", { href: sessionHref(s.id), class: "row-link" },
         el("span", { class: "row-title bidi", text: visible(title) }),
@@ -410,7 +417,7 @@ export const APP_JS = String.raw`
         el("span", { class: "row-title bidi", text: visible(hit.title || hit.preview || hit.session_id) }),
         // An untitled session is named by its first words, as in the listing; its id below them.
         !hit.title && hit.preview ? el("span", { class: "row-preview mono hit-id", text: visible(hit.session_id) }) : null,
-        el("span", { class: "row-meta", text: shownParts([hit.role, hit.tool_name, hit.source, fmtTime(hit.timestamp)]).join(" · ") }),
+        el("span", { class: "row-meta", text: shownParts([hit.role, hit.tool_name, hit.origin, hit.source, fmtTime(hit.timestamp)]).join(" · ") }),
         markedSnippet(hit.snippet_parts, (match && match.content) || "", q),
         parts.around.map(contextLine)));
   }
@@ -438,13 +445,16 @@ export const APP_JS = String.raw`
     }
     return nextPage();
   }
-  // The session the query names by its exact id or a unique id prefix, as the CLI takes one, or
-  // null: a delegate child is in no listing, and an operator may have only an id from a log.
-  function sessionNamed(q, signal) {
+  // The sessions the query names by its exact id or a unique id prefix, as the CLI takes one
+  // (on a store that sync fills, also by a host's own id: one session per host holding it), or
+  // none: a delegate child is in no listing, and an operator may have only an id from a log.
+  function sessionsNamed(q, signal) {
     var typed = q.trim();
-    if (typed === "" || typed.length > MAX_ID) return Promise.resolve(null);
+    if (typed === "" || typed.length > MAX_ID) return Promise.resolve([]);
     // URLSearchParams, not encodeURIComponent: a lone surrogate in the box must not throw.
-    return api("/api/resolve?" + new URLSearchParams({ id: typed }).toString(), { signal: signal }).then(function (body) { return body.session; });
+    return api("/api/resolve?" + new URLSearchParams({ id: typed }).toString(), { signal: signal }).then(function (body) {
+      return body.sessions || (body.session ? [body.session] : []);
+    });
   }
   // Offered above the hits, which it does not replace: the query may be words as well.
   function namedRow(s) {
@@ -463,7 +473,7 @@ export const APP_JS = String.raw`
     if (params.get("source")) query.set("source", params.get("source"));
     if (params.get("origin")) query.set("origin", params.get("origin"));
     var hits = searchHits(query, hitsWanted(quiet, token), controller.signal);
-    var named = sessionNamed(q, controller.signal);
+    var named = sessionsNamed(q, controller.signal);
     return Promise.all([hits, sources(), origins(), named]).then(whileShown(token, function (results) {
       var body = results[0];
       if (inflight !== controller) return;
@@ -508,10 +518,11 @@ export const APP_JS = String.raw`
         })).catch(whileShown(token, showError));
       });
       add(body, !quiet);
-      if (results[3]) view.appendChild(el("ol", { class: "rows", id: "named", "aria-label": "Session with this id" }, namedRow(results[3])));
+      var named = results[3];
+      if (named.length) view.appendChild(el("ol", { class: "rows", id: "named", "aria-label": named.length === 1 ? "Session with this id" : "Sessions with this id" }, named.map(namedRow)));
       view.appendChild(list);
       view.appendChild(more);
-      if (body.hits.length === 0) view.appendChild(el("p", { class: "empty", text: results[3] ? "No message matches." : "Nothing found." }));
+      if (body.hits.length === 0) view.appendChild(el("p", { class: "empty", text: named.length ? "No message matches." : "Nothing found." }));
       swap(view, quiet);
     })).catch(whileShown(token, showError));
   }
@@ -1204,8 +1215,10 @@ export const APP_JS = String.raw`
         var missed = version !== null && now !== version;
         version = now;
         liveOn(true);
+        // A view that got an error while no stream was open (the server stopped, then started
+        // again) is asked for again, even when the data did not change meanwhile.
         tell(missed ? "change" : "on");
-        if (missed) onChange();
+        if (missed || showsError()) onChange();
       });
       source.addEventListener("change", function (e) { version = versionOf(e); liveOn(true); onChange(); tell("change"); });
       // The server cannot read the store (a database gone): not live until it can again.
@@ -1223,7 +1236,7 @@ export const APP_JS = String.raw`
       channel.onmessage = function (e) {
         var kind = e.data && e.data.kind;
         if (e.data && e.data.version !== null && e.data.version !== undefined) version = e.data.version;
-        if (kind === "change" || kind === "recovered") { liveOn(true); onChange(); }
+        if (kind === "change" || kind === "recovered" || (kind === "on" && showsError())) { liveOn(true); onChange(); }
         else if (kind === "on" || kind === "off" || kind === "failed") liveOn(kind === "on", kind === "failed");
         // A tab that just opened asks whether the stream is up.
         else if (kind === "ask" && source) tell(source.readyState === 1 ? "on" : "off");

@@ -1,0 +1,136 @@
+// The web handler over a PostgreSQL store whose server goes away and comes back: a clear
+// 503 while it is gone (as a file that cannot be read gets), the same answers once it is back.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import type { SessionStore } from "../../lib/core/session_store.ts";
+import { createHandler, type Handler } from "../../lib/web/handler.ts";
+import { openStore } from "../../lib/open_store.ts";
+import { loadFixture } from "../store/_fixture_data.ts";
+import { freshSchema, PG_SKIP } from "../store/_pg.ts";
+import { type PgRelay, startPgRelay } from "./_pg_relay.ts";
+
+describe("web handler while the PostgreSQL server is gone", { skip: PG_SKIP }, () => {
+  let relay: PgRelay;
+  let store: SessionStore;
+  let handle: Handler;
+  const logged: string[] = [];
+  before(async () => {
+    relay = await startPgRelay();
+    const schema = freshSchema();
+    store = await openStore(`${relay.url}?schema=${schema}`);
+    await loadFixture(store);
+    handle = createHandler(store, { pollMs: 50, logError: (line) => logged.push(line) });
+  });
+  after(async () => {
+    await store?.close();
+    await relay?.close();
+  });
+
+  const get = async (path: string) => {
+    const response = await handle(new Request(`http://127.0.0.1:8787${path}`));
+    return { status: response.status, body: await response.json() };
+  };
+
+  test("the API answers 503 naming the database server, not a bare 500, and 200 once it is back", async () => {
+    const routes = [
+      "/api/sessions?limit=5",
+      "/api/search?q=docker",
+      "/api/usage?by=model&since=all",
+      "/api/origins",
+    ];
+    const before = await Promise.all(routes.map(get));
+    for (const answer of before) assert.equal(answer.status, 200);
+    await relay.stop();
+    try {
+      for (const route of routes) {
+        const answer = await get(route);
+        assert.equal(answer.status, 503, `${route}: ${JSON.stringify(answer.body)}`);
+        assert.equal(
+          answer.body.error.message,
+          "The PostgreSQL server cannot be reached now; try again",
+        );
+      }
+      assert.ok(logged.length >= routes.length, "the operator is told why, in the log");
+      assert.match(logged[0], /^hermes-state serve: GET \/api\/sessions failed: StorageError/);
+    } finally {
+      await relay.start();
+    }
+    const again = await Promise.all(routes.map(get));
+    assert.deepEqual(again, before, "the same answers once the server is back");
+  });
+});
+
+describe("web handler while the PostgreSQL server does not answer", { skip: PG_SKIP }, () => {
+  test("a request gets its 503 after timeoutMs, as any slow one does, not no answer at all", async () => {
+    const relay = await startPgRelay();
+    try {
+      await using store = await openStore(`${relay.url}?schema=${freshSchema()}`);
+      await loadFixture(store);
+      const handle = createHandler(store, { pollMs: 50, timeoutMs: 1000 });
+      const get = (path: string) => handle(new Request(`http://127.0.0.1:8787${path}`));
+      assert.equal((await get("/api/sessions?limit=1")).status, 200);
+      relay.freeze();
+      for (const path of ["/api/sessions?limit=2", "/api/search?q=docker", "/api/origins"]) {
+        const started = Date.now();
+        const answer = await Promise.race([
+          get(path),
+          new Promise<"none">((resolve) => setTimeout(() => resolve("none"), 8_000)),
+        ]);
+        assert.notEqual(answer, "none", `${path}: no answer in 8 s`);
+        const response = answer as Response;
+        assert.equal(response.status, 503, path);
+        assert.equal(
+          (await response.json()).error.message,
+          "The request took longer than 1000 ms",
+        );
+        assert.ok(Date.now() - started < 4_000, `${path}: ${Date.now() - started} ms`);
+      }
+      // Cut and back, the store connects again.
+      await relay.stop();
+      await relay.start();
+      assert.equal((await get("/api/sessions?limit=3")).status, 200);
+    } finally {
+      await relay.close();
+    }
+  });
+});
+
+describe("the live stream while the PostgreSQL server does not answer", { skip: PG_SKIP }, () => {
+  test("it says failure within the time limit, and recovered once the server answers again", async () => {
+    const relay = await startPgRelay();
+    try {
+      await using store = await openStore(`${relay.url}?schema=${freshSchema()}`);
+      await loadFixture(store);
+      const handle = createHandler(store, { pollMs: 50, timeoutMs: 1000 });
+      const response = await handle(new Request("http://127.0.0.1:8787/api/events"));
+      const reader = response.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = "";
+      /** Reads the stream until it holds `event`, or fails after `ms`. */
+      const until = async (event: string, ms: number) => {
+        const started = Date.now();
+        while (!text.includes(`event: ${event}`)) {
+          const left = ms - (Date.now() - started);
+          const chunk = await Promise.race([
+            reader.read(),
+            new Promise<"late">((resolve) => setTimeout(() => resolve("late"), Math.max(left, 0))),
+          ]);
+          assert.notEqual(chunk, "late", `no "${event}" within ${ms} ms; got:\n${text}`);
+          const { done, value } = chunk as ReadableStreamReadResult<Uint8Array>;
+          assert.ok(!done, `the stream ended before "${event}"`);
+          text += decoder.decode(value);
+        }
+      };
+      await until("hello", 5_000);
+      relay.freeze();
+      await until("failure", 5_000);
+      assert.match(text, /The store did not answer within 1000 ms/);
+      await relay.stop();
+      await relay.start();
+      await until("recovered", 15_000);
+      await reader.cancel();
+    } finally {
+      await relay.close();
+    }
+  });
+});
