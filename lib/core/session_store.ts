@@ -96,7 +96,8 @@ export interface SessionStore extends AsyncDisposable {
   readonly readonly: boolean;
   /**
    * Releases the store; a second call does nothing. After it every method
-   * rejects (the SQLite engine with `SqliteError` `database is not open`);
+   * rejects with a `StorageError` `database is not open` (a `SqliteError`
+   * on the SQLite engine), as does an `iterateExport` resumed;
    * `engine`, `target` and `readonly` still answer.
    */
   close(): Promise<void>;

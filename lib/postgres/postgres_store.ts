@@ -10,10 +10,13 @@
  */
 import { parsePythonFloat, pythonFloatRepr } from "../core/python_float.ts";
 import { removeTranscriptFiles } from "../files/transcript_files.ts";
-import { OpenError, ReadonlyError, TitleError } from "../core/errors.ts";
+import { OpenError, ReadonlyError, StorageError, TitleError } from "../core/errors.ts";
 import {
   checkedAfterId,
   checkKeyText,
+  checkOptionalText,
+  checkSearchFilters,
+  checkTextList,
   checkTokenCounts,
   type ConversationOptions,
   type CreateSessionOptions,
@@ -103,11 +106,12 @@ import {
 } from "./_rows.ts";
 import { messageFromRow } from "../core/message_row.ts";
 import { importSessionPg, restoreParentLinksPg } from "./import.ts";
+import { checkParentLinks } from "../core/import_record.ts";
 import { LAST_STEP, migratePg, migrationStep } from "./schema.ts";
 import { searchMessagesPg } from "./search.ts";
 import { isReplayedPrompt } from "../core/replayed_prompt.ts";
 import { toConversationMessage } from "../core/conversation_message.ts";
-import { toolCallsAdded } from "../core/message_values.ts";
+import { describeValue, textValue, toolCallsAdded } from "../core/message_values.ts";
 import { withTipLent } from "../core/listing_rows.ts";
 import { escapeLike } from "../core/like_pattern.ts";
 import { deleteMessagesSql, deleteSessionRows } from "./_delete.ts";
@@ -168,7 +172,7 @@ const SYSTEM_SCHEMA = /^(pg_|information_schema$)/;
 
 /** Why `schema` cannot hold a store, or `undefined` when it can. */
 function schemaNameProblem(schema: string): string | undefined {
-  if (!PLAIN_IDENTIFIER.test(schema)) {
+  if (typeof schema !== "string" || !PLAIN_IDENTIFIER.test(schema)) {
     return "the schema must be a plain identifier (letters, digits, _ and $)";
   }
   if (schema.length > MAX_IDENTIFIER) {
@@ -184,9 +188,28 @@ function checkSchemaName(url: string, schema: string): void {
   if (problem === undefined) return;
   throw new OpenError(
     maskPassword(url),
-    `${problem}: current value is ${JSON.stringify(schema)}`,
+    `${problem}: current value is ${
+      typeof schema === "string" ? JSON.stringify(schema) : describeValue(schema)
+    }`,
     { kind: "other" },
   );
+}
+
+/**
+ * Refuses a pool size or a number of attempts that is not a positive
+ * integer, naming it, before any connection is made: the client took `0`
+ * as a pool that never connects (a 30 s wait, then "the server did not
+ * accept the connection") and `NaN` or `1.5` with "Invalid array length".
+ */
+function checkPoolSettings(options: PgConnectOptions): void {
+  for (const [name, value] of [["max", options.max], ["maxAttempts", options.maxAttempts]]) {
+    if (value === undefined || (Number.isInteger(value) && (value as number) >= 1)) continue;
+    throw new RangeError(
+      `Cannot open database: ${name} must be a positive integer: current value is ${
+        typeof value === "string" ? JSON.stringify(value) : describeValue(value)
+      }`,
+    );
+  }
 }
 
 /**
@@ -256,11 +279,15 @@ async function checkReadable(client: PgClient, schema: string): Promise<void> {
  *   when the schema holds no store or one not migrated yet.
  * @throws {OpenError} When the `postgres` package cannot be loaded (the message
  *   says how to install it).
+ * @throws {RangeError} When `max` or `maxAttempts` is not a positive integer,
+ *   naming the value; nothing is connected to.
  */
 export async function openPostgresStore(
   url: string,
   options: PostgresStoreOptions = {},
 ): Promise<SessionStore> {
+  options ??= {};
+  checkPoolSettings(options);
   const parsed = parsePostgresUrl(url);
   const schema = options.schema ?? parsed.schema;
   checkSchemaName(url, schema);
@@ -457,7 +484,10 @@ const USAGE_ORDER: Readonly<Record<UsageGrouping, string>> = {
 function sourceAndOrigin(
   options: { readonly source?: string | null } & OriginFilter,
   params: PgValue[],
+  action: string,
 ): string {
+  checkOptionalText(action, "source", options.source);
+  checkOptionalText(action, "origin", options.origin);
   const clauses: string[] = [];
   if (options.source) {
     params.push(options.source);
@@ -498,6 +528,9 @@ function listingFilters(
 ): { where: string; params: PgValue[] } {
   const clauses: string[] = [];
   const params: PgValue[] = [];
+  checkOptionalText("list sessions", "source", options.source);
+  checkTextList("list sessions", "excludeSources", options.excludeSources);
+  checkOptionalText("list sessions", "origin", options.origin);
   if (!options.includeChildren) clauses.push(VISIBLE_ONLY);
   if (!options.includeArchived) clauses.push(notArchivedSql("s"));
   if (options.source) {
@@ -530,6 +563,26 @@ function recencyBlind(options: ListSessionsOptions & OriginFilter): boolean {
     (options.startedBefore !== undefined && options.startedBefore !== null);
 }
 
+/**
+ * A free-text value as a parameter: what {@linkcode textValue} keeps (a
+ * string, `null`, a number as Python binds it), a number bound as its text,
+ * as the text column of a file stores it.
+ *
+ * @throws {TypeError} When it is not text, `null` or a finite number, naming it.
+ */
+function textParam(value: unknown, field: string, action: string): string | null {
+  const stored = textValue(value, field, action);
+  return stored === null ? null : String(stored);
+}
+
+/**
+ * What every method of a closed store rejects with: the message of a closed
+ * SQLite store (`database is not open`), not the client's `CONNECTION_ENDED`.
+ */
+function notOpenError(): StorageError {
+  return new StorageError("database is not open", "other");
+}
+
 class PostgresSessionStore implements SessionStore, SyncedStore {
   readonly engine = "postgres" as const;
   readonly target: string;
@@ -545,20 +598,27 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     this.#clock = settings.clock;
   }
 
+  /** The client's query; after `close()`, one that rejects as a closed SQLite store does. */
   get #query(): PgQuery {
-    return this.#client.query;
+    return this.#closed ? () => Promise.reject(notOpenError()) : this.#client.query;
   }
 
-  /** Runs a write transaction (rejects on a read-only store). */
-  #write<T>(fn: (query: PgQuery) => Promise<T>): Promise<T> {
-    if (this.readonly) return Promise.reject(new ReadonlyError(this.target));
-    return this.#client.transaction(fn);
+  /** Throws what every method of a closed store throws, and a write's `ReadonlyError`. */
+  #checkWritable(): void {
+    if (this.#closed) throw notOpenError();
+    if (this.readonly) throw new ReadonlyError(this.target);
+  }
+
+  /** Runs a write transaction (rejects on a read-only or closed store). */
+  async #write<T>(fn: (query: PgQuery) => Promise<T>): Promise<T> {
+    this.#checkWritable();
+    return await this.#client.transaction(fn);
   }
 
   /** One write statement in its own transaction. */
-  #writeOne(text: string, params: readonly PgValue[]): Promise<PgRow[]> {
-    if (this.readonly) return Promise.reject(new ReadonlyError(this.target));
-    return this.#client.query(text, params);
+  async #writeOne(text: string, params: readonly PgValue[]): Promise<PgRow[]> {
+    this.#checkWritable();
+    return await this.#client.query(text, params);
   }
 
   async close(): Promise<void> {
@@ -578,17 +638,23 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     source: string,
     options: CreateSessionOptions = {},
   ): Promise<string> {
-    checkKeyText("create session", "id", id);
-    checkKeyText("create session", "source", source);
-    const modelConfig = encodeJson(options.modelConfig);
+    const action = "create session";
+    checkKeyText(action, "id", id);
+    checkKeyText(action, "source", source);
+    const given = options ?? {};
+    checkOptionalText(action, "parentSessionId", given.parentSessionId);
+    const userId = textParam(given.userId, "userId", action);
+    const model = textParam(given.model, "model", action);
+    const systemPrompt = textParam(given.systemPrompt, "systemPrompt", action);
+    const modelConfig = encodeJson(given.modelConfig);
     await this.#writeOne(INSERT_SESSION, [
       id,
       source,
-      options.userId ?? null,
-      options.model ?? null,
+      userId,
+      model,
       modelConfig,
-      options.systemPrompt ?? null,
-      options.parentSessionId ?? null,
+      systemPrompt,
+      given.parentSessionId ?? null,
       this.#clock(),
     ]);
     return id;
@@ -599,17 +665,20 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     source = "unknown",
     options: EnsureSessionOptions = {},
   ): Promise<string> {
-    return this.createSession(id, source, { model: options.model });
+    return this.createSession(id, source, { model: (options ?? {}).model });
   }
 
   async endSession(id: string, endReason: string): Promise<void> {
+    checkKeyText("end session", "id", id);
+    const reason = textParam(endReason, "endReason", "end session");
     await this.#writeOne(
       "UPDATE sessions SET ended_at = $1::double precision, end_reason = $2 WHERE id = $3 AND ended_at IS NULL",
-      [this.#clock(), endReason, id],
+      [this.#clock(), reason, id],
     );
   }
 
   async reopenSession(id: string): Promise<void> {
+    checkKeyText("reopen session", "id", id);
     await this.#writeOne(
       "UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = $1",
       [id],
@@ -617,10 +686,13 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async updateSystemPrompt(id: string, prompt: string): Promise<void> {
-    await this.#writeOne("UPDATE sessions SET system_prompt = $1 WHERE id = $2", [prompt, id]);
+    checkKeyText("update system prompt", "id", id);
+    const text = textParam(prompt, "prompt", "update system prompt");
+    await this.#writeOne("UPDATE sessions SET system_prompt = $1 WHERE id = $2", [text, id]);
   }
 
   async getSession(id: string): Promise<SessionRow | undefined> {
+    checkKeyText("read session", "id", id);
     const rows = await this.#query(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.id = $1`, [
       id,
     ]);
@@ -659,6 +731,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   // -- messages ------------------------------------------------------------
 
   async appendMessage(sessionId: string, message: NewMessage): Promise<number> {
+    checkKeyText("append message", "sessionId", sessionId);
     const values = newMessageValues(message, "append message");
     values[TIMESTAMP_INDEX] = this.#clock();
     const rows = await this.#insertCounted(
@@ -671,12 +744,15 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async appendMessages(sessionId: string, list: readonly NewMessage[]): Promise<number[]> {
+    checkKeyText("append messages", "sessionId", sessionId);
     if (!Array.isArray(list)) {
       throw new TypeError(
-        `Cannot append messages: messages must be an array: current value is ${String(list)}`,
+        `Cannot append messages: messages must be an array: current value is ${
+          describeValue(list)
+        }`,
       );
     }
-    if (this.readonly) throw new ReadonlyError(this.target);
+    this.#checkWritable();
     if (list.length === 0) return [];
     const all = Array.from(list, (message) => newMessageValues(message, "append messages"));
     let timestamp = this.#clock();
@@ -710,7 +786,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     rows: readonly MessageValues[],
     toolCalls: number,
   ): Promise<number[]> {
-    if (this.readonly) throw new ReadonlyError(this.target);
+    this.#checkWritable();
     const values = valuesList(rows, 4);
     const names = INSERT_COLUMNS.join(", ");
     const inserted = await query(
@@ -730,11 +806,16 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async replaceMessages(sessionId: string, list: readonly ConversationMessage[]): Promise<void> {
+    checkKeyText("replace messages", "sessionId", sessionId);
     if (!Array.isArray(list)) {
       throw new TypeError(
-        `Cannot replace messages: messages must be an array: current value is ${String(list)}`,
+        `Cannot replace messages: messages must be an array: current value is ${
+          describeValue(list)
+        }`,
       );
     }
+    // Refused before the messages are read, as every write of a read-only store.
+    this.#checkWritable();
     const all = Array.from(list, (message) => pgConversationValues(message, "replace messages"));
     let timestamp = this.#clock();
     let toolCalls = 0;
@@ -766,6 +847,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async clearMessages(sessionId: string): Promise<void> {
+    checkKeyText("clear messages", "sessionId", sessionId);
     await this.#write(async (query) => {
       await query(deleteMessagesSql("session_id = $1"), [sessionId]);
       await query(
@@ -776,6 +858,8 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async getMessages(sessionId: string, options: MessagesOptions = {}): Promise<MessageRow[]> {
+    checkKeyText("read messages", "sessionId", sessionId);
+    options ??= {};
     const live = options.includeInactive ? "" : ` AND ${activeSql("m")}`;
     const after = checkedAfterId(options.afterId);
     const rows = await this.#query(
@@ -793,7 +877,8 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     sessionId: string,
     options: ConversationOptions = {},
   ): Promise<ConversationMessage[]> {
-    const includeAncestors = options.includeAncestors ?? false;
+    checkKeyText("read conversation", "sessionId", sessionId);
+    const includeAncestors = options?.includeAncestors ?? false;
     const ids = includeAncestors ? await this.#lineageRootToTip(sessionId) : [sessionId];
     const rows = await this.#query(
       `SELECT role, content, tool_call_id, tool_calls, tool_name, finish_reason, reasoning,
@@ -831,6 +916,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async messageCount(sessionId?: string): Promise<number> {
+    checkOptionalText("count messages", "sessionId", sessionId);
     const rows = sessionId
       ? await this.#query("SELECT COUNT(*) AS n FROM messages WHERE session_id = $1", [sessionId])
       : await this.#query("SELECT COUNT(*) AS n FROM messages");
@@ -839,13 +925,20 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
 
   // -- search and listing --------------------------------------------------
 
-  searchMessages(query: string, options: SearchOptions & OriginFilter = {}): Promise<SearchHit[]> {
-    return searchMessagesPg(this.#query, query, options);
+  async searchMessages(
+    query: string,
+    options: SearchOptions & OriginFilter = {},
+  ): Promise<SearchHit[]> {
+    const given = options ?? {};
+    checkSearchFilters(given);
+    checkOptionalText("search messages", "origin", given.origin);
+    return await searchMessagesPg(this.#query, query, given);
   }
 
   async listSessionsRich(
     options: ListSessionsOptions & OriginFilter = {},
   ): Promise<RichSessionRow[]> {
+    options ??= {};
     const limit = checkCount("list sessions", "limit", options.limit ?? 20);
     const offset = checkCount("list sessions", "offset", options.offset ?? 0);
     const { where, params } = listingFilters(options);
@@ -982,10 +1075,11 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   async searchSessions(
     options: SearchSessionsOptions & OriginFilter = {},
   ): Promise<SessionRow[]> {
+    options ??= {};
     const limit = checkCount("search sessions", "limit", options.limit ?? 20);
     const offset = checkCount("search sessions", "offset", options.offset ?? 0);
     const params: PgValue[] = [limit, offset];
-    const where = sourceAndOrigin(options, params);
+    const where = sourceAndOrigin(options, params, "search sessions");
     return await this.#query(
       `SELECT ${SESSION_COLUMNS},
          COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id), s.started_at)
@@ -998,14 +1092,16 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async listedSessionCount(options: ListSessionsOptions & OriginFilter = {}): Promise<number> {
+    options ??= {};
     const { where, params } = listingFilters(options);
     const rows = await this.#query(`SELECT COUNT(*) AS n FROM sessions s ${where}`, params);
     return Number(rows[0].n);
   }
 
   async sessionCount(options: SessionCountOptions & OriginFilter = {}): Promise<number> {
+    options ??= {};
     const params: PgValue[] = [];
-    const where = sourceAndOrigin(options, params);
+    const where = sourceAndOrigin(options, params, "count sessions");
     const rows = await this.#query(`SELECT COUNT(*) AS n FROM sessions s ${where}`, params);
     return Number(rows[0].n);
   }
@@ -1013,6 +1109,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   // -- ids and titles ------------------------------------------------------
 
   async resolveSessionId(idOrPrefix: string): Promise<string | undefined> {
+    checkKeyText("resolve session id", "idOrPrefix", idOrPrefix);
     const exact = await this.#query("SELECT id FROM sessions WHERE id = $1", [idOrPrefix]);
     if (exact.length > 0) return exact[0].id as string;
     const rows = await this.#query(
@@ -1027,6 +1124,8 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     prefix: string,
     options: { limit?: number } = {},
   ): Promise<PrefixMatches> {
+    checkKeyText("find sessions by id prefix", "prefix", prefix);
+    const limit = checkCount("find sessions by id prefix", "limit", (options ?? {}).limit ?? 10);
     const pattern = `${escapeLike(prefix)}%`;
     const count = await this.#query(
       "SELECT COUNT(*) AS n FROM sessions WHERE id ILIKE $1 ESCAPE '\\'",
@@ -1035,7 +1134,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     const rows = await this.#query(
       `SELECT id FROM sessions WHERE id ILIKE $1 ESCAPE '\\'
        ORDER BY started_at DESC, id COLLATE "C" LIMIT $2`,
-      [pattern, checkCount("find sessions by id prefix", "limit", options.limit ?? 10)],
+      [pattern, limit],
     );
     return { count: Number(count[0].n), ids: rows.map((row) => row.id as string) };
   }
@@ -1056,7 +1155,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async removeSyncOrigin(origin: string): Promise<number | undefined> {
-    if (this.readonly) throw new ReadonlyError(this.target);
+    this.#checkWritable();
     const unlock = await this.#client.lock(syncLockName(origin));
     try {
       return await this.#write(async (query) => {
@@ -1081,6 +1180,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     const origins = (await this.syncOrigins()).map((o) => o.origin);
     if (origins.length === 0) return { origins, release: () => Promise.resolve() };
     // In one order, so that two holders never wait on each other.
+    if (this.#closed) throw notOpenError();
     const release = await this.#client.lock(
       [...origins].sort().map((origin) => syncLockName(origin)),
     );
@@ -1089,6 +1189,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
 
   async syncState(): Promise<SyncState> {
     // One snapshot: no session record without its origin.
+    if (this.#closed) throw notOpenError();
     return await this.#client.transaction(async (query) => {
       await query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
       return await readSyncState(query);
@@ -1096,7 +1197,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async restoreSyncState(state: SyncState): Promise<RestoredSyncState> {
-    if (this.readonly) throw new ReadonlyError(this.target);
+    this.#checkWritable();
     return await this.#write((query) => addSyncState(query, state));
   }
 
@@ -1128,6 +1229,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async setSessionTitle(id: string, title: string | null): Promise<boolean> {
+    checkKeyText("set title", "id", id);
     const clean = sanitizeTitle(title);
     const conflictWith = async (query: PgQuery) => {
       const rows = await query("SELECT id FROM sessions WHERE title = $1 AND id != $2", [
@@ -1159,11 +1261,13 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async getSessionTitle(id: string): Promise<string | null | undefined> {
+    checkKeyText("read title", "id", id);
     const rows = await this.#query("SELECT title FROM sessions WHERE id = $1", [id]);
     return rows.length === 0 ? undefined : rows[0].title as string | null;
   }
 
   async getSessionByTitle(title: string): Promise<SessionRow | undefined> {
+    checkKeyText("find session by title", "title", title);
     const rows = await this.#query(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.title = $1`, [
       title,
     ]);
@@ -1171,6 +1275,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async resolveSessionByTitle(title: string): Promise<string | undefined> {
+    checkKeyText("resolve title", "title", title);
     const numbered = await this.#query(
       `SELECT id FROM sessions WHERE title ILIKE $1 ESCAPE '\\' ORDER BY started_at DESC LIMIT 1`,
       [`${escapeLike(title)} #%`],
@@ -1180,6 +1285,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async getNextTitleInLineage(base: string): Promise<string> {
+    checkKeyText("number title", "base", base);
     const stem = titleStem(base);
     const rows = await this.#query(
       `SELECT title FROM sessions WHERE title = $1 OR title ILIKE $2 ESCAPE '\\'`,
@@ -1191,6 +1297,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   // -- lineage -------------------------------------------------------------
 
   async getCompressionTip(id: string): Promise<string> {
+    checkKeyText("find compression tip", "id", id);
     let current = id;
     for (let step = 0; step < MAX_COMPRESSION_STEPS; step++) {
       const rows = await this.#query(
@@ -1207,6 +1314,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async resolveResumeSessionId(id: string): Promise<string> {
+    checkKeyText("resolve resume session", "id", id);
     if (!id) return id;
     const hasMessages = async (sessionId: string) =>
       (await this.#query("SELECT 1 FROM messages WHERE session_id = $1 LIMIT 1", [sessionId]))
@@ -1230,6 +1338,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async getAncestors(id: string): Promise<SessionRow[]> {
+    checkKeyText("read ancestors", "id", id);
     const rows: SessionRow[] = [];
     const seen = new Set<string>();
     let current: string | null = id;
@@ -1244,6 +1353,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async getDescendants(id: string): Promise<SessionRow[]> {
+    checkKeyText("read descendants", "id", id);
     return await this.#query(
       `WITH RECURSIVE tree(id, depth) AS (
          SELECT id, 0 FROM sessions WHERE id = $1
@@ -1261,6 +1371,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   // -- export, delete, prune -----------------------------------------------
 
   async exportSession(id: string): Promise<SessionExport | undefined> {
+    checkKeyText("export session", "id", id);
     const [session] = await this.#query(
       `SELECT ${EXACT_SESSION_COLUMNS} FROM sessions s WHERE s.id = $1`,
       [id],
@@ -1285,8 +1396,9 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   async *iterateExport(
     options: ExportOptions & OriginFilter = {},
   ): AsyncIterableIterator<SessionExport> {
+    options ??= {};
     const params: PgValue[] = [];
-    let where = sourceAndOrigin(options, params);
+    let where = sourceAndOrigin(options, params, "export sessions");
     const range = startedRangeClauses(options, params, "export sessions");
     if (range.length > 0) where += `${where === "" ? "WHERE " : " AND "}${range.join(" AND ")}`;
     const sessions = (await this.#query(EXPORT_SESSIONS(where), params))
@@ -1317,7 +1429,11 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
         if (list === undefined) bySession.set(message.session_id, list = []);
         list.push(message);
       }
-      for (const session of page) yield { ...session, messages: bySession.get(session.id) ?? [] };
+      for (const session of page) {
+        // Resumed after close(), it rejects as every method then does (a closed SQLite store's).
+        if (this.#closed) throw notOpenError();
+        yield { ...session, messages: bySession.get(session.id) ?? [] };
+      }
     }
   }
 
@@ -1330,18 +1446,25 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async deleteSession(id: string, options: SessionsDirOptions = {}): Promise<boolean> {
+    checkKeyText("delete session", "id", id);
     // Read before the delete: options of null must not fail after it committed.
     const sessionsDir = options?.sessionsDir;
+    checkOptionalText("delete session", "sessionsDir", sessionsDir);
     const ids = await this.#write((query) => this.#deleteWhere(query, "id = $1", [id]));
     if (ids.length > 0 && sessionsDir) removeTranscriptFiles(sessionsDir, ids);
     return ids.length > 0;
   }
 
   async pruneSessions(options: PruneOptions = {}): Promise<number> {
+    options ??= {};
+    checkOptionalText("prune sessions", "source", options.source);
+    checkOptionalText("prune sessions", "sessionsDir", options.sessionsDir);
     const days = options.olderThanDays ?? 90;
     if (typeof days !== "number" || !Number.isFinite(days) || days < 0) {
       throw new RangeError(
-        `Cannot prune sessions: olderThanDays must be a non-negative number: current value is ${days}`,
+        `Cannot prune sessions: olderThanDays must be a non-negative number: current value is ${
+          String(days)
+        }`,
       );
     }
     const cutoff = this.#clock() - days * 86400;
@@ -1357,6 +1480,8 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async pruneEmptyGhostSessions(options: SessionsDirOptions = {}): Promise<number> {
+    options ??= {};
+    checkOptionalText("prune ghost sessions", "sessionsDir", options.sessionsDir);
     const cutoff = this.#clock() - 86400;
     const ids = await this.#write((query) => this.#deleteWhere(query, GHOST_CRITERIA, [cutoff]));
     if (ids.length > 0 && options.sessionsDir) removeTranscriptFiles(options.sessionsDir, ids);
@@ -1365,28 +1490,33 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
 
   // -- meta and maintenance ------------------------------------------------
 
-  async getMeta(key: string): Promise<string | undefined> {
+  async getMeta(key: string): Promise<string | null | undefined> {
+    checkKeyText("read meta", "key", key);
     const rows = await this.#query("SELECT value FROM state_meta WHERE key = $1", [key]);
-    return rows.length === 0 ? undefined : rows[0].value as string;
+    return rows.length === 0 ? undefined : rows[0].value as string | null;
   }
 
-  async setMeta(key: string, value: string): Promise<void> {
+  async setMeta(key: string, value: string | null): Promise<void> {
     checkKeyText("set meta", "key", key);
+    const text = textParam(value, "value", "set meta");
     await this.#writeOne(
       `INSERT INTO state_meta (key, value) VALUES ($1, $2)
        ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
-      [key, value],
+      [key, text],
     );
   }
 
   async vacuum(): Promise<void> {
-    if (this.readonly) throw new ReadonlyError(this.target);
+    this.#checkWritable();
     await this.#query(
       "VACUUM (ANALYZE) sessions, messages, message_words, state_meta, sync_origins, sync_sessions",
     );
   }
 
   async maybeAutoPruneAndVacuum(options: AutoPruneOptions = {}): Promise<AutoPruneResult> {
+    // A closed store rejects, as every method then does (not a result with an error).
+    if (this.#closed) throw notOpenError();
+    options ??= {};
     const result: AutoPruneResult = { skipped: false, pruned: 0, vacuumed: false };
     try {
       const now = this.#clock();
@@ -1412,6 +1542,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
       await this.setMeta("last_auto_prune", pythonFloatRepr(now));
     } catch (error) {
       result.error = error instanceof Error ? error.message : String(error);
+      result.cause = error;
     }
     return result;
   }
@@ -1453,7 +1584,9 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async usageReport(options: UsageReportOptions & OriginFilter = {}): Promise<UsageRow[]> {
+    options ??= {};
     const checked = checkUsageOptions(options);
+    checkOptionalText("report usage", "origin", options.origin);
     const { by, since, until, source, timeZone } = checked;
     const clauses: string[] = [];
     const params: PgValue[] = [];
@@ -1509,7 +1642,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     return String(row?.snapshot);
   }
 
-  async inspect(_options: InspectOptions = {}): Promise<DatabaseInfo> {
+  async inspect(_options: InspectOptions | null = {}): Promise<DatabaseInfo> {
     const [version] = await this.#query("SELECT version FROM schema_version LIMIT 1");
     const [server] = await this.#query(
       `SELECT current_setting('server_version') AS v, current_setting('block_size') AS bs,
@@ -1541,6 +1674,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   async pruneCandidates(options: PruneCandidatesOptions = {}): Promise<PruneCandidate[]> {
+    options ??= {};
     const days = checkPruneCandidatesOptions(options);
     const columns = "id, source, title, started_at, ended_at, end_reason, message_count";
     const order = `ORDER BY started_at, id COLLATE "C"`;
@@ -1569,7 +1703,10 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     return importSessionPg((fn) => this.#write(fn), record, options);
   }
 
-  restoreParentLinks(links: readonly ParentLink[]): Promise<number> {
-    return restoreParentLinksPg((fn) => this.#write(fn), links);
+  async restoreParentLinks(links: readonly ParentLink[]): Promise<number> {
+    checkParentLinks(links);
+    // A read-only store refuses every write, an empty list too (as `appendMessages([])` does).
+    this.#checkWritable();
+    return await restoreParentLinksPg((fn) => this.#write(fn), links);
   }
 }

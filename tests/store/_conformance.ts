@@ -5,7 +5,8 @@
  * SQLite runs it from `sqlite_store_test.ts`, PostgreSQL from
  * `postgres_store_test.ts`. Search is compared with the SQLite engine on the
  * same data (matches and contexts; order and snippets too where the engine
- * ranks as SQLite does).
+ * ranks as SQLite does). The library contract's cases (bad arguments, read-only,
+ * closed, null options) are in `_api_contract.ts`.
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -21,6 +22,7 @@ import { fixtureRecords } from "./_fixture_data.ts";
 import { untilSteady } from "./_steady.ts";
 import { IMPROVED_QUERIES } from "../_search_cases.ts";
 import { planSearch } from "../../lib/core/search/plan.ts";
+import { apiContract } from "./_api_contract.ts";
 
 /** Options a factory passes on to the store it opens. */
 export interface FactoryOptions {
@@ -135,6 +137,14 @@ export function storeConformance(name: string, factory: StoreFactory): void {
     opened.push(store);
     return store;
   };
+  apiContract(name, {
+    empty: () => empty(),
+    async readonly(store) {
+      const readonly = await factory.reopenReadonly(store);
+      opened.push(readonly);
+      return readonly;
+    },
+  });
 
   describe(`${name}: the v11 fixture's recorded answers`, () => {
     let store: SessionStore;
