@@ -211,3 +211,20 @@ test("iterateExport() resumed after close() throws 'database is not open', as ev
   );
   assert.deepEqual(sessions.next(), { done: true, value: undefined });
 });
+
+test("an id prefix or title longer than SQLite's LIKE pattern limit is compared, not refused", async () => {
+  const db = await SessionDB.open({ path: tempDbPath() });
+  try {
+    const long = "x".repeat(60_000);
+    db.createSession(`${long}-tail`, "cli");
+    db.createSession("other", "cli");
+    // SQLite refuses a LIKE pattern beyond 50,000 bytes ("LIKE or GLOB pattern too complex").
+    assert.equal(db.resolveSessionId(long.toUpperCase()), `${long}-tail`);
+    assert.deepEqual(db.sessionIdsWithPrefix(long), { count: 1, ids: [`${long}-tail`] });
+    assert.equal(db.resolveSessionId(`${long}-tails`), undefined);
+    assert.equal(db.resolveSessionByTitle("t".repeat(60_000)), undefined);
+    assert.equal(typeof db.getNextTitleInLineage("t".repeat(60_000)), "string");
+  } finally {
+    db.close();
+  }
+});

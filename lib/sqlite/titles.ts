@@ -10,7 +10,7 @@ import type { Store } from "./store.ts";
 import type { SessionRow } from "../core/types.ts";
 import { TitleError } from "../core/errors.ts";
 import { nextLineageTitle, sanitizeTitle, titleStem } from "../core/titles.ts";
-import { escapeLike } from "../core/like_pattern.ts";
+import { startsWith } from "./starts_with.ts";
 import type { PrefixMatches } from "../core/listing_options.ts";
 import { checkKeyText } from "../core/session_options.ts";
 
@@ -50,9 +50,10 @@ export function getSessionByTitle(store: Store, title: string): SessionRow | und
  */
 export function resolveSessionByTitle(store: Store, title: string): string | undefined {
   checkKeyText("resolve title", "title", title);
+  const variant = startsWith("title", `${title} #`);
   const numbered = store.statement(
-    "SELECT id, title, started_at FROM sessions WHERE title LIKE ? ESCAPE '\\' ORDER BY started_at DESC",
-  ).get(`${escapeLike(title)} #%`);
+    `SELECT id, title, started_at FROM sessions WHERE ${variant.sql} ORDER BY started_at DESC`,
+  ).get(...variant.params);
   if (numbered !== undefined) return numbered.id as string;
   return getSessionByTitle(store, title)?.id;
 }
@@ -61,9 +62,9 @@ export function resolveSessionByTitle(store: Store, title: string): string | und
 export function getNextTitleInLineage(store: Store, base: string): string {
   checkKeyText("number title", "base", base);
   const stem = titleStem(base);
-  const rows = store.statement(
-    "SELECT title FROM sessions WHERE title = ? OR title LIKE ? ESCAPE '\\'",
-  ).all(stem, `${escapeLike(stem)} #%`);
+  const variant = startsWith("title", `${stem} #`);
+  const rows = store.statement(`SELECT title FROM sessions WHERE title = ? OR ${variant.sql}`)
+    .all(stem, ...variant.params);
   return nextLineageTitle(stem, rows.map((row) => row.title));
 }
 
@@ -72,9 +73,10 @@ export function resolveSessionId(store: Store, idOrPrefix: string): string | und
   checkKeyText("resolve session id", "idOrPrefix", idOrPrefix);
   const exact = store.statement("SELECT id FROM sessions WHERE id = ?").get(idOrPrefix);
   if (exact !== undefined) return exact.id as string;
+  const prefix = startsWith("id", idOrPrefix);
   const rows = store.statement(
-    "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY started_at DESC LIMIT 2",
-  ).all(`${escapeLike(idOrPrefix)}%`);
+    `SELECT id FROM sessions WHERE ${prefix.sql} ORDER BY started_at DESC LIMIT 2`,
+  ).all(...prefix.params);
   return rows.length === 1 ? rows[0].id as string : undefined;
 }
 
@@ -99,13 +101,13 @@ export function sessionIdsWithPrefix(
 ): PrefixMatches {
   checkKeyText("find sessions by id prefix", "prefix", prefix);
   const limit = checkCount("find sessions by id prefix", "limit", options.limit ?? 10);
-  const pattern = `${escapeLike(prefix)}%`;
+  const match = startsWith("id", prefix);
   const count = Number(
-    store.statement("SELECT count(*) AS n FROM sessions WHERE id LIKE ? ESCAPE '\\'").get(pattern)
+    store.statement(`SELECT count(*) AS n FROM sessions WHERE ${match.sql}`).get(...match.params)
       ?.n,
   );
   const ids = store.statement(
-    "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY started_at DESC, id LIMIT ?",
-  ).all(pattern, limit).map((row) => row.id as string);
+    `SELECT id FROM sessions WHERE ${match.sql} ORDER BY started_at DESC, id LIMIT ?`,
+  ).all(...match.params, limit).map((row) => row.id as string);
   return { count, ids };
 }
