@@ -106,24 +106,58 @@ describe("delete", () => {
     // One id: an array too (it was a bare string), several ids, and a prefix.
     assert.deepEqual(await shape(["-y", V11.live]), {
       code: 0,
-      json: { deleted: [V11.live], not_found: [] },
+      json: { deleted: [V11.live], not_found: [], ambiguous: [] },
       err: "",
     });
     assert.deepEqual((await shape(["-y", V11.oldCli, V11.kitchenSink.slice(0, 15)])).json, {
       deleted: [V11.oldCli, V11.kitchenSink],
       not_found: [],
+      ambiguous: [],
     });
     // Arguments that name nothing: all of them listed, nothing deleted, exit 1 (it printed nothing).
     const missing = await shape(["-y", "nope", V11.telegramZh, "nada"]);
-    assert.deepEqual(missing.json, { deleted: [], not_found: ["nope", "nada"] });
+    assert.deepEqual(missing.json, { deleted: [], not_found: ["nope", "nada"], ambiguous: [] });
     assert.equal(missing.code, 1);
     assert.match(missing.err, /^hermes-state: Sessions not found: 'nope', 'nada' \(/);
     assert.ok(await withDb(path, (db) => db.getSession(V11.telegramZh)), "nothing was deleted");
     // The answer no: nothing deleted, exit 1 (it printed nothing).
     const refused = await shape([V11.telegramZh], "n\n");
-    assert.deepEqual(refused.json, { deleted: [], not_found: [] });
+    assert.deepEqual(refused.json, { deleted: [], not_found: [], ambiguous: [] });
     assert.equal(refused.code, 1);
     assert.match(refused.err, /Cancelled\.\n$/);
+  });
+
+  test("delete --json reports an ambiguous prefix too, deletes nothing and exits 1", async () => {
+    const path = v11Copy();
+    const one = await runCli(["--db", path, "--json", "delete", "-y", "20260423_090"]);
+    assert.equal(one.code, 1);
+    assert.deepEqual(JSON.parse(one.out), {
+      deleted: [],
+      not_found: [],
+      ambiguous: [{
+        argument: "20260423_090",
+        count: 3,
+        ids: ["20260423_090716_ebc94a0a", V11.branchChild, V11.branchParent],
+      }],
+    });
+    assert.match(one.err, /^hermes-state: Session '20260423_090' is ambiguous: matches 3 sessions/);
+    // Mixed with a session found and one not found: all reported, nothing deleted.
+    const mixed = await runCli(["--db", path, "--json", "delete", "-y", V11.live, "2026", "nope"]);
+    assert.equal(mixed.code, 1);
+    const json = JSON.parse(mixed.out);
+    assert.deepEqual(json.deleted, []);
+    assert.deepEqual(json.not_found, ["nope"]);
+    assert.equal(json.ambiguous.length, 1);
+    assert.equal(json.ambiguous[0].argument, "2026");
+    assert.equal(json.ambiguous[0].ids.length, 10, "the first ten");
+    assert.ok(json.ambiguous[0].count > 10);
+    assert.match(
+      mixed.err,
+      /^hermes-state: Sessions not found: 'nope'; ambiguous \(several sessions match\): '2026' \(.*nothing was deleted\)\n$/,
+    );
+    const left = await withDb(path, (db) => [db.getSession(V11.live), db.sessionCount()]);
+    assert.ok(left[0], "nothing was deleted");
+    assert.equal(left[1], 42);
   });
 
   test("a name that finds no session is shown with its control characters made visible", async () => {
@@ -145,7 +179,11 @@ describe("delete", () => {
     };
     const code = await main(["--db", path, "--json", "delete", V11.live, V11.oldCli], io);
     assert.equal(code, 1, io.err);
-    assert.deepEqual(JSON.parse(io.out), { deleted: [V11.live], not_found: [V11.oldCli] });
+    assert.deepEqual(JSON.parse(io.out), {
+      deleted: [V11.live],
+      not_found: [V11.oldCli],
+      ambiguous: [],
+    });
     assert.match(io.err, new RegExp(`no longer there to delete .*: ${V11.oldCli}\n$`));
     assert.equal(await withDb(path, (db) => db.getSession(V11.live)), undefined);
   });

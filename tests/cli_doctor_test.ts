@@ -3,7 +3,9 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import {
   closeSync,
+  copyFileSync,
   existsSync,
+  mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -310,6 +312,40 @@ describe("doctor on a damaged file", () => {
       run.err,
       new RegExp(`"${path}": file is not a database; .*hermes-state recover ${path} NEW\\.db`),
     );
+  });
+});
+
+describe("doctor's fix line for a damaged file", () => {
+  test("names the file itself and a new file beside it, quoted for the shell", async () => {
+    const folder = join(tempDir(), "my files");
+    mkdirSync(folder);
+    const path = join(folder, "state.db");
+    copyFileSync(v11Copy(), path);
+    let root: number;
+    let pageSize: number;
+    {
+      using raw = await rawOpen(path);
+      root = Number(
+        raw.prepare("SELECT rootpage FROM sqlite_master WHERE name = 'messages'").get()!.rootpage,
+      );
+      pageSize = Number(raw.prepare("PRAGMA page_size").get()!.page_size);
+    }
+    // Garbage over the header of the messages table's root page: the file opens, its check fails.
+    const fd = openSync(path, "r+");
+    writeSync(fd, Buffer.alloc(40, 0xff), 0, 40, (root - 1) * pageSize + 8);
+    closeSync(fd);
+    const run = await runCli(["--db", path, "doctor"]);
+    assert.equal(run.code, 1, run.err);
+    const fixes = run.out.split("\n").filter((line) => line.trim().startsWith("fix:"));
+    assert.ok(fixes.length > 0, run.out);
+    const dest = join(folder, "state-recovered.db");
+    assert.ok(
+      fixes[0].includes(
+        `hermes-state recover '${path}' '${dest}', then put '${dest}' in its place`,
+      ),
+      fixes[0],
+    );
+    assert.ok(fixes.every((line) => !line.includes("state.db new.db")), run.out);
   });
 });
 

@@ -234,7 +234,8 @@ describe("main()", () => {
     assert.equal(
       run.err,
       `hermes-state: database disk image is malformed: ${path} is damaged ("hermes-state --db ` +
-        `${path} doctor" says where; "hermes-state recover ${path} NEW.db" saves what can still ` +
+        `${path} doctor" says where; "hermes-state recover ${path} ` +
+        `${path.replace(/\.db$/, "-recovered.db")}" saves what can still ` +
         "be read)\n",
     );
   });

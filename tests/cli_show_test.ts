@@ -2,6 +2,8 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { formatDateTime } from "../lib/render/format.ts";
 import { buildDb, FIXTURE_NOW, runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
+import { join } from "node:path";
+import { tempDir } from "./_helpers.ts";
 
 async function toolDb(): Promise<string> {
   return await buildDb((db, clock) => {
@@ -132,6 +134,29 @@ describe("show", () => {
         assert.equal(run.out, "");
       }
     }
+  });
+
+  test("an empty session argument is a usage error before the store is looked for", async () => {
+    const missing = join(tempDir(), "none.db");
+    for (
+      const command of [
+        ["show", ""],
+        ["lineage", " "],
+        ["rename", "", "a title"],
+        ["delete", "-y", "x", ""],
+      ]
+    ) {
+      const run = await runCli(["--db", missing, ...command]);
+      assert.equal(run.code, 2, `${command.join(" ")}: ${run.err}`);
+      assert.match(
+        run.err,
+        new RegExp(`^hermes-state ${command[0]}: the session argument is empty`),
+      );
+    }
+    // A session argument that is not blank still meets the missing file.
+    const named = await runCli(["--db", missing, "show", "x"]);
+    assert.equal(named.code, 1);
+    assert.match(named.err, /^hermes-state: No database at /);
   });
 
   test("show says estimated once and gives the cost in the one format", async () => {

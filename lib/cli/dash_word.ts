@@ -6,6 +6,10 @@
  * @module
  */
 import { visibleInline } from "../render/transcript.ts";
+import { shellWord } from "../core/shell_word.ts";
+
+/** `word` as a POSIX shell reads it back (re-exported: the hints of this module use it). */
+export { shellWord };
 
 /**
  * What the command would do with `word` taken as text, as the start of the
@@ -15,27 +19,6 @@ import { visibleInline } from "../render/transcript.ts";
  * @param before The positional arguments given before it.
  */
 export type DashWordPurpose = (word: string, before: readonly string[]) => string;
-
-/** Characters a shell reads as part of a plain word. */
-const PLAIN_WORD = /^[A-Za-z0-9_@%+=:,./-]+$/;
-
-/**
- * `word` as a POSIX shell reads it back: as it is when plain, else in
- * single quotes.
- *
- * @param word The word.
- * @returns The quoted word.
- *
- * @example
- * ```ts
- * import { shellWord } from "./dash_word.ts";
- * console.assert(shellWord("--dry-run") === "--dry-run");
- * console.assert(shellWord("-it's") === "'-it'\\''s'");
- * ```
- */
-export function shellWord(word: string): string {
-  return PLAIN_WORD.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
-}
 
 /** Where the word read as an unknown option stands on the command line. */
 export interface DashWordPlace {

@@ -7,6 +7,8 @@
  *
  * @module
  */
+import { shellWord } from "../core/shell_word.ts";
+import { recoverCommand } from "../health/salvage_hint.ts";
 import {
   NotStateDbError,
   OpenError,
@@ -199,8 +201,10 @@ function conditionLine(
     command !== undefined && ON_DB.has(command) && dbPath !== undefined &&
     !isPostgresTarget(dbPath)
   ) {
-    return `${error.message}: ${dbPath} is damaged ("hermes-state --db ${dbPath} doctor" ` +
-      `says where; "hermes-state recover ${dbPath} NEW.db" saves what can still be read)`;
+    return `${error.message}: ${dbPath} is damaged ("hermes-state --db ${
+      shellWord(dbPath)
+    } doctor" ` +
+      `says where; "${recoverCommand(dbPath)}" saves what can still be read)`;
   }
   return undefined;
 }

@@ -44,7 +44,7 @@ export async function originOption(
   const named = known.length === 0
     ? "it records none (no file was synced into it)"
     : `known origins are ${known.slice(0, ORIGINS_NAMED).join(", ")}${
-      known.length > ORIGINS_NAMED ? `… (${known.length} in all)` : ""
+      known.length > ORIGINS_NAMED ? `… (${formatCount(known.length)} in all)` : ""
     }`;
   throw new CommandError(
     `No origin ${JSON.stringify(origin)} in ${store.target}: ${named} (hermes-state origins)`,

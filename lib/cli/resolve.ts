@@ -15,23 +15,68 @@
  * @module
  */
 import type { SessionStore } from "../core/session_store.ts";
+import type { Context } from "./command.ts";
 import type { PrefixMatches } from "../core/listing_options.ts";
 import { syncedStore } from "../core/synced_store.ts";
 import { formatCount } from "../render/format.ts";
-import { CommandError, SessionNotFoundError, UsageError } from "./usage_error.ts";
+import { AmbiguousSessionError, SessionNotFoundError, UsageError } from "./usage_error.ts";
 import { visibleInline } from "../render/transcript.ts";
 
 /** How many sessions an ambiguous prefix error lists. */
 const LISTED = 10;
 
-function ambiguous(text: string, matches: PrefixMatches, hint: string): CommandError {
+function ambiguous(text: string, matches: PrefixMatches, hint: string): AmbiguousSessionError {
   const more = matches.count > matches.ids.length
     ? `\n  … and ${formatCount(matches.count - matches.ids.length) + " more"}`
     : "";
-  return new CommandError(
-    `Session '${visibleInline(text)}' is ambiguous: matches ${matches.count} sessions ` +
+  return new AmbiguousSessionError(
+    text,
+    matches.ids,
+    matches.count,
+    `Session '${visibleInline(text)}' is ambiguous: matches ${
+      formatCount(matches.count)
+    } sessions ` +
       `(${hint}):\n  ${matches.ids.map(visibleInline).join("\n  ")}${more}`,
   );
+}
+
+/** The usage error for a session argument that is empty or blank. */
+function emptyArgumentError(text: string, command: string | undefined): UsageError {
+  return new UsageError(
+    `the session argument is empty (${
+      JSON.stringify(text)
+    }): give an id, a unique id prefix or a title`,
+    { command },
+  );
+}
+
+/**
+ * Opens the store of a command that names sessions. When the store cannot
+ * be opened (no database, not a state.db…), an empty or blank session
+ * argument is reported first, as the usage error it is: `show ""` says
+ * what is wrong with the command line before what is wrong with the file.
+ * (A store that opens is asked first: a session may have a blank id.)
+ *
+ * @param ctx The command's context.
+ * @param texts What the user typed for the sessions.
+ * @param command The command, for the hint of the usage error.
+ * @param options How to open the store, as {@linkcode Context.openStore}.
+ * @returns The open store.
+ * @throws {UsageError} When the store cannot be opened and a text is blank.
+ */
+export async function openStoreNaming(
+  ctx: Context,
+  texts: readonly string[],
+  command: string,
+  options?: Parameters<Context["openStore"]>[0],
+): Promise<SessionStore> {
+  try {
+    return await ctx.openStore(options);
+  } catch (error) {
+    const blank = texts.find((text) => text.trim() === "");
+    if (blank !== undefined) throw emptyArgumentError(blank, command);
+    throw error;
+  }
 }
 
 /**
@@ -44,7 +89,7 @@ function ambiguous(text: string, matches: PrefixMatches, hint: string): CommandE
  * @throws {UsageError} When the text is empty or blank and no session has
  *   that id.
  * @throws {SessionNotFoundError} When nothing matches ("not found").
- * @throws {CommandError} When the text is an id prefix of several sessions,
+ * @throws {AmbiguousSessionError} When the text is an id prefix of several sessions,
  *   or a synced id of several origins ("ambiguous", with up to ten of them).
  *
  * @example
@@ -60,12 +105,7 @@ export async function resolveSession(
   // Every id starts with nothing: an empty argument (`show "$ID"` with ID unset) would pick the
   // only session as a prefix, or list them all as "ambiguous".
   if (text.trim() === "" && await store.getSession(text) === undefined) {
-    throw new UsageError(
-      `the session argument is empty (${
-        JSON.stringify(text)
-      }): give an id, a unique id prefix or a title`,
-      { command },
-    );
+    throw emptyArgumentError(text, command);
   }
   const id = await store.resolveSessionId(text) ?? (await store.getSessionByTitle(text))?.id ??
     await store.resolveSessionByTitle(text);

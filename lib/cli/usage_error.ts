@@ -66,8 +66,9 @@ export class CommandError extends Error {
 
 /**
  * What the user typed names no session (no id, id prefix or title): exit 1,
- * as every {@linkcode CommandError}. Told apart from an ambiguous prefix so
- * that `delete --json` can list the arguments that named nothing.
+ * as every {@linkcode CommandError}. Told apart from an ambiguous prefix
+ * ({@linkcode AmbiguousSessionError}) so that `delete --json` can list the
+ * arguments that named nothing.
  *
  * @example
  * ```ts
@@ -92,6 +93,43 @@ export class SessionNotFoundError extends CommandError {
     );
     this.name = "SessionNotFoundError";
     this.typed = typed;
+  }
+}
+
+/**
+ * What the user typed is an id prefix (or a synced id) several sessions
+ * share: exit 1, as every {@linkcode CommandError}. Carries the sessions it
+ * matches so that `delete --json` can report them.
+ *
+ * @example
+ * ```ts
+ * import { AmbiguousSessionError } from "./usage_error.ts";
+ * const error = new AmbiguousSessionError("2026", ["2026a", "2026b"], 2, "Session '2026' is ambiguous");
+ * console.assert(error.typed === "2026" && error.count === 2);
+ * ```
+ */
+export class AmbiguousSessionError extends CommandError {
+  /** What the user typed. */
+  readonly typed: string;
+  /** Some of the ids it matches (the first ten). */
+  readonly ids: readonly string[];
+  /** How many sessions it matches in all. */
+  readonly count: number;
+
+  /**
+   * Creates the error.
+   *
+   * @param typed What the user typed, as typed.
+   * @param ids Some of the ids it matches.
+   * @param count How many it matches in all.
+   * @param message The line for the user, with the ids listed.
+   */
+  constructor(typed: string, ids: readonly string[], count: number, message: string) {
+    super(message);
+    this.name = "AmbiguousSessionError";
+    this.typed = typed;
+    this.ids = ids;
+    this.count = count;
   }
 }
 

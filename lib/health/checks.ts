@@ -17,6 +17,7 @@ import { checkSchema } from "./schema_check.ts";
 import { checkFiles, checkFreePages, type CheckpointResult, checkWal } from "./storage_check.ts";
 import { walSpoilingDamage } from "../sqlite/foreign_wal.ts";
 import { foreignWalHint } from "../sqlite/damaged_file.ts";
+import { recoverCommand, salvageFix } from "./salvage_hint.ts";
 
 /** Options of {@linkcode runChecks}. */
 export interface CheckOptions {
@@ -40,9 +41,6 @@ export interface CheckOptions {
   readonly existedBefore?: ReadonlySet<string>;
 }
 
-const RECOVER = "the file is damaged: hermes-state recover state.db new.db, " +
-  "then put new.db in its place with the writers stopped";
-
 /**
  * The finding of a file SQLite reads as damaged. When it was read through
  * a `-wal` and is sound alone, the `-wal` is what spoils it (another
@@ -59,21 +57,30 @@ function damageFinding(
   if (spoiling !== undefined) {
     return finding("integrity", "problem", spoiling, { fix: foreignWalHint(path), details: lines });
   }
-  return finding("integrity", "problem", lines[0], { fix: RECOVER, details: lines });
+  return finding("integrity", "problem", lines[0], { fix: salvageFix(path), details: lines });
 }
 
-/** Runs `check`; a damaged page becomes a problem finding instead of an error. */
-function guarded(name: string, check: () => HealthCheck | HealthCheck[]): HealthCheck[] {
+/**
+ * Runs `check`; a damaged page becomes a problem finding instead of an
+ * error, its fix the `recover` of `path`.
+ */
+function guarded(
+  name: string,
+  path: string,
+  check: () => HealthCheck | HealthCheck[],
+): HealthCheck[] {
   try {
     const result = check();
     return Array.isArray(result) ? result : [result];
   } catch (error) {
     if (isCorruption(error)) {
-      return [finding(name, "problem", `cannot be checked: ${error.message}`, { fix: RECOVER })];
+      return [
+        finding(name, "problem", `cannot be checked: ${error.message}`, { fix: salvageFix(path) }),
+      ];
     }
     if (error instanceof SqliteError && /^no such (table|column)/.test(error.message)) {
       return [finding(name, "problem", `cannot be checked: ${error.message}`, {
-        fix: "hermes-state recover state.db new.db (rebuilds a v11 file from the rows it can read)",
+        fix: `${recoverCommand(path)} (rebuilds a v11 file from the rows it can read)`,
       })];
     }
     throw error;
@@ -124,20 +131,20 @@ export function runChecks(
       ? finding("integrity", "ok", `${options.full ? "integrity_check" : "quick_check"}: ok`)
       : damageFinding(integrity.lines, openDriver, path, options.full ?? false),
   );
-  checks.push(...guarded("foreign_keys", () => foreignKeyFinding(db)));
+  checks.push(...guarded("foreign_keys", path, () => foreignKeyFinding(db)));
   for (const table of FTS_TABLES) {
-    checks.push(...guarded(`fts:${table}`, () =>
+    checks.push(...guarded(`fts:${table}`, path, () =>
       checkFtsTable(db, openDriver, table, {
         integrityLines: integrity.fts[table],
         full: options.full,
         sampleAbove: options.sampleAbove ?? 200_000,
       })));
   }
-  checks.push(...guarded("counters", () => checkCounters(db)));
-  checks.push(...guarded("lineage", () => checkLineage(db)));
-  checks.push(...guarded("schema", () => checkSchema(db, openDriver)));
+  checks.push(...guarded("counters", path, () => checkCounters(db)));
+  checks.push(...guarded("lineage", path, () => checkLineage(db)));
+  checks.push(...guarded("schema", path, () => checkSchema(db, openDriver, path)));
   checks.push(checkWal(path, options.checkpoint));
-  checks.push(...guarded("free_pages", () => checkFreePages(db)));
+  checks.push(...guarded("free_pages", path, () => checkFreePages(db)));
   checks.push(checkFiles(path, options.existedBefore));
   if (sound) return checks;
   // `doctor --fix` writes nothing to a damaged file: every fix goes through recover.
@@ -145,7 +152,7 @@ export function runChecks(
     check.fix?.includes("doctor --fix")
       ? {
         ...check,
-        fix: `${RECOVER} (doctor --fix does not write to a damaged file)`,
+        fix: `${salvageFix(path)} (doctor --fix does not write to a damaged file)`,
         fixable: false,
       }
       : check

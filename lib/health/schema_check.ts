@@ -12,6 +12,7 @@ import { DECLARED_COLUMNS, SCHEMA_VERSION } from "../sqlite/schema/schema_sql.ts
 import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
 import { expectedSchema, type SchemaObject, schemaObjects } from "./expected_schema.ts";
 import { finding, type HealthCheck } from "../core/health_report.ts";
+import { recoverCommand } from "./salvage_hint.ts";
 
 /** Names of the tables and triggers a batched FTS rebuild works with. */
 export const REBUILD_LEFTOVER = /^messages_fts(_trigram)?_rebuild/;
@@ -110,9 +111,14 @@ export function compareSchema(db: SqliteConnection, openDriver: SqliteDriver): S
  *
  * @param db The connection.
  * @param openDriver Opens the scratch database holding the v11 schema.
+ * @param path The database file, for the `recover` line of a fix.
  * @returns ok (extra objects of a newer Hermes named), a warning, or a problem.
  */
-export function checkSchema(db: SqliteConnection, openDriver: SqliteDriver): HealthCheck {
+export function checkSchema(
+  db: SqliteConnection,
+  openDriver: SqliteDriver,
+  path: string,
+): HealthCheck {
   const diff = compareSchema(db, openDriver);
   const { version } = diff;
   const problems: string[] = [];
@@ -176,7 +182,7 @@ export function checkSchema(db: SqliteConnection, openDriver: SqliteDriver): Hea
     return finding("schema", "problem", problems[0], {
       fix: !fixable
         ? core.length > 0
-          ? "hermes-state recover state.db new.db"
+          ? recoverCommand(path)
           : "hermes-state migrate (upgrades it as the agent does)"
         : upgrade
         ? "hermes-state migrate, or hermes-state doctor --fix (which runs it, then repairs the rest)"

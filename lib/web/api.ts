@@ -21,6 +21,7 @@ import { liveEvents } from "./live.ts";
 import { HttpError, json, withSecurityHeaders } from "./respond.ts";
 import { isShownInTranscript, newestMessageId } from "../core/message_row.ts";
 import { syncedStore } from "../core/synced_store.ts";
+import { originRecord } from "../render/origin_record.ts";
 
 /** The largest page of sessions or hits. */
 export const MAX_PAGE = 200;
@@ -203,7 +204,8 @@ async function sources(api: ApiRequest): Promise<Response> {
 
 /** The files `hermes-state sync` ships to the store, by name; none on a file. */
 async function origins(api: ApiRequest): Promise<Response> {
-  return json({ origins: await syncedStore(api.store)?.syncOrigins() ?? [] });
+  const origins = await syncedStore(api.store)?.syncOrigins() ?? [];
+  return json({ origins: origins.map(originRecord) });
 }
 
 /** Refuses a query that starts with NOT, as the CLI does: FTS5 would find the very word. */

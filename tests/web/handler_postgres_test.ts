@@ -100,6 +100,16 @@ describe("web handler over a PostgreSQL store that sync fills", { skip: PG_SKIP 
       ]),
       [["web-1", "a.example", 42], ["web-2", "b.example", 42]],
     );
+    // Snake case, as the rest of the API and `origins --json`.
+    const [first] = origins.body.origins;
+    assert.deepEqual(Object.keys(first).sort(), [
+      "host",
+      "last_pass_at",
+      "origin",
+      "path",
+      "sessions",
+    ]);
+    assert.equal(typeof first.last_pass_at, "number");
     const listed = await get("/api/sessions?origin=web-2&limit=200");
     const ids = listed.body.sessions.map((row: { id: string }) => row.id);
     assert.ok(ids.length > 0 && ids.every((id: string) => id.startsWith("web-2/")), ids.join());

@@ -23,7 +23,7 @@ import { Progress } from "../progress.ts";
 import { isDatabaseFile } from "../../files/same_file.ts";
 import { CommandError, InterruptedError } from "../usage_error.ts";
 import { type RestoredSyncState, syncedStore, unconfirmedRecord } from "../../core/synced_store.ts";
-import { plural } from "../../render/format.ts";
+import { formatCount, plural } from "../../render/format.ts";
 import { LockPacer } from "../../sqlite/batches.ts";
 import { renamedNote } from "../renamed_note.ts";
 import { isMissing, noDatabaseError } from "../missing_store.ts";
@@ -228,7 +228,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
           // Every session after this one would fail the same way: one line, and stop.
           throw new CommandError(
             `Cannot copy ${session.id}: ${diskFullReason(target.target)} (nothing of it was ` +
-              `written; ${counts.copied + counts.replaced} sessions before it were)`,
+              `written; ${formatCount(counts.copied + counts.replaced)} sessions before it were)`,
             { cause: error },
           );
         }
@@ -279,12 +279,12 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       ...(carried === undefined ? {} : { sync: carried }),
     });
   } else {
-    const parts = [`Copied ${counts.copied} session${counts.copied === 1 ? "" : "s"}`];
-    if (counts.replaced > 0) parts.push(`replaced ${counts.replaced}`);
-    parts.push(`skipped ${counts.skipped} already present`);
-    let text = `${parts.join(", ")} (${counts.messages} messages written)`;
+    const parts = [`Copied ${plural(counts.copied, "session")}`];
+    if (counts.replaced > 0) parts.push(`replaced ${formatCount(counts.replaced)}`);
+    parts.push(`skipped ${formatCount(counts.skipped)} already present`);
+    let text = `${parts.join(", ")} (${plural(counts.messages, "message")} written)`;
     if (counts.failed > 0) {
-      text += `; ${counts.failed} session${counts.failed === 1 ? "" : "s"} failed`;
+      text += `; ${plural(counts.failed, "session")} failed`;
     }
     if (carried !== undefined) {
       text += `; sync records: ${plural(carried.origins, "origin")} and ` +

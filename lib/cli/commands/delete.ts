@@ -5,14 +5,14 @@
  */
 import type { SessionStore } from "../../core/session_store.ts";
 import type { Command, Context } from "../command.ts";
-import { oneLine, plural } from "../../render/format.ts";
+import { formatCount, oneLine, plural } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { confirm } from "../prompt.ts";
 import { sayNote, syncedNote } from "../origin.ts";
-import { resolveSession } from "../resolve.ts";
+import { openStoreNaming, resolveSession } from "../resolve.ts";
 import { sessionsDirFor } from "../sessions_dir.ts";
-import { CommandError, SessionNotFoundError } from "../usage_error.ts";
+import { AmbiguousSessionError, CommandError, SessionNotFoundError } from "../usage_error.ts";
 import { visibleControls, visibleInline } from "../../render/transcript.ts";
 
 const USAGE = `Usage: hermes-state delete [options] ID|PREFIX|TITLE...
@@ -22,8 +22,11 @@ no). Each argument names one session (quote a title that has spaces); every
 one must be found before anything is deleted. Their child sessions are kept
 and become top-level sessions. Transcript files of the sessions in the
 "sessions" folder beside the database are removed too. Exits 1 when the
-answer is no, or when an argument names no session (then nothing is deleted).
-With --json: {"deleted": [IDS], "not_found": [ARGUMENTS]}, whatever happened.
+answer is no, or when an argument names no session or is an id prefix several
+sessions share (then nothing is deleted). With --json, whatever happened:
+{"deleted": [IDS], "not_found": [ARGUMENTS], "ambiguous": [{"argument",
+"count", "ids"}]} (an ambiguous argument with how many sessions it matches
+and the first ten of them).
 
 Options:
   -y, --yes     Do not ask
@@ -37,53 +40,86 @@ Examples:
   hermes-state delete "old experiment" --yes
 `;
 
-/** What the arguments name: the sessions found (each once), and the arguments that name none. */
+/**
+ * What the arguments name: the sessions found (each once), the arguments
+ * that name none, and those that are an id prefix several sessions share.
+ */
 interface Targets {
   ids: string[];
   notFound: string[];
+  ambiguous: AmbiguousSessionError[];
 }
 
 /**
  * The sessions the arguments name, each once. Several words that name no
- * session one by one may still be one title typed without quotes. An
- * ambiguous prefix (or any other error) is thrown.
+ * session one by one may still be one title typed without quotes. Any other
+ * error is thrown.
  */
 async function targets(store: SessionStore, words: readonly string[]): Promise<Targets> {
   const ids: string[] = [];
   const notFound: string[] = [];
+  const ambiguous: AmbiguousSessionError[] = [];
   for (const word of words) {
     try {
       ids.push(await resolveSession(store, word, "delete"));
     } catch (error) {
-      if (!(error instanceof SessionNotFoundError)) throw error;
-      notFound.push(word);
+      if (error instanceof SessionNotFoundError) notFound.push(word);
+      else if (error instanceof AmbiguousSessionError) ambiguous.push(error);
+      else throw error;
     }
   }
-  if (notFound.length > 0 && words.length > 1) {
+  if (notFound.length + ambiguous.length > 0 && words.length > 1) {
     try {
-      return { ids: [await resolveSession(store, words.join(" "), "delete")], notFound: [] };
+      const id = await resolveSession(store, words.join(" "), "delete");
+      return { ids: [id], notFound: [], ambiguous: [] };
     } catch {
-      // Not one title either: the words that named nothing are reported.
+      // Not one title either: the words that named nothing, or too much, are reported.
     }
   }
-  return { ids: [...new Set(ids)], notFound };
+  return { ids: [...new Set(ids)], notFound, ambiguous };
 }
 
-/** The one error line for the arguments that named no session. */
-function notFoundError(notFound: readonly string[]): CommandError {
-  if (notFound.length === 1) return new SessionNotFoundError(notFound[0]);
+/** The error for the arguments that named no session, or several. */
+function unresolvedError(
+  notFound: readonly string[],
+  ambiguous: readonly AmbiguousSessionError[],
+): CommandError {
+  if (ambiguous.length === 0 && notFound.length === 1) return new SessionNotFoundError(notFound[0]);
+  if (notFound.length === 0 && ambiguous.length === 1) return ambiguous[0];
+  const quoted = (words: readonly string[]) =>
+    words.map((word) => `'${visibleInline(word)}'`).join(", ");
+  const parts = [];
+  if (notFound.length > 0) parts.push(`Sessions not found: ${quoted(notFound)}`);
+  if (ambiguous.length > 0) {
+    const what = quoted(ambiguous.map((error) => error.typed));
+    parts.push(`${parts.length === 0 ? "A" : "a"}mbiguous (several sessions match): ${what}`);
+  }
   return new CommandError(
-    `Sessions not found: ${notFound.map((word) => `'${visibleInline(word)}'`).join(", ")} ` +
-      "(give an id, a unique id prefix or a title; nothing was deleted)",
+    `${parts.join("; ")} (give an id, a unique id prefix or a title; nothing was deleted)`,
   );
 }
 
 /**
- * The `--json` answer, one shape whatever happened: the ids deleted and the
- * arguments (or ids, gone meanwhile) that named no session.
+ * The `--json` answer, one shape whatever happened: the ids deleted, the
+ * arguments (or ids, gone meanwhile) that named no session, and the
+ * arguments that named several.
  */
-function printResult(ctx: Context, deleted: readonly string[], notFound: readonly string[]): void {
-  if (ctx.json) printJson(ctx.io, { deleted, not_found: notFound });
+function printResult(
+  ctx: Context,
+  deleted: readonly string[],
+  notFound: readonly string[],
+  ambiguous: readonly AmbiguousSessionError[] = [],
+): void {
+  if (!ctx.json) return;
+  printJson(ctx.io, {
+    deleted,
+    not_found: notFound,
+    ambiguous: ambiguous.map((error) => ({
+      argument: error.typed,
+      count: error.count,
+      ids: error.ids,
+    })),
+  });
 }
 
 async function question(store: SessionStore, id: string): Promise<string> {
@@ -101,18 +137,18 @@ async function question(store: SessionStore, id: string): Promise<string> {
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   // Found and asked about by a read: a cancelled delete leaves an older file un-upgraded.
-  const reader = await ctx.openStore({ access: "read" });
-  const { ids, notFound } = await targets(reader, args.positionals);
-  if (notFound.length > 0) {
-    printResult(ctx, [], notFound);
-    throw notFoundError(notFound);
+  const reader = await openStoreNaming(ctx, args.positionals, "delete", { access: "read" });
+  const { ids, notFound, ambiguous } = await targets(reader, args.positionals);
+  if (notFound.length > 0 || ambiguous.length > 0) {
+    printResult(ctx, [], notFound, ambiguous);
+    throw unresolvedError(notFound, ambiguous);
   }
   // Said before the question: a synced session deleted here comes back from its file.
   sayNote(ctx, await syncedNote(reader, ids, "delete"));
   if (!args.flag("yes")) {
     const what = ids.length === 1
       ? await question(reader, ids[0])
-      : `${ids.length} sessions:\n${
+      : `${formatCount(ids.length)} sessions:\n${
         (await Promise.all(ids.map((id) => question(reader, id)))).map((q) => `  ${q}`).join("\n")
       }\n`;
     if (!(await confirm(ctx.io, `Delete ${what}? [y/N] `))) {
@@ -133,7 +169,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   printResult(ctx, deleted, gone);
   if (!ctx.json && deleted.length === 1) ctx.io.stdout(`Deleted session '${deleted[0]}'.\n`);
   else if (!ctx.json && deleted.length > 1) {
-    ctx.io.stdout(`Deleted ${deleted.length} sessions: ${deleted.join(", ")}.\n`);
+    ctx.io.stdout(`Deleted ${formatCount(deleted.length)} sessions: ${deleted.join(", ")}.\n`);
   }
   if (gone.length > 0) {
     throw new CommandError(

@@ -6,12 +6,13 @@
  *
  * @module
  */
+import { shellWord } from "../../core/shell_word.ts";
 import { existsSync, statSync } from "node:fs";
 import { doctor } from "../../health/doctor.ts";
 import type { CheckStatus, HealthCheck } from "../../core/health_report.ts";
 import { isPostgresTarget } from "../../open_store.ts";
 import type { Command, Context } from "../command.ts";
-import { alignColumns, formatBytes } from "../../render/format.ts";
+import { alignColumns, formatBytes, formatCount, plural } from "../../render/format.ts";
 import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
@@ -131,12 +132,16 @@ function stopped(
     const { current } = run;
     const during = current === undefined
       ? ""
-      : ` while ${current.stage} (${current.done} of ${current.total} messages done; ` +
+      : ` while ${current.stage} (${formatCount(current.done)} of ${
+        formatCount(current.total)
+      } messages done; ` +
         "the search tables answer meanwhile and every new message is indexed)";
     ctx.io.stderr(
       `hermes-state doctor: interrupted by ${run.signal ?? "a signal"}${during}: ` +
-        `${error.repairs.length} repairs finished, the rest left; ` +
-        `what is written is consistent: run "hermes-state --db ${error.path} doctor --fix" ` +
+        `${plural(error.repairs.length, "repair")} finished, the rest left; ` +
+        `what is written is consistent: run "hermes-state --db ${
+          shellWord(error.path)
+        } doctor --fix" ` +
         "again to finish\n",
     );
     return run.signal === "SIGTERM" ? 143 : 130;

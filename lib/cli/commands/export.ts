@@ -26,6 +26,7 @@ import type { SessionExport } from "../../core/types.ts";
 import type { Command, Context } from "../command.ts";
 import { printJson } from "../json.ts";
 import { jsonLine } from "../../render/json_line.ts";
+import { plural } from "../../render/format.ts";
 import { exactRecord } from "../../core/exact_record.ts";
 import { renderMarkdown } from "../../render/markdown.ts";
 import { choiceOption, type ParsedArgs } from "../parse.ts";
@@ -368,7 +369,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }
   if (output !== "-") {
     if (ctx.json) printJson(ctx.io, { exported: count, output, format });
-    else ctx.io.stdout(`Exported ${count} session${count === 1 ? "" : "s"} to ${output}\n`);
+    else ctx.io.stdout(`Exported ${plural(count, "session")} to ${output}\n`);
   }
   return 0;
 }

@@ -169,7 +169,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         // Every line after this one would fail the same way: one line, and stop.
         throw new CommandError(
           `Cannot import line ${number}: ${diskFullReason(store.target)} (nothing of that line ` +
-            `was written; ${counts.imported + counts.replaced} sessions before it were)`,
+            `was written; ${
+              formatCount(counts.imported + counts.replaced)
+            } sessions before it were)`,
           { cause: error },
         );
       }

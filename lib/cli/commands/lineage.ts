@@ -6,10 +6,10 @@
  */
 import { buildLineageTree, type LineageTreeNode } from "../../render/lineage_tree.ts";
 import type { Command, Context } from "../command.ts";
-import { formatDateTime, oneLine, truncate } from "../../render/format.ts";
+import { formatCount, formatDateTime, oneLine, truncate } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
-import { resolveSession } from "../resolve.ts";
+import { openStoreNaming, resolveSession } from "../resolve.ts";
 import { visibleControls, visibleInline } from "../../render/transcript.ts";
 
 const USAGE = `Usage: hermes-state lineage [options] ID|PREFIX|TITLE
@@ -37,7 +37,7 @@ function renderTree(root: LineageTreeNode, target: string, ctx: Context): string
     const parts = [style.cyan(visibleInline(node.id))];
     if (node.title) parts.push(style.bold(truncate(visibleControls(oneLine(node.title)), 40)));
     parts.push(visibleInline(node.source), formatDateTime(node.started_at).slice(0, 16));
-    parts.push(`${node.message_count} msg`);
+    parts.push(`${formatCount(node.message_count)} msg`);
     parts.push(
       node.ended_at === null
         ? style.green("open")
@@ -57,8 +57,9 @@ function renderTree(root: LineageTreeNode, target: string, ctx: Context): string
 }
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
-  const store = await ctx.openStore();
-  const id = await resolveSession(store, args.positionals.join(" "), "lineage");
+  const typed = args.positionals.join(" ");
+  const store = await openStoreNaming(ctx, [typed], "lineage");
+  const id = await resolveSession(store, typed, "lineage");
   const ancestors = await store.getAncestors(id);
   const root = ancestors[ancestors.length - 1]?.id ?? id;
   // The root is the first of its descendants: the tree is never empty.

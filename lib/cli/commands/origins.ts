@@ -8,6 +8,7 @@ import { syncedStore, type SyncOrigin } from "../../core/synced_store.ts";
 import type { Command, Context } from "../command.ts";
 import { alignColumns, formatCount, formatWhen, plural } from "../../render/format.ts";
 import { printJson } from "../json.ts";
+import { originRecord } from "../../render/origin_record.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { confirm } from "../prompt.ts";
 import { CommandError } from "../usage_error.ts";
@@ -65,17 +66,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (remove === undefined) {
     const origins = await synced.syncOrigins();
     if (ctx.json) {
-      // Snake case, as every other command's JSON.
-      printJson(
-        ctx.io,
-        origins.map((o) => ({
-          origin: o.origin,
-          host: o.host,
-          path: o.path,
-          sessions: o.sessions,
-          last_pass_at: o.lastPassAt,
-        })),
-      );
+      printJson(ctx.io, origins.map(originRecord));
     } else ctx.io.stdout(table(origins, ctx.io.now()));
     return 0;
   }

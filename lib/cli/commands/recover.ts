@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { shellWord } from "../../core/shell_word.ts";
 import { RecoverError } from "../../core/errors.ts";
 import { recoverDatabase, type RecoverResult } from "../../health/recover.ts";
 import type { Command, Context } from "../command.ts";
@@ -80,18 +81,20 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       "The file was read alone; what that -wal holds is not in the new file.\n";
   }
   if (result.retitled.length > 0) {
-    out +=
-      `${result.retitled.length} sessions had a title another session held; they were renamed:\n`;
+    out += `${
+      formatCount(result.retitled.length)
+    } sessions had a title another session held; they were renamed:\n`;
     for (const { session, from, to } of result.retitled.slice(0, 20)) {
       out += `  ${session}: ${JSON.stringify(from)} → ${JSON.stringify(to)}\n`;
     }
     if (result.retitled.length > 20) {
-      out += `  … and ${result.retitled.length - 20} more (--json lists all)\n`;
+      out += `  … and ${formatCount(result.retitled.length - 20)} more (--json lists all)\n`;
     }
   }
   if (result.placeholderSessions > 0) {
-    out +=
-      `${result.placeholderSessions} sessions were lost and recreated empty (source "unknown") for their messages.\n`;
+    out += `${
+      formatCount(result.placeholderSessions)
+    } sessions were lost and recreated empty (source "unknown") for their messages.\n`;
   }
   if (result.clearedParents > 0) {
     out += `${result.clearedParents} parent links to lost sessions were cleared.\n`;
@@ -123,10 +126,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       }\n`;
     }
     if (result.lost.length > 50) {
-      out += `  … and ${result.lost.length - 50} more (--json lists all)\n`;
+      out += `  … and ${formatCount(result.lost.length - 50)} more (--json lists all)\n`;
     }
   }
-  out += `Next: hermes-state --db ${result.dest} doctor\n`;
+  out += `Next: hermes-state --db ${shellWord(result.dest)} doctor\n`;
   ctx.io.stdout(out);
   return code;
 }
@@ -139,7 +142,7 @@ function listed(items: readonly string[]): string {
 /** Why the loss of some tables cannot be counted. */
 function lossReason(result: RecoverResult): string {
   if (result.missingPages > 0) {
-    return `the file is ${result.missingPages} pages shorter than its header says`;
+    return `the file is ${formatCount(result.missingPages)} pages shorter than its header says`;
   }
   return result.schemaReadable
     ? "their highest rowid could not be read"

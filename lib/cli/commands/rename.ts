@@ -7,7 +7,7 @@ import type { Command, Context } from "../command.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { sayNote, syncedNote } from "../origin.ts";
-import { resolveSession } from "../resolve.ts";
+import { openStoreNaming, resolveSession } from "../resolve.ts";
 import { CommandError, UsageError } from "../usage_error.ts";
 import { sanitizeTitle } from "../../core/titles.ts";
 
@@ -47,7 +47,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     );
   }
   // Found by a read: a session that is not there leaves an older file un-upgraded.
-  const reader = await ctx.openStore({ access: "read" });
+  const reader = await openStoreNaming(ctx, [target], "rename", { access: "read" });
   const id = await resolveSession(reader, target, "rename");
   sayNote(ctx, await syncedNote(reader, [id], "rename"));
   const store = await ctx.openStore();

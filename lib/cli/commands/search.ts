@@ -13,7 +13,7 @@ import type { SearchHit } from "../../core/types.ts";
 import type { SearchOptions } from "../../core/search/options.ts";
 import type { Command, Context } from "../command.ts";
 import { originOption } from "../origin.ts";
-import { formatWhen, oneLine, plural, truncate } from "../../render/format.ts";
+import { formatCount, formatWhen, oneLine, plural, truncate } from "../../render/format.ts";
 import { markWords, showMarks } from "../../render/highlight.ts";
 import { displaySnippet, hitEntryIndex } from "../../render/excerpt.ts";
 import { printJson } from "../json.ts";
@@ -185,8 +185,8 @@ function footer(count: number, offset: number, more: boolean): string {
   const range = offset === 0
     ? `${more ? "first " : ""}${plural(count, "hit")}`
     : count === 1
-    ? `hit ${offset + 1}`
-    : `hits ${offset + 1}–${offset + count}`;
+    ? `hit ${formatCount(offset + 1)}`
+    : `hits ${formatCount(offset + 1)}–${formatCount(offset + count)}`;
   return more ? `${range}; --limit and --offset show more` : range;
 }
 

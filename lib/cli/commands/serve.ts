@@ -15,14 +15,15 @@ const USAGE = `Usage: hermes-state serve [options]
 Serve a session browser for the database in your web browser: the
 sessions, search as you type, transcripts with their lineage, usage
 charts, exports, and live updates while a gateway writes the file. It
-binds 127.0.0.1 by default; any other --host needs a token, printed once
-(or given with --token), which the page exchanges for a cookie. The page
-is read-only unless --allow-writes. Stop it with Ctrl-C.
+binds 127.0.0.1 by default; any other --host needs a token, generated and
+printed once (or given with --token, at least 16 characters), which the
+page exchanges for a cookie. The page is read-only unless --allow-writes.
+Stop it with Ctrl-C.
 
 Options:
   --host ADDRESS     The address to listen on (default 127.0.0.1)
   --port N           The port (default 8787; 0 picks a free one)
-  --token TOKEN      The access token for a non-loopback --host
+  --token TOKEN      The access token for a non-loopback --host (16+ chars)
   --public-url URL   The address users reach it at (its host is accepted)
   --allow-writes     Allow rename and delete from the page
   --open             Open the page in the default browser
@@ -35,6 +36,12 @@ Examples:
   hermes-state serve --port 9000 --open
   hermes-state serve --host 0.0.0.0 --public-url http://box.lan:8787
 `;
+
+/**
+ * The fewest characters a `--token` guarding a non-loopback server may have
+ * (the one generated has 32 hex digits): a short one is guessed.
+ */
+const MIN_TOKEN_LENGTH = 16;
 
 function urlHost(host: string): string {
   if (host === "0.0.0.0" || host === "::" || host === "") return "127.0.0.1";
@@ -75,6 +82,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const given = args.string("token");
   if (given !== undefined && given.trim() === "") {
     throw new UsageError("--token must not be empty", { command: "serve" });
+  }
+  if (given !== undefined && !isLoopbackHost(host) && given.length < MIN_TOKEN_LENGTH) {
+    throw new UsageError(
+      `--token must be at least ${MIN_TOKEN_LENGTH} characters on a non-loopback --host ` +
+        `(${host}), got ${given.length}: leave --token out and a random one is printed`,
+      { command: "serve" },
+    );
   }
   // A loopback server needs no token; any other gets the given one or a new one.
   const token = given ?? (isLoopbackHost(host) ? null : newToken());

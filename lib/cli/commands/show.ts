@@ -16,7 +16,7 @@ import {
 } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import { type ParsedArgs, positiveSeconds } from "../parse.ts";
-import { resolveSession } from "../resolve.ts";
+import { openStoreNaming, resolveSession } from "../resolve.ts";
 import { renderTranscript, visibleControls } from "../../render/transcript.ts";
 import { CommandError, UsageError } from "../usage_error.ts";
 import { followSession } from "../follow_session.ts";
@@ -131,8 +131,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       { command: "show" },
     );
   }
-  const store = await ctx.openStore();
-  const id = await resolveSession(store, args.positionals.join(" "), "show").catch((error) => {
+  const typed = args.positionals.join(" ");
+  const store = await openStoreNaming(ctx, [typed], "show");
+  const id = await resolveSession(store, typed, "show").catch((error) => {
     // `show ID --follow 5` reads "ID 5" as the session: say how the seconds are given.
     const last = args.positionals.at(-1) ?? "";
     const seconds = follow !== undefined && args.string("follow") === undefined &&

@@ -10,6 +10,7 @@ import type { Command, Context } from "../command.ts";
 import { type ParsedArgs, positiveSeconds } from "../parse.ts";
 import { pauseUnless } from "../pause.ts";
 import { jsonLine } from "../../render/json_line.ts";
+import { formatCount, plural } from "../../render/format.ts";
 import { Progress } from "../progress.ts";
 import { UsageError } from "../usage_error.ts";
 import { isMissing, noDatabaseError } from "../missing_store.ts";
@@ -175,11 +176,12 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
           } else if (!follow || !reported.has(file) || wroteAnything(result)) {
             reported.add(file);
             ctx.io.stdout(
-              `${file} → ${result.origin}: ${result.created} new, ${result.updated} updated, ` +
-                `${result.deleted} deleted session${result.deleted === 1 ? "" : "s"}; ` +
-                `${result.messages} message${result.messages === 1 ? "" : "s"}${
-                  goalsWritten(result)
-                } ` +
+              `${file} → ${result.origin}: ${formatCount(result.created)} new, ` +
+                `${formatCount(result.updated)} updated, ` +
+                `${formatCount(result.deleted)} deleted session${
+                  result.deleted === 1 ? "" : "s"
+                }; ` +
+                `${plural(result.messages, "message")}${goalsWritten(result)} ` +
                 "written.\n",
             );
           }
