@@ -310,7 +310,11 @@ describe("doctor on a damaged file", () => {
     assert.equal(run.code, 1);
     assert.match(
       run.err,
-      new RegExp(`"${path}": file is not a database; .*hermes-state recover ${path} NEW\\.db`),
+      new RegExp(
+        `"${path}": file is not a database; .*run hermes-state recover ${path} ${
+          path.replace(/\.db$/, "-recovered.db")
+        } to salvage`,
+      ),
     );
   });
 });

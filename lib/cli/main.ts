@@ -8,7 +8,7 @@
  * @module
  */
 import { shellWord } from "../core/shell_word.ts";
-import { recoverCommand } from "../health/salvage_hint.ts";
+import { recoverCommand } from "../core/salvage_hint.ts";
 import {
   NotStateDbError,
   OpenError,

@@ -17,7 +17,7 @@ import { checkSchema } from "./schema_check.ts";
 import { checkFiles, checkFreePages, type CheckpointResult, checkWal } from "./storage_check.ts";
 import { walSpoilingDamage } from "../sqlite/foreign_wal.ts";
 import { foreignWalHint } from "../sqlite/damaged_file.ts";
-import { recoverCommand, salvageFix } from "./salvage_hint.ts";
+import { recoverCommand, salvageFix } from "../core/salvage_hint.ts";
 
 /** Options of {@linkcode runChecks}. */
 export interface CheckOptions {

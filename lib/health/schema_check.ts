@@ -12,7 +12,7 @@ import { DECLARED_COLUMNS, SCHEMA_VERSION } from "../sqlite/schema/schema_sql.ts
 import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
 import { expectedSchema, type SchemaObject, schemaObjects } from "./expected_schema.ts";
 import { finding, type HealthCheck } from "../core/health_report.ts";
-import { recoverCommand } from "./salvage_hint.ts";
+import { recoverCommand } from "../core/salvage_hint.ts";
 
 /** Names of the tables and triggers a batched FTS rebuild works with. */
 export const REBUILD_LEFTOVER = /^messages_fts(_trigram)?_rebuild/;

@@ -28,6 +28,7 @@ import { SqliteError } from "./driver/sqlite_error.ts";
 import { OpenError } from "../core/errors.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
 import { foreignWalReason } from "./foreign_wal.ts";
+import { recoverCommand } from "../core/salvage_hint.ts";
 
 /** SQLITE_CORRUPT and SQLITE_NOTADB: the file is damaged, or not SQLite at all. */
 const DAMAGED_CODES = new Set([11, 26]);
@@ -40,7 +41,7 @@ const DAMAGED_CODES = new Set([11, 26]);
  */
 export function recoverHint(path: string): string {
   return `nothing was changed (the file and its -wal are as they were); ` +
-    `run "hermes-state recover ${path} NEW.db" to salvage what it holds into a new file`;
+    `run ${recoverCommand(path)} to salvage what it holds into a new file`;
 }
 
 function sizeOf(path: string): number | undefined {
@@ -60,7 +61,7 @@ function sizeOf(path: string): number | undefined {
  */
 export function foreignWalHint(path: string): string {
   return `nothing was changed (the file and its -wal are as they were); ` +
-    `run "hermes-state recover ${path} NEW.db" to salvage the file without that -wal, ` +
+    `run ${recoverCommand(path)} to salvage the file without that -wal, ` +
     `or move the -wal away if it is not this file's`;
 }
 

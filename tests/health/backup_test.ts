@@ -153,7 +153,12 @@ describe("backupDatabase()", () => {
     await assert.rejects(backupDatabase(source, dest), (error: Error) => {
       assert.equal(error.name, "OpenError");
       assert.match(error.message, /malformed|not a database/);
-      assert.match(error.message, new RegExp(`run "hermes-state recover ${source} NEW\\.db"`));
+      assert.match(
+        error.message,
+        new RegExp(
+          `run hermes-state recover ${source} ${source.replace(/\.db$/, "-recovered.db")} to`,
+        ),
+      );
       return true;
     });
     assert.equal(existsSync(dest), false);

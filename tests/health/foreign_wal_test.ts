@@ -116,7 +116,9 @@ describe("opening a file beside another database's -wal", () => {
     besideWalOf(path, small);
     const before = fileAndWal(path);
     const named = new RegExp(
-      `${path}-wal\\) belongs to another database.*hermes-state recover ${path} NEW\\.db`,
+      `${path}-wal\\) belongs to another database.*hermes-state recover ${path} ${
+        path.replace(/\.db$/, "-recovered.db")
+      }`,
     );
     for (
       const command of [["list"], ["search", "docker"], ["stats"], ["doctor"], ["doctor", "--fix"]]

@@ -60,7 +60,11 @@ function zeroHeader(path: string): void {
 function isRecoverHint(error: unknown): boolean {
   assert.ok(error instanceof OpenError, String(error));
   assert.match(error.message, /file is not a database/);
-  assert.match(error.message, /run "hermes-state recover \S+ NEW\.db" to salvage what it holds/);
+  // The command as it can be pasted: the file, and a new one beside it.
+  assert.match(
+    error.message,
+    /run hermes-state recover (\S+)\.db \1-recovered\.db to salvage what it holds/,
+  );
   return true;
 }
 

@@ -6,7 +6,7 @@
  * @module
  */
 import { basename, dirname, extname, join } from "node:path";
-import { shellWord } from "../core/shell_word.ts";
+import { shellWord } from "./shell_word.ts";
 
 /**
  * Where the doctor suggests `recover` writes: beside the file, its name
