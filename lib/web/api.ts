@@ -17,7 +17,7 @@ import { lineageTree } from "./lineage_tree.ts";
 import { snippetParts } from "./snippet_parts.ts";
 import { unmarkedWords } from "../core/search/plan.ts";
 import { leadingNotProblem } from "../core/search/leading_not.ts";
-import { liveEvents } from "./live.ts";
+import { liveEvents, type LiveStreamLimit } from "./live.ts";
 import { HttpError, json, withSecurityHeaders } from "./respond.ts";
 import { isShownInTranscript, newestMessageId } from "../core/message_row.ts";
 import { syncedStore } from "../core/synced_store.ts";
@@ -56,6 +56,8 @@ export interface ApiRequest {
    * in milliseconds (the server's request time limit). @default {10000}
    */
   readonly timeoutMs?: number;
+  /** The server's count of open live streams; none means no limit. */
+  readonly liveStreams?: LiveStreamLimit;
   /** Aborts when the request is given up on (timed out, or its client gone). */
   readonly signal?: AbortSignal;
   /**
@@ -494,7 +496,19 @@ async function exportDownload(api: ApiRequest): Promise<Response> {
 
 function events(api: ApiRequest): Response {
   // The stream ends when the client goes away (the runtime cancels it); no request.signal needed.
-  return new Response(liveEvents(api.store, { pollMs: api.pollMs, answerMs: api.timeoutMs }), {
+  const leave = api.liveStreams === undefined ? () => {} : api.liveStreams.enter();
+  if (leave === undefined) {
+    throw new HttpError(
+      503,
+      `Too many live streams at once (at most ${api.liveStreams?.max}); try again later`,
+    );
+  }
+  const stream = liveEvents(api.store, {
+    pollMs: api.pollMs,
+    answerMs: api.timeoutMs,
+    onEnd: leave,
+  });
+  return new Response(stream, {
     headers: withSecurityHeaders({
       "content-type": "text/event-stream; charset=utf-8",
       "cache-control": "no-store",
@@ -503,9 +517,49 @@ function events(api: ApiRequest): Response {
   });
 }
 
+/** The largest body a write takes, in bytes (a title, or a confirmation). */
+export const MAX_WRITE_BODY = 10_000;
+
+function tooLarge(): HttpError {
+  return new HttpError(413, `The request body is too large (at most ${MAX_WRITE_BODY} bytes)`);
+}
+
+/**
+ * The body's text, read only up to {@linkcode MAX_WRITE_BODY} bytes: a
+ * larger one (said by its `Content-Length`, or found while reading) is a 413
+ * at once, not held in memory, and a body that stops coming is not waited
+ * for past that size.
+ */
+async function boundedText(request: Request): Promise<string> {
+  const length = request.headers.get("content-length");
+  if (length !== null && Number(length) > MAX_WRITE_BODY) throw tooLarge();
+  if (request.body === null) return "";
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > MAX_WRITE_BODY) throw tooLarge();
+      chunks.push(value);
+    }
+  } finally {
+    if (size > MAX_WRITE_BODY) void reader.cancel().catch(() => {});
+    else reader.releaseLock();
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
 async function readJsonBody(request: Request): Promise<Record<string, unknown>> {
-  const text = await request.text();
-  if (text.length > 10_000) throw new HttpError(413, "The request body is too large");
+  const text = await boundedText(request);
   try {
     const value = JSON.parse(text);
     if (value !== null && typeof value === "object" && !Array.isArray(value)) return value;

@@ -21,9 +21,11 @@ import {
   isLoopbackHost,
   newToken,
   sameSecret,
+  startedElsewhere,
   TOKEN_COOKIE,
 } from "./security.ts";
 import { tokenPage } from "./token_page.ts";
+import { LiveStreamLimit } from "./live.ts";
 import { failureLine } from "./failure_line.ts";
 import { StorageError } from "../core/storage_error.ts";
 
@@ -53,6 +55,11 @@ export interface HandlerOptions {
    * @default {10000}
    */
   readonly timeoutMs?: number;
+  /**
+   * The most live event streams open at once; one more is a 503.
+   * @default {64}
+   */
+  readonly maxLiveStreams?: number;
   /** The clock, Unix seconds. */
   readonly now?: () => number;
   /**
@@ -82,6 +89,16 @@ function unauthorized(): Response {
     401,
     "Unauthorized: open the URL with ?token=… that `hermes-state serve` printed",
   );
+}
+
+/** A cookie's value as the token page encoded it; `undefined` for none or bad encoding. */
+function decodedCookie(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return undefined;
+  }
 }
 
 /** A Host header of a name or an address, and a port (1 to 65535) or none. */
@@ -219,6 +236,7 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
   const pollMs = options.pollMs ?? 1000;
   const allowWrites = options.allowWrites ?? false;
   const cache = new AnswerCache();
+  const liveStreams = new LiveStreamLimit(options.maxLiveStreams);
   const logError = options.logError ?? (() => {});
 
   return async (request: Request): Promise<Response> => {
@@ -247,6 +265,16 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
           `Forbidden: this server does not answer for host ${JSON.stringify(hostHeader)}`,
         );
       }
+      if (
+        url.pathname.startsWith("/api/") && startedElsewhere(request.headers.get("sec-fetch-site"))
+      ) {
+        return jsonError(
+          403,
+          `Forbidden: the API answers this server's own page only: current Sec-Fetch-Site is ${
+            JSON.stringify(request.headers.get("sec-fetch-site"))
+          }`,
+        );
+      }
       if (token !== null && token !== "") {
         const offered = url.searchParams.get("token");
         if (offered !== null) {
@@ -256,7 +284,7 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
             secure: url.protocol === "https:" || publicHttps,
           });
         }
-        const cookie = cookieValue(request.headers.get("cookie"), TOKEN_COOKIE);
+        const cookie = decodedCookie(cookieValue(request.headers.get("cookie"), TOKEN_COOKIE));
         const bearer = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
         const given = cookie ?? bearer;
         if (given === undefined || !sameSecret(given, token)) return unauthorized();
@@ -271,6 +299,7 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
             now: now(),
             allowWrites: allowWrites && !store.readonly,
             csrf,
+            liveStreams,
             publicOrigin: publicUrl?.origin ?? null,
             version: VERSION,
             pollMs,

@@ -28,6 +28,48 @@ export interface LiveOptions {
   readonly answerMs?: number;
   /** Ends the stream (the request's signal). */
   readonly signal?: AbortSignal;
+  /** Told once when the stream ends (closed, or its client gone). */
+  readonly onEnd?: () => void;
+}
+
+/** The most live streams one server keeps open at once (each polls the store). */
+export const MAX_LIVE_STREAMS = 64;
+
+/**
+ * Counts a server's open live streams against a limit: every stream polls
+ * the store each `pollMs`, and a client that opens thousands would make the
+ * server do nothing else. The page opens one per browser (its tabs share it).
+ */
+export class LiveStreamLimit {
+  #open = 0;
+  /** The most streams open at once. */
+  readonly max: number;
+
+  /** @param max The most streams open at once. */
+  constructor(max = MAX_LIVE_STREAMS) {
+    this.max = max;
+  }
+
+  /** How many are open now. */
+  get count(): number {
+    return this.#open;
+  }
+
+  /**
+   * Takes a place for one stream.
+   *
+   * @returns The function that gives it back (once), or `undefined` when all are taken.
+   */
+  enter(): (() => void) | undefined {
+    if (this.#open >= this.max) return undefined;
+    this.#open++;
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      this.#open--;
+    };
+  }
 }
 
 /** `promise`, or a rejection after `ms` saying the store did not answer. */
@@ -69,6 +111,7 @@ export function liveEvents(
   let quiet = 0;
   let failing = false;
   const stop = () => {
+    if (!closed) options.onEnd?.();
     closed = true;
     if (timer !== undefined) clearTimeout(timer);
   };
@@ -111,7 +154,12 @@ export function liveEvents(
         }
         if (!closed) timer = setTimeout(tick, pollMs);
       };
-      last = await store.dataVersion();
+      try {
+        last = await store.dataVersion();
+      } catch (error) {
+        stop();
+        throw error;
+      }
       send(`retry: 3000\nevent: hello\ndata: ${JSON.stringify({ version: last })}\n\n`);
       timer = setTimeout(tick, pollMs);
     },

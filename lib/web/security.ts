@@ -157,3 +157,27 @@ export function cookieValue(header: string | null, name: string): string | undef
   }
   return undefined;
 }
+
+/**
+ * True when a browser says (`Sec-Fetch-Site`) that another site or another
+ * origin of this site (another port of `localhost`) started the request.
+ * Such a page cannot read the answer, but it can still make the server
+ * search, export or stream for it and time the answer (a cross-site search
+ * leak): the API refuses it. The page's own requests say `same-origin`, an
+ * address typed in or a bookmark `none`; a client that is no browser sends
+ * no such header.
+ *
+ * @param header The `Sec-Fetch-Site` header, or `null`.
+ * @returns Whether to refuse the request.
+ *
+ * @example
+ * ```ts
+ * import { startedElsewhere } from "./security.ts";
+ * console.assert(startedElsewhere("cross-site") && !startedElsewhere("same-origin"));
+ * ```
+ */
+export function startedElsewhere(header: string | null): boolean {
+  if (header === null) return false;
+  const site = header.trim().toLowerCase();
+  return site !== "same-origin" && site !== "none";
+}

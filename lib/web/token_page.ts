@@ -67,9 +67,10 @@ export async function tokenPage(
     headers: withSecurityHeaders({
       "content-type": "text/html; charset=utf-8",
       "content-security-policy": csp,
-      "set-cookie": `${TOKEN_COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/${
-        options.secure ? "; Secure" : ""
-      }`,
+      // Encoded: a `--token` holding `;`, a space or a letter beyond Latin-1 stays one value.
+      "set-cookie": `${TOKEN_COOKIE}=${
+        encodeURIComponent(token)
+      }; HttpOnly; SameSite=Strict; Path=/${options.secure ? "; Secure" : ""}`,
     }),
   });
 }

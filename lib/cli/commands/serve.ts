@@ -134,7 +134,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     });
   }
   const base = publicUrl ?? `http://${urlHost(host)}:${server.port}/`;
-  const url = token === null ? base : `${base}${base.endsWith("/") ? "" : "/"}?token=${token}`;
+  const url = token === null
+    ? base
+    : `${base}${base.endsWith("/") ? "" : "/"}?token=${encodeURIComponent(token)}`;
   if (ctx.json) {
     printJson(ctx.io, {
       url,
