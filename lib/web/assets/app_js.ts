@@ -1197,10 +1197,13 @@ export const APP_JS = String.raw`
     live.textContent = !on && failed ? "\u25cf failed" : "\u25cf live";
     live.title = on ? "Live: updates as the file changes" : failed ? "The server cannot read the store; retrying" : "Live updates disconnected; retrying";
   }
+  // How long a live stream the server refused (an error status) waits before it asks again.
+  var LIVE_RETRY_MS = 3000;
   function connectLive() {
     if (!window.EventSource) return;
     var channel = window.BroadcastChannel ? new BroadcastChannel("hermes-state-live") : null;
     var source = null;
+    var retry = 0;
     var release = null;
     var waiting = null;
     // The newest version of the data heard of, from this tab's stream or the leader's: a stream
@@ -1225,9 +1228,19 @@ export const APP_JS = String.raw`
       source.addEventListener("failure", function () { liveOn(false, true); tell("failed"); });
       // The store answers again: a view that got an error meanwhile is asked for again.
       source.addEventListener("recovered", function (e) { version = versionOf(e); liveOn(true); onChange(); tell("recovered"); });
-      source.onerror = function () { liveOn(false); tell("off"); };
+      source.onerror = function () {
+        liveOn(false);
+        tell("off");
+        // The browser connects again by itself after a dropped stream, but not after an error
+        // status (a 503: too many streams open, a proxy's answer): asked for again here, later.
+        if (source && source.readyState === 2) {
+          source = null;
+          retry = setTimeout(function () { retry = 0; if (!source) lead(); }, LIVE_RETRY_MS);
+        }
+      };
     }
     function stop() {
+      if (retry) { clearTimeout(retry); retry = 0; }
       if (waiting) { waiting.abort(); waiting = null; }
       if (source) { source.close(); source = null; }
       if (release) { release(); release = null; }
