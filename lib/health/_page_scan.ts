@@ -178,13 +178,19 @@ function freePages(file: PageFile, header: Uint8Array): Set<number> {
   return free;
 }
 
-/** The payload of a cell: local bytes plus its overflow chain; `undefined` when broken. */
+/**
+ * The payload of a cell: local bytes plus its overflow chain; `undefined`
+ * when broken. `size` comes from the page, damaged or not: it is checked
+ * against the page and the file (a chain no longer than the file's pages,
+ * each page in it once) before anything of that size is made.
+ */
 function payload(
   file: PageFile,
   page: Uint8Array,
   at: number,
   size: number,
 ): Uint8Array | undefined {
+  if (!Number.isSafeInteger(size) || size < 0) return undefined;
   const u = file.usable;
   const x = u - 35;
   let local = size;
@@ -194,23 +200,30 @@ function payload(
     local = k <= x ? k : m;
   }
   if (at + local > u) return undefined;
+  const chain: Uint8Array[] = [];
+  if (local < size) {
+    if (at + local + 4 > u) return undefined;
+    const needed = Math.ceil((size - local) / (u - 4));
+    if (needed > file.size / file.pageSize) return undefined;
+    let next = u32(page, at + local);
+    const seen = new Set<number>();
+    while (chain.length < needed) {
+      if (next === 0 || seen.has(next)) return undefined;
+      seen.add(next);
+      const overflow = file.page(next);
+      if (overflow === undefined) return undefined;
+      chain.push(overflow);
+      next = u32(overflow, 0);
+    }
+    for (const n of seen) file.overflow.add(n);
+  }
   const out = new Uint8Array(size);
   out.set(page.subarray(at, at + local), 0);
   let done = local;
-  if (done === size) return out;
-  if (at + local + 4 > u) return undefined;
-  let next = u32(page, at + local);
-  const seen = new Set<number>();
-  while (done < size) {
-    if (next === 0 || seen.has(next)) return undefined;
-    seen.add(next);
-    file.overflow.add(next);
-    const overflow = file.page(next);
-    if (overflow === undefined) return undefined;
+  for (const overflow of chain) {
     const take = Math.min(size - done, u - 4);
     out.set(overflow.subarray(4, 4 + take), done);
     done += take;
-    next = u32(overflow, 0);
   }
   return out;
 }

@@ -4,7 +4,11 @@
  * the range around each page that fails, so every row SQLite can still
  * reach is kept; the rows it cannot reach (below a damaged interior page,
  * or all of them when the header page is gone) are taken from the
- * table-leaf pages that still parse, read without SQLite. The new file
+ * table-leaf pages that still parse, read without SQLite. What SQLite
+ * returns is cross-checked against the file's other witnesses (its indexes,
+ * the search tables, the page scan: `_recover_table_read.ts`), and a row is
+ * kept only when a Hermes could have written it (`_recover_plausible.ts`):
+ * a row the witnesses list that no read gives is reported lost. The new file
  * gets the v11 schema, the rows, placeholder sessions for messages whose
  * session was lost, rebuilt FTS tables and recounted counters.
  *
@@ -36,11 +40,9 @@ import { chmodSync, renameSync, statSync } from "node:fs";
 import { loadDriver } from "../sqlite/driver/load.ts";
 import { chooseWholeReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
 export type { RetitledSession } from "./_recovered_titles.ts";
-import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
 import type { SqliteConnection, SqliteDriver, SqlValue } from "../sqlite/driver/types.ts";
 import { OpenError, RecoverError } from "../core/errors.ts";
 import {
-  DECLARED_COLUMNS,
   FTS_TABLES,
   ftsBackfillSql,
   ftsTriggersSql,
@@ -69,26 +71,21 @@ import {
   extraColumnDeclaration,
 } from "./_column_declarations.ts";
 import { freeTitleLike, type RetitledSession } from "./_recovered_titles.ts";
+import { byRowid, type Rowid, rowidOf } from "./_exact_values.ts";
 import {
-  byRowid,
-  exactIntegersTerm,
-  invalidTexts,
-  middle,
-  putExactIntegers,
-  type Rowid,
-  rowidOf,
-} from "./_exact_values.ts";
+  declaredColumns,
+  readTable,
+  type TableRead,
+  unreadable,
+  unreadTable,
+} from "./_recover_table_read.ts";
+import { plausibleRow } from "./_recover_plausible.ts";
+import { agreesWithIndexes } from "./_recover_witnesses.ts";
 import { quoteIdentifier } from "../sqlite/sql_identifier.ts";
 
 /** The tables recovered. */
 const TABLES = ["sessions", "messages", "state_meta"] as const;
 type Table = typeof TABLES[number];
-
-/** SQLite codes that mean "this part of the file cannot be read". */
-const UNREADABLE = new Set([10, 11, 26]);
-
-/** SQLite queries the narrowing may run per table before it leaves the rest to the page scan. */
-const QUERY_BUDGET = 400_000;
 
 /** Options of {@linkcode recoverDatabase}. */
 export interface RecoverOptions {
@@ -177,128 +174,6 @@ export interface RecoverResult {
   readonly retitled: RetitledSession[];
   /** The new file's message id sequence: past every message id known to have existed. */
   readonly messageSequence: number;
-}
-
-function unreadable(error: unknown): boolean {
-  return error instanceof SqliteError && UNREADABLE.has(error.code);
-}
-
-/** One table as read: rows by rowid, the column names of the source, and what failed. */
-interface TableRead {
-  readonly columns: string[];
-  readonly rows: Map<Rowid, SqlValue[]>;
-  /**
-   * Text values that are not valid UTF-8, as their bytes, by rowid and
-   * column index (a decoded string would hold U+FFFD in their place).
-   */
-  readonly rawTexts: Map<Rowid, Map<number, Uint8Array>>;
-  /** Single rowids whose reads failed, and ranges left unexplored when the budget ran out. */
-  readonly failed: Array<[Rowid, Rowid]>;
-  readonly readable: boolean;
-  /** False when the table's highest rowid could not be read (nor known otherwise). */
-  readonly topKnown: boolean;
-  /** The source's declarations of its columns (empty when its schema is unreadable). */
-  readonly declarations: Map<string, ColumnDeclaration>;
-}
-
-function declaredColumns(table: Table): string[] {
-  return DECLARED_COLUMNS.filter((c) => c.table === table).map((c) => c.name);
-}
-
-/** `min(rowid)` or `max(rowid)` of `table`, exact; `undefined` when it cannot be read. */
-function rowidBound(db: SqliteConnection, table: Table, bound: "min" | "max"): Rowid | undefined {
-  try {
-    const row = db.prepare(`SELECT CAST(${bound}(rowid) AS TEXT) AS n FROM ${table}`).get();
-    return row?.n === null || row?.n === undefined ? 0 : rowidOf(BigInt(String(row.n)));
-  } catch (error) {
-    if (!unreadable(error)) throw error;
-    return undefined;
-  }
-}
-
-/**
- * Reads `table` by rowid ranges, halving every range that fails down to
- * single rowids. Every value comes back exact: integers beyond 2^53 as
- * `bigint`s, text that is not valid UTF-8 as its bytes (`rawTexts`).
- *
- * @param raw The lowest and highest rowids the page scan found for the table.
- * @param knownTop The highest rowid known otherwise (the message id sequence), or 0.
- */
-function readTable(
-  db: SqliteConnection,
-  table: Table,
-  raw: { readonly min: Rowid; readonly max: Rowid },
-  knownTop: Rowid,
-): TableRead {
-  let columns: string[];
-  try {
-    columns = db.prepare(`SELECT name FROM pragma_table_info('${table}')`).all().map((r) =>
-      String(r.name)
-    );
-  } catch (error) {
-    if (!unreadable(error)) throw error;
-    return unreadTable(table);
-  }
-  if (columns.length === 0) return unreadTable(table);
-  const declarations = columnDeclarations(db, table);
-  // Rowids may be 0 or negative (a raw SQL write): the range starts at the lowest.
-  const lowest = rowidBound(db, table, "min");
-  const highest = rowidBound(db, table, "max");
-  const lo = [raw.min, lowest ?? 1, 1].reduce((a, b) => (b < a ? b : a));
-  const hi = [raw.max, highest ?? 0, knownTop].reduce((a, b) => (b > a ? b : a));
-  const list = columns.map(quoteIdentifier).join(", ");
-  const select = db.prepare(
-    `SELECT CAST(rowid AS TEXT) AS hermes_rowid, ${list}, ${exactIntegersTerm(columns)} ` +
-      `AS hermes_exact FROM ${table} WHERE rowid BETWEEN ? AND ? ORDER BY rowid`,
-  );
-  const rows = new Map<Rowid, SqlValue[]>();
-  const rawTexts = new Map<Rowid, Map<number, Uint8Array>>();
-  const failed: Array<[Rowid, Rowid]> = [];
-  const pending: Array<[bigint, bigint]> = hi >= lo ? [[BigInt(lo), BigInt(hi)]] : [];
-  let queries = 0;
-  while (pending.length > 0) {
-    const [from, top] = pending.pop()!;
-    if (queries++ >= QUERY_BUDGET) {
-      failed.push(
-        ...[[from, top], ...pending.splice(0)].map(([a, b]) => [rowidOf(a), rowidOf(b)]) as Array<
-          [Rowid, Rowid]
-        >,
-      );
-      break;
-    }
-    try {
-      for (const row of select.all(from, top)) {
-        const digits = String(row.hermes_rowid);
-        const rowid = digits.length < 16 ? Number(digits) : rowidOf(BigInt(digits));
-        const values = columns.map((c) => row[c] ?? null);
-        putExactIntegers(values, row.hermes_exact);
-        rows.set(rowid, values);
-        const texts = invalidTexts(db, table, columns, rowid, values);
-        if (texts !== undefined) rawTexts.set(rowid, texts);
-      }
-    } catch (error) {
-      if (!unreadable(error)) throw error;
-      if (from === top) failed.push([rowidOf(from), rowidOf(from)]);
-      else {
-        const mid = middle(from, top);
-        pending.push([mid + BigInt(1), top], [from, mid]);
-      }
-    }
-  }
-  const topKnown = highest !== undefined || knownTop !== 0;
-  return { columns, rows, rawTexts, failed, readable: true, topKnown, declarations };
-}
-
-function unreadTable(table: Table, columns = declaredColumns(table)): TableRead {
-  return {
-    columns,
-    rows: new Map(),
-    rawTexts: new Map(),
-    failed: [],
-    readable: false,
-    topKnown: false,
-    declarations: new Map(),
-  };
 }
 
 /**
@@ -464,28 +339,43 @@ function fits(values: readonly SqlValue[], layout: readonly string[], table: Tab
   };
   // Up to the column that tells the table apart; none beyond the layout's.
   if (values.length > layout.length) return false;
+  // The shape first, then the values: a damaged cell may decode into the shape, never a row.
   if (table === "messages") {
     const ts = layout.indexOf("timestamp");
     return ts >= 0 && ts < values.length && values[layout.indexOf("id")] === null &&
-      isText(at("session_id")) && isText(at("role")) && isNumber(at("timestamp"));
+      isText(at("session_id")) && isText(at("role")) && isNumber(at("timestamp")) &&
+      plausibleRow(table, layout, values);
   }
   if (table === "sessions") {
     const started = layout.indexOf("started_at");
     return started >= 0 && started < values.length && isText(at("id")) && isText(at("source")) &&
-      isNumber(at("started_at"));
+      isNumber(at("started_at")) && plausibleRow(table, layout, values);
   }
-  return values.length === 2 && isText(values[0]) && (isText(values[1]) || values[1] === null);
+  return values.length === 2 && isText(values[0]) && (isText(values[1]) || values[1] === null) &&
+    !String(values[0]).includes("\u0000");
 }
 
 /**
  * Which table a record of the page scan belongs to, by its shape: the
- * file's own column order first, then the known layouts of Hermes files.
+ * file's own column order first, then the known layouts of Hermes files
+ * (not for the tables whose own order the file gave: `ownOnly`).
  */
-function tableOf(record: RawRecord, columns: Record<Table, string[]>): Matched | undefined {
+function tableOf(
+  record: RawRecord,
+  columns: Record<Table, string[]>,
+  ownOnly: Partial<Record<Table, boolean>> = {},
+): Matched | undefined {
   const values = record.values;
   for (const table of TABLES) {
     const own = columns[table];
-    const known = OTHER_LAYOUTS[table];
+    // A file's records hold its own columns (or the first of them): another layout would
+    // only put a damaged record's values under other names. A record longer than its own
+    // order, though, says that order was read from a damaged schema page.
+    const known = !ownOnly[table]
+      ? OTHER_LAYOUTS[table]
+      : values.length > own.length
+      ? OTHER_LAYOUTS[table].filter((layout) => layout.length === values.length)
+      : [];
     const matches = (layout: readonly string[]) => fits(values, layout, table);
     // A layout of exactly the record's length (the file's own first), then the file's own
     // order, then a known one the record is a prefix of (rows older than an ADD COLUMN).
@@ -512,27 +402,46 @@ function minOf(values: Iterable<Rowid>): Rowid {
   return min;
 }
 
-/** The failed spans as ranges, without the rowids the page scan found. */
+/**
+ * The failed spans as ranges, without the rowids the page scan found, in
+ * exact arithmetic (a span may run past 2^53 or over 2^62 ids: it is cut
+ * at the found rowids, never walked id by id).
+ */
 function lostRanges(table: Table, read: TableRead, found: Set<Rowid>): LostRange[] {
-  const spans = read.failed.map(([a, b]) => [Number(a), Number(b)])
-    .sort((a, b) => a[0] - b[0]);
-  const lost: LostRange[] = [];
+  const order = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
+  const spans = read.failed.map(([a, b]) => [BigInt(a), BigInt(b)] as const)
+    .sort((a, b) => order(a[0], b[0]));
+  const kept = [...found].map((id) => BigInt(id)).sort(order);
+  const one = BigInt(1);
+  const lost: Array<[bigint, bigint]> = [];
+  const add = (from: bigint, to: bigint) => {
+    const last = lost.at(-1);
+    if (last !== undefined && from <= last[1] + one) {
+      if (to > last[1]) last[1] = to;
+    } else lost.push([from, to]);
+  };
   for (const [from, to] of spans) {
-    let start: number | undefined;
-    const limit = Math.min(to, from + 10_000_000);
-    for (let id = from; id <= limit + 1; id++) {
-      const gone = id <= limit && !found.has(id);
-      if (gone && start === undefined) start = id;
-      if (!gone && start !== undefined) {
-        const last = lost.at(-1);
-        if (last !== undefined && last.to === start - 1) {
-          lost[lost.length - 1] = { table, from: last.from, to: id - 1 };
-        } else lost.push({ table, from: start, to: id - 1 });
-        start = undefined;
-      }
+    let i = firstAtLeast(kept, from);
+    let start = from;
+    for (; i < kept.length && kept[i] <= to; i++) {
+      if (kept[i] > start) add(start, kept[i] - one);
+      start = kept[i] + one;
     }
+    if (start <= to) add(start, to);
   }
-  return lost;
+  return lost.map(([from, to]) => ({ table, from: Number(from), to: Number(to) }));
+}
+
+/** The index of the first of the sorted `values` that is at least `value`. */
+function firstAtLeast(values: readonly bigint[], value: bigint): number {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (values[mid] < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** What {@linkcode writeDest} writes: per table, the columns, their source declarations, the rows. */
@@ -865,7 +774,15 @@ export async function recoverDatabase(
       const found = scan.records.filter((r) => tableOf(r, columns)?.table === table)
         .map((r) => r.rowid);
       const knownTop = table === "messages" ? sourceSequence : 0;
-      reads[table] = readTable(db, table, { min: minOf(found), max: maxOf(found) }, knownTop);
+      // The rows on the file's pages are SQLite's own only when it reads no -wal with them.
+      const onPages = walSize === 0 || foreignWal !== null ? found : [];
+      reads[table] = readTable(
+        db,
+        table,
+        { min: minOf(found), max: maxOf(found) },
+        knownTop,
+        onPages,
+      );
       columns[table] = reads[table].columns;
     }
   } finally {
@@ -877,6 +794,11 @@ export async function recoverDatabase(
     sessions: reads.sessions.columns,
     messages: reads.messages.columns,
     state_meta: reads.state_meta.columns,
+  };
+  const ownColumns = {
+    sessions: reads.sessions.readable,
+    messages: reads.messages.readable,
+    state_meta: reads.state_meta.readable,
   };
   const fromPages = { sessions: 0, messages: 0, state_meta: 0 };
   const foundOnPages = {
@@ -908,12 +830,13 @@ export async function recoverDatabase(
     );
   }
   for (const record of scan.records) {
-    const matched = tableOf(record, columnsOf);
+    const matched = tableOf(record, columnsOf, ownColumns);
     if (matched === undefined) continue;
     const { table } = matched;
     const read = reads[table];
     if (read.rows.has(record.rowid) || pageRows[table].has(record.rowid)) continue;
     if (read.readable && !failedIds.get(table)!(record.rowid)) continue;
+    if (!agreesWithIndexes(read.witnesses, record.rowid, matched.layout, matched.values)) continue;
     const row = rowOf(matched);
     if (table === "messages") row.set("id", record.rowid);
     pageRows[table].set(record.rowid, row);
@@ -956,6 +879,8 @@ export async function recoverDatabase(
     scan.brokenCells === 0;
   const lossUnknownIn = TABLES.filter((table) => {
     const read = reads[table];
+    // Rows of damaged cells were left out and no index tells which rows there were.
+    if (read.rejected > 0 && read.witnesses.indexes.length === 0) return true;
     if (read.readable && read.failed.length === 0) return false;
     const topKnown = read.topKnown || (table === "messages" && pageSequence !== 0);
     return !topKnown && !everyPageRead;

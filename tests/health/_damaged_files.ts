@@ -1,21 +1,27 @@
 /**
  * Damaged files shared by the tests of `doctor`, `backup` and `recover`:
  * files whose `-wal` holds the only copy of commits, built with real SQLite
- * (Python's `sqlite3`, a writer that dies without closing).
+ * (Python's `sqlite3`, a writer that dies without closing), and fixture
+ * copies with bytes of a page overwritten (seeded, so every run and runtime
+ * damages them alike).
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import {
+  closeSync,
   copyFileSync,
   existsSync,
+  openSync,
   readFileSync,
   statSync,
   truncateSync,
   writeFileSync,
+  writeSync,
 } from "node:fs";
 import { join } from "node:path";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { copyFixture, runPython, tempDir } from "../_helpers.ts";
+import { mulberry32 } from "../_random.ts";
 
 /** Hashes of the file and its `-wal` (undefined when missing). */
 export function fileAndWal(path: string): (string | undefined)[] {
@@ -120,4 +126,33 @@ export function hotJournalOf(path: string): void {
  */
 export function besideWalOf(path: string, other: string): void {
   copyFileSync(`${other}-wal`, `${path}-wal`);
+}
+
+/** What overwrites the damaged bytes: seeded random bytes, or one byte repeated. */
+export type Fill = "random" | 0x00 | 0xee | 0xff;
+
+/**
+ * A copy of a fixture with `length` bytes of page `page` (4096-byte pages)
+ * overwritten from `offset` on.
+ *
+ * @param fixture The fixture's name.
+ * @param damage The page, the offset in it, the length, and what to write.
+ * @returns The damaged copy.
+ */
+export function overwrittenCopy(
+  fixture: string,
+  damage: { page: number; offset: number; length: number; fill: Fill },
+): string {
+  const path = copyFixture(fixture);
+  const random = mulberry32(20261204 + damage.page);
+  const bytes = new Uint8Array(damage.length).map(() =>
+    damage.fill === "random" ? Math.floor(random() * 256) : damage.fill as number
+  );
+  const fd = openSync(path, "r+");
+  try {
+    writeSync(fd, bytes, 0, bytes.length, (damage.page - 1) * 4096 + damage.offset);
+  } finally {
+    closeSync(fd);
+  }
+  return path;
 }
