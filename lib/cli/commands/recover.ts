@@ -144,8 +144,10 @@ function lossReason(result: RecoverResult): string {
   if (result.missingPages > 0) {
     return `the file is ${formatCount(result.missingPages)} pages shorter than its header says`;
   }
+  // Damaged rows were left out, or pages past what was read may have held rows: in both, no
+  // index and no record of the table's highest rowid says which rows it held.
   return result.schemaReadable
-    ? "their highest rowid could not be read"
+    ? "no readable index or record of their highest rowid says which rows there were"
     : "the schema was unreadable and nothing records their highest rowid";
 }
 
