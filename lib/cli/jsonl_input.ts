@@ -8,9 +8,11 @@
  */
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
 import type { Io } from "./io.ts";
 import { CommandError } from "./usage_error.ts";
+import { visibleInline } from "../render/transcript.ts";
 
 /** How the first line of a file that is not JSON Lines starts, and what it is. */
 const SIGNATURES: readonly (readonly [readonly string[], string])[] = [
@@ -37,12 +39,52 @@ export function inputLines(io: Io, source: string): AsyncIterable<string> {
   if (source === "-") return io.stdinLines();
   const file = createReadStream(source);
   if (!/\.gz$/i.test(source)) {
-    return createInterface({ input: file.setEncoding("utf8"), crlfDelay: Infinity });
+    return createInterface({
+      input: limitLines(file.setEncoding("utf8"), source),
+      crlfDelay: Infinity,
+    });
   }
   const gunzip = createGunzip();
   // A damaged stream fails the line reader rather than the process.
   file.on("error", (error) => gunzip.destroy(error));
-  return createInterface({ input: file.pipe(gunzip).setEncoding("utf8"), crlfDelay: Infinity });
+  return createInterface({
+    input: limitLines(file.pipe(gunzip).setEncoding("utf8"), source),
+    crlfDelay: Infinity,
+  });
+}
+
+/**
+ * The longest line `import` reads, in UTF-16 code units: well below the
+ * longest string JavaScript can hold (2^29 - 24 in V8), which a line reader
+ * fed `/dev/zero` or a binary file without a line end would pass, failing
+ * the whole process with "Invalid string length".
+ */
+export const MAX_LINE_LENGTH = 256 * 1024 * 1024;
+
+/**
+ * Fails `stream` with a {@linkcode CommandError} once a line grows past
+ * `limit` characters, before the line reader that reads it does.
+ */
+function limitLines(stream: Readable, source: string, limit = MAX_LINE_LENGTH): Readable {
+  let open = 0;
+  let number = 1;
+  stream.on("data", (chunk: string) => {
+    const end = Math.max(chunk.lastIndexOf("\n"), chunk.lastIndexOf("\r"));
+    for (let at = chunk.indexOf("\n"); at >= 0 && at <= end; at = chunk.indexOf("\n", at + 1)) {
+      number++;
+    }
+    open = end < 0 ? open + chunk.length : chunk.length - end - 1;
+    if (open > limit) {
+      stream.destroy(
+        new CommandError(
+          `Cannot import ${visibleInline(source)}: line ${number} is longer than ${
+            limit / 1024 / 1024
+          } MiB (it is not JSON Lines)`,
+        ),
+      );
+    }
+  });
+  return stream;
 }
 
 /**

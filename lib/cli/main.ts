@@ -315,6 +315,12 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     const fromEnv = io.env("HERMES_STATE_DB")?.trim() || undefined;
     dbPath = args.string("db") ?? leading.db ?? fromEnv ?? defaultDbPath();
     if (dbPath.trim() === "") throw new UsageError("--db needs a file path", { command });
+    if (dbPath.includes("\u0000")) {
+      throw new UsageError(
+        `--db ${JSON.stringify(dbPath)}: a file name cannot contain a NUL character`,
+        { command },
+      );
+    }
     const { createContext } = await import("./context.ts");
     const json = leading.json || args.flag("json");
     open = createContext(io, { dbPath, json, access: entry.access });

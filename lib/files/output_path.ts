@@ -15,7 +15,8 @@ function codeOf(error: unknown): unknown {
 
 /**
  * Why no file can be written at `path`, found with `stat` only: the path is
- * a folder, or its folder is missing or is not a folder. Permissions are
+ * a folder, its folder is missing or is not a folder, or the name has a NUL,
+ * is too long or loops through symbolic links. Permissions are
  * left to the write itself (root may write anywhere).
  *
  * @param path The output path the user gave.
@@ -32,11 +33,15 @@ function codeOf(error: unknown): unknown {
  * ```
  */
 export function outputPathProblem(path: string): string | undefined {
+  if (path.trim() === "") return "the file name is empty";
+  if (path.includes("\u0000")) return "a file name cannot contain a NUL character";
   try {
     if (statSync(path).isDirectory()) return "it is a folder";
     return undefined;
   } catch (error) {
     const code = codeOf(error);
+    if (code === "ENAMETOOLONG") return "the name is too long";
+    if (code === "ELOOP") return "it is a loop of symbolic links";
     if (code !== "ENOENT" && code !== "ENOTDIR") return undefined;
   }
   const folder = dirname(path);
@@ -75,6 +80,8 @@ export function writeFailureReason(error: unknown): string {
       return "its folder does not exist";
     case "ENOTDIR":
       return "a part of the path is not a folder";
+    case "EPIPE":
+      return "the program reading it stopped (broken pipe)";
     default:
       return error instanceof Error ? error.message : String(error);
   }

@@ -73,7 +73,8 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   "lib/cli/commands/export.ts": [
     'openSync(temp, "w", 0o600)',
     "createWriteStream(temp, { fd, autoClose: false })",
-    'openSync(path, "w")',
+    'open(path, "w", (error, fd) => error === null ? resolve(fd) : reject(error))',
+    "closeSync(openSync(path, constants.O_RDONLY | constants.O_NONBLOCK));",
   ],
   // The header of an existing export target, read after isDatabaseFile() ruled out the
   // database and its sidecars (the only file a connection of the CLI holds).

@@ -7,9 +7,11 @@
  */
 import {
   closeSync,
+  constants,
   createWriteStream,
   fsyncSync,
   lstatSync,
+  open,
   openSync,
   readlinkSync,
   realpathSync,
@@ -123,9 +125,39 @@ function exportTarget(output: string): { path: string; inPlace: boolean } {
   return { path: realpathSync(output), inPlace: false };
 }
 
+/**
+ * Opens `path` to write, as `openSync` does, but off the main thread: a named
+ * pipe's open waits for a reader, and Ctrl-C (`stopped`) must still end the
+ * wait. A descriptor that comes after the stop is closed.
+ */
+function openWaiting(path: string, stopped: Promise<"SIGINT" | "SIGTERM">): Promise<number> {
+  const opening = new Promise<number>((resolve, reject) =>
+    open(path, "w", (error, fd) => error === null ? resolve(fd) : reject(error))
+  );
+  return Promise.race([
+    opening,
+    stopped.then((signal) => {
+      opening.then(closeSync, () => {});
+      // A reader that never blocks lets the waiting open finish, so that the process can end.
+      try {
+        closeSync(openSync(path, constants.O_RDONLY | constants.O_NONBLOCK));
+      } catch {
+        // not a named pipe: its open does not wait
+      }
+      throw new InterruptedError(signal, "nothing was written");
+    }),
+  ]);
+}
+
 /** Writes straight into `path` (a device or a pipe): nothing to rename, nothing to remove. */
-function inPlaceSink(path: string): Sink {
-  const fd = writing(path, () => openSync(path, "w"));
+async function inPlaceSink(path: string, stopped: Promise<"SIGINT" | "SIGTERM">): Promise<Sink> {
+  let fd: number;
+  try {
+    fd = await openWaiting(path, stopped);
+  } catch (error) {
+    if (error instanceof InterruptedError) throw error;
+    throw new CommandError(`Cannot write ${path}: ${writeFailureReason(error)}`, { cause: error });
+  }
   const close = closerOf(fd);
   return {
     write(text) {
@@ -327,14 +359,19 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   // Listening first: a signal between creating the temporary file and
   // listening would end the process and leave the file behind.
   let interrupted: "SIGINT" | "SIGTERM" | undefined;
-  const stopListening = ctx.io.onInterrupt?.((signal) => interrupted = signal);
+  let stop: (signal: "SIGINT" | "SIGTERM") => void = () => {};
+  const stopped = new Promise<"SIGINT" | "SIGTERM">((resolve) => stop = resolve);
+  const stopListening = ctx.io.onInterrupt?.((signal) => {
+    interrupted = signal;
+    stop(signal);
+  });
   let sink: Sink;
   try {
     const target = output === "-" ? undefined : exportTarget(output);
     sink = target === undefined
       ? stdoutSink(ctx)
       : target.inPlace
-      ? inPlaceSink(target.path)
+      ? await inPlaceSink(target.path, stopped)
       : /\.gz$/i.test(target.path)
       ? gzipFileSink(target.path)
       : fileSink(target.path);

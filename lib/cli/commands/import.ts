@@ -12,7 +12,8 @@ import type { Command, Context } from "../command.ts";
 import { formatCount, oneLine, plural, truncate } from "../../render/format.ts";
 import { checkJsonLines, inputLines, isGzipError } from "../jsonl_input.ts";
 import { printJson } from "../json.ts";
-import { visibleControls } from "../../render/transcript.ts";
+import { visibleControls, visibleInline } from "../../render/transcript.ts";
+import { writeFailureReason } from "../../files/output_path.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { isDatabaseFile } from "../../files/same_file.ts";
@@ -60,6 +61,11 @@ function checkInput(source: string, dbPath: string): void {
       `Cannot import ${source}: it is the database itself (or one of its files)`,
     );
   }
+  if (source.includes("\u0000")) {
+    throw new CommandError(
+      `Cannot read ${visibleInline(source)}: a file name cannot contain a NUL character`,
+    );
+  }
   let readable: boolean;
   try {
     // A pipe (`import <(zcat backup.jsonl.gz)`, a FIFO) or a device streams as a file does.
@@ -67,10 +73,14 @@ function checkInput(source: string, dbPath: string): void {
     readable = stat.isFile() || stat.isFIFO() || stat.isCharacterDevice();
   } catch (error) {
     const code = (error as { code?: string }).code;
-    const reason = code === "ENOENT" ? "no such file" : (error as Error).message;
-    throw new CommandError(`Cannot read ${source}: ${reason}`, { cause: error });
+    const reason = code === "ENOENT"
+      ? "no such file"
+      : code === "ENAMETOOLONG"
+      ? "the name is too long"
+      : writeFailureReason(error);
+    throw new CommandError(`Cannot read ${visibleInline(source)}: ${reason}`, { cause: error });
   }
-  if (!readable) throw new CommandError(`Cannot read ${source}: not a file`);
+  if (!readable) throw new CommandError(`Cannot read ${visibleInline(source)}: not a file`);
 }
 
 /** A line's failure in one short, printable line (JSON.parse quotes the line itself). */

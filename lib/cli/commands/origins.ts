@@ -12,6 +12,7 @@ import { originRecord } from "../../render/origin_record.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { confirm } from "../prompt.ts";
 import { CommandError } from "../usage_error.ts";
+import { isPostgresTarget } from "../../open_store.ts";
 
 const USAGE = `Usage: hermes-state origins [options]
        hermes-state origins --remove NAME [--yes]
@@ -56,7 +57,9 @@ function table(origins: readonly SyncOrigin[], now: number): string {
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const remove = args.string("remove");
   if (remove === "") throw new CommandError("--remove needs an origin name");
-  const store = await ctx.openStore(remove === undefined ? {} : { access: "write" });
+  // A file has no origins: opened to write, an older one would be upgraded only to be refused.
+  const writes = remove !== undefined && isPostgresTarget(ctx.dbPath);
+  const store = await ctx.openStore(writes ? { access: "write" } : {});
   const synced = syncedStore(store);
   if (synced === undefined) {
     throw new CommandError(
