@@ -108,3 +108,18 @@ test("origins --remove on an older file refuses it without upgrading it", async 
   assert.match(run.err, /origins needs a PostgreSQL store/);
   assert.deepEqual(readFileSync(db), before);
 });
+
+test("recover into an empty, a NUL or a too-long DEST says so in one line, before reading", async () => {
+  const source = v11Copy();
+  const cases: [string, RegExp][] = [
+    ["", /the file name is empty$/m],
+    [join(tempDir(), "new\u0000.db"), /a file name cannot contain a NUL character$/m],
+    [join(tempDir(), `${"a".repeat(300)}.db`), /the name is too long$/m],
+  ];
+  for (const [dest, reason] of cases) {
+    const run = await runCli(["recover", source, dest]);
+    assert.equal(run.code, 1, run.err);
+    assertOneLine(run.err, /^hermes-state: Cannot recover into /);
+    assert.match(run.err, reason);
+  }
+});

@@ -4,6 +4,7 @@
  * @module
  */
 import { shellWord } from "../../core/shell_word.ts";
+import { visibleInline } from "../../render/transcript.ts";
 import { RecoverError } from "../../core/errors.ts";
 import { recoverDatabase, type RecoverResult } from "../../health/recover.ts";
 import type { Command, Context } from "../command.ts";
@@ -12,6 +13,7 @@ import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { CommandError, InterruptedError } from "../usage_error.ts";
 import { isMissing, noDatabaseError } from "../missing_store.ts";
+import { outputPathProblem } from "../../files/output_path.ts";
 
 const USAGE = `Usage: hermes-state recover [options] SRC DEST
 
@@ -44,6 +46,12 @@ Examples:
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const [source, dest] = args.positionals;
   if (isMissing(source)) throw noDatabaseError(source, { argument: true });
+  // A name no file can have, said before any reading (recover refuses a folder itself, and
+  // creates a missing one).
+  const problem = outputPathProblem(dest);
+  if (problem !== undefined && !/^it is a folder$|^the folder .* does not exist$/.test(problem)) {
+    throw new CommandError(`Cannot recover into ${visibleInline(dest)}: ${problem}`);
+  }
   // Ctrl-C or SIGTERM stops the recovery at its next stage and removes its temporary files.
   const stop = new AbortController();
   const stopListening = ctx.io.onInterrupt?.((signal) => stop.abort(new InterruptedError(signal)));
