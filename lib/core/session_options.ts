@@ -5,6 +5,8 @@
  * @module
  */
 import type { JsonValue } from "./types.ts";
+import { type StoredValue, textValue } from "./message_values.ts";
+import { encodeJson } from "./content.ts";
 
 /** Options of `createSession`. */
 export interface CreateSessionOptions {
@@ -301,4 +303,54 @@ export function checkSearchFilters(options: {
   for (const field of ["sourceFilter", "excludeSources", "roleFilter"] as const) {
     checkTextList("search messages", field, options[field]);
   }
+}
+
+/** The checked values of a new session's row, as {@linkcode newSessionValues} gives them. */
+export interface NewSessionValues {
+  /** `user_id`: text, a number as Python binds it, or `null`. */
+  readonly userId: StoredValue;
+  /** `model`. */
+  readonly model: StoredValue;
+  /** `system_prompt`. */
+  readonly systemPrompt: StoredValue;
+  /** `model_config`, as JSON text or `null`. */
+  readonly modelConfig: string | null;
+  /** `parent_session_id`. */
+  readonly parentSessionId: string | null;
+}
+
+/**
+ * Checks what `createSession` is given and returns the values its row
+ * stores, before anything is written: every engine checks the same way.
+ *
+ * @param id The session id.
+ * @param source The source.
+ * @param options The options as given (`null` reads as none).
+ * @returns The row's values besides the id, source and start.
+ * @throws {TypeError} When the id, source, parent id or a text option is of
+ *   the wrong type, naming the value.
+ *
+ * @example
+ * ```ts
+ * import { newSessionValues } from "./session_options.ts";
+ * console.assert(newSessionValues("s1", "cli", { model: "m" }).model === "m");
+ * ```
+ */
+export function newSessionValues(
+  id: unknown,
+  source: unknown,
+  options: CreateSessionOptions | null | undefined,
+): NewSessionValues {
+  const action = "create session";
+  checkKeyText(action, "id", id);
+  checkKeyText(action, "source", source);
+  const given = options ?? {};
+  checkOptionalText(action, "parentSessionId", given.parentSessionId);
+  return {
+    userId: textValue(given.userId, "userId", action),
+    model: textValue(given.model, "model", action),
+    systemPrompt: textValue(given.systemPrompt, "systemPrompt", action),
+    modelConfig: encodeJson(given.modelConfig),
+    parentSessionId: given.parentSessionId ?? null,
+  };
 }

@@ -22,6 +22,7 @@ import {
   type CreateSessionOptions,
   type EnsureSessionOptions,
   type MessagesOptions,
+  newSessionValues,
   type TokenCountsUpdate,
 } from "../core/session_options.ts";
 import type {
@@ -68,7 +69,6 @@ import {
   toSourceUsage,
   toUsageRow,
 } from "../core/usage.ts";
-import { encodeJson } from "../core/content.ts";
 import type {
   ConversationMessage,
   MessageRow,
@@ -111,7 +111,12 @@ import { LAST_STEP, migratePg, migrationStep } from "./schema.ts";
 import { searchMessagesPg } from "./search.ts";
 import { isReplayedPrompt } from "../core/replayed_prompt.ts";
 import { toConversationMessage } from "../core/conversation_message.ts";
-import { describeValue, textValue, toolCallsAdded } from "../core/message_values.ts";
+import {
+  describeValue,
+  type StoredValue,
+  textValue,
+  toolCallsAdded,
+} from "../core/message_values.ts";
 import { withTipLent } from "../core/listing_rows.ts";
 import { escapeLike } from "../core/like_pattern.ts";
 import { deleteMessagesSql, deleteSessionRows } from "./_delete.ts";
@@ -571,7 +576,11 @@ function recencyBlind(options: ListSessionsOptions & OriginFilter): boolean {
  * @throws {TypeError} When it is not text, `null` or a finite number, naming it.
  */
 function textParam(value: unknown, field: string, action: string): string | null {
-  const stored = textValue(value, field, action);
+  return asTextParam(textValue(value, field, action));
+}
+
+/** A value {@linkcode textValue} keeps, bound as text (a number as its digits). */
+function asTextParam(stored: StoredValue): string | null {
   return stored === null ? null : String(stored);
 }
 
@@ -638,23 +647,15 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     source: string,
     options: CreateSessionOptions = {},
   ): Promise<string> {
-    const action = "create session";
-    checkKeyText(action, "id", id);
-    checkKeyText(action, "source", source);
-    const given = options ?? {};
-    checkOptionalText(action, "parentSessionId", given.parentSessionId);
-    const userId = textParam(given.userId, "userId", action);
-    const model = textParam(given.model, "model", action);
-    const systemPrompt = textParam(given.systemPrompt, "systemPrompt", action);
-    const modelConfig = encodeJson(given.modelConfig);
+    const row = newSessionValues(id, source, options);
     await this.#writeOne(INSERT_SESSION, [
       id,
       source,
-      userId,
-      model,
-      modelConfig,
-      systemPrompt,
-      given.parentSessionId ?? null,
+      asTextParam(row.userId),
+      asTextParam(row.model),
+      row.modelConfig,
+      asTextParam(row.systemPrompt),
+      row.parentSessionId,
       this.#clock(),
     ]);
     return id;

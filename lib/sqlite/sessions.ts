@@ -5,13 +5,12 @@
  */
 import type { Store } from "./store.ts";
 import type { SessionRow } from "../core/types.ts";
-import { encodeJson } from "../core/content.ts";
 import { textValue } from "../core/message_values.ts";
 import {
   checkKeyText,
-  checkOptionalText,
   type CreateSessionOptions,
   type EnsureSessionOptions,
+  newSessionValues,
 } from "../core/session_options.ts";
 
 const INSERT_SESSION = `INSERT OR IGNORE INTO sessions
@@ -25,24 +24,16 @@ export function createSession(
   source: string,
   options: CreateSessionOptions = {},
 ): string {
-  const action = "create session";
-  checkKeyText(action, "id", id);
-  checkKeyText(action, "source", source);
-  const given = options ?? {};
-  checkOptionalText(action, "parentSessionId", given.parentSessionId);
-  const userId = textValue(given.userId, "userId", action);
-  const model = textValue(given.model, "model", action);
-  const systemPrompt = textValue(given.systemPrompt, "systemPrompt", action);
-  const modelConfig = encodeJson(given.modelConfig);
+  const row = newSessionValues(id, source, options);
   store.write(() =>
     store.statement(INSERT_SESSION).run(
       id,
       source,
-      userId,
-      model,
-      modelConfig,
-      systemPrompt,
-      given.parentSessionId ?? null,
+      row.userId,
+      row.model,
+      row.modelConfig,
+      row.systemPrompt,
+      row.parentSessionId,
       store.now(),
     )
   );
