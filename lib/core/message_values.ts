@@ -37,6 +37,11 @@ export function describeValue(value: unknown): string {
   }
 }
 
+/** Names a value in an error message as {@linkcode describeValue} does, a string in quotes. */
+export function quotedValue(value: unknown): string {
+  return typeof value === "string" ? JSON.stringify(value) : describeValue(value);
+}
+
 /**
  * A text column value: a string, else NULL; a number as Python would bind
  * it, the same on every runtime: a whole number as an int's text (`5`;

@@ -113,6 +113,7 @@ import { isReplayedPrompt } from "../core/replayed_prompt.ts";
 import { toConversationMessage } from "../core/conversation_message.ts";
 import {
   describeValue,
+  quotedValue,
   type StoredValue,
   textValue,
   toolCallsAdded,
@@ -193,9 +194,7 @@ function checkSchemaName(url: string, schema: string): void {
   if (problem === undefined) return;
   throw new OpenError(
     maskPassword(url),
-    `${problem}: current value is ${
-      typeof schema === "string" ? JSON.stringify(schema) : describeValue(schema)
-    }`,
+    `${problem}: current value is ${quotedValue(schema)}`,
     { kind: "other" },
   );
 }
@@ -211,7 +210,7 @@ function checkPoolSettings(options: PgConnectOptions): void {
     if (value === undefined || (Number.isInteger(value) && (value as number) >= 1)) continue;
     throw new RangeError(
       `Cannot open database: ${name} must be a positive integer: current value is ${
-        typeof value === "string" ? JSON.stringify(value) : describeValue(value)
+        quotedValue(value)
       }`,
     );
   }

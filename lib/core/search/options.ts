@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { describeValue } from "../message_values.ts";
+import { quotedValue } from "../message_values.ts";
 
 /** The orders of `searchMessages` hits. */
 export type SearchSort = "rank" | "newest" | "oldest";
@@ -64,7 +64,7 @@ export function checkSort(sort: unknown): SearchSort {
   if (typeof sort !== "string" || !(SORTS as readonly string[]).includes(sort)) {
     throw new RangeError(
       `Cannot search messages: sort must be "rank", "newest" or "oldest": current value is ${
-        typeof sort === "string" ? JSON.stringify(sort) : describeValue(sort)
+        quotedValue(sort)
       }`,
     );
   }
