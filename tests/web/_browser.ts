@@ -134,9 +134,23 @@ export async function redrawn(page: Page, action: () => Promise<unknown>): Promi
   );
 }
 
-/** The text the page shows in `selector`. */
+/**
+ * The text `node` shows once painted, run in the page: its `innerText` after two animation
+ * frames. A transcript's messages are `content-visibility: auto`, and Chromium leaves their
+ * text out of `innerText` until a frame has found which of them are on screen: read in the
+ * moment the view is drawn, a transcript's text held its head and none of its messages.
+ */
+export function paintedText(node: Element): Promise<string> {
+  return new Promise((resolve) =>
+    requestAnimationFrame(() =>
+      requestAnimationFrame(() => resolve((node as HTMLElement).innerText))
+    )
+  );
+}
+
+/** The text the page shows in `selector`, once painted (see {@linkcode paintedText}). */
 export async function pageText(page: Page, selector = "#app"): Promise<string> {
-  return await page.$eval(selector, (node: Element) => (node as HTMLElement).innerText);
+  return await page.$eval(selector, paintedText);
 }
 
 /** Saves a screenshot as `tests/out/NAME.png`. */

@@ -15,6 +15,7 @@ import {
   launchBrowser,
   openPage,
   type Page,
+  paintedText,
   redrawn,
 } from "./_browser.ts";
 import { serve, type Served } from "./_served.ts";
@@ -91,18 +92,19 @@ function settled(page: Page): Promise<void> {
   );
 }
 
-/** Where an article is in the window, and its text. */
-function article(page: Page, selector: string) {
-  return page.$eval(selector, (node: Element) => {
+/** Where an article is in the window, and its text once painted. */
+async function article(page: Page, selector: string) {
+  const text: string = await page.$eval(selector, paintedText);
+  const place = await page.$eval(selector, (node: Element) => {
     const box = node.getBoundingClientRect();
     return {
       id: node.id,
       top: box.top,
       bottom: box.bottom,
-      text: (node as HTMLElement).innerText,
       inView: box.bottom > 0 && box.top < innerHeight,
     };
   });
+  return { ...place, text };
 }
 
 describe("a transcript of 3000 messages", { skip }, () => {
