@@ -8,10 +8,13 @@ import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
+  chmodSync,
+  chownSync,
   existsSync,
   lstatSync,
   readdirSync,
   readFileSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -133,6 +136,37 @@ describe("export writes where a shell's > would", () => {
     assert.equal((await runCli(["--db", db, "export", dangling])).code, 0);
     assert.ok(lstatSync(dangling).isSymbolicLink());
     assert.equal(readFileSync(made, "utf8").split("\n").length - 1, 42);
+  });
+
+  test("export over a file keeps its mode, owner and group; a new file is private (0600)", async () => {
+    const db = v11Copy();
+    const dir = tempDir();
+    const fresh = join(dir, "fresh.jsonl");
+    assert.equal((await runCli(["--db", db, "export", fresh])).code, 0);
+    assert.equal(statSync(fresh).mode & 0o777, 0o600, "a new export is readable by its owner only");
+    for (const [name, mode] of [["shared.jsonl", 0o644], ["notes.md", 0o640]] as const) {
+      const target = join(dir, name);
+      writeFileSync(target, "old\n");
+      chmodSync(target, mode);
+      // Owned by another user, where this process may give it (root): as the shell's > keeps it.
+      const owner = process.getuid?.() === 0 ? 4242 : statSync(target).uid;
+      if (process.getuid?.() === 0) chownSync(target, owner, 4343);
+      const group = statSync(target).gid;
+      for (const output of [target, `${target}.gz`]) {
+        if (output.endsWith(".gz")) {
+          writeFileSync(output, "old");
+          chmodSync(output, mode);
+          if (process.getuid?.() === 0) chownSync(output, owner, group);
+        }
+        const run = await runCli(["--db", db, "export", "--format", "jsonl", output]);
+        assert.equal(run.code, 0, run.err);
+        const now = statSync(output);
+        assert.equal((now.mode & 0o777).toString(8), mode.toString(8), `${name}: mode kept`);
+        assert.equal(now.uid, owner, `${output}: owner kept`);
+        assert.equal(now.gid, group, `${output}: group kept`);
+        assert.ok(readFileSync(output).length > 4, "the export was written");
+      }
+    }
   });
 
   test("export into a named pipe writes through it, and into a device in place (a device stays a device)", async () => {

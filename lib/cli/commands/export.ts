@@ -38,6 +38,7 @@ import { originOption } from "../origin.ts";
 import { timeOption } from "../time_option.ts";
 import { isDatabaseFile } from "../../files/same_file.ts";
 import { outputPathProblem, writeFailureReason } from "../../files/output_path.ts";
+import { keepReplacedFileMode } from "../../files/replaced_file.ts";
 import { isSqliteFile } from "../sqlite_header.ts";
 import { CommandError, InterruptedError, UsageError } from "../usage_error.ts";
 import {
@@ -197,7 +198,7 @@ function writing<T>(path: string, fn: () => T): T {
 function gzipFileSink(path: string): Sink {
   const temp = tempBeside(path);
   const gzip = createGzip();
-  const fd = writing(path, () => openSync(temp, "w", 0o600));
+  const fd = openTemp(temp, path);
   // Kept open after the stream ends, to be synced to the disk before the rename.
   const file = createWriteStream(temp, { fd, autoClose: false });
   const close = closerOf(fd);
@@ -241,7 +242,7 @@ function gzipFileSink(path: string): Sink {
 
 function fileSink(path: string): Sink {
   const temp = tempBeside(path);
-  const fd = writing(path, () => openSync(temp, "w", 0o600));
+  const fd = openTemp(temp, path);
   const close = closerOf(fd);
   return {
     write(text) {
@@ -282,6 +283,23 @@ function refuseOutput(output: string, dbPath: string, force: boolean): void {
       `Refusing to write the export over an SQLite database: ${output} (give --force to replace it)`,
     );
   }
+}
+
+/**
+ * Opens `temp`, the file an export to `path` is written in (`0600` for a new
+ * `path`, else the mode, owner and group of the file it replaces), or fails
+ * with a {@linkcode CommandError} leaving nothing behind.
+ */
+function openTemp(temp: string, path: string): number {
+  const fd = writing(path, () => openSync(temp, "w", 0o600));
+  try {
+    writing(path, () => keepReplacedFileMode(fd, path));
+  } catch (error) {
+    closeSync(fd);
+    rmSync(temp, { force: true });
+    throw error;
+  }
+  return fd;
 }
 
 /** A temporary name beside `path`, apart from a concurrent export's to the same file. */
