@@ -47,8 +47,6 @@ const ALLOWED: Readonly<Record<string, string>> = {
     "sync reads again, exactly, the SQLite file's rows that hold an integer beyond 2^53",
   "lib/postgres/_sync_exact.ts → lib/sqlite/exact_values.ts":
     "sync lists the SQLite file's integers beyond 2^53 as copy and export do (exactIntegersTerm)",
-  "lib/postgres/_sync_exact.ts → lib/sqlite/sql_identifier.ts":
-    "sync quotes the SQLite file's column names as the SQLite side does",
   "lib/cli/commands/sync.ts → lib/postgres/sync.ts":
     "sync is a command between the two engines, not a SessionStore method",
   "lib/cli/commands/doctor.ts → lib/postgres/doctor/doctor.ts":

@@ -9,7 +9,7 @@
  * @module
  */
 import type { SqliteConnection } from "../sqlite/driver/types.ts";
-import { quoteIdentifier } from "../sqlite/sql_identifier.ts";
+import { quoteIdentifier } from "../core/sql_identifier.ts";
 
 /** What `pragma_table_info` says of a column. */
 export interface ColumnDeclaration {

@@ -20,7 +20,7 @@ import type {
   SqlValue,
 } from "../sqlite/driver/types.ts";
 import { DECLARED_COLUMNS } from "../sqlite/schema/schema_sql.ts";
-import { quoteIdentifier } from "../sqlite/sql_identifier.ts";
+import { quoteIdentifier } from "../core/sql_identifier.ts";
 import { type ColumnDeclaration, columnDeclarations } from "./_column_declarations.ts";
 import {
   exactIntegersTerm,

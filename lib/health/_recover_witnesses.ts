@@ -10,7 +10,7 @@
  * @module
  */
 import type { SqliteConnection, SqlValue } from "../sqlite/driver/types.ts";
-import { quoteIdentifier } from "../sqlite/sql_identifier.ts";
+import { quoteIdentifier } from "../core/sql_identifier.ts";
 import { FTS_TABLES } from "../sqlite/schema/schema_sql.ts";
 import type { ColumnDeclaration } from "./_column_declarations.ts";
 import { plausibleRow } from "./_recover_plausible.ts";

@@ -81,7 +81,7 @@ import {
 } from "./_recover_table_read.ts";
 import { plausibleRow } from "./_recover_plausible.ts";
 import { agreesWithIndexes } from "./_recover_witnesses.ts";
-import { quoteIdentifier } from "../sqlite/sql_identifier.ts";
+import { quoteIdentifier } from "../core/sql_identifier.ts";
 
 /** The tables recovered. */
 const TABLES = ["sessions", "messages", "state_meta"] as const;

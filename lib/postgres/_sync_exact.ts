@@ -13,7 +13,7 @@
  */
 import type { Store } from "../sqlite/store.ts";
 import { exactIntegersTerm, putExactIntegers } from "../sqlite/exact_values.ts";
-import { quoteIdentifier } from "../sqlite/sql_identifier.ts";
+import { quoteIdentifier } from "../core/sql_identifier.ts";
 
 /** A row of the file. */
 export type SqlRow = ReturnType<ReturnType<Store["statement"]>["all"]>[number];

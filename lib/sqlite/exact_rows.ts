@@ -12,7 +12,7 @@ import type { SqlRow, SqlValue } from "./driver/types.ts";
 import type { Store } from "./store.ts";
 import { exactIntegersTerm, invalidTexts, putExactIntegers } from "./exact_values.ts";
 import { STORED_BYTES_KEY, type StoredBytes, storedBytesValue } from "../core/stored_bytes.ts";
-import { quoteIdentifier } from "./sql_identifier.ts";
+import { quoteIdentifier } from "../core/sql_identifier.ts";
 
 /** The alias of the exact-integers term in a query that reads rows again. */
 const EXACT = "hermes_state_exact_integers";

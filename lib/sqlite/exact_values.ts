@@ -8,7 +8,7 @@
  * @module
  */
 import type { SqliteConnection, SqlValue } from "./driver/types.ts";
-import { quoteIdentifier } from "./sql_identifier.ts";
+import { quoteIdentifier } from "../core/sql_identifier.ts";
 
 /** A rowid: a number, or a `bigint` beyond 2^53 (where a number would round it). */
 export type Rowid = number | bigint;

@@ -22,7 +22,7 @@
  */
 import type { Store } from "./store.ts";
 import { FTS_TABLES, type FtsTable, ftsTriggersSql, indexedTextSql } from "./schema/schema_sql.ts";
-import { quoteIdentifier } from "./sql_identifier.ts";
+import { quoteIdentifier } from "../core/sql_identifier.ts";
 
 /** Batches of at least this many messages set the triggers aside. */
 export const BULK_INDEX_THRESHOLD = 64;

@@ -27,7 +27,7 @@ import {
   withTitle,
 } from "../core/import_record.ts";
 import { STORED_BYTES_KEY, type StoredBytes, storedBytesOf } from "../core/stored_bytes.ts";
-import { quoteIdentifier } from "./sql_identifier.ts";
+import { quoteIdentifier } from "../core/sql_identifier.ts";
 
 /** Each column's exact bytes (`hermes_state_bytes`) of the session row and of each message. */
 interface RecordBytes {

@@ -14,6 +14,7 @@
  */
 import { SqliteError } from "./driver/sqlite_error.ts";
 import type { SqliteConnection } from "./driver/types.ts";
+import { quoteIdentifier } from "../core/sql_identifier.ts";
 
 /** SQLITE_CORRUPT: a damaged page, reported instead of thrown. */
 const SQLITE_CORRUPT = 11;
@@ -135,7 +136,7 @@ function tableByTable(db: SqliteConnection, pragma: IntegrityPragma): string[] {
   }
   for (const name of ["sqlite_schema", ...names]) {
     try {
-      const rows = db.prepare(`PRAGMA ${pragma}("${name.replaceAll('"', '""')}")`).all();
+      const rows = db.prepare(`PRAGMA ${pragma}(${quoteIdentifier(name)})`).all();
       for (const row of rows) {
         const line = String(Object.values(row)[0]);
         if (line !== "ok") lines.push(line);

@@ -15,6 +15,7 @@ import type { SqliteConnection } from "./driver/types.ts";
 import { indexedTextSql } from "./schema/schema_sql.ts";
 import { ROWID_PARAM } from "./search/fts_rowid.ts";
 import type { KnownIssue } from "../core/database_info.ts";
+import { quotePhrase } from "../core/search/condition.ts";
 
 /** What FTS5's check says about the trigram index written by SQLite 3.40 around NUL characters. */
 const TRIGRAM_LINE = "malformed inverted index for FTS5 table main.messages_fts_trigram";
@@ -55,7 +56,7 @@ function indexedOnlyUpToNul(db: SqliteConnection, id: number): boolean | undefin
     const hit = db.prepare(
       `SELECT 1 AS one FROM messages_fts_trigram WHERE messages_fts_trigram MATCH ?
        AND rowid = ${ROWID_PARAM}`,
-    ).get(`"${probe.replaceAll('"', '""')}"`, id);
+    ).get(quotePhrase(probe), id);
     return hit === undefined;
   }
   return undefined;

@@ -12,15 +12,12 @@
  */
 
 import type { SqlRow, SqlValue } from "./types.ts";
+import { quoteIdentifier } from "../../core/sql_identifier.ts";
 
 /** Name of the extra column that flags which values are real BLOBs. */
 export const NUL_MASK = "__hermes_blob_mask";
 /** Columns one mask integer can flag (bit 53 and up would lose precision). */
 const MAX_COLUMNS = 52;
-
-function quoteIdentifier(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
-}
 
 /**
  * The NUL-safe form of `sql`, whose result columns are `columns`, or

@@ -12,7 +12,7 @@
  */
 import type { SqliteConnection } from "../driver/types.ts";
 import { DECLARED_COLUMNS } from "./schema_sql.ts";
-import { quoteIdentifier } from "../sql_identifier.ts";
+import { quoteIdentifier } from "../../core/sql_identifier.ts";
 
 /** The tables a read may see through a view. */
 const TABLES = ["sessions", "messages"] as const;

@@ -27,6 +27,7 @@ import { isSubstringScriptCodePoint } from "../../core/search/cjk.ts";
 import { isMatchError } from "./query_error.ts";
 import { ftsTableSql, ftsTriggersSql } from "../schema/schema_sql.ts";
 import { ROWID_PARAM } from "./fts_rowid.ts";
+import { quotePhrase } from "../../core/search/condition.ts";
 
 /** How a term can be found in the trigram index, if it can. */
 export type TermKind = "phrase" | "pair";
@@ -174,7 +175,7 @@ function pairRows(store: Store, pair: string, ids: Set<number>): void {
     let rejected = false;
     for (let i = 0; i < terms.length && !rejected; i += TERMS_PER_MATCH) {
       const match = terms.slice(i, i + TERMS_PER_MATCH)
-        .map((term) => `"${term.replaceAll('"', '""')}"`).join(" OR ");
+        .map(quotePhrase).join(" OR ");
       try {
         for (const row of store.statement(PHRASE_ROWS_SQL).all(match)) found.push(Number(row.id));
       } catch (error) {
@@ -207,7 +208,7 @@ function candidateIds(store: Store, terms: readonly string[]): number[] | undefi
   const phrases = terms.filter((t) => termKind(t) === "phrase");
   const pairs = terms.filter((t) => termKind(t) === "pair");
   if (phrases.length > 0) {
-    const match = phrases.map((t) => `"${t.replaceAll('"', '""')}"`).join(" OR ");
+    const match = phrases.map(quotePhrase).join(" OR ");
     try {
       for (const row of store.statement(PHRASE_ROWS_SQL).all(match)) ids.add(Number(row.id));
     } catch (error) {
@@ -348,7 +349,7 @@ export function candidateSource(
   ) {
     const match = alternatives.length === 0
       ? undefined
-      : alternatives.map((t) => `"${t.replaceAll('"', '""')}"`).join(" OR ");
+      : alternatives.map(quotePhrase).join(" OR ");
     if (match === undefined) return new KnownCandidates([], options);
     try {
       return new IndexedCandidates(store, match, options);

@@ -1,6 +1,7 @@
 /**
- * A name read from a file (a column, a trigger) written into SQL text as an
- * identifier: double quotes around it, each quote inside doubled.
+ * A name written into SQL text as an identifier (a column or trigger read
+ * from a SQLite file, a PostgreSQL schema or role): double quotes around it,
+ * each quote inside doubled, as standard SQL and both engines read it.
  *
  * @module
  */
