@@ -757,13 +757,19 @@ describe(
         await page.goto(`${central.origin}/#/s/${encodeURIComponent(id)}`, { waitUntil: "load" });
         await page.waitForSelector("body[data-ready]");
         assert.match(await text(page, ".details-list"), /Origin\s+web-1/);
-        await redrawn(page, () => page.click(".actions button:not(.danger)"));
+        // Waited for by what each answer draws: a live update of the rename's write may redraw
+        // the page first (a CI run on a loaded machine read the store before the delete).
+        await page.click(".actions button:not(.danger)");
+        await page.waitForFunction(
+          () => document.getElementById("session-title")?.textContent === "renamed on the server",
+        );
         assert.equal(
           asked[0],
           "New title (empty clears it). It came from a synced file (origin web-1): its next change on its host brings back the title its file has.",
         );
         assert.equal(await central.store.getSessionTitle(id), "renamed on the server");
-        await redrawn(page, () => page.click(".actions button.danger"));
+        await page.click(".actions button.danger");
+        await page.waitForFunction(() => location.hash === "#/");
         assert.match(
           asked[1],
           /^Delete session web-1\/20260425_090019_d38f1d and its 5 messages\? .* It came from a synced file \(origin web-1\): while the file holds it, each sync pass ships it back\.$/,
