@@ -242,7 +242,10 @@ export interface PgClient {
    * another, before it waits for it (a command says what it waits for).
    */
   onLockWait?: (name: string) => void;
-  /** Closes every connection. */
+  /**
+   * Closes every connection once the work under way has ended (5 s at most), without
+   * waiting for the server to answer the goodbye: a server that hangs does not hold it.
+   */
   close(): Promise<void>;
 }
 
@@ -294,6 +297,9 @@ async function loadPostgres(display: string): Promise<PostgresFactory> {
 
 /** Seconds the work under way on a pool left for a new one has to end. */
 const RETIRED_POOL_SECONDS = 5;
+
+/** Seconds close() leaves the work under way to end before the connections are cut. */
+const CLOSE_SECONDS = 5;
 
 /** Seconds the first answer may take when the URL gives no `connect_timeout` (the client's own default). */
 const DEFAULT_CONNECT_SECONDS = 30;
@@ -408,6 +414,30 @@ export async function connectPg(
    */
   const answering = (on: PostgresSql) =>
     [...statements.get(on) ?? []].some((statement) => statement.state != null);
+  /** Whether a statement, transaction or lock of the pool is under way. */
+  const busy = (on: PostgresSql) => reservingOn(on) > 0 || (statements.get(on)?.size ?? 0) > 0;
+  /** Per pool, who waits for its work under way to end. */
+  const idleWaiters = new WeakMap<PostgresSql, Array<() => void>>();
+  /** Tells those waiting on `on` once nothing of it is under way (called as each piece ends). */
+  const noteEnded = (on: PostgresSql) => {
+    if (busy(on)) return;
+    const waiting = idleWaiters.get(on) ?? [];
+    idleWaiters.delete(on);
+    for (const wake of waiting) wake();
+  };
+  /**
+   * Ends the pool `on` once its work under way has ended, or after `seconds`.
+   * Its connections are then cut, not waited for: the client's own end()
+   * waits for the server to close each one, and a server that hangs (or a
+   * network that drops packets) never does; libpq's PQfinish does not wait either.
+   */
+  const endPool = async (on: PostgresSql, seconds: number) => {
+    const idle = busy(on)
+      ? new Promise<void>((wake) => idleWaiters.set(on, [...idleWaiters.get(on) ?? [], wake]))
+      : undefined;
+    if (idle !== undefined) await withinSeconds(idle, seconds).catch(() => {});
+    await on.end({ timeout: 0 }).catch(() => {});
+  };
   /** Pools left for a new one, each ending. */
   const retired = new Set<Promise<void>>();
   /** Whether the server answered once: a pool that never connected is not replaced. */
@@ -423,7 +453,7 @@ export async function connectPg(
     if (!opened) return;
     const old = sql;
     sql = newPool();
-    const ending: Promise<void> = old.end({ timeout: RETIRED_POOL_SECONDS }).catch(() => {})
+    const ending: Promise<void> = endPool(old, RETIRED_POOL_SECONDS)
       .finally(() => retired.delete(ending));
     retired.add(ending);
   };
@@ -478,7 +508,7 @@ export async function connectPg(
       throw failure(error);
     } finally {
       inFlight.delete(fail);
-      if (statement !== undefined) underWay?.delete(statement);
+      if (statement !== undefined && underWay?.delete(statement)) noteEnded(conn);
     }
   };
   try {
@@ -519,7 +549,10 @@ export async function connectPg(
       // Given up on while it waited: rolled back before it did anything.
       if (abandoned) return Promise.reject(lateConnection(where, connectSeconds));
       return fn(tx);
-    }).finally(() => reserving.set(on, reservingOn(on) - 1));
+    }).finally(() => {
+      reserving.set(on, reservingOn(on) - 1);
+      noteEnded(on);
+    });
     return awaitConnection(work, {
       seconds: connectSeconds,
       where,
@@ -620,8 +653,7 @@ export async function connectPg(
       stopGuard();
       // A held lock's transaction would keep end() waiting: committed first.
       await Promise.allSettled([...held].map((unlock) => unlock()));
-      await sql.end({ timeout: 5 });
-      await Promise.allSettled(retired);
+      await Promise.allSettled([endPool(sql, CLOSE_SECONDS), ...retired]);
     },
   };
   return client;

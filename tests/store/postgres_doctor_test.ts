@@ -12,12 +12,28 @@ import type { SessionStore } from "../../lib/core/session_store.ts";
 import { runCli } from "../_cli_io.ts";
 import { copyFixture } from "../_helpers.ts";
 import { LAST_STEP } from "../../lib/postgres/schema.ts";
-import { adminSql, freshSchema, olderSchema, openPgStore, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { openStore } from "../../lib/open_store.ts";
+import { connectPg } from "../../lib/postgres/_client.ts";
+import {
+  adminSql,
+  freshSchema,
+  olderSchema,
+  openPgStore,
+  PG_SKIP,
+  PG_URL,
+  schemaUrl,
+} from "./_pg.ts";
 
 /** A store in a fresh schema with a few sessions: English, CJK, tool calls, a child. */
 async function filledStore(): Promise<{ store: SessionStore; schema: string; url: string }> {
   const schema = freshSchema();
   const store = await openPgStore({}, schema);
+  await fill(store);
+  return { store, schema, url: schemaUrl(schema) };
+}
+
+/** Writes filledStore()'s sessions into `store`. */
+async function fill(store: SessionStore): Promise<void> {
   await store.createSession("parent", "cli");
   await store.appendMessage("parent", { role: "user", content: "deploy the staging cluster" });
   await store.appendMessage("parent", {
@@ -27,7 +43,31 @@ async function filledStore(): Promise<{ store: SessionStore; schema: string; url
   });
   await store.createSession("child", "telegram", { parentSessionId: "parent" });
   await store.appendMessage("child", { role: "user", content: "数据库迁移完成了吗" });
-  return { store, schema, url: schemaUrl(schema) };
+}
+
+/**
+ * Runs `fn` on a database of its own on the test server (its URL, and a function running SQL
+ * in it), dropped after. A REINDEX or CREATE INDEX CONCURRENTLY waits for every statement of its
+ * database that began before it: in the shared one, the other test files' long statements
+ * made it wait seconds.
+ */
+async function inOwnDatabase(
+  fn: (server: URL, sql: (text: string) => Promise<unknown>) => Promise<void>,
+): Promise<void> {
+  const database = `t_db_${process.pid}_${crypto.randomUUID().slice(0, 8)}`;
+  await adminSql(`CREATE DATABASE "${database}"`);
+  try {
+    const server = new URL(PG_URL!);
+    server.pathname = `/${database}`;
+    const admin = await connectPg(server.href, "public", { max: 1 });
+    try {
+      await fn(server, (text) => admin.query(text));
+    } finally {
+      await admin.close();
+    }
+  } finally {
+    await adminSql(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+  }
 }
 
 function byName(checks: readonly HealthCheck[], name: string): HealthCheck {
@@ -252,32 +292,39 @@ describe("doctor on PostgreSQL", { skip: PG_SKIP }, () => {
   test("missing and invalid indexes are built, leftovers of a REINDEX dropped", {
     timeout: 60_000,
   }, async () => {
-    const { store, schema, url } = await filledStore();
-    await using _ = store;
-    await adminSql(`DROP INDEX "${schema}".idx_messages_newest`);
-    await adminSql(
-      `UPDATE pg_index SET indisvalid = false WHERE indexrelid = '"${schema}".idx_sessions_source'::regclass`,
-    );
-    // What an interrupted REINDEX CONCURRENTLY leaves: an invalid copy named …_ccnew.
-    await adminSql(`CREATE INDEX idx_sessions_parent_ccnew ON "${schema}".sessions (id)`);
-    await adminSql(
-      `UPDATE pg_index SET indisvalid = false WHERE indexrelid = '"${schema}".idx_sessions_parent_ccnew'::regclass`,
-    );
-    const report = await doctorPostgresStore(url, { fix: true });
-    const indexes = byName(report.checks, "indexes");
-    assert.deepEqual(indexes.details, [
-      "idx_messages_newest: missing",
-      "idx_sessions_source: invalid (built again by REINDEX CONCURRENTLY)",
-      "idx_sessions_parent_ccnew: invalid leftover of a REINDEX CONCURRENTLY (dropped)",
-    ]);
-    assert.equal(byName(report.after!, "indexes").status, "ok");
-    const names = await adminSql(
-      `SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-       WHERE c.relnamespace = '"${schema}"'::regnamespace ORDER BY 1`,
-    );
-    assert.ok(names.every((row) => row.indisvalid === true));
-    assert.ok(names.some((row) => row.relname === "idx_messages_newest"));
-    assert.ok(!names.some((row) => String(row.relname).endsWith("_ccnew")));
+    await inOwnDatabase(async (server, sql) => {
+      const schema = "doctor";
+      server.searchParams.set("schema", schema);
+      const url = server.href;
+      const store = await openStore(url);
+      await using _ = store;
+      await fill(store);
+      await sql(`DROP INDEX "${schema}".idx_messages_newest`);
+      await sql(
+        `UPDATE pg_index SET indisvalid = false WHERE indexrelid = '"${schema}".idx_sessions_source'::regclass`,
+      );
+      // What an interrupted REINDEX CONCURRENTLY leaves: an invalid copy named …_ccnew.
+      await sql(`CREATE INDEX idx_sessions_parent_ccnew ON "${schema}".sessions (id)`);
+      await sql(
+        `UPDATE pg_index SET indisvalid = false WHERE indexrelid = '"${schema}".idx_sessions_parent_ccnew'::regclass`,
+      );
+      const report = await doctorPostgresStore(url, { fix: true });
+      const indexes = byName(report.checks, "indexes");
+      assert.deepEqual(indexes.details, [
+        "idx_messages_newest: missing",
+        "idx_sessions_source: invalid (built again by REINDEX CONCURRENTLY)",
+        "idx_sessions_parent_ccnew: invalid leftover of a REINDEX CONCURRENTLY (dropped)",
+      ]);
+      assert.equal(byName(report.after!, "indexes").status, "ok");
+      const names = await sql(
+        `SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+         WHERE c.relnamespace = '"${schema}"'::regnamespace ORDER BY 1`,
+      ) as Record<string, unknown>[];
+      assert.ok(names.length > 3, `the schema's indexes: ${names.length}`);
+      assert.ok(names.every((row) => row.indisvalid === true));
+      assert.ok(names.some((row) => row.relname === "idx_messages_newest"));
+      assert.ok(!names.some((row) => String(row.relname).endsWith("_ccnew")));
+    });
   });
 
   test("a schema behind is reported without a write, and migrated by --fix", {

@@ -633,14 +633,16 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
     const mine = await server();
     const other = await server();
     const release = await mine.client.lock(syncLockName("web-1"));
+    // Cleared once answered: a timer left running keeps Node's process for the file alive.
+    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       const quick = await Promise.race([
         other.client.lock(syncLockName("web-1")).then(async (unlock) => {
           await unlock();
           return "taken";
         }),
-        new Promise((resolve) => setTimeout(() => resolve("waited"), 5_000)),
-      ]);
+        new Promise((resolve) => timer = setTimeout(() => resolve("waited"), 5_000)),
+      ]).finally(() => clearTimeout(timer));
       assert.equal(quick, "taken", "the same origin name in another schema is another lock");
       let sameTaken = false;
       const same = mine.client.lock(syncLockName("web-1")).then((unlock) => {

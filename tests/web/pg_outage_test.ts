@@ -9,6 +9,22 @@ import { loadFixture } from "../store/_fixture_data.ts";
 import { freshSchema, PG_SKIP } from "../store/_pg.ts";
 import { type PgRelay, startPgRelay } from "./_pg_relay.ts";
 
+/**
+ * What `work` gives, or `late` after `ms`. The timer is cleared: one left running would keep
+ * Node's process for the file alive after its last test.
+ */
+async function orAfter<T, L>(work: Promise<T>, ms: number, late: L): Promise<T | L> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<L>((resolve) => timer = setTimeout(() => resolve(late), ms)),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 describe("web handler while the PostgreSQL server is gone", { skip: PG_SKIP }, () => {
   let relay: PgRelay;
   let store: SessionStore;
@@ -72,10 +88,7 @@ describe("web handler while the PostgreSQL server does not answer", { skip: PG_S
       relay.freeze();
       for (const path of ["/api/sessions?limit=2", "/api/search?q=docker", "/api/origins"]) {
         const started = Date.now();
-        const answer = await Promise.race([
-          get(path),
-          new Promise<"none">((resolve) => setTimeout(() => resolve("none"), 8_000)),
-        ]);
+        const answer = await orAfter(get(path), 8_000, "none");
         assert.notEqual(answer, "none", `${path}: no answer in 8 s`);
         const response = answer as Response;
         assert.equal(response.status, 503, path);
@@ -111,10 +124,7 @@ describe("the live stream while the PostgreSQL server does not answer", { skip: 
         const started = Date.now();
         while (!text.includes(`event: ${event}`)) {
           const left = ms - (Date.now() - started);
-          const chunk = await Promise.race([
-            reader.read(),
-            new Promise<"late">((resolve) => setTimeout(() => resolve("late"), Math.max(left, 0))),
-          ]);
+          const chunk = await orAfter(reader.read(), Math.max(left, 0), "late");
           assert.notEqual(chunk, "late", `no "${event}" within ${ms} ms; got:\n${text}`);
           const { done, value } = chunk as ReadableStreamReadResult<Uint8Array>;
           assert.ok(!done, `the stream ended before "${event}"`);
