@@ -124,6 +124,8 @@ export type {
   RichSessionRow,
   SearchHit,
   SessionExport,
+  SessionExportWithActivity,
   SessionRow,
+  SessionRowWithActivity,
   SessionTokens,
 } from "./lib/core/types.ts";

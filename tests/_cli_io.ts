@@ -3,6 +3,7 @@
  * which runs `main` and returns the exit code with everything printed.
  */
 import { chmodSync } from "node:fs";
+import { PassThrough } from "node:stream";
 import type { Io } from "../lib/cli/io.ts";
 import { main } from "../lib/cli/main.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
@@ -86,11 +87,10 @@ export function recordingIo(options: IoOptions = {}): RecordingIo {
       position = end < 0 ? input.length : end + 1;
       return Promise.resolve(line);
     },
-    async *stdinLines() {
-      if (input === "") return;
-      const lines = input.split("\n");
-      if (lines[lines.length - 1] === "") lines.pop();
-      for (const line of lines) yield line;
+    stdin() {
+      const stream = new PassThrough();
+      stream.end(input);
+      return stream;
     },
   };
   return io;

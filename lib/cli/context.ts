@@ -17,6 +17,7 @@ import { createStyle } from "../render/style.ts";
 import { CommandError } from "./usage_error.ts";
 import { isMissing, noDatabaseError } from "./missing_store.ts";
 import { readOnlyPart, unwritableReason } from "./writable.ts";
+import { quotedArgument } from "./shown_argument.ts";
 
 /** A context and the function that releases it. */
 export interface OpenContext {
@@ -67,7 +68,9 @@ export function lockTimeoutMs(io: Io): number {
   const seconds = given === "" ? 15 : Number(given);
   if (!Number.isFinite(seconds) || seconds < 0) {
     throw new CommandError(
-      `HERMES_STATE_LOCK_TIMEOUT must be a number of seconds: current value is "${given}"`,
+      `HERMES_STATE_LOCK_TIMEOUT must be a number of seconds: current value is ${
+        quotedArgument(given)
+      }`,
     );
   }
   return seconds * 1000;

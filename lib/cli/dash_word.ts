@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { visibleInline } from "../render/transcript.ts";
+import { printableArgument } from "./shown_argument.ts";
 import { shellWord } from "../core/shell_word.ts";
 
 /** `word` as a POSIX shell reads it back (re-exported: the hints of this module use it). */
@@ -59,8 +59,10 @@ export function dashWordHint(
   purpose: DashWordPurpose,
   place: DashWordPlace,
 ): string {
-  const words = [...place.options, "--", ...place.before, place.word].map(shellWord);
+  const words = [...place.options, "--", ...place.before, place.word].map((word) =>
+    printableArgument(shellWord(word))
+  );
   const line = ["hermes-state", command, ...words].join(" ");
-  const what = purpose(`"${visibleInline(place.word)}"`, place.before);
-  return `${what}, put -- before it: ${visibleInline(line)}`;
+  const what = purpose(printableArgument(place.word, '"'), place.before);
+  return `${what}, put -- before it: ${line}`;
 }

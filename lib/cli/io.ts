@@ -7,7 +7,6 @@
  */
 import process from "node:process";
 import { once } from "node:events";
-import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { wallClockSeconds } from "../core/wall_clock.ts";
 
@@ -36,8 +35,11 @@ export interface Io {
   readonly timeZone?: string;
   /** Reads one line of standard input (without its line end); `null` at the end of input. */
   readLine(): Promise<string | null>;
-  /** The lines of standard input, one at a time, for `import -`. */
-  stdinLines(): AsyncIterable<string>;
+  /**
+   * Standard input as a stream of bytes, for `import -`, which splits it
+   * into lines itself (with the line-length limit that a file gets).
+   */
+  stdin(): Readable;
   /**
    * Calls `listener` on SIGINT or SIGTERM instead of ending the process, so
    * a command can stop and remove what it was writing; a second signal ends
@@ -75,19 +77,40 @@ function nextChunk(stream: Readable): Promise<string | null> {
   });
 }
 
-/** A line reader over a stream that keeps what follows a line for the next call. */
+/**
+ * The longest answer a question reads: what follows on a longer line is
+ * skipped. Without a bound, an endless line (`cat /dev/zero | hermes-state
+ * delete ID`) was gathered whole, searched again for its end at each chunk.
+ */
+const MAX_ANSWER_LENGTH = 4096;
+
+/**
+ * A line reader over a stream that keeps what follows a line for the next
+ * call; a line longer than {@linkcode MAX_ANSWER_LENGTH} is cut there, and
+ * the rest of it skipped.
+ */
 function lineReader(stream: Readable): () => Promise<string | null> {
   let buffer = "";
   let ended = false;
+  let skipping = false;
   return async () => {
     while (true) {
       const end = buffer.indexOf("\n");
-      if (end >= 0) {
+      if (skipping) {
+        buffer = end >= 0 ? buffer.slice(end + 1) : "";
+        skipping = end < 0;
+        if (skipping && ended) return null;
+        if (!skipping) continue;
+      } else if (end >= 0) {
         const line = buffer.slice(0, end).replace(/\r$/, "");
         buffer = buffer.slice(end + 1);
         return line;
-      }
-      if (ended) {
+      } else if (buffer.length > MAX_ANSWER_LENGTH) {
+        const line = buffer.slice(0, MAX_ANSWER_LENGTH);
+        buffer = "";
+        skipping = true;
+        return line;
+      } else if (ended) {
         const rest = buffer;
         buffer = "";
         return rest === "" ? null : rest;
@@ -133,7 +156,7 @@ export function defaultIo(): Io {
       }
       return readLine();
     },
-    stdinLines: () => createInterface({ input: process.stdin, crlfDelay: Infinity }),
+    stdin: () => process.stdin,
     onInterrupt: (listener) => {
       let seen = false;
       const handler = (signal: "SIGINT" | "SIGTERM") => {

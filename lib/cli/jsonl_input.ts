@@ -12,7 +12,7 @@ import type { Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
 import type { Io } from "./io.ts";
 import { CommandError } from "./usage_error.ts";
-import { visibleInline } from "../render/transcript.ts";
+import { printableArgument } from "./shown_argument.ts";
 
 /** How the first line of a file that is not JSON Lines starts, and what it is. */
 const SIGNATURES: readonly (readonly [readonly string[], string])[] = [
@@ -28,29 +28,33 @@ const SIGNATURES: readonly (readonly [readonly string[], string])[] = [
 
 /**
  * Lines of input, from a file (decompressed when it ends in `.gz`) or from
- * standard input (`-`). Iterate at once: a line reader drops the lines it
- * reads before someone listens.
+ * standard input (`-`), each source with the same limit on a line's length.
+ * Iterate at once: a line reader drops the lines it reads before someone
+ * listens.
  *
  * @param io The process streams (standard input).
  * @param source A path, or `-`.
- * @returns The lines, without their line ends.
+ * @returns The lines, without their line ends; reading fails with a
+ *   {@linkcode CommandError} at a line longer than {@linkcode MAX_LINE_LENGTH}.
  */
 export function inputLines(io: Io, source: string): AsyncIterable<string> {
-  if (source === "-") return io.stdinLines();
+  if (source === "-") return limitedLines(io.stdin().setEncoding("utf8"), source);
   const file = createReadStream(source);
-  if (!/\.gz$/i.test(source)) {
-    return createInterface({
-      input: limitLines(file.setEncoding("utf8"), source),
-      crlfDelay: Infinity,
-    });
-  }
+  if (!/\.gz$/i.test(source)) return limitedLines(file.setEncoding("utf8"), source);
   const gunzip = createGunzip();
   // A damaged stream fails the line reader rather than the process.
   file.on("error", (error) => gunzip.destroy(error));
-  return createInterface({
-    input: limitLines(file.pipe(gunzip).setEncoding("utf8"), source),
-    crlfDelay: Infinity,
-  });
+  return limitedLines(file.pipe(gunzip).setEncoding("utf8"), source);
+}
+
+/** The lines of a text stream, read through {@linkcode limitLines}. */
+function limitedLines(stream: Readable, source: string): AsyncIterable<string> {
+  return createInterface({ input: limitLines(stream, source), crlfDelay: Infinity });
+}
+
+/** How messages name an input: a file's printable name, or "standard input" for `-`. */
+function inputName(source: string): string {
+  return source === "-" ? "standard input" : printableArgument(source);
 }
 
 /**
@@ -77,7 +81,7 @@ function limitLines(stream: Readable, source: string, limit = MAX_LINE_LENGTH): 
     if (open > limit) {
       stream.destroy(
         new CommandError(
-          `Cannot import ${visibleInline(source)}: line ${number} is longer than ${
+          `Cannot import ${inputName(source)}: line ${number} is longer than ${
             limit / 1024 / 1024
           } MiB (it is not JSON Lines)`,
         ),
@@ -110,7 +114,7 @@ function limitLines(stream: Readable, source: string, limit = MAX_LINE_LENGTH): 
  * ```
  */
 export function checkJsonLines(line: string, source: string): void {
-  const name = source === "-" ? "standard input" : source;
+  const name = inputName(source);
   for (const [starts, what] of SIGNATURES) {
     if (starts.some((start) => line.startsWith(start))) {
       throw new CommandError(`Cannot import ${name}: it is not JSON Lines but ${what}`);

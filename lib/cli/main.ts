@@ -28,6 +28,8 @@ import { type OptionSpec, parseCommand } from "./parse.ts";
 import { topUsage } from "./usage.ts";
 import { CommandError, InterruptedError, UsageError } from "./usage_error.ts";
 import { VERSION } from "../core/version.ts";
+import { quotedArgument } from "./shown_argument.ts";
+import { clippedText, quotedValue } from "../core/shown_value.ts";
 
 /** Options every command accepts. */
 const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
@@ -69,7 +71,7 @@ function takeLeading(argv: readonly string[]): Leading {
       out.db = value;
       i++;
     } else if (arg.startsWith("-") && arg !== "-") {
-      throw new UsageError(`unknown option ${arg.split("=")[0]}`);
+      throw new UsageError(`unknown option ${clippedText(arg.split("=")[0])}`);
     } else break;
   }
   out.rest = argv.slice(i);
@@ -119,7 +121,9 @@ function findEntry(name: string): CommandEntry {
   if (entry === undefined) {
     const near = suggestion(name);
     throw new UsageError(
-      `unknown command "${name}"${near === undefined ? "" : `; did you mean "${near}"?`}`,
+      `unknown command ${quotedArgument(name)}${
+        near === undefined ? "" : `; did you mean "${near}"?`
+      }`,
     );
   }
   return entry;
@@ -317,7 +321,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     if (dbPath.trim() === "") throw new UsageError("--db needs a file path", { command });
     if (dbPath.includes("\u0000")) {
       throw new UsageError(
-        `--db ${JSON.stringify(dbPath)}: a file name cannot contain a NUL character`,
+        `--db ${quotedValue(dbPath)}: a file name cannot contain a NUL character`,
         { command },
       );
     }

@@ -12,6 +12,7 @@ import { formatCount } from "../render/format.ts";
 import type { Context } from "./command.ts";
 import type { ParsedArgs } from "./parse.ts";
 import { CommandError } from "./usage_error.ts";
+import { quotedValue } from "../core/shown_value.ts";
 
 /** Known origins an error names at most. */
 const ORIGINS_NAMED = 20;
@@ -47,7 +48,7 @@ export async function originOption(
       known.length > ORIGINS_NAMED ? `… (${formatCount(known.length)} in all)` : ""
     }`;
   throw new CommandError(
-    `No origin ${JSON.stringify(origin)} in ${store.target}: ${named} (hermes-state origins)`,
+    `No origin ${quotedValue(origin)} in ${store.target}: ${named} (hermes-state origins)`,
   );
 }
 

@@ -8,7 +8,8 @@
  */
 import { dashWordHint, type DashWordPurpose } from "./dash_word.ts";
 import { UsageError } from "./usage_error.ts";
-import { visibleInline } from "../render/transcript.ts";
+import { printableArgument, quotedArgument } from "./shown_argument.ts";
+import { quotedValue } from "../core/shown_value.ts";
 
 /** One option a command accepts. */
 export interface OptionSpec {
@@ -149,7 +150,7 @@ export function parseCommand(spec: ParseSpec, argv: readonly string[]): ParsedAr
   /** Which arguments were positionals: the others before an unknown option stay options in its hint. */
   const positionalAt = new Set<number>();
   const unknown = (name: string, at: number) => {
-    const shown = visibleInline(name);
+    const shown = printableArgument(name);
     if (spec.dashWord === undefined) return fail(`unknown option ${shown}`);
     const options = argv.slice(0, at).filter((_, k) => !positionalAt.has(k));
     const hint = dashWordHint(spec.command ?? "", spec.dashWord, {
@@ -209,7 +210,7 @@ export function parseCommand(spec: ParseSpec, argv: readonly string[]): ParsedAr
       i++;
     }
     if (value.trim() === "") {
-      throw fail(`option --${name} needs a value, got ${JSON.stringify(value)}`);
+      throw fail(`option --${name} needs a value, got ${quotedValue(value)}`);
     }
     const previous = values.get(name);
     if (Array.isArray(previous) && option.multiple) previous.push(value);
@@ -218,7 +219,9 @@ export function parseCommand(spec: ParseSpec, argv: readonly string[]): ParsedAr
   const min = spec.minPositionals ?? 0;
   const max = spec.maxPositionals ?? Infinity;
   if (positionals.length < min) throw fail(`missing ${spec.positionalNames ?? "argument"}`);
-  if (positionals.length > max) throw fail(`unexpected argument "${positionals[max]}"`);
+  if (positionals.length > max) {
+    throw fail(`unexpected argument ${quotedArgument(positionals[max])}`);
+  }
   return new ParsedArgs(values, positionals);
 }
 
@@ -248,9 +251,12 @@ export function integerOption(
   const min = options.min ?? 0;
   const value = /^[+-]?\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
   if (!Number.isSafeInteger(value) || value < min) {
-    throw new UsageError(`--${name} must be a whole number of at least ${min}, got "${text}"`, {
-      command: options.command,
-    });
+    throw new UsageError(
+      `--${name} must be a whole number of at least ${min}, got ${quotedArgument(text)}`,
+      {
+        command: options.command,
+      },
+    );
   }
   return value;
 }
@@ -280,7 +286,7 @@ export function choiceOption<T extends string>(
   if (text === undefined) return options.fallback;
   if (!(options.choices as readonly string[]).includes(text)) {
     throw new UsageError(
-      `--${name} must be one of ${options.choices.join(", ")}, got "${text}"`,
+      `--${name} must be one of ${options.choices.join(", ")}, got ${quotedArgument(text)}`,
       { command: options.command },
     );
   }
@@ -314,7 +320,7 @@ export function choicesOption<T extends string>(
   for (const text of values) {
     if (!(options.choices as readonly string[]).includes(text)) {
       throw new UsageError(
-        `--${name} must be one of ${options.choices.join(", ")}, got "${text}"`,
+        `--${name} must be one of ${options.choices.join(", ")}, got ${quotedArgument(text)}`,
         { command: options.command },
       );
     }
@@ -342,7 +348,7 @@ export function positiveSeconds(name: string, text: string, command: string): nu
   const seconds = text.trim() === "" ? NaN : Number(text);
   if (!Number.isFinite(seconds) || seconds <= 0) {
     throw new UsageError(
-      `${name} must be a positive number of seconds, got ${JSON.stringify(text)}`,
+      `${name} must be a positive number of seconds, got ${quotedValue(text)}`,
       {
         command,
       },

@@ -21,6 +21,8 @@ import { syncedStore } from "../core/synced_store.ts";
 import { formatCount } from "../render/format.ts";
 import { AmbiguousSessionError, SessionNotFoundError, UsageError } from "./usage_error.ts";
 import { visibleInline } from "../render/transcript.ts";
+import { printableArgument } from "./shown_argument.ts";
+import { quotedValue } from "../core/shown_value.ts";
 
 /** How many sessions an ambiguous prefix error lists. */
 const LISTED = 10;
@@ -33,7 +35,7 @@ function ambiguous(text: string, matches: PrefixMatches, hint: string): Ambiguou
     text,
     matches.ids,
     matches.count,
-    `Session '${visibleInline(text)}' is ambiguous: matches ${
+    `Session ${printableArgument(text, "'")} is ambiguous: matches ${
       formatCount(matches.count)
     } sessions ` +
       `(${hint}):\n  ${matches.ids.map(visibleInline).join("\n  ")}${more}`,
@@ -44,7 +46,7 @@ function ambiguous(text: string, matches: PrefixMatches, hint: string): Ambiguou
 function emptyArgumentError(text: string, command: string | undefined): UsageError {
   return new UsageError(
     `the session argument is empty (${
-      JSON.stringify(text)
+      quotedValue(text)
     }): give an id, a unique id prefix or a title`,
     { command },
   );

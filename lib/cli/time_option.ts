@@ -8,6 +8,7 @@
  */
 import type { ParsedArgs } from "./parse.ts";
 import { UsageError } from "./usage_error.ts";
+import { quotedArgument } from "./shown_argument.ts";
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?$/;
 const AGE = /^(\d+)(min|mo|[mhdwy])$/;
@@ -81,7 +82,9 @@ export function timeOption(
   if (value === undefined) {
     throw new UsageError(
       `--${name} must be a date (2026-04-20), a date and time (2026-04-20 09:30), ` +
-        `an age (30m, 12h, 7d, 2w, 6mo, 1y) or Unix seconds (9 digits or more), got "${text}"`,
+        `an age (30m, 12h, 7d, 2w, 6mo, 1y) or Unix seconds (9 digits or more), got ${
+          quotedArgument(text)
+        }`,
       { command: options.command },
     );
   }

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { visibleInline } from "../render/transcript.ts";
+import { printableArgument } from "./shown_argument.ts";
 
 /**
  * The command line is wrong: unknown option, missing argument, bad value.
@@ -89,7 +89,9 @@ export class SessionNotFoundError extends CommandError {
   constructor(typed: string) {
     // Control characters shown as symbols, as the ambiguous-prefix error shows them.
     super(
-      `Session '${visibleInline(typed)}' not found (give an id, a unique id prefix or a title)`,
+      `Session ${
+        printableArgument(typed, "'")
+      } not found (give an id, a unique id prefix or a title)`,
     );
     this.name = "SessionNotFoundError";
     this.typed = typed;

@@ -6,6 +6,7 @@
  * @module
  */
 import { StorageError, type StorageErrorKind } from "./storage_error.ts";
+import { clippedText, clippedWithin } from "./shown_value.ts";
 
 export { StorageError, type StorageErrorKind };
 
@@ -46,8 +47,11 @@ export class OpenError extends StorageError {
     reason: string,
     options?: { cause?: unknown; kind?: StorageErrorKind },
   ) {
+    // A long path is named by its start, here and where the reason repeats it (ENAMETOOLONG).
     super(
-      `Cannot open database "${path}": ${reason}`,
+      `Cannot open database ${clippedText(path, (shown) => `"${shown}"`)}: ${
+        clippedWithin(reason, path)
+      }`,
       options?.kind ?? openFailureKind(options?.cause),
       { cause: options?.cause },
     );

@@ -6,6 +6,7 @@
  */
 import { encodeContent, encodeJson, MULTIMODAL_PREFIX, pythonJson } from "./content.ts";
 import { storedTextOf } from "./stored_text.ts";
+import { quotedValue } from "./shown_value.ts";
 import type { ImportResult } from "./transfer_options.ts";
 import type { MessageContent } from "./types.ts";
 
@@ -415,17 +416,10 @@ export function skippedImport(id: string): ImportResult {
  * ```
  */
 export function checkParentLinks(links: unknown): void {
-  const shown = (value: unknown): string => {
-    try {
-      return JSON.stringify(value) ?? String(value);
-    } catch {
-      return Object.prototype.toString.call(value);
-    }
-  };
   if (!Array.isArray(links)) {
     throw new TypeError(
       `Cannot restore parent links: links must be an array of { id, parentId }: current value is ${
-        shown(links)
+        quotedValue(links)
       }`,
     );
   }
@@ -434,7 +428,7 @@ export function checkParentLinks(links: unknown): void {
     if (typeof link !== "object" || typeof id !== "string" || typeof parentId !== "string") {
       throw new TypeError(
         `Cannot restore parent links: link ${index} must be { id, parentId } with both strings: ` +
-          `current value is ${shown(link)}`,
+          `current value is ${quotedValue(link)}`,
       );
     }
   });

@@ -8,6 +8,7 @@
  * @module
  */
 import { encodeContent, encodeJson } from "./content.ts";
+import { describeValue } from "./shown_value.ts";
 import type { ConversationMessage, NewMessage } from "./types.ts";
 
 /** A value a message column stores: text, a number, or NULL. */
@@ -26,20 +27,6 @@ export interface MessageColumn {
   readonly read: ReadField;
   /** In a conversation (`replaceMessages`), only an assistant turn keeps it, as in Python. */
   readonly assistantOnly: boolean;
-}
-
-/** Names a value in an error message: JSON when it can be, else its string. */
-export function describeValue(value: unknown): string {
-  try {
-    return typeof value === "object" ? JSON.stringify(value) : String(value);
-  } catch {
-    return Object.prototype.toString.call(value);
-  }
-}
-
-/** Names a value in an error message as {@linkcode describeValue} does, a string in quotes. */
-export function quotedValue(value: unknown): string {
-  return typeof value === "string" ? JSON.stringify(value) : describeValue(value);
 }
 
 /**

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { describeValue, quotedValue } from "./shown_value.ts";
 
 /**
  * Throws unless `value` is a non-negative integer.
@@ -25,9 +26,10 @@
  */
 export function checkCount(action: string, name: string, value: unknown): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
-    const shown = typeof value === "string" ? JSON.stringify(value) : String(value);
     throw new RangeError(
-      `Cannot ${action}: ${name} must be a non-negative integer: current value is ${shown}`,
+      `Cannot ${action}: ${name} must be a non-negative integer: current value is ${
+        quotedValue(value)
+      }`,
     );
   }
   return value;
@@ -56,7 +58,7 @@ export function checkSeconds(action: string, name: string, value: unknown): numb
   if (typeof value !== "number" || !Number.isFinite(value)) {
     throw new RangeError(
       `Cannot ${action}: ${name} must be a finite number of seconds: current value is ${
-        String(value)
+        describeValue(value)
       }`,
     );
   }

@@ -5,6 +5,7 @@
  * @module
  */
 import { checkOptionalText } from "./session_options.ts";
+import { describeValue } from "./shown_value.ts";
 
 /** Options of `deleteSession` and `pruneEmptyGhostSessions`. */
 export interface SessionsDirOptions {
@@ -99,7 +100,7 @@ export function checkPruneCandidatesOptions(options: PruneCandidatesOptions): nu
   if (typeof days !== "number" || !Number.isFinite(days) || days < 0) {
     throw new RangeError(
       `Cannot list prune candidates: olderThanDays must be a non-negative number: current value is ${
-        String(days)
+        describeValue(days)
       }`,
     );
   }

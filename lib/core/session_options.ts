@@ -7,6 +7,7 @@
 import type { JsonValue } from "./types.ts";
 import { type StoredValue, textValue } from "./message_values.ts";
 import { encodeJson } from "./content.ts";
+import { quotedValue } from "./shown_value.ts";
 
 /** Options of `createSession`. */
 export interface CreateSessionOptions {
@@ -83,20 +84,6 @@ const TEXT_FIELDS = [
   "billingMode",
 ] as const;
 
-/** A value in an error: a string quoted, an object or array as JSON, anything else as written. */
-function shown(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  if (Object.is(value, -0)) return "-0";
-  if (typeof value === "object" && value !== null) {
-    try {
-      return JSON.stringify(value) ?? String(value);
-    } catch {
-      return Object.prototype.toString.call(value);
-    }
-  }
-  return String(value);
-}
-
 /**
  * Checks a text argument that a row is keyed by (a session id, a source, a
  * meta key): SQLite would store a NULL key, or a number as its own text.
@@ -115,7 +102,7 @@ function shown(value: unknown): string {
 export function checkKeyText(action: string, field: string, value: unknown): void {
   if (typeof value !== "string") {
     throw new TypeError(
-      `Cannot ${action}: ${field} must be a string: current value is ${shown(value)}`,
+      `Cannot ${action}: ${field} must be a string: current value is ${quotedValue(value)}`,
     );
   }
 }
@@ -145,7 +132,9 @@ export function checkKeyText(action: string, field: string, value: unknown): voi
  */
 export function checkTokenCounts(update: unknown): void {
   const fail = (what: string, value: unknown): never => {
-    throw new TypeError(`Cannot update token counts: ${what}: current value is ${shown(value)}`);
+    throw new TypeError(
+      `Cannot update token counts: ${what}: current value is ${quotedValue(value)}`,
+    );
   };
   if (update === undefined) return;
   if (update === null || typeof update !== "object" || Array.isArray(update)) {
@@ -214,7 +203,7 @@ export function checkedAfterId(afterId: unknown): number | undefined {
   if (typeof afterId !== "number" || !Number.isFinite(afterId)) {
     throw new TypeError(
       `Cannot read messages: afterId must be a finite number: current value is ${
-        typeof afterId === "string" ? JSON.stringify(afterId) : String(afterId)
+        quotedValue(afterId)
       }`,
     );
   }
@@ -274,7 +263,9 @@ export function checkTextList(action: string, field: string, value: unknown): vo
   if (value === undefined || value === null) return;
   if (!Array.isArray(value) || !value.every((item) => typeof item === "string")) {
     throw new TypeError(
-      `Cannot ${action}: ${field} must be an array of strings: current value is ${shown(value)}`,
+      `Cannot ${action}: ${field} must be an array of strings: current value is ${
+        quotedValue(value)
+      }`,
     );
   }
 }

@@ -55,7 +55,9 @@ import type {
   RichSessionRow,
   SearchHit,
   SessionExport,
+  SessionExportWithActivity,
   SessionRow,
+  SessionRowWithActivity,
   SessionTokens,
 } from "./types.ts";
 
@@ -137,10 +139,15 @@ export interface SessionStore extends AsyncDisposable {
 
   /** See {@linkcode SessionDB.searchMessages}. */
   searchMessages(query: string, options?: SearchOptions): Promise<SearchHit[]>;
+  /**
+   * See {@linkcode SessionDB.countSearchHits}; a store without it counts by
+   * searching (`searchMessages(...).length`).
+   */
+  countSearchHits?(query: string, options: SearchOptions, upTo: number): Promise<number>;
   /** See {@linkcode SessionDB.listSessionsRich}. */
   listSessionsRich(options?: ListSessionsOptions): Promise<RichSessionRow[]>;
   /** See {@linkcode SessionDB.searchSessions}. */
-  searchSessions(options?: SearchSessionsOptions): Promise<SessionRow[]>;
+  searchSessions(options?: SearchSessionsOptions): Promise<SessionRowWithActivity[]>;
   /** See {@linkcode SessionDB.sessionCount}. */
   sessionCount(options?: SessionCountOptions): Promise<number>;
   /** See {@linkcode SessionDB.listedSessionCount}. */
@@ -173,14 +180,14 @@ export interface SessionStore extends AsyncDisposable {
   /** See {@linkcode SessionDB.exportSession}. */
   exportSession(id: string): Promise<SessionExport | undefined>;
   /** See {@linkcode SessionDB.exportAll}. */
-  exportAll(options?: ExportOptions): Promise<SessionExport[]>;
+  exportAll(options?: ExportOptions): Promise<SessionExportWithActivity[]>;
   /**
    * See {@linkcode SessionDB.iterateExport}: the same sessions in the same
    * order, read in pages so no read transaction stays open across awaits.
    * A bad option (a `source` that is not a string, a start bound that is
    * not a finite number) rejects the first `next()`, not the call.
    */
-  iterateExport(options?: ExportOptions): AsyncIterableIterator<SessionExport>;
+  iterateExport(options?: ExportOptions): AsyncIterableIterator<SessionExportWithActivity>;
   /** See {@linkcode SessionDB.deleteSession}. */
   deleteSession(id: string, options?: SessionsDirOptions): Promise<boolean>;
   /** See {@linkcode SessionDB.pruneSessions}. */

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { quotedValue } from "./shown_value.ts";
 
 /** A time zone's offset from `from` (Unix seconds; `null`: since always) until the next span. */
 export interface OffsetSpan {
@@ -95,7 +96,7 @@ export function checkTimeZone(action: string, timeZone: unknown): string {
   }
   throw new RangeError(
     `Cannot ${action}: timeZone must be a time zone like UTC, Asia/Shanghai or America/New_York: current value is ${
-      JSON.stringify(timeZone)
+      quotedValue(timeZone)
     }`,
   );
 }

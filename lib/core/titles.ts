@@ -7,7 +7,7 @@
  */
 import { codePointLength, PYTHON_WHITESPACE, pythonStrip } from "./python_text.ts";
 import { TitleError } from "./errors.ts";
-import { describeValue } from "./message_values.ts";
+import { describeValue } from "./shown_value.ts";
 
 /** The longest title accepted, in code points. */
 const MAX_TITLE_LENGTH = 100;

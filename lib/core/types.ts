@@ -210,12 +210,25 @@ export interface SearchHit {
   [key: string]: unknown;
 }
 
+/**
+ * A session row with the time of its last activity, by which the session
+ * list and exports order sessions: what `searchSessions` returns.
+ */
+export interface SessionRowWithActivity extends SessionRow {
+  /**
+   * When the session was last active, in Unix seconds: the newest
+   * `timestamp` among its message rows (every row, the rewound and
+   * compacted ones of a newer Hermes too), else `started_at` when it has no
+   * message. Computed when read, not a column of `sessions`: an export
+   * carries it, and `importSession` ignores it.
+   */
+  last_active: number;
+}
+
 /** A session in a listing, with its preview and last activity. */
-export interface RichSessionRow extends SessionRow {
+export interface RichSessionRow extends SessionRowWithActivity {
   /** The first user message, one line, 60 characters plus `...`. */
   preview: string;
-  /** The newest message time, else the start. */
-  last_active: number;
   /** For a projected compression chain: the root's id. */
   _lineage_root_id?: string;
 }
@@ -225,6 +238,12 @@ export interface SessionExport extends SessionRow {
   /** Every message, in order. */
   messages: MessageRow[];
 }
+
+/**
+ * A session with its messages and its last activity: what `exportAll` and
+ * `iterateExport` give (`exportSession` gives a {@linkcode SessionExport}).
+ */
+export interface SessionExportWithActivity extends SessionExport, SessionRowWithActivity {}
 
 /** Tokens and cost of the sessions of one model. */
 export interface ModelUsage {

@@ -7,6 +7,7 @@
 import { checkSeconds } from "./paging.ts";
 import { checkOptionalText } from "./session_options.ts";
 import { checkTimeZone, offsetSpans, shiftedSql, zonedSeconds } from "./time_zone.ts";
+import { quotedValue } from "./shown_value.ts";
 /** One source's totals, as {@linkcode usageBySource} returns them. */
 export interface SourceUsage {
   /** `cli`, `telegram`, `discord`, `tool`… */
@@ -201,7 +202,7 @@ export function parseSince(text: string, now: number, timeZone = "UTC"): number 
   }
   throw new RangeError(
     `Cannot read the period: expected 30d, 12h, 2w, 6mo, 1y, a date like 2026-04-01 or Unix seconds: current value is ${
-      JSON.stringify(text)
+      quotedValue(text)
     }`,
   );
 }
@@ -248,7 +249,7 @@ export function checkUsageOptions(options: UsageReportOptions = {}): CheckedUsag
   if (!USAGE_GROUPINGS.includes(by)) {
     throw new RangeError(
       `Cannot report usage: by must be one of ${USAGE_GROUPINGS.join(", ")}: current value is ${
-        JSON.stringify(by)
+        quotedValue(by)
       }`,
     );
   }

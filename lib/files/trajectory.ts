@@ -6,6 +6,7 @@
  * @module
  */
 import { appendFileSync } from "node:fs";
+import { quotedValue } from "../core/shown_value.ts";
 import { pythonJson } from "../core/python_json.ts";
 import { wallClockSeconds } from "../core/wall_clock.ts";
 
@@ -16,13 +17,14 @@ export interface SaveTrajectoryOptions {
   /** True when the task finished; picks the default file. */
   completed: boolean;
   /**
-   * The JSON Lines file to append to, relative to the working folder.
+   * The JSON Lines file to append to, relative to the working folder
+   * (`null` is taken as left out, as Python's `None`).
    * @default {"trajectory_samples.jsonl" when completed, else "failed_trajectories.jsonl"}
    */
   filename?: string;
   /**
    * Seconds since the epoch, as a float, for the `timestamp` field (tests
-   * inject a fixed clock).
+   * inject a fixed clock; `null` is taken as left out).
    * @default {wallClockSeconds} (the time to the microsecond)
    */
   clock?: () => number;
@@ -57,8 +59,12 @@ function localIsoTimestamp(seconds: number): string {
  *
  * @param trajectory The conversation turns (ShareGPT-style messages).
  * @param options Model, outcome, file and clock.
+ * @throws {TypeError} Before anything is written, naming the value: when
+ *   `trajectory` is not an array, `options` not an object, `model` not a
+ *   string, `completed` not a boolean, `filename` (when given) not a
+ *   non-empty string, `clock` (when given) not a function or its time not
+ *   a finite number; and when the trajectory contains a circular reference.
  * @throws {Error} When the file cannot be written (the file system's error).
- * @throws {TypeError} When the trajectory contains a circular reference.
  *
  * @example Recording a finished task
  * ```ts ignore
@@ -70,9 +76,13 @@ function localIsoTimestamp(seconds: number): string {
  * ```
  */
 export function saveTrajectory(trajectory: unknown[], options: SaveTrajectoryOptions): void {
+  checkArguments(trajectory, options);
   const filename = options.filename ??
     (options.completed ? "trajectory_samples.jsonl" : "failed_trajectories.jsonl");
   const seconds = options.clock ? options.clock() : wallClockSeconds();
+  if (typeof seconds !== "number" || !Number.isFinite(seconds)) {
+    refuse("the clock must return a finite number of seconds", seconds);
+  }
   const entry = {
     conversations: trajectory,
     timestamp: localIsoTimestamp(seconds),
@@ -82,6 +92,27 @@ export function saveTrajectory(trajectory: unknown[], options: SaveTrajectoryOpt
   appendFileSync(filename, pythonJson(entry, { ensureAscii: false, allowNan: true }) + "\n", {
     encoding: "utf8",
   });
+}
+
+/** Throws the TypeError of a bad argument of `saveTrajectory`, naming the value. */
+function refuse(what: string, value: unknown): never {
+  throw new TypeError(`Cannot save trajectory: ${what}: current value is ${quotedValue(value)}`);
+}
+
+/** Checks the arguments of `saveTrajectory` (see its `@throws`). */
+function checkArguments(trajectory: unknown, options: unknown): void {
+  if (!Array.isArray(trajectory)) refuse("trajectory must be an array", trajectory);
+  if (options === null || typeof options !== "object" || Array.isArray(options)) {
+    refuse("options must be an object", options);
+  }
+  const { model, completed, filename, clock } = options as Record<string, unknown>;
+  if (typeof model !== "string") refuse("model must be a string", model);
+  if (typeof completed !== "boolean") refuse("completed must be a boolean", completed);
+  const given = (value: unknown) => value !== undefined && value !== null;
+  if (given(filename) && (typeof filename !== "string" || filename === "")) {
+    refuse("filename must be a non-empty string", filename);
+  }
+  if (given(clock) && typeof clock !== "function") refuse("clock must be a function", clock);
 }
 
 /**

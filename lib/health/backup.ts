@@ -35,6 +35,7 @@ import { chooseWholeReadAccess, driverOptionsFor, readsUnlocked } from "../sqlit
 import { changedEachTimeReason, fileState, untilUnmoved } from "../sqlite/file_state.ts";
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { BackupError, OpenError } from "../core/errors.ts";
+import { clippedText } from "../core/shown_value.ts";
 import { integrityCheck, isCorruption } from "../sqlite/integrity.ts";
 import {
   assertNotDamaged,
@@ -126,7 +127,7 @@ function newTemp(dest: string, suffix: string): string {
     // A new file of ours: no connection of this process holds it.
     closeSync(openSync(temp, "wx", 0o600));
   } catch (error) {
-    throw new BackupError(`Cannot back up to ${dest}: ${writeFailureReason(error)}`, {
+    throw new BackupError(`Cannot back up to ${clippedText(dest)}: ${writeFailureReason(error)}`, {
       cause: error,
     });
   }
@@ -151,7 +152,9 @@ function publish(temp: string, dest: string, force: boolean): void {
     linkSync(temp, dest); // fails when dest appeared meanwhile
   } catch (error) {
     if ((error as { code?: unknown }).code === "EEXIST") {
-      throw new BackupError(`Cannot back up: ${dest} already exists (give --force to replace it)`);
+      throw new BackupError(
+        `Cannot back up: ${clippedText(dest)} already exists (give --force to replace it)`,
+      );
     }
     throw error;
   }
@@ -195,18 +198,26 @@ export async function backupDatabase(
   // The file is mid-transaction until the journal is played back: a copy would hold its half.
   if (hasLeftoverJournal(source)) throw new OpenError(source, leftoverJournalAdvice(source));
   if (isDatabaseFile(dest, source)) {
-    throw new BackupError(`Cannot back up: ${dest} is the database itself (or one of its files)`);
+    throw new BackupError(
+      `Cannot back up: ${clippedText(dest)} is the database itself (or one of its files)`,
+    );
   }
   const problem = outputPathProblem(dest);
-  if (problem !== undefined) throw new BackupError(`Cannot back up to ${dest}: ${problem}`);
+  if (problem !== undefined) {
+    throw new BackupError(`Cannot back up to ${clippedText(dest)}: ${problem}`);
+  }
   // A device or a pipe: the copy is renamed into place, which would put a file where it was.
   if (statSync(dest, { throwIfNoEntry: false })?.isFile() === false) {
     throw new BackupError(
-      `Cannot back up to ${dest}: it is not a regular file (a device or a pipe); give a file's path`,
+      `Cannot back up to ${
+        clippedText(dest)
+      }: it is not a regular file (a device or a pipe); give a file's path`,
     );
   }
   if (exists(dest) && !options.force) {
-    throw new BackupError(`Cannot back up: ${dest} already exists (give --force to replace it)`);
+    throw new BackupError(
+      `Cannot back up: ${clippedText(dest)} already exists (give --force to replace it)`,
+    );
   }
   const openDriver = options.openDriver ?? await loadDriver();
   // SQLite deletes the -wal of a 0-byte file, even on a read-only open: refuse on stat.
@@ -319,7 +330,7 @@ function copyOnce(
     if (error instanceof SqliteError && WRITE_FAILED.has(error.code) && copying) {
       // The source was read; writing the copy beside dest failed.
       const reason = error.code === 13 ? "the disk is full" : error.message;
-      throw new BackupError(`Cannot back up to ${dest}: ${reason}`, { cause: error });
+      throw new BackupError(`Cannot back up to ${clippedText(dest)}: ${reason}`, { cause: error });
     }
     // A damaged file cannot be copied page for page: say what can still be saved, and how.
     const message = isCorruption(error)

@@ -31,6 +31,7 @@
  * @module
  */
 import { lookUpPgpass, osUser } from "./_pgpass.ts";
+import { quotedValue } from "../core/shown_value.ts";
 
 /** What the client is given to reach the server. */
 export interface PgServerOptions {
@@ -96,12 +97,12 @@ const SSL_MODES: Record<string, false | string> = {
 };
 
 function invalid(what: string, value: string): TypeError {
-  return new TypeError(`the URL's ${what}: current value is ${JSON.stringify(value)}`);
+  return new TypeError(`the URL's ${what}: current value is ${quotedValue(value)}`);
 }
 
 function invalidEnv(name: string, value: string): TypeError {
   return new TypeError(
-    `${name} is not a value libpq takes: current value is ${JSON.stringify(value)}`,
+    `${name} is not a value libpq takes: current value is ${quotedValue(value)}`,
   );
 }
 

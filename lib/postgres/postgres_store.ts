@@ -77,7 +77,9 @@ import type {
   RichSessionRow,
   SearchHit,
   SessionExport,
+  SessionExportWithActivity,
   SessionRow,
+  SessionRowWithActivity,
   SessionTokens,
 } from "../core/types.ts";
 import {
@@ -111,13 +113,8 @@ import { LAST_STEP, migratePg, migrationStep } from "./schema.ts";
 import { searchMessagesPg } from "./search.ts";
 import { isReplayedPrompt } from "../core/replayed_prompt.ts";
 import { toConversationMessage } from "../core/conversation_message.ts";
-import {
-  describeValue,
-  quotedValue,
-  type StoredValue,
-  textValue,
-  toolCallsAdded,
-} from "../core/message_values.ts";
+import { type StoredValue, textValue, toolCallsAdded } from "../core/message_values.ts";
+import { describeValue, quotedValue } from "../core/shown_value.ts";
 import { withTipLent } from "../core/listing_rows.ts";
 import { escapeLike } from "../core/like_pattern.ts";
 import { deleteMessagesSql, deleteSessionRows } from "./_delete.ts";
@@ -234,7 +231,7 @@ export function parsePostgresUrl(url: string): { url: string; schema: string } {
     throw new OpenError(
       maskPassword(url),
       `the URL gives ?schema= ${given.length} times: current values are ${
-        given.map((one) => JSON.stringify(one)).join(", ")
+        given.map(quotedValue).join(", ")
       }`,
       { kind: "other" },
     );
@@ -1074,7 +1071,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
 
   async searchSessions(
     options: SearchSessionsOptions & OriginFilter = {},
-  ): Promise<SessionRow[]> {
+  ): Promise<SessionRowWithActivity[]> {
     options ??= {};
     const limit = checkCount("search sessions", "limit", options.limit ?? 20);
     const offset = checkCount("search sessions", "offset", options.offset ?? 0);
@@ -1088,7 +1085,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
        ORDER BY last_active DESC, s.started_at DESC, s.id COLLATE "C" DESC
        LIMIT $1 OFFSET $2`,
       params,
-    ) as SessionRow[];
+    ) as SessionRowWithActivity[];
   }
 
   async listedSessionCount(options: ListSessionsOptions & OriginFilter = {}): Promise<number> {
@@ -1387,22 +1384,24 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     return { ...exactSessionRow(session) as unknown as SessionRow, messages };
   }
 
-  async exportAll(options: ExportOptions & OriginFilter = {}): Promise<SessionExport[]> {
-    const all: SessionExport[] = [];
+  async exportAll(
+    options: ExportOptions & OriginFilter = {},
+  ): Promise<SessionExportWithActivity[]> {
+    const all: SessionExportWithActivity[] = [];
     for await (const session of this.iterateExport(options)) all.push(session);
     return all;
   }
 
   async *iterateExport(
     options: ExportOptions & OriginFilter = {},
-  ): AsyncIterableIterator<SessionExport> {
+  ): AsyncIterableIterator<SessionExportWithActivity> {
     options ??= {};
     const params: PgValue[] = [];
     let where = sourceAndOrigin(options, params, "export sessions");
     const range = startedRangeClauses(options, params, "export sessions");
     if (range.length > 0) where += `${where === "" ? "WHERE " : " AND "}${range.join(" AND ")}`;
     const sessions = (await this.#query(EXPORT_SESSIONS(where), params))
-      .map(exactSessionRow) as unknown as SessionRow[];
+      .map(exactSessionRow) as unknown as SessionRowWithActivity[];
     for (let at = 0; at < sessions.length;) {
       // A page of sessions holds about EXPORT_PAGE messages (at least one session), so memory
       // stays bounded however the messages are spread.
@@ -1463,7 +1462,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     if (typeof days !== "number" || !Number.isFinite(days) || days < 0) {
       throw new RangeError(
         `Cannot prune sessions: olderThanDays must be a non-negative number: current value is ${
-          String(days)
+          describeValue(days)
         }`,
       );
     }

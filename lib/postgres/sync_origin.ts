@@ -32,6 +32,7 @@ import { dirname } from "node:path";
 import type { PgClient, PgQuery } from "./_client.ts";
 import { jsonParam } from "./_text_codec.ts";
 import { isOriginName, ORIGIN_NAME_FORM } from "../core/origin_name.ts";
+import { quotedValue } from "../core/shown_value.ts";
 
 /**
  * The advisory lock a pass of `origin` holds: a second pass of the same
@@ -111,9 +112,7 @@ function originName(wanted: string | undefined, host: string): string {
   if (wanted !== undefined) {
     if (!isOriginName(wanted)) {
       throw new TypeError(
-        `Cannot sync: origin must be ${ORIGIN_NAME_FORM}: current value is ${
-          JSON.stringify(wanted)
-        }`,
+        `Cannot sync: origin must be ${ORIGIN_NAME_FORM}: current value is ${quotedValue(wanted)}`,
       );
     }
     return wanted;

@@ -8,7 +8,13 @@
  */
 import type { SqliteStatement, SqlRow } from "./driver/types.ts";
 import type { Store } from "./store.ts";
-import type { MessageRow, SessionExport, SessionRow } from "../core/types.ts";
+import type {
+  MessageRow,
+  SessionExport,
+  SessionExportWithActivity,
+  SessionRow,
+  SessionRowWithActivity,
+} from "../core/types.ts";
 import { messageFromRow } from "../core/message_row.ts";
 import { getSession } from "./sessions.ts";
 import { needsExactRead, readExactRows } from "./exact_rows.ts";
@@ -68,7 +74,10 @@ export function exportSession(store: Store, id: string): SessionExport | undefin
 }
 
 /** Implements `SessionDB.exportAll`: {@linkcode iterateExport} collected, every message row. */
-export function exportAll(store: Store, options: ExportOptions = {}): SessionExport[] {
+export function exportAll(
+  store: Store,
+  options: ExportOptions = {},
+): SessionExportWithActivity[] {
   return Array.from(iterateExport(store, options));
 }
 
@@ -89,14 +98,14 @@ const SESSION_AGAIN_SQL = `SELECT s.*, COALESCE(
 export function* iterateExport(
   store: Store,
   options: ExportOptions = {},
-): Generator<SessionExport, void, undefined> {
+): Generator<SessionExportWithActivity, void, undefined> {
   const { sql, params } = sessionsQuery(options);
   const statement = borrowStatement(store, sql);
   const rows = statement.iterate(...params);
   const readAgain = runtimeName() !== "bun";
   try {
     for (const row of rows) {
-      const session = row as SessionRow;
+      const session = row as SessionRowWithActivity;
       refuseUnreadableId(store, session.id);
       if (!readAgain) {
         yield withMessages(store, session);
@@ -121,9 +130,9 @@ export function* iterateExport(
  * @param id The session.
  * @returns The export, or `undefined` when the session is gone.
  */
-export function sessionWhole(store: Store, id: string): SessionExport | undefined {
+export function sessionWhole(store: Store, id: string): SessionExportWithActivity | undefined {
   return inOneSnapshot(store, () => {
-    const now = store.statement(SESSION_AGAIN_SQL).get(id) as SessionRow | undefined;
+    const now = store.statement(SESSION_AGAIN_SQL).get(id) as SessionRowWithActivity | undefined;
     return now === undefined ? undefined : withMessages(store, now);
   });
 }
@@ -151,9 +160,12 @@ function inOneSnapshot<T>(store: Store, read: () => T): T {
  * @param options The `source` and start-time filters.
  * @returns The session rows, each with `last_active`.
  */
-export function exportSessionRows(store: Store, options: ExportOptions = {}): SessionRow[] {
+export function exportSessionRows(
+  store: Store,
+  options: ExportOptions = {},
+): SessionRowWithActivity[] {
   const { sql, params } = sessionsQuery(options);
-  const rows = store.statement(sql).all(...params) as SessionRow[];
+  const rows = store.statement(sql).all(...params) as SessionRowWithActivity[];
   for (const row of rows) refuseUnreadableId(store, row.id);
   return rows;
 }
@@ -183,7 +195,10 @@ function refuseUnreadableId(store: Store, id: string): void {
  * @param session A row of `exportSessionRows`.
  * @returns The export.
  */
-function withMessages(store: Store, session: SessionRow): SessionExport {
+function withMessages<Row extends SessionRow>(
+  store: Store,
+  session: Row,
+): Row & Pick<SessionExport, "messages"> {
   return { ...exactSession(store, session), messages: exactMessages(store, session.id) };
 }
 
@@ -194,13 +209,13 @@ const MESSAGES_SQL = "SELECT * FROM messages WHERE session_id = ? ORDER BY times
  * The session's row as the file holds it: read again exactly when a value
  * may differ ({@linkcode needsExactRead}); `last_active` kept as read.
  */
-function exactSession(store: Store, session: SessionRow): SessionRow {
+function exactSession<Row extends SessionRow>(store: Store, session: Row): Row {
   if (!needsExactRead(session as unknown as SqlRow)) return session;
   const [exact] = readExactRows(store, "sessions", "id = ?", [session.id]);
   if (exact === undefined) return session;
   return ("last_active" in session
     ? { ...exact, last_active: session.last_active }
-    : exact) as unknown as SessionRow;
+    : exact) as unknown as Row;
 }
 
 /**

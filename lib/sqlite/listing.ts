@@ -6,7 +6,7 @@
  */
 import type { Store } from "./store.ts";
 import type { SqlRow, SqlValue } from "./driver/types.ts";
-import type { RichSessionRow, SessionRow } from "../core/types.ts";
+import type { RichSessionRow, SessionRowWithActivity } from "../core/types.ts";
 import { getCompressionTip } from "./lineage.ts";
 import { checkCount } from "../core/paging.ts";
 import { previewText, withTipLent } from "../core/listing_rows.ts";
@@ -243,7 +243,7 @@ export function listSessionsRich(store: Store, options: ListSessionsOptions): Ri
 export function searchSessions(
   store: Store,
   options: SearchSessionsOptions,
-): (SessionRow & { last_active: number })[] {
+): SessionRowWithActivity[] {
   const limit = checkCount("search sessions", "limit", options.limit ?? 20);
   const offset = checkCount("search sessions", "offset", options.offset ?? 0);
   checkOptionalText("search sessions", "source", options.source);
@@ -258,7 +258,7 @@ export function searchSessions(
      FROM sessions s ${where}
      ORDER BY last_active DESC, s.started_at DESC, s.id DESC
      LIMIT ? OFFSET ?`,
-  ).all(...params, limit, offset) as (SessionRow & { last_active: number })[];
+  ).all(...params, limit, offset) as SessionRowWithActivity[];
 }
 
 /** Implements `SessionDB.sessionCount`: `COUNT(*)` of sessions, optionally of one source. */

@@ -15,11 +15,11 @@ import type { ConversationMessage, MessageRow, NewMessage } from "../core/types.
 import { messageFromRow } from "../core/message_row.ts";
 import {
   conversationValues,
-  describeValue,
   MESSAGE_VALUE_NAMES,
   messageValues,
   toolCallsAdded,
 } from "../core/message_values.ts";
+import { describeValue } from "../core/shown_value.ts";
 import { insertIndexedAfter } from "./fts_bulk.ts";
 import {
   checkedAfterId,

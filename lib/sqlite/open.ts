@@ -21,6 +21,7 @@ import type { SqliteConnection, SqliteDriver } from "./driver/types.ts";
 import { loadDriver } from "./driver/load.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { NotStateDbError, OpenError } from "../core/errors.ts";
+import { quotedValue } from "../core/shown_value.ts";
 import { chooseReadAccess, driverOptionsFor, type ReadAccess } from "./read_access.ts";
 import { assertNotDamaged, leftoverJournalReason, recoverHint } from "./damaged_file.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
@@ -336,11 +337,6 @@ export async function openConnection(options: ConnectionOptions): Promise<Connec
 
 const isWhole = Number.isSafeInteger;
 
-/** A value in an error: a string quoted, anything else as written. */
-function shownSetting(value: unknown): string {
-  return typeof value === "string" ? JSON.stringify(value) : String(value);
-}
-
 /**
  * Checks the settings before the file is touched: a `synchronous` that is
  * not a level, or retry counts that are not numbers, would otherwise be
@@ -352,7 +348,7 @@ function checkSettings(options: ConnectionOptions): void {
   if (synchronous !== undefined && synchronous !== "full" && synchronous !== "normal") {
     throw new RangeError(
       `Cannot open database: synchronous must be "full" or "normal": current value is ${
-        shownSetting(synchronous)
+        quotedValue(synchronous)
       }`,
     );
   }
@@ -365,9 +361,7 @@ function checkSettings(options: ConnectionOptions): void {
   for (const [name, value, what, fits] of numbers) {
     if (value === undefined || (typeof value === "number" && fits(value))) continue;
     throw new RangeError(
-      `Cannot open database: retry.${name} must be ${what}: current value is ${
-        shownSetting(value)
-      }`,
+      `Cannot open database: retry.${name} must be ${what}: current value is ${quotedValue(value)}`,
     );
   }
 }

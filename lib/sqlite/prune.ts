@@ -27,6 +27,7 @@ import type {
   PruneOptions,
   SessionsDirOptions,
 } from "../core/prune_options.ts";
+import { describeValue } from "../core/shown_value.ts";
 
 /** Internal options of the prunes, for tests: the batch timing (see `batches.ts`). */
 export interface PruneInternals {
@@ -172,7 +173,7 @@ function pruneCriteria(store: Store, options: PruneOptions): Criteria {
   if (typeof days !== "number" || !Number.isFinite(days) || days < 0) {
     throw new RangeError(
       `Cannot prune sessions: olderThanDays must be a non-negative number: current value is ${
-        String(days)
+        describeValue(days)
       }`,
     );
   }

@@ -23,7 +23,9 @@ import type {
   RichSessionRow,
   SearchHit,
   SessionExport,
+  SessionExportWithActivity,
   SessionRow,
+  SessionRowWithActivity,
   SessionTokens,
 } from "../core/types.ts";
 import * as sessions from "./sessions.ts";
@@ -1048,6 +1050,36 @@ export class SessionDB {
   }
 
   /**
+   * How many hits {@linkcode SessionDB.searchMessages} finds for `query`
+   * with these filters, counted up to `upTo` without reading snippets or
+   * contexts: what a page past the last hit says ("past the first N hits").
+   *
+   * @param query What the user typed.
+   * @param options The filters; `limit`, `offset` and `sort` are ignored.
+   * @param upTo The most hits to count.
+   * @returns The count, at most `upTo`.
+   * @throws {RangeError} When `upTo` is not a non-negative integer, or a filter is bad, as
+   *   {@linkcode SessionDB.searchMessages} says.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli");
+   * db.appendMessages("s1", [{ role: "user", content: "docker" }, { role: "user", content: "docker" }]);
+   * assert.equal(db.countSearchHits("docker", {}, 100), 2);
+   * assert.equal(db.countSearchHits("docker", {}, 1), 1);
+   * ```
+   */
+  countSearchHits(query: string, options: SearchOptions, upTo: number): number {
+    const given = options ?? {};
+    checkSearchFilters(given);
+    return search.countSearchHits(this.#store, query, given, upTo);
+  }
+
+  /**
    * Lists sessions as `hermes sessions list` shows them, with `preview`
    * (the first user message, newlines as spaces, 60 characters plus `...`
    * when longer; `""` when there is none or it is multimodal) and `last_active`
@@ -1139,7 +1171,8 @@ export class SessionDB {
    *
    * @param options `source` (every source when empty), `limit` (default
    *   20) and `offset` (default 0); see {@linkcode SearchSessionsOptions}.
-   * @returns Full session rows, each with `last_active`.
+   * @returns Full session rows, each with `last_active` (the newest
+   *   message's time, else the start; see {@linkcode SessionRowWithActivity}).
    * @throws {RangeError} When `limit` or `offset` is not a non-negative integer.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
    * @throws {TypeError} When `source` is not a string, naming the value.
@@ -1160,7 +1193,7 @@ export class SessionDB {
    * assert.deepEqual(db.searchSessions({ limit: 1, offset: 1 }).map((s) => s.id), ["new"]);
    * ```
    */
-  searchSessions(options: SearchSessionsOptions = {}): SessionRow[] {
+  searchSessions(options: SearchSessionsOptions = {}): SessionRowWithActivity[] {
     return listing.searchSessions(this.#store, options ?? {});
   }
 
@@ -1560,7 +1593,8 @@ export class SessionDB {
    * Every session with its messages, in the order of
    * {@linkcode SessionDB.searchSessions} (most recently active first, then
    * newest start, then id descending; children included, no limit), each
-   * with an extra `last_active` column. The messages are every row, as
+   * with its `last_active` (see {@linkcode SessionRowWithActivity}), which
+   * `exportSession` leaves out. The messages are every row, as
    * {@linkcode SessionDB.exportSession} gives them
    * ({@linkcode SessionDB.getMessages} with `includeInactive`): in a newer
    * Hermes' file the rewound and compacted rows are kept, so an export
@@ -1590,7 +1624,7 @@ export class SessionDB {
    * assert.equal(db.exportAll({ startedBefore: hourAgo }).length, 0);
    * ```
    */
-  exportAll(options: ExportOptions = {}): SessionExport[] {
+  exportAll(options: ExportOptions = {}): SessionExportWithActivity[] {
     const given = options ?? {};
     checkOptionalText("export sessions", "source", given.source);
     return exporting.exportAll(this.#store, given);
@@ -1637,7 +1671,7 @@ export class SessionDB {
    * assert.equal(lines.length, 2);
    * ```
    */
-  iterateExport(options: ExportOptions = {}): Generator<SessionExport> {
+  iterateExport(options: ExportOptions = {}): Generator<SessionExportWithActivity> {
     const given = options ?? {};
     checkOptionalText("export sessions", "source", given.source);
     const slot = openSlot(this.#slot);

@@ -16,7 +16,7 @@ import type { Synchronous } from "./open.ts";
 import { SessionDB, storeOf } from "./session_db.ts";
 import type { SessionStore } from "../core/session_store.ts";
 import { checkStoreRetry, retryWhileBusy, type StoreRetryOptions } from "./store_retry.ts";
-import type { SessionExport } from "../core/types.ts";
+import type { SessionExportWithActivity } from "../core/types.ts";
 import type {
   AutoPruneOptions,
   AutoPruneResult,
@@ -25,6 +25,7 @@ import type {
 } from "../core/prune_options.ts";
 import type { ExportOptions } from "../core/transfer_options.ts";
 import { checkOptionalText } from "../core/session_options.ts";
+import { quotedValue } from "../core/shown_value.ts";
 
 /** Options of {@linkcode openSqliteStore}. */
 export interface SqliteStoreOptions {
@@ -91,7 +92,7 @@ function refuseOrigin(options: unknown): void {
   if (origin === undefined || origin === null || origin === "") return;
   throw new TypeError(
     `Cannot filter by origin on a SQLite store: origins are recorded only on a PostgreSQL store, ` +
-      `by "hermes-state sync": current value is ${JSON.stringify(origin)}`,
+      `by "hermes-state sync": current value is ${quotedValue(origin)}`,
   );
 }
 
@@ -172,6 +173,9 @@ class SqliteSessionStore implements SessionStore {
   searchMessages(...a: Parameters<SessionDB["searchMessages"]>) {
     return this.#call((db) => (refuseOrigin(a[1]), db.searchMessages(...a)));
   }
+  countSearchHits(...a: Parameters<SessionDB["countSearchHits"]>) {
+    return this.#call((db) => (refuseOrigin(a[1]), db.countSearchHits(...a)));
+  }
   listSessionsRich(...a: Parameters<SessionDB["listSessionsRich"]>) {
     return this.#call((db) => (refuseOrigin(a[0]), db.listSessionsRich(...a)));
   }
@@ -225,7 +229,7 @@ class SqliteSessionStore implements SessionStore {
   }
   async *iterateExport(
     options: ExportOptions = {},
-  ): AsyncIterableIterator<SessionExport> {
+  ): AsyncIterableIterator<SessionExportWithActivity> {
     const given = options ?? {};
     refuseOrigin(given);
     checkOptionalText("export sessions", "source", given.source);

@@ -8,6 +8,7 @@
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { WriteBusyError } from "./write_busy_error.ts";
 import { delay } from "../core/delay.ts";
+import { quotedValue } from "../core/shown_value.ts";
 
 /** How an asynchronous store waits for a lock another connection holds. */
 export interface StoreRetryOptions {
@@ -55,7 +56,7 @@ export function checkStoreRetry(options: StoreRetryOptions): void {
     }
     throw new RangeError(
       `Cannot open the store: retry.${name} must be a non-negative number of milliseconds: ` +
-        `current value is ${typeof value === "string" ? JSON.stringify(value) : String(value)}`,
+        `current value is ${quotedValue(value)}`,
     );
   }
 }

@@ -7,6 +7,7 @@
  * @module
  */
 import type { SessionStore } from "../core/session_store.ts";
+import { quotedValue } from "../core/shown_value.ts";
 import type { SearchOptions } from "../core/search/options.ts";
 import type { RichSessionRow, SearchHit, SessionExport, SessionRow } from "../core/types.ts";
 import { parseSince, USAGE_GROUPINGS, type UsageGrouping } from "../core/usage.ts";
@@ -79,7 +80,7 @@ function intParam(url: URL, name: string, fallback: number, max: number): number
   if (!/^\d{1,16}$/.test(raw) || Number(raw) > max) {
     throw new HttpError(
       400,
-      `${name} must be a whole number from 0 to ${max}: current value is ${JSON.stringify(raw)}`,
+      `${name} must be a whole number from 0 to ${max}: current value is ${quotedValue(raw)}`,
     );
   }
   return Number(raw);
@@ -159,7 +160,7 @@ function originParam(api: ApiRequest): { origin?: string } {
     throw new HttpError(
       400,
       `origin needs a store that "hermes-state sync" fills (PostgreSQL): current value is ${
-        JSON.stringify(origin)
+        quotedValue(origin)
       }`,
     );
   }
@@ -174,7 +175,7 @@ async function listSessions(api: ApiRequest): Promise<Response> {
   if (order !== "started" && order !== "last-active") {
     throw new HttpError(
       400,
-      `order must be "started" or "last-active": current value is ${JSON.stringify(order)}`,
+      `order must be "started" or "last-active": current value is ${quotedValue(order)}`,
     );
   }
   const source = textParam(url, "source");
@@ -276,7 +277,7 @@ function sessionIdFrom(segment: string): string {
   } catch {
     throw new HttpError(
       400,
-      `session id is not valid URL encoding: current value is ${JSON.stringify(segment)}`,
+      `session id is not valid URL encoding: current value is ${quotedValue(segment)}`,
     );
   }
   return checkedSessionId(id, "session id");
@@ -418,7 +419,7 @@ async function usage(api: ApiRequest): Promise<Response> {
   if (!USAGE_GROUPINGS.includes(by)) {
     throw new HttpError(
       400,
-      `by must be one of ${USAGE_GROUPINGS.join(", ")}: current value is ${JSON.stringify(by)}`,
+      `by must be one of ${USAGE_GROUPINGS.join(", ")}: current value is ${quotedValue(by)}`,
     );
   }
   if (by === "origin" && syncedStore(api.store) === undefined) {
@@ -456,7 +457,7 @@ async function exportDownload(api: ApiRequest): Promise<Response> {
   if (!Object.hasOwn(EXPORT_MEDIA_TYPES, format)) {
     throw new HttpError(
       400,
-      `format must be jsonl, md or html: current value is ${JSON.stringify(format)}`,
+      `format must be jsonl, md or html: current value is ${quotedValue(format)}`,
     );
   }
   const id = textParam(api.url, "session", 300);

@@ -28,6 +28,7 @@ import { tokenPage } from "./token_page.ts";
 import { LiveStreamLimit } from "./live.ts";
 import { failureLine } from "./failure_line.ts";
 import { StorageError } from "../core/storage_error.ts";
+import { quotedValue } from "../core/shown_value.ts";
 
 /** Options of {@linkcode createHandler}. */
 export interface HandlerOptions {
@@ -252,7 +253,7 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
         return jsonError(
           400,
           `Bad request: the Host header is not a host and port: current value is ${
-            JSON.stringify(hostHeader)
+            quotedValue(hostHeader)
           }`,
         );
       }
@@ -262,7 +263,7 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
       if (!allowedHost(hostHeader, policy) || !allowedHost(url.host, policy)) {
         return jsonError(
           403,
-          `Forbidden: this server does not answer for host ${JSON.stringify(hostHeader)}`,
+          `Forbidden: this server does not answer for host ${quotedValue(hostHeader)}`,
         );
       }
       if (
@@ -271,7 +272,7 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
         return jsonError(
           403,
           `Forbidden: the API answers this server's own page only: current Sec-Fetch-Site is ${
-            JSON.stringify(request.headers.get("sec-fetch-site"))
+            quotedValue(request.headers.get("sec-fetch-site"))
           }`,
         );
       }

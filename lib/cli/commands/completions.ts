@@ -16,6 +16,7 @@ import { completionModel, type Shell, SHELLS } from "../completion/model.ts";
 import { bashCompletion } from "../completion/bash.ts";
 import { zshCompletion } from "../completion/zsh.ts";
 import { fishCompletion } from "../completion/fish.ts";
+import { quotedValue } from "../../core/shown_value.ts";
 
 /** The most ids `session-ids` prints: more than a shell shows usefully. */
 const ID_LIMIT = 200;
@@ -63,13 +64,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const shell = args.positionals[0];
   if (shell === "session-ids") return await printSessionIds(args.positionals[1] ?? "", ctx);
   if (args.positionals.length > 1) {
-    throw new UsageError(`unexpected argument ${JSON.stringify(args.positionals[1])}`, {
+    throw new UsageError(`unexpected argument ${quotedValue(args.positionals[1])}`, {
       command: "completions",
     });
   }
   if (!(SHELLS as readonly string[]).includes(shell)) {
     throw new UsageError(
-      `the shell must be one of ${SHELLS.join(", ")}, got ${JSON.stringify(shell)}`,
+      `the shell must be one of ${SHELLS.join(", ")}, got ${quotedValue(shell)}`,
       { command: "completions" },
     );
   }

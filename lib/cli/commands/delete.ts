@@ -14,6 +14,7 @@ import { openStoreNaming, resolveSession } from "../resolve.ts";
 import { sessionsDirFor } from "../sessions_dir.ts";
 import { AmbiguousSessionError, CommandError, SessionNotFoundError } from "../usage_error.ts";
 import { visibleControls, visibleInline } from "../../render/transcript.ts";
+import { printableArgument } from "../shown_argument.ts";
 
 const USAGE = `Usage: hermes-state delete [options] ID|PREFIX|TITLE...
 
@@ -87,7 +88,7 @@ function unresolvedError(
   if (ambiguous.length === 0 && notFound.length === 1) return new SessionNotFoundError(notFound[0]);
   if (notFound.length === 0 && ambiguous.length === 1) return ambiguous[0];
   const quoted = (words: readonly string[]) =>
-    words.map((word) => `'${visibleInline(word)}'`).join(", ");
+    words.map((word) => printableArgument(word, "'")).join(", ");
   const parts = [];
   if (notFound.length > 0) parts.push(`Sessions not found: ${quoted(notFound)}`);
   if (ambiguous.length > 0) {

@@ -47,6 +47,7 @@ import {
   renderSessionHtml,
 } from "../../web/html_transcript.ts";
 import { delay } from "../../core/delay.ts";
+import { quotedValue } from "../../core/shown_value.ts";
 
 const USAGE = `Usage: hermes-state export [options] [OUTPUT|-]
 
@@ -343,7 +344,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (output.trim() === "") {
     throw new UsageError(
       `the output argument is empty (${
-        JSON.stringify(output)
+        quotedValue(output)
       }): give a file, or - for standard output`,
       { command: "export" },
     );

@@ -12,7 +12,7 @@ import type { Command, Context } from "../command.ts";
 import { formatCount, oneLine, plural, truncate } from "../../render/format.ts";
 import { checkJsonLines, inputLines, isGzipError } from "../jsonl_input.ts";
 import { printJson } from "../json.ts";
-import { visibleControls, visibleInline } from "../../render/transcript.ts";
+import { visibleControls } from "../../render/transcript.ts";
 import { writeFailureReason } from "../../files/output_path.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
@@ -23,6 +23,7 @@ import { renamedNote } from "../renamed_note.ts";
 import { diskFullReason, isDiskFull } from "../../sqlite/disk_space.ts";
 import { delay } from "../../core/delay.ts";
 import { parseJsonExact } from "../../core/exact_json.ts";
+import { printableArgument } from "../shown_argument.ts";
 
 const USAGE = `Usage: hermes-state import [options] FILE|-
 
@@ -63,7 +64,7 @@ function checkInput(source: string, dbPath: string): void {
   }
   if (source.includes("\u0000")) {
     throw new CommandError(
-      `Cannot read ${visibleInline(source)}: a file name cannot contain a NUL character`,
+      `Cannot read ${printableArgument(source)}: a file name cannot contain a NUL character`,
     );
   }
   let readable: boolean;
@@ -78,9 +79,9 @@ function checkInput(source: string, dbPath: string): void {
       : code === "ENAMETOOLONG"
       ? "the name is too long"
       : writeFailureReason(error);
-    throw new CommandError(`Cannot read ${visibleInline(source)}: ${reason}`, { cause: error });
+    throw new CommandError(`Cannot read ${printableArgument(source)}: ${reason}`, { cause: error });
   }
-  if (!readable) throw new CommandError(`Cannot read ${visibleInline(source)}: not a file`);
+  if (!readable) throw new CommandError(`Cannot read ${printableArgument(source)}: not a file`);
 }
 
 /** A line's failure in one short, printable line (JSON.parse quotes the line itself). */

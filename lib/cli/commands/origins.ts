@@ -13,6 +13,7 @@ import type { ParsedArgs } from "../parse.ts";
 import { confirm } from "../prompt.ts";
 import { CommandError } from "../usage_error.ts";
 import { isPostgresTarget } from "../../open_store.ts";
+import { quotedArgument } from "../shown_argument.ts";
 
 const USAGE = `Usage: hermes-state origins [options]
        hermes-state origins --remove NAME [--yes]
@@ -73,7 +74,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     } else ctx.io.stdout(table(origins, ctx.io.now()));
     return 0;
   }
-  const noSuchOrigin = () => new CommandError(`No origin '${remove}' in ${store.target}`);
+  const noSuchOrigin = () =>
+    new CommandError(`No origin ${quotedArgument(remove, "'")} in ${store.target}`);
   const origin = (await synced.syncOrigins()).find((o) => o.origin === remove);
   if (origin === undefined) throw noSuchOrigin();
   if (!args.flag("yes")) {

@@ -4,7 +4,6 @@
  * @module
  */
 import { shellWord } from "../../core/shell_word.ts";
-import { visibleInline } from "../../render/transcript.ts";
 import { RecoverError } from "../../core/errors.ts";
 import { recoverDatabase, type RecoverResult } from "../../health/recover.ts";
 import type { Command, Context } from "../command.ts";
@@ -14,6 +13,7 @@ import type { ParsedArgs } from "../parse.ts";
 import { CommandError, InterruptedError } from "../usage_error.ts";
 import { isMissing, noDatabaseError } from "../missing_store.ts";
 import { outputPathProblem } from "../../files/output_path.ts";
+import { printableArgument } from "../shown_argument.ts";
 
 const USAGE = `Usage: hermes-state recover [options] SRC DEST
 
@@ -50,7 +50,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   // creates a missing one).
   const problem = outputPathProblem(dest);
   if (problem !== undefined && !/^it is a folder$|^the folder .* does not exist$/.test(problem)) {
-    throw new CommandError(`Cannot recover into ${visibleInline(dest)}: ${problem}`);
+    throw new CommandError(`Cannot recover into ${printableArgument(dest)}: ${problem}`);
   }
   // Ctrl-C or SIGTERM stops the recovery at its next stage and removes its temporary files.
   const stop = new AbortController();

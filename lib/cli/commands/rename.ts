@@ -10,6 +10,7 @@ import { sayNote, syncedNote } from "../origin.ts";
 import { openStoreNaming, resolveSession } from "../resolve.ts";
 import { CommandError, UsageError } from "../usage_error.ts";
 import { sanitizeTitle } from "../../core/titles.ts";
+import { quotedValue } from "../../core/shown_value.ts";
 
 const USAGE = `Usage: hermes-state rename [options] ID|PREFIX TITLE...
        hermes-state rename --clear ID|PREFIX
@@ -42,7 +43,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const title = words.join(" ");
   if (!clear && sanitizeTitle(title) === null) {
     throw new UsageError(
-      `TITLE is empty once cleaned, got ${JSON.stringify(title)}: to remove a title, use --clear`,
+      `TITLE is empty once cleaned, got ${quotedValue(title)}: to remove a title, use --clear`,
       { command: "rename" },
     );
   }

@@ -9,6 +9,8 @@ import { printJson } from "../json.ts";
 import { integerOption, type ParsedArgs } from "../parse.ts";
 import { CommandError, UsageError } from "../usage_error.ts";
 import type { SearchPool } from "../../web/search_pool.ts";
+import { quotedArgument } from "../shown_argument.ts";
+import { clippedText, clippedWithin } from "../../core/shown_value.ts";
 
 const USAGE = `Usage: hermes-state serve [options]
 
@@ -74,7 +76,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }
   const publicUrl = args.string("public-url") ?? null;
   if (publicUrl !== null && !URL.canParse(publicUrl)) {
-    throw new UsageError(`--public-url must be a URL, got "${publicUrl}"`, { command: "serve" });
+    throw new UsageError(`--public-url must be a URL, got ${quotedArgument(publicUrl)}`, {
+      command: "serve",
+    });
   }
   const { createHandler } = await import("../../web/handler.ts");
   const { isLoopbackHost, newToken } = await import("../../web/security.ts");
@@ -128,8 +132,11 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   } catch (error) {
     stopListening?.();
     await pool?.close();
-    const address = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
-    throw new CommandError(`Cannot listen on ${address}: ${listenFailure(error)}`, {
+    // A long --host is named by its start, here and where the runtime's reason repeats it.
+    const shownHost = clippedText(host);
+    const address = host.includes(":") ? `[${shownHost}]:${port}` : `${shownHost}:${port}`;
+    const reason = clippedWithin(listenFailure(error), host);
+    throw new CommandError(`Cannot listen on ${address}: ${reason}`, {
       cause: error,
     });
   }

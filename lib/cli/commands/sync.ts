@@ -15,6 +15,7 @@ import { Progress } from "../progress.ts";
 import { UsageError } from "../usage_error.ts";
 import { isMissing, noDatabaseError } from "../missing_store.ts";
 import { isOriginName, ORIGIN_NAME_FORM } from "../../core/origin_name.ts";
+import { quotedValue } from "../../core/shown_value.ts";
 
 const USAGE = `Usage: hermes-state sync [options] FILE... --to URL [--follow[=SECONDS]]
 
@@ -83,7 +84,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     throw new UsageError("sync needs --to URL (a postgres:// store)", { command: "sync" });
   }
   if (!isPostgresTarget(url)) {
-    throw new UsageError(`--to must be a postgres:// URL, got ${JSON.stringify(url)}`, {
+    throw new UsageError(`--to must be a postgres:// URL, got ${quotedValue(url)}`, {
       command: "sync",
     });
   }
@@ -96,7 +97,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     // Taken as given: a name rewritten to fit could be another file's origin, and a pass of
     // this file would then delete that one's sessions.
     throw new UsageError(
-      `--origin must be ${ORIGIN_NAME_FORM}, got ${JSON.stringify(origin)}`,
+      `--origin must be ${ORIGIN_NAME_FORM}, got ${quotedValue(origin)}`,
       { command: "sync" },
     );
   }

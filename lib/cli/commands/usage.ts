@@ -14,6 +14,7 @@ import { choiceOption, type ParsedArgs } from "../parse.ts";
 import { visibleControls } from "../../render/transcript.ts";
 import { originOption, requireOrigins } from "../origin.ts";
 import { UsageError } from "../usage_error.ts";
+import { quotedValue } from "../../core/shown_value.ts";
 
 const USAGE = `Usage: hermes-state usage [options]
 
@@ -79,7 +80,7 @@ function period(
     throw new UsageError(
       `--${name} must be an age (30d, 12h, 2w, 6mo, 1y), a date like 2026-04-01, ${
         name === "since" ? 'Unix seconds or "all"' : "or Unix seconds"
-      }, got ${JSON.stringify(text)}`,
+      }, got ${quotedValue(text)}`,
       { command: "usage" },
     );
   }
@@ -99,7 +100,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     } catch {
       throw new UsageError(
         `--tz must be a time zone like UTC, Asia/Shanghai, America/New_York or +05:30, got ${
-          JSON.stringify(tz)
+          quotedValue(tz)
         }`,
         { command: "usage" },
       );

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { describeValue } from "../message_values.ts";
+import { describeValue } from "../shown_value.ts";
 
 /**
  * True when the code point is one of the CJK characters the Python Hermes

@@ -6,6 +6,7 @@
  * @module
  */
 import { countSubstringScript } from "./cjk.ts";
+import { quotedValue } from "../shown_value.ts";
 
 /**
  * Why `query` is refused, or `null` when it does not start with NOT.
@@ -28,5 +29,5 @@ export function leadingNotProblem(query: string): string | null {
     (first.toUpperCase() === "NOT" && countSubstringScript(query) > 0);
   if (!operator) return null;
   return `a query cannot start with NOT (it would find the words it means to leave out): ` +
-    `put a word first, as in "docker NOT compose", got ${JSON.stringify(query)}`;
+    `put a word first, as in "docker NOT compose", got ${quotedValue(query)}`;
 }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { quotedValue } from "../message_values.ts";
+import { quotedValue } from "../shown_value.ts";
 
 /** The orders of `searchMessages` hits. */
 export type SearchSort = "rank" | "newest" | "oldest";

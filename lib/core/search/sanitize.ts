@@ -6,7 +6,7 @@
  */
 import { PYTHON_WHITESPACE, pythonStrip } from "../python_text.ts";
 import { PY_BOUNDARY, PY_WORD } from "./_python_re.ts";
-import { describeValue } from "../message_values.ts";
+import { describeValue } from "../shown_value.ts";
 
 /** A balanced `"…"` phrase (pairs form greedily from the left). */
 const QUOTED_PHRASE = /"[^"]*"/g;

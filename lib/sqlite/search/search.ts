@@ -13,7 +13,8 @@ import { planSearch, type SearchPlan } from "../../core/search/plan.ts";
 import { FTS_TABLE_OF, substringPlan, withIndexesPresent } from "./missing_index.ts";
 import { mayBeFtsDamage } from "../fts_stale.ts";
 import { type FilterSql, filterSql, type SearchFilters, visibilityOf } from "./filters.ts";
-import { type HitRow, rankedPage } from "./ranked.ts";
+import { type HitRow, matchParams, matchWhereSql, rankedPage } from "./ranked.ts";
+import { isMatchError, isPatternError } from "./query_error.ts";
 import { substringPage, type SubstringStrategy } from "./substring.ts";
 import { hitContexts } from "./context.ts";
 import { sortedPage, type SortStrategy } from "./sorted.ts";
@@ -158,4 +159,77 @@ export function searchMessages(
     session_started: row.session_started as number,
     context: contexts[i],
   }));
+}
+
+/**
+ * How many hits {@linkcode searchMessages} finds with these filters, up to
+ * `upTo`, without reading a snippet or a context (a search past its last
+ * hit says how many there are): a ranked query counts its matches in one
+ * statement, without ranking them.
+ *
+ * @param store The open store.
+ * @param query What the user typed.
+ * @param options The filters (`limit`, `offset` and `sort` do not count).
+ * @param upTo The most hits to count.
+ * @returns The count, at most `upTo`.
+ */
+export function countSearchHits(
+  store: Store,
+  query: string,
+  options: SearchOptions,
+  upTo: number,
+): number {
+  const cap = checkCount("count search hits", "upTo", upTo);
+  const normalized = normalizeFilters(store, options);
+  const filters = filterSql(normalized);
+  let plan = withIndexesPresent(store, planSearch(query), query);
+  if (plan.kind === "nothing" || cap === 0) return 0;
+  if (plan.kind === "ranked") {
+    const ranked = plan;
+    try {
+      return inSnapshot(store, () => {
+        const table = FTS_TABLE_OF[ranked.index];
+        const count = (match: string) => {
+          const counted = {
+            table,
+            match,
+            check: ranked.check,
+            filters,
+            ids: idRangeOf(store, normalized),
+            limit: cap,
+            offset: 0,
+          };
+          try {
+            const row = store.statement(
+              `SELECT count(*) AS n FROM (SELECT 1 FROM ${table}
+               JOIN messages m ON m.id = ${table}.rowid
+               JOIN sessions s ON s.id = m.session_id
+               ${matchWhereSql(table, counted)} LIMIT ?)`,
+            ).get(...matchParams(counted), cap);
+            return Number(row?.n ?? 0);
+          } catch (error) {
+            if (isMatchError(error, match) || isPatternError(error)) return undefined;
+            throw error;
+          }
+        };
+        const first = count(ranked.expression);
+        if (first !== undefined || ranked.retry === undefined) return first ?? 0;
+        return count(ranked.retry) ?? 0;
+      });
+    } catch (error) {
+      // A damaged index (not yet marked stale by a write): read by substring, as a search does.
+      if (!mayBeFtsDamage(error)) throw error;
+      plan = substringPlan(query);
+    }
+  }
+  if (plan.kind !== "substring") return 0;
+  const page = { condition: plan.condition, filters, limit: cap, offset: 0, narrow: normalized };
+  let rows: HitRow[] | undefined;
+  try {
+    rows = substringPage(store, page);
+  } catch (error) {
+    if (!mayBeFtsDamage(error)) throw error;
+    rows = substringPage(store, page, "scan");
+  }
+  return rows?.length ?? 0;
 }

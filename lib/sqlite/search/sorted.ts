@@ -17,11 +17,12 @@
  * first reads every match of each phrase (bm25's statistics), so the walk
  * reads none; the rank is read once, at the end, for the candidates that
  * share a timestamp, which is all it orders. And a snippet costs more than
- * finding the match, so the first chunk (which holds most pages) carries
- * the hit rows and snippets, and hits found later are read back over their
- * id range. Every rowid bound is cast to INTEGER (`fts_rowid.ts`), or FTS5
- * would read from the start of its index. The full sort makes snippets for
- * its page only.
+ * finding the match, so the first chunk of a first page (which holds most
+ * such pages) carries the hit rows and snippets, and hits found later, or
+ * on a later page (whose first chunk holds the skipped matches too), are
+ * read back over their id range. Every rowid bound is cast to INTEGER
+ * (`fts_rowid.ts`), or FTS5 would read from the start of its index. The
+ * full sort makes snippets for its page only.
  *
  * @module
  */
@@ -157,13 +158,15 @@ function keepFirst(sorted: Candidate[], need: number): Candidate[] {
 
 /**
  * The first `need` matches in time order by walking the index, or
- * `undefined` when the walk would cost more than the full sort.
+ * `undefined` when the walk would cost more than the full sort. With
+ * `carryRows`, the first chunk's candidates carry their hit rows.
  */
 function walk(
   store: Store,
   query: RankedQuery,
   order: TimeOrder,
   need: number,
+  carryRows: boolean,
 ): Candidate[] | undefined {
   const timeline = timelineOf(store);
   if (!timeline.refresh(store)) return undefined;
@@ -183,7 +186,7 @@ function walk(
   let chunk = need + 1;
   let walked = 0;
   for (;;) {
-    const withRows = walked === 0;
+    const withRows = carryRows && walked === 0;
     const rows = store.statement(walkSql(query.table, chunkQuery, order, withRows))
       .all(...params, edge, chunk);
     for (const row of rows) {
@@ -269,7 +272,9 @@ export function sortedPage(
     return inSnapshot(store, () => {
       // One session's matches are few and read over its id range: sorting them beats walking.
       const full = strategy === "full" || (strategy === "auto" && query.session != null);
-      const walked = full ? undefined : walk(store, query, order, offset + limit);
+      // Past the first page the first chunk carries no hit rows: they would be the skipped
+      // ones' too (200,001 snippets for a page at offset 200,000), and the page's are read back.
+      const walked = full ? undefined : walk(store, query, order, offset + limit, offset === 0);
       if (walked === undefined && strategy === "walk") {
         throw new Error("Cannot walk the index in time order: the full sort would run");
       }

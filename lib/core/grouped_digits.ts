@@ -1,0 +1,23 @@
+/**
+ * Digits grouped by thousands with commas (`2,000,000`), the same on every
+ * runtime and locale: for counts in messages and tables.
+ *
+ * @module
+ */
+
+/**
+ * `digits` with a comma before each group of three from the right.
+ *
+ * @param digits A whole number's digits, without a sign.
+ * @returns The digits grouped.
+ *
+ * @example
+ * ```ts
+ * import { groupedDigits } from "./grouped_digits.ts";
+ * console.assert(groupedDigits("1234567") === "1,234,567");
+ * console.assert(groupedDigits("999") === "999");
+ * ```
+ */
+export function groupedDigits(digits: string): string {
+  return digits.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
