@@ -21,3 +21,22 @@
 export function groupedDigits(digits: string): string {
   return digits.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
+
+/**
+ * A whole number with its digits grouped (`-1,234`): a bigint keeps every digit.
+ *
+ * @param n The number (a fraction is cut off).
+ * @returns Its digits grouped, with its sign.
+ *
+ * @example
+ * ```ts
+ * import { groupedInteger } from "./grouped_digits.ts";
+ * console.assert(groupedInteger(2000000) === "2,000,000");
+ * console.assert(groupedInteger(-1234n) === "-1,234");
+ * ```
+ */
+export function groupedInteger(n: number | bigint): string {
+  const whole = typeof n === "bigint" ? n : Math.trunc(n);
+  const negative = whole < 0;
+  return (negative ? "-" : "") + groupedDigits(String(negative ? -whole : whole));
+}

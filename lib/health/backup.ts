@@ -55,6 +55,7 @@ import { fileIdentity, isDatabaseFile } from "../files/same_file.ts";
 import { outputPathProblem, writeFailureReason } from "../files/output_path.ts";
 import { assertMayRead, assertStateDb } from "../sqlite/open.ts";
 import { delay } from "../core/delay.ts";
+import { groupedInteger } from "../core/grouped_digits.ts";
 
 /** Options of {@linkcode backupDatabase}. */
 export interface BackupOptions {
@@ -364,7 +365,9 @@ function verify(
       n >= Math.min(before[i], after[i]) && n <= Math.max(before[i], after[i]);
     if (!within(sessions, 0) || !within(messages, 1)) {
       throw new BackupError(
-        `Cannot back up: the copy holds ${sessions} sessions and ${messages} messages, ` +
+        `Cannot back up: the copy holds ${groupedInteger(sessions)} sessions and ${
+          groupedInteger(messages)
+        } messages, ` +
           `the source ${before[0]}–${after[0]} and ${before[1]}–${after[1]}`,
       );
     }

@@ -18,6 +18,7 @@ import { checkFiles, checkFreePages, type CheckpointResult, checkWal } from "./s
 import { walSpoilingDamage } from "../sqlite/foreign_wal.ts";
 import { foreignWalHint } from "../sqlite/damaged_file.ts";
 import { recoverCommand, salvageFix } from "../core/salvage_hint.ts";
+import { groupedInteger } from "../core/grouped_digits.ts";
 
 /** Options of {@linkcode runChecks}. */
 export interface CheckOptions {
@@ -92,19 +93,31 @@ function foreignKeyFinding(db: SqliteConnection): HealthCheck {
   const orphans = violations.filter((v) => v.table === "messages");
   const parents = violations.filter((v) => v.table === "sessions");
   if (orphans.length > 0) {
-    return finding("foreign_keys", "problem", `${orphans.length} messages belong to no session`, {
-      fix: "hermes-state doctor --fix (recreates their sessions, source 'unknown')",
-      fixable: true,
-      details: orphans.map((v) => `message ${v.rowid}`),
-    });
+    return finding(
+      "foreign_keys",
+      "problem",
+      `${groupedInteger(orphans.length)} messages belong to no session`,
+      {
+        fix: "hermes-state doctor --fix (recreates their sessions, source 'unknown')",
+        fixable: true,
+        details: orphans.map((v) => `message ${v.rowid}`),
+      },
+    );
   }
   const other = violations.filter((v) => v.table !== "messages" && v.table !== "sessions");
   if (other.length > 0) {
-    return finding("foreign_keys", "problem", `${other.length} rows point at missing rows`, {
-      details: other.map((v) => `${v.table} row ${v.rowid} → ${v.parent}`),
-    });
+    return finding(
+      "foreign_keys",
+      "problem",
+      `${groupedInteger(other.length)} rows point at missing rows`,
+      {
+        details: other.map((v) => `${v.table} row ${v.rowid} → ${v.parent}`),
+      },
+    );
   }
-  const note = parents.length > 0 ? ` (${parents.length} missing parents: see lineage)` : "";
+  const note = parents.length > 0
+    ? ` (${groupedInteger(parents.length)} missing parents: see lineage)`
+    : "";
   return finding("foreign_keys", "ok", `every message belongs to a session${note}`);
 }
 

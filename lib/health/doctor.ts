@@ -52,6 +52,7 @@ import { DoctorFixError } from "./doctor_fix_error.ts";
 import { databaseFiles } from "./file_stats.ts";
 import { migrate } from "../sqlite/schema/migrate.ts";
 import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
+import { groupedInteger } from "../core/grouped_digits.ts";
 
 /** Options of {@linkcode doctor}. */
 export interface DoctorOptions {
@@ -289,7 +290,9 @@ async function repair(
     repairs.push({
       name: `fts:${table}`,
       summary: `${plan.damaged ? "replaced the damaged" : "rebuilt"} ${table} ` +
-        `(${result.rows} messages, ${result.transactions} transactions); v11 triggers restored`,
+        `(${groupedInteger(result.rows)} messages, ${
+          groupedInteger(result.transactions)
+        } transactions); v11 triggers restored`,
       longestLockMs: result.longestLockMs,
     });
   }

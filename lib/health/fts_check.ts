@@ -20,6 +20,7 @@ import { isCorruption } from "../sqlite/integrity.ts";
 import { hasNewerLayout, newerSchemaVersion } from "../sqlite/schema/fts_layout.ts";
 import { ftsTriggerNames } from "../sqlite/schema/fts_triggers.ts";
 import { finding, type HealthCheck } from "../core/health_report.ts";
+import { groupedInteger } from "../core/grouped_digits.ts";
 
 /** Options of {@linkcode checkFtsTable}. */
 export interface FtsCheckOptions {
@@ -179,9 +180,11 @@ function coverageFinding(
       return finding(name, "ok", `every message has its row in ${table}${scope}`);
     }
     const parts = [
-      missing.length > 0 ? `${missing.length} messages have no row` : "",
-      wrong.length > 0 ? `${wrong.length} rows hold other text than their message` : "",
-      extra.length > 0 ? `${extra.length} rows have no message` : "",
+      missing.length > 0 ? `${groupedInteger(missing.length)} messages have no row` : "",
+      wrong.length > 0
+        ? `${groupedInteger(wrong.length)} rows hold other text than their message`
+        : "",
+      extra.length > 0 ? `${groupedInteger(extra.length)} rows have no message` : "",
     ].filter((part) => part !== "");
     return finding(name, "problem", `${table}: ${parts.join(", ")}${scope}`, {
       fix: FIX,

@@ -11,6 +11,7 @@ import { databaseFiles, type FileStat } from "./file_stats.ts";
 import { finding, type HealthCheck } from "../core/health_report.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
 import { mayWrite } from "../files/may_write.ts";
+import { groupedInteger } from "../core/grouped_digits.ts";
 
 /** A WAL larger than the database and than this is reported. */
 const WAL_WARN_BYTES = 64 * 1024 * 1024;
@@ -84,7 +85,9 @@ export function checkFreePages(db: SqliteConnection): HealthCheck {
   const pages = number("PRAGMA page_count");
   const free = number("PRAGMA freelist_count");
   const bytes = free * number("PRAGMA page_size");
-  const summary = `${free} of ${pages} pages free (${formatMiB(bytes)})`;
+  const summary = `${groupedInteger(free)} of ${groupedInteger(pages)} pages free (${
+    formatMiB(bytes)
+  })`;
   if (pages > 0 && free / pages > FREE_SHARE && bytes > 1024 * 1024) {
     return finding("free_pages", "warning", summary, {
       fix: "hermes-state doctor --fix --vacuum (rewrites the file; holds the lock while it runs)",

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { groupedDigits } from "../core/grouped_digits.ts";
+import { groupedInteger } from "../core/grouped_digits.ts";
 
 /** Zero-width code points: combining marks, joiners, variation selectors. */
 function isZeroWidth(cp: number): boolean {
@@ -227,9 +227,7 @@ export function formatWhen(
  */
 export function formatCount(n: number | bigint | null | undefined): string {
   // A bigint (an exact read's integer beyond 2^53) keeps every digit.
-  const value = typeof n === "bigint" ? n : Math.trunc(Number(n ?? 0));
-  const sign = value < 0 ? "-" : "";
-  return sign + groupedDigits(String(value < 0 ? -value : value));
+  return groupedInteger(typeof n === "bigint" ? n : Number(n ?? 0));
 }
 
 /**

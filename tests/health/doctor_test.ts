@@ -274,6 +274,31 @@ describe("doctor()", () => {
     );
   });
 
+  test("doctor() writes its counts with thousands grouped, as the rest of the CLI does", async () => {
+    const path = tempDbPath();
+    {
+      using db = await SessionDB.open({ path });
+      db.createSession("big", "cli");
+      db.appendMessages(
+        "big",
+        Array.from({ length: 1234 }, (_, i) => ({ role: "user", content: `note ${i}` })),
+      );
+    }
+    using raw = await rawOpen(path);
+    raw.exec("DELETE FROM messages_fts");
+    raw.close();
+    const report = await doctor(path);
+    assert.equal(
+      check(report, "coverage:messages_fts").summary,
+      "messages_fts: 1,234 messages have no row",
+    );
+    const fixed = await doctor(path, { fix: true });
+    assert.match(
+      fixed.repairs.find((r) => r.name === "fts:messages_fts")!.summary,
+      /^rebuilt messages_fts \(1,234 messages, [\d,]+ transactions\); v11 triggers restored$/,
+    );
+  });
+
   test("doctor() reports FTS rows missing, wrong or without a message, and --fix rebuilds both tables", async () => {
     const path = await smallFile();
     using db = await rawOpen(path);
