@@ -15,6 +15,25 @@
  */
 const LONG_NUMBER = /[:,[][ \t\r\n]*-?[0-9]{16}/;
 
+/**
+ * Whether `value` is a number standing for an integer beyond ±(2^53 - 1),
+ * which may have lost digits on its way to JavaScript (read it again
+ * exactly). A fraction is not one: it is the number it is.
+ *
+ * @param value A value as a driver or `JSON.parse` gave it.
+ * @returns `true` for such an integer.
+ *
+ * @example
+ * ```ts
+ * import { isRoundedInteger } from "./exact_json.ts";
+ * console.assert(isRoundedInteger(2 ** 60));
+ * console.assert(!isRoundedInteger(42) && !isRoundedInteger(0.5) && !isRoundedInteger("9"));
+ * ```
+ */
+export function isRoundedInteger(value: unknown): value is number {
+  return typeof value === "number" && Number.isInteger(value) && !Number.isSafeInteger(value);
+}
+
 /** An integer's JSON text: no fraction, no exponent. */
 const INTEGER_TEXT = /^-?\d+$/;
 

@@ -14,6 +14,7 @@
 import type { Store } from "../sqlite/store.ts";
 import { exactIntegersTerm, putExactIntegers } from "../sqlite/exact_values.ts";
 import { quoteIdentifier } from "../core/sql_identifier.ts";
+import { isRoundedInteger } from "../core/exact_json.ts";
 
 /** A row of the file. */
 export type SqlRow = ReturnType<ReturnType<Store["statement"]>["all"]>[number];
@@ -31,15 +32,7 @@ const EXACT = "hermes_sync_exact_integers";
  * @returns `true` when it should be read again exactly.
  */
 export function mayBeRounded(row: SqlRow): boolean {
-  for (const key in row) {
-    const value = row[key];
-    if (
-      typeof value === "number" &&
-      (value > Number.MAX_SAFE_INTEGER || value < -Number.MAX_SAFE_INTEGER) &&
-      Number.isInteger(value)
-    ) return true;
-  }
-  return false;
+  return Object.values(row).some(isRoundedInteger);
 }
 
 /** A column name of the file quoted for SQLite. */

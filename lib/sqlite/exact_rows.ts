@@ -13,6 +13,7 @@ import type { Store } from "./store.ts";
 import { exactIntegersTerm, invalidTexts, putExactIntegers } from "./exact_values.ts";
 import { STORED_BYTES_KEY, type StoredBytes, storedBytesValue } from "../core/stored_bytes.ts";
 import { quoteIdentifier } from "../core/sql_identifier.ts";
+import { isRoundedInteger } from "../core/exact_json.ts";
 
 /** The alias of the exact-integers term in a query that reads rows again. */
 const EXACT = "hermes_state_exact_integers";
@@ -33,8 +34,8 @@ export function needsExactRead(row: SqlRow): boolean {
     const value = row[key];
     if (typeof value === "string") {
       if (value.includes("\uFFFD")) return true;
-    } else if (typeof value === "number") {
-      if (Number.isInteger(value) && !Number.isSafeInteger(value)) return true;
+    } else if (isRoundedInteger(value)) {
+      return true;
     } else if (value instanceof Uint8Array) {
       return true;
     }
