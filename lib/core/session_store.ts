@@ -139,11 +139,8 @@ export interface SessionStore extends AsyncDisposable {
 
   /** See {@linkcode SessionDB.searchMessages}. */
   searchMessages(query: string, options?: SearchOptions): Promise<SearchHit[]>;
-  /**
-   * See {@linkcode SessionDB.countSearchHits}; a store without it counts by
-   * searching (`searchMessages(...).length`).
-   */
-  countSearchHits?(query: string, options: SearchOptions, upTo: number): Promise<number>;
+  /** See {@linkcode SessionDB.countSearchHits}. */
+  countSearchHits(query: string, options: SearchOptions, upTo: number): Promise<number>;
   /** See {@linkcode SessionDB.listSessionsRich}. */
   listSessionsRich(options?: ListSessionsOptions): Promise<RichSessionRow[]>;
   /** See {@linkcode SessionDB.searchSessions}. */

@@ -111,6 +111,7 @@ import { importSessionPg, restoreParentLinksPg } from "./import.ts";
 import { checkParentLinks } from "../core/import_record.ts";
 import { LAST_STEP, migratePg, migrationStep } from "./schema.ts";
 import { searchMessagesPg } from "./search.ts";
+import { countSearchHitsPg } from "./search_count.ts";
 import { isReplayedPrompt } from "../core/replayed_prompt.ts";
 import { toConversationMessage } from "../core/conversation_message.ts";
 import { type StoredValue, textValue, toolCallsAdded } from "../core/message_values.ts";
@@ -930,6 +931,17 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     checkSearchFilters(given);
     checkOptionalText("search messages", "origin", given.origin);
     return await searchMessagesPg(this.#query, query, given);
+  }
+
+  async countSearchHits(
+    query: string,
+    options: SearchOptions & OriginFilter,
+    upTo: number,
+  ): Promise<number> {
+    const given = options ?? {};
+    checkSearchFilters(given);
+    checkOptionalText("search messages", "origin", given.origin);
+    return await countSearchHitsPg(this.#query, query, given, upTo);
   }
 
   async listSessionsRich(

@@ -43,7 +43,7 @@ import { substringSnippet } from "../core/search/substring_snippet.ts";
 import { jsonParam } from "./_text_codec.ts";
 
 /** A search's options, with the engine's origin filter. */
-type PgSearchOptions = SearchOptions & OriginFilter;
+export type PgSearchOptions = SearchOptions & OriginFilter;
 
 interface Filters {
   sql: string;
@@ -52,6 +52,20 @@ interface Filters {
   params: PgValue[];
   /** Whether the conditions read the session row (`s`), which then has to be joined. */
   sessions: boolean;
+}
+
+/**
+ * The messages a search path matches, with every filter: the FROM (`m` the
+ * matched rows) and the condition of its id query, and their `$n`
+ * parameters, from `$1`. A page orders and cuts them; a count counts them.
+ */
+export interface Matches {
+  /** What follows FROM. */
+  readonly from: string;
+  /** What follows WHERE. */
+  readonly where: string;
+  /** The parameters of both, `$1` first. */
+  readonly params: PgValue[];
 }
 
 /**
@@ -121,7 +135,7 @@ const HIT_COLUMNS = `m.id AS id, m.session_id AS session_id, m.role AS role,
  * frequent one, and at 200,000 messages it chose a sequential scan for a
  * 2-character CJK query (140 ms instead of 25).
  */
-const CUSTOM_PLAN = { custom: true } as const;
+export const CUSTOM_PLAN = { custom: true } as const;
 
 /** One page and its order. */
 interface Page {
@@ -170,15 +184,22 @@ function walkRows(page: Page): number {
   return Math.max(1000, 20 * (page.offset + page.limit));
 }
 
+/**
+ * The FTS5 query a words plan's expression is read as: up to its first NUL
+ * (FTS5 reads a C string), without `content:` filters (FTS5's one column is
+ * the whole text here as there).
+ */
+export function wordsMatch(expression: string): string {
+  return withoutContentFilter(expression.split("\u0000")[0]);
+}
+
 async function wordsPage(
   query: PgQuery,
   fullMatch: string,
   options: PgSearchOptions,
   page: Page,
 ): Promise<PgRow[] | undefined> {
-  // FTS5 reads its query as a C string: up to the first NUL.
-  // A filter on FTS5's one column, `content:`, is the whole text here as there.
-  const match = withoutContentFilter(fullMatch.split("\u0000")[0]);
+  const match = wordsMatch(fullMatch);
   const tsquery = wordsQuery(match);
   if (tsquery === undefined) return undefined;
   if (tsquery === null) return [];
@@ -227,21 +248,38 @@ async function wordsRanked(
   options: PgSearchOptions,
   page: Page,
 ): Promise<PgRow[]> {
-  const viaMessages = options.sessionId != null || await fewInWindow(query, options);
-  const filters = filterSql(options, 2, viaMessages);
-  const n = 2 + filters.params.length;
+  const matches = await wordsMatches(query, tsquery, options);
+  const n = matches.params.length + 1;
   return await query(
     pageOf(
       `SELECT m.id AS id, ts_rank(m.search_words, $1::tsquery) AS _order
-       FROM ${fromSql("message_words", filters, viaMessages ? "messages" : undefined)}
-       WHERE m.search_words @@ $1::tsquery${filters.timeline}${filters.sql}
+       FROM ${matches.from} WHERE ${matches.where}
        ORDER BY ${orderSql(page.sort, "_order DESC")}
        LIMIT $${n} OFFSET $${n + 1}`,
       orderSql(page.sort, "page._order DESC"),
     ),
-    [tsquery, ...filters.params, page.limit, page.offset],
+    [...matches.params, page.limit, page.offset],
     CUSTOM_PLAN,
   );
+}
+
+/**
+ * The messages `tsquery` matches (`$1`), with the filters: one session's
+ * messages, or a small time window's, found through the messages' session
+ * or time index (`t`), as {@linkcode wordsRanked} says.
+ */
+export async function wordsMatches(
+  query: PgQuery,
+  tsquery: string,
+  options: PgSearchOptions,
+): Promise<Matches> {
+  const viaMessages = options.sessionId != null || await fewInWindow(query, options);
+  const filters = filterSql(options, 2, viaMessages);
+  return {
+    from: fromSql("message_words", filters, viaMessages ? "messages" : undefined),
+    where: `m.search_words @@ $1::tsquery${filters.timeline}${filters.sql}`,
+    params: [tsquery, ...filters.params],
+  };
 }
 
 /**
@@ -294,6 +332,27 @@ async function wordsByTime(
   return (newest ? time > edge : time < edge) ? rows : null;
 }
 
+/**
+ * The messages a trigram plan's `match` (and its `check`) finds, with the
+ * filters; `null` when it matches nothing, `undefined` when FTS5 would
+ * refuse it.
+ */
+export function trigramMatches(
+  match: string,
+  check: Condition | null,
+  options: PgSearchOptions,
+): Matches | null | undefined {
+  const condition = trigramSql(match, 1, SEARCH_COLUMNS_SQL, containsPattern);
+  if (condition == null) return condition;
+  const params: PgValue[] = [...condition.params];
+  let sql = condition.sql;
+  // The words too short for the trigram index, each checked as SQLite does: by LIKE.
+  if (check !== null) sql += ` AND ${conditionSql(check, params)}`;
+  const filters = filterSql(options, params.length + 1);
+  params.push(...filters.params);
+  return { from: fromSql("messages", filters), where: `${sql}${filters.sql}`, params };
+}
+
 async function trigramPage(
   query: PgQuery,
   match: string,
@@ -301,26 +360,19 @@ async function trigramPage(
   options: PgSearchOptions,
   page: Page,
 ): Promise<PgRow[] | undefined> {
-  const condition = trigramSql(match, 1, SEARCH_COLUMNS_SQL, containsPattern);
-  if (condition === undefined) return undefined;
-  if (condition === null) return [];
-  const params: PgValue[] = [...condition.params];
-  let sql = condition.sql;
-  // The words too short for the trigram index, each checked as SQLite does: by LIKE.
-  if (check !== null) sql += ` AND ${conditionSql(check, params)}`;
-  const filters = filterSql(options, params.length + 1);
-  params.push(...filters.params);
-  const n = params.length + 1;
+  const matches = trigramMatches(match, check, options);
+  if (matches === undefined) return undefined;
+  if (matches === null) return [];
+  const n = matches.params.length + 1;
   const rows = await query(
     pageOf(
       `SELECT m.id AS id, m.timestamp AS _order
-       FROM ${fromSql("messages", filters)}
-       WHERE ${sql}${filters.sql}
+       FROM ${matches.from} WHERE ${matches.where}
        ORDER BY ${orderSql(page.sort, undefined)}
        LIMIT $${n} OFFSET $${n + 1}`,
       orderSql(page.sort, undefined),
     ),
-    [...params, page.limit, page.offset],
+    [...matches.params, page.limit, page.offset],
     CUSTOM_PLAN,
   );
   for (const row of rows) row.snippet = trigramSnippet(String(row._document), match);
@@ -387,24 +439,37 @@ function conditionSql(condition: Condition, params: PgValue[]): string {
   return `(${clauses.join(" OR ")})`;
 }
 
+/**
+ * The messages a substring `condition` finds, with the filters; its
+ * parameters follow `leading` (which the caller's SQL reads as `$1`…).
+ */
+export function substringMatches(
+  condition: Condition,
+  options: PgSearchOptions,
+  leading: readonly PgValue[] = [],
+): Matches {
+  const params: PgValue[] = [...leading];
+  const where = conditionSql(condition, params);
+  const filters = filterSql(options, params.length + 1);
+  params.push(...filters.params);
+  return { from: fromSql("messages", filters), where: `${where}${filters.sql}`, params };
+}
+
 async function substringPage(
   query: PgQuery,
   condition: Condition,
   options: PgSearchOptions,
   page: Page,
 ): Promise<PgRow[]> {
-  const params: PgValue[] = [positiveWords(condition)[0]];
-  const where = conditionSql(condition, params);
-  const filters = filterSql(options, params.length + 1);
-  params.push(...filters.params);
-  const n = params.length + 1;
+  // `$1`: the first word, where the content's snippet is cut.
+  const matches = substringMatches(condition, options, [positiveWords(condition)[0]]);
+  const n = matches.params.length + 1;
   // SQLite orders substring hits newest first, ties by id ascending, for "newest" too.
   const order = orderSql(page.sort === "oldest" ? "oldest" : "rank", undefined);
   const rows = await query(
     pageOf(
       `SELECT m.id AS id, m.timestamp AS _order
-       FROM ${fromSql("messages", filters)}
-       WHERE ${where}${filters.sql}
+       FROM ${matches.from} WHERE ${matches.where}
        ORDER BY ${order}
        LIMIT $${n} OFFSET $${n + 1}`,
       order,
@@ -412,7 +477,7 @@ async function substringPage(
       "page._order AS _order",
       "page._order AS _order, substr(m.content, greatest(1, strpos(m.content, $1) - 40), 120) AS snippet, m.tool_calls AS _tool_calls",
     ),
-    [...params, page.limit, page.offset],
+    [...matches.params, page.limit, page.offset],
     CUSTOM_PLAN,
   );
   const words = positiveWords(condition);

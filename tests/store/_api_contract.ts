@@ -62,6 +62,7 @@ const EVERY_CALL: [method: string, args: unknown[]][] = [
   ...BY_ID.map(([method, rest]): [string, unknown[]] => [method, ["s", ...rest]]),
   ["messageCount", []],
   ["searchMessages", ["docker"]],
+  ["countSearchHits", ["docker", {}, 10]],
   ["listSessionsRich", []],
   ["searchSessions", []],
   ["sessionCount", []],
@@ -181,11 +182,22 @@ export function apiContract(name: string, stores: ContractStores): void {
               error.message.startsWith(`Cannot search messages: ${field} must be an array`),
             `${field}: ${JSON.stringify(value)}`,
           );
+          await assert.rejects(
+            store.countSearchHits("docker", { [field]: value } as Loose, 10),
+            (error) =>
+              error instanceof TypeError &&
+              error.message.startsWith(`Cannot search messages: ${field} must be an array`),
+            `count, ${field}: ${JSON.stringify(value)}`,
+          );
         }
       }
       await assert.rejects(
         store.searchMessages("docker", { sessionId: 5 as Loose }),
         /sessionId must be a string: current value is 5$/,
+      );
+      await assert.rejects(
+        store.countSearchHits("docker", { sessionId: 5 as Loose }, 10),
+        /search messages: sessionId must be a string: current value is 5$/,
       );
       await assert.rejects(store.deleteSession("s", { sessionsDir: 5 as Loose }), /sessionsDir/);
       // A list that is not one is named as JSON, not as "[object Object]".
@@ -208,6 +220,30 @@ export function apiContract(name: string, stores: ContractStores): void {
       await assert.rejects(store.pruneCandidates({ olderThanDays: symbol }), named);
       await assert.rejects(store.listSessionsRich({ startedAfter: symbol }), named);
       await assert.rejects(store.searchMessages("docker", { since: symbol }), named);
+      await assert.rejects(store.countSearchHits("docker", { until: symbol }, 10), named);
+      await assert.rejects(store.countSearchHits("docker", {}, symbol), named);
+    });
+
+    test("countSearchHits() refuses a bound that is not a count, and a bad time, naming it", async () => {
+      const store = await stores.empty();
+      for (const upTo of [-1, 1.5, Number.NaN, "10", null, undefined]) {
+        await assert.rejects(
+          store.countSearchHits("docker", {}, upTo as Loose),
+          (error) =>
+            error instanceof RangeError &&
+            error.message.startsWith(
+              "Cannot count search hits: upTo must be a non-negative integer: current value is ",
+            ),
+          String(upTo),
+        );
+      }
+      await assert.rejects(
+        store.countSearchHits("docker", { since: Number.NaN }, 5),
+        (error) =>
+          error instanceof RangeError && /^Cannot search messages: since/.test(error.message),
+      );
+      // The page's own options are not the count's: they are not checked.
+      assert.equal(await store.countSearchHits("docker", { limit: -1, sort: "x" } as Loose, 5), 0);
     });
 
     test("null options read as no options", async () => {
@@ -219,6 +255,7 @@ export function apiContract(name: string, stores: ContractStores): void {
       assert.equal((await store.getMessages("s", none)).length, 1);
       assert.equal((await store.getMessagesAsConversation("s", none)).length, 1);
       assert.equal((await store.searchMessages("docker", none)).length, 1);
+      assert.equal(await store.countSearchHits("docker", none, 10), 1);
       assert.equal((await store.listSessionsRich(none)).length, 2);
       assert.equal((await store.searchSessions(none)).length, 2);
       assert.equal(await store.sessionCount(none), 2);

@@ -234,6 +234,38 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       }
     });
 
+    test("countSearchHits() counts what searchMessages() finds, for every recorded and extra query and filter", async () => {
+      const recorded = await entriesOf("search.json", ["searchMessages"]);
+      const queries = [
+        ...new Set([...recorded.map((e) => e.ts_args[0] as string), ...MORE_QUERIES]),
+      ];
+      const [first, second] = await store.listSessionsRich({ includeChildren: true, limit: 2 });
+      const middle = (first.started_at + second.started_at) / 2;
+      const filters: Record<string, unknown>[] = [
+        {},
+        { sourceFilter: ["cli"] },
+        { excludeSources: ["cli"] },
+        { roleFilter: ["assistant"] },
+        { sessionId: first.id },
+        { since: middle, sourceFilter: ["telegram", "cli"], roleFilter: ["user", "tool"] },
+        { until: middle, includeInactive: true },
+      ];
+      let found = 0;
+      for (const query of queries) {
+        for (const options of filters) {
+          const hits = await store.searchMessages(query, { ...options, limit: 1000, offset: 0 });
+          const what = `${JSON.stringify(query).slice(0, 60)} ${JSON.stringify(options)}`;
+          assert.equal(await store.countSearchHits(query, options, 1000), hits.length, what);
+          const one = await store.countSearchHits(query, { ...options, limit: 0, offset: 5 }, 1);
+          assert.equal(one, Math.min(hits.length, 1), `${what}, up to 1`);
+          assert.equal(await store.countSearchHits(query, options, 0), 0, `${what}, up to 0`);
+          if (hits.length > 1) found++;
+        }
+      }
+      // The comparison is not of empty answers.
+      assert.ok(found >= 20, `${found} queries and filters with hits`);
+    });
+
     test("listedSessionCount() counts what listSessionsRich() lists; a start range narrows both", async () => {
       const cut = 1776675600;
       for (

@@ -256,9 +256,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     // Past the last hit: say how many there are, as list does (counted, not read: reading
     // every hit's snippet and context took 22 s for a word of 275,622 hits at 1M messages).
     const upTo = Math.min(offset, ALL_HITS);
-    const before = store.countSearchHits !== undefined
-      ? await store.countSearchHits(query, filters, upTo)
-      : (await store.searchMessages(query, { ...filters, limit: upTo, offset: 0 })).length;
+    const before = await store.countSearchHits(query, filters, upTo);
     ctx.io.stdout(
       `No hits for ${quotedValue(query)} past the first ${plural(before, "hit")}.\n`,
     );
