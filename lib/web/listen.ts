@@ -1,11 +1,17 @@
 /**
- * The thin socket adapter under the handler: `Deno.serve` on Deno,
- * `Bun.serve` on Bun, `node:http` on Node. The handler stays a pure
- * `(Request) => Promise<Response>`; only this file touches a runtime server.
+ * The thin socket adapter under the handler: `Bun.serve` on Bun, `node:http`
+ * on Node and on Deno. The handler stays a pure `(Request) => Promise<Response>`;
+ * only this file touches a runtime server.
+ *
+ * Deno goes through `node:http`, not `Deno.serve`: `Deno.serve` (2.9) has no
+ * limit on how long a request's headers may take and gives no handle on the
+ * connection, so a client that sent half a request held its socket for good.
  *
  * @module
  */
 import { Buffer } from "node:buffer";
+import type { ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import type { Handler } from "./handler.ts";
 
 /** Options of {@linkcode listen}. */
@@ -14,6 +20,14 @@ export interface ListenOptions {
   readonly host: string;
   /** The port; `0` picks a free one. */
   readonly port: number;
+  /**
+   * Milliseconds a connection may take to send a request's headers whole (from
+   * when it opens, or its last response ended) before it is closed: a client
+   * that sends half a request and then nothing cannot hold a socket. Default
+   * 10 s. On Bun, whole seconds, checked every 4 s or so; and the first request
+   * of a connection has Bun's own fixed limit of about 10 s.
+   */
+  readonly headersTimeoutMs?: number;
 }
 
 /** A listening server. */
@@ -27,16 +41,14 @@ export interface Listening {
 /** The largest request body the Node adapter reads. */
 const MAX_BODY = 1 << 20;
 
-interface DenoLike {
-  serve(
-    options: {
-      hostname: string;
-      port: number;
-      onListen?: (addr: unknown) => void;
-      onError?: (error: unknown) => Response;
-    },
-    handler: Handler,
-  ): { addr: { port: number }; shutdown(): Promise<void> };
+/** The default of {@linkcode ListenOptions.headersTimeoutMs}, Bun's own fixed limit. */
+const HEADERS_TIMEOUT_MS = 10_000;
+
+interface BunServer {
+  readonly port: number;
+  /** Sets the idle limit (seconds, `0` none) of the connection that sent `request`. */
+  timeout(request: Request, seconds: number): void;
+  stop(force?: boolean): void | Promise<void>;
 }
 
 interface BunLike {
@@ -44,107 +56,59 @@ interface BunLike {
     hostname: string;
     port: number;
     idleTimeout?: number;
-    fetch: Handler;
-  }): { port: number; stop(force?: boolean): void | Promise<void> };
-}
-
-function listenDeno(deno: DenoLike, handler: Handler, options: ListenOptions): Promise<Listening> {
-  // Deno binds synchronously (a busy port throws here); onListen only silences its log line.
-  // The handler answers every error itself; what reaches onError is a response body that
-  // failed after its headers went out (already logged by the handler, in one line): Deno
-  // would print its stack, and cuts the connection either way.
-  const open = new Set<() => void>();
-  const server = deno.serve({
-    hostname: options.host,
-    port: options.port,
-    onListen: () => {},
-    onError: () => new Response(null, { status: 500 }),
-  }, async (request) => endable(await handler(request), open));
-  return Promise.resolve({
-    port: server.addr.port,
-    // Deno's shutdown waits for every response to end: an open page's event stream never
-    // does, and Ctrl-C left the server running. Open bodies are ended first, as Node and Bun
-    // cut their connections.
-    close: () => {
-      for (const end of open) end();
-      return server.shutdown();
-    },
-  });
+    fetch: (request: Request, server: BunServer) => Promise<Response>;
+  }): BunServer;
 }
 
 /**
- * `response` with a body that the function it puts in `open` ends (while it
- * is being sent; it leaves `open` when done).
+ * `response` with a body that calls `ended` once it is sent, fails or is
+ * cancelled (at once when there is no body). A failure reaches the runtime
+ * without its error: Bun prints a failed body's error with its stack, and the
+ * handler has logged it already. The connection is cut all the same.
  */
-function endable(response: Response, open: Set<() => void>): Response {
+function watchedBody(response: Response, ended: () => void): Response {
   const body = response.body;
-  if (body === null) return response;
-  const reader = body.getReader();
-  let end = () => {};
-  const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
-      end = () => {
-        open.delete(end);
-        void reader.cancel().catch(() => {});
-        try {
-          controller.close();
-        } catch {
-          // already closed or cancelled
-        }
-      };
-      open.add(end);
-    },
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read();
-        if (done) {
-          open.delete(end);
-          controller.close();
-        } else controller.enqueue(value);
-      } catch (error) {
-        open.delete(end);
-        controller.error(error);
-      }
-    },
-    cancel(reason) {
-      open.delete(end);
-      return reader.cancel(reason);
-    },
-  });
-  return new Response(stream, { status: response.status, headers: response.headers });
-}
-
-/**
- * `response` with a body whose failure reaches the runtime without its error:
- * Bun prints a failed body's error with its stack, and the handler has logged
- * it already. The connection is cut all the same.
- */
-function withQuietBody(response: Response): Response {
-  const body = response.body;
-  if (body === null) return response;
+  if (body === null) {
+    ended();
+    return response;
+  }
   const reader = body.getReader();
   const quiet = new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
         const { done, value } = await reader.read();
-        if (done) controller.close();
-        else controller.enqueue(value);
+        if (!done) return controller.enqueue(value);
+        ended();
+        controller.close();
       } catch {
+        ended();
         controller.error(undefined);
       }
     },
-    cancel: (reason) => reader.cancel(reason),
+    cancel: (reason) => {
+      ended();
+      return reader.cancel(reason);
+    },
   });
   return new Response(quiet, { status: response.status, headers: response.headers });
 }
 
 function listenBun(bun: BunLike, handler: Handler, options: ListenOptions): Promise<Listening> {
-  // idleTimeout 0: an open event stream must not be cut after 10 s of quiet.
+  // Bun closes a new connection whose first request's headers take over 10 s by itself; its
+  // idle limit covers the next requests of a kept-alive one. That limit is lifted while a
+  // request is answered (an open event stream must not be cut after a quiet spell) and set
+  // again when its response ends. Bun checks it every 4 s or so.
+  const limitMs = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  const seconds = Math.min(255, Math.max(1, Math.ceil(limitMs / 1000)));
   const server = bun.serve({
     hostname: options.host,
     port: options.port,
-    idleTimeout: 0,
-    fetch: async (request) => withQuietBody(await handler(request)),
+    idleTimeout: seconds,
+    fetch: async (request, bunServer) => {
+      bunServer.timeout(request, 0);
+      const response = await handler(request);
+      return watchedBody(response, () => bunServer.timeout(request, seconds));
+    },
   });
   return Promise.resolve({
     port: server.port,
@@ -154,9 +118,47 @@ function listenBun(bun: BunLike, handler: Handler, options: ListenOptions): Prom
   });
 }
 
+/**
+ * Closes a connection that is waiting for a request's headers longer than
+ * `limitMs`: the wait starts when it opens and when its last response ends.
+ * (Node's own `headersTimeout` is checked every 30 s only, and Deno's
+ * `node:http` ignores it.)
+ */
+function headerDeadlines(limitMs: number) {
+  const waiting = new Map<Socket, { timer?: ReturnType<typeof setTimeout>; busy: number }>();
+  const wait = (socket: Socket) => {
+    const state = waiting.get(socket);
+    if (state === undefined || state.busy > 0 || socket.destroyed) return;
+    clearTimeout(state.timer);
+    state.timer = setTimeout(() => socket.destroy(), limitMs);
+  };
+  return {
+    opened(socket: Socket) {
+      waiting.set(socket, { busy: 0 });
+      socket.once("close", () => {
+        clearTimeout(waiting.get(socket)?.timer);
+        waiting.delete(socket);
+      });
+      wait(socket);
+    },
+    requested(socket: Socket, response: ServerResponse) {
+      const state = waiting.get(socket);
+      if (state === undefined) return;
+      clearTimeout(state.timer);
+      state.busy++;
+      response.once("close", () => {
+        state.busy--;
+        wait(socket);
+      });
+    },
+  };
+}
+
 async function listenNode(handler: Handler, options: ListenOptions): Promise<Listening> {
   const http = await import("node:http");
+  const deadlines = headerDeadlines(options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS);
   const server = http.createServer((req, res) => {
+    deadlines.requested(req.socket, res);
     const controller = new AbortController();
     res.on("close", () => controller.abort());
     const chunks: Uint8Array[] = [];
@@ -217,6 +219,7 @@ async function listenNode(handler: Handler, options: ListenOptions): Promise<Lis
       }
     });
   });
+  server.on("connection", deadlines.opened);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => resolve());
@@ -248,8 +251,7 @@ async function listenNode(handler: Handler, options: ListenOptions): Promise<Lis
  * ```
  */
 export async function listen(handler: Handler, options: ListenOptions): Promise<Listening> {
-  const runtime = globalThis as { Deno?: DenoLike; Bun?: BunLike };
+  const runtime = globalThis as { Bun?: BunLike };
   if (runtime.Bun !== undefined) return await listenBun(runtime.Bun, handler, options);
-  if (runtime.Deno !== undefined) return await listenDeno(runtime.Deno, handler, options);
   return await listenNode(handler, options);
 }
