@@ -14,6 +14,7 @@ import { decodeText, encodeText } from "./_text_codec.ts";
 import { spreadExtraColumns } from "./_extra.ts";
 import { firstStackFrame, guardLostSocketWrites } from "./_lost_socket_guard.ts";
 import { delay } from "../core/delay.ts";
+import { quoteIdentifier } from "../core/sql_identifier.ts";
 import { awaitConnection, lateConnection, placeOf } from "./_connect_deadline.ts";
 
 /** A row as the client returns it, after the text codec. */
@@ -35,16 +36,6 @@ export interface PgQueryOptions {
 /** Runs one statement. Inside a transaction, on the transaction's connection. */
 export interface PgQuery {
   (text: string, params?: readonly PgValue[], options?: PgQueryOptions): Promise<PgRow[]>;
-}
-
-/**
- * `name` as a quoted PostgreSQL identifier (a schema, a role, a database).
- *
- * @param name The identifier.
- * @returns It in double quotes, each `"` in it doubled.
- */
-export function quoteIdent(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
 }
 
 function encodeParam(value: PgValue | undefined): PgValue {
@@ -190,6 +181,40 @@ function translate(error: unknown): unknown {
   return new StorageError(`PostgreSQL: ${message}`, "io", { cause: error });
 }
 
+/**
+ * Whether `error` says the server (or the network) ended the connection in
+ * words that name no server: the socket's own (`read ECONNRESET`, `EPIPE`),
+ * or the server's notice as it closes it (57P01 `pg_terminate_backend` or a
+ * fast shutdown, 57P02 a crash of another backend, 57P03 not accepting).
+ */
+function endedByServer(error: unknown): boolean {
+  const code = sqlState(error);
+  if (code === undefined) return false;
+  return code.startsWith("57P") || typeof (error as { syscall?: unknown }).syscall === "string";
+}
+
+/**
+ * Whether `error` (or the error it translates) says the connection is gone:
+ * the client's own CONNECTION_CLOSED, CONNECTION_DESTROYED or
+ * CONNECTION_ENDED, the socket's, or the server's as it ends it (57P0x).
+ */
+function connectionGone(error: unknown): boolean {
+  const raw = error instanceof StorageError ? error.cause : error;
+  const code = sqlState(raw);
+  return code !== undefined &&
+    (/^CONNECTION_(?:CLOSED|DESTROYED|ENDED)$/.test(code) || endedByServer(raw));
+}
+
+/** Milliseconds a connection said gone has to close before its transaction is rolled back as usual. */
+const LOST_CLOSE_MS = 2000;
+
+/** Lets the process end with `timer` pending (Deno's numeric timers and node:timers' objects). */
+function unrefTimer(timer: unknown): void {
+  if (typeof timer === "number") {
+    (globalThis as { Deno?: { unrefTimer(id: number): void } }).Deno?.unrefTimer(timer);
+  } else (timer as { unref?: () => void } | undefined)?.unref?.();
+}
+
 // ---------------------------------------------------------------------------
 // The pool
 // ---------------------------------------------------------------------------
@@ -264,6 +289,19 @@ interface PostgresSql {
   begin<T>(fn: (sql: PostgresSql) => Promise<T>): Promise<T>;
   begin<T>(mode: string, fn: (sql: PostgresSql) => Promise<T>): Promise<T>;
   end(options?: { timeout?: number }): Promise<void>;
+}
+
+/** Work given to one pool, as {@linkcode connectPg}'s pools watch it. */
+interface PoolWork<T> {
+  /** What it gives. */
+  readonly answer: Promise<T>;
+  /** Whether it has a connection of the pool (it may then have run, and is never moved). */
+  connected(): boolean;
+  /**
+   * Makes sure it never runs (a statement is taken back and counted no more; a transaction
+   * stays counted until the client lets it go, lest the pool connect again for it once ended).
+   */
+  abandon(): void;
 }
 
 type PostgresFactory = (options: Record<string, unknown>) => PostgresSql;
@@ -385,7 +423,7 @@ export async function connectPg(
         // The schema alone: were it missing (dropped under a running store), `public` after it
         // would take the store's reads and writes, or its tables, without a word. A pooler in
         // transaction mode refuses both settings: the role gives the schema, BEGIN READ ONLY the rest.
-        ...(pooled ? {} : { search_path: quoteIdent(schema) }),
+        ...(pooled ? {} : { search_path: quoteIdentifier(schema) }),
         ...(options.readonly && !pooled ? { default_transaction_read_only: "on" } : {}),
       },
       types: {
@@ -438,6 +476,36 @@ export async function connectPg(
     if (idle !== undefined) await withinSeconds(idle, seconds).catch(() => {});
     await on.end({ timeout: 0 }).catch(() => {});
   };
+  /**
+   * Per pool, the work that still waits for one of its connections, each moved to the new pool
+   * when it is retired: the lost connection's socket, connected again, may never send a byte
+   * (the client keeps its jammed write queue), and work handed to it would wait until the old
+   * pool is ended. Never having run, it runs on the new pool as if it had started there.
+   */
+  const waitingOn = new WeakMap<PostgresSql, Set<() => void>>();
+  /**
+   * Starts the work of `start` on the pool in use; started again on the new pool (the old
+   * start abandoned, never to run) if that pool is retired while it waits for a connection.
+   */
+  const onLivePool = <T>(start: (on: PostgresSql) => PoolWork<T>): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const on = sql;
+      const work = start(on);
+      const waiting = waitingOn.get(on) ?? new Set<() => void>();
+      waitingOn.set(on, waiting);
+      let moved = false;
+      const move = () => {
+        if (work.connected()) return;
+        moved = true;
+        work.abandon();
+        onLivePool(start).then(resolve, reject);
+      };
+      waiting.add(move);
+      work.answer.then(
+        (value) => moved || resolve(value),
+        (error: unknown) => moved || reject(error),
+      ).finally(() => waiting.delete(move));
+    });
   /** Pools left for a new one, each ending. */
   const retired = new Set<Promise<void>>();
   /** Whether the server answered once: a pool that never connected is not replaced. */
@@ -453,9 +521,48 @@ export async function connectPg(
     if (!opened) return;
     const old = sql;
     sql = newPool();
+    // Moved before the old pool's end is planned: what is left of it is what runs on it.
+    const waiting = waitingOn.get(old) ?? new Set<() => void>();
+    waitingOn.delete(old);
+    for (const move of waiting) move();
     const ending: Promise<void> = endPool(old, RETIRED_POOL_SECONDS)
       .finally(() => retired.delete(ending));
     retired.add(ending);
+  };
+  /** The errors a held lock's loss gave the statements under way (their own connections live on). */
+  const lockLosses = new WeakSet<StorageError>();
+  /**
+   * What a transaction's function gives, unless it failed because the
+   * transaction's connection is gone: the function then never ends, for the
+   * client would write its ROLLBACK to the dropped socket, from a deferred
+   * write that throws outside any `try` (porsager/postgres#1066), which on
+   * Deno leaves the runtime's other deferred work (a new connection's first
+   * bytes) unrun. The transaction fails all the same, with the connection's
+   * close (`transaction`, the client's own), and the server rolled it back.
+   * A connection said gone that does not close within a few seconds is
+   * rolled back as any other failure.
+   */
+  const keptFromLostConnection = async <T>(
+    answer: Promise<T>,
+    transaction: Promise<T>,
+  ): Promise<T> => {
+    try {
+      return await answer;
+    } catch (error) {
+      if (!connectionGone(error) || lockLosses.has(error as StorageError)) throw error;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const closed = await Promise.race([
+        transaction.then(() => true, () => true),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(false), LOST_CLOSE_MS);
+          // Never holds the process open: the connection is gone.
+          unrefTimer(timer);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (closed) return await new Promise<never>(() => {});
+      throw error;
+    }
   };
   /** The statements under way, each failed at once when a held lock is lost. */
   const inFlight = new Set<(error: StorageError) => void>();
@@ -468,8 +575,17 @@ export async function connectPg(
     const translated = sqlState(error) === "CONNECT_TIMEOUT"
       ? lateConnection(where, connectSeconds, error)
       : translate(error);
-    if (translated instanceof StorageError && translated.kind === "io") retire();
-    return translated;
+    if (!(translated instanceof StorageError) || translated.kind !== "io") return translated;
+    retire();
+    return endedByServer(error) && !translated.message.includes(where)
+      ? new StorageError(
+        `PostgreSQL: the connection to ${where} was lost (${
+          translated.message.replace(/^PostgreSQL: /, "")
+        })`,
+        "io",
+        { cause: error },
+      )
+      : translated;
   };
   /**
    * Runs one statement on `conn`. `onPool`: `conn` is the pool, not a
@@ -486,30 +602,58 @@ export async function connectPg(
     let fail!: (error: StorageError) => void;
     const lockLost = new Promise<never>((_, reject) => fail = reject);
     inFlight.add(fail);
-    /** The pool's statements under way, this one among them while it is (on the pool only). */
-    const underWay = onPool ? statements.get(conn) ?? new Set<PostgresStatement>() : undefined;
-    let statement: PostgresStatement | undefined;
+    const prepare = !pooled && !options.custom;
     try {
-      statement = conn.unsafe(text, params.map(encodeParam), {
-        prepare: !pooled && !options.custom,
-      });
-      const answer = underWay === undefined ? statement : awaitConnection(statement, {
-        seconds: connectSeconds,
-        where,
-        // Handed to a connection: the client notes the connection's backend on it.
-        connected: () => statement?.state != null,
-        queued: () => reservingOn(conn) >= maxConnections,
-        abandon: () => statement?.cancel(),
-      });
-      if (underWay !== undefined) statements.set(conn, underWay.add(statement));
+      const encoded = params.map(encodeParam);
+      const answer = onPool
+        ? onLivePool((on) => startStatement(on, text, encoded, prepare, lockLost))
+        : conn.unsafe(text, encoded, { prepare });
       const rows = await Promise.race([answer, lockLost]);
       return Array.from(rows, decodeRow);
     } catch (error) {
       throw failure(error);
     } finally {
       inFlight.delete(fail);
-      if (statement !== undefined && underWay?.delete(statement)) noteEnded(conn);
     }
+  };
+  /**
+   * One statement given to the pool `on`, counted among its statements under
+   * way until it ends (or is given up on), waiting for a connection within the
+   * connect deadline.
+   */
+  const startStatement = (
+    on: PostgresSql,
+    text: string,
+    params: PgValue[],
+    prepare: boolean,
+    lockLost: Promise<never>,
+  ): PoolWork<PgRow[]> => {
+    const statement = on.unsafe(text, params, { prepare });
+    const underWay = statements.get(on) ?? new Set<PostgresStatement>();
+    statements.set(on, underWay.add(statement));
+    const drop = () => {
+      if (underWay.delete(statement)) noteEnded(on);
+    };
+    let abandoned = false;
+    // Handed to a connection: the client notes the connection's backend on it.
+    const connected = () => statement.state != null;
+    // Given up on when a held lock is lost: no longer counted, though the server may still run it.
+    const answer = awaitConnection(Promise.race([statement, lockLost]), {
+      seconds: connectSeconds,
+      where,
+      connected: () => connected() || abandoned,
+      queued: () => reservingOn(on) >= maxConnections,
+      abandon: () => statement.cancel(),
+    }).finally(drop);
+    return {
+      answer,
+      connected,
+      abandon: () => {
+        abandoned = true;
+        statement.cancel();
+        drop();
+      },
+    };
   };
   try {
     await withinSeconds(run(sql, "SELECT 1"), connectSeconds);
@@ -537,32 +681,39 @@ export async function connectPg(
   const readOnlyMode = pooled && options.readonly ? "read only" : "";
   /**
    * `fn` in a transaction (`mode`: "" or "read only") on the pool in use,
-   * which may wait for a new connection, within the connect deadline.
+   * which may wait for a new connection, within the connect deadline (on the
+   * next pool if this one is retired meanwhile).
    */
-  const begin = <T>(mode: string, fn: (tx: PostgresSql) => Promise<T>): Promise<T> => {
-    const on = pool();
-    reserving.set(on, reservingOn(on) + 1);
-    let connected = false;
-    let abandoned = false;
-    const work = on.begin(mode, (tx) => {
-      connected = true;
-      // Given up on while it waited: rolled back before it did anything.
-      if (abandoned) return Promise.reject(lateConnection(where, connectSeconds));
-      return fn(tx);
-    }).finally(() => {
-      reserving.set(on, reservingOn(on) - 1);
-      noteEnded(on);
+  const begin = <T>(mode: string, fn: (tx: PostgresSql) => Promise<T>): Promise<T> =>
+    onLivePool((on): PoolWork<T> => {
+      reserving.set(on, reservingOn(on) + 1);
+      let connected = false;
+      let abandoned = false;
+      const work: Promise<T> = on.begin(mode, (tx) => {
+        connected = true;
+        // Given up on while it waited: rolled back before it did anything.
+        if (abandoned) return Promise.reject(lateConnection(where, connectSeconds));
+        return keptFromLostConnection(fn(tx), work);
+      }).finally(() => {
+        reserving.set(on, reservingOn(on) - 1);
+        noteEnded(on);
+      });
+      const answer = awaitConnection(work, {
+        seconds: connectSeconds,
+        where,
+        connected: () => connected || abandoned,
+        // Behind the store's other transactions and locks (this one counts itself too), or
+        // behind a statement on a connection.
+        queued: () => reservingOn(on) > maxConnections || answering(on),
+        abandon: () => abandoned = true,
+      });
+      return {
+        answer,
+        connected: () => connected,
+        // Rolled back on the connection it is handed, or failed as the old pool ends.
+        abandon: () => abandoned = true,
+      };
     });
-    return awaitConnection(work, {
-      seconds: connectSeconds,
-      where,
-      connected: () => connected,
-      // Behind the store's other transactions and locks (this one counts itself too), or
-      // behind a statement on a connection.
-      queued: () => reservingOn(on) > maxConnections || answering(on),
-      abandon: () => abandoned = true,
-    });
-  };
   /** The locks held, each released by its function (close() releases what is left). */
   const held = new Set<() => Promise<void>>();
   const client: PgClient = {
@@ -627,9 +778,13 @@ export async function connectPg(
       // Taken, or the transaction failed before (or while) taking it.
       const failed = await Promise.race([acquired, holding]);
       if (failed !== undefined) throw failed;
+      let lost = false;
+      void holding.then((error) => lost = error !== undefined);
       const unlock = async () => {
         held.delete(unlock);
-        release();
+        // Its connection gone, the transaction stays open in the client: COMMIT would be
+        // written to the dropped socket.
+        if (!lost) release();
         const error = await holding;
         if (error !== undefined) throw error;
       };
@@ -645,6 +800,7 @@ export async function connectPg(
           "io",
           { cause: error },
         );
+        lockLosses.add(loss);
         for (const fail of [...inFlight]) fail(loss);
       });
       return unlock;
@@ -678,9 +834,9 @@ export async function checkSchemaInUse(client: PgClient, schema: string): Promis
   const inUse = row?.in_use == null ? "none" : JSON.stringify(row.in_use);
   const fix = client.transactionPooler
     ? `through a transaction-mode pooler the schema comes from the role: ALTER ROLE ${
-      quoteIdent(String(row?.role))
-    } IN DATABASE ${quoteIdent(String(row?.db))} SET search_path = ${
-      quoteIdent(schema)
+      quoteIdentifier(String(row?.role))
+    } IN DATABASE ${quoteIdentifier(String(row?.db))} SET search_path = ${
+      quoteIdentifier(schema)
     } (or name the role as the schema)`
     : "a pooler between the store and the server dropped the start-up search_path: connect to the server, or to a pooler that passes it on, or use ?pgbouncer=true with the role's search_path set";
   throw new OpenError(

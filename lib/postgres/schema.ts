@@ -21,7 +21,8 @@
  * @module
  */
 import { OpenError } from "../core/errors.ts";
-import { type PgClient, type PgQuery, quoteIdent } from "./_client.ts";
+import type { PgClient, PgQuery } from "./_client.ts";
+import { quoteIdentifier } from "../core/sql_identifier.ts";
 import { COUNTER_COLUMNS } from "./_rows.ts";
 import { UNSPACED_CLASS } from "../core/search/cjk.ts";
 import { documentOf, gramsVector, searchDocument } from "./text_search.ts";
@@ -325,7 +326,7 @@ const MIGRATION_LOCK = 0x6865726d6573;
  * @returns The step, or `null`.
  */
 export async function migrationStep(query: PgQuery, schema: string): Promise<number | null> {
-  const table = `${quoteIdent(schema)}.hermes_migrations`;
+  const table = `${quoteIdentifier(schema)}.hermes_migrations`;
   const [found] = await query("SELECT to_regclass($1) IS NOT NULL AS present", [table]);
   if (!found?.present) return null;
   const [row] = await query(`SELECT max(step) AS step FROM ${table}`);
@@ -348,8 +349,8 @@ export async function migratePg(
 ): Promise<void> {
   await client.transaction(async (query) => {
     await query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
-    await query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
-    await query(`SET LOCAL search_path TO ${quoteIdent(schema)}`);
+    await query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)}`);
+    await query(`SET LOCAL search_path TO ${quoteIdentifier(schema)}`);
     await query(`CREATE TABLE IF NOT EXISTS hermes_migrations (
       step integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
     const done = new Set(

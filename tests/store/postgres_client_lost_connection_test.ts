@@ -7,6 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { connectPg, type PgClient } from "../../lib/postgres/_client.ts";
+import { quoteIdentifier } from "../../lib/core/sql_identifier.ts";
 import { isLostSocketWrite } from "../../lib/postgres/_lost_socket_guard.ts";
 import { StorageError } from "../../lib/core/errors.ts";
 import { freshSchema, PG_SKIP, PG_URL } from "./_pg.ts";
@@ -48,6 +49,19 @@ async function endOthers(admin: PgClient, name: string): Promise<void> {
     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
     [name],
   );
+}
+
+/** Waits (5 s at most) until `count` connections of the test's pool are in a transaction. */
+async function inTransactions(admin: PgClient, name: string, count: number): Promise<void> {
+  for (let waited = 0; waited < 5000; waited += 10) {
+    const [row] = await admin.query(
+      "SELECT count(*) AS open FROM pg_stat_activity WHERE application_name = $1 AND xact_start IS NOT NULL",
+      [name],
+    );
+    if (Number(row?.open) >= count) return;
+    await delay(10);
+  }
+  throw new Error(`${count} transactions of ${name} never ran at once`);
 }
 
 /**
@@ -142,6 +156,78 @@ test(
         await client.transaction((query) => query("SELECT 3"));
       }
     }),
+);
+
+test(
+  "transactions whose connections the server ends settle at once: each failed one wrote nothing, the next runs",
+  { skip: PG_SKIP },
+  async () => {
+    const schema = freshSchema();
+    const own = ownUrl();
+    const admin = await connectPg(PG_URL!, schema, { max: 1 });
+    await admin.query(`CREATE SCHEMA ${quoteIdentifier(schema)}`);
+    await admin.query(`CREATE TABLE ${quoteIdentifier(schema)}.written (tx text PRIMARY KEY)`);
+    const client = await connectPg(own.url, schema);
+    try {
+      for (let round = 0; round < 3; round++) {
+        // One connection held by a lock: of the four transactions, one waits for a connection.
+        const unlock = await client.lock("ended");
+        const ended = Array.from({ length: 4 }, (_, i) =>
+          client.transaction(async (query) => {
+            await query("INSERT INTO written (tx) VALUES ($1)", [`${round}-${i}`]);
+            for (let k = 0; k < 40; k++) await query("SELECT pg_sleep(0.005)");
+          }).then(() => ({ tx: `${round}-${i}`, at: Date.now() }), (error: unknown) => ({
+            tx: `${round}-${i}`,
+            at: Date.now(),
+            error,
+          })));
+        // Ended once the lock's and three of them are in a transaction on the server.
+        await inTransactions(admin, own.name, 4);
+        const endedAt = Date.now();
+        await endOthers(admin, own.name);
+        const outcomes = await Promise.all(ended);
+        const seconds = (Math.max(...outcomes.map((one) => one.at)) - endedAt) / 1000;
+        assert.ok(
+          seconds < 2,
+          `round ${round}: the last one settled ${seconds} s after the end: ${
+            outcomes.map((one) =>
+              `${one.tx} ${one.at - endedAt} ms ${"error" in one ? one.error : "ok"}`
+            )
+              .join("; ")
+          }`,
+        );
+        const failed = outcomes.filter((one) => "error" in one);
+        assert.ok(failed.length > 0, `round ${round}: none was under way when they were ended`);
+        for (const { error } of failed) {
+          assert.ok(error instanceof StorageError && error.kind === "io", String(error));
+          // The store's own words, naming the server.
+          assert.match(error.message, /^PostgreSQL: /);
+          assert.ok(error.message.includes(new URL(PG_URL!).hostname), error.message);
+        }
+        // Each failed one was rolled back by the server; each that ended well wrote its row.
+        const rows = await admin.query(
+          `SELECT tx FROM ${quoteIdentifier(schema)}.written WHERE tx LIKE $1 ORDER BY tx`,
+          [`${round}-%`],
+        );
+        assert.deepEqual(
+          rows.map((row) => row.tx),
+          outcomes.filter((one) => !("error" in one)).map((one) => one.tx).sort(),
+          failed.map((one) => `${one.tx}: ${String(one.error)}`).join("; "),
+        );
+        await unlock().catch(() => {});
+        // The next transaction runs (on a new connection), at once too.
+        const started = Date.now();
+        await client.transaction((query) =>
+          query("INSERT INTO written (tx) VALUES ($1)", [`next-${round}`])
+        );
+        assert.ok(Date.now() - started < 2000, "the next transaction waited");
+      }
+    } finally {
+      await client.close();
+      await admin.query(`DROP SCHEMA ${quoteIdentifier(schema)} CASCADE`).catch(() => {});
+      await admin.close();
+    }
+  },
 );
 
 test("a lock held by another: the one that waits is told once, then takes it", {

@@ -13,7 +13,8 @@
  *
  * @module
  */
-import { type PgQuery, quoteIdent } from "../_client.ts";
+import type { PgQuery } from "../_client.ts";
+import { quoteIdentifier } from "../../core/sql_identifier.ts";
 import { expectedIndexes, LAST_STEP, SCHEMA_VERSION } from "../schema.ts";
 import { finding, type HealthCheck } from "../../core/health_report.ts";
 
@@ -157,7 +158,7 @@ export async function repairIndexes(
   schema: string,
   faults: IndexFaults,
 ): Promise<string> {
-  const qualified = (name: string) => `${quoteIdent(schema)}.${quoteIdent(name)}`;
+  const qualified = (name: string) => `${quoteIdentifier(schema)}.${quoteIdentifier(name)}`;
   const done: string[] = [];
   const failed: string[] = [];
   const expected = expectedIndexes();
