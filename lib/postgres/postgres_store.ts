@@ -930,6 +930,8 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     const given = options ?? {};
     checkSearchFilters(given);
     checkOptionalText("search messages", "origin", given.origin);
+    // A query with nothing to search answers without the database: closed, it rejects all the same.
+    if (this.#closed) throw notOpenError();
     return await searchMessagesPg(this.#query, query, given);
   }
 
@@ -941,6 +943,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     const given = options ?? {};
     checkSearchFilters(given);
     checkOptionalText("search messages", "origin", given.origin);
+    if (this.#closed) throw notOpenError();
     return await countSearchHitsPg(this.#query, query, given, upTo);
   }
 

@@ -62,7 +62,11 @@ const EVERY_CALL: [method: string, args: unknown[]][] = [
   ...BY_ID.map(([method, rest]): [string, unknown[]] => [method, ["s", ...rest]]),
   ["messageCount", []],
   ["searchMessages", ["docker"]],
+  // A query with nothing to search, and a count of none, never reach the database: closed all the same.
+  ["searchMessages", ["***"]],
   ["countSearchHits", ["docker", {}, 10]],
+  ["countSearchHits", ["***", {}, 10]],
+  ["countSearchHits", ["docker", {}, 0]],
   ["listSessionsRich", []],
   ["searchSessions", []],
   ["sessionCount", []],
