@@ -14,42 +14,7 @@ import type { SearchOptions } from "../lib/core/search/options.ts";
 import { copyFixture } from "./_helpers.ts";
 import { hostileQuery, searchOptions } from "./_search_cases.ts";
 import { mulberry32 } from "./_random.ts";
-
-/** Words of the fixtures on each search path, and queries FTS5 refuses or that match nothing. */
-const QUERIES = [
-  "docker",
-  "docker*",
-  '"docker compose"',
-  "docker OR kubernetes",
-  "docker NOT compose",
-  "chat-send",
-  "P2.2",
-  "记忆",
-  "记忆断裂",
-  "数据 OR docker",
-  "记 OR 忆",
-  "こんにちは",
-  "🚀",
-  "e",
-  '"unbalanced (AND',
-  "zzzqqq",
-  "***",
-];
-
-/** More hits than a fixture holds. */
-const ALL = 100_000;
-
-function checkCounts(db: SessionDB, queries: readonly string[], options: SearchOptions[]) {
-  for (const query of queries) {
-    for (const filters of options) {
-      const hits = db.searchMessages(query, { ...filters, limit: ALL, offset: 0 }).length;
-      const label = `${JSON.stringify(query)} ${JSON.stringify(filters)}`;
-      assert.equal(db.countSearchHits(query, filters, ALL), hits, label);
-      assert.equal(db.countSearchHits(query, filters, 1), Math.min(hits, 1), `${label}, up to 1`);
-      assert.equal(db.countSearchHits(query, filters, 0), 0, `${label}, up to 0`);
-    }
-  }
-}
+import { ALL, checkCounts, COUNT_QUERIES, filterCases } from "./_search_count.ts";
 
 describe("countSearchHits", () => {
   let v11: SessionDB;
@@ -61,20 +26,7 @@ describe("countSearchHits", () => {
     // Read as it is: an old layout without the trigram table (CJK by substring).
     v6 = await SessionDB.open({ path: copyFixture("hermes-v6.db"), readonly: true });
     const [first, second] = v11.listSessionsRich({ includeChildren: true, limit: 2 });
-    const middle = (first.started_at + second.started_at) / 2;
-    filters = [
-      {},
-      { sourceFilter: ["cli"] },
-      { sourceFilter: [] },
-      { excludeSources: ["cli"] },
-      { roleFilter: ["assistant"] },
-      { sessionId: first.id },
-      { sessionId: "no-such-session" },
-      { since: middle },
-      { until: middle },
-      { since: middle, sourceFilter: ["telegram", "cli"], roleFilter: ["user", "tool"] },
-      { includeInactive: true },
-    ];
+    filters = filterCases(first, second);
   });
 
   after(() => {
@@ -82,23 +34,23 @@ describe("countSearchHits", () => {
     v6.close();
   });
 
-  test("counts what searchMessages returns, with each filter, on the v11 fixture", () => {
-    const counted = QUERIES.map((query) => v11.countSearchHits(query, {}, ALL));
+  test("counts what searchMessages returns, with each filter, on the v11 fixture", async () => {
+    const counted = COUNT_QUERIES.map((query) => v11.countSearchHits(query, {}, ALL));
     // The fixture's words are found: the comparison is not of empty answers.
     assert.ok(counted.filter((n) => n > 1).length >= 5, JSON.stringify(counted));
-    checkCounts(v11, QUERIES, filters);
+    await checkCounts(v11, COUNT_QUERIES, filters);
   });
 
-  test("counts what searchMessages returns on a file without the trigram table", () => {
-    checkCounts(v6, QUERIES, [{}, { roleFilter: ["user"] }, { sourceFilter: ["cli"] }]);
+  test("counts what searchMessages returns on a file without the trigram table", async () => {
+    await checkCounts(v6, COUNT_QUERIES, [{}, { roleFilter: ["user"] }, { sourceFilter: ["cli"] }]);
   });
 
-  test("counts what searchMessages returns for generated hostile queries and options", () => {
+  test("counts what searchMessages returns for generated hostile queries and options", async () => {
     const rnd = mulberry32(0xc0de);
     for (let i = 1; i <= 300; i++) {
       const query = hostileQuery(rnd, i);
       const options = searchOptions(rnd);
-      checkCounts(v11, [query], [{ ...options, limit: undefined, offset: undefined }]);
+      await checkCounts(v11, [query], [{ ...options, limit: undefined, offset: undefined }]);
     }
   });
 

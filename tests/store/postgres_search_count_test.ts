@@ -19,56 +19,9 @@ import {
   writeRecallMessages,
 } from "../_search_cases.ts";
 import { mulberry32 } from "../_random.ts";
+import { ALL, checkCounts, COUNT_QUERIES, filterCases } from "../_search_count.ts";
 import { runCli, v11Copy } from "../_cli_io.ts";
 import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
-
-/** Words of the fixture on each search path, and queries the search retries or answers [] for. */
-const QUERIES = [
-  "docker",
-  "docker*",
-  '"docker compose"',
-  "docker OR kubernetes",
-  "docker NOT compose",
-  "chat-send",
-  "P2.2",
-  "记忆",
-  "记",
-  "记忆断裂",
-  "数据 OR docker",
-  "记 OR 忆",
-  "こんにちは",
-  "🚀",
-  "e",
-  '"unbalanced (AND',
-  "content:docker",
-  "-content:docker",
-  "docker\u0000compose",
-  "zzzqqq",
-  "***",
-  "",
-];
-
-/** More hits than the store holds. */
-const ALL = 100_000;
-
-async function checkCounts(
-  store: SessionStore,
-  queries: readonly string[],
-  filters: readonly SearchOptions[],
-): Promise<number> {
-  let found = 0;
-  for (const query of queries) {
-    for (const options of filters) {
-      const hits = await store.searchMessages(query, { ...options, limit: ALL, offset: 0 });
-      const label = `${JSON.stringify(query).slice(0, 80)} ${JSON.stringify(options)}`;
-      assert.equal(await store.countSearchHits(query, options, ALL), hits.length, label);
-      const one = await store.countSearchHits(query, options, 1);
-      assert.equal(one, Math.min(hits.length, 1), `${label}, up to 1`);
-      if (hits.length > 1) found++;
-    }
-  }
-  return found;
-}
 
 describe("countSearchHits() on PostgreSQL", { skip: PG_SKIP }, () => {
   let url: string;
@@ -85,19 +38,8 @@ describe("countSearchHits() on PostgreSQL", { skip: PG_SKIP }, () => {
     store = await openStore(url);
     await writeRecallMessages(store);
     const [first, second] = await store.listSessionsRich({ includeChildren: true, limit: 2 });
-    const middle = (first.started_at + second.started_at) / 2;
     filters = [
-      {},
-      { sourceFilter: ["cli"] },
-      { sourceFilter: [] },
-      { excludeSources: ["cli"] },
-      { roleFilter: ["assistant"] },
-      { sessionId: first.id },
-      { sessionId: "no-such-session" },
-      { since: middle },
-      { until: middle },
-      { since: middle, sourceFilter: ["telegram", "cli"], roleFilter: ["user", "tool"] },
-      { includeInactive: true },
+      ...filterCases(first, second),
       { origin: "web-1" } as SearchOptions,
       { origin: "web-2", roleFilter: ["user"] } as SearchOptions,
       { origin: "" } as SearchOptions,
@@ -112,7 +54,7 @@ describe("countSearchHits() on PostgreSQL", { skip: PG_SKIP }, () => {
   test("counts what searchMessages() finds, with each filter and origin", {
     timeout: 120_000,
   }, async () => {
-    const found = await checkCounts(store, QUERIES, filters);
+    const found = await checkCounts(store, COUNT_QUERIES, filters);
     assert.ok(found >= 30, `${found} queries and filters with hits`);
     const all = await store.countSearchHits("docker", {}, ALL);
     const origin = { origin: "web-1" } as SearchOptions;
