@@ -32,6 +32,7 @@ import {
   liveWalOf,
   truncatedFileWithWal,
 } from "./_damaged_files.ts";
+import { buildLargeFile } from "../_large_file.ts";
 
 function check(
   report: DoctorReport,
@@ -276,14 +277,7 @@ describe("doctor()", () => {
 
   test("doctor() writes its counts with thousands grouped, as the rest of the CLI does", async () => {
     const path = tempDbPath();
-    {
-      using db = await SessionDB.open({ path });
-      db.createSession("big", "cli");
-      db.appendMessages(
-        "big",
-        Array.from({ length: 1234 }, (_, i) => ({ role: "user", content: `note ${i}` })),
-      );
-    }
+    await buildLargeFile(path, { messages: 1234 });
     using raw = await rawOpen(path);
     raw.exec("DELETE FROM messages_fts");
     raw.close();
