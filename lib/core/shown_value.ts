@@ -7,32 +7,13 @@
  * @module
  */
 import { groupedDigits } from "./grouped_digits.ts";
+import { codePointLength, codePointSlice } from "./python_text.ts";
 
 /** The most characters of a value a message shows whole. */
 export const SHOWN_WHOLE = 160;
 
 /** The characters a message keeps of a longer value. */
 export const SHOWN_HEAD = 100;
-
-/** The number of code points in `text` (a surrogate pair is one character). */
-function characterCount(text: string): number {
-  let count = 0;
-  for (let i = 0; i < text.length; i++) {
-    const unit = text.charCodeAt(i);
-    if (unit < 0xdc00 || unit > 0xdfff) count++;
-  }
-  return count;
-}
-
-/** The first `count` code points of `text`, never half of a surrogate pair. */
-function headOf(text: string, count: number): string {
-  let end = 0;
-  for (let seen = 0; seen < count && end < text.length; seen++) {
-    const unit = text.charCodeAt(end);
-    end += unit >= 0xd800 && unit <= 0xdbff && end + 1 < text.length ? 2 : 1;
-  }
-  return text.slice(0, end);
-}
 
 /**
  * Names a text in a message: `show(text)` when it is short; else
@@ -51,9 +32,11 @@ function headOf(text: string, count: number): string {
  */
 export function clippedText(text: string, show: (text: string) => string = (t) => t): string {
   if (text.length <= SHOWN_WHOLE) return show(text);
-  const count = characterCount(text);
+  const count = codePointLength(text);
   if (count <= SHOWN_WHOLE) return show(text);
-  return `${show(`${headOf(text, SHOWN_HEAD)}…`)} (${groupedDigits(String(count))} characters)`;
+  return `${show(`${codePointSlice(text, SHOWN_HEAD)}…`)} (${
+    groupedDigits(String(count))
+  } characters)`;
 }
 
 /** The whole text of a value: JSON for an object, digits for a bigint, `-0` kept. */
