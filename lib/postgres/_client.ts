@@ -304,6 +304,14 @@ interface PoolWork<T> {
   abandon(): void;
 }
 
+/** Work of a pool as its retirement sees it. */
+interface WaitingWork {
+  /** Whether it has a connection of the pool (it then stays with that pool). */
+  connected(): boolean;
+  /** Starts it again on the pool in use, unless it has a connection. */
+  move(): void;
+}
+
 type PostgresFactory = (options: Record<string, unknown>) => PostgresSql;
 
 /**
@@ -405,8 +413,8 @@ export async function connectPg(
   const pooled = read.transactionPooler === true;
   const postgres = await loadPostgres(display);
   /** A new pool: the first, and another each time the one in use lost a connection. */
-  const newPool = () =>
-    postgres({
+  const newPool = (): PostgresSql => {
+    const pool: PostgresSql = postgres({
       ...server,
       ...(pass === undefined ? {} : { pass }),
       max: options.max ?? 4,
@@ -436,7 +444,12 @@ export async function connectPg(
           parse: Number,
         },
       },
+      // Called as a connection closes, before the client connects it again for the work
+      // waiting for one (see closedWithWorkWaiting).
+      onclose: () => closedWithWorkWaiting(pool),
     });
+    return pool;
+  };
   let sql = newPool();
   const connectSeconds = read.connect_timeout ?? DEFAULT_CONNECT_SECONDS;
   const where = placeOf(sql.options);
@@ -482,7 +495,7 @@ export async function connectPg(
    * (the client keeps its jammed write queue), and work handed to it would wait until the old
    * pool is ended. Never having run, it runs on the new pool as if it had started there.
    */
-  const waitingOn = new WeakMap<PostgresSql, Set<() => void>>();
+  const waitingOn = new WeakMap<PostgresSql, Set<WaitingWork>>();
   /**
    * Starts the work of `start` on the pool in use; started again on the new pool (the old
    * start abandoned, never to run) if that pool is retired while it waits for a connection.
@@ -491,7 +504,7 @@ export async function connectPg(
     new Promise<T>((resolve, reject) => {
       const on = sql;
       const work = start(on);
-      const waiting = waitingOn.get(on) ?? new Set<() => void>();
+      const waiting = waitingOn.get(on) ?? new Set<WaitingWork>();
       waitingOn.set(on, waiting);
       let moved = false;
       const move = () => {
@@ -500,12 +513,27 @@ export async function connectPg(
         work.abandon();
         onLivePool(start).then(resolve, reject);
       };
-      waiting.add(move);
+      const entry: WaitingWork = { connected: work.connected, move };
+      waiting.add(entry);
       work.answer.then(
         (value) => moved || resolve(value),
         (error: unknown) => moved || reject(error),
-      ).finally(() => waiting.delete(move));
+      ).finally(() => waiting.delete(entry));
     });
+  /**
+   * A connection of the pool `on` closed. If work waits for one of its
+   * connections, the closed one was at work (an idle one would have taken
+   * it): lost. The pool is left at once, its waiting work moved to the next
+   * (and so taken out of the client's queue), before the client connects the
+   * lost connection again for that work: once the old pool was ended, that
+   * connection would still connect, and stay open until its idle timeout,
+   * holding the process (porsager/postgres: end() does not stop a connection
+   * waiting to connect again).
+   */
+  const closedWithWorkWaiting = (on: PostgresSql) => {
+    if (on !== sql) return;
+    if ([...waitingOn.get(on) ?? []].some((work) => !work.connected())) retire();
+  };
   /** Pools left for a new one, each ending. */
   const retired = new Set<Promise<void>>();
   /** Whether the server answered once: a pool that never connected is not replaced. */
@@ -522,9 +550,9 @@ export async function connectPg(
     const old = sql;
     sql = newPool();
     // Moved before the old pool's end is planned: what is left of it is what runs on it.
-    const waiting = waitingOn.get(old) ?? new Set<() => void>();
+    const waiting = waitingOn.get(old) ?? new Set<WaitingWork>();
     waitingOn.delete(old);
-    for (const move of waiting) move();
+    for (const work of waiting) work.move();
     const ending: Promise<void> = endPool(old, RETIRED_POOL_SECONDS)
       .finally(() => retired.delete(ending));
     retired.add(ending);
@@ -566,6 +594,15 @@ export async function connectPg(
   };
   /** The statements under way, each failed at once when a held lock is lost. */
   const inFlight = new Set<(error: StorageError) => void>();
+  /**
+   * The transactions (by the client's connection of each) that have lost
+   * their connection or ended: a statement given to one afterwards is never
+   * sent. The client would queue it on that connection, which it connects
+   * again for the pool's next work (or hands to the next transaction), and it
+   * would then run outside the transaction, written for good while the
+   * transaction was reported failed (porsager/postgres#1155).
+   */
+  const overTransactions = new WeakMap<PostgresSql, "lost" | "ended">();
   const stopGuard = guardLostSocketWrites(retire);
   /** The pool to use now (a new one once the last lost a connection). */
   const pool = (): PostgresSql => sql;
@@ -577,15 +614,17 @@ export async function connectPg(
       : translate(error);
     if (!(translated instanceof StorageError) || translated.kind !== "io") return translated;
     retire();
-    return endedByServer(error) && !translated.message.includes(where)
-      ? new StorageError(
-        `PostgreSQL: the connection to ${where} was lost (${
-          translated.message.replace(/^PostgreSQL: /, "")
-        })`,
-        "io",
-        { cause: error },
-      )
-      : translated;
+    // The client's own words for a connection closed under it name no cause: the server's log does.
+    const said = sqlState(error) === "CONNECTION_CLOSED"
+      ? "closed by the server or the network: the server's log says why"
+      : endedByServer(error) && !translated.message.includes(where)
+      ? translated.message.replace(/^PostgreSQL: /, "")
+      : undefined;
+    return said === undefined ? translated : new StorageError(
+      `PostgreSQL: the connection to ${where} was lost (${said})`,
+      "io",
+      { cause: error },
+    );
   };
   /**
    * Runs one statement on `conn`. `onPool`: `conn` is the pool, not a
@@ -599,6 +638,19 @@ export async function connectPg(
     options: PgQueryOptions = {},
     onPool = false,
   ) => {
+    const over = overTransactions.get(conn);
+    if (over !== undefined) {
+      throw over === "lost"
+        ? new StorageError(
+          `PostgreSQL: the connection to ${where} was lost with the transaction; ` +
+            "this statement of it was not sent",
+          "io",
+        )
+        : new StorageError(
+          "PostgreSQL: a statement was given to a transaction that had ended; it was not sent",
+          "other",
+        );
+    }
     let fail!: (error: StorageError) => void;
     const lockLost = new Promise<never>((_, reject) => fail = reject);
     inFlight.add(fail);
@@ -611,6 +663,8 @@ export async function connectPg(
       const rows = await Promise.race([answer, lockLost]);
       return Array.from(rows, decodeRow);
     } catch (error) {
+      // Before the transaction's function sees it: what it sends next is never sent.
+      if (!onPool && connectionGone(error)) overTransactions.set(conn, "lost");
       throw failure(error);
     } finally {
       inFlight.delete(fail);
@@ -689,11 +743,22 @@ export async function connectPg(
       reserving.set(on, reservingOn(on) + 1);
       let connected = false;
       let abandoned = false;
+      let connection: PostgresSql | undefined;
       const work: Promise<T> = on.begin(mode, (tx) => {
         connected = true;
+        connection = tx;
         // Given up on while it waited: rolled back before it did anything.
         if (abandoned) return Promise.reject(lateConnection(where, connectSeconds));
         return keptFromLostConnection(fn(tx), work);
+      }).then((value) => {
+        if (connection !== undefined) overTransactions.set(connection, "ended");
+        return value;
+      }, (error: unknown) => {
+        // Rolled back or lost: nothing more runs on its connection as part of it.
+        if (connection !== undefined && !overTransactions.has(connection)) {
+          overTransactions.set(connection, connectionGone(error) ? "lost" : "ended");
+        }
+        throw error;
       }).finally(() => {
         reserving.set(on, reservingOn(on) - 1);
         noteEnded(on);

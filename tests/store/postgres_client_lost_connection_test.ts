@@ -253,3 +253,103 @@ test("a lock held by another: the one that waits is told once, then takes it", {
     await second.close();
   }
 });
+
+test(
+  "a transaction whose connection the server ends while it waits (idle_in_transaction_session_timeout): it fails naming the server, nothing of it is written, nothing after runs outside it",
+  { skip: PG_SKIP },
+  async () => {
+    const schema = freshSchema();
+    const admin = await connectPg(PG_URL!, schema, { max: 1 });
+    await admin.query(`CREATE SCHEMA ${quoteIdentifier(schema)}`);
+    await admin.query(`CREATE TABLE ${quoteIdentifier(schema)}.written (n int)`);
+    // One connection: the statements queued meanwhile are the pool's next work on it
+    // (porsager/postgres#1155: the transaction's later statements must not run on it).
+    const own = ownUrl();
+    const client = await connectPg(own.url, schema, { max: 1 });
+    try {
+      const queued: Promise<unknown>[] = [];
+      let laterStatements: Promise<unknown> = Promise.resolve();
+      await assert.rejects(
+        client.transaction(async (query) => {
+          await query("SET LOCAL idle_in_transaction_session_timeout = 100");
+          await query("INSERT INTO written (n) VALUES (1)");
+          for (let i = 0; i < 3; i++) queued.push(client.query("SELECT $1::int AS i", [i]));
+          await delay(500);
+          // The transaction has failed by now (its connection closed): these must not run anywhere.
+          laterStatements = Promise.allSettled([
+            query("INSERT INTO written (n) VALUES (2)"),
+            query("INSERT INTO written (n) VALUES (3)"),
+          ]);
+          await laterStatements;
+        }),
+        (error: unknown) => {
+          assert.ok(error instanceof StorageError && error.kind === "io", String(error));
+          assert.match(error.message, /^PostgreSQL: the connection to \S+ was lost \(/);
+          assert.ok(error.message.includes(new URL(PG_URL!).hostname), error.message);
+          return true;
+        },
+      );
+      assert.deepEqual((await Promise.all(queued)).flat(), [{ i: 0 }, { i: 1 }, { i: 2 }]);
+      await delay(600);
+      const later = (await laterStatements) as PromiseSettledResult<unknown>[];
+      for (const one of later) {
+        assert.equal(one.status, "rejected");
+        const error = (one as PromiseRejectedResult).reason;
+        assert.ok(error instanceof StorageError && error.kind === "io", String(error));
+        assert.match(error.message, /was lost with the transaction; this statement of it was not/);
+      }
+      assert.deepEqual(await admin.query(`SELECT n FROM ${quoteIdentifier(schema)}.written`), []);
+      // The next transaction runs and writes.
+      await client.transaction((query) => query("INSERT INTO written (n) VALUES (4)"));
+      assert.deepEqual(await admin.query(`SELECT n FROM ${quoteIdentifier(schema)}.written`), [
+        { n: 4 },
+      ]);
+      // Closed, the store leaves no connection behind (the lost one connected again for the
+      // queued statements stayed open until its idle timeout, holding the process 30 s).
+      await client.close();
+      await delay(300);
+      const [left] = await admin.query(
+        "SELECT count(*) AS open FROM pg_stat_activity WHERE application_name = $1",
+        [own.name],
+      );
+      assert.equal(Number(left?.open), 0);
+    } finally {
+      await client.close();
+      await admin.query(`DROP SCHEMA ${quoteIdentifier(schema)} CASCADE`).catch(() => {});
+      await admin.close();
+    }
+  },
+);
+
+test(
+  "a statement given to a transaction after it committed is not sent (it would run outside it)",
+  {
+    skip: PG_SKIP,
+  },
+  async () => {
+    const schema = freshSchema();
+    const client = await connectPg(PG_URL!, schema, { max: 1 });
+    try {
+      await client.query(`CREATE SCHEMA ${quoteIdentifier(schema)}`);
+      await client.query(`CREATE TABLE ${quoteIdentifier(schema)}.written (n int)`);
+      let late: Promise<unknown> | undefined;
+      await client.transaction(async (query) => {
+        await query("INSERT INTO written (n) VALUES (1)");
+        // A statement the function forgot to wait for, given once the transaction is over.
+        setTimeout(() => {
+          late = query("INSERT INTO written (n) VALUES (2)").then(() => "sent", (error) => error);
+        }, 50);
+      });
+      await delay(150);
+      await assert.rejects(Promise.reject(await late), (error: unknown) => {
+        assert.ok(error instanceof StorageError && error.kind === "other", String(error));
+        assert.match(error.message, /a statement was given to a transaction that had ended/);
+        return true;
+      });
+      assert.deepEqual(await client.query("SELECT n FROM written"), [{ n: 1 }]);
+    } finally {
+      await client.query(`DROP SCHEMA ${quoteIdentifier(schema)} CASCADE`).catch(() => {});
+      await client.close();
+    }
+  },
+);
