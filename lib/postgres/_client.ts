@@ -560,37 +560,52 @@ export async function connectPg(
   /** The errors a held lock's loss gave the statements under way (their own connections live on). */
   const lockLosses = new WeakSet<StorageError>();
   /**
-   * What a transaction's function gives, unless it failed because the
-   * transaction's connection is gone: the function then never ends, for the
-   * client would write its ROLLBACK to the dropped socket, from a deferred
-   * write that throws outside any `try` (porsager/postgres#1066), which on
-   * Deno leaves the runtime's other deferred work (a new connection's first
-   * bytes) unrun. The transaction fails all the same, with the connection's
-   * close (`transaction`, the client's own), and the server rolled it back.
-   * A connection said gone that does not close within a few seconds is
-   * rolled back as any other failure.
+   * What a transaction's function gives, unless its connection is gone (it
+   * failed for that, or caught that failure and went on): the function then
+   * never ends, for the client would write its ROLLBACK or COMMIT to the
+   * dropped socket, from a deferred write that throws outside any `try`
+   * (porsager/postgres#1066), which on Deno leaves the runtime's other
+   * deferred work (a new connection's first bytes) unrun. The transaction
+   * fails all the same, with the connection's close (`transaction`, the
+   * client's own), and the server rolled it back. A connection said gone
+   * that does not close within a few seconds is rolled back as any other
+   * failure.
    */
   const keptFromLostConnection = async <T>(
     answer: Promise<T>,
     transaction: Promise<T>,
+    lost: () => boolean,
   ): Promise<T> => {
+    let value: T;
     try {
-      return await answer;
+      value = await answer;
     } catch (error) {
       if (!connectionGone(error) || lockLosses.has(error as StorageError)) throw error;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const closed = await Promise.race([
-        transaction.then(() => true, () => true),
-        new Promise<boolean>((resolve) => {
-          timer = setTimeout(() => resolve(false), LOST_CLOSE_MS);
-          // Never holds the process open: the connection is gone.
-          unrefTimer(timer);
-        }),
-      ]);
-      clearTimeout(timer);
-      if (closed) return await new Promise<never>(() => {});
-      throw error;
+      return await untilClosed(transaction, error);
     }
+    if (!lost()) return value;
+    return await untilClosed(
+      transaction,
+      new StorageError(
+        `PostgreSQL: the connection to ${where} was lost with the transaction`,
+        "io",
+      ),
+    );
+  };
+  /** Never ends once `transaction` has ended (its connection closed); throws `error` if it does not soon. */
+  const untilClosed = async (transaction: Promise<unknown>, error: unknown): Promise<never> => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const closed = await Promise.race([
+      transaction.then(() => true, () => true),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), LOST_CLOSE_MS);
+        // Never holds the process open: the connection is gone.
+        unrefTimer(timer);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (closed) return await new Promise<never>(() => {});
+    throw error;
   };
   /** The statements under way, each failed at once when a held lock is lost. */
   const inFlight = new Set<(error: StorageError) => void>();
@@ -603,6 +618,21 @@ export async function connectPg(
    * transaction was reported failed (porsager/postgres#1155).
    */
   const overTransactions = new WeakMap<PostgresSql, "lost" | "ended">();
+  /** The pool of each transaction (by the client's connection of it). */
+  const poolOfTransaction = new WeakMap<PostgresSql, PostgresSql>();
+  /**
+   * The pool each failure came from (the client's error, and the store's for
+   * it): a loss retires the pool in use only if it is that pool. One lost
+   * connection is seen by its transaction, its statements and the pool's
+   * close hook, and the pool that replaced it must not be left in turn (its
+   * connections, still connecting, would stay open: see closedWithWorkWaiting).
+   */
+  const failedOn = new WeakMap<object, PostgresSql>();
+  const noteFailedOn = (error: unknown, on: PostgresSql | undefined) => {
+    if (on !== undefined && typeof error === "object" && error !== null && !failedOn.has(error)) {
+      failedOn.set(error, on);
+    }
+  };
   const stopGuard = guardLostSocketWrites(retire);
   /** The pool to use now (a new one once the last lost a connection). */
   const pool = (): PostgresSql => sql;
@@ -613,18 +643,21 @@ export async function connectPg(
       ? lateConnection(where, connectSeconds, error)
       : translate(error);
     if (!(translated instanceof StorageError) || translated.kind !== "io") return translated;
-    retire();
+    const from = typeof error === "object" && error !== null ? failedOn.get(error) : undefined;
+    if (from === undefined || from === sql) retire();
     // The client's own words for a connection closed under it name no cause: the server's log does.
     const said = sqlState(error) === "CONNECTION_CLOSED"
       ? "closed by the server or the network: the server's log says why"
       : endedByServer(error) && !translated.message.includes(where)
       ? translated.message.replace(/^PostgreSQL: /, "")
       : undefined;
-    return said === undefined ? translated : new StorageError(
+    const result = said === undefined ? translated : new StorageError(
       `PostgreSQL: the connection to ${where} was lost (${said})`,
       "io",
       { cause: error },
     );
+    noteFailedOn(result, from);
+    return result;
   };
   /**
    * Runs one statement on `conn`. `onPool`: `conn` is the pool, not a
@@ -664,7 +697,11 @@ export async function connectPg(
       return Array.from(rows, decodeRow);
     } catch (error) {
       // Before the transaction's function sees it: what it sends next is never sent.
-      if (!onPool && connectionGone(error)) overTransactions.set(conn, "lost");
+      // A held lock's loss fails the statement, not its connection.
+      if (!onPool && connectionGone(error) && !lockLosses.has(error as StorageError)) {
+        overTransactions.set(conn, "lost");
+      }
+      if (!onPool) noteFailedOn(error, poolOfTransaction.get(conn));
       throw failure(error);
     } finally {
       inFlight.delete(fail);
@@ -692,7 +729,11 @@ export async function connectPg(
     // Handed to a connection: the client notes the connection's backend on it.
     const connected = () => statement.state != null;
     // Given up on when a held lock is lost: no longer counted, though the server may still run it.
-    const answer = awaitConnection(Promise.race([statement, lockLost]), {
+    const failed = statement.then(undefined, (error: unknown) => {
+      noteFailedOn(error, on);
+      throw error;
+    });
+    const answer = awaitConnection(Promise.race([failed, lockLost]), {
       seconds: connectSeconds,
       where,
       connected: () => connected() || abandoned,
@@ -747,13 +788,15 @@ export async function connectPg(
       const work: Promise<T> = on.begin(mode, (tx) => {
         connected = true;
         connection = tx;
+        poolOfTransaction.set(tx, on);
         // Given up on while it waited: rolled back before it did anything.
         if (abandoned) return Promise.reject(lateConnection(where, connectSeconds));
-        return keptFromLostConnection(fn(tx), work);
+        return keptFromLostConnection(fn(tx), work, () => overTransactions.get(tx) === "lost");
       }).then((value) => {
         if (connection !== undefined) overTransactions.set(connection, "ended");
         return value;
       }, (error: unknown) => {
+        noteFailedOn(error, on);
         // Rolled back or lost: nothing more runs on its connection as part of it.
         if (connection !== undefined && !overTransactions.has(connection)) {
           overTransactions.set(connection, connectionGone(error) ? "lost" : "ended");

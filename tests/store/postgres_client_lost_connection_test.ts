@@ -353,3 +353,53 @@ test(
     }
   },
 );
+
+test(
+  "a transaction whose function catches its lost connection's error and returns is not reported committed",
+  { skip: PG_SKIP },
+  async () => {
+    const schema = freshSchema();
+    const admin = await connectPg(PG_URL!, schema, { max: 1 });
+    await admin.query(`CREATE SCHEMA ${quoteIdentifier(schema)}`);
+    await admin.query(`CREATE TABLE ${quoteIdentifier(schema)}.written (n int)`);
+    const own = ownUrl();
+    const client = await connectPg(own.url, schema, { max: 1 });
+    try {
+      for (const queued of [false, true]) {
+        const others: Promise<unknown>[] = [];
+        const outcome = await client.transaction(async (query) => {
+          await query("INSERT INTO written (n) VALUES (1)");
+          // With work queued, the client connects the lost connection again for it, and a
+          // COMMIT sent there would answer as if the transaction had committed.
+          if (queued) others.push(client.query("SELECT 1 AS one"));
+          await endOthers(admin, own.name);
+          try {
+            await query("SELECT pg_sleep(1)");
+          } catch {
+            // Swallowed: the function goes on as if nothing happened.
+          }
+          return "done";
+        }).then((value) => ({ value }), (error: unknown) => ({ error }));
+        assert.ok("error" in outcome, `queued ${queued}: reported ${JSON.stringify(outcome)}`);
+        assert.ok(
+          outcome.error instanceof StorageError && outcome.error.kind === "io",
+          String(outcome.error),
+        );
+        assert.deepEqual(await Promise.all(others), queued ? [[{ one: 1 }]] : []);
+        // One connection now: the pool that replaced the lost one's was not left in turn (its
+        // connection, still connecting, then stayed open beside the next pool's).
+        await delay(200);
+        const [open] = await admin.query(
+          "SELECT count(*) AS open FROM pg_stat_activity WHERE application_name = $1",
+          [own.name],
+        );
+        assert.ok(Number(open?.open) <= 1, `queued ${queued}: ${open?.open} connections`);
+        assert.deepEqual(await admin.query(`SELECT n FROM ${quoteIdentifier(schema)}.written`), []);
+      }
+    } finally {
+      await client.close();
+      await admin.query(`DROP SCHEMA ${quoteIdentifier(schema)} CASCADE`).catch(() => {});
+      await admin.close();
+    }
+  },
+);
