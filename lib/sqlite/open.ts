@@ -22,7 +22,12 @@ import { loadDriver } from "./driver/load.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { NotStateDbError, OpenError } from "../core/errors.ts";
 import { quotedValue } from "../core/shown_value.ts";
-import { chooseReadAccess, driverOptionsFor, type ReadAccess } from "./read_access.ts";
+import {
+  chooseReadAccess,
+  driverOptionsFor,
+  type ReadAccess,
+  sharedReadConnection,
+} from "./read_access.ts";
 import { assertNotDamaged, leftoverJournalReason, recoverHint } from "./damaged_file.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
 import { diskFullReason, isDiskFull } from "./disk_space.ts";
@@ -91,10 +96,19 @@ function exists(path: string): boolean {
   }
 }
 
-/** Whether `path` (which exists, perhaps as a link) is a folder; a link to nothing is "no such file". */
-function isFolder(path: string): boolean {
+/**
+ * What `path` (which exists, perhaps as a link) is when it is no file: a
+ * folder, a pipe (which a read-only open would wait on for ever) or a
+ * device; `undefined` for a file. A link to nothing is "no such file".
+ */
+function notAFile(path: string): string | undefined {
   try {
-    return statSync(path).isDirectory();
+    const stat = statSync(path);
+    if (stat.isFile()) return undefined;
+    if (stat.isDirectory()) return "it is a folder";
+    if (stat.isFIFO()) return "it is not a file but a named pipe";
+    if (stat.isCharacterDevice() || stat.isBlockDevice()) return "it is not a file but a device";
+    return "it is not a file";
   } catch (error) {
     if (errorCode(error) !== "ENOENT") throw new OpenError(path, describe(error), { cause: error });
     throw new OpenError(path, "no such file (it is a link to a file that is not there)", {
@@ -109,7 +123,8 @@ function preparePath(path: string, readonly: boolean): boolean {
   if (path === ":memory:") return false;
   if (path === "") throw new OpenError(path, "the path is empty", { kind: "not_found" });
   if (exists(path)) {
-    if (isFolder(path)) throw new OpenError(path, "it is a folder", { kind: "io" });
+    const notFile = notAFile(path);
+    if (notFile !== undefined) throw new OpenError(path, notFile, { kind: "io" });
     assertMayRead(path);
     // Never test by opening a descriptor: closing any descriptor on the file
     // drops every POSIX lock this process holds on it, those of its open
@@ -366,6 +381,29 @@ function checkSettings(options: ConnectionOptions): void {
   }
 }
 
+/** Opens the driver's connection with `access`, its failure told in words. */
+function openAs(
+  openDriver: SqliteDriver,
+  path: string,
+  access: ReadAccess | "write",
+  readonly: boolean,
+): SqliteConnection {
+  try {
+    const db = openDriver(path, driverOptionsFor(access));
+    return access === "shared" ? sharedReadConnection(db, path, openDriver) : db;
+  } catch (error) {
+    throw new OpenError(path, explain(error, path, readonly), {
+      cause: error,
+      kind: isDiskFull(error, path) ? "full" : undefined,
+    });
+  }
+}
+
+/** Whether the file is in WAL mode (a read: the mode is the file's, in its header). */
+function inWalMode(db: SqliteConnection): boolean {
+  return String(db.prepare("PRAGMA journal_mode").get()?.journal_mode).toLowerCase() === "wal";
+}
+
 /**
  * {@linkcode openConnection} with the driver already loaded, for a store
  * that opens its file again while its methods run (they are synchronous).
@@ -394,18 +432,18 @@ export function openConnectionWith(
       throw new OpenError(path, diskFullReason(path), { cause: error, kind: "full" });
     }
   }
-  const access = readonly ? chooseReadAccess(path) : "write";
-  let db: SqliteConnection;
+  let access: ReadAccess | "write" = readonly ? chooseReadAccess(path) : "write";
+  let db = openAs(openDriver, path, access, readonly);
+  let writer = new Writer(db, options.retry);
   try {
-    db = openDriver(path, driverOptionsFor(access));
-  } catch (error) {
-    throw new OpenError(path, explain(error, path, readonly), {
-      cause: error,
-      kind: isDiskFull(error, path) ? "full" : undefined,
-    });
-  }
-  const writer = new Writer(db, options.retry);
-  try {
+    // A read-write connection reading a rollback-journal file would play a
+    // writer's journal back into it, were the writer to die while it is open.
+    if (access === "shared" && path !== ":memory:" && !writer.retry(() => inWalMode(db))) {
+      db.close();
+      access = "readonly";
+      db = openAs(openDriver, path, access, readonly);
+      writer = new Writer(db, options.retry);
+    }
     // Reading the file may meet another process holding all of it (a WAL recovery,
     // an exclusive connection): it is waited out as long as a write would be.
     writer.retry(() => applyPragmas(db, path, options));

@@ -9,8 +9,14 @@
  *
  * @module
  */
+import { statSync } from "node:fs";
 import { dirname } from "node:path";
-import type { SqliteDriverOptions } from "./driver/types.ts";
+import type {
+  SqliteConnection,
+  SqliteDriver,
+  SqliteDriverOptions,
+  SqliteStatement,
+} from "./driver/types.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
 import { present } from "./file_state.ts";
 import { mayWrite } from "../files/may_write.ts";
@@ -20,7 +26,10 @@ import { mayWrite } from "../files/may_write.ts";
  * - `"shared"`: a read-write connection the store never writes through,
  *   for a file without a `-wal` that this user may write: the sidecars a
  *   WAL read needs are removed again when it closes, as after any Hermes
- *   process.
+ *   process, but a `-wal` a writer left meanwhile is not checkpointed
+ *   ({@linkcode sharedReadConnection}). A file found in rollback-journal
+ *   mode is opened `"readonly"` instead (`openConnection` asks), which can
+ *   never play a dead writer's journal back.
  * - `"readonly"`: SQLite's read-only mode, for a file with a `-wal` (another
  *   connection may be live, and it must never be checkpointed or deleted
  *   by a reader) or a `-journal` (a writer's rollback journal, which a
@@ -87,7 +96,9 @@ export function chooseWholeReadAccess(given: string): ReadAccess {
  * and SQLite's read-only mode beside a `-shm` this user may not write keeps
  * its index of the `-wal` in its own memory, where the owner's checkpoints
  * do not wait for it (measured: a check then reported damage). Such a read
- * is compared with the file's state (`file_state.ts`) before and after.
+ * is compared with the file's state (`file_state.ts`) before and after. A
+ * file without a `-shm` (a rollback-journal file) is read under SQLite's
+ * locks.
  *
  * @param access How the file was opened.
  * @param given The database path, or a link to it.
@@ -95,7 +106,9 @@ export function chooseWholeReadAccess(given: string): ReadAccess {
  */
 export function readsUnlocked(access: ReadAccess | "write", given: string): boolean {
   if (access === "immutable") return true;
-  return access === "readonly" && !mayWrite(`${sqliteFilePath(given)}-shm`);
+  // No -shm: a rollback-journal file, read under SQLite's file locks.
+  const shm = `${sqliteFilePath(given)}-shm`;
+  return access === "readonly" && present(shm) && !mayWrite(shm);
 }
 
 /**
@@ -110,4 +123,84 @@ export function driverOptionsFor(access: ReadAccess | "write"): SqliteDriverOpti
     readonly: access === "readonly" || access === "immutable",
     immutable: access === "immutable",
   };
+}
+
+/** Whether the `-wal` beside the file holds frames (a writer's commits, perhaps not checkpointed). */
+function walHoldsFrames(given: string): boolean {
+  try {
+    return statSync(`${sqliteFilePath(given)}-wal`).size > 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A `"shared"` connection that never checkpoints on close. SQLite's last
+ * connection to a WAL file checkpoints the `-wal` into the file and deletes
+ * it when it closes; a `"shared"` connection was chosen for a file without a
+ * `-wal`, but one that lives on (`serve`, `show --follow`) may be the last
+ * when a writer that started meanwhile dies. So when the `-wal` holds frames
+ * at close, a read-only connection holds the file (SQLite checkpoints only
+ * when no other connection does) until this one is closed: the `-wal` and
+ * `-shm` are left as the writer left them.
+ */
+class SharedReadConnection implements SqliteConnection {
+  readonly #db: SqliteConnection;
+  readonly #path: string;
+  readonly #openDriver: SqliteDriver;
+
+  constructor(db: SqliteConnection, path: string, openDriver: SqliteDriver) {
+    this.#db = db;
+    this.#path = path;
+    this.#openDriver = openDriver;
+  }
+
+  get kind(): SqliteConnection["kind"] {
+    return this.#db.kind;
+  }
+
+  exec(sql: string): void {
+    this.#db.exec(sql);
+  }
+
+  prepare(sql: string): SqliteStatement {
+    return this.#db.prepare(sql);
+  }
+
+  close(): void {
+    if (!walHoldsFrames(this.#path)) return this.#db.close();
+    let holder: SqliteConnection | undefined;
+    try {
+      holder = this.#openDriver(this.#path, driverOptionsFor("readonly"));
+      holder.prepare("SELECT 1 FROM sqlite_master LIMIT 1").get();
+    } catch {
+      // Unreadable now: closing as SQLite does is all that is left.
+    }
+    try {
+      this.#db.close();
+    } finally {
+      holder?.close();
+    }
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+}
+
+/**
+ * Wraps a connection opened `"shared"` so that closing it never folds
+ * another process's commits into the file (see `SharedReadConnection`).
+ *
+ * @param db The connection, opened with `driverOptionsFor("shared")`.
+ * @param path The database path it was opened at.
+ * @param openDriver The driver that opened it.
+ * @returns The connection to use instead.
+ */
+export function sharedReadConnection(
+  db: SqliteConnection,
+  path: string,
+  openDriver: SqliteDriver,
+): SqliteConnection {
+  return new SharedReadConnection(db, path, openDriver);
 }
