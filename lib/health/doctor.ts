@@ -14,7 +14,7 @@ import { statSync } from "node:fs";
 import { loadDriver } from "../sqlite/driver/load.ts";
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { OpenError } from "../core/errors.ts";
-import { assertMayRead, assertStateDb } from "../sqlite/open.ts";
+import { assertMayRead, assertStateDb, openFailureReason } from "../sqlite/open.ts";
 import {
   assertNotDamaged,
   hasLeftoverJournal,
@@ -159,14 +159,14 @@ function openFor(openDriver: SqliteDriver, path: string, fix: boolean): SqliteCo
   try {
     db = openDriver(path, driverOptionsFor(access));
   } catch (error) {
-    throw damagedOrOpenError(path, error);
+    throw damagedOrOpenError(path, error, !fix);
   }
   db.exec("PRAGMA busy_timeout = 1000");
   return db;
 }
 
-/** The error to report: a damaged file names the path and `recover`. */
-function damagedOrOpenError(path: string, error: unknown): OpenError {
+/** The error to report: a damaged file names the path and `recover`; another, its cause. */
+function damagedOrOpenError(path: string, error: unknown, readonly = true): OpenError {
   if (error instanceof OpenError) return error;
   const journal = leftoverJournalReason(path, error);
   if (journal !== undefined) return new OpenError(path, journal, { cause: error });
@@ -176,7 +176,7 @@ function damagedOrOpenError(path: string, error: unknown): OpenError {
       kind: "corrupt",
     });
   }
-  return new OpenError(path, (error as Error).message, { cause: error });
+  return new OpenError(path, openFailureReason(error, path, readonly), { cause: error });
 }
 
 /**

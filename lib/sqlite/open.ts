@@ -213,8 +213,17 @@ function folderReadOnly(path: string): boolean {
 /** SQLITE_CORRUPT and SQLITE_NOTADB. */
 const DAMAGED = new Set([11, 26]);
 
-/** Why SQLite failed, in words that point at the cause a user can fix. */
-function explain(error: unknown, path: string, readonly: boolean): string {
+/**
+ * Why SQLite failed to open (or first read) `path`, in words that point at
+ * the cause a user can fix: a full disk, damage (with the `recover` hint), a
+ * writer's leftover journal, a read-only folder or file.
+ *
+ * @param error What the driver threw.
+ * @param path The database path.
+ * @param readonly Whether it was opened to read only.
+ * @returns The reason, for an {@linkcode OpenError}.
+ */
+export function openFailureReason(error: unknown, path: string, readonly: boolean): string {
   if (isDiskFull(error, path)) return diskFullReason(path);
   if (error instanceof SqliteError && DAMAGED.has(error.code) && readonly) {
     return `${error.message}; ${recoverHint(path)}`;
@@ -392,7 +401,7 @@ function openAs(
     const db = openDriver(path, driverOptionsFor(access));
     return access === "shared" ? sharedReadConnection(db, path, openDriver) : db;
   } catch (error) {
-    throw new OpenError(path, explain(error, path, readonly), {
+    throw new OpenError(path, openFailureReason(error, path, readonly), {
       cause: error,
       kind: isDiskFull(error, path) ? "full" : undefined,
     });
@@ -468,7 +477,7 @@ export function openConnectionWith(
     // A lock another connection holds is not a fault of the file: the
     // caller may wait and try again (the asynchronous store does).
     if (error instanceof OpenError || (error instanceof SqliteError && error.isBusy)) throw error;
-    throw new OpenError(path, explain(error, path, readonly), {
+    throw new OpenError(path, openFailureReason(error, path, readonly), {
       cause: error,
       kind: isDiskFull(error, path) ? "full" : undefined,
     });

@@ -5,13 +5,14 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 import { folderWithFixture, tempDir } from "../_helpers.ts";
 import { snapshot } from "./_checks.ts";
 import { type StartOptions, startWorker } from "./_runtimes.ts";
 import { isRoot, unprivileged } from "./_unprivileged.ts";
+import { liveWalOf } from "../health/_damaged_files.ts";
 
 const asRoot = isRoot() ? " (root runs it without its file privileges)" : "";
 
@@ -137,3 +138,26 @@ test(`the CLI words damage met reading another user's file without locks as a re
       'doctor" if it stays\n',
   );
 });
+
+test(
+  `a read-only folder holding a -wal but no -shm: every read command and doctor say the -shm is missing${asRoot}`,
+  { timeout: 120_000 },
+  async (t) => {
+    const dir = tempDir();
+    const as = await unprivileged(dir);
+    if (typeof as === "string") return t.skip(as);
+    const path = folderWithFixture(dir, "walonly", 0o777, 0o666);
+    liveWalOf(path, "UPDATE sessions SET title = 'live' WHERE rowid = 1");
+    rmSync(`${path}-shm`, { force: true });
+    chmodSync(join(dir, "walonly"), 0o555);
+    const before = snapshot(join(dir, "walonly"));
+    const said = `hermes-state: Cannot open database "${path}": the folder is read-only and ` +
+      "reading a WAL database needs its -shm file there\n";
+    for (const args of [["list"], ["info"], ["doctor"]]) {
+      const run = await cliAs(as, ["--db", path, ...args]);
+      assert.equal(run.code, 1, `${args.join(" ")}: ${run.err}`);
+      assert.ok(run.err.endsWith(said), `${args.join(" ")}: ${run.err}`);
+    }
+    assert.deepEqual(snapshot(join(dir, "walonly")), before);
+  },
+);
