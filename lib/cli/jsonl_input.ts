@@ -7,7 +7,6 @@
  * @module
  */
 import { createReadStream } from "node:fs";
-import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
 import type { Io } from "./io.ts";
@@ -49,7 +48,41 @@ export function inputLines(io: Io, source: string): AsyncIterable<string> {
 
 /** The lines of a text stream, read through {@linkcode limitLines}. */
 function limitedLines(stream: Readable, source: string): AsyncIterable<string> {
-  return createInterface({ input: limitLines(stream, source), crlfDelay: Infinity });
+  return linesOf(limitLines(stream, source));
+}
+
+/**
+ * The lines of a text stream, ended by `\n`, `\r\n` or `\r` only: not by
+ * U+2028, U+2029 or U+0085, which JSON writes raw inside a string (as
+ * `export` and Python's `ensure_ascii=False` do) and which `node:readline`
+ * takes for line ends. A last line without its end is a line; an empty
+ * one is none.
+ */
+async function* linesOf(stream: Readable): AsyncGenerator<string> {
+  // `\r\n`, `\n` or `\r`, as Python's `for line in file` reads them.
+  const lineEnd = /\r\n|\n|\r/g;
+  // The iteration below fails with a stream's error; Bun also emits it after the
+  // iterator has stopped listening, which would end the process.
+  stream.on("error", () => {});
+  let open: string[] = [];
+  let endedOnCr = false;
+  for await (const chunk of stream as AsyncIterable<string>) {
+    // The `\n` of a `\r\n` that two chunks split ends no second line.
+    let start = endedOnCr && chunk.startsWith("\n") ? 1 : 0;
+    if (chunk.length > 0) endedOnCr = chunk.endsWith("\r");
+    lineEnd.lastIndex = start;
+    for (let end = lineEnd.exec(chunk); end !== null; end = lineEnd.exec(chunk)) {
+      open.push(chunk.slice(start, end.index));
+      start = lineEnd.lastIndex;
+      const line = open.join("");
+      open = [];
+      yield line;
+      lineEnd.lastIndex = start;
+    }
+    if (start < chunk.length) open.push(chunk.slice(start));
+  }
+  const last = open.join("");
+  if (last !== "") yield last;
 }
 
 /** How messages name an input: a file's printable name, or "standard input" for `-`. */

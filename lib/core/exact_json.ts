@@ -86,3 +86,43 @@ export function parseJsonExact(text: string): unknown {
   if (!mayHoldLongInteger(text)) return JSON.parse(text);
   return JSON.parse(text, exactInteger as (key: string, value: unknown) => unknown);
 }
+
+/**
+ * The deepest nesting of JSON text that an export carries as a value. The
+ * runtimes' JSON readers and writers recurse and give up at different
+ * depths (a reviver near 3,000 levels, `JSON.stringify` near 5,000 on
+ * Node; Python's `json` near 1,000), so deeper text is carried as text.
+ */
+export const MAX_VALUE_DEPTH = 512;
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `limit` (brackets
+ * inside strings do not count). Text shorter than twice the limit cannot,
+ * and is not scanned.
+ *
+ * @param text JSON text (or any text: only brackets outside strings count).
+ * @param limit The deepest nesting allowed.
+ * @returns `true` when some value lies deeper.
+ *
+ * @example
+ * ```ts
+ * import { nestedDeeperThan } from "./exact_json.ts";
+ * console.assert(nestedDeeperThan("[[[]]]", 2) && !nestedDeeperThan('["[[["]', 2));
+ * ```
+ */
+export function nestedDeeperThan(text: string, limit: number): boolean {
+  if (text.length <= 2 * limit) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text.charCodeAt(i);
+    if (inString) {
+      if (char === 0x5c) i++; // a backslash escapes the next character
+      else if (char === 0x22) inString = false;
+    } else if (char === 0x22) inString = true;
+    else if (char === 0x5b || char === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (char === 0x5d || char === 0x7d) depth--;
+  }
+  return false;
+}

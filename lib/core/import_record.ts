@@ -6,6 +6,7 @@
  */
 import { encodeContent, encodeJson, MULTIMODAL_PREFIX, pythonJson } from "./content.ts";
 import { storedTextOf } from "./stored_text.ts";
+import { MAX_VALUE_DEPTH, nestedDeeperThan, parseJsonExact } from "./exact_json.ts";
 import { quotedValue } from "./shown_value.ts";
 import type { ImportResult } from "./transfer_options.ts";
 import type { MessageContent } from "./types.ts";
@@ -233,6 +234,52 @@ function unchangedStoredText(column: string, value: unknown, stored: string): st
     return pythonJson(read) === pythonJson(value) ? stored : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * What an export gives for the stored text of a parsed column: content as
+ * text unless it has the multimodal prefix, the JSON's value as `parse`
+ * reads it (none: as if it were bad), and for bad JSON what a reader gives (`[]` for `tool_calls`, the
+ * text for content).
+ */
+function exportedValueOf(
+  column: string,
+  text: string,
+  parse: ((json: string) => unknown) | undefined,
+): unknown {
+  const fallback = column === "content" ? text : [];
+  if (!parse || (column === "content" && !text.startsWith(MULTIMODAL_PREFIX))) return fallback;
+  try {
+    return parse(column === "content" ? text.slice(MULTIMODAL_PREFIX.length) : text);
+  } catch {
+    return fallback;
+  }
+}
+
+/**
+ * Whether the text an export carried for `content` or `tool_calls` under
+ * `hermes_state_bytes` (the stored text, which writing the value again
+ * would change) still reads as the record's value: when the value was
+ * edited since (a redaction), the value is written, not the text.
+ *
+ * @param column `content` or `tool_calls`.
+ * @param text The carried text.
+ * @param value The record's value of the column.
+ * @returns `true` when the text may be written.
+ */
+export function carriedTextReadsAs(column: string, text: string, value: unknown): boolean {
+  const same = (read: unknown) => pythonJson(read) === pythonJson(value);
+  try {
+    // Nested too deep to carry as a value: the export gave what a reader of bad JSON gives.
+    if (nestedDeeperThan(text, MAX_VALUE_DEPTH)) {
+      return same(exportedValueOf(column, text, undefined));
+    }
+    // Read exactly (`export`), or with integers beyond 2^53 rounded (a record read in memory).
+    return same(exportedValueOf(column, text, parseJsonExact)) ||
+      same(exportedValueOf(column, text, JSON.parse));
+  } catch {
+    return false;
   }
 }
 

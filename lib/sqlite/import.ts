@@ -14,6 +14,7 @@ import { insertIndexedAfter } from "./fts_bulk.ts";
 import { noteIdsBelowLast } from "./message_ids.ts";
 import type { ImportOptions, ImportResult, ParentLink } from "../core/transfer_options.ts";
 import {
+  carriedTextReadsAs,
   checkImportRecord,
   checkParentLinks,
   type ImportRecord,
@@ -66,6 +67,21 @@ function keyColumnsRefused(
     }
   }
   return bytes;
+}
+
+/**
+ * The bytes carried for a message column, unless they are the text of
+ * `content` or `tool_calls` that no longer reads as the record's value
+ * (edited since the export): that value is written then.
+ */
+function carried(
+  bytes: StoredBytes | undefined,
+  column: string,
+  value: unknown,
+): StoredBytes | undefined {
+  if (bytes?.kind !== "text" || (column !== "content" && column !== "tool_calls")) return bytes;
+  const text = new TextDecoder().decode(bytes.bytes);
+  return carriedTextReadsAs(column, text, value) ? bytes : undefined;
 }
 
 /** The placeholder of a value: text bytes are bound as a BLOB and stored as TEXT. */
@@ -180,7 +196,7 @@ function writeMessages(store: Store, checked: ImportRecord, bytes: RecordBytes):
           marks.push("?");
         }
         for (const column of columns) {
-          const stored = exact?.get(column);
+          const stored = carried(exact?.get(column), column, message[column]);
           if (!(column in message) && stored === undefined) continue;
           names.push(column);
           marks.push(markOf(stored));
