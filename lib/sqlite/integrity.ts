@@ -85,7 +85,9 @@ export function integrityCheck(
   options: IntegrityOptions = {},
 ): IntegrityResult {
   const pragma = options.full ? "integrity_check" : "quick_check";
-  const raw = options.searchIndexes === false ? tableByTable(db, pragma) : wholeFile(db, pragma);
+  const raw = options.searchIndexes === false
+    ? tableByTable(db, pragma)
+    : withFreshFtsStructure(db, () => wholeFile(db, pragma));
   const lines: string[] = [];
   const fts: Record<string, string[]> = {};
   for (const line of raw) {
@@ -103,6 +105,47 @@ export function integrityCheck(
 }
 
 type IntegrityPragma = "quick_check" | "integrity_check";
+
+/** The FTS5 tables of the file (none when even the schema cannot be read). */
+const FTS5_TABLES_SQL = `SELECT name FROM sqlite_schema
+WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING fts5%'`;
+
+/**
+ * Runs `check` in one read transaction, after a cursor on each FTS5 table
+ * has made that table read its structure anew. FTS5 keeps a table's
+ * structure (which blobs hold the index) from one transaction to the next,
+ * and its part of the integrity pragmas reads it without asking whether
+ * another connection wrote the index since: after a writer's commit it
+ * looked for blobs that were no longer there and reported them as damage
+ * (`fts5: corruption found reading blob …`) on a sound file. Opening a
+ * cursor checks, and in the same transaction nothing can move after it.
+ */
+function withFreshFtsStructure<T>(db: SqliteConnection, check: () => T): T {
+  db.exec("SAVEPOINT hermes_check");
+  try {
+    let tables: string[] = [];
+    try {
+      tables = db.prepare(FTS5_TABLES_SQL).all().map((row) => String(row.name));
+    } catch (error) {
+      if (!isCorruption(error)) throw error;
+    }
+    for (const table of tables) {
+      try {
+        db.prepare(`SELECT rowid FROM ${quoteIdentifier(table)} WHERE rowid = 0`).all();
+      } catch {
+        // A table that cannot be read is the check's to report.
+      }
+    }
+    return check();
+  } finally {
+    try {
+      // Nothing was written: releasing ends the read at once.
+      db.exec("RELEASE hermes_check");
+    } catch {
+      // Already ended: an error of the check rolled its transaction back.
+    }
+  }
+}
 
 /** The lines of the pragma over the whole file, or the error of the damage that stopped it. */
 function wholeFile(db: SqliteConnection, pragma: IntegrityPragma): string[] {

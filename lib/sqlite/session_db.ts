@@ -161,6 +161,27 @@ export function storeOf(db: SessionDB): Store {
 }
 
 /**
+ * Runs `read` in one read transaction (a savepoint: inside a transaction
+ * too): it sees one state of the file, and in rollback-journal mode a
+ * writer's commit cannot come between its statements, where each statement
+ * would otherwise take the file's lock anew, and a busy writer would make
+ * one of them fail nearly every time (the whole read is then tried again).
+ */
+function inOneRead<T>(store: Store, read: () => T): T {
+  store.db.exec("SAVEPOINT hermes_read");
+  try {
+    return read();
+  } finally {
+    try {
+      // Nothing was written: releasing ends the read (and its lock) at once.
+      store.db.exec("RELEASE hermes_read");
+    } catch {
+      // Already ended: an error of the read rolled its transaction back.
+    }
+  }
+}
+
+/**
  * Runs `read` on the internal store behind `db` as one whole read: on a file
  * read without locks, again when the file moved while it ran (see
  * `StoreSlot.steady`); for the modules of this library only.
@@ -2136,7 +2157,9 @@ export class SessionDB {
    */
   inspect(options: InspectOptions = {}): DatabaseInfo {
     const given = options ?? {};
-    return openSlot(this.#slot).steady((store) => inspecting.inspectDatabase(store, given));
+    return openSlot(this.#slot).steady((store) =>
+      inOneRead(store, () => inspecting.inspectDatabase(store, given))
+    );
   }
 
   /**
