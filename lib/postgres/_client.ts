@@ -205,6 +205,22 @@ function connectionGone(error: unknown): boolean {
     (/^CONNECTION_(?:CLOSED|DESTROYED|ENDED)$/.test(code) || endedByServer(raw));
 }
 
+/** When, after a pool's end, the connections it was still making are ended too. */
+const LATE_CONNECTION_CHECKS_MS = [500, 2000, 6000];
+
+/**
+ * Ends, a few times over the next seconds, the connections the ended pool
+ * `on` was still making: the client's end() does not stop one under way (it
+ * ends only a socket already open), which then connects and stays open
+ * until its idle timeout (30 s), holding the process. Ending an ended
+ * connection again does nothing; the timers never hold the process.
+ */
+function endLateConnections(on: PostgresSql): void {
+  for (const ms of LATE_CONNECTION_CHECKS_MS) {
+    unrefTimer(setTimeout(() => void on.close().catch(() => {}), ms));
+  }
+}
+
 /** Milliseconds a connection said gone has to close before its transaction is rolled back as usual. */
 const LOST_CLOSE_MS = 2000;
 
@@ -289,6 +305,8 @@ interface PostgresSql {
   begin<T>(fn: (sql: PostgresSql) => Promise<T>): Promise<T>;
   begin<T>(mode: string, fn: (sql: PostgresSql) => Promise<T>): Promise<T>;
   end(options?: { timeout?: number }): Promise<void>;
+  /** Ends each connection of the pool again (after end(): one it made since). */
+  close(): Promise<void>;
 }
 
 /** Work given to one pool, as {@linkcode connectPg}'s pools watch it. */
@@ -488,6 +506,7 @@ export async function connectPg(
       : undefined;
     if (idle !== undefined) await withinSeconds(idle, seconds).catch(() => {});
     await on.end({ timeout: 0 }).catch(() => {});
+    endLateConnections(on);
   };
   /**
    * Per pool, the work that still waits for one of its connections, each moved to the new pool
@@ -507,18 +526,33 @@ export async function connectPg(
       const waiting = waitingOn.get(on) ?? new Set<WaitingWork>();
       waitingOn.set(on, waiting);
       let moved = false;
+      let settled = false;
       const move = () => {
-        if (work.connected()) return;
+        // Settled, it has answered (a failure too): run again, it could write what the
+        // caller was told failed.
+        if (settled || work.connected()) return;
         moved = true;
         work.abandon();
         onLivePool(start).then(resolve, reject);
       };
       const entry: WaitingWork = { connected: work.connected, move };
       waiting.add(entry);
+      // Taken out of the waiting work as it settles, not a turn later: a pool retired meanwhile
+      // must not move it.
+      const settle = () => {
+        settled = true;
+        waiting.delete(entry);
+      };
       work.answer.then(
-        (value) => moved || resolve(value),
-        (error: unknown) => moved || reject(error),
-      ).finally(() => waiting.delete(entry));
+        (value) => {
+          settle();
+          if (!moved) resolve(value);
+        },
+        (error: unknown) => {
+          settle();
+          if (!moved) reject(error);
+        },
+      );
     });
   /**
    * A connection of the pool `on` closed. If work waits for one of its

@@ -250,7 +250,7 @@ async function freeTitle(query: PgQuery, checked: ImportRecord): Promise<string 
   const next = async (stem: string) => {
     const taken = await query(
       `SELECT title FROM sessions
-       WHERE (title = $1 OR title ILIKE $2 COLLATE "C" ESCAPE '\\') AND id <> $3`,
+       WHERE (title = $1 OR title ILIKE $2 COLLATE "C" ESCAPE E'\\\\') AND id <> $3`,
       [stem, `${escapeLike(stem)} #%`, checked.id],
     );
     return nextLineageTitle(stem, taken.map((row) => row.title));

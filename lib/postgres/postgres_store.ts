@@ -277,8 +277,9 @@ async function checkReadable(client: PgClient, schema: string): Promise<void> {
  * @returns The open store.
  * @throws {OpenError} When the URL is malformed or its schema name bad (naming
  *   the value), the server cannot be reached or refuses the login, or
- *   statements would reach another schema ({@linkcode checkSchemaInUse}); read-only,
- *   when the schema holds no store or one not migrated yet.
+ *   statements would reach another schema ({@linkcode checkSchemaInUse}), or a new
+ *   store would be made in a database not encoded in UTF8; read-only, when the
+ *   schema holds no store or one not migrated yet.
  * @throws {OpenError} When the `postgres` package cannot be loaded (the message
  *   says how to install it).
  * @throws {RangeError} When `max` or `maxAttempts` is not a positive integer,
@@ -328,7 +329,8 @@ export interface PgMigrationReport {
  *
  * @param url `postgres://…?schema=NAME`.
  * @returns The steps before and after.
- * @throws {OpenError} When the server cannot be reached or refuses the login.
+ * @throws {OpenError} When the server cannot be reached or refuses the login, or a
+ *   new store would be made in a database not encoded in UTF8.
  */
 export async function migratePostgresStore(url: string): Promise<PgMigrationReport> {
   const parsed = parsePostgresUrl(url);
@@ -1125,7 +1127,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     const exact = await this.#query("SELECT id FROM sessions WHERE id = $1", [idOrPrefix]);
     if (exact.length > 0) return exact[0].id as string;
     const rows = await this.#query(
-      `SELECT id FROM sessions WHERE id ILIKE $1 ESCAPE '\\'
+      `SELECT id FROM sessions WHERE id ILIKE $1 ESCAPE E'\\\\'
        ORDER BY started_at DESC LIMIT 2`,
       [`${escapeLike(idOrPrefix)}%`],
     );
@@ -1140,11 +1142,11 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     const limit = checkCount("find sessions by id prefix", "limit", (options ?? {}).limit ?? 10);
     const pattern = `${escapeLike(prefix)}%`;
     const count = await this.#query(
-      "SELECT COUNT(*) AS n FROM sessions WHERE id ILIKE $1 ESCAPE '\\'",
+      "SELECT COUNT(*) AS n FROM sessions WHERE id ILIKE $1 ESCAPE E'\\\\'",
       [pattern],
     );
     const rows = await this.#query(
-      `SELECT id FROM sessions WHERE id ILIKE $1 ESCAPE '\\'
+      `SELECT id FROM sessions WHERE id ILIKE $1 ESCAPE E'\\\\'
        ORDER BY started_at DESC, id COLLATE "C" LIMIT $2`,
       [pattern, limit],
     );
@@ -1215,7 +1217,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
 
   async syncedSessionIds(id: string, options: { limit?: number } = {}): Promise<PrefixMatches> {
     const limit = options.limit ?? 10;
-    for (const [test, value] of [["= $1", id], ["ILIKE $1 ESCAPE '\\'", `${escapeLike(id)}%`]]) {
+    for (const [test, value] of [["= $1", id], ["ILIKE $1 ESCAPE E'\\\\'", `${escapeLike(id)}%`]]) {
       const rows = await this.#query(
         `SELECT so.session_id AS id, COUNT(*) OVER () AS n
          FROM sync_sessions so JOIN sessions s ON s.id = so.session_id
@@ -1289,7 +1291,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   async resolveSessionByTitle(title: string): Promise<string | undefined> {
     checkKeyText("resolve title", "title", title);
     const numbered = await this.#query(
-      `SELECT id FROM sessions WHERE title ILIKE $1 ESCAPE '\\' ORDER BY started_at DESC LIMIT 1`,
+      `SELECT id FROM sessions WHERE title ILIKE $1 ESCAPE E'\\\\' ORDER BY started_at DESC LIMIT 1`,
       [`${escapeLike(title)} #%`],
     );
     if (numbered.length > 0) return numbered[0].id as string;
@@ -1300,7 +1302,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     checkKeyText("number title", "base", base);
     const stem = titleStem(base);
     const rows = await this.#query(
-      `SELECT title FROM sessions WHERE title = $1 OR title ILIKE $2 ESCAPE '\\'`,
+      `SELECT title FROM sessions WHERE title = $1 OR title ILIKE $2 ESCAPE E'\\\\'`,
       [stem, `${escapeLike(stem)} #%`],
     );
     return nextLineageTitle(stem, rows.map((row) => row.title));

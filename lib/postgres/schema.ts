@@ -334,21 +334,57 @@ export async function migrationStep(query: PgQuery, schema: string): Promise<num
 }
 
 /**
+ * Refuses to make a store in a database not encoded in UTF8: a `LATIN1` one
+ * cannot hold most scripts (migration 7 already fails on the Thai of its
+ * pattern), and a `SQL_ASCII` one stores any bytes but can neither convert
+ * them for the search of a non-ASCII term nor fold their case. A store an
+ * older version made there is left to work as it did (and to be copied out).
+ */
+async function checkNewStoreEncoding(client: PgClient): Promise<void> {
+  const [row] = await client.query(
+    "SELECT current_setting('server_encoding') AS encoding, current_database() AS db",
+  );
+  if (row?.encoding === "UTF8") return;
+  const database = JSON.stringify(row?.db);
+  throw new OpenError(
+    client.display,
+    `database ${database} is encoded in ${row?.encoding}, and hermes-state needs a UTF8 database for text of every script: create one with CREATE DATABASE name ENCODING 'UTF8' TEMPLATE template0`,
+    { kind: "other" },
+  );
+}
+
+/**
  * Creates the schema and runs every migration not yet recorded, under an
  * advisory lock (concurrent openers wait, then find nothing left to do).
  *
  * @param client The pool.
  * @param schema The schema name.
  * @param through The last step to run (tests build an older schema with it). @default {every step}
- * @throws {OpenError} When a newer hermes-state has run migrations this one does not know.
+ * @throws {OpenError} When a newer hermes-state has run migrations this one does not know,
+ *   or the schema holds no store and the database is not encoded in UTF8.
  */
 export async function migratePg(
   client: PgClient,
   schema: string,
   through = Infinity,
 ): Promise<void> {
+  // Up to date (as nearly every open finds it): no lock to wait for, and nothing written, so a
+  // server that takes no writes (a standby) fails the first write, not the open.
+  const step = await migrationStep(client.query, schema);
+  if (step !== null && step >= Math.min(through, LAST_STEP) && step <= LAST_STEP) return;
+  if (step === null) await checkNewStoreEncoding(client);
   await client.transaction(async (query) => {
+    // Whatever the server's default_transaction_isolation: under repeatable read or serializable
+    // the snapshot is taken before the lock is waited for, and an opener that waited would see
+    // none of the steps the holder committed, and run them again (a column "does not exist").
+    await query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+    // The wait for another opener's migration ends with it, not at the server's lock_timeout or
+    // statement_timeout (the steps themselves keep both).
+    await query("SET LOCAL lock_timeout = 0");
+    await query("SET LOCAL statement_timeout = 0");
     await query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+    await query("SET LOCAL lock_timeout TO DEFAULT");
+    await query("SET LOCAL statement_timeout TO DEFAULT");
     await query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)}`);
     await query(`SET LOCAL search_path TO ${quoteIdentifier(schema)}`);
     await query(`CREATE TABLE IF NOT EXISTS hermes_migrations (

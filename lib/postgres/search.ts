@@ -397,8 +397,8 @@ function likePattern(term: string): string {
  * runs on a value that holds U+E000 "0" at all (a strpos, cheap).
  */
 function likeValue(column: string): string {
-  return `CASE WHEN strpos(${column}, U&'\\E000' || '0') = 0 THEN ${column}
-    ELSE substring(${column} FROM U&'^(?:[^\\E000]|\\E000\\E000)*') END`;
+  return `CASE WHEN strpos(${column}, E'\\uE000' || '0') = 0 THEN ${column}
+    ELSE substring(${column} FROM E'^(?:[^\\uE000]|\\uE000\\uE000)*') END`;
 }
 
 /** One "contains" test over content, tool name and tool calls, as SQLite's LIKE fallback. */
