@@ -540,7 +540,10 @@ async function boundedText(request: Request): Promise<string> {
   let size = 0;
   try {
     while (true) {
-      const { done, value } = await reader.read();
+      const { done, value } = await reader.read().catch(() => {
+        // The client went away (or its connection broke) mid-body: no failure of the server's.
+        throw new HttpError(400, "The request body was cut off before its end");
+      });
       if (done) break;
       size += value.byteLength;
       if (size > MAX_WRITE_BODY) throw tooLarge();

@@ -177,6 +177,21 @@ function unreachable(engine: SessionStore["engine"]): string {
     : "The database file cannot be read now; try again";
 }
 
+/**
+ * `response` to a HEAD request: its status and headers, no body. A JSON
+ * body says its length; a stream (live events, an export) is cancelled
+ * unread, so it costs nothing and holds no place.
+ */
+async function headAnswer(response: Response): Promise<Response> {
+  const headers = new Headers(response.headers);
+  if (response.body !== null) {
+    if (headers.get("content-type")?.startsWith("application/json")) {
+      headers.set("content-length", String((await response.arrayBuffer()).byteLength));
+    } else await response.body.cancel();
+  }
+  return new Response(null, { status: response.status, headers });
+}
+
 function staticResponse(request: Request, path: string): Response | undefined {
   const asset = path === "/" ? INDEX_HTML : ASSETS.get(path);
   if (asset === undefined) return undefined;
@@ -286,9 +301,11 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
           });
         }
         const cookie = decodedCookie(cookieValue(request.headers.get("cookie"), TOKEN_COOKIE));
-        const bearer = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
-        const given = cookie ?? bearer;
-        if (given === undefined || !sameSecret(given, token)) return unauthorized();
+        // The scheme's name in any case (RFC 9110); either the cookie or the header may hold
+        // the token (a stale cookie of an earlier run does not hide a right header).
+        const bearer = /^Bearer (.+)$/i.exec(request.headers.get("authorization") ?? "")?.[1];
+        const given = [cookie, bearer].filter((one) => one !== undefined);
+        if (!given.some((one) => sameSecret(one, token))) return unauthorized();
       }
       const path = url.pathname;
       if (path.startsWith("/api/")) {
@@ -309,6 +326,11 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
             search: options.search ?? ((query, o) => store.searchMessages(query, o)),
             logError,
           });
+        // A HEAD answer is GET's without the body: a live stream or an export is not run (over
+        // `node:http` a HEAD of the live stream sent nothing and held one of its places).
+        if (request.method === "HEAD") {
+          return await headAnswer(await withTimeout(request, timeoutMs, api));
+        }
         if (request.method === "GET" && CACHED.test(path)) {
           // A relative period ("30d") moves with the clock: then the minute is part of the key.
           const relative = /[?&](since|from|to)=/.test(url.search);

@@ -9,10 +9,11 @@
  *
  * @module
  */
-import { Buffer } from "node:buffer";
-import type { ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import type { Socket } from "node:net";
 import type { Handler } from "./handler.ts";
+import { jsonError } from "./respond.ts";
 
 /** Options of {@linkcode listen}. */
 export interface ListenOptions {
@@ -37,9 +38,6 @@ export interface Listening {
   /** Stops listening and ends open connections. */
   close(): Promise<void>;
 }
-
-/** The largest request body the Node adapter reads. */
-const MAX_BODY = 1 << 20;
 
 /** The default of {@linkcode ListenOptions.headersTimeoutMs}, Bun's own fixed limit. */
 const HEADERS_TIMEOUT_MS = 10_000;
@@ -154,72 +152,153 @@ function headerDeadlines(limitMs: number) {
   };
 }
 
+/**
+ * The body of `req` as a stream the handler reads as far as it needs, as
+ * on Bun: a write reads at most its limit and answers 413 at once, and a
+ * body that trickles is given up on with its request (a 503 after the
+ * time limit), not waited for. What the handler left unread when `res`
+ * ends is read and dropped: the connection is kept, and a body that never
+ * ends is cut with it by the header deadline.
+ */
+function bodyOf(req: IncomingMessage, res: ServerResponse): ReadableStream<Uint8Array> {
+  let open = true;
+  const drop = () => {
+    open = false;
+    req.resume();
+  };
+  res.once("finish", drop);
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      req.on("data", (chunk: Uint8Array) => {
+        if (!open) return;
+        controller.enqueue(new Uint8Array(chunk));
+        if ((controller.desiredSize ?? 0) <= 0) req.pause();
+      });
+      req.once("end", () => {
+        if (open) controller.close();
+        open = false;
+      });
+      req.once("close", () => {
+        if (open) controller.error(new Error("The client went away"));
+        open = false;
+      });
+    },
+    pull() {
+      req.resume();
+    },
+    cancel: drop,
+  }, new ByteLengthQueuingStrategy({ highWaterMark: 1 << 16 }));
+}
+
+/** The `Request` of a `node:http` request; throws for a method `fetch` refuses (TRACE, TRACK). */
+function requestOf(
+  req: IncomingMessage,
+  res: ServerResponse,
+  signal: AbortSignal,
+  bindHost: string,
+): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
+  }
+  const method = req.method ?? "GET";
+  const body = method === "GET" || method === "HEAD" ? undefined : bodyOf(req, res);
+  const init = { method, headers, body, signal, duplex: "half" } as RequestInit;
+  const path = req.url ?? "/";
+  const url = `http://${req.headers.host ?? bindHost}${path}`;
+  // A Host header that makes no URL: the handler names it (its header is kept).
+  return new Request(URL.canParse(url) ? url : `http://0.0.0.0${path}`, init);
+}
+
+/**
+ * A raw HTTP/1.1 answer the handler did not make (a request `node:http`
+ * cannot read), unless the connection is gone or midway through another
+ * answer: then it is only cut.
+ */
+function rawAnswer(socket: Duplex, status: number, reason: string, message: string): void {
+  const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (!socket.writable || answering?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const response = jsonError(status, message);
+  const body = JSON.stringify({ error: { status, message } });
+  const lines = [`HTTP/1.1 ${status} ${reason}`];
+  response.headers.forEach((value, name) => lines.push(`${name}: ${value}`));
+  lines.push(`content-length: ${new TextEncoder().encode(body).byteLength}`, "connection: close");
+  socket.end(`${lines.join("\r\n")}\r\n\r\n${body}`);
+}
+
+/** Why `node:http` could not read a request, as the answer's status and words. */
+function clientErrorAnswer(
+  error: { code?: string },
+  maxHeaderSize: number,
+): [number, string, string] {
+  if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") {
+    return [408, "Request Timeout", "The request took too long to arrive"];
+  }
+  if (error.code === "HPE_HEADER_OVERFLOW") {
+    return [
+      431,
+      "Request Header Fields Too Large",
+      `The request's URL and headers are too large (at most ${maxHeaderSize} bytes)`,
+    ];
+  }
+  return [400, "Bad Request", "Bad request: this is not an HTTP/1.1 request the server can read"];
+}
+
 async function listenNode(handler: Handler, options: ListenOptions): Promise<Listening> {
   const http = await import("node:http");
   const deadlines = headerDeadlines(options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS);
-  const server = http.createServer((req, res) => {
+  const server = http.createServer(async (req, res) => {
     deadlines.requested(req.socket, res);
     const controller = new AbortController();
     res.on("close", () => controller.abort());
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    req.on("data", (chunk: Uint8Array) => {
-      size += chunk.length;
-      if (size > MAX_BODY) req.destroy();
-      else chunks.push(chunk);
+    let response: Response;
+    try {
+      response = await handler(requestOf(req, res, controller.signal, options.host));
+    } catch {
+      // `fetch` refuses TRACE and TRACK: no page of this server takes them either.
+      response = /^(TRACE|TRACK)$/i.test(req.method ?? "")
+        ? jsonError(405, `Method ${req.method} is not allowed`)
+        : jsonError(400, "Bad request: the request cannot be read");
+    }
+    const head: Record<string, string | string[]> = {};
+    response.headers.forEach((value, name) => {
+      if (name !== "set-cookie") head[name] = value;
     });
-    req.on("end", async () => {
-      let request: Request;
-      try {
-        const headers = new Headers();
-        for (const [name, value] of Object.entries(req.headers)) {
-          if (value === undefined) continue;
-          for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
-        }
-        const method = req.method ?? "GET";
-        const body = method === "GET" || method === "HEAD" ? undefined : Buffer.concat(chunks);
-        const init = { method, headers, body, signal: controller.signal };
-        const path = req.url ?? "/";
-        try {
-          request = new Request(`http://${req.headers.host ?? options.host}${path}`, init);
-        } catch {
-          // A Host header that makes no URL: the handler names it (its header is kept).
-          request = new Request(`http://0.0.0.0${path}`, init);
-        }
-      } catch {
-        res.writeHead(400, { "content-type": "application/json" });
-        res.end('{"error":{"status":400,"message":"Bad request"}}');
-        return;
+    const cookies = response.headers.getSetCookie();
+    if (cookies.length > 0) head["set-cookie"] = cookies;
+    res.writeHead(response.status, head);
+    if (response.body === null) {
+      res.end();
+      return;
+    }
+    const reader = response.body.getReader();
+    controller.signal.addEventListener("abort", () => void reader.cancel().catch(() => {}));
+    try {
+      while (true) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        if (!res.write(value)) await new Promise((ok) => res.once("drain", ok));
       }
-      const response = await handler(request);
-      const head: Record<string, string | string[]> = {};
-      response.headers.forEach((value, name) => {
-        if (name !== "set-cookie") head[name] = value;
-      });
-      const cookies = response.headers.getSetCookie();
-      if (cookies.length > 0) head["set-cookie"] = cookies;
-      res.writeHead(response.status, head);
-      if (response.body === null) {
-        res.end();
-        return;
-      }
-      const reader = response.body.getReader();
-      controller.signal.addEventListener("abort", () => void reader.cancel().catch(() => {}));
-      try {
-        while (true) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          if (!res.write(value)) await new Promise((ok) => res.once("drain", ok));
-        }
-        res.end();
-      } catch {
-        // The client went away, or the body failed midway (logged by the handler): cut the
-        // connection, so that the client cannot take what it got for the whole.
-        res.destroy();
-      }
-    });
+      res.end();
+    } catch {
+      // The client went away, or the body failed midway (logged by the handler): cut the
+      // connection, so that the client cannot take what it got for the whole.
+      res.destroy();
+    }
   });
   server.on("connection", deadlines.opened);
+  // A request `node:http` cannot read (a URL or headers over its limit, not HTTP) is answered
+  // as the handler answers: JSON, with the security headers.
+  server.on("clientError", (error: { code?: string }, socket: Duplex) => {
+    rawAnswer(socket, ...clientErrorAnswer(error, http.maxHeaderSize ?? 16_384));
+  });
+  server.on("connect", (_req: IncomingMessage, socket: Duplex) => {
+    rawAnswer(socket, 405, "Method Not Allowed", "Method CONNECT is not allowed");
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => resolve());

@@ -32,6 +32,9 @@ export interface LiveOptions {
   readonly onEnd?: () => void;
 }
 
+/** The most events a live stream holds for a client that does not read them. */
+const QUEUED = 4;
+
 /** The most live streams one server keeps open at once (each polls the store). */
 export const MAX_LIVE_STREAMS = 64;
 
@@ -117,8 +120,13 @@ export function liveEvents(
   };
   return new ReadableStream<Uint8Array>({
     async start(controller) {
-      const send = (text: string) => {
-        if (!closed) controller.enqueue(encoder.encode(text));
+      // Sent only while the client reads: one that stalls (never reads, its socket full) finds
+      // at most QUEUED events waiting, not one more each poll for as long as it stays open. What
+      // was not sent is sent on a later poll (a change, a recovery): the page misses none.
+      const send = (text: string): boolean => {
+        if (closed || (controller.desiredSize ?? 0) <= 0) return false;
+        controller.enqueue(encoder.encode(text));
+        return true;
       };
       const finish = () => {
         if (closed) return;
@@ -134,17 +142,16 @@ export function liveEvents(
         if (closed) return;
         try {
           const version = await answerWithin(store.dataVersion(), answerMs);
-          if (failing) {
-            // The store answers again: pages showing the failure go back to live.
-            send(`event: recovered\ndata: ${JSON.stringify({ version })}\n\n`);
+          // The store answers again: pages showing the failure go back to live.
+          if (failing && send(`event: recovered\ndata: ${JSON.stringify({ version })}\n\n`)) {
             failing = false;
           }
           if (version !== last) {
-            send(`event: change\ndata: ${JSON.stringify({ version })}\n\n`);
-            last = version;
-            quiet = 0;
-          } else if ((quiet += pollMs) >= heartbeatMs) {
-            send(": heartbeat\n\n");
+            if (send(`event: change\ndata: ${JSON.stringify({ version })}\n\n`)) {
+              last = version;
+              quiet = 0;
+            }
+          } else if ((quiet += pollMs) >= heartbeatMs && send(": heartbeat\n\n")) {
             quiet = 0;
           }
         } catch (error) {
@@ -166,5 +173,5 @@ export function liveEvents(
     cancel() {
       stop();
     },
-  });
+  }, { highWaterMark: QUEUED });
 }
