@@ -118,7 +118,9 @@ export function foreignKeyError(cause?: unknown): StorageError {
 
 /** The engine-neutral kind of a SQLSTATE (by class, the first two characters). */
 function kindOf(code: string): StorageErrorKind {
-  if (code === "40001" || code === "40P01" || code === "55P03") return "busy";
+  // 57014: a statement the server cancelled (its statement_timeout, or a cancel request); the
+  // connection lives on.
+  if (code === "40001" || code === "40P01" || code === "55P03" || code === "57014") return "busy";
   if (code === "25006" || code === "42501") return "readonly";
   if (code === "53100") return "full";
   switch (code.slice(0, 2)) {
@@ -906,6 +908,9 @@ export async function connectPg(
       const holding = begin("", async (tx) => {
         // Held open while the caller works: a server's idle-in-transaction limit must not end it.
         await run(tx, "SET LOCAL idle_in_transaction_session_timeout = 0");
+        // The wait for another holder ends with its release, not at the server's limits.
+        await run(tx, "SET LOCAL lock_timeout = 0");
+        await run(tx, "SET LOCAL statement_timeout = 0");
         for (const one of typeof name === "string" ? [name] : name) {
           // Named within the store's schema: stores in other schemas of the database never wait.
           const key = "hashtextextended(coalesce(current_schema(), '') || ' ' || $1, 0)";

@@ -153,6 +153,12 @@ function toErrorResponse(
   if (error instanceof Error && error.name === "WriteBusyError") {
     return jsonError(503, "The database is locked by another process; try again");
   }
+  if (error instanceof StorageError && error.kind === "busy") {
+    // PostgreSQL gave up on it (its statement_timeout or lock_timeout, a conflict retried
+    // in vain): the next try may pass. Why stays in the log.
+    log(failureLine(request, error));
+    return jsonError(503, "The database is busy; try again");
+  }
   if (error instanceof Error && error.name === "ReadonlyError") {
     return jsonError(403, "The database is open read-only");
   }

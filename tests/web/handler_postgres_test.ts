@@ -5,10 +5,12 @@ import type { SessionStore } from "../../lib/core/session_store.ts";
 import { createHandler, type Handler } from "../../lib/web/handler.ts";
 import { V11 } from "../_cli_io.ts";
 import { loadFixture } from "../store/_fixture_data.ts";
-import { freshSchema, openPgStore, PG_SKIP, schemaUrl } from "../store/_pg.ts";
+import { freshSchema, openPgStore, PG_SKIP, PG_URL, schemaUrl } from "../store/_pg.ts";
 import { connectSyncTarget, syncFile } from "../../lib/postgres/sync.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { copyFixture } from "../_helpers.ts";
+import { connectPg } from "../../lib/postgres/_client.ts";
+import { quoteIdentifier } from "../../lib/core/sql_identifier.ts";
 
 describe("web handler over PostgreSQL", { skip: PG_SKIP }, () => {
   let store: SessionStore;
@@ -164,5 +166,50 @@ describe("web handler over a PostgreSQL store that sync fills", { skip: PG_SKIP 
       (await refused.json()).error.message,
       /origin needs a store that "hermes-state sync" fills \(PostgreSQL\): current value is "web-1"/,
     );
+  });
+
+  test("a write the server gives up on (its lock_timeout) is a 503 'busy, try again', not a 500", async () => {
+    const url = new URL(schemaUrl(freshSchema()));
+    const schema = url.searchParams.get("schema")!;
+    const own = await openStore(url.href);
+    await own.createSession("held", "cli");
+    url.searchParams.set("lock_timeout", "100");
+    const limited = await openStore(url.href);
+    const holder = await connectPg(PG_URL!, schema, { max: 1 });
+    try {
+      const h = createHandler(limited, { pollMs: 50, allowWrites: true });
+      const config = await (await h(new Request("http://127.0.0.1:8787/api/config"))).json();
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => release = resolve);
+      let locked!: () => void;
+      const rowLocked = new Promise<void>((resolve) => locked = resolve);
+      // Another process holds the session's row while the page renames it.
+      const holding = holder.transaction(async (query) => {
+        await query(
+          `SELECT id FROM ${quoteIdentifier(schema)}.sessions WHERE id = 'held' FOR UPDATE`,
+        );
+        locked();
+        await released;
+      });
+      await rowLocked;
+      const response = await h(
+        new Request("http://127.0.0.1:8787/api/sessions/held/title", {
+          method: "PUT",
+          body: JSON.stringify({ title: "renamed while held" }),
+          headers: { "x-hermes-csrf": config.csrf },
+        }),
+      );
+      release();
+      await holding;
+      assert.equal(response.status, 503);
+      assert.deepEqual(await response.json(), {
+        error: { status: 503, message: "The database is busy; try again" },
+      });
+      assert.equal(await own.getSessionTitle("held"), null);
+    } finally {
+      await holder.close();
+      await limited.close();
+      await own.close();
+    }
   });
 });
