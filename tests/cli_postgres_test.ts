@@ -43,6 +43,24 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     );
   });
 
+  test("copy into a server that takes no writes stops at the first session, in one line", {
+    timeout: 60_000,
+  }, async () => {
+    const file = v11Copy();
+    const url = schemaUrl(freshSchema());
+    // The store is made; then the server takes no writes (a standby, a read-only role).
+    await (await openStore(url)).close();
+    const run = await runCli(["copy", file, `${url}&default_transaction_read_only=on`]);
+    assert.equal(run.code, 1);
+    const lines = run.err.trimEnd().split("\n");
+    assert.equal(lines.length, 1, run.err);
+    assert.match(
+      lines[0],
+      /^hermes-state: Cannot copy \S+: PostgreSQL: cannot execute .* in a read-only transaction \(SQLSTATE 25006\) \(nothing of it was written; 0 sessions before it were; run the copy again to go on\)$/,
+    );
+    assert.equal(await exportOf(url), "");
+  });
+
   test("copy PostgreSQL → file gives back the same export; --json reports counts", {
     timeout: 60_000,
   }, async () => {

@@ -22,6 +22,7 @@ import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { isDatabaseFile } from "../../files/same_file.ts";
 import { CommandError, InterruptedError } from "../usage_error.ts";
+import { StorageError } from "../../core/errors.ts";
 import { type RestoredSyncState, syncedStore, unconfirmedRecord } from "../../core/synced_store.ts";
 import { formatCount, plural } from "../../render/format.ts";
 import { LockPacer } from "../../sqlite/batches.ts";
@@ -56,6 +57,14 @@ Examples:
   hermes-state copy postgres://hermes@db:5432/hermes backup.db
   hermes-state copy old.db new.db --source telegram
 `;
+
+/**
+ * Whether `error` is the target's, not the session's: it takes no writes
+ * (read-only) or cannot be reached (a lost server, an I/O error).
+ */
+function targetRefuses(error: unknown): boolean {
+  return error instanceof StorageError && (error.kind === "readonly" || error.kind === "io");
+}
 
 /** Sessions imported at once into a PostgreSQL target (its pool holds four connections). */
 const POSTGRES_LANES = 3;
@@ -229,6 +238,16 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
           throw new CommandError(
             `Cannot copy ${session.id}: ${diskFullReason(target.target)} (nothing of it was ` +
               `written; ${formatCount(counts.copied + counts.replaced)} sessions before it were)`,
+            { cause: error },
+          );
+        }
+        if (targetRefuses(error)) {
+          // Every session after this one would fail the same way: one line, and stop (a copy
+          // run again goes on from there).
+          throw new CommandError(
+            `Cannot copy ${session.id}: ${reason(error)} (nothing of it was written; ` +
+              `${formatCount(counts.copied + counts.replaced)} sessions before it were; ` +
+              "run the copy again to go on)",
             { cause: error },
           );
         }
