@@ -83,6 +83,33 @@ async function withOwnPool(
   }
 }
 
+/**
+ * Runs `fn` with a table `written (columns)` in a fresh schema, a client of
+ * `max` connections that are the test's own (see {@linkcode ownUrl}, whose
+ * application name `fn` is given) and an admin client that may end them;
+ * the schema is dropped and both clients closed after.
+ */
+async function withWrittenTable(
+  columns: string,
+  max: number,
+  fn: (client: PgClient, admin: PgClient, name: string, table: string) => Promise<void>,
+): Promise<void> {
+  const schema = freshSchema();
+  const table = `${quoteIdentifier(schema)}.written`;
+  const admin = await connectPg(PG_URL!, schema, { max: 1 });
+  await admin.query(`CREATE SCHEMA ${quoteIdentifier(schema)}`);
+  await admin.query(`CREATE TABLE ${table} (${columns})`);
+  const own = ownUrl();
+  const client = await connectPg(own.url, schema, { max });
+  try {
+    await fn(client, admin, own.name, table);
+  } finally {
+    await client.close();
+    await admin.query(`DROP SCHEMA ${quoteIdentifier(schema)} CASCADE`).catch(() => {});
+    await admin.close();
+  }
+}
+
 test("isLostSocketWrite() knows the client's write to a dropped socket, and nothing else", () => {
   const v8 = new TypeError("Cannot read properties of null (reading 'write')");
   v8.stack =
@@ -161,14 +188,8 @@ test(
 test(
   "transactions whose connections the server ends settle at once: each failed one wrote nothing, the next runs",
   { skip: PG_SKIP },
-  async () => {
-    const schema = freshSchema();
-    const own = ownUrl();
-    const admin = await connectPg(PG_URL!, schema, { max: 1 });
-    await admin.query(`CREATE SCHEMA ${quoteIdentifier(schema)}`);
-    await admin.query(`CREATE TABLE ${quoteIdentifier(schema)}.written (tx text PRIMARY KEY)`);
-    const client = await connectPg(own.url, schema);
-    try {
+  () =>
+    withWrittenTable("tx text PRIMARY KEY", 4, async (client, admin, name, table) => {
       for (let round = 0; round < 3; round++) {
         // One connection held by a lock: of the four transactions, one waits for a connection.
         const unlock = await client.lock("ended");
@@ -182,9 +203,9 @@ test(
             error,
           })));
         // Ended once the lock's and three of them are in a transaction on the server.
-        await inTransactions(admin, own.name, 4);
+        await inTransactions(admin, name, 4);
         const endedAt = Date.now();
-        await endOthers(admin, own.name);
+        await endOthers(admin, name);
         const outcomes = await Promise.all(ended);
         const seconds = (Math.max(...outcomes.map((one) => one.at)) - endedAt) / 1000;
         assert.ok(
@@ -206,7 +227,7 @@ test(
         }
         // Each failed one was rolled back by the server; each that ended well wrote its row.
         const rows = await admin.query(
-          `SELECT tx FROM ${quoteIdentifier(schema)}.written WHERE tx LIKE $1 ORDER BY tx`,
+          `SELECT tx FROM ${table} WHERE tx LIKE $1 ORDER BY tx`,
           [`${round}-%`],
         );
         assert.deepEqual(
@@ -222,12 +243,7 @@ test(
         );
         assert.ok(Date.now() - started < 2000, "the next transaction waited");
       }
-    } finally {
-      await client.close();
-      await admin.query(`DROP SCHEMA ${quoteIdentifier(schema)} CASCADE`).catch(() => {});
-      await admin.close();
-    }
-  },
+    }),
 );
 
 test("a lock held by another: the one that waits is told once, then takes it", {
@@ -257,16 +273,8 @@ test("a lock held by another: the one that waits is told once, then takes it", {
 test(
   "a transaction whose connection the server ends while it waits (idle_in_transaction_session_timeout): it fails naming the server, nothing of it is written, nothing after runs outside it",
   { skip: PG_SKIP },
-  async () => {
-    const schema = freshSchema();
-    const admin = await connectPg(PG_URL!, schema, { max: 1 });
-    await admin.query(`CREATE SCHEMA ${quoteIdentifier(schema)}`);
-    await admin.query(`CREATE TABLE ${quoteIdentifier(schema)}.written (n int)`);
-    // One connection: the statements queued meanwhile are the pool's next work on it
-    // (porsager/postgres#1155: the transaction's later statements must not run on it).
-    const own = ownUrl();
-    const client = await connectPg(own.url, schema, { max: 1 });
-    try {
+  () =>
+    withWrittenTable("n int", 1, async (client, admin, name, table) => {
       const queued: Promise<unknown>[] = [];
       let laterStatements: Promise<unknown> = Promise.resolve();
       await assert.rejects(
@@ -298,10 +306,10 @@ test(
         assert.ok(error instanceof StorageError && error.kind === "io", String(error));
         assert.match(error.message, /was lost with the transaction; this statement of it was not/);
       }
-      assert.deepEqual(await admin.query(`SELECT n FROM ${quoteIdentifier(schema)}.written`), []);
+      assert.deepEqual(await admin.query(`SELECT n FROM ${table}`), []);
       // The next transaction runs and writes.
       await client.transaction((query) => query("INSERT INTO written (n) VALUES (4)"));
-      assert.deepEqual(await admin.query(`SELECT n FROM ${quoteIdentifier(schema)}.written`), [
+      assert.deepEqual(await admin.query(`SELECT n FROM ${table}`), [
         { n: 4 },
       ]);
       // Closed, the store leaves no connection behind (the lost one connected again for the
@@ -310,15 +318,10 @@ test(
       await delay(300);
       const [left] = await admin.query(
         "SELECT count(*) AS open FROM pg_stat_activity WHERE application_name = $1",
-        [own.name],
+        [name],
       );
       assert.equal(Number(left?.open), 0);
-    } finally {
-      await client.close();
-      await admin.query(`DROP SCHEMA ${quoteIdentifier(schema)} CASCADE`).catch(() => {});
-      await admin.close();
-    }
-  },
+    }),
 );
 
 test(
@@ -357,14 +360,8 @@ test(
 test(
   "a transaction whose function catches its lost connection's error and returns is not reported committed",
   { skip: PG_SKIP },
-  async () => {
-    const schema = freshSchema();
-    const admin = await connectPg(PG_URL!, schema, { max: 1 });
-    await admin.query(`CREATE SCHEMA ${quoteIdentifier(schema)}`);
-    await admin.query(`CREATE TABLE ${quoteIdentifier(schema)}.written (n int)`);
-    const own = ownUrl();
-    const client = await connectPg(own.url, schema, { max: 1 });
-    try {
+  () =>
+    withWrittenTable("n int", 1, async (client, admin, name, table) => {
       for (const queued of [false, true]) {
         const others: Promise<unknown>[] = [];
         const outcome = await client.transaction(async (query) => {
@@ -372,7 +369,7 @@ test(
           // With work queued, the client connects the lost connection again for it, and a
           // COMMIT sent there would answer as if the transaction had committed.
           if (queued) others.push(client.query("SELECT 1 AS one"));
-          await endOthers(admin, own.name);
+          await endOthers(admin, name);
           try {
             await query("SELECT pg_sleep(1)");
           } catch {
@@ -391,15 +388,10 @@ test(
         await delay(200);
         const [open] = await admin.query(
           "SELECT count(*) AS open FROM pg_stat_activity WHERE application_name = $1",
-          [own.name],
+          [name],
         );
         assert.ok(Number(open?.open) <= 1, `queued ${queued}: ${open?.open} connections`);
-        assert.deepEqual(await admin.query(`SELECT n FROM ${quoteIdentifier(schema)}.written`), []);
+        assert.deepEqual(await admin.query(`SELECT n FROM ${table}`), []);
       }
-    } finally {
-      await client.close();
-      await admin.query(`DROP SCHEMA ${quoteIdentifier(schema)} CASCADE`).catch(() => {});
-      await admin.close();
-    }
-  },
+    }),
 );
