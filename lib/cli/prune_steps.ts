@@ -3,7 +3,8 @@
  * between two steps and say how many sessions went. Each step is a
  * `pruneSessions` of its own (its batches each one transaction) with the
  * age cut at the start time of the next step's first session; the last step
- * is the prune asked for, so the same sessions go as in one call.
+ * is the prune asked for, its cutoff the one of the listing, so the same
+ * sessions go as in one call made when the candidates were listed.
  *
  * @module
  */
@@ -17,6 +18,12 @@ export const STEP_SESSIONS = 250;
 export interface PruneSteps {
   /** The age asked for, in days. */
   readonly days: number;
+  /**
+   * When the candidates were listed (the store's clock, read just before):
+   * the cutoff stays `days` before this time, however long the question or
+   * the steps take, so that no session younger than the listed ones goes.
+   */
+  readonly listedAt: number;
   /** Only this source, or every one. */
   readonly source: string | null;
   /** The transcript folder, as `pruneSessions` takes it. */
@@ -72,7 +79,9 @@ export async function pruneInSteps(
     steps.onStep?.(pruned);
     if (steps.stopped()) return { pruned, finished: false };
   }
-  pruned += await store.pruneSessions({ olderThanDays: steps.days, source, sessionsDir });
+  // The age asked for, plus the time since the listing: the cutoff of the listing.
+  const since = Math.max(0, steps.now() - steps.listedAt) / 86400;
+  pruned += await store.pruneSessions({ olderThanDays: steps.days + since, source, sessionsDir });
   steps.onStep?.(pruned);
   return { pruned, finished: true };
 }

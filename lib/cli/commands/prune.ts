@@ -145,6 +145,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const source = args.string("source") || null;
   const dryRun = args.flag("dry-run");
   const reader = await ctx.openStore({ access: "read" });
+  // The cutoff is fixed now: a session that ages past it while the question waits is not counted.
+  const listedAt = ctx.io.now();
   const candidates = await reader.pruneCandidates({ olderThanDays: days, source });
   const scope = `ended sessions older than ${plural(days, "day")}${
     source ? ` from '${source}'` : ""
@@ -175,6 +177,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   try {
     run = await pruneInSteps(store, candidates, {
       days,
+      listedAt,
       source,
       sessionsDir: sessionsDirFor(store.target) ?? null,
       now: () => ctx.io.now(),
