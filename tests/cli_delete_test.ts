@@ -29,6 +29,27 @@ describe("delete", () => {
     assert.ok(await withDb(path, (db) => db.getSession(V11.live)));
   });
 
+  test("delete takes an exact title, never its newest continuation (each run would take another)", async () => {
+    const path = v11Copy();
+    const count = () => withDb(path, (db) => db.listSessionsRich({ limit: 1000 }).length);
+    const before = await count();
+    for (const title of ["MY PROJECT", "My Project"]) {
+      const run = await runCli(["--db", path, "delete", "--yes", title]);
+      assert.equal(run.code, 1);
+      assert.equal(
+        run.err,
+        `hermes-state: Session '${title}' not found (delete takes an id, a unique id prefix or ` +
+          "an exact title; 'my project #3' continues it: name that one)\n",
+      );
+    }
+    assert.equal(await count(), before);
+    // `show` still finds the continuation; the exact title deletes.
+    assert.equal((await runCli(["--db", path, "show", "MY PROJECT"])).code, 0);
+    const exact = await runCli(["--db", path, "delete", "--yes", "my project #3"]);
+    assert.equal(exact.code, 0, exact.err);
+    assert.equal(await withDb(path, (db) => db.getSession(V11.compressionTip)), undefined);
+  });
+
   test("delete --yes does not ask; children are kept as roots", async () => {
     const path = v11Copy();
     const run = await runCli(["--db", path, "delete", "--yes", V11.compressionRoot]);

@@ -103,14 +103,16 @@ export async function resolveSession(
   store: SessionStore,
   text: string,
   command?: string,
+  options: ResolveOptions = {},
 ): Promise<string> {
+  const continuations = options.continuations ?? true;
   // Every id starts with nothing: an empty argument (`show "$ID"` with ID unset) would pick the
   // only session as a prefix, or list them all as "ambiguous".
   if (text.trim() === "" && await store.getSession(text) === undefined) {
     throw emptyArgumentError(text, command);
   }
   const id = await store.resolveSessionId(text) ?? (await store.getSessionByTitle(text))?.id ??
-    await store.resolveSessionByTitle(text);
+    (continuations ? await store.resolveSessionByTitle(text) : undefined);
   if (id !== undefined) return id;
   const matches = await store.sessionIdsWithPrefix(text, { limit: LISTED });
   if (matches.count > 1) throw ambiguous(text, matches, "give more of the id");
@@ -121,5 +123,25 @@ export async function resolveSession(
   if (synced !== undefined && synced.count > 1) {
     throw ambiguous(text, synced, "give ORIGIN/ID, or more of the id");
   }
+  const continuation = continuations ? undefined : await store.resolveSessionByTitle(text);
+  if (continuation !== undefined) {
+    const title = (await store.getSession(continuation))?.title ?? continuation;
+    throw new SessionNotFoundError(
+      text,
+      `${command ?? "this command"} takes an id, a unique id prefix or an exact title; ` +
+        `${printableArgument(title, "'")} continues it: name that one`,
+    );
+  }
   throw new SessionNotFoundError(text);
+}
+
+/** Options of {@linkcode resolveSession}. */
+export interface ResolveOptions {
+  /**
+   * Whether a title may name its newest numbered continuation (step 4):
+   * not for a command that deletes, where `delete "my project" --yes`
+   * would take another continuation each time it is run.
+   * @default {true}
+   */
+  readonly continuations?: boolean;
 }

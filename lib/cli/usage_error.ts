@@ -85,14 +85,11 @@ export class SessionNotFoundError extends CommandError {
    * Creates the error.
    *
    * @param typed What the user typed, as typed.
+   * @param instead What to give instead, when not the usual words.
    */
-  constructor(typed: string) {
+  constructor(typed: string, instead = "give an id, a unique id prefix or a title") {
     // Control characters shown as symbols, as the ambiguous-prefix error shows them.
-    super(
-      `Session ${
-        printableArgument(typed, "'")
-      } not found (give an id, a unique id prefix or a title)`,
-    );
+    super(`Session ${printableArgument(typed, "'")} not found (${instead})`);
     this.name = "SessionNotFoundError";
     this.typed = typed;
   }

@@ -47,7 +47,7 @@ Examples:
  */
 interface Targets {
   ids: string[];
-  notFound: string[];
+  notFound: SessionNotFoundError[];
   ambiguous: AmbiguousSessionError[];
 }
 
@@ -56,22 +56,25 @@ interface Targets {
  * session one by one may still be one title typed without quotes. Any other
  * error is thrown.
  */
+/** A delete names a session exactly: never a title's newest continuation. */
+const EXACT = { continuations: false } as const;
+
 async function targets(store: SessionStore, words: readonly string[]): Promise<Targets> {
   const ids: string[] = [];
-  const notFound: string[] = [];
+  const notFound: SessionNotFoundError[] = [];
   const ambiguous: AmbiguousSessionError[] = [];
   for (const word of words) {
     try {
-      ids.push(await resolveSession(store, word, "delete"));
+      ids.push(await resolveSession(store, word, "delete", EXACT));
     } catch (error) {
-      if (error instanceof SessionNotFoundError) notFound.push(word);
+      if (error instanceof SessionNotFoundError) notFound.push(error);
       else if (error instanceof AmbiguousSessionError) ambiguous.push(error);
       else throw error;
     }
   }
   if (notFound.length + ambiguous.length > 0 && words.length > 1) {
     try {
-      const id = await resolveSession(store, words.join(" "), "delete");
+      const id = await resolveSession(store, words.join(" "), "delete", EXACT);
       return { ids: [id], notFound: [], ambiguous: [] };
     } catch {
       // Not one title either: the words that named nothing, or too much, are reported.
@@ -82,15 +85,17 @@ async function targets(store: SessionStore, words: readonly string[]): Promise<T
 
 /** The error for the arguments that named no session, or several. */
 function unresolvedError(
-  notFound: readonly string[],
+  notFound: readonly SessionNotFoundError[],
   ambiguous: readonly AmbiguousSessionError[],
 ): CommandError {
-  if (ambiguous.length === 0 && notFound.length === 1) return new SessionNotFoundError(notFound[0]);
+  if (ambiguous.length === 0 && notFound.length === 1) return notFound[0];
   if (notFound.length === 0 && ambiguous.length === 1) return ambiguous[0];
   const quoted = (words: readonly string[]) =>
     words.map((word) => printableArgument(word, "'")).join(", ");
   const parts = [];
-  if (notFound.length > 0) parts.push(`Sessions not found: ${quoted(notFound)}`);
+  if (notFound.length > 0) {
+    parts.push(`Sessions not found: ${quoted(notFound.map((error) => error.typed))}`);
+  }
   if (ambiguous.length > 0) {
     const what = quoted(ambiguous.map((error) => error.typed));
     parts.push(`${parts.length === 0 ? "A" : "a"}mbiguous (several sessions match): ${what}`);
@@ -141,7 +146,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const reader = await openStoreNaming(ctx, args.positionals, "delete", { access: "read" });
   const { ids, notFound, ambiguous } = await targets(reader, args.positionals);
   if (notFound.length > 0 || ambiguous.length > 0) {
-    printResult(ctx, [], notFound, ambiguous);
+    printResult(ctx, [], notFound.map((error) => error.typed), ambiguous);
     throw unresolvedError(notFound, ambiguous);
   }
   // Said before the question: a synced session deleted here comes back from its file.
