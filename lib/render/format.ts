@@ -6,6 +6,7 @@
  * @module
  */
 import { groupedInteger } from "../core/grouped_digits.ts";
+import { storedText } from "./stored_text.ts";
 
 /** Zero-width code points: combining marks, joiners, variation selectors. */
 function isZeroWidth(cp: number): boolean {
@@ -108,7 +109,7 @@ export function padEnd(text: string, width: number): string {
  * Text on one line: every whitespace run (newlines included) becomes one
  * space, and the ends are trimmed.
  *
- * @param text The text.
+ * @param text The text (a BLOB: its bytes read as UTF-8, `stored_text.ts`).
  * @returns One line.
  *
  * @example
@@ -117,8 +118,8 @@ export function padEnd(text: string, width: number): string {
  * console.assert(oneLine(" a\n\n b ") === "a b");
  * ```
  */
-export function oneLine(text: string): string {
-  return text.replace(/\s+/gu, " ").trim();
+export function oneLine(text: string | Uint8Array): string {
+  return storedText(text).replace(/\s+/gu, " ").trim();
 }
 
 function two(n: number): string {

@@ -9,6 +9,7 @@ import type { JsonValue, MessageRow } from "../core/types.ts";
 import { contentText } from "../core/content.ts";
 import { transcriptMarks } from "../core/message_row.ts";
 import { formatDateTime, truncate } from "./format.ts";
+import { storedText } from "./stored_text.ts";
 import type { Style } from "./style.ts";
 
 /** Options of {@linkcode renderTranscript}. */
@@ -40,7 +41,7 @@ const BIDI_CONTROLS = /[\u0080-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u206
  * drive the terminal, and bidirectional overrides and isolates shown as
  * `⟨U+202E⟩` so that text reads as it is stored; newlines and tabs stay.
  *
- * @param text The text.
+ * @param text The text (a BLOB: its bytes read as UTF-8, `stored_text.ts`).
  * @returns The safe text.
  *
  * @example
@@ -50,8 +51,8 @@ const BIDI_CONTROLS = /[\u0080-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u206
  * console.assert(visibleControls("x\u202Ey") === "x⟨U+202E⟩y");
  * ```
  */
-export function visibleControls(text: string): string {
-  return text.replace(
+export function visibleControls(text: string | Uint8Array): string {
+  return storedText(text).replace(
     // deno-lint-ignore no-control-regex -- matching control characters is the point
     /[\u0000-\u0008\u000b-\u001f\u007f]/g,
     (c) => String.fromCodePoint(c === "\u007f" ? 0x2421 : 0x2400 + c.charCodeAt(0)),
@@ -75,7 +76,7 @@ export function visibleControls(text: string): string {
  * console.assert(visibleInline("a\nb\tc\u009b") === "a␊b␉c⟨U+009B⟩");
  * ```
  */
-export function visibleInline(text: string): string {
+export function visibleInline(text: string | Uint8Array): string {
   return visibleControls(text).replaceAll("\n", "␊").replaceAll("\t", "␉");
 }
 
@@ -148,7 +149,8 @@ function header(message: MessageRow, style: Style): string {
 }
 
 function reasoningText(message: MessageRow): string {
-  return [message.reasoning, message.reasoning_content]
+  return [message.reasoning as unknown, message.reasoning_content as unknown]
+    .map((r) => r instanceof Uint8Array ? storedText(r) : r)
     .filter((r): r is string => typeof r === "string" && r.trim() !== "")
     .join("\n");
 }

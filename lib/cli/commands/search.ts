@@ -114,7 +114,9 @@ function renderHit(
   const lines = [`${n}. ${head}`];
   const context = hit.context ?? [];
   const at = hitEntryIndex(hit);
-  const role = hit.tool_name ? `${hit.role} (${hit.tool_name})` : hit.role;
+  const role = hit.tool_name
+    ? `${visibleInline(hit.role)} (${visibleInline(hit.tool_name)})`
+    : visibleInline(hit.role);
   const raw = displaySnippet(hit) ?? String(context[at]?.content ?? "");
   const snippet = highlight(visibleControls(oneLine(raw)), words, style);
   if (context.length === 0) lines.push(`   ▶ ${role}: ${snippet}`);
