@@ -220,3 +220,16 @@ test("driver iterates one snapshot: a write by another connection mid-way neithe
   }
   assert.deepEqual(seen, ["s1", "s2", "s3", "s4", "s5"]);
 });
+
+test("driver reads text containing U+0000 whole in a row of more than 52 columns (a newer Hermes's s.*)", async () => {
+  using db = await fresh();
+  const names = Array.from({ length: 120 }, (_, i) => `c${i}`);
+  db.exec(`CREATE TABLE wide (${names.join(", ")})`);
+  const values: (string | Uint8Array)[] = names.map((_, i) => `v${i}\u0000after`);
+  values[55] = new Uint8Array([1, 0, 2]);
+  values[110] = new Uint8Array([3]);
+  db.prepare(`INSERT INTO wide VALUES (${names.map(() => "?").join(", ")})`).run(...values);
+  const row = db.prepare("SELECT * FROM wide").get()!;
+  assert.deepEqual(Object.keys(row), names);
+  names.forEach((name, i) => assert.deepEqual(row[name], values[i], name));
+});

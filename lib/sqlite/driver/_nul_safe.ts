@@ -14,33 +14,49 @@
 import type { SqlRow, SqlValue } from "./types.ts";
 import { quoteIdentifier } from "../../core/sql_identifier.ts";
 
-/** Name of the extra column that flags which values are real BLOBs. */
+/** Name of the extra column that flags which values are real BLOBs (the first, of 52 columns). */
 export const NUL_MASK = "__hermes_blob_mask";
 /** Columns one mask integer can flag (bit 53 and up would lose precision). */
-const MAX_COLUMNS = 52;
+const MASK_BITS = 52;
+
+/**
+ * The mask columns of a query of `count` columns, one per 52: `NUL_MASK`,
+ * then `NUL_MASK_1`, `NUL_MASK_2`…
+ *
+ * @param count The query's own columns.
+ * @returns The names of the mask columns, in order.
+ */
+export function maskColumns(count: number): string[] {
+  return Array.from(
+    { length: Math.max(1, Math.ceil(count / MASK_BITS)) },
+    (_, k) => k === 0 ? NUL_MASK : `${NUL_MASK}_${k}`,
+  );
+}
 
 /**
  * The NUL-safe form of `sql`, whose result columns are `columns`, or
- * `undefined` when the query cannot be wrapped (duplicate column names, too
- * many columns). Its rows hold the columns, in order, then {@linkcode NUL_MASK}.
+ * `undefined` when the query cannot be wrapped (duplicate column names, a
+ * column named as a mask). Its rows hold the columns, in order, then the
+ * {@linkcode maskColumns}.
  */
 export function nulSafeQuery(
   sql: string,
   columns: readonly string[],
 ): string | undefined {
-  if (columns.length > MAX_COLUMNS) return undefined;
   if (new Set(columns).size !== columns.length) return undefined;
-  if (columns.includes(NUL_MASK)) return undefined;
+  if (columns.some((name) => name.startsWith(NUL_MASK))) return undefined;
   const select = columns.map((name) => {
     const c = quoteIdentifier(name);
     return `CASE WHEN typeof(${c}) = 'text' AND instr(${c}, char(0)) > 0 ` +
       `THEN CAST(${c} AS BLOB) ELSE ${c} END AS ${c}`;
   });
-  const mask = columns
-    .map((name, i) => `(typeof(${quoteIdentifier(name)}) = 'blob') * ${2 ** i}`)
-    .join(" + ");
+  const masks = maskColumns(columns.length).map((mask, k) => {
+    const flags = columns.slice(k * MASK_BITS, (k + 1) * MASK_BITS)
+      .map((name, i) => `(typeof(${quoteIdentifier(name)}) = 'blob') * ${2 ** i}`);
+    return `${flags.length === 0 ? "0" : flags.join(" + ")} AS ${mask}`;
+  });
   const inner = sql.trim().replace(/;\s*$/, "");
-  return `SELECT ${select.join(", ")}, ${mask} AS ${NUL_MASK} FROM (${inner})`;
+  return `SELECT ${select.join(", ")}, ${masks.join(", ")} FROM (${inner})`;
 }
 
 const decoder = new TextDecoder();
@@ -54,7 +70,8 @@ export function nulSafeRow(values: readonly SqlValue[], columns: readonly string
   const n = columns.length;
   for (let i = 0; i < n; i++) {
     const value = values[i];
-    const text = value instanceof Uint8Array && Math.floor(Number(values[n]) / 2 ** i) % 2 === 0;
+    const mask = Number(values[n + Math.floor(i / MASK_BITS)]);
+    const text = value instanceof Uint8Array && Math.floor(mask / 2 ** (i % MASK_BITS)) % 2 === 0;
     row[columns[i]] = text ? decoder.decode(value) : value;
   }
   return row;

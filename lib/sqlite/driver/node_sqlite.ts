@@ -14,7 +14,7 @@ import type {
   SqlValue,
 } from "./types.ts";
 import { translated } from "./_to_sqlite_error.ts";
-import { NUL_MASK, nulSafeQuery, nulSafeRow, plainRow } from "./_nul_safe.ts";
+import { maskColumns, nulSafeQuery, nulSafeRow, plainRow } from "./_nul_safe.ts";
 
 type NodeStatement = ReturnType<DatabaseSync["prepare"]>;
 type NodeColumn = { name: string };
@@ -174,7 +174,8 @@ class NodeSqliteDriver implements SqliteConnection {
     }
     const toValues = returnArrays(safe)
       ? (row: unknown) => row as SqlValue[]
-      : (row: unknown) => [...columns, NUL_MASK].map((name) => (row as SqlRow)[name]);
+      : (row: unknown) =>
+        [...columns, ...maskColumns(columns.length)].map((name) => (row as SqlRow)[name]);
     return new NodeSqliteStatement(
       safe,
       (row) => nulSafeRow(toValues(row), columns),
