@@ -906,11 +906,14 @@ export async function connectPg(
       let taken!: () => void;
       const acquired = new Promise<void>((resolve) => taken = resolve);
       const holding = begin("", async (tx) => {
-        // Held open while the caller works: a server's idle-in-transaction limit must not end it.
-        await run(tx, "SET LOCAL idle_in_transaction_session_timeout = 0");
-        // The wait for another holder ends with its release, not at the server's limits.
-        await run(tx, "SET LOCAL lock_timeout = 0");
-        await run(tx, "SET LOCAL statement_timeout = 0");
+        // Held open while the caller works: a server's idle-in-transaction limit must not end
+        // it; and the wait for another holder ends with its release, not at the server's
+        // lock_timeout or statement_timeout. For this transaction only, in one round trip.
+        await run(
+          tx,
+          "SELECT set_config('idle_in_transaction_session_timeout', '0', true), " +
+            "set_config('lock_timeout', '0', true), set_config('statement_timeout', '0', true)",
+        );
         for (const one of typeof name === "string" ? [name] : name) {
           // Named within the store's schema: stores in other schemas of the database never wait.
           const key = "hashtextextended(coalesce(current_schema(), '') || ' ' || $1, 0)";
