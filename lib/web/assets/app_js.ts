@@ -1,7 +1,10 @@
 /**
  * The page's script, as a string embedded in the executable. Every stored
  * text reaches the page through `textContent` or a text node, never as
- * markup; links go only inside the page or to its API.
+ * markup; links go only inside the page or to its API. ASCII only (a
+ * character beyond it is a `\u` escape in a string): Bun's transpiler writes
+ * each non-ASCII character of a `String.raw` text as such an escape
+ * (oven-sh/bun#8745), so the executable served another script than Deno.
  *
  * @module
  */
@@ -47,7 +50,7 @@ export const APP_JS = String.raw`
   // Where the reader was in the history entry they come back to, for the view drawn for it.
   var comingBack = null;
 
-  // ── DOM helpers ───────────────────────────────────────────────────────
+  // -- DOM helpers -------------------------------------------------------
   function el(tag, props) {
     var node = document.createElement(tag);
     if (props) {
@@ -95,7 +98,7 @@ export const APP_JS = String.raw`
   }
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
-  // ── Formatting ────────────────────────────────────────────────────────
+  // -- Formatting --------------------------------------------------------
   function fmtTime(seconds) {
     if (typeof seconds !== "number" || !isFinite(seconds)) return "";
     var d = new Date(seconds * 1000);
@@ -112,7 +115,7 @@ export const APP_JS = String.raw`
     return fmtTime(seconds).slice(0, 10);
   }
   function fmtCount(n) { return Number(n || 0).toLocaleString("en-US"); }
-  function fmtCost(n) { return n === null || n === undefined ? "—" : "$" + Number(n).toFixed(n >= 100 ? 0 : n >= 1 ? 2 : 4); }
+  function fmtCost(n) { return n === null || n === undefined ? "\u2014" : "$" + Number(n).toFixed(n >= 100 ? 0 : n >= 1 ? 2 : 4); }
   function fmtTokens(n) {
     n = Number(n || 0);
     if (n >= 1e9) return (n / 1e9).toFixed(1) + "B";
@@ -121,7 +124,7 @@ export const APP_JS = String.raw`
     return fmtCount(n);
   }
 
-  // ── Network ───────────────────────────────────────────────────────────
+  // -- Network -----------------------------------------------------------
   function api(path, options) {
     options = options || {};
     var headers = { accept: "application/json" };
@@ -159,7 +162,7 @@ export const APP_JS = String.raw`
     return function (value) { if (token === viewToken) return callback(value); };
   }
 
-  // ── Routing (the hash holds the view and its query: deep links) ───────
+  // -- Routing (the hash holds the view and its query: deep links) -------
   function route() {
     var hash = location.hash.replace(/^#/, "") || "/";
     var q = hash.indexOf("?");
@@ -213,7 +216,7 @@ export const APP_JS = String.raw`
   }
   function placeFor(token) { return comingBack && comingBack.token === token ? comingBack.place : null; }
 
-  // ── Sessions ──────────────────────────────────────────────────────────
+  // -- Sessions ----------------------------------------------------------
   var sourcesCache = null;
   function sources() {
     if (sourcesCache) return Promise.resolve(sourcesCache);
@@ -348,7 +351,7 @@ export const APP_JS = String.raw`
       el("a", { href: sessionHref(s.id), class: "row-link" },
         el("span", { class: "row-title bidi", text: visible(title) }),
         s.title && s.preview ? el("span", { class: "row-preview bidi", text: visible(s.preview) }) : null,
-        el("span", { class: "row-meta" }, meta.join(" · "), s.lineage_root_id ? el("span", { class: "badge", text: "chain" }) : null)));
+        el("span", { class: "row-meta" }, meta.join(" \u00B7 "), s.lineage_root_id ? el("span", { class: "badge", text: "chain" }) : null)));
   }
   function pager(params, body) {
     var nav = el("nav", { class: "pager", "aria-label": "Pages" });
@@ -362,20 +365,20 @@ export const APP_JS = String.raw`
     var count = body.sessions.length;
     // Past the last row (an old link, a hand-typed offset): back to the first page.
     var beyond = count === 0 && offset > 0;
-    var prev = el("button", { type: "button", id: "newer", disabled: offset === 0, text: beyond ? "← First page" : "← Newer" });
+    var prev = el("button", { type: "button", id: "newer", disabled: offset === 0, text: beyond ? "\u2190 First page" : "\u2190 Newer" });
     prev.addEventListener("click", function () { go(beyond ? -offset : -body.limit); });
-    var next = el("button", { type: "button", id: "older", disabled: !body.more, text: "Older →" });
+    var next = el("button", { type: "button", id: "older", disabled: !body.more, text: "Older \u2192" });
     next.addEventListener("click", function () { go(body.limit); });
     var where = count === 0
       ? (offset > 0 ? "Nothing past row " + fmtCount(offset) : "")
-      : count === 1 ? "Row " + fmtCount(offset + 1) : fmtCount(offset + 1) + "–" + fmtCount(offset + count);
+      : count === 1 ? "Row " + fmtCount(offset + 1) : fmtCount(offset + 1) + "\u2013" + fmtCount(offset + count);
     nav.appendChild(prev);
     nav.appendChild(el("span", { class: "muted", id: "pager-where", text: where }));
     nav.appendChild(next);
     return nav;
   }
 
-  // ── Search ────────────────────────────────────────────────────────────
+  // -- Search ------------------------------------------------------------
   // The server sends a snippet as parts, text and match by turns: a ">>>" in a message is text.
   function markedSnippet(parts, fallback, query) {
     var node = el("div", { class: "snippet bidi" });
@@ -404,7 +407,7 @@ export const APP_JS = String.raw`
     if (context.length === 3) at = 1;
     else if (context.length === 1) at = 0;
     else if (context.length === 2) {
-      var probe = (hit.snippet_parts || []).join("").replace(/^(\.\.\.|…)|(\.\.\.|…)$/g, "").trim().slice(0, 24);
+      var probe = (hit.snippet_parts || []).join("").replace(/^(\.\.\.|\u2026)|(\.\.\.|\u2026)$/g, "").trim().slice(0, 24);
       for (var i = 0; i < 2 && probe; i++) if (String(context[i].content).indexOf(probe) >= 0) at = i;
     }
     return { match: at >= 0 ? context[at] : null, around: context.filter(function (_, i) { return i !== at; }) };
@@ -417,7 +420,7 @@ export const APP_JS = String.raw`
         el("span", { class: "row-title bidi", text: visible(hit.title || hit.preview || hit.session_id) }),
         // An untitled session is named by its first words, as in the listing; its id below them.
         !hit.title && hit.preview ? el("span", { class: "row-preview mono hit-id", text: visible(hit.session_id) }) : null,
-        el("span", { class: "row-meta", text: shownParts([hit.role, hit.tool_name, hit.origin, hit.source, fmtTime(hit.timestamp)]).join(" · ") }),
+        el("span", { class: "row-meta", text: shownParts([hit.role, hit.tool_name, hit.origin, hit.source, fmtTime(hit.timestamp)]).join(" \u00B7 ") }),
         markedSnippet(hit.snippet_parts, (match && match.content) || "", q),
         parts.around.map(contextLine)));
   }
@@ -461,8 +464,8 @@ export const APP_JS = String.raw`
     var about = s.title || s.preview;
     return el("li", { class: "row named" },
       el("a", { href: sessionHref(s.id), class: "row-link" },
-        el("span", { class: "row-title bidi" }, "Session ", el("span", { class: "mono", text: visible(s.id) }), about ? " — " + visible(about) : null),
-        el("span", { class: "row-meta", text: shownParts([s.source, fmtTime(s.started_at)]).join(" · ") })));
+        el("span", { class: "row-title bidi" }, "Session ", el("span", { class: "mono", text: visible(s.id) }), about ? " \u2014 " + visible(about) : null),
+        el("span", { class: "row-meta", text: shownParts([s.source, fmtTime(s.started_at)]).join(" \u00B7 ") })));
   }
   function renderSearch(params, quiet, token) {
     var q = params.get("q") || "";
@@ -547,7 +550,7 @@ export const APP_JS = String.raw`
     else location.hash = target;
   }
 
-  // ── Transcript ────────────────────────────────────────────────────────
+  // -- Transcript --------------------------------------------------------
   function inline(text, parent) {
     var pieces = text.split(INLINE);
     for (var i = 0; i < pieces.length; i++) {
@@ -614,7 +617,7 @@ export const APP_JS = String.raw`
       var args = el("div", null, el("div", { class: "figures", text: "arguments" }), el("pre", null, el("code", { text: visible(pretty(fn.arguments !== undefined ? fn.arguments : fn.input)) })));
       var side = null;
       if (result) {
-        side = el("div", null, el("div", { class: "figures" }, "result · ", el("a", { href: "#m-" + result.id, class: "jump", "data-jump": result.id, text: "message" })));
+        side = el("div", null, el("div", { class: "figures" }, "result \u00B7 ", el("a", { href: "#m-" + result.id, class: "jump", "data-jump": result.id, text: "message" })));
         // An empty result says so, as its message does.
         if (hasText(result.content)) renderToolContent(result.content, side);
         else side.appendChild(noText());
@@ -642,7 +645,7 @@ export const APP_JS = String.raw`
     // A tool result without text is a note, not an empty fold.
     if (m.role === "tool" && !hasText(m.content)) node.appendChild(el("div", { class: "content" }, noText()));
     else if (m.role === "tool") {
-      var d = el("details", { class: "tool-result" }, el("summary", { text: "Tool result" + (m.tool_name ? " · " + visible(m.tool_name) : "") }));
+      var d = el("details", { class: "tool-result" }, el("summary", { text: "Tool result" + (m.tool_name ? " \u00B7 " + visible(m.tool_name) : "") }));
       renderToolContent(m.content, d);
       node.appendChild(d);
     }
@@ -662,7 +665,7 @@ export const APP_JS = String.raw`
     var item = el("li", { class: n.id === current ? "current" : null },
       n.id === current ? el("strong", { class: "bidi", text: visible(label) }) : el("a", { href: sessionHref(n.id), class: "bidi", text: visible(label) }),
       n.relation !== "root" ? el("span", { class: "badge", text: n.relation }) : null,
-      el("span", { class: "muted", text: " " + shownParts([n.source, fmtCount(n.message_count) + " msgs", n.end_reason]).join(" · ") }));
+      el("span", { class: "muted", text: " " + shownParts([n.source, fmtCount(n.message_count) + " msgs", n.end_reason]).join(" \u00B7 ") }));
     if (n.children.length || n.hidden) {
       var ul = el("ul");
       n.children.forEach(function (c) {
@@ -678,9 +681,9 @@ export const APP_JS = String.raw`
   function detailsList(s, origin) {
     var rows = [["ID", s.id], ["Origin", origin], ["Source", s.source], ["Model", s.model], ["Started", fmtTime(s.started_at)],
       ["Ended", s.ended_at ? fmtTime(s.ended_at) + (s.end_reason ? " (" + s.end_reason + ")" : "") : "open"],
-      ["Messages", fmtCount(s.message_count) + " · " + fmtCount(s.tool_call_count) + " tool calls · " + fmtCount(s.api_call_count) + " API calls"],
-      ["Tokens", fmtCount(s.input_tokens) + " in · " + fmtCount(s.output_tokens) + " out · " + fmtCount(s.cache_read_tokens) + " cache read · " + fmtCount(s.reasoning_tokens) + " reasoning"],
-      ["Cost", fmtCost(s.estimated_cost_usd) + " estimated" + (s.actual_cost_usd !== null && s.actual_cost_usd !== undefined ? " · " + fmtCost(s.actual_cost_usd) + " actual" : "")]];
+      ["Messages", fmtCount(s.message_count) + " \u00B7 " + fmtCount(s.tool_call_count) + " tool calls \u00B7 " + fmtCount(s.api_call_count) + " API calls"],
+      ["Tokens", fmtCount(s.input_tokens) + " in \u00B7 " + fmtCount(s.output_tokens) + " out \u00B7 " + fmtCount(s.cache_read_tokens) + " cache read \u00B7 " + fmtCount(s.reasoning_tokens) + " reasoning"],
+      ["Cost", fmtCost(s.estimated_cost_usd) + " estimated" + (s.actual_cost_usd !== null && s.actual_cost_usd !== undefined ? " \u00B7 " + fmtCost(s.actual_cost_usd) + " actual" : "")]];
     var dl = el("dl", { class: "details-list" });
     rows.forEach(function (r) { if (r[1]) { dl.appendChild(el("dt", { text: r[0] })); dl.appendChild(el("dd", { class: "bidi", text: visible(String(r[1])) })); } });
     return dl;
@@ -870,7 +873,7 @@ export const APP_JS = String.raw`
     });
   }
 
-  // ── Usage ─────────────────────────────────────────────────────────────
+  // -- Usage -------------------------------------------------------------
   // The top of a chart's axis: four equal steps of 1, 2, 2.5 or 5 times a power of ten (whole
   // steps for counts), so every tick is a round number.
   function niceMax(max, whole) {
@@ -905,7 +908,7 @@ export const APP_JS = String.raw`
         var v = s.value(r) || 0;
         var h = (height - top - bottom) * v / max;
         base -= h;
-        chart.appendChild(svg("rect", { x: x, y: base, width: bar, height: Math.max(h, 0), class: "bar s" + k }, svg("title", {}, label(r) + " · " + s.name + ": " + s.format(v))));
+        chart.appendChild(svg("rect", { x: x, y: base, width: bar, height: Math.max(h, 0), class: "bar s" + k }, svg("title", {}, label(r) + " \u00B7 " + s.name + ": " + s.format(v))));
       });
       if (i % Math.ceil(n / 8) === 0) {
         var text = String(label(r));
@@ -992,10 +995,10 @@ export const APP_JS = String.raw`
       var total = res[0].rows.reduce(function (a, r) { return a + r.input_tokens + r.output_tokens; }, 0);
       var totalCost = res[0].rows.reduce(function (a, r) { return a + (r.estimated_cost_usd || 0); }, 0);
       announce("Usage: " + fmtCount(total) + " tokens", quiet);
-      view.appendChild(el("p", { class: "totals", text: fmtCount(total) + " tokens · " + fmtCost(totalCost) + " estimated · " + res[0].rows.reduce(function (a, r) { return a + r.sessions; }, 0) + " sessions" }));
+      view.appendChild(el("p", { class: "totals", text: fmtCount(total) + " tokens \u00B7 " + fmtCost(totalCost) + " estimated \u00B7 " + res[0].rows.reduce(function (a, r) { return a + r.sessions; }, 0) + " sessions" }));
       var periods = fillPeriods(res[0].rows, by);
       view.appendChild(el("div", { class: "usage-pair charts", id: "usage-time" }, barChart(periods, key, tokens, "Tokens per " + by), barChart(periods, key, cost, "Cost per " + by)));
-      view.appendChild(el("details", { class: "usage-detail" }, el("summary", { text: "Table per " + by + " · " + res[0].time_zone }), usageTable(res[0].rows, by)));
+      view.appendChild(el("details", { class: "usage-detail" }, el("summary", { text: "Table per " + by + " \u00B7 " + res[0].time_zone }), usageTable(res[0].rows, by)));
       view.appendChild(el("div", { class: "usage-pair" }, barChart(res[1].rows, key, tokens, "Tokens per model"), usageTable(res[1].rows, "model")));
       view.appendChild(el("div", { class: "usage-pair" }, barChart(res[2].rows, key, tokens, "Tokens per source"), usageTable(res[2].rows, "source")));
       if (res[4]) {
@@ -1012,7 +1015,7 @@ export const APP_JS = String.raw`
     }));
   }
 
-  // ── Page swap, keyboard, live updates ─────────────────────────────────
+  // -- Page swap, keyboard, live updates ---------------------------------
   // A folded part is named by its place (message, kind, position), so a live refresh can
   // open again what the reader had opened.
   function foldKey(node) {
