@@ -52,6 +52,8 @@ async function buildFile(path: string, now: number): Promise<void> {
 /** The numbers the queries give, read in one transaction. */
 async function counts(path: string, sqls: readonly string[]): Promise<number[]> {
   using db = await rawOpen(path, true);
+  // Beside a writer, and just after a kill: the first read may wait for SQLite's WAL recovery.
+  db.exec("PRAGMA busy_timeout = 10000");
   db.exec("BEGIN");
   try {
     return sqls.map((sql) => Number(Object.values(db.prepare(sql).get()!)[0]));

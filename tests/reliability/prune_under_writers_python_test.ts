@@ -119,6 +119,8 @@ function startPython(path: string, session: string, mode: string, start: string)
 /** One number from a raw query. */
 async function count(path: string, sql: string): Promise<number> {
   using db = await rawOpen(path, true);
+  // Beside the writers: a read may wait for a writer's checkpoint or WAL recovery.
+  db.exec("PRAGMA busy_timeout = 10000");
   return Number(Object.values(db.prepare(sql).get()!)[0]);
 }
 
