@@ -214,6 +214,32 @@ export function startWorker(
   return new Worker(runtime, spawn(command[0], command.slice(1), spawnOptions));
 }
 
+/**
+ * Starts `_python_writer.py`: appends to `session` of `path` as Python
+ * Hermes does, once `startFile` exists, until killed. It reports in the
+ * lines of `_writer.ts` (its {@linkcode Worker} runtime label is unused).
+ *
+ * @param path The database file.
+ * @param name The prefix of its tokens.
+ * @param session The session it appends to (made if missing).
+ * @param seed Its random seed.
+ * @param startFile The file whose creation starts it.
+ * @returns The running writer.
+ */
+export function startPythonWriter(
+  path: string,
+  name: string,
+  session: string,
+  seed: number,
+  startFile: string,
+): Worker {
+  const args = [join(WORKERS, "_python_writer.py"), path, name, session, String(seed), startFile];
+  return new Worker(
+    "deno",
+    spawn("python3", args, { stdio: ["ignore", "pipe", "pipe"], env: workerEnv() }),
+  );
+}
+
 /** The seed of this run: `$RELIABILITY_SEED`, else derived from the clock. */
 export function runSeed(): number {
   const given = process.env.RELIABILITY_SEED;

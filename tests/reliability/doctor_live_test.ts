@@ -18,7 +18,15 @@ import { doctor } from "../../lib/health/doctor.ts";
 import { rawOpen, ROOT, tempDir } from "../_helpers.ts";
 import { buildLargeFile } from "../_large_file.ts";
 import { newLedger, record } from "./_checks.ts";
-import { delay, runSeed, runtimeBinary, startWorker, Worker, workerRuntimes } from "./_runtimes.ts";
+import {
+  delay,
+  runSeed,
+  runtimeBinary,
+  startPythonWriter,
+  startWorker,
+  type Worker,
+  workerRuntimes,
+} from "./_runtimes.ts";
 
 /**
  * The file's size: 200,000 messages, as the issue asks, on Bun, whose run of the suite is the
@@ -103,20 +111,8 @@ test(
         pauseMs: 3,
       })])
     );
-    // Python's writer reports in the same lines; Worker only reads them (its runtime label is unused).
-    const python = new Worker(
-      "deno" as never,
-      spawn("python3", [
-        join(ROOT, "tests/reliability/_python_writer.py"),
-        path,
-        "py",
-        "live_py",
-        String(seed),
-        startFile,
-      ], {
-        stdio: ["ignore", "pipe", "pipe"],
-      }),
-    );
+    // Python's writer reports in the same lines.
+    const python = startPythonWriter(path, "py", "live_py", seed, startFile);
     const all = [...writers, python];
     try {
       for (const worker of all) await worker.waitFor((line) => line.startsWith("ready"), "ready");

@@ -7,14 +7,13 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { doctor } from "../../lib/health/doctor.ts";
 import { tempDir } from "../_helpers.ts";
-import { delay, runSeed, startWorker, Worker, workerEnv, WORKERS } from "./_runtimes.ts";
+import { delay, runSeed, startPythonWriter, startWorker } from "./_runtimes.ts";
 import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 
 const DAY = 86_400;
@@ -52,13 +51,7 @@ for (const kind of ["SessionDB", "SessionStore"] as const) {
         pauseMs: 2,
       }),
     ]);
-    const python = new Worker(
-      "deno",
-      spawn("python3", [join(WORKERS, "_python_writer.py"), path, "p", "py", String(seed), start], {
-        stdio: ["ignore", "pipe", "pipe"],
-        env: workerEnv(),
-      }),
-    );
+    const python = startPythonWriter(path, "p", "py", seed, start);
     try {
       await ours.waitFor((l) => l.startsWith("ready"), "ready");
       await python.waitFor((l) => l.startsWith("ready"), "ready");

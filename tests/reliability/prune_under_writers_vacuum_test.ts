@@ -11,17 +11,8 @@ import { join } from "node:path";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { doctor } from "../../lib/health/doctor.ts";
 import { tempDir } from "../_helpers.ts";
-import {
-  commandLine,
-  delay,
-  runSeed,
-  startWorker,
-  Worker,
-  workerEnv,
-  workerRuntimes,
-  WORKERS,
-} from "./_runtimes.ts";
-import { spawn } from "node:child_process";
+import { delay, runSeed, startPythonWriter, startWorker, workerRuntimes } from "./_runtimes.ts";
+import type { RuntimeName } from "../../lib/sqlite/driver/load.ts";
 
 const seed = runSeed();
 
@@ -43,10 +34,8 @@ async function buildFile(path: string): Promise<void> {
 }
 
 /** The CLI, run to its end: its exit code and stderr. */
-function cli(runtime: Parameters<typeof commandLine>[0], args: string[]) {
-  const [binary, argv] = commandLine(runtime, "../../cli.ts", args);
-  const child = spawn(binary, argv, { stdio: ["ignore", "pipe", "pipe"], env: workerEnv() });
-  const worker = new Worker(runtime, child);
+function cli(runtime: RuntimeName, args: string[]) {
+  const worker = startWorker(runtime, "../../cli.ts", args);
   return worker.exited.then((exit) => ({ exit, err: worker.stderr, out: worker.lines }));
 }
 
@@ -68,13 +57,7 @@ for (const runtime of workerRuntimes(["deno", "bun", "node"])) {
         pauseMs: 3,
       }),
     ]);
-    const python = new Worker(
-      "deno",
-      spawn("python3", [join(WORKERS, "_python_writer.py"), path, "p", "py", String(seed), start], {
-        stdio: ["ignore", "pipe", "pipe"],
-        env: workerEnv(),
-      }),
-    );
+    const python = startPythonWriter(path, "p", "py", seed, start);
     const reader = startWorker(runtime, "_reader.ts", [JSON.stringify({ path, stopFile: stop })]);
     try {
       await ours.waitFor((l) => l.startsWith("ready"), "ready");
