@@ -329,12 +329,8 @@ test(
   {
     skip: PG_SKIP,
   },
-  async () => {
-    const schema = freshSchema();
-    const client = await connectPg(PG_URL!, schema, { max: 1 });
-    try {
-      await client.query(`CREATE SCHEMA ${quoteIdentifier(schema)}`);
-      await client.query(`CREATE TABLE ${quoteIdentifier(schema)}.written (n int)`);
+  () =>
+    withWrittenTable("n int", 1, async (client) => {
       let late: Promise<unknown> | undefined;
       await client.transaction(async (query) => {
         await query("INSERT INTO written (n) VALUES (1)");
@@ -350,11 +346,7 @@ test(
         return true;
       });
       assert.deepEqual(await client.query("SELECT n FROM written"), [{ n: 1 }]);
-    } finally {
-      await client.query(`DROP SCHEMA ${quoteIdentifier(schema)} CASCADE`).catch(() => {});
-      await client.close();
-    }
-  },
+    }),
 );
 
 test(
