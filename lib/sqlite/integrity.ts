@@ -15,6 +15,7 @@
 import { SqliteError } from "./driver/sqlite_error.ts";
 import type { SqliteConnection } from "./driver/types.ts";
 import { quoteIdentifier } from "../core/sql_identifier.ts";
+import { inOneRead } from "./one_read.ts";
 
 /** SQLITE_CORRUPT: a damaged page, reported instead of thrown. */
 const SQLITE_CORRUPT = 11;
@@ -121,8 +122,7 @@ WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING fts5%'`;
  * cursor checks, and in the same transaction nothing can move after it.
  */
 function withFreshFtsStructure<T>(db: SqliteConnection, check: () => T): T {
-  db.exec("SAVEPOINT hermes_check");
-  try {
+  return inOneRead(db, () => {
     let tables: string[] = [];
     try {
       tables = db.prepare(FTS5_TABLES_SQL).all().map((row) => String(row.name));
@@ -137,14 +137,7 @@ function withFreshFtsStructure<T>(db: SqliteConnection, check: () => T): T {
       }
     }
     return check();
-  } finally {
-    try {
-      // Nothing was written: releasing ends the read at once.
-      db.exec("RELEASE hermes_check");
-    } catch {
-      // Already ended: an error of the check rolled its transaction back.
-    }
-  }
+  });
 }
 
 /** The lines of the pragma over the whole file, or the error of the damage that stopped it. */

@@ -41,6 +41,7 @@ import * as prune from "./prune.ts";
 import * as meta from "./meta.ts";
 import * as stats from "./stats.ts";
 import * as importing from "./import.ts";
+import { inOneRead } from "./one_read.ts";
 import * as inspecting from "./inspect.ts";
 import * as sourceUsage from "./source_usage.ts";
 import * as pruneCandidates from "./prune_candidates.ts";
@@ -158,27 +159,6 @@ export function storeOf(db: SessionDB): Store {
   const slot = SLOTS.get(db);
   if (slot === undefined) throw new TypeError("Cannot find the store of a SessionDB");
   return openSlot(slot).current();
-}
-
-/**
- * Runs `read` in one read transaction (a savepoint: inside a transaction
- * too): it sees one state of the file, and in rollback-journal mode a
- * writer's commit cannot come between its statements, where each statement
- * would otherwise take the file's lock anew, and a busy writer would make
- * one of them fail nearly every time (the whole read is then tried again).
- */
-function inOneRead<T>(store: Store, read: () => T): T {
-  store.db.exec("SAVEPOINT hermes_read");
-  try {
-    return read();
-  } finally {
-    try {
-      // Nothing was written: releasing ends the read (and its lock) at once.
-      store.db.exec("RELEASE hermes_read");
-    } catch {
-      // Already ended: an error of the read rolled its transaction back.
-    }
-  }
 }
 
 /**
@@ -2158,7 +2138,7 @@ export class SessionDB {
   inspect(options: InspectOptions = {}): DatabaseInfo {
     const given = options ?? {};
     return openSlot(this.#slot).steady((store) =>
-      inOneRead(store, () => inspecting.inspectDatabase(store, given))
+      inOneRead(store.db, () => inspecting.inspectDatabase(store, given))
     );
   }
 
