@@ -28,8 +28,6 @@ const SIGNATURES: readonly (readonly [readonly string[], string])[] = [
 /**
  * Lines of input, from a file (decompressed when it ends in `.gz`) or from
  * standard input (`-`), each source with the same limit on a line's length.
- * Iterate at once: a line reader drops the lines it reads before someone
- * listens.
  *
  * @param io The process streams (standard input).
  * @param source A path, or `-`.
@@ -46,25 +44,27 @@ export function inputLines(io: Io, source: string): AsyncIterable<string> {
   return limitedLines(file.pipe(gunzip).setEncoding("utf8"), source);
 }
 
-/** The lines of a text stream, read through {@linkcode limitLines}. */
-function limitedLines(stream: Readable, source: string): AsyncIterable<string> {
-  return linesOf(limitLines(stream, source));
-}
-
 /**
  * The lines of a text stream, ended by `\n`, `\r\n` or `\r` only: not by
  * U+2028, U+2029 or U+0085, which JSON writes raw inside a string (as
  * `export` and Python's `ensure_ascii=False` do) and which `node:readline`
  * takes for line ends. A last line without its end is a line; an empty
- * one is none.
+ * one is none. A line longer than `limit` characters fails the reading
+ * with a {@linkcode CommandError} naming its number, before it is held whole.
  */
-async function* linesOf(stream: Readable): AsyncGenerator<string> {
+async function* limitedLines(
+  stream: Readable,
+  source: string,
+  limit = MAX_LINE_LENGTH,
+): AsyncGenerator<string> {
   // `\r\n`, `\n` or `\r`, as Python's `for line in file` reads them.
   const lineEnd = /\r\n|\n|\r/g;
   // The iteration below fails with a stream's error; Bun also emits it after the
   // iterator has stopped listening, which would end the process.
   stream.on("error", () => {});
   let open: string[] = [];
+  let openLength = 0;
+  let number = 1;
   let endedOnCr = false;
   for await (const chunk of stream as AsyncIterable<string>) {
     // The `\n` of a `\r\n` that two chunks split ends no second line.
@@ -76,10 +76,22 @@ async function* linesOf(stream: Readable): AsyncGenerator<string> {
       start = lineEnd.lastIndex;
       const line = open.join("");
       open = [];
+      openLength = 0;
+      number++;
       yield line;
       lineEnd.lastIndex = start;
     }
-    if (start < chunk.length) open.push(chunk.slice(start));
+    if (start < chunk.length) {
+      open.push(chunk.slice(start));
+      openLength += chunk.length - start;
+      if (openLength > limit) {
+        throw new CommandError(
+          `Cannot import ${inputName(source)}: line ${number} is longer than ${
+            limit / 1024 / 1024
+          } MiB (it is not JSON Lines)`,
+        );
+      }
+    }
   }
   const last = open.join("");
   if (last !== "") yield last;
@@ -97,32 +109,6 @@ function inputName(source: string): string {
  * the whole process with "Invalid string length".
  */
 export const MAX_LINE_LENGTH = 256 * 1024 * 1024;
-
-/**
- * Fails `stream` with a {@linkcode CommandError} once a line grows past
- * `limit` characters, before the line reader that reads it does.
- */
-function limitLines(stream: Readable, source: string, limit = MAX_LINE_LENGTH): Readable {
-  let open = 0;
-  let number = 1;
-  stream.on("data", (chunk: string) => {
-    const end = Math.max(chunk.lastIndexOf("\n"), chunk.lastIndexOf("\r"));
-    for (let at = chunk.indexOf("\n"); at >= 0 && at <= end; at = chunk.indexOf("\n", at + 1)) {
-      number++;
-    }
-    open = end < 0 ? open + chunk.length : chunk.length - end - 1;
-    if (open > limit) {
-      stream.destroy(
-        new CommandError(
-          `Cannot import ${inputName(source)}: line ${number} is longer than ${
-            limit / 1024 / 1024
-          } MiB (it is not JSON Lines)`,
-        ),
-      );
-    }
-  });
-  return stream;
-}
 
 /**
  * Refuses input whose first line shows it is not JSON Lines: a SQLite file,
