@@ -38,7 +38,8 @@ export function sqlitePath(target: string): string {
  * Opens the store `target` names.
  *
  * @param target A file path, `sqlite:PATH`, or a `postgres://` / `postgresql://` URL
- *   (`?schema=NAME` picks the schema, `hermes` by default), read as `psql`
+ *   (`?schema=NAME` picks the schema, `hermes` by default; `?pool_size=N`
+ *   the pool's connections, 4 by default, as `options.max` does), read as `psql`
  *   reads it: a Unix socket folder as the host (`postgres:///db?host=/var/run/postgresql`),
  *   libpq's `?host=`, `?port=`, `?user=`, `?password=`, `?dbname=`, `?sslmode=`,
  *   `?connect_timeout=`, the `PG*` environment variables and the password

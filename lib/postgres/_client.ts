@@ -175,7 +175,11 @@ function translate(error: unknown): unknown {
   const message = error instanceof Error ? error.message : String(error);
   // A server error carries a SQLSTATE; the client's own (EPIPE, CONNECTION_CLOSED…) do not.
   if ((error as { name?: unknown }).name === "PostgresError" && /^[0-9A-Z]{5}$/.test(code)) {
-    return new StorageError(`PostgreSQL: ${message} (SQLSTATE ${code})`, kindOf(code), {
+    // 53300: the server's or the role's connection limit, below what the pool opens.
+    const hint = code === "53300"
+      ? ": ask for a smaller pool with ?pool_size=N in the URL (4 connections by default)"
+      : "";
+    return new StorageError(`PostgreSQL: ${message} (SQLSTATE ${code})${hint}`, kindOf(code), {
       cause: error,
     });
   }
@@ -239,7 +243,12 @@ function unrefTimer(timer: unknown): void {
 
 /** Options of {@linkcode connectPg}. */
 export interface PgConnectOptions {
-  /** Connections in the pool. @default {4} */
+  /**
+   * Connections in the pool. A lock ({@linkcode PgClient.lock}) holds one
+   * while the work it guards runs on another: it needs 2 or more, and at most
+   * one fewer locks than connections are held at once (the others wait their
+   * turn). @default {4}
+   */
   readonly max?: number;
   /** Attempts of a transaction PostgreSQL asks to run again. @default {15} */
   readonly maxAttempts?: number;
@@ -275,9 +284,13 @@ export interface PgClient {
    * released, waiting while another holds it. A transaction-level lock, so
    * that a pooler in transaction mode keeps it on one server connection (a
    * session-level lock would stay behind on whichever server connection
-   * took it); it goes with the connection if the process dies.
+   * took it); it goes with the connection if the process dies. At most one
+   * fewer locks than the pool's connections are held or taken at once: a
+   * further one waits for a turn first, so that each holder's work finds a
+   * connection.
    *
    * @returns The function that releases it.
+   * @throws {StorageError} Kind `other`, at once, in a pool of one connection.
    */
   lock(name: string | readonly string[]): Promise<() => Promise<void>>;
   /**
@@ -474,6 +487,30 @@ export async function connectPg(
   const connectSeconds = read.connect_timeout ?? DEFAULT_CONNECT_SECONDS;
   const where = placeOf(sql.options);
   const maxConnections = options.max ?? 4;
+  /**
+   * Locks held or being taken. Each holds a connection while the work it guards runs on
+   * another, so at most one fewer than the pool's connections: with as many holders as
+   * connections, their work waited for a connection for good.
+   */
+  let locksUnderWay = 0;
+  const waitingForLockTurn: Array<() => void> = [];
+  const takeLockTurn = async (name: string | readonly string[]): Promise<void> => {
+    if (maxConnections < 2) {
+      const shown = typeof name === "string" ? name : name.join(", ");
+      throw new StorageError(
+        `PostgreSQL: the lock "${shown}" needs a pool of at least 2 connections (this one has 1): its transaction holds one while the work it guards runs on another; open the store with a larger pool (?pool_size=2 or more)`,
+        "other",
+      );
+    }
+    while (locksUnderWay >= maxConnections - 1) {
+      await new Promise<void>((resolve) => waitingForLockTurn.push(resolve));
+    }
+    locksUnderWay++;
+  };
+  const giveLockTurn = () => {
+    locksUnderWay--;
+    waitingForLockTurn.shift()?.();
+  };
   /** Per pool, its transactions and locks under way (each holds, or waits for, a connection). */
   const reserving = new WeakMap<PostgresSql, number>();
   const reservingOn = (on: PostgresSql) => reserving.get(on) ?? 0;
@@ -901,6 +938,7 @@ export async function connectPg(
       }
     },
     async lock(name) {
+      await takeLockTurn(name);
       let release!: () => void;
       const released = new Promise<void>((resolve) => release = resolve);
       let taken!: () => void;
@@ -925,6 +963,7 @@ export async function connectPg(
         taken();
         await released;
       }).then(() => undefined, (error: unknown) => failure(error));
+      void holding.then(giveLockTurn);
       // Taken, or the transaction failed before (or while) taking it.
       const failed = await Promise.race([acquired, holding]);
       if (failed !== undefined) throw failed;

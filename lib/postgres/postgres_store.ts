@@ -214,35 +214,85 @@ function checkPoolSettings(options: PgConnectOptions): void {
   }
 }
 
-/**
- * Splits the `schema` query parameter off a server URL.
- *
- * @param url A `postgres://` URL, maybe with `?schema=NAME`.
- * @returns The URL without it, and the schema (`hermes` by default).
- * @throws {OpenError} When the schema is not a plain identifier of at most
- *   63 characters, is one of the server's own (`pg_…`, `information_schema`),
- *   or is given twice.
- */
-export function parsePostgresUrl(url: string): { url: string; schema: string } {
-  const at = url.indexOf("?");
-  if (at === -1) return { url, schema: "hermes" };
-  const params = new URLSearchParams(url.slice(at + 1));
-  const given = params.getAll("schema");
+/** The most connections `?pool_size=` may ask for. */
+const MAX_POOL_SIZE = 1000;
+
+/** The query parameters the store reads itself, not sent to the server. */
+const STORE_PARAMETERS = new Set(["schema", "pool_size"]);
+
+/** A server URL with the store's own parameters taken off. */
+export interface ParsedPostgresUrl {
+  /** The URL without `?schema=` and `?pool_size=`, its other parameters as written. */
+  readonly url: string;
+  /** `?schema=`: `hermes` when absent. */
+  readonly schema: string;
+  /** `?pool_size=`: the connections of the pool, when given. */
+  readonly poolSize?: number;
+}
+
+/** The single value of the store's parameter `name` in `params`, refusing it twice. */
+function singleParameter(
+  url: string,
+  params: URLSearchParams,
+  name: string,
+): string | undefined {
+  const given = params.getAll(name);
   if (given.length > 1) {
     throw new OpenError(
       maskPassword(url),
-      `the URL gives ?schema= ${given.length} times: current values are ${
+      `the URL gives ?${name}= ${given.length} times: current values are ${
         given.map(quotedValue).join(", ")
       }`,
       { kind: "other" },
     );
   }
-  const schema = given[0] ?? "hermes";
+  return given[0];
+}
+
+/** `?pool_size=`'s value as a number of connections, refusing any other text, naming it. */
+function poolSizeOf(url: string, text: string): number {
+  const size = Number(text);
+  if (!/^\d{1,4}$/.test(text) || size < 1 || size > MAX_POOL_SIZE) {
+    throw new OpenError(
+      maskPassword(url),
+      `?pool_size= must be a whole number of connections from 1 to ${MAX_POOL_SIZE}: current value is ${
+        quotedValue(text)
+      }`,
+      { kind: "other" },
+    );
+  }
+  return size;
+}
+
+/**
+ * Splits the store's own query parameters off a server URL: `?schema=` (the
+ * PostgreSQL schema holding the tables) and `?pool_size=` (the connections
+ * of the pool; 4 by default: a role with a lower `CONNECTION LIMIT`, or a
+ * server with few connections to share, can ask for fewer).
+ *
+ * @param url A `postgres://` URL, maybe with `?schema=NAME` and `?pool_size=N`.
+ * @returns The URL without them, the schema (`hermes` by default) and the pool size if given.
+ * @throws {OpenError} When the schema is not a plain identifier of at most
+ *   63 characters, is one of the server's own (`pg_…`, `information_schema`),
+ *   or either parameter is given twice, or the pool size is not a whole
+ *   number from 1 to 1000.
+ */
+export function parsePostgresUrl(url: string): ParsedPostgresUrl {
+  const at = url.indexOf("?");
+  if (at === -1) return { url, schema: "hermes" };
+  const params = new URLSearchParams(url.slice(at + 1));
+  const schema = singleParameter(url, params, "schema") ?? "hermes";
   checkSchemaName(url, schema);
+  const poolText = singleParameter(url, params, "pool_size");
   // The other parameters as written (re-encoding them would change what errors show).
-  const rest = url.slice(at + 1).split("&")
-    .filter((part) => part !== "" && new URLSearchParams(part).keys().next().value !== "schema");
-  return { url: url.slice(0, at) + (rest.length > 0 ? `?${rest.join("&")}` : ""), schema };
+  const rest = url.slice(at + 1).split("&").filter((part) =>
+    part !== "" && !STORE_PARAMETERS.has(new URLSearchParams(part).keys().next().value ?? "")
+  );
+  return {
+    url: url.slice(0, at) + (rest.length > 0 ? `?${rest.join("&")}` : ""),
+    schema,
+    ...(poolText === undefined ? {} : { poolSize: poolSizeOf(url, poolText) }),
+  };
 }
 
 /**
@@ -294,7 +344,12 @@ export async function openPostgresStore(
   const parsed = parsePostgresUrl(url);
   const schema = options.schema ?? parsed.schema;
   checkSchemaName(url, schema);
-  const client = await connectPg(parsed.url, schema, options, url);
+  const client = await connectPg(
+    parsed.url,
+    schema,
+    { ...options, max: options.max ?? parsed.poolSize },
+    url,
+  );
   try {
     if (options.readonly) await checkReadable(client, schema);
     else await migratePg(client, schema);

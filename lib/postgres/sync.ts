@@ -155,8 +155,8 @@ async function fileSessionIds(path: string): Promise<ReadonlySet<string>> {
  * @throws {OpenError} When the server cannot be reached.
  */
 export async function connectSyncTarget(url: string): Promise<PgClient> {
-  const { url: server, schema } = parsePostgresUrl(url);
-  const client = await connectPg(server, schema, {}, url);
+  const { url: server, schema, poolSize } = parsePostgresUrl(url);
+  const client = await connectPg(server, schema, { max: poolSize }, url);
   try {
     await migratePg(client, schema);
     await checkSchemaInUse(client, schema);
