@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { jsonLinesGivenAsDatabase } from "./not_a_database.ts";
 import { shellWord } from "../core/shell_word.ts";
 import { recoverCommand } from "../core/salvage_hint.ts";
 import {
@@ -190,6 +191,8 @@ function conditionLine(
       : ` (waited ${Math.round(error.waitedMs / 1000)} s)`;
     return `database is locked by another process${waited}: ${dbPath ?? "the database"}`;
   }
+  const jsonLines = jsonLinesGivenAsDatabase(error);
+  if (jsonLines !== undefined) return jsonLines;
   // Read without locks (another user's file): the owner's checkpoint tore the read, most likely.
   if (
     error instanceof StorageError && error.kind === "corrupt" && dbPath !== undefined &&

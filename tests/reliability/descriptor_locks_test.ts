@@ -77,7 +77,8 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
     "closeSync(openSync(path, constants.O_RDONLY | constants.O_NONBLOCK));",
   ],
   // The header of an existing export target, read after isDatabaseFile() ruled out the
-  // database and its sidecars (the only file a connection of the CLI holds).
+  // database and its sidecars (the only file a connection of the CLI holds); or the start of
+  // a file the CLI's open of it refused as not a database (so no connection holds it).
   "lib/cli/sqlite_header.ts": ['openSync(path, "r")'],
   // The import input, read only after the command refused the database or one of its sidecars.
   "lib/cli/jsonl_input.ts": ["createReadStream(source"],

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { looksLikeJsonLines } from "../sqlite_header.ts";
 import { shellWord } from "../../core/shell_word.ts";
 import { RecoverError } from "../../core/errors.ts";
 import { recoverDatabase, type RecoverResult } from "../../health/recover.ts";
@@ -59,7 +60,14 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     force: args.flag("force"),
     signal: stop.signal,
   }).catch((error) => {
-    throw error instanceof RecoverError ? new CommandError(error.message, { cause: error }) : error;
+    if (!(error instanceof RecoverError)) throw error;
+    // Nothing found: an export given for the database is read with import.
+    const hint = looksLikeJsonLines(source)
+      ? `; it is a JSON Lines file (an export?): to read it into a store, hermes-state --db NEW.db import ${
+        shellWord(source)
+      }`
+      : "";
+    throw new CommandError(`${error.message}${hint}`, { cause: error });
   }).finally(() => stopListening?.());
   const duplicates = result.duplicates.sessions + result.duplicates.messages +
     result.duplicates.state_meta;
