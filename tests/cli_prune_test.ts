@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { buildDb, interruptibleIo, runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
 import { chmodSync, copyFileSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { spawn } from "node:child_process";
 import { FIXTURES, tempDir } from "./_helpers.ts";
 import { main } from "../lib/cli/main.ts";
 import { formatCount } from "../lib/render/format.ts";
@@ -157,6 +158,47 @@ describe("vacuum", () => {
     assert.equal(await withDb(path, (db) => db.sessionCount()), 42 - OLD);
     const integrity = await withDb(path, (db) => db.inspect({ searchIndexes: true }).integrity);
     assert.deepEqual((integrity ?? []).filter((l) => !l.includes("trigram")), []);
+  });
+});
+
+describe("vacuum beside a reader", () => {
+  test("says the rebuilt pages wait in the -wal when another process was reading", async () => {
+    const path = v11Copy();
+    await runCli(["--db", path, "prune", "--yes"]);
+    // Python's sqlite3 in the middle of a read: the final checkpoint cannot pass it.
+    const reader = spawn("python3", [
+      "-c",
+      [
+        "import sqlite3, sys",
+        "c = sqlite3.connect(sys.argv[1], isolation_level=None)",
+        "c.execute('BEGIN')",
+        "c.execute('SELECT count(*) FROM messages').fetchall()",
+        "print('reading', flush=True)",
+        "sys.stdin.read()",
+      ].join("\n"),
+      path,
+    ], { stdio: ["pipe", "pipe", "inherit"] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        reader.stdout.on("data", (chunk) => String(chunk).includes("reading") && resolve());
+        reader.on("exit", (code) => reject(new Error(`the reader exited (${code})`)));
+      });
+      const json = JSON.parse((await runCli(["--db", path, "--json", "vacuum"])).out);
+      assert.ok(json.wal_bytes_after > 0, JSON.stringify(json));
+      const run = await runCli(["--db", path, "vacuum"]);
+      assert.equal(run.code, 0, run.err);
+      assert.match(
+        run.out,
+        /^Vacuumed .+: [\d.]+ [KM]iB → [\d.]+ [KM]iB for now: another connection was reading the file, so the rebuilt pages wait in its -wal \([\d.]+ [KM]iB\) and the file shrinks at a later checkpoint, once that read is over \(vacuum again then to have it at once\)\.\n$/,
+      );
+    } finally {
+      reader.stdin.end();
+      await new Promise((resolve) => reader.on("close", resolve));
+    }
+    // The read over, the next vacuum leaves nothing in the -wal.
+    const json = JSON.parse((await runCli(["--db", path, "--json", "vacuum"])).out);
+    assert.equal(json.wal_bytes_after, 0, JSON.stringify(json));
+    assert.ok(json.bytes_after < json.bytes_before, JSON.stringify(json));
   });
 });
 

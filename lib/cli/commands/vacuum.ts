@@ -49,6 +49,17 @@ async function vacuumServer(ctx: Context, store: SessionStore): Promise<number> 
   return 0;
 }
 
+/**
+ * Why the sizes after include a `-wal`: the final checkpoint left the
+ * rebuilt pages there (another connection was reading), so the file has not
+ * shrunk yet, and the total can be larger than before.
+ */
+function pendingNote(walBytes: number): string {
+  return ` for now: another connection was reading the file, so the rebuilt pages wait in its ` +
+    `-wal (${formatBytes(walBytes)}) and the file shrinks at a later checkpoint, once that ` +
+    `read is over (vacuum again then to have it at once)`;
+}
+
 async function run(_args: ParsedArgs, ctx: Context): Promise<number> {
   const store = await ctx.openStore();
   if (isPostgresTarget(store.target)) return await vacuumServer(ctx, store);
@@ -57,11 +68,20 @@ async function run(_args: ParsedArgs, ctx: Context): Promise<number> {
   // VACUUM writes the rebuilt file through the WAL: closing (the last
   // connection checkpoints) lets the file itself shrink before it is measured.
   await store.close();
-  const after = fileSizes(store.target).total;
-  if (ctx.json) printJson(ctx.io, { path: store.target, bytes_before: before, bytes_after: after });
-  else {
+  const sizes = fileSizes(store.target);
+  const after = sizes.total;
+  if (ctx.json) {
+    printJson(ctx.io, {
+      path: store.target,
+      bytes_before: before,
+      bytes_after: after,
+      wal_bytes_after: sizes.wal,
+    });
+  } else {
     ctx.io.stdout(
-      `Vacuumed ${store.target}: ${formatBytes(before)} → ${formatBytes(after)}.\n`,
+      `Vacuumed ${store.target}: ${formatBytes(before)} → ${formatBytes(after)}${
+        sizes.wal > 0 ? pendingNote(sizes.wal) : ""
+      }.\n`,
     );
   }
   return 0;
