@@ -99,6 +99,28 @@ test("every connection gets a 16 MiB page cache, read-only ones too, and the fil
   }
 });
 
+test("on Windows the home is hermes in LOCALAPPDATA, as Hermes finds it; HERMES_HOME first", () => {
+  const home = "C:\\Users\\ada";
+  const at = (env: Record<string, string>) => defaultDbPath({ env, platform: "win32", home });
+  assert.equal(
+    at({ LOCALAPPDATA: "D:\\Local" }),
+    "D:\\Local\\hermes\\state.db",
+  );
+  // Blank or missing: AppData\Local of the user's home.
+  for (const env of [{}, { LOCALAPPDATA: "  " }]) {
+    assert.equal(at(env), "C:\\Users\\ada\\AppData\\Local\\hermes\\state.db");
+  }
+  assert.equal(
+    at({ HERMES_HOME: "E:\\hermes", LOCALAPPDATA: "D:\\Local" }),
+    "E:\\hermes\\state.db",
+  );
+  // Elsewhere, ~/.hermes whatever LOCALAPPDATA says.
+  assert.equal(
+    defaultDbPath({ env: { LOCALAPPDATA: "/x" }, platform: "linux", home: "/home/ada" }),
+    "/home/ada/.hermes/state.db",
+  );
+});
+
 test("defaultDbPath() reads HERMES_HOME at each call and ignores a blank value", () => {
   const saved = process.env.HERMES_HOME;
   try {

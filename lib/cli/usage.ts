@@ -33,7 +33,8 @@ ${list}
 Global options:
   --db PATH       The database file or a postgres:// URL (default:
                   $HERMES_STATE_DB, else $HERMES_HOME/state.db, else
-                  ~/.hermes/state.db)
+                  ~/.hermes/state.db; on Windows
+                  %LOCALAPPDATA%\\hermes\\state.db)
   --json          Print JSON instead of text
   -h, --help      Show help
   -V, --version   Print the version

@@ -85,7 +85,7 @@ import type { DatabaseInfo, InspectOptions } from "../core/database_info.ts";
 export interface SessionDBOptions {
   /**
    * The database file.
-   * @default {"$HERMES_HOME/state.db, else ~/.hermes/state.db"}
+   * @default {"$HERMES_HOME/state.db, else ~/.hermes/state.db (on Windows: hermes/state.db in %LOCALAPPDATA%)"}
    */
   path?: string;
   /**
