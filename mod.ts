@@ -56,7 +56,7 @@ export {
 } from "./lib/core/errors.ts";
 export { SqliteError } from "./lib/sqlite/driver/sqlite_error.ts";
 export { WriteBusyError } from "./lib/sqlite/write_busy_error.ts";
-export { defaultDbPath, hermesHome } from "./lib/core/paths.ts";
+export { defaultDbPath, hermesHome, type HermesHomeSource } from "./lib/core/paths.ts";
 export { FTS_TABLES, type FtsTable, SCHEMA_VERSION } from "./lib/sqlite/schema/schema_sql.ts";
 export type { CreateSessionOptions, EnsureSessionOptions } from "./lib/core/session_options.ts";
 export type { TokenCountsUpdate } from "./lib/core/session_options.ts";
