@@ -176,6 +176,21 @@ describe("info", () => {
     assert.match(full.out, /\nIntegrity +ok\n$/);
   });
 
+  test("info shows a meta key's control characters, never sending them to the terminal", async () => {
+    const path = v11Copy();
+    {
+      using raw = await rawOpen(path);
+      raw.exec(
+        "INSERT INTO state_meta (key, value) VALUES ('k' || char(0) || char(27) || '[31mred', 'v')",
+      );
+    }
+    const run = await runCli(["--db", path, "info"]);
+    assert.equal(run.code, 0, run.err);
+    assert.match(run.out, /\nMeta keys +.*k␀␛\[31mred/);
+    // deno-lint-ignore no-control-regex -- no raw control character may reach the terminal
+    assert.ok(!/[\u0000-\u0008\u000b-\u001f\u007f]/.test(run.out), "no raw control character");
+  });
+
   /** A file of 50 messages whose b-tree `name` has 8 bytes of its root page overwritten. */
   async function damaged(name: string): Promise<string> {
     const path = await buildDb((db) => {

@@ -10,6 +10,7 @@ import type { DatabaseInfo } from "../../core/database_info.ts";
 import type { Command, Context } from "../command.ts";
 import { fileSizes, sizeText } from "../files.ts";
 import { alignColumns, formatCount } from "../../render/format.ts";
+import { visibleInline } from "../../render/transcript.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { UsageError } from "../usage_error.ts";
@@ -148,7 +149,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     ["Sessions", info.sessions === null ? style.red("unreadable") : formatCount(info.sessions)],
     ["Messages", info.messages === null ? style.red("unreadable") : formatCount(info.messages)],
     ["Search tables", searchTables(info, style.yellow)],
-    ["Meta keys", info.metaKeys.join(", ") || "none"],
+    // A key is any text a writer chose: its control characters shown, never sent to the terminal.
+    ["Meta keys", info.metaKeys.map(visibleInline).join(", ") || "none"],
     ["Integrity", integrity],
   ];
   ctx.io.stdout(alignColumns(rows.map(([k, v]) => [style.dim(k), v])).join("\n") + "\n");
