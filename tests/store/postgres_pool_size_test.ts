@@ -52,43 +52,49 @@ describe("?pool_size= in the URL", () => {
   });
 });
 
+/**
+ * Runs `fn` with the URL of a fresh schema reached as a new role limited to
+ * `limit` connections (allowed to create the schema), then drops the role
+ * and what it owns.
+ */
+async function asLimitedRole(limit: number, fn: (url: URL) => Promise<void>): Promise<void> {
+  const role = `hermes_pool_${crypto.randomUUID().slice(0, 8)}`;
+  await adminSql(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT ${limit}`);
+  try {
+    const url = new URL(PG_URL!);
+    const database = decodeURIComponent(url.pathname.slice(1)) || "postgres";
+    await adminSql(`GRANT CREATE ON DATABASE "${database}" TO ${role}`);
+    url.username = role;
+    url.searchParams.set("schema", freshSchema());
+    await fn(url);
+  } finally {
+    await adminSql(`DROP OWNED BY ${role} CASCADE`);
+    await adminSql(`DROP ROLE ${role}`);
+  }
+}
+
 describe("the pool's size on a server", { skip: PG_SKIP }, () => {
   test(
     "a role limited to 2 connections writes everything through ?pool_size=2",
     { timeout: 60_000 },
     async () => {
-      const schema = freshSchema();
-      const role = `hermes_pool_${crypto.randomUUID().slice(0, 8)}`;
-      await adminSql(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 2`);
-      try {
-        const url = new URL(PG_URL!);
-        const database = decodeURIComponent(url.pathname.slice(1)) || "postgres";
-        await adminSql(`GRANT CREATE ON DATABASE "${database}" TO ${role}`);
-        url.username = role;
-        url.searchParams.set("schema", schema);
+      await asLimitedRole(2, async (url) => {
         url.searchParams.set("pool_size", "2");
-        const store = await openStore(url.href);
-        try {
-          const ids = Array.from({ length: 40 }, (_, i) => `s${i}`);
-          // Many at once, as `copy` writes: the default pool of 4 opened more connections
-          // than the role may have.
-          const results = await Promise.allSettled(ids.map(async (id) => {
-            await store.createSession(id, "cli");
-            await store.appendMessage(id, { role: "user", content: `question ${id}` });
-            return await store.searchMessages(`question ${id}`);
-          }));
-          assert.deepEqual(
-            results.flatMap((r) => r.status === "rejected" ? [String(r.reason)] : []),
-            [],
-          );
-          assert.equal(await store.messageCount(), ids.length);
-        } finally {
-          await store.close();
-        }
-      } finally {
-        await adminSql(`DROP OWNED BY ${role} CASCADE`);
-        await adminSql(`DROP ROLE ${role}`);
-      }
+        await using store = await openStore(url.href);
+        const ids = Array.from({ length: 40 }, (_, i) => `s${i}`);
+        // Many at once, as `copy` writes: the default pool of 4 opened more connections
+        // than the role may have.
+        const results = await Promise.allSettled(ids.map(async (id) => {
+          await store.createSession(id, "cli");
+          await store.appendMessage(id, { role: "user", content: `question ${id}` });
+          return await store.searchMessages(`question ${id}`);
+        }));
+        assert.deepEqual(
+          results.flatMap((r) => r.status === "rejected" ? [String(r.reason)] : []),
+          [],
+        );
+        assert.equal(await store.messageCount(), ids.length);
+      });
     },
   );
 
@@ -96,35 +102,21 @@ describe("the pool's size on a server", { skip: PG_SKIP }, () => {
     "a write refused for the role's connection limit says how to ask for a smaller pool",
     { timeout: 60_000 },
     async () => {
-      const role = `hermes_pool_${crypto.randomUUID().slice(0, 8)}`;
-      await adminSql(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 1`);
-      try {
-        const url = new URL(PG_URL!);
-        const database = decodeURIComponent(url.pathname.slice(1)) || "postgres";
-        await adminSql(`GRANT CREATE ON DATABASE "${database}" TO ${role}`);
-        url.username = role;
-        url.searchParams.set("schema", freshSchema());
-        const store = await openStore(url.href);
-        try {
-          const results = await Promise.allSettled(
-            Array.from({ length: 8 }, (_, i) => store.createSession(`s${i}`, "cli")),
+      await asLimitedRole(1, async (url) => {
+        await using store = await openStore(url.href);
+        const results = await Promise.allSettled(
+          Array.from({ length: 8 }, (_, i) => store.createSession(`s${i}`, "cli")),
+        );
+        const refused = results.flatMap((r) => r.status === "rejected" ? [r.reason] : []);
+        assert.ok(refused.length > 0, "the default pool opens more than one connection");
+        for (const error of refused) {
+          assert.ok(error instanceof StorageError, String(error));
+          assert.match(
+            error.message,
+            /too many connections for role .*\(SQLSTATE 53300\): ask for a smaller pool with \?pool_size=N in the URL \(4 connections by default\)$/,
           );
-          const refused = results.flatMap((r) => r.status === "rejected" ? [r.reason] : []);
-          assert.ok(refused.length > 0, "the default pool opens more than one connection");
-          for (const error of refused) {
-            assert.ok(error instanceof StorageError, String(error));
-            assert.match(
-              error.message,
-              /too many connections for role .*\(SQLSTATE 53300\): ask for a smaller pool with \?pool_size=N in the URL \(4 connections by default\)$/,
-            );
-          }
-        } finally {
-          await store.close();
         }
-      } finally {
-        await adminSql(`DROP OWNED BY ${role} CASCADE`);
-        await adminSql(`DROP ROLE ${role}`);
-      }
+      });
     },
   );
 
