@@ -180,12 +180,24 @@ test(
     const url = proxiedUrl(proxy, `hermes-deadline-${crypto.randomUUID().slice(0, 8)}`, "x");
     const client = await connectPg(url.replace(/&schema=x$/, ""), freshSchema(), { max: 2 });
     try {
-      // Both connections held for twice the deadline by locks; a statement waits for one.
-      const unlocks = [await client.lock("a"), await client.lock("b")];
+      // Both connections held for twice the deadline by open transactions (a lock holds one
+      // too, but at most one fewer locks than connections are held); a statement waits for one.
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => release = resolve);
+      let started = 0;
+      const holders = [1, 2].map(() =>
+        client.transaction(async (query) => {
+          await query("SELECT 1");
+          started++;
+          await released;
+        })
+      );
+      while (started < 2) await delay(10);
       const waiting = client.query("SELECT 7 AS seven");
       const late = client.transaction((query) => query("SELECT 8 AS eight"));
       await delay(2500);
-      await Promise.all(unlocks.map((unlock) => unlock()));
+      release();
+      await Promise.all(holders);
       assert.deepEqual(await waiting, [{ seven: 7 }]);
       assert.deepEqual(await late, [{ eight: 8 }]);
       // Both connections busy with statements for twice the deadline: a transaction waits its turn.
