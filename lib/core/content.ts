@@ -19,6 +19,7 @@
 import { pythonJson } from "./python_json.ts";
 import { codePointLength, codePointSlice, pythonStrip } from "./python_text.ts";
 import type { JsonValue, MessageContent } from "./types.ts";
+import { blobAsText } from "./blob_text.ts";
 
 /** The serializer of every JSON text we store (Python's `json.dumps` with its defaults). */
 export { pythonJson };
@@ -51,9 +52,11 @@ export function encodeContent(content: MessageContent | null | undefined): strin
 /**
  * Message content as stored, back in its original shape. A prefixed value
  * whose JSON is bad comes back as the raw string, prefix included (as
- * Python does).
+ * Python does). A BLOB (Python's sqlite3 stores `bytes` so) comes back as
+ * its bytes read as UTF-8, each byte that is not valid UTF-8 as U+FFFD:
+ * text, never parts (the prefix marks what Python wrote as TEXT).
  *
- * @param stored The stored TEXT.
+ * @param stored The stored TEXT (or BLOB).
  * @returns Text or parts, or `null`.
  *
  * @example Decoding what Python wrote
@@ -62,10 +65,12 @@ export function encodeContent(content: MessageContent | null | undefined): strin
  * const parts = decodeContent('\u0000json:[{"type": "text", "text": "\\u72d7"}]');
  * console.assert(JSON.stringify(parts) === '[{"type":"text","text":"狗"}]');
  * console.assert(decodeContent("\u0000json:[oops") === "\u0000json:[oops");
+ * console.assert(decodeContent(new Uint8Array([0x68, 0x69, 0xff])) === "hi\ufffd");
  * ```
  */
 export function decodeContent(stored: unknown): MessageContent | null {
   if (stored === null || stored === undefined) return null;
+  if (stored instanceof Uint8Array) return blobAsText(stored);
   if (typeof stored !== "string") return String(stored);
   if (!stored.startsWith(MULTIMODAL_PREFIX)) return stored;
   try {
@@ -270,14 +275,23 @@ export function contentText(
 /**
  * What a search context entry shows for a stored content value, as Python
  * renders it: {@linkcode contentText} of the decoded value (a prefixed value
- * whose JSON is bad shown as stored), `""` for a stored value that is not text.
+ * whose JSON is bad shown as stored), a BLOB as {@linkcode decodeContent}
+ * reads it (its text, not lost), `""` for another stored value that is not
+ * text.
  *
  * @param stored The stored `content` column.
  * @param length The most code points shown.
  * @returns The text, at most `length` code points.
  * @throws {NotTextError} Where Python's rendering fails.
+ *
+ * @example
+ * ```ts
+ * import { contextText } from "./content.ts";
+ * console.assert(contextText(new Uint8Array([0x61, 0x62, 0x63]), 2) === "ab");
+ * console.assert(contextText(7, 10) === "");
+ * ```
  */
 export function contextText(stored: unknown, length: number): string {
-  if (typeof stored !== "string") return "";
+  if (typeof stored !== "string" && !(stored instanceof Uint8Array)) return "";
   return codePointSlice(contentText(decodeContent(stored)), length);
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import { decodeContent, isFalsyLikePython } from "./content.ts";
+import { blobAsText } from "./blob_text.ts";
 import { PYTHON_WHITESPACE, pythonStrip } from "./python_text.ts";
 import type { ConversationMessage, JsonValue } from "./types.ts";
 
@@ -43,12 +44,32 @@ function withoutMemoryContext(text: string): string {
 }
 
 function parseOr(stored: unknown, fallback: JsonValue | null): JsonValue | null {
-  if (typeof stored !== "string") return fallback;
+  // A BLOB is parsed as its UTF-8 text, as Python's json.loads reads bytes.
+  const text = blobAsText(stored);
+  if (typeof text !== "string") return fallback;
   try {
-    return JSON.parse(stored) as JsonValue;
+    return JSON.parse(text) as JsonValue;
   } catch {
     return fallback;
   }
+}
+
+/** The columns a conversation message takes as text, as they are stored. */
+const TEXT_COLUMNS = [
+  "role",
+  "tool_call_id",
+  "tool_name",
+  "finish_reason",
+  "reasoning",
+  "reasoning_content",
+] as const;
+
+/** `row`, or a copy with each BLOB of {@linkcode TEXT_COLUMNS} read as text. */
+function textColumns(row: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
+  if (!TEXT_COLUMNS.some((column) => row[column] instanceof Uint8Array)) return row;
+  const copy = { ...row };
+  for (const column of TEXT_COLUMNS) copy[column] = blobAsText(row[column]);
+  return copy;
 }
 
 /**
@@ -56,12 +77,17 @@ function parseOr(stored: unknown, fallback: JsonValue | null): JsonValue | null 
  * `get_messages_as_conversation` builds it (every engine reads its rows
  * through this): leaked memory context removed from user and assistant
  * text, empty fields left out, the reasoning fields on assistant turns only,
- * bad JSON read as `[]` (tool calls) or `null` (the others).
+ * bad JSON read as `[]` (tool calls) or `null` (the others). A BLOB in a
+ * column meant for text (Python's sqlite3 stores `bytes` so) is read as its
+ * UTF-8 text (`blob_text.ts`), never as a `Uint8Array` nor lost.
  *
- * @param row The message row's columns (`role`, `content`, `tool_calls`…).
+ * @param stored The message row's columns (`role`, `content`, `tool_calls`…).
  * @returns The conversation message.
  */
-export function toConversationMessage(row: Readonly<Record<string, unknown>>): ConversationMessage {
+export function toConversationMessage(
+  stored: Readonly<Record<string, unknown>>,
+): ConversationMessage {
+  const row = textColumns(stored);
   const role = row.role as string;
   let content = decodeContent(row.content);
   if ((role === "user" || role === "assistant") && typeof content === "string") {

@@ -5,6 +5,7 @@
  */
 import { decodeContent, MULTIMODAL_PREFIX } from "./content.ts";
 import { keepStoredText } from "./stored_text.ts";
+import { withBlobsAsText } from "./blob_text.ts";
 import type { JsonValue, MessageRow } from "./types.ts";
 
 /**
@@ -28,7 +29,9 @@ function parseToolCalls(stored: unknown): JsonValue | null {
  * `tool_calls` parsed (bad JSON → `[]`). The other JSON columns stay JSON
  * text, as Python returns them. Never throws on bad data. The stored text
  * of a column parsed is kept on the message ({@linkcode keepStoredText}),
- * for a copy to write the same bytes.
+ * for a copy to write the same bytes. A BLOB in a column meant for text
+ * (Python's sqlite3 stores `bytes` so) is read as its UTF-8 text
+ * (`blob_text.ts`); an export reads BLOBs exactly, before this.
  *
  * Every engine reads its message rows through this.
  *
@@ -36,8 +39,10 @@ function parseToolCalls(stored: unknown): JsonValue | null {
  * @returns The message, keeping every column (including unknown ones).
  */
 export function messageFromRow(row: Record<string, unknown>): MessageRow {
-  const message = row as MessageRow;
-  const { content, tool_calls: toolCalls } = row;
+  // A BLOB's content is text, never parts: decoded before the row's BLOBs are read as text.
+  const { content } = row;
+  const message = withBlobsAsText(row) as MessageRow;
+  const { tool_calls: toolCalls } = row;
   if ("content" in row) {
     message.content = decodeContent(content);
     if (

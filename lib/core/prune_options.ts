@@ -6,6 +6,7 @@
  */
 import { checkOptionalText } from "./session_options.ts";
 import { describeValue } from "./shown_value.ts";
+import { blobAsText } from "./blob_text.ts";
 
 /** Options of `deleteSession` and `pruneEmptyGhostSessions`. */
 export interface SessionsDirOptions {
@@ -134,12 +135,13 @@ export interface PruneCandidate {
  */
 export function toPruneCandidate(row: Readonly<Record<string, unknown>>): PruneCandidate {
   return {
-    id: String(row.id),
-    source: String(row.source),
-    title: row.title === null ? null : String(row.title),
+    // A BLOB where text belongs (Python's sqlite3 stores `bytes` so) is its UTF-8 text.
+    id: String(blobAsText(row.id)),
+    source: String(blobAsText(row.source)),
+    title: row.title === null ? null : String(blobAsText(row.title)),
     started_at: Number(row.started_at),
     ended_at: Number(row.ended_at),
-    end_reason: row.end_reason === null ? null : String(row.end_reason),
+    end_reason: row.end_reason === null ? null : String(blobAsText(row.end_reason)),
     message_count: Number(row.message_count ?? 0),
   };
 }

@@ -8,6 +8,7 @@ import { checkSeconds } from "./paging.ts";
 import { checkOptionalText } from "./session_options.ts";
 import { checkTimeZone, offsetSpans, shiftedSql, zonedSeconds } from "./time_zone.ts";
 import { quotedValue } from "./shown_value.ts";
+import { blobAsText } from "./blob_text.ts";
 /** One source's totals, as {@linkcode usageBySource} returns them. */
 export interface SourceUsage {
   /** `cli`, `telegram`, `discord`, `tool`… */
@@ -272,7 +273,8 @@ export function checkUsageOptions(options: UsageReportOptions = {}): CheckedUsag
  */
 export function toUsageRow(row: Record<string, unknown>): UsageRow {
   return {
-    key: row.key === null || row.key === undefined ? null : String(row.key),
+    // A BLOB model or source (Python's sqlite3 stores `bytes` so) is its UTF-8 text.
+    key: row.key === null || row.key === undefined ? null : String(blobAsText(row.key)),
     sessions: toNumber(row.sessions),
     input_tokens: toNumber(row.input_tokens),
     output_tokens: toNumber(row.output_tokens),
@@ -310,7 +312,7 @@ export const COST_COLUMNS: readonly string[] = ["estimated_cost_usd", "actual_co
  */
 export function toSourceUsage(row: Record<string, unknown>): SourceUsage {
   return {
-    source: String(row.source),
+    source: String(blobAsText(row.source)),
     session_count: toNumber(row.session_count),
     message_count: toNumber(row.message_count),
     total_input: toNumber(row.total_input),

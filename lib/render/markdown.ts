@@ -12,6 +12,7 @@ import { formatCost, formatCount } from "./format.ts";
 import { toolCallViews, visibleControls } from "./transcript.ts";
 import { contentText } from "../core/content.ts";
 import { transcriptMarks } from "../core/message_row.ts";
+import { shownExport } from "./shown_export.ts";
 
 /**
  * A UTC date and time, `YYYY-MM-DD HH:MM:SS UTC`.
@@ -70,9 +71,10 @@ function messageSection(message: MessageRow): string {
 }
 
 /**
- * Renders one exported session as Markdown.
+ * Renders one exported session as Markdown (a BLOB in a column meant for
+ * text, which the record carries as bytes, shown as its UTF-8 text).
  *
- * @param session The session with its messages (an `exportSession` record).
+ * @param exported The session with its messages (an `exportSession` record).
  * @returns The Markdown, ending with a newline.
  *
  * @example
@@ -80,7 +82,9 @@ function messageSection(message: MessageRow): string {
  * io.stdout(renderMarkdown(db.exportSession(id)!));
  * ```
  */
-export function renderMarkdown(session: SessionExport): string {
+export function renderMarkdown(exported: SessionExport): string {
+  // The BLOBs an export carries as bytes, shown as their text.
+  const session = shownExport(exported);
   const details = [
     `- **ID:** \`${session.id}\``,
     `- **Source:** ${visibleControls(session.source)}`,

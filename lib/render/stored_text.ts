@@ -3,15 +3,15 @@
  *
  * @module
  */
-
-const decoder = new TextDecoder();
+import { textOrNull } from "../core/blob_text.ts";
 
 /**
  * `value` as text: a string as it is; a BLOB (`Uint8Array`: Python's sqlite3
  * stores `bytes` so, also in a column meant for text) as its bytes read as
- * UTF-8, each byte that is not valid UTF-8 as U+FFFD; anything else as
- * `String(value)`. The same on every runtime, where `String.prototype`
- * methods called on the bytes failed with each engine's own TypeError.
+ * UTF-8, each byte that is not valid UTF-8 as U+FFFD (`core/blob_text.ts`,
+ * as the JSON outputs read it too); anything else as `String(value)`. The
+ * same on every runtime, where `String.prototype` methods called on the
+ * bytes failed with each engine's own TypeError.
  *
  * @param value A value read from the file.
  * @returns Its text.
@@ -24,6 +24,5 @@ const decoder = new TextDecoder();
  * ```
  */
 export function storedText(value: string | Uint8Array): string {
-  if (typeof value === "string") return value;
-  return value instanceof Uint8Array ? decoder.decode(value) : String(value);
+  return typeof value === "string" ? value : textOrNull(value) ?? String(value);
 }

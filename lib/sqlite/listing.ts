@@ -10,6 +10,7 @@ import type { RichSessionRow, SessionRowWithActivity } from "../core/types.ts";
 import { getCompressionTip } from "./lineage.ts";
 import { checkCount } from "../core/paging.ts";
 import { previewText, withTipLent } from "../core/listing_rows.ts";
+import { rowsWithBlobsAsText, withBlobsAsText } from "../core/blob_text.ts";
 import type {
   ListSessionsOptions,
   SearchSessionsOptions,
@@ -49,13 +50,15 @@ const VISIBLE_ONLY = `(s.parent_session_id IS NULL
                AND p.end_reason = 'branched'
                AND s.started_at >= p.ended_at))`;
 
-const decoder = new TextDecoder();
-
-/** Replaces `_preview_raw` with `preview`: stripped, 60 code points, `...` when cut. */
+/**
+ * Replaces `_preview_raw` with `preview`: stripped, 60 code points, `...`
+ * when cut. Its BLOBs are read as text before (`core/blob_text.ts`): a
+ * BLOB in a column meant for text is listed as its bytes read as UTF-8.
+ */
 function withPreview(row: SqlRow): RichSessionRow {
   const value = row._preview_raw;
   delete row._preview_raw;
-  const text = value instanceof Uint8Array ? decoder.decode(value) : String(value ?? "");
+  const text = String(value ?? "");
   return Object.assign(row, { preview: previewText(text) }) as unknown as RichSessionRow;
 }
 
@@ -190,7 +193,7 @@ function byLastActive(
 function richRow(store: Store, id: string): RichSessionRow | undefined {
   const row = store.statement(`SELECT s.*, ${richColumns(store)} FROM sessions s WHERE s.id = ?`)
     .get(id);
-  return row === undefined ? undefined : withPreview(row);
+  return row === undefined ? undefined : withPreview(withBlobsAsText(row));
 }
 
 /** The entry of a compression root, showing its chain's tip. */
@@ -228,13 +231,13 @@ export function listSessionsRich(store: Store, options: ListSessionsOptions): Ri
   const limit = checkCount("list sessions", "limit", options.limit ?? 20);
   const offset = checkCount("list sessions", "offset", options.offset ?? 0);
   const { where, params } = filters(store, options);
-  const rows = (options.orderByLastActive ? byLastActive : byStart)(
+  const rows = rowsWithBlobsAsText((options.orderByLastActive ? byLastActive : byStart)(
     store,
     where,
     params,
     limit,
     offset,
-  ).map(withPreview);
+  )).map(withPreview);
   if (options.projectCompressionTips === false || options.includeChildren) return rows;
   return rows.map((row) => projectTip(store, row));
 }
@@ -251,14 +254,15 @@ export function searchSessions(
   const params: SqlValue[] = options.source ? [options.source] : [];
   // MAX(timestamp) per session is one seek in idx_messages_session, cheaper
   // than grouping every message as Python's LEFT JOIN does; same values.
-  return store.statement(
+  const rows = store.statement(
     `SELECT s.*,
        COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id), s.started_at)
          AS last_active
      FROM sessions s ${where}
      ORDER BY last_active DESC, s.started_at DESC, s.id DESC
      LIMIT ? OFFSET ?`,
-  ).all(...params, limit, offset) as SessionRowWithActivity[];
+  ).all(...params, limit, offset);
+  return rowsWithBlobsAsText(rows) as SessionRowWithActivity[];
 }
 
 /** Implements `SessionDB.sessionCount`: `COUNT(*)` of sessions, optionally of one source. */

@@ -6,10 +6,14 @@
 import type { Store } from "./store.ts";
 import type { ModelUsage, SessionTokens } from "../core/types.ts";
 import { checkCount } from "../core/paging.ts";
+import { rowsWithBlobsAsText } from "../core/blob_text.ts";
 
-/** Implements `SessionDB.usageByModel`: the seed's per-model totals. */
+/**
+ * Implements `SessionDB.usageByModel`: the seed's per-model totals (a BLOB
+ * model, as Python's sqlite3 stores `bytes`, named by its UTF-8 text).
+ */
 export function usageByModel(store: Store): ModelUsage[] {
-  return store.statement(
+  const rows = store.statement(
     `SELECT model,
        COUNT(*) AS session_count,
        SUM(input_tokens) AS total_input,
@@ -19,16 +23,18 @@ export function usageByModel(store: Store): ModelUsage[] {
      WHERE model IS NOT NULL
      GROUP BY model
      ORDER BY total_cost DESC, model`,
-  ).all() as unknown as ModelUsage[];
+  ).all();
+  return rowsWithBlobsAsText(rows) as unknown as ModelUsage[];
 }
 
-/** Implements `SessionDB.topSessionsByTokens`: the seed's token ranking. */
+/** Implements `SessionDB.topSessionsByTokens`: the seed's token ranking (BLOBs as text). */
 export function topSessionsByTokens(store: Store, limit: number): SessionTokens[] {
   checkCount("rank sessions", "limit", limit);
-  return store.statement(
+  const rows = store.statement(
     `SELECT id, title, model, input_tokens + output_tokens AS total_tokens, estimated_cost_usd
      FROM sessions
      ORDER BY total_tokens DESC, id
      LIMIT ?`,
-  ).all(limit) as unknown as SessionTokens[];
+  ).all(limit);
+  return rowsWithBlobsAsText(rows) as unknown as SessionTokens[];
 }

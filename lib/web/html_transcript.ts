@@ -11,6 +11,7 @@ import type { JsonValue, MessageContent, MessageRow, SessionExport } from "../co
 import { partKind } from "../core/content.ts";
 import { TRANSCRIPT_CSS } from "./assets/transcript_css.ts";
 import { escapeHtml, safeHtml } from "./escape_html.ts";
+import { shownExport } from "../render/shown_export.ts";
 
 /** Images shown inline: data URLs of raster formats only (no SVG, no network). */
 const IMAGE_DATA_URL = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]+$/;
@@ -176,7 +177,7 @@ function cost(value: number | null | undefined): string {
 /**
  * The HTML of one session: its details and every message.
  *
- * @param session An `exportSession` record.
+ * @param exported An `exportSession` record (a BLOB it carries as bytes shown as its text).
  * @returns An HTML fragment (a `<section>`).
  *
  * @example
@@ -188,7 +189,9 @@ function cost(value: number | null | undefined): string {
  * console.assert(html.includes("&lt;b&gt;hi&lt;/b&gt;"));
  * ```
  */
-export function renderSessionHtml(session: SessionExport): string {
+export function renderSessionHtml(exported: SessionExport): string {
+  // The BLOBs an export carries as bytes (Python stores `bytes` so), shown as their text.
+  const session = shownExport(exported);
   const results = new Map<string, MessageRow>();
   for (const message of session.messages) {
     if (message.role === "tool" && message.tool_call_id) results.set(message.tool_call_id, message);

@@ -59,7 +59,8 @@ export function nulSafeQuery(
   return `SELECT ${select.join(", ")}, ${masks.join(", ")} FROM (${inner})`;
 }
 
-const decoder = new TextDecoder();
+/** UTF-8, a leading U+FEFF kept: it is part of the text, as the other runtimes return it. */
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /**
  * A row of {@linkcode nulSafeQuery}, read as an array, as a plain object:

@@ -8,6 +8,7 @@
 import type { Store } from "../store.ts";
 import type { ContextMessage } from "../../core/types.ts";
 import { contextText, NotTextError } from "../../core/content.ts";
+import { blobAsText } from "../../core/blob_text.ts";
 
 /** The longest context content, in code points. */
 const CONTEXT_LENGTH = 200;
@@ -61,7 +62,7 @@ export function hitContexts(store: Store, ids: readonly number[]): ContextMessag
     if (failed.has(ord)) continue;
     try {
       const content = contextText(row.content, CONTEXT_LENGTH);
-      contexts[ord].push({ role: row.role as string, content });
+      contexts[ord].push({ role: blobAsText(row.role) as string, content });
     } catch (error) {
       if (!(error instanceof NotTextError)) throw error;
       // Python catches the failure and gives this hit an empty context.
