@@ -8,6 +8,7 @@ import { encodeContent, encodeJson, MULTIMODAL_PREFIX, pythonJson } from "./cont
 import { storedTextOf } from "./stored_text.ts";
 import { MAX_VALUE_DEPTH, nestedDeeperThan, parseJsonExact } from "./exact_json.ts";
 import { quotedValue } from "./shown_value.ts";
+import { STORED_BYTES_KEY } from "./stored_bytes.ts";
 import type { ImportResult } from "./transfer_options.ts";
 import type { MessageContent } from "./types.ts";
 
@@ -120,12 +121,22 @@ function checkNumbers(record: Record<string, unknown>): void {
 }
 
 /**
+ * Whether `record` carries `column`'s stored bytes (`hermes_state_bytes`:
+ * a BLOB, or text that is not valid UTF-8), which stand for the column's
+ * value: export writes the column itself as `null` for a BLOB.
+ */
+function carriesBytes(record: Record<string, unknown>, column: string): boolean {
+  const carried = record[STORED_BYTES_KEY];
+  return isObject(carried) && Object.hasOwn(carried, column);
+}
+
+/**
  * Checks one record of a JSONL export before anything is written: a
- * non-empty string id, a string source, a start in Unix seconds (within
+ * non-empty string id, a string source (or its bytes, carried), a start in Unix seconds (within
  * what a JavaScript `Date` holds), an end likewise or null, numbers (or
  * null) in the counter, token and cost columns, a string (or null) parent,
- * and a list of messages that each have a string role and a timestamp as
- * the start.
+ * and a list of messages that each have a string role (or its bytes,
+ * carried) and a timestamp as the start.
  *
  * @param record One parsed line of an export.
  * @returns The record, typed.
@@ -135,7 +146,9 @@ export function checkImportRecord(record: unknown): ImportRecord {
   if (!isObject(record)) throw invalid("the record", "a JSON object", record);
   const { id, source, started_at: startedAt, messages } = record;
   if (typeof id !== "string" || id === "") throw invalid("id", "a non-empty string", id);
-  if (typeof source !== "string") throw invalid("source", "a string", source);
+  if (typeof source !== "string" && !carriesBytes(record, "source")) {
+    throw invalid("source", "a string", source);
+  }
   if (!isTime(startedAt)) throw invalid("started_at", TIME_EXPECTED, startedAt);
   checkNumbers(record);
   const parent = record.parent_session_id;
@@ -147,7 +160,7 @@ export function checkImportRecord(record: unknown): ImportRecord {
   for (let index = 0; index < messages.length; index++) {
     const message: unknown = messages[index];
     if (!isObject(message)) throw invalid(`messages[${index}]`, "a JSON object", message);
-    if (typeof message.role !== "string") {
+    if (typeof message.role !== "string" && !carriesBytes(message, "role")) {
       throw invalid(`messages[${index}].role`, "a string", message.role);
     }
     if (!isTime(message.timestamp)) {

@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { textOrNull } from "../core/blob_text.ts";
 import type { Store } from "../sqlite/store.ts";
 import { MESSAGE_COLUMN_SET, type MessageValues } from "./_rows.ts";
 import { extraColumnsJson } from "./_extra.ts";
@@ -64,10 +65,8 @@ export function valuesBytes(values: Iterable<unknown>): number {
   return bytes;
 }
 
-/** A value as text, `null` kept. */
-function text(value: unknown): string | null {
-  return value === null || value === undefined ? null : String(value);
-}
+/** A value as text, `null` kept; a BLOB (Python's `bytes`) as its UTF-8 text, not "104,101,…". */
+const text = textOrNull;
 
 /**
  * A value as a number, `null` kept; an integer read exactly beyond 2^53 (a

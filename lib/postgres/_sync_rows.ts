@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { textOrNull } from "../core/blob_text.ts";
 import type { PgQuery, PgValue } from "./_client.ts";
 import {
   COUNTER_COLUMNS,
@@ -59,7 +60,7 @@ function sessionValue(column: string, value: unknown): PgValue {
   if (value === null || value === undefined) return null;
   if (SESSION_CASTS[column] !== undefined || typeof value === "number") return Number(value);
   if (typeof value === "bigint") return String(value);
-  return String(value);
+  return textOrNull(value);
 }
 
 /** The session columns a sync writes (the parent is linked after the pass), a newer Hermes's last. */
@@ -174,9 +175,4 @@ function tuplesOf(
     `(${row.map((value, i) => `$${params.push(value)}::${casts[i]}`).join(", ")})`
   ).join(", ");
   return { sql, params };
-}
-
-/** A value as text, `null` kept. */
-function textOrNull(value: unknown): string | null {
-  return value === null || value === undefined ? null : String(value);
 }

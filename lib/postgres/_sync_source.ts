@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { blobAsText, withBlobsAsText } from "../core/blob_text.ts";
 import { realpathSync } from "node:fs";
 import { OpenError } from "../core/errors.ts";
 import type { Store } from "../sqlite/store.ts";
@@ -173,6 +174,9 @@ export function readSource(
       const id = String(row.id);
       // A counter beyond 2^53 (rare): the row read again, its integers exact.
       if (mayBeRounded(row)) Object.assign(row, exactRow.get(id) ?? {});
+      // A BLOB where text belongs (Python's sqlite3 stores `bytes` so) ships as its UTF-8 text:
+      // written as it was read, it reached the server as "109,111,…".
+      withBlobsAsText(row);
       const stat = stats.get(id);
       const extra = extraColumnsJson(row, SESSION_COLUMN_SET);
       const meta = metaOf.get(id) ?? [];
@@ -189,7 +193,7 @@ export function readSource(
       };
       const changes = changesSince(session, server.get(id));
       if (row.system_prompt !== null && (changes.row || changes.messages || changes.meta)) {
-        row.system_prompt = promptOf.get(id)?.system_prompt ?? null;
+        row.system_prompt = blobAsText(promptOf.get(id)?.system_prompt ?? null);
         session.fullDigest = digestOf(row, extra);
       }
       sessions.set(id, session);

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { recordWithBlobText } from "../core/blob_text.ts";
 import {
   checkImportRecord,
   type ImportRecord,
@@ -219,7 +220,7 @@ export async function importSessionPg(
   record: unknown,
   options: ImportOptions = {},
 ): Promise<ImportResult> {
-  const checked = checkImportRecord(record);
+  const checked = withCarriedBlobsAsText(checkImportRecord(record));
   for (let attempt = 1;; attempt++) {
     try {
       return await importChecked(transaction, checked, options);
@@ -229,6 +230,22 @@ export async function importSessionPg(
       if (attempt >= TITLE_ATTEMPTS) throw titleTaken(checked);
     }
   }
+}
+
+/**
+ * `checked` with each column its records carry as a BLOB (`hermes_state_bytes`,
+ * the column itself `null`) holding the BLOB's text, as the file's own
+ * readers show it: PostgreSQL text cannot hold bytes, and a `null` there left
+ * the session without its source (refused), title or model, and a message
+ * without its content (not found by search). The bytes stay carried in
+ * `extra_columns`, so an export gives them back exactly.
+ */
+function withCarriedBlobsAsText(checked: ImportRecord): ImportRecord {
+  return {
+    id: checked.id,
+    row: recordWithBlobText(checked.row),
+    messages: checked.messages.map(recordWithBlobText),
+  };
 }
 
 /**
