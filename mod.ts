@@ -53,6 +53,7 @@ export {
   StorageError,
   type StorageErrorKind,
   TitleError,
+  UnexportableIdError,
 } from "./lib/core/errors.ts";
 export { SqliteError } from "./lib/sqlite/driver/sqlite_error.ts";
 export { WriteBusyError } from "./lib/sqlite/write_busy_error.ts";

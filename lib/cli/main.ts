@@ -16,6 +16,7 @@ import {
   ReadonlyError,
   StorageError,
   TitleError,
+  UnexportableIdError,
 } from "../core/errors.ts";
 import { WriteBusyError } from "../sqlite/write_busy_error.ts";
 import { chooseReadAccess, readsUnlocked } from "../sqlite/read_access.ts";
@@ -43,7 +44,7 @@ const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
 function isUserFacing(error: unknown): error is Error {
   return error instanceof CommandError || error instanceof OpenError ||
     error instanceof TitleError || error instanceof ReadonlyError ||
-    error instanceof StorageError;
+    error instanceof StorageError || error instanceof UnexportableIdError;
 }
 
 /** Global options given before the command name. */

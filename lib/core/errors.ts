@@ -146,3 +146,28 @@ export class RecoverError extends Error {
     this.name = "RecoverError";
   }
 }
+
+/**
+ * An export that cannot be made: a session's id is not valid UTF-8 text
+ * (a writer stored other bytes), so that, read, it holds U+FFFD where its
+ * bytes were and no export can carry it as the id it is. Nothing has been
+ * written when it is thrown.
+ */
+export class UnexportableIdError extends Error {
+  /** The session's id as read (U+FFFD for each byte that is not UTF-8). */
+  readonly id: string;
+
+  /**
+   * Creates the error.
+   *
+   * @param id The id as read.
+   */
+  constructor(id: string) {
+    super(
+      `Cannot export session ${JSON.stringify(id)}: its id is not valid UTF-8 text ` +
+        "(shown here with U+FFFD for each bad byte), which an export cannot carry as an id",
+    );
+    this.name = "UnexportableIdError";
+    this.id = id;
+  }
+}

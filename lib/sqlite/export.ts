@@ -31,6 +31,7 @@ import {
 import { messageImportValue } from "../core/import_record.ts";
 import { keepStoredText, storedTextOf } from "../core/stored_text.ts";
 import { STORED_BYTES_KEY, storedBytesValue } from "../core/stored_bytes.ts";
+import { UnexportableIdError } from "../core/errors.ts";
 
 /**
  * Every session (children included) with its last activity, newest activity
@@ -185,15 +186,12 @@ export function exportSessionRows(
  * U+FFFD where its bytes were, so neither its row nor its messages can be
  * found by it again, nor can JSON carry it (Python's export stops there too).
  *
- * @throws {Error} Naming the session's id as read.
+ * @throws {UnexportableIdError} Naming the session's id as read.
  */
 function refuseUnreadableId(store: Store, id: string): void {
   if (!id.includes("\uFFFD")) return;
   if (store.statement("SELECT 1 AS one FROM sessions WHERE id = ?").get(id) !== undefined) return;
-  throw new Error(
-    `Cannot export session ${JSON.stringify(id)}: its id is not valid UTF-8 text ` +
-      "(shown here with U+FFFD for each bad byte), which an export cannot carry as an id",
-  );
+  throw new UnexportableIdError(id);
 }
 
 /**

@@ -23,6 +23,9 @@ import { HttpError, json, withSecurityHeaders } from "./respond.ts";
 import { isShownInTranscript, newestMessageId } from "../core/message_row.ts";
 import { syncedStore } from "../core/synced_store.ts";
 import { originRecord } from "../render/origin_record.ts";
+import { blobAsText, withBlobsAsText } from "../core/blob_text.ts";
+import { MAX_SESSION_ID, sessionNotFound } from "./session_id_param.ts";
+import { downloadName } from "./download_name.ts";
 
 /** The largest page of sessions or hits. */
 export const MAX_PAGE = 200;
@@ -202,7 +205,9 @@ async function listSessions(api: ApiRequest): Promise<Response> {
 
 async function sources(api: ApiRequest): Promise<Response> {
   const rows = await api.store.usageReport({ by: "source" });
-  return json({ sources: rows.map((r) => r.key).filter((k) => k !== null).sort() });
+  // Once each: a BLOB source reads as the text another session's source holds.
+  const keys = new Set(rows.map((r) => r.key).filter((k) => k !== null));
+  return json({ sources: [...keys].sort() });
 }
 
 /** The files `hermes-state sync` ships to the store, by name; none on a file. */
@@ -283,10 +288,13 @@ function sessionIdFrom(segment: string): string {
   return checkedSessionId(id, "session id");
 }
 
-/** A session id of 1 to 300 characters, as the URL gave it; `name` says where, in the error. */
+/** A session id of 1 to {@linkcode MAX_SESSION_ID} characters, as given; `name` says where. */
 function checkedSessionId(id: string, name: string): string {
-  if (id === "" || id.length > 300) {
-    throw new HttpError(400, `${name} must be 1 to 300 characters: current value is ${id.length}`);
+  if (id === "" || id.length > MAX_SESSION_ID) {
+    throw new HttpError(
+      400,
+      `${name} must be 1 to ${MAX_SESSION_ID} characters: current value is ${id.length}`,
+    );
   }
   return id;
 }
@@ -333,10 +341,10 @@ async function hostIds(store: SessionStore, typed: string): Promise<readonly str
 async function namedSession(store: SessionStore, session: SessionRow) {
   return {
     id: session.id,
-    title: session.title,
+    title: blobAsText(session.title),
     // Only an untitled session needs its first words to be told apart.
     preview: session.title ? "" : await listingPreview(store, session),
-    source: session.source,
+    source: blobAsText(session.source),
     started_at: session.started_at,
   };
 }
@@ -346,7 +354,7 @@ async function sessionName(
   store: SessionStore,
   hit: SearchHit,
 ): Promise<{ title: string | null; preview: string }> {
-  const title = (await store.getSessionTitle(hit.session_id)) ?? null;
+  const title = blobAsText(await store.getSessionTitle(hit.session_id)) ?? null;
   if (title) return { title, preview: "" };
   const session = await store.getSession(hit.session_id);
   return { title, preview: session === undefined ? "" : await listingPreview(store, session) };
@@ -387,7 +395,7 @@ async function listingPreview(store: SessionStore, session: SessionRow): Promise
  */
 async function transcript(api: ApiRequest, id: string): Promise<Response> {
   const session = await api.store.getSession(id);
-  if (session === undefined) throw new HttpError(404, `Session '${id}' not found`);
+  if (session === undefined) throw new HttpError(404, sessionNotFound(id));
   const url = api.url;
   const since = url.searchParams.has("after")
     ? {
@@ -404,7 +412,8 @@ async function transcript(api: ApiRequest, id: string): Promise<Response> {
   const fresh = since === undefined ? [] : messages.filter((message) => message.id > since.after);
   const appended = since !== undefined && messages.length - fresh.length === since.shown;
   return json({
-    session,
+    // A BLOB where text belongs (Python's sqlite3 stores `bytes` so) is sent as its UTF-8 text.
+    session: withBlobsAsText({ ...session }),
     messages: appended ? fresh : messages,
     appended,
     newest: newestMessageId(rows),
@@ -460,16 +469,16 @@ async function exportDownload(api: ApiRequest): Promise<Response> {
       `format must be jsonl, md or html: current value is ${quotedValue(format)}`,
     );
   }
-  const id = textParam(api.url, "session", 300);
+  const id = textParam(api.url, "session", MAX_SESSION_ID);
   const source = textParam(api.url, "source");
   let records: AsyncIterable<SessionExport> | SessionExport[];
   let name: string;
   let title: string;
   if (id !== null) {
     const record = await api.store.exportSession(id);
-    if (record === undefined) throw new HttpError(404, `Session '${id}' not found`);
+    if (record === undefined) throw new HttpError(404, sessionNotFound(id));
     records = [record];
-    name = id.replace(/[^\w.-]/g, "_");
+    name = downloadName(id);
     title = record.title || id;
   } else {
     const origin = originParam(api);
@@ -487,7 +496,7 @@ async function exportDownload(api: ApiRequest): Promise<Response> {
     title = `hermes-state export${parts.length > 0 ? ` (${parts.join(", ")})` : ""}`;
   }
   const cutOff = (error: unknown) => api.logError?.(failureLine(api.request, error));
-  return new Response(exportStream(records, format, title, cutOff), {
+  return new Response(await exportStream(records, format, title, cutOff), {
     headers: withSecurityHeaders({
       "content-type": EXPORT_MEDIA_TYPES[format],
       "content-disposition": `attachment; filename="${name}.${format}"`,

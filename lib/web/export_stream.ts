@@ -55,7 +55,37 @@ export async function* exportPieces(
 }
 
 /**
+ * `records` with its first session read already: `first` is what reading it
+ * gave. Ends (returns) `rest` when the stream stops early.
+ */
+async function* replayed(
+  first: IteratorResult<SessionExport>,
+  rest: AsyncIterator<SessionExport> | Iterator<SessionExport>,
+): AsyncGenerator<SessionExport> {
+  try {
+    for (let next = first; next.done !== true; next = await rest.next()) yield next.value;
+  } finally {
+    await rest.return?.();
+  }
+}
+
+/** The iterator of `records`, sync or async. */
+function iteratorOf(
+  records: AsyncIterable<SessionExport> | Iterable<SessionExport>,
+): AsyncIterator<SessionExport> | Iterator<SessionExport> {
+  return Symbol.asyncIterator in records
+    ? records[Symbol.asyncIterator]()
+    : (records as Iterable<SessionExport>)[Symbol.iterator]();
+}
+
+/**
  * {@linkcode exportPieces} as a stream of UTF-8 bytes, pulled as the client reads.
+ *
+ * The first session is read before the stream is given: a store that
+ * refuses the export outright (a session whose id is not valid UTF-8 text,
+ * which it checks for every session before the first) fails this call, so
+ * that the server answers with a clear error instead of cutting a download
+ * it has begun.
  *
  * When reading the sessions fails midway (the file went away), the stream
  * errors, so that the server cuts the connection and the client sees a failed
@@ -67,14 +97,17 @@ export async function* exportPieces(
  * @param onFailure Told the error before the stream errors with it (the
  *   response's status and headers are long gone: this is where it is logged).
  * @returns The stream.
+ * @throws {Error} What reading the first session threw.
  */
-export function exportStream(
+export async function exportStream(
   records: AsyncIterable<SessionExport> | Iterable<SessionExport>,
   format: ExportFormat,
   title: string,
   onFailure: (error: unknown) => void = () => {},
-): ReadableStream<Uint8Array> {
-  const pieces = exportPieces(records, format, title);
+): Promise<ReadableStream<Uint8Array>> {
+  const rest = iteratorOf(records);
+  const first = await rest.next();
+  const pieces = exportPieces(replayed(first, rest), format, title);
   const encoder = new TextEncoder();
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -91,6 +124,8 @@ export function exportStream(
     },
     async cancel() {
       await pieces.return(undefined);
+      // Cancelled before the pieces began (a HEAD request): the sessions' reader is ended here.
+      await rest.return?.();
     },
   });
 }

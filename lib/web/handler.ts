@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { UnexportableIdError } from "../core/errors.ts";
 import { VERSION } from "../core/version.ts";
 import type { SearchOptions } from "../core/search/options.ts";
 import type { SessionStore } from "../core/session_store.ts";
@@ -158,6 +159,10 @@ function toErrorResponse(
     // in vain): the next try may pass. Why stays in the log.
     log(failureLine(request, error));
     return jsonError(503, "The database is busy; try again");
+  }
+  if (error instanceof UnexportableIdError) {
+    // The store refuses the whole export (a session id no export can carry): said before any byte.
+    return jsonError(409, error.message);
   }
   if (error instanceof Error && error.name === "ReadonlyError") {
     return jsonError(403, "The database is open read-only");

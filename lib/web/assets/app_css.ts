@@ -44,7 +44,8 @@ button.danger { color: #c0392b; }
 .muted, .subtle { color: var(--muted); }
 h2.subtle { font-size: 14px; font-weight: 500; margin: 0; }
 .empty { color: var(--muted); text-align: center; padding: 24px; }
-.error { color: #c0392b; padding: 16px; border: 1px solid #c0392b; border-radius: 8px; }
+.error, .export-error { color: #c0392b; padding: 16px; border: 1px solid #c0392b; border-radius: 8px; }
+.export-error { margin: 8px 0; overflow-wrap: anywhere; }
 .view-session h1 { font-size: 22px; margin: 8px 0; overflow-wrap: anywhere; }
 .actions { display: flex; flex-wrap: wrap; gap: 8px; margin: 8px 0; }
 .session-info { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 16px; align-items: start; }

@@ -21,8 +21,8 @@ export const APP_JS = String.raw`
   // How long typing must pause before a bare NOT is searched for (see typingDelay).
   var OPERATOR_PAUSE_MS = 1000;
   var HITS_PAGE = 30;
-  // The longest session id the API takes (a longer query names no session).
-  var MAX_ID = 300;
+  // The longest session id the API takes (a longer query names no session): MAX_SESSION_ID.
+  var MAX_ID = 10000;
   var IMAGE_DATA_URL = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]+$/;
   var FENCE = /\x60\x60\x60([^\n\x60]*)\n([\s\S]*?)\x60\x60\x60/g;
   var INLINE = /(\x60[^\x60\n]+\x60|\*\*[^*\n]+\*\*)/;
@@ -1142,6 +1142,32 @@ export const APP_JS = String.raw`
     if (e.key === "Enter") { clearTimeout(searchTimer); searchTyped(); }
     if (e.key === "ArrowDown") { input.blur(); selected = -1; var ev = new KeyboardEvent("keydown", { key: "j" }); document.dispatchEvent(ev); }
   });
+  // A download the server refuses (an export with a session id no export can carry) fails in
+  // the browser's downloads without a reason: the page asks the server too, and says why.
+  app.addEventListener("click", function (e) {
+    var link = e.target && e.target.closest && e.target.closest("a[download]");
+    if (link) checkDownload(link, viewToken);
+  });
+  function checkDownload(link, token) {
+    var href = link.getAttribute("href");
+    fetch(href, { method: "HEAD", credentials: "same-origin" }).then(function (head) {
+      if (head.ok) return;
+      return fetch(href, { headers: { accept: "application/json" }, credentials: "same-origin" }).then(function (response) {
+        // Whole by now (the file changed meanwhile): the download itself is the answer.
+        if (response.ok) { if (response.body) response.body.cancel(); return; }
+        return response.json().catch(function () { return {}; }).then(whileShown(token, function (body) {
+          var message = (body && body.error && body.error.message) || ("HTTP " + response.status);
+          downloadRefused(link, "The download failed: " + message);
+        }));
+      });
+    }).catch(function () {});
+  }
+  function downloadRefused(link, message) {
+    var holder = link.closest("form, .actions") || link.parentNode;
+    var old = holder.parentNode.querySelector(".export-error");
+    if (old) old.remove();
+    holder.insertAdjacentElement("afterend", el("p", { class: "export-error", role: "alert", text: visible(message) }));
+  }
   app.addEventListener("click", function (e) {
     var jump = e.target && e.target.closest && e.target.closest("[data-jump]");
     if (!jump) return;
