@@ -101,7 +101,8 @@ test("every connection gets a 16 MiB page cache, read-only ones too, and the fil
 
 test("on Windows the home is hermes in LOCALAPPDATA, as Hermes finds it; HERMES_HOME first", () => {
   const home = "C:\\Users\\ada";
-  const at = (env: Record<string, string | undefined>) => defaultDbPath({ env, platform: "win32", home });
+  const at = (env: Record<string, string | undefined>) =>
+    defaultDbPath({ env, platform: "win32", home });
   assert.equal(
     at({ LOCALAPPDATA: "D:\\Local" }),
     "D:\\Local\\hermes\\state.db",
