@@ -139,8 +139,20 @@ function two(n: number): string {
  * ```
  */
 export function formatDate(seconds: number): string {
-  const d = new Date(seconds * 1000);
+  const d = dateOf(seconds);
+  if (d === undefined) return "?";
   return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}`;
+}
+
+/**
+ * The `Date` of `seconds`, or `undefined` when it names no time: a file may
+ * hold any text in a time column (SQLite keeps `'yesterday'` in a REAL column
+ * as text), which printed `NaN-NaN-NaN`.
+ */
+function dateOf(seconds: unknown): Date | undefined {
+  if (typeof seconds !== "number" && typeof seconds !== "bigint") return undefined;
+  const d = new Date(Number(seconds) * 1000);
+  return Number.isNaN(d.getTime()) ? undefined : d;
 }
 
 /**
@@ -156,7 +168,8 @@ export function formatDate(seconds: number): string {
  * ```
  */
 export function formatDateTime(seconds: number): string {
-  const d = new Date(seconds * 1000);
+  const d = dateOf(seconds);
+  if (d === undefined) return "?";
   return `${formatDate(seconds)} ${two(d.getHours())}:${two(d.getMinutes())}:${
     two(d.getSeconds())
   }`;
@@ -177,7 +190,7 @@ export function formatDateTime(seconds: number): string {
  * ```
  */
 export function relativeTime(seconds: number | null | undefined, now: number): string {
-  if (!seconds) return "?";
+  if (!seconds || dateOf(seconds) === undefined) return "?";
   const delta = now - seconds;
   if (delta < 60) return "just now";
   if (delta < 3600) return `${Math.floor(delta / 60)}m ago`;
@@ -208,6 +221,7 @@ export function formatWhen(
   now: number,
   options: { minutes?: boolean } = {},
 ): string {
+  if (dateOf(seconds) === undefined) return "?";
   const absolute = formatDateTime(seconds).slice(0, options.minutes ? 16 : 19);
   const relative = relativeTime(seconds, now);
   return /^\d{4}-/.test(relative) ? absolute : `${absolute} (${relative})`;
@@ -228,7 +242,10 @@ export function formatWhen(
  */
 export function formatCount(n: number | bigint | null | undefined): string {
   // A bigint (an exact read's integer beyond 2^53) keeps every digit.
-  return groupedInteger(typeof n === "bigint" ? n : Number(n ?? 0));
+  if (typeof n === "bigint") return groupedInteger(n);
+  const value = Number(n ?? 0);
+  // Text a file holds in a count column ('many'): no number to show.
+  return Number.isFinite(value) ? groupedInteger(value) : "?";
 }
 
 /**

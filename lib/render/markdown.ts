@@ -15,13 +15,17 @@ import { transcriptMarks } from "../core/message_row.ts";
 import { shownExport } from "./shown_export.ts";
 
 /**
- * A UTC date and time, `YYYY-MM-DD HH:MM:SS UTC`.
+ * A UTC date and time, `YYYY-MM-DD HH:MM:SS UTC`; `?` for a value that names
+ * no time (a file may hold text in a time column: the export stopped with
+ * "Invalid time value").
  *
  * @param seconds Unix seconds.
  * @returns The text.
  */
 function utc(seconds: number): string {
-  return `${new Date(Math.round(seconds * 1000)).toISOString().slice(0, 19).replace("T", " ")} UTC`;
+  const date = new Date(typeof seconds === "number" ? Math.round(seconds * 1000) : NaN);
+  if (Number.isNaN(date.getTime())) return "?";
+  return `${date.toISOString().slice(0, 19).replace("T", " ")} UTC`;
 }
 
 /**
