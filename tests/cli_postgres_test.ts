@@ -396,6 +396,7 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
         rewritten: 0,
         messages: 0,
         goals: 0,
+        not_shipped: [],
       });
     },
   );

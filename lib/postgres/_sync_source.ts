@@ -11,7 +11,7 @@ import { realpathSync } from "node:fs";
 import { OpenError } from "../core/errors.ts";
 import type { Store } from "../sqlite/store.ts";
 import type { PgClient } from "./_client.ts";
-import { SESSION_COLUMN_SET } from "./_rows.ts";
+import { COUNTER_COLUMNS, SESSION_COLUMN_SET } from "./_rows.ts";
 import { extraColumnsJson } from "./_extra.ts";
 import {
   digestOf,
@@ -48,6 +48,12 @@ export interface SourceSession {
   meta: readonly SessionMetaEntry[];
   /** {@linkcode metaDigestOf} those keys (`null`: none). */
   metaDigest: string | null;
+  /**
+   * Why the server cannot hold the session as the file has it (text where a
+   * number belongs: `started_at = 'yesterday'`); the pass leaves it out,
+   * names it, and tries it again the next time. `undefined`: it can.
+   */
+  unshippable?: string;
 }
 
 /** What the server records of a session of the origin. */
@@ -136,6 +142,45 @@ function readSessionMeta(store: Store): Map<string, SessionMetaEntry[]> {
   return bySession;
 }
 
+/** The session columns the server keeps as numbers. */
+const NUMBER_COLUMNS: readonly string[] = [
+  "started_at",
+  "ended_at",
+  "estimated_cost_usd",
+  "actual_cost_usd",
+  ...COUNTER_COLUMNS,
+];
+
+/**
+ * Why a session cannot reach the server as the file has it: a value a
+ * numeric column of the server cannot hold (text, a BLOB; SQLite keeps
+ * `'yesterday'` in a REAL column as text), in its row or, as `untimed`
+ * counts them, in its messages' timestamps. Such a value failed the whole
+ * pass ("invalid input syntax for type numeric"), or reached the server as
+ * NaN.
+ */
+function unshippableReason(row: Record<string, unknown>, untimed: number): string | undefined {
+  for (const column of NUMBER_COLUMNS) {
+    const value = row[column];
+    if (value === null || value === undefined) continue;
+    if (typeof value === "number" ? Number.isFinite(value) : typeof value === "bigint") continue;
+    return `its ${column} holds ${shownValue(value)}, where the server keeps a number`;
+  }
+  if (untimed > 0) {
+    return `${untimed} of its messages hold${
+      untimed === 1 ? "s" : ""
+    } a timestamp that is not a number`;
+  }
+  return undefined;
+}
+
+/** A stored value as a reason names it: text quoted (cut at 40 characters), a BLOB by its size. */
+function shownValue(value: unknown): string {
+  if (value instanceof Uint8Array) return `a BLOB of ${value.length} bytes`;
+  if (typeof value !== "string") return String(value);
+  return JSON.stringify(value.length > 40 ? `${value.slice(0, 37)}...` : value);
+}
+
 /**
  * Reads the file's sessions, per-session message stats and per-session
  * `state_meta` keys (goals) in one read transaction, and, in the same one,
@@ -153,10 +198,15 @@ export function readSource(
   const sessions = new Map<string, SourceSession>();
   store.db.exec("BEGIN");
   try {
-    const stats = new Map<string, { n: number; max: number | bigint; digest: number }>();
+    const stats = new Map<
+      string,
+      { n: number; max: number | bigint; digest: number; untimed: number }
+    >();
     for (
       const row of store.statement(
-        `SELECT session_id, count(*) AS n, max(id) AS max_id, ${MESSAGE_DIGEST_SQL} AS digest
+        // The timestamp's type is read from the same index as the digest: no row is read.
+        `SELECT session_id, count(*) AS n, max(id) AS max_id, ${MESSAGE_DIGEST_SQL} AS digest,
+                sum(typeof(timestamp) NOT IN ('integer', 'real')) AS untimed
          FROM messages GROUP BY session_id`,
       ).all()
     ) {
@@ -165,6 +215,7 @@ export function readSource(
         n: Number(row.n),
         max: exactMaxId(store, id, Number(row.max_id)),
         digest: Number(row.digest),
+        untimed: Number(row.untimed),
       });
     }
     const metaOf = readSessionMeta(store);
@@ -191,6 +242,8 @@ export function readSource(
         meta,
         metaDigest: metaDigestOf(meta),
       };
+      const unshippable = unshippableReason(row, stat?.untimed ?? 0);
+      if (unshippable !== undefined) session.unshippable = unshippable;
       const changes = changesSince(session, server.get(id));
       if (row.system_prompt !== null && (changes.row || changes.messages || changes.meta)) {
         row.system_prompt = blobAsText(promptOf.get(id)?.system_prompt ?? null);

@@ -86,6 +86,20 @@ export interface SyncResult {
   readonly messages: number;
   /** Sessions whose goal (`goal:<id>` in `state_meta`) was written or removed on the server. */
   readonly goals: number;
+  /**
+   * Sessions left out of the pass, each with why: the server cannot hold
+   * them as the file has them (text where a number belongs). They stay on the
+   * server as an earlier pass left them, and every pass tries them again.
+   */
+  readonly notShipped: readonly NotShipped[];
+}
+
+/** A session a pass left out, and why. */
+export interface NotShipped {
+  /** Its id in the file. */
+  readonly id: string;
+  /** Why the server cannot hold it (`its started_at holds "yesterday", where …`). */
+  readonly reason: string;
 }
 
 /**
@@ -239,8 +253,12 @@ export async function syncFile(
     // so one written in between is left for the next pass instead of shipped twice.
     // Batches may commit in any order: each holds whole sessions, their rows, messages and
     // `sync_sessions` records together, and parents are linked after the last one.
+    // Sessions the server cannot hold as the file has them: left out, and named.
+    const notShipped: NotShipped[] = [...source].flatMap(([id, session]) =>
+      session.unshippable === undefined ? [] : [{ id, reason: session.unshippable }]
+    );
     writer = new SessionWriter(client, pass, new FileMessages(store), {
-      onProgress: (counts) => options.onProgress?.({ origin, ...counts, deleted: 0 }),
+      onProgress: (counts) => options.onProgress?.({ origin, ...counts, deleted: 0, notShipped }),
     });
     /** Unchanged sessions an earlier release recorded with the whole row's digest. */
     const redigested: { digest: string; id: string }[] = [];
@@ -252,6 +270,7 @@ export async function syncFile(
     /** The sessions whose rows this pass writes (their titles are settled again at the end). */
     const rowsWritten: string[] = [];
     for (const [id, session] of source) {
+      if (session.unshippable !== undefined) continue;
       const known = server.get(id);
       const { row: rowChanged, messages: messagesChanged, meta: metaChanged } = changesSince(
         session,
@@ -269,7 +288,7 @@ export async function syncFile(
       await writer.add({ session, known, rowChanged, messagesChanged, metaChanged });
     }
     await writer.finish();
-    const totals = { origin, ...writer.totals, deleted: 0 };
+    const totals = { origin, ...writer.totals, deleted: 0, notShipped };
     await recordDigests(client, pass, { rows: redigested, messages: undigested });
     const gone = [...server.keys()].filter((id) => !source.has(id)).map((id) => `${origin}/${id}`);
     if (gone.length > 0) {

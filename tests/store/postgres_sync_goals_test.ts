@@ -97,6 +97,7 @@ describe("sync of the sessions' goals", { skip: PG_SKIP }, () => {
           rewritten: 0,
           messages: 0,
           goals: 1,
+          notShipped: [],
         },
       );
       assert.equal((await serverMeta(client))["goal:A/a"], goal("ship the release", "active", 3));

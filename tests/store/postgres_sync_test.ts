@@ -61,6 +61,7 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
         rewritten: 0,
         messages: 197,
         goals: 1,
+        notShipped: [],
       });
       assert.equal(await store.sessionCount(), 42);
       assert.equal(await store.messageCount(), 197);

@@ -10,12 +10,15 @@ import type { Command, Context } from "../command.ts";
 import { type ParsedArgs, positiveSeconds } from "../parse.ts";
 import { pauseUnless } from "../pause.ts";
 import { jsonLine } from "../../render/json_line.ts";
+import { snakeKeys } from "../json.ts";
 import { formatCount, plural } from "../../render/format.ts";
 import { Progress } from "../progress.ts";
 import { UsageError } from "../usage_error.ts";
 import { isMissing, noDatabaseError } from "../missing_store.ts";
 import { isOriginName, ORIGIN_NAME_FORM } from "../../core/origin_name.ts";
 import { quotedValue } from "../../core/shown_value.ts";
+import { visibleInline } from "../../render/transcript.ts";
+import type { NotShipped } from "../../postgres/sync.ts";
 
 const USAGE = `Usage: hermes-state sync [options] FILE... --to URL [--follow[=SECONDS]]
 
@@ -171,9 +174,16 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
           });
           progress.done();
           failing.delete(file);
+          const left = notShippedLine(file, result.notShipped);
+          if (left !== undefined) {
+            // Named once while it stays the same, as a failing file is; the exit says so too.
+            if (failing.get(file) !== left) ctx.io.stderr(left);
+            if (follow) failing.set(file, left);
+            else failed = true;
+          }
           if (ctx.json) {
             // One object a line, every pass (JSON Lines): a stream read line by line.
-            ctx.io.stdout(jsonLine({ file, ...result }));
+            ctx.io.stdout(jsonLine(snakeKeys({ file, ...result })));
           } else if (!follow || !reported.has(file) || wroteAnything(result)) {
             reported.add(file);
             ctx.io.stdout(
@@ -220,6 +230,23 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   // Followed until stopped: what counts is how the files stood then, not an error long gone.
   if (follow && stopping) return failing.size > 0 || refusedAny ? 1 : 0;
   return failed ? 1 : 0;
+}
+
+/** How many sessions of a file named at most in the line that says they were left out. */
+const NAMED_AT_MOST = 5;
+
+/**
+ * The line that names the sessions a pass left out (the server cannot hold
+ * them as the file has them), or `undefined` when it left none out.
+ */
+function notShippedLine(file: string, left: readonly NotShipped[]): string | undefined {
+  if (left.length === 0) return undefined;
+  const named = left.slice(0, NAMED_AT_MOST).map((s) => `${visibleInline(s.id)} (${s.reason})`);
+  const more = left.length > NAMED_AT_MOST
+    ? `; and ${formatCount(left.length - NAMED_AT_MOST)} more`
+    : "";
+  return `hermes-state: sync: ${file}: ${plural(left.length, "session")} not shipped, tried ` +
+    `again at each pass: ${named.join("; ")}${more}\n`;
 }
 
 /** The `sync` command. */

@@ -1,0 +1,88 @@
+/**
+ * A session the server cannot hold as the file has it (text where a number
+ * belongs: SQLite keeps `'yesterday'` in a REAL column and `'many'` in an
+ * INTEGER one as text) is left out of the pass and named, and the others
+ * ship. One such row failed the whole pass ("invalid input syntax for type
+ * numeric"), pass after pass, so that the file's new sessions never reached
+ * the server; a text timestamp reached it as NaN.
+ */
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { connectSyncTarget, syncFile, wroteAnything } from "../../lib/postgres/sync.ts";
+import type { PgClient } from "../../lib/postgres/_client.ts";
+import { rawOpen } from "../_helpers.ts";
+import { runCli, v11Copy } from "../_cli_io.ts";
+import { freshSchema, openPgStore, PG_SKIP, schemaUrl } from "./_pg.ts";
+
+/** A v11 copy with `odd` (text in its row's numbers) and `oddmsg` (a text timestamp). */
+async function fileWithText(): Promise<string> {
+  const path = v11Copy();
+  using raw = await rawOpen(path);
+  raw.exec(`
+    INSERT INTO sessions (id, source, started_at, message_count, input_tokens, title)
+      VALUES ('odd', 'cli', 'yesterday', 'many', 'lots', 'odd one');
+    INSERT INTO sessions (id, source, started_at) VALUES ('oddmsg', 'cli', 1777400000);
+    INSERT INTO messages (session_id, role, content, timestamp)
+      VALUES ('oddmsg', 'user', 'odd paritycc', 'noon');
+  `);
+  return path;
+}
+
+const REASONS = [
+  { id: "odd", reason: 'its started_at holds "yesterday", where the server keeps a number' },
+  { id: "oddmsg", reason: "1 of its messages holds a timestamp that is not a number" },
+];
+
+describe("sync of values the server cannot hold", { skip: PG_SKIP }, () => {
+  const clients: PgClient[] = [];
+  after(async () => {
+    for (const client of clients.splice(0)) await client.close();
+  });
+
+  test("the sessions are named and left out, the others ship; mended, they ship", async () => {
+    const path = await fileWithText();
+    const schema = freshSchema();
+    const client = await connectSyncTarget(schemaUrl(schema));
+    clients.push(client);
+    const first = await syncFile(client, path, { host: "h", origin: "o" });
+    assert.equal(first.created, 42);
+    assert.deepEqual(first.notShipped, REASONS);
+    {
+      await using store = await openPgStore({}, schema);
+      assert.equal(await store.sessionCount(), 42);
+      assert.equal(await store.getSession("o/odd"), undefined);
+    }
+    // Tried again, and named again, at each pass; nothing else is written.
+    const again = await syncFile(client, path, { host: "h", origin: "o" });
+    assert.deepEqual(again.notShipped, REASONS);
+    assert.equal(wroteAnything(again), false, JSON.stringify(again));
+    {
+      using raw = await rawOpen(path);
+      raw.exec(`UPDATE sessions SET started_at = 1777400000, message_count = 0, input_tokens = 5
+                  WHERE id = 'odd';
+                UPDATE messages SET timestamp = 1777400001 WHERE session_id = 'oddmsg';`);
+    }
+    const mended = await syncFile(client, path, { host: "h", origin: "o" });
+    assert.equal(mended.created, 2);
+    assert.deepEqual(mended.notShipped, []);
+    await using store = await openPgStore({}, schema);
+    assert.equal((await store.getSession("o/odd"))?.input_tokens, 5);
+    assert.deepEqual((await store.getMessages("o/oddmsg")).map((m) => m.timestamp), [1777400001]);
+  });
+
+  test("the CLI names them on stderr, in --json too, and exits 1", async () => {
+    const path = await fileWithText();
+    const url = schemaUrl(freshSchema());
+    const run = await runCli(["sync", path, "--to", url, "--origin", "o"]);
+    assert.equal(run.code, 1);
+    assert.match(run.out, /→ o: 42 new, /);
+    assert.equal(
+      run.err,
+      `hermes-state: sync: ${path}: 2 sessions not shipped, tried again at each pass: ` +
+        `odd (${REASONS[0].reason}); oddmsg (${REASONS[1].reason})\n`,
+    );
+    const json = await runCli(["sync", path, "--to", url, "--origin", "o", "--json"]);
+    assert.equal(json.code, 1);
+    assert.deepEqual(JSON.parse(json.out).not_shipped, REASONS);
+  });
+});
