@@ -23,16 +23,24 @@
  * @module
  */
 import {
+  eachToken,
+  eachTrigram,
   parseFtsQuery,
   type QueryNode,
   SNIPPET_TOKENS,
   type Token,
-  tokenize,
-  trigramTokens,
+  type TokenVisitor,
 } from "./fts5_text.ts";
 
-/** How a table splits text into tokens: `unicode61` words, or trigrams. */
-type Tokenizer = (text: string) => Token[];
+/** How a table splits text into tokens (`unicode61` words, or trigrams), one at a time. */
+type Tokenizer = (text: string, visit: TokenVisitor) => void;
+
+/** The terms of `text`'s tokens. */
+function termsOf(text: string, split: Tokenizer): string[] {
+  const terms: string[] = [];
+  split(text, (term) => void terms.push(term));
+  return terms;
+}
 
 /** A phrase of the query: its tokens in order, the last one a prefix when it ends in `*`. */
 interface Phrase {
@@ -43,14 +51,65 @@ interface Phrase {
 /** A phrase with its number in the query (FTS5 numbers them in the order they are written). */
 type NumberedPhrase = Phrase & { readonly index: number };
 
-/** One place a phrase stands in the text. */
-interface Instance {
-  /** Which phrase of the query. */
-  readonly phrase: number;
-  /** Its first token. */
-  readonly start: number;
-  /** How many tokens. */
-  readonly size: number;
+/**
+ * The places the phrases stand in a text (each a phrase, its first token,
+ * and so its size), by position, in typed arrays: a log with the searched
+ * word on every line has millions of them.
+ */
+class Instances {
+  #phrase = new Int32Array(64);
+  #start = new Int32Array(64);
+  #count = 0;
+  readonly #sizes: readonly number[];
+
+  /** @param sizes The token count of each phrase. */
+  constructor(sizes: readonly number[]) {
+    this.#sizes = sizes;
+  }
+
+  /** How many. */
+  get length(): number {
+    return this.#count;
+  }
+
+  /** Adds one (after those before it). */
+  push(phrase: number, start: number): void {
+    if (this.#count === this.#phrase.length) {
+      const grow = (old: Int32Array) => {
+        const bigger = new Int32Array(old.length * 2);
+        bigger.set(old);
+        return bigger;
+      };
+      this.#phrase = grow(this.#phrase);
+      this.#start = grow(this.#start);
+    }
+    this.#phrase[this.#count] = phrase;
+    this.#start[this.#count++] = start;
+  }
+
+  /** The phrase of the `i`th. */
+  phrase(i: number): number {
+    return this.#phrase[i];
+  }
+
+  /** The first token of the `i`th. */
+  start(i: number): number {
+    return this.#start[i];
+  }
+
+  /** The token count of the `i`th. */
+  size(i: number): number {
+    return this.#sizes[this.#phrase[i]];
+  }
+
+  /** Those of the phrases `kept`, in order. */
+  only(kept: ReadonlySet<number>): Instances {
+    const out = new Instances(this.#sizes);
+    for (let i = 0; i < this.#count; i++) {
+      if (kept.has(this.#phrase[i])) out.push(this.#phrase[i], this.#start[i]);
+    }
+    return out;
+  }
 }
 
 /** The phrases of a query, numbered in the order they are written, each by its node. */
@@ -61,7 +120,7 @@ function phrasesOf(
   const phrases = new Map<QueryNode, NumberedPhrase>();
   const walk = (node: QueryNode): void => {
     if (node.kind === "phrase") {
-      const terms = split(node.text).map((t) => t.term);
+      const terms = termsOf(node.text, split);
       phrases.set(node, { terms, prefix: node.prefix, index: phrases.size });
     } else if (node.kind === "not") {
       walk(node.left);
@@ -72,18 +131,40 @@ function phrasesOf(
   return phrases;
 }
 
+/** What a walk over a text's tokens keeps: its instances, its sentences, its length. */
+interface Scan {
+  /** Every instance of every phrase, by position (the earlier phrase first at one position). */
+  readonly instances: Instances;
+  /** The tokens that begin a sentence: the first, and each after `.` or `:` and white space. */
+  readonly sentences: number[];
+  /** How many tokens. */
+  readonly tokenCount: number;
+}
+
+const DOT = 0x2e;
+const COLON = 0x3a;
+
+/** A space, tab, line feed or carriage return: what FTS5 skips back over before a sentence. */
+function isBlank(unit: number): boolean {
+  return unit === 0x20 || unit === 0x09 || unit === 0x0a || unit === 0x0d;
+}
+
 /**
- * Every instance of every phrase, by position (the earlier phrase first at
- * one position). The phrases that can start at a token are found by its
- * term (or, for a one-token prefix, by its term's beginnings), so a query
- * of many words costs a look-up per token, not a comparison per word.
+ * Walks the tokens of `text` once, keeping no token: the instances of the
+ * phrases, found from a ring of the last few terms (as many as the longest
+ * phrase has), and the sentence starts. The phrases that can start at a
+ * token are found by its term (or, for a one-token prefix, by its term's
+ * beginnings), so a query of many words costs a look-up per token, not a
+ * comparison per word.
  */
-function instancesOf(tokens: readonly Token[], phrases: readonly Phrase[]): Instance[] {
+function scan(text: string, split: Tokenizer, phrases: readonly Phrase[]): Scan {
   const byFirst = new Map<string, number[]>();
   const byPrefix = new Map<string, number[]>();
   let longestPrefix = 0;
+  let longest = 1;
   for (const [phrase, { terms, prefix }] of phrases.entries()) {
     if (terms.length === 0) continue;
+    longest = Math.max(longest, terms.length);
     const bare = prefix && terms.length === 1;
     const map = bare ? byPrefix : byFirst;
     const list = map.get(terms[0]) ?? [];
@@ -91,18 +172,21 @@ function instancesOf(tokens: readonly Token[], phrases: readonly Phrase[]): Inst
     map.set(terms[0], list);
     if (bare) longestPrefix = Math.max(longestPrefix, terms[0].length);
   }
-  const found: Instance[] = [];
+  const instances = new Instances(phrases.map((phrase) => phrase.terms.length));
+  const sentences: number[] = [];
+  const ring: string[] = new Array(longest);
   const here: number[] = [];
-  for (let start = 0; start < tokens.length; start++) {
-    const first = tokens[start].term;
+  /** The phrases that start at token `start`, `count` tokens being known. */
+  const look = (start: number, count: number) => {
+    const first = ring[start % longest];
     here.length = 0;
     for (const phrase of byFirst.get(first) ?? []) {
       const { terms, prefix } = phrases[phrase];
       const size = terms.length;
-      if (start + size > tokens.length) continue;
+      if (start + size > count) continue;
       let same = true;
       for (let j = 1; j < size && same; j++) {
-        const term = tokens[start + j].term;
+        const term = ring[(start + j) % longest];
         same = prefix && j === size - 1 ? term.startsWith(terms[j]) : term === terms[j];
       }
       if (same) here.push(phrase);
@@ -111,9 +195,24 @@ function instancesOf(tokens: readonly Token[], phrases: readonly Phrase[]): Inst
       for (const phrase of byPrefix.get(first.slice(0, length)) ?? []) here.push(phrase);
     }
     if (here.length > 1) here.sort((a, b) => a - b);
-    for (const phrase of here) found.push({ phrase, start, size: phrases[phrase].terms.length });
-  }
-  return found;
+    for (const phrase of here) instances.push(phrase, start);
+  };
+  let count = 0;
+  split(text, (term, start) => {
+    if (count === 0) sentences.push(0);
+    else {
+      let at = start - 1;
+      while (at >= 0 && isBlank(text.charCodeAt(at))) at--;
+      const before = at >= 0 ? text.charCodeAt(at) : 0;
+      if (at !== start - 1 && (before === DOT || before === COLON)) sentences.push(count);
+    }
+    ring[count % longest] = term;
+    count++;
+    // The token `longest - 1` back now has every token a phrase from it can hold.
+    if (count >= longest) look(count - longest, count);
+  });
+  for (let start = Math.max(0, count - longest + 1); start < count; start++) look(start, count);
+  return { instances, sentences, tokenCount: count };
 }
 
 /**
@@ -171,26 +270,6 @@ function reportedPhrases(
   return reported;
 }
 
-const DOT = 0x2e;
-const COLON = 0x3a;
-
-/** A space, tab, line feed or carriage return: what FTS5 skips back over before a sentence. */
-function isBlank(unit: number): boolean {
-  return unit === 0x20 || unit === 0x09 || unit === 0x0a || unit === 0x0d;
-}
-
-/** The tokens that begin a sentence: the first, and each after `.` or `:` and white space. */
-function sentenceStarts(text: string, tokens: readonly Token[]): number[] {
-  const starts: number[] = tokens.length > 0 ? [0] : [];
-  for (let k = 1; k < tokens.length; k++) {
-    let at = tokens[k].start - 1;
-    while (at >= 0 && isBlank(text.charCodeAt(at))) at--;
-    const before = at >= 0 ? text.charCodeAt(at) : 0;
-    if (at !== tokens[k].start - 1 && (before === DOT || before === COLON)) starts.push(k);
-  }
-  return starts;
-}
-
 /**
  * Scores windows of `SNIPPET_TOKENS` tokens as FTS5 scores them: 1,000 for
  * each phrase the window holds and 1 for each further instance. The window
@@ -199,7 +278,7 @@ function sentenceStarts(text: string, tokens: readonly Token[]): number[] {
  * square of the instances).
  */
 class WindowScorer {
-  readonly #instances: readonly Instance[];
+  readonly #instances: Instances;
   readonly #tokenCount: number;
   /** Instances of each phrase in the window. */
   readonly #held = new Map<number, number>();
@@ -207,7 +286,7 @@ class WindowScorer {
   #low = 0;
   #high = 0;
 
-  constructor(instances: readonly Instance[], tokenCount: number) {
+  constructor(instances: Instances, tokenCount: number) {
     this.#instances = instances;
     this.#tokenCount = tokenCount;
   }
@@ -219,12 +298,12 @@ class WindowScorer {
   score(from: number): { score: number; centred: number } {
     const instances = this.#instances;
     const held = this.#held;
-    while (this.#high < instances.length && instances[this.#high].start < from + SNIPPET_TOKENS) {
-      const phrase = instances[this.#high++].phrase;
+    while (this.#high < instances.length && instances.start(this.#high) < from + SNIPPET_TOKENS) {
+      const phrase = instances.phrase(this.#high++);
       held.set(phrase, (held.get(phrase) ?? 0) + 1);
     }
-    while (this.#low < this.#high && instances[this.#low].start < from) {
-      const phrase = instances[this.#low++].phrase;
+    while (this.#low < this.#high && instances.start(this.#low) < from) {
+      const phrase = instances.phrase(this.#low++);
       const left = held.get(phrase)! - 1;
       if (left === 0) held.delete(phrase);
       else held.set(phrase, left);
@@ -233,9 +312,8 @@ class WindowScorer {
     // An empty window (a sentence's, far before its instance) scores nothing.
     if (count === 0) return { score: 0, centred: 0 };
     const score = 1000 * held.size + count - held.size;
-    const first = instances[this.#low].start;
-    const lastInstance = instances[this.#high - 1];
-    const last = lastInstance.start + lastInstance.size;
+    const first = instances.start(this.#low);
+    const last = instances.start(this.#high - 1) + instances.size(this.#high - 1);
     let centred = first - Math.trunc((SNIPPET_TOKENS - (last - first)) / 2);
     if (centred + SNIPPET_TOKENS > this.#tokenCount) centred = this.#tokenCount - SNIPPET_TOKENS;
     return { score, centred: Math.max(0, centred) };
@@ -243,22 +321,23 @@ class WindowScorer {
 }
 
 /** The first token of the best window. */
-function bestStart(text: string, tokens: readonly Token[], instances: readonly Instance[]): number {
-  const starts = sentenceStarts(text, tokens);
+function bestStart(scanned: Scan, instances: Instances): number {
+  const { sentences: starts, tokenCount } = scanned;
   // The instances come in order of position, and so do their sentences: each kind of window
   // slides forward only.
-  const own = new WindowScorer(instances, tokens.length);
-  const sentences = new WindowScorer(instances, tokens.length);
+  const own = new WindowScorer(instances, tokenCount);
+  const sentences = new WindowScorer(instances, tokenCount);
   let best = 0;
   let bestFrom = 0;
   let sentence = 0;
-  for (const { start } of instances) {
+  for (let i = 0; i < instances.length; i++) {
+    const start = instances.start(i);
     const window = own.score(start);
     if (window.score > best) {
       best = window.score;
       bestFrom = window.centred;
     }
-    if (starts.length === 0 || tokens.length <= SNIPPET_TOKENS) continue;
+    if (starts.length === 0 || tokenCount <= SNIPPET_TOKENS) continue;
     while (sentence < starts.length - 1 && starts[sentence + 1] <= start) sentence++;
     const from = starts[sentence];
     if (from >= start) continue;
@@ -284,17 +363,42 @@ function copy(text: string, from: number, to: number): string {
 
 /**
  * Instances as FTS5's highlighter walks them: overlapping ones coalesced
- * into one span, `[first token, last token]`, in order.
+ * into one span, `[first token, last token]`, in order; only the spans that
+ * start in the window from token `first` (the highlighter leaves those that
+ * start before it unmarked, and reaches none that start after it).
  */
-function spansOf(instances: readonly Instance[]): Array<[number, number]> {
+function spansOf(instances: Instances, first: number): Array<[number, number]> {
   const spans: Array<[number, number]> = [];
-  for (const { start, size } of instances) {
-    const end = start + size - 1;
-    const open = spans[spans.length - 1];
+  let open: [number, number] | undefined;
+  const close = () => {
+    if (open !== undefined && open[0] >= first && open[0] < first + SNIPPET_TOKENS) {
+      spans.push(open);
+    }
+  };
+  for (let i = 0; i < instances.length; i++) {
+    const start = instances.start(i);
+    const end = start + instances.size(i) - 1;
     if (open !== undefined && start <= open[1]) open[1] = Math.max(open[1], end);
-    else spans.push([start, end]);
+    else {
+      close();
+      if (start >= first + SNIPPET_TOKENS) return spans;
+      open = [start, end];
+    }
   }
+  close();
   return spans;
+}
+
+/** The tokens of the window from token `first` (up to `SNIPPET_TOKENS` of them). */
+function windowTokens(text: string, split: Tokenizer, first: number): Token[] {
+  const tokens: Token[] = [];
+  let k = 0;
+  split(text, (term, start, end) => {
+    if (k >= first) tokens.push({ term, start, end });
+    k++;
+    return k < first + SNIPPET_TOKENS;
+  });
+  return tokens;
 }
 
 /**
@@ -306,7 +410,8 @@ function spansOf(instances: readonly Instance[]): Array<[number, number]> {
  */
 function highlight(
   text: string,
-  tokens: readonly Token[],
+  window: readonly Token[],
+  tokenCount: number,
   spans: ReadonlyArray<readonly [number, number]>,
   first: number,
 ): string {
@@ -317,8 +422,8 @@ function highlight(
   if (next === -1) next = spans.length;
   let copied = 0;
   let open = false;
-  for (let k = first; k <= last && k < tokens.length; k++) {
-    const token = tokens[k];
+  for (let k = first; k <= last && k < tokenCount; k++) {
+    const token = window[k - first];
     if (k === first && first > 0) copied = token.start;
     const span = spans[next];
     if (open && (span === undefined || k <= span[0]) && token.start > copied) {
@@ -350,7 +455,7 @@ function highlight(
     }
   }
   if (open) out += "<<<";
-  return out + (last >= tokens.length - 1 ? copy(text, copied, text.length) : "...");
+  return out + (last >= tokenCount - 1 ? copy(text, copied, text.length) : "...");
 }
 
 /**
@@ -364,18 +469,25 @@ function snippetOf(
   split: Tokenizer,
   others: readonly (string | null)[],
 ): string {
-  const tokens = split(text);
   const tree = parseFtsQuery(query);
   const phrases = phrasesOf(tree, split);
   const list = [...phrases.values()];
-  const all = instancesOf(tokens, list);
-  const present = new Set(all.map((i) => i.phrase));
+  // The text is walked twice and never kept as tokens: once for its instances, once for the
+  // tokens of the best window.
+  const scanned = scan(text, split, list);
+  const all = scanned.instances;
+  const present = new Set<number>();
+  for (let i = 0; i < all.length; i++) present.add(all.phrase(i));
   for (const other of others) {
-    if (other) { for (const found of instancesOf(split(other), list)) present.add(found.phrase); }
+    if (!other) continue;
+    const found = scan(other, split, list).instances;
+    for (let i = 0; i < found.length; i++) present.add(found.phrase(i));
   }
   const reported = reportedPhrases(tree, phrases, present);
-  const instances = all.filter((instance) => reported.has(instance.phrase));
-  return highlight(text, tokens, spansOf(instances), bestStart(text, tokens, instances));
+  const instances = reported.size === present.size ? all : all.only(reported);
+  const first = bestStart(scanned, instances);
+  const window = windowTokens(text, split, first);
+  return highlight(text, window, scanned.tokenCount, spansOf(instances, first), first);
 }
 
 /**
@@ -395,7 +507,7 @@ export function wordsSnippet(
   query: string,
   others: readonly (string | null)[] = [],
 ): string {
-  return snippetOf(text, query, tokenize, others);
+  return snippetOf(text, query, eachToken, others);
 }
 
 /**
@@ -413,5 +525,5 @@ export function trigramSnippet(
   query: string,
   others: readonly (string | null)[] = [],
 ): string {
-  return snippetOf(text, query, trigramTokens, others);
+  return snippetOf(text, query, eachTrigram, others);
 }

@@ -82,6 +82,40 @@ export function foldToken(text: string): string {
 }
 
 /**
+ * Told each token of a text, in order: its folded term and where it is
+ * (`start`, `end` as in {@linkcode Token}). Returning `false` stops the walk.
+ */
+export type TokenVisitor = (term: string, start: number, end: number) => boolean | void;
+
+/**
+ * Walks the tokens of `text` as FTS5's `unicode61` tokenizer splits it,
+ * without keeping them: a long text (a tool's log of millions of words) is
+ * read in memory of the size of one token.
+ *
+ * @param text Any text.
+ * @param visit Told each token in order; `false` stops the walk.
+ */
+export function eachToken(text: string, visit: TokenVisitor): void {
+  if (!NON_ASCII.test(text)) {
+    // ASCII: the tokens are the runs of letters and digits, lower-cased.
+    const words = new RegExp(ASCII_TOKEN);
+    for (let match = words.exec(text); match !== null; match = words.exec(text)) {
+      const word = match[0];
+      const term = word.length > MAX_TOKEN ? word.slice(0, MAX_TOKEN) : word;
+      if (visit(term.toLowerCase(), match.index, match.index + word.length) === false) return;
+    }
+    return;
+  }
+  const source = text.replace(NONCHARACTER, " ");
+  const words = new RegExp(TOKEN);
+  for (let match = words.exec(source); match !== null; match = words.exec(source)) {
+    const term = foldToken(match[0]);
+    if (term === "") continue;
+    if (visit(term, match.index, match.index + match[0].length) === false) return;
+  }
+}
+
+/**
  * The tokens of `text` as FTS5's `unicode61` tokenizer splits it.
  *
  * @param text Any text.
@@ -89,56 +123,58 @@ export function foldToken(text: string): string {
  */
 export function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
-  if (!NON_ASCII.test(text)) {
-    // ASCII: the tokens are the runs of letters and digits, lower-cased.
-    for (const match of text.matchAll(ASCII_TOKEN)) {
-      const word = match[0];
-      const term = word.length > MAX_TOKEN ? word.slice(0, MAX_TOKEN) : word;
-      tokens.push({
-        term: term.toLowerCase(),
-        start: match.index!,
-        end: match.index! + word.length,
-      });
-    }
-    return tokens;
-  }
-  const source = text.replace(NONCHARACTER, " ");
-  for (const match of source.matchAll(TOKEN)) {
-    const term = foldToken(match[0]);
-    if (term === "") continue;
-    tokens.push({ term, start: match.index!, end: match.index! + match[0].length });
-  }
+  eachToken(text, (term, start, end) => void tokens.push({ term, start, end }));
   return tokens;
 }
 
 /**
- * The tokens of `text` as FTS5's `trigram` tokenizer splits it (the SQLite
- * engine's CJK table): one for each character that begins three, lower-cased,
- * diacritics kept. A U+0000 is skipped as that tokenizer skips it, and a
- * trigram ends where the character after it begins (or at the end).
+ * Walks the tokens of `text` as FTS5's `trigram` tokenizer splits it (the
+ * SQLite engine's CJK table), without keeping them: one for each character
+ * that begins three, lower-cased, diacritics kept. A U+0000 is skipped as
+ * that tokenizer skips it, and a trigram ends where the character after it
+ * begins (or at the end).
+ *
+ * @param text Any text.
+ * @param visit Told each trigram in order; `false` stops the walk.
+ */
+export function eachTrigram(text: string, visit: TokenVisitor): void {
+  // Lower case of the whole text where that keeps every character's length (nearly always),
+  // else character by character, keeping those whose lower case is longer.
+  const whole = text.toLowerCase();
+  const folded = whole.length === text.length ? whole : foldEach(text);
+  const hasNul = text.includes("\u0000");
+  const emit = (start: number, end: number) => {
+    let term = folded.slice(start, end);
+    if (hasNul && term.includes("\u0000")) term = term.replaceAll("\u0000", "");
+    return visit(term, start, end);
+  };
+  // The starts of the last characters (not U+0000) read: a trigram is known when the
+  // character after it begins.
+  const recent: number[] = [];
+  for (let at = 0; at < text.length;) {
+    const unit = text.charCodeAt(at);
+    if (unit !== 0) {
+      recent.push(at);
+      if (recent.length === 4) {
+        if (emit(recent[0], recent[3]) === false) return;
+        recent.shift();
+      }
+    }
+    at += unit >= 0xd800 && unit <= 0xdbff && at + 1 < text.length ? 2 : 1;
+  }
+  if (recent.length === 3) emit(recent[0], text.length);
+}
+
+/**
+ * The tokens of `text` as FTS5's `trigram` tokenizer splits it (see
+ * {@linkcode eachTrigram}).
  *
  * @param text Any text.
  * @returns The trigrams in order; none for a text of fewer than three characters.
  */
 export function trigramTokens(text: string): Token[] {
-  // Lower case of the whole text where that keeps every character's length (nearly always),
-  // else character by character, keeping those whose lower case is longer.
-  const whole = text.toLowerCase();
-  const folded = whole.length === text.length ? whole : foldEach(text);
-  const starts: number[] = [];
-  for (let at = 0; at < text.length;) {
-    const unit = text.charCodeAt(at);
-    if (unit !== 0) starts.push(at);
-    at += unit >= 0xd800 && unit <= 0xdbff && at + 1 < text.length ? 2 : 1;
-  }
   const tokens: Token[] = [];
-  const hasNul = starts.length < text.length && text.includes("\u0000");
-  for (let k = 0; k + 2 < starts.length; k++) {
-    const end = k + 3 < starts.length ? starts[k + 3] : text.length;
-    let term = folded.slice(starts[k], end);
-    if (hasNul && term.includes("\u0000")) term = term.replaceAll("\u0000", "");
-    tokens.push({ term, start: starts[k], end });
-  }
+  eachTrigram(text, (term, start, end) => void tokens.push({ term, start, end }));
   return tokens;
 }
 
