@@ -15,6 +15,7 @@ import type { Context } from "./command.ts";
 import { formatDateTime } from "../render/format.ts";
 import { visibleControls } from "../render/transcript.ts";
 import { pauseUnless } from "./pause.ts";
+import { printTranscript } from "./print_transcript.ts";
 
 /** What {@linkcode followSession} starts from and how it prints. */
 export interface FollowStart {
@@ -76,10 +77,9 @@ export async function followSession(
   start: FollowStart,
 ): Promise<number> {
   const { style } = ctx;
-  // Each part after a blank line, as the transcript's messages are.
-  const print = (transcript: string) => {
-    if (transcript !== "") ctx.io.stdout(`\n${transcript}`);
-  };
+  // Each message's block after a blank line, in pieces (a rewritten transcript can be long).
+  const print = (messages: readonly MessageRow[]) =>
+    printTranscript(ctx.io, messages, start.render);
   const note = async (text: string) => {
     ctx.io.stdout(`\n${style.dim(`── ${text} ──`)}\n`);
     await ctx.io.drain();
@@ -121,7 +121,7 @@ export async function followSession(
       inPlace ||= fresh?.some(changesInPlace) ?? false;
       if (fresh !== undefined && !inPlace && session.message_count === rowCount + fresh.length) {
         // Appends only, as a running gateway writes: the new rows are all there is to read.
-        print(start.render(fresh));
+        await print(fresh);
         known += fresh.length;
         newest = Math.max(newest, newestMessageId(fresh));
       } else {
@@ -130,9 +130,9 @@ export async function followSession(
         const kept = messages.filter((message) => message.id <= newest).length;
         if (kept < known) {
           await note("the transcript changed (messages taken back or rewritten); all of it again");
-          print(start.render(messages));
+          await print(messages);
         } else {
-          print(start.render(messages.filter((message) => message.id > newest)));
+          await print(messages.filter((message) => message.id > newest));
         }
         known = messages.length;
         newest = Math.max(newest, newestMessageId(messages));
@@ -154,7 +154,7 @@ export async function followSession(
       await note(`continued in ${visibleControls(next.id)}`);
       session = next;
       const continued = await start.read(next.id);
-      print(start.render(continued));
+      await print(continued);
       newest = newestMessageId(continued);
       known = continued.length;
       rowCount = next.message_count;

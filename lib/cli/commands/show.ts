@@ -14,12 +14,13 @@ import {
   formatWhen,
   plural,
 } from "../../render/format.ts";
-import { printJson } from "../json.ts";
+import { printRecordJson } from "../print_record_json.ts";
 import { type ParsedArgs, positiveSeconds } from "../parse.ts";
 import { openStoreNaming, resolveSession } from "../resolve.ts";
 import { renderTranscript, visibleControls } from "../../render/transcript.ts";
 import { CommandError, UsageError } from "../usage_error.ts";
 import { followSession } from "../follow_session.ts";
+import { printTranscript } from "../print_transcript.ts";
 import { isShownInTranscript } from "../../core/message_row.ts";
 
 const USAGE = `Usage: hermes-state show [options] ID|PREFIX|TITLE
@@ -52,6 +53,31 @@ Examples:
   hermes-state show 20260425 --follow
 `;
 
+/** How many times {@linkcode chainEnd} asks for the tip, each a walk of up to 100 steps. */
+const TIP_WALKS = 100;
+
+/**
+ * The live end of the compression chain `id` belongs to. `getCompressionTip`
+ * walks at most 100 continuations (Python's bound), and a long-lived gateway
+ * compresses more often than that: where it stops, it is asked again, up to
+ * {@linkcode TIP_WALKS} times (a loop in a damaged file ends the walk).
+ * `reached` says whether the end was found.
+ */
+async function chainEnd(
+  store: SessionStore,
+  id: string,
+): Promise<{ id: string; reached: boolean }> {
+  const seen = new Set([id]);
+  let tip = await store.getCompressionTip(id);
+  for (let walk = 1; walk < TIP_WALKS && tip !== id && !seen.has(tip); walk++) {
+    seen.add(tip);
+    const further = await store.getCompressionTip(tip);
+    if (further === tip) return { id: tip, reached: true };
+    tip = further;
+  }
+  return { id: tip, reached: tip === id };
+}
+
 async function details(
   store: SessionStore,
   session: SessionRow,
@@ -76,8 +102,11 @@ async function details(
     rows.push(["Parent", visibleControls(session.parent_session_id)]);
   }
   if (session.end_reason === "compression") {
-    const tip = await store.getCompressionTip(session.id);
-    if (tip !== session.id) rows.push(["Continued in", `${tip} (the live end of the chain)`]);
+    const tip = await chainEnd(store, session.id);
+    if (tip.id !== session.id) {
+      const said = tip.reached ? "the live end of the chain" : "the chain goes on past it";
+      rows.push(["Continued in", `${tip.id} (${said})`]);
+    }
   }
   rows.push([
     "Messages",
@@ -146,7 +175,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (ctx.json) {
     const record = await store.exportSession(id);
     if (record === undefined) throw new CommandError(`Session '${id}' not found`);
-    printJson(ctx.io, record);
+    // In pieces, as printJson writes it: a long session's document is never one string.
+    await printRecordJson(ctx.io, record);
     return 0;
   }
   const session = await store.getSession(id);
@@ -162,8 +192,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       full: args.flag("full"),
     });
   const messages = await read(id);
-  const transcript = render(messages);
-  ctx.io.stdout(transcript === "" ? `\n${ctx.style.dim("(no messages)")}\n` : `\n${transcript}`);
+  // In pieces: a long session's transcript is never one string, and it starts at once.
+  const printed = await printTranscript(ctx.io, messages, render);
+  if (!printed) ctx.io.stdout(`\n${ctx.style.dim("(no messages)")}\n`);
   if (follow === undefined) return 0;
   return await followSession(store, ctx, { session, messages, seconds: follow, read, render });
 }
