@@ -215,6 +215,29 @@ export function startWorker(
 }
 
 /**
+ * Starts `_writer.ts` on `runtime` as the prune and vacuum tests run it:
+ * appends to session `ours` of `path` (tokens `w…`), once `startFile`
+ * exists, pausing `pauseMs` between two appends, until stopped.
+ *
+ * @param runtime The runtime it runs on.
+ * @param path The database file.
+ * @param seed Its random seed.
+ * @param startFile The file whose creation starts it.
+ * @param pauseMs The pause between two appends.
+ * @returns The running writer.
+ */
+export function startOurWriter(
+  runtime: RuntimeName,
+  path: string,
+  seed: number,
+  startFile: string,
+  pauseMs: number,
+): Worker {
+  const config = { path, name: "w", own: "ours", count: 0, seed, startFile, pauseMs };
+  return startWorker(runtime, "_writer.ts", [JSON.stringify(config)]);
+}
+
+/**
  * Starts `_python_writer.py`: appends to `session` of `path` as Python
  * Hermes does, once `startFile` exists, until killed. It reports in the
  * lines of `_writer.ts` (its {@linkcode Worker} runtime label is unused).

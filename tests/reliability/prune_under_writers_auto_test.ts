@@ -13,7 +13,7 @@ import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { doctor } from "../../lib/health/doctor.ts";
 import { tempDir } from "../_helpers.ts";
-import { delay, runSeed, startPythonWriter, startWorker } from "./_runtimes.ts";
+import { delay, runSeed, startOurWriter, startPythonWriter } from "./_runtimes.ts";
 import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 
 const DAY = 86_400;
@@ -40,17 +40,7 @@ for (const kind of ["SessionDB", "SessionStore"] as const) {
     const path = join(dir, "state.db");
     await buildFile(path);
     const start = join(dir, "start");
-    const ours = startWorker(runtimeName(), "_writer.ts", [
-      JSON.stringify({
-        path,
-        name: "w",
-        own: "ours",
-        count: 0,
-        seed,
-        startFile: start,
-        pauseMs: 2,
-      }),
-    ]);
+    const ours = startOurWriter(runtimeName(), path, seed, start, 2);
     const python = startPythonWriter(path, "p", "py", seed, start);
     try {
       await ours.waitFor((l) => l.startsWith("ready"), "ready");

@@ -13,7 +13,14 @@ import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { doctor } from "../../lib/health/doctor.ts";
 import { mulberry32 } from "../_random.ts";
 import { rawOpen, tempDir } from "../_helpers.ts";
-import { delay, runSeed, startWorker, type Worker, workerRuntimes } from "./_runtimes.ts";
+import {
+  delay,
+  runSeed,
+  startOurWriter,
+  startWorker,
+  type Worker,
+  workerRuntimes,
+} from "./_runtimes.ts";
 
 const DAY = 86_400;
 const OLD = 12_000;
@@ -118,17 +125,7 @@ for (const runtime of workerRuntimes(["deno", "bun", "node"])) {
     const path = join(dir, "state.db");
     await buildFile(path, Date.now() / 1000);
     const start = join(dir, "start");
-    const writer = startWorker(runtime, "_writer.ts", [
-      JSON.stringify({
-        path,
-        name: "w",
-        own: "ours",
-        count: 0,
-        seed,
-        startFile: start,
-        pauseMs: 2,
-      }),
-    ]);
+    const writer = startOurWriter(runtime, path, seed, start, 2);
     const random = mulberry32(seed);
     const prune = ["--db", path, "prune", "--older-than", "90", "--yes"];
     try {

@@ -11,7 +11,14 @@ import { join } from "node:path";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { doctor } from "../../lib/health/doctor.ts";
 import { tempDir } from "../_helpers.ts";
-import { delay, runSeed, startPythonWriter, startWorker, workerRuntimes } from "./_runtimes.ts";
+import {
+  delay,
+  runSeed,
+  startOurWriter,
+  startPythonWriter,
+  startWorker,
+  workerRuntimes,
+} from "./_runtimes.ts";
 import type { RuntimeName } from "../../lib/sqlite/driver/load.ts";
 
 const seed = runSeed();
@@ -46,17 +53,7 @@ for (const runtime of workerRuntimes(["deno", "bun", "node"])) {
     await buildFile(path);
     const start = join(dir, "start");
     const stop = join(dir, "stop");
-    const ours = startWorker(runtime, "_writer.ts", [
-      JSON.stringify({
-        path,
-        name: "w",
-        own: "ours",
-        count: 0,
-        seed,
-        startFile: start,
-        pauseMs: 3,
-      }),
-    ]);
+    const ours = startOurWriter(runtime, path, seed, start, 3);
     const python = startPythonWriter(path, "p", "py", seed, start);
     const reader = startWorker(runtime, "_reader.ts", [JSON.stringify({ path, stopFile: stop })]);
     try {
