@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { textOrNull } from "../core/blob_text.ts";
+import { blobAsText } from "../core/blob_text.ts";
 
 /**
  * `value` as text: a string as it is; a BLOB (`Uint8Array`: Python's sqlite3
@@ -24,5 +24,5 @@ import { textOrNull } from "../core/blob_text.ts";
  * ```
  */
 export function storedText(value: string | Uint8Array): string {
-  return typeof value === "string" ? value : textOrNull(value) ?? String(value);
+  return typeof value === "string" ? value : String(blobAsText(value));
 }

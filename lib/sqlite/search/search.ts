@@ -25,7 +25,7 @@ import { cutLongSnippets, longTextBytes } from "./long_snippet.ts";
 import { longTextColumns } from "../schema/fts_layout.ts";
 import { phraseCount } from "../../core/search/repeated_phrases.ts";
 import type { SearchOptions, SearchSort } from "../../core/search/options.ts";
-import { blobAsText } from "../../core/blob_text.ts";
+import { rowsWithBlobsAsText } from "../../core/blob_text.ts";
 
 function normalizeFilters(store: Store, options: SearchOptions): SearchFilters {
   const roles = options.roleFilter ?? null;
@@ -149,15 +149,15 @@ export function searchMessages(
   if (rows === undefined || rows.length === 0) return [];
   const contexts = hitContexts(store, rows.map((row) => Number(row.id)));
   // A BLOB where text belongs (Python's sqlite3 stores `bytes` so) is shown as its UTF-8 text.
-  return rows.map((row, i) => ({
+  return rowsWithBlobsAsText(rows).map((row, i) => ({
     id: row.id as number,
-    session_id: blobAsText(row.session_id) as string,
-    role: blobAsText(row.role) as string,
-    snippet: blobAsText(row.snippet) as string | null,
+    session_id: row.session_id as string,
+    role: row.role as string,
+    snippet: row.snippet as string | null,
     timestamp: row.timestamp as number,
-    tool_name: blobAsText(row.tool_name) as string | null,
-    source: blobAsText(row.source) as string,
-    model: blobAsText(row.model) as string | null,
+    tool_name: row.tool_name as string | null,
+    source: row.source as string,
+    model: row.model as string | null,
     session_started: row.session_started as number,
     context: contexts[i],
   }));
