@@ -17,6 +17,7 @@ import {
   launchBrowser,
   openPage,
   type Page,
+  redrawn,
 } from "./_browser.ts";
 import { serve, type Served } from "./_served.ts";
 import { listen } from "../../lib/web/listen.ts";
@@ -111,8 +112,8 @@ describe("hostile stored fields in the browser", { skip }, () => {
         "#/usage?by=source&since=all",
       ]
     ) {
-      await page.goto(`${served.origin}/${hash}`, { waitUntil: "load" });
-      await page.waitForSelector("body[data-ready]");
+      // A change of the hash returns before the view is drawn again: waited for by its mark.
+      await redrawn(page, () => page.goto(`${served.origin}/${hash}`, { waitUntil: "load" }));
       await page.$$eval(
         "details",
         (all: HTMLDetailsElement[]) => all.forEach((d) => d.open = true),
