@@ -1,6 +1,8 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { runCli, V11, v11Copy } from "./_cli_io.ts";
+import { tempDbPath } from "./_helpers.ts";
+import { SessionDB } from "../lib/sqlite/session_db.ts";
 
 interface Node {
   id: string;
@@ -28,8 +30,34 @@ describe("lineage", () => {
     );
     assert.match(
       lines[3],
-      new RegExp(`^   └─ \\[compression\\] ${V11.compressionTip} · my project #3 · .* · open  ◀$`),
+      new RegExp(`^   \\[compression\\] ${V11.compressionTip} · my project #3 · .* · open  ◀$`),
     );
+  });
+
+  test("a compression chain 400 steps long is one straight list; a fork indents under it", async () => {
+    const path = tempDbPath();
+    {
+      let now = 1_767_000_000;
+      using db = await SessionDB.open({ path, clock: () => now++ });
+      db.createSession("s0", "cli");
+      for (let i = 1; i <= 400; i++) {
+        // A delegate started while s399 ran, beside its continuation: a fork, with connectors.
+        if (i === 400) db.createSession("helper", "cli", { parentSessionId: "s399" });
+        db.endSession(`s${i - 1}`, "compression");
+        db.createSession(`s${i}`, "cli", { parentSessionId: `s${i - 1}` });
+      }
+    }
+    const run = await runCli(["--db", path, "lineage", "s200"]);
+    assert.equal(run.code, 0, run.err);
+    const lines = run.out.trimEnd().split("\n");
+    assert.equal(lines.length, 402);
+    assert.match(lines[0], /^s0 · cli · /);
+    for (let i = 1; i < 400; i++) {
+      assert.match(lines[i], new RegExp(`^\\[compression\\] s${i} · `), lines[i]);
+    }
+    assert.match(lines[200], /◀$/);
+    assert.match(lines[400], /^├─ \[child\] helper · /);
+    assert.match(lines[401], /^└─ \[compression\] s400 · .* · open$/);
   });
 
   test("lineage gives the same tree from any member, marking the one asked for", async () => {

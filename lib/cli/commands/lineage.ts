@@ -18,7 +18,9 @@ Show the tree a session belongs to: its root, and every descendant below
 it, each with its title, source, start time and end reason. A child is
 labelled by how it began: "compression" (the conversation continued after
 context compression), "branch" (/branch), or "child" (a delegate or
-subagent started while the parent ran). The session asked for is marked.
+subagent started while the parent ran). A continuation that is its
+parent's only child is drawn in its parent's column, so a long compression
+chain reads as one straight list. The session asked for is marked.
 
 Options:
   --json        Print the tree as nested JSON
@@ -47,12 +49,29 @@ function renderTree(root: LineageTreeNode, target: string, ctx: Context): string
     const mark = node.id === target ? style.yellow("  ◀") : "";
     return `${label}${parts.join(" · ")}${mark}`;
   };
-  const walk = (node: LineageTreeNode, prefix: string, last: boolean, top: boolean) => {
-    lines.push(top ? describe(node) : `${prefix}${last ? "└─ " : "├─ "}${describe(node)}`);
-    const next = top ? "" : `${prefix}${last ? "   " : "│  "}`;
-    node.children.forEach((kid, i) => walk(kid, next, i === node.children.length - 1, false));
-  };
-  walk(root, "", true, true);
+  // A node's line starts with its connector (`├─ `, `└─ `) after `prefix`, or with `lead` alone
+  // when it continues its parent in the parent's column; `below` is what its children's lines
+  // start with. Iterative: a chain thousands of steps long is as deep as the walk goes.
+  const stack: { node: LineageTreeNode; lead: string; below: string }[] = [
+    { node: root, lead: "", below: "" },
+  ];
+  while (stack.length > 0) {
+    const { node, lead, below } = stack.pop()!;
+    lines.push(`${lead}${describe(node)}`);
+    const kids = node.children;
+    if (kids.length === 1 && kids[0].relation === "compression") {
+      stack.push({ node: kids[0], lead: below, below });
+      continue;
+    }
+    for (let i = kids.length - 1; i >= 0; i--) {
+      const last = i === kids.length - 1;
+      stack.push({
+        node: kids[i],
+        lead: `${below}${last ? "└─ " : "├─ "}`,
+        below: `${below}${last ? "   " : "│  "}`,
+      });
+    }
+  }
   return lines.join("\n") + "\n";
 }
 
