@@ -274,6 +274,31 @@ describe("the library over BLOBs in text columns", () => {
     const report = JSON.stringify([listed, searched, db.usageByModel()]);
     assert.doesNotMatch(report, BYTE_OBJECT);
   });
+
+  test("a session's row, by id, by title and in its lineage, gives text for a BLOB", async () => {
+    // The child titled in TEXT: a title lookup never finds a BLOB title (SQL compares types).
+    const copy = await blobDb();
+    {
+      using raw = await rawOpen(copy);
+      raw.exec("UPDATE sessions SET title = 'text title' WHERE id = 'blob_c'");
+    }
+    using db = await SessionDB.open({ path: copy, readonly: true });
+    await using store = await openStore(copy, { readonly: true });
+    for (const rows of [db, store]) {
+      const one = await rows.getSession("blob_s");
+      assert.deepEqual([one?.model, one?.system_prompt, one?.title], [MODEL, PROMPT, TITLE]);
+      const child = await rows.getSessionByTitle("text title");
+      assert.deepEqual(
+        [child?.id, child?.source, child?.model, child?.end_reason],
+        ["blob_c", "cli", CHILD_MODEL, "compression"],
+      );
+      const up = await rows.getAncestors("blob_c");
+      const down = await rows.getDescendants("blob_s");
+      assert.deepEqual(up.map((row) => row.title), ["text title", TITLE]);
+      assert.deepEqual(down.map((row) => row.model), [MODEL, CHILD_MODEL]);
+      assert.doesNotMatch(JSON.stringify([one, child, up, down]), BYTE_OBJECT);
+    }
+  });
 });
 
 describe("a byte order mark that starts a value", () => {

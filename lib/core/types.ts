@@ -18,7 +18,11 @@ export type JsonValue =
 /** Message content: text, or multimodal parts (a list or one object). */
 export type MessageContent = string | JsonValue[] | { [key: string]: JsonValue };
 
-/** A row of `sessions`. Columns a newer Hermes added come back too. */
+/**
+ * A row of `sessions`. Columns a newer Hermes added come back too. A BLOB in a
+ * text column (Python's sqlite3 stores `bytes` so) comes as its UTF-8 text,
+ * each bad byte U+FFFD; only an export record keeps the exact bytes.
+ */
 export interface SessionRow {
   /** The session id. */
   id: string;

@@ -42,6 +42,7 @@ import * as meta from "./meta.ts";
 import * as stats from "./stats.ts";
 import * as importing from "./import.ts";
 import { inOneRead } from "./one_read.ts";
+import { rowsWithBlobsAsText, withBlobsAsText } from "../core/blob_text.ts";
 import * as inspecting from "./inspect.ts";
 import * as sourceUsage from "./source_usage.ts";
 import * as pruneCandidates from "./prune_candidates.ts";
@@ -583,7 +584,8 @@ export class SessionDB {
    * ```
    */
   getSession(id: string): SessionRow | undefined {
-    return sessions.getSession(this.#store, id);
+    const row = sessions.getSession(this.#store, id);
+    return row === undefined ? undefined : withBlobsAsText(row);
   }
 
   /**
@@ -1364,7 +1366,8 @@ export class SessionDB {
    * ```
    */
   getSessionByTitle(title: string): SessionRow | undefined {
-    return titles.getSessionByTitle(this.#store, title);
+    const row = titles.getSessionByTitle(this.#store, title);
+    return row === undefined ? undefined : withBlobsAsText(row);
   }
 
   /**
@@ -1521,7 +1524,7 @@ export class SessionDB {
    * ```
    */
   getAncestors(id: string): SessionRow[] {
-    return lineage.getAncestors(this.#store, id);
+    return rowsWithBlobsAsText(lineage.getAncestors(this.#store, id));
   }
 
   /**
@@ -1551,7 +1554,7 @@ export class SessionDB {
    * ```
    */
   getDescendants(id: string): SessionRow[] {
-    return lineage.getDescendants(this.#store, id);
+    return rowsWithBlobsAsText(lineage.getDescendants(this.#store, id));
   }
 
   // ── Export and cleanup ──────────────────────────────────────────────────
