@@ -245,6 +245,13 @@ export const RECALL_MESSAGES: ReadonlyArray<readonly [label: string, message: Ne
   ["tool-result", { role: "tool", content: "Found 3 pages", toolName: "web_search" }],
   ["quotes", { role: "user", content: `He said "hello world" and 'goodbye'` }],
   ["ip", { role: "user", content: "Server at 192.168.1.10:8080 returned 502" }],
+  // Latin written against CJK text, and inside a longer word: no word of the unicode61 index.
+  ["glued-cjk", {
+    role: "user",
+    content: "请用Docker部署，deploy流程走完后看kubernetesのクラスタ",
+  }],
+  ["glued-korean", { role: "assistant", content: "Redis를 재시작했습니다" }],
+  ["compound", { role: "user", content: "Die Datenbankverbindung ist unterbrochen" }],
 ];
 
 /**
@@ -322,6 +329,14 @@ export const RECALL_QUERIES: ReadonlyArray<readonly [query: string, labels: read
   ["“hello world”", ["quotes"]],
   ["'goodbye'", ["quotes"]],
   ["192.168.1.10:8080", ["ip"]],
+  // A word the index holds nowhere is searched by substring: against CJK text, inside a longer
+  // word. Where the index holds it, its hits are Python's (not `deploy流程`, `kubernetesの`).
+  ["docker", ["glued-cjk"]],
+  ["Docker 部署", ["glued-cjk"]],
+  ["kubernetes", ["tool-call"]],
+  ["redis", ["glued-korean"]],
+  ["Datenbank", ["compound"]],
+  ["deploy", ["emoji-mixed"]],
 ];
 
 /**

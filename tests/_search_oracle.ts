@@ -9,7 +9,9 @@
  * query with no CJK character and no emoji matches whole words as the
  * unicode61 index does (`deploy*` is a prefix, a phrase is consecutive
  * words); any other query matches every word as a substring, ASCII
- * case-insensitive (a trailing `*` adds nothing).
+ * case-insensitive (a trailing `*` adds nothing), and so does a word query
+ * that matches nothing as words, when each alternative has a word of three
+ * or more characters.
  */
 import type { MessageSeed } from "./_search_data.ts";
 import type { Random } from "./_random.ts";
@@ -137,6 +139,8 @@ function wordMatches(
   return false;
 }
 
+const isOp = (op: string) => (p: QueryPart) => p.kind === "op" && p.op === op;
+
 function split<T>(items: readonly T[], at: (item: T) => boolean): T[][] {
   const out: T[][] = [[]];
   for (const item of items) {
@@ -153,9 +157,11 @@ function split<T>(items: readonly T[], at: (item: T) => boolean): T[][] {
  * @param content The message content.
  * @returns The oracle's answer.
  */
-export function oracleMatches(parts: readonly QueryPart[], content: string): boolean {
-  const substring = bySubstring(parts);
-  const isOp = (op: string) => (p: QueryPart) => p.kind === "op" && p.op === op;
+export function oracleMatches(
+  parts: readonly QueryPart[],
+  content: string,
+  substring = bySubstring(parts),
+): boolean {
   const sequence = (seq: QueryPart[]) =>
     seq.filter((p) => p.kind === "word").every((p) => wordMatches(p, content, substring));
   const negation = (group: QueryPart[]) => {
@@ -164,5 +170,22 @@ export function oracleMatches(parts: readonly QueryPart[], content: string): boo
   };
   return split(parts, isOp("OR")).some((alternative) =>
     split(alternative, isOp("AND")).every(negation)
+  );
+}
+
+/**
+ * Whether a word query that matches no message is searched again by
+ * substring (`wordsFallback` of plan.ts): every alternative has a word
+ * outside `NOT` of three or more characters.
+ *
+ * @param parts The query.
+ * @returns `true` when an empty answer of the words is replaced by the substring one.
+ */
+export function fallsBackToSubstring(parts: readonly QueryPart[]): boolean {
+  if (bySubstring(parts)) return false;
+  return split(parts, isOp("OR")).every((alternative) =>
+    split(alternative, isOp("AND")).some((factor) =>
+      split(factor, isOp("NOT"))[0].some((p) => p.kind === "word" && [...p.text].length >= 3)
+    )
   );
 }

@@ -30,7 +30,7 @@
 import { checkCount, checkSeconds } from "../core/paging.ts";
 import { containsPattern } from "../core/like_pattern.ts";
 import { type Condition, positiveWords } from "../core/search/condition.ts";
-import { planSearch } from "../core/search/plan.ts";
+import { planSearch, wordsFallback } from "../core/search/plan.ts";
 import { checkSort, type SearchOptions, type SearchSort } from "../core/search/options.ts";
 import { contextText, NotTextError } from "../core/content.ts";
 import type { ContextMessage, SearchHit } from "../core/types.ts";
@@ -333,6 +333,29 @@ async function wordsByTime(
 }
 
 /**
+ * Whether a words plan (its expression, else its retry where the first is
+ * refused) matches any message with the filters.
+ */
+async function wordsFound(
+  query: PgQuery,
+  plan: { readonly expression: string; readonly retry: string | undefined },
+  options: PgSearchOptions,
+): Promise<boolean> {
+  let tsquery = wordsQuery(wordsMatch(plan.expression));
+  if (tsquery === undefined && plan.retry !== undefined) {
+    tsquery = wordsQuery(wordsMatch(plan.retry));
+  }
+  if (tsquery == null) return false;
+  const matches = await wordsMatches(query, tsquery, options);
+  const rows = await query(
+    `SELECT 1 FROM ${matches.from} WHERE ${matches.where} LIMIT 1`,
+    matches.params,
+    CUSTOM_PLAN,
+  );
+  return rows.length > 0;
+}
+
+/**
  * The messages a trigram plan's `match` (and its `check`) finds, with the
  * filters; `null` when it matches nothing, `undefined` when FTS5 would
  * refuse it.
@@ -572,6 +595,11 @@ export async function searchMessagesPg(
     rows = await wordsPage(query, plan.expression, options, page);
     if (rows === undefined && plan.retry !== undefined) {
       rows = await wordsPage(query, plan.retry, options, page);
+    }
+    // Nothing by the word index (not merely past its last hit): the words by substring.
+    const fallback = rows?.length === 0 ? wordsFallback(text) : undefined;
+    if (fallback !== undefined && (offset === 0 || !await wordsFound(query, plan, options))) {
+      rows = await substringPage(query, fallback.condition, options, page);
     }
   } else {
     rows = await trigramPage(query, plan.expression, plan.check, options, page);

@@ -9,7 +9,7 @@
  * @module
  */
 import { checkCount, checkSeconds } from "../core/paging.ts";
-import { planSearch } from "../core/search/plan.ts";
+import { planSearch, wordsFallback } from "../core/search/plan.ts";
 import type { PgQuery } from "./_client.ts";
 import {
   CUSTOM_PLAN,
@@ -77,5 +77,10 @@ export async function countSearchHitsPg(
   checkSeconds("search messages", "until", options.until);
   if (cap === 0) return 0;
   const matches = await planMatches(query, text, options);
-  return matches == null ? 0 : await countMatches(query, matches, cap);
+  const counted = matches == null ? 0 : await countMatches(query, matches, cap);
+  if (counted > 0 || matches === undefined) return counted;
+  // Nothing by the word index: the words by substring, as the search reads them.
+  const fallback = wordsFallback(text);
+  if (fallback === undefined) return 0;
+  return await countMatches(query, substringMatches(fallback.condition, options), cap);
 }

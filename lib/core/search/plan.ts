@@ -30,6 +30,9 @@ import { PYTHON_WHITESPACE, pythonSplit, pythonStrip, pythonStripChar } from "..
 /** The index a ranked search reads: words (unicode61) or trigrams (CJK text). */
 export type SearchIndex = "words" | "trigram";
 
+/** A plan that matches by substring (content, tool name or tool calls). */
+export type SubstringPlan = Extract<SearchPlan, { readonly kind: "substring" }>;
+
 /** How one query is searched. */
 export type SearchPlan =
   | { readonly kind: "nothing" }
@@ -288,6 +291,37 @@ export function planSearch(query: string, tables: SearchTables = {}): SearchPlan
     retry: retry === expression ? undefined : retry,
     check: null,
   };
+}
+
+/**
+ * What a words query is searched by when the word index finds nothing for
+ * it: the same words by substring, read as on every substring path. The
+ * word index keeps a message's words as the unicode61 tokenizer cuts them,
+ * so a Latin word written against CJK text (`用docker部署`,
+ * `kubernetesのクラスタ`) or inside a longer word (`Datenbank` in
+ * `Datenbankverbindung`) is no word of it, and Python finds nothing; here
+ * such a query still finds those messages. Only where every alternative has
+ * a word of three or more characters, which the trigram index can find
+ * without reading every message.
+ *
+ * @param query What the user typed.
+ * @returns The substring plan, or `undefined` when the query is not a words
+ *   query or some alternative has only shorter words.
+ *
+ * @example
+ * ```ts
+ * import { wordsFallback } from "./plan.ts";
+ * console.assert(wordsFallback("docker")?.kind === "substring");
+ * console.assert(wordsFallback("go") === undefined);
+ * console.assert(wordsFallback("部署") === undefined);
+ * ```
+ */
+export function wordsFallback(query: string): SubstringPlan | undefined {
+  const plan = planSearch(query);
+  if (plan.kind !== "ranked" || plan.index !== "words") return undefined;
+  const substring = planSearch(query, { fts: false, trigram: false });
+  if (substring.kind !== "substring") return undefined;
+  return trigramSuperset(substring.condition) === undefined ? undefined : substring;
 }
 
 /**

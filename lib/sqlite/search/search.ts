@@ -9,13 +9,19 @@
 import type { Store } from "../store.ts";
 import { checkCount, checkSeconds } from "../../core/paging.ts";
 import type { SearchHit } from "../../core/types.ts";
-import { planSearch, type SearchPlan } from "../../core/search/plan.ts";
+import {
+  planSearch,
+  type SearchPlan,
+  type SubstringPlan,
+  wordsFallback,
+} from "../../core/search/plan.ts";
 import { FTS_TABLE_OF, substringPlan, withIndexesPresent } from "./missing_index.ts";
 import { mayBeFtsDamage } from "../fts_stale.ts";
 import { type FilterSql, filterSql, type SearchFilters, visibilityOf } from "./filters.ts";
 import { type HitRow, matchParams, matchWhereSql, rankedPage } from "./ranked.ts";
 import { isMatchError, isPatternError } from "./query_error.ts";
 import { substringPage, type SubstringStrategy } from "./substring.ts";
+import { trigramIndexUsable } from "./trigram_candidates.ts";
 import { hitContexts } from "./context.ts";
 import { sortedPage, type SortStrategy } from "./sorted.ts";
 import { checkSort } from "../../core/search/options.ts";
@@ -88,6 +94,59 @@ function rankedRows(
   });
 }
 
+/**
+ * How many messages the ranked `plan` matches with these filters, up to
+ * `cap`, without ranking them; `undefined` when FTS5 rejects the query and
+ * its retry.
+ */
+function rankedCount(
+  store: Store,
+  plan: RankedPlan,
+  narrow: SearchFilters,
+  filters: FilterSql,
+  cap: number,
+): number | undefined {
+  return inSnapshot(store, () => {
+    const table = FTS_TABLE_OF[plan.index];
+    const count = (match: string) => {
+      const counted = {
+        table,
+        match,
+        check: plan.check,
+        filters,
+        ids: idRangeOf(store, narrow),
+        limit: cap,
+        offset: 0,
+      };
+      try {
+        const row = store.statement(
+          `SELECT count(*) AS n FROM (SELECT 1 FROM ${table}
+           JOIN messages m ON m.id = ${table}.rowid
+           JOIN sessions s ON s.id = m.session_id
+           ${matchWhereSql(table, counted)} LIMIT ?)`,
+        ).get(...matchParams(counted), cap);
+        return Number(row?.n ?? 0);
+      } catch (error) {
+        if (isMatchError(error, match) || isPatternError(error)) return undefined;
+        throw error;
+      }
+    };
+    const first = count(plan.expression);
+    if (first !== undefined || plan.retry === undefined) return first;
+    return count(plan.retry);
+  });
+}
+
+/**
+ * The substring plan a words query falls back to when the word index finds
+ * nothing for it (`wordsFallback`), where the trigram index can name its
+ * candidates; `undefined` elsewhere (an older file keeps Python's answer).
+ */
+function wordsFallbackOf(store: Store, query: string): SubstringPlan | undefined {
+  const fallback = wordsFallback(query);
+  return fallback !== undefined && trigramIndexUsable(store) ? fallback : undefined;
+}
+
 /** Internal options of {@linkcode searchMessages}, for tests. */
 export interface SearchInternals {
   /** How substring candidates are found (`"scan"`: Python's full scan). */
@@ -123,6 +182,14 @@ export function searchMessages(
         sort,
         strategy: internals.sort,
       }, internals.onLongCut);
+      // Nothing by the word index (not merely past its last hit): the words by substring.
+      const fallback = rows?.length === 0 ? wordsFallbackOf(store, query) : undefined;
+      if (
+        fallback !== undefined &&
+        (offset === 0 || rankedCount(store, plan, normalized, filters, 1) === 0)
+      ) {
+        plan = fallback;
+      }
     } catch (error) {
       // A damaged index (not yet marked stale by a write): read by substring.
       if (!mayBeFtsDamage(error)) throw error;
@@ -187,37 +254,11 @@ export function countSearchHits(
   let plan = withIndexesPresent(store, planSearch(query), query);
   if (plan.kind === "nothing" || cap === 0) return 0;
   if (plan.kind === "ranked") {
-    const ranked = plan;
     try {
-      return inSnapshot(store, () => {
-        const table = FTS_TABLE_OF[ranked.index];
-        const count = (match: string) => {
-          const counted = {
-            table,
-            match,
-            check: ranked.check,
-            filters,
-            ids: idRangeOf(store, normalized),
-            limit: cap,
-            offset: 0,
-          };
-          try {
-            const row = store.statement(
-              `SELECT count(*) AS n FROM (SELECT 1 FROM ${table}
-               JOIN messages m ON m.id = ${table}.rowid
-               JOIN sessions s ON s.id = m.session_id
-               ${matchWhereSql(table, counted)} LIMIT ?)`,
-            ).get(...matchParams(counted), cap);
-            return Number(row?.n ?? 0);
-          } catch (error) {
-            if (isMatchError(error, match) || isPatternError(error)) return undefined;
-            throw error;
-          }
-        };
-        const first = count(ranked.expression);
-        if (first !== undefined || ranked.retry === undefined) return first ?? 0;
-        return count(ranked.retry) ?? 0;
-      });
+      const counted = rankedCount(store, plan, normalized, filters, cap);
+      if (counted !== 0) return counted ?? 0;
+      // Nothing by the word index: the words by substring, as the search reads them.
+      plan = wordsFallbackOf(store, query) ?? plan;
     } catch (error) {
       // A damaged index (not yet marked stale by a write): read by substring, as a search does.
       if (!mayBeFtsDamage(error)) throw error;
