@@ -57,6 +57,14 @@ function decodeRow(row: PgRow): PgRow {
 // Errors
 // ---------------------------------------------------------------------------
 
+/**
+ * `target_session_attrs` for a read-only store, whose own read-only default
+ * would make the primary fail `read-write` and pass `read-only`: the server's
+ * role answers instead (a primary configured read-only by default then counts
+ * as writable, where libpq would say otherwise).
+ */
+const READER_ATTRS: Record<string, string> = { "read-write": "primary", "read-only": "standby" };
+
 /** SQLSTATEs worth another attempt of the whole transaction. */
 const RETRYABLE = new Set(["40001", "40P01"]);
 
@@ -444,11 +452,20 @@ export async function connectPg(
   const pass = passwordFor(read, process.env);
   const { passfile: _passfile, transactionPooler: _pooler, ...server } = read;
   const pooled = read.transactionPooler === true;
+  // A read-only store sets `default_transaction_read_only`, after which every server looks
+  // read-only to the client's check: ask a reader's question by the server's role instead.
+  const readerAttrs = options.readonly && !pooled
+    ? {
+      target_session_attrs: READER_ATTRS[server.target_session_attrs ?? ""] ??
+        server.target_session_attrs,
+    }
+    : {};
   const postgres = await loadPostgres(display);
   /** A new pool: the first, and another each time the one in use lost a connection. */
   const newPool = (): PostgresSql => {
     const pool: PostgresSql = postgres({
       ...server,
+      ...readerAttrs,
       ...(pass === undefined ? {} : { pass }),
       max: options.max ?? 4,
       // A pooler in transaction mode hands each transaction any server connection, where a
@@ -834,6 +851,8 @@ export async function connectPg(
       ? ": no password was given (in the URL, PGPASSWORD or ~/.pgpass)"
       : !pooled && /unsupported startup parameter/.test(reason)
       ? ": through a pooler in transaction mode, add ?pgbouncer=true to the URL"
+      : server.target_session_attrs !== undefined && /CONNECTION_DESTROYED/.test(reason)
+      ? `: no server of the URL is ${server.target_session_attrs} (?target_session_attrs=)`
       : "";
     throw new OpenError(
       display,

@@ -96,6 +96,16 @@ const SSL_MODES: Record<string, false | string> = {
   "verify-full": "verify-full",
 };
 
+/** libpq's `target_session_attrs`; `any` (its default) is the client's default too. */
+const SESSION_ATTRS = ["any", "read-write", "read-only", "primary", "standby", "prefer-standby"];
+
+function sessionAttrsOf(value: string): string | undefined {
+  if (!SESSION_ATTRS.includes(value)) {
+    throw invalid(`target_session_attrs must be one of ${SESSION_ATTRS.join(", ")}`, value);
+  }
+  return value === "any" ? undefined : value;
+}
+
 function invalid(what: string, value: string): TypeError {
   return new TypeError(`the URL's ${what}: current value is ${quotedValue(value)}`);
 }
@@ -223,7 +233,7 @@ export function serverOptions(
         value,
         () => invalid("connect_timeout must be whole seconds", value),
       );
-    } else if (key === "target_session_attrs") targetSessionAttrs = value;
+    } else if (key === "target_session_attrs") targetSessionAttrs = sessionAttrsOf(value);
     else if (key === "passfile") passfile = value;
     else if (key === "pgbouncer") {
       if (value === "true" || value === "1") transactionPooler = true;

@@ -201,34 +201,40 @@ export async function syncFile(
 ): Promise<SyncResult> {
   const host = options.host ?? hostname();
   const real = realPathOf(path);
+  // The file first: one that is no database registers no origin on the server.
+  const db = await SessionDB.open({ path, readonly: true });
   let resolved: ResolvedOrigin;
   let unlock: () => Promise<void>;
-  for (;;) {
-    resolved = await resolveOrigin(client, host, real, options.origin, () => fileSessionIds(path));
-    // One pass per origin at a time: a second one waits, then finds what the first wrote.
-    unlock = await client.lock(syncLockName(resolved.name));
-    // Removed (`origins --remove`) while this pass waited for the lock: register the file again.
-    // (One that takes another's place is registered once its file is checked.)
-    const registers = resolved.replaces !== undefined && resolved.movedFrom === undefined;
-    let exists: boolean;
-    try {
-      exists = registers || await originExists(client, resolved.name);
-    } catch (error) {
-      // The lock is not left held on its connection until the pool closes.
-      await unlock().catch(() => {});
-      throw error;
-    }
-    if (exists) break;
-    await unlock();
-  }
-  const origin = resolved.name;
-  let db: SessionDB;
   try {
-    db = await SessionDB.open({ path, readonly: true });
+    for (;;) {
+      resolved = await resolveOrigin(
+        client,
+        host,
+        real,
+        options.origin,
+        () => fileSessionIds(path),
+      );
+      // One pass per origin at a time: a second one waits, then finds what the first wrote.
+      unlock = await client.lock(syncLockName(resolved.name));
+      // Removed (`origins --remove`) while this pass waited for the lock: register the file again.
+      // (One that takes another's place is registered once its file is checked.)
+      const registers = resolved.replaces !== undefined && resolved.movedFrom === undefined;
+      let exists: boolean;
+      try {
+        exists = registers || await originExists(client, resolved.name);
+      } catch (error) {
+        // The lock is not left held on its connection until the pool closes.
+        await unlock().catch(() => {});
+        throw error;
+      }
+      if (exists) break;
+      await unlock();
+    }
   } catch (error) {
-    await unlock();
+    db.close();
     throw error;
   }
+  const origin = resolved.name;
   let writer: SessionWriter | undefined;
   let result: SyncResult | undefined;
   let finished = false;
