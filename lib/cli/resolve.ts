@@ -116,6 +116,11 @@ export async function resolveSession(
   if (id !== undefined) return id;
   const matches = await store.sessionIdsWithPrefix(text, { limit: LISTED });
   if (matches.count > 1) throw ambiguous(text, matches, "give more of the id");
+  // A host's own id within the origin the command is narrowed to (`search --origin`).
+  const within = matches.count === 0 && options.origin !== undefined
+    ? await store.resolveSessionId(`${options.origin}/${text}`)
+    : undefined;
+  if (within !== undefined) return within;
   const synced = matches.count === 0
     ? await syncedStore(store)?.syncedSessionIds(text, { limit: LISTED })
     : undefined;
@@ -144,4 +149,6 @@ export interface ResolveOptions {
    * @default {true}
    */
   readonly continuations?: boolean;
+  /** The origin the command is narrowed to: a host's own id names its session there first. */
+  readonly origin?: string;
 }

@@ -225,8 +225,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const excluded = args.strings("exclude-source");
   const store = await ctx.openStore();
   const session = args.string("session");
-  const sessionId = session === undefined ? null : await resolveSession(store, session, "search");
   const origin = await originOption(args, store);
+  const sessionId = session === undefined
+    ? null
+    : await resolveSession(store, session, "search", { origin });
   const filters: SearchOptions = {
     ...(origin === undefined ? {} : { origin }),
     sourceFilter: sources.length > 0 ? sources : null,
