@@ -77,13 +77,13 @@ export interface ApiRequest {
   ) => Promise<SearchHit[]>;
 }
 
-function intParam(url: URL, name: string, fallback: number, max: number): number {
+function intParam(url: URL, name: string, fallback: number, max: number, min = 0): number {
   const raw = url.searchParams.get(name);
   if (raw === null || raw === "") return fallback;
-  if (!/^\d{1,16}$/.test(raw) || Number(raw) > max) {
+  if (!/^\d{1,16}$/.test(raw) || Number(raw) > max || Number(raw) < min) {
     throw new HttpError(
       400,
-      `${name} must be a whole number from 0 to ${max}: current value is ${quotedValue(raw)}`,
+      `${name} must be a whole number from ${min} to ${max}: current value is ${quotedValue(raw)}`,
     );
   }
   return Number(raw);
@@ -156,10 +156,19 @@ function listingRow(row: RichSessionRow, origins: Map<string, string>) {
  * The `origin` parameter: only the sessions `hermes-state sync` shipped from
  * that origin, on a store that records origins (PostgreSQL).
  */
-function originParam(api: ApiRequest): { origin?: string } {
+/** Known origins a 400 names at most. */
+const ORIGINS_NAMED = 20;
+
+/**
+ * The `origin` parameter, checked against the origins the store records (a
+ * name that is none, a removed origin in a bookmark, answered as an origin
+ * without sessions does: an empty listing).
+ */
+async function originParam(api: ApiRequest): Promise<{ origin?: string }> {
   const origin = textParam(api.url, "origin");
   if (origin === null) return {};
-  if (syncedStore(api.store) === undefined) {
+  const synced = syncedStore(api.store);
+  if (synced === undefined) {
     throw new HttpError(
       400,
       `origin needs a store that "hermes-state sync" fills (PostgreSQL): current value is ${
@@ -167,12 +176,19 @@ function originParam(api: ApiRequest): { origin?: string } {
       }`,
     );
   }
-  return { origin };
+  const known = (await synced.syncOrigins()).map((one) => one.origin);
+  if (known.includes(origin)) return { origin };
+  const named = known.length === 0
+    ? "it records none"
+    : `known origins are ${known.slice(0, ORIGINS_NAMED).join(", ")}${
+      known.length > ORIGINS_NAMED ? ", …" : ""
+    }`;
+  throw new HttpError(400, `no origin ${quotedValue(origin)} in this store: ${named}`);
 }
 
 async function listSessions(api: ApiRequest): Promise<Response> {
   const { url } = api;
-  const limit = Math.max(1, intParam(url, "limit", 50, MAX_PAGE));
+  const limit = intParam(url, "limit", 50, MAX_PAGE, 1);
   const offset = intParam(url, "offset", 0, 1_000_000_000);
   const order = url.searchParams.get("order") ?? "last-active";
   if (order !== "started" && order !== "last-active") {
@@ -183,7 +199,7 @@ async function listSessions(api: ApiRequest): Promise<Response> {
   }
   const source = textParam(url, "source");
   const rows = await api.store.listSessionsRich({
-    ...originParam(api),
+    ...await originParam(api),
     source,
     excludeSources: source === null ? ["tool"] : null,
     startedAfter: timeParam(url, "from", api.now),
@@ -231,13 +247,13 @@ async function search(api: ApiRequest): Promise<Response> {
       `q is too long (at most ${MAX_QUERY} characters): current value is ${query.length} characters`,
     );
   }
-  const limit = Math.max(1, intParam(url, "limit", 20, MAX_PAGE));
+  const limit = intParam(url, "limit", 20, MAX_PAGE, 1);
   const offset = intParam(url, "offset", 0, 10_000);
   const source = textParam(url, "source");
   if (query.trim() === "") return json({ query, hits: [], limit, offset, more: false });
   checkQuery(query);
   const hits = await api.search(query, {
-    ...originParam(api),
+    ...await originParam(api),
     limit: limit + 1,
     offset,
     sourceFilter: source === null ? null : [source],
@@ -449,7 +465,7 @@ async function usage(api: ApiRequest): Promise<Response> {
   }
   const since = timeParam(api.url, "since", api.now, timeZone);
   const source = textParam(api.url, "source");
-  const origin = originParam(api);
+  const origin = await originParam(api);
   const rows = await api.store.usageReport({ by, since, source, timeZone, ...origin });
   return json({ by, since, source, time_zone: timeZone, ...origin, rows });
 }
@@ -481,7 +497,7 @@ async function exportDownload(api: ApiRequest): Promise<Response> {
     name = downloadName(id);
     title = record.title || id;
   } else {
-    const origin = originParam(api);
+    const origin = await originParam(api);
     // What the listing's filters select: source, origin, start range (children included).
     const all = api.store.iterateExport({
       source,

@@ -120,7 +120,15 @@ describe("web handler over a PostgreSQL store that sync fills", { skip: PG_SKIP 
     const hits = (await get("/api/search?q=docker&origin=web-1")).body.hits;
     assert.ok(hits.length > 0);
     assert.ok(hits.every((hit: { session_id: string }) => hit.session_id.startsWith("web-1/")));
-    assert.deepEqual((await get("/api/search?q=docker&origin=nope")).body.hits, []);
+    // An origin the store does not record (a typo, a removed origin in a bookmark) is named.
+    for (const path of ["/api/search?q=docker&origin=nope", "/api/sessions?origin=nope"]) {
+      const unknown = await get(path);
+      assert.equal(unknown.status, 400, path);
+      assert.match(
+        unknown.body.error.message,
+        /^no origin "nope" in this store: known origins are web-1, web-2$/,
+      );
+    }
     // Usage per origin, and one origin's usage.
     const perOrigin = await get("/api/usage?by=origin&since=all");
     assert.deepEqual(

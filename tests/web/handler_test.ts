@@ -259,12 +259,17 @@ describe("API", () => {
         ["order=random", "order"],
         ["from=yesterday", "from"],
         ["limit=1e3", "limit"],
+        // A page of no rows: it answered one, though the error said 0 was allowed.
+        ["limit=0", "limit must be a whole number from 1 to 200"],
       ]
     ) {
       const response = await getJson(`/api/sessions?${url}`);
       assert.equal(response.status, 400, url);
       assert.match(response.body.error.message, new RegExp(name));
     }
+    const search = await getJson("/api/search?q=docker&limit=0");
+    assert.equal(search.status, 400);
+    assert.match(search.body.error.message, /^limit must be a whole number from 1 to 200/);
   });
 
   test("GET /api/search finds English and CJK text with snippets and session titles", async () => {
