@@ -61,7 +61,7 @@ describe("doctor", () => {
     assert.equal(broken.code, 1);
     assert.match(
       broken.out,
-      /^problem +counters +1 sessions have counters that differ from their rows$/m,
+      /^problem +counters +1 session has counters that differ from their rows$/m,
     );
     assert.match(broken.out, /\nproblems found\n$/);
     const fixed = await runCli(["--db", path, "--json", "doctor", "--fix"]);

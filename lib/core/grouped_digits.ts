@@ -40,3 +40,23 @@ export function groupedInteger(n: number | bigint): string {
   const negative = whole < 0;
   return (negative ? "-" : "") + groupedDigits(String(negative ? -whole : whole));
 }
+
+/**
+ * A count and what it counts, singular for one: `1 session has`,
+ * `1,204 sessions have`.
+ *
+ * @param n The count.
+ * @param one The words after a count of one.
+ * @param many The words after any other count.
+ * @returns The text.
+ *
+ * @example
+ * ```ts
+ * import { groupedCount } from "./grouped_digits.ts";
+ * console.assert(groupedCount(1, "row has", "rows have") === "1 row has");
+ * console.assert(groupedCount(1204, "row has", "rows have") === "1,204 rows have");
+ * ```
+ */
+export function groupedCount(n: number, one: string, many: string): string {
+  return `${groupedInteger(n)} ${n === 1 ? one : many}`;
+}

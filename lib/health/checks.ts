@@ -18,7 +18,7 @@ import { checkFiles, checkFreePages, type CheckpointResult, checkWal } from "./s
 import { walSpoilingDamage } from "../sqlite/foreign_wal.ts";
 import { foreignWalHint } from "../sqlite/damaged_file.ts";
 import { recoverCommand, salvageFix } from "../core/salvage_hint.ts";
-import { groupedInteger } from "../core/grouped_digits.ts";
+import { groupedCount, groupedInteger } from "../core/grouped_digits.ts";
 
 /** Options of {@linkcode runChecks}. */
 export interface CheckOptions {
@@ -96,7 +96,7 @@ function foreignKeyFinding(db: SqliteConnection): HealthCheck {
     return finding(
       "foreign_keys",
       "problem",
-      `${groupedInteger(orphans.length)} messages belong to no session`,
+      `${groupedCount(orphans.length, "message belongs", "messages belong")} to no session`,
       {
         fix: "hermes-state doctor --fix (recreates their sessions, source 'unknown')",
         fixable: true,
@@ -109,7 +109,7 @@ function foreignKeyFinding(db: SqliteConnection): HealthCheck {
     return finding(
       "foreign_keys",
       "problem",
-      `${groupedInteger(other.length)} rows point at missing rows`,
+      `${groupedCount(other.length, "row points", "rows point")} at missing rows`,
       {
         details: other.map((v) => `${v.table} row ${v.rowid} → ${v.parent}`),
       },

@@ -10,7 +10,7 @@ import type { SqliteConnection } from "../sqlite/driver/types.ts";
 import { SCHEMA_VERSION } from "../sqlite/schema/schema_sql.ts";
 import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
 import { finding, type HealthCheck } from "../core/health_report.ts";
-import { groupedInteger } from "../core/grouped_digits.ts";
+import { groupedCount } from "../core/grouped_digits.ts";
 
 /** What one message adds to `tool_call_count`, in SQL over `messages` as `m`. */
 export const TOOL_CALLS_ADDED_SQL = `CASE WHEN m.tool_calls IS NULL THEN 0
@@ -78,7 +78,9 @@ export function checkCounters(db: SqliteConnection): HealthCheck {
   return finding(
     "counters",
     "problem",
-    `${groupedInteger(found.length)} sessions have counters that differ from their rows`,
+    `${
+      groupedCount(found.length, "session has", "sessions have")
+    } counters that differ from their rows`,
     {
       fix: "hermes-state doctor --fix (recounts them)",
       fixable: true,

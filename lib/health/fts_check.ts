@@ -20,7 +20,7 @@ import { isCorruption } from "../sqlite/integrity.ts";
 import { hasNewerLayout, newerSchemaVersion } from "../sqlite/schema/fts_layout.ts";
 import { ftsTriggerNames } from "../sqlite/schema/fts_triggers.ts";
 import { finding, type HealthCheck } from "../core/health_report.ts";
-import { groupedInteger } from "../core/grouped_digits.ts";
+import { groupedCount } from "../core/grouped_digits.ts";
 
 /** Options of {@linkcode checkFtsTable}. */
 export interface FtsCheckOptions {
@@ -180,11 +180,13 @@ function coverageFinding(
       return finding(name, "ok", `every message has its row in ${table}${scope}`);
     }
     const parts = [
-      missing.length > 0 ? `${groupedInteger(missing.length)} messages have no row` : "",
-      wrong.length > 0
-        ? `${groupedInteger(wrong.length)} rows hold other text than their message`
+      missing.length > 0
+        ? `${groupedCount(missing.length, "message has", "messages have")} no row`
         : "",
-      extra.length > 0 ? `${groupedInteger(extra.length)} rows have no message` : "",
+      wrong.length > 0
+        ? `${groupedCount(wrong.length, "row holds", "rows hold")} other text than their message`
+        : "",
+      extra.length > 0 ? `${groupedCount(extra.length, "row has", "rows have")} no message` : "",
     ].filter((part) => part !== "");
     return finding(name, "problem", `${table}: ${parts.join(", ")}${scope}`, {
       fix: FIX,

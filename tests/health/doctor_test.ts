@@ -303,11 +303,11 @@ describe("doctor()", () => {
     const report = await doctor(path);
     assert.equal(
       check(report, "coverage:messages_fts").summary,
-      "messages_fts: 1 messages have no row, 1 rows have no message",
+      "messages_fts: 1 message has no row, 1 row has no message",
     );
     assert.equal(
       check(report, "coverage:messages_fts_trigram").summary,
-      "messages_fts_trigram: 1 rows hold other text than their message",
+      "messages_fts_trigram: 1 row holds other text than their message",
     );
     const fixed = await doctor(path, { fix: true });
     assert.deepEqual(fixed.repairs.map((r) => r.name).slice(0, 2), [
@@ -377,7 +377,7 @@ describe("doctor()", () => {
     );
     db.close();
     const report = await doctor(path);
-    assert.equal(check(report, "foreign_keys").summary, "1 messages belong to no session");
+    assert.equal(check(report, "foreign_keys").summary, "1 message belongs to no session");
     const fixed = await doctor(path, { fix: true });
     assert.deepEqual(notOk(fixed.after!), []);
     using after = await SessionDB.open({ path, readonly: true });
