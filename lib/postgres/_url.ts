@@ -99,11 +99,11 @@ const SSL_MODES: Record<string, false | string> = {
 /** libpq's `target_session_attrs`; `any` (its default) is the client's default too. */
 const SESSION_ATTRS = ["any", "read-write", "read-only", "primary", "standby", "prefer-standby"];
 
-function sessionAttrsOf(value: string): string | undefined {
+function sessionAttrsOf(value: string): string {
   if (!SESSION_ATTRS.includes(value)) {
     throw invalid(`target_session_attrs must be one of ${SESSION_ATTRS.join(", ")}`, value);
   }
-  return value === "any" ? undefined : value;
+  return value;
 }
 
 function invalid(what: string, value: string): TypeError {
@@ -280,6 +280,23 @@ export function serverOptions(
       () => invalidEnv("PGCONNECT_TIMEOUT", PGCONNECT_TIMEOUT),
     );
   }
+  // The client reads PGTARGETSESSIONATTRS itself, over a URL's `any`: taken here, a read-only
+  // store judges a server by its role (_client.ts), and a value the client would refuse
+  // unexplained is named.
+  const { PGTARGETSESSIONATTRS } = env;
+  if (PGTARGETSESSIONATTRS) {
+    if (!SESSION_ATTRS.includes(PGTARGETSESSIONATTRS)) {
+      throw invalidEnv("PGTARGETSESSIONATTRS", PGTARGETSESSIONATTRS);
+    }
+    targetSessionAttrs ??= PGTARGETSESSIONATTRS;
+    if (targetSessionAttrs === "any") {
+      throw new TypeError(
+        `target_session_attrs "any" cannot be told to the client while PGTARGETSESSIONATTRS is set (current value is ${
+          quotedValue(PGTARGETSESSIONATTRS)
+        }): unset it`,
+      );
+    }
+  }
   if (!("application_name" in connection) && env.PGAPPNAME !== undefined) {
     connection.application_name = env.PGAPPNAME;
   }
@@ -295,7 +312,9 @@ export function serverOptions(
   }
   if (ssl !== undefined) out.ssl = ssl;
   if (connectTimeout !== undefined) out.connect_timeout = connectTimeout;
-  if (targetSessionAttrs !== undefined) out.target_session_attrs = targetSessionAttrs;
+  if (targetSessionAttrs !== undefined && targetSessionAttrs !== "any") {
+    out.target_session_attrs = targetSessionAttrs;
+  }
   if (passfile !== undefined) out.passfile = passfile;
   return out;
 }

@@ -95,6 +95,33 @@ describe("serverOptions() reads a URL as libpq does", () => {
     );
   });
 
+  test("target_session_attrs from the URL or PGTARGETSESSIONATTRS, which the client reads itself", () => {
+    const attrs = (url: string, env: Record<string, string> = {}) =>
+      serverOptions(url, env).target_session_attrs;
+    assert.equal(attrs("postgres://h/d?target_session_attrs=read-write"), "read-write");
+    assert.equal(attrs("postgres://h/d?target_session_attrs=any"), undefined);
+    // Taken here, so that a read-only store judges the server by its role (it was left to the
+    // client, which sent read commands' read-only sessions to no server).
+    assert.equal(attrs("postgres://h/d", { PGTARGETSESSIONATTRS: "primary" }), "primary");
+    assert.equal(
+      attrs("postgres://h/d?target_session_attrs=standby", { PGTARGETSESSIONATTRS: "primary" }),
+      "standby",
+    );
+    // The client refused these with an error of its own, seen as an unexpected one.
+    assert.throws(
+      () => attrs("postgres://h/d", { PGTARGETSESSIONATTRS: "master" }),
+      /PGTARGETSESSIONATTRS is not a value libpq takes: current value is "master"/,
+    );
+    assert.throws(
+      () => attrs("postgres://h/d", { PGTARGETSESSIONATTRS: "any" }),
+      /"any" cannot be told to the client while PGTARGETSESSIONATTRS is set .*: unset it/,
+    );
+    assert.throws(
+      () => attrs("postgres://h/d?target_session_attrs=any", { PGTARGETSESSIONATTRS: "standby" }),
+      /while PGTARGETSESSIONATTRS is set \(current value is "standby"\)/,
+    );
+  });
+
   test("bad values and parameters the client cannot honour are refused by name", () => {
     const refused = (url: string, pattern: RegExp) =>
       assert.throws(
