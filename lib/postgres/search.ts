@@ -424,6 +424,12 @@ function likeValue(column: string): string {
     ELSE substring(${column} FROM E'^(?:[^\\uE000]|\\uE000\\uE000)*') END`;
 }
 
+/** `value` as the next parameter of `params`, as the SQL reads it (`$n`). */
+function bound(value: string, params: PgValue[]): string {
+  params.push(value);
+  return `$${params.length}`;
+}
+
 /** One "contains" test over content, tool name and tool calls, as SQLite's LIKE fallback. */
 function containsCondition(term: string, params: PgValue[]): string {
   // SQLite's LIKE folds ASCII letters only: a term without any (and without NUL, which cuts
@@ -431,19 +437,20 @@ function containsCondition(term: string, params: PgValue[]): string {
   // them, ILIKE in the "C" collation, which folds those only (in the database's, a UTF-8
   // locale's, it folds É and Ü too).
   const exact = !term.includes("\u0000") && !/[A-Za-z]/.test(term);
-  const pattern = exact ? term : likePattern(term);
-  const fields = ["m.content", "m.tool_name", "m.tool_calls"].map((field) => {
-    params.push(pattern);
-    return exact
-      ? `strpos(${likeValue(field)}, $${params.length}) > 0`
-      : `${likeValue(field)} ILIKE $${params.length} COLLATE "C"`;
-  });
+  // One parameter for the three columns: with one each (and the grams'), a query of 16,384
+  // words passed the protocol's 65,535 parameters ("MAX_PARAMETERS_EXCEEDED"); twice as many
+  // pass now.
+  const pattern = bound(exact ? term : likePattern(term), params);
+  const fields = ["m.content", "m.tool_name", "m.tool_calls"].map((field) =>
+    exact
+      ? `strpos(${likeValue(field)}, ${pattern}) > 0`
+      : `${likeValue(field)} ILIKE ${pattern} COLLATE "C"`
+  );
   // A NULL column counts as not containing the term, as on SQLite.
   const like = `coalesce(${fields.join(" OR ")}, false)`;
   const grams = term.includes("\u0000") ? undefined : gramsQuery(term);
   if (grams === undefined) return like;
-  params.push(grams);
-  return `(m.search_grams @@ $${params.length}::tsquery AND ${like})`;
+  return `(m.search_grams @@ ${bound(grams, params)}::tsquery AND ${like})`;
 }
 
 /**

@@ -302,7 +302,8 @@ export function planSearch(query: string, tables: SearchTables = {}): SearchPlan
  * `Datenbankverbindung`) is no word of it, and Python finds nothing; here
  * such a query still finds those messages. Only where every alternative has
  * a word of three or more characters, which the trigram index can find
- * without reading every message.
+ * without reading every message, and for at most
+ * {@linkcode FALLBACK_WORDS_MAX} words.
  *
  * @param query What the user typed.
  * @returns The substring plan, or `undefined` when the query is not a words
@@ -314,6 +315,8 @@ export function planSearch(query: string, tables: SearchTables = {}): SearchPlan
  * console.assert(wordsFallback("docker")?.kind === "substring");
  * console.assert(wordsFallback("go") === undefined);
  * console.assert(wordsFallback("部署") === undefined);
+ * const pasted = Array.from({ length: 65 }, (_, i) => `word${i}`).join(" ");
+ * console.assert(wordsFallback(pasted) === undefined);
  * ```
  */
 export function wordsFallback(query: string): SubstringPlan | undefined {
@@ -321,8 +324,18 @@ export function wordsFallback(query: string): SubstringPlan | undefined {
   if (plan.kind !== "ranked" || plan.index !== "words") return undefined;
   const substring = planSearch(query, { fts: false, trigram: false });
   if (substring.kind !== "substring") return undefined;
+  const words = substring.condition.flatMap((clause) => [...clause.all, ...clause.none.flat()]);
+  if (words.length > FALLBACK_WORDS_MAX) return undefined;
   return trigramSuperset(substring.condition) === undefined ? undefined : substring;
 }
+
+/**
+ * The most words {@linkcode wordsFallback} searches again: a query of
+ * thousands of words (pasted text) that the word index answers with nothing
+ * costs a substring search seconds to minutes on PostgreSQL, and finds
+ * nothing more.
+ */
+export const FALLBACK_WORDS_MAX = 64;
 
 /**
  * The words a hit of `query` may be found by that its snippet does not
