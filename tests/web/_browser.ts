@@ -123,12 +123,19 @@ export async function closePage(page: Page): Promise<void> {
   await page.close();
 }
 
-/** Waits until the view has been drawn again after `action`. */
+/**
+ * Waits until the view has been drawn again after `action`: a change of the hash, a click, Back,
+ * a form's change, a live update. Also when `action` loads a new document (Back to an entry of a
+ * page since reloaded): its `data-ready` is missing until its first view is drawn.
+ */
 export async function redrawn(page: Page, action: () => Promise<unknown>): Promise<void> {
   const before = await page.evaluate(() => document.body.getAttribute("data-ready"));
   await action();
   await page.waitForFunction(
-    (old: string | null) => document.body.getAttribute("data-ready") !== old,
+    (old: string | null) => {
+      const now = document.body?.getAttribute("data-ready") ?? null;
+      return now !== null && now !== old;
+    },
     { timeout: 10_000 },
     before,
   );

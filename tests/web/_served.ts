@@ -1,12 +1,59 @@
 /**
  * Web test helpers: a copy of the v11 fixture with a session of hostile
  * content added, served in-process on a free port.
+ *
+ * A slow server, on demand: with `HERMES_TEST_SLOW_API_MS=N` in the environment, every `/api/`
+ * answer of a server the browser tests start (through {@linkcode serve}, or a handler of their
+ * own wrapped in {@linkcode slowed}) comes N milliseconds late: the request waits that long
+ * before the handler sees it. A test that passes with 0 and fails with 150 or 600 reads or
+ * clicks a view before the page has drawn it (waited for by `redrawn` in `_browser.ts`, or by
+ * what the new view shows). `HERMES_TEST_SLOW_LIVE_MS=M` holds the live stream
+ * (`/api/events`) M milliseconds more: a test that writes to see a live update must first wait
+ * until the page is live (`#live.on`), or the write lands before the stream starts and is no
+ * news to it. Run a browser test file so to check it waits for what it needs:
+ *
+ *     HERMES_TEST_SLOW_API_MS=600 bun test --timeout 60000 tests/web/browser_nav_test.ts
+ *     HERMES_TEST_SLOW_API_MS=150 HERMES_TEST_SLOW_LIVE_MS=2000 node --test tests/web/browser_test.ts
  */
+import process from "node:process";
 import { copyFixture } from "../_helpers.ts";
 import { openStore } from "../../lib/open_store.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
-import { createHandler, type HandlerOptions } from "../../lib/web/handler.ts";
+import { createHandler, type Handler, type HandlerOptions } from "../../lib/web/handler.ts";
 import { listen } from "../../lib/web/listen.ts";
+
+/**
+ * The milliseconds the environment variable `name` says, 0 when unset or empty.
+ *
+ * @throws {Error} When it is set to anything but a whole number of milliseconds.
+ */
+export function testDelayMs(name: "HERMES_TEST_SLOW_API_MS" | "HERMES_TEST_SLOW_LIVE_MS"): number {
+  const given = process.env[name] ?? "";
+  if (given.trim() === "") return 0;
+  if (!/^\s*\d+\s*$/.test(given)) {
+    throw new Error(`${name}=${JSON.stringify(given)} is not a whole number of milliseconds`);
+  }
+  return Number(given);
+}
+
+/**
+ * `handler`, with every `/api/` request held `HERMES_TEST_SLOW_API_MS` milliseconds before it
+ * answers, the live stream `HERMES_TEST_SLOW_LIVE_MS` more (the page and its assets at once);
+ * `handler` itself when both are 0.
+ */
+export function slowed(handler: Handler): Handler {
+  const api = testDelayMs("HERMES_TEST_SLOW_API_MS");
+  const live = testDelayMs("HERMES_TEST_SLOW_LIVE_MS");
+  if (api === 0 && live === 0) return handler;
+  return async (request) => {
+    const path = new URL(request.url).pathname;
+    const delay = !path.startsWith("/api/") ? 0 : path === "/api/events" ? api + live : api;
+    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+    // The client went away meanwhile (a page closed, a test over): not handed to the handler.
+    if (request.signal.aborted) return new Response(null, { status: 499 });
+    return await handler(request);
+  };
+}
 
 /** The id of the session holding hostile content. */
 export const HOSTILE_ID = "20260430_120000_hostile";
@@ -69,7 +116,8 @@ export interface Served {
 }
 
 /**
- * Serves `path` in this process.
+ * Serves `path` in this process, each `/api/` answer late when `HERMES_TEST_SLOW_API_MS` is set
+ * (see {@linkcode slowed}).
  *
  * @param path The database.
  * @param options Handler options (the host defaults to 127.0.0.1).
@@ -78,7 +126,7 @@ export interface Served {
 export async function serve(path: string, options: HandlerOptions = {}): Promise<Served> {
   const store = await openStore(path);
   const host = options.host ?? "127.0.0.1";
-  const server = await listen(createHandler(store, { pollMs: 200, ...options, host }), {
+  const server = await listen(slowed(createHandler(store, { pollMs: 200, ...options, host })), {
     host,
     port: 0,
   });

@@ -19,6 +19,7 @@ import {
   withBreakableMarker,
 } from "./_browser.ts";
 import { CHAIN, chainId, lineageDb, WIDE, wideId } from "./_lineage_db.ts";
+import { slowed } from "./_served.ts";
 
 const skip = browserSkip();
 
@@ -58,7 +59,10 @@ before(async () => {
     broken,
     () => new Error("the database went away"),
   );
-  server = await listen(createHandler(breakable, { pollMs: 100 }), { host: "127.0.0.1", port: 0 });
+  server = await listen(slowed(createHandler(breakable, { pollMs: 100 })), {
+    host: "127.0.0.1",
+    port: 0,
+  });
   origin = `http://127.0.0.1:${server.port}`;
   browser = await launchBrowser();
 });

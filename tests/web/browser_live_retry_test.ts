@@ -34,8 +34,11 @@ test("a page whose live stream was refused (503) is live once another page's pla
     const holder = await openPage(first, `${served.origin}/`);
     await holder.waitForSelector("#live.on", { timeout: 15_000 });
     const refused = await openPage(second, `${served.origin}/`);
-    // Its stream is refused while the other holds the only place.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Its stream is refused while the other holds the only place: the dot says it is retrying.
+    await refused.waitForFunction(
+      () => document.getElementById("live")!.title === "Live updates disconnected; retrying",
+      { timeout: 15_000 },
+    );
     assert.equal(await refused.$eval("#live", (n: Element) => n.classList.contains("on")), false);
     await closePage(holder);
     await refused.waitForSelector("#live.on", { timeout: 20_000 });

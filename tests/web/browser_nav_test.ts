@@ -22,6 +22,7 @@ import {
   redrawn,
   withBreakableMarker,
 } from "./_browser.ts";
+import { slowed } from "./_served.ts";
 
 const skip = browserSkip();
 
@@ -75,7 +76,7 @@ before(async () => {
     broken,
     () => Object.assign(new Error("the file went away"), { name: "OpenError" }),
   );
-  server = await listen(createHandler(breakable, { pollMs: 100 }), {
+  server = await listen(slowed(createHandler(breakable, { pollMs: 100 })), {
     host: "127.0.0.1",
     port: 0,
   });

@@ -22,6 +22,7 @@ import {
   openPage,
   type Page,
 } from "./_browser.ts";
+import { slowed } from "./_served.ts";
 
 const skip = PG_SKIP || browserSkip();
 
@@ -63,7 +64,10 @@ describe("the session browser over PostgreSQL, two hosts with the same sessions"
       await client.close();
     }
     store = await openStore(schemaUrl(schema), { readonly: true });
-    server = await listen(createHandler(store, { pollMs: 200 }), { host: "127.0.0.1", port: 0 });
+    server = await listen(slowed(createHandler(store, { pollMs: 200 })), {
+      host: "127.0.0.1",
+      port: 0,
+    });
     origin = `http://127.0.0.1:${server.port}`;
     browser = await launchBrowser();
   });

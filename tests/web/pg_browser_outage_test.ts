@@ -23,6 +23,7 @@ import {
   redrawn,
 } from "./_browser.ts";
 import { type PgRelay, startPgRelay } from "./_pg_relay.ts";
+import { slowed } from "./_served.ts";
 
 const skip = PG_SKIP || browserSkip();
 
@@ -70,7 +71,7 @@ describe("the session browser over PostgreSQL when something stops", { skip }, (
     }
     relay = await startPgRelay();
     store = await openStore(`${relay.url}?schema=${schema}`, { readonly: true });
-    handler = createHandler(store, { pollMs: 100 });
+    handler = slowed(createHandler(store, { pollMs: 100 }));
     server = await listen(handler, { host: "127.0.0.1", port: 0 });
     origin = `http://127.0.0.1:${server.port}`;
     browser = await launchBrowser();
