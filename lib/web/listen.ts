@@ -276,6 +276,13 @@ async function listenNode(handler: Handler, options: ListenOptions): Promise<Lis
       return;
     }
     const reader = response.body.getReader();
+    // The client may have gone while the handler worked: an abort listened for after it fired
+    // never ran, and a live stream so answered polled on for good.
+    if (controller.signal.aborted) {
+      void reader.cancel().catch(() => {});
+      res.destroy();
+      return;
+    }
     controller.signal.addEventListener("abort", () => void reader.cancel().catch(() => {}));
     try {
       while (true) {
