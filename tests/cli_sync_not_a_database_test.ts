@@ -1,5 +1,6 @@
 /**
- * `sync` of a file that is not a database said "nothing was changed", yet left an origin of that file on
+ * `sync` of a file that is not a database said "nothing was changed", yet
+ * left an origin of that file on
  * the server (`origins` listed it with no pass, and `doctor` then warned of a
  * file without a pass for a week). The file is now opened before its origin
  * is registered: a failing file leaves the server as it was, and the next

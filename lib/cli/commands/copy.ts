@@ -30,6 +30,9 @@ import { renamedNote } from "../renamed_note.ts";
 import { isMissing, noDatabaseError } from "../missing_store.ts";
 import { diskFullReason, isDiskFull } from "../../sqlite/disk_space.ts";
 import { delay } from "../../core/delay.ts";
+import { quotedValue } from "../../core/shown_value.ts";
+import { realpathSync } from "node:fs";
+import { hostname } from "node:os";
 import { SESSION_META_PREFIXES } from "../../core/session_meta.ts";
 
 const USAGE = `Usage: hermes-state copy [options] SRC DEST
@@ -170,6 +173,36 @@ async function carrySessionMeta(
   return written;
 }
 
+/**
+ * Refuses to copy a file that `sync` ships from this host into `target`:
+ * its sessions are there already, under their origin's ids (`web-1/ID`), and
+ * a copy would store each a second time under its bare id, which no later
+ * pass removes.
+ *
+ * @throws {CommandError} Naming the origin, and what to do instead.
+ */
+async function refuseSyncedFile(src: string, target: SessionStore): Promise<void> {
+  const synced = syncedStore(target);
+  if (synced === undefined) return;
+  let real: string;
+  try {
+    real = realpathSync(sqlitePath(src));
+  } catch {
+    return;
+  }
+  const host = hostname();
+  const origin = (await synced.syncOrigins()).find((one) => one.path === real && one.host === host);
+  if (origin === undefined) return;
+  throw new CommandError(
+    `Cannot copy ${src} into ${target.target}: it is the file of origin ${
+      quotedValue(origin.origin)
+    } there, whose sessions it holds already as ${origin.origin}/ID; a copy would store each ` +
+      `again under its bare id. "hermes-state sync ${src} --to ${target.target}" ships its ` +
+      `changes; to copy it anyway, remove the origin first ` +
+      `(hermes-state origins --remove ${origin.origin})`,
+  );
+}
+
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const [src, dest] = args.positionals;
   if (!isPostgresTarget(src) && !isPostgresTarget(dest)) {
@@ -201,6 +234,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const stopListening = ctx.io.onInterrupt?.((signal) => interrupted = signal);
   try {
     const target = await ctx.openStore({ path: dest, create: true });
+    if (!isPostgresTarget(src)) await refuseSyncedFile(src, target);
     const replace = args.flag("replace");
     const links: ParentLink[] = [];
     const progress = new Progress(ctx.io, "Copied");
