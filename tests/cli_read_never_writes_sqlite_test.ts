@@ -37,11 +37,13 @@ async function whileServing(
   const io = interruptibleIo();
   const running = main(["--db", path, "serve", "--port", "0"], io);
   let url: string | undefined;
-  for (let tries = 0; url === undefined && tries < 200; tries++) {
+  // Counted in time, not tries: on a loaded machine 200 tries of 25 ms ended before serve started.
+  const deadline = Date.now() + 30_000;
+  while (url === undefined && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 25));
     url = /Open (http:\S+)/.exec(io.out)?.[1];
   }
-  assert.ok(url !== undefined, `serve did not start: ${io.err}`);
+  assert.ok(url !== undefined, `serve did not start in 30 s: ${io.err}`);
   const get = async (route: string) => {
     const response = await fetch(new URL(route, url));
     return { status: response.status, body: await response.text() };

@@ -263,6 +263,22 @@ export function startPythonWriter(
   );
 }
 
+/**
+ * Waits until `writer`, which numbers its tokens `<name>x0`, `<name>x1`, … and prints
+ * `ack <token>` after each append (`_writer.ts`, whose `name` is `w` from
+ * {@linkcode startOurWriter}, and the Python writers), has acknowledged `count` appends: a
+ * loaded machine may give a writer only a few in a fixed while.
+ *
+ * @returns Its acknowledgement of append number `count`.
+ */
+export function appended(writer: Worker, name: string, count: number): Promise<string> {
+  const ack = `ack ${name}x${count - 1}`;
+  return writer.waitFor(
+    (line) => line === ack || line.startsWith(`${ack} `),
+    `its append number ${count}`,
+  );
+}
+
 /** The seed of this run: `$RELIABILITY_SEED`, else derived from the clock. */
 export function runSeed(): number {
   const given = process.env.RELIABILITY_SEED;

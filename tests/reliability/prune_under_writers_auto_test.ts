@@ -13,7 +13,7 @@ import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { doctor } from "../../lib/health/doctor.ts";
 import { tempDir } from "../_helpers.ts";
-import { delay, runSeed, startOurWriter, startPythonWriter } from "./_runtimes.ts";
+import { appended, runSeed, startOurWriter, startPythonWriter } from "./_runtimes.ts";
 import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 
 const DAY = 86_400;
@@ -46,7 +46,8 @@ for (const kind of ["SessionDB", "SessionStore"] as const) {
       await ours.waitFor((l) => l.startsWith("ready"), "ready");
       await python.waitFor((l) => l.startsWith("ready"), "ready");
       writeFileSync(start, "");
-      await delay(50);
+      // Both writing when the prune starts.
+      await Promise.all([appended(ours, "w", 1), appended(python, "p", 1)]);
       let result;
       if (kind === "SessionDB") {
         using db = await SessionDB.open({ path });
@@ -61,7 +62,9 @@ for (const kind of ["SessionDB", "SessionStore"] as const) {
       }
       assert.equal(result.error, undefined, String(result.cause));
       assert.equal(result.pruned, OLD);
-      await delay(50);
+      // Each writer gets a few appends in, however little of the machine it had during the prune
+      // (a fixed 50 ms more gave Python 5 appends on a loaded machine).
+      await Promise.all([appended(ours, "w", 6), appended(python, "p", 6)]);
       ours.kill("SIGKILL");
       python.kill("SIGKILL");
       await Promise.all([ours.exited, python.exited]);

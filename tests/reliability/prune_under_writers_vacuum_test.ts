@@ -12,6 +12,7 @@ import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { doctor } from "../../lib/health/doctor.ts";
 import { tempDir } from "../_helpers.ts";
 import {
+  appended,
   delay,
   runSeed,
   startOurWriter,
@@ -66,6 +67,8 @@ for (const runtime of workerRuntimes(["deno", "bun", "node"])) {
         runs.push(await cli(runtime, ["--db", path, "--json", "vacuum"]));
         await delay(50);
       }
+      // Each writer gets a few appends in, however little of the machine it had meanwhile.
+      await Promise.all([appended(ours, "w", 11), appended(python, "p", 11)]);
       writeFileSync(stop, "");
       const [read] = await reader.succeeded();
       assert.match(read ?? "", /^reads \d+ \d+/, reader.stderr);
