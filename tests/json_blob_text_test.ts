@@ -275,7 +275,7 @@ describe("the library over BLOBs in text columns", () => {
     assert.doesNotMatch(report, BYTE_OBJECT);
   });
 
-  test("a session's row, by id, by title and in its lineage, gives text for a BLOB", async () => {
+  test("a session's row and title, by id, by title and in its lineage, give text for a BLOB", async () => {
     // The child titled in TEXT: a title lookup never finds a BLOB title (SQL compares types).
     const copy = await blobDb();
     {
@@ -287,6 +287,7 @@ describe("the library over BLOBs in text columns", () => {
     for (const rows of [db, store]) {
       const one = await rows.getSession("blob_s");
       assert.deepEqual([one?.model, one?.system_prompt, one?.title], [MODEL, PROMPT, TITLE]);
+      assert.equal(await rows.getSessionTitle("blob_s"), TITLE);
       const child = await rows.getSessionByTitle("text title");
       assert.deepEqual(
         [child?.id, child?.source, child?.model, child?.end_reason],

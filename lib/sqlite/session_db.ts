@@ -42,7 +42,7 @@ import * as meta from "./meta.ts";
 import * as stats from "./stats.ts";
 import * as importing from "./import.ts";
 import { inOneRead } from "./one_read.ts";
-import { rowsWithBlobsAsText, withBlobsAsText } from "../core/blob_text.ts";
+import { blobAsText, rowsWithBlobsAsText, withBlobsAsText } from "../core/blob_text.ts";
 import * as inspecting from "./inspect.ts";
 import * as sourceUsage from "./source_usage.ts";
 import * as pruneCandidates from "./prune_candidates.ts";
@@ -1341,7 +1341,8 @@ export class SessionDB {
    * ```
    */
   getSessionTitle(id: string): string | null | undefined {
-    return titles.getSessionTitle(this.#store, id);
+    // A BLOB title (Python's sqlite3 stores `bytes` so) is its text, as in every row read.
+    return blobAsText(titles.getSessionTitle(this.#store, id));
   }
 
   /**
