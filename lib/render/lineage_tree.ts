@@ -6,7 +6,6 @@
  * @module
  */
 import type { SessionRow } from "../core/types.ts";
-import { blobAsText } from "../core/blob_text.ts";
 
 /** How a session relates to its parent. */
 export type LineageRelation = "root" | "compression" | "branch" | "child";
@@ -48,8 +47,8 @@ function relationOf(parent: SessionRow | undefined, child: SessionRow): LineageR
 /**
  * The tree of `rows` (a root first, then its descendants, as
  * `getDescendants` returns them): each row under its parent, children oldest
- * first, every session once even in a cycle. A BLOB in a column meant for
- * text is shown as its UTF-8 text (`core/blob_text.ts`).
+ * first, every session once even in a cycle. The rows' BLOBs are text
+ * already: the stores read them so (`SessionRow`).
  *
  * @param rows The root and its descendants.
  * @returns The root node, or `undefined` when there are no rows.
@@ -80,14 +79,13 @@ export function buildLineageTree(rows: readonly SessionRow[]): LineageTreeNode |
     const kids = (children.get(row.id) ?? [])
       .filter((kid) => !seen.has(kid.id))
       .sort((a, b) => a.started_at - b.started_at || a.id.localeCompare(b.id));
-    // A BLOB where text belongs (Python's sqlite3 stores `bytes` so) is shown as its UTF-8 text.
     return {
-      id: blobAsText(row.id),
-      title: blobAsText(row.title),
-      source: blobAsText(row.source),
+      id: row.id,
+      title: row.title,
+      source: row.source,
       started_at: row.started_at,
       ended_at: row.ended_at,
-      end_reason: blobAsText(row.end_reason),
+      end_reason: row.end_reason,
       message_count: row.message_count,
       relation: relationOf(parent, row),
       children: kids.map((kid) => node(kid, row)),

@@ -23,7 +23,6 @@ import { HttpError, json, withSecurityHeaders } from "./respond.ts";
 import { isShownInTranscript, newestMessageId } from "../core/message_row.ts";
 import { syncedStore } from "../core/synced_store.ts";
 import { originRecord } from "../render/origin_record.ts";
-import { blobAsText, withBlobsAsText } from "../core/blob_text.ts";
 import { MAX_SESSION_ID, sessionNotFound } from "./session_id_param.ts";
 import { downloadName } from "./download_name.ts";
 
@@ -357,10 +356,10 @@ async function hostIds(store: SessionStore, typed: string): Promise<readonly str
 async function namedSession(store: SessionStore, session: SessionRow) {
   return {
     id: session.id,
-    title: blobAsText(session.title),
+    title: session.title,
     // Only an untitled session needs its first words to be told apart.
     preview: session.title ? "" : await listingPreview(store, session),
-    source: blobAsText(session.source),
+    source: session.source,
     started_at: session.started_at,
   };
 }
@@ -370,7 +369,7 @@ async function sessionName(
   store: SessionStore,
   hit: SearchHit,
 ): Promise<{ title: string | null; preview: string }> {
-  const title = blobAsText(await store.getSessionTitle(hit.session_id)) ?? null;
+  const title = await store.getSessionTitle(hit.session_id) ?? null;
   if (title) return { title, preview: "" };
   const session = await store.getSession(hit.session_id);
   return { title, preview: session === undefined ? "" : await listingPreview(store, session) };
@@ -428,8 +427,7 @@ async function transcript(api: ApiRequest, id: string): Promise<Response> {
   const fresh = since === undefined ? [] : messages.filter((message) => message.id > since.after);
   const appended = since !== undefined && messages.length - fresh.length === since.shown;
   return json({
-    // A BLOB where text belongs (Python's sqlite3 stores `bytes` so) is sent as its UTF-8 text.
-    session: withBlobsAsText({ ...session }),
+    session,
     messages: appended ? fresh : messages,
     appended,
     newest: newestMessageId(rows),
