@@ -11,6 +11,16 @@ import { shellWord } from "../core/shell_word.ts";
 import { looksLikeJsonLines } from "./sqlite_header.ts";
 
 /**
+ * The command that reads the JSON Lines file `path` into a new store.
+ *
+ * @param path The file, as the user gave it.
+ * @returns The command line.
+ */
+export function importCommand(path: string): string {
+  return `hermes-state --db NEW.db import ${shellWord(path)}`;
+}
+
+/**
  * The line to report for `error` when it is the refused open of a JSON
  * Lines file, naming `import`.
  *
@@ -24,5 +34,5 @@ export function jsonLinesGivenAsDatabase(error: unknown): string | undefined {
   if (!looksLikeJsonLines(error.path)) return undefined;
   return `Cannot open database ${JSON.stringify(error.path)}: it is a JSON Lines file ` +
     `(an export?), not a database; nothing was changed. To read it into a store: ` +
-    `hermes-state --db NEW.db import ${shellWord(error.path)}`;
+    importCommand(error.path);
 }

@@ -4,6 +4,7 @@
  * @module
  */
 import { looksLikeJsonLines } from "../sqlite_header.ts";
+import { importCommand } from "../not_a_database.ts";
 import { shellWord } from "../../core/shell_word.ts";
 import { RecoverError } from "../../core/errors.ts";
 import { recoverDatabase, type RecoverResult } from "../../health/recover.ts";
@@ -63,9 +64,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     if (!(error instanceof RecoverError)) throw error;
     // Nothing found: an export given for the database is read with import.
     const hint = looksLikeJsonLines(source)
-      ? `; it is a JSON Lines file (an export?): to read it into a store, hermes-state --db NEW.db import ${
-        shellWord(source)
-      }`
+      ? `; it is a JSON Lines file (an export?): to read it into a store, ${importCommand(source)}`
       : "";
     throw new CommandError(`${error.message}${hint}`, { cause: error });
   }).finally(() => stopListening?.());
