@@ -332,19 +332,32 @@ async function wordsByTime(
   return (newest ? time > edge : time < edge) ? rows : null;
 }
 
+/** A words plan's expression and the retry tried when FTS5 would refuse it. */
+export interface WordsPlan {
+  /** The query in the search syntax. */
+  readonly expression: string;
+  /** The same with every word quoted, if any. */
+  readonly retry: string | undefined;
+}
+
 /**
- * Whether a words plan (its expression, else its retry where the first is
- * refused) matches any message with the filters.
+ * The `tsquery` of a words plan: its expression's, else its retry's when
+ * FTS5 would refuse the first; `null` when it matches nothing, `undefined`
+ * when both would be refused.
  */
+export function wordsPlanQuery(plan: WordsPlan): string | null | undefined {
+  const tsquery = wordsQuery(wordsMatch(plan.expression));
+  if (tsquery !== undefined || plan.retry === undefined) return tsquery;
+  return wordsQuery(wordsMatch(plan.retry));
+}
+
+/** Whether a words plan matches any message with the filters. */
 async function wordsFound(
   query: PgQuery,
-  plan: { readonly expression: string; readonly retry: string | undefined },
+  plan: WordsPlan,
   options: PgSearchOptions,
 ): Promise<boolean> {
-  let tsquery = wordsQuery(wordsMatch(plan.expression));
-  if (tsquery === undefined && plan.retry !== undefined) {
-    tsquery = wordsQuery(wordsMatch(plan.retry));
-  }
+  const tsquery = wordsPlanQuery(plan);
   if (tsquery == null) return false;
   const matches = await wordsMatches(query, tsquery, options);
   const rows = await query(

@@ -17,10 +17,9 @@ import {
   type PgSearchOptions,
   substringMatches,
   trigramMatches,
-  wordsMatch,
   wordsMatches,
+  wordsPlanQuery,
 } from "./search.ts";
-import { wordsQuery } from "./text_search.ts";
 
 /** How many of `matches` there are, up to `upTo`. */
 async function countMatches(query: PgQuery, matches: Matches, upTo: number): Promise<number> {
@@ -46,10 +45,7 @@ async function planMatches(
   if (plan.kind === "substring") return substringMatches(plan.condition, options);
   if (plan.index === "trigram") return trigramMatches(plan.expression, plan.check, options);
   // A words query FTS5 would refuse is searched again as its retry, as the search does.
-  let tsquery = wordsQuery(wordsMatch(plan.expression));
-  if (tsquery === undefined && plan.retry !== undefined) {
-    tsquery = wordsQuery(wordsMatch(plan.retry));
-  }
+  const tsquery = wordsPlanQuery(plan);
   return tsquery == null ? tsquery : await wordsMatches(query, tsquery, options);
 }
 
