@@ -37,10 +37,11 @@ import type { ContextMessage, SearchHit } from "../core/types.ts";
 import type { PgQuery, PgRow, PgValue } from "./_client.ts";
 import type { OriginFilter } from "./postgres_store.ts";
 import { SEARCH_COLUMNS_SQL, SEARCH_DOCUMENT_SQL } from "./schema.ts";
-import { gramsQuery, trigramSql, withoutContentFilter, wordsQuery } from "./text_search.ts";
+import { trigramSql, withoutContentFilter, wordsQuery } from "./text_search.ts";
 import { trigramSnippet, wordsSnippet } from "../core/search/fts5_snippet.ts";
 import { substringSnippet } from "../core/search/substring_snippet.ts";
 import { jsonParam } from "./_text_codec.ts";
+import { conditionSql } from "./substring_condition.ts";
 
 /** A search's options, with the engine's origin filter. */
 export type PgSearchOptions = SearchOptions & OriginFilter;
@@ -413,73 +414,6 @@ async function trigramPage(
   );
   for (const row of rows) row.snippet = trigramSnippet(String(row._document), match);
   return rows;
-}
-
-/**
- * SQLite's LIKE reads its pattern and its value as C strings, up to the
- * first NUL: a pattern is cut there (so a term that starts with NUL matches
- * any value), and a value is seen up to its first NUL (so multimodal
- * content, which starts with one, is never matched). This is what the
- * SQLite engine (and Python) answer, so it is what this one answers too.
- */
-function likePattern(term: string): string {
-  return containsPattern(term).split("\u0000")[0];
-}
-
-/**
- * The text SQLite's LIKE sees of a column: up to the first NUL, stored as
- * U+E000 "0" by the text codec, which stores a U+E000 as U+E000 U+E000. The
- * cut takes the pairs in order (a U+E000 then "0" is not a NUL), and only
- * runs on a value that holds U+E000 "0" at all (a strpos, cheap).
- */
-function likeValue(column: string): string {
-  return `CASE WHEN strpos(${column}, E'\\uE000' || '0') = 0 THEN ${column}
-    ELSE substring(${column} FROM E'^(?:[^\\uE000]|\\uE000\\uE000)*') END`;
-}
-
-/** `value` as the next parameter of `params`, as the SQL reads it (`$n`). */
-function bound(value: string, params: PgValue[]): string {
-  params.push(value);
-  return `$${params.length}`;
-}
-
-/** One "contains" test over content, tool name and tool calls, as SQLite's LIKE fallback. */
-function containsCondition(term: string, params: PgValue[]): string {
-  // SQLite's LIKE folds ASCII letters only: a term without any (and without NUL, which cuts
-  // the pattern) is matched exactly, by strpos, which is also far cheaper than ILIKE. With
-  // them, ILIKE in the "C" collation, which folds those only (in the database's, a UTF-8
-  // locale's, it folds É and Ü too).
-  const exact = !term.includes("\u0000") && !/[A-Za-z]/.test(term);
-  // One parameter for the three columns: with one each (and the grams'), a query of 16,384
-  // words passed the protocol's 65,535 parameters ("MAX_PARAMETERS_EXCEEDED"); twice as many
-  // pass now.
-  const pattern = bound(exact ? term : likePattern(term), params);
-  const fields = ["m.content", "m.tool_name", "m.tool_calls"].map((field) =>
-    exact
-      ? `strpos(${likeValue(field)}, ${pattern}) > 0`
-      : `${likeValue(field)} ILIKE ${pattern} COLLATE "C"`
-  );
-  // A NULL column counts as not containing the term, as on SQLite.
-  const like = `coalesce(${fields.join(" OR ")}, false)`;
-  const grams = term.includes("\u0000") ? undefined : gramsQuery(term);
-  if (grams === undefined) return like;
-  return `(m.search_grams @@ ${bound(grams, params)}::tsquery AND ${like})`;
-}
-
-/**
- * A {@linkcode Condition} as SQL: an OR of clauses, each "every word of
- * `all`, and not every word of any group of `none`" (a NULL column counts
- * as not containing the word, as on SQLite).
- */
-function conditionSql(condition: Condition, params: PgValue[]): string {
-  // The CJK gram test stays outside any coalesce, where the planner sees it and uses its index.
-  const every = (words: readonly string[]) =>
-    words.map((word) => containsCondition(word, params)).join(" AND ");
-  const clauses = condition.map((clause) => {
-    const parts = [every(clause.all), ...clause.none.map((group) => `NOT (${every(group)})`)];
-    return `(${parts.join(" AND ")})`;
-  });
-  return `(${clauses.join(" OR ")})`;
 }
 
 /**

@@ -5,8 +5,10 @@
  * wildcards and spaces. And search never throws on user text, however long:
  * a pasted text of tens of thousands of words (PostgreSQL recursed once per
  * word of a flat `tsquery` and overflowed its stack), one whose words add
- * up to over the 1 MB a `tsquery` may hold, and a CJK text with more
- * substring grams than that. The SQLite engine answers the same queries
+ * up to over the 1 MB a `tsquery` may hold, a CJK text with more
+ * substring grams than that, and tens of thousands of short CJK words
+ * (searched by substring, a parameter each: more than the protocol's
+ * 65,535 parameters). The SQLite engine answers the same queries
  * (seconds per query there, so they are here rather than in the
  * conformance suite).
  */
@@ -255,5 +257,47 @@ test("a CJK search of more grams than a tsquery holds is matched by substring al
     assert.equal(await found(store, long), 1);
     assert.equal(await found(store, long + "数"), 0);
     assert.equal(await found(store, "数据库"), 1);
+  });
+});
+
+test("a CJK search of 33,000 short words answers as the SQLite store does, with OR and NOT too", {
+  skip: PG_SKIP,
+  timeout: 180_000,
+}, async () => {
+  // Two characters each, all distinct: every word binds two parameters when bound one by one,
+  // and 33,000 of them passed the protocol's 65,535 ("MAX_PARAMETERS_EXCEEDED").
+  const words = Array.from(
+    { length: 33_000 },
+    (_, i) => String.fromCharCode(0x4e00 + i % 20_000, 0x4e00 + Math.floor(i / 20_000)),
+  );
+  const contents = [
+    words.join(""),
+    `${words.slice(0, 300).join("")} Docker`,
+    `${words[7]} only`,
+    "nothing here",
+  ];
+  const queries = [
+    words.join(" "),
+    words.join(" OR "),
+    `${words.slice(0, 299).join(" ")} NOT ${words[32_999]}`,
+    `${words.slice(0, 299).join(" ")} docker`,
+    `${words.slice(0, 299).join(" ")} NOT docker`,
+    `${words.slice(0, 400).join(" ")} OR ${words[7]}`,
+  ];
+  const ids = (hits: readonly { id: number }[]) => hits.map((hit) => hit.id).sort();
+  await using lite = await openStore(tempDbPath());
+  await lite.createSession("s", "cli");
+  for (const content of contents) await lite.appendMessage("s", { role: "user", content });
+  const expected: number[][] = [];
+  for (const query of queries) expected.push(ids(await lite.searchMessages(query, { limit: 10 })));
+  assert.deepEqual(expected, [[1], [1, 2, 3], [2], [2], [1], [1, 2, 3]]);
+  await withStore(contents, async (store) => {
+    for (const [i, query] of queries.entries()) {
+      assert.deepEqual(
+        ids(await store.searchMessages(query, { limit: 10 })),
+        expected[i],
+        `query ${i}`,
+      );
+    }
   });
 });
