@@ -288,8 +288,14 @@ test("a CJK search of 33,000 short words answers as the SQLite store does, with 
   await using lite = await openStore(tempDbPath());
   await lite.createSession("s", "cli");
   for (const content of contents) await lite.appendMessage("s", { role: "user", content });
+  // The SQLite store's answers; it takes 13 s over the OR of every word, whose answer is
+  // plain (each message but the last holds a word), so that one is written out.
   const expected: number[][] = [];
-  for (const query of queries) expected.push(ids(await lite.searchMessages(query, { limit: 10 })));
+  for (const query of queries) {
+    expected.push(
+      query === queries[1] ? [1, 2, 3] : ids(await lite.searchMessages(query, { limit: 10 })),
+    );
+  }
   assert.deepEqual(expected, [[1], [1, 2, 3], [2], [2], [1], [1, 2, 3]]);
   await withStore(contents, async (store) => {
     for (const [i, query] of queries.entries()) {
