@@ -9,7 +9,13 @@
 import type { SessionStore } from "../core/session_store.ts";
 import { quotedValue } from "../core/shown_value.ts";
 import type { SearchOptions } from "../core/search/options.ts";
-import type { RichSessionRow, SearchHit, SessionExport, SessionRow } from "../core/types.ts";
+import type {
+  MessageRow,
+  RichSessionRow,
+  SearchHit,
+  SessionExport,
+  SessionRow,
+} from "../core/types.ts";
 import { parseSince, USAGE_GROUPINGS, type UsageGrouping } from "../core/usage.ts";
 import { checkTimeZone } from "../core/time_zone.ts";
 import { EXPORT_MEDIA_TYPES, type ExportFormat, exportStream } from "./export_stream.ts";
@@ -59,6 +65,11 @@ export interface ApiRequest {
    * in milliseconds (the server's request time limit). @default {10000}
    */
   readonly timeoutMs?: number;
+  /**
+   * How many messages a transcript answer holds when the request does not say (`limit`).
+   * @default {TRANSCRIPT_PAGE}
+   */
+  readonly transcriptPage?: number;
   /** The server's count of open live streams; none means no limit. */
   readonly liveStreams?: LiveStreamLimit;
   /** Aborts when the request is given up on (timed out, or its client gone). */
@@ -401,21 +412,100 @@ async function listingPreview(store: SessionStore, session: SessionRow): Promise
 }
 
 /**
- * A session's transcript. With `after` (the newest message id the page has
- * read, hidden rows included) and `shown` (how many messages it shows), only
- * the messages after it are sent while those it shows are all still there
- * (`appended: true`, as a running gateway writes); anything else (a rewind, a
- * compaction, a rewrite, a deletion) sends the whole transcript again. The
- * rows are read whole either way: a rewind changes rows in place and no count.
+ * How many messages a transcript answer holds unless `limit` (or the
+ * server's `transcriptPage`) says otherwise: a session of 200,000 messages is
+ * some 75 MB of JSON, which no tab draws; a few thousand are drawn at once.
+ */
+export const TRANSCRIPT_PAGE = 5000;
+/** The most messages one transcript answer may be asked for. */
+export const MAX_TRANSCRIPT_PAGE = 1_000_000;
+/** How many messages a transcript opened at one (`m`) shows above it. */
+const ABOVE_TARGET = 20;
+
+/** A message id parameter, or `undefined` when it is not given. */
+function messageIdParam(url: URL, name: string): number | undefined {
+  return url.searchParams.has(name) ? intParam(url, name, 0, Number.MAX_SAFE_INTEGER) : undefined;
+}
+
+/** Where message `id` is in `messages`; a 409 naming it when it is not there any more. */
+function placeOf(messages: readonly MessageRow[], id: number, name: string): number {
+  const at = messages.findIndex((message) => message.id === id);
+  if (at < 0) {
+    throw new HttpError(
+      409,
+      `${name}: the transcript shows no message ${id} (any more): reload it`,
+    );
+  }
+  return at;
+}
+
+/** The part of a transcript an answer holds: messages `start` to `end` (not included). */
+interface Window {
+  readonly start: number;
+  readonly end: number;
+}
+
+/**
+ * The window of `messages` (those a transcript shows, in its order) the URL asks for, at most
+ * `limit` long: the messages `before` one, `beyond` one, `from` one on, around `m`, else the
+ * newest.
+ */
+function transcriptWindow(url: URL, messages: readonly MessageRow[], limit: number): Window {
+  const newest = { start: Math.max(0, messages.length - limit), end: messages.length };
+  const before = messageIdParam(url, "before");
+  if (before !== undefined) {
+    const end = placeOf(messages, before, "before");
+    return { start: Math.max(0, end - limit), end };
+  }
+  const beyond = messageIdParam(url, "beyond");
+  if (beyond !== undefined) {
+    const start = placeOf(messages, beyond, "beyond") + 1;
+    return { start, end: Math.min(messages.length, start + limit) };
+  }
+  // A window the page shows again (it was opened at an earlier message): from its first one;
+  // the newest when that one is gone.
+  const from = messageIdParam(url, "from");
+  const at = from ?? messageIdParam(url, "m");
+  const place = at === undefined ? -1 : messages.findIndex((message) => message.id === at);
+  if (place < 0 || place >= newest.start) return newest;
+  const start = from !== undefined ? place : Math.max(0, place - ABOVE_TARGET);
+  return { start, end: Math.min(messages.length, start + limit) };
+}
+
+/**
+ * A session's transcript, a page of it: the newest `limit` messages
+ * (the server's `transcriptPage`, {@linkcode TRANSCRIPT_PAGE} by default), with how many the session shows
+ * before them (`earlier`) and after them (`later`). `before` (a message id)
+ * asks for the page before that message, `beyond` for the page after it,
+ * `from` for the page that starts at it, and `m` for the page that holds it
+ * (with a few messages above it); a `before` or `beyond` message no longer
+ * there is a 409.
+ *
+ * With `after` (the newest message id the page has read, hidden rows
+ * included) and `shown` (how many messages it shows: from `first`, a message
+ * id, or from the session's first message when `first` is not given, up to
+ * `after`), only the messages after it are sent while those it shows are all
+ * still there (`appended: true`, as a running gateway writes) and they are at
+ * most `limit`; anything else (a rewind, a compaction, a rewrite, a deletion)
+ * sends the newest page again. The rows are read whole either way: a rewind
+ * changes rows in place and no count.
  */
 async function transcript(api: ApiRequest, id: string): Promise<Response> {
   const session = await api.store.getSession(id);
   if (session === undefined) throw new HttpError(404, sessionNotFound(id));
   const url = api.url;
+  const limit = intParam(
+    url,
+    "limit",
+    api.transcriptPage ?? TRANSCRIPT_PAGE,
+    MAX_TRANSCRIPT_PAGE,
+    1,
+  );
   const since = url.searchParams.has("after")
     ? {
       after: intParam(url, "after", 0, Number.MAX_SAFE_INTEGER),
       shown: intParam(url, "shown", 0, Number.MAX_SAFE_INTEGER),
+      first: messageIdParam(url, "first"),
     }
     : undefined;
   const [rows, lineage, synced] = await Promise.all([
@@ -425,12 +515,23 @@ async function transcript(api: ApiRequest, id: string): Promise<Response> {
   ]);
   const messages = rows.filter(isShownInTranscript);
   const fresh = since === undefined ? [] : messages.filter((message) => message.id > since.after);
-  const appended = since !== undefined && messages.length - fresh.length === since.shown;
+  const first = since?.first === undefined
+    ? 0
+    : messages.findIndex((message) => message.id === since.first);
+  const appended = since !== undefined && first >= 0 && fresh.length <= limit &&
+    messages.length - fresh.length - first === since.shown;
+  const window = appended
+    ? { start: messages.length - fresh.length, end: messages.length }
+    : transcriptWindow(url, messages, limit);
   return json({
     session,
-    messages: appended ? fresh : messages,
+    messages: appended ? fresh : messages.slice(window.start, window.end),
     appended,
     newest: newestMessageId(rows),
+    // How many messages the session shows before this page's (those of the page the reader
+    // sees, when appended), and after them.
+    earlier: appended ? first : window.start,
+    later: messages.length - window.end,
     lineage,
     // The origin `sync` shipped it from (PostgreSQL), else null.
     origin: synced?.get(id) ?? null,
@@ -669,7 +770,11 @@ export async function handleApi(api: ApiRequest): Promise<Response> {
         readonly: api.store.readonly || !api.allowWrites,
         allowWrites: api.allowWrites && !api.store.readonly,
         csrf: api.csrf,
-        limits: { page: MAX_PAGE, query: MAX_QUERY },
+        limits: {
+          page: MAX_PAGE,
+          query: MAX_QUERY,
+          transcript: api.transcriptPage ?? TRANSCRIPT_PAGE,
+        },
       });
     }
     if (path === "/api/sessions") return await listSessions(api);

@@ -12,7 +12,7 @@ import type { SearchOptions } from "../core/search/options.ts";
 import type { SessionStore } from "../core/session_store.ts";
 import type { SearchHit } from "../core/types.ts";
 import { AnswerCache } from "./answer_cache.ts";
-import { handleApi } from "./api.ts";
+import { handleApi, MAX_TRANSCRIPT_PAGE } from "./api.ts";
 import { ASSETS, INDEX_HTML } from "./assets/assets.ts";
 import { HttpError, jsonError, withSecurityHeaders } from "./respond.ts";
 import {
@@ -62,6 +62,12 @@ export interface HandlerOptions {
    * @default {64}
    */
   readonly maxLiveStreams?: number;
+  /**
+   * How many messages a transcript answer holds when the page does not say: the newest, with
+   * a button for the earlier ones.
+   * @default {5000}
+   */
+  readonly transcriptPage?: number;
   /** The clock, Unix seconds. */
   readonly now?: () => number;
   /**
@@ -79,6 +85,14 @@ export interface HandlerOptions {
    */
   readonly logError?: (line: string) => void;
 }
+
+/**
+ * The header of a read answer that names the store's change marker
+ * (`dataVersion`) read before the answer was: the answer holds every write
+ * up to it. The page compares it with the live stream's `hello` and `change`
+ * events, and draws the view again when they differ.
+ */
+export const DATA_VERSION_HEADER = "x-hermes-data-version";
 
 /** The read routes whose answers depend only on the URL and the store's data. */
 const CACHED = /^\/api\/(sessions(\/[^/]+)?|session|search|resolve|sources|origins|usage)$/;
@@ -251,6 +265,12 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
       `Cannot serve on ${host} without a token: a non-loopback address needs one`,
     );
   }
+  const page = options.transcriptPage;
+  if (page !== undefined && !(Number.isInteger(page) && page >= 1 && page <= MAX_TRANSCRIPT_PAGE)) {
+    throw new TypeError(
+      `transcriptPage must be a whole number from 1 to ${MAX_TRANSCRIPT_PAGE}: current value is ${page}`,
+    );
+  }
   const extraNames: string[] = [];
   const publicUrl = options.publicUrl ? new URL(options.publicUrl) : null;
   if (publicUrl !== null) extraNames.push(hostName(publicUrl.host));
@@ -333,6 +353,7 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
             version: VERSION,
             pollMs,
             timeoutMs,
+            transcriptPage: options.transcriptPage,
             signal,
             search: options.search ?? ((query, o) => store.searchMessages(query, o)),
             logError,
@@ -349,8 +370,11 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
           // The change marker is read within the time limit too: a database server that stops
           // answering (hung, or its network gone) gets the request its 503, not no answer.
           return await withTimeout(request, timeoutMs, async (signal) => {
+            // Read before the answer: a write in between makes the page draw again, never miss it.
             const version = await store.dataVersion();
-            return await cache.answer(version, key, api, signal);
+            const response = await cache.answer(version, key, api, signal);
+            response.headers.set(DATA_VERSION_HEADER, version);
+            return response;
           });
         }
         return await withTimeout(request, timeoutMs, api);

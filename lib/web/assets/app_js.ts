@@ -49,6 +49,14 @@ export const APP_JS = String.raw`
   var drawnToken = 0;
   // Where the reader was in the history entry they come back to, for the view drawn for it.
   var comingBack = null;
+  // The store's change marker each answer was read at (the server's x-hermes-data-version), by
+  // the answer (or the list made of it); the markers of the answers the shown view was drawn
+  // from; the newest marker the live stream told. A view drawn from an answer read before the
+  // stream's marker is drawn again: a write between the two is news that no event brings.
+  var readAt = new WeakMap();
+  var drawnAt = [];
+  var liveVersion = null;
+  var checkedKey = "";
 
   // -- DOM helpers -------------------------------------------------------
   function el(tag, props) {
@@ -143,12 +151,36 @@ export const APP_JS = String.raw`
     }).then(function (response) {
       return response.json().catch(function () { return {}; }).then(function (body) {
         if (!response.ok) throw new Error((body && body.error && body.error.message) || ("HTTP " + response.status));
+        var version = response.headers.get("x-hermes-data-version");
+        if (version !== null && body && typeof body === "object") readAt.set(body, version);
         return body;
       });
     });
   }
+  // The marker an answer (or a list made of one) was read at; undefined when none is known.
+  function versionOf(answer) { return answer && typeof answer === "object" ? readAt.get(answer) : undefined; }
+  // made was made of answer: it was read at answer's marker.
+  function madeOf(made, answer) { var v = versionOf(answer); if (v !== undefined && made && typeof made === "object") readAt.set(made, v); return made; }
+  // The view shown was drawn from these markers: drawn again at once when the live stream has
+  // told another (a write after they were read that no event will bring).
+  function drawnFrom(versions) {
+    drawnAt = versions.filter(function (v) { return typeof v === "string"; });
+    checkDrawn();
+  }
+  // Draws the view again when a marker it was drawn from is not the live stream's. Once for the
+  // same view, markers and stream marker: an answer read after a write the stream has not told
+  // yet differs too, and is not asked for again and again (its change event comes anyway).
+  function checkDrawn() {
+    if (liveVersion === null || !live.classList.contains("on")) return;
+    if (!drawnAt.some(function (v) { return v !== liveVersion; })) return;
+    var key = liveVersion + "\n" + location.hash + "\n" + drawnAt.join("\n");
+    if (key === checkedKey) return;
+    checkedKey = key;
+    onChange();
+  }
   function showError(error) {
     if (error && error.name === "AbortError") return;
+    drawnAt = [];
     clear(app);
     app.appendChild(el("p", { class: "error", role: "alert", text: String(error && error.message || error) }));
     document.body.setAttribute("data-ready", String(Date.now()));
@@ -220,13 +252,13 @@ export const APP_JS = String.raw`
   var sourcesCache = null;
   function sources() {
     if (sourcesCache) return Promise.resolve(sourcesCache);
-    return api("/api/sources").then(function (body) { sourcesCache = body.sources; return sourcesCache; });
+    return api("/api/sources").then(function (body) { sourcesCache = madeOf(body.sources, body); return sourcesCache; });
   }
   // The files sync ships to a PostgreSQL store (none on a file): a filter appears when there are some.
   var originsCache = null;
   function origins() {
     if (originsCache) return Promise.resolve(originsCache);
-    return api("/api/origins").then(function (body) { originsCache = body.origins; return originsCache; });
+    return api("/api/origins").then(function (body) { originsCache = madeOf(body.origins, body); return originsCache; });
   }
   function originSelect(originList, current) {
     if (originList.length === 0) return null;
@@ -277,6 +309,7 @@ export const APP_JS = String.raw`
       var n = body.sessions.length;
       announce(fmtCount(n) + (n === 1 ? " session" : " sessions") + (body.offset ? " from row " + fmtCount(body.offset + 1) : ""), quiet);
       swap(view, quiet);
+      drawnFrom(results.map(versionOf));
     })).catch(whileShown(token, showError));
   }
   // The listing's filters (the order is not one: it hides no session).
@@ -435,7 +468,7 @@ export const APP_JS = String.raw`
   // answer has the shape of one page: its hits, and whether there are more.
   function searchHits(query, wanted, signal) {
     var largest = (config.limits && config.limits.page) || 200;
-    var got = { hits: [], more: false };
+    var got = { hits: [], more: false, versions: [] };
     function nextPage() {
       var page = new URLSearchParams(query);
       page.set("limit", String(Math.min(largest, wanted - got.hits.length)));
@@ -443,6 +476,7 @@ export const APP_JS = String.raw`
       return api("/api/search?" + page.toString(), { signal: signal }).then(function (body) {
         got.hits = got.hits.concat(body.hits);
         got.more = body.more;
+        got.versions.push(versionOf(body));
         return got.more && body.hits.length > 0 && got.hits.length < wanted ? nextPage() : got;
       });
     }
@@ -456,7 +490,7 @@ export const APP_JS = String.raw`
     if (typed === "" || typed.length > MAX_ID) return Promise.resolve([]);
     // URLSearchParams, not encodeURIComponent: a lone surrogate in the box must not throw.
     return api("/api/resolve?" + new URLSearchParams({ id: typed }).toString(), { signal: signal }).then(function (body) {
-      return body.sessions || (body.session ? [body.session] : []);
+      return madeOf(body.sessions || (body.session ? [body.session] : []), body);
     });
   }
   // Offered above the hits, which it does not replace: the query may be words as well.
@@ -527,6 +561,7 @@ export const APP_JS = String.raw`
       view.appendChild(more);
       if (body.hits.length === 0) view.appendChild(el("p", { class: "empty", text: named.length ? "No message matches." : "Nothing found." }));
       swap(view, quiet);
+      drawnFrom(body.versions.concat(results.slice(1).map(versionOf)));
     })).catch(whileShown(token, showError));
   }
   // How long typing must pause before the query is searched for. A bare NOT is most often on its
@@ -734,6 +769,65 @@ export const APP_JS = String.raw`
     var calls = Array.isArray(m.tool_calls) ? m.tool_calls : m.tool_calls ? [m.tool_calls] : [];
     calls.forEach(function (call) { if (call && typeof call.id === "string") callers.set(call.id, m); });
   }
+  // How many messages a transcript answer holds: a session of thousands is shown a page at a
+  // time, the newest first, with a button for the page before (and after, opened at a message).
+  function transcriptPage() { return (config.limits && config.limits.transcript) || 5000; }
+  function pageButton(earlier, count) {
+    var text = (earlier ? "Show earlier messages (" : "Show later messages (") + fmtCount(count) + " more)";
+    return el("button", { type: "button", class: "more page-more", id: earlier ? "earlier-messages" : "later-messages", text: text });
+  }
+  // Notes the calls and results of messages of another page of the transcript shown.
+  function noteMessages(mine, messages) {
+    messages.forEach(function (m) {
+      if (m.role === "tool" && m.tool_call_id) mine.results.set(m.tool_call_id, m);
+      noteCalls(m, mine.callers);
+    });
+  }
+  // The page of the transcript before (earlier) or after the messages shown, put in place: above
+  // them with the reader kept where they were, or below them.
+  function loadPage(mine, earlier, button, token) {
+    button.disabled = true;
+    var path = "/api/session?id=" + encodeURIComponent(mine.id) + (earlier ? "&before=" + mine.first : "&beyond=" + mine.last) + "&limit=" + transcriptPage();
+    api(path).then(whileShown(token, function (body) {
+      if (shown !== mine || !document.getElementById("messages")) return;
+      var list = document.getElementById("messages");
+      noteMessages(mine, body.messages);
+      var batch = document.createDocumentFragment();
+      body.messages.forEach(function (m) { batch.appendChild(messageNode(m, mine.results)); });
+      var n = body.messages.length;
+      mine.count += n;
+      if (earlier) {
+        var anchor = list.firstElementChild;
+        var top = anchor ? anchor.getBoundingClientRect().top : 0;
+        list.insertBefore(batch, list.firstChild);
+        if (anchor) window.scrollBy(0, anchor.getBoundingClientRect().top - top);
+        if (n) mine.first = body.messages[0].id;
+        mine.earlier = body.earlier;
+      } else {
+        list.appendChild(batch);
+        if (n) mine.last = body.messages[n - 1].id;
+        mine.later = body.later;
+        // Shown up to the newest: live updates add below it from now on.
+        if (mine.later === 0) mine.newest = body.newest;
+      }
+      var left = earlier ? mine.earlier : mine.later;
+      if (left > 0) { button.replaceWith(pageButton(earlier, left)); wirePage(mine, earlier, token); }
+      else {
+        var next = earlier ? list.firstElementChild : list.children[list.children.length - n];
+        if (document.activeElement === button && next) { next.setAttribute("tabindex", "-1"); next.focus({ preventScroll: true }); }
+        button.remove();
+      }
+      announce("Shown " + fmtCount(n) + (earlier ? " earlier" : " later") + (n === 1 ? " message" : " messages"));
+      document.body.setAttribute("data-ready", String(Date.now()));
+    })).catch(whileShown(token, function () {
+      // The messages shown changed meanwhile (a rewind, a deletion): the transcript drawn again.
+      if (shown === mine) refreshView();
+    }));
+  }
+  function wirePage(mine, earlier, token) {
+    var button = document.getElementById(earlier ? "earlier-messages" : "later-messages");
+    if (button) button.addEventListener("click", function () { loadPage(mine, earlier, button, token); });
+  }
   // A long transcript is drawn in batches, one a task: its first messages are seen at once, and
   // the page answers the reader while the rest are drawn below them.
   var FIRST_BATCH = 150;
@@ -771,11 +865,20 @@ export const APP_JS = String.raw`
     // Drawn again with news (folds to open again, the reader's place to keep): all at once.
     drawUpTo(quiet ? messages.length : firstBatch(messages, [target, place && place.anchor && place.anchor.id.slice(2)]));
     if (messages.length === 0) list.appendChild(el("p", { class: "empty", text: "No messages." }));
+    var earlier = body.earlier || 0;
+    var later = body.later || 0;
+    if (earlier > 0) view.appendChild(pageButton(true, earlier));
     view.appendChild(list);
+    if (later > 0) view.appendChild(pageButton(false, later));
     var unfinished = drawn < messages.length;
-    announce("Session " + visible(body.session.title || id) + ", " + fmtCount(messages.length) + (messages.length === 1 ? " message" : " messages"), quiet);
+    var total = messages.length + earlier + later;
+    announce("Session " + visible(body.session.title || id) + ", " + fmtCount(total) + (total === 1 ? " message" : " messages"), quiet);
     var restored = swap(view, quiet, unfinished);
-    var mine = shown = { id: id, newest: body.newest, count: messages.length, results: results, callers: callers, head: head, busy: unfinished };
+    drawnFrom([versionOf(body)]);
+    var ends = messages.length ? { first: messages[0].id, last: messages[messages.length - 1].id } : {};
+    var mine = shown = { id: id, newest: body.newest, count: messages.length, first: ends.first, last: ends.last, earlier: earlier, later: later, results: results, callers: callers, head: head, busy: unfinished };
+    wirePage(mine, true, token);
+    wirePage(mine, false, token);
     // The rest, a batch a task, while this transcript is the one shown; the page is ready (and
     // a live update drawn) once all are there.
     function drawRest() {
@@ -846,19 +949,35 @@ export const APP_JS = String.raw`
     body.messages.forEach(function (m) { list.appendChild(messageNode(m, was.results)); });
     was.newest = body.newest;
     was.count += body.messages.length;
+    if (body.messages.length) {
+      was.last = body.messages[body.messages.length - 1].id;
+      if (was.first === undefined) was.first = body.messages[0].id;
+    }
+    // Messages before those shown went (a deletion): the button says how many are left.
+    var button = document.getElementById("earlier-messages");
+    if (button && typeof body.earlier === "number" && body.earlier !== was.earlier && body.earlier > 0) {
+      was.earlier = body.earlier;
+      button.textContent = pageButton(true, body.earlier).textContent;
+    }
     if (atBottom && body.messages.length) window.scrollTo(0, document.documentElement.scrollHeight);
     document.body.setAttribute("data-ready", String(Date.now()));
+    drawnFrom([versionOf(body)]);
   }
   function renderSession(id, params, quiet, token) {
     // The id goes in the query: a path cannot hold the ids "." and "..".
     var path = "/api/session?id=" + encodeURIComponent(id);
     var was = quiet && shown && shown.id === id && document.getElementById("messages") ? shown : null;
+    var target = params.get("m");
     if (was) {
       // One update at a time: two asking for the rows after the same one would add them twice.
       if (was.busy) { was.again = true; return Promise.resolve(); }
       was.busy = true;
-      path += "&after=" + was.newest + "&shown=" + was.count;
-    }
+      // As many as shown, when drawn again whole: the pages the reader loaded stay.
+      var size = "&limit=" + Math.max(transcriptPage(), was.count);
+      // Opened at an earlier message, with later ones not shown: that part drawn again.
+      if (was.later > 0) path += "&from=" + was.first + size;
+      else path += "&after=" + was.newest + "&shown=" + was.count + (was.first !== undefined ? "&first=" + was.first : "") + size;
+    } else if (target && /^\d{1,15}$/.test(target)) path += "&m=" + target;
     return api(path).then(whileShown(token, function (body) {
       // The transcript was drawn anew meanwhile: these rows may follow another newest one.
       if (was && shown !== was) return;
@@ -984,6 +1103,7 @@ export const APP_JS = String.raw`
         view.appendChild(el("p", { class: "empty", id: "usage-none", text: "No usage in this period." }));
         announce("Usage: no usage in this period", quiet);
         swap(view, quiet);
+        drawnFrom(res.map(versionOf));
         return;
       }
       var tokens = [
@@ -1006,6 +1126,7 @@ export const APP_JS = String.raw`
         view.appendChild(el("div", { class: "usage-pair", id: "usage-origin" }, barChart(res[4].rows, originKey, tokens, "Tokens per origin"), usageTable(res[4].rows, "origin", "(not synced)")));
       }
       swap(view, quiet);
+      drawnFrom(res.map(versionOf));
     })).catch(whileShown(token, function (error) {
       if (zone && /^tz: /.test(String(error && error.message))) {
         usageZone = "";
@@ -1235,28 +1356,29 @@ export const APP_JS = String.raw`
     var retry = 0;
     var release = null;
     var waiting = null;
-    // The newest version of the data heard of, from this tab's stream or the leader's: a stream
-    // that (re)starts on another one missed a change while none was open.
-    var version = null;
-    function tell(kind) { if (channel) channel.postMessage({ kind: kind, version: version }); }
-    function versionOf(e) { try { return JSON.parse(e.data).version; } catch (error) { return null; } }
+    // liveVersion: the newest version of the data heard of, from this tab's stream or the
+    // leader's: a stream that (re)starts on another one missed a change while none was open.
+    function tell(kind) { if (channel) channel.postMessage({ kind: kind, version: liveVersion }); }
+    function told(e) { try { return JSON.parse(e.data).version; } catch (error) { return null; } }
     function lead() {
       source = new EventSource("/api/events");
       source.addEventListener("hello", function (e) {
-        var now = versionOf(e);
-        var missed = version !== null && now !== version;
-        version = now;
+        var now = told(e);
+        var missed = liveVersion !== null && now !== liveVersion;
+        liveVersion = now;
         liveOn(true);
         // A view that got an error while no stream was open (the server stopped, then started
         // again) is asked for again, even when the data did not change meanwhile.
         tell(missed ? "change" : "on");
+        // A view drawn from an answer read before a write the stream starts after is drawn again.
         if (missed || showsError()) onChange();
+        else checkDrawn();
       });
-      source.addEventListener("change", function (e) { version = versionOf(e); liveOn(true); onChange(); tell("change"); });
+      source.addEventListener("change", function (e) { liveVersion = told(e); liveOn(true); onChange(); tell("change"); });
       // The server cannot read the store (a database gone): not live until it can again.
       source.addEventListener("failure", function () { liveOn(false, true); tell("failed"); });
       // The store answers again: a view that got an error meanwhile is asked for again.
-      source.addEventListener("recovered", function (e) { version = versionOf(e); liveOn(true); onChange(); tell("recovered"); });
+      source.addEventListener("recovered", function (e) { liveVersion = told(e); liveOn(true); onChange(); tell("recovered"); });
       source.onerror = function () {
         liveOn(false);
         tell("off");
@@ -1277,9 +1399,9 @@ export const APP_JS = String.raw`
     if (channel) {
       channel.onmessage = function (e) {
         var kind = e.data && e.data.kind;
-        if (e.data && e.data.version !== null && e.data.version !== undefined) version = e.data.version;
+        if (e.data && e.data.version !== null && e.data.version !== undefined) liveVersion = e.data.version;
         if (kind === "change" || kind === "recovered" || (kind === "on" && showsError())) { liveOn(true); onChange(); }
-        else if (kind === "on" || kind === "off" || kind === "failed") liveOn(kind === "on", kind === "failed");
+        else if (kind === "on" || kind === "off" || kind === "failed") { liveOn(kind === "on", kind === "failed"); checkDrawn(); }
         // A tab that just opened asks whether the stream is up.
         else if (kind === "ask" && source) tell(source.readyState === 1 ? "on" : "off");
       };
