@@ -163,13 +163,12 @@ function ensureVocabulary(store: Store): void {
 
 /**
  * Adds the rows whose indexed text has a trigram starting with `pair`: the
- * trigrams are listed from the vocabulary and looked up as one MATCH of
+ * trigrams (`terms`, as the vocabulary lists them) are looked up as one MATCH of
  * quoted phrases OR-ed together (reading their document lists, 10× less
  * than every instance with its position); the instance table serves when a
  * trigram cannot be written as a phrase (it holds U+0000).
  */
-function pairRows(store: Store, pair: string, ids: Set<number>): void {
-  const terms = store.statement(PAIR_TERMS_SQL).all(pair, pair).map((row) => String(row.term));
+function pairRows(store: Store, pair: string, terms: readonly string[], ids: Set<number>): void {
   if (!terms.some((term) => term.includes("\u0000"))) {
     const found: number[] = [];
     let rejected = false;
@@ -203,7 +202,11 @@ function pairRows(store: Store, pair: string, ids: Set<number>): void {
  * @returns The candidate ids, unordered.
  * @throws {SqliteError} On a storage failure.
  */
-function candidateIds(store: Store, terms: readonly string[]): number[] | undefined {
+function candidateIds(
+  store: Store,
+  terms: readonly string[],
+  pairTerms: ReadonlyMap<string, readonly string[]>,
+): number[] | undefined {
   const ids = new Set<number>();
   const phrases = terms.filter((t) => termKind(t) === "phrase");
   const pairs = terms.filter((t) => termKind(t) === "pair");
@@ -216,10 +219,7 @@ function candidateIds(store: Store, terms: readonly string[]): number[] | undefi
       throw error;
     }
   }
-  if (pairs.length > 0) {
-    ensureVocabulary(store);
-    for (const pair of pairs) pairRows(store, pair, ids);
-  }
+  for (const pair of pairs) pairRows(store, pair, pairTerms.get(pair) ?? [], ids);
   return [...ids];
 }
 
@@ -338,10 +338,12 @@ export function candidateSource(
   const alternatives = terms.filter((t) => termKind(t) === "phrase");
   const pairs = terms.filter((t) => termKind(t) === "pair");
   if (pairs.length > 0) ensureVocabulary(store);
+  // Each pair's trigrams, listed once: they serve the one MATCH, else each pair's rows.
+  const pairTerms = new Map<string, string[]>();
   for (const pair of pairs) {
-    for (const row of store.statement(PAIR_TERMS_SQL).all(pair, pair)) {
-      alternatives.push(String(row.term));
-    }
+    const listed = store.statement(PAIR_TERMS_SQL).all(pair, pair).map((row) => String(row.term));
+    pairTerms.set(pair, listed);
+    alternatives.push(...listed);
   }
   if (
     alternatives.length <= TERMS_PER_MATCH &&
@@ -357,6 +359,6 @@ export function candidateSource(
       if (!isMatchError(error, match)) throw error;
     }
   }
-  const ids = candidateIds(store, terms);
+  const ids = candidateIds(store, terms, pairTerms);
   return ids === undefined ? undefined : new KnownCandidates(ids, options);
 }
