@@ -16,9 +16,12 @@ const USAGE = `Usage: hermes-state vacuum [options]
 
 Rebuild the database file so that the space freed by deleted sessions goes
 back to the disk (SQLite's VACUUM, after a checkpoint of the WAL). Nothing
-is deleted. It needs every other connection to be idle: stop the gateway
-first, or it fails with "database is locked". Reports the size before and
-after. On a postgres:// URL: VACUUM (ANALYZE) of the store's tables, which
+is deleted. It holds the write lock for the whole rewrite: stop the gateway
+first. While another process writes, it waits as other writes do
+(HERMES_STATE_LOCK_TIMEOUT), then fails with "database is locked"; while
+another connection reads, the rewritten pages stay in the -wal until a later
+checkpoint (the line says so). Reports the size before and after. On a
+postgres:// URL: VACUUM (ANALYZE) of the store's tables, which
 other connections may go on using; the space of deleted rows is reused by
 new ones rather than given back (that would take VACUUM FULL, which locks
 every table for its whole run).
