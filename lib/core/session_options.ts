@@ -166,7 +166,7 @@ export function checkTokenCounts(update: unknown): void {
   }
 }
 
-/** Options of {@linkcode getMessages}. */
+/** Options of {@linkcode getMessages} (and `countMessages`, which counts what it returns). */
 export interface MessagesOptions {
   /**
    * In a file from a newer Hermes (with `messages.active`), also return the
@@ -182,6 +182,60 @@ export interface MessagesOptions {
    * @default {undefined} every message
    */
   afterId?: number;
+  /**
+   * Only the messages that come before this one in the order they are
+   * returned in (`timestamp, id`): a page before a message the reader has.
+   * It may be any message of the session, one the options leave out too (an
+   * inactive or hidden one); none when the session has no message with this
+   * id. A finite number.
+   * @default {undefined} every message
+   */
+  beforeId?: number;
+  /**
+   * Only this message and those after it in the order they are returned in
+   * (`timestamp, id`): a page from a message on. It may be any message of
+   * the session, one the options leave out too; none when the session has
+   * no message with this id. Unlike `afterId`, a place in the order, not a
+   * comparison of ids. A finite number.
+   * @default {undefined} every message
+   */
+  fromId?: number;
+  /**
+   * At most this many messages: the first ones of those the other options
+   * select. A whole number from 0; not with `last`.
+   * @default {undefined} all of them
+   */
+  limit?: number;
+  /**
+   * At most this many messages: the last (newest) ones of those the other
+   * options select, still returned oldest first. A whole number from 0; not
+   * with `limit`.
+   * @default {undefined} all of them
+   */
+  last?: number;
+  /**
+   * Leave out the rows a transcript hides: those a newer Hermes marks
+   * `display_kind = 'hidden'` (`isShownInTranscript` is false). A file
+   * without that column hides none.
+   * @default {false}
+   */
+  excludeHidden?: boolean;
+}
+
+/** The {@linkcode MessagesOptions} that choose rows, checked ({@linkcode checkedMessagesOptions}). */
+export interface CheckedMessagesOptions {
+  /** `includeInactive`, as a boolean. */
+  readonly includeInactive: boolean;
+  /** `excludeHidden`, as a boolean. */
+  readonly excludeHidden: boolean;
+  /** `afterId`, when given. */
+  readonly afterId?: number;
+  /** `beforeId`, when given. */
+  readonly beforeId?: number;
+  /** `fromId`, when given. */
+  readonly fromId?: number;
+  /** `limit` or `last`, when either is given: how many, and from which end. */
+  readonly take?: { readonly count: number; readonly newest: boolean };
 }
 
 /**
@@ -199,15 +253,73 @@ export interface MessagesOptions {
  * ```
  */
 export function checkedAfterId(afterId: unknown): number | undefined {
-  if (afterId === undefined) return undefined;
-  if (typeof afterId !== "number" || !Number.isFinite(afterId)) {
+  return checkedMessageId("read messages", "afterId", afterId);
+}
+
+/** A message id option, checked: `undefined`, or a finite number. */
+function checkedMessageId(action: string, name: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "number" || !Number.isFinite(value)) {
     throw new TypeError(
-      `Cannot read messages: afterId must be a finite number: current value is ${
-        quotedValue(afterId)
+      `Cannot ${action}: ${name} must be a finite number: current value is ${quotedValue(value)}`,
+    );
+  }
+  return value;
+}
+
+/** A count option, checked: `undefined`, or a whole number from 0. */
+function checkedCount(action: string, name: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+    throw new TypeError(
+      `Cannot ${action}: ${name} must be a whole number from 0: current value is ${
+        quotedValue(value)
       }`,
     );
   }
-  return afterId;
+  return value;
+}
+
+/**
+ * The {@linkcode MessagesOptions} of `getMessages` and `countMessages`,
+ * checked, for every engine alike.
+ *
+ * @param action What the caller does, for the error ("read messages").
+ * @param options The options as given (`null` is none).
+ * @returns Them, checked.
+ * @throws {TypeError} When `afterId`, `beforeId` or `fromId` is given and is
+ *   not a finite number, when `limit` or `last` is given and is not a whole
+ *   number from 0, or when both are given, naming the value.
+ *
+ * @example
+ * ```ts
+ * import { checkedMessagesOptions } from "./session_options.ts";
+ * const checked = checkedMessagesOptions("read messages", { beforeId: 41, last: 20 });
+ * console.assert(checked.beforeId === 41 && checked.take?.newest === true);
+ * ```
+ */
+export function checkedMessagesOptions(
+  action: string,
+  options: MessagesOptions | null | undefined,
+): CheckedMessagesOptions {
+  const given = options ?? {};
+  const limit = checkedCount(action, "limit", given.limit);
+  const last = checkedCount(action, "last", given.last);
+  if (limit !== undefined && last !== undefined) {
+    throw new TypeError(
+      `Cannot ${action}: limit and last cannot both be given (the first or the last ones): ` +
+        `current values are ${limit} and ${last}`,
+    );
+  }
+  const count = limit ?? last;
+  return {
+    includeInactive: Boolean(given.includeInactive),
+    excludeHidden: Boolean(given.excludeHidden),
+    afterId: checkedMessageId(action, "afterId", given.afterId),
+    beforeId: checkedMessageId(action, "beforeId", given.beforeId),
+    fromId: checkedMessageId(action, "fromId", given.fromId),
+    take: count === undefined ? undefined : { count, newest: last !== undefined },
+  };
 }
 
 /** Options of `getMessagesAsConversation`. */

@@ -129,6 +129,27 @@ export interface SessionStore extends AsyncDisposable {
   clearMessages(sessionId: string): Promise<void>;
   /** See {@linkcode SessionDB.getMessages}. */
   getMessages(sessionId: string, options?: MessagesOptions): Promise<MessageRow[]>;
+  /**
+   * See {@linkcode SessionDB.countMessages}: how many messages `getMessages`
+   * returns with the same options, counted by the engine (a transcript's
+   * page asks how many lie before and after it without reading them).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { openStore } from "../open_store.ts";
+   * const dir = await Deno.makeTempDir();
+   * await using store = await openStore(`${dir}/state.db`);
+   * await store.createSession("s1", "cli");
+   * const [first] = await store.appendMessages("s1", [
+   *   { role: "user", content: "a" },
+   *   { role: "assistant", content: "b" },
+   * ]);
+   * assert.equal(await store.countMessages("s1", { fromId: first, limit: 1 }), 1);
+   * assert.equal(await store.countMessages("s1", { beforeId: first }), 0);
+   * ```
+   */
+  countMessages(sessionId: string, options?: MessagesOptions): Promise<number>;
   /** See {@linkcode SessionDB.getMessagesAsConversation}. */
   getMessagesAsConversation(
     sessionId: string,

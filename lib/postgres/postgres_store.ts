@@ -12,7 +12,7 @@ import { parsePythonFloat, pythonFloatRepr } from "../core/python_float.ts";
 import { removeTranscriptFiles } from "../files/transcript_files.ts";
 import { OpenError, ReadonlyError, StorageError, TitleError } from "../core/errors.ts";
 import {
-  checkedAfterId,
+  checkedMessagesOptions,
   checkKeyText,
   checkOptionalText,
   checkSearchFilters,
@@ -97,7 +97,6 @@ import { maskPassword } from "./_url.ts";
 import {
   INSERT_COLUMNS,
   insertMessagesSql,
-  MESSAGE_COLUMNS,
   type MessageValues,
   newMessageValues,
   pgConversationValues,
@@ -121,6 +120,7 @@ import { escapeLike } from "../core/like_pattern.ts";
 import { deleteMessagesSql, deleteSessionRows } from "./_delete.ts";
 import { syncLockName } from "./sync_origin.ts";
 import { activeSql, notArchivedSql } from "./_extra.ts";
+import { messageSelection, selectedMessagesSql } from "./_message_selection.ts";
 import { jsonParam } from "./_text_codec.ts";
 import {
   EXACT_MESSAGE_COLUMNS,
@@ -914,18 +914,24 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
 
   async getMessages(sessionId: string, options: MessagesOptions = {}): Promise<MessageRow[]> {
     checkKeyText("read messages", "sessionId", sessionId);
-    options ??= {};
-    const live = options.includeInactive ? "" : ` AND ${activeSql("m")}`;
-    const after = checkedAfterId(options.afterId);
-    const rows = await this.#query(
-      // Compared as a number, as SQLite compares: any finite one (-0.5, 1e20), not only an int8.
-      `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.session_id = $1${
-        after === undefined ? "" : " AND m.id > $2::float8"
-      }${live}
-       ORDER BY m.timestamp, m.id`,
-      after === undefined ? [sessionId] : [sessionId, after],
+    const checked = checkedMessagesOptions("read messages", options);
+    const selection = messageSelection(sessionId, checked);
+    if (selection === undefined) return [];
+    const { sql, params } = selectedMessagesSql(selection, checked.take);
+    return (await this.#query(sql, params)).map(messageFromRow);
+  }
+
+  async countMessages(sessionId: string, options: MessagesOptions = {}): Promise<number> {
+    checkKeyText("count messages", "sessionId", sessionId);
+    const checked = checkedMessagesOptions("count messages", options);
+    const selection = messageSelection(sessionId, checked);
+    if (selection === undefined) return 0;
+    const [row] = await this.#query(
+      `SELECT COUNT(*) AS n FROM messages m WHERE ${selection.where}`,
+      selection.params,
     );
-    return rows.map(messageFromRow);
+    const count = Number(row?.n ?? 0);
+    return checked.take === undefined ? count : Math.min(count, checked.take.count);
   }
 
   async getMessagesAsConversation(

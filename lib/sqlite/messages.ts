@@ -9,6 +9,7 @@
  * @module
  */
 import { SqliteError } from "./driver/sqlite_error.ts";
+import type { SqlValue } from "./driver/types.ts";
 import { ReadonlyError } from "../core/errors.ts";
 import type { Store } from "./store.ts";
 import type { ConversationMessage, MessageRow, NewMessage } from "../core/types.ts";
@@ -22,7 +23,8 @@ import {
 import { describeValue } from "../core/shown_value.ts";
 import { insertIndexedAfter } from "./fts_bulk.ts";
 import {
-  checkedAfterId,
+  type CheckedMessagesOptions,
+  checkedMessagesOptions,
   checkKeyText,
   checkOptionalText,
   type MessagesOptions,
@@ -158,17 +160,68 @@ export function getMessages(
   options: MessagesOptions = {},
 ): MessageRow[] {
   checkKeyText("read messages", "sessionId", sessionId);
-  options ??= {};
-  const live = !options.includeInactive && store.columns("messages").has("active");
-  const after = checkedAfterId(options.afterId);
-  return store
-    .statement(
-      `SELECT * FROM messages WHERE session_id = ?${after === undefined ? "" : " AND id > ?"}${
-        live ? ACTIVE_ONLY : ""
-      } ORDER BY timestamp, id`,
-    )
-    .all(...(after === undefined ? [sessionId] : [sessionId, after]))
-    .map(messageFromRow);
+  const checked = checkedMessagesOptions("read messages", options);
+  const { where, params } = selection(store, sessionId, checked);
+  const rows = `SELECT * FROM messages m WHERE ${where}`;
+  const take = checked.take;
+  const sql = take === undefined ? `${rows} ORDER BY m.timestamp, m.id` : take.newest
+    // The last ones: read backwards along the index, then put back in order.
+    ? `SELECT * FROM (${rows} ORDER BY m.timestamp DESC, m.id DESC LIMIT ?) ORDER BY timestamp, id`
+    : `${rows} ORDER BY m.timestamp, m.id LIMIT ?`;
+  const bound = take === undefined ? params : [...params, take.count];
+  return store.statement(sql).all(...bound).map(messageFromRow);
+}
+
+/** Implements `SessionDB.countMessages`: how many rows `getMessages` returns, counted in SQL. */
+export function countMessages(
+  store: Store,
+  sessionId: string,
+  options: MessagesOptions = {},
+): number {
+  checkKeyText("count messages", "sessionId", sessionId);
+  const checked = checkedMessagesOptions("count messages", options);
+  const { where, params } = selection(store, sessionId, checked);
+  const row = store.statement(`SELECT COUNT(*) AS n FROM messages m WHERE ${where}`).get(...params);
+  const count = Number(row?.n ?? 0);
+  return checked.take === undefined ? count : Math.min(count, checked.take.count);
+}
+
+/**
+ * The timestamp of the session's message `?` (bound: the id, the session): a place in the
+ * order, read by the primary key; NULL, so no row, when the session has no such message.
+ */
+const CURSOR_TIMESTAMP = "(SELECT c.timestamp FROM messages c WHERE c.id = ? AND c.session_id = ?)";
+
+/**
+ * The `WHERE` clause (of `messages m`) that {@linkcode MessagesOptions} select, and its
+ * parameters. A place (`beforeId`, `fromId`) is a range of `idx_messages_session`
+ * (`session_id, timestamp`, then the rowid), so a page reads its own rows, not the session's.
+ */
+function selection(
+  store: Store,
+  sessionId: string,
+  options: CheckedMessagesOptions,
+): { where: string; params: SqlValue[] } {
+  const columns = store.columns("messages");
+  let where = "m.session_id = ?";
+  const params: SqlValue[] = [sessionId];
+  if (options.afterId !== undefined) {
+    where += " AND m.id > ?";
+    params.push(options.afterId);
+  }
+  const place = (id: number, inOrder: "<" | ">", sameTime: "<" | ">=") => {
+    where += ` AND m.timestamp ${inOrder}= ${CURSOR_TIMESTAMP}` +
+      ` AND (m.timestamp ${inOrder} ${CURSOR_TIMESTAMP} OR m.id ${sameTime} ?)`;
+    params.push(id, sessionId, id, sessionId, id);
+  };
+  if (options.beforeId !== undefined) place(options.beforeId, "<", "<");
+  if (options.fromId !== undefined) place(options.fromId, ">", ">=");
+  if (!options.includeInactive && columns.has("active")) where += ACTIVE_ONLY;
+  // As isShownInTranscript reads it: a BLOB as its text.
+  if (options.excludeHidden && columns.has("display_kind")) {
+    where += " AND CAST(m.display_kind AS TEXT) IS NOT 'hidden'";
+  }
+  return { where, params };
 }
 
 /** The rows a newer Hermes replays: not rewound, not compacted (`active` is 1, or NULL). */

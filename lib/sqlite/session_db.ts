@@ -870,14 +870,23 @@ export class SessionDB {
    * `codex_message_items` stay JSON text, as Python returns them. In a file
    * from a newer Hermes (with `messages.active`), rewound and compacted rows
    * (`active = 0`) are left out, as that Hermes does, unless
-   * `includeInactive`. With `afterId`, only the messages with a greater id
-   * (those written since a reader last looked). Never throws on bad data in
-   * a row.
+   * `includeInactive`; with `excludeHidden`, the rows a transcript hides
+   * (`display_kind = 'hidden'`) are left out too. With `afterId`, only the
+   * messages with a greater id (those written since a reader last looked).
+   * A page of a long transcript: `beforeId` keeps the messages before that
+   * one in this order, `fromId` that one and those after it, and `limit`
+   * the first so many of what is selected, `last` the last so many (still
+   * oldest first); such a page reads its own rows along the
+   * `(session_id, timestamp)` index, not the whole session. Never throws on
+   * bad data in a row.
    *
    * @param sessionId The session.
-   * @param options `includeInactive`, `afterId` (see {@linkcode MessagesOptions}).
+   * @param options `includeInactive`, `excludeHidden`, `afterId`, `beforeId`,
+   *   `fromId`, `limit`, `last` (see {@linkcode MessagesOptions}).
    * @returns The messages; `[]` for an unknown session.
-   * @throws {TypeError} When `afterId` is not a finite number.
+   * @throws {TypeError} When `afterId`, `beforeId` or `fromId` is not a finite
+   *   number, when `limit` or `last` is not a whole number from 0, or when
+   *   both are given, naming the value.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
    * @throws {TypeError} When `sessionId` is not a string, naming the value.
    *
@@ -896,9 +905,69 @@ export class SessionDB {
    * assert.deepEqual(db.getMessages("nope"), []);
    * assert.deepEqual(db.getMessages("s1", { afterId: question.id }), [answer]);
    * ```
+   *
+   * @example A page at a time, newest first
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli");
+   * const ids = db.appendMessages("s1", ["a", "b", "c", "d", "e"].map((content) => ({
+   *   role: "user",
+   *   content,
+   * })));
+   * const page = db.getMessages("s1", { last: 2 });
+   * assert.deepEqual(page.map((m) => m.content), ["d", "e"]);
+   * const earlier = db.getMessages("s1", { beforeId: page[0].id, last: 2 });
+   * assert.deepEqual(earlier.map((m) => m.content), ["b", "c"]);
+   * assert.deepEqual(db.getMessages("s1", { fromId: ids[1], limit: 2 }).map((m) => m.id), [
+   *   ids[1],
+   *   ids[2],
+   * ]);
+   * ```
    */
   getMessages(sessionId: string, options: MessagesOptions = {}): MessageRow[] {
     return messages.getMessages(this.#store, sessionId, options);
+  }
+
+  /**
+   * How many messages {@linkcode SessionDB.getMessages} returns with the
+   * same options, counted by SQLite without reading them out: how many a
+   * transcript shows (`excludeHidden`), how many lie before a page
+   * (`beforeId`) or from a message on (`fromId`). Unlike
+   * {@linkcode SessionDB.messageCount}, which counts every row, it leaves
+   * out what `getMessages` leaves out (the inactive rows of a newer Hermes,
+   * unless `includeInactive`).
+   *
+   * @param sessionId The session.
+   * @param options As {@linkcode SessionDB.getMessages} takes them (see
+   *   {@linkcode MessagesOptions}); `limit` and `last` cap the count.
+   * @returns The number of messages; 0 for an unknown session.
+   * @throws {TypeError} When an option is bad (as `getMessages` throws), or
+   *   `sessionId` is not a string, naming the value.
+   * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli");
+   * const [, second] = db.appendMessages("s1", [
+   *   { role: "user", content: "a" },
+   *   { role: "assistant", content: "b" },
+   *   { role: "user", content: "c" },
+   * ]);
+   * assert.equal(db.countMessages("s1"), 3);
+   * assert.equal(db.countMessages("s1", { beforeId: second }), 1);
+   * assert.equal(db.countMessages("s1", { fromId: second }), 2);
+   * assert.equal(db.countMessages("nope"), 0);
+   * ```
+   */
+  countMessages(sessionId: string, options: MessagesOptions = {}): number {
+    return messages.countMessages(this.#store, sessionId, options);
   }
 
   /**

@@ -164,6 +164,9 @@ class SqliteSessionStore implements SessionStore {
   getMessages(...a: Parameters<SessionDB["getMessages"]>) {
     return this.#call((db) => db.getMessages(...a));
   }
+  countMessages(...a: Parameters<SessionDB["countMessages"]>) {
+    return this.#call((db) => db.countMessages(...a));
+  }
   getMessagesAsConversation(...a: Parameters<SessionDB["getMessagesAsConversation"]>) {
     return this.#call((db) => db.getMessagesAsConversation(...a));
   }

@@ -9,24 +9,18 @@
 import type { SessionStore } from "../core/session_store.ts";
 import { quotedValue } from "../core/shown_value.ts";
 import type { SearchOptions } from "../core/search/options.ts";
-import type {
-  MessageRow,
-  RichSessionRow,
-  SearchHit,
-  SessionExport,
-  SessionRow,
-} from "../core/types.ts";
+import type { RichSessionRow, SearchHit, SessionExport, SessionRow } from "../core/types.ts";
 import { parseSince, USAGE_GROUPINGS, type UsageGrouping } from "../core/usage.ts";
 import { checkTimeZone } from "../core/time_zone.ts";
 import { EXPORT_MEDIA_TYPES, type ExportFormat, exportStream } from "./export_stream.ts";
 import { failureLine } from "./failure_line.ts";
 import { lineageTree } from "./lineage_tree.ts";
+import { transcriptPage } from "./transcript_page.ts";
 import { snippetParts } from "./snippet_parts.ts";
 import { unmarkedWords } from "../core/search/plan.ts";
 import { leadingNotProblem } from "../core/search/leading_not.ts";
 import { liveEvents, type LiveStreamLimit } from "./live.ts";
 import { HttpError, json, withSecurityHeaders } from "./respond.ts";
-import { isShownInTranscript, newestMessageId } from "../core/message_row.ts";
 import { syncedStore } from "../core/synced_store.ts";
 import { originRecord } from "../render/origin_record.ts";
 import { MAX_SESSION_ID, sessionNotFound } from "./session_id_param.ts";
@@ -419,57 +413,9 @@ async function listingPreview(store: SessionStore, session: SessionRow): Promise
 export const TRANSCRIPT_PAGE = 5000;
 /** The most messages one transcript answer may be asked for. */
 export const MAX_TRANSCRIPT_PAGE = 1_000_000;
-/** How many messages a transcript opened at one (`m`) shows above it. */
-const ABOVE_TARGET = 20;
-
 /** A message id parameter, or `undefined` when it is not given. */
 function messageIdParam(url: URL, name: string): number | undefined {
   return url.searchParams.has(name) ? intParam(url, name, 0, Number.MAX_SAFE_INTEGER) : undefined;
-}
-
-/** Where message `id` is in `messages`; a 409 naming it when it is not there any more. */
-function placeOf(messages: readonly MessageRow[], id: number, name: string): number {
-  const at = messages.findIndex((message) => message.id === id);
-  if (at < 0) {
-    throw new HttpError(
-      409,
-      `${name}: the transcript shows no message ${id} (any more): reload it`,
-    );
-  }
-  return at;
-}
-
-/** The part of a transcript an answer holds: messages `start` to `end` (not included). */
-interface Window {
-  readonly start: number;
-  readonly end: number;
-}
-
-/**
- * The window of `messages` (those a transcript shows, in its order) the URL asks for, at most
- * `limit` long: the messages `before` one, `beyond` one, `from` one on, around `m`, else the
- * newest.
- */
-function transcriptWindow(url: URL, messages: readonly MessageRow[], limit: number): Window {
-  const newest = { start: Math.max(0, messages.length - limit), end: messages.length };
-  const before = messageIdParam(url, "before");
-  if (before !== undefined) {
-    const end = placeOf(messages, before, "before");
-    return { start: Math.max(0, end - limit), end };
-  }
-  const beyond = messageIdParam(url, "beyond");
-  if (beyond !== undefined) {
-    const start = placeOf(messages, beyond, "beyond") + 1;
-    return { start, end: Math.min(messages.length, start + limit) };
-  }
-  // A window the page shows again (it was opened at an earlier message): from its first one;
-  // the newest when that one is gone.
-  const from = messageIdParam(url, "from");
-  const at = from ?? messageIdParam(url, "m");
-  const place = at === undefined ? -1 : messages.findIndex((message) => message.id === at);
-  if (place < 0 || place >= newest.start) return newest;
-  const start = from !== undefined ? place : Math.max(0, place - ABOVE_TARGET);
-  return { start, end: Math.min(messages.length, start + limit) };
 }
 
 /**
@@ -487,8 +433,10 @@ function transcriptWindow(url: URL, messages: readonly MessageRow[], limit: numb
  * `after`), only the messages after it are sent while those it shows are all
  * still there (`appended: true`, as a running gateway writes) and they are at
  * most `limit`; anything else (a rewind, a compaction, a rewrite, a deletion)
- * sends the newest page again. The rows are read whole either way: a rewind
- * changes rows in place and no count.
+ * sends the newest page again. Whether they are all still there is told by
+ * counting them again, not by the session's counters: a rewind changes rows
+ * in place and no counter. Either way only the page's rows are read, and
+ * counted those before and after it (`transcript_page.ts`).
  */
 async function transcript(api: ApiRequest, id: string): Promise<Response> {
   const session = await api.store.getSession(id);
@@ -508,30 +456,20 @@ async function transcript(api: ApiRequest, id: string): Promise<Response> {
       first: messageIdParam(url, "first"),
     }
     : undefined;
-  const [rows, lineage, synced] = await Promise.all([
-    api.store.getMessages(id),
+  const [page, lineage, synced] = await Promise.all([
+    transcriptPage(api.store, id, { limit, since, param: (name) => messageIdParam(url, name) }),
     lineageTree(api.store, id),
     syncedStore(api.store)?.syncedFrom([id]),
   ]);
-  const messages = rows.filter(isShownInTranscript);
-  const fresh = since === undefined ? [] : messages.filter((message) => message.id > since.after);
-  const first = since?.first === undefined
-    ? 0
-    : messages.findIndex((message) => message.id === since.first);
-  const appended = since !== undefined && first >= 0 && fresh.length <= limit &&
-    messages.length - fresh.length - first === since.shown;
-  const window = appended
-    ? { start: messages.length - fresh.length, end: messages.length }
-    : transcriptWindow(url, messages, limit);
   return json({
     session,
-    messages: appended ? fresh : messages.slice(window.start, window.end),
-    appended,
-    newest: newestMessageId(rows),
+    messages: page.messages,
+    appended: page.appended,
+    newest: page.newest,
     // How many messages the session shows before this page's (those of the page the reader
     // sees, when appended), and after them.
-    earlier: appended ? first : window.start,
-    later: messages.length - window.end,
+    earlier: page.earlier,
+    later: page.later,
     lineage,
     // The origin `sync` shipped it from (PostgreSQL), else null.
     origin: synced?.get(id) ?? null,

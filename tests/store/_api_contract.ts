@@ -39,6 +39,7 @@ const BY_ID: [method: string, rest: unknown[]][] = [
   ["replaceMessages", [[{ role: "user", content: "x" }]]],
   ["clearMessages", []],
   ["getMessages", []],
+  ["countMessages", []],
   ["getMessagesAsConversation", []],
   ["resolveSessionId", []],
   ["sessionIdsWithPrefix", []],
@@ -257,6 +258,7 @@ export function apiContract(name: string, stores: ContractStores): void {
       await store.appendMessage("s", { role: "user", content: "prune docker" });
       const none = null as Loose;
       assert.equal((await store.getMessages("s", none)).length, 1);
+      assert.equal(await store.countMessages("s", none), 1);
       assert.equal((await store.getMessagesAsConversation("s", none)).length, 1);
       assert.equal((await store.searchMessages("docker", none)).length, 1);
       assert.equal(await store.countSearchHits("docker", none, 10), 1);

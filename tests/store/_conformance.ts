@@ -12,6 +12,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
+import type { MessagesOptions } from "../../lib/core/session_options.ts";
 import type { UsageRow } from "../../lib/core/usage.ts";
 import { ReadonlyError, StorageError, TitleError } from "../../lib/core/errors.ts";
 import { readdirSync, writeFileSync } from "node:fs";
@@ -1061,6 +1062,88 @@ export function storeConformance(name: string, factory: StoreFactory): void {
             error instanceof TypeError && /afterId must be a finite number/.test(error.message),
           String(bad),
         );
+      }
+    });
+
+    test("getMessages() pages by place (beforeId, fromId) and count (limit, last) in the order (timestamp, id); countMessages() counts the same", async () => {
+      const store = await empty();
+      // Stored out of id order: the renumbered ids follow the original ones, the order the
+      // timestamps (two equal: then the id).
+      await store.importSession({
+        id: "s",
+        source: "cli",
+        started_at: 1,
+        messages: [
+          { id: 1, role: "user", content: "a", timestamp: 10 },
+          { id: 2, role: "assistant", content: "c", timestamp: 30 },
+          { id: 3, role: "user", content: "b", timestamp: 20 },
+          { id: 4, role: "assistant", content: "d", timestamp: 30 },
+          { id: 5, role: "user", content: "e", timestamp: 50 },
+          { id: 6, role: "assistant", content: "f", timestamp: 60 },
+        ],
+      });
+      await store.createSession("other", "cli");
+      const elsewhere = await store.appendMessage("other", { role: "user", content: "x" });
+      const all = await store.getMessages("s");
+      assert.deepEqual(all.map((m) => m.content), ["a", "b", "c", "d", "e", "f"]);
+      const idOf = (content: string) => all.find((m) => m.content === content)!.id;
+      const page = async (options: MessagesOptions) => {
+        const rows = await store.getMessages("s", options);
+        assert.equal(await store.countMessages("s", options), rows.length, JSON.stringify(options));
+        return rows.map((m) => m.content).join("");
+      };
+      assert.equal(await page({}), "abcdef");
+      assert.equal(await page({ beforeId: idOf("c") }), "ab");
+      assert.equal(await page({ beforeId: idOf("d") }), "abc", "the same timestamp: by id");
+      assert.equal(await page({ fromId: idOf("c") }), "cdef");
+      assert.equal(await page({ fromId: idOf("b") }), "bcdef", "a place, not an id comparison");
+      assert.equal(await page({ fromId: idOf("b"), beforeId: idOf("e") }), "bcd");
+      assert.equal(await page({ last: 2 }), "ef");
+      assert.equal(await page({ limit: 2 }), "ab");
+      assert.equal(await page({ beforeId: idOf("e"), last: 3 }), "bcd");
+      assert.equal(await page({ beforeId: idOf("e"), last: 30 }), "abcd");
+      assert.equal(await page({ fromId: idOf("b"), limit: 2 }), "bc");
+      assert.equal(await page({ last: 0 }), "");
+      assert.equal(await page({ limit: 0 }), "");
+      assert.equal(await page({ afterId: idOf("b") }), "def", "afterId compares ids: c's is less");
+      assert.equal(await page({ afterId: idOf("b"), last: 2 }), "ef");
+      // A place the session has no message at selects nothing: another session's, a fraction,
+      // an id past any, a negative one.
+      for (const missing of [elsewhere, idOf("c") + 0.5, 1e20, -3, 2 ** 63]) {
+        assert.equal(await page({ beforeId: missing }), "", `beforeId ${missing}`);
+        assert.equal(await page({ fromId: missing, last: 2 }), "", `fromId ${missing}`);
+      }
+      assert.equal(await page({ afterId: 2 ** 63 }), "");
+      assert.equal(await page({ afterId: -(2 ** 64) }), "abcdef");
+      assert.equal(await store.countMessages("nope"), 0);
+      assert.deepEqual(await store.getMessages("nope", { last: 3 }), []);
+      const bad: [MessagesOptions, RegExp][] = [
+        [{ beforeId: Number.NaN }, /beforeId must be a finite number: current value is NaN$/],
+        [{ fromId: "3" as never }, /fromId must be a finite number: current value is "3"$/],
+        [{ limit: -1 }, /limit must be a whole number from 0: current value is -1$/],
+        [{ last: 1.5 }, /last must be a whole number from 0: current value is 1\.5$/],
+        [{ last: Infinity }, /last must be a whole number from 0: current value is Infinity$/],
+        [
+          { limit: 2, last: 3 },
+          /limit and last cannot both be given .*: current values are 2 and 3$/,
+        ],
+      ];
+      for (const [options, message] of bad) {
+        for (
+          const [action, read] of [
+            ["read", () => store.getMessages("s", options)],
+            ["count", () => store.countMessages("s", options)],
+          ] as const
+        ) {
+          await assert.rejects(
+            async () => await read(),
+            (error: Error) =>
+              error instanceof TypeError &&
+              error.message.startsWith(`Cannot ${action} messages: `) &&
+              message.test(error.message),
+            JSON.stringify(options),
+          );
+        }
       }
     });
 
