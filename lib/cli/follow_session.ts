@@ -32,6 +32,22 @@ export interface FollowStart {
   readonly read: (id: string, afterId?: number) => Promise<MessageRow[]>;
   /** The transcript of some of those messages (the filter of `show` applied). */
   readonly render: (messages: readonly MessageRow[]) => string;
+  /**
+   * When `messages` is only the end of the transcript (`--last`): the
+   * session's newest message id and how many rows `read` gives up to it, and
+   * the last of those rows (`undefined` for none). By default they are read
+   * from `messages`.
+   */
+  readonly tail?: {
+    readonly newest: number;
+    readonly known: number;
+    readonly lastRow: MessageRow | undefined;
+  };
+  /**
+   * What of a transcript read again whole (it was rewritten) is printed
+   * again: all of it by default, its end with `--last`.
+   */
+  readonly reprinted?: (messages: readonly MessageRow[]) => readonly MessageRow[];
 }
 
 /**
@@ -86,12 +102,13 @@ export async function followSession(
   };
   let session = start.session;
   /** The messages printed so far: the newest id, and how many had an id up to it. */
-  let newest = newestMessageId(start.messages);
-  let known = start.messages.length;
+  let newest = start.tail?.newest ?? newestMessageId(start.messages);
+  let known = start.tail?.known ?? start.messages.length;
   /** The session row's message count when last read. */
   let rowCount = session.message_count;
   /** The file is a newer Hermes's, whose rewinds change rows in place. */
-  let inPlace = start.messages.some(changesInPlace);
+  let inPlace = start.messages.some(changesInPlace) ||
+    (start.tail?.lastRow !== undefined && changesInPlace(start.tail.lastRow));
   let endSaid = session.ended_at !== null;
   // The first look reads the session whatever the marker: it may have ended in a compression.
   let marker = "";
@@ -129,8 +146,12 @@ export async function followSession(
         const messages = await start.read(session.id);
         const kept = messages.filter((message) => message.id <= newest).length;
         if (kept < known) {
-          await note("the transcript changed (messages taken back or rewritten); all of it again");
-          await print(messages);
+          await note(
+            `the transcript changed (messages taken back or rewritten); ${
+              start.reprinted ? "its last messages" : "all of it"
+            } again`,
+          );
+          await print(start.reprinted?.(messages) ?? messages);
         } else {
           await print(messages.filter((message) => message.id > newest));
         }

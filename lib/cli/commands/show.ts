@@ -15,13 +15,13 @@ import {
   plural,
 } from "../../render/format.ts";
 import { printRecordJson } from "../print_record_json.ts";
-import { type ParsedArgs, positiveSeconds } from "../parse.ts";
+import { integerOption, type ParsedArgs, positiveSeconds } from "../parse.ts";
 import { openStoreNaming, resolveSession } from "../resolve.ts";
 import { renderTranscript, visibleControls } from "../../render/transcript.ts";
 import { CommandError, UsageError } from "../usage_error.ts";
 import { followSession } from "../follow_session.ts";
 import { printTranscript } from "../print_transcript.ts";
-import { isShownInTranscript } from "../../core/message_row.ts";
+import { isShownInTranscript, newestMessageId } from "../../core/message_row.ts";
 
 const USAGE = `Usage: hermes-state show [options] ID|PREFIX|TITLE
 
@@ -36,6 +36,8 @@ Options:
   --system       Show the system prompt
   --all          Also show messages a newer Hermes rewound, compacted or
                  hides (marked [rewound], [compacted], [hidden])
+  --last N       Only the last N messages of the transcript (as tail -n);
+                 a long session's others are not read
   --follow[=SECONDS]
                  After the transcript, print new messages as they are
                  written (looking every SECONDS, default 1) until Ctrl-C;
@@ -51,6 +53,7 @@ Examples:
   hermes-state show 20260425 --reasoning
   hermes-state show "my project #3" --json
   hermes-state show 20260425 --follow
+  hermes-state show 20260425 --last 20 --follow
 `;
 
 /** How many times {@linkcode chainEnd} asks for the tip, each a walk of up to 100 steps. */
@@ -150,10 +153,63 @@ async function details(
   return lines.join("\n") + "\n";
 }
 
+/**
+ * The last `count` messages of the transcript `show` prints (`--all` or
+ * not), read from the end of the session: a long one's others are not read.
+ */
+function lastMessages(
+  store: SessionStore,
+  id: string,
+  all: boolean,
+  count: number,
+): Promise<MessageRow[]> {
+  return store.getMessages(id, { includeInactive: all, excludeHidden: !all, last: count });
+}
+
+/**
+ * Where `show --last --follow` starts following: the newest id of the rows
+ * `show` reads (hidden ones too, and an id written later with an earlier
+ * timestamp), how many there are, and the last one.
+ */
+async function readTail(store: SessionStore, id: string, all: boolean) {
+  // Counted first: a row written between the reads is then taken as printed (it is, being up
+  // to the newest) but not counted, which a later look reads as an append, not a rewrite.
+  const known = await store.countMessages(id, { includeInactive: all });
+  const [lastRow] = await store.getMessages(id, { includeInactive: all, last: 1 });
+  const newest = lastRow === undefined ? 0 : newestMessageId([
+    lastRow,
+    ...await store.getMessages(id, { includeInactive: all, afterId: lastRow.id }),
+  ]);
+  return { newest, known, lastRow };
+}
+
+/** How many messages of the transcript come before `printed` (all of them when it is empty). */
+function leftOut(
+  store: SessionStore,
+  id: string,
+  all: boolean,
+  printed: readonly MessageRow[],
+): Promise<number> {
+  const shown = { includeInactive: all, excludeHidden: !all };
+  return store.countMessages(
+    id,
+    printed.length === 0 ? shown : { ...shown, beforeId: printed[0].id },
+  );
+}
+
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const follow = args.has("follow")
     ? positiveSeconds("--follow", args.string("follow") ?? "1", "show")
     : undefined;
+  const last = args.has("last")
+    ? integerOption(args, "last", { fallback: 0, min: 0, command: "show" })
+    : undefined;
+  if (last !== undefined && ctx.json) {
+    throw new UsageError(
+      "--last shortens the transcript printed as text: --json prints the whole session (its export line)",
+      { command: "show" },
+    );
+  }
   if (follow !== undefined && ctx.json) {
     throw new UsageError(
       "--follow prints text: for JSON, read the session again (show --json) or export it",
@@ -191,12 +247,38 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       reasoning: args.flag("reasoning"),
       full: args.flag("full"),
     });
-  const messages = await read(id);
+  // Where a --follow of the last messages starts, read first: the messages printed are those
+  // up to it, and any written since are the follow's to print (once).
+  const tail = last !== undefined && follow !== undefined
+    ? await readTail(store, id, all)
+    : undefined;
+  const messages = last === undefined
+    ? await read(id)
+    : (await lastMessages(store, id, all, last)).filter((m) => m.id <= (tail?.newest ?? m.id));
+  // How many messages of the transcript --last left out, said above the ones printed.
+  const before = last === undefined ? 0 : await leftOut(store, id, all, messages);
+  if (before > 0) {
+    ctx.io.stdout(
+      `\n${ctx.style.dim(`(${plural(before, "earlier message")} not shown: --last ${last})`)}\n`,
+    );
+  }
   // In pieces: a long session's transcript is never one string, and it starts at once.
   const printed = await printTranscript(ctx.io, messages, render);
-  if (!printed) ctx.io.stdout(`\n${ctx.style.dim("(no messages)")}\n`);
+  if (!printed && before === 0) ctx.io.stdout(`\n${ctx.style.dim("(no messages)")}\n`);
   if (follow === undefined) return 0;
-  return await followSession(store, ctx, { session, messages, seconds: follow, read, render });
+  if (last === undefined) {
+    return await followSession(store, ctx, { session, messages, seconds: follow, read, render });
+  }
+  return await followSession(store, ctx, {
+    session,
+    messages,
+    seconds: follow,
+    read,
+    render,
+    tail,
+    reprinted: (rows) =>
+      rows.filter((row) => all || isShownInTranscript(row)).slice(-last || rows.length),
+  });
 }
 
 /** The `show` command. */
@@ -209,6 +291,7 @@ export const showCommand: Command = {
     full: { type: "boolean" },
     system: { type: "boolean" },
     all: { type: "boolean" },
+    last: { type: "string" },
     follow: { type: "boolean", inlineValue: true },
   },
   minPositionals: 1,
