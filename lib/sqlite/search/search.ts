@@ -18,8 +18,7 @@ import {
 import { FTS_TABLE_OF, substringPlan, withIndexesPresent } from "./missing_index.ts";
 import { mayBeFtsDamage } from "../fts_stale.ts";
 import { type FilterSql, filterSql, type SearchFilters, visibilityOf } from "./filters.ts";
-import { type HitRow, matchParams, matchWhereSql, rankedPage } from "./ranked.ts";
-import { isMatchError, isPatternError } from "./query_error.ts";
+import { countMatches, type HitRow, rankedPage } from "./ranked.ts";
 import { substringPage, type SubstringStrategy } from "./substring.ts";
 import { trigramIndexUsable } from "./trigram_candidates.ts";
 import { hitContexts } from "./context.ts";
@@ -118,18 +117,7 @@ function rankedCount(
         limit: cap,
         offset: 0,
       };
-      try {
-        const row = store.statement(
-          `SELECT count(*) AS n FROM (SELECT 1 FROM ${table}
-           JOIN messages m ON m.id = ${table}.rowid
-           JOIN sessions s ON s.id = m.session_id
-           ${matchWhereSql(table, counted)} LIMIT ?)`,
-        ).get(...matchParams(counted), cap);
-        return Number(row?.n ?? 0);
-      } catch (error) {
-        if (isMatchError(error, match) || isPatternError(error)) return undefined;
-        throw error;
-      }
+      return countMatches(store, counted, cap);
     };
     const first = count(plan.expression);
     if (first !== undefined || plan.retry === undefined) return first;

