@@ -123,6 +123,12 @@ import { activeSql, notArchivedSql } from "./_extra.ts";
 import { messageSelection, selectedMessagesSql } from "./_message_selection.ts";
 import { jsonParam } from "./_text_codec.ts";
 import {
+  EXPORT_PIECES,
+  type ExportPiece,
+  type ExportPiecesOptions,
+  type ExportSelection,
+} from "../core/export_pieces.ts";
+import {
   EXACT_MESSAGE_COLUMNS,
   EXACT_SESSION_COLUMNS,
   exactMessageRow,
@@ -1470,16 +1476,22 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     return all;
   }
 
-  async *iterateExport(
-    options: ExportOptions & OriginFilter = {},
-  ): AsyncIterableIterator<SessionExportWithActivity> {
-    options ??= {};
+  /** The sessions an export covers, without their messages, in export order. */
+  async #exportSessions(
+    options: ExportOptions & OriginFilter,
+  ): Promise<SessionRowWithActivity[]> {
     const params: PgValue[] = [];
     let where = sourceAndOrigin(options, params, "export sessions");
     const range = startedRangeClauses(options, params, "export sessions");
     if (range.length > 0) where += `${where === "" ? "WHERE " : " AND "}${range.join(" AND ")}`;
-    const sessions = (await this.#query(EXPORT_SESSIONS(where), params))
+    return (await this.#query(EXPORT_SESSIONS(where), params))
       .map(exactSessionRow) as unknown as SessionRowWithActivity[];
+  }
+
+  async *iterateExport(
+    options: ExportOptions & OriginFilter = {},
+  ): AsyncIterableIterator<SessionExportWithActivity> {
+    const sessions = await this.#exportSessions(options ?? {});
     for (let at = 0; at < sessions.length;) {
       // A page of sessions holds about EXPORT_PAGE messages (at least one session), so memory
       // stays bounded however the messages are spread.
@@ -1511,6 +1523,53 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
         if (this.#closed) throw notOpenError();
         yield { ...session, messages: bySession.get(session.id) ?? [] };
       }
+    }
+  }
+
+  /**
+   * The export in pieces (`lib/core/export_pieces.ts`): the rows and values
+   * of `exportSession` / `iterateExport`, each session's messages read by
+   * the list of their ids a chunk at a time (a message deleted meanwhile is
+   * left out). No snapshot is held: `iterateExport` reads in pages too.
+   */
+  async *[EXPORT_PIECES](
+    selection: ExportSelection,
+    options: Required<ExportPiecesOptions>,
+  ): AsyncIterableIterator<ExportPiece> {
+    if ("id" in selection) {
+      checkKeyText("export session", "id", selection.id);
+      const [session] = await this.#query(
+        `SELECT ${EXACT_SESSION_COLUMNS} FROM sessions s WHERE s.id = $1`,
+        [selection.id],
+      );
+      if (session === undefined) return;
+      yield* this.#sessionPieces(exactSessionRow(session) as unknown as SessionRow, options.chunk);
+      return;
+    }
+    for (const session of await this.#exportSessions(selection.filter ?? {})) {
+      yield* this.#sessionPieces(session, options.chunk);
+    }
+  }
+
+  /** One session of an export in pieces: its row, then its messages `chunk` at a time. */
+  async *#sessionPieces(session: SessionRow, chunk: number): AsyncGenerator<ExportPiece> {
+    const ids = (await this.#query(
+      `SELECT m.id::text AS id FROM messages m WHERE m.session_id = $1
+       ORDER BY m.timestamp, m.id`,
+      [session.id],
+    )).map((row) => row.id as string);
+    // Resumed after close(), it rejects as every method then does (a closed SQLite store's).
+    if (this.#closed) throw notOpenError();
+    yield { session };
+    for (let at = 0; at < ids.length; at += chunk) {
+      const rows = await this.#query(
+        `SELECT ${EXACT_MESSAGE_COLUMNS} FROM messages m
+         WHERE m.id IN (SELECT json_array_elements_text($1::text::json)::bigint)
+         ORDER BY m.timestamp, m.id`,
+        [jsonParam(ids.slice(at, at + chunk))],
+      );
+      const messages = rows.map((row) => messageFromRow(exactMessageRow(row)));
+      if (messages.length > 0) yield { messages };
     }
   }
 

@@ -7,12 +7,12 @@
  *
  * @module
  */
-import type { MessageRow, SessionExport } from "../core/types.ts";
+import type { MessageRow, SessionExport, SessionRow } from "../core/types.ts";
 import { formatCost, formatCount } from "./format.ts";
 import { toolCallViews, visibleControls } from "./transcript.ts";
 import { contentText } from "../core/content.ts";
 import { transcriptMarks } from "../core/message_row.ts";
-import { shownExport } from "./shown_export.ts";
+import { shownExport, shownMessage } from "./shown_export.ts";
 
 /**
  * A UTC date and time, `YYYY-MM-DD HH:MM:SS UTC`; `?` for a value that names
@@ -75,20 +75,15 @@ function messageSection(message: MessageRow): string {
 }
 
 /**
- * Renders one exported session as Markdown (a BLOB in a column meant for
- * text, which the record carries as bytes, shown as its UTF-8 text).
+ * The title and details of an exported session's Markdown, before its
+ * messages (a BLOB in a column meant for text shown as its UTF-8 text).
  *
- * @param exported The session with its messages (an `exportSession` record).
- * @returns The Markdown, ending with a newline.
- *
- * @example
- * ```ts ignore
- * io.stdout(renderMarkdown(db.exportSession(id)!));
- * ```
+ * @param exported The session's row (its messages are not read).
+ * @returns The Markdown, without a newline at the end.
  */
-export function renderMarkdown(exported: SessionExport): string {
+export function markdownHead(exported: SessionExport | SessionRow): string {
   // The BLOBs an export carries as bytes, shown as their text.
-  const session = shownExport(exported);
+  const session = shownExport({ ...exported, messages: [] });
   const details = [
     `- **ID:** \`${session.id}\``,
     `- **Source:** ${visibleControls(session.source)}`,
@@ -120,7 +115,33 @@ export function renderMarkdown(exported: SessionExport): string {
     }
     details.push(`- **Cost:** ${cost.join(" · ")}`);
   }
-  const sections = [`# ${visibleControls(session.title || session.id)}`, details.join("\n")];
-  for (const message of session.messages) sections.push(messageSection(message));
+  return [`# ${visibleControls(session.title || session.id)}`, details.join("\n")].join("\n\n");
+}
+
+/**
+ * One message of an exported session as its Markdown section (a BLOB shown
+ * as its UTF-8 text), without the blank line that goes before it.
+ *
+ * @param message A message of an `exportSession` record.
+ * @returns The Markdown.
+ */
+export function markdownMessage(message: MessageRow): string {
+  return messageSection(shownMessage(message));
+}
+
+/**
+ * Renders one exported session as Markdown (a BLOB in a column meant for
+ * text, which the record carries as bytes, shown as its UTF-8 text).
+ *
+ * @param exported The session with its messages (an `exportSession` record).
+ * @returns The Markdown, ending with a newline.
+ *
+ * @example
+ * ```ts ignore
+ * io.stdout(renderMarkdown(db.exportSession(id)!));
+ * ```
+ */
+export function renderMarkdown(exported: SessionExport): string {
+  const sections = [markdownHead(exported), ...exported.messages.map(markdownMessage)];
   return sections.join("\n\n") + "\n";
 }

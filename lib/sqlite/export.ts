@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { SqliteStatement, SqlRow } from "./driver/types.ts";
+import type { SqliteStatement, SqlRow, SqlValue } from "./driver/types.ts";
 import type { Store } from "./store.ts";
 import type {
   MessageRow,
@@ -93,7 +93,7 @@ export function exportAll(
 }
 
 /** One session's row as the session list reads it (with `last_active`). */
-const SESSION_AGAIN_SQL = `SELECT s.*, COALESCE(
+export const SESSION_AGAIN_SQL = `SELECT s.*, COALESCE(
     (SELECT MAX(timestamp) FROM messages WHERE session_id = s.id), s.started_at) AS last_active
   FROM sessions s WHERE s.id = ?`;
 
@@ -210,14 +210,18 @@ function withMessages<Row extends SessionRow>(
   return { ...exactSession(store, session), messages: exactMessages(store, session.id) };
 }
 
-/** Every message row of a session (inactive ones too), in transcript order. */
-const MESSAGES_SQL = "SELECT * FROM messages WHERE session_id = ? ORDER BY timestamp, id";
+/** The order of a session's messages: transcript order. */
+const MESSAGE_ORDER = "ORDER BY timestamp, id";
 
 /**
  * The session's row as the file holds it: read again exactly when a value
  * may differ ({@linkcode needsExactRead}); `last_active` kept as read.
+ *
+ * @param store The open store.
+ * @param session The row as read.
+ * @returns The row, exact.
  */
-function exactSession<Row extends SessionRow>(store: Store, session: Row): Row {
+export function exactSession<Row extends SessionRow>(store: Store, session: Row): Row {
   if (!needsExactRead(session as unknown as SqlRow)) return session;
   const [exact] = readExactRows(store, "sessions", "id = ?", [session.id]);
   if (exact === undefined) return session;
@@ -228,19 +232,33 @@ function exactSession<Row extends SessionRow>(store: Store, session: Row): Row {
 
 /**
  * Every message row of a session (those a newer Hermes marks inactive
- * included), each read exactly when one of the session's may differ from
- * the file ({@linkcode needsExactRead}).
+ * included), in transcript order.
  */
 function exactMessages(store: Store, sessionId: string): MessageRow[] {
-  let rows = store.statement(MESSAGES_SQL).all(sessionId);
+  return exactMessagesWhere(store, "session_id = ?", [sessionId]);
+}
+
+/**
+ * The message rows `where` selects, in transcript order, as an export
+ * carries them: each read exactly when one of them may differ from the file
+ * ({@linkcode needsExactRead}), the stored text an import would not write
+ * again carried ({@linkcode withTextImportKeeps}).
+ *
+ * @param store The open store.
+ * @param where The condition on `messages` (positional parameters).
+ * @param params Its parameters.
+ * @returns The messages.
+ */
+export function exactMessagesWhere(
+  store: Store,
+  where: string,
+  params: readonly SqlValue[],
+): MessageRow[] {
+  let rows = store.statement(`SELECT * FROM messages WHERE ${where} ${MESSAGE_ORDER}`).all(
+    ...params,
+  );
   if (rows.some(needsExactRead)) {
-    rows = readExactRows(
-      store,
-      "messages",
-      "session_id = ?",
-      [sessionId],
-      "ORDER BY timestamp, id",
-    );
+    rows = readExactRows(store, "messages", where, params, MESSAGE_ORDER);
   }
   return rows.map((row) => withTextImportKeeps(messageFromRow(row)));
 }

@@ -24,7 +24,14 @@ import type {
   SessionsDirOptions,
 } from "../core/prune_options.ts";
 import type { ExportOptions } from "../core/transfer_options.ts";
-import { checkOptionalText } from "../core/session_options.ts";
+import { checkKeyText, checkOptionalText } from "../core/session_options.ts";
+import {
+  EXPORT_PIECES,
+  type ExportPiece,
+  type ExportPiecesOptions,
+  type ExportSelection,
+} from "../core/export_pieces.ts";
+import { sqliteExportPieces } from "./export_pieces.ts";
 import { quotedValue } from "../core/shown_value.ts";
 
 /** Options of {@linkcode openSqliteStore}. */
@@ -243,6 +250,19 @@ class SqliteSessionStore implements SessionStore {
       const record = await this.#call((db) => exporting.sessionWhole(storeOf(db), row.id));
       if (record !== undefined) yield record;
     }
+  }
+  /** The export in pieces (`lib/core/export_pieces.ts`), checked as `exportSession` / `iterateExport`. */
+  async *[EXPORT_PIECES](
+    selection: ExportSelection,
+    options: Required<ExportPiecesOptions>,
+  ): AsyncIterableIterator<ExportPiece> {
+    if ("id" in selection) {
+      checkKeyText("export session", "id", selection.id);
+    } else {
+      refuseOrigin(selection.filter);
+      checkOptionalText("export sessions", "source", selection.filter?.source);
+    }
+    yield* sqliteExportPieces((read) => this.#call((db) => read(storeOf(db))), selection, options);
   }
   deleteSession(...a: Parameters<SessionDB["deleteSession"]>) {
     return this.#call((db) => db.deleteSession(...a));

@@ -9,10 +9,10 @@
 import type { SessionStore } from "../core/session_store.ts";
 import { quotedValue } from "../core/shown_value.ts";
 import type { SearchOptions } from "../core/search/options.ts";
-import type { RichSessionRow, SearchHit, SessionExport, SessionRow } from "../core/types.ts";
+import type { RichSessionRow, SearchHit, SessionRow } from "../core/types.ts";
 import { parseSince, USAGE_GROUPINGS, type UsageGrouping } from "../core/usage.ts";
 import { checkTimeZone } from "../core/time_zone.ts";
-import { EXPORT_MEDIA_TYPES, type ExportFormat, exportStream } from "./export_stream.ts";
+import { EXPORT_MEDIA_TYPES, type ExportFormat, exportStoreStream } from "./export_stream.ts";
 import { failureLine } from "./failure_line.ts";
 import { lineageTree } from "./lineage_tree.ts";
 import { transcriptPage } from "./transcript_page.ts";
@@ -507,13 +507,15 @@ async function usage(api: ApiRequest): Promise<Response> {
   return json({ by, since, source, time_zone: timeZone, ...origin, rows });
 }
 
-async function* withoutSource(
-  records: AsyncIterable<SessionExport>,
-  source: string,
-): AsyncIterable<SessionExport> {
-  for await (const record of records) if (record.source !== source) yield record;
-}
-
+/**
+ * A download of one session or of the listing's selection, in JSON Lines,
+ * Markdown or HTML, read from the store a chunk of messages at a time
+ * (`readExportPieces`): a session of any size is sent with the server's
+ * memory bounded by a chunk. Not one held snapshot (the server's connection
+ * stays free for its writes): a session's row and the list of its messages
+ * are read together, each chunk as it is then (a message deleted meanwhile
+ * is left out).
+ */
 async function exportDownload(api: ApiRequest): Promise<Response> {
   const format = (api.url.searchParams.get("format") ?? "jsonl") as ExportFormat;
   if (!Object.hasOwn(EXPORT_MEDIA_TYPES, format)) {
@@ -524,32 +526,36 @@ async function exportDownload(api: ApiRequest): Promise<Response> {
   }
   const id = textParam(api.url, "session", MAX_SESSION_ID);
   const source = textParam(api.url, "source");
-  let records: AsyncIterable<SessionExport> | SessionExport[];
+  const cutOff = (error: unknown) => api.logError?.(failureLine(api.request, error));
+  let stream: ReadableStream<Uint8Array> | undefined;
   let name: string;
-  let title: string;
   if (id !== null) {
-    const record = await api.store.exportSession(id);
-    if (record === undefined) throw new HttpError(404, sessionNotFound(id));
-    records = [record];
+    stream = await exportStoreStream(
+      api.store,
+      { id },
+      format,
+      (session) => session.title || id,
+      cutOff,
+    );
+    if (stream === undefined) throw new HttpError(404, sessionNotFound(id));
     name = downloadName(id);
-    title = record.title || id;
   } else {
     const origin = await originParam(api);
     // What the listing's filters select: source, origin, start range (children included).
-    const all = api.store.iterateExport({
+    const filter = {
       source,
       startedAfter: timeParam(api.url, "from", api.now),
       startedBefore: timeParam(api.url, "to", api.now),
       ...origin,
-    });
-    // Without a source the listing leaves out the `tool` sessions (subagents' own): so does this.
-    records = source === null ? withoutSource(all, "tool") : all;
+    };
     const parts = [origin.origin, source].filter((part) => part !== undefined && part !== null);
     name = ["sessions", ...parts].join("-").replace(/[^\w.-]/g, "_");
-    title = `hermes-state export${parts.length > 0 ? ` (${parts.join(", ")})` : ""}`;
+    const title = `hermes-state export${parts.length > 0 ? ` (${parts.join(", ")})` : ""}`;
+    // Without a source the listing leaves out the `tool` sessions (subagents' own): so does this.
+    const leaveOut = source === null ? { leaveOut: "tool" } : {};
+    stream = await exportStoreStream(api.store, { filter }, format, title, cutOff, leaveOut);
   }
-  const cutOff = (error: unknown) => api.logError?.(failureLine(api.request, error));
-  return new Response(await exportStream(records, format, title, cutOff), {
+  return new Response(stream, {
     headers: withSecurityHeaders({
       "content-type": EXPORT_MEDIA_TYPES[format],
       "content-disposition": `attachment; filename="${name}.${format}"`,

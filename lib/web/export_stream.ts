@@ -5,10 +5,15 @@
  *
  * @module
  */
-import { jsonLine } from "../render/json_line.ts";
-import { exactRecord } from "../core/exact_record.ts";
-import { renderMarkdown } from "../render/markdown.ts";
-import type { SessionExport } from "../core/types.ts";
+import { jsonLineTexts, markdownTexts, type SessionTexts } from "../render/export_texts.ts";
+import {
+  type ExportPiece,
+  type ExportPiecesOptions,
+  type ExportSelection,
+  readExportPieces,
+} from "../core/export_pieces.ts";
+import type { SessionStore } from "../core/session_store.ts";
+import type { MessageRow, SessionRow } from "../core/types.ts";
 import { htmlDocumentEnd, htmlDocumentStart, renderSessionHtml } from "./html_transcript.ts";
 
 /** The export formats. */
@@ -21,47 +26,99 @@ export const EXPORT_MEDIA_TYPES: Readonly<Record<ExportFormat, string>> = {
   html: "text/html; charset=utf-8",
 };
 
-/**
- * The text of an export, piece by piece.
- *
- * @param records The sessions, in order.
- * @param format The format.
- * @param title The HTML document title.
- * @returns The pieces, in order.
- *
- * @example
- * ```ts
- * import { exportPieces } from "./export_stream.ts";
- * const pieces: string[] = [];
- * for await (const piece of exportPieces([], "html", "none")) pieces.push(piece);
- * console.assert(pieces.join("").startsWith("<!doctype html>"));
- * ```
- */
-export async function* exportPieces(
-  records: AsyncIterable<SessionExport> | Iterable<SessionExport>,
-  format: ExportFormat,
-  title: string,
-): AsyncGenerator<string> {
-  let count = 0;
-  if (format === "html") yield htmlDocumentStart(title);
-  for await (const record of records) {
-    if (format === "html") yield renderSessionHtml(record);
-    else if (format === "md") yield `${count > 0 ? "\n---\n\n" : ""}${renderMarkdown(record)}`;
-    // As `hermes-state export` writes it: numbers inside content and tool_calls exact.
-    else yield jsonLine(exactRecord(record));
-    count++;
-  }
-  if (format === "html") yield htmlDocumentEnd();
+/** One text of an export, and whether it ends a session. */
+export interface ExportText {
+  /** The text. */
+  readonly text: string;
+  /** The text ends a session (the count of sessions written goes up). */
+  readonly sessionEnd: boolean;
+}
+
+/** The texts of a session in `format`: JSON Lines and Markdown in pieces, HTML whole. */
+function sessionTexts(format: ExportFormat): SessionTexts {
+  if (format === "jsonl") return jsonLineTexts();
+  if (format === "md") return markdownTexts();
+  // The HTML transcript pairs each tool call with its result, anywhere in the session: whole.
+  let session: SessionRow;
+  let messages: MessageRow[] = [];
+  return {
+    head(row) {
+      session = row;
+      messages = [];
+      return "";
+    },
+    messages(chunk) {
+      messages.push(...chunk);
+      return "";
+    },
+    tail() {
+      const text = renderSessionHtml({ ...session, messages });
+      messages = [];
+      return text;
+    },
+  };
 }
 
 /**
- * `records` with its first session read already: `first` is what reading it
- * gave. Ends (returns) `rest` when the stream stops early.
+ * The text of an export read in pieces (`readExportPieces`), piece by
+ * piece: a JSON Lines record or a Markdown transcript is written as its
+ * session's row, then a chunk of messages at a time, so no text holds more
+ * than one chunk; an HTML transcript, which pairs each tool call with its
+ * result, is written whole. Joined, the texts are those of the whole records.
+ *
+ * @param pieces The pieces, in order.
+ * @param format The format.
+ * @param title The HTML document title.
+ * @returns The texts, in order; empty ones left out.
+ *
+ * @example
+ * ```ts
+ * import { exportTexts } from "./export_stream.ts";
+ * const texts: string[] = [];
+ * const pieces = [{ session: { id: "s" } as never }, { messages: [] }];
+ * for await (const { text } of exportTexts(pieces, "jsonl", "none")) texts.push(text);
+ * console.assert(texts.join("") === '{"id":"s","messages":[]}\n');
+ * ```
  */
-async function* replayed(
-  first: IteratorResult<SessionExport>,
-  rest: AsyncIterator<SessionExport> | Iterator<SessionExport>,
-): AsyncGenerator<SessionExport> {
+export async function* exportTexts(
+  pieces: AsyncIterable<ExportPiece> | Iterable<ExportPiece>,
+  format: ExportFormat,
+  title: string,
+): AsyncGenerator<ExportText> {
+  const texts = sessionTexts(format);
+  let count = 0;
+  let open = false;
+  if (format === "html") yield { text: htmlDocumentStart(title), sessionEnd: false };
+  for await (const piece of pieces) {
+    if ("session" in piece) {
+      if (open) yield { text: texts.tail(), sessionEnd: true };
+      const head = texts.head(piece.session);
+      // Markdown transcripts are parted by a rule.
+      const text = format === "md" && count > 0 ? `\n---\n\n${head}` : head;
+      count++;
+      open = true;
+      if (text !== "") yield { text, sessionEnd: false };
+    } else if (open) {
+      const text = texts.messages(piece.messages);
+      if (text !== "") yield { text, sessionEnd: false };
+    }
+  }
+  if (open) yield { text: texts.tail(), sessionEnd: true };
+  if (format === "html") yield { text: htmlDocumentEnd(), sessionEnd: false };
+}
+
+/**
+ * `items` with its first read already: `first` is what reading it gave.
+ * Ends (returns) `rest` when the stream stops early.
+ *
+ * @param first What the first `next()` gave.
+ * @param rest The iterator it came from.
+ * @returns Every item, the first again.
+ */
+export async function* replayed<T>(
+  first: IteratorResult<T>,
+  rest: AsyncIterator<T> | Iterator<T>,
+): AsyncGenerator<T> {
   try {
     for (let next = first; next.done !== true; next = await rest.next()) yield next.value;
   } finally {
@@ -69,51 +126,21 @@ async function* replayed(
   }
 }
 
-/** The iterator of `records`, sync or async. */
-function iteratorOf(
-  records: AsyncIterable<SessionExport> | Iterable<SessionExport>,
-): AsyncIterator<SessionExport> | Iterator<SessionExport> {
-  return Symbol.asyncIterator in records
-    ? records[Symbol.asyncIterator]()
-    : (records as Iterable<SessionExport>)[Symbol.iterator]();
-}
-
 /**
- * {@linkcode exportPieces} as a stream of UTF-8 bytes, pulled as the client reads.
- *
- * The first session is read before the stream is given: a store that
- * refuses the export outright (a session whose id is not valid UTF-8 text,
- * which it checks for every session before the first) fails this call, so
- * that the server answers with a clear error instead of cutting a download
- * it has begun.
- *
- * When reading the sessions fails midway (the file went away), the stream
- * errors, so that the server cuts the connection and the client sees a failed
- * download rather than a short file that looks whole.
- *
- * @param records The sessions.
- * @param format The format.
- * @param title The HTML document title.
- * @param onFailure Told the error before the stream errors with it (the
- *   response's status and headers are long gone: this is where it is logged).
- * @returns The stream.
- * @throws {Error} What reading the first session threw.
+ * Texts as a stream of UTF-8 bytes, pulled as the client reads; `rest` (the
+ * reader the texts come from) is ended when the client goes away.
  */
-export async function exportStream(
-  records: AsyncIterable<SessionExport> | Iterable<SessionExport>,
-  format: ExportFormat,
-  title: string,
-  onFailure: (error: unknown) => void = () => {},
-): Promise<ReadableStream<Uint8Array>> {
-  const rest = iteratorOf(records);
-  const first = await rest.next();
-  const pieces = exportPieces(replayed(first, rest), format, title);
+function byteStream(
+  texts: AsyncGenerator<string>,
+  rest: AsyncIterator<unknown> | Iterator<unknown>,
+  onFailure: (error: unknown) => void,
+): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       let next: IteratorResult<string>;
       try {
-        next = await pieces.next();
+        next = await texts.next();
       } catch (error) {
         onFailure(error);
         controller.error(error);
@@ -123,9 +150,75 @@ export async function exportStream(
       else controller.enqueue(encoder.encode(next.value));
     },
     async cancel() {
-      await pieces.return(undefined);
-      // Cancelled before the pieces began (a HEAD request): the sessions' reader is ended here.
+      await texts.return(undefined);
+      // Cancelled before the texts began (a HEAD request): the sessions' reader is ended here.
       await rest.return?.();
     },
   });
+}
+
+/** Options of {@linkcode exportStoreStream}. */
+export interface StoreStreamOptions extends ExportPiecesOptions {
+  /** Leave out the sessions of this source (the listing's `tool` sessions, when no source is asked). */
+  readonly leaveOut?: string;
+}
+
+/** `pieces` without the sessions of source `leaveOut`, nor their messages. */
+async function* withoutSource(
+  pieces: AsyncIterable<ExportPiece>,
+  leaveOut: string | undefined,
+): AsyncGenerator<ExportPiece> {
+  let skipping = false;
+  for await (const piece of pieces) {
+    if ("session" in piece) skipping = piece.session.source === leaveOut;
+    if (!skipping) yield piece;
+  }
+}
+
+/**
+ * An export of `store` as a stream of UTF-8 bytes, read from the store a
+ * chunk of messages at a time ({@linkcode readExportPieces}), so that a
+ * session of any size is downloaded with memory bounded by one chunk (an
+ * HTML transcript, written whole, excepted). A session asked for by id
+ * that is not found gives `undefined`.
+ *
+ * The first piece is read before the stream is given: a store that refuses
+ * the export outright (a session whose id is not valid UTF-8 text, which it
+ * checks for every session before the first) fails this call, so that the
+ * server answers with a clear error instead of cutting a download it has
+ * begun. When reading fails midway (the file went away), the stream
+ * errors, so that the server cuts the connection and the client sees a
+ * failed download rather than a short file that looks whole.
+ *
+ * @param store The store.
+ * @param selection One session, or the sessions of a filter.
+ * @param format The format.
+ * @param title The HTML document title, or how it is made of the first
+ *   session's row (`title || id` for one session, as its page names it).
+ * @param onFailure Told the error before the stream errors with it.
+ * @param options The chunk size, whether each session is one held snapshot
+ *   (not by default: a server's connection stays free for its writes), a source left out.
+ * @returns The stream, or `undefined` when the session asked for is not found.
+ * @throws {Error} What reading the first piece threw (`UnexportableIdError`…).
+ */
+export async function exportStoreStream(
+  store: SessionStore,
+  selection: ExportSelection,
+  format: ExportFormat,
+  title: string | ((first: SessionRow) => string),
+  onFailure: (error: unknown) => void = () => {},
+  options: StoreStreamOptions = {},
+): Promise<ReadableStream<Uint8Array> | undefined> {
+  const pieces = readExportPieces(store, selection, options);
+  const rest = withoutSource(pieces, options.leaveOut);
+  const first = await rest.next();
+  if (first.done === true && "id" in selection) return undefined;
+  let heading = typeof title === "string" ? title : "";
+  if (typeof title === "function" && first.done !== true && "session" in first.value) {
+    heading = title(first.value.session);
+  }
+  const texts = async function* () {
+    for await (const { text } of exportTexts(replayed(first, rest), format, heading)) yield text;
+  };
+  return byteStream(texts(), rest, onFailure);
 }

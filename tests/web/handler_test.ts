@@ -13,6 +13,7 @@ import { HOSTILE_ID, hostileDb } from "./_served.ts";
 import { parseSince } from "../../lib/core/usage.ts";
 import { listen } from "../../lib/web/listen.ts";
 import { delay } from "../reliability/_runtimes.ts";
+import { EXPORT_PIECES } from "../../lib/core/export_pieces.ts";
 
 const ORIGIN = "http://127.0.0.1:8787";
 const path = await hostileDb();
@@ -846,17 +847,18 @@ describe("failures and HEAD", () => {
     const failure = new Error(
       "connect ECONNREFUSED: postgres://hermes:s3cret-pw@db.lan:5432/state",
     );
-    // The first session comes, then the store fails: as a server stopped or a file gone midway.
+    // The first session (or its first piece) comes, then the store fails: as a server stopped
+    // or a file gone midway. The download reads the store's export in pieces where it can.
     const failing = new Proxy(store, {
       get(target, name) {
         const value = Reflect.get(target, name, target);
-        if (name !== "iterateExport") {
+        if (name !== "iterateExport" && name !== EXPORT_PIECES) {
           return typeof value === "function" ? value.bind(target) : value;
         }
         return async function* (...args: unknown[]) {
           for await (const record of value.apply(target, args)) {
             yield record;
-            await delay(100); // the status line and the first session leave meanwhile
+            await delay(100); // the status line and the first piece leave meanwhile
             throw failure;
           }
         };

@@ -24,13 +24,10 @@ import { basename, dirname, join, resolve } from "node:path";
 import { once } from "node:events";
 import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
-import type { SessionExport } from "../../core/types.ts";
+import { type ExportPiece, readExportPieces } from "../../core/export_pieces.ts";
 import type { Command, Context } from "../command.ts";
 import { printJson } from "../json.ts";
-import { jsonLine } from "../../render/json_line.ts";
 import { plural } from "../../render/format.ts";
-import { exactRecord } from "../../core/exact_record.ts";
-import { renderMarkdown } from "../../render/markdown.ts";
 import { choiceOption, type ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { resolveSession } from "../resolve.ts";
@@ -41,11 +38,7 @@ import { outputPathProblem, writeFailureReason } from "../../files/output_path.t
 import { keepReplacedFileMode } from "../../files/replaced_file.ts";
 import { isSqliteFile } from "../sqlite_header.ts";
 import { CommandError, InterruptedError, UsageError } from "../usage_error.ts";
-import {
-  htmlDocumentEnd,
-  htmlDocumentStart,
-  renderSessionHtml,
-} from "../../web/html_transcript.ts";
+import { exportTexts, replayed } from "../../web/export_stream.ts";
 import { delay } from "../../core/delay.ts";
 import { quotedValue } from "../../core/shown_value.ts";
 
@@ -88,8 +81,11 @@ Examples:
   hermes-state export --session-id "my project #3" --format html page.html
 `;
 
-/** Sessions written between two waits for standard output to drain. */
+/** Sessions (and writes) between two waits for standard output to drain. */
 const DRAIN_EVERY = 16;
+
+/** Characters written to standard output after which it is drained (a few chunks of messages). */
+const DRAIN_CHARS = 16 * 1024 * 1024;
 
 /** Where the records go: a temporary file renamed at the end, or standard output. */
 interface Sink {
@@ -310,10 +306,15 @@ function tempBeside(path: string): string {
 
 function stdoutSink(ctx: Context): Sink {
   let written = 0;
+  let undrained = 0;
   return {
     async write(text) {
       ctx.io.stdout(text);
-      if (++written % DRAIN_EVERY === 0) await ctx.io.drain();
+      undrained += text.length;
+      if (++written % DRAIN_EVERY === 0 || undrained >= DRAIN_CHARS) {
+        undrained = 0;
+        await ctx.io.drain();
+      }
     },
     commit() {},
     abort() {},
@@ -361,19 +362,26 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const until = timeOption(args, "until", { now, command: "export" });
   if (output !== "-") refuseOutput(output, ctx.dbPath.replace(/^sqlite:/, ""), args.flag("force"));
   const store = await ctx.openStore();
-  let records: AsyncIterable<SessionExport> | Iterable<SessionExport>;
+  // Each session read in one snapshot, held while its chunks are written: the command is
+  // the connection's only user.
+  const reading = { holdSnapshot: true };
+  let pieces: AsyncIterableIterator<ExportPiece>;
+  let first: IteratorResult<ExportPiece> | undefined;
   if (wanted !== undefined) {
-    const record = await store.exportSession(await resolveSession(store, wanted, "export"));
-    if (record === undefined) throw new CommandError(`Session '${wanted}' not found`);
-    records = [record];
+    const id = await resolveSession(store, wanted, "export");
+    pieces = readExportPieces(store, { id }, reading);
+    first = await pieces.next();
+    if (first.done === true) throw new CommandError(`Session '${wanted}' not found`);
   } else {
     const origin = await originOption(args, store);
-    records = store.iterateExport({
-      source: args.string("source") || null,
-      startedAfter: since,
-      startedBefore: until,
-      ...(origin === undefined ? {} : { origin }),
-    });
+    pieces = readExportPieces(store, {
+      filter: {
+        source: args.string("source") || null,
+        startedAfter: since,
+        startedBefore: until,
+        ...(origin === undefined ? {} : { origin }),
+      },
+    }, reading);
   }
   // Listening first: a signal between creating the temporary file and
   // listening would end the process and leave the file behind.
@@ -396,25 +404,27 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       : fileSink(target.path);
   } catch (error) {
     stopListening?.();
+    await pieces.return?.();
     throw error;
   }
   const progress = new Progress(ctx.io, "Exported");
   let count = 0;
   try {
-    if (format === "html") await sink.write(htmlDocumentStart(wanted ?? "hermes-state export"));
-    for await (const record of records) {
-      const text = format === "html"
-        ? renderSessionHtml(record)
-        : format === "md"
-        ? `${count > 0 ? "\n---\n\n" : ""}${renderMarkdown(record)}`
-        : jsonLine(exactRecord(record));
+    const texts = exportTexts(
+      first === undefined ? pieces : replayed(first, pieces),
+      format,
+      wanted ?? "hermes-state export",
+    );
+    // A session is written a chunk of messages at a time, however large it is.
+    for await (const { text, sessionEnd } of texts) {
       await sink.write(text);
-      progress.update(++count);
-      // Lets timers and signal handlers run (a long export of a file has no other pause).
-      if (count % DRAIN_EVERY === 0) await delay(0);
+      if (sessionEnd) {
+        progress.update(++count);
+        // Lets timers and signal handlers run (a long export of a file has no other pause).
+        if (count % DRAIN_EVERY === 0) await delay(0);
+      }
       if (interrupted !== undefined) throw new InterruptedError(interrupted, sink.leftBehind);
     }
-    if (format === "html") await sink.write(htmlDocumentEnd());
     await sink.commit();
   } catch (error) {
     sink.abort();

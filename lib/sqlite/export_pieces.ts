@@ -1,0 +1,152 @@
+/**
+ * An export of a SQLite file read in pieces (`lib/core/export_pieces.ts`):
+ * each session's row, then its messages a chunk at a time, every value as
+ * `exportSession` / `iterateExport` give it (`export.ts`: integers beyond
+ * 2^53, BLOBs, text that is not valid UTF-8, stored text an import would
+ * not write again), in the same order.
+ *
+ * A session's row and the list of its messages are read in one snapshot;
+ * the messages are then read by that list, a chunk at a time. Held (a
+ * savepoint kept open until the session's last chunk was read), the
+ * snapshot covers the chunks too, as `iterateExport` reads a session whole.
+ *
+ * @module
+ */
+import type { Store } from "./store.ts";
+import type { MessageRow, SessionRow, SessionRowWithActivity } from "../core/types.ts";
+import type { ExportPiece, ExportPiecesOptions, ExportSelection } from "../core/export_pieces.ts";
+import {
+  exactMessagesWhere,
+  exactSession,
+  exportSessionRows,
+  SESSION_AGAIN_SQL,
+} from "./export.ts";
+import { getSession } from "./sessions.ts";
+
+/** Runs a read on the store's connection (trying again while the file is locked). */
+export type StoreCall = <T>(read: (store: Store) => T) => Promise<T>;
+
+/** The savepoint a session's read snapshot is. */
+const SAVEPOINT = "hermes_export_pieces";
+
+/**
+ * The ids of a session's messages in transcript order, as text (an id may
+ * pass 2^53). Ids, not rowids: an older Hermes's file is read through a
+ * view (`read_views.ts`), which has none.
+ */
+const IDS_SQL = `SELECT CAST(id AS TEXT) AS hermes_id FROM messages
+  WHERE session_id = ? ORDER BY timestamp, id`;
+
+/** The messages of a chunk, by the ids of a JSON array. */
+const CHUNK_WHERE = "id IN (SELECT value FROM json_each(?))";
+
+/** A session's row and the ids of its messages, read in one snapshot. */
+interface SessionStart {
+  readonly session: SessionRow;
+  readonly ids: readonly string[];
+}
+
+/**
+ * Reads the session's row (`listed`: again as the session list reads it,
+ * with `last_active`) and its messages' ids in the snapshot of an open
+ * savepoint.
+ */
+function readStart(store: Store, id: string, listed: boolean): SessionStart | undefined {
+  const row = listed
+    ? store.statement(SESSION_AGAIN_SQL).get(id) as SessionRowWithActivity | undefined
+    : getSession(store, id);
+  if (row === undefined) return undefined;
+  const ids = store.statement(IDS_SQL).all(id).map((read) => String(read.hermes_id));
+  return { session: exactSession(store, row), ids };
+}
+
+/**
+ * Opens the savepoint and reads the session's start in it; leaves the
+ * savepoint open when `hold` is given and the session is there, else ends it.
+ */
+function openSession(
+  store: Store,
+  id: string,
+  listed: boolean,
+  hold: boolean,
+): SessionStart | undefined {
+  store.db.exec(`SAVEPOINT ${SAVEPOINT}`);
+  let start: SessionStart | undefined;
+  try {
+    start = readStart(store, id, listed);
+  } catch (error) {
+    rollBack(store);
+    throw error;
+  }
+  if (!hold || start === undefined) store.db.exec(`RELEASE ${SAVEPOINT}`);
+  return start;
+}
+
+/** Ends the savepoint, having changed nothing. */
+function rollBack(store: Store): void {
+  store.db.exec(`ROLLBACK TO ${SAVEPOINT}; RELEASE ${SAVEPOINT}`);
+}
+
+/**
+ * The messages of a chunk of ids, in transcript order, as an export carries them.
+ *
+ * @param store The open store.
+ * @param ids The ids (digits).
+ * @returns The messages still there.
+ */
+function readChunk(store: Store, ids: readonly string[]): MessageRow[] {
+  return exactMessagesWhere(store, CHUNK_WHERE, [`[${ids.join(",")}]`]);
+}
+
+/**
+ * The pieces of one session: its row, then its messages `chunk` at a time;
+ * none when it is not there (any more).
+ */
+async function* sessionPieces(
+  call: StoreCall,
+  id: string,
+  listed: boolean,
+  options: Required<ExportPiecesOptions>,
+): AsyncGenerator<ExportPiece> {
+  const hold = options.holdSnapshot;
+  const start = await call((store) => openSession(store, id, listed, hold));
+  if (start === undefined) return;
+  let done = false;
+  try {
+    yield { session: start.session };
+    for (let at = 0; at < start.ids.length; at += options.chunk) {
+      const ids = start.ids.slice(at, at + options.chunk);
+      const messages = await call((store) => readChunk(store, ids));
+      if (messages.length > 0) yield { messages };
+    }
+    if (hold) await call((store) => store.db.exec(`RELEASE ${SAVEPOINT}`));
+    done = true;
+  } finally {
+    // Stopped early or failed: the held snapshot ends, and the error (if any) stands.
+    if (hold && !done) await call(rollBack).catch(() => {});
+  }
+}
+
+/**
+ * The pieces of `selection` in a SQLite file: `exportSession(id)`'s record,
+ * or `iterateExport(filter)`'s (the session list read first, each session's
+ * row read again with its messages), each session's messages `chunk` at a time.
+ *
+ * @param call Runs a read on the store's connection.
+ * @param selection One session, or the sessions of a filter (no `origin`: checked by the caller).
+ * @param options The chunk size, and whether each session is one held snapshot.
+ * @returns The pieces.
+ * @throws {UnexportableIdError} When a listed session's id is not valid UTF-8 text.
+ */
+export async function* sqliteExportPieces(
+  call: StoreCall,
+  selection: ExportSelection,
+  options: Required<ExportPiecesOptions>,
+): AsyncGenerator<ExportPiece> {
+  if ("id" in selection) {
+    yield* sessionPieces(call, selection.id, false, options);
+    return;
+  }
+  const rows = await call((store) => exportSessionRows(store, selection.filter));
+  for (const row of rows) yield* sessionPieces(call, row.id, true, options);
+}
