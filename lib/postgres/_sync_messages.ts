@@ -162,8 +162,11 @@ export class FileMessages {
     const range = "session_id = ? AND id > ? AND id <= ?";
     const after = "timestamp >= ? AND (timestamp > ? OR id > ?)";
     this.#sql = {
-      size: `SELECT count(*) AS n, coalesce(sum(${bytes}), 0) AS bytes FROM messages
-        WHERE ${range}`,
+      // With the messages whose token count the server's numeric column cannot hold (text, a
+      // BLOB): the rows are read for their sizes anyway.
+      size: `SELECT count(*) AS n, coalesce(sum(${bytes}), 0) AS bytes,
+        coalesce(sum(typeof(token_count) NOT IN ('integer', 'real', 'null')), 0) AS uncounted
+        FROM messages WHERE ${range}`,
       sizes: `SELECT timestamp, id, ${bytes} AS bytes FROM messages
         WHERE ${range} AND ${after} ORDER BY timestamp, id LIMIT ?`,
     };
@@ -190,14 +193,20 @@ export class FileMessages {
   }
 
   /**
-   * What a range will cost in the budget once read, from the sizes of its texts.
+   * What a range will cost in the budget once read, from the sizes of its
+   * texts, and how many of its messages hold a token count that is not a
+   * number (SQLite keeps text or a BLOB in an INTEGER column; the server's
+   * numeric column cannot).
    *
    * @param range The messages.
-   * @returns Their estimated size in the budget's bytes.
+   * @returns Their estimated size in the budget's bytes, and that count.
    */
-  estimate(range: MessageRange): number {
+  measure(range: MessageRange): { bytes: number; uncounted: number } {
     const row = this.#store.statement(this.#sql.size).get(range.session, range.after, range.upTo);
-    return estimatedBytes(Number(row?.bytes ?? 0), Number(row?.n ?? 0));
+    return {
+      bytes: estimatedBytes(Number(row?.bytes ?? 0), Number(row?.n ?? 0)),
+      uncounted: Number(row?.uncounted ?? 0),
+    };
   }
 
   /**

@@ -122,6 +122,18 @@ function messagesToWrite(messages: FileMessages, change: ChangedSession): Messag
   };
 }
 
+/**
+ * A session the server cannot hold as the file has it, found when its
+ * messages are measured for writing: nothing of it was written or batched.
+ */
+export class UnshippableSession extends Error {
+  /** @param reason Why, as the pass's report names it. */
+  constructor(reason: string) {
+    super(reason);
+    this.name = "UnshippableSession";
+  }
+}
+
 /** Adds what writing one session does to `counts`. */
 function addSession(
   counts: Counts,
@@ -205,7 +217,16 @@ export class SessionWriter {
     const messages = this.#messages;
     const { session, known } = change;
     const write = messagesToWrite(messages, change);
-    if (write.written && messages.estimate(write.range) > BATCH_BYTES) {
+    const size = write.written ? messages.measure(write.range) : undefined;
+    if (size !== undefined && size.uncounted > 0) {
+      // Shipped as NaN, silently, before: the session is left out and named instead.
+      throw new UnshippableSession(
+        `${size.uncounted} of the messages to ship hold${
+          size.uncounted === 1 ? "s" : ""
+        } a token count that is not a number`,
+      );
+    }
+    if (size !== undefined && size.bytes > BATCH_BYTES) {
       if (messages.hasNewerColumns && known === undefined) {
         session.extraDigest = messages.extraDigests(write.range.session, session.maxId, 0).all;
       }

@@ -35,6 +35,7 @@ import { EXTRA_COLUMN, extraColumnsJson } from "./_extra.ts";
 import { deleteMessagesSql } from "./_delete.ts";
 import { gramsVector, searchDocument, wordsVector } from "./text_search.ts";
 import { jsonParam } from "./_text_codec.ts";
+import { quotedValue } from "../core/shown_value.ts";
 
 /** Messages per multi-row INSERT (18 parameters each; PostgreSQL allows 65,535). */
 const INSERT_ROWS = 500;
@@ -145,6 +146,7 @@ async function writeMessages(query: PgQuery, checked: ImportRecord): Promise<voi
         `messages[${index}].${column}`,
         message,
       );
+      if (column === "token_count") checkServerNumber(value, `messages[${index}].${column}`);
       stored[column] = value;
       values.push(value);
     }
@@ -167,6 +169,23 @@ async function writeMessages(query: PgQuery, checked: ImportRecord): Promise<voi
     pending.rows.push(values);
   }
   await flush();
+}
+
+/**
+ * Refuses a value the server's numeric column cannot hold, which a file may
+ * (SQLite keeps text or a BLOB in an INTEGER column, and an export carries
+ * it): it failed as "invalid input syntax for type numeric: """.
+ *
+ * @throws {TypeError} Naming the field and the value.
+ */
+function checkServerNumber(value: PgValue, field: string): void {
+  if (value === null || typeof value === "number" || typeof value === "bigint") return;
+  if (typeof value === "string" && /^-?\d+(\.\d*)?([eE][-+]?\d+)?$/.test(value)) return;
+  throw new TypeError(
+    `Cannot import session into PostgreSQL: ${field} holds ${
+      quotedValue(value)
+    }, where the server keeps a number`,
+  );
 }
 
 /** Ids the sequence is moved forward by, at most, to keep a record's ids. */

@@ -61,7 +61,7 @@ import {
 import { changesSince, readSource, realPathOf, serverRecords } from "./_sync_source.ts";
 import { FileMessages } from "./_sync_messages.ts";
 import { passOf, passTransaction } from "./_sync_write.ts";
-import { COUNTS, SessionWriter } from "./_sync_sessions.ts";
+import { COUNTS, SessionWriter, UnshippableSession } from "./_sync_sessions.ts";
 import { restoreTitles } from "./_sync_titles.ts";
 import { linkParents, recordDigests, recordPassTime } from "./_sync_finish.ts";
 
@@ -290,8 +290,15 @@ export async function syncFile(
         redigested.push({ digest: session.digest, id: `${origin}/${id}` });
         continue;
       }
+      try {
+        await writer.add({ session, known, rowChanged, messagesChanged, metaChanged });
+      } catch (error) {
+        // Found when its messages were measured, before anything of it was batched.
+        if (!(error instanceof UnshippableSession)) throw error;
+        notShipped.push({ id, reason: error.message });
+        continue;
+      }
       if (rowChanged) rowsWritten.push(id);
-      await writer.add({ session, known, rowChanged, messagesChanged, metaChanged });
     }
     await writer.finish();
     const totals = { origin, ...writer.totals, deleted: 0, notShipped };

@@ -4,7 +4,8 @@
  * INTEGER one as text) is left out of the pass and named, and the others
  * ship. One such row failed the whole pass ("invalid input syntax for type
  * numeric"), pass after pass, so that the file's new sessions never reached
- * the server; a text timestamp reached it as NaN.
+ * the server; a text timestamp reached it as NaN, and so did a message's
+ * token count held as text or a BLOB (`copy` failed on it, unnamed).
  */
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -84,5 +85,70 @@ describe("sync of values the server cannot hold", { skip: PG_SKIP }, () => {
     const json = await runCli(["sync", path, "--to", url, "--origin", "o", "--json"]);
     assert.equal(json.code, 1);
     assert.deepEqual(JSON.parse(json.out).not_shipped, REASONS);
+  });
+
+  test("a token count that is not a number (text, a BLOB) leaves its session out, named; it reached the server as NaN", async () => {
+    const path = v11Copy();
+    {
+      using raw = await rawOpen(path);
+      raw.exec(`
+        INSERT INTO sessions (id, source, started_at) VALUES ('tok', 'cli', 1777400000);
+        INSERT INTO messages (session_id, role, content, timestamp, token_count)
+          VALUES ('tok', 'user', 'a blob count', 1777400001, x'0102'),
+                 ('tok', 'assistant', 'a text count', 1777400002, 'twelve'),
+                 ('tok', 'user', 'a fine count', 1777400003, 12);
+      `);
+    }
+    const schema = freshSchema();
+    const client = await connectSyncTarget(schemaUrl(schema));
+    clients.push(client);
+    const reason = "2 of the messages to ship hold a token count that is not a number";
+    const first = await syncFile(client, path, { host: "h", origin: "o" });
+    assert.equal(first.created, 42);
+    assert.deepEqual(first.notShipped, [{ id: "tok", reason }]);
+    {
+      await using store = await openPgStore({}, schema);
+      assert.equal(await store.getSession("o/tok"), undefined);
+      assert.equal(await store.sessionCount(), 42);
+    }
+    // Appended to after it shipped: the new rows are measured too, and nothing of them is written.
+    {
+      using raw = await rawOpen(path);
+      raw.exec(`UPDATE messages SET token_count = 7 WHERE session_id = 'tok'`);
+    }
+    const mended = await syncFile(client, path, { host: "h", origin: "o" });
+    assert.equal(mended.created, 1);
+    assert.deepEqual(mended.notShipped, []);
+    {
+      using raw = await rawOpen(path);
+      raw.exec(`INSERT INTO messages (session_id, role, content, timestamp, token_count)
+                  VALUES ('tok', 'assistant', 'later', 1777400004, 'lots')`);
+    }
+    const appended = await syncFile(client, path, { host: "h", origin: "o" });
+    assert.deepEqual(appended.notShipped, [{
+      id: "tok",
+      reason: "1 of the messages to ship holds a token count that is not a number",
+    }]);
+    await using store = await openPgStore({}, schema);
+    assert.deepEqual((await store.getMessages("o/tok")).map((m) => m.token_count), [7, 7, 7]);
+  });
+
+  test("copy names a token count the server cannot hold (it said: invalid input syntax for type numeric)", async () => {
+    const path = v11Copy();
+    {
+      using raw = await rawOpen(path);
+      raw.exec(`
+        INSERT INTO sessions (id, source, started_at) VALUES ('tok', 'cli', 1777400000);
+        INSERT INTO messages (session_id, role, content, timestamp, token_count)
+          VALUES ('tok', 'user', 'a text count', 1777400001, 'twelve');
+      `);
+    }
+    const run = await runCli(["copy", path, schemaUrl(freshSchema())]);
+    assert.equal(run.code, 1, run.out);
+    assert.match(
+      run.err,
+      /tok: Cannot import session into PostgreSQL: messages\[0\]\.token_count holds "twelve", where the server keeps a number\n/,
+    );
+    assert.match(run.out, /1 session failed/);
   });
 });
