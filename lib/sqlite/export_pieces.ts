@@ -8,7 +8,9 @@
  * A session's row and the list of its messages are read in one snapshot;
  * the messages are then read by that list, a chunk at a time. Held (a
  * savepoint kept open until the session's last chunk was read), the
- * snapshot covers the chunks too, as `iterateExport` reads a session whole.
+ * snapshot covers the chunks too, as `iterateExport` reads a session whole;
+ * only in WAL mode, where a held snapshot keeps no writer waiting (in a
+ * rollback journal mode it is a shared lock: each chunk is read on its own).
  *
  * @module
  */
@@ -61,6 +63,17 @@ function readStart(store: Store, id: string, listed: boolean): SessionStart | un
 }
 
 /**
+ * Whether a snapshot of the file may be held while its pieces are written out: in WAL mode,
+ * where a reader's snapshot keeps no writer waiting. In a rollback journal mode (`delete`,
+ * `truncate`, `persist`) it is a shared lock, which keeps every writer from committing for as
+ * long as the output pauses (`export - | less`): each chunk is read in a snapshot of its own.
+ */
+function mayHold(store: Store): boolean {
+  const mode = store.statement("PRAGMA journal_mode").get()?.journal_mode;
+  return String(mode).toLowerCase() === "wal";
+}
+
+/**
  * Opens the savepoint and reads the session's start in it; leaves the
  * savepoint open when `hold` is given and the session is there, else ends it.
  */
@@ -108,8 +121,11 @@ async function* sessionPieces(
   listed: boolean,
   options: Required<ExportPiecesOptions>,
 ): AsyncGenerator<ExportPiece> {
-  const hold = options.holdSnapshot;
-  const start = await call((store) => openSession(store, id, listed, hold));
+  let hold = options.holdSnapshot;
+  const start = await call((store) => {
+    hold &&= mayHold(store);
+    return openSession(store, id, listed, hold);
+  });
   if (start === undefined) return;
   let done = false;
   try {

@@ -156,14 +156,28 @@ async function details(
 /**
  * The last `count` messages of the transcript `show` prints (`--all` or
  * not), read from the end of the session: a long one's others are not read.
+ * With `newest`, only those with an id up to it (the rows written since are
+ * the follow's to print): read back a page at a time until `count` are kept.
  */
-function lastMessages(
+async function lastMessages(
   store: SessionStore,
   id: string,
   all: boolean,
   count: number,
+  newest = Infinity,
 ): Promise<MessageRow[]> {
-  return store.getMessages(id, { includeInactive: all, excludeHidden: !all, last: count });
+  const shown = { includeInactive: all, excludeHidden: !all };
+  let page = await store.getMessages(id, { ...shown, last: count });
+  let kept = page.filter((message) => message.id <= newest);
+  // A page the newer rows shortened: the ones before it make up the count (pages of at
+  // least 200, so a transcript rewritten meanwhile, none of it kept, is read in few steps).
+  let size = count;
+  while (kept.length < count && page.length > 0 && page.length === size) {
+    size = Math.max(count, 200);
+    page = await store.getMessages(id, { ...shown, beforeId: page[0].id, last: size });
+    kept = [...page.filter((message) => message.id <= newest), ...kept].slice(-count);
+  }
+  return kept;
 }
 
 /**
@@ -254,7 +268,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     : undefined;
   const messages = last === undefined
     ? await read(id)
-    : (await lastMessages(store, id, all, last)).filter((m) => m.id <= (tail?.newest ?? m.id));
+    : await lastMessages(store, id, all, last, tail?.newest);
   // How many messages of the transcript --last left out, said above the ones printed.
   const before = last === undefined ? 0 : await leftOut(store, id, all, messages);
   if (before > 0) {

@@ -953,16 +953,20 @@ export const APP_JS = String.raw`
       was.last = body.messages[body.messages.length - 1].id;
       if (was.first === undefined) was.first = body.messages[0].id;
     }
-    // Messages before those shown went (a deletion): the button says how many are left.
+    // Messages before those shown went (a deletion, a compaction): the button says how many are
+    // left, and goes when none is.
     var button = document.getElementById("earlier-messages");
-    if (button && typeof body.earlier === "number" && body.earlier !== was.earlier && body.earlier > 0) {
+    if (button && typeof body.earlier === "number" && body.earlier !== was.earlier) {
       was.earlier = body.earlier;
-      button.textContent = pageButton(true, body.earlier).textContent;
+      if (body.earlier > 0) button.textContent = pageButton(true, body.earlier).textContent;
+      else button.remove();
     }
     if (atBottom && body.messages.length) window.scrollTo(0, document.documentElement.scrollHeight);
     document.body.setAttribute("data-ready", String(Date.now()));
     drawnFrom([versionOf(body)]);
   }
+  // Which messages a transcript shown holds: its first and last, and how many.
+  function pagesShown(mine) { return mine.first + " " + mine.last + " " + mine.count; }
   function renderSession(id, params, quiet, token) {
     // The id goes in the query: a path cannot hold the ids "." and "..".
     var path = "/api/session?id=" + encodeURIComponent(id);
@@ -978,9 +982,13 @@ export const APP_JS = String.raw`
       if (was.later > 0) path += "&from=" + was.first + size;
       else path += "&after=" + was.newest + "&shown=" + was.count + (was.first !== undefined ? "&first=" + was.first : "") + size;
     } else if (target && /^\d{1,15}$/.test(target)) path += "&m=" + target;
+    var asked = was ? pagesShown(was) : "";
     return api(path).then(whileShown(token, function (body) {
       // The transcript was drawn anew meanwhile: these rows may follow another newest one.
       if (was && shown !== was) return;
+      // A page was loaded meanwhile (Show earlier or later): the answer, for the messages shown
+      // before it (its counts, or a redraw without that page), is asked for again.
+      if (was && pagesShown(was) !== asked) { was.again = true; return; }
       if (was && body.appended) appendToSession(was, body);
       else drawSession(id, params, quiet, body, token);
     })).catch(whileShown(token, showError)).then(function () {
