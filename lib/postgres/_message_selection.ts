@@ -44,13 +44,15 @@ export function messageSelection(
     const after = Math.floor(options.afterId);
     if (after >= BIGINT_BOUND) return undefined;
     if (after >= -BIGINT_BOUND) {
-      params.push(after);
+      // As the integer the number is: a number is sent as its shortest decimal, which beyond
+      // 2^53 names another (2^60 as 1152921504606847000; -2^63 out of the bigint's range).
+      params.push(BigInt(after));
       where += ` AND m.id > $${params.length}::bigint`;
     }
   }
   const place = (id: number, inOrder: "<" | ">", sameTime: "<" | ">=") => {
     if (!Number.isInteger(id) || Math.abs(id) >= BIGINT_BOUND) return false;
-    params.push(id);
+    params.push(BigInt(id));
     const at = `$${params.length}::bigint`;
     // The message's timestamp, by the primary key; NULL (no row) when the session has none.
     const time = `(SELECT c.timestamp FROM messages c WHERE c.id = ${at} AND c.session_id = $1)`;

@@ -121,3 +121,18 @@ export function exactInteger(value: unknown): number | bigint {
   }
   return Number(value);
 }
+
+/**
+ * SQLite's test that a file's column holds a value a number column of the
+ * server refuses, as `copy` refuses it: text, a BLOB, or an infinite REAL
+ * (`1e999`); NULL passes unless `nullable` is false. True or false, or
+ * NULL where it passes (a `sum` counts the rows that fail).
+ *
+ * @param column The column, quoted if it must be.
+ * @param nullable Whether NULL is a value the server keeps.
+ * @returns The SQL expression.
+ */
+export function notAServerNumberSql(column: string, nullable: boolean): string {
+  const types = nullable ? "'integer', 'real', 'null'" : "'integer', 'real'";
+  return `(typeof(${column}) NOT IN (${types}) OR abs(${column}) > 1.7976931348623157e308)`;
+}

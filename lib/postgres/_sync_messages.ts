@@ -17,7 +17,13 @@ import { MESSAGE_COLUMN_SET, type MessageValues } from "./_rows.ts";
 import { extraColumnsJson } from "./_extra.ts";
 import { gramsVector, searchDocument, wordsVector } from "./text_search.ts";
 import { ExtraDigester, type ExtraDigests, MESSAGE_DIGEST_SQL } from "./_sync_digest.ts";
-import { ExactRead, quote, type SqlRow, type SqlValue } from "./_sync_exact.ts";
+import {
+  ExactRead,
+  notAServerNumberSql,
+  quote,
+  type SqlRow,
+  type SqlValue,
+} from "./_sync_exact.ts";
 
 /**
  * What a row costs in memory besides its text (the row object, its values
@@ -163,9 +169,9 @@ export class FileMessages {
     const after = "timestamp >= ? AND (timestamp > ? OR id > ?)";
     this.#sql = {
       // With the messages whose token count the server's numeric column cannot hold (text, a
-      // BLOB): the rows are read for their sizes anyway.
+      // BLOB, an infinite REAL, which copy refuses): the rows are read for their sizes anyway.
       size: `SELECT count(*) AS n, coalesce(sum(${bytes}), 0) AS bytes,
-        coalesce(sum(typeof(token_count) NOT IN ('integer', 'real', 'null')), 0) AS uncounted
+        coalesce(sum(${notAServerNumberSql("token_count", true)}), 0) AS uncounted
         FROM messages WHERE ${range}`,
       sizes: `SELECT timestamp, id, ${bytes} AS bytes FROM messages
         WHERE ${range} AND ${after} ORDER BY timestamp, id LIMIT ?`,

@@ -20,7 +20,13 @@ import {
   type SessionMetaEntry,
 } from "./_sync_digest.ts";
 import { SESSION_META_PREFIXES } from "../core/session_meta.ts";
-import { exactInteger, ExactRead, mayBeRounded, quote } from "./_sync_exact.ts";
+import {
+  exactInteger,
+  ExactRead,
+  mayBeRounded,
+  notAServerNumberSql,
+  quote,
+} from "./_sync_exact.ts";
 
 /** A session of the file, as the pass read it. */
 export interface SourceSession {
@@ -154,8 +160,8 @@ const NUMBER_COLUMNS: readonly string[] = [
 /**
  * Why a session cannot reach the server as the file has it: a value a
  * numeric column of the server cannot hold (text, a BLOB; SQLite keeps
- * `'yesterday'` in a REAL column as text), in its row or, as `untimed`
- * counts them, in its messages' timestamps. Such a value failed the whole
+ * `'yesterday'` in a REAL column as text) or refuses (an infinite REAL), in
+ * its row or, as `untimed` counts them, in its messages' timestamps. Such a value failed the whole
  * pass ("invalid input syntax for type numeric"), or reached the server as
  * NaN.
  */
@@ -206,7 +212,7 @@ export function readSource(
       const row of store.statement(
         // The timestamp's type is read from the same index as the digest: no row is read.
         `SELECT session_id, count(*) AS n, max(id) AS max_id, ${MESSAGE_DIGEST_SQL} AS digest,
-                sum(typeof(timestamp) NOT IN ('integer', 'real')) AS untimed
+                coalesce(sum(${notAServerNumberSql("timestamp", false)}), 0) AS untimed
          FROM messages GROUP BY session_id`,
       ).all()
     ) {

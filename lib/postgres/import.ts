@@ -8,6 +8,7 @@
  */
 import { recordWithBlobText } from "../core/blob_text.ts";
 import {
+  carriedTextReadsAs,
   checkImportRecord,
   type ImportRecord,
   messageImportValue,
@@ -36,6 +37,8 @@ import { deleteMessagesSql } from "./_delete.ts";
 import { gramsVector, searchDocument, wordsVector } from "./text_search.ts";
 import { jsonParam } from "./_text_codec.ts";
 import { quotedValue } from "../core/shown_value.ts";
+import { storedBytesOf } from "../core/stored_bytes.ts";
+import { MAX_VALUE_DEPTH, nestedDeeperThan } from "../core/exact_json.ts";
 
 /** Messages per multi-row INSERT (18 parameters each; PostgreSQL allows 65,535). */
 const INSERT_ROWS = 500;
@@ -140,7 +143,7 @@ async function writeMessages(query: PgQuery, checked: ImportRecord): Promise<voi
     for (const column of columns) {
       if (!(column in message)) continue;
       names.push(column);
-      const value = messageImportValue(
+      const value = carriedText(message, column) ?? messageImportValue(
         column,
         message[column],
         `messages[${index}].${column}`,
@@ -169,6 +172,25 @@ async function writeMessages(query: PgQuery, checked: ImportRecord): Promise<voi
     pending.rows.push(values);
   }
   await flush();
+}
+
+/**
+ * The text a message carries for `content` or `tool_calls` as stored
+ * bytes (`hermes_state_bytes`: text another writer stored that writing the
+ * value again would change, as JSON that does not parse, `{bad`), when it
+ * still reads as the message's value: the column holds it, as a file's
+ * import writes it, so the server's reads and search see what the file's
+ * do (written NULL, `tool_calls` read as `null` where the file gives `[]`,
+ * and a word of it not found). The bytes stay carried in `extra_columns`.
+ */
+function carriedText(message: Record<string, unknown>, column: string): string | undefined {
+  if (column !== "content" && column !== "tool_calls") return undefined;
+  const stored = storedBytesOf(message)?.get(column);
+  if (stored?.kind !== "text") return undefined;
+  const text = new TextDecoder().decode(stored.bytes);
+  // JSON nested too deep for the server's readers to give back (as before: only carried).
+  if (nestedDeeperThan(text, MAX_VALUE_DEPTH)) return undefined;
+  return carriedTextReadsAs(column, text, message[column]) ? text : undefined;
 }
 
 /**

@@ -122,6 +122,7 @@ import { syncLockName } from "./sync_origin.ts";
 import { activeSql, notArchivedSql } from "./_extra.ts";
 import { messageSelection, selectedMessagesSql } from "./_message_selection.ts";
 import { jsonParam } from "./_text_codec.ts";
+import { holdSnapshot } from "./_held_snapshot.ts";
 import {
   EXPORT_PIECES,
   type ExportPiece,
@@ -1528,9 +1529,10 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
 
   /**
    * The export in pieces (`lib/core/export_pieces.ts`): the rows and values
-   * of `exportSession` / `iterateExport`, each session's messages read by
-   * the list of their ids a chunk at a time (a message deleted meanwhile is
-   * left out). No snapshot is held: `iterateExport` reads in pages too.
+   * of `exportSession` / `iterateExport`, each session's row read again with
+   * the list of its messages' ids, which are read a chunk at a time (a
+   * message deleted meanwhile is left out), or, with `holdSnapshot`, all of
+   * a session's reads in one snapshot held while its pieces are consumed.
    */
   async *[EXPORT_PIECES](
     selection: ExportSelection,
@@ -1538,31 +1540,78 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   ): AsyncIterableIterator<ExportPiece> {
     if ("id" in selection) {
       checkKeyText("export session", "id", selection.id);
-      const [session] = await this.#query(
-        `SELECT ${EXACT_SESSION_COLUMNS} FROM sessions s WHERE s.id = $1`,
-        [selection.id],
-      );
-      if (session === undefined) return;
-      yield* this.#sessionPieces(exactSessionRow(session) as unknown as SessionRow, options.chunk);
+      yield* this.#sessionPieces(selection.id, false, options);
       return;
     }
     for (const session of await this.#exportSessions(selection.filter ?? {})) {
-      yield* this.#sessionPieces(session, options.chunk);
+      yield* this.#sessionPieces(session.id, true, options);
     }
   }
 
-  /** One session of an export in pieces: its row, then its messages `chunk` at a time. */
-  async *#sessionPieces(session: SessionRow, chunk: number): AsyncGenerator<ExportPiece> {
-    const ids = (await this.#query(
-      `SELECT m.id::text AS id FROM messages m WHERE m.session_id = $1
-       ORDER BY m.timestamp, m.id`,
-      [session.id],
-    )).map((row) => row.id as string);
+  /**
+   * One session of an export in pieces, each of its reads in one snapshot
+   * held while the pieces are consumed when `holdSnapshot` asks (a session
+   * cleared and written again meanwhile came as its first chunks, the
+   * others left out: a transcript the server never held).
+   */
+  async *#sessionPieces(
+    id: string,
+    listed: boolean,
+    options: Required<ExportPiecesOptions>,
+  ): AsyncGenerator<ExportPiece> {
+    // Each read after close() rejects as every method then does (a closed SQLite store's).
+    const whileOpen = (read: PgQuery): PgQuery => (text, params, settings) =>
+      this.#closed ? Promise.reject(notOpenError()) : read(text, params, settings);
+    if (!options.holdSnapshot) {
+      yield* this.#sessionPiecesBy(whileOpen(this.#client.query), id, listed, options.chunk);
+      return;
+    }
+    if (this.#closed) throw notOpenError();
+    const held = await holdSnapshot(this.#client);
+    let done = false;
+    try {
+      yield* this.#sessionPiecesBy(whileOpen(held.query), id, listed, options.chunk);
+      done = true;
+    } finally {
+      // Stopped early or failed: the snapshot ends, and the error (if any) stands.
+      if (done) await held.end();
+      else await held.end().catch(() => {});
+    }
+  }
+
+  /**
+   * One session of an export in pieces: its row, then its messages `chunk`
+   * at a time; nothing when it is gone. The row (with `last_active` when it
+   * was `listed`) is read again with the list of its messages, in one
+   * statement, so both are of one state, as the SQLite engine reads them:
+   * the listing's row, read before a write the messages came after, said 2
+   * messages where 3 followed, and a session deleted since the listing came
+   * as its row without messages.
+   */
+  async *#sessionPiecesBy(
+    query: PgQuery,
+    id: string,
+    listed: boolean,
+    chunk: number,
+  ): AsyncGenerator<ExportPiece> {
+    const row = listed
+      ? EXPORT_SESSIONS("WHERE s.id = $1")
+      : `SELECT ${EXACT_SESSION_COLUMNS} FROM sessions s WHERE s.id = $1`;
+    const [found] = await query(
+      `SELECT r.*, (SELECT json_agg(m.id::text ORDER BY m.timestamp, m.id) FROM messages m
+         WHERE m.session_id = $1)::text AS hermes_message_ids
+       FROM (${row}) r`,
+      [id],
+    );
+    if (found === undefined) return;
+    const { hermes_message_ids: listedIds, ...read } = found;
+    const session = exactSessionRow(read) as unknown as SessionRow;
+    const ids = JSON.parse(String(listedIds ?? "[]")) as string[];
     // Resumed after close(), it rejects as every method then does (a closed SQLite store's).
     if (this.#closed) throw notOpenError();
     yield { session };
     for (let at = 0; at < ids.length; at += chunk) {
-      const rows = await this.#query(
+      const rows = await query(
         `SELECT ${EXACT_MESSAGE_COLUMNS} FROM messages m
          WHERE m.id IN (SELECT json_array_elements_text($1::text::json)::bigint)
          ORDER BY m.timestamp, m.id`,
