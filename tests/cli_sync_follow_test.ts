@@ -11,7 +11,7 @@ import { main } from "../lib/cli/main.ts";
 import { connectPg } from "../lib/postgres/_client.ts";
 import { syncLockName } from "../lib/postgres/sync_origin.ts";
 import { interruptibleIo, runCli, v11Copy } from "./_cli_io.ts";
-import { tempDbPath } from "./_helpers.ts";
+import { rawOpen, tempDbPath } from "./_helpers.ts";
 import { freshSchema, PG_SKIP, PG_URL, schemaUrl } from "./store/_pg.ts";
 import { delay } from "./reliability/_runtimes.ts";
 
@@ -77,5 +77,24 @@ describe("sync --follow, as an operator runs it", { skip: PG_SKIP }, () => {
     } finally {
       await other.close();
     }
+  });
+
+  test("sessions left out are named once while they stay the same, not at every pass", {
+    timeout: 60_000,
+  }, async () => {
+    const url = schemaUrl(freshSchema());
+    const file = v11Copy();
+    {
+      using raw = await rawOpen(file);
+      raw.exec(`INSERT INTO sessions (id, source, started_at) VALUES ('odd', 'cli', 'yesterday')`);
+    }
+    const io = interruptibleIo();
+    const run = main(["--json", "sync", file, "--to", url, "--follow=0.1"], io);
+    await until(() => io.out.split("\n").filter((l) => l !== "").length >= 4);
+    io.interrupt();
+    assert.equal(await run, 1, "left out when stopped: the exit says so");
+    const named = io.err.split("\n").filter((line) => line.includes("not shipped"));
+    assert.equal(named.length, 1, io.err);
+    assert.match(named[0], /odd \(its started_at holds "yesterday"/);
   });
 });

@@ -47,7 +47,9 @@ export interface ExportPiecesOptions {
    * Read each session, its row and all its chunks, in one snapshot held
    * while the pieces are consumed (a SQLite file: a savepoint on the
    * store's connection, which a write on that connection cannot run
-   * beside; for a command that is the connection's only user). Otherwise
+   * beside, for a command that is the connection's only user, and only in
+   * WAL mode, where it keeps no other writer waiting; a PostgreSQL server:
+   * a read-only REPEATABLE READ transaction on a connection of its own). Otherwise
    * the session's row and the list of its messages are read in one
    * snapshot, each chunk in one of its own: a message deleted meanwhile is
    * left out, one added meanwhile comes with the next export.

@@ -277,7 +277,8 @@ function checkedCount(action: string, name: string, value: unknown): number | un
       }`,
     );
   }
-  return value;
+  // -0 as 0: a count of it would come back as -0.
+  return value === 0 ? 0 : value;
 }
 
 /**

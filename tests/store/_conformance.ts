@@ -1117,6 +1117,9 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.equal(await page({ afterId: -(2 ** 64) }), "abcdef");
       assert.equal(await store.countMessages("nope"), 0);
       assert.deepEqual(await store.getMessages("nope", { last: 3 }), []);
+      // A count of -0 is 0, and so is what it counts (it came back as -0).
+      assert.ok(Object.is(await store.countMessages("s", { limit: -0 }), 0));
+      assert.equal(await page({ last: -0 }), "");
       const bad: [MessagesOptions, RegExp][] = [
         [{ beforeId: Number.NaN }, /beforeId must be a finite number: current value is NaN$/],
         [{ fromId: "3" as never }, /fromId must be a finite number: current value is "3"$/],

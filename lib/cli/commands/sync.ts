@@ -173,11 +173,12 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
             onProgress: (r) => progress.update(r.messages, "messages"),
           });
           progress.done();
+          const named = failing.get(file);
           failing.delete(file);
           const left = notShippedLine(file, result.notShipped);
           if (left !== undefined) {
             // Named once while it stays the same, as a failing file is; the exit says so too.
-            if (failing.get(file) !== left) ctx.io.stderr(left);
+            if (named !== left) ctx.io.stderr(left);
             if (follow) failing.set(file, left);
             else failed = true;
           }
