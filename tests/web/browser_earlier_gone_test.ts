@@ -5,7 +5,7 @@
 // button stayed, and clicking it loaded nothing.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { copyFixture, rawOpen } from "./_helpers.ts";
+import { copyFixture, rawOpen } from "../_helpers.ts";
 import {
   type Browser,
   browserSkip,
@@ -13,8 +13,8 @@ import {
   launchBrowser,
   openPage,
   type Page,
-} from "./web/_browser.ts";
-import { serve, type Served } from "./web/_served.ts";
+} from "./_browser.ts";
+import { serve, type Served } from "./_served.ts";
 
 const skip = browserSkip();
 const ID = "20260501_130000_compacted_pages";

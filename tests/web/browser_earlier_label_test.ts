@@ -6,7 +6,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import process from "node:process";
-import { copyFixture } from "./_helpers.ts";
+import { copyFixture } from "../_helpers.ts";
 import {
   type Browser,
   browserSkip,
@@ -14,8 +14,8 @@ import {
   launchBrowser,
   openPage,
   type Page,
-} from "./web/_browser.ts";
-import { serve, type Served } from "./web/_served.ts";
+} from "./_browser.ts";
+import { serve, type Served } from "./_served.ts";
 
 const skip = browserSkip();
 const ID = "20260501_100000_three_pages";

@@ -5,7 +5,7 @@
 // again when it differs from the stream's: the write is shown with no further write.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { copyFixture } from "./_helpers.ts";
+import { copyFixture } from "../_helpers.ts";
 import {
   type Browser,
   browserSkip,
@@ -13,12 +13,12 @@ import {
   launchBrowser,
   openPage,
   type Page,
-} from "./web/_browser.ts";
-import { slowed } from "./web/_served.ts";
-import { openStore } from "../lib/open_store.ts";
-import type { SessionStore } from "../lib/core/session_store.ts";
-import { createHandler, DATA_VERSION_HEADER, type Handler } from "../lib/web/handler.ts";
-import { listen, type Listening } from "../lib/web/listen.ts";
+} from "./_browser.ts";
+import { slowed } from "./_served.ts";
+import { openStore } from "../../lib/open_store.ts";
+import type { SessionStore } from "../../lib/core/session_store.ts";
+import { createHandler, DATA_VERSION_HEADER, type Handler } from "../../lib/web/handler.ts";
+import { listen, type Listening } from "../../lib/web/listen.ts";
 
 const skip = browserSkip();
 const TALK = "20260501_090000_live_version";

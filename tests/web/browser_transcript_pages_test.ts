@@ -5,7 +5,7 @@
 // still lands below, with the earlier page the reader loaded kept.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { copyFixture } from "./_helpers.ts";
+import { copyFixture } from "../_helpers.ts";
 import {
   type Browser,
   browserSkip,
@@ -14,8 +14,8 @@ import {
   openPage,
   type Page,
   redrawn,
-} from "./web/_browser.ts";
-import { serve, type Served } from "./web/_served.ts";
+} from "./_browser.ts";
+import { serve, type Served } from "./_served.ts";
 
 const skip = browserSkip();
 const ID = "20260501_100000_long_pages";

@@ -5,13 +5,13 @@
 // On SQLite, and on PostgreSQL when HERMES_TEST_PG_URL is set.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import type { SessionStore } from "../lib/core/session_store.ts";
-import type { MessageRow } from "../lib/core/types.ts";
-import { isShownInTranscript, newestMessageId } from "../lib/core/message_row.ts";
-import { createHandler } from "../lib/web/handler.ts";
-import { openStore } from "../lib/open_store.ts";
-import { copyFixture, rawOpen } from "./_helpers.ts";
-import { openPgStore, PG_SKIP } from "./store/_pg.ts";
+import type { SessionStore } from "../../lib/core/session_store.ts";
+import type { MessageRow } from "../../lib/core/types.ts";
+import { isShownInTranscript, newestMessageId } from "../../lib/core/message_row.ts";
+import { createHandler } from "../../lib/web/handler.ts";
+import { openStore } from "../../lib/open_store.ts";
+import { copyFixture, rawOpen } from "../_helpers.ts";
+import { openPgStore, PG_SKIP } from "../store/_pg.ts";
 
 /** A session of the schema-21 fixture, given many more rows. */
 const ID = "20260501_090000_live01";

@@ -4,12 +4,12 @@
 // SQLite, and on PostgreSQL when HERMES_TEST_PG_URL is set.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import type { SessionStore } from "../lib/core/session_store.ts";
-import { createHandler, type Handler } from "../lib/web/handler.ts";
-import { TRANSCRIPT_PAGE } from "../lib/web/api.ts";
-import { openStore } from "../lib/open_store.ts";
-import { tempDbPath } from "./_helpers.ts";
-import { openPgStore, PG_SKIP } from "./store/_pg.ts";
+import type { SessionStore } from "../../lib/core/session_store.ts";
+import { createHandler, type Handler } from "../../lib/web/handler.ts";
+import { TRANSCRIPT_PAGE } from "../../lib/web/api.ts";
+import { openStore } from "../../lib/open_store.ts";
+import { tempDbPath } from "../_helpers.ts";
+import { openPgStore, PG_SKIP } from "../store/_pg.ts";
 
 const ID = "20260501_100000_huge";
 const SMALL = "20260501_110000_small";
