@@ -149,7 +149,9 @@ async function writeMessages(query: PgQuery, checked: ImportRecord): Promise<voi
         `messages[${index}].${column}`,
         message,
       );
-      if (column === "token_count") checkServerNumber(value, `messages[${index}].${column}`);
+      if (column === "token_count") {
+        checkServerNumber(value, `messages[${index}].${column}`, message);
+      }
       stored[column] = value;
       values.push(value);
     }
@@ -196,11 +198,25 @@ function carriedText(message: Record<string, unknown>, column: string): string |
 /**
  * Refuses a value the server's numeric column cannot hold, which a file may
  * (SQLite keeps text or a BLOB in an INTEGER column, and an export carries
- * it): it failed as "invalid input syntax for type numeric: """.
+ * it): it failed as "invalid input syntax for type numeric: """. A BLOB is
+ * refused whatever its bytes, as `sync` refuses it (one of digits became
+ * that number).
  *
  * @throws {TypeError} Naming the field and the value.
  */
-function checkServerNumber(value: PgValue, field: string): void {
+function checkServerNumber(
+  value: PgValue,
+  field: string,
+  message: Record<string, unknown>,
+): void {
+  const column = field.slice(field.lastIndexOf(".") + 1);
+  const bytes = storedBytesOf(message)?.get(column);
+  if (bytes?.kind === "blob") {
+    throw new TypeError(
+      `Cannot import session into PostgreSQL: ${field} holds a BLOB of ${bytes.bytes.length} ` +
+        `bytes, where the server keeps a number`,
+    );
+  }
   if (value === null || typeof value === "number" || typeof value === "bigint") return;
   if (typeof value === "string" && /^-?\d+(\.\d*)?([eE][-+]?\d+)?$/.test(value)) return;
   throw new TypeError(

@@ -141,14 +141,22 @@ describe("sync of values the server cannot hold", { skip: PG_SKIP }, () => {
         INSERT INTO sessions (id, source, started_at) VALUES ('tok', 'cli', 1777400000);
         INSERT INTO messages (session_id, role, content, timestamp, token_count)
           VALUES ('tok', 'user', 'a text count', 1777400001, 'twelve');
+        INSERT INTO sessions (id, source, started_at) VALUES ('digits', 'cli', 1777400000);
+        INSERT INTO messages (session_id, role, content, timestamp, token_count)
+          VALUES ('digits', 'user', 'a BLOB of digits', 1777400001, CAST('12' AS BLOB));
       `);
     }
     const run = await runCli(["copy", path, schemaUrl(freshSchema())]);
     assert.equal(run.code, 1, run.out);
+    // A BLOB, whatever its bytes, as sync refuses it (one of digits became the number 12).
+    assert.match(
+      run.err,
+      /digits: Cannot import session into PostgreSQL: messages\[0\]\.token_count holds a BLOB of 2 bytes, where the server keeps a number\n/,
+    );
     assert.match(
       run.err,
       /tok: Cannot import session into PostgreSQL: messages\[0\]\.token_count holds "twelve", where the server keeps a number\n/,
     );
-    assert.match(run.out, /1 session failed/);
+    assert.match(run.out, /2 sessions failed/);
   });
 });
