@@ -502,6 +502,16 @@ const EXPORT_SESSIONS = (where: string) =>
    ${where}
    ORDER BY last_active DESC, s.started_at DESC, s.id COLLATE "C" DESC`;
 
+/**
+ * The rows of {@linkcode EXPORT_SESSIONS} of the sessions `$1` names (a JSON
+ * array of ids), unordered: each one's activity read by the index, not by
+ * a grouping of every message.
+ */
+const EXPORT_SESSIONS_BY_IDS = `SELECT ${EXACT_SESSION_COLUMNS},
+    COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id), s.started_at)
+      AS last_active
+  FROM sessions s WHERE s.id IN (SELECT json_array_elements_text($1::text::json))`;
+
 interface StoreSettings {
   readonly target: string;
   readonly readonly: boolean;
@@ -683,6 +693,19 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   async #write<T>(fn: (query: PgQuery) => Promise<T>): Promise<T> {
     this.#checkWritable();
     return await this.#client.transaction(fn);
+  }
+
+  /**
+   * Reads in one snapshot of the server (a read-only REPEATABLE READ
+   * transaction): what several statements read is of one state, as a SQLite
+   * file's read transaction gives it.
+   */
+  async #inSnapshot<T>(read: (query: PgQuery) => Promise<T>): Promise<T> {
+    if (this.#closed) throw notOpenError();
+    return await this.#client.transaction(async (query) => {
+      await query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+      return await read(query);
+    });
   }
 
   /** One write statement in its own transaction. */
@@ -1454,19 +1477,26 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
 
   async exportSession(id: string): Promise<SessionExport | undefined> {
     checkKeyText("export session", "id", id);
-    const [session] = await this.#query(
-      `SELECT ${EXACT_SESSION_COLUMNS} FROM sessions s WHERE s.id = $1`,
-      [id],
-    );
-    if (session === undefined) return undefined;
-    // Every message (those a newer Hermes marks inactive too), as getMessages with includeInactive.
-    const rows = await this.#query(
-      `SELECT ${EXACT_MESSAGE_COLUMNS} FROM messages m WHERE m.session_id = $1
-       ORDER BY m.timestamp, m.id`,
-      [id],
-    );
-    const messages = rows.map((row) => messageFromRow(exactMessageRow(row)));
-    return { ...exactSessionRow(session) as unknown as SessionRow, messages };
+    // The row and its messages of one state (a message written between two reads came with a
+    // row that did not count it).
+    const read = await this.#inSnapshot(async (query) => {
+      const [session] = await query(
+        `SELECT ${EXACT_SESSION_COLUMNS} FROM sessions s WHERE s.id = $1`,
+        [id],
+      );
+      if (session === undefined) return undefined;
+      // Every message (those a newer Hermes marks inactive too), as getMessages with
+      // includeInactive.
+      const rows = await query(
+        `SELECT ${EXACT_MESSAGE_COLUMNS} FROM messages m WHERE m.session_id = $1
+         ORDER BY m.timestamp, m.id`,
+        [id],
+      );
+      return { session, rows };
+    });
+    if (read === undefined) return undefined;
+    const messages = read.rows.map((row) => messageFromRow(exactMessageRow(row)));
+    return { ...exactSessionRow(read.session) as unknown as SessionRow, messages };
   }
 
   async exportAll(
@@ -1504,14 +1534,26 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
         messages += Number(sessions[end].message_count ?? 0);
         end++;
       }
-      const page = sessions.slice(at, end);
+      const listed = sessions.slice(at, end);
       at = end;
-      const rows = await this.#query(
-        `SELECT ${EXACT_MESSAGE_COLUMNS} FROM messages m
-         WHERE m.session_id IN (SELECT json_array_elements_text($1::text::json))
-         ORDER BY m.session_id, m.timestamp, m.id`,
-        [jsonParam(page.map((s) => s.id))],
+      // The page's rows read again with their messages, in one snapshot: the listing is older
+      // (a row that did not count a message written since, or a session deleted since, which
+      // is left out as the SQLite engine leaves it out).
+      const ids = jsonParam(listed.map((s) => s.id));
+      const { again, rows } = await this.#inSnapshot(async (query) => ({
+        again: await query(EXPORT_SESSIONS_BY_IDS, [ids]),
+        rows: await query(
+          `SELECT ${EXACT_MESSAGE_COLUMNS} FROM messages m
+           WHERE m.session_id IN (SELECT json_array_elements_text($1::text::json))
+           ORDER BY m.session_id, m.timestamp, m.id`,
+          [ids],
+        ),
+      }));
+      const byId = new Map(
+        again.map((row) => exactSessionRow(row) as unknown as SessionRowWithActivity)
+          .map((row) => [row.id, row]),
       );
+      const page = listed.flatMap((s) => byId.get(s.id) ?? []);
       const bySession = new Map<string, MessageRow[]>();
       for (const row of rows) {
         const message = messageFromRow(exactMessageRow(row));
