@@ -161,9 +161,9 @@ const NUMBER_COLUMNS: readonly string[] = [
  * Why a session cannot reach the server as the file has it: a value a
  * numeric column of the server cannot hold (text, a BLOB; SQLite keeps
  * `'yesterday'` in a REAL column as text) or refuses (an infinite REAL), in
- * its row or, as `untimed` counts them, in its messages' timestamps. Such a value failed the whole
- * pass ("invalid input syntax for type numeric"), or reached the server as
- * NaN.
+ * its row or, as `untimed` counts them, in its messages' timestamps. Such
+ * a value failed the whole pass ("invalid input syntax for type numeric"),
+ * or reached the server as NaN.
  */
 function unshippableReason(row: Record<string, unknown>, untimed: number): string | undefined {
   for (const column of NUMBER_COLUMNS) {
