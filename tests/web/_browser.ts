@@ -186,3 +186,11 @@ export function withBreakableMarker(
     },
   });
 }
+
+/** The ids of the messages the transcript shows (its `#m-ID` articles), in order. */
+export async function shownMessageIds(page: Page): Promise<number[]> {
+  return await page.$$eval(
+    "#messages > article",
+    (nodes: Element[]) => nodes.map((node) => Number(node.id.slice(2))),
+  );
+}

@@ -19,6 +19,7 @@ import process from "node:process";
 import { copyFixture } from "../_helpers.ts";
 import { openStore } from "../../lib/open_store.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
+import type { NewMessage } from "../../lib/core/types.ts";
 import { createHandler, type Handler, type HandlerOptions } from "../../lib/web/handler.ts";
 import { listen } from "../../lib/web/listen.ts";
 
@@ -138,4 +139,15 @@ export async function serve(path: string, options: HandlerOptions = {}): Promise
       await store.close();
     },
   };
+}
+
+/**
+ * `count` messages of a long transcript, user and assistant by turns, the
+ * i-th saying `message number i` (the store gives each its clock's time).
+ */
+export function numberedMessages(count: number): NewMessage[] {
+  return Array.from({ length: count }, (_, i) => ({
+    role: i % 2 === 0 ? "user" : "assistant",
+    content: `message number ${i}`,
+  }));
 }

@@ -13,8 +13,9 @@ import {
   launchBrowser,
   openPage,
   type Page,
+  shownMessageIds,
 } from "./_browser.ts";
-import { serve, type Served } from "./_served.ts";
+import { numberedMessages, serve, type Served } from "./_served.ts";
 
 const skip = browserSkip();
 const ID = "20260501_130000_compacted_pages";
@@ -30,16 +31,8 @@ before(async () => {
   if (skip !== undefined) return;
   path = copyFixture("hermes-v21.db");
   served = await serve(path, { transcriptPage: PAGE });
-  let tick = 1777600000;
   await served.store.createSession(ID, "cli");
-  await served.store.appendMessages(
-    ID,
-    Array.from({ length: EARLIER + PAGE }, (_, i) => ({
-      role: i % 2 === 0 ? "user" : "assistant",
-      content: `message number ${i}`,
-      timestamp: tick++,
-    })),
-  );
+  await served.store.appendMessages(ID, numberedMessages(EARLIER + PAGE));
   browser = await launchBrowser();
 });
 
@@ -47,14 +40,6 @@ after(async () => {
   await browser?.close();
   await served?.close();
 });
-
-/** The ids of the messages the transcript shows, in order. */
-async function shownIds(page: Page): Promise<number[]> {
-  return await page.$$eval(
-    "#messages > article",
-    (nodes: Element[]) => nodes.map((node) => Number(node.id.slice(2))),
-  );
-}
 
 describe("the messages before the page shown compacted away", { skip }, () => {
   test("the Show earlier button goes", { timeout: 60_000 }, async () => {
@@ -82,7 +67,7 @@ describe("the messages before the page shown compacted away", { skip }, () => {
       { timeout: 20_000 },
     );
     const shown = (await served.store.getMessages(ID)).map((m) => m.id);
-    assert.deepEqual(await shownIds(page), shown, "each message once, in order");
+    assert.deepEqual(await shownMessageIds(page), shown, "each message once, in order");
     assert.equal(await page.$("#earlier-messages"), null, "no earlier message left to show");
     await closePage(page);
   });

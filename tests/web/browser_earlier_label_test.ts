@@ -14,8 +14,9 @@ import {
   launchBrowser,
   openPage,
   type Page,
+  shownMessageIds,
 } from "./_browser.ts";
-import { serve, type Served } from "./_served.ts";
+import { numberedMessages, serve, type Served } from "./_served.ts";
 
 const skip = browserSkip();
 const ID = "20260501_100000_three_pages";
@@ -36,16 +37,8 @@ before(async () => {
   } finally {
     delete process.env.HERMES_TEST_SLOW_API_MS;
   }
-  let tick = 1777600000;
   await served.store.createSession(ID, "cli");
-  await served.store.appendMessages(
-    ID,
-    Array.from({ length: TOTAL }, (_, i) => ({
-      role: i % 2 === 0 ? "user" : "assistant",
-      content: `message number ${i}`,
-      timestamp: tick++,
-    })),
-  );
+  await served.store.appendMessages(ID, numberedMessages(TOTAL));
   browser = await launchBrowser();
 });
 
@@ -53,14 +46,6 @@ after(async () => {
   await browser?.close();
   await served?.close();
 });
-
-/** The ids of the messages the transcript shows, in order. */
-async function shownIds(page: Page): Promise<number[]> {
-  return await page.$$eval(
-    "#messages > article",
-    (nodes: Element[]) => nodes.map((node) => Number(node.id.slice(2))),
-  );
-}
 
 describe("Show earlier while a live update is on its way", { skip }, () => {
   test("the button counts the messages left to load", { timeout: 60_000 }, async () => {
@@ -79,7 +64,7 @@ describe("Show earlier while a live update is on its way", { skip }, () => {
     );
     assert.ok(answers.length >= 2, answers.join("\n"));
     assert.match(answers[0], /&before=/, "the click answered first");
-    const ids = await shownIds(page);
+    const ids = await shownMessageIds(page);
     const all = (await served.store.getMessages(ID)).map((m) => m.id);
     assert.deepEqual(ids, all.slice(-ids.length), "the newest messages, each once, in order");
     assert.equal(ids.length, 2 * PAGE + 1);

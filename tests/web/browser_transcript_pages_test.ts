@@ -15,7 +15,7 @@ import {
   type Page,
   redrawn,
 } from "./_browser.ts";
-import { serve, type Served } from "./_served.ts";
+import { numberedMessages, serve, type Served } from "./_served.ts";
 
 const skip = browserSkip();
 const ID = "20260501_100000_long_pages";
@@ -31,17 +31,11 @@ let all: number[];
 before(async () => {
   if (skip !== undefined) return;
   served = await serve(copyFixture("hermes-v11.db"), { transcriptPage: PAGE });
-  let tick = 1777600000;
   await served.store.createSession(ID, "cli");
   await served.store.setSessionTitle(ID, "a session of many pages");
-  await served.store.appendMessages(
-    ID,
-    Array.from({ length: PAGE + EARLIER }, (_, i) => ({
-      role: i % 2 === 0 ? "user" : "assistant",
-      content: i === 10 ? "the wombatquill word of message 10" : `message number ${i}`,
-      timestamp: tick++,
-    })),
-  );
+  const messages = numberedMessages(PAGE + EARLIER);
+  messages[10] = { ...messages[10], content: "the wombatquill word of message 10" };
+  await served.store.appendMessages(ID, messages);
   all = (await served.store.getMessages(ID)).map((m) => m.id);
   browser = await launchBrowser();
 });

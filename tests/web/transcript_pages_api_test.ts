@@ -10,6 +10,7 @@ import { TRANSCRIPT_PAGE } from "../../lib/web/api.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { tempDbPath } from "../_helpers.ts";
 import { openPgStore, PG_SKIP } from "../store/_pg.ts";
+import { numberedMessages } from "./_served.ts";
 
 const ID = "20260501_100000_huge";
 const SMALL = "20260501_110000_small";
@@ -35,15 +36,9 @@ for (
     let all: number[];
 
     before(async () => {
-      let tick = 1777600000;
       store = await open();
       await store.createSession(ID, "cli");
-      const messages = Array.from({ length: TRANSCRIPT_PAGE + 25 }, (_, i) => ({
-        role: i % 2 === 0 ? "user" : "assistant",
-        content: `message number ${i}`,
-        timestamp: tick++,
-      }));
-      await store.appendMessages(ID, messages);
+      await store.appendMessages(ID, numberedMessages(TRANSCRIPT_PAGE + 25));
       await store.createSession(SMALL, "cli");
       await store.appendMessages(
         SMALL,
