@@ -15,6 +15,7 @@
 import type { SessionStore } from "./session_store.ts";
 import type { MessageRow, SessionExport, SessionRow } from "./types.ts";
 import type { ExportOptions } from "./transfer_options.ts";
+import { checkKeyText } from "./session_options.ts";
 
 /** Messages per chunk: with tool results of 100 KB, about 10 MB of text. */
 export const EXPORT_CHUNK_MESSAGES = 100;
@@ -95,6 +96,7 @@ function chunkOf(options: ExportPiecesOptions): number {
  * @param selection One session, or the sessions of a filter.
  * @param options The chunk size, and whether each session is one held snapshot.
  * @returns The pieces; ending it early (`return`) ends the reads.
+ * @throws {TypeError} At once, when the id asked for is not text, naming the value.
  * @throws What `exportSession` / `iterateExport` throw (`UnexportableIdError`…), on a `next()`.
  */
 export function readExportPieces(
@@ -102,6 +104,8 @@ export function readExportPieces(
   selection: ExportSelection,
   options: ExportPiecesOptions = {},
 ): AsyncIterableIterator<ExportPiece> {
+  // Checked here for every engine, as `exportSession` checks it.
+  if ("id" in selection) checkKeyText("export session", "id", selection.id);
   const settled = { chunk: chunkOf(options), holdSnapshot: options.holdSnapshot ?? false };
   const own = (store as Partial<PieceExporter>)[EXPORT_PIECES];
   if (typeof own === "function") return own.call(store, selection, settled);

@@ -1581,7 +1581,6 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     options: Required<ExportPiecesOptions>,
   ): AsyncIterableIterator<ExportPiece> {
     if ("id" in selection) {
-      checkKeyText("export session", "id", selection.id);
       yield* this.#sessionPieces(selection.id, false, options);
       return;
     }

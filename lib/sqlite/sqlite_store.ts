@@ -24,7 +24,7 @@ import type {
   SessionsDirOptions,
 } from "../core/prune_options.ts";
 import type { ExportOptions } from "../core/transfer_options.ts";
-import { checkKeyText, checkOptionalText } from "../core/session_options.ts";
+import { checkOptionalText } from "../core/session_options.ts";
 import {
   EXPORT_PIECES,
   type ExportPiece,
@@ -256,9 +256,7 @@ class SqliteSessionStore implements SessionStore {
     selection: ExportSelection,
     options: Required<ExportPiecesOptions>,
   ): AsyncIterableIterator<ExportPiece> {
-    if ("id" in selection) {
-      checkKeyText("export session", "id", selection.id);
-    } else {
+    if (!("id" in selection)) {
       refuseOrigin(selection.filter);
       checkOptionalText("export sessions", "source", selection.filter?.source);
     }
