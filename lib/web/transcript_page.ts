@@ -10,7 +10,7 @@
  */
 import type { SessionStore } from "../core/session_store.ts";
 import type { MessagesOptions } from "../core/session_options.ts";
-import { newestMessageId } from "../core/message_row.ts";
+import { newestOf } from "../core/newest_message.ts";
 import type { MessageRow } from "../core/types.ts";
 import { HttpError } from "./respond.ts";
 
@@ -76,7 +76,7 @@ async function readPage(store: SessionStore, id: string, ask: PageAsk): Promise<
   const { limit, since } = ask;
   const [total, newest] = await Promise.all([
     store.countMessages(id, SHOWN),
-    newestId(store, id),
+    newestOf(store, id).then((end) => end.newest),
   ]);
   if (since !== undefined) {
     // One more than the page takes: more than `limit` new messages send the newest page.
@@ -95,17 +95,6 @@ async function readPage(store: SessionStore, id: string, ask: PageAsk): Promise<
     earlier: window.start,
     later: total - window.start - window.messages.length,
   };
-}
-
-/**
- * The greatest id of the session's rows (hidden ones too), as the whole
- * transcript's `newestMessageId`: its last row's, or a greater one written
- * later with an earlier timestamp (a clock stepped back), read by id.
- */
-async function newestId(store: SessionStore, id: string): Promise<number> {
-  const [last] = await store.getMessages(id, { last: 1 });
-  if (last === undefined) return 0;
-  return newestMessageId([last, ...await store.getMessages(id, { afterId: last.id })]);
 }
 
 /**

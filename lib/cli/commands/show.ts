@@ -21,7 +21,8 @@ import { renderTranscript, visibleControls } from "../../render/transcript.ts";
 import { CommandError, UsageError } from "../usage_error.ts";
 import { followSession } from "../follow_session.ts";
 import { printTranscript } from "../print_transcript.ts";
-import { isShownInTranscript, newestMessageId } from "../../core/message_row.ts";
+import { isShownInTranscript } from "../../core/message_row.ts";
+import { newestOf } from "../../core/newest_message.ts";
 
 const USAGE = `Usage: hermes-state show [options] ID|PREFIX|TITLE
 
@@ -189,12 +190,8 @@ async function readTail(store: SessionStore, id: string, all: boolean) {
   // Counted first: a row written between the reads is then taken as printed (it is, being up
   // to the newest) but not counted, which a later look reads as an append, not a rewrite.
   const known = await store.countMessages(id, { includeInactive: all });
-  const [lastRow] = await store.getMessages(id, { includeInactive: all, last: 1 });
-  const newest = lastRow === undefined ? 0 : newestMessageId([
-    lastRow,
-    ...await store.getMessages(id, { includeInactive: all, afterId: lastRow.id }),
-  ]);
-  return { newest, known, lastRow };
+  const { last, newest } = await newestOf(store, id, { includeInactive: all });
+  return { newest, known, lastRow: last };
 }
 
 /** How many messages of the transcript come before `printed` (all of them when it is empty). */
