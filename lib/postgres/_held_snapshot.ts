@@ -9,6 +9,9 @@
  */
 import type { PgClient, PgQuery } from "./_client.ts";
 
+/** The first statement of a transaction whose reads all see one snapshot, and write nothing. */
+export const SNAPSHOT_SQL = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY";
+
 /** A snapshot held open: its reads, and the end of it. */
 export interface HeldSnapshot {
   /** A statement within the snapshot. */
@@ -35,7 +38,7 @@ export async function holdSnapshot(client: PgClient): Promise<HeldSnapshot> {
   let opened!: (query: PgQuery) => void;
   const open = new Promise<PgQuery>((resolve) => opened = resolve);
   const holding = client.transaction(async (query) => {
-    await query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+    await query(SNAPSHOT_SQL);
     await query("SELECT set_config('idle_in_transaction_session_timeout', '0', true)");
     opened(query);
     await released;

@@ -122,7 +122,7 @@ import { syncLockName } from "./sync_origin.ts";
 import { activeSql, notArchivedSql } from "./_extra.ts";
 import { messageSelection, selectedMessagesSql } from "./_message_selection.ts";
 import { jsonParam } from "./_text_codec.ts";
-import { holdSnapshot } from "./_held_snapshot.ts";
+import { holdSnapshot, SNAPSHOT_SQL } from "./_held_snapshot.ts";
 import {
   EXPORT_PIECES,
   type ExportPiece,
@@ -703,7 +703,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   async #inSnapshot<T>(read: (query: PgQuery) => Promise<T>): Promise<T> {
     if (this.#closed) throw notOpenError();
     return await this.#client.transaction(async (query) => {
-      await query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
+      await query(SNAPSHOT_SQL);
       return await read(query);
     });
   }
@@ -1294,11 +1294,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
 
   async syncState(): Promise<SyncState> {
     // One snapshot: no session record without its origin.
-    if (this.#closed) throw notOpenError();
-    return await this.#client.transaction(async (query) => {
-      await query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY");
-      return await readSyncState(query);
-    });
+    return await this.#inSnapshot(readSyncState);
   }
 
   async restoreSyncState(state: SyncState): Promise<RestoredSyncState> {
