@@ -121,11 +121,8 @@ async function* sessionPieces(
   listed: boolean,
   options: Required<ExportPiecesOptions>,
 ): AsyncGenerator<ExportPiece> {
-  let hold = options.holdSnapshot;
-  const start = await call((store) => {
-    hold &&= mayHold(store);
-    return openSession(store, id, listed, hold);
-  });
+  const hold = options.holdSnapshot;
+  const start = await call((store) => openSession(store, id, listed, hold));
   if (start === undefined) return;
   let done = false;
   try {
@@ -159,10 +156,13 @@ export async function* sqliteExportPieces(
   selection: ExportSelection,
   options: Required<ExportPiecesOptions>,
 ): AsyncGenerator<ExportPiece> {
+  // Held only where the file's journal mode lets a snapshot keep no writer waiting (once for
+  // the export: the mode does not change under it).
+  const reading = { ...options, holdSnapshot: options.holdSnapshot && await call(mayHold) };
   if ("id" in selection) {
-    yield* sessionPieces(call, selection.id, false, options);
+    yield* sessionPieces(call, selection.id, false, reading);
     return;
   }
   const rows = await call((store) => exportSessionRows(store, selection.filter));
-  for (const row of rows) yield* sessionPieces(call, row.id, true, options);
+  for (const row of rows) yield* sessionPieces(call, row.id, true, reading);
 }
