@@ -149,9 +149,7 @@ async function writeMessages(query: PgQuery, checked: ImportRecord): Promise<voi
         `messages[${index}].${column}`,
         message,
       );
-      if (column === "token_count") {
-        checkServerNumber(value, `messages[${index}].${column}`, message);
-      }
+      if (column === "token_count") checkServerNumber(message, column, value, index);
       stored[column] = value;
       values.push(value);
     }
@@ -205,11 +203,12 @@ function carriedText(message: Record<string, unknown>, column: string): string |
  * @throws {TypeError} Naming the field and the value.
  */
 function checkServerNumber(
-  value: PgValue,
-  field: string,
   message: Record<string, unknown>,
+  column: string,
+  value: PgValue,
+  index: number,
 ): void {
-  const column = field.slice(field.lastIndexOf(".") + 1);
+  const field = `messages[${index}].${column}`;
   const bytes = storedBytesOf(message)?.get(column);
   if (bytes?.kind === "blob") {
     throw new TypeError(
