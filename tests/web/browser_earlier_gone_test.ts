@@ -12,7 +12,6 @@ import {
   closePage,
   launchBrowser,
   openPage,
-  type Page,
   shownMessageIds,
 } from "./_browser.ts";
 import { numberedMessages, serve, type Served } from "./_served.ts";
