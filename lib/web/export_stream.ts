@@ -13,8 +13,9 @@ import {
   readExportPieces,
 } from "../core/export_pieces.ts";
 import type { SessionStore } from "../core/session_store.ts";
-import type { MessageRow, SessionRow } from "../core/types.ts";
-import { htmlDocumentEnd, htmlDocumentStart, renderSessionHtml } from "./html_transcript.ts";
+import type { SessionRow } from "../core/types.ts";
+import { htmlDocumentEnd, htmlDocumentStart } from "./html_transcript.ts";
+import { htmlTexts } from "./html_texts.ts";
 
 /** The export formats. */
 export type ExportFormat = "jsonl" | "md" | "html";
@@ -34,37 +35,24 @@ export interface ExportText {
   readonly sessionEnd: boolean;
 }
 
-/** The texts of a session in `format`: JSON Lines and Markdown in pieces, HTML whole. */
+/**
+ * The texts of a session in `format`, each in pieces: an HTML transcript
+ * holds a message whose tool calls wait for their results, within a bound
+ * (`htmlTexts`).
+ */
 function sessionTexts(format: ExportFormat): SessionTexts {
   if (format === "jsonl") return jsonLineTexts();
   if (format === "md") return markdownTexts();
-  // The HTML transcript pairs each tool call with its result, anywhere in the session: whole.
-  let session: SessionRow;
-  let messages: MessageRow[] = [];
-  return {
-    head(row) {
-      session = row;
-      messages = [];
-      return "";
-    },
-    messages(chunk) {
-      messages.push(...chunk);
-      return "";
-    },
-    tail() {
-      const text = renderSessionHtml({ ...session, messages });
-      messages = [];
-      return text;
-    },
-  };
+  return htmlTexts();
 }
 
 /**
  * The text of an export read in pieces (`readExportPieces`), piece by
- * piece: a JSON Lines record or a Markdown transcript is written as its
- * session's row, then a chunk of messages at a time, so no text holds more
- * than one chunk; an HTML transcript, which pairs each tool call with its
- * result, is written whole. Joined, the texts are those of the whole records.
+ * piece: a session's row, then a chunk of messages at a time, so no text
+ * holds more than one chunk (an HTML transcript, which draws each tool call
+ * with its result, holds a message whose calls wait for their results,
+ * within a bound: `htmlTexts`). Joined, the texts are those of the whole
+ * records (for HTML, but in the rare cases `htmlTexts` lists).
  *
  * @param pieces The pieces, in order.
  * @param format The format.
@@ -178,9 +166,9 @@ async function* withoutSource(
 /**
  * An export of `store` as a stream of UTF-8 bytes, read from the store a
  * chunk of messages at a time ({@linkcode readExportPieces}), so that a
- * session of any size is downloaded with memory bounded by one chunk (an
- * HTML transcript, written whole, excepted). A session asked for by id
- * that is not found gives `undefined`.
+ * session of any size is downloaded with memory bounded by one chunk (and,
+ * for HTML, the messages held for their tool results: `htmlTexts`). A
+ * session asked for by id that is not found gives `undefined`.
  *
  * The first piece is read before the stream is given: a store that refuses
  * the export outright (a session whose id is not valid UTF-8 text, which it

@@ -7,7 +7,13 @@
  * @module
  */
 import { transcriptMarks } from "../core/message_row.ts";
-import type { JsonValue, MessageContent, MessageRow, SessionExport } from "../core/types.ts";
+import type {
+  JsonValue,
+  MessageContent,
+  MessageRow,
+  SessionExport,
+  SessionRow,
+} from "../core/types.ts";
 import { partKind } from "../core/content.ts";
 import { TRANSCRIPT_CSS } from "./assets/transcript_css.ts";
 import { escapeHtml, safeHtml } from "./escape_html.ts";
@@ -116,26 +122,53 @@ function resultBody(content: MessageContent | null): string {
   return hasText(content) ? contentHtml(content) : NO_TEXT;
 }
 
-function toolCallsHtml(toolCalls: JsonValue | null, results: Map<string, MessageRow>): string {
-  if (toolCalls === null || toolCalls === undefined) return "";
+/**
+ * A message's HTML with a slot under each tool call that has an id, where
+ * that call's result goes (see {@linkcode resultSlotHtml}): the message is
+ * `texts[0] + slot 0 + texts[1] + … + texts[n]`.
+ */
+export interface MessageHtmlParts {
+  /** The HTML around the slots: one more than `callIds`. */
+  readonly texts: readonly string[];
+  /** The id of the call each slot belongs to, in order. */
+  readonly callIds: readonly string[];
+}
+
+/** The tool calls' HTML, parted at each call's result slot, appended to `texts`. */
+function addToolCalls(toolCalls: JsonValue | null, texts: string[], callIds: string[]): void {
+  if (toolCalls === null || toolCalls === undefined) return;
   const list = Array.isArray(toolCalls) ? toolCalls : [toolCalls];
-  return list.map((call) => {
+  for (const call of list) {
     const record = isRecord(call) ? call : {};
     const fn = isRecord(record.function) ? record.function : record;
     const name = typeof fn.name === "string" ? fn.name : "?";
-    const id = typeof record.id === "string" ? record.id : undefined;
-    const result = id === undefined ? undefined : results.get(id);
-    const resultHtml = result === undefined
-      ? ""
-      : `<div><div class="figures">result</div>${resultBody(result.content)}</div>`;
-    return `<details class="call"><summary>→ ${safeHtml(name)}</summary><div class="call-grid">` +
+    texts[texts.length - 1] +=
+      `<details class="call"><summary>→ ${safeHtml(name)}</summary><div class="call-grid">` +
       `<div><div class="figures">arguments</div><pre><code>${
         safeHtml(prettyArguments(fn.arguments ?? fn.input))
-      }</code></pre></div>${resultHtml}</div></details>`;
-  }).join("");
+      }</code></pre></div>`;
+    if (typeof record.id === "string") {
+      callIds.push(record.id);
+      texts.push("");
+    }
+    texts[texts.length - 1] += "</div></details>";
+  }
 }
 
-function messageHtml(message: MessageRow, results: Map<string, MessageRow>): string {
+/** Whether `toolCalls` holds at least one call (each is drawn). */
+function hasCalls(toolCalls: JsonValue | null): boolean {
+  if (toolCalls === null || toolCalls === undefined) return false;
+  return !Array.isArray(toolCalls) || toolCalls.length > 0;
+}
+
+/**
+ * The HTML of one message (an `<article>`), with a slot under each of its
+ * tool calls for the call's result.
+ *
+ * @param message A message as its transcript shows it (`shownMessage`).
+ * @returns Its HTML, parted at the result slots.
+ */
+export function messageHtmlParts(message: MessageRow): MessageHtmlParts {
   const role = storedHtml(message.role);
   const head = [`<span class="role">${role}</span>`];
   if (message.tool_name) head.push(`<span class="mono">${storedHtml(message.tool_name)}</span>`);
@@ -155,19 +188,59 @@ function messageHtml(message: MessageRow, results: Map<string, MessageRow>): str
     body.push(`<details><summary>Reasoning</summary>${textHtml(reasoning)}</details>`);
   }
   const content = contentHtml(message.content);
-  const calls = toolCallsHtml(message.tool_calls, results);
   if (message.role === "tool" && hasText(message.content)) {
     body.push(`<details><summary>Tool result</summary>${content}</details>`);
   } else if (
-    !hasText(message.content) && (message.role === "tool" || (reasoning === "" && calls === ""))
+    !hasText(message.content) &&
+    (message.role === "tool" || (reasoning === "" && !hasCalls(message.tool_calls)))
   ) {
     // Not an empty box (nor an empty tool result fold): the page says the same.
     body.push(NO_TEXT);
   } else body.push(content);
-  body.push(calls);
-  return `<article class="msg role-${String(message.role).replace(/[^a-z_-]/gi, "")}" id="m-${
-    countText(message.id) ?? ""
-  }"><div class="msg-head">${head.join("")}</div>${body.join("")}</article>`;
+  const texts = [
+    `<article class="msg role-${String(message.role).replace(/[^a-z_-]/gi, "")}" id="m-${
+      countText(message.id) ?? ""
+    }"><div class="msg-head">${head.join("")}</div>${body.join("")}`,
+  ];
+  const callIds: string[] = [];
+  addToolCalls(message.tool_calls, texts, callIds);
+  texts[texts.length - 1] += "</article>";
+  return { texts, callIds };
+}
+
+/**
+ * The id under which a message is a tool call's result, or `undefined`
+ * when it is none: a `tool` message's `tool_call_id`, when set.
+ *
+ * @param message A message.
+ * @returns The id it answers.
+ */
+export function resultIdOf(message: MessageRow): unknown {
+  return message.role === "tool" && message.tool_call_id ? message.tool_call_id : undefined;
+}
+
+/**
+ * What goes in a tool call's result slot: the result's content (or the
+ * note that it has none) under a "result" label.
+ *
+ * @param result The call's result, as its transcript shows it.
+ * @returns The HTML.
+ */
+export function resultSlotHtml(result: MessageRow): string {
+  return `<div><div class="figures">result</div>${resultBody(result.content)}</div>`;
+}
+
+/**
+ * A message's HTML with its slots filled.
+ *
+ * @param parts The message's parts.
+ * @param slots What goes in each slot, in order (`""` for a call without result).
+ * @returns The `<article>`.
+ */
+export function filledMessageHtml(parts: MessageHtmlParts, slots: readonly string[]): string {
+  let html = parts.texts[0];
+  for (let i = 0; i < parts.callIds.length; i++) html += slots[i] + parts.texts[i + 1];
+  return html;
 }
 
 function cost(value: number | null | undefined): string {
@@ -175,7 +248,77 @@ function cost(value: number | null | undefined): string {
 }
 
 /**
- * The HTML of one session: its details and every message.
+ * The start of one session's HTML: its title and details, before its first
+ * message.
+ *
+ * @param row The session's row, as its transcript shows it (`shownExport`).
+ * @param messageCount The "Messages" row's text when the row's
+ *   `message_count` is not a count (the number of messages); `undefined`
+ *   leaves that row out then.
+ * @returns The HTML: a `<section>` left open, closed by {@linkcode SESSION_HTML_END}.
+ */
+export function sessionHtmlHead(row: SessionRow, messageCount: string | undefined): string {
+  const rows: [string, string][] = [
+    ["ID", `<span class="mono">${storedHtml(row.id)}</span>`],
+    ["Source", storedHtml(row.source)],
+  ];
+  if (row.model) rows.push(["Model", storedHtml(row.model)]);
+  rows.push(["Started", utc(row.started_at)]);
+  if (row.ended_at !== null && row.ended_at !== undefined) {
+    rows.push([
+      "Ended",
+      `${utc(row.ended_at)}${row.end_reason ? ` (${storedHtml(row.end_reason)})` : ""}`,
+    ]);
+  }
+  if (row.parent_session_id) {
+    rows.push(["Parent", `<span class="mono">${storedHtml(row.parent_session_id)}</span>`]);
+  }
+  const count = storedMessageCount(row) ?? messageCount;
+  if (count !== undefined) rows.push(["Messages", count]);
+  const tokensIn = countText(row.input_tokens) ?? "0";
+  rows.push(["Tokens", `${tokensIn} in · ${countText(row.output_tokens) ?? "0"} out`]);
+  const costs = [cost(row.estimated_cost_usd), cost(row.actual_cost_usd)];
+  if (costs[0] !== "" || costs[1] !== "") {
+    rows.push(["Cost", `${costs[0] || "—"} estimated${costs[1] ? ` · ${costs[1]} actual` : ""}`]);
+  }
+  return `<section class="session"><h1 class="bidi">${storedHtml(row.title || row.id)}</h1>` +
+    `<dl class="details-list">${detailsHtml(rows)}</dl>`;
+}
+
+/** A details list's rows. */
+function detailsHtml(rows: readonly (readonly [string, string])[]): string {
+  return rows.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join("");
+}
+
+/**
+ * The session's `message_count` as the "Messages" row shows it, or
+ * `undefined` when it is not a count (text in the INTEGER column, `null`).
+ *
+ * @param row A session's row.
+ * @returns The count's text.
+ */
+export function storedMessageCount(row: SessionRow): string | undefined {
+  return countText(row.message_count);
+}
+
+/**
+ * A "Messages" row of its own, for a session whose head was written without
+ * it (see {@linkcode sessionHtmlHead}).
+ *
+ * @param count The number of messages.
+ * @returns The HTML: a details list of that one row.
+ */
+export function messageCountHtml(count: number): string {
+  return `<dl class="details-list">${detailsHtml([["Messages", String(count)]])}</dl>`;
+}
+
+/** The end of a session's HTML, after its last message. */
+export const SESSION_HTML_END = "</section>\n";
+
+/**
+ * The HTML of one session: its details and every message, each tool call
+ * with its result (the `tool` message of the call's id, anywhere in the
+ * session; the last of them when several share it).
  *
  * @param exported An `exportSession` record (a BLOB it carries as bytes shown as its text).
  * @returns An HTML fragment (a `<section>`).
@@ -191,39 +334,24 @@ function cost(value: number | null | undefined): string {
  */
 export function renderSessionHtml(exported: SessionExport): string {
   // The BLOBs an export carries as bytes (Python stores `bytes` so), shown as their text.
-  const session = shownExport(exported);
-  const results = new Map<string, MessageRow>();
-  for (const message of session.messages) {
-    if (message.role === "tool" && message.tool_call_id) results.set(message.tool_call_id, message);
+  const { messages, ...session } = shownExport(exported);
+  const results = new Map<unknown, MessageRow>();
+  for (const message of messages) {
+    const id = resultIdOf(message);
+    if (id !== undefined) results.set(id, message);
   }
-  const rows: [string, string][] = [
-    ["ID", `<span class="mono">${storedHtml(session.id)}</span>`],
-    ["Source", storedHtml(session.source)],
-  ];
-  if (session.model) rows.push(["Model", storedHtml(session.model)]);
-  rows.push(["Started", utc(session.started_at)]);
-  if (session.ended_at !== null && session.ended_at !== undefined) {
-    rows.push([
-      "Ended",
-      `${utc(session.ended_at)}${session.end_reason ? ` (${storedHtml(session.end_reason)})` : ""}`,
-    ]);
-  }
-  if (session.parent_session_id) {
-    rows.push(["Parent", `<span class="mono">${storedHtml(session.parent_session_id)}</span>`]);
-  }
-  rows.push(["Messages", countText(session.message_count) ?? String(session.messages.length)]);
-  const tokensIn = countText(session.input_tokens) ?? "0";
-  rows.push(["Tokens", `${tokensIn} in · ${countText(session.output_tokens) ?? "0"} out`]);
-  const costs = [cost(session.estimated_cost_usd), cost(session.actual_cost_usd)];
-  if (costs[0] !== "" || costs[1] !== "") {
-    rows.push(["Cost", `${costs[0] || "—"} estimated${costs[1] ? ` · ${costs[1]} actual` : ""}`]);
-  }
-  const details = rows.map(([k, v]) => `<dt>${k}</dt><dd>${v}</dd>`).join("");
-  return `<section class="session"><h1 class="bidi">${
-    storedHtml(session.title || session.id)
-  }</h1><dl class="details-list">${details}</dl>${
-    session.messages.map((m) => messageHtml(m, results)).join("\n")
-  }</section>\n`;
+  const articles = messages.map((message) => {
+    const parts = messageHtmlParts(message);
+    return filledMessageHtml(
+      parts,
+      parts.callIds.map((id) => {
+        const result = results.get(id);
+        return result === undefined ? "" : resultSlotHtml(result);
+      }),
+    );
+  });
+  return sessionHtmlHead(session, String(messages.length)) + articles.join("\n") +
+    SESSION_HTML_END;
 }
 
 /** The policy of an exported file: its own inline CSS and data-URL images, nothing else. */
