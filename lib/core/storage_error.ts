@@ -14,7 +14,10 @@
  * - `readonly`: the store may not be written (opened read-only, or no permission);
  * - `not_found`: the store itself does not exist;
  * - `full`: no space left;
- * - `io`: the operating system failed a read or a write, or the store cannot be reached;
+ * - `io`: the operating system failed a read or a write, or the store cannot be reached (on
+ *   PostgreSQL a write that fails so was not made, unless its message says that whether it was
+ *   written cannot be told: its connection was lost once it was sent, and the server could not
+ *   be asked);
  * - `other`: anything else the engine reported.
  */
 export type StorageErrorKind =

@@ -16,6 +16,7 @@ import { firstStackFrame, guardLostSocketWrites } from "./_lost_socket_guard.ts"
 import { delay } from "../core/delay.ts";
 import { quoteIdentifier } from "../core/sql_identifier.ts";
 import { awaitConnection, lateConnection, placeOf } from "./_connect_deadline.ts";
+import { commitOutcome, noteCommit, outcomeUnknown, type SentCommit } from "./_commit_outcome.ts";
 
 /** A row as the client returns it, after the text codec. */
 export type PgRow = Record<string, unknown>;
@@ -271,6 +272,25 @@ export interface PgConnectOptions {
   readonly readonly?: boolean;
 }
 
+/** Options of {@linkcode PgClient.transaction}. */
+export interface PgTransactionOptions {
+  /**
+   * The transaction writes: its id is read first (with its first
+   * statement), so that a COMMIT whose answer was lost can be looked up.
+   * @default {false}
+   */
+  readonly writes?: boolean;
+}
+
+/** A statement whose connection was lost once it was sent. */
+export interface LostStatement {
+  /**
+   * The process id of the server connection that had it; `undefined`
+   * through a pooler in transaction mode (its ids are its own).
+   */
+  readonly backend: number | undefined;
+}
+
 /** The pool of one store. */
 export interface PgClient {
   /**
@@ -283,8 +303,22 @@ export interface PgClient {
   readonly display: string;
   /** One statement, in its own implicit transaction. */
   readonly query: PgQuery;
-  /** Runs `fn` in one transaction, again from the start when PostgreSQL asks (deadlock, serialization). */
-  transaction<T>(fn: (query: PgQuery) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` in one transaction, again from the start when PostgreSQL asks
+   * (deadlock, serialization). With `writes`, a connection lost once its
+   * COMMIT was sent does not leave the outcome unknown: the server is asked
+   * (`_commit_outcome.ts`); committed, `fn`'s result is given; rolled back,
+   * `fn` runs again; and only when the server cannot tell, the error says
+   * that the write may have been committed.
+   */
+  transaction<T>(fn: (query: PgQuery) => Promise<T>, options?: PgTransactionOptions): Promise<T>;
+  /**
+   * When `error`, thrown by {@linkcode PgClient.query}, says the statement's
+   * connection was lost once the statement was handed to it (the server may
+   * have run it, and committed it): the server process that ran it, if
+   * known. `undefined` for any other error.
+   */
+  sentThenLost(error: unknown): LostStatement | undefined;
   /**
    * Takes the advisory lock `name` (or each of several, in order) of the
    * store's schema (the same name in another schema is another lock) in a
@@ -723,6 +757,22 @@ export async function connectPg(
       failedOn.set(error, on);
     }
   };
+  /**
+   * The failures of statements whose connection was lost once they were
+   * handed to it, each with the server process of that connection (none
+   * through a pooler, whose process ids are its own).
+   */
+  const sentThenLost = new WeakMap<object, LostStatement>();
+  const noteSentThenLost = (error: unknown, lost: LostStatement | undefined) => {
+    if (typeof error === "object" && error !== null && lost !== undefined) {
+      sentThenLost.set(error, lost);
+    }
+  };
+  /** The server process a statement was handed to. */
+  const backendOf = (statement: PostgresStatement): LostStatement => {
+    const pid = (statement.state as { pid?: unknown } | null)?.pid;
+    return { backend: !pooled && typeof pid === "number" && pid > 0 ? pid : undefined };
+  };
   const stopGuard = guardLostSocketWrites(retire);
   /** The pool to use now (a new one once the last lost a connection). */
   const pool = (): PostgresSql => sql;
@@ -792,7 +842,11 @@ export async function connectPg(
         overTransactions.set(conn, "lost");
       }
       if (!onPool) noteFailedOn(error, poolOfTransaction.get(conn));
-      throw failure(error);
+      const translated = failure(error);
+      if (typeof error === "object" && error !== null) {
+        noteSentThenLost(translated, sentThenLost.get(error));
+      }
+      throw translated;
     } finally {
       inFlight.delete(fail);
     }
@@ -821,6 +875,7 @@ export async function connectPg(
     // Given up on when a held lock is lost: no longer counted, though the server may still run it.
     const failed = statement.then(undefined, (error: unknown) => {
       noteFailedOn(error, on);
+      if (connected() && connectionGone(error)) noteSentThenLost(error, backendOf(statement));
       throw error;
     });
     const answer = awaitConnection(Promise.race([failed, lockLost]), {
@@ -942,20 +997,34 @@ export async function connectPg(
           }
         }
       },
-    async transaction(fn) {
+    async transaction(fn, options = {}) {
       for (let attempt = 1;; attempt++) {
+        const sent: SentCommit<Awaited<ReturnType<typeof fn>>> = {};
         try {
-          return await begin(
-            readOnlyMode,
-            (tx) => fn((text, params, options) => run(tx, text, params, options)),
-          );
+          return await begin(readOnlyMode, (tx) => {
+            const query: PgQuery = (text, params, settings) => run(tx, text, params, settings);
+            return options.writes ? noteCommit(query, fn, sent) : fn(query);
+          });
         } catch (error) {
           // BEGIN and COMMIT fail outside `run` (a lost connection): translated here.
-          if (attempt >= attemptsFor(error, maxAttempts)) throw failure(error);
+          const translated = failure(error);
+          if (sent.xid !== undefined && connectionGone(error)) {
+            // Lost once COMMIT was sent (the pool in use is a new one now): asked, not guessed.
+            const outcome = await commitOutcome(client.query, sent.xid, sleep);
+            if (outcome.status === "committed") return sent.value as Awaited<ReturnType<typeof fn>>;
+            if (outcome.status === "unknown") {
+              throw outcomeUnknown(translated, "once the write's COMMIT was sent", outcome.reason);
+            }
+            if (attempt >= maxAttempts) throw translated;
+            continue;
+          }
+          if (attempt >= attemptsFor(error, maxAttempts)) throw translated;
           await sleep(20 + random() * 130);
         }
       }
     },
+    sentThenLost: (error) =>
+      typeof error === "object" && error !== null ? sentThenLost.get(error) : undefined,
     async lock(name) {
       await takeLockTurn(name);
       let release!: () => void;

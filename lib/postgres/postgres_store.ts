@@ -123,6 +123,9 @@ import { activeSql, notArchivedSql } from "./_extra.ts";
 import { messageSelection, selectedMessagesSql } from "./_message_selection.ts";
 import { jsonParam } from "./_text_codec.ts";
 import { holdSnapshot, SNAPSHOT_SQL } from "./_held_snapshot.ts";
+import { outcomeUnknown } from "./_commit_outcome.ts";
+import { appendOutcome, lostStatementEnded } from "./_lost_statement.ts";
+import { delay } from "../core/delay.ts";
 import {
   EXPORT_PIECES,
   type ExportPiece,
@@ -412,6 +415,9 @@ export async function migratePostgresStore(url: string): Promise<PgMigrationRepo
 const INSERT_CHUNK = 1000;
 /** Spacing of the timestamps of a batch, as the SQLite engine. */
 const TIMESTAMP_STEP = 1e-6;
+
+/** Tries of a write made by one statement whose connection is lost once it was sent. */
+const LOST_WRITE_ATTEMPTS = 3;
 const MAX_COMPRESSION_STEPS = 100;
 const MAX_RESUME_STEPS = 32;
 const MAX_LINEAGE_DEPTH = 1000;
@@ -689,10 +695,14 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     if (this.readonly) throw new ReadonlyError(this.target);
   }
 
-  /** Runs a write transaction (rejects on a read-only or closed store). */
+  /**
+   * Runs a write transaction (rejects on a read-only or closed store). Its
+   * connection lost once its COMMIT was sent, the server is asked whether it
+   * committed: a write is never run twice, nor said failed when it stands.
+   */
   async #write<T>(fn: (query: PgQuery) => Promise<T>): Promise<T> {
     this.#checkWritable();
-    return await this.#client.transaction(fn);
+    return await this.#client.transaction(fn, { writes: true });
   }
 
   /**
@@ -708,10 +718,28 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     });
   }
 
-  /** One write statement in its own transaction. */
+  /**
+   * One write statement in its own transaction, one that leaves the same
+   * state however often it runs. Its connection lost once it was sent, it
+   * runs again once the server process that had it has ended (three tries
+   * in all); only when that cannot be told, the error says that the write
+   * may have been made.
+   */
   async #writeOne(text: string, params: readonly PgValue[]): Promise<PgRow[]> {
     this.#checkWritable();
-    return await this.#client.query(text, params);
+    for (let attempt = 1;; attempt++) {
+      try {
+        return await this.#client.query(text, params);
+      } catch (error) {
+        const lost = this.#client.sentThenLost(error);
+        if (lost === undefined) throw error;
+        if (attempt >= LOST_WRITE_ATTEMPTS) {
+          throw outcomeUnknown(error, "once the write was sent", `lost ${attempt} times`);
+        }
+        const running = await lostStatementEnded(this.#query, lost, delay);
+        if (running !== undefined) throw outcomeUnknown(error, "once the write was sent", running);
+      }
+    }
   }
 
   async close(): Promise<void> {
@@ -819,12 +847,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     checkKeyText("append message", "sessionId", sessionId);
     const values = newMessageValues(message, "append message");
     values[TIMESTAMP_INDEX] = this.#clock();
-    const rows = await this.#insertCounted(
-      this.#query,
-      sessionId,
-      [values],
-      toolCallsAdded(message.toolCalls),
-    );
+    const rows = await this.#appendAlone(sessionId, [values], toolCallsAdded(message.toolCalls));
     return rows[0];
   }
 
@@ -847,9 +870,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     }
     let toolCalls = 0;
     for (const message of list) toolCalls += toolCallsAdded(message.toolCalls);
-    if (all.length <= INSERT_CHUNK) {
-      return await this.#insertCounted(this.#query, sessionId, all, toolCalls);
-    }
+    if (all.length <= INSERT_CHUNK) return await this.#appendAlone(sessionId, all, toolCalls);
     return await this.#write(async (query) => {
       const ids: number[] = [];
       for (let at = 0; at < all.length; at += INSERT_CHUNK) {
@@ -859,6 +880,36 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
       }
       return ids;
     });
+  }
+
+  /**
+   * Appends messages in one statement of its own (its own transaction, no
+   * id of which is known before it runs). Its connection lost once it was
+   * sent, the server is asked what became of it (`_lost_statement.ts`):
+   * made, its ids are given; not made, it is made again (three tries in
+   * all); and only when the server cannot tell, the error says that the
+   * append may have been made, for appending again would write the messages
+   * twice.
+   */
+  async #appendAlone(
+    sessionId: string,
+    rows: readonly MessageValues[],
+    toolCalls: number,
+  ): Promise<number[]> {
+    for (let attempt = 1;; attempt++) {
+      try {
+        return await this.#insertCounted(this.#query, sessionId, rows, toolCalls);
+      } catch (error) {
+        const lost = this.#client.sentThenLost(error);
+        if (lost === undefined) throw error;
+        const outcome = await appendOutcome(this.#query, lost, sessionId, rows, delay);
+        if (outcome.status === "committed") return outcome.ids;
+        if (outcome.status === "unknown") {
+          throw outcomeUnknown(error, "once the append was sent", outcome.reason);
+        }
+        if (attempt >= LOST_WRITE_ATTEMPTS) throw error;
+      }
+    }
   }
 
   /**

@@ -1,0 +1,359 @@
+/**
+ * A write whose connection is lost once its COMMIT was sent: the server
+ * may have committed it (only its answer was lost) or not. The store asks
+ * the server on a new connection instead of guessing: committed, the write
+ * stands and the caller gets its result (an append is not said failed, so
+ * it is not written again); rolled back, it runs again, once; when the
+ * server cannot be asked, the error says the write may have been committed.
+ * The store reaches the test server through a proxy the test runs, which
+ * cuts a connection at the chosen byte.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { connect, createServer, type Server, type Socket } from "node:net";
+import type { AddressInfo } from "node:net";
+import { Buffer } from "node:buffer";
+import { connectPg } from "../../lib/postgres/_client.ts";
+import { openStore } from "../../lib/open_store.ts";
+import { StorageError } from "../../lib/core/errors.ts";
+import { adminSql, freshSchema, PG_SKIP, PG_URL } from "./_pg.ts";
+
+/** The server's CommandComplete message (`C`, its length, the tag) for `tag`. */
+function completed(tag: string): Buffer {
+  const text = Buffer.from(`${tag}\0`);
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(4 + text.length);
+  return Buffer.concat([Buffer.from("C"), length, text]);
+}
+
+/** A TCP proxy to the test server that cuts a connection where the test says. */
+interface CuttingProxy {
+  readonly port: number;
+  /**
+   * The next answer that says a statement with this tag completed (`COMMIT`,
+   * `SELECT 1`) is not passed on: the connection is cut instead.
+   */
+  loseAnswer: string | undefined;
+  /** The next bytes the client sends are not passed on: the connection is cut instead. */
+  cutNextRequest: boolean;
+  /** New connections are closed at once (the server cannot be reached). */
+  refuse: boolean;
+  /** Connections cut so far. */
+  cuts: number;
+  /** Cuts every connection open now. */
+  cutAll(): void;
+  stop(): Promise<void>;
+}
+
+async function startProxy(): Promise<CuttingProxy> {
+  const target = new URL(PG_URL!);
+  const sockets = new Set<Socket>();
+  const keep = (socket: Socket) => {
+    sockets.add(socket);
+    socket.on("error", () => socket.destroy());
+    socket.on("close", () => sockets.delete(socket));
+  };
+  const proxy: CuttingProxy = {
+    port: 0,
+    loseAnswer: undefined,
+    cutNextRequest: false,
+    refuse: false,
+    cuts: 0,
+    cutAll: () => {},
+    stop: async () => {},
+  };
+  const server: Server = createServer((client) => {
+    keep(client);
+    if (proxy.refuse) {
+      client.destroy();
+      return;
+    }
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    keep(upstream);
+    const cut = () => {
+      proxy.cuts++;
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on("data", (chunk: Buffer) => {
+      if (proxy.cutNextRequest) {
+        proxy.cutNextRequest = false;
+        cut();
+      } else upstream.write(chunk);
+    });
+    upstream.on("data", (chunk: Buffer) => {
+      if (proxy.loseAnswer !== undefined && chunk.includes(completed(proxy.loseAnswer))) {
+        proxy.loseAnswer = undefined;
+        cut();
+      } else client.write(chunk);
+    });
+    client.on("close", () => upstream.destroy());
+    upstream.on("close", () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return Object.assign(proxy, {
+    port: (server.address() as AddressInfo).port,
+    cutAll: () => {
+      for (const socket of sockets) socket.destroy();
+    },
+    stop: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  });
+}
+
+/** The test server's URL through the proxy (a connect deadline of 1 s). */
+function proxiedUrl(proxy: CuttingProxy, schema?: string): string {
+  const url = new URL(PG_URL!);
+  url.host = `127.0.0.1:${proxy.port}`;
+  url.searchParams.set("connect_timeout", "1");
+  if (schema !== undefined) url.searchParams.set("schema", schema);
+  return url.href;
+}
+
+/** Runs `fn` with a proxy and a table `t` of its own in a fresh schema; the proxy stopped after. */
+async function withProxy(
+  fn: (proxy: CuttingProxy, schema: string, rows: () => Promise<number>) => Promise<void>,
+): Promise<void> {
+  const schema = freshSchema();
+  await adminSql(`CREATE SCHEMA IF NOT EXISTS "${schema}"; CREATE TABLE "${schema}".t (n integer)`);
+  const rows = async () => {
+    const [row] = await adminSql(`SELECT count(*)::int AS n FROM "${schema}".t`);
+    return Number(row?.n);
+  };
+  const proxy = await startProxy();
+  try {
+    await fn(proxy, schema, rows);
+  } finally {
+    await proxy.stop();
+  }
+}
+
+test(
+  "a write whose COMMIT answer was lost, committed: its result is given, and it ran once",
+  { skip: PG_SKIP },
+  async () => {
+    await withProxy(async (proxy, schema, rows) => {
+      const client = await connectPg(proxiedUrl(proxy), schema);
+      try {
+        let runs = 0;
+        const value = await client.transaction(async (query) => {
+          runs++;
+          await query("INSERT INTO t VALUES (1)");
+          proxy.loseAnswer = "COMMIT";
+          return "written";
+        }, { writes: true });
+        assert.equal(value, "written");
+        assert.equal(proxy.cuts, 1, "the proxy cut the connection at the COMMIT's answer");
+        assert.equal(runs, 1);
+        assert.equal(await rows(), 1);
+      } finally {
+        await client.close();
+      }
+    });
+  },
+);
+
+test(
+  "a write whose COMMIT never reached the server: rolled back there, it runs again, once",
+  { skip: PG_SKIP },
+  async () => {
+    await withProxy(async (proxy, schema, rows) => {
+      const client = await connectPg(proxiedUrl(proxy), schema);
+      try {
+        let runs = 0;
+        const value = await client.transaction(async (query) => {
+          runs++;
+          await query("INSERT INTO t VALUES (1)");
+          // Its next bytes are the COMMIT.
+          if (runs === 1) proxy.cutNextRequest = true;
+          return runs;
+        }, { writes: true });
+        assert.equal(proxy.cuts, 1, "the proxy cut the connection at the COMMIT");
+        assert.equal(value, 2);
+        assert.equal(await rows(), 1);
+      } finally {
+        await client.close();
+      }
+    });
+  },
+);
+
+test(
+  "a write whose COMMIT answer was lost, the server out of reach: the error says it may stand",
+  { skip: PG_SKIP },
+  async () => {
+    await withProxy(async (proxy, schema, rows) => {
+      const client = await connectPg(proxiedUrl(proxy), schema);
+      try {
+        let runs = 0;
+        const error = await client.transaction(async (query) => {
+          runs++;
+          await query("INSERT INTO t VALUES (1)");
+          proxy.loseAnswer = "COMMIT";
+          proxy.refuse = true;
+        }, { writes: true }).then(() => undefined, (thrown: unknown) => thrown);
+        assert.ok(error instanceof StorageError, `not a StorageError: ${error}`);
+        assert.equal(error.kind, "io");
+        assert.match(error.message, /was lost/);
+        assert.match(
+          error.message,
+          /once the write's COMMIT was sent, and whether it was written cannot be told/,
+        );
+        assert.match(error.message, /look for what it wrote before writing it again/);
+        assert.equal(runs, 1);
+        assert.equal(await rows(), 1, "it was committed: the error must not say it failed");
+      } finally {
+        await client.close();
+      }
+    });
+  },
+);
+
+test(
+  "appendMessages in a transaction whose COMMIT answer was lost: ids given, the messages there once",
+  { skip: PG_SKIP },
+  async () => {
+    await withProxy(async (proxy, schema) => {
+      const store = await openStore(proxiedUrl(proxy, schema));
+      try {
+        await store.createSession("s", "cli");
+        proxy.loseAnswer = "COMMIT";
+        // More than one statement's worth (1,000): one transaction.
+        const sent = Array.from({ length: 1500 }, (_, i) => ({ role: "user", content: `m${i}` }));
+        const ids = await store.appendMessages("s", sent);
+        assert.equal(proxy.cuts, 1, "the proxy cut the connection at the COMMIT's answer");
+        assert.equal(ids.length, 1500);
+        const messages = await store.getMessages("s");
+        assert.deepEqual(messages.map((message) => message.id), ids);
+        assert.deepEqual(messages.map((message) => message.content), sent.map((m) => m.content));
+        assert.equal((await store.getSession("s"))?.message_count, 1500);
+      } finally {
+        await store.close();
+      }
+    });
+  },
+);
+
+test(
+  "appendMessage whose own answer was lost: made, it gives its id, and the message is there once",
+  { skip: PG_SKIP },
+  async () => {
+    await withProxy(async (proxy, schema) => {
+      const store = await openStore(proxiedUrl(proxy, schema));
+      try {
+        await store.createSession("s", "cli");
+        // The append is one statement whose rows are the new ids: `SELECT 1`.
+        proxy.loseAnswer = "SELECT 1";
+        const id = await store.appendMessage("s", { role: "user", content: "hello" });
+        assert.equal(proxy.cuts, 1, "the proxy cut the connection at the append's answer");
+        const messages = await store.getMessages("s");
+        assert.deepEqual(messages.map((message) => [message.id, message.content]), [[id, "hello"]]);
+        assert.equal((await store.getSession("s"))?.message_count, 1);
+      } finally {
+        await store.close();
+      }
+    });
+  },
+);
+
+test(
+  "appendMessages whose statement never reached the server: not made there, it is made once",
+  { skip: PG_SKIP },
+  async () => {
+    await withProxy(async (proxy, schema) => {
+      const store = await openStore(proxiedUrl(proxy, schema));
+      try {
+        await store.createSession("s", "cli");
+        await store.appendMessage("s", { role: "user", content: "hello" });
+        proxy.cutNextRequest = true;
+        const ids = await store.appendMessages("s", [
+          { role: "assistant", content: "hello" },
+          { role: "user", content: "again" },
+        ]);
+        assert.equal(proxy.cuts, 1, "the proxy cut the connection at the append");
+        const messages = await store.getMessages("s");
+        assert.deepEqual(messages.map((message) => message.content), ["hello", "hello", "again"]);
+        assert.deepEqual(messages.slice(1).map((message) => message.id), ids);
+        assert.equal((await store.getSession("s"))?.message_count, 3);
+      } finally {
+        await store.close();
+      }
+    });
+  },
+);
+
+test(
+  "appendMessage whose answer was lost, the server out of reach: the error says it may stand",
+  { skip: PG_SKIP },
+  async () => {
+    await withProxy(async (proxy, schema) => {
+      const store = await openStore(proxiedUrl(proxy, schema));
+      try {
+        await store.createSession("s", "cli");
+        proxy.loseAnswer = "SELECT 1";
+        proxy.refuse = true;
+        const error = await store.appendMessage("s", { role: "user", content: "hello" })
+          .then(() => undefined, (thrown: unknown) => thrown);
+        assert.equal(proxy.cuts, 1, "the proxy cut the connection at the append's answer");
+        assert.ok(error instanceof StorageError, `not a StorageError: ${error}`);
+        assert.equal(error.kind, "io");
+        assert.match(
+          error.message,
+          /once the append was sent, and whether it was written cannot be told \(the server could not be asked: .+\): look for what it wrote/,
+        );
+        proxy.refuse = false;
+        const messages = await store.getMessages("s");
+        assert.deepEqual(messages.map((message) => message.content), ["hello"]);
+      } finally {
+        await store.close();
+      }
+    });
+  },
+);
+
+test(
+  "appendMessage with the server out of reach before it is sent: the error does not say it may stand",
+  { skip: PG_SKIP },
+  async () => {
+    await withProxy(async (proxy, schema) => {
+      const store = await openStore(proxiedUrl(proxy, schema));
+      try {
+        await store.createSession("s", "cli");
+        // The pool's connections are cut, then none connects.
+        proxy.refuse = true;
+        proxy.cutAll();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const error = await store.appendMessage("s", { role: "user", content: "hello" })
+          .then(() => undefined, (thrown: unknown) => thrown);
+        assert.ok(error instanceof StorageError, `not a StorageError: ${error}`);
+        assert.equal(error.kind, "io");
+        assert.doesNotMatch(error.message, /whether it was written/);
+      } finally {
+        await store.close();
+      }
+    });
+  },
+);
+
+test(
+  "endSession whose answer was lost: it runs again once the server process that had it ended",
+  { skip: PG_SKIP },
+  async () => {
+    await withProxy(async (proxy, schema) => {
+      const store = await openStore(proxiedUrl(proxy, schema));
+      try {
+        await store.createSession("s", "cli");
+        proxy.loseAnswer = "UPDATE 1";
+        await store.endSession("s", "user_exit");
+        assert.equal(proxy.cuts, 1, "the proxy cut the connection at the update's answer");
+        const session = await store.getSession("s");
+        assert.equal(session?.end_reason, "user_exit");
+        assert.equal(typeof session?.ended_at, "number");
+      } finally {
+        await store.close();
+      }
+    });
+  },
+);
