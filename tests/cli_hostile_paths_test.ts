@@ -93,10 +93,13 @@ test("a write to a pipe whose reader left says so in words", () => {
   );
 });
 
-test("backup to an empty file name says so", async () => {
+test("backup to an empty file name is a usage error that names it", async () => {
   const run = await runCli(["--db", v11Copy(), "backup", ""]);
-  assert.equal(run.code, 1, run.err);
-  assertOneLine(run.err, /Cannot back up to : the file name is empty/);
+  assert.equal(run.code, 2, run.err);
+  assert.equal(
+    run.err,
+    'hermes-state backup: DEST is empty (""): give a file name\nTry: hermes-state backup --help\n',
+  );
 });
 
 test("origins --remove on an older file refuses it without upgrading it", async () => {
@@ -111,8 +114,10 @@ test("origins --remove on an older file refuses it without upgrading it", async 
 
 test("recover into an empty, a NUL or a too-long DEST says so in one line, before reading", async () => {
   const source = v11Copy();
+  const empty = await runCli(["recover", source, ""]);
+  assert.equal(empty.code, 2, empty.err);
+  assert.match(empty.err, /^hermes-state recover: DEST is empty \(""\): give a file name\n/);
   const cases: [string, RegExp][] = [
-    ["", /the file name is empty$/m],
     [join(tempDir(), "new\u0000.db"), /a file name cannot contain a NUL character$/m],
     [join(tempDir(), `${"a".repeat(300)}.db`), /the name is too long$/m],
   ];

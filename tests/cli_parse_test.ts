@@ -95,6 +95,10 @@ describe("parseCommand()", () => {
   test("parseCommand() enforces the positional counts", () => {
     usageError(() => parseCommand({ ...SPEC, minPositionals: 1 }, []), "missing QUERY");
     usageError(() => parseCommand(SPEC, ["a", "b", "c"]), 'unexpected argument "c"');
+    // Of two named arguments, the message names those not given.
+    const pair = { ...SPEC, minPositionals: 2, maxPositionals: 2, positionalNames: "SRC and DEST" };
+    usageError(() => parseCommand(pair, []), "missing SRC and DEST");
+    usageError(() => parseCommand(pair, ["state.db"]), "missing DEST");
   });
 });
 
@@ -140,6 +144,24 @@ describe("integerOption() and choiceOption()", () => {
         new UsageError(`--limit must be a whole number of at least 0, got "${value}"`, {
           command: "demo",
         }),
+      );
+    }
+  });
+
+  test("integerOption() names the largest number it takes when a whole number is beyond it", () => {
+    // "must be a whole number of at least 1" was said of 99999999999999999999, which is one.
+    for (const value of ["9007199254740992", "99999999999999999999"]) {
+      assert.throws(
+        () =>
+          integerOption(parseCommand(SPEC, ["--limit", value]), "limit", {
+            fallback: 1,
+            min: 1,
+            command: "list",
+          }),
+        new UsageError(
+          `--limit must be a whole number from 1 to 9007199254740991, got "${value}"`,
+          { command: "list" },
+        ),
       );
     }
   });

@@ -2,9 +2,10 @@
  * The CLI never harms the file it inspects: every read command, run on a
  * copy of each fixture (v6, v10, v11 with its -wal and -shm, v21), another
  * application's SQLite file and a 0-byte file, leaves the file and its
- * sidecars byte for byte as they were; a file without the Hermes tables is
- * refused by every command; reads answer while another connection holds the
- * write lock, and a write that gives up says so.
+ * sidecars byte for byte, and their modification times, as they were; a
+ * file without the Hermes tables is refused by every command; reads answer
+ * while another connection holds the write lock, and a write that gives up
+ * says so.
  */
 import { describe, test } from "node:test";
 import { spawn } from "node:child_process";
@@ -16,6 +17,7 @@ import {
   existsSync,
   readdirSync,
   readFileSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -24,12 +26,18 @@ import { runCli } from "./_cli_io.ts";
 import { FIXTURES, rawOpen, tempDir } from "./_helpers.ts";
 import { hotJournalOf, liveWalOf } from "./health/_damaged_files.ts";
 
-/** sha256 of every file in `dir` (the database and whatever sidecars exist). */
+/**
+ * sha256 and modification time of every file in `dir` (the database and
+ * whatever sidecars exist): a read that rewrote a page with the same bytes
+ * still moved the time, which `make`, rsync and backup tools go by.
+ */
 function snapshot(dir: string): Record<string, string> {
   return Object.fromEntries(
     readdirSync(dir).sort().map((name) => [
       name,
-      createHash("sha256").update(readFileSync(join(dir, name))).digest("hex"),
+      `${createHash("sha256").update(readFileSync(join(dir, name))).digest("hex")} ${
+        statSync(join(dir, name)).mtimeMs
+      }`,
     ]),
   );
 }
@@ -62,13 +70,21 @@ function readCommands(id: string): string[][] {
     ["list", "--json"],
     ["show", id],
     ["show", "--json", id],
+    ["show", "--last", "2", "--all", "--system", "--reasoning", "--full", id],
     ["search", "docker"],
+    ["search", "--json", "--role", "user", "--sort", "newest", "--since", "1y", "docker"],
     ["search", "数据库迁移"],
     ["search", "数据"],
     ["export", "-"],
     ["export", "--format", "md", "-"],
     ["lineage", id],
+    ["lineage", "--json", id],
     ["stats"],
+    ["stats", "--json", "--top", "100"],
+    ["usage"],
+    ["usage", "--since", "all", "--by", "model", "--json"],
+    ["usage", "--since", "all", "--by", "week", "--csv"],
+    ["completions", "session-ids"],
     ["info"],
     ["info", "--json"],
     ["info", "--full"],

@@ -201,5 +201,13 @@ describe("show --follow", () => {
       `hermes-state: Session '${V11.live} 5' not found (give an id, a unique id prefix or a title); ` +
         "for a pause of 5 s, write --follow=5\n",
     );
+    // So are the seconds written before the session, as `tail -f`'s and `watch -n`'s users do.
+    const before = await runCli(["--db", path, "show", "--follow", "5", V11.live]);
+    assert.equal(before.code, 1);
+    assert.equal(
+      before.err,
+      `hermes-state: Session '5 ${V11.live}' not found (give an id, a unique id prefix or a title); ` +
+        "for a pause of 5 s, write --follow=5\n",
+    );
   });
 });

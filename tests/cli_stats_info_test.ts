@@ -47,6 +47,19 @@ describe("stats", () => {
     assert.equal(stats.totals.actual_cost_usd, 0.4215);
   });
 
+  test("stats measures the files on disk, not the -shm its own read makes beside a WAL file", async () => {
+    const path = v11Copy(); // a WAL file without -wal or -shm, as after the gateway's last close
+    const run = await runCli(["--db", path, "--json", "stats"]);
+    assert.equal(run.code, 0, run.err);
+    // It said 32 KiB of -shm that no listing of the folder shows, where info said none.
+    assert.deepEqual(JSON.parse(run.out).files, {
+      db: statSync(path).size,
+      wal: 0,
+      shm: 0,
+      total: statSync(path).size,
+    });
+  });
+
   test("stats prints totals, sources, models and the biggest sessions", async () => {
     const run = await runCli(["--db", v11Copy(), "stats"]);
     assert.equal(run.code, 0);

@@ -25,6 +25,13 @@ export interface OpenContext {
   readonly ctx: Context;
   /** Closes every store the command opened. */
   close(): Promise<void>;
+  /**
+   * Closes every store the command opened without waiting, for a process
+   * that ends now: a SQLite file is closed when this returns (its last
+   * connection removes the -wal and -shm it made), a PostgreSQL store's
+   * connections are dropped with the process.
+   */
+  closeAtOnce(): void;
 }
 
 /** Options of {@linkcode createContext}. */
@@ -161,6 +168,10 @@ export function createContext(io: Io, options: ContextOptions): OpenContext {
     ctx,
     async close() {
       for (const store of opened.splice(0)) await store.close();
+    },
+    closeAtOnce() {
+      // SqliteStore.close closes its file before it returns its promise.
+      for (const store of opened.splice(0)) store.close().catch(() => {});
     },
   };
 }

@@ -47,6 +47,15 @@ export interface Io {
    * out by an Io that has no signals (tests).
    */
   onInterrupt?(listener: (signal: "SIGINT" | "SIGTERM") => void): () => void;
+  /**
+   * Calls `listener` just before the process ends at once, without going
+   * back to the command: standard output's reader is gone (EPIPE, as in
+   * `show --follow | head`), or a second signal came. The listener must do
+   * its work before it returns (closing SQLite connections, so that a read
+   * leaves no -wal or -shm behind). Returns the function that stops
+   * listening. Left out by an Io that never ends the process (tests).
+   */
+  onAbruptExit?(listener: () => void): () => void;
 }
 
 /** Reads one chunk of a paused stream; `null` at its end. */
@@ -128,9 +137,20 @@ function lineReader(stream: Readable): () => Promise<string | null> {
  * @returns An {@linkcode Io} over `process.stdin`, `process.stdout` and `process.stderr`.
  */
 export function defaultIo(): Io {
+  const exitListeners = new Set<() => void>();
+  const exitNow = (code: number | string | undefined): never => {
+    for (const listener of [...exitListeners]) {
+      try {
+        listener();
+      } catch {
+        // The process ends anyway; the other listeners still run.
+      }
+    }
+    return process.exit(code);
+  };
   // `hermes-state export - | head` closes the pipe early: end quietly, as cat does.
   process.stdout.on("error", (error: { code?: string }) => {
-    if (error?.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    if (error?.code === "EPIPE") exitNow(process.exitCode ?? 0);
     throw error;
   });
   let readLine: (() => Promise<string | null>) | undefined;
@@ -160,7 +180,7 @@ export function defaultIo(): Io {
     onInterrupt: (listener) => {
       let seen = false;
       const handler = (signal: "SIGINT" | "SIGTERM") => {
-        if (seen) process.exit(signal === "SIGINT" ? 130 : 143);
+        if (seen) exitNow(signal === "SIGINT" ? 130 : 143);
         seen = true;
         listener(signal);
       };
@@ -175,6 +195,10 @@ export function defaultIo(): Io {
       return () => {
         for (const signal of signals) process.off(signal, handler);
       };
+    },
+    onAbruptExit: (listener) => {
+      exitListeners.add(listener);
+      return () => void exitListeners.delete(listener);
     },
   };
 }

@@ -284,6 +284,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   let command: string | undefined;
   let dbPath: string | undefined;
   let open: OpenContext | undefined;
+  let stopClosing: (() => void) | undefined;
   try {
     const leading = takeLeading(argv);
     if (leading.version) {
@@ -323,6 +324,14 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     const fromEnv = io.env("HERMES_STATE_DB")?.trim() || undefined;
     dbPath = args.string("db") ?? leading.db ?? fromEnv ?? defaultDbPath();
     if (dbPath.trim() === "") throw new UsageError("--db needs a file path", { command });
+    if (dbPath === "-") {
+      // Not a stream: a write command would make a database named "-".
+      throw new UsageError(
+        '--db "-": the database is a file or a postgres:// URL, never standard input or ' +
+          'output (for a file named "-", give ./-)',
+        { command },
+      );
+    }
     if (dbPath.includes("\u0000")) {
       throw new UsageError(
         `--db ${quotedValue(dbPath)}: a file name cannot contain a NUL character`,
@@ -332,10 +341,15 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     const { createContext } = await import("./context.ts");
     const json = leading.json || args.flag("json");
     open = createContext(io, { dbPath, json, access: entry.access });
+    // Ended at once (`show --follow | head`, a second Ctrl-C): the stores are closed first,
+    // so that a read leaves no -wal or -shm beside a file that had none.
+    const opened = open;
+    stopClosing = io.onAbruptExit?.(() => opened.closeAtOnce());
     return await cmd.run(args, open.ctx);
   } catch (error) {
     return report(error, io, command, dbPath);
   } finally {
+    stopClosing?.();
     await open?.close();
   }
 }

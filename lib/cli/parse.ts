@@ -54,7 +54,11 @@ export interface ParseSpec {
    * @default {Infinity}
    */
   readonly maxPositionals?: number;
-  /** How the positionals are named in a "missing" message (`ID`, `QUERY`…). */
+  /**
+   * How the positionals are named in a "missing" message (`ID`, `QUERY`…);
+   * several joined by " and " (`SRC and DEST`), of which the message names
+   * only those not given.
+   */
   readonly positionalNames?: string;
   /**
    * The positionals are free text (a query, a title): an unknown option's
@@ -123,6 +127,14 @@ export class ParsedArgs {
 
 function looksLikeOption(arg: string): boolean {
   return arg.length > 1 && arg.startsWith("-") && !/^-\d/.test(arg);
+}
+
+/** The positionals still missing when `given` are there: `DEST` of `SRC and DEST` after one. */
+function missingNames(spec: ParseSpec, given: number): string {
+  const names = (spec.positionalNames ?? "argument").split(" and ");
+  return names.length > 1 && given < names.length
+    ? names.slice(given).join(" and ")
+    : names.join(" and ");
 }
 
 /**
@@ -218,7 +230,7 @@ export function parseCommand(spec: ParseSpec, argv: readonly string[]): ParsedAr
   }
   const min = spec.minPositionals ?? 0;
   const max = spec.maxPositionals ?? Infinity;
-  if (positionals.length < min) throw fail(`missing ${spec.positionalNames ?? "argument"}`);
+  if (positionals.length < min) throw fail(`missing ${missingNames(spec, positionals.length)}`);
   if (positionals.length > max) {
     throw fail(`unexpected argument ${quotedArgument(positionals[max])}`);
   }
@@ -250,9 +262,13 @@ export function integerOption(
   if (text === undefined) return options.fallback;
   const min = options.min ?? 0;
   const value = /^[+-]?\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  // A whole number too large to count exactly is no typo of form: the bound is what is wrong.
+  const bound = value > Number.MAX_SAFE_INTEGER
+    ? `from ${min} to ${Number.MAX_SAFE_INTEGER}`
+    : `of at least ${min}`;
   if (!Number.isSafeInteger(value) || value < min) {
     throw new UsageError(
-      `--${name} must be a whole number of at least ${min}, got ${quotedArgument(text)}`,
+      `--${name} must be a whole number ${bound}, got ${quotedArgument(text)}`,
       {
         command: options.command,
       },

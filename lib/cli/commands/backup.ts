@@ -12,6 +12,7 @@ import { formatBytes, formatCount } from "../../render/format.ts";
 import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { CommandError, InterruptedError } from "../usage_error.ts";
+import { checkFileArgument } from "../file_argument.ts";
 import { assertStoreExists } from "../missing_store.ts";
 
 const USAGE = `Usage: hermes-state backup [options] DEST
@@ -42,6 +43,7 @@ Examples:
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const [dest] = args.positionals;
+  checkFileArgument(dest, { command: "backup", name: "DEST", role: "output" });
   if (isPostgresTarget(ctx.dbPath)) {
     throw new CommandError("backup copies a SQLite state.db file; use pg_dump for PostgreSQL");
   }

@@ -22,6 +22,7 @@ import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { isDatabaseFile } from "../../files/same_file.ts";
 import { CommandError, InterruptedError } from "../usage_error.ts";
+import { checkFileArgument } from "../file_argument.ts";
 import { StorageError } from "../../core/errors.ts";
 import { type RestoredSyncState, syncedStore, unconfirmedRecord } from "../../core/synced_store.ts";
 import { formatCount, plural } from "../../render/format.ts";
@@ -205,6 +206,8 @@ async function refuseSyncedFile(src: string, target: SessionStore): Promise<void
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const [src, dest] = args.positionals;
+  checkFileArgument(src, { command: "copy", name: "SRC", role: "input" });
+  checkFileArgument(dest, { command: "copy", name: "DEST", role: "output" });
   if (!isPostgresTarget(src) && !isPostgresTarget(dest)) {
     if (isDatabaseFile(sqlitePath(dest), sqlitePath(src))) {
       throw new CommandError(`Cannot copy ${src} onto itself`);

@@ -14,6 +14,7 @@ import { writeDemo } from "../demo_data.ts";
 import { printJson } from "../json.ts";
 import { parseCommand, type ParsedArgs } from "../parse.ts";
 import { CommandError } from "../usage_error.ts";
+import { checkFileArgument } from "../file_argument.ts";
 import { listCommand } from "./list.ts";
 import { searchCommand } from "./search.ts";
 
@@ -37,6 +38,9 @@ Examples:
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const given = args.positionals[0];
+  if (given !== undefined) {
+    checkFileArgument(given, { command: "demo", name: "PATH", role: "output" });
+  }
   const path = given === undefined
     ? join(mkdtempSync(join(tmpdir(), "hermes-state-demo-")), "state.db")
     : resolve(given);

@@ -8,6 +8,7 @@
  */
 import { statSync } from "node:fs";
 import type { ParentLink } from "../../core/transfer_options.ts";
+import type { SessionStore } from "../../core/session_store.ts";
 import type { Command, Context } from "../command.ts";
 import { formatCount, oneLine, plural, truncate } from "../../render/format.ts";
 import { checkJsonLines, inputLines, isGzipError } from "../jsonl_input.ts";
@@ -18,6 +19,7 @@ import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { isDatabaseFile } from "../../files/same_file.ts";
 import { CommandError, InterruptedError } from "../usage_error.ts";
+import { checkFileArgument } from "../file_argument.ts";
 import { LockPacer } from "../../sqlite/batches.ts";
 import { renamedNote } from "../renamed_note.ts";
 import { diskFullReason, isDiskFull } from "../../sqlite/disk_space.ts";
@@ -124,11 +126,15 @@ class PendingLinks {
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const source = args.positionals[0];
+  checkFileArgument(source, { command: "import", name: "FILE", role: "input", dashIsStdin: true });
   checkInput(source, ctx.dbPath);
   const lines = inputLines(ctx.io, source)[Symbol.asyncIterator]();
   const first = await firstLine(lines, source);
   if (first !== undefined) checkJsonLines(first.text, source);
-  const store = await ctx.openStore({ create: true });
+  // Opened (created when missing) at the first line that is JSON: an input none of whose
+  // lines is (a text file, a log) leaves the database as it was, or not there at all.
+  let store: SessionStore | undefined;
+  const opened = async () => store ??= await ctx.openStore({ create: true });
   const replace = args.flag("replace");
   const counts = {
     imported: 0,
@@ -151,9 +157,23 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   // Ctrl-C or SIGTERM stops between two sessions (each is written whole), and says how far.
   let interrupted: "SIGINT" | "SIGTERM" | undefined;
   const stopListening = ctx.io.onInterrupt?.((signal) => interrupted = signal);
+  const lineFailed = (error: unknown) => {
+    counts.failed++;
+    failures.push({ line: number, error: reason(error) });
+    if (!ctx.json) ctx.io.stderr(`hermes-state: import: line ${number}: ${reason(error)}\n`);
+  };
   const importLine = async (line: string) => {
+    let record: unknown;
     try {
-      const result = await store.importSession(parseJsonExact(line), { replace });
+      record = parseJsonExact(line);
+    } catch (error) {
+      lineFailed(error);
+      return;
+    }
+    // Outside the line's try: a database that cannot be opened ends the import.
+    const target = await opened();
+    try {
+      const result = await target.importSession(record, { replace });
       counts[result.outcome]++;
       counts.messages += result.messages;
       if (result.relinked) counts.linked++;
@@ -170,25 +190,23 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       // Children read before their parent are linked as soon as it is in,
       // so an interrupted run loses no link it could make.
       if (result.outcome !== "skipped") {
-        counts.linked += await store.restoreParentLinks(pending.take(result.id));
+        counts.linked += await target.restoreParentLinks(pending.take(result.id));
       }
       // Leave the lock free now and then, so that other writers get in.
       const pause = pacer.due();
       if (pause > 0) await delay(pause);
     } catch (error) {
-      if (isDiskFull(error, store.target)) {
+      if (isDiskFull(error, target.target)) {
         // Every line after this one would fail the same way: one line, and stop.
         throw new CommandError(
-          `Cannot import line ${number}: ${diskFullReason(store.target)} (nothing of that line ` +
+          `Cannot import line ${number}: ${diskFullReason(target.target)} (nothing of that line ` +
             `was written; ${
               formatCount(counts.imported + counts.replaced)
             } sessions before it were)`,
           { cause: error },
         );
       }
-      counts.failed++;
-      failures.push({ line: number, error: reason(error) });
-      if (!ctx.json) ctx.io.stderr(`hermes-state: import: line ${number}: ${reason(error)}\n`);
+      lineFailed(error);
     }
     progress.update(counts.imported + counts.replaced + counts.skipped);
   };
@@ -207,8 +225,11 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     progress.done();
     await lines.return?.();
   }
+  // An empty input makes the database as before (an export of an empty store, piped in).
+  if (first === undefined) await opened();
   const waiting = pending.takeAll();
-  const linkedLate = await store.restoreParentLinks(waiting);
+  // A child waits only for a line that was imported, so the database is open then.
+  const linkedLate = waiting.length === 0 ? 0 : await (await opened()).restoreParentLinks(waiting);
   counts.linked += linkedLate;
   counts.waiting = waiting.length - linkedLate;
   const droppedColumns = [...dropped];

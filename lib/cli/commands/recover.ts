@@ -13,6 +13,7 @@ import { formatCount } from "../../render/format.ts";
 import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { CommandError, InterruptedError } from "../usage_error.ts";
+import { checkFileArgument } from "../file_argument.ts";
 import { isMissing, noDatabaseError } from "../missing_store.ts";
 import { outputPathProblem } from "../../files/output_path.ts";
 import { printableArgument } from "../shown_argument.ts";
@@ -47,6 +48,8 @@ Examples:
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const [source, dest] = args.positionals;
+  checkFileArgument(source, { command: "recover", name: "SRC", role: "input" });
+  checkFileArgument(dest, { command: "recover", name: "DEST", role: "output" });
   if (isMissing(source)) throw noDatabaseError(source, { argument: true });
   // A name no file can have, said before any reading (recover refuses a folder itself, and
   // creates a missing one).

@@ -230,14 +230,19 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const typed = args.positionals.join(" ");
   const store = await openStoreNaming(ctx, [typed], "show");
   const id = await resolveSession(store, typed, "show").catch((error) => {
-    // `show ID --follow 5` reads "ID 5" as the session: say how the seconds are given.
-    const last = args.positionals.at(-1) ?? "";
+    // `show ID --follow 5` reads "ID 5" as the session, and `show --follow 5 ID` "5 ID":
+    // say how the seconds are given.
+    const { positionals } = args;
+    const number = [positionals.at(-1), positionals[0]].find((word) =>
+      word !== undefined && /^\d+(?:\.\d+)?$/.test(word)
+    );
     const seconds = follow !== undefined && args.string("follow") === undefined &&
-      args.positionals.length > 1 && /^\d+(?:\.\d+)?$/.test(last);
+      positionals.length > 1 && number !== undefined;
     if (!seconds || !(error instanceof CommandError)) throw error;
-    throw new CommandError(`${error.message}; for a pause of ${last} s, write --follow=${last}`, {
-      cause: error,
-    });
+    throw new CommandError(
+      `${error.message}; for a pause of ${number} s, write --follow=${number}`,
+      { cause: error },
+    );
   });
   if (ctx.json) {
     const record = await store.exportSession(id);

@@ -6,6 +6,7 @@
  */
 import type { Command, Context } from "../command.ts";
 import { fileSizes, serverBytes, sizeText } from "../files.ts";
+import { isPostgresTarget } from "../../open_store.ts";
 import {
   alignColumns,
   formatCost,
@@ -55,6 +56,9 @@ function section(
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const top = integerOption(args, "top", { fallback: 5, command: "stats" });
+  // Measured before opening, as info does: what is on disk, not the -wal and -shm this
+  // read's own connection makes beside a file that has none (and removes when it closes).
+  const measured = isPostgresTarget(ctx.dbPath) ? null : fileSizes(ctx.dbPath);
   const store = await ctx.openStore();
   const bySource = await store.usageBySource();
   const byModel = await store.usageByModel();
@@ -77,7 +81,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     actual_cost_usd: sumCost(bySource.map((s) => s.actual_cost)),
   };
   const server = await serverBytes(store);
-  const files = server === null ? fileSizes(store.target) : null;
+  const files = server === null ? measured ?? fileSizes(store.target) : null;
   if (ctx.json) {
     printJson(ctx.io, {
       path: store.target,

@@ -14,6 +14,7 @@ import { snakeKeys } from "../json.ts";
 import { formatCount, plural } from "../../render/format.ts";
 import { Progress } from "../progress.ts";
 import { UsageError } from "../usage_error.ts";
+import { checkFileArgument } from "../file_argument.ts";
 import { isMissing, noDatabaseError } from "../missing_store.ts";
 import { isOriginName, ORIGIN_NAME_FORM } from "../../core/origin_name.ts";
 import { quotedValue } from "../../core/shown_value.ts";
@@ -92,6 +93,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     });
   }
   const files = args.positionals;
+  for (const file of files) {
+    checkFileArgument(file, { command: "sync", name: "FILE", role: "input" });
+  }
   const origin = args.string("origin");
   if (origin !== undefined && files.length > 1) {
     throw new UsageError("--origin names one FILE's origin: give one FILE", { command: "sync" });
