@@ -220,6 +220,16 @@ function connectionGone(error: unknown): boolean {
     (/^CONNECTION_(?:CLOSED|DESTROYED|ENDED)$/.test(code) || endedByServer(raw));
 }
 
+/**
+ * Whether `error` says the connection went away under a statement: gone
+ * ({@linkcode connectionGone}), or the client's own code tripped over its
+ * closed socket ({@linkcode failedInsideClient}). What it sent may have run.
+ */
+function lostUnderWay(error: unknown): boolean {
+  const raw = error instanceof StorageError ? error.cause : error;
+  return connectionGone(error) || failedInsideClient(raw);
+}
+
 /** When, after a pool's end, the connections it was still making are ended too. */
 const LATE_CONNECTION_CHECKS_MS = [500, 2000, 6000];
 
@@ -875,7 +885,7 @@ export async function connectPg(
     // Given up on when a held lock is lost: no longer counted, though the server may still run it.
     const failed = statement.then(undefined, (error: unknown) => {
       noteFailedOn(error, on);
-      if (connected() && connectionGone(error)) noteSentThenLost(error, backendOf(statement));
+      if (connected() && lostUnderWay(error)) noteSentThenLost(error, backendOf(statement));
       throw error;
     });
     const answer = awaitConnection(Promise.race([failed, lockLost]), {
@@ -1008,7 +1018,7 @@ export async function connectPg(
         } catch (error) {
           // BEGIN and COMMIT fail outside `run` (a lost connection): translated here.
           const translated = failure(error);
-          if (sent.xid !== undefined && connectionGone(error)) {
+          if (sent.xid !== undefined && lostUnderWay(error)) {
             // Lost once COMMIT was sent (the pool in use is a new one now): asked, not guessed.
             const outcome = await commitOutcome(client.query, sent.xid, sleep);
             if (outcome.status === "committed") return sent.value as Awaited<ReturnType<typeof fn>>;
