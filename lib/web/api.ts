@@ -437,6 +437,12 @@ function messageIdParam(url: URL, name: string): number | undefined {
  * counting them again, not by the session's counters: a rewind changes rows
  * in place and no counter. Either way only the page's rows are read, and
  * counted those before and after it (`transcript_page.ts`).
+ *
+ * `limit=0` answers the counts and `newest` without a message: what a page
+ * opened at an earlier message asks on a live change (`beyond=` its last
+ * message), to tell messages appended after the session's end (only its
+ * "later" count grows) from a change of the messages it shows (its last one
+ * gone, a 409, or `earlier` no longer the messages up to it).
  */
 async function transcript(api: ApiRequest, id: string): Promise<Response> {
   const session = await api.store.getSession(id);
@@ -447,7 +453,7 @@ async function transcript(api: ApiRequest, id: string): Promise<Response> {
     "limit",
     api.transcriptPage ?? TRANSCRIPT_PAGE,
     MAX_TRANSCRIPT_PAGE,
-    1,
+    0,
   );
   const since = url.searchParams.has("after")
     ? {

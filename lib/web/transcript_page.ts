@@ -28,7 +28,7 @@ export type PageParam = "before" | "beyond" | "from" | "m";
 
 /** What the URL asks for. */
 export interface PageAsk {
-  /** The most messages the page holds. */
+  /** The most messages the page holds; 0 answers only the counts and `newest`. */
   readonly limit: number;
   /** The live path: what the page has read and shows (`after`, `shown`, `first`). */
   readonly since?: { readonly after: number; readonly shown: number; readonly first?: number };

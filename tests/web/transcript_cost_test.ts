@@ -118,7 +118,7 @@ function queries(rows: MessageRow[], all: MessageRow[], others: number[]): strin
   const random = sequence(11);
   const pick = <T>(list: T[]) => list[Math.floor(random() * list.length)];
   const out: string[] = [];
-  for (const limit of [1, 3, 7, 25, 200]) {
+  for (const limit of [0, 1, 3, 7, 25, 200]) {
     out.push(`limit=${limit}`);
     for (const id of ids) {
       for (const name of ["before", "beyond", "from", "m"]) {
@@ -255,6 +255,25 @@ for (
         // small shows some): a handful, of a session of more than a hundred.
         const most = query.includes("&m=") ? 5 + 20 + 4 : 2 * 5 + 4;
         assert.ok(read.rows <= most, `${query}: ${read.rows} rows read`);
+      }
+      assert.equal(read.whole, 0, "no read of every row");
+    });
+
+    test("a count answer (limit=0) reads no page: the message it is after, the newest, one more", async () => {
+      const read = { rows: 0, whole: 0 };
+      const handle = createHandler(counting(store, read));
+      const shown = (await store.getMessages(ID)).filter(isShownInTranscript);
+      const middle = shown[Math.floor(shown.length / 2)].id;
+      for (const query of [`limit=0&beyond=${middle}`, `limit=0&from=${middle}`, "limit=0"]) {
+        read.rows = 0;
+        const response = await handle(
+          new Request(`http://127.0.0.1:8787/api/session?id=${ID}&${query}`),
+        );
+        assert.equal(response.status, 200, query);
+        const body = await response.json();
+        assert.deepEqual(body.messages, [], query);
+        assert.ok(body.later > 0 || query === "limit=0", query);
+        assert.ok(read.rows <= 4, `${query}: ${read.rows} rows read`);
       }
       assert.equal(read.whole, 0, "no read of every row");
     });

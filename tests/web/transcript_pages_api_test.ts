@@ -131,6 +131,30 @@ for (
       }
     });
 
+    test("limit=0 answers the counts and newest without messages; other limits stay a 400", async () => {
+      // What a page opened at an earlier message asks on a live change: the counts after its last.
+      const last = all[579];
+      const counts = await get(`id=${ID}&beyond=${last}&limit=0`);
+      assert.equal(counts.status, 200);
+      assert.deepEqual(
+        [counts.body.messages, counts.body.appended, counts.body.earlier, counts.body.later],
+        [[], false, 580, all.length - 580],
+      );
+      assert.equal(counts.body.newest, Math.max(...all));
+      const newest = (await get(`id=${ID}&limit=0`)).body;
+      assert.deepEqual([newest.messages, newest.earlier, newest.later], [[], all.length, 0]);
+      const gone = await get(`id=${ID}&beyond=999999999&limit=0`);
+      assert.equal(gone.status, 409, "a last message gone is still a 409");
+      for (const bad of ["-1", "1.5", "x", "1000001"]) {
+        const { status, body } = await get(`id=${ID}&limit=${bad}`);
+        assert.equal(status, 400, bad);
+        assert.equal(
+          (body as unknown as { error: { message: string } }).error.message,
+          `limit must be a whole number from 0 to 1000000: current value is "${bad}"`,
+        );
+      }
+    });
+
     test("after=/shown=/first= sends only appended messages while the shown suffix stays", async () => {
       const page = (await get(`id=${SMALL}&limit=10`)).body;
       assert.deepEqual([page.messages.length, page.earlier], [10, 15]);

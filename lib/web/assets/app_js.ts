@@ -150,7 +150,11 @@ export const APP_JS = String.raw`
       throw new Error(UNREACHABLE);
     }).then(function (response) {
       return response.json().catch(function () { return {}; }).then(function (body) {
-        if (!response.ok) throw new Error((body && body.error && body.error.message) || ("HTTP " + response.status));
+        if (!response.ok) {
+          var failed = new Error((body && body.error && body.error.message) || ("HTTP " + response.status));
+          failed.status = response.status;
+          throw failed;
+        }
         var version = response.headers.get("x-hermes-data-version");
         if (version !== null && body && typeof body === "object") readAt.set(body, version);
         return body;
@@ -965,6 +969,31 @@ export const APP_JS = String.raw`
     document.body.setAttribute("data-ready", String(Date.now()));
     drawnFrom([versionOf(body)]);
   }
+  // A transcript opened at an earlier message, later ones not shown: a live change is told by the
+  // counts after its last message (limit=0), not by its messages read again. Messages appended
+  // after the session's end only make the later button's count grow. When those up to its last
+  // message are no longer the ones before it and the ones it shows (a deletion, a rewind, a
+  // compaction, before or in it), the transcript is read and drawn again whole (stale).
+  function recount(was, body) {
+    if (body.earlier !== was.earlier + was.count) { was.stale = true; was.again = true; return; }
+    var head = sessionHead(body);
+    var focus = focusToKeep(true);
+    was.head.forEach(function (node, i) { node.replaceWith(head[i]); });
+    was.head = head;
+    if (focus && !app.contains(document.activeElement)) focusIn(app.querySelector(".view"), focus.key);
+    was.later = body.later;
+    // Those after it went: shown up to the newest, live updates add below it from now on.
+    if (was.later === 0) was.newest = body.newest;
+    var button = document.getElementById("later-messages");
+    if (button && was.later > 0) button.textContent = pageButton(false, was.later).textContent;
+    else if (button) {
+      var list = document.getElementById("messages");
+      if (document.activeElement === button && list.lastElementChild) { list.lastElementChild.setAttribute("tabindex", "-1"); list.lastElementChild.focus({ preventScroll: true }); }
+      button.remove();
+    }
+    document.body.setAttribute("data-ready", String(Date.now()));
+    drawnFrom([versionOf(body)]);
+  }
   // Which messages a transcript shown holds: its first and last, and how many.
   function pagesShown(mine) { return mine.first + " " + mine.last + " " + mine.count; }
   function renderSession(id, params, quiet, token) {
@@ -972,14 +1001,18 @@ export const APP_JS = String.raw`
     var path = "/api/session?id=" + encodeURIComponent(id);
     var was = quiet && shown && shown.id === id && document.getElementById("messages") ? shown : null;
     var target = params.get("m");
+    var counting = false;
     if (was) {
       // One update at a time: two asking for the rows after the same one would add them twice.
       if (was.busy) { was.again = true; return Promise.resolve(); }
       was.busy = true;
       // As many as shown, when drawn again whole: the pages the reader loaded stay.
       var size = "&limit=" + Math.max(transcriptPage(), was.count);
-      // Opened at an earlier message, with later ones not shown: that part drawn again.
-      if (was.later > 0) path += "&from=" + was.first + size;
+      // Opened at an earlier message, with later ones not shown: the counts after it (recount);
+      // that part read and drawn again when they tell it changed.
+      counting = was.later > 0 && !was.stale && was.last !== undefined;
+      if (counting) path += "&beyond=" + was.last + "&limit=0";
+      else if (was.later > 0) path += "&from=" + was.first + size;
       else path += "&after=" + was.newest + "&shown=" + was.count + (was.first !== undefined ? "&first=" + was.first : "") + size;
     } else if (target && /^\d{1,15}$/.test(target)) path += "&m=" + target;
     var asked = was ? pagesShown(was) : "";
@@ -989,9 +1022,16 @@ export const APP_JS = String.raw`
       // A page was loaded meanwhile (Show earlier or later): the answer, for the messages shown
       // before it (its counts, or a redraw without that page), is asked for again.
       if (was && pagesShown(was) !== asked) { was.again = true; return; }
-      if (was && body.appended) appendToSession(was, body);
+      if (counting) recount(was, body);
+      else if (was && body.appended) appendToSession(was, body);
       else drawSession(id, params, quiet, body, token);
-    })).catch(whileShown(token, showError)).then(function () {
+    }), function (error) {
+      // The last message shown is gone (a rewind, a compaction): drawn again whole.
+      if (!counting || !error || error.status !== 409) throw error;
+      if (shown !== was || token !== viewToken) return;
+      if (pagesShown(was) === asked) was.stale = true;
+      was.again = true;
+    }).catch(whileShown(token, showError)).then(function () {
       if (!was) return;
       was.busy = false;
       if (!was.again) return;
