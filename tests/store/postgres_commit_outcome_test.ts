@@ -13,7 +13,8 @@ import assert from "node:assert/strict";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 import { Buffer } from "node:buffer";
-import { connectPg } from "../../lib/postgres/_client.ts";
+import { connectPg, type PgClient } from "../../lib/postgres/_client.ts";
+import type { SessionStore } from "../../lib/core/session_store.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { StorageError } from "../../lib/core/errors.ts";
 import { adminSql, freshSchema, PG_SKIP, PG_URL } from "./_pg.ts";
@@ -112,45 +113,82 @@ function proxiedUrl(proxy: CuttingProxy, schema?: string): string {
   return url.href;
 }
 
-/** Runs `fn` with a proxy and a table `t` of its own in a fresh schema; the proxy stopped after. */
+/** Runs `fn` with a proxy and a fresh schema, the proxy stopped after. */
 async function withProxy(
-  fn: (proxy: CuttingProxy, schema: string, rows: () => Promise<number>) => Promise<void>,
+  fn: (proxy: CuttingProxy, schema: string) => Promise<void>,
 ): Promise<void> {
   const schema = freshSchema();
-  await adminSql(`CREATE SCHEMA IF NOT EXISTS "${schema}"; CREATE TABLE "${schema}".t (n integer)`);
-  const rows = async () => {
-    const [row] = await adminSql(`SELECT count(*)::int AS n FROM "${schema}".t`);
-    return Number(row?.n);
-  };
   const proxy = await startProxy();
   try {
-    await fn(proxy, schema, rows);
+    await fn(proxy, schema);
   } finally {
     await proxy.stop();
   }
+}
+
+/** Runs `fn` with a pool through the proxy and a table `t` of its own, counted by `rows()`. */
+async function withClient(
+  fn: (client: PgClient, proxy: CuttingProxy, rows: () => Promise<number>) => Promise<void>,
+): Promise<void> {
+  await withProxy(async (proxy, schema) => {
+    await adminSql(`CREATE SCHEMA "${schema}"; CREATE TABLE "${schema}".t (n integer)`);
+    const rows = async () => {
+      const [row] = await adminSql(`SELECT count(*)::int AS n FROM "${schema}".t`);
+      return Number(row?.n);
+    };
+    const client = await connectPg(proxiedUrl(proxy), schema);
+    try {
+      await fn(client, proxy, rows);
+    } finally {
+      await client.close();
+    }
+  });
+}
+
+/** Runs `fn` with a store through the proxy, holding session `s`. */
+async function withStore(
+  fn: (store: SessionStore, proxy: CuttingProxy) => Promise<void>,
+): Promise<void> {
+  await withProxy(async (proxy, schema) => {
+    const store = await openStore(proxiedUrl(proxy, schema));
+    try {
+      await store.createSession("s", "cli");
+      await fn(store, proxy);
+    } finally {
+      await store.close();
+    }
+  });
+}
+
+/** What `promise` rejects with, checked to be a lost connection (`io`). */
+async function lostWith(promise: Promise<unknown>): Promise<StorageError> {
+  const error = await promise.then(() => undefined, (thrown: unknown) => thrown);
+  assert.ok(error instanceof StorageError, `not a StorageError: ${error}`);
+  assert.equal(error.kind, "io");
+  return error;
+}
+
+/** The messages of session `s`: their contents. */
+async function contents(store: SessionStore): Promise<unknown[]> {
+  return (await store.getMessages("s")).map((message) => message.content);
 }
 
 test(
   "a write whose COMMIT answer was lost, committed: its result is given, and it ran once",
   { skip: PG_SKIP },
   async () => {
-    await withProxy(async (proxy, schema, rows) => {
-      const client = await connectPg(proxiedUrl(proxy), schema);
-      try {
-        let runs = 0;
-        const value = await client.transaction(async (query) => {
-          runs++;
-          await query("INSERT INTO t VALUES (1)");
-          proxy.loseAnswer = "COMMIT";
-          return "written";
-        }, { writes: true });
-        assert.equal(value, "written");
-        assert.equal(proxy.cuts, 1, "the proxy cut the connection at the COMMIT's answer");
-        assert.equal(runs, 1);
-        assert.equal(await rows(), 1);
-      } finally {
-        await client.close();
-      }
+    await withClient(async (client, proxy, rows) => {
+      let runs = 0;
+      const value = await client.transaction(async (query) => {
+        runs++;
+        await query("INSERT INTO t VALUES (1)");
+        proxy.loseAnswer = "COMMIT";
+        return "written";
+      }, { writes: true });
+      assert.equal(value, "written");
+      assert.equal(proxy.cuts, 1, "the proxy cut the connection at the COMMIT's answer");
+      assert.equal(runs, 1);
+      assert.equal(await rows(), 1);
     });
   },
 );
@@ -159,23 +197,18 @@ test(
   "a write whose COMMIT never reached the server: rolled back there, it runs again, once",
   { skip: PG_SKIP },
   async () => {
-    await withProxy(async (proxy, schema, rows) => {
-      const client = await connectPg(proxiedUrl(proxy), schema);
-      try {
-        let runs = 0;
-        const value = await client.transaction(async (query) => {
-          runs++;
-          await query("INSERT INTO t VALUES (1)");
-          // Its next bytes are the COMMIT.
-          if (runs === 1) proxy.cutNextRequest = true;
-          return runs;
-        }, { writes: true });
-        assert.equal(proxy.cuts, 1, "the proxy cut the connection at the COMMIT");
-        assert.equal(value, 2);
-        assert.equal(await rows(), 1);
-      } finally {
-        await client.close();
-      }
+    await withClient(async (client, proxy, rows) => {
+      let runs = 0;
+      const value = await client.transaction(async (query) => {
+        runs++;
+        await query("INSERT INTO t VALUES (1)");
+        // Its next bytes are the COMMIT.
+        if (runs === 1) proxy.cutNextRequest = true;
+        return runs;
+      }, { writes: true });
+      assert.equal(proxy.cuts, 1, "the proxy cut the connection at the COMMIT");
+      assert.equal(value, 2);
+      assert.equal(await rows(), 1);
     });
   },
 );
@@ -184,29 +217,20 @@ test(
   "a write whose COMMIT answer was lost, the server out of reach: the error says it may stand",
   { skip: PG_SKIP },
   async () => {
-    await withProxy(async (proxy, schema, rows) => {
-      const client = await connectPg(proxiedUrl(proxy), schema);
-      try {
-        let runs = 0;
-        const error = await client.transaction(async (query) => {
-          runs++;
-          await query("INSERT INTO t VALUES (1)");
-          proxy.loseAnswer = "COMMIT";
-          proxy.refuse = true;
-        }, { writes: true }).then(() => undefined, (thrown: unknown) => thrown);
-        assert.ok(error instanceof StorageError, `not a StorageError: ${error}`);
-        assert.equal(error.kind, "io");
-        assert.match(error.message, /was lost/);
-        assert.match(
-          error.message,
-          /once the write's COMMIT was sent, and whether it was written cannot be told/,
-        );
-        assert.match(error.message, /look for what it wrote before writing it again/);
-        assert.equal(runs, 1);
-        assert.equal(await rows(), 1, "it was committed: the error must not say it failed");
-      } finally {
-        await client.close();
-      }
+    await withClient(async (client, proxy, rows) => {
+      let runs = 0;
+      const error = await lostWith(client.transaction(async (query) => {
+        runs++;
+        await query("INSERT INTO t VALUES (1)");
+        proxy.loseAnswer = "COMMIT";
+        proxy.refuse = true;
+      }, { writes: true }));
+      assert.match(
+        error.message,
+        /was lost.*, once the write's COMMIT was sent, and whether it was written cannot be told \(.+\): look for what it wrote before writing it again$/,
+      );
+      assert.equal(runs, 1);
+      assert.equal(await rows(), 1, "it was committed: the error must not say it failed");
     });
   },
 );
@@ -215,23 +239,16 @@ test(
   "appendMessages in a transaction whose COMMIT answer was lost: ids given, the messages there once",
   { skip: PG_SKIP },
   async () => {
-    await withProxy(async (proxy, schema) => {
-      const store = await openStore(proxiedUrl(proxy, schema));
-      try {
-        await store.createSession("s", "cli");
-        proxy.loseAnswer = "COMMIT";
-        // More than one statement's worth (1,000): one transaction.
-        const sent = Array.from({ length: 1500 }, (_, i) => ({ role: "user", content: `m${i}` }));
-        const ids = await store.appendMessages("s", sent);
-        assert.equal(proxy.cuts, 1, "the proxy cut the connection at the COMMIT's answer");
-        assert.equal(ids.length, 1500);
-        const messages = await store.getMessages("s");
-        assert.deepEqual(messages.map((message) => message.id), ids);
-        assert.deepEqual(messages.map((message) => message.content), sent.map((m) => m.content));
-        assert.equal((await store.getSession("s"))?.message_count, 1500);
-      } finally {
-        await store.close();
-      }
+    await withStore(async (store, proxy) => {
+      proxy.loseAnswer = "COMMIT";
+      // More than one statement's worth (1,000): one transaction.
+      const sent = Array.from({ length: 1500 }, (_, i) => ({ role: "user", content: `m${i}` }));
+      const ids = await store.appendMessages("s", sent);
+      assert.equal(proxy.cuts, 1, "the proxy cut the connection at the COMMIT's answer");
+      assert.equal(ids.length, 1500);
+      assert.deepEqual((await store.getMessages("s")).map((message) => message.id), ids);
+      assert.deepEqual(await contents(store), sent.map((message) => message.content));
+      assert.equal((await store.getSession("s"))?.message_count, 1500);
     });
   },
 );
@@ -240,20 +257,14 @@ test(
   "appendMessage whose own answer was lost: made, it gives its id, and the message is there once",
   { skip: PG_SKIP },
   async () => {
-    await withProxy(async (proxy, schema) => {
-      const store = await openStore(proxiedUrl(proxy, schema));
-      try {
-        await store.createSession("s", "cli");
-        // The append is one statement whose rows are the new ids: `SELECT 1`.
-        proxy.loseAnswer = "SELECT 1";
-        const id = await store.appendMessage("s", { role: "user", content: "hello" });
-        assert.equal(proxy.cuts, 1, "the proxy cut the connection at the append's answer");
-        const messages = await store.getMessages("s");
-        assert.deepEqual(messages.map((message) => [message.id, message.content]), [[id, "hello"]]);
-        assert.equal((await store.getSession("s"))?.message_count, 1);
-      } finally {
-        await store.close();
-      }
+    await withStore(async (store, proxy) => {
+      // The append is one statement whose rows are the new ids: `SELECT 1`.
+      proxy.loseAnswer = "SELECT 1";
+      const id = await store.appendMessage("s", { role: "user", content: "hello" });
+      assert.equal(proxy.cuts, 1, "the proxy cut the connection at the append's answer");
+      const messages = await store.getMessages("s");
+      assert.deepEqual(messages.map((message) => [message.id, message.content]), [[id, "hello"]]);
+      assert.equal((await store.getSession("s"))?.message_count, 1);
     });
   },
 );
@@ -262,24 +273,17 @@ test(
   "appendMessages whose statement never reached the server: not made there, it is made once",
   { skip: PG_SKIP },
   async () => {
-    await withProxy(async (proxy, schema) => {
-      const store = await openStore(proxiedUrl(proxy, schema));
-      try {
-        await store.createSession("s", "cli");
-        await store.appendMessage("s", { role: "user", content: "hello" });
-        proxy.cutNextRequest = true;
-        const ids = await store.appendMessages("s", [
-          { role: "assistant", content: "hello" },
-          { role: "user", content: "again" },
-        ]);
-        assert.equal(proxy.cuts, 1, "the proxy cut the connection at the append");
-        const messages = await store.getMessages("s");
-        assert.deepEqual(messages.map((message) => message.content), ["hello", "hello", "again"]);
-        assert.deepEqual(messages.slice(1).map((message) => message.id), ids);
-        assert.equal((await store.getSession("s"))?.message_count, 3);
-      } finally {
-        await store.close();
-      }
+    await withStore(async (store, proxy) => {
+      await store.appendMessage("s", { role: "user", content: "hello" });
+      proxy.cutNextRequest = true;
+      const ids = await store.appendMessages("s", [
+        { role: "assistant", content: "hello" },
+        { role: "user", content: "again" },
+      ]);
+      assert.equal(proxy.cuts, 1, "the proxy cut the connection at the append");
+      assert.deepEqual(await contents(store), ["hello", "hello", "again"]);
+      assert.deepEqual((await store.getMessages("s")).slice(1).map((message) => message.id), ids);
+      assert.equal((await store.getSession("s"))?.message_count, 3);
     });
   },
 );
@@ -288,27 +292,17 @@ test(
   "appendMessage whose answer was lost, the server out of reach: the error says it may stand",
   { skip: PG_SKIP },
   async () => {
-    await withProxy(async (proxy, schema) => {
-      const store = await openStore(proxiedUrl(proxy, schema));
-      try {
-        await store.createSession("s", "cli");
-        proxy.loseAnswer = "SELECT 1";
-        proxy.refuse = true;
-        const error = await store.appendMessage("s", { role: "user", content: "hello" })
-          .then(() => undefined, (thrown: unknown) => thrown);
-        assert.equal(proxy.cuts, 1, "the proxy cut the connection at the append's answer");
-        assert.ok(error instanceof StorageError, `not a StorageError: ${error}`);
-        assert.equal(error.kind, "io");
-        assert.match(
-          error.message,
-          /once the append was sent, and whether it was written cannot be told \(the server could not be asked: .+\): look for what it wrote/,
-        );
-        proxy.refuse = false;
-        const messages = await store.getMessages("s");
-        assert.deepEqual(messages.map((message) => message.content), ["hello"]);
-      } finally {
-        await store.close();
-      }
+    await withStore(async (store, proxy) => {
+      proxy.loseAnswer = "SELECT 1";
+      proxy.refuse = true;
+      const error = await lostWith(store.appendMessage("s", { role: "user", content: "hello" }));
+      assert.equal(proxy.cuts, 1, "the proxy cut the connection at the append's answer");
+      assert.match(
+        error.message,
+        /once the append was sent, and whether it was written cannot be told \(the server could not be asked: .+\): look for what it wrote/,
+      );
+      proxy.refuse = false;
+      assert.deepEqual(await contents(store), ["hello"]);
     });
   },
 );
@@ -317,22 +311,13 @@ test(
   "appendMessage with the server out of reach before it is sent: the error does not say it may stand",
   { skip: PG_SKIP },
   async () => {
-    await withProxy(async (proxy, schema) => {
-      const store = await openStore(proxiedUrl(proxy, schema));
-      try {
-        await store.createSession("s", "cli");
-        // The pool's connections are cut, then none connects.
-        proxy.refuse = true;
-        proxy.cutAll();
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        const error = await store.appendMessage("s", { role: "user", content: "hello" })
-          .then(() => undefined, (thrown: unknown) => thrown);
-        assert.ok(error instanceof StorageError, `not a StorageError: ${error}`);
-        assert.equal(error.kind, "io");
-        assert.doesNotMatch(error.message, /whether it was written/);
-      } finally {
-        await store.close();
-      }
+    await withStore(async (store, proxy) => {
+      // The pool's connections are cut, then none connects.
+      proxy.refuse = true;
+      proxy.cutAll();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const error = await lostWith(store.appendMessage("s", { role: "user", content: "hello" }));
+      assert.doesNotMatch(error.message, /whether it was written/);
     });
   },
 );
@@ -341,19 +326,13 @@ test(
   "endSession whose answer was lost: it runs again once the server process that had it ended",
   { skip: PG_SKIP },
   async () => {
-    await withProxy(async (proxy, schema) => {
-      const store = await openStore(proxiedUrl(proxy, schema));
-      try {
-        await store.createSession("s", "cli");
-        proxy.loseAnswer = "UPDATE 1";
-        await store.endSession("s", "user_exit");
-        assert.equal(proxy.cuts, 1, "the proxy cut the connection at the update's answer");
-        const session = await store.getSession("s");
-        assert.equal(session?.end_reason, "user_exit");
-        assert.equal(typeof session?.ended_at, "number");
-      } finally {
-        await store.close();
-      }
+    await withStore(async (store, proxy) => {
+      proxy.loseAnswer = "UPDATE 1";
+      await store.endSession("s", "user_exit");
+      assert.equal(proxy.cuts, 1, "the proxy cut the connection at the update's answer");
+      const session = await store.getSession("s");
+      assert.equal(session?.end_reason, "user_exit");
+      assert.equal(typeof session?.ended_at, "number");
     });
   },
 );
