@@ -16,7 +16,13 @@ import { firstStackFrame, guardLostSocketWrites } from "./_lost_socket_guard.ts"
 import { delay } from "../core/delay.ts";
 import { quoteIdentifier } from "../core/sql_identifier.ts";
 import { awaitConnection, lateConnection, placeOf } from "./_connect_deadline.ts";
-import { commitOutcome, noteCommit, outcomeUnknown, type SentCommit } from "./_commit_outcome.ts";
+import {
+  askedAgain,
+  commitOutcome,
+  noteCommit,
+  outcomeUnknown,
+  type SentCommit,
+} from "./_commit_outcome.ts";
 
 /** A row as the client returns it, after the text codec. */
 export type PgRow = Record<string, unknown>;
@@ -329,6 +335,13 @@ export interface PgClient {
    * known. `undefined` for any other error.
    */
   sentThenLost(error: unknown): LostStatement | undefined;
+  /**
+   * A question (a statement that changes nothing written: what became of a
+   * lost write), asked again when its own connection is lost once it was
+   * sent (3 tries), and while the server cannot be reached, within the
+   * connect deadline (a server restarting refuses, then ends, connections).
+   */
+  readonly ask: PgQuery;
   /**
    * Takes the advisory lock `name` (or each of several, in order) of the
    * store's schema (the same name in another schema is another lock) in a
@@ -1018,9 +1031,9 @@ export async function connectPg(
         } catch (error) {
           // BEGIN and COMMIT fail outside `run` (a lost connection): translated here.
           const translated = failure(error);
-          if (sent.xid !== undefined && lostUnderWay(error)) {
+          if (sent.id !== undefined && lostUnderWay(error)) {
             // Lost once COMMIT was sent (the pool in use is a new one now): asked, not guessed.
-            const outcome = await commitOutcome(client.query, sent.xid, sleep);
+            const outcome = await commitOutcome(client.ask, sent.id, sleep);
             if (outcome.status === "committed") return sent.value as Awaited<ReturnType<typeof fn>>;
             if (outcome.status === "unknown") {
               throw outcomeUnknown(translated, "once the write's COMMIT was sent", outcome.reason);
@@ -1035,6 +1048,13 @@ export async function connectPg(
     },
     sentThenLost: (error) =>
       typeof error === "object" && error !== null ? sentThenLost.get(error) : undefined,
+    get ask(): PgQuery {
+      return askedAgain(client.query, {
+        lost: (error) => client.sentThenLost(error) !== undefined,
+        seconds: connectSeconds || DEFAULT_CONNECT_SECONDS,
+        sleep,
+      });
+    },
     async lock(name) {
       await takeLockTurn(name);
       let release!: () => void;

@@ -7,20 +7,37 @@
  * statement: no extra wait), and once its connection is lost as it commits,
  * the server is asked on a new one what became of that id
  * (`txid_status`): committed, the write stands and its result is given;
- * rolled back, it runs again; unknown, the caller is told so in words.
+ * rolled back, it runs again; unknown, the caller is told so in words. Its
+ * server process still at it after a second (a network partition) is
+ * ended, so that it settles now; and a server restarted meanwhile (which
+ * may give a forgotten id again) is believed only when it says the
+ * transaction did not commit.
  *
  * @module
  */
 import type { PgQuery } from "./_client.ts";
 import { StorageError } from "../core/errors.ts";
 
-/** The statement a write transaction begins with: its transaction id, as text. */
-export const TRANSACTION_ID_SQL = "SELECT txid_current()::text AS hermes_xid";
+/**
+ * The statement a write transaction begins with: its transaction id, as
+ * text, and when the server that gave it started (a server restarted since
+ * may give the id again: see {@linkcode commitOutcome}).
+ */
+export const TRANSACTION_ID_SQL =
+  "SELECT txid_current()::text AS hermes_xid, pg_postmaster_start_time()::text AS hermes_started";
+
+/** A write transaction's id, and when the server that gave it started. */
+export interface CommitId {
+  /** The transaction's id (digits). */
+  readonly xid: string;
+  /** `pg_postmaster_start_time()` as the id was given, as text. */
+  readonly started?: string;
+}
 
 /** The transaction id and result of a write transaction whose function has ended. */
 export interface SentCommit<T> {
-  /** The transaction's id (digits), once its function ended: its COMMIT is sent next. */
-  xid?: string;
+  /** The transaction's id and server, once its function ended: its COMMIT is sent next. */
+  id?: CommitId;
   /** What its function gave. */
   value?: T;
 }
@@ -46,7 +63,7 @@ export async function noteCommit<T>(
   const value = await fn(query);
   const [row] = await asked;
   sent.value = value;
-  sent.xid = String(row?.hermes_xid);
+  sent.id = { xid: String(row?.hermes_xid), started: String(row?.hermes_started) };
   return value;
 }
 
@@ -59,33 +76,122 @@ export type CommitOutcome =
 /** How long a transaction still in progress (its backend has not yet seen its client go) is waited for. */
 const IN_PROGRESS_WAIT_MS = 10_000;
 
+/**
+ * After how long a transaction still in progress has its server process
+ * ended: its client (this process) is gone from it, and a server that did
+ * not see the connection go (a network partition) would keep it open for
+ * as long as its TCP keepalive allows, holding its locks.
+ */
+const ORPHAN_AFTER_MS = 1000;
+
 /** Milliseconds between two questions while it is in progress. */
 const IN_PROGRESS_POLL_MS = 50;
 
+/** Tries of a question whose own connection is lost once it was sent. */
+const QUESTION_TRIES = 3;
+
+/** Milliseconds between two tries of a question while the server cannot be reached. */
+const QUESTION_PAUSE_MS = 200;
+
+/** How {@linkcode askedAgain} tells the failures worth another try. */
+export interface AskAgain {
+  /** Whether an error says the statement's connection was lost once it was sent. */
+  lost(error: unknown): boolean;
+  /**
+   * Seconds the server may stay out of reach (stopping, restarting: it
+   * refuses or ends new connections) before the question fails.
+   */
+  readonly seconds: number;
+  /** Waits this many milliseconds. */
+  sleep(ms: number): Promise<void>;
+}
+
 /**
- * Asks the server what became of transaction `xid`, on a connection of its
+ * `query` for questions (statements that change nothing that was written),
+ * each asked again when its own connection is lost once it was sent (3
+ * tries in all), and while the server cannot be reached (within
+ * `again.seconds`): a loss seldom comes alone (a server stopping ends every
+ * connection, then refuses new ones until it is back), and a question left
+ * unanswered leaves a write untold.
+ *
+ * @param query A statement on the pool.
+ * @param again Which failures are tried again, for how long.
+ * @returns The query that asks again.
+ */
+export function askedAgain(query: PgQuery, again: AskAgain): PgQuery {
+  return async (text, params, options) => {
+    const until = performance.now() + again.seconds * 1000;
+    for (let losses = 0;;) {
+      try {
+        return await query(text, params, options);
+      } catch (error) {
+        if (again.lost(error)) {
+          if (++losses >= QUESTION_TRIES) throw error;
+          continue;
+        }
+        // Out of reach (refused, reset, "the database system is starting up"): later.
+        const unreachable = error instanceof StorageError && error.kind === "io";
+        if (!unreachable || performance.now() >= until) throw error;
+        await again.sleep(QUESTION_PAUSE_MS);
+      }
+    }
+  };
+}
+
+/** Whether `error` is the server's "transaction ID … is in the future" (22023 of txid_status). */
+function idInTheFuture(error: unknown): boolean {
+  const raw = error instanceof StorageError ? error.cause : error;
+  return (raw as { code?: unknown } | null)?.code === "22023" &&
+    /in the future/.test(String((raw as { message?: unknown }).message));
+}
+
+/**
+ * Asks the server what became of transaction `id`, on a connection of its
  * own (waiting for the server within the pool's connect deadline: it may be
  * restarting). A transaction still in progress (its backend has not yet
- * seen the connection go) is asked about again, for 10 s at most.
+ * seen the connection go) is asked about again, for 10 s at most, its
+ * server process ended after 1 s (so that it commits or rolls back now).
+ *
+ * A server restarted since the id was given (a crash, a failover) may have
+ * given the id again: a transaction none of whose writes reached its disk
+ * before the crash is forgotten, and its id is the next one given. There,
+ * "committed" may be another's (the answer is unknown), while "aborted",
+ * "in progress", or an id in the future say that this one never committed
+ * (had it, its id would have been on the disk, and not given again).
  *
  * @param query A statement on the pool (a new connection).
- * @param xid The transaction id (digits).
+ * @param id The transaction id, and when its server started.
  * @param sleep Waits this many milliseconds.
  * @returns Committed, rolled back, or unknown with the reason.
  */
 export async function commitOutcome(
   query: PgQuery,
-  xid: string,
+  id: CommitId,
   sleep: (ms: number) => Promise<void>,
 ): Promise<CommitOutcome> {
+  const { xid, started } = id;
+  let orphanEnded = false;
   for (let waited = 0;; waited += IN_PROGRESS_POLL_MS) {
     let status: unknown;
+    let restarted = false;
     try {
-      const [row] = await query("SELECT txid_status($1::bigint) AS status", [xid]);
+      const [row] = await query(
+        "SELECT txid_status($1::bigint) AS status, pg_postmaster_start_time()::text AS started",
+        [xid],
+      );
       status = row?.status;
+      restarted = started !== undefined && row?.started !== started;
     } catch (error) {
+      if (idInTheFuture(error)) return { status: "aborted" };
       const said = error instanceof Error ? error.message : String(error);
       return { status: "unknown", reason: `the server could not be asked: ${said}` };
+    }
+    if (restarted) {
+      if (status === "aborted" || status === "in progress") return { status: "aborted" };
+      return {
+        status: "unknown",
+        reason: `the server restarted since, and may have given transaction ${xid}'s id again`,
+      };
     }
     if (status === "committed" || status === "aborted") return { status };
     if (status !== "in progress") {
@@ -96,6 +202,16 @@ export async function commitOutcome(
         status: "unknown",
         reason: `transaction ${xid} was still in progress after ${IN_PROGRESS_WAIT_MS / 1000} s`,
       };
+    }
+    if (!orphanEnded && waited >= ORPHAN_AFTER_MS) {
+      orphanEnded = true;
+      // The process whose transaction it is: this one's, whose client is gone (an id in
+      // progress is one process's). Not allowed (another role's), it is waited for.
+      await query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE backend_xid = ($1::bigint % 4294967296)::text::xid`,
+        [xid],
+      ).catch(() => {});
     }
     await sleep(IN_PROGRESS_POLL_MS);
   }

@@ -3,10 +3,13 @@
  * lost once it was sent. Such a statement is its own transaction, whose id
  * is not known before it runs, so the server is asked another way: first,
  * the server process that had it must have ended (its transaction then
- * committed or rolled back for good). Then an append (`appendMessage`, and
+ * committed or rolled back for good; one still running after a second, as a
+ * network partition leaves it, is ended). Then an append (`appendMessage`, and
  * `appendMessages` of up to one statement's rows) is looked up in its
  * session, by the very rows it wrote (same timestamps, roles and content):
- * all there, it was made; none, it was not, and can be made again. A write
+ * all there, it was made; none, it was not, and can be made again. (A known
+ * limit: a twin appended by another call, the same message stamped in the
+ * same microsecond, would be taken for it.) A write
  * that gives the same state however often it runs (`createSession`,
  * `endSession`…) is simply run again.
  *
@@ -33,10 +36,21 @@ function notAsked(error: unknown): string {
 }
 
 /**
+ * After how long a server process still running a lost statement is ended:
+ * its client (this process) is gone from it, and a server that did not see
+ * the connection go (a network partition) would keep it for as long as its
+ * TCP keepalive allows, its statement perhaps blocked on sending its rows,
+ * uncommitted, holding its locks.
+ */
+const ORPHAN_AFTER_MS = 1000;
+
+/**
  * Waits until the server process that had a lost statement has ended, for
  * 10 s at most: a process whose client went away ends as soon as it
- * notices (at once, but for a network that drops packets without a word).
- * Its transaction then committed or rolled back for good.
+ * notices (at once, but for a network that drops packets without a word:
+ * that one is ended after 1 s). Its transaction then committed or rolled
+ * back for good. A process id given again meanwhile to a new server process
+ * is not ended: only a process started before the first look is.
  *
  * @param query A statement on the pool (a new connection; it waits for the
  *   server within the pool's connect deadline).
@@ -50,6 +64,8 @@ export async function lostStatementEnded(
   sleep: (ms: number) => Promise<void>,
 ): Promise<string | undefined> {
   if (lost.backend === undefined) return "a pooler stood between: its server process is unknown";
+  const firstLook = performance.now();
+  let orphanEnded = false;
   try {
     for (let waited = 0;; waited += BACKEND_POLL_MS) {
       const [row] = await query(
@@ -61,6 +77,15 @@ export async function lostStatementEnded(
         return `the server process ${lost.backend} that had it was still running after ${
           BACKEND_END_WAIT_MS / 1000
         } s`;
+      }
+      if (!orphanEnded && waited >= ORPHAN_AFTER_MS) {
+        orphanEnded = true;
+        // Not allowed (another role's), it is waited for.
+        await query(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+           WHERE pid = $1 AND backend_start < now() - make_interval(secs => $2::double precision)`,
+          [lost.backend, (performance.now() - firstLook) / 1000],
+        ).catch(() => {});
       }
       await sleep(BACKEND_POLL_MS);
     }

@@ -719,24 +719,42 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   }
 
   /**
+   * The store's query for what a lost write became (`_lost_statement.ts`):
+   * asked again when its own connection is lost in turn, or while the
+   * server is out of reach ({@linkcode PgClient.ask}).
+   */
+  get #question(): PgQuery {
+    return this.#closed ? this.#query : this.#client.ask;
+  }
+
+  /**
    * One write statement in its own transaction, one that leaves the same
    * state however often it runs. Its connection lost once it was sent, it
    * runs again once the server process that had it has ended (three tries
-   * in all); only when that cannot be told, the error says that the write
-   * may have been made.
+   * in all); only when that cannot be told, or when a try after a lost one
+   * fails (the lost one may stand), the error says that the write may have
+   * been made.
    */
   async #writeOne(text: string, params: readonly PgValue[]): Promise<PgRow[]> {
     this.#checkWritable();
+    /** The loss of an earlier try, which may have been made (not looked for). */
+    let lostBefore: unknown;
     for (let attempt = 1;; attempt++) {
       try {
         return await this.#client.query(text, params);
       } catch (error) {
         const lost = this.#client.sentThenLost(error);
+        if (lost === undefined && lostBefore !== undefined) {
+          // This try failed, but the earlier one may stand: its failure does not say it was not.
+          const said = error instanceof Error ? error.message : String(error);
+          throw outcomeUnknown(lostBefore, "once the write was sent", `tried again: ${said}`);
+        }
         if (lost === undefined) throw error;
+        lostBefore = error;
         if (attempt >= LOST_WRITE_ATTEMPTS) {
           throw outcomeUnknown(error, "once the write was sent", `lost ${attempt} times`);
         }
-        const running = await lostStatementEnded(this.#query, lost, delay);
+        const running = await lostStatementEnded(this.#question, lost, delay);
         if (running !== undefined) throw outcomeUnknown(error, "once the write was sent", running);
       }
     }
@@ -902,7 +920,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
       } catch (error) {
         const lost = this.#client.sentThenLost(error);
         if (lost === undefined) throw error;
-        const outcome = await appendOutcome(this.#query, lost, sessionId, rows, delay);
+        const outcome = await appendOutcome(this.#question, lost, sessionId, rows, delay);
         if (outcome.status === "committed") return outcome.ids;
         if (outcome.status === "unknown") {
           throw outcomeUnknown(error, "once the append was sent", outcome.reason);
