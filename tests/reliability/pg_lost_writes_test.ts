@@ -29,8 +29,9 @@ import process from "node:process";
 import assert from "node:assert/strict";
 import { connectPg, type PgClient } from "../../lib/postgres/_client.ts";
 import { openStore } from "../../lib/open_store.ts";
+import type { SessionStore } from "../../lib/core/session_store.ts";
 import { mulberry32 } from "../_random.ts";
-import { type LosingProxy, startLosingProxy } from "./_pg_lost_proxy.ts";
+import { type LosingProxy, startLosingProxy } from "../store/_pg_proxy.ts";
 import { delay, REPO, runSeed, startWorker, type Worker, workerRuntimes } from "./_runtimes.ts";
 
 const seed = runSeed();
@@ -185,6 +186,25 @@ describe("PostgreSQL writes whose connection is lost", { skip: SKIP }, () => {
     }
   }
 
+  /** A store on the cluster through a proxy of its own (`settings`: URL parameters); both closed after. */
+  async function withProxiedStore(
+    settings: Record<string, string>,
+    fn: (store: SessionStore, proxy: LosingProxy) => Promise<void>,
+  ): Promise<void> {
+    const target = new URL(server);
+    const proxy = await startLosingProxy(target.hostname, Number(target.port));
+    const url = new URL(server);
+    url.host = `127.0.0.1:${proxy.port}`;
+    for (const [name, value] of Object.entries(settings)) url.searchParams.set(name, value);
+    const store = await openStore(url.href);
+    try {
+      await fn(store, proxy);
+    } finally {
+      await store.close();
+      await proxy.stop();
+    }
+  }
+
   test(
     "a write transaction lost once its COMMIT was sent, the server crashed before the write reached its disk and gave its id again: not said committed",
     { timeout: 60_000 },
@@ -275,13 +295,7 @@ describe("PostgreSQL writes whose connection is lost", { skip: SKIP }, () => {
     "appendMessage whose connection was lost once the server ran it, its server process left open: its id is given, the message there once",
     { timeout: 60_000 },
     async () => {
-      const target = new URL(server);
-      const proxy = await startLosingProxy(target.hostname, Number(target.port));
-      const url = new URL(server);
-      url.host = `127.0.0.1:${proxy.port}`;
-      url.searchParams.set("schema", "orphan_append");
-      const store = await openStore(url.href);
-      try {
+      await withProxiedStore({ schema: "orphan_append" }, async (store, proxy) => {
         await store.createSession("s", "cli");
         const started = Date.now();
         proxy.loseAfterExecute = true;
@@ -291,10 +305,7 @@ describe("PostgreSQL writes whose connection is lost", { skip: SKIP }, () => {
         assert.deepEqual(messages.map((m) => [m.id, m.content]), [[id, "hello"]]);
         assert.equal((await store.getSession("s"))?.message_count, 1);
         assert.ok(Date.now() - started < 8000, `${Date.now() - started} ms`);
-      } finally {
-        await store.close();
-        await proxy.stop();
-      }
+      });
     },
   );
 
@@ -302,14 +313,8 @@ describe("PostgreSQL writes whose connection is lost", { skip: SKIP }, () => {
     "endSession made but its answer lost, and its second try failing: the error does not say it was not made",
     { timeout: 60_000 },
     async () => {
-      const target = new URL(server);
-      const proxy = await startLosingProxy(target.hostname, Number(target.port));
-      const url = new URL(server);
-      url.host = `127.0.0.1:${proxy.port}`;
-      url.searchParams.set("schema", "second_try");
-      url.searchParams.set("statement_timeout", "500");
-      const store = await openStore(url.href);
-      try {
+      const settings = { schema: "second_try", statement_timeout: "500" };
+      await withProxiedStore(settings, async (store, proxy) => {
         await store.createSession("s", "cli");
         proxy.loseAfterExecute = true;
         const ending = store.endSession("s", "user_exit").then(() => "ended", (error) => error);
@@ -334,10 +339,7 @@ describe("PostgreSQL writes whose connection is lost", { skip: SKIP }, () => {
         if (outcome !== "ended") {
           assert.match(String(outcome), /whether it was written cannot be told/);
         }
-      } finally {
-        await store.close();
-        await proxy.stop();
-      }
+      });
     },
   );
 

@@ -5,107 +5,20 @@
  * stands and the caller gets its result (an append is not said failed, so
  * it is not written again); rolled back, it runs again, once; when the
  * server cannot be asked, the error says the write may have been committed.
- * The store reaches the test server through a proxy the test runs, which
- * cuts a connection at the chosen byte.
+ * The store reaches the test server through a proxy the test runs
+ * (`_pg_proxy.ts`), which cuts a connection at the chosen byte.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { connect, createServer, type Server, type Socket } from "node:net";
-import type { AddressInfo } from "node:net";
-import { Buffer } from "node:buffer";
 import { connectPg, type PgClient } from "../../lib/postgres/_client.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { StorageError } from "../../lib/core/errors.ts";
 import { adminSql, freshSchema, PG_SKIP, PG_URL } from "./_pg.ts";
-
-/** The server's CommandComplete message (`C`, its length, the tag) for `tag`. */
-function completed(tag: string): Buffer {
-  const text = Buffer.from(`${tag}\0`);
-  const length = Buffer.alloc(4);
-  length.writeUInt32BE(4 + text.length);
-  return Buffer.concat([Buffer.from("C"), length, text]);
-}
-
-/** A TCP proxy to the test server that cuts a connection where the test says. */
-interface CuttingProxy {
-  readonly port: number;
-  /**
-   * The next answer that says a statement with this tag completed (`COMMIT`,
-   * `SELECT 1`) is not passed on: the connection is cut instead.
-   */
-  loseAnswer: string | undefined;
-  /** The next bytes the client sends are not passed on: the connection is cut instead. */
-  cutNextRequest: boolean;
-  /** New connections are closed at once (the server cannot be reached). */
-  refuse: boolean;
-  /** Connections cut so far. */
-  cuts: number;
-  /** Cuts every connection open now. */
-  cutAll(): void;
-  stop(): Promise<void>;
-}
-
-async function startProxy(): Promise<CuttingProxy> {
-  const target = new URL(PG_URL!);
-  const sockets = new Set<Socket>();
-  const keep = (socket: Socket) => {
-    sockets.add(socket);
-    socket.on("error", () => socket.destroy());
-    socket.on("close", () => sockets.delete(socket));
-  };
-  const proxy: CuttingProxy = {
-    port: 0,
-    loseAnswer: undefined,
-    cutNextRequest: false,
-    refuse: false,
-    cuts: 0,
-    cutAll: () => {},
-    stop: async () => {},
-  };
-  const server: Server = createServer((client) => {
-    keep(client);
-    if (proxy.refuse) {
-      client.destroy();
-      return;
-    }
-    const upstream = connect(Number(target.port || 5432), target.hostname);
-    keep(upstream);
-    const cut = () => {
-      proxy.cuts++;
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on("data", (chunk: Buffer) => {
-      if (proxy.cutNextRequest) {
-        proxy.cutNextRequest = false;
-        cut();
-      } else upstream.write(chunk);
-    });
-    upstream.on("data", (chunk: Buffer) => {
-      if (proxy.loseAnswer !== undefined && chunk.includes(completed(proxy.loseAnswer))) {
-        proxy.loseAnswer = undefined;
-        cut();
-      } else client.write(chunk);
-    });
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return Object.assign(proxy, {
-    port: (server.address() as AddressInfo).port,
-    cutAll: () => {
-      for (const socket of sockets) socket.destroy();
-    },
-    stop: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  });
-}
+import { type LosingProxy, startLosingProxy } from "./_pg_proxy.ts";
 
 /** The test server's URL through the proxy (a connect deadline of 1 s). */
-function proxiedUrl(proxy: CuttingProxy, schema?: string): string {
+function proxiedUrl(proxy: LosingProxy, schema?: string): string {
   const url = new URL(PG_URL!);
   url.host = `127.0.0.1:${proxy.port}`;
   url.searchParams.set("connect_timeout", "1");
@@ -115,10 +28,11 @@ function proxiedUrl(proxy: CuttingProxy, schema?: string): string {
 
 /** Runs `fn` with a proxy and a fresh schema, the proxy stopped after. */
 async function withProxy(
-  fn: (proxy: CuttingProxy, schema: string) => Promise<void>,
+  fn: (proxy: LosingProxy, schema: string) => Promise<void>,
 ): Promise<void> {
   const schema = freshSchema();
-  const proxy = await startProxy();
+  const target = new URL(PG_URL!);
+  const proxy = await startLosingProxy(target.hostname, Number(target.port || 5432));
   try {
     await fn(proxy, schema);
   } finally {
@@ -128,7 +42,7 @@ async function withProxy(
 
 /** Runs `fn` with a pool through the proxy and a table `t` of its own, counted by `rows()`. */
 async function withClient(
-  fn: (client: PgClient, proxy: CuttingProxy, rows: () => Promise<number>) => Promise<void>,
+  fn: (client: PgClient, proxy: LosingProxy, rows: () => Promise<number>) => Promise<void>,
 ): Promise<void> {
   await withProxy(async (proxy, schema) => {
     await adminSql(`CREATE SCHEMA "${schema}"; CREATE TABLE "${schema}".t (n integer)`);
@@ -147,7 +61,7 @@ async function withClient(
 
 /** Runs `fn` with a store through the proxy, holding session `s`. */
 async function withStore(
-  fn: (store: SessionStore, proxy: CuttingProxy) => Promise<void>,
+  fn: (store: SessionStore, proxy: LosingProxy) => Promise<void>,
 ): Promise<void> {
   await withProxy(async (proxy, schema) => {
     const store = await openStore(proxiedUrl(proxy, schema));
@@ -186,7 +100,7 @@ test(
         return "written";
       }, { writes: true });
       assert.equal(value, "written");
-      assert.equal(proxy.cuts, 1, "the proxy cut the connection at the COMMIT's answer");
+      assert.equal(proxy.lost, 1, "the proxy cut the connection at the COMMIT's answer");
       assert.equal(runs, 1);
       assert.equal(await rows(), 1);
     });
@@ -206,7 +120,7 @@ test(
         if (runs === 1) proxy.cutNextRequest = true;
         return runs;
       }, { writes: true });
-      assert.equal(proxy.cuts, 1, "the proxy cut the connection at the COMMIT");
+      assert.equal(proxy.lost, 1, "the proxy cut the connection at the COMMIT");
       assert.equal(value, 2);
       assert.equal(await rows(), 1);
     });
@@ -223,7 +137,7 @@ test(
         runs++;
         await query("INSERT INTO t VALUES (1)");
         proxy.loseAnswer = "COMMIT";
-        proxy.refuse = true;
+        proxy.mode = "refuse";
       }, { writes: true }));
       assert.match(
         error.message,
@@ -244,7 +158,7 @@ test(
       // More than one statement's worth (1,000): one transaction.
       const sent = Array.from({ length: 1500 }, (_, i) => ({ role: "user", content: `m${i}` }));
       const ids = await store.appendMessages("s", sent);
-      assert.equal(proxy.cuts, 1, "the proxy cut the connection at the COMMIT's answer");
+      assert.equal(proxy.lost, 1, "the proxy cut the connection at the COMMIT's answer");
       assert.equal(ids.length, 1500);
       assert.deepEqual((await store.getMessages("s")).map((message) => message.id), ids);
       assert.deepEqual(await contents(store), sent.map((message) => message.content));
@@ -261,7 +175,7 @@ test(
       // The append is one statement whose rows are the new ids: `SELECT 1`.
       proxy.loseAnswer = "SELECT 1";
       const id = await store.appendMessage("s", { role: "user", content: "hello" });
-      assert.equal(proxy.cuts, 1, "the proxy cut the connection at the append's answer");
+      assert.equal(proxy.lost, 1, "the proxy cut the connection at the append's answer");
       const messages = await store.getMessages("s");
       assert.deepEqual(messages.map((message) => [message.id, message.content]), [[id, "hello"]]);
       assert.equal((await store.getSession("s"))?.message_count, 1);
@@ -280,7 +194,7 @@ test(
         { role: "assistant", content: "hello" },
         { role: "user", content: "again" },
       ]);
-      assert.equal(proxy.cuts, 1, "the proxy cut the connection at the append");
+      assert.equal(proxy.lost, 1, "the proxy cut the connection at the append");
       assert.deepEqual(await contents(store), ["hello", "hello", "again"]);
       assert.deepEqual((await store.getMessages("s")).slice(1).map((message) => message.id), ids);
       assert.equal((await store.getSession("s"))?.message_count, 3);
@@ -294,14 +208,14 @@ test(
   async () => {
     await withStore(async (store, proxy) => {
       proxy.loseAnswer = "SELECT 1";
-      proxy.refuse = true;
+      proxy.mode = "refuse";
       const error = await lostWith(store.appendMessage("s", { role: "user", content: "hello" }));
-      assert.equal(proxy.cuts, 1, "the proxy cut the connection at the append's answer");
+      assert.equal(proxy.lost, 1, "the proxy cut the connection at the append's answer");
       assert.match(
         error.message,
         /once the append was sent, and whether it was written cannot be told \(the server could not be asked: .+\): look for what it wrote/,
       );
-      proxy.refuse = false;
+      proxy.mode = "forward";
       assert.deepEqual(await contents(store), ["hello"]);
     });
   },
@@ -313,7 +227,7 @@ test(
   async () => {
     await withStore(async (store, proxy) => {
       // The pool's connections are cut, then none connects.
-      proxy.refuse = true;
+      proxy.mode = "refuse";
       proxy.cutAll();
       await new Promise((resolve) => setTimeout(resolve, 100));
       const error = await lostWith(store.appendMessage("s", { role: "user", content: "hello" }));
@@ -329,7 +243,7 @@ test(
     await withStore(async (store, proxy) => {
       proxy.loseAnswer = "UPDATE 1";
       await store.endSession("s", "user_exit");
-      assert.equal(proxy.cuts, 1, "the proxy cut the connection at the update's answer");
+      assert.equal(proxy.lost, 1, "the proxy cut the connection at the update's answer");
       const session = await store.getSession("s");
       assert.equal(session?.end_reason, "user_exit");
       assert.equal(typeof session?.ended_at, "number");

@@ -5,68 +5,28 @@
  * each new connection before it answers, fails the next command within the
  * deadline, naming host:port and the timeout; the store then works again
  * once the server does. The store reaches the test server through a proxy
- * the test runs, which forwards connections until told otherwise.
+ * the test runs (`_pg_proxy.ts`), which forwards connections until told otherwise.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createServer, type Server, type Socket } from "node:net";
-import { connect } from "node:net";
-import type { AddressInfo } from "node:net";
 import { openStore } from "../../lib/open_store.ts";
 import { StorageError } from "../../lib/core/errors.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import { adminSql, freshSchema, PG_SKIP, PG_URL } from "./_pg.ts";
+import { type LosingProxy, startLosingProxy } from "./_pg_proxy.ts";
 import { delay } from "../reliability/_runtimes.ts";
 
-/** What the proxy does with a new connection. */
-type Mode = "forward" | "silent" | "close";
-
-interface Proxy {
-  readonly port: number;
-  mode: Mode;
-  stop(): Promise<void>;
-}
-
-/** A TCP proxy to the test server on 127.0.0.1, its behaviour switchable. */
-async function startProxy(): Promise<Proxy> {
+/** A proxy to the test server (`_pg_proxy.ts`), forwarding connections until told otherwise. */
+function startProxy(): Promise<LosingProxy> {
   const target = new URL(PG_URL!);
-  const sockets = new Set<Socket>();
-  const keep = (socket: Socket) => {
-    sockets.add(socket);
-    socket.on("error", () => socket.destroy());
-    socket.on("close", () => sockets.delete(socket));
-  };
-  const proxy: Proxy = { port: 0, mode: "forward", stop: async () => {} };
-  const server: Server = createServer((client) => {
-    keep(client);
-    if (proxy.mode === "silent") return;
-    if (proxy.mode === "close") {
-      // As a balancer with no server behind it: reads the start-up message, then hangs up.
-      client.on("data", () => setTimeout(() => client.end(), 20));
-      return;
-    }
-    const upstream = connect(Number(target.port || 5432), target.hostname);
-    keep(upstream);
-    client.pipe(upstream);
-    upstream.pipe(client);
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return Object.assign(proxy, {
-    port: (server.address() as AddressInfo).port,
-    stop: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  });
+  return startLosingProxy(target.hostname, Number(target.port || 5432));
 }
 
 /**
  * The store's URL through the proxy, its connections named for the test to end them;
  * with `standby`, a second host after the proxy, one where nothing listens.
  */
-function proxiedUrl(proxy: Proxy, name: string, schema: string, standby = false): string {
+function proxiedUrl(proxy: LosingProxy, name: string, schema: string, standby = false): string {
   const url = new URL(PG_URL!);
   url.host = `127.0.0.1:${proxy.port}`;
   url.searchParams.set("connect_timeout", "1");
@@ -86,7 +46,7 @@ async function endConnections(name: string): Promise<void> {
 
 /** Runs `fn` on a store opened through a proxy, both closed after. */
 async function withProxiedStore(
-  fn: (store: SessionStore, proxy: Proxy, name: string) => Promise<void>,
+  fn: (store: SessionStore, proxy: LosingProxy, name: string) => Promise<void>,
   standby = false,
 ): Promise<void> {
   const proxy = await startProxy();
@@ -109,7 +69,7 @@ async function withProxiedStore(
 /** Asserts `work` fails within a few seconds, naming the proxy's host:port and the timeout. */
 async function failsInTime(
   work: Promise<unknown>,
-  proxy: Proxy,
+  proxy: LosingProxy,
   standby: boolean,
 ): Promise<void> {
   const started = Date.now();

@@ -1,8 +1,12 @@
 /**
- * A TCP proxy to a PostgreSQL server for `pg_lost_writes_test.ts`: it can
- * hold new connections back (the client waits, as for a server restarting),
- * and lose a client's connection while the server's side stays open, as a
- * network partition leaves it: the server process goes on, unaware.
+ * A TCP proxy to a PostgreSQL server for the tests of lost connections: it
+ * can take new connections and stay silent, hang up on them (as a balancer
+ * with no server behind it), refuse them, or hold them back (as a server
+ * restarting); lose a client's connection while the server's side stays
+ * open, as a network partition leaves it (the server process goes on,
+ * unaware); or cut a connection at a chosen byte: before a request, after
+ * a statement was asked to run, at the answer that says a statement of a
+ * given tag completed.
  *
  * @module
  */
@@ -16,10 +20,27 @@ import { Buffer } from "node:buffer";
  */
 const EXECUTE = Buffer.from([0x45, 0, 0, 0, 9, 0, 0, 0, 0, 0]);
 
+/** The server's CommandComplete message (`C`, its length, the tag) for `tag`. */
+function completed(tag: string): Buffer {
+  const text = Buffer.from(`${tag}\0`);
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(4 + text.length);
+  return Buffer.concat([Buffer.from("C"), length, text]);
+}
+
+/**
+ * What the proxy does with a new connection: passes it on to the server;
+ * stays silent (accepts it and never answers); hangs up on it once it said
+ * something (as a balancer with no server behind it); or closes it at once.
+ */
+export type ArrivalMode = "forward" | "silent" | "close" | "refuse";
+
 /** The proxy, and what it does next. */
 export interface LosingProxy {
   /** Its port on 127.0.0.1. */
   readonly port: number;
+  /** What it does with a new connection (not with those it holds). */
+  mode: ArrivalMode;
   /** New connections wait (not yet connected to the server) until {@linkcode release}. */
   hold: boolean;
   /** How many connections wait now. */
@@ -42,8 +63,21 @@ export interface LosingProxy {
    * (and commits it, when the bytes end the transaction) but its answer is lost.
    */
   cutAfterExecute: boolean;
-  /** Client connections lost so far. */
+  /**
+   * The next bytes a client sends are not passed on: both sides of its
+   * connection are closed (the server sees its client go, and rolls back).
+   */
+  cutNextRequest: boolean;
+  /**
+   * The next answer that says a statement of this tag completed (`COMMIT`,
+   * `SELECT 1`, `UPDATE 1`) is not passed on: both sides of its connection
+   * are closed instead (what the server did stands; its answer is lost).
+   */
+  loseAnswer: string | undefined;
+  /** Client connections lost so far (cut, or lost at one of the bytes above). */
   readonly lost: number;
+  /** Closes every connection open now. */
+  cutAll(): void;
   /** Closes everything. */
   stop(): Promise<void>;
 }
@@ -71,10 +105,18 @@ export async function startLosingProxy(host: string, port: number): Promise<Losi
       orphaned = true;
       client.destroy();
     };
+    const cut = () => {
+      lost++;
+      client.destroy();
+      server.destroy();
+    };
     client.on("data", (chunk: Buffer) => {
       if (proxy.swallowNext) {
         proxy.swallowNext = false;
         loseClient();
+      } else if (proxy.cutNextRequest) {
+        proxy.cutNextRequest = false;
+        cut();
       } else if (proxy.loseAfterExecute && chunk.includes(EXECUTE)) {
         proxy.loseAfterExecute = false;
         server.write(chunk);
@@ -88,7 +130,11 @@ export async function startLosingProxy(host: string, port: number): Promise<Losi
     });
     client.resume();
     server.on("data", (chunk: Buffer) => {
-      if (!orphaned) client.write(chunk);
+      if (orphaned) return;
+      if (proxy.loseAnswer !== undefined && chunk.includes(completed(proxy.loseAnswer))) {
+        proxy.loseAnswer = undefined;
+        cut();
+      } else client.write(chunk);
     });
     client.on("close", () => {
       if (!orphaned) server.destroy();
@@ -99,11 +145,17 @@ export async function startLosingProxy(host: string, port: number): Promise<Losi
     keep(client);
     client.pause();
     if (proxy.hold) waiting.push(() => join(client));
-    else join(client);
+    else if (proxy.mode === "refuse") client.destroy();
+    else if (proxy.mode === "close") {
+      // As a balancer with no server behind it: reads the start-up message, then hangs up.
+      client.on("data", () => setTimeout(() => client.end(), 20));
+      client.resume();
+    } else if (proxy.mode === "forward") join(client);
   });
   await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
   const proxy: LosingProxy = {
     port: (listener.address() as AddressInfo).port,
+    mode: "forward",
     hold: false,
     get waiting() {
       return waiting.length;
@@ -115,8 +167,13 @@ export async function startLosingProxy(host: string, port: number): Promise<Losi
     swallowNext: false,
     loseAfterExecute: false,
     cutAfterExecute: false,
+    cutNextRequest: false,
+    loseAnswer: undefined,
     get lost() {
       return lost;
+    },
+    cutAll() {
+      for (const socket of sockets) socket.destroy();
     },
     async stop() {
       for (const socket of sockets) socket.destroy();
