@@ -60,6 +60,17 @@ describe("stats", () => {
     });
   });
 
+  test("stats and info measure a file named with the sqlite: prefix", async () => {
+    const path = v11Copy();
+    const size = statSync(path).size;
+    const stats = await runCli(["--db", `sqlite:${path}`, "--json", "stats"]);
+    assert.equal(stats.code, 0, stats.err);
+    assert.equal(JSON.parse(stats.out).files.db, size);
+    const info = await runCli(["--db", `sqlite:${path}`, "--json", "info", "--no-check"]);
+    assert.equal(info.code, 0, info.err);
+    assert.equal(JSON.parse(info.out).files.db, size);
+  });
+
   test("stats prints totals, sources, models and the biggest sessions", async () => {
     const run = await runCli(["--db", v11Copy(), "stats"]);
     assert.equal(run.code, 0);

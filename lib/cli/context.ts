@@ -171,7 +171,14 @@ export function createContext(io: Io, options: ContextOptions): OpenContext {
     },
     closeAtOnce() {
       // SqliteStore.close closes its file before it returns its promise.
-      for (const store of opened.splice(0)) store.close().catch(() => {});
+      for (const store of opened.splice(0)) {
+        // One that fails to close (at once or later) keeps none of the others open.
+        try {
+          store.close().catch(() => {});
+        } catch {
+          // The process ends anyway.
+        }
+      }
     },
   };
 }

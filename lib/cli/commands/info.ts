@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { isPostgresTarget } from "../../open_store.ts";
+import { isPostgresTarget, sqlitePath } from "../../open_store.ts";
 import { SCHEMA_VERSION } from "../../sqlite/schema/schema_sql.ts";
 import type { DatabaseInfo } from "../../core/database_info.ts";
 import type { Command, Context } from "../command.ts";
@@ -67,7 +67,7 @@ function searchTables(info: DatabaseInfo, mark: (text: string) => string): strin
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const server = isPostgresTarget(ctx.dbPath);
   // Measured before opening: what is on disk, not what a connection adds.
-  const files = server ? null : fileSizes(ctx.dbPath);
+  const files = server ? null : fileSizes(sqlitePath(ctx.dbPath));
   const store = await ctx.openStore();
   if (args.flag("full") && args.flag("no-check")) {
     throw new UsageError("give either --full or --no-check, not both", { command: "info" });

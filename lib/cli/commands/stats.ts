@@ -6,7 +6,7 @@
  */
 import type { Command, Context } from "../command.ts";
 import { fileSizes, serverBytes, sizeText } from "../files.ts";
-import { isPostgresTarget } from "../../open_store.ts";
+import { isPostgresTarget, sqlitePath } from "../../open_store.ts";
 import {
   alignColumns,
   formatCost,
@@ -58,7 +58,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const top = integerOption(args, "top", { fallback: 5, command: "stats" });
   // Measured before opening, as info does: what is on disk, not the -wal and -shm this
   // read's own connection makes beside a file that has none (and removes when it closes).
-  const measured = isPostgresTarget(ctx.dbPath) ? null : fileSizes(ctx.dbPath);
+  const measured = isPostgresTarget(ctx.dbPath) ? null : fileSizes(sqlitePath(ctx.dbPath));
   const store = await ctx.openStore();
   const bySource = await store.usageBySource();
   const byModel = await store.usageByModel();
