@@ -8,6 +8,9 @@
 #   scripts/pg.sh crash [DIR]   pg_ctl -m immediate stop (as a power cut would), keeping DIR
 #   scripts/pg.sh restart [DIR] starts the cluster in DIR again, on the same port
 #   scripts/pg.sh stop [DIR]    pg_ctl -m immediate stop, then removes DIR
+#   scripts/pg.sh standby DIR PRIMARY_DIR
+#                               a hot standby of the cluster in PRIMARY_DIR (pg_basebackup -R,
+#                               streaming from it) in DIR, at a free port; prints its URL
 #
 # DIR defaults to $HERMES_PG_DIR. When run as root the server runs as the `postgres` user (setpriv);
 # `postgresql` and `postgresql-contrib` are installed with apt when missing and we are root (CI).
@@ -86,6 +89,22 @@ case "$cmd" in
     echo "pg.sh: cluster in $DIR" >&2
     url_of "$DIR"
     ;;
+  standby)
+    primary="${3:-}"
+    [ -n "$DIR" ] && [ -n "$primary" ] && [ -f "$primary/port" ] ||
+      { echo "pg.sh: usage: scripts/pg.sh standby DIR PRIMARY_DIR (a cluster pg.sh started)" >&2; exit 2; }
+    mkdir -p "$DIR"
+    if [ "$(id -u)" = 0 ]; then chown postgres:postgres "$DIR"; fi
+    chmod 700 "$DIR"
+    as_owner "$PG_BIN/pg_basebackup" -h 127.0.0.1 -p "$(cat "$primary/port")" -U postgres \
+      --checkpoint=fast -D "$DIR/data" -R -X stream >"$DIR/basebackup.log" 2>&1 || { cat "$DIR/basebackup.log" >&2; exit 1; }
+    port="$(free_port)"
+    echo "$port" >"$DIR/port"
+    as_owner "$PG_BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 30 \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $DIR -c max_connections=200" start >/dev/null ||
+      { cat "$DIR/server.log" >&2; exit 1; }
+    url_of "$DIR"
+    ;;
   crash)
     [ -n "$DIR" ] && [ -d "$DIR/data" ] || { echo "pg.sh: no cluster in '$DIR'" >&2; exit 1; }
     as_owner "$PG_BIN/pg_ctl" -D "$DIR/data" -m immediate stop >/dev/null
@@ -110,7 +129,7 @@ case "$cmd" in
     rm -rf "$DIR"
     ;;
   *)
-    echo "usage: scripts/pg.sh start|url|crash|restart|stop [DIR]" >&2
+    echo "usage: scripts/pg.sh start|url|crash|restart|stop [DIR] | standby DIR PRIMARY_DIR" >&2
     exit 2
     ;;
 esac

@@ -15,9 +15,10 @@
  * - `not_found`: the store itself does not exist;
  * - `full`: no space left;
  * - `io`: the operating system failed a read or a write, or the store cannot be reached (on
- *   PostgreSQL a write that fails so was not made, unless its message says that whether it was
- *   written cannot be told: its connection was lost once it was sent, and the server could not
- *   be asked);
+ *   PostgreSQL a write of the store's methods, `copy` or `doctor --fix` that fails so was not
+ *   made, unless its message says that whether it was written cannot be told: its connection was
+ *   lost once it was sent, and the server could not be asked; a `sync` pass that fails so may
+ *   have shipped part of its work, which the next pass finds there);
  * - `other`: anything else the engine reported.
  */
 export type StorageErrorKind =

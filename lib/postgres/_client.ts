@@ -252,6 +252,23 @@ function endLateConnections(on: PostgresSql): void {
   }
 }
 
+/**
+ * Whether the process id a connection of `sql` says at start-up is the one
+ * the server gives it (`pg_backend_pid()`): not through a pooler, which
+ * says its own. A store looks for the server process of a lost statement by
+ * that id; `false` when the answer cannot be had.
+ */
+async function serverPidsShown(sql: PostgresSql, seconds: number): Promise<boolean> {
+  const probe = sql.unsafe("SELECT pg_backend_pid() AS pid", [], { prepare: false });
+  try {
+    const [row] = await withinSeconds(probe, seconds);
+    const said = (probe.state as { pid?: unknown } | null)?.pid;
+    return typeof said === "number" && said > 0 && Number(row?.pid) === said;
+  } catch {
+    return false;
+  }
+}
+
 /** Milliseconds a connection said gone has to close before its transaction is rolled back as usual. */
 const LOST_CLOSE_MS = 2000;
 
@@ -293,6 +310,8 @@ export interface PgTransactionOptions {
   /**
    * The transaction writes: its id is read first (with its first
    * statement), so that a COMMIT whose answer was lost can be looked up.
+   * Its function's first statement is then not the transaction's first (no
+   * `SET TRANSACTION`).
    * @default {false}
    */
   readonly writes?: boolean;
@@ -794,8 +813,14 @@ export async function connectPg(
   /** The server process a statement was handed to. */
   const backendOf = (statement: PostgresStatement): LostStatement => {
     const pid = (statement.state as { pid?: unknown } | null)?.pid;
-    return { backend: !pooled && typeof pid === "number" && pid > 0 ? pid : undefined };
+    return { backend: pidsKnown && typeof pid === "number" && pid > 0 ? pid : undefined };
   };
+  /**
+   * Whether a connection's process id, as it says at start-up, is the
+   * server's own (checked once the pool answers): a pooler between, in any
+   * mode and named or not (`?pgbouncer=true`), says one of its own.
+   */
+  let pidsKnown = false;
   const stopGuard = guardLostSocketWrites(retire);
   /** The pool to use now (a new one once the last lost a connection). */
   const pool = (): PostgresSql => sql;
@@ -939,6 +964,7 @@ export async function connectPg(
     );
   }
   opened = true;
+  pidsKnown = !pooled && await serverPidsShown(sql, connectSeconds);
   const maxAttempts = options.maxAttempts ?? 15;
   const sleep = options.sleep ?? delay;
   const random = options.random ?? Math.random;

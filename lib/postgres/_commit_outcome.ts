@@ -57,11 +57,22 @@ export async function noteCommit<T>(
   fn: (query: PgQuery) => Promise<T>,
   sent: SentCommit<T>,
 ): Promise<T> {
-  const asked = query(TRANSACTION_ID_SQL);
-  // Failed with the transaction (its connection lost): what `fn` throws stands.
-  asked.catch(() => {});
-  const value = await fn(query);
-  const [row] = await asked;
+  const asked = query(TRANSACTION_ID_SQL).then(
+    (rows) => ({ rows }),
+    (error: unknown) => ({ error }),
+  );
+  let value: T;
+  try {
+    value = await fn(query);
+  } catch (error) {
+    // Refused first (a standby in recovery gives no id: 25006, read-only), the transaction's
+    // next statements only said it had failed (25P02): the first failure is the one to tell.
+    const first = await asked;
+    throw "error" in first ? first.error : error;
+  }
+  const first = await asked;
+  if ("error" in first) throw first.error;
+  const [row] = first.rows;
   sent.value = value;
   sent.id = { xid: String(row?.hermes_xid), started: String(row?.hermes_started) };
   return value;
@@ -77,12 +88,23 @@ export type CommitOutcome =
 const IN_PROGRESS_WAIT_MS = 10_000;
 
 /**
- * After how long a transaction still in progress has its server process
- * ended: its client (this process) is gone from it, and a server that did
- * not see the connection go (a network partition) would keep it open for
- * as long as its TCP keepalive allows, holding its locks.
+ * After how long the server process of a lost write (a transaction still
+ * in progress, or a statement still running) is ended: its client (this
+ * process) is gone from it, and a server that did not see the connection go
+ * (a network partition) would keep it for as long as its TCP keepalive
+ * allows, holding its locks.
  */
-const ORPHAN_AFTER_MS = 1000;
+export const ORPHAN_AFTER_MS = 1000;
+
+/**
+ * Why what became of a lost write cannot be told, when asking failed.
+ *
+ * @param error What the question threw.
+ * @returns The reason, as an error's parentheses say it.
+ */
+export function notAsked(error: unknown): string {
+  return `the server could not be asked: ${error instanceof Error ? error.message : String(error)}`;
+}
 
 /** Milliseconds between two questions while it is in progress. */
 const IN_PROGRESS_POLL_MS = 50;
@@ -183,8 +205,7 @@ export async function commitOutcome(
       restarted = started !== undefined && row?.started !== started;
     } catch (error) {
       if (idInTheFuture(error)) return { status: "aborted" };
-      const said = error instanceof Error ? error.message : String(error);
-      return { status: "unknown", reason: `the server could not be asked: ${said}` };
+      return { status: "unknown", reason: notAsked(error) };
     }
     if (restarted) {
       if (status === "aborted" || status === "in progress") return { status: "aborted" };

@@ -17,6 +17,7 @@
  */
 import type { LostStatement, PgQuery } from "./_client.ts";
 import { INSERT_COLUMNS, type MessageValues, valuesList } from "./_rows.ts";
+import { notAsked, ORPHAN_AFTER_MS } from "./_commit_outcome.ts";
 
 /** What became of a lost append. */
 export type AppendOutcome =
@@ -29,20 +30,6 @@ const BACKEND_END_WAIT_MS = 10_000;
 
 /** Milliseconds between two looks at it. */
 const BACKEND_POLL_MS = 50;
-
-/** Why the server's answer about `error`'s statement cannot be had. */
-function notAsked(error: unknown): string {
-  return `the server could not be asked: ${error instanceof Error ? error.message : String(error)}`;
-}
-
-/**
- * After how long a server process still running a lost statement is ended:
- * its client (this process) is gone from it, and a server that did not see
- * the connection go (a network partition) would keep it for as long as its
- * TCP keepalive allows, its statement perhaps blocked on sending its rows,
- * uncommitted, holding its locks.
- */
-const ORPHAN_AFTER_MS = 1000;
 
 /**
  * Waits until the server process that had a lost statement has ended, for

@@ -723,7 +723,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
    * asked again when its own connection is lost in turn, or while the
    * server is out of reach ({@linkcode PgClient.ask}).
    */
-  get #question(): PgQuery {
+  get #askQuery(): PgQuery {
     return this.#closed ? this.#query : this.#client.ask;
   }
 
@@ -754,7 +754,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
         if (attempt >= LOST_WRITE_ATTEMPTS) {
           throw outcomeUnknown(error, "once the write was sent", `lost ${attempt} times`);
         }
-        const running = await lostStatementEnded(this.#question, lost, delay);
+        const running = await lostStatementEnded(this.#askQuery, lost, delay);
         if (running !== undefined) throw outcomeUnknown(error, "once the write was sent", running);
       }
     }
@@ -920,7 +920,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
       } catch (error) {
         const lost = this.#client.sentThenLost(error);
         if (lost === undefined) throw error;
-        const outcome = await appendOutcome(this.#question, lost, sessionId, rows, delay);
+        const outcome = await appendOutcome(this.#askQuery, lost, sessionId, rows, delay);
         if (outcome.status === "committed") return outcome.ids;
         if (outcome.status === "unknown") {
           throw outcomeUnknown(error, "once the append was sent", outcome.reason);

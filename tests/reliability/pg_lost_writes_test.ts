@@ -29,6 +29,7 @@ import process from "node:process";
 import assert from "node:assert/strict";
 import { connectPg, type PgClient } from "../../lib/postgres/_client.ts";
 import { openStore } from "../../lib/open_store.ts";
+import { StorageError } from "../../lib/core/errors.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import { mulberry32 } from "../_random.ts";
 import { type LosingProxy, startLosingProxy } from "../store/_pg_proxy.ts";
@@ -56,8 +57,12 @@ const SKIP = process.env.CI === "true" || pgInstalled()
   ? false
   : "PostgreSQL is not installed (no initdb): install postgresql, or run under CI=true";
 
-function pg(command: "start" | "crash" | "restart" | "stop", dir: string): string {
-  return execFileSync("bash", [join(REPO, "scripts", "pg.sh"), command, dir], {
+function pg(
+  command: "start" | "crash" | "restart" | "stop" | "standby",
+  dir: string,
+  ...more: string[]
+): string {
+  return execFileSync("bash", [join(REPO, "scripts", "pg.sh"), command, dir, ...more], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "pipe"],
   }).trim();
@@ -340,6 +345,47 @@ describe("PostgreSQL writes whose connection is lost", { skip: SKIP }, () => {
           assert.match(String(outcome), /whether it was written cannot be told/);
         }
       });
+    },
+  );
+
+  test(
+    "on a hot standby, a write transaction fails as read-only, not as its later statements say (it gives no transaction id)",
+    { timeout: 60_000 },
+    async () => {
+      const primary = await openStore(`${server}?schema=standby_writes`);
+      try {
+        await primary.createSession("s", "cli");
+        await primary.appendMessage("s", { role: "user", content: "hello" });
+      } finally {
+        await primary.close();
+      }
+      const dir = `${cluster}-standby`;
+      const standby = pg("standby", dir, cluster);
+      try {
+        let store: SessionStore | undefined;
+        // Open once the schema has reached the standby.
+        for (let tries = 0; store === undefined; tries++) {
+          store = await openStore(`${standby}?schema=standby_writes`).catch((error) => {
+            if (tries > 50) throw error;
+            return delay(100).then(() => undefined);
+          });
+        }
+        try {
+          while ((await store.getSession("s"))?.message_count !== 1) await delay(100);
+          // A transaction (the messages, then the session); one statement of its own.
+          for (
+            const write of [() => store!.deleteSession("s"), () => store!.createSession("t", "cli")]
+          ) {
+            const error = await write().then(() => undefined, (thrown: unknown) => thrown);
+            assert.ok(error instanceof StorageError, `not a StorageError: ${error}`);
+            assert.equal(error.kind, "readonly", error.message);
+          }
+        } finally {
+          await store.close();
+        }
+      } finally {
+        pg("stop", dir);
+      }
     },
   );
 

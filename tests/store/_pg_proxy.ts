@@ -20,6 +20,9 @@ import { Buffer } from "node:buffer";
  */
 const EXECUTE = Buffer.from([0x45, 0, 0, 0, 9, 0, 0, 0, 0, 0]);
 
+/** The start of a BackendKeyData message (`K`, length 12), then the process id and the key. */
+const BACKEND_KEY = Buffer.from([0x4b, 0, 0, 0, 12]);
+
 /** The server's CommandComplete message (`C`, its length, the tag) for `tag`. */
 function completed(tag: string): Buffer {
   const text = Buffer.from(`${tag}\0`);
@@ -74,6 +77,11 @@ export interface LosingProxy {
    * are closed instead (what the server did stands; its answer is lost).
    */
   loseAnswer: string | undefined;
+  /**
+   * New connections are told a made-up server process id (and key) at
+   * start-up, as a pooler tells them (PgBouncer in any mode).
+   */
+  fakeBackendKeys: boolean;
   /** Client connections lost so far (cut, or lost at one of the bytes above). */
   readonly lost: number;
   /** Closes every connection open now. */
@@ -131,6 +139,8 @@ export async function startLosingProxy(host: string, port: number): Promise<Losi
     client.resume();
     server.on("data", (chunk: Buffer) => {
       if (orphaned) return;
+      const key = proxy.fakeBackendKeys ? chunk.indexOf(BACKEND_KEY) : -1;
+      if (key >= 0) chunk.writeUInt32BE(1 + Math.floor(Math.random() * 2 ** 30), key + 5);
       if (proxy.loseAnswer !== undefined && chunk.includes(completed(proxy.loseAnswer))) {
         proxy.loseAnswer = undefined;
         cut();
@@ -169,6 +179,7 @@ export async function startLosingProxy(host: string, port: number): Promise<Losi
     cutAfterExecute: false,
     cutNextRequest: false,
     loseAnswer: undefined,
+    fakeBackendKeys: false,
     get lost() {
       return lost;
     },

@@ -15,6 +15,7 @@ import type { SessionStore } from "../../lib/core/session_store.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { StorageError } from "../../lib/core/errors.ts";
 import { adminSql, freshSchema, PG_SKIP, PG_URL } from "./_pg.ts";
+import { copyFixture } from "../_helpers.ts";
 import { type LosingProxy, startLosingProxy } from "./_pg_proxy.ts";
 
 /** The test server's URL through the proxy (a connect deadline of 1 s). */
@@ -247,6 +248,81 @@ test(
       const session = await store.getSession("s");
       assert.equal(session?.end_reason, "user_exit");
       assert.equal(typeof session?.ended_at, "number");
+    });
+  },
+);
+
+test(
+  "through a pooler not named in the URL (its process ids its own), a lost append is not looked up by them: it says it cannot be told, and is there once",
+  { skip: PG_SKIP },
+  async () => {
+    await withProxy(async (proxy, schema) => {
+      proxy.fakeBackendKeys = true;
+      const store = await openStore(proxiedUrl(proxy, schema));
+      try {
+        await store.createSession("s", "cli");
+        // The session's row held: the append, once sent, waits on the server for it, its
+        // connection lost meanwhile (its server process goes on).
+        const holder = connectPg(PG_URL!, schema, { max: 2 });
+        const admin = await holder;
+        let release!: () => void;
+        const released = new Promise<void>((resolve) => release = resolve);
+        let locked!: () => void;
+        const holding = new Promise<void>((resolve) => locked = resolve);
+        const held = admin.transaction(async (query) => {
+          await query("SELECT id FROM sessions WHERE id = 's' FOR UPDATE");
+          locked();
+          await released;
+        });
+        await holding;
+        proxy.loseAfterExecute = true;
+        const appending = lostWith(store.appendMessage("s", { role: "user", content: "once" }));
+        setTimeout(release, 1500);
+        const error = await appending;
+        await held;
+        await admin.close();
+        assert.equal(proxy.lost, 1, "the proxy lost the connection at the append");
+        assert.match(
+          error.message,
+          /whether it was written cannot be told \(a pooler stood between/,
+        );
+        // The lost append ran once the row was free; it was not made a second time.
+        for (let waited = 0; waited < 3000 && (await contents(store)).length === 0; waited += 50) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        assert.deepEqual(await contents(store), ["once"]);
+      } finally {
+        await store.close();
+      }
+    });
+  },
+);
+
+test(
+  "a sync pass whose COMMIT answer was lost fails as lost; the next pass ships every session and message once",
+  { skip: PG_SKIP, timeout: 60_000 },
+  async () => {
+    const { connectSyncTarget, syncFile } = await import("../../lib/postgres/sync.ts");
+    await withProxy(async (proxy, schema) => {
+      const client = await connectSyncTarget(proxiedUrl(proxy, schema));
+      try {
+        const file = copyFixture("hermes-v11.db");
+        // A pass's transactions may write nothing (an idle pass must not move the change
+        // marker): no transaction id is asked for them, and a lost one fails the pass.
+        proxy.loseAnswer = "COMMIT";
+        await lostWith(syncFile(client, file, { host: "web-1" }));
+        assert.equal(proxy.lost, 1, "the proxy cut the connection at a COMMIT's answer");
+        await syncFile(client, file, { host: "web-1" });
+        const [row] = await adminSql(
+          `SELECT (SELECT count(*) FROM "${schema}".sessions)::int AS sessions,
+                  (SELECT count(*) FROM "${schema}".messages)::int AS messages,
+                  (SELECT count(DISTINCT (session_id, timestamp, role, content))
+                     FROM "${schema}".messages)::int AS distinct_messages`,
+        );
+        assert.deepEqual(row, { sessions: 42, messages: 197, distinct_messages: 197 });
+      } finally {
+        await client.close();
+      }
     });
   },
 );

@@ -143,7 +143,7 @@ class TimedTransactions {
   run = async <T>(fn: (query: PgQuery) => Promise<T>): Promise<T> => {
     const started = performance.now();
     try {
-      return await this.#client.transaction(fn);
+      return await this.#client.transaction(fn, { writes: true });
     } finally {
       this.longestMs = Math.max(this.longestMs, performance.now() - started);
     }
