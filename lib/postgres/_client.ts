@@ -253,20 +253,14 @@ function endLateConnections(on: PostgresSql): void {
 }
 
 /**
- * Whether the process id a connection of `sql` says at start-up is the one
- * the server gives it (`pg_backend_pid()`): not through a pooler, which
- * says its own. A store looks for the server process of a lost statement by
- * that id; `false` when the answer cannot be had.
+ * Whether the process id the connection that ran `statement` said at
+ * start-up is the one the server gave it (`pid`, its `pg_backend_pid()`):
+ * not through a pooler, which says its own. A store looks for the server
+ * process of a lost statement by that id.
  */
-async function serverPidsShown(sql: PostgresSql, seconds: number): Promise<boolean> {
-  const probe = sql.unsafe("SELECT pg_backend_pid() AS pid", [], { prepare: false });
-  try {
-    const [row] = await withinSeconds(probe, seconds);
-    const said = (probe.state as { pid?: unknown } | null)?.pid;
-    return typeof said === "number" && said > 0 && Number(row?.pid) === said;
-  } catch {
-    return false;
-  }
+function saysServerPid(statement: PostgresStatement, pid: unknown): boolean {
+  const said = (statement.state as { pid?: unknown } | null)?.pid;
+  return typeof said === "number" && said > 0 && Number(pid) === said;
 }
 
 /** Milliseconds a connection said gone has to close before its transaction is rolled back as usual. */
@@ -943,8 +937,12 @@ export async function connectPg(
       },
     };
   };
+  // The first statement checks that the server answers, and which process ids its connections say.
+  const probe = sql.unsafe("SELECT pg_backend_pid() AS pid", [], { prepare: false });
+  let serverPid: unknown;
   try {
-    await withinSeconds(run(sql, "SELECT 1"), connectSeconds);
+    const answer = probe.then((rows) => rows, (error: unknown) => Promise.reject(failure(error)));
+    serverPid = (await withinSeconds(answer, connectSeconds))[0]?.pid;
   } catch (error) {
     stopGuard();
     await sql.end({ timeout: 0 }).catch(() => {});
@@ -964,7 +962,7 @@ export async function connectPg(
     );
   }
   opened = true;
-  pidsKnown = !pooled && await serverPidsShown(sql, connectSeconds);
+  pidsKnown = !pooled && saysServerPid(probe, serverPid);
   const maxAttempts = options.maxAttempts ?? 15;
   const sleep = options.sleep ?? delay;
   const random = options.random ?? Math.random;
