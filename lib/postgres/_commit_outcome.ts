@@ -84,8 +84,12 @@ export type CommitOutcome =
   | { readonly status: "aborted" }
   | { readonly status: "unknown"; readonly reason: string };
 
-/** How long a transaction still in progress (its backend has not yet seen its client go) is waited for. */
-const IN_PROGRESS_WAIT_MS = 10_000;
+/**
+ * How long a lost write still at work on the server (a transaction in
+ * progress, a statement's server process running: it has not yet seen its
+ * client go) is waited for before its outcome is said unknown.
+ */
+export const SETTLE_WAIT_MS = 10_000;
 
 /**
  * After how long the server process of a lost write (a transaction still
@@ -106,8 +110,8 @@ export function notAsked(error: unknown): string {
   return `the server could not be asked: ${error instanceof Error ? error.message : String(error)}`;
 }
 
-/** Milliseconds between two questions while it is in progress. */
-const IN_PROGRESS_POLL_MS = 50;
+/** Milliseconds between two looks at a lost write still at work on the server. */
+export const SETTLE_POLL_MS = 50;
 
 /** Tries of a question whose own connection is lost once it was sent. */
 const QUESTION_TRIES = 3;
@@ -193,7 +197,7 @@ export async function commitOutcome(
 ): Promise<CommitOutcome> {
   const { xid, started } = id;
   let orphanEnded = false;
-  for (let waited = 0;; waited += IN_PROGRESS_POLL_MS) {
+  for (let waited = 0;; waited += SETTLE_POLL_MS) {
     let status: unknown;
     let restarted = false;
     try {
@@ -218,10 +222,10 @@ export async function commitOutcome(
     if (status !== "in progress") {
       return { status: "unknown", reason: `the server no longer knows transaction ${xid}` };
     }
-    if (waited >= IN_PROGRESS_WAIT_MS) {
+    if (waited >= SETTLE_WAIT_MS) {
       return {
         status: "unknown",
-        reason: `transaction ${xid} was still in progress after ${IN_PROGRESS_WAIT_MS / 1000} s`,
+        reason: `transaction ${xid} was still in progress after ${SETTLE_WAIT_MS / 1000} s`,
       };
     }
     if (!orphanEnded && waited >= ORPHAN_AFTER_MS) {
@@ -234,7 +238,7 @@ export async function commitOutcome(
         [xid],
       ).catch(() => {});
     }
-    await sleep(IN_PROGRESS_POLL_MS);
+    await sleep(SETTLE_POLL_MS);
   }
 }
 

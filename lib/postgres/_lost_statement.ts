@@ -17,19 +17,13 @@
  */
 import type { LostStatement, PgQuery } from "./_client.ts";
 import { INSERT_COLUMNS, type MessageValues, valuesList } from "./_rows.ts";
-import { notAsked, ORPHAN_AFTER_MS } from "./_commit_outcome.ts";
+import { notAsked, ORPHAN_AFTER_MS, SETTLE_POLL_MS, SETTLE_WAIT_MS } from "./_commit_outcome.ts";
 
 /** What became of a lost append. */
 export type AppendOutcome =
   | { readonly status: "committed"; readonly ids: number[] }
   | { readonly status: "absent" }
   | { readonly status: "unknown"; readonly reason: string };
-
-/** How long the server process that had the statement is waited for to end. */
-const BACKEND_END_WAIT_MS = 10_000;
-
-/** Milliseconds between two looks at it. */
-const BACKEND_POLL_MS = 50;
 
 /**
  * Waits until the server process that had a lost statement has ended, for
@@ -54,15 +48,15 @@ export async function lostStatementEnded(
   const firstLook = performance.now();
   let orphanEnded = false;
   try {
-    for (let waited = 0;; waited += BACKEND_POLL_MS) {
+    for (let waited = 0;; waited += SETTLE_POLL_MS) {
       const [row] = await query(
         "SELECT count(*) AS running FROM pg_stat_activity WHERE pid = $1",
         [lost.backend],
       );
       if (Number(row?.running) === 0) return undefined;
-      if (waited >= BACKEND_END_WAIT_MS) {
+      if (waited >= SETTLE_WAIT_MS) {
         return `the server process ${lost.backend} that had it was still running after ${
-          BACKEND_END_WAIT_MS / 1000
+          SETTLE_WAIT_MS / 1000
         } s`;
       }
       if (!orphanEnded && waited >= ORPHAN_AFTER_MS) {
@@ -74,7 +68,7 @@ export async function lostStatementEnded(
           [lost.backend, (performance.now() - firstLook) / 1000],
         ).catch(() => {});
       }
-      await sleep(BACKEND_POLL_MS);
+      await sleep(SETTLE_POLL_MS);
     }
   } catch (error) {
     return notAsked(error);
