@@ -58,7 +58,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const top = integerOption(args, "top", { fallback: 5, command: "stats" });
   // Measured before opening, as info does: what is on disk, not the -wal and -shm this
   // read's own connection makes beside a file that has none (and removes when it closes).
-  const measured = isPostgresTarget(ctx.dbPath) ? null : fileSizes(sqlitePath(ctx.dbPath));
+  const files = isPostgresTarget(ctx.dbPath) ? null : fileSizes(sqlitePath(ctx.dbPath));
   const store = await ctx.openStore();
   const bySource = await store.usageBySource();
   const byModel = await store.usageByModel();
@@ -81,7 +81,6 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     actual_cost_usd: sumCost(bySource.map((s) => s.actual_cost)),
   };
   const server = await serverBytes(store);
-  const files = server === null ? measured ?? fileSizes(store.target) : null;
   if (ctx.json) {
     printJson(ctx.io, {
       path: store.target,
