@@ -1,18 +1,16 @@
 /**
  * The PostgreSQL connection pool of a store: the `postgres` npm package,
- * loaded by dynamic import only here (so the SQLite library keeps a static
- * import graph with no npm package), every value bound as a parameter, text
- * made safe for PostgreSQL (which refuses U+0000), and transactions retried
- * on serialization failure and deadlock.
+ * loaded by dynamic import only (`_postgres_package.ts`, so the SQLite
+ * library keeps a static import graph with no npm package), every value
+ * bound as a parameter, text made safe for PostgreSQL (which refuses
+ * U+0000), and transactions retried on serialization failure and deadlock.
  *
  * @module
  */
 import process from "node:process";
-import { OpenError, StorageError, type StorageErrorKind } from "../core/errors.ts";
+import { OpenError, StorageError } from "../core/errors.ts";
 import { maskPassword, passwordFor, type PgServerOptions, serverOptions } from "./_url.ts";
-import { decodeText, encodeText } from "./_text_codec.ts";
-import { spreadExtraColumns } from "./_extra.ts";
-import { firstStackFrame, guardLostSocketWrites } from "./_lost_socket_guard.ts";
+import { guardLostSocketWrites } from "./_lost_socket_guard.ts";
 import { delay } from "../core/delay.ts";
 import { quoteIdentifier } from "../core/sql_identifier.ts";
 import { awaitConnection, lateConnection, placeOf } from "./_connect_deadline.ts";
@@ -23,46 +21,32 @@ import {
   outcomeUnknown,
   type SentCommit,
 } from "./_commit_outcome.ts";
-
-/** A row as the client returns it, after the text codec. */
-export type PgRow = Record<string, unknown>;
-
-/** A value bound to a `$n` parameter. */
-export type PgValue = string | number | bigint | boolean | null;
-
-/** How one statement is run. */
-export interface PgQueryOptions {
-  /**
-   * Planned with its parameters' values on every run (an unnamed statement)
-   * instead of prepared once: for a query whose best plan depends on them,
-   * as a search's does on how many rows its terms match. @default {false}
-   */
-  readonly custom?: boolean;
-}
-
-/** Runs one statement. Inside a transaction, on the transaction's connection. */
-export interface PgQuery {
-  (text: string, params?: readonly PgValue[], options?: PgQueryOptions): Promise<PgRow[]>;
-}
-
-function encodeParam(value: PgValue | undefined): PgValue {
-  if (value === undefined) return null;
-  return typeof value === "string" ? encodeText(value) : value;
-}
-
-function decodeRow(row: PgRow): PgRow {
-  const out: PgRow = {};
-  for (const key of Object.keys(row)) {
-    const value = row[key];
-    out[key] = typeof value === "string" ? decodeText(value) : value;
-  }
-  spreadExtraColumns(out);
-  return out;
-}
-
-// ---------------------------------------------------------------------------
-// Errors
-// ---------------------------------------------------------------------------
+import type {
+  LostStatement,
+  PgClient,
+  PgConnectOptions,
+  PgQuery,
+  PgQueryOptions,
+  PgRow,
+  PgValue,
+} from "./_client_types.ts";
+import {
+  attemptsFor,
+  connectionGone,
+  endedByServer,
+  lostUnderWay,
+  sqlState,
+  translate,
+} from "./_pg_errors.ts";
+import {
+  endLateConnections,
+  loadPostgres,
+  type PostgresSql,
+  type PostgresStatement,
+  saysServerPid,
+} from "./_postgres_package.ts";
+import { unrefTimer, withinSeconds } from "./_timers.ts";
+import { decodeRow, encodeParam } from "./_row_codec.ts";
 
 /**
  * `target_session_attrs` for a read-only store, whose own read-only default
@@ -72,335 +56,12 @@ function decodeRow(row: PgRow): PgRow {
  */
 const READER_ATTRS: Record<string, string> = { "read-write": "primary", "read-only": "standby" };
 
-/** SQLSTATEs worth another attempt of the whole transaction. */
-const RETRYABLE = new Set(["40001", "40P01"]);
-
-function sqlState(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" ? code : undefined;
-}
-
-/**
- * The primary keys of the message tables. A message id taken twice is a
- * race, not a mistake: an append handed an id from the sequence while an
- * import moved the sequence past the ids it keeps (and wrote them). Run
- * again, the append takes a new id, and the import sees the id taken and
- * gives its messages new ones.
- */
-const MESSAGE_ID_KEYS = new Set(["messages_pkey", "message_words_pkey"]);
-
-/**
- * Attempts at a message id raced for: the next id is past the raced ones.
- * More would only walk a sequence left behind its ids (a bad restore) one
- * id at a time, slowly: that is `doctor --fix`'s to repair.
- */
-const RACED_ID_ATTEMPTS = 3;
-
-/**
- * How many attempts an error allows the transaction (or statement) that
- * failed with it: `maxAttempts` when PostgreSQL asks for it to be run again
- * (a serialization failure, a deadlock), a few when a message id was raced
- * for, 1 (no other attempt) for any other error.
- */
-function attemptsFor(error: unknown, maxAttempts: number): number {
-  const raw = error instanceof StorageError ? error.cause : error;
-  const code = sqlState(raw);
-  if (code === "23505") {
-    const key = String((raw as { constraint_name?: unknown }).constraint_name);
-    return MESSAGE_ID_KEYS.has(key) ? RACED_ID_ATTEMPTS : 1;
-  }
-  return code !== undefined && RETRYABLE.has(code) ? maxAttempts : 1;
-}
-
-/** True for a unique violation on `constraint` (an index name). */
-export function isUniqueViolation(error: unknown, constraint?: string): boolean {
-  const raw = error instanceof StorageError ? error.cause : error;
-  if (sqlState(raw) !== "23505") return false;
-  return constraint === undefined ||
-    (raw as { constraint_name?: string }).constraint_name === constraint;
-}
-
-/**
- * The error a missing session or parent gives on either engine: a
- * {@linkcode StorageError} of kind `constraint` (SQLite's message).
- *
- * @param cause The PostgreSQL error, when there is one.
- * @returns The error.
- */
-export function foreignKeyError(cause?: unknown): StorageError {
-  return new StorageError("FOREIGN KEY constraint failed", "constraint", { cause });
-}
-
-/** The engine-neutral kind of a SQLSTATE (by class, the first two characters). */
-function kindOf(code: string): StorageErrorKind {
-  // 57014: a statement the server cancelled (its statement_timeout, or a cancel request); the
-  // connection lives on.
-  if (code === "40001" || code === "40P01" || code === "55P03" || code === "57014") return "busy";
-  if (code === "25006" || code === "42501") return "readonly";
-  if (code === "53100") return "full";
-  switch (code.slice(0, 2)) {
-    case "23":
-      return "constraint";
-    case "08":
-    case "57":
-    case "58":
-    case "53":
-      return "io";
-    case "XX":
-      return "corrupt";
-    default:
-      return "other";
-  }
-}
-
-/** Where the client package's own code lies: `node_modules/postgres/src/`, or Deno's npm cache. */
-export const CLIENT_FRAME = /[\\/]postgres[\\/](?:\d+\.\d+\.\d+[\\/])?(?:cjs[\\/])?src[\\/]/;
-
-/**
- * A TypeError thrown by the client package's code itself (its first stack
- * frame is there), as when its socket is gone mid-write.
- *
- * @param error What a call threw.
- * @returns Whether it is the client's own fault.
- */
-export function failedInsideClient(error: unknown): error is TypeError {
-  if (!(error instanceof TypeError)) return false;
-  const frame = firstStackFrame(error);
-  return frame !== undefined && CLIENT_FRAME.test(frame);
-}
-
-/**
- * Turns what the client throws into a {@linkcode StorageError}: a foreign-key
- * violation into {@linkcode foreignKeyError}, another server error into its
- * kind with the SQLSTATE in the message, a lost connection into `io`.
- * Errors of the library (TitleError, TypeError…) pass unchanged.
- */
-function translate(error: unknown): unknown {
-  if (error instanceof StorageError) return error;
-  if (failedInsideClient(error)) {
-    // The client's own code tripped while its connection went away (porsager/postgres#1066
-    // and kin): a lost connection to the caller, as any other, not a fault of its arguments.
-    return new StorageError(`PostgreSQL: the connection failed (${error.message})`, "io", {
-      cause: error,
-    });
-  }
-  const code = sqlState(error);
-  if (code === undefined) return error;
-  if (code === "23503") return foreignKeyError(error);
-  const message = error instanceof Error ? error.message : String(error);
-  // A server error carries a SQLSTATE; the client's own (EPIPE, CONNECTION_CLOSED…) do not.
-  if ((error as { name?: unknown }).name === "PostgresError" && /^[0-9A-Z]{5}$/.test(code)) {
-    // 53300: the server's or the role's connection limit, below what the pool opens.
-    const hint = code === "53300"
-      ? ": ask for a smaller pool with ?pool_size=N in the URL (4 connections by default)"
-      : "";
-    return new StorageError(`PostgreSQL: ${message} (SQLSTATE ${code})${hint}`, kindOf(code), {
-      cause: error,
-    });
-  }
-  // The client's own codes: CONNECTION_CLOSED, CONNECTION_ENDED, ECONNREFUSED…
-  return new StorageError(`PostgreSQL: ${message}`, "io", { cause: error });
-}
-
-/**
- * Whether `error` says the server (or the network) ended the connection in
- * words that name no server: the socket's own (`read ECONNRESET`, `EPIPE`),
- * or the server's notice as it closes it (57P01 `pg_terminate_backend` or a
- * fast shutdown, 57P02 a crash of another backend, 57P03 not accepting).
- */
-function endedByServer(error: unknown): boolean {
-  const code = sqlState(error);
-  if (code === undefined) return false;
-  return code.startsWith("57P") || typeof (error as { syscall?: unknown }).syscall === "string";
-}
-
-/**
- * Whether `error` (or the error it translates) says the connection is gone:
- * the client's own CONNECTION_CLOSED, CONNECTION_DESTROYED or
- * CONNECTION_ENDED, the socket's, or the server's as it ends it (57P0x).
- */
-function connectionGone(error: unknown): boolean {
-  const raw = error instanceof StorageError ? error.cause : error;
-  const code = sqlState(raw);
-  return code !== undefined &&
-    (/^CONNECTION_(?:CLOSED|DESTROYED|ENDED)$/.test(code) || endedByServer(raw));
-}
-
-/**
- * Whether `error` says the connection went away under a statement: gone
- * ({@linkcode connectionGone}), or the client's own code tripped over its
- * closed socket ({@linkcode failedInsideClient}). What it sent may have run.
- */
-function lostUnderWay(error: unknown): boolean {
-  const raw = error instanceof StorageError ? error.cause : error;
-  return connectionGone(error) || failedInsideClient(raw);
-}
-
-/** When, after a pool's end, the connections it was still making are ended too. */
-const LATE_CONNECTION_CHECKS_MS = [500, 2000, 6000];
-
-/**
- * Ends, a few times over the next seconds, the connections the ended pool
- * `on` was still making: the client's end() does not stop one under way (it
- * ends only a socket already open), which then connects and stays open
- * until its idle timeout (30 s), holding the process. Ending an ended
- * connection again does nothing; the timers never hold the process.
- */
-function endLateConnections(on: PostgresSql): void {
-  for (const ms of LATE_CONNECTION_CHECKS_MS) {
-    unrefTimer(setTimeout(() => void on.close().catch(() => {}), ms));
-  }
-}
-
-/**
- * Whether the process id the connection that ran `statement` said at
- * start-up is the one the server gave it (`pid`, its `pg_backend_pid()`):
- * not through a pooler, which says its own. A store looks for the server
- * process of a lost statement by that id.
- */
-function saysServerPid(statement: PostgresStatement, pid: unknown): boolean {
-  const said = (statement.state as { pid?: unknown } | null)?.pid;
-  return typeof said === "number" && said > 0 && Number(pid) === said;
-}
-
 /** Milliseconds a connection said gone has to close before its transaction is rolled back as usual. */
 const LOST_CLOSE_MS = 2000;
-
-/** Lets the process end with `timer` pending (Deno's numeric timers and node:timers' objects). */
-function unrefTimer(timer: unknown): void {
-  if (typeof timer === "number") {
-    (globalThis as { Deno?: { unrefTimer(id: number): void } }).Deno?.unrefTimer(timer);
-  } else (timer as { unref?: () => void } | undefined)?.unref?.();
-}
 
 // ---------------------------------------------------------------------------
 // The pool
 // ---------------------------------------------------------------------------
-
-/** Options of {@linkcode connectPg}. */
-export interface PgConnectOptions {
-  /**
-   * Connections in the pool. A lock ({@linkcode PgClient.lock}) holds one
-   * while the work it guards runs on another: it needs 2 or more, and at most
-   * one fewer locks than connections are held at once (the others wait their
-   * turn). @default {4}
-   */
-  readonly max?: number;
-  /** Attempts of a transaction PostgreSQL asks to run again. @default {15} */
-  readonly maxAttempts?: number;
-  /** Waits `ms` milliseconds between attempts. */
-  readonly sleep?: (ms: number) => Promise<void>;
-  /** A number in [0, 1) for the jitter. */
-  readonly random?: () => number;
-  /**
-   * Every transaction read-only on the server too (`default_transaction_read_only`).
-   * @default {false}
-   */
-  readonly readonly?: boolean;
-}
-
-/** Options of {@linkcode PgClient.transaction}. */
-export interface PgTransactionOptions {
-  /**
-   * The transaction writes: its id is read first (with its first
-   * statement), so that a COMMIT whose answer was lost can be looked up.
-   * Its function's first statement is then not the transaction's first (no
-   * `SET TRANSACTION`).
-   * @default {false}
-   */
-  readonly writes?: boolean;
-}
-
-/** A statement whose connection was lost once it was sent. */
-export interface LostStatement {
-  /**
-   * The process id of the server connection that had it; `undefined`
-   * through a pooler in transaction mode (its ids are its own).
-   */
-  readonly backend: number | undefined;
-}
-
-/** The pool of one store. */
-export interface PgClient {
-  /**
-   * The URL said `?pgbouncer=true`: a pooler in transaction mode stands
-   * between the store and the server, so the schema is the role's
-   * `search_path` and no statement is prepared.
-   */
-  readonly transactionPooler: boolean;
-  /** The URL errors name, its password masked: the caller's, with the `?schema=` it was given. */
-  readonly display: string;
-  /** One statement, in its own implicit transaction. */
-  readonly query: PgQuery;
-  /**
-   * Runs `fn` in one transaction, again from the start when PostgreSQL asks
-   * (deadlock, serialization). With `writes`, a connection lost once its
-   * COMMIT was sent does not leave the outcome unknown: the server is asked
-   * (`_commit_outcome.ts`); committed, `fn`'s result is given; rolled back,
-   * `fn` runs again; and only when the server cannot tell, the error says
-   * that the write may have been committed.
-   */
-  transaction<T>(fn: (query: PgQuery) => Promise<T>, options?: PgTransactionOptions): Promise<T>;
-  /**
-   * When `error`, thrown by {@linkcode PgClient.query}, says the statement's
-   * connection was lost once the statement was handed to it (the server may
-   * have run it, and committed it): the server process that ran it, if
-   * known. `undefined` for any other error.
-   */
-  sentThenLost(error: unknown): LostStatement | undefined;
-  /**
-   * A question (a statement that changes nothing written: what became of a
-   * lost write), asked again when its own connection is lost once it was
-   * sent (3 tries), and while the server cannot be reached, within the
-   * connect deadline (a server restarting refuses, then ends, connections).
-   */
-  readonly ask: PgQuery;
-  /**
-   * Takes the advisory lock `name` (or each of several, in order) of the
-   * store's schema (the same name in another schema is another lock) in a
-   * transaction of its own, held open on a connection of its own until
-   * released, waiting while another holds it. A transaction-level lock, so
-   * that a pooler in transaction mode keeps it on one server connection (a
-   * session-level lock would stay behind on whichever server connection
-   * took it); it goes with the connection if the process dies. At most one
-   * fewer locks than the pool's connections are held or taken at once: a
-   * further one waits for a turn first, so that each holder's work finds a
-   * connection.
-   *
-   * @returns The function that releases it.
-   * @throws {StorageError} Kind `other`, at once, in a pool of one connection.
-   */
-  lock(name: string | readonly string[]): Promise<() => Promise<void>>;
-  /**
-   * Told when {@linkcode PgClient.lock} finds the lock `name` held by
-   * another, before it waits for it (a command says what it waits for).
-   */
-  onLockWait?: (name: string) => void;
-  /**
-   * Closes every connection once the work under way has ended (5 s at most), without
-   * waiting for the server to answer the goodbye: a server that hangs does not hold it.
-   */
-  close(): Promise<void>;
-}
-
-/** A statement of the client: a promise of its rows, until it runs. */
-interface PostgresStatement extends Promise<PgRow[]> {
-  /** The backend of the connection it was handed to; `null` while it waits for one. */
-  readonly state: unknown;
-  /** Takes it back before it is sent (it then never runs). */
-  cancel(): void;
-}
-
-interface PostgresSql {
-  /** The options the client read: where it connects. */
-  readonly options: { host?: string[]; port?: number[]; path?: string };
-  unsafe(text: string, params?: unknown[], options?: { prepare?: boolean }): PostgresStatement;
-  begin<T>(fn: (sql: PostgresSql) => Promise<T>): Promise<T>;
-  begin<T>(mode: string, fn: (sql: PostgresSql) => Promise<T>): Promise<T>;
-  end(options?: { timeout?: number }): Promise<void>;
-  /** Ends each connection of the pool again (after end(): one it made since). */
-  close(): Promise<void>;
-}
 
 /** Work given to one pool, as {@linkcode connectPg}'s pools watch it. */
 interface PoolWork<T> {
@@ -423,35 +84,6 @@ interface WaitingWork {
   move(): void;
 }
 
-type PostgresFactory = (options: Record<string, unknown>) => PostgresSql;
-
-/**
- * Loads the client: `npm:postgres@3.4.9` on Deno, the bare package (from
- * node_modules) on Bun and Node. Both specifiers are literals, so
- * `bun build --compile` bundles the client into the executable.
- *
- * @param display The target as shown in the error (password masked).
- * @throws {OpenError} When the package cannot be loaded: what to do about it
- *   on this runtime, and the loader's own words.
- */
-async function loadPostgres(display: string): Promise<PostgresFactory> {
-  const onDeno = "Deno" in globalThis;
-  try {
-    const mod = onDeno ? await import("npm:postgres@3.4.9") : await import("postgres");
-    return (mod.default ?? mod) as unknown as PostgresFactory;
-  } catch (error) {
-    const how = onDeno
-      ? "Deno fetches it from the npm registry on first use: check the network (or NPM_CONFIG_REGISTRY)"
-      : 'install it with "npm ci" in hermes-state\'s folder';
-    const said = error instanceof Error ? error.message.split("\n")[0] : String(error);
-    throw new OpenError(
-      display,
-      `the PostgreSQL client (npm package postgres 3.4.9) cannot be loaded; ${how} (${said})`,
-      { cause: error, kind: "other" },
-    );
-  }
-}
-
 /** Seconds the work under way on a pool left for a new one has to end. */
 const RETIRED_POOL_SECONDS = 5;
 
@@ -460,30 +92,6 @@ const CLOSE_SECONDS = 5;
 
 /** Seconds the first answer may take when the URL gives no `connect_timeout` (the client's own default). */
 const DEFAULT_CONNECT_SECONDS = 30;
-
-/**
- * `answer`, or a rejection once `seconds` have passed without it (0: no
- * deadline, as libpq reads `connect_timeout=0`). The client's own connect
- * timeout rejects nothing when each connection is closed before it fires
- * (a proxy or balancer with no server behind it, a port of another
- * service): it connects again for ever, and the first query waits with it.
- */
-async function withinSeconds<T>(answer: Promise<T>, seconds: number): Promise<T> {
-  if (seconds === 0) return await answer;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(new Error(`no answer within ${seconds} s; ?connect_timeout=SECONDS waits longer`)),
-      seconds * 1000,
-    );
-  });
-  try {
-    return await Promise.race([answer, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 const INT8 = 20;
 const NUMERIC = 1700;

@@ -15,7 +15,7 @@
  *
  * @module
  */
-import type { PgQuery } from "./_client.ts";
+import type { PgQuery } from "./_client_types.ts";
 import { StorageError } from "../core/errors.ts";
 
 /**

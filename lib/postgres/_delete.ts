@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { PgQuery } from "./_client.ts";
+import type { PgQuery } from "./_client_types.ts";
 import { jsonParam } from "./_text_codec.ts";
 import { SESSION_META_PREFIXES } from "../core/session_meta.ts";
 

@@ -15,7 +15,7 @@
  */
 import { COUNTER_COLUMNS, MESSAGE_COLUMN_NAMES, SESSION_COLUMN_NAMES } from "./_rows.ts";
 import { EXTRA_COLUMN } from "./_extra.ts";
-import type { PgRow } from "./_client.ts";
+import type { PgRow } from "./_client_types.ts";
 import { mayHoldLongInteger, parseJsonExact } from "../core/exact_json.ts";
 
 /** The session columns that are integers in the file (numeric on the server). */

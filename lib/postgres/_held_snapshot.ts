@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { PgClient, PgQuery } from "./_client.ts";
+import type { PgClient, PgQuery } from "./_client_types.ts";
 
 /** The first statement of a transaction whose reads all see one snapshot, and write nothing. */
 export const SNAPSHOT_SQL = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY";

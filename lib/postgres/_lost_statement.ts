@@ -15,7 +15,7 @@
  *
  * @module
  */
-import type { LostStatement, PgQuery } from "./_client.ts";
+import type { LostStatement, PgQuery } from "./_client_types.ts";
 import { INSERT_COLUMNS, type MessageValues, valuesList } from "./_rows.ts";
 import { notAsked, ORPHAN_AFTER_MS, SETTLE_POLL_MS, SETTLE_WAIT_MS } from "./_commit_outcome.ts";
 

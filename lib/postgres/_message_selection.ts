@@ -8,7 +8,7 @@
 import type { CheckedMessagesOptions } from "../core/session_options.ts";
 import { activeSql, EXTRA_COLUMN } from "./_extra.ts";
 import { MESSAGE_COLUMNS } from "./_rows.ts";
-import type { PgValue } from "./_client.ts";
+import type { PgValue } from "./_client_types.ts";
 
 /** The `WHERE` clause of `messages m` and its parameters (`$1` is the session). */
 export interface MessageSelection {

@@ -16,7 +16,7 @@ import {
 } from "../core/message_values.ts";
 import { codePointSlice } from "../core/python_text.ts";
 import type { ConversationMessage, NewMessage, RichSessionRow } from "../core/types.ts";
-import type { PgRow, PgValue } from "./_client.ts";
+import type { PgRow, PgValue } from "./_client_types.ts";
 import { gramsVector, searchDocument, wordsVector } from "./text_search.ts";
 import { previewText } from "../core/listing_rows.ts";
 import { EXTRA_COLUMN, searchHiddenSql } from "./_extra.ts";

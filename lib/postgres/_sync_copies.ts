@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { PgQuery } from "./_client.ts";
+import type { PgQuery } from "./_client_types.ts";
 import { deleteSessionRows } from "./_delete.ts";
 import { jsonParam } from "./_text_codec.ts";
 import type { SourceSession } from "./_sync_source.ts";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { PgClient } from "./_client.ts";
+import type { PgClient } from "./_client_types.ts";
 import { jsonParam } from "./_text_codec.ts";
 import { type Pass, passTransaction } from "./_sync_write.ts";
 

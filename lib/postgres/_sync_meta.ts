@@ -9,7 +9,7 @@
  * @module
  */
 import { SESSION_META_PREFIXES } from "../core/session_meta.ts";
-import type { PgQuery } from "./_client.ts";
+import type { PgQuery } from "./_client_types.ts";
 import type { SessionMetaEntry } from "./_sync_digest.ts";
 import { jsonParam } from "./_text_codec.ts";
 

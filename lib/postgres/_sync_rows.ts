@@ -7,7 +7,7 @@
  * @module
  */
 import { textOrNull } from "../core/blob_text.ts";
-import type { PgQuery, PgValue } from "./_client.ts";
+import type { PgQuery, PgValue } from "./_client_types.ts";
 import {
   COUNTER_COLUMNS,
   INSERT_COLUMNS,

@@ -22,7 +22,7 @@ import {
 } from "./_sync_messages.ts";
 import type { ServerSession, SourceSession } from "./_sync_source.ts";
 import { type BatchItem, type Pass, writeBatch, writeStreamed } from "./_sync_write.ts";
-import type { PgClient } from "./_client.ts";
+import type { PgClient } from "./_client_types.ts";
 import { exactInteger } from "./_sync_exact.ts";
 
 /** Messages (and sessions) written per transaction; a session is never split. */

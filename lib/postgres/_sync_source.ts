@@ -10,7 +10,7 @@ import { blobAsText, withBlobsAsText } from "../core/blob_text.ts";
 import { realpathSync } from "node:fs";
 import { OpenError } from "../core/errors.ts";
 import type { Store } from "../sqlite/store.ts";
-import type { PgClient } from "./_client.ts";
+import type { PgClient } from "./_client_types.ts";
 import { COUNTER_COLUMNS, SESSION_COLUMN_SET } from "./_rows.ts";
 import { extraColumnsJson } from "./_extra.ts";
 import {

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { isUniqueViolation, type PgClient, type PgQuery } from "./_client.ts";
+import { isUniqueViolation } from "./_pg_errors.ts";
+import type { PgClient, PgQuery } from "./_client_types.ts";
 import { jsonParam } from "./_text_codec.ts";
 import type { SourceSession } from "./_sync_source.ts";
 

@@ -13,7 +13,8 @@
  * @module
  */
 import { setImmediate } from "node:timers";
-import { isUniqueViolation, type PgClient, type PgQuery } from "./_client.ts";
+import { isUniqueViolation } from "./_pg_errors.ts";
+import type { PgClient, PgQuery } from "./_client_types.ts";
 import type { MessageValues } from "./_rows.ts";
 import { retireCopies } from "./_sync_copies.ts";
 import { deleteMessagesSql } from "./_delete.ts";

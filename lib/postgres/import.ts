@@ -22,7 +22,8 @@ import {
 import { nextLineageTitle, stemToFit, titleStem } from "../core/titles.ts";
 import { escapeLike } from "../core/like_pattern.ts";
 import type { ImportOptions, ImportResult, ParentLink } from "../core/transfer_options.ts";
-import { isUniqueViolation, type PgQuery, type PgValue } from "./_client.ts";
+import { isUniqueViolation } from "./_pg_errors.ts";
+import type { PgQuery, PgValue } from "./_client_types.ts";
 import { TitleError } from "../core/errors.ts";
 import {
   COUNTER_COLUMNS,

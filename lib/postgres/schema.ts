@@ -21,7 +21,7 @@
  * @module
  */
 import { OpenError } from "../core/errors.ts";
-import type { PgClient, PgQuery } from "./_client.ts";
+import type { PgClient, PgQuery } from "./_client_types.ts";
 import { quoteIdentifier } from "../core/sql_identifier.ts";
 import { COUNTER_COLUMNS } from "./_rows.ts";
 import { UNSPACED_CLASS } from "../core/search/cjk.ts";

@@ -10,7 +10,7 @@
  */
 import { checkCount, checkSeconds } from "../core/paging.ts";
 import { planSearch, wordsFallback } from "../core/search/plan.ts";
-import type { PgQuery } from "./_client.ts";
+import type { PgQuery } from "./_client_types.ts";
 import {
   CUSTOM_PLAN,
   type Matches,

@@ -12,7 +12,7 @@
  */
 import { containsPattern } from "../core/like_pattern.ts";
 import type { Condition } from "../core/search/condition.ts";
-import type { PgValue } from "./_client.ts";
+import type { PgValue } from "./_client_types.ts";
 import { jsonParam } from "./_text_codec.ts";
 import { gramsQuery } from "./text_search.ts";
 

@@ -45,8 +45,9 @@
  */
 import { hostname } from "node:os";
 import { SessionDB, steadyRead, storeOf } from "../sqlite/session_db.ts";
-import { checkSchemaInUse, connectPg, type PgClient } from "./_client.ts";
-import { parsePostgresUrl } from "./postgres_store.ts";
+import { checkSchemaInUse, connectPg } from "./_client.ts";
+import type { PgClient } from "./_client_types.ts";
+import { parsePostgresUrl } from "./store_url.ts";
 import { migratePg } from "./schema.ts";
 import { deleteSessionRows } from "./_delete.ts";
 import {

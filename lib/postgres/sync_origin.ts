@@ -29,7 +29,7 @@
  */
 import { lstatSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import type { PgClient, PgQuery } from "./_client.ts";
+import type { PgClient, PgQuery } from "./_client_types.ts";
 import { jsonParam } from "./_text_codec.ts";
 import { isOriginName, ORIGIN_NAME_FORM } from "../core/origin_name.ts";
 import { quotedValue } from "../core/shown_value.ts";

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { PgQuery } from "./_client.ts";
+import type { PgQuery } from "./_client_types.ts";
 import type { RestoredSyncState, SyncState } from "../core/synced_store.ts";
 import { jsonParam } from "./_text_codec.ts";
 

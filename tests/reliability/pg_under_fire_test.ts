@@ -18,7 +18,7 @@ import { hostname, tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import process from "node:process";
 import assert from "node:assert/strict";
-import { CLIENT_FRAME } from "../../lib/postgres/_client.ts";
+import { CLIENT_FRAME } from "../../lib/postgres/_pg_errors.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { mulberry32 } from "../_random.ts";

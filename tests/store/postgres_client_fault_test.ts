@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { failedInsideClient } from "../../lib/postgres/_client.ts";
+import { failedInsideClient } from "../../lib/postgres/_pg_errors.ts";
 
 function thrownAt(frame: string): TypeError {
   const error = new TypeError("Cannot read properties of null (reading 'write')");

@@ -6,7 +6,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { connectPg, type PgClient } from "../../lib/postgres/_client.ts";
+import { connectPg } from "../../lib/postgres/_client.ts";
+import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { quoteIdentifier } from "../../lib/core/sql_identifier.ts";
 import { isLostSocketWrite } from "../../lib/postgres/_lost_socket_guard.ts";
 import { StorageError } from "../../lib/core/errors.ts";

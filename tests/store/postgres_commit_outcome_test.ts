@@ -10,7 +10,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { connectPg, type PgClient } from "../../lib/postgres/_client.ts";
+import { connectPg } from "../../lib/postgres/_client.ts";
+import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { StorageError } from "../../lib/core/errors.ts";

@@ -10,7 +10,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
-import type { PgClient } from "../../lib/postgres/_client.ts";
+import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { copyFixture, rawOpen } from "../_helpers.ts";
 import { freshSchema, openPgStore, PG_SKIP, schemaUrl } from "./_pg.ts";
 

@@ -10,7 +10,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { openStore } from "../../lib/open_store.ts";
 import { OpenError, StorageError } from "../../lib/core/errors.ts";
-import { parsePostgresUrl } from "../../lib/postgres/postgres_store.ts";
+import { parsePostgresUrl } from "../../lib/postgres/store_url.ts";
 import { connectSyncTarget, syncFile } from "../../lib/postgres/sync.ts";
 import type { SyncedStore } from "../../lib/core/synced_store.ts";
 import { adminSql, freshSchema, PG_SKIP, PG_URL, schemaUrl } from "./_pg.ts";

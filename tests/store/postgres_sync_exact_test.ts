@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { connectSyncTarget, syncFile, wroteAnything } from "../../lib/postgres/sync.ts";
 import { SESSION_COLUMN_NAMES } from "../../lib/postgres/_rows.ts";
-import type { PgClient } from "../../lib/postgres/_client.ts";
+import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import type { SessionExport } from "../../lib/core/types.ts";
 import { rawOpen, tempDir } from "../_helpers.ts";
 import { runCli, v11Copy } from "../_cli_io.ts";

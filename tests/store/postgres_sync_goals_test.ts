@@ -11,7 +11,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
-import type { PgClient } from "../../lib/postgres/_client.ts";
+import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { copyFixture, rawOpen, tempDir } from "../_helpers.ts";
 import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
 import { runCli } from "../_cli_io.ts";

@@ -8,7 +8,7 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { connectSyncTarget, syncFile } from "../../lib/postgres/sync.ts";
-import type { PgClient } from "../../lib/postgres/_client.ts";
+import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { rawOpen } from "../_helpers.ts";
 import { runCli, v11Copy } from "../_cli_io.ts";
 import { freshSchema, openPgStore, PG_SKIP, schemaUrl } from "./_pg.ts";

@@ -10,7 +10,7 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import type { PgClient } from "../../lib/postgres/_client.ts";
+import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import type { SqliteConnection } from "../../lib/sqlite/driver/types.ts";
 import { copyFixture, rawOpen } from "../_helpers.ts";
 import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";

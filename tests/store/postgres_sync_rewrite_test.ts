@@ -10,7 +10,7 @@ import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { copyFileSync, rmSync } from "node:fs";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
-import type { PgClient } from "../../lib/postgres/_client.ts";
+import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { copyFixture, rawOpen, tempDbPath } from "../_helpers.ts";
 import { adminSql, freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";

@@ -12,7 +12,7 @@ import { SessionDB, storeOf } from "../../lib/sqlite/session_db.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import { syncedStore } from "../../lib/core/synced_store.ts";
 import { ReadonlyError } from "../../lib/core/errors.ts";
-import type { PgClient } from "../../lib/postgres/_client.ts";
+import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { copyFixture, tempDir } from "../_helpers.ts";
 import { freshSchema, openPgStore, PG_SKIP, schemaUrl } from "./_pg.ts";
 import { untilSteady } from "./_steady.ts";

@@ -7,7 +7,7 @@
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import type { PgClient } from "../../lib/postgres/_client.ts";
+import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { tempDbPath } from "../_helpers.ts";
 import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";

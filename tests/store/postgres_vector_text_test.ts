@@ -8,7 +8,7 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import type { PgClient } from "../../lib/postgres/_client.ts";
+import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { gramsVector, vectorPrintedAs, wordsVector } from "../../lib/postgres/text_search.ts";
 import { mulberry32 } from "../_random.ts";
 import { PG_SKIP, PG_URL } from "./_pg.ts";

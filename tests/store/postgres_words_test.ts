@@ -8,7 +8,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import type { SessionStore } from "../../lib/core/session_store.ts";
-import type { PgClient } from "../../lib/postgres/_client.ts";
+import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { copyFixture } from "../_helpers.ts";
 import { freshSchema, openPgStore, PG_SKIP, PG_URL, schemaUrl } from "./_pg.ts";

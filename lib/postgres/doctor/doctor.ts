@@ -21,8 +21,9 @@ import {
   type Repair,
 } from "../../core/health_report.ts";
 import { lineageFinding } from "../../core/lineage_faults.ts";
-import { checkSchemaInUse, connectPg, type PgClient, type PgQuery } from "../_client.ts";
-import { parsePostgresUrl } from "../postgres_store.ts";
+import { checkSchemaInUse, connectPg } from "../_client.ts";
+import type { PgClient, PgQuery } from "../_client_types.ts";
+import { parsePostgresUrl } from "../store_url.ts";
 import { LAST_STEP, migratePg, migrationStep } from "../schema.ts";
 import {
   checkSchema,

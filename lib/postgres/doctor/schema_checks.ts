@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { PgQuery } from "../_client.ts";
+import type { PgQuery } from "../_client_types.ts";
 import { quoteIdentifier } from "../../core/sql_identifier.ts";
 import { expectedIndexes, LAST_STEP, SCHEMA_VERSION } from "../schema.ts";
 import { finding, type HealthCheck } from "../../core/health_report.ts";

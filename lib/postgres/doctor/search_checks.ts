@@ -14,7 +14,7 @@
  *
  * @module
  */
-import type { PgQuery, PgRow } from "../_client.ts";
+import type { PgQuery, PgRow } from "../_client_types.ts";
 import { gramsVector, searchDocument, vectorPrintedAs, wordsVector } from "../text_search.ts";
 import { finding, type HealthCheck } from "../../core/health_report.ts";
 

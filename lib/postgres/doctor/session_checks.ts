@@ -12,7 +12,7 @@
  *
  * @module
  */
-import type { PgQuery } from "../_client.ts";
+import type { PgQuery } from "../_client_types.ts";
 import { finding, type HealthCheck } from "../../core/health_report.ts";
 import { findLineageFaults, type LineageFaults, lineageLinkOf } from "../../core/lineage_faults.ts";
 import { jsonParam } from "../_text_codec.ts";

@@ -1,0 +1,278 @@
+/**
+ * The export reads of the PostgreSQL engine: one session, every session an
+ * export covers a page at a time, and the export in pieces, each read in
+ * one snapshot of the server, and rejecting once the store is closed as
+ * every method then does.
+ *
+ * @module
+ */
+import { checkKeyText } from "../core/session_options.ts";
+import type { ExportOptions } from "../core/transfer_options.ts";
+import type {
+  MessageRow,
+  SessionExport,
+  SessionExportWithActivity,
+  SessionRow,
+  SessionRowWithActivity,
+} from "../core/types.ts";
+import type { ExportPiece, ExportPiecesOptions, ExportSelection } from "../core/export_pieces.ts";
+import { messageFromRow } from "../core/message_row.ts";
+import type { PgClient, PgQuery, PgValue } from "./_client_types.ts";
+import {
+  EXACT_MESSAGE_COLUMNS,
+  EXACT_SESSION_COLUMNS,
+  exactMessageRow,
+  exactSessionRow,
+} from "./_exact_rows.ts";
+import { jsonParam } from "./_text_codec.ts";
+import { holdSnapshot } from "./_held_snapshot.ts";
+import { notOpenError } from "./_closed_store.ts";
+import { type OriginFilter, sourceAndOrigin, startedRangeClauses } from "./_session_filters.ts";
+
+/** What the export of a store reads through: the store's own reads and state. */
+export interface ExportReads {
+  /** The store's query: one that rejects once the store is closed. */
+  readonly query: PgQuery;
+  /** Reads in one snapshot of the server (a read-only REPEATABLE READ transaction). */
+  inSnapshot<T>(read: (query: PgQuery) => Promise<T>): Promise<T>;
+  /** The store's pool, for the reads of a session in pieces and the snapshot held for them. */
+  readonly client: PgClient;
+  /** Whether the store has been closed. */
+  closed(): boolean;
+}
+
+/** Messages read per page of `iterateExport`. */
+const EXPORT_PAGE = 2000;
+
+/** The rows of the sessions `where` selects, with their last activity, in export order. */
+const EXPORT_SESSIONS = (where: string) =>
+  `SELECT ${EXACT_SESSION_COLUMNS}, COALESCE(m.last_active, s.started_at) AS last_active
+   FROM sessions s
+   LEFT JOIN (SELECT session_id, MAX(timestamp) AS last_active FROM messages GROUP BY session_id) m
+     ON m.session_id = s.id
+   ${where}
+   ORDER BY last_active DESC, s.started_at DESC, s.id COLLATE "C" DESC`;
+
+/**
+ * The rows of {@linkcode EXPORT_SESSIONS} of the sessions `$1` names (a JSON
+ * array of ids), unordered: each one's activity read by the index, not by
+ * a grouping of every message.
+ */
+const EXPORT_SESSIONS_BY_IDS = `SELECT ${EXACT_SESSION_COLUMNS},
+    COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id), s.started_at)
+      AS last_active
+  FROM sessions s WHERE s.id IN (SELECT json_array_elements_text($1::text::json))`;
+
+/**
+ * One session with every message (`exportSession`), read in one snapshot.
+ *
+ * @param reads The store's reads.
+ * @param id A session id.
+ * @returns The session and its messages, or `undefined` when it is unknown.
+ */
+export async function exportSessionPg(
+  reads: ExportReads,
+  id: string,
+): Promise<SessionExport | undefined> {
+  checkKeyText("export session", "id", id);
+  // The row and its messages of one state (a message written between two reads came with a
+  // row that did not count it).
+  const read = await reads.inSnapshot(async (query) => {
+    const [session] = await query(
+      `SELECT ${EXACT_SESSION_COLUMNS} FROM sessions s WHERE s.id = $1`,
+      [id],
+    );
+    if (session === undefined) return undefined;
+    // Every message (those a newer Hermes marks inactive too), as getMessages with
+    // includeInactive.
+    const rows = await query(
+      `SELECT ${EXACT_MESSAGE_COLUMNS} FROM messages m WHERE m.session_id = $1
+         ORDER BY m.timestamp, m.id`,
+      [id],
+    );
+    return { session, rows };
+  });
+  if (read === undefined) return undefined;
+  const messages = read.rows.map((row) => messageFromRow(exactMessageRow(row)));
+  return { ...exactSessionRow(read.session) as unknown as SessionRow, messages };
+}
+
+/**
+ * The sessions an export covers, without their messages, in export order.
+ *
+ * @param query The store's query.
+ * @param options The export's filters (checked).
+ * @returns Their rows with `last_active`.
+ */
+export async function exportedSessions(
+  query: PgQuery,
+  options: ExportOptions & OriginFilter,
+): Promise<SessionRowWithActivity[]> {
+  const params: PgValue[] = [];
+  let where = sourceAndOrigin(options, params, "export sessions");
+  const range = startedRangeClauses(options, params, "export sessions");
+  if (range.length > 0) where += `${where === "" ? "WHERE " : " AND "}${range.join(" AND ")}`;
+  return (await query(EXPORT_SESSIONS(where), params))
+    .map(exactSessionRow) as unknown as SessionRowWithActivity[];
+}
+
+/**
+ * The sessions an export covers with their messages (`iterateExport`), a
+ * page of about 2000 messages read at a time, each page in one snapshot.
+ *
+ * @param reads The store's reads.
+ * @param options The export's filters (checked).
+ * @returns The sessions, in export order.
+ */
+export async function* iterateExportPg(
+  reads: ExportReads,
+  options: ExportOptions & OriginFilter,
+): AsyncIterableIterator<SessionExportWithActivity> {
+  const sessions = await exportedSessions(reads.query, options ?? {});
+  for (let at = 0; at < sessions.length;) {
+    // A page of sessions holds about EXPORT_PAGE messages (at least one session), so memory
+    // stays bounded however the messages are spread.
+    let end = at + 1;
+    let messages = Number(sessions[at].message_count ?? 0);
+    while (
+      end < sessions.length && messages + Number(sessions[end].message_count ?? 0) <= EXPORT_PAGE
+    ) {
+      messages += Number(sessions[end].message_count ?? 0);
+      end++;
+    }
+    const listed = sessions.slice(at, end);
+    at = end;
+    // The page's rows read again with their messages, in one snapshot: the listing is older
+    // (a row that did not count a message written since, or a session deleted since, which
+    // is left out as the SQLite engine leaves it out).
+    const ids = jsonParam(listed.map((s) => s.id));
+    const { again, rows } = await reads.inSnapshot(async (query) => ({
+      again: await query(EXPORT_SESSIONS_BY_IDS, [ids]),
+      rows: await query(
+        `SELECT ${EXACT_MESSAGE_COLUMNS} FROM messages m
+           WHERE m.session_id IN (SELECT json_array_elements_text($1::text::json))
+           ORDER BY m.session_id, m.timestamp, m.id`,
+        [ids],
+      ),
+    }));
+    const byId = new Map(
+      again.map((row) => exactSessionRow(row) as unknown as SessionRowWithActivity)
+        .map((row) => [row.id, row]),
+    );
+    const page = listed.flatMap((s) => byId.get(s.id) ?? []);
+    const bySession = new Map<string, MessageRow[]>();
+    for (const row of rows) {
+      const message = messageFromRow(exactMessageRow(row));
+      let list = bySession.get(message.session_id);
+      if (list === undefined) bySession.set(message.session_id, list = []);
+      list.push(message);
+    }
+    for (const session of page) {
+      // Resumed after close(), it rejects as every method then does (a closed SQLite store's).
+      if (reads.closed()) throw notOpenError();
+      yield { ...session, messages: bySession.get(session.id) ?? [] };
+    }
+  }
+}
+
+/**
+ * The export in pieces (`lib/core/export_pieces.ts`): the rows and values
+ * of `exportSession` / `iterateExport`, each session's row read again with
+ * the list of its messages' ids, which are read a chunk at a time (a
+ * message deleted meanwhile is left out), or, with `holdSnapshot`, all of
+ * a session's reads in one snapshot held while its pieces are consumed.
+ *
+ * @param reads The store's reads.
+ * @param selection One session, or the filters of an export.
+ * @param options The chunk of messages, and whether to hold a snapshot.
+ * @returns The pieces, in export order.
+ */
+export async function* exportPiecesPg(
+  reads: ExportReads,
+  selection: ExportSelection,
+  options: Required<ExportPiecesOptions>,
+): AsyncIterableIterator<ExportPiece> {
+  if ("id" in selection) {
+    yield* sessionPieces(reads, selection.id, false, options);
+    return;
+  }
+  for (const session of await exportedSessions(reads.query, selection.filter ?? {})) {
+    yield* sessionPieces(reads, session.id, true, options);
+  }
+}
+
+/**
+ * One session of an export in pieces, each of its reads in one snapshot
+ * held while the pieces are consumed when `holdSnapshot` asks (a session
+ * cleared and written again meanwhile came as its first chunks, the
+ * others left out: a transcript the server never held).
+ */
+async function* sessionPieces(
+  reads: ExportReads,
+  id: string,
+  listed: boolean,
+  options: Required<ExportPiecesOptions>,
+): AsyncGenerator<ExportPiece> {
+  // Each read after close() rejects as every method then does (a closed SQLite store's).
+  const whileOpen = (read: PgQuery): PgQuery => (text, params, settings) =>
+    reads.closed() ? Promise.reject(notOpenError()) : read(text, params, settings);
+  if (!options.holdSnapshot) {
+    yield* sessionPiecesBy(whileOpen(reads.client.query), reads, id, listed, options.chunk);
+    return;
+  }
+  if (reads.closed()) throw notOpenError();
+  const held = await holdSnapshot(reads.client);
+  let done = false;
+  try {
+    yield* sessionPiecesBy(whileOpen(held.query), reads, id, listed, options.chunk);
+    done = true;
+  } finally {
+    // Stopped early or failed: the snapshot ends, and the error (if any) stands.
+    if (done) await held.end();
+    else await held.end().catch(() => {});
+  }
+}
+
+/**
+ * One session of an export in pieces: its row, then its messages `chunk`
+ * at a time; nothing when it is gone. The row (with `last_active` when it
+ * was `listed`) is read again with the list of its messages, in one
+ * statement, so both are of one state, as the SQLite engine reads them:
+ * the listing's row, read before a write the messages came after, said 2
+ * messages where 3 followed, and a session deleted since the listing came
+ * as its row without messages.
+ */
+async function* sessionPiecesBy(
+  query: PgQuery,
+  reads: ExportReads,
+  id: string,
+  listed: boolean,
+  chunk: number,
+): AsyncGenerator<ExportPiece> {
+  const row = listed
+    ? EXPORT_SESSIONS("WHERE s.id = $1")
+    : `SELECT ${EXACT_SESSION_COLUMNS} FROM sessions s WHERE s.id = $1`;
+  const [found] = await query(
+    `SELECT r.*, (SELECT json_agg(m.id::text ORDER BY m.timestamp, m.id) FROM messages m
+         WHERE m.session_id = $1)::text AS hermes_message_ids
+       FROM (${row}) r`,
+    [id],
+  );
+  if (found === undefined) return;
+  const { hermes_message_ids: listedIds, ...read } = found;
+  const session = exactSessionRow(read) as unknown as SessionRow;
+  const ids = JSON.parse(String(listedIds ?? "[]")) as string[];
+  // Resumed after close(), it rejects as every method then does (a closed SQLite store's).
+  if (reads.closed()) throw notOpenError();
+  yield { session };
+  for (let at = 0; at < ids.length; at += chunk) {
+    const rows = await query(
+      `SELECT ${EXACT_MESSAGE_COLUMNS} FROM messages m
+         WHERE m.id IN (SELECT json_array_elements_text($1::text::json)::bigint)
+         ORDER BY m.timestamp, m.id`,
+      [jsonParam(ids.slice(at, at + chunk))],
+    );
+    const messages = rows.map((row) => messageFromRow(exactMessageRow(row)));
+    if (messages.length > 0) yield { messages };
+  }
+}

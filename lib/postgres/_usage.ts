@@ -1,0 +1,172 @@
+/**
+ * The usage statistics of the PostgreSQL engine: by model, by source, the
+ * sessions that used the most tokens, and the usage report, each one
+ * statement (the report two) through the store's query.
+ *
+ * @module
+ */
+import { checkOptionalText } from "../core/session_options.ts";
+import { checkCount } from "../core/paging.ts";
+import type { SourceUsage, UsageGrouping, UsageReportOptions, UsageRow } from "../core/usage.ts";
+import {
+  checkUsageOptions,
+  COST_COLUMNS,
+  localTimeSql,
+  startRangeSql,
+  TOKEN_TOTALS,
+  toSourceUsage,
+  toUsageRow,
+} from "../core/usage.ts";
+import type { ModelUsage, SessionTokens } from "../core/types.ts";
+import type { PgQuery, PgValue } from "./_client_types.ts";
+import type { OriginFilter } from "./_session_filters.ts";
+
+/** The summed columns of a usage row, and their aggregates (a cost sum stays NULL without values). */
+const USAGE_NAMES = [...TOKEN_TOTALS.map((t) => t.column), ...COST_COLUMNS].join(", ");
+const USAGE_SUMS = TOKEN_TOTALS.map(({ column }) => `COALESCE(SUM(${column}), 0) AS ${column}`)
+  .concat(COST_COLUMNS.map((column) => `SUM(${column}) AS ${column}`)).join(", ");
+/** The token totals of one source. */
+const SOURCE_TOTALS = TOKEN_TOTALS.map((t) => `COALESCE(SUM(s.${t.column}), 0) AS ${t.total}`)
+  .join(", ");
+
+/**
+ * The group key of each usage grouping, a closed set: days, weeks from Monday and months of
+ * `time`, which is `started_at` shifted into the report's time zone.
+ */
+const USAGE_KEYS: Readonly<Record<UsageGrouping, (time: string) => string>> = {
+  day: (time) => `to_char(to_timestamp(${time}) AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
+  week: (time) =>
+    `to_char(date_trunc('week', to_timestamp(${time}) AT TIME ZONE 'UTC'), 'YYYY-MM-DD')`,
+  month: (time) => `to_char(to_timestamp(${time}) AT TIME ZONE 'UTC', 'YYYY-MM')`,
+  model: () => "model",
+  source: () => "source",
+  origin: () => "(SELECT so.origin FROM sync_sessions so WHERE so.session_id = sessions.id)",
+};
+
+/** The order of usage rows, as the SQLite engine gives it (a missing model first among ties). */
+const USAGE_BY_COST =
+  `COALESCE(estimated_cost_usd, 0) DESC, input_tokens + output_tokens DESC, key COLLATE "C" NULLS FIRST`;
+const USAGE_ORDER: Readonly<Record<UsageGrouping, string>> = {
+  day: "key",
+  week: "key",
+  month: "key",
+  model: USAGE_BY_COST,
+  source: USAGE_BY_COST,
+  origin: USAGE_BY_COST,
+};
+
+/**
+ * Sessions, tokens and cost by model (`usageByModel`), the costliest first.
+ *
+ * @param query The store's query.
+ * @returns One row per model.
+ */
+export async function usageByModelPg(query: PgQuery): Promise<ModelUsage[]> {
+  return await query(
+    `SELECT model, COUNT(*) AS session_count, SUM(input_tokens) AS total_input,
+         SUM(output_tokens) AS total_output, SUM(estimated_cost_usd) AS total_cost
+       FROM sessions WHERE model IS NOT NULL
+       GROUP BY model
+       ORDER BY total_cost DESC NULLS LAST, model COLLATE "C"`,
+  ) as unknown as ModelUsage[];
+}
+
+/**
+ * The sessions that used the most tokens (`topSessionsByTokens`).
+ *
+ * @param query The store's query.
+ * @param limit How many (checked).
+ * @returns The rows, the most first.
+ */
+export async function topSessionsByTokensPg(
+  query: PgQuery,
+  limit: number,
+): Promise<SessionTokens[]> {
+  checkCount("rank sessions", "limit", limit);
+  return await query(
+    `SELECT id, title, model, input_tokens + output_tokens AS total_tokens, estimated_cost_usd
+       FROM sessions ORDER BY total_tokens DESC NULLS LAST, id COLLATE "C" LIMIT $1`,
+    [limit],
+  ) as unknown as SessionTokens[];
+}
+
+/**
+ * Sessions, messages, tokens and cost by source (`usageBySource`).
+ *
+ * @param query The store's query.
+ * @returns One row per source, the most sessions first.
+ */
+export async function usageBySourcePg(query: PgQuery): Promise<SourceUsage[]> {
+  const rows = await query(
+    `SELECT s.source AS source, COUNT(*) AS session_count,
+         COALESCE(SUM(m.n), 0) AS message_count, ${SOURCE_TOTALS},
+         SUM(s.estimated_cost_usd) AS estimated_cost,
+         SUM(s.actual_cost_usd) AS actual_cost
+       FROM sessions s
+       LEFT JOIN (SELECT session_id, COUNT(*) AS n FROM messages GROUP BY session_id) m
+         ON m.session_id = s.id
+       GROUP BY s.source
+       ORDER BY session_count DESC, s.source COLLATE "C"`,
+  );
+  return rows.map(toSourceUsage);
+}
+
+/**
+ * The usage report (`usageReport`): sessions, tokens and cost grouped by
+ * day, week, month, model, source or origin.
+ *
+ * @param query The store's query.
+ * @param options The grouping, range, source, origin and time zone (checked).
+ * @returns One row per group, in the grouping's order.
+ */
+export async function usageReportPg(
+  query: PgQuery,
+  options: UsageReportOptions & OriginFilter,
+): Promise<UsageRow[]> {
+  options ??= {};
+  const checked = checkUsageOptions(options);
+  checkOptionalText("report usage", "origin", options.origin);
+  const { by, since, until, source, timeZone } = checked;
+  const clauses: string[] = [];
+  const params: PgValue[] = [];
+  if (since !== null) {
+    params.push(since);
+    clauses.push(`started_at >= $${params.length}`);
+  }
+  if (until !== null) {
+    params.push(until);
+    clauses.push(`started_at < $${params.length}`);
+  }
+  if (source !== null) {
+    params.push(source);
+    clauses.push(`source = $${params.length}`);
+  }
+  if (options.origin) {
+    params.push(options.origin);
+    clauses.push(
+      `id IN (SELECT so.session_id FROM sync_sessions so WHERE so.origin = $${params.length})`,
+    );
+  }
+  const where = clauses.length === 0 ? "" : `WHERE ${clauses.join(" AND ")}`;
+  let time = "started_at";
+  const rangeSql = startRangeSql(checked, where);
+  if (rangeSql !== undefined) {
+    // Two statements, not one snapshot: as on a file (lib/sqlite/usage_report.ts).
+    const [range] = await query(rangeSql, params);
+    time = localTimeSql(timeZone, range?.first, range?.last, (seconds) => {
+      params.push(seconds);
+      return `$${params.length}::bigint`;
+    });
+  }
+  const rows = await query(
+    `SELECT key, sessions, ${USAGE_NAMES}
+       FROM (
+         SELECT ${USAGE_KEYS[by](time)} AS key, COUNT(*) AS sessions, ${USAGE_SUMS}
+         FROM sessions ${where}
+         GROUP BY 1
+       ) AS grouped
+       ORDER BY ${USAGE_ORDER[by]}`,
+    params,
+  );
+  return rows.map(toUsageRow);
+}
