@@ -49,6 +49,18 @@ export function workerRuntimes(wanted: readonly RuntimeName[]): RuntimeName[] {
   return found.length > 0 ? found : [runtimeName()];
 }
 
+/**
+ * The `skip` of a test that runs all its work in workers spread over Deno,
+ * Bun and Node: the runtime of the test runner adds nothing to it, so the
+ * suite's run under Deno runs it and the runs under Bun and Node skip it
+ * (any runner runs it when no Deno binary is found, so it always runs
+ * somewhere) instead of starting the same processes three times.
+ */
+export function workersSpanRuntimes(): false | string {
+  if (runtimeName() === "deno" || runtimeBinary("deno") === undefined) return false;
+  return "its workers run on Deno, Bun and Node whatever runs the test: the run under Deno runs it";
+}
+
 /** The command line that runs `script` with `args` under `runtime`. */
 export function commandLine(
   runtime: RuntimeName,

@@ -23,7 +23,15 @@ import { openStore } from "../../lib/open_store.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { mulberry32 } from "../_random.ts";
 import { acks, verify } from "./_pg_checks.ts";
-import { delay, REPO, runSeed, startWorker, type Worker, workerRuntimes } from "./_runtimes.ts";
+import {
+  delay,
+  REPO,
+  runSeed,
+  startWorker,
+  type Worker,
+  workerRuntimes,
+  workersSpanRuntimes,
+} from "./_runtimes.ts";
 
 const seed = runSeed();
 const PG_SH = join(REPO, "scripts", "pg.sh");
@@ -81,7 +89,7 @@ function fileAcks(worker: Worker): string[] {
   return worker.lines.filter((l) => l.startsWith("ack ")).map((l) => l.split(" ")[1]);
 }
 
-describe("PostgreSQL under fire", { skip: SKIP }, () => {
+describe("PostgreSQL under fire", { skip: SKIP || workersSpanRuntimes() }, () => {
   test(
     `${WRITERS} writers on Deno, Bun and Node and a sync --follow; ${KILLS} writers SIGKILLed and the server stopped as by a power cut: every acknowledged write once (seed ${seed})`,
     { timeout: 180_000 },

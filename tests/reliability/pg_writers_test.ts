@@ -13,11 +13,18 @@ import assert from "node:assert/strict";
 import { openStore } from "../../lib/open_store.ts";
 import { acks, verify } from "./_pg_checks.ts";
 import { freshSchema, PG_SKIP, schemaUrl } from "../store/_pg.ts";
-import { delay, REPO, runSeed, startWorker, workerRuntimes } from "./_runtimes.ts";
+import {
+  delay,
+  REPO,
+  runSeed,
+  startWorker,
+  workerRuntimes,
+  workersSpanRuntimes,
+} from "./_runtimes.ts";
 
 const seed = runSeed();
 
-describe("PostgreSQL writers", { skip: PG_SKIP }, () => {
+describe("PostgreSQL writers", { skip: PG_SKIP || workersSpanRuntimes() }, () => {
   test(
     `6 processes on Deno, Bun and Node append at once: every append exactly once (seed ${seed})`,
     { timeout: 120_000 },

@@ -110,7 +110,9 @@ function slicedAnswer(rows: MessageRow[], url: URL, limit: number): unknown {
 
 /**
  * The queries asked of a session whose transcript is `rows` (`all` with its
- * rewound rows): every kind, at every message, another session's and none.
+ * rewound rows): every kind, at every message, another session's and none;
+ * each message with two of the four kinds at each limit, in turn, so that
+ * every kind meets every message at three of the six limits.
  */
 function queries(rows: MessageRow[], all: MessageRow[], others: number[]): string[] {
   const shown = rows.filter(isShownInTranscript).map((m) => m.id);
@@ -118,10 +120,11 @@ function queries(rows: MessageRow[], all: MessageRow[], others: number[]): strin
   const random = sequence(11);
   const pick = <T>(list: T[]) => list[Math.floor(random() * list.length)];
   const out: string[] = [];
-  for (const limit of [0, 1, 3, 7, 25, 200]) {
+  const names = ["before", "beyond", "from", "m"];
+  for (const [turn, limit] of [0, 1, 3, 7, 25, 200].entries()) {
     out.push(`limit=${limit}`);
-    for (const id of ids) {
-      for (const name of ["before", "beyond", "from", "m"]) {
+    for (const [i, id] of ids.entries()) {
+      for (const name of [names[(i + turn) % 4], names[(i + turn + 2) % 4]]) {
         out.push(`limit=${limit}&${name}=${id}`);
       }
     }
