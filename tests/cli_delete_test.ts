@@ -64,7 +64,7 @@ describe("delete", () => {
     assert.equal(run.code, 0);
     assert.match(
       run.err,
-      /\("my project"\) and its 13 messages; its 2 child sessions will be kept\?/,
+      /\("my project"\) and its 13 messages \(its 2 child sessions are kept\)\? \[y\/N\]/,
     );
   });
 

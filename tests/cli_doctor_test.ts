@@ -1,6 +1,6 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import {
   closeSync,
   copyFileSync,
@@ -105,6 +105,23 @@ describe("doctor", () => {
       `hermes-state: No database at ${path} (give --db PATH, or set HERMES_STATE_DB or HERMES_HOME)\n`,
     );
     assert.equal(existsSync(path), false);
+  });
+
+  test("doctor on a folder or a named pipe says what it is, as the other commands do", async () => {
+    const dir = tempDir();
+    for (const args of [["doctor"], ["doctor", "--fix"]]) {
+      const run = await runCli(["--db", dir, ...args]);
+      assert.equal(run.code, 1);
+      assert.equal(run.err, `hermes-state: Cannot open database "${dir}": it is a folder\n`);
+    }
+    const fifo = join(tempDir(), "state.db");
+    execFileSync("mkfifo", [fifo]);
+    const run = await runCli(["--db", fifo, "doctor"]);
+    assert.equal(run.code, 1);
+    assert.equal(
+      run.err,
+      `hermes-state: Cannot open database "${fifo}": it is not a file but a named pipe\n`,
+    );
   });
 
   test("doctor and doctor --fix refuse another application's database, unchanged", async () => {

@@ -14,7 +14,7 @@ import { statSync } from "node:fs";
 import { loadDriver } from "../sqlite/driver/load.ts";
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { OpenError } from "../core/errors.ts";
-import { assertMayRead, assertStateDb, openFailureReason } from "../sqlite/open.ts";
+import { assertMayRead, assertStateDb, notAFile, openFailureReason } from "../sqlite/open.ts";
 import {
   assertNotDamaged,
   hasLeftoverJournal,
@@ -22,6 +22,7 @@ import {
   recoverHint,
 } from "../sqlite/damaged_file.ts";
 import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
+import { isBusyError, retryWhileBusy } from "../sqlite/store_retry.ts";
 import { isCorruption } from "../sqlite/integrity.ts";
 import { chooseReadAccess, driverOptionsFor, readsUnlocked } from "../sqlite/read_access.ts";
 import { changedEachTimeReason, fileState, untilUnmoved } from "../sqlite/file_state.ts";
@@ -84,7 +85,9 @@ export interface DoctorOptions {
   /**
    * How long each repair's transaction waits for a lock another process
    * holds, in milliseconds (`HERMES_STATE_LOCK_TIMEOUT`); by default a
-   * count of attempts, about 16 s.
+   * count of attempts, about 16 s. The checks wait as long (15 s by
+   * default) for a file another process holds whole, then fail with a
+   * `WriteBusyError` saying how long they waited.
    */
   readonly lockTimeoutMs?: number;
   /**
@@ -132,7 +135,8 @@ function ftsPlan(checks: readonly HealthCheck[], table: FtsTable): {
 
 function openFor(openDriver: SqliteDriver, path: string, fix: boolean): SqliteConnection {
   try {
-    if (!statSync(path).isFile()) throw new OpenError(path, "it is not a file");
+    // Said as every other command says it: a folder, a named pipe, a device.
+    if (!statSync(path).isFile()) throw new OpenError(path, notAFile(path) ?? "it is not a file");
   } catch (error) {
     if (error instanceof OpenError) throw error;
     const code = (error as { code?: unknown }).code;
@@ -159,6 +163,8 @@ function openFor(openDriver: SqliteDriver, path: string, fix: boolean): SqliteCo
   try {
     db = openDriver(path, driverOptionsFor(access));
   } catch (error) {
+    // Another process holds the whole file: waited for, and said as every command says it.
+    if (isBusyError(error)) throw error;
     throw damagedOrOpenError(path, error, !fix);
   }
   db.exec("PRAGMA busy_timeout = 1000");
@@ -206,7 +212,9 @@ function readChecks(
   } catch (error) {
     if (changed()) return undefined;
     // Not even the checks could read it (a clobbered header, not SQLite at all).
-    throw error instanceof SqliteError ? damagedOrOpenError(path, error) : error;
+    throw error instanceof SqliteError && !isBusyError(error)
+      ? damagedOrOpenError(path, error)
+      : error;
   } finally {
     reader.close();
   }
@@ -357,6 +365,8 @@ async function repair(
  * @throws {OpenError} When the file does not exist or cannot be opened.
  * @throws {NotStateDbError} When the file is not a Hermes state.db (no
  *   `sessions` or `messages` table: another application's database, an empty file).
+ * @throws {WriteBusyError} When another process held the whole file (not even
+ *   reads could go on) for all of `lockTimeoutMs`.
  * @throws {DoctorFixError} With `fix`, when the repairs stopped after the
  *   checks (a file or folder that cannot be written, a lock held through
  *   every attempt: a `WriteBusyError` as `cause`, or the signal): it
@@ -383,8 +393,11 @@ export async function doctor(path: string, options: DoctorOptions = {}): Promise
     : undefined;
   // The -wal and -shm there now; any other is the doctor's own connection's (not judged).
   const existedBefore = new Set(databaseFiles(path).map((file) => file.path));
-  const read = await untilUnmoved(() =>
-    readChecks(openDriver, path, { ...checkOptions, existedBefore })
+  // A file another process holds whole (a connection recovering its WAL after a crash) is
+  // waited for as a write waits, then fails as busy, saying how long it waited.
+  const read = await retryWhileBusy(
+    () => untilUnmoved(() => readChecks(openDriver, path, { ...checkOptions, existedBefore })),
+    { timeoutMs: options.lockTimeoutMs },
   );
   if (read === undefined) throw new OpenError(path, changedEachTimeReason("checks"));
   const { sqliteVersion, checks } = read;

@@ -22,7 +22,7 @@
  *
  * @module
  */
-import { statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import type { SqliteDriver } from "./driver/types.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { OpenError } from "../core/errors.ts";
@@ -40,7 +40,10 @@ const DAMAGED_CODES = new Set([11, 26]);
  * @returns The hint, naming the `recover` command.
  */
 export function recoverHint(path: string): string {
-  return `nothing was changed (the file and its -wal are as they were); ` +
+  const kept = existsSync(`${path}-wal`)
+    ? "the file and its -wal are as they were"
+    : "the file is as it was";
+  return `nothing was changed (${kept}); ` +
     `run ${recoverCommand(path)} to salvage what it holds into a new file`;
 }
 

@@ -100,8 +100,12 @@ function exists(path: string): boolean {
  * What `path` (which exists, perhaps as a link) is when it is no file: a
  * folder, a pipe (which a read-only open would wait on for ever) or a
  * device; `undefined` for a file. A link to nothing is "no such file".
+ *
+ * @param path A path that exists.
+ * @returns The reason an open refuses it, or `undefined` for a file.
+ * @throws {OpenError} When it cannot be looked at, or is a link to nothing.
  */
-function notAFile(path: string): string | undefined {
+export function notAFile(path: string): string | undefined {
   try {
     const stat = statSync(path);
     if (stat.isFile()) return undefined;

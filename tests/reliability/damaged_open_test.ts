@@ -188,3 +188,25 @@ test("assertNotDamaged() reads the file through a second connection only beside 
   zeroHeader(live);
   assert.throws(() => assertNotDamaged(live, counting, { probe: true }), isRecoverHint);
 });
+
+test("the recover hint names a -wal only where there is one", async () => {
+  const alone = tempDbPath();
+  writeFileSync(alone, "not a database, only text\n".repeat(200));
+  await assert.rejects(SessionDB.open({ path: alone, readonly: true }), (error) => {
+    assert.ok(isRecoverHint(error));
+    assert.match((error as Error).message, /nothing was changed \(the file is as it was\)/);
+    assert.doesNotMatch((error as Error).message, /-wal/);
+    return true;
+  });
+  const withWal = tempDbPath();
+  walOnlyCommits(withWal);
+  zeroHeader(withWal);
+  await assert.rejects(SessionDB.open({ path: withWal }), (error) => {
+    assert.ok(isRecoverHint(error));
+    assert.match(
+      (error as Error).message,
+      /nothing was changed \(the file and its -wal are as they were\)/,
+    );
+    return true;
+  });
+});

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
+import { doctor } from "../../lib/health/doctor.ts";
 import { WriteBusyError } from "../../lib/sqlite/write_busy_error.ts";
 import { rawOpen, tempDbPath } from "../_helpers.ts";
 import { startWorker, workerRuntimes } from "./_runtimes.ts";
@@ -111,4 +112,29 @@ test("SessionDB.open() gives up with WriteBusyError after its retry budget while
   await locker.succeeded();
   using db = await SessionDB.open({ path, readonly: true });
   assert.equal(db.getMeta("locker"), "held");
+});
+
+test("doctor() waits for a file another process holds whole, then checks it; past its lock timeout it fails as busy, saying how long it waited", async () => {
+  const path = tempDbPath();
+  (await SessionDB.open({ path })).close();
+  const waited = startWorker(runtimeName(), "_locker.ts", [
+    JSON.stringify({ path, holdMs: 1000, exclusive: true }),
+  ]);
+  await waited.waitFor((line) => line === "locked", "taking the file");
+  const report = await doctor(path, { lockTimeoutMs: 15_000 });
+  assert.ok(report.checks.length > 0);
+  await waited.succeeded();
+  const outlasted = startWorker(runtimeName(), "_locker.ts", [
+    JSON.stringify({ path, holdMs: 4000, exclusive: true }),
+  ]);
+  await outlasted.waitFor((line) => line === "locked", "taking the file");
+  try {
+    await assert.rejects(doctor(path, { lockTimeoutMs: 300 }), (error) => {
+      assert.ok(error instanceof WriteBusyError, String(error));
+      assert.ok((error.waitedMs ?? 0) >= 300, String(error.waitedMs));
+      return true;
+    });
+  } finally {
+    await outlasted.succeeded();
+  }
 });

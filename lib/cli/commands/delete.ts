@@ -135,7 +135,9 @@ async function question(store: SessionStore, id: string): Promise<string> {
   const title = session.title ? ` ("${visibleControls(oneLine(session.title))}")` : "";
   const children = (await store.getDescendants(id)).filter((s) => s.parent_session_id === id)
     .length;
-  const kept = children > 0 ? `; its ${plural(children, "child session")} will be kept` : "";
+  const kept = children > 0
+    ? ` (its ${plural(children, "child session")} ${children === 1 ? "is" : "are"} kept)`
+    : "";
   return `session '${visibleInline(id)}'${title} and its ${
     plural(session.message_count ?? 0, "message")
   }${kept}`;
