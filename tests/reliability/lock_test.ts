@@ -125,7 +125,7 @@ test("doctor() waits for a file another process holds whole, then checks it; pas
   assert.ok(report.checks.length > 0);
   await waited.succeeded();
   const outlasted = startWorker(runtimeName(), "_locker.ts", [
-    JSON.stringify({ path, holdMs: 4000, exclusive: true }),
+    JSON.stringify({ path, holdMs: 30_000, exclusive: true }),
   ]);
   await outlasted.waitFor((line) => line === "locked", "taking the file");
   try {
@@ -135,6 +135,7 @@ test("doctor() waits for a file another process holds whole, then checks it; pas
       return true;
     });
   } finally {
-    await outlasted.succeeded();
+    outlasted.kill("SIGKILL");
+    await outlasted.exited;
   }
 });

@@ -107,7 +107,9 @@ function startWriters(
 
 /** Three writers on `server`; the server crashes (immediate stop) and restarts; then the checks. */
 async function crashAndRestart(server: string, clusterDir: string, pgSh: string): Promise<void> {
-  const url = `${server}?schema=crash`;
+  // A writer asks what became of its lost append until the server answers again, within the
+  // connect deadline: 3 s here, not the 30 s default, as the server comes back only after.
+  const url = `${server}?schema=crash&connect_timeout=3`;
   await (await openStore(url)).close();
   const workers = startWriters(url, 3, { name: "c", own: "crash-", count: 0, seed: seed + 200 });
   for (const worker of workers) {
