@@ -49,6 +49,7 @@ describe("lineage", () => {
     }
     const run = await runCli(["--db", path, "lineage", "s200"]);
     assert.equal(run.code, 0, run.err);
+    assert.equal(run.err, "", "the whole family is drawn: no note");
     const lines = run.out.trimEnd().split("\n");
     assert.equal(lines.length, 402);
     assert.match(lines[0], /^s0 · cli · /);
@@ -58,6 +59,41 @@ describe("lineage", () => {
     assert.match(lines[200], /◀$/);
     assert.match(lines[400], /^├─ \[child\] helper · /);
     assert.match(lines[401], /^└─ \[compression\] s400 · .* · open$/);
+  });
+
+  test("a family longer than the 1,000 generations drawn says where the tree is cut", async () => {
+    const path = tempDbPath();
+    {
+      let now = 1_767_000_000;
+      using db = await SessionDB.open({ path, clock: () => now++ });
+      db.createSession("s0", "cli");
+      for (let i = 1; i <= 1500; i++) {
+        db.endSession(`s${i - 1}`, "compression");
+        db.createSession(`s${i}`, "cli", { parentSessionId: `s${i - 1}` });
+      }
+    }
+    // From the tip: 1,000 generations up, then everything below.
+    const fromTip = await runCli(["--db", path, "lineage", "s1500"]);
+    assert.equal(fromTip.code, 0, fromTip.err);
+    assert.match(fromTip.out, /^s500 · cli · /);
+    assert.equal(
+      fromTip.err,
+      "Note: the family goes on above s500 (its parent is s499): a tree is drawn at most " +
+        "1,000 generations up and down; run lineage on s499 for the part above.\n",
+    );
+    // From the root: 1,000 generations down.
+    const fromRoot = await runCli(["--db", path, "--json", "lineage", "s0"]);
+    assert.equal(fromRoot.code, 0, fromRoot.err);
+    assert.equal(
+      fromRoot.err,
+      "Note: the family goes on below s1000: a tree is drawn at most 1,000 generations up " +
+        "and down; run lineage on s1000 for the part below.\n",
+    );
+    let depth = 0;
+    for (let node = JSON.parse(fromRoot.out).tree; node.children.length > 0; depth++) {
+      node = node.children[0];
+    }
+    assert.equal(depth, 1000);
   });
 
   test("lineage gives the same tree from any member, marking the one asked for", async () => {

@@ -8,12 +8,12 @@
  */
 import { checkKeyText } from "../core/session_options.ts";
 import type { SessionRow } from "../core/types.ts";
+import { MAX_LINEAGE_DEPTH } from "../core/lineage_depth.ts";
 import type { PgQuery } from "./_client_types.ts";
 import { SESSION_COLUMNS } from "./_rows.ts";
 
 const MAX_COMPRESSION_STEPS = 100;
 const MAX_RESUME_STEPS = 32;
-const MAX_LINEAGE_DEPTH = 1000;
 const MAX_CONVERSATION_LINEAGE = 100;
 
 /**

@@ -8,14 +8,13 @@
  */
 import type { Store } from "./store.ts";
 import type { SessionRow } from "../core/types.ts";
+import { MAX_LINEAGE_DEPTH } from "../core/lineage_depth.ts";
 import { checkKeyText } from "../core/session_options.ts";
 
 /** Steps a compression chain is followed at most (Python's bound). */
 const MAX_COMPRESSION_STEPS = 100;
 /** Steps `resolveResumeSessionId` walks down at most (Python's bound). */
 const MAX_RESUME_STEPS = 32;
-/** Generations `getAncestors` / `getDescendants` follow at most. */
-const MAX_LINEAGE_DEPTH = 1000;
 
 /** Implements `SessionDB.getCompressionTip`: walks compression continuations forward. */
 export function getCompressionTip(store: Store, id: string): string {

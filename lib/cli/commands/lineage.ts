@@ -11,6 +11,9 @@ import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { openStoreNaming, resolveSession } from "../resolve.ts";
 import { visibleControls, visibleInline } from "../../render/transcript.ts";
+import { MAX_LINEAGE_DEPTH } from "../../core/lineage_depth.ts";
+import type { SessionStore } from "../../core/session_store.ts";
+import type { SessionRow } from "../../core/types.ts";
 
 const USAGE = `Usage: hermes-state lineage [options] ID|PREFIX|TITLE
 
@@ -75,6 +78,55 @@ function renderTree(root: LineageTreeNode, target: string, ctx: Context): string
   return lines.join("\n") + "\n";
 }
 
+/** The nodes `generations` below `root` (those a tree drawn to the bound ends on). */
+function nodesAtDepth(root: LineageTreeNode, generations: number): LineageTreeNode[] {
+  let level = [root];
+  for (let depth = 0; depth < generations && level.length > 0; depth++) {
+    level = level.flatMap((node) => node.children);
+  }
+  return level;
+}
+
+const BOUND = `a tree is drawn at most ${formatCount(MAX_LINEAGE_DEPTH)} generations up and down`;
+
+/**
+ * The notes on a tree the lineage reads cut at their bound: the top
+ * ancestor read has a parent that exists (neither a cycle nor a link to a
+ * deleted session), or a session at the deepest generation read has
+ * children. Said, not silently drawn as the whole family.
+ */
+async function cutNotes(
+  store: SessionStore,
+  ancestors: readonly SessionRow[],
+  tree: LineageTreeNode,
+): Promise<string[]> {
+  const notes: string[] = [];
+  const top = ancestors[ancestors.length - 1];
+  const parent = top?.parent_session_id ?? null;
+  if (
+    parent !== null && !ancestors.some((row) => row.id === parent) &&
+    (await store.getSession(parent)) !== undefined
+  ) {
+    notes.push(
+      `Note: the family goes on above ${visibleInline(top.id)} (its parent is ${
+        visibleInline(parent)
+      }): ${BOUND}; run lineage on ${visibleInline(parent)} for the part above.`,
+    );
+  }
+  const cut: string[] = [];
+  for (const node of nodesAtDepth(tree, MAX_LINEAGE_DEPTH)) {
+    if ((await store.getDescendants(node.id)).length > 1) cut.push(visibleInline(node.id));
+  }
+  if (cut.length > 0) {
+    notes.push(
+      `Note: the family goes on below ${cut.join(", ")}: ${BOUND}; run lineage on ${
+        cut[0]
+      } for the part below.`,
+    );
+  }
+  return notes;
+}
+
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const typed = args.positionals.join(" ");
   const store = await openStoreNaming(ctx, [typed], "lineage");
@@ -85,6 +137,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const tree = buildLineageTree(await store.getDescendants(root))!;
   if (ctx.json) printJson(ctx.io, { target: id, root, tree });
   else ctx.io.stdout(renderTree(tree, id, ctx));
+  for (const note of await cutNotes(store, ancestors, tree)) ctx.io.stderr(`${note}\n`);
   return 0;
 }
 
