@@ -261,6 +261,18 @@ describe("backup", () => {
     );
   });
 
+  test("backup of a PostgreSQL store names the two ways to copy one, and writes nothing", async () => {
+    const dest = join(tempDir(), "copy.db");
+    const run = await runCli(["--db", "postgres://nobody:secret@127.0.0.1:1/x", "backup", dest]);
+    assert.equal(run.code, 1);
+    assert.equal(
+      run.err,
+      "hermes-state: backup copies a SQLite state.db file; for a PostgreSQL store use pg_dump, " +
+        "or hermes-state copy URL FILE to write its sessions into a new state.db\n",
+    );
+    assert.equal(existsSync(dest), false);
+  });
+
   test("backup without DEST is a usage error (exit 2)", async () => {
     const run = await runCli(["--db", v11Copy(), "backup"]);
     assert.equal(run.code, 2);

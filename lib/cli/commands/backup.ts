@@ -45,7 +45,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const [dest] = args.positionals;
   checkFileArgument(dest, { command: "backup", name: "DEST", role: "output" });
   if (isPostgresTarget(ctx.dbPath)) {
-    throw new CommandError("backup copies a SQLite state.db file; use pg_dump for PostgreSQL");
+    throw new CommandError(
+      "backup copies a SQLite state.db file; for a PostgreSQL store use pg_dump, " +
+        "or hermes-state copy URL FILE to write its sessions into a new state.db",
+    );
   }
   assertStoreExists(ctx.dbPath);
   const terminal = ctx.io.stderrIsTerminal;
