@@ -3,6 +3,8 @@ import assert from "node:assert/strict";
 import { runCli, V11, v11Copy } from "./_cli_io.ts";
 import { tempDbPath } from "./_helpers.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
+import { openStore } from "../lib/open_store.ts";
+import { freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";
 
 interface Node {
   id: string;
@@ -61,41 +63,6 @@ describe("lineage", () => {
     assert.match(lines[401], /^└─ \[compression\] s400 · .* · open$/);
   });
 
-  test("a family longer than the 1,000 generations drawn says where the tree is cut", async () => {
-    const path = tempDbPath();
-    {
-      let now = 1_767_000_000;
-      using db = await SessionDB.open({ path, clock: () => now++ });
-      db.createSession("s0", "cli");
-      for (let i = 1; i <= 1500; i++) {
-        db.endSession(`s${i - 1}`, "compression");
-        db.createSession(`s${i}`, "cli", { parentSessionId: `s${i - 1}` });
-      }
-    }
-    // From the tip: 1,000 generations up, then everything below.
-    const fromTip = await runCli(["--db", path, "lineage", "s1500"]);
-    assert.equal(fromTip.code, 0, fromTip.err);
-    assert.match(fromTip.out, /^s500 · cli · /);
-    assert.equal(
-      fromTip.err,
-      "Note: the family goes on above s500 (its parent is s499): a tree is drawn at most " +
-        "1,000 generations up and down; run lineage on s499 for the part above.\n",
-    );
-    // From the root: 1,000 generations down.
-    const fromRoot = await runCli(["--db", path, "--json", "lineage", "s0"]);
-    assert.equal(fromRoot.code, 0, fromRoot.err);
-    assert.equal(
-      fromRoot.err,
-      "Note: the family goes on below s1000: a tree is drawn at most 1,000 generations up " +
-        "and down; run lineage on s1000 for the part below.\n",
-    );
-    let depth = 0;
-    for (let node = JSON.parse(fromRoot.out).tree; node.children.length > 0; depth++) {
-      node = node.children[0];
-    }
-    assert.equal(depth, 1000);
-  });
-
   test("lineage gives the same tree from any member, marking the one asked for", async () => {
     const path = v11Copy();
     const fromRoot = await runCli(["--db", path, "lineage", V11.compressionRoot]);
@@ -125,3 +92,55 @@ describe("lineage", () => {
     assert.match(run.out, /◀\n$/);
   });
 });
+
+/** A compression chain s0 → s1 → … → s1500 in the store at `target`. */
+async function longChain(target: string): Promise<void> {
+  let now = 1_767_000_000;
+  await using store = await openStore(target, { clock: () => now++ });
+  await store.createSession("s0", "cli");
+  for (let i = 1; i <= 1500; i++) {
+    await store.endSession(`s${i - 1}`, "compression");
+    await store.createSession(`s${i}`, "cli", { parentSessionId: `s${i - 1}` });
+  }
+}
+
+for (
+  const [engine, target, skip] of [
+    ["SQLite", () => tempDbPath(), false],
+    ["PostgreSQL", () => schemaUrl(freshSchema()), PG_SKIP],
+  ] as const
+) {
+  test(
+    `lineage on ${engine}: a family longer than the 1,000 generations drawn says where the tree is cut`,
+    {
+      skip,
+      timeout: 120_000,
+    },
+    async () => {
+      const db = target();
+      await longChain(db);
+      // From the tip: 1,000 generations up, then everything below.
+      const fromTip = await runCli(["--db", db, "lineage", "s1500"]);
+      assert.equal(fromTip.code, 0, fromTip.err);
+      assert.match(fromTip.out, /^s500 · cli · /);
+      assert.equal(
+        fromTip.err,
+        "Note: the family goes on above s500 (its parent is s499): a tree is drawn at most " +
+          "1,000 generations up and down; run lineage on s499 for the part above.\n",
+      );
+      // From the root: 1,000 generations down.
+      const fromRoot = await runCli(["--db", db, "--json", "lineage", "s0"]);
+      assert.equal(fromRoot.code, 0, fromRoot.err);
+      assert.equal(
+        fromRoot.err,
+        "Note: the family goes on below s1000: a tree is drawn at most 1,000 generations up " +
+          "and down; run lineage on s1000 for the part below.\n",
+      );
+      let depth = 0;
+      for (let node = JSON.parse(fromRoot.out).tree; node.children.length > 0; depth++) {
+        node = node.children[0];
+      }
+      assert.equal(depth, 1000);
+    },
+  );
+}
