@@ -126,7 +126,10 @@ export async function closePage(page: Page): Promise<void> {
 /**
  * Waits until the view has been drawn again after `action`: a change of the hash, a click, Back,
  * a form's change, a live update. Also when `action` loads a new document (Back to an entry of a
- * page since reloaded): its `data-ready` is missing until its first view is drawn.
+ * page since reloaded): its `data-ready` is missing until its first view is drawn. The draw waited
+ * for is one of the address the page is at once `action` is done (`body[data-drawn]`): a live
+ * update that drew the old view meanwhile (a PostgreSQL store's change marker moves on any commit
+ * of the server, so other tests' writes wake the page) does not end the wait.
  */
 export async function redrawn(page: Page, action: () => Promise<unknown>): Promise<void> {
   const before = await page.evaluate(() => document.body.getAttribute("data-ready"));
@@ -134,7 +137,8 @@ export async function redrawn(page: Page, action: () => Promise<unknown>): Promi
   await page.waitForFunction(
     (old: string | null) => {
       const now = document.body?.getAttribute("data-ready") ?? null;
-      return now !== null && now !== old;
+      return now !== null && now !== old &&
+        document.body.getAttribute("data-drawn") === location.hash;
     },
     { timeout: 10_000 },
     before,

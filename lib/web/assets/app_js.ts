@@ -182,12 +182,19 @@ export const APP_JS = String.raw`
     checkedKey = key;
     onChange();
   }
+  // A view is drawn: when (body[data-ready], what tests and tools wait on) and for which address
+  // (body[data-drawn]), so that a wait for a view drawn after a click is not ended by a live
+  // update that drew the view before it.
+  function markReady() {
+    document.body.setAttribute("data-drawn", location.hash);
+    document.body.setAttribute("data-ready", String(Date.now()));
+  }
   function showError(error) {
     if (error && error.name === "AbortError") return;
     drawnAt = [];
     clear(app);
     app.appendChild(el("p", { class: "error", role: "alert", text: String(error && error.message || error) }));
-    document.body.setAttribute("data-ready", String(Date.now()));
+    markReady();
   }
   // Says what a view drew, once: a live update drawing it again says nothing.
   function announce(text, quiet) { if (!quiet) status.textContent = text; }
@@ -555,7 +562,7 @@ export const APP_JS = String.raw`
           if (list !== document.getElementById("rows")) return;
           more.disabled = false;
           add(page, true);
-          document.body.setAttribute("data-ready", String(Date.now()));
+          markReady();
         })).catch(whileShown(token, showError));
       });
       add(body, !quiet);
@@ -822,7 +829,7 @@ export const APP_JS = String.raw`
         button.remove();
       }
       announce("Shown " + fmtCount(n) + (earlier ? " earlier" : " later") + (n === 1 ? " message" : " messages"));
-      document.body.setAttribute("data-ready", String(Date.now()));
+      markReady();
     })).catch(whileShown(token, function () {
       // The messages shown changed meanwhile (a rewind, a deletion): the transcript drawn again.
       if (shown === mine) refreshView();
@@ -891,7 +898,7 @@ export const APP_JS = String.raw`
         drawUpTo(Math.min(messages.length, drawn + BATCH));
         if (drawn < messages.length) return drawRest();
         mine.busy = false;
-        document.body.setAttribute("data-ready", String(Date.now()));
+        markReady();
         if (mine.again) { mine.again = false; renderSession(id, params, true, token); }
       }, 0);
     }
@@ -966,7 +973,7 @@ export const APP_JS = String.raw`
       else button.remove();
     }
     if (atBottom && body.messages.length) window.scrollTo(0, document.documentElement.scrollHeight);
-    document.body.setAttribute("data-ready", String(Date.now()));
+    markReady();
     drawnFrom([versionOf(body)]);
   }
   // A transcript opened at an earlier message, later ones not shown: a live change is told by the
@@ -991,7 +998,7 @@ export const APP_JS = String.raw`
       if (document.activeElement === button && list.lastElementChild) { list.lastElementChild.setAttribute("tabindex", "-1"); list.lastElementChild.focus({ preventScroll: true }); }
       button.remove();
     }
-    document.body.setAttribute("data-ready", String(Date.now()));
+    markReady();
     drawnFrom([versionOf(body)]);
   }
   // Which messages a transcript shown holds: its first and last, and how many.
@@ -1216,7 +1223,7 @@ export const APP_JS = String.raw`
     if (focus) focusIn(view, (place && place.focus) || focus.key);
     drawnToken = viewToken;
     document.body.setAttribute("data-view", route().view);
-    if (!unfinished) document.body.setAttribute("data-ready", String(Date.now()));
+    if (!unfinished) markReady();
     return place;
   }
   // The focus, when a view is drawn in place of the one that has it (on a filter, a row, a pager
