@@ -94,7 +94,11 @@ export async function retryWhileBusy<T>(
         const last = error instanceof WriteBusyError && error.cause instanceof SqliteError
           ? error.cause
           : error;
-        throw new WriteBusyError(attempts, last, { waitedMs: performance.now() - started });
+        // A plain busy error is a read's on a file another connection holds whole.
+        throw new WriteBusyError(attempts, last, {
+          waitedMs: performance.now() - started,
+          action: error instanceof WriteBusyError ? error.action : "read",
+        });
       }
       await sleep(minDelayMs + random() * (maxDelayMs - minDelayMs));
     }

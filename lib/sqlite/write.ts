@@ -90,7 +90,7 @@ export class Writer {
       const result = this.#once(fn);
       this.#afterWrite();
       return result;
-    });
+    }, "write");
   }
 
   /**
@@ -100,14 +100,15 @@ export class Writer {
    *
    * @param fn One try; it must leave nothing half done when it fails as busy.
    * @returns What `fn` returned.
-   * @throws {WriteBusyError} When the file stayed locked through every attempt.
+   * @throws {WriteBusyError} When the file stayed locked through every attempt
+   *   (its message says "Cannot read").
    * @throws {SqliteError} Any other failure, at once.
    */
   retry<T>(fn: () => T): T {
-    return this.#whileBusy(fn);
+    return this.#whileBusy(fn, "read");
   }
 
-  #whileBusy<T>(attempt: () => T): T {
+  #whileBusy<T>(attempt: () => T, action: "write" | "read"): T {
     let lastBusy: SqliteError | undefined;
     for (let attempts = 1; attempts <= this.#maxAttempts; attempts++) {
       try {
@@ -121,7 +122,7 @@ export class Writer {
         }
       }
     }
-    throw new WriteBusyError(this.#maxAttempts, lastBusy!);
+    throw new WriteBusyError(this.#maxAttempts, lastBusy!, { action });
   }
 
   /** True while a write transaction of this writer is running. */

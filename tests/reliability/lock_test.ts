@@ -4,6 +4,7 @@ import { existsSync } from "node:fs";
 import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { doctor } from "../../lib/health/doctor.ts";
+import { openStore } from "../../lib/open_store.ts";
 import { WriteBusyError } from "../../lib/sqlite/write_busy_error.ts";
 import { rawOpen, tempDbPath } from "../_helpers.ts";
 import { startWorker, workerRuntimes } from "./_runtimes.ts";
@@ -132,8 +133,15 @@ test("doctor() waits for a file another process holds whole, then checks it; pas
     await assert.rejects(doctor(path, { lockTimeoutMs: 300 }), (error) => {
       assert.ok(error instanceof WriteBusyError, String(error));
       assert.ok((error.waitedMs ?? 0) >= 300, String(error.waitedMs));
+      // It only read: the message says so.
+      assert.match(error.message, /^Cannot read: the database stayed locked by another connection/);
       return true;
     });
+    // A read-only store's open says the same.
+    await assert.rejects(
+      openStore(path, { readonly: true, retry: { timeoutMs: 300 } }),
+      /^WriteBusyError: Cannot read: the database stayed locked/,
+    );
   } finally {
     outlasted.kill("SIGKILL");
     await outlasted.exited;
