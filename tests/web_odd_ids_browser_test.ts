@@ -9,17 +9,17 @@ import { join } from "node:path";
 import { copyFixture, rawOpen, tempDir } from "./_helpers.ts";
 import {
   type Browser,
-  browserSkip,
   closePage,
   launchBrowser,
   openPage,
   type Page,
+  pageBehaviourSkip,
   pageText,
   redrawn,
 } from "./web/_browser.ts";
 import { serve, type Served } from "./web/_served.ts";
 
-const skip = browserSkip();
+const skip = pageBehaviourSkip();
 
 const LONG_ID = "L".repeat(5000);
 const ODD_IDS = [

@@ -61,6 +61,28 @@ export function workersSpanRuntimes(): false | string {
   return "its workers run on Deno, Bun and Node whatever runs the test: the run under Deno runs it";
 }
 
+/**
+ * Whether case `index` of a long check of the library's own logic runs under this runner: every
+ * case under Deno; under Bun the even ones and under Node the odd ones (every case under any
+ * runner when no Deno binary is found). For checks of many generated cases whose answer is the
+ * library's, not the runtime's (search against an oracle, inputs of tens of thousands of words):
+ * each case still runs on two runtimes, Bun and Node each do half, and no case is left out.
+ */
+export function caseRunsHere(index: number): boolean {
+  const runtime = runtimeName();
+  if (runtime === "deno" || runtimeBinary("deno") === undefined) return true;
+  return index % 2 === (runtime === "bun" ? 0 : 1);
+}
+
+/** The `skip` of case `index` of such a check: see {@linkcode caseRunsHere}. */
+export function caseSkip(index: number): false | string {
+  return caseRunsHere(index)
+    ? false
+    : `case ${index} of a long check of the library's logic: the runs under Deno and ${
+      runtimeName() === "bun" ? "Node" : "Bun"
+    } run it`;
+}
+
 /** The command line that runs `script` with `args` under `runtime`. */
 export function commandLine(
   runtime: RuntimeName,

@@ -10,6 +10,8 @@ import process from "node:process";
 import assert from "node:assert/strict";
 import { ROOT } from "../_helpers.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
+import { runtimeName } from "../../lib/sqlite/driver/load.ts";
+import { runtimeBinary } from "../reliability/_runtimes.ts";
 
 /** Where screenshots go (git-ignored). */
 export const SCREENSHOTS = join(ROOT, "tests", "out");
@@ -49,6 +51,21 @@ export function browserSkip(): string | undefined {
   return given
     ? `HERMES_TEST_CHROMIUM=${given} is not an executable`
     : "no chromium found (set HERMES_TEST_CHROMIUM or install chromium)";
+}
+
+/**
+ * The `skip` of a browser test of one behaviour of the page: {@linkcode browserSkip}, and under
+ * Bun and Node also a skip when a Deno binary is found. What such a test checks is the page's
+ * script, the same whatever runtime serves it, so the suite's run under Deno runs it (any runner
+ * does when no Deno binary is found, so it always runs somewhere). The page over each runtime's
+ * own server (`Bun.serve` on Bun, `node:http` on Deno and Node) is driven by `browser_test.ts`,
+ * which runs under all three, and every answer of that server is tested over HTTP under all three.
+ */
+export function pageBehaviourSkip(): string | undefined {
+  const missing = browserSkip();
+  if (missing !== undefined) return missing;
+  if (runtimeName() === "deno" || runtimeBinary("deno") === undefined) return undefined;
+  return "a behaviour of the page's script, the same on any server: the run under Deno runs it";
 }
 
 /** The part of puppeteer's API the tests use. */

@@ -9,17 +9,17 @@ import { openStore } from "../../lib/open_store.ts";
 import { copyFixture } from "../_helpers.ts";
 import {
   type Browser,
-  browserSkip,
   closePage,
   launchBrowser,
   openPage,
   type Page,
+  pageBehaviourSkip,
   pageText,
   redrawn,
 } from "./_browser.ts";
 import { serve, type Served } from "./_served.ts";
 
-const skip = browserSkip();
+const skip = pageBehaviourSkip();
 
 /** Right-to-left override: everything after it on its line is drawn reversed. */
 const RLO = "\u202E";

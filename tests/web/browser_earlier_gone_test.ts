@@ -8,15 +8,15 @@ import assert from "node:assert/strict";
 import { copyFixture, rawOpen } from "../_helpers.ts";
 import {
   type Browser,
-  browserSkip,
   closePage,
   launchBrowser,
   openPage,
+  pageBehaviourSkip,
   shownMessageIds,
 } from "./_browser.ts";
 import { numberedMessages, serve, type Served } from "./_served.ts";
 
-const skip = browserSkip();
+const skip = pageBehaviourSkip();
 const ID = "20260501_130000_compacted_pages";
 /** The server's page, small: the mechanism is the same at 5,000. */
 const PAGE = 20;

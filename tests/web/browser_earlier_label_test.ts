@@ -9,15 +9,15 @@ import process from "node:process";
 import { copyFixture } from "../_helpers.ts";
 import {
   type Browser,
-  browserSkip,
   closePage,
   launchBrowser,
   openPage,
+  pageBehaviourSkip,
   shownMessageIds,
 } from "./_browser.ts";
 import { numberedMessages, serve, type Served } from "./_served.ts";
 
-const skip = browserSkip();
+const skip = pageBehaviourSkip();
 const ID = "20260501_100000_three_pages";
 /** The server's page, small: the mechanism is the same at 5,000. */
 const PAGE = 40;

@@ -13,16 +13,16 @@ import { renderHtmlDocument } from "../../lib/web/html_transcript.ts";
 import { tempDbPath } from "../_helpers.ts";
 import {
   type Browser,
-  browserSkip,
   closePage,
   launchBrowser,
   openPage,
+  pageBehaviourSkip,
   pageText,
   redrawn,
 } from "./_browser.ts";
 import { serve, type Served } from "./_served.ts";
 
-const skip = browserSkip();
+const skip = pageBehaviourSkip();
 
 const UNTITLED = "empty_states_untitled";
 const TITLED = "empty_states_titled";

@@ -11,17 +11,17 @@ import { createHandler } from "../../lib/web/handler.ts";
 import { listen, type Listening } from "../../lib/web/listen.ts";
 import {
   type Browser,
-  browserSkip,
   closePage,
   launchBrowser,
   openPage,
   type Page,
+  pageBehaviourSkip,
   withBreakableMarker,
 } from "./_browser.ts";
 import { CHAIN, chainId, lineageDb, WIDE, wideId } from "./_lineage_db.ts";
 import { slowed } from "./_served.ts";
 
-const skip = browserSkip();
+const skip = pageBehaviourSkip();
 
 /** Tool-call ids that are names on every JS object. */
 const BUILT_IN_IDS = ["toString", "constructor", "valueOf", "__proto__", "hasOwnProperty"];

@@ -5,10 +5,10 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { copyFixture } from "../_helpers.ts";
-import { type Browser, browserSkip, closePage, launchBrowser, openPage } from "./_browser.ts";
+import { type Browser, closePage, launchBrowser, openPage, pageBehaviourSkip } from "./_browser.ts";
 import { serve, type Served } from "./_served.ts";
 
-const skip = browserSkip();
+const skip = pageBehaviourSkip();
 let browser: Browser;
 let served: Served;
 

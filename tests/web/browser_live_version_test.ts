@@ -8,11 +8,11 @@ import assert from "node:assert/strict";
 import { copyFixture } from "../_helpers.ts";
 import {
   type Browser,
-  browserSkip,
   closePage,
   launchBrowser,
   openPage,
   type Page,
+  pageBehaviourSkip,
 } from "./_browser.ts";
 import { slowed } from "./_served.ts";
 import { openStore } from "../../lib/open_store.ts";
@@ -20,7 +20,7 @@ import type { SessionStore } from "../../lib/core/session_store.ts";
 import { createHandler, DATA_VERSION_HEADER, type Handler } from "../../lib/web/handler.ts";
 import { listen, type Listening } from "../../lib/web/listen.ts";
 
-const skip = browserSkip();
+const skip = pageBehaviourSkip();
 const TALK = "20260501_090000_live_version";
 
 /** A gate: requests wait at it until it opens. */

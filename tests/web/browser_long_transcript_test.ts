@@ -10,17 +10,17 @@ import type { NewMessage } from "../../lib/core/types.ts";
 import { copyFixture } from "../_helpers.ts";
 import {
   type Browser,
-  browserSkip,
   closePage,
   launchBrowser,
   openPage,
   type Page,
+  pageBehaviourSkip,
   paintedText,
   redrawn,
 } from "./_browser.ts";
 import { serve, type Served } from "./_served.ts";
 
-const skip = browserSkip();
+const skip = pageBehaviourSkip();
 
 const LONG = "long_transcript";
 const COUNT = 3000;

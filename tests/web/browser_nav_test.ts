@@ -14,17 +14,17 @@ import { copyFixture } from "../_helpers.ts";
 import { V11 } from "../_cli_io.ts";
 import {
   type Browser,
-  browserSkip,
   closePage,
   launchBrowser,
   openPage,
   type Page,
+  pageBehaviourSkip,
   redrawn,
   withBreakableMarker,
 } from "./_browser.ts";
 import { slowed } from "./_served.ts";
 
-const skip = browserSkip();
+const skip = pageBehaviourSkip();
 
 // deno-lint-ignore no-explicit-any
 type Request = any;

@@ -8,15 +8,15 @@ import { openStore } from "../../lib/open_store.ts";
 import { copyFixture, tempDbPath } from "../_helpers.ts";
 import {
   type Browser,
-  browserSkip,
   closePage,
   launchBrowser,
   openPage,
+  pageBehaviourSkip,
   pageText,
 } from "./_browser.ts";
 import { serve, type Served } from "./_served.ts";
 
-const skip = browserSkip();
+const skip = pageBehaviourSkip();
 
 const LONG_NAMES = "odd_long_names";
 const LONG_NAME = "x".repeat(300);

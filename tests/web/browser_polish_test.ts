@@ -9,18 +9,18 @@ import { V11 } from "../_cli_io.ts";
 import { copyFixture } from "../_helpers.ts";
 import {
   type Browser,
-  browserSkip,
   closePage,
   launchBrowser,
   openPage,
   type Page,
+  pageBehaviourSkip,
   pageText,
   redrawn,
   screenshot,
 } from "./_browser.ts";
 import { serve, type Served } from "./_served.ts";
 
-const skip = browserSkip();
+const skip = pageBehaviourSkip();
 
 /** A session whose id is also a word of its messages: the id and the hits both offered. */
 const WORD_ID = "zebu";

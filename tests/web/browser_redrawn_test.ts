@@ -10,10 +10,10 @@ import assert from "node:assert/strict";
 import { copyFixture } from "../_helpers.ts";
 import {
   type Browser,
-  browserSkip,
   closePage,
   launchBrowser,
   openPage,
+  pageBehaviourSkip,
   redrawn,
 } from "./_browser.ts";
 import { openStore } from "../../lib/open_store.ts";
@@ -21,7 +21,7 @@ import type { SessionStore } from "../../lib/core/session_store.ts";
 import { createHandler } from "../../lib/web/handler.ts";
 import { listen, type Listening } from "../../lib/web/listen.ts";
 
-const skip = browserSkip();
+const skip = pageBehaviourSkip();
 
 /** While set, the usage answers wait for it. */
 let held: Promise<void> | undefined;

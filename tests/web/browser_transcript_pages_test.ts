@@ -8,16 +8,16 @@ import assert from "node:assert/strict";
 import { copyFixture } from "../_helpers.ts";
 import {
   type Browser,
-  browserSkip,
   closePage,
   launchBrowser,
   openPage,
   type Page,
+  pageBehaviourSkip,
   redrawn,
 } from "./_browser.ts";
 import { numberedMessages, serve, type Served } from "./_served.ts";
 
-const skip = browserSkip();
+const skip = pageBehaviourSkip();
 const ID = "20260501_100000_long_pages";
 /** The server's page, small: the mechanism is the same at 5,000. */
 const PAGE = 40;

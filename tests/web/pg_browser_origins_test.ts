@@ -16,15 +16,15 @@ import { V11 } from "../_cli_io.ts";
 import { freshSchema, PG_SKIP, schemaUrl } from "../store/_pg.ts";
 import {
   type Browser,
-  browserSkip,
   closePage,
   launchBrowser,
   openPage,
   type Page,
+  pageBehaviourSkip,
 } from "./_browser.ts";
 import { slowed } from "./_served.ts";
 
-const skip = PG_SKIP || browserSkip();
+const skip = PG_SKIP || pageBehaviourSkip();
 
 /** The id of a session that only the third host's file holds. */
 const ONLY_ON_C = "20260501_120000_c0ffee";

@@ -15,17 +15,17 @@ import { V11 } from "../_cli_io.ts";
 import { freshSchema, PG_SKIP, schemaUrl } from "../store/_pg.ts";
 import {
   type Browser,
-  browserSkip,
   closePage,
   launchBrowser,
   openPage,
   type Page,
+  pageBehaviourSkip,
   redrawn,
 } from "./_browser.ts";
 import { type PgRelay, startPgRelay } from "./_pg_relay.ts";
 import { slowed } from "./_served.ts";
 
-const skip = PG_SKIP || browserSkip();
+const skip = PG_SKIP || pageBehaviourSkip();
 
 /** What the page shows: its view, the alert, the live mark and the transcript's title. */
 function shown(page: Page) {

@@ -12,6 +12,7 @@ import { createHandler } from "../../lib/web/handler.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { copyFixture, rawOpen } from "../_helpers.ts";
 import { openPgStore, PG_SKIP } from "../store/_pg.ts";
+import { caseRunsHere } from "../reliability/_runtimes.ts";
 
 /** A session of the schema-21 fixture, given many more rows. */
 const ID = "20260501_090000_live01";
@@ -202,7 +203,8 @@ for (
       const handle = createHandler(store);
       let appended = 0;
       let conflicts = 0;
-      for (const query of queries(rows, all, others)) {
+      // Each query under Deno, and under one of Bun and Node (`caseRunsHere`).
+      for (const query of queries(rows, all, others).filter((_, i) => caseRunsHere(i))) {
         const url = new URL(`http://127.0.0.1:8787/api/session?id=${ID}&${query}`);
         const response = await handle(new Request(url));
         const body = await response.json();
@@ -225,7 +227,7 @@ for (
         assert.deepEqual(got, want, query);
         if (body.appended) appended++;
       }
-      assert.ok(appended > 30 && conflicts > 50, `${appended} appended, ${conflicts} 409s`);
+      assert.ok(appended > 15 && conflicts > 25, `${appended} appended, ${conflicts} 409s`);
     });
 
     test("a page reads its own rows and a few more, never the whole session", async () => {

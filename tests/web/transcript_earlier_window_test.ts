@@ -10,17 +10,17 @@ import assert from "node:assert/strict";
 import { copyFixture, rawOpen } from "../_helpers.ts";
 import {
   type Browser,
-  browserSkip,
   closePage,
   launchBrowser,
   openPage,
   type Page,
+  pageBehaviourSkip,
   redrawn,
   shownMessageIds,
 } from "./_browser.ts";
 import { numberedMessages, serve, type Served } from "./_served.ts";
 
-const skip = browserSkip();
+const skip = pageBehaviourSkip();
 const ID = "20260501_140000_earlier_window";
 const REWRITTEN = "20260501_150000_earlier_rewritten";
 /** The server's page, small: the mechanism is the same at 5,000. */

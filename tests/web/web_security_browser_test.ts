@@ -12,18 +12,18 @@ import { openStore } from "../../lib/open_store.ts";
 import type { SearchOptions } from "../../lib/core/search/options.ts";
 import {
   type Browser,
-  browserSkip,
   closePage,
   launchBrowser,
   openPage,
   type Page,
+  pageBehaviourSkip,
   redrawn,
 } from "./_browser.ts";
 import { serve, type Served } from "./_served.ts";
 import { listen } from "../../lib/web/listen.ts";
 import { copyFixture } from "../_helpers.ts";
 
-const skip = browserSkip();
+const skip = pageBehaviourSkip();
 
 /** Markup that runs script wherever it is drawn as HTML, not as text. */
 const X = `"><img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>`;
