@@ -10,6 +10,14 @@ if [ ! -f "$ROOT/../shared/fixtures/hermes-v11.db" ]; then
   echo "test.sh: the fixtures are missing: the tests read ../shared/fixtures/ beside the repository ($(cd "$ROOT/.." && pwd)/shared/fixtures)" >&2
   exit 1
 fi
+# They are single files: a -wal or -shm beside one means something opened it in place (even a
+# read-only open makes them), and the tests that copy a fixture would copy them too.
+for sidecar in "$ROOT"/../shared/fixtures/*.db-wal "$ROOT"/../shared/fixtures/*.db-shm; do
+  if [ -e "$sidecar" ]; then
+    echo "test.sh: $sidecar should not exist: a fixture was opened in place (copy it first); remove the file" >&2
+    exit 1
+  fi
+done
 # npm packages loaded only where used (README, "Dependencies"), pinned by package-lock.json.
 if [ "$(cat node_modules/.hermes-lock 2>/dev/null)" != "$(sha256sum <package-lock.json)" ]; then
   npm ci --no-audit --no-fund --loglevel=error >&2

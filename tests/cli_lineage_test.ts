@@ -1,7 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { runCli, V11, v11Copy } from "./_cli_io.ts";
-import { tempDbPath } from "./_helpers.ts";
+import { rawOpen, tempDbPath } from "./_helpers.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { openStore } from "../lib/open_store.ts";
 import { freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";
@@ -90,6 +90,27 @@ describe("lineage", () => {
     const run = await runCli(["--db", v11Copy(), "lineage", V11.live]);
     assert.equal(run.out.trimEnd().split("\n").length, 1);
     assert.match(run.out, /◀\n$/);
+  });
+
+  test("lineage of a family whose parent links loop (a damaged file) notes no cut", async () => {
+    const path = tempDbPath();
+    {
+      await using store = await openStore(path);
+      for (const id of ["a", "b", "c"]) await store.createSession(id, "cli");
+    }
+    {
+      // a → c → b → a.
+      using raw = await rawOpen(path);
+      raw.exec(
+        "UPDATE sessions SET parent_session_id = CASE id WHEN 'a' THEN 'c' WHEN 'b' THEN 'a' " +
+          "ELSE 'b' END",
+      );
+    }
+    const run = await runCli(["--db", path, "lineage", "a"]);
+    assert.equal(run.code, 0, run.err);
+    assert.equal(run.err, "");
+    assert.equal(run.out.trimEnd().split("\n").length, 3);
+    for (const id of ["a", "b", "c"]) assert.match(run.out, new RegExp(`\\b${id} · cli`));
   });
 });
 

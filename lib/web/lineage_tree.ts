@@ -5,6 +5,7 @@
  * @module
  */
 import type { SessionStore } from "../core/session_store.ts";
+import { parentAboveCut } from "../core/lineage_depth.ts";
 import { buildLineageTree } from "../render/lineage_tree.ts";
 import { shownLineage, type ShownLineageNode } from "./lineage_shown.ts";
 
@@ -52,9 +53,6 @@ export async function lineageTree(
   });
   const tree = buildLineageTree(rows.length === 0 ? [root, ...more] : [...rows, ...more])!;
   const shown: LineageTree = shownLineage(tree, ancestors.map((row) => row.id).reverse(), id);
-  const parent = root.parent_session_id;
-  if (parent !== null && parent !== root.id && (await store.getSession(parent)) !== undefined) {
-    shown.older = true;
-  }
+  if ((await parentAboveCut(store, ancestors)) !== undefined) shown.older = true;
   return shown;
 }

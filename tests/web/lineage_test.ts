@@ -1,12 +1,14 @@
-// The transcript's lineage tree on pathological families: a compression chain 3,000 deep and a
-// session with 2,000 children. The session viewed and its path from the root are always in the
-// tree, it stays small, and every cut is said where it was made.
+// The transcript's lineage tree on pathological families: a compression chain 3,000 deep, a
+// session with 2,000 children, and parent links that loop. The session viewed and its path from
+// the root are always in the tree, it stays small, and every cut is said where it was made, and
+// only there.
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { openStore } from "../../lib/open_store.ts";
 import { lineageTree } from "../../lib/web/lineage_tree.ts";
 import type { ShownLineageNode } from "../../lib/web/lineage_shown.ts";
 import { CHAIN, chainId, lineageDb, WIDE, wideId } from "./_lineage_db.ts";
+import { rawOpen, tempDbPath } from "../_helpers.ts";
 
 const store = await openStore(await lineageDb(), { readonly: true });
 after(() => store.close());
@@ -56,4 +58,26 @@ test("lineageTree() of a child among 2000 shows it, at most 30 siblings, and how
   assert.equal(tree.children.length, 30);
   assert.equal(tree.hidden, WIDE - 30);
   assert.equal(tree.older, undefined);
+});
+
+test("lineageTree() of a family whose parent links loop (a damaged file) says nothing older is left out", async () => {
+  const path = tempDbPath();
+  {
+    await using own = await openStore(path);
+    for (const id of ["a", "b", "c", "x"]) await own.createSession(id, "cli");
+  }
+  {
+    // a → c → b → a, and x under b.
+    using raw = await rawOpen(path);
+    raw.exec(
+      "UPDATE sessions SET parent_session_id = CASE id WHEN 'a' THEN 'c' WHEN 'b' THEN 'a' " +
+        "WHEN 'c' THEN 'b' ELSE 'b' END",
+    );
+  }
+  await using looped = await openStore(path, { readonly: true });
+  for (const id of ["x", "a", "b", "c"]) {
+    const tree = (await lineageTree(looped, id))!;
+    assert.ok(pathTo(tree, id), `${id} is in the tree`);
+    assert.equal(tree.older, undefined, `${id}: every session of the loop is shown`);
+  }
 });

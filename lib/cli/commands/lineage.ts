@@ -11,7 +11,7 @@ import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { openStoreNaming, resolveSession } from "../resolve.ts";
 import { visibleControls, visibleInline } from "../../render/transcript.ts";
-import { MAX_LINEAGE_DEPTH } from "../../core/lineage_depth.ts";
+import { MAX_LINEAGE_DEPTH, parentAboveCut } from "../../core/lineage_depth.ts";
 import type { SessionStore } from "../../core/session_store.ts";
 import type { SessionRow } from "../../core/types.ts";
 
@@ -101,12 +101,9 @@ async function cutNotes(
   tree: LineageTreeNode,
 ): Promise<string[]> {
   const notes: string[] = [];
-  const top = ancestors[ancestors.length - 1];
-  const parent = top?.parent_session_id ?? null;
-  if (
-    parent !== null && !ancestors.some((row) => row.id === parent) &&
-    (await store.getSession(parent)) !== undefined
-  ) {
+  const parent = await parentAboveCut(store, ancestors);
+  if (parent !== undefined) {
+    const top = ancestors[ancestors.length - 1];
     notes.push(
       `Note: the family goes on above ${visibleInline(top.id)} (its parent is ${
         visibleInline(parent)
