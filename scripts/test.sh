@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole check: format, lint, types, publish dry run, then the test suite on
+# The whole check: format, lint, types, publish dry run, the README's demo, then the test suite on
 # Deno, Bun and Node 24, then the compiled executable. Installs the toolchain first.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -80,6 +80,8 @@ step "deno check"; deno task -q check
 step "deno doc --lint"; deno doc --lint mod.ts
 step "deno publish --dry-run"; deno publish --dry-run --allow-dirty 2>&1 | tail -3
 
+# The README's first command, as a user on a fresh machine runs it (its database goes in $TMPDIR).
+step "bash scripts/run.sh demo"; (cd "$TEST_TMP" && bash "$ROOT/scripts/run.sh" demo | tail -3)
 step "tests on Deno"; deno test -A --lock=tests/deno.lock --frozen --parallel tests/
 step "documentation examples (README, JSDoc)"; deno test -A --lock=tests/deno.lock --frozen --doc README.md mod.ts lib/
 # Bun alone gives each test 5 s unless it says otherwise (Deno and Node give no limit): on a slow
