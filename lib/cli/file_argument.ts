@@ -22,14 +22,62 @@ export interface FileArgumentOptions {
   readonly role: "input" | "output";
   /** `-` is standard input here (`import FILE`), so it is allowed. */
   readonly dashIsStdin?: boolean;
+  /**
+   * The file is read as text, never opened by SQLite (`import FILE`): `:memory:`
+   * names a file there like any other name.
+   */
+  readonly text?: boolean;
 }
 
 /**
- * Refuses an empty or blank file argument, and `-` where it is no stream.
+ * Whether `value` names SQLite's private in-memory database (`:memory:`, or
+ * `sqlite::memory:`), which SQLite opens instead of a file of that name:
+ * what a command writes there is gone when it ends.
+ *
+ * @param value A file argument or `--db`, as typed.
+ * @returns True for SQLite's in-memory name.
+ *
+ * @example
+ * ```ts
+ * import { namesMemory } from "./file_argument.ts";
+ * console.assert(namesMemory(":memory:") && namesMemory("sqlite::memory:"));
+ * console.assert(!namesMemory("./:memory:"));
+ * ```
+ */
+export function namesMemory(value: string): boolean {
+  return value === ":memory:" || value === "sqlite::memory:";
+}
+
+/**
+ * The usage error for a store named by SQLite's in-memory name.
+ *
+ * @param name The argument as the usage names it (`DEST`, `--db`).
+ * @param value The argument as typed.
+ * @param command The command whose usage the error points at.
+ * @returns The error (exit 2).
+ *
+ * @example
+ * ```ts
+ * import { memoryStoreError } from "./file_argument.ts";
+ * console.assert(memoryStoreError("--db", ":memory:", "import").message.includes("./:memory:"));
+ * ```
+ */
+export function memoryStoreError(name: string, value: string, command: string): UsageError {
+  return new UsageError(
+    `${name} ${quotedValue(value)} is SQLite's in-memory database, which is gone when the ` +
+      `command ends (nothing would be kept): give a file name, or ./:memory: for a file of that name`,
+    { command },
+  );
+}
+
+/**
+ * Refuses an empty or blank file argument, `-` where it is no stream, and
+ * SQLite's `:memory:` where SQLite would open it.
  *
  * @param value The argument as typed.
  * @param options Its name, its command, and whether `-` is allowed.
- * @throws {UsageError} When `value` is blank, or `-` where no stream is read.
+ * @throws {UsageError} When `value` is blank, `-` where no stream is read, or
+ * `:memory:` where SQLite opens the file.
  *
  * @example
  * ```ts
@@ -51,6 +99,7 @@ export function checkFileArgument(value: string, options: FileArgumentOptions): 
       command,
     });
   }
+  if (!options.text && namesMemory(value)) throw memoryStoreError(name, value, command);
   if (value === "-" && !options.dashIsStdin) {
     const stream = options.role === "input"
       ? "reads no standard input"

@@ -31,6 +31,7 @@ import { topUsage } from "./usage.ts";
 import { CommandError, InterruptedError, UsageError } from "./usage_error.ts";
 import { VERSION } from "../core/version.ts";
 import { quotedArgument } from "./shown_argument.ts";
+import { memoryStoreError, namesMemory } from "./file_argument.ts";
 import { clippedText, quotedValue } from "../core/shown_value.ts";
 
 /** Options every command accepts. */
@@ -332,6 +333,9 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         { command },
       );
     }
+    // SQLite opens a private database for this name, not a file: an import there said
+    // "Imported" and kept nothing.
+    if (namesMemory(dbPath)) throw memoryStoreError("--db", dbPath, command);
     if (dbPath.includes("\u0000")) {
       throw new UsageError(
         `--db ${quotedValue(dbPath)}: a file name cannot contain a NUL character`,

@@ -41,8 +41,10 @@ const UNIT_SECONDS: Record<string, number> = {
 export function parseTime(text: string, now: number): number | undefined {
   const value = text.trim();
   const age = AGE.exec(value);
-  if (age) return now - Number(age[1]) * UNIT_SECONDS[age[2]];
-  if (SECONDS.test(value)) return Number(value);
+  // Digits past what a number holds (Infinity) are no time: the stores refused them with an
+  // unexpected error where a usage error was due.
+  if (age) return finiteOrNone(now - Number(age[1]) * UNIT_SECONDS[age[2]]);
+  if (SECONDS.test(value)) return finiteOrNone(Number(value));
   const date = DATE.exec(value);
   if (!date) return undefined;
   const [year, month, day, hour, minute, second] = date.slice(1).map((p) => Number(p ?? 0));
@@ -52,6 +54,11 @@ export function parseTime(text: string, now: number): number | undefined {
     hour > 23 || minute > 59 || second > 59
   ) return undefined;
   return local.getTime() / 1000;
+}
+
+/** `seconds`, or `undefined` when it is not a finite number. */
+function finiteOrNone(seconds: number): number | undefined {
+  return Number.isFinite(seconds) ? seconds : undefined;
 }
 
 /**

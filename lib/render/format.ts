@@ -268,6 +268,8 @@ export function formatCost(usd: number | null | undefined): string {
   const sign = usd < 0 ? "-" : "";
   const abs = Math.abs(usd);
   if (abs > 0 && abs < 0.005) return `${sign}$${abs.toFixed(4)}`;
+  // From 1e21 on, toFixed writes an exponent ("1e+21"), which has no cents to split off.
+  if (abs >= 1e21) return `${sign}$${abs}`;
   const [whole, cents] = abs.toFixed(2).split(".");
   return `${sign}$${formatCount(Number(whole))}.${cents}`;
 }

@@ -71,7 +71,10 @@ export function buildLineageTree(rows: readonly SessionRow[]): LineageTreeNode |
   for (const row of rows.slice(1)) {
     const parent = row.parent_session_id;
     if (parent === null || !byId.has(parent)) continue;
-    children.set(parent, [...(children.get(parent) ?? []), row]);
+    // Added in place: a copy per child made 60,000 children of one session take 15 s.
+    const siblings = children.get(parent);
+    if (siblings === undefined) children.set(parent, [row]);
+    else siblings.push(row);
   }
   const seen = new Set<string>();
   const node = (row: SessionRow, parent: SessionRow | undefined): LineageTreeNode => {

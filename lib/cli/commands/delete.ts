@@ -175,13 +175,15 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     else gone.push(id);
   }
   printResult(ctx, deleted, gone);
-  if (!ctx.json && deleted.length === 1) ctx.io.stdout(`Deleted session '${deleted[0]}'.\n`);
+  // Ids as the question showed them: stored text cannot drive the terminal.
+  const shown = (ids: readonly string[]) => ids.map(visibleInline).join(", ");
+  if (!ctx.json && deleted.length === 1) ctx.io.stdout(`Deleted session '${shown(deleted)}'.\n`);
   else if (!ctx.json && deleted.length > 1) {
-    ctx.io.stdout(`Deleted ${formatCount(deleted.length)} sessions: ${deleted.join(", ")}.\n`);
+    ctx.io.stdout(`Deleted ${formatCount(deleted.length)} sessions: ${shown(deleted)}.\n`);
   }
   if (gone.length > 0) {
     throw new CommandError(
-      `no longer there to delete (another process deleted it meanwhile): ${gone.join(", ")}`,
+      `no longer there to delete (another process deleted it meanwhile): ${shown(gone)}`,
     );
   }
   return 0;

@@ -126,7 +126,13 @@ class PendingLinks {
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const source = args.positionals[0];
-  checkFileArgument(source, { command: "import", name: "FILE", role: "input", dashIsStdin: true });
+  checkFileArgument(source, {
+    command: "import",
+    name: "FILE",
+    role: "input",
+    dashIsStdin: true,
+    text: true,
+  });
   checkInput(source, ctx.dbPath);
   const lines = inputLines(ctx.io, source)[Symbol.asyncIterator]();
   const first = await firstLine(lines, source);

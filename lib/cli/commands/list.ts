@@ -10,6 +10,7 @@ import { originOption } from "../origin.ts";
 import {
   displayWidth,
   formatCount,
+  oneLine,
   padEnd,
   plural,
   relativeTime,
@@ -78,9 +79,11 @@ function renderRows(ctx: Context, sessions: readonly RichSessionRow[]): string {
   const { style } = ctx;
   const now = ctx.io.now();
   const titled = sessions.some((s) => s.title);
+  // One line each: a newline or a tab another writer stored (import keeps titles as given)
+  // broke the row, and a tab took columns the width count gave it none of.
   const rows = sessions.map((s) => ({
-    title: visibleControls(s.title || "—"),
-    preview: visibleControls(s.preview ?? ""),
+    title: visibleControls(oneLine(s.title ?? "") || "—"),
+    preview: visibleControls(oneLine(s.preview ?? "")),
     active: relativeTime(s.last_active ?? s.started_at, now),
     source: visibleInline(s.source),
     id: visibleInline(s.id),

@@ -11,6 +11,7 @@ import { openStoreNaming, resolveSession } from "../resolve.ts";
 import { CommandError, UsageError } from "../usage_error.ts";
 import { sanitizeTitle } from "../../core/titles.ts";
 import { quotedValue } from "../../core/shown_value.ts";
+import { visibleInline } from "../../render/transcript.ts";
 
 const USAGE = `Usage: hermes-state rename [options] ID|PREFIX TITLE...
        hermes-state rename --clear ID|PREFIX
@@ -52,13 +53,15 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const id = await resolveSession(reader, target, "rename");
   sayNote(ctx, await syncedNote(reader, [id], "rename"));
   const store = await ctx.openStore();
+  // The id as the other commands show it: stored text cannot drive the terminal.
+  const shown = visibleInline(id);
   if (!await store.setSessionTitle(id, clear ? null : title)) {
-    throw new CommandError(`Session '${id}' not found`);
+    throw new CommandError(`Session '${shown}' not found`);
   }
   const stored = await store.getSessionTitle(id) ?? null;
   if (ctx.json) printJson(ctx.io, { id, title: stored });
-  else if (stored === null) ctx.io.stdout(`Session '${id}' has no title now.\n`);
-  else ctx.io.stdout(`Session '${id}' renamed to: ${stored}\n`);
+  else if (stored === null) ctx.io.stdout(`Session '${shown}' has no title now.\n`);
+  else ctx.io.stdout(`Session '${shown}' renamed to: ${visibleInline(stored)}\n`);
   return 0;
 }
 

@@ -127,7 +127,8 @@ function renderHit(
       // A message without text (an assistant that only called tools) says so.
       const empty = message.content === null || message.content === "";
       const content = visibleControls(oneLine(String(message.content ?? "")));
-      const text = truncate(`${message.role}: ${empty ? "(no text)" : content}`, CONTEXT_WIDTH);
+      const speaker = visibleInline(String(message.role));
+      const text = truncate(`${speaker}: ${empty ? "(no text)" : content}`, CONTEXT_WIDTH);
       lines.push(style.dim(`     ${text}`));
     }
   });

@@ -17,7 +17,7 @@ import {
 import { printRecordJson } from "../print_record_json.ts";
 import { integerOption, type ParsedArgs, positiveSeconds } from "../parse.ts";
 import { openStoreNaming, resolveSession } from "../resolve.ts";
-import { renderTranscript, visibleControls } from "../../render/transcript.ts";
+import { renderTranscript, visibleControls, visibleInline } from "../../render/transcript.ts";
 import { CommandError, UsageError } from "../usage_error.ts";
 import { followSession } from "../follow_session.ts";
 import { printTranscript } from "../print_transcript.ts";
@@ -109,7 +109,7 @@ async function details(
     const tip = await chainEnd(store, session.id);
     if (tip.id !== session.id) {
       const said = tip.reached ? "the live end of the chain" : "the chain goes on past it";
-      rows.push(["Continued in", `${tip.id} (${said})`]);
+      rows.push(["Continued in", `${visibleInline(tip.id)} (${said})`]);
     }
   }
   rows.push([
@@ -246,13 +246,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   });
   if (ctx.json) {
     const record = await store.exportSession(id);
-    if (record === undefined) throw new CommandError(`Session '${id}' not found`);
+    if (record === undefined) throw new CommandError(`Session '${visibleInline(id)}' not found`);
     // In pieces, as printJson writes it: a long session's document is never one string.
     await printRecordJson(ctx.io, record);
     return 0;
   }
   const session = await store.getSession(id);
-  if (session === undefined) throw new CommandError(`Session '${id}' not found`);
+  if (session === undefined) throw new CommandError(`Session '${visibleInline(id)}' not found`);
   ctx.io.stdout(await details(store, session, ctx, args.flag("system")));
   const all = args.flag("all");
   const read = (sessionId: string, afterId?: number) =>
