@@ -149,6 +149,17 @@ describe("field notes: arguments", () => {
     const listed = await runCli(["--db", file, "list"]);
     assert.match(listed.out, /\bs1\n/);
   });
+
+  test("--db sqlite: with no path is a usage error, not a database at an empty name", async () => {
+    for (const db of ["sqlite:", "sqlite:  "]) {
+      const run = await runCli(["--db", db, "list"]);
+      assert.equal(run.code, 2, run.err);
+      assert.match(
+        run.err,
+        /^hermes-state list: --db "sqlite: *" names no file: give sqlite:PATH\n/,
+      );
+    }
+  });
 });
 
 describe("field notes: absurd values and sizes", () => {

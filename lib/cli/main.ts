@@ -325,6 +325,11 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     const fromEnv = io.env("HERMES_STATE_DB")?.trim() || undefined;
     dbPath = args.string("db") ?? leading.db ?? fromEnv ?? defaultDbPath();
     if (dbPath.trim() === "") throw new UsageError("--db needs a file path", { command });
+    if (dbPath.startsWith("sqlite:") && dbPath.slice("sqlite:".length).trim() === "") {
+      throw new UsageError(`--db ${quotedValue(dbPath)} names no file: give sqlite:PATH`, {
+        command,
+      });
+    }
     if (dbPath === "-") {
       // Not a stream: a write command would make a database named "-".
       throw new UsageError(
