@@ -80,7 +80,7 @@ describe("export", () => {
     assert.equal(missing.out, "");
   });
 
-  test("export takes the format from OUTPUT's name (*.md, *.html) unless --format, and gzips *.gz for import", async () => {
+  test("export takes the format from OUTPUT's name (*.md, *.html, also before .gz) unless --format, and gzips *.gz for import", async () => {
     const db = v11Copy();
     const dir = tempDir();
     const jsonl = (await runCli(["--db", db, "export", "-"])).out;
@@ -105,6 +105,12 @@ describe("export", () => {
       [],
       "no temporary file left",
     );
+    // The name before the .gz says the format: gzipped Markdown and HTML.
+    const markdown = readFileSync(join(dir, "a.md"), "utf8");
+    assert.equal((await runCli(["--db", db, "export", join(dir, "a.md.gz")])).code, 0);
+    assert.equal(gunzipSync(readFileSync(join(dir, "a.md.gz"))).toString("utf8"), markdown);
+    assert.equal((await runCli(["--db", db, "export", join(dir, "a.html.GZ")])).code, 0);
+    assert.match(gunzipSync(readFileSync(join(dir, "a.html.GZ"))).toString(), /^<!doctype html>/);
     // A backup named *.gz is compressed too.
     const copy = join(dir, "state.db.gz");
     assert.equal((await runCli(["--db", db, "backup", copy])).code, 0);

@@ -66,7 +66,8 @@ Options:
   --until TIME      Only sessions started before TIME
   --origin NAME     Only sessions synced from this origin (a PostgreSQL store; see sync)
   --format FORMAT   "jsonl", "md" or "html" (default: by OUTPUT's name,
-                    *.md and *.html, else jsonl; *.gz is gzip-compressed)
+                    *.md and *.html, else jsonl; a *.gz name is compressed:
+                    notes.md.gz is gzipped Markdown)
   --force           Write over OUTPUT even when it is an SQLite database
                     (never the database being exported)
   --json            Report the result as JSON (when writing to a file)
@@ -324,11 +325,13 @@ function stdoutSink(ctx: Context): Sink {
 
 /**
  * The format an output's name asks for when `--format` is not given: `.md`
- * Markdown, `.html` HTML, anything else (`.jsonl`, `.jsonl.gz`, `-`) JSON Lines.
+ * Markdown, `.html` HTML, anything else (`.jsonl`, `-`) JSON Lines; a `.gz`
+ * after the name's own ending only compresses it (`notes.md.gz` is Markdown).
  */
 function formatOfName(output: string): (typeof FORMATS)[number] {
-  if (/\.(md|markdown)$/i.test(output)) return "md";
-  if (/\.html?$/i.test(output)) return "html";
+  const name = output.replace(/\.gz$/i, "");
+  if (/\.(md|markdown)$/i.test(name)) return "md";
+  if (/\.html?$/i.test(name)) return "html";
   return "jsonl";
 }
 
