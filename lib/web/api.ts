@@ -12,6 +12,7 @@ import type { SearchOptions } from "../core/search/options.ts";
 import type { RichSessionRow, SearchHit, SessionRow } from "../core/types.ts";
 import { parseSince, USAGE_GROUPINGS, type UsageGrouping } from "../core/usage.ts";
 import { checkTimeZone } from "../core/time_zone.ts";
+import { sanitizeTitle } from "../core/titles.ts";
 import { EXPORT_MEDIA_TYPES, type ExportFormat, exportStoreStream } from "./export_stream.ts";
 import { failureLine } from "./failure_line.ts";
 import { lineageTree } from "./lineage_tree.ts";
@@ -666,6 +667,13 @@ async function rename(api: ApiRequest, id: string): Promise<Response> {
   const title = body.title;
   if (title !== null && typeof title !== "string") {
     throw new HttpError(400, "title must be a string or null");
+  }
+  try {
+    // A title no session may hold (too long) is a bad request, not a conflict with another.
+    sanitizeTitle(title);
+  } catch (error) {
+    if ((error as Error).name === "TitleError") throw new HttpError(400, (error as Error).message);
+    throw error;
   }
   if ((await api.store.getSession(id)) === undefined) {
     throw new HttpError(404, `Session '${id}' not found`);

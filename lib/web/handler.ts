@@ -217,11 +217,26 @@ async function headAnswer(response: Response): Promise<Response> {
   return new Response(null, { status: response.status, headers });
 }
 
+/**
+ * Whether an `If-None-Match` header names `etag`: `*`, or a list of tags
+ * compared weakly (`W/"x"` matches `"x"`), as RFC 9110 (13.1.2) asks; a proxy
+ * or a browser may send either.
+ */
+function etagMatches(header: string | null, etag: string): boolean {
+  if (header === null) return false;
+  if (header.trim() === "*") return true;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, "");
+  return header.split(",").some((tag) => opaque(tag) === opaque(etag));
+}
+
 function staticResponse(request: Request, path: string): Response | undefined {
   const asset = path === "/" ? INDEX_HTML : ASSETS.get(path);
   if (asset === undefined) return undefined;
   if (request.method !== "GET" && request.method !== "HEAD") {
-    return jsonError(405, `Method ${request.method} is not allowed on ${path}`);
+    // A 405 names the methods the path takes (RFC 9110, 15.5.6), as the API's do.
+    const refused = jsonError(405, `Method ${request.method} is not allowed on ${path}`);
+    refused.headers.set("allow", "GET, HEAD");
+    return refused;
   }
   const headers = withSecurityHeaders({
     "content-type": asset.type,
@@ -229,7 +244,7 @@ function staticResponse(request: Request, path: string): Response | undefined {
     // Revalidated on every load (the ETag makes that a 304): a new version is seen at once.
     "cache-control": "no-cache",
   });
-  if (request.headers.get("if-none-match") === asset.etag) {
+  if (etagMatches(request.headers.get("if-none-match"), asset.etag)) {
     return new Response(null, { status: 304, headers });
   }
   // Said outright: a HEAD answer has no body, and Deno and Bun would then say 0.
@@ -286,7 +301,7 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
   const liveStreams = new LiveStreamLimit(options.maxLiveStreams);
   const logError = options.logError ?? (() => {});
 
-  return async (request: Request): Promise<Response> => {
+  const answer = async (request: Request): Promise<Response> => {
     try {
       let url: URL | undefined;
       try {
@@ -306,10 +321,12 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
       if (url === undefined) {
         return jsonError(400, `Bad request: the URL is not valid: current value is ${request.url}`);
       }
-      if (!allowedHost(hostHeader, policy) || !allowedHost(url.host, policy)) {
+      // The refused host is named: the Host header's, or that of a URL in absolute form.
+      const refusedHost = [hostHeader, url.host].find((one) => !allowedHost(one, policy));
+      if (refusedHost !== undefined) {
         return jsonError(
           403,
-          `Forbidden: this server does not answer for host ${quotedValue(hostHeader)}`,
+          `Forbidden: this server does not answer for host ${quotedValue(refusedHost)}`,
         );
       }
       if (
@@ -358,14 +375,11 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
             search: options.search ?? ((query, o) => store.searchMessages(query, o)),
             logError,
           });
-        // A HEAD answer is GET's without the body: a live stream or an export is not run (over
-        // `node:http` a HEAD of the live stream sent nothing and held one of its places).
-        if (request.method === "HEAD") {
-          return await headAnswer(await withTimeout(request, timeoutMs, api));
-        }
-        if (request.method === "GET" && CACHED.test(path)) {
+        // HEAD too: it says the headers GET says, the change marker included.
+        if ((request.method === "GET" || request.method === "HEAD") && CACHED.test(path)) {
           // A relative period ("30d") moves with the clock: then the minute is part of the key.
-          const relative = /[?&](since|from|to)=/.test(url.search);
+          // Read as the routes read it: a name sent percent-encoded (`%73ince`) is `since` too.
+          const relative = ["since", "from", "to"].some((name) => url.searchParams.has(name));
           const key = `${path}${url.search}${relative ? `#${Math.floor(now() / 60)}` : ""}`;
           // The change marker is read within the time limit too: a database server that stops
           // answering (hung, or its network gone) gets the request its 503, not no answer.
@@ -386,5 +400,12 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
     } catch (error) {
       return toErrorResponse(error, request, logError, store.engine);
     }
+  };
+  // A HEAD answer is GET's without the body, a refusal's or a failure's too: a live stream or
+  // an export is not run (over `node:http` a HEAD of the live stream sent nothing and held one
+  // of its places).
+  return async (request: Request): Promise<Response> => {
+    const response = await answer(request);
+    return request.method === "HEAD" ? await headAnswer(response) : response;
   };
 }

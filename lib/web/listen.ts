@@ -206,6 +206,9 @@ function requestOf(
   const body = method === "GET" || method === "HEAD" ? undefined : bodyOf(req, res);
   const init = { method, headers, body, signal, duplex: "half" } as RequestInit;
   const path = req.url ?? "/";
+  // A target in absolute form (`GET http://host/path`, RFC 9112 3.2.2, as a client sends through
+  // a proxy) is the URL itself: its host is checked by the handler as the Host header is.
+  if (/^https?:\/\//i.test(path) && URL.canParse(path)) return new Request(path, init);
   const url = `http://${req.headers.host ?? bindHost}${path}`;
   // A Host header that makes no URL: the handler names it (its header is kept).
   return new Request(URL.canParse(url) ? url : `http://0.0.0.0${path}`, init);
