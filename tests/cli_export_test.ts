@@ -233,4 +233,21 @@ describe("export errors", () => {
     assert.ok(md.includes("run␛"));
     assert.ok(md.includes("**Source:** cli⟨U+202E⟩"));
   });
+
+  test("export --format md writes ids and tool names as code no backtick or line break in them ends", async () => {
+    const id = "ev`il\u202eid";
+    const child = "kid\nline";
+    const path = await buildDb((db) => {
+      db.createSession(id, "cli");
+      db.createSession(child, "cli", { parentSessionId: id });
+      db.appendMessage(child, { role: "tool", content: "done", toolName: "`tick" });
+    });
+    const md = (await runCli(["--db", path, "export", "--format", "md"])).out;
+    // deno-lint-ignore no-control-regex
+    assert.ok(!/[\u0000-\u0008\u000b-\u001f\u202a-\u202e\u2066-\u2069]/.test(md), md);
+    assert.ok(md.includes("- **ID:** ``ev`il⟨U+202E⟩id``\n"), md);
+    assert.ok(md.includes("- **ID:** `kid␊line`\n"), md);
+    assert.ok(md.includes("- **Parent:** ``ev`il⟨U+202E⟩id``\n"), md);
+    assert.ok(md.includes("`` `tick ``"), md);
+  });
 });

@@ -9,7 +9,7 @@
  */
 import type { MessageRow, SessionExport, SessionRow } from "../core/types.ts";
 import { formatCost, formatCount } from "./format.ts";
-import { toolCallViews, visibleControls } from "./transcript.ts";
+import { toolCallViews, visibleControls, visibleInline } from "./transcript.ts";
 import { contentText } from "../core/content.ts";
 import { transcriptMarks } from "../core/message_row.ts";
 import { shownExport, shownMessage } from "./shown_export.ts";
@@ -26,6 +26,34 @@ function utc(seconds: number): string {
   const date = new Date(typeof seconds === "number" ? Math.round(seconds * 1000) : NaN);
   if (Number.isNaN(date.getTime())) return "?";
   return `${date.toISOString().slice(0, 19).replace("T", " ")} UTC`;
+}
+
+/**
+ * `text` as an inline code span that no backtick inside it can end, its
+ * control characters, line breaks and bidi overrides shown as marks
+ * (`visibleInline`): an id or a tool's name as stored, which another writer
+ * may have filled with anything.
+ *
+ * @param text The text.
+ * @returns The code span.
+ *
+ * @example
+ * ```ts
+ * import { inlineCode } from "./markdown.ts";
+ * const tick = "\x60";
+ * console.assert(inlineCode("a") === `${tick}a${tick}`);
+ * console.assert(inlineCode(`a${tick}b`) === `${tick}${tick}a${tick}b${tick}${tick}`);
+ * console.assert(inlineCode("x\u202Ey") === `${tick}x⟨U+202E⟩y${tick}`);
+ * ```
+ */
+export function inlineCode(text: string): string {
+  const shown = visibleInline(text);
+  const longest = Math.max(0, ...Array.from(shown.matchAll(/`+/g), (m) => m[0].length));
+  const ticks = "`".repeat(longest + 1);
+  // A span that starts or ends with a backtick, or with a space at both ends (one of which
+  // Markdown takes away), is padded with a space inside each end.
+  const pad = /^`|`$/.test(shown) || /^ [^]* $/.test(shown) ? " " : "";
+  return `${ticks}${pad}${shown}${pad}${ticks}`;
 }
 
 /**
@@ -50,7 +78,7 @@ export function fenced(text: string, info = ""): string {
 
 function messageSection(message: MessageRow): string {
   const head = [visibleControls(message.role)];
-  if (message.tool_name) head.push(`\`${visibleControls(message.tool_name)}\``);
+  if (message.tool_name) head.push(inlineCode(message.tool_name));
   head.push(utc(message.timestamp), ...transcriptMarks(message));
   const parts = [`## ${head.join(" · ")}`];
   const reasoning = [message.reasoning, message.reasoning_content]
@@ -66,9 +94,7 @@ function messageSection(message: MessageRow): string {
   if (text !== "") parts.push(message.role === "tool" ? fenced(text) : text);
   for (const call of toolCallViews(message.tool_calls)) {
     parts.push(
-      `**Tool call** \`${visibleControls(call.name)}\`\n\n${
-        fenced(visibleControls(call.args), "json")
-      }`,
+      `**Tool call** ${inlineCode(call.name)}\n\n${fenced(visibleControls(call.args), "json")}`,
     );
   }
   return parts.join("\n\n");
@@ -85,7 +111,7 @@ export function markdownHead(exported: SessionExport | SessionRow): string {
   // The BLOBs an export carries as bytes, shown as their text.
   const session = shownExport({ ...exported, messages: [] });
   const details = [
-    `- **ID:** \`${session.id}\``,
+    `- **ID:** ${inlineCode(session.id)}`,
     `- **Source:** ${visibleControls(session.source)}`,
   ];
   if (session.model) details.push(`- **Model:** ${visibleControls(session.model)}`);
@@ -97,7 +123,9 @@ export function markdownHead(exported: SessionExport | SessionRow): string {
       }`,
     );
   }
-  if (session.parent_session_id) details.push(`- **Parent:** \`${session.parent_session_id}\``);
+  if (session.parent_session_id) {
+    details.push(`- **Parent:** ${inlineCode(session.parent_session_id)}`);
+  }
   details.push(
     `- **Messages:** ${formatCount(session.message_count)} · **Tool calls:** ${
       formatCount(session.tool_call_count)
