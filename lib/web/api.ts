@@ -121,6 +121,14 @@ function textParam(url: URL, name: string, max = 200): string | null {
   return raw;
 }
 
+/** `children=1`: only sessions with children; `0` or none: all. Anything else is named. */
+function childrenParam(url: URL): boolean {
+  const value = url.searchParams.get("children");
+  if (value === null || value === "0") return false;
+  if (value === "1") return true;
+  throw new HttpError(400, `children must be 1 or 0: current value is ${quotedValue(value)}`);
+}
+
 /**
  * Which origin `hermes-state sync` shipped each of `ids` from (PostgreSQL):
  * a row shows it, as two hosts' sessions of the same id otherwise look
@@ -209,7 +217,7 @@ async function listSessions(api: ApiRequest): Promise<Response> {
     excludeSources: source === null ? ["tool"] : null,
     startedAfter: timeParam(url, "from", api.now),
     startedBefore: timeParam(url, "to", api.now),
-    hasChildren: url.searchParams.get("children") === "1",
+    hasChildren: childrenParam(url),
     orderByLastActive: order === "last-active",
     limit: limit + 1,
     offset,

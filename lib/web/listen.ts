@@ -209,9 +209,12 @@ function requestOf(
   // A target in absolute form (`GET http://host/path`, RFC 9112 3.2.2, as a client sends through
   // a proxy) is the URL itself: its host is checked by the handler as the Host header is.
   if (/^https?:\/\//i.test(path) && URL.canParse(path)) return new Request(path, init);
-  const url = `http://${req.headers.host ?? bindHost}${path}`;
+  // The asterisk form (`OPTIONS *`, RFC 9112 3.2.4) names no path: it is asked of `/*`, which
+  // is no page (it was read as part of the host, and refused as host "0.0.0.0*").
+  const target = path.startsWith("/") ? path : `/${path}`;
+  const url = `http://${req.headers.host ?? bindHost}${target}`;
   // A Host header that makes no URL: the handler names it (its header is kept).
-  return new Request(URL.canParse(url) ? url : `http://0.0.0.0${path}`, init);
+  return new Request(URL.canParse(url) ? url : `http://0.0.0.0${target}`, init);
 }
 
 /**

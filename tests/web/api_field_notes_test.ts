@@ -143,4 +143,39 @@ describe("field notes: a request target in absolute form", () => {
       await server.close();
     }
   });
+
+  test('OPTIONS * (the asterisk form) is asked of /*, not refused for a host "0.0.0.0*"', async () => {
+    const server = await listen(handle, { host: "127.0.0.1", port: 0 });
+    try {
+      const answer = await rawRequest(
+        server.port,
+        `OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nConnection: close\r\n\r\n`,
+      );
+      assert.notEqual(answer.status, 403, answer.body);
+      assert.doesNotMatch(answer.body, /0\.0\.0\.0/);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("field notes: the listing's filters", () => {
+  test("children= takes 1 or 0; anything else is a 400 naming it, not ignored", async () => {
+    const all = await request("/api/sessions?limit=200");
+    const parents = await request("/api/sessions?children=1&limit=200");
+    const zero = await request("/api/sessions?children=0&limit=200");
+    assert.equal(parents.status, 200);
+    const count = async (response: Response) => (await response.json()).sessions.length;
+    const [allCount, parentCount] = [await count(all), await count(parents)];
+    assert.ok(parentCount > 0 && parentCount < allCount, `${parentCount} of ${allCount}`);
+    assert.equal(await count(zero), allCount);
+    for (const value of ["true", "yes", ""]) {
+      const refused = await request(`/api/sessions?children=${value}`);
+      assert.equal(refused.status, 400, value);
+      assert.match(
+        (await refused.json()).error.message,
+        /^children must be 1 or 0: current value is "/,
+      );
+    }
+  });
 });
