@@ -183,6 +183,21 @@ describe("field notes: absurd values and sizes", () => {
     }
   });
 
+  test("stats and usage add up token counts past 2^63 instead of failing with 'integer overflow'", async () => {
+    const path = v11Copy();
+    {
+      using raw = await rawOpen(path);
+      raw.exec("UPDATE sessions SET input_tokens = 4611686018427387904 WHERE rowid <= 3");
+    }
+    for (const argv of [["stats"], ["stats", "--json"], ["usage", "--since", "all"]]) {
+      const run = await runCli(["--db", path, ...argv]);
+      assert.equal(run.code, 0, `${argv.join(" ")}: ${run.err}`);
+      assert.equal(run.err, "");
+    }
+    const stats = JSON.parse((await runCli(["--db", path, "stats", "--json"])).out);
+    assert.ok(JSON.stringify(stats).includes("13835058055"), "the three sessions' tokens, summed");
+  });
+
   // The tree used to copy a session's list of children for each child it added: 60,000 children
   // took 15 s in it (19.7 s for `lineage`), 1.2 s since. Speed is for benchmarks, not tests: this
   // checks the tree such a family makes.

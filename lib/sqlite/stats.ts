@@ -10,14 +10,17 @@ import { rowsWithBlobsAsText } from "../core/blob_text.ts";
 
 /**
  * Implements `SessionDB.usageByModel`: the seed's per-model totals (a BLOB
- * model, as Python's sqlite3 stores `bytes`, named by its UTF-8 text).
+ * model, as Python's sqlite3 stores `bytes`, named by its UTF-8 text). Its
+ * token sums are `SUM()`'s answers (NULL without a value) read through
+ * `TOTAL()`, which does not fail past 2^63 ("integer overflow") as `SUM()` of
+ * integers does; below 2^53 they are the same number.
  */
 export function usageByModel(store: Store): ModelUsage[] {
   const rows = store.statement(
     `SELECT model,
        COUNT(*) AS session_count,
-       SUM(input_tokens) AS total_input,
-       SUM(output_tokens) AS total_output,
+       CASE WHEN COUNT(input_tokens) > 0 THEN TOTAL(input_tokens) END AS total_input,
+       CASE WHEN COUNT(output_tokens) > 0 THEN TOTAL(output_tokens) END AS total_output,
        SUM(estimated_cost_usd) AS total_cost
      FROM sessions
      WHERE model IS NOT NULL

@@ -45,9 +45,13 @@ const ORDER: Readonly<Record<FileGrouping, string>> = {
 /** The summed columns of a usage row. */
 const USAGE_NAMES = [...TOKEN_TOTALS.map((t) => t.column), ...COST_COLUMNS].join(", ");
 
-/** Their aggregates: a token sum is 0 without sessions, a cost sum stays NULL without values. */
+/**
+ * Their aggregates: a token sum is 0 without sessions, a cost sum stays NULL without values. A
+ * token sum is a `TOTAL()`: SQLite's `SUM()` of integers fails past 2^63 ("integer overflow"),
+ * where a PostgreSQL store's answers; below 2^53 the two are the same number.
+ */
 const USAGE_SUMS = [
-  ...TOKEN_TOTALS.map(({ column }) => `COALESCE(SUM(${column}), 0) AS ${column}`),
+  ...TOKEN_TOTALS.map(({ column }) => `TOTAL(${column}) AS ${column}`),
   ...COST_COLUMNS.map((column) => `SUM(${column}) AS ${column}`),
 ].join(", ");
 
