@@ -85,6 +85,25 @@ describe("odd session ids over the API", () => {
     }
   });
 
+  test("an id with letters beyond ASCII is also offered under its own name (filename*), UTF-8", async () => {
+    const response = await get(`/api/export?format=md&session=${encodeURIComponent("odd😀中文")}`);
+    assert.equal(response.status, 200);
+    const disposition = response.headers.get("content-disposition") ?? "";
+    await response.body?.cancel();
+    assert.match(disposition, /^attachment; filename="[\w.-]+\.md"; filename\*=UTF-8''[\w.%-]+$/);
+    const given = /filename\*=UTF-8''(.*)$/.exec(disposition)![1];
+    assert.equal(decodeURIComponent(given), "odd_中文.md");
+    // An ASCII id says it all in filename="…".
+    const plain = await get(
+      `/api/export?format=md&session=${encodeURIComponent("odd with spaces")}`,
+    );
+    await plain.body?.cancel();
+    assert.equal(
+      plain.headers.get("content-disposition"),
+      'attachment; filename="odd_with_spaces.md"',
+    );
+  });
+
   test('"." and ".." are saved as session.*, not as hidden or refused names', async () => {
     for (const id of [".", ".."]) {
       const response = await get(`/api/export?format=md&session=${encodeURIComponent(id)}`);

@@ -25,7 +25,7 @@ import { HttpError, json, withSecurityHeaders } from "./respond.ts";
 import { syncedStore } from "../core/synced_store.ts";
 import { originRecord } from "../render/origin_record.ts";
 import { MAX_SESSION_ID, sessionNotFound } from "./session_id_param.ts";
-import { downloadName } from "./download_name.ts";
+import { downloadDisposition } from "./download_name.ts";
 
 /** The largest page of sessions or hits. */
 export const MAX_PAGE = 200;
@@ -543,7 +543,7 @@ async function exportDownload(api: ApiRequest): Promise<Response> {
   const source = textParam(api.url, "source");
   const cutOff = (error: unknown) => api.logError?.(failureLine(api.request, error));
   let stream: ReadableStream<Uint8Array> | undefined;
-  let name: string;
+  let disposition: string;
   if (id !== null) {
     stream = await exportStoreStream(
       api.store,
@@ -553,7 +553,7 @@ async function exportDownload(api: ApiRequest): Promise<Response> {
       cutOff,
     );
     if (stream === undefined) throw new HttpError(404, sessionNotFound(id));
-    name = downloadName(id);
+    disposition = downloadDisposition(id, format);
   } else {
     const origin = await originParam(api);
     // What the listing's filters select: source, origin, start range (children included).
@@ -564,7 +564,8 @@ async function exportDownload(api: ApiRequest): Promise<Response> {
       ...origin,
     };
     const parts = [origin.origin, source].filter((part) => part !== undefined && part !== null);
-    name = ["sessions", ...parts].join("-").replace(/[^\w.-]/g, "_");
+    const name = ["sessions", ...parts].join("-").replace(/[^\w.-]/g, "_");
+    disposition = `attachment; filename="${name}.${format}"`;
     const title = `hermes-state export${parts.length > 0 ? ` (${parts.join(", ")})` : ""}`;
     // Without a source the listing leaves out the `tool` sessions (subagents' own): so does this.
     const leaveOut = source === null ? { leaveOut: "tool" } : {};
@@ -573,7 +574,7 @@ async function exportDownload(api: ApiRequest): Promise<Response> {
   return new Response(stream, {
     headers: withSecurityHeaders({
       "content-type": EXPORT_MEDIA_TYPES[format],
-      "content-disposition": `attachment; filename="${name}.${format}"`,
+      "content-disposition": disposition,
     }),
   });
 }

@@ -28,3 +28,30 @@ export function downloadName(id: string): string {
   const name = id.replace(/[^\w.-]/g, "_").replace(/^\.+/, "").slice(0, MAX_DOWNLOAD_NAME);
   return /[A-Za-z0-9]/.test(name) ? name : "session";
 }
+
+/**
+ * The `Content-Disposition` of a download of session `id` as `extension`:
+ * `attachment; filename="…"` with {@linkcode downloadName}, and, when the id
+ * holds letters or digits beyond ASCII (`日本`, `é`), also a `filename*` in
+ * UTF-8 (RFC 6266, RFC 8187) that keeps them, which browsers prefer to the
+ * ASCII name (for `日本` that is `session`).
+ *
+ * @param id The session id.
+ * @param extension The format's extension, without the dot.
+ * @returns The header's value.
+ *
+ * @example
+ * ```ts
+ * import { downloadDisposition } from "./download_name.ts";
+ * console.assert(downloadDisposition("a b", "md") === 'attachment; filename="a_b.md"');
+ * console.assert(downloadDisposition("日本", "md").endsWith("filename*=UTF-8''%E6%97%A5%E6%9C%AC.md"));
+ * ```
+ */
+export function downloadDisposition(id: string, extension: string): string {
+  const ascii = `attachment; filename="${downloadName(id)}.${extension}"`;
+  const kept = Array.from(id.replace(/[^\p{L}\p{M}\p{N}_.-]/gu, "_").replace(/^\.+/, ""))
+    .slice(0, MAX_DOWNLOAD_NAME).join("");
+  // Only letters, marks, digits, `_`, `.` and `-` are left: all ASCII, the ASCII name says it all.
+  if (/^[\w.-]*$/.test(kept)) return ascii;
+  return `${ascii}; filename*=UTF-8''${encodeURIComponent(kept)}.${extension}`;
+}
