@@ -28,6 +28,11 @@ function utc(seconds: number): string {
   return `${date.toISOString().slice(0, 19).replace("T", " ")} UTC`;
 }
 
+/** The longest run of backticks in `text` (0 when it has none): a code delimiter must be longer. */
+function longestBacktickRun(text: string): number {
+  return Math.max(0, ...Array.from(text.matchAll(/`+/g), (m) => m[0].length));
+}
+
 /**
  * `text` as an inline code span that no backtick inside it can end, its
  * control characters, line breaks and bidi overrides shown as marks
@@ -48,8 +53,7 @@ function utc(seconds: number): string {
  */
 export function inlineCode(text: string): string {
   const shown = visibleInline(text);
-  const longest = Math.max(0, ...Array.from(shown.matchAll(/`+/g), (m) => m[0].length));
-  const ticks = "`".repeat(longest + 1);
+  const ticks = "`".repeat(longestBacktickRun(shown) + 1);
   // A span that starts or ends with a backtick, or with a space at both ends (one of which
   // Markdown takes away), is padded with a space inside each end.
   const pad = /^`|`$/.test(shown) || /^ [^]* $/.test(shown) ? " " : "";
@@ -71,8 +75,7 @@ export function inlineCode(text: string): string {
  * ```
  */
 export function fenced(text: string, info = ""): string {
-  const longest = Math.max(2, ...Array.from(text.matchAll(/`+/g), (m) => m[0].length));
-  const fence = "`".repeat(longest + 1);
+  const fence = "`".repeat(Math.max(2, longestBacktickRun(text)) + 1);
   return `${fence}${info}\n${text}\n${fence}`;
 }
 

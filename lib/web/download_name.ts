@@ -25,8 +25,17 @@ export const MAX_DOWNLOAD_NAME = 100;
  * ```
  */
 export function downloadName(id: string): string {
-  const name = id.replace(/[^\w.-]/g, "_").replace(/^\.+/, "").slice(0, MAX_DOWNLOAD_NAME);
+  const name = keptName(id, /[^\w.-]/g);
   return /[A-Za-z0-9]/.test(name) ? name : "session";
+}
+
+/**
+ * `id` with each character `other` matches as `_`, without leading dots, at most
+ * {@linkcode MAX_DOWNLOAD_NAME} characters (whole code points).
+ */
+function keptName(id: string, other: RegExp): string {
+  return Array.from(id.replace(other, "_").replace(/^\.+/, "")).slice(0, MAX_DOWNLOAD_NAME)
+    .join("");
 }
 
 /**
@@ -49,8 +58,7 @@ export function downloadName(id: string): string {
  */
 export function downloadDisposition(id: string, extension: string): string {
   const ascii = `attachment; filename="${downloadName(id)}.${extension}"`;
-  const kept = Array.from(id.replace(/[^\p{L}\p{M}\p{N}_.-]/gu, "_").replace(/^\.+/, ""))
-    .slice(0, MAX_DOWNLOAD_NAME).join("");
+  const kept = keptName(id, /[^\p{L}\p{M}\p{N}_.-]/gu);
   // Only letters, marks, digits, `_`, `.` and `-` are left: all ASCII, the ASCII name says it all.
   if (/^[\w.-]*$/.test(kept)) return ascii;
   return `${ascii}; filename*=UTF-8''${encodeURIComponent(kept)}.${extension}`;

@@ -50,6 +50,15 @@ export function workerRuntimes(wanted: readonly RuntimeName[]): RuntimeName[] {
 }
 
 /**
+ * Whether this runner runs the tests the suite runs under one runner only:
+ * it is Deno's, or no Deno binary is found (then every runner runs them, so
+ * they always run somewhere).
+ */
+export function runsDenoOnlyTests(): boolean {
+  return runtimeName() === "deno" || runtimeBinary("deno") === undefined;
+}
+
+/**
  * The `skip` of a test that runs all its work in workers spread over Deno,
  * Bun and Node: the runtime of the test runner adds nothing to it, so the
  * suite's run under Deno runs it and the runs under Bun and Node skip it
@@ -57,7 +66,7 @@ export function workerRuntimes(wanted: readonly RuntimeName[]): RuntimeName[] {
  * somewhere) instead of starting the same processes three times.
  */
 export function workersSpanRuntimes(): false | string {
-  if (runtimeName() === "deno" || runtimeBinary("deno") === undefined) return false;
+  if (runsDenoOnlyTests()) return false;
   return "its workers run on Deno, Bun and Node whatever runs the test: the run under Deno runs it";
 }
 
@@ -69,9 +78,8 @@ export function workersSpanRuntimes(): false | string {
  * each case still runs on two runtimes, Bun and Node each do half, and no case is left out.
  */
 export function caseRunsHere(index: number): boolean {
-  const runtime = runtimeName();
-  if (runtime === "deno" || runtimeBinary("deno") === undefined) return true;
-  return index % 2 === (runtime === "bun" ? 0 : 1);
+  if (runsDenoOnlyTests()) return true;
+  return index % 2 === (runtimeName() === "bun" ? 0 : 1);
 }
 
 /** The `skip` of case `index` of such a check: see {@linkcode caseRunsHere}. */

@@ -10,8 +10,7 @@ import process from "node:process";
 import assert from "node:assert/strict";
 import { ROOT } from "../_helpers.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
-import { runtimeName } from "../../lib/sqlite/driver/load.ts";
-import { runtimeBinary } from "../reliability/_runtimes.ts";
+import { runsDenoOnlyTests } from "../reliability/_runtimes.ts";
 
 /** Where screenshots go (git-ignored). */
 export const SCREENSHOTS = join(ROOT, "tests", "out");
@@ -64,7 +63,7 @@ export function browserSkip(): string | undefined {
 export function pageBehaviourSkip(): string | undefined {
   const missing = browserSkip();
   if (missing !== undefined) return missing;
-  if (runtimeName() === "deno" || runtimeBinary("deno") === undefined) return undefined;
+  if (runsDenoOnlyTests()) return undefined;
   return "a behaviour of the page's script, the same on any server: the run under Deno runs it";
 }
 

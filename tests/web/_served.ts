@@ -122,12 +122,18 @@ export interface Served {
  *
  * @param path The database.
  * @param options Handler options (the host defaults to 127.0.0.1).
+ * @param around Wraps the store's handler (a test that holds some answers), before `slowed`.
  * @returns The running server.
  */
-export async function serve(path: string, options: HandlerOptions = {}): Promise<Served> {
+export async function serve(
+  path: string,
+  options: HandlerOptions = {},
+  around: (handler: Handler) => Handler = (handler) => handler,
+): Promise<Served> {
   const store = await openStore(path);
   const host = options.host ?? "127.0.0.1";
-  const server = await listen(slowed(createHandler(store, { pollMs: 200, ...options, host })), {
+  const handler = around(createHandler(store, { pollMs: 200, ...options, host }));
+  const server = await listen(slowed(handler), {
     host,
     port: 0,
   });

@@ -16,48 +16,43 @@ import {
   pageBehaviourSkip,
   redrawn,
 } from "./_browser.ts";
-import { openStore } from "../../lib/open_store.ts";
-import type { SessionStore } from "../../lib/core/session_store.ts";
-import { createHandler } from "../../lib/web/handler.ts";
-import { listen, type Listening } from "../../lib/web/listen.ts";
+import { serve, type Served } from "./_served.ts";
 
 const skip = pageBehaviourSkip();
 
 /** While set, the usage answers wait for it. */
 let held: Promise<void> | undefined;
-let store: SessionStore;
-let server: Listening;
-let origin: string;
+let served: Served;
 let browser: Browser;
 
 before(async () => {
-  store = await openStore(copyFixture("hermes-v11.db"));
-  const handler = createHandler(store, { pollMs: 100 });
-  server = await listen(async (request) => {
-    if (new URL(request.url).pathname === "/api/usage") await held;
-    return await handler(request);
-  }, { host: "127.0.0.1", port: 0 });
-  origin = `http://127.0.0.1:${server.port}`;
+  served = await serve(
+    copyFixture("hermes-v11.db"),
+    { pollMs: 100 },
+    (handler) => async (request) => {
+      if (new URL(request.url).pathname === "/api/usage") await held;
+      return await handler(request);
+    },
+  );
   if (skip === undefined) browser = await launchBrowser();
 });
 
 after(async () => {
   await browser?.close();
-  await server?.close();
-  await store?.close();
+  await served?.close();
 });
 
 test("a view drawn by a live update before an action does not end the wait for the action's view", {
   skip,
   timeout: 60_000,
 }, async () => {
-  const page = await openPage(browser, `${origin}/#/usage?since=all`);
+  const page = await openPage(browser, `${served.origin}/#/usage?since=all`);
   try {
     await page.waitForSelector(".view-usage select[name=since]");
     await redrawn(page, async () => {
       // A write: the live update draws the usage view again, as it is.
       const drawn = await page.evaluate(() => document.body.getAttribute("data-ready"));
-      await store.appendMessage("20260425_090019_d38f1d", { role: "user", content: "live" });
+      await served.store.appendMessage("20260425_090019_d38f1d", { role: "user", content: "live" });
       await page.waitForFunction(
         (old: string | null) => document.body.getAttribute("data-ready") !== old,
         { timeout: 10_000 },
