@@ -783,8 +783,13 @@ const READ_ROUTES = new Set([
   "/api/events",
 ]);
 
-/** The methods a route takes (for a 405's `Allow`), or `undefined` for no route. */
-function methodsOf(path: string): string[] | undefined {
+/**
+ * The methods an API route takes (for a 405's `Allow`).
+ *
+ * @param path The request's path, `/api/…`.
+ * @returns The methods, or `undefined` where no route has that path.
+ */
+export function methodsOf(path: string): string[] | undefined {
   if (READ_ROUTES.has(path)) return ["GET", "HEAD"];
   if (/^\/api\/sessions\/[^/]+\/title$/.test(path) || path === "/api/session/title") return ["PUT"];
   if (/^\/api\/sessions\/[^/]+$/.test(path) || path === "/api/session") {

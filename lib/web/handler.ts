@@ -12,7 +12,7 @@ import type { SearchOptions } from "../core/search/options.ts";
 import type { SessionStore } from "../core/session_store.ts";
 import type { SearchHit } from "../core/types.ts";
 import { AnswerCache } from "./answer_cache.ts";
-import { handleApi, MAX_TRANSCRIPT_PAGE } from "./api.ts";
+import { handleApi, MAX_TRANSCRIPT_PAGE, methodsOf } from "./api.ts";
 import { ASSETS, INDEX_HTML } from "./assets/assets.ts";
 import { HttpError, jsonError, withSecurityHeaders } from "./respond.ts";
 import {
@@ -227,6 +227,28 @@ function etagMatches(header: string | null, etag: string): boolean {
   if (header.trim() === "*") return true;
   const opaque = (tag: string) => tag.trim().replace(/^W\//, "");
   return header.split(",").some((tag) => opaque(tag) === opaque(etag));
+}
+
+/**
+ * The answer to a request whose method no `Request` can carry (`fetch`
+ * refuses TRACE and TRACK), so that the handler never sees it: a 405 naming
+ * the methods the path takes in `Allow` (RFC 9110, 15.5.6), as the handler's
+ * own 405s do, or a 404 where there is no such page.
+ *
+ * @param method The request's method.
+ * @param target The request target, as sent (`/api/search?q=x`).
+ * @returns The JSON error, with the security headers.
+ */
+export function unsupportedMethodAnswer(method: string, target: string): Response {
+  const path = URL.canParse(target, "http://localhost")
+    ? new URL(target, "http://localhost").pathname
+    : target;
+  const isPage = path === "/" || ASSETS.has(path);
+  const allowed = isPage ? ["GET", "HEAD"] : methodsOf(path);
+  if (allowed === undefined) return jsonError(404, `Not found: ${path}`);
+  const refused = jsonError(405, `Method ${method} is not allowed on ${path}`);
+  refused.headers.set("allow", allowed.join(", "));
+  return refused;
 }
 
 function staticResponse(request: Request, path: string): Response | undefined {

@@ -12,7 +12,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Socket } from "node:net";
-import type { Handler } from "./handler.ts";
+import { type Handler, unsupportedMethodAnswer } from "./handler.ts";
 import { jsonError } from "./respond.ts";
 
 /** Options of {@linkcode listen}. */
@@ -267,7 +267,7 @@ async function listenNode(handler: Handler, options: ListenOptions): Promise<Lis
     } catch {
       // `fetch` refuses TRACE and TRACK: no page of this server takes them either.
       response = /^(TRACE|TRACK)$/i.test(req.method ?? "")
-        ? jsonError(405, `Method ${req.method} is not allowed`)
+        ? unsupportedMethodAnswer(req.method!, req.url ?? "/")
         : jsonError(400, "Bad request: the request cannot be read");
     }
     const head: Record<string, string | string[]> = {};

@@ -31,12 +31,22 @@ describe("requests the server cannot take", () => {
   });
   after(() => served.close());
 
-  test("TRACE is a 405 JSON error with the security headers", async () => {
-    const trace = await rawRequest(
-      port,
-      "TRACE / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
-    );
-    assertJsonError(trace, 405, /TRACE is not allowed/, "TRACE");
+  test("TRACE is a 405 JSON error with the security headers, its Allow the path's methods", async () => {
+    const asked = (line: string) =>
+      rawRequest(port, `${line} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+    const cases: [string, string][] = [
+      ["TRACE /", "GET, HEAD"],
+      ["TRACE /api/search?q=x", "GET, HEAD"],
+      ["TRACE /api/sessions/abc", "GET, HEAD, DELETE"],
+      ["TRACE /api/sessions/abc/title", "PUT"],
+    ];
+    for (const [line, allow] of cases) {
+      const answer = await asked(line);
+      const method = line.split(" ")[0];
+      assertJsonError(answer, 405, new RegExp(`${method} is not allowed on /`), line);
+      assert.equal(answer.headers.get("allow"), allow, line);
+    }
+    assertJsonError(await asked("TRACE /nowhere"), 404, /Not found: \/nowhere/, "TRACE /nowhere");
   });
 
   test(
