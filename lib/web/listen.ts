@@ -190,6 +190,15 @@ function bodyOf(req: IncomingMessage, res: ServerResponse): ReadableStream<Uint8
   }, new ByteLengthQueuingStrategy({ highWaterMark: 1 << 16 }));
 }
 
+/** How many `Host` header lines a `node:http` request came with. */
+function hostHeaders(req: IncomingMessage): number {
+  let count = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    if (req.rawHeaders[i].toLowerCase() === "host") count++;
+  }
+  return count;
+}
+
 /** The `Request` of a `node:http` request; throws for a method `fetch` refuses (TRACE, TRACK). */
 function requestOf(
   req: IncomingMessage,
@@ -263,7 +272,10 @@ async function listenNode(handler: Handler, options: ListenOptions): Promise<Lis
     res.on("close", () => controller.abort());
     let response: Response;
     try {
-      response = await handler(requestOf(req, res, controller.signal, options.host));
+      response = hostHeaders(req) > 1
+        // `node:http` keeps the first; Bun refuses them, as RFC 9112 (3.2) asks.
+        ? jsonError(400, "Bad request: more than one Host header")
+        : await handler(requestOf(req, res, controller.signal, options.host));
     } catch {
       // `fetch` refuses TRACE and TRACK: no page of this server takes them either.
       response = /^(TRACE|TRACK)$/i.test(req.method ?? "")

@@ -49,6 +49,18 @@ describe("requests the server cannot take", () => {
     assertJsonError(await asked("TRACE /nowhere"), 404, /Not found: \/nowhere/, "TRACE /nowhere");
   });
 
+  test("two Host headers are a 400 (RFC 9112, 3.2): which one is meant cannot be told", async () => {
+    for (const hosts of [["127.0.0.1", "127.0.0.1"], ["127.0.0.1", "evil.example"]]) {
+      const answer = await rawRequest(
+        port,
+        `GET /api/config HTTP/1.1\r\n${
+          hosts.map((host) => `Host: ${host}\r\n`).join("")
+        }Connection: close\r\n\r\n`,
+      );
+      assert.equal(answer.status, 400, `${hosts}: ${answer.status} ${answer.body.slice(0, 200)}`);
+    }
+  });
+
   test(
     "a URL or headers over the limit are a 431, bytes that are no HTTP a 400: JSON with the security headers",
     { skip: ON_BUN && "Bun.serve answers these itself, before any code of the server runs" },
