@@ -242,7 +242,9 @@ export function serverOptions(
     } else if (key === "search_path") {
       throw invalid("search_path is set by the store: use ?schema=NAME instead", value);
     } else if (UNSUPPORTED.has(key)) {
-      throw invalid(`parameter ${key} is not supported by hermes-state`, value);
+      // sslpassword is the client key's passphrase: named, never shown.
+      const shown = key === "sslpassword" ? "***" : value;
+      throw invalid(`parameter ${key} is not supported by hermes-state`, shown);
     } else connection[key] = value;
   }
 
@@ -321,7 +323,7 @@ export function serverOptions(
 
 /**
  * A server URL fit to show: its password, in the authority or in
- * `?password=`, as `***`.
+ * `?password=`, and a client key's `?sslpassword=`, as `***`.
  *
  * @param url A server URL.
  * @returns The URL to show.
@@ -329,7 +331,7 @@ export function serverOptions(
 export function maskPassword(url: string): string {
   return url
     .replace(/^(postgres(?:ql)?:\/\/[^:/@?#]*:)[^/?#]*@/i, "$1***@")
-    .replace(/([?&]password=)[^&#]*/gi, "$1***");
+    .replace(/([?&](?:ssl)?password=)[^&#]*/gi, "$1***");
 }
 
 /**

@@ -27,6 +27,7 @@ import { COUNTER_COLUMNS } from "./_rows.ts";
 import { UNSPACED_CLASS } from "../core/search/cjk.ts";
 import { documentOf, gramsVector, searchDocument } from "./text_search.ts";
 import { jsonParam } from "./_text_codec.ts";
+import { sqlState } from "./_pg_errors.ts";
 
 /** The schema version the SQLite file format has; PostgreSQL records the same number. */
 export const SCHEMA_VERSION = 11;
@@ -385,7 +386,27 @@ export async function migratePg(
     await query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
     await query("SET LOCAL lock_timeout TO DEFAULT");
     await query("SET LOCAL statement_timeout TO DEFAULT");
-    await query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)}`);
+    // Only when missing: CREATE SCHEMA IF NOT EXISTS needs the CREATE right on the database even
+    // for a schema that exists, which a role given a schema of its own does not have.
+    const exists = await query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema]);
+    if (exists.length === 0) {
+      try {
+        await query(`CREATE SCHEMA ${quoteIdentifier(schema)}`);
+      } catch (error) {
+        // Read from the server's error (the query's is a StorageError with it as its cause).
+        const cause = (error as Error).cause ?? error;
+        if (sqlState(cause) !== "42501") throw error;
+        throw new OpenError(
+          schema,
+          `the role may not create schema ${quoteIdentifier(schema)} (${
+            (cause as Error).message
+          }): have a role that may run CREATE SCHEMA ${
+            quoteIdentifier(schema)
+          } AUTHORIZATION <this role>, or grant this role CREATE on the database`,
+          { kind: "other", cause: error },
+        );
+      }
+    }
     await query(`SET LOCAL search_path TO ${quoteIdentifier(schema)}`);
     await query(`CREATE TABLE IF NOT EXISTS hermes_migrations (
       step integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);

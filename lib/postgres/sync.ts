@@ -93,6 +93,12 @@ export interface SyncResult {
    * server as an earlier pass left them, and every pass tries them again.
    */
   readonly notShipped: readonly NotShipped[];
+  /**
+   * `true` when {@linkcode SyncOptions.signal} ended the pass before it had
+   * gone through every session of the file (the next pass ships the rest);
+   * absent otherwise.
+   */
+  readonly stopped?: true;
 }
 
 /** A session a pass left out, and why. */
@@ -137,6 +143,14 @@ export interface SyncOptions {
   readonly host?: string;
   /** Called after each session written, with the running totals. */
   readonly onProgress?: (result: SyncResult) => void;
+  /**
+   * Ends the pass early once aborted (Ctrl-C): no further session is
+   * batched, the batches begun are written (each session whole), and the
+   * pass ends as usual (sessions gone from the file deleted, lineage and
+   * titles settled); its result says {@linkcode SyncResult.stopped}. The
+   * next pass ships the rest.
+   */
+  readonly signal?: AbortSignal;
   /**
    * Called once the pass has read the file's sessions and message counts,
    * before it reads any message (tests use it to write in between); the
@@ -276,7 +290,12 @@ export async function syncFile(
     const undigested: { digest: number; id: string }[] = [];
     /** The sessions whose rows this pass writes (their titles are settled again at the end). */
     const rowsWritten: string[] = [];
+    let stopped = false;
     for (const [id, session] of source) {
+      if (options.signal?.aborted) {
+        stopped = true;
+        break;
+      }
       if (session.unshippable !== undefined) continue;
       const known = server.get(id);
       const { row: rowChanged, messages: messagesChanged, meta: metaChanged } = changesSince(
@@ -302,7 +321,13 @@ export async function syncFile(
       if (rowChanged) rowsWritten.push(id);
     }
     await writer.finish();
-    const totals = { origin, ...writer.totals, deleted: 0, notShipped };
+    const totals = {
+      origin,
+      ...writer.totals,
+      deleted: 0,
+      notShipped,
+      ...(stopped ? { stopped: true as const } : {}),
+    };
     await recordDigests(client, pass, { rows: redigested, messages: undigested });
     const gone = [...server.keys()].filter((id) => !source.has(id)).map((id) => `${origin}/${id}`);
     if (gone.length > 0) {

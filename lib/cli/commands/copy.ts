@@ -35,6 +35,7 @@ import { quotedValue } from "../../core/shown_value.ts";
 import { realpathSync } from "node:fs";
 import { hostname } from "node:os";
 import { SESSION_META_PREFIXES } from "../../core/session_meta.ts";
+import { parsePostgresUrl } from "../../postgres/store_url.ts";
 
 const USAGE = `Usage: hermes-state copy [options] SRC DEST
 
@@ -198,10 +199,28 @@ async function refuseSyncedFile(src: string, target: SessionStore): Promise<void
     `Cannot copy ${src} into ${target.target}: it is the file of origin ${
       quotedValue(origin.origin)
     } there, whose sessions it holds already as ${origin.origin}/ID; a copy would store each ` +
-      `again under its bare id. "hermes-state sync ${src} --to ${target.target}" ships its ` +
+      `again under its bare id. "hermes-state sync ${
+        sqlitePath(src)
+      } --to ${target.target}" ships its ` +
       `changes; to copy it anyway, remove the origin first ` +
       `(hermes-state origins --remove ${origin.origin})`,
   );
+}
+
+/**
+ * Whether two `postgres://` URLs name one store: the same server URL and
+ * schema once the store's own parameters are read (`?schema=hermes` is the
+ * default spelled out). A URL that does not parse is compared as written
+ * (opening it names what is wrong).
+ */
+function sameServerStore(src: string, dest: string): boolean {
+  if (!isPostgresTarget(src) || !isPostgresTarget(dest)) return false;
+  try {
+    const [from, to] = [parsePostgresUrl(src), parsePostgresUrl(dest)];
+    return from.url === to.url && from.schema === to.schema;
+  } catch {
+    return src === dest;
+  }
 }
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
@@ -212,8 +231,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     if (isDatabaseFile(sqlitePath(dest), sqlitePath(src))) {
       throw new CommandError(`Cannot copy ${src} onto itself`);
     }
-  } else if (src === dest) {
-    throw new CommandError(`Cannot copy ${src} onto itself`);
+  } else if (sameServerStore(src, dest)) {
+    // Not the URL itself: it may hold a password.
+    throw new CommandError(
+      `Cannot copy a store onto itself: SRC and DEST are schema ${
+        quotedValue(parsePostgresUrl(src).schema)
+      } of the same server`,
+    );
   }
   const source = await openSource(ctx, src);
   const counts = {

@@ -13,7 +13,7 @@ import { jsonLine } from "../../render/json_line.ts";
 import { snakeKeys } from "../json.ts";
 import { formatCount, plural } from "../../render/format.ts";
 import { Progress } from "../progress.ts";
-import { UsageError } from "../usage_error.ts";
+import { InterruptedError, UsageError } from "../usage_error.ts";
 import { checkFileArgument } from "../file_argument.ts";
 import { isMissing, noDatabaseError } from "../missing_store.ts";
 import { isOriginName, ORIGIN_NAME_FORM } from "../../core/origin_name.ts";
@@ -144,17 +144,26 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   let failed = false;
   // With --follow, Ctrl-C or SIGTERM ends the run after the pass under way (each batch of
   // sessions is one transaction, so stopping mid-pass would lose nothing either); said at
-  // once when a pass is under way.
+  // once when a pass is under way. Without it, the pass under way stops after the sessions
+  // it has begun to write, and the run says how far it came (a second signal ends it at once).
   let stopping = false;
   let passing = false;
-  const unlisten = follow
-    ? ctx.io.onInterrupt?.(() => {
-      if (passing && !stopping) {
-        ctx.io.stderr("hermes-state: sync: stopping after the pass under way…\n");
-      }
-      stopping = true;
-    })
-    : undefined;
+  let interrupted: "SIGINT" | "SIGTERM" | undefined;
+  const stop = new AbortController();
+  const unlisten = ctx.io.onInterrupt?.((signal) => {
+    if (passing && !stopping) {
+      ctx.io.stderr(
+        follow
+          ? "hermes-state: sync: stopping after the pass under way…\n"
+          : "hermes-state: sync: stopping after the sessions under way… (again to stop at once)\n",
+      );
+    }
+    stopping = true;
+    interrupted ??= signal;
+    if (!follow) stop.abort();
+  });
+  /** One-shot: the files whose pass was cut short, or never began, by a signal. */
+  const unfinished: string[] = [];
   let refusedAny = false;
   // A refused FILE (another file than its origin's) stays refused until someone acts: it is
   // left out of the passes that follow, rather than named again every few seconds.
@@ -168,15 +177,20 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     for (;;) {
       passing = true;
       for (const file of pending) {
-        if (stopping) break;
+        if (stopping) {
+          if (!follow) unfinished.push(file);
+          continue;
+        }
         const progress = new Progress(ctx.io, `Synced ${file}:`);
         try {
           const result = await syncFile(client, file, {
             origin,
             force: args.flag("force"),
+            signal: follow ? undefined : stop.signal,
             onProgress: (r) => progress.update(r.messages, "messages"),
           });
           progress.done();
+          if (result.stopped) unfinished.push(file);
           const named = failing.get(file);
           failing.delete(file);
           const left = notShippedLine(file, result.notShipped);
@@ -234,6 +248,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }
   // Followed until stopped: what counts is how the files stood then, not an error long gone.
   if (follow && stopping) return failing.size > 0 || refusedAny ? 1 : 0;
+  if (interrupted !== undefined && unfinished.length > 0) {
+    throw new InterruptedError(
+      interrupted,
+      `not every session was shipped from ${unfinished.join(", ")} (what was written is ` +
+        "whole, each session in one transaction); the same sync again ships the rest",
+    );
+  }
   return failed ? 1 : 0;
 }
 
