@@ -3,13 +3,14 @@
  * read commands, and `copy` between a file and a server, both ways.
  */
 import { describe, test } from "node:test";
-import { copyFileSync, renameSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import assert from "node:assert/strict";
 import { openStore } from "../lib/open_store.ts";
 import { main } from "../lib/cli/main.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { interruptibleIo, runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
-import { copyFixture, rawOpen, tempDbPath } from "./_helpers.ts";
+import { copyFixture, rawOpen, tempDbPath, tempDir } from "./_helpers.ts";
 import { adminSql, freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";
 
 async function exportOf(target: string): Promise<string> {
@@ -288,6 +289,24 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     const onFile = await runCli(["--db", file, "origins"]);
     assert.equal(onFile.code, 1);
     assert.match(onFile.err, /origins needs a PostgreSQL store/);
+  });
+
+  test("origins shows a synced file's path with a line break as a mark, on its one row", {
+    timeout: 60_000,
+  }, async () => {
+    const url = schemaUrl(freshSchema());
+    const folder = join(tempDir(), "two\nlines");
+    mkdirSync(folder);
+    const file = join(folder, "state.db");
+    copyFileSync(v11Copy(), file);
+    assert.equal((await runCli(["sync", file, "--to", url, "--origin", "odd"])).code, 0);
+    const listed = await runCli(["--db", url, "origins"]);
+    assert.equal(listed.code, 0, listed.err);
+    const lines = listed.out.trimEnd().split("\n");
+    assert.equal(lines.length, 2, listed.out);
+    assert.ok(lines[1].includes("two␊lines/state.db"), lines[1]);
+    const no = await runCli(["--db", url, "origins", "--remove", "odd"], { stdin: "n\n" });
+    assert.ok(no.err.includes("(" + file.replace("\n", "␊") + " on "), no.err);
   });
 
   test(

@@ -14,6 +14,7 @@ import { confirm } from "../prompt.ts";
 import { CommandError } from "../usage_error.ts";
 import { isPostgresTarget } from "../../open_store.ts";
 import { quotedArgument } from "../shown_argument.ts";
+import { visibleInline } from "../../render/transcript.ts";
 
 const USAGE = `Usage: hermes-state origins [options]
        hermes-state origins --remove NAME [--yes]
@@ -46,8 +47,9 @@ function table(origins: readonly SyncOrigin[], now: number): string {
     ["Origin", "Host", "File", "Sessions", "Last pass"],
     ...origins.map((o) => [
       o.origin,
-      o.host,
-      o.path,
+      // Recorded by another host's sync: a line break there cannot break a row.
+      visibleInline(o.host),
+      visibleInline(o.path),
       formatCount(o.sessions),
       o.lastPassAt === null ? "—" : formatWhen(o.lastPassAt, now, { minutes: true }),
     ]),
@@ -79,7 +81,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const origin = (await synced.syncOrigins()).find((o) => o.origin === remove);
   if (origin === undefined) throw noSuchOrigin();
   if (!args.flag("yes")) {
-    const question = `Remove origin '${origin.origin}' (${origin.path} on ${origin.host}) and ` +
+    const place = `${visibleInline(origin.path)} on ${visibleInline(origin.host)}`;
+    const question = `Remove origin '${origin.origin}' (${place}) and ` +
       `its ${plural(origin.sessions, "session")}? [y/N] `;
     if (!(await confirm(ctx.io, question))) {
       ctx.io.stderr("Cancelled.\n");
