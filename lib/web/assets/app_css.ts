@@ -9,6 +9,9 @@ import { TRANSCRIPT_CSS } from "./transcript_css.ts";
 
 /** The page's CSS (`/assets/app.css`). */
 export const APP_CSS = TRANSCRIPT_CSS + `
+/* Red and green text readable on either scheme (4.5:1 at least): the chart colours are not. */
+:root { --danger: #c0392b; --ok: #287a52; }
+@media (prefers-color-scheme: dark) { :root { --danger: #ff7b6e; --ok: #6cc49a; } }
 .top { position: sticky; top: 0; z-index: 5; display: flex; flex-wrap: wrap; align-items: center; gap: 8px 16px; padding: 8px 16px; background: var(--panel); border-bottom: 1px solid var(--line); }
 .brand { font-weight: 700; color: var(--fg); text-decoration: none; }
 .top nav { display: flex; gap: 12px; }
@@ -19,16 +22,17 @@ export const APP_CSS = TRANSCRIPT_CSS + `
 .back { margin-right: 8px; align-self: center; }
 .view:focus { outline: none; }
 .live { color: var(--muted); font-size: 12px; }
-.live.on { color: var(--c3); }
+.live.on { color: var(--ok); }
 #app { max-width: 1100px; margin: 0 auto; padding: 12px 16px 48px; }
 .filters { display: flex; flex-wrap: wrap; gap: 8px 12px; align-items: center; margin: 4px 0 12px; font-size: 14px; }
 .filters select, .filters input[type=date], button, .button { font: inherit; font-size: 14px; padding: 4px 8px; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); text-decoration: none; cursor: pointer; }
 .filters select { max-width: min(100%, 24em); text-overflow: ellipsis; }
 .exports { display: inline-flex; gap: 8px; color: var(--muted); }
 button:disabled { opacity: .5; cursor: default; }
-button.danger { color: #c0392b; }
+button.danger { color: var(--danger); }
 .rows { list-style: none; padding: 0; margin: 0; }
-.row { border-bottom: 1px solid var(--line); }
+/* A row moved to with the keys is scrolled clear of the sticky header. */
+.row { border-bottom: 1px solid var(--line); scroll-margin-top: 6.5em; }
 .row.selected { background: var(--panel); box-shadow: inset 3px 0 0 var(--accent); }
 .row.named { border: 1px solid var(--accent); border-radius: 6px; margin-bottom: 8px; }
 .row-link { display: grid; grid-template-columns: minmax(0, 1fr); gap: 2px; padding: 8px 10px; text-decoration: none; color: var(--fg); min-width: 0; }
@@ -44,7 +48,7 @@ button.danger { color: #c0392b; }
 .muted, .subtle { color: var(--muted); }
 h2.subtle { font-size: 14px; font-weight: 500; margin: 0; }
 .empty { color: var(--muted); text-align: center; padding: 24px; }
-.error, .export-error { color: #c0392b; padding: 16px; border: 1px solid #c0392b; border-radius: 8px; }
+.error, .export-error { color: var(--danger); padding: 16px; border: 1px solid var(--danger); border-radius: 8px; }
 .export-error { margin: 8px 0; overflow-wrap: anywhere; }
 .view-session h1 { font-size: 22px; margin: 8px 0; overflow-wrap: anywhere; }
 .actions { display: flex; flex-wrap: wrap; gap: 8px; margin: 8px 0; }
@@ -56,7 +60,7 @@ h2.subtle { font-size: 14px; font-weight: 500; margin: 0; }
 .tree li.current > strong { color: var(--accent); }
 .tree li.cut { color: var(--muted); font-style: italic; }
 .lineage { max-height: 70vh; overflow: auto; }
-.live.failed { color: #c0392b; }
+.live.failed { color: var(--danger); }
 .text.big { max-height: 60vh; overflow: auto; }
 .more { margin: 4px 0; }
 /* A message out of view is laid out only once scrolled to: a transcript of thousands draws at once. */

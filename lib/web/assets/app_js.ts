@@ -153,6 +153,13 @@ export const APP_JS = String.raw`
         if (!response.ok) {
           var failed = new Error((body && body.error && body.error.message) || ("HTTP " + response.status));
           failed.status = response.status;
+          // A write refused (403) with the page's CSRF token: the server was started again since
+          // the page loaded, with a new one. Asked once more with the token it gives now.
+          if (response.status === 403 && options.body !== undefined && !options.again) {
+            return api("/api/config").then(function (c) { config = c; }, function () { throw failed; }).then(function () {
+              return api(path, { method: options.method, body: options.body, signal: options.signal, again: true });
+            });
+          }
           throw failed;
         }
         var version = response.headers.get("x-hermes-data-version");
@@ -196,6 +203,9 @@ export const APP_JS = String.raw`
     app.appendChild(el("p", { class: "error", role: "alert", text: String(error && error.message || error) }));
     markReady();
   }
+  // The tab's title names the view it shows: the tabs of one server are told apart, in the tab
+  // strip and in the browser's history.
+  function nameTab(text) { document.title = text + " \u2014 hermes-state"; }
   // Says what a view drew, once: a live update drawing it again says nothing.
   function announce(text, quiet) { if (!quiet) status.textContent = text; }
   function showsError() { return app.querySelector(".error[role=alert]") !== null; }
@@ -319,6 +329,7 @@ export const APP_JS = String.raw`
       view.appendChild(pager(params, body));
       var n = body.sessions.length;
       announce(fmtCount(n) + (n === 1 ? " session" : " sessions") + (body.offset ? " from row " + fmtCount(body.offset + 1) : ""), quiet);
+      nameTab("Sessions");
       swap(view, quiet);
       drawnFrom(results.map(versionOf));
     })).catch(whileShown(token, showError));
@@ -556,16 +567,24 @@ export const APP_JS = String.raw`
       more.addEventListener("click", function () {
         var next = new URLSearchParams(query);
         next.set("offset", String(shownHits));
+        // Disabled, the button loses the focus: given back once the hits are in (to the first
+        // new hit when they are the last), so the keyboard goes on from where it was.
+        var focused = document.activeElement === more;
         more.disabled = true;
         api("/api/search?" + next.toString()).then(whileShown(token, function (page) {
           // A live update drew the results again meanwhile, with a button of their own.
           if (list !== document.getElementById("rows")) return;
           more.disabled = false;
+          var first = list.children.length;
           add(page, true);
+          var firstNew = list.children[first] && list.children[first].querySelector("a");
+          if (focused && !more.hidden) more.focus();
+          else if (focused && firstNew) firstNew.focus({ preventScroll: true });
           markReady();
         })).catch(whileShown(token, showError));
       });
       add(body, !quiet);
+      nameTab("Search: " + visible(q));
       var named = results[3];
       if (named.length) view.appendChild(el("ol", { class: "rows", id: "named", "aria-label": named.length === 1 ? "Session with this id" : "Sessions with this id" }, named.map(namedRow)));
       view.appendChild(list);
@@ -755,12 +774,18 @@ export const APP_JS = String.raw`
         // A synced session comes back from its file: said before it goes.
         var back = origin ? " It came from a synced file (origin " + origin + "): while the file holds it, each sync pass ships it back." : "";
         if (!confirm("Delete session " + s.id + " and its " + s.message_count + " messages? Child sessions are kept." + back)) return;
-        api("/api/session?id=" + encodeURIComponent(s.id), { method: "DELETE", body: { confirm: s.id } }).then(function () { location.hash = "#/"; }).catch(function (e) { alert(e.message); });
+        api("/api/session?id=" + encodeURIComponent(s.id), { method: "DELETE", body: { confirm: s.id } }).then(leaveDeleted).catch(function (e) { alert(e.message); });
       });
       box.appendChild(rename);
       box.appendChild(del);
     }
     return box;
+  }
+  // After a delete, the session's history entry becomes the listing's: Back does not lead to a
+  // session that is gone ("not found"), but to the view before it.
+  function leaveDeleted() {
+    history.replaceState(history.state, "", "#/");
+    render({ moved: true });
   }
   // The open transcript: what a live update asks the server for (the messages after the newest
   // one read, while those drawn are all still there) and where it puts them.
@@ -773,6 +798,7 @@ export const APP_JS = String.raw`
         body.lineage.older ? el("li", { class: "cut", text: "\u22ee older sessions not shown" }) : null,
         lineageNode(body.lineage, s.id))));
     }
+    nameTab(visible(s.title || s.id));
     return [el("h1", { class: "bidi", id: "session-title", tabindex: "-1", text: visible(s.title || s.id) }), actions(s, body.origin), info];
   }
   // Which message made each tool call: its article is drawn again when the call's result comes.
@@ -797,6 +823,9 @@ export const APP_JS = String.raw`
   // The page of the transcript before (earlier) or after the messages shown, put in place: above
   // them with the reader kept where they were, or below them.
   function loadPage(mine, earlier, button, token) {
+    // Disabled, the button loses the focus: given back to the next button, or to the first
+    // message loaded when none is left.
+    var focused = document.activeElement === button;
     button.disabled = true;
     var path = "/api/session?id=" + encodeURIComponent(mine.id) + (earlier ? "&before=" + mine.first : "&beyond=" + mine.last) + "&limit=" + transcriptPage();
     api(path).then(whileShown(token, function (body) {
@@ -822,10 +851,14 @@ export const APP_JS = String.raw`
         if (mine.later === 0) mine.newest = body.newest;
       }
       var left = earlier ? mine.earlier : mine.later;
-      if (left > 0) { button.replaceWith(pageButton(earlier, left)); wirePage(mine, earlier, token); }
-      else {
+      if (left > 0) {
+        var again = pageButton(earlier, left);
+        button.replaceWith(again);
+        wirePage(mine, earlier, token);
+        if (focused) again.focus({ preventScroll: true });
+      } else {
         var next = earlier ? list.firstElementChild : list.children[list.children.length - n];
-        if (document.activeElement === button && next) { next.setAttribute("tabindex", "-1"); next.focus({ preventScroll: true }); }
+        if (focused && next) { next.setAttribute("tabindex", "-1"); next.focus({ preventScroll: true }); }
         button.remove();
       }
       announce("Shown " + fmtCount(n) + (earlier ? " earlier" : " later") + (n === 1 ? " message" : " messages"));
@@ -1060,8 +1093,11 @@ export const APP_JS = String.raw`
     if (whole) step = Math.max(1, Math.ceil(step));
     return step * 4;
   }
+  // A chart's width in the window's pixels, up to 640: its 11 px labels stay 11 px on a phone
+  // (drawn 640 wide and shrunk to fit 375 px, they were 6 px high).
+  function chartWidth() { return Math.max(280, Math.min(640, window.innerWidth - 32)); }
   function barChart(rows, label, series, title) {
-    var width = 640, height = 220, left = 52, bottom = 28, top = 10;
+    var width = chartWidth(), height = 220, left = 52, bottom = 28, top = 10;
     var max = 0;
     rows.forEach(function (r) { var sum = 0; series.forEach(function (s) { sum += s.value(r) || 0; }); max = Math.max(max, sum); });
     max = niceMax(max, series[0].whole);
@@ -1084,7 +1120,8 @@ export const APP_JS = String.raw`
         base -= h;
         chart.appendChild(svg("rect", { x: x, y: base, width: bar, height: Math.max(h, 0), class: "bar s" + k }, svg("title", {}, label(r) + " \u00B7 " + s.name + ": " + s.format(v))));
       });
-      if (i % Math.ceil(n / 8) === 0) {
+      // One label for every 80 px at most: 8 on a chart 640 wide.
+      if (i % Math.ceil(n / Math.floor(width / 80)) === 0) {
         var text = String(label(r));
         if (/^\d{4}-\d{2}-\d{2}$/.test(text)) text = text.slice(5);
         chart.appendChild(svg("text", { x: x + bar / 2, y: height - 8, class: "axis", "text-anchor": "middle" }, text.length > 14 ? text.slice(0, 13) + "\u2026" : text));
@@ -1138,6 +1175,7 @@ export const APP_JS = String.raw`
       return api(q("origin")).then(function (byOrigin) { return res.concat([byOrigin]); });
     }).then(whileShown(token, function (res) {
       var view = el("section", { class: "view view-usage", "aria-label": "Usage" });
+      nameTab("Usage");
       var period = el("select", { "aria-label": "Period", name: "since" });
       [["7d", "Last 7 days"], ["30d", "Last 30 days"], ["90d", "Last 90 days"], ["365d", "Last year"], ["all", "All time"]].forEach(function (o) {
         period.appendChild(el("option", { value: o[0], text: o[1], selected: o[0] === since }));
@@ -1283,11 +1321,34 @@ export const APP_JS = String.raw`
     }
   }
   function rows() { return app.querySelectorAll(".row"); }
-  function markSelected() {
+  function markSelected(stay) {
     var list = rows();
     for (var i = 0; i < list.length; i++) list[i].classList.toggle("selected", i === selected);
-    if (list[selected]) list[selected].scrollIntoView({ block: "nearest" });
+    if (list[selected] && !stay) list[selected].scrollIntoView({ block: "nearest" });
   }
+  // The row the keys move to (j and k, or the arrows from the search box or a row) gets the
+  // focus on its link: the next arrow, Enter, Tab and a screen reader go on from there.
+  function selectRow(index) {
+    var list = rows();
+    if (list.length === 0) return;
+    selected = Math.max(0, Math.min(list.length - 1, index));
+    var link = list[selected].querySelector("a");
+    if (link) link.focus({ preventScroll: true });
+    markSelected();
+  }
+  // The row holding node (a row's link the reader reached), or -1.
+  function rowOf(node) {
+    var row = node && node.closest && node.closest(".row");
+    return row ? Array.prototype.indexOf.call(rows(), row) : -1;
+  }
+  // A row reached with Tab (or given the focus back) is the selected one: j and k go on from it.
+  // Not scrolled to: Tab scrolls by itself, and a view come back to is where the reader left it.
+  app.addEventListener("focusin", function (e) {
+    var at = rowOf(e.target);
+    if (at < 0 || at === selected) return;
+    selected = at;
+    markSelected(true);
+  });
   // Back only to an entry of this page (a deep link opened fresh has none before it).
   function goBack() {
     if (history.state && history.state.hermesDepth > 0) history.back();
@@ -1304,11 +1365,19 @@ export const APP_JS = String.raw`
     if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
     if (e.key === "/") { e.preventDefault(); input.focus(); input.select(); return; }
     var list = rows();
-    if (e.key === "j" || e.key === "k") {
+    // The arrows move between rows once on one; elsewhere they scroll the page.
+    var onRow = rowOf(e.target) >= 0;
+    var down = e.key === "j" || (e.key === "ArrowDown" && onRow);
+    var up = e.key === "k" || (e.key === "ArrowUp" && onRow);
+    if (down || up) {
       if (list.length === 0) return;
-      selected = e.key === "j" ? Math.min(list.length - 1, selected + 1) : Math.max(0, selected - 1);
-      markSelected();
-    } else if (e.key === "Enter" && list[selected]) {
+      e.preventDefault();
+      // Up from the first row: back to the search box, where ArrowDown came from.
+      if (e.key === "ArrowUp" && selected === 0) { input.focus(); return; }
+      selectRow(down ? selected + 1 : selected - 1);
+    } else if (e.key === "Enter" && list[selected] && !e.target.closest("a, button, summary")) {
+      // Only with nothing else to press: a link or a button with the focus (a row's link, a
+      // pager button, an export) is what Enter presses.
       var link = list[selected].querySelector("a");
       if (link) location.hash = link.getAttribute("href");
     }
@@ -1316,7 +1385,7 @@ export const APP_JS = String.raw`
   input.addEventListener("input", onType);
   input.addEventListener("keydown", function (e) {
     if (e.key === "Enter") { clearTimeout(searchTimer); searchTyped(); }
-    if (e.key === "ArrowDown") { input.blur(); selected = -1; var ev = new KeyboardEvent("keydown", { key: "j" }); document.dispatchEvent(ev); }
+    if (e.key === "ArrowDown" && rows().length) { e.preventDefault(); selectRow(0); }
   });
   // A download the server refuses (an export with a session id no export can carry) fails in
   // the browser's downloads without a reason: the page asks the server too, and says why.
@@ -1399,7 +1468,8 @@ export const APP_JS = String.raw`
   function liveOn(on, failed) {
     live.classList.toggle("on", on);
     live.classList.toggle("failed", !on && !!failed);
-    live.textContent = !on && failed ? "\u25cf failed" : "\u25cf live";
+    // Said in words, not by the colour alone: a stopped server shows "offline".
+    live.textContent = on ? "\u25cf live" : failed ? "\u25cf failed" : "\u25cf offline";
     live.title = on ? "Live: updates as the file changes" : failed ? "The server cannot read the store; retrying" : "Live updates disconnected; retrying";
   }
   // How long a live stream the server refused (an error status) waits before it asks again.
