@@ -233,6 +233,16 @@ describe("the session browser in an operator's hands", { skip }, () => {
     await closePage(page);
   });
 
+  test("a link to a search without words opens the listing, as clearing the box does", async () => {
+    for (const hash of ["#/search", "#/search?q=", "#/search?q=%20%20"]) {
+      const page = await openPage(browser, `${served.origin}/${hash}`);
+      assert.equal(await page.title(), "Sessions \u2014 hermes-state", hash);
+      assert.ok((await page.$$(".view-sessions .row")).length > 0, hash);
+      assert.doesNotMatch(await pageText(page), /results for|Nothing found/, hash);
+      await closePage(page);
+    }
+  });
+
   test("a chart's labels on a phone keep their size, not shrunk to 6 px", async () => {
     const page = await openPage(browser, `${served.origin}/#/usage?since=all`, { width: 375 });
     const heights = await page.$$eval(

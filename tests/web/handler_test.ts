@@ -48,6 +48,8 @@ describe("the page", () => {
     for (const tag of html.match(/<script[^>]*>/g) ?? []) assert.match(tag, /src="\/assets\//);
     assert.doesNotMatch(html, /<script>|style="|\son[a-z]+=/);
     assert.doesNotMatch(html, /https?:\/\//, "no third-party request");
+    // Before its stream first connects, the live mark does not claim to be live.
+    assert.match(html, /<span id="live" class="live"[^>]*>\u25cf connecting<\/span>/);
   });
 
   test("createHandler() serves the script and style with an ETag, and 304 when it matches", async () => {

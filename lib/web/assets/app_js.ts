@@ -226,7 +226,8 @@ export const APP_JS = String.raw`
       try { return { view: "session", id: decodeURIComponent(m[1]), params: params }; }
       catch (e) { return { view: "bad", message: "This link's session id is not valid URL encoding: " + m[1], params: params }; }
     }
-    if (path === "/search") return { view: "search", params: params };
+    // A search without words (a link, a bookmark) is the listing, as clearing the box makes it.
+    if (path === "/search" && (params.get("q") || "").trim() !== "") return { view: "search", params: params };
     if (path === "/usage") return { view: "usage", params: params };
     return { view: "sessions", params: params };
   }
