@@ -243,6 +243,24 @@ describe("the session browser in an operator's hands", { skip }, () => {
     }
   });
 
+  test("a message's time gives the instant (datetime) and the zone it is shown in (tooltip)", async () => {
+    const page = await openPage(browser, `${served.origin}/#/s/${HITS}`, {
+      timeZone: "Asia/Tokyo",
+    });
+    const [id, datetime, title] = await page.$eval(
+      "article.msg",
+      (node: Element) => [
+        node.id,
+        node.querySelector("time")!.getAttribute("datetime"),
+        node.querySelector("time")!.getAttribute("title"),
+      ],
+    );
+    const message = (await served.store.getMessages(HITS)).find((m) => `m-${m.id}` === id)!;
+    assert.equal(datetime, new Date(message.timestamp * 1000).toISOString());
+    assert.match(title!, /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\+09:00 \(Asia\/Tokyo\)$/);
+    await closePage(page);
+  });
+
   test("a chart's labels on a phone keep their size, not shrunk to 6 px", async () => {
     const page = await openPage(browser, `${served.origin}/#/usage?since=all`, { width: 375 });
     const heights = await page.$$eval(

@@ -113,6 +113,17 @@ export const APP_JS = String.raw`
     function p(n) { return String(n).padStart(2, "0"); }
     return d.getFullYear() + "-" + p(d.getMonth() + 1) + "-" + p(d.getDate()) + " " + p(d.getHours()) + ":" + p(d.getMinutes());
   }
+  // A time element: the minute in the browser's zone as text, the instant exact in datetime, and
+  // the second with the zone it is shown in as a tooltip (logs on the server are compared by it).
+  var shownZone = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+  function timeNode(seconds) {
+    if (typeof seconds !== "number" || !isFinite(seconds)) return el("time", { text: "" });
+    var d = new Date(seconds * 1000);
+    var offset = -d.getTimezoneOffset();
+    var zone = "UTC" + (offset < 0 ? "\u2212" : "+") + String(Math.floor(Math.abs(offset) / 60)).padStart(2, "0") + ":" + String(Math.abs(offset) % 60).padStart(2, "0");
+    var second = String(d.getSeconds()).padStart(2, "0");
+    return el("time", { datetime: d.toISOString(), title: fmtTime(seconds) + ":" + second + " " + zone + (shownZone ? " (" + shownZone + ")" : ""), text: fmtTime(seconds) });
+  }
   function fmtRelative(seconds) {
     var diff = Date.now() / 1000 - seconds;
     if (diff < 60) return "just now";
@@ -702,7 +713,7 @@ export const APP_JS = String.raw`
   function messageNode(m, results) {
     var head = el("div", { class: "msg-head" }, el("span", { class: "role", text: visible(m.role) }),
       m.tool_name ? el("span", { class: "mono", text: visible(m.tool_name) }) : null,
-      el("time", { text: fmtTime(m.timestamp) }),
+      timeNode(m.timestamp),
       m.token_count ? el("span", { text: fmtCount(m.token_count) + " tokens" }) : null,
       m.finish_reason && m.finish_reason !== "stop" ? el("span", { text: visible(m.finish_reason) }) : null);
     var node = el("article", { class: "msg role-" + String(m.role).replace(/[^a-z_-]/gi, ""), id: "m-" + m.id }, head);
@@ -1161,7 +1172,7 @@ export const APP_JS = String.raw`
     return out;
   }
   // Days, weeks and months of the reader's own time zone; UTC once the server has not known it.
-  var usageZone = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+  var usageZone = shownZone;
   function renderUsage(params, quiet, token) {
     var since = params.get("since") || "30d";
     // The time axis groups by day, week or month (the selector's choices); anything else is a day.
