@@ -11,6 +11,13 @@ import type { PgRow, PgValue } from "./_client_types.ts";
 
 export function encodeParam(value: PgValue | undefined): PgValue {
   if (value === undefined) return null;
+  if (typeof value === "number" && Number.isInteger(value) && !Number.isSafeInteger(value)) {
+    // Its exact digits: the client sends `String(value)`, the shortest text that reads back as
+    // the same double (2^62 as 4611686018427388000), which numeric keeps as a different
+    // integer, where SQLite stores the double's own value (4611686018427387904). Both texts are
+    // sent untyped, so the statement is typed as before.
+    return BigInt(value).toString();
+  }
   return typeof value === "string" ? encodeText(value) : value;
 }
 

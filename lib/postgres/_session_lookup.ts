@@ -1,7 +1,10 @@
 /**
  * The PostgreSQL engine's ways to find a session: by id or the start of
  * one, and by title (a lineage's numbered titles too), each read through
- * the store's query.
+ * the store's query. A prefix is matched as SQLite's `LIKE` matches it:
+ * `ILIKE` in the "C" collation, which folds ASCII letters only (in the
+ * database's own collation, `C.UTF-8` or a language's, it folds `É` to `é`
+ * too, and found sessions SQLite does not).
  *
  * @module
  */
@@ -30,7 +33,7 @@ export async function resolveSessionIdPg(
   const exact = await query("SELECT id FROM sessions WHERE id = $1", [idOrPrefix]);
   if (exact.length > 0) return exact[0].id as string;
   const rows = await query(
-    `SELECT id FROM sessions WHERE id ILIKE $1 ESCAPE E'\\\\'
+    `SELECT id FROM sessions WHERE id COLLATE "C" ILIKE $1 ESCAPE E'\\\\'
        ORDER BY started_at DESC LIMIT 2`,
     [`${escapeLike(idOrPrefix)}%`],
   );
@@ -55,11 +58,11 @@ export async function sessionIdsWithPrefixPg(
   const limit = checkCount("find sessions by id prefix", "limit", (options ?? {}).limit ?? 10);
   const pattern = `${escapeLike(prefix)}%`;
   const count = await query(
-    "SELECT COUNT(*) AS n FROM sessions WHERE id ILIKE $1 ESCAPE E'\\\\'",
+    `SELECT COUNT(*) AS n FROM sessions WHERE id COLLATE "C" ILIKE $1 ESCAPE E'\\\\'`,
     [pattern],
   );
   const rows = await query(
-    `SELECT id FROM sessions WHERE id ILIKE $1 ESCAPE E'\\\\'
+    `SELECT id FROM sessions WHERE id COLLATE "C" ILIKE $1 ESCAPE E'\\\\'
        ORDER BY started_at DESC, id COLLATE "C" LIMIT $2`,
     [pattern, limit],
   );
@@ -114,7 +117,8 @@ export async function resolveSessionByTitlePg(
 ): Promise<string | undefined> {
   checkKeyText("resolve title", "title", title);
   const numbered = await query(
-    `SELECT id FROM sessions WHERE title ILIKE $1 ESCAPE E'\\\\' ORDER BY started_at DESC LIMIT 1`,
+    `SELECT id FROM sessions WHERE title COLLATE "C" ILIKE $1 ESCAPE E'\\\\'
+       ORDER BY started_at DESC LIMIT 1`,
     [`${escapeLike(title)} #%`],
   );
   if (numbered.length > 0) return numbered[0].id as string;
@@ -132,7 +136,7 @@ export async function nextTitleInLineagePg(query: PgQuery, base: string): Promis
   checkKeyText("number title", "base", base);
   const stem = titleStem(base);
   const rows = await query(
-    `SELECT title FROM sessions WHERE title = $1 OR title ILIKE $2 ESCAPE E'\\\\'`,
+    `SELECT title FROM sessions WHERE title = $1 OR title COLLATE "C" ILIKE $2 ESCAPE E'\\\\'`,
     [stem, `${escapeLike(stem)} #%`],
   );
   return nextLineageTitle(stem, rows.map((row) => row.title));

@@ -73,7 +73,11 @@ async function sessionExists(query: PgQuery, id: string): Promise<boolean> {
 /**
  * True when every message has an id of its own and none is taken: the
  * record keeps them. The sequence is moved past them first, so that no
- * append is handed one of them from then on.
+ * append is handed one of them from then on, and they are looked up again
+ * after. A record one of whose ids is taken already leaves the sequence as
+ * it was: its messages are numbered from where it stands, as the SQLite
+ * engine numbers them after its largest id (moved first, it numbered them
+ * past the record's ids, and every append after them too).
  */
 async function originalIdsFree(
   query: PgQuery,
@@ -82,13 +86,15 @@ async function originalIdsFree(
   if (messages.length === 0) return true;
   const ids = originalMessageIds(messages);
   if (ids === undefined) return false;
+  const anyTaken = async () =>
+    (await query(
+      "SELECT 1 FROM messages WHERE id IN (SELECT json_array_elements_text($1::text::json)::bigint) LIMIT 1",
+      [jsonParam(ids)],
+    )).length > 0;
+  if (await anyTaken()) return false;
   const highest = ids.reduce((a, b) => (a > b ? a : b), 0);
   if (!await advanceSequencePast(query, highest)) return false;
-  const taken = await query(
-    "SELECT 1 FROM messages WHERE id IN (SELECT json_array_elements_text($1::text::json)::bigint) LIMIT 1",
-    [jsonParam(ids)],
-  );
-  return taken.length === 0;
+  return !await anyTaken();
 }
 
 async function writeSessionRow(

@@ -612,6 +612,14 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
       toolCalls += toolCallsAdded(list[i].tool_calls);
     }
     await this.#write(async (query) => {
+      // The session first: an insert that its foreign key then refuses would have taken ids
+      // from the sequence (never given back), where SQLite's AUTOINCREMENT rolls back with it.
+      const updated = await query(
+        `UPDATE sessions SET message_count = $1::bigint, tool_call_count = $2::bigint
+         WHERE id = $3 RETURNING id`,
+        [all.length, toolCalls, sessionId],
+      );
+      if (updated.length === 0 && all.length > 0) throw foreignKeyError();
       await query(deleteMessagesSql("session_id = $1"), [sessionId]);
       for (let at = 0; at < all.length; at += INSERT_CHUNK) {
         const chunk = all.slice(at, at + INSERT_CHUNK);
@@ -624,12 +632,6 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
           [sessionId, ...values.params],
         );
       }
-      const updated = await query(
-        `UPDATE sessions SET message_count = $1::bigint, tool_call_count = $2::bigint
-         WHERE id = $3 RETURNING id`,
-        [all.length, toolCalls, sessionId],
-      );
-      if (updated.length === 0 && all.length > 0) throw foreignKeyError();
     });
   }
 
