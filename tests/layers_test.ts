@@ -53,6 +53,8 @@ const ALLOWED: Readonly<Record<string, string>> = {
     "doctor on a URL checks the server's own tables and indexes: no SessionStore method (a dynamic import)",
   "lib/cli/commands/migrate.ts → lib/postgres/postgres_store.ts":
     "migrate on a URL runs the server's migration steps and reports them: no SessionStore method",
+  "lib/cli/commands/copy.ts → lib/postgres/store_url.ts":
+    "copy refuses two URLs of one server and schema before it opens either, read as the store reads a URL (a dynamic import)",
   "lib/cli/commands/copy.ts → lib/sqlite/batches.ts":
     "copy into a SQLite file paces its write transactions so the agent is never kept waiting",
   "lib/cli/commands/import.ts → lib/sqlite/batches.ts":

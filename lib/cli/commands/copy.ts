@@ -35,7 +35,6 @@ import { quotedValue } from "../../core/shown_value.ts";
 import { realpathSync } from "node:fs";
 import { hostname } from "node:os";
 import { SESSION_META_PREFIXES } from "../../core/session_meta.ts";
-import { parsePostgresUrl } from "../../postgres/store_url.ts";
 
 const USAGE = `Usage: hermes-state copy [options] SRC DEST
 
@@ -208,18 +207,21 @@ async function refuseSyncedFile(src: string, target: SessionStore): Promise<void
 }
 
 /**
- * Whether two `postgres://` URLs name one store: the same server URL and
- * schema once the store's own parameters are read (`?schema=hermes` is the
- * default spelled out). A URL that does not parse is compared as written
- * (opening it names what is wrong).
+ * The schema two `postgres://` URLs both name when they are one store: the
+ * same server URL and schema once the store's own parameters are read
+ * (`?schema=hermes` is the default spelled out). `undefined` when they are
+ * two stores, or either is no such URL, or does not parse (opening it
+ * then names what is wrong).
  */
-function sameServerStore(src: string, dest: string): boolean {
-  if (!isPostgresTarget(src) || !isPostgresTarget(dest)) return false;
+async function sameServerSchema(src: string, dest: string): Promise<string | undefined> {
+  if (!isPostgresTarget(src) || !isPostgresTarget(dest)) return undefined;
+  // Loaded only here: the CLI's static import graph holds no PostgreSQL module.
+  const { parsePostgresUrl } = await import("../../postgres/store_url.ts");
   try {
     const [from, to] = [parsePostgresUrl(src), parsePostgresUrl(dest)];
-    return from.url === to.url && from.schema === to.schema;
+    return from.url === to.url && from.schema === to.schema ? from.schema : undefined;
   } catch {
-    return src === dest;
+    return undefined;
   }
 }
 
@@ -231,13 +233,16 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     if (isDatabaseFile(sqlitePath(dest), sqlitePath(src))) {
       throw new CommandError(`Cannot copy ${src} onto itself`);
     }
-  } else if (sameServerStore(src, dest)) {
+  } else {
+    const schema = await sameServerSchema(src, dest);
     // Not the URL itself: it may hold a password.
-    throw new CommandError(
-      `Cannot copy a store onto itself: SRC and DEST are schema ${
-        quotedValue(parsePostgresUrl(src).schema)
-      } of the same server`,
-    );
+    if (schema !== undefined) {
+      throw new CommandError(
+        `Cannot copy a store onto itself: SRC and DEST are schema ${
+          quotedValue(schema)
+        } of the same server`,
+      );
+    }
   }
   const source = await openSource(ctx, src);
   const counts = {
