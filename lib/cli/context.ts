@@ -53,9 +53,14 @@ export interface ContextOptions {
  * `allowEmpty` lets a file without any table through (import into a new
  * or 0-byte file).
  */
-async function assertStateDb(path: string, allowEmpty: boolean): Promise<void> {
+async function assertStateDb(
+  path: string,
+  allowEmpty: boolean,
+  retry: { readonly timeoutMs: number },
+): Promise<void> {
   try {
-    await (await openStore(path, { readonly: true })).close();
+    // Waits for a file another process holds whole as long as the write after it would.
+    await (await openStore(path, { readonly: true, retry })).close();
   } catch (error) {
     if (allowEmpty && error instanceof NotStateDbError && error.empty) return;
     throw error;
@@ -105,7 +110,7 @@ async function openFor(
   const exists = existsSync(path);
   if (!options.create && isMissing(path)) throw noDatabaseError(path);
   if (readonly) return await openStore(path, { clock, readonly: true, retry });
-  if (exists) await assertStateDb(path, options.create);
+  if (exists) await assertStateDb(path, options.create, retry);
   const readOnly = exists ? readOnlyPart(path) : undefined;
   if (readOnly !== undefined) {
     throw new CommandError(`Cannot write ${path}: ${unwritableReason(readOnly)}`);

@@ -40,10 +40,12 @@ import { integrityCheck, isCorruption } from "../sqlite/integrity.ts";
 import {
   assertNotDamaged,
   hasLeftoverJournal,
+  hasWal,
   leftoverJournalAdvice,
   recoverHint,
 } from "../sqlite/damaged_file.ts";
 import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
+import { isBusyError, retryWhileBusy } from "../sqlite/store_retry.ts";
 import {
   removeSidecars,
   removeStaleTemps,
@@ -84,6 +86,12 @@ export interface BackupOptions {
   ) => void;
   /** The driver opener; the running runtime's by default. */
   readonly openDriver?: SqliteDriver;
+  /**
+   * How long to wait for a file another process holds whole (not even
+   * reads can go on), in milliseconds (`HERMES_STATE_LOCK_TIMEOUT`).
+   * @default {15000}
+   */
+  readonly lockTimeoutMs?: number;
   /**
    * Stops the backup between its stages (copy, verification, compression),
    * removing its temporary files; the promise rejects with the signal's
@@ -235,16 +243,26 @@ export async function backupDatabase(
   let copy = newTemp(dest, "copy");
   try {
     await stopIfAborted(options.signal);
-    const counts = await untilUnmoved(
-      () => copyOnce(openDriver, source, copy, dest, options),
-      async (ms) => {
+    // A file another process holds whole is waited for as the write commands wait.
+    let attempts = 0;
+    const counts = await retryWhileBusy(
+      async () => {
         await stopIfAborted(options.signal);
-        await delay(ms);
-        await stopIfAborted(options.signal);
-        // The copy that a move spoilt is started again in a new file.
-        rmSync(copy, { force: true });
-        copy = newTemp(dest, "copy");
+        // What an attempt that met the lock may have begun is started again, empty.
+        if (attempts++ > 0) copy = newTemp(dest, "copy");
+        return await untilUnmoved(
+          () => copyOnce(openDriver, source, copy, dest, options),
+          async (ms) => {
+            await stopIfAborted(options.signal);
+            await delay(ms);
+            await stopIfAborted(options.signal);
+            // The copy that a move spoilt is started again in a new file.
+            rmSync(copy, { force: true });
+            copy = newTemp(dest, "copy");
+          },
+        );
       },
+      { timeoutMs: options.lockTimeoutMs },
     );
     if (counts === undefined) {
       throw new BackupError(`Cannot back up ${source}: ${changedEachTimeReason("copies")}`);
@@ -312,6 +330,8 @@ function copyOnce(
 ): [[number, number], [number, number]] | undefined {
   const access = chooseWholeReadAccess(source);
   const state = readsUnlocked(access, source) ? fileState(source) : undefined;
+  // Asked before opening: the connection makes a -wal of its own, deleted at its close.
+  const hadWal = hasWal(source);
   const db = openDriver(source, driverOptionsFor(access));
   let copying = false;
   try {
@@ -326,7 +346,7 @@ function copyOnce(
     if (state !== undefined && fileState(source) !== state) return undefined;
     return [before, after];
   } catch (error) {
-    if (error instanceof BackupError) throw error;
+    if (error instanceof BackupError || isBusyError(error)) throw error;
     if (state !== undefined && fileState(source) !== state) return undefined;
     if (error instanceof SqliteError && WRITE_FAILED.has(error.code) && copying) {
       // The source was read; writing the copy beside dest failed.
@@ -335,7 +355,7 @@ function copyOnce(
     }
     // A damaged file cannot be copied page for page: say what can still be saved, and how.
     const message = isCorruption(error)
-      ? `${error.message}; ${recoverHint(source)}`
+      ? `${error.message}; ${recoverHint(source, hadWal)}`
       : (error as Error).message;
     throw new OpenError(source, message, { cause: error });
   } finally {

@@ -18,6 +18,7 @@ import { assertMayRead, assertStateDb, notAFile, openFailureReason } from "../sq
 import {
   assertNotDamaged,
   hasLeftoverJournal,
+  hasWal,
   leftoverJournalReason,
   recoverHint,
 } from "../sqlite/damaged_file.ts";
@@ -172,12 +173,17 @@ function openFor(openDriver: SqliteDriver, path: string, fix: boolean): SqliteCo
 }
 
 /** The error to report: a damaged file names the path and `recover`; another, its cause. */
-function damagedOrOpenError(path: string, error: unknown, readonly = true): OpenError {
+function damagedOrOpenError(
+  path: string,
+  error: unknown,
+  readonly = true,
+  hadWal = hasWal(path),
+): OpenError {
   if (error instanceof OpenError) return error;
   const journal = leftoverJournalReason(path, error);
   if (journal !== undefined) return new OpenError(path, journal, { cause: error });
   if (isCorruption(error)) {
-    return new OpenError(path, `${error.message}; ${recoverHint(path)}`, {
+    return new OpenError(path, `${error.message}; ${recoverHint(path, hadWal)}`, {
       cause: error,
       kind: "corrupt",
     });
@@ -202,6 +208,8 @@ function readChecks(
   const access = chooseReadAccess(path);
   const watched = readsUnlocked(access, path) ? fileState(path) : undefined;
   const changed = () => watched !== undefined && fileState(path) !== watched;
+  // Asked before opening: the reader makes a -wal of its own, deleted at its close.
+  const hadWal = hasWal(path);
   const reader = openFor(openDriver, path, false);
   try {
     const sqliteVersion = String(reader.prepare("SELECT sqlite_version() AS v").get()?.v ?? "");
@@ -213,7 +221,7 @@ function readChecks(
     if (changed()) return undefined;
     // Not even the checks could read it (a clobbered header, not SQLite at all).
     throw error instanceof SqliteError && !isBusyError(error)
-      ? damagedOrOpenError(path, error)
+      ? damagedOrOpenError(path, error, true, hadWal)
       : error;
   } finally {
     reader.close();
@@ -413,7 +421,9 @@ export async function doctor(path: string, options: DoctorOptions = {}): Promise
     };
   }
   const integrity = byName(checks, "integrity");
-  if (integrity?.status === "problem") {
+  // A -wal whose commits SQLite ignores past a broken frame: a write or checkpoint discards them.
+  const walBroken = byName(checks, "wal")?.status === "problem";
+  if (integrity?.status === "problem" || walBroken) {
     // Writing into damaged b-trees can spread the damage: recover first.
     return {
       path,

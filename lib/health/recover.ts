@@ -62,6 +62,7 @@ import { TOOL_CALLS_ADDED_SQL } from "./counter_check.ts";
 import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
 import { foreignWalReason, spoilingWal } from "../sqlite/foreign_wal.ts";
+import { walCommitsPastBreak } from "./wal_break.ts";
 import { assertMayRead } from "../sqlite/open.ts";
 import { hasLeftoverJournal, leftoverJournalAdvice } from "../sqlite/damaged_file.ts";
 import {
@@ -170,6 +171,17 @@ export interface RecoverResult {
    * file was then read alone and that `-wal` left out; `null` otherwise.
    */
   readonly foreignWal: string | null;
+  /**
+   * Commits of the `-wal` past a frame that fails its checksum, which SQLite
+   * ignores (so they are not in the new file): where it stops and how many
+   * follow; `null` when there are none.
+   */
+  readonly walCommitsIgnored: {
+    /** The frame SQLite stops at (1 for the first). */
+    readonly frame: number;
+    /** Commits after it. */
+    readonly commits: number;
+  } | null;
   /** Sessions renamed because another recovered session had their title. */
   readonly retitled: RetitledSession[];
   /** The new file's message id sequence: past every message id known to have existed. */
@@ -714,6 +726,10 @@ export async function recoverDatabase(
   const foreignWal = !fromWal && walSize > 0
     ? foreignWalReason(source, openDriver) ?? spoilingWal(source, openDriver) ?? null
     : null;
+  // Commits past a broken frame: SQLite (and the -wal's own scan) stop at that frame.
+  const walCommitsIgnored = walSize > 0 && foreignWal === null
+    ? walCommitsPastBreak(walPath) ?? null
+    : null;
   const scan: PageScan = fromWal ? scanWal(walPath) : scanPages(source);
   await stopIfAborted(options.signal);
 
@@ -969,6 +985,7 @@ export async function recoverDatabase(
       duplicates,
       fromWal,
       foreignWal,
+      walCommitsIgnored,
       retitled,
       messageSequence,
     };

@@ -12,6 +12,7 @@ import { finding, type HealthCheck } from "../core/health_report.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
 import { mayWrite } from "../files/may_write.ts";
 import { groupedInteger } from "../core/grouped_digits.ts";
+import { walCommitsPastBreak } from "./wal_break.ts";
 
 /** A WAL larger than the database and than this is reported. */
 const WAL_WARN_BYTES = 64 * 1024 * 1024;
@@ -37,7 +38,7 @@ export interface CheckpointResult {
  *
  * @param path The database file.
  * @param checkpoint What a checkpoint run by `--fix` answered, if one ran.
- * @returns ok, or a warning.
+ * @returns ok, a warning, or a problem when the `-wal` holds commits SQLite ignores.
  */
 export function checkWal(path: string, checkpoint?: CheckpointResult): HealthCheck {
   const files = databaseFiles(path);
@@ -45,6 +46,21 @@ export function checkWal(path: string, checkpoint?: CheckpointResult): HealthChe
   const wal = files.find((f) => f.path === `${sqliteFilePath(path)}-wal`)?.size ?? 0;
   const size = `WAL ${formatMiB(wal)} beside a ${formatMiB(db)} database`;
   const fix = "hermes-state doctor --fix (runs wal_checkpoint(TRUNCATE))";
+  const walPath = `${sqliteFilePath(path)}-wal`;
+  const broken = wal > 0 ? walCommitsPastBreak(walPath) : undefined;
+  if (broken !== undefined) {
+    const commits = broken.commits === 1 ? "1 commit" : `${groupedInteger(broken.commits)} commits`;
+    return finding(
+      "wal",
+      "problem",
+      `${size}: its frame ${groupedInteger(broken.frame)} fails its checksum, and SQLite ` +
+        `ignores the ${commits} after it; the next checkpoint or write discards them`,
+      {
+        fix: `keep a copy of ${walPath} before anything writes the file (doctor --fix ` +
+          `does not write to it): no SQLite reads those commits, and only it holds them`,
+      },
+    );
+  }
   if (checkpoint !== undefined && checkpoint.busy !== 0) {
     return finding("wal", "warning", `${size}; a checkpoint could not finish: a reader holds it`, {
       fix: "let long readers finish (or stop the gateway), then run doctor --fix again",

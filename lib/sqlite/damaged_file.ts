@@ -37,14 +37,27 @@ const DAMAGED_CODES = new Set([11, 26]);
  * What the user is told on a damaged file.
  *
  * @param path The database file.
+ * @param hadWal Whether a `-wal` was beside the file before this process
+ *   opened it (by default, whether one is there now: ask before opening,
+ *   since a connection still open has made one of its own).
  * @returns The hint, naming the `recover` command.
  */
-export function recoverHint(path: string): string {
-  const kept = existsSync(`${path}-wal`)
-    ? "the file and its -wal are as they were"
-    : "the file is as it was";
+export function recoverHint(path: string, hadWal = hasWal(path)): string {
+  const kept = hadWal ? "the file and its -wal are as they were" : "the file is as it was";
   return `nothing was changed (${kept}); ` +
     `run ${recoverCommand(path)} to salvage what it holds into a new file`;
+}
+
+/**
+ * Whether a `-wal` is beside the file now. Read it before opening: SQLite
+ * makes one for every connection to a WAL file, a read-only one included,
+ * and deletes it at the last close.
+ *
+ * @param path The database file.
+ * @returns True when the `-wal` exists.
+ */
+export function hasWal(path: string): boolean {
+  return existsSync(`${path}-wal`);
 }
 
 function sizeOf(path: string): number | undefined {

@@ -14,6 +14,7 @@ import type { ParsedArgs } from "../parse.ts";
 import { CommandError, InterruptedError } from "../usage_error.ts";
 import { checkFileArgument } from "../file_argument.ts";
 import { assertStoreExists } from "../missing_store.ts";
+import { lockTimeoutMs } from "../context.ts";
 
 const USAGE = `Usage: hermes-state backup [options] DEST
 
@@ -62,6 +63,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     // A name ending in .gz asks for what it says (import and gunzip read it so).
     compress: args.flag("compress") || /\.gz$/i.test(dest),
     full: args.flag("full"),
+    lockTimeoutMs: lockTimeoutMs(ctx.io),
     onProgress: (stage, done, total) => {
       if (!terminal) return;
       const percent = total > 0 ? ` ${Math.floor((done / total) * 100)}%` : "";

@@ -230,8 +230,12 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   out += render(report.checks, style);
   if (fixing) {
     const integrity = report.checks.find((check) => check.name === "integrity");
+    const wal = report.checks.find((check) => check.name === "wal");
     if (integrity?.status === "problem") {
       out += `\n${style.red("Nothing repaired:")} the file is damaged; recover it first.\n`;
+    } else if (!postgres && wal?.status === "problem") {
+      out += `\n${style.red("Nothing repaired:")} the -wal holds commits SQLite ignores; ` +
+        `copy it aside first.\n`;
     } else {
       out += `\n${style.bold("Repairs")}\n`;
       out += renderRepairs(report.repairs, style, postgres ? "transaction" : "lock");

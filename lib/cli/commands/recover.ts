@@ -74,7 +74,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const duplicates = result.duplicates.sessions + result.duplicates.messages +
     result.duplicates.state_meta;
   const complete = result.lost.length === 0 && !result.lossUnknown &&
-    result.foreignWal === null && duplicates === 0;
+    result.foreignWal === null && result.walCommitsIgnored === null && duplicates === 0;
   const code = complete ? 0 : 1;
   if (ctx.json) {
     printJson(ctx.io, snakeKeys(result));
@@ -97,6 +97,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (result.foreignWal !== null) {
     out += `${style.red("The -wal was left out:")} ${result.foreignWal}. ` +
       "The file was read alone; what that -wal holds is not in the new file.\n";
+  }
+  if (result.walCommitsIgnored !== null) {
+    const { frame, commits } = result.walCommitsIgnored;
+    out += `${style.red("Commits left out:")} the -wal's frame ${formatCount(frame)} fails its ` +
+      `checksum, and SQLite ignores the ${formatCount(commits)} ` +
+      `${commits === 1 ? "commit" : "commits"} after it: they are not in the new file ` +
+      "(keep a copy of the -wal).\n";
   }
   if (result.retitled.length > 0) {
     out += `${
@@ -135,6 +142,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }
   if (result.lost.length === 0) {
     if (result.foreignWal !== null) out += "Nothing of the file itself was lost.\n";
+    else if (result.walCommitsIgnored !== null) out += "Nothing else was lost.\n";
     else if (!result.lossUnknown && duplicates === 0) out += style.green("Nothing was lost.\n");
   } else {
     out += style.red("Lost rowid ranges") + " (they may include ids never used):\n";

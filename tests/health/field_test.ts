@@ -1,0 +1,192 @@
+/**
+ * The health kit as an operator meets it after something went wrong: real
+ * damaged files given to the CLI, and what each command says and leaves.
+ */
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  closeSync,
+  copyFileSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  statSync,
+  truncateSync,
+  writeSync,
+} from "node:fs";
+import { createHash } from "node:crypto";
+import { dirname, join } from "node:path";
+import { runCli, v11Copy } from "../_cli_io.ts";
+import { rawOpen, runPython } from "../_helpers.ts";
+
+const PAGE = 4096;
+
+/** The folder's names and each file's sha256: what a read must leave as it was. */
+function folderState(path: string): string {
+  const dir = dirname(path);
+  return readdirSync(dir).sort().map((name) =>
+    `${name} ${createHash("sha256").update(readFileSync(join(dir, name))).digest("hex")}`
+  ).join("\n");
+}
+
+describe("a file cut to a page boundary, no -wal beside it", () => {
+  test("doctor, doctor --fix and backup say the file alone was kept, never a -wal there was not", async () => {
+    const path = v11Copy();
+    truncateSync(path, 90 * PAGE); // the header still says 103 pages
+    const before = folderState(path);
+    for (
+      const argv of [["doctor"], ["doctor", "--fix"], ["backup", join(dirname(path), "copy.db")]]
+    ) {
+      const run = await runCli(["--db", path, ...argv]);
+      assert.equal(run.code, 1, `${argv.join(" ")}: ${run.err}`);
+      assert.match(run.err, /nothing was changed \(the file is as it was\)/, argv.join(" "));
+      assert.doesNotMatch(run.err, /-wal/, argv.join(" "));
+      assert.equal(folderState(path), before, argv.join(" "));
+    }
+  });
+});
+
+/**
+ * A copy of the v11 fixture as a crashed writer left it: three commits of five messages each
+ * only in its `-wal` (copied while the writer still held the file open).
+ */
+function crashedWithThreeWalCommits(): string {
+  const live = v11Copy();
+  const path = join(dirname(live), "crashed", "state.db");
+  mkdirSync(dirname(path));
+  runPython(
+    [
+      "import shutil, sqlite3, sys",
+      "live, path = sys.argv[1], sys.argv[2]",
+      "c = sqlite3.connect(live, isolation_level=None)",
+      "c.execute('PRAGMA wal_autocheckpoint = 0')",
+      "sid = c.execute('SELECT id FROM sessions ORDER BY id LIMIT 1').fetchone()[0]",
+      "for i in range(3):",
+      "    c.execute('BEGIN')",
+      "    for j in range(5):",
+      "        c.execute(\"INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', ?, 1.0)\", (sid, 'wal %d %d ' % (i, j) + 'x' * 3000))",
+      "    c.execute('COMMIT')",
+      "shutil.copyfile(live, path)",
+      "shutil.copyfile(live + '-wal', path + '-wal')",
+    ],
+    live,
+    path,
+  );
+  return path;
+}
+
+/** Flips one byte of the page the `-wal`'s frame `frame` (1 for the first) carries. */
+function flipFrameByte(walPath: string, frame: number): void {
+  const fd = openSync(walPath, "r+");
+  try {
+    const header = new Uint8Array(32);
+    readSync(fd, header, 0, 32, 0);
+    const pageSize = new DataView(header.buffer).getUint32(8);
+    const at = 32 + (frame - 1) * (24 + pageSize) + 24 + 100;
+    const byte = new Uint8Array(1);
+    readSync(fd, byte, 0, 1, at);
+    writeSync(fd, new Uint8Array([byte[0] ^ 0xff]), 0, 1, at);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+describe("a -wal with a damaged frame before later commits", () => {
+  test("doctor and recover name the commits SQLite ignores past it, and --fix and recover keep the -wal", async () => {
+    const path = crashedWithThreeWalCommits();
+    const wal = `${path}-wal`;
+    flipFrameByte(wal, 50); // in the second of the three commits
+    const walBytes = readFileSync(wal);
+    const before = folderState(path);
+    const check = await runCli(["--db", path, "doctor", "--json"]);
+    assert.equal(check.code, 1, check.err);
+    const found = JSON.parse(check.out).checks.find((c: { name: string }) => c.name === "wal");
+    assert.equal(found.status, "problem", found.summary);
+    assert.match(found.summary, /frame 50 fails its checksum.*ignores the 2 commits after it/);
+    assert.match(found.fix, new RegExp(`keep a copy of ${wal.replaceAll("/", "\\/")}`));
+    const fix = await runCli(["--db", path, "doctor", "--fix"]);
+    assert.equal(fix.code, 1, fix.err);
+    assert.match(fix.out, /Nothing repaired: the -wal holds commits SQLite ignores/);
+    assert.equal(statSync(wal).size, walBytes.length);
+    assert.ok(readFileSync(wal).equals(walBytes), "the -wal is byte for byte as it was");
+    assert.equal(folderState(path).replace(/\n?state\.db-shm [0-9a-f]+/, ""), before);
+    const dest = join(dirname(path), "recovered.db");
+    const recovered = await runCli(["recover", path, dest]);
+    assert.equal(recovered.code, 1, recovered.out);
+    assert.match(
+      recovered.out,
+      /Commits left out: the -wal's frame 50 fails its checksum, and SQLite ignores the 2 commits/,
+    );
+    assert.doesNotMatch(recovered.out, /Nothing was lost/);
+    assert.ok(readFileSync(wal).equals(walBytes), "recover left the -wal as it was");
+  });
+
+  test("doctor and recover find a sound -wal and a torn last frame fine", async () => {
+    const path = crashedWithThreeWalCommits();
+    const sound = await runCli(["--db", path, "doctor", "--json"]);
+    const wal = (run: typeof sound) =>
+      JSON.parse(run.out).checks.find((c: { name: string }) => c.name === "wal");
+    assert.equal(wal(sound).status, "ok", wal(sound).summary);
+    const torn = join(dirname(path), "torn.db");
+    copyFileSync(path, torn);
+    copyFileSync(`${path}-wal`, `${torn}-wal`);
+    flipFrameByte(`${torn}-wal`, 141); // the last commit's own frame: that commit is torn off
+    const tornRun = await runCli(["--db", torn, "doctor", "--json"]);
+    assert.equal(wal(tornRun).status, "ok", wal(tornRun).summary);
+    const recovered = await runCli(["recover", "--json", path, join(dirname(path), "r.db")]);
+    assert.equal(recovered.code, 0, recovered.out);
+    assert.equal(JSON.parse(recovered.out).wal_commits_ignored, null);
+  });
+});
+
+describe("vacuum and backup while another process holds the whole file", () => {
+  for (const command of ["vacuum", "backup"]) {
+    test(`${command} gives up after HERMES_STATE_LOCK_TIMEOUT, not after 15 s, and names the wait`, async () => {
+      const path = v11Copy();
+      const dest = join(dirname(path), "copy.db");
+      const holder = await rawOpen(path);
+      holder.exec("PRAGMA locking_mode = EXCLUSIVE");
+      holder.exec("BEGIN EXCLUSIVE");
+      holder.exec("UPDATE state_meta SET value = value WHERE key = 'last_auto_prune'");
+      try {
+        const started = performance.now();
+        const argv = command === "backup" ? ["backup", dest] : [command];
+        const run = await runCli(["--db", path, ...argv], {
+          env: { HERMES_STATE_LOCK_TIMEOUT: "0.5" },
+        });
+        const waitedMs = performance.now() - started;
+        assert.equal(run.code, 1, run.out);
+        assert.match(run.err, /database is locked by another process \(waited \d+(\.\d+)? s\)/);
+        assert.ok(waitedMs < 5000, `waited ${Math.round(waitedMs)} ms`);
+        assert.deepEqual(readdirSync(dirname(path)).filter((name) => name.includes("copy")), []);
+      } finally {
+        holder.exec("ROLLBACK");
+        holder.close();
+      }
+    });
+  }
+
+  test("backup waits for a whole-file lock released within HERMES_STATE_LOCK_TIMEOUT, then copies", async () => {
+    const path = v11Copy();
+    const dest = join(dirname(path), "copy.db");
+    const holder = await rawOpen(path);
+    holder.exec("PRAGMA locking_mode = EXCLUSIVE");
+    holder.exec("BEGIN EXCLUSIVE");
+    holder.exec("UPDATE state_meta SET value = value WHERE key = 'last_auto_prune'");
+    const release = setTimeout(() => {
+      holder.exec("ROLLBACK");
+      holder.close();
+    }, 300);
+    try {
+      const run = await runCli(["--db", path, "backup", dest], {
+        env: { HERMES_STATE_LOCK_TIMEOUT: "10" },
+      });
+      assert.equal(run.code, 0, run.err);
+      assert.match(run.out, /42 sessions, 197 messages/);
+    } finally {
+      clearTimeout(release);
+    }
+  });
+});
