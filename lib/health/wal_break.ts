@@ -39,7 +39,8 @@ function readAt(fd: number, bytes: Uint8Array, position: number): boolean {
  * @param walPath The `-wal` file (only read).
  * @returns Where SQLite stops and how many commits follow, or `undefined`
  *   when no commit follows a broken frame (no `-wal`, a sound one, or a
- *   torn tail).
+ *   torn tail), or when a writer kept writing the `-wal` through every try
+ *   (what it holds cannot be told then).
  *
  * @example No `-wal`
  * ```ts
@@ -55,20 +56,50 @@ export function walCommitsPastBreak(walPath: string): WalBreak | undefined {
     return undefined;
   }
   try {
-    // A writer that starts the -wal over (new salts, from its first frame) while it is read
-    // leaves the old frames behind the new ones: read so, the old ones would look like commits
-    // past a break. A scan is taken only when the header is the same after it as before.
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const before = headerOf(fd);
+    // A -wal a writer is writing meanwhile cannot be judged: a frame read half written (its
+    // header new, its page not yet) fails, and the frames written after it hold, so a commit
+    // under way would look like one past a break; a writer that starts the -wal over leaves old
+    // frames behind new ones. A finding is taken only from two scans in a row that agree, over a
+    // -wal whose header, size and time of change stayed the same throughout.
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const before = stateOf(fd);
       if (before === undefined) return undefined;
-      const found = scan(fd, before);
-      const after = headerOf(fd);
-      if (after !== undefined && after.every((byte, i) => byte === before[i])) return found;
+      const first = scan(fd, before.header);
+      const second = scan(fd, before.header);
+      const after = stateOf(fd);
+      if (after === undefined) return undefined;
+      if (sameState(before, after) && sameBreak(first, second)) return first;
     }
     return undefined;
   } finally {
     closeSync(fd);
   }
+}
+
+/** Tries at a -wal that does not keep still; after them, nothing is reported. */
+const ATTEMPTS = 5;
+
+/** What tells a -wal that changed: its header, its size, its time of change. */
+interface WalState {
+  readonly header: Uint8Array;
+  readonly size: number;
+  readonly changedNs: bigint;
+}
+
+function stateOf(fd: number): WalState | undefined {
+  const header = headerOf(fd);
+  if (header === undefined) return undefined;
+  const stat = fstatSync(fd, { bigint: true });
+  return { header, size: Number(stat.size), changedNs: stat.mtimeNs };
+}
+
+function sameState(a: WalState, b: WalState): boolean {
+  return a.size === b.size && a.changedNs === b.changedNs &&
+    a.header.every((byte, i) => byte === b.header[i]);
+}
+
+function sameBreak(a: WalBreak | undefined, b: WalBreak | undefined): boolean {
+  return a?.frame === b?.frame && a?.commits === b?.commits;
 }
 
 function headerOf(fd: number): Uint8Array | undefined {

@@ -8,14 +8,20 @@ import {
   closeSync,
   copyFileSync,
   mkdirSync,
+  mkdtempSync,
   openSync,
   readdirSync,
   readFileSync,
   readSync,
+  rmSync,
   statSync,
   truncateSync,
+  writeFileSync,
   writeSync,
 } from "node:fs";
+import { spawn } from "node:child_process";
+import { tmpdir } from "node:os";
+import { walCommitsPastBreak } from "../../lib/health/wal_break.ts";
 import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
 import { runCli, v11Copy } from "../_cli_io.ts";
@@ -187,6 +193,53 @@ describe("vacuum and backup while another process holds the whole file", () => {
       assert.match(run.out, /42 sessions, 197 messages/);
     } finally {
       clearTimeout(release);
+    }
+  });
+});
+
+describe("a -wal a writer is writing while it is read", () => {
+  test("the scan for commits past a bad frame finds none: a frame half written is no damage", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hermes-wal-live-"));
+    const path = join(dir, "state.db");
+    const stop = join(dir, "stop");
+    try {
+      // Small checkpoints: the -wal starts over every few commits, so the writer keeps writing
+      // frames in the middle of a -wal longer than what it writes, as a gateway does.
+      const writer = spawn("python3", [
+        "-c",
+        [
+          "import os, sqlite3, sys",
+          "db = sqlite3.connect(sys.argv[1], isolation_level=None)",
+          "db.execute('PRAGMA journal_mode=WAL')",
+          "db.execute('PRAGMA wal_autocheckpoint=16')",
+          "db.execute('CREATE TABLE t (x BLOB)')",
+          "print('ready', flush=True)",
+          "while not os.path.exists(sys.argv[2]):",
+          "    db.execute('BEGIN')",
+          "    for _ in range(4): db.execute('INSERT INTO t VALUES (randomblob(6000))')",
+          "    db.execute('COMMIT')",
+          "    db.execute('DELETE FROM t WHERE rowid < (SELECT max(rowid) - 40 FROM t)')",
+        ].join("\n"),
+        path,
+        stop,
+      ], { stdio: ["ignore", "pipe", "inherit"] });
+      const exited = new Promise((resolve) => writer.on("exit", resolve));
+      await new Promise<void>((resolve) => writer.stdout!.once("data", () => resolve()));
+      const found: string[] = [];
+      const until = Date.now() + 3_000;
+      let scans = 0;
+      while (Date.now() < until) {
+        const seen = walCommitsPastBreak(`${path}-wal`);
+        scans++;
+        if (seen !== undefined) found.push(`frame ${seen.frame}, ${seen.commits} commits`);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      writeFileSync(stop, "");
+      await exited;
+      assert.ok(scans > 20, `only ${scans} scans`);
+      assert.deepEqual(found, [], `${found.length} of ${scans} scans saw a break`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
