@@ -147,8 +147,8 @@ describe("a -wal with a damaged frame before later commits", () => {
   });
 });
 
-describe("vacuum and backup while another process holds the whole file", () => {
-  for (const command of ["vacuum", "backup"]) {
+describe("vacuum, backup, migrate and copy while another process holds the whole file", () => {
+  for (const command of ["vacuum", "backup", "migrate", "copy"]) {
     test(`${command} gives up after HERMES_STATE_LOCK_TIMEOUT, not after 15 s, and names the wait`, async () => {
       const path = v11Copy();
       const dest = join(dirname(path), "copy.db");
@@ -158,7 +158,11 @@ describe("vacuum and backup while another process holds the whole file", () => {
       holder.exec("UPDATE state_meta SET value = value WHERE key = 'last_auto_prune'");
       try {
         const started = performance.now();
-        const argv = command === "backup" ? ["backup", dest] : [command];
+        const argv = command === "backup"
+          ? ["backup", dest]
+          : command === "copy"
+          ? ["copy", path, dest]
+          : [command];
         const run = await runCli(["--db", path, ...argv], {
           env: { HERMES_STATE_LOCK_TIMEOUT: "0.5" },
         });

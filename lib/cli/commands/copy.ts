@@ -13,6 +13,7 @@
  */
 import type { ParentLink } from "../../core/transfer_options.ts";
 import { isPostgresTarget, openStore, sqlitePath } from "../../open_store.ts";
+import { lockTimeoutMs } from "../context.ts";
 import type { SessionStore } from "../../core/session_store.ts";
 import type { SessionExport } from "../../core/types.ts";
 import { WriteLanes } from "../../core/write_lanes.ts";
@@ -82,7 +83,9 @@ async function openSource(ctx: Context, src: string): Promise<SessionStore> {
   if (!isPostgresTarget(src) && isMissing(sqlitePath(src))) {
     throw noDatabaseError(sqlitePath(src), { argument: true });
   }
-  return await openStore(src, { readonly: true, clock: () => ctx.io.now() });
+  // A file another process holds whole is waited for as long as the writes of the CLI wait.
+  const retry = { timeoutMs: lockTimeoutMs(ctx.io) };
+  return await openStore(src, { readonly: true, clock: () => ctx.io.now(), retry });
 }
 
 /**

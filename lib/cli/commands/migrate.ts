@@ -11,6 +11,7 @@ import { isPostgresTarget, openStore } from "../../open_store.ts";
 import { assertStoreExists } from "../missing_store.ts";
 import { SCHEMA_VERSION } from "../../sqlite/schema/schema_sql.ts";
 import type { Command, Context } from "../command.ts";
+import { lockTimeoutMs } from "../context.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 
@@ -38,9 +39,12 @@ Examples:
   hermes-state --db "postgres://hermes@db/hermes?schema=hermes" migrate
 `;
 
-/** The schema version of `path`, read without changing the file. */
-async function versionOf(path: string): Promise<number | null> {
-  await using store = await openStore(path, { readonly: true });
+/**
+ * The schema version of `path`, read without changing the file; a file
+ * another process holds whole is waited for `timeoutMs`, as the write after.
+ */
+async function versionOf(path: string, timeoutMs: number): Promise<number | null> {
+  await using store = await openStore(path, { readonly: true, retry: { timeoutMs } });
   return (await store.inspect({ integrity: false })).schemaVersion;
 }
 
@@ -62,7 +66,7 @@ async function migrate(_args: ParsedArgs, ctx: Context): Promise<number> {
   if (isPostgresTarget(ctx.dbPath)) return await migrateServer(ctx);
   assertStoreExists(ctx.dbPath);
   const path = ctx.dbPath.replace(/^sqlite:/, "");
-  const before = await versionOf(path);
+  const before = await versionOf(path, lockTimeoutMs(ctx.io));
   const store = await ctx.openStore();
   const after = (await store.inspect({ integrity: false })).schemaVersion;
   const upgraded = before !== after;
