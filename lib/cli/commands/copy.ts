@@ -12,8 +12,7 @@
  * @module
  */
 import type { ParentLink } from "../../core/transfer_options.ts";
-import { isPostgresTarget, openStore, sqlitePath } from "../../open_store.ts";
-import { lockTimeoutMs } from "../context.ts";
+import { isPostgresTarget, sqlitePath } from "../../open_store.ts";
 import type { SessionStore } from "../../core/session_store.ts";
 import type { SessionExport } from "../../core/types.ts";
 import { WriteLanes } from "../../core/write_lanes.ts";
@@ -83,9 +82,9 @@ async function openSource(ctx: Context, src: string): Promise<SessionStore> {
   if (!isPostgresTarget(src) && isMissing(sqlitePath(src))) {
     throw noDatabaseError(sqlitePath(src), { argument: true });
   }
-  // A file another process holds whole is waited for as long as the writes of the CLI wait.
-  const retry = { timeoutMs: lockTimeoutMs(ctx.io) };
-  return await openStore(src, { readonly: true, clock: () => ctx.io.now(), retry });
+  // As every read command opens its store: a file another process holds whole is waited for
+  // as HERMES_STATE_LOCK_TIMEOUT says.
+  return await ctx.openStore({ path: src, access: "read" });
 }
 
 /**

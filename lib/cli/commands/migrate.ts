@@ -7,11 +7,10 @@
  *
  * @module
  */
-import { isPostgresTarget, openStore } from "../../open_store.ts";
+import { isPostgresTarget } from "../../open_store.ts";
 import { assertStoreExists } from "../missing_store.ts";
 import { SCHEMA_VERSION } from "../../sqlite/schema/schema_sql.ts";
 import type { Command, Context } from "../command.ts";
-import { lockTimeoutMs } from "../context.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 
@@ -40,12 +39,17 @@ Examples:
 `;
 
 /**
- * The schema version of `path`, read without changing the file; a file
- * another process holds whole is waited for `timeoutMs`, as the write after.
+ * The schema version of the command's file, read without changing it
+ * (opened as every read command opens it: a file another process holds
+ * whole is waited for as `HERMES_STATE_LOCK_TIMEOUT` says).
  */
-async function versionOf(path: string, timeoutMs: number): Promise<number | null> {
-  await using store = await openStore(path, { readonly: true, retry: { timeoutMs } });
-  return (await store.inspect({ integrity: false })).schemaVersion;
+async function versionBefore(ctx: Context): Promise<number | null> {
+  const store = await ctx.openStore({ access: "read" });
+  try {
+    return (await store.inspect({ integrity: false })).schemaVersion;
+  } finally {
+    await store.close();
+  }
 }
 
 /** The PostgreSQL form: migration steps instead of schema versions. */
@@ -65,8 +69,7 @@ async function migrateServer(ctx: Context): Promise<number> {
 async function migrate(_args: ParsedArgs, ctx: Context): Promise<number> {
   if (isPostgresTarget(ctx.dbPath)) return await migrateServer(ctx);
   assertStoreExists(ctx.dbPath);
-  const path = ctx.dbPath.replace(/^sqlite:/, "");
-  const before = await versionOf(path, lockTimeoutMs(ctx.io));
+  const before = await versionBefore(ctx);
   const store = await ctx.openStore();
   const after = (await store.inspect({ integrity: false })).schemaVersion;
   const upgraded = before !== after;
