@@ -43,10 +43,10 @@ export interface CheckpointResult {
 export function checkWal(path: string, checkpoint?: CheckpointResult): HealthCheck {
   const files = databaseFiles(path);
   const db = files.find((f) => f.path === path)?.size ?? 0;
-  const wal = files.find((f) => f.path === `${sqliteFilePath(path)}-wal`)?.size ?? 0;
+  const walPath = `${sqliteFilePath(path)}-wal`;
+  const wal = files.find((f) => f.path === walPath)?.size ?? 0;
   const size = `WAL ${formatMiB(wal)} beside a ${formatMiB(db)} database`;
   const fix = "hermes-state doctor --fix (runs wal_checkpoint(TRUNCATE))";
-  const walPath = `${sqliteFilePath(path)}-wal`;
   const broken = wal > 0 ? walCommitsPastBreak(walPath) : undefined;
   if (broken !== undefined) {
     const commits = broken.commits === 1 ? "1 commit" : `${groupedInteger(broken.commits)} commits`;

@@ -11,8 +11,15 @@
  *
  * @module
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import { checkedFrame, FRAME_HEADER, readWalHeader, WAL_HEADER } from "../sqlite/wal_commits.ts";
+import { closeSync, fstatSync, openSync } from "node:fs";
+import {
+  checkedFrame,
+  FRAME_HEADER,
+  readAt,
+  readWalHeader,
+  sameBytes,
+  WAL_HEADER,
+} from "../sqlite/wal_commits.ts";
 
 /** Commits after the first frame SQLite stops at. */
 export interface WalBreak {
@@ -20,16 +27,6 @@ export interface WalBreak {
   readonly frame: number;
   /** Commit frames after it whose own checksum holds against the frame before. */
   readonly commits: number;
-}
-
-function readAt(fd: number, bytes: Uint8Array, position: number): boolean {
-  let done = 0;
-  while (done < bytes.length) {
-    const n = readSync(fd, bytes, done, bytes.length - done, position + done);
-    if (n === 0) return false;
-    done += n;
-  }
-  return true;
 }
 
 /**
@@ -94,8 +91,7 @@ function stateOf(fd: number): WalState | undefined {
 }
 
 function sameState(a: WalState, b: WalState): boolean {
-  return a.size === b.size && a.changedNs === b.changedNs &&
-    a.header.every((byte, i) => byte === b.header[i]);
+  return a.size === b.size && a.changedNs === b.changedNs && sameBytes(a.header, b.header);
 }
 
 function sameBreak(a: WalBreak | undefined, b: WalBreak | undefined): boolean {

@@ -133,7 +133,15 @@ export function walChecksum(
   return [s0, s1];
 }
 
-function readAt(fd: number, bytes: Uint8Array, position: number): boolean {
+/**
+ * Fills `bytes` from the file at `position`, however many reads it takes.
+ *
+ * @param fd An open descriptor.
+ * @param bytes Where the bytes go (all of it).
+ * @param position The offset to read from.
+ * @returns `false` when the file ends first.
+ */
+export function readAt(fd: number, bytes: Uint8Array, position: number): boolean {
   let done = 0;
   while (done < bytes.length) {
     const n = readSync(fd, bytes, done, bytes.length - done, position + done);
@@ -173,7 +181,14 @@ interface ReadSoFar {
 const READ_SO_FAR = new Map<string, ReadSoFar>();
 const READ_SO_FAR_KEPT = 8;
 
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+/**
+ * Whether two byte arrays hold the same bytes.
+ *
+ * @param a One.
+ * @param b The other.
+ * @returns True when they are equal, byte for byte.
+ */
+export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((byte, i) => byte === b[i]);
 }
 

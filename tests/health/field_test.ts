@@ -147,15 +147,32 @@ describe("a -wal with a damaged frame before later commits", () => {
   });
 });
 
+/**
+ * Holds the whole file as a connection recovering a crashed writer's WAL does (`locking_mode =
+ * EXCLUSIVE`, a write begun): no other process can even read it.
+ *
+ * @returns What lets it go (a second call does nothing).
+ */
+async function holdWholeFile(path: string): Promise<() => void> {
+  const holder = await rawOpen(path);
+  holder.exec("PRAGMA locking_mode = EXCLUSIVE");
+  holder.exec("BEGIN EXCLUSIVE");
+  holder.exec("UPDATE state_meta SET value = value WHERE key = 'last_auto_prune'");
+  let held = true;
+  return () => {
+    if (!held) return;
+    held = false;
+    holder.exec("ROLLBACK");
+    holder.close();
+  };
+}
+
 describe("vacuum, backup, migrate and copy while another process holds the whole file", () => {
   for (const command of ["vacuum", "backup", "migrate", "copy"]) {
     test(`${command} gives up after HERMES_STATE_LOCK_TIMEOUT, not after 15 s, and names the wait`, async () => {
       const path = v11Copy();
       const dest = join(dirname(path), "copy.db");
-      const holder = await rawOpen(path);
-      holder.exec("PRAGMA locking_mode = EXCLUSIVE");
-      holder.exec("BEGIN EXCLUSIVE");
-      holder.exec("UPDATE state_meta SET value = value WHERE key = 'last_auto_prune'");
+      const release = await holdWholeFile(path);
       try {
         const started = performance.now();
         const argv = command === "backup"
@@ -172,8 +189,7 @@ describe("vacuum, backup, migrate and copy while another process holds the whole
         assert.ok(waitedMs < 5000, `waited ${Math.round(waitedMs)} ms`);
         assert.deepEqual(readdirSync(dirname(path)).filter((name) => name.includes("copy")), []);
       } finally {
-        holder.exec("ROLLBACK");
-        holder.close();
+        release();
       }
     });
   }
@@ -181,14 +197,8 @@ describe("vacuum, backup, migrate and copy while another process holds the whole
   test("backup waits for a whole-file lock released within HERMES_STATE_LOCK_TIMEOUT, then copies", async () => {
     const path = v11Copy();
     const dest = join(dirname(path), "copy.db");
-    const holder = await rawOpen(path);
-    holder.exec("PRAGMA locking_mode = EXCLUSIVE");
-    holder.exec("BEGIN EXCLUSIVE");
-    holder.exec("UPDATE state_meta SET value = value WHERE key = 'last_auto_prune'");
-    const release = setTimeout(() => {
-      holder.exec("ROLLBACK");
-      holder.close();
-    }, 300);
+    const release = await holdWholeFile(path);
+    const released = setTimeout(release, 300);
     try {
       const run = await runCli(["--db", path, "backup", dest], {
         env: { HERMES_STATE_LOCK_TIMEOUT: "10" },
@@ -196,7 +206,8 @@ describe("vacuum, backup, migrate and copy while another process holds the whole
       assert.equal(run.code, 0, run.err);
       assert.match(run.out, /42 sessions, 197 messages/);
     } finally {
-      clearTimeout(release);
+      clearTimeout(released);
+      release();
     }
   });
 });

@@ -9,7 +9,7 @@ import { shellWord } from "../../core/shell_word.ts";
 import { RecoverError } from "../../core/errors.ts";
 import { recoverDatabase, type RecoverResult } from "../../health/recover.ts";
 import type { Command, Context } from "../command.ts";
-import { formatCount } from "../../render/format.ts";
+import { formatCount, plural } from "../../render/format.ts";
 import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { CommandError, InterruptedError } from "../usage_error.ts";
@@ -101,9 +101,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (result.walCommitsIgnored !== null) {
     const { frame, commits } = result.walCommitsIgnored;
     out += `${style.red("Commits left out:")} the -wal's frame ${formatCount(frame)} fails its ` +
-      `checksum, and SQLite ignores the ${formatCount(commits)} ` +
-      `${commits === 1 ? "commit" : "commits"} after it: they are not in the new file ` +
-      "(keep a copy of the -wal).\n";
+      `checksum, and SQLite ignores the ${plural(commits, "commit")} after it: they are not ` +
+      "in the new file (keep a copy of the -wal).\n";
   }
   if (result.retitled.length > 0) {
     out += `${

@@ -107,11 +107,11 @@ export const APP_JS = String.raw`
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
   // -- Formatting --------------------------------------------------------
+  function pad2(n) { return String(n).padStart(2, "0"); }
   function fmtTime(seconds) {
     if (typeof seconds !== "number" || !isFinite(seconds)) return "";
     var d = new Date(seconds * 1000);
-    function p(n) { return String(n).padStart(2, "0"); }
-    return d.getFullYear() + "-" + p(d.getMonth() + 1) + "-" + p(d.getDate()) + " " + p(d.getHours()) + ":" + p(d.getMinutes());
+    return d.getFullYear() + "-" + pad2(d.getMonth() + 1) + "-" + pad2(d.getDate()) + " " + pad2(d.getHours()) + ":" + pad2(d.getMinutes());
   }
   // A time element: the minute in the browser's zone as text, the instant exact in datetime, and
   // the second with the zone it is shown in as a tooltip (logs on the server are compared by it).
@@ -120,9 +120,9 @@ export const APP_JS = String.raw`
     if (typeof seconds !== "number" || !isFinite(seconds)) return el("time", { text: "" });
     var d = new Date(seconds * 1000);
     var offset = -d.getTimezoneOffset();
-    var zone = "UTC" + (offset < 0 ? "\u2212" : "+") + String(Math.floor(Math.abs(offset) / 60)).padStart(2, "0") + ":" + String(Math.abs(offset) % 60).padStart(2, "0");
-    var second = String(d.getSeconds()).padStart(2, "0");
-    return el("time", { datetime: d.toISOString(), title: fmtTime(seconds) + ":" + second + " " + zone + (shownZone ? " (" + shownZone + ")" : ""), text: fmtTime(seconds) });
+    var zone = "UTC" + (offset < 0 ? "\u2212" : "+") + pad2(Math.floor(Math.abs(offset) / 60)) + ":" + pad2(Math.abs(offset) % 60);
+    var minute = fmtTime(seconds);
+    return el("time", { datetime: d.toISOString(), title: minute + ":" + pad2(d.getSeconds()) + " " + zone + (shownZone ? " (" + shownZone + ")" : ""), text: minute });
   }
   function fmtRelative(seconds) {
     var diff = Date.now() / 1000 - seconds;
