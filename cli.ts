@@ -4,7 +4,27 @@
  *
  * @module
  */
+import { realpathSync } from "node:fs";
+import { resolve } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
 import { main } from "./lib/cli/main.ts";
 import { defaultIo, exit, getArgs } from "./lib/cli/io.ts";
 
-if (import.meta.main) exit(await main(getArgs(), defaultIo()));
+/**
+ * Whether this file is the program being run: `import.meta.main`, or, on a
+ * Node that lacks it (24.0 and 24.1), whether Node was given this file.
+ */
+function isProgram(): boolean {
+  const main: unknown = import.meta.main;
+  if (typeof main === "boolean") return main;
+  const script = process.argv[1];
+  if (script === undefined || !import.meta.url.startsWith("file:")) return false;
+  try {
+    return realpathSync(resolve(script)) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isProgram()) exit(await main(getArgs(), defaultIo()));
