@@ -82,7 +82,7 @@ export function sqliteVersionWarning(version: string): string | null {
   if (!olderThan(version, SAFE_SQLITE_VERSION)) return null;
   return `SQLite ${version} is older than ${SAFE_SQLITE_VERSION}, whose WAL-reset bug can ` +
     "corrupt a database written by several processes at once; use a runtime that links a " +
-    "newer SQLite (Deno 2.9, Bun 1.4, Node 24)";
+    "newer SQLite (as Deno 2.9, Bun 1.4 and Node 24.22 do)";
 }
 
 /**
