@@ -17,7 +17,7 @@ import type {
 } from "../core/types.ts";
 import type { ExportPiece, ExportPiecesOptions, ExportSelection } from "../core/export_pieces.ts";
 import { messageFromRow } from "../core/message_row.ts";
-import type { PgClient, PgQuery, PgValue } from "./_client_types.ts";
+import type { PgClient, PgQuery, PgRow, PgValue } from "./_client_types.ts";
 import {
   EXACT_MESSAGE_COLUMNS,
   EXACT_SESSION_COLUMNS,
@@ -41,17 +41,49 @@ export interface ExportReads {
   closed(): boolean;
 }
 
-/** Messages read per page of `iterateExport`. */
-const EXPORT_PAGE = 2000;
+/**
+ * Messages a page of `iterateExport` holds (but for a session alone that
+ * holds more), and the most one statement of it reads.
+ */
+export const EXPORT_PAGE = 2000;
 
-/** The rows of the sessions `where` selects, with their last activity, in export order. */
-const EXPORT_SESSIONS = (where: string) =>
-  `SELECT ${EXACT_SESSION_COLUMNS}, COALESCE(m.last_active, s.started_at) AS last_active
+/** The alias of the number of messages a session holds, read with the listing. */
+const HELD = "hermes_messages_held";
+
+/**
+ * The rows of the sessions `where` selects, with their last activity, in
+ * export order; `counted`, with how many messages each holds (as
+ * {@linkcode HELD}), counted by the same grouping: a row's stored
+ * `message_count` may be stale (an old or hand-edited row).
+ */
+const EXPORT_SESSIONS = (where: string, counted = false) =>
+  `SELECT ${EXACT_SESSION_COLUMNS}, COALESCE(m.last_active, s.started_at) AS last_active${
+    counted ? `, COALESCE(m.held, 0) AS ${HELD}` : ""
+  }
    FROM sessions s
-   LEFT JOIN (SELECT session_id, MAX(timestamp) AS last_active FROM messages GROUP BY session_id) m
+   LEFT JOIN (SELECT session_id, MAX(timestamp) AS last_active${
+    counted ? ", COUNT(*) AS held" : ""
+  } FROM messages GROUP BY session_id) m
      ON m.session_id = s.id
    ${where}
    ORDER BY last_active DESC, s.started_at DESC, s.id COLLATE "C" DESC`;
+
+/**
+ * The messages of the sessions `$1` names (a JSON array of ids), at most
+ * {@linkcode EXPORT_PAGE} of them, in the order of the session, time and
+ * id; with `$2`, those after the message of that id, in that order.
+ */
+const PAGE_MESSAGES = (after: boolean) =>
+  `SELECT ${EXACT_MESSAGE_COLUMNS} FROM messages m
+   WHERE m.session_id IN (SELECT json_array_elements_text($1::text::json))${
+    after
+      ? `
+     AND (m.session_id, m.timestamp, m.id) >
+       (SELECT a.session_id, a.timestamp, a.id FROM messages a WHERE a.id = $2::bigint)`
+      : ""
+  }
+   ORDER BY m.session_id, m.timestamp, m.id
+   LIMIT ${EXPORT_PAGE}`;
 
 /**
  * The rows of {@linkcode EXPORT_SESSIONS} of the sessions `$1` names (a JSON
@@ -108,17 +140,49 @@ export async function exportedSessions(
   query: PgQuery,
   options: ExportOptions & OriginFilter,
 ): Promise<SessionRowWithActivity[]> {
+  return (await listExported(query, options, false))
+    .map(exactSessionRow) as unknown as SessionRowWithActivity[];
+}
+
+/** The rows of {@linkcode exportedSessions} as the client reads them, `counted` as there. */
+async function listExported(
+  query: PgQuery,
+  options: ExportOptions & OriginFilter,
+  counted: boolean,
+): Promise<PgRow[]> {
   const params: PgValue[] = [];
   let where = sourceAndOrigin(options, params, "export sessions");
   const range = startedRangeClauses(options, params, "export sessions");
   if (range.length > 0) where += `${where === "" ? "WHERE " : " AND "}${range.join(" AND ")}`;
-  return (await query(EXPORT_SESSIONS(where), params))
-    .map(exactSessionRow) as unknown as SessionRowWithActivity[];
+  return await query(EXPORT_SESSIONS(where, counted), params);
+}
+
+/**
+ * The messages of a page's sessions, read {@linkcode EXPORT_PAGE} at a time
+ * (each read goes on after the last message of the one before), as the
+ * client returns them.
+ */
+async function pageMessages(query: PgQuery, ids: string): Promise<PgRow[]> {
+  const rows: PgRow[] = [];
+  let after: PgValue | undefined;
+  for (;;) {
+    const params = after === undefined ? [ids] : [ids, after];
+    const read = await query(PAGE_MESSAGES(after !== undefined), params);
+    for (const row of read) rows.push(row);
+    if (read.length < EXPORT_PAGE) return rows;
+    // The id's digits, read before exactMessageRow makes them a number.
+    after = String(read[read.length - 1].id);
+  }
 }
 
 /**
  * The sessions an export covers with their messages (`iterateExport`), a
  * page of about 2000 messages read at a time, each page in one snapshot.
+ * A page is made of whole sessions by the number of messages each holds,
+ * counted with the listing (not by its stored `message_count`, which an
+ * old or hand-edited row may have wrong), and its messages are read 2000
+ * at most a statement: a session alone holding more is held whole, but
+ * read in parts.
  *
  * @param reads The store's reads.
  * @param options The export's filters (checked).
@@ -128,16 +192,20 @@ export async function* iterateExportPg(
   reads: ExportReads,
   options: ExportOptions & OriginFilter,
 ): AsyncIterableIterator<SessionExportWithActivity> {
-  const sessions = await exportedSessions(reads.query, options ?? {});
+  const listing = await listExported(reads.query, options ?? {}, true);
+  // How many messages each session holds, counted: its stored message_count may be stale.
+  const held = listing.map((row) => Number(row[HELD]));
+  const sessions = listing.map((row) => {
+    delete row[HELD];
+    return exactSessionRow(row) as unknown as SessionRowWithActivity;
+  });
   for (let at = 0; at < sessions.length;) {
     // A page of sessions holds about EXPORT_PAGE messages (at least one session), so memory
-    // stays bounded however the messages are spread.
+    // stays bounded however the messages are spread; each statement reads EXPORT_PAGE at most.
     let end = at + 1;
-    let messages = Number(sessions[at].message_count ?? 0);
-    while (
-      end < sessions.length && messages + Number(sessions[end].message_count ?? 0) <= EXPORT_PAGE
-    ) {
-      messages += Number(sessions[end].message_count ?? 0);
+    let messages = held[at];
+    while (end < sessions.length && messages + held[end] <= EXPORT_PAGE) {
+      messages += held[end];
       end++;
     }
     const listed = sessions.slice(at, end);
@@ -148,12 +216,7 @@ export async function* iterateExportPg(
     const ids = jsonParam(listed.map((s) => s.id));
     const { again, rows } = await reads.inSnapshot(async (query) => ({
       again: await query(EXPORT_SESSIONS_BY_IDS, [ids]),
-      rows: await query(
-        `SELECT ${EXACT_MESSAGE_COLUMNS} FROM messages m
-           WHERE m.session_id IN (SELECT json_array_elements_text($1::text::json))
-           ORDER BY m.session_id, m.timestamp, m.id`,
-        [ids],
-      ),
+      rows: await pageMessages(query, ids),
     }));
     const byId = new Map(
       again.map((row) => exactSessionRow(row) as unknown as SessionRowWithActivity)

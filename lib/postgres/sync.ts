@@ -64,6 +64,8 @@ import { FileMessages } from "./_sync_messages.ts";
 import { passOf, passTransaction } from "./_sync_write.ts";
 import { COUNTS, SessionWriter, UnshippableSession } from "./_sync_sessions.ts";
 import { restoreTitles } from "./_sync_titles.ts";
+import { StorageError } from "../core/storage_error.ts";
+import { abortableDelay } from "../core/delay.ts";
 import { linkParents, recordDigests, recordPassTime } from "./_sync_finish.ts";
 
 export { digestOf } from "./_sync_digest.ts";
@@ -148,7 +150,10 @@ export interface SyncOptions {
    * batched, the batches begun are written (each session whole), and the
    * pass ends as usual (sessions gone from the file deleted, lineage and
    * titles settled); its result says {@linkcode SyncResult.stopped}. The
-   * next pass ships the rest.
+   * next pass ships the rest. Aborted while the pass waits for its file
+   * (another process holds it whole), the pass ends before it begins:
+   * {@linkcode syncFile} rejects with the signal's reason, and nothing is
+   * written.
    */
   readonly signal?: AbortSignal;
   /**
@@ -173,6 +178,51 @@ async function fileSessionIds(path: string): Promise<ReadonlySet<string>> {
   } finally {
     db.close();
   }
+}
+
+/** How long a pass waits for a file another process holds whole, in milliseconds. */
+const FILE_WAIT_MS = 15_000;
+
+/** One try at a file that fails at once while it is held (no busy wait inside SQLite). */
+const NO_WAIT = { maxAttempts: 1, busyTimeoutMs: 0 } as const;
+
+/**
+ * Opens a pass's file read-only once it can be read. SQLite's own wait for
+ * a file another process holds whole (`locking_mode = EXCLUSIVE`, a crashed
+ * writer's WAL being recovered) blocks the event loop, so that Ctrl-C went
+ * unheard until it ran out: the file is tried without waiting, again after
+ * short awaited pauses that `signal` cuts short, for
+ * {@linkcode FILE_WAIT_MS} at most; then opened as a pass reads it (with
+ * SQLite's usual short wait for a lock taken meanwhile).
+ *
+ * @param path The state.db file.
+ * @param signal Ends the wait: the promise then rejects with its reason.
+ * @returns The open file.
+ */
+async function openWhenReadable(path: string, signal: AbortSignal | undefined): Promise<SessionDB> {
+  const started = performance.now();
+  for (;;) {
+    signal?.throwIfAborted();
+    try {
+      (await SessionDB.open({ path, readonly: true, retry: NO_WAIT })).close();
+      break;
+    } catch (error) {
+      if (!(error instanceof StorageError && error.kind === "busy")) throw error;
+      const waited = performance.now() - started;
+      if (waited >= FILE_WAIT_MS) {
+        throw new StorageError(
+          `Cannot read: database is locked by another process (waited ${
+            Math.round(waited / 1000)
+          } s)`,
+          "busy",
+          { cause: error },
+        );
+      }
+    }
+    await abortableDelay(20 + Math.random() * 130, signal);
+  }
+  signal?.throwIfAborted();
+  return await SessionDB.open({ path, readonly: true });
 }
 
 /**
@@ -204,6 +254,9 @@ export async function connectSyncTarget(url: string): Promise<PgClient> {
  * @param options Origin name, host, progress.
  * @returns What the pass did.
  * @throws {OpenError} When the file cannot be opened.
+ * @throws {StorageError} Of kind `busy`, when another process held the file whole for 15 s.
+ * @throws {unknown} `options.signal`'s reason, when it was aborted while the
+ *   pass waited for its file.
  * @throws {SyncRefusedError} When the file holds none of the sessions its
  *   origin has on the server (see {@linkcode SyncOptions.force}), or
  *   `options.origin` names another origin than the one this host and path
@@ -216,8 +269,9 @@ export async function syncFile(
 ): Promise<SyncResult> {
   const host = options.host ?? hostname();
   const real = realPathOf(path);
-  // The file first: one that is no database registers no origin on the server.
-  const db = await SessionDB.open({ path, readonly: true });
+  // The file first: one that is no database registers no origin on the server. One another
+  // process holds whole is waited for, until the signal ends the wait.
+  const db = await openWhenReadable(path, options.signal);
   let resolved: ResolvedOrigin;
   let unlock: () => Promise<void>;
   try {

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { ParentLink } from "../../core/transfer_options.ts";
+import type { ExportOptions, ParentLink } from "../../core/transfer_options.ts";
 import { isPostgresTarget, sqlitePath } from "../../open_store.ts";
 import type { SessionStore } from "../../core/session_store.ts";
 import type { SessionExport } from "../../core/types.ts";
@@ -21,7 +21,7 @@ import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { Progress } from "../progress.ts";
 import { isDatabaseFile } from "../../files/same_file.ts";
-import { CommandError, InterruptedError } from "../usage_error.ts";
+import { CommandError, InterruptedError, UsageError } from "../usage_error.ts";
 import { checkFileArgument } from "../file_argument.ts";
 import { StorageError } from "../../core/errors.ts";
 import { type RestoredSyncState, syncedStore, unconfirmedRecord } from "../../core/synced_store.ts";
@@ -35,6 +35,8 @@ import { quotedValue } from "../../core/shown_value.ts";
 import { realpathSync } from "node:fs";
 import { hostname } from "node:os";
 import { SESSION_META_PREFIXES } from "../../core/session_meta.ts";
+import { originOption } from "../origin.ts";
+import { asInFile } from "../origin_restore.ts";
 
 const USAGE = `Usage: hermes-state copy [options] SRC DEST
 
@@ -50,8 +52,16 @@ origins) goes too, so hosts go on syncing into DEST where they left off; a
 session skipped because DEST had it is shipped whole again by its host's
 next pass (or deleted from DEST, when its file no longer holds it).
 
+From a PostgreSQL store that "hermes-state sync" fills, every origin's
+sessions come under their ids there, ORIGIN/ID. To restore one host's
+state.db, give --origin NAME: only that origin's sessions are copied, under
+the ids (and parents and titles) their file gave them.
+
 Options:
   --source SOURCE   Only sessions of this source
+  --origin NAME     Only the sessions synced from this origin (as "hermes-state
+                    origins" names it), under their ids in its file; SRC is a
+                    PostgreSQL store
   --replace         Rewrite sessions already in DEST instead of skipping them
   --json            Report the result as JSON
   -h, --help        Show this help
@@ -60,6 +70,7 @@ Examples:
   hermes-state copy ~/.hermes/state.db postgres://hermes@db:5432/hermes
   hermes-state copy postgres://hermes@db:5432/hermes backup.db
   hermes-state copy old.db new.db --source telegram
+  hermes-state copy postgres://hermes@db:5432/hermes state.db --origin web-1
 `;
 
 /**
@@ -124,6 +135,14 @@ async function carrySyncState(
         `hermes-state: copy: ${dest} is a file, which records no origins: the ` +
           `${plural(origins, "origin")} of the synced sessions stay behind (a sync ` +
           "into a store made from this file ships their files again, under new origins)\n",
+      );
+    }
+    if (origins > 1) {
+      // Restoring one host's lost file is what a copy into a file is most often for.
+      ctx.io.stderr(
+        `hermes-state: copy: the sessions of all ${formatCount(origins)} origins were copied, ` +
+          "as ORIGIN/ID; to restore one host's file, with the ids its sessions had there, " +
+          "copy with --origin NAME (hermes-state origins names them)\n",
       );
     }
     return undefined;
@@ -246,7 +265,17 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       );
     }
   }
+  if (args.string("origin") === "") {
+    throw new UsageError("--origin needs an origin name", { command: "copy" });
+  }
   const source = await openSource(ctx, src);
+  let origin: string | undefined;
+  try {
+    origin = await originOption(args, source);
+  } catch (error) {
+    await source.close();
+    throw error;
+  }
   const counts = {
     copied: 0,
     replaced: 0,
@@ -275,11 +304,14 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     const lanes = isPostgresTarget(dest) ? POSTGRES_LANES : 1;
     // Into another store that sync fills: no pass into SRC changes a synced session while it is
     // copied, so that the records carried after match the copies (a pass meanwhile waits).
-    const hold = syncedStore(target) === undefined
+    // With --origin, no records go: the sessions are no longer the origin's synced ones.
+    const hold = syncedStore(target) === undefined || origin !== undefined
       ? undefined
       : await syncedStore(source)?.holdSyncPasses();
     const pacer = lanes === 1 ? new LockPacer() : undefined;
-    const copyOne = async (session: SessionExport) => {
+    const copyOne = async (stored: SessionExport) => {
+      // With --origin, as its file held it.
+      const session = origin === undefined ? stored : await asInFile(source, stored, origin);
       try {
         const result = await target.importSession(session, { replace });
         if (result.outcome === "imported") counts.copied++;
@@ -295,7 +327,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         if (result.deferredParent !== null) {
           links.push({ id: result.id, parentId: result.deferredParent });
         }
-        counts.meta_keys += await carrySessionMeta(source, target, session.id, result);
+        counts.meta_keys += await carrySessionMeta(source, target, stored.id, result);
         // Leave a file's write lock free now and then, so that other writers get in (a server
         // has no such lock).
         const pause = pacer?.due() ?? 0;
@@ -332,7 +364,11 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     try {
       try {
         const only = args.string("source");
-        for await (const session of source.iterateExport(only ? { source: only } : {})) {
+        const filter: ExportOptions & { readonly origin?: string } = {
+          ...(only ? { source: only } : {}),
+          ...(origin === undefined ? {} : { origin }),
+        };
+        for await (const session of source.iterateExport(filter)) {
           if (interrupted !== undefined) break;
           await writes.submit(() => copyOne(session));
         }
@@ -342,7 +378,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         progress.done();
       }
       counts.linked = await target.restoreParentLinks(links);
-      carried = await carrySyncState(ctx, source, target, dest, hold?.origins ?? [], written);
+      if (origin === undefined) {
+        carried = await carrySyncState(ctx, source, target, dest, hold?.origins ?? [], written);
+      }
     } finally {
       await hold?.release();
     }
@@ -359,6 +397,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }
   if (ctx.json) {
     printJson(ctx.io, {
+      ...(origin === undefined ? {} : { origin }),
       ...counts,
       dropped_columns: droppedColumns,
       renamed,
@@ -366,7 +405,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       ...(carried === undefined ? {} : { sync: carried }),
     });
   } else {
-    const parts = [`Copied ${plural(counts.copied, "session")}`];
+    const of = origin === undefined ? "" : ` of origin ${origin} (under their ids in its file)`;
+    const parts = [`Copied ${plural(counts.copied, "session")}${of}`];
     if (counts.replaced > 0) parts.push(`replaced ${formatCount(counts.replaced)}`);
     parts.push(`skipped ${formatCount(counts.skipped)} already present`);
     let text = `${parts.join(", ")} (${plural(counts.messages, "message")} written)`;
@@ -394,7 +434,7 @@ export const copyCommand: Command = {
   name: "copy",
   summary: "Copy sessions from one store to another (file or PostgreSQL)",
   usage: USAGE,
-  options: { source: { type: "string" }, replace: { type: "boolean" } },
+  options: { source: { type: "string" }, origin: { type: "string" }, replace: { type: "boolean" } },
   minPositionals: 2,
   maxPositionals: 2,
   positionalNames: "SRC and DEST",

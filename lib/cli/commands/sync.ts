@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { isPostgresTarget } from "../../open_store.ts";
+import { isPostgresTarget, sqlitePath } from "../../open_store.ts";
 import type { Command, Context } from "../command.ts";
 import { type ParsedArgs, positiveSeconds } from "../parse.ts";
 import { pauseUnless } from "../pause.ts";
@@ -23,11 +23,12 @@ import type { NotShipped } from "../../postgres/sync.ts";
 
 const USAGE = `Usage: hermes-state sync [options] FILE... --to URL [--follow[=SECONDS]]
 
-Ship each state.db FILE (Python Hermes may be writing it) to the PostgreSQL
-store at URL, where every host's sessions are searchable together. A pass
-costs what changed since the last one: new and changed sessions and
-messages, ends, titles, token counts, goals, deletions, prunes and rewritten
-transcripts all reach the server; a FILE is only read.
+Ship each state.db FILE (a path or sqlite:PATH, as copy takes it; Python
+Hermes may be writing it) to the PostgreSQL store at URL, where every
+host's sessions are searchable together. A pass costs what changed since
+the last one: new and changed sessions and messages, ends, titles, token
+counts, goals, deletions, prunes and rewritten transcripts all reach the
+server; a FILE is only read.
 
 Each FILE is an origin on the server, named after the host (or --origin),
 and its sessions are stored as ORIGIN/ID (their goals as goal:ORIGIN/ID), so
@@ -92,10 +93,11 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       command: "sync",
     });
   }
-  const files = args.positionals;
-  for (const file of files) {
+  for (const file of args.positionals) {
     checkFileArgument(file, { command: "sync", name: "FILE", role: "input" });
   }
+  // `sqlite:PATH` names the file PATH, as copy's SRC does.
+  const files = args.positionals.map(sqlitePath);
   const origin = args.string("origin");
   if (origin !== undefined && files.length > 1) {
     throw new UsageError("--origin names one FILE's origin: give one FILE", { command: "sync" });
@@ -181,7 +183,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
           if (!follow) unfinished.push(file);
           continue;
         }
-        const progress = new Progress(ctx.io, `Synced ${file}:`);
+        // A path typed with a line break or another control character: shown as marks, as
+        // `origins` shows one, so that it cannot break (or rewrite) the line.
+        const shown = visibleInline(file);
+        const progress = new Progress(ctx.io, `Synced ${shown}:`);
         try {
           const result = await syncFile(client, file, {
             origin,
@@ -193,7 +198,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
           if (result.stopped) unfinished.push(file);
           const named = failing.get(file);
           failing.delete(file);
-          const left = notShippedLine(file, result.notShipped);
+          const left = notShippedLine(shown, result.notShipped);
           if (left !== undefined) {
             // Named once while it stays the same, as a failing file is; the exit says so too.
             if (named !== left) ctx.io.stderr(left);
@@ -206,7 +211,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
           } else if (!follow || !reported.has(file) || wroteAnything(result)) {
             reported.add(file);
             ctx.io.stdout(
-              `${file} → ${result.origin}: ${formatCount(result.created)} new, ` +
+              `${shown} → ${result.origin}: ${formatCount(result.created)} new, ` +
                 `${formatCount(result.updated)} updated, ` +
                 `${formatCount(result.deleted)} deleted session${
                   result.deleted === 1 ? "" : "s"
@@ -217,6 +222,12 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
           }
         } catch (error) {
           progress.done();
+          if (stop.signal.aborted && error === stop.signal.reason) {
+            // Stopped before its pass began (the file was held whole by another process): the
+            // run ends as one stopped while shipping does.
+            unfinished.push(file);
+            continue;
+          }
           failed = true;
           // Its next pass that works is reported, changes or not: the file is shipped again.
           reported.delete(file);
@@ -231,7 +242,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
             ? `${noDatabaseError(file, { argument: true }).message}${
               follow ? " (looked for again at each pass)" : ""
             }`
-            : `${file}: ${(error as Error).message}`;
+            : `${shown}: ${(error as Error).message}`;
           const message = `hermes-state: sync: ${what}${after}\n`;
           if (failing.get(file) !== message) ctx.io.stderr(message);
           if (follow) failing.set(file, message);
@@ -251,7 +262,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (interrupted !== undefined && unfinished.length > 0) {
     throw new InterruptedError(
       interrupted,
-      `not every session was shipped from ${unfinished.join(", ")} (what was written is ` +
+      `not every session was shipped from ${
+        unfinished.map((file) => visibleInline(file)).join(", ")
+      } (what was written is ` +
         "whole, each session in one transaction); the same sync again ships the rest",
     );
   }

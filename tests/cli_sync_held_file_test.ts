@@ -1,0 +1,67 @@
+/**
+ * A one-shot `sync` whose pass waits for its file while another process
+ * holds it whole (`locking_mode = EXCLUSIVE`, as a connection recovering a
+ * crashed writer's WAL does): one Ctrl-C stops it at once, with the exit
+ * code and summary of a stop while shipping. The pass used to wait inside
+ * SQLite, which blocks the event loop, so the signal was not heard until
+ * the wait ran out (15 s); a second Ctrl-C was the way out.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { main } from "../lib/cli/main.ts";
+import { interruptibleIo, runCli, v11Copy } from "./_cli_io.ts";
+import { rawOpen } from "./_helpers.ts";
+import { freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";
+
+/** Holds the whole file: no other connection can even read it. Returns what lets it go. */
+async function holdWholeFile(path: string): Promise<() => void> {
+  const holder = await rawOpen(path);
+  holder.exec("PRAGMA locking_mode = EXCLUSIVE");
+  holder.exec("BEGIN EXCLUSIVE");
+  holder.exec("UPDATE state_meta SET value = value WHERE key = 'last_auto_prune'");
+  let held = true;
+  return () => {
+    if (!held) return;
+    held = false;
+    holder.exec("ROLLBACK");
+    holder.close();
+  };
+}
+
+test("one Ctrl-C stops a one-shot sync waiting for a file held whole, as a stop while shipping", {
+  skip: PG_SKIP,
+  timeout: 60_000,
+}, async () => {
+  const url = schemaUrl(freshSchema());
+  const file = v11Copy();
+  const release = await holdWholeFile(file);
+  let interruptedAt: number | undefined;
+  let code: number;
+  const io = interruptibleIo();
+  try {
+    // Ctrl-C a second into the wait (a pass blocked inside SQLite hears nothing till it ends).
+    const timer = setTimeout(() => {
+      if (!io.listening) return;
+      interruptedAt = performance.now();
+      io.interrupt();
+    }, 1000);
+    code = await main(["sync", file, "--to", url, "--origin", "web-1"], io);
+    clearTimeout(timer);
+  } finally {
+    release();
+  }
+  const stoppedAfterMs = performance.now() - (interruptedAt ?? Infinity);
+  assert.equal(code, 130, io.err);
+  assert.ok(stoppedAfterMs < 2000, `stopped ${Math.round(stoppedAfterMs)} ms after Ctrl-C`);
+  assert.equal(io.out, "");
+  assert.match(
+    io.err,
+    /interrupted by SIGINT: not every session was shipped from .*state\.db .*the same sync again ships the rest\n$/,
+  );
+  // Nothing reached the server, not even the origin; the same sync then ships the file.
+  const origins = await runCli(["--db", url, "--json", "origins"]);
+  assert.deepEqual(JSON.parse(origins.out), []);
+  const again = await runCli(["sync", file, "--to", url, "--origin", "web-1"]);
+  assert.equal(again.code, 0, again.err);
+  assert.match(again.out, / → web-1: 42 new, 0 updated, 0 deleted sessions; 197 messages/);
+});
