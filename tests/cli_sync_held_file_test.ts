@@ -65,3 +65,27 @@ test("one Ctrl-C stops a one-shot sync waiting for a file held whole, as a stop 
   assert.equal(again.code, 0, again.err);
   assert.match(again.out, / → web-1: 42 new, 0 updated, 0 deleted sessions; 197 messages/);
 });
+
+test("a one-shot sync waits HERMES_STATE_LOCK_TIMEOUT for a file held whole, not 15 s", {
+  skip: PG_SKIP,
+  timeout: 60_000,
+}, async () => {
+  const url = schemaUrl(freshSchema());
+  const file = v11Copy();
+  const release = await holdWholeFile(file);
+  const started = performance.now();
+  let run;
+  try {
+    run = await runCli(["sync", file, "--to", url, "--origin", "web-1"], {
+      env: { HERMES_STATE_LOCK_TIMEOUT: "1" },
+    });
+  } finally {
+    release();
+  }
+  const tookMs = performance.now() - started;
+  assert.equal(run.code, 1, run.err);
+  assert.ok(tookMs < 8000, `gave up after ${Math.round(tookMs)} ms`);
+  assert.match(run.err, /locked by another process \(waited 1 s\)/);
+  const origins = await runCli(["--db", url, "--json", "origins"]);
+  assert.deepEqual(JSON.parse(origins.out), []);
+});

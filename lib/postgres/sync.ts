@@ -157,6 +157,12 @@ export interface SyncOptions {
    */
   readonly signal?: AbortSignal;
   /**
+   * How long the pass waits for its file while another process holds it
+   * whole, in milliseconds (the CLI passes `HERMES_STATE_LOCK_TIMEOUT`).
+   * @default {15000}
+   */
+  readonly fileWaitMs?: number;
+  /**
    * Called once the pass has read the file's sessions and message counts,
    * before it reads any message (tests use it to write in between); the
    * pass waits for the promise it returns.
@@ -180,7 +186,7 @@ async function fileSessionIds(path: string): Promise<ReadonlySet<string>> {
   }
 }
 
-/** How long a pass waits for a file another process holds whole, in milliseconds. */
+/** How long a pass waits for a file another process holds whole, by default, in milliseconds. */
 const FILE_WAIT_MS = 15_000;
 
 /** One try at a file that fails at once while it is held (no busy wait inside SQLite). */
@@ -191,15 +197,20 @@ const NO_WAIT = { maxAttempts: 1, busyTimeoutMs: 0 } as const;
  * a file another process holds whole (`locking_mode = EXCLUSIVE`, a crashed
  * writer's WAL being recovered) blocks the event loop, so that Ctrl-C went
  * unheard until it ran out: the file is tried without waiting, again after
- * short awaited pauses that `signal` cuts short, for
- * {@linkcode FILE_WAIT_MS} at most; then opened as a pass reads it (with
- * SQLite's usual short wait for a lock taken meanwhile).
+ * short awaited pauses that `signal` cuts short, for `waitMs` at most;
+ * then opened as a pass reads it (with SQLite's usual short wait for a
+ * lock taken meanwhile).
  *
  * @param path The state.db file.
+ * @param waitMs How long to wait for it.
  * @param signal Ends the wait: the promise then rejects with its reason.
  * @returns The open file.
  */
-async function openWhenReadable(path: string, signal: AbortSignal | undefined): Promise<SessionDB> {
+async function openWhenReadable(
+  path: string,
+  waitMs: number,
+  signal: AbortSignal | undefined,
+): Promise<SessionDB> {
   const started = performance.now();
   for (;;) {
     signal?.throwIfAborted();
@@ -209,7 +220,7 @@ async function openWhenReadable(path: string, signal: AbortSignal | undefined): 
     } catch (error) {
       if (!(error instanceof StorageError && error.kind === "busy")) throw error;
       const waited = performance.now() - started;
-      if (waited >= FILE_WAIT_MS) {
+      if (waited >= waitMs) {
         throw new StorageError(
           `Cannot read: database is locked by another process (waited ${
             Math.round(waited / 1000)
@@ -254,7 +265,8 @@ export async function connectSyncTarget(url: string): Promise<PgClient> {
  * @param options Origin name, host, progress.
  * @returns What the pass did.
  * @throws {OpenError} When the file cannot be opened.
- * @throws {StorageError} Of kind `busy`, when another process held the file whole for 15 s.
+ * @throws {StorageError} Of kind `busy`, when another process held the file
+ *   whole for {@linkcode SyncOptions.fileWaitMs}.
  * @throws {unknown} `options.signal`'s reason, when it was aborted while the
  *   pass waited for its file.
  * @throws {SyncRefusedError} When the file holds none of the sessions its
@@ -271,7 +283,7 @@ export async function syncFile(
   const real = realPathOf(path);
   // The file first: one that is no database registers no origin on the server. One another
   // process holds whole is waited for, until the signal ends the wait.
-  const db = await openWhenReadable(path, options.signal);
+  const db = await openWhenReadable(path, options.fileWaitMs ?? FILE_WAIT_MS, options.signal);
   let resolved: ResolvedOrigin;
   let unlock: () => Promise<void>;
   try {

@@ -15,6 +15,7 @@ import { formatCount, plural } from "../../render/format.ts";
 import { Progress } from "../progress.ts";
 import { InterruptedError, UsageError } from "../usage_error.ts";
 import { checkFileArgument } from "../file_argument.ts";
+import { lockTimeoutMs } from "../context.ts";
 import { isMissing, noDatabaseError } from "../missing_store.ts";
 import { isOriginName, ORIGIN_NAME_FORM } from "../../core/origin_name.ts";
 import { quotedValue } from "../../core/shown_value.ts";
@@ -117,6 +118,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     });
   }
   const every = followSeconds(args);
+  // A file another process holds whole is waited for as long as any command waits for a lock.
+  const fileWaitMs = lockTimeoutMs(ctx.io);
   for (const file of files) {
     if (!isMissing(file)) continue;
     // `--follow 10` reads 10 as a FILE: say how the seconds are given.
@@ -192,6 +195,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
             origin,
             force: args.flag("force"),
             signal: follow ? undefined : stop.signal,
+            fileWaitMs,
             onProgress: (r) => progress.update(r.messages, "messages"),
           });
           progress.done();
