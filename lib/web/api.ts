@@ -564,8 +564,7 @@ async function exportDownload(api: ApiRequest): Promise<Response> {
       ...origin,
     };
     const parts = [origin.origin, source].filter((part) => part !== undefined && part !== null);
-    const name = ["sessions", ...parts].join("-").replace(/[^\w.-]/g, "_");
-    disposition = `attachment; filename="${name}.${format}"`;
+    disposition = downloadDisposition(["sessions", ...parts].join("-"), format);
     const title = `hermes-state export${parts.length > 0 ? ` (${parts.join(", ")})` : ""}`;
     // Without a source the listing leaves out the `tool` sessions (subagents' own): so does this.
     const leaveOut = source === null ? { leaveOut: "tool" } : {};
@@ -677,21 +676,22 @@ async function rename(api: ApiRequest, id: string): Promise<Response> {
   if (title !== null && typeof title !== "string") {
     throw new HttpError(400, "title must be a string or null");
   }
+  // A title no session may hold (too long) is a bad request (400); one another session holds is
+  // a conflict with it (409). Checked before the session's existence: a bad title is bad anywhere.
+  let titleChecked = false;
   try {
-    // A title no session may hold (too long) is a bad request, not a conflict with another.
     sanitizeTitle(title);
+    titleChecked = true;
+    if ((await api.store.getSession(id)) === undefined) {
+      throw new HttpError(404, `Session '${id}' not found`);
+    }
+    // Gone between the two (deleted by the CLI meanwhile): not found, not renamed.
+    if (!(await api.store.setSessionTitle(id, title))) {
+      throw new HttpError(404, `Session '${id}' not found`);
+    }
   } catch (error) {
-    if ((error as Error).name === "TitleError") throw new HttpError(400, (error as Error).message);
-    throw error;
-  }
-  if ((await api.store.getSession(id)) === undefined) {
-    throw new HttpError(404, `Session '${id}' not found`);
-  }
-  try {
-    await api.store.setSessionTitle(id, title);
-  } catch (error) {
-    if ((error as Error).name === "TitleError") throw new HttpError(409, (error as Error).message);
-    throw error;
+    if ((error as Error).name !== "TitleError") throw error;
+    throw new HttpError(titleChecked ? 409 : 400, (error as Error).message);
   }
   return json({ id, title: (await api.store.getSessionTitle(id)) ?? null });
 }

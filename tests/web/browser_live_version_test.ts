@@ -14,11 +14,9 @@ import {
   type Page,
   pageBehaviourSkip,
 } from "./_browser.ts";
-import { slowed } from "./_served.ts";
+import { serve, type Served } from "./_served.ts";
 import { openStore } from "../../lib/open_store.ts";
-import type { SessionStore } from "../../lib/core/session_store.ts";
 import { createHandler, DATA_VERSION_HEADER, type Handler } from "../../lib/web/handler.ts";
-import { listen, type Listening } from "../../lib/web/listen.ts";
 
 const skip = pageBehaviourSkip();
 const TALK = "20260501_090000_live_version";
@@ -41,9 +39,7 @@ interface Holds {
 }
 
 let holds: Holds = {};
-let store: SessionStore;
-let server: Listening;
-let origin: string;
+let served: Served;
 let browser: Browser;
 
 /** `handler` with the live stream and one route's answer held as `holds` says. */
@@ -64,22 +60,19 @@ function held(handler: Handler): Handler {
 before(async () => {
   const path = copyFixture("hermes-v11.db");
   let tick = 1777600000;
-  store = await openStore(path, { clock: () => tick++ });
-  await store.createSession(TALK, "cli", { model: "test/live" });
-  await store.setSessionTitle(TALK, "live version talk");
-  await store.appendMessages(TALK, [{ role: "user", content: "first words of the talk" }]);
-  server = await listen(slowed(held(createHandler(store, { pollMs: 200 }))), {
-    host: "127.0.0.1",
-    port: 0,
-  });
-  origin = `http://127.0.0.1:${server.port}`;
+  {
+    await using writer = await openStore(path, { clock: () => tick++ });
+    await writer.createSession(TALK, "cli", { model: "test/live" });
+    await writer.setSessionTitle(TALK, "live version talk");
+    await writer.appendMessages(TALK, [{ role: "user", content: "first words of the talk" }]);
+  }
+  served = await serve(path, {}, held);
   if (skip === undefined) browser = await launchBrowser();
 });
 
 after(async () => {
   await browser?.close();
-  await server?.close();
-  await store?.close();
+  await served?.close();
 });
 
 /** Waits until the page shows `text` in its view, failing after five seconds. */
@@ -110,7 +103,7 @@ async function writeBeforeHello(
   const events = new Gate();
   holds = { events };
   try {
-    const page = await openPage(context, `${origin}/${hash}`);
+    const page = await openPage(context, `${served.origin}/${hash}`);
     await write();
     events.open();
     await page.waitForSelector("#live.on", { timeout: 15_000 });
@@ -126,20 +119,26 @@ async function writeBeforeHello(
 describe("a write between a view's answer and the live stream's hello", { skip }, () => {
   test("the listing shows a session started in between", async () => {
     await writeBeforeHello("#/", async () => {
-      await store.createSession("20260501_091500_between", "cli");
-      await store.setSessionTitle("20260501_091500_between", "session started in between");
+      await served.store.createSession("20260501_091500_between", "cli");
+      await served.store.setSessionTitle("20260501_091500_between", "session started in between");
     }, (page) => shows(page, "session started in between", "listing"));
   });
 
   test("the transcript shows a message written in between", async () => {
     await writeBeforeHello(`#/s/${TALK}`, async () => {
-      await store.appendMessages(TALK, [{ role: "assistant", content: "answer in between" }]);
+      await served.store.appendMessages(TALK, [{
+        role: "assistant",
+        content: "answer in between",
+      }]);
     }, (page) => shows(page, "answer in between", "transcript"));
   });
 
   test("the search shows a hit written in between", async () => {
     await writeBeforeHello("#/search?q=zyzzyvaword", async () => {
-      await store.appendMessages(TALK, [{ role: "user", content: "the zyzzyvaword at last" }]);
+      await served.store.appendMessages(TALK, [{
+        role: "user",
+        content: "the zyzzyvaword at last",
+      }]);
     }, (page) => shows(page, "the zyzzyvaword at last", "search"));
   });
 
@@ -153,9 +152,12 @@ describe("a write between a view's answer and the live stream's hello", { skip }
     page.on("pageerror", (error: Error) => errors.push(error.message));
     page.errors = errors;
     try {
-      await page.goto(`${origin}/#/s/${TALK}`, { waitUntil: "load" });
+      await page.goto(`${served.origin}/#/s/${TALK}`, { waitUntil: "load" });
       await answer.read.opened;
-      await store.appendMessages(TALK, [{ role: "assistant", content: "late answer's news" }]);
+      await served.store.appendMessages(TALK, [{
+        role: "assistant",
+        content: "late answer's news",
+      }]);
       events.open();
       await page.waitForSelector("#live.on", { timeout: 15_000 });
       answer.sent.open();
@@ -172,17 +174,17 @@ describe("a write between a view's answer and the live stream's hello", { skip }
 });
 
 test("each read answer names the change marker it was read at", async () => {
-  const handle = createHandler(store);
+  const handle = createHandler(served.store);
   const ask = (path: string) => handle(new Request(`http://127.0.0.1:8787${path}`));
-  const before = await store.dataVersion();
+  const before = await served.store.dataVersion();
   for (const path of ["/api/sessions", `/api/session?id=${TALK}`, "/api/search?q=talk"]) {
     const response = await ask(path);
     await response.body?.cancel();
     assert.equal(response.headers.get(DATA_VERSION_HEADER), before, path);
   }
-  await store.appendMessages(TALK, [{ role: "user", content: "moves the marker" }]);
+  await served.store.appendMessages(TALK, [{ role: "user", content: "moves the marker" }]);
   const moved = await ask(`/api/session?id=${TALK}`);
   await moved.body?.cancel();
   assert.notEqual(moved.headers.get(DATA_VERSION_HEADER), before);
-  assert.equal(moved.headers.get(DATA_VERSION_HEADER), await store.dataVersion());
+  assert.equal(moved.headers.get(DATA_VERSION_HEADER), await served.store.dataVersion());
 });

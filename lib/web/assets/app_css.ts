@@ -12,6 +12,9 @@ export const APP_CSS = TRANSCRIPT_CSS + `
 /* Red and green text readable on either scheme (4.5:1 at least): the chart colours are not. */
 :root { --danger: #c0392b; --ok: #287a52; }
 @media (prefers-color-scheme: dark) { :root { --danger: #ff7b6e; --ok: #6cc49a; } }
+/* What is scrolled to (the focus moved with Tab, a row chosen with j, a page down) stays below the
+   sticky header, not under it: --top is its height, kept by the script. */
+html { scroll-padding-top: calc(var(--top, 6.5em) + 8px); }
 .top { position: sticky; top: 0; z-index: 5; display: flex; flex-wrap: wrap; align-items: center; gap: 8px 16px; padding: 8px 16px; background: var(--panel); border-bottom: 1px solid var(--line); }
 .brand { font-weight: 700; color: var(--fg); text-decoration: none; }
 .top nav { display: flex; gap: 12px; }
@@ -31,8 +34,7 @@ export const APP_CSS = TRANSCRIPT_CSS + `
 button:disabled { opacity: .5; cursor: default; }
 button.danger { color: var(--danger); }
 .rows { list-style: none; padding: 0; margin: 0; }
-/* A row moved to with the keys is scrolled clear of the sticky header. */
-.row { border-bottom: 1px solid var(--line); scroll-margin-top: 6.5em; }
+.row { border-bottom: 1px solid var(--line); }
 .row.selected { background: var(--panel); box-shadow: inset 3px 0 0 var(--accent); }
 .row.named { border: 1px solid var(--accent); border-radius: 6px; margin-bottom: 8px; }
 .row-link { display: grid; grid-template-columns: minmax(0, 1fr); gap: 2px; padding: 8px 10px; text-decoration: none; color: var(--fg); min-width: 0; }
@@ -48,8 +50,12 @@ button.danger { color: var(--danger); }
 .muted, .subtle { color: var(--muted); }
 h2.subtle { font-size: 14px; font-weight: 500; margin: 0; }
 .empty { color: var(--muted); text-align: center; padding: 24px; }
-.error, .export-error { color: var(--danger); padding: 16px; border: 1px solid var(--danger); border-radius: 8px; }
+.error, .export-error, .gone { color: var(--danger); padding: 16px; border: 1px solid var(--danger); border-radius: 8px; }
 .export-error { margin: 8px 0; overflow-wrap: anywhere; }
+/* A transcript's word on itself (the message a link opens at is not in it). */
+.note { color: var(--muted); padding: 12px 16px; border: 1px solid var(--line); border-radius: 8px; margin: 0 0 12px; }
+/* A session deleted while its transcript is read: said under the header, from anywhere in it. */
+.gone { margin: 0 0 12px; position: sticky; top: var(--top, 0); z-index: 4; background: var(--bg); }
 .view-session h1 { font-size: 22px; margin: 8px 0; overflow-wrap: anywhere; }
 .actions { display: flex; flex-wrap: wrap; gap: 8px; margin: 8px 0; }
 .session-info { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 16px; align-items: start; }

@@ -58,6 +58,15 @@ export const APP_JS = String.raw`
   var liveVersion = null;
   var checkedKey = "";
 
+  // The sticky header's height, for the style sheet (--top): what is scrolled to stays below it.
+  // Kept as it changes (a narrow window wraps the header on two lines).
+  var header = document.querySelector(".top");
+  function noteHeaderHeight() { document.documentElement.style.setProperty("--top", header.getBoundingClientRect().height + "px"); }
+  if (header) {
+    noteHeaderHeight();
+    if (window.ResizeObserver) new ResizeObserver(noteHeaderHeight).observe(header);
+  }
+
   // -- DOM helpers -------------------------------------------------------
   function el(tag, props) {
     var node = document.createElement(tag);
@@ -105,6 +114,12 @@ export const APP_JS = String.raw`
     return parts.filter(Boolean).map(visible);
   }
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
+  // The parts of a row's line (texts and time elements), a middle dot between each two.
+  function dotted(parts) {
+    var out = [];
+    parts.forEach(function (part, i) { if (i) out.push(" \u00B7 "); out.push(part); });
+    return out;
+  }
 
   // -- Formatting --------------------------------------------------------
   function pad2(n) { return String(n).padStart(2, "0"); }
@@ -113,17 +128,20 @@ export const APP_JS = String.raw`
     var d = new Date(seconds * 1000);
     return d.getFullYear() + "-" + pad2(d.getMonth() + 1) + "-" + pad2(d.getDate()) + " " + pad2(d.getHours()) + ":" + pad2(d.getMinutes());
   }
-  // A time element: the minute in the browser's zone as text, the instant exact in datetime, and
-  // the second with the zone it is shown in as a tooltip (logs on the server are compared by it).
+  // A time element: the minute in the browser's zone as text (or text, such as "3h ago"), the
+  // instant exact in datetime, and the second with the zone it is shown in as a tooltip (logs on
+  // the server are compared by it).
   var shownZone = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
-  function timeNode(seconds) {
+  function timeNode(seconds, text) {
     if (typeof seconds !== "number" || !isFinite(seconds)) return el("time", { text: "" });
     var d = new Date(seconds * 1000);
     var offset = -d.getTimezoneOffset();
     var zone = "UTC" + (offset < 0 ? "\u2212" : "+") + pad2(Math.floor(Math.abs(offset) / 60)) + ":" + pad2(Math.abs(offset) % 60);
     var minute = fmtTime(seconds);
-    return el("time", { datetime: d.toISOString(), title: minute + ":" + pad2(d.getSeconds()) + " " + zone + (shownZone ? " (" + shownZone + ")" : ""), text: minute });
+    return el("time", { datetime: d.toISOString(), title: minute + ":" + pad2(d.getSeconds()) + " " + zone + (shownZone ? " (" + shownZone + ")" : ""), text: text || minute });
   }
+  // A time element for a time that is known, none for one that is not: the parts of a row's line.
+  function knownTime(seconds) { return typeof seconds === "number" && isFinite(seconds) ? [timeNode(seconds)] : []; }
   function fmtRelative(seconds) {
     var diff = Date.now() / 1000 - seconds;
     if (diff < 60) return "just now";
@@ -408,7 +426,8 @@ export const APP_JS = String.raw`
   }
   // The time a row shows is the one the listing is sorted by, and says which it is.
   function rowTime(s, byStart) {
-    return byStart ? "started " + fmtRelative(s.started_at) : "active " + fmtRelative(s.last_active);
+    var at = byStart ? s.started_at : s.last_active;
+    return el("span", null, byStart ? "started " : "active ", timeNode(at, fmtRelative(at)));
   }
   function sessionRow(s, byStart) {
     var title = s.title || s.preview || s.id;
@@ -418,7 +437,7 @@ export const APP_JS = String.raw`
       el("a", { href: sessionHref(s.id), class: "row-link" },
         el("span", { class: "row-title bidi", text: visible(title) }),
         s.title && s.preview ? el("span", { class: "row-preview bidi", text: visible(s.preview) }) : null,
-        el("span", { class: "row-meta" }, meta.join(" \u00B7 "), s.lineage_root_id ? el("span", { class: "badge", text: "chain" }) : null)));
+        el("span", { class: "row-meta" }, dotted(meta), s.lineage_root_id ? el("span", { class: "badge", text: "chain" }) : null)));
   }
   function pager(params, body) {
     var nav = el("nav", { class: "pager", "aria-label": "Pages" });
@@ -487,7 +506,7 @@ export const APP_JS = String.raw`
         el("span", { class: "row-title bidi", text: visible(hit.title || hit.preview || hit.session_id) }),
         // An untitled session is named by its first words, as in the listing; its id below them.
         !hit.title && hit.preview ? el("span", { class: "row-preview mono hit-id", text: visible(hit.session_id) }) : null,
-        el("span", { class: "row-meta", text: shownParts([hit.role, hit.tool_name, hit.origin, hit.source, fmtTime(hit.timestamp)]).join(" \u00B7 ") }),
+        el("span", { class: "row-meta" }, dotted(shownParts([hit.role, hit.tool_name, hit.origin, hit.source]).concat(knownTime(hit.timestamp)))),
         markedSnippet(hit.snippet_parts, (match && match.content) || "", q),
         parts.around.map(contextLine)));
   }
@@ -533,7 +552,7 @@ export const APP_JS = String.raw`
     return el("li", { class: "row named" },
       el("a", { href: sessionHref(s.id), class: "row-link" },
         el("span", { class: "row-title bidi" }, "Session ", el("span", { class: "mono", text: visible(s.id) }), about ? " \u2014 " + visible(about) : null),
-        el("span", { class: "row-meta", text: shownParts([s.source, fmtTime(s.started_at)]).join(" \u00B7 ") })));
+        el("span", { class: "row-meta" }, dotted(shownParts([s.source]).concat(knownTime(s.started_at))))));
   }
   function renderSearch(params, quiet, token) {
     var q = params.get("q") || "";
@@ -610,11 +629,16 @@ export const APP_JS = String.raw`
   // way to a word (NOTE, NOTHING): searched for at once, its "cannot start with NOT" error would
   // flash over the results while the reader types on. Left alone, it still gets that error.
   function typingDelay(q) { return /^\s*NOT\s*$/.test(q) ? OPERATOR_PAUSE_MS : DEBOUNCE_MS; }
-  function onType() {
+  // Typed: searched for once typing pauses. Not while an input method composes (the pinyin or
+  // kana of CJK words on their way): the words are searched for once the reader takes them.
+  function onType(e) {
+    if (e && e.isComposing) return;
     clearTimeout(searchTimer);
+    downFor = null;
     searchTimer = setTimeout(searchTyped, typingDelay(input.value));
   }
   function searchTyped() {
+    searchTimer = 0;
     var q = input.value;
     if (q.trim() === "") { if (route().view === "search") location.hash = "#/"; return; }
     var next = new URLSearchParams({ q: q });
@@ -756,13 +780,19 @@ export const APP_JS = String.raw`
     return item;
   }
   function detailsList(s, origin) {
-    var rows = [["ID", s.id], ["Origin", origin], ["Source", s.source], ["Model", s.model], ["Started", fmtTime(s.started_at)],
-      ["Ended", s.ended_at ? fmtTime(s.ended_at) + (s.end_reason ? " (" + s.end_reason + ")" : "") : "open"],
+    // The times as time elements, as the messages': the zone they are shown in is their tooltip.
+    var started = knownTime(s.started_at);
+    var rows = [["ID", s.id], ["Origin", origin], ["Source", s.source], ["Model", s.model], ["Started", started.length ? started : ""],
+      ["Ended", s.ended_at ? knownTime(s.ended_at).concat(s.end_reason ? [" (" + visible(s.end_reason) + ")"] : []) : "open"],
       ["Messages", fmtCount(s.message_count) + " \u00B7 " + fmtCount(s.tool_call_count) + " tool calls \u00B7 " + fmtCount(s.api_call_count) + " API calls"],
       ["Tokens", fmtCount(s.input_tokens) + " in \u00B7 " + fmtCount(s.output_tokens) + " out \u00B7 " + fmtCount(s.cache_read_tokens) + " cache read \u00B7 " + fmtCount(s.reasoning_tokens) + " reasoning"],
       ["Cost", fmtCost(s.estimated_cost_usd) + " estimated" + (s.actual_cost_usd !== null && s.actual_cost_usd !== undefined ? " \u00B7 " + fmtCost(s.actual_cost_usd) + " actual" : "")]];
     var dl = el("dl", { class: "details-list" });
-    rows.forEach(function (r) { if (r[1]) { dl.appendChild(el("dt", { text: r[0] })); dl.appendChild(el("dd", { class: "bidi", text: visible(String(r[1])) })); } });
+    rows.forEach(function (r) {
+      if (!r[1]) return;
+      dl.appendChild(el("dt", { text: r[0] }));
+      dl.appendChild(el("dd", { class: "bidi" }, Array.isArray(r[1]) ? r[1] : visible(String(r[1]))));
+    });
     return dl;
   }
   function actions(s, origin) {
@@ -959,6 +989,11 @@ export const APP_JS = String.raw`
         else { layOutAbove(node); node.scrollIntoView({ block: "center" }); }
         // The focus given to the title goes to the message instead: Tab goes on from there.
         if (document.activeElement === head[0]) { node.setAttribute("tabindex", "-1"); node.focus({ preventScroll: true }); }
+      } else if (!messages.some(function (m) { return String(m.id) === target; })) {
+        // A hit on a message the transcript leaves out (a newer Hermes compacted it into a summary,
+        // or rewound it) or one deleted since: said, where the reader looks for it.
+        list.parentNode.insertBefore(el("p", { class: "note", id: "target-missing", role: "status" },
+          "The message this link opens at is not in the transcript: Hermes took it back (compacted into a summary, or rewound), or it was deleted. The Markdown and HTML exports keep the messages Hermes took back."), list);
       }
     }
   }
@@ -975,6 +1010,7 @@ export const APP_JS = String.raw`
   // New messages below the drawn ones: the head drawn again (counts, tokens, lineage), a call
   // whose result came drawn again in place, the reader kept at the bottom if they were there.
   function appendToSession(was, body) {
+    dropGoneNote();
     var atBottom = window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 4;
     var head = sessionHead(body);
     var focus = focusToKeep(true);
@@ -1028,6 +1064,7 @@ export const APP_JS = String.raw`
   // compaction, before or in it), the transcript is read and drawn again whole (stale).
   function recount(was, body) {
     if (body.earlier !== was.earlier + was.count) { was.stale = true; was.again = true; return; }
+    dropGoneNote();
     var head = sessionHead(body);
     var focus = focusToKeep(true);
     was.head.forEach(function (node, i) { node.replaceWith(head[i]); });
@@ -1045,6 +1082,29 @@ export const APP_JS = String.raw`
     }
     markReady();
     drawnFrom([versionOf(body)]);
+  }
+  // The transcript shown, of a session deleted while it was read (a live update found it gone):
+  // what it held stays in view, for the reader to finish or copy, under a note that says it is
+  // gone, with the way to the listing; the tab's title says so too. False when no transcript of
+  // it is shown.
+  function sessionGone(id) {
+    var view = app.querySelector(".view-session");
+    if (!view || !shown || shown.id !== id) return false;
+    if (!document.getElementById("gone")) {
+      var note = el("p", { class: "gone", id: "gone", role: "alert" },
+        "This session was deleted (by another program or page): what it held stays shown until you leave. ",
+        el("a", { href: "#/", text: "Sessions" }));
+      view.insertBefore(note, view.firstChild);
+      nameTab("Deleted: " + visible(shown.head[0].textContent));
+    }
+    drawnAt = [];
+    markReady();
+    return true;
+  }
+  // The session is there again (imported again, restored): the note that it is gone goes.
+  function dropGoneNote() {
+    var note = document.getElementById("gone");
+    if (note) note.remove();
   }
   // Which messages a transcript shown holds: its first and last, and how many.
   function pagesShown(mine) { return mine.first + " " + mine.last + " " + mine.count; }
@@ -1078,6 +1138,8 @@ export const APP_JS = String.raw`
       else if (was && body.appended) appendToSession(was, body);
       else drawSession(id, params, quiet, body, token);
     }), function (error) {
+      // The session shown was deleted (by the CLI, another page): its text stays, said gone.
+      if (quiet && error && error.status === 404 && token === viewToken && sessionGone(id)) return;
       // The last message shown is gone (a rewind, a compaction): drawn again whole.
       if (!counting || !error || error.status !== 409) throw error;
       if (shown !== was || token !== viewToken) return;
@@ -1272,6 +1334,7 @@ export const APP_JS = String.raw`
     else { selected = -1; scrollToPlace(place || { scroll: 0 }); }
     if (focus) focusIn(view, (place && place.focus) || focus.key);
     drawnToken = viewToken;
+    if (!quiet) downWaited();
     document.body.setAttribute("data-view", route().view);
     if (!unfinished) markReady();
     return place;
@@ -1366,7 +1429,11 @@ export const APP_JS = String.raw`
     if (history.state && history.state.hermesDepth > 0) history.back();
     else location.hash = "#/";
   }
+  // A key that is part of an input method's composition (the arrows choosing among CJK
+  // candidates, Enter taking one, Escape giving it up): the input method's, not the page's.
+  function composing(e) { return e.isComposing || e.keyCode === 229; }
   document.addEventListener("keydown", function (e) {
+    if (composing(e)) return;
     var typing = e.target && (e.target.tagName === "INPUT" || e.target.tagName === "SELECT" || e.target.tagName === "TEXTAREA");
     if (e.key === "Escape") {
       if (typing) { e.target.blur(); return; }
@@ -1395,10 +1462,29 @@ export const APP_JS = String.raw`
     }
   });
   input.addEventListener("input", onType);
+  input.addEventListener("compositionend", onType);
   input.addEventListener("keydown", function (e) {
+    if (composing(e)) return;
     if (e.key === "Enter") { clearTimeout(searchTimer); searchTyped(); }
-    if (e.key === "ArrowDown" && rows().length) { e.preventDefault(); selectRow(0); }
+    if (e.key === "ArrowDown") downFromBox(e);
   });
+  // ArrowDown from the search box goes to the first row of the results of what the box holds.
+  // Typed but not searched for yet: searched for at once (as Enter does); its results not drawn
+  // yet: the first of them gets the focus once they are, not a row of the view still shown.
+  function downFromBox(e) {
+    if (searchTimer) { clearTimeout(searchTimer); searchTyped(); }
+    if (location.hash !== renderedKey || drawnToken !== viewToken) { e.preventDefault(); downFor = location.hash; return; }
+    if (rows().length) { e.preventDefault(); selectRow(0); }
+  }
+  // The address whose view ArrowDown from the search box waits for (see downFromBox), or null.
+  var downFor = null;
+  // A view drawn anew: the first row gets the focus when ArrowDown waited for this view and the
+  // reader is still in the search box.
+  function downWaited() {
+    var wanted = downFor === location.hash && document.activeElement === input;
+    downFor = null;
+    if (wanted && rows().length) selectRow(0);
+  }
   // A download the server refuses (an export with a session id no export can carry) fails in
   // the browser's downloads without a reason: the page asks the server too, and says why.
   app.addEventListener("click", function (e) {
@@ -1432,34 +1518,62 @@ export const APP_JS = String.raw`
     var node = document.getElementById("m-" + jump.getAttribute("data-jump"));
     if (node) { layOutAbove(node); node.scrollIntoView({ block: "center" }); }
   });
-  // Each entry of this page knows how many of the page's own come before it (for Esc).
-  var depth = history.state && typeof history.state.hermesDepth === "number" ? history.state.hermesDepth : 0;
-  if (!history.state || typeof history.state.hermesDepth !== "number") history.replaceState({ hermesDepth: 0 }, "");
-  // Where the reader was in each entry of this page, by its depth: Back (or Forward) to an entry
-  // puts them there again, with the search hits they had loaded. The page does it itself, as it
-  // draws a view only once its answer comes, after the browser would have scrolled.
-  var places = {};
+  // Each entry of this page knows how many of the page's own come before it (for Esc), and has a
+  // name of its own (hermesEntry) its place is kept under.
+  function newEntryName() { return Date.now().toString(36) + "." + Math.random().toString(36).slice(2); }
+  // The name of the history entry shown, given one when it has none (an entry made before).
+  function entryName() {
+    var state = history.state || {};
+    if (typeof state.hermesEntry === "string") return state.hermesEntry;
+    var named = { hermesDepth: typeof state.hermesDepth === "number" ? state.hermesDepth : 0, hermesEntry: newEntryName() };
+    history.replaceState(named, "");
+    return named.hermesEntry;
+  }
+  var entry = entryName();
+  var depth = typeof history.state.hermesDepth === "number" ? history.state.hermesDepth : 0;
+  // Where the reader was in each entry of this page, by its name (with its depth): Back (or
+  // Forward) to an entry puts them there again, with the search hits they had loaded, and so does
+  // a reload of the page (they are kept in the tab's sessionStorage too). The page does it
+  // itself, as it draws a view only once its answer comes, after the browser would have scrolled.
+  var PLACES_KEY = "hermes-state-places";
+  var places = readPlaces();
   if ("scrollRestoration" in history) history.scrollRestoration = "manual";
+  function readPlaces() {
+    try {
+      var kept = JSON.parse(sessionStorage.getItem(PLACES_KEY) || "{}");
+      return kept && typeof kept === "object" && !Array.isArray(kept) ? kept : {};
+    } catch (e) { return {}; }
+  }
+  // Storage refused (full, turned off): the places stay in this page's memory only.
+  function keepPlaces() {
+    try { sessionStorage.setItem(PLACES_KEY, JSON.stringify(places)); } catch (e) { /* memory only */ }
+  }
+  function placeOf(name) { return Object.prototype.hasOwnProperty.call(places, name) ? places[name] : null; }
   function leavePlace() {
     // The entry's own view not drawn yet (the reader moved on before it came): no place to keep.
-    if (drawnToken !== viewToken || showsError()) { delete places[depth]; return; }
+    if (drawnToken !== viewToken || showsError()) { delete places[entry]; keepPlaces(); return; }
     var place = placeNow();
     place.hits = app.querySelectorAll(".view-search .hit").length;
     var at = document.activeElement;
     place.focus = at && app.contains(at) ? focusKey(at, true) : null;
-    places[depth] = place;
+    place.depth = depth;
+    places[entry] = place;
+    keepPlaces();
   }
   // A new entry replaces those that were Forward of the one left, and their places.
   function forgetPlacesFrom(first) {
-    for (var d in places) if (Number(d) >= first) delete places[d];
+    for (var name in places) if (!(places[name] && places[name].depth < first)) delete places[name];
+    keepPlaces();
   }
   window.addEventListener("hashchange", function () {
     leavePlace();
     var revisited = history.state && typeof history.state.hermesDepth === "number";
-    if (revisited) depth = history.state.hermesDepth;
-    else { depth += 1; history.replaceState({ hermesDepth: depth }, ""); forgetPlacesFrom(depth); }
-    render({ place: revisited ? places[depth] : null, moved: true });
+    if (revisited) { depth = history.state.hermesDepth; entry = entryName(); }
+    else { depth += 1; entry = newEntryName(); history.replaceState({ hermesDepth: depth, hermesEntry: entry }, ""); forgetPlacesFrom(depth); }
+    render({ place: revisited ? placeOf(entry) : null, moved: true });
   });
+  // Leaving the page (a reload, another site): where the reader was is kept for their return.
+  window.addEventListener("pagehide", function () { if (renderedKey === location.hash) leavePlace(); });
 
   // One stream for all the tabs of this server: a browser keeps six connections per server over
   // HTTP/1.1, and a seventh tab holding its own would never load. The tab that holds the lock
@@ -1560,7 +1674,8 @@ export const APP_JS = String.raw`
   }
 
   api("/api/config").then(function (c) { config = c; }).catch(function () {}).then(function () {
-    render();
+    // A reload (or a return from another site) puts the reader where they were.
+    render({ place: placeOf(entry) });
     connectLive();
   });
 })();
