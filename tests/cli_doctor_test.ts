@@ -21,7 +21,7 @@ import { basename, join } from "node:path";
 import { copyFixture, rawOpen, ROOT, tempDbPath, tempDir } from "./_helpers.ts";
 import { buildDb, interruptibleIo, runCli, v11Copy } from "./_cli_io.ts";
 import { main } from "../lib/cli/main.ts";
-import { hotJournalOf } from "./health/_damaged_files.ts";
+import { hotJournalOf, indexOutOfStep } from "./health/_damaged_files.ts";
 
 describe("doctor", () => {
   test("doctor on the v11 fixture names the trigram condition as a warning and exits 0", async () => {
@@ -345,6 +345,36 @@ describe("doctor on a damaged file", () => {
         } to salvage`,
       ),
     );
+  });
+});
+
+describe("doctor on damage only in an index", () => {
+  test("doctor names REINDEX as the fix, and doctor --fix rebuilds the index and exits 0", async () => {
+    const path = await buildDb((db) => {
+      db.createSession("s", "cli");
+      db.appendMessage("s", { role: "user", content: "hello" });
+    });
+    indexOutOfStep(
+      path,
+      "idx_messages_session",
+      "CREATE INDEX idx_messages_session ON messages(session_id, timestamp) WHERE 0",
+      `INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'user', 'x', 9);
+       UPDATE sessions SET message_count = 2 WHERE id = 's';`,
+    );
+    const check = await runCli(["--db", path, "doctor"]);
+    assert.equal(check.code, 1, check.err);
+    assert.match(
+      check.out,
+      /^problem +integrity +1 index no longer matches its table \(idx_messages_session\); the table data is whole\n +fix: hermes-state doctor --fix \(rebuilds exactly those indexes from their tables: REINDEX\)$/m,
+    );
+    const fix = await runCli(["--db", path, "doctor", "--fix"]);
+    assert.equal(fix.code, 0, fix.out + fix.err);
+    assert.doesNotMatch(fix.out, /Nothing repaired/);
+    assert.match(
+      fix.out,
+      /^ {2}integrity: rebuilt idx_messages_session \(REINDEX, one transaction\); integrity_check of their tables: ok/m,
+    );
+    assert.match(fix.out, /\nhealthy\n$/);
   });
 });
 

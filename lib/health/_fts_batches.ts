@@ -61,7 +61,7 @@ export async function fillInBatches(
   while (after < plan.upTo) {
     await plan.sleep(plan.pauseMs);
     plan.signal?.throwIfAborted();
-    const { value: filled, heldMs } = writer.run(() => {
+    const { value: filled, heldMs } = await writer.runAsync(() => {
       const bound = nextBound.get(after, plan.upTo, size - 1);
       const last = bound === undefined ? plan.upTo : Number(bound.id);
       const changes = plan.fill(after, last);

@@ -56,7 +56,7 @@ import {
 import { fileIdentity, isDatabaseFile } from "../files/same_file.ts";
 import { outputPathProblem, writeFailureReason } from "../files/output_path.ts";
 import { assertMayRead, assertStateDb } from "../sqlite/open.ts";
-import { delay } from "../core/delay.ts";
+import { abortableDelay } from "../core/delay.ts";
 import { groupedInteger } from "../core/grouped_digits.ts";
 
 /** Options of {@linkcode backupDatabase}. */
@@ -94,8 +94,9 @@ export interface BackupOptions {
   readonly lockTimeoutMs?: number;
   /**
    * Stops the backup between its stages (copy, verification, compression),
-   * removing its temporary files; the promise rejects with the signal's
-   * reason. A stage under way (SQLite's copy or check) finishes first.
+   * or a wait for a lock at once, removing its temporary files; the promise
+   * rejects with the signal's reason. A stage under way (SQLite's copy or
+   * check) finishes first.
    */
   readonly signal?: AbortSignal;
 }
@@ -142,6 +143,9 @@ function newTemp(dest: string, suffix: string): string {
   }
   return temp;
 }
+
+/** SQLite's own wait for a lock within one try of the copy, in milliseconds. */
+const READ_BUSY_MS = 250;
 
 /** SQLITE_FULL, SQLITE_IOERR: writing the copy failed. */
 const WRITE_FAILED = new Set([13, 10]);
@@ -254,7 +258,7 @@ export async function backupDatabase(
           () => copyOnce(openDriver, source, copy, dest, options),
           async (ms) => {
             await stopIfAborted(options.signal);
-            await delay(ms);
+            await abortableDelay(ms, options.signal);
             await stopIfAborted(options.signal);
             // The copy that a move spoilt is started again in a new file.
             rmSync(copy, { force: true });
@@ -262,7 +266,8 @@ export async function backupDatabase(
           },
         );
       },
-      { timeoutMs: options.lockTimeoutMs },
+      // Ctrl-C ends the wait at once, not at the next try.
+      { timeoutMs: options.lockTimeoutMs, sleep: (ms) => abortableDelay(ms, options.signal) },
     );
     if (counts === undefined) {
       throw new BackupError(`Cannot back up ${source}: ${changedEachTimeReason("copies")}`);
@@ -335,7 +340,8 @@ function copyOnce(
   const db = openDriver(source, driverOptionsFor(access));
   let copying = false;
   try {
-    db.exec("PRAGMA busy_timeout = 1000");
+    // Short: a try waits this long for a lock, and a signal waits for the try.
+    db.exec(`PRAGMA busy_timeout = ${READ_BUSY_MS}`);
     assertStateDb(db, source);
     const before: [number, number] = [count(db, "sessions"), count(db, "messages")];
     options.onProgress?.("copying", 0, 0);

@@ -1,6 +1,7 @@
 /**
  * Every check of `doctor`, in order, over one connection: SQLite's
- * integrity and foreign keys, each FTS table, counters, lineage, schema,
+ * integrity and foreign keys, each FTS table, counters, the message id
+ * sequence, lineage, schema,
  * the WAL, free pages and the files.
  *
  * @module
@@ -19,6 +20,8 @@ import { walSpoilingDamage } from "../sqlite/foreign_wal.ts";
 import { foreignWalHint } from "../sqlite/damaged_file.ts";
 import { recoverCommand, salvageFix } from "../core/salvage_hint.ts";
 import { groupedCount, groupedInteger } from "../core/grouped_digits.ts";
+import { damagedIndexes, danglingEntries, indexDamageFinding } from "./index_check.ts";
+import { checkMessageSequence } from "./sequence_check.ts";
 
 /** Options of {@linkcode runChecks}. */
 export interface CheckOptions {
@@ -46,9 +49,11 @@ export interface CheckOptions {
  * The finding of a file SQLite reads as damaged. When it was read through
  * a `-wal` and is sound alone, the `-wal` is what spoils it (another
  * database's, or an older copy's): recovering the file through it would
- * salvage a mix, and setting it aside is the fix.
+ * salvage a mix, and setting it aside is the fix. Damage only in indexes
+ * (the table data whole) is `doctor --fix`'s to mend; any other, `recover`'s.
  */
 function damageFinding(
+  db: SqliteConnection,
   lines: string[],
   openDriver: SqliteDriver,
   path: string,
@@ -58,7 +63,22 @@ function damageFinding(
   if (spoiling !== undefined) {
     return finding("integrity", "problem", spoiling, { fix: foreignWalHint(path), details: lines });
   }
-  return finding("integrity", "problem", lines[0], { fix: salvageFix(path), details: lines });
+  const indexes = damagedIndexes(lines) ?? [];
+  // An index listing rows its table lacks may be the last witness of rows a table page lost.
+  const witnesses = indexes.map((index) => ({ index, rows: danglingEntries(db, index) }))
+    .filter((found) => found.rows !== 0);
+  if (indexes.length > 0 && witnesses.length === 0) return indexDamageFinding(indexes, lines);
+  const notes = witnesses.map(({ index, rows }) =>
+    rows === undefined
+      ? `index ${index}: whether it lists rows its table lost cannot be told, so it is not rebuilt`
+      : `index ${index} lists ${
+        groupedCount(rows, "row its table no longer holds", "rows its table no longer holds")
+      }: the table may have lost them, and the index is their witness (recover names them)`
+  );
+  return finding("integrity", "problem", lines[0], {
+    fix: salvageFix(path),
+    details: [...notes, ...lines],
+  });
 }
 
 /**
@@ -139,11 +159,10 @@ export function runChecks(
   const checks: HealthCheck[] = [];
   const integrity = integrityCheck(db, { full: options.full });
   const sound = integrity.lines.length === 1 && integrity.lines[0] === "ok";
-  checks.push(
-    sound
-      ? finding("integrity", "ok", `${options.full ? "integrity_check" : "quick_check"}: ok`)
-      : damageFinding(integrity.lines, openDriver, path, options.full ?? false),
-  );
+  const integrityFinding = sound
+    ? finding("integrity", "ok", `${options.full ? "integrity_check" : "quick_check"}: ok`)
+    : damageFinding(db, integrity.lines, openDriver, path, options.full ?? false);
+  checks.push(integrityFinding);
   checks.push(...guarded("foreign_keys", path, () => foreignKeyFinding(db)));
   for (const table of FTS_TABLES) {
     checks.push(...guarded(`fts:${table}`, path, () =>
@@ -154,12 +173,14 @@ export function runChecks(
       })));
   }
   checks.push(...guarded("counters", path, () => checkCounters(db)));
+  checks.push(...guarded("sequence", path, () => checkMessageSequence(db)));
   checks.push(...guarded("lineage", path, () => checkLineage(db)));
   checks.push(...guarded("schema", path, () => checkSchema(db, openDriver, path)));
   checks.push(checkWal(path, options.checkpoint));
   checks.push(...guarded("free_pages", path, () => checkFreePages(db)));
   checks.push(checkFiles(path, options.existedBefore));
-  if (sound) return checks;
+  // Index faults alone: `doctor --fix` rebuilds those indexes first, then repairs the rest.
+  if (sound || integrityFinding.fixable) return checks;
   // `doctor --fix` writes nothing to a damaged file: every fix goes through recover.
   return checks.map((check) =>
     check.fix?.includes("doctor --fix")

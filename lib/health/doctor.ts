@@ -54,13 +54,18 @@ import { DoctorFixError } from "./doctor_fix_error.ts";
 import { databaseFiles } from "./file_stats.ts";
 import { migrate } from "../sqlite/schema/migrate.ts";
 import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
-import { groupedInteger } from "../core/grouped_digits.ts";
+import { groupedCount, groupedInteger } from "../core/grouped_digits.ts";
+import { rebuildIndexes } from "./reindex.ts";
+import { damagedIndexes } from "./index_check.ts";
+import { raiseMessageSequence } from "./sequence_check.ts";
+import { abortableDelay } from "../core/delay.ts";
 
 /** Options of {@linkcode doctor}. */
 export interface DoctorOptions {
   /**
-   * Repair what can be repaired (FTS tables, counters, parent links,
-   * missing indexes, WAL checkpoint, file modes).
+   * Repair what can be repaired (indexes out of step with their tables,
+   * FTS tables, counters, the message id sequence, parent links, missing
+   * indexes, WAL checkpoint, file modes).
    * @default {false}
    */
   readonly fix?: boolean;
@@ -92,9 +97,11 @@ export interface DoctorOptions {
    */
   readonly lockTimeoutMs?: number;
   /**
-   * Aborted (Ctrl-C) to stop the repairs between two transactions: what is
-   * committed is consistent and every write stays indexed; running
-   * `--fix` again finishes the job. The stop is a {@linkcode DoctorFixError}.
+   * Aborted (Ctrl-C) to stop the repairs between two transactions, or a
+   * wait for a lock at once: what is committed is consistent and every
+   * write stays indexed; running `--fix` again finishes the job. The stop
+   * is a {@linkcode DoctorFixError}; during the checks (a wait for a file
+   * another process holds whole), the signal's reason itself.
    */
   readonly signal?: AbortSignal;
   /** Called while a long repair runs: its name, items done, items in all. */
@@ -168,7 +175,8 @@ function openFor(openDriver: SqliteDriver, path: string, fix: boolean): SqliteCo
     if (isBusyError(error)) throw error;
     throw damagedOrOpenError(path, error, !fix);
   }
-  db.exec("PRAGMA busy_timeout = 1000");
+  // The checks' tries are short, so a signal ends their wait at once; the repairs set their own.
+  db.exec(`PRAGMA busy_timeout = ${fix ? 1000 : 250}`);
   return db;
 }
 
@@ -274,6 +282,42 @@ function upgradeOrFinish(db: SqliteConnection, wait: WaitOptions): Repair | unde
   return { name: "schema", summary, longestLockMs: writer.longestMs };
 }
 
+/**
+ * Rebuilds the indexes the integrity check found out of step with their
+ * tables (the only damage it found), in one transaction, and says what
+ * their tables' check says after.
+ */
+async function reindex(
+  db: SqliteConnection,
+  integrity: HealthCheck,
+  wait: WaitOptions,
+): Promise<Repair> {
+  const writer = new TimedWriter(db, wait);
+  const names = damagedIndexes(integrity.details) ?? [];
+  const { rebuilt, witnesses, renames, faults } = await rebuildIndexes(db, names, writer);
+  const renamed = renames.map((r) => `${r.id} ${JSON.stringify(r.from)} → ${JSON.stringify(r.to)}`);
+  const left = witnesses.map(({ index, rows }) =>
+    `left ${index} as it was: it lists ${
+      rows === undefined
+        ? "rows its table may have lost"
+        : groupedCount(rows, "row its table lacks", "rows its table lacks")
+    } (recover names them)`
+  );
+  if (rebuilt.length === 0) {
+    return { name: "integrity", summary: left.join("; "), longestLockMs: writer.longestMs };
+  }
+  return {
+    name: "integrity",
+    summary: `rebuilt ${rebuilt.join(", ")} (REINDEX, one transaction)` +
+      (left.length > 0 ? `; ${left.join("; ")}` : "") +
+      (renamed.length > 0
+        ? `; renamed ${renamed.length} sessions sharing a title: ${renamed.join(", ")}`
+        : "") +
+      `; integrity_check of their tables: ${faults.length === 0 ? "ok" : faults.join("; ")}`,
+    longestLockMs: writer.longestMs,
+  };
+}
+
 /** Runs the repairs the findings call for, in an order where each leaves the next sound. */
 async function repair(
   db: SqliteConnection,
@@ -282,15 +326,21 @@ async function repair(
   options: DoctorOptions & { existedBefore: ReadonlySet<string> },
   repairs: Repair[],
 ): Promise<CheckpointResult | undefined> {
-  const wait: WaitOptions = { timeoutMs: options.lockTimeoutMs };
-  const timed = (name: string, work: (writer: TimedWriter) => string | undefined) => {
+  const wait: WaitOptions = { timeoutMs: options.lockTimeoutMs, signal: options.signal };
+  const timed = async (
+    name: string,
+    work: (writer: TimedWriter) => Promise<string | undefined>,
+  ) => {
     options.signal?.throwIfAborted();
     const writer = new TimedWriter(db, wait);
-    const summary = work(writer);
+    const summary = await work(writer);
     if (summary !== undefined) repairs.push({ name, summary, longestLockMs: writer.longestMs });
   };
   if (needsWork(byName(checks, "foreign_keys"))) {
-    timed("foreign_keys", (w) => `recreated ${restoreMissingSessions(db, w)} missing sessions`);
+    await timed(
+      "foreign_keys",
+      async (w) => `recreated ${await restoreMissingSessions(db, w)} missing sessions`,
+    );
   }
   for (const table of FTS_TABLES) {
     const plan = ftsPlan(checks, table);
@@ -313,8 +363,8 @@ async function repair(
     });
   }
   if (needsWork(byName(checks, "schema"))) {
-    timed("schema", (w) => {
-      const { dropped, renames } = repairSchema(db, w);
+    await timed("schema", async (w) => {
+      const { dropped, renames } = await repairSchema(db, w);
       const renamed = renames.map((r) =>
         `${r.id} ${JSON.stringify(r.from)} → ${JSON.stringify(r.to)}`
       );
@@ -325,10 +375,16 @@ async function repair(
     });
   }
   if (needsWork(byName(checks, "lineage"))) {
-    timed("lineage", (w) => `cleared ${clearBrokenParents(db, w)} parent links`);
+    await timed("lineage", async (w) => `cleared ${await clearBrokenParents(db, w)} parent links`);
   }
   if (needsWork(byName(checks, "counters")) || needsWork(byName(checks, "foreign_keys"))) {
-    timed("counters", (w) => `recounted ${recountCounters(db, w)} sessions`);
+    await timed("counters", async (w) => `recounted ${await recountCounters(db, w)} sessions`);
+  }
+  if (needsWork(byName(checks, "sequence"))) {
+    await timed("sequence", async (w) => {
+      const { from, to } = await raiseMessageSequence(db, w);
+      return from === to ? undefined : `raised the message id sequence ${from} → ${to}`;
+    });
   }
   options.signal?.throwIfAborted();
   if (options.vacuum) {
@@ -403,9 +459,14 @@ export async function doctor(path: string, options: DoctorOptions = {}): Promise
   const existedBefore = new Set(databaseFiles(path).map((file) => file.path));
   // A file another process holds whole (a connection recovering its WAL after a crash) is
   // waited for as a write waits, then fails as busy, saying how long it waited.
+  // Ctrl-C ends the wait for such a file at once (its reason is thrown), not at the next try.
   const read = await retryWhileBusy(
-    () => untilUnmoved(() => readChecks(openDriver, path, { ...checkOptions, existedBefore })),
-    { timeoutMs: options.lockTimeoutMs },
+    () =>
+      untilUnmoved(
+        () => readChecks(openDriver, path, { ...checkOptions, existedBefore }),
+        (ms) => abortableDelay(ms, options.signal),
+      ),
+    { timeoutMs: options.lockTimeoutMs, sleep: (ms) => abortableDelay(ms, options.signal) },
   );
   if (read === undefined) throw new OpenError(path, changedEachTimeReason("checks"));
   const { sqliteVersion, checks } = read;
@@ -423,7 +484,7 @@ export async function doctor(path: string, options: DoctorOptions = {}): Promise
   const integrity = byName(checks, "integrity");
   // A -wal whose commits SQLite ignores past a broken frame: a write or checkpoint discards them.
   const walBroken = byName(checks, "wal")?.status === "problem";
-  if (integrity?.status === "problem" || walBroken) {
+  if ((integrity?.status === "problem" && !integrity.fixable) || walBroken) {
     // Writing into damaged b-trees can spread the damage: recover first.
     return {
       path,
@@ -451,9 +512,16 @@ export async function doctor(path: string, options: DoctorOptions = {}): Promise
       // An old schema is upgraded, and an upgrade or refill interrupted while filling the
       // search tables is finished, first (the migration's own batched copy); then the rest
       // is planned on what is left.
+      const wait = { timeoutMs: options.lockTimeoutMs, signal: options.signal };
+      // Indexes out of step with their tables first: every other repair reads through them.
+      const reindexed = integrity?.fixable === true
+        ? await reindex(db, integrity, wait)
+        : undefined;
+      if (reindexed !== undefined) repairs.push(reindexed);
       const upgraded = upgradeOrFinish(db, { timeoutMs: options.lockTimeoutMs });
       if (upgraded !== undefined) repairs.push(upgraded);
-      const planned = upgraded === undefined
+      // What the other checks found through a wrong index is found again through the right one.
+      const planned = upgraded === undefined && reindexed === undefined
         ? checks
         : runChecks(db, openDriver, path, { ...checkOptions, existedBefore });
       checkpoint = await repair(db, path, planned, { ...options, existedBefore }, repairs);

@@ -64,7 +64,11 @@ export interface RebuildOptions {
   readonly damaged?: boolean;
   /** Aborted to stop between two transactions; the file stays consistent and indexed. */
   readonly signal?: AbortSignal;
-  /** How busy attempts are retried. */
+  /**
+   * How long each transaction waits for the lock: `timeoutMs`, about 16 s
+   * without it, in short attempts the signal ends between (the attempt
+   * counts and pauses of `RetryOptions` are not used).
+   */
   readonly retry?: RetryOptions & {
     /** How long one transaction waits for the lock in all, in milliseconds (instead of a count). */
     readonly timeoutMs?: number;
@@ -140,10 +144,10 @@ export async function rebuildFtsTable(
   const started = performance.now();
   const pause = options.pauseMs ?? 100;
   const sleep = options.sleep ?? delay;
-  const writer = new TimedWriter(db, options.retry);
+  const writer = new TimedWriter(db, { ...options.retry, signal: options.signal });
   const side = rebuildName(table);
 
-  const { value: upTo } = writer.run(() => {
+  const { value: upTo } = await writer.runAsync(() => {
     dropFtsTriggers(db, side);
     db.exec(`DROP TABLE IF EXISTS ${side}`);
     // The live table is sound: writes are indexed there from now on, even if this stops here.
@@ -174,7 +178,7 @@ export async function rebuildFtsTable(
 
   await sleep(pause);
   options.signal?.throwIfAborted();
-  const { heldMs: swapMs } = writer.run(() => {
+  const { heldMs: swapMs } = await writer.runAsync(() => {
     dropFtsTriggers(db, table);
     dropFtsTriggers(db, side);
     db.exec(`DROP TABLE IF EXISTS ${table}`);

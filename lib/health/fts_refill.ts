@@ -66,9 +66,9 @@ export async function refillFtsTable(
   options: RebuildOptions = {},
 ): Promise<RebuildResult> {
   const started = performance.now();
-  const writer = new TimedWriter(db, options.retry);
+  const writer = new TimedWriter(db, { ...options.retry, signal: options.signal });
   const key = `${FTS_BACKFILL_PREFIX}${table}`;
-  const { value: upTo } = writer.run(() => {
+  const { value: upTo } = await writer.runAsync(() => {
     dropFtsTriggers(db, table);
     db.exec(`DROP TABLE IF EXISTS ${table}`);
     db.exec(ftsTableSql(table));
@@ -101,7 +101,7 @@ export async function refillFtsTable(
   });
   await (options.sleep ?? delay)(options.pauseMs ?? 100);
   options.signal?.throwIfAborted();
-  const { heldMs: swapMs } = writer.run(() => {
+  const { heldMs: swapMs } = await writer.runAsync(() => {
     db.prepare("DELETE FROM state_meta WHERE key = ?").run(key);
   });
   return {

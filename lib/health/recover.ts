@@ -15,7 +15,10 @@
  * A 0-byte file beside a `-wal` that holds commits is read from the
  * `-wal`'s committed frames alone (SQLite would delete that `-wal`). A file
  * beside a `-wal` of another database (`foreign_wal.ts`) is read alone,
- * that `-wal` left out and reported.
+ * that `-wal` left out and reported. Commits of a `-wal` past a frame that
+ * fails its checksum are salvaged when a later commit wrote that frame's
+ * page again: the image of the last commit, checked, is recovered from
+ * instead (`wal_salvage.ts`, `_recover_wal_salvage.ts`).
  *
  * The new file keeps what the source said of its rows beyond their values:
  * the declarations of a newer Hermes's extra columns (so integers stay
@@ -63,6 +66,7 @@ import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
 import { foreignWalReason, spoilingWal } from "../sqlite/foreign_wal.ts";
 import { walCommitsPastBreak } from "./wal_break.ts";
+import { salvageWalFile } from "./_recover_wal_salvage.ts";
 import { assertMayRead } from "../sqlite/open.ts";
 import { hasLeftoverJournal, leftoverJournalAdvice } from "../sqlite/damaged_file.ts";
 import {
@@ -173,8 +177,8 @@ export interface RecoverResult {
   readonly foreignWal: string | null;
   /**
    * Commits of the `-wal` past a frame that fails its checksum, which SQLite
-   * ignores (so they are not in the new file): where it stops and how many
-   * follow; `null` when there are none.
+   * ignores (in the new file only when `walCommitsSalvaged` says so): where
+   * it stops and how many follow; `null` when there are none.
    */
   readonly walCommitsIgnored: {
     /** The frame SQLite stops at (1 for the first). */
@@ -182,6 +186,15 @@ export interface RecoverResult {
     /** Commits after it. */
     readonly commits: number;
   } | null;
+  /**
+   * Of those commits, how many the new file holds: when the broken frame's
+   * page was written again by a later commit, the image of the last commit
+   * is whole, and it was recovered from once it passed the integrity,
+   * foreign key and search index checks (0 otherwise).
+   */
+  readonly walCommitsSalvaged: number;
+  /** Why the commits past the broken frame were not salvaged; `null` when they were or there are none. */
+  readonly walSalvageRefused: string | null;
   /** Sessions renamed because another recovered session had their title. */
   readonly retitled: RetitledSession[];
   /** The new file's message id sequence: past every message id known to have existed. */
@@ -730,6 +743,22 @@ export async function recoverDatabase(
   const walCommitsIgnored = walSize > 0 && foreignWal === null
     ? walCommitsPastBreak(walPath) ?? null
     : null;
+  // Their image, when it is whole and holds up, is recovered from instead (a temporary file
+  // beside dest: the damaged file and its -wal are only read).
+  let walSalvageRefused: string | null = null;
+  if (walCommitsIgnored !== null && !fromWal) {
+    removeStaleTemps(dest, ["walhonoured", "walsalvage"]);
+    const salvage = salvageWalFile(source, walPath, dest, openDriver);
+    if ("path" in salvage) {
+      try {
+        const inner = await recoverDatabase(salvage.path, dest, options);
+        return { ...inner, source, walCommitsIgnored, walCommitsSalvaged: salvage.commits };
+      } finally {
+        removeWithSidecars(salvage.path);
+      }
+    }
+    walSalvageRefused = salvage.refused;
+  }
   const scan: PageScan = fromWal ? scanWal(walPath) : scanPages(source);
   await stopIfAborted(options.signal);
 
@@ -986,6 +1015,8 @@ export async function recoverDatabase(
       fromWal,
       foreignWal,
       walCommitsIgnored,
+      walCommitsSalvaged: 0,
+      walSalvageRefused,
       retitled,
       messageSequence,
     };

@@ -31,14 +31,17 @@ const RECOUNT_BATCH = 200;
  *
  * @returns Sessions created.
  */
-export function restoreMissingSessions(db: SqliteConnection, writer: TimedWriter): number {
-  return writer.run(() =>
+export async function restoreMissingSessions(
+  db: SqliteConnection,
+  writer: TimedWriter,
+): Promise<number> {
+  return (await writer.runAsync(() =>
     db.prepare(
       `INSERT OR IGNORE INTO sessions (id, source, started_at)
        SELECT session_id, 'unknown', min(timestamp) FROM messages
        WHERE session_id NOT IN (SELECT id FROM sessions) GROUP BY session_id`,
     ).run().changes
-  ).value;
+  )).value;
 }
 
 /**
@@ -48,7 +51,10 @@ export function restoreMissingSessions(db: SqliteConnection, writer: TimedWriter
  *
  * @returns Sessions recounted.
  */
-export function recountCounters(db: SqliteConnection, writer: TimedWriter): number {
+export async function recountCounters(
+  db: SqliteConnection,
+  writer: TimedWriter,
+): Promise<number> {
   const ids = counterMismatches(db).map((m) => m.id);
   const update = db.prepare(
     `UPDATE sessions SET
@@ -58,7 +64,7 @@ export function recountCounters(db: SqliteConnection, writer: TimedWriter): numb
      WHERE id = ?`,
   );
   for (let i = 0; i < ids.length; i += RECOUNT_BATCH) {
-    writer.run(() => {
+    await writer.runAsync(() => {
       for (const id of ids.slice(i, i + RECOUNT_BATCH)) update.run(id);
     });
   }
@@ -71,9 +77,12 @@ export function recountCounters(db: SqliteConnection, writer: TimedWriter): numb
  *
  * @returns Links cleared.
  */
-export function clearBrokenParents(db: SqliteConnection, writer: TimedWriter): number {
+export async function clearBrokenParents(
+  db: SqliteConnection,
+  writer: TimedWriter,
+): Promise<number> {
   const { missingParents, cycleBreaks } = lineageFaults(db);
-  return writer.run(() => {
+  return (await writer.runAsync(() => {
     let cleared = 0;
     const missing = db.prepare(
       `UPDATE sessions SET parent_session_id = NULL WHERE id = ?
@@ -83,7 +92,7 @@ export function clearBrokenParents(db: SqliteConnection, writer: TimedWriter): n
     const cycle = db.prepare("UPDATE sessions SET parent_session_id = NULL WHERE id = ?");
     for (const id of cycleBreaks) cleared += cycle.run(id).changes;
     return cleared;
-  }).value;
+  })).value;
 }
 
 function hasTitleIndex(db: SqliteConnection): boolean {
@@ -101,11 +110,11 @@ function hasTitleIndex(db: SqliteConnection): boolean {
  *
  * @returns Objects dropped and sessions renamed.
  */
-export function repairSchema(
+export async function repairSchema(
   db: SqliteConnection,
   writer: TimedWriter,
-): { dropped: number; renames: TitleRename[] } {
-  return writer.run(() => {
+): Promise<{ dropped: number; renames: TitleRename[] }> {
+  return (await writer.runAsync(() => {
     const leftovers = db.prepare(
       "SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'table') ORDER BY type DESC",
     ).all().filter((row) => REBUILD_LEFTOVER.test(String(row.name)));
@@ -123,7 +132,7 @@ export function repairSchema(
       dropped: tables.length + leftovers.filter((row) => row.type === "trigger").length,
       renames,
     };
-  }).value;
+  })).value;
 }
 
 /**

@@ -4,12 +4,17 @@
  * another connection holds the lock), and the longest hold of the write
  * lock is kept, so a repair can prove it never held it long.
  *
+ * `runAsync` waits for the lock between short attempts with awaited,
+ * abortable pauses: a signal (Ctrl-C) ends the wait within one attempt's
+ * slice instead of after the whole wait.
+ *
  * @module
  */
 import type { SqliteConnection } from "../sqlite/driver/types.ts";
 import { type RetryOptions, sleepSync, Writer } from "../sqlite/write.ts";
 import { WriteBusyError } from "../sqlite/write_busy_error.ts";
 import type { SqliteError } from "../sqlite/driver/sqlite_error.ts";
+import { abortableDelay } from "../core/delay.ts";
 
 /** {@linkcode RetryOptions}, or a time limit on the waiting instead of a count of attempts. */
 export interface WaitOptions extends RetryOptions {
@@ -19,16 +24,28 @@ export interface WaitOptions extends RetryOptions {
    * runs out, and the error says how long it waited.
    */
   readonly timeoutMs?: number;
+  /**
+   * Ends a wait of `runAsync` for the lock (and is checked before each of
+   * its attempts): it rejects with the signal's reason, nothing written.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** The pause between two timed attempts, in milliseconds. */
 const TIMED_PAUSE_MS = 50;
+/** SQLite's own wait within one attempt of `runAsync`: the longest a signal goes unseen. */
+const ASYNC_SLICE_MS = 250;
+/** How long `runAsync` waits in all without `timeoutMs` (about the attempts of `run`). */
+const DEFAULT_WAIT_MS = 16_000;
 
 /** Runs timed write transactions on one connection. */
 export class TimedWriter {
   readonly #writer: Writer;
   readonly #db: SqliteConnection;
   readonly #timeoutMs: number | undefined;
+  readonly #signal: AbortSignal | undefined;
+  /** One attempt each: `runAsync` does the waiting. */
+  readonly #single: Writer;
   #longestMs = 0;
   #transactions = 0;
 
@@ -39,6 +56,8 @@ export class TimedWriter {
   constructor(db: SqliteConnection, retry: WaitOptions = {}) {
     this.#db = db;
     this.#timeoutMs = retry.timeoutMs;
+    this.#signal = retry.signal;
+    this.#single = new Writer(db, { maxAttempts: 1 });
     this.#writer = new Writer(db, retry.timeoutMs === undefined ? retry : { maxAttempts: 1 });
   }
 
@@ -62,6 +81,47 @@ export class TimedWriter {
     this.#longestMs = Math.max(this.#longestMs, heldMs);
     this.#transactions++;
     return { value, heldMs };
+  }
+
+  /**
+   * Runs `fn` in one write transaction as {@linkcode TimedWriter.run} does,
+   * but waits for the lock asynchronously: attempts whose SQLite wait is a
+   * short slice, and awaited pauses between them that the signal ends.
+   *
+   * @param fn The work.
+   * @returns What `fn` returned and the hold in milliseconds.
+   * @throws {WriteBusyError} When the lock stayed taken for `timeoutMs` (about 16 s by default).
+   * @throws The signal's reason when it aborts before the lock is had (nothing was written).
+   */
+  async runAsync<T>(fn: () => T): Promise<{ value: T; heldMs: number }> {
+    const began = performance.now();
+    const deadline = began + (this.#timeoutMs ?? DEFAULT_WAIT_MS);
+    for (let attempts = 1;; attempts++) {
+      this.#signal?.throwIfAborted();
+      const sliceMs = Math.round(Math.min(ASYNC_SLICE_MS, deadline - performance.now()));
+      this.#db.exec(`PRAGMA busy_timeout = ${Math.max(0, sliceMs)}`);
+      let started = 0;
+      try {
+        const value = this.#single.run(() => {
+          started = performance.now();
+          return fn();
+        });
+        const heldMs = performance.now() - started;
+        this.#longestMs = Math.max(this.#longestMs, heldMs);
+        this.#transactions++;
+        return { value, heldMs };
+      } catch (error) {
+        if (!(error instanceof WriteBusyError)) throw error;
+        if (performance.now() + TIMED_PAUSE_MS >= deadline) {
+          throw new WriteBusyError(attempts, error.cause as SqliteError, {
+            waitedMs: performance.now() - began,
+          });
+        }
+      } finally {
+        this.#db.exec("PRAGMA busy_timeout = 1000");
+      }
+      await abortableDelay(TIMED_PAUSE_MS, this.#signal);
+    }
   }
 
   /** Runs `attempt` until it is not busy or the time limit runs out. */

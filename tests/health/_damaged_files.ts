@@ -11,14 +11,16 @@ import {
   closeSync,
   copyFileSync,
   existsSync,
+  mkdirSync,
   openSync,
   readFileSync,
+  readSync,
   statSync,
   truncateSync,
   writeFileSync,
   writeSync,
 } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { copyFixture, runPython, tempDir } from "../_helpers.ts";
 import { mulberry32 } from "../_random.ts";
@@ -155,4 +157,116 @@ export function overwrittenCopy(
     closeSync(fd);
   }
   return path;
+}
+
+/**
+ * Leaves `index` out of step with its table, every page sound: Python's
+ * sqlite3 gives the index another definition (`writable_schema`), runs
+ * `sql` on a new connection (so SQLite keeps the index by that definition),
+ * then puts its own text back. Run with `WHERE 0` the index misses what
+ * `sql` changed; run without `UNIQUE` it takes two entries alike.
+ *
+ * @param path The database file.
+ * @param index The index.
+ * @param meanwhile The definition used while `sql` runs.
+ * @param sql The statements run meanwhile.
+ */
+export function indexOutOfStep(path: string, index: string, meanwhile: string, sql: string): void {
+  runPython(
+    [
+      "import sqlite3, sys",
+      "path, index, meanwhile, sql = sys.argv[1:5]",
+      "def edit(text):",
+      "    c = sqlite3.connect(path, isolation_level=None)",
+      "    c.execute('PRAGMA writable_schema = ON')",
+      "    c.execute('UPDATE sqlite_master SET sql = ? WHERE type = ? AND name = ?', (text, 'index', index))",
+      "    c.close()",
+      "c = sqlite3.connect(path)",
+      "own = c.execute('SELECT sql FROM sqlite_master WHERE name = ?', (index,)).fetchone()[0]",
+      "c.close()",
+      "edit(meanwhile)",
+      "c = sqlite3.connect(path, isolation_level=None)",
+      "c.executescript(sql)",
+      "c.close()",
+      "edit(own)",
+    ],
+    path,
+    index,
+    meanwhile,
+    sql,
+  );
+}
+
+/**
+ * A copy of the v11 fixture as a crashed writer left it: three commits of five messages each
+ * only in its `-wal` (copied while the writer still held the file open).
+ */
+export function crashedWithThreeWalCommits(): string {
+  const live = copyFixture("hermes-v11.db");
+  const path = join(dirname(live), "crashed", "state.db");
+  mkdirSync(dirname(path));
+  runPython(
+    [
+      "import shutil, sqlite3, sys",
+      "live, path = sys.argv[1], sys.argv[2]",
+      "c = sqlite3.connect(live, isolation_level=None)",
+      "c.execute('PRAGMA wal_autocheckpoint = 0')",
+      "sid = c.execute('SELECT id FROM sessions ORDER BY id LIMIT 1').fetchone()[0]",
+      "for i in range(3):",
+      "    c.execute('BEGIN')",
+      "    for j in range(5):",
+      "        c.execute(\"INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', ?, 1.0)\", (sid, 'wal %d %d ' % (i, j) + 'x' * 3000))",
+      "    c.execute('COMMIT')",
+      "shutil.copyfile(live, path)",
+      "shutil.copyfile(live + '-wal', path + '-wal')",
+    ],
+    live,
+    path,
+  );
+  return path;
+}
+
+/** Flips one byte of the page the `-wal`'s frame `frame` (1 for the first) carries. */
+export function flipFrameByte(walPath: string, frame: number): void {
+  const fd = openSync(walPath, "r+");
+  try {
+    const header = new Uint8Array(32);
+    readSync(fd, header, 0, 32, 0);
+    const pageSize = new DataView(header.buffer).getUint32(8);
+    const at = 32 + (frame - 1) * (24 + pageSize) + 24 + 100;
+    const byte = new Uint8Array(1);
+    readSync(fd, byte, 0, 1, at);
+    writeSync(fd, new Uint8Array([byte[0] ^ 0xff]), 0, 1, at);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Each frame of a `-wal`: the page it carries and whether it ends a commit. */
+export function walFrames(walPath: string): { page: number; commit: boolean }[] {
+  const wal = readFileSync(walPath);
+  const view = new DataView(wal.buffer, wal.byteOffset, wal.byteLength);
+  const frameSize = 24 + view.getUint32(8);
+  const frames: { page: number; commit: boolean }[] = [];
+  for (let at = 32; at + frameSize <= wal.length; at += frameSize) {
+    frames.push({ page: view.getUint32(at), commit: view.getUint32(at + 4) > 0 });
+  }
+  return frames;
+}
+
+/**
+ * The first frame (1 for the first) of the second commit of a `-wal` whose
+ * page a later frame carries again (`again`), or that none does.
+ */
+export function frameOfSecondCommit(walPath: string, again: boolean): number {
+  const frames = walFrames(walPath);
+  const firstCommit = frames.findIndex((f) => f.commit);
+  const secondCommit = frames.findIndex((f, i) => i > firstCommit && f.commit);
+  for (let i = firstCommit + 1; i < secondCommit; i++) {
+    const later = frames.slice(i + 1).some((f) => f.page === frames[i].page);
+    if (later === again) return i + 1;
+  }
+  throw new Error(
+    `no frame of the second commit whose page is ${again ? "" : "not "}written again`,
+  );
 }

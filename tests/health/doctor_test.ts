@@ -141,6 +141,7 @@ describe("doctor()", () => {
       "fts:messages_fts_trigram",
       "coverage:messages_fts_trigram",
       "counters",
+      "sequence",
       "lineage",
       "schema",
       "wal",

@@ -5,19 +5,14 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  closeSync,
   copyFileSync,
-  mkdirSync,
   mkdtempSync,
-  openSync,
   readdirSync,
   readFileSync,
-  readSync,
   rmSync,
   statSync,
   truncateSync,
   writeFileSync,
-  writeSync,
 } from "node:fs";
 import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
@@ -25,7 +20,12 @@ import { walCommitsPastBreak } from "../../lib/health/wal_break.ts";
 import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
 import { runCli, v11Copy } from "../_cli_io.ts";
-import { rawOpen, runPython } from "../_helpers.ts";
+import { holdWholeFile } from "./_held_lock.ts";
+import {
+  crashedWithThreeWalCommits,
+  flipFrameByte,
+  frameOfSecondCommit,
+} from "./_damaged_files.ts";
 
 const PAGE = 4096;
 
@@ -54,63 +54,24 @@ describe("a file cut to a page boundary, no -wal beside it", () => {
   });
 });
 
-/**
- * A copy of the v11 fixture as a crashed writer left it: three commits of five messages each
- * only in its `-wal` (copied while the writer still held the file open).
- */
-function crashedWithThreeWalCommits(): string {
-  const live = v11Copy();
-  const path = join(dirname(live), "crashed", "state.db");
-  mkdirSync(dirname(path));
-  runPython(
-    [
-      "import shutil, sqlite3, sys",
-      "live, path = sys.argv[1], sys.argv[2]",
-      "c = sqlite3.connect(live, isolation_level=None)",
-      "c.execute('PRAGMA wal_autocheckpoint = 0')",
-      "sid = c.execute('SELECT id FROM sessions ORDER BY id LIMIT 1').fetchone()[0]",
-      "for i in range(3):",
-      "    c.execute('BEGIN')",
-      "    for j in range(5):",
-      "        c.execute(\"INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', ?, 1.0)\", (sid, 'wal %d %d ' % (i, j) + 'x' * 3000))",
-      "    c.execute('COMMIT')",
-      "shutil.copyfile(live, path)",
-      "shutil.copyfile(live + '-wal', path + '-wal')",
-    ],
-    live,
-    path,
-  );
-  return path;
-}
-
-/** Flips one byte of the page the `-wal`'s frame `frame` (1 for the first) carries. */
-function flipFrameByte(walPath: string, frame: number): void {
-  const fd = openSync(walPath, "r+");
-  try {
-    const header = new Uint8Array(32);
-    readSync(fd, header, 0, 32, 0);
-    const pageSize = new DataView(header.buffer).getUint32(8);
-    const at = 32 + (frame - 1) * (24 + pageSize) + 24 + 100;
-    const byte = new Uint8Array(1);
-    readSync(fd, byte, 0, 1, at);
-    writeSync(fd, new Uint8Array([byte[0] ^ 0xff]), 0, 1, at);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 describe("a -wal with a damaged frame before later commits", () => {
   test("doctor and recover name the commits SQLite ignores past it, and --fix and recover keep the -wal", async () => {
     const path = crashedWithThreeWalCommits();
     const wal = `${path}-wal`;
-    flipFrameByte(wal, 50); // in the second of the three commits
+    // In the second of the three commits, a page no later commit writes again: the commits
+    // after it need that frame, and recover cannot salvage them (wal_salvage_test.ts).
+    const frame = frameOfSecondCommit(wal, false);
+    flipFrameByte(wal, frame);
     const walBytes = readFileSync(wal);
     const before = folderState(path);
     const check = await runCli(["--db", path, "doctor", "--json"]);
     assert.equal(check.code, 1, check.err);
     const found = JSON.parse(check.out).checks.find((c: { name: string }) => c.name === "wal");
     assert.equal(found.status, "problem", found.summary);
-    assert.match(found.summary, /frame 50 fails its checksum.*ignores the 2 commits after it/);
+    assert.match(
+      found.summary,
+      new RegExp(`frame ${frame} fails its checksum.*ignores the 2 commits after it`),
+    );
     assert.match(found.fix, new RegExp(`keep a copy of ${wal.replaceAll("/", "\\/")}`));
     const fix = await runCli(["--db", path, "doctor", "--fix"]);
     assert.equal(fix.code, 1, fix.err);
@@ -123,7 +84,9 @@ describe("a -wal with a damaged frame before later commits", () => {
     assert.equal(recovered.code, 1, recovered.out);
     assert.match(
       recovered.out,
-      /Commits left out: the -wal's frame 50 fails its checksum, and SQLite ignores the 2 commits/,
+      new RegExp(
+        `Commits left out: the -wal's frame ${frame} fails its checksum, and SQLite ignores the 2 commits`,
+      ),
     );
     assert.doesNotMatch(recovered.out, /Nothing was lost/);
     assert.ok(readFileSync(wal).equals(walBytes), "recover left the -wal as it was");
@@ -146,26 +109,6 @@ describe("a -wal with a damaged frame before later commits", () => {
     assert.equal(JSON.parse(recovered.out).wal_commits_ignored, null);
   });
 });
-
-/**
- * Holds the whole file as a connection recovering a crashed writer's WAL does (`locking_mode =
- * EXCLUSIVE`, a write begun): no other process can even read it.
- *
- * @returns What lets it go (a second call does nothing).
- */
-async function holdWholeFile(path: string): Promise<() => void> {
-  const holder = await rawOpen(path);
-  holder.exec("PRAGMA locking_mode = EXCLUSIVE");
-  holder.exec("BEGIN EXCLUSIVE");
-  holder.exec("UPDATE state_meta SET value = value WHERE key = 'last_auto_prune'");
-  let held = true;
-  return () => {
-    if (!held) return;
-    held = false;
-    holder.exec("ROLLBACK");
-    holder.close();
-  };
-}
 
 describe("vacuum, backup, migrate and copy while another process holds the whole file", () => {
   for (const command of ["vacuum", "backup", "migrate", "copy"]) {

@@ -31,15 +31,19 @@ Check the database file and say, for each check, ok, warning or problem,
 with one line of explanation and the fix: SQLite's integrity check and
 foreign keys; each search table's own check (telling the known SQLite 3.40
 trigram condition apart from damage) and its coverage of every message;
-the sessions' counters; parent links; the schema against version 11; the
-WAL and free pages; the mode and owner of state.db, -wal and -shm.
+the sessions' counters; the message id sequence; parent links; the schema
+against version 11; the WAL and free pages; the mode and owner of
+state.db, -wal and -shm.
 Without --fix the file is opened read-only and nothing is written.
 
 --fix repairs what it can and never deletes a message: rebuilds damaged or
 stale search tables (in batches, safe while a gateway writes), recounts
-counters, clears broken parent links, creates missing indexes, runs
-wal_checkpoint(TRUNCATE) and sets mode 0600. A damaged file (integrity
-problem) is left alone: use \`hermes-state recover\`.
+counters, raises a message id sequence left behind the largest id, clears
+broken parent links, creates missing indexes, runs wal_checkpoint(TRUNCATE)
+and sets mode 0600. An index out of step with its table (the only damage
+found: the table data is whole) is rebuilt with REINDEX, in one
+transaction, and checked again. Any other damage (integrity problem) is
+left alone: use \`hermes-state recover\`.
 
 On a PostgreSQL store (--db postgres://…) the checks are the store's own,
 read in one snapshot: every migration run, indexes missing or left invalid
@@ -187,7 +191,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const stopListening = fixing && !postgres
     ? ctx.io.onInterrupt?.((received) => {
       signal = received;
-      stop.abort(new InterruptedError(received));
+      // Its words are said only when it stops the checks' wait: nothing was written then.
+      stop.abort(new InterruptedError(received, "nothing was repaired"));
     })
     : undefined;
   let current: { stage: string; done: number; total: number } | undefined;
@@ -231,7 +236,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (fixing) {
     const integrity = report.checks.find((check) => check.name === "integrity");
     const wal = report.checks.find((check) => check.name === "wal");
-    if (integrity?.status === "problem") {
+    if (integrity?.status === "problem" && !integrity.fixable) {
       out += `\n${style.red("Nothing repaired:")} the file is damaged; recover it first.\n`;
     } else if (!postgres && wal?.status === "problem") {
       out += `\n${style.red("Nothing repaired:")} the -wal holds commits SQLite ignores; ` +

@@ -28,7 +28,10 @@ the header page is lost) are read from the pages directly. DEST gets the
 version 11 schema, rebuilt search tables and recounted counters; messages
 whose session was lost get a placeholder session (source "unknown").
 SRC is only read. A -wal of another database beside SRC is left out (SRC
-is read alone) and reported. A second session of one title is renamed
+is read alone) and reported. Commits of the -wal past a frame that fails
+its checksum are salvaged when a later commit wrote that frame's page
+again (the image of the last commit, checked before use), and otherwise
+reported as left out. A second session of one title is renamed
 ("title #2"). Integers beyond 2^53 and text that is not valid UTF-8 are
 kept exactly. Reports what was recovered and which rowid ranges were
 lost, or that a loss cannot be counted (a file cut short). Exits 1 when
@@ -74,7 +77,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const duplicates = result.duplicates.sessions + result.duplicates.messages +
     result.duplicates.state_meta;
   const complete = result.lost.length === 0 && !result.lossUnknown &&
-    result.foreignWal === null && result.walCommitsIgnored === null && duplicates === 0;
+    result.foreignWal === null && duplicates === 0 &&
+    (result.walCommitsIgnored === null || result.walCommitsSalvaged > 0);
   const code = complete ? 0 : 1;
   if (ctx.json) {
     printJson(ctx.io, snakeKeys(result));
@@ -98,11 +102,21 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     out += `${style.red("The -wal was left out:")} ${result.foreignWal}. ` +
       "The file was read alone; what that -wal holds is not in the new file.\n";
   }
-  if (result.walCommitsIgnored !== null) {
+  if (result.walCommitsIgnored !== null && result.walCommitsSalvaged > 0) {
+    const { frame } = result.walCommitsIgnored;
+    out += `${style.yellow("note:")} the -wal's frame ${formatCount(frame)} fails its checksum, ` +
+      `and SQLite ignores the ${plural(result.walCommitsSalvaged, "commit")} after it; a later ` +
+      "commit wrote that frame's page again, so they were salvaged: the new file was read from " +
+      "the image of the last commit, which passed the integrity, foreign key and search index " +
+      "checks (the -wal was left as it was).\n";
+  } else if (result.walCommitsIgnored !== null) {
     const { frame, commits } = result.walCommitsIgnored;
+    const why = result.walSalvageRefused === null
+      ? ""
+      : ` They cannot be salvaged: ${result.walSalvageRefused}.`;
     out += `${style.red("Commits left out:")} the -wal's frame ${formatCount(frame)} fails its ` +
       `checksum, and SQLite ignores the ${plural(commits, "commit")} after it: they are not ` +
-      "in the new file (keep a copy of the -wal).\n";
+      `in the new file (keep a copy of the -wal).${why}\n`;
   }
   if (result.retitled.length > 0) {
     out += `${
@@ -141,8 +155,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }
   if (result.lost.length === 0) {
     if (result.foreignWal !== null) out += "Nothing of the file itself was lost.\n";
-    else if (result.walCommitsIgnored !== null) out += "Nothing else was lost.\n";
-    else if (!result.lossUnknown && duplicates === 0) out += style.green("Nothing was lost.\n");
+    else if (result.walCommitsIgnored !== null && result.walCommitsSalvaged === 0) {
+      out += "Nothing else was lost.\n";
+    } else if (!result.lossUnknown && duplicates === 0) out += style.green("Nothing was lost.\n");
   } else {
     out += style.red("Lost rowid ranges") + " (they may include ids never used):\n";
     for (const range of result.lost.slice(0, 50)) {
