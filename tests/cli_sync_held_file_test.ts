@@ -10,23 +10,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { main } from "../lib/cli/main.ts";
 import { interruptibleIo, runCli, v11Copy } from "./_cli_io.ts";
-import { rawOpen } from "./_helpers.ts";
+import { holdWholeFile } from "./health/_held_lock.ts";
 import { freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";
-
-/** Holds the whole file: no other connection can even read it. Returns what lets it go. */
-async function holdWholeFile(path: string): Promise<() => void> {
-  const holder = await rawOpen(path);
-  holder.exec("PRAGMA locking_mode = EXCLUSIVE");
-  holder.exec("BEGIN EXCLUSIVE");
-  holder.exec("UPDATE state_meta SET value = value WHERE key = 'last_auto_prune'");
-  let held = true;
-  return () => {
-    if (!held) return;
-    held = false;
-    holder.exec("ROLLBACK");
-    holder.close();
-  };
-}
 
 test("one Ctrl-C stops a one-shot sync waiting for a file held whole, as a stop while shipping", {
   skip: PG_SKIP,
