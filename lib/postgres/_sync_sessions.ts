@@ -245,7 +245,13 @@ export class SessionWriter {
     // New to the records: whatever the server holds under its id (a session copied there
     // without them) is replaced, never added to.
     const append = (write.append && known !== undefined) || !write.written;
-    this.#batch.push({ session, append, rows, meta: writesMeta(change) });
+    this.#batch.push({
+      session,
+      append,
+      rows,
+      meta: writesMeta(change),
+      held: known !== undefined && append,
+    });
     this.#batched += rows.length + 1;
     this.#batchedBytes += bytes;
     addSession(this.totals, change, write, rows.length);
@@ -297,11 +303,13 @@ export class SessionWriter {
   async #writeAlone(change: ChangedSession, write: MessagesToWrite): Promise<void> {
     await this.#flush();
     const messages = this.#messages;
+    const append = write.append && change.known !== undefined;
     const item = {
       session: change.session,
-      append: write.append && change.known !== undefined,
+      append,
       pages: () => storedPages(messages.pages(write.range, BATCH_BYTES / 2, BATCH_MESSAGES)),
       meta: writesMeta(change),
+      held: append,
     };
     await this.#lanes.submit(async () => {
       const count = await messages.snapshot(() => writeStreamed(this.#client, this.#pass, item));

@@ -318,21 +318,25 @@ export async function serverRecords(
 }
 
 /**
- * Whether two reads of {@linkcode serverRecords} found the same records.
+ * Whether a later read of {@linkcode serverRecords} found the records of
+ * an earlier one but for some gone: none added, none changed. A record goes
+ * with its session, which a delete or prune on the server may remove at
+ * any time (the pass's writes find it gone: `_sync_write.ts`, `held`);
+ * one added or changed was written by another pass.
  *
- * @param a One read.
- * @param b The other.
- * @returns `true` when every record is the same.
+ * @param earlier The read the pass compared the file with.
+ * @param later The read after the pass took its token.
+ * @returns `true` when every record of `later` is in `earlier`, the same.
  */
-export function sameRecords(
-  a: ReadonlyMap<string, ServerSession>,
-  b: ReadonlyMap<string, ServerSession>,
+export function keptRecords(
+  earlier: ReadonlyMap<string, ServerSession>,
+  later: ReadonlyMap<string, ServerSession>,
 ): boolean {
-  if (a.size !== b.size) return false;
-  for (const [id, x] of a) {
-    const y = b.get(id);
+  if (later.size > earlier.size) return false;
+  for (const [id, y] of later) {
+    const x = earlier.get(id);
     if (
-      y === undefined || x.digest !== y.digest || x.count !== y.count || x.maxId !== y.maxId ||
+      x === undefined || x.digest !== y.digest || x.count !== y.count || x.maxId !== y.maxId ||
       x.messageDigest !== y.messageDigest || x.extraDigest !== y.extraDigest ||
       x.metaDigest !== y.metaDigest
     ) return false;

@@ -54,59 +54,67 @@ export async function freeTitles(
   return titles;
 }
 
+/** Rounds of {@linkcode restoreTitles} at most: each one follows a title another round freed. */
+const RESTORE_ROUNDS = 8;
+
 /**
- * Gives back their file's title to the origin's sessions that carry it with
- * the origin's suffix ({@linkcode freeTitles}) where no session holds it
- * any more: one that gave it up in the same pass (a title handed from one
- * session to another on the host, or two swapped), or another origin's
- * since renamed or deleted. And the sessions this pass wrote that got no
- * title while their file has one (both taken when their batch settled: a
- * session of a later batch gave one up) get the first of the two that is
- * free now. Each is its own statement, so a chain of hand-overs settles in
- * order; a title taken meanwhile by another pass is left as it is (the
- * unique index refuses it). Any pass of the origin writes the same here:
- * left unfenced, as the lineage.
+ * Gives the origin's sessions the titles their file has where the server
+ * holds another: one suffixed with ` [<origin>]` ({@linkcode freeTitles})
+ * gets the file's title once no session holds it (one that gave it up in
+ * the same pass: a title handed from one session to another on the host,
+ * or two swapped; or another origin's, since renamed or deleted); one with
+ * no title while its file has one (both taken when its batch settled: a
+ * session of a later batch gave one up) gets the first of the two that is
+ * free now. Run by every pass, not only by one that wrote: a pass that
+ * failed after some of its batches committed (or while settling these)
+ * left such sessions with their rows recorded as shipped, and the next
+ * pass settles them though it writes nothing else. Each is its own
+ * statement, and a title freed by one is followed in the next round, so a
+ * chain of hand-overs settles in order; a title taken meanwhile by another
+ * pass is left as it is (the unique index refuses it). Any pass of the
+ * origin writes the same here: left unfenced, as the lineage. Only the
+ * sessions the file titles are asked about (none: no read at all); on a
+ * settled store it is one read, which finds nothing.
  *
  * @param client The server.
  * @param origin The origin.
  * @param source The file's sessions, by id.
- * @param written The ids in the file of the sessions whose rows this pass wrote.
  */
 export async function restoreTitles(
   client: PgClient,
   origin: string,
   source: ReadonlyMap<string, SourceSession>,
-  written: readonly string[] = [],
 ): Promise<void> {
   const suffix = ` [${origin}]`;
-  const suffixed = await client.query(
-    `SELECT s.id, s.title, ss.source_id FROM sessions s
-     JOIN sync_sessions ss ON ss.session_id = s.id
-     WHERE ss.origin = $1 AND right(s.title, $2) = $3`,
-    [origin, suffix.length, suffix],
-  );
-  for (const row of suffixed) {
-    const wanted = source.get(String(row.source_id))?.row.title;
-    if (typeof wanted !== "string" || wanted === "" || row.title !== wanted + suffix) continue;
-    await takeTitle(client, String(row.id), wanted);
-  }
-  const titled = written.filter((id) => {
-    const title = source.get(id)?.row.title;
+  // Only a session its file gives a title can be unsettled: most have none.
+  const titled = [...source].filter(([, session]) => {
+    const title = session.row.title;
     return typeof title === "string" && title !== "";
-  });
+  }).map(([id]) => id);
   if (titled.length === 0) return;
-  const untitled = await client.query(
-    `SELECT s.id, ss.source_id FROM sessions s
-     JOIN sync_sessions ss ON ss.session_id = s.id
-     WHERE ss.origin = $1 AND s.title IS NULL
-       AND ss.source_id IN (SELECT json_array_elements_text($2::text::json))`,
-    [origin, jsonParam(titled)],
-  );
-  for (const row of untitled) {
-    const wanted = String(source.get(String(row.source_id))!.row.title);
-    if (!await takeTitle(client, String(row.id), wanted)) {
-      await takeTitle(client, String(row.id), wanted + suffix);
+  const asked = jsonParam(titled);
+  for (let round = 0; round < RESTORE_ROUNDS; round++) {
+    const unsettled = await client.query(
+      `SELECT s.id, s.title, ss.source_id FROM sync_sessions ss
+       JOIN sessions s ON s.id = ss.session_id
+       WHERE ss.origin = $1 AND ss.source_id IN (SELECT json_array_elements_text($4::text::json))
+         AND (s.title IS NULL OR (right(s.title, $2::int) = $3
+           AND NOT EXISTS (SELECT 1 FROM sessions t WHERE t.title = left(s.title, -$2::int))))`,
+      [origin, suffix.length, suffix, asked],
+    );
+    let moved = false;
+    for (const row of unsettled) {
+      const wanted = source.get(String(row.source_id))?.row.title;
+      if (typeof wanted !== "string" || wanted === "") continue;
+      const id = String(row.id);
+      if (row.title === null || row.title === undefined) {
+        moved = await takeTitle(client, id, wanted) ||
+          await takeTitle(client, id, wanted + suffix) || moved;
+      } else if (row.title === wanted + suffix) {
+        moved = await takeTitle(client, id, wanted) || moved;
+      }
     }
+    if (!moved) return;
   }
 }
 

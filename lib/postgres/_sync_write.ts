@@ -24,7 +24,7 @@ import { insertMessages, recordSessions, upsertSessions } from "./_sync_rows.ts"
 import { replaceSessionMeta } from "./_sync_meta.ts";
 import type { SessionMetaEntry } from "./_sync_digest.ts";
 import {
-  sameRecords,
+  keptRecords,
   serverRecords,
   type ServerSession,
   type SourceSession,
@@ -57,6 +57,8 @@ export interface BatchItem {
   readonly rows: readonly MessageValues[];
   /** Its per-session keys (goal) are written, replacing the server's. */
   readonly meta: boolean;
+  /** The server holds it, and keeps what it holds of it (messages appended, or none written). */
+  readonly held: boolean;
 }
 
 /** A session written alone, its messages a page at a time. */
@@ -69,6 +71,8 @@ export interface StreamedItem {
   readonly pages: () => Iterable<readonly MessageValues[]>;
   /** Its per-session keys (goal) are written, replacing the server's. */
   readonly meta: boolean;
+  /** The server holds it, and keeps what it holds of it (messages appended, or none written). */
+  readonly held: boolean;
 }
 
 /**
@@ -100,7 +104,7 @@ export function passOf(
     fence: () =>
       fenced ??= (async () => {
         const token = await startPass(client, origin);
-        if (token === undefined || !sameRecords(server, await serverRecords(client, origin))) {
+        if (token === undefined || !keptRecords(server, await serverRecords(client, origin))) {
           throw new SyncSupersededError(origin);
         }
         pass.token = token;
@@ -159,21 +163,57 @@ function metaOf(
 }
 
 /**
+ * The items of a transaction to write: all but those the server held when
+ * the pass read its records and no longer holds (a delete or prune on the
+ * server since). Written, such a session would hold only the messages the
+ * pass appends while its record said it held them all, and no later pass
+ * would ship the others; left out, it has no record, and the next pass
+ * ships it whole. The rows of the others are locked until the transaction
+ * ends, so a delete that comes after waits for it and deletes what it wrote.
+ *
+ * @param query The transaction's query function.
+ * @param origin The origin.
+ * @param items The transaction's sessions.
+ * @returns Those to write, in order.
+ */
+async function stillHeld<T extends { readonly session: SourceSession; readonly held: boolean }>(
+  query: PgQuery,
+  origin: string,
+  items: readonly T[],
+): Promise<readonly T[]> {
+  const held = items.filter((item) => item.held).map((item) => `${origin}/${item.session.row.id}`);
+  if (held.length === 0) return items;
+  // In id order, so that two batches never wait on each other; a row deleted (and committed)
+  // while this waited for it is not returned.
+  const rows = await query(
+    `SELECT s.id FROM sessions s JOIN sync_sessions ss ON ss.session_id = s.id
+     WHERE s.id IN (SELECT json_array_elements_text($1::text::json))
+     ORDER BY s.id FOR NO KEY UPDATE OF s`,
+    [jsonParam(held)],
+  );
+  if (rows.length === held.length) return items;
+  const present = new Set(rows.map((row) => String(row.id)));
+  return items.filter((item) => !item.held || present.has(`${origin}/${item.session.row.id}`));
+}
+
+/**
  * Writes one batch of sessions in one transaction: rows, messages, goals,
  * then what the server now holds.
  *
  * @param client The server.
  * @param pass The pass.
- * @param items The batch's sessions.
+ * @param batch The batch's sessions.
  */
 export function writeBatch(
   client: PgClient,
   pass: Pass,
-  items: readonly BatchItem[],
+  batch: readonly BatchItem[],
 ): Promise<void> {
   const { origin } = pass;
   return withTitleRetries(() =>
     passTransaction(client, pass, async (query) => {
+      const items = await stillHeld(query, origin, batch);
+      if (items.length === 0) return;
       // A few statements per batch, not a few per session: while the batch is in flight the
       // client computes the next one, and each round trip waits for its turn of the event loop.
       const sessions = items.map((item) => item.session);
@@ -214,6 +254,7 @@ export function writeStreamed(client: PgClient, pass: Pass, item: StreamedItem):
   const target = `${origin}/${item.session.row.id}`;
   return withTitleRetries(() =>
     passTransaction(client, pass, async (query) => {
+      if ((await stillHeld(query, origin, [item])).length === 0) return 0;
       await retireCopies(query, [item.session]);
       await upsertSessions(query, origin, [item.session]);
       if (!item.append) await query(deleteMessagesSql("session_id = $1"), [target]);

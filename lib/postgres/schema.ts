@@ -6,8 +6,9 @@
  * of substring grams (the characters and pairs of CJK, Thai, Lao, Myanmar
  * and Khmer) on `messages`, and a `simple` word vector in the narrow
  * `message_words` table (one row per message), both GIN indexed.
- * Migrations are an append-only list, run under an advisory lock so many
- * processes can start at once; each runs in one transaction, with the rows
+ * Migrations are an append-only list, run under an advisory lock of their
+ * schema so many processes can start at once (stores in other schemas of the
+ * database do not wait); each runs in one transaction, with the rows
  * a step must write again computed here (a backfill) when SQL cannot.
  *
  * No `pg_trgm` index: on this corpus a GIN trigram index over the searchable
@@ -315,8 +316,16 @@ export const SEARCH_COLUMNS_SQL: readonly string[] = ["m.content", "m.tool_name"
  */
 export const SEARCH_DOCUMENT_SQL: string = documentOf(SEARCH_COLUMNS_SQL);
 
-/** Advisory lock key of the migrations (any constant; "hermes" in ASCII). */
+/**
+ * Advisory lock key every migration once took, whatever its schema ("hermes"
+ * in ASCII). Now taken shared: stores in other schemas no longer wait for
+ * each other, and an older hermes-state, which takes it whole, still waits
+ * for (and is waited for by) this one.
+ */
 const MIGRATION_LOCK = 0x6865726d6573;
+
+/** The advisory lock key of the migrations of one schema (`$1` is its name). */
+const SCHEMA_MIGRATION_LOCK = "hashtextextended('hermes-state migrate ' || $1, 0)";
 
 /**
  * The last migration recorded in `schema`, or `null` when it holds no
@@ -356,7 +365,8 @@ async function checkNewStoreEncoding(client: PgClient): Promise<void> {
 
 /**
  * Creates the schema and runs every migration not yet recorded, under an
- * advisory lock (concurrent openers wait, then find nothing left to do).
+ * advisory lock of the schema (concurrent openers of it wait, then find
+ * nothing left to do; stores in other schemas of the database do not wait).
  *
  * @param client The pool.
  * @param schema The schema name.
@@ -383,7 +393,10 @@ export async function migratePg(
     // statement_timeout (the steps themselves keep both).
     await query("SET LOCAL lock_timeout = 0");
     await query("SET LOCAL statement_timeout = 0");
-    await query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+    // Per schema: two stores side by side in one database migrate at once, while openers of the
+    // same schema take turns. Shared on the old database-wide key, for an older hermes-state.
+    await query(`SELECT pg_advisory_xact_lock_shared(${MIGRATION_LOCK})`);
+    await query(`SELECT pg_advisory_xact_lock(${SCHEMA_MIGRATION_LOCK})`, [schema]);
     await query("SET LOCAL lock_timeout TO DEFAULT");
     await query("SET LOCAL statement_timeout TO DEFAULT");
     // Only when missing: CREATE SCHEMA IF NOT EXISTS needs the CREATE right on the database even

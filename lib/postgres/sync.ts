@@ -25,8 +25,14 @@
  *   session gone from the file (deleted, pruned) is deleted. Each session's
  *   changes are one transaction, fenced by the pass's token (a pass that
  *   lost its lock stops once another one writes).
+ * - Deletes on the server: a synced session deleted there (`delete`,
+ *   `prune`) has no record any more, and the next pass ships it whole; one
+ *   deleted while a pass runs is left out of the pass's writes (never
+ *   re-created holding only the messages appended), and does not fail it.
  * - Titles: a title another origin's session already holds gets the suffix
- *   ` [<origin>]` (titles stay unique on the server).
+ *   ` [<origin>]` (titles stay unique on the server); every pass ends by
+ *   giving the file's titles back where they are free (one read when none
+ *   is), so a pass that failed midway leaves none unsettled for long.
  * - Memory: messages are read, and batched into transactions, within a
  *   byte budget; a session whose new messages exceed it is read a page at a
  *   time and written alone, still in one transaction. What a pass holds is
@@ -354,8 +360,6 @@ export async function syncFile(
      * digest: it is recorded now, and nothing shipped.
      */
     const undigested: { digest: number; id: string }[] = [];
-    /** The sessions whose rows this pass writes (their titles are settled again at the end). */
-    const rowsWritten: string[] = [];
     let stopped = false;
     for (const [id, session] of source) {
       if (options.signal?.aborted) {
@@ -384,7 +388,6 @@ export async function syncFile(
         notShipped.push({ id, reason: error.message });
         continue;
       }
-      if (rowChanged) rowsWritten.push(id);
     }
     await writer.finish();
     const totals = {
@@ -403,9 +406,8 @@ export async function syncFile(
     }
     const wrote = redigested.length > 0 || undigested.length > 0 || wroteAnything(totals);
     await linkParents(client, origin);
-    if (totals.created + totals.updated + totals.deleted > 0) {
-      await restoreTitles(client, origin, source, rowsWritten);
-    }
+    // Every pass: one that failed before this may have left titles unsettled.
+    await restoreTitles(client, origin, source);
     await recordPassTime(client, origin, wrote);
     result = totals;
     finished = true;
