@@ -13,7 +13,7 @@ import type { MessageRow, SessionRow } from "../core/types.ts";
 import { newestMessageId } from "../core/message_row.ts";
 import type { Context } from "./command.ts";
 import { formatDateTime } from "../render/format.ts";
-import { visibleControls } from "../render/transcript.ts";
+import { visibleInline } from "../render/transcript.ts";
 import { pauseUnless } from "./pause.ts";
 import { printTranscript } from "./print_transcript.ts";
 
@@ -129,7 +129,7 @@ export async function followSession(
       if (now === marker) continue;
       marker = now;
       if (current === undefined) {
-        await note(`session ${visibleControls(session.id)} was deleted`);
+        await note(`session ${visibleInline(session.id)} was deleted`);
         return 0;
       }
       session = current;
@@ -166,13 +166,13 @@ export async function followSession(
         continue;
       }
       if (!endSaid) {
-        const reason = session.end_reason ? ` · ${visibleControls(session.end_reason)}` : "";
+        const reason = session.end_reason ? ` · ${visibleInline(session.end_reason)}` : "";
         await note(`ended ${formatDateTime(session.ended_at)}${reason}`);
         endSaid = true;
       }
       const next = await continuation(store, session);
       if (next === undefined) continue;
-      await note(`continued in ${visibleControls(next.id)}`);
+      await note(`continued in ${visibleInline(next.id)}`);
       session = next;
       const continued = await start.read(next.id);
       await print(continued);

@@ -143,6 +143,26 @@ export function checkJsonLines(line: string, source: string): void {
   if (!line.trimStart().startsWith("{") && (head.includes("\u0000") || head.includes("\ufffd"))) {
     throw new CommandError(`Cannot import ${name}: it is not JSON Lines (binary data on line 1)`);
   }
+  const text = textFormat(line.trim());
+  if (text !== undefined) {
+    throw new CommandError(`Cannot import ${name}: it is not JSON Lines but ${text}`);
+  }
+}
+
+/**
+ * What a text input that is not JSON Lines is, by its first line: one of the
+ * other outputs of `hermes-state` (an export in Markdown or HTML, a `--json`
+ * document), which gave a report per line, 20 of them, then a stop.
+ */
+function textFormat(line: string): string | undefined {
+  const only = "import reads JSON Lines only: export to a .jsonl file, or with --format jsonl";
+  if (/^<(?:!doctype html|html)\b/i.test(line)) return `an HTML page (${only})`;
+  if (line.startsWith("# ")) return `Markdown (${only})`;
+  if (line === "{" || line.startsWith("[")) {
+    return "a JSON document, as --json prints it (import reads JSON Lines, one session a line: " +
+      "export to a .jsonl file, with --session-id ID for one session)";
+  }
+  return undefined;
 }
 
 /**

@@ -31,6 +31,7 @@ import { topUsage } from "./usage.ts";
 import { CommandError, InterruptedError, UsageError } from "./usage_error.ts";
 import { VERSION } from "../core/version.ts";
 import { quotedArgument } from "./shown_argument.ts";
+import { visibleControls } from "../render/transcript.ts";
 import { memoryStoreError, namesMemory } from "./file_argument.ts";
 import { clippedText, quotedValue } from "../core/shown_value.ts";
 
@@ -202,7 +203,9 @@ function conditionLine(
   ) {
     return `${error.message}: ${dbPath} is read without locks (this user may not write it or its ` +
       `-shm), so its owner's Hermes may have written it during the read; run it again (as the ` +
-      `owner or root it is read with locks), and "hermes-state --db ${dbPath} doctor" if it stays`;
+      `owner or root it is read with locks), and "hermes-state --db ${
+        shellWord(dbPath)
+      } doctor" if it stays`;
   }
   // Damage found mid-read ("database disk image is malformed"): which file, and what to do.
   if (
@@ -243,24 +246,24 @@ function report(
   }
   const prefix = `hermes-state${command === undefined ? "" : ` ${command}`}: `;
   if (error instanceof UsageError) {
-    io.stderr(`${prefix}${error.message}\n${error.hint}\n`);
+    io.stderr(`${prefix}${visibleControls(error.message)}\n${visibleControls(error.hint)}\n`);
     return 2;
   }
   if (error instanceof InterruptedError) {
-    io.stderr(`${prefix}${error.message}\n`);
+    io.stderr(`${prefix}${visibleControls(error.message)}\n`);
     return error.exitCode;
   }
   const line = conditionLine(error, command, dbPath);
   if (line !== undefined) {
-    io.stderr(`hermes-state: ${line}\n`);
+    io.stderr(`hermes-state: ${visibleControls(line)}\n`);
     return 1;
   }
   if (isUserFacing(error)) {
-    io.stderr(`hermes-state: ${error.message}\n`);
+    io.stderr(`hermes-state: ${visibleControls(error.message)}\n`);
     return 1;
   }
   const message = error instanceof Error ? error.message : String(error);
-  io.stderr(`hermes-state: unexpected error: ${message}\n`);
+  io.stderr(`hermes-state: unexpected error: ${visibleControls(message)}\n`);
   if ((safeEnv(io, "HERMES_STATE_DEBUG") ?? "") !== "" && error instanceof Error) {
     io.stderr(`${error.stack ?? ""}\n`);
   } else {

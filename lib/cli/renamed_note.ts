@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { visibleControls } from "../render/transcript.ts";
+import { visibleInline } from "../render/transcript.ts";
 
 /**
  * Says that a session was written under another title, and which: one
@@ -14,7 +14,7 @@ import { visibleControls } from "../render/transcript.ts";
  * @returns The note.
  */
 export function renamedNote(result: { id: string; renamedTo: string | null }): string {
-  return visibleControls(
+  return visibleInline(
     `session ${result.id} took the title '${result.renamedTo}' ` +
       "(another session has the one it had)",
   );

@@ -15,15 +15,42 @@ function isZeroWidth(cp: number): boolean {
     (cp >= 0xe0100 && cp <= 0xe01ef) || cp === 0x2060 || cp === 0xfeff;
 }
 
+/**
+ * The emoji below U+1F000 that terminals draw in two columns (East Asian
+ * Width `W` in Unicode's table): `✅`, `❌`, `⭐`, `⚡`, `⏰`…, as
+ * `[first, last]` pairs, read from hexadecimal `first-last` words.
+ */
+const WIDE_SYMBOLS: readonly (readonly [number, number])[] = (
+  "231a-231b 2329-232a 23e9-23ec 23f0-23f0 23f3-23f3 25fd-25fe 2614-2615 2648-2653 " +
+  "267f-267f 2693-2693 26a1-26a1 26aa-26ab 26bd-26be 26c4-26c5 26ce-26ce 26d4-26d4 " +
+  "26ea-26ea 26f2-26f3 26f5-26f5 26fa-26fa 26fd-26fd 2705-2705 270a-270b 2728-2728 " +
+  "274c-274c 274e-274e 2753-2755 2757-2757 2795-2797 27b0-27b0 27bf-27bf 2b1b-2b1c " +
+  "2b50-2b50 2b55-2b55"
+).split(" ").map((range) => {
+  const [first, last] = range.split("-").map((hex) => parseInt(hex, 16));
+  return [first, last] as const;
+});
+
+/** Whether `cp` is one of `WIDE_SYMBOLS`. */
+function isWideSymbol(cp: number): boolean {
+  return cp >= 0x231a && cp <= 0x2b55 &&
+    WIDE_SYMBOLS.some(([first, last]) => cp >= first && cp <= last);
+}
+
 /** East Asian wide and fullwidth code points, and emoji: two columns. */
 function isWide(cp: number): boolean {
-  return (cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0x303e) ||
+  return isWideSymbol(cp) || (cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0x303e) ||
     (cp >= 0x3041 && cp <= 0x33ff) || (cp >= 0x3400 && cp <= 0x4dbf) ||
     (cp >= 0x4e00 && cp <= 0x9fff) || (cp >= 0xa000 && cp <= 0xa4cf) ||
     (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff) ||
     (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff60) ||
     (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 && cp <= 0x1f64f) ||
     (cp >= 0x1f680 && cp <= 0x1f6ff) || (cp >= 0x1f900 && cp <= 0x1f9ff) ||
+    // Mahjong and playing-card emoji, squared letters and CJK, coloured
+    // circles and squares, and the newer emoji (🫶, 🪐, 🫠).
+    cp === 0x1f004 || cp === 0x1f0cf || cp === 0x1f18e || (cp >= 0x1f191 && cp <= 0x1f19a) ||
+    (cp >= 0x1f200 && cp <= 0x1f265) || (cp >= 0x1f7e0 && cp <= 0x1f7f0) ||
+    (cp >= 0x1fa70 && cp <= 0x1faff) ||
     (cp >= 0x20000 && cp <= 0x3fffd);
 }
 
@@ -156,23 +183,27 @@ function dateOf(seconds: unknown): Date | undefined {
 }
 
 /**
- * A local date and time, `YYYY-MM-DD HH:MM:SS`.
+ * A local date and time, `YYYY-MM-DD HH:MM:SS` (`HH:MM` with
+ * `minutes: true`). Built from its parts, never cut to a length: a time in
+ * milliseconds that another writer stored reads as the year 58899, whose
+ * date is longer.
  *
  * @param seconds Unix seconds.
+ * @param options `minutes: true` drops the seconds.
  * @returns The date and time in the local time zone.
  *
  * @example
  * ```ts
  * import { formatDateTime } from "./format.ts";
  * console.assert(formatDateTime(1776675600).length === 19);
+ * console.assert(formatDateTime(1776675600, { minutes: true }).length === 16);
  * ```
  */
-export function formatDateTime(seconds: number): string {
+export function formatDateTime(seconds: number, options: { minutes?: boolean } = {}): string {
   const d = dateOf(seconds);
   if (d === undefined) return "?";
-  return `${formatDate(seconds)} ${two(d.getHours())}:${two(d.getMinutes())}:${
-    two(d.getSeconds())
-  }`;
+  const minutes = `${formatDate(seconds)} ${two(d.getHours())}:${two(d.getMinutes())}`;
+  return options.minutes ? minutes : `${minutes}:${two(d.getSeconds())}`;
 }
 
 /**
@@ -222,7 +253,7 @@ export function formatWhen(
   options: { minutes?: boolean } = {},
 ): string {
   if (dateOf(seconds) === undefined) return "?";
-  const absolute = formatDateTime(seconds).slice(0, options.minutes ? 16 : 19);
+  const absolute = formatDateTime(seconds, options);
   const relative = relativeTime(seconds, now);
   return /^\d{4}-/.test(relative) ? absolute : `${absolute} (${relative})`;
 }

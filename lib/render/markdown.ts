@@ -25,7 +25,9 @@ import { shownExport, shownMessage } from "./shown_export.ts";
 function utc(seconds: number): string {
   const date = new Date(typeof seconds === "number" ? Math.round(seconds * 1000) : NaN);
   if (Number.isNaN(date.getTime())) return "?";
-  return `${date.toISOString().slice(0, 19).replace("T", " ")} UTC`;
+  // Cut at the milliseconds, not at a length: a year past 9999 (a time in
+  // milliseconds another writer stored) is written `+058899-…`, longer.
+  return `${date.toISOString().replace(/\.\d{3}Z$/, "").replace("T", " ")} UTC`;
 }
 
 /** The longest run of backticks in `text` (0 when it has none): a code delimiter must be longer. */

@@ -138,10 +138,14 @@ function fold(text: string, options: TranscriptOptions): string[] {
 }
 
 function header(message: MessageRow, style: Style): string {
-  const parts = [style.bold(style.cyan(message.role))];
-  if (message.tool_name) parts.push(style.magenta(visibleControls(message.tool_name)));
+  // Each a stored value another writer may have filled with anything: a role holding
+  // `ESC [2J` cleared the screen, a tool name holding a newline broke the header in two.
+  const parts = [style.bold(style.cyan(visibleInline(message.role)))];
+  if (message.tool_name) parts.push(style.magenta(visibleInline(message.tool_name)));
   parts.push(formatDateTime(message.timestamp));
-  if (message.finish_reason && message.finish_reason !== "stop") parts.push(message.finish_reason);
+  if (message.finish_reason && message.finish_reason !== "stop") {
+    parts.push(visibleInline(message.finish_reason));
+  }
   // Rows a newer Hermes took back or hides (shown only by `show --all`).
   for (const mark of transcriptMarks(message)) parts.push(style.yellow(mark));
   const text = `── ${parts.join(" · ")} `;
@@ -195,7 +199,7 @@ export function renderTranscript(
     }
     for (const call of toolCallViews(message.tool_calls)) {
       const args = options.full ? call.args : truncate(call.args, ARGS_CHARS);
-      out.push(`${style.magenta(`→ ${visibleControls(call.name)}`)} ${visibleControls(args)}`);
+      out.push(`${style.magenta(`→ ${visibleInline(call.name)}`)} ${visibleControls(args)}`);
     }
     out.push("");
   }

@@ -15,6 +15,8 @@ import { printJson } from "../json.ts";
 import { parseCommand, type ParsedArgs } from "../parse.ts";
 import { CommandError } from "../usage_error.ts";
 import { checkFileArgument } from "../file_argument.ts";
+import { printableArgument } from "../shown_argument.ts";
+import { shellWord } from "../../core/shell_word.ts";
 import { listCommand } from "./list.ts";
 import { searchCommand } from "./search.ts";
 
@@ -68,7 +70,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       return 0;
     }
     const { style, io } = ctx;
-    io.stdout(`${style.bold("Demo database:")} ${path}\n\n`);
+    io.stdout(`${style.bold("Demo database:")} ${printableArgument(path)}\n\n`);
     io.stdout(`${style.bold("$ hermes-state list")}\n`);
     await listCommand.run(parseCommand({ options: listCommand.options }, []), shown.ctx);
     io.stdout(`\n${style.bold("$ hermes-state search docker --limit 3")}\n`);
@@ -76,7 +78,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       parseCommand({ options: searchCommand.options }, ["docker", "--limit", "3"]),
       shown.ctx,
     );
-    const db = /\s/.test(path) ? `--db '${path}'` : `--db ${path}`;
+    // Quoted as a shell reads it back (a `'` in the path ended the quotes early), its control
+    // characters as marks (a path holding `ESC [31m` coloured the rest of the line).
+    const db = `--db ${printableArgument(shellWord(path))}`;
     io.stdout(`\n${style.bold("Try next:")}\n`);
     for (
       const line of [

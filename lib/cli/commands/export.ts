@@ -41,6 +41,7 @@ import { CommandError, InterruptedError, UsageError } from "../usage_error.ts";
 import { exportTexts, replayed } from "../../web/export_stream.ts";
 import { delay } from "../../core/delay.ts";
 import { quotedValue } from "../../core/shown_value.ts";
+import { visibleInline } from "../../render/transcript.ts";
 
 const USAGE = `Usage: hermes-state export [options] [OUTPUT|-]
 
@@ -438,7 +439,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }
   if (output !== "-") {
     if (ctx.json) printJson(ctx.io, { exported: count, output, format });
-    else ctx.io.stdout(`Exported ${plural(count, "session")} to ${output}\n`);
+    else ctx.io.stdout(`Exported ${plural(count, "session")} to ${visibleInline(output)}\n`);
   }
   return 0;
 }

@@ -41,7 +41,7 @@ function renderTree(root: LineageTreeNode, target: string, ctx: Context): string
   const describe = (node: LineageTreeNode): string => {
     const parts = [style.cyan(visibleInline(node.id))];
     if (node.title) parts.push(style.bold(truncate(visibleControls(oneLine(node.title)), 40)));
-    parts.push(visibleInline(node.source), formatDateTime(node.started_at).slice(0, 16));
+    parts.push(visibleInline(node.source), formatDateTime(node.started_at, { minutes: true }));
     parts.push(`${formatCount(node.message_count)} msg`);
     parts.push(
       node.ended_at === null
@@ -92,13 +92,14 @@ const BOUND = `a tree is drawn at most ${formatCount(MAX_LINEAGE_DEPTH)} generat
 /**
  * The notes on a tree the lineage reads cut at their bound: the top
  * ancestor read has a parent that exists (neither a cycle nor a link to a
- * deleted session), or a session at the deepest generation read has
- * children. Said, not silently drawn as the whole family.
+ * deleted session), or a session of `lowest` (the deepest generations
+ * read) has children not drawn. Said, not silently drawn as the whole
+ * family.
  */
 async function cutNotes(
   store: SessionStore,
   ancestors: readonly SessionRow[],
-  tree: LineageTreeNode,
+  lowest: readonly LineageTreeNode[],
 ): Promise<string[]> {
   const notes: string[] = [];
   const parent = await parentAboveCut(store, ancestors);
@@ -111,7 +112,8 @@ async function cutNotes(
     );
   }
   const cut: string[] = [];
-  for (const node of nodesAtDepth(tree, MAX_LINEAGE_DEPTH)) {
+  for (const node of lowest) {
+    if (node.children.length > 0) continue;
     if ((await store.getDescendants(node.id)).length > 1) cut.push(visibleInline(node.id));
   }
   if (cut.length > 0) {
@@ -132,10 +134,36 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const root = ancestors[ancestors.length - 1]?.id ?? id;
   // The root is the first of its descendants: the tree is never empty.
   const tree = buildLineageTree(await store.getDescendants(root))!;
+  const lowest = nodesAtDepth(tree, MAX_LINEAGE_DEPTH);
+  const asked = await drawnBelow(store, tree, ancestors.length - 1, id);
+  if (asked !== undefined) lowest.push(...nodesAtDepth(asked, MAX_LINEAGE_DEPTH));
   if (ctx.json) printJson(ctx.io, { target: id, root, tree });
   else ctx.io.stdout(renderTree(tree, id, ctx));
-  for (const note of await cutNotes(store, ancestors, tree)) ctx.io.stderr(`${note}\n`);
+  for (const note of await cutNotes(store, ancestors, lowest)) ctx.io.stderr(`${note}\n`);
   return 0;
+}
+
+/**
+ * The node of `id`, `depth` generations below the root of `tree`, given its
+ * own descendants, 1,000 generations down from it, when the tree read from
+ * the root was cut below it; `undefined` when it was not. The tree reaches
+ * 1,000 generations below the root only: for a session 1,000 below it, the
+ * part under it was never drawn, and the note's "run lineage on ID for the
+ * part below" drew the same tree again.
+ */
+async function drawnBelow(
+  store: SessionStore,
+  tree: LineageTreeNode,
+  depth: number,
+  id: string,
+): Promise<LineageTreeNode | undefined> {
+  if (depth <= 0) return undefined;
+  const asked = nodesAtDepth(tree, depth).find((node) => node.id === id);
+  if (asked === undefined || nodesAtDepth(asked, MAX_LINEAGE_DEPTH - depth).length === 0) {
+    return undefined;
+  }
+  asked.children = buildLineageTree(await store.getDescendants(id))?.children ?? [];
+  return asked;
 }
 
 /** The `lineage` command. */

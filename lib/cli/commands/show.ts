@@ -79,7 +79,10 @@ async function chainEnd(
     if (further === tip) return { id: tip, reached: true };
     tip = further;
   }
-  return { id: tip, reached: tip === id };
+  if (tip === id || seen.has(tip)) return { id: tip, reached: tip === id };
+  // The walks ran out: the last one may have ended on the end itself (a chain of 9,999
+  // continuations), which said "the chain goes on past it" of the live end.
+  return { id: tip, reached: (await store.getCompressionTip(tip)) === tip };
 }
 
 async function details(
@@ -90,20 +93,20 @@ async function details(
 ): Promise<string> {
   const { style } = ctx;
   const now = ctx.io.now();
-  const rows: string[][] = [["ID", style.cyan(visibleControls(session.id))]];
-  if (session.title) rows.push(["Title", style.bold(visibleControls(session.title))]);
-  rows.push(["Source", visibleControls(session.source)]);
-  if (session.model) rows.push(["Model", visibleControls(session.model)]);
-  if (session.user_id) rows.push(["User", visibleControls(session.user_id)]);
+  const rows: string[][] = [["ID", style.cyan(visibleInline(session.id))]];
+  if (session.title) rows.push(["Title", style.bold(visibleInline(session.title))]);
+  rows.push(["Source", visibleInline(session.source)]);
+  if (session.model) rows.push(["Model", visibleInline(session.model)]);
+  if (session.user_id) rows.push(["User", visibleInline(session.user_id)]);
   rows.push(["Started", formatWhen(session.started_at, now)]);
   if (session.ended_at !== null) {
-    const reason = session.end_reason ? ` · ${visibleControls(session.end_reason)}` : "";
+    const reason = session.end_reason ? ` · ${visibleInline(session.end_reason)}` : "";
     rows.push(["Ended", `${formatDateTime(session.ended_at)}${reason}`]);
   } else {
     rows.push(["Ended", style.green("— (open)")]);
   }
   if (session.parent_session_id) {
-    rows.push(["Parent", visibleControls(session.parent_session_id)]);
+    rows.push(["Parent", visibleInline(session.parent_session_id)]);
   }
   if (session.end_reason === "compression") {
     const tip = await chainEnd(store, session.id);
@@ -135,11 +138,11 @@ async function details(
     }
     // The status says how the cost was found; "estimated" is said already.
     if (session.cost_status && session.cost_status !== "estimated") {
-      costs.push(`(${session.cost_status})`);
+      costs.push(`(${visibleInline(session.cost_status)})`);
     }
     rows.push(["Cost", costs.join(" · ").replace(" · (", " (")]);
   }
-  if (session.billing_provider) rows.push(["Billing", visibleControls(session.billing_provider)]);
+  if (session.billing_provider) rows.push(["Billing", visibleInline(session.billing_provider)]);
   const prompt = session.system_prompt ?? "";
   if (prompt !== "" && !showSystem) {
     rows.push([
