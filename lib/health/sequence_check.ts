@@ -41,14 +41,15 @@ export function readMessageSequence(db: SqliteConnection): MessageSequence | und
     "SELECT 1 AS one FROM sqlite_master WHERE type = 'table' AND name = 'sqlite_sequence'",
   ).get() !== undefined;
   if (!hasSequence) return undefined;
-  // As text: an id beyond 2^53 stays exact.
-  const sequence = db.prepare(
-    "SELECT CAST(seq AS TEXT) AS seq FROM sqlite_sequence WHERE name = 'messages'",
-  ).get()?.seq;
-  const highest = db.prepare("SELECT CAST(max(id) AS TEXT) AS id FROM messages").get()?.id;
+  // One statement, so one snapshot: read apart, a writer's append between the two reads made
+  // the sequence look behind. As text: an id beyond 2^53 stays exact.
+  const row = db.prepare(
+    `SELECT (SELECT CAST(seq AS TEXT) FROM sqlite_sequence WHERE name = 'messages') AS seq,
+            (SELECT CAST(max(id) AS TEXT) FROM messages) AS id`,
+  ).get();
   return {
-    sequence: BigInt(String(sequence ?? 0)),
-    highest: BigInt(String(highest ?? 0)),
+    sequence: BigInt(String(row?.seq ?? 0)),
+    highest: BigInt(String(row?.id ?? 0)),
   };
 }
 

@@ -98,6 +98,12 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   "lib/sqlite/wal_commits.ts": ['openSync(walPath, "r")'],
   // The same, to count the commits a -wal holds past a frame that fails its checksum.
   "lib/health/wal_break.ts": ['openSync(walPath, "r")'],
+  // recover's image of the commits past a broken -wal frame: the -wal (never locked), and the
+  // damaged file copied into a new temporary file, both before recover opens its connection
+  // on the damaged file (as _page_scan.ts); then that temporary file, which no connection
+  // holds until it is written.
+  "lib/health/_recover_wal_salvage.ts": ["readFileSync(walPath)"],
+  "lib/health/wal_salvage.ts": ["copyFileSync(main, out)", 'openSync(out, "r+")'],
   // backup: a new, empty temporary file; then reading and writing the
   // verified copy, whose connection was closed, and a new gzip file.
   "lib/health/backup.ts": [
