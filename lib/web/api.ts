@@ -427,6 +427,14 @@ function messageIdParam(url: URL, name: string): number | undefined {
   return url.searchParams.has(name) ? intParam(url, name, 0, Number.MAX_SAFE_INTEGER) : undefined;
 }
 
+/** `all=1`: every row of the transcript (see {@linkcode transcript}); `0` or none: those shown. */
+function allParam(url: URL): boolean {
+  const value = url.searchParams.get("all");
+  if (value === null || value === "0") return false;
+  if (value === "1") return true;
+  throw new HttpError(400, `all must be 1 or 0: current value is ${quotedValue(value)}`);
+}
+
 /**
  * A session's transcript, a page of it: the newest `limit` messages
  * (the server's `transcriptPage`, {@linkcode TRANSCRIPT_PAGE} by default), with how many the session shows
@@ -446,6 +454,11 @@ function messageIdParam(url: URL, name: string): number | undefined {
  * counting them again, not by the session's counters: a rewind changes rows
  * in place and no counter. Either way only the page's rows are read, and
  * counted those before and after it (`transcript_page.ts`).
+ *
+ * `all=1` reads every row, those a newer Hermes rewound, compacted or
+ * hides too, each message with its `marks` (`[rewound]`, `[compacted]`,
+ * `[hidden]`), as `show --all` prints them; the counts and `newest` are then
+ * those of every row.
  *
  * `limit=0` answers the counts and `newest` without a message: what a page
  * opened at an earlier message asks on a live change (`beyond=` its last
@@ -472,7 +485,12 @@ async function transcript(api: ApiRequest, id: string): Promise<Response> {
     }
     : undefined;
   const [page, lineage, synced] = await Promise.all([
-    transcriptPage(api.store, id, { limit, since, param: (name) => messageIdParam(url, name) }),
+    transcriptPage(api.store, id, {
+      limit,
+      since,
+      param: (name) => messageIdParam(url, name),
+      all: allParam(url),
+    }),
     lineageTree(api.store, id),
     syncedStore(api.store)?.syncedFrom([id]),
   ]);
@@ -485,6 +503,8 @@ async function transcript(api: ApiRequest, id: string): Promise<Response> {
     // sees, when appended), and after them.
     earlier: page.earlier,
     later: page.later,
+    // How many rows a newer Hermes rewound, compacted or hides: those `all=1` shows too.
+    left_out: page.leftOut,
     lineage,
     // The origin `sync` shipped it from (PostgreSQL), else null.
     origin: synced?.get(id) ?? null,

@@ -11,6 +11,7 @@
 import type { SessionStore } from "../core/session_store.ts";
 import type { MessagesOptions } from "../core/session_options.ts";
 import { newestOf } from "../core/newest_message.ts";
+import { transcriptMarks } from "../core/message_row.ts";
 import type { MessageRow } from "../core/types.ts";
 import { HttpError } from "./respond.ts";
 
@@ -21,7 +22,9 @@ const ABOVE_TARGET = 20;
 const READS = 3;
 
 /** What a transcript shows: the rows a newer Hermes replays, its hidden ones left out. */
-const SHOWN = { excludeHidden: true } as const satisfies MessagesOptions;
+const SHOWN_ONLY = { excludeHidden: true } as const satisfies MessagesOptions;
+/** What a transcript shows with `all`: every row, as `show --all` prints them. */
+const EVERY_ROW = { includeInactive: true } as const satisfies MessagesOptions;
 
 /** The message id parameters that choose a page. */
 export type PageParam = "before" | "beyond" | "from" | "m";
@@ -34,15 +37,26 @@ export interface PageAsk {
   readonly since?: { readonly after: number; readonly shown: number; readonly first?: number };
   /** A message id parameter, read (and refused, as a 400) only when the answer needs it. */
   readonly param: (name: PageParam) => number | undefined;
+  /**
+   * Every row, those a newer Hermes rewound, compacted or hides too, each with its
+   * `marks` (`[rewound]`, `[compacted]`, `[hidden]`), as `show --all` prints them.
+   * @default {false}
+   */
+  readonly all?: boolean;
 }
+
+/** A message of a page read with `all`: its row, and the marks `show --all` puts on it. */
+export type MarkedMessage = MessageRow & { readonly marks: string[] };
 
 /** The page: the answer's transcript fields. */
 export interface TranscriptPage {
-  readonly messages: MessageRow[];
+  readonly messages: MessageRow[] | MarkedMessage[];
   readonly appended: boolean;
   readonly newest: number;
   readonly earlier: number;
   readonly later: number;
+  /** How many rows the transcript leaves out (rewound, compacted, hidden): what `all` shows too. */
+  readonly leftOut: number;
 }
 
 /**
@@ -67,24 +81,39 @@ export async function transcriptPage(
   for (let read = 1;; read++) {
     const version = await store.dataVersion();
     const page = await readPage(store, id, ask);
-    if (read === READS || await store.dataVersion() === version) return page;
+    if (read === READS || await store.dataVersion() === version) {
+      if (!ask.all) return page;
+      const messages = page.messages.map((row) => ({ ...row, marks: transcriptMarks(row) }));
+      return { ...page, messages };
+    }
   }
+}
+
+/** The rows a page selects: those the transcript shows, or every one (`all`). */
+function rowsOf(ask: PageAsk): MessagesOptions {
+  return ask.all ? EVERY_ROW : SHOWN_ONLY;
 }
 
 /** The page, read with a few small reads and counts. */
 async function readPage(store: SessionStore, id: string, ask: PageAsk): Promise<TranscriptPage> {
   const { limit, since } = ask;
-  const [total, newest] = await Promise.all([
-    store.countMessages(id, SHOWN),
-    newestOf(store, id).then((end) => end.newest),
+  const shown = rowsOf(ask);
+  const [total, newest, every, plain] = await Promise.all([
+    store.countMessages(id, shown),
+    newestOf(store, id, ask.all ? EVERY_ROW : {}).then((end) => end.newest),
+    store.countMessages(id, EVERY_ROW),
+    ask.all ? store.countMessages(id, SHOWN_ONLY) : undefined,
   ]);
+  const leftOut = every - (plain ?? total);
   if (since !== undefined) {
     // One more than the page takes: more than `limit` new messages send the newest page.
-    const fresh = await store.getMessages(id, { ...SHOWN, afterId: since.after, limit: limit + 1 });
-    const first = since.first === undefined ? 0 : await placeOf(store, id, total, since.first);
+    const fresh = await store.getMessages(id, { ...shown, afterId: since.after, limit: limit + 1 });
+    const first = since.first === undefined
+      ? 0
+      : await placeOf(store, id, total, since.first, shown);
     if (first >= 0 && fresh.length <= limit && total - fresh.length - first === since.shown) {
       // The messages the reader's page shows before these, and none after them.
-      return { messages: fresh, appended: true, newest, earlier: first, later: 0 };
+      return { messages: fresh, appended: true, newest, earlier: first, later: 0, leftOut };
     }
   }
   const window = await pageWindow(store, id, total, ask);
@@ -94,6 +123,7 @@ async function readPage(store: SessionStore, id: string, ask: PageAsk): Promise<
     newest,
     earlier: window.start,
     later: total - window.start - window.messages.length,
+    leftOut,
   };
 }
 
@@ -106,11 +136,12 @@ async function placeOf(
   id: string,
   total: number,
   messageId: number,
+  shown: MessagesOptions,
 ): Promise<number> {
-  const [at] = await store.getMessages(id, { ...SHOWN, fromId: messageId, limit: 1 });
+  const [at] = await store.getMessages(id, { ...shown, fromId: messageId, limit: 1 });
   if (at?.id !== messageId) return -1;
   // Counted from it to the end: a page near the newest counts a page, not the session.
-  return total - await store.countMessages(id, { ...SHOWN, fromId: messageId });
+  return total - await store.countMessages(id, { ...shown, fromId: messageId });
 }
 
 /** {@linkcode placeOf}, with a 409 naming the message when it is not shown (any more). */
@@ -120,8 +151,9 @@ async function shownPlace(
   total: number,
   messageId: number,
   name: string,
+  shown: MessagesOptions,
 ): Promise<number> {
-  const place = await placeOf(store, id, total, messageId);
+  const place = await placeOf(store, id, total, messageId, shown);
   if (place < 0) {
     throw new HttpError(
       409,
@@ -148,12 +180,13 @@ async function pageWindow(
   ask: PageAsk,
 ): Promise<Window> {
   const { limit } = ask;
-  const read = (options: MessagesOptions) => store.getMessages(id, { ...SHOWN, ...options });
+  const shown = rowsOf(ask);
+  const read = (options: MessagesOptions) => store.getMessages(id, { ...shown, ...options });
   const newestStart = Math.max(0, total - limit);
   const newest = async () => ({ start: newestStart, messages: await read({ last: limit }) });
   const before = ask.param("before");
   if (before !== undefined) {
-    const end = await shownPlace(store, id, total, before, "before");
+    const end = await shownPlace(store, id, total, before, "before", shown);
     return {
       start: Math.max(0, end - limit),
       messages: await read({ beforeId: before, last: limit }),
@@ -161,7 +194,7 @@ async function pageWindow(
   }
   const beyond = ask.param("beyond");
   if (beyond !== undefined) {
-    const start = (await shownPlace(store, id, total, beyond, "beyond")) + 1;
+    const start = (await shownPlace(store, id, total, beyond, "beyond", shown)) + 1;
     // From the message itself, which is shown: it is the first row, left out.
     return { start, messages: (await read({ fromId: beyond, limit: limit + 1 })).slice(1) };
   }
@@ -169,7 +202,7 @@ async function pageWindow(
   // the newest when that one is gone.
   const from = ask.param("from");
   const at = from ?? ask.param("m");
-  const place = at === undefined ? -1 : await placeOf(store, id, total, at);
+  const place = at === undefined ? -1 : await placeOf(store, id, total, at, shown);
   if (at === undefined || place < 0 || place >= newestStart) return await newest();
   const start = from !== undefined ? place : Math.max(0, place - ABOVE_TARGET);
   // Those above it (a page smaller than them holds only some of them), then it and those after.

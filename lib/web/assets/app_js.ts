@@ -562,12 +562,18 @@ export const APP_JS = String.raw`
     var query = new URLSearchParams({ q: q, limit: String(HITS_PAGE) });
     if (params.get("source")) query.set("source", params.get("source"));
     if (params.get("origin")) query.set("origin", params.get("origin"));
-    var hits = searchHits(query, hitsWanted(quiet, token), controller.signal);
+    var hits = searchHits(query, hitsWanted(quiet, token), controller.signal).catch(function (error) {
+      // Longer than a search takes (a long session id pasted): refused by the server, while the
+      // session the words name is still offered (said with the refusal below).
+      if (error && error.status === 400 && q.length > ((config.limits && config.limits.query) || 1000)) return { hits: [], more: false, versions: [], refused: error.message };
+      throw error;
+    });
     var named = sessionsNamed(q, controller.signal);
     return Promise.all([hits, sources(), origins(), named]).then(whileShown(token, function (results) {
       var body = results[0];
       if (inflight !== controller) return;
       inflight = null;
+      if (body.refused && results[3].length === 0) { showError(new Error(body.refused)); return; }
       var view = el("section", { class: "view view-search", "aria-label": "Search results" });
       var only = sourceSelect(results[1], params.get("source"));
       var from = originSelect(results[2], params.get("origin"));
@@ -620,7 +626,8 @@ export const APP_JS = String.raw`
       if (named.length) view.appendChild(el("ol", { class: "rows", id: "named", "aria-label": named.length === 1 ? "Session with this id" : "Sessions with this id" }, named.map(namedRow)));
       view.appendChild(list);
       view.appendChild(more);
-      if (body.hits.length === 0) view.appendChild(el("p", { class: "empty", text: named.length ? "No message matches." : "Nothing found." }));
+      if (body.refused) view.appendChild(el("p", { class: "note", id: "search-refused", text: "The messages were not searched: " + body.refused }));
+      else if (body.hits.length === 0) view.appendChild(el("p", { class: "empty", text: named.length ? "No message matches." : "Nothing found." }));
       swap(view, quiet);
       drawnFrom(body.versions.concat(results.slice(1).map(versionOf)));
     })).catch(whileShown(token, showError));
@@ -734,13 +741,20 @@ export const APP_JS = String.raw`
     if (typeof content === "string") return content.trim() !== "";
     return !Array.isArray(content) || content.length > 0;
   }
+  // The marks of a message read with all=1 ([rewound], [compacted], [hidden]), else none.
+  function marksOf(m) {
+    return Array.isArray(m.marks) ? m.marks.filter(function (mark) { return typeof mark === "string"; }) : [];
+  }
   function messageNode(m, results) {
     var head = el("div", { class: "msg-head" }, el("span", { class: "role", text: visible(m.role) }),
       m.tool_name ? el("span", { class: "mono", text: visible(m.tool_name) }) : null,
       timeNode(m.timestamp),
       m.token_count ? el("span", { text: fmtCount(m.token_count) + " tokens" }) : null,
-      m.finish_reason && m.finish_reason !== "stop" ? el("span", { text: visible(m.finish_reason) }) : null);
-    var node = el("article", { class: "msg role-" + String(m.role).replace(/[^a-z_-]/gi, ""), id: "m-" + m.id }, head);
+      m.finish_reason && m.finish_reason !== "stop" ? el("span", { text: visible(m.finish_reason) }) : null,
+      // With every row shown (all=1): the marks show --all puts on a row Hermes took back or hides.
+      marksOf(m).map(function (mark) { return el("span", { class: "mark", text: mark }); }));
+    var taken = marksOf(m).length > 0;
+    var node = el("article", { class: "msg role-" + String(m.role).replace(/[^a-z_-]/gi, "") + (taken ? " taken-back" : ""), id: "m-" + m.id }, head);
     var reasoning = [m.reasoning, m.reasoning_content].filter(function (r) { return typeof r === "string" && r.trim() !== ""; }).join("\n\n");
     if (reasoning) { var r = el("details", { class: "reasoning" }, el("summary", { text: "Reasoning" })); renderText(reasoning, r); node.appendChild(r); }
     // A tool result without text is a note, not an empty fold.
@@ -795,7 +809,26 @@ export const APP_JS = String.raw`
     });
     return dl;
   }
-  function actions(s, origin) {
+  // The way to the rows a newer Hermes rewound, compacted or hides (show --all): a box whose
+  // state is the address's all=1, so a link and Back keep it. Offered only when there are some.
+  function everyRowToggle(leftOut) {
+    var r = route();
+    var every = r.params.get("all") === "1";
+    if (!every && !(leftOut > 0)) return null;
+    var box = el("input", { type: "checkbox", id: "all-messages", checked: every });
+    box.addEventListener("change", function () {
+      var now = route();
+      if (now.view !== "session") return;
+      var next = new URLSearchParams(now.params);
+      if (box.checked) next.set("all", "1");
+      else { next.delete("all"); next.delete("m"); }
+      location.hash = hashFor("/s/" + encodeURIComponent(now.id), next);
+    });
+    var count = leftOut > 0 ? fmtCount(leftOut) + " " : "";
+    return el("label", { class: "all-toggle", for: "all-messages" }, box,
+      " Also show the " + count + (leftOut === 1 ? "message" : "messages") + " Hermes took back or hides ([rewound], [compacted], [hidden])");
+  }
+  function actions(s, origin, leftOut) {
     var back = el("a", { class: "back", href: "#/", text: "\u2190 Back" });
     back.addEventListener("click", function (e) { e.preventDefault(); goBack(); });
     var box = el("div", { class: "actions" }, back);
@@ -821,6 +854,7 @@ export const APP_JS = String.raw`
       box.appendChild(rename);
       box.appendChild(del);
     }
+    append(box, everyRowToggle(leftOut));
     return box;
   }
   // After a delete, the session's history entry becomes the listing's: Back does not lead to a
@@ -841,7 +875,7 @@ export const APP_JS = String.raw`
         lineageNode(body.lineage, s.id))));
     }
     nameTab(visible(s.title || s.id));
-    return [el("h1", { class: "bidi", id: "session-title", tabindex: "-1", text: visible(s.title || s.id) }), actions(s, body.origin), info];
+    return [el("h1", { class: "bidi", id: "session-title", tabindex: "-1", text: visible(s.title || s.id) }), actions(s, body.origin, body.left_out), info];
   }
   // Which message made each tool call: its article is drawn again when the call's result comes.
   function noteCalls(m, callers) {
@@ -869,7 +903,7 @@ export const APP_JS = String.raw`
     // message loaded when none is left.
     var focused = document.activeElement === button;
     button.disabled = true;
-    var path = "/api/session?id=" + encodeURIComponent(mine.id) + (earlier ? "&before=" + mine.first : "&beyond=" + mine.last) + "&limit=" + transcriptPage();
+    var path = "/api/session?id=" + encodeURIComponent(mine.id) + (earlier ? "&before=" + mine.first : "&beyond=" + mine.last) + "&limit=" + transcriptPage() + (mine.all ? "&all=1" : "");
     api(path).then(whileShown(token, function (body) {
       if (shown !== mine || !document.getElementById("messages")) return;
       var list = document.getElementById("messages");
@@ -928,6 +962,17 @@ export const APP_JS = String.raw`
     return end;
   }
   function drawSession(id, params, quiet, body, token) {
+    var every = params.get("all") === "1";
+    var target = params.get("m");
+    // A link to a message the transcript leaves out (a search hit on one a newer Hermes rewound,
+    // compacted or hides): opened with every row shown (all=1), at the message, marked.
+    if (target && !quiet && !every && body.left_out > 0 && !body.messages.some(function (m) { return String(m.id) === target; })) {
+      var withEvery = new URLSearchParams(params);
+      withEvery.set("all", "1");
+      history.replaceState(history.state, "", hashFor("/s/" + encodeURIComponent(id), withEvery));
+      render({ place: placeFor(token), moved: movedToken === token });
+      return;
+    }
     // Maps, not objects: a call id may be "toString" or "__proto__".
     var results = new Map();
     var callers = new Map();
@@ -946,7 +991,6 @@ export const APP_JS = String.raw`
       for (; drawn < end; drawn++) batch.appendChild(messageNode(messages[drawn], results));
       list.appendChild(batch);
     }
-    var target = params.get("m");
     var place = placeFor(viewToken);
     // Drawn again with news (folds to open again, the reader's place to keep): all at once.
     drawUpTo(quiet ? messages.length : firstBatch(messages, [target, place && place.anchor && place.anchor.id.slice(2)]));
@@ -962,7 +1006,7 @@ export const APP_JS = String.raw`
     var restored = swap(view, quiet, unfinished);
     drawnFrom([versionOf(body)]);
     var ends = messages.length ? { first: messages[0].id, last: messages[messages.length - 1].id } : {};
-    var mine = shown = { id: id, newest: body.newest, count: messages.length, first: ends.first, last: ends.last, earlier: earlier, later: later, results: results, callers: callers, head: head, busy: unfinished };
+    var mine = shown = { id: id, all: every, newest: body.newest, count: messages.length, first: ends.first, last: ends.last, earlier: earlier, later: later, results: results, callers: callers, head: head, busy: unfinished };
     wirePage(mine, true, token);
     wirePage(mine, false, token);
     // The rest, a batch a task, while this transcript is the one shown; the page is ready (and
@@ -993,7 +1037,8 @@ export const APP_JS = String.raw`
         // A hit on a message the transcript leaves out (a newer Hermes compacted it into a summary,
         // or rewound it) or one deleted since: said, where the reader looks for it.
         list.parentNode.insertBefore(el("p", { class: "note", id: "target-missing", role: "status" },
-          "The message this link opens at is not in the transcript: Hermes took it back (compacted into a summary, or rewound), or it was deleted. The Markdown and HTML exports keep the messages Hermes took back."), list);
+          every ? "The message this link opens at is not in the session: it was deleted."
+            : "The message this link opens at is not in the transcript: it was deleted."), list);
       }
     }
   }
@@ -1106,14 +1151,31 @@ export const APP_JS = String.raw`
     var note = document.getElementById("gone");
     if (note) note.remove();
   }
+  // The most pages of a transcript a reload (or Back) reads again: those the reader had loaded,
+  // up to this many, the message they were reading among them.
+  var PAGES_KEPT = 4;
+  // The part of a transcript's address that asks for the messages a place held (its first one
+  // and how many), when they were more than a page: else none (the page asked as usual).
+  function windowFor(id, place) {
+    var kept = place && place.window;
+    if (!kept || kept.id !== id || !(kept.count > transcriptPage()) || !/^\d{1,15}$/.test(String(kept.first))) return "";
+    var most = PAGES_KEPT * transcriptPage();
+    if (kept.count <= most) return "&from=" + kept.first + "&limit=" + kept.count;
+    // More than that: the pages around the message read.
+    var reading = place.anchor && /^m-(\d{1,15})$/.exec(place.anchor.id);
+    return reading ? "&m=" + reading[1] + "&limit=" + most : "&from=" + kept.first + "&limit=" + most;
+  }
   // Which messages a transcript shown holds: its first and last, and how many.
   function pagesShown(mine) { return mine.first + " " + mine.last + " " + mine.count; }
   function renderSession(id, params, quiet, token) {
     // The id goes in the query: a path cannot hold the ids "." and "..".
-    var path = "/api/session?id=" + encodeURIComponent(id);
-    var was = quiet && shown && shown.id === id && document.getElementById("messages") ? shown : null;
+    var every = params.get("all") === "1";
+    var path = "/api/session?id=" + encodeURIComponent(id) + (every ? "&all=1" : "");
+    var was = quiet && shown && shown.id === id && shown.all === every && document.getElementById("messages") ? shown : null;
     var target = params.get("m");
     var counting = false;
+    // Come back to (a reload, Back) after loading pages: those pages again, bounded.
+    var loaded = was ? "" : windowFor(id, placeFor(token));
     if (was) {
       // One update at a time: two asking for the rows after the same one would add them twice.
       if (was.busy) { was.again = true; return Promise.resolve(); }
@@ -1122,11 +1184,14 @@ export const APP_JS = String.raw`
       var size = "&limit=" + Math.max(transcriptPage(), was.count);
       // Opened at an earlier message, with later ones not shown: the counts after it (recount);
       // that part read and drawn again when they tell it changed.
-      counting = was.later > 0 && !was.stale && was.last !== undefined;
+      // With every row shown, a rewind or a compaction changes no count (its rows stay, marked
+      // otherwise): the rows shown are read again whole, from the first one.
+      counting = was.later > 0 && !was.stale && was.last !== undefined && !was.all;
       if (counting) path += "&beyond=" + was.last + "&limit=0";
-      else if (was.later > 0) path += "&from=" + was.first + size;
+      else if (was.later > 0 || was.all) path += (was.first !== undefined ? "&from=" + was.first : "") + size;
       else path += "&after=" + was.newest + "&shown=" + was.count + (was.first !== undefined ? "&first=" + was.first : "") + size;
-    } else if (target && /^\d{1,15}$/.test(target)) path += "&m=" + target;
+    } else if (loaded) path += loaded;
+    else if (target && /^\d{1,15}$/.test(target)) path += "&m=" + target;
     var asked = was ? pagesShown(was) : "";
     return api(path).then(whileShown(token, function (body) {
       // The transcript was drawn anew meanwhile: these rows may follow another newest one.
@@ -1218,6 +1283,9 @@ export const APP_JS = String.raw`
     return el("div", { class: "table-box" }, table);
   }
   // Days, weeks or months without sessions are shown as empty bars, so the time axis is even.
+  // Up to FILLED_MOST bars: a longer span (all time, per day, over years) shows the periods with
+  // sessions only, the newest among them (filled, it was cut at the cap, its newest days left out).
+  var FILLED_MOST = 1000;
   function fillPeriods(rows, by) {
     if (rows.length < 2 || (by !== "day" && by !== "week" && by !== "month")) return rows;
     var byKey = {};
@@ -1225,13 +1293,13 @@ export const APP_JS = String.raw`
     var out = [];
     var at = new Date(rows[0].key + (by === "month" ? "-01" : "") + "T00:00:00Z");
     var last = rows[rows.length - 1].key;
-    for (var i = 0; i < 1000; i++) {
+    for (var i = 0; i < FILLED_MOST; i++) {
       var key = at.toISOString().slice(0, by === "month" ? 7 : 10);
       out.push(byKey[key] || { key: key, sessions: 0, input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, estimated_cost_usd: null });
-      if (key >= last) break;
+      if (key >= last) return out;
       if (by === "month") at.setUTCMonth(at.getUTCMonth() + 1); else at.setUTCDate(at.getUTCDate() + (by === "week" ? 7 : 1));
     }
-    return out;
+    return rows;
   }
   // Days, weeks and months of the reader's own time zone; UTC once the server has not known it.
   var usageZone = shownZone;
@@ -1282,7 +1350,7 @@ export const APP_JS = String.raw`
       var total = res[0].rows.reduce(function (a, r) { return a + r.input_tokens + r.output_tokens; }, 0);
       var totalCost = res[0].rows.reduce(function (a, r) { return a + (r.estimated_cost_usd || 0); }, 0);
       announce("Usage: " + fmtCount(total) + " tokens", quiet);
-      view.appendChild(el("p", { class: "totals", text: fmtCount(total) + " tokens \u00B7 " + fmtCost(totalCost) + " estimated \u00B7 " + res[0].rows.reduce(function (a, r) { return a + r.sessions; }, 0) + " sessions" }));
+      view.appendChild(el("p", { class: "totals", text: fmtCount(total) + " tokens \u00B7 " + fmtCost(totalCost) + " estimated \u00B7 " + fmtCount(res[0].rows.reduce(function (a, r) { return a + r.sessions; }, 0)) + " sessions" }));
       var periods = fillPeriods(res[0].rows, by);
       view.appendChild(el("div", { class: "usage-pair charts", id: "usage-time" }, barChart(periods, key, tokens, "Tokens per " + by), barChart(periods, key, cost, "Cost per " + by)));
       view.appendChild(el("details", { class: "usage-detail" }, el("summary", { text: "Table per " + by + " \u00B7 " + res[0].time_zone }), usageTable(res[0].rows, by)));
@@ -1556,6 +1624,8 @@ export const APP_JS = String.raw`
     place.hits = app.querySelectorAll(".view-search .hit").length;
     var at = document.activeElement;
     place.focus = at && app.contains(at) ? focusKey(at, true) : null;
+    // The messages a transcript shows (the pages the reader loaded), for windowFor.
+    if (shown && app.querySelector(".view-session") && shown.first !== undefined) place.window = { id: shown.id, first: shown.first, count: shown.count };
     place.depth = depth;
     places[entry] = place;
     keepPlaces();
@@ -1591,12 +1661,27 @@ export const APP_JS = String.raw`
     if (location.hash !== renderedKey) return;
     render({ quiet: !showsError() });
   }
+  // Whether the live stream has been on, and went off since: the server may have been started
+  // again, with other settings (read-only now, another page size).
+  var liveWasOn = false;
+  var liveDropped = false;
   function liveOn(on, failed) {
+    if (on && liveDropped) readConfigAgain();
+    if (on) { liveWasOn = true; liveDropped = false; } else if (liveWasOn) liveDropped = true;
     live.classList.toggle("on", on);
     live.classList.toggle("failed", !on && !!failed);
     // Said in words, not by the colour alone: a stopped server shows "offline".
     live.textContent = on ? "\u25cf live" : failed ? "\u25cf failed" : "\u25cf offline";
     live.title = on ? "Live: updates as the file changes" : failed ? "The server cannot read the store; retrying" : "Live updates disconnected; retrying";
+  }
+  // The server's settings read again (the live stream came back): what depends on them (Rename
+  // and Delete, the transcript's page size) is drawn again when they changed.
+  function readConfigAgain() {
+    api("/api/config").then(function (c) {
+      var changed = JSON.stringify([c.allowWrites, c.limits]) !== JSON.stringify([config.allowWrites, config.limits]);
+      config = c;
+      if (changed) onChange();
+    }).catch(function () { /* unreachable again: read on the next return */ liveDropped = true; });
   }
   // How long a live stream the server refused (an error status) waits before it asks again.
   var LIVE_RETRY_MS = 3000;

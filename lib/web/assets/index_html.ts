@@ -22,7 +22,7 @@ export const INDEX_HTML_TEXT = `<!doctype html>
 <header class="top">
   <a class="brand" href="#/">hermes-state</a>
   <nav><a href="#/" data-nav="sessions">Sessions</a><a href="#/usage" data-nav="usage">Usage</a></nav>
-  <input id="q" type="search" placeholder="Search messages ( / )" autocomplete="off" spellcheck="false" aria-label="Search messages">
+  <input id="q" type="search" dir="auto" placeholder="Search messages ( / )" autocomplete="off" spellcheck="false" aria-label="Search messages">
   <span id="live" class="live" title="Live updates: connecting">● connecting</span>
 </header>
 <p id="status" class="visually-hidden" role="status"></p>

@@ -31,9 +31,9 @@ code, pre, .mono { font-family: ui-monospace, "SF Mono", Menlo, Consolas, "WenQu
 pre { background: var(--code); padding: 8px 10px; border-radius: 6px; overflow-x: auto; white-space: pre-wrap; overflow-wrap: anywhere; margin: 6px 0; }
 code { background: var(--code); padding: 0 3px; border-radius: 3px; }
 pre code { background: none; padding: 0; }
-.text { white-space: pre-wrap; overflow-wrap: anywhere; word-break: break-word; unicode-bidi: isolate; }
+.text { white-space: pre-wrap; overflow-wrap: anywhere; word-break: break-word; unicode-bidi: plaintext; text-align: start; }
 .text p { margin: 0 0 8px; }
-.bidi { unicode-bidi: isolate; overflow-wrap: anywhere; }
+.bidi { unicode-bidi: plaintext; overflow-wrap: anywhere; }
 .msg { border: 1px solid var(--line); border-radius: 8px; margin: 10px 0; padding: 8px 12px; background: var(--assistant); min-width: 0; overflow-wrap: anywhere; }
 .msg.role-user { background: var(--user); }
 .msg.role-tool { background: var(--tool); }
