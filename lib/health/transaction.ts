@@ -70,13 +70,16 @@ export class TimedWriter {
    * @throws {WriteBusyError} When the lock stayed taken through every attempt (or the time limit).
    */
   run<T>(fn: () => T): { value: T; heldMs: number } {
+    return this.#waiting(() => this.#timed(this.#writer, fn));
+  }
+
+  /** One transaction of `writer`, timed from the moment BEGIN IMMEDIATE got the lock to COMMIT. */
+  #timed<T>(writer: Writer, fn: () => T): { value: T; heldMs: number } {
     let started = 0;
-    const value = this.#waiting(() =>
-      this.#writer.run(() => {
-        started = performance.now();
-        return fn();
-      })
-    );
+    const value = writer.run(() => {
+      started = performance.now();
+      return fn();
+    });
     const heldMs = performance.now() - started;
     this.#longestMs = Math.max(this.#longestMs, heldMs);
     this.#transactions++;
@@ -100,16 +103,8 @@ export class TimedWriter {
       this.#signal?.throwIfAborted();
       const sliceMs = Math.round(Math.min(ASYNC_SLICE_MS, deadline - performance.now()));
       this.#db.exec(`PRAGMA busy_timeout = ${Math.max(0, sliceMs)}`);
-      let started = 0;
       try {
-        const value = this.#single.run(() => {
-          started = performance.now();
-          return fn();
-        });
-        const heldMs = performance.now() - started;
-        this.#longestMs = Math.max(this.#longestMs, heldMs);
-        this.#transactions++;
-        return { value, heldMs };
+        return this.#timed(this.#single, fn);
       } catch (error) {
         if (!(error instanceof WriteBusyError)) throw error;
         if (performance.now() + TIMED_PAUSE_MS >= deadline) {
