@@ -26,6 +26,7 @@ import { syncedStore } from "../core/synced_store.ts";
 import { originRecord } from "../render/origin_record.ts";
 import { MAX_SESSION_ID, sessionNotFound } from "./session_id_param.ts";
 import { downloadDisposition } from "./download_name.ts";
+import { sessionsWithChildren } from "./sessions_with_children.ts";
 
 /** The largest page of sessions or hits. */
 export const MAX_PAGE = 200;
@@ -583,12 +584,17 @@ async function exportDownload(api: ApiRequest): Promise<Response> {
       startedBefore: timeParam(api.url, "to", api.now),
       ...origin,
     };
+    // "Has children": only the sessions that have one, as the listing shows.
+    const only = childrenParam(api.url) ? await sessionsWithChildren(api.store, filter) : undefined;
     const parts = [origin.origin, source].filter((part) => part !== undefined && part !== null);
     disposition = downloadDisposition(["sessions", ...parts].join("-"), format);
     const title = `hermes-state export${parts.length > 0 ? ` (${parts.join(", ")})` : ""}`;
     // Without a source the listing leaves out the `tool` sessions (subagents' own): so does this.
-    const leaveOut = source === null ? { leaveOut: "tool" } : {};
-    stream = await exportStoreStream(api.store, { filter }, format, title, cutOff, leaveOut);
+    const leaveOut = source === null ? "tool" : undefined;
+    stream = await exportStoreStream(api.store, { filter }, format, title, cutOff, {
+      leaveOut,
+      only,
+    });
   }
   return new Response(stream, {
     headers: withSecurityHeaders({

@@ -149,16 +149,22 @@ function byteStream(
 export interface StoreStreamOptions extends ExportPiecesOptions {
   /** Leave out the sessions of this source (the listing's `tool` sessions, when no source is asked). */
   readonly leaveOut?: string;
+  /** Only the sessions of these ids (the listing's "Has children" ones); every one when omitted. */
+  readonly only?: ReadonlySet<string>;
 }
 
-/** `pieces` without the sessions of source `leaveOut`, nor their messages. */
-async function* withoutSource(
+/** `pieces` without the sessions of source `leaveOut`, nor those `only` leaves out, nor their messages. */
+async function* chosenSessions(
   pieces: AsyncIterable<ExportPiece>,
-  leaveOut: string | undefined,
+  options: StoreStreamOptions,
 ): AsyncGenerator<ExportPiece> {
+  const { leaveOut, only } = options;
   let skipping = false;
   for await (const piece of pieces) {
-    if ("session" in piece) skipping = piece.session.source === leaveOut;
+    if ("session" in piece) {
+      const { id, source } = piece.session;
+      skipping = source === leaveOut || (only !== undefined && !only.has(id));
+    }
     if (!skipping) yield piece;
   }
 }
@@ -185,7 +191,8 @@ async function* withoutSource(
  *   session's row (`title || id` for one session, as its page names it).
  * @param onFailure Told the error before the stream errors with it.
  * @param options The chunk size, whether each session is one held snapshot
- *   (not by default: a server's connection stays free for its writes), a source left out.
+ *   (not by default: a server's connection stays free for its writes), a source left out,
+ *   the only sessions kept.
  * @returns The stream, or `undefined` when the session asked for is not found.
  * @throws {Error} What reading the first piece threw (`UnexportableIdError`…).
  */
@@ -198,7 +205,7 @@ export async function exportStoreStream(
   options: StoreStreamOptions = {},
 ): Promise<ReadableStream<Uint8Array> | undefined> {
   const pieces = readExportPieces(store, selection, options);
-  const rest = withoutSource(pieces, options.leaveOut);
+  const rest = chosenSessions(pieces, options);
   const first = await rest.next();
   if (first.done === true && "id" in selection) return undefined;
   let heading = typeof title === "string" ? title : "";

@@ -401,8 +401,9 @@ export const APP_JS = String.raw`
     var from = el("input", { type: "date", name: "from", "aria-label": "Started from", value: params.get("from") || "" });
     var to = el("input", { type: "date", name: "to", "aria-label": "Started on or before", value: params.get("to") || "" });
     var children = el("input", { type: "checkbox", name: "children", id: "f-children", checked: params.get("children") === "1" });
-    // Export what the source, origin and date filters select (children too), streamed by the server.
-    var exportQuery = ["source", "origin", "from", "to"].map(function (k) {
+    // Export what the filters select (the sessions under them too), streamed by the server: with
+    // "Has children", only the sessions that have one, as the listing shows.
+    var exportQuery = ["source", "origin", "from", "to", "children"].map(function (k) {
       return params.get(k) ? "&" + k + "=" + encodeURIComponent(apiValue(k, params.get(k))) : "";
     }).join("");
     var exports = el("span", { class: "exports" }, "Export: ", ["html", "md", "jsonl"].map(function (f) {
@@ -1282,6 +1283,8 @@ export const APP_JS = String.raw`
     table.appendChild(tbody);
     return el("div", { class: "table-box" }, table);
   }
+  // "1 session", "2 sessions".
+  function sessionCount(n) { return fmtCount(n) + (n === 1 ? " session" : " sessions"); }
   // Days, weeks or months without sessions are shown as empty bars, so the time axis is even.
   // Up to FILLED_MOST bars: a longer span (all time, per day, over years) shows the periods with
   // sessions only, the newest among them (filled, it was cut at the cap, its newest days left out).
@@ -1350,7 +1353,7 @@ export const APP_JS = String.raw`
       var total = res[0].rows.reduce(function (a, r) { return a + r.input_tokens + r.output_tokens; }, 0);
       var totalCost = res[0].rows.reduce(function (a, r) { return a + (r.estimated_cost_usd || 0); }, 0);
       announce("Usage: " + fmtCount(total) + " tokens", quiet);
-      view.appendChild(el("p", { class: "totals", text: fmtCount(total) + " tokens \u00B7 " + fmtCost(totalCost) + " estimated \u00B7 " + fmtCount(res[0].rows.reduce(function (a, r) { return a + r.sessions; }, 0)) + " sessions" }));
+      view.appendChild(el("p", { class: "totals", text: fmtCount(total) + " tokens \u00B7 " + fmtCost(totalCost) + " estimated \u00B7 " + sessionCount(res[0].rows.reduce(function (a, r) { return a + r.sessions; }, 0)) }));
       var periods = fillPeriods(res[0].rows, by);
       view.appendChild(el("div", { class: "usage-pair charts", id: "usage-time" }, barChart(periods, key, tokens, "Tokens per " + by), barChart(periods, key, cost, "Cost per " + by)));
       view.appendChild(el("details", { class: "usage-detail" }, el("summary", { text: "Table per " + by + " \u00B7 " + res[0].time_zone }), usageTable(res[0].rows, by)));
