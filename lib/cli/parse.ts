@@ -345,14 +345,24 @@ export function choicesOption<T extends string>(
 }
 
 /**
+ * The shortest pause a follow takes, in seconds: a shorter one would read the
+ * store (or pass a sync again) thousands of times a second, for nothing a
+ * person could see.
+ */
+export const MIN_PAUSE_SECONDS = 0.05;
+
+/**
  * Reads a pause given in seconds (`--follow=SECONDS`): a positive number,
- * fractions allowed.
+ * fractions allowed, at least {@linkcode MIN_PAUSE_SECONDS}. A shorter one
+ * is refused rather than raised to the floor, so that the run does what it
+ * was told or says why not.
  *
  * @param name The option as written (`--follow`, `--every`).
  * @param text Its value.
  * @param command The command, for the hint.
  * @returns The seconds.
- * @throws {UsageError} When the value is not a positive number.
+ * @throws {UsageError} When the value is not a positive number, or is
+ *   below {@linkcode MIN_PAUSE_SECONDS}.
  *
  * @example
  * ```ts
@@ -368,6 +378,12 @@ export function positiveSeconds(name: string, text: string, command: string): nu
       {
         command,
       },
+    );
+  }
+  if (seconds < MIN_PAUSE_SECONDS) {
+    throw new UsageError(
+      `${name} must be at least ${MIN_PAUSE_SECONDS} seconds, got ${quotedValue(text)}`,
+      { command },
     );
   }
   return seconds;
