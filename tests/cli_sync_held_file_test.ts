@@ -74,3 +74,33 @@ test("a one-shot sync waits HERMES_STATE_LOCK_TIMEOUT for a file held whole, not
   const origins = await runCli(["--db", url, "--json", "origins"]);
   assert.deepEqual(JSON.parse(origins.out), []);
 });
+
+test("one Ctrl-C stops sync --follow while its pass waits for a file held whole", {
+  skip: PG_SKIP,
+  timeout: 60_000,
+}, async () => {
+  const url = schemaUrl(freshSchema());
+  const file = v11Copy();
+  const release = await holdWholeFile(file);
+  let interruptedAt: number | undefined;
+  let code: number;
+  const io = interruptibleIo();
+  try {
+    // A follower stops after the pass under way, but a pass still waiting has not begun.
+    const timer = setTimeout(() => {
+      if (!io.listening) return;
+      interruptedAt = performance.now();
+      io.interrupt();
+    }, 1000);
+    code = await main(["sync", file, "--to", url, "--origin", "web-1", "--follow=1"], io);
+    clearTimeout(timer);
+  } finally {
+    release();
+  }
+  const stoppedAfterMs = performance.now() - (interruptedAt ?? Infinity);
+  assert.equal(code, 0, io.err);
+  assert.ok(stoppedAfterMs < 2000, `stopped ${Math.round(stoppedAfterMs)} ms after Ctrl-C`);
+  assert.equal(io.out, "");
+  const origins = await runCli(["--db", url, "--json", "origins"]);
+  assert.deepEqual(JSON.parse(origins.out), []);
+});

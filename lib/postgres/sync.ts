@@ -169,6 +169,15 @@ export interface SyncOptions {
    */
   readonly fileWaitMs?: number;
   /**
+   * Ends the pass's wait for its file while another process holds it whole,
+   * as {@linkcode SyncOptions.signal} does, but not the pass once it began
+   * (a follower stops after the pass under way, yet not after a wait of
+   * {@linkcode SyncOptions.fileWaitMs}). Aborted during the wait,
+   * {@linkcode syncFile} rejects with its reason and nothing is written.
+   * @default {SyncOptions.signal}
+   */
+  readonly fileWaitSignal?: AbortSignal;
+  /**
    * Called once the pass has read the file's sessions and message counts,
    * before it reads any message (tests use it to write in between); the
    * pass waits for the promise it returns.
@@ -273,8 +282,8 @@ export async function connectSyncTarget(url: string): Promise<PgClient> {
  * @throws {OpenError} When the file cannot be opened.
  * @throws {StorageError} Of kind `busy`, when another process held the file
  *   whole for {@linkcode SyncOptions.fileWaitMs}.
- * @throws {unknown} `options.signal`'s reason, when it was aborted while the
- *   pass waited for its file.
+ * @throws {unknown} The reason of `options.fileWaitSignal` (else
+ *   `options.signal`), when it was aborted while the pass waited for its file.
  * @throws {SyncRefusedError} When the file holds none of the sessions its
  *   origin has on the server (see {@linkcode SyncOptions.force}), or
  *   `options.origin` names another origin than the one this host and path
@@ -289,7 +298,11 @@ export async function syncFile(
   const real = realPathOf(path);
   // The file first: one that is no database registers no origin on the server. One another
   // process holds whole is waited for, until the signal ends the wait.
-  const db = await openWhenReadable(path, options.fileWaitMs ?? FILE_WAIT_MS, options.signal);
+  const db = await openWhenReadable(
+    path,
+    options.fileWaitMs ?? FILE_WAIT_MS,
+    options.fileWaitSignal ?? options.signal,
+  );
   let resolved: ResolvedOrigin;
   let unlock: () => Promise<void>;
   try {

@@ -165,7 +165,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     }
     stopping = true;
     interrupted ??= signal;
-    if (!follow) stop.abort();
+    // A pass under way goes on with --follow (the signal is not its `signal` then); a pass
+    // still waiting for a file another process holds whole stops waiting, either way.
+    stop.abort();
   });
   /** One-shot: the files whose pass was cut short, or never began, by a signal. */
   const unfinished: string[] = [];
@@ -195,6 +197,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
             origin,
             force: args.flag("force"),
             signal: follow ? undefined : stop.signal,
+            fileWaitSignal: stop.signal,
             fileWaitMs,
             onProgress: (r) => progress.update(r.messages, "messages"),
           });
@@ -228,8 +231,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
           progress.done();
           if (stop.signal.aborted && error === stop.signal.reason) {
             // Stopped before its pass began (the file was held whole by another process): the
-            // run ends as one stopped while shipping does.
-            unfinished.push(file);
+            // run ends as one stopped while shipping does (with --follow, as a stop between passes).
+            if (!follow) unfinished.push(file);
             continue;
           }
           failed = true;
