@@ -13,8 +13,8 @@
  */
 import { closeSync, fstatSync, openSync } from "node:fs";
 import {
-  checkedFrame,
   FRAME_HEADER,
+  judgeFrames,
   readAt,
   readWalHeader,
   sameBytes,
@@ -110,20 +110,14 @@ function scan(fd: number, headerBytes: Uint8Array): WalBreak | undefined {
   const frameSize = FRAME_HEADER + header.pageSize;
   const frames = Math.floor((fstatSync(fd).size - WAL_HEADER) / frameSize);
   const frame = new Uint8Array(frameSize);
-  let sum: readonly [number, number] = header.checksum;
+  const frameAt = (i: number) => readAt(fd, frame, WAL_HEADER + i * frameSize) ? frame : undefined;
   let broken: number | undefined;
   let commits = 0;
-  for (let i = 0; i < frames; i++) {
-    if (!readAt(fd, frame, WAL_HEADER + i * frameSize)) break;
-    const view = new DataView(frame.buffer, 0, FRAME_HEADER);
-    const next = checkedFrame(frame, header, sum);
-    if (next === undefined && broken === undefined) broken = i + 1;
-    if (broken !== undefined && i + 1 > broken && next !== undefined && view.getUint32(4) > 0) {
+  for (const judged of judgeFrames(header, frames, frameAt)) {
+    if (!judged.valid && broken === undefined) broken = judged.number;
+    if (broken !== undefined && judged.number > broken && judged.valid && judged.dbSize > 0) {
       commits++;
     }
-    // Each frame is checked against the sums the frame before it stored, so a frame after
-    // the break is judged on its own.
-    sum = [view.getUint32(16), view.getUint32(20)];
   }
   return broken === undefined || commits === 0 ? undefined : { frame: broken, commits };
 }

@@ -20,7 +20,13 @@
  * @module
  */
 import { chmodSync, closeSync, copyFileSync, ftruncateSync, openSync, writeSync } from "node:fs";
-import { checkedFrame, FRAME_HEADER, readWalHeader, WAL_HEADER } from "../sqlite/wal_commits.ts";
+import {
+  FRAME_HEADER,
+  type JudgedFrame,
+  judgeFrames,
+  readWalHeader,
+  WAL_HEADER,
+} from "../sqlite/wal_commits.ts";
 
 /** The pages of one image: each page's offset in the `-wal`, laid over the main file. */
 export interface WalImage {
@@ -61,42 +67,36 @@ export function salvageWalImage(wal: Uint8Array): WalSalvage | WalSalvageRefusal
   const { pageSize } = header;
   const frameSize = FRAME_HEADER + pageSize;
   const frames = Math.floor((wal.length - WAL_HEADER) / frameSize);
-  const view = new DataView(wal.buffer, wal.byteOffset, wal.byteLength);
   /** Page → offset of its data, at the last commit seen (and at the last one SQLite honours). */
   const committed = new Map<number, number>();
   let honouredPages: Map<number, number> | undefined;
   let honouredSize = 0;
   let size = 0;
   let pending = new Map<number, number>();
-  let sum: readonly [number, number] = header.checksum;
   /** Broken frames, each with its page (as its damaged header says) and its frame number. */
   const broken: { page: number; frame: number }[] = [];
   let commitsPast = 0;
-  /** Whether each frame's checksum holds; the last commit frame's number. */
-  const valid: boolean[] = [];
+  /** Every frame as judged, and the last commit frame's number. */
+  const judged: JudgedFrame[] = [];
   let lastCommitFrame = 0;
-  for (let i = 0; i < frames; i++) {
-    const at = WAL_HEADER + i * frameSize;
-    const page = view.getUint32(at);
-    const next = checkedFrame(wal.subarray(at, at + frameSize), header, sum);
-    // As the break scan does: each frame is judged against the sums the frame before stored.
-    sum = [view.getUint32(at + 16), view.getUint32(at + 20)];
-    valid.push(next !== undefined);
-    if (next === undefined) {
+  const offsetOf = (n: number) => WAL_HEADER + (n - 1) * frameSize;
+  const frameAt = (i: number) => wal.subarray(offsetOf(i + 1), offsetOf(i + 2));
+  for (const frame of judgeFrames(header, frames, frameAt)) {
+    judged.push(frame);
+    if (!frame.valid) {
       if (broken.length === 0) {
         honouredPages = new Map(committed);
         honouredSize = size;
       }
-      broken.push({ page, frame: i + 1 });
+      broken.push({ page: frame.page, frame: frame.number });
       continue;
     }
-    pending.set(page, at + FRAME_HEADER);
-    const dbSize = view.getUint32(at + 4);
-    if (dbSize > 0) {
+    pending.set(frame.page, offsetOf(frame.number) + FRAME_HEADER);
+    if (frame.dbSize > 0) {
       for (const [p, offset] of pending) committed.set(p, offset);
       pending = new Map();
-      size = dbSize;
-      lastCommitFrame = i + 1;
+      size = frame.dbSize;
+      lastCommitFrame = frame.number;
       if (broken.length > 0) commitsPast++;
     }
   }
@@ -106,12 +106,8 @@ export function salvageWalImage(wal: Uint8Array): WalSalvage | WalSalvageRefusal
   // Broken frames after the last commit are its torn tail: nothing of theirs was committed.
   const inside = broken.filter((b) => b.frame < lastCommitFrame);
   // A later frame whose checksum holds, up to the last commit, carries the same page.
-  const writtenAgain = (b: { page: number; frame: number }) => {
-    for (let n = b.frame + 1; n <= lastCommitFrame; n++) {
-      if (valid[n - 1] && view.getUint32(WAL_HEADER + (n - 1) * frameSize) === b.page) return true;
-    }
-    return false;
-  };
+  const writtenAgain = (b: { page: number; frame: number }) =>
+    judged.slice(b.frame, lastCommitFrame).some((later) => later.valid && later.page === b.page);
   const lost = inside.filter((b) => b.page === 0 || !writtenAgain(b));
   if (lost.length > 0) {
     const first = lost[0];

@@ -75,6 +75,47 @@ export function checkedFrame(
   return next[0] === view.getUint32(16) && next[1] === view.getUint32(20) ? next : undefined;
 }
 
+/** A frame of a `-wal`, as a scan that goes on past a broken frame judges it. */
+export interface JudgedFrame {
+  /** Its number, 1 for the first frame. */
+  readonly number: number;
+  /** The page it carries, as its own header says. */
+  readonly page: number;
+  /** For a commit frame, the database's size in pages after it; else 0. */
+  readonly dbSize: number;
+  /** Whether its salts and checksum hold against the sums the frame before it stored. */
+  readonly valid: boolean;
+}
+
+/**
+ * Judges every frame of a `-wal`, past the first broken one too: each frame
+ * is checked against the sums the frame before it stored (right or not),
+ * so a frame after a break is judged on its own, where SQLite stops at the
+ * break. What tells the commits SQLite ignores (`wal_break.ts`) and what
+ * salvages them (`wal_salvage.ts`).
+ *
+ * @param header The `-wal`'s header.
+ * @param frames How many whole frames the `-wal` holds.
+ * @param frameAt The bytes of frame `index` (0 for the first), or
+ *   `undefined` to stop; a buffer may be reused from one frame to the next.
+ * @returns The frames, in order.
+ */
+export function* judgeFrames(
+  header: WalHeader,
+  frames: number,
+  frameAt: (index: number) => Uint8Array | undefined,
+): Generator<JudgedFrame> {
+  let sum: readonly [number, number] = header.checksum;
+  for (let i = 0; i < frames; i++) {
+    const frame = frameAt(i);
+    if (frame === undefined) return;
+    const view = new DataView(frame.buffer, frame.byteOffset, FRAME_HEADER);
+    const valid = checkedFrame(frame, header, sum) !== undefined;
+    sum = [view.getUint32(16), view.getUint32(20)];
+    yield { number: i + 1, page: view.getUint32(0), dbSize: view.getUint32(4), valid };
+  }
+}
+
 /** The header fields of a page-1 image a commit wrote. */
 export interface PageOneFields {
   /** File change counter (bytes 24–27). */
