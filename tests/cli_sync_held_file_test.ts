@@ -13,34 +13,47 @@ import { interruptibleIo, runCli, v11Copy } from "./_cli_io.ts";
 import { holdWholeFile } from "./health/_held_lock.ts";
 import { freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";
 
+/**
+ * Runs `sync FILE --to URL --origin web-1 …extra` while another process
+ * holds FILE whole, with a Ctrl-C a second into its wait (a pass blocked
+ * inside SQLite hears nothing till the wait ends).
+ */
+async function syncInterruptedWhileHeld(
+  url: string,
+  file: string,
+  extra: readonly string[] = [],
+): Promise<{ code: number; out: string; err: string; stoppedAfterMs: number }> {
+  const release = await holdWholeFile(file);
+  let interruptedAt: number | undefined;
+  let code: number;
+  const io = interruptibleIo();
+  try {
+    const timer = setTimeout(() => {
+      if (!io.listening) return;
+      interruptedAt = performance.now();
+      io.interrupt();
+    }, 1000);
+    code = await main(["sync", file, "--to", url, "--origin", "web-1", ...extra], io);
+    clearTimeout(timer);
+  } finally {
+    release();
+  }
+  const stoppedAfterMs = performance.now() - (interruptedAt ?? Infinity);
+  return { code, out: io.out, err: io.err, stoppedAfterMs };
+}
+
 test("one Ctrl-C stops a one-shot sync waiting for a file held whole, as a stop while shipping", {
   skip: PG_SKIP,
   timeout: 60_000,
 }, async () => {
   const url = schemaUrl(freshSchema());
   const file = v11Copy();
-  const release = await holdWholeFile(file);
-  let interruptedAt: number | undefined;
-  let code: number;
-  const io = interruptibleIo();
-  try {
-    // Ctrl-C a second into the wait (a pass blocked inside SQLite hears nothing till it ends).
-    const timer = setTimeout(() => {
-      if (!io.listening) return;
-      interruptedAt = performance.now();
-      io.interrupt();
-    }, 1000);
-    code = await main(["sync", file, "--to", url, "--origin", "web-1"], io);
-    clearTimeout(timer);
-  } finally {
-    release();
-  }
-  const stoppedAfterMs = performance.now() - (interruptedAt ?? Infinity);
-  assert.equal(code, 130, io.err);
+  const { code, out, err, stoppedAfterMs } = await syncInterruptedWhileHeld(url, file);
+  assert.equal(code, 130, err);
   assert.ok(stoppedAfterMs < 2000, `stopped ${Math.round(stoppedAfterMs)} ms after Ctrl-C`);
-  assert.equal(io.out, "");
+  assert.equal(out, "");
   assert.match(
-    io.err,
+    err,
     /interrupted by SIGINT: not every session was shipped from .*state\.db .*the same sync again ships the rest\n$/,
   );
   // Nothing reached the server, not even the origin; the same sync then ships the file.
@@ -81,26 +94,13 @@ test("one Ctrl-C stops sync --follow while its pass waits for a file held whole"
 }, async () => {
   const url = schemaUrl(freshSchema());
   const file = v11Copy();
-  const release = await holdWholeFile(file);
-  let interruptedAt: number | undefined;
-  let code: number;
-  const io = interruptibleIo();
-  try {
-    // A follower stops after the pass under way, but a pass still waiting has not begun.
-    const timer = setTimeout(() => {
-      if (!io.listening) return;
-      interruptedAt = performance.now();
-      io.interrupt();
-    }, 1000);
-    code = await main(["sync", file, "--to", url, "--origin", "web-1", "--follow=1"], io);
-    clearTimeout(timer);
-  } finally {
-    release();
-  }
-  const stoppedAfterMs = performance.now() - (interruptedAt ?? Infinity);
-  assert.equal(code, 0, io.err);
+  // A follower stops after the pass under way, but a pass still waiting has not begun.
+  const { code, out, err, stoppedAfterMs } = await syncInterruptedWhileHeld(url, file, [
+    "--follow=1",
+  ]);
+  assert.equal(code, 0, err);
   assert.ok(stoppedAfterMs < 2000, `stopped ${Math.round(stoppedAfterMs)} ms after Ctrl-C`);
-  assert.equal(io.out, "");
+  assert.equal(out, "");
   const origins = await runCli(["--db", url, "--json", "origins"]);
   assert.deepEqual(JSON.parse(origins.out), []);
 });
