@@ -11,7 +11,7 @@ import { databaseFiles, type FileStat } from "./file_stats.ts";
 import { finding, type HealthCheck } from "../core/health_report.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
 import { mayWrite } from "../files/may_write.ts";
-import { groupedInteger } from "../core/grouped_digits.ts";
+import { groupedCount, groupedInteger } from "../core/grouped_digits.ts";
 import { walCommitsPastBreak } from "./wal_break.ts";
 
 /** A WAL larger than the database and than this is reported. */
@@ -49,7 +49,7 @@ export function checkWal(path: string, checkpoint?: CheckpointResult): HealthChe
   const fix = "hermes-state doctor --fix (runs wal_checkpoint(TRUNCATE))";
   const broken = wal > 0 ? walCommitsPastBreak(walPath) : undefined;
   if (broken !== undefined) {
-    const commits = broken.commits === 1 ? "1 commit" : `${groupedInteger(broken.commits)} commits`;
+    const commits = groupedCount(broken.commits, "commit", "commits");
     return finding(
       "wal",
       "problem",
