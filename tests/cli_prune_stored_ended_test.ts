@@ -37,3 +37,20 @@ describe("prune --dry-run --json shows the times the file holds", () => {
     assert.equal(rows.find((s) => s.id === "s_text")?.ended_at, ended.s_text);
   });
 });
+
+describe("pruneCandidates() gives the times the file holds", () => {
+  test("an ended_at stored as text comes back as that text, not NaN, as getSession() gives it", async () => {
+    const path = await storeWithTextEnd();
+    const db = await SessionDB.open({ path, readonly: true });
+    try {
+      const candidates = db.pruneCandidates({ olderThanDays: 1 });
+      const byId = Object.fromEntries(candidates.map((c) => [c.id, c]));
+      assert.equal(byId.s_text.ended_at as unknown, "2026-01-02 bad");
+      assert.equal(byId.s_text.ended_at as unknown, db.getSession("s_text")?.ended_at);
+      assert.equal(byId.s_number.ended_at, 1_000_300);
+      assert.equal(byId.s_text.started_at, 1_000_000);
+    } finally {
+      db.close();
+    }
+  });
+});

@@ -116,9 +116,12 @@ export interface PruneCandidate {
   source: string;
   /** Its title, or `null`. */
   title: string | null;
-  /** When it started (Unix seconds). */
+  /**
+   * When it started (Unix seconds). A value another writer stored as text
+   * comes back as that text, as `getSession()` gives it.
+   */
   started_at: number;
-  /** When it ended (Unix seconds). */
+  /** When it ended (Unix seconds); a value stored as text comes back as that text. */
   ended_at: number;
   /** Why it ended. */
   end_reason: string | null;
@@ -131,7 +134,8 @@ export interface PruneCandidate {
  *
  * @param row The row (`id`, `source`, `title`, `started_at`, `ended_at`,
  *   `end_reason`, `message_count`).
- * @returns The candidate, numbers and texts normalized.
+ * @returns The candidate, numbers and texts normalized; a time stored as
+ *   anything but a number is kept as stored (a BLOB as its text).
  */
 export function toPruneCandidate(row: Readonly<Record<string, unknown>>): PruneCandidate {
   return {
@@ -139,9 +143,19 @@ export function toPruneCandidate(row: Readonly<Record<string, unknown>>): PruneC
     id: String(blobAsText(row.id)),
     source: String(blobAsText(row.source)),
     title: row.title === null ? null : String(blobAsText(row.title)),
-    started_at: Number(row.started_at),
-    ended_at: Number(row.ended_at),
+    started_at: storedTime(row.started_at),
+    ended_at: storedTime(row.ended_at),
     end_reason: row.end_reason === null ? null : String(blobAsText(row.end_reason)),
     message_count: Number(row.message_count ?? 0),
   };
+}
+
+/**
+ * A time column as a number, or as the file holds it when it is not one:
+ * `Number("2026-01-02 bad")` would be `NaN`, which JSON prints as `null`.
+ * The type stays `number`, as the session rows' times do.
+ */
+function storedTime(value: unknown): number {
+  if (typeof value === "number" || typeof value === "bigint") return Number(value);
+  return blobAsText(value) as number;
 }

@@ -22,8 +22,6 @@ import { sessionsDirFor } from "../sessions_dir.ts";
 import { visibleControls, visibleInline } from "../../render/transcript.ts";
 import { InterruptedError, UsageError } from "../usage_error.ts";
 import { pruneInSteps } from "../prune_steps.ts";
-import { withStoredTimes } from "../stored_candidate_times.ts";
-import type { SessionStore } from "../../core/session_store.ts";
 
 const USAGE = `Usage: hermes-state prune [options]
        hermes-state prune --ghosts [--dry-run] [--yes]
@@ -79,16 +77,14 @@ function sessions(n: number): string {
  * A dry run's answer: the sessions that would go (or JSON), or that there
  * are none in `scope`; then the note on synced sessions, if any.
  */
-async function printDryRun(
+function printDryRun(
   ctx: Context,
-  reader: SessionStore,
   candidates: readonly PruneCandidate[],
   options: { scope: string; note: string | undefined },
-): Promise<number> {
+): number {
   const { scope, note } = options;
   if (ctx.json) {
-    const sessions = await withStoredTimes(reader, candidates);
-    printJson(ctx.io, { dry_run: true, would_prune: candidates.length, sessions });
+    printJson(ctx.io, { dry_run: true, would_prune: candidates.length, sessions: candidates });
   } else if (candidates.length === 0) {
     ctx.io.stdout(`No ${scope}.\n`);
   } else {
@@ -122,7 +118,7 @@ async function pruneGhosts(args: ParsedArgs, ctx: Context): Promise<number> {
   const reader = await ctx.openStore({ access: "read" });
   const candidates = await reader.pruneCandidates({ ghosts: true });
   const note = await syncedNote(reader, candidates.map((c) => c.id), "prune");
-  if (dryRun) return await printDryRun(ctx, reader, candidates, { scope: GHOSTS, note });
+  if (dryRun) return printDryRun(ctx, candidates, { scope: GHOSTS, note });
   sayNote(ctx, note);
   if (candidates.length === 0) return nothingToPrune(ctx, GHOSTS);
   if (!args.flag("yes")) {
@@ -157,7 +153,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }`;
   // A synced session pruned here comes back from its file: said before the question.
   const note = await syncedNote(reader, candidates.map((c) => c.id), "prune");
-  if (dryRun) return await printDryRun(ctx, reader, candidates, { scope, note });
+  if (dryRun) return printDryRun(ctx, candidates, { scope, note });
   sayNote(ctx, note);
   if (candidates.length === 0) return nothingToPrune(ctx, scope);
   if (!args.flag("yes")) {
