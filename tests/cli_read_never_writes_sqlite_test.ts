@@ -1,15 +1,17 @@
 /**
  * A command that only reads never changes a file, in the states a file is
  * found in: a live `-wal` left by a writer that died, a rollback journal
- * left by one, a writer that dies while a long read (`serve`) is open, and
- * paths that are no file (a pipe, a device). Each compares the bytes of the
- * file and its sidecars before and after.
+ * left by one, a writer that dies while a long read (`serve`) is open, a
+ * long read (`serve`, `show --follow`) that opens the file again beside the
+ * `-wal` and `-shm` its first connection made, and paths that are no file
+ * (a pipe, a device). Each compares the bytes of the file and its sidecars
+ * before and after.
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { main } from "../lib/cli/main.ts";
 import { interruptibleIo, runCli } from "./_cli_io.ts";
@@ -91,6 +93,47 @@ describe("a read that outlives a writer", () => {
     });
     assert.deepEqual(dataFiles(path), before);
     assert.ok(existsSync(`${path}-journal`));
+  });
+});
+
+describe("a read that outlives its first connection", () => {
+  test("serve on a WAL file without sidecars, searched on its workers and opened again after the file was touched, leaves only the file", async () => {
+    const path = copyFixture("hermes-v11.db");
+    const before = dataFiles(path);
+    await whileServing(path, async (get) => {
+      assert.equal((await get("/api/sessions")).status, 200);
+      assert.equal((await get("/api/search?q=docker")).status, 200);
+      // A tool that restored the file's time: the store opens the file again beside the
+      // -wal and -shm its first connection made, then closes that one.
+      const later = new Date(Date.now() + 60_000);
+      utimesSync(path, later, later);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      assert.equal((await get("/api/sessions")).status, 200);
+      assert.equal((await get("/api/search?q=docker")).status, 200);
+    });
+    // Before the fix the store's second connection was SQLite's read-only mode: closed
+    // last, it left both sidecars behind.
+    assert.deepEqual(readdirSync(join(path, "..")), ["state.db"]);
+    assert.deepEqual(dataFiles(path), before);
+  });
+
+  test("show --follow on a WAL file without sidecars, opened again after the file was touched, leaves only the file", async () => {
+    const path = copyFixture("hermes-v11.db");
+    const before = dataFiles(path);
+    const io = interruptibleIo();
+    const running = main(["--db", path, "show", "--follow=0.05", SESSION], io);
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const deadline = Date.now() + 30_000;
+    while (!io.listening && Date.now() < deadline) await pause(25);
+    assert.ok(io.listening, `show --follow did not start in 30 s: ${io.err}`);
+    await pause(200);
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(path, later, later);
+    await pause(400);
+    io.interrupt();
+    assert.equal(await running, 0, io.err);
+    assert.deepEqual(readdirSync(join(path, "..")), ["state.db"]);
+    assert.deepEqual(dataFiles(path), before);
   });
 });
 

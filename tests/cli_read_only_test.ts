@@ -1,8 +1,9 @@
 /**
- * The CLI never harms the file it inspects: every read command, run on a
- * copy of each fixture (v6, v10, v11 with its -wal and -shm, v21), another
- * application's SQLite file and a 0-byte file, leaves the file and its
- * sidecars byte for byte, and their modification times, as they were; a
+ * The CLI never harms the file it inspects: every read command (and the
+ * checks and copies of doctor, backup, recover, copy and export to a file),
+ * run on a copy of each fixture (v6, v10, v11 with its -wal and -shm, v21),
+ * another application's SQLite file and a 0-byte file, leaves the file and
+ * its sidecars byte for byte, and their modification times, as they were; a
  * file without the Hermes tables is refused by every command; reads answer
  * while another connection holds the write lock, and a write that gives up
  * says so.
@@ -114,6 +115,30 @@ describe("read commands leave every file as it was", () => {
       }
     });
   }
+
+  test("commands that read the file to check it or copy it elsewhere leave it and its folder as they were", async () => {
+    for (const name of FIXTURE_FILES) {
+      const path = fixtureCopy(name);
+      const dir = join(path, "..");
+      const before = snapshot(dir);
+      const out = tempDir();
+      const commands = [
+        ["doctor"],
+        ["doctor", "--full"],
+        ["export", join(out, "export.jsonl")],
+        ["backup", join(out, "backup.db")],
+        ["recover", path, join(out, "recovered.db")],
+        ["copy", path, join(out, "copied.db")],
+      ];
+      for (const argv of commands) {
+        const run = await runCli(["--db", path, ...argv]);
+        // doctor says 1 of an older schema; the others must succeed.
+        if (argv[0] === "doctor") assert.ok(run.code <= 1, `doctor on ${name}: ${run.err}`);
+        else assert.equal(run.code, 0, `${argv[0]} on ${name}: ${run.err}`);
+        assert.deepEqual(snapshot(dir), before, `hermes-state ${argv[0]} changed ${name}'s folder`);
+      }
+    }
+  });
 
   test("through a symbolic link, read commands leave the file and its live -wal as they were, and no output may land on its sidecars", async () => {
     // SQLite keeps the sidecars beside the file a link leads to: the checks must look there.

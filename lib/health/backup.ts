@@ -31,7 +31,7 @@ import {
 import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
 import { loadDriver } from "../sqlite/driver/load.ts";
-import { chooseWholeReadAccess, driverOptionsFor, readsUnlocked } from "../sqlite/read_access.ts";
+import { chooseWholeReadAccess, openWithAccess, readsUnlocked } from "../sqlite/read_access.ts";
 import { changedEachTimeReason, fileState, untilUnmoved } from "../sqlite/file_state.ts";
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { BackupError, OpenError } from "../core/errors.ts";
@@ -337,7 +337,7 @@ function copyOnce(
   const state = readsUnlocked(access, source) ? fileState(source) : undefined;
   // Asked before opening: the connection makes a -wal of its own, deleted at its close.
   const hadWal = hasWal(source);
-  const db = openDriver(source, driverOptionsFor(access));
+  const db = openWithAccess(openDriver, source, access);
   let copying = false;
   try {
     // Short: a try waits this long for a lock, and a signal waits for the try.

@@ -25,7 +25,7 @@ import {
 import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
 import { isBusyError, retryWhileBusy } from "../sqlite/store_retry.ts";
 import { isCorruption } from "../sqlite/integrity.ts";
-import { chooseReadAccess, driverOptionsFor, readsUnlocked } from "../sqlite/read_access.ts";
+import { chooseReadAccess, openWithAccess, readsUnlocked } from "../sqlite/read_access.ts";
 import { changedEachTimeReason, fileState, untilUnmoved } from "../sqlite/file_state.ts";
 import { finishFtsBackfill, pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
 import { FTS_TABLES, type FtsTable, SCHEMA_VERSION } from "../sqlite/schema/schema_sql.ts";
@@ -169,7 +169,7 @@ function openFor(openDriver: SqliteDriver, path: string, fix: boolean): SqliteCo
   const access = fix ? "write" : chooseReadAccess(path);
   let db: SqliteConnection;
   try {
-    db = openDriver(path, driverOptionsFor(access));
+    db = openWithAccess(openDriver, path, access);
   } catch (error) {
     // Another process holds the whole file: waited for, and said as every command says it.
     if (isBusyError(error)) throw error;

@@ -41,7 +41,7 @@
  */
 import { chmodSync, renameSync, statSync } from "node:fs";
 import { loadDriver } from "../sqlite/driver/load.ts";
-import { chooseWholeReadAccess, driverOptionsFor } from "../sqlite/read_access.ts";
+import { chooseWholeReadAccess, openWithAccess } from "../sqlite/read_access.ts";
 export type { RetitledSession } from "./_recovered_titles.ts";
 import type { SqliteConnection, SqliteDriver, SqlValue } from "../sqlite/driver/types.ts";
 import { OpenError, RecoverError } from "../core/errors.ts";
@@ -778,7 +778,7 @@ export async function recoverDatabase(
   if (!fromWal) {
     const access = foreignWal !== null ? "immutable" : chooseWholeReadAccess(source);
     try {
-      db = openDriver(source, driverOptionsFor(access));
+      db = openWithAccess(openDriver, source, access);
     } catch (error) {
       if (!unreadable(error)) throw error;
       schemaReadable = false;

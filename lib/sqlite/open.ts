@@ -22,12 +22,7 @@ import { loadDriver } from "./driver/load.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { NotStateDbError, OpenError } from "../core/errors.ts";
 import { quotedValue } from "../core/shown_value.ts";
-import {
-  chooseReadAccess,
-  driverOptionsFor,
-  type ReadAccess,
-  sharedReadConnection,
-} from "./read_access.ts";
+import { chooseReadAccess, openWithAccess, type ReadAccess } from "./read_access.ts";
 import { assertNotDamaged, leftoverJournalReason, recoverHint } from "./damaged_file.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
 import { diskFullReason, isDiskFull } from "./disk_space.ts";
@@ -402,8 +397,7 @@ function openAs(
   readonly: boolean,
 ): SqliteConnection {
   try {
-    const db = openDriver(path, driverOptionsFor(access));
-    return access === "shared" ? sharedReadConnection(db, path, openDriver) : db;
+    return openWithAccess(openDriver, path, access);
   } catch (error) {
     throw new OpenError(path, openFailureReason(error, path, readonly), {
       cause: error,

@@ -20,6 +20,7 @@ import type {
 import { sqliteFilePath } from "../files/real_path.ts";
 import { present } from "./file_state.ts";
 import { mayWrite } from "../files/may_write.ts";
+import { holdSharedRead, readsShared } from "./shared_reads.ts";
 
 /**
  * How a read-only open reaches the file:
@@ -29,7 +30,10 @@ import { mayWrite } from "../files/may_write.ts";
  *   process, but a `-wal` a writer left meanwhile is not checkpointed
  *   ({@linkcode sharedReadConnection}). A file found in rollback-journal
  *   mode is opened `"readonly"` instead (`openConnection` asks), which can
- *   never play a dead writer's journal back.
+ *   never play a dead writer's journal back. A second read of a file this
+ *   thread already reads `"shared"` is `"shared"` too while the `-wal` that
+ *   read made holds no frames, so the last of them to close removes it
+ *   (`shared_reads.ts`).
  * - `"readonly"`: SQLite's read-only mode, for a file with a `-wal` (another
  *   connection may be live, and it must never be checkpointed or deleted
  *   by a reader) or a `-journal` (a writer's rollback journal, which a
@@ -67,7 +71,12 @@ export function chooseReadAccess(given: string): ReadAccess {
   const folder = mayWrite(dirname(path));
   // SQLite's read-only mode could make a -wal and -shm of this user's beside another's file.
   if (folder && !mayWrite(path)) return "immutable";
-  if (present(`${path}-wal`) || present(`${path}-journal`)) return "readonly";
+  if (present(`${path}-journal`)) return "readonly";
+  if (present(`${path}-wal`)) {
+    // An empty -wal beside a file this thread reads "shared" is the one that read made:
+    // read-only, closed last, this connection could never remove it (see shared_reads.ts).
+    return folder && readsShared(path) && !walHoldsFrames(path) ? "shared" : "readonly";
+  }
   return folder ? "shared" : "immutable";
 }
 
@@ -138,7 +147,8 @@ function walHoldsFrames(given: string): boolean {
  * A `"shared"` connection that never checkpoints on close. SQLite's last
  * connection to a WAL file checkpoints the `-wal` into the file and deletes
  * it when it closes; a `"shared"` connection was chosen for a file without a
- * `-wal`, but one that lives on (`serve`, `show --follow`) may be the last
+ * `-wal` (or with the empty one another read of this thread made), but one
+ * that lives on (`serve`, `show --follow`) may be the last
  * when a writer that started meanwhile dies. So when the `-wal` holds frames
  * at close, a read-only connection holds the file (SQLite checkpoints only
  * when no other connection does) until this one is closed: the `-wal` and
@@ -148,11 +158,13 @@ class SharedReadConnection implements SqliteConnection {
   readonly #db: SqliteConnection;
   readonly #path: string;
   readonly #openDriver: SqliteDriver;
+  readonly #release: () => void;
 
   constructor(db: SqliteConnection, path: string, openDriver: SqliteDriver) {
     this.#db = db;
     this.#path = path;
     this.#openDriver = openDriver;
+    this.#release = holdSharedRead(path);
   }
 
   get kind(): SqliteConnection["kind"] {
@@ -168,6 +180,14 @@ class SharedReadConnection implements SqliteConnection {
   }
 
   close(): void {
+    try {
+      this.#closeLeavingWritersWal();
+    } finally {
+      this.#release();
+    }
+  }
+
+  #closeLeavingWritersWal(): void {
     if (!walHoldsFrames(this.#path)) return this.#db.close();
     let holder: SqliteConnection | undefined;
     try {
@@ -186,6 +206,27 @@ class SharedReadConnection implements SqliteConnection {
   [Symbol.dispose](): void {
     this.close();
   }
+}
+
+/**
+ * Opens `path` with `access` as every read must: a `"shared"` connection
+ * comes wrapped in {@linkcode sharedReadConnection}, whose close never
+ * checkpoints the `-wal` of a writer that started meanwhile. A plain
+ * driver connection would fold that `-wal` into the file as the last to
+ * close (`doctor`, `backup` and `recover` opened so).
+ *
+ * @param openDriver The driver.
+ * @param path The database file.
+ * @param access How to reach it, or `"write"` for a writer's connection.
+ * @returns The connection; the driver's error when it cannot open.
+ */
+export function openWithAccess(
+  openDriver: SqliteDriver,
+  path: string,
+  access: ReadAccess | "write",
+): SqliteConnection {
+  const db = openDriver(path, driverOptionsFor(access));
+  return access === "shared" ? sharedReadConnection(db, path, openDriver) : db;
 }
 
 /**

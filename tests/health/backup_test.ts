@@ -61,6 +61,24 @@ describe("backupDatabase()", () => {
     assert.match(result.ftsWarnings[0], /messages_fts_trigram/);
   });
 
+  test("a writer that commits and dies during a backup keeps its -wal: the backup's close does not fold it into the file", async () => {
+    const source = copyFixture("hermes-v11.db");
+    const before = readFileSync(source);
+    let wrote = false;
+    await backupDatabase(source, join(tempDir(), "backup.db"), {
+      onProgress: (phase) => {
+        if (phase !== "copying" || wrote) return;
+        wrote = true;
+        liveWalOf(source, "INSERT INTO state_meta (key, value) VALUES ('during_backup', 'x')");
+      },
+    });
+    assert.equal(wrote, true);
+    // A read never writes the file: the writer's commit is still its -wal's alone.
+    assert.deepEqual(readFileSync(source), before);
+    assert.equal(statSync(`${source}-wal`).size > 0, true);
+    assert.deepEqual(pythonCounts(source), [42, 197]);
+  });
+
   test("backupDatabase() makes a consistent copy while another process appends", async () => {
     const dir = tempDir();
     const source = join(dir, "state.db");
