@@ -95,16 +95,27 @@ export async function openStore(
  * `scheme://` but PostgreSQL's (`sqlite://x.db` would open `/x.db` at the
  * root, `mysql://…` a file of that name), `postgres:` without its `//`
  * (a typo that would create a folder tree of that name), and SQLite's
- * `file:` URIs (read as a file of that name). `undefined` when it is a path.
+ * `file:` URIs (read as a file of that name). A `file:` URI and a
+ * `sqlite://` one are told what to type instead. `undefined` when it is a
+ * path.
  *
  * @param target What `--db` or {@linkcode openStore} was given.
  * @returns The reason, or `undefined`.
  */
 export function notAStoreReason(target: string): string | undefined {
-  if (
-    /^postgres(ql)?:/i.test(target) || /^[a-z][a-z0-9+.-]*:\/\//i.test(target) ||
-    /^file:/i.test(target)
-  ) {
+  const fileUri = /^file:(?:\/\/(?:localhost)?(?=\/))?([^?#]*)/i.exec(target);
+  if (fileUri !== null) {
+    const path = fileUri[1];
+    return "SQLite URIs (file:) are not taken: give the file's path" +
+      (path === "" ? "" : ` instead (${path})`);
+  }
+  const sqliteUrl = /^sqlite:\/\/(.*)$/is.exec(target);
+  if (sqliteUrl !== null) {
+    return `not a store this version opens: write sqlite:PATH without the slashes (sqlite:${
+      sqliteUrl[1]
+    }), or the path itself`;
+  }
+  if (/^postgres(ql)?:/i.test(target) || /^[a-z][a-z0-9+.-]*:\/\//i.test(target)) {
     return "not a store this version opens: give a file path, sqlite:PATH or a postgres:// URL";
   }
   return undefined;

@@ -211,7 +211,7 @@ describe("main()", () => {
   });
 
   test("main() names a --db that is a URL of another kind, not 'No database at'", async () => {
-    for (const db of ["mysql://u@h/db", "http://example.com/state.db", "file:/tmp/state.db"]) {
+    for (const db of ["mysql://u@h/db", "http://example.com/state.db"]) {
       const run = await runCli(["--db", db, "list"]);
       assert.equal(run.code, 1, db);
       assert.equal(
@@ -220,6 +220,34 @@ describe("main()", () => {
           "file path, sqlite:PATH or a postgres:// URL\n",
       );
     }
+  });
+
+  test("main() tells a --db given as a SQLite URI or a sqlite:// URL the path to type instead", async () => {
+    const told = {
+      "file:/tmp/state.db":
+        "SQLite URIs (file:) are not taken: give the file's path instead (/tmp/state.db)",
+      "file:///tmp/state.db?mode=ro":
+        "SQLite URIs (file:) are not taken: give the file's path instead (/tmp/state.db)",
+      "sqlite:///tmp/state.db":
+        "not a store this version opens: write sqlite:PATH without the slashes (sqlite:/tmp/state.db), or the path itself",
+    };
+    for (const [db, reason] of Object.entries(told)) {
+      const run = await runCli(["--db", db, "list"]);
+      assert.equal(run.code, 1, db);
+      assert.equal(run.err, `hermes-state: Cannot open database "${db}": ${reason}\n`);
+    }
+    // Named as a command's argument, not "No database at file:…".
+    const dest = join(tempDir(), "dest.db");
+    for (const argv of [["copy", "file:x.db", dest], ["recover", "file:x.db", dest]]) {
+      const run = await runCli(argv);
+      assert.equal(run.code, 1, argv.join(" "));
+      assert.equal(
+        run.err,
+        'hermes-state: Cannot open database "file:x.db": SQLite URIs (file:) are not taken: ' +
+          "give the file's path instead (x.db)\n",
+      );
+    }
+    assert.equal(existsSync(dest), false);
   });
 
   test("main() names a file found damaged mid-read, with doctor and recover", async () => {

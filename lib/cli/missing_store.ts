@@ -41,7 +41,8 @@ export function isMissing(path: string): boolean {
  * @param path The file looked for.
  * @param options `argument`: the file was named as an argument of the
  * command (SRC, FILE), not as the store the command works on.
- * @returns The error (exit 1).
+ * @returns The error (exit 1); for a path that is a URL of another kind
+ *   (`file:x.db`), the reason {@linkcode notAStoreReason} gives.
  *
  * @example
  * ```ts
@@ -53,6 +54,11 @@ export function noDatabaseError(
   path: string,
   options: { argument?: boolean } = {},
 ): CommandError {
+  // `copy file:x.db …` means x.db: said so, not that there is no "file:x.db".
+  const notStore = notAStoreReason(path);
+  if (notStore !== undefined) {
+    return new CommandError(`Cannot open database "${path}": ${notStore}`);
+  }
   return new CommandError(
     options.argument
       ? `No database at ${path}`

@@ -48,12 +48,15 @@ test("openStore() refuses a URL of another kind, and a postgres: typo, creating 
       `postgresql:${name}`,
     ]
   ) {
+    const reason = target.startsWith("sqlite://")
+      ? `write sqlite:PATH without the slashes (sqlite:${name}.db), or the path itself`
+      : "give a file path, sqlite:PATH or a postgres:// URL";
     await assert.rejects(
       openStore(target),
       (error) =>
         error instanceof OpenError &&
         error.message ===
-          `Cannot open database "${target}": not a store this version opens: give a file path, sqlite:PATH or a postgres:// URL`,
+          `Cannot open database "${target}": not a store this version opens: ${reason}`,
       target,
     );
   }
