@@ -27,6 +27,7 @@ import { originRecord } from "../render/origin_record.ts";
 import { MAX_SESSION_ID, sessionNotFound } from "./session_id_param.ts";
 import { downloadDisposition } from "./download_name.ts";
 import { sessionsWithChildren } from "./sessions_with_children.ts";
+import { hitMarks } from "./hit_marks.ts";
 
 /** The largest page of sessions or hits. */
 export const MAX_PAGE = 200;
@@ -278,6 +279,8 @@ async function search(api: ApiRequest): Promise<Response> {
     if (!names.has(hit.session_id)) names.set(hit.session_id, await sessionName(api.store, hit));
   }
   const origins = await originsOf(api.store, [...names.keys()]);
+  // A hit on a row the transcript leaves out (a compacted one) is marked as the transcript marks it.
+  const marks = await hitMarks(api.store, hits.slice(0, limit));
   // Substring matches (CJK, emoji) come unmarked, cut from their message as they are: mark
   // them, and their cut ends, as the CLI does. The page reads `snippet_parts` (text, match,
   // text…): `snippet`'s markers cannot be told from a `>>>` in the message.
@@ -286,7 +289,7 @@ async function search(api: ApiRequest): Promise<Response> {
   const allWords = unmarkedWords(query, { fts: false, trigram: false });
   return json({
     query,
-    hits: hits.slice(0, limit).map((hit) => {
+    hits: hits.slice(0, limit).map((hit, i) => {
       const parts = snippetParts(hit, hit.snippet?.includes(">>>") ? words : allWords);
       return {
         ...hit,
@@ -297,6 +300,7 @@ async function search(api: ApiRequest): Promise<Response> {
         title: names.get(hit.session_id)?.title ?? null,
         preview: names.get(hit.session_id)?.preview ?? "",
         origin: origins.get(hit.session_id) ?? null,
+        marks: marks[i],
       };
     }),
     limit,

@@ -3,7 +3,8 @@
  * the page holds through `getMessages` with a place (`beforeId`, `fromId`)
  * and a count (`limit`, `last`), and how many the session shows before and
  * after them through `countMessages`, so an answer reads its own rows, not
- * the session's. The answers are those of the whole transcript sliced: the
+ * the session's (and every row counted only where some can be left out:
+ * `left_out.ts`). The answers are those of the whole transcript sliced: the
  * same messages, counts and `newest`, in one state of the store.
  *
  * @module
@@ -14,6 +15,7 @@ import { newestOf } from "../core/newest_message.ts";
 import { transcriptMarks } from "../core/message_row.ts";
 import type { MessageRow } from "../core/types.ts";
 import { HttpError } from "./respond.ts";
+import { leftOutCount } from "./left_out.ts";
 
 /** How many messages a transcript opened at one (`m`) shows above it. */
 const ABOVE_TARGET = 20;
@@ -98,13 +100,13 @@ function rowsOf(ask: PageAsk): MessagesOptions {
 async function readPage(store: SessionStore, id: string, ask: PageAsk): Promise<TranscriptPage> {
   const { limit, since } = ask;
   const shown = rowsOf(ask);
-  const [total, newest, every, plain] = await Promise.all([
-    store.countMessages(id, shown),
+  const counted = store.countMessages(id, shown);
+  const [total, newest, leftOut] = await Promise.all([
+    counted,
     newestOf(store, id, ask.all ? EVERY_ROW : {}).then((end) => end.newest),
-    store.countMessages(id, EVERY_ROW),
-    ask.all ? store.countMessages(id, SHOWN_ONLY) : undefined,
+    // Without `all` the rows shown are those just counted; with it, counted apart.
+    leftOutCount(store, id, () => ask.all ? store.countMessages(id, SHOWN_ONLY) : counted),
   ]);
-  const leftOut = every - (plain ?? total);
   if (since !== undefined) {
     // One more than the page takes: more than `limit` new messages send the newest page.
     const fresh = await store.getMessages(id, { ...shown, afterId: since.after, limit: limit + 1 });

@@ -59,7 +59,7 @@ h2.subtle { font-size: 14px; font-weight: 500; margin: 0; }
 /* The rows a newer Hermes took back or hides, shown with all=1: marked as show --all marks them. */
 .all-toggle { display: inline-flex; align-items: center; gap: 4px; font-size: 14px; color: var(--muted); }
 .msg.taken-back { border-style: dashed; opacity: .8; }
-.msg-head .mark { font-weight: 600; color: var(--danger); }
+.msg-head .mark, .row-meta .mark { font-weight: 600; color: var(--danger); }
 .view-session h1 { font-size: 22px; margin: 8px 0; overflow-wrap: anywhere; }
 .actions { display: flex; flex-wrap: wrap; gap: 8px; margin: 8px 0; }
 .session-info { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 16px; align-items: start; }

@@ -507,7 +507,9 @@ export const APP_JS = String.raw`
         el("span", { class: "row-title bidi", text: visible(hit.title || hit.preview || hit.session_id) }),
         // An untitled session is named by its first words, as in the listing; its id below them.
         !hit.title && hit.preview ? el("span", { class: "row-preview mono hit-id", text: visible(hit.session_id) }) : null,
-        el("span", { class: "row-meta" }, dotted(shownParts([hit.role, hit.tool_name, hit.origin, hit.source]).concat(knownTime(hit.timestamp)))),
+        el("span", { class: "row-meta" }, dotted(shownParts([hit.role, hit.tool_name, hit.origin, hit.source]).concat(knownTime(hit.timestamp))),
+          // A hit on a row the transcript leaves out: marked as the transcript with every row marks it.
+          marksOf(hit).map(function (mark) { return [" ", el("span", { class: "mark", text: mark })]; })),
         markedSnippet(hit.snippet_parts, (match && match.content) || "", q),
         parts.around.map(contextLine)));
   }
