@@ -76,7 +76,8 @@ export class Store {
    * has more (`sessions.archived`, `messages.active`…), an older one fewer.
    * Empty for a missing table. Read again after any schema change, by this
    * connection or another process (a newer Hermes upgrading the file while
-   * a server keeps it open): the file's schema cookie says when.
+   * a server keeps it open): the file's schema cookie says when, and the
+   * prepared statements are then dropped too.
    *
    * @param table A table name from a closed set in the caller.
    * @returns The column names.
@@ -84,6 +85,9 @@ export class Store {
   columns(table: string): ReadonlySet<string> {
     const cookie = Number(this.statement("PRAGMA schema_version").get()?.schema_version);
     if (cookie !== this.#columnsCookie) {
+      // A statement prepared on the old schema names the columns of then: SQLite prepares
+      // it again, but the driver keeps the names it read (`SELECT *` rows lacked a new column).
+      if (this.#columnsCookie !== -1) this.#statements.clear();
       this.#columns.clear();
       this.#columnsCookie = cookie;
     }
