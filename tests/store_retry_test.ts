@@ -78,3 +78,50 @@ test("openStore() opens sqlite:PATH as the file PATH, and iterates its export as
   for await (const session of store.iterateExport()) exported.push(session.id);
   assert.deepEqual(exported, ["s1"]);
 });
+
+test("appends not awaited one by one land in the order they were called while another connection holds the lock", async () => {
+  const path = tempDbPath();
+  await using store = await openStore(path, {
+    retry: { timeoutMs: 5_000, minDelayMs: 5, maxDelayMs: 40 },
+  });
+  await store.createSession("s", "cli");
+  using holder = await rawOpen(path);
+  holder.exec("BEGIN IMMEDIATE");
+  const appends = Array.from(
+    { length: 12 },
+    (_, i) => store.appendMessage("s", { role: "user", content: String(i) }),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  holder.exec("ROLLBACK");
+  const ids = await Promise.all(appends);
+  assert.deepEqual([...ids].sort((a, b) => a - b), ids, "ids in call order");
+  const contents = (await store.getMessages("s")).map((m) => m.content);
+  assert.deepEqual(contents, Array.from({ length: 12 }, (_, i) => String(i)));
+});
+
+test("writes queued behind one waiting for the lock each give up retry.timeoutMs after their own call", async () => {
+  const path = tempDbPath();
+  await using store = await openStore(path, {
+    retry: { timeoutMs: 300, minDelayMs: 10, maxDelayMs: 20 },
+  });
+  using holder = await rawOpen(path);
+  holder.exec("BEGIN IMMEDIATE");
+  const started = performance.now();
+  const ended: number[] = [];
+  const writes = ["a", "b", "c"].map((key) =>
+    store.setMeta(key, "x").then(
+      () => assert.fail(`${key} was written under another's lock`),
+      (error) => {
+        assert.ok(error instanceof WriteBusyError, String(error));
+        ended.push(performance.now() - started);
+      },
+    )
+  );
+  await Promise.all(writes);
+  holder.exec("ROLLBACK");
+  // Not 300 ms each in turn (900 ms): each had its own 300 ms from its call.
+  assert.ok(Math.max(...ended) < 750, `gave up after ${ended.map(Math.round).join(", ")} ms`);
+  await store.setMeta("after", "y");
+  assert.equal(await store.getMeta("after"), "y");
+  assert.equal(await store.getMeta("a"), undefined);
+});

@@ -74,6 +74,16 @@ export type StoreEngine = "sqlite" | "postgres";
  * loop (the pauses of a batched prune between its transactions are awaited
  * too), and `iterateExport` is an async iterator.
  *
+ * Calls made without awaiting the one before run side by side, each its own
+ * transaction. Appends not awaited one by one still replay in the order
+ * they were called: on SQLite the writes of one store run in call order
+ * (while one waits for another process's lock, those called after it wait
+ * behind it, each until `retry.timeoutMs` after its own call); on
+ * PostgreSQL each message is stamped when called, though ids may be given
+ * in another order. A read made meanwhile may not see them yet, and one
+ * write's failure does not stop the next: await each write whose outcome
+ * matters, or give a turn's messages to one `appendMessages`.
+ *
  * @example Reading a file read-only
  * ```ts
  * import assert from "node:assert/strict";

@@ -15,7 +15,12 @@ import type { SqliteDriver } from "./driver/types.ts";
 import type { Synchronous } from "./open.ts";
 import { SessionDB, storeOf } from "./session_db.ts";
 import type { SessionStore } from "../core/session_store.ts";
-import { checkStoreRetry, retryWhileBusy, type StoreRetryOptions } from "./store_retry.ts";
+import {
+  checkStoreRetry,
+  DEFAULT_TIMEOUT_MS,
+  retryWhileBusy,
+  type StoreRetryOptions,
+} from "./store_retry.ts";
 import type { SessionExportWithActivity } from "../core/types.ts";
 import type {
   AutoPruneOptions,
@@ -107,6 +112,8 @@ class SqliteSessionStore implements SessionStore {
   readonly engine = "sqlite" as const;
   readonly #db: SessionDB;
   readonly #retry: StoreRetryOptions;
+  /** Settles when the last write still waiting for the lock has ended; none waits: `undefined`. */
+  #waitingWrites: Promise<void> | undefined;
 
   constructor(db: SessionDB, retry: StoreRetryOptions) {
     this.#db = db;
@@ -121,9 +128,46 @@ class SqliteSessionStore implements SessionStore {
     return this.#db.readonly;
   }
 
-  /** Runs one call of the synchronous store, trying again while the file is locked. */
-  #call<T>(fn: (db: SessionDB) => T): Promise<T> {
-    return retryWhileBusy(() => fn(this.#db), this.#retry);
+  /**
+   * Runs one call of the synchronous store, trying again while the file is
+   * locked, until `retry.timeoutMs` after `calledAt` (a write that waited
+   * behind others gets what is left of its own time, not a new one).
+   */
+  #call<T>(fn: (db: SessionDB) => T, calledAt?: number): Promise<T> {
+    if (calledAt === undefined) return retryWhileBusy(() => fn(this.#db), this.#retry);
+    const timeoutMs = this.#retry.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const left = Math.max(0, timeoutMs - (performance.now() - calledAt));
+    return retryWhileBusy(() => fn(this.#db), { ...this.#retry, timeoutMs: left });
+  }
+
+  /**
+   * Runs one write as {@linkcode #call} does, in the order the writes were
+   * called: while one waits for another process's lock, each write called
+   * after it waits behind it instead of trying on pauses of its own (appends
+   * not awaited one by one landed in any order). A write called while none
+   * waits runs at once, as a read does, so a read called after it sees it.
+   */
+  #write<T>(fn: (db: SessionDB) => T): Promise<T> {
+    const ahead = this.#waitingWrites;
+    let result: Promise<T>;
+    if (ahead === undefined) {
+      let done = false;
+      result = this.#call((db) => {
+        const value = fn(db);
+        done = true;
+        return value;
+      });
+      if (done) return result;
+    } else {
+      const calledAt = performance.now();
+      result = ahead.then(() => this.#call(fn, calledAt));
+    }
+    const settled = result.then(() => {}, () => {});
+    this.#waitingWrites = settled;
+    void settled.then(() => {
+      if (this.#waitingWrites === settled) this.#waitingWrites = undefined;
+    });
+    return result;
   }
 
   close(): Promise<void> {
@@ -136,37 +180,37 @@ class SqliteSessionStore implements SessionStore {
   }
 
   createSession(...a: Parameters<SessionDB["createSession"]>) {
-    return this.#call((db) => db.createSession(...a));
+    return this.#write((db) => db.createSession(...a));
   }
   ensureSession(...a: Parameters<SessionDB["ensureSession"]>) {
-    return this.#call((db) => db.ensureSession(...a));
+    return this.#write((db) => db.ensureSession(...a));
   }
   endSession(...a: Parameters<SessionDB["endSession"]>) {
-    return this.#call((db) => db.endSession(...a));
+    return this.#write((db) => db.endSession(...a));
   }
   reopenSession(...a: Parameters<SessionDB["reopenSession"]>) {
-    return this.#call((db) => db.reopenSession(...a));
+    return this.#write((db) => db.reopenSession(...a));
   }
   updateSystemPrompt(...a: Parameters<SessionDB["updateSystemPrompt"]>) {
-    return this.#call((db) => db.updateSystemPrompt(...a));
+    return this.#write((db) => db.updateSystemPrompt(...a));
   }
   getSession(...a: Parameters<SessionDB["getSession"]>) {
     return this.#call((db) => db.getSession(...a));
   }
   updateTokenCounts(...a: Parameters<SessionDB["updateTokenCounts"]>) {
-    return this.#call((db) => db.updateTokenCounts(...a));
+    return this.#write((db) => db.updateTokenCounts(...a));
   }
   appendMessage(...a: Parameters<SessionDB["appendMessage"]>) {
-    return this.#call((db) => db.appendMessage(...a));
+    return this.#write((db) => db.appendMessage(...a));
   }
   appendMessages(...a: Parameters<SessionDB["appendMessages"]>) {
-    return this.#call((db) => db.appendMessages(...a));
+    return this.#write((db) => db.appendMessages(...a));
   }
   replaceMessages(...a: Parameters<SessionDB["replaceMessages"]>) {
-    return this.#call((db) => db.replaceMessages(...a));
+    return this.#write((db) => db.replaceMessages(...a));
   }
   clearMessages(...a: Parameters<SessionDB["clearMessages"]>) {
-    return this.#call((db) => db.clearMessages(...a));
+    return this.#write((db) => db.clearMessages(...a));
   }
   getMessages(...a: Parameters<SessionDB["getMessages"]>) {
     return this.#call((db) => db.getMessages(...a));
@@ -205,7 +249,7 @@ class SqliteSessionStore implements SessionStore {
     return this.#call((db) => db.sessionIdsWithPrefix(...a));
   }
   setSessionTitle(...a: Parameters<SessionDB["setSessionTitle"]>) {
-    return this.#call((db) => db.setSessionTitle(...a));
+    return this.#write((db) => db.setSessionTitle(...a));
   }
   getSessionTitle(...a: Parameters<SessionDB["getSessionTitle"]>) {
     return this.#call((db) => db.getSessionTitle(...a));
@@ -263,11 +307,11 @@ class SqliteSessionStore implements SessionStore {
     yield* sqliteExportPieces((read) => this.#call((db) => read(storeOf(db))), selection, options);
   }
   deleteSession(...a: Parameters<SessionDB["deleteSession"]>) {
-    return this.#call((db) => db.deleteSession(...a));
+    return this.#write((db) => db.deleteSession(...a));
   }
   /** The batched deletes: each transaction retried while busy, each pause between two awaited. */
   get #prune(): prune.AsyncPruneInternals {
-    return { step: (fn) => this.#call(fn) };
+    return { step: (fn) => this.#write(fn) };
   }
   // async: a store closed meanwhile (storeOf throws) rejects, as every other method does.
   async pruneSessions(options: PruneOptions = {}): Promise<number> {
@@ -280,10 +324,10 @@ class SqliteSessionStore implements SessionStore {
     return this.#call((db) => db.getMeta(...a));
   }
   setMeta(...a: Parameters<SessionDB["setMeta"]>) {
-    return this.#call((db) => db.setMeta(...a));
+    return this.#write((db) => db.setMeta(...a));
   }
   vacuum() {
-    return this.#call((db) => db.vacuum());
+    return this.#write((db) => db.vacuum());
   }
   async maybeAutoPruneAndVacuum(options: AutoPruneOptions = {}): Promise<AutoPruneResult> {
     return await prune.maybeAutoPruneAndVacuumAsync(storeOf(this.#db), options ?? {}, this.#prune);
@@ -310,9 +354,9 @@ class SqliteSessionStore implements SessionStore {
     return this.#call((db) => db.pruneCandidates(...a));
   }
   importSession(...a: Parameters<SessionDB["importSession"]>) {
-    return this.#call((db) => db.importSession(...a));
+    return this.#write((db) => db.importSession(...a));
   }
   restoreParentLinks(...a: Parameters<SessionDB["restoreParentLinks"]>) {
-    return this.#call((db) => db.restoreParentLinks(...a));
+    return this.#write((db) => db.restoreParentLinks(...a));
   }
 }

@@ -61,6 +61,9 @@ export function checkStoreRetry(options: StoreRetryOptions): void {
   }
 }
 
+/** How long a call waits for another process's lock when `timeoutMs` is not given. */
+export const DEFAULT_TIMEOUT_MS = 15_000;
+
 /** True for an error that means "another connection holds the lock". */
 export function isBusyError(error: unknown): error is SqliteError {
   return error instanceof SqliteError && error.isBusy;
@@ -79,7 +82,7 @@ export async function retryWhileBusy<T>(
   attempt: () => T | Promise<T>,
   options: StoreRetryOptions = {},
 ): Promise<T> {
-  const timeoutMs = options.timeoutMs ?? 15_000;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const minDelayMs = options.minDelayMs ?? 20;
   const maxDelayMs = options.maxDelayMs ?? 150;
   const sleep = options.sleep ?? delay;
