@@ -3,11 +3,13 @@
  * the very `state.db` file the Python Hermes uses (schema version 11), on
  * Deno, Bun and Node, next to a running Python gateway.
  *
- * @example Open, write, search
+ * @example Open, write, search (the same on Deno, Bun and Node)
  * ```ts
  * import assert from "node:assert/strict";
+ * import { mkdtemp } from "node:fs/promises";
+ * import { tmpdir } from "node:os";
  * import { SessionDB } from "./mod.ts";
- * const dir = await Deno.makeTempDir();
+ * const dir = await mkdtemp(`${tmpdir()}/hermes-`);
  * const db = await SessionDB.open({ path: `${dir}/state.db` });
  * db.createSession("20260101_090000_abc123", "cli");
  * db.appendMessage("20260101_090000_abc123", { role: "user", content: "hello docker" });

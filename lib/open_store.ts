@@ -9,6 +9,7 @@
 import type { PostgresStoreOptions } from "./postgres/postgres_store.ts";
 import type { SessionStore } from "./core/session_store.ts";
 import { OpenError } from "./core/errors.ts";
+import { describeValue } from "./core/shown_value.ts";
 import { openSqliteStore, type SqliteStoreOptions } from "./sqlite/sqlite_store.ts";
 
 /** Options of {@linkcode openStore}: those of the engine the target names. */
@@ -63,6 +64,7 @@ export function sqlitePath(target: string): string {
  * @throws {RangeError} When an option has a bad value (a `synchronous` that is
  *   not `"full"` or `"normal"`, a `retry` time that is not a non-negative
  *   number), naming it; nothing is created.
+ * @throws {TypeError} When `target` is not a string, naming the value.
  *
  * @example Recording and searching through the asynchronous store
  * ```ts
@@ -80,6 +82,12 @@ export async function openStore(
   options: OpenStoreOptions = {},
 ): Promise<SessionStore> {
   options ??= {};
+  if (typeof target !== "string") {
+    throw new TypeError(
+      "Cannot open store: target must be a file path, sqlite:PATH or a postgres:// URL: " +
+        `current value is ${describeValue(target)}`,
+    );
+  }
   if (isPostgresTarget(target)) {
     // Loaded only now: the SQLite path never evaluates the PostgreSQL engine or its client.
     const { openPostgresStore } = await import("./postgres/postgres_store.ts");

@@ -14,20 +14,90 @@ const WS = PYTHON_WHITESPACE;
 /** Whether a text can hold any of the patterns below (a linear pre-check). */
 const MAY_HOLD_MEMORY = /memory-context|\[system note:/iu;
 
-/** A recalled-memory block the agent injected into a turn. */
-const MEMORY_BLOCK = new RegExp(
-  `<[${WS}]*memory-context[${WS}]*>[\\s\\S]*?</[${WS}]*memory-context[${WS}]*>`,
-  "giu",
-);
-/** The system note that introduces recalled memory. */
-const MEMORY_NOTE = new RegExp(
+/**
+ * The fences of a recalled-memory block the agent injected into a turn,
+ * Python's `<memory-context>[\s\S]*?</memory-context>` (whitespace allowed
+ * inside the tags), matched by {@linkcode withoutMemoryBlocks}.
+ */
+const MEMORY_OPEN = new RegExp(`<[${WS}]*memory-context[${WS}]*>`, "giu");
+const MEMORY_CLOSE = new RegExp(`</[${WS}]*memory-context[${WS}]*>`, "giu");
+/**
+ * The system note that introduces recalled memory, up to the data it
+ * announces (group 1 for background data); the rest of Python's pattern,
+ * `.]` (for reference data: any text without `]`, then `.]`) and the
+ * whitespace after, is matched by {@linkcode withoutMemoryNotes}.
+ */
+const MEMORY_NOTE_HEAD = new RegExp(
   `\\[System note:[${WS}]*The following is recalled memory context,[${WS}]*` +
-    `NOT new user input\\.[${WS}]*Treat as (?:informational background data|` +
-    `authoritative reference data[^\\]]*)\\.\\][${WS}]*`,
+    `NOT new user input\\.[${WS}]*Treat as (?:(informational background data)|` +
+    `authoritative reference data)`,
   "giu",
 );
+/** The whitespace after a note, from where it is put. */
+const WHITESPACE_RUN = new RegExp(`[${WS}]*`, "uy");
 /** A stray opening or closing fence tag. */
 const MEMORY_TAG = new RegExp(`</?[${WS}]*memory-context[${WS}]*>`, "giu");
+
+/**
+ * `text` without its recalled-memory blocks, each an opening fence up to the
+ * first closing fence after it: what Python's `re.sub` of the block pattern
+ * leaves, found in one pass. The pattern itself (`[\s\S]*?` between the
+ * fences) scans to the end of the text from every opening fence that no
+ * closing one follows, which took seconds on a message of many opening
+ * tags; once one has no closing fence after it, no later one has either.
+ */
+function withoutMemoryBlocks(text: string): string {
+  let kept = "";
+  let at = 0;
+  for (;;) {
+    MEMORY_OPEN.lastIndex = at;
+    const open = MEMORY_OPEN.exec(text);
+    if (open === null) break;
+    MEMORY_CLOSE.lastIndex = open.index + open[0].length;
+    const close = MEMORY_CLOSE.exec(text);
+    if (close === null) break;
+    kept += text.slice(at, open.index);
+    at = close.index + close[0].length;
+  }
+  return at === 0 ? text : kept + text.slice(at);
+}
+
+/**
+ * `text` without the system notes that introduce recalled memory: what
+ * Python's `re.sub` of the note pattern leaves, found in one pass. The
+ * pattern (`reference data[^\]]*\.\]`) scans from every note of reference
+ * data to the next `]`, so many such notes before it took seconds; here
+ * that `]` is looked for once for them all.
+ */
+function withoutMemoryNotes(text: string): string {
+  let kept = "";
+  let at = 0;
+  let from = 0;
+  // The first `]` at or after the end of the last note of reference data: -1 when none.
+  let bracket = -2;
+  for (;;) {
+    MEMORY_NOTE_HEAD.lastIndex = from;
+    const head = MEMORY_NOTE_HEAD.exec(text);
+    if (head === null) break;
+    const after = head.index + head[0].length;
+    let end = -1;
+    if (head[1] !== undefined) {
+      if (text.startsWith(".]", after)) end = after + 2;
+    } else {
+      if (bracket !== -1 && bracket < after) bracket = text.indexOf("]", after);
+      if (bracket > after && text[bracket - 1] === ".") end = bracket + 1;
+    }
+    if (end === -1) {
+      from = head.index + 1;
+      continue;
+    }
+    WHITESPACE_RUN.lastIndex = end;
+    WHITESPACE_RUN.exec(text);
+    kept += text.slice(at, head.index);
+    at = from = WHITESPACE_RUN.lastIndex;
+  }
+  return at === 0 ? text : kept + text.slice(at);
+}
 
 /**
  * Removes leaked recalled-memory context from a turn (the blocks, the system
@@ -36,10 +106,7 @@ const MEMORY_TAG = new RegExp(`</?[${WS}]*memory-context[${WS}]*>`, "giu");
  */
 function withoutMemoryContext(text: string): string {
   if (!MAY_HOLD_MEMORY.test(text)) return pythonStrip(text);
-  const cleaned = text
-    .replace(MEMORY_BLOCK, "")
-    .replace(MEMORY_NOTE, "")
-    .replace(MEMORY_TAG, "");
+  const cleaned = withoutMemoryNotes(withoutMemoryBlocks(text)).replace(MEMORY_TAG, "");
   return pythonStrip(cleaned);
 }
 

@@ -74,14 +74,31 @@ function integerValue(value: unknown, field: string, action: string): StoredValu
   );
 }
 
+/**
+ * Runs the JSON encoding of one field, naming the field when its value
+ * cannot be written (it holds a circular reference), where the encoder's
+ * own message named no field.
+ */
+function encodedAsJson(encode: () => StoredValue, field: string, action: string): StoredValue {
+  try {
+    return encode();
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    const reason = error.message.replace(/^Cannot serialize JSON: /, "");
+    throw new TypeError(`Cannot ${action}: ${field} cannot be written as JSON: ${reason}`, {
+      cause: error,
+    });
+  }
+}
+
 /** The content column: text as it is, multimodal parts behind the JSON prefix. */
-function contentValue(value: unknown): StoredValue {
-  return encodeContent(value as NewMessage["content"]);
+function contentValue(value: unknown, field: string, action: string): StoredValue {
+  return encodedAsJson(() => encodeContent(value as NewMessage["content"]), field, action);
 }
 
 /** A JSON column: Python's JSON text, NULL when empty. */
-function jsonValue(value: unknown): StoredValue {
-  return encodeJson(value as NewMessage["toolCalls"]);
+function jsonValue(value: unknown, field: string, action: string): StoredValue {
+  return encodedAsJson(() => encodeJson(value as NewMessage["toolCalls"]), field, action);
 }
 
 /** The columns after `role`, in the order of the file's `messages` table (`timestamp` left out). */

@@ -166,7 +166,11 @@ export function checkTokenCounts(update: unknown): void {
   }
 }
 
-/** Options of {@linkcode getMessages} (and `countMessages`, which counts what it returns). */
+/**
+ * Options of {@linkcode getMessages} (and `countMessages`, which counts what
+ * it returns). An option that is `null` counts as not given, as in the
+ * options of every other method.
+ */
 export interface MessagesOptions {
   /**
    * In a file from a newer Hermes (with `messages.active`), also return the
@@ -256,9 +260,9 @@ export function checkedAfterId(afterId: unknown): number | undefined {
   return checkedMessageId("read messages", "afterId", afterId);
 }
 
-/** A message id option, checked: `undefined`, or a finite number. */
+/** A message id option, checked: `undefined` (absent or `null`), or a finite number. */
 function checkedMessageId(action: string, name: string, value: unknown): number | undefined {
-  if (value === undefined) return undefined;
+  if (value === undefined || value === null) return undefined;
   if (typeof value !== "number" || !Number.isFinite(value)) {
     throw new TypeError(
       `Cannot ${action}: ${name} must be a finite number: current value is ${quotedValue(value)}`,
@@ -267,9 +271,9 @@ function checkedMessageId(action: string, name: string, value: unknown): number 
   return value;
 }
 
-/** A count option, checked: `undefined`, or a whole number from 0. */
+/** A count option, checked: `undefined` (absent or `null`), or a whole number from 0. */
 function checkedCount(action: string, name: string, value: unknown): number | undefined {
-  if (value === undefined) return undefined;
+  if (value === undefined || value === null) return undefined;
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
     throw new TypeError(
       `Cannot ${action}: ${name} must be a whole number from 0: current value is ${
@@ -286,7 +290,7 @@ function checkedCount(action: string, name: string, value: unknown): number | un
  * checked, for every engine alike.
  *
  * @param action What the caller does, for the error ("read messages").
- * @param options The options as given (`null` is none).
+ * @param options The options as given (`null` is none, and so is an option that is `null`).
  * @returns Them, checked.
  * @throws {TypeError} When `afterId`, `beforeId` or `fromId` is given and is
  *   not a finite number, when `limit` or `last` is given and is not a whole

@@ -22,6 +22,13 @@ export type MessageContent = string | JsonValue[] | { [key: string]: JsonValue }
  * A row of `sessions`. Columns a newer Hermes added come back too. A BLOB in a
  * text column (Python's sqlite3 stores `bytes` so) comes as its UTF-8 text,
  * each bad byte U+FFFD; only an export record keeps the exact bytes.
+ *
+ * The types are what Hermes writes. SQLite keeps any value in any column,
+ * so a time or a count that a hand-edited file or another writer stored as
+ * text (`'yesterday'`) comes back as that text, as Python's `sqlite3` gives
+ * it: check `typeof` before doing arithmetic on a row of a file you did not
+ * write. An integer beyond 2^53 comes rounded to a `number` here, and exact
+ * (a `bigint`) only in an export record.
  */
 export interface SessionRow {
   /** The session id. */
@@ -82,7 +89,10 @@ export interface SessionRow {
   [column: string]: unknown;
 }
 
-/** A row of `messages` as `getMessages` returns it: `tool_calls` parsed, content decoded. */
+/**
+ * A row of `messages` as `getMessages` returns it: `tool_calls` parsed, content decoded.
+ * As in a {@linkcode SessionRow}, a time or a count stored as text comes back as that text.
+ */
 export interface MessageRow {
   /** The message id (AUTOINCREMENT). */
   id: number;
@@ -126,7 +136,12 @@ export interface NewMessage {
   content?: MessageContent | null;
   /** The tool that produced a tool result. */
   toolName?: string | null;
-  /** The assistant's tool calls (stored as JSON; empty → NULL). */
+  /**
+   * The assistant's tool calls (stored as JSON; empty → NULL), as the
+   * OpenAI message holds them: an array of `{ id, type, function }`. A
+   * string is stored as a JSON string, not parsed, and comes back as that
+   * string (as in Python); it counts as one tool call.
+   */
   toolCalls?: JsonValue | null;
   /** The call a tool result answers. */
   toolCallId?: string | null;
@@ -184,7 +199,10 @@ export interface ContextMessage {
   [key: string]: unknown;
 }
 
-/** One search result (SPEC §5 "Search"). */
+/**
+ * One search result (SPEC §5 "Search"). As in a {@linkcode SessionRow}, a
+ * time stored as text (`timestamp`, `session_started`) comes back as that text.
+ */
 export interface SearchHit {
   /** The matching message. */
   id: number;
@@ -237,7 +255,12 @@ export interface RichSessionRow extends SessionRowWithActivity {
   _lineage_root_id?: string;
 }
 
-/** A session with its messages: one line of a JSONL export. */
+/**
+ * A session with its messages: one line of a JSONL export. Every value is
+ * exact: an integer beyond 2^53 (a count, a message id) comes as a
+ * `bigint`, which `JSON.stringify` refuses (write such a record with a
+ * replacer that writes its digits), whatever the `number` of its field says.
+ */
 export interface SessionExport extends SessionRow {
   /** Every message, in order. */
   messages: MessageRow[];

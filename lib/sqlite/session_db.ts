@@ -80,6 +80,7 @@ import type {
   ImportResult,
   ParentLink,
 } from "../core/transfer_options.ts";
+import { describeValue } from "../core/shown_value.ts";
 import type { DatabaseInfo, InspectOptions } from "../core/database_info.ts";
 
 /** Options of {@linkcode SessionDB.open}. */
@@ -268,6 +269,7 @@ export class SessionDB {
    *   `retry.busyTimeoutMs` is not a non-negative integer, `retry.maxAttempts`
    *   not a positive one, or a retry delay not a non-negative number (the
    *   message names the value); nothing is created.
+   * @throws {TypeError} When `path` is given and is not a string, naming the value.
    *
    * @example Opening, reopening read-only
    * ```ts
@@ -299,6 +301,13 @@ export class SessionDB {
   static async open(options: SessionDBOptions = {}): Promise<SessionDB> {
     options ??= {};
     const path = options.path ?? defaultDbPath();
+    if (typeof path !== "string") {
+      throw new TypeError(
+        `Cannot open database: path must be a file path (a string): current value is ${
+          describeValue(path)
+        }`,
+      );
+    }
     const readonly = options.readonly ?? false;
     const openDriver = options.openDriver ?? await loadDriver();
     const settings: ConnectionOptions = {

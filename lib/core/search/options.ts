@@ -53,14 +53,15 @@ export interface SearchOptions {
 }
 
 /**
- * `options.sort` checked, `"rank"` when absent (shared by the engines).
+ * `options.sort` checked, `"rank"` when absent or `null`, as every other
+ * option reads `null` (shared by the engines).
  *
  * @param sort The option's value.
  * @returns The order.
  * @throws {RangeError} When it is not one of the orders.
  */
 export function checkSort(sort: unknown): SearchSort {
-  if (sort === undefined) return "rank";
+  if (sort === undefined || sort === null) return "rank";
   if (typeof sort !== "string" || !(SORTS as readonly string[]).includes(sort)) {
     throw new RangeError(
       `Cannot search messages: sort must be "rank", "newest" or "oldest": current value is ${
