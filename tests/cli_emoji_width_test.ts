@@ -10,7 +10,7 @@ import { before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { rawOpen } from "./_helpers.ts";
 import { runCli, v11Copy } from "./_cli_io.ts";
-import { displayWidth } from "../lib/render/format.ts";
+import { displayWidth } from "../lib/render/width.ts";
 
 let path: string;
 

@@ -2,16 +2,13 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import {
   alignColumns,
-  displayWidth,
   formatBytes,
   formatCost,
   formatCount,
   formatDate,
   oneLine,
-  padEnd,
   plural,
   relativeTime,
-  truncate,
 } from "../lib/render/format.ts";
 import { colourWanted } from "../lib/cli/style.ts";
 import { createStyle } from "../lib/render/style.ts";
@@ -20,6 +17,7 @@ import { contentText } from "../lib/core/content.ts";
 import { fenced } from "../lib/render/markdown.ts";
 import { markWords, showMarks } from "../lib/render/highlight.ts";
 import { parseTime } from "../lib/cli/time_option.ts";
+import { displayWidth, padEnd, truncate } from "../lib/render/width.ts";
 
 describe("format helpers", () => {
   test("displayWidth() counts CJK and emoji as two columns and colour codes as none", () => {

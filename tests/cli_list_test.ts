@@ -1,7 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { buildDb, FIXTURE_NOW, runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
-import { displayWidth } from "../lib/render/format.ts";
+import { displayWidth } from "../lib/render/width.ts";
 
 describe("list", () => {
   test("list prints titles, previews, activity, source and id, tool sessions hidden", async () => {

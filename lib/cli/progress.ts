@@ -1,7 +1,8 @@
 /**
  * A progress line on standard error for long runs: shown only when standard
- * error is a terminal and the run has lasted more than a second, redrawn at
- * most ten times a second, erased at the end.
+ * error is a terminal that can erase a line (not `TERM=dumb`) and the run
+ * has lasted more than a second, redrawn at most ten times a second, erased
+ * at the end.
  *
  * @module
  */
@@ -12,6 +13,25 @@ import type { Io } from "./io.ts";
 const SHOW_AFTER = 1;
 /** Seconds between two redraws. */
 const REDRAW_EVERY = 0.1;
+
+/**
+ * Whether standard error is a terminal where a status line can be drawn and
+ * erased (`\r` and ESC `[K`): not when it is a file or a pipe, nor on
+ * `TERM=dumb`, which prints the ESC `[K` as it is (Emacs's shell).
+ *
+ * @param io The streams and environment.
+ * @returns True on a capable terminal.
+ *
+ * @example
+ * ```ts
+ * import { redrawsLines } from "./progress.ts";
+ * const io = { stderrIsTerminal: true, env: (name: string) => (name === "TERM" ? "dumb" : undefined) };
+ * console.assert(redrawsLines(io) === false);
+ * ```
+ */
+export function redrawsLines(io: Pick<Io, "stderrIsTerminal" | "env">): boolean {
+  return io.stderrIsTerminal && io.env("TERM") !== "dumb";
+}
 
 /** Reports `<label> <count>…` on standard error while a long run goes on. */
 export class Progress {
@@ -31,7 +51,7 @@ export class Progress {
   constructor(io: Io, label: string) {
     this.#io = io;
     this.#label = label;
-    this.#enabled = io.stderrIsTerminal;
+    this.#enabled = redrawsLines(io);
     this.#started = io.now();
   }
 

@@ -5,7 +5,7 @@
  * @module
  */
 import type { Command } from "./command.ts";
-import { padEnd } from "../render/format.ts";
+import { padEnd } from "../render/width.ts";
 
 /**
  * Builds the top-level usage text.

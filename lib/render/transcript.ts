@@ -8,9 +8,10 @@
 import type { JsonValue, MessageRow } from "../core/types.ts";
 import { contentText } from "../core/content.ts";
 import { transcriptMarks } from "../core/message_row.ts";
-import { formatDateTime, truncate } from "./format.ts";
+import { formatDateTime } from "./format.ts";
 import { storedText } from "./stored_text.ts";
 import type { Style } from "./style.ts";
+import { truncate } from "./width.ts";
 
 /** Options of {@linkcode renderTranscript}. */
 export interface TranscriptOptions {

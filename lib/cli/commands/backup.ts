@@ -15,6 +15,7 @@ import { CommandError, InterruptedError } from "../usage_error.ts";
 import { checkFileArgument } from "../file_argument.ts";
 import { assertStoreExists } from "../missing_store.ts";
 import { lockTimeoutMs } from "../context.ts";
+import { redrawsLines } from "../progress.ts";
 
 const USAGE = `Usage: hermes-state backup [options] DEST
 
@@ -52,7 +53,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     );
   }
   assertStoreExists(ctx.dbPath);
-  const terminal = ctx.io.stderrIsTerminal;
+  const terminal = redrawsLines(ctx.io);
   let shown = "";
   // Ctrl-C or SIGTERM stops the backup at its next stage and removes its temporary files.
   const stop = new AbortController();

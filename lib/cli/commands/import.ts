@@ -10,7 +10,7 @@ import { statSync } from "node:fs";
 import type { ParentLink } from "../../core/transfer_options.ts";
 import type { SessionStore } from "../../core/session_store.ts";
 import type { Command, Context } from "../command.ts";
-import { formatCount, oneLine, plural, truncate } from "../../render/format.ts";
+import { formatCount, oneLine, plural } from "../../render/format.ts";
 import { checkJsonLines, inputLines, isGzipError } from "../jsonl_input.ts";
 import { printJson } from "../json.ts";
 import { visibleControls } from "../../render/transcript.ts";
@@ -26,6 +26,7 @@ import { diskFullReason, isDiskFull } from "../../sqlite/disk_space.ts";
 import { delay } from "../../core/delay.ts";
 import { parseJsonExact } from "../../core/exact_json.ts";
 import { printableArgument } from "../shown_argument.ts";
+import { truncate } from "../../render/width.ts";
 
 const USAGE = `Usage: hermes-state import [options] FILE|-
 

@@ -6,7 +6,7 @@
  */
 import { buildLineageTree, type LineageTreeNode } from "../../render/lineage_tree.ts";
 import type { Command, Context } from "../command.ts";
-import { formatCount, formatDateTime, oneLine, truncate } from "../../render/format.ts";
+import { formatCount, formatDateTime, oneLine } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { openStoreNaming, resolveSession } from "../resolve.ts";
@@ -14,6 +14,7 @@ import { visibleControls, visibleInline } from "../../render/transcript.ts";
 import { MAX_LINEAGE_DEPTH, parentAboveCut } from "../../core/lineage_depth.ts";
 import type { SessionStore } from "../../core/session_store.ts";
 import type { SessionRow } from "../../core/types.ts";
+import { truncate } from "../../render/width.ts";
 
 const USAGE = `Usage: hermes-state lineage [options] ID|PREFIX|TITLE
 

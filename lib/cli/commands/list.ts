@@ -7,19 +7,12 @@
 import type { RichSessionRow } from "../../core/types.ts";
 import type { Command, Context } from "../command.ts";
 import { originOption } from "../origin.ts";
-import {
-  displayWidth,
-  formatCount,
-  oneLine,
-  padEnd,
-  plural,
-  relativeTime,
-  truncate,
-} from "../../render/format.ts";
+import { formatCount, oneLine, plural, relativeTime } from "../../render/format.ts";
 import { timeOption } from "../time_option.ts";
 import { printJson } from "../json.ts";
 import { visibleControls, visibleInline } from "../../render/transcript.ts";
 import { choiceOption, integerOption, type ParsedArgs } from "../parse.ts";
+import { displayWidth, fitToWidth } from "../../render/width.ts";
 
 const USAGE = `Usage: hermes-state list [options]
 
@@ -71,8 +64,23 @@ function outputWidth(ctx: Pick<Context, "io">): number {
   return tty !== undefined && tty > 0 ? tty : DEFAULT_WIDTH;
 }
 
-function widest(cells: readonly string[], floor: number): number {
-  return cells.reduce((w, cell) => Math.max(w, displayWidth(cell)), floor);
+/** A cell's text and the columns it takes, measured once. */
+interface Cell {
+  text: string;
+  columns: number;
+}
+
+function cell(text: string): Cell {
+  return { text, columns: displayWidth(text) };
+}
+
+function widest(cells: readonly Cell[], floor: number): number {
+  return cells.reduce((w, c) => Math.max(w, c.columns), floor);
+}
+
+/** A cell padded, or cut and padded, to `width` columns; one that fits is not measured again. */
+function fit(c: Cell, width: number): string {
+  return c.columns <= width ? c.text + " ".repeat(width - c.columns) : fitToWidth(c.text, width);
 }
 
 function renderRows(ctx: Context, sessions: readonly RichSessionRow[]): string {
@@ -82,11 +90,11 @@ function renderRows(ctx: Context, sessions: readonly RichSessionRow[]): string {
   // One line each: a newline or a tab another writer stored (import keeps titles as given)
   // broke the row, and a tab took columns the width count gave it none of.
   const rows = sessions.map((s) => ({
-    title: visibleControls(oneLine(s.title ?? "") || "—"),
-    preview: visibleControls(oneLine(s.preview ?? "")),
-    active: relativeTime(s.last_active ?? s.started_at, now),
-    source: visibleInline(s.source),
-    id: visibleInline(s.id),
+    title: cell(visibleControls(oneLine(s.title ?? "") || "—")),
+    preview: cell(visibleControls(oneLine(s.preview ?? ""))),
+    active: cell(relativeTime(s.last_active ?? s.started_at, now)),
+    source: cell(visibleInline(s.source)),
+    id: cell(visibleInline(s.id)),
   }));
   const idWidth = widest(rows.map((r) => r.id), 2);
   const activeWidth = widest(rows.map((r) => r.active), "Last Active".length);
@@ -101,21 +109,18 @@ function renderRows(ctx: Context, sessions: readonly RichSessionRow[]): string {
     titleWidth = Math.max("Title".length, room - PREVIEW_MIN);
   }
   const previewWidth = Math.max(PREVIEW_MIN, Math.min(previewWanted, room - titleWidth));
-  const cells = (title: string, preview: string, active: string, source: string) => {
-    const parts = titled ? [padEnd(truncate(title, titleWidth), titleWidth)] : [];
-    parts.push(
-      padEnd(truncate(preview, previewWidth), previewWidth),
-      padEnd(active, activeWidth),
-      padEnd(truncate(source, sourceWidth), sourceWidth),
-    );
+  const cells = (title: Cell, preview: Cell, active: Cell, source: Cell) => {
+    const parts = titled ? [fit(title, titleWidth)] : [];
+    parts.push(fit(preview, previewWidth), fit(active, activeWidth), fit(source, sourceWidth));
     return parts.join(" ".repeat(GAP));
   };
-  const header = `${cells("Title", "Preview", "Last Active", "Source")}${" ".repeat(GAP)}ID`;
+  const names = ["Title", "Preview", "Last Active", "Source"].map(cell);
+  const header = `${cells(names[0], names[1], names[2], names[3])}${" ".repeat(GAP)}ID`;
   const total = displayWidth(header.trimEnd()) + idWidth - 2;
   const lines = [style.bold(header), style.dim("─".repeat(total))];
   for (const r of rows) {
     lines.push(
-      `${cells(r.title, r.preview, r.active, r.source)}${" ".repeat(GAP)}${style.cyan(r.id)}`,
+      `${cells(r.title, r.preview, r.active, r.source)}${" ".repeat(GAP)}${style.cyan(r.id.text)}`,
     );
   }
   return lines.map((line) => line.trimEnd()).join("\n") + "\n";

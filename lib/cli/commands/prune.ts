@@ -6,14 +6,7 @@
  */
 import type { PruneCandidate } from "../../core/prune_options.ts";
 import type { Command, Context } from "../command.ts";
-import {
-  alignColumns,
-  formatCount,
-  formatDate,
-  oneLine,
-  plural,
-  truncate,
-} from "../../render/format.ts";
+import { alignColumns, formatCount, formatDate, oneLine, plural } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import { integerOption, type ParsedArgs } from "../parse.ts";
 import { sayNote, syncedNote } from "../origin.ts";
@@ -22,6 +15,8 @@ import { sessionsDirFor } from "../sessions_dir.ts";
 import { visibleControls, visibleInline } from "../../render/transcript.ts";
 import { InterruptedError, UsageError } from "../usage_error.ts";
 import { pruneInSteps } from "../prune_steps.ts";
+import { redrawsLines } from "../progress.ts";
+import { truncate } from "../../render/width.ts";
 
 const USAGE = `Usage: hermes-state prune [options]
        hermes-state prune --ghosts [--dry-run] [--yes]
@@ -168,7 +163,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     }
   }
   const store = await ctx.openStore();
-  const announce = ctx.io.stderrIsTerminal && candidates.length > ANNOUNCE_ABOVE;
+  const announce = redrawsLines(ctx.io) && candidates.length > ANNOUNCE_ABOVE;
   // Ctrl-C or SIGTERM stops between two steps (each whole, in its own transactions) and says how far.
   let interrupted: "SIGINT" | "SIGTERM" | undefined;
   const stopListening = ctx.io.onInterrupt?.((signal) => interrupted = signal);

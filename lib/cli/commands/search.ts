@@ -13,7 +13,7 @@ import type { SearchHit } from "../../core/types.ts";
 import type { SearchOptions } from "../../core/search/options.ts";
 import type { Command, Context } from "../command.ts";
 import { originOption } from "../origin.ts";
-import { formatCount, formatWhen, oneLine, plural, truncate } from "../../render/format.ts";
+import { formatCount, formatWhen, oneLine, plural } from "../../render/format.ts";
 import { markWords, showMarks } from "../../render/highlight.ts";
 import { displaySnippet, hitEntryIndex } from "../../render/excerpt.ts";
 import { printJson } from "../json.ts";
@@ -26,6 +26,7 @@ import { leadingNotProblem } from "../../core/search/leading_not.ts";
 import type { Style } from "../../render/style.ts";
 import { visibleControls, visibleInline } from "../../render/transcript.ts";
 import { quotedValue } from "../../core/shown_value.ts";
+import { truncate } from "../../render/width.ts";
 
 const USAGE = `Usage: hermes-state search [options] QUERY...
 

@@ -7,18 +7,12 @@
 import type { Command, Context } from "../command.ts";
 import { fileSizes, serverBytes, sizeText } from "../files.ts";
 import { isPostgresTarget, sqlitePath } from "../../open_store.ts";
-import {
-  alignColumns,
-  formatCost,
-  formatCount,
-  oneLine,
-  tidyCost,
-  truncate,
-} from "../../render/format.ts";
+import { alignColumns, formatCost, formatCount, oneLine, tidyCost } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import { syncedStore } from "../../core/synced_store.ts";
 import { integerOption, type ParsedArgs } from "../parse.ts";
 import { visibleControls, visibleInline } from "../../render/transcript.ts";
+import { truncate } from "../../render/width.ts";
 
 const USAGE = `Usage: hermes-state stats [options]
 

@@ -8,13 +8,14 @@
 import { isTimeGrouping, parseSince, USAGE_GROUPINGS, type UsageRow } from "../../core/usage.ts";
 import { checkTimeZone, localTimeZone } from "../../core/time_zone.ts";
 import type { Command, Context } from "../command.ts";
-import { alignColumns, formatCost, formatCount, oneLine, truncate } from "../../render/format.ts";
+import { alignColumns, formatCost, formatCount, oneLine } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import { choiceOption, type ParsedArgs } from "../parse.ts";
 import { visibleControls } from "../../render/transcript.ts";
 import { originOption, requireOrigins } from "../origin.ts";
 import { UsageError } from "../usage_error.ts";
 import { quotedValue } from "../../core/shown_value.ts";
+import { truncate } from "../../render/width.ts";
 
 const USAGE = `Usage: hermes-state usage [options]
 
