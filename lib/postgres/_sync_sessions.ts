@@ -59,6 +59,17 @@ function noCounts(): Counts {
   return Object.fromEntries(COUNTS.map((key) => [key, 0])) as Counts;
 }
 
+/** Adds `counts` to `to` (`sign` -1: takes them off). */
+function addCounts(to: Counts, counts: Counts, sign: 1 | -1 = 1): void {
+  for (const key of COUNTS) to[key] += sign * counts[key];
+}
+
+/** A session of a batch, with what writing it adds to the pass's counts. */
+interface CountedItem extends BatchItem {
+  /** What writing it adds to the counts. */
+  readonly counts: Counts;
+}
+
 /** A changed session of the file, as the pass compared it with the server's record. */
 export interface ChangedSession {
   /** The session in the file. */
@@ -177,13 +188,16 @@ export class SessionWriter {
   readonly #messages: FileMessages;
   readonly #onProgress?: (counts: Counts) => void;
   readonly #lanes = new WriteLanes(LANES);
-  /** What the sessions read so far write. */
+  /**
+   * What the sessions read so far write, but for those a transaction left
+   * out (deleted on the server meanwhile): once every write ended, what the
+   * pass wrote.
+   */
   readonly totals: Counts = noCounts();
-  /** What the batches handed to the lanes so far write, and what the committed ones did. */
-  #submitted: Counts = { ...this.totals };
-  readonly #committed: Counts = { ...this.totals };
+  /** What the committed transactions wrote. */
+  readonly #committed: Counts = noCounts();
   /** Sessions to write in the next transaction, with the messages to insert. */
-  #batch: BatchItem[] = [];
+  #batch: CountedItem[] = [];
   #batched = 0;
   #batchedBytes = 0;
 
@@ -245,16 +259,19 @@ export class SessionWriter {
     // New to the records: whatever the server holds under its id (a session copied there
     // without them) is replaced, never added to.
     const append = (write.append && known !== undefined) || !write.written;
+    const counts = noCounts();
+    addSession(counts, change, write, rows.length);
     this.#batch.push({
       session,
       append,
       rows,
       meta: writesMeta(change),
       held: known !== undefined && append,
+      counts,
     });
     this.#batched += rows.length + 1;
     this.#batchedBytes += bytes;
-    addSession(this.totals, change, write, rows.length);
+    addCounts(this.totals, counts);
     if (
       this.#batched >= BATCH_MESSAGES || this.#batch.length >= BATCH_SESSIONS ||
       this.#batchedBytes >= BATCH_BYTES
@@ -284,12 +301,14 @@ export class SessionWriter {
     this.#batch = [];
     this.#batched = 0;
     this.#batchedBytes = 0;
-    // Batches commit in any order: progress adds up what each committed one wrote.
-    const written = COUNTS.map((key) => this.totals[key] - this.#submitted[key]);
-    this.#submitted = { ...this.totals };
+    // Batches commit in any order: progress adds up what each committed one wrote. A session
+    // deleted on the server meanwhile was left out: it counts for nothing.
     await this.#lanes.submit(async () => {
-      await writeBatch(this.#client, this.#pass, items);
-      COUNTS.forEach((key, i) => this.#committed[key] += written[i]);
+      const written = new Set(await writeBatch(this.#client, this.#pass, items));
+      for (const item of items) {
+        if (written.has(item)) addCounts(this.#committed, item.counts);
+        else addCounts(this.totals, item.counts, -1);
+      }
       this.#onProgress?.({ ...this.#committed });
     });
   }
@@ -313,13 +332,12 @@ export class SessionWriter {
     };
     await this.#lanes.submit(async () => {
       const count = await messages.snapshot(() => writeStreamed(this.#client, this.#pass, item));
+      // Deleted on the server meanwhile: left out, it counts for nothing.
+      if (count === undefined) return;
       const counts = noCounts();
       addSession(counts, change, write, count);
-      for (const key of COUNTS) {
-        this.totals[key] += counts[key];
-        this.#submitted[key] += counts[key];
-        this.#committed[key] += counts[key];
-      }
+      addCounts(this.totals, counts);
+      addCounts(this.#committed, counts);
       this.#onProgress?.({ ...this.#committed });
     });
     await this.#lanes.drain();

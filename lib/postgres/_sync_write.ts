@@ -203,17 +203,18 @@ async function stillHeld<T extends { readonly session: SourceSession; readonly h
  * @param client The server.
  * @param pass The pass.
  * @param batch The batch's sessions.
+ * @returns Those written: all but those deleted on the server since the pass read its records.
  */
-export function writeBatch(
+export function writeBatch<T extends BatchItem>(
   client: PgClient,
   pass: Pass,
-  batch: readonly BatchItem[],
-): Promise<void> {
+  batch: readonly T[],
+): Promise<readonly T[]> {
   const { origin } = pass;
   return withTitleRetries(() =>
     passTransaction(client, pass, async (query) => {
       const items = await stillHeld(query, origin, batch);
-      if (items.length === 0) return;
+      if (items.length === 0) return items;
       // A few statements per batch, not a few per session: while the batch is in flight the
       // client computes the next one, and each round trip waits for its turn of the event loop.
       const sessions = items.map((item) => item.session);
@@ -235,6 +236,7 @@ export function writeBatch(
       await insertMessages(query, inserts);
       await replaceSessionMeta(query, metaOf(origin, items));
       await recordSessions(query, origin, sessions);
+      return items;
     })
   );
 }
@@ -247,14 +249,19 @@ export function writeBatch(
  * @param client The server.
  * @param pass The pass.
  * @param item The session.
- * @returns The messages written.
+ * @returns The messages written, or `undefined` when the session was left
+ *   out (deleted on the server since the pass read its records).
  */
-export function writeStreamed(client: PgClient, pass: Pass, item: StreamedItem): Promise<number> {
+export function writeStreamed(
+  client: PgClient,
+  pass: Pass,
+  item: StreamedItem,
+): Promise<number | undefined> {
   const { origin } = pass;
   const target = `${origin}/${item.session.row.id}`;
   return withTitleRetries(() =>
     passTransaction(client, pass, async (query) => {
-      if ((await stillHeld(query, origin, [item])).length === 0) return 0;
+      if ((await stillHeld(query, origin, [item])).length === 0) return undefined;
       await retireCopies(query, [item.session]);
       await upsertSessions(query, origin, [item.session]);
       if (!item.append) await query(deleteMessagesSql("session_id = $1"), [target]);

@@ -28,7 +28,8 @@
  * - Deletes on the server: a synced session deleted there (`delete`,
  *   `prune`) has no record any more, and the next pass ships it whole; one
  *   deleted while a pass runs is left out of the pass's writes (never
- *   re-created holding only the messages appended), and does not fail it.
+ *   re-created holding only the messages appended), does not fail it, and
+ *   counts for nothing in its result.
  * - Titles: a title another origin's session already holds gets the suffix
  *   ` [<origin>]` (titles stay unique on the server); every pass ends by
  *   giving the file's titles back where they are free (one read when none
@@ -56,6 +57,7 @@ import type { PgClient } from "./_client_types.ts";
 import { parsePostgresUrl } from "./store_url.ts";
 import { migratePg } from "./schema.ts";
 import { deleteSessionRows } from "./_delete.ts";
+import { jsonParam } from "./_text_codec.ts";
 import {
   checkSameFile,
   moveOrigin,
@@ -413,9 +415,17 @@ export async function syncFile(
     await recordDigests(client, pass, { rows: redigested, messages: undigested });
     const gone = [...server.keys()].filter((id) => !source.has(id)).map((id) => `${origin}/${id}`);
     if (gone.length > 0) {
-      // Their goals go with them (deleteSessionRows).
-      await passTransaction(client, pass, (query) => deleteSessionRows(query, gone));
-      totals.deleted = gone.length;
+      // Their goals go with them (deleteSessionRows). Counted: those the server still held (a
+      // delete there since the pass read its records took the others).
+      totals.deleted = await passTransaction(client, pass, async (query) => {
+        const held = await query(
+          `SELECT id FROM sessions WHERE id IN (SELECT json_array_elements_text($1::text::json))
+           ORDER BY id FOR UPDATE`,
+          [jsonParam(gone)],
+        );
+        await deleteSessionRows(query, gone);
+        return held.length;
+      });
     }
     const wrote = redigested.length > 0 || undigested.length > 0 || wroteAnything(totals);
     await linkParents(client, origin);

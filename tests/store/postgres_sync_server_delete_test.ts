@@ -3,17 +3,18 @@
  * pass of its file runs loses nothing the file holds: the pass does not
  * re-create it holding only the messages it appends (its record would say
  * the server holds them all, and no later pass would ship the rest), and
- * the next pass ships it whole. A delete between the pass's read of its
- * records and its first write does not fail the pass either. The
- * interleavings are real: the deleting transaction is held open on the
- * server until the pass waits for it.
+ * the next pass ships it whole; nor does it count the session in its
+ * result (nor one gone from the file that the server deleted first). A
+ * delete between the pass's read of its records and its first write does
+ * not fail the pass either. The interleavings are real: the deleting
+ * transaction is held open on the server until the pass waits for it.
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { openStore } from "../../lib/open_store.ts";
-import { tempDbPath } from "../_helpers.ts";
+import { rawOpen, tempDbPath } from "../_helpers.ts";
 import { freshSchema, PG_SKIP, PG_URL, schemaUrl } from "./_pg.ts";
 
 /** Resolves once a statement of another connection waits for a lock (10 s at most). */
@@ -95,15 +96,106 @@ describe("sync and a delete on the server at once", { skip: PG_SKIP }, () => {
       await someoneWaits(admin);
       deleting.commit();
       await deleting.done;
-      await pass;
+      const result = await pass;
       // Never x holding only x3 and x4.
       const after = await serverContents(url, "A/x");
       assert.ok(after.length === 0 || after.length === 5, JSON.stringify(after));
+      // The pass's totals say what it shipped: nothing, when x was left out.
+      const shipped = after.length === 0 ? [0, 0, 0, 0] : [1, 2, 2, 0];
+      assert.deepEqual(
+        [result.updated, result.appended, result.messages, result.goals],
+        shipped,
+      );
+      assert.equal(result.created, 0);
       await syncFile(client, path, { origin: "A", host: "h" });
       assert.deepEqual(await serverContents(url, "A/x"), ["x0", "x1", "x2", "x3", "x4"]);
       assert.deepEqual(await serverContents(url, "A/y"), ["y0"]);
     } finally {
       await admin.close();
+      await client.close();
+    }
+  });
+
+  test("deleted while the pass writes it alone (past the byte budget): counted for nothing", {
+    timeout: 120_000,
+  }, async () => {
+    const { connectSyncTarget, syncFile } = await import("../../lib/postgres/sync.ts");
+    const { connectPg } = await import("../../lib/postgres/_client.ts");
+    const { deleteSessionsWhere } = await import("../../lib/postgres/_prune.ts");
+    const schema = freshSchema();
+    const url = schemaUrl(schema);
+    const client = await connectSyncTarget(url);
+    const admin = await connectPg(PG_URL!, schema, { max: 2 });
+    try {
+      const path = await syncedThenAppended(client, syncFile);
+      await syncFile(client, path, { origin: "A", host: "h" });
+      // 20 messages of about 1 MB (one long token each; the file's search triggers dropped),
+      // and a new title: x's row and messages both changed, written alone.
+      const raw = await rawOpen(path);
+      try {
+        raw.exec(`DROP TRIGGER IF EXISTS messages_fts_insert;
+          DROP TRIGGER IF EXISTS messages_fts_trigram_insert;
+          UPDATE sessions SET title = 'big' WHERE id = 'x'`);
+        const insert = raw.prepare(
+          `INSERT INTO messages (session_id, role, content, timestamp)
+           VALUES ('x', 'user', hex(randomblob(500000)), 1900000000 + ?)`,
+        );
+        for (let n = 0; n < 20; n++) insert.run(n);
+      } finally {
+        raw.close();
+      }
+      const deleting = heldTransaction(admin, async (query) => {
+        await query(`SET LOCAL search_path TO "${schema}"`);
+        assert.deepEqual(await deleteSessionsWhere(query, "id = $1", ["A/x"]), ["A/x"]);
+      });
+      await deleting.ready;
+      const pass = syncFile(client, path, { origin: "A", host: "h" });
+      pass.catch(() => {});
+      await someoneWaits(admin);
+      deleting.commit();
+      await deleting.done;
+      const result = await pass;
+      assert.deepEqual(await serverContents(url, "A/x"), []);
+      assert.deepEqual(
+        [result.created, result.updated, result.appended, result.messages, result.goals],
+        [0, 0, 0, 0, 0],
+      );
+      const next = await syncFile(client, path, { origin: "A", host: "h" });
+      assert.deepEqual([next.created, next.messages], [1, 25]);
+      assert.equal((await serverContents(url, "A/x")).length, 25);
+    } finally {
+      await admin.close();
+      await client.close();
+    }
+  });
+
+  test("gone from the file and deleted on the server meanwhile: not counted as deleted", {
+    timeout: 60_000,
+  }, async () => {
+    const { connectSyncTarget, syncFile } = await import("../../lib/postgres/sync.ts");
+    const schema = freshSchema();
+    const url = schemaUrl(schema);
+    const client = await connectSyncTarget(url);
+    try {
+      const path = await syncedThenAppended(client, syncFile);
+      await syncFile(client, path, { origin: "A", host: "h" });
+      {
+        await using db = await SessionDB.open({ path });
+        assert.equal(db.deleteSession("y"), true);
+      }
+      // The pass has read its records (y among them) when y is deleted on the server too.
+      const result = await syncFile(client, path, {
+        origin: "A",
+        host: "h",
+        afterSnapshot: async () => {
+          await using store = await openStore(url);
+          assert.equal(await store.deleteSession("A/y"), true);
+        },
+      });
+      assert.equal(result.deleted, 0);
+      assert.deepEqual(await serverContents(url, "A/x"), ["x0", "x1", "x2", "x3", "x4"]);
+      assert.deepEqual(await serverContents(url, "A/y"), []);
+    } finally {
       await client.close();
     }
   });

@@ -180,6 +180,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const reported = new Set<string>();
   // With --follow, each failing file's last error: the same error pass after pass is named once.
   const failing = new Map<string, string>();
+  // With --follow, the files shipped once: --force makes a FILE its origin's file, once. A later
+  // file in its place (a Hermes reinstalled, its new file empty) is refused as without it, not
+  // left to delete every session of the origin from the server.
+  const shipped = new Set<string>();
   try {
     for (;;) {
       passing = true;
@@ -195,13 +199,14 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         try {
           const result = await syncFile(client, file, {
             origin,
-            force: args.flag("force"),
+            force: args.flag("force") && !shipped.has(file),
             signal: follow ? undefined : stop.signal,
             fileWaitSignal: stop.signal,
             fileWaitMs,
             onProgress: (r) => progress.update(r.messages, "messages"),
           });
           progress.done();
+          shipped.add(file);
           if (result.stopped) unfinished.push(file);
           const named = failing.get(file);
           failing.delete(file);
