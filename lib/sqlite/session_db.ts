@@ -893,9 +893,9 @@ export class SessionDB {
    * @param options `includeInactive`, `excludeHidden`, `afterId`, `beforeId`,
    *   `fromId`, `limit`, `last` (see {@linkcode MessagesOptions}).
    * @returns The messages; `[]` for an unknown session.
-   * @throws {TypeError} When `afterId`, `beforeId` or `fromId` is not a finite
-   *   number, when `limit` or `last` is not a whole number from 0, or when
-   *   both are given, naming the value.
+   * @throws {TypeError} When `afterId`, `beforeId` or `fromId` is given (not
+   *   `null`) and is not a finite number, when `limit` or `last` is given and
+   *   is not a whole number from 0, or when both are given, naming the value.
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
    * @throws {TypeError} When `sessionId` is not a string, naming the value.
    *
@@ -1644,10 +1644,11 @@ export class SessionDB {
    * `messages`, as {@linkcode SessionDB.getMessages} returns them with
    * `includeInactive` (a newer Hermes' rewound and compacted rows included).
    * {@linkcode SessionDB.importSession} reads it back. Every value comes
-   * exactly: an integer column beyond 2^53 (only a row written by hand holds
-   * one) comes as a `bigint`, which `JSON.stringify` refuses (the CLI's
-   * export writes its digits); a BLOB or text that is not valid UTF-8 comes
-   * as its bytes under `hermes_state_bytes` (see `export` in docs/cli.md).
+   * exactly: an integer column beyond 2^53 (a hand-written row, or counts
+   * a caller gave as `bigint`) comes as a `bigint`, which `JSON.stringify`
+   * refuses (the CLI's export writes its digits); a BLOB or text that is
+   * not valid UTF-8 comes as its bytes under `hermes_state_bytes` (see
+   * `export` in docs/cli.md).
    *
    * @param id The session id.
    * @returns The export, or `undefined` for an unknown session.
@@ -1989,9 +1990,10 @@ export class SessionDB {
    * writes the marker, even when nothing was pruned. An unreadable marker
    * counts as none.
    *
-   * Never throws: an error ends the run and is reported in `error` (its
-   * message) and `cause` (the error itself); the marker is then not
-   * written. A read-only store reports the `ReadonlyError` this way.
+   * Never throws on what it finds: an error ends the run and is reported in
+   * `error` (its message) and `cause` (the error itself); the marker is
+   * then not written. A read-only store reports the `ReadonlyError` this
+   * way. A closed store throws, as every method then does.
    *
    * @param options `retentionDays` (default 90), `minIntervalHours`
    *   (default 24), `vacuum` (default true) and `sessionsDir`; see
