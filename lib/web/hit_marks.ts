@@ -13,9 +13,9 @@ import { mayLeaveRowsOut } from "./left_out.ts";
 /**
  * The marks of each hit's message, by hit (in the order of `hits`): `[]`
  * for a message the transcript shows. Each message is read by its session
- * and id (one indexed row); none is read on a file whose schema has no
- * column that leaves a row out ({@linkcode mayLeaveRowsOut}, asked of the
- * first hit's session).
+ * and id (one indexed row); after the first, none is read on a file whose
+ * schema has no column that leaves a row out ({@linkcode mayLeaveRowsOut},
+ * asked of that first row).
  *
  * @param store The store.
  * @param hits The hits of one answer.
@@ -25,9 +25,6 @@ export async function hitMarks(
   store: SessionStore,
   hits: readonly SearchHit[],
 ): Promise<string[][]> {
-  if (hits.length === 0 || !await mayLeaveRowsOut(store, hits[0].session_id)) {
-    return hits.map(() => []);
-  }
   const marks: string[][] = [];
   for (const hit of hits) {
     const [row] = await store.getMessages(hit.session_id, {
@@ -37,6 +34,8 @@ export async function hitMarks(
     });
     // Gone since the search (or never a row of that session): nothing to mark.
     marks.push(row?.id === hit.id ? transcriptMarks(row) : []);
+    if (row !== undefined && !mayLeaveRowsOut(store, row)) break;
   }
+  while (marks.length < hits.length) marks.push([]);
   return marks;
 }

@@ -6,6 +6,7 @@
  */
 import type { SessionStore } from "../core/session_store.ts";
 import type { MessagesOptions } from "../core/session_options.ts";
+import type { MessageRow } from "../core/types.ts";
 
 /** The columns whose values leave a row out of a transcript (`transcriptMarks` reads them). */
 const LEAVING_OUT_COLUMNS = ["active", "display_kind"] as const;
@@ -14,31 +15,21 @@ const LEAVING_OUT_COLUMNS = ["active", "display_kind"] as const;
 const EVERY_ROW = { includeInactive: true } as const satisfies MessagesOptions;
 
 /**
- * The rows a transcript shows. Read so, a SQLite store's statement names a
- * column that leaves rows out exactly when the file has it (`active`,
- * `display_kind`), so a statement prepared before a newer Hermes added one
- * (whose `*` may still list the columns of then) is never the one read.
- */
-const SHOWN_ONLY = { excludeHidden: true } as const satisfies MessagesOptions;
-
-/**
- * Whether session `id` can have a row its transcript leaves out. A SQLite
- * file's rows come back with every column of its `messages` table (`NULL`s
- * included), so a row without `active` and `display_kind` says the file has
- * neither column (a v11 or older file): none of its rows is left out. One
- * row is read, by the session's index: the first the transcript shows (a
- * session that shows none may have rows left out, or none at all: true,
- * and the count tells). On PostgreSQL those values live in each row's extra
- * columns, present or not row by row: always true there.
+ * Whether the store's rows can be left out of a transcript, told by a row
+ * of it already read. A SQLite file's rows come back with every column of
+ * its `messages` table (`NULL`s included, read again after another process
+ * changed the schema), so a row without `active` and `display_kind` says
+ * the file has neither column (a v11 or older file): none of its rows is
+ * left out. Without a row to tell by, true (the count tells). On
+ * PostgreSQL those values live in each row's extra columns, present or
+ * not row by row: always true there.
  *
  * @param store The store.
- * @param id The session.
- * @returns False when no row of the session can be left out.
+ * @param row A row of the store read just now, or `undefined`.
+ * @returns False when no row of the store can be left out.
  */
-export async function mayLeaveRowsOut(store: SessionStore, id: string): Promise<boolean> {
-  if (store.engine !== "sqlite") return true;
-  const [row] = await store.getMessages(id, { ...SHOWN_ONLY, limit: 1 });
-  if (row === undefined) return true;
+export function mayLeaveRowsOut(store: SessionStore, row: MessageRow | undefined): boolean {
+  if (store.engine !== "sqlite" || row === undefined) return true;
   return LEAVING_OUT_COLUMNS.some((column) => Object.hasOwn(row, column));
 }
 
@@ -46,20 +37,22 @@ export async function mayLeaveRowsOut(store: SessionStore, id: string): Promise<
  * How many rows of session `id` its transcript leaves out: every row less
  * those it shows (`shownCount`, the count of the transcript's rows without
  * `all`). 0 without a count of every row where none can be
- * ({@linkcode mayLeaveRowsOut}): a count of a session of 200,000 messages
- * takes some 30 ms.
+ * ({@linkcode mayLeaveRowsOut}, asked of a row the page read anyway): a
+ * count of a session of 200,000 messages takes some 30 ms.
  *
  * @param store The store.
  * @param id The session.
+ * @param lastRow The session's last row, being read by the caller (or `undefined` for none).
  * @param shownCount The number of rows the transcript shows, counted (or being counted) by the caller.
  * @returns How many rows `all=1` shows besides those.
  */
 export async function leftOutCount(
   store: SessionStore,
   id: string,
+  lastRow: Promise<MessageRow | undefined>,
   shownCount: () => Promise<number>,
 ): Promise<number> {
-  if (!await mayLeaveRowsOut(store, id)) return 0;
+  if (!mayLeaveRowsOut(store, await lastRow)) return 0;
   const [every, shown] = await Promise.all([
     store.countMessages(id, EVERY_ROW),
     shownCount(),

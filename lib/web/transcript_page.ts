@@ -101,11 +101,17 @@ async function readPage(store: SessionStore, id: string, ask: PageAsk): Promise<
   const { limit, since } = ask;
   const shown = rowsOf(ask);
   const counted = store.countMessages(id, shown);
+  const end = newestOf(store, id, ask.all ? EVERY_ROW : {});
   const [total, newest, leftOut] = await Promise.all([
     counted,
-    newestOf(store, id, ask.all ? EVERY_ROW : {}).then((end) => end.newest),
+    end.then((found) => found.newest),
     // Without `all` the rows shown are those just counted; with it, counted apart.
-    leftOutCount(store, id, () => ask.all ? store.countMessages(id, SHOWN_ONLY) : counted),
+    leftOutCount(
+      store,
+      id,
+      end.then((found) => found.last),
+      () => ask.all ? store.countMessages(id, SHOWN_ONLY) : counted,
+    ),
   ]);
   if (since !== undefined) {
     // One more than the page takes: more than `limit` new messages send the newest page.
