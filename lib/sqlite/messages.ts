@@ -22,6 +22,7 @@ import {
 } from "../core/message_values.ts";
 import { describeValue } from "../core/shown_value.ts";
 import { insertIndexedAfter } from "./fts_bulk.ts";
+import { readsAfterAlongRowid } from "./rows_after.ts";
 import {
   type CheckedMessagesOptions,
   checkedMessagesOptions,
@@ -203,11 +204,14 @@ function selection(
   options: CheckedMessagesOptions,
 ): { where: string; params: SqlValue[] } {
   const columns = store.columns("messages");
-  let where = "m.session_id = ?";
+  const afterId = options.afterId;
+  // Past an id, the rows may be fewer along the rowid: `+` keeps the index out (rows_after.ts).
+  const alongRowid = afterId !== undefined && readsAfterAlongRowid(store, sessionId, afterId);
+  let where = alongRowid ? "+m.session_id = ?" : "m.session_id = ?";
   const params: SqlValue[] = [sessionId];
-  if (options.afterId !== undefined) {
+  if (afterId !== undefined) {
     where += " AND m.id > ?";
-    params.push(options.afterId);
+    params.push(afterId);
   }
   const place = (id: number, inOrder: "<" | ">", sameTime: "<" | ">=") => {
     where += ` AND m.timestamp ${inOrder}= ${CURSOR_TIMESTAMP}` +

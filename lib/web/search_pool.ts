@@ -11,7 +11,8 @@
  * holding the owner's checkpoints back), and on Deno a thread stopped
  * mid-search left its connection open for good, a descriptor more per
  * abandoned search until the server ran out of them. It ends its search,
- * closes its connection, and only then is stopped. At most twice as many
+ * closes its connection, and only then is stopped; closing the pool waits
+ * so for every search still running. At most twice as many
  * workers as the pool's retire at once; past that, an abandoned search keeps
  * its worker busy until it ends.
  * A pool that cannot start (a runtime or a compiled executable without the
@@ -96,7 +97,12 @@ export interface SearchPool {
    * promise then rejects with the signal's reason.
    */
   search(query: string, options?: SearchOptions, signal?: AbortSignal): Promise<SearchHit[]>;
-  /** Stops the workers. */
+  /**
+   * Stops the workers, each once it has closed its connection: a search
+   * still running is waited for (however long it takes), since a worker
+   * stopped mid-search could leave its connection open, and the `-wal` and
+   * `-shm` of a read-only server beside the file. Queued searches reject.
+   */
   close(): Promise<void>;
 }
 
@@ -228,8 +234,13 @@ export async function startSearchPool(
     slots.splice(slots.indexOf(slot), 1);
     void retire(slot.worker);
     if (closed) return;
-    const started = spawn().then((fresh) => {
-      if (closed) return void fresh.worker.terminate();
+    const started = spawn().then(async (fresh) => {
+      if (closed) {
+        // Started as the pool closed: it has opened the file, so it closes it before it stops.
+        await retire(fresh.worker);
+        await fresh.worker.terminate();
+        return;
+      }
       slots.push(fresh);
       pump();
     }, (error: Error) => {
@@ -286,16 +297,14 @@ export async function startSearchPool(
       const error = new Error("The search pool was closed");
       for (const job of queue.splice(0)) job.reject(error);
       await Promise.all(starting);
-      // Each worker closes its connection itself (a killed thread would leave it open, and
-      // the -wal/-shm files of a read-only server behind); one that does not answer in two
-      // seconds is killed, as the process ends next.
+      // Each worker closes its connection itself, once its search ends, however long that
+      // takes: a thread stopped before would leave it open to the process's end (on Deno), and
+      // so the -wal and -shm of a read-only server behind, which its own close cannot remove
+      // while another connection of the process holds the file.
       const all = [...slots.map((slot) => slot.worker), ...retiring.keys()];
       await Promise.all(all.map(async (worker) => {
         worker.ref();
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const late = new Promise<void>((resolve) => timer = setTimeout(resolve, 2000));
-        await Promise.race([retire(worker), late]);
-        clearTimeout(timer);
+        await retire(worker);
         await worker.terminate();
       }));
       for (const slot of slots) {
