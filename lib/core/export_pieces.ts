@@ -57,6 +57,16 @@ export interface ExportPiecesOptions {
    * @default {false}
    */
   readonly holdSnapshot?: boolean;
+  /**
+   * Whether a session is exported, asked of its row (as its first piece
+   * would carry it, `last_active` included when a list is exported) before
+   * any of its messages is read: a session it refuses gives no piece, and a
+   * store that reads in pieces itself reads none of its messages (a
+   * PostgreSQL server reads their ids with the row). It may be asked more
+   * than once of a session (a read tried again while the file is locked),
+   * and what it throws ends the export. Every session by default.
+   */
+  readonly keep?: (session: SessionRow) => boolean;
 }
 
 /** The key of a store's own piece reader (an internal seam; not part of `mod.ts`). */
@@ -89,12 +99,12 @@ function chunkOf(options: ExportPiecesOptions): number {
 /**
  * The pieces of an export: the records `exportSession(id)` or
  * `iterateExport(filter)` give, with the same rows and values in the same
- * order, each session's messages a chunk at a time. A session not found
- * gives no piece.
+ * order, each session's messages a chunk at a time. A session not found,
+ * or refused by `keep`, gives no piece.
  *
  * @param store The store.
  * @param selection One session, or the sessions of a filter.
- * @param options The chunk size, and whether each session is one held snapshot.
+ * @param options The chunk size, whether each session is one held snapshot, and which are kept.
  * @returns The pieces; ending it early (`return`) ends the reads.
  * @throws {TypeError} At once, when the id asked for is not text, naming the value.
  * @throws What `exportSession` / `iterateExport` throw (`UnexportableIdError`…), on a `next()`.
@@ -106,36 +116,56 @@ export function readExportPieces(
 ): AsyncIterableIterator<ExportPiece> {
   // Checked here for every engine, as `exportSession` checks it.
   if ("id" in selection) checkKeyText("export session", "id", selection.id);
-  const settled = { chunk: chunkOf(options), holdSnapshot: options.holdSnapshot ?? false };
+  const settled: Required<ExportPiecesOptions> = {
+    chunk: chunkOf(options),
+    holdSnapshot: options.holdSnapshot ?? false,
+    keep: options.keep ?? keepEvery,
+  };
   const own = (store as Partial<PieceExporter>)[EXPORT_PIECES];
   if (typeof own === "function") return own.call(store, selection, settled);
-  return recordPieces(store, selection, settled.chunk);
+  return recordPieces(store, selection, settled);
 }
 
-/** The pieces of whole records, for a store that has no reader of its own. */
-async function* recordPieces(
-  store: SessionStore,
-  selection: ExportSelection,
-  chunk: number,
-): AsyncIterableIterator<ExportPiece> {
-  if ("id" in selection) {
-    const record = await store.exportSession(selection.id);
-    if (record !== undefined) yield* piecesOf(record, chunk);
-    return;
-  }
-  for await (const record of store.iterateExport(selection.filter)) yield* piecesOf(record, chunk);
+/** Keeps every session: the default of `keep`. */
+function keepEvery(): boolean {
+  return true;
 }
 
 /**
- * A whole record as pieces: its row, then its messages `chunk` at a time.
+ * The pieces of whole records, for a store that has no reader of its own:
+ * a session `keep` refuses was read whole all the same, and gives no piece.
+ */
+async function* recordPieces(
+  store: SessionStore,
+  selection: ExportSelection,
+  options: Required<ExportPiecesOptions>,
+): AsyncIterableIterator<ExportPiece> {
+  if ("id" in selection) {
+    const record = await store.exportSession(selection.id);
+    if (record !== undefined) yield* piecesOf(record, options);
+    return;
+  }
+  for await (const record of store.iterateExport(selection.filter)) {
+    yield* piecesOf(record, options);
+  }
+}
+
+/**
+ * A whole record as pieces: its row, then its messages `chunk` at a time;
+ * none when `keep` refuses its row.
  *
  * @param record A record of `exportSession` / `iterateExport`.
- * @param chunk Messages per piece.
+ * @param options Messages per piece, and which sessions are kept.
  * @returns The pieces.
  */
-function* piecesOf(record: SessionExport, chunk: number): Generator<ExportPiece> {
-  const { messages, ...session } = record;
-  yield { session: session as SessionRow };
+function* piecesOf(
+  record: SessionExport,
+  { chunk, keep }: Required<ExportPiecesOptions>,
+): Generator<ExportPiece> {
+  const { messages, ...row } = record;
+  const session = row as SessionRow;
+  if (!keep(session)) return;
+  yield { session };
   for (let at = 0; at < messages.length; at += chunk) {
     yield { messages: messages.slice(at, at + chunk) };
   }

@@ -243,11 +243,12 @@ export async function* iterateExportPg(
  * of `exportSession` / `iterateExport`, each session's row read again with
  * the list of its messages' ids, which are read a chunk at a time (a
  * message deleted meanwhile is left out), or, with `holdSnapshot`, all of
- * a session's reads in one snapshot held while its pieces are consumed.
+ * a session's reads in one snapshot held while its pieces are consumed;
+ * a session `keep` refuses gives no piece, and none of its messages is read.
  *
  * @param reads The store's reads.
  * @param selection One session, or the filters of an export.
- * @param options The chunk of messages, and whether to hold a snapshot.
+ * @param options The chunk of messages, whether to hold a snapshot, and which sessions are kept.
  * @returns The pieces, in export order.
  */
 export async function* exportPiecesPg(
@@ -280,14 +281,14 @@ async function* sessionPieces(
   const whileOpen = (read: PgQuery): PgQuery => (text, params, settings) =>
     reads.closed() ? Promise.reject(notOpenError()) : read(text, params, settings);
   if (!options.holdSnapshot) {
-    yield* sessionPiecesBy(whileOpen(reads.client.query), reads, id, listed, options.chunk);
+    yield* sessionPiecesBy(whileOpen(reads.client.query), reads, id, listed, options);
     return;
   }
   if (reads.closed()) throw notOpenError();
   const held = await holdSnapshot(reads.client);
   let done = false;
   try {
-    yield* sessionPiecesBy(whileOpen(held.query), reads, id, listed, options.chunk);
+    yield* sessionPiecesBy(whileOpen(held.query), reads, id, listed, options);
     done = true;
   } finally {
     // Stopped early or failed: the snapshot ends, and the error (if any) stands.
@@ -298,7 +299,8 @@ async function* sessionPieces(
 
 /**
  * One session of an export in pieces: its row, then its messages `chunk`
- * at a time; nothing when it is gone. The row (with `last_active` when it
+ * at a time; nothing when it is gone, or `keep` refuses its row (its
+ * messages then not read: only their ids came with the row). The row (with `last_active` when it
  * was `listed`) is read again with the list of its messages, in one
  * statement, so both are of one state, as the SQLite engine reads them:
  * the listing's row, read before a write the messages came after, said 2
@@ -310,7 +312,7 @@ async function* sessionPiecesBy(
   reads: ExportReads,
   id: string,
   listed: boolean,
-  chunk: number,
+  { chunk, keep }: Required<ExportPiecesOptions>,
 ): AsyncGenerator<ExportPiece> {
   const row = listed
     ? EXPORT_SESSIONS("WHERE s.id = $1")
@@ -324,6 +326,7 @@ async function* sessionPiecesBy(
   if (found === undefined) return;
   const { hermes_message_ids: listedIds, ...read } = found;
   const session = exactSessionRow(read) as unknown as SessionRow;
+  if (!keep(session)) return;
   const ids = JSON.parse(String(listedIds ?? "[]")) as string[];
   // Resumed after close(), it rejects as every method then does (a closed SQLite store's).
   if (reads.closed()) throw notOpenError();

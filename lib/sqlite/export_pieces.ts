@@ -48,18 +48,27 @@ interface SessionStart {
   readonly ids: readonly string[];
 }
 
+/** How a session's start is read: `listed` (with `last_active`), and which sessions are kept. */
+interface StartReading {
+  readonly listed: boolean;
+  readonly keep: (session: SessionRow) => boolean;
+}
+
 /**
  * Reads the session's row (`listed`: again as the session list reads it,
  * with `last_active`) and its messages' ids in the snapshot of an open
- * savepoint.
+ * savepoint; nothing more when `keep` refuses the row (its messages are not
+ * read, not even their ids).
  */
-function readStart(store: Store, id: string, listed: boolean): SessionStart | undefined {
-  const row = listed
+function readStart(store: Store, id: string, reading: StartReading): SessionStart | undefined {
+  const row = reading.listed
     ? store.statement(SESSION_AGAIN_SQL).get(id) as SessionRowWithActivity | undefined
     : getSession(store, id);
   if (row === undefined) return undefined;
+  const session = exactSession(store, row);
+  if (!reading.keep(session)) return undefined;
   const ids = store.statement(IDS_SQL).all(id).map((read) => String(read.hermes_id));
-  return { session: exactSession(store, row), ids };
+  return { session, ids };
 }
 
 /**
@@ -75,18 +84,19 @@ function mayHold(store: Store): boolean {
 
 /**
  * Opens the savepoint and reads the session's start in it; leaves the
- * savepoint open when `hold` is given and the session is there, else ends it.
+ * savepoint open when `hold` is given and the session is there (and kept),
+ * else ends it.
  */
 function openSession(
   store: Store,
   id: string,
-  listed: boolean,
+  reading: StartReading,
   hold: boolean,
 ): SessionStart | undefined {
   store.db.exec(`SAVEPOINT ${SAVEPOINT}`);
   let start: SessionStart | undefined;
   try {
-    start = readStart(store, id, listed);
+    start = readStart(store, id, reading);
   } catch (error) {
     rollBack(store);
     throw error;
@@ -113,7 +123,7 @@ function readChunk(store: Store, ids: readonly string[]): MessageRow[] {
 
 /**
  * The pieces of one session: its row, then its messages `chunk` at a time;
- * none when it is not there (any more).
+ * none when it is not there (any more), or `keep` refuses it.
  */
 async function* sessionPieces(
   call: StoreCall,
@@ -122,7 +132,8 @@ async function* sessionPieces(
   options: Required<ExportPiecesOptions>,
 ): AsyncGenerator<ExportPiece> {
   const hold = options.holdSnapshot;
-  const start = await call((store) => openSession(store, id, listed, hold));
+  const reading = { listed, keep: options.keep };
+  const start = await call((store) => openSession(store, id, reading, hold));
   if (start === undefined) return;
   let done = false;
   try {
@@ -147,7 +158,8 @@ async function* sessionPieces(
  *
  * @param call Runs a read on the store's connection.
  * @param selection One session, or the sessions of a filter (no `origin`: checked by the caller).
- * @param options The chunk size, and whether each session is one held snapshot.
+ * @param options The chunk size, whether each session is one held snapshot, and which are
+ *   kept (asked of each row before its messages are read).
  * @returns The pieces.
  * @throws {UnexportableIdError} When a listed session's id is not valid UTF-8 text.
  */

@@ -595,10 +595,10 @@ async function exportDownload(api: ApiRequest): Promise<Response> {
     const title = `hermes-state export${parts.length > 0 ? ` (${parts.join(", ")})` : ""}`;
     // Without a source the listing leaves out the `tool` sessions (subagents' own): so does this.
     const leaveOut = source === null ? "tool" : undefined;
-    stream = await exportStoreStream(api.store, { filter }, format, title, cutOff, {
-      leaveOut,
-      only,
-    });
+    // Asked of each session's row before its messages are read: those left out are never read.
+    const keep = (session: SessionRow) =>
+      session.source !== leaveOut && (only === undefined || only.has(session.id));
+    stream = await exportStoreStream(api.store, { filter }, format, title, cutOff, { keep });
   }
   return new Response(stream, {
     headers: withSecurityHeaders({

@@ -145,30 +145,6 @@ function byteStream(
   });
 }
 
-/** Options of {@linkcode exportStoreStream}. */
-export interface StoreStreamOptions extends ExportPiecesOptions {
-  /** Leave out the sessions of this source (the listing's `tool` sessions, when no source is asked). */
-  readonly leaveOut?: string;
-  /** Only the sessions of these ids (the listing's "Has children" ones); every one when omitted. */
-  readonly only?: ReadonlySet<string>;
-}
-
-/** `pieces` without the sessions of source `leaveOut`, nor those `only` leaves out, nor their messages. */
-async function* chosenSessions(
-  pieces: AsyncIterable<ExportPiece>,
-  options: StoreStreamOptions,
-): AsyncGenerator<ExportPiece> {
-  const { leaveOut, only } = options;
-  let skipping = false;
-  for await (const piece of pieces) {
-    if ("session" in piece) {
-      const { id, source } = piece.session;
-      skipping = source === leaveOut || (only !== undefined && !only.has(id));
-    }
-    if (!skipping) yield piece;
-  }
-}
-
 /**
  * An export of `store` as a stream of UTF-8 bytes, read from the store a
  * chunk of messages at a time ({@linkcode readExportPieces}), so that a
@@ -191,8 +167,8 @@ async function* chosenSessions(
  *   session's row (`title || id` for one session, as its page names it).
  * @param onFailure Told the error before the stream errors with it.
  * @param options The chunk size, whether each session is one held snapshot
- *   (not by default: a server's connection stays free for its writes), a source left out,
- *   the only sessions kept.
+ *   (not by default: a server's connection stays free for its writes), and which sessions
+ *   are kept (`keep`, asked of each row before its messages are read).
  * @returns The stream, or `undefined` when the session asked for is not found.
  * @throws {Error} What reading the first piece threw (`UnexportableIdError`…).
  */
@@ -202,10 +178,9 @@ export async function exportStoreStream(
   format: ExportFormat,
   title: string | ((first: SessionRow) => string),
   onFailure: (error: unknown) => void = () => {},
-  options: StoreStreamOptions = {},
+  options: ExportPiecesOptions = {},
 ): Promise<ReadableStream<Uint8Array> | undefined> {
-  const pieces = readExportPieces(store, selection, options);
-  const rest = chosenSessions(pieces, options);
+  const rest = readExportPieces(store, selection, options);
   const first = await rest.next();
   if (first.done === true && "id" in selection) return undefined;
   let heading = typeof title === "string" ? title : "";
