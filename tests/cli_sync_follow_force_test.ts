@@ -54,12 +54,12 @@ describe("sync --force --follow", { skip: PG_SKIP }, () => {
     await until(() =>
       io.err.includes("holds none of the 42 sessions") || /"deleted":42/.test(io.out)
     );
-    // Every FILE refused, the run ends by itself; one still following is stopped.
+    // Refused, it is looked at again at each pass until the run is stopped.
     if (io.listening) io.interrupt();
     assert.equal(await run, 1);
     assert.match(
       io.err,
-      /holds none of the 42 sessions .*\(left out of the passes that follow\)\n/,
+      /holds none of the 42 sessions .*\(looked at again at each pass\)\n/,
     );
     assert.equal(await sessionsOf(url, "web-1"), 42);
   });

@@ -139,15 +139,24 @@ export function translate(error: unknown): unknown {
 }
 
 /**
+ * The codes of a socket the other end ended that the runtime's `net` gives
+ * without a `syscall`: a write after the server's FIN was read fails with
+ * EPIPE, "This socket has been ended by the other party" (Deno, Node, Bun).
+ */
+const ENDED_SOCKET_CODES: ReadonlySet<string> = new Set(["EPIPE", "ECONNRESET"]);
+
+/**
  * Whether `error` says the server (or the network) ended the connection in
- * words that name no server: the socket's own (`read ECONNRESET`, `EPIPE`),
- * or the server's notice as it closes it (57P01 `pg_terminate_backend` or a
- * fast shutdown, 57P02 a crash of another backend, 57P03 not accepting).
+ * words that name no server: the socket's own (`read ECONNRESET`, `write
+ * EPIPE`, "This socket has been ended by the other party"), or the server's
+ * notice as it closes it (57P01 `pg_terminate_backend` or a fast shutdown,
+ * 57P02 a crash of another backend, 57P03 not accepting).
  */
 export function endedByServer(error: unknown): boolean {
   const code = sqlState(error);
   if (code === undefined) return false;
-  return code.startsWith("57P") || typeof (error as { syscall?: unknown }).syscall === "string";
+  return code.startsWith("57P") || ENDED_SOCKET_CODES.has(code) ||
+    typeof (error as { syscall?: unknown }).syscall === "string";
 }
 
 /**

@@ -18,6 +18,11 @@ export interface NewDigests {
   readonly rows: readonly { digest: string; id: string }[];
   /** Sessions recorded before migration 8 without a message digest: theirs now. */
   readonly messages: readonly { digest: number; id: string }[];
+  /**
+   * Sessions whose visibility columns the server holds as the file has
+   * them, recorded without that digest or with another: the file's now.
+   */
+  readonly shown: readonly { digest: string; id: string }[];
 }
 
 /**
@@ -33,7 +38,8 @@ export async function recordDigests(
   pass: Pass,
   digests: NewDigests,
 ): Promise<void> {
-  if (digests.rows.length === 0 && digests.messages.length === 0) return;
+  const { rows, messages, shown } = digests;
+  if (rows.length === 0 && messages.length === 0 && shown.length === 0) return;
   await passTransaction(client, pass, async (query) => {
     await query(
       `UPDATE sync_sessions s SET row_digest = d.digest
@@ -46,6 +52,13 @@ export async function recordDigests(
        FROM json_to_recordset($1::text::json) AS d(digest bigint, id text)
        WHERE s.session_id = d.id AND s.message_digest IS NULL`,
       [jsonParam(digests.messages)],
+    );
+    if (shown.length === 0) return;
+    await query(
+      `UPDATE sync_sessions s SET shown_digest = d.digest
+       FROM json_to_recordset($1::text::json) AS d(digest text, id text)
+       WHERE s.session_id = d.id`,
+      [jsonParam(shown)],
     );
   });
 }

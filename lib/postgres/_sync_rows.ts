@@ -126,6 +126,7 @@ const RECORD_CASTS = [
   "bigint",
   "text",
   "text",
+  "text",
 ];
 
 /**
@@ -150,17 +151,19 @@ export async function recordSessions(
     source.maxId,
     source.messageDigest,
     source.extraDigest,
+    source.shownDigest,
     source.metaDigest,
   ]);
   const { sql, params } = tuplesOf(rows, RECORD_CASTS);
   await query(
     `INSERT INTO sync_sessions (session_id, origin, source_id, source_parent, row_digest,
-       message_count, max_message_id, message_digest, extra_digest, meta_digest)
+       message_count, max_message_id, message_digest, extra_digest, shown_digest, meta_digest)
      VALUES ${sql}
      ON CONFLICT (session_id) DO UPDATE SET source_parent = excluded.source_parent,
        row_digest = excluded.row_digest, message_count = excluded.message_count,
        max_message_id = excluded.max_message_id, message_digest = excluded.message_digest,
-       extra_digest = excluded.extra_digest, meta_digest = excluded.meta_digest`,
+       extra_digest = excluded.extra_digest, shown_digest = excluded.shown_digest,
+       meta_digest = excluded.meta_digest`,
     params,
   );
 }

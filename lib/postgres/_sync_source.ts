@@ -1,8 +1,9 @@
 /**
  * What a `sync` pass compares: the file's sessions (their rows, a
- * per-session message count, highest id and digest, and their goals, read
- * in one snapshot) and what the server records of the origin's sessions
- * (`sync_sessions`).
+ * per-session message count, highest id and digest, the digest of their
+ * messages' visibility columns in a newer Hermes's file, and their goals,
+ * read in one snapshot) and what the server records of the origin's
+ * sessions (`sync_sessions`).
  *
  * @module
  */
@@ -20,6 +21,7 @@ import {
   type SessionMetaEntry,
 } from "./_sync_digest.ts";
 import { SESSION_META_PREFIXES } from "../core/session_meta.ts";
+import { NOTHING_HIDDEN, readShownDigests } from "./_sync_shown.ts";
 import {
   exactInteger,
   ExactRead,
@@ -50,6 +52,11 @@ export interface SourceSession {
   messageDigest: number;
   /** The digest of its messages' newer columns (`ExtraDigests.all`); null in a v11 file. */
   extraDigest: string | null;
+  /**
+   * The digest of its messages' visibility columns (`_sync_shown.ts`), read
+   * on every pass; `null` in a file without those columns.
+   */
+  shownDigest: string | null;
   /** Its per-session `state_meta` keys (its goal), in prefix order. */
   meta: readonly SessionMetaEntry[];
   /** {@linkcode metaDigestOf} those keys (`null`: none). */
@@ -74,6 +81,11 @@ export interface ServerSession {
   messageDigest: number | null;
   /** The digest of the held messages' newer columns, or `null`. */
   extraDigest: string | null;
+  /**
+   * The digest of the held messages' visibility columns (`_sync_shown.ts`),
+   * or `null`: not recorded (a file without them, or a release before it).
+   */
+  shownDigest: string | null;
   /** The digest of the per-session keys the server holds (`metaDigestOf`), or `null`: none. */
   metaDigest: string | null;
 }
@@ -225,6 +237,7 @@ export function readSource(
       });
     }
     const metaOf = readSessionMeta(store);
+    const shownOf = readShownDigests(store);
     const promptOf = store.statement("SELECT system_prompt FROM sessions WHERE id = ?");
     const exactRow = exactSessionRead(store);
     for (const row of store.statement(`SELECT ${sessionColumnsSql(store)} FROM sessions`).all()) {
@@ -245,13 +258,17 @@ export function readSource(
         maxId: stat?.max ?? 0,
         messageDigest: stat?.digest ?? 0,
         extraDigest: null,
+        shownDigest: shownOf === undefined ? null : shownOf.get(id) ?? NOTHING_HIDDEN,
         meta,
         metaDigest: metaDigestOf(meta),
       };
       const unshippable = unshippableReason(row, stat?.untimed ?? 0);
       if (unshippable !== undefined) session.unshippable = unshippable;
       const changes = changesSince(session, server.get(id));
-      if (row.system_prompt !== null && (changes.row || changes.messages || changes.meta)) {
+      if (
+        row.system_prompt !== null &&
+        (changes.row || changes.messages || changes.meta || changes.shown)
+      ) {
         row.system_prompt = blobAsText(promptOf.get(id)?.system_prompt ?? null);
         session.fullDigest = digestOf(row, extra);
       }
@@ -269,19 +286,23 @@ export function readSource(
  *
  * @param session The session in the file.
  * @param known What the server records of it, if anything.
- * @returns Whether its row, its messages, and its per-session keys changed.
+ * @returns Whether its row, its messages, and its per-session keys changed,
+ *   and whether the digest of its messages' visibility columns differs from
+ *   the one recorded, or is not recorded (`shown`: in a file with those
+ *   columns, for a session the server holds).
  */
 export function changesSince(
   session: SourceSession,
   known: ServerSession | undefined,
-): { row: boolean; messages: boolean; meta: boolean } {
+): { row: boolean; messages: boolean; meta: boolean; shown: boolean } {
   const meta = session.metaDigest !== (known?.metaDigest ?? null);
-  if (known === undefined) return { row: true, messages: true, meta };
+  if (known === undefined) return { row: true, messages: true, meta, shown: false };
   return {
     row: known.digest !== session.digest,
     messages: known.count !== session.count || known.maxId !== session.maxId ||
       (known.messageDigest !== null && known.messageDigest !== session.messageDigest),
     meta,
+    shown: session.shownDigest !== null && known.shownDigest !== session.shownDigest,
   };
 }
 
@@ -300,7 +321,7 @@ export async function serverRecords(
   for (
     const row of await client.query(
       `SELECT source_id, row_digest, message_count, max_message_id::text AS max_message_id,
-         message_digest, extra_digest, meta_digest
+         message_digest, extra_digest, shown_digest, meta_digest
        FROM sync_sessions WHERE origin = $1`,
       [origin],
     )
@@ -311,6 +332,7 @@ export async function serverRecords(
       maxId: exactInteger(row.max_message_id),
       messageDigest: row.message_digest == null ? null : Number(row.message_digest),
       extraDigest: row.extra_digest == null ? null : String(row.extra_digest),
+      shownDigest: row.shown_digest == null ? null : String(row.shown_digest),
       metaDigest: row.meta_digest == null ? null : String(row.meta_digest),
     });
   }
@@ -338,7 +360,7 @@ export function keptRecords(
     if (
       x === undefined || x.digest !== y.digest || x.count !== y.count || x.maxId !== y.maxId ||
       x.messageDigest !== y.messageDigest || x.extraDigest !== y.extraDigest ||
-      x.metaDigest !== y.metaDigest
+      x.shownDigest !== y.shownDigest || x.metaDigest !== y.metaDigest
     ) return false;
   }
   return true;

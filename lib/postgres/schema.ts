@@ -230,6 +230,15 @@ const MIGRATIONS: readonly PgMigration[] = [
     // the record an earlier release wrote, and one with a goal has it shipped by the next pass.
     sql: [`ALTER TABLE sync_sessions ADD COLUMN meta_digest text`],
   },
+  {
+    step: 10,
+    name: "sync digests of visibility columns",
+    // A digest of each synced session's messages' `active`, `compacted` and `display_kind`
+    // (`_sync_shown.ts`), read on every pass of a newer Hermes's file: that Hermes changes them
+    // in place, the session's row and message count unchanged. NULL is "not recorded": the next
+    // pass checks the rows the server holds against the file, and records it.
+    sql: [`ALTER TABLE sync_sessions ADD COLUMN shown_digest text`],
+  },
 ];
 
 /** Messages read per round trip by {@linkcode writeUnspacedGrams}. */

@@ -9,7 +9,9 @@
  *   the check that refuses another file in its place); `sync_sessions`
  *   records, per synced session, its origin, its id in the file, a digest
  *   of its row, how many messages (up to which message id, and a digest of
- *   their ids and times) the server holds, and a digest of its goal.
+ *   their ids and times) the server holds, digests of their newer columns
+ *   (a newer Hermes's file: all of them, and the visibility ones), and a
+ *   digest of its goal.
  * - Goals: a session's per-session `state_meta` keys (Python Hermes's
  *   `goal:<id>`) go with it, as `goal:<origin>/<id>`, in its transaction;
  *   changed or removed on the host, or its session gone, they are written
@@ -17,12 +19,18 @@
  * - What a pass costs: one read of the file's session rows (their system
  *   prompts as a length: the text only of the sessions it writes) and of a
  *   per-session message count, highest id and digest (an index scan), of
- *   its goal keys (an index range), one read of the origin's
- *   `sync_sessions`; then work only for what changed: a new or
- *   changed session row is upserted; new messages (ids above the last
- *   synced one, nothing missing or changed below) are appended; a transcript that lost
- *   or rewrote messages (`replaceMessages`, `clearMessages`) is rewritten; a
- *   session gone from the file (deleted, pruned) is deleted. Each session's
+ *   its goal keys (an index range), in a newer Hermes's file of the rows
+ *   its visibility columns hide or mark (`active`, `compacted`,
+ *   `display_kind`: a scan of the messages' table, `_sync_shown.ts`), one
+ *   read of the origin's `sync_sessions`; then work only for what changed:
+ *   a new or changed session row is upserted; new messages (ids above the
+ *   last synced one, nothing missing or changed below) are appended; a
+ *   transcript that lost or rewrote messages (`replaceMessages`,
+ *   `clearMessages`), or whose rows the server holds changed in place (a
+ *   rewind, a compaction, a row hidden: seen by the digest of their newer
+ *   columns, read for a changed session, and by that of their visibility
+ *   columns, read on every pass), is rewritten; a session gone from the
+ *   file (deleted, pruned) is deleted. Each session's
  *   changes are one transaction, fenced by the pass's token (a pass that
  *   lost its lock stops once another one writes).
  * - Deletes on the server: a synced session deleted there (`delete`,
@@ -41,7 +49,8 @@
  *   the budget, held whole.
  *
  * The parts: `_sync_source.ts` (what the pass compares), `_sync_digest.ts`
- * (the digests recorded), `_sync_sessions.ts` (the changed sessions, read
+ * (the digests recorded), `_sync_shown.ts` (the visibility columns' digest),
+ * `_sync_sessions.ts` (the changed sessions, read
  * and batched), `_sync_messages.ts` (reading messages from the file),
  * `_sync_write.ts` and `_sync_rows.ts` (the transactions and their
  * statements), `_sync_titles.ts`, `_sync_finish.ts` (after the sessions),
@@ -75,6 +84,7 @@ import { restoreTitles } from "./_sync_titles.ts";
 import { StorageError } from "../core/storage_error.ts";
 import { abortableDelay } from "../core/delay.ts";
 import { linkParents, recordDigests, recordPassTime } from "./_sync_finish.ts";
+import { shownAsHeld } from "./_sync_shown.ts";
 
 export { digestOf } from "./_sync_digest.ts";
 export { syncLockName, SyncRefusedError, SyncSupersededError } from "./sync_origin.ts";
@@ -365,7 +375,8 @@ export async function syncFile(
     const notShipped: NotShipped[] = [...source].flatMap(([id, session]) =>
       session.unshippable === undefined ? [] : [{ id, reason: session.unshippable }]
     );
-    writer = new SessionWriter(client, pass, new FileMessages(store), {
+    const messages = new FileMessages(store);
+    writer = new SessionWriter(client, pass, messages, {
       onProgress: (counts) => options.onProgress?.({ origin, ...counts, deleted: 0, notShipped }),
     });
     /** Unchanged sessions an earlier release recorded with the whole row's digest. */
@@ -375,6 +386,8 @@ export async function syncFile(
      * digest: it is recorded now, and nothing shipped.
      */
     const undigested: { digest: number; id: string }[] = [];
+    /** Sessions whose visibility columns the server holds as the file has them: their digest. */
+    const reshown: { digest: string; id: string }[] = [];
     let stopped = false;
     for (const [id, session] of source) {
       if (options.signal?.aborted) {
@@ -383,17 +396,27 @@ export async function syncFile(
       }
       if (session.unshippable !== undefined) continue;
       const known = server.get(id);
-      const { row: rowChanged, messages: messagesChanged, meta: metaChanged } = changesSince(
-        session,
-        known,
-      );
+      const changes = changesSince(session, known);
+      let rowChanged = changes.row;
+      const { messages: messagesChanged, meta: metaChanged, shown: shownChanged } = changes;
       if (!messagesChanged && known !== undefined && known.messageDigest === null) {
         undigested.push({ digest: session.messageDigest, id: `${origin}/${id}` });
       }
-      if (!rowChanged && !messagesChanged && !metaChanged) continue;
-      if (!messagesChanged && !metaChanged && known?.digest === session.fullDigest) {
-        redigested.push({ digest: session.digest, id: `${origin}/${id}` });
-        continue;
+      if (!rowChanged && !messagesChanged && !metaChanged && !shownChanged) continue;
+      if (
+        !messagesChanged && !metaChanged && (!rowChanged || known?.digest === session.fullDigest)
+      ) {
+        // The row as the server holds it (an earlier release's digest of it: the new one recorded).
+        if (rowChanged) redigested.push({ digest: session.digest, id: `${origin}/${id}` });
+        rowChanged = false;
+        if (!shownChanged) continue;
+        // Visibility columns edited in place (a rewind, a compaction, a row hidden), the session's
+        // row and message count unchanged: the transcript is shipped again, unless the server
+        // holds it as the file has it (a record without the digest, or one of an earlier read).
+        if (shownAsHeld(session, known!, messages)) {
+          reshown.push({ digest: session.shownDigest!, id: `${origin}/${id}` });
+          continue;
+        }
       }
       try {
         await writer.add({ session, known, rowChanged, messagesChanged, metaChanged });
@@ -412,7 +435,11 @@ export async function syncFile(
       notShipped,
       ...(stopped ? { stopped: true as const } : {}),
     };
-    await recordDigests(client, pass, { rows: redigested, messages: undigested });
+    await recordDigests(client, pass, {
+      rows: redigested,
+      messages: undigested,
+      shown: reshown,
+    });
     const gone = [...server.keys()].filter((id) => !source.has(id)).map((id) => `${origin}/${id}`);
     if (gone.length > 0) {
       // Their goals go with them (deleteSessionRows). Counted: those the server still held (a
@@ -427,7 +454,8 @@ export async function syncFile(
         return held.length;
       });
     }
-    const wrote = redigested.length > 0 || undigested.length > 0 || wroteAnything(totals);
+    const wrote = redigested.length > 0 || undigested.length > 0 || reshown.length > 0 ||
+      wroteAnything(totals);
     await linkParents(client, origin);
     // Every pass: one that failed before this may have left titles unsettled.
     await restoreTitles(client, origin, source);

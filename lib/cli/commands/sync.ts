@@ -37,8 +37,8 @@ two hosts' sessions with the same id never overwrite each other. A title
 another origin already uses gets " [ORIGIN]" appended. A FILE that holds
 none of the sessions its origin has on the server is refused (another
 machine's file under the same host name and path, or a new file in the old
-one's place), unless --force; with --follow it is named once and left out
-of the passes that follow.
+one's place), unless --force; with --follow it is named once and looked
+at again at each pass (shipped once the origin's file is back in place).
 
 In a container, whose host name changes when it is re-created, give the
 origin a name: --origin NAME follows the FILE to its new host.
@@ -54,9 +54,9 @@ Options:
                     Keep syncing until interrupted, a pass every SECONDS (default 5;
                     Ctrl-C ends after the pass under way); after a FILE's first
                     pass, one that changes nothing prints nothing, and an error
-                    is named once until it changes; a FILE missing is looked for
-                    again at each pass; exit 0 unless a FILE is refused or
-                    failing when stopped
+                    is named once until it changes; a FILE missing or refused
+                    is looked at again at each pass; exit 0 unless a FILE is
+                    refused or failing when stopped
   --every SECONDS   The same pause, for --follow without a value (an older spelling)
   --json            Report each pass as JSON, one object a line
   -h, --help        Show this help
@@ -171,10 +171,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   });
   /** One-shot: the files whose pass was cut short, or never began, by a signal. */
   const unfinished: string[] = [];
-  let refusedAny = false;
-  // A refused FILE (another file than its origin's) stays refused until someone acts: it is
-  // left out of the passes that follow, rather than named again every few seconds.
-  let pending = [...files];
+  // The files refused (another file than their origin's), by their last pass. With --follow, a
+  // refused FILE is looked at again at each pass, named once while refused the same way: the
+  // origin's file put back (a backup restored after Hermes re-created an empty one) ships.
+  const refused = new Set<string>();
   // With --follow, the files whose last pass was reported: a pass that changes nothing then
   // says nothing (a line every few seconds for ever would bury the passes that did).
   const reported = new Set<string>();
@@ -187,7 +187,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   try {
     for (;;) {
       passing = true;
-      for (const file of pending) {
+      for (const file of files) {
         if (stopping) {
           if (!follow) unfinished.push(file);
           continue;
@@ -207,6 +207,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
           });
           progress.done();
           shipped.add(file);
+          refused.delete(file);
           if (result.stopped) unfinished.push(file);
           const named = failing.get(file);
           failing.delete(file);
@@ -243,14 +244,12 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
           failed = true;
           // Its next pass that works is reported, changes or not: the file is shipped again.
           reported.delete(file);
-          const refused = error instanceof SyncRefusedError;
-          if (refused) {
-            refusedAny = true;
-            pending = pending.filter((f) => f !== file);
-          }
-          const after = refused && follow ? " (left out of the passes that follow)" : "";
+          const isRefused = error instanceof SyncRefusedError;
+          if (isRefused) refused.add(file);
+          else refused.delete(file);
+          const after = isRefused && follow ? " (looked at again at each pass)" : "";
           // A FILE gone since (--follow looks for it again at each pass): the words of the others.
-          const what = !refused && isMissing(file)
+          const what = !isRefused && isMissing(file)
             ? `${noDatabaseError(file, { argument: true }).message}${
               follow ? " (looked for again at each pass)" : ""
             }`
@@ -261,7 +260,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         }
       }
       passing = false;
-      if (!follow || pending.length === 0 || stopping) break;
+      if (!follow || stopping) break;
       await pauseUnless(every, () => stopping);
       if (stopping) break;
     }
@@ -270,7 +269,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     await client.close();
   }
   // Followed until stopped: what counts is how the files stood then, not an error long gone.
-  if (follow && stopping) return failing.size > 0 || refusedAny ? 1 : 0;
+  if (follow && stopping) return failing.size > 0 || refused.size > 0 ? 1 : 0;
   if (interrupted !== undefined && unfinished.length > 0) {
     throw new InterruptedError(
       interrupted,
