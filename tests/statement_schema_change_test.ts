@@ -30,3 +30,16 @@ test("rows read after another process added a column carry it, through statement
   assert.deepEqual(transcriptMarks(after.at(-1)!), ["[rewound]"]);
   assert.equal(db.getMessages(SESSION).length, before.length - 1);
 });
+
+test("a statement prepared before the first look at the columns is prepared again after another process added one", async () => {
+  const file = copyFixture("hermes-v11.db");
+  using db = await SessionDB.open({ path: file, readonly: true });
+  // Prepared (and cached) before anything has read the schema cookie.
+  assert.equal(Object.hasOwn(db.getSession(SESSION)!, "archived"), false);
+  {
+    using raw = await rawOpen(file);
+    raw.exec("ALTER TABLE sessions ADD COLUMN archived INTEGER DEFAULT 0");
+  }
+  db.getMessages(SESSION); // the first look at the columns: the cookie has moved since the open
+  assert.equal(db.getSession(SESSION)?.archived, 0);
+});

@@ -17,7 +17,7 @@ import { SessionDB, storeOf } from "./session_db.ts";
 import type { SessionStore } from "../core/session_store.ts";
 import {
   checkStoreRetry,
-  DEFAULT_TIMEOUT_MS,
+  isBusyError,
   retryWhileBusy,
   type StoreRetryOptions,
 } from "./store_retry.ts";
@@ -134,10 +134,7 @@ class SqliteSessionStore implements SessionStore {
    * behind others gets what is left of its own time, not a new one).
    */
   #call<T>(fn: (db: SessionDB) => T, calledAt?: number): Promise<T> {
-    if (calledAt === undefined) return retryWhileBusy(() => fn(this.#db), this.#retry);
-    const timeoutMs = this.#retry.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const left = Math.max(0, timeoutMs - (performance.now() - calledAt));
-    return retryWhileBusy(() => fn(this.#db), { ...this.#retry, timeoutMs: left });
+    return retryWhileBusy(() => fn(this.#db), this.#retry, calledAt);
   }
 
   /**
@@ -151,23 +148,35 @@ class SqliteSessionStore implements SessionStore {
     const ahead = this.#waitingWrites;
     let result: Promise<T>;
     if (ahead === undefined) {
-      let done = false;
+      // Ended at its first try (written, or failed for another reason than the lock): none waits.
+      let ended = false;
       result = this.#call((db) => {
-        const value = fn(db);
-        done = true;
-        return value;
+        try {
+          const value = fn(db);
+          ended = true;
+          return value;
+        } catch (error) {
+          ended = !isBusyError(error);
+          throw error;
+        }
       });
-      if (done) return result;
+      if (ended) return result;
     } else {
       const calledAt = performance.now();
       result = ahead.then(() => this.#call(fn, calledAt));
     }
-    const settled = result.then(() => {}, () => {});
+    // Let go as the write settles, before its caller resumes: a write called then runs at once.
+    const settled: Promise<void> = result.then(
+      () => this.#letGo(settled),
+      () => this.#letGo(settled),
+    );
     this.#waitingWrites = settled;
-    void settled.then(() => {
-      if (this.#waitingWrites === settled) this.#waitingWrites = undefined;
-    });
     return result;
+  }
+
+  /** Ends the wait behind `write` when no write was called after it. */
+  #letGo(write: Promise<void>): void {
+    if (this.#waitingWrites === write) this.#waitingWrites = undefined;
   }
 
   close(): Promise<void> {

@@ -87,7 +87,8 @@ export class Store {
     if (cookie !== this.#columnsCookie) {
       // A statement prepared on the old schema names the columns of then: SQLite prepares
       // it again, but the driver keeps the names it read (`SELECT *` rows lacked a new column).
-      if (this.#columnsCookie !== -1) this.#statements.clear();
+      // The first look too: a statement prepared before it may predate the change.
+      this.#statements.clear();
       this.#columns.clear();
       this.#columnsCookie = cookie;
     }

@@ -62,7 +62,7 @@ export function checkStoreRetry(options: StoreRetryOptions): void {
 }
 
 /** How long a call waits for another process's lock when `timeoutMs` is not given. */
-export const DEFAULT_TIMEOUT_MS = 15_000;
+const DEFAULT_TIMEOUT_MS = 15_000;
 
 /** True for an error that means "another connection holds the lock". */
 export function isBusyError(error: unknown): error is SqliteError {
@@ -75,19 +75,22 @@ export function isBusyError(error: unknown): error is SqliteError {
  *
  * @param attempt One try; it must change nothing when it fails as busy.
  * @param options Timing.
+ * @param started When the call was made (`performance.now()`): `timeoutMs`
+ *   and the error's `waitedMs` count from it, so a write that first waited
+ *   behind others gets what is left of its time. Now by default.
  * @returns What `attempt` returned.
  * @throws {WriteBusyError} When the lock stayed taken for `timeoutMs`.
  */
 export async function retryWhileBusy<T>(
   attempt: () => T | Promise<T>,
   options: StoreRetryOptions = {},
+  started: number = performance.now(),
 ): Promise<T> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const minDelayMs = options.minDelayMs ?? 20;
   const maxDelayMs = options.maxDelayMs ?? 150;
   const sleep = options.sleep ?? delay;
   const random = options.random ?? Math.random;
-  const started = performance.now();
   for (let attempts = 1;; attempts++) {
     try {
       return await attempt();
