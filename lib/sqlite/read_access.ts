@@ -28,7 +28,7 @@ import { holdSharedRead, readsShared } from "./shared_reads.ts";
  *   for a file without a `-wal` that this user may write: the sidecars a
  *   WAL read needs are removed again when it closes, as after any Hermes
  *   process, but a `-wal` a writer left meanwhile is not checkpointed
- *   ({@linkcode sharedReadConnection}). A file found in rollback-journal
+ *   (`SharedReadConnection`). A file found in rollback-journal
  *   mode is opened `"readonly"` instead (`openConnection` asks), which can
  *   never play a dead writer's journal back. A second read of a file this
  *   thread already reads `"shared"` is `"shared"` too while the `-wal` that
@@ -210,7 +210,7 @@ class SharedReadConnection implements SqliteConnection {
 
 /**
  * Opens `path` with `access` as every read must: a `"shared"` connection
- * comes wrapped in {@linkcode sharedReadConnection}, whose close never
+ * comes wrapped in a `SharedReadConnection`, whose close never
  * checkpoints the `-wal` of a writer that started meanwhile. A plain
  * driver connection would fold that `-wal` into the file as the last to
  * close (`doctor`, `backup` and `recover` opened so).
@@ -226,22 +226,5 @@ export function openWithAccess(
   access: ReadAccess | "write",
 ): SqliteConnection {
   const db = openDriver(path, driverOptionsFor(access));
-  return access === "shared" ? sharedReadConnection(db, path, openDriver) : db;
-}
-
-/**
- * Wraps a connection opened `"shared"` so that closing it never folds
- * another process's commits into the file (see `SharedReadConnection`).
- *
- * @param db The connection, opened with `driverOptionsFor("shared")`.
- * @param path The database path it was opened at.
- * @param openDriver The driver that opened it.
- * @returns The connection to use instead.
- */
-export function sharedReadConnection(
-  db: SqliteConnection,
-  path: string,
-  openDriver: SqliteDriver,
-): SqliteConnection {
-  return new SharedReadConnection(db, path, openDriver);
+  return access === "shared" ? new SharedReadConnection(db, path, openDriver) : db;
 }
