@@ -10,7 +10,8 @@ import { jsonText } from "../render/json_line.ts";
 /**
  * Prints one JSON document (two-space indent) and a newline; an integer
  * beyond 2^53 (a `bigint` of an exact read, as `show --json` gets from
- * `exportSession`) with every digit.
+ * `exportSession`) with every digit. A long array is written a thousand
+ * rows at a time, the same text.
  *
  * @param io Where to print.
  * @param value The value.
@@ -21,7 +22,26 @@ import { jsonText } from "../render/json_line.ts";
  * ```
  */
 export function printJson(io: Io, value: unknown): void {
-  io.stdout(`${jsonText(value, 2)}\n`);
+  if (!Array.isArray(value) || value.length <= ROWS_PER_WRITE) {
+    io.stdout(`${jsonText(value, 2)}\n`);
+    return;
+  }
+  // The same text, written a slice of rows at a time: `list --json --limit 1000000` made one
+  // string past what a JavaScript string may hold.
+  io.stdout("[\n");
+  for (let at = 0; at < value.length; at += ROWS_PER_WRITE) {
+    const rows = Array.from(value.slice(at, at + ROWS_PER_WRITE), arrayItemText);
+    io.stdout(`${rows.join(",\n")}${at + ROWS_PER_WRITE < value.length ? "," : ""}\n`);
+  }
+  io.stdout("]\n");
+}
+
+/** Rows of a long array {@linkcode printJson} writes at once. */
+const ROWS_PER_WRITE = 1000;
+
+/** One item of an array as `JSON.stringify(array, null, 2)` writes it (`undefined` as `null`). */
+function arrayItemText(item: unknown): string {
+  return `  ${(jsonText(item, 2) ?? "null").replaceAll("\n", "\n  ")}`;
 }
 
 /**
