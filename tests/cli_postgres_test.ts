@@ -233,11 +233,12 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
       await new Promise((r) => setTimeout(r, 500));
       aloneIo.interrupt();
       assert.equal(await alone, 1);
+      // Named once; the Ctrl-C may come while a pass looks at it again, which is said too.
       assert.match(
         aloneIo.err,
-        /holds none of the 42 sessions .*\(looked at again at each pass\)\n$/,
+        /^[^\n]*holds none of the 42 sessions .*\(looked at again at each pass\)\n(hermes-state: sync: stopping after the pass under way…\n)?$/,
       );
-      assert.equal(aloneIo.err.split("\n").length, 2);
+      assert.equal(aloneIo.err.match(/holds none of/g)?.length, 1);
 
       const io = interruptibleIo();
       const good = v11Copy();
