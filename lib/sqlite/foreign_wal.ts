@@ -37,7 +37,12 @@
 import { statSync } from "node:fs";
 import type { SqliteConnection, SqliteDriver } from "./driver/types.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
-import { chooseReadAccess, chooseWholeReadAccess, driverOptionsFor } from "./read_access.ts";
+import {
+  chooseReadAccess,
+  chooseWholeReadAccess,
+  driverOptionsFor,
+  openWithAccess,
+} from "./read_access.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
 import { readWalCommits, type WalCommits } from "./wal_commits.ts";
 import { integrityCheck, isCorruption } from "./integrity.ts";
@@ -264,7 +269,7 @@ export function spoilingWal(path: string, openDriver: SqliteDriver): string | un
   if (access === "immutable") return undefined;
   let db: SqliteConnection;
   try {
-    db = openDriver(path, driverOptionsFor(access));
+    db = openWithAccess(openDriver, path, access);
   } catch {
     return undefined; // unreadable either way: the rest of recover reads what it can
   }
