@@ -81,8 +81,8 @@ const ALLOWED: Readonly<Record<string, string>> = {
     "migrate reports the SQLite schema version it upgrades to",
   "lib/cli/main.ts → lib/sqlite/read_access.ts":
     "the CLI words damage met reading another user's file without locks as a likely torn read",
-  "lib/cli/main.ts → lib/sqlite/write_busy_error.ts":
-    "the CLI words a SQLite write that gave up on the lock as one line",
+  "lib/cli/locked_file.ts → lib/sqlite/write_busy_error.ts":
+    "the CLI words a SQLite write that gave up on the lock as one line (--db, import, copy)",
 };
 
 /** Comments removed (block and line), so that an example in JSDoc is not an import. */

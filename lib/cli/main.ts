@@ -18,7 +18,7 @@ import {
   TitleError,
   UnexportableIdError,
 } from "../core/errors.ts";
-import { WriteBusyError } from "../sqlite/write_busy_error.ts";
+import { lockedReason, lockGivenUp } from "./locked_file.ts";
 import { chooseReadAccess, readsUnlocked } from "../sqlite/read_access.ts";
 import { isPostgresTarget } from "../open_store.ts";
 import { defaultDbPath } from "../core/paths.ts";
@@ -188,12 +188,7 @@ function conditionLine(
   if (error instanceof NotStateDbError) {
     return `not a Hermes state.db (no ${error.missing} table): ${error.path}`;
   }
-  if (error instanceof WriteBusyError) {
-    const waited = error.waitedMs === undefined
-      ? ""
-      : ` (waited ${Math.round(error.waitedMs / 1000)} s)`;
-    return `database is locked by another process${waited}: ${dbPath ?? "the database"}`;
-  }
+  if (lockGivenUp(error)) return lockedReason(error, dbPath ?? "the database");
   const jsonLines = jsonLinesGivenAsDatabase(error);
   if (jsonLines !== undefined) return jsonLines;
   // Read without locks (another user's file): the owner's checkpoint tore the read, most likely.

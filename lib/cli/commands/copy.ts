@@ -37,6 +37,7 @@ import { hostname } from "node:os";
 import { SESSION_META_PREFIXES } from "../../core/session_meta.ts";
 import { originOption } from "../origin.ts";
 import { asInFile } from "../origin_restore.ts";
+import { lockedReason, lockGivenUp, namingLockedFile } from "../locked_file.ts";
 
 const USAGE = `Usage: hermes-state copy [options] SRC DEST
 
@@ -178,7 +179,7 @@ async function carrySyncState(
  * @returns How many keys were written.
  */
 async function carrySessionMeta(
-  source: SessionStore,
+  source: { readonly store: SessionStore; readonly file: string },
   target: SessionStore,
   sourceId: string,
   result: { readonly id: string; readonly outcome: string },
@@ -186,7 +187,7 @@ async function carrySessionMeta(
   let written = 0;
   for (const prefix of SESSION_META_PREFIXES) {
     const [from, to] = [prefix + sourceId, prefix + result.id];
-    const value = await source.getMeta(from);
+    const value = await namingLockedFile(source.file, source.store.getMeta(from));
     if (value === undefined) continue;
     if (result.outcome === "skipped" && await target.getMeta(to) !== undefined) continue;
     await target.setMeta(to, value);
@@ -268,7 +269,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (args.string("origin") === "") {
     throw new UsageError("--origin needs an origin name", { command: "copy" });
   }
-  const source = await openSource(ctx, src);
+  // A lock given up on names the file it was for (`main` would name --db, which copy does not use).
+  const [srcFile, destFile] = [src, dest].map((t) => isPostgresTarget(t) ? t : sqlitePath(t));
+  const source = await namingLockedFile(srcFile, openSource(ctx, src));
   let origin: string | undefined;
   try {
     origin = await originOption(args, source);
@@ -296,7 +299,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   let interrupted: "SIGINT" | "SIGTERM" | undefined;
   const stopListening = ctx.io.onInterrupt?.((signal) => interrupted = signal);
   try {
-    const target = await ctx.openStore({ path: dest, create: true });
+    const target = await namingLockedFile(destFile, ctx.openStore({ path: dest, create: true }));
     if (!isPostgresTarget(src)) await refuseSyncedFile(src, target);
     const replace = args.flag("replace");
     const links: ParentLink[] = [];
@@ -327,12 +330,27 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         if (result.deferredParent !== null) {
           links.push({ id: result.id, parentId: result.deferredParent });
         }
-        counts.meta_keys += await carrySessionMeta(source, target, stored.id, result);
+        counts.meta_keys += await carrySessionMeta(
+          { store: source, file: srcFile },
+          target,
+          stored.id,
+          result,
+        );
         // Leave a file's write lock free now and then, so that other writers get in (a server
         // has no such lock).
         const pause = pacer?.due() ?? 0;
         if (pause > 0) await delay(pause);
       } catch (error) {
+        // SRC stayed locked (named already): every later session would wait as long.
+        if (error instanceof CommandError) throw error;
+        if (lockGivenUp(error)) {
+          // DEST stayed locked: every later session would wait as long and fail alike.
+          throw new CommandError(
+            `Cannot copy ${session.id}: ${lockedReason(error, target.target)} (every session ` +
+              "before it is in, each whole; run the copy again to go on)",
+            { cause: error },
+          );
+        }
         if (isDiskFull(error, target.target)) {
           // Every session after this one would fail the same way: one line, and stop.
           throw new CommandError(
@@ -368,16 +386,24 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
           ...(only ? { source: only } : {}),
           ...(origin === undefined ? {} : { origin }),
         };
-        for await (const session of source.iterateExport(filter)) {
-          if (interrupted !== undefined) break;
-          await writes.submit(() => copyOne(session));
+        try {
+          for await (const session of source.iterateExport(filter)) {
+            if (interrupted !== undefined) break;
+            await writes.submit(() => copyOne(session));
+          }
+          await writes.drain();
+        } catch (error) {
+          // What copyOne throws names its file; a lock left over here is SRC's, being read.
+          if (lockGivenUp(error)) {
+            throw new CommandError(lockedReason(error, srcFile), { cause: error });
+          }
+          throw error;
         }
-        await writes.drain();
       } finally {
         await writes.drain().catch(() => {});
         progress.done();
       }
-      counts.linked = await target.restoreParentLinks(links);
+      counts.linked = await namingLockedFile(target.target, target.restoreParentLinks(links));
       if (origin === undefined) {
         carried = await carrySyncState(ctx, source, target, dest, hold?.origins ?? [], written);
       }

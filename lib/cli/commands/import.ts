@@ -27,6 +27,7 @@ import { delay } from "../../core/delay.ts";
 import { parseJsonExact } from "../../core/exact_json.ts";
 import { printableArgument } from "../shown_argument.ts";
 import { truncate } from "../../render/width.ts";
+import { lockedReason, lockGivenUp } from "../locked_file.ts";
 
 const USAGE = `Usage: hermes-state import [options] FILE|-
 
@@ -210,6 +211,14 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
             `was written; ${
               formatCount(counts.imported + counts.replaced)
             } sessions before it were)`,
+          { cause: error },
+        );
+      }
+      if (lockGivenUp(error)) {
+        // Every line after this one would wait as long and fail the same way: one line, and stop.
+        throw new CommandError(
+          `Cannot import line ${number}: ${lockedReason(error, target.target)} (every session ` +
+            "before it is in, each whole; the same import again goes on)",
           { cause: error },
         );
       }
