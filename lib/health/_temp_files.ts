@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { readdirSync, rmSync } from "node:fs";
+import { linkSync, readdirSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import process from "node:process";
 import { setImmediate } from "node:timers";
@@ -44,6 +44,27 @@ export function tempName(dest: string, suffix: string): string {
  */
 export function removeSidecars(path: string): void {
   for (const sidecar of SIDECARS) rmSync(`${path}${sidecar}`, { force: true });
+}
+
+/**
+ * Gives the finished file `temp` the name `dest` unless a file took that
+ * name since the run began (a hard link, which fails on a name taken, then
+ * `temp`'s own name removed): a `dest` that appeared meanwhile is never
+ * replaced.
+ *
+ * @param temp The finished temporary file.
+ * @param dest Its name to be.
+ * @returns False when `dest` exists (`temp` is left for its caller to remove).
+ */
+export function linkIntoPlace(temp: string, dest: string): boolean {
+  try {
+    linkSync(temp, dest);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "EEXIST") return false;
+    throw error;
+  }
+  rmSync(temp);
+  return true;
 }
 
 /**

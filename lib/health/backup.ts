@@ -55,7 +55,7 @@ import {
 } from "./_temp_files.ts";
 import { fileIdentity, isDatabaseFile } from "../files/same_file.ts";
 import { outputPathProblem, writeFailureReason } from "../files/output_path.ts";
-import { assertMayRead, assertStateDb } from "../sqlite/open.ts";
+import { assertMayRead, assertStateDb, openFailureReason } from "../sqlite/open.ts";
 import { abortableDelay } from "../core/delay.ts";
 import { groupedInteger } from "../core/grouped_digits.ts";
 
@@ -360,9 +360,10 @@ function copyOnce(
       throw new BackupError(`Cannot back up to ${clippedText(dest)}: ${reason}`, { cause: error });
     }
     // A damaged file cannot be copied page for page: say what can still be saved, and how.
+    // Anything else in words (a read-only folder whose -wal has no -shm beside it).
     const message = isCorruption(error)
       ? `${error.message}; ${recoverHint(source, hadWal)}`
-      : (error as Error).message;
+      : openFailureReason(error, source, true);
     throw new OpenError(source, message, { cause: error });
   } finally {
     db.close();

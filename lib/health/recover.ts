@@ -54,6 +54,7 @@ import {
 import { SessionDB } from "../sqlite/session_db.ts";
 import { type PageScan, type RawRecord, scanPages, scanWal } from "./_page_scan.ts";
 import {
+  linkIntoPlace,
   removeSidecars,
   removeStaleTemps,
   removeWithSidecars,
@@ -67,7 +68,8 @@ import { sqliteFilePath } from "../files/real_path.ts";
 import { foreignWalReason, spoilingWal } from "../sqlite/foreign_wal.ts";
 import { walCommitsPastBreak } from "./wal_break.ts";
 import { salvageWalFile } from "./_recover_wal_salvage.ts";
-import { assertMayRead } from "../sqlite/open.ts";
+import { assertMayRead, openFailureReason } from "../sqlite/open.ts";
+import { isBusyError } from "../sqlite/store_retry.ts";
 import { hasLeftoverJournal, leftoverJournalAdvice } from "../sqlite/damaged_file.ts";
 import {
   addDeclaredColumn,
@@ -736,9 +738,7 @@ export async function recoverDatabase(
   const fromWal = sourceStat.size === 0;
   // Another database's -wal, or one that spoils a file sound alone: SQLite would mix its pages
   // with the file's. The file is read alone.
-  const foreignWal = !fromWal && walSize > 0
-    ? foreignWalReason(source, openDriver) ?? spoilingWal(source, openDriver) ?? null
-    : null;
+  const foreignWal = !fromWal && walSize > 0 ? walLeftOutReason(source, openDriver) : null;
   // Commits past a broken frame: SQLite (and the -wal's own scan) stop at that frame.
   const walCommitsIgnored = walSize > 0 && foreignWal === null
     ? walCommitsPastBreak(walPath) ?? null
@@ -780,7 +780,7 @@ export async function recoverDatabase(
     try {
       db = openWithAccess(openDriver, source, access);
     } catch (error) {
-      if (!unreadable(error)) throw error;
+      if (!unreadable(error)) throw sourceOpenError(source, error);
       schemaReadable = false;
     }
   }
@@ -793,7 +793,7 @@ export async function recoverDatabase(
           ).get()?.n ?? 0,
         );
       } catch (error) {
-        if (!unreadable(error)) throw error;
+        if (!unreadable(error)) throw sourceOpenError(source, error);
         schemaReadable = false;
       }
     }
@@ -985,7 +985,9 @@ export async function recoverDatabase(
       openDriver,
       tables,
       { version: sourceVersion, messageTop },
-    );
+    ).catch((error) => {
+      throw destOpenError(dest, temp, error);
+    });
     await stopIfAborted(options.signal);
     const check = openDriver(temp, { readonly: true });
     let counts: [number, number, number];
@@ -994,8 +996,13 @@ export async function recoverDatabase(
     } finally {
       check.close();
     }
-    if (options.force) removeSidecars(dest);
-    renameSync(temp, dest);
+    if (options.force) {
+      removeSidecars(dest);
+      renameSync(temp, dest);
+    } else if (!linkIntoPlace(temp, dest)) {
+      // Checked at the start; a file that took the name meanwhile is not replaced either.
+      throw new RecoverError(`Cannot recover into ${dest}: it exists (give --force to replace it)`);
+    }
     chmodSync(dest, 0o600);
     return {
       source,
@@ -1023,6 +1030,42 @@ export async function recoverDatabase(
   } finally {
     removeWithSidecars(temp);
   }
+}
+
+/**
+ * Why the `-wal` beside `source` is left out (another database's, or one
+ * that spoils a file sound alone), or `null`; what keeps SQLite from
+ * reading the file at all is said in words naming it.
+ */
+function walLeftOutReason(source: string, openDriver: SqliteDriver): string | null {
+  try {
+    return foreignWalReason(source, openDriver) ?? spoilingWal(source, openDriver) ?? null;
+  } catch (error) {
+    if (unreadable(error)) throw error;
+    throw sourceOpenError(source, error);
+  }
+}
+
+/**
+ * What opening the temporary file beside `dest` threw, said of `dest` (the
+ * name the user gave): a folder this user may not write, a full disk.
+ */
+function destOpenError(dest: string, temp: string, error: unknown): unknown {
+  if (!(error instanceof OpenError) || error.path !== temp) return error;
+  return new RecoverError(
+    `Cannot recover into ${dest}: ${openFailureReason(error.cause ?? error, temp, false)}`,
+    { cause: error },
+  );
+}
+
+/**
+ * What the first open or read of `source` threw when it is not damage
+ * (SQLite's own words name neither the file nor the cause), in words: a
+ * read-only folder whose `-wal` has no `-shm` beside it, a permission.
+ */
+function sourceOpenError(source: string, error: unknown): unknown {
+  if (isBusyError(error)) return error;
+  return new OpenError(source, openFailureReason(error, source, true), { cause: error });
 }
 
 function fileStat(path: string): ReturnType<typeof statSync> | undefined {
