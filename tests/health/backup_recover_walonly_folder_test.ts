@@ -10,21 +10,12 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 import { folderWithFixture, tempDir } from "../_helpers.ts";
 import { snapshot } from "../reliability/_checks.ts";
-import { type StartOptions, startWorker } from "../reliability/_runtimes.ts";
-import { isRoot, unprivileged } from "../reliability/_unprivileged.ts";
+import { cliAs, isRoot, unprivileged } from "../reliability/_unprivileged.ts";
 import { liveWalOf } from "./_damaged_files.ts";
 
 const asRoot = isRoot() ? " (root runs it without its file privileges)" : "";
-
-/** Runs the CLI as the unprivileged user. */
-async function cliAs(as: StartOptions, args: readonly string[]) {
-  const child = startWorker(runtimeName(), "../../cli.ts", args, as);
-  const exit = await child.exited;
-  return { code: exit.code, out: child.lines.join("\n"), err: child.stderr };
-}
 
 test(
   `backup and recover in a read-only folder holding a -wal but no -shm say the -shm is missing, naming the file${asRoot}`,

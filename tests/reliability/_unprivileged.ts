@@ -80,3 +80,19 @@ export async function openAs(options: StartOptions, config: object): Promise<str
   if (lines.length !== 1) throw new Error(`Expected one line, got: ${lines.join(" | ")}`);
   return lines[0];
 }
+
+/**
+ * Runs the CLI on this runtime as the user `as` names, and waits for it.
+ *
+ * @param as The user to run as ({@linkcode unprivileged}).
+ * @param args The CLI's arguments.
+ * @returns Its exit code, standard output and standard error.
+ */
+export async function cliAs(
+  as: StartOptions,
+  args: readonly string[],
+): Promise<{ code: number | null; out: string; err: string }> {
+  const child = startWorker(runtimeName(), "../../cli.ts", args, as);
+  const exit = await child.exited;
+  return { code: exit.code, out: child.lines.join("\n"), err: child.stderr };
+}

@@ -7,21 +7,12 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 import { folderWithFixture, tempDir } from "../_helpers.ts";
 import { snapshot } from "./_checks.ts";
-import { type StartOptions, startWorker } from "./_runtimes.ts";
-import { isRoot, unprivileged } from "./_unprivileged.ts";
+import { cliAs, isRoot, unprivileged } from "./_unprivileged.ts";
 import { liveWalOf } from "../health/_damaged_files.ts";
 
 const asRoot = isRoot() ? " (root runs it without its file privileges)" : "";
-
-/** Runs the CLI as the unprivileged user. */
-async function cliAs(as: StartOptions, args: readonly string[]) {
-  const child = startWorker(runtimeName(), "../../cli.ts", args, as);
-  const exit = await child.exited;
-  return { code: exit.code, out: child.lines.join("\n"), err: child.stderr };
-}
 
 test(
   `the CLI and the kit say a file this user may not read is not readable by it, naming it${asRoot}`,

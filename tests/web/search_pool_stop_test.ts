@@ -6,26 +6,15 @@
 // server's own close then left both files behind.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readlinkSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { openStore } from "../../lib/open_store.ts";
 import { startSearchPool } from "../../lib/web/search_pool.ts";
 import { v11Copy } from "../_cli_io.ts";
+import { descriptorsOn } from "./_descriptors.ts";
 
 /** The sidecars beside `path` (`-wal`, `-shm`, `-journal`) that exist. */
 function sidecars(path: string): string[] {
   return ["-wal", "-shm", "-journal"].filter((suffix) => existsSync(path + suffix));
-}
-
-/** How many descriptors this process has open on `path` and its sidecars (Linux), else `undefined`. */
-function descriptorsOn(path: string): number | undefined {
-  if (!existsSync("/proc/self/fd")) return undefined;
-  return readdirSync("/proc/self/fd").filter((fd) => {
-    try {
-      return readlinkSync(`/proc/self/fd/${fd}`).startsWith(path);
-    } catch {
-      return false; // closed meanwhile
-    }
-  }).length;
 }
 
 /**

@@ -9,7 +9,8 @@ import { startSearchPool } from "../../lib/web/search_pool.ts";
 import { V11, v11Copy } from "../_cli_io.ts";
 import { rawOpen } from "../_helpers.ts";
 import { delay } from "../reliability/_runtimes.ts";
-import { existsSync, readdirSync, readlinkSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
+import { descriptorsOn } from "./_descriptors.ts";
 
 const QUERIES = [
   "docker",
@@ -185,18 +186,6 @@ test("a served search that times out or whose client goes away frees its worker"
     await pool.close();
   }
 });
-
-/** How many descriptors this process has open on `path` and its -wal/-shm (Linux), else `undefined`. */
-function descriptorsOn(path: string): number | undefined {
-  if (!existsSync("/proc/self/fd")) return undefined;
-  return readdirSync("/proc/self/fd").filter((fd) => {
-    try {
-      return readlinkSync(`/proc/self/fd/${fd}`).startsWith(path);
-    } catch {
-      return false; // closed meanwhile
-    }
-  }).length;
-}
 
 test(
   "abandoned searches leave no connection behind: descriptors stay bounded, and the -wal can be checkpointed again",
