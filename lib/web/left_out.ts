@@ -11,8 +11,8 @@ import type { MessageRow } from "../core/types.ts";
 /** The columns whose values leave a row out of a transcript (`transcriptMarks` reads them). */
 const LEAVING_OUT_COLUMNS = ["active", "display_kind"] as const;
 
-/** Every row, as `show --all` prints them. */
-const EVERY_ROW = { includeInactive: true } as const satisfies MessagesOptions;
+/** Every row, as `show --all` prints them (what a transcript shows with `all`). */
+export const EVERY_ROW = { includeInactive: true } as const satisfies MessagesOptions;
 
 /**
  * Whether the store's rows can be left out of a transcript, told by a row

@@ -15,7 +15,7 @@ import { newestOf } from "../core/newest_message.ts";
 import { transcriptMarks } from "../core/message_row.ts";
 import type { MessageRow } from "../core/types.ts";
 import { HttpError } from "./respond.ts";
-import { leftOutCount } from "./left_out.ts";
+import { EVERY_ROW, leftOutCount } from "./left_out.ts";
 
 /** How many messages a transcript opened at one (`m`) shows above it. */
 const ABOVE_TARGET = 20;
@@ -25,8 +25,6 @@ const READS = 3;
 
 /** What a transcript shows: the rows a newer Hermes replays, its hidden ones left out. */
 const SHOWN_ONLY = { excludeHidden: true } as const satisfies MessagesOptions;
-/** What a transcript shows with `all`: every row, as `show --all` prints them. */
-const EVERY_ROW = { includeInactive: true } as const satisfies MessagesOptions;
 
 /** The message id parameters that choose a page. */
 export type PageParam = "before" | "beyond" | "from" | "m";

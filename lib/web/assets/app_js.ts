@@ -358,7 +358,7 @@ export const APP_JS = String.raw`
       view.appendChild(list);
       view.appendChild(pager(params, body));
       var n = body.sessions.length;
-      announce(fmtCount(n) + (n === 1 ? " session" : " sessions") + (body.offset ? " from row " + fmtCount(body.offset + 1) : ""), quiet);
+      announce(counted(n, "session") + (body.offset ? " from row " + fmtCount(body.offset + 1) : ""), quiet);
       nameTab("Sessions");
       swap(view, quiet);
       drawnFrom(results.map(versionOf));
@@ -1005,7 +1005,7 @@ export const APP_JS = String.raw`
     if (later > 0) view.appendChild(pageButton(false, later));
     var unfinished = drawn < messages.length;
     var total = messages.length + earlier + later;
-    announce("Session " + visible(body.session.title || id) + ", " + fmtCount(total) + (total === 1 ? " message" : " messages"), quiet);
+    announce("Session " + visible(body.session.title || id) + ", " + counted(total, "message"), quiet);
     var restored = swap(view, quiet, unfinished);
     drawnFrom([versionOf(body)]);
     var ends = messages.length ? { first: messages[0].id, last: messages[messages.length - 1].id } : {};
@@ -1285,8 +1285,8 @@ export const APP_JS = String.raw`
     table.appendChild(tbody);
     return el("div", { class: "table-box" }, table);
   }
-  // "1 session", "2 sessions".
-  function sessionCount(n) { return fmtCount(n) + (n === 1 ? " session" : " sessions"); }
+  // "1 session", "2 sessions", "1,204 messages".
+  function counted(n, noun) { return fmtCount(n) + " " + noun + (n === 1 ? "" : "s"); }
   // Days, weeks or months without sessions are shown as empty bars, so the time axis is even.
   // Up to FILLED_MOST bars: a longer span (all time, per day, over years) shows the periods with
   // sessions only, the newest among them (filled, it was cut at the cap, its newest days left out).
@@ -1355,7 +1355,7 @@ export const APP_JS = String.raw`
       var total = res[0].rows.reduce(function (a, r) { return a + r.input_tokens + r.output_tokens; }, 0);
       var totalCost = res[0].rows.reduce(function (a, r) { return a + (r.estimated_cost_usd || 0); }, 0);
       announce("Usage: " + fmtCount(total) + " tokens", quiet);
-      view.appendChild(el("p", { class: "totals", text: fmtCount(total) + " tokens \u00B7 " + fmtCost(totalCost) + " estimated \u00B7 " + sessionCount(res[0].rows.reduce(function (a, r) { return a + r.sessions; }, 0)) }));
+      view.appendChild(el("p", { class: "totals", text: fmtCount(total) + " tokens \u00B7 " + fmtCost(totalCost) + " estimated \u00B7 " + counted(res[0].rows.reduce(function (a, r) { return a + r.sessions; }, 0), "session") }));
       var periods = fillPeriods(res[0].rows, by);
       view.appendChild(el("div", { class: "usage-pair charts", id: "usage-time" }, barChart(periods, key, tokens, "Tokens per " + by), barChart(periods, key, cost, "Cost per " + by)));
       view.appendChild(el("details", { class: "usage-detail" }, el("summary", { text: "Table per " + by + " \u00B7 " + res[0].time_zone }), usageTable(res[0].rows, by)));
