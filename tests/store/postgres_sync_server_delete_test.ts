@@ -71,32 +71,63 @@ async function syncedThenAppended(
   return path;
 }
 
+/** What a test works with: a fresh schema, the sync target on it, and an admin connection. */
+interface Target {
+  readonly schema: string;
+  readonly url: string;
+  readonly client: PgClient;
+  readonly admin: PgClient;
+  readonly syncFile: typeof import("../../lib/postgres/sync.ts").syncFile;
+}
+
+/** Runs `body` on a fresh schema's sync target and an admin connection, both closed after. */
+async function onFreshTarget(body: (target: Target) => Promise<void>): Promise<void> {
+  const { connectSyncTarget, syncFile } = await import("../../lib/postgres/sync.ts");
+  const { connectPg } = await import("../../lib/postgres/_client.ts");
+  const schema = freshSchema();
+  const url = schemaUrl(schema);
+  const client = await connectSyncTarget(url);
+  try {
+    const admin = await connectPg(PG_URL!, schema, { max: 2 });
+    try {
+      await body({ schema, url, client, admin, syncFile });
+    } finally {
+      await admin.close();
+    }
+  } finally {
+    await client.close();
+  }
+}
+
+/**
+ * A pass of `path` (origin A) while the store's delete of session `id` is
+ * held open on the server: the pass reads its records (the session still
+ * there), takes its token, and waits for the session's row in its batch,
+ * when the delete commits.
+ */
+async function passDuringDelete(target: Target, path: string, id: string) {
+  const { deleteSessionsWhere } = await import("../../lib/postgres/_prune.ts");
+  const deleting = heldTransaction(target.admin, async (query) => {
+    await query(`SET LOCAL search_path TO "${target.schema}"`);
+    assert.deepEqual(await deleteSessionsWhere(query, "id = $1", [id]), [id]);
+  });
+  await deleting.ready;
+  const pass = target.syncFile(target.client, path, { origin: "A", host: "h" });
+  pass.catch(() => {});
+  await someoneWaits(target.admin);
+  deleting.commit();
+  await deleting.done;
+  return await pass;
+}
+
 describe("sync and a delete on the server at once", { skip: PG_SKIP }, () => {
   test("deleted while the pass writes it: not re-created in part; the next pass ships it whole", {
     timeout: 60_000,
-  }, async () => {
-    const { connectSyncTarget, syncFile } = await import("../../lib/postgres/sync.ts");
-    const { connectPg } = await import("../../lib/postgres/_client.ts");
-    const { deleteSessionsWhere } = await import("../../lib/postgres/_prune.ts");
-    const schema = freshSchema();
-    const url = schemaUrl(schema);
-    const client = await connectSyncTarget(url);
-    const admin = await connectPg(PG_URL!, schema, { max: 2 });
-    try {
+  }, async () =>
+    await onFreshTarget(async (target) => {
+      const { url, client, syncFile } = target;
       const path = await syncedThenAppended(client, syncFile);
-      // The store's delete, its transaction held open: the pass reads the records (x still
-      // there), takes its token, and waits for x's row in its batch.
-      const deleting = heldTransaction(admin, async (query) => {
-        await query(`SET LOCAL search_path TO "${schema}"`);
-        assert.deepEqual(await deleteSessionsWhere(query, "id = $1", ["A/x"]), ["A/x"]);
-      });
-      await deleting.ready;
-      const pass = syncFile(client, path, { origin: "A", host: "h" });
-      pass.catch(() => {});
-      await someoneWaits(admin);
-      deleting.commit();
-      await deleting.done;
-      const result = await pass;
+      const result = await passDuringDelete(target, path, "A/x");
       // Never x holding only x3 and x4.
       const after = await serverContents(url, "A/x");
       assert.ok(after.length === 0 || after.length === 5, JSON.stringify(after));
@@ -110,23 +141,13 @@ describe("sync and a delete on the server at once", { skip: PG_SKIP }, () => {
       await syncFile(client, path, { origin: "A", host: "h" });
       assert.deepEqual(await serverContents(url, "A/x"), ["x0", "x1", "x2", "x3", "x4"]);
       assert.deepEqual(await serverContents(url, "A/y"), ["y0"]);
-    } finally {
-      await admin.close();
-      await client.close();
-    }
-  });
+    }));
 
   test("deleted while the pass writes it alone (past the byte budget): counted for nothing", {
     timeout: 120_000,
-  }, async () => {
-    const { connectSyncTarget, syncFile } = await import("../../lib/postgres/sync.ts");
-    const { connectPg } = await import("../../lib/postgres/_client.ts");
-    const { deleteSessionsWhere } = await import("../../lib/postgres/_prune.ts");
-    const schema = freshSchema();
-    const url = schemaUrl(schema);
-    const client = await connectSyncTarget(url);
-    const admin = await connectPg(PG_URL!, schema, { max: 2 });
-    try {
+  }, async () =>
+    await onFreshTarget(async (target) => {
+      const { url, client, syncFile } = target;
       const path = await syncedThenAppended(client, syncFile);
       await syncFile(client, path, { origin: "A", host: "h" });
       // 20 messages of about 1 MB (one long token each; the file's search triggers dropped),
@@ -144,17 +165,7 @@ describe("sync and a delete on the server at once", { skip: PG_SKIP }, () => {
       } finally {
         raw.close();
       }
-      const deleting = heldTransaction(admin, async (query) => {
-        await query(`SET LOCAL search_path TO "${schema}"`);
-        assert.deepEqual(await deleteSessionsWhere(query, "id = $1", ["A/x"]), ["A/x"]);
-      });
-      await deleting.ready;
-      const pass = syncFile(client, path, { origin: "A", host: "h" });
-      pass.catch(() => {});
-      await someoneWaits(admin);
-      deleting.commit();
-      await deleting.done;
-      const result = await pass;
+      const result = await passDuringDelete(target, path, "A/x");
       assert.deepEqual(await serverContents(url, "A/x"), []);
       assert.deepEqual(
         [result.created, result.updated, result.appended, result.messages, result.goals],
@@ -163,20 +174,12 @@ describe("sync and a delete on the server at once", { skip: PG_SKIP }, () => {
       const next = await syncFile(client, path, { origin: "A", host: "h" });
       assert.deepEqual([next.created, next.messages], [1, 25]);
       assert.equal((await serverContents(url, "A/x")).length, 25);
-    } finally {
-      await admin.close();
-      await client.close();
-    }
-  });
+    }));
 
   test("gone from the file and deleted on the server meanwhile: not counted as deleted", {
     timeout: 60_000,
-  }, async () => {
-    const { connectSyncTarget, syncFile } = await import("../../lib/postgres/sync.ts");
-    const schema = freshSchema();
-    const url = schemaUrl(schema);
-    const client = await connectSyncTarget(url);
-    try {
+  }, async () =>
+    await onFreshTarget(async ({ url, client, syncFile }) => {
       const path = await syncedThenAppended(client, syncFile);
       await syncFile(client, path, { origin: "A", host: "h" });
       {
@@ -195,21 +198,12 @@ describe("sync and a delete on the server at once", { skip: PG_SKIP }, () => {
       assert.equal(result.deleted, 0);
       assert.deepEqual(await serverContents(url, "A/x"), ["x0", "x1", "x2", "x3", "x4"]);
       assert.deepEqual(await serverContents(url, "A/y"), []);
-    } finally {
-      await client.close();
-    }
-  });
+    }));
 
   test("deleted between the pass's read and its first write: the pass goes on", {
     timeout: 60_000,
-  }, async () => {
-    const { connectSyncTarget, syncFile } = await import("../../lib/postgres/sync.ts");
-    const { connectPg } = await import("../../lib/postgres/_client.ts");
-    const schema = freshSchema();
-    const url = schemaUrl(schema);
-    const client = await connectSyncTarget(url);
-    const admin = await connectPg(PG_URL!, schema, { max: 2 });
-    try {
+  }, async () =>
+    await onFreshTarget(async ({ schema, url, client, admin, syncFile }) => {
       const path = await syncedThenAppended(client, syncFile);
       // The origin's row held: the pass reads its records, then waits to take its token.
       const holding = heldTransaction(admin, async (query) => {
@@ -232,9 +226,5 @@ describe("sync and a delete on the server at once", { skip: PG_SKIP }, () => {
       await syncFile(client, path, { origin: "A", host: "h" });
       assert.deepEqual(await serverContents(url, "A/x"), ["x0", "x1", "x2", "x3", "x4"]);
       assert.deepEqual(await serverContents(url, "A/y"), ["y0"]);
-    } finally {
-      await admin.close();
-      await client.close();
-    }
-  });
+    }));
 });
