@@ -55,6 +55,33 @@ export async function openPgStore(
   return await openStore(schemaUrl(schema), options);
 }
 
+/** A fresh schema with `sync`'s connection to it, for a test of `sync`. */
+export interface SyncTarget {
+  /** The schema. */
+  readonly schema: string;
+  /** Its URL. */
+  readonly url: string;
+  /** `connectSyncTarget(url)`. */
+  readonly client: import("../../lib/postgres/_client_types.ts").PgClient;
+  /** `syncFile`, loaded as `sync` loads it (a dynamic import: a SQLite-only run never does). */
+  readonly syncFile: typeof import("../../lib/postgres/sync.ts").syncFile;
+}
+
+/** Runs `body` on a fresh schema and `sync`'s connection to it, closed after. */
+export async function onFreshSyncTarget(
+  body: (target: SyncTarget) => Promise<void>,
+): Promise<void> {
+  const { connectSyncTarget, syncFile } = await import("../../lib/postgres/sync.ts");
+  const schema = freshSchema();
+  const url = schemaUrl(schema);
+  const client = await connectSyncTarget(url);
+  try {
+    await body({ schema, url, client, syncFile });
+  } finally {
+    await client.close();
+  }
+}
+
 /** A fresh schema migrated through step `through` only, as an older hermes-state left it. */
 export async function olderSchema(through: number): Promise<string> {
   const schema = freshSchema();

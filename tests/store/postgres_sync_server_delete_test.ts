@@ -15,7 +15,7 @@ import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { rawOpen, tempDbPath } from "../_helpers.ts";
-import { freshSchema, PG_SKIP, PG_URL, schemaUrl } from "./_pg.ts";
+import { onFreshSyncTarget, PG_SKIP, PG_URL, type SyncTarget } from "./_pg.ts";
 
 /** Resolves once a statement of another connection waits for a lock (10 s at most). */
 async function someoneWaits(client: PgClient): Promise<void> {
@@ -72,31 +72,21 @@ async function syncedThenAppended(
 }
 
 /** What a test works with: a fresh schema, the sync target on it, and an admin connection. */
-interface Target {
-  readonly schema: string;
-  readonly url: string;
-  readonly client: PgClient;
+interface Target extends SyncTarget {
   readonly admin: PgClient;
-  readonly syncFile: typeof import("../../lib/postgres/sync.ts").syncFile;
 }
 
 /** Runs `body` on a fresh schema's sync target and an admin connection, both closed after. */
 async function onFreshTarget(body: (target: Target) => Promise<void>): Promise<void> {
-  const { connectSyncTarget, syncFile } = await import("../../lib/postgres/sync.ts");
   const { connectPg } = await import("../../lib/postgres/_client.ts");
-  const schema = freshSchema();
-  const url = schemaUrl(schema);
-  const client = await connectSyncTarget(url);
-  try {
-    const admin = await connectPg(PG_URL!, schema, { max: 2 });
+  await onFreshSyncTarget(async (target) => {
+    const admin = await connectPg(PG_URL!, target.schema, { max: 2 });
     try {
-      await body({ schema, url, client, admin, syncFile });
+      await body({ ...target, admin });
     } finally {
       await admin.close();
     }
-  } finally {
-    await client.close();
-  }
+  });
 }
 
 /**

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { tempDbPath } from "../_helpers.ts";
-import { adminSql, freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { adminSql, onFreshSyncTarget, PG_SKIP } from "./_pg.ts";
 
 /** The server's titles of the origin's sessions, by id. */
 async function titles(client: PgClient, origin: string): Promise<Record<string, unknown>> {
@@ -73,11 +73,8 @@ async function handOverAcrossBatches(
 describe("sync titles after a pass that failed", { skip: PG_SKIP }, () => {
   test("a failure between batches: the session left untitled gets its title next pass", {
     timeout: 60_000,
-  }, async () => {
-    const { connectSyncTarget, syncFile } = await import("../../lib/postgres/sync.ts");
-    const schema = freshSchema();
-    const client = await connectSyncTarget(schemaUrl(schema));
-    try {
+  }, async () =>
+    await onFreshSyncTarget(async ({ schema, client, syncFile }) => {
       const b = await handOverAcrossBatches(client, syncFile);
       // The second batch (p's) fails on the server; the first (q's) commits.
       await failUpdates(schema, "NEW.id = 'B/p'");
@@ -86,18 +83,12 @@ describe("sync titles after a pass that failed", { skip: PG_SKIP }, () => {
       assert.deepEqual(await titles(client, "B"), { "B/p": "T [B]", "B/q": null, "B/r": null });
       await syncFile(client, b, { origin: "B", host: "h" });
       assert.deepEqual(await titles(client, "B"), { "B/p": "U", "B/q": "T [B]", "B/r": null });
-    } finally {
-      await client.close();
-    }
-  });
+    }));
 
   test("a failure while titles settle: a next pass with nothing to write settles them", {
     timeout: 60_000,
-  }, async () => {
-    const { connectSyncTarget, syncFile } = await import("../../lib/postgres/sync.ts");
-    const schema = freshSchema();
-    const client = await connectSyncTarget(schemaUrl(schema));
-    try {
+  }, async () =>
+    await onFreshSyncTarget(async ({ schema, client, syncFile }) => {
       const b = await handOverAcrossBatches(client, syncFile);
       // Every batch commits; giving q its title at the end fails.
       await failUpdates(schema, "NEW.id = 'B/q' AND OLD.title IS NULL AND NEW.title IS NOT NULL");
@@ -110,18 +101,12 @@ describe("sync titles after a pass that failed", { skip: PG_SKIP }, () => {
       // Settled: a further pass finds nothing to give back.
       await syncFile(client, b, { origin: "B", host: "h" });
       assert.deepEqual(await titles(client, "B"), { "B/p": "U", "B/q": "T [B]", "B/r": null });
-    } finally {
-      await client.close();
-    }
-  });
+    }));
 
   test("a swap whose settling failed: both sessions get their file's titles back next pass", {
     timeout: 60_000,
-  }, async () => {
-    const { connectSyncTarget, syncFile } = await import("../../lib/postgres/sync.ts");
-    const schema = freshSchema();
-    const client = await connectSyncTarget(schemaUrl(schema));
-    try {
+  }, async () =>
+    await onFreshSyncTarget(async ({ schema, client, syncFile }) => {
       const path = tempDbPath();
       const db = await SessionDB.open({ path });
       db.createSession("x", "cli");
@@ -141,8 +126,5 @@ describe("sync titles after a pass that failed", { skip: PG_SKIP }, () => {
       assert.equal((await titles(client, "B"))["B/x"], "T2 [B]");
       await syncFile(client, path, { origin: "B", host: "h" });
       assert.deepEqual(await titles(client, "B"), { "B/x": "T2", "B/y": "T1" });
-    } finally {
-      await client.close();
-    }
-  });
+    }));
 });
