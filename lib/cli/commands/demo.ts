@@ -69,18 +69,14 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       });
       return 0;
     }
-    // `list` and `search` read through this one connection: a second read connection opened
-    // beside the first finds its -wal and opens in SQLite's read-only mode, and, closed last,
-    // it cannot checkpoint, so the -wal and -shm stayed beside the new file.
-    const oneReader: Context = { ...shown.ctx, openStore: () => Promise.resolve(reopened) };
     const { style, io } = ctx;
     io.stdout(`${style.bold("Demo database:")} ${printableArgument(path)}\n\n`);
     io.stdout(`${style.bold("$ hermes-state list")}\n`);
-    await listCommand.run(parseCommand({ options: listCommand.options }, []), oneReader);
+    await listCommand.run(parseCommand({ options: listCommand.options }, []), shown.ctx);
     io.stdout(`\n${style.bold("$ hermes-state search docker --limit 3")}\n`);
     await searchCommand.run(
       parseCommand({ options: searchCommand.options }, ["docker", "--limit", "3"]),
-      oneReader,
+      shown.ctx,
     );
     // Quoted as a shell reads it back (a `'` in the path ended the quotes early), its control
     // characters as marks (a path holding `ESC [31m` coloured the rest of the line).
