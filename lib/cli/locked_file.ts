@@ -1,8 +1,9 @@
 /**
- * What a command that writes many sessions (`import`, `copy`) says when a
- * file stays locked by another process past `HERMES_STATE_LOCK_TIMEOUT`:
- * the file named (not `--db`, which `copy` does not use), and the run
- * stopped there, since every later write would wait as long and fail alike.
+ * What a command that writes many sessions (`import`, `copy`, `delete`,
+ * `prune`) says when a file stays locked by another process past
+ * `HERMES_STATE_LOCK_TIMEOUT`: the file named (not `--db`, which `copy` does
+ * not use), and the run stopped there, since every later write would wait as
+ * long and fail alike; each command adds what it had done by then.
  *
  * @module
  */

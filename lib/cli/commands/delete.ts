@@ -15,6 +15,9 @@ import { sessionsDirFor } from "../sessions_dir.ts";
 import { AmbiguousSessionError, CommandError, SessionNotFoundError } from "../usage_error.ts";
 import { visibleControls, visibleInline } from "../../render/transcript.ts";
 import { printableArgument } from "../shown_argument.ts";
+import { lockedReason, lockGivenUp } from "../locked_file.ts";
+import type { WriteBusyError } from "../../sqlite/write_busy_error.ts";
+import { shellWord } from "../../core/shell_word.ts";
 
 const USAGE = `Usage: hermes-state delete [options] ID|PREFIX|TITLE...
 
@@ -115,6 +118,7 @@ function printResult(
   deleted: readonly string[],
   notFound: readonly string[],
   ambiguous: readonly AmbiguousSessionError[] = [],
+  notDeleted?: readonly string[],
 ): void {
   if (!ctx.json) return;
   printJson(ctx.io, {
@@ -125,7 +129,71 @@ function printResult(
       count: error.count,
       ids: error.ids,
     })),
+    // Only when a lock stopped the run: the sessions still there to delete.
+    ...(notDeleted === undefined ? {} : { not_deleted: notDeleted }),
   });
+}
+
+/** What the deletes did: the ids deleted, those gone meanwhile, and those a lock kept. */
+interface Deletes {
+  deleted: string[];
+  gone: string[];
+  /** The ids not tried because another process kept the file locked, in order. */
+  notDeleted: string[];
+  /** The lock given up on, when one stopped the run. */
+  locked?: WriteBusyError;
+}
+
+/**
+ * Deletes `ids` one by one, each its own write. A lock given up on stops
+ * the run there (every later delete would wait as long): what was deleted
+ * before it stays deleted, and the rest is returned as not deleted.
+ */
+async function deleteInTurn(ctx: Context, ids: readonly string[]): Promise<Deletes> {
+  const done: Deletes = { deleted: [], gone: [], notDeleted: [...ids] };
+  try {
+    const store = await ctx.openStore();
+    const sessionsDir = sessionsDirFor(store.target) ?? null;
+    // A session another process deleted since the question is gone all the same: the others go on.
+    for (const id of ids) {
+      if (await store.deleteSession(id, { sessionsDir })) done.deleted.push(id);
+      else done.gone.push(id);
+      done.notDeleted.shift();
+    }
+  } catch (error) {
+    if (!lockGivenUp(error)) throw error;
+    done.locked = error;
+  }
+  return done;
+}
+
+/**
+ * The line for a run a lock stopped: what was deleted, why it stopped, and
+ * the command that deletes the rest once the lock is free.
+ */
+function lockedError(ctx: Context, done: Deletes, locked: WriteBusyError): CommandError {
+  const why = lockedReason(locked, ctx.dbPath);
+  const shown = (ids: readonly string[]) => ids.map((id) => `'${visibleInline(id)}'`).join(", ");
+  if (done.deleted.length === 0 && done.gone.length === 0) {
+    return new CommandError(
+      `nothing was deleted: ${why} (once it is free, run the same delete again)`,
+      { cause: locked },
+    );
+  }
+  const rest = ["hermes-state", "--db", ctx.dbPath, "delete", ...done.notDeleted]
+    .map(shellWord).join(" ");
+  const before = done.deleted.length === 0
+    ? "nothing was deleted"
+    : `deleted ${shown(done.deleted)}`;
+  const gone = done.gone.length === 0
+    ? ""
+    : ` (no longer there, another process deleted it meanwhile: ${shown(done.gone)})`;
+  return new CommandError(
+    `${before}${gone}, then stopped: ${why}; not deleted: ${
+      shown(done.notDeleted)
+    } (once it is free: ${rest})`,
+    { cause: locked },
+  );
 }
 
 async function question(store: SessionStore, id: string): Promise<string> {
@@ -165,22 +233,16 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       return 1;
     }
   }
-  const store = await ctx.openStore();
-  const sessionsDir = sessionsDirFor(store.target) ?? null;
-  const deleted: string[] = [];
-  // A session another process deleted since the question is gone all the same: the others go on.
-  const gone: string[] = [];
-  for (const id of ids) {
-    if (await store.deleteSession(id, { sessionsDir })) deleted.push(id);
-    else gone.push(id);
-  }
-  printResult(ctx, deleted, gone);
+  const done = await deleteInTurn(ctx, ids);
+  const { deleted, gone, locked } = done;
+  printResult(ctx, deleted, gone, [], locked === undefined ? undefined : done.notDeleted);
   // Ids as the question showed them: stored text cannot drive the terminal.
   const shown = (ids: readonly string[]) => ids.map(visibleInline).join(", ");
   if (!ctx.json && deleted.length === 1) ctx.io.stdout(`Deleted session '${shown(deleted)}'.\n`);
   else if (!ctx.json && deleted.length > 1) {
     ctx.io.stdout(`Deleted ${formatCount(deleted.length)} sessions: ${shown(deleted)}.\n`);
   }
+  if (locked !== undefined) throw lockedError(ctx, done, locked);
   if (gone.length > 0) {
     throw new CommandError(
       `no longer there to delete (another process deleted it meanwhile): ${shown(gone)}`,

@@ -13,6 +13,8 @@ import { SCHEMA_VERSION } from "../../sqlite/schema/schema_sql.ts";
 import type { Command, Context } from "../command.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
+import { lockedReason, lockGivenUp } from "../locked_file.ts";
+import { CommandError } from "../usage_error.ts";
 
 const USAGE = `Usage: hermes-state migrate [options]
 
@@ -52,6 +54,58 @@ async function versionBefore(ctx: Context): Promise<number | null> {
   }
 }
 
+/** The `state_meta` keys of a full-text table still being filled (`fts_backfill.ts`). */
+const BACKFILL_KEY = "fts_backfill:";
+
+/**
+ * Whether the file's upgrade stopped half-way (the new search tables made,
+ * not yet filled with the older messages), read without changing it;
+ * `undefined` when it cannot be read either.
+ */
+async function halfDone(ctx: Context): Promise<boolean | undefined> {
+  try {
+    const store = await ctx.openStore({ access: "read" });
+    try {
+      const info = await store.inspect({ integrity: false });
+      return info.metaKeys.some((key) => key.startsWith(BACKFILL_KEY));
+    } finally {
+      await store.close();
+    }
+  } catch (error) {
+    if (lockGivenUp(error)) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Awaits the write open, which runs the upgrade; a lock given up on becomes
+ * an error that says how far the upgrade went (nothing, or half-way, the
+ * file whole either way) and that the same `migrate` goes on from there.
+ */
+async function stoppedByLockSaying<T>(
+  ctx: Context,
+  before: number | null,
+  open: Promise<T>,
+): Promise<T> {
+  try {
+    return await open;
+  } catch (error) {
+    if (!lockGivenUp(error)) throw error;
+    const why = lockedReason(error, ctx.dbPath);
+    const half = await halfDone(ctx);
+    const next = "once it is free, the same migrate again goes on from there";
+    const what = half === undefined
+      ? `the upgrade stopped: ${why}; ${next}`
+      : half
+      ? `the upgrade of schema ${before ?? "none"} stopped half-way: ${why}; the file is whole, ` +
+        `its search indexes not yet filled with the older messages (search finds those by ` +
+        `plain substring meanwhile); ${next}`
+      : `nothing was upgraded (schema ${before ?? "none"}): ${why} (once it is free, run the ` +
+        `same migrate again)`;
+    throw new CommandError(what, { cause: error });
+  }
+}
+
 /** The PostgreSQL form: migration steps instead of schema versions. */
 async function migrateServer(ctx: Context): Promise<number> {
   const { migratePostgresStore } = await import("../../postgres/postgres_store.ts");
@@ -70,7 +124,7 @@ async function migrate(_args: ParsedArgs, ctx: Context): Promise<number> {
   if (isPostgresTarget(ctx.dbPath)) return await migrateServer(ctx);
   assertStoreExists(ctx.dbPath);
   const before = await versionBefore(ctx);
-  const store = await ctx.openStore();
+  const store = await stoppedByLockSaying(ctx, before, ctx.openStore());
   const after = (await store.inspect({ integrity: false })).schemaVersion;
   const upgraded = before !== after;
   if (ctx.json) printJson(ctx.io, { path: store.target, before, after, upgraded });

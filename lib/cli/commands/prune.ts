@@ -13,10 +13,14 @@ import { sayNote, syncedNote } from "../origin.ts";
 import { confirm } from "../prompt.ts";
 import { sessionsDirFor } from "../sessions_dir.ts";
 import { visibleControls, visibleInline } from "../../render/transcript.ts";
-import { InterruptedError, UsageError } from "../usage_error.ts";
+import { CommandError, InterruptedError, UsageError } from "../usage_error.ts";
 import { pruneInSteps } from "../prune_steps.ts";
 import { redrawsLines } from "../progress.ts";
 import { truncate } from "../../render/width.ts";
+import { lockedReason, lockGivenUp } from "../locked_file.ts";
+import type { WriteBusyError } from "../../sqlite/write_busy_error.ts";
+import type { SessionStore } from "../../core/session_store.ts";
+import type { PruneCandidatesOptions } from "../../core/prune_options.ts";
 
 const USAGE = `Usage: hermes-state prune [options]
        hermes-state prune --ghosts [--dry-run] [--yes]
@@ -97,6 +101,63 @@ function nothingToPrune(ctx: Context, scope: string): number {
   return 0;
 }
 
+/** How many of the listed sessions a prune a lock stopped had pruned. */
+interface PrunedSoFar {
+  /** Sessions pruned. */
+  readonly pruned: number;
+  /** False when the file could not be read either: `pruned` is what the steps done counted. */
+  readonly exact: boolean;
+}
+
+/**
+ * How many of `candidates` are gone, after a lock was given up on (maybe
+ * in the middle of a step, whose count was lost with it): those that
+ * `query` lists no more. When the file cannot be read either (another
+ * process holds it whole), `known`, the count of the steps done.
+ */
+async function prunedBeforeLock(
+  reader: SessionStore,
+  candidates: readonly PruneCandidate[],
+  query: PruneCandidatesOptions,
+  known: number,
+): Promise<PrunedSoFar> {
+  try {
+    const left = new Set((await reader.pruneCandidates(query)).map((c) => c.id));
+    return { pruned: candidates.filter((c) => !left.has(c.id)).length, exact: true };
+  } catch (error) {
+    if (!lockGivenUp(error)) throw error;
+    return { pruned: known, exact: false };
+  }
+}
+
+/**
+ * The answer of a prune a lock stopped: `--json` prints `{pruned,
+ * not_pruned}` (`not_pruned` null when unknown), and the error says how
+ * many sessions went, why it stopped, and that the same prune finishes.
+ */
+function stoppedByLock(
+  ctx: Context,
+  stop: PrunedSoFar & { readonly of: number; readonly locked: WriteBusyError },
+): CommandError {
+  const { pruned, exact, of, locked } = stop;
+  if (ctx.json) printJson(ctx.io, { pruned, not_pruned: exact ? of - pruned : null });
+  const why = lockedReason(locked, ctx.dbPath);
+  if (pruned === 0 && exact) {
+    return new CommandError(
+      `nothing was pruned: ${why} (once it is free, run the same prune again)`,
+      { cause: locked },
+    );
+  }
+  const done = exact || pruned > 0
+    ? `pruned ${exact ? "" : "at least "}${formatCount(pruned)} of ${sessions(of)}`
+    : `pruned some of ${sessions(of)} (the file cannot be read to count them)`;
+  return new CommandError(
+    `${done}, each whole ` +
+      `with its messages, then stopped: ${why}; once it is free, the same prune again finishes`,
+    { cause: locked },
+  );
+}
+
 /** What `prune --ghosts` deletes, as a dry run names it. */
 const GHOSTS = 'empty, untitled, ended "tui" sessions started more than a day ago';
 
@@ -125,10 +186,17 @@ async function pruneGhosts(args: ParsedArgs, ctx: Context): Promise<number> {
       return 1;
     }
   }
-  const store = await ctx.openStore();
-  const pruned = await store.pruneEmptyGhostSessions({
-    sessionsDir: sessionsDirFor(store.target) ?? null,
-  });
+  let pruned: number;
+  try {
+    const store = await ctx.openStore();
+    pruned = await store.pruneEmptyGhostSessions({
+      sessionsDir: sessionsDirFor(store.target) ?? null,
+    });
+  } catch (error) {
+    if (!lockGivenUp(error)) throw error;
+    const left = await prunedBeforeLock(reader, candidates, { ghosts: true }, 0);
+    throw stoppedByLock(ctx, { ...left, of: candidates.length, locked: error });
+  }
   if (ctx.json) printJson(ctx.io, { pruned });
   else ctx.io.stdout(`Pruned ${sessions(pruned)} (empty, untitled tui sessions).\n`);
   return 0;
@@ -162,14 +230,17 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       return 1;
     }
   }
-  const store = await ctx.openStore();
   const announce = redrawsLines(ctx.io) && candidates.length > ANNOUNCE_ABOVE;
   // Ctrl-C or SIGTERM stops between two steps (each whole, in its own transactions) and says how far.
   let interrupted: "SIGINT" | "SIGTERM" | undefined;
   const stopListening = ctx.io.onInterrupt?.((signal) => interrupted = signal);
   let run = { pruned: 0, finished: false };
+  // Sessions pruned by the steps done, for a lock given up on in the middle of one.
+  let stepsDone = 0;
+  let shown = announce;
   if (announce) ctx.io.stderr(`Pruning ${sessions(candidates.length)}…`);
   try {
+    const store = await ctx.openStore();
     run = await pruneInSteps(store, candidates, {
       days,
       listedAt,
@@ -178,6 +249,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       now: () => ctx.io.now(),
       stopped: () => interrupted !== undefined,
       onStep: (done) => {
+        stepsDone = done;
         if (announce) {
           ctx.io.stderr(
             `\r\x1b[KPruning ${sessions(candidates.length)}… ${formatCount(done)} done`,
@@ -185,9 +257,18 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         }
       },
     });
+  } catch (error) {
+    if (!lockGivenUp(error)) throw error;
+    if (shown) ctx.io.stderr("\r\x1b[K");
+    shown = false;
+    // The listing's cutoff: the sessions listed that are still there were not pruned.
+    const since = Math.max(0, ctx.io.now() - listedAt) / 86400;
+    const query = { olderThanDays: days + since, source };
+    const left = await prunedBeforeLock(reader, candidates, query, stepsDone);
+    throw stoppedByLock(ctx, { ...left, of: candidates.length, locked: error });
   } finally {
     stopListening?.();
-    if (announce) ctx.io.stderr("\r\x1b[K");
+    if (shown) ctx.io.stderr("\r\x1b[K");
   }
   const { pruned } = run;
   if (ctx.json) printJson(ctx.io, { pruned });

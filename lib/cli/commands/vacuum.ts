@@ -11,6 +11,8 @@ import { fileSizes, serverBytes } from "../files.ts";
 import { formatBytes } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
+import { lockedReason, lockGivenUp } from "../locked_file.ts";
+import { CommandError } from "../usage_error.ts";
 
 const USAGE = `Usage: hermes-state vacuum [options]
 
@@ -63,11 +65,29 @@ function pendingNote(walBytes: number): string {
     `read is over (vacuum again then to have it at once)`;
 }
 
+/**
+ * Awaits `work` (the open or the rebuild); a lock given up on becomes an
+ * error that says the file was not rebuilt, and what to do.
+ */
+async function unlessLocked<T>(ctx: Context, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (!lockGivenUp(error)) throw error;
+    throw new CommandError(
+      `the file was not rebuilt: ${
+        lockedReason(error, ctx.dbPath)
+      } (stop the gateway, or wait until it is free, then run vacuum again)`,
+      { cause: error },
+    );
+  }
+}
+
 async function run(_args: ParsedArgs, ctx: Context): Promise<number> {
-  const store = await ctx.openStore();
+  const store = await unlessLocked(ctx, ctx.openStore());
   if (isPostgresTarget(store.target)) return await vacuumServer(ctx, store);
   const before = fileSizes(store.target).total;
-  await store.vacuum();
+  await unlessLocked(ctx, store.vacuum());
   // VACUUM writes the rebuilt file through the WAL: closing (the last
   // connection checkpoints) lets the file itself shrink before it is measured.
   await store.close();
