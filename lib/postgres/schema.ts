@@ -239,6 +239,17 @@ const MIGRATIONS: readonly PgMigration[] = [
     // pass checks the rows the server holds against the file, and records it.
     sql: [`ALTER TABLE sync_sessions ADD COLUMN shown_digest text`],
   },
+  {
+    step: 11,
+    name: "sync sessions deleted as gone from the file",
+    // Per origin, the file ids of the sessions its passes deleted because the file no longer held
+    // them, newest first, the last 10,000 (`_sync_departed.ts`): a pass that would bring one back
+    // while deleting others, or delete one again, is two files shipping as one origin (a cloned
+    // machine), refused. A column, not a table: nothing more for `vacuum` or `copy` to carry.
+    sql: [
+      `ALTER TABLE sync_origins ADD COLUMN IF NOT EXISTS departed text[] NOT NULL DEFAULT '{}'`,
+    ],
+  },
 ];
 
 /** Messages read per round trip by {@linkcode writeUnspacedGrams}. */

@@ -33,6 +33,11 @@
  *   file (deleted, pruned) is deleted. Each session's
  *   changes are one transaction, fenced by the pass's token (a pass that
  *   lost its lock stops once another one writes).
+ * - Two files as one origin (a cloned machine or disk: the same host name
+ *   and path): each pass would delete the sessions the other shipped. A
+ *   pass records the sessions it deleted as gone from the file, and one
+ *   that would delete sessions while bringing back, or deleting again, one
+ *   of those is refused before it writes (`_sync_departed.ts`).
  * - Deletes on the server: a synced session deleted there (`delete`,
  *   `prune`) has no record any more, and the next pass ships it whole; one
  *   deleted while a pass runs is left out of the pass's writes (never
@@ -85,6 +90,7 @@ import { StorageError } from "../core/storage_error.ts";
 import { abortableDelay } from "../core/delay.ts";
 import { linkParents, recordDigests, recordPassTime } from "./_sync_finish.ts";
 import { shownAsHeld } from "./_sync_shown.ts";
+import { checkOneFile, recordDeparted } from "./_sync_departed.ts";
 
 export { digestOf } from "./_sync_digest.ts";
 export { syncLockName, SyncRefusedError, SyncSupersededError } from "./sync_origin.ts";
@@ -155,7 +161,11 @@ export interface SyncOptions {
    * the server, replacing them (without it, such a pass throws
    * {@linkcode SyncRefusedError} and changes nothing: that is another
    * machine's file under the same host name and path, another file given a
-   * taken origin, or a new file in the old one's place).
+   * taken origin, or a new file in the old one's place), or when it would
+   * delete sessions while bringing back, or deleting again, sessions an
+   * earlier pass deleted (without it refused likewise: a second file
+   * shipping as the origin, a cloned machine; or a backup restored over the
+   * file, which this ships as it is).
    * @default {false}
    */
   readonly force?: boolean;
@@ -297,7 +307,8 @@ export async function connectSyncTarget(url: string): Promise<PgClient> {
  * @throws {unknown} The reason of `options.fileWaitSignal` (else
  *   `options.signal`), when it was aborted while the pass waited for its file.
  * @throws {SyncRefusedError} When the file holds none of the sessions its
- *   origin has on the server (see {@linkcode SyncOptions.force}), or
+ *   origin has on the server, or looks like a second file shipping as its
+ *   origin (see {@linkcode SyncOptions.force}), or
  *   `options.origin` names another origin than the one this host and path
  *   are registered under.
  */
@@ -364,6 +375,13 @@ export async function syncFile(
         shared,
       );
     }
+    // Created and deleted as the file and the records stand now (a pass stopped early creates
+    // fewer); deleted ones are recorded, so that a second file shipping as the origin is refused.
+    const created = [...source].filter(([id, session]) =>
+      !server.has(id) && session.unshippable === undefined
+    ).map(([id]) => id);
+    const goneIds = [...server.keys()].filter((id) => !source.has(id));
+    if (!options.force) await checkOneFile(client, origin, { created, gone: goneIds });
     if (resolved.replaces !== undefined) {
       await takePlace(client, origin, resolved.replaces, { host, path: real }, new Date());
     } else if (resolved.movedFrom) await moveOrigin(client, origin, { host, path: real });
@@ -440,11 +458,15 @@ export async function syncFile(
       messages: undigested,
       shown: reshown,
     });
-    const gone = [...server.keys()].filter((id) => !source.has(id)).map((id) => `${origin}/${id}`);
-    if (gone.length > 0) {
+    const gone = goneIds.map((id) => `${origin}/${id}`);
+    // A forced pass makes the file the origin's as it is: what it brings back is no evidence.
+    const forgotten = options.force ? created : [];
+    if (gone.length > 0 || forgotten.length > 0) {
       // Their goals go with them (deleteSessionRows). Counted: those the server still held (a
       // delete there since the pass read its records took the others).
       totals.deleted = await passTransaction(client, pass, async (query) => {
+        await recordDeparted(query, origin, { gone: goneIds, forgotten });
+        if (gone.length === 0) return 0;
         const held = await query(
           `SELECT id FROM sessions WHERE id IN (SELECT json_array_elements_text($1::text::json))
            ORDER BY id FOR UPDATE`,

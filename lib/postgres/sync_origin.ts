@@ -23,7 +23,9 @@
  * there), and a pass refuses a file that holds none of the sessions its
  * origin has on the server (unless forced): the sessions of a file that is
  * the origin's are still in it, and a file synced before holds at least one
- * of them until every one is pruned.
+ * of them until every one is pruned. Two files that both hold them (a
+ * machine cloned from another's disk) pass that check; a pass recognises
+ * them by what it would undo of the other's passes (`_sync_departed.ts`).
  *
  * @module
  */

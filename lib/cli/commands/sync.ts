@@ -43,13 +43,23 @@ at again at each pass (shipped once the origin's file is back in place).
 In a container, whose host name changes when it is re-created, give the
 origin a name: --origin NAME follows the FILE to its new host.
 
+Two machines cloned from one disk image ship their files as one origin (the
+same host name and path), and each pass deletes the sessions the other
+shipped. Once that is seen (a pass would bring back a session a pass
+deleted, or delete one again, while deleting others), the pass is refused:
+sync one machine's file with --host NAME.
+
 Options:
   --to URL          The PostgreSQL store (postgres://user:pass@host/db?schema=NAME)
   --origin NAME     The FILE's origin, new or synced before from another host or
                     path (one FILE only; 1 to 64 letters, digits, ".", "_" or "-",
                     taken as given; default: the host name)
+  --host NAME       The host name the FILEs are recorded under (default: this
+                    machine's); a machine cloned from another's disk gives
+                    its own, and its FILE ships as a new origin
   --force           Ship a FILE that holds none of its origin's sessions on the
-                    server, deleting those from the server
+                    server, deleting those from the server, or one refused as
+                    a second file of its origin (a backup restored over it)
   --follow[=SECONDS]
                     Keep syncing until interrupted, a pass every SECONDS (default 5;
                     Ctrl-C ends after the pass under way); after a FILE's first
@@ -110,6 +120,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       `--origin must be ${ORIGIN_NAME_FORM}, got ${quotedValue(origin)}`,
       { command: "sync" },
     );
+  }
+  const host = args.string("host");
+  if (host !== undefined && host.trim() === "") {
+    throw new UsageError("--host needs a host name", { command: "sync" });
   }
   const follow = args.has("follow");
   if (!follow && args.string("every") !== undefined) {
@@ -199,6 +213,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         try {
           const result = await syncFile(client, file, {
             origin,
+            host,
             force: args.flag("force") && !shipped.has(file),
             signal: follow ? undefined : stop.signal,
             fileWaitSignal: stop.signal,
@@ -307,6 +322,7 @@ export const syncCommand: Command = {
   options: {
     to: { type: "string" },
     origin: { type: "string" },
+    host: { type: "string" },
     force: { type: "boolean" },
     follow: { type: "boolean", inlineValue: true },
     every: { type: "string" },
