@@ -11,6 +11,13 @@ import { WriteBusyError } from "../sqlite/write_busy_error.ts";
 import { CommandError } from "./usage_error.ts";
 
 /**
+ * A wait for another process's lock given up on, as {@linkcode lockGivenUp}
+ * tells it: the one name of it the commands use (they reach the SQLite
+ * layer only through this file).
+ */
+export type LockGivenUp = WriteBusyError;
+
+/**
  * Whether `error` is a wait for another process's lock given up on
  * (`HERMES_STATE_LOCK_TIMEOUT` spent).
  *

@@ -15,8 +15,7 @@ import { sessionsDirFor } from "../sessions_dir.ts";
 import { AmbiguousSessionError, CommandError, SessionNotFoundError } from "../usage_error.ts";
 import { visibleControls, visibleInline } from "../../render/transcript.ts";
 import { printableArgument } from "../shown_argument.ts";
-import { lockedReason, lockGivenUp } from "../locked_file.ts";
-import type { WriteBusyError } from "../../sqlite/write_busy_error.ts";
+import { lockedReason, type LockGivenUp, lockGivenUp } from "../locked_file.ts";
 import { shellWord } from "../../core/shell_word.ts";
 
 const USAGE = `Usage: hermes-state delete [options] ID|PREFIX|TITLE...
@@ -141,7 +140,7 @@ interface Deletes {
   /** The ids not tried because another process kept the file locked, in order. */
   notDeleted: string[];
   /** The lock given up on, when one stopped the run. */
-  locked?: WriteBusyError;
+  locked?: LockGivenUp;
 }
 
 /**
@@ -171,7 +170,7 @@ async function deleteInTurn(ctx: Context, ids: readonly string[]): Promise<Delet
  * The line for a run a lock stopped: what was deleted, why it stopped, and
  * the command that deletes the rest once the lock is free.
  */
-function lockedError(ctx: Context, done: Deletes, locked: WriteBusyError): CommandError {
+function lockedError(ctx: Context, done: Deletes, locked: LockGivenUp): CommandError {
   const why = lockedReason(locked, ctx.dbPath);
   const shown = (ids: readonly string[]) => ids.map((id) => `'${visibleInline(id)}'`).join(", ");
   if (done.deleted.length === 0 && done.gone.length === 0) {

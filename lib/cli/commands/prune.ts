@@ -17,8 +17,7 @@ import { CommandError, InterruptedError, UsageError } from "../usage_error.ts";
 import { pruneInSteps } from "../prune_steps.ts";
 import { redrawsLines } from "../progress.ts";
 import { truncate } from "../../render/width.ts";
-import { lockedReason, lockGivenUp } from "../locked_file.ts";
-import type { WriteBusyError } from "../../sqlite/write_busy_error.ts";
+import { lockedReason, type LockGivenUp, lockGivenUp } from "../locked_file.ts";
 import type { SessionStore } from "../../core/session_store.ts";
 import type { PruneCandidatesOptions } from "../../core/prune_options.ts";
 
@@ -137,7 +136,7 @@ async function prunedBeforeLock(
  */
 function stoppedByLock(
   ctx: Context,
-  stop: PrunedSoFar & { readonly of: number; readonly locked: WriteBusyError },
+  stop: PrunedSoFar & { readonly of: number; readonly locked: LockGivenUp },
 ): CommandError {
   const { pruned, exact, of, locked } = stop;
   if (ctx.json) printJson(ctx.io, { pruned, not_pruned: exact ? of - pruned : null });
