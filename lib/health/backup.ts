@@ -31,7 +31,7 @@ import {
 import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
 import { loadDriver } from "../sqlite/driver/load.ts";
-import { chooseWholeReadAccess, openWithAccess, readsUnlocked } from "../sqlite/read_access.ts";
+import { chooseWholeReadAccess, openForReading, readsUnlocked } from "../sqlite/read_access.ts";
 import { changedEachTimeReason, fileState, untilUnmoved } from "../sqlite/file_state.ts";
 import type { SqliteConnection, SqliteDriver } from "../sqlite/driver/types.ts";
 import { BackupError, OpenError } from "../core/errors.ts";
@@ -58,6 +58,7 @@ import { outputPathProblem, writeFailureReason } from "../files/output_path.ts";
 import { assertMayRead, assertStateDb, openFailureReason } from "../sqlite/open.ts";
 import { abortableDelay } from "../core/delay.ts";
 import { groupedInteger } from "../core/grouped_digits.ts";
+import { deadWritersJournal } from "./_hot_journal.ts";
 
 /** Options of {@linkcode backupDatabase}. */
 export interface BackupOptions {
@@ -208,8 +209,11 @@ export async function backupDatabase(
   if (!exists(source)) throw new OpenError(source, "no such file");
   if (statSync(source).isDirectory()) throw new OpenError(source, "it is a folder");
   assertMayRead(source);
-  // The file is mid-transaction until the journal is played back: a copy would hold its half.
-  if (hasLeftoverJournal(source)) throw new OpenError(source, leftoverJournalAdvice(source));
+  // The file is mid-transaction until a dead writer's journal is played back: a copy would
+  // hold its half. A live writer's journal is only its transaction under way.
+  if (hasLeftoverJournal(source) && deadWritersJournal(source, await driverOf(options))) {
+    throw new OpenError(source, leftoverJournalAdvice(source));
+  }
   if (isDatabaseFile(dest, source)) {
     throw new BackupError(
       `Cannot back up: ${clippedText(dest)} is the database itself (or one of its files)`,
@@ -232,7 +236,7 @@ export async function backupDatabase(
       `Cannot back up: ${clippedText(dest)} already exists (give --force to replace it)`,
     );
   }
-  const openDriver = options.openDriver ?? await loadDriver();
+  const openDriver = await driverOf(options);
   // SQLite deletes the -wal of a 0-byte file, even on a read-only open: refuse on stat.
   assertNotDamaged(source, openDriver, { probe: false });
   // A 0-byte file (no -wal: that case was refused above) holds nothing; SQLite would call it
@@ -337,7 +341,8 @@ function copyOnce(
   const state = readsUnlocked(access, source) ? fileState(source) : undefined;
   // Asked before opening: the connection makes a -wal of its own, deleted at its close.
   const hadWal = hasWal(source);
-  const db = openWithAccess(openDriver, source, access);
+  // A rollback-journal file is read read-only: a writer dying meanwhile leaves its journal.
+  const db = openForReading(openDriver, source, access);
   let copying = false;
   try {
     // Short: a try waits this long for a lock, and a signal waits for the try.
@@ -407,4 +412,9 @@ function verify(
   } finally {
     db.close();
   }
+}
+
+/** The driver opener given, or the running runtime's. */
+async function driverOf(options: BackupOptions): Promise<SqliteDriver> {
+  return options.openDriver ?? await loadDriver();
 }

@@ -25,7 +25,7 @@ import {
 import { SqliteError } from "../sqlite/driver/sqlite_error.ts";
 import { isBusyError, retryWhileBusy } from "../sqlite/store_retry.ts";
 import { isCorruption } from "../sqlite/integrity.ts";
-import { chooseReadAccess, openWithAccess, readsUnlocked } from "../sqlite/read_access.ts";
+import { chooseReadAccess, openForReading, readsUnlocked } from "../sqlite/read_access.ts";
 import { changedEachTimeReason, fileState, untilUnmoved } from "../sqlite/file_state.ts";
 import { finishFtsBackfill, pendingBackfills } from "../sqlite/schema/fts_backfill.ts";
 import { FTS_TABLES, type FtsTable, SCHEMA_VERSION } from "../sqlite/schema/schema_sql.ts";
@@ -59,6 +59,7 @@ import { rebuildIndexes } from "./reindex.ts";
 import { damagedIndexes } from "./index_check.ts";
 import { raiseMessageSequence } from "./sequence_check.ts";
 import { abortableDelay } from "../core/delay.ts";
+import { deadWritersJournal } from "./_hot_journal.ts";
 
 /** Options of {@linkcode doctor}. */
 export interface DoctorOptions {
@@ -169,7 +170,8 @@ function openFor(openDriver: SqliteDriver, path: string, fix: boolean): SqliteCo
   const access = fix ? "write" : chooseReadAccess(path);
   let db: SqliteConnection;
   try {
-    db = openWithAccess(openDriver, path, access);
+    // A rollback-journal file is read read-only: a writer dying meanwhile leaves its journal.
+    db = openForReading(openDriver, path, access);
   } catch (error) {
     // Another process holds the whole file: waited for, and said as every command says it.
     if (isBusyError(error)) throw error;
@@ -407,7 +409,7 @@ async function repair(
     repairs.push({
       name: "wal",
       summary: checkpoint.busy === 0
-        ? `wal_checkpoint(TRUNCATE): ${checkpoint.checkpointed} frames copied, WAL truncated`
+        ? `wal_checkpoint(TRUNCATE): ${walHeld(checkpoint.walFrames)}, WAL truncated to 0 bytes`
         : "wal_checkpoint(TRUNCATE) could not finish: a reader holds the WAL",
       longestLockMs: checkpointMs,
     });
@@ -417,6 +419,13 @@ async function repair(
     repairs.push({ name: "files", summary: `set mode 0600 on ${changed} files`, longestLockMs: 0 });
   }
   return checkpoint;
+}
+
+/** What the WAL held before the checkpoint, all of it in the database file once it finished. */
+function walHeld(frames: number): string {
+  if (frames === 0) return "the WAL held no commits";
+  const held = groupedCount(frames, "frame", "frames");
+  return `the WAL's ${held} ${frames === 1 ? "is" : "are"} in the database file`;
 }
 
 /**
@@ -452,7 +461,8 @@ export async function doctor(path: string, options: DoctorOptions = {}): Promise
   const checkOptions = { full: options.full, sampleAbove: options.sampleAbove };
   // The checks run on a read-only connection, as the read commands read, also before a fix:
   // a damaged file is never opened for writing (its close would checkpoint the -wal into it).
-  const playedBack = fix && hasLeftoverJournal(path)
+  // A live writer's journal is only its transaction under way: not played back, nor said to be.
+  const playedBack = fix && hasLeftoverJournal(path) && deadWritersJournal(path, openDriver)
     ? playBackJournal(openDriver, path)
     : undefined;
   // The -wal and -shm there now; any other is the doctor's own connection's (not judged).

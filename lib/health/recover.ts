@@ -41,7 +41,7 @@
  */
 import { chmodSync, renameSync, statSync } from "node:fs";
 import { loadDriver } from "../sqlite/driver/load.ts";
-import { chooseWholeReadAccess, openWithAccess } from "../sqlite/read_access.ts";
+import { chooseWholeReadAccess, openForReading } from "../sqlite/read_access.ts";
 export type { RetitledSession } from "./_recovered_titles.ts";
 import type { SqliteConnection, SqliteDriver, SqlValue } from "../sqlite/driver/types.ts";
 import { OpenError, RecoverError } from "../core/errors.ts";
@@ -69,7 +69,9 @@ import { foreignWalReason, spoilingWal } from "../sqlite/foreign_wal.ts";
 import { walCommitsPastBreak } from "./wal_break.ts";
 import { salvageWalFile } from "./_recover_wal_salvage.ts";
 import { assertMayRead, openFailureReason } from "../sqlite/open.ts";
-import { isBusyError } from "../sqlite/store_retry.ts";
+import { isBusyError, retryWhileBusy } from "../sqlite/store_retry.ts";
+import { abortableDelay } from "../core/delay.ts";
+import { deadWritersJournal } from "./_hot_journal.ts";
 import { hasLeftoverJournal, leftoverJournalAdvice } from "../sqlite/damaged_file.ts";
 import {
   addDeclaredColumn,
@@ -109,6 +111,15 @@ export interface RecoverOptions {
    * reason. A stage under way finishes first.
    */
   readonly signal?: AbortSignal;
+  /**
+   * How long to wait for a file another process holds whole (not even
+   * reads can go on: a writer of a rollback-journal file writing its pages,
+   * a connection recovering a crashed writer's WAL), in milliseconds
+   * (`HERMES_STATE_LOCK_TIMEOUT`); then the recovery fails with a
+   * `WriteBusyError`. The signal ends the wait at once.
+   * @default {15000}
+   */
+  readonly lockTimeoutMs?: number;
 }
 
 /** Rowids of one table that could not be read (they may also be ids never used). */
@@ -709,8 +720,14 @@ export async function recoverDatabase(
   }
   // The pages are read directly: a file this user may not read is said so, not thrown raw.
   assertMayRead(source);
-  // The file is mid-transaction until the journal is played back: its pages hold half of one.
-  if (hasLeftoverJournal(source)) throw new OpenError(source, leftoverJournalAdvice(source));
+  // The file is mid-transaction until a dead writer's journal is played back: its pages hold
+  // half of one. A live writer's journal is only its transaction under way.
+  if (
+    hasLeftoverJournal(source) &&
+    deadWritersJournal(source, options.openDriver ?? await loadDriver())
+  ) {
+    throw new OpenError(source, leftoverJournalAdvice(source));
+  }
   if (isDatabaseFile(dest, source)) {
     throw new RecoverError(`Cannot recover into ${dest}: it is the damaged file itself`);
   }
@@ -778,8 +795,13 @@ export async function recoverDatabase(
   if (!fromWal) {
     const access = foreignWal !== null ? "immutable" : chooseWholeReadAccess(source);
     try {
-      db = openWithAccess(openDriver, source, access);
+      // A file another process holds whole is waited for, as backup and doctor wait.
+      db = await retryWhileBusy(() => openUnlessHeld(openDriver, source, access), {
+        timeoutMs: options.lockTimeoutMs,
+        sleep: (ms) => abortableDelay(ms, options.signal),
+      });
     } catch (error) {
+      if (options.signal?.aborted && error === options.signal.reason) throw error;
       if (!unreadable(error)) throw sourceOpenError(source, error);
       schemaReadable = false;
     }
@@ -1056,6 +1078,34 @@ function destOpenError(dest: string, temp: string, error: unknown): unknown {
     `Cannot recover into ${dest}: ${openFailureReason(error.cause ?? error, temp, false)}`,
     { cause: error },
   );
+}
+
+/** How long one read of the source waits for a writer's lock (a rollback-journal writer's commit). */
+const READ_BUSY_MS = 1000;
+
+/**
+ * Opens the source as the read commands read (a rollback-journal file
+ * read-only: a writer dying meanwhile leaves its journal) and reads its
+ * schema once, so that a file another process holds whole fails as busy
+ * here, where it is waited for, with nothing left open. Another failure of
+ * that read is left for the reads that follow to report.
+ */
+function openUnlessHeld(
+  openDriver: SqliteDriver,
+  source: string,
+  access: ReturnType<typeof chooseWholeReadAccess>,
+): SqliteConnection {
+  const db = openForReading(openDriver, source, access);
+  try {
+    db.exec(`PRAGMA busy_timeout = ${READ_BUSY_MS}`);
+    db.prepare("SELECT count(*) AS n FROM sqlite_master").get();
+  } catch (error) {
+    if (isBusyError(error)) {
+      db.close();
+      throw error;
+    }
+  }
+  return db;
 }
 
 /**

@@ -139,9 +139,12 @@ export async function repairSchema(
  * `PRAGMA wal_checkpoint(TRUNCATE)`, waiting at most `waitMs` for writers
  * (new writers wait while it is pending, so the wait is kept short).
  *
- * @returns SQLite's answer.
+ * @returns SQLite's answer, and the frames the WAL held before it.
  */
 export function checkpointTruncate(db: SqliteConnection, waitMs = 300): CheckpointResult {
+  // A TRUNCATE checkpoint that finishes answers 0 frames in the WAL and 0 copied (it counts
+  // after emptying the WAL): what the WAL held is asked first, by one that waits for no one.
+  const held = db.prepare("PRAGMA wal_checkpoint(PASSIVE)").get() ?? {};
   db.exec(`PRAGMA busy_timeout = ${waitMs}`);
   try {
     const row = db.prepare("PRAGMA wal_checkpoint(TRUNCATE)").get() ?? {};
@@ -149,6 +152,7 @@ export function checkpointTruncate(db: SqliteConnection, waitMs = 300): Checkpoi
       busy: Number(row.busy ?? 0),
       log: Number(row.log ?? 0),
       checkpointed: Number(row.checkpointed ?? 0),
+      walFrames: Number(held.log ?? 0),
     };
   } finally {
     db.exec("PRAGMA busy_timeout = 1000");

@@ -27,10 +27,15 @@ function formatMiB(bytes: number): string {
 export interface CheckpointResult {
   /** 1 when a reader or writer kept it from finishing. */
   readonly busy: number;
-  /** Frames in the WAL. */
+  /** Frames in the WAL after it (0 when a TRUNCATE checkpoint finished; -1 without a WAL). */
   readonly log: number;
-  /** Frames copied into the database. */
+  /** Frames copied into the database, counted as `log` is (0 when a TRUNCATE finished). */
   readonly checkpointed: number;
+  /**
+   * Frames of commits the WAL held before it: all of them are in the
+   * database file once a TRUNCATE checkpoint finished (-1 without a WAL).
+   */
+  readonly walFrames: number;
 }
 
 /**

@@ -21,6 +21,7 @@ import { sqliteFilePath } from "../files/real_path.ts";
 import { present } from "./file_state.ts";
 import { mayWrite } from "../files/may_write.ts";
 import { holdSharedRead, readsShared } from "./shared_reads.ts";
+import { SqliteError } from "./driver/sqlite_error.ts";
 
 /**
  * How a read-only open reaches the file:
@@ -29,8 +30,9 @@ import { holdSharedRead, readsShared } from "./shared_reads.ts";
  *   WAL read needs are removed again when it closes, as after any Hermes
  *   process, but a `-wal` a writer left meanwhile is not checkpointed
  *   (`SharedReadConnection`). A file found in rollback-journal
- *   mode is opened `"readonly"` instead (`openConnection` asks), which can
- *   never play a dead writer's journal back. A second read of a file this
+ *   mode is opened `"readonly"` instead (`openConnection` and
+ *   {@linkcode openForReading} ask), which can never play a dead writer's
+ *   journal back. A second read of a file this
  *   thread already reads `"shared"` is `"shared"` too while the `-wal` that
  *   read made holds no frames, so the last of them to close removes it
  *   (`shared_reads.ts`).
@@ -227,4 +229,60 @@ export function openWithAccess(
 ): SqliteConnection {
   const db = openDriver(path, driverOptionsFor(access));
   return access === "shared" ? new SharedReadConnection(db, path, openDriver) : db;
+}
+
+/** How long a read opened by {@linkcode openForReading} waits for a lock, in milliseconds. */
+export const READ_TRY_BUSY_MS = 250;
+
+/**
+ * {@linkcode openWithAccess} for a read that must leave the file as it was
+ * even when a writer dies while it is open (`doctor`, `backup`, `recover`):
+ * a `"shared"` connection to a file in rollback-journal mode is closed, and
+ * the file opened `"readonly"` instead. A read-write connection would play
+ * back into the file the journal of a writer that died in the middle of a
+ * transaction after the open (its next read would roll the file back and
+ * delete the journal); SQLite's read-only mode refuses that read instead
+ * (`SQLITE_READONLY_ROLLBACK`, which the commands report by naming the
+ * journal). The mode is asked of the `"shared"` connection itself, as
+ * `openConnection` asks: a read-only one would make a `-wal` and `-shm`
+ * beside a WAL file that has none, and leave them. A writer that dies in the
+ * instant between the choice of access and that question is the one case
+ * left. A mode that cannot be read for another reason (a damaged file) is
+ * left for the caller's first read to report, on the connection as opened.
+ * The connection comes back with a busy timeout of
+ * {@linkcode READ_TRY_BUSY_MS} (the drivers' own differ: 5 s on Deno, none
+ * on Node and Bun), so that the question waits as briefly on every runtime.
+ *
+ * @param openDriver The driver.
+ * @param path The database file.
+ * @param access How to reach it (`chooseReadAccess`), or `"write"`.
+ * @returns The connection.
+ * @throws {SqliteError} The driver's error when it cannot open, or a busy
+ *   one when another process holds the whole file (a writer of a
+ *   rollback-journal file writing its pages): nothing is left open, and the
+ *   caller may wait and try again.
+ */
+export function openForReading(
+  openDriver: SqliteDriver,
+  path: string,
+  access: ReadAccess | "write",
+): SqliteConnection {
+  const db = openWithAccess(openDriver, path, access);
+  let wal: boolean;
+  try {
+    db.exec(`PRAGMA busy_timeout = ${READ_TRY_BUSY_MS}`);
+    if (access !== "shared" || path === ":memory:") return db;
+    wal = String(db.prepare("PRAGMA journal_mode").get()?.journal_mode).toLowerCase() === "wal";
+  } catch (error) {
+    if (error instanceof SqliteError && error.isBusy) {
+      db.close();
+      throw error;
+    }
+    return db;
+  }
+  if (wal) return db;
+  db.close();
+  const readonly = openWithAccess(openDriver, path, "readonly");
+  readonly.exec(`PRAGMA busy_timeout = ${READ_TRY_BUSY_MS}`);
+  return readonly;
 }

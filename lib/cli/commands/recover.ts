@@ -17,6 +17,8 @@ import { checkFileArgument } from "../file_argument.ts";
 import { isMissing, noDatabaseError } from "../missing_store.ts";
 import { outputPathProblem } from "../../files/output_path.ts";
 import { printableArgument } from "../shown_argument.ts";
+import { lockTimeoutMs } from "../context.ts";
+import { lockedReason, lockGivenUp } from "../locked_file.ts";
 
 const USAGE = `Usage: hermes-state recover [options] SRC DEST
 
@@ -66,7 +68,11 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const result = await recoverDatabase(source, dest, {
     force: args.flag("force"),
     signal: stop.signal,
+    lockTimeoutMs: lockTimeoutMs(ctx.io),
   }).catch((error) => {
+    // Held whole by another process past HERMES_STATE_LOCK_TIMEOUT: the file named, as every
+    // command names it (recover has no --db for the generic words to name).
+    if (lockGivenUp(error)) throw new CommandError(lockedReason(error, source), { cause: error });
     if (!(error instanceof RecoverError)) throw error;
     // Nothing found: an export given for the database is read with import.
     const hint = looksLikeJsonLines(source)
