@@ -86,7 +86,8 @@ describe("a write command whose target stays locked", () => {
     assert.equal(run.out, "");
     assert.equal(
       run.err,
-      `hermes-state: database is locked by another process (waited 0 s): ${target}\n`,
+      `hermes-state: nothing was copied: database is locked by another process (waited 0 s): ` +
+        `${target} (once it is free, run the same copy again)\n`,
     );
     assert.equal(await sessionCount(target), 1);
     const again = await runCli(["copy", source, target]);

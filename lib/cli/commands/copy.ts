@@ -37,7 +37,7 @@ import { hostname } from "node:os";
 import { SESSION_META_PREFIXES } from "../../core/session_meta.ts";
 import { originOption } from "../origin.ts";
 import { asInFile } from "../origin_restore.ts";
-import { lockedReason, lockGivenUp, namingLockedFile } from "../locked_file.ts";
+import { lockedReason, type LockGivenUp, lockGivenUp } from "../locked_file.ts";
 
 const USAGE = `Usage: hermes-state copy [options] SRC DEST
 
@@ -170,30 +170,122 @@ async function carrySyncState(
   return restored;
 }
 
+/** The `state_meta` keys of one session in `source` (its goal): each prefix and value. */
+async function sessionMeta(
+  source: SessionStore,
+  sourceId: string,
+): Promise<[string, string | null][]> {
+  const found: [string, string | null][] = [];
+  for (const prefix of SESSION_META_PREFIXES) {
+    const value = await source.getMeta(prefix + sourceId);
+    if (value !== undefined) found.push([prefix, value]);
+  }
+  return found;
+}
+
 /**
- * Copies the `state_meta` keys of one session (its goal) from `source` to
- * `target`, after the session: those of a session written, and those
- * `target` lacks of one it already had (a run cut off between the session
- * and its keys is completed by the next).
+ * Writes the `state_meta` keys of one session (its goal, read by
+ * {@linkcode sessionMeta}) into `target`, after the session: those of a
+ * session written, and those `target` lacks of one it already had (a run
+ * cut off between the session and its keys is completed by the next).
  *
  * @returns How many keys were written.
  */
 async function carrySessionMeta(
-  source: { readonly store: SessionStore; readonly file: string },
+  keys: readonly [string, string | null][],
   target: SessionStore,
-  sourceId: string,
   result: { readonly id: string; readonly outcome: string },
 ): Promise<number> {
   let written = 0;
-  for (const prefix of SESSION_META_PREFIXES) {
-    const [from, to] = [prefix + sourceId, prefix + result.id];
-    const value = await namingLockedFile(source.file, source.store.getMeta(from));
-    if (value === undefined) continue;
+  for (const [prefix, value] of keys) {
+    const to = prefix + result.id;
     if (result.outcome === "skipped" && await target.getMeta(to) !== undefined) continue;
     await target.setMeta(to, value);
     written++;
   }
   return written;
+}
+
+/** What a copy has counted, as `--json` prints it. */
+type Counts = Record<
+  "copied" | "replaced" | "skipped" | "messages" | "failed" | "linked" | "meta_keys",
+  number
+>;
+
+/**
+ * Where a lock given up on stopped a copy, and on which file: `open`, SRC or
+ * DEST before any session; `read`, SRC, reading the next session or a goal;
+ * `session`, DEST refused session `id`; `goal`, DEST took session `id` but
+ * not yet its goal; `links`, every session in, the parent links of those
+ * copied before their parent not made.
+ */
+interface LockStop {
+  readonly error: LockGivenUp;
+  /** The file that stayed locked (SRC or DEST). */
+  readonly file: string;
+  readonly at: "open" | "read" | "session" | "goal" | "links";
+  /** The session of `session` and `goal`. */
+  readonly id?: string;
+  /** For `links`: how many sessions wait for their parent's link. */
+  readonly unlinked?: number;
+}
+
+/**
+ * The error of a copy a lock stopped: what is in, why it stopped, and what
+ * to run once the lock is free (with `--replace`, the same copy writes again
+ * every session this run wrote, before it goes on).
+ */
+function lockStopError(stop: LockStop, counts: Counts, replace: boolean): CommandError {
+  const why = lockedReason(stop.error, stop.file);
+  const written = counts.copied + counts.replaced;
+  const again = replace && written > 0
+    ? `the same copy --replace again goes on, after writing again the ${
+      plural(written, "session")
+    } this run wrote`
+    : "run the copy again to go on";
+  const tally = `${plural(written, "session")} written, ${
+    formatCount(counts.skipped)
+  } skipped already present, each whole`;
+  const unlinked = stop.unlinked ?? 0;
+  const text = stop.at === "open" || (stop.at === "read" && written + counts.skipped === 0)
+    ? `nothing was copied: ${why} (once it is free, run the same copy again)`
+    : stop.at === "session"
+    ? `Cannot copy ${stop.id}: ${why} (every session before it is in, each whole; ${again})`
+    : stop.at === "goal"
+    ? `${stop.id} is in, not yet its goal: ${why} (every session up to it is in, each whole; ` +
+      `${again}, carrying the goal)`
+    : stop.at === "read"
+    ? `copied part of the sessions (${tally}), then stopped reading: ${why} (${again})`
+    : `every session is in (${tally}), but ${plural(unlinked, "session")} copied before ` +
+      `${unlinked === 1 ? "its parent is" : "their parents are"} not linked: ${why}; once it ` +
+      `is free, the same copy again${
+        replace ? " without --replace (which would write every session again)" : ""
+      } links them`;
+  return new CommandError(text, { cause: stop.error });
+}
+
+/**
+ * How many sessions of SRC a copy a lock stopped did not go through
+ * (`--json`'s `not_copied`): those SRC holds now, of `--source` when given,
+ * less those the run copied, skipped or failed. `null` when SRC cannot be
+ * counted: it is the file that stayed locked, or `--origin` picks them.
+ */
+async function notCopied(
+  source: SessionStore,
+  only: string | undefined,
+  stop: LockStop,
+  counts: Counts,
+): Promise<number | null> {
+  if (stop.at === "links") return 0;
+  if (stop.at === "read") return null;
+  try {
+    const held = await source.sessionCount({ source: only || null });
+    const through = counts.copied + counts.replaced + counts.skipped + counts.failed;
+    return Math.max(0, held - through);
+  } catch (error) {
+    if (lockGivenUp(error)) return null;
+    throw error;
+  }
 }
 
 /**
@@ -271,15 +363,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }
   // A lock given up on names the file it was for (`main` would name --db, which copy does not use).
   const [srcFile, destFile] = [src, dest].map((t) => isPostgresTarget(t) ? t : sqlitePath(t));
-  const source = await namingLockedFile(srcFile, openSource(ctx, src));
-  let origin: string | undefined;
-  try {
-    origin = await originOption(args, source);
-  } catch (error) {
-    await source.close();
-    throw error;
-  }
-  const counts = {
+  const replace = args.flag("replace");
+  const only = args.string("source");
+  const counts: Counts = {
     copied: 0,
     replaced: 0,
     skipped: 0,
@@ -288,6 +374,30 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     linked: 0,
     meta_keys: 0,
   };
+  let source: SessionStore;
+  try {
+    source = await openSource(ctx, src);
+  } catch (error) {
+    if (!lockGivenUp(error)) throw error;
+    // SRC held whole: nothing was copied, and how many sessions it has cannot be read.
+    if (ctx.json) {
+      printJson(ctx.io, {
+        ...counts,
+        dropped_columns: [],
+        renamed: [],
+        failures: [],
+        not_copied: null,
+      });
+    }
+    throw lockStopError({ error, file: srcFile, at: "open" }, counts, replace);
+  }
+  let origin: string | undefined;
+  try {
+    origin = await originOption(args, source);
+  } catch (error) {
+    await source.close();
+    throw error;
+  }
   const failures: { id: string; error: string }[] = [];
   /** Sessions written under another title, the one they had being taken in DEST. */
   const renamed: { id: string; title: string }[] = [];
@@ -295,13 +405,15 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   /** The sessions this run wrote into DEST (imported or replaced; not those skipped). */
   const written = new Set<string>();
   let carried: RestoredSyncState | undefined;
+  // A lock given up on stops the run (every later write would wait as long): what is in stays.
+  let stop: LockStop | undefined;
+  let leftOut: number | null = null;
   // Ctrl-C or SIGTERM stops between two sessions (each is written whole), and says how far.
   let interrupted: "SIGINT" | "SIGTERM" | undefined;
   const stopListening = ctx.io.onInterrupt?.((signal) => interrupted = signal);
-  try {
-    const target = await namingLockedFile(destFile, ctx.openStore({ path: dest, create: true }));
+  /** Copies every session into `target`; a lock given up on sets `stop` and ends the run. */
+  const copyInto = async (target: SessionStore) => {
     if (!isPostgresTarget(src)) await refuseSyncedFile(src, target);
-    const replace = args.flag("replace");
     const links: ParentLink[] = [];
     const progress = new Progress(ctx.io, "Copied");
     const lanes = isPostgresTarget(dest) ? POSTGRES_LANES : 1;
@@ -313,10 +425,14 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       : await syncedStore(source)?.holdSyncPasses();
     const pacer = lanes === 1 ? new LockPacer() : undefined;
     const copyOne = async (stored: SessionExport) => {
+      // After a lock stop, a session submitted meanwhile would wait as long: none starts.
+      if (stop !== undefined) return;
       // With --origin, as its file held it.
       const session = origin === undefined ? stored : await asInFile(source, stored, origin);
+      let writtenWhole = false;
       try {
         const result = await target.importSession(session, { replace });
+        writtenWhole = true;
         if (result.outcome === "imported") counts.copied++;
         else if (result.outcome === "replaced") counts.replaced++;
         else counts.skipped++;
@@ -330,26 +446,30 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         if (result.deferredParent !== null) {
           links.push({ id: result.id, parentId: result.deferredParent });
         }
-        counts.meta_keys += await carrySessionMeta(
-          { store: source, file: srcFile },
-          target,
-          stored.id,
-          result,
-        );
+        let keys: [string, string | null][];
+        try {
+          keys = await sessionMeta(source, stored.id);
+        } catch (error) {
+          // SRC stayed locked: every later session would wait as long.
+          if (!lockGivenUp(error)) throw error;
+          stop ??= { error, file: srcFile, at: "read" };
+          return;
+        }
+        counts.meta_keys += await carrySessionMeta(keys, target, result);
         // Leave a file's write lock free now and then, so that other writers get in (a server
         // has no such lock).
         const pause = pacer?.due() ?? 0;
         if (pause > 0) await delay(pause);
       } catch (error) {
-        // SRC stayed locked (named already): every later session would wait as long.
-        if (error instanceof CommandError) throw error;
         if (lockGivenUp(error)) {
           // DEST stayed locked: every later session would wait as long and fail alike.
-          throw new CommandError(
-            `Cannot copy ${session.id}: ${lockedReason(error, target.target)} (every session ` +
-              "before it is in, each whole; run the copy again to go on)",
-            { cause: error },
-          );
+          stop ??= {
+            error,
+            file: target.target,
+            at: writtenWhole ? "goal" : "session",
+            id: session.id,
+          };
+          return;
         }
         if (isDiskFull(error, target.target)) {
           // Every session after this one would fail the same way: one line, and stop.
@@ -381,34 +501,54 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     const writes = new WriteLanes(lanes);
     try {
       try {
-        const only = args.string("source");
         const filter: ExportOptions & { readonly origin?: string } = {
           ...(only ? { source: only } : {}),
           ...(origin === undefined ? {} : { origin }),
         };
         try {
           for await (const session of source.iterateExport(filter)) {
-            if (interrupted !== undefined) break;
+            if (interrupted !== undefined || stop !== undefined) break;
             await writes.submit(() => copyOne(session));
           }
           await writes.drain();
         } catch (error) {
-          // What copyOne throws names its file; a lock left over here is SRC's, being read.
-          if (lockGivenUp(error)) {
-            throw new CommandError(lockedReason(error, srcFile), { cause: error });
-          }
-          throw error;
+          // A lock met by copyOne stops the run there; one left over here is SRC's, being read.
+          if (!lockGivenUp(error)) throw error;
+          stop ??= { error, file: srcFile, at: "read" };
         }
       } finally {
         await writes.drain().catch(() => {});
         progress.done();
       }
-      counts.linked = await namingLockedFile(target.target, target.restoreParentLinks(links));
+      // After a lock stop the links stay unmade (their write would wait as long): the same
+      // copy again makes them, as it skips the sessions that are in.
+      if (stop !== undefined) return;
+      try {
+        counts.linked = await target.restoreParentLinks(links);
+      } catch (error) {
+        if (!lockGivenUp(error)) throw error;
+        stop = { error, file: target.target, at: "links", unlinked: links.length };
+        return;
+      }
       if (origin === undefined) {
         carried = await carrySyncState(ctx, source, target, dest, hold?.origins ?? [], written);
       }
     } finally {
       await hold?.release();
+    }
+  };
+  try {
+    let target: SessionStore | undefined;
+    try {
+      target = await ctx.openStore({ path: dest, create: true });
+    } catch (error) {
+      if (!lockGivenUp(error)) throw error;
+      stop = { error, file: destFile, at: "open" };
+    }
+    if (target !== undefined) await copyInto(target);
+    // Counted while SRC is open: how many of its sessions the stopped run did not go through.
+    if (stop !== undefined && ctx.json && origin === undefined) {
+      leftOut = await notCopied(source, only, stop, counts);
     }
   } finally {
     stopListening?.();
@@ -429,8 +569,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       renamed,
       failures,
       ...(carried === undefined ? {} : { sync: carried }),
+      // Only when a lock stopped the run: the sessions of SRC not gone through (null: unknown).
+      ...(stop === undefined ? {} : { not_copied: stop.at === "links" ? 0 : leftOut }),
     });
-  } else {
+  } else if (stop === undefined) {
     const of = origin === undefined ? "" : ` of origin ${origin} (under their ids in its file)`;
     const parts = [`Copied ${plural(counts.copied, "session")}${of}`];
     if (counts.replaced > 0) parts.push(`replaced ${formatCount(counts.replaced)}`);
@@ -445,11 +587,19 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     }
     ctx.io.stdout(`${text}.\n`);
   }
+  if (stop !== undefined) throw lockStopError(stop, counts, replace);
   if (interrupted !== undefined) {
+    const done = counts.copied + counts.replaced;
     throw new InterruptedError(
       interrupted,
-      `stopped after ${plural(counts.copied + counts.replaced + counts.skipped, "session")}, ` +
-        "each written whole or not at all; the same copy again goes on (what is there is skipped)",
+      `stopped after ${plural(done + counts.skipped, "session")}, each written whole or not ` +
+        `at all; ${
+          replace && done > 0
+            ? `the same copy --replace again goes on, after writing again the ${
+              plural(done, "session")
+            } this run wrote`
+            : "the same copy again goes on (what is there is skipped)"
+        }`,
     );
   }
   return counts.failed > 0 ? 1 : 0;

@@ -27,7 +27,7 @@ import { delay } from "../../core/delay.ts";
 import { parseJsonExact } from "../../core/exact_json.ts";
 import { printableArgument } from "../shown_argument.ts";
 import { truncate } from "../../render/width.ts";
-import { lockedReason, lockGivenUp } from "../locked_file.ts";
+import { lockedReason, type LockGivenUp, lockGivenUp } from "../locked_file.ts";
 
 const USAGE = `Usage: hermes-state import [options] FILE|-
 
@@ -101,6 +101,77 @@ function reason(error: unknown): string {
 /** After this many bad lines the input is taken for something else than an export. */
 const MAX_FAILURES = 20;
 
+/** What an import has counted, as `--json` prints it. */
+type Counts = Record<
+  "imported" | "replaced" | "skipped" | "messages" | "failed" | "linked" | "waiting",
+  number
+>;
+
+/**
+ * Where a lock given up on stopped an import: `open`, the database before
+ * any line went in; `line`, the session of line `line`, not written; `links`,
+ * after that session went in, before the children read earlier were linked
+ * to it; `end`, after the last line, linking the children whose parent the
+ * run did not import.
+ */
+interface LockStop {
+  readonly error: LockGivenUp;
+  readonly at: "open" | "line" | "links" | "end";
+  /** The line of `line` and `links`; for `open`, the first line that is JSON (none when empty). */
+  readonly line: number | null;
+}
+
+/**
+ * What the same import run again does: with `--replace` it writes again
+ * every session this run wrote, before it goes on where this one stopped.
+ */
+function sameImportAgain(replace: boolean, written: number): string {
+  if (!replace || written === 0) return "the same import again goes on";
+  return `the same import --replace again goes on, after writing again the ${
+    plural(written, "session")
+  } this run wrote`;
+}
+
+/**
+ * The first line a lock stop left out (`--json`'s `not_imported_from_line`):
+ * the refused line, the one after a line that went in, `null` when every
+ * line was read.
+ */
+function firstLineLeftOut(stop: LockStop): number | null {
+  if (stop.at === "line" || stop.at === "open") return stop.line;
+  return stop.at === "links" ? (stop.line ?? 0) + 1 : null;
+}
+
+/**
+ * The error of an import a lock stopped: what is in, why it stopped, and
+ * what to run once the lock is free.
+ */
+function lockStopError(
+  stop: LockStop,
+  counts: Counts,
+  path: string,
+  replace: boolean,
+): CommandError {
+  const why = lockedReason(stop.error, path);
+  const written = counts.imported + counts.replaced;
+  const again = sameImportAgain(replace, written);
+  const text = stop.at === "open"
+    ? `nothing was imported: ${why} (once it is free, run the same import again)`
+    : stop.at === "line"
+    ? `Cannot import line ${stop.line}: ${why} (every session before it is in, each whole; ${again})`
+    : stop.at === "links"
+    ? `the session of line ${stop.line} is in, its children read before it not yet linked to it: ` +
+      `${why} (every session up to it is in, each whole; once it is free, ${again}, linking them)`
+    : `every line was read (${plural(written, "session")} written, ${
+      formatCount(counts.skipped)
+    } skipped already present, each whole), but ${plural(counts.waiting, "session")} naming a ` +
+      `parent not in this file ${counts.waiting === 1 ? "is" : "are"} not linked: ${why}; once ` +
+      `it is free, the same import again${
+        replace ? " without --replace (which would write every session again)" : ""
+      } links those whose parent is in by then`;
+  return new CommandError(text, { cause: stop.error });
+}
+
 /** Children whose parent was not in the database when they were read, by parent. */
 class PendingLinks {
   readonly #byParent = new Map<string, ParentLink[]>();
@@ -144,7 +215,19 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   let store: SessionStore | undefined;
   const opened = async () => store ??= await ctx.openStore({ create: true });
   const replace = args.flag("replace");
-  const counts = {
+  // A lock given up on stops the run (every later write would wait as long): what is in stays.
+  let stop: LockStop | undefined;
+  /** Opens the database; a lock given up on there stops the run before `line`. */
+  const openedUnlessLocked = async (line: number | null) => {
+    try {
+      return await opened();
+    } catch (error) {
+      if (!lockGivenUp(error)) throw error;
+      stop = { error, at: "open", line };
+      return undefined;
+    }
+  };
+  const counts: Counts = {
     imported: 0,
     replaced: 0,
     skipped: 0,
@@ -179,9 +262,14 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       return;
     }
     // Outside the line's try: a database that cannot be opened ends the import.
-    const target = await opened();
+    const target = await openedUnlessLocked(number);
+    if (target === undefined) return;
+    let written = false;
+    /** Links taken for the session just written, back to waiting if a lock stops their write. */
+    let taken: ParentLink[] = [];
     try {
       const result = await target.importSession(record, { replace });
+      written = true;
       counts[result.outcome]++;
       counts.messages += result.messages;
       if (result.relinked) counts.linked++;
@@ -198,7 +286,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       // Children read before their parent are linked as soon as it is in,
       // so an interrupted run loses no link it could make.
       if (result.outcome !== "skipped") {
-        counts.linked += await target.restoreParentLinks(pending.take(result.id));
+        taken = pending.take(result.id);
+        counts.linked += await target.restoreParentLinks(taken);
+        taken = [];
       }
       // Leave the lock free now and then, so that other writers get in.
       const pause = pacer.due();
@@ -216,11 +306,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       }
       if (lockGivenUp(error)) {
         // Every line after this one would wait as long and fail the same way: one line, and stop.
-        throw new CommandError(
-          `Cannot import line ${number}: ${lockedReason(error, target.target)} (every session ` +
-            "before it is in, each whole; the same import again goes on)",
-          { cause: error },
-        );
+        for (const link of taken) pending.add(link);
+        stop = { error, at: written ? "links" : "line", line: number };
+        return;
       }
       lineFailed(error);
     }
@@ -228,7 +316,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   };
   try {
     if (first !== undefined) await importLine(first.text);
-    while (counts.failed < MAX_FAILURES && interrupted === undefined) {
+    while (counts.failed < MAX_FAILURES && interrupted === undefined && stop === undefined) {
       const next = await readNext(lines, source);
       if (next.done) break;
       number++;
@@ -242,10 +330,19 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     await lines.return?.();
   }
   // An empty input makes the database as before (an export of an empty store, piped in).
-  if (first === undefined) await opened();
+  if (first === undefined) await openedUnlessLocked(null);
   const waiting = pending.takeAll();
-  // A child waits only for a line that was imported, so the database is open then.
-  const linkedLate = waiting.length === 0 ? 0 : await (await opened()).restoreParentLinks(waiting);
+  let linkedLate = 0;
+  // A child waits only for a line that was imported, so the database is open then; after a
+  // lock stop the links stay waiting (their write would wait as long).
+  if (waiting.length > 0 && stop === undefined) {
+    try {
+      linkedLate = await (await opened()).restoreParentLinks(waiting);
+    } catch (error) {
+      if (!lockGivenUp(error)) throw error;
+      stop = { error, at: "end", line: null };
+    }
+  }
   counts.linked += linkedLate;
   counts.waiting = waiting.length - linkedLate;
   const droppedColumns = [...dropped];
@@ -262,15 +359,25 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       renamed,
       failures,
       stopped_at_line: stoppedAt ?? null,
+      // Only when a lock stopped the run: the first line not in (null: every line was read).
+      ...(stop === undefined ? {} : { not_imported_from_line: firstLineLeftOut(stop) }),
     });
-  } else {
+  } else if (stop === undefined) {
     report(ctx, counts, { stoppedAt, interrupted: interrupted !== undefined });
   }
+  if (stop !== undefined) {
+    const path = (store as SessionStore | undefined)?.target ?? ctx.dbPath;
+    throw lockStopError(stop, counts, path, replace);
+  }
   if (interrupted !== undefined) {
+    const written = counts.imported + counts.replaced;
+    const again = replace && written > 0
+      ? sameImportAgain(replace, written)
+      : "the same import again goes on from there (what is in is skipped)";
     throw new InterruptedError(
       interrupted,
       `stopped after line ${formatCount(number)}: every session before it is in, each whole; ` +
-        "the same import again goes on from there (what is in is skipped)",
+        again,
     );
   }
   return counts.failed > 0 ? 1 : 0;
@@ -278,10 +385,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
 
 function report(
   ctx: Context,
-  counts: Record<
-    "imported" | "replaced" | "skipped" | "messages" | "failed" | "linked" | "waiting",
-    number
-  >,
+  counts: Counts,
   end: { stoppedAt: number | undefined; interrupted: boolean },
 ): void {
   const { stoppedAt } = end;
