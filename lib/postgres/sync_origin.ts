@@ -298,8 +298,10 @@ export function checkSameFile(
   throw new SyncRefusedError(
     `the file holds none of the ${held} session${held === 1 ? "" : "s"} origin "${name}" has on ` +
       `the server (synced from ${place.path} on ${place.host}): it looks like another file. ` +
-      `Sync it under a name of its own with --origin NAME ("${name}" keeps its sessions on the ` +
-      `server), or pass --force to make it "${name}"'s file, which deletes those ${held} ` +
+      `On another machine of that host name (a cloned one), sync it with --host NAME; on this ` +
+      `one (a new file in the old one's place), under a name of its own with --origin NAME ` +
+      `("${name}" keeps its sessions on the server); or pass --force to make it "${name}"'s ` +
+      `file, which deletes those ${held} ` +
       `session${held === 1 ? "" : "s"} from the server (as it should when this file's sessions ` +
       `were all deleted or pruned on the host).`,
   );
