@@ -34,6 +34,7 @@ import { StorageError } from "../../lib/core/errors.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import { mulberry32 } from "../_random.ts";
 import { type LosingProxy, startLosingProxy } from "../store/_pg_proxy.ts";
+import { sideBySideTests } from "../_side_by_side.ts";
 import {
   delay,
   REPO,
@@ -283,9 +284,14 @@ describe("PostgreSQL writes whose connection is lost", { skip: SKIP }, () => {
     },
   );
 
-  test(
+  /**
+   * The three below, side by side: each waits out the second after which the store ends a lost
+   * write's server process, on a schema of its own (none stops the cluster).
+   */
+  const sideBySide = sideBySideTests({ skip: SKIP });
+
+  sideBySide(
     "a write transaction whose COMMIT was lost on the way, its server process left waiting (a network partition): rolled back and run again at once",
-    { timeout: 60_000 },
     async () => {
       await throughProxy("orphan_tx", async (proxy, client, rows) => {
         let runs = 0;
@@ -305,9 +311,8 @@ describe("PostgreSQL writes whose connection is lost", { skip: SKIP }, () => {
     },
   );
 
-  test(
+  sideBySide(
     "appendMessage whose connection was lost once the server ran it, its server process left open: its id is given, the message there once",
-    { timeout: 60_000 },
     async () => {
       await withProxiedStore({ schema: "orphan_append" }, async (store, proxy) => {
         await store.createSession("s", "cli");
@@ -323,9 +328,8 @@ describe("PostgreSQL writes whose connection is lost", { skip: SKIP }, () => {
     },
   );
 
-  test(
+  sideBySide(
     "endSession made but its answer lost, and its second try failing: the error does not say it was not made",
-    { timeout: 60_000 },
     async () => {
       const settings = { schema: "second_try", statement_timeout: "500" };
       await withProxiedStore(settings, async (store, proxy) => {

@@ -4,8 +4,8 @@
  * and each session's counters equal its rows — also when writers are
  * killed with SIGKILL in the middle of their work.
  */
-import { describe, test } from "node:test";
-import { execFileSync } from "node:child_process";
+import { after, before, describe, test } from "node:test";
+import { execFile, execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -25,6 +25,29 @@ import {
 const seed = runSeed();
 
 describe("PostgreSQL writers", { skip: PG_SKIP || workersSpanRuntimes() }, () => {
+  // The power cut's cluster of its own (scripts/pg.sh): stopping the shared test server would
+  // break the test files running beside this one. Started (initdb, a few seconds, most of them
+  // waiting on the disk) while the tests before it run; stopped and removed after them all.
+  // Directly under the temporary folder: the postgres user must be able to reach it.
+  const clusterDir = join(tmpdir(), `hermes-pg-crash-${process.pid}-${seed}`);
+  const pgSh = join(REPO, "scripts", "pg.sh");
+  let crashServer: Promise<string> | undefined;
+  before(() => {
+    crashServer = new Promise((resolve, reject) => {
+      execFile("bash", [pgSh, "start", clusterDir], { encoding: "utf8" }, (error, stdout) => {
+        if (error) reject(error);
+        else resolve(stdout.trim());
+      });
+    });
+    // Awaited by the power cut's test; not an unhandled rejection while the others run.
+    crashServer.catch(() => {});
+  });
+  after(async () => {
+    if (crashServer === undefined) return;
+    await crashServer.catch(() => {});
+    execFileSync("bash", [pgSh, "stop", clusterDir], { stdio: "ignore" });
+  });
+
   test(
     `6 processes on Deno, Bun and Node append at once: every append exactly once (seed ${seed})`,
     { timeout: 120_000 },
@@ -65,17 +88,7 @@ describe("PostgreSQL writers", { skip: PG_SKIP || workersSpanRuntimes() }, () =>
     `the server stopped as by a power cut (pg_ctl -m immediate) and restarted: nothing acknowledged is lost, nothing doubled (seed ${seed})`,
     { timeout: 120_000 },
     async () => {
-      // A cluster of its own (scripts/pg.sh, about a second to start): stopping the shared
-      // test server would break the test files running beside this one.
-      // Directly under the temporary folder: the postgres user must be able to reach it.
-      const clusterDir = join(tmpdir(), `hermes-pg-crash-${process.pid}-${seed}`);
-      const pgSh = join(REPO, "scripts", "pg.sh");
-      const server = execFileSync("bash", [pgSh, "start", clusterDir], { encoding: "utf8" }).trim();
-      try {
-        await crashAndRestart(server, clusterDir, pgSh);
-      } finally {
-        execFileSync("bash", [pgSh, "stop", clusterDir], { stdio: "ignore" });
-      }
+      await crashAndRestart(await crashServer!, clusterDir, pgSh);
     },
   );
 });

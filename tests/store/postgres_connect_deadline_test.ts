@@ -7,13 +7,13 @@
  * once the server does. The store reaches the test server through a proxy
  * the test runs (`_pg_proxy.ts`), which forwards connections until told otherwise.
  */
-import { test } from "node:test";
 import assert from "node:assert/strict";
 import { openStore } from "../../lib/open_store.ts";
 import { StorageError } from "../../lib/core/errors.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import { adminSql, freshSchema, PG_SKIP, PG_URL } from "./_pg.ts";
 import { type LosingProxy, startLosingProxy } from "./_pg_proxy.ts";
+import { sideBySideTests } from "../_side_by_side.ts";
 import { delay } from "../reliability/_runtimes.ts";
 
 /** A proxy to the test server (`_pg_proxy.ts`), forwarding connections until told otherwise. */
@@ -99,16 +99,24 @@ async function failsInTime(
   assert.ok(took >= 900 && took < 5000, `failed after ${took} ms`);
 }
 
+/**
+ * How long the last test keeps the pool's connections busy: twice the 1 s deadline, past it by
+ * more than a loaded machine's late timers, so work given up on at the deadline fails the test.
+ */
+const HELD_MS = 2000;
+
 const CASES = [
   { mode: "close", standby: false, what: "a server that hangs up before answering" },
   { mode: "silent", standby: false, what: "a server that never answers" },
   { mode: "close", standby: true, what: "two hosts, one hanging up, one down" },
 ] as const;
 
+/** The tests below, side by side (each waits out deadlines on a proxy and a schema of its own). */
+const sideBySide = sideBySideTests({ skip: PG_SKIP });
+
 for (const { mode, standby, what } of CASES) {
-  test(
+  sideBySide(
     `a connection opened after the first, to ${what}, fails within connect_timeout; the store works again after`,
-    { skip: PG_SKIP, timeout: 60_000 },
     () =>
       withProxiedStore(async (store, proxy, name) => {
         await store.createSession("s1", "cli");
@@ -131,9 +139,8 @@ for (const { mode, standby, what } of CASES) {
   );
 }
 
-test(
+sideBySide(
   "work waiting behind the store's own transactions or statements is not given up on at connect_timeout",
-  { skip: PG_SKIP, timeout: 60_000 },
   async () => {
     const { connectPg } = await import("../../lib/postgres/_client.ts");
     const proxy = await startProxy();
@@ -155,13 +162,13 @@ test(
       while (started < 2) await delay(10);
       const waiting = client.query("SELECT 7 AS seven");
       const late = client.transaction((query) => query("SELECT 8 AS eight"));
-      await delay(2500);
+      await delay(HELD_MS);
       release();
       await Promise.all(holders);
       assert.deepEqual(await waiting, [{ seven: 7 }]);
       assert.deepEqual(await late, [{ eight: 8 }]);
       // Both connections busy with statements for twice the deadline: a transaction waits its turn.
-      const slow = [1, 2].map(() => client.query("SELECT pg_sleep(2.5)"));
+      const slow = [1, 2].map(() => client.query(`SELECT pg_sleep(${HELD_MS / 1000})`));
       await delay(200);
       const behind = client.transaction((query) => query("SELECT 9 AS nine"));
       assert.deepEqual(await behind, [{ nine: 9 }]);

@@ -8,6 +8,10 @@ import { openStore } from "../../lib/open_store.ts";
 import { loadFixture } from "../store/_fixture_data.ts";
 import { freshSchema, PG_SKIP } from "../store/_pg.ts";
 import { type PgRelay, startPgRelay } from "./_pg_relay.ts";
+import { sideBySideTests } from "../_side_by_side.ts";
+
+/** The two tests that wait out a time limit, side by side: each has a relay and a schema of its own. */
+const sideBySide = sideBySideTests({ skip: PG_SKIP });
 
 /**
  * What `work` gives, or `late` after `ms`. The timer is cleared: one left running would keep
@@ -76,77 +80,89 @@ describe("web handler while the PostgreSQL server is gone", { skip: PG_SKIP }, (
   });
 });
 
+/** The time limit the frozen requests wait out (each of three in turn). */
+const FROZEN_LIMIT_MS = 400;
+
 describe("web handler while the PostgreSQL server does not answer", { skip: PG_SKIP }, () => {
-  test("a request gets its 503 after timeoutMs, as any slow one does, not no answer at all", async () => {
-    const relay = await startPgRelay();
-    try {
-      await using store = await openStore(`${relay.url}?schema=${freshSchema()}`);
-      await loadFixture(store);
-      const handle = createHandler(store, { pollMs: 50, timeoutMs: 1000 });
-      const get = (path: string) => handle(new Request(`http://127.0.0.1:8787${path}`));
-      assert.equal((await get("/api/sessions?limit=1")).status, 200);
-      relay.freeze();
-      for (const path of ["/api/sessions?limit=2", "/api/search?q=docker", "/api/origins"]) {
-        const started = Date.now();
-        const answer = await orAfter(get(path), 8_000, "none");
-        assert.notEqual(answer, "none", `${path}: no answer in 8 s`);
-        const response = answer as Response;
-        assert.equal(response.status, 503, path);
-        assert.equal(
-          (await response.json()).error.message,
-          "The request took longer than 1000 ms",
-        );
-        assert.ok(Date.now() - started < 4_000, `${path}: ${Date.now() - started} ms`);
+  sideBySide(
+    "a request gets its 503 after timeoutMs, as any slow one does, not no answer at all",
+    async () => {
+      const relay = await startPgRelay();
+      try {
+        await using store = await openStore(`${relay.url}?schema=${freshSchema()}`);
+        await loadFixture(store);
+        // The frozen requests each wait out a short limit; the others are asked with one far past
+        // a slow answer on a loaded machine.
+        const patient = createHandler(store, { pollMs: 50, timeoutMs: 30_000 });
+        const handle = createHandler(store, { pollMs: 50, timeoutMs: FROZEN_LIMIT_MS });
+        const get = (path: string) => handle(new Request(`http://127.0.0.1:8787${path}`));
+        const first = await patient(new Request("http://127.0.0.1:8787/api/sessions?limit=1"));
+        assert.equal(first.status, 200);
+        relay.freeze();
+        for (const path of ["/api/sessions?limit=2", "/api/search?q=docker", "/api/origins"]) {
+          const started = Date.now();
+          const answer = await orAfter(get(path), 8_000, "none");
+          assert.notEqual(answer, "none", `${path}: no answer in 8 s`);
+          const response = answer as Response;
+          assert.equal(response.status, 503, path);
+          assert.equal(
+            (await response.json()).error.message,
+            `The request took longer than ${FROZEN_LIMIT_MS} ms`,
+          );
+          assert.ok(Date.now() - started < 4_000, `${path}: ${Date.now() - started} ms`);
+        }
+        // Cut and back, the store connects again.
+        await relay.stop();
+        await relay.start();
+        // Asked with the patient limit: the short one above is what the frozen requests test, not
+        // how soon a store connects again (on a machine loaded with other work it took longer than
+        // 1000 ms, and the request was answered 503).
+        const back = await patient(new Request("http://127.0.0.1:8787/api/sessions?limit=3"));
+        assert.equal(back.status, 200, await back.clone().text());
+        assert.equal((await back.json()).sessions.length, 3);
+      } finally {
+        await relay.close();
       }
-      // Cut and back, the store connects again.
-      await relay.stop();
-      await relay.start();
-      // Asked with a limit far past a new connection's start on a loaded machine: the 1000 ms
-      // above is what the frozen requests test, not how soon a store connects again (on a machine
-      // loaded with other work it took longer than that, and the request was answered 503).
-      const patient = createHandler(store, { pollMs: 50, timeoutMs: 30_000 });
-      const back = await patient(new Request("http://127.0.0.1:8787/api/sessions?limit=3"));
-      assert.equal(back.status, 200, await back.clone().text());
-      assert.equal((await back.json()).sessions.length, 3);
-    } finally {
-      await relay.close();
-    }
-  });
+    },
+  );
 });
 
 describe("the live stream while the PostgreSQL server does not answer", { skip: PG_SKIP }, () => {
-  test("it says failure within the time limit, and recovered once the server answers again", async () => {
-    const relay = await startPgRelay();
-    try {
-      await using store = await openStore(`${relay.url}?schema=${freshSchema()}`);
-      await loadFixture(store);
-      const handle = createHandler(store, { pollMs: 50, timeoutMs: 1000 });
-      const response = await handle(new Request("http://127.0.0.1:8787/api/events"));
-      const reader = response.body!.getReader();
-      const decoder = new TextDecoder();
-      let text = "";
-      /** Reads the stream until it holds `event`, or fails after `ms`. */
-      const until = async (event: string, ms: number) => {
-        const started = Date.now();
-        while (!text.includes(`event: ${event}`)) {
-          const left = ms - (Date.now() - started);
-          const chunk = await orAfter(reader.read(), Math.max(left, 0), "late");
-          assert.notEqual(chunk, "late", `no "${event}" within ${ms} ms; got:\n${text}`);
-          const { done, value } = chunk as ReadableStreamReadResult<Uint8Array>;
-          assert.ok(!done, `the stream ended before "${event}"`);
-          text += decoder.decode(value);
-        }
-      };
-      await until("hello", 5_000);
-      relay.freeze();
-      await until("failure", 5_000);
-      assert.match(text, /The store did not answer within 1000 ms/);
-      await relay.stop();
-      await relay.start();
-      await until("recovered", 15_000);
-      await reader.cancel();
-    } finally {
-      await relay.close();
-    }
-  });
+  sideBySide(
+    "it says failure within the time limit, and recovered once the server answers again",
+    async () => {
+      const relay = await startPgRelay();
+      try {
+        await using store = await openStore(`${relay.url}?schema=${freshSchema()}`);
+        await loadFixture(store);
+        const handle = createHandler(store, { pollMs: 50, timeoutMs: 1000 });
+        const response = await handle(new Request("http://127.0.0.1:8787/api/events"));
+        const reader = response.body!.getReader();
+        const decoder = new TextDecoder();
+        let text = "";
+        /** Reads the stream until it holds `event`, or fails after `ms`. */
+        const until = async (event: string, ms: number) => {
+          const started = Date.now();
+          while (!text.includes(`event: ${event}`)) {
+            const left = ms - (Date.now() - started);
+            const chunk = await orAfter(reader.read(), Math.max(left, 0), "late");
+            assert.notEqual(chunk, "late", `no "${event}" within ${ms} ms; got:\n${text}`);
+            const { done, value } = chunk as ReadableStreamReadResult<Uint8Array>;
+            assert.ok(!done, `the stream ended before "${event}"`);
+            text += decoder.decode(value);
+          }
+        };
+        await until("hello", 5_000);
+        relay.freeze();
+        await until("failure", 5_000);
+        assert.match(text, /The store did not answer within 1000 ms/);
+        await relay.stop();
+        await relay.start();
+        await until("recovered", 15_000);
+        await reader.cancel();
+      } finally {
+        await relay.close();
+      }
+    },
+  );
 });
