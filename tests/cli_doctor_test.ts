@@ -22,6 +22,7 @@ import { copyFixture, rawOpen, ROOT, tempDbPath, tempDir } from "./_helpers.ts";
 import { buildDb, interruptibleIo, runCli, v11Copy } from "./_cli_io.ts";
 import { main } from "../lib/cli/main.ts";
 import { hotJournalOf, indexOutOfStep } from "./health/_damaged_files.ts";
+import { copiesOf } from "./_built_once.ts";
 
 describe("doctor", () => {
   test("doctor on the v11 fixture names the trigram condition as a warning and exits 0", async () => {
@@ -412,9 +413,8 @@ describe("doctor's fix line for a damaged file", () => {
   });
 });
 
-/** A file of 3,000 long messages: its copy and check take long enough to be interrupted. */
-async function largeDb(): Promise<string> {
-  const path = join(tempDir(), "state.db");
+/** A file of 3,000 long messages at `path`: its copy and check take long enough to be interrupted. */
+async function largeDb(path: string): Promise<void> {
   using db = await SessionDB.open({ path, synchronous: "normal" });
   const text = "docker compose logs and a long answer about volumes ".repeat(40);
   for (let i = 0; i < 1500; i++) {
@@ -428,8 +428,10 @@ async function largeDb(): Promise<string> {
       ],
     });
   }
-  return path;
 }
+
+/** Copies of one {@linkcode largeDb}: each interrupted job gets its own. */
+const largeDbCopy = copiesOf(largeDb);
 
 /** Runs the CLI in its own process and sends `signal` once a temporary file appears in `folder`. */
 async function interrupt(
@@ -517,7 +519,7 @@ describe("an interrupted backup or recover", () => {
       test(`${job.command} stopped by ${signal} removes its temporary files and writes no DEST`, {
         timeout: 120_000,
       }, async () => {
-        const path = await largeDb();
+        const path = await largeDbCopy();
         await interruptOnce((dest) => job.argv(path, dest), job.name, job.temp, signal);
       });
     }

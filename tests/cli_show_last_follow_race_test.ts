@@ -10,7 +10,8 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { main } from "../lib/cli/main.ts";
-import { buildDb, interruptibleIo } from "./_cli_io.ts";
+import { buildDb, type RecordingIo, recordingIo } from "./_cli_io.ts";
+import { rawOpen } from "./_helpers.ts";
 
 /** A Python writer appending `message N` rows to session `s` as fast as it can, one write each. */
 const WRITER = [
@@ -31,6 +32,20 @@ function numbersIn(out: string): number[] {
   return [...out.matchAll(/^message (\d+)$/gm)].map((match) => Number(match[1]));
 }
 
+/**
+ * A recording Io whose Ctrl-C comes the moment the command listens for it: a follow stops
+ * before its first pause, having printed its start (a Ctrl-C sent during the pause, as a
+ * person's is, is noticed only at its next tenth of a second).
+ */
+function stoppedOnceListening(): RecordingIo {
+  const io = recordingIo();
+  io.onInterrupt = (listener) => {
+    listener("SIGINT");
+    return () => {};
+  };
+  return io;
+}
+
 let path: string;
 let writer: ChildProcess;
 
@@ -43,6 +58,14 @@ before(async () => {
     }
   });
   writer = spawn("python3", ["-c", WRITER.join("\n"), path], { stdio: "ignore" });
+  // The runs take milliseconds each: they start once the writer is writing.
+  using db = await rawOpen(path, true);
+  const written = db.prepare("SELECT count(*) AS n FROM messages WHERE session_id = 's'");
+  const started = Date.now();
+  while (Number(written.get()!.n) < 20) {
+    assert.ok(Date.now() - started < 30_000, "the writer wrote nothing in 30 s");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 });
 
 after(() => {
@@ -51,18 +74,20 @@ after(() => {
 
 describe("show --last N --follow while the session is written", () => {
   test("prints the last N messages each time, none twice", { timeout: 120_000 }, async () => {
+    const firsts: number[] = [];
     for (let run = 0; run < 60; run++) {
-      const io = interruptibleIo();
+      const io = stoppedOnceListening();
       // A follow that does not look again during the test: what is printed is the start alone.
       const done = main(["--db", path, "show", "s", "--last", "3", "--follow=600"], io);
-      while (!io.listening) await new Promise((resolve) => setTimeout(resolve, 5));
-      io.interrupt();
       assert.equal(await done, 0, io.err);
       const numbers = numbersIn(io.out);
       assert.equal(numbers.length, 3, `run ${run}: ${numbers.join(", ")}`);
       assert.deepEqual(numbers, [numbers[0], numbers[0] + 1, numbers[0] + 2], `run ${run}`);
       const note = io.out.match(/\(([\d,]+) earlier messages not shown/);
       assert.equal(Number(note?.[1].replaceAll(",", "")), numbers[0] - 1, `run ${run}`);
+      firsts.push(numbers[0]);
     }
+    // The writer went on writing while the runs ran: they saw the session grow.
+    assert.ok(new Set(firsts).size > 10, `the runs saw ${new Set(firsts).size} ends of it`);
   });
 });

@@ -16,6 +16,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { copyFixture, rawOpen, tempDbPath, tempDir } from "./_helpers.ts";
 import { recordingIo } from "./_cli_io.ts";
+import { copiesOf } from "./_built_once.ts";
 import { REPO, runtimeBinary, workerEnv } from "./reliability/_runtimes.ts";
 import { openPgStore, PG_SKIP } from "./store/_pg.ts";
 import { main } from "../lib/cli/main.ts";
@@ -274,9 +275,8 @@ describe("a session read in pieces is one snapshot when held", () => {
   });
 });
 
-/** A session `big` of 300 messages of 20,000 characters each: a 6 MB line. */
-async function bigDb(): Promise<string> {
-  const path = tempDbPath();
+/** A session `big` of 300 messages of 20,000 characters each (a 6 MB line), at `path`. */
+async function buildBigDb(path: string): Promise<void> {
   {
     using db = await SessionDB.open({ path });
     db.createSession("big", "cli");
@@ -285,8 +285,10 @@ async function bigDb(): Promise<string> {
   raw.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
     INSERT INTO messages (session_id, role, content, timestamp)
     SELECT 'big', 'tool', printf('%d', i) || printf('%.*c', 20000, 'x'), 1000 + i FROM n`);
-  return path;
 }
+
+/** A copy of one {@linkcode buildBigDb} (indexing its text takes a while): one per test. */
+const bigDb = copiesOf(buildBigDb);
 
 /** The longest write a chunk of 100 such messages may take (their text and some JSON). */
 const CHUNK_CHARS = 100 * 20_400;

@@ -6,7 +6,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
 import process from "node:process";
 import { dirname, join } from "node:path";
 import { runtimeName } from "../../lib/sqlite/driver/load.ts";
@@ -16,15 +16,40 @@ import { holdWholeFile, holdWriteLock } from "./_held_lock.ts";
 
 /** The lock wait the CLI is given: far longer than a prompt stop may take. */
 const LOCK_TIMEOUT_S = 40;
-/** Time the CLI gets to start and reach its wait before the signal. */
+/**
+ * Time the CLI gets to start and reach its wait before the signal, when the test does not see
+ * the wait begin: a wait for the write lock (it opens the file for its checks, and waits only
+ * after them), or a system without `/proc`.
+ */
 const SETTLE_MS = 3_000;
 
+/** Whether process `pid` holds a descriptor on `path` (`undefined`: no `/proc` to tell). */
+function holdsFile(pid: number, path: string): boolean | undefined {
+  const fds = `/proc/${pid}/fd`;
+  if (!existsSync(fds)) return undefined;
+  try {
+    return readdirSync(fds).some((fd) => {
+      try {
+        return readlinkSync(`${fds}/${fd}`) === path;
+      } catch {
+        return false; // closed meanwhile
+      }
+    });
+  } catch {
+    return false; // the process is gone
+  }
+}
+
 /**
- * Runs the CLI in its own process, sends it SIGINT after `SETTLE_MS`, and
- * measures how long it took to end after the signal.
+ * Runs the CLI in its own process, sends it SIGINT once it is in its wait, and measures how long
+ * it took to end after the signal. `heldWhole` is a file another process holds whole: the CLI
+ * listens for the signal before it opens the file, and waits from the moment it has (its
+ * first try holds its thread for a busy timeout, the signal taken after it, as in any later
+ * one). Without it, or without `/proc`, the signal comes `SETTLE_MS` after the start.
  */
-async function interruptedAfterSettling(
+async function interruptedInItsWait(
   argv: string[],
+  heldWhole?: string,
 ): Promise<{ code: number | string | null; err: string; out: string; stopMs: number }> {
   const prefix = runtimeName() === "deno" ? ["run", "-A", join(ROOT, "cli.ts")] : [
     join(ROOT, "cli.ts"),
@@ -44,7 +69,16 @@ async function interruptedAfterSettling(
       resolve(code ?? killed);
     })
   );
-  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  const file = heldWhole === undefined ? undefined : realpathSync(heldWhole);
+  if (file === undefined || holdsFile(child.pid!, file) === undefined) {
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  } else {
+    const started = Date.now();
+    while (!ended && !holdsFile(child.pid!, file)) {
+      assert.ok(Date.now() - started < 30_000, `the run did not open ${file}: ${err}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
   assert.equal(ended, false, `the run ended before the signal: ${err}`);
   const sent = performance.now();
   child.kill("SIGINT");
@@ -63,7 +97,7 @@ describe("a lock wait interrupted by SIGINT", () => {
       const path = v11Copy();
       const release = await holdWriteLock(path);
       try {
-        const run = await interruptedAfterSettling(["--db", path, "doctor", "--fix"]);
+        const run = await interruptedInItsWait(["--db", path, "doctor", "--fix"]);
         assert.ok(run.stopMs < 5_000, `ended ${Math.round(run.stopMs)} ms after the signal`);
         assert.match(run.err, /interrupted by SIGINT.*: 0 repairs finished, the rest left/);
         assert.match(run.out, /Repairs\n {2}none\n/);
@@ -84,7 +118,7 @@ describe("a lock wait interrupted by SIGINT", () => {
       const path = v11Copy();
       const release = await holdWholeFile(path);
       try {
-        const run = await interruptedAfterSettling(["--db", path, "doctor", "--fix"]);
+        const run = await interruptedInItsWait(["--db", path, "doctor", "--fix"], path);
         assert.ok(run.stopMs < 5_000, `ended ${Math.round(run.stopMs)} ms after the signal`);
         assert.match(run.err, /interrupted by SIGINT: nothing was repaired/);
         if (runtimeName() !== "deno") assert.equal(run.code, 130, run.err);
@@ -104,7 +138,7 @@ describe("a lock wait interrupted by SIGINT", () => {
       const dest = join(dirname(path), "copy.db");
       const release = await holdWholeFile(path);
       try {
-        const run = await interruptedAfterSettling(["--db", path, "backup", dest]);
+        const run = await interruptedInItsWait(["--db", path, "backup", dest], path);
         assert.ok(run.stopMs < 5_000, `ended ${Math.round(run.stopMs)} ms after the signal`);
         assert.match(run.err, /interrupted by SIGINT/);
         if (runtimeName() !== "deno") assert.equal(run.code, 130, run.err);

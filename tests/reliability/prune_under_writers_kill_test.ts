@@ -8,11 +8,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { doctor } from "../../lib/health/doctor.ts";
 import { mulberry32 } from "../_random.ts";
-import { rawOpen, tempDir } from "../_helpers.ts";
+import { rawOpen } from "../_helpers.ts";
+import { copiesOf } from "../_built_once.ts";
 import {
   delay,
   runSeed,
@@ -56,6 +57,9 @@ async function buildFile(path: string, now: number): Promise<void> {
   );
   db.exec("COMMIT");
 }
+
+/** Copies of one {@linkcode buildFile} (its times relative to its build): one per runtime's test. */
+const fileCopy = copiesOf((path) => buildFile(path, Date.now() / 1000));
 
 /** The numbers the queries give, read in one transaction. */
 async function counts(path: string, sqls: readonly string[]): Promise<number[]> {
@@ -125,9 +129,8 @@ for (const runtime of workerRuntimes(["deno", "bun", "node"])) {
     `prune on ${runtime} killed with SIGKILL at random moments beside a writer leaves whole sessions, and again finishes (seed ${seed})`,
     { skip: workersSpanRuntimes() },
     async () => {
-      const dir = tempDir();
-      const path = join(dir, "state.db");
-      await buildFile(path, Date.now() / 1000);
+      const path = await fileCopy();
+      const dir = dirname(path);
       const start = join(dir, "start");
       const writer = startOurWriter(runtime, path, seed, start, 2);
       const random = mulberry32(seed);

@@ -3,7 +3,7 @@
 // keeps answering real requests. Deno's server held such a connection for good, Node's for
 // 60–90 s. Bun's server applies its own fixed limit of about 10 s (checked every 4 s), so
 // there the bound is 14 s.
-import { describe, test } from "node:test";
+import { before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { connect, type Socket } from "node:net";
 import { listen, type Listening } from "../../lib/web/listen.ts";
@@ -62,44 +62,72 @@ async function closedWithinBound(closed: Promise<number>, socket: Socket): Promi
   }
 }
 
+/** Half-sent requests are cut within the bound while a real request is answered meanwhile. */
+async function halfSentRequests(): Promise<void> {
+  const server = await listen(handle, { host: "127.0.0.1", port: 0, headersTimeoutMs: LIMIT_MS });
+  try {
+    const halves = Array.from({ length: 50 }, () => halfOpen(server, HALF));
+    const response = await fetch(`http://127.0.0.1:${server.port}/`);
+    assert.equal(response.status, 200);
+    assert.equal(await response.text(), "ok");
+    const times = await Promise.all(halves.map((h) => closedWithinBound(h.closed, h.socket)));
+    assert.ok(Math.max(...times) <= BOUND_MS, `closed after ${Math.max(...times)} ms`);
+  } finally {
+    await server.close();
+  }
+}
+
+/** A kept-alive connection answered once, then sent half a request, is cut within the bound. */
+async function keptAliveThenHalf(): Promise<void> {
+  const server = await listen(handle, { host: "127.0.0.1", port: 0, headersTimeoutMs: LIMIT_MS });
+  try {
+    const { socket, closed } = halfOpen(server, `${HALF}\r\n`);
+    let text = "";
+    socket.setEncoding("utf8").on("data", (chunk: string) => {
+      text += chunk;
+      if (text.endsWith("ok")) socket.write(HALF);
+    });
+    await closedWithinBound(closed, socket);
+    assert.match(text, /^HTTP\/1\.1 200/);
+  } finally {
+    await server.close();
+  }
+}
+
+/** A response quiet for longer than the limit comes whole. */
+async function streamsPastTheLimit(): Promise<void> {
+  const server = await listen(handle, { host: "127.0.0.1", port: 0, headersTimeoutMs: LIMIT_MS });
+  try {
+    const response = await fetch(`http://127.0.0.1:${server.port}/slow`);
+    assert.equal(await response.text(), "first second");
+  } finally {
+    await server.close();
+  }
+}
+
 describe("listen() closes connections whose request headers do not arrive", () => {
+  // Each case mostly waits (for a server's limit, Bun's own 10 s on a first request, or a quiet
+  // response): the three, each on its own server, start together and each test awaits its own.
+  let cases: Record<"halves" | "keptAlive" | "streaming", Promise<void>>;
+  before(() => {
+    cases = {
+      halves: halfSentRequests(),
+      keptAlive: keptAliveThenHalf(),
+      streaming: streamsPastTheLimit(),
+    };
+    // A failure is reported by the test that awaits it, not as an unhandled rejection before.
+    for (const started of Object.values(cases)) started.catch(() => {});
+  });
+
   test("half-sent requests are cut within the limit; real requests are answered meanwhile", async () => {
-    const server = await listen(handle, { host: "127.0.0.1", port: 0, headersTimeoutMs: LIMIT_MS });
-    try {
-      const halves = Array.from({ length: 50 }, () => halfOpen(server, HALF));
-      const response = await fetch(`http://127.0.0.1:${server.port}/`);
-      assert.equal(response.status, 200);
-      assert.equal(await response.text(), "ok");
-      const times = await Promise.all(halves.map((h) => closedWithinBound(h.closed, h.socket)));
-      assert.ok(Math.max(...times) <= BOUND_MS, `closed after ${Math.max(...times)} ms`);
-    } finally {
-      await server.close();
-    }
+    await cases.halves;
   });
 
   test("a kept-alive connection that then sends half a request is cut too", async () => {
-    const server = await listen(handle, { host: "127.0.0.1", port: 0, headersTimeoutMs: LIMIT_MS });
-    try {
-      const { socket, closed } = halfOpen(server, `${HALF}\r\n`);
-      let text = "";
-      socket.setEncoding("utf8").on("data", (chunk: string) => {
-        text += chunk;
-        if (text.endsWith("ok")) socket.write(HALF);
-      });
-      await closedWithinBound(closed, socket);
-      assert.match(text, /^HTTP\/1\.1 200/);
-    } finally {
-      await server.close();
-    }
+    await cases.keptAlive;
   });
 
   test("a response that streams for longer than the limit is not cut", async () => {
-    const server = await listen(handle, { host: "127.0.0.1", port: 0, headersTimeoutMs: LIMIT_MS });
-    try {
-      const response = await fetch(`http://127.0.0.1:${server.port}/slow`);
-      assert.equal(await response.text(), "first second");
-    } finally {
-      await server.close();
-    }
+    await cases.streaming;
   });
 });
