@@ -6,7 +6,7 @@
  *
  * `deno task bench [--sessions 2000] [--messages 100] [--seed 7]
  *   [--iterations 15] [--appends 500] [--dir /tmp/…] [--keep] [--reuse DIR]
- *   [--skip build,search,sorted,list,messages,open,export,bulk,appends,cli]`
+ *   [--skip build,search,sorted,narrow,list,messages,open,export,bulk,appends,cli]`
  * (also `bun bench/bench.ts …`). The corpus goes to a fresh folder under the
  * system temporary folder and is deleted at the end unless `--keep`;
  * `--reuse DIR` reads `DIR/corpus.db` instead of building one (and builds
@@ -36,6 +36,7 @@ import type { SqliteConnection } from "../lib/sqlite/driver/types.ts";
 import { type Corpus, corpusArgs, corpusStats, planCorpus, sessionMessages } from "./corpus.ts";
 import { importBoth, type ImportTiming, TickClock } from "./build.ts";
 import { loadNative, type RawConnection } from "./native.ts";
+import { narrowFilterPhase } from "./narrow_filter.ts";
 import {
   rawAppendMessage,
   rawAppendMessages,
@@ -772,6 +773,12 @@ async function main(): Promise<void> {
           kinds.filter((k) => k !== SCANNING_KIND),
           "newest",
         );
+      }
+      if (!args.skip.has("search") && !args.skip.has("narrow")) {
+        log("search, narrow filters…");
+        // Each floor ranks every match of a common word: a few rounds are enough.
+        const iterations = Math.min(args.iterations, 5);
+        narrowFilterPhase(c, { iterations, latencyRow, rows });
       }
       if (!args.skip.has("list")) {
         log("listing…");

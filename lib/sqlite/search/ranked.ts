@@ -65,6 +65,11 @@ export interface RankedQuery {
   /** Hits to skip. */
   readonly offset: number;
   /**
+   * The sources of a `sourceFilter` (also among the filters), or `null`: a
+   * source of few sessions is read over their ids only (`source_ranges.ts`).
+   */
+  readonly sources?: readonly string[] | null;
+  /**
    * When given, long texts' snippets are cut in TypeScript (`long_snippet.ts`):
    * the rows carry the text and these other columns of the table, and the
    * caller cuts it.
@@ -157,16 +162,33 @@ export function pageSql(
   cutLong?: LongTextColumns,
   longBytes?: number,
 ): string {
-  return `SELECT m.id AS id, m.session_id AS session_id, m.role AS role,
-  ${snippetColumnsSql(table, cutLong, longBytes)},
-  m.timestamp AS timestamp, m.tool_name AS tool_name, s.source AS source, s.model AS model,
-  s.started_at AS session_started
+  return `SELECT ${hitColumnsSql(table, cutLong, longBytes)}
 FROM ${table}
 JOIN messages m ON m.id = ${table}.rowid
 JOIN sessions s ON s.id = m.session_id
 ${matchWhere(table, filters, check, range)}
 ORDER BY rank
 LIMIT ? OFFSET ?`;
+}
+
+/**
+ * The columns of a hit row ({@linkcode pageSql}), over `table`, messages `m`
+ * and sessions `s`.
+ *
+ * @param table The FTS5 table.
+ * @param cutLong See {@linkcode pageSql}.
+ * @param longBytes See {@linkcode pageSql}.
+ * @returns The column list.
+ */
+export function hitColumnsSql(
+  table: string,
+  cutLong?: LongTextColumns,
+  longBytes?: number,
+): string {
+  return `m.id AS id, m.session_id AS session_id, m.role AS role,
+  ${snippetColumnsSql(table, cutLong, longBytes)},
+  m.timestamp AS timestamp, m.tool_name AS tool_name, s.source AS source, s.model AS model,
+  s.started_at AS session_started`;
 }
 
 /**

@@ -24,7 +24,8 @@ import { trigramIndexUsable } from "./trigram_candidates.ts";
 import { hitContexts } from "./context.ts";
 import { sortedPage, type SortStrategy } from "./sorted.ts";
 import { checkSort } from "../../core/search/options.ts";
-import { idRangeOf, type RangeFilters } from "./id_range.ts";
+import { idRangeOf } from "./id_range.ts";
+import { pageOverRanges, sourceRangesOf } from "./source_ranges.ts";
 import { inSnapshot } from "./snapshot.ts";
 import { cutLongSnippets, longTextBytes } from "./long_snippet.ts";
 import { longTextColumns } from "../schema/fts_layout.ts";
@@ -50,8 +51,8 @@ type RankedPlan = Extract<SearchPlan, { kind: "ranked" }>;
 function rankedRows(
   store: Store,
   plan: RankedPlan,
-  page: { filters: FilterSql; narrow: RangeFilters | null; limit: number; offset: number },
-  order: { sort: SearchSort; strategy: SortStrategy | undefined },
+  page: { filters: FilterSql; narrow: SearchFilters | null; limit: number; offset: number },
+  order: { sort: SearchSort; strategy: SortStrategy | undefined; byRanges: boolean },
   onLongCut?: (count: number) => void,
 ): HitRow[] | undefined {
   const { filters, narrow, limit, offset } = page;
@@ -66,6 +67,7 @@ function rankedRows(
       ids: narrow === null ? undefined : idRangeOf(store, narrow),
       since: narrow?.since ?? null,
       until: narrow?.until ?? null,
+      sources: order.byRanges ? narrow?.sources ?? null : null,
       limit,
       offset,
       // Long texts' snippets cut here, unless the table is laid out in a way the cut does not
@@ -78,7 +80,11 @@ function rankedRows(
       const cutLong = phrases === undefined ? undefined : query.cutLong;
       // The more phrases, the shorter a text FTS5's snippet() is left (long_snippet.ts).
       const page = { ...query, match, cutLong, longBytes: longTextBytes(phrases ?? 1) };
-      const rows = order.sort === "rank"
+      // A source of few sessions: its sessions' ids only (source_ranges.ts).
+      const ranges = order.sort === "rank" ? sourceRangesOf(store, page) : undefined;
+      const rows = ranges !== undefined
+        ? pageOverRanges(store, page, ranges)
+        : order.sort === "rank"
         ? rankedPage(store, page)
         : sortedPage(store, page, order.sort, order.strategy);
       if (rows !== undefined && cutLong !== undefined) {
@@ -143,6 +149,8 @@ export interface SearchInternals {
   readonly sort?: SortStrategy;
   /** `"none"`: the index is read whole, the filters alone narrow it (`id_range.ts`). */
   readonly idRange?: "auto" | "none";
+  /** `"none"`: a source of few sessions is not read over their ids (`source_ranges.ts`). */
+  readonly sourceRanges?: "auto" | "none";
   /** Told how many of a page's snippets were cut in TypeScript (`long_snippet.ts`). */
   readonly onLongCut?: (count: number) => void;
 }
@@ -169,6 +177,7 @@ export function searchMessages(
       rows = rankedRows(store, plan, { filters, narrow, limit, offset }, {
         sort,
         strategy: internals.sort,
+        byRanges: internals.sourceRanges !== "none",
       }, internals.onLongCut);
       // Nothing by the word index (not merely past its last hit): the words by substring.
       const fallback = rows?.length === 0 ? wordsFallbackOf(store, query) : undefined;
