@@ -15,6 +15,7 @@ import { FTS_TABLES } from "../sqlite/schema/schema_sql.ts";
 import type { ColumnDeclaration } from "./_column_declarations.ts";
 import { plausibleRow } from "./_recover_plausible.ts";
 import { type Rowid, rowidOf } from "./_exact_values.ts";
+import { isBusyError } from "../sqlite/store_retry.ts";
 
 /** The entries of one index read whole: its columns' values by rowid. */
 export interface IndexEntries {
@@ -48,7 +49,9 @@ function listedRows(
       found.set(rowidOf(BigInt(String(row.hermes_rowid))), columns.map((c) => row[c] ?? null));
     }
     return found;
-  } catch {
+  } catch (error) {
+    // Another process holding the file is no damage: the read is waited for and tried again.
+    if (isBusyError(error)) throw error;
     return undefined; // a damaged index is no witness: the others, or none, remain
   }
 }
@@ -101,7 +104,8 @@ function fullIndexes(db: SqliteConnection, table: string): Array<[string, string
       db.prepare("SELECT name FROM pragma_index_info(?) WHERE name IS NOT NULL ORDER BY seqno")
         .all(name).map((row) => String(row.name)),
     ]);
-  } catch {
+  } catch (error) {
+    if (isBusyError(error)) throw error;
     return [];
   }
 }

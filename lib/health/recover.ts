@@ -69,7 +69,7 @@ import { foreignWalReason, spoilingWal } from "../sqlite/foreign_wal.ts";
 import { walCommitsPastBreak } from "./wal_break.ts";
 import { salvageWalFile } from "./_recover_wal_salvage.ts";
 import { assertMayRead, openFailureReason } from "../sqlite/open.ts";
-import { isBusyError, retryWhileBusy } from "../sqlite/store_retry.ts";
+import { isBusyError, retryWhileBusy, type StoreRetryOptions } from "../sqlite/store_retry.ts";
 import { abortableDelay } from "../core/delay.ts";
 import { deadWritersJournal } from "./_hot_journal.ts";
 import { hasLeftoverJournal, leftoverJournalAdvice } from "../sqlite/damaged_file.ts";
@@ -83,8 +83,8 @@ import { freeTitleLike, type RetitledSession } from "./_recovered_titles.ts";
 import { byRowid, type Rowid, rowidOf } from "./_exact_values.ts";
 import {
   declaredColumns,
-  readTable,
   type TableRead,
+  TableReader,
   unreadable,
   unreadTable,
 } from "./_recover_table_read.ts";
@@ -115,8 +115,10 @@ export interface RecoverOptions {
    * How long to wait for a file another process holds whole (not even
    * reads can go on: a writer of a rollback-journal file writing its pages,
    * a connection recovering a crashed writer's WAL), in milliseconds
-   * (`HERMES_STATE_LOCK_TIMEOUT`); then the recovery fails with a
-   * `WriteBusyError`. The signal ends the wait at once.
+   * (`HERMES_STATE_LOCK_TIMEOUT`), at the open or at any read after it (the
+   * read that met the lock is tried again; nothing read before it is read
+   * again); then the recovery fails with a `WriteBusyError`, leaving no new
+   * file. The signal ends the wait at once.
    * @default {15000}
    */
   readonly lockTimeoutMs?: number;
@@ -660,14 +662,18 @@ async function writeDest(
   }
 }
 
-/** The source's message id sequence, exact (0 when it has none or it cannot be read). */
+/**
+ * The source's message id sequence, exact (0 when it has none or it cannot
+ * be read); a lock another process holds is thrown, to be waited for.
+ */
 function messageSequenceOf(db: SqliteConnection): Rowid {
   try {
     const row = db.prepare(
       "SELECT CAST(seq AS TEXT) AS seq FROM sqlite_sequence WHERE name = 'messages'",
     ).get();
     return row?.seq === null || row?.seq === undefined ? 0 : rowidOf(BigInt(String(row.seq)));
-  } catch {
+  } catch (error) {
+    if (isBusyError(error)) throw error;
     return 0; // no sqlite_sequence (a v10 file Python migrated), or a damaged page
   }
 }
@@ -688,6 +694,8 @@ function count(db: SqliteConnection, table: string): number {
  * @throws {RecoverError} When `dest` is the source, exists (without `force`) or is a folder;
  *   when the source is a folder, is empty without a `-wal`, is not SQLite (no page holds a
  *   session or a message) or is a SQLite file without the Hermes tables.
+ * @throws {WriteBusyError} When another process held the source whole past `lockTimeoutMs`
+ *   (at the open or at a read after it); no new file is left.
  * @throws The reason of `signal` when it aborts (the temporary files are removed).
  *
  * @example
@@ -790,16 +798,18 @@ export async function recoverDatabase(
     messages: declaredColumns("messages"),
     state_meta: declaredColumns("state_meta"),
   };
-  // Read as the read commands read: nothing changes, not even a -wal left behind.
+  // Read as the read commands read: nothing changes, not even a -wal left behind. A file
+  // another process holds whole is waited for, as backup and doctor wait: at the open, and at
+  // every read after it (a writer of a rollback-journal file may take it between two reads).
+  const wait: StoreRetryOptions = {
+    timeoutMs: options.lockTimeoutMs,
+    sleep: (ms) => abortableDelay(ms, options.signal),
+  };
   let db: SqliteConnection | undefined;
   if (!fromWal) {
     const access = foreignWal !== null ? "immutable" : chooseWholeReadAccess(source);
     try {
-      // A file another process holds whole is waited for, as backup and doctor wait.
-      db = await retryWhileBusy(() => openUnlessHeld(openDriver, source, access), {
-        timeoutMs: options.lockTimeoutMs,
-        sleep: (ms) => abortableDelay(ms, options.signal),
-      });
+      db = await retryWhileBusy(() => openUnlessHeld(openDriver, source, access), wait);
     } catch (error) {
       if (options.signal?.aborted && error === options.signal.reason) throw error;
       if (!unreadable(error)) throw sourceOpenError(source, error);
@@ -808,30 +818,38 @@ export async function recoverDatabase(
   }
   try {
     if (db !== undefined) {
-      try {
-        hermesTables = Number(
-          db.prepare(
-            "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('sessions', 'messages')",
-          ).get()?.n ?? 0,
-        );
-      } catch (error) {
-        if (!unreadable(error)) throw sourceOpenError(source, error);
-        schemaReadable = false;
-      }
+      const open = db;
+      hermesTables = await readWaitingOutLocks(() => {
+        try {
+          return Number(
+            open.prepare(
+              "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('sessions', 'messages')",
+            ).get()?.n ?? 0,
+          );
+        } catch (error) {
+          if (!unreadable(error)) throw sourceOpenError(source, error);
+          schemaReadable = false;
+          return 0;
+        }
+      }, wait);
     }
     if (db !== undefined && schemaReadable) {
+      const open = db;
       if (hermesTables === 0) {
         throw new RecoverError(
           `Cannot recover ${source}: it is a SQLite database but not a Hermes state.db ` +
             "(no sessions or messages table)",
         );
       }
-      try {
-        sourceVersion = readSchemaVersion(db) ?? undefined;
-      } catch (error) {
-        if (!unreadable(error)) throw error;
-      }
-      sourceSequence = messageSequenceOf(db);
+      sourceVersion = await readWaitingOutLocks(() => {
+        try {
+          return readSchemaVersion(open) ?? undefined;
+        } catch (error) {
+          if (!unreadable(error)) throw error;
+          return undefined;
+        }
+      }, wait);
+      sourceSequence = await readWaitingOutLocks(() => messageSequenceOf(open), wait);
     }
     for (const table of TABLES) {
       if (db === undefined || !schemaReadable) {
@@ -843,13 +861,12 @@ export async function recoverDatabase(
       const knownTop = table === "messages" ? sourceSequence : 0;
       // The rows on the file's pages are SQLite's own only when it reads no -wal with them.
       const onPages = walSize === 0 || foreignWal !== null ? found : [];
-      reads[table] = readTable(
-        db,
-        table,
-        { min: minOf(found), max: maxOf(found) },
+      const reader = new TableReader(db, table, {
+        raw: { min: minOf(found), max: maxOf(found) },
         knownTop,
         onPages,
-      );
+      });
+      reads[table] = await readWaitingOutLocks(() => reader.read(), wait);
       columns[table] = reads[table].columns;
     }
   } finally {
@@ -1080,8 +1097,27 @@ function destOpenError(dest: string, temp: string, error: unknown): unknown {
   );
 }
 
-/** How long one read of the source waits for a writer's lock (a rollback-journal writer's commit). */
-const READ_BUSY_MS = 1000;
+/**
+ * How long one try of a read of the source waits inside SQLite for a
+ * writer's lock (a rollback-journal writer's commit): short, as backup's
+ * and doctor's, since a signal waits for the try; longer waits are
+ * {@linkcode readWaitingOutLocks}'s.
+ */
+const READ_BUSY_MS = 250;
+
+/**
+ * Runs `read` (a read of the source, which may be called again to go on
+ * where it stopped); when it meets a lock another process holds, waits and
+ * tries again, as `wait` says, counting from the lock met.
+ */
+function readWaitingOutLocks<T>(read: () => T, wait: StoreRetryOptions): Promise<T> {
+  try {
+    return Promise.resolve(read());
+  } catch (error) {
+    if (!isBusyError(error)) return Promise.reject(error);
+  }
+  return retryWhileBusy(read, wait);
+}
 
 /**
  * Opens the source as the read commands read (a rollback-journal file
