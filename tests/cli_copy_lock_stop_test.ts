@@ -12,42 +12,12 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { buildDb, interruptibleIo, runCli, withDb } from "./_cli_io.ts";
 import { main } from "../lib/cli/main.ts";
-import { rawOpen, tempDbPath } from "./_helpers.ts";
+import { tempDbPath } from "./_helpers.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
-import type { SqliteConnection } from "../lib/sqlite/driver/types.ts";
+import { LockHolder } from "./_write_lock_holder.ts";
 import { freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";
 
 const ENV = { HERMES_STATE_LOCK_TIMEOUT: "0.2" };
-
-/**
- * Another connection to `path` that takes its write lock (or, `whole`, the
- * whole file, as a WAL recovery holds it: no one reads it either) when told
- * to, and lets it go.
- */
-class LockHolder {
-  #db: SqliteConnection;
-  #whole: boolean;
-  #held = false;
-  private constructor(db: SqliteConnection, whole: boolean) {
-    this.#db = db;
-    this.#whole = whole;
-  }
-  static async on(path: string, options: { whole?: boolean } = {}): Promise<LockHolder> {
-    return new LockHolder(await rawOpen(path), options.whole ?? false);
-  }
-  take(): void {
-    if (this.#held) return;
-    if (this.#whole) this.#db.exec("PRAGMA locking_mode = EXCLUSIVE");
-    this.#db.exec(this.#whole ? "BEGIN EXCLUSIVE" : "BEGIN IMMEDIATE");
-    this.#db.exec("INSERT OR REPLACE INTO state_meta (key, value) VALUES ('held', 'yes')");
-    this.#held = true;
-  }
-  release(): void {
-    if (this.#held) this.#db.exec("ROLLBACK");
-    this.#held = false;
-    this.#db.close();
-  }
-}
 
 /**
  * A file of sessions `s2`, `s1`, `s0` in the order `copy` reads them (and,

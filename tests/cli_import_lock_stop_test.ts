@@ -12,36 +12,11 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { interruptibleIo, runCli, withDb } from "./_cli_io.ts";
 import { main } from "../lib/cli/main.ts";
-import { rawOpen, tempDbPath, tempDir } from "./_helpers.ts";
+import { tempDbPath, tempDir } from "./_helpers.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
-import type { SqliteConnection } from "../lib/sqlite/driver/types.ts";
+import { LockHolder } from "./_write_lock_holder.ts";
 
 const ENV = { HERMES_STATE_LOCK_TIMEOUT: "0.2" };
-
-/** Another connection to `path` that takes its write lock when told to, and lets it go. */
-class LockHolder {
-  #db: SqliteConnection;
-  #held = false;
-  private constructor(db: SqliteConnection) {
-    this.#db = db;
-  }
-  static async on(path: string): Promise<LockHolder> {
-    return new LockHolder(await rawOpen(path));
-  }
-  /** Takes the write lock (`BEGIN IMMEDIATE` and a write) and keeps it. */
-  take(): void {
-    if (this.#held) return;
-    this.#db.exec("BEGIN IMMEDIATE");
-    this.#db.exec("INSERT OR REPLACE INTO state_meta (key, value) VALUES ('held', 'yes')");
-    this.#held = true;
-  }
-  /** Lets the lock go and closes the connection. */
-  release(): void {
-    if (this.#held) this.#db.exec("ROLLBACK");
-    this.#held = false;
-    this.#db.close();
-  }
-}
 
 /** The id of an export line. */
 function idOf(line: string): string {

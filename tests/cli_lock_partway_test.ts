@@ -9,38 +9,13 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { buildDb, recordingIo, runCli, withDb } from "./_cli_io.ts";
-import { rawOpen, tempDbPath } from "./_helpers.ts";
+import { tempDbPath } from "./_helpers.ts";
 import { copyFileSync } from "node:fs";
 import { main } from "../lib/cli/main.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
-import type { SqliteConnection } from "../lib/sqlite/driver/types.ts";
+import { LockHolder } from "./_write_lock_holder.ts";
 
 const ENV = { HERMES_STATE_LOCK_TIMEOUT: "0.2" };
-
-/** Another connection to `path` that takes its write lock when told to, and lets it go. */
-class LockHolder {
-  #db: SqliteConnection;
-  #held = false;
-  private constructor(db: SqliteConnection) {
-    this.#db = db;
-  }
-  static async on(path: string): Promise<LockHolder> {
-    return new LockHolder(await rawOpen(path));
-  }
-  /** Takes the write lock (`BEGIN IMMEDIATE` and a write) and keeps it. */
-  take(): void {
-    if (this.#held) return;
-    this.#db.exec("BEGIN IMMEDIATE");
-    this.#db.exec("INSERT OR REPLACE INTO state_meta (key, value) VALUES ('held', 'yes')");
-    this.#held = true;
-  }
-  /** Lets the lock go and closes the connection. */
-  release(): void {
-    if (this.#held) this.#db.exec("ROLLBACK");
-    this.#held = false;
-    this.#db.close();
-  }
-}
 
 /** A file of ended sessions `s0`…`s{count-1}`, one message each, a day apart, oldest first. */
 async function endedSessions(count: number, now: number): Promise<string> {
