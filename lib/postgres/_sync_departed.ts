@@ -25,6 +25,13 @@
  * the same way: `--force` ships such a file once as it is, and forgets
  * what it brings back.
  *
+ * The column is no migration step (an older hermes-state would refuse to
+ * write to the server): `connectSyncTarget` adds it when missing, and an
+ * older `sync` into the same server leaves it as it is, neither recording
+ * nor checking what its passes delete. So two files shipping as one
+ * origin are recognised once every machine syncing into it runs a version
+ * with this check.
+ *
  * @module
  */
 import type { PgClient, PgQuery } from "./_client_types.ts";

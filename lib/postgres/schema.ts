@@ -9,7 +9,10 @@
  * Migrations are an append-only list, run under an advisory lock of their
  * schema so many processes can start at once (stores in other schemas of the
  * database do not wait); each runs in one transaction, with the rows
- * a step must write again computed here (a backfill) when SQL cannot.
+ * a step must write again computed here (a backfill) when SQL cannot. A
+ * column older versions can ignore is no step: the code that uses it adds
+ * it when missing ({@linkcode ensureAddedColumns}), so an older writer
+ * still finds every step it knows and none newer.
  *
  * No `pg_trgm` index: on this corpus a GIN trigram index over the searchable
  * text cost more to maintain than both search vectors together (3.7 s to
@@ -45,6 +48,11 @@ interface PgMigration {
   readonly backfill?: (query: PgQuery) => Promise<void>;
 }
 
+// A recorded step is for a change an older writer would get wrong (a column it would have to fill,
+// a table it no longer writes to): an older hermes-state refuses to write to a schema with a step
+// it does not know. A change older versions can ignore (a new column with a default, that only new
+// code reads and writes) is not a step: it goes in ADDED_COLUMNS, ensured by the code that uses it
+// (`ensureAddedColumns`), so the first host upgraded does not lock the others out of the server.
 const MIGRATIONS: readonly PgMigration[] = [
   {
     step: 1,
@@ -239,17 +247,25 @@ const MIGRATIONS: readonly PgMigration[] = [
     // pass checks the rows the server holds against the file, and records it.
     sql: [`ALTER TABLE sync_sessions ADD COLUMN shown_digest text`],
   },
-  {
-    step: 11,
-    name: "sync sessions deleted as gone from the file",
-    // Per origin, the file ids of the sessions its passes deleted because the file no longer held
-    // them, newest first, the last 10,000 (`_sync_departed.ts`): a pass that would bring one back
-    // while deleting others, or delete one again, is two files shipping as one origin (a cloned
-    // machine), refused. A column, not a table: nothing more for `vacuum` or `copy` to carry.
-    sql: [
-      `ALTER TABLE sync_origins ADD COLUMN IF NOT EXISTS departed text[] NOT NULL DEFAULT '{}'`,
-    ],
-  },
+];
+
+/** A column older hermes-state versions ignore: added when missing, not by a recorded step. */
+interface AddedColumn {
+  /** Its table. */
+  readonly table: string;
+  /** Its name. */
+  readonly column: string;
+  /** Its type and default (which every row an older version writes takes). */
+  readonly definition: string;
+}
+
+const ADDED_COLUMNS: readonly AddedColumn[] = [
+  // Per origin, the file ids of the sessions its passes deleted because the file no longer held
+  // them, newest first, the last 10,000 (`_sync_departed.ts`): a pass that would bring one back
+  // while deleting others, or delete one again, is two files shipping as one origin (a cloned
+  // machine), refused. A column, not a table: nothing more for `vacuum` or `copy` to carry. Only
+  // `sync` reads it; an older `sync` leaves it as it is, and inserts origins with `{}`.
+  { table: "sync_origins", column: "departed", definition: "text[] NOT NULL DEFAULT '{}'" },
 ];
 
 /** Messages read per round trip by {@linkcode writeUnspacedGrams}. */
@@ -405,20 +421,7 @@ export async function migratePg(
   if (step !== null && step >= Math.min(through, LAST_STEP) && step <= LAST_STEP) return;
   if (step === null) await checkNewStoreEncoding(client);
   await client.transaction(async (query) => {
-    // Whatever the server's default_transaction_isolation: under repeatable read or serializable
-    // the snapshot is taken before the lock is waited for, and an opener that waited would see
-    // none of the steps the holder committed, and run them again (a column "does not exist").
-    await query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
-    // The wait for another opener's migration ends with it, not at the server's lock_timeout or
-    // statement_timeout (the steps themselves keep both).
-    await query("SET LOCAL lock_timeout = 0");
-    await query("SET LOCAL statement_timeout = 0");
-    // Per schema: two stores side by side in one database migrate at once, while openers of the
-    // same schema take turns. Shared on the old database-wide key, for an older hermes-state.
-    await query(`SELECT pg_advisory_xact_lock_shared(${MIGRATION_LOCK})`);
-    await query(`SELECT pg_advisory_xact_lock(${SCHEMA_MIGRATION_LOCK})`, [schema]);
-    await query("SET LOCAL lock_timeout TO DEFAULT");
-    await query("SET LOCAL statement_timeout TO DEFAULT");
+    await takeMigrationLock(query, schema);
     // Only when missing: CREATE SCHEMA IF NOT EXISTS needs the CREATE right on the database even
     // for a schema that exists, which a role given a schema of its own does not have.
     const exists = await query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema]);
@@ -465,5 +468,77 @@ export async function migratePg(
         migration.name,
       ]);
     }
+    // A new or upgraded store has them from the start (an older schema, built for a test, not).
+    if (through >= LAST_STEP) await addMissingColumns(query, schema);
+  });
+}
+
+/**
+ * Takes the advisory locks of the migrations of `schema`, as the first
+ * statements of a transaction: openers of the schema take turns.
+ */
+async function takeMigrationLock(query: PgQuery, schema: string): Promise<void> {
+  // Whatever the server's default_transaction_isolation: under repeatable read or serializable
+  // the snapshot is taken before the lock is waited for, and an opener that waited would see
+  // none of the steps the holder committed, and run them again (a column "does not exist").
+  await query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+  // The wait for another opener's migration ends with it, not at the server's lock_timeout or
+  // statement_timeout (the steps themselves keep both).
+  await query("SET LOCAL lock_timeout = 0");
+  await query("SET LOCAL statement_timeout = 0");
+  // Per schema: two stores side by side in one database migrate at once, while openers of the
+  // same schema take turns. Shared on the old database-wide key, for an older hermes-state.
+  await query(`SELECT pg_advisory_xact_lock_shared(${MIGRATION_LOCK})`);
+  await query(`SELECT pg_advisory_xact_lock(${SCHEMA_MIGRATION_LOCK})`, [schema]);
+  await query("SET LOCAL lock_timeout TO DEFAULT");
+  await query("SET LOCAL statement_timeout TO DEFAULT");
+}
+
+/** The {@linkcode ADDED_COLUMNS} `schema` lacks, read from the catalog (no table lock). */
+async function missingColumns(query: PgQuery, schema: string): Promise<AddedColumn[]> {
+  const rows = await query(
+    `SELECT c.relname || '.' || a.attname AS name
+     FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+     WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = $1)
+       AND a.attnum > 0 AND NOT a.attisdropped
+       AND c.relname || '.' || a.attname IN (SELECT json_array_elements_text($2::text::json))`,
+    [schema, jsonParam(ADDED_COLUMNS.map(({ table, column }) => `${table}.${column}`))],
+  );
+  const present = new Set(rows.map((row) => String(row.name)));
+  return ADDED_COLUMNS.filter(({ table, column }) => !present.has(`${table}.${column}`));
+}
+
+/** Adds the {@linkcode ADDED_COLUMNS} `schema` lacks; under the migrations' lock. */
+async function addMissingColumns(query: PgQuery, schema: string): Promise<string[]> {
+  const missing = await missingColumns(query, schema);
+  for (const { table, column, definition } of missing) {
+    await query(
+      `ALTER TABLE ${quoteIdentifier(schema)}.${quoteIdentifier(table)}
+       ADD COLUMN IF NOT EXISTS ${quoteIdentifier(column)} ${definition}`,
+    );
+  }
+  return missing.map(({ table, column }) => `${table}.${column}`);
+}
+
+/**
+ * Adds the columns this version's code uses and an older hermes-state
+ * ignores, when missing: a column with a default that an older writer
+ * leaves as it is, which is therefore no recorded step (an older version
+ * refuses to write to a schema with a step it does not know). Read from
+ * the catalog first: when every column is there, as nearly every call
+ * finds, nothing is locked or written (`ADD COLUMN IF NOT EXISTS` takes
+ * the table's ACCESS EXCLUSIVE lock even then); otherwise added under the
+ * migrations' advisory lock, so that many processes starting at once take
+ * turns and the later ones find them there.
+ *
+ * @param client The pool, its schema migrated ({@linkcode migratePg}).
+ * @param schema The schema name.
+ * @returns The columns added, as `table.column` (none when all were there).
+ */
+export async function ensureAddedColumns(client: PgClient, schema: string): Promise<string[]> {
+  if ((await missingColumns(client.query, schema)).length === 0) return [];
+  return await client.transaction(async (query) => {
+    await takeMigrationLock(query, schema);
+    return await addMissingColumns(query, schema);
   });
 }

@@ -69,7 +69,7 @@ import { SessionDB, steadyRead, storeOf } from "../sqlite/session_db.ts";
 import { checkSchemaInUse, connectPg } from "./_client.ts";
 import type { PgClient } from "./_client_types.ts";
 import { parsePostgresUrl } from "./store_url.ts";
-import { migratePg } from "./schema.ts";
+import { ensureAddedColumns, migratePg } from "./schema.ts";
 import { deleteSessionRows } from "./_delete.ts";
 import { jsonParam } from "./_text_codec.ts";
 import {
@@ -275,7 +275,9 @@ async function openWhenReadable(
 
 /**
  * Connects to the server a sync writes to and runs its migrations (the
- * store's tables and the sync tables).
+ * store's tables and the sync tables), then adds the columns only `sync`
+ * uses that an older hermes-state ignores (`sync_origins.departed`), when
+ * missing: no step an older `sync` into the same server would refuse.
  *
  * @param url `postgres://…?schema=NAME`.
  * @returns The pool; close it when done.
@@ -286,6 +288,7 @@ export async function connectSyncTarget(url: string): Promise<PgClient> {
   const client = await connectPg(server, schema, { max: poolSize }, url);
   try {
     await migratePg(client, schema);
+    await ensureAddedColumns(client, schema);
     await checkSchemaInUse(client, schema);
   } catch (error) {
     await client.close();
@@ -297,7 +300,7 @@ export async function connectSyncTarget(url: string): Promise<PgClient> {
 /**
  * One incremental pass of `path` into the server behind `client`.
  *
- * @param client The server's pool (schema migrated).
+ * @param client The server's pool, from {@linkcode connectSyncTarget}.
  * @param path The state.db file (opened read-only; never changed).
  * @param options Origin name, host, progress.
  * @returns What the pass did.
