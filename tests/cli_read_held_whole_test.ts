@@ -47,7 +47,7 @@ async function stateDb(as: HeldAs): Promise<string> {
     db.createSession("s2", "cli", { parentSessionId: "s1" });
     db.createSession("s3", "telegram");
   });
-  if (as === "journal") toRollbackJournal(path);
+  if (as === "journal") await toRollbackJournal(path);
   return path;
 }
 

@@ -40,7 +40,7 @@ async function stateDb(): Promise<string> {
     db.createSession("s3", "telegram");
     db.appendMessage("s3", { role: "user", content: "from telegram" });
   });
-  toRollbackJournal(path);
+  await toRollbackJournal(path);
   return path;
 }
 

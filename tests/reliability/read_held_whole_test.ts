@@ -92,7 +92,7 @@ afterEach(async () => {
 describe("a rollback-journal file a writer holds whole between two reads", () => {
   test("every read of a read-only store waits retry.timeoutMs, then fails with WriteBusyError", async () => {
     const path = await stateDb();
-    toRollbackJournal(path);
+    await toRollbackJournal(path);
     await using store = await openSqliteStore(path, {
       readonly: true,
       retry: { timeoutMs: SHORT_MS },
@@ -109,7 +109,7 @@ describe("a rollback-journal file a writer holds whole between two reads", () =>
 
   test("every read that waited returns what the writer committed as it let go", async () => {
     const path = await stateDb();
-    toRollbackJournal(path);
+    await toRollbackJournal(path);
     const pauses: string[] = [];
     let reading = "";
     const letGo = () => {
@@ -162,7 +162,7 @@ describe("a rollback-journal file a writer holds whole between two reads", () =>
 
   test("an export taken part-way, between two sessions, waits and carries every session", async () => {
     const path = await stateDb();
-    toRollbackJournal(path);
+    await toRollbackJournal(path);
     let pauses = 0;
     await using store = await openSqliteStore(path, {
       readonly: true,
