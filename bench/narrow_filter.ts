@@ -10,6 +10,11 @@
  * own (`narrow`) through the raw connection, and gives them back their
  * sources when it is done.
  *
+ * The wide cases ("search, wide filter") use the corpus's own sources, of
+ * about 5% and a third of the sessions (the first also at a deep page), one
+ * role and the second half of the file's time: filters that pass a good
+ * share of a word's matches.
+ *
  * @module
  */
 import type { SessionDB } from "../lib/sqlite/session_db.ts";
@@ -111,7 +116,8 @@ function cases(conn: RawConnection, narrowed: readonly string[]): NarrowCase[] {
 
 /** Python's page with the filter, then the page's contexts, as the library reads them. */
 function floor(conn: RawConnection, word: string, c: NarrowCase): unknown {
-  const rows = stmt(conn, pageSql("messages_fts", c.sql)).all(word, ...c.params, 20, 0);
+  const offset = Number(c.options.offset ?? 0);
+  const rows = stmt(conn, pageSql("messages_fts", c.sql)).all(word, ...c.params, 20, offset);
   stmt(conn, CONTEXT_SQL).all(JSON.stringify(rows.map((r) => r.id)));
   return rows;
 }
@@ -163,5 +169,86 @@ export function narrowFilterPhase(
     }
   } finally {
     narrowed.forEach((id, i) => relabel(id, was[i]));
+  }
+  widePhase(c, options);
+}
+
+/** The corpus's sources near a twentieth and near a third of the sessions (`corpus.ts`). */
+const WIDE_SOURCES = [["whatsapp"], ["telegram", "discord"]];
+
+/**
+ * The wide filters, over the corpus's own sources: a source of about 5% (also
+ * at a deep page) and about 30% of the sessions, one role, the second half
+ * of the file's time.
+ */
+function wideCases(conn: RawConnection): NarrowCase[] {
+  const sessions = Number(one(conn, "SELECT count(*) AS n FROM sessions").n);
+  const span = one(conn, "SELECT min(timestamp) AS lo, max(timestamp) AS hi FROM messages");
+  const half = Math.floor((Number(span.lo) + Number(span.hi)) / 2);
+  const bySource: NarrowCase[] = WIDE_SOURCES.map((sources) => {
+    const list = JSON.stringify(sources);
+    const share = Number(
+      one(
+        conn,
+        "SELECT count(*) AS n FROM sessions WHERE source IN (SELECT value FROM json_each(?))",
+        list,
+      ).n,
+    ) / sessions;
+    return {
+      name: `--source ${sources.join(",")} (${(share * 100).toFixed(0)}% of sessions)`,
+      options: { sourceFilter: sources },
+      sql: " AND s.source IN (SELECT value FROM json_each(?))",
+      params: [list],
+    };
+  });
+  // A deep page: its count-first walk (ranked.ts) reads matches in id order up to the offset's.
+  const [fivePercent] = bySource;
+  return [
+    ...bySource,
+    {
+      ...fivePercent,
+      name: `${fivePercent.name} --offset 1000`,
+      options: { ...fivePercent.options, offset: 1000 },
+    },
+    {
+      name: "--role user",
+      options: { roleFilter: ["user"] },
+      sql: " AND m.role IN (SELECT value FROM json_each(?))",
+      params: [JSON.stringify(["user"])],
+    },
+    {
+      name: "--since (half the file)",
+      options: { since: half },
+      sql: " AND m.timestamp >= ?",
+      params: [half],
+    },
+  ];
+}
+
+/** Each word with each wide filter, ours against the raw floor in the same run. */
+function widePhase(
+  c: NarrowContestants,
+  options: { iterations: number; latencyRow: LatencyRow; rows: Row[] },
+): void {
+  const all = wideCases(c.raw);
+  const deep = (one: NarrowCase) => one.options.offset !== undefined;
+  // The deep pages last: after them, some connections (the library's or a plain one) stay ~3×
+  // slower at ranking until their page cache is freed (`PRAGMA shrink_memory`), helper-141.
+  const runs = [false, true].flatMap((last) =>
+    WORDS.flatMap((word) => all.filter((one) => deep(one) === last).map((one) => ({ word, one })))
+  );
+  for (const { word, one: wide } of runs) {
+    const ours = c.db.searchMessages(word, { limit: 20, ...wide.options });
+    const raw = floor(c.raw, word, wide) as { id: SqlValue }[];
+    options.rows.push(options.latencyRow({
+      group: "search, wide filter",
+      op: `${word} ${wide.name}`,
+      same: ours.map((h) => h.id).join() === raw.map((r) => Number(r.id)).join(),
+      note: `${raw.length} hits`,
+    }, {
+      ours: () => c.db.searchMessages(word, { limit: 20, ...wide.options }),
+      raw: () => floor(c.raw, word, wide),
+      native: () => floor(c.native, word, wide),
+    }, options.iterations));
   }
 }
