@@ -38,6 +38,7 @@ import { SESSION_META_PREFIXES } from "../../core/session_meta.ts";
 import { originOption } from "../origin.ts";
 import { asInFile } from "../origin_restore.ts";
 import { lockedReason, type LockGivenUp, lockGivenUp } from "../locked_file.ts";
+import { replaceAgain } from "../replace_again.ts";
 
 const USAGE = `Usage: hermes-state copy [options] SRC DEST
 
@@ -239,9 +240,7 @@ function lockStopError(stop: LockStop, counts: Counts, replace: boolean): Comman
   const why = lockedReason(stop.error, stop.file);
   const written = counts.copied + counts.replaced;
   const again = replace && written > 0
-    ? `the same copy --replace again goes on, after writing again the ${
-      plural(written, "session")
-    } this run wrote`
+    ? replaceAgain("copy", written)
     : "run the copy again to go on";
   const tally = `${plural(written, "session")} written, ${
     formatCount(counts.skipped)
@@ -595,9 +594,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       `stopped after ${plural(done + counts.skipped, "session")}, each written whole or not ` +
         `at all; ${
           replace && done > 0
-            ? `the same copy --replace again goes on, after writing again the ${
-              plural(done, "session")
-            } this run wrote`
+            ? replaceAgain("copy", done)
             : "the same copy again goes on (what is there is skipped)"
         }`,
     );

@@ -28,6 +28,7 @@ import { parseJsonExact } from "../../core/exact_json.ts";
 import { printableArgument } from "../shown_argument.ts";
 import { truncate } from "../../render/width.ts";
 import { lockedReason, type LockGivenUp, lockGivenUp } from "../locked_file.ts";
+import { replaceAgain } from "../replace_again.ts";
 
 const USAGE = `Usage: hermes-state import [options] FILE|-
 
@@ -127,9 +128,7 @@ interface LockStop {
  */
 function sameImportAgain(replace: boolean, written: number): string {
   if (!replace || written === 0) return "the same import again goes on";
-  return `the same import --replace again goes on, after writing again the ${
-    plural(written, "session")
-  } this run wrote`;
+  return replaceAgain("import", written);
 }
 
 /**
