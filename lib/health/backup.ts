@@ -39,7 +39,6 @@ import { clippedText } from "../core/shown_value.ts";
 import { integrityCheck, isCorruption } from "../sqlite/integrity.ts";
 import {
   assertNotDamaged,
-  hasLeftoverJournal,
   hasWal,
   leftoverJournalAdvice,
   recoverHint,
@@ -209,9 +208,10 @@ export async function backupDatabase(
   if (!exists(source)) throw new OpenError(source, "no such file");
   if (statSync(source).isDirectory()) throw new OpenError(source, "it is a folder");
   assertMayRead(source);
+  const openDriver = options.openDriver ?? await loadDriver();
   // The file is mid-transaction until a dead writer's journal is played back: a copy would
   // hold its half. A live writer's journal is only its transaction under way.
-  if (hasLeftoverJournal(source) && deadWritersJournal(source, await driverOf(options))) {
+  if (deadWritersJournal(source, openDriver)) {
     throw new OpenError(source, leftoverJournalAdvice(source));
   }
   if (isDatabaseFile(dest, source)) {
@@ -236,7 +236,6 @@ export async function backupDatabase(
       `Cannot back up: ${clippedText(dest)} already exists (give --force to replace it)`,
     );
   }
-  const openDriver = await driverOf(options);
   // SQLite deletes the -wal of a 0-byte file, even on a read-only open: refuse on stat.
   assertNotDamaged(source, openDriver, { probe: false });
   // A 0-byte file (no -wal: that case was refused above) holds nothing; SQLite would call it
@@ -412,9 +411,4 @@ function verify(
   } finally {
     db.close();
   }
-}
-
-/** The driver opener given, or the running runtime's. */
-async function driverOf(options: BackupOptions): Promise<SqliteDriver> {
-  return options.openDriver ?? await loadDriver();
 }

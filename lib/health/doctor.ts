@@ -17,7 +17,6 @@ import { OpenError } from "../core/errors.ts";
 import { assertMayRead, assertStateDb, notAFile, openFailureReason } from "../sqlite/open.ts";
 import {
   assertNotDamaged,
-  hasLeftoverJournal,
   hasWal,
   leftoverJournalReason,
   recoverHint,
@@ -462,7 +461,7 @@ export async function doctor(path: string, options: DoctorOptions = {}): Promise
   // The checks run on a read-only connection, as the read commands read, also before a fix:
   // a damaged file is never opened for writing (its close would checkpoint the -wal into it).
   // A live writer's journal is only its transaction under way: not played back, nor said to be.
-  const playedBack = fix && hasLeftoverJournal(path) && deadWritersJournal(path, openDriver)
+  const playedBack = fix && deadWritersJournal(path, openDriver)
     ? playBackJournal(openDriver, path)
     : undefined;
   // The -wal and -shm there now; any other is the doctor's own connection's (not judged).

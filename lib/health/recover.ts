@@ -72,7 +72,7 @@ import { assertMayRead, openFailureReason } from "../sqlite/open.ts";
 import { isBusyError, retryWhileBusy, type StoreRetryOptions } from "../sqlite/store_retry.ts";
 import { abortableDelay } from "../core/delay.ts";
 import { deadWritersJournal } from "./_hot_journal.ts";
-import { hasLeftoverJournal, leftoverJournalAdvice } from "../sqlite/damaged_file.ts";
+import { leftoverJournalAdvice } from "../sqlite/damaged_file.ts";
 import {
   addDeclaredColumn,
   type ColumnDeclaration,
@@ -730,10 +730,8 @@ export async function recoverDatabase(
   assertMayRead(source);
   // The file is mid-transaction until a dead writer's journal is played back: its pages hold
   // half of one. A live writer's journal is only its transaction under way.
-  if (
-    hasLeftoverJournal(source) &&
-    deadWritersJournal(source, options.openDriver ?? await loadDriver())
-  ) {
+  const openDriver = options.openDriver ?? await loadDriver();
+  if (deadWritersJournal(source, openDriver)) {
     throw new OpenError(source, leftoverJournalAdvice(source));
   }
   if (isDatabaseFile(dest, source)) {
@@ -755,7 +753,6 @@ export async function recoverDatabase(
   if (sourceStat.size === 0 && walSize === 0) {
     throw new RecoverError(`Cannot recover ${source}: the file is empty and has no -wal`);
   }
-  const openDriver = options.openDriver ?? await loadDriver();
 
   // 1. The pages, read directly while no connection of this process holds the file. A 0-byte
   // file beside a -wal (SQLite would delete that -wal on open): the -wal's committed frames
