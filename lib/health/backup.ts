@@ -144,9 +144,6 @@ function newTemp(dest: string, suffix: string): string {
   return temp;
 }
 
-/** SQLite's own wait for a lock within one try of the copy, in milliseconds. */
-const READ_BUSY_MS = 250;
-
 /** SQLITE_FULL, SQLITE_IOERR: writing the copy failed. */
 const WRITE_FAILED = new Set([13, 10]);
 
@@ -344,8 +341,8 @@ function copyOnce(
   const db = openForReading(openDriver, source, access);
   let copying = false;
   try {
-    // Short: a try waits this long for a lock, and a signal waits for the try.
-    db.exec(`PRAGMA busy_timeout = ${READ_BUSY_MS}`);
+    // A try waits inside SQLite only as long as openForReading sets (short: a signal waits for
+    // the try).
     assertStateDb(db, source);
     const before: [number, number] = [count(db, "sessions"), count(db, "messages")];
     options.onProgress?.("copying", 0, 0);

@@ -1095,14 +1095,6 @@ function destOpenError(dest: string, temp: string, error: unknown): unknown {
 }
 
 /**
- * How long one try of a read of the source waits inside SQLite for a
- * writer's lock (a rollback-journal writer's commit): short, as backup's
- * and doctor's, since a signal waits for the try; longer waits are
- * {@linkcode readWaitingOutLocks}'s.
- */
-const READ_BUSY_MS = 250;
-
-/**
  * Runs `read` (a read of the source, which may be called again to go on
  * where it stopped); when it meets a lock another process holds, waits and
  * tries again, as `wait` says, counting from the lock met.
@@ -1130,7 +1122,8 @@ function openUnlessHeld(
 ): SqliteConnection {
   const db = openForReading(openDriver, source, access);
   try {
-    db.exec(`PRAGMA busy_timeout = ${READ_BUSY_MS}`);
+    // One try waits inside SQLite as long as openForReading sets (short: a signal waits for
+    // the try); longer waits are readWaitingOutLocks's.
     db.prepare("SELECT count(*) AS n FROM sqlite_master").get();
   } catch (error) {
     if (isBusyError(error)) {
