@@ -371,20 +371,19 @@ export async function syncFile(
     // must not look like sessions gone (the pass deletes those on the server).
     const [store, source] = steadyRead(db, (store) => [store, readSource(store, server)] as const);
     await options.afterSnapshot?.();
-    if (!options.force) {
-      const shared = [...server.keys()].filter((id) => source.has(id)).length;
-      checkSameFile(
-        { name: origin, place: resolved.movedFrom ?? { host, path: real }, held: server.size },
-        shared,
-      );
-    }
     // Created and deleted as the file and the records stand now (a pass stopped early creates
     // fewer); deleted ones are recorded, so that a second file shipping as the origin is refused.
     const created = [...source].filter(([id, session]) =>
       !server.has(id) && session.unshippable === undefined
     ).map(([id]) => id);
     const goneIds = [...server.keys()].filter((id) => !source.has(id));
-    if (!options.force) await checkOneFile(client, origin, { created, gone: goneIds });
+    if (!options.force) {
+      checkSameFile(
+        { name: origin, place: resolved.movedFrom ?? { host, path: real }, held: server.size },
+        server.size - goneIds.length,
+      );
+      await checkOneFile(client, origin, { created, gone: goneIds });
+    }
     if (resolved.replaces !== undefined) {
       await takePlace(client, origin, resolved.replaces, { host, path: real }, new Date());
     } else if (resolved.movedFrom) await moveOrigin(client, origin, { host, path: real });
