@@ -43,6 +43,22 @@ export function tempDbPath(): string {
   return join(tempDir(), "state.db");
 }
 
+/**
+ * Adds the sessions `ids` to the state.db at `path` (made when new), each a
+ * `cli` session with one user message, `hello from ID`.
+ *
+ * @returns `path`.
+ */
+export async function addSessions(path: string, ...ids: string[]): Promise<string> {
+  const db = await SessionDB.open({ path });
+  for (const id of ids) {
+    db.createSession(id, "cli");
+    db.appendMessage(id, { role: "user", content: `hello from ${id}` });
+  }
+  db.close();
+  return path;
+}
+
 /** Copies a fixture (`hermes-v11.db`, …) to a temporary folder and returns the copy's path. */
 export function copyFixture(name: string): string {
   const path = join(tempDir(), "state.db");

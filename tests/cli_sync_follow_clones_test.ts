@@ -10,7 +10,7 @@ import { copyFileSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { main } from "../lib/cli/main.ts";
-import { SessionDB } from "../lib/sqlite/session_db.ts";
+import { addSessions } from "./_helpers.ts";
 import { interruptibleIo, runCli } from "./_cli_io.ts";
 import { freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";
 import { delay } from "./reliability/_runtimes.ts";
@@ -25,17 +25,6 @@ async function until(done: () => boolean): Promise<void> {
 /** A new folder of its own. */
 function folder(): string {
   return realpathSync(mkdtempSync(join(tmpdir(), "hermes-clones-")));
-}
-
-/** Adds the sessions `ids` to the file at `path` (made when new), each with one message. */
-async function addSessions(path: string, ...ids: string[]): Promise<string> {
-  const db = await SessionDB.open({ path });
-  for (const id of ids) {
-    db.createSession(id, "cli");
-    db.appendMessage(id, { role: "user", content: `hello from ${id}` });
-  }
-  db.close();
-  return path;
 }
 
 /** Puts a copy of `file` at `place` (a machine's file at the path both machines use). */

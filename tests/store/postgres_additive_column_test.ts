@@ -15,6 +15,7 @@ import { mkdtempSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
+import { addSessions } from "../_helpers.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { runCli } from "../_cli_io.ts";
 import { adminSql, freshSchema, olderSchema, PG_SKIP, PG_URL, schemaUrl } from "./_pg.ts";
@@ -24,14 +25,10 @@ const OLDER_KNOWS = 10;
 
 /** A state.db with the sessions `ids`, each with one message, in a folder of its own. */
 async function stateFile(...ids: string[]): Promise<string> {
-  const path = join(realpathSync(mkdtempSync(join(tmpdir(), "hermes-additive-"))), "state.db");
-  const db = await SessionDB.open({ path });
-  for (const id of ids) {
-    db.createSession(id, "cli");
-    db.appendMessage(id, { role: "user", content: `hello from ${id}` });
-  }
-  db.close();
-  return path;
+  return await addSessions(
+    join(realpathSync(mkdtempSync(join(tmpdir(), "hermes-additive-"))), "state.db"),
+    ...ids,
+  );
 }
 
 /** The last migration step recorded in `schema`. */

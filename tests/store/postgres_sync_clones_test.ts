@@ -16,6 +16,7 @@ import { copyFileSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
+import { addSessions } from "../_helpers.ts";
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { deleteSessionRows } from "../../lib/postgres/_delete.ts";
 import { runCli } from "../_cli_io.ts";
@@ -24,17 +25,6 @@ import { onFreshSyncTarget, PG_SKIP } from "./_pg.ts";
 /** A new folder of its own. */
 function folder(): string {
   return realpathSync(mkdtempSync(join(tmpdir(), "hermes-clones-")));
-}
-
-/** Adds the sessions `ids` to the file at `path` (made when new), each with one message. */
-async function addSessions(path: string, ...ids: string[]): Promise<string> {
-  const db = await SessionDB.open({ path });
-  for (const id of ids) {
-    db.createSession(id, "cli");
-    db.appendMessage(id, { role: "user", content: `hello from ${id}` });
-  }
-  db.close();
-  return path;
 }
 
 /** Deletes the sessions `ids` from the file at `path`. */

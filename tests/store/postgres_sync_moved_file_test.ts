@@ -10,18 +10,8 @@ import { copyFileSync, mkdtempSync, realpathSync, renameSync, rmSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
+import { addSessions } from "../_helpers.ts";
 import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
-
-/** A new file at `path` holding the sessions `ids`, each with one message. */
-async function fileWith(path: string, ...ids: string[]): Promise<string> {
-  const db = await SessionDB.open({ path });
-  for (const id of ids) {
-    db.createSession(id, "cli");
-    db.appendMessage(id, { role: "user", content: `hello from ${id}` });
-  }
-  db.close();
-  return path;
-}
 
 /** A new folder of its own. */
 function folder(): string {
@@ -35,7 +25,7 @@ describe("sync of a moved state.db", { skip: PG_SKIP }, () => {
     const { connectSyncTarget, syncFile } = await import("../../lib/postgres/sync.ts");
     const client = await connectSyncTarget(schemaUrl(freshSchema()));
     try {
-      const old = await fileWith(join(folder(), "state.db"), "a", "b");
+      const old = await addSessions(join(folder(), "state.db"), "a", "b");
       assert.equal((await syncFile(client, old, { host: "h" })).origin, "h");
       const moved = join(folder(), "state.db");
       renameSync(old, moved);
@@ -64,30 +54,30 @@ describe("sync of a moved state.db", { skip: PG_SKIP }, () => {
     const { connectSyncTarget, syncFile } = await import("../../lib/postgres/sync.ts");
     const client = await connectSyncTarget(schemaUrl(freshSchema()));
     try {
-      const first = await fileWith(join(folder(), "state.db"), "a");
+      const first = await addSessions(join(folder(), "state.db"), "a");
       assert.equal((await syncFile(client, first, { host: "h" })).origin, "h");
       const copy = join(folder(), "state.db");
       copyFileSync(first, copy);
       assert.equal((await syncFile(client, copy, { host: "h" })).origin, "h-2");
       // The first file gone, a file holding none of its sessions is not it.
-      const gone = await fileWith(join(folder(), "state.db"), "b");
+      const gone = await addSessions(join(folder(), "state.db"), "b");
       assert.equal((await syncFile(client, gone, { host: "h" })).origin, "h-3");
       renameSync(gone, `${gone}.old`);
-      const other = await fileWith(join(folder(), "state.db"), "c");
+      const other = await addSessions(join(folder(), "state.db"), "c");
       assert.equal((await syncFile(client, other, { host: "h" })).origin, "h-4");
       // Another host's origin does not follow a file of this one.
       const elsewhere = join(folder(), "state.db");
       renameSync(`${gone}.old`, elsewhere);
       assert.equal((await syncFile(client, elsewhere, { host: "k" })).origin, "k");
       // A file holding one of ten sessions of an origin whose file is gone is not it either.
-      const ten = await fileWith(join(folder(), "state.db"), ..."0123456789".split(""));
+      const ten = await addSessions(join(folder(), "state.db"), ..."0123456789".split(""));
       assert.equal((await syncFile(client, ten, { host: "h" })).origin, "h-5");
       rmSync(ten);
-      const one = await fileWith(join(folder(), "state.db"), "5", "x", "y");
+      const one = await addSessions(join(folder(), "state.db"), "5", "x", "y");
       assert.equal((await syncFile(client, one, { host: "h" })).origin, "h-6");
       // Nor is a file whose origin's folder is gone too (a volume not mounted).
       const dir = folder();
-      const unmounted = await fileWith(join(dir, "state.db"), "u");
+      const unmounted = await addSessions(join(dir, "state.db"), "u");
       assert.equal((await syncFile(client, unmounted, { host: "h" })).origin, "h-7");
       const elsewhereToo = join(folder(), "state.db");
       renameSync(unmounted, elsewhereToo);
