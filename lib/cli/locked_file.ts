@@ -8,7 +8,6 @@
  * @module
  */
 import { WriteBusyError } from "../sqlite/write_busy_error.ts";
-import { CommandError } from "./usage_error.ts";
 
 /**
  * A wait for another process's lock given up on, as {@linkcode lockGivenUp}
@@ -46,29 +45,4 @@ export function lockedReason(error: WriteBusyError, path: string): string {
     ? ""
     : ` (waited ${Math.round(error.waitedMs / 1000)} s)`;
   return `database is locked by another process${waited}: ${path}`;
-}
-
-/**
- * Awaits `work`; a lock it gave up on becomes a {@linkcode CommandError}
- * that names `path`, the file it was for.
- *
- * @param path The file `work` reads or writes.
- * @param work The call.
- * @returns What `work` settles with.
- * @throws {CommandError} When `work` gave up waiting for a lock.
- *
- * @example
- * ```ts ignore
- * const target = await namingLockedFile(dest, ctx.openStore({ path: dest, create: true }));
- * ```
- */
-export async function namingLockedFile<T>(path: string, work: Promise<T>): Promise<T> {
-  try {
-    return await work;
-  } catch (error) {
-    if (lockGivenUp(error)) {
-      throw new CommandError(lockedReason(error, path), { cause: error });
-    }
-    throw error;
-  }
 }
