@@ -64,8 +64,17 @@ export interface ConnectWatch {
 }
 
 /**
- * `work`, or a {@linkcode lateConnection} rejection when it is still waiting
- * for a connection after `watch.seconds` (its work then abandoned).
+ * How often work waiting behind the store's own work looks whether it still
+ * does: its deadline starts again when it stops, at most this much later.
+ */
+const QUEUED_POLL_MS = 100;
+
+/**
+ * `work`, or a {@linkcode lateConnection} rejection when it waited for a
+ * connection `watch.seconds` without being queued behind the store's own work
+ * (its work then abandoned). Time spent queued does not count: the deadline
+ * runs again in full from when the work stops being queued, since the
+ * connection it then waits for may only now be opened.
  *
  * @param work The statement or transaction.
  * @param watch What tells whether it waits.
@@ -73,18 +82,28 @@ export interface ConnectWatch {
  */
 export function awaitConnection<T>(work: Promise<T>, watch: ConnectWatch): Promise<T> {
   if (watch.seconds === 0) return work;
+  const period = watch.seconds * 1000;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  // Since when it waits for a connection while not queued (undefined: while queued).
+  let waitingSince: number | undefined = Date.now();
   const late = new Promise<never>((_, reject) => {
     const check = () => {
       if (watch.connected()) return;
       if (watch.queued()) {
-        timer = setTimeout(check, watch.seconds * 1000);
+        waitingSince = undefined;
+        timer = setTimeout(check, Math.min(period, QUEUED_POLL_MS));
+        return;
+      }
+      waitingSince ??= Date.now();
+      const left = waitingSince + period - Date.now();
+      if (left > 0) {
+        timer = setTimeout(check, left);
         return;
       }
       watch.abandon();
       reject(lateConnection(watch.where, watch.seconds));
     };
-    timer = setTimeout(check, watch.seconds * 1000);
+    timer = setTimeout(check, period);
   });
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }

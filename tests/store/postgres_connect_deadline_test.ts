@@ -15,6 +15,7 @@ import { adminSql, freshSchema, PG_SKIP, PG_URL } from "./_pg.ts";
 import { type LosingProxy, startLosingProxy } from "./_pg_proxy.ts";
 import { sideBySideTests } from "../_side_by_side.ts";
 import { delay } from "../reliability/_runtimes.ts";
+import { test } from "node:test";
 
 /** A proxy to the test server (`_pg_proxy.ts`), forwarding connections until told otherwise. */
 function startProxy(): Promise<LosingProxy> {
@@ -179,3 +180,47 @@ sideBySide(
     }
   },
 );
+
+test("the connect deadline starts again in full when work stops waiting behind the store's own", async () => {
+  const { awaitConnection } = await import("../../lib/postgres/_connect_deadline.ts");
+  const seconds = 0.2;
+  /** Work queued until the deadline's second look, then connected after `connectsAfter` ms. */
+  const watched = (connectsAfter: number | undefined) => {
+    let looks = 0;
+    let connected = false;
+    let abandoned = false;
+    let answer!: (value: string) => void;
+    const work = new Promise<string>((resolve) => answer = resolve);
+    const outcome = awaitConnection(work, {
+      seconds,
+      where: "127.0.0.1:5432",
+      connected: () => connected,
+      queued: () => {
+        // It stops being queued just before the look that once gave up on it.
+        if (++looks > 1) {
+          if (looks === 2 && connectsAfter !== undefined) {
+            setTimeout(() => {
+              connected = true;
+              answer("answered");
+            }, connectsAfter);
+          }
+          return false;
+        }
+        return true;
+      },
+      abandon: () => abandoned = true,
+    });
+    return { outcome, abandoned: () => abandoned };
+  };
+  // Its connection comes a moment after the queue ended: it waits for it.
+  const connects = watched(50);
+  assert.equal(await connects.outcome, "answered");
+  assert.equal(connects.abandoned(), false);
+  // No connection ever: it fails a full deadline after the queue ended, not at once, not never.
+  const never = watched(undefined);
+  const started = Date.now();
+  await assert.rejects(never.outcome, /no connection to 127\.0\.0\.1:5432 within 0\.2 s/);
+  const took = Date.now() - started;
+  assert.ok(took >= 450 && took < 3000, `failed after ${took} ms`);
+  assert.equal(never.abandoned(), true);
+});
