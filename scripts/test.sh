@@ -25,7 +25,7 @@ if [ "$(cat node_modules/.hermes-lock 2>/dev/null)" != "$(sha256sum <package-loc
 fi
 # The browser tests drive Debian's chromium (installed with the CJK and emoji fonts when missing).
 export HERMES_TEST_CHROMIUM="${HERMES_TEST_CHROMIUM:-$(bash "$ROOT/scripts/chromium.sh")}"
-step() { printf '\n== %s\n' "$*" >&2; }
+step() { printf '\n== %s (at %d s)\n' "$*" "$SECONDS" >&2; }
 
 # What the run starts and makes is stopped and removed when it ends, however it ends.
 PG_DIR="" PGB_DIR="" TEST_TMP=""
@@ -90,3 +90,4 @@ step "documentation examples (README, JSDoc)"; deno test -A --lock=tests/deno.lo
 step "tests on Bun"; bun test --parallel=2 --timeout 60000 tests/
 if [ -x scripts/e2e.sh ]; then step "compiled executable (bun build --compile)"; bash scripts/e2e.sh; fi
 step "tests on Node $(node --version)"; node --test --test-concurrency=2 "tests/**/*_test.ts"
+step "all passed"
