@@ -85,7 +85,7 @@ import {
 import { messageFromRow } from "../core/message_row.ts";
 import { importSessionPg, restoreParentLinksPg } from "./import.ts";
 import { checkParentLinks } from "../core/import_record.ts";
-import { LAST_STEP, migratePg, migrationStep } from "./schema.ts";
+import { ensureAddedColumns, LAST_STEP, migratePg, migrationStep } from "./schema.ts";
 import { searchMessagesPg } from "./search.ts";
 import { countSearchHitsPg } from "./search_count.ts";
 import { isReplayedPrompt } from "../core/replayed_prompt.ts";
@@ -239,12 +239,21 @@ export interface PgMigrationReport {
   readonly after: number;
   /** The last migration this version knows. */
   readonly known: number;
+  /**
+   * The columns added that older versions ignore (no step: `sync` adds them
+   * too when missing), as `table.column`; none when all were there, or when
+   * the schema is newer than this version.
+   */
+  readonly added: readonly string[];
 }
 
 /**
  * Brings a server's schema to this version's last migration, as opening it
- * for writing does, and says what it found: `hermes-state --db URL migrate`.
- * A schema a newer hermes-state migrated is left as it is.
+ * for writing does, and adds the columns of this version that older ones
+ * ignore (which `sync` would add when missing: added here, an owner's
+ * `migrate` prepares a server for `sync` roles that may not alter its
+ * tables), and says what it found: `hermes-state --db URL migrate`. A
+ * schema a newer hermes-state migrated is left as it is.
  *
  * @param url `postgres://…?schema=NAME`.
  * @returns The steps before and after.
@@ -256,10 +265,12 @@ export async function migratePostgresStore(url: string): Promise<PgMigrationRepo
   const client = await connectPg(parsed.url, parsed.schema, { max: 1 }, url);
   try {
     const before = await migrationStep(client.query, parsed.schema);
-    if (before === null || before <= LAST_STEP) await migratePg(client, parsed.schema);
+    const known = before === null || before <= LAST_STEP;
+    if (known) await migratePg(client, parsed.schema);
     await checkSchemaInUse(client, parsed.schema);
+    const added = known ? await ensureAddedColumns(client, parsed.schema) : [];
     const after = (await migrationStep(client.query, parsed.schema)) ?? LAST_STEP;
-    return { target: client.display, before, after, known: LAST_STEP };
+    return { target: client.display, before, after, known: LAST_STEP, added };
   } finally {
     await client.close();
   }

@@ -4,9 +4,9 @@
  * migration step, so the first host upgraded does not lock the others out
  * of the server (an older version refuses to write to a schema with a step
  * it does not know). On a server at the last step without the column (an
- * older `sync` made it): a read-only open, `migrate` and `doctor` work as
- * before, and this version's `sync` adds the column, the last step left as
- * it was. Many connections ensuring it at once end with one column; with
+ * older `sync` made it): a read-only open and `doctor` work as before,
+ * and this version's `migrate` and `sync` each add the column, the last
+ * step left as it was. Many connections ensuring it at once end with one column; with
  * the column there, ensuring it takes no table lock.
  */
 import { describe, test } from "node:test";
@@ -75,43 +75,56 @@ describe("sync_origins.departed, a column older versions ignore", { skip: PG_SKI
     assert.equal(row.departed, "s1");
   });
 
-  test("a server without the column: read-only open, migrate and doctor as before; sync adds it", {
-    timeout: 60_000,
-  }, async () => {
-    const schema = await olderServer();
-    const url = schemaUrl(schema);
-    // An older version's sync shipped a session here.
-    await adminSql(
-      `INSERT INTO "${schema}".sync_origins (origin, host, path) VALUES ('old', 'old-host', '/x')`,
-    );
-    const reader = await openStore(url, { readonly: true });
-    try {
-      assert.deepEqual(await reader.listSessionsRich(), []);
-    } finally {
-      await reader.close();
-    }
-    const list = await runCli(["--db", url, "origins"]);
-    assert.equal(list.code, 0, list.err);
-    assert.match(list.out, /old-host/);
-    const doctor = await runCli(["--db", url, "doctor", "--json"]);
-    assert.equal(doctor.code, 0, doctor.err + doctor.out);
-    const schemaCheck = JSON.parse(doctor.out).checks.find((c: { name: string }) =>
-      c.name === "schema"
-    );
-    assert.equal(schemaCheck.status, "ok", JSON.stringify(schemaCheck));
-    const migrate = await runCli(["--db", url, "migrate"]);
-    assert.equal(migrate.code, 0, migrate.err);
-    assert.equal(migrate.err, `migration ${OLDER_KNOWS}: nothing to upgrade\n`);
-    assert.equal(await lastStep(schema), OLDER_KNOWS);
-    const sync = await runCli(["sync", await stateFile("s1"), "--to", url, "--host", "h1"]);
-    assert.equal(sync.code, 0, sync.err);
-    assert.equal(await departedColumns(schema), 1, "sync added the column");
-    assert.equal(await lastStep(schema), OLDER_KNOWS, "and recorded no step");
-    const [old] = await adminSql(
-      `SELECT departed::text AS departed FROM "${schema}".sync_origins WHERE origin = 'old'`,
-    );
-    assert.equal(old.departed, "{}", "an older origin's row has the default");
-  });
+  test(
+    "a server without the column: read-only open and doctor as before; migrate and sync add it",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const schema = await olderServer();
+      const url = schemaUrl(schema);
+      // An older version's sync shipped a session here.
+      await adminSql(
+        `INSERT INTO "${schema}".sync_origins (origin, host, path) VALUES ('old', 'old-host', '/x')`,
+      );
+      const reader = await openStore(url, { readonly: true });
+      try {
+        assert.deepEqual(await reader.listSessionsRich(), []);
+      } finally {
+        await reader.close();
+      }
+      const list = await runCli(["--db", url, "origins"]);
+      assert.equal(list.code, 0, list.err);
+      assert.match(list.out, /old-host/);
+      const doctor = await runCli(["--db", url, "doctor", "--json"]);
+      assert.equal(doctor.code, 0, doctor.err + doctor.out);
+      const schemaCheck = JSON.parse(doctor.out).checks.find((c: { name: string }) =>
+        c.name === "schema"
+      );
+      assert.equal(schemaCheck.status, "ok", JSON.stringify(schemaCheck));
+      // migrate adds it too (what an owner runs for sync roles that may not alter the table).
+      const migrate = await runCli(["--db", url, "migrate", "--json"]);
+      assert.equal(migrate.code, 0, migrate.err);
+      assert.equal(
+        migrate.err,
+        `migration ${OLDER_KNOWS}, added sync_origins.departed (a column older versions ignore)\n`,
+      );
+      assert.deepEqual(JSON.parse(migrate.out).added, ["sync_origins.departed"]);
+      assert.equal(await departedColumns(schema), 1, "migrate added the column");
+      assert.equal(await lastStep(schema), OLDER_KNOWS);
+      const again = await runCli(["--db", url, "migrate"]);
+      assert.equal(again.err, `migration ${OLDER_KNOWS}: nothing to upgrade\n`);
+      await adminSql(`ALTER TABLE "${schema}".sync_origins DROP COLUMN departed`);
+      const sync = await runCli(["sync", await stateFile("s1"), "--to", url, "--host", "h1"]);
+      assert.equal(sync.code, 0, sync.err);
+      assert.equal(await departedColumns(schema), 1, "sync added the column");
+      assert.equal(await lastStep(schema), OLDER_KNOWS, "and recorded no step");
+      const [old] = await adminSql(
+        `SELECT departed::text AS departed FROM "${schema}".sync_origins WHERE origin = 'old'`,
+      );
+      assert.equal(old.departed, "{}", "an older origin's row has the default");
+    },
+  );
 
   test("many sync connections starting at once add one column, without an error", {
     timeout: 60_000,

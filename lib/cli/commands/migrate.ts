@@ -27,11 +27,15 @@ as it is. Says what it did on standard error.
 On a postgres:// URL: runs the migrations of the store's schema that this
 hermes-state knows and the schema has not had yet (creating it when it is
 missing), as any write does; before/after are migration numbers there.
+It also adds the columns that older versions ignore ("added" in --json),
+which sync adds when missing: run by the schema's owner, it prepares the
+server for sync roles that may not alter its tables.
 Read commands refuse a schema at an older migration, after an upgrade of
 hermes-state, until this (or a write) has run once.
 
 Options:
-  --json        Print {path, before, after, upgraded} as JSON
+  --json        Print {path, before, after, upgraded} as JSON (and added, on
+                a postgres:// URL)
   --db PATH     The database file, or a postgres:// URL
   -h, --help    Show this help
 
@@ -109,13 +113,17 @@ async function stoppedByLockSaying<T>(
 /** The PostgreSQL form: migration steps instead of schema versions. */
 async function migrateServer(ctx: Context): Promise<number> {
   const { migratePostgresStore } = await import("../../postgres/postgres_store.ts");
-  const { target, before, after, known } = await migratePostgresStore(ctx.dbPath);
+  const { target, before, after, known, added } = await migratePostgresStore(ctx.dbPath);
   const upgraded = before !== after;
-  if (ctx.json) printJson(ctx.io, { path: target, before, after, upgraded });
+  if (ctx.json) printJson(ctx.io, { path: target, before, after, upgraded, added });
   if (before === null) ctx.io.stderr(`created the store (migration ${after})\n`);
   else if (upgraded) ctx.io.stderr(`upgraded migration ${before} → ${after}\n`);
   else if (after > known) {
     ctx.io.stderr(`migration ${after} is newer than ${known}: left as it is\n`);
+  } else if (added.length > 0) {
+    ctx.io.stderr(
+      `migration ${after}, added ${added.join(", ")} (a column older versions ignore)\n`,
+    );
   } else ctx.io.stderr(`migration ${after}: nothing to upgrade\n`);
   return 0;
 }
