@@ -512,10 +512,23 @@ async function missingColumns(query: PgQuery, schema: string): Promise<AddedColu
 async function addMissingColumns(query: PgQuery, schema: string): Promise<string[]> {
   const missing = await missingColumns(query, schema);
   for (const { table, column, definition } of missing) {
-    await query(
-      `ALTER TABLE ${quoteIdentifier(schema)}.${quoteIdentifier(table)}
-       ADD COLUMN IF NOT EXISTS ${quoteIdentifier(column)} ${definition}`,
-    );
+    try {
+      await query(
+        `ALTER TABLE ${quoteIdentifier(schema)}.${quoteIdentifier(table)}
+         ADD COLUMN IF NOT EXISTS ${quoteIdentifier(column)} ${definition}`,
+      );
+    } catch (error) {
+      // Read from the server's error (the query's is a StorageError with it as its cause).
+      const cause = (error as Error).cause ?? error;
+      if (sqlState(cause) !== "42501") throw error;
+      throw new OpenError(
+        schema,
+        `the role may not add the column ${table}.${column} this version uses (${
+          (cause as Error).message
+        }): the table's owner adds it by running "hermes-state --db URL migrate" once`,
+        { kind: "other", cause: error },
+      );
+    }
   }
   return missing.map(({ table, column }) => `${table}.${column}`);
 }

@@ -6,8 +6,9 @@
  * it does not know). On a server at the last step without the column (an
  * older `sync` made it): a read-only open and `doctor` work as before,
  * and this version's `migrate` and `sync` each add the column, the last
- * step left as it was. Many connections ensuring it at once end with one column; with
- * the column there, ensuring it takes no table lock.
+ * step left as it was (a role that may not alter the table is told to have
+ * the owner run `migrate`). Many connections ensuring it at once end with
+ * one column; with the column there, ensuring it takes no table lock.
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -177,3 +178,43 @@ describe("sync_origins.departed, a column older versions ignore", { skip: PG_SKI
     }
   });
 });
+
+test(
+  "a sync role that may not add the column is told who adds it; after the owner's migrate it syncs",
+  {
+    skip: PG_SKIP,
+    timeout: 60_000,
+  },
+  async () => {
+    const schema = await olderServer();
+    // A role with every right on the tables but not their owner (ALTER TABLE needs the owner).
+    const role = `syncer_${crypto.randomUUID().slice(0, 8)}`;
+    await adminSql(`CREATE ROLE ${role} LOGIN PASSWORD 'pw'`);
+    try {
+      await adminSql(`GRANT USAGE ON SCHEMA "${schema}" TO ${role}`);
+      await adminSql(`GRANT ALL ON ALL TABLES IN SCHEMA "${schema}" TO ${role}`);
+      await adminSql(`GRANT ALL ON ALL SEQUENCES IN SCHEMA "${schema}" TO ${role}`);
+      const asRole = new URL(schemaUrl(schema));
+      asRole.username = role;
+      asRole.password = "pw";
+      const file = await stateFile("s1");
+      const refused = await runCli(["sync", file, "--to", asRole.href, "--host", "h1"]);
+      assert.equal(refused.code, 1, refused.err);
+      assert.match(
+        refused.err,
+        /the role may not add the column sync_origins\.departed this version uses \(must be owner of table sync_origins\): the table's owner adds it by running "hermes-state --db URL migrate" once\n$/,
+      );
+      const [none] = await adminSql(`SELECT count(*)::int AS n FROM "${schema}".sessions`);
+      assert.equal(none.n, 0, "nothing was shipped");
+      const migrate = await runCli(["--db", schemaUrl(schema), "migrate"]);
+      assert.equal(migrate.code, 0, migrate.err);
+      const synced = await runCli(["sync", file, "--to", asRole.href, "--host", "h1"]);
+      assert.equal(synced.code, 0, synced.err);
+      const [one] = await adminSql(`SELECT count(*)::int AS n FROM "${schema}".sessions`);
+      assert.equal(one.n, 1);
+    } finally {
+      await adminSql(`DROP OWNED BY ${role}`);
+      await adminSql(`DROP ROLE ${role}`);
+    }
+  },
+);
