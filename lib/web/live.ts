@@ -167,6 +167,8 @@ export function liveEvents(
         stop();
         throw error;
       }
+      // `retry`: how long an EventSource of another client waits to connect again after a
+      // dropped stream. The page asks again itself, soon at first (see `connectLive` in app_js).
       send(`retry: 3000\nevent: hello\ndata: ${JSON.stringify({ version: last })}\n\n`);
       timer = setTimeout(tick, pollMs);
     },

@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { ROOT } from "../_helpers.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import { runsDenoOnlyTests } from "../reliability/_runtimes.ts";
+import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 
 /** Where screenshots go (git-ignored). */
 export const SCREENSHOTS = join(ROOT, "tests", "out");
@@ -65,6 +66,23 @@ export function pageBehaviourSkip(): string | undefined {
   if (missing !== undefined) return missing;
   if (runsDenoOnlyTests()) return undefined;
   return "a behaviour of the page's script, the same on any server: the run under Deno runs it";
+}
+
+/**
+ * The `skip` of a test of one behaviour of the page in `browser_test.ts`, the file that drives the
+ * page over each runtime's own server: {@linkcode browserSkip}, and a skip under whichever of Bun
+ * and Node is not `runtime` when a Deno binary is found (as {@linkcode pageBehaviourSkip}). Such a
+ * test runs under Deno and `runtime`: two servers of different code, the page's script the same.
+ * The file's tests of the serving itself (the listing, the live stream, an export, a write, the
+ * token and Host guards) run under all three.
+ */
+export function pageCheckSkip(runtime: "bun" | "node"): string | undefined {
+  const missing = browserSkip();
+  if (missing !== undefined) return missing;
+  if (runsDenoOnlyTests() || runtimeName() === runtime) return undefined;
+  return `a behaviour of the page's script, the same on any server: the runs under Deno and ${
+    runtime === "bun" ? "Bun" : "Node"
+  } run it`;
 }
 
 /** The part of puppeteer's API the tests use. */

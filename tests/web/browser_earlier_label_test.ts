@@ -5,8 +5,8 @@
 // taken as the count still to load: the button said "90 more" where 50 were left.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import process from "node:process";
 import { copyFixture } from "../_helpers.ts";
+import type { Handler } from "../../lib/web/handler.ts";
 import {
   type Browser,
   closePage,
@@ -27,15 +27,24 @@ const SLOW_MS = 1500;
 
 let browser: Browser;
 let served: Served;
+/** Whether the /api/ answers wait {@linkcode SLOW_MS}: from the click on, not while the page opens. */
+let slow = false;
+
+/** `handler`, each /api/ request held {@linkcode SLOW_MS} while {@linkcode slow} (as `slowed`). */
+function lateWhileSlow(handler: Handler): Handler {
+  return async (request) => {
+    if (slow && new URL(request.url).pathname.startsWith("/api/")) {
+      await new Promise((resolve) => setTimeout(resolve, SLOW_MS));
+      // The client went away meanwhile (the page closed): not handed to the handler.
+      if (request.signal.aborted) return new Response(null, { status: 499 });
+    }
+    return await handler(request);
+  };
+}
 
 before(async () => {
   if (skip !== undefined) return;
-  process.env.HERMES_TEST_SLOW_API_MS = String(SLOW_MS);
-  try {
-    served = await serve(copyFixture("hermes-v11.db"), { transcriptPage: PAGE });
-  } finally {
-    delete process.env.HERMES_TEST_SLOW_API_MS;
-  }
+  served = await serve(copyFixture("hermes-v11.db"), { transcriptPage: PAGE }, lateWhileSlow);
   await served.store.createSession(ID, "cli");
   await served.store.appendMessages(ID, numberedMessages(TOTAL));
   browser = await launchBrowser();
@@ -54,6 +63,8 @@ describe("Show earlier while a live update is on its way", { skip }, () => {
     page.on("response", (response: { url(): string }) => {
       if (response.url().includes("/api/session?")) answers.push(response.url());
     });
+    // From here each answer is late: the live update is asked for before the click's answer.
+    slow = true;
     await page.click("#earlier-messages");
     await served.store.appendMessages(ID, [{ role: "assistant", content: "a live reply" }]);
     // The click's answer, then the live update's (asked for again, the page shown changed).

@@ -14,6 +14,7 @@ import {
   launchBrowser,
   openPage,
   type Page,
+  pageCheckSkip,
   type PageOptions,
   pageText,
   paintedText,
@@ -27,6 +28,10 @@ import { connectSyncTarget, syncFile } from "../../lib/postgres/sync.ts";
 
 // A string skips the suites with that message (no browser here); CI=true throws instead.
 const skip = browserSkip();
+// A test of a behaviour of the page's script runs under Deno and one of Bun and Node (see
+// `pageCheckSkip`): which one, to share the time between them. Those of the serving run under all.
+const onBun = { skip: pageCheckSkip("bun") };
+const onNode = { skip: pageCheckSkip("node") };
 
 let browser: Browser;
 let served: Served;
@@ -57,111 +62,129 @@ const text = pageText;
 
 describe("session browser", { skip }, () => {
   test("the listing shows titles, previews and a compression chain as one row, at 1280 and 375 px", async () => {
-    for (const width of [1280, 375]) {
-      for (const dark of [false, true]) {
-        const page = await open("#/", { width, dark });
-        const listing = await text(page);
-        assert.match(listing, /my project #3/);
-        assert.match(listing, /chain/);
-        assert.doesNotMatch(listing, /my project #2/, "the chain's middle is not a row of its own");
-        const exports = await page.$$eval(
-          ".exports a",
-          (links: Element[]) => links.map((a) => a.getAttribute("href")),
-        );
-        assert.deepEqual(exports, [
-          "/api/export?format=html",
-          "/api/export?format=md",
-          "/api/export?format=jsonl",
-        ]);
-        const overflow = await page.evaluate(() =>
-          document.documentElement.scrollWidth - document.documentElement.clientWidth
-        );
-        assert.ok(overflow <= 0, `no sideways scrolling at ${width} px (${overflow} px)`);
-        await shot(page, `sessions-${width}-${dark ? "dark" : "light"}`);
-        await close(page);
-      }
+    // 1280 px in light under every runtime; the other looks, the page's style alone, under Deno
+    // and one of Bun and Node each (so both widths under each runtime).
+    const looks = [
+      { width: 1280, dark: false, here: true },
+      { width: 1280, dark: true, here: onNode.skip === undefined },
+      { width: 375, dark: false, here: onBun.skip === undefined },
+      { width: 375, dark: true, here: onNode.skip === undefined },
+    ];
+    for (const { width, dark } of looks.filter((look) => look.here)) {
+      const page = await open("#/", { width, dark });
+      const listing = await text(page);
+      assert.match(listing, /my project #3/);
+      assert.match(listing, /chain/);
+      assert.doesNotMatch(listing, /my project #2/, "the chain's middle is not a row of its own");
+      const exports = await page.$$eval(
+        ".exports a",
+        (links: Element[]) => links.map((a) => a.getAttribute("href")),
+      );
+      assert.deepEqual(exports, [
+        "/api/export?format=html",
+        "/api/export?format=md",
+        "/api/export?format=jsonl",
+      ]);
+      const overflow = await page.evaluate(() =>
+        document.documentElement.scrollWidth - document.documentElement.clientWidth
+      );
+      assert.ok(overflow <= 0, `no sideways scrolling at ${width} px (${overflow} px)`);
+      await shot(page, `sessions-${width}-${dark ? "dark" : "light"}`);
+      await close(page);
     }
   });
 
-  test("typing a search shows highlighted hits, puts the query in the URL, and Enter opens the message", async () => {
-    const page = await open("#/");
-    await page.keyboard.press("/");
-    await redrawn(page, () => page.keyboard.type("docker compose", { delay: 30 }));
-    // However slowly the keys arrive, the page ends on the whole query.
-    await page.waitForFunction(
-      () => document.querySelector(".view-search h2 q")?.textContent === "docker compose",
-      { timeout: 15_000 },
-    );
-    const marks = await page.$$eval(
-      ".hit mark",
-      (nodes: Element[]) => nodes.map((n) => n.textContent),
-    );
-    assert.ok(marks.some((m: string) => /docker/i.test(m)));
-    // Around each hit: the messages before and after it, not the hit again.
-    const contexts = await page.$$eval(
-      ".hit",
-      (hits: Element[]) => hits.map((h) => h.querySelectorAll(".ctx").length),
-    );
-    assert.ok(contexts.every((n: number) => n <= 2) && contexts.some((n: number) => n === 2));
-    assert.match(await page.evaluate(() => location.hash), /^#\/search\?q=docker\+compose$/);
-    await shot(page, "search-1280-light");
-    await page.keyboard.press("Escape"); // leaves the search box
-    await page.keyboard.press("j");
-    const hitId = await page.$eval(".row.selected a", (a: Element) => a.getAttribute("href"));
-    await redrawn(page, () => page.keyboard.press("Enter"));
-    const messageId = /m=(\d+)/.exec(hitId)![1];
-    const target = await page.$eval(`#m-${messageId}`, (node: Element) => {
-      const box = node.getBoundingClientRect();
-      return {
-        target: node.classList.contains("target"),
-        top: box.top,
-        bottom: box.bottom,
-        height: innerHeight,
-      };
-    });
-    assert.equal(target.target, true);
-    assert.ok(target.top < target.height && target.bottom > 0, "the hit is scrolled into view");
-    await shot(page, "search-hit-1280-light");
-    await redrawn(page, () => page.keyboard.press("Escape"));
-    assert.match(await page.evaluate(() => location.hash), /^#\/search/);
-    await close(page);
-  });
+  test(
+    "typing a search shows highlighted hits, puts the query in the URL, and Enter opens the message",
+    onNode,
+    async () => {
+      const page = await open("#/");
+      await page.keyboard.press("/");
+      await redrawn(page, () => page.keyboard.type("docker compose", { delay: 30 }));
+      // However slowly the keys arrive, the page ends on the whole query.
+      await page.waitForFunction(
+        () => document.querySelector(".view-search h2 q")?.textContent === "docker compose",
+        { timeout: 15_000 },
+      );
+      const marks = await page.$$eval(
+        ".hit mark",
+        (nodes: Element[]) => nodes.map((n) => n.textContent),
+      );
+      assert.ok(marks.some((m: string) => /docker/i.test(m)));
+      // Around each hit: the messages before and after it, not the hit again.
+      const contexts = await page.$$eval(
+        ".hit",
+        (hits: Element[]) => hits.map((h) => h.querySelectorAll(".ctx").length),
+      );
+      assert.ok(contexts.every((n: number) => n <= 2) && contexts.some((n: number) => n === 2));
+      assert.match(await page.evaluate(() => location.hash), /^#\/search\?q=docker\+compose$/);
+      await shot(page, "search-1280-light");
+      await page.keyboard.press("Escape"); // leaves the search box
+      await page.keyboard.press("j");
+      const hitId = await page.$eval(".row.selected a", (a: Element) => a.getAttribute("href"));
+      await redrawn(page, () => page.keyboard.press("Enter"));
+      const messageId = /m=(\d+)/.exec(hitId)![1];
+      const target = await page.$eval(`#m-${messageId}`, (node: Element) => {
+        const box = node.getBoundingClientRect();
+        return {
+          target: node.classList.contains("target"),
+          top: box.top,
+          bottom: box.bottom,
+          height: innerHeight,
+        };
+      });
+      assert.equal(target.target, true);
+      assert.ok(target.top < target.height && target.bottom > 0, "the hit is scrolled into view");
+      await shot(page, "search-hit-1280-light");
+      await redrawn(page, () => page.keyboard.press("Escape"));
+      assert.match(await page.evaluate(() => location.hash), /^#\/search/);
+      await close(page);
+    },
+  );
 
-  test("a hit's neighbour without text (an assistant that only called tools) says so", async () => {
-    const page = await open(`#/search?q=disk`);
-    await page.waitForSelector(".view-search .hit");
-    const empty = await page.$$eval(
-      ".view-search .hit .ctx",
-      (lines: Element[]) =>
-        lines.filter((line) => line.querySelector("em")?.textContent === "(no text)")
-          .map((line) => line.textContent),
-    );
-    assert.ok(
-      empty.length > 0 && empty.every((line: string | null) => line === "assistant (no text)"),
-      empty.join(),
-    );
-    await close(page);
-  });
+  test(
+    "a hit's neighbour without text (an assistant that only called tools) says so",
+    onBun,
+    async () => {
+      const page = await open(`#/search?q=disk`);
+      await page.waitForSelector(".view-search .hit");
+      const empty = await page.$$eval(
+        ".view-search .hit .ctx",
+        (lines: Element[]) =>
+          lines.filter((line) => line.querySelector("em")?.textContent === "(no text)")
+            .map((line) => line.textContent),
+      );
+      assert.ok(
+        empty.length > 0 && empty.every((line: string | null) => line === "assistant (no text)"),
+        empty.join(),
+      );
+      await close(page);
+    },
+  );
 
-  test("a CJK search finds the Chinese session, and a deep link to a query opens its results", async () => {
-    const page = await open(`#/search?q=${encodeURIComponent("记忆")}`, { width: 375 });
-    await page.waitForSelector(".view-search .hit");
-    assert.match(await text(page), /记忆/);
-    assert.equal(await page.$eval("#q", (input: HTMLInputElement) => input.value), "记忆");
-    // Narrowing to one source keeps the query and shows only that source's hits.
-    await redrawn(page, () => page.select(".view-search select[name=source]", "telegram"));
-    assert.match(await page.evaluate(() => location.hash), /source=telegram/);
-    const metas = await page.$$eval(
-      ".hit .row-meta",
-      (nodes: Element[]) => nodes.map((n) => n.textContent),
-    );
-    assert.ok(metas.length > 0);
-    for (const meta of metas) assert.match(meta, /telegram/);
-    await shot(page, "search-cjk-375-light");
-    await close(page);
-  });
+  test(
+    "a CJK search finds the Chinese session, and a deep link to a query opens its results",
+    onNode,
+    async () => {
+      const page = await open(`#/search?q=${encodeURIComponent("记忆")}`, { width: 375 });
+      await page.waitForSelector(".view-search .hit");
+      assert.match(await text(page), /记忆/);
+      assert.equal(await page.$eval("#q", (input: HTMLInputElement) => input.value), "记忆");
+      // Narrowing to one source keeps the query and shows only that source's hits.
+      await redrawn(page, () => page.select(".view-search select[name=source]", "telegram"));
+      assert.match(await page.evaluate(() => location.hash), /source=telegram/);
+      const metas = await page.$$eval(
+        ".hit .row-meta",
+        (nodes: Element[]) => nodes.map((n) => n.textContent),
+      );
+      assert.ok(metas.length > 0);
+      for (const meta of metas) assert.match(meta, /telegram/);
+      await shot(page, "search-cjk-375-light");
+      await close(page);
+    },
+  );
 
-  test("a substring hit's excerpt shows … where its message goes on", async () => {
+  test("a substring hit's excerpt shows … where its message goes on", onBun, async () => {
     const page = await open(`#/search?q=${encodeURIComponent("数据")}`);
     await page.waitForSelector(".view-search .hit");
     const snippets = await page.$$eval(
@@ -178,7 +201,7 @@ describe("session browser", { skip }, () => {
     await close(page);
   });
 
-  test("a lineage link opens the other session of the chain", async () => {
+  test("a lineage link opens the other session of the chain", onNode, async () => {
     const page = await open(`#/s/${V11.compressionMid}`);
     assert.match(await text(page, ".lineage"), /my project #3/);
     await redrawn(page, () => page.click(`.lineage a[href="#/s/${V11.compressionTip}"]`));
@@ -189,28 +212,32 @@ describe("session browser", { skip }, () => {
     await close(page);
   });
 
-  test("the transcript folds tool calls with pretty arguments and their results beside them", async () => {
-    const page = await open(`#/s/${V11.kitchenSink}`, { dark: true });
-    const calls = await page.$$("details.call");
-    assert.ok(calls.length > 0);
-    await page.$eval("details.call", (d: HTMLDetailsElement) => d.open = true);
-    const call = await text(page, "details.call");
-    assert.match(call, /arguments/);
-    assert.match(
-      call,
-      /\{\n {2}"image_url": "attachment:\/\/screenshot-1\.png",/,
-      "arguments pretty-printed",
-    );
-    assert.match(
-      call,
-      /result · message\n\{\n {2}"analysis": /,
-      "the result beside them, pretty-printed",
-    );
-    await shot(page, "transcript-1280-dark");
-    await close(page);
-  });
+  test(
+    "the transcript folds tool calls with pretty arguments and their results beside them",
+    onBun,
+    async () => {
+      const page = await open(`#/s/${V11.kitchenSink}`, { dark: true });
+      const calls = await page.$$("details.call");
+      assert.ok(calls.length > 0);
+      await page.$eval("details.call", (d: HTMLDetailsElement) => d.open = true);
+      const call = await text(page, "details.call");
+      assert.match(call, /arguments/);
+      assert.match(
+        call,
+        /\{\n {2}"image_url": "attachment:\/\/screenshot-1\.png",/,
+        "arguments pretty-printed",
+      );
+      assert.match(
+        call,
+        /result · message\n\{\n {2}"analysis": /,
+        "the result beside them, pretty-printed",
+      );
+      await shot(page, "transcript-1280-dark");
+      await close(page);
+    },
+  );
 
-  test("the usage view draws the charts with the table beside them", async () => {
+  test("the usage view draws the charts with the table beside them", onNode, async () => {
     for (const width of [1280, 375]) {
       const page = await open("#/usage?since=all&by=day", { width, timeZone: "UTC" });
       const bars = await page.$$eval("svg.chart rect.bar", (nodes: Element[]) => nodes.length);
@@ -235,7 +262,7 @@ describe("session browser", { skip }, () => {
     }
   });
 
-  test("the usage view counts the days of its reader's time zone", async () => {
+  test("the usage view counts the days of its reader's time zone", onNode, async () => {
     const page = await open("#/usage?since=all&by=day", { timeZone: "Asia/Shanghai" });
     await page.waitForSelector(".usage-detail .usage-table");
     const rows = await page.$$eval(
@@ -251,24 +278,29 @@ describe("session browser", { skip }, () => {
     await close(page);
   });
 
-  test("the usage view falls back to UTC days when the server does not know the reader's zone", async () => {
-    // A browser whose zone the server's time zone data does not have (newer, or unknown).
-    const page = await open("#/usage?since=all&by=day", {
-      script: `{
+  test(
+    "the usage view falls back to UTC days when the server does not know the reader's zone",
+    onBun,
+    async () => {
+      // A browser whose zone the server's time zone data does not have (newer, or unknown).
+      const page = await open("#/usage?since=all&by=day", {
+        script: `{
         const resolved = Intl.DateTimeFormat.prototype.resolvedOptions;
         Intl.DateTimeFormat.prototype.resolvedOptions = function () {
           return { ...resolved.call(this), timeZone: "Mars/Olympus_Mons" };
         };
       }`,
-    });
-    await page.waitForSelector(".usage-detail .usage-table");
-    assert.equal(await text(page, ".usage-detail summary"), "Table per day · UTC");
-    assert.equal(await page.$(".error"), null);
-    await close(page);
-  });
+      });
+      await page.waitForSelector(".usage-detail .usage-table");
+      assert.equal(await text(page, ".usage-detail summary"), "Table per day · UTC");
+      assert.equal(await page.$(".error"), null);
+      await close(page);
+    },
+  );
 
   test("hostile content is shown as text, never run, and does not break the layout", async () => {
-    for (const width of [1280, 375]) {
+    // The page over each runtime's server at 1280 px; at 375 (its style alone) under Deno and Bun.
+    for (const width of [1280, ...(onBun.skip === undefined ? [375] : [])]) {
       const page = await open(`#/s/${HOSTILE_ID}`, { width });
       const shown = await text(page);
       const has = (pattern: RegExp, what: string) =>
@@ -303,12 +335,15 @@ describe("session browser", { skip }, () => {
     }
   });
 
-  test("the text the tests read is the painted one, even when read as the view is drawn", async () => {
-    // Chromium leaves the messages' text (content-visibility: auto) out of innerText read
-    // before a frame: a CI run once read the hostile transcript without its first message.
-    const page = await open(`#/s/${HOSTILE_ID}`, {
-      width: 375,
-      script: `{
+  test(
+    "the text the tests read is the painted one, even when read as the view is drawn",
+    onBun,
+    async () => {
+      // Chromium leaves the messages' text (content-visibility: auto) out of innerText read
+      // before a frame: a CI run once read the hostile transcript without its first message.
+      const page = await open(`#/s/${HOSTILE_ID}`, {
+        width: 375,
+        script: `{
         const painted = ${paintedText.toString()};
         new MutationObserver((_, observer) => {
           if (!document.body?.hasAttribute("data-ready")) return;
@@ -316,13 +351,14 @@ describe("session browser", { skip }, () => {
           painted(document.getElementById("app")).then((text) => { window.__early = text; });
         }).observe(document, { attributes: true, childList: true, subtree: true });
       }`,
-    });
-    await page.waitForFunction(() => "__early" in globalThis);
-    const early: string = await page.evaluate(() => (globalThis as { __early?: string }).__early);
-    assert.match(early, /<script>window\.__pwned = 'script'<\/script>/, early.slice(0, 2000));
-    assert.match(early, /nul␀byte/);
-    await close(page);
-  });
+      });
+      await page.waitForFunction(() => "__early" in globalThis);
+      const early: string = await page.evaluate(() => (globalThis as { __early?: string }).__early);
+      assert.match(early, /<script>window\.__pwned = 'script'<\/script>/, early.slice(0, 2000));
+      assert.match(early, /nul␀byte/);
+      await close(page);
+    },
+  );
 
   test("a day picked in the listing is the reader's day, in their time zone, for the rows and the exports", async () => {
     // 01:00 on 2 June in Shanghai (UTC+8) is 17:00 UTC on the 1st (nothing else that week).
@@ -485,107 +521,144 @@ async function addSession(id: string, contents: string[]): Promise<void> {
 }
 
 describe("answers the page gets right", { skip }, () => {
-  test("a query that starts with NOT shows the CLI's usage error instead of the word's hits", async () => {
-    const page = await open("#/search?q=NOT%20docker");
-    const alert = await text(page, "[role=alert]");
-    assert.match(alert, /a query cannot start with NOT/);
-    assert.equal(await page.$$eval(".hit", (hits: Element[]) => hits.length), 0);
-    await close(page);
-  });
+  test(
+    "a query that starts with NOT shows the CLI's usage error instead of the word's hits",
+    onBun,
+    async () => {
+      const page = await open("#/search?q=NOT%20docker");
+      const alert = await text(page, "[role=alert]");
+      assert.match(alert, /a query cannot start with NOT/);
+      assert.equal(await page.$$eval(".hit", (hits: Element[]) => hits.length), 0);
+      await close(page);
+    },
+  );
 
-  test("a message holding >>> and <<< itself is highlighted only where the search matched", async () => {
-    await addSession("20260503_000000_repl", [
-      "In the REPL: >>> import kraken then tr a-z A-Z <<< kraken done",
-    ]);
-    const page = await open("#/search?q=kraken");
-    const snippet = await page.$eval(".hit .snippet", (node: Element) => ({
-      text: node.textContent,
-      marks: Array.from(node.querySelectorAll("mark"), (m) => m.textContent),
-    }));
-    assert.deepEqual(snippet.marks, ["kraken", "kraken"]);
-    assert.match(snippet.text!, /^In the REPL: >>> import kraken then tr a-z A-Z <<< kraken done/);
-    await close(page);
-  });
+  test(
+    "a message holding >>> and <<< itself is highlighted only where the search matched",
+    onBun,
+    async () => {
+      await addSession("20260503_000000_repl", [
+        "In the REPL: >>> import kraken then tr a-z A-Z <<< kraken done",
+      ]);
+      const page = await open("#/search?q=kraken");
+      const snippet = await page.$eval(".hit .snippet", (node: Element) => ({
+        text: node.textContent,
+        marks: Array.from(node.querySelectorAll("mark"), (m) => m.textContent),
+      }));
+      assert.deepEqual(snippet.marks, ["kraken", "kraken"]);
+      assert.match(
+        snippet.text!,
+        /^In the REPL: >>> import kraken then tr a-z A-Z <<< kraken done/,
+      );
+      await close(page);
+    },
+  );
 
-  test("a search with more hits than a page shows them on asking for More results", async () => {
-    await addSession(
-      "20260504_000000_many",
-      Array.from({ length: 45 }, (_, i) => `zebrafish observation number ${i}`),
-    );
-    const page = await open("#/search?q=zebrafish");
-    const count = () => page.$$eval(".hit", (hits: Element[]) => hits.length);
-    assert.equal(await count(), 30);
-    assert.match(await text(page, "#hit-count"), /^30\+$/);
-    await redrawn(page, () => page.click("#more-hits"));
-    assert.equal(await count(), 45);
-    assert.equal(await text(page, "#hit-count"), "45");
-    assert.equal(await page.$eval("#more-hits", (b: Element) => (b as HTMLElement).hidden), true);
-    await close(page);
-  });
+  test(
+    "a search with more hits than a page shows them on asking for More results",
+    onNode,
+    async () => {
+      await addSession(
+        "20260504_000000_many",
+        Array.from({ length: 45 }, (_, i) => `zebrafish observation number ${i}`),
+      );
+      const page = await open("#/search?q=zebrafish");
+      const count = () => page.$$eval(".hit", (hits: Element[]) => hits.length);
+      assert.equal(await count(), 30);
+      assert.match(await text(page, "#hit-count"), /^30\+$/);
+      await redrawn(page, () => page.click("#more-hits"));
+      assert.equal(await count(), 45);
+      assert.equal(await text(page, "#hit-count"), "45");
+      assert.equal(await page.$eval("#more-hits", (b: Element) => (b as HTMLElement).hidden), true);
+      await close(page);
+    },
+  );
 
-  test("a deep link with a malformed session id shows an error, not a blank page", async () => {
-    const page = await open("#/s/%E0%A4");
-    assert.match(await text(page, "[role=alert]"), /not valid URL encoding/);
-    await close(page);
-  });
+  test(
+    "a deep link with a malformed session id shows an error, not a blank page",
+    onBun,
+    async () => {
+      const page = await open("#/s/%E0%A4");
+      assert.match(await text(page, "[role=alert]"), /not valid URL encoding/);
+      await close(page);
+    },
+  );
 
-  test("the sessions named . and .. open (their ids go in the API's query, not its path)", async () => {
-    await addSession("..", ["the session named two dots"]);
-    const page = await open("#/s/..");
-    assert.equal(await text(page, "#session-title"), "..");
-    assert.match(await text(page, "#messages"), /the session named two dots/);
-    await close(page);
-  });
+  test(
+    "the sessions named . and .. open (their ids go in the API's query, not its path)",
+    onBun,
+    async () => {
+      await addSession("..", ["the session named two dots"]);
+      const page = await open("#/s/..");
+      assert.equal(await text(page, "#session-title"), "..");
+      assert.match(await text(page, "#messages"), /the session named two dots/);
+      await close(page);
+    },
+  );
 
-  test("the pager says where it is: nothing when nothing matches, a way back past the end", async () => {
-    const none = await open("#/?source=no-such-source");
-    assert.equal(await text(none, "#pager-where"), "");
-    await close(none);
-    const far = await open("#/?offset=1000000");
-    assert.match(await text(far, "#pager-where"), /^Nothing past row 1,000,000$/);
-    const back = await far.$eval(".pager button", (b: Element) => ({
-      text: b.textContent,
-      disabled: (b as HTMLButtonElement).disabled,
-    }));
-    assert.deepEqual(back, { text: "← First page", disabled: false });
-    await redrawn(far, () => far.click(".pager button"));
-    assert.equal(await far.evaluate(() => location.hash), "#/");
-    assert.match(await text(far, "#pager-where"), /^1–\d+$/);
-    await close(far);
-  });
+  test(
+    "the pager says where it is: nothing when nothing matches, a way back past the end",
+    onNode,
+    async () => {
+      const none = await open("#/?source=no-such-source");
+      assert.equal(await text(none, "#pager-where"), "");
+      await close(none);
+      const far = await open("#/?offset=1000000");
+      assert.match(await text(far, "#pager-where"), /^Nothing past row 1,000,000$/);
+      const back = await far.$eval(".pager button", (b: Element) => ({
+        text: b.textContent,
+        disabled: (b as HTMLButtonElement).disabled,
+      }));
+      assert.deepEqual(back, { text: "← First page", disabled: false });
+      await redrawn(far, () => far.click(".pager button"));
+      assert.equal(await far.evaluate(() => location.hash), "#/");
+      assert.match(await text(far, "#pager-where"), /^1–\d+$/);
+      await close(far);
+    },
+  );
 
-  test("the usage view keeps its time axis for a grouping the selector does not offer, with round ticks", async () => {
-    const page = await open("#/usage?by=model&since=all");
-    const captions = await page.$$eval(
-      "figcaption",
-      (nodes: Element[]) => nodes.map((n) => n.textContent),
-    );
-    assert.equal(captions.filter((c: string) => c === "Tokens per model").length, 1);
-    assert.ok(captions.includes("Tokens per day"), captions.join());
-    assert.equal(
-      await page.$eval("select[name=by]", (s: Element) => (s as HTMLSelectElement).value),
-      "day",
-    );
-    const ticks = await page.$$eval(
-      "#usage-time figure:first-child text[text-anchor=end]",
-      (nodes: Element[]) => nodes.map((n) => n.textContent),
-    );
-    assert.equal(ticks.length, 5);
-    for (const tick of ticks) assert.doesNotMatch(tick!, /\.\d/, ticks.join(" "));
-    await close(page);
-  });
+  test(
+    "the usage view keeps its time axis for a grouping the selector does not offer, with round ticks",
+    onNode,
+    async () => {
+      const page = await open("#/usage?by=model&since=all");
+      const captions = await page.$$eval(
+        "figcaption",
+        (nodes: Element[]) => nodes.map((n) => n.textContent),
+      );
+      assert.equal(captions.filter((c: string) => c === "Tokens per model").length, 1);
+      assert.ok(captions.includes("Tokens per day"), captions.join());
+      assert.equal(
+        await page.$eval("select[name=by]", (s: Element) => (s as HTMLSelectElement).value),
+        "day",
+      );
+      const ticks = await page.$$eval(
+        "#usage-time figure:first-child text[text-anchor=end]",
+        (nodes: Element[]) => nodes.map((n) => n.textContent),
+      );
+      assert.equal(ticks.length, 5);
+      for (const tick of ticks) assert.doesNotMatch(tick!, /\.\d/, ticks.join(" "));
+      await close(page);
+    },
+  );
 
-  test("Esc on a deep link opened fresh goes to the listing, not out of the page", async () => {
-    const page = await open(`#/s/${V11.kitchenSink}`);
-    await redrawn(page, () => page.keyboard.press("Escape"));
-    assert.equal(await page.evaluate(() => location.hash), "#/");
-    assert.match(page.url(), new RegExp(`^${served.origin}/`));
-    await close(page);
-  });
+  test(
+    "Esc on a deep link opened fresh goes to the listing, not out of the page",
+    onBun,
+    async () => {
+      const page = await open(`#/s/${V11.kitchenSink}`);
+      await redrawn(page, () => page.keyboard.press("Escape"));
+      assert.equal(await page.evaluate(() => location.hash), "#/");
+      assert.match(page.url(), new RegExp(`^${served.origin}/`));
+      await close(page);
+    },
+  );
 
   test("eight tabs of one server all load, and live updates reach a tab without its own stream", async () => {
-    const tabs: Page[] = [];
-    for (let i = 0; i < 8; i++) tabs.push(await open("#/"));
+    // The first reads the stream (live before the others open), the other seven open at once.
+    const first = await open("#/");
+    await first.waitForSelector("#live.on");
+    const tabs: Page[] = [first, ...await Promise.all(Array.from({ length: 7 }, () => open("#/")))];
     const last = tabs[7];
     await last.waitForFunction(() => document.getElementById("live")!.classList.contains("on"));
     await addSession("20260505_000000_shared", ["shared stream"]);
@@ -650,143 +723,159 @@ describe("writes in the browser", { skip }, () => {
   });
 });
 
+// The page over a PostgreSQL store: each test under Deno and one of Bun and Node. Serving it is
+// the same code as over SQLite (driven under all three above), and the handler over PostgreSQL
+// is tested under all three in handler_postgres_test.ts.
 describe(
   "session browser over a PostgreSQL store that sync fills",
   { skip: skip ?? PG_SKIP },
   () => {
-    test("an origin filter appears, and narrows the listing and the search to one host's file", async () => {
-      const url = schemaUrl(freshSchema());
-      const client = await connectSyncTarget(url);
-      try {
-        await syncFile(client, copyFixture("hermes-v11.db"), {
-          host: "a.example",
-          origin: "web-1",
-        });
-        await syncFile(client, copyFixture("hermes-v11.db"), {
-          host: "b.example",
-          origin: "web-2",
-        });
-      } finally {
-        await client.close();
-      }
-      const central = await serve(url);
-      const page = await browser.newPage();
-      const errors: string[] = [];
-      page.on("pageerror", (error: Error) => errors.push(error.message));
-      try {
-        await page.setViewport({ width: 1280, height: 860 });
-        await page.goto(`${central.origin}/#/`, { waitUntil: "load" });
-        await page.waitForSelector("body[data-ready]");
-        const options = await page.$$eval(
-          "#filters select[name=origin] option",
-          (nodes: Element[]) =>
-            nodes.map((n) => [n.getAttribute("value"), n.getAttribute("title")]),
-        );
-        // Each origin shows its host and file when hovered.
-        assert.deepEqual(options.map(([value]: string[]) => value), ["", "web-1", "web-2"]);
-        assert.match(options[1][1], /^a\.example:\/.+\.db$/);
-        assert.match(options[2][1], /^b\.example:\/.+\.db$/);
-        const listed = async () =>
-          await page.$$eval(
-            "#rows .row a.row-link",
-            (links: Element[]) =>
-              links.map((a) => decodeURIComponent(a.getAttribute("href")!.slice("#/s/".length))),
+    test(
+      "an origin filter appears, and narrows the listing and the search to one host's file",
+      onNode,
+      async () => {
+        const url = schemaUrl(freshSchema());
+        const client = await connectSyncTarget(url);
+        try {
+          await syncFile(client, copyFixture("hermes-v11.db"), {
+            host: "a.example",
+            origin: "web-1",
+          });
+          await syncFile(client, copyFixture("hermes-v11.db"), {
+            host: "b.example",
+            origin: "web-2",
+          });
+        } finally {
+          await client.close();
+        }
+        const central = await serve(url);
+        const page = await browser.newPage();
+        const errors: string[] = [];
+        page.on("pageerror", (error: Error) => errors.push(error.message));
+        try {
+          await page.setViewport({ width: 1280, height: 860 });
+          await page.goto(`${central.origin}/#/`, { waitUntil: "load" });
+          await page.waitForSelector("body[data-ready]");
+          const options = await page.$$eval(
+            "#filters select[name=origin] option",
+            (nodes: Element[]) =>
+              nodes.map((n) => [n.getAttribute("value"), n.getAttribute("title")]),
           );
-        assert.ok((await listed()).some((id: string) => id.startsWith("web-1/")));
-        await redrawn(page, () => page.select("#filters select[name=origin]", "web-2"));
-        assert.match(await page.evaluate(() => location.hash), /^#\/\?origin=web-2$/);
-        const ids = await listed();
-        assert.ok(ids.length > 0 && ids.every((id: string) => id.startsWith("web-2/")), ids.join());
-        const exportLink = await page.$eval(
-          "#filters .exports a",
-          (a: Element) => a.getAttribute("href"),
-        );
-        assert.equal(exportLink, "/api/export?format=html&origin=web-2");
-        await shot(page, "origins-1280-light");
-        await redrawn(page, () => page.goto(`${central.origin}/#/search?q=docker&origin=web-1`));
-        await page.waitForSelector(".view-search");
-        const hits = await page.$$eval(
-          ".hit a.row-link",
-          (links: Element[]) =>
-            links.map((a) => decodeURIComponent(/#\/s\/([^?]+)/.exec(a.getAttribute("href")!)![1])),
-        );
-        assert.ok(
-          hits.length > 0 && hits.every((id: string) => id.startsWith("web-1/")),
-          hits.join(),
-        );
-        assert.equal(
-          await page.$eval(
-            ".view-search select[name=origin]",
-            (select: Element) => (select as HTMLSelectElement).value,
-          ),
-          "web-1",
-        );
-        // The usage view adds tokens per origin.
-        await redrawn(page, () => page.goto(`${central.origin}/#/usage?since=all`));
-        await page.waitForSelector("#usage-origin");
-        assert.match(
-          await text(page, "#usage-origin"),
-          /Tokens per origin[\s\S]*web-1[\s\S]*web-2/,
-        );
-        // And one origin's usage, chosen in the form.
-        await redrawn(page, () => page.select(".view-usage select[name=origin]", "web-2"));
-        assert.match(await page.evaluate(() => location.hash), /[?&]origin=web-2(&|$)/);
-        assert.match(await text(page, "#usage-origin"), /web-2/);
-        assert.doesNotMatch(await text(page, "#usage-origin"), /web-1/);
-        await shot(page, "usage-origin-1280-light");
-        assert.deepEqual(errors, [], "no script error on the page");
-      } finally {
-        await page.close();
-        await central.close();
-      }
-    });
+          // Each origin shows its host and file when hovered.
+          assert.deepEqual(options.map(([value]: string[]) => value), ["", "web-1", "web-2"]);
+          assert.match(options[1][1], /^a\.example:\/.+\.db$/);
+          assert.match(options[2][1], /^b\.example:\/.+\.db$/);
+          const listed = async () =>
+            await page.$$eval(
+              "#rows .row a.row-link",
+              (links: Element[]) =>
+                links.map((a) => decodeURIComponent(a.getAttribute("href")!.slice("#/s/".length))),
+            );
+          assert.ok((await listed()).some((id: string) => id.startsWith("web-1/")));
+          await redrawn(page, () => page.select("#filters select[name=origin]", "web-2"));
+          assert.match(await page.evaluate(() => location.hash), /^#\/\?origin=web-2$/);
+          const ids = await listed();
+          assert.ok(
+            ids.length > 0 && ids.every((id: string) => id.startsWith("web-2/")),
+            ids.join(),
+          );
+          const exportLink = await page.$eval(
+            "#filters .exports a",
+            (a: Element) => a.getAttribute("href"),
+          );
+          assert.equal(exportLink, "/api/export?format=html&origin=web-2");
+          await shot(page, "origins-1280-light");
+          await redrawn(page, () => page.goto(`${central.origin}/#/search?q=docker&origin=web-1`));
+          await page.waitForSelector(".view-search");
+          const hits = await page.$$eval(
+            ".hit a.row-link",
+            (links: Element[]) =>
+              links.map((a) =>
+                decodeURIComponent(/#\/s\/([^?]+)/.exec(a.getAttribute("href")!)![1])
+              ),
+          );
+          assert.ok(
+            hits.length > 0 && hits.every((id: string) => id.startsWith("web-1/")),
+            hits.join(),
+          );
+          assert.equal(
+            await page.$eval(
+              ".view-search select[name=origin]",
+              (select: Element) => (select as HTMLSelectElement).value,
+            ),
+            "web-1",
+          );
+          // The usage view adds tokens per origin.
+          await redrawn(page, () => page.goto(`${central.origin}/#/usage?since=all`));
+          await page.waitForSelector("#usage-origin");
+          assert.match(
+            await text(page, "#usage-origin"),
+            /Tokens per origin[\s\S]*web-1[\s\S]*web-2/,
+          );
+          // And one origin's usage, chosen in the form.
+          await redrawn(page, () => page.select(".view-usage select[name=origin]", "web-2"));
+          assert.match(await page.evaluate(() => location.hash), /[?&]origin=web-2(&|$)/);
+          assert.match(await text(page, "#usage-origin"), /web-2/);
+          assert.doesNotMatch(await text(page, "#usage-origin"), /web-1/);
+          await shot(page, "usage-origin-1280-light");
+          assert.deepEqual(errors, [], "no script error on the page");
+        } finally {
+          await page.close();
+          await central.close();
+        }
+      },
+    );
 
-    test("a synced session shows its origin; Rename and Delete say what its file brings back", async () => {
-      const url = schemaUrl(freshSchema());
-      const client = await connectSyncTarget(url);
-      try {
-        await syncFile(client, copyFixture("hermes-v11.db"), { origin: "web-1" });
-      } finally {
-        await client.close();
-      }
-      const central = await serve(url, { allowWrites: true });
-      const page = await browser.newPage();
-      const asked: string[] = [];
-      page.on(
-        "dialog",
-        async (dialog: { message(): string; accept(text?: string): Promise<void> }) => {
-          asked.push(dialog.message());
-          await dialog.accept(asked.length === 1 ? "renamed on the server" : undefined);
-        },
-      );
-      try {
-        const id = `web-1/${V11.compressionTip}`;
-        await page.goto(`${central.origin}/#/s/${encodeURIComponent(id)}`, { waitUntil: "load" });
-        await page.waitForSelector("body[data-ready]");
-        assert.match(await text(page, ".details-list"), /Origin\s+web-1/);
-        // Waited for by what each answer draws: a live update of the rename's write may redraw
-        // the page first (a CI run on a loaded machine read the store before the delete).
-        await page.click(".actions button:not(.danger)");
-        await page.waitForFunction(
-          () => document.getElementById("session-title")?.textContent === "renamed on the server",
+    test(
+      "a synced session shows its origin; Rename and Delete say what its file brings back",
+      onBun,
+      async () => {
+        const url = schemaUrl(freshSchema());
+        const client = await connectSyncTarget(url);
+        try {
+          await syncFile(client, copyFixture("hermes-v11.db"), { origin: "web-1" });
+        } finally {
+          await client.close();
+        }
+        const central = await serve(url, { allowWrites: true });
+        const page = await browser.newPage();
+        const asked: string[] = [];
+        page.on(
+          "dialog",
+          async (dialog: { message(): string; accept(text?: string): Promise<void> }) => {
+            asked.push(dialog.message());
+            await dialog.accept(asked.length === 1 ? "renamed on the server" : undefined);
+          },
         );
-        assert.equal(
-          asked[0],
-          "New title (empty clears it). It came from a synced file (origin web-1): its next change on its host brings back the title its file has.",
-        );
-        assert.equal(await central.store.getSessionTitle(id), "renamed on the server");
-        await page.click(".actions button.danger");
-        await page.waitForFunction(() => location.hash === "#/");
-        assert.match(
-          asked[1],
-          /^Delete session web-1\/20260425_090019_d38f1d and its 5 messages\? .* It came from a synced file \(origin web-1\): while the file holds it, each sync pass ships it back\.$/,
-        );
-        assert.equal(await central.store.getSession(id), undefined);
-      } finally {
-        await page.close();
-        await central.close();
-      }
-    });
+        try {
+          const id = `web-1/${V11.compressionTip}`;
+          await page.goto(`${central.origin}/#/s/${encodeURIComponent(id)}`, { waitUntil: "load" });
+          await page.waitForSelector("body[data-ready]");
+          assert.match(await text(page, ".details-list"), /Origin\s+web-1/);
+          // Waited for by what each answer draws: a live update of the rename's write may redraw
+          // the page first (a CI run on a loaded machine read the store before the delete).
+          await page.click(".actions button:not(.danger)");
+          await page.waitForFunction(
+            () => document.getElementById("session-title")?.textContent === "renamed on the server",
+          );
+          assert.equal(
+            asked[0],
+            "New title (empty clears it). It came from a synced file (origin web-1): its next change on its host brings back the title its file has.",
+          );
+          assert.equal(await central.store.getSessionTitle(id), "renamed on the server");
+          await page.click(".actions button.danger");
+          await page.waitForFunction(() => location.hash === "#/");
+          assert.match(
+            asked[1],
+            /^Delete session web-1\/20260425_090019_d38f1d and its 5 messages\? .* It came from a synced file \(origin web-1\): while the file holds it, each sync pass ships it back\.$/,
+          );
+          assert.equal(await central.store.getSession(id), undefined);
+        } finally {
+          await page.close();
+          await central.close();
+        }
+      },
+    );
   },
 );
 
@@ -795,7 +884,8 @@ describe("guards in the browser", { skip }, () => {
     const guarded = await serve(path, { host: "0.0.0.0", token: "browser-token" });
     const port = new URL(guarded.origin).port;
     // Chromium resolves every *.localhost name to loopback: a rebinding page's name, locally.
-    const rebinding = await launchBrowser();
+    // A context of its own (as a fresh browser): no cookie of another test's server.
+    const rebinding = await browser.createBrowserContext();
     try {
       const page = await rebinding.newPage();
       const denied = await page.goto(`${guarded.origin}/`);
@@ -817,7 +907,7 @@ describe("guards in the browser", { skip }, () => {
 
   test("the token link followed from another site opens the page (the Strict cookie goes on the next, same-site, request)", async () => {
     const guarded = await serve(path, { host: "0.0.0.0", token: "cross-site-token" });
-    const fresh = await launchBrowser();
+    const fresh = await browser.createBrowserContext();
     try {
       const page = await fresh.newPage();
       const link = `${guarded.origin}/?token=cross-site-token#/usage`;

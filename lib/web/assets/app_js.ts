@@ -1688,13 +1688,17 @@ export const APP_JS = String.raw`
       if (changed) onChange();
     }).catch(function () { /* unreachable again: read on the next return */ liveDropped = true; });
   }
-  // How long a live stream the server refused (an error status) waits before it asks again.
-  var LIVE_RETRY_MS = 3000;
+  // How long a lost live stream waits before it asks again: soon after the first loss (a server
+  // started again is back within a second), twice as long after each further one, up to 3 s (a
+  // server gone for good, or one refusing streams, is not asked more often than that).
+  var LIVE_RETRY_FIRST_MS = 250;
+  var LIVE_RETRY_MAX_MS = 3000;
   function connectLive() {
     if (!window.EventSource) return;
     var channel = window.BroadcastChannel ? new BroadcastChannel("hermes-state-live") : null;
     var source = null;
     var retry = 0;
+    var retryMs = LIVE_RETRY_FIRST_MS;
     var release = null;
     var waiting = null;
     // liveVersion: the newest version of the data heard of, from this tab's stream or the
@@ -1707,6 +1711,7 @@ export const APP_JS = String.raw`
         var now = told(e);
         var missed = liveVersion !== null && now !== liveVersion;
         liveVersion = now;
+        retryMs = LIVE_RETRY_FIRST_MS;
         liveOn(true);
         // A view that got an error while no stream was open (the server stopped, then started
         // again) is asked for again, even when the data did not change meanwhile.
@@ -1723,12 +1728,14 @@ export const APP_JS = String.raw`
       source.onerror = function () {
         liveOn(false);
         tell("off");
-        // The browser connects again by itself after a dropped stream, but not after an error
-        // status (a 503: too many streams open, a proxy's answer): asked for again here, later.
-        if (source && source.readyState === 2) {
-          source = null;
-          retry = setTimeout(function () { retry = 0; if (!source) lead(); }, LIVE_RETRY_MS);
-        }
+        // Asked for again here, not by the browser: it waits the server's fixed retry time after a
+        // dropped stream, and gives up for good after an error status (a 503: too many streams
+        // open, a proxy's answer).
+        if (!source) return;
+        source.close();
+        source = null;
+        retry = setTimeout(function () { retry = 0; if (!source) lead(); }, retryMs);
+        retryMs = Math.min(retryMs * 2, LIVE_RETRY_MAX_MS);
       };
     }
     function stop() {
