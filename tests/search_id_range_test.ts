@@ -3,8 +3,8 @@
  * time filters leave (`lib/sqlite/search/id_range.ts`): the same hits in
  * the same order as reading the whole index, on files whose timestamps
  * follow ids and on files where they do not (the bound is then not proven,
- * and not used). Each file's check runs under Deno, and under one of Bun
- * and Node (`caseSkip`).
+ * and not used). Each file's check runs under two of Deno, Bun and Node
+ * (`spreadCaseSkip`); each file is built once and shared by the tests that read it.
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -18,7 +18,7 @@ import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { tempDbPath } from "./_helpers.ts";
 import { insertRows, type MessageSeed } from "./_search_data.ts";
 import { mulberry32 } from "./_random.ts";
-import { caseSkip } from "./reliability/_runtimes.ts";
+import { spreadCaseSkip } from "./reliability/_runtimes.ts";
 
 const START = 1_700_000_000;
 const COUNT = 3000;
@@ -54,11 +54,20 @@ function messages(shape: Shape, seed: number): MessageSeed[] {
   return out;
 }
 
-async function build(shape: Shape): Promise<Store> {
+/** The file of each shape, written once: the tests only read it, each with a store of its own. */
+const files = new Map<Shape, Promise<string>>();
+
+async function writeFile(shape: Shape): Promise<string> {
   const path = tempDbPath();
   (await SessionDB.open({ path })).close();
   await insertRows(path, SESSIONS.map((id) => ({ id, source: "cli" })), []);
   await insertRows(path, [], messages(shape, shape.length * 131));
+  return path;
+}
+
+async function build(shape: Shape): Promise<Store> {
+  if (!files.has(shape)) files.set(shape, writeFile(shape));
+  const path = await files.get(shape)!;
   const { db, writer } = await openConnection({ path, readonly: true });
   return new Store(db, writer, { path, readonly: true });
 }
@@ -91,7 +100,7 @@ for (
   const [index, shape] of (["growing", "backdated", "early-future", "shuffled"] as const).entries()
 ) {
   describe(`searchMessages() with time filters on a file whose timestamps are ${shape}`, {
-    skip: caseSkip(index),
+    skip: spreadCaseSkip(index),
   }, () => {
     let store: Store;
     before(async () => {

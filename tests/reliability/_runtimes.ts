@@ -91,6 +91,37 @@ export function caseSkip(index: number): false | string {
     } run it`;
 }
 
+/** The runtimes in the order {@linkcode spreadCaseRunsHere} leaves cases out: case `i` on `[i % 3]`. */
+const SPREAD_ORDER: readonly RuntimeName[] = ["deno", "bun", "node"];
+
+/**
+ * Whether case `index` of a long check of the library's own logic runs under this runner, the
+ * cases spread evenly over the three runtimes: case `index` runs under all but
+ * `["deno", "bun", "node"][index % 3]`, so each case still runs on two runtimes, each runtime runs
+ * two cases in three, and none is left out. Deno, the slowest run of the suite, no longer runs
+ * every case. When one of the three binaries is not found, {@linkcode caseRunsHere} decides
+ * (every case under Deno, or under every runner when Deno is missing).
+ */
+export function spreadCaseRunsHere(index: number): boolean {
+  if (!allThreeFound()) return caseRunsHere(index);
+  return SPREAD_ORDER[index % SPREAD_ORDER.length] !== runtimeName();
+}
+
+/** Whether the binaries of Deno, Bun and Node are all found (see {@linkcode runtimeBinary}). */
+function allThreeFound(): boolean {
+  return SPREAD_ORDER.every((runtime) => runtimeBinary(runtime) !== undefined);
+}
+
+/** The `skip` of case `index` of such a check: see {@linkcode spreadCaseRunsHere}. */
+export function spreadCaseSkip(index: number): false | string {
+  if (!allThreeFound()) return caseSkip(index);
+  if (spreadCaseRunsHere(index)) return false;
+  const others = SPREAD_ORDER.filter((runtime) => runtime !== runtimeName());
+  return `case ${index} of a long check of the library's logic: the runs under ${
+    others.join(" and ")
+  } run it`;
+}
+
 /** The command line that runs `script` with `args` under `runtime`. */
 export function commandLine(
   runtime: RuntimeName,

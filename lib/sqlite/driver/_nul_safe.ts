@@ -56,7 +56,10 @@ export function nulSafeQuery(
     return `${flags.length === 0 ? "0" : flags.join(" + ")} AS ${mask}`;
   });
   const inner = sql.trim().replace(/;\s*$/, "");
-  return `SELECT ${select.join(", ")}, ${masks.join(", ")} FROM (${inner})`;
+  // The OFFSET keeps SQLite from flattening the query into this one, which would compute each
+  // column's expression (a snippet, a subquery) once per reference here: four times a row.
+  return `SELECT ${select.join(", ")}, ${masks.join(", ")} ` +
+    `FROM (SELECT * FROM (${inner}) LIMIT -1 OFFSET 0)`;
 }
 
 /** UTF-8, a leading U+FEFF kept: it is part of the text, as the other runtimes return it. */
