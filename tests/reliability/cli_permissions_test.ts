@@ -10,9 +10,25 @@ import { join } from "node:path";
 import { folderWithFixture, tempDir } from "../_helpers.ts";
 import { snapshot } from "./_checks.ts";
 import { cliAs, isRoot, unprivileged } from "./_unprivileged.ts";
+import type { StartOptions } from "./_runtimes.ts";
 import { liveWalOf } from "../health/_damaged_files.ts";
 
 const asRoot = isRoot() ? " (root runs it without its file privileges)" : "";
+
+/** How to run the CLI as an unprivileged user, found once for the file: finding it starts a probe. */
+let found: Promise<StartOptions | string> | undefined;
+
+/**
+ * A fresh folder every user may enter, and how to run the CLI as an unprivileged user (its home,
+ * so Deno's cache of the user, shared by the file's tests), or the reason this machine cannot.
+ */
+async function setup(): Promise<{ dir: string; as: StartOptions | string }> {
+  found ??= unprivileged(tempDir());
+  const as = await found;
+  const dir = tempDir();
+  chmodSync(dir, 0o755);
+  return { dir, as };
+}
 
 test(
   `the CLI and the kit say a file this user may not read is not readable by it, naming it${asRoot}`,
@@ -20,8 +36,7 @@ test(
     timeout: 120_000,
   },
   async (t) => {
-    const dir = tempDir();
-    const as = await unprivileged(dir);
+    const { dir, as } = await setup();
     if (typeof as === "string") return t.skip(as);
     const path = folderWithFixture(dir, "unreadable", 0o777, 0o000);
     const said = `hermes-state: Cannot open database "${path}": permission denied ` +
@@ -48,8 +63,7 @@ test(
     timeout: 120_000,
   },
   async (t) => {
-    const dir = tempDir();
-    const as = await unprivileged(dir);
+    const { dir, as } = await setup();
     if (typeof as === "string") return t.skip(as);
     const path = folderWithFixture(dir, "closed", 0o555, 0o666);
     const before = snapshot(join(dir, "closed"));
@@ -83,8 +97,7 @@ test(
     timeout: 120_000,
   },
   async (t) => {
-    const dir = tempDir();
-    const as = await unprivileged(dir);
+    const { dir, as } = await setup();
     if (typeof as === "string") return t.skip(as);
     const path = folderWithFixture(dir, "open", 0o777, 0o444);
     const before = snapshot(join(dir, "open"))["state.db"];
@@ -107,8 +120,7 @@ test(
 );
 
 test(`the CLI words damage met reading another user's file without locks as a read the owner may have torn, with doctor if it stays${asRoot}`, async (t) => {
-  const dir = tempDir();
-  const as = await unprivileged(dir);
+  const { dir, as } = await setup();
   if (typeof as === "string") return t.skip(as);
   const path = folderWithFixture(dir, "theirs", 0o777, 0o444);
   // Four pages zeroed in the middle, where the messages' rows are (here real damage).
@@ -134,8 +146,7 @@ test(
   `a read-only folder holding a -wal but no -shm: every read command and doctor say the -shm is missing${asRoot}`,
   { timeout: 120_000 },
   async (t) => {
-    const dir = tempDir();
-    const as = await unprivileged(dir);
+    const { dir, as } = await setup();
     if (typeof as === "string") return t.skip(as);
     const path = folderWithFixture(dir, "walonly", 0o777, 0o666);
     liveWalOf(path, "UPDATE sessions SET title = 'live' WHERE rowid = 1");

@@ -1,13 +1,13 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
-import { runtimeName } from "../../lib/sqlite/driver/load.ts";
+import { existsSync, writeFileSync } from "node:fs";
+import { type RuntimeName, runtimeName } from "../../lib/sqlite/driver/load.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { doctor } from "../../lib/health/doctor.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { WriteBusyError } from "../../lib/sqlite/write_busy_error.ts";
 import { rawOpen, tempDbPath } from "../_helpers.ts";
-import { startWorker, workerRuntimes } from "./_runtimes.ts";
+import { startWorker, type Worker, workerRuntimes } from "./_runtimes.ts";
 
 /** A small real budget: 3 attempts of 50 ms each, 20–40 ms apart (about 190–230 ms). */
 const SMALL = { maxAttempts: 3, busyTimeoutMs: 50, minDelayMs: 20, maxDelayMs: 40 } as const;
@@ -73,63 +73,86 @@ test("SessionDB.open() rejects a negative retry.busyTimeoutMs with a RangeError 
 });
 
 /**
- * Longer than one attempt's busy timeout (1 s), as a WAL recovery of a large `-wal` can be, with a
- * second to spare for the holder's "locked" line to reach this process on a loaded machine.
+ * Longer than one attempt's busy timeout (1 s), as a WAL recovery of a large `-wal` can be: counted
+ * from the go the test gives just after its clock starts and just before it opens, so the open
+ * waits that long whatever the holder's line took to arrive.
  */
-const LONG_HOLD_MS = 2000;
+const LONG_HOLD_MS = 1300;
 
-test("SessionDB.open() waits while another process holds the whole file (as WAL recovery does) for longer than one busy timeout, then opens", async () => {
+/** A holder of the whole of a new database file (`_file_holder.ts`), started on `runtime`. */
+interface FileHolder {
+  readonly path: string;
+  readonly holder: Worker;
+  /** Tells the holder to release the file `holdMs` from now. */
+  go(): void;
+}
+
+/** Makes a database file and starts a holder of it on `runtime`: it waits for its go. */
+async function holdNewFile(runtime: RuntimeName, holdMs: number): Promise<FileHolder> {
   const path = tempDbPath();
   (await SessionDB.open({ path })).close();
-  for (const runtime of workerRuntimes(["deno", "bun"])) {
-    for (const readonly of [false, true]) {
-      const locker = startWorker(runtime, "_locker.ts", [
-        JSON.stringify({ path, holdMs: LONG_HOLD_MS, exclusive: true }),
-      ]);
-      await locker.waitFor((line) => line === "locked", "taking the file");
+  const goFile = `${path}.go`;
+  const holder = startWorker(runtime, "_file_holder.ts", [
+    JSON.stringify({ path, goFile, holdMs }),
+  ]);
+  return { path, holder, go: () => writeFileSync(goFile, "") };
+}
+
+test("SessionDB.open() waits while another process holds the whole file (as WAL recovery does) for longer than one busy timeout, then opens", async () => {
+  const cases = workerRuntimes(["deno", "bun"]).flatMap((runtime) =>
+    [false, true].map((readonly) => ({ runtime, readonly }))
+  );
+  // Every holder starts at once, each on a file of its own; each holds from its go on.
+  const holders = await Promise.all(cases.map(({ runtime }) => holdNewFile(runtime, LONG_HOLD_MS)));
+  try {
+    for (const { holder } of holders) {
+      await holder.waitFor((line) => line === "locked", "taking the file");
+    }
+    for (const [i, { runtime, readonly }] of cases.entries()) {
+      const { path, holder, go } = holders[i];
       const started = performance.now();
+      go();
       using db = await SessionDB.open({ path, readonly });
       const elapsed = performance.now() - started;
       assert.equal(db.getMeta("locker"), "held", `${runtime}, readonly ${readonly}`);
       db.close();
-      await locker.succeeded();
+      await holder.succeeded();
       assert.ok(elapsed > 1000, `did not wait (${runtime}): ${elapsed.toFixed(0)} ms`);
     }
+  } finally {
+    for (const { holder } of holders) holder.kill("SIGKILL");
   }
 });
 
 test("SessionDB.open() gives up with WriteBusyError after its retry budget while another process holds the whole file, then the file opens", async () => {
-  const path = tempDbPath();
-  (await SessionDB.open({ path })).close();
-  const locker = startWorker(runtimeName(), "_locker.ts", [
-    JSON.stringify({ path, holdMs: LONG_HOLD_MS, exclusive: true }),
-  ]);
-  await locker.waitFor((line) => line === "locked", "taking the file");
+  // Held 1 s from the go: past the retry budget (about 230 ms) on a loaded machine too.
+  const { path, holder, go } = await holdNewFile(runtimeName(), 1000);
+  await holder.waitFor((line) => line === "locked", "taking the file");
+  go();
   await assert.rejects(SessionDB.open({ path, retry: SMALL }), (error) => {
     assert.ok(error instanceof WriteBusyError, String(error));
     assert.equal(error.attempts, 3);
     return true;
   });
-  await locker.succeeded();
+  await holder.succeeded();
   using db = await SessionDB.open({ path, readonly: true });
   assert.equal(db.getMeta("locker"), "held");
 });
 
 test("doctor() waits for a file another process holds whole, then checks it; past its lock timeout it fails as busy, saying how long it waited", async () => {
-  const path = tempDbPath();
-  (await SessionDB.open({ path })).close();
-  const waited = startWorker(runtimeName(), "_locker.ts", [
-    JSON.stringify({ path, holdMs: 1000, exclusive: true }),
+  // Two files, each held from the start: the first for 1 s from its go, the second until killed.
+  const [waited, outlasted] = await Promise.all([
+    holdNewFile(runtimeName(), 1000),
+    holdNewFile(runtimeName(), 30_000),
   ]);
-  await waited.waitFor((line) => line === "locked", "taking the file");
-  const report = await doctor(path, { lockTimeoutMs: 15_000 });
-  assert.ok(report.checks.length > 0);
-  await waited.succeeded();
-  const outlasted = startWorker(runtimeName(), "_locker.ts", [
-    JSON.stringify({ path, holdMs: 30_000, exclusive: true }),
-  ]);
-  await outlasted.waitFor((line) => line === "locked", "taking the file");
   try {
+    await waited.holder.waitFor((line) => line === "locked", "taking the file");
+    waited.go();
+    const report = await doctor(waited.path, { lockTimeoutMs: 15_000 });
+    assert.ok(report.checks.length > 0);
+    await waited.holder.succeeded();
+    const path = outlasted.path;
+    await outlasted.holder.waitFor((line) => line === "locked", "taking the file");
     await assert.rejects(doctor(path, { lockTimeoutMs: 300 }), (error) => {
       assert.ok(error instanceof WriteBusyError, String(error));
       assert.ok((error.waitedMs ?? 0) >= 300, String(error.waitedMs));
@@ -143,7 +166,8 @@ test("doctor() waits for a file another process holds whole, then checks it; pas
       /^WriteBusyError: Cannot read: the database stayed locked/,
     );
   } finally {
-    outlasted.kill("SIGKILL");
-    await outlasted.exited;
+    waited.holder.kill("SIGKILL");
+    outlasted.holder.kill("SIGKILL");
+    await outlasted.holder.exited;
   }
 });

@@ -13,10 +13,19 @@ import { isRoot, openAs, unprivileged } from "./_unprivileged.ts";
 /** A session of the v11 fixture. */
 const KNOWN = "20251221_090000_9738df";
 
-/** Start options for an unprivileged child, or the reason this machine cannot have one. */
+/** How to start an unprivileged child, found once for the file: finding it starts a probe. */
+let found: Promise<StartOptions | string> | undefined;
+
+/**
+ * A fresh folder every user may enter, and start options for an unprivileged child, or the reason
+ * this machine cannot have one.
+ */
 async function setup(): Promise<{ dir: string; as: StartOptions | string }> {
+  found ??= unprivileged(tempDir());
+  const as = await found;
   const dir = tempDir();
-  return { dir, as: await unprivileged(dir) };
+  chmodSync(dir, 0o755);
+  return { dir, as };
 }
 
 const asRoot = isRoot() ? " (root runs it without its file privileges)" : "";
