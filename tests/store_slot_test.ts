@@ -1,12 +1,24 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { copyFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { openConnection } from "../lib/sqlite/open.ts";
 import { Store } from "../lib/sqlite/store.ts";
 import { type Opened, StoreSlot } from "../lib/sqlite/store_slot.ts";
 import { fileState } from "../lib/sqlite/file_state.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
-import { copyFixture, FIXTURES, tempDbPath } from "./_helpers.ts";
+import { copyFixture, FIXTURES, rawOpen, tempDbPath } from "./_helpers.ts";
+import { loadDriver } from "../lib/sqlite/driver/load.ts";
+import { driverOptionsFor } from "../lib/sqlite/read_access.ts";
+import { Writer } from "../lib/sqlite/write.ts";
 import { OpenError } from "../lib/core/errors.ts";
 import { delay } from "./reliability/_runtimes.ts";
 
@@ -158,4 +170,57 @@ test("A read-only SessionDB reads a file copied over its own (cp of a backup), i
   assert.equal(reader.sessionCount(), sessions + 1);
   assert.equal(reader.getMessages("copied-over").length, 200);
   assert.equal(reader.listSessionsRich({ limit: 1000 }).length, listed + 1);
+});
+
+test("StoreSlot.read runs again, on the file opened anew, a read without locks that failed as the owner wrote the file under it; other failures are thrown", async () => {
+  const path = copyFixture("hermes-v11.db");
+  // What the owner's checkpoint leaves: the file with half its messages, its pages laid out anew.
+  const after = copyFixture("hermes-v11.db");
+  let expected: number[];
+  {
+    using raw = await rawOpen(after);
+    raw.exec(
+      "DELETE FROM messages WHERE id % 2 = 0; CREATE TABLE pad (x); " +
+        "INSERT INTO pad SELECT randomblob(3000) FROM messages; VACUUM",
+    );
+    const count = (sql: string) => Number(raw.prepare(sql).get()?.n);
+    expected = [
+      count("SELECT count(*) AS n FROM sessions"),
+      count("SELECT count(*) AS n FROM messages"),
+    ];
+  }
+  // Closed: its pages are all in the file, none left in a -wal.
+  assert.ok(!existsSync(`${after}-wal`));
+  const open = await loadDriver();
+  // Opened as SessionDB opens a file this user may not write: immutable, watched by its state.
+  const immutable = (): Opened => {
+    const was = fileState(path);
+    const db = open(path, driverOptionsFor("immutable"));
+    return {
+      store: new Store(db, new Writer(db), { path, readonly: true }),
+      watched: { by: fileState, was },
+    };
+  };
+  const slot = new StoreSlot(immutable(), immutable);
+  let runs = 0;
+  const counted = slot.read((store) => {
+    // The pages of the messages of the file as it was, cached; then the owner writes it in place.
+    const before = messageCount(store);
+    if (++runs === 1) writeFileSync(path, readFileSync(after));
+    // SQLite takes the mix of cached and new pages for a malformed file.
+    const sessions = Number(store.statement("SELECT count(*) AS n FROM sessions").get()?.n);
+    return [sessions, before];
+  });
+  assert.equal(runs, 2, "run again once");
+  assert.deepEqual(counted, expected, "on the file as it is now");
+  assert.equal(slot.reopens, 1);
+  // A failure while the file stays as it was is the read's own: thrown, not run again.
+  let tries = 0;
+  assert.throws(() =>
+    slot.read(() => {
+      tries++;
+      throw new RangeError("the read's own");
+    }), /the read's own/);
+  assert.equal(tries, 1);
+  slot.close();
 });

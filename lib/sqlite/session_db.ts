@@ -225,6 +225,15 @@ export class SessionDB {
   }
 
   /**
+   * Runs one call's read on the current store: where the file is read
+   * without locks, again on the file opened anew when it failed while the
+   * owner wrote (`StoreSlot.read`).
+   */
+  #read<T>(read: (store: Store) => T): T {
+    return openSlot(this.#slot).read(read);
+  }
+
+  /**
    * Opens a database file: creates it (and its missing folders, mode 0700)
    * when missing (`:memory:` opens a private in-memory database), sets
    * WAL mode, foreign keys and the busy timeout, and runs the schema step of
@@ -593,7 +602,7 @@ export class SessionDB {
    * ```
    */
   getSession(id: string): SessionRow | undefined {
-    const row = sessions.getSession(this.#store, id);
+    const row = this.#read((store) => sessions.getSession(store, id));
     return row === undefined ? undefined : withBlobsAsText(row);
   }
 
@@ -937,7 +946,7 @@ export class SessionDB {
    * ```
    */
   getMessages(sessionId: string, options: MessagesOptions = {}): MessageRow[] {
-    return messages.getMessages(this.#store, sessionId, options);
+    return this.#read((store) => messages.getMessages(store, sessionId, options));
   }
 
   /**
@@ -976,7 +985,7 @@ export class SessionDB {
    * ```
    */
   countMessages(sessionId: string, options: MessagesOptions = {}): number {
-    return messages.countMessages(this.#store, sessionId, options);
+    return this.#read((store) => messages.countMessages(store, sessionId, options));
   }
 
   /**
@@ -1025,7 +1034,7 @@ export class SessionDB {
     sessionId: string,
     options: ConversationOptions = {},
   ): ConversationMessage[] {
-    return conversation.getMessagesAsConversation(this.#store, sessionId, options);
+    return this.#read((store) => conversation.getMessagesAsConversation(store, sessionId, options));
   }
 
   /**
@@ -1054,7 +1063,7 @@ export class SessionDB {
    * ```
    */
   messageCount(sessionId?: string): number {
-    return messages.messageCount(this.#store, sessionId);
+    return this.#read((store) => messages.messageCount(store, sessionId));
   }
 
   // ── Search and listing ──────────────────────────────────────────────────
@@ -1127,7 +1136,7 @@ export class SessionDB {
   searchMessages(query: string, options: SearchOptions = {}): SearchHit[] {
     const given = options ?? {};
     checkSearchFilters(given);
-    return search.searchMessages(this.#store, query, given);
+    return this.#read((store) => search.searchMessages(store, query, given));
   }
 
   /**
@@ -1157,7 +1166,7 @@ export class SessionDB {
   countSearchHits(query: string, options: SearchOptions, upTo: number): number {
     const given = options ?? {};
     checkSearchFilters(given);
-    return search.countSearchHits(this.#store, query, given, upTo);
+    return this.#read((store) => search.countSearchHits(store, query, given, upTo));
   }
 
   /**
@@ -1226,7 +1235,7 @@ export class SessionDB {
    * ```
    */
   listSessionsRich(options: ListSessionsOptions = {}): RichSessionRow[] {
-    return listing.listSessionsRich(this.#store, options ?? {});
+    return this.#read((store) => listing.listSessionsRich(store, options ?? {}));
   }
 
   /**
@@ -1241,7 +1250,7 @@ export class SessionDB {
    *   strings, naming the value.
    */
   listedSessionCount(options: ListSessionsOptions = {}): number {
-    return listing.listedSessionCount(this.#store, options ?? {});
+    return this.#read((store) => listing.listedSessionCount(store, options ?? {}));
   }
 
   /**
@@ -1275,7 +1284,7 @@ export class SessionDB {
    * ```
    */
   searchSessions(options: SearchSessionsOptions = {}): SessionRowWithActivity[] {
-    return listing.searchSessions(this.#store, options ?? {});
+    return this.#read((store) => listing.searchSessions(store, options ?? {}));
   }
 
   /**
@@ -1301,7 +1310,7 @@ export class SessionDB {
    * ```
    */
   sessionCount(options: SessionCountOptions = {}): number {
-    return listing.sessionCount(this.#store, options ?? {});
+    return this.#read((store) => listing.sessionCount(store, options ?? {}));
   }
 
   // ── Titles and ids ──────────────────────────────────────────────────────
@@ -1332,7 +1341,7 @@ export class SessionDB {
    * ```
    */
   resolveSessionId(idOrPrefix: string): string | undefined {
-    return titles.resolveSessionId(this.#store, idOrPrefix);
+    return this.#read((store) => titles.resolveSessionId(store, idOrPrefix));
   }
 
   /**
@@ -1348,7 +1357,7 @@ export class SessionDB {
    * @throws {TypeError} When `prefix` is not a string, naming the value.
    */
   sessionIdsWithPrefix(prefix: string, options: { limit?: number } = {}): PrefixMatches {
-    return titles.sessionIdsWithPrefix(this.#store, prefix, options ?? {});
+    return this.#read((store) => titles.sessionIdsWithPrefix(store, prefix, options ?? {}));
   }
 
   /**
@@ -1420,7 +1429,7 @@ export class SessionDB {
    */
   getSessionTitle(id: string): string | null | undefined {
     // A BLOB title (Python's sqlite3 stores `bytes` so) is its text, as in every row read.
-    return blobAsText(titles.getSessionTitle(this.#store, id));
+    return blobAsText(this.#read((store) => titles.getSessionTitle(store, id)));
   }
 
   /**
@@ -1445,7 +1454,7 @@ export class SessionDB {
    * ```
    */
   getSessionByTitle(title: string): SessionRow | undefined {
-    const row = titles.getSessionByTitle(this.#store, title);
+    const row = this.#read((store) => titles.getSessionByTitle(store, title));
     return row === undefined ? undefined : withBlobsAsText(row);
   }
 
@@ -1479,7 +1488,7 @@ export class SessionDB {
    * ```
    */
   resolveSessionByTitle(title: string): string | undefined {
-    return titles.resolveSessionByTitle(this.#store, title);
+    return this.#read((store) => titles.resolveSessionByTitle(store, title));
   }
 
   /**
@@ -1509,7 +1518,7 @@ export class SessionDB {
    * ```
    */
   getNextTitleInLineage(base: string): string {
-    return titles.getNextTitleInLineage(this.#store, base);
+    return this.#read((store) => titles.getNextTitleInLineage(store, base));
   }
 
   // ── Lineage ─────────────────────────────────────────────────────────────
@@ -1543,7 +1552,7 @@ export class SessionDB {
    * ```
    */
   getCompressionTip(id: string): string {
-    return lineage.getCompressionTip(this.#store, id);
+    return this.#read((store) => lineage.getCompressionTip(store, id));
   }
 
   /**
@@ -1576,7 +1585,7 @@ export class SessionDB {
    * ```
    */
   resolveResumeSessionId(id: string): string {
-    return lineage.resolveResumeSessionId(this.#store, id);
+    return this.#read((store) => lineage.resolveResumeSessionId(store, id));
   }
 
   /**
@@ -1603,7 +1612,7 @@ export class SessionDB {
    * ```
    */
   getAncestors(id: string): SessionRow[] {
-    return rowsWithBlobsAsText(lineage.getAncestors(this.#store, id));
+    return rowsWithBlobsAsText(this.#read((store) => lineage.getAncestors(store, id)));
   }
 
   /**
@@ -1633,7 +1642,7 @@ export class SessionDB {
    * ```
    */
   getDescendants(id: string): SessionRow[] {
-    return rowsWithBlobsAsText(lineage.getDescendants(this.#store, id));
+    return rowsWithBlobsAsText(this.#read((store) => lineage.getDescendants(store, id)));
   }
 
   // ── Export and cleanup ──────────────────────────────────────────────────
@@ -1670,7 +1679,7 @@ export class SessionDB {
    */
   exportSession(id: string): SessionExport | undefined {
     checkKeyText("export session", "id", id);
-    return exporting.exportSession(this.#store, id);
+    return this.#read((store) => exporting.exportSession(store, id));
   }
 
   /**
@@ -1711,7 +1720,7 @@ export class SessionDB {
   exportAll(options: ExportOptions = {}): SessionExportWithActivity[] {
     const given = options ?? {};
     checkOptionalText("export sessions", "source", given.source);
-    return exporting.exportAll(this.#store, given);
+    return this.#read((store) => exporting.exportAll(store, given));
   }
 
   /**
@@ -1913,7 +1922,7 @@ export class SessionDB {
    * ```
    */
   getMeta(key: string): string | null | undefined {
-    return meta.getMeta(this.#store, key);
+    return this.#read((store) => meta.getMeta(store, key));
   }
 
   /**
@@ -2044,7 +2053,7 @@ export class SessionDB {
    * ```
    */
   usageByModel(): ModelUsage[] {
-    return stats.usageByModel(this.#store);
+    return this.#read((store) => stats.usageByModel(store));
   }
 
   /**
@@ -2071,7 +2080,7 @@ export class SessionDB {
    * ```
    */
   topSessionsByTokens(limit = 10): SessionTokens[] {
-    return stats.topSessionsByTokens(this.#store, limit);
+    return this.#read((store) => stats.topSessionsByTokens(store, limit));
   }
 
   /**
@@ -2102,7 +2111,7 @@ export class SessionDB {
    * ```
    */
   usageBySource(): SourceUsage[] {
-    return sourceUsage.usageBySource(this.#store);
+    return this.#read((store) => sourceUsage.usageBySource(store));
   }
 
   /**
@@ -2154,7 +2163,7 @@ export class SessionDB {
    * ```
    */
   usageReport(options: UsageReportOptions = {}): UsageRow[] {
-    return usage.usageReport(this.#store, options ?? {});
+    return this.#read((store) => usage.usageReport(store, options ?? {}));
   }
 
   /**
@@ -2260,7 +2269,7 @@ export class SessionDB {
   pruneCandidates(
     options: PruneCandidatesOptions = {},
   ): PruneCandidate[] {
-    return pruneCandidates.pruneCandidates(this.#store, options ?? {});
+    return this.#read((store) => pruneCandidates.pruneCandidates(store, options ?? {}));
   }
 
   // ── Import ──────────────────────────────────────────────────────────────

@@ -92,6 +92,29 @@ export class StoreSlot {
   }
 
   /**
+   * Runs one call's read. On a store read without locks, a read that fails
+   * while the file moved under it (the owner's checkpoint writing the pages
+   * it was reading: SQLite reports the mix as a malformed file) is run again
+   * as {@linkcode steady} runs it, on the file opened anew; an answer is
+   * returned as it is (the next call sees a later move), and any other
+   * failure is thrown.
+   *
+   * @param read The read.
+   * @returns Its answer.
+   * @throws {OpenError} When the file moved during every try.
+   */
+  read<T>(read: (store: Store) => T): T {
+    const store = this.current();
+    const opened = this.#opened;
+    try {
+      return read(store);
+    } catch (error) {
+      if (opened.watched?.by !== fileState || this.#closed || !this.#moved(opened)) throw error;
+    }
+    return this.steady(read);
+  }
+
+  /**
    * Runs a read long enough for the file's owner to write while it runs (the
    * whole-file check of `info`): on a store read without locks, whose
    * connection would take such a write for damage, it is run again on the
