@@ -7,13 +7,14 @@
  * the next pass; an unchanged pass writes nothing; the file's other keys
  * stay on the host. Sync used to carry no goal at all.
  */
-import { describe, test } from "node:test";
+import { describe } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { copyFixture, rawOpen, tempDir } from "../_helpers.ts";
 import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { sideBySideTests } from "../_side_by_side.ts";
 import { runCli } from "../_cli_io.ts";
 
 /** A goal's JSON text, as Python Hermes writes it. */
@@ -55,6 +56,14 @@ async function deleteKey(path: string, key: string): Promise<void> {
 }
 
 describe("sync of the sessions' goals", { skip: PG_SKIP }, () => {
+  /**
+   * The tests run side by side, each on a schema and files of its own: most of a test's time is
+   * the server's (migrating its schema, taking the rows), which the others' work fills.
+   */
+  const sideBySide = sideBySideTests({ skip: PG_SKIP, timeout: 120_000 });
+  const test = (name: string, _options: { timeout: number }, body: () => Promise<void>) =>
+    sideBySide(name, body);
+
   async function connect(): Promise<{
     client: PgClient;
     sync: typeof import("../../lib/postgres/sync.ts");

@@ -4,7 +4,7 @@
  * changed (new messages, ends, titles, token counts, replaced and cleared
  * transcripts, deletions, prunes) — with two hosts' equal ids kept apart.
  */
-import { after, before, describe, test } from "node:test";
+import { after, before, describe, test as alone } from "node:test";
 import assert from "node:assert/strict";
 import { copyFileSync, realpathSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -16,6 +16,7 @@ import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { copyFixture, tempDir } from "../_helpers.ts";
 import { freshSchema, openPgStore, PG_SKIP, schemaUrl } from "./_pg.ts";
 import { untilSteady } from "./_steady.ts";
+import { sideBySideTests } from "../_side_by_side.ts";
 
 /** `text` as a regular expression that matches it. */
 function escapeRegExp(text: string): string {
@@ -23,6 +24,16 @@ function escapeRegExp(text: string): string {
 }
 
 describe("syncFile()", { skip: PG_SKIP }, () => {
+  /**
+   * The tests run side by side, each on a schema and files of its own: most of a test's time is
+   * the server's (migrating its schema, taking the rows), which the others' work fills. They are
+   * registered at the end, after the two run `alone`, which need a quiet server: one waits for an
+   * idle pass that no commit on the server crossed, one for a pass held half a second.
+   */
+  const sideBySide = sideBySideTests({ skip: PG_SKIP, timeout: 120_000 });
+  const grouped: [string, () => Promise<void>][] = [];
+  const test = (name: string, _options: { timeout: number }, body: () => Promise<void>) =>
+    void grouped.push([name, body]);
   let sync: typeof import("../../lib/postgres/sync.ts");
   const clients: PgClient[] = [];
   const stores: SessionStore[] = [];
@@ -90,7 +101,7 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
     },
   );
 
-  test(
+  alone(
     "a pass that writes nothing leaves the change marker alone, and records its time once a minute",
     { timeout: 60_000 },
     async () => {
@@ -322,7 +333,7 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
     },
   );
 
-  test(
+  alone(
     "two hosts' passes that choose the same free title at once both arrive: the later chooses again",
     { timeout: 60_000 },
     async () => {
@@ -769,4 +780,6 @@ describe("syncFile()", { skip: PG_SKIP }, () => {
     assert.equal(await store.getSession(`h/${odd}`), undefined);
     assert.deepEqual((await store.listSessionsRich()).map((s) => s.id), ["h/plain"]);
   });
+
+  for (const [name, body] of grouped) sideBySide(name, body);
 });
