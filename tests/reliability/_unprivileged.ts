@@ -66,6 +66,35 @@ export async function unprivileged(dir: string): Promise<StartOptions | string> 
   return `cannot drop root's file privileges here: as nobody: ${asNobody}; without CAP_DAC_OVERRIDE: ${asRoot}`;
 }
 
+/** A fresh folder every user may enter, and {@linkcode unprivileged}'s answer. */
+export interface UnprivilegedSetup {
+  /** The folder (mode 0755). */
+  readonly dir: string;
+  /** Start options, or the reason to skip. */
+  readonly as: StartOptions | string;
+}
+
+/**
+ * The set-up of a test file's tests run as an unprivileged user: each call
+ * gives a fresh folder (mode 0755, from `tempDir`), and the one
+ * {@linkcode unprivileged} answer of the file, found at the first call
+ * (finding it starts a probe; its `home`, and the runtime's caches there,
+ * are shared by the file's tests).
+ *
+ * @param tempDir Makes a fresh temporary folder.
+ * @returns The set-up, to call once per test.
+ */
+export function unprivilegedSetup(tempDir: () => string): () => Promise<UnprivilegedSetup> {
+  let found: Promise<StartOptions | string> | undefined;
+  return async () => {
+    found ??= unprivileged(tempDir());
+    const as = await found;
+    const dir = tempDir();
+    chmodSync(dir, 0o755);
+    return { dir, as };
+  };
+}
+
 /**
  * Runs `_open_child.ts` with `config` under the current runtime and returns
  * its one-line report.

@@ -9,26 +9,13 @@ import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { folderWithFixture, tempDir } from "../_helpers.ts";
 import { snapshot } from "./_checks.ts";
-import { cliAs, isRoot, unprivileged } from "./_unprivileged.ts";
-import type { StartOptions } from "./_runtimes.ts";
+import { cliAs, isRoot, unprivilegedSetup } from "./_unprivileged.ts";
 import { liveWalOf } from "../health/_damaged_files.ts";
 
 const asRoot = isRoot() ? " (root runs it without its file privileges)" : "";
 
-/** How to run the CLI as an unprivileged user, found once for the file: finding it starts a probe. */
-let found: Promise<StartOptions | string> | undefined;
-
-/**
- * A fresh folder every user may enter, and how to run the CLI as an unprivileged user (its home,
- * so Deno's cache of the user, shared by the file's tests), or the reason this machine cannot.
- */
-async function setup(): Promise<{ dir: string; as: StartOptions | string }> {
-  found ??= unprivileged(tempDir());
-  const as = await found;
-  const dir = tempDir();
-  chmodSync(dir, 0o755);
-  return { dir, as };
-}
+/** A fresh folder of the test's own, and how to run as an unprivileged user (found once). */
+const setup = unprivilegedSetup(tempDir);
 
 test(
   `the CLI and the kit say a file this user may not read is not readable by it, naming it${asRoot}`,

@@ -8,25 +8,13 @@ import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { folderWithFixture, rawOpen, tempDbPath, tempDir } from "../_helpers.ts";
 import { snapshot } from "./_checks.ts";
 import { type StartOptions, startWorker, workerRuntimes } from "./_runtimes.ts";
-import { isRoot, openAs, unprivileged } from "./_unprivileged.ts";
+import { isRoot, openAs, unprivilegedSetup } from "./_unprivileged.ts";
 
 /** A session of the v11 fixture. */
 const KNOWN = "20251221_090000_9738df";
 
-/** How to start an unprivileged child, found once for the file: finding it starts a probe. */
-let found: Promise<StartOptions | string> | undefined;
-
-/**
- * A fresh folder every user may enter, and start options for an unprivileged child, or the reason
- * this machine cannot have one.
- */
-async function setup(): Promise<{ dir: string; as: StartOptions | string }> {
-  found ??= unprivileged(tempDir());
-  const as = await found;
-  const dir = tempDir();
-  chmodSync(dir, 0o755);
-  return { dir, as };
-}
+/** A fresh folder of the test's own, and how to run as an unprivileged user (found once). */
+const setup = unprivilegedSetup(tempDir);
 
 const asRoot = isRoot() ? " (root runs it without its file privileges)" : "";
 
