@@ -6,12 +6,13 @@
  * or from a mix it takes for damage, once another process writes; so
  * before each call the slot compares the file's state (`file_state.ts`)
  * with the one taken before it was opened, and opens the file again when
- * it moved. Any other read-only store sees commits through SQLite's locks
- * but would read on from a file taken away, or from pages it cached of a
- * file copied over its own, so it is watched by the file's identity and the
- * times of its own pages (`fileWritten`: a file put in its place or over it
- * is opened, and so is the file after each checkpoint). A writable store is
- * returned as it is.
+ * it moved, and a call's read that fails while the file moves under it is
+ * run again ({@linkcode StoreSlot.read}). Any other read-only store sees
+ * commits through SQLite's locks but would read on from a file taken away,
+ * or from pages it cached of a file copied over its own, so it is watched
+ * by the file's identity and the times of its own pages (`fileWritten`: a
+ * file put in its place or over it is opened, and so is the file after
+ * each checkpoint). A writable store is returned as it is.
  *
  * An iteration that reads across calls pins the store it started on
  * ({@linkcode StoreSlot.pinned}): a store replaced meanwhile is closed only
