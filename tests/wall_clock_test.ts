@@ -81,6 +81,30 @@ test("a pause between the clock's reads never puts a time ahead of the milliseco
   }
 });
 
+test("an anchor read late, then reads each slowed by a pause, never give a time past the millisecond Date.now() reads", () => {
+  const real = Date.now;
+  try {
+    // The wall clock a millisecond ahead while the anchor is read again: it is read 1 ms late.
+    Date.now = () => real() + 1;
+    wallClockSeconds();
+    // Then every read of Date.now() comes after a pause, which widens every bracket of monotonic
+    // reads around it: the late anchor is never seen to be wrong (as on a busy machine).
+    Date.now = () => {
+      const until = performance.now() + 2;
+      while (performance.now() < until) { /* paused */ }
+      return real();
+    };
+    for (let i = 0; i < 50; i++) {
+      const before = real();
+      const now = wallClockSeconds() * 1000;
+      const after = real();
+      assert.ok(now >= before && now <= after + 1, `${now} outside ${before}..${after}`);
+    }
+  } finally {
+    Date.now = real;
+  }
+});
+
 test("a message written just after Python's comes after it, and its session's child starts after the parent ends", async () => {
   const path = tempDbPath();
   const db = await SessionDB.open({ path });

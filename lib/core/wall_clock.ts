@@ -134,11 +134,12 @@ export function wallClockSeconds(): number {
     anchor = fresh;
     anchoredAt = before;
   }
-  // Within the millisecond Date.now() read, whatever the anchor (or without one).
+  // Within the millisecond Date.now() read, whatever the anchor (or without one): a pause that
+  // widens the bracket of this read cannot let an anchor read late show through.
   const at = anchorAt(after);
   let now = at === undefined ? wall : at + after;
   if (now < wall) now = wall;
-  if (now > wall + 1 + (after - before)) now = wall + 1 + (after - before);
+  if (now > wall + 1) now = wall + 1;
   // Never before a time given earlier, unless the wall clock was set back.
   if (now < last && wall >= lastWall) now = last;
   last = now;
