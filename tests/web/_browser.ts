@@ -10,7 +10,7 @@ import process from "node:process";
 import assert from "node:assert/strict";
 import { ROOT } from "../_helpers.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
-import { runsDenoOnlyTests } from "../reliability/_runtimes.ts";
+import { runsDenoOnlyTests, runtimeBinary } from "../reliability/_runtimes.ts";
 import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 
 /** Where screenshots go (git-ignored). */
@@ -70,19 +70,22 @@ export function pageBehaviourSkip(): string | undefined {
 
 /**
  * The `skip` of a test of one behaviour of the page in `browser_test.ts`, the file that drives the
- * page over each runtime's own server: {@linkcode browserSkip}, and a skip under whichever of Bun
- * and Node is not `runtime` when a Deno binary is found (as {@linkcode pageBehaviourSkip}). Such a
- * test runs under Deno and `runtime`: two servers of different code, the page's script the same.
- * The file's tests of the serving itself (the listing, the live stream, an export, a write, the
- * token and Host guards) run under all three.
+ * page over each runtime's own server: {@linkcode browserSkip}, and a skip under every runner but
+ * `runtime`. The page's script is the same whatever serves it (the other browser files run such
+ * tests under Deno alone, {@linkcode pageBehaviourSkip}); here they are shared between Bun and
+ * Node, so that Deno, the longest run of the suite, serves only the file's tests of the serving
+ * itself (the listing, the live stream, an export, a write, the token and Host guards), which run
+ * under all three. Where `runtime`'s binary is not found, the run under Deno takes the test (or
+ * every runner, when no Deno binary is found either), so it always runs somewhere.
  */
 export function pageCheckSkip(runtime: "bun" | "node"): string | undefined {
   const missing = browserSkip();
   if (missing !== undefined) return missing;
-  if (runsDenoOnlyTests() || runtimeName() === runtime) return undefined;
-  return `a behaviour of the page's script, the same on any server: the runs under Deno and ${
+  if (runtimeName() === runtime) return undefined;
+  if (runtimeBinary(runtime) === undefined && runsDenoOnlyTests()) return undefined;
+  return `a behaviour of the page's script, the same on any server: the run under ${
     runtime === "bun" ? "Bun" : "Node"
-  } run it`;
+  } runs it`;
 }
 
 /** The part of puppeteer's API the tests use. */

@@ -28,8 +28,8 @@ import { connectSyncTarget, syncFile } from "../../lib/postgres/sync.ts";
 
 // A string skips the suites with that message (no browser here); CI=true throws instead.
 const skip = browserSkip();
-// A test of a behaviour of the page's script runs under Deno and one of Bun and Node (see
-// `pageCheckSkip`): which one, to share the time between them. Those of the serving run under all.
+// A test of a behaviour of the page's script runs under one of Bun and Node (see `pageCheckSkip`):
+// which one, to share the time between them. Those of the serving run under all three.
 const onBun = { skip: pageCheckSkip("bun") };
 const onNode = { skip: pageCheckSkip("node") };
 
@@ -62,8 +62,8 @@ const text = pageText;
 
 describe("session browser", { skip }, () => {
   test("the listing shows titles, previews and a compression chain as one row, at 1280 and 375 px", async () => {
-    // 1280 px in light under every runtime; the other looks, the page's style alone, under Deno
-    // and one of Bun and Node each (so both widths under each runtime).
+    // 1280 px in light under every runtime; the other looks, the page's style alone, under one of
+    // Bun and Node each (both widths under each of them).
     const looks = [
       { width: 1280, dark: false, here: true },
       { width: 1280, dark: true, here: onNode.skip === undefined },
@@ -299,7 +299,7 @@ describe("session browser", { skip }, () => {
   );
 
   test("hostile content is shown as text, never run, and does not break the layout", async () => {
-    // The page over each runtime's server at 1280 px; at 375 (its style alone) under Deno and Bun.
+    // The page over each runtime's server at 1280 px; at 375 (its style alone) under Bun.
     for (const width of [1280, ...(onBun.skip === undefined ? [375] : [])]) {
       const page = await open(`#/s/${HOSTILE_ID}`, { width });
       const shown = await text(page);
@@ -723,7 +723,7 @@ describe("writes in the browser", { skip }, () => {
   });
 });
 
-// The page over a PostgreSQL store: each test under Deno and one of Bun and Node. Serving it is
+// The page over a PostgreSQL store: each test under one of Bun and Node. Serving it is
 // the same code as over SQLite (driven under all three above), and the handler over PostgreSQL
 // is tested under all three in handler_postgres_test.ts.
 describe(
