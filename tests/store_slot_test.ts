@@ -20,6 +20,7 @@ import { loadDriver } from "../lib/sqlite/driver/load.ts";
 import { driverOptionsFor } from "../lib/sqlite/read_access.ts";
 import { Writer } from "../lib/sqlite/write.ts";
 import { OpenError } from "../lib/core/errors.ts";
+import { SqliteError } from "../lib/sqlite/driver/sqlite_error.ts";
 import { delay } from "./reliability/_runtimes.ts";
 
 /** Opens `path` read-only as a real store, watched by `by`, which gave `was` at the open. */
@@ -223,4 +224,28 @@ test("StoreSlot.read runs again, on the file opened anew, a read without locks t
     }), /the read's own/);
   assert.equal(tries, 1);
   slot.close();
+});
+
+test("a read-only SessionDB whose reopen fails for a moment while the file moves opens it again, instead of failing the read", async () => {
+  const path = copyFixture("hermes-v11.db");
+  const real = await loadDriver();
+  let opens = 0;
+  // The second open (the reopen after the file moved) lands where the owner's -wal is made and its
+  // -shm not yet: the driver fails it, and the owner writes on meanwhile (the file moves again).
+  const openDriver: typeof real = (file, options) => {
+    if (++opens === 2) {
+      const later = new Date(Date.now() + 60_000);
+      utimesSync(path, later, later);
+      throw new SqliteError("unable to open database file", 14);
+    }
+    return real(file, options);
+  };
+  using db = await SessionDB.open({ path, readonly: true, openDriver });
+  const count = db.messageCount();
+  // The owner writes: the store opens the file again at the next call (once it looks).
+  const moved = new Date(Date.now() + 30_000);
+  utimesSync(path, moved, moved);
+  await delay(250);
+  assert.equal(db.messageCount(), count);
+  assert.equal(opens, 3, "the failed reopen was tried again");
 });

@@ -10,9 +10,10 @@ import { type ConnectionOptions, openConnectionWith, type Synchronous } from "./
 import { loadDriver } from "./driver/load.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { fileState, fileWritten, UNLOCKED_RETRY_PAUSES_MS } from "./file_state.ts";
-import { chooseReadAccess, readsUnlocked } from "./read_access.ts";
+import { readsUnlocked } from "./read_access.ts";
 import { type Opened, StoreSlot } from "./store_slot.ts";
 import { defaultDbPath } from "../core/paths.ts";
+import { StorageError } from "../core/storage_error.ts";
 import { Store } from "./store.ts";
 import { type RetryOptions, sleepSync } from "./write.ts";
 import type {
@@ -340,11 +341,16 @@ export class SessionDB {
           if (readsUnlocked(access, path)) return { store, watched: { by: fileState, was: state } };
           return { store, watched: { by: fileWritten, was: written, everyMs: WRITTEN_LOOK_MS } };
         } catch (error) {
-          // An open's own reads (the schema) may meet the owner's checkpoint when read without
-          // locks, and fail as a damaged file would: opened again while the file moves.
+          // A read-only open while another process writes the file may fail for a moment: its
+          // reads (the schema) meet the owner's checkpoint when read without locks, and fail as a
+          // damaged file would; or it lands between the owner's -wal and -shm (made, or removed,
+          // one after the other), a WAL file this user cannot read in a read-only folder. Opened
+          // again while the file moves; a lock is waited for where it is met, not here.
           const pause = UNLOCKED_RETRY_PAUSES_MS[tries - 1];
-          const unlocked = state !== undefined && readsUnlocked(chooseReadAccess(path), path);
-          if (!unlocked || pause === undefined || fileState(path) === state) throw error;
+          const busy = error instanceof StorageError && error.kind === "busy";
+          if (state === undefined || busy || pause === undefined || fileState(path) === state) {
+            throw error;
+          }
           sleepSync(pause);
         }
       }
