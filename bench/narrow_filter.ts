@@ -122,6 +122,39 @@ function floor(conn: RawConnection, word: string, c: NarrowCase): unknown {
   return rows;
 }
 
+/** How a phase times its rows, and where they go. */
+interface PhaseOptions {
+  readonly iterations: number;
+  readonly latencyRow: LatencyRow;
+  readonly rows: Row[];
+}
+
+/**
+ * Times `word` with the filter `one`, ours against the raw floor, and adds
+ * the row to `options.rows` in `group`, its note from the raw page's hits.
+ */
+function timeSearch(
+  c: NarrowContestants,
+  options: PhaseOptions,
+  group: string,
+  word: string,
+  one: NarrowCase,
+  note: (hits: number) => string = (hits) => `${hits} hits`,
+): void {
+  const ours = c.db.searchMessages(word, { limit: 20, ...one.options });
+  const raw = floor(c.raw, word, one) as { id: SqlValue }[];
+  options.rows.push(options.latencyRow({
+    group,
+    op: `${word} ${one.name}`,
+    same: ours.map((h) => h.id).join() === raw.map((r) => Number(r.id)).join(),
+    note: note(raw.length),
+  }, {
+    ours: () => c.db.searchMessages(word, { limit: 20, ...one.options }),
+    raw: () => floor(c.raw, word, one),
+    native: () => floor(c.native, word, one),
+  }, options.iterations));
+}
+
 /**
  * Times each word with each narrow filter, ours against the raw floor, and
  * adds a row per case to `rows`.
@@ -129,10 +162,7 @@ function floor(conn: RawConnection, word: string, c: NarrowCase): unknown {
  * @param c The library and the raw connections, on the corpus file.
  * @param options How many iterations, how a row is timed, where rows go.
  */
-export function narrowFilterPhase(
-  c: NarrowContestants,
-  options: { iterations: number; latencyRow: LatencyRow; rows: Row[] },
-): void {
+export function narrowFilterPhase(c: NarrowContestants, options: PhaseOptions): void {
   const narrowed = narrowSessions(c.raw);
   const was = narrowed.map((id) =>
     String(one(c.raw, "SELECT source FROM sessions WHERE id = ?", id).source)
@@ -151,20 +181,17 @@ export function narrowFilterPhase(
     ) / messages;
     for (const word of WORDS) {
       for (const one of cases(c.raw, narrowed)) {
-        const ours = c.db.searchMessages(word, { limit: 20, ...one.options });
-        const raw = floor(c.raw, word, one) as { id: SqlValue }[];
-        options.rows.push(options.latencyRow({
-          group: "search, narrow filter",
-          op: `${word} ${one.name}`,
-          same: ours.map((h) => h.id).join() === raw.map((r) => Number(r.id)).join(),
-          note: one.name.startsWith("--source")
-            ? `${(share * 100).toFixed(2)}% of the messages; ${raw.length} hits`
-            : `${raw.length} hits`,
-        }, {
-          ours: () => c.db.searchMessages(word, { limit: 20, ...one.options }),
-          raw: () => floor(c.raw, word, one),
-          native: () => floor(c.native, word, one),
-        }, options.iterations));
+        timeSearch(
+          c,
+          options,
+          "search, narrow filter",
+          word,
+          one,
+          (hits) =>
+            one.name.startsWith("--source")
+              ? `${(share * 100).toFixed(2)}% of the messages; ${hits} hits`
+              : `${hits} hits`,
+        );
       }
     }
   } finally {
@@ -226,10 +253,7 @@ function wideCases(conn: RawConnection): NarrowCase[] {
 }
 
 /** Each word with each wide filter, ours against the raw floor in the same run. */
-function widePhase(
-  c: NarrowContestants,
-  options: { iterations: number; latencyRow: LatencyRow; rows: Row[] },
-): void {
+function widePhase(c: NarrowContestants, options: PhaseOptions): void {
   const all = wideCases(c.raw);
   const deep = (one: NarrowCase) => one.options.offset !== undefined;
   // The deep pages last: after them, some connections (the library's or a plain one) stay ~3×
@@ -237,18 +261,5 @@ function widePhase(
   const runs = [false, true].flatMap((last) =>
     WORDS.flatMap((word) => all.filter((one) => deep(one) === last).map((one) => ({ word, one })))
   );
-  for (const { word, one: wide } of runs) {
-    const ours = c.db.searchMessages(word, { limit: 20, ...wide.options });
-    const raw = floor(c.raw, word, wide) as { id: SqlValue }[];
-    options.rows.push(options.latencyRow({
-      group: "search, wide filter",
-      op: `${word} ${wide.name}`,
-      same: ours.map((h) => h.id).join() === raw.map((r) => Number(r.id)).join(),
-      note: `${raw.length} hits`,
-    }, {
-      ours: () => c.db.searchMessages(word, { limit: 20, ...wide.options }),
-      raw: () => floor(c.raw, word, wide),
-      native: () => floor(c.native, word, wide),
-    }, options.iterations));
-  }
+  for (const { word, one } of runs) timeSearch(c, options, "search, wide filter", word, one);
 }
