@@ -79,7 +79,7 @@ test("SessionDB.open() rejects a negative retry.busyTimeoutMs with a RangeError 
  */
 const LONG_HOLD_MS = 1300;
 
-/** A holder of the whole of a new database file (`_file_holder.ts`), started on `runtime`. */
+/** A holder of the whole of a new database file (`_locker.ts`), started on `runtime`. */
 interface FileHolder {
   readonly path: string;
   readonly holder: Worker;
@@ -92,8 +92,8 @@ async function holdNewFile(runtime: RuntimeName, holdMs: number): Promise<FileHo
   const path = tempDbPath();
   (await SessionDB.open({ path })).close();
   const goFile = `${path}.go`;
-  const holder = startWorker(runtime, "_file_holder.ts", [
-    JSON.stringify({ path, goFile, holdMs }),
+  const holder = startWorker(runtime, "_locker.ts", [
+    JSON.stringify({ path, holdMs, exclusive: true, goFile }),
   ]);
   return { path, holder, go: () => writeFileSync(goFile, "") };
 }
