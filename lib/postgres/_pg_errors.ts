@@ -6,6 +6,7 @@
  * @module
  */
 import { StorageError, type StorageErrorKind } from "../core/errors.ts";
+import { isForeignKeyFailure } from "../core/missing_session.ts";
 import { firstStackFrame } from "./_lost_socket_guard.ts";
 
 /** SQLSTATEs worth another attempt of the whole transaction. */
@@ -58,13 +59,31 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
 
 /**
  * The error a missing session or parent gives on either engine: a
- * {@linkcode StorageError} of kind `constraint` (SQLite's message).
+ * {@linkcode StorageError} of kind `constraint` (SQLite's message, or one
+ * that names the session: `core/missing_session.ts`).
  *
  * @param cause The PostgreSQL error, when there is one.
+ * @param message The message.
  * @returns The error.
  */
-export function foreignKeyError(cause?: unknown): StorageError {
-  return new StorageError("FOREIGN KEY constraint failed", "constraint", { cause });
+export function foreignKeyError(
+  cause?: unknown,
+  message = "FOREIGN KEY constraint failed",
+): StorageError {
+  return new StorageError(message, "constraint", { cause });
+}
+
+/**
+ * `error`, or when it is a bare foreign-key failure ({@linkcode foreignKeyError}),
+ * the same failure told with `message` (which names the session that does
+ * not exist: `core/missing_session.ts`).
+ *
+ * @param error What was thrown.
+ * @param message The message naming the session.
+ * @returns The error to throw.
+ */
+export function namingMissingSession(error: unknown, message: string): unknown {
+  return isForeignKeyFailure(error) ? foreignKeyError(error, message) : error;
 }
 
 /** The engine-neutral kind of a SQLSTATE (by class, the first two characters). */

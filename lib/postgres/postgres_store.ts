@@ -71,7 +71,7 @@ import type {
 } from "../core/types.ts";
 import { checkSchemaInUse, connectPg } from "./_client.ts";
 import type { PgClient, PgConnectOptions, PgQuery, PgRow, PgValue } from "./_client_types.ts";
-import { foreignKeyError, isUniqueViolation } from "./_pg_errors.ts";
+import { foreignKeyError, isUniqueViolation, namingMissingSession } from "./_pg_errors.ts";
 import {
   INSERT_COLUMNS,
   insertMessagesSql,
@@ -92,6 +92,7 @@ import { isReplayedPrompt } from "../core/replayed_prompt.ts";
 import { toConversationMessage } from "../core/conversation_message.ts";
 import { type StoredValue, textValue, toolCallsAdded } from "../core/message_values.ts";
 import { describeValue } from "../core/shown_value.ts";
+import { missingParentMessage, missingSessionMessage } from "../core/missing_session.ts";
 import { deleteMessagesSql, deleteSessionRows } from "./_delete.ts";
 import { syncLockName } from "./sync_origin.ts";
 import { activeSql } from "./_extra.ts";
@@ -439,16 +440,21 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     options: CreateSessionOptions = {},
   ): Promise<string> {
     const row = newSessionValues(id, source, options);
-    await this.#writeOne(INSERT_SESSION, [
-      id,
-      source,
-      asTextParam(row.userId),
-      asTextParam(row.model),
-      row.modelConfig,
-      asTextParam(row.systemPrompt),
-      row.parentSessionId,
-      this.#clock(),
-    ]);
+    try {
+      await this.#writeOne(INSERT_SESSION, [
+        id,
+        source,
+        asTextParam(row.userId),
+        asTextParam(row.model),
+        row.modelConfig,
+        asTextParam(row.systemPrompt),
+        row.parentSessionId,
+        this.#clock(),
+      ]);
+    } catch (error) {
+      if (row.parentSessionId === null) throw error;
+      throw namingMissingSession(error, missingParentMessage(id, row.parentSessionId));
+    }
     return id;
   }
 
@@ -509,8 +515,12 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     checkKeyText("append message", "sessionId", sessionId);
     const values = newMessageValues(message, "append message");
     values[TIMESTAMP_INDEX] = this.#clock();
-    const rows = await this.#appendAlone(sessionId, [values], toolCallsAdded(message.toolCalls));
-    return rows[0];
+    try {
+      const rows = await this.#appendAlone(sessionId, [values], toolCallsAdded(message.toolCalls));
+      return rows[0];
+    } catch (error) {
+      throw namingMissingSession(error, missingSessionMessage("append message", sessionId));
+    }
   }
 
   async appendMessages(sessionId: string, list: readonly NewMessage[]): Promise<number[]> {
@@ -532,16 +542,20 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     }
     let toolCalls = 0;
     for (const message of list) toolCalls += toolCallsAdded(message.toolCalls);
-    if (all.length <= INSERT_CHUNK) return await this.#appendAlone(sessionId, all, toolCalls);
-    return await this.#write(async (query) => {
-      const ids: number[] = [];
-      for (let at = 0; at < all.length; at += INSERT_CHUNK) {
-        const chunk = all.slice(at, at + INSERT_CHUNK);
-        const calls = at === 0 ? toolCalls : 0;
-        ids.push(...await this.#insertCounted(query, sessionId, chunk, calls));
-      }
-      return ids;
-    });
+    try {
+      if (all.length <= INSERT_CHUNK) return await this.#appendAlone(sessionId, all, toolCalls);
+      return await this.#write(async (query) => {
+        const ids: number[] = [];
+        for (let at = 0; at < all.length; at += INSERT_CHUNK) {
+          const chunk = all.slice(at, at + INSERT_CHUNK);
+          const calls = at === 0 ? toolCalls : 0;
+          ids.push(...await this.#insertCounted(query, sessionId, chunk, calls));
+        }
+        return ids;
+      });
+    } catch (error) {
+      throw namingMissingSession(error, missingSessionMessage("append messages", sessionId));
+    }
   }
 
   /**
@@ -630,7 +644,9 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
          WHERE id = $3 RETURNING id`,
         [all.length, toolCalls, sessionId],
       );
-      if (updated.length === 0 && all.length > 0) throw foreignKeyError();
+      if (updated.length === 0 && all.length > 0) {
+        throw foreignKeyError(undefined, missingSessionMessage("replace messages", sessionId));
+      }
       await query(deleteMessagesSql("session_id = $1"), [sessionId]);
       for (let at = 0; at < all.length; at += INSERT_CHUNK) {
         const chunk = all.slice(at, at + INSERT_CHUNK);

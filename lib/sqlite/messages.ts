@@ -11,6 +11,7 @@
 import { SqliteError } from "./driver/sqlite_error.ts";
 import type { SqlValue } from "./driver/types.ts";
 import { ReadonlyError } from "../core/errors.ts";
+import { isForeignKeyFailure, missingSessionMessage } from "../core/missing_session.ts";
 import type { Store } from "./store.ts";
 import type { ConversationMessage, MessageRow, NewMessage } from "../core/types.ts";
 import { messageFromRow } from "../core/message_row.ts";
@@ -46,11 +47,23 @@ const ADD_TO_COUNTERS = `UPDATE sessions SET message_count = message_count + ?,
 const TIMESTAMP_STEP = 1e-6;
 
 /**
- * The error SQLite raises for a message whose session does not exist, also
- * thrown when the file's schema has no foreign key to raise it.
+ * The error SQLite raises for a message whose session does not exist, naming
+ * it; also thrown when the file's schema has no foreign key to raise it.
  */
-function missingSession(): SqliteError {
-  return new SqliteError("FOREIGN KEY constraint failed", 19, { extendedCode: 787 });
+function missingSession(doing: string, sessionId: string, cause?: unknown): SqliteError {
+  return new SqliteError(missingSessionMessage(doing, sessionId), 19, { extendedCode: 787, cause });
+}
+
+/** Runs the write `body` of messages of `sessionId`, naming the session when it does not exist. */
+function ofSession<T>(store: Store, doing: string, sessionId: string, body: () => T): T {
+  return store.write(() => {
+    try {
+      return body();
+    } catch (error) {
+      if (isForeignKeyFailure(error)) throw missingSession(doing, sessionId, error);
+      throw error;
+    }
+  });
 }
 
 /** Implements `SessionDB.appendMessage`: one row plus the counters, in one write. */
@@ -58,14 +71,14 @@ export function appendMessage(store: Store, sessionId: string, message: NewMessa
   checkKeyText("append message", "sessionId", sessionId);
   const values = messageValues(message, "append message");
   const added = toolCallsAdded(message.toolCalls);
-  return store.write(() => {
+  return ofSession(store, "append message", sessionId, () => {
     const { lastInsertRowid } = store.statement(INSERT_MESSAGE).run(
       sessionId,
       ...values,
       store.now(),
     );
     const { changes } = store.statement(ADD_TO_COUNTERS).run(1, added, sessionId);
-    if (changes === 0) throw missingSession();
+    if (changes === 0) throw missingSession("append message", sessionId);
     return Number(lastInsertRowid);
   });
 }
@@ -88,7 +101,7 @@ export function appendMessages(
   if (messages.length === 0) return [];
   // Every message checked before any is written: a bad one is a TypeError, whatever the session.
   const checked = Array.from(messages, (message) => messageValues(message, "append messages"));
-  return store.write(() => {
+  return ofSession(store, "append messages", sessionId, () => {
     let toolCalls = 0;
     const ids = insertIndexedAfter(store, messages.length, () => {
       const insert = store.statement(INSERT_MESSAGE);
@@ -103,7 +116,7 @@ export function appendMessages(
       return ids;
     });
     const { changes } = store.statement(ADD_TO_COUNTERS).run(messages.length, toolCalls, sessionId);
-    if (changes === 0) throw missingSession();
+    if (changes === 0) throw missingSession("append messages", sessionId);
     return ids;
   });
 }
@@ -122,7 +135,7 @@ export function replaceMessages(
       }`,
     );
   }
-  store.write(() => {
+  ofSession(store, "replace messages", sessionId, () => {
     store.statement("DELETE FROM messages WHERE session_id = ?").run(sessionId);
     const insert = store.statement(INSERT_MESSAGE);
     let timestamp = store.now();
@@ -139,7 +152,7 @@ export function replaceMessages(
     const { changes } = store
       .statement("UPDATE sessions SET message_count = ?, tool_call_count = ? WHERE id = ?")
       .run(messages.length, toolCalls, sessionId);
-    if (changes === 0 && messages.length > 0) throw missingSession();
+    if (changes === 0 && messages.length > 0) throw missingSession("replace messages", sessionId);
   });
 }
 

@@ -414,9 +414,10 @@ export class SessionDB {
    *   `parentSessionId`, which must name an existing session (see
    *   {@linkcode CreateSessionOptions}).
    * @returns The id.
-   * @throws {SqliteError} Of `kind` `constraint` (`FOREIGN KEY constraint
-   *   failed`) when `parentSessionId` names a session that does not exist;
-   *   nothing is written. Other storage failures at once, nothing written.
+   * @throws {SqliteError} Of `kind` `constraint` when `parentSessionId`
+   *   names a session that does not exist, saying so (`FOREIGN KEY constraint
+   *   failed: cannot create session "s2": no parent session "nope"`); nothing
+   *   is written. Other storage failures at once, nothing written.
    * @throws {TypeError} When `modelConfig` holds a circular reference.
    * @throws {TypeError} When `id` or `source` is not a string, naming the value.
    * @throws {ReadonlyError} When the database was opened with `readonly: true`.
@@ -700,8 +701,9 @@ export class SessionDB {
    *   `reasoningContent`, `reasoningDetails`, `codexReasoningItems`,
    *   `codexMessageItems` (see {@linkcode NewMessage}).
    * @returns The new message id.
-   * @throws {SqliteError} Of `kind` `constraint` (`FOREIGN KEY constraint
-   *   failed`) when the session does not exist; nothing is written. Other
+   * @throws {SqliteError} Of `kind` `constraint` when the session does not
+   *   exist, naming it (`FOREIGN KEY constraint failed: cannot append
+   *   message: no session "nope"`); nothing is written. Other
    *   storage failures at once, nothing written.
    * @throws {TypeError} When the message is not an object, `role` is not a
    *   string, a text field is not a string, `tokenCount` is not a finite
@@ -823,8 +825,9 @@ export class SessionDB {
    * @param sessionId The session.
    * @param list The new transcript, in order (each a {@linkcode ConversationMessage}).
    * @throws {SqliteError} Of `kind` `constraint` when the list is not empty
-   *   and the session does not exist (an empty list for an unknown session
-   *   changes nothing). Other storage failures at once; nothing is changed.
+   *   and the session does not exist, naming it as
+   *   {@linkcode SessionDB.appendMessage} does (an empty list for an unknown
+   *   session changes nothing). Other storage failures at once; nothing is changed.
    * @throws {TypeError} When `list` is not an array, or a message or one of
    *   its fields has the wrong type, or a field is given by its camelCase
    *   name (`toolCalls`, which would be dropped: give `tool_calls`); nothing

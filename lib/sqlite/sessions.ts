@@ -4,6 +4,8 @@
  * @module
  */
 import type { Store } from "./store.ts";
+import { SqliteError } from "./driver/sqlite_error.ts";
+import { isForeignKeyFailure, missingParentMessage } from "../core/missing_session.ts";
 import type { SessionRow } from "../core/types.ts";
 import { textValue } from "../core/message_values.ts";
 import {
@@ -25,18 +27,24 @@ export function createSession(
   options: CreateSessionOptions = {},
 ): string {
   const row = newSessionValues(id, source, options);
-  store.write(() =>
-    store.statement(INSERT_SESSION).run(
-      id,
-      source,
-      row.userId,
-      row.model,
-      row.modelConfig,
-      row.systemPrompt,
-      row.parentSessionId,
-      store.now(),
-    )
-  );
+  store.write(() => {
+    try {
+      store.statement(INSERT_SESSION).run(
+        id,
+        source,
+        row.userId,
+        row.model,
+        row.modelConfig,
+        row.systemPrompt,
+        row.parentSessionId,
+        store.now(),
+      );
+    } catch (error) {
+      if (!isForeignKeyFailure(error) || row.parentSessionId === null) throw error;
+      const message = missingParentMessage(id, row.parentSessionId);
+      throw new SqliteError(message, 19, { extendedCode: 787, cause: error });
+    }
+  });
   return id;
 }
 

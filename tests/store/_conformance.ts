@@ -700,7 +700,7 @@ export function storeConformance(name: string, factory: StoreFactory): void {
   });
 
   describe(`${name}: sessions`, () => {
-    test("createSession() keeps the first write; a missing parent is a constraint StorageError", async () => {
+    test("createSession() keeps the first write; a missing parent is a constraint StorageError naming it", async () => {
       const store = await empty({ clock: () => 1000.5 });
       assert.equal(
         await store.createSession("s1", "cli", { model: "m", modelConfig: { effort: "high" } }),
@@ -717,6 +717,10 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         (error) => {
           assert.ok(error instanceof StorageError);
           assert.equal(error.kind, "constraint");
+          assert.equal(
+            error.message,
+            'FOREIGN KEY constraint failed: cannot create session "s2": no parent session "nope"',
+          );
           return true;
         },
       );
@@ -933,15 +937,28 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.equal(await store.messageCount(), 3);
     });
 
-    test("appendMessage() into a missing session is a constraint StorageError and writes nothing", async () => {
+    test("appending to or replacing the messages of a missing session is a constraint StorageError naming it, and writes nothing", async () => {
       const store = await empty();
-      await assert.rejects(store.appendMessage("none", { role: "user", content: "x" }), (error) => {
+      await store.createSession("s", "cli");
+      await store.appendMessage("s", { role: "user", content: "kept" });
+      const refused = (doing: string) => (error: unknown) => {
         assert.ok(error instanceof StorageError);
         assert.equal(error.kind, "constraint");
+        assert.equal(
+          error.message,
+          `FOREIGN KEY constraint failed: cannot ${doing}: no session "none"`,
+        );
         return true;
-      });
-      await assert.rejects(store.appendMessages("none", [{ role: "user" }]), StorageError);
-      assert.equal(await store.messageCount(), 0);
+      };
+      const one = { role: "user", content: "x" };
+      await assert.rejects(store.appendMessage("none", one), refused("append message"));
+      await assert.rejects(store.appendMessages("none", [one]), refused("append messages"));
+      // More rows than one statement takes on PostgreSQL: appended in one transaction instead.
+      const many = Array.from({ length: 1200 }, () => one);
+      await assert.rejects(store.appendMessages("none", many), refused("append messages"));
+      await assert.rejects(store.replaceMessages("none", [one]), refused("replace messages"));
+      assert.equal(await store.messageCount(), 1);
+      assert.deepEqual((await store.getMessages("s")).map((m) => m.content), ["kept"]);
     });
 
     test("appendMessage() rejects a bad field with a TypeError naming the value, writing nothing", async () => {
