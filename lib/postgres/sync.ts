@@ -65,7 +65,7 @@
  * @module
  */
 import { hostname } from "node:os";
-import { SessionDB, steadyRead, storeOf } from "../sqlite/session_db.ts";
+import { SessionDB, steadyRead, storeRead } from "../sqlite/session_db.ts";
 import { checkSchemaInUse, connectPg } from "./_client.ts";
 import type { PgClient } from "./_client_types.ts";
 import { parsePostgresUrl } from "./store_url.ts";
@@ -216,7 +216,7 @@ export interface SyncOptions {
 async function fileSessionIds(path: string): Promise<ReadonlySet<string>> {
   const db = await SessionDB.open({ path, readonly: true });
   try {
-    const rows = storeOf(db).statement("SELECT id FROM sessions").all();
+    const rows = storeRead(db, (store) => store.statement("SELECT id FROM sessions").all());
     return new Set(rows.map((row) => String(row.id)));
   } finally {
     db.close();

@@ -150,6 +150,13 @@ function* whileOpen<T>(slot: StoreSlot, iteration: Generator<T>): Generator<T> {
   }
 }
 
+/** The slot of the store behind `db`, for the helpers below. */
+function slotOf(db: SessionDB): StoreSlot {
+  const slot = SLOTS.get(db);
+  if (slot === undefined) throw new TypeError("Cannot find the store of a SessionDB");
+  return slot;
+}
+
 /**
  * The internal store behind `db`, current (opened again when the file of an
  * immutable read-only store changed); for the modules of this library only
@@ -159,9 +166,22 @@ function* whileOpen<T>(slot: StoreSlot, iteration: Generator<T>): Generator<T> {
  * @returns Its store.
  */
 export function storeOf(db: SessionDB): Store {
-  const slot = SLOTS.get(db);
-  if (slot === undefined) throw new TypeError("Cannot find the store of a SessionDB");
-  return openSlot(slot).current();
+  return openSlot(slotOf(db)).current();
+}
+
+/**
+ * Runs `read` on the internal store behind `db` as its own read methods run
+ * theirs: on a file read without locks, again on the file opened anew when
+ * it failed while the file moved (see `StoreSlot.read`); for the modules of
+ * this library only.
+ *
+ * @param db An open database.
+ * @param read The read, given the store it runs on.
+ * @returns Its answer.
+ * @throws {OpenError} When the file moved during every try.
+ */
+export function storeRead<T>(db: SessionDB, read: (store: Store) => T): T {
+  return openSlot(slotOf(db)).read(read);
 }
 
 /**
@@ -175,9 +195,7 @@ export function storeOf(db: SessionDB): Store {
  * @throws {OpenError} When the file moved during every try.
  */
 export function steadyRead<T>(db: SessionDB, read: (store: Store) => T): T {
-  const slot = SLOTS.get(db);
-  if (slot === undefined) throw new TypeError("Cannot find the store of a SessionDB");
-  return slot.steady(read);
+  return slotOf(db).steady(read);
 }
 
 /**

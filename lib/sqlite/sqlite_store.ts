@@ -13,7 +13,7 @@ import * as exporting from "./export.ts";
 import * as prune from "./prune.ts";
 import type { SqliteDriver } from "./driver/types.ts";
 import type { Synchronous } from "./open.ts";
-import { SessionDB, storeOf } from "./session_db.ts";
+import { SessionDB, storeOf, storeRead } from "./session_db.ts";
 import type { SessionStore } from "../core/session_store.ts";
 import {
   checkStoreRetry,
@@ -296,11 +296,15 @@ class SqliteSessionStore implements SessionStore {
     const given = options ?? {};
     refuseOrigin(given);
     checkOptionalText("export sessions", "source", given.source);
-    const rows = await this.#call((db) => exporting.exportSessionRows(storeOf(db), given));
+    const rows = await this.#call((db) =>
+      storeRead(db, (store) => exporting.exportSessionRows(store, given))
+    );
     for (const row of rows) {
       // Each session is read on its own, whole (its row again with its messages, in one
       // snapshot): no read snapshot stays open while the consumer awaits.
-      const record = await this.#call((db) => exporting.sessionWhole(storeOf(db), row.id));
+      const record = await this.#call((db) =>
+        storeRead(db, (store) => exporting.sessionWhole(store, row.id))
+      );
       if (record !== undefined) yield record;
     }
   }
@@ -313,7 +317,11 @@ class SqliteSessionStore implements SessionStore {
       refuseOrigin(selection.filter);
       checkOptionalText("export sessions", "source", selection.filter?.source);
     }
-    yield* sqliteExportPieces((read) => this.#call((db) => read(storeOf(db))), selection, options);
+    yield* sqliteExportPieces(
+      (read) => this.#call((db) => storeRead(db, read)),
+      selection,
+      options,
+    );
   }
   deleteSession(...a: Parameters<SessionDB["deleteSession"]>) {
     return this.#write((db) => db.deleteSession(...a));

@@ -1,7 +1,15 @@
 import { test } from "node:test";
 import process from "node:process";
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
@@ -126,12 +134,33 @@ async function pausedWhileOwnerWrites(
   as: StartOptions,
   dir: string,
   config: { tool: string; path: string; dest?: string },
+  write: () => Promise<void> = () => ownerAppends(config.path, 200),
 ): Promise<string> {
   const child = startWorker(runtimeName(), "_paused_read.ts", [JSON.stringify(config)], as);
   await child.waitFor((line) => line === "paused", "the pause before the work");
-  await ownerAppends(config.path, 200);
+  await write();
   writeFileSync(join(dir, "go"), "");
   return (await child.succeeded()).at(-1)!;
+}
+
+/**
+ * What the owner's checkpoint may leave in place of the file at `path`: a
+ * copy with every other message deleted, its pages laid out anew (`VACUUM`),
+ * made beside it.
+ *
+ * @returns The copy's path and how many sessions and messages it holds.
+ */
+async function rewrittenCopy(path: string): Promise<{ copy: string; counts: string }> {
+  const copy = `${dirname(dirname(path))}/rewritten.db`;
+  copyFileSync(path, copy);
+  using raw = await rawOpen(copy);
+  raw.exec(
+    "DELETE FROM messages WHERE id % 2 = 0; CREATE TABLE pad (x); " +
+      "INSERT INTO pad SELECT randomblob(3000) FROM messages; VACUUM",
+  );
+  const count = (table: string) =>
+    Number(raw.prepare(`SELECT count(*) AS n FROM ${table}`).get()?.n);
+  return { copy, counts: `${count("sessions")} ${count("messages")}` };
 }
 
 /**
@@ -224,6 +253,22 @@ test(`doctor() of a file the user may not write checks it again when its owner w
   const report = await pausedWhileOwnerWrites(as, dir, { tool: "doctor", path });
   // The fixture's own warnings, as a check of the quiet file gives them: no damage.
   assert.equal(report, "ok true fts:messages_fts_trigram,wal,files");
+});
+
+test(`An export in pieces of a file the user may not write reads a session again, on the file opened anew, when the owner wrote the file during its read${asRoot}`, async (t) => {
+  const { dir, as } = await setup();
+  if (typeof as === "string") return t.skip(as);
+  const path = folderWithFixture(dir, "owned", 0o777, 0o444);
+  const { copy, counts } = await rewrittenCopy(path);
+  // The owner's checkpoint writes the pages in place, under the reader's cached ones: SQLite takes
+  // the mix for a malformed file, and the export failed.
+  const report = await pausedWhileOwnerWrites(
+    as,
+    dir,
+    { tool: "export", path },
+    () => Promise.resolve(writeFileSync(path, readFileSync(copy))),
+  );
+  assert.equal(report, `ok ${counts}`, "every session, with the messages of the file as it is now");
 });
 
 test(`SessionDB.inspect() of a file the user may not write checks it again when its owner wrote during the check${asRoot}`, async (t) => {
