@@ -1760,7 +1760,10 @@ export class SessionDB {
    * on Node), then each session's row again with its messages, in one
    * snapshot of their own, as it is yielded: a session that another process
    * changes meanwhile comes whole as it is then, one it deletes meanwhile is
-   * left out, one it creates is not in the list.
+   * left out, one it creates is not in the list. A file read without locks
+   * (another user's, read-only) is read the Deno and Node way on every
+   * runtime, each read run again when the owner's checkpoint tears it: no
+   * cursor can hold its pages still.
    *
    * While the generator is suspended halfway, that cursor holds a read
    * snapshot of the file: run it to the end (or `return()` it, as `break` in
@@ -1795,7 +1798,17 @@ export class SessionDB {
     const given = options ?? {};
     checkOptionalText("export sessions", "source", given.source);
     const slot = openSlot(this.#slot);
+    if (slot.readsUnlocked) return whileOpen(slot, this.#exportReadApart(given));
     return whileOpen(slot, slot.pinned((store) => exporting.iterateExport(store, given)));
+  }
+
+  /** `iterateExport` as calls: the session list, then each session read whole on its own. */
+  *#exportReadApart(options: ExportOptions): Generator<SessionExportWithActivity> {
+    const rows = this.#read((store) => exporting.exportSessionRows(store, options));
+    for (const row of rows) {
+      const record = this.#read((store) => exporting.sessionWhole(store, row.id));
+      if (record !== undefined) yield record;
+    }
   }
 
   /**

@@ -148,6 +148,15 @@ export class StoreSlot {
     }
   }
 
+  /**
+   * True when the store reads without locks (it is watched by the file's
+   * state): nothing holds its pages still across calls, so an iteration
+   * reads each step as a call of its own.
+   */
+  get readsUnlocked(): boolean {
+    return this.#opened.watched?.by === fileState;
+  }
+
   /** How many times the file was opened again (a live page's marker must move with it). */
   get reopens(): number {
     return this.#reopens;

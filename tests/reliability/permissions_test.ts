@@ -255,21 +255,28 @@ test(`doctor() of a file the user may not write checks it again when its owner w
   assert.equal(report, "ok true fts:messages_fts_trigram,wal,files");
 });
 
-test(`An export in pieces of a file the user may not write reads a session again, on the file opened anew, when the owner wrote the file during its read${asRoot}`, async (t) => {
-  const { dir, as } = await setup();
-  if (typeof as === "string") return t.skip(as);
-  const path = folderWithFixture(dir, "owned", 0o777, 0o444);
-  const { copy, counts } = await rewrittenCopy(path);
-  // The owner's checkpoint writes the pages in place, under the reader's cached ones: SQLite takes
-  // the mix for a malformed file, and the export failed.
-  const report = await pausedWhileOwnerWrites(
-    as,
-    dir,
-    { tool: "export", path },
-    () => Promise.resolve(writeFileSync(path, readFileSync(copy))),
-  );
-  assert.equal(report, `ok ${counts}`, "every session, with the messages of the file as it is now");
-});
+for (
+  const [tool, what] of [
+    ["export", "An export in pieces (the CLI's export)"],
+    ["iterate", "SessionDB.iterateExport()"],
+  ] as const
+) {
+  test(`${what} of a file the user may not write reads a session again, on the file opened anew, when the owner wrote the file during its read${asRoot}`, async (t) => {
+    const { dir, as } = await setup();
+    if (typeof as === "string") return t.skip(as);
+    const path = folderWithFixture(dir, "owned", 0o777, 0o444);
+    const { copy, counts } = await rewrittenCopy(path);
+    // The owner's checkpoint writes the pages in place, under the reader's cached ones: SQLite
+    // takes the mix for a malformed file, and the export failed.
+    const report = await pausedWhileOwnerWrites(
+      as,
+      dir,
+      { tool, path },
+      () => Promise.resolve(writeFileSync(path, readFileSync(copy))),
+    );
+    assert.equal(report, `ok ${counts}`, "every session, with the messages of the file as it is");
+  });
+}
 
 test(`SessionDB.inspect() of a file the user may not write checks it again when its owner wrote during the check${asRoot}`, async (t) => {
   const { dir, as } = await setup();
