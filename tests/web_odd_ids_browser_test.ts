@@ -4,7 +4,7 @@
 // are saved; an export the server refuses says why on the page; no title runs script.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { copyFixture, rawOpen, tempDir } from "./_helpers.ts";
 import {
@@ -95,10 +95,35 @@ async function showsMessage(page: Page, i: number, name: string): Promise<void> 
   assert.match(text, new RegExp(`zebraquokka question ${i}\\b`), `${name}: ${text.slice(0, 200)}`);
 }
 
-/** Waits for `path` to appear (a download being saved), up to ten seconds. */
-async function saved(path: string): Promise<string> {
-  for (let i = 0; i < 100 && !existsSync(path); i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
+/** The page's DevTools session, able to save its downloads. */
+type Downloads = Awaited<ReturnType<Page["createCDPSession"]>>;
+
+/**
+ * The text of the file a download that `start` begins saves as `path`, once
+ * Chromium says it is complete (it writes `path.crdownload`, then renames
+ * it); a canceled download, or none within ten seconds, fails saying so.
+ */
+async function downloaded(
+  cdp: Downloads,
+  path: string,
+  start: () => Promise<void>,
+): Promise<string> {
+  let settle = (_error?: Error) => {};
+  const done = new Promise<void>((resolve, reject) => {
+    settle = (error) => error === undefined ? resolve() : reject(error);
+  });
+  const progress = ({ state }: { state: string }) => {
+    if (state === "completed") settle();
+    else if (state === "canceled") settle(new Error(`the download of ${path} was canceled`));
+  };
+  const late = setTimeout(() => settle(new Error(`no download of ${path} within 10 s`)), 10_000);
+  cdp.on("Browser.downloadProgress", progress);
+  try {
+    await start();
+    await done;
+  } finally {
+    clearTimeout(late);
+    cdp.off("Browser.downloadProgress", progress);
   }
   return readFileSync(path, "utf8");
 }
@@ -144,11 +169,19 @@ describe("odd session ids in the browser", { skip }, () => {
     const folder = tempDir();
     const page = await openPage(browser, `${served.origin}/#/`);
     const cdp = await page.createCDPSession();
-    await cdp.send("Browser.setDownloadBehavior", { behavior: "allow", downloadPath: folder });
+    await cdp.send("Browser.setDownloadBehavior", {
+      behavior: "allow",
+      downloadPath: folder,
+      eventsEnabled: true,
+    });
     for (const [id, file] of [[".", "session.md"], [LONG_ID, `${"L".repeat(100)}.md`]]) {
       await redrawn(page, () => page.goto(`${served.origin}/${sessionHref(id)}`));
-      await page.click('a[download][href^="/api/export?format=md&"]');
-      assert.match(await saved(join(folder, file)), /zebraquokka question/, file);
+      const text = await downloaded(
+        cdp,
+        join(folder, file),
+        () => page.click('a[download][href^="/api/export?format=md&"]'),
+      );
+      assert.match(text, /zebraquokka question/, `${file}: ${JSON.stringify(text.slice(0, 400))}`);
     }
     await closePage(page);
   });
