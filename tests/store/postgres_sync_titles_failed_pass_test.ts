@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { tempDbPath } from "../_helpers.ts";
-import { adminSql, onFreshSyncTarget, PG_SKIP } from "./_pg.ts";
+import { adminSql, onFreshSyncTarget, PG_SKIP, PG_URL } from "./_pg.ts";
 
 /** The server's titles of the origin's sessions, by id. */
 async function titles(client: PgClient, origin: string): Promise<Record<string, unknown>> {
@@ -34,6 +34,42 @@ async function failUpdates(schema: string, when: string): Promise<void> {
 async function stopFailing(schema: string): Promise<void> {
   await adminSql(`DROP TRIGGER injected_failure ON "${schema}".sessions`);
   await adminSql(`DROP FUNCTION "${schema}".injected_failure()`);
+}
+
+/**
+ * Locks session `id`'s row in `schema` from a connection of its own, until
+ * the function returned is called (it waits for the lock to go).
+ */
+async function holdRow(schema: string, id: string): Promise<() => Promise<void>> {
+  const { connectPg } = await import("../../lib/postgres/_client.ts");
+  const holder = await connectPg(PG_URL!, schema, { max: 1 });
+  let locked = () => {};
+  const isLocked = new Promise<void>((resolve) => locked = resolve);
+  let release = () => {};
+  const released = new Promise<void>((resolve) => release = resolve);
+  const held = holder.transaction(async (query) => {
+    await query("SELECT id FROM sessions WHERE id = $1 FOR UPDATE", [id]);
+    locked();
+    await released;
+  });
+  await Promise.race([isLocked, held]);
+  return async () => {
+    release();
+    try {
+      await held;
+    } finally {
+      await holder.close();
+    }
+  };
+}
+
+/** Waits until `sql` (on the test server) gives `n` as its first row's `n`, up to 20 s. */
+async function until(sql: string, n: number): Promise<void> {
+  for (let tries = 0; tries < 400; tries++) {
+    if (Number((await adminSql(sql))[0]?.n) === n) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.fail(`no ${n} from ${sql} within 20 s`);
 }
 
 /**
@@ -90,9 +126,24 @@ describe("sync titles after a pass that failed", { skip: PG_SKIP }, () => {
   }, async () =>
     await onFreshSyncTarget(async ({ schema, client, syncFile }) => {
       const b = await handOverAcrossBatches(client, syncFile);
-      // Every batch commits; giving q its title at the end fails.
+      // Every batch commits; giving q its title at the end fails. The batches are written side by
+      // side and may commit in any order: p's waits for q's here, else it could free "T [B]"
+      // first and q's batch take it itself (the update that fails, failing that batch).
       await failUpdates(schema, "NEW.id = 'B/q' AND OLD.title IS NULL AND NEW.title IS NOT NULL");
-      await assert.rejects(syncFile(client, b, { origin: "B", host: "h" }), /injected failure/);
+      const releaseP = await holdRow(schema, "B/p");
+      const failed = assert.rejects(
+        syncFile(client, b, { origin: "B", host: "h" }),
+        /injected failure/,
+      );
+      try {
+        await until(
+          `SELECT count(*) AS n FROM "${schema}".messages WHERE session_id = 'B/r'`,
+          2000,
+        );
+      } finally {
+        await releaseP();
+      }
+      await failed;
       await stopFailing(schema);
       assert.deepEqual(await titles(client, "B"), { "B/p": "U", "B/q": null, "B/r": null });
       const next = await syncFile(client, b, { origin: "B", host: "h" });
