@@ -43,6 +43,11 @@ export interface Opened {
   readonly watched: Watch | undefined;
 }
 
+/** Whether `opened` reads without locks: it is watched by the file's state (`fileState`). */
+function readWithoutLocks(opened: Opened): boolean {
+  return opened.watched?.by === fileState;
+}
+
 /** Keeps the store of one `SessionDB` current (see the module's description). */
 export class StoreSlot {
   #opened: Opened;
@@ -110,7 +115,7 @@ export class StoreSlot {
     try {
       return read(store);
     } catch (error) {
-      if (opened.watched?.by !== fileState || this.#closed || !this.#moved(opened)) throw error;
+      if (!readWithoutLocks(opened) || this.#closed || !this.#moved(opened)) throw error;
     }
     return this.steady(read);
   }
@@ -129,7 +134,7 @@ export class StoreSlot {
     for (let tries = 1;; tries++) {
       const store = this.current();
       const opened = this.#opened;
-      if (opened.watched?.by !== fileState || this.#closed) return read(store);
+      if (!readWithoutLocks(opened) || this.#closed) return read(store);
       let answer: { value: T } | { error: unknown };
       try {
         answer = { value: read(store) };
@@ -154,7 +159,7 @@ export class StoreSlot {
    * reads each step as a call of its own.
    */
   get readsUnlocked(): boolean {
-    return this.#opened.watched?.by === fileState;
+    return readWithoutLocks(this.#opened);
   }
 
   /** How many times the file was opened again (a live page's marker must move with it). */
