@@ -7,6 +7,7 @@
 import { after } from "node:test";
 import { openStore, type OpenStoreOptions } from "../../lib/open_store.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
+import type { PgClient } from "../../lib/postgres/_client_types.ts";
 
 /** The server URL, or `undefined` when none is configured (and not on CI). */
 export const PG_URL: string | undefined = (() => {
@@ -113,3 +114,25 @@ after(async () => {
   schemas.clear();
   await adminSql(`DROP SCHEMA IF EXISTS ${list} CASCADE`);
 });
+
+/**
+ * Runs `fn` in a transaction of `client` held open until `commit` is called:
+ * `ready` resolves once `fn` ran (or the transaction failed), `done` with
+ * the transaction.
+ */
+export function heldTransaction(
+  client: PgClient,
+  fn: (query: Parameters<Parameters<PgClient["transaction"]>[0]>[0]) => Promise<void>,
+): { ready: Promise<void>; commit: () => void; done: Promise<void> } {
+  let commit!: () => void;
+  const released = new Promise<void>((resolve) => commit = resolve);
+  let ready!: () => void;
+  const readyPromise = new Promise<void>((resolve) => ready = resolve);
+  const done = client.transaction(async (query) => {
+    await fn(query);
+    ready();
+    await released;
+  });
+  done.catch(() => ready());
+  return { ready: readyPromise, commit, done };
+}

@@ -15,7 +15,7 @@ import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { rawOpen, tempDbPath } from "../_helpers.ts";
-import { onFreshSyncTarget, PG_SKIP, PG_URL, type SyncTarget } from "./_pg.ts";
+import { heldTransaction, onFreshSyncTarget, PG_SKIP, PG_URL, type SyncTarget } from "./_pg.ts";
 
 /** Resolves once a statement of another connection waits for a lock (10 s at most). */
 async function someoneWaits(client: PgClient): Promise<void> {
@@ -28,24 +28,6 @@ async function someoneWaits(client: PgClient): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error("no statement waited for the held lock");
-}
-
-/** Runs `fn` in a transaction held open until `release` resolves. */
-function heldTransaction(
-  client: PgClient,
-  fn: (query: Parameters<Parameters<PgClient["transaction"]>[0]>[0]) => Promise<void>,
-): { ready: Promise<void>; commit: () => void; done: Promise<void> } {
-  let commit!: () => void;
-  const released = new Promise<void>((resolve) => commit = resolve);
-  let ready!: () => void;
-  const readyPromise = new Promise<void>((resolve) => ready = resolve);
-  const done = client.transaction(async (query) => {
-    await fn(query);
-    ready();
-    await released;
-  });
-  done.catch(() => ready());
-  return { ready: readyPromise, commit, done };
 }
 
 /** The contents of a session's messages on the server, in order. */

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { tempDbPath } from "../_helpers.ts";
-import { adminSql, onFreshSyncTarget, PG_SKIP, PG_URL } from "./_pg.ts";
+import { adminSql, heldTransaction, onFreshSyncTarget, PG_SKIP, PG_URL } from "./_pg.ts";
 
 /** The server's titles of the origin's sessions, by id. */
 async function titles(client: PgClient, origin: string): Promise<Record<string, unknown>> {
@@ -43,20 +43,14 @@ async function stopFailing(schema: string): Promise<void> {
 async function holdRow(schema: string, id: string): Promise<() => Promise<void>> {
   const { connectPg } = await import("../../lib/postgres/_client.ts");
   const holder = await connectPg(PG_URL!, schema, { max: 1 });
-  let locked = () => {};
-  const isLocked = new Promise<void>((resolve) => locked = resolve);
-  let release = () => {};
-  const released = new Promise<void>((resolve) => release = resolve);
-  const held = holder.transaction(async (query) => {
+  const held = heldTransaction(holder, async (query) => {
     await query("SELECT id FROM sessions WHERE id = $1 FOR UPDATE", [id]);
-    locked();
-    await released;
   });
-  await Promise.race([isLocked, held]);
+  await held.ready;
   return async () => {
-    release();
+    held.commit();
     try {
-      await held;
+      await held.done;
     } finally {
       await holder.close();
     }
