@@ -115,24 +115,53 @@ after(async () => {
   await adminSql(`DROP SCHEMA IF EXISTS ${list} CASCADE`);
 });
 
-/**
- * Runs `fn` in a transaction of `client` held open until `commit` is called:
- * `ready` resolves once `fn` ran (or the transaction failed), `done` with
- * the transaction.
- */
+/** A transaction held open by {@linkcode heldTransaction}. */
+export interface HeldTransaction {
+  /** Resolves once `fn` ran (or the transaction failed). */
+  readonly ready: Promise<void>;
+  /** Lets the transaction commit. */
+  readonly commit: () => void;
+  /** Settles with the transaction. */
+  readonly done: Promise<void>;
+  /** The server process holding it (`pg_backend_pid()`), once `ready`. */
+  readonly pid: () => number;
+}
+
+/** Runs `fn` in a transaction of `client` held open until `commit` is called. */
 export function heldTransaction(
   client: PgClient,
   fn: (query: Parameters<Parameters<PgClient["transaction"]>[0]>[0]) => Promise<void>,
-): { ready: Promise<void>; commit: () => void; done: Promise<void> } {
+): HeldTransaction {
   let commit!: () => void;
   const released = new Promise<void>((resolve) => commit = resolve);
   let ready!: () => void;
   const readyPromise = new Promise<void>((resolve) => ready = resolve);
+  let pid = 0;
   const done = client.transaction(async (query) => {
+    const [row] = await query(`SELECT pg_backend_pid() AS pid`);
+    pid = Number(row.pid);
     await fn(query);
     ready();
     await released;
   });
   done.catch(() => ready());
-  return { ready: readyPromise, commit, done };
+  return { ready: readyPromise, commit, done, pid: () => pid };
+}
+
+/**
+ * Resolves once a statement waits for a lock that `held` holds (10 s at
+ * most). Only a wait on `held` counts: other tests share the server, and a
+ * statement of theirs waiting for a lock of their own is not the one awaited.
+ */
+export async function waitedOn(client: PgClient, held: HeldTransaction): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const rows = await client.query(
+      `SELECT 1 FROM pg_stat_activity
+       WHERE wait_event_type = 'Lock' AND $1::integer = ANY (pg_blocking_pids(pid))`,
+      [held.pid()],
+    );
+    if (rows.length > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error("no statement waited for the held lock");
 }

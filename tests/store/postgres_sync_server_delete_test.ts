@@ -15,20 +15,14 @@ import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { rawOpen, tempDbPath } from "../_helpers.ts";
-import { heldTransaction, onFreshSyncTarget, PG_SKIP, PG_URL, type SyncTarget } from "./_pg.ts";
-
-/** Resolves once a statement of another connection waits for a lock (10 s at most). */
-async function someoneWaits(client: PgClient): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const rows = await client.query(
-      `SELECT 1 FROM pg_stat_activity
-       WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
-    );
-    if (rows.length > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error("no statement waited for the held lock");
-}
+import {
+  heldTransaction,
+  onFreshSyncTarget,
+  PG_SKIP,
+  PG_URL,
+  type SyncTarget,
+  waitedOn,
+} from "./_pg.ts";
 
 /** The contents of a session's messages on the server, in order. */
 async function serverContents(url: string, id: string): Promise<unknown[]> {
@@ -86,7 +80,7 @@ async function passDuringDelete(target: Target, path: string, id: string) {
   await deleting.ready;
   const pass = target.syncFile(target.client, path, { origin: "A", host: "h" });
   pass.catch(() => {});
-  await someoneWaits(target.admin);
+  await waitedOn(target.admin, deleting);
   deleting.commit();
   await deleting.done;
   return await pass;
@@ -184,7 +178,7 @@ describe("sync and a delete on the server at once", { skip: PG_SKIP }, () => {
       await holding.ready;
       const pass = syncFile(client, path, { origin: "A", host: "h" });
       pass.catch(() => {});
-      await someoneWaits(admin);
+      await waitedOn(admin, holding);
       {
         await using store = await openStore(url);
         assert.equal(await store.deleteSession("A/y"), true);
