@@ -5,7 +5,14 @@ import type { SessionStore } from "../../lib/core/session_store.ts";
 import { createHandler, type Handler } from "../../lib/web/handler.ts";
 import { V11 } from "../_cli_io.ts";
 import { loadFixture } from "../store/_fixture_data.ts";
-import { freshSchema, openPgStore, PG_SKIP, PG_URL, schemaUrl } from "../store/_pg.ts";
+import {
+  freshSchema,
+  heldTransaction,
+  openPgStore,
+  PG_SKIP,
+  PG_URL,
+  schemaUrl,
+} from "../store/_pg.ts";
 import { connectSyncTarget, syncFile } from "../../lib/postgres/sync.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { copyFixture } from "../_helpers.ts";
@@ -187,19 +194,13 @@ describe("web handler over a PostgreSQL store that sync fills", { skip: PG_SKIP 
     try {
       const h = createHandler(limited, { pollMs: 50, allowWrites: true });
       const config = await (await h(new Request("http://127.0.0.1:8787/api/config"))).json();
-      let release!: () => void;
-      const released = new Promise<void>((resolve) => release = resolve);
-      let locked!: () => void;
-      const rowLocked = new Promise<void>((resolve) => locked = resolve);
       // Another process holds the session's row while the page renames it.
-      const holding = holder.transaction(async (query) => {
+      const holding = heldTransaction(holder, async (query) => {
         await query(
           `SELECT id FROM ${quoteIdentifier(schema)}.sessions WHERE id = 'held' FOR UPDATE`,
         );
-        locked();
-        await released;
       });
-      await rowLocked;
+      await holding.ready;
       const response = await h(
         new Request("http://127.0.0.1:8787/api/sessions/held/title", {
           method: "PUT",
@@ -207,8 +208,8 @@ describe("web handler over a PostgreSQL store that sync fills", { skip: PG_SKIP 
           headers: { "x-hermes-csrf": config.csrf },
         }),
       );
-      release();
-      await holding;
+      holding.commit();
+      await holding.done;
       assert.equal(response.status, 503);
       assert.deepEqual(await response.json(), {
         error: { status: 503, message: "The database is busy; try again" },
