@@ -28,15 +28,16 @@ export HERMES_TEST_CHROMIUM="${HERMES_TEST_CHROMIUM:-$(bash "$ROOT/scripts/chrom
 step() { printf '\n== %s (at %d s)\n' "$*" "$SECONDS" >&2; }
 
 # The run's temporary files (the test databases and PostgreSQL clusters) go in memory when /dev/shm
-# has room and TMPDIR names no other place: the tests write some 13 GB, syncing every commit, and on a
-# disk a fifth of the run waited on those syncs. None of them needs its files to outlive the machine.
+# has room and TMPDIR names no other place: the Deno suite alone writes some 13 GB, syncing every
+# commit, and on a disk a fifth of its run waited on those syncs. No test needs its files to outlive
+# the machine.
 if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ] &&
   [ "$(df -Pk /dev/shm | awk 'NR == 2 { print $4 }')" -ge $((6 * 1024 * 1024)) ]; then
   export TMPDIR=/dev/shm
 fi
 # Four test files at a time on each runtime, on a machine of two cores: the tests mostly wait (on the
-# processes they start, the servers, the browser, their timers), and two at a time left the cores
-# idle for a third of the run.
+# processes they start, the servers, the browser, their timers), and two at a time kept only 1.2 of
+# the 2 cores busy.
 JOBS=4
 
 # What the run starts and makes is stopped and removed when it ends, however it ends.
