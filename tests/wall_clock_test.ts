@@ -6,6 +6,60 @@ import { wallClockSeconds } from "../lib/core/wall_clock.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { tempDbPath } from "./_helpers.ts";
 
+// First, on a clock no other test has read: the tests below set Date.now() back and forth, and on a
+// busy machine read anchors in wide brackets; either can read as drift to the stores' clock until its
+// next anchor, up to a second later, and meanwhile give times up to a millisecond early (still within
+// the millisecond Date.now() reads).
+test("a message written just after Python's comes after it, and its session's child starts after the parent ends", async () => {
+  const path = tempDbPath();
+  const db = await SessionDB.open({ path });
+  db.createSession("s", "cli");
+  // A Python writer, as the Python Hermes writes: time.time() to the microsecond. It writes
+  // one message (or ends a session) each time it reads a line, and answers when committed.
+  const python = spawn("python3", [
+    "-c",
+    [
+      "import sqlite3, sys, time",
+      "db = sqlite3.connect(sys.argv[1], isolation_level=None)",
+      "db.execute('PRAGMA busy_timeout = 5000')",
+      "for line in sys.stdin:",
+      "    n = line.strip()",
+      "    if n.startswith('end '):",
+      "        db.execute(\"UPDATE sessions SET ended_at = ?, end_reason = 'compression' WHERE id = ?\", (time.time(), n[4:]))",
+      "    else:",
+      "        db.execute(\"INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'user', ?, ?)\", ('question ' + n, time.time()))",
+      "    print('ok', flush=True)",
+    ].join("\n"),
+    path,
+  ], { stdio: ["pipe", "pipe", "inherit"] });
+  const answers = createInterface({ input: python.stdout! })[Symbol.asyncIterator]();
+  const ask = async (line: string) => {
+    python.stdin!.write(`${line}\n`);
+    assert.equal((await answers.next()).value, "ok");
+  };
+  try {
+    for (let i = 0; i < 100; i++) {
+      await ask(String(i));
+      db.appendMessage("s", { role: "assistant", content: `answer ${i}` });
+      db.createSession(`p${i}`, "cli");
+      await ask(`end p${i}`);
+      db.createSession(`c${i}`, "cli", { parentSessionId: `p${i}` });
+    }
+  } finally {
+    python.stdin!.end();
+    await new Promise((resolve) => python.once("exit", resolve));
+  }
+  const order = db.getMessages("s").map((m) => m.content);
+  const expected = Array.from({ length: 100 }, (_, i) => [`question ${i}`, `answer ${i}`]).flat();
+  assert.deepEqual(order, expected);
+  for (let i = 0; i < 100; i++) {
+    const parent = db.getSession(`p${i}`)!;
+    const child = db.getSession(`c${i}`)!;
+    assert.ok(child.started_at >= parent.ended_at!, `c${i} started before p${i} ended`);
+  }
+  db.close();
+});
+
 test("the clock counts microseconds, keeps near Date.now() and never runs back", () => {
   let previous = -Infinity;
   /** How many of 2,000 reads carry a fraction of a millisecond; every read is checked. */
@@ -103,54 +157,4 @@ test("an anchor read late, then reads each slowed by a pause, never give a time 
   } finally {
     Date.now = real;
   }
-});
-
-test("a message written just after Python's comes after it, and its session's child starts after the parent ends", async () => {
-  const path = tempDbPath();
-  const db = await SessionDB.open({ path });
-  db.createSession("s", "cli");
-  // A Python writer, as the Python Hermes writes: time.time() to the microsecond. It writes
-  // one message (or ends a session) each time it reads a line, and answers when committed.
-  const python = spawn("python3", [
-    "-c",
-    [
-      "import sqlite3, sys, time",
-      "db = sqlite3.connect(sys.argv[1], isolation_level=None)",
-      "db.execute('PRAGMA busy_timeout = 5000')",
-      "for line in sys.stdin:",
-      "    n = line.strip()",
-      "    if n.startswith('end '):",
-      "        db.execute(\"UPDATE sessions SET ended_at = ?, end_reason = 'compression' WHERE id = ?\", (time.time(), n[4:]))",
-      "    else:",
-      "        db.execute(\"INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'user', ?, ?)\", ('question ' + n, time.time()))",
-      "    print('ok', flush=True)",
-    ].join("\n"),
-    path,
-  ], { stdio: ["pipe", "pipe", "inherit"] });
-  const answers = createInterface({ input: python.stdout! })[Symbol.asyncIterator]();
-  const ask = async (line: string) => {
-    python.stdin!.write(`${line}\n`);
-    assert.equal((await answers.next()).value, "ok");
-  };
-  try {
-    for (let i = 0; i < 100; i++) {
-      await ask(String(i));
-      db.appendMessage("s", { role: "assistant", content: `answer ${i}` });
-      db.createSession(`p${i}`, "cli");
-      await ask(`end p${i}`);
-      db.createSession(`c${i}`, "cli", { parentSessionId: `p${i}` });
-    }
-  } finally {
-    python.stdin!.end();
-    await new Promise((resolve) => python.once("exit", resolve));
-  }
-  const order = db.getMessages("s").map((m) => m.content);
-  const expected = Array.from({ length: 100 }, (_, i) => [`question ${i}`, `answer ${i}`]).flat();
-  assert.deepEqual(order, expected);
-  for (let i = 0; i < 100; i++) {
-    const parent = db.getSession(`p${i}`)!;
-    const child = db.getSession(`c${i}`)!;
-    assert.ok(child.started_at >= parent.ended_at!, `c${i} started before p${i} ended`);
-  }
-  db.close();
 });
