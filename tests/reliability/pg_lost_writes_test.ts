@@ -585,6 +585,12 @@ async function underFire(
     tally.ok > 0 && tally.notmade > 0,
     `some calls made, some failed: ${JSON.stringify(tally)}`,
   );
-  // The server was reachable but for the power cut: few writes left untold.
-  assert.ok(unknown.length <= Math.max(2, tally.ok / 200), `too many untold:\n${unknown}`);
+  // The server was reachable but for the power cut: few writes left untold. A question runs on a
+  // connection of the writers' own, which the test ends as any other, and one ended three times
+  // leaves its write untold; on a busy machine questions take longer and more of them are ended, so
+  // the bound grows with the ends (3 untold of 124 ends seen, four test files at a time).
+  assert.ok(
+    unknown.length <= Math.max(2, tally.ok / 200, kills / 30),
+    `too many untold (${kills} connections ended):\n${unknown}`,
+  );
 }
