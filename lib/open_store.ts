@@ -10,10 +10,29 @@ import type { PostgresStoreOptions } from "./postgres/postgres_store.ts";
 import type { SessionStore } from "./core/session_store.ts";
 import { OpenError } from "./core/errors.ts";
 import { describeValue } from "./core/shown_value.ts";
+import { checkOptionNames, type OptionNames } from "./core/option_names.ts";
 import { openSqliteStore, type SqliteStoreOptions } from "./sqlite/sqlite_store.ts";
 
 /** Options of {@linkcode openStore}: those of the engine the target names. */
 export type OpenStoreOptions = SqliteStoreOptions & Omit<PostgresStoreOptions, "retry">;
+
+/**
+ * The options of {@linkcode openStore}, checked by name (either engine's: the
+ * CLI gives a server the SQLite `retry` too): a misspelt `readonly` would
+ * open the store for writing.
+ */
+const OPEN_STORE_OPTION_NAMES: OptionNames<OpenStoreOptions> = {
+  readonly: true,
+  synchronous: true,
+  retry: true,
+  clock: true,
+  openDriver: true,
+  max: true,
+  maxAttempts: true,
+  sleep: true,
+  random: true,
+  schema: true,
+};
 
 /**
  * True when `target` names a PostgreSQL server rather than a file.
@@ -64,7 +83,10 @@ export function sqlitePath(target: string): string {
  * @throws {RangeError} When an option has a bad value (a `synchronous` that is
  *   not `"full"` or `"normal"`, a `retry` time that is not a non-negative
  *   number), naming it; nothing is created.
- * @throws {TypeError} When `target` is not a string, naming the value.
+ * @throws {TypeError} When `target` is not a string, naming the value; when
+ *   `options` is not an object or holds an option neither engine takes,
+ *   naming it (a misspelt `readOnly` would open the store for writing);
+ *   nothing is opened.
  *
  * @example Recording and searching through the asynchronous store
  * ```ts
@@ -88,6 +110,7 @@ export async function openStore(
         `current value is ${describeValue(target)}`,
     );
   }
+  checkOptionNames("open store", options, OPEN_STORE_OPTION_NAMES);
   if (isPostgresTarget(target)) {
     // Loaded only now: the SQLite path never evaluates the PostgreSQL engine or its client.
     const { openPostgresStore } = await import("./postgres/postgres_store.ts");

@@ -7,6 +7,7 @@
 import { checkOptionalText } from "./session_options.ts";
 import { describeValue } from "./shown_value.ts";
 import { blobAsText } from "./blob_text.ts";
+import { checkOptionNames, type OptionNames } from "./option_names.ts";
 
 /** Options of `deleteSession` and `pruneEmptyGhostSessions`. */
 export interface SessionsDirOptions {
@@ -80,6 +81,30 @@ export interface PruneCandidatesOptions {
   ghosts?: boolean;
 }
 
+/** The options of `deleteSession` and `pruneEmptyGhostSessions`, checked by name. */
+export const SESSIONS_DIR_OPTION_NAMES: OptionNames<SessionsDirOptions> = { sessionsDir: true };
+
+/** The options of `pruneSessions`, checked by name. */
+export const PRUNE_OPTION_NAMES: OptionNames<PruneOptions> = {
+  olderThanDays: true,
+  source: true,
+  sessionsDir: true,
+};
+
+/** The options of `maybeAutoPruneAndVacuum`, checked by name. */
+export const AUTO_PRUNE_OPTION_NAMES: OptionNames<AutoPruneOptions> = {
+  retentionDays: true,
+  minIntervalHours: true,
+  vacuum: true,
+  sessionsDir: true,
+};
+
+const PRUNE_CANDIDATES_OPTION_NAMES: OptionNames<PruneCandidatesOptions> = {
+  olderThanDays: true,
+  source: true,
+  ghosts: true,
+};
+
 /**
  * Checks the options of `pruneCandidates` (the message names the value).
  *
@@ -87,9 +112,11 @@ export interface PruneCandidatesOptions {
  * @returns The age in days (90 when not given).
  * @throws {RangeError} On a negative or non-finite `olderThanDays`, or
  *   `ghosts` with `olderThanDays` or `source`.
- * @throws {TypeError} When `source` is neither absent, `null` nor a string, naming the value.
+ * @throws {TypeError} When `source` is neither absent, `null` nor a string, naming the value,
+ *   or an option is not one of these (see `option_names.ts`).
  */
 export function checkPruneCandidatesOptions(options: PruneCandidatesOptions): number {
+  checkOptionNames("list prune candidates", options, PRUNE_CANDIDATES_OPTION_NAMES);
   checkOptionalText("list prune candidates", "source", options.source);
   if (options.ghosts && (options.olderThanDays !== undefined || options.source)) {
     throw new RangeError(

@@ -8,6 +8,7 @@ import type { JsonValue } from "./types.ts";
 import { type StoredValue, textValue } from "./message_values.ts";
 import { encodeJson } from "./content.ts";
 import { quotedValue } from "./shown_value.ts";
+import { checkOptionNames, type OptionNames } from "./option_names.ts";
 
 /** Options of `createSession`. */
 export interface CreateSessionOptions {
@@ -65,6 +66,39 @@ export interface TokenCountsUpdate {
   absolute?: boolean;
 }
 
+/**
+ * The options of `createSession`, `ensureSession` and the fields of
+ * `updateTokenCounts`, checked by name: a misspelt one (Python's
+ * `system_prompt`, `input_tokens`) would be dropped without a word, and a
+ * misspelt `absolute` would add cumulative totals instead of setting them.
+ */
+const CREATE_SESSION_OPTION_NAMES: OptionNames<CreateSessionOptions> = {
+  model: true,
+  modelConfig: true,
+  systemPrompt: true,
+  userId: true,
+  parentSessionId: true,
+};
+const ENSURE_SESSION_OPTION_NAMES: OptionNames<EnsureSessionOptions> = { model: true };
+const TOKEN_COUNT_OPTION_NAMES: OptionNames<TokenCountsUpdate> = {
+  inputTokens: true,
+  outputTokens: true,
+  cacheReadTokens: true,
+  cacheWriteTokens: true,
+  reasoningTokens: true,
+  model: true,
+  estimatedCostUsd: true,
+  actualCostUsd: true,
+  costStatus: true,
+  costSource: true,
+  pricingVersion: true,
+  billingProvider: true,
+  billingBaseUrl: true,
+  billingMode: true,
+  apiCallCount: true,
+  absolute: true,
+};
+
 const TOKEN_COUNT_FIELDS = [
   "inputTokens",
   "outputTokens",
@@ -116,6 +150,8 @@ export function checkKeyText(action: string, field: string, value: unknown): voi
  * @throws {TypeError} When it is not an object, a count is not a finite
  *   number (or a bigint within 64 bits), a cost not a finite number,
  *   or a text field not a string; the error names the field and its value.
+ *   Also when it holds a field that is not one of {@linkcode TokenCountsUpdate}'s,
+ *   naming it.
  *
  * @example
  * ```ts
@@ -140,6 +176,7 @@ export function checkTokenCounts(update: unknown): void {
   if (update === null || typeof update !== "object" || Array.isArray(update)) {
     fail("the update must be an object", update);
   }
+  checkOptionNames("update token counts", update, TOKEN_COUNT_OPTION_NAMES);
   const given = update as Record<string, unknown>;
   for (const field of TOKEN_COUNT_FIELDS) {
     const value = given[field];
@@ -436,7 +473,8 @@ export interface NewSessionValues {
  * @param options The options as given (`null` reads as none).
  * @returns The row's values besides the id, source and start.
  * @throws {TypeError} When the id, source, parent id or a text option is of
- *   the wrong type, naming the value.
+ *   the wrong type, naming the value, or an option is not one of
+ *   {@linkcode CreateSessionOptions}'s, naming it.
  *
  * @example
  * ```ts
@@ -452,6 +490,7 @@ export function newSessionValues(
   const action = "create session";
   checkKeyText(action, "id", id);
   checkKeyText(action, "source", source);
+  checkOptionNames(action, options, CREATE_SESSION_OPTION_NAMES);
   const given = options ?? {};
   checkOptionalText(action, "parentSessionId", given.parentSessionId);
   return {
@@ -461,4 +500,24 @@ export function newSessionValues(
     modelConfig: encodeJson(given.modelConfig),
     parentSessionId: given.parentSessionId ?? null,
   };
+}
+
+/**
+ * The model `ensureSession` is given, its options checked by name first.
+ *
+ * @param options The options as given (`null` reads as none).
+ * @returns The model, as given.
+ * @throws {TypeError} When an option is not `model`, naming it.
+ *
+ * @example
+ * ```ts
+ * import { ensureSessionModel } from "./session_options.ts";
+ * console.assert(ensureSessionModel({ model: "m" }) === "m");
+ * ```
+ */
+export function ensureSessionModel(
+  options: EnsureSessionOptions | null | undefined,
+): string | null | undefined {
+  checkOptionNames("ensure session", options, ENSURE_SESSION_OPTION_NAMES);
+  return (options ?? {}).model;
 }

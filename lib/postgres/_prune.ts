@@ -8,12 +8,15 @@
  */
 import { removeTranscriptFiles } from "../files/transcript_files.ts";
 import { checkOptionalText } from "../core/session_options.ts";
-import type {
-  PruneCandidate,
-  PruneCandidatesOptions,
-  PruneOptions,
-  SessionsDirOptions,
+import {
+  PRUNE_OPTION_NAMES,
+  type PruneCandidate,
+  type PruneCandidatesOptions,
+  type PruneOptions,
+  SESSIONS_DIR_OPTION_NAMES,
+  type SessionsDirOptions,
 } from "../core/prune_options.ts";
+import { checkOptionNames } from "../core/option_names.ts";
 import { checkPruneCandidatesOptions, toPruneCandidate } from "../core/prune_options.ts";
 import { describeValue } from "../core/shown_value.ts";
 import type { PgQuery, PgValue } from "./_client_types.ts";
@@ -61,6 +64,7 @@ export async function pruneSessionsPg(
   options: PruneOptions,
 ): Promise<number> {
   options ??= {};
+  checkOptionNames("prune sessions", options, PRUNE_OPTION_NAMES);
   checkOptionalText("prune sessions", "source", options.source);
   checkOptionalText("prune sessions", "sessionsDir", options.sessionsDir);
   const days = options.olderThanDays ?? 90;
@@ -98,6 +102,7 @@ export async function pruneGhostSessionsPg(
   options: SessionsDirOptions,
 ): Promise<number> {
   options ??= {};
+  checkOptionNames("prune ghost sessions", options, SESSIONS_DIR_OPTION_NAMES);
   checkOptionalText("prune ghost sessions", "sessionsDir", options.sessionsDir);
   const cutoff = clock() - 86400;
   const ids = await write((query) => deleteSessionsWhere(query, GHOST_CRITERIA, [cutoff]));

@@ -19,6 +19,7 @@ import {
   checkTokenCounts,
   type ConversationOptions,
   type CreateSessionOptions,
+  ensureSessionModel,
   type EnsureSessionOptions,
   type MessagesOptions,
   newSessionValues,
@@ -37,14 +38,17 @@ import type {
   SearchSessionsOptions,
   SessionCountOptions,
 } from "../core/listing_options.ts";
-import type {
-  AutoPruneOptions,
-  AutoPruneResult,
-  PruneCandidate,
-  PruneCandidatesOptions,
-  PruneOptions,
-  SessionsDirOptions,
+import {
+  AUTO_PRUNE_OPTION_NAMES,
+  type AutoPruneOptions,
+  type AutoPruneResult,
+  type PruneCandidate,
+  type PruneCandidatesOptions,
+  type PruneOptions,
+  SESSIONS_DIR_OPTION_NAMES,
+  type SessionsDirOptions,
 } from "../core/prune_options.ts";
+import { checkOptionNames } from "../core/option_names.ts";
 import type { SearchOptions } from "../core/search/options.ts";
 import type { SessionStore } from "../core/session_store.ts";
 import type {
@@ -458,12 +462,12 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     return id;
   }
 
-  ensureSession(
+  async ensureSession(
     id: string,
     source = "unknown",
     options: EnsureSessionOptions = {},
   ): Promise<string> {
-    return this.createSession(id, source, { model: (options ?? {}).model });
+    return await this.createSession(id, source, { model: ensureSessionModel(options) });
   }
 
   async endSession(id: string, endReason: string): Promise<void> {
@@ -945,6 +949,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
 
   async deleteSession(id: string, options: SessionsDirOptions = {}): Promise<boolean> {
     checkKeyText("delete session", "id", id);
+    checkOptionNames("delete session", options, SESSIONS_DIR_OPTION_NAMES);
     // Read before the delete: options of null must not fail after it committed.
     const sessionsDir = options?.sessionsDir;
     checkOptionalText("delete session", "sessionsDir", sessionsDir);
@@ -992,6 +997,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     options ??= {};
     const result: AutoPruneResult = { skipped: false, pruned: 0, vacuumed: false };
     try {
+      checkOptionNames("auto-prune sessions", options, AUTO_PRUNE_OPTION_NAMES);
       const now = this.#clock();
       const hours = options.minIntervalHours ?? 24;
       const last = await this.getMeta("last_auto_prune");

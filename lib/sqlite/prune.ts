@@ -9,6 +9,7 @@ import type { Store } from "./store.ts";
 import type { SqlValue } from "./driver/types.ts";
 import { ReadonlyError } from "../core/errors.ts";
 import { checkKeyText, checkOptionalText } from "../core/session_options.ts";
+import { checkOptionNames } from "../core/option_names.ts";
 import { getMeta, setMeta } from "./meta.ts";
 import { removeTranscriptFiles } from "../files/transcript_files.ts";
 import { SESSION_META_PREFIXES } from "../core/session_meta.ts";
@@ -21,11 +22,14 @@ import {
   writeInBatches,
   writeInBatchesAsync,
 } from "./batches.ts";
-import type {
-  AutoPruneOptions,
-  AutoPruneResult,
-  PruneOptions,
-  SessionsDirOptions,
+import {
+  AUTO_PRUNE_OPTION_NAMES,
+  type AutoPruneOptions,
+  type AutoPruneResult,
+  PRUNE_OPTION_NAMES,
+  type PruneOptions,
+  SESSIONS_DIR_OPTION_NAMES,
+  type SessionsDirOptions,
 } from "../core/prune_options.ts";
 import { describeValue } from "../core/shown_value.ts";
 
@@ -167,6 +171,7 @@ async function deleteInBatchesAsync(
 
 /** The sessions `pruneSessions` deletes; throws the RangeError of a bad `olderThanDays`. */
 function pruneCriteria(store: Store, options: PruneOptions): Criteria {
+  checkOptionNames("prune sessions", options, PRUNE_OPTION_NAMES);
   checkOptionalText("prune sessions", "source", options.source);
   checkOptionalText("prune sessions", "sessionsDir", options.sessionsDir);
   const days = options.olderThanDays ?? 90;
@@ -197,6 +202,7 @@ export function ghostCriteria(store: Store): Criteria {
 /** Implements `SessionDB.deleteSession`: one write, children detached, then transcript files. */
 export function deleteSession(store: Store, id: string, options: SessionsDirOptions): boolean {
   checkKeyText("delete session", "id", id);
+  checkOptionNames("delete session", options, SESSIONS_DIR_OPTION_NAMES);
   // Read before the delete: options of null must not fail after it committed.
   const sessionsDir = options?.sessionsDir;
   checkOptionalText("delete session", "sessionsDir", sessionsDir);
@@ -236,6 +242,7 @@ export function pruneEmptyGhostSessions(
   options: SessionsDirOptions,
   internals: PruneInternals = {},
 ): number {
+  checkOptionNames("prune ghost sessions", options, SESSIONS_DIR_OPTION_NAMES);
   checkOptionalText("prune ghost sessions", "sessionsDir", options.sessionsDir);
   return deleteInBatches(store, ghostCriteria(store), { ...options, ...internals });
 }
@@ -249,6 +256,7 @@ export async function pruneEmptyGhostSessionsAsync(
   options: SessionsDirOptions,
   internals: AsyncPruneInternals,
 ): Promise<number> {
+  checkOptionNames("prune ghost sessions", options, SESSIONS_DIR_OPTION_NAMES);
   checkOptionalText("prune ghost sessions", "sessionsDir", options.sessionsDir);
   return await deleteInBatchesAsync(store, ghostCriteria(store), options, internals);
 }
@@ -303,6 +311,7 @@ function failed(result: AutoPruneResult, error: unknown): AutoPruneResult {
 export function maybeAutoPruneAndVacuum(store: Store, options: AutoPruneOptions): AutoPruneResult {
   const result: AutoPruneResult = { skipped: false, pruned: 0, vacuumed: false };
   try {
+    checkOptionNames("auto-prune sessions", options, AUTO_PRUNE_OPTION_NAMES);
     const now = autoPruneDue(store, options);
     if (now === undefined) return { ...result, skipped: true };
     result.pruned = pruneSessions(store, autoPruneOptions(options));
@@ -328,6 +337,7 @@ export async function maybeAutoPruneAndVacuumAsync(
 ): Promise<AutoPruneResult> {
   const result: AutoPruneResult = { skipped: false, pruned: 0, vacuumed: false };
   try {
+    checkOptionNames("auto-prune sessions", options, AUTO_PRUNE_OPTION_NAMES);
     const now = await internals.step(() => autoPruneDue(store, options));
     if (now === undefined) return { ...result, skipped: true };
     result.pruned = await pruneSessionsAsync(store, autoPruneOptions(options), internals);

@@ -82,6 +82,7 @@ import type {
   ParentLink,
 } from "../core/transfer_options.ts";
 import { describeValue } from "../core/shown_value.ts";
+import { checkOptionNames, type OptionNames } from "../core/option_names.ts";
 import type { DatabaseInfo, InspectOptions } from "../core/database_info.ts";
 
 /** Options of {@linkcode SessionDB.open}. */
@@ -112,6 +113,19 @@ export interface SessionDBOptions {
   /** The driver opener; the running runtime's by default. */
   openDriver?: SqliteDriver;
 }
+
+/** The options of {@linkcode SessionDB.open}, checked by name: a misspelt one would open another file, or open it for writing. */
+const OPEN_OPTION_NAMES: OptionNames<SessionDBOptions> = {
+  path: true,
+  readonly: true,
+  synchronous: true,
+  retry: true,
+  clock: true,
+  openDriver: true,
+};
+
+/** What only {@linkcode SessionDB.open} hands the constructor. */
+const OPENED = Symbol("SessionDB.open");
 
 /** How often a read-only store read with locks looks for a file put in its place or over it. */
 const WRITTEN_LOOK_MS = 100;
@@ -233,7 +247,14 @@ export function steadyRead<T>(db: SessionDB, read: (store: Store) => T): T {
 export class SessionDB {
   readonly #slot: StoreSlot;
 
-  private constructor(slot: StoreSlot) {
+  private constructor(slot: StoreSlot, opened?: typeof OPENED) {
+    // From JavaScript (or a `deno run` that checks no types) `new SessionDB(path)`, Python's
+    // spelling, would otherwise fail at the first call with an error that says nothing of this.
+    if (opened !== OPENED) {
+      throw new TypeError(
+        "SessionDB has no public constructor: open a file with `await SessionDB.open({ path })`",
+      );
+    }
     this.#slot = slot;
     SLOTS.set(this, slot);
   }
@@ -280,7 +301,8 @@ export class SessionDB {
    *
    * @param options The file and settings: `path`, `readonly`,
    *   `synchronous`, `retry`, `clock`, `openDriver` (see
-   *   {@linkcode SessionDBOptions}).
+   *   {@linkcode SessionDBOptions}); or the path alone, as in
+   *   `SessionDB.open("state.db")`.
    * @returns The open store; close it with `close()` or `using`.
    * @throws {OpenError} When the path is empty or a folder, the file is not SQLite or
    *   is damaged (left exactly as it was), it or its folder may not be
@@ -297,7 +319,11 @@ export class SessionDB {
    *   `retry.busyTimeoutMs` is not a non-negative integer, `retry.maxAttempts`
    *   not a positive one, or a retry delay not a non-negative number (the
    *   message names the value); nothing is created.
-   * @throws {TypeError} When `path` is given and is not a string, naming the value.
+   * @throws {TypeError} When `path` is given and is not a string, naming the
+   *   value; when `options` is neither an object nor a string, or holds an
+   *   option that is not one of those above, naming it (a misspelt
+   *   `readOnly` would open the file for writing, a misspelt `path` another
+   *   file); nothing is created.
    *
    * @example Opening, reopening read-only
    * ```ts
@@ -326,8 +352,10 @@ export class SessionDB {
    * );
    * ```
    */
-  static async open(options: SessionDBOptions = {}): Promise<SessionDB> {
+  static async open(options: SessionDBOptions | string = {}): Promise<SessionDB> {
     options ??= {};
+    if (typeof options === "string") options = { path: options };
+    checkOptionNames("open database", options, OPEN_OPTION_NAMES);
     const path = options.path ?? defaultDbPath();
     if (typeof path !== "string") {
       throw new TypeError(
@@ -373,7 +401,7 @@ export class SessionDB {
         }
       }
     };
-    return new SessionDB(new StoreSlot(connect(), connect));
+    return new SessionDB(new StoreSlot(connect(), connect), OPENED);
   }
 
   /** The database file path, as given to {@linkcode SessionDB.open} (or the default). */
@@ -443,6 +471,9 @@ export class SessionDB {
    *   through every attempt (15 by default); nothing was written.
    * @throws {TypeError} When `userId`, `model` or `systemPrompt` is neither text, a number nor
    *   null, or `parentSessionId` neither a string nor null, naming the value; nothing is written.
+   * @throws {TypeError} When `options` holds an option that is not one of
+   *   {@linkcode CreateSessionOptions}'s (Python's `system_prompt` would be
+   *   dropped), naming it; nothing is written.
    *
    * @example Creating a child session; the first write wins
    * ```ts
@@ -487,7 +518,8 @@ export class SessionDB {
    * @param source Its source.
    * @param options `model` (see {@linkcode EnsureSessionOptions}).
    * @returns The id.
-   * @throws {TypeError} When `id` or `source` is not a string, naming the value.
+   * @throws {TypeError} When `id` or `source` is not a string, naming the
+   *   value, or `options` holds another option than `model`, naming it.
    * @throws {ReadonlyError} When the database was opened with `readonly: true`.
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was written.
@@ -656,7 +688,10 @@ export class SessionDB {
    *   and `absolute` (see {@linkcode TokenCountsUpdate}).
    * @throws {TypeError} When `id` is not a string, a count or a cost not a
    *   finite number or a text field not a string (a `NaN` would empty the
-   *   counter for good); the error names the field and its value. Nothing is written.
+   *   counter for good); the error names the field and its value. Also when
+   *   `update` holds a field that is not one of {@linkcode TokenCountsUpdate}'s
+   *   (Python's `input_tokens` would be dropped, a misspelt `absolute` would
+   *   add totals), naming it. Nothing is written.
    * @throws {ReadonlyError} When the database was opened with `readonly: true`.
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was written.
@@ -1826,8 +1861,8 @@ export class SessionDB {
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was deleted.
    * @throws {SqliteError} On any other storage failure, at once, with nothing deleted.
-   * @throws {TypeError} When `id` or `sessionsDir` is not a string, naming the value; nothing is
-   *   deleted.
+   * @throws {TypeError} When `id` or `sessionsDir` is not a string, naming the value, or
+   *   `options` holds an option it does not take, naming it; nothing is deleted.
    *
    * @example The child stays, the transcript goes
    * ```ts
@@ -1874,8 +1909,9 @@ export class SessionDB {
    *   through every attempt of one transaction; the sessions of earlier
    *   transactions stay deleted, the rest are kept.
    * @throws {SqliteError} On any other storage failure (the same holds).
-   * @throws {TypeError} When `source` or `sessionsDir` is not a string, naming the value; nothing
-   *   is deleted.
+   * @throws {TypeError} When `source` or `sessionsDir` is not a string, naming the value, or
+   *   `options` is not an object or holds another option, naming it (`{ older_than_days: 365 }`
+   *   would otherwise prune at 90 days); nothing is deleted.
    *
    * @example Pruning what ended more than 90 days ago
    * ```ts
@@ -1915,7 +1951,8 @@ export class SessionDB {
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt of one transaction (earlier ones stay done).
    * @throws {SqliteError} On any other storage failure (earlier transactions stay done).
-   * @throws {TypeError} When `sessionsDir` is not a string, naming the value; nothing is deleted.
+   * @throws {TypeError} When `sessionsDir` is not a string, naming the value, or `options`
+   *   holds an option it does not take, naming it; nothing is deleted.
    *
    * @example
    * ```ts
@@ -2042,7 +2079,9 @@ export class SessionDB {
    * Never throws on what it finds: an error ends the run and is reported in
    * `error` (its message) and `cause` (the error itself); the marker is
    * then not written. A read-only store reports the `ReadonlyError` this
-   * way. A closed store throws, as every method then does.
+   * way, and so is an option this call does not take (a `TypeError` naming
+   * it: `{ retention_days: 365 }` would otherwise prune at 90 days). A
+   * closed store throws, as every method then does.
    *
    * @param options `retentionDays` (default 90), `minIntervalHours`
    *   (default 24), `vacuum` (default true) and `sessionsDir`; see
@@ -2288,7 +2327,8 @@ export class SessionDB {
    *   end_reason, message_count`), oldest first.
    * @throws {RangeError} When `olderThanDays` is negative or not a finite
    *   number, or `ghosts` comes with `olderThanDays` or `source`.
-   * @throws {TypeError} When `source` is not a string, naming the value.
+   * @throws {TypeError} When `source` is not a string, naming the value, or
+   *   `options` holds another option (as `pruneSessions`).
    * @throws {SqliteError} When the file cannot be read (`kind` `corrupt`, `io`…).
    *
    * @example A dry run

@@ -11,6 +11,7 @@ import { textValue } from "../core/message_values.ts";
 import {
   checkKeyText,
   type CreateSessionOptions,
+  ensureSessionModel,
   type EnsureSessionOptions,
   newSessionValues,
 } from "../core/session_options.ts";
@@ -55,7 +56,7 @@ export function ensureSession(
   source = "unknown",
   options: EnsureSessionOptions = {},
 ): string {
-  return createSession(store, id, source, { model: (options ?? {}).model });
+  return createSession(store, id, source, { model: ensureSessionModel(options) });
 }
 
 /** Implements `SessionDB.endSession`: sets the end of a session not ended yet. */

@@ -697,6 +697,94 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         );
       }
     });
+
+    test("a session's options and token counts misspelt are refused by name, not dropped", async () => {
+      const store = await empty();
+      await assert.rejects(
+        store.createSession("s1", "cli", { system_prompt: "be brief" } as Loose),
+        {
+          name: "TypeError",
+          message:
+            'Cannot create session: no option "system_prompt" (did you mean "systemPrompt"?); ' +
+            "the options are model, modelConfig, systemPrompt, userId and parentSessionId",
+        },
+      );
+      assert.equal(await store.getSession("s1"), undefined, "no session half made");
+      await assert.rejects(store.ensureSession("s1", "cli", { modle: "m" } as Loose), {
+        message:
+          'Cannot ensure session: no option "modle" (did you mean "model"?); the options are model',
+      });
+      assert.equal(await store.getSession("s1"), undefined);
+      await store.createSession("s1", "cli");
+      await store.updateTokenCounts("s1", { inputTokens: 10 });
+      await assert.rejects(store.updateTokenCounts("s1", { input_tokens: 5 } as Loose), {
+        name: "TypeError",
+        message:
+          /^Cannot update token counts: no option "input_tokens" \(did you mean "inputTokens"\?\); the options are inputTokens, outputTokens, /,
+      });
+      // A misspelt `absolute` would add the cumulative total to what is there.
+      await assert.rejects(
+        store.updateTokenCounts("s1", { inputTokens: 10, absolut: true } as Loose),
+        { message: /no option "absolut" \(did you mean "absolute"\?\)/ },
+      );
+      assert.equal((await store.getSession("s1"))?.input_tokens, 10);
+      await store.updateTokenCounts("s1", { inputTokens: 10, absolute: true });
+      assert.equal((await store.getSession("s1"))?.input_tokens, 10);
+    });
+
+    test("the deleting calls refuse an option they do not take, naming it, and delete nothing", async () => {
+      const day = 86400;
+      let now = 1 * day;
+      const store = await empty({ clock: () => now });
+      for (const id of ["ended", "ghost"]) {
+        await store.createSession(id, id === "ghost" ? "tui" : "cli");
+        await store.endSession(id, "close");
+      }
+      now = 200 * day; // both are older than the 90 days a prune without olderThanDays would take
+      const options = "the options are olderThanDays, source and sessionsDir";
+      await assert.rejects(store.pruneSessions({ older_than_days: 365 } as Loose), {
+        name: "TypeError",
+        message:
+          `Cannot prune sessions: no option "older_than_days" (did you mean "olderThanDays"?); ${options}`,
+      });
+      await assert.rejects(store.pruneSessions({ olderThanDay: 365 } as Loose), {
+        message: /no option "olderThanDay" \(did you mean "olderThanDays"\?\)/,
+      });
+      await assert.rejects(store.pruneSessions({ sources: "tui" } as Loose), {
+        message: /no option "sources" \(did you mean "source"\?\)/,
+      });
+      await assert.rejects(store.pruneSessions(365 as Loose), {
+        name: "TypeError",
+        message:
+          `Cannot prune sessions: options must be an object with olderThanDays, source and sessionsDir: current value is 365`,
+      });
+      await assert.rejects(store.pruneCandidates({ older_than_days: 365 } as Loose), {
+        message: /^Cannot list prune candidates: no option "older_than_days"/,
+      });
+      await assert.rejects(store.pruneEmptyGhostSessions({ sessions_dir: "/tmp" } as Loose), {
+        message:
+          'Cannot prune ghost sessions: no option "sessions_dir" (did you mean "sessionsDir"?); the options are sessionsDir',
+      });
+      await assert.rejects(store.deleteSession("ended", { dir: "/tmp" } as Loose), {
+        message: /^Cannot delete session: no option "dir"; the options are sessionsDir$/,
+      });
+      const auto = await store.maybeAutoPruneAndVacuum({ retention_days: 365 } as Loose);
+      assert.equal(auto.pruned, 0);
+      assert.ok(auto.cause instanceof TypeError);
+      assert.match(
+        auto.error ?? "",
+        /^Cannot auto-prune sessions: no option "retention_days" \(did you mean "retentionDays"\?\)/,
+      );
+      assert.equal(await store.getMeta("last_auto_prune"), undefined, "the marker is not written");
+      assert.ok(await store.getSession("ended"), "nothing was deleted");
+      assert.ok(await store.getSession("ghost"), "nothing was deleted");
+      // The options as documented still work, null counting as none.
+      assert.equal(
+        await store.pruneSessions({ olderThanDays: 90, source: "cli", sessionsDir: null }),
+        1,
+      );
+      assert.equal(await store.pruneEmptyGhostSessions(null as Loose), 1);
+    });
   });
 
   describe(`${name}: sessions`, () => {
