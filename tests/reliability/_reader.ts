@@ -7,8 +7,8 @@
  * before. It also calls `searchMessages` (when that is implemented), which
  * must never throw.
  *
- * Argument: `{ path, stopFile }` as JSON. Output: `reads <rounds> <last count>
- * <searches>`, or `mismatch …` and exit code 2.
+ * Argument: `{ path, stopFile }` as JSON. Output: `ready` once open, then
+ * `reads <rounds> <last count> <searches>`, or `mismatch …` and exit code 2.
  *
  * @module
  */
@@ -37,6 +37,9 @@ let searchable = true;
 let rounds = 0;
 let searches = 0;
 let last = 0;
+// Told before the first round, so a test can have the writers start after it (on a busy
+// machine the writers were done before this process had read once).
+say("ready");
 while (!existsSync(stopFile)) {
   raw.exec("BEGIN");
   const n = Number(countMessages.get()!.n);

@@ -72,7 +72,8 @@ export async function runConcurrentWriters(options: ConcurrentOptions): Promise<
     startWorker(runtime, "_reader.ts", [JSON.stringify({ path, stopFile })])
   );
   try {
-    await Promise.all(writers.map((w) => w.waitFor((l) => l.startsWith("ready"), "ready")));
+    const workers = [...writers, ...readers];
+    await Promise.all(workers.map((w) => w.waitFor((l) => l.startsWith("ready"), "ready")));
     writeFileSync(startFile, "");
     const outputs = await Promise.all(writers.map((w) => w.succeeded()));
     writeFileSync(stopFile, "");
