@@ -10,8 +10,11 @@ import type { PostgresStoreOptions } from "./postgres/postgres_store.ts";
 import type { SessionStore } from "./core/session_store.ts";
 import { OpenError } from "./core/errors.ts";
 import { describeValue } from "./core/shown_value.ts";
+import { isPostgresTarget, notAStoreReason, sqlitePath } from "./core/store_target.ts";
 import { checkOptionNames, type OptionNames } from "./core/option_names.ts";
 import { openSqliteStore, type SqliteStoreOptions } from "./sqlite/sqlite_store.ts";
+
+export { isPostgresTarget, notAStoreReason, sqlitePath };
 
 /** Options of {@linkcode openStore}: those of the engine the target names. */
 export type OpenStoreOptions = SqliteStoreOptions & Omit<PostgresStoreOptions, "retry">;
@@ -33,26 +36,6 @@ const OPEN_STORE_OPTION_NAMES: OptionNames<OpenStoreOptions> = {
   random: true,
   schema: true,
 };
-
-/**
- * True when `target` names a PostgreSQL server rather than a file.
- *
- * @param target A path, `sqlite:PATH`, or a URL.
- * @returns Whether it is a `postgres://` / `postgresql://` URL.
- */
-export function isPostgresTarget(target: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(target);
-}
-
-/**
- * The file path a SQLite target names: `target` without its `sqlite:` prefix.
- *
- * @param target A path or `sqlite:PATH` (not a URL).
- * @returns The path.
- */
-export function sqlitePath(target: string): string {
-  return target.startsWith("sqlite:") ? target.slice("sqlite:".length) : target;
-}
 
 /**
  * Opens the store `target` names.
@@ -119,35 +102,4 @@ export async function openStore(
   const notStore = notAStoreReason(target);
   if (notStore !== undefined) throw new OpenError(target, notStore);
   return await openSqliteStore(sqlitePath(target), options);
-}
-
-/**
- * Why a target that looks like a URL names no store this version opens: any
- * `scheme://` but PostgreSQL's (`sqlite://x.db` would open `/x.db` at the
- * root, `mysql://…` a file of that name), `postgres:` without its `//`
- * (a typo that would create a folder tree of that name), and SQLite's
- * `file:` URIs (read as a file of that name). A `file:` URI and a
- * `sqlite://` one are told what to type instead. `undefined` when it is a
- * path.
- *
- * @param target What `--db` or {@linkcode openStore} was given.
- * @returns The reason, or `undefined`.
- */
-export function notAStoreReason(target: string): string | undefined {
-  const fileUri = /^file:(?:\/\/(?:localhost)?(?=\/))?([^?#]*)/i.exec(target);
-  if (fileUri !== null) {
-    const path = fileUri[1];
-    return "SQLite URIs (file:) are not taken: give the file's path" +
-      (path === "" ? "" : ` instead (${path})`);
-  }
-  const sqliteUrl = /^sqlite:\/\/(.*)$/is.exec(target);
-  if (sqliteUrl !== null) {
-    return `not a store this version opens: write sqlite:PATH without the slashes (sqlite:${
-      sqliteUrl[1]
-    }), or the path itself`;
-  }
-  if (/^postgres(ql)?:/i.test(target) || /^[a-z][a-z0-9+.-]*:\/\//i.test(target)) {
-    return "not a store this version opens: give a file path, sqlite:PATH or a postgres:// URL";
-  }
-  return undefined;
 }

@@ -90,3 +90,25 @@ test("openStore() refuses an option neither engine takes, and options that are n
   await using store = await openStore(path, { schema: "hermes", retry: { timeoutMs: 100 } });
   assert.equal(await store.messageCount(), 0);
 });
+
+test("SessionDB.open() refuses a URL, which it would have made a folder tree of, and reads sqlite:PATH", async () => {
+  const dir = tempDir();
+  const url = `postgres://hermes@127.0.0.1/${dir.replace(/^\//, "")}`;
+  await assert.rejects(SessionDB.open(url), {
+    name: "OpenError",
+    message: `Cannot open database "${url}": a PostgreSQL store opens with openStore(url); ` +
+      "SessionDB opens a state.db file",
+  });
+  await assert.rejects(SessionDB.open({ path: `file:${dir}/a.db` }), {
+    name: "OpenError",
+    message: /SQLite URIs \(file:\) are not taken: give the file's path instead/,
+  });
+  await assert.rejects(SessionDB.open({ path: `sqlite://${dir}/a.db` }), {
+    message: /write sqlite:PATH without the slashes/,
+  });
+  assert.equal(existsSync("postgres:"), false, "no folder named after the URL");
+  assert.equal(existsSync(`${dir}/a.db`), false);
+  using db = await SessionDB.open(`sqlite:${dir}/b.db`);
+  assert.equal(db.path, `${dir}/b.db`);
+  assert.equal(existsSync(`${dir}/b.db`), true);
+});

@@ -82,13 +82,15 @@ import type {
   ParentLink,
 } from "../core/transfer_options.ts";
 import { describeValue } from "../core/shown_value.ts";
+import { isPostgresTarget, notAStoreReason, sqlitePath } from "../core/store_target.ts";
+import { OpenError } from "../core/errors.ts";
 import { checkOptionNames, type OptionNames } from "../core/option_names.ts";
 import type { DatabaseInfo, InspectOptions } from "../core/database_info.ts";
 
 /** Options of {@linkcode SessionDB.open}. */
 export interface SessionDBOptions {
   /**
-   * The database file.
+   * The database file (`sqlite:PATH` is read as PATH; a URL is refused).
    * @default {"$HERMES_HOME/state.db, else ~/.hermes/state.db (on Windows: hermes/state.db in %LOCALAPPDATA%)"}
    */
   path?: string;
@@ -308,6 +310,9 @@ export class SessionDB {
    *   is damaged (left exactly as it was), it or its folder may not be
    *   written, the disk is full, or (read-only) the file does not exist;
    *   `kind` tells which (`io`, `corrupt`, `readonly`, `full`, `not_found`).
+   *   Also when the path is a URL (`postgres://…`, which `openStore` opens,
+   *   `file:…`, `sqlite://…`), before anything is created; `sqlite:PATH` is
+   *   read as PATH, as `openStore` reads it.
    * @throws {NotStateDbError} When a read-only open finds no `sessions` or
    *   no `messages` table.
    * @throws {WriteBusyError} When another connection kept the file locked
@@ -356,14 +361,24 @@ export class SessionDB {
     options ??= {};
     if (typeof options === "string") options = { path: options };
     checkOptionNames("open database", options, OPEN_OPTION_NAMES);
-    const path = options.path ?? defaultDbPath();
-    if (typeof path !== "string") {
+    const given = options.path ?? defaultDbPath();
+    if (typeof given !== "string") {
       throw new TypeError(
         `Cannot open database: path must be a file path (a string): current value is ${
-          describeValue(path)
+          describeValue(given)
         }`,
       );
     }
+    // Opened as a path, a URL would make a folder tree of its name (`postgres:/user@host/db`).
+    if (isPostgresTarget(given)) {
+      throw new OpenError(
+        given,
+        "a PostgreSQL store opens with openStore(url); SessionDB opens a state.db file",
+      );
+    }
+    const notFile = notAStoreReason(given);
+    if (notFile !== undefined) throw new OpenError(given, notFile);
+    const path = sqlitePath(given);
     const readonly = options.readonly ?? false;
     const openDriver = options.openDriver ?? await loadDriver();
     const settings: ConnectionOptions = {
@@ -404,7 +419,7 @@ export class SessionDB {
     return new SessionDB(new StoreSlot(connect(), connect), OPENED);
   }
 
-  /** The database file path, as given to {@linkcode SessionDB.open} (or the default). */
+  /** The database file path, as given to {@linkcode SessionDB.open} (without a `sqlite:` prefix), or the default. */
   get path(): string {
     return this.#slot.held.path;
   }
