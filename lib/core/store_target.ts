@@ -35,7 +35,7 @@ export function sqlitePath(target: string): string {
  * `sqlite://` one are told what to type instead. `undefined` when it is a
  * path.
  *
- * @param target What `--db` or {@linkcode openStore} was given.
+ * @param target What `--db`, `openStore` or `SessionDB.open` was given.
  * @returns The reason, or `undefined`.
  */
 export function notAStoreReason(target: string): string | undefined {

@@ -116,7 +116,10 @@ export interface SessionDBOptions {
   openDriver?: SqliteDriver;
 }
 
-/** The options of {@linkcode SessionDB.open}, checked by name: a misspelt one would open another file, or open it for writing. */
+/**
+ * The options of {@linkcode SessionDB.open}, checked by name: a misspelt one
+ * would open another file, or open it for writing.
+ */
 const OPEN_OPTION_NAMES: OptionNames<SessionDBOptions> = {
   path: true,
   readonly: true,
