@@ -9,6 +9,7 @@ import { type StoredValue, textValue } from "./message_values.ts";
 import { encodeJson } from "./content.ts";
 import { quotedValue } from "./shown_value.ts";
 import { checkOptionNames, type OptionNames } from "./option_names.ts";
+import type { SearchOptions } from "./search/options.ts";
 
 /** Options of `createSession`. */
 export interface CreateSessionOptions {
@@ -425,12 +426,34 @@ export function checkTextList(action: string, field: string, value: unknown): vo
 }
 
 /**
+ * The options of `searchMessages` and `countSearchHits`, checked by name: a
+ * misspelt filter would widen the search without a word (a `session_id`
+ * meant to keep an agent's search to its own conversation would search every
+ * one). `origin` is the PostgreSQL store's; a SQLite store refuses it.
+ */
+const SEARCH_OPTION_NAMES: OptionNames<SearchOptions & { origin?: string | null }> = {
+  sourceFilter: true,
+  excludeSources: true,
+  roleFilter: true,
+  sessionId: true,
+  since: true,
+  until: true,
+  limit: true,
+  offset: true,
+  includeInactive: true,
+  sort: true,
+  origin: true,
+};
+
+/**
  * Checks the text filters of a message search before the query runs:
  * `sessionId` a string, `sourceFilter`, `excludeSources` and `roleFilter`
  * arrays of strings (each may be absent or `null`).
  *
  * @param options The search options as given.
- * @throws {TypeError} When a filter has another type, naming it and its value.
+ * @throws {TypeError} When a filter has another type, naming it and its value;
+ *   when `options` is not an object or holds an option that is not one of
+ *   {@linkcode SearchOptions}'s (or the PostgreSQL store's `origin`), naming it.
  *
  * @example
  * ```ts
@@ -444,6 +467,7 @@ export function checkSearchFilters(options: {
   readonly excludeSources?: unknown;
   readonly roleFilter?: unknown;
 }): void {
+  checkOptionNames("search messages", options, SEARCH_OPTION_NAMES);
   checkOptionalText("search messages", "sessionId", options.sessionId);
   for (const field of ["sourceFilter", "excludeSources", "roleFilter"] as const) {
     checkTextList("search messages", field, options[field]);

@@ -1189,7 +1189,9 @@ export class SessionDB {
    *   number, or `sort` is not `"rank"`, `"newest"` or `"oldest"`.
    * @throws {SqliteError} On a storage failure other than a damaged index.
    * @throws {TypeError} When `sessionId` is not a string, or `sourceFilter`, `excludeSources` or
-   *   `roleFilter` not an array of strings, naming the value.
+   *   `roleFilter` not an array of strings, naming the value; when `options` is not an object
+   *   or holds an option that is not one of {@linkcode SearchOptions}'s (a misspelt filter would
+   *   widen the search), naming it.
    *
    * @example Searching, filtering, hostile input
    * ```ts

@@ -732,6 +732,33 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       assert.equal((await store.getSession("s1"))?.input_tokens, 10);
     });
 
+    test("a search with a misspelt filter is refused by name, not widened to every session", async () => {
+      const store = await empty();
+      await store.createSession("mine", "cli");
+      await store.createSession("theirs", "telegram");
+      await store.appendMessage("mine", { role: "user", content: "docker here" });
+      await store.appendMessage("theirs", { role: "user", content: "docker there" });
+      await assert.rejects(store.searchMessages("docker", { session_id: "mine" } as Loose), {
+        name: "TypeError",
+        message:
+          /^Cannot search messages: no option "session_id" \(did you mean "sessionId"\?\); the options are sourceFilter, excludeSources, roleFilter, sessionId, /,
+      });
+      await assert.rejects(store.searchMessages("docker", { source: ["cli"] } as Loose), {
+        message: /no option "source"; the options are/,
+      });
+      await assert.rejects(
+        store.countSearchHits("docker", { sourcefilter: ["cli"] } as Loose, 10),
+        {
+          message: /no option "sourcefilter" \(did you mean "sourceFilter"\?\)/,
+        },
+      );
+      await assert.rejects(store.searchMessages("docker", "mine" as Loose), {
+        message: /^Cannot search messages: options must be an object with /,
+      });
+      const hits = await store.searchMessages("docker", { sessionId: "mine", limit: 5 });
+      assert.deepEqual(hits.map((hit) => hit.session_id), ["mine"]);
+    });
+
     test("the deleting calls refuse an option they do not take, naming it, and delete nothing", async () => {
       const day = 86400;
       let now = 1 * day;
