@@ -11,6 +11,10 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { openStore } from "../lib/open_store.ts";
+import { doctor } from "../lib/health/doctor.ts";
+import { backupDatabase } from "../lib/health/backup.ts";
+import { recoverDatabase } from "../lib/health/recover.ts";
+import { saveTrajectory } from "../lib/files/trajectory.ts";
 import { copyFixture, tempDir } from "./_helpers.ts";
 
 // deno-lint-ignore no-explicit-any -- the wrong options are what is tested
@@ -49,8 +53,7 @@ test("SessionDB.open() refuses a misspelt option, naming it and the one meant; n
   });
   await assert.rejects(SessionDB.open(42 as Loose), {
     name: "TypeError",
-    message: `Cannot open database: options must be an object with path, readonly, synchronous, ` +
-      `retry, clock and openDriver: current value is 42`,
+    message: "Cannot open database: options must be an object: current value is 42",
   });
   assert.equal(existsSync(path), false);
 });
@@ -83,7 +86,7 @@ test("openStore() refuses an option neither engine takes, and options that are n
   });
   await assert.rejects(openStore(path, "readonly" as Loose), {
     name: "TypeError",
-    message: /^Cannot open store: options must be an object with .*: current value is readonly$/,
+    message: "Cannot open store: options must be an object: current value is readonly",
   });
   assert.equal(existsSync(path), false);
   // Either engine's options are taken for either target (the CLI gives a server `retry` too).
@@ -111,4 +114,30 @@ test("SessionDB.open() refuses a URL, which it would have made a folder tree of,
   using db = await SessionDB.open(`sqlite:${dir}/b.db`);
   assert.equal(db.path, `${dir}/b.db`);
   assert.equal(existsSync(`${dir}/b.db`), true);
+});
+
+test("doctor, backup, recover and saveTrajectory refuse an option they do not take; nothing is made", async () => {
+  const path = join(tempDir(), "state.db");
+  (await SessionDB.open(path)).close();
+  const before = digest(path);
+  const dest = join(tempDir(), "copy.db");
+  await assert.rejects(doctor(path, { fixx: true } as Loose), {
+    name: "TypeError",
+    message:
+      /^Cannot check database: no option "fixx" \(did you mean "fix"\?\); the options are fix, /,
+  });
+  await assert.rejects(backupDatabase(path, dest, { overwrite: true } as Loose), {
+    message: /^Cannot back up database: no option "overwrite"; the options are force, /,
+  });
+  await assert.rejects(recoverDatabase(path, dest, { forse: true } as Loose), {
+    message: /^Cannot recover database: no option "forse" \(did you mean "force"\?\)/,
+  });
+  const filename = join(tempDir(), "t.jsonl");
+  await assert.rejects(
+    async () => await saveTrajectory([], { model: "m", completed: true, file: filename } as Loose),
+    { message: /^Cannot save trajectory: no option "file"/ },
+  );
+  assert.equal(existsSync(dest), false);
+  assert.equal(existsSync(filename), false);
+  assert.equal(digest(path), before);
 });

@@ -5,6 +5,8 @@
  *
  * @module
  */
+import type { OptionNames } from "./option_names.ts";
+
 /** Options of {@linkcode inspectDatabase}. */
 export interface InspectOptions {
   /**
@@ -23,6 +25,12 @@ export interface InspectOptions {
    */
   searchIndexes?: boolean;
 }
+
+/** The options of `inspect`, checked by name. */
+export const INSPECT_OPTION_NAMES: OptionNames<InspectOptions> = {
+  integrity: true,
+  searchIndexes: true,
+};
 
 /** The answer of {@linkcode inspectDatabase}. */
 export interface DatabaseInfo {

@@ -5,6 +5,7 @@
  * @module
  */
 import { checkSeconds } from "./paging.ts";
+import type { OptionNames } from "./option_names.ts";
 /** Options of `listSessionsRich`. */
 export interface ListSessionsOptions {
   /** Only sessions of this source (`cli`, `telegram`…); all when empty. */
@@ -75,6 +76,34 @@ export interface SessionCountOptions {
   /** Only sessions of this source; all when empty. */
   source?: string | null;
 }
+
+/** The options of `listSessionsRich` and `listedSessionCount`, checked by name. */
+export const LIST_SESSIONS_OPTION_NAMES: OptionNames<ListSessionsOptions> = {
+  source: true,
+  excludeSources: true,
+  startedAfter: true,
+  startedBefore: true,
+  hasChildren: true,
+  limit: true,
+  offset: true,
+  includeChildren: true,
+  projectCompressionTips: true,
+  orderByLastActive: true,
+  includeArchived: true,
+};
+
+/** The options of `searchSessions`, checked by name. */
+export const SEARCH_SESSIONS_OPTION_NAMES: OptionNames<SearchSessionsOptions> = {
+  source: true,
+  limit: true,
+  offset: true,
+};
+
+/** The options of `sessionCount`, checked by name. */
+export const SESSION_COUNT_OPTION_NAMES: OptionNames<SessionCountOptions> = { source: true };
+
+/** The options of `sessionIdsWithPrefix`, checked by name. */
+export const PREFIX_OPTION_NAMES: OptionNames<{ limit?: number }> = { limit: true };
 
 /** Sessions whose id starts with a prefix: how many, and the newest few. */
 export interface PrefixMatches {

@@ -5,7 +5,9 @@
  * error naming it: `{ readOnly: true }` would open the file read-write and
  * upgrade an older one, `{ older_than_days: 365 }` (Python's spelling)
  * would prune everything older than 90 days, and `pruneSessions(365)` the
- * same. Calls that only read take any options, as before.
+ * same; a misspelt filter would widen a search, a listing or an export.
+ * Every option bag of the stores is checked so (the message objects, which
+ * are records, refuse only a column under its other spelling).
  *
  * @module
  */
@@ -53,7 +55,10 @@ function listed(names: readonly string[]): string {
 
 /**
  * Checks that `options` is an object holding only options the call knows.
- * `undefined` and `null` pass (no options).
+ * `undefined` and `null` pass (no options), and so does any option whose
+ * value is `undefined` or `null`: as every option, it counts as not given
+ * (an object built from optional values, `{ origin: args.origin }`, may
+ * hold a key no engine here reads).
  *
  * @param action What the caller does, for the error ("prune sessions").
  * @param options What the call was given as its options.
@@ -84,13 +89,11 @@ export function checkOptionNames(
   const known = Object.keys(names);
   if (typeof options !== "object" || Array.isArray(options)) {
     throw new TypeError(
-      `Cannot ${action}: options must be an object with ${listed(known)}: current value is ${
-        describeValue(options)
-      }`,
+      `Cannot ${action}: options must be an object: current value is ${describeValue(options)}`,
     );
   }
-  for (const name of Object.keys(options)) {
-    if (Object.hasOwn(names, name)) continue;
+  for (const [name, value] of Object.entries(options)) {
+    if (Object.hasOwn(names, name) || value === undefined || value === null) continue;
     const guess = meant(name, known);
     throw new TypeError(
       `Cannot ${action}: no option ${quotedValue(name)}` +

@@ -332,7 +332,8 @@ function checkedCount(action: string, name: string, value: unknown): number | un
  * @returns Them, checked.
  * @throws {TypeError} When `afterId`, `beforeId` or `fromId` is given and is
  *   not a finite number, when `limit` or `last` is given and is not a whole
- *   number from 0, or when both are given, naming the value.
+ *   number from 0, or when both are given, naming the value; when an option
+ *   is not one of {@linkcode MessagesOptions}'s, naming it.
  *
  * @example
  * ```ts
@@ -345,6 +346,7 @@ export function checkedMessagesOptions(
   action: string,
   options: MessagesOptions | null | undefined,
 ): CheckedMessagesOptions {
+  checkOptionNames(action, options, MESSAGES_OPTION_NAMES);
   const given = options ?? {};
   const limit = checkedCount(action, "limit", given.limit);
   const last = checkedCount(action, "last", given.last);
@@ -429,9 +431,9 @@ export function checkTextList(action: string, field: string, value: unknown): vo
  * The options of `searchMessages` and `countSearchHits`, checked by name: a
  * misspelt filter would widen the search without a word (a `session_id`
  * meant to keep an agent's search to its own conversation would search every
- * one). `origin` is the PostgreSQL store's; a SQLite store refuses it.
+ * one). The PostgreSQL store adds its `origin`.
  */
-const SEARCH_OPTION_NAMES: OptionNames<SearchOptions & { origin?: string | null }> = {
+export const SEARCH_OPTION_NAMES: OptionNames<SearchOptions> = {
   sourceFilter: true,
   excludeSources: true,
   roleFilter: true,
@@ -442,7 +444,21 @@ const SEARCH_OPTION_NAMES: OptionNames<SearchOptions & { origin?: string | null 
   offset: true,
   includeInactive: true,
   sort: true,
-  origin: true,
+};
+
+const MESSAGES_OPTION_NAMES: OptionNames<MessagesOptions> = {
+  includeInactive: true,
+  excludeHidden: true,
+  afterId: true,
+  beforeId: true,
+  fromId: true,
+  limit: true,
+  last: true,
+};
+
+/** The options of `getMessagesAsConversation`, checked by name. */
+export const CONVERSATION_OPTION_NAMES: OptionNames<ConversationOptions> = {
+  includeAncestors: true,
 };
 
 /**
@@ -451,9 +467,10 @@ const SEARCH_OPTION_NAMES: OptionNames<SearchOptions & { origin?: string | null 
  * arrays of strings (each may be absent or `null`).
  *
  * @param options The search options as given.
+ * @param names The options the engine takes: {@linkcode SEARCH_OPTION_NAMES}, or more.
  * @throws {TypeError} When a filter has another type, naming it and its value;
  *   when `options` is not an object or holds an option that is not one of
- *   {@linkcode SearchOptions}'s (or the PostgreSQL store's `origin`), naming it.
+ *   `names`, naming it.
  *
  * @example
  * ```ts
@@ -461,13 +478,16 @@ const SEARCH_OPTION_NAMES: OptionNames<SearchOptions & { origin?: string | null 
  * checkSearchFilters({ sessionId: "s1", roleFilter: ["user"] });
  * ```
  */
-export function checkSearchFilters(options: {
-  readonly sessionId?: unknown;
-  readonly sourceFilter?: unknown;
-  readonly excludeSources?: unknown;
-  readonly roleFilter?: unknown;
-}): void {
-  checkOptionNames("search messages", options, SEARCH_OPTION_NAMES);
+export function checkSearchFilters(
+  options: {
+    readonly sessionId?: unknown;
+    readonly sourceFilter?: unknown;
+    readonly excludeSources?: unknown;
+    readonly roleFilter?: unknown;
+  },
+  names: Readonly<Record<string, true>> = SEARCH_OPTION_NAMES,
+): void {
+  checkOptionNames("search messages", options, names);
   checkOptionalText("search messages", "sessionId", options.sessionId);
   for (const field of ["sourceFilter", "excludeSources", "roleFilter"] as const) {
     checkTextList("search messages", field, options[field]);

@@ -3,6 +3,8 @@
  *
  * @module
  */
+import type { OptionNames } from "./option_names.ts";
+
 /** Options of `exportAll` and `iterateExport`. */
 export interface ExportOptions {
   /** Only sessions of this source; every source when omitted or empty. */
@@ -22,6 +24,16 @@ export interface ImportOptions {
    */
   replace?: boolean;
 }
+
+/** The options of `exportAll` and `iterateExport`, checked by name. */
+export const EXPORT_OPTION_NAMES: OptionNames<ExportOptions> = {
+  source: true,
+  startedAfter: true,
+  startedBefore: true,
+};
+
+/** The options of `importSession`, checked by name. */
+export const IMPORT_OPTION_NAMES: OptionNames<ImportOptions> = { replace: true };
 
 /** What {@linkcode importSession} did with one record. */
 export interface ImportResult {

@@ -9,6 +9,7 @@ import { checkOptionalText } from "./session_options.ts";
 import { checkTimeZone, offsetSpans, shiftedSql, zonedSeconds } from "./time_zone.ts";
 import { quotedValue } from "./shown_value.ts";
 import { blobAsText } from "./blob_text.ts";
+import { checkOptionNames, type OptionNames } from "./option_names.ts";
 /** One source's totals, as {@linkcode usageBySource} returns them. */
 export interface SourceUsage {
   /** `cli`, `telegram`, `discord`, `tool`… */
@@ -98,6 +99,15 @@ export const USAGE_GROUPINGS: readonly UsageGrouping[] = [
   "source",
   "origin",
 ];
+
+/** The options of `usageReport`, checked by name. */
+export const USAGE_OPTION_NAMES: OptionNames<UsageReportOptions> = {
+  by: true,
+  timeZone: true,
+  since: true,
+  until: true,
+  source: true,
+};
 
 /** Options of {@linkcode usageReport}. */
 export interface UsageReportOptions {
@@ -240,12 +250,18 @@ function checkedSource(source: unknown): string | null {
  * Checks the options of a usage report (every engine calls this first).
  *
  * @param options As given.
+ * @param names The options the engine takes: {@linkcode USAGE_OPTION_NAMES}, or more.
  * @returns The options with their defaults.
  * @throws {RangeError} When `by` is not a grouping, `since`/`until` is not a
  *   finite number, or `timeZone` is not a time zone.
- * @throws {TypeError} When `source` is neither absent, `null` nor a string, naming the value.
+ * @throws {TypeError} When `source` is neither absent, `null` nor a string, naming the value,
+ *   or an option is not one of `names`, naming it.
  */
-export function checkUsageOptions(options: UsageReportOptions = {}): CheckedUsageOptions {
+export function checkUsageOptions(
+  options: UsageReportOptions = {},
+  names: Readonly<Record<string, true>> = USAGE_OPTION_NAMES,
+): CheckedUsageOptions {
+  checkOptionNames("report usage", options, names);
   const by = options.by ?? "day";
   if (!USAGE_GROUPINGS.includes(by)) {
     throw new RangeError(

@@ -9,6 +9,7 @@ import { appendFileSync } from "node:fs";
 import { quotedValue } from "../core/shown_value.ts";
 import { pythonJson } from "../core/python_json.ts";
 import { wallClockSeconds } from "../core/wall_clock.ts";
+import { checkOptionNames, type OptionNames } from "../core/option_names.ts";
 
 /** Options of `saveTrajectory`. */
 export interface SaveTrajectoryOptions {
@@ -63,7 +64,8 @@ function localIsoTimestamp(seconds: number): string {
  *   `trajectory` is not an array, `options` not an object, `model` not a
  *   string, `completed` not a boolean, `filename` (when given) not a
  *   non-empty string, `clock` (when given) not a function or its time not
- *   a finite number; and when the trajectory contains a circular reference.
+ *   a finite number; when `options` holds another option; and when the
+ *   trajectory contains a circular reference.
  * @throws {Error} When the file cannot be written (the file system's error).
  *
  * @example Recording a finished task
@@ -94,6 +96,14 @@ export function saveTrajectory(trajectory: unknown[], options: SaveTrajectoryOpt
   });
 }
 
+/** The options of `saveTrajectory`, checked by name. */
+const SAVE_OPTION_NAMES: OptionNames<SaveTrajectoryOptions> = {
+  model: true,
+  completed: true,
+  filename: true,
+  clock: true,
+};
+
 /** Throws the TypeError of a bad argument of `saveTrajectory`, naming the value. */
 function refuse(what: string, value: unknown): never {
   throw new TypeError(`Cannot save trajectory: ${what}: current value is ${quotedValue(value)}`);
@@ -105,6 +115,7 @@ function checkArguments(trajectory: unknown, options: unknown): void {
   if (options === null || typeof options !== "object" || Array.isArray(options)) {
     refuse("options must be an object", options);
   }
+  checkOptionNames("save trajectory", options, SAVE_OPTION_NAMES);
   const { model, completed, filename, clock } = options as Record<string, unknown>;
   if (typeof model !== "string") refuse("model must be a string", model);
   if (typeof completed !== "boolean") refuse("completed must be a boolean", completed);

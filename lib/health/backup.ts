@@ -58,6 +58,7 @@ import { assertMayRead, assertStateDb, openFailureReason } from "../sqlite/open.
 import { abortableDelay } from "../core/delay.ts";
 import { groupedInteger } from "../core/grouped_digits.ts";
 import { deadWritersJournal } from "./_hot_journal.ts";
+import { checkOptionNames, type OptionNames } from "../core/option_names.ts";
 
 /** Options of {@linkcode backupDatabase}. */
 export interface BackupOptions {
@@ -100,6 +101,17 @@ export interface BackupOptions {
    */
   readonly signal?: AbortSignal;
 }
+
+/** The options of the call, checked by name. */
+const BACKUP_OPTION_NAMES: OptionNames<BackupOptions> = {
+  force: true,
+  compress: true,
+  full: true,
+  onProgress: true,
+  openDriver: true,
+  lockTimeoutMs: true,
+  signal: true,
+};
 
 /** What {@linkcode backupDatabase} wrote. */
 export interface BackupResult {
@@ -185,6 +197,8 @@ function publish(temp: string, dest: string, force: boolean): void {
  *   or a SQLite file without the Hermes tables (`NotStateDbError`).
  * @throws {BackupError} When the source is a 0-byte file (nothing to back up).
  * @throws The reason of `signal` when it aborts (the temporary files are removed).
+ * @throws {TypeError} When `options` is not an object or holds an option this call does not
+ *   take, naming it; nothing is done.
  *
  * @example
  * ```ts
@@ -202,6 +216,8 @@ export async function backupDatabase(
   dest: string,
   options: BackupOptions = {},
 ): Promise<BackupResult> {
+  checkOptionNames("back up database", options, BACKUP_OPTION_NAMES);
+  options ??= {};
   if (!exists(source)) throw new OpenError(source, "no such file");
   if (statSync(source).isDirectory()) throw new OpenError(source, "it is a folder");
   assertMayRead(source);

@@ -59,6 +59,7 @@ import { damagedIndexes } from "./index_check.ts";
 import { raiseMessageSequence } from "./sequence_check.ts";
 import { abortableDelay } from "../core/delay.ts";
 import { deadWritersJournal } from "./_hot_journal.ts";
+import { checkOptionNames, type OptionNames } from "../core/option_names.ts";
 
 /** Options of {@linkcode doctor}. */
 export interface DoctorOptions {
@@ -109,6 +110,19 @@ export interface DoctorOptions {
   /** The driver opener; the running runtime's by default. */
   readonly openDriver?: SqliteDriver;
 }
+
+/** The options of the call, checked by name. */
+const DOCTOR_OPTION_NAMES: OptionNames<DoctorOptions> = {
+  fix: true,
+  full: true,
+  vacuum: true,
+  sampleAbove: true,
+  rebuild: true,
+  lockTimeoutMs: true,
+  signal: true,
+  onProgress: true,
+  openDriver: true,
+};
 
 function needsWork(check: HealthCheck | undefined): boolean {
   return check !== undefined && check.status !== "ok" && check.fixable;
@@ -443,6 +457,8 @@ function walHeld(frames: number): string {
  *   checks (a file or folder that cannot be written, a lock held through
  *   every attempt: a `WriteBusyError` as `cause`, or the signal): it
  *   carries the findings and the repairs committed.
+ * @throws {TypeError} When `options` is not an object or holds an option this call does not
+ *   take, naming it; nothing is done.
  *
  * @example Checking a new file
  * ```ts
@@ -455,6 +471,8 @@ function walHeld(frames: number): string {
  * ```
  */
 export async function doctor(path: string, options: DoctorOptions = {}): Promise<DoctorReport> {
+  checkOptionNames("check database", options, DOCTOR_OPTION_NAMES);
+  options ??= {};
   const openDriver = options.openDriver ?? await loadDriver();
   const fix = options.fix ?? false;
   const checkOptions = { full: options.full, sampleAbove: options.sampleAbove };

@@ -40,6 +40,7 @@ import type { RetryOptions } from "../sqlite/write.ts";
 import { fillInBatches } from "./_fts_batches.ts";
 import { refillFtsTable } from "./fts_refill.ts";
 import { delay } from "../core/delay.ts";
+import { checkOptionNames, type OptionNames } from "../core/option_names.ts";
 
 /** Options of {@linkcode rebuildFtsTable}. */
 export interface RebuildOptions {
@@ -78,6 +79,17 @@ export interface RebuildOptions {
   /** Called after each batch with the messages indexed so far and the total. */
   readonly onProgress?: (done: number, total: number) => void;
 }
+
+/** The options of the call, checked by name. */
+const REBUILD_OPTION_NAMES: OptionNames<RebuildOptions> = {
+  batchBudgetMs: true,
+  pauseMs: true,
+  damaged: true,
+  signal: true,
+  retry: true,
+  sleep: true,
+  onProgress: true,
+};
 
 /** What {@linkcode rebuildFtsTable} did. */
 export interface RebuildResult {
@@ -120,6 +132,8 @@ CREATE TRIGGER ${side}_update AFTER UPDATE ON messages BEGIN ${remove} ${insert}
  * @returns Rows, transactions and the longest lock hold.
  * @throws {WriteBusyError} When another connection held the lock through every attempt.
  * @throws {DOMException} The signal's reason when stopped (the file is consistent: see the module).
+ * @throws {TypeError} When `options` is not an object or holds an option this call does not
+ *   take, naming it; nothing is done.
  *
  * @example
  * ```ts
@@ -140,6 +154,8 @@ export async function rebuildFtsTable(
   table: FtsTable,
   options: RebuildOptions = {},
 ): Promise<RebuildResult> {
+  checkOptionNames("rebuild search index", options, REBUILD_OPTION_NAMES);
+  options ??= {};
   if (options.damaged || !hasTable(db, table)) return await refillFtsTable(db, table, options);
   const started = performance.now();
   const pause = options.pauseMs ?? 100;

@@ -91,6 +91,7 @@ import {
 import { plausibleRow } from "./_recover_plausible.ts";
 import { agreesWithIndexes } from "./_recover_witnesses.ts";
 import { quoteIdentifier } from "../core/sql_identifier.ts";
+import { checkOptionNames, type OptionNames } from "../core/option_names.ts";
 
 /** The tables recovered. */
 const TABLES = ["sessions", "messages", "state_meta"] as const;
@@ -123,6 +124,14 @@ export interface RecoverOptions {
    */
   readonly lockTimeoutMs?: number;
 }
+
+/** The options of the call, checked by name. */
+const RECOVER_OPTION_NAMES: OptionNames<RecoverOptions> = {
+  force: true,
+  openDriver: true,
+  signal: true,
+  lockTimeoutMs: true,
+};
 
 /** Rowids of one table that could not be read (they may also be ids never used). */
 export interface LostRange {
@@ -697,6 +706,8 @@ function count(db: SqliteConnection, table: string): number {
  * @throws {WriteBusyError} When another process held the source whole past `lockTimeoutMs`
  *   (at the open or at a read after it); no new file is left.
  * @throws The reason of `signal` when it aborts (the temporary files are removed).
+ * @throws {TypeError} When `options` is not an object or holds an option this call does not
+ *   take, naming it; nothing is done.
  *
  * @example
  * ```ts
@@ -716,6 +727,8 @@ export async function recoverDatabase(
   dest: string,
   options: RecoverOptions = {},
 ): Promise<RecoverResult> {
+  checkOptionNames("recover database", options, RECOVER_OPTION_NAMES);
+  options ??= {};
   let sourceStat;
   try {
     sourceStat = statSync(source);

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { OptionNames } from "../core/option_names.ts";
 import { checkOptionalText } from "../core/session_options.ts";
 import { checkStartedRange, type ListSessionsOptions } from "../core/listing_options.ts";
 import type { PgValue } from "./_client_types.ts";
@@ -19,6 +20,17 @@ import type { PgValue } from "./_client_types.ts";
 export interface OriginFilter {
   /** An origin name (`sync_origins.origin`); all sessions when empty. */
   readonly origin?: string | null;
+}
+
+/**
+ * `names` and `origin`: the options of a listing, a search, an export or a
+ * usage report on this engine, checked by name.
+ *
+ * @param names The options every engine takes.
+ * @returns Them and `origin`.
+ */
+export function withOrigin<T>(names: OptionNames<T>): OptionNames<T & OriginFilter> {
+  return { ...names, origin: true } as OptionNames<T & OriginFilter>;
 }
 
 /** Sessions `s` that `sync` shipped from the origin `$n`. */

@@ -16,10 +16,14 @@ import {
   TOKEN_TOTALS,
   toSourceUsage,
   toUsageRow,
+  USAGE_OPTION_NAMES,
 } from "../core/usage.ts";
 import type { ModelUsage, SessionTokens } from "../core/types.ts";
 import type { PgQuery, PgValue } from "./_client_types.ts";
-import type { OriginFilter } from "./_session_filters.ts";
+import { type OriginFilter, withOrigin } from "./_session_filters.ts";
+
+/** The options of a usage report here, checked by name: every engine's and `origin`. */
+const USAGE_OPTIONS_HERE = withOrigin(USAGE_OPTION_NAMES);
 
 /** The summed columns of a usage row, and their aggregates (a cost sum stays NULL without values). */
 const USAGE_NAMES = [...TOKEN_TOTALS.map((t) => t.column), ...COST_COLUMNS].join(", ");
@@ -124,7 +128,7 @@ export async function usageReportPg(
   options: UsageReportOptions & OriginFilter,
 ): Promise<UsageRow[]> {
   options ??= {};
-  const checked = checkUsageOptions(options);
+  const checked = checkUsageOptions(options, USAGE_OPTIONS_HERE);
   checkOptionalText("report usage", "origin", options.origin);
   const { by, since, until, source, timeZone } = checked;
   const clauses: string[] = [];

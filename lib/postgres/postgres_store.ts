@@ -17,26 +17,38 @@ import {
   checkOptionalText,
   checkSearchFilters,
   checkTokenCounts,
+  CONVERSATION_OPTION_NAMES,
   type ConversationOptions,
   type CreateSessionOptions,
   ensureSessionModel,
   type EnsureSessionOptions,
   type MessagesOptions,
   newSessionValues,
+  SEARCH_OPTION_NAMES,
   type TokenCountsUpdate,
 } from "../core/session_options.ts";
-import type {
-  ExportOptions,
-  ImportOptions,
-  ImportResult,
-  ParentLink,
+import {
+  EXPORT_OPTION_NAMES,
+  type ExportOptions,
+  IMPORT_OPTION_NAMES,
+  type ImportOptions,
+  type ImportResult,
+  type ParentLink,
 } from "../core/transfer_options.ts";
-import type { DatabaseInfo, InspectOptions } from "../core/database_info.ts";
-import type {
-  ListSessionsOptions,
-  PrefixMatches,
-  SearchSessionsOptions,
-  SessionCountOptions,
+import {
+  type DatabaseInfo,
+  INSPECT_OPTION_NAMES,
+  type InspectOptions,
+} from "../core/database_info.ts";
+import {
+  LIST_SESSIONS_OPTION_NAMES,
+  type ListSessionsOptions,
+  PREFIX_OPTION_NAMES,
+  type PrefixMatches,
+  SEARCH_SESSIONS_OPTION_NAMES,
+  type SearchSessionsOptions,
+  SESSION_COUNT_OPTION_NAMES,
+  type SessionCountOptions,
 } from "../core/listing_options.ts";
 import {
   AUTO_PRUNE_OPTION_NAMES,
@@ -115,7 +127,7 @@ import {
 import { wallClockSeconds } from "../core/wall_clock.ts";
 import { checkPoolSettings, checkSchemaName, parsePostgresUrl } from "./store_url.ts";
 import { notOpenError } from "./_closed_store.ts";
-import type { OriginFilter } from "./_session_filters.ts";
+import { type OriginFilter, withOrigin } from "./_session_filters.ts";
 import {
   listedSessionCountPg,
   listSessionsRichPg,
@@ -150,6 +162,13 @@ import { inspectPg } from "./_inspect.ts";
 import { ADD_TOKENS, SET_TOKENS, tokenCountParams } from "./_token_counts.ts";
 
 export type { PgConnectOptions };
+
+/** The options of the listings, searches and exports here, checked by name: every engine's and `origin`. */
+const SEARCH_OPTIONS_HERE = withOrigin(SEARCH_OPTION_NAMES);
+const LIST_OPTIONS_HERE = withOrigin(LIST_SESSIONS_OPTION_NAMES);
+const SEARCH_SESSIONS_OPTIONS_HERE = withOrigin(SEARCH_SESSIONS_OPTION_NAMES);
+const SESSION_COUNT_OPTIONS_HERE = withOrigin(SESSION_COUNT_OPTION_NAMES);
+const EXPORT_OPTIONS_HERE = withOrigin(EXPORT_OPTION_NAMES);
 
 /** Options of {@linkcode openPostgresStore}. */
 export interface PostgresStoreOptions extends PgConnectOptions {
@@ -704,6 +723,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     options: ConversationOptions = {},
   ): Promise<ConversationMessage[]> {
     checkKeyText("read conversation", "sessionId", sessionId);
+    checkOptionNames("read conversation", options, CONVERSATION_OPTION_NAMES);
     const includeAncestors = options?.includeAncestors ?? false;
     const ids = includeAncestors
       ? await lineageRootToTipPg(this.#queryUntilClosed, sessionId)
@@ -740,7 +760,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     options: SearchOptions & OriginFilter = {},
   ): Promise<SearchHit[]> {
     const given = options ?? {};
-    checkSearchFilters(given);
+    checkSearchFilters(given, SEARCH_OPTIONS_HERE);
     checkOptionalText("search messages", "origin", given.origin);
     // A query with nothing to search answers without the database: closed, it rejects all the same.
     if (this.#closed) throw notOpenError();
@@ -753,7 +773,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     upTo: number,
   ): Promise<number> {
     const given = options ?? {};
-    checkSearchFilters(given);
+    checkSearchFilters(given, SEARCH_OPTIONS_HERE);
     checkOptionalText("search messages", "origin", given.origin);
     if (this.#closed) throw notOpenError();
     return await countSearchHitsPg(this.#query, query, given, upTo);
@@ -762,20 +782,24 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   async listSessionsRich(
     options: ListSessionsOptions & OriginFilter = {},
   ): Promise<RichSessionRow[]> {
+    checkOptionNames("list sessions", options, LIST_OPTIONS_HERE);
     return await listSessionsRichPg(this.#queryUntilClosed, options);
   }
 
   async searchSessions(
     options: SearchSessionsOptions & OriginFilter = {},
   ): Promise<SessionRowWithActivity[]> {
+    checkOptionNames("list sessions", options, SEARCH_SESSIONS_OPTIONS_HERE);
     return await searchSessionsPg(this.#queryUntilClosed, options);
   }
 
   async listedSessionCount(options: ListSessionsOptions & OriginFilter = {}): Promise<number> {
+    checkOptionNames("count sessions", options, LIST_OPTIONS_HERE);
     return await listedSessionCountPg(this.#queryUntilClosed, options);
   }
 
   async sessionCount(options: SessionCountOptions & OriginFilter = {}): Promise<number> {
+    checkOptionNames("count sessions", options, SESSION_COUNT_OPTIONS_HERE);
     return await sessionCountPg(this.#queryUntilClosed, options);
   }
 
@@ -789,6 +813,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     prefix: string,
     options: { limit?: number } = {},
   ): Promise<PrefixMatches> {
+    checkOptionNames("look up ids", options, PREFIX_OPTION_NAMES);
     return await sessionIdsWithPrefixPg(this.#queryUntilClosed, prefix, options);
   }
 
@@ -930,6 +955,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   async *iterateExport(
     options: ExportOptions & OriginFilter = {},
   ): AsyncIterableIterator<SessionExportWithActivity> {
+    checkOptionNames("export sessions", options, EXPORT_OPTIONS_HERE);
     yield* iterateExportPg(this.#exportReads, options);
   }
 
@@ -944,6 +970,9 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     selection: ExportSelection,
     options: Required<ExportPiecesOptions>,
   ): AsyncIterableIterator<ExportPiece> {
+    if (!("id" in selection)) {
+      checkOptionNames("export sessions", selection.filter, EXPORT_OPTIONS_HERE);
+    }
     yield* exportPiecesPg(this.#exportReads, selection, options);
   }
 
@@ -1054,7 +1083,8 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     return String(row?.snapshot);
   }
 
-  async inspect(_options: InspectOptions | null = {}): Promise<DatabaseInfo> {
+  async inspect(options: InspectOptions | null = {}): Promise<DatabaseInfo> {
+    checkOptionNames("inspect database", options, INSPECT_OPTION_NAMES);
     return await inspectPg(this.#queryUntilClosed, {
       target: this.target,
       sessionCount: () => this.sessionCount(),
@@ -1068,8 +1098,9 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
 
   // -- import --------------------------------------------------------------
 
-  importSession(record: unknown, options: ImportOptions = {}): Promise<ImportResult> {
-    return importSessionPg((fn) => this.#write(fn), record, options);
+  async importSession(record: unknown, options: ImportOptions = {}): Promise<ImportResult> {
+    checkOptionNames("import session", options, IMPORT_OPTION_NAMES);
+    return await importSessionPg((fn) => this.#write(fn), record, options);
   }
 
   async restoreParentLinks(links: readonly ParentLink[]): Promise<number> {

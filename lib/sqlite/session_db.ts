@@ -54,6 +54,7 @@ import {
   checkKeyText,
   checkOptionalText,
   checkSearchFilters,
+  CONVERSATION_OPTION_NAMES,
   type ConversationOptions,
   type CreateSessionOptions,
   type EnsureSessionOptions,
@@ -68,24 +69,34 @@ import type {
   PruneOptions,
   SessionsDirOptions,
 } from "../core/prune_options.ts";
-import type {
-  ListSessionsOptions,
-  PrefixMatches,
-  SearchSessionsOptions,
-  SessionCountOptions,
+import {
+  LIST_SESSIONS_OPTION_NAMES,
+  type ListSessionsOptions,
+  PREFIX_OPTION_NAMES,
+  type PrefixMatches,
+  SEARCH_SESSIONS_OPTION_NAMES,
+  type SearchSessionsOptions,
+  SESSION_COUNT_OPTION_NAMES,
+  type SessionCountOptions,
 } from "../core/listing_options.ts";
 import type { SearchOptions } from "../core/search/options.ts";
-import type {
-  ExportOptions,
-  ImportOptions,
-  ImportResult,
-  ParentLink,
+import {
+  EXPORT_OPTION_NAMES,
+  type ExportOptions,
+  IMPORT_OPTION_NAMES,
+  type ImportOptions,
+  type ImportResult,
+  type ParentLink,
 } from "../core/transfer_options.ts";
 import { describeValue } from "../core/shown_value.ts";
 import { isPostgresTarget, notAStoreReason, sqlitePath } from "../core/store_target.ts";
 import { OpenError } from "../core/errors.ts";
 import { checkOptionNames, type OptionNames } from "../core/option_names.ts";
-import type { DatabaseInfo, InspectOptions } from "../core/database_info.ts";
+import {
+  type DatabaseInfo,
+  INSPECT_OPTION_NAMES,
+  type InspectOptions,
+} from "../core/database_info.ts";
 
 /** Options of {@linkcode SessionDB.open}. */
 export interface SessionDBOptions {
@@ -1114,6 +1125,7 @@ export class SessionDB {
     sessionId: string,
     options: ConversationOptions = {},
   ): ConversationMessage[] {
+    checkOptionNames("read conversation", options, CONVERSATION_OPTION_NAMES);
     return this.#read((store) => conversation.getMessagesAsConversation(store, sessionId, options));
   }
 
@@ -1317,6 +1329,7 @@ export class SessionDB {
    * ```
    */
   listSessionsRich(options: ListSessionsOptions = {}): RichSessionRow[] {
+    checkOptionNames("list sessions", options, LIST_SESSIONS_OPTION_NAMES);
     return this.#read((store) => listing.listSessionsRich(store, options ?? {}));
   }
 
@@ -1332,6 +1345,7 @@ export class SessionDB {
    *   strings, naming the value.
    */
   listedSessionCount(options: ListSessionsOptions = {}): number {
+    checkOptionNames("count sessions", options, LIST_SESSIONS_OPTION_NAMES);
     return this.#read((store) => listing.listedSessionCount(store, options ?? {}));
   }
 
@@ -1366,6 +1380,7 @@ export class SessionDB {
    * ```
    */
   searchSessions(options: SearchSessionsOptions = {}): SessionRowWithActivity[] {
+    checkOptionNames("list sessions", options, SEARCH_SESSIONS_OPTION_NAMES);
     return this.#read((store) => listing.searchSessions(store, options ?? {}));
   }
 
@@ -1392,6 +1407,7 @@ export class SessionDB {
    * ```
    */
   sessionCount(options: SessionCountOptions = {}): number {
+    checkOptionNames("count sessions", options, SESSION_COUNT_OPTION_NAMES);
     return this.#read((store) => listing.sessionCount(store, options ?? {}));
   }
 
@@ -1439,6 +1455,7 @@ export class SessionDB {
    * @throws {TypeError} When `prefix` is not a string, naming the value.
    */
   sessionIdsWithPrefix(prefix: string, options: { limit?: number } = {}): PrefixMatches {
+    checkOptionNames("look up ids", options, PREFIX_OPTION_NAMES);
     return this.#read((store) => titles.sessionIdsWithPrefix(store, prefix, options ?? {}));
   }
 
@@ -1800,6 +1817,7 @@ export class SessionDB {
    * ```
    */
   exportAll(options: ExportOptions = {}): SessionExportWithActivity[] {
+    checkOptionNames("export sessions", options, EXPORT_OPTION_NAMES);
     const given = options ?? {};
     checkOptionalText("export sessions", "source", given.source);
     return this.#read((store) => exporting.exportAll(store, given));
@@ -1850,6 +1868,7 @@ export class SessionDB {
    * ```
    */
   iterateExport(options: ExportOptions = {}): Generator<SessionExportWithActivity> {
+    checkOptionNames("export sessions", options, EXPORT_OPTION_NAMES);
     const given = options ?? {};
     checkOptionalText("export sessions", "source", given.source);
     const slot = openSlot(this.#slot);
@@ -2328,6 +2347,7 @@ export class SessionDB {
    * ```
    */
   inspect(options: InspectOptions = {}): DatabaseInfo {
+    checkOptionNames("inspect database", options, INSPECT_OPTION_NAMES);
     const given = options ?? {};
     return openSlot(this.#slot).steady((store) =>
       inOneRead(store.db, () => inspecting.inspectDatabase(store, given))
@@ -2422,6 +2442,7 @@ export class SessionDB {
    * ```
    */
   importSession(record: unknown, options: ImportOptions = {}): ImportResult {
+    checkOptionNames("import session", options, IMPORT_OPTION_NAMES);
     return importing.importSession(this.#store, record, options);
   }
 

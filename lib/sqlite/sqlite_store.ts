@@ -28,8 +28,9 @@ import type {
   PruneOptions,
   SessionsDirOptions,
 } from "../core/prune_options.ts";
-import type { ExportOptions } from "../core/transfer_options.ts";
+import { EXPORT_OPTION_NAMES, type ExportOptions } from "../core/transfer_options.ts";
 import { checkOptionalText } from "../core/session_options.ts";
+import { checkOptionNames } from "../core/option_names.ts";
 import {
   EXPORT_PIECES,
   type ExportPiece,
@@ -95,17 +96,25 @@ export async function openSqliteStore(
 }
 
 /**
- * Refuses the PostgreSQL engine's `origin` filter: a file records no origins
- * (only `hermes-state sync` does, on the server), so filtering by one here
- * would silently answer for every session.
+ * `options` without the PostgreSQL engine's `origin` filter, which is
+ * refused unless empty: a file records no origins (only `hermes-state sync`
+ * does, on the server), so filtering by one here would silently answer for
+ * every session. An empty one (all origins) is dropped, since `SessionDB`
+ * checks its options by name.
  */
-function refuseOrigin(options: unknown): void {
+function withoutOrigin<T>(options: T): T {
   const origin = (options as { origin?: unknown } | null | undefined)?.origin;
-  if (origin === undefined || origin === null || origin === "") return;
-  throw new TypeError(
-    `Cannot filter by origin on a SQLite store: origins are recorded only on a PostgreSQL store, ` +
-      `by "hermes-state sync": current value is ${quotedValue(origin)}`,
-  );
+  if (origin !== undefined && origin !== null && origin !== "") {
+    throw new TypeError(
+      `Cannot filter by origin on a SQLite store: origins are recorded only on a PostgreSQL store, ` +
+        `by "hermes-state sync": current value is ${quotedValue(origin)}`,
+    );
+  }
+  if (typeof options !== "object" || options === null || !Object.hasOwn(options, "origin")) {
+    return options;
+  }
+  const { origin: _origin, ...rest } = options as Record<string, unknown>;
+  return rest as T;
 }
 
 class SqliteSessionStore implements SessionStore {
@@ -234,22 +243,22 @@ class SqliteSessionStore implements SessionStore {
     return this.#call((db) => db.messageCount(...a));
   }
   searchMessages(...a: Parameters<SessionDB["searchMessages"]>) {
-    return this.#call((db) => (refuseOrigin(a[1]), db.searchMessages(...a)));
+    return this.#call((db) => db.searchMessages(a[0], withoutOrigin(a[1])));
   }
   countSearchHits(...a: Parameters<SessionDB["countSearchHits"]>) {
-    return this.#call((db) => (refuseOrigin(a[1]), db.countSearchHits(...a)));
+    return this.#call((db) => db.countSearchHits(a[0], withoutOrigin(a[1]), a[2]));
   }
   listSessionsRich(...a: Parameters<SessionDB["listSessionsRich"]>) {
-    return this.#call((db) => (refuseOrigin(a[0]), db.listSessionsRich(...a)));
+    return this.#call((db) => db.listSessionsRich(withoutOrigin(a[0])));
   }
   searchSessions(...a: Parameters<SessionDB["searchSessions"]>) {
-    return this.#call((db) => (refuseOrigin(a[0]), db.searchSessions(...a)));
+    return this.#call((db) => db.searchSessions(withoutOrigin(a[0])));
   }
   sessionCount(...a: Parameters<SessionDB["sessionCount"]>) {
-    return this.#call((db) => (refuseOrigin(a[0]), db.sessionCount(...a)));
+    return this.#call((db) => db.sessionCount(withoutOrigin(a[0])));
   }
   listedSessionCount(...a: Parameters<SessionDB["listedSessionCount"]>) {
-    return this.#call((db) => (refuseOrigin(a[0]), db.listedSessionCount(...a)));
+    return this.#call((db) => db.listedSessionCount(withoutOrigin(a[0])));
   }
   resolveSessionId(...a: Parameters<SessionDB["resolveSessionId"]>) {
     return this.#call((db) => db.resolveSessionId(...a));
@@ -288,13 +297,13 @@ class SqliteSessionStore implements SessionStore {
     return this.#call((db) => db.exportSession(...a));
   }
   exportAll(...a: Parameters<SessionDB["exportAll"]>) {
-    return this.#call((db) => (refuseOrigin(a[0]), db.exportAll(...a)));
+    return this.#call((db) => db.exportAll(withoutOrigin(a[0])));
   }
   async *iterateExport(
     options: ExportOptions = {},
   ): AsyncIterableIterator<SessionExportWithActivity> {
-    const given = options ?? {};
-    refuseOrigin(given);
+    const given = withoutOrigin(options ?? {});
+    checkOptionNames("export sessions", given, EXPORT_OPTION_NAMES);
     checkOptionalText("export sessions", "source", given.source);
     const rows = await this.#call((db) =>
       storeRead(db, (store) => exporting.exportSessionRows(store, given))
@@ -314,7 +323,7 @@ class SqliteSessionStore implements SessionStore {
     options: Required<ExportPiecesOptions>,
   ): AsyncIterableIterator<ExportPiece> {
     if (!("id" in selection)) {
-      refuseOrigin(selection.filter);
+      checkOptionNames("export sessions", withoutOrigin(selection.filter), EXPORT_OPTION_NAMES);
       checkOptionalText("export sessions", "source", selection.filter?.source);
     }
     yield* sqliteExportPieces(
@@ -359,7 +368,7 @@ class SqliteSessionStore implements SessionStore {
     return this.#call((db) => db.usageBySource());
   }
   usageReport(...a: Parameters<SessionDB["usageReport"]>) {
-    return this.#call((db) => (refuseOrigin(a[0]), db.usageReport(...a)));
+    return this.#call((db) => db.usageReport(withoutOrigin(a[0])));
   }
   dataVersion() {
     return this.#call((db) => db.dataVersion());

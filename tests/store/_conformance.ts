@@ -753,10 +753,91 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         },
       );
       await assert.rejects(store.searchMessages("docker", "mine" as Loose), {
-        message: /^Cannot search messages: options must be an object with /,
+        message: "Cannot search messages: options must be an object: current value is mine",
       });
       const hits = await store.searchMessages("docker", { sessionId: "mine", limit: 5 });
       assert.deepEqual(hits.map((hit) => hit.session_id), ["mine"]);
+    });
+
+    test("every other call with options refuses one it does not take, naming it", async () => {
+      const store = await empty();
+      await store.createSession("s1", "cli");
+      await store.appendMessage("s1", { role: "user", content: "docker" });
+      const refused: [string, () => Promise<unknown>, RegExp][] = [
+        [
+          "getMessages",
+          () => store.getMessages("s1", { lst: 3 } as Loose),
+          /^Cannot read messages: no option "lst" \(did you mean "last"\?\)/,
+        ],
+        [
+          "countMessages",
+          () => store.countMessages("s1", { include_inactive: true } as Loose),
+          /^Cannot count messages: no option "include_inactive" \(did you mean "includeInactive"\?\)/,
+        ],
+        [
+          "getMessagesAsConversation",
+          () => store.getMessagesAsConversation("s1", { include_ancestors: true } as Loose),
+          /^Cannot read conversation: no option "include_ancestors" \(did you mean "includeAncestors"\?\); the options are includeAncestors$/,
+        ],
+        [
+          "listSessionsRich",
+          () => store.listSessionsRich({ sources: "cli" } as Loose),
+          /^Cannot list sessions: no option "sources" \(did you mean "source"\?\)/,
+        ],
+        [
+          "listedSessionCount",
+          () => store.listedSessionCount({ exclude_sources: ["cli"] } as Loose),
+          /^Cannot count sessions: no option "exclude_sources" \(did you mean "excludeSources"\?\)/,
+        ],
+        [
+          "searchSessions",
+          () => store.searchSessions({ limt: 1 } as Loose),
+          /^Cannot list sessions: no option "limt" \(did you mean "limit"\?\)/,
+        ],
+        [
+          "sessionCount",
+          () => store.sessionCount({ src: "cli" } as Loose),
+          /^Cannot count sessions: no option "src"/,
+        ],
+        [
+          "sessionIdsWithPrefix",
+          () => store.sessionIdsWithPrefix("s", { max: 3 } as Loose),
+          /^Cannot look up ids: no option "max"; the options are limit$/,
+        ],
+        [
+          "exportAll",
+          () => store.exportAll({ source_filter: "cli" } as Loose),
+          /^Cannot export sessions: no option "source_filter"/,
+        ],
+        [
+          "iterateExport",
+          () => store.iterateExport({ sorce: "cli" } as Loose).next(),
+          /^Cannot export sessions: no option "sorce" \(did you mean "source"\?\)/,
+        ],
+        [
+          "usageReport",
+          () => store.usageReport({ group_by: "week" } as Loose),
+          /^Cannot report usage: no option "group_by"/,
+        ],
+        [
+          "inspect",
+          () => store.inspect({ quick: true } as Loose),
+          /^Cannot inspect database: no option "quick"/,
+        ],
+        [
+          "importSession",
+          () => store.importSession({}, { overwrite: true } as Loose),
+          /^Cannot import session: no option "overwrite"; the options are replace$/,
+        ],
+      ];
+      for (const [name, call, message] of refused) {
+        await assert.rejects(call(), { name: "TypeError", message }, name);
+      }
+      // An option of null or undefined counts as not given, whatever its name; so does an
+      // empty origin (the PostgreSQL store's filter: all origins).
+      assert.equal((await store.listSessionsRich({ origin: "", other: null } as Loose)).length, 1);
+      assert.equal(await store.sessionCount({ origin: null, unused: undefined } as Loose), 1);
+      assert.equal((await store.searchMessages("docker", { origin: "" } as Loose)).length, 1);
     });
 
     test("the deleting calls refuse an option they do not take, naming it, and delete nothing", async () => {
@@ -782,8 +863,7 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       });
       await assert.rejects(store.pruneSessions(365 as Loose), {
         name: "TypeError",
-        message:
-          `Cannot prune sessions: options must be an object with olderThanDays, source and sessionsDir: current value is 365`,
+        message: "Cannot prune sessions: options must be an object: current value is 365",
       });
       await assert.rejects(store.pruneCandidates({ older_than_days: 365 } as Loose), {
         message: /^Cannot list prune candidates: no option "older_than_days"/,
