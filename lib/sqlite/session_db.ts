@@ -248,6 +248,12 @@ export function steadyRead<T>(db: SessionDB, read: (store: Store) => T): T {
  * `SqliteError` (`database is not open`); the `path` and `readonly`
  * getters still answer.
  *
+ * Options are checked by name, as Python checks keyword arguments: an
+ * option a method does not take is a `TypeError` naming it and the one
+ * probably meant, before anything is read or written (ignored, a misspelt
+ * one would drop a value, widen a filter or prune more than asked). One of
+ * `null` or `undefined` counts as not given, whatever its name.
+ *
  * @example Recording and searching a conversation
  * ```ts
  * import assert from "node:assert/strict";
