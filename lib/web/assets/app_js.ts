@@ -227,9 +227,17 @@ export const APP_JS = String.raw`
   }
   function showError(error) {
     if (error && error.name === "AbortError") return;
+    var text = String(error && error.message || error);
     drawnAt = [];
-    clear(app);
-    app.appendChild(el("p", { class: "error", role: "alert", text: String(error && error.message || error) }));
+    // The same error found again by a live update stays as it is: an alert drawn anew is read
+    // out again by a screen reader at every change of the store.
+    var current = app.firstElementChild;
+    var same = app.childNodes.length === 1 && current !== null &&
+      current.matches(".error[role=alert]") && current.textContent === text;
+    if (!same) {
+      clear(app);
+      app.appendChild(el("p", { class: "error", role: "alert", text: text }));
+    }
     markReady();
   }
   // The tab's title names the view it shows: the tabs of one server are told apart, in the tab
