@@ -163,7 +163,10 @@ import { ADD_TOKENS, SET_TOKENS, tokenCountParams } from "./_token_counts.ts";
 
 export type { PgConnectOptions };
 
-/** The options of the listings, searches and exports here, checked by name: every engine's and `origin`. */
+/**
+ * The options of the searches, listings and exports here, checked by name:
+ * every engine's and `origin`.
+ */
 const SEARCH_OPTIONS_HERE = withOrigin(SEARCH_OPTION_NAMES);
 const LIST_OPTIONS_HERE = withOrigin(LIST_SESSIONS_OPTION_NAMES);
 const SEARCH_SESSIONS_OPTIONS_HERE = withOrigin(SEARCH_SESSIONS_OPTION_NAMES);
