@@ -148,7 +148,7 @@ test("SQLite: -0 is named -0, as the session checks always named it", async () =
   try {
     assert.equal(
       await messageOf(() => store.appendMessage("s", -0 as never)),
-      "Cannot append message: a message must be an object: current value is -0",
+      "Cannot append message: a message must be an object ({ role, content, … }): current value is -0",
     );
   } finally {
     await store.close();

@@ -130,7 +130,9 @@ export const MESSAGE_VALUE_NAMES: readonly string[] = [
 function checkObject(message: unknown, action: string): void {
   if (message === null || typeof message !== "object") {
     throw new TypeError(
-      `Cannot ${action}: a message must be an object: current value is ${describeValue(message)}`,
+      `Cannot ${action}: a message must be an object ({ role, content, … }): current value is ${
+        describeValue(message)
+      }`,
     );
   }
 }

@@ -648,11 +648,11 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       const messages = [{ role: "user", content: "a" }, , { role: "user", content: "b" }];
       await assert.rejects(
         store.appendMessages("s", messages as Loose),
-        /append messages: a message must be an object: current value is undefined/,
+        /append messages: a message must be an object \({ role, content, … }\): current value is undefined/,
       );
       await assert.rejects(
         store.replaceMessages("s", messages as Loose),
-        /replace messages: a message must be an object: current value is undefined/,
+        /replace messages: a message must be an object \({ role, content, … }\): current value is undefined/,
       );
       const row = await store.getSession("s");
       assert.equal(row?.message_count, 1);
