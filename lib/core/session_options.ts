@@ -446,6 +446,7 @@ export const SEARCH_OPTION_NAMES: OptionNames<SearchOptions> = {
   sort: true,
 };
 
+/** The options of `getMessages` and `countMessages`, checked by name. */
 const MESSAGES_OPTION_NAMES: OptionNames<MessagesOptions> = {
   includeInactive: true,
   excludeHidden: true,

@@ -439,7 +439,10 @@ export class SessionDB {
     return new SessionDB(new StoreSlot(connect(), connect), OPENED);
   }
 
-  /** The database file path, as given to {@linkcode SessionDB.open} (without a `sqlite:` prefix), or the default. */
+  /**
+   * The database file path, as given to {@linkcode SessionDB.open} (without
+   * a `sqlite:` prefix), or the default.
+   */
   get path(): string {
     return this.#slot.held.path;
   }
