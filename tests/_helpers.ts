@@ -31,6 +31,26 @@ if ("Deno" in globalThis) globalThis.addEventListener("unload", removeMade);
 // after the first file only: the process's end removes what the others made.
 process.once("exit", removeMade);
 
+/**
+ * Waits until `condition` holds, asking every `everyMs`, and fails naming `what` after
+ * `timeoutMs`: neither Deno's nor Node's test runner ends a test that waits forever, so a loop
+ * without a deadline turned a failure (a command that ended before printing what was waited
+ * for) into a run that never finished.
+ */
+export async function waitUntil(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  { timeoutMs = 30_000, everyMs = 20 }: { timeoutMs?: number; everyMs?: number } = {},
+): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await condition())) {
+    if (performance.now() > deadline) {
+      throw new Error(`gave up waiting for ${what} after ${timeoutMs} ms`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
 /** A fresh temporary folder, removed when the test file ends. */
 export function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), "hermes-state-test-"));

@@ -18,7 +18,7 @@ import process from "node:process";
 import { runtimeName } from "../lib/sqlite/driver/load.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { basename, join } from "node:path";
-import { copyFixture, rawOpen, ROOT, tempDbPath, tempDir } from "./_helpers.ts";
+import { copyFixture, rawOpen, ROOT, tempDbPath, tempDir, waitUntil } from "./_helpers.ts";
 import { buildDb, interruptibleIo, runCli, v11Copy } from "./_cli_io.ts";
 import { main } from "../lib/cli/main.ts";
 import { hotJournalOf, indexOutOfStep } from "./health/_damaged_files.ts";
@@ -204,7 +204,12 @@ describe("doctor --fix that stops after its checks", () => {
     const path = await staleFile(4000);
     const io = interruptibleIo();
     const run = main(["--db", path, "doctor", "--fix"], io);
-    while (!io.listening) await new Promise((r) => setTimeout(r, 5));
+    let ended = false;
+    run.then(() => ended = true, () => ended = true);
+    await waitUntil(() => io.listening || ended, "doctor --fix to listen for Ctrl-C", {
+      everyMs: 5,
+    });
+    assert.ok(io.listening, `doctor --fix ended before it listened for Ctrl-C: ${io.err}`);
     await new Promise((r) => setTimeout(r, 250));
     io.interrupt();
     assert.equal(await run, 130);

@@ -10,7 +10,7 @@ import { openStore } from "../lib/open_store.ts";
 import { main } from "../lib/cli/main.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { interruptibleIo, runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
-import { copyFixture, rawOpen, tempDbPath, tempDir } from "./_helpers.ts";
+import { copyFixture, rawOpen, tempDbPath, tempDir, waitUntil } from "./_helpers.ts";
 import { adminSql, freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";
 import { sideBySideTests } from "./_side_by_side.ts";
 
@@ -238,7 +238,7 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
       copyFileSync(other, replaced);
       const aloneIo = interruptibleIo();
       const alone = main(["sync", replaced, "--to", url, "--follow=0.1"], aloneIo);
-      while (!aloneIo.err.includes("holds none of")) await new Promise((r) => setTimeout(r, 50));
+      await waitUntil(() => aloneIo.err.includes("holds none of"), "the refusal", { everyMs: 50 });
       // A few passes more: each refuses it again, silently.
       await new Promise((r) => setTimeout(r, 500));
       aloneIo.interrupt();
@@ -369,9 +369,8 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
       const url = schemaUrl(schema);
       const io = interruptibleIo();
       const lines = () => io.out.split("\n").filter((l) => l !== "");
-      const until = async (done: () => boolean | Promise<boolean>) => {
-        while (!await done()) await new Promise((r) => setTimeout(r, 50));
-      };
+      const until = (done: () => boolean | Promise<boolean>) =>
+        waitUntil(done, "the pass", { everyMs: 50 });
       const run = main(["sync", file, "--to", url, "--follow=0.1", "--origin", "web-1"], io);
       await until(() => lines().length >= 1);
       assert.equal(
@@ -793,13 +792,13 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
       io,
     );
     const lines = () => io.out.split("\n").filter((l) => l !== "");
-    while (lines().length < 1) await new Promise((r) => setTimeout(r, 50));
+    await waitUntil(() => lines().length >= 1, "the first pass", { everyMs: 50 });
     const db = await SessionDB.open({ path: file });
     db.appendMessage(V11.compressionTip, { role: "user", content: "one more, while following" });
     db.close();
-    while (!lines().some((l) => l.endsWith("1 message written."))) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitUntil(() => lines().some((l) => l.endsWith("1 message written.")), "the next pass", {
+      everyMs: 50,
+    });
     assert.ok(io.listening, "sync --follow listens for Ctrl-C");
     io.interrupt();
     assert.equal(await run, 0);
@@ -815,9 +814,7 @@ describe("CLI on PostgreSQL", { skip: PG_SKIP }, () => {
     assert.equal((await runCli(["copy", v11Copy(), url])).code, 0);
     const io = interruptibleIo();
     const run = main(["--db", url, "show", V11.live, "--follow=0.05"], io);
-    const printed = async (text: string) => {
-      while (!io.out.includes(text)) await new Promise((r) => setTimeout(r, 20));
-    };
+    const printed = (text: string) => waitUntil(() => io.out.includes(text), JSON.stringify(text));
     await printed("Run B is faster");
     {
       await using store = await openStore(url);

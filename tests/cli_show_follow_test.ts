@@ -16,7 +16,7 @@ import {
   V11,
   v11Copy,
 } from "./_cli_io.ts";
-import { copyFixture, rawOpen } from "./_helpers.ts";
+import { copyFixture, rawOpen, waitUntil } from "./_helpers.ts";
 
 /** Runs `main(argv)` with an Io whose Ctrl-C the test sends. */
 function following(argv: string[]): { io: InterruptibleIo; run: Promise<number> } {
@@ -24,9 +24,9 @@ function following(argv: string[]): { io: InterruptibleIo; run: Promise<number> 
   return { io, run: main(argv, io) };
 }
 
-/** Waits until the output holds `text` (the test's own timeout ends a wait that never does). */
+/** Waits until the output holds `text`. */
 async function printed(io: RecordingIo, text: string): Promise<void> {
-  while (!io.out.includes(text)) await new Promise((resolve) => setTimeout(resolve, 20));
+  await waitUntil(() => io.out.includes(text), JSON.stringify(text));
 }
 
 describe("show --follow", () => {

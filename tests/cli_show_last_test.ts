@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { main } from "../lib/cli/main.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { buildDb, interruptibleIo, type RecordingIo, runCli } from "./_cli_io.ts";
-import { copyFixture, rawOpen } from "./_helpers.ts";
+import { copyFixture, rawOpen, waitUntil } from "./_helpers.ts";
 
 /** A file with session `s` of `count` messages, `message 1` to `message N`, a second apart. */
 function sessionOf(count: number): Promise<string> {
@@ -27,9 +27,9 @@ function numbersIn(out: string): number[] {
   return [...out.matchAll(/^message (\d+)$/gm)].map((match) => Number(match[1]));
 }
 
-/** Waits until the output holds `text` (the test's own timeout ends a wait that never does). */
+/** Waits until the output holds `text`. */
 async function printed(io: RecordingIo, text: string): Promise<void> {
-  while (!io.out.includes(text)) await new Promise((resolve) => setTimeout(resolve, 20));
+  await waitUntil(() => io.out.includes(text), JSON.stringify(text));
 }
 
 describe("show --last", () => {

@@ -10,7 +10,7 @@
 import { before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { main } from "../lib/cli/main.ts";
-import { rawOpen } from "./_helpers.ts";
+import { rawOpen, waitUntil } from "./_helpers.ts";
 import { interruptibleIo, runCli, v11Copy } from "./_cli_io.ts";
 
 let path: string;
@@ -74,7 +74,7 @@ describe("show keeps each stored value on its line, its controls as marks", () =
     }
     const io = interruptibleIo();
     const run = main(["--db", path, "show", "followed", "--follow=0.05"], io);
-    while (!io.out.includes("still going")) await new Promise((r) => setTimeout(r, 20));
+    await waitUntil(() => io.out.includes("still going"), "the message shown");
     {
       using raw = await rawOpen(path);
       raw.exec(
@@ -82,7 +82,7 @@ describe("show keeps each stored value on its line, its controls as marks", () =
           "WHERE id = 'followed'",
       );
     }
-    while (!io.out.includes("── ended")) await new Promise((r) => setTimeout(r, 20));
+    await waitUntil(() => io.out.includes("── ended"), "the end shown");
     io.interrupt();
     assert.equal(await run, 0);
     assert.match(io.out, /\n── ended [^\n]+ · b␊ye ──\n/);
