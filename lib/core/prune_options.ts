@@ -82,10 +82,10 @@ export interface PruneCandidatesOptions {
 }
 
 /** The options of `deleteSession` and `pruneEmptyGhostSessions`, checked by name. */
-export const SESSIONS_DIR_OPTION_NAMES: OptionNames<SessionsDirOptions> = { sessionsDir: true };
+const SESSIONS_DIR_OPTION_NAMES: OptionNames<SessionsDirOptions> = { sessionsDir: true };
 
 /** The options of `pruneSessions`, checked by name. */
-export const PRUNE_OPTION_NAMES: OptionNames<PruneOptions> = {
+const PRUNE_OPTION_NAMES: OptionNames<PruneOptions> = {
   olderThanDays: true,
   source: true,
   sessionsDir: true,
@@ -104,6 +104,52 @@ const PRUNE_CANDIDATES_OPTION_NAMES: OptionNames<PruneCandidatesOptions> = {
   source: true,
   ghosts: true,
 };
+
+/**
+ * Checks the options of `deleteSession` and `pruneEmptyGhostSessions`
+ * (every engine calls this first) and gives their transcript folder, read
+ * once before the delete: options of `null` must not fail after it
+ * committed.
+ *
+ * @param action What the caller does, for the error ("delete session").
+ * @param options The options as given (`null` is none).
+ * @returns `sessionsDir`, as given.
+ * @throws {TypeError} When `sessionsDir` is neither absent, `null` nor a
+ *   string, or an option is not `sessionsDir`, naming it.
+ */
+export function checkedSessionsDir(
+  action: string,
+  options: SessionsDirOptions | null | undefined,
+): string | null | undefined {
+  checkOptionNames(action, options, SESSIONS_DIR_OPTION_NAMES);
+  const sessionsDir = options?.sessionsDir;
+  checkOptionalText(action, "sessionsDir", sessionsDir);
+  return sessionsDir;
+}
+
+/**
+ * Checks the options of `pruneSessions` (every engine calls this first).
+ *
+ * @param options The options as given.
+ * @returns The age in days (90 when not given).
+ * @throws {RangeError} On a negative or non-finite `olderThanDays`, naming it.
+ * @throws {TypeError} When `source` or `sessionsDir` is neither absent,
+ *   `null` nor a string, or an option is not one of these, naming it.
+ */
+export function checkPruneOptions(options: PruneOptions): number {
+  checkOptionNames("prune sessions", options, PRUNE_OPTION_NAMES);
+  checkOptionalText("prune sessions", "source", options.source);
+  checkOptionalText("prune sessions", "sessionsDir", options.sessionsDir);
+  const days = options.olderThanDays ?? 90;
+  if (typeof days !== "number" || !Number.isFinite(days) || days < 0) {
+    throw new RangeError(
+      `Cannot prune sessions: olderThanDays must be a non-negative number: current value is ${
+        describeValue(days)
+      }`,
+    );
+  }
+  return days;
+}
 
 /**
  * Checks the options of `pruneCandidates` (the message names the value).

@@ -7,18 +7,16 @@
  * @module
  */
 import { removeTranscriptFiles } from "../files/transcript_files.ts";
-import { checkOptionalText } from "../core/session_options.ts";
 import {
-  PRUNE_OPTION_NAMES,
+  checkedSessionsDir,
+  checkPruneCandidatesOptions,
+  checkPruneOptions,
   type PruneCandidate,
   type PruneCandidatesOptions,
   type PruneOptions,
-  SESSIONS_DIR_OPTION_NAMES,
   type SessionsDirOptions,
+  toPruneCandidate,
 } from "../core/prune_options.ts";
-import { checkOptionNames } from "../core/option_names.ts";
-import { checkPruneCandidatesOptions, toPruneCandidate } from "../core/prune_options.ts";
-import { describeValue } from "../core/shown_value.ts";
 import type { PgQuery, PgValue } from "./_client_types.ts";
 import { deleteSessionRows } from "./_delete.ts";
 
@@ -64,17 +62,7 @@ export async function pruneSessionsPg(
   options: PruneOptions,
 ): Promise<number> {
   options ??= {};
-  checkOptionNames("prune sessions", options, PRUNE_OPTION_NAMES);
-  checkOptionalText("prune sessions", "source", options.source);
-  checkOptionalText("prune sessions", "sessionsDir", options.sessionsDir);
-  const days = options.olderThanDays ?? 90;
-  if (typeof days !== "number" || !Number.isFinite(days) || days < 0) {
-    throw new RangeError(
-      `Cannot prune sessions: olderThanDays must be a non-negative number: current value is ${
-        describeValue(days)
-      }`,
-    );
-  }
+  const days = checkPruneOptions(options);
   const cutoff = clock() - days * 86400;
   let criteria = "started_at < $1::double precision AND ended_at IS NOT NULL";
   const params: PgValue[] = [cutoff];
@@ -102,8 +90,7 @@ export async function pruneGhostSessionsPg(
   options: SessionsDirOptions,
 ): Promise<number> {
   options ??= {};
-  checkOptionNames("prune ghost sessions", options, SESSIONS_DIR_OPTION_NAMES);
-  checkOptionalText("prune ghost sessions", "sessionsDir", options.sessionsDir);
+  checkedSessionsDir("prune ghost sessions", options);
   const cutoff = clock() - 86400;
   const ids = await write((query) => deleteSessionsWhere(query, GHOST_CRITERIA, [cutoff]));
   if (ids.length > 0 && options.sessionsDir) removeTranscriptFiles(options.sessionsDir, ids);

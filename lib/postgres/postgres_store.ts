@@ -54,10 +54,10 @@ import {
   AUTO_PRUNE_OPTION_NAMES,
   type AutoPruneOptions,
   type AutoPruneResult,
+  checkedSessionsDir,
   type PruneCandidate,
   type PruneCandidatesOptions,
   type PruneOptions,
-  SESSIONS_DIR_OPTION_NAMES,
   type SessionsDirOptions,
 } from "../core/prune_options.ts";
 import { checkOptionNames } from "../core/option_names.ts";
@@ -981,10 +981,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
 
   async deleteSession(id: string, options: SessionsDirOptions = {}): Promise<boolean> {
     checkKeyText("delete session", "id", id);
-    checkOptionNames("delete session", options, SESSIONS_DIR_OPTION_NAMES);
-    // Read before the delete: options of null must not fail after it committed.
-    const sessionsDir = options?.sessionsDir;
-    checkOptionalText("delete session", "sessionsDir", sessionsDir);
+    const sessionsDir = checkedSessionsDir("delete session", options);
     const ids = await this.#write((query) => deleteSessionsWhere(query, "id = $1", [id]));
     if (ids.length > 0 && sessionsDir) removeTranscriptFiles(sessionsDir, ids);
     return ids.length > 0;

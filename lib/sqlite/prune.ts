@@ -8,7 +8,7 @@
 import type { Store } from "./store.ts";
 import type { SqlValue } from "./driver/types.ts";
 import { ReadonlyError } from "../core/errors.ts";
-import { checkKeyText, checkOptionalText } from "../core/session_options.ts";
+import { checkKeyText } from "../core/session_options.ts";
 import { checkOptionNames } from "../core/option_names.ts";
 import { getMeta, setMeta } from "./meta.ts";
 import { removeTranscriptFiles } from "../files/transcript_files.ts";
@@ -26,12 +26,11 @@ import {
   AUTO_PRUNE_OPTION_NAMES,
   type AutoPruneOptions,
   type AutoPruneResult,
-  PRUNE_OPTION_NAMES,
+  checkedSessionsDir,
+  checkPruneOptions,
   type PruneOptions,
-  SESSIONS_DIR_OPTION_NAMES,
   type SessionsDirOptions,
 } from "../core/prune_options.ts";
-import { describeValue } from "../core/shown_value.ts";
 
 /** Internal options of the prunes, for tests: the batch timing (see `batches.ts`). */
 export interface PruneInternals {
@@ -171,17 +170,7 @@ async function deleteInBatchesAsync(
 
 /** The sessions `pruneSessions` deletes; throws the RangeError of a bad `olderThanDays`. */
 function pruneCriteria(store: Store, options: PruneOptions): Criteria {
-  checkOptionNames("prune sessions", options, PRUNE_OPTION_NAMES);
-  checkOptionalText("prune sessions", "source", options.source);
-  checkOptionalText("prune sessions", "sessionsDir", options.sessionsDir);
-  const days = options.olderThanDays ?? 90;
-  if (typeof days !== "number" || !Number.isFinite(days) || days < 0) {
-    throw new RangeError(
-      `Cannot prune sessions: olderThanDays must be a non-negative number: current value is ${
-        describeValue(days)
-      }`,
-    );
-  }
+  const days = checkPruneOptions(options);
   const cutoff = store.now() - days * 86400;
   let sql = "started_at < ? AND ended_at IS NOT NULL";
   const params: SqlValue[] = [cutoff];
@@ -202,10 +191,7 @@ export function ghostCriteria(store: Store): Criteria {
 /** Implements `SessionDB.deleteSession`: one write, children detached, then transcript files. */
 export function deleteSession(store: Store, id: string, options: SessionsDirOptions): boolean {
   checkKeyText("delete session", "id", id);
-  checkOptionNames("delete session", options, SESSIONS_DIR_OPTION_NAMES);
-  // Read before the delete: options of null must not fail after it committed.
-  const sessionsDir = options?.sessionsDir;
-  checkOptionalText("delete session", "sessionsDir", sessionsDir);
+  const sessionsDir = checkedSessionsDir("delete session", options);
   const deleted = store.write(() => deleteWhere(store, "id = ?", [id]).length > 0);
   if (deleted && sessionsDir) removeTranscriptFiles(sessionsDir, [id]);
   return deleted;
@@ -242,8 +228,7 @@ export function pruneEmptyGhostSessions(
   options: SessionsDirOptions,
   internals: PruneInternals = {},
 ): number {
-  checkOptionNames("prune ghost sessions", options, SESSIONS_DIR_OPTION_NAMES);
-  checkOptionalText("prune ghost sessions", "sessionsDir", options.sessionsDir);
+  checkedSessionsDir("prune ghost sessions", options);
   return deleteInBatches(store, ghostCriteria(store), { ...options, ...internals });
 }
 
@@ -256,8 +241,7 @@ export async function pruneEmptyGhostSessionsAsync(
   options: SessionsDirOptions,
   internals: AsyncPruneInternals,
 ): Promise<number> {
-  checkOptionNames("prune ghost sessions", options, SESSIONS_DIR_OPTION_NAMES);
-  checkOptionalText("prune ghost sessions", "sessionsDir", options.sessionsDir);
+  checkedSessionsDir("prune ghost sessions", options);
   return await deleteInBatchesAsync(store, ghostCriteria(store), options, internals);
 }
 
