@@ -8,6 +8,7 @@ import { after } from "node:test";
 import { openStore, type OpenStoreOptions } from "../../lib/open_store.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
+import { waitUntil } from "../_helpers.ts";
 
 /** The server URL, or `undefined` when none is configured (and not on CI). */
 export const PG_URL: string | undefined = (() => {
@@ -154,14 +155,14 @@ export function heldTransaction(
  * statement of theirs waiting for a lock of their own is not the one awaited.
  */
 export async function waitedOn(client: PgClient, held: HeldTransaction): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const rows = await client.query(
+  const waiting = async () =>
+    (await client.query(
       `SELECT 1 FROM pg_stat_activity
        WHERE wait_event_type = 'Lock' AND $1::integer = ANY (pg_blocking_pids(pid))`,
       [held.pid()],
-    );
-    if (rows.length > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error("no statement waited for the held lock");
+    )).length > 0;
+  await waitUntil(waiting, "a statement waiting for the held lock", {
+    timeoutMs: 10_000,
+    everyMs: 50,
+  });
 }
