@@ -2,11 +2,13 @@
  * FTS5's snippet, cut in TypeScript (the PostgreSQL engine's snippets, and
  * the SQLite engine's for a long text), is FTS5's own: `trigramTokens()` splits a
  * text as FTS5's `trigram` tokenizer does (read back through `fts5vocab`),
- * and `wordsSnippet()` and `trigramSnippet()` give what SQLite's own
+ * and `wordsSnippet()` and `trigramSnippet()` with `asFts5` give what SQLite's own
  * `snippet(table, 0, '>>>', '<<<', '...', 40)` gives on the words and the
  * trigram table, for generated texts: CJK runs, sentences, U+0000 (which
  * multimodal content starts with), emoji, case, and overlapping trigram
- * instances.
+ * instances. Without `asFts5` they give the same wherever FTS5's snippet
+ * does not end in a marked token (`<<<...`), the only place where they may
+ * show a match whole that FTS5 cuts (`whole_match.ts`).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -110,6 +112,7 @@ test("wordsSnippet() and trigramSnippet() give FTS5's snippet of generated texts
   const random = mulberry32(20261202);
   let compared = 0;
   let marked = 0;
+  let whole = 0;
   try {
     db.exec("CREATE VIRTUAL TABLE w USING fts5(content)");
     db.exec("CREATE VIRTUAL TABLE t USING fts5(content, tokenize='trigram')");
@@ -128,7 +131,11 @@ test("wordsSnippet() and trigramSnippet() give FTS5's snippet of generated texts
         for (const query of queries) {
           const want = ftsSnippet(db, table, query);
           if (want === undefined) continue;
-          assert.equal(snippet(text, query), want, `${table} ${query} ${JSON.stringify(text)}`);
+          const what = `${table} ${query} ${JSON.stringify(text)}`;
+          assert.equal(snippet(text, query, [], { asFts5: true }), want, what);
+          const got = snippet(text, query);
+          if (!want.endsWith("<<<...")) assert.equal(got, want, what);
+          else if (got !== want) whole++;
           compared++;
           if (want.includes(">>>")) marked++;
         }
@@ -138,6 +145,8 @@ test("wordsSnippet() and trigramSnippet() give FTS5's snippet of generated texts
     db.close();
   }
   assert.ok(compared > 1000 && marked > 1000, `compared ${compared}, ${marked} with marks`);
+  // Some generated texts have a match FTS5 cuts, and the window chosen instead.
+  assert.ok(whole >= 5, `${whole} snippets chosen otherwise`);
 });
 
 test("the cut snippet of column 0 is FTS5's in a newer Hermes's tables of several columns", async () => {
@@ -174,8 +183,12 @@ test("the cut snippet of column 0 is FTS5's in a newer Hermes's tables of severa
         for (const query of queries) {
           const want = ftsSnippet(db, table, query);
           if (want === undefined) continue;
-          const got = snippet(columns[0], query, columns.slice(1, table === "w" ? 3 : 2));
-          assert.equal(got, want, `${table} ${query} ${JSON.stringify(columns)}`);
+          const others = columns.slice(1, table === "w" ? 3 : 2);
+          const what = `${table} ${query} ${JSON.stringify(columns)}`;
+          assert.equal(snippet(columns[0], query, others, { asFts5: true }), want, what);
+          if (!want.endsWith("<<<...")) {
+            assert.equal(snippet(columns[0], query, others), want, what);
+          }
           compared++;
           if (want.includes(">>>")) marked++;
           else elsewhere++;
@@ -207,4 +220,45 @@ test("trigramSnippet() keeps a span open over the trigrams that overlap it, as F
     trigramSnippet("x".repeat(60) + "数据库", '"数据库"'),
     "..." + "x".repeat(39) + ">>>数据库<<<",
   );
+});
+
+test("a match FTS5's snippet cuts at its window's end is shown whole, in the window centred on it", async () => {
+  const words = (prefix: string, n: number) =>
+    Array.from({ length: n }, (_, i) => `${prefix}${i}`).join(" ");
+  const cases = [
+    {
+      table: "w",
+      snippet: wordsSnippet,
+      text: `${words("w", 39)} unit test ${words("v", 30)}`,
+      query: '"unit test"',
+      whole: `...${words("w", 39).slice(words("w", 20).length + 1)} >>>unit test<<< ${
+        words("v", 19)
+      }...`,
+    },
+    {
+      table: "t",
+      snippet: trigramSnippet,
+      text:
+        "我们今天讨论了很多关于系统设计的问题，包括缓存和队列的使用方法以及消息中间件数据库连接池的配置和调优。",
+      query: '"数据库连接池"',
+      whole:
+        "...关于系统设计的问题，包括缓存和队列的使用方法以及消息中间件>>>数据库连接池<<<的配置和调优。",
+    },
+  ] as const;
+  const db = await rawOpen(":memory:");
+  try {
+    db.exec("CREATE VIRTUAL TABLE w USING fts5(content)");
+    db.exec("CREATE VIRTUAL TABLE t USING fts5(content, tokenize='trigram')");
+    for (const { table, snippet, text, query, whole } of cases) {
+      db.prepare(`INSERT INTO ${table} (rowid, content) VALUES (1, ?)`).run(text);
+      // FTS5 keeps the window from the sentence's start, which holds only the match's beginning.
+      const fts5 = ftsSnippet(db, table, query)!;
+      assert.match(fts5, /^w0 |^我们/);
+      assert.match(fts5, />>>(unit|数据库连)<<<\.\.\.$/);
+      assert.equal(snippet(text, query, [], { asFts5: true }), fts5);
+      assert.equal(snippet(text, query), whole);
+    }
+  } finally {
+    db.close();
+  }
 });

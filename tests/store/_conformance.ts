@@ -409,6 +409,36 @@ export function storeConformance(name: string, factory: StoreFactory): void {
       }
     });
 
+    test("searchMessages() shows a match whole where FTS5's snippet cuts it at the window's end", async () => {
+      const words = (prefix: string, n: number) =>
+        Array.from({ length: n }, (_, i) => `${prefix}${i}`).join(" ");
+      // Each match starts near the 40th token of its sentence: FTS5 keeps the window from the
+      // sentence's start and shows `w38 >>>unit<<<...`, `消息中间件>>>数据库连<<<...`.
+      const store = await storeOfTexts({
+        phrase: `${words("w", 39)} unit test ${words("v", 30)}`,
+        cjk:
+          "我们今天讨论了很多关于系统设计的问题，包括缓存和队列的使用方法以及消息中间件数据库连接池的配置和调优。",
+      });
+      const expected: Array<[session: string, query: string, snippet: string]> = [
+        [
+          "phrase",
+          '"unit test"',
+          `...${words("w", 39).slice(words("w", 20).length + 1)} >>>unit test<<< ${
+            words("v", 19)
+          }...`,
+        ],
+        [
+          "cjk",
+          "数据库连接池",
+          "...系统设计的问题，包括缓存和队列的使用方法以及消息中间件>>>数据库连接池<<<的配置和调优。  ",
+        ],
+      ];
+      for (const [sessionId, query, snippet] of expected) {
+        const hits = await store.searchMessages(query, { sessionId });
+        assert.deepEqual(hits.map((hit) => hit.snippet), [snippet], `${sessionId}: ${query}`);
+      }
+    });
+
     test("recorded Python searches that are not improvements find the same messages", async () => {
       const recorded = await entriesOf("search.json", ["searchMessages"]);
       for (const entry of recorded) {

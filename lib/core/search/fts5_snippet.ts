@@ -1,9 +1,12 @@
 /**
- * The snippet of a full-text match on PostgreSQL, chosen and marked as
- * SQLite's FTS5 `snippet(table, 0, '>>>', '<<<', '...', 40)` does it, so
- * that a hit shows the same text on either engine, for both of its tables:
- * the words (`unicode61` tokens, {@linkcode wordsSnippet}) and the CJK
- * trigrams (every run of three characters, {@linkcode trigramSnippet}).
+ * The snippet of a full-text match, chosen and marked as SQLite's FTS5
+ * `snippet(table, 0, '>>>', '<<<', '...', 40)` does it (with one change,
+ * below), so that a hit shows the same text on either engine: every
+ * snippet on PostgreSQL, and on SQLite those of long texts
+ * (`long_snippet.ts`) and those FTS5 ends in a cut match
+ * (`whole_match.ts`). For both tables: the words (`unicode61` tokens,
+ * {@linkcode wordsSnippet}) and the CJK trigrams (every run of three
+ * characters, {@linkcode trigramSnippet}).
  *
  * - the query's phrases (each a run of tokens, its last one a prefix when it
  *   ends in `*`) are found in the text's tokens: their instances, in order
@@ -13,7 +16,12 @@
  *   it holds and 1 for each further instance, then centred on what it
  *   holds; and a window from the start of the instance's sentence (a token
  *   after `.` or `:` and white space, or the first token), with a bonus of
- *   100 (120 for the first token). The first best score wins;
+ *   100 (120 for the first token). The first best score wins. One change
+ *   from FTS5: a sentence's window holds only the instances that end in it.
+ *   FTS5 counts one that starts in it, so that a match starting near its
+ *   40th token won it and was cut at its end (`>>>数据库连<<<...` for
+ *   `数据库连接池`); the window centred on the match now wins there, and
+ *   everywhere else the choice is FTS5's;
  * - the marks are placed as FTS5's highlighter places them, token by token:
  *   overlapping instances are one span (`>>>unit test<<<`), and a span
  *   stays open over trigrams that overlap it; the text before the window is
@@ -100,6 +108,13 @@ class Instances {
   /** The token count of the `i`th. */
   size(i: number): number {
     return this.#sizes[this.#phrase[i]];
+  }
+
+  /** The token count of the longest phrase. */
+  get longest(): number {
+    let longest = 1;
+    for (const size of this.#sizes) longest = Math.max(longest, size);
+    return longest;
   }
 
   /** Those of the phrases `kept`, in order. */
@@ -280,15 +295,21 @@ function reportedPhrases(
 class WindowScorer {
   readonly #instances: Instances;
   readonly #tokenCount: number;
+  /** Whether an instance must end in the window to count (FTS5: start in it). */
+  readonly #whole: boolean;
+  /** The token count of the longest phrase: only instances starting this close to the end can be cut. */
+  readonly #longest: number;
   /** Instances of each phrase in the window. */
   readonly #held = new Map<number, number>();
   /** The window holds the instances `[#low, #high)`. */
   #low = 0;
   #high = 0;
 
-  constructor(instances: Instances, tokenCount: number) {
+  constructor(instances: Instances, tokenCount: number, whole = false) {
     this.#instances = instances;
     this.#tokenCount = tokenCount;
+    this.#whole = whole;
+    this.#longest = instances.longest;
   }
 
   /**
@@ -308,10 +329,28 @@ class WindowScorer {
       if (left === 0) held.delete(phrase);
       else held.set(phrase, left);
     }
-    const count = this.#high - this.#low;
+    let count = this.#high - this.#low;
+    let phrases = held.size;
+    if (this.#whole) {
+      // Leave out the instances that go on past the window, and a phrase that has only those.
+      const end = from + SNIPPET_TOKENS;
+      const cut = new Map<number, number>();
+      for (
+        let k = this.#high - 1;
+        k >= this.#low && instances.start(k) + this.#longest > end;
+        k--
+      ) {
+        if (instances.start(k) + instances.size(k) <= end) continue;
+        const phrase = instances.phrase(k);
+        const left = (cut.get(phrase) ?? held.get(phrase)!) - 1;
+        cut.set(phrase, left);
+        count--;
+        if (left === 0) phrases--;
+      }
+    }
     // An empty window (a sentence's, far before its instance) scores nothing.
     if (count === 0) return { score: 0, centred: 0 };
-    const score = 1000 * held.size + count - held.size;
+    const score = 1000 * phrases + count - phrases;
     const first = instances.start(this.#low);
     const last = instances.start(this.#high - 1) + instances.size(this.#high - 1);
     let centred = first - Math.trunc((SNIPPET_TOKENS - (last - first)) / 2);
@@ -320,13 +359,13 @@ class WindowScorer {
   }
 }
 
-/** The first token of the best window. */
-function bestStart(scanned: Scan, instances: Instances): number {
+/** The first token of the best window (as FTS5 chooses it, cut match included, with `asFts5`). */
+function bestStart(scanned: Scan, instances: Instances, asFts5: boolean): number {
   const { sentences: starts, tokenCount } = scanned;
   // The instances come in order of position, and so do their sentences: each kind of window
   // slides forward only.
   const own = new WindowScorer(instances, tokenCount);
-  const sentences = new WindowScorer(instances, tokenCount);
+  const sentences = new WindowScorer(instances, tokenCount, !asFts5);
   let best = 0;
   let bestFrom = 0;
   let sentence = 0;
@@ -468,6 +507,7 @@ function snippetOf(
   query: string,
   split: Tokenizer,
   others: readonly (string | null)[],
+  { asFts5 = false }: SnippetOptions,
 ): string {
   const tree = parseFtsQuery(query);
   const phrases = phrasesOf(tree, split);
@@ -485,45 +525,62 @@ function snippetOf(
   }
   const reported = reportedPhrases(tree, phrases, present);
   const instances = reported.size === present.size ? all : all.only(reported);
-  const first = bestStart(scanned, instances);
+  const first = bestStart(scanned, instances, asFts5);
   const window = windowTokens(text, split, first);
   return highlight(text, window, scanned.tokenCount, spansOf(instances, first), first);
+}
+
+/** How a snippet is chosen. */
+export interface SnippetOptions {
+  /**
+   * Choose the window exactly as FTS5 does, even where that cuts a match
+   * at the window's end (a sentence's window then holds a match that only
+   * starts in it): what SQLite's own `snippet()` gives, for tests.
+   * @default {false}
+   */
+  readonly asFts5?: boolean;
 }
 
 /**
  * A snippet of `text` for the word query `query`, as FTS5's `snippet()`
  * with `'>>>'`, `'<<<'`, `'...'` and 40 tokens gives it on the words table
- * (its first column).
+ * (its first column), except that a match is not cut at the window's end
+ * where FTS5 cuts it (module doc).
  *
  * @param text The searchable text of a message.
  * @param query The sanitized FTS5 word query.
  * @param others The row's other columns, in a table of several (a newer
  *   Hermes's `tool_name` and `tool_calls`): a part of the query they match
  *   is a part the row matches.
+ * @param options `asFts5`: FTS5's window, cut match included.
  * @returns The snippet.
  */
 export function wordsSnippet(
   text: string,
   query: string,
   others: readonly (string | null)[] = [],
+  options: SnippetOptions = {},
 ): string {
-  return snippetOf(text, query, eachToken, others);
+  return snippetOf(text, query, eachToken, others, options);
 }
 
 /**
  * A snippet of `text` for the trigram query `query` (CJK text, three
  * characters or more), as FTS5's `snippet()` gives it on the trigram table
- * (its first column): 40 trigrams, about 42 characters.
+ * (its first column): 40 trigrams, about 42 characters; a match is not cut
+ * at the window's end where FTS5 cuts it (module doc).
  *
  * @param text The searchable text of a message.
  * @param query The FTS5 query the trigram table is asked.
  * @param others The row's other columns (a newer Hermes's `tool_name`).
+ * @param options `asFts5`: FTS5's window, cut match included.
  * @returns The snippet.
  */
 export function trigramSnippet(
   text: string,
   query: string,
   others: readonly (string | null)[] = [],
+  options: SnippetOptions = {},
 ): string {
-  return snippetOf(text, query, eachTrigram, others);
+  return snippetOf(text, query, eachTrigram, others, options);
 }

@@ -28,6 +28,7 @@ import { idRangeOf } from "./id_range.ts";
 import { pageOverRanges, sourceRangesOf } from "./source_ranges.ts";
 import { inSnapshot } from "./snapshot.ts";
 import { cutLongSnippets, longTextBytes } from "./long_snippet.ts";
+import { wholeMatchSnippets } from "./whole_match.ts";
 import { longTextColumns } from "../schema/fts_layout.ts";
 import { phraseCount } from "../../core/search/repeated_phrases.ts";
 import type { SearchOptions, SearchSort } from "../../core/search/options.ts";
@@ -88,6 +89,8 @@ function rankedRows(
         ? rankedPage(store, page)
         : sortedPage(store, page, order.sort, order.strategy);
       if (rows !== undefined && cutLong !== undefined) {
+        // FTS5's snippets that may cut a match, then the long texts' (whole_match.ts).
+        wholeMatchSnippets(store, rows, table, match, cutLong);
         const count = cutLongSnippets(rows, table, match, cutLong);
         onLongCut?.(count);
       }
