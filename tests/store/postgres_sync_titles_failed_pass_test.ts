@@ -10,7 +10,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
-import { tempDbPath } from "../_helpers.ts";
+import { tempDbPath, waitUntil } from "../_helpers.ts";
 import { adminSql, heldTransaction, onFreshSyncTarget, PG_SKIP, PG_URL } from "./_pg.ts";
 
 /** The server's titles of the origin's sessions, by id. */
@@ -58,12 +58,12 @@ async function holdRow(schema: string, id: string): Promise<() => Promise<void>>
 }
 
 /** Waits until `sql` (on the test server) gives `n` as its first row's `n`, up to 20 s. */
-async function until(sql: string, n: number): Promise<void> {
-  for (let tries = 0; tries < 400; tries++) {
-    if (Number((await adminSql(sql))[0]?.n) === n) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  assert.fail(`no ${n} from ${sql} within 20 s`);
+function until(sql: string, n: number): Promise<void> {
+  return waitUntil(
+    async () => Number((await adminSql(sql))[0]?.n) === n,
+    `${n} from ${sql}`,
+    { timeoutMs: 20_000, everyMs: 50 },
+  );
 }
 
 /**
