@@ -10,6 +10,12 @@ import { openStore } from "../open_store.ts";
 import type { SearchOptions } from "../core/search/options.ts";
 import type { SessionStore } from "../core/session_store.ts";
 
+/**
+ * A word no message is likely to hold: searched once as the worker starts, it walks the whole
+ * file the way a search that finds little does ({@linkcode warmUp}).
+ */
+const WARM_UP_QUERY = "hermesstatewarmupzq";
+
 /** A request from the pool. */
 interface Ask {
   readonly id: number;
@@ -49,4 +55,21 @@ function serve(store: SessionStore): void {
     }
   });
   parentPort!.postMessage({ ready: true });
+  void warmUp(store);
+}
+
+/**
+ * Does once, before the first request, what a connection does once for all its searches: a
+ * search that finds few hits falls back to the trigram index over the whole file, and the first
+ * such search of a connection reads every message for the rows an older SQLite indexed only up
+ * to a U+0000 (`search/trigram_gaps.ts`), ~0.5 s at a million messages, which the first search
+ * typed into the page then paid. A request that comes meanwhile waits for it, as it would have
+ * done that work itself; a failure is left to the searches that follow, which meet it again.
+ */
+async function warmUp(store: SessionStore): Promise<void> {
+  try {
+    await store.searchMessages(WARM_UP_QUERY, { limit: 1 });
+  } catch {
+    // The same failure reaches the first request, which reports it.
+  }
 }

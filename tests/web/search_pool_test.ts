@@ -70,6 +70,35 @@ test("createHandler() with a pool's search answers the search API as without one
   }
 });
 
+/** Indexes message `id` in the trigram table as SQLite 3.40 did: its text only up to the U+0000. */
+async function indexUpToNul(path: string, id: number): Promise<void> {
+  using raw = await rawOpen(path);
+  raw.prepare("DELETE FROM messages_fts_trigram WHERE rowid = ?").run(id);
+  raw.prepare("INSERT INTO messages_fts_trigram(rowid, content) VALUES (?, 'bin')").run(id);
+}
+
+test("a worker's first search, made as it starts, leaves later ones finding what an older SQLite indexed only up to a U+0000", async () => {
+  // Each worker searches once as it starts, so that its connection has read every message for
+  // such rows before the page's first search needs them (search/trigram_gaps.ts): a row written
+  // so after that must still be found.
+  const path = v11Copy();
+  await using store = await openStore(path);
+  const cut = { role: "tool" as const, content: "bin\u0000ary", toolName: "玄武工具" };
+  await indexUpToNul(path, await store.appendMessage(V11.live, cut));
+  const pool = await startSearchPool(path, { workers: 1 });
+  try {
+    // A no-hit search (the worker has done its own first one by then, or does it first).
+    await delay(200);
+    assert.deepEqual(await pool.search("zanzibarqq"), []);
+    assert.equal((await pool.search("玄武")).length, 1);
+    await indexUpToNul(path, await store.appendMessage(V11.live, cut));
+    assert.equal((await pool.search("玄武")).length, 2);
+    assert.deepEqual(await pool.search("玄武"), await store.searchMessages("玄武"));
+  } finally {
+    await pool.close();
+  }
+});
+
 test("startSearchPool() fails with the reason when the file cannot be opened", async () => {
   // The worker tells the reason; it does not throw it (Deno printed it as uncaught as well).
   await assert.rejects(
