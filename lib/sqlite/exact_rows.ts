@@ -14,6 +14,7 @@ import { exactIntegersTerm, invalidTexts, putExactIntegers } from "./exact_value
 import { STORED_BYTES_KEY, type StoredBytes, storedBytesValue } from "../core/stored_bytes.ts";
 import { quoteIdentifier } from "../core/sql_identifier.ts";
 import { isRoundedInteger } from "../core/exact_json.ts";
+import { sessionsRead } from "./schema/read_views.ts";
 
 /** The alias of the exact-integers term in a query that reads rows again. */
 const EXACT = "hermes_state_exact_integers";
@@ -64,13 +65,21 @@ export function readExactRows(
   orderBy = "",
 ): SqlRow[] {
   const columns = [...store.columns(table), "rowid"];
+  // Whole session rows are read where the others are (schema/read_views.ts). A TEMP view has no
+  // rowid: the row's is the table's, found by id (unique in both), and its bytes are read there.
+  const from = table === "sessions" ? sessionsRead(store) : table;
+  const viewed = store.isReadView(from);
+  const rowidTerm = viewed
+    ? `(SELECT r.rowid FROM main.${table} r WHERE r.id = ${from}.id)`
+    : "rowid";
   // The rowid under a name of its own: as "rowid" the result column takes the name of
   // the column it aliases ("id"), which would then be there twice.
   const names = [
     ...columns.slice(0, -1).map(quoteIdentifier),
-    `rowid AS ${ROWID}`,
+    `${rowidTerm} AS ${ROWID}`,
   ];
-  const sql = `SELECT ${names.join(", ")}, ${exactIntegersTerm(columns)} AS ${EXACT} FROM ${table}
+  const exact = exactIntegersTerm(viewed ? columns.slice(0, -1) : columns);
+  const sql = `SELECT ${names.join(", ")}, ${exact} AS ${EXACT} FROM ${from}
     WHERE ${where} ${orderBy}`;
   const keys = [...columns.slice(0, -1), ROWID];
   return store.statement(sql).all(...params).map((read) => {
@@ -78,7 +87,8 @@ export function readExactRows(
     putExactIntegers(values, read[EXACT]);
     const rowid = values[values.length - 1] as number | bigint;
     const bytes = new Map<string, StoredBytes>();
-    for (const [index, text] of invalidTexts(store.db, table, columns, rowid, values) ?? []) {
+    const bytesOf = viewed ? `main.${table}` : table;
+    for (const [index, text] of invalidTexts(store.db, bytesOf, columns, rowid, values) ?? []) {
       bytes.set(columns[index], { kind: "text", bytes: text });
     }
     const row: SqlRow = {};

@@ -7,6 +7,7 @@
  * @module
  */
 import type { SqliteStatement, SqlRow, SqlValue } from "./driver/types.ts";
+import { sessionsRead } from "./schema/read_views.ts";
 import type { Store } from "./store.ts";
 import type {
   MessageRow,
@@ -38,7 +39,10 @@ import { UnexportableIdError } from "../core/errors.ts";
  * first: the order of Python's `search_sessions`, which `export_all` uses;
  * only those of a source, and started in a range, when the options say so.
  */
-function sessionsQuery(options: ExportOptions): { sql: string; params: (string | number)[] } {
+function sessionsQuery(
+  store: Store,
+  options: ExportOptions,
+): { sql: string; params: (string | number)[] } {
   const clauses: string[] = [];
   const params: (string | number)[] = [];
   if (options.source) {
@@ -49,7 +53,7 @@ function sessionsQuery(options: ExportOptions): { sql: string; params: (string |
   clauses.push(...range.clauses);
   params.push(...range.params);
   const sql = `SELECT s.*, COALESCE(m.last_active, s.started_at) AS last_active
-    FROM sessions s
+    FROM ${sessionsRead(store)} s
     LEFT JOIN (
       SELECT session_id, MAX(timestamp) AS last_active FROM messages GROUP BY session_id
     ) m ON m.session_id = s.id
@@ -93,9 +97,11 @@ export function exportAll(
 }
 
 /** One session's row as the session list reads it (with `last_active`). */
-export const SESSION_AGAIN_SQL = `SELECT s.*, COALESCE(
+export function sessionAgainSql(store: Store): string {
+  return `SELECT s.*, COALESCE(
     (SELECT MAX(timestamp) FROM messages WHERE session_id = s.id), s.started_at) AS last_active
-  FROM sessions s WHERE s.id = ?`;
+  FROM ${sessionsRead(store)} s WHERE s.id = ?`;
+}
 
 /**
  * Implements `SessionDB.iterateExport`: one cursor over the session list,
@@ -110,7 +116,7 @@ export function* iterateExport(
   store: Store,
   options: ExportOptions = {},
 ): Generator<SessionExportWithActivity, void, undefined> {
-  const { sql, params } = sessionsQuery(options);
+  const { sql, params } = sessionsQuery(store, options);
   const statement = borrowStatement(store, sql);
   const rows = statement.iterate(...params);
   const readAgain = runtimeName() !== "bun";
@@ -143,7 +149,9 @@ export function* iterateExport(
  */
 export function sessionWhole(store: Store, id: string): SessionExportWithActivity | undefined {
   return inOneSnapshot(store, () => {
-    const now = store.statement(SESSION_AGAIN_SQL).get(id) as SessionRowWithActivity | undefined;
+    const now = store.statement(sessionAgainSql(store)).get(id) as
+      | SessionRowWithActivity
+      | undefined;
     return now === undefined ? undefined : withMessages(store, now);
   });
 }
@@ -175,7 +183,7 @@ export function exportSessionRows(
   store: Store,
   options: ExportOptions = {},
 ): SessionRowWithActivity[] {
-  const { sql, params } = sessionsQuery(options);
+  const { sql, params } = sessionsQuery(store, options);
   const rows = store.statement(sql).all(...params) as SessionRowWithActivity[];
   for (const row of rows) refuseUnreadableId(store, row.id);
   return rows;

@@ -17,12 +17,7 @@
 import type { Store } from "./store.ts";
 import type { MessageRow, SessionRow, SessionRowWithActivity } from "../core/types.ts";
 import type { ExportPiece, ExportPiecesOptions, ExportSelection } from "../core/export_pieces.ts";
-import {
-  exactMessagesWhere,
-  exactSession,
-  exportSessionRows,
-  SESSION_AGAIN_SQL,
-} from "./export.ts";
+import { exactMessagesWhere, exactSession, exportSessionRows, sessionAgainSql } from "./export.ts";
 import { getSession } from "./sessions.ts";
 
 /** Runs a read on the store's connection (trying again while the file is locked). */
@@ -62,7 +57,7 @@ interface StartReading {
  */
 function readStart(store: Store, id: string, reading: StartReading): SessionStart | undefined {
   const row = reading.listed
-    ? store.statement(SESSION_AGAIN_SQL).get(id) as SessionRowWithActivity | undefined
+    ? store.statement(sessionAgainSql(store)).get(id) as SessionRowWithActivity | undefined
     : getSession(store, id);
   if (row === undefined) return undefined;
   const session = exactSession(store, row);

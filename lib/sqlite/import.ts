@@ -160,6 +160,7 @@ function writeSessionRow(
   );
   const values: SqlValue[] = read.map((value, i) => exact?.get(columns[i])?.bytes ?? value);
   const mark = (column: string) => markOf(exact?.get(column));
+  keepPromptRow(store, columns, values);
   if (exists) {
     const assignments = columns.map((column) => `${quoteIdentifier(column)} = ${mark(column)}`)
       .join(", ");
@@ -172,6 +173,29 @@ function writeSessionRow(
       ...values,
     );
   }
+}
+
+/**
+ * A newer Hermes keeps each system prompt once, in `system_prompts (hash,
+ * prompt)`, and a session's `system_prompt_hash` must name a row there (a
+ * foreign key in its files): the record has the prompt itself (read through
+ * that table, `schema/read_views.ts`), so a file that lacks the row gets it
+ * before the session's row names it. A row already there is kept.
+ */
+function keepPromptRow(
+  store: Store,
+  columns: readonly string[],
+  values: readonly SqlValue[],
+): void {
+  const at = (name: string) => {
+    const i = columns.indexOf(name);
+    return i === -1 ? null : values[i];
+  };
+  const hash = at("system_prompt_hash");
+  const prompt = at("system_prompt");
+  if (hash === null || prompt === null || !store.hasTable("system_prompts")) return;
+  store.statement("INSERT OR IGNORE INTO system_prompts (hash, prompt) VALUES (?, ?)")
+    .run(hash, prompt);
 }
 
 function writeMessages(store: Store, checked: ImportRecord, bytes: RecordBytes): void {

@@ -7,6 +7,7 @@
  * @module
  */
 import type { Store } from "./store.ts";
+import { sessionsRead } from "./schema/read_views.ts";
 import type { SessionRow } from "../core/types.ts";
 import { MAX_LINEAGE_DEPTH } from "../core/lineage_depth.ts";
 import { checkKeyText } from "../core/session_options.ts";
@@ -62,7 +63,7 @@ export function resolveResumeSessionId(store: Store, id: string): string {
 /** Implements `SessionDB.getAncestors`: self, then parents up to the root, cycle safe. */
 export function getAncestors(store: Store, id: string): SessionRow[] {
   checkKeyText("read ancestors", "id", id);
-  const byId = store.statement("SELECT * FROM sessions WHERE id = ?");
+  const byId = store.statement(`SELECT * FROM ${sessionsRead(store)} WHERE id = ?`);
   const rows: SessionRow[] = [];
   const seen = new Set<string>();
   let current: string | null = id;
@@ -90,7 +91,7 @@ export function getDescendants(store: Store, id: string): SessionRow[] {
        FROM tree JOIN sessions child ON child.parent_session_id = tree.id
        WHERE tree.depth < ? AND child.id != ?
      )
-     SELECT s.* FROM tree JOIN sessions s ON s.id = tree.id
+     SELECT s.* FROM tree JOIN ${sessionsRead(store)} s ON s.id = tree.id
      ORDER BY tree.depth, s.started_at, s.id`,
   ).all(id, MAX_LINEAGE_DEPTH, id) as SessionRow[];
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import type { Store } from "./store.ts";
+import { sessionsRead } from "./schema/read_views.ts";
 import type { SqlRow, SqlValue } from "./driver/types.ts";
 import type { RichSessionRow, SessionRowWithActivity } from "../core/types.ts";
 import { getCompressionTip } from "./lineage.ts";
@@ -134,13 +135,17 @@ function byStart(store: Store, where: string, params: SqlValue[], limit: number,
   // session and probe the page with an automatic index.
   const view = store.isReadView("sessions");
   const key = view ? "id" : "rowid";
+  // A writable connection reads whole rows of a newer Hermes's file through a view of its own
+  // (schema/read_views.ts), joined back by id.
+  const read = sessionsRead(store);
+  const join = read === "sessions" ? `s.${key} = page.pkey` : "s.id = page.pid";
   return store.statement(
     `WITH page AS (
-       SELECT s.${key} AS pkey, s.started_at AS pstarted FROM sessions s ${where}
+       SELECT s.${key} AS pkey, s.id AS pid, s.started_at AS pstarted FROM sessions s ${where}
        ORDER BY s.started_at DESC${view ? "" : ", s.rowid"} LIMIT ? OFFSET ?
      )
      SELECT s.*, ${richColumns(store)}
-     FROM page CROSS JOIN sessions s ON s.${key} = page.pkey
+     FROM page CROSS JOIN ${read} s ON ${join}
      ORDER BY page.pstarted DESC${view ? "" : ", page.pkey"}`,
   ).all(...params, limit, offset);
 }
@@ -184,14 +189,16 @@ function byLastActive(
        ORDER BY effective DESC, root_started DESC, root_id DESC LIMIT ? OFFSET ?
      )
      SELECT s.*, ${richColumns(store)}
-     FROM page CROSS JOIN sessions s ON s.id = page.root_id
+     FROM page CROSS JOIN ${sessionsRead(store)} s ON s.id = page.root_id
      ORDER BY page.effective DESC, page.root_started DESC, page.root_id DESC`,
   ).all(...params, limit, offset);
 }
 
 /** The listing row of one session, or `undefined`. */
 function richRow(store: Store, id: string): RichSessionRow | undefined {
-  const row = store.statement(`SELECT s.*, ${richColumns(store)} FROM sessions s WHERE s.id = ?`)
+  const row = store.statement(
+    `SELECT s.*, ${richColumns(store)} FROM ${sessionsRead(store)} s WHERE s.id = ?`,
+  )
     .get(id);
   return row === undefined ? undefined : withPreview(withBlobsAsText(row));
 }
@@ -258,7 +265,7 @@ export function searchSessions(
     `SELECT s.*,
        COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id), s.started_at)
          AS last_active
-     FROM sessions s ${where}
+     FROM ${sessionsRead(store)} s ${where}
      ORDER BY last_active DESC, s.started_at DESC, s.id DESC
      LIMIT ? OFFSET ?`,
   ).all(...params, limit, offset);

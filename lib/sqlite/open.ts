@@ -30,7 +30,7 @@ import { durabilityPragmas, JOURNAL_SIZE_LIMIT } from "./durability.ts";
 import { currentSchemaVersion, migrate, type MigrationReport } from "./schema/migrate.ts";
 import { finishFtsBackfill } from "./schema/fts_backfill.ts";
 import { readSchemaVersion } from "./schema/schema_version.ts";
-import { createReadViews } from "./schema/read_views.ts";
+import { createReadViews, createResolvedSessionsView } from "./schema/read_views.ts";
 import { type RetryOptions, Writer } from "./write.ts";
 
 /** How durable each commit is: `"full"` syncs the WAL on every commit. */
@@ -468,6 +468,8 @@ export function openConnectionWith(
     ) {
       migration = { ...migration, versionAfter: Number(readSchemaVersion(db)) };
     }
+    // Whole session rows of a newer Hermes's file are read with their prompts (read_views.ts).
+    if (!readonly) writer.retry(() => createResolvedSessionsView(db));
     if (created) tightenSidecars(path);
     return { db, writer, migration, access };
   } catch (error) {

@@ -4,6 +4,7 @@
  * @module
  */
 import type { Store } from "./store.ts";
+import { sessionsRead } from "./schema/read_views.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { isForeignKeyFailure, missingParentMessage } from "../core/missing_session.ts";
 import type { SessionRow } from "../core/types.ts";
@@ -94,5 +95,7 @@ export function updateSystemPrompt(store: Store, id: string, prompt: string): vo
 /** Implements `SessionDB.getSession`: one `SELECT *` row, or `undefined`. */
 export function getSession(store: Store, id: string): SessionRow | undefined {
   checkKeyText("read session", "id", id);
-  return store.statement("SELECT * FROM sessions WHERE id = ?").get(id) as SessionRow | undefined;
+  return store.statement(`SELECT * FROM ${sessionsRead(store)} WHERE id = ?`).get(id) as
+    | SessionRow
+    | undefined;
 }

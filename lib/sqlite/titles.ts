@@ -6,6 +6,7 @@
  * @module
  */
 import { checkCount } from "../core/paging.ts";
+import { sessionsRead } from "./schema/read_views.ts";
 import type { Store } from "./store.ts";
 import type { SessionRow } from "../core/types.ts";
 import { TitleError } from "../core/errors.ts";
@@ -40,7 +41,7 @@ export function getSessionTitle(store: Store, id: string): string | null | undef
 /** Implements `SessionDB.getSessionByTitle`: the row with exactly this title. */
 export function getSessionByTitle(store: Store, title: string): SessionRow | undefined {
   checkKeyText("find session by title", "title", title);
-  return store.statement("SELECT * FROM sessions WHERE title = ?").get(title) as
+  return store.statement(`SELECT * FROM ${sessionsRead(store)} WHERE title = ?`).get(title) as
     | SessionRow
     | undefined;
 }

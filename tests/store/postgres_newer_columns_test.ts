@@ -12,6 +12,7 @@ import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { copyFixture, rawOpen } from "../_helpers.ts";
+import { PROMPT, promptsFile, TOOLS } from "../_newer_prompts.ts";
 import { freshSchema, openPgStore, PG_SKIP, schemaUrl } from "./_pg.ts";
 
 const LIVE = "20260501_090000_live01";
@@ -145,6 +146,22 @@ describe("a newer Hermes's columns on PostgreSQL", { skip: PG_SKIP }, () => {
       "the preview skips a hidden first user message",
     );
     assert.deepEqual(await answers(target), want);
+  });
+
+  test("a session's prompt kept by hash in system_prompts reaches the server as its text", async () => {
+    // A newer Hermes (its schema 25 on) keeps each prompt once and names it by hash: copied or
+    // synced, the server's row has the prompt itself, not a hash of a table it lacks.
+    const path = await promptsFile();
+    const copiedTo = await copied(path);
+    assert.equal((await copiedTo.getSession(LIVE))?.system_prompt, PROMPT);
+    assert.equal((await copiedTo.getSession(LIVE))?.tool_names, TOOLS);
+    const schema = freshSchema();
+    const client = await sync.connectSyncTarget(schemaUrl(schema));
+    clients.push(client);
+    const synced = await store(schema);
+    await sync.syncFile(client, path, { host: "web-1" });
+    assert.equal((await synced.getSession(`web-1/${ARCHIVED}`))?.system_prompt, PROMPT);
+    assert.equal((await synced.getSession(`web-1/${LIVE}`))?.system_prompt_hash, "h-prompt");
   });
 
   test("sync ships the newer columns, then rewinds and compactions as that Hermes writes them", {
