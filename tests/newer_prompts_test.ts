@@ -36,6 +36,11 @@ for (const readonly of [true, false]) {
       if (!readonly) {
         db.updateSystemPrompt(REWOUND, "changed");
         assert.equal(db.getSession(REWOUND)!.system_prompt, "changed");
+        // A prompt named by hash is replaced too: the hash, which reads prefer, goes with it.
+        db.updateSystemPrompt(LIVE, "replaced");
+        assert.equal(db.getSession(LIVE)!.system_prompt, "replaced");
+        assert.equal(db.getSession(LIVE)!.system_prompt_hash, null);
+        assert.equal(db.getSession(ARCHIVED)!.system_prompt, PROMPT, "the prompt it shared stays");
       }
     },
   );

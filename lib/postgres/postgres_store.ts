@@ -512,7 +512,13 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   async updateSystemPrompt(id: string, prompt: string): Promise<void> {
     checkKeyText("update system prompt", "id", id);
     const text = textParam(prompt, "prompt", "update system prompt");
-    await this.#writeOne("UPDATE sessions SET system_prompt = $1 WHERE id = $2", [text, id]);
+    // A newer Hermes's hash of the prompt replaced (kept among the extra columns) goes with it,
+    // as on the file (sqlite/sessions.ts): a copy back would name the old prompt.
+    await this.#writeOne(
+      `UPDATE sessions SET system_prompt = $1,
+         extra_columns = extra_columns - 'system_prompt_hash' WHERE id = $2`,
+      [text, id],
+    );
   }
 
   async getSession(id: string): Promise<SessionRow | undefined> {

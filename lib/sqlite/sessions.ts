@@ -83,12 +83,21 @@ export function reopenSession(store: Store, id: string): void {
   );
 }
 
-/** Implements `SessionDB.updateSystemPrompt`: replaces the system prompt. */
+/**
+ * Implements `SessionDB.updateSystemPrompt`: replaces the system prompt. In
+ * a newer Hermes's file a row may name its prompt by `system_prompt_hash`,
+ * which its reads prefer to the row's own text (`schema/read_views.ts`):
+ * the hash is cleared with it, as that Hermes does when it replaces one
+ * (it moves the text into `system_prompts` at its next start).
+ */
 export function updateSystemPrompt(store: Store, id: string, prompt: string): void {
   checkKeyText("update system prompt", "id", id);
   const text = textValue(prompt, "prompt", "update system prompt");
+  const hash = store.columns("sessions").has("system_prompt_hash")
+    ? ", system_prompt_hash = NULL"
+    : "";
   store.write(() =>
-    store.statement("UPDATE sessions SET system_prompt = ? WHERE id = ?").run(text, id)
+    store.statement(`UPDATE sessions SET system_prompt = ?${hash} WHERE id = ?`).run(text, id)
   );
 }
 

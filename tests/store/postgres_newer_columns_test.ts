@@ -162,6 +162,11 @@ describe("a newer Hermes's columns on PostgreSQL", { skip: PG_SKIP }, () => {
     await sync.syncFile(client, path, { host: "web-1" });
     assert.equal((await synced.getSession(`web-1/${ARCHIVED}`))?.system_prompt, PROMPT);
     assert.equal((await synced.getSession(`web-1/${LIVE}`))?.system_prompt_hash, "h-prompt");
+    // Replaced on the server, the prompt drops its hash there too, as on the file.
+    await copiedTo.updateSystemPrompt(LIVE, "replaced");
+    const replaced = await copiedTo.getSession(LIVE);
+    assert.equal(replaced?.system_prompt, "replaced");
+    assert.equal(replaced?.system_prompt_hash ?? null, null);
   });
 
   test("sync ships the newer columns, then rewinds and compactions as that Hermes writes them", {
