@@ -96,7 +96,13 @@ export function exportAll(
   return Array.from(iterateExport(store, options));
 }
 
-/** One session's row as the session list reads it (with `last_active`). */
+/**
+ * The statement that reads one session's row as the session list reads it
+ * (with `last_active`), where whole session rows are read (`sessionsRead`).
+ *
+ * @param store The open store.
+ * @returns The SQL; its one parameter is the session's id.
+ */
 export function sessionAgainSql(store: Store): string {
   return `SELECT s.*, COALESCE(
     (SELECT MAX(timestamp) FROM messages WHERE session_id = s.id), s.started_at) AS last_active
