@@ -86,6 +86,26 @@ export function snippetColumnsSql(
 }
 
 /**
+ * The snippet of `text` from `table`, cut here for `match` as FTS5 would
+ * (`fts5_snippet.ts`), the row's other columns counted in the match.
+ *
+ * @param table The FTS5 table the text is indexed in.
+ * @param text The text of its first column.
+ * @param match The MATCH expression.
+ * @param others The row's other columns (`null` for one that is not text).
+ * @returns The snippet.
+ */
+export function cutSnippet(
+  table: FtsTable,
+  text: string,
+  match: string,
+  others: readonly (string | null)[],
+): string {
+  const snippet = table === "messages_fts_trigram" ? trigramSnippet : wordsSnippet;
+  return snippet(text, match, others);
+}
+
+/**
  * Gives each row that carries a long text its snippet, as FTS5 would cut
  * it for `match`, and drops the text (in place).
  *
@@ -102,7 +122,6 @@ export function cutLongSnippets(
   cut: LongTextColumns = [],
 ): number {
   let count = 0;
-  const snippet = table === "messages_fts_trigram" ? trigramSnippet : wordsSnippet;
   for (const row of rows) {
     const text = row[LONG_TEXT];
     const others = cut.map((_, i) => {
@@ -112,7 +131,7 @@ export function cutLongSnippets(
     });
     if (text === undefined) continue;
     if (typeof text === "string") {
-      row.snippet = snippet(text, match, others);
+      row.snippet = cutSnippet(table, text, match, others);
       count++;
     }
     delete row[LONG_TEXT];

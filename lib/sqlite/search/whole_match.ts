@@ -16,11 +16,10 @@
  *
  * @module
  */
-import { trigramSnippet, wordsSnippet } from "../../core/search/fts5_snippet.ts";
 import type { Store } from "../store.ts";
 import type { FtsTable } from "../schema/schema_sql.ts";
 import type { HitRow } from "./ranked.ts";
-import type { LongTextColumns } from "./long_snippet.ts";
+import { cutSnippet, type LongTextColumns } from "./long_snippet.ts";
 import { ROWID_PARAM } from "./fts_rowid.ts";
 
 /** How a snippet ends when its window's last token is marked (and the text goes on). */
@@ -55,7 +54,6 @@ export function wholeMatchSnippets(
   match: string,
   others: LongTextColumns = [],
 ): number {
-  const snippet = table === "messages_fts_trigram" ? trigramSnippet : wordsSnippet;
   let count = 0;
   for (const row of rows) {
     if (typeof row.snippet !== "string" || !row.snippet.endsWith(ENDS_MARKED)) continue;
@@ -65,7 +63,7 @@ export function wholeMatchSnippets(
       const value = found[`c${i + 1}`];
       return typeof value === "string" ? value : null;
     });
-    row.snippet = snippet(found.c0, match, rest);
+    row.snippet = cutSnippet(table, found.c0, match, rest);
     count++;
   }
   return count;
