@@ -309,7 +309,8 @@ class WindowScorer {
     this.#instances = instances;
     this.#tokenCount = tokenCount;
     this.#whole = whole;
-    this.#longest = instances.longest;
+    // Read only to leave out cut instances: the other windows need not walk the phrases.
+    this.#longest = whole ? instances.longest : 0;
   }
 
   /**
