@@ -13,6 +13,7 @@
  */
 import { describe, test } from "node:test";
 import { execFileSync } from "node:child_process";
+import { connect } from "node:net";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
@@ -111,6 +112,19 @@ describe("PostgreSQL under fire", { skip: SKIP || workersSpanRuntimes() }, () =>
   );
 });
 
+/** Whether the server at `url` refuses a TCP connection (it is down). */
+function refused(url: string): Promise<boolean> {
+  const { hostname: host, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), host);
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code === "ECONNREFUSED"));
+  });
+}
+
 async function underFire(
   url: string,
   clusterDir: string,
@@ -177,12 +191,16 @@ async function underFire(
     startWriter();
     if (kill === CRASH_AFTER) {
       pg("crash", clusterDir);
+      // The server is down: its port refuses a connection. (A writer need not say so: a call in
+      // flight when it went waits for it and is told its outcome, postgres/_commit_outcome.ts;
+      // on a busy machine every writer may be in flight then.)
+      assert.ok(await refused(url), "the server went down");
       await delay(300);
       pg("restart", clusterDir);
       seenAtRestart = new Map([...live].map((w) => [w, w.lines.length]));
     }
   }
-  // Writers that lived through the restart saw the server go, then wrote again.
+  // Writers that lived through the restart wrote again.
   for (const [worker, seen] of seenAtRestart) {
     if (!live.has(worker)) continue;
     await unlessClientCrashed(worker, () =>
@@ -192,8 +210,8 @@ async function underFire(
         60_000,
       ));
   }
+  // What a writer was told of the outage, if it was told (see `refused`): the store's words.
   const errors = writers.flatMap((w) => w.lines.filter((l) => l.startsWith("error ")));
-  assert.ok(errors.length > 0, "some writer saw the server go");
   for (const line of errors) {
     assert.match(
       line,
