@@ -116,7 +116,10 @@ export const SETTLE_POLL_MS = 50;
 /** Tries of a question whose own connection is lost once it was sent. */
 const QUESTION_TRIES = 3;
 
-/** Milliseconds between two tries of a question while the server cannot be reached. */
+/**
+ * Milliseconds between two tries of a question while the server cannot be
+ * reached, and before its third try after two losses in a row.
+ */
 const QUESTION_PAUSE_MS = 200;
 
 /** How {@linkcode askedAgain} tells the failures worth another try. */
@@ -135,10 +138,11 @@ export interface AskAgain {
 /**
  * `query` for questions (statements that change nothing that was written),
  * each asked again when its own connection is lost once it was sent (3
- * tries in all), and while the server cannot be reached (within
- * `again.seconds`): a loss seldom comes alone (a server stopping ends every
- * connection, then refuses new ones until it is back), and a question left
- * unanswered leaves a write untold.
+ * tries in all: the second at once, the third after a pause), and while the
+ * server cannot be reached (within `again.seconds`): a loss seldom comes
+ * alone (a server stopping ends every connection, those it still takes in
+ * its last moments too, then refuses new ones until it is back), and a
+ * question left unanswered leaves a write untold.
  *
  * @param query A statement on the pool.
  * @param again Which failures are tried again, for how long.
@@ -153,6 +157,9 @@ export function askedAgain(query: PgQuery, again: AskAgain): PgQuery {
       } catch (error) {
         if (again.lost(error)) {
           if (++losses >= QUESTION_TRIES) throw error;
+          // One loss is asked again at once (a server process ended); two in a row are a server
+          // going down, whose last moments end each connection it still takes: past them.
+          if (losses > 1) await again.sleep(QUESTION_PAUSE_MS);
           continue;
         }
         // Out of reach (refused, reset, "the database system is starting up"): later.

@@ -78,6 +78,15 @@ export interface LosingProxy {
    */
   loseAnswer: string | undefined;
   /**
+   * Once a connection is lost at one of the bytes above, the next statement
+   * asked to run, on any connection, is cut as it is sent (both sides
+   * closed, nothing passed on), and so is every statement asked in the
+   * `burstMs` milliseconds that follow, as a server stopping ends each
+   * connection it still accepts: a loss that comes in a burst. 0 (none) by
+   * default.
+   */
+  burstMs: number;
+  /**
    * New connections are told a made-up server process id (and key) at
    * start-up, as a pooler tells them (PgBouncer in any mode).
    */
@@ -104,22 +113,42 @@ export async function startLosingProxy(host: string, port: number): Promise<Losi
   };
   const waiting: Array<() => void> = [];
   let lost = 0;
+  /** Whether the next statement starts a burst of losses; until when (`performance.now()`) it lasts. */
+  let burstNext = false;
+  let burstUntil = -Infinity;
+  /** One more connection lost at a chosen byte; the next statement starts a burst, if asked for. */
+  const lose = () => {
+    lost++;
+    burstNext = proxy.burstMs > 0;
+  };
+  /** Whether a statement asked for now is cut by a burst. */
+  const inBurst = () => {
+    if (burstNext) {
+      burstNext = false;
+      burstUntil = performance.now() + proxy.burstMs;
+    }
+    return performance.now() < burstUntil;
+  };
   const join = (client: Socket) => {
     const server = connect(port, host);
     keep(server);
     let orphaned = false;
     const loseClient = () => {
-      lost++;
+      lose();
       orphaned = true;
       client.destroy();
     };
     const cut = () => {
-      lost++;
+      lose();
       client.destroy();
       server.destroy();
     };
     client.on("data", (chunk: Buffer) => {
-      if (proxy.swallowNext) {
+      if (chunk.includes(EXECUTE) && inBurst()) {
+        lost++;
+        client.destroy();
+        server.destroy();
+      } else if (proxy.swallowNext) {
         proxy.swallowNext = false;
         loseClient();
       } else if (proxy.cutNextRequest) {
@@ -131,7 +160,7 @@ export async function startLosingProxy(host: string, port: number): Promise<Losi
         loseClient();
       } else if (proxy.cutAfterExecute && chunk.includes(EXECUTE)) {
         proxy.cutAfterExecute = false;
-        lost++;
+        lose();
         server.end(chunk);
         client.destroy();
       } else server.write(chunk);
@@ -179,6 +208,7 @@ export async function startLosingProxy(host: string, port: number): Promise<Losi
     cutAfterExecute: false,
     cutNextRequest: false,
     loseAnswer: undefined,
+    burstMs: 0,
     fakeBackendKeys: false,
     get lost() {
       return lost;

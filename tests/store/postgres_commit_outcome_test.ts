@@ -210,6 +210,50 @@ test(
   },
 );
 
+test(
+  "appendMessage whose answer was lost, and the questions after it lost too for a moment (a server stopping): asked again, its id is given",
+  { skip: PG_SKIP },
+  async () => {
+    await withStore(async (store, proxy) => {
+      proxy.loseAnswer = "SELECT 1";
+      // The first question is cut, and every statement sent in the 150 ms after it, as a server
+      // going down ends them: more than three questions asked back to back.
+      proxy.burstMs = 150;
+      const id = await store.appendMessage("s", { role: "user", content: "hello" });
+      assert.ok(
+        proxy.lost >= 2,
+        `the proxy cut the append and the questions after it: ${proxy.lost}`,
+      );
+      const messages = await store.getMessages("s");
+      assert.deepEqual(messages.map((message) => [message.id, message.content]), [[id, "hello"]]);
+    });
+  },
+);
+
+test(
+  "a write whose COMMIT answer was lost, and the questions after it lost too for a moment: asked again, its result is given, and it ran once",
+  { skip: PG_SKIP },
+  async () => {
+    await withClient(async (client, proxy, rows) => {
+      let runs = 0;
+      const value = await client.transaction(async (query) => {
+        runs++;
+        await query("INSERT INTO t VALUES (1)");
+        proxy.loseAnswer = "COMMIT";
+        proxy.burstMs = 150;
+        return "written";
+      }, { writes: true });
+      assert.equal(value, "written");
+      assert.ok(
+        proxy.lost >= 2,
+        `the proxy cut the COMMIT and the questions after it: ${proxy.lost}`,
+      );
+      assert.equal(runs, 1);
+      assert.equal(await rows(), 1);
+    });
+  },
+);
+
 sideBySide(
   "appendMessage whose answer was lost, the server out of reach: the error says it may stand",
   async () => {
