@@ -24,18 +24,26 @@ test("a message written just after Python's comes after it, and its session's ch
       "db.execute('PRAGMA busy_timeout = 5000')",
       "for line in sys.stdin:",
       "    n = line.strip()",
+      "    now = time.time()",
       "    if n.startswith('end '):",
-      "        db.execute(\"UPDATE sessions SET ended_at = ?, end_reason = 'compression' WHERE id = ?\", (time.time(), n[4:]))",
+      "        db.execute(\"UPDATE sessions SET ended_at = ?, end_reason = 'compression' WHERE id = ?\", (now, n[4:]))",
       "    else:",
-      "        db.execute(\"INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'user', ?, ?)\", ('question ' + n, time.time()))",
-      "    print('ok', flush=True)",
+      "        db.execute(\"INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'user', ?, ?)\", ('question ' + n, now))",
+      "    print('ok %r' % now, flush=True)",
     ].join("\n"),
     path,
   ], { stdio: ["pipe", "pipe", "inherit"] });
   const answers = createInterface({ input: python.stdout! })[Symbol.asyncIterator]();
+  /** Python's times later than this process's `Date.now()` read once it answered (ms). */
+  const ahead: string[] = [];
   const ask = async (line: string) => {
     python.stdin!.write(`${line}\n`);
-    assert.equal((await answers.next()).value, "ok");
+    const [said, time] = String((await answers.next()).value).split(" ");
+    const after = Date.now();
+    assert.equal(said, "ok");
+    // Python stamped before it answered: a time past the millisecond read after is the
+    // machine's clocks disagreeing between processes, which no store's clock can follow.
+    if (Number(time) * 1000 >= after + 1) ahead.push(`${line}: ${Number(time) * 1000 - after} ms`);
   };
   try {
     for (let i = 0; i < 100; i++) {
@@ -49,9 +57,16 @@ test("a message written just after Python's comes after it, and its session's ch
     python.stdin!.end();
     await new Promise((resolve) => python.once("exit", resolve));
   }
-  const order = db.getMessages("s").map((m) => m.content);
+  const messages = db.getMessages("s");
   const expected = Array.from({ length: 100 }, (_, i) => [`question ${i}`, `answer ${i}`]).flat();
-  assert.deepEqual(order, expected);
+  assert.equal(messages.length, expected.length);
+  const misplaced = messages.findIndex((m, i) => m.content !== expected[i]);
+  assert.equal(
+    misplaced,
+    -1,
+    `${messages.slice(misplaced, misplaced + 4).map((m) => `${m.content} at ${m.timestamp}`)}; ` +
+      `Python's time ahead of this process's Date.now() at ${ahead.length} answers: ${ahead}`,
+  );
   for (let i = 0; i < 100; i++) {
     const parent = db.getSession(`p${i}`)!;
     const child = db.getSession(`c${i}`)!;
