@@ -16,6 +16,20 @@ const KEY = "hermes_state_ids_below_last";
 
 const LAST_ID_SQL = "SELECT coalesce(max(id), 0) AS id FROM messages";
 
+const FIRST_ID_SQL = "SELECT coalesce(min(id), 1) AS id FROM messages";
+
+/**
+ * The first message id the connection sees (1 when there is none): Hermes
+ * gives ids from 1, but a row written by hand may have 0 or below.
+ *
+ * @param store The open store.
+ * @returns The id.
+ * @throws {SqliteError} On a storage failure.
+ */
+export function firstMessageId(store: Store): number {
+  return Number(store.statement(FIRST_ID_SQL).get()?.id ?? 1);
+}
+
 /**
  * The last message id the connection sees (0 when there is none).
  *

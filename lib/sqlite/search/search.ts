@@ -156,6 +156,8 @@ export interface SearchInternals {
   readonly sourceRanges?: "auto" | "none";
   /** Told how many of a page's snippets were cut in TypeScript (`long_snippet.ts`). */
   readonly onLongCut?: (count: number) => void;
+  /** Told how many id windows a substring search read (`substring_walk.ts`). */
+  readonly onWindows?: (windows: number) => void;
 }
 
 /** Implements `SessionDB.searchMessages`: plan, filter, page, contexts (`internals`: for tests). */
@@ -204,6 +206,7 @@ export function searchMessages(
       offset,
       oldest: sort === "oldest",
       narrow,
+      onWindows: internals.onWindows,
     };
     try {
       rows = substringPage(store, page, internals.substring);

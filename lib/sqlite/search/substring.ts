@@ -9,7 +9,10 @@
  * of the matching messages (see `trigram_candidates.ts`), the same LIKE and
  * the same order run over those candidates only (with the messages an older
  * SQLite indexed only up to a U+0000, see `trigram_gaps.ts`, in the id window the
- * walk covers), so the hits are identical.
+ * walk covers), so the hits are identical. Where it cannot, the same LIKE
+ * reads the messages by id windows, newest first, until the page is whole
+ * (`substring_walk.ts`): again the scan's hits, without reading every
+ * message when the page fills early.
  *
  * @module
  */
@@ -22,9 +25,9 @@ import { isPatternError } from "./query_error.ts";
 import { substringSnippet } from "../../core/search/substring_snippet.ts";
 import { candidateSource, termKind, trigramIndexUsable } from "./trigram_candidates.ts";
 import { inSnapshot } from "./snapshot.ts";
-import { FIRST_CHUNK, walkCandidates } from "./substring_walk.ts";
+import { FIRST_CHUNK, walkCandidates, walkIdWindows } from "./substring_walk.ts";
 import { trigramGapsOf } from "./trigram_gaps.ts";
-import { lastMessageId } from "../message_ids.ts";
+import { firstMessageId, lastMessageId } from "../message_ids.ts";
 import { idRangeOf, type RangeFilters } from "./id_range.ts";
 
 /** What a substring search needs. */
@@ -44,6 +47,8 @@ export interface SubstringQuery {
    * ids read (`id_range.ts`); `null` or absent: every id.
    */
   readonly narrow?: RangeFilters | null;
+  /** Told how many id windows a walk over them read (for tests). */
+  readonly onWindows?: (windows: number) => void;
 }
 
 /** The ids a hit can have, ends included. */
@@ -112,11 +117,36 @@ function candidatePage(
     .map((row) => Number(row.id));
 }
 
+/**
+ * The page's ids found by reading the messages a window of ids at a time,
+ * newest first (oldest first), until the page is whole; `undefined` when
+ * the timeline cannot order them (only the scan can answer).
+ */
+function windowPage(
+  store: Store,
+  query: SubstringQuery,
+  contains: { readonly sql: string; readonly params: readonly SqlValue[] },
+  ids: Ids,
+): number[] | undefined {
+  const { filters, limit, offset, oldest = false } = query;
+  const sql = pageSql(SCAN_FROM, contains.sql, filters.sql, oldest, true);
+  const walked = walkIdWindows(store, sql, contains.params, filters.params, {
+    need: offset + limit,
+    oldest,
+    lo: ids.lo,
+    hi: ids.hi,
+    since: query.narrow?.since,
+    until: query.narrow?.until,
+    onWindows: query.onWindows,
+  });
+  return walked === "unordered" ? undefined : walked.slice(offset);
+}
+
 /** The ids the filters leave, within the file's (`lo > hi` when none). */
 function idsOf(store: Store, narrow: RangeFilters | null | undefined): Ids {
   const { lo, hi } = narrow == null ? { lo: null, hi: null } : idRangeOf(store, narrow);
   return {
-    lo: lo ?? 1,
+    lo: lo ?? firstMessageId(store),
     hi: hi ?? lastMessageId(store),
     narrowed: lo !== null || hi !== null,
   };
@@ -173,6 +203,7 @@ function page(
     if (fast) {
       ids = candidatePage(store, query, cover, { sql: contains.sql, params: middle }, range);
     }
+    if (strategy === "auto") ids ??= windowPage(store, query, contains, range);
     const ends = range.narrowed ? [range.lo, range.hi] : [];
     ids ??= store.statement(pageSql(SCAN_FROM, contains.sql, filters.sql, oldest, range.narrowed))
       .all(...contains.params, ...ends, ...filters.params, limit, offset)
