@@ -96,25 +96,38 @@ async function contents(store: SessionStore): Promise<unknown[]> {
   return (await store.getMessages("s")).map((message) => message.content);
 }
 
-test(
-  "a write whose COMMIT answer was lost, committed: its result is given, and it ran once",
-  { skip: PG_SKIP },
-  async () => {
-    await withClient(async (client, proxy, rows) => {
-      let runs = 0;
-      const value = await client.transaction(async (query) => {
-        runs++;
-        await query("INSERT INTO t VALUES (1)");
-        proxy.loseAnswer = "COMMIT";
-        return "written";
-      }, { writes: true });
-      assert.equal(value, "written");
-      assert.equal(proxy.lost, 1, "the proxy cut the connection at the COMMIT's answer");
-      assert.equal(runs, 1);
-      assert.equal(await rows(), 1);
-    });
-  },
-);
+/**
+ * The losses of a burst (a server stopping ends every connection it still takes): the first
+ * question about a lost write is cut too, and every statement sent in the 150 ms after it, so
+ * that more than three questions asked back to back would all be lost.
+ */
+const BURST_MS = 150;
+
+for (const burst of [false, true]) {
+  test(
+    burst
+      ? "a write whose COMMIT answer was lost, and the questions after it lost too for a moment (a server stopping): asked again, its result is given, and it ran once"
+      : "a write whose COMMIT answer was lost, committed: its result is given, and it ran once",
+    { skip: PG_SKIP },
+    async () => {
+      await withClient(async (client, proxy, rows) => {
+        let runs = 0;
+        const value = await client.transaction(async (query) => {
+          runs++;
+          await query("INSERT INTO t VALUES (1)");
+          proxy.loseAnswer = "COMMIT";
+          if (burst) proxy.burstMs = BURST_MS;
+          return "written";
+        }, { writes: true });
+        assert.equal(value, "written");
+        if (burst) assert.ok(proxy.lost >= 2, `the COMMIT and a question cut: ${proxy.lost}`);
+        else assert.equal(proxy.lost, 1, "the proxy cut the connection at the COMMIT's answer");
+        assert.equal(runs, 1);
+        assert.equal(await rows(), 1);
+      });
+    },
+  );
+}
 
 test(
   "a write whose COMMIT never reached the server: rolled back there, it runs again, once",
@@ -175,21 +188,27 @@ test(
   },
 );
 
-test(
-  "appendMessage whose own answer was lost: made, it gives its id, and the message is there once",
-  { skip: PG_SKIP },
-  async () => {
-    await withStore(async (store, proxy) => {
-      // The append is one statement whose rows are the new ids: `SELECT 1`.
-      proxy.loseAnswer = "SELECT 1";
-      const id = await store.appendMessage("s", { role: "user", content: "hello" });
-      assert.equal(proxy.lost, 1, "the proxy cut the connection at the append's answer");
-      const messages = await store.getMessages("s");
-      assert.deepEqual(messages.map((message) => [message.id, message.content]), [[id, "hello"]]);
-      assert.equal((await store.getSession("s"))?.message_count, 1);
-    });
-  },
-);
+for (const burst of [false, true]) {
+  test(
+    burst
+      ? "appendMessage whose answer was lost, and the questions after it lost too for a moment (a server stopping): asked again, its id is given, and the message is there once"
+      : "appendMessage whose own answer was lost: made, it gives its id, and the message is there once",
+    { skip: PG_SKIP },
+    async () => {
+      await withStore(async (store, proxy) => {
+        // The append is one statement whose rows are the new ids: `SELECT 1`.
+        proxy.loseAnswer = "SELECT 1";
+        if (burst) proxy.burstMs = BURST_MS;
+        const id = await store.appendMessage("s", { role: "user", content: "hello" });
+        if (burst) assert.ok(proxy.lost >= 2, `the append and a question cut: ${proxy.lost}`);
+        else assert.equal(proxy.lost, 1, "the proxy cut the connection at the append's answer");
+        const messages = await store.getMessages("s");
+        assert.deepEqual(messages.map((message) => [message.id, message.content]), [[id, "hello"]]);
+        assert.equal((await store.getSession("s"))?.message_count, 1);
+      });
+    },
+  );
+}
 
 test(
   "appendMessages whose statement never reached the server: not made there, it is made once",
@@ -206,50 +225,6 @@ test(
       assert.deepEqual(await contents(store), ["hello", "hello", "again"]);
       assert.deepEqual((await store.getMessages("s")).slice(1).map((message) => message.id), ids);
       assert.equal((await store.getSession("s"))?.message_count, 3);
-    });
-  },
-);
-
-test(
-  "appendMessage whose answer was lost, and the questions after it lost too for a moment (a server stopping): asked again, its id is given",
-  { skip: PG_SKIP },
-  async () => {
-    await withStore(async (store, proxy) => {
-      proxy.loseAnswer = "SELECT 1";
-      // The first question is cut, and every statement sent in the 150 ms after it, as a server
-      // going down ends them: more than three questions asked back to back.
-      proxy.burstMs = 150;
-      const id = await store.appendMessage("s", { role: "user", content: "hello" });
-      assert.ok(
-        proxy.lost >= 2,
-        `the proxy cut the append and the questions after it: ${proxy.lost}`,
-      );
-      const messages = await store.getMessages("s");
-      assert.deepEqual(messages.map((message) => [message.id, message.content]), [[id, "hello"]]);
-    });
-  },
-);
-
-test(
-  "a write whose COMMIT answer was lost, and the questions after it lost too for a moment: asked again, its result is given, and it ran once",
-  { skip: PG_SKIP },
-  async () => {
-    await withClient(async (client, proxy, rows) => {
-      let runs = 0;
-      const value = await client.transaction(async (query) => {
-        runs++;
-        await query("INSERT INTO t VALUES (1)");
-        proxy.loseAnswer = "COMMIT";
-        proxy.burstMs = 150;
-        return "written";
-      }, { writes: true });
-      assert.equal(value, "written");
-      assert.ok(
-        proxy.lost >= 2,
-        `the proxy cut the COMMIT and the questions after it: ${proxy.lost}`,
-      );
-      assert.equal(runs, 1);
-      assert.equal(await rows(), 1);
     });
   },
 );
