@@ -113,8 +113,9 @@ export async function startLosingProxy(host: string, port: number): Promise<Losi
   };
   const waiting: Array<() => void> = [];
   let lost = 0;
-  /** Whether the next statement starts a burst of losses; until when (`performance.now()`) it lasts. */
+  /** Whether the next statement starts a burst of losses. */
   let burstNext = false;
+  /** Until when (`performance.now()`) the burst lasts. */
   let burstUntil = -Infinity;
   /** One more connection lost at a chosen byte; the next statement starts a burst, if asked for. */
   const lose = () => {
