@@ -5,8 +5,9 @@
  * messages are read a window of ids at a time, newest first, until the
  * page is whole (`substring_walk.ts`). Checked against Python's full scan
  * on files larger than several windows, whose timestamps do not always
- * grow with the ids (imported sessions, a clock set back), in both orders,
- * past the first page, and with every kind of filter.
+ * grow with the ids (a session imported with old times, one whose clock ran
+ * ahead, rows with ids of 0 and below), in both orders, past the first page,
+ * and with every kind of filter.
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -29,8 +30,9 @@ async function openStore(path: string): Promise<Store> {
 
 /** Messages in the corpus: several windows' worth. */
 const MESSAGES = FIRST_WINDOW * 5;
-/** Characters a message is made of: the first found in most messages, the last in few. */
+/** Characters found in most messages. */
 const COMMON = "数据的a";
+/** Characters found in a few messages (about a page's worth each). */
 const RARE = "鲸q";
 
 /**
@@ -83,7 +85,10 @@ function corpus(): { sessions: SessionSeed[]; messages: MessageSeed[] } {
   return { sessions, messages };
 }
 
-/** Queries no index can answer; then two the trigram index names candidates for on a v11 file. */
+/**
+ * CJK characters no index can find (read by substring), Latin letters the word index answers, and
+ * two CJK queries the trigram index names candidates for on a v11 file.
+ */
 const QUERIES = ["数", "鲸", "q", "xy", "鲸 OR q", "数 鲸", "数 NOT 的", "a", "布局文", "数据"];
 
 const OPTIONS: SearchOptions[] = [
