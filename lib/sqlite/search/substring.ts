@@ -25,7 +25,7 @@ import { isPatternError } from "./query_error.ts";
 import { substringSnippet } from "../../core/search/substring_snippet.ts";
 import { candidateSource, termKind, trigramIndexUsable } from "./trigram_candidates.ts";
 import { inSnapshot } from "./snapshot.ts";
-import { FIRST_CHUNK, walkCandidates, walkIdWindows } from "./substring_walk.ts";
+import { FIRST_CHUNK, type WalkBounds, walkCandidates, walkIdWindows } from "./substring_walk.ts";
 import { trigramGapsOf } from "./trigram_gaps.ts";
 import { firstMessageId, lastMessageId } from "../message_ids.ts";
 import { idRangeOf, type RangeFilters } from "./id_range.ts";
@@ -97,15 +97,9 @@ function candidatePage(
   const gaps = trigramGapsOf(store);
   const extra = (first: number, last: number) =>
     gaps.complete(store, first, last) ? gaps.nulRows(store, first, last) : undefined;
-  const need = offset + limit;
   const walked = walkCandidates(store, candidates, sql, where.params, {
-    need,
-    oldest,
+    ...walkBounds(query, ids),
     extra,
-    lo,
-    hi,
-    since: query.narrow?.since,
-    until: query.narrow?.until,
   });
   if (walked === "incomplete") return undefined;
   if (walked !== "unordered") return walked.slice(offset);
@@ -128,18 +122,28 @@ function windowPage(
   contains: { readonly sql: string; readonly params: readonly SqlValue[] },
   ids: Ids,
 ): number[] | undefined {
-  const { filters, limit, offset, oldest = false } = query;
+  const { filters, offset, oldest = false } = query;
   const sql = pageSql(SCAN_FROM, contains.sql, filters.sql, oldest, true);
   const walked = walkIdWindows(store, sql, contains.params, filters.params, {
-    need: offset + limit,
-    oldest,
+    ...walkBounds(query, ids),
+    onWindows: query.onWindows,
+  });
+  return walked === "unordered" ? undefined : walked.slice(offset);
+}
+
+/**
+ * What either walk looks for: the hits up to the page's end, within the ids
+ * and times the filters leave.
+ */
+function walkBounds(query: SubstringQuery, ids: Ids): WalkBounds {
+  return {
+    need: query.offset + query.limit,
+    oldest: query.oldest ?? false,
     lo: ids.lo,
     hi: ids.hi,
     since: query.narrow?.since,
     until: query.narrow?.until,
-    onWindows: query.onWindows,
-  });
-  return walked === "unordered" ? undefined : walked.slice(offset);
+  };
 }
 
 /** The ids the filters leave, within the file's (`lo > hi` when none). */
