@@ -27,6 +27,13 @@ describe("main()", () => {
     for (const command of COMMANDS) assert.match(run.out, new RegExp(`^  ${command.name} `, "m"));
   });
 
+  test("every help text fits an 80-column terminal", async () => {
+    const texts = [(await runCli(["--help"])).out];
+    for (const command of COMMANDS) texts.push((await runCli([command.name, "--help"])).out);
+    const wide = texts.flatMap((text) => text.split("\n")).filter((line) => line.length > 80);
+    assert.deepEqual(wide, []);
+  });
+
   test("main() prints the usage on stderr and exits 2 when no command is given", async () => {
     const run = await runCli([]);
     assert.equal(run.code, 2);

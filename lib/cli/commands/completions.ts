@@ -35,7 +35,8 @@ ${ID_LIMIT} (what the scripts ask at each Tab; it never reads messages).
 
 Examples:
   source <(hermes-state completions bash)          # bash, this shell only
-  hermes-state completions bash > ~/.local/share/bash-completion/completions/hermes-state
+  hermes-state completions bash \\
+    > ~/.local/share/bash-completion/completions/hermes-state
   source <(hermes-state completions zsh)           # zsh, after compinit
   hermes-state completions zsh > "\${fpath[1]}/_hermes-state"
   hermes-state completions fish > ~/.config/fish/completions/hermes-state.fish

@@ -65,7 +65,8 @@ Options:
                     (2026-04-20), a date and time (2026-04-20 09:30), an
                     age (30m, 12h, 7d, 2w, 6mo, 1y) or Unix seconds
   --until TIME      Only sessions started before TIME
-  --origin NAME     Only sessions synced from this origin (a PostgreSQL store; see sync)
+  --origin NAME     Only sessions synced from this origin (a PostgreSQL store;
+                    see sync)
   --format FORMAT   "jsonl", "md" or "html" (default: by OUTPUT's name,
                     *.md and *.html, else jsonl; a *.gz name is compressed:
                     notes.md.gz is gzipped Markdown)

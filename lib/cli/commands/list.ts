@@ -25,12 +25,14 @@ Sessions of the "tool" source are hidden unless --source is given, as in
 "hermes sessions list".
 
 Options:
-  --source SOURCE   Only sessions of this source (cli, telegram, discord, tool, ...)
+  --source SOURCE   Only sessions of this source (cli, telegram, discord, tool,
+                    ...)
   --since TIME      Only sessions started at or after TIME: a date
                     (2026-04-20), a date and time (2026-04-20 09:30), an
                     age (30m, 12h, 7d, 2w, 6mo, 1y) or Unix seconds
   --until TIME      Only sessions started before TIME
-  --origin NAME     Only sessions synced from this origin (a PostgreSQL store; see sync)
+  --origin NAME     Only sessions synced from this origin (a PostgreSQL store;
+                    see sync)
   --limit N         Show at most N sessions (default 20)
   --offset N        Skip the first N sessions (default 0)
   --all             Include child sessions, and the sessions a newer Hermes

@@ -37,10 +37,10 @@ and NOT leaves out what follows it ("docker NOT compose"; a query cannot
 start with NOT). Words side by side bind tightest, then NOT, then AND, then
 OR. Chinese, Japanese and Korean text, Thai, Lao, Myanmar and Khmer (which
 also put no spaces between words) and emoji are matched anywhere in a word,
-and so is every other word of such a query. Each hit shows its
-session, the matched words highlighted (>>>like this<<< when not on a
-terminal), and the messages just before and after it. Several QUERY words
-are joined with spaces.
+and so is every other word of such a query. Each hit shows its session,
+the matched words highlighted (>>>like this<<< when not on a terminal), and
+the messages just before and after it. Several QUERY words are joined with
+spaces.
 
 Options:
   --source SOURCE          Only sessions of this source (repeatable)

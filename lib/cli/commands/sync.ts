@@ -50,10 +50,11 @@ deleted, or delete one again, while deleting others), the pass is refused:
 sync one machine's file with --host NAME.
 
 Options:
-  --to URL          The PostgreSQL store (postgres://user:pass@host/db?schema=NAME)
-  --origin NAME     The FILE's origin, new or synced before from another host or
-                    path (one FILE only; 1 to 64 letters, digits, ".", "_" or "-",
-                    taken as given; default: the host name)
+  --to URL          The PostgreSQL store
+                    (postgres://user:pass@host/db?schema=NAME)
+  --origin NAME     The FILE's origin, new or synced before from another host
+                    or path (one FILE only; 1 to 64 letters, digits, ".", "_"
+                    or "-", taken as given; default: the host name)
   --host NAME       The host name the FILEs are recorded under (default: this
                     machine's); a machine cloned from another's disk gives
                     its own, and its FILE ships as a new origin
@@ -61,13 +62,14 @@ Options:
                     server, deleting those from the server, or one refused as
                     a second file of its origin (a backup restored over it)
   --follow[=SECONDS]
-                    Keep syncing until interrupted, a pass every SECONDS (default 5;
-                    Ctrl-C ends after the pass under way); after a FILE's first
-                    pass, one that changes nothing prints nothing, and an error
-                    is named once until it changes; a FILE missing or refused
-                    is looked at again at each pass; exit 0 unless a FILE is
-                    refused or failing when stopped
-  --every SECONDS   The same pause, for --follow without a value (an older spelling)
+                    Keep syncing until interrupted, a pass every SECONDS
+                    (default 5; Ctrl-C ends after the pass under way); after a
+                    FILE's first pass, one that changes nothing prints nothing,
+                    and an error is named once until it changes; a FILE
+                    missing or refused is looked at again at each pass; exit 0
+                    unless a FILE is refused or failing when stopped
+  --every SECONDS   The same pause, for --follow without a value (an older
+                    spelling)
   --json            Report each pass as JSON, one object a line
   -h, --help        Show this help
 

@@ -26,10 +26,12 @@ period. A session counts on the day it started (in the local time zone, or
 
 Options:
   --by GROUP       day (default), week, month, model, source or origin
-  --since PERIOD   30d (default), 12h, 2w, 6mo, 1y, a date like 2026-04-01, an ISO
-                   date and time, Unix seconds, or "all"
-  --until TIME     Only sessions started before TIME: an age, a date or Unix seconds
-  --tz ZONE        Days of this time zone: UTC, Asia/Shanghai… (default: the local one)
+  --since PERIOD   30d (default), 12h, 2w, 6mo, 1y, a date like 2026-04-01, an
+                   ISO date and time, Unix seconds, or "all"
+  --until TIME     Only sessions started before TIME: an age, a date or Unix
+                   seconds
+  --tz ZONE        Days of this time zone: UTC, Asia/Shanghai… (default: the
+                   local one)
   --source SOURCE  Only sessions of this source
   --origin NAME    Only sessions synced from this origin (a PostgreSQL store)
   --csv            Print CSV (a header line, then one line per group)
