@@ -138,6 +138,9 @@ function rankedCount(
  * The substring plan a words query falls back to when the word index finds
  * nothing for it (`wordsFallback`), where the trigram index can name its
  * candidates; `undefined` elsewhere (an older file keeps Python's answer).
+ * Its search leaves out the messages an older SQLite indexed only up to a
+ * U+0000 (`SubstringQuery.cutRows`), which the word index lacks too: a
+ * word found nowhere would read every message for them.
  */
 function wordsFallbackOf(store: Store, query: string): SubstringPlan | undefined {
   const fallback = wordsFallback(query);
@@ -177,6 +180,7 @@ export function searchMessages(
   let plan = withIndexesPresent(store, planSearch(query), query);
   if (plan.kind === "nothing") return [];
   let rows: HitRow[] | undefined;
+  let fellBack = false;
   if (plan.kind === "ranked") {
     try {
       rows = rankedRows(store, plan, { filters, narrow, limit, offset }, {
@@ -191,6 +195,7 @@ export function searchMessages(
         (offset === 0 || rankedCount(store, plan, normalized, filters, 1) === 0)
       ) {
         plan = fallback;
+        fellBack = true;
       }
     } catch (error) {
       // A damaged index (not yet marked stale by a write): read by substring.
@@ -207,6 +212,7 @@ export function searchMessages(
       oldest: sort === "oldest",
       narrow,
       onWindows: internals.onWindows,
+      cutRows: !fellBack,
     };
     try {
       rows = substringPage(store, page, internals.substring);
@@ -256,12 +262,15 @@ export function countSearchHits(
   const filters = filterSql(normalized);
   let plan = withIndexesPresent(store, planSearch(query), query);
   if (plan.kind === "nothing" || cap === 0) return 0;
+  let fellBack = false;
   if (plan.kind === "ranked") {
     try {
       const counted = rankedCount(store, plan, normalized, filters, cap);
       if (counted !== 0) return counted ?? 0;
       // Nothing by the word index: the words by substring, as the search reads them.
-      plan = wordsFallbackOf(store, query) ?? plan;
+      const fallback = wordsFallbackOf(store, query);
+      fellBack = fallback !== undefined;
+      plan = fallback ?? plan;
     } catch (error) {
       // A damaged index (not yet marked stale by a write): read by substring, as a search does.
       if (!mayBeFtsDamage(error)) throw error;
@@ -269,7 +278,14 @@ export function countSearchHits(
     }
   }
   if (plan.kind !== "substring") return 0;
-  const page = { condition: plan.condition, filters, limit: cap, offset: 0, narrow: normalized };
+  const page = {
+    condition: plan.condition,
+    filters,
+    limit: cap,
+    offset: 0,
+    narrow: normalized,
+    cutRows: !fellBack,
+  };
   let rows: HitRow[] | undefined;
   try {
     rows = substringPage(store, page);

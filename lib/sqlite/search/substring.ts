@@ -49,6 +49,15 @@ export interface SubstringQuery {
   readonly narrow?: RangeFilters | null;
   /** Told how many id windows a walk over them read (for tests). */
   readonly onWindows?: (windows: number) => void;
+  /**
+   * Whether the messages an older SQLite indexed only up to a U+0000 are
+   * found over trigram candidates too, as Python's LIKE scan finds them
+   * (default `true`). Finding them means reading every message of the ids
+   * walked: the whole file for a term found nowhere. The words fallback,
+   * which Python does not have, leaves them out: the word index lacks them
+   * as well.
+   */
+  readonly cutRows?: boolean;
 }
 
 /** The ids a hit can have, ends included. */
@@ -95,8 +104,11 @@ function candidatePage(
   if (candidates === undefined) return undefined;
   const sql = pageSql(CANDIDATES_FROM, where.sql, filters.sql, oldest);
   const gaps = trigramGapsOf(store);
-  const extra = (first: number, last: number) =>
-    gaps.complete(store, first, last) ? gaps.nulRows(store, first, last) : undefined;
+  const cutRows = query.cutRows ?? true;
+  const extra = (first: number, last: number) => {
+    if (!gaps.complete(store, first, last)) return undefined;
+    return cutRows ? gaps.nulRows(store, first, last) : [];
+  };
   const walked = walkCandidates(store, candidates, sql, where.params, {
     ...walkBounds(query, ids),
     extra,
