@@ -271,12 +271,14 @@ describe("a file in a newer Hermes's search layout", () => {
     assert.equal(fts?.status, "problem");
     assert.equal(fts?.fixable, false);
     assert.match(fts?.summary ?? "", /marked stale in state_meta: fts_stale is set/);
-    // Its "0" is no mark: the index is read again.
+    // Its "0" is no mark: the word index is read again, and finds nothing; the word is then
+    // searched again by substring among the messages the trigram index holds, which has it.
     {
       using raw = await rawOpen(path);
       raw.exec("UPDATE state_meta SET value = '0' WHERE key = 'fts_stale'");
     }
-    assert.deepEqual(await searchIds(path, "osprey"), []);
+    assert.deepEqual(await searchIds(path, "osprey"), ["chat/user"]);
+    assert.deepEqual(await searchIds(path, "osprey NOT came"), []);
     assert.equal((await runCli(["--db", path, "search", "osprey"])).err, "");
   });
 });

@@ -13,6 +13,8 @@ import { openStore } from "../lib/open_store.ts";
 import type { SessionStore } from "../lib/core/session_store.ts";
 import { openPgStore, PG_SKIP } from "./store/_pg.ts";
 import { runCli } from "./_cli_io.ts";
+import { layOutAsSchema30 } from "./_newer_layout.ts";
+import { copyFileSync } from "node:fs";
 
 /** Messages of two sessions: Latin glued to CJK in both, `docker` alone in none. */
 async function write(store: SessionStore): Promise<Map<number, string>> {
@@ -118,4 +120,71 @@ describe("a word the index finds nowhere, on SQLite", () => {
 
 describe("a word the index finds nowhere, on PostgreSQL", { skip: PG_SKIP }, () => {
   checks(() => openPgStore());
+});
+
+describe("a word the index finds nowhere, on a newer Hermes's file", () => {
+  // Its trigram index leaves out tool rows and the messages of cron and subagent sessions; the
+  // fallback keeps to what it holds (as that Hermes's own substring search does) rather than read
+  // every message for a word found nowhere. Before, it did not run on such a file at all.
+  let path: string;
+  let ids: Record<string, number>;
+  before(async () => {
+    path = tempDbPath();
+    {
+      await using store = await openStore(path);
+      await store.createSession("chat", "cli");
+      await store.createSession("nightly", "cron");
+      const user = await store.appendMessage("chat", { role: "user", content: "请用Docker部署" });
+      const tool = await store.appendMessage("chat", {
+        role: "tool",
+        content: "部署Docker成功",
+        toolCallId: "c1",
+        toolName: "terminal",
+      });
+      const cron = await store.appendMessage("nightly", {
+        role: "user",
+        content: "定时Docker任务",
+      });
+      const later = await store.appendMessage("chat", {
+        role: "assistant",
+        content: "Docker的镜像好了",
+      });
+      ids = { user, tool, cron, later };
+    }
+    using raw = await rawOpen(path);
+    layOutAsSchema30(raw);
+  });
+  const hitIds = async (query: string, options = {}) => {
+    await using store = await openStore(path, { readonly: true });
+    return (await store.searchMessages(query, options)).map((hit) => hit.id);
+  };
+
+  test("the messages its trigram index holds are found, in every order, counted alike", async () => {
+    assert.deepEqual(await hitIds("docker"), [ids.later, ids.user]);
+    assert.deepEqual(await hitIds("docker", { sort: "oldest" }), [ids.user, ids.later]);
+    assert.deepEqual(await hitIds("docker", { offset: 1 }), [ids.user]);
+    assert.deepEqual(await hitIds("docker", { roleFilter: ["user"] }), [ids.user]);
+    await using store = await openStore(path, { readonly: true });
+    assert.equal(await store.countSearchHits("docker", {}, 10), 2);
+    // A CJK search reads every message, tool rows and cron sessions included.
+    const cjk = (await store.searchMessages("部署")).map((hit) => hit.id).sort((a, b) => a - b);
+    assert.deepEqual(cjk, [ids.user, ids.tool]);
+  });
+
+  test("a trigram index marked stale is not asked; while that Hermes refills, every message is read", async () => {
+    const marked = async (key: string) => {
+      const copy = tempDbPath();
+      copyFileSync(path, copy);
+      {
+        using raw = await rawOpen(copy);
+        raw.prepare("INSERT INTO state_meta (key, value) VALUES (?, '1')").run(key);
+      }
+      await using store = await openStore(copy, { readonly: true });
+      return (await store.searchMessages("docker")).map((hit) => hit.id).sort((a, b) => a - b);
+    };
+    assert.deepEqual(await marked("fts_trigram_stale"), []);
+    // The word index misses rows too then: the words themselves are read by substring.
+    const every = [ids.user, ids.tool, ids.cron, ids.later];
+    assert.deepEqual(await marked("fts_rebuild_high_water"), every);
+  });
 });

@@ -11,7 +11,9 @@
  * file's triggers keep it in step with every write), never rebuilds it or
  * its triggers in the v11 layout, and answers from it only what it holds:
  * a search that needs rows its view leaves out reads messages by substring
- * instead (see `search/missing_index.ts`). While that Hermes refills its
+ * instead (see `search/missing_index.ts`); the words fallback, which may
+ * keep to the rows its trigram view selects, asks that table for them
+ * ({@linkcode holdsItsViewsRows}). While that Hermes refills its
  * tables (`state_meta` key `fts_rebuild_high_water`), or has marked one
  * stale to rebuild it on its next start (`fts_stale` the words table,
  * `fts_trigram_stale` the trigram one), they miss rows.
@@ -154,6 +156,29 @@ export function leavesMessagesOut(db: SqliteConnection, table: FtsTable): boolea
   }
   if (!isNewerText(db, table, sql)) return false;
   return metaValue(db, NEWER_REFILL_KEY) !== undefined || isMarked(db, staleKey(table));
+}
+
+/**
+ * Whether `table` is a newer Hermes's index that leaves messages out by
+ * design only: its text comes by message id from a view (which selects the
+ * rows it holds), tokenized as the v11 table is, and it is neither being
+ * refilled nor marked stale. It then holds every message its view selects,
+ * so a search that may keep to those messages can ask it for candidates.
+ *
+ * @param db The connection.
+ * @param table The full-text table.
+ * @returns False for the v11 layout, a missing table, and any other.
+ */
+export function holdsItsViewsRows(db: SqliteConnection, table: FtsTable): boolean {
+  const sql = objectSql(db, table);
+  if (sql === undefined || !isNewerText(db, table, sql)) return false;
+  if (longTextColumns(db, table) === undefined) return false;
+  if (!/\bcontent_rowid\s*=\s*(['"]?)id\1(?!\w)/i.test(sql)) return false;
+  const source = contentSourceOf(sql);
+  if (source === undefined || source === "messages" || objectSql(db, source) === undefined) {
+    return false;
+  }
+  return metaValue(db, NEWER_REFILL_KEY) === undefined && !isMarked(db, staleKey(table));
 }
 
 /**

@@ -29,7 +29,7 @@ import { pageOverRanges, sourceRangesOf } from "./source_ranges.ts";
 import { inSnapshot } from "./snapshot.ts";
 import { cutLongSnippets, longTextBytes } from "./long_snippet.ts";
 import { wholeMatchSnippets } from "./whole_match.ts";
-import { longTextColumns } from "../schema/fts_layout.ts";
+import { holdsItsViewsRows, longTextColumns } from "../schema/fts_layout.ts";
 import { phraseCount } from "../../core/search/repeated_phrases.ts";
 import type { SearchOptions, SearchSort } from "../../core/search/options.ts";
 import { rowsWithBlobsAsText } from "../../core/blob_text.ts";
@@ -138,13 +138,17 @@ function rankedCount(
  * The substring plan a words query falls back to when the word index finds
  * nothing for it (`wordsFallback`), where the trigram index can name its
  * candidates; `undefined` elsewhere (an older file keeps Python's answer).
- * Its search leaves out the messages an older SQLite indexed only up to a
- * U+0000 (`SubstringQuery.cutRows`), which the word index lacks too: a
- * word found nowhere would read every message for them.
+ * Its search keeps to the messages the trigram index holds
+ * (`SubstringQuery.indexedOnly`): a word found nowhere reads no message,
+ * and a newer Hermes's trigram index, which leaves out tool rows and the
+ * messages of `cron` and `subagent` sessions, serves it too.
  */
 function wordsFallbackOf(store: Store, query: string): SubstringPlan | undefined {
   const fallback = wordsFallback(query);
-  return fallback !== undefined && trigramIndexUsable(store) ? fallback : undefined;
+  if (fallback === undefined) return undefined;
+  const usable = trigramIndexUsable(store) ||
+    holdsItsViewsRows(store.db, FTS_TABLE_OF.trigram);
+  return usable ? fallback : undefined;
 }
 
 /** Internal options of {@linkcode searchMessages}, for tests. */
@@ -212,7 +216,7 @@ export function searchMessages(
       oldest: sort === "oldest",
       narrow,
       onWindows: internals.onWindows,
-      cutRows: !fellBack,
+      indexedOnly: fellBack,
     };
     try {
       rows = substringPage(store, page, internals.substring);
@@ -284,7 +288,7 @@ export function countSearchHits(
     limit: cap,
     offset: 0,
     narrow: normalized,
-    cutRows: !fellBack,
+    indexedOnly: fellBack,
   };
   let rows: HitRow[] | undefined;
   try {

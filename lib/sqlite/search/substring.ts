@@ -12,7 +12,9 @@
  * walk covers), so the hits are identical. Where it cannot, the same LIKE
  * reads the messages by id windows, newest first, until the page is whole
  * (`substring_walk.ts`): again the scan's hits, without reading every
- * message when the page fills early.
+ * message when the page fills early. The words fallback may keep to the
+ * messages the trigram index holds (`indexedOnly`): no read of every
+ * message for U+0000, and a newer Hermes's trigram index asked as well.
  *
  * @module
  */
@@ -27,6 +29,7 @@ import { candidateSource, termKind, trigramIndexUsable } from "./trigram_candida
 import { inSnapshot } from "./snapshot.ts";
 import { FIRST_CHUNK, type WalkBounds, walkCandidates, walkIdWindows } from "./substring_walk.ts";
 import { trigramGapsOf } from "./trigram_gaps.ts";
+import { holdsItsViewsRows } from "../schema/fts_layout.ts";
 import { firstMessageId, lastMessageId } from "../message_ids.ts";
 import { idRangeOf, type RangeFilters } from "./id_range.ts";
 
@@ -50,14 +53,34 @@ export interface SubstringQuery {
   /** Told how many id windows a walk over them read (for tests). */
   readonly onWindows?: (windows: number) => void;
   /**
-   * Whether the messages an older SQLite indexed only up to a U+0000 are
-   * found over trigram candidates too, as Python's LIKE scan finds them
-   * (default `true`). Finding them means reading every message of the ids
-   * walked: the whole file for a term found nowhere. The words fallback,
-   * which Python does not have, leaves them out: the word index lacks them
-   * as well.
+   * Whether the search may keep to the messages the trigram index holds
+   * (default `false`: every message, as Python's LIKE scan). The words
+   * fallback, which Python does not have, does: on a v11 file it does not
+   * read every message of the ids walked for those an older SQLite indexed
+   * only up to a U+0000 (the word index lacks their text too), and on a
+   * newer Hermes's file, whose trigram index leaves out tool rows and the
+   * messages of `cron` and `subagent` sessions, that index still names its
+   * candidates (`holdsItsViewsRows`).
    */
-  readonly cutRows?: boolean;
+  readonly indexedOnly?: boolean;
+}
+
+/** Which messages the trigram index names candidates among (`undefined`: it cannot be asked). */
+type TrigramReach = "every" | "held" | undefined;
+
+/**
+ * `"every"` for the v11 trigram table; `"held"` for a newer Hermes's, which
+ * a search that may keep to the messages it holds asks for its phrases;
+ * else `undefined`.
+ */
+function trigramReach(store: Store, query: SubstringQuery, cover: readonly string[]): TrigramReach {
+  if (trigramIndexUsable(store)) return "every";
+  // A newer table's columns are separate texts: only a phrase of three characters or more is
+  // sure to be a trigram phrase inside one of them (a pair may end its column).
+  const phrases = cover.every((word) => termKind(word) === "phrase");
+  const held = query.indexedOnly === true && phrases &&
+    holdsItsViewsRows(store.db, "messages_fts_trigram");
+  return held ? "held" : undefined;
 }
 
 /** The ids a hit can have, ends included. */
@@ -97,6 +120,7 @@ function candidatePage(
   cover: readonly string[],
   where: { readonly sql: string; readonly params: readonly SqlValue[] },
   ids: Ids,
+  reach: "every" | "held",
 ): number[] | undefined {
   const { filters, limit, offset, oldest = false } = query;
   const { lo, hi } = ids;
@@ -104,10 +128,10 @@ function candidatePage(
   if (candidates === undefined) return undefined;
   const sql = pageSql(CANDIDATES_FROM, where.sql, filters.sql, oldest);
   const gaps = trigramGapsOf(store);
-  const cutRows = query.cutRows ?? true;
-  const extra = (first: number, last: number) => {
+  const extra = (first: number, last: number): number[] | undefined => {
+    if (reach === "held") return [];
     if (!gaps.complete(store, first, last)) return undefined;
-    return cutRows ? gaps.nulRows(store, first, last) : [];
+    return query.indexedOnly ? [] : gaps.nulRows(store, first, last);
   };
   const walked = walkCandidates(store, candidates, sql, where.params, {
     ...walkBounds(query, ids),
@@ -210,14 +234,17 @@ function page(
 ): HitRow[] | undefined {
   const { condition, filters, limit, offset, oldest = false } = query;
   const cover = coveringWords(condition, (word) => termKind(word) !== undefined);
-  const fast = strategy === "auto" && cover !== undefined && trigramIndexUsable(store);
+  const reach = strategy === "auto" && cover !== undefined
+    ? trigramReach(store, query, cover)
+    : undefined;
   const contains = conditionSql(condition);
   const middle = [...contains.params, ...filters.params];
   const range = idsOf(store, query.narrow);
   let ids: number[] | undefined;
   try {
-    if (fast) {
-      ids = candidatePage(store, query, cover, { sql: contains.sql, params: middle }, range);
+    if (reach !== undefined && cover !== undefined) {
+      const where = { sql: contains.sql, params: middle };
+      ids = candidatePage(store, query, cover, where, range, reach);
     }
     if (strategy === "auto") ids ??= windowPage(store, query, contains, range);
     const ends = range.narrowed ? [range.lo, range.hi] : [];
