@@ -222,6 +222,7 @@ describe("completions", () => {
     assert.deepEqual(complete(script, ["hermes-state", "--"], dir), [
       "--db",
       "--json",
+      "--no-pager",
       "--help",
       "--version",
     ]);
@@ -391,7 +392,7 @@ describe("completions", () => {
     const cases: [string, string[] | ((got: string[]) => void)][] = [
       ["hermes-state li", ["lineage", "list"]],
       ["hermes-state --db x.db se", ["search", "serve"]],
-      ["hermes-state --", ["--db", "--help", "--json", "--version"]],
+      ["hermes-state --", ["--db", "--help", "--json", "--no-pager", "--version"]],
       ["hermes-state search --so", ["--sort", "--source"]],
       ["hermes-state usage --by m", ["model", "month"]],
       ["hermes-state export --format=h", [shell === "fish" ? "--format=html" : "html"]],

@@ -42,7 +42,8 @@ const noScript = spawnSync("script", ["--version"]).status === 0
 test("scripts/run.sh shows colour on a terminal, and none when the user sets NO_COLOR", {
   skip: noScript,
 }, () => {
-  const args = ["--db", v11Copy(), "search", "docker", "--limit", "1"];
+  // No pager: less writes control sequences of its own to the terminal.
+  const args = ["--db", v11Copy(), "--no-pager", "search", "docker", "--limit", "1"];
   const escape = "\u001b[";
   assert.ok(onTerminal(args, undefined).includes(escape), "colour on a terminal");
   const plain = onTerminal(args, "1");

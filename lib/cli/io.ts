@@ -6,6 +6,7 @@
  * @module
  */
 import process from "node:process";
+import { spawn } from "node:child_process";
 import { once } from "node:events";
 import type { Readable } from "node:stream";
 import { wallClockSeconds } from "../core/wall_clock.ts";
@@ -56,6 +57,24 @@ export interface Io {
    * listening. Left out by an Io that never ends the process (tests).
    */
   onAbruptExit?(listener: () => void): () => void;
+  /**
+   * Starts `command` (a pager, with `LESS=FRX` unless `LESS` is set) and
+   * sends standard output through it from here on: the paged streams are
+   * `io` of the answer. Resolves `undefined` when it cannot be started (not
+   * found), and the output goes to the terminal as it is. The pager quit
+   * before the output ended ends the process as a closed standard output
+   * does; Ctrl-C ends the pager's input, and the process once the user has
+   * quit it (130). Left out by an Io that starts no process (tests).
+   */
+  startPager?(command: string): Promise<Paged | undefined>;
+}
+
+/** Standard output going through a pager ({@linkcode Io.startPager}). */
+export interface Paged {
+  /** The streams, standard output going to the pager. */
+  readonly io: Io;
+  /** Ends the pager's input and resolves once the user has quit it. */
+  end(): Promise<void>;
 }
 
 /** Reads one chunk of a paused stream; `null` at its end. */
@@ -154,7 +173,7 @@ export function defaultIo(): Io {
     throw error;
   });
   let readLine: (() => Promise<string | null>) | undefined;
-  return {
+  const io: Io = {
     stdout: (text) => void process.stdout.write(text),
     stderr: (text) => void process.stderr.write(text),
     drain: async () => {
@@ -199,6 +218,70 @@ export function defaultIo(): Io {
     onAbruptExit: (listener) => {
       exitListeners.add(listener);
       return () => void exitListeners.delete(listener);
+    },
+    startPager: process.platform === "win32"
+      ? undefined
+      : (command) => startPager(command, io, exitNow),
+  };
+  return io;
+}
+
+/**
+ * Starts `command` as a pager: a plain name (`less`, `/usr/bin/most`)
+ * directly, so that one not found is known, anything else through `sh -c`
+ * as `git` runs it.
+ */
+async function startPager(
+  command: string,
+  io: Io,
+  exitNow: (code: number | string | undefined) => never,
+): Promise<Paged | undefined> {
+  const env = { ...process.env };
+  env.LESS ??= "FRX";
+  env.LV ??= "-c";
+  const stdio: ["pipe", "inherit", "inherit"] = ["pipe", "inherit", "inherit"];
+  const child = /^[\w./+-]+$/.test(command)
+    ? spawn(command, [], { stdio, env })
+    : spawn("sh", ["-c", command], { stdio, env });
+  const started = await new Promise<boolean>((resolve) => {
+    child.once("spawn", () => resolve(true));
+    child.once("error", () => resolve(false));
+  });
+  const input = child.stdin;
+  if (!started || input === null) return undefined;
+  const quit = new Promise<void>((resolve) => child.once("close", () => resolve()));
+  let interrupted = false;
+  let ending = false;
+  input.on("error", (error: { code?: string }) => {
+    // Output the pager no longer takes once the command is done: the run ends as it would.
+    if (ending) return;
+    // The user quit the pager before the output ended: end quietly, as with `| head`.
+    if (error?.code === "EPIPE" || interrupted) exitNow(process.exitCode ?? 0);
+    throw error;
+  });
+  // Ctrl-C reaches the pager too, which then shows what it has; this process ends once it is quit.
+  const onInterrupt = () => {
+    interrupted = true;
+    input.end();
+    void quit.then(() => exitNow(130));
+  };
+  process.on("SIGINT", onInterrupt);
+  const paged: Io = {
+    ...io,
+    stdout: (text) => {
+      if (!interrupted) input.write(text);
+    },
+    drain: async () => {
+      if (!interrupted && input.writableNeedDrain) await once(input, "drain");
+    },
+  };
+  return {
+    io: paged,
+    end: async () => {
+      ending = true;
+      input.end();
+      await quit;
+      process.off("SIGINT", onInterrupt);
     },
   };
 }

@@ -25,7 +25,8 @@ import { defaultDbPath } from "../core/paths.ts";
 import type { Command } from "./command.ts";
 import { COMMAND_TABLE, type CommandEntry, loadCommands } from "./command_table.ts";
 import type { OpenContext } from "./context.ts";
-import type { Io } from "./io.ts";
+import type { Io, Paged } from "./io.ts";
+import { pagerOf } from "./pager.ts";
 import { type OptionSpec, parseCommand } from "./parse.ts";
 import { topUsage } from "./usage.ts";
 import { CommandError, InterruptedError, UsageError } from "./usage_error.ts";
@@ -39,6 +40,7 @@ import { clippedText, quotedValue } from "../core/shown_value.ts";
 const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   db: { type: "string" },
   json: { type: "boolean" },
+  "no-pager": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 };
 
@@ -53,17 +55,19 @@ function isUserFacing(error: unknown): error is Error {
 interface Leading {
   db?: string;
   json: boolean;
+  noPager: boolean;
   help: boolean;
   version: boolean;
   rest: string[];
 }
 
 function takeLeading(argv: readonly string[]): Leading {
-  const out: Leading = { json: false, help: false, version: false, rest: [] };
+  const out: Leading = { json: false, noPager: false, help: false, version: false, rest: [] };
   let i = 0;
   for (; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--json") out.json = true;
+    else if (arg === "--no-pager") out.noPager = true;
     else if (arg === "--help" || arg === "-h") out.help = true;
     else if (arg === "--version" || arg === "-V") out.version = true;
     else if (arg.startsWith("--db=")) out.db = arg.slice(5);
@@ -284,6 +288,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   let dbPath: string | undefined;
   let open: OpenContext | undefined;
   let stopClosing: (() => void) | undefined;
+  let paged: Paged | undefined;
   try {
     const leading = takeLeading(argv);
     if (leading.version) {
@@ -347,16 +352,21 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     }
     const { createContext } = await import("./context.ts");
     const json = leading.json || args.flag("json");
-    open = createContext(io, { dbPath, json, access: entry.access });
+    const pager = leading.noPager ? undefined : pagerOf(io, cmd.name, args);
+    if (pager !== undefined) paged = await io.startPager?.(pager);
+    open = createContext(paged?.io ?? io, { dbPath, json, access: entry.access });
     // Ended at once (`show --follow | head`, a second Ctrl-C): the stores are closed first,
     // so that a read leaves no -wal or -shm beside a file that had none.
     const opened = open;
     stopClosing = io.onAbruptExit?.(() => opened.closeAtOnce());
     return await cmd.run(args, open.ctx);
   } catch (error) {
+    // The pager quit first: the error is then the last thing on the terminal.
+    await paged?.end();
     return report(error, io, command, dbPath);
   } finally {
     stopClosing?.();
     await open?.close();
+    await paged?.end();
   }
 }

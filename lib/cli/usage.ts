@@ -36,6 +36,8 @@ Global options:
                   ~/.hermes/state.db; on Windows
                   %LOCALAPPDATA%\\hermes\\state.db)
   --json          Print JSON instead of text
+  --no-pager      Print to the terminal directly (list, show, search,
+                  lineage, stats and usage page through less by default)
   -h, --help      Show help
   -V, --version   Print the version
 
@@ -44,7 +46,9 @@ stopped by Ctrl-C / SIGTERM.
 Environment: HERMES_STATE_DB (the store: a path or a postgres:// URL),
 HERMES_HOME (where state.db lives), NO_COLOR (no colour),
 HERMES_STATE_LOCK_TIMEOUT (seconds a write waits for a lock; 15),
-HERMES_STATE_DEBUG=1 (the stack of an unexpected error).
+HERMES_STATE_DEBUG=1 (the stack of an unexpected error),
+HERMES_STATE_PAGER, else PAGER (the pager; "" or "cat" for none; LESS
+defaults to FRX).
 
 Examples:
   hermes-state demo

@@ -45,12 +45,13 @@ export interface CompletedCommand {
 }
 
 /** The options given before a command. */
-export const LEADING_OPTIONS = ["--db", "--json", "--help", "--version"] as const;
+export const LEADING_OPTIONS = ["--db", "--json", "--no-pager", "--help", "--version"] as const;
 
 /** The options every command takes, besides its own (`--db` takes a file). */
 const GLOBAL_OPTIONS: readonly CompletedOption[] = [
   { flag: "--db", takes: "value", choices: [], names: null },
   { flag: "--json", takes: "flag", choices: [], names: null },
+  { flag: "--no-pager", takes: "flag", choices: [], names: null },
   { flag: "--help", takes: "flag", choices: [], names: null },
 ];
 
