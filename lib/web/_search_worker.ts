@@ -11,12 +11,11 @@ import type { SearchOptions } from "../core/search/options.ts";
 import type { SessionStore } from "../core/session_store.ts";
 
 /**
- * A word and two CJK characters no message is likely to hold, searched once each as the worker
- * starts ({@linkcode warmUp}): the word walks the word index and its substring fallback, the two
- * characters (a substring search, as Python's LIKE) the trigram index over the whole file, with
- * its read of every message for U+0000 (which the word's fallback leaves out).
+ * Two CJK characters no message is likely to hold, searched once as the worker starts
+ * ({@linkcode warmUp}): a substring search, as Python's LIKE, that walks the trigram index over
+ * the whole file.
  */
-const WARM_UP_QUERIES = ["hermesstatewarmupzq", "龘靐"];
+const WARM_UP_QUERY = "龘靐";
 
 /** A request from the pool. */
 interface Ask {
@@ -61,18 +60,17 @@ function serve(store: SessionStore): void {
 }
 
 /**
- * Does once, before the first request, what a connection does once for all its searches,
- * which the first such search typed into the page then paid: a word found nowhere (~0.1 s at a
- * million messages, its fallback counting the trigram index against the messages), and a
- * substring search (one or two CJK characters) that finds few hits, which walks the trigram
- * index over the whole file and reads every message for the rows an older SQLite indexed only
- * up to a U+0000 (`search/trigram_gaps.ts`, ~0.5 s). A request that comes meanwhile waits for it, as it would
- * have done that work itself; a failure is left to the searches that follow, which meet it
- * again.
+ * Does once, before the first request, what a connection does once for all its searches, which
+ * the first such search typed into the page then paid: a substring search (one or two CJK
+ * characters) that finds few hits walks the trigram index over the whole file, counts it against
+ * the messages, and reads every message for the rows an older SQLite indexed only up to a U+0000
+ * (`search/trigram_gaps.ts`), ~0.5 s at a million messages; a word found nowhere, searched again
+ * by substring, then needs nothing more. A request that comes meanwhile waits for it, as it would
+ * have done that work itself; a failure is left to the searches that follow, which meet it again.
  */
 async function warmUp(store: SessionStore): Promise<void> {
   try {
-    for (const query of WARM_UP_QUERIES) await store.searchMessages(query, { limit: 1 });
+    await store.searchMessages(WARM_UP_QUERY, { limit: 1 });
   } catch {
     // The same failure reaches the first request, which reports it.
   }
