@@ -101,8 +101,9 @@ export interface PgClient {
   /**
    * A question (a statement that changes nothing written: what became of a
    * lost write), asked again when its own connection is lost once it was
-   * sent (3 tries), and while the server cannot be reached, within the
-   * connect deadline (a server restarting refuses, then ends, connections).
+   * sent (3 tries, and more within the connect deadline), and while the
+   * server cannot be reached, within that deadline too (a server restarting
+   * refuses, then ends, connections).
    */
   readonly ask: PgQuery;
   /**

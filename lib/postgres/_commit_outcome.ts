@@ -113,14 +113,21 @@ export function notAsked(error: unknown): string {
 /** Milliseconds between two looks at a lost write still at work on the server. */
 export const SETTLE_POLL_MS = 50;
 
-/** Tries of a question whose own connection is lost once it was sent. */
+/**
+ * Tries of a question whose own connection is lost once it was sent, at
+ * least; more while the server's deadline (`AskAgain.seconds`) lasts.
+ */
 const QUESTION_TRIES = 3;
 
 /**
  * Milliseconds between two tries of a question while the server cannot be
- * reached, and before its third try after two losses in a row.
+ * reached, and before its third try after two losses in a row (doubled at
+ * each further loss, up to {@linkcode QUESTION_PAUSE_MAX_MS}).
  */
 const QUESTION_PAUSE_MS = 200;
+
+/** The longest pause between two tries of a question lost again and again. */
+const QUESTION_PAUSE_MAX_MS = 1000;
 
 /** How {@linkcode askedAgain} tells the failures worth another try. */
 export interface AskAgain {
@@ -137,12 +144,14 @@ export interface AskAgain {
 
 /**
  * `query` for questions (statements that change nothing that was written),
- * each asked again when its own connection is lost once it was sent (3
- * tries in all: the second at once, the third after a pause), and while the
- * server cannot be reached (within `again.seconds`): a loss seldom comes
- * alone (a server stopping ends every connection, those it still takes in
- * its last moments too, then refuses new ones until it is back), and a
- * question left unanswered leaves a write untold.
+ * each asked again when its own connection is lost once it was sent (the
+ * second try at once, the third after a pause, and further tries, each
+ * after a longer pause, while `again.seconds` last), and while the server
+ * cannot be reached (within `again.seconds` too): a loss seldom comes alone
+ * (a server stopping ends every connection, those it still takes in its
+ * last moments too, then refuses new ones until it is back; a server under
+ * fire ends connection after connection), and a question left unanswered
+ * leaves a write untold.
  *
  * @param query A statement on the pool.
  * @param again Which failures are tried again, for how long.
@@ -156,10 +165,13 @@ export function askedAgain(query: PgQuery, again: AskAgain): PgQuery {
         return await query(text, params, options);
       } catch (error) {
         if (again.lost(error)) {
-          if (++losses >= QUESTION_TRIES) throw error;
+          if (++losses >= QUESTION_TRIES && performance.now() >= until) throw error;
           // One loss is asked again at once (a server process ended); two in a row are a server
           // going down, whose last moments end each connection it still takes: past them.
-          if (losses > 1) await again.sleep(QUESTION_PAUSE_MS);
+          if (losses > 1) {
+            const pause = QUESTION_PAUSE_MS * 2 ** (losses - 2);
+            await again.sleep(Math.min(pause, QUESTION_PAUSE_MAX_MS));
+          }
           continue;
         }
         // Out of reach (refused, reset, "the database system is starting up"): later.

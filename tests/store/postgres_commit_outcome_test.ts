@@ -103,10 +103,25 @@ async function contents(store: SessionStore): Promise<unknown[]> {
  */
 const BURST_MS = 150;
 
-for (const burst of [false, true]) {
+/**
+ * A longer burst (a server under fire, ending connection after connection): lost, the third
+ * question and a fourth asked after it would be too, the questions go on, further apart.
+ */
+const LONG_BURST_MS = 500;
+
+/** What a test's title says of its burst of losses. */
+function burstTitle(burst: number): string {
+  return burst === LONG_BURST_MS
+    ? "the questions after it lost too for half a second (a server under fire)"
+    : "the questions after it lost too for a moment (a server stopping)";
+}
+
+for (const burst of [0, BURST_MS, LONG_BURST_MS]) {
   test(
-    burst
-      ? "a write whose COMMIT answer was lost, and the questions after it lost too for a moment (a server stopping): asked again, its result is given, and it ran once"
+    burst > 0
+      ? `a write whose COMMIT answer was lost, and ${
+        burstTitle(burst)
+      }: asked again, its result is given, and it ran once`
       : "a write whose COMMIT answer was lost, committed: its result is given, and it ran once",
     { skip: PG_SKIP },
     async () => {
@@ -116,11 +131,11 @@ for (const burst of [false, true]) {
           runs++;
           await query("INSERT INTO t VALUES (1)");
           proxy.loseAnswer = "COMMIT";
-          if (burst) proxy.burstMs = BURST_MS;
+          if (burst > 0) proxy.burstMs = burst;
           return "written";
         }, { writes: true });
         assert.equal(value, "written");
-        if (burst) assert.ok(proxy.lost >= 2, `the COMMIT and a question cut: ${proxy.lost}`);
+        if (burst > 0) assert.ok(proxy.lost >= 2, `the COMMIT and a question cut: ${proxy.lost}`);
         else assert.equal(proxy.lost, 1, "the proxy cut the connection at the COMMIT's answer");
         assert.equal(runs, 1);
         assert.equal(await rows(), 1);
@@ -188,19 +203,21 @@ test(
   },
 );
 
-for (const burst of [false, true]) {
+for (const burst of [0, BURST_MS, LONG_BURST_MS]) {
   test(
-    burst
-      ? "appendMessage whose answer was lost, and the questions after it lost too for a moment (a server stopping): asked again, its id is given, and the message is there once"
+    burst > 0
+      ? `appendMessage whose answer was lost, and ${
+        burstTitle(burst)
+      }: asked again, its id is given, and the message is there once`
       : "appendMessage whose own answer was lost: made, it gives its id, and the message is there once",
     { skip: PG_SKIP },
     async () => {
       await withStore(async (store, proxy) => {
         // The append is one statement whose rows are the new ids: `SELECT 1`.
         proxy.loseAnswer = "SELECT 1";
-        if (burst) proxy.burstMs = BURST_MS;
+        if (burst > 0) proxy.burstMs = burst;
         const id = await store.appendMessage("s", { role: "user", content: "hello" });
-        if (burst) assert.ok(proxy.lost >= 2, `the append and a question cut: ${proxy.lost}`);
+        if (burst > 0) assert.ok(proxy.lost >= 2, `the append and a question cut: ${proxy.lost}`);
         else assert.equal(proxy.lost, 1, "the proxy cut the connection at the append's answer");
         const messages = await store.getMessages("s");
         assert.deepEqual(messages.map((message) => [message.id, message.content]), [[id, "hello"]]);
