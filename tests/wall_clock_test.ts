@@ -173,3 +173,39 @@ test("an anchor read late, then reads each slowed by a pause, never give a time 
     Date.now = real;
   }
 });
+
+test("a process paused as it reads its anchor still gets microseconds", () => {
+  // Before, the anchor was given up when a pause of the process (a busy machine) came before
+  // two reads saw Date.now() turn by one: for 50 ms at a time the clock then gave whole
+  // milliseconds, up to one early (a message stamped before the question Python wrote before it).
+  const real = Date.now;
+  try {
+    // A clock that does not move first: the anchor is dropped, and looked for again 50 ms later.
+    const frozen = real();
+    Date.now = () => frozen;
+    wallClockSeconds();
+    const spin = (ms: number) => {
+      const until = performance.now() + ms;
+      while (performance.now() < until) { /* paused, or time passing */ }
+    };
+    spin(60);
+    // Every 100th read of Date.now() comes after the process was paused for 25 ms.
+    let reads = 0;
+    Date.now = () => {
+      if (++reads % 100 === 0) spin(25);
+      return real();
+    };
+    let fractions = 0;
+    for (let i = 0; i < 40; i++) {
+      const before = real();
+      const now = wallClockSeconds() * 1000;
+      const after = real();
+      assert.ok(now >= before && now <= after + 1, `${now} outside ${before}..${after}`);
+      if (Math.abs(now - Math.round(now)) > 1e-3) fractions++;
+      spin(2);
+    }
+    assert.ok(fractions > 30, `${fractions} of 40 times with a fraction of a millisecond`);
+  } finally {
+    Date.now = real;
+  }
+});

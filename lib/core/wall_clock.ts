@@ -6,12 +6,13 @@
  * and transcripts (ordered by `timestamp, id`) showed the answer before the
  * question; a child session could start "before" its parent ended. The
  * monotonic clock (`performance.now()`) counts microseconds: the wall time
- * is read as `anchor + performance.now()`, the anchor taken where
- * `Date.now()` turns to the next millisecond, between two monotonic reads
- * close together (a busy wait of a millisecond or two: three at most,
- * twenty for a process paused through them), and taken again every second
- * and whenever `Date.now()` says it no longer holds; between two anchors,
- * the wall clock's drift from the monotonic one is followed (NTP slews it). Whatever the anchor, a time given
+ * is read as `anchor + performance.now()`, the anchor bounded by reads of
+ * both clocks until they pin it (a busy wait of about a millisecond, to
+ * where `Date.now()` turns between two close reads; longer, up to 50 ms, for
+ * a process paused meanwhile on a busy machine, whose pauses do not count as
+ * waiting), and taken again every second and whenever `Date.now()` says it
+ * no longer holds; between two anchors, the wall clock's drift from the
+ * monotonic one is followed (NTP slews it). Whatever the anchor, a time given
  * lies within the millisecond `Date.now()` reads (a pause of the process
  * cannot push it ahead), and never before one given earlier unless the
  * wall clock itself was set back. Where `Date.now()` does not move (fake
@@ -47,12 +48,19 @@ let lastWall = -Infinity;
 const ANCHOR_FOR_MS = 1000;
 /** After a wait that found no turn to trust, the next wait comes after this long, in ms. */
 const RETRY_MS = 50;
-/** A turn of `Date.now()` seen within this many ms of monotonic time is trusted. */
+/** An anchor known within this many ms is taken at once. */
 const BRACKET_MS = 0.02;
-/** The wait for a trusted turn, in ms of monotonic time. */
+/** The wait for a tight anchor, in ms of monotonic time the process ran through. */
 const WAIT_MS = 3;
-/** The longest wait, for a process paused through the first {@linkcode WAIT_MS}. */
-const LONGEST_WAIT_MS = 20;
+/** The longest wait, pauses of the process included, in ms of monotonic time. */
+const LONGEST_WAIT_MS = 50;
+/** A gap between two reads longer than this, in ms, is the process paused, not waiting. */
+const PAUSE_MS = 0.5;
+/**
+ * Bounds that miss each other by more than this, in ms, are no clock's
+ * (less is the monotonic clock's grain).
+ */
+const UNREAD_MS = 0.1;
 
 /** One read of the wall clock between two of the monotonic one. */
 interface Reading {
@@ -71,34 +79,38 @@ function read(): Reading {
 }
 
 /**
- * The anchor, read where `Date.now()` turns by one millisecond: the turn
- * lies between the read before it and the read that sees it, so the anchor
- * lies within their bracket; taken at its top, so that the times given are
- * never early (late by at most the bracket). The first turn within
- * {@linkcode BRACKET_MS} is taken, else the tightest seen within
- * {@linkcode WAIT_MS} (a busy machine pauses the process between reads; one
- * paused through the whole wait waits on, up to {@linkcode LONGEST_WAIT_MS});
- * `undefined` when `Date.now()` did not turn by one (fake timers).
+ * The anchor, read by reading both clocks again and again. Each read bounds
+ * it: `Date.now()` gave `wall` at a moment between `before` and `after`, so
+ * the anchor lies between `wall - after` and `wall + 1 - before`; the reads
+ * together bound it to where their bounds meet, which a turn of `Date.now()`
+ * seen between two close reads narrows to their gap. It is taken at the top
+ * of what the reads leave, so that the times given are never early (late by
+ * at most that width): once `Date.now()` has turned, at once when within
+ * {@linkcode BRACKET_MS}, else once the process has run {@linkcode WAIT_MS}
+ * through reads (a pause of the process, on a busy machine, counts for
+ * nothing but its bounds), at most {@linkcode LONGEST_WAIT_MS}. `undefined`
+ * when `Date.now()` did not move (fake timers: its bounds stop meeting
+ * within a millisecond), or the wall clock was set meanwhile.
  */
 function readAnchor(): number | undefined {
-  let previous = read();
-  const { before: start, wall: startWall } = previous;
-  let best: { anchor: number; bracket: number } | undefined;
+  const first = read();
+  let lo = first.wall - first.after;
+  let hi = first.wall + 1 - first.before;
+  let ran = 0;
+  let previous = first;
   for (;;) {
     const now = read();
-    if (now.wall === previous.wall + 1) {
-      const bracket = now.after - previous.before;
-      if (best === undefined || bracket < best.bracket) {
-        best = { anchor: now.wall - previous.before, bracket };
-      }
-      if (bracket < BRACKET_MS) break;
-    }
+    lo = Math.max(lo, now.wall - now.after);
+    hi = Math.min(hi, now.wall + 1 - now.before);
+    const gap = now.after - previous.after;
+    if (gap < PAUSE_MS) ran += gap;
     previous = now;
-    const waited = now.after - start;
-    const frozen = now.wall === startWall;
-    if (waited >= LONGEST_WAIT_MS || (waited >= WAIT_MS && (best !== undefined || frozen))) break;
+    if (hi < lo - UNREAD_MS) return undefined;
+    const turned = now.wall !== first.wall;
+    if (turned && (hi - lo < BRACKET_MS || (ran >= WAIT_MS && hi - lo < 1))) break;
+    if (now.after - first.before >= LONGEST_WAIT_MS) break;
   }
-  return best?.anchor;
+  return previous.wall !== first.wall ? Math.max(lo, hi) : undefined;
 }
 
 /**
