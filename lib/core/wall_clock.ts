@@ -46,7 +46,10 @@ let lastWall = -Infinity;
  * long, and its drift followed meanwhile.
  */
 const ANCHOR_FOR_MS = 1000;
-/** After a wait that found no turn to trust, the next wait comes after this long, in ms. */
+/**
+ * After a wait that found no anchor (`Date.now()` did not move), the next
+ * comes after this long, in ms.
+ */
 const RETRY_MS = 50;
 /** An anchor known within this many ms is taken at once. */
 const BRACKET_MS = 0.02;
