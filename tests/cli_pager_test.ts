@@ -71,7 +71,7 @@ describe("the pager, in process", () => {
     }
   });
 
-  test("HERMES_STATE_PAGER, else PAGER, names the pager; empty or cat means none", async () => {
+  test("HERMES_STATE_PAGER, else PAGER, names the pager; empty, cat or TERM=dumb means none", async () => {
     const listWith = (env: Record<string, string>) => pagedRun(["--db", db, "list"], { env });
     assert.deepEqual((await listWith({ PAGER: "most" })).pagers, ["most"]);
     assert.deepEqual(
@@ -82,6 +82,8 @@ describe("the pager, in process", () => {
       { HERMES_STATE_PAGER: "" },
       { PAGER: "cat" },
       { PAGER: "  " },
+      // A terminal that cannot page (Emacs's shell), as it gets no colour.
+      { TERM: "dumb", PAGER: "less" },
     ];
     for (const env of none) {
       const run = await listWith(env);

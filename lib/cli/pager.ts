@@ -3,7 +3,8 @@
  * terminal goes through a pager (`less` unless `HERMES_STATE_PAGER` or
  * `PAGER` names another), which `LESS=FRX` has end at once when it fits on
  * one screen. `--no-pager`, an empty pager, `cat`, output that is not a
- * terminal and `show --follow` print as before.
+ * terminal, a terminal that cannot page (`TERM=dumb`: Emacs's shell) and
+ * `show --follow` print as before.
  *
  * The commands page text only once they have read it: none holds a read
  * transaction while the pager waits for the user (`show` reads a page of
@@ -34,6 +35,7 @@ const PAGED = new Set(["list", "show", "search", "lineage", "stats", "usage"]);
  */
 export function pagerOf(io: Io, command: string, args: ParsedArgs): string | undefined {
   if (!io.isTerminal || io.startPager === undefined || !PAGED.has(command)) return undefined;
+  if (io.env("TERM") === "dumb") return undefined;
   if (args.flag("no-pager") || (command === "show" && args.has("follow"))) return undefined;
   const named = io.env("HERMES_STATE_PAGER") ?? io.env("PAGER") ?? "less";
   const pager = named.trim();
