@@ -24,7 +24,6 @@ import { ROOT, tempDir } from "./_helpers.ts";
 /** The options of show that decide its paging. */
 const SHOW_OPTIONS: Record<string, OptionSpec> = {
   follow: { type: "boolean", inlineValue: true },
-  "no-pager": { type: "boolean" },
 };
 
 /** A run whose Io starts a recording pager: what went to it, and in what order things ended. */

@@ -352,7 +352,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     }
     const { createContext } = await import("./context.ts");
     const json = leading.json || args.flag("json");
-    const pager = leading.noPager ? undefined : pagerOf(io, cmd.name, args);
+    const noPager = leading.noPager || args.flag("no-pager");
+    const pager = noPager ? undefined : pagerOf(io, cmd.name, args);
     if (pager !== undefined) paged = await io.startPager?.(pager);
     open = createContext(paged?.io ?? io, { dbPath, json, access: entry.access });
     // Ended at once (`show --follow | head`, a second Ctrl-C): the stores are closed first,

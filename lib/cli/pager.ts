@@ -15,6 +15,7 @@
  */
 import type { Io } from "./io.ts";
 import type { ParsedArgs } from "./parse.ts";
+import { dumbTerminal } from "./style.ts";
 
 /** The commands whose output to a terminal is paged: those that print what they read. */
 const PAGED = new Set(["list", "show", "search", "lineage", "stats", "usage"]);
@@ -25,7 +26,8 @@ const PAGED = new Set(["list", "show", "search", "lineage", "stats", "usage"]);
  *
  * @param io The streams (a pager only for a terminal, where `io` can start one).
  * @param command The command's name.
- * @param args Its parsed arguments (`--no-pager`, `show --follow`).
+ * @param args Its parsed arguments (`show --follow`; `--no-pager` is the caller's, with the
+ *   other global options).
  * @returns The pager's command line, for the shell.
  *
  * @example
@@ -35,8 +37,7 @@ const PAGED = new Set(["list", "show", "search", "lineage", "stats", "usage"]);
  */
 export function pagerOf(io: Io, command: string, args: ParsedArgs): string | undefined {
   if (!io.isTerminal || io.startPager === undefined || !PAGED.has(command)) return undefined;
-  if (io.env("TERM") === "dumb") return undefined;
-  if (args.flag("no-pager") || (command === "show" && args.has("follow"))) return undefined;
+  if (dumbTerminal(io) || (command === "show" && args.has("follow"))) return undefined;
   const named = io.env("HERMES_STATE_PAGER") ?? io.env("PAGER") ?? "less";
   const pager = named.trim();
   return pager === "" || pager === "cat" ? undefined : pager;

@@ -8,6 +8,7 @@
  */
 import { formatCount } from "../render/format.ts";
 import type { Io } from "./io.ts";
+import { dumbTerminal } from "./style.ts";
 
 /** Seconds a run lasts before its progress shows. */
 const SHOW_AFTER = 1;
@@ -30,7 +31,7 @@ const REDRAW_EVERY = 0.1;
  * ```
  */
 export function redrawsLines(io: Pick<Io, "stderrIsTerminal" | "env">): boolean {
-  return io.stderrIsTerminal && io.env("TERM") !== "dumb";
+  return io.stderrIsTerminal && !dumbTerminal(io);
 }
 
 /** Reports `<label> <count>…` on standard error while a long run goes on. */

@@ -23,5 +23,22 @@ import type { Io } from "./io.ts";
 export function colourWanted(io: Pick<Io, "isTerminal" | "env">): boolean {
   if (!io.isTerminal) return false;
   if ((io.env("NO_COLOR") ?? "") !== "") return false;
-  return io.env("TERM") !== "dumb";
+  return !dumbTerminal(io);
+}
+
+/**
+ * Whether the terminal says it can do no more than print (`TERM=dumb`, as
+ * Emacs's shell does): no colour, no redrawn status line, no pager.
+ *
+ * @param io The environment.
+ * @returns True for `TERM=dumb`.
+ *
+ * @example
+ * ```ts
+ * import { dumbTerminal } from "./style.ts";
+ * console.assert(dumbTerminal({ env: (name: string) => (name === "TERM" ? "dumb" : undefined) }));
+ * ```
+ */
+export function dumbTerminal(io: Pick<Io, "env">): boolean {
+  return io.env("TERM") === "dumb";
 }
