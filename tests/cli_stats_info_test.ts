@@ -200,6 +200,24 @@ describe("info", () => {
     assert.match(full.out, /\nIntegrity +ok\n$/);
   });
 
+  test("info says on a terminal what it checks while the check runs, then erases the line", async () => {
+    const path = v11Copy();
+    const size = "412.0 KiB";
+    const run = await runCli(["--db", path, "info"], { stderrIsTerminal: true });
+    assert.equal(run.code, 0, run.err);
+    assert.equal(
+      run.err,
+      `\r\x1b[KChecking ${path}, ${size}: every table and index (--no-check skips it)…\r\x1b[K`,
+    );
+    const full = await runCli(["--db", path, "info", "--full"], { stderrIsTerminal: true });
+    assert.match(full.err, /: every page and both search indexes \(--no-check skips it\)…/);
+    const unchecked = await runCli(["--db", path, "info", "--no-check"], {
+      stderrIsTerminal: true,
+    });
+    assert.equal(unchecked.err, "", "nothing to wait for without the check");
+    const piped = await runCli(["--db", path, "info"]);
+    assert.equal(piped.err, "", "nothing when stderr is not a terminal");
+  });
   test("info shows a meta key's control characters, never sending them to the terminal", async () => {
     const path = v11Copy();
     {
