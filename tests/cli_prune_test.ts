@@ -1,12 +1,13 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { buildDb, interruptibleIo, runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
-import { chmodSync, copyFileSync, readdirSync, readFileSync } from "node:fs";
+import { chmodSync, copyFileSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { spawn } from "node:child_process";
 import { FIXTURES, tempDir } from "./_helpers.ts";
 import { main } from "../lib/cli/main.ts";
-import { formatCount } from "../lib/render/format.ts";
+import { formatBytes, formatCount } from "../lib/render/format.ts";
+import { fileSizes } from "../lib/cli/files.ts";
 import { stepBoundaries } from "../lib/cli/prune_steps.ts";
 
 const OLD = 6;
@@ -159,6 +160,19 @@ describe("vacuum", () => {
     const integrity = await withDb(path, (db) => db.inspect({ searchIndexes: true }).integrity);
     assert.deepEqual((integrity ?? []).filter((l) => !l.includes("trigram")), []);
   });
+
+  test("vacuum says on a terminal what it rebuilds while the rewrite runs, then erases the line", async () => {
+    const path = v11Copy();
+    const size = formatBytes(fileSizes(path).total);
+    const run = await runCli(["--db", path, "vacuum"], { stderrIsTerminal: true });
+    assert.equal(run.code, 0, run.err);
+    assert.equal(
+      run.err,
+      `\r\x1b[KRebuilding ${path}, ${size}: the whole file is rewritten…\r\x1b[K`,
+    );
+    const piped = await runCli(["--db", path, "vacuum"]);
+    assert.equal(piped.err, "", "nothing when stderr is not a terminal");
+  });
 });
 
 describe("vacuum beside a reader", () => {
@@ -195,10 +209,12 @@ describe("vacuum beside a reader", () => {
       reader.stdin.end();
       await new Promise((resolve) => reader.on("close", resolve));
     }
-    // The read over, the next vacuum leaves nothing in the -wal.
+    // The read over (its close checkpointed the rebuilt pages into the file), the next vacuum
+    // leaves nothing in the -wal, and the file is no larger than it found it.
     const json = JSON.parse((await runCli(["--db", path, "--json", "vacuum"])).out);
     assert.equal(json.wal_bytes_after, 0, JSON.stringify(json));
-    assert.ok(json.bytes_after < json.bytes_before, JSON.stringify(json));
+    assert.ok(json.bytes_after <= json.bytes_before, JSON.stringify(json));
+    assert.equal(json.bytes_after, statSync(path).size, "no -wal or -shm left beside it");
   });
 });
 

@@ -78,3 +78,30 @@ export class Progress {
     this.#shown = false;
   }
 }
+
+/**
+ * Draws `text` as a status line on standard error while a long, silent step
+ * runs (a check, a rewrite), on a terminal that can erase it (see
+ * {@linkcode redrawsLines}); elsewhere draws nothing.
+ *
+ * @param io Where to draw.
+ * @param text What is going on, e.g. `"Checking state.db, 3.0 GiB…"`.
+ * @returns A function that erases the line (does nothing when none was drawn).
+ *
+ * @example
+ * ```ts
+ * import { statusLine } from "./progress.ts";
+ * let drawn = "";
+ * const io = { stderrIsTerminal: true, env: () => undefined, stderr: (s: string) => drawn += s };
+ * statusLine(io, "Checking…")();
+ * console.assert(drawn === "\r\x1b[KChecking…\r\x1b[K");
+ * ```
+ */
+export function statusLine(
+  io: Pick<Io, "stderrIsTerminal" | "env" | "stderr">,
+  text: string,
+): () => void {
+  if (!redrawsLines(io)) return () => {};
+  io.stderr(`\r\x1b[K${text}`);
+  return () => io.stderr("\r\x1b[K");
+}

@@ -15,7 +15,7 @@ import type { Command, Context } from "../command.ts";
 import { alignColumns, formatBytes, formatCount, plural } from "../../render/format.ts";
 import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
-import { Progress, redrawsLines } from "../progress.ts";
+import { Progress, statusLine } from "../progress.ts";
 import type { Style } from "../../render/style.ts";
 import { CommandError, InterruptedError, UsageError } from "../usage_error.ts";
 import { DoctorFixError } from "../../health/doctor_fix_error.ts";
@@ -175,12 +175,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const fixing = fix && unwritable === undefined;
   // The checks read every page and both search indexes (about 40 s for a million messages),
   // and say nothing until the end: a line on the terminal says what is going on meanwhile.
-  const announce = redrawsLines(ctx.io);
-  if (announce) {
-    ctx.io.stderr(
-      `\r\x1b[KChecking ${postgres ? "the store" : `${ctx.dbPath}${sizeNote(ctx.dbPath)}`}…`,
-    );
-  }
+  const erase = statusLine(
+    ctx.io,
+    `Checking ${postgres ? "the store" : `${ctx.dbPath}${sizeNote(ctx.dbPath)}`}…`,
+  );
   const progress = new Map<string, Progress>();
   const check = postgres
     ? (await import("../../postgres/doctor/doctor.ts")).doctorPostgresStore
@@ -215,7 +213,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     }).finally(() => {
       stopListening?.();
       for (const line of progress.values()) line.done();
-      if (announce) ctx.io.stderr("\r\x1b[K");
+      erase();
     });
   } catch (error) {
     if (!(error instanceof DoctorFixError)) throw error;

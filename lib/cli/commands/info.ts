@@ -12,7 +12,7 @@ import { fileSizes, sizeText } from "../files.ts";
 import { alignColumns, formatBytes, formatCount } from "../../render/format.ts";
 import { visibleInline } from "../../render/transcript.ts";
 import { printJson } from "../json.ts";
-import { redrawsLines } from "../progress.ts";
+import { statusLine } from "../progress.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { UsageError } from "../usage_error.ts";
 import { readOnlyPart } from "../writable.ts";
@@ -82,14 +82,11 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const check = !args.flag("no-check");
   // The check reads every table (3 s for a million messages, over 10 s from a cold disk) and
   // says nothing until the end: a line on the terminal says what is going on meanwhile.
-  const announce = check && files !== null && redrawsLines(ctx.io);
-  if (announce) {
-    ctx.io.stderr(`\r\x1b[K${checkingLine(store.target, files.total, args.flag("full"))}`);
-  }
+  const erase = check && files !== null
+    ? statusLine(ctx.io, checkingLine(store.target, files.total, args.flag("full")))
+    : () => {};
   const info = await store.inspect({ integrity: check, searchIndexes: args.flag("full") })
-    .finally(() => {
-      if (announce) ctx.io.stderr("\r\x1b[K");
-    });
+    .finally(erase);
   const readOnly = server ? null : readOnlyPart(store.target) ?? null;
   // On PostgreSQL: the schema's tables, indexes and TOAST.
   const bytes = files?.total ?? info.pageCount * info.pageSize;

@@ -5,11 +5,12 @@
  * @module
  */
 import type { SessionStore } from "../../core/session_store.ts";
-import { isPostgresTarget } from "../../open_store.ts";
+import { isPostgresTarget, sqlitePath } from "../../open_store.ts";
 import type { Command, Context } from "../command.ts";
 import { fileSizes, serverBytes } from "../files.ts";
 import { formatBytes } from "../../render/format.ts";
 import { printJson } from "../json.ts";
+import { statusLine } from "../progress.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { lockedReason, lockGivenUp } from "../locked_file.ts";
 import { CommandError } from "../usage_error.ts";
@@ -84,10 +85,17 @@ async function unlessLocked<T>(ctx: Context, work: Promise<T>): Promise<T> {
 }
 
 async function run(_args: ParsedArgs, ctx: Context): Promise<number> {
+  // Measured before opening: what is on disk, not the -shm this connection adds.
+  const before = isPostgresTarget(ctx.dbPath) ? 0 : fileSizes(sqlitePath(ctx.dbPath)).total;
   const store = await unlessLocked(ctx, ctx.openStore());
   if (isPostgresTarget(store.target)) return await vacuumServer(ctx, store);
-  const before = fileSizes(store.target).total;
-  await unlessLocked(ctx, store.vacuum());
+  // The rewrite of a large file takes minutes and says nothing until the end: a line on the
+  // terminal says what is going on meanwhile.
+  const erase = statusLine(
+    ctx.io,
+    `Rebuilding ${store.target}, ${formatBytes(before)}: the whole file is rewritten…`,
+  );
+  await unlessLocked(ctx, store.vacuum()).finally(erase);
   // VACUUM writes the rebuilt file through the WAL: closing (the last
   // connection checkpoints) lets the file itself shrink before it is measured.
   await store.close();
