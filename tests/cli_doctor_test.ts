@@ -301,6 +301,20 @@ describe("recover", () => {
     assert.match(refused.err, /it is the damaged file itself/);
   });
 
+  test("recover says on a terminal what it recovers while it runs, then erases the line", async () => {
+    const source = v11Copy();
+    const dest = join(tempDir(), "new.db");
+    const run = await runCli(["recover", source, dest], { stderrIsTerminal: true });
+    assert.equal(run.code, 0, run.err);
+    assert.equal(run.err, `\r\x1b[KRecovering ${source}, 412.0 KiB…\r\x1b[K`);
+    const refused = await runCli(["recover", source, dest], { stderrIsTerminal: true });
+    assert.equal(refused.code, 1);
+    assert.match(
+      refused.err,
+      /^\r\x1b\[KRecovering .*…\r\x1b\[Khermes-state: Cannot recover into .*: it exists/,
+    );
+  });
+
   test('recover of a file that is not SQLite says so and exits 1, never "Nothing was lost"', async () => {
     const dir = tempDir();
     const source = join(dir, "state.db");

@@ -3,7 +3,8 @@
  * page that still parses gives its records (overflow chains followed),
  * whatever happened to the pages above it. `recover` uses this for the
  * rows SQLite itself cannot reach (a damaged interior page, a zeroed
- * header page).
+ * header page). Each record is handed to a visitor as it is read, never
+ * collected here: a file of gigabytes holds more records than memory.
  *
  * The file is read through its own descriptor, so this must only run on a
  * file that no connection of this process holds (closing any descriptor
@@ -30,7 +31,10 @@ export interface RawRecord {
   readonly rawTexts?: Map<number, Uint8Array>;
 }
 
-/** What {@linkcode scanPages} found. */
+/** Receives each record of a scan, in page order. */
+export type RecordVisitor = (record: RawRecord) => void;
+
+/** What {@linkcode scanPages} found, besides the records it handed out. */
 export interface PageScan {
   /** Bytes per page (from the header, else guessed from the pages). */
   readonly pageSize: number;
@@ -38,8 +42,6 @@ export interface PageScan {
   readonly pages: number;
   /** True when the 100-byte header was intact. */
   readonly headerIntact: boolean;
-  /** Every record of every table-leaf page that parsed, free pages left out. */
-  readonly records: RawRecord[];
   /**
    * Pages after the first that are neither b-tree pages, nor overflow pages
    * of a record read, nor free pages: what they held is unknown (damaged
@@ -299,7 +301,7 @@ function exactRowid(page: Uint8Array, at: number, read: [number, number]): numbe
   return Number.isSafeInteger(Number(signed)) ? Number(signed) : signed;
 }
 
-function leafRecords(file: PageFile, n: number, page: Uint8Array, out: RawRecord[]): void {
+function leafRecords(file: PageFile, n: number, page: Uint8Array, visit: RecordVisitor): void {
   const h = n === 1 ? 100 : 0;
   if (page[h] !== TABLE_LEAF || !plausible(page, h, file.pageSize)) return;
   const cells = u16(page, h + 3);
@@ -321,26 +323,25 @@ function leafRecords(file: PageFile, n: number, page: Uint8Array, out: RawRecord
       continue;
     }
     const record = { page: n, rowid: exactRowid(page, at + size[1], rowid), values };
-    out.push(rawTexts.size > 0 ? { ...record, rawTexts } : record);
+    visit(rawTexts.size > 0 ? { ...record, rawTexts } : record);
   }
 }
 
-/** The records of `file`, its page size taken from the header or guessed. */
-function scanFile(file: PageFile): PageScan {
+/** Hands every record of `file` to `visit`, its page size taken from the header or guessed. */
+function scanFile(file: PageFile, visit: RecordVisitor): PageScan {
   const header = file.read(0, 100);
   const fromHeader = header.length === 100 ? headerPageSize(header) : undefined;
   file.pageSize = fromHeader ?? guessPageSize(file);
   file.usable = file.pageSize - (fromHeader !== undefined ? header[20] : 0);
   const free = fromHeader !== undefined ? freePages(file, header) : new Set<number>();
   const pages = Math.floor(file.size / file.pageSize);
-  const records: RawRecord[] = [];
   const btree = new Set<number>();
   for (let n = 1; n <= pages; n++) {
     if (free.has(n)) continue;
     const page = file.page(n);
     if (page === undefined) continue;
     if (plausible(page, n === 1 ? 100 : 0, file.pageSize)) btree.add(n);
-    leafRecords(file, n, page, records);
+    leafRecords(file, n, page, visit);
   }
   // The lock-byte page (at 1 GiB) holds nothing, ever.
   const lockByte = Math.floor(0x40000000 / file.pageSize) + 1;
@@ -354,7 +355,6 @@ function scanFile(file: PageFile): PageScan {
     pageSize: file.pageSize,
     pages,
     headerIntact: fromHeader !== undefined,
-    records,
     unexplainedPages,
     brokenCells: file.brokenCells,
     missingPages: fromHeader !== undefined ? Math.max(0, headerPageCount(header) - pages) : 0,
@@ -370,15 +370,17 @@ function headerPageCount(header: Uint8Array): number {
 }
 
 /**
- * Reads every table-leaf record of the file at `path`.
+ * Reads every table-leaf record of the file at `path`, handing each to
+ * `visit` as it is read.
  *
  * @param path A database file that no connection of this process holds.
- * @returns The page size, the page count and the records.
+ * @param visit Receives each record.
+ * @returns The page size, the page count and what could not be read.
  */
-export function scanPages(path: string): PageScan {
+export function scanPages(path: string, visit: RecordVisitor): PageScan {
   const file = new PageFile({ fd: openSync(path, "r") });
   try {
-    return scanFile(file);
+    return scanFile(file, visit);
   } finally {
     file.close();
   }
@@ -426,23 +428,24 @@ export function walImage(wal: Uint8Array): Uint8Array | undefined {
 
 /**
  * Reads every table-leaf record of the database a `-wal` holds on its own
- * (its main file is empty or lost), through {@linkcode walImage}.
+ * (its main file is empty or lost), through {@linkcode walImage}, handing
+ * each to `visit`.
  *
  * @param walPath The `-wal` file (read, never written).
- * @returns The records; none when the `-wal` holds no valid commit.
+ * @param visit Receives each record; none when the `-wal` holds no valid commit.
+ * @returns The page size, the page count and what could not be read.
  */
-export function scanWal(walPath: string): PageScan {
+export function scanWal(walPath: string, visit: RecordVisitor): PageScan {
   const image = walImage(readFileSync(walPath));
   if (image === undefined) {
     return {
       pageSize: 0,
       pages: 0,
       headerIntact: false,
-      records: [],
       unexplainedPages: 0,
       brokenCells: 0,
       missingPages: 0,
     };
   }
-  return scanFile(new PageFile({ image }));
+  return scanFile(new PageFile({ image }), visit);
 }

@@ -52,7 +52,13 @@ import {
   SCHEMA_VERSION,
 } from "../sqlite/schema/schema_sql.ts";
 import { SessionDB } from "../sqlite/session_db.ts";
-import { type PageScan, type RawRecord, scanPages, scanWal } from "./_page_scan.ts";
+import {
+  type PageScan,
+  type RawRecord,
+  type RecordVisitor,
+  scanPages,
+  scanWal,
+} from "./_page_scan.ts";
 import {
   linkIntoPlace,
   removeSidecars,
@@ -372,6 +378,13 @@ interface Matched {
   readonly table: Table;
   readonly layout: readonly string[];
   readonly values: readonly SqlValue[];
+}
+
+/** Whether `record` is `sqlite_sequence`'s row of the messages table. */
+function isMessageSequence(record: RawRecord): boolean {
+  const [name, seq] = record.values;
+  return record.values.length === 2 && name === "messages" &&
+    (typeof seq === "number" || typeof seq === "bigint");
 }
 
 /** A matched record's values by column name. */
@@ -794,7 +807,25 @@ export async function recoverDatabase(
     }
     walSalvageRefused = salvage.refused;
   }
-  const scan: PageScan = fromWal ? scanWal(walPath) : scanPages(source);
+  // Read twice at the most, its records never held all at once (a file of gigabytes holds more
+  // than memory): here for the rowids of each table, after SQLite's read for the rows it missed.
+  const scanSource = (visit: RecordVisitor): PageScan =>
+    fromWal ? scanWal(walPath, visit) : scanPages(source, visit);
+  const columns = {
+    sessions: declaredColumns("sessions"),
+    messages: declaredColumns("messages"),
+    state_meta: declaredColumns("state_meta"),
+  };
+  // Every layout of every table begins with its id (text for a session, the rowid's NULL for a
+  // message) and a session's and a message's need more than two values: the table a record
+  // fits is the same under any of the layouts the reads below may learn.
+  const found: Record<Table, Rowid[]> = { sessions: [], messages: [], state_meta: [] };
+  let sequence: RawRecord | undefined;
+  const scan = scanSource((record) => {
+    const table = tableOf(record, columns)?.table;
+    if (table !== undefined) found[table].push(record.rowid);
+    if (sequence === undefined && isMessageSequence(record)) sequence = record;
+  });
   await stopIfAborted(options.signal);
 
   // 2. Through SQLite, by rowid ranges.
@@ -803,11 +834,6 @@ export async function recoverDatabase(
   let hermesTables = 0;
   let sourceVersion: number | undefined;
   let sourceSequence: Rowid = 0;
-  const columns = {
-    sessions: declaredColumns("sessions"),
-    messages: declaredColumns("messages"),
-    state_meta: declaredColumns("state_meta"),
-  };
   // Read as the read commands read: nothing changes, not even a -wal left behind. A file
   // another process holds whole is waited for, as backup and doctor wait: at the open, and at
   // every read after it (a writer of a rollback-journal file may take it between two reads).
@@ -866,13 +892,11 @@ export async function recoverDatabase(
         reads[table] = unreadTable(table, columns[table]);
         continue;
       }
-      const found = scan.records.filter((r) => tableOf(r, columns)?.table === table)
-        .map((r) => r.rowid);
       const knownTop = table === "messages" ? sourceSequence : 0;
       // The rows on the file's pages are SQLite's own only when it reads no -wal with them.
-      const onPages = walSize === 0 || foreignWal !== null ? found : [];
+      const onPages = walSize === 0 || foreignWal !== null ? found[table] : [];
       const reader = new TableReader(db, table, {
-        raw: { min: minOf(found), max: maxOf(found) },
+        raw: { min: minOf(found[table]), max: maxOf(found[table]) },
         knownTop,
         onPages,
       });
@@ -923,14 +947,14 @@ export async function recoverDatabase(
       (id) => singles.has(id) || spans.some(([from, to]) => id >= from && id <= to),
     );
   }
-  for (const record of scan.records) {
+  const fromPage = (record: RawRecord): void => {
     const matched = tableOf(record, columnsOf, ownColumns);
-    if (matched === undefined) continue;
+    if (matched === undefined) return;
     const { table } = matched;
     const read = reads[table];
-    if (read.rows.has(record.rowid) || pageRows[table].has(record.rowid)) continue;
-    if (read.readable && !failedIds.get(table)!(record.rowid)) continue;
-    if (!agreesWithIndexes(read.witnesses, record.rowid, matched.layout, matched.values)) continue;
+    if (read.rows.has(record.rowid) || pageRows[table].has(record.rowid)) return;
+    if (read.readable && !failedIds.get(table)!(record.rowid)) return;
+    if (!agreesWithIndexes(read.witnesses, record.rowid, matched.layout, matched.values)) return;
     const row = rowOf(matched);
     if (table === "messages") row.set("id", record.rowid);
     pageRows[table].set(record.rowid, row);
@@ -943,6 +967,10 @@ export async function recoverDatabase(
     }
     foundOnPages[table].add(record.rowid);
     fromPages[table]++;
+  };
+  // The pages again, only when SQLite missed rows: a sound file is not read twice.
+  if (TABLES.some((table) => !reads[table].readable || reads[table].failed.length > 0)) {
+    scanSource(fromPage);
   }
   if (!schemaReadable && fromPages.sessions + fromPages.messages === 0) {
     throw new RecoverError(
@@ -956,10 +984,6 @@ export async function recoverDatabase(
   }
   // A table SQLite could not read at all: the ids up to the highest known
   // (found, or `sqlite_sequence`'s for messages) that no page gave are lost.
-  const sequence = scan.records.find((r) =>
-    r.values.length === 2 && r.values[0] === "messages" &&
-    (typeof r.values[1] === "number" || typeof r.values[1] === "bigint")
-  );
   const pageSequence = (sequence?.values[1] ?? 0) as Rowid;
   for (const table of TABLES) {
     const read = reads[table];

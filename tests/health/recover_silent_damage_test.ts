@@ -101,9 +101,10 @@ describe("recover of a messages leaf SQLite reads past without an error", () => 
 describe("recover of damage the page scan must bound, and of a damaged schema page", () => {
   test("scanPages() skips and counts a cell whose payload size is damaged, never sizing an array from it", () => {
     const source = overwrittenCopy("hermes-v11.db", { ...LEAF, fill: 0xff });
-    const scan = scanPages(source);
+    let records = 0;
+    const scan = scanPages(source, () => records++);
     assert.ok(scan.brokenCells > 0);
-    assert.ok(scan.records.length > 197, "the intact pages' records");
+    assert.ok(records > 197, "the intact pages' records");
   });
 
   test(
