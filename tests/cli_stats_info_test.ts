@@ -1,11 +1,19 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { closeSync, openSync, statSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
-import { basename } from "node:path";
+import {
+  closeSync,
+  copyFileSync,
+  openSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
+import { basename, join } from "node:path";
 import { fileSizes } from "../lib/cli/files.ts";
 import { CommandError } from "../lib/cli/usage_error.ts";
 import { buildDb, runCli, v11Copy, withDb } from "./_cli_io.ts";
-import { copyFixture, rawOpen, tempDbPath } from "./_helpers.ts";
+import { copyFixture, rawOpen, tempDbPath, tempDir } from "./_helpers.ts";
 
 describe("stats", () => {
   test("stats --json counts by source and model and measures the files", async () => {
@@ -217,6 +225,20 @@ describe("info", () => {
     assert.equal(unchecked.err, "", "nothing to wait for without the check");
     const piped = await runCli(["--db", path, "info"]);
     assert.equal(piped.err, "", "nothing when stderr is not a terminal");
+  });
+
+  test("the status lines of info, doctor and vacuum show a path's control characters, never send them", async () => {
+    const path = join(tempDir(), "a\x1b[2Jb.db");
+    copyFileSync(v11Copy(), path);
+    for (const command of ["info", "doctor", "vacuum"]) {
+      const run = await runCli(["--db", path, command], { stderrIsTerminal: true });
+      assert.equal(run.code, 0, `${command}: ${run.err}`);
+      assert.match(run.err, /^\r\x1b\[K\S+ .*a␛\[2Jb\.db/, command);
+      assert.ok(
+        !run.err.includes("\x1b[2J"),
+        `${command} sent the path's ESC: ${JSON.stringify(run.err)}`,
+      );
+    }
   });
   test("info shows a meta key's control characters, never sending them to the terminal", async () => {
     const path = v11Copy();

@@ -16,6 +16,7 @@ import { alignColumns, formatBytes, formatCount, plural } from "../../render/for
 import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { Progress, statusLine } from "../progress.ts";
+import { printableArgument } from "../shown_argument.ts";
 import type { Style } from "../../render/style.ts";
 import { CommandError, InterruptedError, UsageError } from "../usage_error.ts";
 import { DoctorFixError } from "../../health/doctor_fix_error.ts";
@@ -177,7 +178,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   // and say nothing until the end: a line on the terminal says what is going on meanwhile.
   const erase = statusLine(
     ctx.io,
-    `Checking ${postgres ? "the store" : `${ctx.dbPath}${sizeNote(ctx.dbPath)}`}…`,
+    `Checking ${
+      postgres ? "the store" : `${printableArgument(ctx.dbPath)}${sizeNote(ctx.dbPath)}`
+    }…`,
   );
   const progress = new Map<string, Progress>();
   const check = postgres

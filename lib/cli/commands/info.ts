@@ -13,6 +13,7 @@ import { alignColumns, formatBytes, formatCount } from "../../render/format.ts";
 import { visibleInline } from "../../render/transcript.ts";
 import { printJson } from "../json.ts";
 import { statusLine } from "../progress.ts";
+import { printableArgument } from "../shown_argument.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { UsageError } from "../usage_error.ts";
 import { readOnlyPart } from "../writable.ts";
@@ -59,7 +60,9 @@ function schemaNote(version: number | null): string | null {
 /** The status line shown on a terminal while the integrity check runs. */
 function checkingLine(path: string, bytes: number, full: boolean): string {
   const what = full ? "every page and both search indexes" : "every table and index";
-  return `Checking ${path}, ${formatBytes(bytes)}: ${what} (--no-check skips it)…`;
+  return `Checking ${printableArgument(path)}, ${
+    formatBytes(bytes)
+  }: ${what} (--no-check skips it)…`;
 }
 
 /** The FTS tables, each stale one marked (its triggers dropped after damage). */

@@ -11,6 +11,7 @@ import { fileSizes, serverBytes } from "../files.ts";
 import { formatBytes } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import { statusLine } from "../progress.ts";
+import { printableArgument } from "../shown_argument.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { lockedReason, lockGivenUp } from "../locked_file.ts";
 import { CommandError } from "../usage_error.ts";
@@ -89,11 +90,13 @@ async function run(_args: ParsedArgs, ctx: Context): Promise<number> {
   const before = isPostgresTarget(ctx.dbPath) ? 0 : fileSizes(sqlitePath(ctx.dbPath)).total;
   const store = await unlessLocked(ctx, ctx.openStore());
   if (isPostgresTarget(store.target)) return await vacuumServer(ctx, store);
-  // The rewrite takes 47 s for a million messages (3 GiB) here and says nothing until the end: a line on the
-  // terminal says what is going on meanwhile.
+  // The rewrite takes 47 s for a million messages (3 GiB) here and says nothing until the end:
+  // a line on the terminal says what is going on meanwhile.
   const erase = statusLine(
     ctx.io,
-    `Rebuilding ${store.target}, ${formatBytes(before)}: the whole file is rewritten…`,
+    `Rebuilding ${printableArgument(store.target)}, ${
+      formatBytes(before)
+    }: the whole file is rewritten…`,
   );
   await unlessLocked(ctx, store.vacuum()).finally(erase);
   // VACUUM writes the rebuilt file through the WAL: closing (the last
