@@ -10,11 +10,23 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { after, type TestContext } from "node:test";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
-import { loadDriver } from "../lib/sqlite/driver/load.ts";
+import { loadDriver, runtimeName } from "../lib/sqlite/driver/load.ts";
 import type { SqliteConnection } from "../lib/sqlite/driver/types.ts";
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+/**
+ * The command line that runs this checkout's `cli.ts` with `args` on the
+ * runtime running the tests, as an operator would start it: `deno run -A
+ * cli.ts …` on Deno, `bun cli.ts …` or `node cli.ts …` elsewhere. The first
+ * element is the binary.
+ */
+export function cliArgv(args: readonly string[] = []): string[] {
+  const cli = join(ROOT, "cli.ts");
+  const runner = runtimeName() === "deno" ? ["run", "-A"] : [];
+  return [process.execPath, ...runner, cli, ...args];
+}
 
 /** The read-only fixtures folder (`../shared/fixtures` beside the repository). */
 export const FIXTURES = fileURLToPath(new URL("../../shared/fixtures/", import.meta.url));

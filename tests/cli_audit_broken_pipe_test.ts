@@ -13,8 +13,7 @@ import { dirname, join } from "node:path";
 import process from "node:process";
 import { test } from "node:test";
 import { runCli } from "./_cli_io.ts";
-import { ROOT, tempDir } from "./_helpers.ts";
-import { runtimeName } from "../lib/sqlite/driver/load.ts";
+import { cliArgv, tempDir } from "./_helpers.ts";
 
 /** A WAL database with one session of 300 long messages (more than a pipe holds). */
 async function bigSession(): Promise<string> {
@@ -32,10 +31,8 @@ async function bigSession(): Promise<string> {
 
 /** Runs the CLI, closes its standard output after the first bytes, and waits for its end. */
 function closedEarly(argv: readonly string[]): Promise<number | null> {
-  const cli = runtimeName() === "deno"
-    ? ["run", "-A", join(ROOT, "cli.ts")]
-    : [join(ROOT, "cli.ts")];
-  const child = spawn(process.execPath, [...cli, ...argv], {
+  const [command, ...args] = cliArgv(argv);
+  const child = spawn(command, args, {
     stdio: ["ignore", "pipe", "ignore"],
     env: { ...process.env, NO_COLOR: "1" },
   });

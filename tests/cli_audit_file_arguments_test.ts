@@ -16,15 +16,12 @@ import { join } from "node:path";
 import process from "node:process";
 import { test } from "node:test";
 import { runCli, v11Copy } from "./_cli_io.ts";
-import { ROOT, tempDir } from "./_helpers.ts";
-import { runtimeName } from "../lib/sqlite/driver/load.ts";
+import { cliArgv, tempDir } from "./_helpers.ts";
 
 /** Runs the CLI in a child process in the folder `cwd`, with nothing on standard input. */
 function cliIn(cwd: string, argv: readonly string[]): { code: number | null; err: string } {
-  const cli = runtimeName() === "deno"
-    ? ["run", "-A", join(ROOT, "cli.ts")]
-    : [join(ROOT, "cli.ts")];
-  const child = spawnSync(process.execPath, [...cli, ...argv], {
+  const [command, ...args] = cliArgv(argv);
+  const child = spawnSync(command, args, {
     cwd,
     encoding: "utf8",
     input: "",

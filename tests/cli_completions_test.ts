@@ -19,8 +19,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
-import { runtimeName } from "../lib/sqlite/driver/load.ts";
-import { rawOpen, ROOT, tempDir } from "./_helpers.ts";
+import { cliArgv, rawOpen, tempDir } from "./_helpers.ts";
 import { runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
 import { freshSchema, PG_URL, schemaUrl } from "./store/_pg.ts";
 
@@ -194,13 +193,11 @@ async function scriptFile(shell: string, name: string): Promise<{ dir: string; s
 
 /** An executable that runs this checkout's CLI on the current runtime, as an installed one would. */
 function installedCli(dir: string): string {
-  const cli = join(ROOT, "cli.ts");
-  const argv = runtimeName() === "deno" ? [process.execPath, "run", "-A", cli] : [
-    process.execPath,
-    cli,
-  ];
   const path = join(dir, "hermes-state");
-  writeFileSync(path, `#!/bin/sh\nexec ${argv.map((a) => JSON.stringify(a)).join(" ")} "$@"\n`);
+  writeFileSync(
+    path,
+    `#!/bin/sh\nexec ${cliArgv().map((a) => JSON.stringify(a)).join(" ")} "$@"\n`,
+  );
   chmodSync(path, 0o755);
   return path;
 }

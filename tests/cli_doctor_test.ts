@@ -14,11 +14,10 @@ import {
   writeFileSync,
   writeSync,
 } from "node:fs";
-import process from "node:process";
 import { runtimeName } from "../lib/sqlite/driver/load.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { basename, join } from "node:path";
-import { copyFixture, rawOpen, ROOT, tempDbPath, tempDir, waitUntil } from "./_helpers.ts";
+import { cliArgv, copyFixture, rawOpen, tempDbPath, tempDir, waitUntil } from "./_helpers.ts";
 import { buildDb, interruptibleIo, runCli, v11Copy } from "./_cli_io.ts";
 import { main } from "../lib/cli/main.ts";
 import { hotJournalOf, indexOutOfStep } from "./health/_damaged_files.ts";
@@ -458,10 +457,8 @@ async function interrupt(
   temp: RegExp,
   signal: "SIGINT" | "SIGTERM",
 ): Promise<{ code: number | string | null; err: string }> {
-  const prefix = runtimeName() === "deno" ? ["run", "-A", join(ROOT, "cli.ts")] : [
-    join(ROOT, "cli.ts"),
-  ];
-  const child = spawn(process.execPath, [...prefix, ...argv], {
+  const [command, ...args] = cliArgv(argv);
+  const child = spawn(command, args, {
     stdio: ["ignore", "pipe", "pipe"],
   });
   let err = "";

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { runtimeName } from "../lib/sqlite/driver/load.ts";
 import { VERSION } from "../lib/core/version.ts";
-import { ROOT, tempDir } from "./_helpers.ts";
+import { cliArgv, ROOT, tempDir } from "./_helpers.ts";
 import { V11, v11Copy } from "./_cli_io.ts";
 import type { UsageRow } from "../lib/core/usage.ts";
 
@@ -26,8 +26,8 @@ function cli(
   args: readonly string[],
   options: { input?: string; env?: Record<string, string> } = {},
 ): Result {
-  const prefix = runtimeName() === "deno" ? ["run", "-A", CLI] : [CLI];
-  const result = spawnSync(process.execPath, [...prefix, ...args], {
+  const [command, ...argv] = cliArgv(args);
+  const result = spawnSync(command, argv, {
     input: options.input ?? "",
     env: { ...process.env, NO_COLOR: "1", ...options.env },
     encoding: "utf8",

@@ -23,7 +23,7 @@ import process from "node:process";
 import { runtimeName } from "../lib/sqlite/driver/load.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { runCli, v11Copy } from "./_cli_io.ts";
-import { rawOpen, ROOT, tempDir } from "./_helpers.ts";
+import { cliArgv, rawOpen, tempDir } from "./_helpers.ts";
 
 function sha256(path: string): string {
   return createHash("sha256").update(readFileSync(path)).digest("hex");
@@ -209,10 +209,8 @@ describe("an interrupted export", () => {
     }, async () => {
       const path = await largeDb();
       const out = join(tempDir(), "backup.jsonl");
-      const prefix = runtimeName() === "deno" ? ["run", "-A", join(ROOT, "cli.ts")] : [
-        join(ROOT, "cli.ts"),
-      ];
-      const child = spawn(process.execPath, [...prefix, "--db", path, "export", out], {
+      const [command, ...args] = cliArgv(["--db", path, "export", out]);
+      const child = spawn(command, args, {
         stdio: ["ignore", "pipe", "pipe"],
       });
       let err = "";

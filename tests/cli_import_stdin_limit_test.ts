@@ -12,8 +12,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { test } from "node:test";
 import { runCli, v11Copy, withDb } from "./_cli_io.ts";
-import { ROOT, tempDir } from "./_helpers.ts";
-import { runtimeName } from "../lib/sqlite/driver/load.ts";
+import { cliArgv, tempDir } from "./_helpers.ts";
 
 /** More zeros than `MAX_LINE_LENGTH` (256 MiB) lets a line hold, without a line end. */
 const ZEROS = "head -c 300M /dev/zero";
@@ -23,12 +22,9 @@ const ZEROS = "head -c 300M /dev/zero";
  * a pipe from the shell command `feed` (which may read `$FEED_FILE`).
  */
 function importFromPipe(db: string, feed: string, feedFile = "") {
-  const cli = runtimeName() === "deno"
-    ? ["run", "-A", join(ROOT, "cli.ts")]
-    : [join(ROOT, "cli.ts")];
   const child = spawnSync(
     "sh",
-    ["-c", `{ ${feed}; } | "$@"`, "sh", process.execPath, ...cli, "--db", db, "import", "-"],
+    ["-c", `{ ${feed}; } | "$@"`, "sh", ...cliArgv(["--db", db, "import", "-"])],
     {
       encoding: "utf8",
       env: { ...process.env, NO_COLOR: "1", FEED_FILE: feedFile },

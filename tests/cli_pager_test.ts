@@ -15,11 +15,10 @@ import { dirname, join } from "node:path";
 import process from "node:process";
 import type { Paged } from "../lib/cli/io.ts";
 import { main } from "../lib/cli/main.ts";
-import { runtimeName } from "../lib/sqlite/driver/load.ts";
 import { pagerOf } from "../lib/cli/pager.ts";
 import { type OptionSpec, parseCommand } from "../lib/cli/parse.ts";
 import { type IoOptions, recordingIo, runCli, V11, v11Copy } from "./_cli_io.ts";
-import { ROOT, tempDir } from "./_helpers.ts";
+import { cliArgv, tempDir } from "./_helpers.ts";
 
 /** The options of show that decide its paging. */
 const SHOW_OPTIONS: Record<string, OptionSpec> = {
@@ -138,11 +137,8 @@ function inTerminal(
   argv: readonly string[],
   env: Record<string, string>,
 ): Promise<{ code: number | null; out: string }> {
-  const cli = runtimeName() === "deno"
-    ? [process.execPath, "run", "-A", join(ROOT, "cli.ts")]
-    : [process.execPath, join(ROOT, "cli.ts")];
   const python = "import pty, sys; sys.exit(pty.spawn(sys.argv[1:]) >> 8)";
-  const child = spawn("python3", ["-c", python, ...cli, ...argv], {
+  const child = spawn("python3", ["-c", python, ...cliArgv(argv)], {
     stdio: ["ignore", "pipe", "inherit"],
     env: { ...process.env, NO_COLOR: "1", ...env },
   });

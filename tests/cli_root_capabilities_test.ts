@@ -11,8 +11,7 @@ import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import process from "node:process";
 import { runCli } from "./_cli_io.ts";
-import { folderWithFixture, ROOT, tempDir } from "./_helpers.ts";
-import { runtimeName } from "../lib/sqlite/driver/load.ts";
+import { cliArgv, folderWithFixture, tempDir } from "./_helpers.ts";
 
 /** Root holding CAP_DAC_OVERRIDE (bit 1 of CapEff), read here on its own. */
 function rootWithOverride(): boolean {
@@ -27,12 +26,6 @@ function caplessRoot(): string[] | undefined {
   if (process.getuid?.() !== 0) return undefined;
   const probe = spawnSync("setpriv", ["--bounding-set=-all", "--inh-caps=-all", "true"]);
   return probe.status === 0 ? ["setpriv", "--bounding-set=-all", "--inh-caps=-all"] : undefined;
-}
-
-function cliArgv(args: readonly string[]): string[] {
-  const cli = join(ROOT, "cli.ts");
-  const prefix = runtimeName() === "deno" ? ["run", "-A", cli] : [cli];
-  return [process.execPath, ...prefix, ...args];
 }
 
 test("doctor: a read-only state.db in a read-only folder gets the wal finding of the user it runs as, on every runtime", async () => {

@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
 import process from "node:process";
 import { dirname, join } from "node:path";
 import { runtimeName } from "../../lib/sqlite/driver/load.ts";
-import { ROOT } from "../_helpers.ts";
+import { cliArgv } from "../_helpers.ts";
 import { v11Copy } from "../_cli_io.ts";
 import { holdWholeFile, holdWriteLock } from "./_held_lock.ts";
 
@@ -51,10 +51,8 @@ async function interruptedInItsWait(
   argv: string[],
   heldWhole?: string,
 ): Promise<{ code: number | string | null; err: string; out: string; stopMs: number }> {
-  const prefix = runtimeName() === "deno" ? ["run", "-A", join(ROOT, "cli.ts")] : [
-    join(ROOT, "cli.ts"),
-  ];
-  const child = spawn(process.execPath, [...prefix, ...argv], {
+  const [command, ...args] = cliArgv(argv);
+  const child = spawn(command, args, {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, HERMES_STATE_LOCK_TIMEOUT: String(LOCK_TIMEOUT_S), NO_COLOR: "1" },
   });

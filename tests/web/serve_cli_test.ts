@@ -4,16 +4,13 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { join } from "node:path";
 import process from "node:process";
 import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { connect } from "node:net";
-import { ROOT } from "../_helpers.ts";
+import { cliArgv } from "../_helpers.ts";
 import { V11, v11Copy } from "../_cli_io.ts";
-
-const CLI = join(ROOT, "cli.ts");
 
 /** The status and body of a GET / sent by hand over a socket, with `host` as its Host header. */
 function rawGet(base: URL, host: string): Promise<{ status: number; text: string }> {
@@ -42,8 +39,8 @@ interface Running {
 
 /** Starts `cli.ts serve …` and waits for its "Open URL" line. */
 async function start(args: readonly string[]): Promise<{ running: Running; url: string }> {
-  const prefix = runtimeName() === "deno" ? ["run", "-A", "--no-lock", CLI] : [CLI];
-  const child = spawn(process.execPath, [...prefix, ...args], {
+  const [command, ...argv] = cliArgv(args);
+  const child = spawn(command, argv, {
     env: { ...process.env, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
     stdio: ["ignore", "pipe", "pipe"],
   });

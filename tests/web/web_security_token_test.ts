@@ -4,12 +4,10 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { join } from "node:path";
 import process from "node:process";
 import { openStore } from "../../lib/open_store.ts";
-import { runtimeName } from "../../lib/sqlite/driver/load.ts";
 import { createHandler } from "../../lib/web/handler.ts";
-import { ROOT } from "../_helpers.ts";
+import { cliArgv } from "../_helpers.ts";
 import { v11Copy } from "../_cli_io.ts";
 
 /** A token of the characters a cookie or a query string would split or change. */
@@ -54,10 +52,7 @@ describe("a --token of any characters", () => {
   });
 
   test("serve prints a link that carries the token whole", { timeout: 60_000 }, async () => {
-    const prefix = runtimeName() === "deno" ? ["run", "-A", "--no-lock"] : [];
-    const child = spawn(process.execPath, [
-      ...prefix,
-      join(ROOT, "cli.ts"),
+    const [command, ...args] = cliArgv([
       "--db",
       v11Copy(),
       "serve",
@@ -68,7 +63,8 @@ describe("a --token of any characters", () => {
       "--token",
       ODD_TOKEN,
       "--json",
-    ], {
+    ]);
+    const child = spawn(command, args, {
       env: { ...process.env, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
       stdio: ["ignore", "pipe", "pipe"],
     });
