@@ -101,6 +101,7 @@ export {
   recoverDatabase,
   type RecoverOptions,
   type RecoverResult,
+  type RecoverStage,
   type RetitledSession,
 } from "./lib/health/recover.ts";
 export type { PruneCandidate, PruneCandidatesOptions } from "./lib/core/prune_options.ts";

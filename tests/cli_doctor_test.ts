@@ -305,7 +305,17 @@ describe("recover", () => {
     const dest = join(tempDir(), "new.db");
     const run = await runCli(["recover", source, dest], { stderrIsTerminal: true });
     assert.equal(run.code, 0, run.err);
-    assert.equal(run.err, `\r\x1b[KRecovering ${source}, 412.0 KiB…\r\x1b[K`);
+    const recovering = `\r\x1b[KRecovering ${source}, 412.0 KiB`;
+    const stages = [
+      "reading pages",
+      "reading rows",
+      "writing the new file",
+      "building the search indexes",
+    ];
+    assert.equal(
+      run.err,
+      `${recovering}…` + stages.map((stage) => `${recovering}: ${stage}…`).join("") + "\r\x1b[K",
+    );
     const refused = await runCli(["recover", source, dest], { stderrIsTerminal: true });
     assert.equal(refused.code, 1);
     const [line, rest] = refused.err.split("\r\x1b[K").slice(1);

@@ -103,6 +103,20 @@ import { checkOptionNames, type OptionNames } from "../core/option_names.ts";
 const TABLES = ["sessions", "messages", "state_meta"] as const;
 type Table = typeof TABLES[number];
 
+/**
+ * The stages of {@linkcode recoverDatabase}, in order, as its `onStage`
+ * option names them: the pages read without SQLite, the rows read through
+ * it, the pages read again for the rows it missed (only when it missed
+ * some), the new file's rows, and its two search indexes built from them
+ * (most of the time on a large file).
+ */
+export type RecoverStage =
+  | "reading pages"
+  | "reading rows"
+  | "reading missed rows from pages"
+  | "writing the new file"
+  | "building the search indexes";
+
 /** Options of {@linkcode recoverDatabase}. */
 export interface RecoverOptions {
   /**
@@ -129,6 +143,12 @@ export interface RecoverOptions {
    * @default {15000}
    */
   readonly lockTimeoutMs?: number;
+  /**
+   * Called as each stage begins (see {@linkcode RecoverStage}), for a
+   * progress display: a million messages take minutes, most of them in the
+   * last stage.
+   */
+  readonly onStage?: (stage: RecoverStage) => void;
 }
 
 /** The options of the call, checked by name. */
@@ -137,6 +157,7 @@ const RECOVER_OPTION_NAMES: OptionNames<RecoverOptions> = {
   openDriver: true,
   signal: true,
   lockTimeoutMs: true,
+  onStage: true,
 };
 
 /** Rowids of one table that could not be read (they may also be ids never used). */
@@ -612,6 +633,7 @@ async function writeDest(
   openDriver: SqliteDriver,
   tables: Record<Table, DestTable>,
   source: { readonly version: number | undefined; readonly messageTop: Rowid },
+  onStage: (stage: RecoverStage) => void,
 ): Promise<{
   placeholders: number;
   clearedParents: number;
@@ -663,6 +685,7 @@ async function writeDest(
         tool_call_count = (SELECT COALESCE(sum(${TOOL_CALLS_ADDED_SQL}), 0)
           FROM messages m WHERE m.session_id = sessions.id)`);
     }
+    onStage("building the search indexes");
     for (const table of FTS_TABLES) {
       db.exec(`DELETE FROM ${table}`);
       db.exec(ftsBackfillSql(table));
@@ -821,6 +844,8 @@ export async function recoverDatabase(
   // fits is the same under any of the layouts the reads below may learn.
   const found: Record<Table, Rowid[]> = { sessions: [], messages: [], state_meta: [] };
   let sequence: RawRecord | undefined;
+  const onStage = (stage: RecoverStage) => options.onStage?.(stage);
+  onStage("reading pages");
   const scan = scanSource((record) => {
     const table = tableOf(record, columns)?.table;
     if (table !== undefined) found[table].push(record.rowid);
@@ -829,6 +854,7 @@ export async function recoverDatabase(
   await stopIfAborted(options.signal);
 
   // 2. Through SQLite, by rowid ranges.
+  onStage("reading rows");
   const reads = {} as Record<Table, TableRead>;
   let schemaReadable = !fromWal;
   let hermesTables = 0;
@@ -970,6 +996,7 @@ export async function recoverDatabase(
   };
   // The pages again, only when SQLite missed rows: a sound file is not read twice.
   if (TABLES.some((table) => !reads[table].readable || reads[table].failed.length > 0)) {
+    onStage("reading missed rows from pages");
     scanSource(fromPage);
   }
   if (!schemaReadable && fromPages.sessions + fromPages.messages === 0) {
@@ -1013,6 +1040,7 @@ export async function recoverDatabase(
   await stopIfAborted(options.signal);
 
   // 4. The new file, written beside dest and renamed into place.
+  onStage("writing the new file");
   removeStaleTemps(dest, ["recover"]);
   const temp = tempName(dest, "recover");
   removeWithSidecars(temp);
@@ -1058,6 +1086,7 @@ export async function recoverDatabase(
       openDriver,
       tables,
       { version: sourceVersion, messageTop },
+      onStage,
     ).catch((error) => {
       throw destOpenError(dest, temp, error);
     });

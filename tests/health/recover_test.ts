@@ -280,6 +280,33 @@ describe("recoverDatabase() when the header page is gone", () => {
   }
 });
 
+describe("recoverDatabase()'s stages", () => {
+  test("onStage names each stage as it begins; the pages are read again only when SQLite missed rows", async () => {
+    const stagesOf = async (path: string) => {
+      const stages: string[] = [];
+      await recoverDatabase(path, join(tempDir(), "new.db"), { onStage: (s) => stages.push(s) });
+      return stages;
+    };
+    assert.deepEqual(await stagesOf(copyFixture("hermes-v11.db")), [
+      "reading pages",
+      "reading rows",
+      "writing the new file",
+      "building the search indexes",
+    ]);
+    const zeroed = copyFixture("hermes-v11.db");
+    const fd = openSync(zeroed, "r+");
+    writeSync(fd, new Uint8Array(PAGE), 0, PAGE, 0);
+    closeSync(fd);
+    assert.deepEqual(await stagesOf(zeroed), [
+      "reading pages",
+      "reading rows",
+      "reading missed rows from pages",
+      "writing the new file",
+      "building the search indexes",
+    ]);
+  });
+});
+
 describe("recoverDatabase() on what is not a state.db", () => {
   const cases: Array<[string, (path: string) => void, RegExp]> = [
     ["a text file", (p) => writeFileSync(p, "hello, not sqlite\n".repeat(1000)), /not a SQLite/],

@@ -78,11 +78,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const stopListening = ctx.io.onInterrupt?.((signal) => stop.abort(new InterruptedError(signal)));
   // Every page, then every row, then the new file: minutes for a file of gigabytes (3.4 for a
   // million messages), silent until the report. A line on the terminal says what goes on.
-  const erase = statusLine(ctx.io, `Recovering ${printableArgument(source)}${sizeOf(source)}…`);
+  const recovering = `Recovering ${printableArgument(source)}${sizeOf(source)}`;
+  let erase = statusLine(ctx.io, `${recovering}…`);
   const result = await recoverDatabase(source, dest, {
     force: args.flag("force"),
     signal: stop.signal,
     lockTimeoutMs: lockTimeoutMs(ctx.io),
+    onStage: (stage) => erase = statusLine(ctx.io, `${recovering}: ${stage}…`),
   }).catch((error) => {
     // Held whole by another process past HERMES_STATE_LOCK_TIMEOUT: the file named, as every
     // command names it (recover has no --db for the generic words to name).
