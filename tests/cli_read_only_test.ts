@@ -260,6 +260,19 @@ describe("older files and migrate", () => {
     assert.ok(raw.prepare("SELECT 1 FROM sqlite_master WHERE name = 'messages_fts_trigram'").get());
   });
 
+  test("migrate says on a terminal what it upgrades while the search indexes are built", async () => {
+    const path = fixtureCopy("hermes-v6.db");
+    const run = await runCli(["--db", path, "migrate"], { stderrIsTerminal: true });
+    assert.equal(run.code, 0, run.err);
+    assert.equal(
+      run.err,
+      `\r\x1b[KUpgrading ${path}, 76.0 KiB: schema 6 → 11, both search indexes built from every ` +
+        "message…\r\x1b[Kupgraded schema 6 → 11\n",
+    );
+    const again = await runCli(["--db", path, "migrate"], { stderrIsTerminal: true });
+    assert.equal(again.err, "schema 11: nothing to upgrade\n", "no line when nothing is built");
+  });
+
   test("migrate leaves a schema-21 file as it is", async () => {
     const path = fixtureCopy("hermes-v21.db");
     const run = await runCli(["--db", path, "--json", "migrate"]);

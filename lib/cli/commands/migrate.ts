@@ -7,7 +7,11 @@
  *
  * @module
  */
-import { isPostgresTarget } from "../../open_store.ts";
+import { isPostgresTarget, sqlitePath } from "../../open_store.ts";
+import { fileSizes } from "../files.ts";
+import { formatBytes } from "../../render/format.ts";
+import { statusLine } from "../progress.ts";
+import { printableArgument } from "../shown_argument.ts";
 import { assertStoreExists } from "../missing_store.ts";
 import { SCHEMA_VERSION } from "../../sqlite/schema/schema_sql.ts";
 import type { Command, Context } from "../command.ts";
@@ -132,7 +136,18 @@ async function migrate(_args: ParsedArgs, ctx: Context): Promise<number> {
   if (isPostgresTarget(ctx.dbPath)) return await migrateServer(ctx);
   assertStoreExists(ctx.dbPath);
   const before = await versionBefore(ctx);
-  const store = await stoppedByLockSaying(ctx, before, ctx.openStore());
+  // From an older version the search indexes are built from every message (a minute or more for
+  // a million), silent until the end: a line on the terminal says what goes on meanwhile.
+  const erase = before !== null && before < SCHEMA_VERSION
+    ? statusLine(
+      ctx.io,
+      `Upgrading ${printableArgument(ctx.dbPath)}, ${
+        formatBytes(fileSizes(sqlitePath(ctx.dbPath)).total)
+      }: ` +
+        `schema ${before} → ${SCHEMA_VERSION}, both search indexes built from every message…`,
+    )
+    : () => {};
+  const store = await stoppedByLockSaying(ctx, before, ctx.openStore()).finally(erase);
   const after = (await store.inspect({ integrity: false })).schemaVersion;
   const upgraded = before !== after;
   if (ctx.json) printJson(ctx.io, { path: store.target, before, after, upgraded });
