@@ -241,6 +241,7 @@ describe("info", () => {
       );
     }
   });
+
   test("info shows a meta key's control characters, never sending them to the terminal", async () => {
     const path = v11Copy();
     {
