@@ -55,6 +55,27 @@ export function fileSizes(path: string): FileSizes {
 }
 
 /**
+ * The size of the file at `path` as a status line shows it (`3.0 GiB`), or
+ * `undefined` when it cannot be measured (a status line then goes without).
+ *
+ * @param path A file.
+ * @returns The size, formatted.
+ *
+ * @example
+ * ```ts
+ * import { shownFileSize } from "./files.ts";
+ * console.assert(shownFileSize("/nonexistent.db") === undefined);
+ * ```
+ */
+export function shownFileSize(path: string): string | undefined {
+  try {
+    return formatBytes(statSync(path).size);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * What a PostgreSQL store takes on the server: its schema's tables with
  * their indexes and TOAST (`pg_total_relation_size`), from `inspect`.
  *

@@ -7,12 +7,13 @@
  * @module
  */
 import { shellWord } from "../../core/shell_word.ts";
-import { existsSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { doctor } from "../../health/doctor.ts";
 import type { CheckStatus, HealthCheck } from "../../core/health_report.ts";
 import { isPostgresTarget } from "../../open_store.ts";
 import type { Command, Context } from "../command.ts";
-import { alignColumns, formatBytes, formatCount, plural } from "../../render/format.ts";
+import { alignColumns, formatCount, plural } from "../../render/format.ts";
+import { shownFileSize } from "../files.ts";
 import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { Progress, statusLine } from "../progress.ts";
@@ -78,11 +79,8 @@ Examples:
 
 /** `, 3.0 GiB: every page and both search indexes` (the size when the file can be measured). */
 function sizeNote(path: string): string {
-  try {
-    return `, ${formatBytes(statSync(path).size)}: every page and both search indexes`;
-  } catch {
-    return "";
-  }
+  const size = shownFileSize(path);
+  return size === undefined ? "" : `, ${size}: every page and both search indexes`;
 }
 
 function label(status: CheckStatus, style: Style): string {

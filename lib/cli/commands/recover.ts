@@ -3,14 +3,14 @@
  *
  * @module
  */
-import { statSync } from "node:fs";
 import { looksLikeJsonLines } from "../sqlite_header.ts";
 import { importCommand } from "../not_a_database.ts";
 import { shellWord } from "../../core/shell_word.ts";
 import { RecoverError } from "../../core/errors.ts";
 import { recoverDatabase, type RecoverResult } from "../../health/recover.ts";
 import type { Command, Context } from "../command.ts";
-import { formatBytes, formatCount, plural } from "../../render/format.ts";
+import { formatCount, plural } from "../../render/format.ts";
+import { shownFileSize } from "../files.ts";
 import { statusLine } from "../progress.ts";
 import { printJson, snakeKeys } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
@@ -53,15 +53,6 @@ Examples:
   hermes-state recover ~/.hermes/state.db ~/.hermes/state-recovered.db
 `;
 
-/** `, 3.0 GiB` for the file at `path`, or nothing when it cannot be measured. */
-function sizeOf(path: string): string {
-  try {
-    return `, ${formatBytes(statSync(path).size)}`;
-  } catch {
-    return "";
-  }
-}
-
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const [source, dest] = args.positionals;
   checkFileArgument(source, { command: "recover", name: "SRC", role: "input" });
@@ -78,7 +69,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const stopListening = ctx.io.onInterrupt?.((signal) => stop.abort(new InterruptedError(signal)));
   // Every page, then every row, then the new file: minutes for a file of gigabytes (3.4 for a
   // million messages), silent until the report. A line on the terminal says what goes on.
-  const recovering = `Recovering ${printableArgument(source)}${sizeOf(source)}`;
+  const size = shownFileSize(source);
+  const recovering = `Recovering ${printableArgument(source)}${
+    size === undefined ? "" : `, ${size}`
+  }`;
   let erase = statusLine(ctx.io, `${recovering}…`);
   const result = await recoverDatabase(source, dest, {
     force: args.flag("force"),
