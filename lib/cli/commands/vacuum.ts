@@ -86,10 +86,12 @@ async function unlessLocked<T>(ctx: Context, work: Promise<T>): Promise<T> {
 }
 
 async function run(_args: ParsedArgs, ctx: Context): Promise<number> {
+  if (isPostgresTarget(ctx.dbPath)) {
+    return await vacuumServer(ctx, await unlessLocked(ctx, ctx.openStore()));
+  }
   // Measured before opening: what is on disk, not the -shm this connection adds.
-  const before = isPostgresTarget(ctx.dbPath) ? 0 : fileSizes(sqlitePath(ctx.dbPath)).total;
+  const before = fileSizes(sqlitePath(ctx.dbPath)).total;
   const store = await unlessLocked(ctx, ctx.openStore());
-  if (isPostgresTarget(store.target)) return await vacuumServer(ctx, store);
   // The rewrite takes 47 s for a million messages (3 GiB) here and says nothing until the end:
   // a line on the terminal says what is going on meanwhile.
   const erase = statusLine(
