@@ -718,6 +718,14 @@ export class SessionDB {
    * A missing session row is first created (source `"unknown"`, the given
    * model) in the same transaction, so counts are never lost.
    *
+   * In a file of a newer Hermes that keeps per-model usage rows
+   * (`session_model_usage`), an update that adds something (not `absolute`,
+   * with tokens, calls or an estimated cost) is also added to the row of its
+   * model and billing route, in the same transaction, as that Hermes does:
+   * the call's `model`, `billingProvider`, `billingBaseUrl` and `billingMode`,
+   * each (when missing or empty) the session's, else `"unknown"` for the
+   * model and `""` for the others. Cumulative totals are not split by model.
+   *
    * @param id The session id.
    * @param update `inputTokens`, `outputTokens`, `cacheReadTokens`,
    *   `cacheWriteTokens`, `reasoningTokens`, `model`, `estimatedCostUsd`,

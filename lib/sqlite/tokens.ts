@@ -5,6 +5,7 @@
  */
 import type { Store } from "./store.ts";
 import { ensureSession } from "./sessions.ts";
+import { recordModelUsage } from "./model_usage.ts";
 import { checkKeyText, checkTokenCounts, type TokenCountsUpdate } from "../core/session_options.ts";
 
 /** Delta mode: counters and costs add up; billing fills only while NULL. */
@@ -45,7 +46,10 @@ const SET_TOKENS = `UPDATE sessions SET
   api_call_count = ?
   WHERE id = ?`;
 
-/** Implements `SessionDB.updateTokenCounts`: Python's additive or absolute update. */
+/**
+ * Implements `SessionDB.updateTokenCounts`: Python's additive or absolute
+ * update, and in a newer Hermes's file its per-model usage row too.
+ */
 export function updateTokenCounts(store: Store, id: string, update: TokenCountsUpdate = {}): void {
   checkKeyText("update token counts", "id", id);
   checkTokenCounts(update);
@@ -73,5 +77,6 @@ export function updateTokenCounts(store: Store, id: string, update: TokenCountsU
   store.write(() => {
     ensureSession(store, id, "unknown", { model });
     store.statement(update.absolute ? SET_TOKENS : ADD_TOKENS).run(...params);
+    recordModelUsage(store, id, update);
   });
 }
