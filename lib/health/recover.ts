@@ -70,6 +70,7 @@ import {
 import { isDatabaseFile } from "../files/same_file.ts";
 import { TOOL_CALLS_ADDED_SQL } from "./counter_check.ts";
 import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
+import { hasTable } from "../sqlite/schema/has_table.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
 import { foreignWalReason, spoilingWal } from "../sqlite/foreign_wal.ts";
 import { walCommitsPastBreak } from "./wal_break.ts";
@@ -95,6 +96,7 @@ import {
   unreadTable,
 } from "./_recover_table_read.ts";
 import { plausibleRow } from "./_recover_plausible.ts";
+import { readPrompts, type RecoveredPrompts, writePrompts } from "./_recover_prompts.ts";
 import { agreesWithIndexes } from "./_recover_witnesses.ts";
 import { quoteIdentifier } from "../core/sql_identifier.ts";
 import { checkOptionNames, type OptionNames } from "../core/option_names.ts";
@@ -192,6 +194,16 @@ export interface RecoverResult {
   readonly placeholderSessions: number;
   /** Parent links cleared because the parent was lost. */
   readonly clearedParents: number;
+  /**
+   * A newer Hermes's system prompts, kept apart in `system_prompts` (since
+   * its schema 25): the rows the new file holds (0 for a file without them).
+   */
+  readonly systemPrompts: number;
+  /**
+   * Sessions whose system prompt, kept apart in `system_prompts`, could not
+   * be read: their link to it (`system_prompt_hash`) was cleared.
+   */
+  readonly clearedPrompts: number;
   /** Rowid ranges that could not be read, by table. */
   readonly lost: LostRange[];
   /** True when SQLite could read the schema at all. */
@@ -632,11 +644,16 @@ async function writeDest(
   path: string,
   openDriver: SqliteDriver,
   tables: Record<Table, DestTable>,
-  source: { readonly version: number | undefined; readonly messageTop: Rowid },
+  source: {
+    readonly version: number | undefined;
+    readonly messageTop: Rowid;
+    readonly prompts: RecoveredPrompts | undefined;
+  },
   onStage: (stage: RecoverStage) => void,
 ): Promise<{
   placeholders: number;
   clearedParents: number;
+  clearedPrompts: number;
   retitled: RetitledSession[];
   duplicates: Record<Table, number>;
   messageSequence: number;
@@ -667,6 +684,7 @@ async function writeDest(
       duplicates[table] = inserted.duplicates;
     }
     const messageSequence = raiseMessageSequence(db, source.messageTop);
+    const clearedPrompts = writePrompts(db, source.prompts);
     const placeholders = db.prepare(
       `INSERT OR IGNORE INTO sessions (id, source, started_at)
        SELECT session_id, 'unknown', min(timestamp) FROM messages
@@ -694,7 +712,7 @@ async function writeDest(
     db.exec("COMMIT");
     db.exec("PRAGMA foreign_keys = ON");
     db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    return { placeholders, clearedParents, retitled, duplicates, messageSequence };
+    return { placeholders, clearedParents, clearedPrompts, retitled, duplicates, messageSequence };
   } catch (error) {
     try {
       db.exec("ROLLBACK");
@@ -860,6 +878,7 @@ export async function recoverDatabase(
   let hermesTables = 0;
   let sourceVersion: number | undefined;
   let sourceSequence: Rowid = 0;
+  let prompts: RecoveredPrompts | undefined;
   // Read as the read commands read: nothing changes, not even a -wal left behind. A file
   // another process holds whole is waited for, as backup and doctor wait: at the open, and at
   // every read after it (a writer of a rollback-journal file may take it between two reads).
@@ -928,6 +947,10 @@ export async function recoverDatabase(
       });
       reads[table] = await readWaitingOutLocks(() => reader.read(), wait);
       columns[table] = reads[table].columns;
+    }
+    if (db !== undefined && schemaReadable) {
+      const open = db;
+      prompts = await readWaitingOutLocks(() => readPrompts(open), wait);
     }
   } finally {
     db?.close();
@@ -1081,20 +1104,25 @@ export async function recoverDatabase(
         rawTexts,
       };
     }
-    const { placeholders, clearedParents, retitled, duplicates, messageSequence } = await writeDest(
+    const written = await writeDest(
       temp,
       openDriver,
       tables,
-      { version: sourceVersion, messageTop },
+      { version: sourceVersion, messageTop, prompts },
       onStage,
     ).catch((error) => {
       throw destOpenError(dest, temp, error);
     });
     await stopIfAborted(options.signal);
     const check = openDriver(temp, { readonly: true });
-    let counts: [number, number, number];
+    let counts: [number, number, number, number];
     try {
-      counts = [count(check, "sessions"), count(check, "messages"), count(check, "state_meta")];
+      counts = [
+        count(check, "sessions"),
+        count(check, "messages"),
+        count(check, "state_meta"),
+        hasTable(check, "system_prompts") ? count(check, "system_prompts") : 0,
+      ];
     } finally {
       check.close();
     }
@@ -1113,21 +1141,23 @@ export async function recoverDatabase(
       messages: counts[1],
       metaKeys: counts[2],
       fromPages,
-      placeholderSessions: placeholders,
-      clearedParents,
+      placeholderSessions: written.placeholders,
+      clearedParents: written.clearedParents,
+      systemPrompts: counts[3],
+      clearedPrompts: written.clearedPrompts,
       lost,
       schemaReadable,
       lossUnknown,
       lossUnknownIn,
       missingPages: scan.missingPages,
-      duplicates,
+      duplicates: written.duplicates,
       fromWal,
       foreignWal,
       walCommitsIgnored,
       walCommitsSalvaged: 0,
       walSalvageRefused,
-      retitled,
-      messageSequence,
+      retitled: written.retitled,
+      messageSequence: written.messageSequence,
     };
   } finally {
     removeWithSidecars(temp);

@@ -96,7 +96,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const duplicates = result.duplicates.sessions + result.duplicates.messages +
     result.duplicates.state_meta;
   const complete = result.lost.length === 0 && !result.lossUnknown &&
-    result.foreignWal === null && duplicates === 0 &&
+    result.foreignWal === null && duplicates === 0 && result.clearedPrompts === 0 &&
     (result.walCommitsIgnored === null || result.walCommitsSalvaged > 0);
   const code = complete ? 0 : 1;
   if (ctx.json) {
@@ -156,6 +156,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (result.clearedParents > 0) {
     out += `${result.clearedParents} parent links to lost sessions were cleared.\n`;
   }
+  if (result.clearedPrompts > 0) {
+    out +=
+      `${style.red("System prompts lost:")} ${
+        plural(result.clearedPrompts, "session")
+      } named a prompt that could not be read from system_prompts (where a newer Hermes keeps ` +
+      "them); their links to it were cleared.\n";
+  }
   if (duplicates > 0) {
     const kinds = (["sessions", "messages", "state_meta"] as const)
       .filter((table) => result.duplicates[table] > 0)
@@ -176,7 +183,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     if (result.foreignWal !== null) out += "Nothing of the file itself was lost.\n";
     else if (result.walCommitsIgnored !== null && result.walCommitsSalvaged === 0) {
       out += "Nothing else was lost.\n";
-    } else if (!result.lossUnknown && duplicates === 0) out += style.green("Nothing was lost.\n");
+    } else if (!result.lossUnknown && duplicates === 0 && result.clearedPrompts === 0) {
+      out += style.green("Nothing was lost.\n");
+    }
   } else {
     out += style.red("Lost rowid ranges") + " (they may include ids never used):\n";
     for (const range of result.lost.slice(0, 50)) {
