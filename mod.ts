@@ -98,6 +98,7 @@ export {
 export { backupDatabase, type BackupOptions, type BackupResult } from "./lib/health/backup.ts";
 export {
   type LostRange,
+  type OtherTableReport,
   recoverDatabase,
   type RecoverOptions,
   type RecoverResult,

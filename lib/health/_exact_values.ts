@@ -7,6 +7,7 @@
  * @module
  */
 import type { Rowid } from "../sqlite/exact_values.ts";
+import type { SqlValue } from "../sqlite/driver/types.ts";
 
 export {
   exactIntegersTerm,
@@ -30,4 +31,13 @@ export function byRowid(a: Rowid, b: Rowid): number {
 export function middle(lo: bigint, top: bigint): bigint {
   const sum = lo + top;
   return sum >= BigInt(0) ? sum / BigInt(2) : (sum - BigInt(1)) / BigInt(2);
+}
+
+/**
+ * A value as bound: Deno's and Node's drivers bind every JS number as
+ * REAL, which a column without integer affinity (an untyped one) would
+ * keep; integers go as integers, as they were read.
+ */
+export function bindable(value: SqlValue): SqlValue {
+  return typeof value === "number" && Number.isSafeInteger(value) ? BigInt(value) : value;
 }

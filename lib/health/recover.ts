@@ -43,6 +43,7 @@ import { chmodSync, renameSync, statSync } from "node:fs";
 import { loadDriver } from "../sqlite/driver/load.ts";
 import { chooseWholeReadAccess, openForReading } from "../sqlite/read_access.ts";
 export type { RetitledSession } from "./_recovered_titles.ts";
+export type { OtherTableReport } from "./_recover_other_tables.ts";
 import type { SqliteConnection, SqliteDriver, SqlValue } from "../sqlite/driver/types.ts";
 import { OpenError, RecoverError } from "../core/errors.ts";
 import {
@@ -70,7 +71,6 @@ import {
 import { isDatabaseFile } from "../files/same_file.ts";
 import { TOOL_CALLS_ADDED_SQL } from "./counter_check.ts";
 import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
-import { hasTable } from "../sqlite/schema/has_table.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
 import { foreignWalReason, spoilingWal } from "../sqlite/foreign_wal.ts";
 import { walCommitsPastBreak } from "./wal_break.ts";
@@ -87,7 +87,7 @@ import {
   extraColumnDeclaration,
 } from "./_column_declarations.ts";
 import { freeTitleLike, type RetitledSession } from "./_recovered_titles.ts";
-import { byRowid, type Rowid, rowidOf } from "./_exact_values.ts";
+import { bindable, byRowid, type Rowid, rowidOf } from "./_exact_values.ts";
 import {
   declaredColumns,
   type TableRead,
@@ -96,7 +96,13 @@ import {
   unreadTable,
 } from "./_recover_table_read.ts";
 import { plausibleRow } from "./_recover_plausible.ts";
-import { readPrompts, type RecoveredPrompts, writePrompts } from "./_recover_prompts.ts";
+import {
+  type OtherTable,
+  type OtherTableReport,
+  readOtherTables,
+  settleOtherTables,
+  writeOtherTables,
+} from "./_recover_other_tables.ts";
 import { agreesWithIndexes } from "./_recover_witnesses.ts";
 import { quoteIdentifier } from "../core/sql_identifier.ts";
 import { checkOptionNames, type OptionNames } from "../core/option_names.ts";
@@ -195,13 +201,15 @@ export interface RecoverResult {
   /** Parent links cleared because the parent was lost. */
   readonly clearedParents: number;
   /**
-   * A newer Hermes's system prompts, kept apart in `system_prompts` (since
-   * its schema 25): the rows the new file holds (0 for a file without them).
+   * The tables a newer Hermes added (`session_model_usage`,
+   * `system_prompts`…), read as SQLite reads them and made in the new file
+   * as the source declares them, with what each holds there.
    */
-  readonly systemPrompts: number;
+  readonly otherTables: OtherTableReport[];
   /**
-   * Sessions whose system prompt, kept apart in `system_prompts`, could not
-   * be read: their link to it (`system_prompt_hash`) was cleared.
+   * Sessions whose system prompt, kept apart in `system_prompts` by a newer
+   * Hermes (since its schema 25), could not be read: their link to it
+   * (`system_prompt_hash`) was cleared.
    */
   readonly clearedPrompts: number;
   /** Rowid ranges that could not be read, by table. */
@@ -565,15 +573,6 @@ function restoreRawTexts(db: SqliteConnection, table: Table, dest: DestTable): v
   }
 }
 
-/**
- * A value as bound: Deno's and Node's drivers bind every JS number as
- * REAL, which a column without integer affinity (an untyped one) would
- * keep; integers go as integers, as they were read.
- */
-function bindable(value: SqlValue): SqlValue {
-  return typeof value === "number" && Number.isSafeInteger(value) ? BigInt(value) : value;
-}
-
 /** The `VALUES` term of each column: a NULL in a `NOT NULL DEFAULT` column takes the default. */
 function valueTerms(db: SqliteConnection, table: Table, columns: readonly string[]): string {
   const own = columnDeclarations(db, table);
@@ -647,13 +646,14 @@ async function writeDest(
   source: {
     readonly version: number | undefined;
     readonly messageTop: Rowid;
-    readonly prompts: RecoveredPrompts | undefined;
+    readonly others: readonly OtherTable[];
   },
   onStage: (stage: RecoverStage) => void,
 ): Promise<{
   placeholders: number;
   clearedParents: number;
   clearedPrompts: number;
+  otherTables: OtherTableReport[];
   retitled: RetitledSession[];
   duplicates: Record<Table, number>;
   messageSequence: number;
@@ -683,8 +683,8 @@ async function writeDest(
       retitled.push(...inserted.retitled);
       duplicates[table] = inserted.duplicates;
     }
+    const made = writeOtherTables(db, source.others);
     const messageSequence = raiseMessageSequence(db, source.messageTop);
-    const clearedPrompts = writePrompts(db, source.prompts);
     const placeholders = db.prepare(
       `INSERT OR IGNORE INTO sessions (id, source, started_at)
        SELECT session_id, 'unknown', min(timestamp) FROM messages
@@ -694,6 +694,7 @@ async function writeDest(
       `UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IS NOT NULL
        AND parent_session_id NOT IN (SELECT id FROM sessions)`,
     ).run().changes;
+    const { clearedPrompts, reports: otherTables } = settleOtherTables(db, source.others, made);
     if (newer) {
       // A newer Hermes counts by its own rules (and would migrate a file stamped 11 again).
       db.prepare("UPDATE schema_version SET version = ?").run(sourceVersion);
@@ -712,7 +713,15 @@ async function writeDest(
     db.exec("COMMIT");
     db.exec("PRAGMA foreign_keys = ON");
     db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    return { placeholders, clearedParents, clearedPrompts, retitled, duplicates, messageSequence };
+    return {
+      placeholders,
+      clearedParents,
+      clearedPrompts,
+      otherTables,
+      retitled,
+      duplicates,
+      messageSequence,
+    };
   } catch (error) {
     try {
       db.exec("ROLLBACK");
@@ -878,7 +887,7 @@ export async function recoverDatabase(
   let hermesTables = 0;
   let sourceVersion: number | undefined;
   let sourceSequence: Rowid = 0;
-  let prompts: RecoveredPrompts | undefined;
+  let others: OtherTable[] = [];
   // Read as the read commands read: nothing changes, not even a -wal left behind. A file
   // another process holds whole is waited for, as backup and doctor wait: at the open, and at
   // every read after it (a writer of a rollback-journal file may take it between two reads).
@@ -950,7 +959,7 @@ export async function recoverDatabase(
     }
     if (db !== undefined && schemaReadable) {
       const open = db;
-      prompts = await readWaitingOutLocks(() => readPrompts(open), wait);
+      others = await readWaitingOutLocks(() => readOtherTables(open), wait);
     }
   } finally {
     db?.close();
@@ -1108,21 +1117,16 @@ export async function recoverDatabase(
       temp,
       openDriver,
       tables,
-      { version: sourceVersion, messageTop, prompts },
+      { version: sourceVersion, messageTop, others },
       onStage,
     ).catch((error) => {
       throw destOpenError(dest, temp, error);
     });
     await stopIfAborted(options.signal);
     const check = openDriver(temp, { readonly: true });
-    let counts: [number, number, number, number];
+    let counts: [number, number, number];
     try {
-      counts = [
-        count(check, "sessions"),
-        count(check, "messages"),
-        count(check, "state_meta"),
-        hasTable(check, "system_prompts") ? count(check, "system_prompts") : 0,
-      ];
+      counts = [count(check, "sessions"), count(check, "messages"), count(check, "state_meta")];
     } finally {
       check.close();
     }
@@ -1143,7 +1147,7 @@ export async function recoverDatabase(
       fromPages,
       placeholderSessions: written.placeholders,
       clearedParents: written.clearedParents,
-      systemPrompts: counts[3],
+      otherTables: written.otherTables,
       clearedPrompts: written.clearedPrompts,
       lost,
       schemaReadable,

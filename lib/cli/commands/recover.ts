@@ -97,6 +97,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     result.duplicates.state_meta;
   const complete = result.lost.length === 0 && !result.lossUnknown &&
     result.foreignWal === null && duplicates === 0 && result.clearedPrompts === 0 &&
+    result.otherTables.every((table) => table.whole && table.leftOut === 0) &&
     (result.walCommitsIgnored === null || result.walCommitsSalvaged > 0);
   const code = complete ? 0 : 1;
   if (ctx.json) {
@@ -163,6 +164,16 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       } named a prompt that could not be read from system_prompts (where a newer Hermes keeps ` +
       "them); their links to it were cleared.\n";
   }
+  for (const table of result.otherTables) {
+    if (table.leftOut > 0) {
+      out += `${style.red("Rows left out:")} ${plural(table.leftOut, "row")} of ${table.table} ` +
+        "named a row the new file lacks (a lost session's).\n";
+    }
+    if (!table.whole) {
+      out += `${style.red("Some rows may be lost:")} ${table.table} (a table of a newer Hermes) ` +
+        "could not be read whole; the new file holds what could be read of it.\n";
+    }
+  }
   if (duplicates > 0) {
     const kinds = (["sessions", "messages", "state_meta"] as const)
       .filter((table) => result.duplicates[table] > 0)
@@ -183,7 +194,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     if (result.foreignWal !== null) out += "Nothing of the file itself was lost.\n";
     else if (result.walCommitsIgnored !== null && result.walCommitsSalvaged === 0) {
       out += "Nothing else was lost.\n";
-    } else if (!result.lossUnknown && duplicates === 0 && result.clearedPrompts === 0) {
+    } else if (complete) {
       out += style.green("Nothing was lost.\n");
     }
   } else {

@@ -4,9 +4,10 @@ import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { recoverDatabase } from "../../lib/health/recover.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
-import { rawOpen, runPython, tempDir } from "../_helpers.ts";
+import { openClocked, rawOpen, runPython, tempDir } from "../_helpers.ts";
 import { runCli } from "../_cli_io.ts";
 import { ARCHIVED, LIVE, PROMPT, promptsFile, REWOUND, TOOLS } from "../_newer_prompts.ts";
+import type { OtherTableReport } from "../../lib/health/recover.ts";
 
 const PAGE = 4096;
 const MANY = 40;
@@ -46,12 +47,27 @@ function promptLeaves(path: string): number[] {
   return JSON.parse(stdout) as number[];
 }
 
-test("recoverDatabase() keeps a newer Hermes's system prompts, kept apart in system_prompts", async () => {
+/** The report of `table`. */
+function reportOf(
+  tables: readonly OtherTableReport[],
+  table: string,
+): OtherTableReport | undefined {
+  return tables.find((report) => report.table === table);
+}
+
+test("recoverDatabase() keeps a newer Hermes's system prompts, kept apart in system_prompts, and its other tables", async () => {
   const source = await promptsFile();
   const dest = join(tempDir(), "recovered.db");
   const result = await recoverDatabase(source, dest);
-  assert.deepEqual([result.sessions, result.systemPrompts, result.clearedPrompts], [4, 2, 0]);
+  assert.deepEqual([result.sessions, result.clearedPrompts], [4, 0]);
   assert.deepEqual(result.lost, []);
+  assert.deepEqual(result.otherTables, [
+    { table: "session_model_usage", rows: 0, leftOut: 0, whole: true },
+    { table: "gateway_routing", rows: 0, leftOut: 0, whole: true },
+    { table: "compression_locks", rows: 0, leftOut: 0, whole: true },
+    { table: "async_delegations", rows: 0, leftOut: 0, whole: true },
+    { table: "system_prompts", rows: 2, leftOut: 0, whole: true },
+  ]);
   using db = await SessionDB.open({ path: dest, readonly: true });
   assert.equal(db.getSession(LIVE)?.system_prompt, PROMPT);
   assert.equal(db.getSession(LIVE)?.tool_names, TOOLS);
@@ -60,9 +76,60 @@ test("recoverDatabase() keeps a newer Hermes's system prompts, kept apart in sys
   using raw = await rawOpen(dest, true);
   assert.deepEqual(raw.prepare("PRAGMA foreign_key_check").all(), []);
   assert.equal(raw.prepare("SELECT version FROM schema_version").get()?.version, 30);
+  using original = await rawOpen(source, true);
+  const schemaOf = (db: typeof raw, names: string) =>
+    db.prepare(
+      `SELECT type, name, sql FROM sqlite_master WHERE tbl_name IN (${names}) ORDER BY name`,
+    ).all();
+  const newer = "'system_prompts', 'session_model_usage', 'async_delegations', 'gateway_routing'";
+  assert.deepEqual(schemaOf(raw, newer), schemaOf(original, newer), "as the source declares them");
+});
+
+test("recoverDatabase() keeps a newer Hermes's usage rows exactly, leaving out those of a lost session", async (t) => {
+  const source = await promptsFile();
+  {
+    const { db } = await openClocked(t, 1_800_000_000, source);
+    db.updateTokenCounts(LIVE, { inputTokens: 100, estimatedCostUsd: 0.25, apiCallCount: 1 });
+    db.updateTokenCounts(ARCHIVED, { inputTokens: 7, apiCallCount: 1 });
+    db.close();
+  }
+  {
+    using raw = await rawOpen(source);
+    raw.exec(`UPDATE session_model_usage SET cache_read_tokens = 9007199254740993
+      WHERE session_id = '${LIVE}'`);
+    // The archived session is lost; its usage row stays behind in the source.
+    raw.exec("PRAGMA foreign_keys = OFF");
+    raw.exec(`DELETE FROM messages WHERE session_id = '${ARCHIVED}'`);
+    raw.exec(`DELETE FROM sessions WHERE id = '${ARCHIVED}'`);
+  }
+  const dest = join(tempDir(), "recovered.db");
+  const result = await recoverDatabase(source, dest);
+  assert.deepEqual(reportOf(result.otherTables, "session_model_usage"), {
+    table: "session_model_usage",
+    rows: 1,
+    leftOut: 1,
+    whole: true,
+  });
+  using raw = await rawOpen(dest, true);
+  const usage = raw.prepare(
+    `SELECT session_id, input_tokens, CAST(cache_read_tokens AS TEXT) AS cache_read,
+       estimated_cost_usd, typeof(estimated_cost_usd) AS cost_type, first_seen
+     FROM session_model_usage`,
+  ).all();
+  assert.deepEqual(usage, [{
+    session_id: LIVE,
+    input_tokens: 100,
+    cache_read: "9007199254740993",
+    estimated_cost_usd: 0.25,
+    cost_type: "real",
+    first_seen: 1_800_000_000,
+  }]);
+  assert.deepEqual(raw.prepare("PRAGMA foreign_key_check").all(), []);
+  const cli = await runCli(["recover", source, join(tempDir(), "cli.db")]);
+  assert.equal(cli.code, 1);
   assert.match(
-    String(raw.prepare("SELECT sql FROM sqlite_master WHERE name = 'system_prompts'").get()?.sql),
-    /hash TEXT PRIMARY KEY, prompt TEXT NOT NULL/,
+    cli.out,
+    /Rows left out: 1 row of session_model_usage named a row the new file lacks/,
   );
 });
 
@@ -88,7 +155,12 @@ test("recoverDatabase() reads the system prompts of the intact pages and clears 
   const dest = join(tempDir(), "recovered.db");
   const result = await recoverDatabase(source, dest);
   assert.equal(result.clearedPrompts, onDamaged.size);
-  assert.equal(result.systemPrompts, 2 + MANY - onDamaged.size);
+  assert.deepEqual(reportOf(result.otherTables, "system_prompts"), {
+    table: "system_prompts",
+    rows: 2 + MANY - onDamaged.size,
+    leftOut: 0,
+    whole: false,
+  });
   using db = await SessionDB.open({ path: dest, readonly: true });
   for (let i = 0; i < MANY; i++) {
     const session = db.getSession(`p${i}`);
@@ -108,14 +180,20 @@ test("recoverDatabase() reads the system prompts of the intact pages and clears 
       `System prompts lost: ${onDamaged.size} sessions named a prompt that could not be read`,
     ),
   );
+  assert.match(cli.out, /Some rows may be lost: system_prompts \(a table of a newer Hermes\)/);
   assert.doesNotMatch(cli.out, /Nothing was lost/);
   const json = await runCli(["recover", "--json", source, join(tempDir(), "json.db")]);
   const report = JSON.parse(json.out);
   assert.equal(report.cleared_prompts, onDamaged.size);
-  assert.equal(report.system_prompts, 2 + MANY - onDamaged.size);
+  assert.deepEqual(report.other_tables.at(-1), {
+    table: "system_prompts",
+    rows: 2 + MANY - onDamaged.size,
+    left_out: 0,
+    whole: false,
+  });
 });
 
-test("recoverDatabase() of a schema-11 file makes no system_prompts table", async () => {
+test("recoverDatabase() of a schema-11 file makes no other table", async () => {
   const dest = join(tempDir(), "recovered.db");
   const source = join(tempDir(), "state.db");
   {
@@ -123,7 +201,7 @@ test("recoverDatabase() of a schema-11 file makes no system_prompts table", asyn
     db.createSession("s1", "cli", { systemPrompt: "inline" });
   }
   const result = await recoverDatabase(source, dest);
-  assert.deepEqual([result.systemPrompts, result.clearedPrompts], [0, 0]);
+  assert.deepEqual([result.otherTables, result.clearedPrompts], [[], 0]);
   using raw = await rawOpen(dest, true);
   assert.equal(
     raw.prepare("SELECT name FROM sqlite_master WHERE name = 'system_prompts'").get(),
