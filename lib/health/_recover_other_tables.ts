@@ -45,7 +45,11 @@ export interface OtherTableReport {
   readonly table: string;
   /** Its rows in the new file. */
   readonly rows: number;
-  /** Rows left out because they name a row the new file lacks (a lost session's). */
+  /**
+   * Rows read but left out: a row that names a row the new file lacks (the
+   * usage of a lost session), whose key another row holds, or that breaks a
+   * constraint of the table (a value of a damaged cell).
+   */
   readonly leftOut: number;
   /**
    * False when rows of it may be lost: a part of it could not be read, or
@@ -181,41 +185,54 @@ function readRanges(
 
 /**
  * Makes each table in the new file as the source declares it, with its
- * indexes, and inserts its rows (a row whose key another holds is left
- * out). A table whose statement fails, or whose name the new file already
+ * indexes, and inserts its rows: a row whose key another holds, or that
+ * breaks a constraint of the table (a value of a damaged cell), is left
+ * out. A table whose statement fails, or whose name the new file already
  * has, is not made.
  *
  * @param db The new file, in a transaction, foreign keys off.
  * @param tables What was read.
- * @returns The tables made.
+ * @returns Each table made, with the rows left out of it.
  */
-export function writeOtherTables(db: SqliteConnection, tables: readonly OtherTable[]): Set<string> {
-  const made = new Set<string>();
+export function writeOtherTables(
+  db: SqliteConnection,
+  tables: readonly OtherTable[],
+): Map<string, number> {
+  const made = new Map<string, number>();
   for (const table of tables) {
     if (table.columns.length === 0 || !createTable(db, table)) continue;
-    made.add(table.name);
     const names = table.columns.map(quoteIdentifier).join(", ");
     const insert = db.prepare(
       `INSERT OR IGNORE INTO ${quoteIdentifier(table.name)} (${names}) VALUES (${
         table.columns.map(() => "?").join(", ")
       })`,
     );
-    for (const row of table.rows) insert.run(...row.map(bindable));
+    let leftOut = 0;
+    for (const row of table.rows) {
+      if (insert.run(...row.map(bindable)).changes === 0) leftOut++;
+    }
+    made.set(table.name, leftOut);
   }
   return made;
 }
 
-/** Makes the table and its indexes; false (nothing made) when its statement fails. */
+/**
+ * Makes the table and its indexes; false (nothing made) when its statement
+ * fails or makes another table than the one read (a statement damaged in
+ * place: another name, or a column the rows have missing).
+ */
 function createTable(db: SqliteConnection, table: OtherTable): boolean {
   const exists = db.prepare("SELECT 1 AS found FROM sqlite_master WHERE name = ?").get(table.name);
   if (exists !== undefined) return false;
   db.exec("SAVEPOINT recover_table");
   try {
     db.exec(table.sql);
-    const made =
-      db.prepare("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = ?")
-        .get(table.name) !== undefined;
-    if (!made) throw new Error(`${table.name} was not made`);
+    const made = new Set(
+      db.prepare("SELECT name FROM pragma_table_info(?)").all(table.name).map((r) => r.name),
+    );
+    if (!table.columns.every((column) => made.has(column))) {
+      throw new Error(`${table.name} was not made as it was read`);
+    }
     db.exec("RELEASE recover_table");
   } catch {
     // A statement damaged in place (or naming another table): the table is not made.
@@ -243,13 +260,13 @@ function createTable(db: SqliteConnection, table: OtherTable): boolean {
  *
  * @param db The new file, in a transaction, foreign keys off.
  * @param tables What was read.
- * @param made The tables {@linkcode writeOtherTables} made.
+ * @param made The tables {@linkcode writeOtherTables} made, with the rows it left out.
  * @returns The sessions whose prompt link was cleared, and each table's report.
  */
 export function settleOtherTables(
   db: SqliteConnection,
   tables: readonly OtherTable[],
-  made: ReadonlySet<string>,
+  made: ReadonlyMap<string, number>,
 ): { clearedPrompts: number; reports: OtherTableReport[] } {
   const linked = db.prepare("SELECT 1 AS found FROM pragma_table_info('sessions') WHERE name = ?")
     .get("system_prompt_hash") !== undefined;
@@ -265,9 +282,11 @@ export function settleOtherTables(
     ).run().changes
     : 0;
   const reports = tables.map((table): OtherTableReport => {
-    if (!made.has(table.name)) return { table: table.name, rows: 0, leftOut: 0, whole: false };
+    if (!made.has(table.name)) {
+      return { table: table.name, rows: 0, leftOut: table.rows.length, whole: false };
+    }
     const name = quoteIdentifier(table.name);
-    let leftOut = 0;
+    let leftOut = made.get(table.name)!;
     for (const { rowid } of db.prepare(`PRAGMA foreign_key_check(${name})`).all()) {
       // A WITHOUT ROWID table's row has none to name it: it stays.
       if (rowid === null || rowid === undefined) continue;

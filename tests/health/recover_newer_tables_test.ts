@@ -129,7 +129,7 @@ test("recoverDatabase() keeps a newer Hermes's usage rows exactly, leaving out t
   assert.equal(cli.code, 1);
   assert.match(
     cli.out,
-    /Rows left out: 1 row of session_model_usage named a row the new file lacks/,
+    /Rows left out: 1 row of session_model_usage: each names a row the new file lacks/,
   );
 });
 
@@ -207,4 +207,26 @@ test("recoverDatabase() of a schema-11 file makes no other table", async () => {
     raw.prepare("SELECT name FROM sqlite_master WHERE name = 'system_prompts'").get(),
     undefined,
   );
+});
+
+test("recoverDatabase() leaves out and counts a row of a newer table that breaks its constraints", async () => {
+  const source = await promptsFile();
+  {
+    using raw = await rawOpen(source);
+    raw.exec(`CREATE TABLE session_notes (
+      id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, stars INTEGER CHECK (stars BETWEEN 1 AND 5));
+      INSERT INTO session_notes (session_id, stars) VALUES ('${LIVE}', 4);
+      PRAGMA ignore_check_constraints = ON;
+      INSERT INTO session_notes (session_id, stars) VALUES ('${LIVE}', 9);`);
+  }
+  const dest = join(tempDir(), "recovered.db");
+  const result = await recoverDatabase(source, dest);
+  assert.deepEqual(reportOf(result.otherTables, "session_notes"), {
+    table: "session_notes",
+    rows: 1,
+    leftOut: 1,
+    whole: true,
+  });
+  using raw = await rawOpen(dest, true);
+  assert.deepEqual(raw.prepare("SELECT id, stars FROM session_notes").all(), [{ id: 1, stars: 4 }]);
 });

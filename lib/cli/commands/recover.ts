@@ -166,8 +166,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }
   for (const table of result.otherTables) {
     if (table.leftOut > 0) {
-      out += `${style.red("Rows left out:")} ${plural(table.leftOut, "row")} of ${table.table} ` +
-        "named a row the new file lacks (a lost session's).\n";
+      out += `${style.red("Rows left out:")} ${plural(table.leftOut, "row")} of ${table.table}: ` +
+        "each names a row the new file lacks (a lost session's), holds another row's key, or " +
+        "breaks a constraint of the table.\n";
     }
     if (!table.whole) {
       out += `${style.red("Some rows may be lost:")} ${table.table} (a table of a newer Hermes) ` +
