@@ -34,6 +34,7 @@ import {
   rowidOf,
 } from "./_exact_values.ts";
 import { plausibleRow } from "./_recover_plausible.ts";
+import { nextReadSize, type RecoveredRows, ROWS_PER_READ, RowsInMemory } from "./_recover_rows.ts";
 import { agreesWithIndexes, witnessedRowids, type Witnesses } from "./_recover_witnesses.ts";
 
 /** The tables `recover` salvages. */
@@ -58,7 +59,7 @@ export function unreadable(error: unknown): boolean {
 /** One table as read: rows by rowid, the column names of the source, and what failed. */
 export interface TableRead {
   readonly columns: string[];
-  readonly rows: Map<Rowid, SqlValue[]>;
+  readonly rows: RecoveredRows;
   /**
    * Text values that are not valid UTF-8, as their bytes, by rowid and
    * column index (a decoded string would hold U+FFFD in their place).
@@ -146,6 +147,8 @@ export interface TableReaderOptions {
    * deleted since).
    */
   readonly onPages: Iterable<Rowid>;
+  /** Where the rows read are kept (in memory unless given). */
+  readonly rows?: RecoveredRows;
 }
 
 /** What a range read gave, judged row by row before anything is kept. */
@@ -186,7 +189,7 @@ export class TableReader {
   #alreadyFailed: ((id: Rowid) => boolean) | undefined;
   #candidates: Rowid[] | undefined;
   #next = 0;
-  readonly #rows = new Map<Rowid, SqlValue[]>();
+  readonly #rows: RecoveredRows;
   readonly #rawTexts = new Map<Rowid, Map<number, Uint8Array>>();
   readonly #failed: Array<[Rowid, Rowid]> = [];
   // A rowid returned twice (a damaged cell repeating another's) is trusted in neither copy.
@@ -194,6 +197,7 @@ export class TableReader {
   readonly #tried = new Set<Rowid>();
   #rejected = 0;
   #queries = 0;
+  #perRead: number = ROWS_PER_READ.first;
 
   /**
    * Prepares the read of `table` (nothing is read yet).
@@ -206,6 +210,7 @@ export class TableReader {
     this.#db = db;
     this.#table = table;
     this.#options = options;
+    this.#rows = options.rows ?? new RowsInMemory();
   }
 
   /**
@@ -287,7 +292,7 @@ export class TableReader {
     try {
       return this.#db.prepare(
         `SELECT CAST(rowid AS TEXT) AS hermes_rowid, ${list}, ${exactIntegersTerm(columns)} ` +
-          `AS hermes_exact FROM ${this.#table} WHERE rowid BETWEEN ? AND ? ORDER BY rowid`,
+          `AS hermes_exact FROM ${this.#table} WHERE rowid BETWEEN ? AND ? ORDER BY rowid LIMIT ?`,
       );
     } catch (error) {
       if (error instanceof SqliteError && !error.isBusy) return null;
@@ -340,8 +345,9 @@ export class TableReader {
       }
       let judged: Judged[];
       let broken: [Rowid, SqlValue[]] | undefined;
+      let full: boolean;
       try {
-        [judged, broken] = this.#judgeRange(from, top, columns, declarations, witnesses);
+        [judged, broken, full] = this.#judgeRange(from, top, columns, declarations, witnesses);
       } catch (error) {
         if (!unreadable(error)) throw error;
         pending.pop();
@@ -368,8 +374,20 @@ export class TableReader {
       if (broken !== undefined) {
         this.#rows.set(broken[0], broken[1]);
         this.#halve(pending, from, top);
-      }
+      } else if (full) this.#continue(pending, from, top, judged.at(-1)!.rowid);
     }
+  }
+
+  /**
+   * A read that returned as many rows as it was let: the rest of its range
+   * is read next, after the last row returned. A last row outside the range
+   * (a damaged cell) gives no place to go on from: the range is halved, as
+   * one that failed.
+   */
+  #continue(pending: Array<[bigint, bigint]>, from: bigint, top: bigint, last: Rowid): void {
+    const after = BigInt(last);
+    if (after < from || after > top) this.#halve(pending, from, top);
+    else if (after < top) pending.push([after + BigInt(1), top]);
   }
 
   /** A failed range: halved, or, a single rowid, failed. */
@@ -382,10 +400,12 @@ export class TableReader {
   }
 
   /**
-   * Reads the rows of `from`–`top` and judges each, changing nothing: a
-   * rowid outside the range or given twice, a row no Hermes wrote, a row
-   * kept (with the bytes of its texts that are not UTF-8). The row whose
-   * bytes could not be read again ends the judging (`broken`).
+   * Reads the rows of `from`–`top` (as many as one read is let return)
+   * and judges each, changing nothing: a rowid outside the range or given
+   * twice, a row no Hermes wrote, a row kept (with the bytes of its texts
+   * that are not UTF-8). The row whose bytes could not be read again ends
+   * the judging (`broken`). Says too whether the read returned as many rows
+   * as it was let (`full`: the rest of the range is still to read).
    */
   #judgeRange(
     from: bigint,
@@ -393,8 +413,12 @@ export class TableReader {
     columns: readonly string[],
     declarations: Map<string, ColumnDeclaration>,
     witnesses: Witnesses,
-  ): [Judged[], [Rowid, SqlValue[]] | undefined] {
-    const found = this.#select!.all(from, top).map((row) => this.#valuesOf(row, columns));
+  ): [Judged[], [Rowid, SqlValue[]] | undefined, boolean] {
+    const limit = this.#perRead;
+    const found = this.#select!.all(from, top, limit).map((row) => this.#valuesOf(row, columns));
+    const full = found.length >= limit;
+    // A range is read a few MB at a time: read whole, it held every message's text twice.
+    this.#perRead = nextReadSize(limit, found.map(([, values]) => values));
     const judged: Judged[] = [];
     const here = new Set<Rowid>();
     for (const [rowid, values] of found) {
@@ -408,13 +432,13 @@ export class TableReader {
           texts = invalidTexts(this.#db, this.#table, columns, rowid, values);
         } catch (error) {
           if (!unreadable(error)) throw error;
-          return [judged, [rowid, values]];
+          return [judged, [rowid, values], full];
         }
         judged.push({ rowid, verdict: "kept", values, texts });
       }
       here.add(rowid);
     }
-    return [judged, undefined];
+    return [judged, undefined, full];
   }
 
   /** The rows the ranges did not return though a witness lists them: each read alone. */
@@ -447,7 +471,9 @@ export class TableReader {
   ): boolean {
     let found: Array<[Rowid, SqlValue[]]>;
     try {
-      found = this.#select!.all(BigInt(id), BigInt(id)).map((row) => this.#valuesOf(row, columns));
+      found = this.#select!.all(BigInt(id), BigInt(id), 2).map((row) =>
+        this.#valuesOf(row, columns)
+      );
     } catch (error) {
       if (!unreadable(error)) throw error;
       return false;
@@ -483,7 +509,7 @@ export function unreadTable(
 ): TableRead {
   return {
     columns,
-    rows: new Map(),
+    rows: new RowsInMemory(),
     rawTexts: new Map(),
     failed: [],
     readable: false,

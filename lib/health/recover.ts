@@ -96,6 +96,7 @@ import {
   unreadTable,
 } from "./_recover_table_read.ts";
 import { plausibleRow } from "./_recover_plausible.ts";
+import { RowSpill } from "./_recover_rows.ts";
 import {
   type OtherTable,
   type OtherTableReport,
@@ -547,11 +548,33 @@ function firstAtLeast(values: readonly bigint[], value: bigint): number {
   return lo;
 }
 
+/**
+ * The rows SQLite read and those read from the pages (no rowid in both),
+ * in one rowid order, each as wide as the new file's columns.
+ */
+function* byRowidOf(
+  read: Iterable<[Rowid, SqlValue[]]>,
+  fromPages: ReadonlyArray<[Rowid, SqlValue[]]>,
+  width: number,
+): Iterable<SqlValue[]> {
+  const widened = (values: SqlValue[]) =>
+    values.length === width ? values : Array.from({ length: width }, (_, i) => values[i] ?? null);
+  let next = 0;
+  for (const [rowid, values] of read) {
+    for (; next < fromPages.length && byRowid(fromPages[next][0], rowid) < 0; next++) {
+      yield fromPages[next][1];
+    }
+    yield widened(values);
+  }
+  for (; next < fromPages.length; next++) yield fromPages[next][1];
+}
+
 /** What {@linkcode writeDest} writes: per table, the columns, their source declarations, the rows. */
 interface DestTable {
   readonly columns: string[];
   readonly declarations: Map<string, ColumnDeclaration>;
-  readonly rows: SqlValue[][];
+  /** In rowid order, read once. */
+  readonly rows: Iterable<SqlValue[]>;
   /** Text values that are not valid UTF-8, written as their bytes: the row's key, column, bytes. */
   readonly rawTexts: Array<{ key: SqlValue; column: string; bytes: Uint8Array }>;
 }
@@ -880,291 +903,296 @@ export async function recoverDatabase(
   });
   await stopIfAborted(options.signal);
 
-  // 2. Through SQLite, by rowid ranges.
-  onStage("reading rows");
-  const reads = {} as Record<Table, TableRead>;
-  let schemaReadable = !fromWal;
-  let hermesTables = 0;
-  let sourceVersion: number | undefined;
-  let sourceSequence: Rowid = 0;
-  let others: OtherTable[] = [];
-  // Read as the read commands read: nothing changes, not even a -wal left behind. A file
-  // another process holds whole is waited for, as backup and doctor wait: at the open, and at
-  // every read after it (a writer of a rollback-journal file may take it between two reads).
-  const wait: StoreRetryOptions = {
-    timeoutMs: options.lockTimeoutMs,
-    sleep: (ms) => abortableDelay(ms, options.signal),
-  };
-  let db: SqliteConnection | undefined;
-  if (!fromWal) {
-    const access = foreignWal !== null ? "immutable" : chooseWholeReadAccess(source);
+  // The rows SQLite reads wait in a scratch file beside DEST, removed whatever happens.
+  removeStaleTemps(dest, ["recover-rows"]);
+  const spill = new RowSpill(tempName(dest, "recover-rows"), openDriver);
+  try {
+    // 2. Through SQLite, by rowid ranges.
+    onStage("reading rows");
+    const reads = {} as Record<Table, TableRead>;
+    let schemaReadable = !fromWal;
+    let hermesTables = 0;
+    let sourceVersion: number | undefined;
+    let sourceSequence: Rowid = 0;
+    let others: OtherTable[] = [];
+    // Read as the read commands read: nothing changes, not even a -wal left behind. A file
+    // another process holds whole is waited for, as backup and doctor wait: at the open, and at
+    // every read after it (a writer of a rollback-journal file may take it between two reads).
+    const wait: StoreRetryOptions = {
+      timeoutMs: options.lockTimeoutMs,
+      sleep: (ms) => abortableDelay(ms, options.signal),
+    };
+    let db: SqliteConnection | undefined;
+    if (!fromWal) {
+      const access = foreignWal !== null ? "immutable" : chooseWholeReadAccess(source);
+      try {
+        db = await retryWhileBusy(() => openUnlessHeld(openDriver, source, access), wait);
+      } catch (error) {
+        if (options.signal?.aborted && error === options.signal.reason) throw error;
+        if (!unreadable(error)) throw sourceOpenError(source, error);
+        schemaReadable = false;
+      }
+    }
     try {
-      db = await retryWhileBusy(() => openUnlessHeld(openDriver, source, access), wait);
-    } catch (error) {
-      if (options.signal?.aborted && error === options.signal.reason) throw error;
-      if (!unreadable(error)) throw sourceOpenError(source, error);
-      schemaReadable = false;
-    }
-  }
-  try {
-    if (db !== undefined) {
-      const open = db;
-      hermesTables = await readWaitingOutLocks(() => {
-        try {
-          return Number(
-            open.prepare(
-              "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('sessions', 'messages')",
-            ).get()?.n ?? 0,
+      if (db !== undefined) {
+        const open = db;
+        hermesTables = await readWaitingOutLocks(() => {
+          try {
+            return Number(
+              open.prepare(
+                "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('sessions', 'messages')",
+              ).get()?.n ?? 0,
+            );
+          } catch (error) {
+            if (!unreadable(error)) throw sourceOpenError(source, error);
+            schemaReadable = false;
+            return 0;
+          }
+        }, wait);
+      }
+      if (db !== undefined && schemaReadable) {
+        const open = db;
+        if (hermesTables === 0) {
+          throw new RecoverError(
+            `Cannot recover ${source}: it is a SQLite database but not a Hermes state.db ` +
+              "(no sessions or messages table)",
           );
-        } catch (error) {
-          if (!unreadable(error)) throw sourceOpenError(source, error);
-          schemaReadable = false;
-          return 0;
         }
-      }, wait);
-    }
-    if (db !== undefined && schemaReadable) {
-      const open = db;
-      if (hermesTables === 0) {
-        throw new RecoverError(
-          `Cannot recover ${source}: it is a SQLite database but not a Hermes state.db ` +
-            "(no sessions or messages table)",
-        );
+        sourceVersion = await readWaitingOutLocks(() => {
+          try {
+            return readSchemaVersion(open) ?? undefined;
+          } catch (error) {
+            if (!unreadable(error)) throw error;
+            return undefined;
+          }
+        }, wait);
+        sourceSequence = await readWaitingOutLocks(() => messageSequenceOf(open), wait);
       }
-      sourceVersion = await readWaitingOutLocks(() => {
-        try {
-          return readSchemaVersion(open) ?? undefined;
-        } catch (error) {
-          if (!unreadable(error)) throw error;
-          return undefined;
+      for (const table of TABLES) {
+        if (db === undefined || !schemaReadable) {
+          reads[table] = unreadTable(table, columns[table]);
+          continue;
         }
-      }, wait);
-      sourceSequence = await readWaitingOutLocks(() => messageSequenceOf(open), wait);
-    }
-    for (const table of TABLES) {
-      if (db === undefined || !schemaReadable) {
-        reads[table] = unreadTable(table, columns[table]);
-        continue;
+        const knownTop = table === "messages" ? sourceSequence : 0;
+        // The rows on the file's pages are SQLite's own only when it reads no -wal with them.
+        const onPages = walSize === 0 || foreignWal !== null ? found[table] : [];
+        const reader = new TableReader(db, table, {
+          raw: { min: minOf(found[table]), max: maxOf(found[table]) },
+          knownTop,
+          onPages,
+          rows: spill.rowsOf(table),
+        });
+        reads[table] = await readWaitingOutLocks(() => reader.read(), wait);
+        columns[table] = reads[table].columns;
       }
-      const knownTop = table === "messages" ? sourceSequence : 0;
-      // The rows on the file's pages are SQLite's own only when it reads no -wal with them.
-      const onPages = walSize === 0 || foreignWal !== null ? found[table] : [];
-      const reader = new TableReader(db, table, {
-        raw: { min: minOf(found[table]), max: maxOf(found[table]) },
-        knownTop,
-        onPages,
-      });
-      reads[table] = await readWaitingOutLocks(() => reader.read(), wait);
-      columns[table] = reads[table].columns;
+      if (db !== undefined && schemaReadable) {
+        const open = db;
+        others = await readWaitingOutLocks(() => readOtherTables(open), wait);
+      }
+    } finally {
+      db?.close();
     }
-    if (db !== undefined && schemaReadable) {
-      const open = db;
-      others = await readWaitingOutLocks(() => readOtherTables(open), wait);
-    }
-  } finally {
-    db?.close();
-  }
 
-  // 3. Rows SQLite could not reach, from the pages (by column name: the page's layout may differ).
-  const columnsOf = {
-    sessions: reads.sessions.columns,
-    messages: reads.messages.columns,
-    state_meta: reads.state_meta.columns,
-  };
-  const ownColumns = {
-    sessions: reads.sessions.readable,
-    messages: reads.messages.readable,
-    state_meta: reads.state_meta.readable,
-  };
-  const fromPages = { sessions: 0, messages: 0, state_meta: 0 };
-  const foundOnPages = {
-    sessions: new Set<Rowid>(),
-    messages: new Set<Rowid>(),
-    state_meta: new Set<Rowid>(),
-  };
-  const pageRows = {
-    sessions: new Map<Rowid, Map<string, SqlValue>>(),
-    messages: new Map<Rowid, Map<string, SqlValue>>(),
-    state_meta: new Map<Rowid, Map<string, SqlValue>>(),
-  };
-  const pageRawTexts: Record<Table, DestTable["rawTexts"]> = {
-    sessions: [],
-    messages: [],
-    state_meta: [],
-  };
-  const failedIds = new Map<Table, (id: Rowid) => boolean>();
-  for (const table of TABLES) {
-    const singles = new Set<Rowid>();
-    const spans: Array<[Rowid, Rowid]> = [];
-    for (const [from, to] of reads[table].failed) {
-      if (from === to) singles.add(from);
-      else spans.push([from, to]);
-    }
-    failedIds.set(
-      table,
-      (id) => singles.has(id) || spans.some(([from, to]) => id >= from && id <= to),
-    );
-  }
-  const fromPage = (record: RawRecord): void => {
-    const matched = tableOf(record, columnsOf, ownColumns);
-    if (matched === undefined) return;
-    const { table } = matched;
-    const read = reads[table];
-    if (read.rows.has(record.rowid) || pageRows[table].has(record.rowid)) return;
-    if (read.readable && !failedIds.get(table)!(record.rowid)) return;
-    if (!agreesWithIndexes(read.witnesses, record.rowid, matched.layout, matched.values)) return;
-    const row = rowOf(matched);
-    if (table === "messages") row.set("id", record.rowid);
-    pageRows[table].set(record.rowid, row);
-    for (const [i, bytes] of record.rawTexts ?? []) {
-      pageRawTexts[table].push({
-        key: row.get(KEY_COLUMN[table]) ?? null,
-        column: matched.layout[i],
-        bytes,
-      });
-    }
-    foundOnPages[table].add(record.rowid);
-    fromPages[table]++;
-  };
-  // The pages again, only when SQLite missed rows: a sound file is not read twice.
-  if (TABLES.some((table) => !reads[table].readable || reads[table].failed.length > 0)) {
-    onStage("reading missed rows from pages");
-    scanSource(fromPage);
-  }
-  if (!schemaReadable && fromPages.sessions + fromPages.messages === 0) {
-    throw new RecoverError(
-      `Cannot recover ${source}: ` +
-        (fromWal
-          ? "its -wal holds no committed session or message"
-          : scan.headerIntact
-          ? "no session or message could be read from its pages"
-          : "it is not a SQLite database (no page of it holds a session or a message)"),
-    );
-  }
-  // A table SQLite could not read at all: the ids up to the highest known
-  // (found, or `sqlite_sequence`'s for messages) that no page gave are lost.
-  const pageSequence = (sequence?.values[1] ?? 0) as Rowid;
-  for (const table of TABLES) {
-    const read = reads[table];
-    if (read.readable) continue;
-    const top = maxOf([maxOf(foundOnPages[table]), table === "messages" ? pageSequence : 0]);
-    if (top > 0) read.failed.push([1, top]);
-  }
-  const lost = TABLES.flatMap((table) => lostRanges(table, reads[table], foundOnPages[table]));
-  // Rows past the highest rowid known, on pages missing or unparsed, leave no trace.
-  const everyPageRead = scan.missingPages === 0 && scan.unexplainedPages === 0 &&
-    scan.brokenCells === 0;
-  const lossUnknownIn = TABLES.filter((table) => {
-    const read = reads[table];
-    // Rows of damaged cells were left out and no index tells which rows there were.
-    if (read.rejected > 0 && read.witnesses.indexes.length === 0) return true;
-    if (read.readable && read.failed.length === 0) return false;
-    const topKnown = read.topKnown || (table === "messages" && pageSequence !== 0);
-    return !topKnown && !everyPageRead;
-  });
-  const lossUnknown = lossUnknownIn.length > 0;
-  // The highest message id known to have existed: the new file's sequence starts past it.
-  const messageTop = maxOf([
-    sourceSequence,
-    pageSequence,
-    maxOf(lost.filter((range) => range.table === "messages").map((range) => range.to)),
-  ]);
-  await stopIfAborted(options.signal);
-
-  // 4. The new file, written beside dest and renamed into place.
-  onStage("writing the new file");
-  removeStaleTemps(dest, ["recover"]);
-  const temp = tempName(dest, "recover");
-  removeWithSidecars(temp);
-  try {
-    const tables = {} as Record<Table, DestTable>;
+    // 3. Rows SQLite could not reach, from the pages (by column name: the page's layout may differ).
+    const columnsOf = {
+      sessions: reads.sessions.columns,
+      messages: reads.messages.columns,
+      state_meta: reads.state_meta.columns,
+    };
+    const ownColumns = {
+      sessions: reads.sessions.readable,
+      messages: reads.messages.readable,
+      state_meta: reads.state_meta.readable,
+    };
+    const fromPages = { sessions: 0, messages: 0, state_meta: 0 };
+    const foundOnPages = {
+      sessions: new Set<Rowid>(),
+      messages: new Set<Rowid>(),
+      state_meta: new Set<Rowid>(),
+    };
+    const pageRows = {
+      sessions: new Map<Rowid, Map<string, SqlValue>>(),
+      messages: new Map<Rowid, Map<string, SqlValue>>(),
+      state_meta: new Map<Rowid, Map<string, SqlValue>>(),
+    };
+    const pageRawTexts: Record<Table, DestTable["rawTexts"]> = {
+      sessions: [],
+      messages: [],
+      state_meta: [],
+    };
+    const failedIds = new Map<Table, (id: Rowid) => boolean>();
     for (const table of TABLES) {
-      // Columns the pages' layouts hold that the source's (or v11's) list lacks come last.
-      const names = reads[table].columns.slice();
-      const known = new Set(names);
-      for (const row of pageRows[table].values()) {
-        for (const name of row.keys()) {
-          if (!known.has(name)) {
-            known.add(name);
-            names.push(name);
+      const singles = new Set<Rowid>();
+      const spans: Array<[Rowid, Rowid]> = [];
+      for (const [from, to] of reads[table].failed) {
+        if (from === to) singles.add(from);
+        else spans.push([from, to]);
+      }
+      failedIds.set(
+        table,
+        (id) => singles.has(id) || spans.some(([from, to]) => id >= from && id <= to),
+      );
+    }
+    const fromPage = (record: RawRecord): void => {
+      const matched = tableOf(record, columnsOf, ownColumns);
+      if (matched === undefined) return;
+      const { table } = matched;
+      const read = reads[table];
+      if (read.rows.has(record.rowid) || pageRows[table].has(record.rowid)) return;
+      if (read.readable && !failedIds.get(table)!(record.rowid)) return;
+      if (!agreesWithIndexes(read.witnesses, record.rowid, matched.layout, matched.values)) return;
+      const row = rowOf(matched);
+      if (table === "messages") row.set("id", record.rowid);
+      pageRows[table].set(record.rowid, row);
+      for (const [i, bytes] of record.rawTexts ?? []) {
+        pageRawTexts[table].push({
+          key: row.get(KEY_COLUMN[table]) ?? null,
+          column: matched.layout[i],
+          bytes,
+        });
+      }
+      foundOnPages[table].add(record.rowid);
+      fromPages[table]++;
+    };
+    // The pages again, only when SQLite missed rows: a sound file is not read twice.
+    if (TABLES.some((table) => !reads[table].readable || reads[table].failed.length > 0)) {
+      onStage("reading missed rows from pages");
+      scanSource(fromPage);
+    }
+    if (!schemaReadable && fromPages.sessions + fromPages.messages === 0) {
+      throw new RecoverError(
+        `Cannot recover ${source}: ` +
+          (fromWal
+            ? "its -wal holds no committed session or message"
+            : scan.headerIntact
+            ? "no session or message could be read from its pages"
+            : "it is not a SQLite database (no page of it holds a session or a message)"),
+      );
+    }
+    // A table SQLite could not read at all: the ids up to the highest known
+    // (found, or `sqlite_sequence`'s for messages) that no page gave are lost.
+    const pageSequence = (sequence?.values[1] ?? 0) as Rowid;
+    for (const table of TABLES) {
+      const read = reads[table];
+      if (read.readable) continue;
+      const top = maxOf([maxOf(foundOnPages[table]), table === "messages" ? pageSequence : 0]);
+      if (top > 0) read.failed.push([1, top]);
+    }
+    const lost = TABLES.flatMap((table) => lostRanges(table, reads[table], foundOnPages[table]));
+    // Rows past the highest rowid known, on pages missing or unparsed, leave no trace.
+    const everyPageRead = scan.missingPages === 0 && scan.unexplainedPages === 0 &&
+      scan.brokenCells === 0;
+    const lossUnknownIn = TABLES.filter((table) => {
+      const read = reads[table];
+      // Rows of damaged cells were left out and no index tells which rows there were.
+      if (read.rejected > 0 && read.witnesses.indexes.length === 0) return true;
+      if (read.readable && read.failed.length === 0) return false;
+      const topKnown = read.topKnown || (table === "messages" && pageSequence !== 0);
+      return !topKnown && !everyPageRead;
+    });
+    const lossUnknown = lossUnknownIn.length > 0;
+    // The highest message id known to have existed: the new file's sequence starts past it.
+    const messageTop = maxOf([
+      sourceSequence,
+      pageSequence,
+      maxOf(lost.filter((range) => range.table === "messages").map((range) => range.to)),
+    ]);
+    await stopIfAborted(options.signal);
+
+    // 4. The new file, written beside dest and renamed into place.
+    onStage("writing the new file");
+    removeStaleTemps(dest, ["recover"]);
+    const temp = tempName(dest, "recover");
+    removeWithSidecars(temp);
+    try {
+      const tables = {} as Record<Table, DestTable>;
+      for (const table of TABLES) {
+        // Columns the pages' layouts hold that the source's (or v11's) list lacks come last.
+        const names = reads[table].columns.slice();
+        const known = new Set(names);
+        for (const row of pageRows[table].values()) {
+          for (const name of row.keys()) {
+            if (!known.has(name)) {
+              known.add(name);
+              names.push(name);
+            }
           }
         }
+        const fromPageRows = [...pageRows[table]]
+          .map(([rowid, row]): [Rowid, SqlValue[]] => [rowid, names.map((n) => row.get(n) ?? null)])
+          .sort((a, b) => byRowid(a[0], b[0]));
+        const key = reads[table].columns.indexOf(KEY_COLUMN[table]);
+        const rawTexts = [...reads[table].rawTexts].flatMap(([rowid, texts]) =>
+          [...texts].map(([i, bytes]) => ({
+            key: reads[table].rows.get(rowid)?.[key] ?? null,
+            column: reads[table].columns[i],
+            bytes,
+          }))
+        ).concat(pageRawTexts[table]);
+        tables[table] = {
+          columns: names,
+          declarations: reads[table].declarations,
+          rows: byRowidOf(reads[table].rows.ordered(), fromPageRows, names.length),
+          rawTexts,
+        };
       }
-      const rows: Array<[Rowid, SqlValue[]]> = [];
-      for (const [rowid, values] of reads[table].rows) {
-        rows.push([rowid, names.map((_, i) => values[i] ?? null)]);
+      const written = await writeDest(
+        temp,
+        openDriver,
+        tables,
+        { version: sourceVersion, messageTop, others },
+        onStage,
+      ).catch((error) => {
+        throw destOpenError(dest, temp, error);
+      });
+      await stopIfAborted(options.signal);
+      const check = openDriver(temp, { readonly: true });
+      let counts: [number, number, number];
+      try {
+        counts = [count(check, "sessions"), count(check, "messages"), count(check, "state_meta")];
+      } finally {
+        check.close();
       }
-      for (const [rowid, row] of pageRows[table]) {
-        rows.push([rowid, names.map((name) => row.get(name) ?? null)]);
+      if (options.force) {
+        removeSidecars(dest);
+        renameSync(temp, dest);
+      } else if (!linkIntoPlace(temp, dest)) {
+        // Checked at the start; a file that took the name meanwhile is not replaced either.
+        throw new RecoverError(
+          `Cannot recover into ${dest}: it exists (give --force to replace it)`,
+        );
       }
-      rows.sort((a, b) => byRowid(a[0], b[0]));
-      const key = reads[table].columns.indexOf(KEY_COLUMN[table]);
-      const rawTexts = [...reads[table].rawTexts].flatMap(([rowid, texts]) =>
-        [...texts].map(([i, bytes]) => ({
-          key: reads[table].rows.get(rowid)?.[key] ?? null,
-          column: reads[table].columns[i],
-          bytes,
-        }))
-      ).concat(pageRawTexts[table]);
-      tables[table] = {
-        columns: names,
-        declarations: reads[table].declarations,
-        rows: rows.map(([, values]) => values),
-        rawTexts,
+      chmodSync(dest, 0o600);
+      return {
+        source,
+        dest,
+        sessions: counts[0],
+        messages: counts[1],
+        metaKeys: counts[2],
+        fromPages,
+        placeholderSessions: written.placeholders,
+        clearedParents: written.clearedParents,
+        otherTables: written.otherTables,
+        clearedPrompts: written.clearedPrompts,
+        lost,
+        schemaReadable,
+        lossUnknown,
+        lossUnknownIn,
+        missingPages: scan.missingPages,
+        duplicates: written.duplicates,
+        fromWal,
+        foreignWal,
+        walCommitsIgnored,
+        walCommitsSalvaged: 0,
+        walSalvageRefused,
+        retitled: written.retitled,
+        messageSequence: written.messageSequence,
       };
-    }
-    const written = await writeDest(
-      temp,
-      openDriver,
-      tables,
-      { version: sourceVersion, messageTop, others },
-      onStage,
-    ).catch((error) => {
-      throw destOpenError(dest, temp, error);
-    });
-    await stopIfAborted(options.signal);
-    const check = openDriver(temp, { readonly: true });
-    let counts: [number, number, number];
-    try {
-      counts = [count(check, "sessions"), count(check, "messages"), count(check, "state_meta")];
     } finally {
-      check.close();
+      removeWithSidecars(temp);
     }
-    if (options.force) {
-      removeSidecars(dest);
-      renameSync(temp, dest);
-    } else if (!linkIntoPlace(temp, dest)) {
-      // Checked at the start; a file that took the name meanwhile is not replaced either.
-      throw new RecoverError(`Cannot recover into ${dest}: it exists (give --force to replace it)`);
-    }
-    chmodSync(dest, 0o600);
-    return {
-      source,
-      dest,
-      sessions: counts[0],
-      messages: counts[1],
-      metaKeys: counts[2],
-      fromPages,
-      placeholderSessions: written.placeholders,
-      clearedParents: written.clearedParents,
-      otherTables: written.otherTables,
-      clearedPrompts: written.clearedPrompts,
-      lost,
-      schemaReadable,
-      lossUnknown,
-      lossUnknownIn,
-      missingPages: scan.missingPages,
-      duplicates: written.duplicates,
-      fromWal,
-      foreignWal,
-      walCommitsIgnored,
-      walCommitsSalvaged: 0,
-      walSalvageRefused,
-      retitled: written.retitled,
-      messageSequence: written.messageSequence,
-    };
   } finally {
-    removeWithSidecars(temp);
+    spill.remove();
   }
 }
 

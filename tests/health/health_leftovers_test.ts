@@ -15,9 +15,10 @@ import {
   writeFileSync,
   writeSync,
 } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { copyFixture, rawOpen, tempDir } from "../_helpers.ts";
 import { runCli } from "../_cli_io.ts";
+import { recoverDatabase } from "../../lib/health/recover.ts";
 
 describe("backup of a 0-byte file", () => {
   test("backup of a 0-byte file says it is empty and not a Hermes database, exits 1, and leaves it untouched", async () => {
@@ -85,8 +86,11 @@ describe("recover of a file cut mid-way", () => {
 });
 
 describe("recover keeps every value as it was", () => {
-  /** A copy of hermes-v11.db with rows a raw SQL write left: big integers, odd ids, odd text. */
-  async function oddRows(): Promise<string> {
+  /**
+   * A copy of hermes-v11.db with rows a raw SQL write left: big integers, odd ids, odd text;
+   * and `filler` messages more (past a few thousand, the rows read wait in a scratch file).
+   */
+  async function oddRows(filler = 0): Promise<string> {
     const path = copyFixture("hermes-v11.db");
     const db = await rawOpen(path);
     try {
@@ -103,6 +107,9 @@ describe("recover keeps every value as it was", () => {
         UPDATE sessions SET input_tokens = 9007199254740995, title = CAST(X'54C3' AS TEXT)
           WHERE id = '${session}';
         INSERT INTO state_meta (key, value) VALUES ('odd', CAST(X'FE00FF' AS TEXT));
+        WITH RECURSIVE n(i) AS (SELECT 1 WHERE ${filler} > 0 UNION ALL SELECT i + 1 FROM n WHERE i < ${filler})
+        INSERT INTO messages (session_id, role, content, timestamp)
+          SELECT '${session}', 'user', 'filler ' || i, 2 FROM n;
       `);
     } finally {
       db.close();
@@ -117,20 +124,47 @@ describe("recover keeps every value as it was", () => {
   const META =
     "SELECT key || ' ' || hex(value) || ' ' || typeof(value) FROM state_meta ORDER BY key";
 
-  test("recover carries integers beyond 2^53, zero and negative ids, invalid UTF-8 and BLOBs exactly", async () => {
-    const source = await oddRows();
+  for (const filler of [0, 5_000]) {
+    test(`recover carries integers beyond 2^53, zero and negative ids, invalid UTF-8 and BLOBs exactly (${filler} messages more)`, async () => {
+      const source = await oddRows(filler);
+      const dest = join(tempDir(), "new.db");
+      const run = await runCli(["recover", source, dest]);
+      assert.equal(run.code, 0, run.out + run.err);
+      assert.deepEqual(readdirSync(dirname(dest)), ["new.db"], "no scratch file is left");
+      const messages = (203 + filler).toLocaleString("en-US");
+      assert.match(
+        run.out,
+        new RegExp(`^Recovered 42 sessions and ${messages} messages \\(4 meta keys\\)`),
+      );
+      for (const sql of [MESSAGES, SESSIONS, META]) {
+        assert.deepEqual(await quoted(dest, sql), await quoted(source, sql));
+      }
+      // The id sequence is the source's, exact: the next message takes the id after it.
+      const sequence = "SELECT quote(seq) FROM sqlite_sequence WHERE name = 'messages'";
+      assert.deepEqual(await quoted(dest, sequence), await quoted(source, sequence));
+      if (filler === 0) assert.deepEqual(await quoted(dest, sequence), ["9007199254740995"]);
+    });
+  }
+
+  test("recover's scratch file of the rows read is private to its user while it exists, and removed", async () => {
+    const source = await oddRows(5_000);
     const dest = join(tempDir(), "new.db");
-    const run = await runCli(["recover", source, dest]);
-    assert.equal(run.code, 0, run.out + run.err);
-    assert.match(run.out, /^Recovered 42 sessions and 203 messages \(4 meta keys\)/);
-    for (const sql of [MESSAGES, SESSIONS, META]) {
-      assert.deepEqual(await quoted(dest, sql), await quoted(source, sql));
-    }
-    // The id sequence is the source's, exact: the next message takes the id after it.
-    assert.deepEqual(
-      await quoted(dest, "SELECT quote(seq) FROM sqlite_sequence WHERE name = 'messages'"),
-      ["9007199254740995"],
-    );
+    const seen: string[] = [];
+    await recoverDatabase(source, dest, {
+      onStage: (stage) => {
+        if (stage !== "writing the new file") return;
+        for (const name of readdirSync(dirname(dest))) {
+          if (!name.endsWith(".recover-rows")) continue;
+          seen.push(
+            `${name.replace(/\.\d+\./, ".PID.")} ${
+              (statSync(join(dirname(dest), name)).mode & 0o777).toString(8)
+            }`,
+          );
+        }
+      },
+    });
+    assert.deepEqual(seen, [".new.db.PID.recover-rows 600"]);
+    assert.deepEqual(readdirSync(dirname(dest)), ["new.db"]);
   });
 
   test("recover from the pages (header page zeroed) keeps invalid UTF-8 and exact ids, and loses no such row", async () => {
