@@ -26,6 +26,8 @@ import {
   rowidOf,
 } from "./_exact_values.ts";
 import { removeWithSidecars } from "./_temp_files.ts";
+import { RecoverError } from "../core/errors.ts";
+import { diskFullReason, isDiskFull } from "../sqlite/disk_space.ts";
 
 /** Rows, and bytes of their text, a table keeps in memory before they go to the scratch file. */
 export const IN_MEMORY = { rows: 4096, bytes: 16 * 1024 * 1024 } as const;
@@ -119,6 +121,8 @@ export class RowSpill {
   readonly #path: string;
   readonly #openDriver: SqliteDriver;
   #db: SqliteConnection | undefined;
+  /** Whether this run made the scratch file (only then is it removed). */
+  #made = false;
 
   /**
    * @param path The scratch file (a temporary name beside the destination).
@@ -137,7 +141,24 @@ export class RowSpill {
    * @returns An empty set of rows.
    */
   rowsOf(table: string): RecoveredRows {
-    return new SpillingRows(() => this.#connection(), `rows_${table}`);
+    return new SpillingRows(
+      () => this.#connection(),
+      `rows_${table}`,
+      (error) => this.#failed(error),
+    );
+  }
+
+  /** What a failed write of the scratch file throws: it names the file. */
+  #failed(error: unknown): RecoverError {
+    const reason = isDiskFull(error, this.#path)
+      ? diskFullReason(this.#path)
+      : error instanceof Error
+      ? error.message
+      : String(error);
+    return new RecoverError(
+      `Cannot keep the rows read in ${this.#path} (beside the new file): ${reason}`,
+      { cause: error },
+    );
   }
 
   #connection(): SqliteConnection {
@@ -145,6 +166,7 @@ export class RowSpill {
       removeWithSidecars(this.#path);
       // Mode 0600 before SQLite opens it: it holds the sessions' text, as a state.db does.
       writeFileSync(this.#path, "", { mode: 0o600, flag: "wx" });
+      this.#made = true;
       const db = this.#openDriver(this.#path);
       db.exec("PRAGMA journal_mode = OFF");
       db.exec("PRAGMA synchronous = OFF");
@@ -161,7 +183,7 @@ export class RowSpill {
       this.#db?.close();
     } finally {
       this.#db = undefined;
-      removeWithSidecars(this.#path);
+      if (this.#made) removeWithSidecars(this.#path);
     }
   }
 }
@@ -186,9 +208,12 @@ class SpillingRows implements RecoveredRows {
     }
     | undefined;
 
-  constructor(open: () => SqliteConnection, table: string) {
+  readonly #failed: (error: unknown) => Error;
+
+  constructor(open: () => SqliteConnection, table: string, failed: (error: unknown) => Error) {
     this.#open = open;
     this.#table = table;
+    this.#failed = failed;
   }
 
   get size(): number {
@@ -211,11 +236,20 @@ class SpillingRows implements RecoveredRows {
       this.#memory.set(rowid, values);
       this.#memoryBytes += bytesOf(values);
       if (this.#memory.size > IN_MEMORY.rows || this.#memoryBytes > IN_MEMORY.bytes) {
-        this.#spill(values.length);
+        this.#writing(() => this.#spill(values.length));
       }
       return;
     }
-    this.#put(rowid, values);
+    this.#writing(() => this.#put(rowid, values));
+  }
+
+  /** Runs a write of the scratch file; its failure (a full disk) names the file. */
+  #writing(write: () => void): void {
+    try {
+      write();
+    } catch (error) {
+      throw this.#failed(error);
+    }
   }
 
   delete(rowid: Rowid): void {

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
@@ -175,6 +175,35 @@ test("copy onto a full disk stops at the first disk-full error with one line", {
       /^hermes-state: .*Cannot copy s\d+: no space left on the device holding /,
       dest,
     );
+  } finally {
+    again.unmount();
+  }
+});
+
+test("recover onto a full disk names the scratch file its rows wait in, and leaves nothing there", {
+  skip,
+}, async () => {
+  const again = mounted();
+  try {
+    // The source lives elsewhere: 5,000 messages of 1 KB go to the scratch file beside DEST.
+    const src = join(tempDir(), "big.db");
+    {
+      using db = await SessionDB.open({ path: src });
+      db.createSession("s", "cli");
+      for (let i = 0; i < 5_000; i++) {
+        db.appendMessage("s", { role: "user", content: `${i} ${"y".repeat(1024)}` });
+      }
+      db.close();
+    }
+    const dest = join(again.dir, "new.db");
+    const run = await runCli(["recover", src, dest]);
+    assert.equal(run.code, 1, run.out + run.err);
+    assert.match(
+      run.err,
+      /^hermes-state: Cannot keep the rows read in .*\.new\.db\.\d+\.recover-rows \(beside the new file\): no space left on the device holding /,
+    );
+    assert.equal(run.err.trim().split("\n").length, 1, run.err);
+    assert.deepEqual(readdirSync(again.dir).filter((name) => !name.startsWith("filler")), []);
   } finally {
     again.unmount();
   }
