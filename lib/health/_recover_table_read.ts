@@ -374,20 +374,30 @@ export class TableReader {
       if (broken !== undefined) {
         this.#rows.set(broken[0], broken[1]);
         this.#halve(pending, from, top);
-      } else if (full) this.#continue(pending, from, top, judged.at(-1)!.rowid);
+      } else if (full) this.#continue(pending, from, top, judged);
     }
   }
 
   /**
    * A read that returned as many rows as it was let: the rest of its range
-   * is read next, after the last row returned. A last row outside the range
-   * (a damaged cell) gives no place to go on from: the range is halved, as
-   * one that failed.
+   * is read next, after the last row returned inside it (a damaged cell may
+   * give a rowid outside the range). Read again, the rows kept would count
+   * as repeated, so a read with no row inside the range leaves the rest to
+   * the page scan, as a range that failed.
    */
-  #continue(pending: Array<[bigint, bigint]>, from: bigint, top: bigint, last: Rowid): void {
-    const after = BigInt(last);
-    if (after < from || after > top) this.#halve(pending, from, top);
-    else if (after < top) pending.push([after + BigInt(1), top]);
+  #continue(
+    pending: Array<[bigint, bigint]>,
+    from: bigint,
+    top: bigint,
+    judged: readonly Judged[],
+  ): void {
+    const inside = judged.map((row) => BigInt(row.rowid)).filter((id) => id >= from && id <= top);
+    if (inside.length === 0) {
+      this.#failed.push([rowidOf(from), rowidOf(top)]);
+      return;
+    }
+    const after = inside.at(-1)!;
+    if (after < top) pending.push([after + BigInt(1), top]);
   }
 
   /** A failed range: halved, or, a single rowid, failed. */
