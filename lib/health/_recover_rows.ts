@@ -190,7 +190,7 @@ export class RowSpill {
 
 /** Rows in memory until there are too many, then in a table of the scratch file. */
 class SpillingRows implements RecoveredRows {
-  readonly #open: () => SqliteConnection;
+  readonly #connect: () => SqliteConnection;
   readonly #table: string;
   #memory: Map<Rowid, SqlValue[]> | undefined = new Map();
   /** About what the rows in memory take (a row replaced or dropped still counts). */
@@ -210,8 +210,12 @@ class SpillingRows implements RecoveredRows {
 
   readonly #failed: (error: unknown) => Error;
 
-  constructor(open: () => SqliteConnection, table: string, failed: (error: unknown) => Error) {
-    this.#open = open;
+  constructor(
+    connect: () => SqliteConnection,
+    table: string,
+    failed: (error: unknown) => Error,
+  ) {
+    this.#connect = connect;
     this.#table = table;
     this.#failed = failed;
   }
@@ -283,7 +287,7 @@ class SpillingRows implements RecoveredRows {
 
   /** Moves the rows in memory to the scratch table, and every later one. */
   #spill(width: number): void {
-    const db = this.#open();
+    const db = this.#connect();
     this.#width = width;
     const columns = this.#columns();
     const table = `"${this.#table}"`;

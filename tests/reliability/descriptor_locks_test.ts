@@ -93,6 +93,9 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   // on the damaged file, and the file is one the operator stopped writing;
   // the same for the -wal of an emptied main file, read whole before any connection.
   "lib/health/_page_scan.ts": ['openSync(path, "r")', "readFileSync(walPath)"],
+  // recover's scratch file of the rows it read: created new ("wx") beside DEST, mode 0600,
+  // before its own connection opens it; no other connection ever holds it.
+  "lib/health/_recover_rows.ts": ['writeFileSync(this.#path, "", { mode: 0o600, flag: "wx" })'],
   // The frames of a -wal, read to tell one of another database: SQLite locks the main file
   // and the -shm, never the -wal, so closing this descriptor drops no lock of a connection.
   "lib/sqlite/wal_commits.ts": ['openSync(walPath, "r")'],
