@@ -287,7 +287,7 @@ export function settleOtherTables(
     }
     const name = quoteIdentifier(table.name);
     let leftOut = made.get(table.name)!;
-    for (const { rowid } of db.prepare(`PRAGMA foreign_key_check(${name})`).all()) {
+    for (const { rowid } of orphansOf(db, name)) {
       // A WITHOUT ROWID table's row has none to name it: it stays.
       if (rowid === null || rowid === undefined) continue;
       leftOut += db.prepare(`DELETE FROM ${name} WHERE rowid = ?`).run(bindable(rowid)).changes;
@@ -296,4 +296,17 @@ export function settleOtherTables(
     return { table: table.name, rows, leftOut, whole: table.whole };
   });
   return { clearedPrompts, reports };
+}
+
+/**
+ * The rows of `name` that name a row the file lacks; none when SQLite
+ * cannot tell (a foreign key naming columns its parent does not key, "foreign
+ * key mismatch": the rows are then kept as they are).
+ */
+function orphansOf(db: SqliteConnection, name: string): Array<{ rowid?: SqlValue }> {
+  try {
+    return db.prepare(`PRAGMA foreign_key_check(${name})`).all();
+  } catch {
+    return [];
+  }
 }

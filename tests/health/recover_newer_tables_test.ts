@@ -209,7 +209,7 @@ test("recoverDatabase() of a schema-11 file makes no other table", async () => {
   );
 });
 
-test("recoverDatabase() leaves out and counts a row of a newer table that breaks its constraints", async () => {
+test("recoverDatabase() leaves out and counts a row of a newer table that breaks its constraints, and keeps those of a key it cannot check", async () => {
   const source = await promptsFile();
   {
     using raw = await rawOpen(source);
@@ -217,7 +217,11 @@ test("recoverDatabase() leaves out and counts a row of a newer table that breaks
       id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, stars INTEGER CHECK (stars BETWEEN 1 AND 5));
       INSERT INTO session_notes (session_id, stars) VALUES ('${LIVE}', 4);
       PRAGMA ignore_check_constraints = ON;
-      INSERT INTO session_notes (session_id, stars) VALUES ('${LIVE}', 9);`);
+      INSERT INTO session_notes (session_id, stars) VALUES ('${LIVE}', 9);
+      PRAGMA ignore_check_constraints = OFF;
+      PRAGMA foreign_keys = OFF;
+      CREATE TABLE session_links (id INTEGER PRIMARY KEY, title TEXT REFERENCES sessions(title));
+      INSERT INTO session_links (title) VALUES ('a title');`);
   }
   const dest = join(tempDir(), "recovered.db");
   const result = await recoverDatabase(source, dest);
@@ -225,6 +229,13 @@ test("recoverDatabase() leaves out and counts a row of a newer table that breaks
     table: "session_notes",
     rows: 1,
     leftOut: 1,
+    whole: true,
+  });
+  // A key SQLite cannot check ("foreign key mismatch": sessions.title is no key) keeps its rows.
+  assert.deepEqual(reportOf(result.otherTables, "session_links"), {
+    table: "session_links",
+    rows: 1,
+    leftOut: 0,
     whole: true,
   });
   using raw = await rawOpen(dest, true);
