@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import type { RuntimeName } from "../../lib/sqlite/driver/load.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
+import type { NewMessage } from "../../lib/core/types.ts";
 import { tempDbPath, tempDir } from "../_helpers.ts";
 import { runtimeBinary, workerEnv, workersSpanRuntimes } from "../reliability/_runtimes.ts";
 
@@ -35,25 +36,31 @@ function recoverLimited(source: string, messages: number): void {
   }
 }
 
+/** A new file of one session holding `count` messages, each `message(i)`. */
+async function fileOf(count: number, message: (i: number) => NewMessage): Promise<string> {
+  const source = tempDbPath();
+  const db = await SessionDB.open({ path: source });
+  try {
+    db.createSession("big", "cli");
+    for (let i = 0; i < count; i++) db.appendMessage("big", message(i));
+  } finally {
+    db.close();
+  }
+  return source;
+}
+
 describe("recover of a file larger than memory", () => {
   // Deno and Node take a heap limit (Bun's engine has none to give): the run under Deno runs both.
   test("the page scan holds no record: a file of 84 MB is recovered in a 64 MiB heap", {
     skip: workersSpanRuntimes(),
     timeout: 120_000,
   }, async () => {
-    const source = tempDbPath();
-    const db = await SessionDB.open({ path: source });
-    try {
-      // 200 messages of 100 KB: their text again in each search table's content and index,
-      // which a scan that kept every record held too, beside SQLite's read of the messages.
-      db.createSession("big", "cli");
-      for (let i = 0; i < 200; i++) {
-        const content = `message ${i} ` + "recovered words ".repeat(6_250);
-        db.appendMessage("big", { role: i % 2 === 0 ? "user" : "assistant", content });
-      }
-    } finally {
-      db.close();
-    }
+    // 200 messages of 100 KB: their text again in each search table's content and index,
+    // which a scan that kept every record held too, beside SQLite's read of the messages.
+    const source = await fileOf(200, (i) => ({
+      role: i % 2 === 0 ? "user" : "assistant",
+      content: `message ${i} ` + "recovered words ".repeat(6_250),
+    }));
     recoverLimited(source, 200);
   });
 
@@ -61,19 +68,13 @@ describe("recover of a file larger than memory", () => {
     skip: workersSpanRuntimes(),
     timeout: 120_000,
   }, async () => {
-    const source = tempDbPath();
-    const db = await SessionDB.open({ path: source });
-    try {
-      // 800 messages of 100 KB of reasoning (which no search table holds: the file is quick to
-      // make): all of it was kept in memory until the new file was written.
-      db.createSession("big", "cli");
-      for (let i = 0; i < 800; i++) {
-        const reasoning = `thought ${i} ` + "recovered reasoning ".repeat(5_000);
-        db.appendMessage("big", { role: "assistant", content: `answer ${i}`, reasoning });
-      }
-    } finally {
-      db.close();
-    }
+    // 800 messages of 100 KB of reasoning (which no search table holds: the file is quick to
+    // make): all of it was kept in memory until the new file was written.
+    const source = await fileOf(800, (i) => ({
+      role: "assistant",
+      content: `answer ${i}`,
+      reasoning: `thought ${i} ` + "recovered reasoning ".repeat(5_000),
+    }));
     recoverLimited(source, 800);
   });
 });
