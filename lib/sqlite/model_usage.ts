@@ -10,101 +10,89 @@
  */
 import type { Store } from "./store.ts";
 import type { TokenCountsUpdate } from "../core/session_options.ts";
+import type { SqlValue } from "./driver/types.ts";
 
 const TABLE = "session_model_usage";
 
-/** The row's key columns. */
-const KEY_COLUMNS = [
+/** How a call fills one column of its row. */
+interface UsageColumn {
+  /** The value inserted: SQL over the session's row `s`, with at most one `?`. */
+  readonly insert: string;
+  /** The value of its `?`, from the call (`now`: its time). */
+  readonly param?: (update: TokenCountsUpdate, now: number) => SqlValue;
+  /** How a later call to the same row sets it; none: kept as the first call set it (a key, first_seen). */
+  readonly later?: string;
+}
+
+/**
+ * A key column filled by the call's value (an empty one counts as missing),
+ * else the session's, else `otherwise`.
+ */
+function route(
+  column: string,
+  param: (update: TokenCountsUpdate) => string | null | undefined,
+  otherwise: string,
+): UsageColumn {
+  return {
+    insert: `COALESCE(NULLIF(?, ''), NULLIF(s.${column}, ''), ${otherwise})`,
+    param: (update) => param(update) ?? null,
+  };
+}
+
+/** A column the call adds to (a missing count or cost adds 0). */
+function summed(
+  column: string,
+  param: (update: TokenCountsUpdate) => number | null | undefined,
+): UsageColumn {
+  return {
+    insert: "?",
+    param: (update) => param(update) ?? 0,
+    later: `${column} + excluded.${column}`,
+  };
+}
+
+/**
+ * Every column a call fills, in order. `task` is the newer Hermes's kind of
+ * work; `''` is the agent's own loop, the only work a token update records.
+ */
+const USAGE_COLUMNS: Readonly<Record<string, UsageColumn>> = {
+  session_id: { insert: "s.id" },
+  model: route("model", (update) => update.model, "'unknown'"),
+  billing_provider: route("billing_provider", (update) => update.billingProvider, "''"),
+  billing_base_url: route("billing_base_url", (update) => update.billingBaseUrl, "''"),
+  billing_mode: route("billing_mode", (update) => update.billingMode, "''"),
+  task: { insert: "''" },
+  api_call_count: summed("api_call_count", (update) => update.apiCallCount),
+  input_tokens: summed("input_tokens", (update) => update.inputTokens),
+  output_tokens: summed("output_tokens", (update) => update.outputTokens),
+  cache_read_tokens: summed("cache_read_tokens", (update) => update.cacheReadTokens),
+  cache_write_tokens: summed("cache_write_tokens", (update) => update.cacheWriteTokens),
+  reasoning_tokens: summed("reasoning_tokens", (update) => update.reasoningTokens),
+  estimated_cost_usd: summed("estimated_cost_usd", (update) => update.estimatedCostUsd),
+  actual_cost_usd: summed("actual_cost_usd", (update) => update.actualCostUsd),
+  cost_status: {
+    insert: "?",
+    param: (update) => update.costStatus ?? null,
+    later: "COALESCE(excluded.cost_status, cost_status)",
+  },
+  cost_source: {
+    insert: "?",
+    param: (update) => update.costSource ?? null,
+    later: "COALESCE(excluded.cost_source, cost_source)",
+  },
+  first_seen: { insert: "?", param: (_, now) => now },
+  last_seen: { insert: "?", param: (_, now) => now, later: "excluded.last_seen" },
+};
+
+/** The columns that may name a row. */
+const KEY_COLUMNS = new Set([
   "session_id",
   "model",
   "billing_provider",
   "billing_base_url",
   "billing_mode",
   "task",
-] as const;
-
-type KeyColumn = typeof KEY_COLUMNS[number];
-
-/**
- * How each key column is filled: the call's value (`?`; an empty one counts
- * as missing), else the session's, else a default. `task` is the newer
- * Hermes's kind of work; `''` is the agent's own loop, the only work a token
- * update records.
- */
-const KEY_SQL: Readonly<Record<KeyColumn, string>> = {
-  session_id: "s.id",
-  model: "COALESCE(NULLIF(?, ''), NULLIF(s.model, ''), 'unknown')",
-  billing_provider: "COALESCE(NULLIF(?, ''), NULLIF(s.billing_provider, ''), '')",
-  billing_base_url: "COALESCE(NULLIF(?, ''), NULLIF(s.billing_base_url, ''), '')",
-  billing_mode: "COALESCE(NULLIF(?, ''), NULLIF(s.billing_mode, ''), '')",
-  task: "''",
-};
-
-/** The columns a call adds to. */
-const SUMMED_COLUMNS = [
-  "api_call_count",
-  "input_tokens",
-  "output_tokens",
-  "cache_read_tokens",
-  "cache_write_tokens",
-  "reasoning_tokens",
-  "estimated_cost_usd",
-  "actual_cost_usd",
-] as const;
-
-type SummedColumn = typeof SUMMED_COLUMNS[number];
-
-/** The columns a call sets, and how a later call to the same row sets them (never: the first). */
-const SET_COLUMNS = {
-  cost_status: "COALESCE(excluded.cost_status, cost_status)",
-  cost_source: "COALESCE(excluded.cost_source, cost_source)",
-  first_seen: undefined,
-  last_seen: "excluded.last_seen",
-} as const;
-
-type SetColumn = keyof typeof SET_COLUMNS;
-
-/** The call's value for a key column filled by a parameter. */
-function keyValue(column: KeyColumn, update: TokenCountsUpdate): string | null {
-  switch (column) {
-    case "model":
-      return update.model ?? null;
-    case "billing_provider":
-      return update.billingProvider ?? null;
-    case "billing_base_url":
-      return update.billingBaseUrl ?? null;
-    case "billing_mode":
-      return update.billingMode ?? null;
-    default:
-      return null;
-  }
-}
-
-/** What a call adds to a summed column (a missing count or cost adds 0). */
-function summedValue(column: SummedColumn, update: TokenCountsUpdate): number {
-  const values: Record<SummedColumn, number | null | undefined> = {
-    api_call_count: update.apiCallCount,
-    input_tokens: update.inputTokens,
-    output_tokens: update.outputTokens,
-    cache_read_tokens: update.cacheReadTokens,
-    cache_write_tokens: update.cacheWriteTokens,
-    reasoning_tokens: update.reasoningTokens,
-    estimated_cost_usd: update.estimatedCostUsd,
-    actual_cost_usd: update.actualCostUsd,
-  };
-  return values[column] ?? 0;
-}
-
-/** What a call gives a set column: both times are `now`, the row's first and latest call. */
-function setValue(
-  column: SetColumn,
-  update: TokenCountsUpdate,
-  now: number,
-): string | number | null {
-  if (column === "cost_status") return update.costStatus ?? null;
-  if (column === "cost_source") return update.costSource ?? null;
-  return now;
-}
+]);
 
 interface ColumnInfo {
   name: string;
@@ -113,16 +101,10 @@ interface ColumnInfo {
   pk: number;
 }
 
-/** The statement that adds a call to this file's table, with the columns its parameters fill. */
+/** The statement that adds a call to this file's table, and the columns it names, in order. */
 interface Upsert {
   sql: string;
-  keyed: KeyColumn[];
-  summed: SummedColumn[];
-  set: SetColumn[];
-}
-
-function isKeyColumn(name: string): name is KeyColumn {
-  return (KEY_COLUMNS as readonly string[]).includes(name);
+  columns: UsageColumn[];
 }
 
 /**
@@ -134,36 +116,26 @@ function upsertFor(store: Store): Upsert | undefined {
   const info = store.statement(
     `SELECT name, "notnull", dflt_value, pk FROM pragma_table_info('${TABLE}')`,
   ).all() as unknown as ColumnInfo[];
-  const has = (name: string) => info.some((column) => column.name === name);
   const key = info.filter((column) => column.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
-  const filled = new Set<string>([...KEY_COLUMNS, ...SUMMED_COLUMNS, ...Object.keys(SET_COLUMNS)]);
   const unfilled = info.some((column) =>
-    column.notnull !== 0 && column.dflt_value === null && !filled.has(column.name)
+    column.notnull !== 0 && column.dflt_value === null && !(column.name in USAGE_COLUMNS)
   );
   if (
-    !key.includes("session_id") || !key.includes("model") || !key.every(isKeyColumn) || unfilled
+    !key.includes("session_id") || !key.includes("model") ||
+    !key.every((name) => KEY_COLUMNS.has(name)) || unfilled
   ) {
     return undefined;
   }
-  const keyed = KEY_COLUMNS.filter(has);
-  const summed = SUMMED_COLUMNS.filter(has);
-  const set = (Object.keys(SET_COLUMNS) as SetColumn[]).filter(has);
-  const updates = [
-    ...summed.map((name) => `${name} = ${name} + excluded.${name}`),
-    ...set.flatMap((name) => {
-      const value = SET_COLUMNS[name];
-      return value === undefined ? [] : [`${name} = ${value}`];
-    }),
-  ];
-  const values = [
-    ...keyed.map((name) => KEY_SQL[name]),
-    ...summed.map(() => "?"),
-    ...set.map(() => "?"),
-  ];
-  const sql = `INSERT INTO ${TABLE} (${[...keyed, ...summed, ...set].join(", ")})
-    SELECT ${values.join(", ")} FROM sessions AS s WHERE s.id = ?
+  const names = Object.keys(USAGE_COLUMNS).filter((name) => info.some((c) => c.name === name));
+  const columns = names.map((name) => USAGE_COLUMNS[name]);
+  const updates = names.flatMap((name) => {
+    const later = USAGE_COLUMNS[name].later;
+    return later === undefined ? [] : [`${name} = ${later}`];
+  });
+  const sql = `INSERT INTO ${TABLE} (${names.join(", ")})
+    SELECT ${columns.map((column) => column.insert).join(", ")} FROM sessions AS s WHERE s.id = ?
     ON CONFLICT (${key.join(", ")}) DO UPDATE SET ${updates.join(", ")}`;
-  return { sql, keyed: keyed.filter((name) => KEY_SQL[name].includes("?")), summed, set };
+  return { sql, columns };
 }
 
 /**
@@ -200,10 +172,8 @@ export function recordModelUsage(store: Store, id: string, update: TokenCountsUp
   const upsert = upsertFor(store);
   if (upsert === undefined) return;
   const now = store.now();
-  store.statement(upsert.sql).run(
-    ...upsert.keyed.map((column) => keyValue(column, update)),
-    ...upsert.summed.map((column) => summedValue(column, update)),
-    ...upsert.set.map((column) => setValue(column, update, now)),
-    id,
+  const params = upsert.columns.flatMap((column) =>
+    column.param === undefined ? [] : [column.param(update, now)]
   );
+  store.statement(upsert.sql).run(...params, id);
 }
