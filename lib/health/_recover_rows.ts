@@ -192,7 +192,7 @@ export class RowSpill {
 class SpillingRows implements RecoveredRows {
   readonly #connect: () => SqliteConnection;
   readonly #table: string;
-  #memory: Map<Rowid, SqlValue[]> | undefined = new Map();
+  #memory: RowsInMemory | undefined = new RowsInMemory();
   /** About what the rows in memory take (a row replaced or dropped still counts). */
   #memoryBytes = 0;
   /** The rowids in the scratch table (its rows' text is not held). */
@@ -266,7 +266,7 @@ class SpillingRows implements RecoveredRows {
 
   *ordered(): Iterable<[Rowid, SqlValue[]]> {
     if (this.#memory !== undefined) {
-      yield* [...this.#memory].sort((a, b) => byRowid(a[0], b[0]));
+      yield* this.#memory.ordered();
       return;
     }
     // Read a few MB at a time (a driver's iterate() may read the whole result at once).
@@ -311,7 +311,7 @@ class SpillingRows implements RecoveredRows {
     };
     const memory = this.#memory!;
     this.#memory = undefined;
-    for (const [rowid, row] of memory) this.#put(rowid, row);
+    for (const [rowid, row] of memory.ordered()) this.#put(rowid, row);
   }
 
   #put(rowid: Rowid, values: SqlValue[]): void {

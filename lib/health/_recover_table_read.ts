@@ -124,8 +124,13 @@ function greatest(rowids: Iterable<Rowid>): Rowid | undefined {
   return max;
 }
 
-/** Whether `id` is one of `failed` (a single rowid or within a range). */
-function failedIdTest(failed: ReadonlyArray<[Rowid, Rowid]>): (id: Rowid) => boolean {
+/**
+ * Whether `id` is one of `failed` (a single rowid or within a range).
+ *
+ * @param failed Single rowids and ranges, as {@linkcode TableRead.failed} holds them.
+ * @returns The test.
+ */
+export function failedIdTest(failed: ReadonlyArray<[Rowid, Rowid]>): (id: Rowid) => boolean {
   const singles = new Set<Rowid>();
   const spans: Array<[Rowid, Rowid]> = [];
   for (const [from, to] of failed) {

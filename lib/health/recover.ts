@@ -90,6 +90,7 @@ import { freeTitleLike, type RetitledSession } from "./_recovered_titles.ts";
 import { bindable, byRowid, type Rowid, rowidOf } from "./_exact_values.ts";
 import {
   declaredColumns,
+  failedIdTest,
   type TableRead,
   TableReader,
   unreadable,
@@ -1021,18 +1022,7 @@ export async function recoverDatabase(
       state_meta: [],
     };
     const failedIds = new Map<Table, (id: Rowid) => boolean>();
-    for (const table of TABLES) {
-      const singles = new Set<Rowid>();
-      const spans: Array<[Rowid, Rowid]> = [];
-      for (const [from, to] of reads[table].failed) {
-        if (from === to) singles.add(from);
-        else spans.push([from, to]);
-      }
-      failedIds.set(
-        table,
-        (id) => singles.has(id) || spans.some(([from, to]) => id >= from && id <= to),
-      );
-    }
+    for (const table of TABLES) failedIds.set(table, failedIdTest(reads[table].failed));
     const fromPage = (record: RawRecord): void => {
       const matched = tableOf(record, columnsOf, ownColumns);
       if (matched === undefined) return;
