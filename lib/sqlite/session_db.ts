@@ -2258,6 +2258,14 @@ export class SessionDB {
    * Token sums are 0 when no session has any; the cost sums are `null` when
    * no session of the group has one.
    *
+   * On a newer Hermes's file with per-model usage rows
+   * (`session_model_usage`), a session counts as the larger of its totals
+   * and its rows' sum, counter by counter (that Hermes records side work,
+   * titles or compression, in its rows only); by model, its rows count
+   * under the models they name and the rest of its totals under its own
+   * model, so a session that switched models counts under each
+   * (`sessions` of the rows then add up to more than the sessions).
+   *
    * @param options `by` (`day`, `week`, `month`, `model` or `source`;
    *   default `day`), `since` and `until` (start times in Unix seconds,
    *   `until` exclusive), `source` and `timeZone` (`Asia/Shanghai`); see

@@ -1,13 +1,20 @@
 /**
  * Tokens and cost over time or by model or source (`hermes-state usage`,
  * the web page's Usage view). A session's tokens and cost count on the day
- * it started, as the session row carries their totals.
+ * it started, as the session row carries their totals; on a newer Hermes's
+ * file, its per-model usage rows count too (`../core/usage_by_model.ts`).
  *
  * @module
  */
 import type { SqlValue } from "./driver/types.ts";
 import type { Store } from "./store.ts";
 import type { UsageGrouping, UsageReportOptions, UsageRow } from "../core/usage.ts";
+import {
+  MODEL_USAGE_READ_COLUMNS,
+  MODEL_USAGE_TABLE,
+  modelUsagePartsSql,
+  sessionsWithModelUsageSql,
+} from "../core/usage_by_model.ts";
 import {
   checkUsageOptions,
   COST_COLUMNS,
@@ -92,13 +99,36 @@ export function usageReport(store: Store, options: UsageReportOptions = {}): Usa
       return "?";
     });
   }
+  if (!readsModelUsage(store)) {
+    return store.statement(
+      `SELECT key, sessions, ${USAGE_NAMES}
+       FROM (
+         SELECT ${KEYS[by](time)} AS key, COUNT(*) AS sessions, ${USAGE_SUMS}
+         FROM sessions ${where}
+         GROUP BY 1
+       )
+       ORDER BY ${ORDER[by]}`,
+    ).all(...offsets, ...params).map(toUsageRow);
+  }
+  // The sessions chosen, once (their parameters first), then their usage with their rows'.
+  const greatest = (a: string, b: string) => `MAX(${a}, ${b})`;
+  const parts = by === "model"
+    ? modelUsagePartsSql("chosen", greatest)
+    : sessionsWithModelUsageSql("chosen", greatest);
   return store.statement(
-    `SELECT key, sessions, ${USAGE_NAMES}
+    `WITH chosen AS (SELECT * FROM sessions ${where})
+     SELECT key, sessions, ${USAGE_NAMES}
      FROM (
-       SELECT ${KEYS[by](time)} AS key, COUNT(*) AS sessions, ${USAGE_SUMS}
-       FROM sessions ${where}
+       SELECT ${KEYS[by](time)} AS key, COUNT(DISTINCT id) AS sessions, ${USAGE_SUMS}
+       FROM ${parts}
        GROUP BY 1
      )
      ORDER BY ${ORDER[by]}`,
-  ).all(...offsets, ...params).map(toUsageRow);
+  ).all(...params, ...offsets).map(toUsageRow);
+}
+
+/** Whether the file has a per-model usage table with every column a report reads. */
+function readsModelUsage(store: Store): boolean {
+  const names = store.columns(MODEL_USAGE_TABLE);
+  return MODEL_USAGE_READ_COLUMNS.every((name) => names.has(name));
 }

@@ -121,14 +121,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const store = await ctx.openStore();
   const origin = await originOption(args, store);
   if (by === "origin") requireOrigins(store, "--by origin");
-  const rows = await store.usageReport({
-    by,
-    since,
-    until,
-    source,
-    timeZone,
-    ...(origin === undefined ? {} : { origin }),
-  });
+  const chosen = { since, until, source, timeZone, ...(origin === undefined ? {} : { origin }) };
+  const rows = await store.usageReport({ by, ...chosen });
   if (ctx.json) {
     const only = origin === undefined ? {} : { origin };
     printJson(ctx.io, { by, since, until, source, time_zone: timeZone, ...only, rows });
@@ -170,6 +164,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     (typeof COLUMNS)[number],
     number | null
   >;
+  if (by === "model" && rows.length > 1) {
+    // A session whose calls used several models counts under each: the total counts it once.
+    totals.sessions = total(await store.usageReport({ by: "source", ...chosen }), "sessions");
+  }
   const table = alignColumns([
     [
       isTimeGrouping(by) ? `${by} (${timeZone})` : by,

@@ -1,0 +1,112 @@
+/**
+ * The usage report over a newer Hermes's per-model usage rows
+ * (`session_model_usage`, kept by every token update since its schema 20,
+ * and by a PostgreSQL store): a session's row names one model, while its
+ * calls may have used several (a `/model` switch), and that Hermes's side
+ * work (titles, compression, vision: a `task` of the key) is counted in
+ * those rows only.
+ *
+ * So a session counts, under each grouping, as the larger of its own
+ * totals and the sum of its rows, counter by counter; and by model, its
+ * rows count under the models they name, the rest of its totals (what they
+ * hold beyond its rows: usage recorded before the table was, or given as
+ * cumulative totals) under the session's own model, as that Hermes's
+ * insights count them. A session with no rows counts as before. A row's
+ * cost of `0` is "none known" (the table has no NULL costs).
+ *
+ * Both engines build their statements here; they differ only in the
+ * two-argument maximum (`MAX(a, b)` in SQLite, `GREATEST(a, b)` in
+ * PostgreSQL).
+ *
+ * @module
+ */
+import { COST_COLUMNS, TOKEN_TOTALS } from "./usage.ts";
+
+/** The per-model usage table of a newer Hermes, and of a PostgreSQL store. */
+export const MODEL_USAGE_TABLE = "session_model_usage";
+
+/** The columns of it a report reads: without one of them, a file's table is not read. */
+export const MODEL_USAGE_READ_COLUMNS: readonly string[] = [
+  "session_id",
+  "model",
+  ...TOKEN_TOTALS.map((t) => t.column),
+  ...COST_COLUMNS,
+];
+
+/** The two-argument maximum of an engine's SQL. */
+export type Greatest = (a: string, b: string) => string;
+
+/** A residual cost below this (dollars) is the rounding of two sums, not spend. */
+const COST_EPSILON = "1e-9";
+
+const TOKENS = TOKEN_TOTALS.map((t) => t.column);
+
+/** Each session's rows summed (`by` the model too, or not), a zero cost as NULL. */
+function rowSums(byModel: boolean): string {
+  const keys = byModel ? "session_id, model" : "session_id";
+  const sums = [
+    ...TOKENS.map((c) => `SUM(${c}) AS ${c}`),
+    ...COST_COLUMNS.map((c) => `NULLIF(SUM(${c}), 0) AS ${c}`),
+  ].join(", ");
+  return `(SELECT ${keys}, ${sums} FROM ${MODEL_USAGE_TABLE} GROUP BY ${keys})`;
+}
+
+/** The larger of a session's cost and its rows' (`u`), either NULL: the other. */
+function largerCost(column: string, greatest: Greatest): string {
+  return `CASE WHEN u.${column} IS NULL THEN s.${column} WHEN s.${column} IS NULL THEN u.${column}
+    ELSE ${greatest(`s.${column}`, `u.${column}`)} END`;
+}
+
+/**
+ * Each session of `sessions` once, its counters the larger of its own and
+ * its rows' sum: the rows of a report grouped by anything but the model.
+ *
+ * @param sessions The sessions reported, as a relation (`(SELECT … WHERE …)`).
+ * @param greatest The engine's two-argument maximum.
+ * @returns A relation with the columns of `sessions` a report reads.
+ */
+export function sessionsWithModelUsageSql(sessions: string, greatest: Greatest): string {
+  const counters = [
+    ...TOKENS.map((c) => `${greatest(`COALESCE(s.${c}, 0)`, `COALESCE(u.${c}, 0)`)} AS ${c}`),
+    ...COST_COLUMNS.map((c) => `${largerCost(c, greatest)} AS ${c}`),
+  ].join(",\n    ");
+  return `(SELECT s.id, s.started_at, s.source, s.model,
+    ${counters}
+  FROM ${sessions} AS s LEFT JOIN ${rowSums(false)} AS u ON u.session_id = s.id)`;
+}
+
+/**
+ * The parts of a report by model: each session's rows by the model they
+ * name, and the rest of its totals under its own model (a session without
+ * rows: all of them). A session may so appear under several models; the
+ * report counts it once in each (`COUNT(DISTINCT id)`).
+ *
+ * @param sessions The sessions reported, as a relation (`(SELECT … WHERE …)`).
+ * @param greatest The engine's two-argument maximum.
+ * @returns A relation of the columns of `sessions` a report reads.
+ */
+export function modelUsagePartsSql(sessions: string, greatest: Greatest): string {
+  const rowCounters = [
+    ...TOKENS.map((c) => `u.${c}`),
+    ...COST_COLUMNS.map((c) => `u.${c}`),
+  ].join(", ");
+  const rest = TOKENS.map((c) => greatest(`COALESCE(s.${c}, 0) - COALESCE(t.${c}, 0)`, "0"));
+  const restCosts = COST_COLUMNS.map((c) =>
+    `CASE WHEN s.${c} IS NULL THEN NULL ELSE ${greatest(`s.${c} - COALESCE(t.${c}, 0)`, "0")} END`
+  );
+  const anyRest = [
+    ...rest.map((sql) => `${sql} > 0`),
+    ...restCosts.map((sql) => `${sql} > ${COST_EPSILON}`),
+  ].join(" OR ");
+  return `(SELECT s.id, s.started_at, s.source, u.model, ${rowCounters}
+    FROM ${sessions} AS s JOIN ${rowSums(true)} AS u ON u.session_id = s.id
+  UNION ALL
+  SELECT s.id, s.started_at, s.source, s.model,
+    ${
+    [...rest, ...restCosts].map((sql, i) => `${sql} AS ${[...TOKENS, ...COST_COLUMNS][i]}`).join(
+      ",\n    ",
+    )
+  }
+    FROM ${sessions} AS s LEFT JOIN ${rowSums(false)} AS t ON t.session_id = s.id
+    WHERE t.session_id IS NULL OR ${anyRest})`;
+}
