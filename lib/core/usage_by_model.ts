@@ -59,15 +59,19 @@ function largerCost(column: string, greatest: Greatest): string {
 
 /**
  * Each session of `sessions` once, its counters the larger of its own and
- * its rows' sum: the rows of a report grouped by anything but the model.
+ * its rows' sum (a session without rows: its own, as they are): the rows of
+ * a report grouped by anything but the model.
  *
- * @param sessions The sessions reported, as a relation (`(SELECT … WHERE …)`).
+ * @param sessions The sessions reported, a relation's name.
  * @param greatest The engine's two-argument maximum.
  * @returns A relation with the columns of `sessions` a report reads.
  */
 export function sessionsWithModelUsageSql(sessions: string, greatest: Greatest): string {
   const counters = [
-    ...TOKENS.map((c) => `${greatest(`COALESCE(s.${c}, 0)`, `COALESCE(u.${c}, 0)`)} AS ${c}`),
+    ...TOKENS.map((c) =>
+      `CASE WHEN u.session_id IS NULL THEN s.${c}
+        ELSE ${greatest(`COALESCE(s.${c}, 0)`, `u.${c}`)} END AS ${c}`
+    ),
     ...COST_COLUMNS.map((c) => `${largerCost(c, greatest)} AS ${c}`),
   ].join(",\n    ");
   return `(SELECT s.id, s.started_at, s.source, s.model,
@@ -78,19 +82,16 @@ export function sessionsWithModelUsageSql(sessions: string, greatest: Greatest):
 /**
  * The parts of a report by model: each session's rows by the model they
  * name, and the rest of its totals under its own model (a session without
- * rows: all of them). A session may so appear under several models; the
- * report counts it once in each (`COUNT(DISTINCT id)`).
+ * rows: its totals, as they are). A session may so appear under several
+ * models; the report counts it once in each (`COUNT(DISTINCT id)`).
  *
- * @param sessions The sessions reported, as a relation (`(SELECT … WHERE …)`).
+ * @param sessions The sessions reported, a relation's name.
  * @param greatest The engine's two-argument maximum.
  * @returns A relation of the columns of `sessions` a report reads.
  */
 export function modelUsagePartsSql(sessions: string, greatest: Greatest): string {
-  const rowCounters = [
-    ...TOKENS.map((c) => `u.${c}`),
-    ...COST_COLUMNS.map((c) => `u.${c}`),
-  ].join(", ");
-  const rest = TOKENS.map((c) => greatest(`COALESCE(s.${c}, 0) - COALESCE(t.${c}, 0)`, "0"));
+  const rowCounters = [...TOKENS, ...COST_COLUMNS].map((c) => `u.${c}`).join(", ");
+  const rest = TOKENS.map((c) => greatest(`COALESCE(s.${c}, 0) - t.${c}`, "0"));
   const restCosts = COST_COLUMNS.map((c) =>
     `CASE WHEN s.${c} IS NULL THEN NULL ELSE ${greatest(`s.${c} - COALESCE(t.${c}, 0)`, "0")} END`
   );
@@ -98,15 +99,14 @@ export function modelUsagePartsSql(sessions: string, greatest: Greatest): string
     ...rest.map((sql) => `${sql} > 0`),
     ...restCosts.map((sql) => `${sql} > ${COST_EPSILON}`),
   ].join(" OR ");
+  const restColumns = [...TOKENS, ...COST_COLUMNS].map((c, i) =>
+    `CASE WHEN t.session_id IS NULL THEN s.${c} ELSE ${[...rest, ...restCosts][i]} END AS ${c}`
+  );
   return `(SELECT s.id, s.started_at, s.source, u.model, ${rowCounters}
     FROM ${sessions} AS s JOIN ${rowSums(true)} AS u ON u.session_id = s.id
   UNION ALL
   SELECT s.id, s.started_at, s.source, s.model,
-    ${
-    [...rest, ...restCosts].map((sql, i) => `${sql} AS ${[...TOKENS, ...COST_COLUMNS][i]}`).join(
-      ",\n    ",
-    )
-  }
+    ${restColumns.join(",\n    ")}
     FROM ${sessions} AS s LEFT JOIN ${rowSums(false)} AS t ON t.session_id = s.id
     WHERE t.session_id IS NULL OR ${anyRest})`;
 }

@@ -10,6 +10,7 @@ import { createHash, type Hash } from "node:crypto";
 import { MESSAGE_COLUMN_SET, SESSION_COLUMN_NAMES } from "./_rows.ts";
 import { extraColumnsJson } from "./_extra.ts";
 import { exactInteger } from "./_sync_exact.ts";
+import type { ModelUsageEntry } from "./_sync_model_usage.ts";
 
 /** The modulus of {@linkcode MESSAGE_DIGEST_SQL}: a prime below 2^31. */
 const DIGEST_MODULUS = 2147483647;
@@ -105,9 +106,14 @@ export function extraDigests(
  *
  * @param row The row as the file gives it.
  * @param extra Its newer columns' JSON, or `null`.
+ * @param usage Its per-model usage rows (`_sync_model_usage.ts`), if any.
  * @returns The hex digest.
  */
-export function digestOf(row: Record<string, unknown>, extra: string | null): string {
+export function digestOf(
+  row: Record<string, unknown>,
+  extra: string | null,
+  usage: readonly ModelUsageEntry[] = [],
+): string {
   let exact = false;
   const values: unknown[] = SESSION_COLUMN_NAMES.map((c) => {
     const value = row[c] ?? null;
@@ -115,6 +121,9 @@ export function digestOf(row: Record<string, unknown>, extra: string | null): st
     return value;
   });
   if (extra !== null) values.push(extra);
+  // A newer Hermes's per-model usage rows, when it has any: a session without them digests as
+  // before they were carried, and a change to them ships the session again.
+  if (usage.length > 0) values.push({ usage });
   // An integer beyond 2^53 (read exactly) as `{"integer": "digits"}`, which no value read as a
   // number or text digests as; every other row digests as releases before it did.
   const json = exact ? JSON.stringify(values, exactIntegers) : JSON.stringify(values);

@@ -22,6 +22,7 @@ import {
 } from "./_sync_digest.ts";
 import { SESSION_META_PREFIXES } from "../core/session_meta.ts";
 import { NOTHING_HIDDEN, readShownDigests } from "./_sync_shown.ts";
+import { type ModelUsageEntry, readModelUsage, unshippableUsage } from "./_sync_model_usage.ts";
 import {
   exactInteger,
   ExactRead,
@@ -57,6 +58,11 @@ export interface SourceSession {
    * on every pass; `null` in a file without those columns.
    */
   shownDigest: string | null;
+  /**
+   * Its per-model usage rows (`_sync_model_usage.ts`), part of its row's
+   * digest; `undefined` in a file without that table.
+   */
+  usage?: readonly ModelUsageEntry[];
   /** Its per-session `state_meta` keys (its goal), in prefix order. */
   meta: readonly SessionMetaEntry[];
   /** {@linkcode metaDigestOf} those keys (`null`: none). */
@@ -237,6 +243,7 @@ export function readSource(
       });
     }
     const metaOf = readSessionMeta(store);
+    const usageOf = readModelUsage(store);
     const shownOf = readShownDigests(store);
     const promptOf = store.statement("SELECT system_prompt FROM sessions WHERE id = ?");
     const exactRow = exactSessionRead(store);
@@ -250,10 +257,11 @@ export function readSource(
       const stat = stats.get(id);
       const extra = extraColumnsJson(row, SESSION_COLUMN_SET);
       const meta = metaOf.get(id) ?? [];
+      const usage = usageOf === undefined ? undefined : usageOf.get(id) ?? [];
       const session: SourceSession = {
         row,
         extra,
-        digest: digestOf(row, extra),
+        digest: digestOf(row, extra, usage),
         count: stat?.n ?? 0,
         maxId: stat?.max ?? 0,
         messageDigest: stat?.digest ?? 0,
@@ -262,7 +270,9 @@ export function readSource(
         meta,
         metaDigest: metaDigestOf(meta),
       };
-      const unshippable = unshippableReason(row, stat?.untimed ?? 0);
+      if (usage !== undefined) session.usage = usage;
+      const unshippable = unshippableReason(row, stat?.untimed ?? 0) ??
+        unshippableUsage(usage ?? []);
       if (unshippable !== undefined) session.unshippable = unshippable;
       const changes = changesSince(session, server.get(id));
       if (
@@ -270,7 +280,7 @@ export function readSource(
         (changes.row || changes.messages || changes.meta || changes.shown)
       ) {
         row.system_prompt = blobAsText(promptOf.get(id)?.system_prompt ?? null);
-        session.fullDigest = digestOf(row, extra);
+        session.fullDigest = digestOf(row, extra, usage);
       }
       sessions.set(id, session);
     }

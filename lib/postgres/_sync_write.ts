@@ -22,6 +22,7 @@ import { jsonParam } from "./_text_codec.ts";
 import { checkPass, startPass, SyncSupersededError } from "./sync_origin.ts";
 import { insertMessages, recordSessions, upsertSessions } from "./_sync_rows.ts";
 import { replaceSessionMeta } from "./_sync_meta.ts";
+import { type ModelUsageEntry, replaceModelUsage } from "./_sync_model_usage.ts";
 import type { SessionMetaEntry } from "./_sync_digest.ts";
 import {
   keptRecords,
@@ -163,6 +164,19 @@ function metaOf(
 }
 
 /**
+ * The per-model usage rows of sessions written, under their server ids:
+ * none from a file without that table (the server's rows are left).
+ */
+function usageOf(
+  origin: string,
+  sessions: readonly SourceSession[],
+): { id: string; usage: readonly ModelUsageEntry[] }[] {
+  return sessions.flatMap((session) =>
+    session.usage === undefined ? [] : [{ id: `${origin}/${session.row.id}`, usage: session.usage }]
+  );
+}
+
+/**
  * The items of a transaction to write: all but those the server held when
  * the pass read its records and no longer holds (a delete or prune on the
  * server since). Written, such a session would hold only the messages the
@@ -220,6 +234,7 @@ export function writeBatch<T extends BatchItem>(
       const sessions = items.map((item) => item.session);
       await retireCopies(query, sessions);
       await upsertSessions(query, origin, sessions);
+      await replaceModelUsage(query, usageOf(origin, sessions));
       const inserts: [string, MessageValues][] = [];
       const rewrite: string[] = [];
       for (const item of items) {
@@ -264,6 +279,7 @@ export function writeStreamed(
       if ((await stillHeld(query, origin, [item])).length === 0) return undefined;
       await retireCopies(query, [item.session]);
       await upsertSessions(query, origin, [item.session]);
+      await replaceModelUsage(query, usageOf(origin, [item.session]));
       if (!item.append) await query(deleteMessagesSql("session_id = $1"), [target]);
       let written = 0;
       let inFlight: Promise<void> = Promise.resolve();

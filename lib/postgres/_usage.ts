@@ -19,6 +19,11 @@ import {
   USAGE_OPTION_NAMES,
 } from "../core/usage.ts";
 import type { ModelUsage, SessionTokens } from "../core/types.ts";
+import {
+  MODEL_USAGE_TABLE,
+  modelUsagePartsSql,
+  sessionsWithModelUsageSql,
+} from "../core/usage_by_model.ts";
 import type { PgQuery, PgValue } from "./_client_types.ts";
 import { type OriginFilter, withOrigin } from "./_session_filters.ts";
 
@@ -162,15 +167,51 @@ export async function usageReportPg(
       return `$${params.length}::bigint`;
     });
   }
+  if (!await hasModelUsage(query)) {
+    const rows = await query(
+      `SELECT key, sessions, ${USAGE_NAMES}
+         FROM (
+           SELECT ${USAGE_KEYS[by](time)} AS key, COUNT(*) AS sessions, ${USAGE_SUMS}
+           FROM sessions ${where}
+           GROUP BY 1
+         ) AS grouped
+         ORDER BY ${USAGE_ORDER[by]}`,
+      params,
+    );
+    return rows.map(toUsageRow);
+  }
+  // Per-model usage rows (`sync` carries a newer Hermes's): read as a file's are. The parts
+  // are named `sessions`, as the keys name them.
+  const greatest = (a: string, b: string) => `GREATEST(${a}, ${b})`;
+  const parts = by === "model"
+    ? modelUsagePartsSql("chosen", greatest)
+    : sessionsWithModelUsageSql("chosen", greatest);
   const rows = await query(
-    `SELECT key, sessions, ${USAGE_NAMES}
+    `WITH chosen AS (SELECT * FROM sessions ${where})
+     SELECT key, sessions, ${USAGE_NAMES}
        FROM (
-         SELECT ${USAGE_KEYS[by](time)} AS key, COUNT(*) AS sessions, ${USAGE_SUMS}
-         FROM sessions ${where}
+         SELECT ${USAGE_KEYS[by](time)} AS key, COUNT(DISTINCT id) AS sessions, ${USAGE_SUMS}
+         FROM ${parts} AS sessions
          GROUP BY 1
        ) AS grouped
        ORDER BY ${USAGE_ORDER[by]}`,
     params,
   );
   return rows.map(toUsageRow);
+}
+
+/**
+ * Whether the store holds per-model usage rows: in the table `sync` makes
+ * (an older version's schema, opened read-only, may lack it).
+ *
+ * @param query The store's query.
+ * @returns `true` when the table has a row.
+ */
+export async function hasModelUsage(query: PgQuery): Promise<boolean> {
+  const [{ present }] = await query(
+    `SELECT to_regclass('${MODEL_USAGE_TABLE}') IS NOT NULL AS present`,
+  );
+  if (!present) return false;
+  const [{ any }] = await query(`SELECT EXISTS (SELECT 1 FROM ${MODEL_USAGE_TABLE}) AS any`);
+  return Boolean(any);
 }

@@ -101,7 +101,7 @@ import {
 import { messageFromRow } from "../core/message_row.ts";
 import { importSessionPg, restoreParentLinksPg } from "./import.ts";
 import { checkParentLinks } from "../core/import_record.ts";
-import { ensureAddedColumns, LAST_STEP, migratePg, migrationStep } from "./schema.ts";
+import { ensureAdditions, LAST_STEP, migratePg, migrationStep, vacuumSql } from "./schema.ts";
 import { searchMessagesPg } from "./search.ts";
 import { countSearchHitsPg } from "./search_count.ts";
 import { isReplayedPrompt } from "../core/replayed_prompt.ts";
@@ -267,9 +267,10 @@ export interface PgMigrationReport {
   /** The last migration this version knows. */
   readonly known: number;
   /**
-   * The columns added that older versions ignore (no step: `sync` adds them
-   * too when missing), as `table.column`; none when all were there, or when
-   * the schema is newer than this version.
+   * The columns and tables added that older versions ignore (no step:
+   * `sync` adds them too when missing), columns as `table.column`, tables
+   * by name; none when all were there, or when the schema is newer than
+   * this version.
    */
   readonly added: readonly string[];
 }
@@ -295,7 +296,7 @@ export async function migratePostgresStore(url: string): Promise<PgMigrationRepo
     const known = before === null || before <= LAST_STEP;
     if (known) await migratePg(client, parsed.schema);
     await checkSchemaInUse(client, parsed.schema);
-    const added = known ? await ensureAddedColumns(client, parsed.schema) : [];
+    const added = known ? await ensureAdditions(client, parsed.schema) : [];
     const after = (await migrationStep(client.query, parsed.schema)) ?? LAST_STEP;
     return { target: client.display, before, after, known: LAST_STEP, added };
   } finally {
@@ -1021,9 +1022,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
 
   async vacuum(): Promise<void> {
     this.#checkWritable();
-    await this.#query(
-      "VACUUM (ANALYZE) sessions, messages, message_words, state_meta, sync_origins, sync_sessions",
-    );
+    await this.#query(await vacuumSql(this.#query));
   }
 
   async maybeAutoPruneAndVacuum(options: AutoPruneOptions = {}): Promise<AutoPruneResult> {

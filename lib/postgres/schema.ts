@@ -249,6 +249,33 @@ const MIGRATIONS: readonly PgMigration[] = [
   },
 ];
 
+/** The store's tables that deletes leave dead rows in: what `vacuum` and `doctor --fix` vacuum. */
+const VACUUMED_TABLES: readonly string[] = [
+  "sessions",
+  "messages",
+  "message_words",
+  "state_meta",
+  "sync_origins",
+  "sync_sessions",
+];
+
+/**
+ * The statement that vacuums (and analyzes) the store's tables: the
+ * migrations' and those of {@linkcode ADDED_TABLES} the schema has.
+ *
+ * @param query The store's query, its `search_path` the schema.
+ * @returns `VACUUM (ANALYZE) sessions, messages, …`.
+ */
+export async function vacuumSql(query: PgQuery): Promise<string> {
+  const added = await query(
+    `SELECT name FROM json_array_elements_text($1::text::json) AS t(name)
+     WHERE to_regclass(quote_ident(name)) IS NOT NULL`,
+    [jsonParam(ADDED_TABLES.map((added) => added.table))],
+  );
+  const tables = [...VACUUMED_TABLES, ...added.map((row) => String(row.name))];
+  return `VACUUM (ANALYZE) ${tables.join(", ")}`;
+}
+
 /** A column older hermes-state versions ignore: added when missing, not by a recorded step. */
 interface AddedColumn {
   /** Its table. */
@@ -266,6 +293,47 @@ const ADDED_COLUMNS: readonly AddedColumn[] = [
   // machine), refused. A column, not a table: nothing more for `vacuum` or `copy` to carry. Only
   // `sync` reads it; an older `sync` leaves it as it is, and inserts origins with `{}`.
   { table: "sync_origins", column: "departed", definition: "text[] NOT NULL DEFAULT '{}'" },
+];
+
+/** A table older hermes-state versions ignore: made when missing, not by a recorded step. */
+interface AddedTable {
+  /** Its name. */
+  readonly table: string;
+  /** Its columns and constraints, in the schema named by `schema` (quoted). */
+  readonly definition: (schema: string) => string;
+}
+
+const ADDED_TABLES: readonly AddedTable[] = [
+  // A newer Hermes's per-model usage (its schema 22: `task` in the key), which `sync` carries with
+  // each session (`_sync_model_usage.ts`) and the usage report reads (`../core/usage_by_model.ts`):
+  // a session that switched models splits between them. Rows go with their session (the foreign
+  // key), whatever version deletes it; an older `sync` leaves them as they are, and a newer one
+  // sees by its row digest that they are not the file's and ships them.
+  {
+    table: "session_model_usage",
+    definition: (schema) =>
+      `(
+      session_id text NOT NULL REFERENCES ${schema}.sessions(id) ON DELETE CASCADE,
+      model text NOT NULL DEFAULT '',
+      billing_provider text NOT NULL DEFAULT '',
+      billing_base_url text NOT NULL DEFAULT '',
+      billing_mode text NOT NULL DEFAULT '',
+      task text NOT NULL DEFAULT '',
+      api_call_count bigint NOT NULL DEFAULT 0,
+      input_tokens bigint NOT NULL DEFAULT 0,
+      output_tokens bigint NOT NULL DEFAULT 0,
+      cache_read_tokens bigint NOT NULL DEFAULT 0,
+      cache_write_tokens bigint NOT NULL DEFAULT 0,
+      reasoning_tokens bigint NOT NULL DEFAULT 0,
+      estimated_cost_usd double precision NOT NULL DEFAULT 0,
+      actual_cost_usd double precision NOT NULL DEFAULT 0,
+      cost_status text,
+      cost_source text,
+      first_seen double precision,
+      last_seen double precision,
+      PRIMARY KEY (session_id, model, billing_provider, billing_base_url, billing_mode, task)
+    )`,
+  },
 ];
 
 /** Messages read per round trip by {@linkcode writeUnspacedGrams}. */
@@ -508,6 +576,43 @@ async function missingColumns(query: PgQuery, schema: string): Promise<AddedColu
   return ADDED_COLUMNS.filter(({ table, column }) => !present.has(`${table}.${column}`));
 }
 
+/** The {@linkcode ADDED_TABLES} `schema` lacks, read from the catalog (no lock). */
+async function missingTables(query: PgQuery, schema: string): Promise<AddedTable[]> {
+  const rows = await query(
+    `SELECT c.relname AS name FROM pg_class c
+     WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = $1)
+       AND c.relname IN (SELECT json_array_elements_text($2::text::json))`,
+    [schema, jsonParam(ADDED_TABLES.map(({ table }) => table))],
+  );
+  const present = new Set(rows.map((row) => String(row.name)));
+  return ADDED_TABLES.filter(({ table }) => !present.has(table));
+}
+
+/** Makes the {@linkcode ADDED_TABLES} `schema` lacks; under the migrations' lock. */
+async function addMissingTables(query: PgQuery, schema: string): Promise<string[]> {
+  const missing = await missingTables(query, schema);
+  for (const { table, definition } of missing) {
+    try {
+      await query(
+        `CREATE TABLE IF NOT EXISTS ${quoteIdentifier(schema)}.${quoteIdentifier(table)} ${
+          definition(quoteIdentifier(schema))
+        }`,
+      );
+    } catch (error) {
+      const cause = (error as Error).cause ?? error;
+      if (sqlState(cause) !== "42501") throw error;
+      throw new OpenError(
+        schema,
+        `the role may not make the table ${table} this version uses (${
+          (cause as Error).message
+        }): the schema's owner makes it by running "hermes-state --db URL migrate" once`,
+        { kind: "other", cause: error },
+      );
+    }
+  }
+  return missing.map(({ table }) => table);
+}
+
 /** Adds the {@linkcode ADDED_COLUMNS} `schema` lacks; under the migrations' lock. */
 async function addMissingColumns(query: PgQuery, schema: string): Promise<string[]> {
   const missing = await missingColumns(query, schema);
@@ -534,24 +639,28 @@ async function addMissingColumns(query: PgQuery, schema: string): Promise<string
 }
 
 /**
- * Adds the columns this version's code uses and an older hermes-state
- * ignores, when missing: a column with a default that an older writer
- * leaves as it is, which is therefore no recorded step (an older version
- * refuses to write to a schema with a step it does not know). Read from
- * the catalog first: when every column is there, as nearly every call
- * finds, nothing is locked or written (`ADD COLUMN IF NOT EXISTS` takes
- * the table's ACCESS EXCLUSIVE lock even then); otherwise added under the
- * migrations' advisory lock, so that many processes starting at once take
- * turns and the later ones find them there.
+ * Adds the columns and tables this version's code uses and an older
+ * hermes-state ignores, when missing: a column with a default that an
+ * older writer leaves as it is, a table whose rows go with their session
+ * whatever version deletes it; neither is therefore a recorded step (an
+ * older version refuses to write to a schema with a step it does not
+ * know). Read from the catalog first: when everything is there, as nearly
+ * every call finds, nothing is locked or written (`ADD COLUMN IF NOT
+ * EXISTS` takes the table's ACCESS EXCLUSIVE lock even then); otherwise
+ * added under the migrations' advisory lock, so that many processes
+ * starting at once take turns and the later ones find them there.
  *
  * @param client The pool, its schema migrated ({@linkcode migratePg}).
  * @param schema The schema name.
- * @returns The columns added, as `table.column` (none when all were there).
+ * @returns What was added: columns as `table.column`, tables by name (none when all were there).
+ * @throws {OpenError} When the role may not add them (naming what, and who can).
  */
-export async function ensureAddedColumns(client: PgClient, schema: string): Promise<string[]> {
-  if ((await missingColumns(client.query, schema)).length === 0) return [];
+export async function ensureAdditions(client: PgClient, schema: string): Promise<string[]> {
+  const columns = await missingColumns(client.query, schema);
+  const tables = await missingTables(client.query, schema);
+  if (columns.length === 0 && tables.length === 0) return [];
   return await client.transaction(async (query) => {
     await takeMigrationLock(query, schema);
-    return await addMissingColumns(query, schema);
+    return [...await addMissingColumns(query, schema), ...await addMissingTables(query, schema)];
   });
 }

@@ -69,7 +69,7 @@ import { SessionDB, steadyRead, storeRead } from "../sqlite/session_db.ts";
 import { checkSchemaInUse, connectPg } from "./_client.ts";
 import type { PgClient } from "./_client_types.ts";
 import { parsePostgresUrl } from "./store_url.ts";
-import { ensureAddedColumns, migratePg } from "./schema.ts";
+import { ensureAdditions, migratePg } from "./schema.ts";
 import { deleteSessionRows } from "./_delete.ts";
 import { jsonParam } from "./_text_codec.ts";
 import {
@@ -288,7 +288,7 @@ export async function connectSyncTarget(url: string): Promise<PgClient> {
   const client = await connectPg(server, schema, { max: poolSize }, url);
   try {
     await migratePg(client, schema);
-    await ensureAddedColumns(client, schema);
+    await ensureAdditions(client, schema);
     await checkSchemaInUse(client, schema);
   } catch (error) {
     await client.close();

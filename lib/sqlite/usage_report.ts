@@ -120,15 +120,19 @@ export function usageReport(store: Store, options: UsageReportOptions = {}): Usa
      SELECT key, sessions, ${USAGE_NAMES}
      FROM (
        SELECT ${KEYS[by](time)} AS key, COUNT(DISTINCT id) AS sessions, ${USAGE_SUMS}
-       FROM ${parts}
+       FROM ${parts} AS sessions
        GROUP BY 1
      )
      ORDER BY ${ORDER[by]}`,
   ).all(...params, ...offsets).map(toUsageRow);
 }
 
-/** Whether the file has a per-model usage table with every column a report reads. */
+/**
+ * Whether the file has per-model usage rows, in a table with every column a
+ * report reads (without any row, the report is its sessions' totals).
+ */
 function readsModelUsage(store: Store): boolean {
   const names = store.columns(MODEL_USAGE_TABLE);
-  return MODEL_USAGE_READ_COLUMNS.every((name) => names.has(name));
+  return MODEL_USAGE_READ_COLUMNS.every((name) => names.has(name)) &&
+    store.statement(`SELECT 1 AS one FROM ${MODEL_USAGE_TABLE} LIMIT 1`).get() !== undefined;
 }

@@ -108,9 +108,12 @@ describe("sync_origins.departed, a column older versions ignore", { skip: PG_SKI
       assert.equal(migrate.code, 0, migrate.err);
       assert.equal(
         migrate.err,
-        `migration ${OLDER_KNOWS}, added sync_origins.departed (a column older versions ignore)\n`,
+        `migration ${OLDER_KNOWS}, added sync_origins.departed, session_model_usage (what older versions ignore)\n`,
       );
-      assert.deepEqual(JSON.parse(migrate.out).added, ["sync_origins.departed"]);
+      assert.deepEqual(JSON.parse(migrate.out).added, [
+        "sync_origins.departed",
+        "session_model_usage",
+      ]);
       assert.equal(await departedColumns(schema), 1, "migrate added the column");
       assert.equal(await lastStep(schema), OLDER_KNOWS);
       const again = await runCli(["--db", url, "migrate"]);

@@ -31,7 +31,7 @@ as it is. Says what it did on standard error.
 On a postgres:// URL: runs the migrations of the store's schema that this
 hermes-state knows and the schema has not had yet (creating it when it is
 missing), as any write does; before/after are migration numbers there.
-It also adds the columns that older versions ignore ("added" in --json),
+It also adds the columns and tables older versions ignore ("added" in --json),
 which sync adds when missing: run by the schema's owner, it prepares the
 server for sync roles that may not alter its tables.
 Read commands refuse a schema at an older migration, after an upgrade of
@@ -126,7 +126,7 @@ async function migrateServer(ctx: Context): Promise<number> {
     ctx.io.stderr(`migration ${after} is newer than ${known}: left as it is\n`);
   } else if (added.length > 0) {
     ctx.io.stderr(
-      `migration ${after}, added ${added.join(", ")} (a column older versions ignore)\n`,
+      `migration ${after}, added ${added.join(", ")} (what older versions ignore)\n`,
     );
   } else ctx.io.stderr(`migration ${after}: nothing to upgrade\n`);
   return 0;

@@ -24,7 +24,7 @@ import { lineageFinding } from "../../core/lineage_faults.ts";
 import { checkSchemaInUse, connectPg } from "../_client.ts";
 import type { PgClient, PgQuery } from "../_client_types.ts";
 import { parsePostgresUrl } from "../store_url.ts";
-import { LAST_STEP, migratePg, migrationStep } from "../schema.ts";
+import { LAST_STEP, migratePg, migrationStep, vacuumSql } from "../schema.ts";
 import {
   checkSchema,
   checkSequence,
@@ -195,9 +195,7 @@ async function repair(
   }
   if (options.vacuum) {
     await timed("vacuum", async () => {
-      await client.query(
-        "VACUUM (ANALYZE) sessions, messages, message_words, state_meta, sync_origins, sync_sessions",
-      );
+      await client.query(await vacuumSql(client.query));
       return "VACUUM (ANALYZE) of the store's tables";
     });
   }

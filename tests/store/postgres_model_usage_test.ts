@@ -1,0 +1,101 @@
+/**
+ * `syncFile()` and a newer Hermes's per-model usage rows
+ * (`session_model_usage`): they reach the server with their session, under
+ * its server id, and the server's usage report then answers as the file's
+ * does (a session that switched models split between them, side work
+ * counted); a change to them alone ships the session again; an unchanged
+ * pass writes nothing; a session deleted on the host takes its rows with it
+ * on the server. Sync used to carry none of them, so the server reported
+ * every token under the session's first model.
+ */
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { rawOpen } from "../_helpers.ts";
+import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { LIVE, MINI, REWOUND, spentFile } from "../_model_usage_spent.ts";
+import { openStore } from "../../lib/open_store.ts";
+import type { SessionDB } from "../../lib/sqlite/session_db.ts";
+import type { UsageGrouping } from "../../lib/core/usage.ts";
+import { runCli } from "../_cli_io.ts";
+
+const GROUPINGS: readonly UsageGrouping[] = ["model", "day", "source"];
+
+/** The file's and the server's usage reports, each grouping. */
+async function reports(db: SessionDB, url: string) {
+  await using server = await openStore(url, { readonly: true });
+  const file = [];
+  const there = [];
+  for (const by of GROUPINGS) {
+    file.push(db.usageReport({ by, since: 0 }));
+    there.push(await server.usageReport({ by, since: 0 }));
+  }
+  return { file, there };
+}
+
+describe("sync of a newer Hermes's per-model usage", { skip: PG_SKIP }, () => {
+  test("reaches the server, which reports usage as the file does; changes and deletes follow", {
+    timeout: 60_000,
+  }, async (t) => {
+    const sync = await import("../../lib/postgres/sync.ts");
+    const url = schemaUrl(freshSchema());
+    const client = await sync.connectSyncTarget(url);
+    try {
+      const { db, path } = await spentFile(t);
+      const first = await sync.syncFile(client, path, { host: "h", origin: "A" });
+      assert.equal(first.created, 4);
+      const rows = await client.query(
+        `SELECT session_id, model, task, input_tokens::int AS input, output_tokens::int AS output
+         FROM session_model_usage ORDER BY session_id COLLATE "C", model COLLATE "C"`,
+      );
+      assert.deepEqual(rows.map((row) => [row.session_id, row.model, row.input]), [
+        [`A/${LIVE}`, "anthropic/claude-sonnet-4.6", 1000],
+        [`A/${LIVE}`, "openai/gpt-5", 300],
+        [`A/${LIVE}`, MINI, 50],
+        [`A/${REWOUND}`, "anthropic/claude-sonnet-4.6", 100],
+      ]);
+      let { file, there } = await reports(db, url);
+      assert.deepEqual(there, file);
+      assert.equal(there[0].length, 3, "three models");
+
+      const unchanged = await sync.syncFile(client, path, { host: "h", origin: "A" });
+      assert.deepEqual([unchanged.created, unchanged.updated], [0, 0]);
+
+      // Copied to another server, which `copy` gives no usage rows: the host's next pass there
+      // ships the two sessions that have some, and nothing else.
+      const moved = schemaUrl(freshSchema());
+      const copied = await runCli(["copy", url, moved]);
+      assert.equal(copied.code, 0, copied.err);
+      const there2 = await sync.connectSyncTarget(moved);
+      try {
+        const next = await sync.syncFile(there2, path, { host: "h", origin: "A" });
+        assert.deepEqual([next.created, next.updated, next.messages], [0, 2, 0]);
+      } finally {
+        await there2.close();
+      }
+      assert.deepEqual((await reports(db, moved)).there, file);
+
+      // The title's usage grows, the session's own row untouched (side work is in the rows only).
+      {
+        using raw = await rawOpen(path);
+        raw.exec(
+          `UPDATE session_model_usage SET input_tokens = input_tokens + 25 WHERE model = '${MINI}'`,
+        );
+      }
+      const grown = await sync.syncFile(client, path, { host: "h", origin: "A" });
+      assert.deepEqual([grown.updated, grown.messages], [1, 0]);
+      ({ file, there } = await reports(db, url));
+      assert.deepEqual(there, file);
+      assert.equal(there[0].find((row) => row.key === MINI)?.input_tokens, 75);
+
+      db.deleteSession(LIVE);
+      const deleted = await sync.syncFile(client, path, { host: "h", origin: "A" });
+      assert.equal(deleted.deleted, 1);
+      const left = await client.query("SELECT DISTINCT session_id FROM session_model_usage");
+      assert.deepEqual(left.map((row) => row.session_id), [`A/${REWOUND}`]);
+      ({ file, there } = await reports(db, url));
+      assert.deepEqual(there, file);
+    } finally {
+      await client.close();
+    }
+  });
+});
