@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { copyFixture, openClocked } from "./_helpers.ts";
+import { copyFixture, openClocked, rawOpen } from "./_helpers.ts";
 import { ARCHIVED, GPT, MINI, SONNET, spentFile } from "./_model_usage_spent.ts";
 import type { UsageRow } from "../lib/core/usage.ts";
 import { runCli } from "./_cli_io.ts";
@@ -75,4 +75,17 @@ test("usage --by model counts a session that used two models once in its total",
   assert.match(lines[2], /^openai\/gpt-5\s+1\s+300\s/);
   // Six sessions in the rows above (LIVE under all three models); four in the file.
   assert.match(lines[lines.length - 1], /^total\s+4\s+6,750\s+675\s/);
+});
+
+test("usageReport over per-model rows past 2^63 in all answers, as over session totals", async (t) => {
+  const { db, path } = await openClocked(t, 1_777_000_100, copyFixture("hermes-v21.db"));
+  {
+    using raw = await rawOpen(path);
+    raw.exec(`INSERT INTO session_model_usage (session_id, model, input_tokens)
+      VALUES ('${ARCHIVED}', 'a', 4611686018427387904), ('${ARCHIVED}', 'b', 4611686018427387904)`);
+  }
+  const [day] = db.usageReport({ by: "day", since: 0 });
+  assert.equal(day.input_tokens, 2 ** 63);
+  const models = byKey(db.usageReport({ by: "model", since: 0 }));
+  assert.equal(models.get("a")?.input_tokens, 2 ** 62);
 });

@@ -14,9 +14,8 @@
  * insights count them. A session with no rows counts as before. A row's
  * cost of `0` is "none known" (the table has no NULL costs).
  *
- * Both engines build their statements here; they differ only in the
- * two-argument maximum (`MAX(a, b)` in SQLite, `GREATEST(a, b)` in
- * PostgreSQL).
+ * Both engines build their statements here ({@linkcode UsageDialect}: a
+ * maximum and a sum).
  *
  * @module
  */
@@ -33,8 +32,16 @@ export const MODEL_USAGE_READ_COLUMNS: readonly string[] = [
   ...COST_COLUMNS,
 ];
 
-/** The two-argument maximum of an engine's SQL. */
-export type Greatest = (a: string, b: string) => string;
+/** What the SQL of the two engines differs in here. */
+export interface UsageDialect {
+  /** The two-argument maximum: SQLite's `MAX(a, b)`, PostgreSQL's `GREATEST(a, b)`. */
+  readonly greatest: (a: string, b: string) => string;
+  /**
+   * The sum of an integer column: SQLite's `TOTAL()` (its `SUM()` fails past 2^63, "integer
+   * overflow"), PostgreSQL's `SUM()` (a `numeric`).
+   */
+  readonly sum: (column: string) => string;
+}
 
 /** A residual cost below this (dollars) is the rounding of two sums, not spend. */
 const COST_EPSILON = "1e-9";
@@ -42,17 +49,17 @@ const COST_EPSILON = "1e-9";
 const TOKENS = TOKEN_TOTALS.map((t) => t.column);
 
 /** Each session's rows summed (`by` the model too, or not), a zero cost as NULL. */
-function rowSums(byModel: boolean): string {
+function rowSums(byModel: boolean, dialect: UsageDialect): string {
   const keys = byModel ? "session_id, model" : "session_id";
   const sums = [
-    ...TOKENS.map((c) => `SUM(${c}) AS ${c}`),
+    ...TOKENS.map((c) => `${dialect.sum(c)} AS ${c}`),
     ...COST_COLUMNS.map((c) => `NULLIF(SUM(${c}), 0) AS ${c}`),
   ].join(", ");
   return `(SELECT ${keys}, ${sums} FROM ${MODEL_USAGE_TABLE} GROUP BY ${keys})`;
 }
 
 /** The larger of a session's cost and its rows' (`u`), either NULL: the other. */
-function largerCost(column: string, greatest: Greatest): string {
+function largerCost(column: string, { greatest }: UsageDialect): string {
   return `CASE WHEN u.${column} IS NULL THEN s.${column} WHEN s.${column} IS NULL THEN u.${column}
     ELSE ${greatest(`s.${column}`, `u.${column}`)} END`;
 }
@@ -63,20 +70,21 @@ function largerCost(column: string, greatest: Greatest): string {
  * a report grouped by anything but the model.
  *
  * @param sessions The sessions reported, a relation's name.
- * @param greatest The engine's two-argument maximum.
+ * @param dialect The engine's SQL.
  * @returns A relation with the columns of `sessions` a report reads.
  */
-export function sessionsWithModelUsageSql(sessions: string, greatest: Greatest): string {
+export function sessionsWithModelUsageSql(sessions: string, dialect: UsageDialect): string {
+  const { greatest } = dialect;
   const counters = [
     ...TOKENS.map((c) =>
       `CASE WHEN u.session_id IS NULL THEN s.${c}
         ELSE ${greatest(`COALESCE(s.${c}, 0)`, `u.${c}`)} END AS ${c}`
     ),
-    ...COST_COLUMNS.map((c) => `${largerCost(c, greatest)} AS ${c}`),
+    ...COST_COLUMNS.map((c) => `${largerCost(c, dialect)} AS ${c}`),
   ].join(",\n    ");
   return `(SELECT s.id, s.started_at, s.source, s.model,
     ${counters}
-  FROM ${sessions} AS s LEFT JOIN ${rowSums(false)} AS u ON u.session_id = s.id)`;
+  FROM ${sessions} AS s LEFT JOIN ${rowSums(false, dialect)} AS u ON u.session_id = s.id)`;
 }
 
 /**
@@ -86,10 +94,11 @@ export function sessionsWithModelUsageSql(sessions: string, greatest: Greatest):
  * models; the report counts it once in each (`COUNT(DISTINCT id)`).
  *
  * @param sessions The sessions reported, a relation's name.
- * @param greatest The engine's two-argument maximum.
+ * @param dialect The engine's SQL.
  * @returns A relation of the columns of `sessions` a report reads.
  */
-export function modelUsagePartsSql(sessions: string, greatest: Greatest): string {
+export function modelUsagePartsSql(sessions: string, dialect: UsageDialect): string {
+  const { greatest } = dialect;
   const rowCounters = [...TOKENS, ...COST_COLUMNS].map((c) => `u.${c}`).join(", ");
   const rest = TOKENS.map((c) => greatest(`COALESCE(s.${c}, 0) - t.${c}`, "0"));
   const restCosts = COST_COLUMNS.map((c) =>
@@ -103,10 +112,10 @@ export function modelUsagePartsSql(sessions: string, greatest: Greatest): string
     `CASE WHEN t.session_id IS NULL THEN s.${c} ELSE ${[...rest, ...restCosts][i]} END AS ${c}`
   );
   return `(SELECT s.id, s.started_at, s.source, u.model, ${rowCounters}
-    FROM ${sessions} AS s JOIN ${rowSums(true)} AS u ON u.session_id = s.id
+    FROM ${sessions} AS s JOIN ${rowSums(true, dialect)} AS u ON u.session_id = s.id
   UNION ALL
   SELECT s.id, s.started_at, s.source, s.model,
     ${restColumns.join(",\n    ")}
-    FROM ${sessions} AS s LEFT JOIN ${rowSums(false)} AS t ON t.session_id = s.id
+    FROM ${sessions} AS s LEFT JOIN ${rowSums(false, dialect)} AS t ON t.session_id = s.id
     WHERE t.session_id IS NULL OR ${anyRest})`;
 }

@@ -23,6 +23,7 @@ import {
   MODEL_USAGE_TABLE,
   modelUsagePartsSql,
   sessionsWithModelUsageSql,
+  type UsageDialect,
 } from "../core/usage_by_model.ts";
 import type { PgQuery, PgValue } from "./_client_types.ts";
 import { type OriginFilter, withOrigin } from "./_session_filters.ts";
@@ -62,6 +63,12 @@ const USAGE_ORDER: Readonly<Record<UsageGrouping, string>> = {
   model: USAGE_BY_COST,
   source: USAGE_BY_COST,
   origin: USAGE_BY_COST,
+};
+
+/** The SQL of a report over per-model usage rows here. */
+const PG_USAGE: UsageDialect = {
+  greatest: (a, b) => `GREATEST(${a}, ${b})`,
+  sum: (column) => `SUM(${column})`,
 };
 
 /**
@@ -182,10 +189,9 @@ export async function usageReportPg(
   }
   // Per-model usage rows (`sync` carries a newer Hermes's): read as a file's are. The parts
   // are named `sessions`, as the keys name them.
-  const greatest = (a: string, b: string) => `GREATEST(${a}, ${b})`;
   const parts = by === "model"
-    ? modelUsagePartsSql("chosen", greatest)
-    : sessionsWithModelUsageSql("chosen", greatest);
+    ? modelUsagePartsSql("chosen", PG_USAGE)
+    : sessionsWithModelUsageSql("chosen", PG_USAGE);
   const rows = await query(
     `WITH chosen AS (SELECT * FROM sessions ${where})
      SELECT key, sessions, ${USAGE_NAMES}

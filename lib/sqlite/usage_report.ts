@@ -14,6 +14,7 @@ import {
   MODEL_USAGE_TABLE,
   modelUsagePartsSql,
   sessionsWithModelUsageSql,
+  type UsageDialect,
 } from "../core/usage_by_model.ts";
 import {
   checkUsageOptions,
@@ -61,6 +62,12 @@ const USAGE_SUMS = [
   ...TOKEN_TOTALS.map(({ column }) => `TOTAL(${column}) AS ${column}`),
   ...COST_COLUMNS.map((column) => `SUM(${column}) AS ${column}`),
 ].join(", ");
+
+/** The SQL of a report over per-model usage rows here. */
+const SQLITE_USAGE: UsageDialect = {
+  greatest: (a, b) => `MAX(${a}, ${b})`,
+  sum: (column) => `TOTAL(${column})`,
+};
 
 /** Implements `SessionDB.usageReport`: one grouped query over `sessions`. */
 export function usageReport(store: Store, options: UsageReportOptions = {}): UsageRow[] {
@@ -111,10 +118,9 @@ export function usageReport(store: Store, options: UsageReportOptions = {}): Usa
     ).all(...offsets, ...params).map(toUsageRow);
   }
   // The sessions chosen, once (their parameters first), then their usage with their rows'.
-  const greatest = (a: string, b: string) => `MAX(${a}, ${b})`;
   const parts = by === "model"
-    ? modelUsagePartsSql("chosen", greatest)
-    : sessionsWithModelUsageSql("chosen", greatest);
+    ? modelUsagePartsSql("chosen", SQLITE_USAGE)
+    : sessionsWithModelUsageSql("chosen", SQLITE_USAGE);
   return store.statement(
     `WITH chosen AS (SELECT * FROM sessions ${where})
      SELECT key, sessions, ${USAGE_NAMES}
