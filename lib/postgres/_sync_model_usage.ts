@@ -102,7 +102,9 @@ export function readModelUsage(store: Store): Map<string, ModelUsageEntry[]> | u
 
 /**
  * Why a session's usage rows cannot reach the server: a value its number
- * columns cannot hold (text, an infinite REAL). `undefined`: they can.
+ * columns cannot hold (text, an infinite REAL, a fraction or more than 2^63
+ * where it keeps an integer), which failed the whole pass. `undefined`:
+ * they can.
  *
  * @param entries The session's rows.
  * @returns The reason, or `undefined`.
@@ -111,15 +113,20 @@ export function unshippableUsage(entries: readonly ModelUsageEntry[]): string | 
   for (const entry of entries) {
     for (const { name, type } of SERVER_COLUMNS) {
       const value = entry[name];
-      if (type === "text" || value === null) continue;
-      if (typeof value !== "number" || !Number.isFinite(value)) {
-        return `its ${MODEL_USAGE_TABLE}.${name} holds ${
-          JSON.stringify(value)
-        }, where the server keeps a number`;
-      }
+      if (type === "text" || value === null || fits(value, type)) continue;
+      const shown = typeof value === "string" ? JSON.stringify(value) : String(value);
+      return `its ${MODEL_USAGE_TABLE}.${name} holds ${shown}, where the server keeps ${
+        type === "bigint" ? "an integer" : "a number"
+      }`;
     }
   }
   return undefined;
+}
+
+/** Whether a column of the server's `type` holds `value`. */
+function fits(value: string | number, type: string): boolean {
+  if (typeof value !== "number" || !Number.isFinite(value)) return false;
+  return type !== "bigint" || (Number.isInteger(value) && Math.abs(value) < 2 ** 63);
 }
 
 /**

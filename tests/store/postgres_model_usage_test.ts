@@ -98,4 +98,37 @@ describe("sync of a newer Hermes's per-model usage", { skip: PG_SKIP }, () => {
       await client.close();
     }
   });
+
+  test("a usage row the server cannot hold leaves its session out of the pass, named", {
+    timeout: 60_000,
+  }, async (t) => {
+    const sync = await import("../../lib/postgres/sync.ts");
+    const client = await sync.connectSyncTarget(schemaUrl(freshSchema()));
+    try {
+      const { path } = await spentFile(t);
+      {
+        using raw = await rawOpen(path);
+        raw.exec(
+          `UPDATE session_model_usage SET last_seen = 'yesterday' WHERE session_id = '${REWOUND}';
+          UPDATE session_model_usage SET input_tokens = 2.5 WHERE model = '${MINI}'`,
+        );
+      }
+      const pass = await sync.syncFile(client, path, { host: "h", origin: "A" });
+      assert.deepEqual(pass.notShipped, [
+        {
+          id: LIVE,
+          reason:
+            "its session_model_usage.input_tokens holds 2.5, where the server keeps an integer",
+        },
+        {
+          id: REWOUND,
+          reason:
+            'its session_model_usage.last_seen holds "yesterday", where the server keeps a number',
+        },
+      ]);
+      assert.equal(pass.created, 2);
+    } finally {
+      await client.close();
+    }
+  });
 });
