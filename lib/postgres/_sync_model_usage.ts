@@ -18,13 +18,13 @@ import type { Store } from "../sqlite/store.ts";
 import type { PgQuery } from "./_client_types.ts";
 import { jsonParam } from "./_text_codec.ts";
 
-/** The columns naming a row, with the value of one the file's table lacks. */
-const KEY_COLUMNS: readonly { readonly name: string; readonly missing: string }[] = [
-  { name: "model", missing: "''" },
-  { name: "billing_provider", missing: "''" },
-  { name: "billing_base_url", missing: "''" },
-  { name: "billing_mode", missing: "''" },
-  { name: "task", missing: "''" },
+/** The columns naming a row (`''` where the file's table lacks one: a schema-21 `task`). */
+const KEY_COLUMNS: readonly string[] = [
+  "model",
+  "billing_provider",
+  "billing_base_url",
+  "billing_mode",
+  "task",
 ];
 
 /** The counted columns, summed over the file's rows of one key, and 0 where the table lacks one. */
@@ -47,7 +47,7 @@ export type ModelUsageEntry = Readonly<Record<string, string | number | null>>;
 
 /** Every column of a server row but `session_id`, in order, with its type there. */
 const SERVER_COLUMNS: readonly { readonly name: string; readonly type: string }[] = [
-  ...KEY_COLUMNS.map(({ name }) => ({ name, type: "text" })),
+  ...KEY_COLUMNS.map((name) => ({ name, type: "text" })),
   ...COUNT_COLUMNS.map((name) => ({
     name,
     type: COST_COLUMNS.includes(name) ? "double precision" : "bigint",
@@ -71,11 +71,11 @@ const SERVER_COLUMNS: readonly { readonly name: string; readonly type: string }[
 export function readModelUsage(store: Store): Map<string, ModelUsageEntry[]> | undefined {
   const names = store.columns(MODEL_USAGE_TABLE);
   if (!MODEL_USAGE_READ_COLUMNS.every((name) => names.has(name))) return undefined;
-  const keys = KEY_COLUMNS.map(({ name, missing }) =>
-    names.has(name) ? `COALESCE(CAST(${name} AS TEXT), '')` : missing
+  const keys = KEY_COLUMNS.map((name) =>
+    names.has(name) ? `COALESCE(CAST(${name} AS TEXT), '')` : "''"
   );
   const columns = [
-    ...KEY_COLUMNS.map(({ name }, i) => `${keys[i]} AS ${name}`),
+    ...KEY_COLUMNS.map((name, i) => `${keys[i]} AS ${name}`),
     ...COUNT_COLUMNS.map((name) => names.has(name) ? `TOTAL(${name}) AS ${name}` : `0 AS ${name}`),
     ...OTHER_COLUMNS.map(({ name, of }) =>
       names.has(name) ? `${of}(${name}) AS ${name}` : `NULL AS ${name}`
