@@ -45,6 +45,8 @@ const ALLOWED: Readonly<Record<string, string>> = {
     "sync reads the SQLite file's rows in pages",
   "lib/postgres/_sync_shown.ts → lib/sqlite/store.ts":
     "sync reads the SQLite file's visibility columns (active, compacted, display_kind) per session",
+  "lib/postgres/_sync_model_usage.ts → lib/sqlite/store.ts":
+    "sync reads a newer Hermes's per-model usage rows from the SQLite file",
   "lib/postgres/_sync_exact.ts → lib/sqlite/store.ts":
     "sync reads again, exactly, the SQLite file's rows that hold an integer beyond 2^53",
   "lib/postgres/_sync_exact.ts → lib/sqlite/exact_values.ts":
