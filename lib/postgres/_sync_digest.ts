@@ -10,7 +10,6 @@ import { createHash, type Hash } from "node:crypto";
 import { MESSAGE_COLUMN_SET, SESSION_COLUMN_NAMES } from "./_rows.ts";
 import { extraColumnsJson } from "./_extra.ts";
 import { exactInteger } from "./_sync_exact.ts";
-import type { ModelUsageEntry } from "./_sync_model_usage.ts";
 
 /** The modulus of {@linkcode MESSAGE_DIGEST_SQL}: a prime below 2^31. */
 const DIGEST_MODULUS = 2147483647;
@@ -106,13 +105,13 @@ export function extraDigests(
  *
  * @param row The row as the file gives it.
  * @param extra Its newer columns' JSON, or `null`.
- * @param usage Its per-model usage rows (`_sync_model_usage.ts`), if any.
+ * @param usage Its per-model usage rows as one text (`readModelUsageDigests`), if it has any.
  * @returns The hex digest.
  */
 export function digestOf(
   row: Record<string, unknown>,
   extra: string | null,
-  usage: readonly ModelUsageEntry[] = [],
+  usage: string | null = null,
 ): string {
   let exact = false;
   const values: unknown[] = SESSION_COLUMN_NAMES.map((c) => {
@@ -123,7 +122,7 @@ export function digestOf(
   if (extra !== null) values.push(extra);
   // A newer Hermes's per-model usage rows, when it has any: a session without them digests as
   // before they were carried, and a change to them ships the session again.
-  if (usage.length > 0) values.push({ usage });
+  if (usage !== null) values.push({ usage });
   // An integer beyond 2^53 (read exactly) as `{"integer": "digits"}`, which no value read as a
   // number or text digests as; every other row digests as releases before it did.
   const json = exact ? JSON.stringify(values, exactIntegers) : JSON.stringify(values);

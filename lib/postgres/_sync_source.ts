@@ -22,7 +22,12 @@ import {
 } from "./_sync_digest.ts";
 import { SESSION_META_PREFIXES } from "../core/session_meta.ts";
 import { NOTHING_HIDDEN, readShownDigests } from "./_sync_shown.ts";
-import { type ModelUsageEntry, readModelUsage, unshippableUsage } from "./_sync_model_usage.ts";
+import {
+  type ModelUsageEntry,
+  modelUsageReader,
+  readModelUsageDigests,
+  unshippableUsage,
+} from "./_sync_model_usage.ts";
 import {
   exactInteger,
   ExactRead,
@@ -59,8 +64,9 @@ export interface SourceSession {
    */
   shownDigest: string | null;
   /**
-   * Its per-model usage rows (`_sync_model_usage.ts`), part of its row's
-   * digest; `undefined` in a file without that table.
+   * Its per-model usage rows (`_sync_model_usage.ts`), read for a session
+   * the pass writes (their text is part of its row's digest); `undefined`
+   * in a file without that table, and for a session not written.
    */
   usage?: readonly ModelUsageEntry[];
   /** Its per-session `state_meta` keys (its goal), in prefix order. */
@@ -243,7 +249,8 @@ export function readSource(
       });
     }
     const metaOf = readSessionMeta(store);
-    const usageOf = readModelUsage(store);
+    const usageTexts = readModelUsageDigests(store);
+    const usageOf = usageTexts === undefined ? undefined : modelUsageReader(store);
     const shownOf = readShownDigests(store);
     const promptOf = store.statement("SELECT system_prompt FROM sessions WHERE id = ?");
     const exactRow = exactSessionRead(store);
@@ -257,7 +264,7 @@ export function readSource(
       const stat = stats.get(id);
       const extra = extraColumnsJson(row, SESSION_COLUMN_SET);
       const meta = metaOf.get(id) ?? [];
-      const usage = usageOf === undefined ? undefined : usageOf.get(id) ?? [];
+      const usage = usageTexts?.get(id) ?? null;
       const session: SourceSession = {
         row,
         extra,
@@ -270,15 +277,15 @@ export function readSource(
         meta,
         metaDigest: metaDigestOf(meta),
       };
-      if (usage !== undefined) session.usage = usage;
-      const unshippable = unshippableReason(row, stat?.untimed ?? 0) ??
-        unshippableUsage(usage ?? []);
+      const unshippable = unshippableReason(row, stat?.untimed ?? 0);
       if (unshippable !== undefined) session.unshippable = unshippable;
       const changes = changesSince(session, server.get(id));
-      if (
-        row.system_prompt !== null &&
-        (changes.row || changes.messages || changes.meta || changes.shown)
-      ) {
+      const written = changes.row || changes.messages || changes.meta || changes.shown;
+      if (written && usageOf !== undefined) {
+        session.usage = usageOf(id);
+        session.unshippable ??= unshippableUsage(session.usage);
+      }
+      if (row.system_prompt !== null && written) {
         row.system_prompt = blobAsText(promptOf.get(id)?.system_prompt ?? null);
         session.fullDigest = digestOf(row, extra, usage);
       }
