@@ -48,14 +48,13 @@ const COST_EPSILON = "1e-9";
 
 const TOKENS = TOKEN_TOTALS.map((t) => t.column);
 
-/** Each session's rows summed (`by` the model too, or not), a zero cost as NULL. */
-function rowSums(byModel: boolean, dialect: UsageDialect): string {
-  const keys = byModel ? "session_id, model" : "session_id";
+/** Each session's rows summed, a zero cost as NULL. */
+function rowSums(dialect: UsageDialect): string {
   const sums = [
     ...TOKENS.map((c) => `${dialect.sum(c)} AS ${c}`),
     ...COST_COLUMNS.map((c) => `NULLIF(SUM(${c}), 0) AS ${c}`),
   ].join(", ");
-  return `(SELECT ${keys}, ${sums} FROM ${MODEL_USAGE_TABLE} GROUP BY ${keys})`;
+  return `(SELECT session_id, ${sums} FROM ${MODEL_USAGE_TABLE} GROUP BY session_id)`;
 }
 
 /** The larger of a session's cost and its rows' (`u`), either NULL: the other. */
@@ -84,7 +83,7 @@ export function sessionsWithModelUsageSql(sessions: string, dialect: UsageDialec
   ].join(",\n    ");
   return `(SELECT s.id, s.started_at, s.source, s.model,
     ${counters}
-  FROM ${sessions} AS s LEFT JOIN ${rowSums(false, dialect)} AS u ON u.session_id = s.id)`;
+  FROM ${sessions} AS s LEFT JOIN ${rowSums(dialect)} AS u ON u.session_id = s.id)`;
 }
 
 /**
@@ -99,7 +98,12 @@ export function sessionsWithModelUsageSql(sessions: string, dialect: UsageDialec
  */
 export function modelUsagePartsSql(sessions: string, dialect: UsageDialect): string {
   const { greatest } = dialect;
-  const rowCounters = [...TOKENS, ...COST_COLUMNS].map((c) => `u.${c}`).join(", ");
+  // The rows as they are (the report sums them by model), a zero cost as NULL.
+  const rowCounters = [
+    ...TOKENS.map((c) => `u.${c}`),
+    ...COST_COLUMNS.map((c) => `NULLIF(u.${c}, 0) AS ${c}`),
+  ]
+    .join(", ");
   const rest = TOKENS.map((c) => greatest(`COALESCE(s.${c}, 0) - t.${c}`, "0"));
   const restCosts = COST_COLUMNS.map((c) =>
     `CASE WHEN s.${c} IS NULL THEN NULL ELSE ${greatest(`s.${c} - COALESCE(t.${c}, 0)`, "0")} END`
@@ -112,10 +116,10 @@ export function modelUsagePartsSql(sessions: string, dialect: UsageDialect): str
     `CASE WHEN t.session_id IS NULL THEN s.${c} ELSE ${[...rest, ...restCosts][i]} END AS ${c}`
   );
   return `(SELECT s.id, s.started_at, s.source, u.model, ${rowCounters}
-    FROM ${sessions} AS s JOIN ${rowSums(true, dialect)} AS u ON u.session_id = s.id
+    FROM ${sessions} AS s JOIN ${MODEL_USAGE_TABLE} AS u ON u.session_id = s.id
   UNION ALL
   SELECT s.id, s.started_at, s.source, s.model,
     ${restColumns.join(",\n    ")}
-    FROM ${sessions} AS s LEFT JOIN ${rowSums(false, dialect)} AS t ON t.session_id = s.id
+    FROM ${sessions} AS s LEFT JOIN ${rowSums(dialect)} AS t ON t.session_id = s.id
     WHERE t.session_id IS NULL OR ${anyRest})`;
 }
