@@ -131,4 +131,30 @@ describe("sync of a newer Hermes's per-model usage", { skip: PG_SKIP }, () => {
       await client.close();
     }
   });
+
+  test("a BLOB in a usage row (Python's sqlite3 stores bytes so) reaches the server as its text", {
+    timeout: 60_000,
+  }, async (t) => {
+    const sync = await import("../../lib/postgres/sync.ts");
+    const client = await sync.connectSyncTarget(schemaUrl(freshSchema()));
+    try {
+      const { path } = await spentFile(t);
+      {
+        using raw = await rawOpen(path);
+        raw.exec(
+          `UPDATE session_model_usage SET model = CAST(model AS BLOB) WHERE model = '${MINI}'`,
+        );
+      }
+      const pass = await sync.syncFile(client, path, { host: "h", origin: "A" });
+      assert.deepEqual([pass.created, pass.notShipped], [4, []]);
+      const rows = await client.query(
+        "SELECT model FROM session_model_usage WHERE input_tokens = 50",
+      );
+      assert.deepEqual(rows.map((row) => row.model), [MINI]);
+      const again = await sync.syncFile(client, path, { host: "h", origin: "A" });
+      assert.deepEqual([again.created, again.updated], [0, 0]);
+    } finally {
+      await client.close();
+    }
+  });
 });
