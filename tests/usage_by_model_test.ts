@@ -89,3 +89,13 @@ test("usageReport over per-model rows past 2^63 in all answers, as over session 
   const models = byKey(db.usageReport({ by: "model", since: 0 }));
   assert.equal(models.get("a")?.input_tokens, 2 ** 62);
 });
+
+test("usageReport over per-model rows keeps its range and time zone apart (both bound)", async (t) => {
+  const { db } = await spentFile(t);
+  // 1_777_000_005 leaves LIVE out; the others started on 24 April, UTC: the 23rd in Los Angeles.
+  const rows = db.usageReport({ by: "day", since: 1_777_000_005, timeZone: "America/Los_Angeles" });
+  assert.deepEqual(
+    rows.map((row) => [row.key, row.sessions, row.input_tokens]),
+    [["2026-04-23", 3, 5000 + 400]],
+  );
+});
