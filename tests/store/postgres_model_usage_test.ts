@@ -8,13 +8,14 @@
  * on the server. Sync used to carry none of them, so the server reported
  * every token under the session's first model.
  */
-import { describe, test } from "node:test";
+import { describe, test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { rawOpen } from "../_helpers.ts";
 import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
 import { LIVE, MINI, REWOUND, spentFile } from "../_model_usage_spent.ts";
 import { openStore } from "../../lib/open_store.ts";
 import type { SessionDB } from "../../lib/sqlite/session_db.ts";
+import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import type { UsageGrouping } from "../../lib/core/usage.ts";
 import { runCli } from "../_cli_io.ts";
 
@@ -32,6 +33,28 @@ async function reports(db: SessionDB, url: string) {
     there.push(await server.usageReport(options));
   }
   return { file, there };
+}
+
+/** The spent file (`_model_usage_spent.ts`), closed, with `sql` run on it. */
+async function editedSpentFile(t: TestContext, sql: string): Promise<string> {
+  const { db, path } = await spentFile(t);
+  db.close();
+  using raw = await rawOpen(path);
+  raw.exec(sql);
+  return path;
+}
+
+/** Runs `body` with a sync connection to a fresh schema, closed after it. */
+async function withSyncTarget(
+  body: (sync: typeof import("../../lib/postgres/sync.ts"), client: PgClient) => Promise<void>,
+): Promise<void> {
+  const sync = await import("../../lib/postgres/sync.ts");
+  const client = await sync.connectSyncTarget(schemaUrl(freshSchema()));
+  try {
+    await body(sync, client);
+  } finally {
+    await client.close();
+  }
 }
 
 describe("sync of a newer Hermes's per-model usage", { skip: PG_SKIP }, () => {
@@ -104,17 +127,12 @@ describe("sync of a newer Hermes's per-model usage", { skip: PG_SKIP }, () => {
   test("a usage row the server cannot hold leaves its session out of the pass, named", {
     timeout: 60_000,
   }, async (t) => {
-    const sync = await import("../../lib/postgres/sync.ts");
-    const client = await sync.connectSyncTarget(schemaUrl(freshSchema()));
-    try {
-      const { path } = await spentFile(t);
-      {
-        using raw = await rawOpen(path);
-        raw.exec(
-          `UPDATE session_model_usage SET last_seen = 'yesterday' WHERE session_id = '${REWOUND}';
-          UPDATE session_model_usage SET input_tokens = 2.5 WHERE model = '${MINI}'`,
-        );
-      }
+    const path = await editedSpentFile(
+      t,
+      `UPDATE session_model_usage SET last_seen = 'yesterday' WHERE session_id = '${REWOUND}';
+       UPDATE session_model_usage SET input_tokens = 2.5 WHERE model = '${MINI}'`,
+    );
+    await withSyncTarget(async (sync, client) => {
       const pass = await sync.syncFile(client, path, { host: "h", origin: "A" });
       assert.deepEqual(pass.notShipped, [
         {
@@ -129,24 +147,17 @@ describe("sync of a newer Hermes's per-model usage", { skip: PG_SKIP }, () => {
         },
       ]);
       assert.equal(pass.created, 2);
-    } finally {
-      await client.close();
-    }
+    });
   });
 
   test("a BLOB in a usage row (Python's sqlite3 stores bytes so) reaches the server as its text", {
     timeout: 60_000,
   }, async (t) => {
-    const sync = await import("../../lib/postgres/sync.ts");
-    const client = await sync.connectSyncTarget(schemaUrl(freshSchema()));
-    try {
-      const { path } = await spentFile(t);
-      {
-        using raw = await rawOpen(path);
-        raw.exec(
-          `UPDATE session_model_usage SET model = CAST(model AS BLOB) WHERE model = '${MINI}'`,
-        );
-      }
+    const path = await editedSpentFile(
+      t,
+      `UPDATE session_model_usage SET model = CAST(model AS BLOB) WHERE model = '${MINI}'`,
+    );
+    await withSyncTarget(async (sync, client) => {
       const pass = await sync.syncFile(client, path, { host: "h", origin: "A" });
       assert.deepEqual([pass.created, pass.notShipped], [4, []]);
       const rows = await client.query(
@@ -155,8 +166,6 @@ describe("sync of a newer Hermes's per-model usage", { skip: PG_SKIP }, () => {
       assert.deepEqual(rows.map((row) => row.model), [MINI]);
       const again = await sync.syncFile(client, path, { host: "h", origin: "A" });
       assert.deepEqual([again.created, again.updated], [0, 0]);
-    } finally {
-      await client.close();
-    }
+    });
   });
 });
