@@ -77,6 +77,7 @@ export { type PrefixMatches } from "./lib/core/listing_options.ts";
 export { sanitizeTitle } from "./lib/core/titles.ts";
 export type { ExportOptions } from "./lib/core/transfer_options.ts";
 export type { ImportOptions, ImportResult, ParentLink } from "./lib/core/transfer_options.ts";
+export type { SessionModelUsage } from "./lib/core/session_model_usage.ts";
 export type { DatabaseInfo, InspectOptions } from "./lib/core/database_info.ts";
 export type { KnownIssue } from "./lib/core/database_info.ts";
 export type { StaleFtsTable } from "./lib/core/database_info.ts";

@@ -22,6 +22,7 @@
  *
  * @module
  */
+import type { SessionModelUsage } from "./session_model_usage.ts";
 import type {
   ConversationOptions,
   CreateSessionOptions,
@@ -239,6 +240,11 @@ export interface SessionStore extends AsyncDisposable {
   usageBySource(): Promise<SourceUsage[]>;
   /** See {@linkcode SessionDB.usageReport}. */
   usageReport(options?: UsageReportOptions): Promise<UsageRow[]>;
+  /**
+   * See {@linkcode SessionDB.getModelUsage}. On PostgreSQL, the rows `sync`
+   * or an import with `modelUsage` wrote, under the server's session id.
+   */
+  getModelUsage(sessionId: string): Promise<SessionModelUsage[]>;
   /**
    * See {@linkcode SessionDB.dataVersion}. On PostgreSQL, the server's
    * snapshot of transactions, which any commit moves at once: a write to

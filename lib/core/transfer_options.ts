@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { SessionModelUsage } from "./session_model_usage.ts";
 import type { OptionNames } from "./option_names.ts";
 
 /** Options of `exportAll` and `iterateExport`. */
@@ -23,6 +24,16 @@ export interface ImportOptions {
    * @default {false}
    */
   replace?: boolean;
+  /**
+   * The session's per-model usage rows (a newer Hermes's
+   * `session_model_usage`, as `getModelUsage` reads them), written with it
+   * in the same transaction, replacing the rows it had; a store without a
+   * place for them (a v11 file) names `session_model_usage` in
+   * `droppedColumns` when any is given. Not given: the session's rows are
+   * left as they are. Each row needs a `model`; the other columns default
+   * to `''`, `0` or `null`; no two rows may share a model, route and task.
+   */
+  modelUsage?: readonly SessionModelUsage[];
 }
 
 /** The options of `exportAll` and `iterateExport`, checked by name. */
@@ -33,7 +44,7 @@ export const EXPORT_OPTION_NAMES: OptionNames<ExportOptions> = {
 };
 
 /** The options of `importSession`, checked by name. */
-export const IMPORT_OPTION_NAMES: OptionNames<ImportOptions> = { replace: true };
+export const IMPORT_OPTION_NAMES: OptionNames<ImportOptions> = { replace: true, modelUsage: true };
 
 /** What {@linkcode importSession} did with one record. */
 export interface ImportResult {

@@ -13,52 +13,23 @@
  * @module
  */
 import { blobAsText } from "../core/blob_text.ts";
-import { COST_COLUMNS, TOKEN_TOTALS } from "../core/usage.ts";
+import { MODEL_USAGE_COLUMNS, type SessionModelUsage } from "../core/session_model_usage.ts";
 import { MODEL_USAGE_READ_COLUMNS, MODEL_USAGE_TABLE } from "../core/usage_by_model.ts";
 import type { Store } from "../sqlite/store.ts";
 import type { PgQuery } from "./_client_types.ts";
 import { jsonParam } from "./_text_codec.ts";
 import { quoteIdentifier } from "../core/sql_identifier.ts";
 
-/** The columns naming a row (`''` where the file's table lacks one: a schema-21 `task`). */
-const KEY_COLUMNS: readonly string[] = [
-  "model",
-  "billing_provider",
-  "billing_base_url",
-  "billing_mode",
-  "task",
-];
-
-/** The counted columns, summed over the file's rows of one key, and 0 where the table lacks one. */
-const COUNT_COLUMNS: readonly string[] = [
-  "api_call_count",
-  ...TOKEN_TOTALS.map((t) => t.column),
-  ...COST_COLUMNS,
-];
-
-/** The other columns, with how the rows of one key give their value. */
-const OTHER_COLUMNS: readonly { readonly name: string; readonly of: string }[] = [
-  { name: "cost_status", of: "MAX" },
-  { name: "cost_source", of: "MAX" },
-  { name: "first_seen", of: "MIN" },
-  { name: "last_seen", of: "MAX" },
-];
-
-/** One row of a session's usage as the server keeps it (the session's id aside). */
-export type ModelUsageEntry = Readonly<Record<string, string | number | null>>;
-
 /** Every column of a server row but `session_id`, in order, with its type there. */
-const SERVER_COLUMNS: readonly { readonly name: string; readonly type: string }[] = [
-  ...KEY_COLUMNS.map((name) => ({ name, type: "text" })),
-  ...COUNT_COLUMNS.map((name) => ({
+const SERVER_COLUMNS: readonly { readonly name: keyof SessionModelUsage; readonly type: string }[] =
+  MODEL_USAGE_COLUMNS.map(({ name, kind }) => ({
     name,
-    type: COST_COLUMNS.includes(name) ? "double precision" : "bigint",
-  })),
-  { name: "cost_status", type: "text" },
-  { name: "cost_source", type: "text" },
-  { name: "first_seen", type: "double precision" },
-  { name: "last_seen", type: "double precision" },
-];
+    type: kind === "key" || kind === "text"
+      ? "text"
+      : kind === "count"
+      ? "bigint"
+      : "double precision",
+  }));
 
 /**
  * Each session's per-model usage rows in the file as one text: every
@@ -94,43 +65,6 @@ export function readModelUsageDigests(store: Store): Map<string, string> | undef
 }
 
 /**
- * Reads one session's per-model usage rows from the file, one per key of
- * the server's table (rows of a key the file tells apart further, as a
- * layout with other key columns would, are summed), in key order: for the
- * sessions a pass writes. Call only on a file
- * {@linkcode readModelUsageDigests} found the table in.
- *
- * @param store The file, inside the pass's read transaction.
- * @returns A function from a session id to its rows.
- */
-export function modelUsageReader(store: Store): (id: string) => ModelUsageEntry[] {
-  const names = store.columns(MODEL_USAGE_TABLE);
-  const keys = KEY_COLUMNS.map((name) =>
-    names.has(name) ? `COALESCE(CAST(${name} AS TEXT), '')` : "''"
-  );
-  const columns = [
-    ...KEY_COLUMNS.map((name, i) => `${keys[i]} AS ${name}`),
-    ...COUNT_COLUMNS.map((name) => names.has(name) ? `TOTAL(${name}) AS ${name}` : `0 AS ${name}`),
-    ...OTHER_COLUMNS.map(({ name, of }) =>
-      names.has(name) ? `${of}(${name}) AS ${name}` : `NULL AS ${name}`
-    ),
-  ];
-  const read = store.statement(
-    `SELECT ${columns.join(", ")} FROM ${MODEL_USAGE_TABLE} WHERE session_id = ?
-     GROUP BY ${keys.join(", ")} ORDER BY ${keys.join(", ")}`,
-  );
-  return (id) =>
-    read.all(id).map((row) => {
-      const entry: Record<string, string | number | null> = {};
-      for (const { name } of SERVER_COLUMNS) {
-        const value = blobAsText(row[name] ?? null);
-        entry[name] = typeof value === "bigint" ? Number(value) : value as string | number | null;
-      }
-      return entry;
-    });
-}
-
-/**
  * Why a session's usage rows cannot reach the server: a value its number
  * columns cannot hold (text, an infinite REAL, a fraction or more than 2^63
  * where it keeps an integer), which failed the whole pass. `undefined`:
@@ -139,10 +73,11 @@ export function modelUsageReader(store: Store): (id: string) => ModelUsageEntry[
  * @param entries The session's rows.
  * @returns The reason, or `undefined`.
  */
-export function unshippableUsage(entries: readonly ModelUsageEntry[]): string | undefined {
+export function unshippableUsage(entries: readonly SessionModelUsage[]): string | undefined {
   for (const entry of entries) {
     for (const { name, type } of SERVER_COLUMNS) {
-      const value = entry[name];
+      // As the file holds it: text where a number belongs, too.
+      const value: unknown = entry[name];
       if (type === "text" || value === null || fits(value, type)) continue;
       const shown = typeof value === "string" ? JSON.stringify(value) : String(value);
       return `its ${MODEL_USAGE_TABLE}.${name} holds ${shown}, where the server keeps ${
@@ -154,7 +89,7 @@ export function unshippableUsage(entries: readonly ModelUsageEntry[]): string | 
 }
 
 /** Whether a column of the server's `type` holds `value`. */
-function fits(value: string | number, type: string): boolean {
+function fits(value: unknown, type: string): boolean {
   if (typeof value !== "number" || !Number.isFinite(value)) return false;
   return type !== "bigint" || (Number.isInteger(value) && Math.abs(value) < 2 ** 63);
 }
@@ -168,7 +103,7 @@ function fits(value: string | number, type: string): boolean {
  */
 export async function replaceModelUsage(
   query: PgQuery,
-  sessions: readonly { readonly id: string; readonly usage: readonly ModelUsageEntry[] }[],
+  sessions: readonly { readonly id: string; readonly usage: readonly SessionModelUsage[] }[],
 ): Promise<void> {
   if (sessions.length === 0) return;
   await query(

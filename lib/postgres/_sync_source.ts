@@ -22,12 +22,9 @@ import {
 } from "./_sync_digest.ts";
 import { SESSION_META_PREFIXES } from "../core/session_meta.ts";
 import { NOTHING_HIDDEN, readShownDigests } from "./_sync_shown.ts";
-import {
-  type ModelUsageEntry,
-  modelUsageReader,
-  readModelUsageDigests,
-  unshippableUsage,
-} from "./_sync_model_usage.ts";
+import { readModelUsageDigests, unshippableUsage } from "./_sync_model_usage.ts";
+import { modelUsageReader } from "../sqlite/session_model_usage.ts";
+import type { SessionModelUsage } from "../core/session_model_usage.ts";
 import {
   exactInteger,
   ExactRead,
@@ -68,7 +65,7 @@ export interface SourceSession {
    * the pass writes (their text is part of its row's digest); `undefined`
    * in a file without that table, and for a session not written.
    */
-  usage?: readonly ModelUsageEntry[];
+  usage?: readonly SessionModelUsage[];
   /** Its per-session `state_meta` keys (its goal), in prefix order. */
   meta: readonly SessionMetaEntry[];
   /** {@linkcode metaDigestOf} those keys (`null`: none). */

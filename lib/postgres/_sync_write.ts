@@ -22,7 +22,8 @@ import { jsonParam } from "./_text_codec.ts";
 import { checkPass, startPass, SyncSupersededError } from "./sync_origin.ts";
 import { insertMessages, recordSessions, upsertSessions } from "./_sync_rows.ts";
 import { replaceSessionMeta } from "./_sync_meta.ts";
-import { type ModelUsageEntry, replaceModelUsage } from "./_sync_model_usage.ts";
+import { replaceModelUsage } from "./_sync_model_usage.ts";
+import type { SessionModelUsage } from "../core/session_model_usage.ts";
 import type { SessionMetaEntry } from "./_sync_digest.ts";
 import {
   keptRecords,
@@ -170,7 +171,7 @@ function metaOf(
 function usageOf(
   origin: string,
   sessions: readonly SourceSession[],
-): { id: string; usage: readonly ModelUsageEntry[] }[] {
+): { id: string; usage: readonly SessionModelUsage[] }[] {
   return sessions.flatMap((session) =>
     session.usage === undefined ? [] : [{ id: `${origin}/${session.row.id}`, usage: session.usage }]
   );

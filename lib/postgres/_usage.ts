@@ -19,6 +19,7 @@ import {
   USAGE_OPTION_NAMES,
 } from "../core/usage.ts";
 import type { ModelUsage, SessionTokens } from "../core/types.ts";
+import { MODEL_USAGE_COLUMNS, type SessionModelUsage } from "../core/session_model_usage.ts";
 import {
   MODEL_USAGE_TABLE,
   modelUsagePartsSql,
@@ -214,10 +215,46 @@ export async function usageReportPg(
  * @returns `true` when the table has a row.
  */
 export async function hasModelUsage(query: PgQuery): Promise<boolean> {
+  if (!await hasModelUsageTable(query)) return false;
+  const [{ any }] = await query(`SELECT EXISTS (SELECT 1 FROM ${MODEL_USAGE_TABLE}) AS any`);
+  return Boolean(any);
+}
+
+/**
+ * A session's per-model usage rows (`getModelUsage`), in key order (the
+ * bytes of each key, as SQLite orders text): `[]` in a store without the
+ * table.
+ *
+ * @param query The store's query.
+ * @param id The session.
+ * @returns Its rows.
+ */
+export async function modelUsageOfPg(query: PgQuery, id: string): Promise<SessionModelUsage[]> {
+  if (!await hasModelUsageTable(query)) return [];
+  const keys = MODEL_USAGE_COLUMNS.filter((c) => c.kind === "key").map((c) =>
+    `${c.name} COLLATE "C"`
+  );
+  // Counts as double precision: a number, exact to 2^53 (bigint comes back as its digits).
+  const columns = MODEL_USAGE_COLUMNS.map(({ name, kind }) =>
+    kind === "count" ? `${name}::double precision AS ${name}` : name
+  );
+  return await query(
+    `SELECT ${columns.join(", ")} FROM ${MODEL_USAGE_TABLE} WHERE session_id = $1
+     ORDER BY ${keys.join(", ")}`,
+    [id],
+  ) as unknown as SessionModelUsage[];
+}
+
+/**
+ * Whether the store has the per-model usage table (`sync`, `migrate` and an
+ * import with rows make it; an older version's schema lacks it).
+ *
+ * @param query The store's query.
+ * @returns `true` when it has.
+ */
+export async function hasModelUsageTable(query: PgQuery): Promise<boolean> {
   const [{ present }] = await query(
     `SELECT to_regclass('${MODEL_USAGE_TABLE}') IS NOT NULL AS present`,
   );
-  if (!present) return false;
-  const [{ any }] = await query(`SELECT EXISTS (SELECT 1 FROM ${MODEL_USAGE_TABLE}) AS any`);
-  return Boolean(any);
+  return Boolean(present);
 }

@@ -6,6 +6,8 @@
  *
  * @module
  */
+import { replaceModelUsage } from "./_sync_model_usage.ts";
+import { hasModelUsageTable } from "./_usage.ts";
 import { recordWithBlobText } from "../core/blob_text.ts";
 import {
   carriedTextReadsAs,
@@ -374,6 +376,11 @@ async function importChecked(
       await writeSessionRow(query, written, parent, exists);
     }
     await writeMessages(query, written);
+    // Checked by the store, which made the table when any row is given.
+    const usage = options.modelUsage;
+    if (usage !== undefined && (usage.length > 0 || await hasModelUsageTable(query))) {
+      await replaceModelUsage(query, [{ id: checked.id, usage }]);
+    }
     return {
       outcome: exists ? "replaced" : "imported",
       id: checked.id,

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { checkModelUsage, type SessionModelUsage } from "../core/session_model_usage.ts";
 import { parsePythonFloat, pythonFloatRepr } from "../core/python_float.ts";
 import { removeTranscriptFiles } from "../files/transcript_files.ts";
 import { OpenError, ReadonlyError, TitleError } from "../core/errors.ts";
@@ -148,7 +149,13 @@ import {
   pruneGhostSessionsPg,
   pruneSessionsPg,
 } from "./_prune.ts";
-import { topSessionsByTokensPg, usageByModelPg, usageBySourcePg, usageReportPg } from "./_usage.ts";
+import {
+  modelUsageOfPg,
+  topSessionsByTokensPg,
+  usageByModelPg,
+  usageBySourcePg,
+  usageReportPg,
+} from "./_usage.ts";
 import {
   nextTitleInLineagePg,
   resolveSessionByTitlePg,
@@ -250,6 +257,7 @@ export async function openPostgresStore(
     throw error;
   }
   return new PostgresSessionStore(client, {
+    schema,
     target: client.display,
     readonly: options.readonly ?? false,
     clock: options.clock ?? wallClockSeconds,
@@ -318,6 +326,8 @@ const INSERT_SESSION = `INSERT INTO sessions
   ON CONFLICT (id) DO NOTHING`;
 
 interface StoreSettings {
+  /** The store's PostgreSQL schema. */
+  readonly schema: string;
   readonly target: string;
   readonly readonly: boolean;
   readonly clock: () => number;
@@ -344,11 +354,15 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
   readonly target: string;
   readonly readonly: boolean;
   readonly #client: PgClient;
+  readonly #schema: string;
   readonly #clock: () => number;
   #closed = false;
+  /** Whether this store made sure of the tables older versions ignore (once, before an import of usage rows). */
+  #additionsEnsured = false;
 
   constructor(client: PgClient, settings: StoreSettings) {
     this.#client = client;
+    this.#schema = settings.schema;
     this.target = settings.target;
     this.readonly = settings.readonly;
     this.#clock = settings.clock;
@@ -1074,6 +1088,11 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
     return await usageBySourcePg(this.#queryUntilClosed);
   }
 
+  async getModelUsage(sessionId: string): Promise<SessionModelUsage[]> {
+    checkKeyText("read model usage", "sessionId", sessionId);
+    return await modelUsageOfPg(this.#query, sessionId);
+  }
+
   async usageReport(options: UsageReportOptions & OriginFilter = {}): Promise<UsageRow[]> {
     return await usageReportPg(this.#queryUntilClosed, options);
   }
@@ -1105,7 +1124,19 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
 
   async importSession(record: unknown, options: ImportOptions = {}): Promise<ImportResult> {
     checkOptionNames("import session", options, IMPORT_OPTION_NAMES);
-    return await importSessionPg((fn) => this.#write(fn), record, options);
+    const usage = options.modelUsage === undefined
+      ? undefined
+      : checkModelUsage("import session", options.modelUsage);
+    if (usage !== undefined && usage.length > 0 && !this.#additionsEnsured) {
+      // The table `sync` and `migrate` make when missing: made here too, before the write.
+      this.#checkWritable();
+      await ensureAdditions(this.#client, this.#schema);
+      this.#additionsEnsured = true;
+    }
+    return await importSessionPg((fn) => this.#write(fn), record, {
+      ...options,
+      modelUsage: usage,
+    });
   }
 
   async restoreParentLinks(links: readonly ParentLink[]): Promise<number> {

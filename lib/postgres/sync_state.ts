@@ -13,7 +13,6 @@
 import type { PgQuery } from "./_client_types.ts";
 import type { RestoredSyncState, SyncState } from "../core/synced_store.ts";
 import { jsonParam } from "./_text_codec.ts";
-import { hasModelUsage } from "./_usage.ts";
 
 /**
  * Reads every origin and every synced session's record.
@@ -25,16 +24,10 @@ export async function readSyncState(query: PgQuery): Promise<SyncState> {
   const origins = await query(
     `SELECT origin, host, path, last_pass_at FROM sync_origins ORDER BY origin COLLATE "C"`,
   );
-  // `copy` carries no per-model usage rows: a session that has some is recorded without its
-  // row digest, so that its host's next pass ships its row and those rows to the new store.
-  const digest = await hasModelUsage(query)
-    ? `CASE WHEN EXISTS (SELECT 1 FROM session_model_usage u WHERE u.session_id = ss.session_id)
-         THEN '' ELSE row_digest END`
-    : "row_digest";
   const sessions = await query(
-    `SELECT session_id, origin, source_id, source_parent, ${digest} AS row_digest,
-       message_count, max_message_id, message_digest, extra_digest, meta_digest
-     FROM sync_sessions ss ORDER BY session_id COLLATE "C"`,
+    `SELECT session_id, origin, source_id, source_parent, row_digest, message_count,
+       max_message_id, message_digest, extra_digest, meta_digest
+     FROM sync_sessions ORDER BY session_id COLLATE "C"`,
   );
   return {
     origins: origins.map((row) => ({

@@ -5,6 +5,9 @@
  *
  * @module
  */
+import { checkModelUsage } from "../core/session_model_usage.ts";
+import { writeSessionModelUsage } from "./session_model_usage.ts";
+import { MODEL_USAGE_TABLE } from "../core/usage_by_model.ts";
 import type { SqlValue } from "./driver/types.ts";
 import { ReadonlyError } from "../core/errors.ts";
 import { nextLineageTitle, stemToFit, titleStem } from "../core/titles.ts";
@@ -247,6 +250,9 @@ export function importSession(
   options: ImportOptions = {},
 ): ImportResult {
   const { record: checked, bytes } = takeStoredBytes(checkImportRecord(record));
+  const usage = options.modelUsage === undefined
+    ? undefined
+    : checkModelUsage("import session", options.modelUsage);
   return store.write(() => {
     const exists = sessionExists(store, checked.id);
     const named = namedParent(checked);
@@ -258,12 +264,18 @@ export function importSession(
     if (exists) store.statement("DELETE FROM messages WHERE session_id = ?").run(checked.id);
     writeSessionRow(store, written, parent, exists, bytes.session);
     writeMessages(store, written, bytes);
+    const dropped = droppedColumns(store, checked);
+    if (
+      usage !== undefined && !writeSessionModelUsage(store, checked.id, usage) && usage.length > 0
+    ) {
+      dropped.push(MODEL_USAGE_TABLE);
+    }
     return {
       outcome: exists ? "replaced" : "imported",
       id: checked.id,
       messages: checked.messages.length,
       deferredParent: parentPresent ? null : named,
-      droppedColumns: droppedColumns(store, checked),
+      droppedColumns: dropped,
       relinked: false,
       renamedTo,
     };

@@ -113,6 +113,40 @@ interface Upsert {
  * NULL` without a default) it would not fill.
  */
 function upsertFor(store: Store): Upsert | undefined {
+  const layout = knownUsageLayout(store);
+  if (layout === undefined) return undefined;
+  const { key, columns: present } = layout;
+  const names = Object.keys(USAGE_COLUMNS).filter((name) => present.has(name));
+  const columns = names.map((name) => USAGE_COLUMNS[name]);
+  const updates = names.flatMap((name) => {
+    const later = USAGE_COLUMNS[name].later;
+    return later === undefined ? [] : [`${name} = ${later}`];
+  });
+  const sql = `INSERT INTO ${TABLE} (${names.join(", ")})
+    SELECT ${columns.map((column) => column.insert).join(", ")} FROM sessions AS s WHERE s.id = ?
+    ON CONFLICT (${key.join(", ")}) DO UPDATE SET ${updates.join(", ")}`;
+  return { sql, columns };
+}
+
+/** A per-model usage table this module can write to: its key, and its columns. */
+export interface UsageLayout {
+  /** The columns of its primary key, in order. */
+  readonly key: readonly string[];
+  /** Every column it has. */
+  readonly columns: ReadonlySet<string>;
+}
+
+/**
+ * The file's per-model usage table, when it has one of a layout this module
+ * knows: a key of `session_id`, `model` and route columns, and no required
+ * column (`NOT NULL` without a default) it would not fill. `undefined`
+ * otherwise (no table, another key, another required column).
+ *
+ * @param store The file.
+ * @returns Its key and columns, or `undefined`.
+ */
+export function knownUsageLayout(store: Store): UsageLayout | undefined {
+  if (!store.hasTable(TABLE)) return undefined;
   const info = store.statement(
     `SELECT name, "notnull", dflt_value, pk FROM pragma_table_info('${TABLE}')`,
   ).all() as unknown as ColumnInfo[];
@@ -126,16 +160,7 @@ function upsertFor(store: Store): Upsert | undefined {
   ) {
     return undefined;
   }
-  const names = Object.keys(USAGE_COLUMNS).filter((name) => info.some((c) => c.name === name));
-  const columns = names.map((name) => USAGE_COLUMNS[name]);
-  const updates = names.flatMap((name) => {
-    const later = USAGE_COLUMNS[name].later;
-    return later === undefined ? [] : [`${name} = ${later}`];
-  });
-  const sql = `INSERT INTO ${TABLE} (${names.join(", ")})
-    SELECT ${columns.map((column) => column.insert).join(", ")} FROM sessions AS s WHERE s.id = ?
-    ON CONFLICT (${key.join(", ")}) DO UPDATE SET ${updates.join(", ")}`;
-  return { sql, columns };
+  return { key, columns: new Set(info.map((column) => column.name)) };
 }
 
 /**
@@ -168,7 +193,7 @@ function recordsUsage(update: TokenCountsUpdate): boolean {
  * @param update The token update just applied to the session.
  */
 export function recordModelUsage(store: Store, id: string, update: TokenCountsUpdate): void {
-  if (!recordsUsage(update) || !store.hasTable(TABLE)) return;
+  if (!recordsUsage(update)) return;
   const upsert = upsertFor(store);
   if (upsert === undefined) return;
   const now = store.now();

@@ -48,6 +48,8 @@ import * as inspecting from "./inspect.ts";
 import * as sourceUsage from "./source_usage.ts";
 import * as pruneCandidates from "./prune_candidates.ts";
 import * as usage from "./usage_report.ts";
+import { readSessionModelUsage } from "./session_model_usage.ts";
+import type { SessionModelUsage } from "../core/session_model_usage.ts";
 import * as version from "./data_version.ts";
 import type { SourceUsage, UsageReportOptions, UsageRow } from "../core/usage.ts";
 import {
@@ -2307,6 +2309,36 @@ export class SessionDB {
    */
   usageReport(options: UsageReportOptions = {}): UsageRow[] {
     return this.#read((store) => usage.usageReport(store, options ?? {}));
+  }
+
+  /**
+   * A session's per-model usage rows, in a newer Hermes's file (since its
+   * schema 20, `session_model_usage`): each call's tokens and cost under
+   * the model and billing route it used, and side work (a title, a
+   * compression) under its `task`. One row per model, route and task, in
+   * that order; a column the file's table lacks (`task` before schema 22)
+   * is `''`, `0` or `null`; values as the file holds them. What
+   * `importSession`'s `modelUsage` writes back, and how `copy` carries them.
+   *
+   * @param sessionId The session.
+   * @returns Its rows; `[]` for a session without any, an unknown session,
+   *   and a file without that table (a v11 file, as this store creates).
+   * @throws {TypeError} When `sessionId` is not a string, naming the value.
+   * @throws {SqliteError} When the file cannot be read.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { SessionDB } from "./session_db.ts";
+   * const dir = await Deno.makeTempDir();
+   * using db = await SessionDB.open({ path: `${dir}/state.db` });
+   * db.createSession("s1", "cli");
+   * assert.deepEqual(db.getModelUsage("s1"), []);
+   * ```
+   */
+  getModelUsage(sessionId: string): SessionModelUsage[] {
+    checkKeyText("read model usage", "sessionId", sessionId);
+    return this.#read((store) => readSessionModelUsage(store, sessionId));
   }
 
   /**

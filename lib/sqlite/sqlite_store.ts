@@ -367,6 +367,9 @@ class SqliteSessionStore implements SessionStore {
   usageBySource() {
     return this.#call((db) => db.usageBySource());
   }
+  getModelUsage(...a: Parameters<SessionDB["getModelUsage"]>) {
+    return this.#call((db) => db.getModelUsage(...a));
+  }
   usageReport(...a: Parameters<SessionDB["usageReport"]>) {
     return this.#call((db) => db.usageReport(withoutOrigin(a[0])));
   }

@@ -55,6 +55,7 @@ const BY_ID: [method: string, rest: unknown[]][] = [
   ["exportSession", []],
   ["deleteSession", []],
   ["getMeta", []],
+  ["getModelUsage", []],
   ["setMeta", ["v"]],
 ];
 

@@ -10,7 +10,8 @@
  */
 import { describe, test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
-import { rawOpen } from "../_helpers.ts";
+import { rawOpen, tempDir } from "../_helpers.ts";
+import { join } from "node:path";
 import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
 import { LIVE, MINI, REWOUND, spentFile } from "../_model_usage_spent.ts";
 import { openStore } from "../../lib/open_store.ts";
@@ -85,15 +86,14 @@ describe("sync of a newer Hermes's per-model usage", { skip: PG_SKIP }, () => {
       const unchanged = await sync.syncFile(client, path, { host: "h", origin: "A" });
       assert.deepEqual([unchanged.created, unchanged.updated], [0, 0]);
 
-      // Copied to another server, which `copy` gives no usage rows: the host's next pass there
-      // ships the two sessions that have some, and nothing else.
+      // Copied to another server with their usage rows: the host's next pass there writes nothing.
       const moved = schemaUrl(freshSchema());
       const copied = await runCli(["copy", url, moved]);
       assert.equal(copied.code, 0, copied.err);
       const there2 = await sync.connectSyncTarget(moved);
       try {
         const next = await sync.syncFile(there2, path, { host: "h", origin: "A" });
-        assert.deepEqual([next.created, next.updated, next.messages], [0, 2, 0]);
+        assert.deepEqual([next.created, next.updated, next.messages], [0, 0, 0]);
       } finally {
         await there2.close();
       }
@@ -168,4 +168,31 @@ describe("sync of a newer Hermes's per-model usage", { skip: PG_SKIP }, () => {
       assert.deepEqual([again.created, again.updated], [0, 0]);
     });
   });
+
+  test(
+    "copy carries them: file → server under the same ids, server → a new file names them dropped",
+    {
+      timeout: 60_000,
+    },
+    async (t) => {
+      const { db, path } = await spentFile(t);
+      const url = schemaUrl(freshSchema());
+      const there = await runCli(["copy", path, url]);
+      assert.equal(there.code, 0, there.err);
+      assert.equal(there.err, "");
+      {
+        await using server = await openStore(url, { readonly: true });
+        assert.deepEqual(await server.getModelUsage(LIVE), db.getModelUsage(LIVE));
+        assert.deepEqual(await server.getModelUsage("no such session"), []);
+      }
+      const { file, there: reported } = await reports(db, url);
+      assert.deepEqual(reported, file);
+      const back = await runCli(["copy", url, join(tempDir(), "state.db")]);
+      assert.equal(back.code, 0, back.err);
+      assert.match(
+        back.err,
+        /has no column for .*session_model_usage.*: those values were not kept\n$/,
+      );
+    },
+  );
 });

@@ -15,6 +15,7 @@ import type { ExportOptions, ParentLink } from "../../core/transfer_options.ts";
 import { isPostgresTarget, sqlitePath } from "../../open_store.ts";
 import type { SessionStore } from "../../core/session_store.ts";
 import type { SessionExport } from "../../core/types.ts";
+import type { SessionModelUsage } from "../../core/session_model_usage.ts";
 import { WriteLanes } from "../../core/write_lanes.ts";
 import type { Command, Context } from "../command.ts";
 import { printJson } from "../json.ts";
@@ -428,9 +429,21 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       if (stop !== undefined) return;
       // With --origin, as its file held it.
       const session = origin === undefined ? stored : await asInFile(source, stored, origin);
+      // A newer Hermes's per-model usage rows go with the session, in its transaction.
+      let usage: SessionModelUsage[];
+      try {
+        usage = await source.getModelUsage(stored.id);
+      } catch (error) {
+        if (!lockGivenUp(error)) throw error;
+        stop ??= { error, file: srcFile, at: "read" };
+        return;
+      }
       let writtenWhole = false;
       try {
-        const result = await target.importSession(session, { replace });
+        const result = await target.importSession(session, {
+          replace,
+          ...(usage.length > 0 || replace ? { modelUsage: usage } : {}),
+        });
         writtenWhole = true;
         if (result.outcome === "imported") counts.copied++;
         else if (result.outcome === "replaced") counts.replaced++;

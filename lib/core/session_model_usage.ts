@@ -1,0 +1,151 @@
+/**
+ * A session's per-model usage rows, as a newer Hermes keeps them in
+ * `session_model_usage` (each call's tokens and cost under the model and
+ * billing route it used, side work under a `task`), as both engines read
+ * and write them (`getModelUsage`, `importSession`'s `modelUsage`) and
+ * `copy` carries them.
+ *
+ * @module
+ */
+import { describeValue } from "./shown_value.ts";
+
+/** One row of a session's per-model usage: its key (model, route, task) and what it counts. */
+export interface SessionModelUsage {
+  /** The model the calls named (`unknown` when none). */
+  model: string;
+  /** Their billing provider (`''` when none). */
+  billing_provider: string;
+  /** Their provider's base URL (`''` when none). */
+  billing_base_url: string;
+  /** Their billing mode (`''` when none). */
+  billing_mode: string;
+  /** The kind of work: `''` for the agent's own loop, else side work (`title`, `compression`…). */
+  task: string;
+  /** API calls counted. */
+  api_call_count: number;
+  /** Input tokens. */
+  input_tokens: number;
+  /** Output tokens. */
+  output_tokens: number;
+  /** Cache read tokens. */
+  cache_read_tokens: number;
+  /** Cache write tokens. */
+  cache_write_tokens: number;
+  /** Reasoning tokens. */
+  reasoning_tokens: number;
+  /** Estimated cost in US dollars (`0` when none known). */
+  estimated_cost_usd: number;
+  /** Actual cost in US dollars (`0` when none known). */
+  actual_cost_usd: number;
+  /** The latest cost status given, or `null`. */
+  cost_status: string | null;
+  /** The latest cost source given, or `null`. */
+  cost_source: string | null;
+  /** When the first call was counted (Unix seconds), or `null`. */
+  first_seen: number | null;
+  /** When the last call was counted (Unix seconds), or `null`. */
+  last_seen: number | null;
+}
+
+/** What a column of {@linkcode SessionModelUsage} holds. */
+export type UsageColumnKind = "key" | "count" | "cost" | "text" | "time";
+
+/** Every column of {@linkcode SessionModelUsage}, in the table's order, with what it holds. */
+export const MODEL_USAGE_COLUMNS: readonly {
+  readonly name: keyof SessionModelUsage;
+  readonly kind: UsageColumnKind;
+}[] = [
+  { name: "model", kind: "key" },
+  { name: "billing_provider", kind: "key" },
+  { name: "billing_base_url", kind: "key" },
+  { name: "billing_mode", kind: "key" },
+  { name: "task", kind: "key" },
+  { name: "api_call_count", kind: "count" },
+  { name: "input_tokens", kind: "count" },
+  { name: "output_tokens", kind: "count" },
+  { name: "cache_read_tokens", kind: "count" },
+  { name: "cache_write_tokens", kind: "count" },
+  { name: "reasoning_tokens", kind: "count" },
+  { name: "estimated_cost_usd", kind: "cost" },
+  { name: "actual_cost_usd", kind: "cost" },
+  { name: "cost_status", kind: "text" },
+  { name: "cost_source", kind: "text" },
+  { name: "first_seen", kind: "time" },
+  { name: "last_seen", kind: "time" },
+];
+
+/** The key of a row: no two rows of a session share it. */
+export function usageKey(row: SessionModelUsage): string {
+  return JSON.stringify([
+    row.model,
+    row.billing_provider,
+    row.billing_base_url,
+    row.billing_mode,
+    row.task,
+  ]);
+}
+
+/**
+ * Checks the rows given to a write and completes them: every key column a
+ * string (`model` required; the others `''` when missing), every count an
+ * integer and every cost a finite number (`0` when missing), the text and
+ * time columns `null` when missing; no two rows with the same key.
+ *
+ * @param action What the caller does (`import session`), for the error.
+ * @param rows The rows.
+ * @returns The rows, complete.
+ * @throws {TypeError} When `rows` is not an array of objects, or a value is
+ *   not of its column's kind (naming the column and the value).
+ * @throws {RangeError} When two rows have the same key.
+ */
+export function checkModelUsage(action: string, rows: unknown): SessionModelUsage[] {
+  const fail = (what: string, value: unknown) =>
+    new TypeError(`Cannot ${action}: ${what}: current value is ${describeValue(value)}`);
+  if (!Array.isArray(rows)) throw fail("modelUsage must be an array", rows);
+  const keys = new Set<string>();
+  return rows.map((row, index) => {
+    if (row === null || typeof row !== "object" || Array.isArray(row)) {
+      throw fail(`modelUsage[${index}] must be an object`, row);
+    }
+    const given = row as Record<string, unknown>;
+    const complete: Record<string, string | number | null> = {};
+    for (const { name, kind } of MODEL_USAGE_COLUMNS) {
+      const value = given[name];
+      const where = `modelUsage[${index}].${name}`;
+      if (kind === "key") {
+        if (value === undefined && name !== "model") complete[name] = "";
+        else if (typeof value === "string") complete[name] = value;
+        else throw fail(`${where} must be a string`, value);
+      } else if (kind === "count" || kind === "cost") {
+        if (value === undefined) complete[name] = 0;
+        else if (
+          typeof value === "number" && Number.isFinite(value) &&
+          (kind === "cost" || Number.isSafeInteger(value))
+        ) complete[name] = value;
+        else {throw fail(
+            `${where} must be ${kind === "cost" ? "a finite number" : "an integer"}`,
+            value,
+          );}
+      } else if (value === undefined || value === null) complete[name] = null;
+      else if (
+        kind === "text"
+          ? typeof value === "string"
+          : typeof value === "number" && Number.isFinite(value)
+      ) {
+        complete[name] = value as string | number;
+      } else {throw fail(
+          `${where} must be ${kind === "text" ? "a string" : "a finite number"} or null`,
+          value,
+        );}
+    }
+    const checked = complete as unknown as SessionModelUsage;
+    const key = usageKey(checked);
+    if (keys.has(key)) {
+      throw new RangeError(
+        `Cannot ${action}: modelUsage[${index}] repeats the key of an earlier row (model, billing route and task): ${key}`,
+      );
+    }
+    keys.add(key);
+    return checked;
+  });
+}
