@@ -857,7 +857,7 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         [
           "importSession",
           () => store.importSession({}, { overwrite: true } as Loose),
-          /^Cannot import session: no option "overwrite"; the options are replace$/,
+          /^Cannot import session: no option "overwrite"; the options are replace and modelUsage$/,
         ],
       ];
       for (const [name, call, message] of refused) {
