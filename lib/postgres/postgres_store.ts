@@ -101,7 +101,7 @@ import {
 } from "./_rows.ts";
 import { messageFromRow } from "../core/message_row.ts";
 import { importSessionPg, restoreParentLinksPg } from "./import.ts";
-import { checkParentLinks } from "../core/import_record.ts";
+import { checkImportRecord, checkParentLinks } from "../core/import_record.ts";
 import { ensureAdditions, LAST_STEP, migratePg, migrationStep, vacuumSql } from "./schema.ts";
 import { searchMessagesPg } from "./search.ts";
 import { countSearchHitsPg } from "./search_count.ts";
@@ -1128,7 +1128,9 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
       ? undefined
       : checkModelUsage("import session", options.modelUsage);
     if (usage !== undefined && usage.length > 0 && !this.#additionsEnsured) {
-      // The table `sync` and `migrate` make when missing: made here too, before the write.
+      // The table `sync` and `migrate` make when missing: made here too, before the write (and
+      // after the record is found sound: a refused record changes nothing).
+      checkImportRecord(record);
       this.#checkWritable();
       await ensureAdditions(this.#client, this.#schema);
       this.#additionsEnsured = true;

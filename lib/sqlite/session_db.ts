@@ -2467,15 +2467,23 @@ export class SessionDB {
    * replaced by the lineage's next numbered title (`"notes #2"`), reported
    * in `renamedTo`: the session is imported whole.
    *
+   * With `modelUsage`, the session's per-model usage rows (as
+   * {@linkcode SessionDB.getModelUsage} reads them) are written with it,
+   * replacing those it had; a file without that table (a v11 file) names
+   * `session_model_usage` in `droppedColumns`.
+   *
    * @param record The parsed record: session columns plus `messages`.
-   * @param options `replace` (default false); see {@linkcode ImportOptions}.
+   * @param options `replace` (default false) and `modelUsage`; see {@linkcode ImportOptions}.
    * @returns `{ outcome, id, messages, deferredParent, droppedColumns,
    *   relinked, renamedTo }` (see {@linkcode ImportResult}).
    * @throws {TypeError} When the record is not an object, lacks a non-empty
    *   string `id`, a string `source`, a numeric `started_at` or a `messages`
    *   list, has a non-string `parent_session_id`, or a message lacks a
-   *   string `role` or a numeric `timestamp`; the message names the field
-   *   and its value.
+   *   string `role` or a numeric `timestamp`; or when a `modelUsage` row
+   *   lacks a string `model` or holds a value not of its column's kind; the
+   *   message names the field and its value.
+   * @throws {RangeError} When two `modelUsage` rows share a model, billing
+   *   route and task.
    * @throws {SqliteError} On other storage failures. Nothing is written.
    * @throws {ReadonlyError} When the database was opened with `readonly: true`.
    * @throws {WriteBusyError} When another connection kept the write lock

@@ -16,6 +16,7 @@ import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
 import { LIVE, MINI, REWOUND, spentFile } from "../_model_usage_spent.ts";
 import { openStore } from "../../lib/open_store.ts";
 import type { SessionDB } from "../../lib/sqlite/session_db.ts";
+import type { SessionModelUsage } from "../../lib/core/session_model_usage.ts";
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import type { UsageGrouping } from "../../lib/core/usage.ts";
 import { runCli } from "../_cli_io.ts";
@@ -192,6 +193,39 @@ describe("sync of a newer Hermes's per-model usage", { skip: PG_SKIP }, () => {
       assert.match(
         back.err,
         /has no column for .*session_model_usage.*: those values were not kept\n$/,
+      );
+    },
+  );
+
+  test(
+    "importSession() with modelUsage makes the table once the record is sound, and writes the rows",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      await using store = await openStore(schemaUrl(freshSchema()));
+      const table = async () =>
+        (await store.getModelUsage("n")).length === 0 &&
+        (await store.usageReport({ by: "model", since: 0 })).length;
+      const rows = [{ model: "m", input_tokens: 5 }] as unknown as SessionModelUsage[];
+      await assert.rejects(store.importSession({ id: 5 }, { modelUsage: rows }), TypeError);
+      await assert.rejects(
+        store.importSession({ id: "n", source: "cli", started_at: 1, messages: [] }, {
+          modelUsage: [{ model: 5 }] as unknown as SessionModelUsage[],
+        }),
+        /modelUsage\[0\]\.model must be a string: current value is 5/,
+      );
+      assert.equal(await table(), 0, "nothing imported");
+      const result = await store.importSession(
+        { id: "n", source: "cli", model: "own", started_at: 1, messages: [] },
+        { modelUsage: rows },
+      );
+      assert.deepEqual([result.outcome, result.droppedColumns], ["imported", []]);
+      const [row] = await store.getModelUsage("n");
+      assert.deepEqual([row.model, row.input_tokens, row.task, row.first_seen], ["m", 5, "", null]);
+      assert.deepEqual(
+        (await store.usageReport({ by: "model", since: 0 })).map((r) => [r.key, r.input_tokens]),
+        [["m", 5]],
       );
     },
   );
