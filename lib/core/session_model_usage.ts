@@ -75,7 +75,7 @@ export const MODEL_USAGE_COLUMNS: readonly {
 ];
 
 /** The key of a row: no two rows of a session share it. */
-export function usageKey(row: SessionModelUsage): string {
+function usageKey(row: SessionModelUsage): string {
   return JSON.stringify([
     row.model,
     row.billing_provider,
@@ -83,6 +83,44 @@ export function usageKey(row: SessionModelUsage): string {
     row.billing_mode,
     row.task,
   ]);
+}
+
+/** What a column of each kind must hold, as an error says it. */
+const EXPECTED: Readonly<Record<UsageColumnKind, string>> = {
+  key: "a string",
+  count: "an integer",
+  cost: "a finite number",
+  text: "a string or null",
+  time: "a finite number or null",
+};
+
+/**
+ * A given value of a column, or its default when missing (`''` for a key
+ * but `model`, `0` for a count or a cost, `null` otherwise); `undefined`
+ * when it is not of the column's kind.
+ */
+function columnValue(
+  name: string,
+  kind: UsageColumnKind,
+  value: unknown,
+): string | number | null | undefined {
+  const finite = typeof value === "number" && Number.isFinite(value);
+  switch (kind) {
+    case "key":
+      return typeof value === "string"
+        ? value
+        : value === undefined && name !== "model"
+        ? ""
+        : undefined;
+    case "count":
+      return value === undefined ? 0 : Number.isSafeInteger(value) ? value as number : undefined;
+    case "cost":
+      return value === undefined ? 0 : finite ? value as number : undefined;
+    case "text":
+      return value == null ? null : typeof value === "string" ? value : undefined;
+    case "time":
+      return value == null ? null : finite ? value as number : undefined;
+  }
 }
 
 /**
@@ -107,36 +145,14 @@ export function checkModelUsage(action: string, rows: unknown): SessionModelUsag
     if (row === null || typeof row !== "object" || Array.isArray(row)) {
       throw fail(`modelUsage[${index}] must be an object`, row);
     }
-    const given = row as Record<string, unknown>;
     const complete: Record<string, string | number | null> = {};
     for (const { name, kind } of MODEL_USAGE_COLUMNS) {
-      const value = given[name];
-      const where = `modelUsage[${index}].${name}`;
-      if (kind === "key") {
-        if (value === undefined && name !== "model") complete[name] = "";
-        else if (typeof value === "string") complete[name] = value;
-        else throw fail(`${where} must be a string`, value);
-      } else if (kind === "count" || kind === "cost") {
-        if (value === undefined) complete[name] = 0;
-        else if (
-          typeof value === "number" && Number.isFinite(value) &&
-          (kind === "cost" || Number.isSafeInteger(value))
-        ) complete[name] = value;
-        else {throw fail(
-            `${where} must be ${kind === "cost" ? "a finite number" : "an integer"}`,
-            value,
-          );}
-      } else if (value === undefined || value === null) complete[name] = null;
-      else if (
-        kind === "text"
-          ? typeof value === "string"
-          : typeof value === "number" && Number.isFinite(value)
-      ) {
-        complete[name] = value as string | number;
-      } else {throw fail(
-          `${where} must be ${kind === "text" ? "a string" : "a finite number"} or null`,
-          value,
-        );}
+      const given = (row as Record<string, unknown>)[name];
+      const value = columnValue(name, kind, given);
+      if (value === undefined) {
+        throw fail(`modelUsage[${index}].${name} must be ${EXPECTED[kind]}`, given);
+      }
+      complete[name] = value;
     }
     const checked = complete as unknown as SessionModelUsage;
     const key = usageKey(checked);
