@@ -4,12 +4,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { copyFixture, openClocked, rawOpen, tempDbPath } from "./_helpers.ts";
-import { LIVE, MINI, SONNET, spentFile } from "./_model_usage_spent.ts";
+import { GPT, LIVE, MINI, SONNET, spentFile } from "./_model_usage_spent.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import type { SessionModelUsage } from "../lib/core/session_model_usage.ts";
 import { runCli } from "./_cli_io.ts";
-
-const GPT = "openai/gpt-5";
 
 /** A row as `getModelUsage` gives it, from the columns that differ from their defaults. */
 function usageRow(given: Partial<SessionModelUsage> & { model: string }): SessionModelUsage {
