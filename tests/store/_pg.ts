@@ -98,12 +98,26 @@ export async function olderSchema(through: number): Promise<string> {
   return schema;
 }
 
-/** Runs SQL on the test server (outside any store), through the same client; its rows. */
+/**
+ * Runs SQL on the test server (outside any store), through the same client;
+ * its rows. A statement that lost a race on a catalog row ("tuple
+ * concurrently updated": two files granting on the database at once) is run
+ * again.
+ */
 export async function adminSql(text: string): Promise<Record<string, unknown>[]> {
   const { connectPg } = await import("../../lib/postgres/_client.ts");
   const client = await connectPg(PG_URL!, "public", { max: 1 });
   try {
-    return await client.query(text);
+    for (let attempt = 1;; attempt++) {
+      try {
+        return await client.query(text);
+      } catch (error) {
+        // Two test files granting on the one database at once (Node runs files side by side):
+        // the server's catalog row is updated by both, and one fails. Granted again, it holds.
+        if (attempt >= 5 || !/tuple concurrently updated/.test(String(error))) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+      }
+    }
   } finally {
     await client.close();
   }
