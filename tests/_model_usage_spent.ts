@@ -1,7 +1,7 @@
 /**
- * A copy of \`hermes-v21.db\` with a newer Hermes's per-model usage rows
- * (\`session_model_usage\`) and session totals that differ from them, for the
- * tests of the usage report on a file and on a server \`sync\` filled.
+ * A copy of `hermes-v21.db` with a newer Hermes's per-model usage rows
+ * (`session_model_usage`) and session totals that differ from them, for the
+ * tests of the usage report on a file and on a server `sync` filled.
  *
  * @module
  */
