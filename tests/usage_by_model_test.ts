@@ -1,3 +1,6 @@
+// The usage report over a newer Hermes's per-model usage rows (`session_model_usage`): by model,
+// each call under the model it used and the rest of a session's totals under its own; every
+// grouping counts side work once; the CLI's total counts a session once.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { copyFixture, openClocked, rawOpen } from "./_helpers.ts";
