@@ -47,6 +47,8 @@ const ALLOWED: Readonly<Record<string, string>> = {
     "sync reads the SQLite file's visibility columns (active, compacted, display_kind) per session",
   "lib/postgres/_sync_source.ts → lib/sqlite/session_model_usage.ts":
     "sync reads the per-model usage rows of the sessions it writes as getModelUsage does",
+  "lib/postgres/_sync_model_usage.ts → lib/sqlite/session_model_usage.ts":
+    "sync asks whether the file's per-model usage table can be read as getModelUsage asks",
   "lib/postgres/_sync_model_usage.ts → lib/sqlite/store.ts":
     "sync reads a newer Hermes's per-model usage rows from the SQLite file",
   "lib/postgres/_sync_exact.ts → lib/sqlite/store.ts":

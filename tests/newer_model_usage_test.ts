@@ -2,29 +2,15 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { copyFixture, openClocked, rawOpen } from "./_helpers.ts";
 import { openStore } from "../lib/open_store.ts";
+import type { SessionModelUsage } from "../lib/core/session_model_usage.ts";
 
 /** The live session of `hermes-v21.db`: model set, no billing route yet. */
 const LIVE = "20260501_090000_live01";
 const SONNET = "anthropic/claude-sonnet-4.6";
 
-interface UsageRow {
+/** A raw row of the table: its session's id, and `task` only in a schema-22 table. */
+interface UsageRow extends Omit<SessionModelUsage, "task"> {
   session_id: string;
-  model: string;
-  billing_provider: string;
-  billing_base_url: string;
-  billing_mode: string;
-  api_call_count: number;
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_tokens: number;
-  cache_write_tokens: number;
-  reasoning_tokens: number;
-  estimated_cost_usd: number;
-  actual_cost_usd: number;
-  cost_status: string | null;
-  cost_source: string | null;
-  first_seen: number | null;
-  last_seen: number | null;
   task?: string;
 }
 

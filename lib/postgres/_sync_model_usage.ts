@@ -14,7 +14,8 @@
  */
 import { blobAsText } from "../core/blob_text.ts";
 import { MODEL_USAGE_COLUMNS, type SessionModelUsage } from "../core/session_model_usage.ts";
-import { MODEL_USAGE_READ_COLUMNS, MODEL_USAGE_TABLE } from "../core/usage_by_model.ts";
+import { MODEL_USAGE_TABLE } from "../core/usage_by_model.ts";
+import { readsSessionModelUsage } from "../sqlite/session_model_usage.ts";
 import type { Store } from "../sqlite/store.ts";
 import type { PgQuery } from "./_client_types.ts";
 import { jsonParam } from "./_text_codec.ts";
@@ -45,8 +46,8 @@ const SERVER_COLUMNS: readonly { readonly name: keyof SessionModelUsage; readonl
  * @returns The text by session id, or `undefined`.
  */
 export function readModelUsageDigests(store: Store): Map<string, string> | undefined {
+  if (!readsSessionModelUsage(store)) return undefined;
   const names = store.columns(MODEL_USAGE_TABLE);
-  if (!MODEL_USAGE_READ_COLUMNS.every((name) => names.has(name))) return undefined;
   // json_array() refuses a BLOB: that value goes in as its quote() (X'…').
   const values = [...names].map((name) => {
     const column = quoteIdentifier(name);

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { MODEL_USAGE_COLUMNS } from "../core/session_model_usage.ts";
 import type { Store } from "./store.ts";
 import type { TokenCountsUpdate } from "../core/session_options.ts";
 import type { SqlValue } from "./driver/types.ts";
@@ -87,11 +88,7 @@ const USAGE_COLUMNS: Readonly<Record<string, UsageColumn>> = {
 /** The columns that may name a row. */
 const KEY_COLUMNS = new Set([
   "session_id",
-  "model",
-  "billing_provider",
-  "billing_base_url",
-  "billing_mode",
-  "task",
+  ...MODEL_USAGE_COLUMNS.filter((column) => column.kind === "key").map((column) => column.name),
 ]);
 
 interface ColumnInfo {

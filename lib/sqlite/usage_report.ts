@@ -6,11 +6,11 @@
  *
  * @module
  */
+import { readsSessionModelUsage } from "./session_model_usage.ts";
 import type { SqlValue } from "./driver/types.ts";
 import type { Store } from "./store.ts";
 import type { UsageGrouping, UsageReportOptions, UsageRow } from "../core/usage.ts";
 import {
-  MODEL_USAGE_READ_COLUMNS,
   MODEL_USAGE_TABLE,
   modelUsagePartsSql,
   sessionsWithModelUsageSql,
@@ -138,7 +138,6 @@ export function usageReport(store: Store, options: UsageReportOptions = {}): Usa
  * report reads (without any row, the report is its sessions' totals).
  */
 function readsModelUsage(store: Store): boolean {
-  const names = store.columns(MODEL_USAGE_TABLE);
-  return MODEL_USAGE_READ_COLUMNS.every((name) => names.has(name)) &&
+  return readsSessionModelUsage(store) &&
     store.statement(`SELECT 1 AS one FROM ${MODEL_USAGE_TABLE} LIMIT 1`).get() !== undefined;
 }
