@@ -12,7 +12,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { buildDb, interruptibleIo, runCli, withDb } from "./_cli_io.ts";
 import { main } from "../lib/cli/main.ts";
-import { tempDbPath } from "./_helpers.ts";
+import { tempDbPath, waitedAnyTime } from "./_helpers.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { LockHolder } from "./_write_lock_holder.ts";
 import { freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";
@@ -104,7 +104,7 @@ describe("copy file → file stopped by a lock", () => {
       }
       assert.equal(run.code, 1, run.err);
       assert.equal(
-        run.err,
+        waitedAnyTime(run.err),
         `hermes-state: nothing was copied: database is locked by another process (waited 0 s): ` +
           `${target} (once it is free, run the same copy again)\n`,
       );
@@ -166,7 +166,7 @@ describe("copy file → file stopped by a lock", () => {
       not_copied: 2,
     });
     assert.equal(
-      run.err,
+      waitedAnyTime(run.err),
       `hermes-state: Cannot copy s1: database is locked by another process (waited 0 s): ` +
         `${target} (every session before it is in, each whole; run the copy again to go on)\n`,
     );
@@ -192,7 +192,7 @@ describe("copy file → file stopped by a lock", () => {
     const counts = JSON.parse(run.out);
     assert.deepEqual([counts.replaced, counts.not_copied], [2, 1]);
     assert.equal(
-      run.err,
+      waitedAnyTime(run.err),
       `hermes-state: Cannot copy s0: database is locked by another process (waited 0 s): ` +
         `${target} (every session before it is in, each whole; the same copy --replace again ` +
         `goes on, after writing again the 2 sessions this run wrote)\n`,
@@ -214,7 +214,7 @@ describe("copy file → file stopped by a lock", () => {
     const counts = JSON.parse(run.out);
     assert.deepEqual([counts.copied, counts.linked, counts.not_copied], [5, 0, 0]);
     assert.equal(
-      run.err,
+      waitedAnyTime(run.err),
       `hermes-state: every session is in (5 sessions written, 0 skipped already present, each ` +
         `whole), but 1 session copied before its parent is not linked: database is locked by ` +
         `another process (waited 0 s): ${target}; once it is free, the same copy again without ` +
@@ -274,7 +274,7 @@ describe("copy between a file and PostgreSQL stopped by a lock", { skip: PG_SKIP
     const counts = JSON.parse(run.out);
     assert.deepEqual([counts.copied, counts.not_copied], [1, 2]);
     assert.equal(
-      run.err,
+      waitedAnyTime(run.err),
       `hermes-state: Cannot copy s1: database is locked by another process (waited 0 s): ` +
         `${target} (every session before it is in, each whole; run the copy again to go on)\n`,
     );

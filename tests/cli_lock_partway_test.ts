@@ -9,21 +9,13 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { buildDb, recordingIo, runCli, withDb } from "./_cli_io.ts";
-import { tempDbPath } from "./_helpers.ts";
+import { tempDbPath, waitedAnyTime } from "./_helpers.ts";
 import { copyFileSync } from "node:fs";
 import { main } from "../lib/cli/main.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { LockHolder } from "./_write_lock_holder.ts";
 
 const ENV = { HERMES_STATE_LOCK_TIMEOUT: "0.2" };
-
-/**
- * `text` with the seconds its lock wait took said as 0: the wait is 0.2 s, which a loaded machine
- * stretches past half a second (said "1 s"; once under Bun in CI).
- */
-function waitedAnyTime(text: string): string {
-  return text.replace(/\(waited \d+ s\)/g, "(waited 0 s)");
-}
 
 /** A file of ended sessions `s0`…`s{count-1}`, one message each, a day apart, oldest first. */
 async function endedSessions(count: number, now: number): Promise<string> {

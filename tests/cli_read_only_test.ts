@@ -24,7 +24,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { runCli } from "./_cli_io.ts";
-import { FIXTURES, rawOpen, tempDir } from "./_helpers.ts";
+import { FIXTURES, rawOpen, tempDir, waitedAnyTime } from "./_helpers.ts";
 import { hotJournalOf, liveWalOf } from "./health/_damaged_files.ts";
 
 /**
@@ -328,7 +328,7 @@ describe("locks", () => {
       const write = await runCli(["--db", path, "rename", "20251221_090000_9738df", "x"], { env });
       assert.equal(write.code, 1);
       assert.equal(
-        write.err,
+        waitedAnyTime(write.err),
         `hermes-state: database is locked by another process (waited 0 s): ${path}\n`,
       );
     } finally {
