@@ -17,6 +17,7 @@ import { COUNTER_COLUMNS, MESSAGE_COLUMN_NAMES, SESSION_COLUMN_NAMES } from "./_
 import { EXTRA_COLUMN } from "./_extra.ts";
 import type { PgRow } from "./_client_types.ts";
 import { mayHoldLongInteger, parseJsonExact } from "../core/exact_json.ts";
+import { STORED_BYTES_KEY } from "../core/stored_bytes.ts";
 
 /** The session columns that are integers in the file (numeric on the server). */
 const SESSION_INTEGERS: ReadonlySet<string> = new Set(COUNTER_COLUMNS);
@@ -100,6 +101,22 @@ function spreadExactExtraColumns(row: PgRow): void {
   const exact = mayHoldLongInteger(json) ? parseJsonExact(json) as Record<string, unknown> : {};
   for (const [key, value] of Object.entries(extra)) {
     if (!(key in row)) row[key] = isInt64(exact[key]) ? exact[key] : value;
+  }
+  blobColumnsNull(row);
+}
+
+/**
+ * Sets each column that the row's `hermes_state_bytes` carries as a BLOB
+ * to `null`, as the SQLite engine's export says it (the server's column
+ * holds the BLOB's text, which a read gives, as a file's read does).
+ */
+function blobColumnsNull(row: PgRow): void {
+  const carried = row[STORED_BYTES_KEY];
+  if (typeof carried !== "object" || carried === null) return;
+  for (const [column, entry] of Object.entries(carried)) {
+    if (typeof entry === "object" && entry !== null && "blob" in entry && column in row) {
+      row[column] = null;
+    }
   }
 }
 

@@ -15,6 +15,7 @@
  * @module
  */
 import { decodeText, jsonParam } from "./_text_codec.ts";
+import { STORED_BYTES_KEY } from "../core/stored_bytes.ts";
 
 /** The column holding the newer columns of a row. */
 export const EXTRA_COLUMN = "extra_columns";
@@ -85,7 +86,9 @@ export function extraColumnsJson(
 
 /**
  * Moves the newer columns of a row read from the server back into it (a
- * column of the row itself always wins), and drops `extra_columns`.
+ * column of the row itself always wins), and drops `extra_columns`. The
+ * exact bytes an import carried (`hermes_state_bytes`, kept there too) are
+ * an export's alone, as on SQLite: a row read otherwise leaves them out.
  *
  * @param row A row as the client returns it (changed in place).
  */
@@ -95,7 +98,7 @@ export function spreadExtraColumns(row: Record<string, unknown>): void {
   delete row[EXTRA_COLUMN];
   if (typeof extra !== "object" || extra === null) return;
   for (const [key, value] of Object.entries(extra)) {
-    if (!(key in row)) row[key] = readValue(value);
+    if (!(key in row) && key !== STORED_BYTES_KEY) row[key] = readValue(value);
   }
 }
 

@@ -16,6 +16,7 @@ import { rawOpen, tempDir } from "../_helpers.ts";
 import { runCli, v11Copy } from "../_cli_io.ts";
 import { join } from "node:path";
 import { freshSchema, openPgStore, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { openStore } from "../../mod.ts";
 
 /** A v11 copy with session `blob_s`, whose text columns hold BLOBs. */
 async function fileWithBlobs(): Promise<string> {
@@ -104,5 +105,26 @@ describe("sync of BLOBs in text columns", { skip: PG_SKIP }, () => {
     const original = await typed(path);
     assert.equal(original?.s, "blobblobblob");
     assert.deepEqual(await typed(back), original);
+  });
+
+  test("copy: a read carries no hermes_state_bytes, an export the file's record (a BLOB column null)", async () => {
+    // The server keeps the exact bytes among a row's newer columns; every read gave them as one
+    // (`list --json` printed them), and its export gave a BLOB column's text where the file's says null.
+    const path = await fileWithBlobs();
+    const schema = freshSchema();
+    const there = await runCli(["copy", path, schemaUrl(schema)]);
+    assert.equal(there.code, 0, there.err);
+    await using server = await openPgStore({}, schema);
+    await using file = await openStore(path, { readonly: true });
+    const rows: Record<string, unknown>[] = [
+      (await server.getSession("blob_s"))!,
+      ...await server.getMessages("blob_s"),
+      ...(await server.listSessionsRich({})).filter((s) => s.id === "blob_s"),
+    ];
+    assert.equal(rows.length, 4);
+    for (const row of rows) assert.equal("hermes_state_bytes" in row, false, JSON.stringify(row));
+    const exported = await server.exportSession("blob_s");
+    assert.equal(exported?.title, null);
+    assert.deepEqual(exported, await file.exportSession("blob_s"));
   });
 });
