@@ -40,15 +40,29 @@ const USAGE_SUMS = TOKEN_TOTALS.map(({ column }) => `COALESCE(SUM(${column}), 0)
 const SOURCE_TOTALS = TOKEN_TOTALS.map((t) => `COALESCE(SUM(s.${t.column}), 0) AS ${t.total}`)
   .join(", ");
 
+/** Milliseconds from the start of the Julian day number to the Unix epoch, as SQLite counts. */
+const JULIAN_EPOCH_MS = "210866760000000.0";
+
+/**
+ * The UTC timestamp of `time` (seconds since the epoch), rounded to the
+ * millisecond as SQLite's `'unixepoch'` rounds it, in the same float
+ * operations (milliseconds from the Julian epoch, half up): a session
+ * started at 23:59:59.9996 counts on the next day there, and so here
+ * (`to_timestamp` keeps microseconds: it counted on the day before).
+ */
+function utcInstant(time: string): string {
+  return `to_timestamp((floor(${time} * 1000.0 + ${JULIAN_EPOCH_MS} + 0.5) - ${JULIAN_EPOCH_MS})` +
+    ` / 1000.0) AT TIME ZONE 'UTC'`;
+}
+
 /**
  * The group key of each usage grouping, a closed set: days, weeks from Monday and months of
  * `time`, which is `started_at` shifted into the report's time zone.
  */
 const USAGE_KEYS: Readonly<Record<UsageGrouping, (time: string) => string>> = {
-  day: (time) => `to_char(to_timestamp(${time}) AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
-  week: (time) =>
-    `to_char(date_trunc('week', to_timestamp(${time}) AT TIME ZONE 'UTC'), 'YYYY-MM-DD')`,
-  month: (time) => `to_char(to_timestamp(${time}) AT TIME ZONE 'UTC', 'YYYY-MM')`,
+  day: (time) => `to_char(${utcInstant(time)}, 'YYYY-MM-DD')`,
+  week: (time) => `to_char(date_trunc('week', ${utcInstant(time)}), 'YYYY-MM-DD')`,
+  month: (time) => `to_char(${utcInstant(time)}, 'YYYY-MM')`,
   model: () => "model",
   source: () => "source",
   origin: () => "(SELECT so.origin FROM sync_sessions so WHERE so.session_id = sessions.id)",

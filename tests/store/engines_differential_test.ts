@@ -729,6 +729,38 @@ describe("divergences the random sequences found, each fixed", { skip: PG_SKIP }
   });
 });
 
+describe("divergences a differential hunt found, each fixed", { skip: PG_SKIP }, () => {
+  test("usageReport() counts a session of a day's last half millisecond on the next day, as SQLite rounds it", async () => {
+    // SQLite's 'unixepoch' rounds to the millisecond; to_timestamp kept 23:59:59.9996 on its own day.
+    const midnight = Date.UTC(2026, 3, 30) / 1000; // a Thursday; May begins a day later
+    const starts = [
+      midnight - 0.0004,
+      midnight - 0.0006,
+      midnight + 86400 - 0.0003,
+      midnight - 7200,
+    ];
+    const answers: unknown[] = [];
+    for (const store of await twoStores()) {
+      for (const [i, started_at] of starts.entries()) {
+        await store.importSession({ id: `u${i}`, source: "cli", started_at, messages: [] });
+      }
+      const keys = [];
+      for (const by of ["day", "week", "month"] as const) {
+        keys.push(
+          (await store.usageReport({ by, since: 0 })).map((row) => [row.key, row.sessions]),
+        );
+      }
+      answers.push(keys);
+    }
+    assert.deepEqual(answers[0], [
+      [["2026-04-29", 2], ["2026-04-30", 1], ["2026-05-01", 1]],
+      [["2026-04-27", 4]],
+      [["2026-04", 3], ["2026-05", 1]],
+    ]);
+    assert.deepEqual(answers[1], answers[0]);
+  });
+});
+
 describe("the PostgreSQL engine answers as the SQLite engine", { skip: PG_SKIP }, () => {
   SEEDS.forEach((seed, index) => {
     test(`seed ${seed}: every read agrees after a random sequence of writes`, {
