@@ -87,6 +87,7 @@ import { passOf, passTransaction } from "./_sync_write.ts";
 import { COUNTS, SessionWriter, UnshippableSession } from "./_sync_sessions.ts";
 import { restoreTitles } from "./_sync_titles.ts";
 import { StorageError } from "../core/storage_error.ts";
+import { OpenError } from "../core/errors.ts";
 import { abortableDelay } from "../core/delay.ts";
 import { linkParents, recordDigests, recordPassTime } from "./_sync_finish.ts";
 import { shownAsHeld } from "./_sync_shown.ts";
@@ -295,6 +296,23 @@ export async function connectSyncTarget(url: string): Promise<PgClient> {
     throw error;
   }
   return client;
+}
+
+/**
+ * Why `path` cannot be synced at all, found without a server: it is no
+ * database, or not a Hermes one. A file another process holds is not such a
+ * file (its pass waits for it).
+ *
+ * @param path The state.db file (opened read-only, then closed; never changed).
+ * @returns The error its pass would fail with, or `undefined` when it opens (or is held).
+ */
+export async function fileOpenError(path: string): Promise<OpenError | undefined> {
+  try {
+    (await SessionDB.open({ path, readonly: true, retry: NO_WAIT })).close();
+  } catch (error) {
+    if (error instanceof OpenError && error.kind !== "busy") return error;
+  }
+  return undefined;
 }
 
 /**

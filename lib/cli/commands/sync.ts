@@ -147,8 +147,19 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     if (seconds) missing.message += `; for a pause of ${file} s, write --follow=${file}`;
     throw missing;
   }
-  const { connectSyncTarget, syncFile, syncLockName, SyncRefusedError, wroteAnything } =
-    await import("../../postgres/sync.ts");
+  const sync = await import("../../postgres/sync.ts");
+  const { connectSyncTarget, syncFile, syncLockName, SyncRefusedError, wroteAnything } = sync;
+  if (!follow) {
+    // No FILE that a pass could read (not a database, not Hermes's): said without connecting,
+    // which makes the store first (the new schema of a mistyped URL, left empty).
+    const errors = await Promise.all(files.map(sync.fileOpenError));
+    if (errors.every((error) => error !== undefined)) {
+      for (const [i, error] of errors.entries()) {
+        ctx.io.stderr(`hermes-state: sync: ${visibleInline(files[i])}: ${error!.message}\n`);
+      }
+      return 1;
+    }
+  }
   const client = await connectSyncTarget(url);
   // A pass of the same origin under way elsewhere (another host's follower, a one-shot
   // sync): this one waits for it, and says so once.
