@@ -76,6 +76,29 @@ describe("importSession()", () => {
     assert.ok(ids[0] > 501 && ids[1] > ids[0]);
   });
 
+  test("importSession() gives new ids to a record with an id past 2^62: the file can take messages after it", async () => {
+    // An id of 2^63 - 1 was kept: SQLite's AUTOINCREMENT then failed every later append.
+    using db = await open();
+    db.createSession("live", "cli");
+    const first = db.appendMessage("live", { role: "user", content: "before" });
+    const record = structuredClone(RECORD);
+    record.messages[0].id = 400;
+    record.messages[1].id = (2n ** 63n - 1n) as unknown as number; // as an exact export reads it
+    db.importSession(record);
+    const ids = db.getMessages("imp1").map((m) => m.id);
+    assert.deepEqual(ids, [first + 1, first + 2]);
+    assert.equal(db.appendMessage("live", { role: "user", content: "after" }), first + 3);
+    using raw = await rawOpen(db.path);
+    raw.exec(
+      "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('live', 'user', 'py', 1)",
+    );
+    // 2^62 itself is kept: the next id follows it.
+    const near = { ...structuredClone(RECORD), id: "imp2", title: null };
+    near.messages = [{ ...near.messages[0], id: 2n ** 62n as unknown as number }];
+    db.importSession(near);
+    assert.deepEqual(db.exportSession("imp2")?.messages.map((m) => m.id), [2n ** 62n]);
+  });
+
   test("importSession() skips a present session, or replaces it in place with replace", async () => {
     using db = await open();
     db.importSession(structuredClone(RECORD));

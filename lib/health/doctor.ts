@@ -56,7 +56,7 @@ import { readSchemaVersion } from "../sqlite/schema/schema_version.ts";
 import { groupedCount, groupedInteger } from "../core/grouped_digits.ts";
 import { rebuildIndexes } from "./reindex.ts";
 import { damagedIndexes } from "./index_check.ts";
-import { raiseMessageSequence } from "./sequence_check.ts";
+import { mendMessageSequence } from "./sequence_check.ts";
 import { abortableDelay } from "../core/delay.ts";
 import { deadWritersJournal } from "./_hot_journal.ts";
 import { checkOptionNames, type OptionNames } from "../core/option_names.ts";
@@ -397,8 +397,9 @@ async function repair(
   }
   if (needsWork(byName(checks, "sequence"))) {
     await timed("sequence", async (w) => {
-      const { from, to } = await raiseMessageSequence(db, w);
-      return from === to ? undefined : `raised the message id sequence ${from} → ${to}`;
+      const { from, to } = await mendMessageSequence(db, w);
+      if (from === to) return undefined;
+      return `${to > from ? "raised" : "lowered"} the message id sequence ${from} → ${to}`;
     });
   }
   options.signal?.throwIfAborted();

@@ -9,12 +9,24 @@
  * The repair raises it to the largest id (what was deleted above it is
  * unknowable).
  *
+ * It can also run out: SQLite fails every append once the sequence is
+ * 2^63 - 1 ("database or disk is full"), which one imported id of that size
+ * did (an import now gives new ids past 2^62). Past 2^62 the check says how
+ * many appends are left; when the ids that took it there are gone (their
+ * session deleted), the repair lowers it to the largest id.
+ *
  * @module
  */
 import type { SqliteConnection } from "../sqlite/driver/types.ts";
 import { finding, type HealthCheck } from "../core/health_report.ts";
 import { groupedInteger } from "../core/grouped_digits.ts";
 import type { TimedWriter } from "./transaction.ts";
+
+/** The largest id SQLite gives (2^63 - 1). */
+const LARGEST_ID = 2n ** 63n - 1n;
+
+/** The last id with room after it, as an import keeps ids (`lib/sqlite/import.ts`). */
+const LAST_ROOMY_ID = 2n ** 62n;
 
 /** The sequence and the largest id, when `messages` is `AUTOINCREMENT`. */
 export interface MessageSequence {
@@ -72,6 +84,24 @@ export function checkMessageSequence(db: SqliteConnection): HealthCheck {
   const state = `message id sequence ${groupedInteger(sequence)}, largest id ${
     groupedInteger(highest)
   }`;
+  const next = sequence > highest ? sequence : highest;
+  if (next > LAST_ROOMY_ID) {
+    const left = `${state}: ${groupedInteger(LARGEST_ID - next)} more messages fit before SQLite ` +
+      "refuses every append (database or disk is full)";
+    // A problem once no append fits: Hermes can record nothing more.
+    const status = next >= LARGEST_ID ? "problem" : "warning";
+    if (highest <= LAST_ROOMY_ID) {
+      return finding("sequence", status, left, {
+        fix: "hermes-state doctor --fix (lowers the sequence to the largest id: the messages " +
+          "above it are gone)",
+        fixable: true,
+      });
+    }
+    return finding("sequence", status, left, {
+      fix: "export the sessions and import them into a new file, which gives new ids " +
+        "(hermes-state export all.jsonl; hermes-state --db new.db import all.jsonl)",
+    });
+  }
   if (sequence >= highest) return finding("sequence", "ok", state);
   return finding(
     "sequence",
@@ -83,19 +113,25 @@ export function checkMessageSequence(db: SqliteConnection): HealthCheck {
 }
 
 /**
- * Raises the message id sequence to the largest id, in one transaction
- * (never lowers it).
+ * Sets the message id sequence to the largest id, in one transaction: raised
+ * when behind it; lowered only when past 2^62 with every id there gone.
  *
  * @param db A writable connection.
  * @param writer Runs the transaction under the kit's lock wait.
  * @returns The sequence before and after.
  */
-export async function raiseMessageSequence(
+export async function mendMessageSequence(
   db: SqliteConnection,
   writer: TimedWriter,
 ): Promise<{ from: bigint; to: bigint }> {
   const { value } = await writer.runAsync(() => {
     const before = readMessageSequence(db);
+    if (
+      before !== undefined && before.sequence > LAST_ROOMY_ID && before.highest <= LAST_ROOMY_ID
+    ) {
+      db.prepare("UPDATE sqlite_sequence SET seq = ? WHERE name = 'messages'").run(before.highest);
+      return { from: before.sequence, to: readMessageSequence(db)?.sequence ?? before.highest };
+    }
     if (before === undefined || before.sequence >= before.highest) {
       return { from: before?.sequence ?? 0n, to: before?.sequence ?? 0n };
     }

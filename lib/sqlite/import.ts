@@ -109,13 +109,23 @@ function sessionExists(store: Store, id: string): boolean {
   return store.statement("SELECT 1 AS one FROM sessions WHERE id = ?").get(id) !== undefined;
 }
 
+/**
+ * The highest message id an import keeps; a record with a higher one gets
+ * new ids, as one whose ids are taken does. SQLite gives a new message the
+ * id after the highest a file ever held (AUTOINCREMENT) and fails every
+ * append once that was 2^63 - 1: one line with that id left a file where
+ * no message could be written again, Hermes's included ("database or disk
+ * is full"). Half the range leaves room for more messages than any file holds.
+ */
+const HIGHEST_KEPT_ID = 2n ** 62n;
+
 /** The messages' own ids when each is a distinct integer id that no row uses yet. */
 function freeOriginalIds(
   store: Store,
   messages: readonly Record<string, unknown>[],
 ): (number | bigint)[] | undefined {
   const ids = originalMessageIds(messages, true);
-  if (ids === undefined) return undefined;
+  if (ids === undefined || ids.some((id) => BigInt(id) > HIGHEST_KEPT_ID)) return undefined;
   const taken = store.statement("SELECT 1 AS one FROM messages WHERE id = ?");
   return ids.every((id) => taken.get(id) === undefined) ? ids : undefined;
 }

@@ -2455,7 +2455,8 @@ export class SessionDB {
    * Imports one exported session (a parsed line of a JSONL export, as
    * {@linkcode SessionDB.exportSession} writes it) with its original
    * columns, message timestamps and, when no other row uses them, message
-   * ids (new ones, when they are taken, in the order of the original ids).
+   * ids (new ones, when they are taken or one is past 2^62, where the file's
+   * ids would soon run out, in the order of the original ids).
    * Everything happens in one write transaction: on any error nothing
    * of the record is written. A session already present is skipped, or
    * with `replace` replaced (its row updated in place, so its children keep

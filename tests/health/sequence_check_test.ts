@@ -96,4 +96,50 @@ describe("the sequence check", () => {
       "messages keeps no id sequence (no AUTOINCREMENT or no sqlite_sequence)",
     );
   });
+
+  test("doctor() says a sequence at 2^63 - 1 leaves no append, and --fix lowers it once those ids are gone", async () => {
+    // One imported id of 2^63 - 1 left a file where every append failed ("database or disk is full").
+    const path = await sequenceBehind();
+    {
+      using raw = await rawOpen(path);
+      raw.exec(`INSERT INTO messages (id, session_id, role, content, timestamp)
+                VALUES (9223372036854775807, 'a', 'user', 'last', 1)`);
+    }
+    const full = check(await doctor(path), "sequence");
+    assert.equal(full.status, "problem");
+    assert.equal(
+      full.summary,
+      "message id sequence 9,223,372,036,854,775,807, largest id 9,223,372,036,854,775,807: 0 " +
+        "more messages fit before SQLite refuses every append (database or disk is full)",
+    );
+    assert.equal(full.fixable ?? false, false);
+    assert.match(full.fix ?? "", /import them into a new file, which gives new ids/);
+    {
+      using raw = await rawOpen(path);
+      raw.exec("DELETE FROM messages WHERE id = 9223372036854775807");
+    }
+    const gone = check(await doctor(path), "sequence");
+    assert.equal(gone.status, "problem", "the sequence stays where it was");
+    assert.equal(gone.fixable, true);
+    const fixed = await doctor(path, { fix: true });
+    assert.deepEqual(
+      fixed.repairs.filter((r) => r.name === "sequence").map((r) => r.summary),
+      ["lowered the message id sequence 9223372036854775807 → 3"],
+    );
+    assert.equal(check(fixed, "sequence", "after").status, "ok");
+    using db = await SessionDB.open({ path });
+    assert.equal(db.appendMessage("a", { role: "user", content: "four" }), 4);
+  });
+
+  test("doctor() warns of a sequence past 2^62, saying how many appends are left", async () => {
+    const path = await sequenceBehind();
+    {
+      using raw = await rawOpen(path);
+      raw.exec(`INSERT INTO messages (id, session_id, role, content, timestamp)
+                VALUES (4611686018427387905, 'a', 'user', 'far', 1)`);
+    }
+    const far = check(await doctor(path), "sequence");
+    assert.equal(far.status, "warning");
+    assert.match(far.summary, /: 4,611,686,018,427,387,902 more messages fit before/);
+  });
 });
