@@ -75,6 +75,17 @@ function checks(open: () => Promise<SessionStore>) {
     assert.deepEqual(await found("nowhere"), []);
   });
 
+  test("a lower-case `or` or `not` stays a word there, as FTS5 reads it", async () => {
+    // They were read as operators: `docker or podman` found every docker, `kubernetes not
+    // helm` every kubernetes without helm, though no message holds `podman` or `not`.
+    assert.deepEqual(await found("docker or podman"), []);
+    assert.deepEqual(await found("kubernetes not helm"), []);
+    assert.deepEqual(await found("docker OR podman"), ["ja", "ko", "zh"]);
+    assert.deepEqual(await found("kubernetes NOT helm"), ["alone"]); // the index answers
+    // With CJK text, any case is the operator (Python's reading there).
+    assert.deepEqual(await found("docker or 集群"), ["glued-k8s", "ja", "ko", "zh"]);
+  });
+
   test("the snippet of a substring hit holds the word", async () => {
     const [hit] = await store.searchMessages("docker", { sourceFilter: ["telegram"] });
     assert.match(hit.snippet ?? "", /Docker/);

@@ -83,9 +83,13 @@ interface Token {
   readonly prefix: boolean;
 }
 
-/** Python's test: the token is AND, OR or NOT in any case. */
-function isOperator(word: string): boolean {
-  return OPERATORS.has(word.toUpperCase());
+/**
+ * Whether the token is an operator: in a query with CJK text, AND, OR or
+ * NOT in any case (Python's test there); elsewhere in upper case only, as
+ * FTS5 reads them (`not working` is two words).
+ */
+function isOperator(word: string, anyCase: boolean): boolean {
+  return OPERATORS.has(anyCase ? word.toUpperCase() : word);
 }
 
 /**
@@ -163,9 +167,9 @@ function substringWord(text: string, prefix: boolean): string {
  * match everything by substring: it is dropped with the operator that joins
  * it (`记忆 OR "" OR 断裂` reads as `记忆 OR 断裂`).
  */
-function tokenWords(query: string): QueryWord[] {
+function tokenWords(query: string, cjk: boolean): QueryWord[] {
   const words: (QueryWord | undefined)[] = quoteAwareTokens(query).map((t) => {
-    const operator = !t.quoted && isOperator(t.text);
+    const operator = !t.quoted && isOperator(t.text, cjk);
     const text = operator ? t.text.toUpperCase() : substringWord(t.text, t.prefix);
     return text === "" ? undefined : { text, operator };
   });
@@ -185,10 +189,10 @@ function cjkWords(query: string, raw: string): QueryWord[] {
     // `"记忆 docker"` is two words, and the quotes of `"chat-send" 記録`
     // stay inside the words, where the trigram index reads them as literal
     // characters. Here a phrase is one word, as on the other paths.
-    return tokenWords(query);
+    return tokenWords(query, true);
   }
   return pythonSplit(raw).flatMap((word): QueryWord[] => {
-    if (isOperator(word)) return [{ text: word.toUpperCase(), operator: true }];
+    if (isOperator(word, true)) return [{ text: word.toUpperCase(), operator: true }];
     const text = substringWord(word, true);
     return text === "" ? [] : [{ text, operator: false }];
   });
@@ -243,9 +247,12 @@ export interface SearchTables {
   readonly trigram?: boolean;
 }
 
-/** The substring plan of a query, for a file without the index its plan needs. */
-function substringFallback(query: string): SearchPlan {
-  const condition = parseCondition(tokenWords(query));
+/**
+ * The substring plan of a query, for a file without the index its plan
+ * needs (`cjk`: the query has CJK text, its operators read in any case).
+ */
+function substringFallback(query: string, cjk: boolean): SearchPlan {
+  const condition = parseCondition(tokenWords(query, cjk));
   return condition === undefined ? { kind: "nothing" } : { kind: "substring", condition };
 }
 
@@ -269,15 +276,15 @@ export function planSearch(query: string, tables: SearchTables = {}): SearchPlan
   if (countSubstringScript(sanitized) > 0) {
     const plan = planCjk(sanitized);
     if (plan.kind !== "ranked" || tables.trigram !== false) return plan;
-    return substringFallback(sanitized);
+    return substringFallback(sanitized, true);
   }
-  if (tables.fts === false) return substringFallback(sanitized);
+  if (tables.fts === false) return substringFallback(sanitized, false);
   const tokens = quoteAwareTokens(sanitized);
   if (nonOperatorWords(tokens).some((word) => pythonSplit(word).some(isSymbolWord))) {
     // Improvement: unicode61 drops emoji and other symbols entirely, so
     // `🚀` finds nothing and `docker 🚀` finds every docker. Such a query is
     // matched by substring, every word as it is written.
-    const condition = parseCondition(tokenWords(sanitized));
+    const condition = parseCondition(tokenWords(sanitized, false));
     return condition === undefined ? { kind: "nothing" } : { kind: "substring", condition };
   }
   // A phrase repeated under AND or OR matches what it matches once, and costs FTS5's snippet()
