@@ -10,6 +10,7 @@
  */
 import { accessSync, constants, readFileSync } from "node:fs";
 import process from "node:process";
+import { onReadOnlyMount } from "./read_only_mount.ts";
 
 /** `CAP_DAC_OVERRIDE`: bit 1 of the capability sets in `/proc/self/status`. */
 const CAP_DAC_OVERRIDE = 1n << 1n;
@@ -44,8 +45,9 @@ export function bypassesFileModes(): boolean {
 
 /**
  * Whether this process may write `path` (a file, or a folder to create
- * files in). Asks `access(2)` only, never an opened descriptor (closing one
- * on the database would drop this process's locks).
+ * files in): not on a read-only mount (`read_only_mount.ts`), and allowed
+ * by `access(2)`. Never asks an opened descriptor (closing one on the
+ * database would drop this process's locks).
  *
  * @param path The path.
  * @returns True when a write would be allowed.
@@ -57,6 +59,7 @@ export function bypassesFileModes(): boolean {
  * ```
  */
 export function mayWrite(path: string): boolean {
+  if (onReadOnlyMount(path)) return false;
   if (bypassesFileModes()) return true;
   try {
     accessSync(path, constants.W_OK);

@@ -22,7 +22,12 @@ import { loadDriver } from "./driver/load.ts";
 import { SqliteError } from "./driver/sqlite_error.ts";
 import { NotStateDbError, OpenError } from "../core/errors.ts";
 import { quotedValue } from "../core/shown_value.ts";
-import { chooseReadAccess, openWithAccess, type ReadAccess } from "./read_access.ts";
+import {
+  chooseReadAccess,
+  openWithAccess,
+  type ReadAccess,
+  sidecarsRefused,
+} from "./read_access.ts";
 import { assertNotDamaged, leftoverJournalReason, recoverHint } from "./damaged_file.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
 import { diskFullReason, isDiskFull } from "./disk_space.ts";
@@ -412,6 +417,26 @@ function inWalMode(db: SqliteConnection): boolean {
 }
 
 /**
+ * The access a `"shared"` connection must give way to, asked by its first
+ * read: `"readonly"` for a file in rollback-journal mode (a read-write
+ * connection would play a writer's journal back into it, were the writer to
+ * die while it is open), `"immutable"` when the folder refused the sidecars
+ * the read makes (`sidecarsRefused`), else `undefined`.
+ */
+function sharedReadRefused(
+  db: SqliteConnection,
+  writer: Writer,
+  path: string,
+): "readonly" | "immutable" | undefined {
+  try {
+    return writer.retry(() => inWalMode(db)) ? undefined : "readonly";
+  } catch (error) {
+    if (sidecarsRefused(error, path)) return "immutable";
+    throw error;
+  }
+}
+
+/**
  * {@linkcode openConnection} with the driver already loaded, for a store
  * that opens its file again while its methods run (they are synchronous).
  *
@@ -440,16 +465,26 @@ export function openConnectionWith(
     }
   }
   let access: ReadAccess | "write" = readonly ? chooseReadAccess(path) : "write";
-  let db = openAs(openDriver, path, access, readonly);
+  let db: SqliteConnection;
+  try {
+    db = openAs(openDriver, path, access, readonly);
+  } catch (error) {
+    if (access !== "shared" || !sidecarsRefused(error, path)) throw error;
+    access = "immutable";
+    db = openAs(openDriver, path, access, readonly);
+  }
   let writer = new Writer(db, options.retry);
   try {
     // A read-write connection reading a rollback-journal file would play a
     // writer's journal back into it, were the writer to die while it is open.
-    if (access === "shared" && path !== ":memory:" && !writer.retry(() => inWalMode(db))) {
-      db.close();
-      access = "readonly";
-      db = openAs(openDriver, path, access, readonly);
-      writer = new Writer(db, options.retry);
+    if (access === "shared" && path !== ":memory:") {
+      const reread = sharedReadRefused(db, writer, path);
+      if (reread !== undefined) {
+        db.close();
+        access = reread;
+        db = openAs(openDriver, path, access, readonly);
+        writer = new Writer(db, options.retry);
+      }
     }
     // Reading the file may meet another process holding all of it (a WAL recovery,
     // an exclusive connection): it is waited out as long as a write would be.

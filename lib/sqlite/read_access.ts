@@ -82,6 +82,30 @@ export function chooseReadAccess(given: string): ReadAccess {
   return folder ? "shared" : "immutable";
 }
 
+/** SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN: what making a sidecar where none may be fails with. */
+const SIDECAR_REFUSED = new Set([8, 10, 14]);
+
+/**
+ * Whether a `"shared"` read of `given` failed because its folder refuses
+ * the `-wal` and `-shm` such a read makes, though `access(2)` said it may
+ * be written: root in a folder marked immutable (`chattr +i`), or a
+ * read-only mount, which Deno's check (from the mode bits) and root's
+ * capabilities do not see. Such a file, with no `-wal` or `-journal`
+ * beside it, is read `"immutable"`, as one in a folder this user may not
+ * write.
+ *
+ * @param error What the open, or its first read, threw (an `OpenError`'s cause is looked at).
+ * @param given The database file, or a link to it.
+ * @returns True when the file may be read `"immutable"` instead.
+ */
+export function sidecarsRefused(error: unknown, given: string): boolean {
+  const cause = error instanceof SqliteError ? error : (error as Error | undefined)?.cause;
+  if (!(cause instanceof SqliteError) || !SIDECAR_REFUSED.has(cause.code)) return false;
+  if (given === ":memory:") return false;
+  const path = sqliteFilePath(given);
+  return !present(`${path}-wal`) && !present(`${path}-journal`);
+}
+
 /**
  * {@linkcode chooseReadAccess} for a copy that must hold every commit
  * (`backup`, `recover`): another user's file beside its `-wal`, in a folder
@@ -267,7 +291,14 @@ export function openForReading(
   path: string,
   access: ReadAccess | "write",
 ): SqliteConnection {
-  const db = openWithAccess(openDriver, path, access);
+  let db: SqliteConnection;
+  try {
+    db = openWithAccess(openDriver, path, access);
+  } catch (error) {
+    // A folder that refuses the sidecars (sidecarsRefused): no writer can work there either.
+    if (access !== "shared" || !sidecarsRefused(error, path)) throw error;
+    return openAgain(openDriver, path, "immutable");
+  }
   let wal: boolean;
   try {
     db.exec(`PRAGMA busy_timeout = ${READ_TRY_BUSY_MS}`);
@@ -278,11 +309,22 @@ export function openForReading(
       db.close();
       throw error;
     }
-    return db;
+    if (!sidecarsRefused(error, path)) return db;
+    db.close();
+    return openAgain(openDriver, path, "immutable");
   }
   if (wal) return db;
   db.close();
-  const readonly = openWithAccess(openDriver, path, "readonly");
-  readonly.exec(`PRAGMA busy_timeout = ${READ_TRY_BUSY_MS}`);
-  return readonly;
+  return openAgain(openDriver, path, "readonly");
+}
+
+/** `path` opened with `access`, waiting as {@linkcode openForReading}'s connections wait. */
+function openAgain(
+  openDriver: SqliteDriver,
+  path: string,
+  access: ReadAccess,
+): SqliteConnection {
+  const db = openWithAccess(openDriver, path, access);
+  db.exec(`PRAGMA busy_timeout = ${READ_TRY_BUSY_MS}`);
+  return db;
 }
