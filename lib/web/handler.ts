@@ -23,7 +23,7 @@ import {
   newToken,
   sameSecret,
   startedElsewhere,
-  TOKEN_COOKIE,
+  tokenCookieName,
 } from "./security.ts";
 import { tokenPage } from "./token_page.ts";
 import { LiveStreamLimit } from "./live.ts";
@@ -368,9 +368,12 @@ export function createHandler(store: SessionStore, options: HandlerOptions = {})
           url.searchParams.delete("token");
           return await tokenPage(`${url.pathname}${url.search}`, token, {
             secure: url.protocol === "https:" || publicHttps,
+            cookie: tokenCookieName(url),
           });
         }
-        const cookie = decodedCookie(cookieValue(request.headers.get("cookie"), TOKEN_COOKIE));
+        const cookie = decodedCookie(
+          cookieValue(request.headers.get("cookie"), tokenCookieName(url)),
+        );
         // The scheme's name in any case (RFC 9110); either the cookie or the header may hold
         // the token (a stale cookie of an earlier run does not hide a right header).
         const bearer = /^Bearer (.+)$/i.exec(request.headers.get("authorization") ?? "")?.[1];

@@ -6,8 +6,25 @@
  * @module
  */
 
-/** The cookie that carries the access token. */
-export const TOKEN_COOKIE = "hermes_state_token";
+/**
+ * The name of the cookie that carries the access token of the server
+ * `url` reached: one a port (`hermes_state_token_8787`). Browsers keep a
+ * host's cookies for all its ports, so under one name a second server's
+ * token replaced the first's, whose page then got 401 on every request.
+ *
+ * @param url The request's URL.
+ * @returns The cookie's name.
+ *
+ * @example
+ * ```ts
+ * import { tokenCookieName } from "./security.ts";
+ * console.assert(tokenCookieName(new URL("http://box.lan:8787/")) === "hermes_state_token_8787");
+ * console.assert(tokenCookieName(new URL("https://box.lan/")) === "hermes_state_token_443");
+ * ```
+ */
+export function tokenCookieName(url: URL): string {
+  return `hermes_state_token_${url.port || (url.protocol === "https:" ? "443" : "80")}`;
+}
 
 /** The header a write must carry with the page's CSRF token. */
 export const CSRF_HEADER = "x-hermes-csrf";

@@ -10,7 +10,7 @@
  */
 import { escapeHtml } from "./escape_html.ts";
 import { withSecurityHeaders } from "./respond.ts";
-import { TOKEN_COOKIE } from "./security.ts";
+import { tokenCookieName } from "./security.ts";
 
 /** The page's one script: on to the link's target, keeping the URL's fragment (a deep link). */
 const SCRIPT =
@@ -33,20 +33,21 @@ function scriptSource(): Promise<string> {
  *
  * @param target The path and query to go on to (the token removed).
  * @param token The access token, for the cookie.
- * @param options `secure` sets the cookie's `Secure` (served over HTTPS).
+ * @param options `secure` sets the cookie's `Secure` (served over HTTPS); `cookie` is its
+ *   name (`tokenCookieName`).
  * @returns The page.
  *
  * @example
  * ```ts
  * import { tokenPage } from "./token_page.ts";
- * const response = await tokenPage("/", "s3cret", { secure: false });
+ * const response = await tokenPage("/", "s3cret", { secure: false, cookie: "t_80" });
  * console.assert(response.headers.get("set-cookie")!.includes("SameSite=Strict"));
  * ```
  */
 export async function tokenPage(
   target: string,
   token: string,
-  options: { secure: boolean },
+  options: { secure: boolean; cookie: string },
 ): Promise<Response> {
   // One leading slash: "//host/" would be another server's address.
   const href = escapeHtml(target.replace(/^\/+/, "/"));
@@ -68,7 +69,7 @@ export async function tokenPage(
       "content-type": "text/html; charset=utf-8",
       "content-security-policy": csp,
       // Encoded: a `--token` holding `;`, a space or a letter beyond Latin-1 stays one value.
-      "set-cookie": `${TOKEN_COOKIE}=${
+      "set-cookie": `${options.cookie}=${
         encodeURIComponent(token)
       }; HttpOnly; SameSite=Strict; Path=/${options.secure ? "; Secure" : ""}`,
     }),

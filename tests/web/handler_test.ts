@@ -157,7 +157,7 @@ describe("guards", () => {
     assert.equal((await get(`${base}/`, {}, h)).status, 401);
     assert.equal((await get(`${base}/?token=wrong`, {}, h)).status, 401);
     assert.equal(
-      (await get(`${base}/`, { headers: { cookie: "hermes_state_token=wrong" } }, h)).status,
+      (await get(`${base}/`, { headers: { cookie: "hermes_state_token_8787=wrong" } }, h)).status,
       401,
     );
     // A page of this origin goes on (a redirect would carry another site's navigation, which
@@ -178,13 +178,23 @@ describe("guards", () => {
       new RegExp(`script-src 'sha256-${hash.replace(/[+/]/g, "\\$&")}'`),
     );
     const cookie = exchange.headers.get("set-cookie")!;
-    assert.match(cookie, /hermes_state_token=s3cret-token/);
+    assert.match(cookie, /^hermes_state_token_8787=s3cret-token;/);
     assert.match(cookie, /HttpOnly/);
     assert.match(cookie, /SameSite=Strict/);
     const ok = await get(`${base}/api/sessions`, {
-      headers: { cookie: "hermes_state_token=s3cret-token" },
+      headers: { cookie: "hermes_state_token_8787=s3cret-token" },
     }, h);
     assert.equal(ok.status, 200);
+    // Another port's server keeps its own cookie: browsers send a host's cookies to all its
+    // ports, and under one name a second server's token replaced this one's (401 here).
+    const beside = await get(`${base}/api/sessions`, {
+      headers: { cookie: "hermes_state_token_8788=another; hermes_state_token_8787=s3cret-token" },
+    }, h);
+    assert.equal(beside.status, 200);
+    const other = await get(`${base}/api/sessions`, {
+      headers: { cookie: "hermes_state_token_8788=s3cret-token" },
+    }, h);
+    assert.equal(other.status, 401, "the cookie of another port's server is not this one's");
     const bearer = await get(`${base}/api/config`, {
       headers: { authorization: "Bearer s3cret-token" },
     }, h);
@@ -192,7 +202,7 @@ describe("guards", () => {
     // A name that is not an address of this machine is still refused before the token.
     assert.equal(
       (await get("http://evil.example/api/sessions", {
-        headers: { cookie: "hermes_state_token=s3cret-token" },
+        headers: { cookie: "hermes_state_token_8787=s3cret-token" },
       }, h)).status,
       403,
     );
@@ -769,7 +779,7 @@ describe("writes", () => {
     const base = "http://box.lan";
     const traded = await get(`${base}/?token=s3cret-token`, {}, h);
     assert.match(traded.headers.get("set-cookie")!, /; Secure$/);
-    const auth = { cookie: "hermes_state_token=s3cret-token" };
+    const auth = { cookie: "hermes_state_token_80=s3cret-token" };
     const config = await (await get(`${base}/api/config`, { headers: auth }, h)).json();
     const url = `${base}/api/sessions/${V11.compressionTip}/title`;
     const body = JSON.stringify({ title: "renamed through the proxy" });

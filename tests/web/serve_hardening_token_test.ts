@@ -50,7 +50,7 @@ describe("the access token", () => {
       assert.equal(answer.status, 200, `${scheme}: ${answer.body}`);
     }
     const stale = await get(port, "/api/config", {
-      cookie: "hermes_state_token=an-earlier-runs-token",
+      cookie: `hermes_state_token_${port}=an-earlier-runs-token`,
       authorization: `Bearer ${TOKEN}`,
     });
     assert.equal(stale.status, 200, stale.body);

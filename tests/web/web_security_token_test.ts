@@ -39,13 +39,13 @@ describe("a --token of any characters", () => {
     assert.equal(config.status, 200);
     const wrong = await handle(
       new Request("http://192.168.1.5:8787/api/config", {
-        headers: { cookie: "hermes_state_token=abcdefghijklmnop" },
+        headers: { cookie: "hermes_state_token_8787=abcdefghijklmnop" },
       }),
     );
     assert.equal(wrong.status, 401, "the token's first part alone is not the token");
     const bad = await handle(
       new Request("http://192.168.1.5:8787/api/config", {
-        headers: { cookie: "hermes_state_token=%E0%A4%A" },
+        headers: { cookie: "hermes_state_token_8787=%E0%A4%A" },
       }),
     );
     assert.equal(bad.status, 401, "a cookie that is no valid encoding is refused, not a 500");
