@@ -10,7 +10,6 @@
  */
 import { escapeHtml } from "./escape_html.ts";
 import { withSecurityHeaders } from "./respond.ts";
-import { tokenCookieName } from "./security.ts";
 
 /** The page's one script: on to the link's target, keeping the URL's fragment (a deep link). */
 const SCRIPT =
