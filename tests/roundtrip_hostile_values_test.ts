@@ -104,6 +104,9 @@ async function hostileDb(): Promise<string> {
     UPDATE sessions SET title = printf('%.*c', 10000, 'T') WHERE id = '..';
     UPDATE sessions SET output_tokens = -9223372036854775808, cache_read_tokens = 9223372036854775807
       WHERE id = 'root';
+    -- REALs beyond SQLite's INTEGER range, which an export writes as integer digits
+    -- (10000000000000000000): read back exactly, they failed the line ("too large to bind").
+    UPDATE sessions SET input_tokens = 1e19, reasoning_tokens = -1e20 WHERE id = 'root';
   `);
   return path;
 }

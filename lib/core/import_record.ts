@@ -175,9 +175,16 @@ export function namedParent(record: ImportRecord): string | null {
   return (record.row.parent_session_id as string | null | undefined) ?? null;
 }
 
+/** SQLite's INTEGER range: an integer beyond it is a REAL there. */
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
 /**
  * A plain column value: scalars as they are, booleans as 0/1, JSON text for
- * the rest.
+ * the rest. An integer beyond SQLite's 64-bit range (which an exact read
+ * of an export gives as a `bigint`) is the number it is, as SQLite reads
+ * such a literal: an export writes a REAL of 1e19 so (`10000000000000000000`),
+ * and binding it failed the line ("BigInt value is too large to bind").
  *
  * @param field The field, for the error.
  * @param value The record's value.
@@ -186,7 +193,10 @@ export function namedParent(record: ImportRecord): string | null {
  */
 export function scalarValue(field: string, value: unknown): ImportValue {
   if (value === null || value === undefined) return null;
-  if (typeof value === "string" || typeof value === "bigint") return value;
+  if (typeof value === "bigint") {
+    return value >= INT64_MIN && value <= INT64_MAX ? value : Number(value);
+  }
+  if (typeof value === "string") return value;
   if (typeof value === "number") {
     if (!Number.isFinite(value)) throw invalid(field, "a finite number", value);
     return value;
