@@ -46,6 +46,8 @@ describe("searchMessages() improvements on the v11 fixture", () => {
     const hits = db.searchMessages("🚀");
     assert.deepEqual(hits.map((h) => h.id), [163, 162, 95, 94]);
     assert.ok(hits.every((h) => h.snippet!.includes("🚀")));
+    // A keycap emoji, which no message holds, is not its digit (19 hits of a "1" before).
+    assert.deepEqual(db.searchMessages("1\uFE0F\u20E3"), []);
   });
 
   test("searchMessages() retries e.g. as a quoted phrase", () => {
@@ -158,6 +160,9 @@ describe("planSearch() routes like Python except where documented", () => {
     ['"🚀" 🎉', substring([["🚀", "🎉"]])],
     ["🚀 OR 🎉", substring([["🚀"], ["🎉"]])],
     ["warning \u26A0\uFE0F", substring([["warning", "\u26A0\uFE0F"]])],
+    // A keycap emoji is its digit to the word index (which found every "1").
+    ["1\uFE0F\u20E3", substring([["1\uFE0F\u20E3"]])],
+    ["step 1\u20E3", substring([["step", "1\u20E3"]])],
     ['记忆 OR "" OR 断裂', substring([["记忆"], ["断裂"]])],
     ["e.g.", {
       kind: "ranked",

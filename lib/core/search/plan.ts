@@ -152,9 +152,19 @@ function nonOperatorWords(tokens: readonly Token[]): string[] {
   return tokens.filter((t) => t.quoted || !OPERATORS.has(t.text)).map((t) => t.text);
 }
 
-/** True when the word is not ASCII and holds no letter or digit (an emoji, an arrow). */
+/**
+ * The marks of an emoji written with a letter or digit: the emoji variation
+ * selector, and the keycap that makes `1️⃣` of `1` (unicode61 drops both, so
+ * the word index reads `1️⃣` as `1`).
+ */
+const EMOJI_MARK = /[\uFE0F\u20E3]/u;
+
+/**
+ * True when the word is not ASCII and holds no letter or digit (an emoji,
+ * an arrow), or is written as an emoji (`1️⃣`, `#️⃣`).
+ */
 function isSymbolWord(word: string): boolean {
-  return NON_ASCII.test(word) && !WORD_CHARACTER.test(word);
+  return NON_ASCII.test(word) && (!WORD_CHARACTER.test(word) || EMOJI_MARK.test(word));
 }
 
 /** A word for substring matching: a prefix star says nothing more than a substring does. */
