@@ -87,6 +87,8 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   "lib/postgres/_pgpass.ts": ['readFileSync(path, "utf8")'],
   // The kernel's status of this process (its capabilities), never a database.
   "lib/files/may_write.ts": ['readFileSync("/proc/self/status", "utf8")'],
+  // The kernel's table of this process's mounts, never a database.
+  "lib/files/read_only_mount.ts": ['readFileSync("/proc/self/mountinfo", "utf8")'],
   // Trajectory JSON Lines files, never a database.
   "lib/files/trajectory.ts": ["appendFileSync(filename"],
   // recover's raw page reads: it runs before recover opens its own connection
