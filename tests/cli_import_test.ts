@@ -1,9 +1,9 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { join } from "node:path";
-import { rawOpen, tempDbPath, tempDir } from "./_helpers.ts";
+import { copyFixture, rawOpen, tempDbPath, tempDir } from "./_helpers.ts";
 import { interruptibleIo, runCli, V11, v11Copy, withDb } from "./_cli_io.ts";
 import { main } from "../lib/cli/main.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
@@ -131,6 +131,21 @@ describe("import", () => {
     const run = await runCli(["--db", target, "import", join(tempDir(), "nope.jsonl")]);
     assert.equal(run.code, 1);
     assert.match(run.err, /^hermes-state: Cannot read .*nope\.jsonl: no such file\n$/);
+  });
+
+  test("import none of whose lines is a session record leaves an older file as it was, a new one unmade", async () => {
+    // Opening the file for the first record upgraded a schema-6 file before the record failed.
+    const older = copyFixture("hermes-v6.db");
+    const before = readFileSync(older);
+    const input = join(tempDir(), "bad.jsonl");
+    writeFileSync(input, '{"id": 12345, "source": "cli", "started_at": 1, "messages": []}\n[]\n');
+    const run = await runCli(["--db", older, "import", input]);
+    assert.equal(run.code, 1);
+    assert.match(run.err, /line 1: Cannot import session: id must be a non-empty string/);
+    assert.ok(readFileSync(older).equals(before), "the file is as it was");
+    const fresh = tempDbPath();
+    assert.equal((await runCli(["--db", fresh, "import", input])).code, 1);
+    assert.equal(existsSync(fresh), false);
   });
 
   test("import and copy write a session whose title is taken under the lineage's next title", async () => {

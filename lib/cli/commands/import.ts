@@ -25,6 +25,7 @@ import { renamedNote } from "../renamed_note.ts";
 import { diskFullReason, isDiskFull } from "../../sqlite/disk_space.ts";
 import { delay } from "../../core/delay.ts";
 import { parseJsonExact } from "../../core/exact_json.ts";
+import { checkImportRecord } from "../../core/import_record.ts";
 import { printableArgument } from "../shown_argument.ts";
 import { truncate } from "../../render/width.ts";
 import { lockedReason, type LockGivenUp, lockGivenUp } from "../locked_file.ts";
@@ -256,6 +257,14 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     let record: unknown;
     try {
       record = parseJsonExact(line);
+    } catch (error) {
+      lineFailed(error);
+      return;
+    }
+    try {
+      // Before the database is opened: an input none of whose lines is a session record leaves
+      // an older file as it was (opening upgrades its schema).
+      checkImportRecord(record);
     } catch (error) {
       lineFailed(error);
       return;
