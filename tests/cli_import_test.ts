@@ -309,6 +309,29 @@ describe("import progress", () => {
     );
   });
 
+  test("import of a .gz cut short says what went in before the damage, as text and as JSON", async () => {
+    // It said only "not a valid gzip file", though every whole line before the damage was in.
+    const whole = gzipSync(await exportOf(v11Copy()));
+    const cut = join(tempDir(), "cut.jsonl.gz");
+    writeFileSync(cut, whole.subarray(0, whole.length >> 1));
+    const target = tempDbPath();
+    const run = await runCli(["--db", target, "import", cut]);
+    assert.equal(run.code, 1);
+    const sessions = /^Imported (\d+) sessions/.exec(run.out)?.[1];
+    assert.ok(Number(sessions) > 0, run.out);
+    assert.match(
+      run.err,
+      /not a valid gzip file \(.+\) after line \d+: every session before it is in, each whole\n$/,
+    );
+    using raw = await rawOpen(target, true);
+    assert.equal(raw.prepare("SELECT count(*) AS n FROM sessions").get()?.n, Number(sessions));
+    const json = await runCli(["--db", tempDbPath(), "--json", "import", cut]);
+    assert.equal(json.code, 1);
+    const document = JSON.parse(json.out);
+    assert.equal(document.imported, Number(sessions));
+    assert.match(document.input_error, /not a valid gzip file/);
+  });
+
   test("import stops after 20 bad lines and says so with a count", async () => {
     const stdin = Array.from({ length: 500 }, (_, i) => `garbage ${i}`).join("\n");
     const run = await runCli(["--db", tempDbPath(), "import", "-"], { stdin });

@@ -322,10 +322,20 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     }
     progress.update(counts.imported + counts.replaced + counts.skipped);
   };
+  // A .gz input damaged part way (cut short, say): what was read before the damage is in, and
+  // said, as a run stopped any other way says it.
+  let damaged: CommandError | undefined;
   try {
     if (first !== undefined) await importLine(first.text);
     while (counts.failed < MAX_FAILURES && interrupted === undefined && stop === undefined) {
-      const next = await readNext(lines, source);
+      let next: IteratorResult<string>;
+      try {
+        next = await readNext(lines, source);
+      } catch (error) {
+        if (!(error instanceof DamagedInputError)) throw error;
+        damaged = error;
+        break;
+      }
       if (next.done) break;
       number++;
       if (next.value.trim() === "") continue;
@@ -367,6 +377,8 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       renamed,
       failures,
       stopped_at_line: stoppedAt ?? null,
+      // Only when the input was damaged part way: what was wrong with it.
+      ...(damaged === undefined ? {} : { input_error: damaged.message }),
       // Only when a lock stopped the run: the first line not in (null: every line was read).
       ...(stop === undefined ? {} : { not_imported_from_line: firstLineLeftOut(stop) }),
     });
@@ -376,6 +388,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   if (stop !== undefined) {
     const path = (store as SessionStore | undefined)?.target ?? ctx.dbPath;
     throw lockStopError(stop, counts, path, replace);
+  }
+  if (damaged !== undefined) {
+    throw new CommandError(
+      `${damaged.message} after line ${formatCount(number)}: every session before it is in, ` +
+        "each whole",
+      { cause: damaged },
+    );
   }
   if (interrupted !== undefined) {
     const written = counts.imported + counts.replaced;
@@ -438,6 +457,9 @@ async function firstLine(
   }
 }
 
+/** A `.gz` input that cannot be read on (not gzip, or damaged part way). */
+class DamagedInputError extends CommandError {}
+
 /** The next line; a damaged `.gz` input is one clear error. */
 async function readNext(
   lines: AsyncIterator<string>,
@@ -447,11 +469,9 @@ async function readNext(
     return await lines.next();
   } catch (error) {
     if (!isGzipError(error)) throw error;
-    throw new CommandError(
+    throw new DamagedInputError(
       `Cannot import ${source}: not a valid gzip file (${(error as Error).message})`,
-      {
-        cause: error,
-      },
+      { cause: error },
     );
   }
 }
