@@ -233,6 +233,10 @@ describe("the session browser in an operator's hands", { skip }, () => {
     assert.equal(await page.title(), "Usage \u2014 hermes-state");
     await redrawn(page, () => page.evaluate(() => location.hash = "#/"));
     assert.equal(await page.title(), "Sessions \u2014 hermes-state");
+    // A view that fails (a bad filter) is no longer named after the view before it.
+    await redrawn(page, () => page.evaluate(() => location.hash = "#/usage?since=garbage"));
+    assert.equal(await page.title(), "Error \u2014 hermes-state");
+    assert.ok(await page.$(".error[role=alert]"));
     await closePage(page);
   });
 

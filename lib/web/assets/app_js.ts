@@ -238,6 +238,8 @@ export const APP_JS = String.raw`
       clear(app);
       app.appendChild(el("p", { class: "error", role: "alert", text: text }));
     }
+    // The view asked for is not shown: the title of the one before would name it.
+    nameTab("Error");
     markReady();
   }
   // The tab's title names the view it shows: the tabs of one server are told apart, in the tab
