@@ -64,6 +64,19 @@ describe("lineage of a session at the bound below its root", () => {
     );
   });
 
+  test("for a session above the bound, the note names only where the part below it is cut", async () => {
+    // The part below s750 reaches s1750; the note named s1000 too, which was drawn with its
+    // children (the generations 1,000 below the root were read before that part was drawn).
+    const run = await runCli(["--db", path, "lineage", "s750"]);
+    assert.equal(run.code, 0, run.err);
+    assert.match(run.out.trimEnd().split("\n").at(-1)!, /^\[compression\] s1750 · /);
+    assert.equal(
+      run.err,
+      "Note: the family goes on below s1750: a tree is drawn at most 1,000 generations up " +
+        "and down; run lineage on s1750 for the part below.\n",
+    );
+  });
+
   test("the note's session shows the rest, to the tip", async () => {
     const run = await runCli(["--db", path, "--json", "lineage", "s2000"]);
     assert.equal(run.code, 0, run.err);

@@ -135,8 +135,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const root = ancestors[ancestors.length - 1]?.id ?? id;
   // The root is the first of its descendants: the tree is never empty.
   const tree = buildLineageTree(await store.getDescendants(root))!;
-  const lowest = nodesAtDepth(tree, MAX_LINEAGE_DEPTH);
   const asked = await drawnBelow(store, tree, ancestors.length - 1, id);
+  // The deepest generations drawn, read once the part below the asked session is in the tree:
+  // read before, they held that part's first cut nodes, which the note then named as not drawn.
+  const lowest = nodesAtDepth(tree, MAX_LINEAGE_DEPTH);
   if (asked !== undefined) lowest.push(...nodesAtDepth(asked, MAX_LINEAGE_DEPTH));
   if (ctx.json) printJson(ctx.io, { target: id, root, tree });
   else ctx.io.stdout(renderTree(tree, id, ctx));
