@@ -25,7 +25,7 @@ export type OpenStoreOptions = SqliteStoreOptions & Omit<PostgresStoreOptions, "
  * open the store for writing.
  */
 const OPEN_STORE_OPTION_NAMES: OptionNames<OpenStoreOptions> = {
-  readonly: true,
+  readonly: "boolean",
   synchronous: true,
   retry: true,
   clock: true,

@@ -165,6 +165,87 @@ test("a number where text goes is stored as Python binds it: 5, not 5.0", async 
   assert.equal(db.getMeta("count"), "12");
 });
 
+test("importSession() stores a whole number where text goes as Python does, the same on every runtime", async () => {
+  // Deno's and Node's drivers bound it as a REAL: "123456789.0" there, "123456789" on Bun.
+  using db = await seeded();
+  db.importSession({
+    id: "imp",
+    source: "cli",
+    started_at: 1_700_000_500,
+    user_id: 123456789,
+    model: 4,
+    title: 7,
+    estimated_cost_usd: 2,
+    messages: [{
+      role: "tool",
+      content: "x",
+      timestamp: 1_700_000_501,
+      tool_call_id: 42,
+      tool_name: 9,
+    }],
+  });
+  const row = db.getSession("imp")!;
+  assert.deepEqual([row.user_id, row.model, row.title, row.estimated_cost_usd], [
+    "123456789",
+    "4",
+    "7",
+    2,
+  ]);
+  const [message] = db.getMessages("imp");
+  assert.deepEqual([message.tool_call_id, message.tool_name], ["42", "9"]);
+  using raw = await rawOpen(db.path, true);
+  assert.deepEqual(
+    raw.prepare(
+      "SELECT typeof(estimated_cost_usd) AS t, typeof(started_at) AS s FROM sessions WHERE id = 'imp'",
+    )
+      .get(),
+    { t: "real", s: "real" },
+  );
+});
+
+test("a yes-or-no option given another value is a TypeError naming it, and nothing changes", async () => {
+  // `absolute: "false"` set the token counts (wiping the totals); `replace: "false"` replaced.
+  using db = await seeded();
+  db.updateTokenCounts("s1", { inputTokens: 1000, outputTokens: 200 });
+  const before = await tableRows(db.path);
+  const record = { ...db.exportSession("s1")!, title: null };
+  const cases: [string, () => unknown, RegExp][] = [
+    [
+      "absolute",
+      () => db.updateTokenCounts("s1", { inputTokens: 10, absolute: "false" as Loose }),
+      /^Cannot update token counts: absolute must be true or false: current value is "false"$/,
+    ],
+    [
+      "replace",
+      () => db.importSession(record, { replace: "false" as Loose }),
+      /^Cannot import session: replace must be true or false: current value is "false"$/,
+    ],
+    [
+      "includeArchived",
+      () => db.listSessionsRich({ includeArchived: 1 as Loose }),
+      /includeArchived must be true or false: current value is 1/,
+    ],
+    [
+      "includeInactive",
+      () => db.getMessages("s1", { includeInactive: "yes" as Loose }),
+      /includeInactive must be true or false: current value is "yes"/,
+    ],
+  ];
+  for (const [name, call, message] of cases) {
+    assert.throws(call, (error) => error instanceof TypeError && message.test(error.message), name);
+  }
+  // Never throws, as Python's: the error is in its answer.
+  const auto = db.maybeAutoPruneAndVacuum({ retentionDays: 1, vacuum: "no" as Loose });
+  assert.match(auto.error ?? "", /vacuum must be true or false: current value is "no"/);
+  assert.equal(await tableRows(db.path), before);
+  await using store = await openStore(db.path);
+  await assert.rejects(
+    store.updateTokenCounts("s1", { inputTokens: 10, absolute: "false" as Loose }),
+    /absolute must be true or false/,
+  );
+  assert.equal(await tableRows(db.path), before);
+});
+
 test("options of null read as the defaults, as deleteSession's already do", async () => {
   using db = await seeded();
   const before = await tableRows(db.path);

@@ -28,8 +28,8 @@ export interface InspectOptions {
 
 /** The options of `inspect`, checked by name. */
 export const INSPECT_OPTION_NAMES: OptionNames<InspectOptions> = {
-  integrity: true,
-  searchIndexes: true,
+  integrity: "boolean",
+  searchIndexes: "boolean",
 };
 
 /** The answer of {@linkcode inspectDatabase}. */

@@ -181,10 +181,13 @@ const INT64_MAX = 2n ** 63n - 1n;
 
 /**
  * A plain column value: scalars as they are, booleans as 0/1, JSON text for
- * the rest. An integer beyond SQLite's 64-bit range (which an exact read
- * of an export gives as a `bigint`) is the number it is, as SQLite reads
- * such a literal: an export writes a REAL of 1e19 so (`10000000000000000000`),
- * and binding it failed the line ("BigInt value is too large to bind").
+ * the rest. A whole number is an integer, as Python's `json` reads it and
+ * `sqlite3` binds it: Deno's and Node's drivers bind every number as a REAL,
+ * which a text column then kept as `"123456789.0"` (Bun's as `"123456789"`).
+ * An integer beyond SQLite's 64-bit range (which an exact read of an export
+ * gives as a `bigint`) is the number it is, as SQLite reads such a literal:
+ * an export writes a REAL of 1e19 so (`10000000000000000000`), and binding
+ * it failed the line ("BigInt value is too large to bind").
  *
  * @param field The field, for the error.
  * @param value The record's value.
@@ -199,7 +202,8 @@ export function scalarValue(field: string, value: unknown): ImportValue {
   if (typeof value === "string") return value;
   if (typeof value === "number") {
     if (!Number.isFinite(value)) throw invalid(field, "a finite number", value);
-    return value;
+    // -0 stays the REAL it is (JSON's -0 and -0.0 read alike).
+    return Number.isSafeInteger(value) && !Object.is(value, -0) ? BigInt(value) : value;
   }
   if (typeof value === "boolean") return value ? 1 : 0;
   return JSON.stringify(value);

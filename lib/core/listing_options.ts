@@ -83,13 +83,13 @@ export const LIST_SESSIONS_OPTION_NAMES: OptionNames<ListSessionsOptions> = {
   excludeSources: true,
   startedAfter: true,
   startedBefore: true,
-  hasChildren: true,
+  hasChildren: "boolean",
   limit: true,
   offset: true,
-  includeChildren: true,
-  projectCompressionTips: true,
-  orderByLastActive: true,
-  includeArchived: true,
+  includeChildren: "boolean",
+  projectCompressionTips: "boolean",
+  orderByLastActive: "boolean",
+  includeArchived: "boolean",
 };
 
 /** The options of `searchSessions`, checked by name. */

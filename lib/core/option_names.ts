@@ -13,8 +13,14 @@
  */
 import { describeValue, quotedValue } from "./shown_value.ts";
 
-/** Every option of `T`, each once: a list the compiler keeps complete. */
-export type OptionNames<T> = { readonly [Name in keyof Required<T>]: true };
+/**
+ * Every option of `T`, each once: a list the compiler keeps complete. A
+ * yes-or-no option is marked `"boolean"`, and its value is checked to be one:
+ * `{ absolute: "false" }` was taken as true (set, not add, the token counts).
+ */
+export type OptionNames<T> = {
+  readonly [Name in keyof Required<T>]: Required<T>[Name] extends boolean ? "boolean" : true;
+};
 
 /** How far (letters added, removed or changed) a misspelling may be to be guessed. */
 const CLOSE_ENOUGH = 2;
@@ -66,7 +72,8 @@ function listed(names: readonly string[]): string {
  * @throws {TypeError} When `options` is not an object (`pruneSessions(365)`)
  *   or has an own property that is not one of `names`, naming it, the option
  *   probably meant (same letters without case, `_` or `-`, or one within two
- *   letters) and the options there are.
+ *   letters) and the options there are; or when an option marked `"boolean"`
+ *   holds another value than `true` or `false` (`"false"`), naming it.
  *
  * @example
  * ```ts
@@ -74,6 +81,10 @@ function listed(names: readonly string[]): string {
  * import { checkOptionNames } from "./option_names.ts";
  * const names = { olderThanDays: true, source: true } as const;
  * checkOptionNames("prune sessions", { olderThanDays: 30 }, names);
+ * assert.throws(
+ *   () => checkOptionNames("import session", { replace: "false" }, { replace: "boolean" }),
+ *   /replace must be true or false: current value is "false"/,
+ * );
  * assert.throws(
  *   () => checkOptionNames("prune sessions", { older_than_days: 30 }, names),
  *   /no option "older_than_days" \(did you mean "olderThanDays"\?\)/,
@@ -83,7 +94,7 @@ function listed(names: readonly string[]): string {
 export function checkOptionNames(
   action: string,
   options: unknown,
-  names: Readonly<Record<string, true>>,
+  names: Readonly<Record<string, true | "boolean">>,
 ): void {
   if (options === undefined || options === null) return;
   if (typeof options !== "object" || Array.isArray(options)) {
@@ -92,7 +103,15 @@ export function checkOptionNames(
     );
   }
   for (const [name, value] of Object.entries(options)) {
-    if (Object.hasOwn(names, name) || value === undefined || value === null) continue;
+    if (value === undefined || value === null) continue;
+    if (Object.hasOwn(names, name)) {
+      if (names[name] === "boolean" && typeof value !== "boolean") {
+        throw new TypeError(
+          `Cannot ${action}: ${name} must be true or false: current value is ${quotedValue(value)}`,
+        );
+      }
+      continue;
+    }
     // Listed only for the error: the call that passes (every call, mostly) builds nothing.
     const known = Object.keys(names);
     const guess = meant(name, known);

@@ -95,14 +95,14 @@ const PRUNE_OPTION_NAMES: OptionNames<PruneOptions> = {
 export const AUTO_PRUNE_OPTION_NAMES: OptionNames<AutoPruneOptions> = {
   retentionDays: true,
   minIntervalHours: true,
-  vacuum: true,
+  vacuum: "boolean",
   sessionsDir: true,
 };
 
 const PRUNE_CANDIDATES_OPTION_NAMES: OptionNames<PruneCandidatesOptions> = {
   olderThanDays: true,
   source: true,
-  ghosts: true,
+  ghosts: "boolean",
 };
 
 /**

@@ -97,7 +97,7 @@ const TOKEN_COUNT_OPTION_NAMES: OptionNames<TokenCountsUpdate> = {
   billingBaseUrl: true,
   billingMode: true,
   apiCallCount: true,
-  absolute: true,
+  absolute: "boolean",
 };
 
 const TOKEN_COUNT_FIELDS = [
@@ -442,14 +442,14 @@ export const SEARCH_OPTION_NAMES: OptionNames<SearchOptions> = {
   until: true,
   limit: true,
   offset: true,
-  includeInactive: true,
+  includeInactive: "boolean",
   sort: true,
 };
 
 /** The options of `getMessages` and `countMessages`, checked by name. */
 const MESSAGES_OPTION_NAMES: OptionNames<MessagesOptions> = {
-  includeInactive: true,
-  excludeHidden: true,
+  includeInactive: "boolean",
+  excludeHidden: "boolean",
   afterId: true,
   beforeId: true,
   fromId: true,
@@ -459,7 +459,7 @@ const MESSAGES_OPTION_NAMES: OptionNames<MessagesOptions> = {
 
 /** The options of `getMessagesAsConversation`, checked by name. */
 export const CONVERSATION_OPTION_NAMES: OptionNames<ConversationOptions> = {
-  includeAncestors: true,
+  includeAncestors: "boolean",
 };
 
 /**
@@ -486,7 +486,7 @@ export function checkSearchFilters(
     readonly excludeSources?: unknown;
     readonly roleFilter?: unknown;
   },
-  names: Readonly<Record<string, true>> = SEARCH_OPTION_NAMES,
+  names: Readonly<Record<string, true | "boolean">> = SEARCH_OPTION_NAMES,
 ): void {
   checkOptionNames("search messages", options, names);
   checkOptionalText("search messages", "sessionId", options.sessionId);

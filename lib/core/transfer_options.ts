@@ -44,7 +44,10 @@ export const EXPORT_OPTION_NAMES: OptionNames<ExportOptions> = {
 };
 
 /** The options of `importSession`, checked by name. */
-export const IMPORT_OPTION_NAMES: OptionNames<ImportOptions> = { replace: true, modelUsage: true };
+export const IMPORT_OPTION_NAMES: OptionNames<ImportOptions> = {
+  replace: "boolean",
+  modelUsage: true,
+};
 
 /** What {@linkcode importSession} did with one record. */
 export interface ImportResult {

@@ -99,7 +99,7 @@ export function saveTrajectory(trajectory: unknown[], options: SaveTrajectoryOpt
 /** The options of `saveTrajectory`, checked by name. */
 const SAVE_OPTION_NAMES: OptionNames<SaveTrajectoryOptions> = {
   model: true,
-  completed: true,
+  completed: "boolean",
   filename: true,
   clock: true,
 };

@@ -104,9 +104,9 @@ export interface BackupOptions {
 
 /** The options of the call, checked by name. */
 const BACKUP_OPTION_NAMES: OptionNames<BackupOptions> = {
-  force: true,
-  compress: true,
-  full: true,
+  force: "boolean",
+  compress: "boolean",
+  full: "boolean",
   onProgress: true,
   openDriver: true,
   lockTimeoutMs: true,

@@ -113,9 +113,9 @@ export interface DoctorOptions {
 
 /** The options of the call, checked by name. */
 const DOCTOR_OPTION_NAMES: OptionNames<DoctorOptions> = {
-  fix: true,
-  full: true,
-  vacuum: true,
+  fix: "boolean",
+  full: "boolean",
+  vacuum: "boolean",
   sampleAbove: true,
   rebuild: true,
   lockTimeoutMs: true,

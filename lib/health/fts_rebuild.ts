@@ -84,7 +84,7 @@ export interface RebuildOptions {
 const REBUILD_OPTION_NAMES: OptionNames<RebuildOptions> = {
   batchBudgetMs: true,
   pauseMs: true,
-  damaged: true,
+  damaged: "boolean",
   signal: true,
   retry: true,
   sleep: true,

@@ -163,7 +163,7 @@ export interface RecoverOptions {
 
 /** The options of the call, checked by name. */
 const RECOVER_OPTION_NAMES: OptionNames<RecoverOptions> = {
-  force: true,
+  force: "boolean",
   openDriver: true,
   signal: true,
   lockTimeoutMs: true,

@@ -135,7 +135,7 @@ export interface SessionDBOptions {
  */
 const OPEN_OPTION_NAMES: OptionNames<SessionDBOptions> = {
   path: true,
-  readonly: true,
+  readonly: "boolean",
   synchronous: true,
   retry: true,
   clock: true,
