@@ -246,6 +246,24 @@ test("a yes-or-no option given another value is a TypeError naming it, and nothi
   assert.equal(await tableRows(db.path), before);
 });
 
+test("a session is never made its own parent (it would leave every listing), on both stores", async () => {
+  using db = await seeded();
+  const before = await tableRows(db.path);
+  assert.throws(
+    () => db.createSession("c", "cli", { parentSessionId: "c" }),
+    /^TypeError: Cannot create session: parentSessionId names the session itself: current value is "c"$/,
+  );
+  assert.throws(
+    () => db.restoreParentLinks([{ id: "s2", parentId: "s1" }, { id: "s1", parentId: "s1" }]),
+    /^TypeError: Cannot restore parent links: link 1 makes session "s1" its own parent$/,
+  );
+  assert.equal(await tableRows(db.path), before);
+  await using store = await openStore(db.path);
+  await assert.rejects(store.createSession("c", "cli", { parentSessionId: "c" }), TypeError);
+  await assert.rejects(store.restoreParentLinks([{ id: "s1", parentId: "s1" }]), TypeError);
+  assert.equal(await tableRows(db.path), before);
+});
+
 test("options of null read as the defaults, as deleteSession's already do", async () => {
   using db = await seeded();
   const before = await tableRows(db.path);

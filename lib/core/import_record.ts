@@ -505,5 +505,13 @@ export function checkParentLinks(links: unknown): void {
           `current value is ${quotedValue(link)}`,
       );
     }
+    // A session of its own parent leaves every listing (it is no root, and no root's child).
+    if (id === parentId) {
+      throw new TypeError(
+        `Cannot restore parent links: link ${index} makes session ${
+          quotedValue(id)
+        } its own parent`,
+      );
+    }
   });
 }

@@ -538,6 +538,14 @@ export function newSessionValues(
   checkOptionNames(action, options, CREATE_SESSION_OPTION_NAMES);
   const given = options ?? {};
   checkOptionalText(action, "parentSessionId", given.parentSessionId);
+  // A session of its own parent leaves every listing (it is no root, and no root's child).
+  if (given.parentSessionId === id) {
+    throw new TypeError(
+      `Cannot create session: parentSessionId names the session itself: current value is ${
+        quotedValue(id)
+      }`,
+    );
+  }
   return {
     userId: textValue(given.userId, "userId", action),
     model: textValue(given.model, "model", action),

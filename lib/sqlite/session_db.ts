@@ -510,7 +510,8 @@ export class SessionDB {
    * @throws {WriteBusyError} When another connection kept the write lock
    *   through every attempt (15 by default); nothing was written.
    * @throws {TypeError} When `userId`, `model` or `systemPrompt` is neither text, a number nor
-   *   null, or `parentSessionId` neither a string nor null, naming the value; nothing is written.
+   *   null, or `parentSessionId` neither a string nor null, or the session's own id (such a
+   *   session would leave every listing), naming the value; nothing is written.
    * @throws {TypeError} When `options` holds an option that is not one of
    *   {@linkcode CreateSessionOptions}'s (Python's `system_prompt` would be
    *   dropped), naming it; nothing is written.
@@ -2525,7 +2526,8 @@ export class SessionDB {
    *   {@linkcode ParentLink}).
    * @returns How many links were made.
    * @throws {TypeError} When `links` is not an array of `{ id, parentId }`
-   *   with both ids strings, naming the bad link; nothing is linked.
+   *   with both ids strings, or a link makes a session its own parent,
+   *   naming the bad link; nothing is linked.
    * @throws {ReadonlyError} When the database was opened with `readonly: true`,
    *   even for an empty list.
    * @throws {WriteBusyError} When another connection kept the write lock
