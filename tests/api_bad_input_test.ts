@@ -246,6 +246,26 @@ test("a yes-or-no option given another value is a TypeError naming it, and nothi
   assert.equal(await tableRows(db.path), before);
 });
 
+test("a number given as text is named in quotes, not as the number it looks like", async () => {
+  // "olderThanDays must be a non-negative number: current value is 30" read as 30 refused.
+  using db = await seeded();
+  const cases: [() => unknown, RegExp][] = [
+    [
+      () => db.pruneSessions({ olderThanDays: "30" as Loose }),
+      /olderThanDays must be a non-negative number: current value is "30"$/,
+    ],
+    [
+      () => db.searchMessages("docker", { since: "5" as Loose }),
+      /since must be a finite number of seconds: current value is "5"$/,
+    ],
+    [
+      () => db.appendMessage("s1", { role: "user", tokenCount: "5" as Loose }),
+      /tokenCount must be a number: current value is "5"$/,
+    ],
+  ];
+  for (const [call, message] of cases) assert.throws(call, message);
+});
+
 test("a session is never made its own parent (it would leave every listing), on both stores", async () => {
   using db = await seeded();
   const before = await tableRows(db.path);

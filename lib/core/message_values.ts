@@ -8,7 +8,7 @@
  * @module
  */
 import { encodeContent, encodeJson } from "./content.ts";
-import { describeValue } from "./shown_value.ts";
+import { describeValue, quotedValue } from "./shown_value.ts";
 import type { ConversationMessage, NewMessage } from "./types.ts";
 
 /** A value a message column stores: text, a number, or NULL. */
@@ -70,7 +70,7 @@ function integerValue(value: unknown, field: string, action: string): StoredValu
   if (typeof value === "bigint" && BigInt.asIntN(64, value) === value) return value;
   if (typeof value === "number" && Number.isFinite(value)) return value;
   throw new TypeError(
-    `Cannot ${action}: ${field} must be a number: current value is ${describeValue(value)}`,
+    `Cannot ${action}: ${field} must be a number: current value is ${quotedValue(value)}`,
   );
 }
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { describeValue, quotedValue } from "./shown_value.ts";
+import { quotedValue } from "./shown_value.ts";
 
 /**
  * Throws unless `value` is a non-negative integer.
@@ -58,7 +58,7 @@ export function checkSeconds(action: string, name: string, value: unknown): numb
   if (typeof value !== "number" || !Number.isFinite(value)) {
     throw new RangeError(
       `Cannot ${action}: ${name} must be a finite number of seconds: current value is ${
-        describeValue(value)
+        quotedValue(value)
       }`,
     );
   }

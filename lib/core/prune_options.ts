@@ -5,7 +5,7 @@
  * @module
  */
 import { checkOptionalText } from "./session_options.ts";
-import { describeValue } from "./shown_value.ts";
+import { quotedValue } from "./shown_value.ts";
 import { blobAsText } from "./blob_text.ts";
 import { checkOptionNames, type OptionNames } from "./option_names.ts";
 
@@ -144,7 +144,7 @@ export function checkPruneOptions(options: PruneOptions): number {
   if (typeof days !== "number" || !Number.isFinite(days) || days < 0) {
     throw new RangeError(
       `Cannot prune sessions: olderThanDays must be a non-negative number: current value is ${
-        describeValue(days)
+        quotedValue(days)
       }`,
     );
   }
@@ -174,7 +174,7 @@ export function checkPruneCandidatesOptions(options: PruneCandidatesOptions): nu
   if (typeof days !== "number" || !Number.isFinite(days) || days < 0) {
     throw new RangeError(
       `Cannot list prune candidates: olderThanDays must be a non-negative number: current value is ${
-        describeValue(days)
+        quotedValue(days)
       }`,
     );
   }
