@@ -16,8 +16,6 @@ import { tempDir } from "./_helpers.ts";
 import { openPgStore, PG_SKIP } from "./store/_pg.ts";
 
 const LONG = "a".repeat(200_000);
-/** How a message names {@linkcode LONG} unquoted: its first 100 characters, then its length. */
-const LONG_SHOWN = `${"a".repeat(100)}… (200,000 characters)`;
 /** How a message names {@linkcode LONG} in double quotes. */
 const LONG_QUOTED = `"${"a".repeat(100)}…" (200,000 characters)`;
 /** How a message names `{ k: LONG }`: the start of its JSON, then the JSON's length. */
@@ -52,15 +50,15 @@ for (const [engine, open, skip] of engines) {
       const long = await append(LONG);
       assert.equal(
         long,
-        `Cannot append message: tokenCount must be a number: current value is ${LONG_SHOWN}`,
+        `Cannot append message: tokenCount must be a number: current value is ${LONG_QUOTED}`,
       );
       assert.equal(
         await append("abc"),
-        "Cannot append message: tokenCount must be a number: current value is abc",
+        'Cannot append message: tokenCount must be a number: current value is "abc"',
       );
       // 160 characters are still shown whole; one more is cut.
-      assert.match(await append("b".repeat(160)), new RegExp(`is ${"b".repeat(160)}$`));
-      assert.match(await append("b".repeat(161)), /b… \(161 characters\)$/);
+      assert.match(await append("b".repeat(160)), new RegExp(`is "${"b".repeat(160)}"$`));
+      assert.match(await append("b".repeat(161)), /b…" \(161 characters\)$/);
 
       assert.equal(
         await messageOf(() => store.getSession({ k: LONG } as never)),

@@ -71,7 +71,7 @@ test("conversationValues() keeps the reasoning columns of an assistant turn only
       conversationValues({ role: "tool", content: "", token_count: "many" }, "replace messages"),
     {
       name: "TypeError",
-      message: "Cannot replace messages: token_count must be a number: current value is many",
+      message: 'Cannot replace messages: token_count must be a number: current value is "many"',
     },
   );
 });

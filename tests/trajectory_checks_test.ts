@@ -75,9 +75,9 @@ test("saveTrajectory() refuses a bad model, completed, filename or clock, and wr
     [{ model: undefined }, "model must be a string: current value is undefined"],
     [{ model: 42 }, "model must be a string: current value is 42"],
     [{ model: null }, "model must be a string: current value is null"],
-    [{ completed: "yes" }, 'completed must be a boolean: current value is "yes"'],
-    [{ completed: 1 }, "completed must be a boolean: current value is 1"],
-    [{ completed: undefined }, "completed must be a boolean: current value is undefined"],
+    [{ completed: "yes" }, 'completed must be true or false: current value is "yes"'],
+    [{ completed: 1 }, "completed must be true or false: current value is 1"],
+    [{ completed: undefined }, "completed must be true or false: current value is undefined"],
     [{ filename: "" }, 'filename must be a non-empty string: current value is ""'],
     [{ filename: 7 }, "filename must be a non-empty string: current value is 7"],
     [

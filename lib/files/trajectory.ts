@@ -118,7 +118,7 @@ function checkArguments(trajectory: unknown, options: unknown): void {
   checkOptionNames("save trajectory", options, SAVE_OPTION_NAMES);
   const { model, completed, filename, clock } = options as Record<string, unknown>;
   if (typeof model !== "string") refuse("model must be a string", model);
-  if (typeof completed !== "boolean") refuse("completed must be a boolean", completed);
+  if (typeof completed !== "boolean") refuse("completed must be true or false", completed);
   const given = (value: unknown) => value !== undefined && value !== null;
   if (given(filename) && (typeof filename !== "string" || filename === "")) {
     refuse("filename must be a non-empty string", filename);

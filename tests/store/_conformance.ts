@@ -1825,7 +1825,9 @@ export function storeConformance(name: string, factory: StoreFactory): void {
         await assert.rejects(store.searchMessages("docker", { [name]: value as never }), {
           name: "RangeError",
           message:
-            `Cannot search messages: ${name} must be a finite number of seconds: current value is ${value}`,
+            `Cannot search messages: ${name} must be a finite number of seconds: current value is ${
+              typeof value === "string" ? `"${value}"` : value
+            }`,
         });
       }
       assert.equal((await store.searchMessages("docker", { since: 0 })).length, 1);
