@@ -269,6 +269,30 @@ describe("a session read in pieces is one snapshot when held", () => {
     assert.equal(contents.length, HOSTILE_TEXTS.length + 2);
   });
 
+  test("held: a checkpoint meanwhile, after which a read-only store opens the file again, ends nothing", async () => {
+    // The chunks after the reopen ran on the new connection, without the savepoint: the export
+    // failed with "no such savepoint: hermes_export_pieces" next to a live gateway.
+    const path = await hostileDb();
+    using writer = await rawOpen(path);
+    writer.exec("PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0");
+    writer.exec("UPDATE sessions SET title = 'before the export' WHERE id = 'plain'");
+    await using store = await openStore(path, { readonly: true });
+    const contents: string[] = [];
+    let written = false;
+    for await (
+      const piece of readExportPieces(store, { id: "plain" }, { chunk: 1, holdSnapshot: true })
+    ) {
+      if ("messages" in piece) contents.push(String(piece.messages[0].content));
+      if (written) continue;
+      written = true;
+      writer.exec("DELETE FROM messages WHERE session_id = 'plain'");
+      // Copies the frames written before the export into the file, which moves its times.
+      writer.exec("PRAGMA wal_checkpoint(PASSIVE)");
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    assert.equal(contents.length, HOSTILE_TEXTS.length + 2, "one snapshot, the deleted ones too");
+  });
+
   test("not held: the messages deleted meanwhile are left out (each chunk read as it is then)", async () => {
     const contents = await readWhileWritten(false);
     assert.equal(contents.length, 1);

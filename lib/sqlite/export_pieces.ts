@@ -20,8 +20,24 @@ import type { ExportPiece, ExportPiecesOptions, ExportSelection } from "../core/
 import { exactMessagesWhere, exactSession, exportSessionRows, sessionAgainSql } from "./export.ts";
 import { getSession } from "./sessions.ts";
 
-/** Runs a read on the store's connection (trying again while the file is locked). */
-export type StoreCall = <T>(read: (store: Store) => T) => Promise<T>;
+/** How the pieces reach the store's connection. */
+export interface StoreAccess {
+  /**
+   * Runs a read on the store's connection (trying again while the file is
+   * locked): the current store, or `on`, a pinned one.
+   */
+  read<T>(read: (store: Store) => T, on?: Store): Promise<T>;
+  /**
+   * The current store, kept open on its connection until `unpin`, which a
+   * held snapshot (a savepoint) needs across calls: the file opened again
+   * meanwhile (after a writer's checkpoint, a read-only store is) left the
+   * savepoint behind on the old connection ("no such savepoint").
+   * `undefined` for a store read without locks, which holds no snapshot.
+   */
+  pin(): Promise<Store | undefined>;
+  /** Lets a pinned store go. */
+  unpin(store: Store): void;
+}
 
 /** The savepoint a session's read snapshot is. */
 const SAVEPOINT = "hermes_export_pieces";
@@ -121,28 +137,34 @@ function readChunk(store: Store, ids: readonly string[]): MessageRow[] {
  * none when it is not there (any more), or `keep` refuses it.
  */
 async function* sessionPieces(
-  call: StoreCall,
+  access: StoreAccess,
   id: string,
   listed: boolean,
   options: Required<ExportPiecesOptions>,
 ): AsyncGenerator<ExportPiece> {
-  const hold = options.holdSnapshot;
-  const reading = { listed, keep: options.keep };
-  const start = await call((store) => openSession(store, id, reading, hold));
-  if (start === undefined) return;
-  let done = false;
+  // A held snapshot is a savepoint on one connection: every read of the session runs there.
+  const on = options.holdSnapshot ? await access.pin() : undefined;
+  const hold = on !== undefined;
   try {
-    yield { session: start.session };
-    for (let at = 0; at < start.ids.length; at += options.chunk) {
-      const ids = start.ids.slice(at, at + options.chunk);
-      const messages = await call((store) => readChunk(store, ids));
-      if (messages.length > 0) yield { messages };
+    const reading = { listed, keep: options.keep };
+    const start = await access.read((store) => openSession(store, id, reading, hold), on);
+    if (start === undefined) return;
+    let done = false;
+    try {
+      yield { session: start.session };
+      for (let at = 0; at < start.ids.length; at += options.chunk) {
+        const ids = start.ids.slice(at, at + options.chunk);
+        const messages = await access.read((store) => readChunk(store, ids), on);
+        if (messages.length > 0) yield { messages };
+      }
+      if (hold) await access.read((store) => store.db.exec(`RELEASE ${SAVEPOINT}`), on);
+      done = true;
+    } finally {
+      // Stopped early or failed: the held snapshot ends, and the error (if any) stands.
+      if (hold && !done) await access.read(rollBack, on).catch(() => {});
     }
-    if (hold) await call((store) => store.db.exec(`RELEASE ${SAVEPOINT}`));
-    done = true;
   } finally {
-    // Stopped early or failed: the held snapshot ends, and the error (if any) stands.
-    if (hold && !done) await call(rollBack).catch(() => {});
+    if (on !== undefined) access.unpin(on);
   }
 }
 
@@ -151,7 +173,7 @@ async function* sessionPieces(
  * or `iterateExport(filter)`'s (the session list read first, each session's
  * row read again with its messages), each session's messages `chunk` at a time.
  *
- * @param call Runs a read on the store's connection.
+ * @param access Runs reads on the store's connection, or on one pinned for a held snapshot.
  * @param selection One session, or the sessions of a filter (no `origin`: checked by the caller).
  * @param options The chunk size, whether each session is one held snapshot, and which are
  *   kept (asked of each row before its messages are read).
@@ -159,17 +181,18 @@ async function* sessionPieces(
  * @throws {UnexportableIdError} When a listed session's id is not valid UTF-8 text.
  */
 export async function* sqliteExportPieces(
-  call: StoreCall,
+  access: StoreAccess,
   selection: ExportSelection,
   options: Required<ExportPiecesOptions>,
 ): AsyncGenerator<ExportPiece> {
   // Held only where the file's journal mode lets a snapshot keep no writer waiting (once for
   // the export: the mode does not change under it).
-  const reading = { ...options, holdSnapshot: options.holdSnapshot && await call(mayHold) };
+  const holdSnapshot = options.holdSnapshot && await access.read(mayHold);
+  const reading = { ...options, holdSnapshot };
   if ("id" in selection) {
-    yield* sessionPieces(call, selection.id, false, reading);
+    yield* sessionPieces(access, selection.id, false, reading);
     return;
   }
-  const rows = await call((store) => exportSessionRows(store, selection.filter));
-  for (const row of rows) yield* sessionPieces(call, row.id, true, reading);
+  const rows = await access.read((store) => exportSessionRows(store, selection.filter));
+  for (const row of rows) yield* sessionPieces(access, row.id, true, reading);
 }

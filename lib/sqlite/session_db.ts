@@ -202,6 +202,31 @@ export function storeOf(db: SessionDB): Store {
 }
 
 /**
+ * The internal store behind `db`, kept open on its connection until
+ * {@linkcode unpinStore} (a file opened again meanwhile does not close it):
+ * for a snapshot held across calls; for the modules of this library only.
+ * A store read without locks is not pinned (`undefined`): nothing holds its
+ * pages still, so each call reads the file as it is then.
+ *
+ * @param db An open database.
+ * @returns The pinned store, or `undefined`.
+ */
+export function pinStore(db: SessionDB): Store | undefined {
+  const slot = openSlot(slotOf(db));
+  return slot.readsUnlocked ? undefined : slot.pin();
+}
+
+/**
+ * Lets go of a store of {@linkcode pinStore}.
+ *
+ * @param db The database.
+ * @param store The pinned store.
+ */
+export function unpinStore(db: SessionDB, store: Store): void {
+  slotOf(db).unpin(store);
+}
+
+/**
  * Runs `read` on the internal store behind `db` as its own read methods run
  * theirs: on a file read without locks, again on the file opened anew when
  * it failed while the file moved (see `StoreSlot.read`); for the modules of

@@ -13,7 +13,7 @@ import * as exporting from "./export.ts";
 import * as prune from "./prune.ts";
 import type { SqliteDriver } from "./driver/types.ts";
 import type { Synchronous } from "./open.ts";
-import { SessionDB, storeOf, storeRead } from "./session_db.ts";
+import { pinStore, SessionDB, storeOf, storeRead, unpinStore } from "./session_db.ts";
 import type { SessionStore } from "../core/session_store.ts";
 import {
   checkStoreRetry,
@@ -327,7 +327,11 @@ class SqliteSessionStore implements SessionStore {
       checkOptionalText("export sessions", "source", selection.filter?.source);
     }
     yield* sqliteExportPieces(
-      (read) => this.#call((db) => storeRead(db, read)),
+      {
+        read: (read, on) => this.#call((db) => on === undefined ? storeRead(db, read) : read(on)),
+        pin: () => this.#call(pinStore),
+        unpin: (store) => unpinStore(this.#db, store),
+      },
       selection,
       options,
     );

@@ -175,17 +175,39 @@ export class StoreSlot {
    * @returns The same values, in order.
    */
   *pinned<T>(iterate: (store: Store) => Iterable<T>): Generator<T> {
-    const store = this.current();
-    this.#pins.set(store, (this.#pins.get(store) ?? 0) + 1);
+    const store = this.pin();
     try {
       yield* iterate(store);
     } finally {
-      const left = this.#pins.get(store)! - 1;
-      if (left > 0) this.#pins.set(store, left);
-      else {
-        this.#pins.delete(store);
-        if (this.#retired.delete(store)) store.db.close();
-      }
+      this.unpin(store);
+    }
+  }
+
+  /**
+   * The current store, kept open (not closed when the file is opened
+   * again) until {@linkcode StoreSlot.unpin}: for reads that must stay on
+   * one connection across calls (a snapshot held open on it).
+   *
+   * @returns The store.
+   */
+  pin(): Store {
+    const store = this.current();
+    this.#pins.set(store, (this.#pins.get(store) ?? 0) + 1);
+    return store;
+  }
+
+  /**
+   * Lets a pin of {@linkcode StoreSlot.pin} go: a store replaced meanwhile
+   * is closed with its last pin.
+   *
+   * @param store The pinned store.
+   */
+  unpin(store: Store): void {
+    const left = (this.#pins.get(store) ?? 1) - 1;
+    if (left > 0) this.#pins.set(store, left);
+    else {
+      this.#pins.delete(store);
+      if (this.#retired.delete(store)) store.db.close();
     }
   }
 
