@@ -6,6 +6,7 @@
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { copyFileSync, rmSync } from "node:fs";
 import { main } from "../lib/cli/main.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
 import {
@@ -156,6 +157,52 @@ describe("show --follow", () => {
       assert.match(again[1], /Deploy the chat service[\s\S]+the migration is still running/);
     },
   );
+
+  test("after a backup is restored over the file, the messages written then are printed", {
+    timeout: 30_000,
+  }, async () => {
+    // Their ids are those of the messages lost with the restore, which the newest id shown kept
+    // back: nothing was printed until the ids passed it.
+    const path = v11Copy();
+    const backup = `${path}.backup`;
+    copyFileSync(path, backup);
+    const { io, run } = following(["--db", path, "show", V11.live, "--follow=0.05"]);
+    await printed(io, "Run B is faster");
+    {
+      using db = await SessionDB.open({ path });
+      for (const n of [1, 2, 3]) db.appendMessage(V11.live, { role: "user", content: `lost ${n}` });
+    }
+    await printed(io, "lost 3");
+    copyFileSync(backup, path);
+    for (const sidecar of ["-wal", "-shm"]) rmSync(`${path}${sidecar}`, { force: true });
+    await printed(io, "── the transcript changed");
+    {
+      using db = await SessionDB.open({ path });
+      db.appendMessage(V11.live, { role: "user", content: "after the restore" });
+    }
+    await printed(io, "after the restore");
+    io.interrupt();
+    assert.equal(await run, 0);
+  });
+
+  test("a continuation that ends is said to end, as the session it continues", {
+    timeout: 30_000,
+  }, async () => {
+    const path = v11Copy();
+    const { io, run } = following(["--db", path, "show", V11.live, "--follow=0.05"]);
+    await printed(io, "Run B is faster");
+    {
+      using db = await SessionDB.open({ path });
+      db.endSession(V11.live, "compression");
+      db.createSession("continued_2", "cli", { parentSessionId: V11.live });
+      db.appendMessage("continued_2", { role: "user", content: "the summary, then goodbye" });
+      db.endSession("continued_2", "cli_close");
+    }
+    await printed(io, "· cli_close ──");
+    io.interrupt();
+    assert.equal(await run, 0);
+    assert.ok(io.out.indexOf("── continued in continued_2 ──") < io.out.indexOf("· cli_close ──"));
+  });
 
   test("a compression chain is followed one session at a time, none skipped", {
     timeout: 30_000,

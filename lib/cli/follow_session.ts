@@ -152,11 +152,14 @@ export async function followSession(
             } again`,
           );
           await print(start.reprinted?.(messages) ?? messages);
+          // What was shown is what there is now: a backup restored gives the next messages the
+          // ids of the ones lost, which the newest id shown before would have kept back.
+          newest = newestMessageId(messages);
         } else {
           await print(messages.filter((message) => message.id > newest));
+          newest = Math.max(newest, newestMessageId(messages));
         }
         known = messages.length;
-        newest = Math.max(newest, newestMessageId(messages));
       }
       rowCount = session.message_count;
       await ctx.io.drain();
@@ -179,7 +182,8 @@ export async function followSession(
       newest = newestMessageId(continued);
       known = continued.length;
       rowCount = next.message_count;
-      endSaid = next.ended_at !== null;
+      // Its end is said at the next look, as any session's (it may have ended already).
+      endSaid = false;
       await ctx.io.drain();
     }
     return 0;
