@@ -20,6 +20,8 @@ export interface NewestMessage {
    * with an earlier timestamp (a clock stepped back).
    */
   readonly newest: number;
+  /** The timestamp of the message of `newest` (`null` for none). */
+  readonly newestAt: number | null;
 }
 
 /**
@@ -38,7 +40,11 @@ export async function newestOf(
   options: MessagesOptions = {},
 ): Promise<NewestMessage> {
   const [last] = await store.getMessages(sessionId, { ...options, last: 1 });
-  if (last === undefined) return { last, newest: 0 };
+  if (last === undefined) return { last, newest: 0, newestAt: null };
   const later = await store.getMessages(sessionId, { ...options, afterId: last.id });
-  return { last, newest: newestMessageId([last, ...later]) };
+  const newest = newestMessageId([last, ...later]);
+  const row = [last, ...later].find((message) => message.id === newest);
+  // A number, as a page sends it back (a file's timestamp may hold text).
+  const newestAt = typeof row?.timestamp === "number" ? row.timestamp : null;
+  return { last, newest, newestAt };
 }

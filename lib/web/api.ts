@@ -432,6 +432,20 @@ function messageIdParam(url: URL, name: string): number | undefined {
   return url.searchParams.has(name) ? intParam(url, name, 0, Number.MAX_SAFE_INTEGER) : undefined;
 }
 
+/** A message's timestamp parameter (`at`), or `undefined` when not given; a 400 when no number. */
+function timestampParam(url: URL, name: string): number | undefined {
+  const text = url.searchParams.get(name);
+  if (text === null) return undefined;
+  const value = Number(text);
+  if (text.trim() === "" || !Number.isFinite(value)) {
+    throw new HttpError(
+      400,
+      `${name} must be a message's timestamp: current value is ${quotedValue(text)}`,
+    );
+  }
+  return value;
+}
+
 /** `all=1`: every row of the transcript (see {@linkcode transcript}); `0` or none: those shown. */
 function allParam(url: URL): boolean {
   const value = url.searchParams.get("all");
@@ -487,6 +501,7 @@ async function transcript(api: ApiRequest, id: string): Promise<Response> {
       after: intParam(url, "after", 0, Number.MAX_SAFE_INTEGER),
       shown: intParam(url, "shown", 0, Number.MAX_SAFE_INTEGER),
       first: messageIdParam(url, "first"),
+      at: timestampParam(url, "at"),
     }
     : undefined;
   const [page, lineage, synced] = await Promise.all([
@@ -504,6 +519,9 @@ async function transcript(api: ApiRequest, id: string): Promise<Response> {
     messages: page.messages,
     appended: page.appended,
     newest: page.newest,
+    // Its timestamp: a live update sends it back (`at`), so that the same id with another
+    // message (a backup restored) is told apart.
+    newest_at: page.newestAt,
     // How many messages the session shows before this page's (those of the page the reader
     // sees, when appended), and after them.
     earlier: page.earlier,

@@ -34,7 +34,13 @@ export interface PageAsk {
   /** The most messages the page holds; 0 answers only the counts and `newest`. */
   readonly limit: number;
   /** The live path: what the page has read and shows (`after`, `shown`, `first`). */
-  readonly since?: { readonly after: number; readonly shown: number; readonly first?: number };
+  readonly since?: {
+    readonly after: number;
+    readonly shown: number;
+    readonly first?: number;
+    /** The timestamp of the `after` message when the page read it (`newest_at`). */
+    readonly at?: number;
+  };
   /** A message id parameter, read (and refused, as a 400) only when the answer needs it. */
   readonly param: (name: PageParam) => number | undefined;
   /**
@@ -53,6 +59,8 @@ export interface TranscriptPage {
   readonly messages: MessageRow[] | MarkedMessage[];
   readonly appended: boolean;
   readonly newest: number;
+  /** The timestamp of the message of `newest` (`null` for none). */
+  readonly newestAt: number | null;
   readonly earlier: number;
   readonly later: number;
   /** How many rows the transcript leaves out (rewound, compacted, hidden): what `all` shows too. */
@@ -94,15 +102,33 @@ function rowsOf(ask: PageAsk): MessagesOptions {
   return ask.all ? EVERY_ROW : SHOWN_ONLY;
 }
 
+/**
+ * Whether the message `after` the reader's page read is still the one it
+ * read: there, at the timestamp `at` (when the page gave it). A backup
+ * restored over the file gives new messages the ids of the lost ones, so
+ * that the same ids and counts came back with other messages, which the page
+ * kept showing.
+ */
+async function sameMessage(
+  store: SessionStore,
+  id: string,
+  after: number,
+  at: number | undefined,
+): Promise<boolean> {
+  if (at === undefined || after === 0) return true;
+  const [row] = await store.getMessages(id, { ...EVERY_ROW, fromId: after, limit: 1 });
+  return row?.id === after && row.timestamp === at;
+}
+
 /** The page, read with a few small reads and counts. */
 async function readPage(store: SessionStore, id: string, ask: PageAsk): Promise<TranscriptPage> {
   const { limit, since } = ask;
   const shown = rowsOf(ask);
   const counted = store.countMessages(id, shown);
   const end = newestOf(store, id, ask.all ? EVERY_ROW : {});
-  const [total, newest, leftOut] = await Promise.all([
+  const [total, { newest, newestAt }, leftOut] = await Promise.all([
     counted,
-    end.then((found) => found.newest),
+    end,
     // Without `all` the rows shown are those just counted; with it, counted apart.
     leftOutCount(
       store,
@@ -117,9 +143,20 @@ async function readPage(store: SessionStore, id: string, ask: PageAsk): Promise<
     const first = since.first === undefined
       ? 0
       : await placeOf(store, id, total, since.first, shown);
-    if (first >= 0 && fresh.length <= limit && total - fresh.length - first === since.shown) {
+    if (
+      first >= 0 && fresh.length <= limit && total - fresh.length - first === since.shown &&
+      await sameMessage(store, id, since.after, since.at)
+    ) {
       // The messages the reader's page shows before these, and none after them.
-      return { messages: fresh, appended: true, newest, earlier: first, later: 0, leftOut };
+      return {
+        messages: fresh,
+        appended: true,
+        newest,
+        newestAt,
+        earlier: first,
+        later: 0,
+        leftOut,
+      };
     }
   }
   const window = await pageWindow(store, id, total, ask);
@@ -127,6 +164,7 @@ async function readPage(store: SessionStore, id: string, ask: PageAsk): Promise<
     messages: window.messages,
     appended: false,
     newest,
+    newestAt,
     earlier: window.start,
     later: total - window.start - window.messages.length,
     leftOut,

@@ -7,7 +7,7 @@ import { openStore } from "../../lib/open_store.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import { createHandler, type Handler, type HandlerOptions } from "../../lib/web/handler.ts";
-import { V11 } from "../_cli_io.ts";
+import { V11, v11Copy } from "../_cli_io.ts";
 import { copyFixture, rawOpen, tempDbPath } from "../_helpers.ts";
 import { HOSTILE_ID, hostileDb } from "./_served.ts";
 import { parseSince } from "../../lib/core/usage.ts";
@@ -485,6 +485,36 @@ describe("API", () => {
     assert.match(
       bad.body.error.message,
       /^after must be a whole number .*: current value is "-1"$/,
+    );
+  });
+
+  test("GET /api/sessions/:id?after&shown&at: the newest message replaced under its id (a backup restored) sends all", async () => {
+    // Restored, the file gives the next messages the ids of the lost ones: ids and counts were
+    // the same, so the page kept the lost messages' text (appended, with no message).
+    const file = v11Copy();
+    await using store = await openStore(file, { readonly: true });
+    const h = handlerFor({}, store);
+    const first = (await getJson(`/api/sessions/${V11.live}`, h)).body;
+    assert.equal(typeof first.newest_at, "number");
+    const since = (at: number) =>
+      getJson(
+        `/api/sessions/${V11.live}?after=${first.newest}&shown=${first.messages.length}&at=${at}`,
+        h,
+      );
+    const quiet = (await since(first.newest_at)).body;
+    assert.deepEqual([quiet.appended, quiet.messages.length], [true, 0]);
+    {
+      using raw = await rawOpen(file);
+      raw.exec(`UPDATE messages SET content = 'written after the restore',
+        timestamp = timestamp + 60 WHERE id = ${first.newest}`);
+    }
+    const restored = (await since(first.newest_at)).body;
+    assert.equal(restored.appended, false);
+    assert.equal(restored.messages.at(-1).content, "written after the restore");
+    assert.equal(restored.newest_at, first.newest_at + 60);
+    assert.equal(
+      (await getJson(`/api/sessions/${V11.live}?after=1&shown=1&at=soon`, h)).status,
+      400,
     );
   });
 

@@ -937,7 +937,7 @@ export const APP_JS = String.raw`
         if (n) mine.last = body.messages[n - 1].id;
         mine.later = body.later;
         // Shown up to the newest: live updates add below it from now on.
-        if (mine.later === 0) mine.newest = body.newest;
+        if (mine.later === 0) { mine.newest = body.newest; mine.newestAt = body.newest_at; }
       }
       var left = earlier ? mine.earlier : mine.later;
       if (left > 0) {
@@ -1019,7 +1019,7 @@ export const APP_JS = String.raw`
     var restored = swap(view, quiet, unfinished);
     drawnFrom([versionOf(body)]);
     var ends = messages.length ? { first: messages[0].id, last: messages[messages.length - 1].id } : {};
-    var mine = shown = { id: id, all: every, newest: body.newest, count: messages.length, first: ends.first, last: ends.last, earlier: earlier, later: later, results: results, callers: callers, head: head, busy: unfinished };
+    var mine = shown = { id: id, all: every, newest: body.newest, newestAt: body.newest_at, count: messages.length, first: ends.first, last: ends.last, earlier: earlier, later: later, results: results, callers: callers, head: head, busy: unfinished };
     wirePage(mine, true, token);
     wirePage(mine, false, token);
     // The rest, a batch a task, while this transcript is the one shown; the page is ready (and
@@ -1098,6 +1098,7 @@ export const APP_JS = String.raw`
     if (empty && body.messages.length) empty.remove();
     body.messages.forEach(function (m) { list.appendChild(messageNode(m, was.results)); });
     was.newest = body.newest;
+    was.newestAt = body.newest_at;
     was.count += body.messages.length;
     if (body.messages.length) {
       was.last = body.messages[body.messages.length - 1].id;
@@ -1130,7 +1131,7 @@ export const APP_JS = String.raw`
     if (focus && !app.contains(document.activeElement)) focusIn(app.querySelector(".view"), focus.key);
     was.later = body.later;
     // Those after it went: shown up to the newest, live updates add below it from now on.
-    if (was.later === 0) was.newest = body.newest;
+    if (was.later === 0) { was.newest = body.newest; was.newestAt = body.newest_at; }
     var button = document.getElementById("later-messages");
     if (button && was.later > 0) button.textContent = pageButton(false, was.later).textContent;
     else if (button) {
@@ -1202,7 +1203,7 @@ export const APP_JS = String.raw`
       counting = was.later > 0 && !was.stale && was.last !== undefined && !was.all;
       if (counting) path += "&beyond=" + was.last + "&limit=0";
       else if (was.later > 0 || was.all) path += (was.first !== undefined ? "&from=" + was.first : "") + size;
-      else path += "&after=" + was.newest + "&shown=" + was.count + (was.first !== undefined ? "&first=" + was.first : "") + size;
+      else path += "&after=" + was.newest + "&shown=" + was.count + (was.first !== undefined ? "&first=" + was.first : "") + (typeof was.newestAt === "number" ? "&at=" + encodeURIComponent(was.newestAt) : "") + size;
     } else if (loaded) path += loaded;
     else if (target && /^\d{1,15}$/.test(target)) path += "&m=" + target;
     var asked = was ? pagesShown(was) : "";
