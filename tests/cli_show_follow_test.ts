@@ -185,6 +185,32 @@ describe("show --follow", () => {
     assert.equal(await run, 0);
   });
 
+  test("a file gone for a moment (a restore by rm, then cp) is said once, and followed again", {
+    timeout: 30_000,
+  }, async () => {
+    // The run ended with "Cannot open database …: no such file", exit 1.
+    const path = v11Copy();
+    const backup = `${path}.backup`;
+    copyFileSync(path, backup);
+    const { io, run } = following(["--db", path, "show", V11.live, "--follow=0.05"]);
+    await printed(io, "Run B is faster");
+    for (const file of ["", "-wal", "-shm"]) rmSync(`${path}${file}`, { force: true });
+    await printed(io, "no such file");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    copyFileSync(backup, path);
+    await printed(io, "── the file can be read again ──");
+    {
+      using db = await SessionDB.open({ path });
+      db.appendMessage(V11.live, { role: "user", content: "after the file came back" });
+    }
+    await printed(io, "after the file came back");
+    io.interrupt();
+    assert.equal(await run, 0);
+    // Said once while it lasts; a look meanwhile read on from the file taken away, as if back.
+    assert.equal(io.out.split("no such file").length, 2, io.out);
+    assert.equal(io.out.split("── the file can be read again ──").length, 2, io.out);
+  });
+
   test("a continuation that ends is said to end, as the session it continues", {
     timeout: 30_000,
   }, async () => {

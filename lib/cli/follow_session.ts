@@ -4,13 +4,15 @@
  * does for a log. It says when the session ends (and when it is resumed),
  * goes on into the session that continues a compressed one, shows the whole
  * transcript again when it was rewritten or a rewind took messages back, and
- * stops when the session is deleted.
+ * stops when the session is deleted. A file that cannot be opened for a
+ * while (gone, then put back) is said once and looked for again.
  *
  * @module
  */
 import type { SessionStore } from "../core/session_store.ts";
 import type { MessageRow, SessionRow } from "../core/types.ts";
 import { newestMessageId } from "../core/message_row.ts";
+import { OpenError } from "../core/errors.ts";
 import type { Context } from "./command.ts";
 import { formatDateTime } from "../render/format.ts";
 import { visibleInline } from "../render/transcript.ts";
@@ -114,13 +116,30 @@ export async function followSession(
   let marker = "";
   let stopping = false;
   const unlisten = ctx.io.onInterrupt?.(() => void (stopping = true));
+  /** Why the file could not be read at the last look, said once (a restore by `rm` then `cp`). */
+  let unreadable: string | undefined;
   try {
     while (!stopping) {
       await pauseUnless(start.seconds, () => stopping);
       if (stopping) break;
       // The session's own row too: a server's marker may see an update seconds late (its
       // table statistics), where the row, read by its key, is current.
-      const current = await store.getSession(session.id);
+      let current: SessionRow | undefined;
+      try {
+        current = await store.getSession(session.id);
+      } catch (error) {
+        if (!(error instanceof OpenError)) throw error;
+        // The file gone for a moment, or put back: looked for again at each look, as tail -F.
+        if (unreadable !== error.message) {
+          await note(`${visibleInline(error.message)}; looking again`);
+          unreadable = error.message;
+        }
+        continue;
+      }
+      if (unreadable !== undefined) {
+        await note("the file can be read again");
+        unreadable = undefined;
+      }
       const now = `${await store.dataVersion()} ${
         current === undefined
           ? "deleted"

@@ -84,7 +84,15 @@ export class StoreSlot {
   current(): Store {
     const { store } = this.#opened;
     if (this.#closed || !this.#moved(this.#opened)) return store;
-    const next = this.#reopen();
+    let next: Opened;
+    try {
+      next = this.#reopen();
+    } catch (error) {
+      // The next call looks again: within the pause between two looks it would read on from
+      // the file taken away, as if it were back.
+      this.#lookedAt = -Infinity;
+      throw error;
+    }
     this.#opened = next;
     this.#reopens++;
     if (this.#pins.has(store)) this.#retired.add(store);
