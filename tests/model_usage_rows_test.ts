@@ -3,6 +3,7 @@
 // files carries them.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { copyFixture, openClocked, rawOpen, tempDbPath } from "./_helpers.ts";
 import { GPT, LIVE, MINI, SONNET, spentFile } from "./_model_usage_spent.ts";
 import { SessionDB } from "../lib/sqlite/session_db.ts";
@@ -63,9 +64,14 @@ test("importSession() writes modelUsage with the session into a newer Hermes's f
   assert.deepEqual(newer.getModelUsage(LIVE), other);
   newer.importSession(record, { replace: true, modelUsage: [] });
   assert.deepEqual(newer.getModelUsage(LIVE), []);
-  // Without modelUsage, a replace leaves them as they are.
+  // Without modelUsage, the rows the record carries (an export's); a record without, as they are.
   newer.importSession(record, { replace: true, modelUsage: other });
   newer.importSession(record, { replace: true });
+  assert.deepEqual(newer.getModelUsage(LIVE), usage);
+  const bare: Record<string, unknown> = { ...record };
+  delete bare.hermes_state_model_usage;
+  newer.importSession(record, { replace: true, modelUsage: other });
+  newer.importSession(bare, { replace: true });
   assert.deepEqual(newer.getModelUsage(LIVE), other);
 
   using v11 = await SessionDB.open({ path: tempDbPath() });
@@ -146,4 +152,62 @@ test("copy between two newer Hermes's files carries the rows; into a new file, n
     lost.err,
     /has no column for .*session_model_usage.*: those values were not kept\n$/,
   );
+});
+
+test("export → import carries the rows (hermes_state_model_usage); into a v11 file, names them dropped", async (t) => {
+  // A JSON Lines backup lost them: usage by model changed after the import.
+  const { db, path } = await spentFile(t);
+  db.close();
+  const file = `${tempDbPath()}.jsonl`;
+  const exported = await runCli(["--db", path, "export", file]);
+  assert.equal(exported.code, 0, exported.err);
+  const records = readFileSync(file, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+  const live = records.find((record) => record.id === LIVE);
+  using here = await SessionDB.open({ path, readonly: true });
+  assert.deepEqual(live.hermes_state_model_usage, here.getModelUsage(LIVE));
+  const without = records.find((record) => here.getModelUsage(record.id).length === 0);
+  assert.equal("hermes_state_model_usage" in without, false, "a session without rows: as before");
+
+  const dest = copyFixture("hermes-v21.db");
+  {
+    using raw = await rawOpen(dest);
+    raw.exec("DELETE FROM messages; DELETE FROM sessions");
+  }
+  const imported = await runCli(["--db", dest, "import", file]);
+  assert.equal(imported.code, 0, imported.err);
+  assert.equal(imported.err, "");
+  using there = await SessionDB.open({ path: dest, readonly: true });
+  assert.deepEqual(there.getModelUsage(LIVE), here.getModelUsage(LIVE));
+  assert.deepEqual(
+    there.usageReport({ by: "model", since: 0 }),
+    here.usageReport({ by: "model", since: 0 }),
+  );
+  // The same export again: the same bytes.
+  const again = `${tempDbPath()}.jsonl`;
+  assert.equal((await runCli(["--db", dest, "export", again])).code, 0);
+  assert.equal(readFileSync(again, "utf8"), readFileSync(file, "utf8"));
+
+  const v11 = tempDbPath();
+  const lost = await runCli(["--db", v11, "import", file]);
+  assert.equal(lost.code, 0, lost.err);
+  assert.match(
+    lost.err,
+    /has no column for .*session_model_usage.*: those values were not kept\n$/,
+  );
+});
+
+test("importSession() refuses bad rows under hermes_state_model_usage, naming them, and writes nothing", async (t) => {
+  const { db } = await openClocked(t, 1_777_000_100, copyFixture("hermes-v21.db"));
+  const record = {
+    id: "bad_usage",
+    source: "cli",
+    started_at: 1_777_000_000,
+    messages: [],
+    hermes_state_model_usage: [{ model: 5 }],
+  };
+  assert.throws(
+    () => db.importSession(record),
+    /^TypeError: Cannot import session: hermes_state_model_usage\[0\]\.model must be /,
+  );
+  assert.equal(db.getSession("bad_usage"), undefined);
 });

@@ -9,6 +9,7 @@ import { storedTextOf } from "./stored_text.ts";
 import { MAX_VALUE_DEPTH, nestedDeeperThan, parseJsonExact } from "./exact_json.ts";
 import { quotedValue } from "./shown_value.ts";
 import { STORED_BYTES_KEY } from "./stored_bytes.ts";
+import { MODEL_USAGE_KEY } from "./session_model_usage.ts";
 import type { ImportResult } from "./transfer_options.ts";
 import type { MessageContent } from "./types.ts";
 
@@ -17,7 +18,7 @@ import type { MessageContent } from "./types.ts";
  * dropped. `hermes_state_bytes` is not one: an engine that stores the bytes
  * it carries takes it out first, and one that does not reports it.
  */
-const NOT_COLUMNS = new Set(["messages", "last_active", "id", "session_id"]);
+const NOT_COLUMNS = new Set(["messages", "last_active", "id", "session_id", MODEL_USAGE_KEY]);
 
 /**
  * The columns of a record (session ones, then `messages.` ones) that the

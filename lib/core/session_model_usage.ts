@@ -9,6 +9,54 @@
  */
 import { describeValue } from "./shown_value.ts";
 
+/**
+ * The key under which an export record carries its session's per-model
+ * usage rows (as {@linkcode SessionModelUsage}s), when it has any: a JSON
+ * Lines export → import keeps them, as `copy` does. Python's export carries
+ * none, and its import reads none (it takes the keys it knows).
+ */
+export const MODEL_USAGE_KEY = "hermes_state_model_usage";
+
+/**
+ * An export's session row with its per-model usage rows under
+ * {@linkcode MODEL_USAGE_KEY}; the row as it is when there are none.
+ *
+ * @param row The session row.
+ * @param usage Its rows.
+ * @returns The row to export.
+ */
+export function withModelUsage<Row extends object>(
+  row: Row,
+  usage: readonly SessionModelUsage[],
+): Row {
+  return usage.length === 0 ? row : { ...row, [MODEL_USAGE_KEY]: usage };
+}
+
+/**
+ * The per-model usage rows an import writes, checked: those of the
+ * `modelUsage` option when given, else those the record carries under
+ * {@linkcode MODEL_USAGE_KEY}, else `undefined` (the session's rows are
+ * left as they are).
+ *
+ * @param record The record as given.
+ * @param option The `modelUsage` option.
+ * @returns The rows, or `undefined`.
+ * @throws {TypeError} As {@linkcode checkModelUsage}, naming the field.
+ * @throws {RangeError} As {@linkcode checkModelUsage}.
+ */
+export function importedModelUsage(
+  record: unknown,
+  option: unknown,
+): SessionModelUsage[] | undefined {
+  if (option !== undefined) return checkModelUsage("import session", option);
+  const carried = typeof record === "object" && record !== null
+    ? (record as Record<string, unknown>)[MODEL_USAGE_KEY]
+    : undefined;
+  return carried === undefined || carried === null
+    ? undefined
+    : checkModelUsage("import session", carried, MODEL_USAGE_KEY);
+}
+
 /** One row of a session's per-model usage: its key (model, route, task) and what it counts. */
 export interface SessionModelUsage {
   /** The model the calls named (`unknown` when none). */
@@ -136,21 +184,25 @@ function columnValue(
  *   not of its column's kind (naming the column and the value).
  * @throws {RangeError} When two rows have the same key.
  */
-export function checkModelUsage(action: string, rows: unknown): SessionModelUsage[] {
+export function checkModelUsage(
+  action: string,
+  rows: unknown,
+  field = "modelUsage",
+): SessionModelUsage[] {
   const fail = (what: string, value: unknown) =>
     new TypeError(`Cannot ${action}: ${what}: current value is ${describeValue(value)}`);
-  if (!Array.isArray(rows)) throw fail("modelUsage must be an array", rows);
+  if (!Array.isArray(rows)) throw fail(`${field} must be an array`, rows);
   const keys = new Set<string>();
   return rows.map((row, index) => {
     if (row === null || typeof row !== "object" || Array.isArray(row)) {
-      throw fail(`modelUsage[${index}] must be an object`, row);
+      throw fail(`${field}[${index}] must be an object`, row);
     }
     const complete: Record<string, string | number | null> = {};
     for (const { name, kind } of MODEL_USAGE_COLUMNS) {
       const given = (row as Record<string, unknown>)[name];
       const value = columnValue(name, kind, given);
       if (value === undefined) {
-        throw fail(`modelUsage[${index}].${name} must be ${EXPECTED[kind]}`, given);
+        throw fail(`${field}[${index}].${name} must be ${EXPECTED[kind]}`, given);
       }
       complete[name] = value;
     }
@@ -158,7 +210,7 @@ export function checkModelUsage(action: string, rows: unknown): SessionModelUsag
     const key = usageKey(checked);
     if (keys.has(key)) {
       throw new RangeError(
-        `Cannot ${action}: modelUsage[${index}] repeats the key of an earlier row (model, billing route and task): ${key}`,
+        `Cannot ${action}: ${field}[${index}] repeats the key of an earlier row (model, billing route and task): ${key}`,
       );
     }
     keys.add(key);

@@ -29,9 +29,11 @@ export interface ImportOptions {
    * `session_model_usage`, as `getModelUsage` reads them), written with it
    * in the same transaction, replacing the rows it had; a store without a
    * place for them (a v11 file) names `session_model_usage` in
-   * `droppedColumns` when any is given. Not given: the session's rows are
-   * left as they are. Each row needs a `model`; the other columns default
-   * to `''`, `0` or `null`; no two rows may share a model, route and task.
+   * `droppedColumns` when any is given. Not given: the rows the record
+   * carries under `hermes_state_model_usage` (an export's), else the
+   * session's rows are left as they are. Each row needs a `model`; the other
+   * columns default to `''`, `0` or `null`; no two rows may share a model,
+   * route and task.
    */
   modelUsage?: readonly SessionModelUsage[];
 }

@@ -6,6 +6,8 @@
  *
  * @module
  */
+import { modelUsageBySessionPg, modelUsageOfPg } from "./_usage.ts";
+import { withModelUsage } from "../core/session_model_usage.ts";
 import { checkKeyText } from "../core/session_options.ts";
 import type { ExportOptions } from "../core/transfer_options.ts";
 import type {
@@ -122,11 +124,15 @@ export async function exportSessionPg(
          ORDER BY m.timestamp, m.id`,
       [id],
     );
-    return { session, rows };
+    return { session, rows, usage: await modelUsageOfPg(query, id) };
   });
   if (read === undefined) return undefined;
   const messages = read.rows.map((row) => messageFromRow(exactMessageRow(row)));
-  return { ...exactSessionRow(read.session) as unknown as SessionRow, messages };
+  const session = withModelUsage(
+    exactSessionRow(read.session) as unknown as SessionRow,
+    read.usage,
+  );
+  return { ...session, messages };
 }
 
 /**
@@ -214,13 +220,14 @@ export async function* iterateExportPg(
     // (a row that did not count a message written since, or a session deleted since, which
     // is left out as the SQLite engine leaves it out).
     const ids = jsonParam(listed.map((s) => s.id));
-    const { again, rows } = await reads.inSnapshot(async (query) => ({
+    const { again, rows, usage } = await reads.inSnapshot(async (query) => ({
       again: await query(EXPORT_SESSIONS_BY_IDS, [ids]),
       rows: await pageMessages(query, ids),
+      usage: await modelUsageBySessionPg(query, listed.map((s) => s.id)),
     }));
     const byId = new Map(
       again.map((row) => exactSessionRow(row) as unknown as SessionRowWithActivity)
-        .map((row) => [row.id, row]),
+        .map((row) => [row.id, withModelUsage(row, usage.get(row.id) ?? [])]),
     );
     const page = listed.flatMap((s) => byId.get(s.id) ?? []);
     const bySession = new Map<string, MessageRow[]>();
@@ -325,7 +332,10 @@ async function* sessionPiecesBy(
   );
   if (found === undefined) return;
   const { hermes_message_ids: listedIds, ...read } = found;
-  const session = exactSessionRow(read) as unknown as SessionRow;
+  const session = withModelUsage(
+    exactSessionRow(read) as unknown as SessionRow,
+    await modelUsageOfPg(query, id),
+  );
   if (!keep(session)) return;
   const ids = JSON.parse(String(listedIds ?? "[]")) as string[];
   // Resumed after close(), it rejects as every method then does (a closed SQLite store's).

@@ -16,12 +16,13 @@
  */
 import { decodeText, jsonParam } from "./_text_codec.ts";
 import { STORED_BYTES_KEY } from "../core/stored_bytes.ts";
+import { MODEL_USAGE_KEY } from "../core/session_model_usage.ts";
 
 /** The column holding the newer columns of a row. */
 export const EXTRA_COLUMN = "extra_columns";
 
 /** Keys of an export record (or a file row) that are not newer columns. */
-const NOT_EXTRA = new Set(["messages", "last_active"]);
+const NOT_EXTRA = new Set(["messages", "last_active", MODEL_USAGE_KEY]);
 
 const decoder = new TextDecoder();
 

@@ -27,6 +27,7 @@ import {
   type UsageDialect,
 } from "../core/usage_by_model.ts";
 import type { PgQuery, PgValue } from "./_client_types.ts";
+import { jsonParam } from "./_text_codec.ts";
 import { type OriginFilter, withOrigin } from "./_session_filters.ts";
 
 /** The options of a usage report here, checked by name: every engine's and `origin`. */
@@ -244,7 +245,23 @@ export async function hasModelUsage(query: PgQuery): Promise<boolean> {
  * @returns Its rows.
  */
 export async function modelUsageOfPg(query: PgQuery, id: string): Promise<SessionModelUsage[]> {
-  if (!await hasModelUsageTable(query)) return [];
+  return (await modelUsageBySessionPg(query, [id])).get(id) ?? [];
+}
+
+/**
+ * The per-model usage rows of several sessions (as {@linkcode modelUsageOfPg}
+ * reads one's), in one statement: what an export reads for a page of them.
+ *
+ * @param query The store's query.
+ * @param ids The sessions.
+ * @returns Each session's rows, in key order; a session without rows is not in it.
+ */
+export async function modelUsageBySessionPg(
+  query: PgQuery,
+  ids: readonly string[],
+): Promise<Map<string, SessionModelUsage[]>> {
+  const bySession = new Map<string, SessionModelUsage[]>();
+  if (ids.length === 0 || !await hasModelUsageTable(query)) return bySession;
   const keys = MODEL_USAGE_COLUMNS.filter((c) => c.kind === "key").map((c) =>
     `${c.name} COLLATE "C"`
   );
@@ -252,11 +269,18 @@ export async function modelUsageOfPg(query: PgQuery, id: string): Promise<Sessio
   const columns = MODEL_USAGE_COLUMNS.map(({ name, kind }) =>
     kind === "count" ? `${name}::double precision AS ${name}` : name
   );
-  return await query(
-    `SELECT ${columns.join(", ")} FROM ${MODEL_USAGE_TABLE} WHERE session_id = $1
+  const rows = await query(
+    `SELECT session_id AS hermes_session_id, ${columns.join(", ")} FROM ${MODEL_USAGE_TABLE}
+     WHERE session_id IN (SELECT json_array_elements_text($1::text::json))
      ORDER BY ${keys.join(", ")}`,
-    [id],
-  ) as unknown as SessionModelUsage[];
+    [jsonParam(ids)],
+  );
+  for (const { hermes_session_id: id, ...row } of rows) {
+    const list = bySession.get(String(id)) ?? [];
+    list.push(row as unknown as SessionModelUsage);
+    bySession.set(String(id), list);
+  }
+  return bySession;
 }
 
 /**

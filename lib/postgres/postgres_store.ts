@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { checkModelUsage, type SessionModelUsage } from "../core/session_model_usage.ts";
+import { importedModelUsage, type SessionModelUsage } from "../core/session_model_usage.ts";
 import { parsePythonFloat, pythonFloatRepr } from "../core/python_float.ts";
 import { removeTranscriptFiles } from "../files/transcript_files.ts";
 import { OpenError, ReadonlyError, TitleError } from "../core/errors.ts";
@@ -1124,9 +1124,7 @@ class PostgresSessionStore implements SessionStore, SyncedStore {
 
   async importSession(record: unknown, options: ImportOptions = {}): Promise<ImportResult> {
     checkOptionNames("import session", options, IMPORT_OPTION_NAMES);
-    const usage = options.modelUsage === undefined
-      ? undefined
-      : checkModelUsage("import session", options.modelUsage);
+    const usage = importedModelUsage(record, options.modelUsage);
     if (usage !== undefined && usage.length > 0 && !this.#additionsEnsured) {
       // The table `sync` and `migrate` make when missing: made here too, before the write (and
       // after the record is found sound: a refused record changes nothing).

@@ -30,6 +30,8 @@ import {
   parseJsonExact,
 } from "../core/exact_json.ts";
 import { messageImportValue } from "../core/import_record.ts";
+import { withModelUsage } from "../core/session_model_usage.ts";
+import { readSessionModelUsage } from "./session_model_usage.ts";
 import { keepStoredText, storedTextOf } from "../core/stored_text.ts";
 import { STORED_BYTES_KEY, storedBytesValue } from "../core/stored_bytes.ts";
 import { UnexportableIdError } from "../core/errors.ts";
@@ -229,19 +231,25 @@ const MESSAGE_ORDER = "ORDER BY timestamp, id";
 
 /**
  * The session's row as the file holds it: read again exactly when a value
- * may differ ({@linkcode needsExactRead}); `last_active` kept as read.
+ * may differ ({@linkcode needsExactRead}); `last_active` kept as read; a
+ * newer Hermes's per-model usage rows of the session under
+ * `hermes_state_model_usage` (`withModelUsage`), when it has any.
  *
  * @param store The open store.
  * @param session The row as read.
  * @returns The row, exact.
  */
 export function exactSession<Row extends SessionRow>(store: Store, session: Row): Row {
-  if (!needsExactRead(session as unknown as SqlRow)) return session;
+  const usage = readSessionModelUsage(store, session.id);
+  if (!needsExactRead(session as unknown as SqlRow)) return withModelUsage(session, usage);
   const [exact] = readExactRows(store, "sessions", "id = ?", [session.id]);
-  if (exact === undefined) return session;
-  return ("last_active" in session
-    ? { ...exact, last_active: session.last_active }
-    : exact) as unknown as Row;
+  if (exact === undefined) return withModelUsage(session, usage);
+  return withModelUsage(
+    ("last_active" in session
+      ? { ...exact, last_active: session.last_active }
+      : exact) as unknown as Row,
+    usage,
+  );
 }
 
 /**

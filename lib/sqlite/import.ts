@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { checkModelUsage } from "../core/session_model_usage.ts";
+import { importedModelUsage } from "../core/session_model_usage.ts";
 import { writeSessionModelUsage } from "./session_model_usage.ts";
 import { MODEL_USAGE_TABLE } from "../core/usage_by_model.ts";
 import type { SqlValue } from "./driver/types.ts";
@@ -260,9 +260,7 @@ export function importSession(
   options: ImportOptions = {},
 ): ImportResult {
   const { record: checked, bytes } = takeStoredBytes(checkImportRecord(record));
-  const usage = options.modelUsage === undefined
-    ? undefined
-    : checkModelUsage("import session", options.modelUsage);
+  const usage = importedModelUsage(record, options.modelUsage);
   return store.write(() => {
     const exists = sessionExists(store, checked.id);
     const named = namedParent(checked);

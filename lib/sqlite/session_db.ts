@@ -1801,7 +1801,10 @@ export class SessionDB {
    * a caller gave as `bigint`) comes as a `bigint`, which `JSON.stringify`
    * refuses (the CLI's export writes its digits); a BLOB or text that is
    * not valid UTF-8 comes as its bytes under `hermes_state_bytes` (see
-   * `export` in docs/cli.md).
+   * `export` in docs/cli.md). A session of a newer Hermes's file with
+   * per-model usage rows carries them under `hermes_state_model_usage`
+   * (as {@linkcode SessionDB.getModelUsage} reads them; Python's export
+   * carries none), which an import writes back.
    *
    * @param id The session id.
    * @returns The export, or `undefined` for an unknown session.

@@ -12,6 +12,7 @@ import { describe, test, type TestContext } from "node:test";
 import assert from "node:assert/strict";
 import { rawOpen, tempDir } from "../_helpers.ts";
 import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
 import { LIVE, MINI, REWOUND, spentFile } from "../_model_usage_spent.ts";
 import { openStore } from "../../lib/open_store.ts";
@@ -185,6 +186,27 @@ describe("sync of a newer Hermes's per-model usage", { skip: PG_SKIP }, () => {
         await using server = await openStore(url, { readonly: true });
         assert.deepEqual(await server.getModelUsage(LIVE), db.getModelUsage(LIVE));
         assert.deepEqual(await server.getModelUsage("no such session"), []);
+        // An export carries them as the file's does (hermes_state_model_usage), on every path.
+        const record = await server.exportSession(LIVE);
+        assert.deepEqual(record?.hermes_state_model_usage, db.getModelUsage(LIVE));
+        const all = [];
+        for await (const one of server.iterateExport()) all.push(one);
+        assert.deepEqual(
+          all.find((one) => one.id === LIVE)?.hermes_state_model_usage,
+          db.getModelUsage(LIVE),
+        );
+        const jsonl = join(tempDir(), "server.jsonl");
+        assert.equal((await runCli(["--db", url, "export", jsonl])).code, 0);
+        const fileJsonl = join(tempDir(), "file.jsonl");
+        assert.equal((await runCli(["--db", path, "export", fileJsonl])).code, 0);
+        const usageOf = (text: string) =>
+          text.trim().split("\n").map((line) => JSON.parse(line)).map((
+            one,
+          ) => [one.id, one.hermes_state_model_usage ?? null]).sort();
+        assert.deepEqual(
+          usageOf(readFileSync(jsonl, "utf8")),
+          usageOf(readFileSync(fileJsonl, "utf8")),
+        );
       }
       const { file, there: reported } = await reports(db, url);
       assert.deepEqual(reported, file);
