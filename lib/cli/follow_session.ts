@@ -13,6 +13,7 @@ import type { SessionStore } from "../core/session_store.ts";
 import type { MessageRow, SessionRow } from "../core/types.ts";
 import { newestMessageId } from "../core/message_row.ts";
 import { OpenError } from "../core/errors.ts";
+import { compressionContinuation } from "../core/compression_continuation.ts";
 import type { Context } from "./command.ts";
 import { formatDateTime } from "../render/format.ts";
 import { visibleInline } from "../render/transcript.ts";
@@ -58,25 +59,6 @@ export interface FollowStart {
  */
 function changesInPlace(message: MessageRow): boolean {
   return "active" in message;
-}
-
-/**
- * The session that continues a compressed one, one step down its chain (the
- * step `getCompressionTip` takes: the newest child started at or after the
- * end), or `undefined` while there is none.
- */
-async function continuation(
-  store: SessionStore,
-  session: SessionRow,
-): Promise<SessionRow | undefined> {
-  const end = session.ended_at;
-  if (session.end_reason !== "compression" || end === null) return undefined;
-  let next: SessionRow | undefined;
-  for (const row of await store.getDescendants(session.id)) {
-    if (row.parent_session_id !== session.id || row.started_at < end) continue;
-    if (next === undefined || row.started_at > next.started_at) next = row;
-  }
-  return next;
 }
 
 /**
@@ -192,7 +174,7 @@ export async function followSession(
         await note(`ended ${formatDateTime(session.ended_at)}${reason}`);
         endSaid = true;
       }
-      const next = await continuation(store, session);
+      const next = await compressionContinuation(store, session);
       if (next === undefined) continue;
       await note(`continued in ${visibleInline(next.id)}`);
       session = next;

@@ -616,7 +616,8 @@ async function exportDownload(api: ApiRequest): Promise<Response> {
     // Asked of each session's row before its messages are read: those left out are never read.
     const keep = (session: SessionRow) =>
       session.source !== leaveOut && (only === undefined || only.has(session.id));
-    stream = await exportStoreStream(api.store, { filter }, format, title, cutOff, { keep });
+    // As the listing shows them: a compression chain whole (one row there), `keep` or not.
+    stream = await exportStoreStream(api.store, { filter }, format, title, cutOff, { keep }, true);
   }
   return new Response(stream, {
     headers: withSecurityHeaders({

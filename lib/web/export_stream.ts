@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { withCompressionChains } from "./compression_chains.ts";
 import { jsonLineTexts, markdownTexts, type SessionTexts } from "../render/export_texts.ts";
 import {
   type ExportPiece,
@@ -169,6 +170,8 @@ function byteStream(
  * @param options The chunk size, whether each session is one held snapshot
  *   (not by default: a server's connection stays free for its writes), and which sessions
  *   are kept (`keep`, asked of each row before its messages are read).
+ * @param chains For the sessions of a filter: each compression chain whole, the sessions that
+ *   continue a compressed one of them after them (`compression_chains.ts`), `keep` or not.
  * @returns The stream, or `undefined` when the session asked for is not found.
  * @throws {Error} What reading the first piece threw (`UnexportableIdError`…).
  */
@@ -179,8 +182,16 @@ export async function exportStoreStream(
   title: string | ((first: SessionRow) => string),
   onFailure: (error: unknown) => void = () => {},
   options: ExportPiecesOptions = {},
+  chains = false,
 ): Promise<ReadableStream<Uint8Array> | undefined> {
-  const rest = readExportPieces(store, selection, options);
+  const pieces = readExportPieces(store, selection, options);
+  const rest = chains && !("id" in selection)
+    ? withCompressionChains(
+      store,
+      pieces,
+      (id) => readExportPieces(store, { id }, { ...options, keep: undefined }),
+    )
+    : pieces;
   const first = await rest.next();
   if (first.done === true && "id" in selection) return undefined;
   let heading = typeof title === "string" ? title : "";

@@ -69,3 +69,60 @@ describe('the export of the listing\'s selection and its "Has children" filter',
     assert.match((await response.json()).error.message, /children must be 1 or 0/);
   });
 });
+
+describe("the export of the listing's selection holds a compression chain whole, as its one row", () => {
+  // The listing shows a chain as its tip, under its root's start: the export of that day (or
+  // of "Has children") held the root, not the sessions that continue it.
+  const ROOT = "20260401_090000_root";
+  const MID = "20260402_090000_mid";
+  const TIP = "20260403_090000_tip";
+  const DAY = Date.UTC(2026, 3, 1) / 1000;
+  let chained: Served;
+
+  before(async () => {
+    const path = tempDbPath();
+    let now = DAY + 9 * 3600;
+    {
+      await using writer = await openStore(path, { clock: () => now });
+      let parent: string | undefined;
+      for (const id of [ROOT, MID, TIP]) {
+        await writer.createSession(
+          id,
+          "cli",
+          parent === undefined ? {} : { parentSessionId: parent },
+        );
+        await writer.appendMessages(id, [{ role: "user", content: `words of ${id}` }]);
+        if (id !== TIP) await writer.endSession(id, "compression");
+        parent = id;
+        now += 86_400;
+      }
+    }
+    chained = await serve(path);
+  });
+
+  after(async () => {
+    await chained?.close();
+  });
+
+  async function chainExport(query: string): Promise<string[]> {
+    const response = await fetch(`${chained.origin}/api/export?format=jsonl${query}`);
+    assert.equal(response.status, 200, query);
+    const lines = (await response.text()).split("\n").filter((line) => line !== "");
+    return lines.map((line) => JSON.parse(line).id as string);
+  }
+
+  test("the day of its root: the listing's row is the tip; the export holds root, mid and tip", async () => {
+    const range = `&from=${DAY}&to=${DAY + 86_400}`;
+    const listed = await (await fetch(`${chained.origin}/api/sessions?${range.slice(1)}`)).json();
+    assert.deepEqual(listed.sessions.map((row: { id: string }) => row.id), [TIP]);
+    assert.deepEqual(await chainExport(range), [ROOT, MID, TIP]);
+  });
+
+  test("children=1: the chain whole, the tip too, though it has no child", async () => {
+    assert.deepEqual((await chainExport("&children=1")).sort(), [ROOT, MID, TIP]);
+  });
+
+  test("no filter: each session once", async () => {
+    assert.deepEqual((await chainExport("")).sort(), [ROOT, MID, TIP]);
+  });
+});
