@@ -30,6 +30,16 @@ async function printed(io: RecordingIo, text: string): Promise<void> {
   await waitUntil(() => io.out.includes(text), JSON.stringify(text));
 }
 
+/** `show --follow` of the live session of a v11 copy, once its transcript is printed, and a backup. */
+async function followingWithBackup() {
+  const path = v11Copy();
+  const backup = `${path}.backup`;
+  copyFileSync(path, backup);
+  const { io, run } = following(["--db", path, "show", V11.live, "--follow=0.05"]);
+  await printed(io, "Run B is faster");
+  return { path, backup, io, run };
+}
+
 describe("show --follow", () => {
   test(
     "prints new messages as they come, says the end, and follows a compression into its continuation",
@@ -163,11 +173,7 @@ describe("show --follow", () => {
   }, async () => {
     // Their ids are those of the messages lost with the restore, which the newest id shown kept
     // back: nothing was printed until the ids passed it.
-    const path = v11Copy();
-    const backup = `${path}.backup`;
-    copyFileSync(path, backup);
-    const { io, run } = following(["--db", path, "show", V11.live, "--follow=0.05"]);
-    await printed(io, "Run B is faster");
+    const { path, backup, io, run } = await followingWithBackup();
     {
       using db = await SessionDB.open({ path });
       for (const n of [1, 2, 3]) db.appendMessage(V11.live, { role: "user", content: `lost ${n}` });
@@ -189,11 +195,7 @@ describe("show --follow", () => {
     timeout: 30_000,
   }, async () => {
     // The run ended with "Cannot open database …: no such file", exit 1.
-    const path = v11Copy();
-    const backup = `${path}.backup`;
-    copyFileSync(path, backup);
-    const { io, run } = following(["--db", path, "show", V11.live, "--follow=0.05"]);
-    await printed(io, "Run B is faster");
+    const { path, backup, io, run } = await followingWithBackup();
     for (const file of ["", "-wal", "-shm"]) rmSync(`${path}${file}`, { force: true });
     await printed(io, "no such file");
     await new Promise((resolve) => setTimeout(resolve, 200));
