@@ -90,9 +90,11 @@ test("newestOf() finds a later id with an earlier timestamp, for a session writt
   const path = await steppedBackFile();
   await using store = await openStore(path, { readonly: true });
   const content = new Map<number, unknown>();
+  const timestamp = new Map<number, unknown>();
   for (const session of ["old", "busy", "live"]) {
     for (const m of await store.getMessages(session, { includeInactive: true })) {
       content.set(m.id, m.content);
+      timestamp.set(m.id, m.timestamp);
     }
   }
   const newest = async (session: string, options?: MessagesOptions) =>
@@ -105,7 +107,11 @@ test("newestOf() finds a later id with an earlier timestamp, for a session writt
   assert.equal(await newest("live", { excludeHidden: true }), "stepped back");
   const shown = await newestOf(store, "live", { excludeHidden: true });
   assert.equal(shown.last?.content, "l38"); // l39 is inactive
-  assert.deepEqual(await newestOf(store, "none"), { last: undefined, newest: 0 });
+  // The timestamp is the newest id's row's, not the last row's (a live page sends it back).
+  const old = await newestOf(store, "old");
+  assert.equal(old.newestAt, timestamp.get(old.newest));
+  assert.notEqual(old.newestAt, old.last?.timestamp);
+  assert.deepEqual(await newestOf(store, "none"), { last: undefined, newest: 0, newestAt: null });
 });
 
 test("a read past an id walks the rowid where fewer rows lie past it, the session's index otherwise", async () => {
