@@ -5,9 +5,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import process from "node:process";
 import { saveTrajectory, type SaveTrajectoryOptions } from "../mod.ts";
 import { tempDir } from "./_helpers.ts";
 
@@ -44,27 +43,6 @@ test("saveTrajectory() refuses a trajectory that is not an array, naming it", ()
     );
   }
   assert.equal(existsSync(file), false);
-});
-
-test("saveTrajectory() refuses options that are not an object, naming them (was a crash on null)", () => {
-  const dir = tempDir();
-  const cwd = process.cwd();
-  const cases: [unknown, string][] = [[null, "null"], [undefined, "undefined"], ["m", '"m"'], [
-    [],
-    "[]",
-  ]];
-  try {
-    process.chdir(dir); // where the default files would go
-    for (const [options, shown] of cases) {
-      assertRefused(
-        () => save([], options),
-        `Cannot save trajectory: options must be an object: current value is ${shown}`,
-      );
-    }
-  } finally {
-    process.chdir(cwd);
-  }
-  assert.deepEqual(readdirSync(dir), []);
 });
 
 test("saveTrajectory() refuses a bad model, completed, filename or clock, and writes nothing", () => {

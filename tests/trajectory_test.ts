@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import {
@@ -66,6 +66,9 @@ test("saveTrajectory() appends, and leaves out microseconds when they are zero",
   assert.deepEqual(JSON.parse(lines[1]).conversations, [{ n: 0.00001, big: 1e16, f: 2.5, i: 3 }]);
 });
 
+// The tests that change the working folder (where the default files go) are in this one file:
+// test files run side by side share the process's folder (Deno's workers), and one of two such
+// tests once removed the folder the other had made the process's, failing every test after it.
 test("saveTrajectory() writes to trajectory_samples.jsonl or failed_trajectories.jsonl by default", () => {
   const dir = tempDir();
   const cwd = process.cwd();
@@ -84,6 +87,30 @@ test("saveTrajectory() writes to trajectory_samples.jsonl or failed_trajectories
     JSON.parse(readFileSync(join(dir, "failed_trajectories.jsonl"), "utf8")).conversations[0].value,
     "no",
   );
+});
+
+test("saveTrajectory() refuses options that are not an object, naming them (was a crash on null)", () => {
+  const dir = tempDir();
+  const cwd = process.cwd();
+  const cases: [unknown, string][] = [[null, "null"], [undefined, "undefined"], ["m", '"m"'], [
+    [],
+    "[]",
+  ]];
+  try {
+    process.chdir(dir); // where the default files would go
+    for (const [options, shown] of cases) {
+      assert.throws(
+        () => saveTrajectory([], options as never),
+        (error: unknown) =>
+          error instanceof TypeError &&
+          error.message ===
+            `Cannot save trajectory: options must be an object: current value is ${shown}`,
+      );
+    }
+  } finally {
+    process.chdir(cwd);
+  }
+  assert.deepEqual(readdirSync(dir), []);
 });
 
 test("saveTrajectory() throws when the file cannot be written", () => {
