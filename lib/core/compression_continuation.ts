@@ -34,12 +34,42 @@ export async function compressionContinuation(
   store: SessionStore,
   session: SessionRow,
 ): Promise<SessionRow | undefined> {
-  const end = session.ended_at;
-  if (session.end_reason !== "compression" || end === null) return undefined;
+  if (!endedByCompression(session)) return undefined;
+  return continuationAmong(session, await store.getDescendants(session.id));
+}
+
+/**
+ * {@linkcode compressionContinuation} among rows already read: the
+ * descendants of `session`, or of a session above it in its chain (a walk
+ * down a chain reads them once, not once a step).
+ *
+ * @param session The session's row.
+ * @param rows Rows holding its children.
+ * @returns The continuation's row, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { continuationAmong } from "./compression_continuation.ts";
+ * import type { SessionRow } from "./types.ts";
+ * const a = { id: "a", end_reason: "compression", ended_at: 10 } as SessionRow;
+ * const b = { id: "b", parent_session_id: "a", started_at: 11 } as SessionRow;
+ * console.assert(continuationAmong(a, [a, b])?.id === "b");
+ * ```
+ */
+export function continuationAmong(
+  session: SessionRow,
+  rows: readonly SessionRow[],
+): SessionRow | undefined {
+  if (!endedByCompression(session)) return undefined;
   let next: SessionRow | undefined;
-  for (const row of await store.getDescendants(session.id)) {
-    if (row.parent_session_id !== session.id || row.started_at < end) continue;
+  for (const row of rows) {
+    if (row.parent_session_id !== session.id || row.started_at < session.ended_at!) continue;
     if (next === undefined || row.started_at > next.started_at) next = row;
   }
   return next;
+}
+
+/** Whether a compression ended `session` (its end known). */
+function endedByCompression(session: SessionRow): boolean {
+  return session.end_reason === "compression" && session.ended_at !== null;
 }

@@ -10,7 +10,7 @@
 import type { SessionStore } from "../core/session_store.ts";
 import type { SessionRow } from "../core/types.ts";
 import type { ExportPiece } from "../core/export_pieces.ts";
-import { compressionContinuation } from "../core/compression_continuation.ts";
+import { continuationAmong } from "../core/compression_continuation.ts";
 
 /**
  * `pieces`, then those of each session that continues a compressed one of
@@ -36,12 +36,14 @@ export async function* withCompressionChains(
     yield piece;
   }
   for (const session of compressed) {
-    let next = await compressionContinuation(store, session);
+    // The chain's sessions are among its descendants: read once for the whole walk.
+    const family = await store.getDescendants(session.id);
+    let next = continuationAmong(session, family);
     // A continuation exported already has its own walk (it is in `compressed` when compressed).
     while (next !== undefined && !exported.has(next.id)) {
       exported.add(next.id);
       yield* more(next.id);
-      next = await compressionContinuation(store, next);
+      next = continuationAmong(next, family);
     }
   }
 }
