@@ -6,7 +6,12 @@
  *
  * @module
  */
-import { modelUsageBySessionPg, modelUsageOfPg } from "./_usage.ts";
+import {
+  hasModelUsageTable,
+  modelUsageBySessionPg,
+  modelUsageOfPg,
+  readModelUsagePg,
+} from "./_usage.ts";
 import { withModelUsage } from "../core/session_model_usage.ts";
 import { checkKeyText } from "../core/session_options.ts";
 import type { ExportOptions } from "../core/transfer_options.ts";
@@ -263,13 +268,24 @@ export async function* exportPiecesPg(
   selection: ExportSelection,
   options: Required<ExportPiecesOptions>,
 ): AsyncIterableIterator<ExportPiece> {
+  // Asked once for the export, not for each session (a statement more for each).
+  const usage = await hasModelUsageTable(reads.query);
   if ("id" in selection) {
-    yield* sessionPieces(reads, selection.id, false, options);
+    yield* sessionPieces(reads, selection.id, { listed: false, usage }, options);
     return;
   }
   for (const session of await exportedSessions(reads.query, selection.filter ?? {})) {
-    yield* sessionPieces(reads, session.id, true, options);
+    yield* sessionPieces(reads, session.id, { listed: true, usage }, options);
   }
+}
+
+/**
+ * How a session of an export in pieces is read: `listed` (its row with
+ * `last_active`), and whether the store has per-model usage rows to read.
+ */
+interface PieceReading {
+  readonly listed: boolean;
+  readonly usage: boolean;
 }
 
 /**
@@ -281,21 +297,21 @@ export async function* exportPiecesPg(
 async function* sessionPieces(
   reads: ExportReads,
   id: string,
-  listed: boolean,
+  reading: PieceReading,
   options: Required<ExportPiecesOptions>,
 ): AsyncGenerator<ExportPiece> {
   // Each read after close() rejects as every method then does (a closed SQLite store's).
   const whileOpen = (read: PgQuery): PgQuery => (text, params, settings) =>
     reads.closed() ? Promise.reject(notOpenError()) : read(text, params, settings);
   if (!options.holdSnapshot) {
-    yield* sessionPiecesBy(whileOpen(reads.client.query), reads, id, listed, options);
+    yield* sessionPiecesBy(whileOpen(reads.client.query), reads, id, reading, options);
     return;
   }
   if (reads.closed()) throw notOpenError();
   const held = await holdSnapshot(reads.client);
   let done = false;
   try {
-    yield* sessionPiecesBy(whileOpen(held.query), reads, id, listed, options);
+    yield* sessionPiecesBy(whileOpen(held.query), reads, id, reading, options);
     done = true;
   } finally {
     // Stopped early or failed: the snapshot ends, and the error (if any) stands.
@@ -318,7 +334,7 @@ async function* sessionPiecesBy(
   query: PgQuery,
   reads: ExportReads,
   id: string,
-  listed: boolean,
+  { listed, usage }: PieceReading,
   { chunk, keep }: Required<ExportPiecesOptions>,
 ): AsyncGenerator<ExportPiece> {
   const row = listed
@@ -334,7 +350,7 @@ async function* sessionPiecesBy(
   const { hermes_message_ids: listedIds, ...read } = found;
   const session = withModelUsage(
     exactSessionRow(read) as unknown as SessionRow,
-    await modelUsageOfPg(query, id),
+    usage ? (await readModelUsagePg(query, [id])).get(id) ?? [] : [],
   );
   if (!keep(session)) return;
   const ids = JSON.parse(String(listedIds ?? "[]")) as string[];

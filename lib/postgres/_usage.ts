@@ -260,8 +260,23 @@ export async function modelUsageBySessionPg(
   query: PgQuery,
   ids: readonly string[],
 ): Promise<Map<string, SessionModelUsage[]>> {
+  if (ids.length === 0 || !await hasModelUsageTable(query)) return new Map();
+  return await readModelUsagePg(query, ids);
+}
+
+/**
+ * {@linkcode modelUsageBySessionPg} on a store known to have the table
+ * ({@linkcode hasModelUsageTable} asked once, by a caller that reads many).
+ *
+ * @param query The store's query.
+ * @param ids The sessions.
+ * @returns Each session's rows, in key order; a session without rows is not in it.
+ */
+export async function readModelUsagePg(
+  query: PgQuery,
+  ids: readonly string[],
+): Promise<Map<string, SessionModelUsage[]>> {
   const bySession = new Map<string, SessionModelUsage[]>();
-  if (ids.length === 0 || !await hasModelUsageTable(query)) return bySession;
   const keys = MODEL_USAGE_COLUMNS.filter((c) => c.kind === "key").map((c) =>
     `${c.name} COLLATE "C"`
   );
