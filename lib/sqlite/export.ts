@@ -31,7 +31,7 @@ import {
 } from "../core/exact_json.ts";
 import { messageImportValue } from "../core/import_record.ts";
 import { withModelUsage } from "../core/session_model_usage.ts";
-import { readSessionModelUsage } from "./session_model_usage.ts";
+import { readSessionModelUsage, readsSessionModelUsage } from "./session_model_usage.ts";
 import { keepStoredText, storedTextOf } from "../core/stored_text.ts";
 import { STORED_BYTES_KEY, storedBytesValue } from "../core/stored_bytes.ts";
 import { UnexportableIdError } from "../core/errors.ts";
@@ -124,6 +124,7 @@ export function* iterateExport(
   store: Store,
   options: ExportOptions = {},
 ): Generator<SessionExportWithActivity, void, undefined> {
+  const usage = readsSessionModelUsage(store);
   const { sql, params } = sessionsQuery(store, options);
   const statement = borrowStatement(store, sql);
   const rows = statement.iterate(...params);
@@ -133,10 +134,10 @@ export function* iterateExport(
       const session = row as SessionRowWithActivity;
       refuseUnreadableId(store, session.id);
       if (!readAgain) {
-        yield withMessages(store, session);
+        yield withMessages(store, session, usage);
         continue;
       }
-      const record = sessionWhole(store, session.id);
+      const record = sessionWhole(store, session.id, usage);
       if (record !== undefined) yield record;
     }
   } finally {
@@ -153,14 +154,20 @@ export function* iterateExport(
  *
  * @param store The open store.
  * @param id The session.
+ * @param usage Whether the file may hold per-model usage rows (`readsSessionModelUsage`, asked
+ *   once by a caller that exports many sessions).
  * @returns The export, or `undefined` when the session is gone.
  */
-export function sessionWhole(store: Store, id: string): SessionExportWithActivity | undefined {
+export function sessionWhole(
+  store: Store,
+  id: string,
+  usage = true,
+): SessionExportWithActivity | undefined {
   return inOneSnapshot(store, () => {
     const now = store.statement(sessionAgainSql(store)).get(id) as
       | SessionRowWithActivity
       | undefined;
-    return now === undefined ? undefined : withMessages(store, now);
+    return now === undefined ? undefined : withMessages(store, now, usage);
   });
 }
 
@@ -217,13 +224,15 @@ function refuseUnreadableId(store: Store, id: string): void {
  *
  * @param store The open store.
  * @param session A row of `exportSessionRows`.
+ * @param usage Whether the file may hold per-model usage rows (see {@linkcode sessionWhole}).
  * @returns The export.
  */
 function withMessages<Row extends SessionRow>(
   store: Store,
   session: Row,
+  usage = true,
 ): Row & Pick<SessionExport, "messages"> {
-  return { ...exactSession(store, session), messages: exactMessages(store, session.id) };
+  return { ...exactSession(store, session, usage), messages: exactMessages(store, session.id) };
 }
 
 /** The order of a session's messages: transcript order. */
@@ -237,10 +246,16 @@ const MESSAGE_ORDER = "ORDER BY timestamp, id";
  *
  * @param store The open store.
  * @param session The row as read.
+ * @param mayHoldUsage Whether the file may hold per-model usage rows (see
+ *   {@linkcode sessionWhole}): `false` reads none.
  * @returns The row, exact.
  */
-export function exactSession<Row extends SessionRow>(store: Store, session: Row): Row {
-  const usage = readSessionModelUsage(store, session.id);
+export function exactSession<Row extends SessionRow>(
+  store: Store,
+  session: Row,
+  mayHoldUsage = true,
+): Row {
+  const usage = mayHoldUsage ? readSessionModelUsage(store, session.id) : [];
   if (!needsExactRead(session as unknown as SqlRow)) return withModelUsage(session, usage);
   const [exact] = readExactRows(store, "sessions", "id = ?", [session.id]);
   if (exact === undefined) return withModelUsage(session, usage);

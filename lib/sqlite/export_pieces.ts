@@ -19,6 +19,7 @@ import type { MessageRow, SessionRow, SessionRowWithActivity } from "../core/typ
 import type { ExportPiece, ExportPiecesOptions, ExportSelection } from "../core/export_pieces.ts";
 import { exactMessagesWhere, exactSession, exportSessionRows, sessionAgainSql } from "./export.ts";
 import { getSession } from "./sessions.ts";
+import { readsSessionModelUsage } from "./session_model_usage.ts";
 
 /** How the pieces reach the store's connection. */
 export interface StoreAccess {
@@ -59,10 +60,14 @@ interface SessionStart {
   readonly ids: readonly string[];
 }
 
-/** How a session's start is read: `listed` (with `last_active`), and which sessions are kept. */
+/**
+ * How a session's start is read: `listed` (with `last_active`), which sessions are kept, and
+ * whether the file may hold per-model usage rows (asked once for the export).
+ */
 interface StartReading {
   readonly listed: boolean;
   readonly keep: (session: SessionRow) => boolean;
+  readonly usage: boolean;
 }
 
 /**
@@ -76,7 +81,7 @@ function readStart(store: Store, id: string, reading: StartReading): SessionStar
     ? store.statement(sessionAgainSql(store)).get(id) as SessionRowWithActivity | undefined
     : getSession(store, id);
   if (row === undefined) return undefined;
-  const session = exactSession(store, row);
+  const session = exactSession(store, row, reading.usage);
   if (!reading.keep(session)) return undefined;
   const ids = store.statement(IDS_SQL).all(id).map((read) => String(read.hermes_id));
   return { session, ids };
@@ -139,14 +144,14 @@ function readChunk(store: Store, ids: readonly string[]): MessageRow[] {
 async function* sessionPieces(
   access: StoreAccess,
   id: string,
-  listed: boolean,
+  how: Omit<StartReading, "keep">,
   options: Required<ExportPiecesOptions>,
 ): AsyncGenerator<ExportPiece> {
   // A held snapshot is a savepoint on one connection: every read of the session runs there.
   const on = options.holdSnapshot ? await access.pin() : undefined;
   const hold = on !== undefined;
   try {
-    const reading = { listed, keep: options.keep };
+    const reading = { ...how, keep: options.keep };
     const start = await access.read((store) => openSession(store, id, reading, hold), on);
     if (start === undefined) return;
     let done = false;
@@ -189,10 +194,12 @@ export async function* sqliteExportPieces(
   // the export: the mode does not change under it).
   const holdSnapshot = options.holdSnapshot && await access.read(mayHold);
   const reading = { ...options, holdSnapshot };
+  // Asked once for the export, not for each session.
+  const usage = await access.read(readsSessionModelUsage);
   if ("id" in selection) {
-    yield* sessionPieces(access, selection.id, false, reading);
+    yield* sessionPieces(access, selection.id, { listed: false, usage }, reading);
     return;
   }
   const rows = await access.read((store) => exportSessionRows(store, selection.filter));
-  for (const row of rows) yield* sessionPieces(access, row.id, true, reading);
+  for (const row of rows) yield* sessionPieces(access, row.id, { listed: true, usage }, reading);
 }

@@ -48,7 +48,7 @@ import * as inspecting from "./inspect.ts";
 import * as sourceUsage from "./source_usage.ts";
 import * as pruneCandidates from "./prune_candidates.ts";
 import * as usage from "./usage_report.ts";
-import { readSessionModelUsage } from "./session_model_usage.ts";
+import { readSessionModelUsage, readsSessionModelUsage } from "./session_model_usage.ts";
 import type { SessionModelUsage } from "../core/session_model_usage.ts";
 import * as version from "./data_version.ts";
 import type { SourceUsage, UsageReportOptions, UsageRow } from "../core/usage.ts";
@@ -1927,8 +1927,9 @@ export class SessionDB {
   /** `iterateExport` as calls: the session list, then each session read whole on its own. */
   *#exportReadApart(options: ExportOptions): Generator<SessionExportWithActivity> {
     const rows = this.#read((store) => exporting.exportSessionRows(store, options));
+    const usage = this.#read(readsSessionModelUsage);
     for (const row of rows) {
-      const record = this.#read((store) => exporting.sessionWhole(store, row.id));
+      const record = this.#read((store) => exporting.sessionWhole(store, row.id, usage));
       if (record !== undefined) yield record;
     }
   }

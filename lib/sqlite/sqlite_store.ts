@@ -14,6 +14,7 @@ import * as prune from "./prune.ts";
 import type { SqliteDriver } from "./driver/types.ts";
 import type { Synchronous } from "./open.ts";
 import { pinStore, SessionDB, storeOf, storeRead, unpinStore } from "./session_db.ts";
+import { readsSessionModelUsage } from "./session_model_usage.ts";
 import type { SessionStore } from "../core/session_store.ts";
 import {
   checkStoreRetry,
@@ -305,14 +306,18 @@ class SqliteSessionStore implements SessionStore {
     const given = withoutOrigin(options ?? {});
     checkOptionNames("export sessions", given, EXPORT_OPTION_NAMES);
     checkOptionalText("export sessions", "source", given.source);
-    const rows = await this.#call((db) =>
-      storeRead(db, (store) => exporting.exportSessionRows(store, given))
+    const [rows, usage] = await this.#call((db) =>
+      storeRead(db, (store) =>
+        [
+          exporting.exportSessionRows(store, given),
+          readsSessionModelUsage(store),
+        ] as const)
     );
     for (const row of rows) {
       // Each session is read on its own, whole (its row again with its messages, in one
       // snapshot): no read snapshot stays open while the consumer awaits.
       const record = await this.#call((db) =>
-        storeRead(db, (store) => exporting.sessionWhole(store, row.id))
+        storeRead(db, (store) => exporting.sessionWhole(store, row.id, usage))
       );
       if (record !== undefined) yield record;
     }
