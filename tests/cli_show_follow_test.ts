@@ -40,6 +40,15 @@ async function followingWithBackup() {
   return { path, backup, io, run };
 }
 
+/** Appends a message to the live session, as a gateway would, and waits until it is printed. */
+async function appendedAndPrinted(path: string, io: RecordingIo, content: string): Promise<void> {
+  {
+    using db = await SessionDB.open({ path });
+    db.appendMessage(V11.live, { role: "user", content });
+  }
+  await printed(io, content);
+}
+
 describe("show --follow", () => {
   test(
     "prints new messages as they come, says the end, and follows a compression into its continuation",
@@ -182,11 +191,7 @@ describe("show --follow", () => {
     copyFileSync(backup, path);
     for (const sidecar of ["-wal", "-shm"]) rmSync(`${path}${sidecar}`, { force: true });
     await printed(io, "── the transcript changed");
-    {
-      using db = await SessionDB.open({ path });
-      db.appendMessage(V11.live, { role: "user", content: "after the restore" });
-    }
-    await printed(io, "after the restore");
+    await appendedAndPrinted(path, io, "after the restore");
     io.interrupt();
     assert.equal(await run, 0);
   });
@@ -201,11 +206,7 @@ describe("show --follow", () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     copyFileSync(backup, path);
     await printed(io, "── the file can be read again ──");
-    {
-      using db = await SessionDB.open({ path });
-      db.appendMessage(V11.live, { role: "user", content: "after the file came back" });
-    }
-    await printed(io, "after the file came back");
+    await appendedAndPrinted(path, io, "after the file came back");
     io.interrupt();
     assert.equal(await run, 0);
     // Said once while it lasts; a look meanwhile read on from the file taken away, as if back.

@@ -35,6 +35,13 @@ async function sequenceBehind(): Promise<string> {
   return path;
 }
 
+/** Adds a message of session `a` with the id `id` (digits: past 2^53), as a raw import would. */
+async function addMessageOfId(path: string, id: string): Promise<void> {
+  using raw = await rawOpen(path);
+  raw.exec(`INSERT INTO messages (id, session_id, role, content, timestamp)
+            VALUES (${id}, 'a', 'user', 'far', 1)`);
+}
+
 /** Deletes the newest message, as deleting its session would, and appends one: its id. */
 async function idAfterDeletingTheNewest(path: string): Promise<number> {
   {
@@ -100,11 +107,7 @@ describe("the sequence check", () => {
   test("doctor() says a sequence at 2^63 - 1 leaves no append, and --fix lowers it once those ids are gone", async () => {
     // One imported id of 2^63 - 1 left a file where every append failed ("database or disk is full").
     const path = await sequenceBehind();
-    {
-      using raw = await rawOpen(path);
-      raw.exec(`INSERT INTO messages (id, session_id, role, content, timestamp)
-                VALUES (9223372036854775807, 'a', 'user', 'last', 1)`);
-    }
+    await addMessageOfId(path, "9223372036854775807");
     const full = check(await doctor(path), "sequence");
     assert.equal(full.status, "problem");
     assert.equal(
@@ -133,11 +136,7 @@ describe("the sequence check", () => {
 
   test("doctor() warns of a sequence past 2^62, saying how many appends are left", async () => {
     const path = await sequenceBehind();
-    {
-      using raw = await rawOpen(path);
-      raw.exec(`INSERT INTO messages (id, session_id, role, content, timestamp)
-                VALUES (4611686018427387905, 'a', 'user', 'far', 1)`);
-    }
+    await addMessageOfId(path, "4611686018427387905");
     const far = check(await doctor(path), "sequence");
     assert.equal(far.status, "warning");
     assert.match(far.summary, /: 4,611,686,018,427,387,902 more messages fit before/);
