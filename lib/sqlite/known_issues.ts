@@ -7,7 +7,10 @@
  * The one known today: SQLite up to 3.40 indexed a text holding U+0000 only
  * up to that character in the trigram table, and a newer SQLite's check then
  * calls that index malformed (README, "Known limitations"); search is
- * unaffected, and rebuilding the index repairs it.
+ * unaffected, and rebuilding the index repairs it. A newer SQLite also
+ * removes such a message by its whole text, and once the index's totals
+ * cannot cover the difference, FTS5 fails the delete as a malformed file:
+ * {@linkcode trigramNulWriteError} names that cause and the fix instead.
  *
  * @module
  */
@@ -16,6 +19,10 @@ import { indexedTextSql } from "./schema/schema_sql.ts";
 import { ROWID_PARAM } from "./search/fts_rowid.ts";
 import type { KnownIssue } from "../core/database_info.ts";
 import { quotePhrase } from "../core/search/condition.ts";
+import { StorageError } from "../core/storage_error.ts";
+import { shellWord } from "../core/shell_word.ts";
+import { SqliteError } from "./driver/sqlite_error.ts";
+import { ftsTriggerNames } from "./schema/fts_triggers.ts";
 
 /** What FTS5's check says about the trigram index written by SQLite 3.40 around NUL characters. */
 const TRIGRAM_LINE = "malformed inverted index for FTS5 table main.messages_fts_trigram";
@@ -83,6 +90,55 @@ export function trigramNulCondition(db: SqliteConnection): { rows: number } | un
   return undefined;
 }
 
+/** SQLITE_CORRUPT (extended: SQLITE_CORRUPT_VTAB, or none): what FTS5 fails such a delete with. */
+const SQLITE_CORRUPT = 11;
+
+/**
+ * The error to report for a write that SQLite failed as a malformed file
+ * (`SQLITE_CORRUPT`, from FTS5 or not) that no damaged full-text table
+ * explains (`fts_stale.ts` probes them first) when the trigram index, its triggers in place,
+ * shows the SQLite 3.40 condition: a delete (or a replace) of a message that
+ * index holds only up to its NUL fails so, whatever else the file holds.
+ * The failed write was rolled back; the connection is read again here.
+ *
+ * @param db The connection, outside any transaction.
+ * @param error What the write threw.
+ * @param path The database path, for the command that mends it.
+ * @returns The error naming the condition and `doctor --fix`, with `error`
+ *   as its cause; `undefined` when `error` is another failure or the
+ *   condition is not there (or cannot be read).
+ */
+export function trigramNulWriteError(
+  db: SqliteConnection,
+  error: unknown,
+  path: string,
+): StorageError | undefined {
+  if (!(error instanceof SqliteError) || error.code !== SQLITE_CORRUPT) return undefined;
+  let condition: { rows: number } | undefined;
+  let version: unknown;
+  try {
+    const [insert] = ftsTriggerNames("messages_fts_trigram");
+    const indexed =
+      db.prepare("SELECT 1 AS one FROM sqlite_master WHERE type = 'trigger' AND name = ?")
+        .get(insert) !== undefined;
+    condition = indexed ? trigramNulCondition(db) : undefined;
+    version = db.prepare("SELECT sqlite_version() AS v").get()?.v;
+  } catch {
+    return undefined;
+  }
+  if (condition === undefined) return undefined;
+  const n = condition.rows;
+  return new StorageError(
+    "Cannot write: the trigram search index (messages_fts_trigram) was written by SQLite 3.40 " +
+      `or older, which indexed ${n} message${n === 1 ? "" : "s"} holding a NUL character only ` +
+      `up to it, and SQLite ${version} cannot remove such a message from it; nothing was ` +
+      `changed. Rebuild that index with "hermes-state --db ${shellWord(path)} doctor --fix" ` +
+      "(writers may keep running), then try again",
+    "other",
+    { cause: error },
+  );
+}
+
 /**
  * Splits the lines of `PRAGMA quick_check` into known conditions and the
  * rest.
@@ -106,7 +162,7 @@ export function explainIntegrity(
       code: "trigram_nul_prefix",
       message: `the trigram index was written by SQLite 3.40 or older, which indexed ${n} ` +
         `message${n === 1 ? "" : "s"} holding a NUL character only up to it; ` +
-        "search is unaffected",
+        "search is unaffected, but deleting them may fail until the index is rebuilt",
       fix: "hermes-state doctor --fix",
       lines: trigram,
     }],

@@ -13,6 +13,7 @@ import {
   setNewerCjkIndexAside,
 } from "./fts_stale.ts";
 import { WAL_TRUNCATE_BYTES, walBytes } from "./durability.ts";
+import { trigramNulWriteError } from "./known_issues.ts";
 import type { FtsTable } from "./schema/schema_sql.ts";
 import type { Writer } from "./write.ts";
 import { wallClockSeconds } from "../core/wall_clock.ts";
@@ -176,7 +177,7 @@ export class Store {
       const table = damagedFtsTable(this.db, error, [...marks.keys()]);
       if (table !== undefined) marks.set(table, describe(error));
       else if (!cjkAside && needsNewerCjkTokenizer(this.db, error)) cjkAside = true;
-      else throw error;
+      else throw trigramNulWriteError(this.db, error, this.path) ?? error;
       try {
         return this.#writer.run(() => {
           if (cjkAside) setNewerCjkIndexAside(this.db);
