@@ -17,6 +17,7 @@
  * @module
  */
 import { pythonJson } from "./python_json.ts";
+import { parsePythonJson } from "./python_json_parse.ts";
 import { codePointLength, codePointSlice, pythonStrip } from "./python_text.ts";
 import type { JsonValue, MessageContent } from "./types.ts";
 import { blobAsText } from "./blob_text.ts";
@@ -26,6 +27,9 @@ export { pythonJson };
 
 /** The prefix that marks JSON-encoded multimodal content. */
 export const MULTIMODAL_PREFIX = "\u0000json:";
+
+/** How stored JSON is written: as Python's `json.dumps` defaults, non-finite numbers included. */
+const STORED_JSON = { allowNan: true } as const;
 
 /**
  * The stored form of message content: a string as it is; parts (a list or
@@ -46,7 +50,7 @@ export const MULTIMODAL_PREFIX = "\u0000json:";
 export function encodeContent(content: MessageContent | null | undefined): string | null {
   if (content === undefined || content === null) return null;
   if (typeof content === "string") return content;
-  return MULTIMODAL_PREFIX + pythonJson(content);
+  return MULTIMODAL_PREFIX + pythonJson(content, STORED_JSON);
 }
 
 /**
@@ -74,7 +78,7 @@ export function decodeContent(stored: unknown): MessageContent | null {
   if (typeof stored !== "string") return String(stored);
   if (!stored.startsWith(MULTIMODAL_PREFIX)) return stored;
   try {
-    return JSON.parse(stored.slice(MULTIMODAL_PREFIX.length)) as MessageContent;
+    return parsePythonJson(stored.slice(MULTIMODAL_PREFIX.length)) as MessageContent;
   } catch {
     return stored;
   }
@@ -108,7 +112,9 @@ export function isFalsyLikePython(value: unknown): boolean {
 /**
  * The stored form of a JSON column: {@linkcode pythonJson} text when the
  * value is truthy in Python's sense, else `null` (an empty list, object or
- * string is stored as NULL).
+ * string is stored as NULL). A non-finite number is written `NaN`,
+ * `Infinity` or `-Infinity`, as Python's `json.dumps` writes it (and both
+ * read it back: {@linkcode decodeJson}).
  *
  * @param value The value.
  * @returns JSON text or `null`.
@@ -122,7 +128,7 @@ export function isFalsyLikePython(value: unknown): boolean {
  * ```
  */
 export function encodeJson(value: unknown): string | null {
-  return isFalsyLikePython(value) ? null : pythonJson(value);
+  return isFalsyLikePython(value) ? null : pythonJson(value, STORED_JSON);
 }
 
 /**
@@ -143,7 +149,7 @@ export function decodeJson(stored: unknown, fallback: JsonValue | null): JsonVal
   if (stored === null || stored === undefined || stored === "") return null;
   if (typeof stored !== "string") return stored as JsonValue;
   try {
-    return JSON.parse(stored) as JsonValue;
+    return parsePythonJson(stored) as JsonValue;
   } catch {
     return fallback;
   }

@@ -6,6 +6,7 @@
  */
 import { decodeContent, isFalsyLikePython } from "./content.ts";
 import { blobAsText } from "./blob_text.ts";
+import { parsePythonJson } from "./python_json_parse.ts";
 import { PYTHON_WHITESPACE, pythonStrip } from "./python_text.ts";
 import type { ConversationMessage, JsonValue } from "./types.ts";
 
@@ -115,7 +116,7 @@ function parseOr(stored: unknown, fallback: JsonValue | null): JsonValue | null 
   const text = blobAsText(stored);
   if (typeof text !== "string") return fallback;
   try {
-    return JSON.parse(text) as JsonValue;
+    return parsePythonJson(text) as JsonValue;
   } catch {
     return fallback;
   }

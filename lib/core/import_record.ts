@@ -9,6 +9,7 @@ import { storedTextOf } from "./stored_text.ts";
 import { MAX_VALUE_DEPTH, nestedDeeperThan, parseJsonExact } from "./exact_json.ts";
 import { quotedValue } from "./shown_value.ts";
 import { STORED_BYTES_KEY } from "./stored_bytes.ts";
+import { parsePythonJson } from "./python_json_parse.ts";
 import { MODEL_USAGE_KEY } from "./session_model_usage.ts";
 import type { ImportResult } from "./transfer_options.ts";
 import type { MessageContent } from "./types.ts";
@@ -241,7 +242,7 @@ function contentImportValue(value: unknown, field: string): ImportValue {
 /** The value stored JSON text holds, `undefined` when it is no JSON. */
 function parsedOrUndefined(text: string): unknown {
   try {
-    return JSON.parse(text);
+    return parsePythonJson(text);
   } catch {
     return undefined;
   }
@@ -305,7 +306,7 @@ export function carriedTextReadsAs(column: string, text: string, value: unknown)
     }
     // Read exactly (`export`), or with integers beyond 2^53 rounded (a record read in memory).
     return same(exportedValueOf(column, text, parseJsonExact)) ||
-      same(exportedValueOf(column, text, JSON.parse));
+      same(exportedValueOf(column, text, parsePythonJson));
   } catch {
     return false;
   }

@@ -6,6 +6,7 @@
 import { decodeContent, MULTIMODAL_PREFIX } from "./content.ts";
 import { keepStoredText } from "./stored_text.ts";
 import { withBlobsAsText } from "./blob_text.ts";
+import { parsePythonJson } from "./python_json_parse.ts";
 import type { JsonValue, MessageRow } from "./types.ts";
 
 /**
@@ -18,7 +19,7 @@ function parseToolCalls(stored: unknown): JsonValue | null {
   }
   if (typeof stored !== "string") return [];
   try {
-    return JSON.parse(stored) as JsonValue;
+    return parsePythonJson(stored) as JsonValue;
   } catch {
     return [];
   }
