@@ -28,6 +28,9 @@ const WORD_ID = "zebu";
 const LATE_ID = "polish_started_early_active_late";
 const MAY_1 = Date.UTC(2026, 4, 1) / 1000;
 const MAY_20 = Date.UTC(2026, 4, 20) / 1000;
+/** A session started at noon on 15 June 1999 (UTC): a day the page sends as Unix seconds of nine digits. */
+const OLD_ID = "19990615_120000_old";
+const JUNE_15_1999 = Date.UTC(1999, 5, 15, 12) / 1000;
 
 let browser: Browser;
 let served: Served;
@@ -35,9 +38,11 @@ let served: Served;
 before(async () => {
   if (skip !== undefined) return;
   const path = copyFixture("hermes-v11.db");
-  let now = MAY_1;
+  let now = JUNE_15_1999;
   {
     await using writer = await openStore(path, { clock: () => now });
+    await writer.createSession(OLD_ID, "cli");
+    now = MAY_1;
     await writer.createSession(LATE_ID, "cli");
     await writer.setSessionTitle(LATE_ID, "Started early, active late");
     await writer.createSession(WORD_ID, "cli");
@@ -135,6 +140,16 @@ describe("session browser polish", { skip }, () => {
     assert.equal(await day.$(".empty"), null);
     assert.ok((await rowLinks(day)).length > 0);
     await close(day);
+  });
+
+  test("a day of 1999 picked as From and To, or as To only, holds the session started on it", async () => {
+    // The page sent a day before 9 September 2001 (under 10^12 ms) as the date itself, which the
+    // server read as UTC midnight: the To day was left out.
+    for (const hash of ["#/?from=1999-06-15&to=1999-06-15", "#/?to=1999-06-15"]) {
+      const page = await open(hash);
+      assert.deepEqual(await rowLinks(page), [`#/s/${OLD_ID}`], hash);
+      await close(page);
+    }
   });
 
   test("Back from a search to the listing empties the search box, though it has the focus", async () => {

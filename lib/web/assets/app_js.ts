@@ -343,13 +343,14 @@ export const APP_JS = String.raw`
   // A day picked in the page is the reader's own: the API gets its local midnight in Unix seconds
   // (it reads a bare date as UTC, which moved the bounds by the reader's offset from UTC). "To"
   // takes in its whole day: the bound is the next day's midnight. A day that does not exist
-  // (2026-02-30), or one before 2001, goes as typed, for the API to judge.
+  // (2026-02-30), or one before 1973 (Unix seconds of nine digits at least, as the API reads
+  // them), goes as typed, for the API to judge.
   function apiValue(key, value) {
     var day = (key === "from" || key === "to") && /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
     if (!day) return value;
     var at = new Date(+day[1], +day[2] - 1, +day[3]);
     var exists = at.getFullYear() === +day[1] && at.getMonth() === +day[2] - 1 && at.getDate() === +day[3];
-    if (!exists || at.getTime() < 1e12) return value;
+    if (!exists || at.getTime() < 1e11) return value;
     if (key === "to") at = new Date(+day[1], +day[2] - 1, +day[3] + 1);
     return String(at.getTime() / 1000);
   }
