@@ -253,6 +253,9 @@ function checkQuery(query: string): void {
   if (problem !== null) throw new HttpError(400, problem);
 }
 
+/** The deepest offset a search page may start at (each page reads the hits before it). */
+export const MAX_SEARCH_OFFSET = 10_000;
+
 async function search(api: ApiRequest): Promise<Response> {
   const { url } = api;
   const query = url.searchParams.get("q") ?? "";
@@ -263,9 +266,11 @@ async function search(api: ApiRequest): Promise<Response> {
     );
   }
   const limit = intParam(url, "limit", 20, MAX_PAGE, 1);
-  const offset = intParam(url, "offset", 0, 10_000);
+  const offset = intParam(url, "offset", 0, MAX_SEARCH_OFFSET);
   const source = textParam(url, "source");
-  if (query.trim() === "") return json({ query, hits: [], limit, offset, more: false });
+  if (query.trim() === "") {
+    return json({ query, hits: [], limit, offset, more: false, capped: false });
+  }
   checkQuery(query);
   const hits = await api.search(query, {
     ...await originParam(api),
@@ -305,8 +310,18 @@ async function search(api: ApiRequest): Promise<Response> {
     }),
     limit,
     offset,
-    more: hits.length > limit,
+    ...morePages(hits.length > limit, offset + limit),
   });
+}
+
+/**
+ * Whether a search has hits past this page that the next page may ask for
+ * (`more`), and whether it has more than {@linkcode MAX_SEARCH_OFFSET} lets
+ * a page reach (`capped`: `more` is then false).
+ */
+function morePages(left: boolean, next: number): { more: boolean; capped: boolean } {
+  const more = left && next <= MAX_SEARCH_OFFSET;
+  return { more, capped: left && !more };
 }
 
 function sessionIdFrom(segment: string): string {

@@ -535,7 +535,7 @@ export const APP_JS = String.raw`
   // answer has the shape of one page: its hits, and whether there are more.
   function searchHits(query, wanted, signal) {
     var largest = (config.limits && config.limits.page) || 200;
-    var got = { hits: [], more: false, versions: [] };
+    var got = { hits: [], more: false, capped: false, versions: [] };
     function nextPage() {
       var page = new URLSearchParams(query);
       page.set("limit", String(Math.min(largest, wanted - got.hits.length)));
@@ -543,6 +543,7 @@ export const APP_JS = String.raw`
       return api("/api/search?" + page.toString(), { signal: signal }).then(function (body) {
         got.hits = got.hits.concat(body.hits);
         got.more = body.more;
+        got.capped = !!body.capped;
         got.versions.push(versionOf(body));
         return got.more && body.hits.length > 0 && got.hits.length < wanted ? nextPage() : got;
       });
@@ -606,12 +607,18 @@ export const APP_JS = String.raw`
       var list = el("ol", { class: "rows", id: "rows" });
       var shownHits = 0;
       var more = el("button", { type: "button", class: "more", id: "more-hits", text: "More results" });
+      // Past the deepest page the server serves, the hits left are said to be there, not offered.
+      var capped = el("p", { class: "note", id: "hits-capped", hidden: true, text: "There are more results than a page can show: add a word, pick a source, or use hermes-state search for the rest." });
+      var failed = el("p", { class: "note", id: "more-failed", role: "alert", hidden: true });
       function add(page, tell) {
         page.hits.forEach(function (hit) { list.appendChild(hitRow(hit, q)); });
         shownHits += page.hits.length;
-        count.textContent = fmtCount(shownHits) + (page.more ? "+" : "");
-        noun.textContent = shownHits === 1 && !page.more ? " result" : " results";
+        var left = page.more || page.capped;
+        count.textContent = fmtCount(shownHits) + (left ? "+" : "");
+        noun.textContent = shownHits === 1 && !left ? " result" : " results";
         more.hidden = !page.more;
+        capped.hidden = !page.capped;
+        failed.hidden = true;
         if (tell) status.textContent = count.textContent + noun.textContent + " for " + visible(q);
       }
       // The next hits below these, for as long as the search has more.
@@ -632,7 +639,14 @@ export const APP_JS = String.raw`
           if (focused && !more.hidden) more.focus();
           else if (focused && firstNew) firstNew.focus({ preventScroll: true });
           markReady();
-        })).catch(whileShown(token, showError));
+        })).catch(whileShown(token, function (error) {
+          // The hits shown stay: the failure is said below them, and the button may be tried again.
+          if (list !== document.getElementById("rows")) return;
+          more.disabled = false;
+          failed.textContent = "More results could not be loaded: " + (error && error.message ? error.message : String(error));
+          failed.hidden = false;
+          markReady();
+        }));
       });
       add(body, !quiet);
       nameTab("Search: " + visible(q));
@@ -640,6 +654,8 @@ export const APP_JS = String.raw`
       if (named.length) view.appendChild(el("ol", { class: "rows", id: "named", "aria-label": named.length === 1 ? "Session with this id" : "Sessions with this id" }, named.map(namedRow)));
       view.appendChild(list);
       view.appendChild(more);
+      view.appendChild(failed);
+      view.appendChild(capped);
       if (body.refused) view.appendChild(el("p", { class: "note", id: "search-refused", text: "The messages were not searched: " + body.refused }));
       else if (body.hits.length === 0) view.appendChild(el("p", { class: "empty", text: named.length ? "No message matches." : "Nothing found." }));
       swap(view, quiet);
