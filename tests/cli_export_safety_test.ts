@@ -74,7 +74,7 @@ describe("export refuses an output that is a database", () => {
 });
 
 describe("export and backup name what is in the way of their output", () => {
-  test("export and backup refuse a folder, a missing folder and a file as folder in one line, before reading, and leave nothing behind", async () => {
+  test("export and backup refuse a folder, a missing folder, a file as folder and a name ending in / in one line, before reading, and leave nothing behind", async () => {
     const path = v11Copy();
     const dir = tempDir();
     writeFileSync(join(dir, "plain.txt"), "keep me");
@@ -82,6 +82,8 @@ describe("export and backup name what is in the way of their output", () => {
       [dir, "it is a folder"],
       [join(dir, "missing", "out"), `the folder ${join(dir, "missing")} does not exist`],
       [join(dir, "plain.txt", "out"), `${join(dir, "plain.txt")} is not a folder`],
+      // Once all was done, the copy's last step failed with "unexpected error: ENOENT … link".
+      [`${join(dir, "new")}/`, 'a file name cannot end in "/" (that names a folder)'],
     ];
     for (const [output, reason] of cases) {
       const exported = await runCli(["--db", path, "export", output]);
@@ -91,6 +93,14 @@ describe("export and backup name what is in the way of their output", () => {
       assert.equal(backedUp.code, 1, output);
       assert.equal(backedUp.err, `hermes-state: Cannot back up to ${output}: ${reason}\n`);
     }
+    const recovered = await runCli(["recover", path, `${join(dir, "new")}/`]);
+    assert.equal(recovered.code, 1);
+    assert.equal(
+      recovered.err,
+      `hermes-state: Cannot recover into ${
+        join(dir, "new")
+      }/: a file name cannot end in "/" (that names a folder)\n`,
+    );
     assert.deepEqual(readdirSync(dir), ["plain.txt"]);
     assert.equal(readFileSync(join(dir, "plain.txt"), "utf8"), "keep me");
   });

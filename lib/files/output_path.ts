@@ -15,8 +15,8 @@ function codeOf(error: unknown): unknown {
 
 /**
  * Why no file can be written at `path`, found with `stat` only: the path is
- * a folder, its folder is missing or is not a folder, or the name has a NUL,
- * is too long or loops through symbolic links. Permissions are
+ * a folder (or ends in `/`), its folder is missing or is not a folder, or
+ * the name has a NUL, is too long or loops through symbolic links. Permissions are
  * left to the write itself (root may write anywhere).
  *
  * @param path The output path the user gave.
@@ -30,6 +30,7 @@ function codeOf(error: unknown): unknown {
  * assert.equal(outputPathProblem(`${dir}/out.jsonl`), undefined);
  * assert.equal(outputPathProblem(dir), "it is a folder");
  * assert.equal(outputPathProblem(`${dir}/no/out.jsonl`), `the folder ${dir}/no does not exist`);
+ * assert.equal(outputPathProblem(`${dir}/new/`), 'a file name cannot end in "/" (that names a folder)');
  * ```
  */
 export function outputPathProblem(path: string): string | undefined {
@@ -44,6 +45,8 @@ export function outputPathProblem(path: string): string | undefined {
     if (code === "ELOOP") return "it is a loop of symbolic links";
     if (code !== "ENOENT" && code !== "ENOTDIR") return undefined;
   }
+  // `dirname` drops a trailing slash: `out/` would be a file named `out`, which the write refuses.
+  if (path.endsWith("/")) return 'a file name cannot end in "/" (that names a folder)';
   const folder = dirname(path);
   try {
     return statSync(folder).isDirectory() ? undefined : `${folder} is not a folder`;
