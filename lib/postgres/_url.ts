@@ -140,6 +140,39 @@ function decode(part: string, what: string): string {
   }
 }
 
+/**
+ * The parameters of a URL's query as libpq reads them: split at `&` and
+ * at each part's first `=`, both sides percent-decoded; a `+` stays a `+`
+ * (`URLSearchParams` reads a form's encoding, where it is a space: a
+ * password `a+b` became `a b`).
+ *
+ * @param query The text after the `?` (no `#`).
+ * @param lenient Keep a part that is not valid percent-encoding as written,
+ *   instead of throwing (the caller reads only some of the parameters).
+ * @returns The parameters, in order.
+ * @throws {TypeError} When a part is not valid percent-encoding (a
+ *   password's value is not shown), unless `lenient`.
+ */
+export function uriParameters(query: string, lenient = false): URLSearchParams {
+  const read = (part: string, what: string) => {
+    try {
+      return decode(part, what);
+    } catch (error) {
+      if (lenient) return part;
+      throw error;
+    }
+  };
+  const pairs: [string, string][] = [];
+  for (const part of query.split("&")) {
+    if (part === "") continue;
+    const eq = part.indexOf("=");
+    const key = read(eq === -1 ? part : part.slice(0, eq), "parameter name");
+    const secret = /password/i.test(key);
+    pairs.push([key, eq === -1 ? "" : read(part.slice(eq + 1), secret ? "password" : `?${key}=`)]);
+  }
+  return new URLSearchParams(pairs);
+}
+
 function portOf(text: string, what: string): number {
   const port = Number(text);
   if (!/^\d{1,5}$/.test(text) || port < 1 || port > 65535) {
@@ -184,7 +217,7 @@ export function serverOptions(
   const hash = rest.indexOf("#");
   if (hash !== -1) rest = rest.slice(0, hash);
   const question = rest.indexOf("?");
-  const query = new URLSearchParams(question === -1 ? "" : rest.slice(question + 1));
+  const query = uriParameters(question === -1 ? "" : rest.slice(question + 1));
   if (question !== -1) rest = rest.slice(0, question);
   const slash = rest.indexOf("/");
   const authority = slash === -1 ? rest : rest.slice(0, slash);
@@ -258,9 +291,22 @@ export function serverOptions(
       throw invalid(`ports must be one, or one per host (${hosts.length})`, ports.join(","));
     }
     out.host = hosts.map((host) => host || "localhost");
-    out.port = out.host.map((_, i) =>
-      portOf((ports.length > 1 ? ports[i] : ports[0]) || env.PGPORT || "5432", "port")
-    );
+    out.port = out.host.map((_, i) => {
+      const port = (ports.length > 1 ? ports[i] : ports[0]) || env.PGPORT || "5432";
+      // A / ? or # left unencoded in a password ends the authority inside it: its "port" is
+      // then a piece of the password, never shown.
+      if (at === -1 && url.slice(scheme[0].length + authority.length).includes("@")) {
+        try {
+          return portOf(port, "port");
+        } catch {
+          throw new TypeError(
+            "the URL's port is not a number, and an @ comes after the host: a password holding " +
+              "/, ? or # must have them percent-encoded (%2F, %3F, %23)",
+          );
+        }
+      }
+      return portOf(port, "port");
+    });
     if (out.host[0].startsWith("/")) {
       if (out.host.length > 1) {
         throw invalid("host can name one socket folder only", hosts.join(","));
@@ -330,7 +376,8 @@ export function serverOptions(
  */
 export function maskPassword(url: string): string {
   return url
-    .replace(/^(postgres(?:ql)?:\/\/[^:/@?#]*:)[^/?#]*@/i, "$1***@")
+    // Up to the last `@`: a password may hold a `/`, `?` or `#` that was not percent-encoded.
+    .replace(/^(postgres(?:ql)?:\/\/[^:/@?#]*:).*@/is, "$1***@")
     .replace(/([?&](?:ssl)?password=)[^&#]*/gi, "$1***");
 }
 

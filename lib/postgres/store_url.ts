@@ -9,7 +9,7 @@
 import { OpenError } from "../core/errors.ts";
 import { quotedValue } from "../core/shown_value.ts";
 import type { PgConnectOptions } from "./_client_types.ts";
-import { maskPassword } from "./_url.ts";
+import { maskPassword, uriParameters } from "./_url.ts";
 
 /** A plain identifier, as the store quotes none of its own. */
 const PLAIN_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_$]*$/;
@@ -134,13 +134,13 @@ function poolSizeOf(url: string, text: string): number {
 export function parsePostgresUrl(url: string): ParsedPostgresUrl {
   const at = url.indexOf("?");
   if (at === -1) return { url, schema: "hermes" };
-  const params = new URLSearchParams(url.slice(at + 1));
+  const params = uriParameters(url.slice(at + 1).split("#")[0], true);
   const schema = singleParameter(url, params, "schema") ?? "hermes";
   checkSchemaName(url, schema);
   const poolText = singleParameter(url, params, "pool_size");
   // The other parameters as written (re-encoding them would change what errors show).
   const rest = url.slice(at + 1).split("&").filter((part) =>
-    part !== "" && !STORE_PARAMETERS.has(new URLSearchParams(part).keys().next().value ?? "")
+    part !== "" && !STORE_PARAMETERS.has(uriParameters(part, true).keys().next().value ?? "")
   );
   return {
     url: url.slice(0, at) + (rest.length > 0 ? `?${rest.join("&")}` : ""),

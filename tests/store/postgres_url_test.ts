@@ -216,6 +216,28 @@ describe("serverOptions() reads a URL as libpq does", () => {
     // An @ left unencoded in the password: the host is after the last one, as the parser reads it.
     assert.equal(maskPassword("postgres://ann:p@ss@h/d"), "postgres://ann:***@h/d");
     assert.equal(serverOptions("postgres://ann:p@ss@h/d").pass, "p@ss");
+    // A / ? or # left unencoded (a generated base64 password): the error named a "port" of its
+    // first part and showed the rest.
+    for (const password of ["Xk3/9qZ+Lw=", "ab?cd", "ab#cd", "a/b?c#d@e"]) {
+      const url = `postgres://ann:${password}@127.0.0.1:5432/postgres`;
+      assert.equal(maskPassword(url), "postgres://ann:***@127.0.0.1:5432/postgres", password);
+      assert.throws(
+        () => serverOptions(url),
+        (e) => e instanceof TypeError && !e.message.includes(password.slice(0, 3)),
+      );
+    }
+  });
+
+  test("a + in a parameter is a +, as libpq reads it, and %2B too (not a form's space)", () => {
+    const read = serverOptions("postgres://h/d?password=a+b&user=ann+x&application_name=a+b%2Bc");
+    assert.equal(read.pass, "a+b");
+    assert.equal(read.user, "ann+x");
+    assert.equal(read.connection.application_name, "a+b+c");
+    assert.equal(serverOptions("postgres://h/d?password=a%2Bb").pass, "a+b");
+    assert.throws(
+      () => serverOptions("postgres://h/d?password=100%"),
+      (e) => e instanceof TypeError && !e.message.includes("100"),
+    );
   });
 });
 
