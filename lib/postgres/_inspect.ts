@@ -33,7 +33,8 @@ export async function inspectPg(
   const [server] = await query(
     `SELECT current_setting('server_version') AS v, current_setting('block_size') AS bs,
          (SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c
-          WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r') AS bytes`,
+          WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
+           AND c.relkind = 'r') AS bytes`,
   );
   const meta = await query('SELECT key FROM state_meta ORDER BY key COLLATE "C"');
   const pageSize = Number(server.bs);

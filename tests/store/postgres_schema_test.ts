@@ -139,3 +139,27 @@ describe("a store whose schema is dropped under it", { skip: PG_SKIP }, () => {
     }
   });
 });
+
+describe("a schema named with upper-case letters", { skip: PG_SKIP }, () => {
+  test("inspect() (info, stats) reads its size as every other read reads it", {
+    timeout: 60_000,
+  }, async () => {
+    // current_schema()::regnamespace read the name as an identifier, folded to lower case:
+    // 'schema "upper_…" does not exist'.
+    const schema = `Upper_${freshSchema()}`;
+    try {
+      const store = await openStore(schemaUrl(schema));
+      try {
+        await store.createSession("s1", "cli");
+        await store.appendMessages("s1", [{ role: "user", content: "hello" }]);
+        const info = await store.inspect();
+        assert.equal(info.sessions, 1);
+        assert.ok(info.pageCount > 0, `pages: ${info.pageCount}`);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await adminSql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    }
+  });
+});
