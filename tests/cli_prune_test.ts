@@ -219,6 +219,29 @@ describe("vacuum beside a reader", () => {
 });
 
 describe("prune, stopped and in steps", () => {
+  test("a Ctrl-C that comes as a signal does (an event of the loop, not a call made at once)", async () => {
+    const day = 86400;
+    const now = 1_800_000_000;
+    const path = await buildDb((db, clock) => {
+      for (let i = 0; i < 600; i++) {
+        clock.now = now - (700 - i) * day;
+        db.createSession(`old_${i}`, "cli");
+        db.endSession(`old_${i}`, "cli_close");
+      }
+    }, { start: now - 800 * day });
+    // A signal's listener runs on a turn of the event loop: the steps, each one transaction
+    // behind an await, never gave it one, and every session went, exit 0.
+    const io = interruptibleIo({ now });
+    const listen = io.onInterrupt!;
+    io.onInterrupt = (listener) => {
+      setTimeout(() => listener("SIGINT"), 0);
+      return listen(listener);
+    };
+    assert.equal(await main(["--db", path, "prune", "--yes"], io), 130, io.err);
+    assert.match(io.err, /stopped after pruning ([\d,]+) of 600 sessions/);
+    assert.ok(await withDb(path, (db) => db.sessionCount()) > 0);
+  });
+
   test("prune stopped by Ctrl-C says how many sessions it pruned, each whole, and exits 130", async () => {
     const day = 86400;
     const now = 1_800_000_000;

@@ -10,6 +10,7 @@
  */
 import type { SessionStore } from "../core/session_store.ts";
 import type { PruneCandidate } from "../core/prune_options.ts";
+import { delay } from "../core/delay.ts";
 
 /** Sessions a step deletes, about: Ctrl-C waits for at most one step. */
 export const STEP_SESSIONS = 250;
@@ -30,7 +31,7 @@ export interface PruneSteps {
   readonly sessionsDir: string | null;
   /** The store's clock, in seconds. */
   readonly now: () => number;
-  /** True once the run should stop (checked after each step). */
+  /** True once the run should stop (checked after each step, once the event loop has turned). */
   readonly stopped: () => boolean;
   /** Told the sessions pruned so far after each step. */
   readonly onStep?: (pruned: number) => void;
@@ -77,6 +78,9 @@ export async function pruneInSteps(
     const olderThanDays = Math.max(0, (steps.now() - boundary) / 86400);
     pruned += await store.pruneSessions({ olderThanDays, source, sessionsDir });
     steps.onStep?.(pruned);
+    // A turn of the event loop: a signal's listener runs there (a step of one transaction
+    // awaits nothing else, and the steps ran on to the end, Ctrl-C unheard).
+    await delay(0);
     if (steps.stopped()) return { pruned, finished: false };
   }
   // The age asked for, plus the time since the listing: the cutoff of the listing.
