@@ -4,11 +4,12 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawn, spawnSync } from "node:child_process";
 import { runCli, v11Copy } from "./_cli_io.ts";
-import { tempDir } from "./_helpers.ts";
+import { cliArgv, tempDir, waitUntil } from "./_helpers.ts";
+import { runtimeName } from "../lib/sqlite/driver/load.ts";
 
 test("import reads a named pipe (process substitution) as it reads a file", async (t) => {
   const dir = tempDir();
@@ -37,3 +38,37 @@ test("import still refuses a folder, naming it", async () => {
   assert.equal(run.code, 1);
   assert.equal(run.err, `hermes-state: Cannot read ${dir}: not a file\n`);
 });
+
+test("import - stops at Ctrl-C while it waits for a line that does not come, and says how far", async () => {
+  const into = join(tempDir(), "waiting.db");
+  const [binary, ...args] = cliArgv(["--db", into, "import", "-"]);
+  const child = spawn(binary, args, { stdio: ["pipe", "pipe", "pipe"] });
+  let err = "";
+  child.stderr.on("data", (chunk) => err += chunk);
+  child.stdout.resume();
+  const closed = new Promise<number | string | null>((resolve) =>
+    child.on("close", (code, signal) => resolve(code ?? signal))
+  );
+  // One session, then the input stays open (a terminal, a stalled pipe).
+  child.stdin.write('{"id": "s1", "source": "cli", "started_at": 1700000000.0, "messages": []}\n');
+  await waitUntil(
+    async () => existsSync(into) && (await sessionsIn(into)) === 1,
+    "the first session",
+  );
+  child.kill("SIGINT");
+  // Before the fix the read of the next line went on until the input ended.
+  const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+  const code = await closed;
+  clearTimeout(timer);
+  child.stdin.destroy();
+  // Deno's node:child_process reports a child it sent a signal to as killed by it.
+  if (runtimeName() !== "deno") assert.equal(code, 130, err);
+  assert.notEqual(code, "SIGKILL", `still waiting 15 s after Ctrl-C: ${err}`);
+  assert.match(err, /interrupted by SIGINT: stopped after line 1/);
+});
+
+/** The sessions in the file at `path`, read as the CLI reads them. */
+async function sessionsIn(path: string): Promise<number> {
+  const run = await runCli(["--db", path, "stats", "--json"]);
+  return run.code === 0 ? JSON.parse(run.out).sessions : -1;
+}

@@ -100,6 +100,9 @@ function reason(error: unknown): string {
   return truncate(visibleControls(oneLine(text)), 160);
 }
 
+/** What the read of a line gives way to once Ctrl-C or SIGTERM came. */
+const INTERRUPTED = Symbol("interrupted");
+
 /** After this many bad lines the input is taken for something else than an export. */
 const MAX_FAILURES = 20;
 
@@ -247,7 +250,14 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   let stoppedAt: number | undefined;
   // Ctrl-C or SIGTERM stops between two sessions (each is written whole), and says how far.
   let interrupted: "SIGINT" | "SIGTERM" | undefined;
-  const stopListening = ctx.io.onInterrupt?.((signal) => interrupted = signal);
+  let wake = () => {};
+  const interruption = new Promise<typeof INTERRUPTED>((resolve) => {
+    wake = () => resolve(INTERRUPTED);
+  });
+  const stopListening = ctx.io.onInterrupt?.((signal) => {
+    interrupted = signal;
+    wake();
+  });
   const lineFailed = (error: unknown) => {
     counts.failed++;
     failures.push({ line: number, error: reason(error) });
@@ -325,15 +335,26 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   // A .gz input damaged part way (cut short, say): what was read before the damage is in, and
   // said, as a run stopped any other way says it.
   let damaged: CommandError | undefined;
+  /** A line's read was left unfinished by Ctrl-C. */
+  let abandoned = false;
   try {
     if (first !== undefined) await importLine(first.text);
     while (counts.failed < MAX_FAILURES && interrupted === undefined && stop === undefined) {
-      let next: IteratorResult<string>;
+      let next: IteratorResult<string> | typeof INTERRUPTED;
+      const reading = readNext(lines, source);
       try {
-        next = await readNext(lines, source);
+        // A line may never come (a terminal, a stalled pipe): Ctrl-C does not wait for it.
+        next = await Promise.race([reading, interruption]);
       } catch (error) {
         if (!(error instanceof DamagedInputError)) throw error;
         damaged = error;
+        break;
+      }
+      if (next === INTERRUPTED) {
+        // The read is let go, and standard input closed so that the process can end.
+        reading.catch(() => {});
+        abandoned = true;
+        if (source === "-") ctx.io.stdin().destroy();
         break;
       }
       if (next.done) break;
@@ -345,7 +366,9 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   } finally {
     stopListening?.();
     progress.done();
-    await lines.return?.();
+    // Behind a read that may never end, the reader's end would wait as long.
+    if (abandoned) void lines.return?.().catch(() => {});
+    else await lines.return?.();
   }
   // An empty input makes the database as before (an export of an empty store, piped in).
   if (first === undefined) await openedUnlessLocked(null);
