@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { test } from "node:test";
@@ -58,5 +58,27 @@ test("show --follow whose reader leaves ends at once and leaves no -wal or -shm 
     const code = await closedEarly(["--db", db, ...argv]);
     assert.equal(code, 0, argv.join(" "));
     assert.deepEqual(readdirSync(dirname(db)), ["state.db"], `${argv.join(" ")} left sidecars`);
+  }
+});
+
+test("a standard output that fails otherwise (a full disk) is one line on standard error, exit 1", async (t) => {
+  if (!existsSync("/dev/full")) return t.skip("no /dev/full here");
+  const db = await bigSession();
+  for (const argv of [["--db", db, "list"], ["--db", db, "export", "-"], ["--help"]]) {
+    const [command, ...args] = cliArgv(argv);
+    const full = openSync("/dev/full", "w");
+    const child = spawn(command, args, { stdio: ["ignore", full, "pipe"] });
+    closeSync(full);
+    let err = "";
+    child.stderr!.on("data", (chunk) => err += chunk);
+    const code = await new Promise((resolve) => child.on("close", resolve));
+    // Before: Node and Bun threw from the stream's error event (a stack trace), Deno said
+    // "unexpected error".
+    assert.equal(
+      err,
+      "hermes-state: Cannot write standard output: the disk is full\n",
+      argv.join(" "),
+    );
+    assert.equal(code, 1, argv.join(" "));
   }
 });

@@ -10,6 +10,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import type { Readable } from "node:stream";
 import { wallClockSeconds } from "../core/wall_clock.ts";
+import { writeFailureReason } from "../files/output_path.ts";
 
 /** Where a command reads and writes. Tests pass a recording implementation. */
 export interface Io {
@@ -167,14 +168,28 @@ export function defaultIo(): Io {
     }
     return process.exit(code);
   };
-  // `hermes-state export - | head` closes the pipe early: end quietly, as cat does.
-  process.stdout.on("error", (error: { code?: string }) => {
-    if (error?.code === "EPIPE") exitNow(process.exitCode ?? 0);
-    throw error;
-  });
+  // `hermes-state export - | head` closes the pipe early: end quietly, as cat does. Any other
+  // failure (a full disk under `export - > file`) is said in one line. Node and Bun report it
+  // as the stream's event, Deno by throwing from the write.
+  const stdoutFailed = (error: unknown): never => {
+    if ((error as { code?: string } | null)?.code === "EPIPE") {
+      return exitNow(process.exitCode ?? 0);
+    }
+    process.stderr.write(
+      `hermes-state: Cannot write standard output: ${writeFailureReason(error)}\n`,
+    );
+    return exitNow(1);
+  };
+  process.stdout.on("error", stdoutFailed);
   let readLine: (() => Promise<string | null>) | undefined;
   const io: Io = {
-    stdout: (text) => void process.stdout.write(text),
+    stdout: (text) => {
+      try {
+        process.stdout.write(text);
+      } catch (error) {
+        stdoutFailed(error);
+      }
+    },
     stderr: (text) => void process.stderr.write(text),
     drain: async () => {
       if ((process.stdout as { writableNeedDrain?: boolean }).writableNeedDrain) {
