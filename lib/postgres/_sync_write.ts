@@ -16,7 +16,7 @@ import { setImmediate } from "node:timers";
 import { isUniqueViolation } from "./_pg_errors.ts";
 import type { PgClient, PgQuery } from "./_client_types.ts";
 import type { MessageValues } from "./_rows.ts";
-import { retireCopies } from "./_sync_copies.ts";
+import { type CopyCandidate, retireCopies } from "./_sync_copies.ts";
 import { deleteMessagesSql } from "./_delete.ts";
 import { jsonParam } from "./_text_codec.ts";
 import { checkPass, startPass, SyncSupersededError } from "./sync_origin.ts";
@@ -212,6 +212,17 @@ async function stillHeld<T extends { readonly session: SourceSession; readonly h
 }
 
 /**
+ * A session of the pass as `retireCopies` weighs it: with its messages when
+ * the pass writes them all (the server held none of it).
+ */
+function copyCandidate(
+  item: BatchItem | StreamedItem,
+  messages: () => Iterable<readonly MessageValues[]>,
+): CopyCandidate {
+  return item.held || item.append ? { session: item.session } : { session: item.session, messages };
+}
+
+/**
  * Writes one batch of sessions in one transaction: rows, messages, goals,
  * then what the server now holds.
  *
@@ -233,7 +244,7 @@ export function writeBatch<T extends BatchItem>(
       // A few statements per batch, not a few per session: while the batch is in flight the
       // client computes the next one, and each round trip waits for its turn of the event loop.
       const sessions = items.map((item) => item.session);
-      await retireCopies(query, sessions);
+      await retireCopies(query, items.map((item) => copyCandidate(item, () => [item.rows])));
       await upsertSessions(query, origin, sessions);
       await replaceModelUsage(query, usageOf(origin, sessions));
       const inserts: [string, MessageValues][] = [];
@@ -278,7 +289,7 @@ export function writeStreamed(
   return withTitleRetries(() =>
     passTransaction(client, pass, async (query) => {
       if ((await stillHeld(query, origin, [item])).length === 0) return undefined;
-      await retireCopies(query, [item.session]);
+      await retireCopies(query, [copyCandidate(item, item.pages)]);
       await upsertSessions(query, origin, [item.session]);
       await replaceModelUsage(query, usageOf(origin, [item.session]));
       if (!item.append) await query(deleteMessagesSql("session_id = $1"), [target]);

@@ -12,6 +12,10 @@ import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { runCli, v11Copy } from "../_cli_io.ts";
 import { adminSql, freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
 
+/** A session of hermes-v11.db with messages, and another. */
+const SESSION = "20251221_090000_9738df";
+const OTHER = "20260420_090000_994beb";
+
 /**
  * A file synced into one store as `web-1`, and a copy of that store into
  * another killed before its end: every session in DEST, none of the records.
@@ -94,4 +98,57 @@ describe("copy between PostgreSQL stores and the sync records", { skip: PG_SKIP 
     const again = await runCli(["--json", "sync", file, "--to", url, "--origin", "web-1"]);
     assert.equal(JSON.parse(again.out).messages, 0);
   });
+
+  test("a file written on since its copy still replaces the copy, which it holds whole", {
+    timeout: 60_000,
+  }, async () => {
+    const file = v11Copy();
+    const url = schemaUrl(freshSchema());
+    assert.equal((await runCli(["copy", file, url])).code, 0);
+    {
+      using db = await SessionDB.open({ path: file });
+      db.appendMessage(SESSION, { role: "user", content: "written after the copy" });
+      db.setSessionTitle(SESSION, "titled after the copy");
+    }
+    const pass = await runCli(["--json", "sync", file, "--to", url, "--origin", "web-1"]);
+    assert.equal(pass.code, 0, pass.err);
+    await using store = await openStore(url, { readonly: true });
+    assert.equal(await store.sessionCount(), 42);
+    assert.equal(await store.messageCount(), 198);
+  });
+
+  test("a copy holding a message the synced file lacks (another file, same ids) is kept whole", {
+    timeout: 60_000,
+  }, async () => {
+    // Two hosts from one image: A's sessions copied to the server, then B synced.
+    const [a, b] = [v11Copy(), v11Copy()];
+    {
+      using db = await SessionDB.open({ path: a });
+      db.appendMessage(SESSION, { role: "user", content: "only on host A" });
+    }
+    {
+      using db = await SessionDB.open({ path: b });
+      db.setSessionTitle(OTHER, "renamed on host B");
+    }
+    const url = schemaUrl(freshSchema());
+    assert.equal((await runCli(["copy", a, url])).code, 0);
+    const pass = await runCli(["--json", "sync", b, "--to", url, "--origin", "host-b"]);
+    assert.equal(pass.code, 0, pass.err);
+    await using store = await openStore(url, { readonly: true });
+    // Before: A's session went, and its message with it, the file holding another.
+    const kept = await store.getMessages(SESSION);
+    assert.ok(kept.some((m) => m.content === "only on host A"), "A's message is kept");
+    assert.equal((await store.getSession(`host-b/${SESSION}`))?.id, `host-b/${SESSION}`);
+    // Every other copy B holds whole gave way (the one renamed on B too: its title is B's).
+    assert.equal(await store.sessionCount(), 42 + 1);
+    assert.equal(await store.messageCount(), 197 + (await messagesOf(b, [SESSION])) + 1);
+    assert.equal((await store.getSession(`host-b/${OTHER}`))?.title, "renamed on host B");
+    assert.equal(await store.getSession(OTHER), undefined);
+  });
 });
+
+/** The messages of `sessions` in the file at `path`. */
+async function messagesOf(path: string, sessions: string[]): Promise<number> {
+  using db = await SessionDB.open({ path, readonly: true });
+  return sessions.reduce((n, id) => n + db.getMessages(id).length, 0);
+}
