@@ -58,6 +58,8 @@ import { assertMayRead, assertStateDb, openFailureReason } from "../sqlite/open.
 import { abortableDelay } from "../core/delay.ts";
 import { groupedInteger } from "../core/grouped_digits.ts";
 import { deadWritersJournal } from "./_hot_journal.ts";
+import { type WalBreak, walCommitsPastBreak } from "./wal_break.ts";
+import { sqliteFilePath } from "../files/real_path.ts";
 import { checkOptionNames, type OptionNames } from "../core/option_names.ts";
 
 /** Options of {@linkcode backupDatabase}. */
@@ -131,6 +133,12 @@ export interface BackupResult {
   readonly ftsWarnings: string[];
   /** Whether the search indexes' own checks ran (`full`). */
   readonly searchIndexesChecked: boolean;
+  /**
+   * Commits the source's `-wal` holds past a frame that fails its checksum,
+   * which SQLite reads none of, and so neither does the copy (`recover`
+   * salvages them); `null` when there are none.
+   */
+  readonly walCommitsLeftOut: WalBreak | null;
 }
 
 function exists(path: string): boolean {
@@ -259,6 +267,9 @@ export async function backupDatabase(
         "there is nothing to back up (it was left as it was)",
     );
   }
+  // Before any connection of this process holds the file: the -wal is read through a
+  // descriptor of its own, whose close would drop such a connection's locks.
+  const walCommitsLeftOut = walCommitsPastBreak(`${sqliteFilePath(source)}-wal`) ?? null;
   removeStaleTemps(dest, ["copy", "gz"]);
   let copy = newTemp(dest, "copy");
   try {
@@ -326,6 +337,7 @@ export async function backupDatabase(
       bytes,
       compressed: options.compress ?? false,
       ...verified,
+      walCommitsLeftOut,
     };
   } finally {
     removeWithSidecars(copy);

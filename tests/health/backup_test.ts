@@ -18,7 +18,15 @@ import { gunzipSync } from "node:zlib";
 import { backupDatabase } from "../../lib/health/backup.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { copyFixture, runPython, tempDir } from "../_helpers.ts";
-import { emptyFileWithWal, fileAndWal, liveWalOf } from "./_damaged_files.ts";
+import {
+  crashedWithThreeWalCommits,
+  emptyFileWithWal,
+  fileAndWal,
+  flipFrameByte,
+  frameOfSecondCommit,
+  liveWalOf,
+} from "./_damaged_files.ts";
+import { runCli } from "../_cli_io.ts";
 import { startWorker, workerRuntimes } from "../reliability/_runtimes.ts";
 import { isRoot } from "../reliability/_unprivileged.ts";
 
@@ -238,3 +246,31 @@ function smallDiskSkip(): string | false {
   }
   return false;
 }
+
+describe("a backup of a file whose -wal holds commits past a frame that fails its checksum", () => {
+  test("is written, says the commits SQLite reads none of are not in it and names recover, exit 1", async () => {
+    const path = crashedWithThreeWalCommits();
+    const wal = `${path}-wal`;
+    flipFrameByte(wal, frameOfSecondCommit(wal, false));
+    const walBefore = readFileSync(wal);
+    const dest = join(tempDir(), "backup.db");
+    const result = await backupDatabase(path, dest);
+    assert.deepEqual(result.walCommitsLeftOut, {
+      frame: frameOfSecondCommit(wal, false),
+      commits: 2,
+    });
+    const run = await runCli(["--db", path, "backup", join(tempDir(), "cli.db")]);
+    // Before: "verified", exit 0, and not a word of the 2 commits left out.
+    assert.equal(run.code, 1);
+    assert.match(
+      run.err,
+      /^hermes-state backup: the copy lacks 2 commits of the -wal: its frame \d+ fails its checksum, and SQLite reads nothing after it; hermes-state recover .+ salvages them/,
+    );
+    assert.deepEqual(readFileSync(wal), walBefore, "the -wal is left as it was");
+  });
+
+  test("a sound -wal leaves nothing out", async () => {
+    const result = await backupDatabase(crashedWithThreeWalCommits(), join(tempDir(), "b.db"));
+    assert.equal(result.walCommitsLeftOut, null);
+  });
+});

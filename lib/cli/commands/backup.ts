@@ -16,6 +16,8 @@ import { checkFileArgument } from "../file_argument.ts";
 import { assertStoreExists } from "../missing_store.ts";
 import { lockTimeoutMs } from "../context.ts";
 import { redrawsLines } from "../progress.ts";
+import { groupedCount, groupedInteger } from "../../core/grouped_digits.ts";
+import { recoverCommand } from "../../core/salvage_hint.ts";
 
 const USAGE = `Usage: hermes-state backup [options] DEST
 
@@ -79,9 +81,11 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     stopListening?.();
     if (shown !== "") ctx.io.stderr("\r\x1b[K");
   });
+  // The copy holds every commit SQLite reads, but not those it cannot: said, and exit 1.
+  const leftOut = result.walCommitsLeftOut;
   if (ctx.json) {
     printJson(ctx.io, snakeKeys(result));
-    return 0;
+    return leftOut === null ? 0 : 1;
   }
   const what = result.compressed ? "compressed copy" : "copy";
   ctx.io.stdout(
@@ -93,7 +97,14 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   for (const warning of result.ftsWarnings) {
     ctx.io.stdout(`${ctx.style.yellow("note:")} ${warning} (hermes-state doctor explains it)\n`);
   }
-  return 0;
+  if (leftOut === null) return 0;
+  ctx.io.stderr(
+    `hermes-state backup: the copy lacks ${groupedCount(leftOut.commits, "commit", "commits")} ` +
+      `of the -wal: its frame ${groupedInteger(leftOut.frame)} fails its checksum, and SQLite ` +
+      `reads nothing after it; ${recoverCommand(ctx.dbPath)} salvages them (keep a copy of the ` +
+      `-wal until then)\n`,
+  );
+  return 1;
 }
 
 /** The `backup` command. */
