@@ -302,7 +302,7 @@ export async function backupDatabase(
     const [before, after] = counts;
     await stopIfAborted(options.signal);
     options.onProgress?.("verifying", 0, 0);
-    const verified = verify(openDriver, copy, before, after, options.full ?? false);
+    const verified = verify(openDriver, source, copy, before, after, options.full ?? false);
     await stopIfAborted(options.signal);
     let bytes = statSync(copy).size;
     if (options.compress) {
@@ -402,6 +402,7 @@ function copyOnce(
 /** Checks the copy: b-trees sound, and row counts within what the source held around the copy. */
 function verify(
   openDriver: SqliteDriver,
+  source: string,
   copy: string,
   before: [number, number],
   after: [number, number],
@@ -411,8 +412,13 @@ function verify(
   try {
     const integrity = integrityCheck(db, { full: true, searchIndexes: full });
     if (integrity.lines.length !== 1 || integrity.lines[0] !== "ok") {
+      // The copy holds what the source gave: the damage is the source's, said in one line.
+      const first = integrity.lines.join("\n").split("\n").map((line) => line.trim())
+        .find((line) => line !== "" && !/^\*\*\* in database \w+ \*\*\*$/.test(line));
       throw new BackupError(
-        `Cannot back up: the copy fails its integrity check: ${integrity.lines[0]}`,
+        `Cannot back up ${clippedText(source)}: its copy fails the integrity check (${
+          first ?? "no detail"
+        }): the file itself is damaged, and no backup was written; ${recoverHint(source)}`,
       );
     }
     const sessions = count(db, "sessions");

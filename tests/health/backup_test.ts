@@ -24,6 +24,7 @@ import {
   fileAndWal,
   flipFrameByte,
   frameOfSecondCommit,
+  indexOutOfStep,
   liveWalOf,
 } from "./_damaged_files.ts";
 import { runCli } from "../_cli_io.ts";
@@ -272,5 +273,30 @@ describe("a backup of a file whose -wal holds commits past a frame that fails it
   test("a sound -wal leaves nothing out", async () => {
     const result = await backupDatabase(crashedWithThreeWalCommits(), join(tempDir(), "b.db"));
     assert.equal(result.walCommitsLeftOut, null);
+  });
+});
+
+describe("a backup whose copy fails its integrity check", () => {
+  test("says in one line that the file is damaged (not the copy) and names recover, writes nothing", async () => {
+    const source = copyFixture("hermes-v11.db");
+    // An index SQLite kept a message out of: only the integrity check of the copy sees it.
+    indexOutOfStep(
+      source,
+      "idx_messages_session",
+      "CREATE INDEX idx_messages_session ON messages(session_id, timestamp) WHERE 0",
+      `INSERT INTO messages (session_id, role, content, timestamp)
+       VALUES ('20251221_090000_9738df', 'user', 'late', 9e9)`,
+    );
+    const dest = join(tempDir(), "backup.db");
+    await assert.rejects(backupDatabase(source, dest), (error: Error) => {
+      assert.equal(error.name, "BackupError");
+      // Before: "the copy fails its integrity check: …", up to ten lines, no way out named.
+      assert.match(
+        error.message,
+        /^Cannot back up .+: its copy fails the integrity check \((wrong # of entries|row \d+ missing from index)[^\n]*\): the file itself is damaged, and no backup was written; nothing was changed \(the file is as it was\); run hermes-state recover [^\n]+$/,
+      );
+      return true;
+    });
+    assert.equal(existsSync(dest), false);
   });
 });
