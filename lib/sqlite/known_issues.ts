@@ -162,7 +162,7 @@ export function explainIntegrity(
       code: "trigram_nul_prefix",
       message: `the trigram index was written by SQLite 3.40 or older, which indexed ${n} ` +
         `message${n === 1 ? "" : "s"} holding a NUL character only up to it; ` +
-        "search is unaffected, but deleting them may fail until the index is rebuilt",
+        "search is unaffected, but deleting them may fail, and other damage of that index would not show, until it is rebuilt",
       fix: "hermes-state doctor --fix",
       lines: trigram,
     }],

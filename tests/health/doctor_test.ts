@@ -157,7 +157,7 @@ describe("doctor()", () => {
     assert.equal(trigram.status, "warning");
     assert.match(
       trigram.summary,
-      /which indexed 4 messages holding a NUL character only up to it; search is unaffected, but deleting them may fail until the index is rebuilt$/,
+      /which indexed 4 messages holding a NUL character only up to it; search is unaffected, but deleting them may fail, and other damage of that index would not show, until it is rebuilt$/,
     );
     assert.equal(report.healthy, true);
     assert.deepEqual(notOk(report.checks), [`fts:messages_fts_trigram: ${trigram.summary}`]);
