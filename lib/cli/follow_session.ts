@@ -13,6 +13,8 @@ import type { SessionStore } from "../core/session_store.ts";
 import type { MessageRow, SessionRow } from "../core/types.ts";
 import { newestMessageId } from "../core/message_row.ts";
 import { OpenError } from "../core/errors.ts";
+import { StorageError } from "../core/storage_error.ts";
+import { isPostgresTarget } from "../open_store.ts";
 import { compressionContinuation } from "../core/compression_continuation.ts";
 import type { Context } from "./command.ts";
 import { formatDateTime } from "../render/format.ts";
@@ -71,6 +73,15 @@ function changesInPlace(message: MessageRow): boolean {
  * @param start The session, what was printed of it, and how to read and print more.
  * @returns The exit code: 0.
  */
+/**
+ * Whether a look failed because the store could not be reached for now: the
+ * file gone or not a database for a moment (`OpenError`), or the server's
+ * connection lost (`StorageError` of kind `io`).
+ */
+function awayForNow(error: unknown): error is Error {
+  return error instanceof OpenError || (error instanceof StorageError && error.kind === "io");
+}
+
 export async function followSession(
   store: SessionStore,
   ctx: Context,
@@ -100,92 +111,93 @@ export async function followSession(
   const unlisten = ctx.io.onInterrupt?.(() => void (stopping = true));
   /** Why the file could not be read at the last look, said once (a restore by `rm` then `cp`). */
   let unreadable: string | undefined;
+  const kind = isPostgresTarget(store.target) ? "server" : "file";
   try {
     while (!stopping) {
       await pauseUnless(start.seconds, () => stopping);
       if (stopping) break;
-      // The session's own row too: a server's marker may see an update seconds late (its
-      // table statistics), where the row, read by its key, is current.
-      let current: SessionRow | undefined;
       try {
-        current = await store.getSession(session.id);
+        // The session's own row too: a server's marker may see an update seconds late (its
+        // table statistics), where the row, read by its key, is current.
+        const current: SessionRow | undefined = await store.getSession(session.id);
+        if (unreadable !== undefined) {
+          await note(`the ${kind} can be read again`);
+          unreadable = undefined;
+        }
+        const now = `${await store.dataVersion()} ${
+          current === undefined
+            ? "deleted"
+            : `${current.ended_at} ${current.end_reason} ${current.message_count}`
+        }`;
+        if (now === marker) continue;
+        marker = now;
+        if (current === undefined) {
+          await note(`session ${visibleInline(session.id)} was deleted`);
+          return 0;
+        }
+        session = current;
+        // A newer Hermes's transcript is compared whole on each change (a rewind moves no count).
+        const fresh = inPlace ? undefined : await start.read(session.id, newest);
+        inPlace ||= fresh?.some(changesInPlace) ?? false;
+        if (fresh !== undefined && !inPlace && session.message_count === rowCount + fresh.length) {
+          // Appends only, as a running gateway writes: the new rows are all there is to read.
+          await print(fresh);
+          known += fresh.length;
+          newest = Math.max(newest, newestMessageId(fresh));
+        } else {
+          // Anything else (a rewrite, a rewind, a deletion): the whole transcript, compared.
+          const messages = await start.read(session.id);
+          const kept = messages.filter((message) => message.id <= newest).length;
+          if (kept < known) {
+            await note(
+              `the transcript changed (messages taken back or rewritten); ${
+                start.reprinted ? "its last messages" : "all of it"
+              } again`,
+            );
+            await print(start.reprinted?.(messages) ?? messages);
+            // What was shown is what there is now: a backup restored gives the next messages the
+            // ids of the ones lost, which the newest id shown before would have kept back.
+            newest = newestMessageId(messages);
+          } else {
+            await print(messages.filter((message) => message.id > newest));
+            newest = Math.max(newest, newestMessageId(messages));
+          }
+          known = messages.length;
+        }
+        rowCount = session.message_count;
+        await ctx.io.drain();
+        if (session.ended_at === null) {
+          if (endSaid) await note("resumed");
+          endSaid = false;
+          continue;
+        }
+        if (!endSaid) {
+          const reason = session.end_reason ? ` · ${visibleInline(session.end_reason)}` : "";
+          await note(`ended ${formatDateTime(session.ended_at)}${reason}`);
+          endSaid = true;
+        }
+        const next = await compressionContinuation(store, session);
+        if (next === undefined) continue;
+        await note(`continued in ${visibleInline(next.id)}`);
+        session = next;
+        const continued = await start.read(next.id);
+        await print(continued);
+        newest = newestMessageId(continued);
+        known = continued.length;
+        rowCount = next.message_count;
+        // Its end is said at the next look, as any session's (it may have ended already).
+        endSaid = false;
+        await ctx.io.drain();
       } catch (error) {
-        if (!(error instanceof OpenError)) throw error;
-        // The file gone for a moment, or put back: looked for again at each look, as tail -F.
+        if (!awayForNow(error)) throw error;
+        // The file gone for a moment or put back, the server restarted: looked for again at
+        // each look, as tail -F does; the look after it reads everything anew.
+        marker = "";
         if (unreadable !== error.message) {
           await note(`${visibleInline(error.message)}; looking again`);
           unreadable = error.message;
         }
-        continue;
       }
-      if (unreadable !== undefined) {
-        await note("the file can be read again");
-        unreadable = undefined;
-      }
-      const now = `${await store.dataVersion()} ${
-        current === undefined
-          ? "deleted"
-          : `${current.ended_at} ${current.end_reason} ${current.message_count}`
-      }`;
-      if (now === marker) continue;
-      marker = now;
-      if (current === undefined) {
-        await note(`session ${visibleInline(session.id)} was deleted`);
-        return 0;
-      }
-      session = current;
-      // A newer Hermes's transcript is compared whole on each change (a rewind moves no count).
-      const fresh = inPlace ? undefined : await start.read(session.id, newest);
-      inPlace ||= fresh?.some(changesInPlace) ?? false;
-      if (fresh !== undefined && !inPlace && session.message_count === rowCount + fresh.length) {
-        // Appends only, as a running gateway writes: the new rows are all there is to read.
-        await print(fresh);
-        known += fresh.length;
-        newest = Math.max(newest, newestMessageId(fresh));
-      } else {
-        // Anything else (a rewrite, a rewind, a deletion): the whole transcript, compared.
-        const messages = await start.read(session.id);
-        const kept = messages.filter((message) => message.id <= newest).length;
-        if (kept < known) {
-          await note(
-            `the transcript changed (messages taken back or rewritten); ${
-              start.reprinted ? "its last messages" : "all of it"
-            } again`,
-          );
-          await print(start.reprinted?.(messages) ?? messages);
-          // What was shown is what there is now: a backup restored gives the next messages the
-          // ids of the ones lost, which the newest id shown before would have kept back.
-          newest = newestMessageId(messages);
-        } else {
-          await print(messages.filter((message) => message.id > newest));
-          newest = Math.max(newest, newestMessageId(messages));
-        }
-        known = messages.length;
-      }
-      rowCount = session.message_count;
-      await ctx.io.drain();
-      if (session.ended_at === null) {
-        if (endSaid) await note("resumed");
-        endSaid = false;
-        continue;
-      }
-      if (!endSaid) {
-        const reason = session.end_reason ? ` · ${visibleInline(session.end_reason)}` : "";
-        await note(`ended ${formatDateTime(session.ended_at)}${reason}`);
-        endSaid = true;
-      }
-      const next = await compressionContinuation(store, session);
-      if (next === undefined) continue;
-      await note(`continued in ${visibleInline(next.id)}`);
-      session = next;
-      const continued = await start.read(next.id);
-      await print(continued);
-      newest = newestMessageId(continued);
-      known = continued.length;
-      rowCount = next.message_count;
-      // Its end is said at the next look, as any session's (it may have ended already).
-      endSaid = false;
-      await ctx.io.drain();
     }
     return 0;
   } finally {
