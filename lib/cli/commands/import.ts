@@ -24,6 +24,7 @@ import { LockPacer } from "../../sqlite/batches.ts";
 import { renamedNote } from "../renamed_note.ts";
 import { diskFullReason, isDiskFull } from "../../sqlite/disk_space.ts";
 import { delay } from "../../core/delay.ts";
+import { StorageError } from "../../core/storage_error.ts";
 import { parseJsonExact } from "../../core/exact_json.ts";
 import { checkImportRecord } from "../../core/import_record.ts";
 import { printableArgument } from "../shown_argument.ts";
@@ -319,6 +320,16 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
             `was written; ${
               formatCount(counts.imported + counts.replaced)
             } sessions before it were)`,
+          { cause: error },
+        );
+      }
+      if (error instanceof StorageError && error.kind === "io") {
+        // The server lost, a disk failing: every line after it would fail so, each taken for a
+        // bad line of the input. One line, and stop; the same import again goes on.
+        throw new CommandError(
+          `Cannot import line ${number}: ${reason(error)} (${
+            plural(counts.imported + counts.replaced, "session")
+          } before it in; the same import again goes on from there, what is in skipped)`,
           { cause: error },
         );
       }
