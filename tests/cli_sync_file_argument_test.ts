@@ -6,7 +6,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { copyFileSync, mkdirSync } from "node:fs";
+import { copyFileSync, linkSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { runCli, v11Copy } from "./_cli_io.ts";
 import { tempDir } from "./_helpers.ts";
@@ -58,4 +58,15 @@ test("sync shows a FILE's line break and escape as marks in its progress and sum
   );
   assert.ok(run.err.includes(`Synced ${shown}: `), JSON.stringify(run.err));
   assert.ok(!run.err.includes(folder), JSON.stringify(run.err));
+});
+
+test("sync refuses one file given twice under two names (a hard link), before connecting", async () => {
+  const file = v11Copy();
+  const hard = join(tempDir(), "hard.db");
+  linkSync(file, hard);
+  // No server is asked: a URL nothing listens at.
+  const run = await runCli(["sync", file, hard, "--to", "postgres://127.0.0.1:1/none"]);
+  // Before: two origins, every session of the file stored twice.
+  assert.equal(run.code, 2);
+  assert.match(run.err, /are one file \(a link to it\): give it once/);
 });

@@ -19,6 +19,7 @@ import { lockTimeoutMs } from "../context.ts";
 import { isMissing, noDatabaseError } from "../missing_store.ts";
 import { isOriginName, ORIGIN_NAME_FORM } from "../../core/origin_name.ts";
 import { quotedValue } from "../../core/shown_value.ts";
+import { fileIdentity } from "../../files/same_file.ts";
 import { visibleInline } from "../../render/transcript.ts";
 import type { NotShipped } from "../../postgres/sync.ts";
 
@@ -111,6 +112,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   }
   // `sqlite:PATH` names the file PATH, as copy's SRC does.
   const files = args.positionals.map(sqlitePath);
+  refuseOneFileTwice(files);
   const origin = args.string("origin");
   if (origin !== undefined && files.length > 1) {
     throw new UsageError("--origin names one FILE's origin: give one FILE", { command: "sync" });
@@ -325,6 +327,27 @@ function notShippedLine(file: string, left: readonly NotShipped[]): string | und
     : "";
   return `hermes-state: sync: ${file}: ${plural(left.length, "session")} not shipped, tried ` +
     `again at each pass: ${named.join("; ")}${more}\n`;
+}
+
+/**
+ * Refuses a file given twice, under two names (a hard link, a symlink, a
+ * bind mount): a hard link's other path made a second origin, and every
+ * session of the file was stored twice.
+ */
+function refuseOneFileTwice(files: readonly string[]): void {
+  const seen = new Map<string, string>();
+  for (const file of files) {
+    const identity = fileIdentity(file);
+    if (identity === undefined) continue;
+    const first = seen.get(identity);
+    if (first !== undefined) {
+      throw new UsageError(
+        `${quotedValue(first)} and ${quotedValue(file)} are one file (a link to it): give it once`,
+        { command: "sync" },
+      );
+    }
+    seen.set(identity, file);
+  }
 }
 
 /** The `sync` command. */
