@@ -96,10 +96,20 @@ const SSL_MODES: Record<string, false | string> = {
   "verify-full": "verify-full",
 };
 
-/** libpq's `target_session_attrs`; `any` (its default) is the client's default too. */
-const SESSION_ATTRS = ["any", "read-write", "read-only", "primary", "standby", "prefer-standby"];
+/**
+ * libpq's `target_session_attrs` the client honours; `any` (its default) is
+ * the client's default too. Not `prefer-standby`: the client (postgres 3.4)
+ * never falls back to another server when no standby answers, where libpq
+ * does, so a URL naming only its primary, or a standby that is down, failed.
+ */
+const SESSION_ATTRS = ["any", "read-write", "read-only", "primary", "standby"];
+
+/** Why `prefer-standby` is refused, and what to give instead. */
+const NO_PREFER_STANDBY = "target_session_attrs prefer-standby is not honoured by the client " +
+  "(it would never fall back to the primary): give standby (a standby only) or any";
 
 function sessionAttrsOf(value: string): string {
+  if (value === "prefer-standby") throw new TypeError(NO_PREFER_STANDBY);
   if (!SESSION_ATTRS.includes(value)) {
     throw invalid(`target_session_attrs must be one of ${SESSION_ATTRS.join(", ")}`, value);
   }
@@ -333,6 +343,9 @@ export function serverOptions(
   // unexplained is named.
   const { PGTARGETSESSIONATTRS } = env;
   if (PGTARGETSESSIONATTRS) {
+    if (PGTARGETSESSIONATTRS === "prefer-standby") {
+      throw new TypeError(`PGTARGETSESSIONATTRS: ${NO_PREFER_STANDBY}`);
+    }
     if (!SESSION_ATTRS.includes(PGTARGETSESSIONATTRS)) {
       throw invalidEnv("PGTARGETSESSIONATTRS", PGTARGETSESSIONATTRS);
     }

@@ -120,6 +120,16 @@ describe("serverOptions() reads a URL as libpq does", () => {
       () => attrs("postgres://h/d?target_session_attrs=any", { PGTARGETSESSIONATTRS: "standby" }),
       /while PGTARGETSESSIONATTRS is set \(current value is "standby"\)/,
     );
+    // The client never falls back to the primary: a URL naming only it failed at once, one
+    // whose standby was down after 30 s.
+    assert.throws(
+      () => attrs("postgres://h/d?target_session_attrs=prefer-standby"),
+      /^TypeError: target_session_attrs prefer-standby is not honoured by the client \(it would never fall back to the primary\): give standby \(a standby only\) or any$/,
+    );
+    assert.throws(
+      () => attrs("postgres://h/d", { PGTARGETSESSIONATTRS: "prefer-standby" }),
+      /^TypeError: PGTARGETSESSIONATTRS: target_session_attrs prefer-standby is not honoured/,
+    );
   });
 
   test("bad values and parameters the client cannot honour are refused by name", () => {
