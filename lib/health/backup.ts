@@ -136,9 +136,10 @@ export interface BackupResult {
   /**
    * Commits the source's `-wal` holds past a frame that fails its checksum,
    * which SQLite reads none of, and so neither does the copy (`recover`
-   * salvages them); `null` when there are none.
+   * salvages them): the frame SQLite stops at (1 for the first) and the
+   * commit frames after it; `null` when there are none.
    */
-  readonly walCommitsLeftOut: WalBreak | null;
+  readonly walCommitsLeftOut: { readonly frame: number; readonly commits: number } | null;
 }
 
 function exists(path: string): boolean {
