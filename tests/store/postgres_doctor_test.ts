@@ -83,6 +83,35 @@ function problems(checks: readonly HealthCheck[]): string[] {
 }
 
 describe("doctor on PostgreSQL", { skip: PG_SKIP }, () => {
+  test("a role that may only read the tables gets the report, the sequence not checked", {
+    timeout: 60_000,
+  }, async () => {
+    const { store, schema, url } = await filledStore();
+    await using _ = store;
+    const role = `reader_${crypto.randomUUID().slice(0, 8)}`;
+    await adminSql(`CREATE ROLE ${role} LOGIN PASSWORD 'pw'`);
+    try {
+      await adminSql(`GRANT USAGE ON SCHEMA "${schema}" TO ${role}`);
+      await adminSql(`GRANT SELECT ON ALL TABLES IN SCHEMA "${schema}" TO ${role}`);
+      await adminSql(`REVOKE ALL ON ALL SEQUENCES IN SCHEMA "${schema}" FROM ${role}`);
+      const asRole = new URL(url);
+      asRole.username = role;
+      asRole.password = "pw";
+      // Before: "permission denied for sequence messages_id_seq", and no report at all.
+      const report = await doctorPostgresStore(asRole.href);
+      const sequence = byName(report.checks, "sequence");
+      assert.equal(sequence.status, "warning");
+      assert.match(
+        sequence.summary,
+        /^not checked: this role may not read the message id sequence/,
+      );
+      assert.deepEqual(problems(report.checks), ["sequence"]);
+    } finally {
+      await adminSql(`DROP OWNED BY ${role}`);
+      await adminSql(`DROP ROLE ${role}`);
+    }
+  });
+
   test("a healthy store: every check ok, nothing repaired", { timeout: 60_000 }, async () => {
     const { store, url } = await filledStore();
     await using _ = store;
