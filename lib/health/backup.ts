@@ -58,7 +58,7 @@ import { assertMayRead, assertStateDb, openFailureReason } from "../sqlite/open.
 import { abortableDelay } from "../core/delay.ts";
 import { groupedInteger } from "../core/grouped_digits.ts";
 import { deadWritersJournal } from "./_hot_journal.ts";
-import { type WalBreak, walCommitsPastBreak } from "./wal_break.ts";
+import { walCommitsPastBreak } from "./wal_break.ts";
 import { sqliteFilePath } from "../files/real_path.ts";
 import { checkOptionNames, type OptionNames } from "../core/option_names.ts";
 
