@@ -28,7 +28,6 @@
  * @module
  */
 import { checkCount, checkSeconds } from "../core/paging.ts";
-import { containsPattern } from "../core/like_pattern.ts";
 import { type Condition, positiveWords } from "../core/search/condition.ts";
 import { planSearch, wordsFallback } from "../core/search/plan.ts";
 import { checkSort, type SearchOptions, type SearchSort } from "../core/search/options.ts";
@@ -379,7 +378,7 @@ export function trigramMatches(
   check: Condition | null,
   options: PgSearchOptions,
 ): Matches | null | undefined {
-  const condition = trigramSql(match, 1, SEARCH_COLUMNS_SQL, containsPattern);
+  const condition = trigramSql(match, 1, SEARCH_COLUMNS_SQL);
   if (condition == null) return condition;
   const params: PgValue[] = [...condition.params];
   let sql = condition.sql;

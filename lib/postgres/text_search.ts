@@ -403,23 +403,63 @@ export function documentOf(columns: readonly string[]): string {
  * @param query The FTS5 query of the trigram table.
  * @param first Number of the first `$n` parameter.
  * @param columns The SQL of the searchable columns, in the order the document joins them.
- * @param pattern Turns a phrase into its LIKE pattern.
  * @returns The SQL; `null` when it matches nothing; `undefined` when FTS5 would reject it.
  */
 export function trigramSql(
   query: string,
   first: number,
   columns: readonly string[],
-  pattern: (text: string) => string,
 ): SubstringSql | null | undefined {
   const tree = parseFtsQuery(query);
   if (tree === undefined) return undefined;
   const params: string[] = [];
   const built = combine(tree, (phrase) => {
     if ([...phrase.text].length < 3) return DROPPED;
-    return substringCondition(phrase.text, first, columns, pattern, params);
+    return substringCondition(phrase.text, first, columns, params);
   }, { and: " AND ", or: " OR ", not: (l, r) => `(${l} AND NOT ${r})` });
   return typeof built === "string" ? { sql: built, params } : null;
+}
+
+/** What PostgreSQL's regular expressions (AREs) read as syntax outside brackets. */
+const REGEX_SYNTAX = /[\\^$.|?*+()[\]{}]/;
+
+/**
+ * A regular expression (PostgreSQL's ARE) that finds `text` whatever the
+ * case of its letters, as FTS5's trigram tokenizer folds them: each letter
+ * a bracket of its one-character cases (`[Пп]`), the rest as written. The
+ * same on every server, whatever its locale.
+ *
+ * @param text The substring.
+ * @returns The expression.
+ *
+ * @example
+ * ```ts
+ * import { caseBlindRegex } from "./text_search.ts";
+ * console.assert(caseBlindRegex("Ab.ц") === "[Aa][Bb]\\.[Цц]");
+ * ```
+ */
+export function caseBlindRegex(text: string): string {
+  let regex = "";
+  for (const char of text) {
+    const folded = foldCase(char);
+    const cases = new Set(
+      [char, char.toLowerCase(), char.toUpperCase(), folded, ...(LIKE_CASES[folded] ?? [])]
+        .filter((c) => [...c].length === 1 && foldCase(c) === folded),
+    );
+    if (cases.size > 1) regex += `[${[...cases].sort().join("")}]`;
+    else regex += REGEX_SYNTAX.test(char) ? `\\${char}` : char;
+  }
+  return regex;
+}
+
+/** Letters FTS5 folds to a letter whose upper case does not give them back (final sigma). */
+const LIKE_CASES: Record<string, string[]> = { "σ": ["ς"] };
+
+/** A letter as FTS5 folds it: its upper case's lower case (`ς` and `Σ` to `σ`), when one letter. */
+function foldCase(char: string): string {
+  const upper = char.toUpperCase();
+  const folded = [...upper].length === 1 ? upper.toLowerCase() : char.toLowerCase();
+  return [...folded].length === 1 ? folded : char;
 }
 
 /**
@@ -429,7 +469,6 @@ export function trigramSql(
  * @param text The substring.
  * @param first Number of the first `$n` parameter.
  * @param columns The SQL of the columns to look in, in the order the document joins them.
- * @param pattern Turns the text into its LIKE pattern.
  * @param params Where the condition's parameters are appended.
  * @returns The SQL.
  */
@@ -437,16 +476,17 @@ export function substringCondition(
   text: string,
   first: number,
   columns: readonly string[],
-  pattern: (text: string) => string,
   params: string[],
 ): string {
   // A text without cased letters (CJK, digits, symbols) matches exactly what it matches
-  // case-insensitively: strpos, much cheaper than ILIKE on multibyte text.
+  // case-insensitively: strpos, much cheaper than a pattern on multibyte text.
   const uncased = text.toLowerCase() === text && text.toUpperCase() === text;
-  params.push(uncased ? text : pattern(text));
+  params.push(uncased ? text : caseBlindRegex(text));
   const at = `$${first + params.length - 1}`;
+  // Not ILIKE: it folds case as the database's locale does (only ASCII under "C", and İ to i
+  // under glibc's), where FTS5 folds each letter alike on every machine.
   const contains = (haystack: string) =>
-    uncased ? `strpos(${haystack}, ${at}) > 0` : `${haystack} ILIKE ${at}`;
+    uncased ? `strpos(${haystack}, ${at}) > 0` : `${haystack} ~ ${at}`;
   // Without a space the text cannot straddle two columns: each is searched where it lies,
   // without building the joined document (a NULL column contains nothing).
   const like = text.includes(" ")
