@@ -264,6 +264,8 @@ describe("completions", () => {
     const db = v11Copy();
     const ids = complete(script, [cli, "--db", db, "show", "20260429"], dir);
     assert.deepEqual(ids, [V11.live]);
+    // --db after the command, as the CLI takes it: the default store was asked instead.
+    assert.deepEqual(complete(script, [cli, "show", "--db", db, "20260429"], dir), [V11.live]);
     const viaEquals = complete(script, [cli, "--db", "=", db, "lineage", "2026042"], dir);
     assert.ok(viaEquals.includes(V11.compressionTip), viaEquals.join(" "));
     assert.ok(viaEquals.every((id) => id.startsWith("2026042")), viaEquals.join(" "));
@@ -398,6 +400,8 @@ describe("completions", () => {
       ["hermes-state backup back", [shell === "fish" ? "backups/" : "backups"]],
       ["hermes-state search --since ", []],
       [`${cli} --db ${db} show 20260429`, [V11.live]],
+      // --db after the command, as the CLI takes it.
+      [`${cli} show --db ${db} 20260429`, [V11.live]],
       // A child session and a tool session, which `list` hides, complete too.
       [`${cli} --db ${db} show 20260420_0906`, [V11.delegateChild]],
       [`${cli} --db ${db} delete 20260422_0905`, [V11.toolPaperclip]],

@@ -72,7 +72,8 @@ _hermes_state() {
     typed=("\${COMP_WORDS[@]:0:COMP_CWORD + 1}")
   fi
   n=\${#typed[@]}
-  # The command is the first word before this one that is neither an option nor --db's value.
+  # The command is the first word before this one that is neither an option nor --db's value;
+  # --db may come before or after it, as the CLI takes it.
   for ((i = 1; i < n - 1; i++)); do
     word=\${typed[i]}
     if [[ $word == --db ]]; then
@@ -85,8 +86,8 @@ _hermes_state() {
       continue
     fi
     [[ $word == -* ]] && continue
-    command=$word
-    break
+    # The command's words after it are its arguments; a --db among them is read all the same.
+    [[ -z $command ]] && command=$word
   done
   if [[ -z $command ]]; then
     if [[ \${typed[n - 2]} == --db || \${typed[n - 1]} == --db=* ]]; then

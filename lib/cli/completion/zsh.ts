@@ -55,7 +55,8 @@ _hermes_state() {
   commands=(
 ${described.join("\n")}
   )
-  # The command is the first word that is neither an option nor --db's value.
+  # The command is the first word that is neither an option nor --db's value; --db may come
+  # before or after it, as the CLI takes it.
   for ((i = 2; i < CURRENT; i++)); do
     word=\${words[i]}
     if [[ $word == --db ]]; then
@@ -68,8 +69,8 @@ ${described.join("\n")}
       continue
     fi
     [[ $word == -* ]] && continue
-    command=$word
-    break
+    # The command's words after it are its arguments; a --db among them is read all the same.
+    [[ -z $command ]] && command=$word
   done
   # The option whose value is being typed: the word before, or the one before "=".
   option=\${words[CURRENT - 1]}
