@@ -109,6 +109,7 @@ describe("the page's More results", { skip }, () => {
       await page.$eval("#more-failed", (p: Element) => p.textContent),
       /^More results could not be loaded: .*locked/,
     );
+    assert.equal(await page.$eval("#more-failed", (p: Element) => p.getAttribute("role")), "alert");
     failMore = false;
     await redrawn(page, () => page.click("#more-hits"));
     await page.waitForFunction(
@@ -117,6 +118,8 @@ describe("the page's More results", { skip }, () => {
       first,
     );
     assert.equal(await page.$eval("#more-failed", (p: HTMLElement) => p.hidden), true);
+    // Hidden, no alert is left for a reader's tools (nor for the other views' checks of alerts).
+    assert.equal(await page.$eval("#more-failed", (p: Element) => p.getAttribute("role")), null);
     await closePage(page);
   });
 });

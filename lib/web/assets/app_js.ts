@@ -609,7 +609,8 @@ export const APP_JS = String.raw`
       var more = el("button", { type: "button", class: "more", id: "more-hits", text: "More results" });
       // Past the deepest page the server serves, the hits left are said to be there, not offered.
       var capped = el("p", { class: "note", id: "hits-capped", hidden: true, text: "There are more results than a page can show: add a word, pick a source, or use hermes-state search for the rest." });
-      var failed = el("p", { class: "note", id: "more-failed", role: "alert", hidden: true });
+      // An alert only once shown (an empty one hidden still reads as an alert to a page's checks).
+      var failed = el("p", { class: "note", id: "more-failed", hidden: true });
       function add(page, tell) {
         page.hits.forEach(function (hit) { list.appendChild(hitRow(hit, q)); });
         shownHits += page.hits.length;
@@ -619,6 +620,7 @@ export const APP_JS = String.raw`
         more.hidden = !page.more;
         capped.hidden = !page.capped;
         failed.hidden = true;
+        failed.removeAttribute("role");
         if (tell) status.textContent = count.textContent + noun.textContent + " for " + visible(q);
       }
       // The next hits below these, for as long as the search has more.
@@ -643,6 +645,7 @@ export const APP_JS = String.raw`
           // The hits shown stay: the failure is said below them, and the button may be tried again.
           if (list !== document.getElementById("rows")) return;
           more.disabled = false;
+          failed.setAttribute("role", "alert");
           failed.textContent = "More results could not be loaded: " + (error && error.message ? error.message : String(error));
           failed.hidden = false;
           markReady();
