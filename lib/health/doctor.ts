@@ -32,6 +32,12 @@ import { type CheckOptions, runChecks } from "./checks.ts";
 import { ftsTriggerNames } from "../sqlite/schema/fts_triggers.ts";
 import { rebuildFtsTable, type RebuildOptions, type RebuildResult } from "./fts_rebuild.ts";
 import {
+  DAMAGED_TEXT_DETAIL,
+  type DamagedText,
+  restoreDamagedText,
+  textDamagedInPlace,
+} from "./damaged_text.ts";
+import {
   type DoctorReport,
   type HealthCheck,
   isHealthy,
@@ -333,6 +339,23 @@ async function reindex(
   };
 }
 
+/**
+ * The messages whose text the coverage checks found damaged in place, each
+ * with the text the first table that holds it whole gives back.
+ */
+function damagedTexts(db: SqliteConnection, checks: readonly HealthCheck[]): DamagedText[] {
+  const found = new Map<number, DamagedText>();
+  for (const table of FTS_TABLES) {
+    const ids = (byName(checks, `coverage:${table}`)?.details ?? [])
+      .map((line) => new RegExp(`^message (\\d+): ${DAMAGED_TEXT_DETAIL}`).exec(line)?.[1])
+      .filter((id): id is string => id !== undefined)
+      .map(Number)
+      .filter((id) => !found.has(id));
+    for (const text of textDamagedInPlace(db, table, ids)) found.set(text.id, text);
+  }
+  return [...found.values()];
+}
+
 /** Runs the repairs the findings call for, in an order where each leaves the next sound. */
 async function repair(
   db: SqliteConnection,
@@ -356,6 +379,16 @@ async function repair(
       "foreign_keys",
       async (w) => `recreated ${await restoreMissingSessions(db, w)} missing sessions`,
     );
+  }
+  // Before any rebuild: it would index the damage, and drop the copy the text is taken from.
+  const damaged = damagedTexts(db, checks);
+  if (damaged.length > 0) {
+    await timed("text", async (w) => {
+      const restored = await restoreDamagedText(db, w, damaged);
+      return `took back the text of ${
+        groupedCount(restored, "message", "messages")
+      } damaged in place from the search index (${damaged.map((text) => text.id).join(", ")})`;
+    });
   }
   for (const table of FTS_TABLES) {
     const plan = ftsPlan(checks, table);

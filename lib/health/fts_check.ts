@@ -21,6 +21,7 @@ import { hasNewerLayout, newerSchemaVersion } from "../sqlite/schema/fts_layout.
 import { ftsTriggerNames } from "../sqlite/schema/fts_triggers.ts";
 import { finding, type HealthCheck } from "../core/health_report.ts";
 import { groupedCount } from "../core/grouped_digits.ts";
+import { DAMAGED_TEXT_DETAIL, textDamagedInPlace } from "./damaged_text.ts";
 
 /** Options of {@linkcode checkFtsTable}. */
 export interface FtsCheckOptions {
@@ -33,6 +34,11 @@ export interface FtsCheckOptions {
 }
 
 const FIX = "hermes-state doctor --fix (rebuilds the table in batches while writers run)";
+
+/** The fix of a table that holds a message's text damaged in place. */
+const DAMAGED_FIX = "hermes-state doctor --fix (takes each damaged text back from the table, " +
+  "then rebuilds it in batches while writers run); a rebuild by any other means, or recover, " +
+  "indexes the damaged text and drops the sound one";
 
 /** The fix of a newer Hermes's table: that Hermes rebuilds its own layout. */
 function newerFix(db: SqliteConnection): string {
@@ -174,7 +180,11 @@ function coverageFinding(
       `SELECT rowid AS id FROM ${table} WHERE rowid NOT IN (SELECT id FROM messages) ORDER BY rowid`,
     ).all();
     const missing = differing.filter((row) => Number(row.missing) === 1);
-    const wrong = differing.filter((row) => Number(row.missing) !== 1);
+    const differs = differing.filter((row) => Number(row.missing) !== 1);
+    // A message's text damaged in place, which this table holds whole: taken back by --fix.
+    const damaged = textDamagedInPlace(db, table, differs.map((row) => Number(row.id)));
+    const damagedIds = new Set(damaged.map((text) => text.id));
+    const wrong = differs.filter((row) => !damagedIds.has(Number(row.id)));
     const scope = stride > 1 ? ` (1 message in ${stride} sampled; --full checks all)` : "";
     if (differing.length === 0 && extra.length === 0) {
       return finding(name, "ok", `every message has its row in ${table}${scope}`);
@@ -183,15 +193,21 @@ function coverageFinding(
       missing.length > 0
         ? `${groupedCount(missing.length, "message has", "messages have")} no row`
         : "",
+      damaged.length > 0
+        ? `${
+          groupedCount(damaged.length, "message's text is", "messages' texts are")
+        } damaged in place (no longer valid UTF-8), which this table holds whole`
+        : "",
       wrong.length > 0
         ? `${groupedCount(wrong.length, "row holds", "rows hold")} other text than their message`
         : "",
       extra.length > 0 ? `${groupedCount(extra.length, "row has", "rows have")} no message` : "",
     ].filter((part) => part !== "");
     return finding(name, "problem", `${table}: ${parts.join(", ")}${scope}`, {
-      fix: FIX,
+      fix: damaged.length > 0 ? DAMAGED_FIX : FIX,
       fixable: true,
       details: [
+        ...damaged.map((text) => `message ${text.id}: ${DAMAGED_TEXT_DETAIL}; ${table} holds it`),
         ...missing.map((row) => `message ${row.id}: no row`),
         ...wrong.map((row) => `message ${row.id}: other text`),
         ...extra.map((row) => `row ${row.id}: no message`),

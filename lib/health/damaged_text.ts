@@ -1,0 +1,109 @@
+/**
+ * A message's text damaged in place (a bad sector, bit rot: bytes
+ * overwritten inside the row, every page still sound), found by the
+ * coverage check as a search row holding other text than its message.
+ * Each full-text table keeps its own copy of what it indexed
+ * (`content ‖ ' ' ‖ tool_name ‖ ' ' ‖ tool_calls`): where the message's
+ * text is no longer valid UTF-8 and that copy, the same length, is, the copy
+ * is the text as Hermes wrote it. `doctor --fix` takes it back from there
+ * before rebuilding the index, which would otherwise index the damage and
+ * drop the only sound copy.
+ *
+ * A text Hermes changed (an edit, a redaction) is always valid UTF-8: it is
+ * never taken for damage, whatever an index that fell behind holds.
+ *
+ * @module
+ */
+import type { SqliteConnection } from "../sqlite/driver/types.ts";
+import type { FtsTable } from "../sqlite/schema/schema_sql.ts";
+import type { TimedWriter } from "./transaction.ts";
+
+/** A message whose text the index holds whole. */
+export interface DamagedText {
+  /** The message. */
+  readonly id: number;
+  /** Its text as the index holds it. */
+  readonly text: string;
+  /** Its damaged bytes, as the file holds them. */
+  readonly damaged: Uint8Array;
+}
+
+/** The start of a coverage detail naming such a message: `message 27: text damaged in place`. */
+export const DAMAGED_TEXT_DETAIL = "text damaged in place";
+
+const strict = new TextDecoder("utf-8", { fatal: true });
+
+/** `bytes` as UTF-8 text, or `undefined` when they are not valid UTF-8 (or no bytes). */
+function utf8(bytes: unknown): string | undefined {
+  if (!(bytes instanceof Uint8Array)) return typeof bytes === "string" ? bytes : undefined;
+  try {
+    return strict.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The messages among `ids` whose text is damaged in place while `table`
+ * holds it whole (see the module's note).
+ *
+ * @param db The connection.
+ * @param table The full-text table whose copy is read.
+ * @param ids Messages whose row in `table` holds other text than theirs.
+ * @returns Those the copy gives back, each with the text and the damaged bytes.
+ */
+export function textDamagedInPlace(
+  db: SqliteConnection,
+  table: FtsTable,
+  ids: readonly number[],
+): DamagedText[] {
+  if (ids.length === 0) return [];
+  const read = db.prepare(
+    `SELECT CAST(m.content AS BLOB) AS content, CAST(m.tool_name AS BLOB) AS tool_name,
+            CAST(m.tool_calls AS BLOB) AS tool_calls, CAST(f.content AS BLOB) AS indexed
+     FROM messages m JOIN ${table} f ON f.rowid = m.id WHERE m.id = ?`,
+  );
+  const found: DamagedText[] = [];
+  for (const id of ids) {
+    const row = read.get(id);
+    if (!(row?.content instanceof Uint8Array) || utf8(row.content) !== undefined) continue;
+    const indexed = utf8(row.indexed);
+    const toolName = row.tool_name === null ? "" : utf8(row.tool_name);
+    const toolCalls = row.tool_calls === null ? "" : utf8(row.tool_calls);
+    if (indexed === undefined || toolName === undefined || toolCalls === undefined) continue;
+    const rest = ` ${toolName} ${toolCalls}`;
+    if (!indexed.endsWith(rest)) continue;
+    const text = indexed.slice(0, indexed.length - rest.length);
+    // Overwritten in place: as many bytes as before.
+    if (new TextEncoder().encode(text).length !== row.content.length) continue;
+    found.push({ id, text, damaged: row.content });
+  }
+  return found;
+}
+
+/**
+ * Writes back the text of each message `damaged` names, in one transaction,
+ * where its bytes are still the damaged ones (a writer may have changed the
+ * message since). The message's triggers index it anew.
+ *
+ * @param db The connection.
+ * @param writer The timed write path.
+ * @param damaged What {@linkcode textDamagedInPlace} found.
+ * @returns The messages written back.
+ */
+export async function restoreDamagedText(
+  db: SqliteConnection,
+  writer: TimedWriter,
+  damaged: readonly DamagedText[],
+): Promise<number> {
+  const update = db.prepare(
+    "UPDATE messages SET content = ? WHERE id = ? AND CAST(content AS BLOB) = ?",
+  );
+  let restored = 0;
+  await writer.runAsync(() => {
+    for (const { id, text, damaged: bytes } of damaged) {
+      restored += Number(update.run(text, id, bytes).changes);
+    }
+  });
+  return restored;
+}

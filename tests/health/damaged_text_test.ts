@@ -1,0 +1,73 @@
+/**
+ * A message's text damaged in place (bytes overwritten inside its row,
+ * every page sound): the coverage check saw only "other text" in each
+ * search table, and `doctor --fix` rebuilt them from the damage, dropping
+ * the one sound copy of the text, which each table keeps. The check now
+ * names the damage and `--fix` takes the text back from the table first.
+ */
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import { readFileSync, writeFileSync } from "node:fs";
+import { doctor } from "../../lib/health/doctor.ts";
+import { copyFixture, rawOpen } from "../_helpers.ts";
+
+/** Reads one message's stored text as bytes. */
+async function contentOf(path: string, id: number): Promise<Uint8Array> {
+  using db = await rawOpen(path, true);
+  return db.prepare("SELECT CAST(content AS BLOB) AS c FROM messages WHERE id = ?").get(id)!
+    .c as Uint8Array;
+}
+
+/** A copy of hermes-v11.db with 8 bytes of a long message's text overwritten in the file. */
+async function damagedCopy(): Promise<{ path: string; id: number; before: Uint8Array }> {
+  const path = copyFixture("hermes-v11.db");
+  let id: number;
+  {
+    using db = await rawOpen(path, true);
+    id = Number(
+      db.prepare(
+        `SELECT id FROM messages WHERE length(content) > 200 AND tool_name IS NULL
+         AND tool_calls IS NULL ORDER BY id LIMIT 1`,
+      ).get()!.id,
+    );
+  }
+  const before = await contentOf(path, id);
+  const file = readFileSync(path);
+  const at = file.indexOf(Buffer.from(before.subarray(0, 120)));
+  assert.ok(at > 0, "the text is in the file as it is");
+  file.set([0x82, 0x3c, 0xfd, 0xe6, 0xf1, 0xc2, 0x6b, 0x30], at + 60);
+  writeFileSync(path, file);
+  assert.notDeepEqual(await contentOf(path, id), before);
+  return { path, id, before };
+}
+
+describe("a message's text damaged in place", () => {
+  test("doctor names it in each table that holds it whole; --fix takes it back, then rebuilds", async () => {
+    const { path, id, before } = await damagedCopy();
+    const report = await doctor(path);
+    for (const table of ["messages_fts", "messages_fts_trigram"]) {
+      const coverage = report.checks.find((c) => c.name === `coverage:${table}`)!;
+      assert.equal(coverage.status, "problem");
+      assert.match(
+        coverage.summary,
+        /1 message's text is damaged in place \(no longer valid UTF-8\)/,
+      );
+      assert.deepEqual(coverage.details, [
+        `message ${id}: text damaged in place; ${table} holds it`,
+      ]);
+      assert.match(coverage.fix ?? "", /takes each damaged text back from the table/);
+    }
+    const fixed = await doctor(path, { fix: true });
+    assert.equal(fixed.repairs[0].name, "text");
+    assert.match(
+      fixed.repairs[0].summary,
+      new RegExp(`took back the text of 1 message .*\\(${id}\\)`),
+    );
+    // Before: the rebuild indexed the damage, and the sound text was gone.
+    assert.deepEqual(await contentOf(path, id), before);
+    assert.equal(fixed.after?.every((check) => check.status !== "problem"), true);
+    using db = await rawOpen(path);
+    db.exec("INSERT INTO messages_fts(messages_fts) VALUES('integrity-check')");
+  });
+});
