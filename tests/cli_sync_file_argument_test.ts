@@ -10,6 +10,7 @@ import { copyFileSync, linkSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { runCli, v11Copy } from "./_cli_io.ts";
 import { tempDir } from "./_helpers.ts";
+import { SessionDB } from "../mod.ts";
 import { freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";
 
 test("sync takes sqlite:PATH as copy does, and ships the file PATH", {
@@ -70,3 +71,24 @@ test("sync refuses one file given twice under two names (a hard link), before co
   assert.equal(run.code, 2);
   assert.match(run.err, /are one file \(a link to it\): give it once/);
 });
+
+test(
+  "sync's line says how many transcripts a pass rewrote (it said 0 updated, and messages written)",
+  {
+    skip: PG_SKIP,
+    timeout: 60_000,
+  },
+  async () => {
+    const url = schemaUrl(freshSchema());
+    const file = v11Copy();
+    assert.equal((await runCli(["sync", file, "--to", url, "--origin", "web-1"])).code, 0);
+    {
+      using db = await SessionDB.open({ path: file });
+      const kept = db.getMessagesAsConversation("20251221_090000_9738df").slice(0, 2);
+      db.replaceMessages("20251221_090000_9738df", kept);
+    }
+    const run = await runCli(["sync", file, "--to", url]);
+    assert.equal(run.code, 0, run.err);
+    assert.match(run.out, / deleted sessions; 1 transcript rewritten; 2 messages written\.\n$/);
+  },
+);

@@ -259,6 +259,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
                 `${formatCount(result.deleted)} deleted session${
                   result.deleted === 1 ? "" : "s"
                 }; ` +
+                // A transcript taken back or rewritten in the file is shipped whole again.
+                (result.rewritten > 0
+                  ? `${plural(result.rewritten, "transcript")} rewritten; `
+                  : "") +
                 `${plural(result.messages, "message")}${goalsWritten(result)} ` +
                 "written.\n",
             );
