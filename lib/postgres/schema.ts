@@ -501,7 +501,7 @@ export async function migratePg(
         const cause = (error as Error).cause ?? error;
         if (sqlState(cause) !== "42501") throw error;
         throw new OpenError(
-          schema,
+          client.display,
           `the role may not create schema ${quoteIdentifier(schema)} (${
             (cause as Error).message
           }): have a role that may run CREATE SCHEMA ${
@@ -522,7 +522,7 @@ export async function migratePg(
       // Its tables may have moved on (as step 5 moved the word vectors): writing with this
       // version's statements could fail halfway or leave rows a newer reader does not index.
       throw new OpenError(
-        schema,
+        client.display,
         `the schema was upgraded by a newer hermes-state (migration ${newer}; this one knows up to ${LAST_STEP}): upgrade hermes-state, or open it read-only`,
         { kind: "other" },
       );
@@ -537,7 +537,7 @@ export async function migratePg(
       ]);
     }
     // A new or upgraded store has them from the start (an older schema, built for a test, not).
-    if (through >= LAST_STEP) await addMissingColumns(query, schema);
+    if (through >= LAST_STEP) await addMissingColumns(query, schema, client.display);
   });
 }
 
@@ -589,7 +589,11 @@ async function missingTables(query: PgQuery, schema: string): Promise<AddedTable
 }
 
 /** Makes the {@linkcode ADDED_TABLES} `schema` lacks; under the migrations' lock. */
-async function addMissingTables(query: PgQuery, schema: string): Promise<string[]> {
+async function addMissingTables(
+  query: PgQuery,
+  schema: string,
+  shown: string,
+): Promise<string[]> {
   const missing = await missingTables(query, schema);
   for (const { table, definition } of missing) {
     try {
@@ -602,7 +606,7 @@ async function addMissingTables(query: PgQuery, schema: string): Promise<string[
       const cause = (error as Error).cause ?? error;
       if (sqlState(cause) !== "42501") throw error;
       throw new OpenError(
-        schema,
+        shown,
         `the role may not make the table ${table} this version uses (${
           (cause as Error).message
         }): the schema's owner makes it by running "hermes-state --db URL migrate" once`,
@@ -614,7 +618,11 @@ async function addMissingTables(query: PgQuery, schema: string): Promise<string[
 }
 
 /** Adds the {@linkcode ADDED_COLUMNS} `schema` lacks; under the migrations' lock. */
-async function addMissingColumns(query: PgQuery, schema: string): Promise<string[]> {
+async function addMissingColumns(
+  query: PgQuery,
+  schema: string,
+  shown: string,
+): Promise<string[]> {
   const missing = await missingColumns(query, schema);
   for (const { table, column, definition } of missing) {
     try {
@@ -627,7 +635,7 @@ async function addMissingColumns(query: PgQuery, schema: string): Promise<string
       const cause = (error as Error).cause ?? error;
       if (sqlState(cause) !== "42501") throw error;
       throw new OpenError(
-        schema,
+        shown,
         `the role may not add the column ${table}.${column} this version uses (${
           (cause as Error).message
         }): the table's owner adds it by running "hermes-state --db URL migrate" once`,
@@ -661,6 +669,9 @@ export async function ensureAdditions(client: PgClient, schema: string): Promise
   if (columns.length === 0 && tables.length === 0) return [];
   return await client.transaction(async (query) => {
     await takeMigrationLock(query, schema);
-    return [...await addMissingColumns(query, schema), ...await addMissingTables(query, schema)];
+    return [
+      ...await addMissingColumns(query, schema, client.display),
+      ...await addMissingTables(query, schema, client.display),
+    ];
   });
 }

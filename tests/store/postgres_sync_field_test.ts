@@ -161,6 +161,9 @@ describe("sync in the field", { skip: PG_SKIP }, () => {
         ),
       );
       assert.doesNotMatch(refused.err, /field-pw/);
+      // The store is named by its URL (password masked), as every other open names it: it
+      // named the schema, as if it were the database.
+      assert.match(refused.err, /^hermes-state: Cannot open database "postgres:\/\/[^"]*\*\*\*@/);
     } finally {
       await adminSql(`DROP SCHEMA IF EXISTS "${own}" CASCADE`);
       await adminSql(`DROP ROLE "${role}"`);
