@@ -126,6 +126,37 @@ describe(`hermes-state serve as a process (${runtimeName()})`, () => {
   });
 
   test(
+    "a --host that names no host, or an address not of this machine, is said so on every runtime",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const path = v11Copy();
+      const token = "a".repeat(24);
+      // Bun said the port was in use, Deno "listen EINVAL: invalid argument".
+      for (
+        const [host, reason] of [
+          ["no.such.host.invalid", "no such host \\(the name does not resolve\\)"],
+          ["192.0.2.77", "this machine has no such address"],
+        ]
+      ) {
+        const refused = await start(["--db", path, "serve", "--host", host, "--token", token]).then(
+          () => assert.fail(`a server started on ${host}`),
+          (error: Error) => error.message,
+        );
+        assert.match(
+          refused,
+          new RegExp(
+            `^serve exited 1: hermes-state: Cannot listen on ${
+              host.replaceAll(".", "\\.")
+            }:\\d+: ${reason}`,
+          ),
+        );
+      }
+    },
+  );
+
+  test(
     "serve changes not a byte of the file it shows, searches included",
     { timeout: 60_000 },
     async () => {

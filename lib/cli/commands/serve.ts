@@ -4,6 +4,9 @@
  *
  * @module
  */
+import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
+import { networkInterfaces } from "node:os";
 import type { Command, Context } from "../command.ts";
 import { printJson } from "../json.ts";
 import { integerOption, type ParsedArgs } from "../parse.ts";
@@ -135,7 +138,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     // A long --host is named by its start, here and where the runtime's reason repeats it.
     const shownHost = clippedText(host);
     const address = host.includes(":") ? `[${shownHost}]:${port}` : `${shownHost}:${port}`;
-    const reason = clippedWithin(listenFailure(error), host);
+    const reason = clippedWithin(await hostProblem(host) ?? listenFailure(error), host);
     throw new CommandError(`Cannot listen on ${address}: ${reason}`, {
       cause: error,
     });
@@ -166,6 +169,31 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   await pool?.close();
   if (!ctx.json) ctx.io.stdout("Stopped.\n");
   return 0;
+}
+
+/**
+ * What is wrong with `--host` itself, asked once the bind failed (the
+ * runtimes say it each their own way, or not at all: Bun called a name that
+ * does not resolve a port in use, Deno an address not of this machine
+ * `EINVAL`): a name that does not resolve, or an address no interface of
+ * this machine has (any of 127.0.0.0/8 is the loopback's).
+ */
+async function hostProblem(host: string): Promise<string | undefined> {
+  if (isIP(host) === 0) {
+    try {
+      await lookup(host);
+      return undefined;
+    } catch {
+      return "no such host (the name does not resolve)";
+    }
+  }
+  if (["0.0.0.0", "::"].includes(host) || host.startsWith("127.") || host.includes("%")) {
+    return undefined;
+  }
+  const own = Object.values(networkInterfaces()).flat().map((address) => address?.address);
+  return own.includes(host)
+    ? undefined
+    : "this machine has no such address (--host must be one of its own, or 0.0.0.0)";
 }
 
 /** Why the server could not bind, in words, whichever runtime's error says it. */
