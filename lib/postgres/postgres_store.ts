@@ -300,9 +300,10 @@ export async function migratePostgresStore(url: string): Promise<PgMigrationRepo
   const parsed = parsePostgresUrl(url);
   const client = await connectPg(parsed.url, parsed.schema, { max: 1 }, url);
   try {
-    const before = await migrationStep(client.query, parsed.schema);
-    const known = before === null || before <= LAST_STEP;
-    if (known) await migratePg(client, parsed.schema);
+    const read = await migrationStep(client.query, parsed.schema);
+    const known = read === null || read <= LAST_STEP;
+    // Read again under the migrations' lock: of several started at once, one creates the store.
+    const before = known ? await migratePg(client, parsed.schema) : read;
     await checkSchemaInUse(client, parsed.schema);
     const added = known ? await ensureAdditions(client, parsed.schema) : [];
     const after = (await migrationStep(client.query, parsed.schema)) ?? LAST_STEP;

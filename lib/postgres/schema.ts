@@ -475,6 +475,9 @@ async function checkNewStoreEncoding(client: PgClient): Promise<void> {
  * @param client The pool.
  * @param schema The schema name.
  * @param through The last step to run (tests build an older schema with it). @default {every step}
+ * @returns The last step recorded before this call, as read under the lock
+ *   when it ran migrations (another opener may have run them meanwhile);
+ *   `null` for a schema that held no store.
  * @throws {OpenError} When a newer hermes-state has run migrations this one does not know,
  *   or the schema holds no store and the database is not encoded in UTF8.
  */
@@ -482,13 +485,13 @@ export async function migratePg(
   client: PgClient,
   schema: string,
   through = Infinity,
-): Promise<void> {
+): Promise<number | null> {
   // Up to date (as nearly every open finds it): no lock to wait for, and nothing written, so a
   // server that takes no writes (a standby) fails the first write, not the open.
   const step = await migrationStep(client.query, schema);
-  if (step !== null && step >= Math.min(through, LAST_STEP) && step <= LAST_STEP) return;
+  if (step !== null && step >= Math.min(through, LAST_STEP) && step <= LAST_STEP) return step;
   if (step === null) await checkNewStoreEncoding(client);
-  await client.transaction(async (query) => {
+  return await client.transaction(async (query) => {
     await takeMigrationLock(query, schema);
     // Only when missing: CREATE SCHEMA IF NOT EXISTS needs the CREATE right on the database even
     // for a schema that exists, which a role given a schema of its own does not have.
@@ -518,6 +521,7 @@ export async function migratePg(
       (await query("SELECT step FROM hermes_migrations")).map((row) => Number(row.step)),
     );
     const newer = Math.max(0, ...done);
+    const found = done.size === 0 ? null : newer;
     if (newer > LAST_STEP) {
       // Its tables may have moved on (as step 5 moved the word vectors): writing with this
       // version's statements could fail halfway or leave rows a newer reader does not index.
@@ -538,6 +542,7 @@ export async function migratePg(
     }
     // A new or upgraded store has them from the start (an older schema, built for a test, not).
     if (through >= LAST_STEP) await addMissingColumns(query, schema, client.display);
+    return found;
   });
 }
 

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { openStore } from "../../lib/open_store.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import { freshSchema, olderSchema, PG_SKIP, PG_URL, schemaUrl } from "./_pg.ts";
+import { runCli } from "../_cli_io.ts";
 
 /** `promise`, or a failure naming `what` once `ms` have passed. */
 async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -122,6 +123,21 @@ describe("PostgreSQL migration lock", { skip: PG_SKIP }, () => {
       await holding.catch(() => {});
       await older.close();
     }
+  });
+
+  test("migrate run by several processes at once: one says it created the store", {
+    timeout: 60_000,
+  }, async () => {
+    const url = schemaUrl(freshSchema());
+    const runs = await Promise.all(
+      Array.from({ length: 4 }, () => runCli(["--db", url, "--json", "migrate"])),
+    );
+    for (const run of runs) assert.equal(run.code, 0, run.err);
+    const reports = runs.map((run) => JSON.parse(run.out));
+    // Before: each read the store before the lock, and 3 of 4 said they created it.
+    assert.equal(reports.filter((report) => report.before === null).length, 1);
+    assert.equal(runs.filter((run) => /^created the store/.test(run.err)).length, 1);
+    assert.equal(reports.filter((report) => report.upgraded).length, 1);
   });
 
   test("many openers of two new schemas at once run each step once in each", {
