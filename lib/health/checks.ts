@@ -168,6 +168,7 @@ export function runChecks(
     checks.push(...guarded(`fts:${table}`, path, () =>
       checkFtsTable(db, openDriver, table, {
         integrityLines: integrity.fts[table],
+        integrityStopped: integrity.stopped,
         full: options.full,
         sampleAbove: options.sampleAbove ?? 200_000,
       })));

@@ -27,6 +27,8 @@ import { DAMAGED_TEXT_DETAIL, textDamagedInPlace } from "./damaged_text.ts";
 export interface FtsCheckOptions {
   /** What the integrity pragma said about this table (`undefined`: nothing, so sound). */
   readonly integrityLines?: readonly string[];
+  /** The pragma stopped at damage before the end: saying nothing, it did not check the table. */
+  readonly integrityStopped?: boolean;
   /** Check the coverage of every message, however many. */
   readonly full?: boolean;
   /** Above this many messages the coverage check samples (unless `full`). */
@@ -136,6 +138,14 @@ function indexFinding(
     }
   }
   if (lines.length > 0) problems.push(...lines.map((line) => `integrity-check: ${line}`));
+  if (problems.length === 0 && options.integrityStopped) {
+    return finding(
+      name,
+      "warning",
+      `${table}: index not checked: the integrity check stopped at the damage it names; ` +
+        "triggers v11",
+    );
+  }
   if (problems.length === 0) return finding(name, "ok", `${table}: index sound, triggers v11`);
   return finding(name, "problem", `${table}: ${problems[0]}`, {
     fix: FIX,

@@ -50,6 +50,12 @@ export interface IntegrityResult {
   readonly lines: string[];
   /** Lines SQLite wrote about each FTS5 table, by table name. */
   readonly fts: Record<string, string[]>;
+  /**
+   * The pragma stopped at damage it could not read past (its one line is
+   * the error's): an FTS5 table it had not reached has no line, checked or
+   * not.
+   */
+  readonly stopped: boolean;
 }
 
 /** True for a damaged page or header, which a check reports instead of throwing. */
@@ -86,9 +92,14 @@ export function integrityCheck(
   options: IntegrityOptions = {},
 ): IntegrityResult {
   const pragma = options.full ? "integrity_check" : "quick_check";
+  let stopped = false;
   const raw = options.searchIndexes === false
     ? tableByTable(db, pragma)
-    : withFreshFtsStructure(db, () => wholeFile(db, pragma));
+    : withFreshFtsStructure(db, () => {
+      const whole = wholeFile(db, pragma);
+      stopped = whole.stopped;
+      return whole.lines;
+    });
   const lines: string[] = [];
   const fts: Record<string, string[]> = {};
   for (const line of raw) {
@@ -102,7 +113,7 @@ export function integrityCheck(
     const index = lines.indexOf("ok");
     if (index >= 0) lines.splice(index, 1);
   }
-  return { lines, fts };
+  return { lines, fts, stopped };
 }
 
 type IntegrityPragma = "quick_check" | "integrity_check";
@@ -141,14 +152,18 @@ function withFreshFtsStructure<T>(db: SqliteConnection, check: () => T): T {
 }
 
 /** The lines of the pragma over the whole file, or the error of the damage that stopped it. */
-function wholeFile(db: SqliteConnection, pragma: IntegrityPragma): string[] {
+function wholeFile(
+  db: SqliteConnection,
+  pragma: IntegrityPragma,
+): { lines: string[]; stopped: boolean } {
   try {
-    return db.prepare(`PRAGMA ${pragma}(${MAX_LINES})`).all().map((row) =>
+    const lines = db.prepare(`PRAGMA ${pragma}(${MAX_LINES})`).all().map((row) =>
       String(Object.values(row)[0])
     );
+    return { lines, stopped: false };
   } catch (error) {
     if (!isCorruption(error)) throw error;
-    return [error.message];
+    return { lines: [error.message], stopped: true };
   }
 }
 

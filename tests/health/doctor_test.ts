@@ -30,6 +30,7 @@ import {
   fileAndWal,
   fileWithForeignWal,
   liveWalOf,
+  overwrittenCopy,
   truncatedFileWithWal,
 } from "./_damaged_files.ts";
 import { buildLargeFile } from "../_large_file.ts";
@@ -148,6 +149,21 @@ describe("doctor()", () => {
       "free_pages",
       "files",
     ]);
+  });
+
+  test("doctor() does not call a search index sound that the integrity check stopped before", async () => {
+    // Page 28 of hermes-v11.db is a leaf of messages_fts_data: zeroed, the check stops there.
+    const path = overwrittenCopy("hermes-v11.db", { page: 28, offset: 0, length: 4096, fill: 0 });
+    const report = await doctor(path, { full: true });
+    assert.equal(check(report, "integrity").status, "problem");
+    for (const table of ["messages_fts", "messages_fts_trigram"]) {
+      // Before: "index sound", the check having stopped before it.
+      assert.equal(check(report, `fts:${table}`).status, "warning");
+      assert.match(
+        check(report, `fts:${table}`).summary,
+        /index not checked: the integrity check stopped at the damage it names/,
+      );
+    }
   });
 
   test("doctor() tells the SQLite 3.40 trigram condition of hermes-v11.db apart from damage, and --fix mends it leaving every search answer as it was", async () => {
