@@ -13,7 +13,7 @@ import { main } from "../lib/cli/main.ts";
 import { openStore } from "../lib/open_store.ts";
 import { recordingIo } from "./_cli_io.ts";
 import { waitUntil } from "./_helpers.ts";
-import { freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";
+import { adminSql, freshSchema, PG_SKIP, schemaUrl } from "./store/_pg.ts";
 import { type PgRelay, startPgRelay } from "./web/_pg_relay.ts";
 
 /** A session record of the export's shape. */
@@ -58,6 +58,34 @@ describe("import into PostgreSQL while the server goes away", { skip: PG_SKIP },
       assert.equal(await direct.sessionCount(), 30);
     } finally {
       await direct.close();
+    }
+  });
+
+  test("into a store that takes no writes (a role that may only read) stops at the first line", {
+    timeout: 60_000,
+  }, async () => {
+    const schema = freshSchema();
+    {
+      await using store = await openStore(schemaUrl(schema));
+      await store.createSession("kept", "cli");
+    }
+    const role = `reader_${crypto.randomUUID().slice(0, 8)}`;
+    await adminSql(`CREATE ROLE ${role} LOGIN PASSWORD 'pw'`);
+    try {
+      await adminSql(`GRANT USAGE ON SCHEMA "${schema}" TO ${role}`);
+      await adminSql(`GRANT SELECT ON ALL TABLES IN SCHEMA "${schema}" TO ${role}`);
+      const asRole = new URL(schemaUrl(schema));
+      asRole.username = role;
+      asRole.password = "pw";
+      const stdin = Array.from({ length: 30 }, (_, i) => line(`s${i + 1}`)).join("");
+      const io = recordingIo({ stdin });
+      // Before: 20 lines each called bad ("permission denied"), then "is this an export?".
+      assert.equal(await main(["--db", asRole.href, "import", "-"], io), 1);
+      assert.match(io.err, /^hermes-state: Cannot import line 1: PostgreSQL: permission denied/);
+      assert.equal(io.err.split("\n").filter((l) => l !== "").length, 1, io.err);
+    } finally {
+      await adminSql(`DROP OWNED BY ${role}`);
+      await adminSql(`DROP ROLE ${role}`);
     }
   });
 });

@@ -148,6 +148,9 @@ export function translate(error: unknown): unknown {
     // 53300: the server's or the role's connection limit, below what the pool opens.
     const hint = code === "53300"
       ? ": ask for a smaller pool with ?pool_size=N in the URL (4 connections by default)"
+      : code === "25006" && / during recovery$/.test(message)
+      // A hot standby: PostgreSQL names the function it refused, not why.
+      ? ": the server is a standby, which takes no writes; write through the primary's URL"
       : "";
     return new StorageError(`PostgreSQL: ${message} (SQLSTATE ${code})${hint}`, kindOf(code), {
       cause: error,

@@ -61,3 +61,19 @@ test("endedByServer() still reads no server's words into an error of the library
   assert.ok(!endedByServer(Object.assign(new Error("no such thing"), { code: "ENOENT" })));
   assert.ok(!connectionGone(Object.assign(new Error("x"), { code: "UNDEFINED_VALUE" })));
 });
+
+test("translate() says a write refused on a hot standby is the standby's, not the function's", () => {
+  const refused = Object.assign(
+    new Error("cannot execute pg_current_xact_id() during recovery"),
+    { name: "PostgresError", code: "25006" },
+  );
+  const translated = translate(refused);
+  assert.ok(translated instanceof StorageError);
+  assert.equal(translated.kind, "readonly");
+  // Before: only the function PostgreSQL refused was named.
+  assert.equal(
+    translated.message,
+    "PostgreSQL: cannot execute pg_current_xact_id() during recovery (SQLSTATE 25006): the " +
+      "server is a standby, which takes no writes; write through the primary's URL",
+  );
+});

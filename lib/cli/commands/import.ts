@@ -323,9 +323,10 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
           { cause: error },
         );
       }
-      if (error instanceof StorageError && error.kind === "io") {
-        // The server lost, a disk failing: every line after it would fail so, each taken for a
-        // bad line of the input. One line, and stop; the same import again goes on.
+      if (error instanceof StorageError && (error.kind === "io" || error.kind === "readonly")) {
+        // The server lost, a disk failing, a store that takes no writes (a standby, a role that
+        // may only read): every line after it would fail so, each taken for a bad line of the
+        // input. One line, and stop; the same import again goes on.
         throw new CommandError(
           `Cannot import line ${number}: ${reason(error)} (${
             plural(counts.imported + counts.replaced, "session")
