@@ -388,10 +388,24 @@ export function serverOptions(
  * @returns The URL to show.
  */
 export function maskPassword(url: string): string {
-  return url
-    // Up to the last `@`: a password may hold a `/`, `?` or `#` that was not percent-encoded.
-    .replace(/^(postgres(?:ql)?:\/\/[^:/@?#]*:).*@/is, "$1***@")
-    .replace(/([?&](?:ssl)?password=)[^&#]*/gi, "$1***");
+  const masked = url.replace(/([?&](?:ssl)?password=)[^&#]*/gi, "$1***");
+  const scheme = /^postgres(?:ql)?:\/\//i.exec(masked);
+  if (scheme === null) return masked;
+  const rest = masked.slice(scheme[0].length);
+  // The authority's password ends at its last `@` before the query: it may hold a `/` or `#`
+  // that was not percent-encoded. With no `@` before the query, one after it ends a password
+  // holding a `?`, unless what comes before it reads as parameters (`?user=adm@srv`).
+  const query = rest.indexOf("?");
+  let at = query === -1 ? rest.lastIndexOf("@") : rest.lastIndexOf("@", query);
+  if (at === -1 && query !== -1) {
+    const last = rest.lastIndexOf("@");
+    if (last !== -1 && !/[=&]/.test(rest.slice(query, last))) at = last;
+  }
+  const colon = rest.indexOf(":");
+  if (at === -1 || colon === -1 || colon > at || /[/?#@]/.test(rest.slice(0, colon))) {
+    return masked;
+  }
+  return `${scheme[0]}${rest.slice(0, colon + 1)}***${rest.slice(at)}`;
 }
 
 /**

@@ -228,6 +228,24 @@ describe("serverOptions() reads a URL as libpq does", () => {
     assert.equal(serverOptions("postgres://ann:p@ss@h/d").pass, "p@ss");
     // A / ? or # left unencoded (a generated base64 password): the error named a "port" of its
     // first part and showed the rest.
+    // A ?password= with an @, or an @ in another parameter: the greedy first fix masked up to
+    // the last @ of the URL, showing the end of the password and hiding the host.
+    assert.equal(
+      maskPassword("postgres://host:5432/db?password=sec@ret"),
+      "postgres://host:5432/db?password=***",
+    );
+    assert.equal(
+      maskPassword("postgres://u:p@h/db?password=a@b"),
+      "postgres://u:***@h/db?password=***",
+    );
+    assert.equal(
+      maskPassword("postgres://u:p@h/db?user=adm@srv"),
+      "postgres://u:***@h/db?user=adm@srv",
+    );
+    assert.equal(
+      maskPassword("postgres://h:5432/db?application_name=a@b"),
+      "postgres://h:5432/db?application_name=a@b",
+    );
     for (const password of ["Xk3/9qZ+Lw=", "ab?cd", "ab#cd", "a/b?c#d@e"]) {
       const url = `postgres://ann:${password}@127.0.0.1:5432/postgres`;
       assert.equal(maskPassword(url), "postgres://ann:***@127.0.0.1:5432/postgres", password);
