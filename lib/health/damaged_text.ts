@@ -15,7 +15,9 @@
  * @module
  */
 import type { SqliteConnection } from "../sqlite/driver/types.ts";
-import type { FtsTable } from "../sqlite/schema/schema_sql.ts";
+import { type FtsTable, indexedTextSql } from "../sqlite/schema/schema_sql.ts";
+import { hasTable } from "../sqlite/schema/has_table.ts";
+import { hasNewerLayout } from "../sqlite/schema/fts_layout.ts";
 import type { TimedWriter } from "./transaction.ts";
 
 /** A message whose text the index holds whole. */
@@ -79,6 +81,32 @@ export function textDamagedInPlace(
     found.push({ id, text, damaged: row.content });
   }
   return found;
+}
+
+/**
+ * Every message whose text is damaged in place while one of `tables`
+ * holds it whole, over all messages (a check may have sampled them, and
+ * names 20 at most): asked before a rebuild, which would drop each copy.
+ * A table laid out by a newer Hermes, or missing, is not read.
+ *
+ * @param db The connection.
+ * @param tables The full-text tables to read, in order: the first that gives a message's text back wins.
+ * @returns The messages found, each with its text.
+ */
+export function allTextDamagedInPlace(
+  db: SqliteConnection,
+  tables: readonly FtsTable[],
+): DamagedText[] {
+  const found = new Map<number, DamagedText>();
+  for (const table of tables) {
+    if (!hasTable(db, table) || hasNewerLayout(db, table)) continue;
+    const ids = db.prepare(
+      `SELECT m.id AS id FROM messages m JOIN ${table} f ON f.rowid = m.id
+       WHERE f.content IS NOT (${indexedTextSql("m")}) ORDER BY m.id`,
+    ).all().map((row) => Number(row.id)).filter((id) => !found.has(id));
+    for (const text of textDamagedInPlace(db, table, ids)) found.set(text.id, text);
+  }
+  return [...found.values()];
 }
 
 /**

@@ -31,12 +31,7 @@ import { FTS_TABLES, type FtsTable, SCHEMA_VERSION } from "../sqlite/schema/sche
 import { type CheckOptions, runChecks } from "./checks.ts";
 import { ftsTriggerNames } from "../sqlite/schema/fts_triggers.ts";
 import { rebuildFtsTable, type RebuildOptions, type RebuildResult } from "./fts_rebuild.ts";
-import {
-  DAMAGED_TEXT_DETAIL,
-  type DamagedText,
-  restoreDamagedText,
-  textDamagedInPlace,
-} from "./damaged_text.ts";
+import { allTextDamagedInPlace, restoreDamagedText } from "./damaged_text.ts";
 import {
   type DoctorReport,
   type HealthCheck,
@@ -339,21 +334,11 @@ async function reindex(
   };
 }
 
-/**
- * The messages whose text the coverage checks found damaged in place, each
- * with the text the first table that holds it whole gives back.
- */
-function damagedTexts(db: SqliteConnection, checks: readonly HealthCheck[]): DamagedText[] {
-  const found = new Map<number, DamagedText>();
-  for (const table of FTS_TABLES) {
-    const ids = (byName(checks, `coverage:${table}`)?.details ?? [])
-      .map((line) => new RegExp(`^message (\\d+): ${DAMAGED_TEXT_DETAIL}`).exec(line)?.[1])
-      .filter((id): id is string => id !== undefined)
-      .map(Number)
-      .filter((id) => !found.has(id));
-    for (const text of textDamagedInPlace(db, table, ids)) found.set(text.id, text);
-  }
-  return [...found.values()];
+/** Message ids as a repair names them: the first 20, and how many more. */
+function shownIds(ids: readonly number[]): string {
+  const more = ids.length - 20;
+  return ids.slice(0, 20).join(", ") +
+    (more > 0 ? ` and ${groupedCount(more, "more", "more")}` : "");
 }
 
 /** Runs the repairs the findings call for, in an order where each leaves the next sound. */
@@ -381,13 +366,15 @@ async function repair(
     );
   }
   // Before any rebuild: it would index the damage, and drop the copy the text is taken from.
-  const damaged = damagedTexts(db, checks);
+  // Every message is looked at (the check may have sampled, and names 20 at most).
+  const rebuilding = FTS_TABLES.some((table) => ftsPlan(checks, table).rebuild);
+  const damaged = rebuilding ? allTextDamagedInPlace(db, FTS_TABLES) : [];
   if (damaged.length > 0) {
     await timed("text", async (w) => {
       const restored = await restoreDamagedText(db, w, damaged);
       return `took back the text of ${
         groupedCount(restored, "message", "messages")
-      } damaged in place from the search index (${damaged.map((text) => text.id).join(", ")})`;
+      } damaged in place from the search index (${shownIds(damaged.map((text) => text.id))})`;
     });
   }
   for (const table of FTS_TABLES) {

@@ -10,7 +10,8 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { readFileSync, writeFileSync } from "node:fs";
 import { doctor } from "../../lib/health/doctor.ts";
-import { copyFixture, rawOpen } from "../_helpers.ts";
+import { copyFixture, rawOpen, tempDbPath } from "../_helpers.ts";
+import { SessionDB } from "../../lib/sqlite/session_db.ts";
 
 /** Reads one message's stored text as bytes. */
 async function contentOf(path: string, id: number): Promise<Uint8Array> {
@@ -69,5 +70,51 @@ describe("a message's text damaged in place", () => {
     assert.equal(fixed.after?.every((check) => check.status !== "problem"), true);
     using db = await rawOpen(path);
     db.exec("INSERT INTO messages_fts(messages_fts) VALUES('integrity-check')");
+  });
+
+  test("--fix takes back every damaged text, past the 20 a finding names, before the rebuild", async () => {
+    const path = tempDbPath();
+    const texts = Array.from(
+      { length: 30 },
+      (_, i) => `message number ${i}: ${"a long line of words about docker volumes ".repeat(6)}`,
+    );
+    {
+      using db = await SessionDB.open({ path });
+      db.createSession("s", "cli");
+      for (const content of texts) db.appendMessage("s", { role: "user", content });
+      db.close();
+    }
+    // The leaves of the messages table: each text is also in the search tables' own copies, and
+    // the old bytes of a page that split stay in its free space.
+    let pages: Set<number>;
+    let pageSize: number;
+    {
+      using db = await rawOpen(path, true);
+      pageSize = Number(db.prepare("PRAGMA page_size").get()!.page_size);
+      pages = new Set(
+        db.prepare(
+          "SELECT pageno FROM dbstat WHERE name = 'messages' AND pagetype IN ('leaf', 'overflow')",
+        ).all().map((r) => Number(r.pageno)),
+      );
+    }
+    const file = readFileSync(path);
+    for (const text of texts.slice(0, 25)) {
+      const needle = Buffer.from(text.slice(0, 40));
+      let at = file.indexOf(needle);
+      while (at !== -1 && !pages.has(Math.floor(at / pageSize) + 1)) {
+        at = file.indexOf(needle, at + 1);
+      }
+      assert.ok(at > 0, "the text is in a page of the messages table");
+      file.set([0xff, 0xfe, 0xfd], at + 30);
+    }
+    writeFileSync(path, file);
+    const report = await doctor(path);
+    const coverage = report.checks.find((c) => c.name === "coverage:messages_fts")!;
+    assert.match(coverage.summary, /25 messages' texts are damaged in place/);
+    // Before: the 20 named were taken back, then the rebuild dropped the copies of the other 5.
+    const fixed = await doctor(path, { fix: true });
+    assert.match(fixed.repairs[0].summary, /^took back the text of 25 messages .* and 5 more\)$/);
+    using db = await SessionDB.open({ path, readonly: true });
+    assert.deepEqual(db.getMessages("s").map((m) => m.content), texts);
   });
 });
