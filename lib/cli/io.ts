@@ -8,6 +8,7 @@
 import process from "node:process";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { setTimeout } from "node:timers";
 import type { Readable } from "node:stream";
 import { wallClockSeconds } from "../core/wall_clock.ts";
 import { writeFailureReason } from "../files/output_path.ts";
@@ -317,4 +318,7 @@ export function getArgs(): string[] {
  */
 export function exit(code: number): void {
   process.exitCode = code;
+  // A run a signal stopped ends even if a read of standard input is still pending, which
+  // Deno cannot cancel (import - waiting for a line): a second after, if it has not ended.
+  if (code === 130 || code === 143) setTimeout(() => process.exit(code), 1000).unref();
 }
