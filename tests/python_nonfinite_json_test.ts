@@ -60,6 +60,19 @@ describe("JSON with NaN and Infinity, as Python writes it", () => {
     assert.deepEqual(parsePythonJson('{"a\\"NaN": 1}'), { 'a"NaN': 1 });
     assert.throws(() => parsePythonJson("[NaN,]"), SyntaxError);
     assert.throws(() => parsePythonJson("[nan]"), SyntaxError);
+    // A token is a value, not a name: refused as Python refuses it (the marker read as a key).
+    assert.throws(() => parsePythonJson("{NaN: 1}"), SyntaxError);
+    // Text that is not JSON for another reason is said as JSON.parse says it of that text.
+    const cut = '{"content": "the score was NaN and';
+    const said = (parse: (text: string) => unknown): string => {
+      try {
+        parse(cut);
+        return "parsed";
+      } catch (error) {
+        return (error as Error).message;
+      }
+    };
+    assert.equal(said(parsePythonJson), said(JSON.parse));
   });
 
   test("getMessages and getMessagesAsConversation return them parsed", async () => {

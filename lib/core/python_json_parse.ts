@@ -58,11 +58,19 @@ export function parsePythonJson(text: string, reviver?: Reviver): unknown {
       (token) => token.startsWith('"') ? token : JSON.stringify(marker + token),
     );
     const tokens: Reviver = function (key, value, ...context) {
+      // A token is a value, never a name (`{NaN: 1}` is no more JSON to Python than to JS).
+      if (key.startsWith(marker)) throw error;
       const read = typeof value === "string" && value.startsWith(marker)
         ? VALUES[value.slice(marker.length)] ?? value
         : value;
       return reviver === undefined ? read : reviver.call(this, key, read, ...context);
     };
-    return JSON.parse(marked, tokens);
+    try {
+      return JSON.parse(marked, tokens);
+    } catch {
+      // Not JSON for another reason: said as JSON.parse said it of the text given (the marked
+      // copy's positions are not the text's).
+      throw error;
+    }
   }
 }
