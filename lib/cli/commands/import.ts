@@ -327,10 +327,11 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
         // The server lost, a disk failing, a store that takes no writes (a standby, a role that
         // may only read): every line after it would fail so, each taken for a bad line of the
         // input. One line, and stop; the same import again goes on.
+        const written = counts.imported + counts.replaced;
         throw new CommandError(
           `Cannot import line ${number}: ${reason(error)} (${
-            plural(counts.imported + counts.replaced, "session")
-          } before it in; the same import again goes on from there, what is in skipped)`,
+            plural(written, "session")
+          } before it in; ${sameImportAgain(replace, written)})`,
           { cause: error },
         );
       }
