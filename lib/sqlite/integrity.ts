@@ -51,9 +51,9 @@ export interface IntegrityResult {
   /** Lines SQLite wrote about each FTS5 table, by table name. */
   readonly fts: Record<string, string[]>;
   /**
-   * The pragma stopped at damage it could not read past (its one line is
-   * the error's): an FTS5 table it had not reached has no line, checked or
-   * not.
+   * The pragma stopped before its end, at damage it could not read past
+   * (its one line is the error's) or at its limit of lines: an FTS5 table it
+   * had not reached has no line, checked or not.
    */
   readonly stopped: boolean;
 }
@@ -160,7 +160,8 @@ function wholeFile(
     const lines = db.prepare(`PRAGMA ${pragma}(${MAX_LINES})`).all().map((row) =>
       String(Object.values(row)[0])
     );
-    return { lines, stopped: false };
+    // At its line limit the pragma stops too, before the FTS5 tables (checked last).
+    return { lines, stopped: lines.length >= MAX_LINES };
   } catch (error) {
     if (!isCorruption(error)) throw error;
     return { lines: [error.message], stopped: true };

@@ -29,6 +29,7 @@ import {
   emptyFileWithWal,
   fileAndWal,
   fileWithForeignWal,
+  indexOutOfStep,
   liveWalOf,
   overwrittenCopy,
   truncatedFileWithWal,
@@ -164,6 +165,23 @@ describe("doctor()", () => {
         /index not checked: the integrity check stopped at the damage it names/,
       );
     }
+  });
+
+  test("doctor() does not call a search index sound when the check stopped at its 100 lines", async () => {
+    const path = copyFixture("hermes-v11.db");
+    // 120 messages SQLite kept out of an index: a line each, past the pragma's limit of 100.
+    indexOutOfStep(
+      path,
+      "idx_messages_session",
+      "CREATE INDEX idx_messages_session ON messages(session_id, timestamp) WHERE 0",
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 120)
+       INSERT INTO messages (session_id, role, content, timestamp)
+       SELECT '20251221_090000_9738df', 'user', 'late ' || i, 9e9 + i FROM n`,
+    );
+    const report = await doctor(path, { full: true });
+    assert.equal(check(report, "integrity").status, "problem");
+    assert.equal(check(report, "fts:messages_fts").status, "warning");
+    assert.match(check(report, "fts:messages_fts").summary, /index not checked/);
   });
 
   test("doctor() tells the SQLite 3.40 trigram condition of hermes-v11.db apart from damage, and --fix mends it leaving every search answer as it was", async () => {
