@@ -439,27 +439,51 @@ const REGEX_SYNTAX = /[\\^$.|?*+()[\]{}]/;
  * ```
  */
 export function caseBlindRegex(text: string): string {
+  const classes = foldClasses();
   let regex = "";
   for (const char of text) {
-    const folded = foldCase(char);
-    const cases = new Set(
-      [char, char.toLowerCase(), char.toUpperCase(), folded, ...(LIKE_CASES[folded] ?? [])]
-        .filter((c) => [...c].length === 1 && foldCase(c) === folded),
-    );
-    if (cases.size > 1) regex += `[${[...cases].sort().join("")}]`;
-    else regex += REGEX_SYNTAX.test(char) ? `\\${char}` : char;
+    const cases = classes.get(foldCase(char));
+    if (cases !== undefined && cases.length > 1 && cases.includes(char)) {
+      regex += `[${cases.join("")}]`;
+    } else regex += REGEX_SYNTAX.test(char) ? `\\${char}` : char;
   }
   return regex;
 }
 
-/** Letters FTS5 folds to a letter whose upper case does not give them back (final sigma). */
-const LIKE_CASES: Record<string, string[]> = { "σ": ["ς"] };
-
-/** A letter as FTS5 folds it: its upper case's lower case (`ς` and `Σ` to `σ`), when one letter. */
+/**
+ * A letter as Unicode's simple case folding folds it, as FTS5 does: its
+ * upper case's lower case when each is one letter (`ς` and `Σ` to `σ`, `ſ`
+ * to `s`, `µ` to `μ`, `ẞ` to `ß`), else its lower case; the dotless `ı` stays
+ * itself (it folds to `i` only under Turkish rules).
+ */
 function foldCase(char: string): string {
+  if (char === "\u0131") return char;
   const upper = char.toUpperCase();
   const folded = [...upper].length === 1 ? upper.toLowerCase() : char.toLowerCase();
   return [...folded].length === 1 ? folded : char;
+}
+
+/** Every cased letter, by what it folds to: made once, on the first search that needs it. */
+let classes: Map<string, string[]> | undefined;
+
+/** The letters of each fold (planes 0 and 1, where every cased letter lies), sorted. */
+function foldClasses(): Map<string, string[]> {
+  if (classes !== undefined) return classes;
+  const made = new Map<string, string[]>();
+  for (let point = 0; point <= 0x1ffff; point++) {
+    if (point >= 0xd800 && point <= 0xdfff) continue;
+    const char = String.fromCodePoint(point);
+    const folded = foldCase(char);
+    if (folded === char && char.toUpperCase() === char && char.toLowerCase() === char) continue;
+    const letters = made.get(folded);
+    if (letters === undefined) made.set(folded, [char]);
+    else letters.push(char);
+  }
+  for (const [folded, letters] of made) {
+    if (!letters.includes(folded)) letters.push(folded);
+    letters.sort();
+  }
+  return classes = made;
 }
 
 /**

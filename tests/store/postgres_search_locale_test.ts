@@ -21,6 +21,10 @@ const TEXTS = [
   "İstanbul ひらがな",
   "ΟΔΟΣ ひらがな",
   "a.b*c ひらがな",
+  "ſtraße ひらがな",
+  "µsec ひらがな",
+  "ϑeta ひらがな",
+  "ırmak ひらがな",
 ];
 const QUERIES = [
   "Привет ひらがな",
@@ -32,6 +36,12 @@ const QUERIES = [
   "οδος ひらがな",
   "a.b*c ひらがな",
   "A.B ひらがな",
+  // Letters whose folds another letter shares (ſ → s, µ → μ, ϑ → θ), and one FTS5 does not fold
+  // (ı): their upper and lower cases alone missed the others.
+  "straße ひらがな",
+  "μsec ひらがな",
+  "θeta ひらがな",
+  "irmak ひらがな",
 ];
 
 async function filled(store: SessionStore): Promise<void> {
