@@ -106,7 +106,7 @@ const SESSION_ATTRS = ["any", "read-write", "read-only", "primary", "standby"];
 
 /** Why `prefer-standby` is refused, and what to give instead. */
 const NO_PREFER_STANDBY = "target_session_attrs prefer-standby is not honoured by the client " +
-  "(it would never fall back to the primary): give standby (a standby only) or any";
+  "(it would never fall back to the primary): give standby (a standby only), or none (any server)";
 
 function sessionAttrsOf(value: string): string {
   if (value === "prefer-standby") throw new TypeError(NO_PREFER_STANDBY);
@@ -206,6 +206,25 @@ function socketPath(folder: string, port: number): string {
 }
 
 /**
+ * Refuses, before any part of it is read (and quoted in an error), a URL
+ * whose password holds a `/`, `?` or `#` left unencoded: the authority ends
+ * there, its "port" is a piece of the password, and an `@` comes after it.
+ */
+function refusePasswordCutShort(url: string, start: number, authority: string, at: number): void {
+  if (
+    at !== -1 || authority.startsWith("[") || !url.slice(start + authority.length).includes("@")
+  ) {
+    return;
+  }
+  const colon = authority.lastIndexOf(":");
+  if (colon === -1 || /^\d{0,5}(?:,.*)?$/.test(authority.slice(colon + 1))) return;
+  throw new TypeError(
+    "the URL's port is not a number, and an @ comes after the host: a password holding " +
+      "/, ? or # must have them percent-encoded (%2F, %3F, %23)",
+  );
+}
+
+/**
  * Reads a server URL (without the store's own `?schema=`) as libpq does.
  *
  * @param url A `postgres://` or `postgresql://` URL.
@@ -227,12 +246,14 @@ export function serverOptions(
   const hash = rest.indexOf("#");
   if (hash !== -1) rest = rest.slice(0, hash);
   const question = rest.indexOf("?");
-  const query = uriParameters(question === -1 ? "" : rest.slice(question + 1));
+  const queryText = question === -1 ? "" : rest.slice(question + 1);
   if (question !== -1) rest = rest.slice(0, question);
   const slash = rest.indexOf("/");
   const authority = slash === -1 ? rest : rest.slice(0, slash);
   const path = slash === -1 ? "" : rest.slice(slash + 1);
   const at = authority.lastIndexOf("@");
+  refusePasswordCutShort(url, scheme[0].length, authority, at);
+  const query = uriParameters(queryText);
   const userInfo = at === -1 ? undefined : authority.slice(0, at);
   const hostSpec = at === -1 ? authority : authority.slice(at + 1);
 
@@ -301,22 +322,9 @@ export function serverOptions(
       throw invalid(`ports must be one, or one per host (${hosts.length})`, ports.join(","));
     }
     out.host = hosts.map((host) => host || "localhost");
-    out.port = out.host.map((_, i) => {
-      const port = (ports.length > 1 ? ports[i] : ports[0]) || env.PGPORT || "5432";
-      // A / ? or # left unencoded in a password ends the authority inside it: its "port" is
-      // then a piece of the password, never shown.
-      if (at === -1 && url.slice(scheme[0].length + authority.length).includes("@")) {
-        try {
-          return portOf(port, "port");
-        } catch {
-          throw new TypeError(
-            "the URL's port is not a number, and an @ comes after the host: a password holding " +
-              "/, ? or # must have them percent-encoded (%2F, %3F, %23)",
-          );
-        }
-      }
-      return portOf(port, "port");
-    });
+    out.port = out.host.map((_, i) =>
+      portOf((ports.length > 1 ? ports[i] : ports[0]) || env.PGPORT || "5432", "port")
+    );
     if (out.host[0].startsWith("/")) {
       if (out.host.length > 1) {
         throw invalid("host can name one socket folder only", hosts.join(","));
@@ -394,12 +402,14 @@ export function maskPassword(url: string): string {
   const rest = masked.slice(scheme[0].length);
   // The authority's password ends at its last `@` before the query: it may hold a `/` or `#`
   // that was not percent-encoded. With no `@` before the query, one after it ends a password
-  // holding a `?`, unless what comes before it reads as parameters (`?user=adm@srv`).
+  // holding a `?` when what precedes the first `/`, `?` or `#` reads as `user:` and a "port"
+  // that is no number (`ann:pa?x=y@h`), not as a host and its port (`h:5432/d?user=adm@srv`).
   const query = rest.indexOf("?");
   let at = query === -1 ? rest.lastIndexOf("@") : rest.lastIndexOf("@", query);
   if (at === -1 && query !== -1) {
     const last = rest.lastIndexOf("@");
-    if (last !== -1 && !/[=&]/.test(rest.slice(query, last))) at = last;
+    const authority = rest.slice(0, rest.search(/[/?#]/));
+    if (last !== -1 && /^[^:@[]*:(?!\d*$)/.test(authority)) at = last;
   }
   const colon = rest.indexOf(":");
   if (at === -1 || colon === -1 || colon > at || /[/?#@]/.test(rest.slice(0, colon))) {

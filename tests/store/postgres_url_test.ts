@@ -124,7 +124,7 @@ describe("serverOptions() reads a URL as libpq does", () => {
     // whose standby was down after 30 s.
     assert.throws(
       () => attrs("postgres://h/d?target_session_attrs=prefer-standby"),
-      /^TypeError: target_session_attrs prefer-standby is not honoured by the client \(it would never fall back to the primary\): give standby \(a standby only\) or any$/,
+      /^TypeError: target_session_attrs prefer-standby is not honoured by the client \(it would never fall back to the primary\): give standby \(a standby only\), or none \(any server\)$/,
     );
     assert.throws(
       () => attrs("postgres://h/d", { PGTARGETSESSIONATTRS: "prefer-standby" }),
@@ -246,7 +246,9 @@ describe("serverOptions() reads a URL as libpq does", () => {
       maskPassword("postgres://h:5432/db?application_name=a@b"),
       "postgres://h:5432/db?application_name=a@b",
     );
-    for (const password of ["Xk3/9qZ+Lw=", "ab?cd", "ab#cd", "a/b?c#d@e"]) {
+    for (
+      const password of ["Xk3/9qZ+Lw=", "ab?cd", "ab#cd", "a/b?c#d@e", "pa?sslmode=word", "pa?s%zz"]
+    ) {
       const url = `postgres://ann:${password}@127.0.0.1:5432/postgres`;
       assert.equal(maskPassword(url), "postgres://ann:***@127.0.0.1:5432/postgres", password);
       assert.throws(
