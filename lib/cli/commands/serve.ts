@@ -138,7 +138,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     // A long --host is named by its start, here and where the runtime's reason repeats it.
     const shownHost = clippedText(host);
     const address = host.includes(":") ? `[${shownHost}]:${port}` : `${shownHost}:${port}`;
-    const reason = clippedWithin(await hostProblem(host) ?? listenFailure(error), host);
+    // A name is looked up first (Bun says a name that does not resolve is a port in use); an
+    // address is judged by the runtime's words, and by this machine's interfaces when it has none.
+    const reason = clippedWithin(
+      (isIP(host) === 0 ? await unresolved(host) : undefined) ?? listenFailure(error) ??
+        notOwnAddress(host) ?? rawReason(error),
+      host,
+    );
     throw new CommandError(`Cannot listen on ${address}: ${reason}`, {
       cause: error,
     });
@@ -171,33 +177,40 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   return 0;
 }
 
-/**
- * What is wrong with `--host` itself, asked once the bind failed (the
- * runtimes say it each their own way, or not at all: Bun called a name that
- * does not resolve a port in use, Deno an address not of this machine
- * `EINVAL`): a name that does not resolve, or an address no interface of
- * this machine has (any of 127.0.0.0/8 is the loopback's).
- */
-async function hostProblem(host: string): Promise<string | undefined> {
-  if (isIP(host) === 0) {
-    try {
-      await lookup(host);
-      return undefined;
-    } catch {
-      return "no such host (the name does not resolve)";
-    }
+/** Why the name `host` does not resolve, or `undefined` when it does. */
+async function unresolved(host: string): Promise<string | undefined> {
+  try {
+    await lookup(host);
+    return undefined;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    return code === "ENOTFOUND"
+      ? "no such host (the name does not resolve)"
+      : `the name could not be resolved (${String(code ?? (error as Error).message)})`;
   }
+}
+
+/**
+ * "No such address" when `host`, an address, is none of this machine's
+ * interfaces' (any of 127.0.0.0/8 is the loopback's), as Deno's `EINVAL`
+ * does not say; `undefined` when it is one, or cannot be told.
+ */
+function notOwnAddress(host: string): string | undefined {
   if (["0.0.0.0", "::"].includes(host) || host.startsWith("127.") || host.includes("%")) {
     return undefined;
   }
   const own = Object.values(networkInterfaces()).flat().map((address) => address?.address);
-  return own.includes(host)
-    ? undefined
-    : "this machine has no such address (--host must be one of its own, or 0.0.0.0)";
+  if (own.includes(host) || isIP(host) === 6) return undefined;
+  return "this machine has no such address (--host must be one of its own, or 0.0.0.0)";
 }
 
-/** Why the server could not bind, in words, whichever runtime's error says it. */
-function listenFailure(error: unknown): string {
+/** The runtime's own words for a failure none of the others says. */
+function rawReason(error: unknown): string {
+  return String((error as { message?: unknown } | null)?.message ?? error);
+}
+
+/** Why the server could not bind, in words, whichever runtime's error says it; `undefined` when none does. */
+function listenFailure(error: unknown): string | undefined {
   const { code, name, message } = error as { code?: unknown; name?: unknown; message?: unknown };
   const said = `${String(code ?? "")} ${String(name ?? "")} ${String(message ?? "")}`;
   if (/EADDRINUSE|AddrInUse|in use/i.test(said)) {
@@ -209,7 +222,7 @@ function listenFailure(error: unknown): string {
   if (/EACCES|PermissionDenied|permission/i.test(said)) {
     return "not permitted (ports below 1024 need privileges)";
   }
-  return String(message ?? error);
+  return undefined;
 }
 
 /** The `serve` command. */
