@@ -76,10 +76,12 @@ function changesInPlace(message: MessageRow): boolean {
 /**
  * Whether a look failed because the store could not be reached for now: the
  * file gone or not a database for a moment (`OpenError`), or the server's
- * connection lost (`StorageError` of kind `io`).
+ * connection lost (a PostgreSQL store's `StorageError` of kind `io`).
  */
-function awayForNow(error: unknown): error is Error {
-  return error instanceof OpenError || (error instanceof StorageError && error.kind === "io");
+function awayForNow(error: unknown, store: SessionStore): error is Error {
+  if (error instanceof OpenError) return true;
+  // A file's I/O error is a failing disk, not a file away for a moment: it ends the run.
+  return error instanceof StorageError && error.kind === "io" && isPostgresTarget(store.target);
 }
 
 export async function followSession(
@@ -178,9 +180,10 @@ export async function followSession(
         }
         const next = await compressionContinuation(store, session);
         if (next === undefined) continue;
+        // Read before anything of it is said or kept: a failed read leaves the look to be redone.
+        const continued = await start.read(next.id);
         await note(`continued in ${visibleInline(next.id)}`);
         session = next;
-        const continued = await start.read(next.id);
         await print(continued);
         newest = newestMessageId(continued);
         known = continued.length;
@@ -189,7 +192,7 @@ export async function followSession(
         endSaid = false;
         await ctx.io.drain();
       } catch (error) {
-        if (!awayForNow(error)) throw error;
+        if (!awayForNow(error, store)) throw error;
         // The file gone for a moment or put back, the server restarted: looked for again at
         // each look, as tail -F does; the look after it reads everything anew.
         marker = "";
