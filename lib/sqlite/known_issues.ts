@@ -133,7 +133,8 @@ export function trigramNulWriteError(
       `or older, which indexed ${n} message${n === 1 ? "" : "s"} holding a NUL character only ` +
       `up to it, and SQLite ${version} cannot remove such a message from it; nothing was ` +
       `changed. Rebuild that index with "hermes-state --db ${shellWord(path)} doctor --fix" ` +
-      "(writers may keep running), then try again",
+      "(writers may keep running), then try again; should it fail again, the file is damaged " +
+      "otherwise, which doctor names",
     "other",
     { cause: error },
   );
