@@ -218,17 +218,25 @@ describe("vacuum beside a reader", () => {
   });
 });
 
+/** The clock of the stopped prunes' runs. */
+const now = 1_800_000_000;
+
+/** 600 ended sessions a day apart, a message each, from 700 days before `now`: three steps or more. */
+function sixHundredOldSessions(): Promise<string> {
+  const day = 86400;
+  return buildDb((db, clock) => {
+    for (let i = 0; i < 600; i++) {
+      clock.now = now - (700 - i) * day;
+      db.createSession(`old_${i}`, "cli");
+      db.appendMessage(`old_${i}`, { role: "user", content: `hello ${i}` });
+      db.endSession(`old_${i}`, "cli_close");
+    }
+  }, { start: now - 800 * day });
+}
+
 describe("prune, stopped and in steps", () => {
   test("a Ctrl-C that comes as a signal does (an event of the loop, not a call made at once)", async () => {
-    const day = 86400;
-    const now = 1_800_000_000;
-    const path = await buildDb((db, clock) => {
-      for (let i = 0; i < 600; i++) {
-        clock.now = now - (700 - i) * day;
-        db.createSession(`old_${i}`, "cli");
-        db.endSession(`old_${i}`, "cli_close");
-      }
-    }, { start: now - 800 * day });
+    const path = await sixHundredOldSessions();
     // A signal's listener runs on a turn of the event loop: the steps, each one transaction
     // behind an await, never gave it one, and every session went, exit 0.
     const io = interruptibleIo({ now });
@@ -243,17 +251,7 @@ describe("prune, stopped and in steps", () => {
   });
 
   test("prune stopped by Ctrl-C says how many sessions it pruned, each whole, and exits 130", async () => {
-    const day = 86400;
-    const now = 1_800_000_000;
-    // 600 ended sessions, a message each, in three steps or more.
-    const path = await buildDb((db, clock) => {
-      for (let i = 0; i < 600; i++) {
-        clock.now = now - (700 - i) * day;
-        db.createSession(`old_${i}`, "cli");
-        db.appendMessage(`old_${i}`, { role: "user", content: `hello ${i}` });
-        db.endSession(`old_${i}`, "cli_close");
-      }
-    }, { start: now - 800 * day });
+    const path = await sixHundredOldSessions();
     // Ctrl-C as soon as the command listens: it stops at the end of the first step.
     const io = interruptibleIo({ now });
     const listen = io.onInterrupt!;
