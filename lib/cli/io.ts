@@ -312,7 +312,8 @@ export function getArgs(): string[] {
 }
 
 /**
- * Ends the process with `code` once pending output is flushed.
+ * Ends the process with `code` once pending output is flushed; after a
+ * signal (130, 143), a second later at most, whatever is still pending.
  *
  * @param code The exit code.
  */
