@@ -64,16 +64,6 @@ function changesInPlace(message: MessageRow): boolean {
 }
 
 /**
- * Follows a session until the run is stopped (Ctrl-C, SIGTERM) or the
- * session is deleted. Every `seconds` it reads the store's change marker
- * and the session's row, and the messages only when either moved.
- *
- * @param store The open store.
- * @param ctx The command's context.
- * @param start The session, what was printed of it, and how to read and print more.
- * @returns The exit code: 0.
- */
-/**
  * Whether a look failed because the store could not be reached for now: the
  * file gone or not a database for a moment (`OpenError`), or the server's
  * connection lost (a PostgreSQL store's `StorageError` of kind `io`).
@@ -84,6 +74,16 @@ function awayForNow(error: unknown, store: SessionStore): error is Error {
   return error instanceof StorageError && error.kind === "io" && isPostgresTarget(store.target);
 }
 
+/**
+ * Follows a session until the run is stopped (Ctrl-C, SIGTERM) or the
+ * session is deleted. Every `seconds` it reads the store's change marker
+ * and the session's row, and the messages only when either moved.
+ *
+ * @param store The open store.
+ * @param ctx The command's context.
+ * @param start The session, what was printed of it, and how to read and print more.
+ * @returns The exit code: 0.
+ */
 export async function followSession(
   store: SessionStore,
   ctx: Context,

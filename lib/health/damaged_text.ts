@@ -19,6 +19,7 @@ import { type FtsTable, indexedTextSql } from "../sqlite/schema/schema_sql.ts";
 import { hasTable } from "../sqlite/schema/has_table.ts";
 import { hasNewerLayout } from "../sqlite/schema/fts_layout.ts";
 import type { TimedWriter } from "./transaction.ts";
+import { isInvalidUtf8, strictUtf8Text } from "../sqlite/exact_values.ts";
 
 /** A message whose text the index holds whole. */
 export interface DamagedText {
@@ -33,16 +34,10 @@ export interface DamagedText {
 /** The start of a coverage detail naming such a message: `message 27: text damaged in place`. */
 export const DAMAGED_TEXT_DETAIL = "text damaged in place";
 
-const strict = new TextDecoder("utf-8", { fatal: true });
-
-/** `bytes` as UTF-8 text, or `undefined` when they are not valid UTF-8 (or no bytes). */
+/** A column read as a BLOB, as UTF-8 text; `undefined` when it is not valid UTF-8 (or no bytes). */
 function utf8(bytes: unknown): string | undefined {
   if (!(bytes instanceof Uint8Array)) return typeof bytes === "string" ? bytes : undefined;
-  try {
-    return strict.decode(bytes);
-  } catch {
-    return undefined;
-  }
+  return strictUtf8Text(bytes);
 }
 
 /**
@@ -68,7 +63,7 @@ export function textDamagedInPlace(
   const found: DamagedText[] = [];
   for (const id of ids) {
     const row = read.get(id);
-    if (!(row?.content instanceof Uint8Array) || utf8(row.content) !== undefined) continue;
+    if (!(row?.content instanceof Uint8Array) || !isInvalidUtf8(row.content)) continue;
     const indexed = utf8(row.indexed);
     const toolName = row.tool_name === null ? "" : utf8(row.tool_name);
     const toolCalls = row.tool_calls === null ? "" : utf8(row.tool_calls);

@@ -60,6 +60,21 @@ export function putExactIntegers(values: SqlValue[], listed: SqlValue): void {
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
+ * `bytes` as UTF-8 text, or `undefined` when they are not valid UTF-8 (a
+ * string read from them would hold U+FFFD where they were).
+ *
+ * @param bytes The bytes.
+ * @returns The text, or `undefined` when a strict UTF-8 decoder refuses them.
+ */
+export function strictUtf8Text(bytes: Uint8Array): string | undefined {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Whether `bytes` are not valid UTF-8 (a string read from them holds U+FFFD
  * where they were).
  *
@@ -67,12 +82,7 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
  * @returns `true` when a strict UTF-8 decoder refuses them.
  */
 export function isInvalidUtf8(bytes: Uint8Array): boolean {
-  try {
-    strictUtf8.decode(bytes);
-    return false;
-  } catch {
-    return true;
-  }
+  return strictUtf8Text(bytes) === undefined;
 }
 
 /**
