@@ -206,18 +206,23 @@ function socketPath(folder: string, port: number): string {
 }
 
 /**
+ * Whether `authority` (the text after `postgres://` up to the first `/`,
+ * `?` or `#`) ends inside a password that holds one of them unencoded: it
+ * has no `@`, and reads as `user:` and a "port" that is no number.
+ */
+function endsInsidePassword(authority: string): boolean {
+  if (authority.includes("@") || authority.startsWith("[")) return false;
+  const colon = authority.lastIndexOf(":");
+  return colon !== -1 && !/^\d{0,5}(?:,.*)?$/.test(authority.slice(colon + 1));
+}
+
+/**
  * Refuses, before any part of it is read (and quoted in an error), a URL
  * whose password holds a `/`, `?` or `#` left unencoded: the authority ends
  * there, its "port" is a piece of the password, and an `@` comes after it.
  */
-function refusePasswordCutShort(url: string, start: number, authority: string, at: number): void {
-  if (
-    at !== -1 || authority.startsWith("[") || !url.slice(start + authority.length).includes("@")
-  ) {
-    return;
-  }
-  const colon = authority.lastIndexOf(":");
-  if (colon === -1 || /^\d{0,5}(?:,.*)?$/.test(authority.slice(colon + 1))) return;
+function refusePasswordCutShort(url: string, start: number, authority: string): void {
+  if (!endsInsidePassword(authority) || !url.slice(start + authority.length).includes("@")) return;
   throw new TypeError(
     "the URL's port is not a number, and an @ comes after the host: a password holding " +
       "/, ? or # must have them percent-encoded (%2F, %3F, %23)",
@@ -252,7 +257,7 @@ export function serverOptions(
   const authority = slash === -1 ? rest : rest.slice(0, slash);
   const path = slash === -1 ? "" : rest.slice(slash + 1);
   const at = authority.lastIndexOf("@");
-  refusePasswordCutShort(url, scheme[0].length, authority, at);
+  refusePasswordCutShort(url, scheme[0].length, authority);
   const query = uriParameters(queryText);
   const userInfo = at === -1 ? undefined : authority.slice(0, at);
   const hostSpec = at === -1 ? authority : authority.slice(at + 1);
@@ -402,14 +407,12 @@ export function maskPassword(url: string): string {
   const rest = masked.slice(scheme[0].length);
   // The authority's password ends at its last `@` before the query: it may hold a `/` or `#`
   // that was not percent-encoded. With no `@` before the query, one after it ends a password
-  // holding a `?` when what precedes the first `/`, `?` or `#` reads as `user:` and a "port"
-  // that is no number (`ann:pa?x=y@h`), not as a host and its port (`h:5432/d?user=adm@srv`).
+  // holding a `?` when the authority ends inside it (`ann:pa?x=y@h`), not when it is a host and
+  // its port (`h:5432/d?user=adm@srv`).
   const query = rest.indexOf("?");
   let at = query === -1 ? rest.lastIndexOf("@") : rest.lastIndexOf("@", query);
-  if (at === -1 && query !== -1) {
-    const last = rest.lastIndexOf("@");
-    const authority = rest.slice(0, rest.search(/[/?#]/));
-    if (last !== -1 && /^[^:@[]*:(?!\d*$)/.test(authority)) at = last;
+  if (at === -1 && query !== -1 && endsInsidePassword(rest.slice(0, rest.search(/[/?#]/)))) {
+    at = rest.lastIndexOf("@");
   }
   const colon = rest.indexOf(":");
   if (at === -1 || colon === -1 || colon > at || /[/?#@]/.test(rest.slice(0, colon))) {
