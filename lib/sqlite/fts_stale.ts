@@ -25,7 +25,7 @@
  *
  * @module
  */
-import { SqliteError } from "./driver/sqlite_error.ts";
+import { SQLITE, SqliteError } from "./driver/sqlite_error.ts";
 import type { SqliteConnection } from "./driver/types.ts";
 import { FTS_TABLES, type FtsTable, UPSERT_META_SQL } from "./schema/schema_sql.ts";
 import { dropFtsTriggers, ftsTriggerNames } from "./schema/fts_triggers.ts";
@@ -34,9 +34,6 @@ import { hasNewerLayout, NEWER_STALE_KEY, newerStaleMark } from "./schema/fts_la
 
 /** The `state_meta` key prefix of a stale full-text table: `fts_stale:messages_fts`. */
 export const FTS_STALE_PREFIX = "fts_stale:";
-
-/** SQLITE_CORRUPT: how FTS5 reports a damaged structure record or page. */
-const SQLITE_CORRUPT = 11;
 
 function isFtsTable(name: string): name is FtsTable {
   return (FTS_TABLES as readonly string[]).includes(name);
@@ -115,7 +112,7 @@ export function isFtsDamage(error: unknown): error is SqliteError {
  * @returns Whether reading around the full-text tables is worth a try.
  */
 export function mayBeFtsDamage(error: unknown): error is SqliteError {
-  return isFtsDamage(error) || (error instanceof SqliteError && error.code === SQLITE_CORRUPT);
+  return isFtsDamage(error) || (error instanceof SqliteError && error.code === SQLITE.CORRUPT);
 }
 
 /** Whether a full-text table fails a read of its structure (a row that cannot exist). */
@@ -128,7 +125,15 @@ function failsProbe(db: SqliteConnection, table: FtsTable): boolean {
   }
 }
 
-function hasTriggers(db: SqliteConnection, table: string): boolean {
+/**
+ * Whether any of the three triggers that index `table` is there (a table
+ * marked stale has none).
+ *
+ * @param db The connection.
+ * @param table The full-text table.
+ * @returns True when one of them is.
+ */
+export function hasTriggers(db: SqliteConnection, table: string): boolean {
   return db.prepare(
     "SELECT 1 AS one FROM sqlite_master WHERE type = 'trigger' AND name IN (?, ?, ?)",
   ).get(...ftsTriggerNames(table)) !== undefined;

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { SqliteError } from "./driver/sqlite_error.ts";
+import { SQLITE, SqliteError } from "./driver/sqlite_error.ts";
 import { sqliteVersionWarning, walBytes } from "./durability.ts";
 import { staleFtsTables } from "./fts_stale.ts";
 import { integrityCheck } from "./integrity.ts";
@@ -14,15 +14,12 @@ import type { Store } from "./store.ts";
 import { explainIntegrity } from "./known_issues.ts";
 import type { DatabaseInfo, InspectOptions } from "../core/database_info.ts";
 
-/** SQLITE_CORRUPT: a damaged page, which an inspection reports instead of throwing. */
-const SQLITE_CORRUPT = 11;
-
 /** Runs `read`; a damaged page gives `fallback(message)` instead of an error. */
 function unlessCorrupt<T>(read: () => T, fallback: (message: string) => T): T {
   try {
     return read();
   } catch (error) {
-    if (error instanceof SqliteError && error.code === SQLITE_CORRUPT) {
+    if (error instanceof SqliteError && error.code === SQLITE.CORRUPT) {
       return fallback(error.message);
     }
     throw error;

@@ -12,15 +12,10 @@
  *
  * @module
  */
-import { SqliteError } from "./driver/sqlite_error.ts";
+import { SQLITE, SqliteError } from "./driver/sqlite_error.ts";
 import type { SqliteConnection } from "./driver/types.ts";
 import { quoteIdentifier } from "../core/sql_identifier.ts";
 import { inOneRead } from "./one_read.ts";
-
-/** SQLITE_CORRUPT: a damaged page, reported instead of thrown. */
-const SQLITE_CORRUPT = 11;
-/** SQLITE_NOTADB: the file is not a database (a damaged header). */
-const SQLITE_NOTADB = 26;
 
 /** Lines of a result kept at most. */
 const MAX_LINES = 100;
@@ -61,7 +56,7 @@ export interface IntegrityResult {
 /** True for a damaged page or header, which a check reports instead of throwing. */
 export function isCorruption(error: unknown): error is SqliteError {
   return error instanceof SqliteError &&
-    (error.code === SQLITE_CORRUPT || error.code === SQLITE_NOTADB);
+    (error.code === SQLITE.CORRUPT || error.code === SQLITE.NOTADB);
 }
 
 /**

@@ -21,8 +21,8 @@ import type { KnownIssue } from "../core/database_info.ts";
 import { quotePhrase } from "../core/search/condition.ts";
 import { StorageError } from "../core/storage_error.ts";
 import { shellWord } from "../core/shell_word.ts";
-import { SqliteError } from "./driver/sqlite_error.ts";
-import { ftsTriggerNames } from "./schema/fts_triggers.ts";
+import { SQLITE, SqliteError } from "./driver/sqlite_error.ts";
+import { hasTriggers } from "./fts_stale.ts";
 
 /** What FTS5's check says about the trigram index written by SQLite 3.40 around NUL characters. */
 const TRIGRAM_LINE = "malformed inverted index for FTS5 table main.messages_fts_trigram";
@@ -90,9 +90,6 @@ export function trigramNulCondition(db: SqliteConnection): { rows: number } | un
   return undefined;
 }
 
-/** SQLITE_CORRUPT (extended: SQLITE_CORRUPT_VTAB, or none): what FTS5 fails such a delete with. */
-const SQLITE_CORRUPT = 11;
-
 /**
  * The error to report for a write that SQLite failed as a malformed file
  * (`SQLITE_CORRUPT`, from FTS5 or not) that no damaged full-text table
@@ -113,15 +110,11 @@ export function trigramNulWriteError(
   error: unknown,
   path: string,
 ): StorageError | undefined {
-  if (!(error instanceof SqliteError) || error.code !== SQLITE_CORRUPT) return undefined;
+  if (!(error instanceof SqliteError) || error.code !== SQLITE.CORRUPT) return undefined;
   let condition: { rows: number } | undefined;
   let version: unknown;
   try {
-    const [insert] = ftsTriggerNames("messages_fts_trigram");
-    const indexed =
-      db.prepare("SELECT 1 AS one FROM sqlite_master WHERE type = 'trigger' AND name = ?")
-        .get(insert) !== undefined;
-    condition = indexed ? trigramNulCondition(db) : undefined;
+    condition = hasTriggers(db, "messages_fts_trigram") ? trigramNulCondition(db) : undefined;
     version = db.prepare("SELECT sqlite_version() AS v").get()?.v;
   } catch {
     return undefined;
