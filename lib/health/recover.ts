@@ -106,6 +106,7 @@ import {
   writeOtherTables,
 } from "./_recover_other_tables.ts";
 import { agreesWithIndexes } from "./_recover_witnesses.ts";
+import { allTextDamagedInPlace, type DamagedText } from "./damaged_text.ts";
 import { quoteIdentifier } from "../core/sql_identifier.ts";
 import { checkOptionNames, type OptionNames } from "../core/option_names.ts";
 
@@ -270,6 +271,12 @@ export interface RecoverResult {
   readonly walSalvageRefused: string | null;
   /** Sessions renamed because another recovered session had their title. */
   readonly retitled: RetitledSession[];
+  /**
+   * Messages whose text was damaged in place in the source (no longer valid
+   * UTF-8, every page sound) and was taken back from the copy a search table
+   * keeps of it, as `doctor --fix` takes it back: their ids.
+   */
+  readonly textsTakenBack: number[];
   /** The new file's message id sequence: past every message id known to have existed. */
   readonly messageSequence: number;
 }
@@ -649,6 +656,18 @@ function insertRows(
   return { retitled, duplicates };
 }
 
+/**
+ * Writes back each text damaged in place that the source's search tables
+ * hold whole, where the new row holds the damaged bytes: the ids written.
+ */
+function takeBackTexts(db: SqliteConnection, damaged: readonly DamagedText[]): number[] {
+  const update = db.prepare(
+    "UPDATE messages SET content = ? WHERE id = ? AND CAST(content AS BLOB) = ?",
+  );
+  return damaged.filter(({ id, text, damaged: bytes }) => update.run(text, id, bytes).changes > 0)
+    .map(({ id }) => id);
+}
+
 /** Sets the message id sequence to at least `top` (SQLite's own is the highest id inserted). */
 function raiseMessageSequence(db: SqliteConnection, highest: Rowid): number {
   const top = BigInt(highest); // an INTEGER: the column is untyped, and a number binds as REAL
@@ -671,9 +690,11 @@ async function writeDest(
     readonly version: number | undefined;
     readonly messageTop: Rowid;
     readonly others: readonly OtherTable[];
+    readonly damagedTexts: readonly DamagedText[];
   },
   onStage: (stage: RecoverStage) => void,
 ): Promise<{
+  textsTakenBack: number[];
   placeholders: number;
   clearedParents: number;
   clearedPrompts: number;
@@ -707,6 +728,7 @@ async function writeDest(
       retitled.push(...inserted.retitled);
       duplicates[table] = inserted.duplicates;
     }
+    const textsTakenBack = takeBackTexts(db, source.damagedTexts);
     const made = writeOtherTables(db, source.others);
     const messageSequence = raiseMessageSequence(db, source.messageTop);
     const placeholders = db.prepare(
@@ -738,6 +760,7 @@ async function writeDest(
     db.exec("PRAGMA foreign_keys = ON");
     db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
     return {
+      textsTakenBack,
       placeholders,
       clearedParents,
       clearedPrompts,
@@ -916,6 +939,9 @@ export async function recoverDatabase(
     let sourceVersion: number | undefined;
     let sourceSequence: Rowid = 0;
     let others: OtherTable[] = [];
+    // Texts damaged in place, with the sound copy a search table keeps: the
+    // new file's index is built from the text taken back, not from the damage.
+    let damagedTexts: DamagedText[] = [];
     // Read as the read commands read: nothing changes, not even a -wal left behind. A file
     // another process holds whole is waited for, as backup and doctor wait: at the open, and at
     // every read after it (a writer of a rollback-journal file may take it between two reads).
@@ -989,6 +1015,15 @@ export async function recoverDatabase(
       if (db !== undefined && schemaReadable) {
         const open = db;
         others = await readWaitingOutLocks(() => readOtherTables(open), wait);
+        damagedTexts = await readWaitingOutLocks(() => {
+          try {
+            return allTextDamagedInPlace(open, FTS_TABLES);
+          } catch (error) {
+            // A search table past reading holds no copy to take back.
+            if (!unreadable(error)) throw error;
+            return [];
+          }
+        }, wait);
       }
     } finally {
       db?.close();
@@ -1130,7 +1165,7 @@ export async function recoverDatabase(
         temp,
         openDriver,
         tables,
-        { version: sourceVersion, messageTop, others },
+        { version: sourceVersion, messageTop, others, damagedTexts },
         onStage,
       ).catch((error) => {
         throw destOpenError(dest, temp, error);
@@ -1176,6 +1211,7 @@ export async function recoverDatabase(
         walCommitsSalvaged: 0,
         walSalvageRefused,
         retitled: written.retitled,
+        textsTakenBack: written.textsTakenBack,
         messageSequence: written.messageSequence,
       };
     } finally {

@@ -4,14 +4,19 @@
  * search table, and `doctor --fix` rebuilt them from the damage, dropping
  * the one sound copy of the text, which each table keeps. The check now
  * names the damage and `--fix` takes the text back from the table first.
+ * `recover` built its new file from the damage too, and said "Nothing was
+ * lost"; it now takes the text back from the same copy.
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { readFileSync, writeFileSync } from "node:fs";
 import { doctor } from "../../lib/health/doctor.ts";
-import { copyFixture, rawOpen, tempDbPath } from "../_helpers.ts";
+import { join } from "node:path";
+import { copyFixture, rawOpen, tempDbPath, tempDir } from "../_helpers.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
+import { recoverDatabase } from "../../lib/health/recover.ts";
+import { runCli } from "../_cli_io.ts";
 
 /** Reads one message's stored text as bytes. */
 async function contentOf(path: string, id: number): Promise<Uint8Array> {
@@ -116,5 +121,37 @@ describe("a message's text damaged in place", () => {
     assert.match(fixed.repairs[0].summary, /^took back the text of 25 messages .* and 5 more\)$/);
     using db = await SessionDB.open({ path, readonly: true });
     assert.deepEqual(db.getMessages("s").map((m) => m.content), texts);
+  });
+
+  test("recover takes the text back from a search table's copy, and the new file's index holds it", async () => {
+    const { path, id, before } = await damagedCopy();
+    const dest = join(tempDir(), "recovered.db");
+    const result = await recoverDatabase(path, dest);
+    // Before: the new file held the damaged bytes, its index was built from them.
+    assert.deepEqual(result.textsTakenBack, [id]);
+    assert.deepEqual(await contentOf(dest, id), before);
+    const report = await doctor(dest);
+    assert.equal(report.checks.every((check) => check.status !== "problem"), true);
+    // The word the damage begins in (it fell on bytes 60 to 67 of the text).
+    const text = new TextDecoder().decode(before);
+    const word = text.slice(0, 61).match(/\w+$/)![0] + text.slice(61).match(/^\w*/)![0];
+    assert.ok(word.length > 3, word);
+    using db = await SessionDB.open({ path: dest, readonly: true });
+    const hits = db.searchMessages(word, { limit: 100 }).map((hit) => hit.id);
+    assert.ok(hits.includes(id), `the text taken back is searchable: ${word}`);
+  });
+
+  test("recover's report names the messages whose text it took back", async () => {
+    const { path, id } = await damagedCopy();
+    const dest = join(tempDir(), "recovered.db");
+    const run = await runCli(["recover", path, dest]);
+    assert.equal(run.code, 0, run.err);
+    assert.match(
+      run.out,
+      new RegExp(`The text of 1 message was damaged in place .* search index keeps \\(${id}\\)`),
+    );
+    assert.match(run.out, /Nothing was lost/);
+    const json = await runCli(["--json", "recover", path, join(tempDir(), "again.db")]);
+    assert.deepEqual(JSON.parse(json.out).texts_taken_back, [id]);
   });
 });

@@ -149,6 +149,13 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
       out += `  … and ${formatCount(result.retitled.length - 20)} more (--json lists all)\n`;
     }
   }
+  if (result.textsTakenBack.length > 0) {
+    const ids = result.textsTakenBack;
+    const shown = ids.slice(0, 20).join(", ") +
+      (ids.length > 20 ? ` and ${formatCount(ids.length - 20)} more` : "");
+    out += `The text of ${plural(ids.length, "message")} was damaged in place (no longer ` +
+      `valid UTF-8) and was taken back from the copy a search index keeps (${shown}).\n`;
+  }
   if (result.placeholderSessions > 0) {
     out += `${
       formatCount(result.placeholderSessions)
