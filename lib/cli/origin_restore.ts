@@ -9,6 +9,7 @@
  */
 import type { SessionStore } from "../core/session_store.ts";
 import type { SessionExport } from "../core/types.ts";
+import { withStoredTextOf } from "../core/stored_text.ts";
 
 /**
  * The id a session of `origin` has in its file: `id` without the origin's
@@ -82,6 +83,9 @@ export async function asInFile<T extends SessionExport>(
     id,
     parent_session_id: typeof parent === "string" ? idInFile(parent, origin) : parent,
     title: await titleInFile(source, session.id, session.title, origin),
-    messages: session.messages.map((message) => ({ ...message, session_id: id })),
+    // The text each parsed column stored goes along: the copy writes the same bytes.
+    messages: session.messages.map((message) =>
+      withStoredTextOf(message, { ...message, session_id: id })
+    ),
   };
 }

@@ -8,7 +8,7 @@
  */
 import { MULTIMODAL_PREFIX } from "./content.ts";
 import { mayHoldLongInteger, parseJsonExact } from "./exact_json.ts";
-import { storedTextOf } from "./stored_text.ts";
+import { storedTextOf, withStoredTextOf } from "./stored_text.ts";
 import type { MessageRow, SessionExport } from "./types.ts";
 
 /** The columns a read parses, whose stored text a message keeps. */
@@ -22,7 +22,7 @@ function exactMessage(message: MessageRow): MessageRow {
     if (stored === undefined || !mayHoldLongInteger(stored)) continue;
     const json = column === "content" ? stored.slice(MULTIMODAL_PREFIX.length) : stored;
     try {
-      (exact ??= { ...message })[column] = parseJsonExact(json);
+      (exact ??= withStoredTextOf(message, { ...message }))[column] = parseJsonExact(json);
     } catch {
       // Bad JSON: the read left it as it was, and so does this.
     }

@@ -46,3 +46,20 @@ export function keepStoredText(message: object, column: string, text: string): v
 export function storedTextOf(message: object, column: string): string | undefined {
   return (message as WithStoredText)[STORED_TEXT]?.[column];
 }
+
+/**
+ * Keeps on `to` every stored text `from` keeps ({@linkcode keepStoredText}):
+ * a message made from another by a spread (`{ ...message, session_id }`)
+ * loses them, the symbol not being enumerable.
+ *
+ * @param from The message read from a store.
+ * @param to The message made from it.
+ * @returns `to`.
+ */
+export function withStoredTextOf<T extends object>(from: object, to: T): T {
+  const texts = (from as WithStoredText)[STORED_TEXT];
+  if (texts !== undefined) {
+    for (const [column, text] of Object.entries(texts)) keepStoredText(to, column, text);
+  }
+  return to;
+}

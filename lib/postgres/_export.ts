@@ -24,6 +24,7 @@ import type {
 } from "../core/types.ts";
 import type { ExportPiece, ExportPiecesOptions, ExportSelection } from "../core/export_pieces.ts";
 import { messageFromRow } from "../core/message_row.ts";
+import { withTextImportKeeps } from "../core/text_import_keeps.ts";
 import type { PgClient, PgQuery, PgRow, PgValue } from "./_client_types.ts";
 import {
   EXACT_MESSAGE_COLUMNS,
@@ -132,7 +133,7 @@ export async function exportSessionPg(
     return { session, rows, usage: await modelUsageOfPg(query, id) };
   });
   if (read === undefined) return undefined;
-  const messages = read.rows.map((row) => messageFromRow(exactMessageRow(row)));
+  const messages = read.rows.map((row) => withTextImportKeeps(messageFromRow(exactMessageRow(row))));
   const session = withModelUsage(
     exactSessionRow(read.session) as unknown as SessionRow,
     read.usage,
@@ -237,7 +238,7 @@ export async function* iterateExportPg(
     const page = listed.flatMap((s) => byId.get(s.id) ?? []);
     const bySession = new Map<string, MessageRow[]>();
     for (const row of rows) {
-      const message = messageFromRow(exactMessageRow(row));
+      const message = withTextImportKeeps(messageFromRow(exactMessageRow(row)));
       let list = bySession.get(message.session_id);
       if (list === undefined) bySession.set(message.session_id, list = []);
       list.push(message);
@@ -364,7 +365,7 @@ async function* sessionPiecesBy(
          ORDER BY m.timestamp, m.id`,
       [jsonParam(ids.slice(at, at + chunk))],
     );
-    const messages = rows.map((row) => messageFromRow(exactMessageRow(row)));
+    const messages = rows.map((row) => withTextImportKeeps(messageFromRow(exactMessageRow(row))));
     if (messages.length > 0) yield { messages };
   }
 }

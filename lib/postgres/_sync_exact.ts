@@ -134,5 +134,7 @@ export function exactInteger(value: unknown): number | bigint {
  */
 export function notAServerNumberSql(column: string, nullable: boolean): string {
   const types = nullable ? "'integer', 'real', 'null'" : "'integer', 'real'";
-  return `(typeof(${column}) NOT IN (${types}) OR abs(${column}) > 1.7976931348623157e308)`;
+  // Compared, not abs(): SQLite's abs() of -2^63 fails the whole read ("integer overflow").
+  return `(typeof(${column}) NOT IN (${types}) OR ${column} > 1.7976931348623157e308 ` +
+    `OR ${column} < -1.7976931348623157e308)`;
 }

@@ -31,6 +31,7 @@ import {
   withTitle,
 } from "../core/import_record.ts";
 import { STORED_BYTES_KEY, type StoredBytes, storedBytesOf } from "../core/stored_bytes.ts";
+import { withStoredTextOf } from "../core/stored_text.ts";
 import { quoteIdentifier } from "../core/sql_identifier.ts";
 
 /** Each column's exact bytes (`hermes_state_bytes`) of the session row and of each message. */
@@ -44,7 +45,8 @@ function takeStoredBytes(checked: ImportRecord): { record: ImportRecord; bytes: 
   const strip = (row: Record<string, unknown>) => {
     if (!(STORED_BYTES_KEY in row)) return row;
     const { [STORED_BYTES_KEY]: _bytes, ...rest } = row;
-    return rest;
+    // The text a copy's source stored for the other columns goes along.
+    return withStoredTextOf(row, rest);
   };
   const session = keyColumnsRefused(storedBytesOf(checked.row), "");
   const messages = checked.messages.map((message, index) =>
