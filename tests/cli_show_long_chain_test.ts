@@ -4,6 +4,8 @@
  * the live end of a chain of 9,999 continuations, and `show` said
  * `Continued in s9999 (the chain goes on past it)`, of a session with no
  * continuation. It asks once more now before saying the chain goes on.
+ * And an end of the chain that has ended (closed by the user, not
+ * compressed) was called "the live end".
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -53,5 +55,16 @@ describe("show of a chain as long as the walks for its tip", () => {
       await continuedIn(await chainFile(10_001)),
       "Continued in  s10000 (the chain goes on past it)",
     );
+  });
+
+  test("calls an end of the chain that has ended so, not live", async () => {
+    const path = await chainFile(3);
+    {
+      using raw = await rawOpen(path);
+      raw.exec(
+        "UPDATE sessions SET ended_at = 1767000010, end_reason = 'cli_close' WHERE id = 's3'",
+      );
+    }
+    assert.equal(await continuedIn(path), "Continued in  s3 (the end of the chain, ended)");
   });
 });

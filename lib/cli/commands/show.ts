@@ -111,7 +111,13 @@ async function details(
   if (session.end_reason === "compression") {
     const tip = await chainEnd(store, session.id);
     if (tip.id !== session.id) {
-      const said = tip.reached ? "the live end of the chain" : "the chain goes on past it";
+      // The end of the chain is live only while it is open.
+      const ended = tip.reached && (await store.getSession(tip.id))?.ended_at != null;
+      const said = !tip.reached
+        ? "the chain goes on past it"
+        : ended
+        ? "the end of the chain, ended"
+        : "the live end of the chain";
       rows.push(["Continued in", `${visibleInline(tip.id)} (${said})`]);
     }
   }
