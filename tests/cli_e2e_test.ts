@@ -10,7 +10,8 @@ import { join } from "node:path";
 import process from "node:process";
 import { runtimeName } from "../lib/sqlite/driver/load.ts";
 import { VERSION } from "../lib/core/version.ts";
-import { cliArgv, ROOT, tempDir } from "./_helpers.ts";
+import { cliArgv, rawOpen, ROOT, tempDir } from "./_helpers.ts";
+import { openStore } from "../lib/open_store.ts";
 import { V11, v11Copy } from "./_cli_io.ts";
 import type { UsageRow } from "../lib/core/usage.ts";
 
@@ -180,4 +181,37 @@ describe(`cli.ts as a process (${runtimeName()})`, () => {
     const expected = Number(probe.stdout) === 300 ? "-05:00" : "UTC";
     assert.equal(days([], { TZ: "EST+5" })[0], expected);
   });
+
+  test(
+    "a --since or --until in a skipped hour is the moment the clocks skipped, as usage reads it",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      // London skipped 01:00–02:00 on 2026-03-29; the session started at 01:15 UTC (02:15 BST).
+      const file = join(tempDir(), "gap.db");
+      {
+        await using store = await openStore(file);
+        await store.createSession("gap", "cli");
+      }
+      {
+        using raw = await rawOpen(file);
+        raw.exec(`UPDATE sessions SET started_at = ${Date.UTC(2026, 2, 29, 1, 15) / 1000}`);
+      }
+      const env = { TZ: "Europe/London" };
+      const listed = (option: string, time: string) => {
+        const run = cli(["--db", file, "list", "--json", option, time], { env });
+        assert.equal(run.code, 0, run.err);
+        return JSON.parse(run.out).length;
+      };
+      // Before: 01:30 was read as 01:30 UTC, after the start, where usage read 01:00 UTC.
+      assert.equal(listed("--since", "2026-03-29 01:30"), 1);
+      const usage = cli(["--db", file, "usage", "--since", "2026-03-29 01:30", "--json"], { env });
+      assert.equal(JSON.parse(usage.out).rows.length, 1);
+      // And a later wall time never cuts earlier: 01:30 and 02:00 are both 01:00 UTC.
+      assert.equal(listed("--until", "2026-03-29 01:30"), 0);
+      assert.equal(listed("--until", "2026-03-29 02:00"), 0);
+      assert.equal(listed("--until", "2026-03-29 02:16"), 1);
+    },
+  );
 });

@@ -9,6 +9,7 @@
 import type { ParsedArgs } from "./parse.ts";
 import { UsageError } from "./usage_error.ts";
 import { quotedArgument } from "./shown_argument.ts";
+import { localTimeZone, zonedSeconds } from "../core/time_zone.ts";
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?$/;
 const AGE = /^(\d+)(min|mo|[mhdwy])$/;
@@ -48,12 +49,16 @@ export function parseTime(text: string, now: number): number | undefined {
   const date = DATE.exec(value);
   if (!date) return undefined;
   const [year, month, day, hour, minute, second] = date.slice(1).map((p) => Number(p ?? 0));
-  const local = new Date(year, month - 1, day, hour, minute, second);
+  const wall = new Date(0);
+  wall.setUTCFullYear(year, month - 1, day);
+  wall.setUTCHours(hour, minute, second);
   if (
-    local.getFullYear() !== year || local.getMonth() !== month - 1 || local.getDate() !== day ||
-    hour > 23 || minute > 59 || second > 59
+    wall.getUTCFullYear() !== year || wall.getUTCMonth() !== month - 1 ||
+    wall.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59
   ) return undefined;
-  return local.getTime() / 1000;
+  // As usage reads its days: a wall time the clocks skipped is the moment they skipped it (the
+  // runtime's Date read it with the offset before, an hour early, so 01:30 fell before 01:00).
+  return zonedSeconds(localTimeZone(), wall.getTime());
 }
 
 /** `seconds`, or `undefined` when it is not a finite number. */
