@@ -5,6 +5,8 @@ import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { copyFixture, expected, tempDbPath } from "./_helpers.ts";
 import { entriesOf, label, replay, wanted } from "./_expected_calls.ts";
 import { dbWith, rawAll, type RawSession } from "./_raw_rows.ts";
+import { buildLineageTree } from "../lib/render/lineage_tree.ts";
+import type { SessionRow } from "../lib/core/types.ts";
 
 const aliases = (await expected<Record<string, Record<string, string>>>("aliases.json"))[
   "hermes-v11.db"
@@ -181,4 +183,31 @@ test("getAncestors() and getDescendants() keep U+0000 inside text columns", asyn
     "nul\u0000kid",
   ]);
   assert.deepEqual(db.getAncestors("kid").map((r) => r.title), ["nul\u0000kid", "nul\u0000root"]);
+});
+
+test("lineage orders children started at the same time by the code points of their ids, in any locale", () => {
+  // localeCompare put child_ä before child_z (and last under sv_SE on Deno and Node, first on
+  // Bun), and the three i's by the user's language.
+  const row = (id: string, parent: string | null) =>
+    ({
+      id,
+      parent_session_id: parent,
+      started_at: 5,
+      ended_at: null,
+      end_reason: null,
+      title: null,
+      source: "cli",
+      message_count: 0,
+    }) as unknown as SessionRow;
+  const ids = ["child_z", "child_ä", "child_I", "child_i", "child_ı", "child_😀", "child_\uffee"];
+  const tree = buildLineageTree([row("root", null), ...ids.map((id) => row(id, "root"))]);
+  assert.deepEqual(tree?.children.map((child) => child.id), [
+    "child_I",
+    "child_i",
+    "child_z",
+    "child_ä",
+    "child_ı",
+    "child_\uffee",
+    "child_😀",
+  ]);
 });

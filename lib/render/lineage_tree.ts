@@ -45,6 +45,24 @@ function relationOf(parent: SessionRow | undefined, child: SessionRow): LineageR
 }
 
 /**
+ * Two ids in the order of their code points, as SQLite sorts text: the
+ * same on every runtime and in every locale (`localeCompare` followed the
+ * user's `LANG` on Deno and Node, and not on Bun).
+ */
+function codePointOrder(a: string, b: string): number {
+  if (a === b) return 0;
+  const left = a[Symbol.iterator]();
+  const right = b[Symbol.iterator]();
+  for (;;) {
+    const x = left.next();
+    const y = right.next();
+    if (x.done || y.done) return x.done ? (y.done ? 0 : -1) : 1;
+    const difference = x.value.codePointAt(0)! - y.value.codePointAt(0)!;
+    if (difference !== 0) return difference;
+  }
+}
+
+/**
  * The tree of `rows` (a root first, then its descendants, as
  * `getDescendants` returns them): each row under its parent, children oldest
  * first, every session once even in a cycle. The rows' BLOBs are text
@@ -81,7 +99,7 @@ export function buildLineageTree(rows: readonly SessionRow[]): LineageTreeNode |
     seen.add(row.id);
     const kids = (children.get(row.id) ?? [])
       .filter((kid) => !seen.has(kid.id))
-      .sort((a, b) => a.started_at - b.started_at || a.id.localeCompare(b.id));
+      .sort((a, b) => a.started_at - b.started_at || codePointOrder(a.id, b.id));
     return {
       id: row.id,
       title: row.title,
