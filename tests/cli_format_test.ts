@@ -6,6 +6,7 @@ import {
   formatCost,
   formatCount,
   formatDate,
+  formatUtc,
   oneLine,
   plural,
   relativeTime,
@@ -14,7 +15,9 @@ import { colourWanted } from "../lib/cli/style.ts";
 import { createStyle } from "../lib/render/style.ts";
 import { toolCallViews, visibleControls } from "../lib/render/transcript.ts";
 import { contentText } from "../lib/core/content.ts";
-import { fenced } from "../lib/render/markdown.ts";
+import { fenced, renderMarkdown } from "../lib/render/markdown.ts";
+import { renderSessionHtml } from "../lib/web/html_transcript.ts";
+import type { SessionExport } from "../lib/core/types.ts";
 import { markWords, showMarks } from "../lib/render/highlight.ts";
 import { parseTime } from "../lib/cli/time_option.ts";
 import { displayWidth, padEnd, truncate } from "../lib/render/width.ts";
@@ -69,6 +72,12 @@ describe("format helpers", () => {
     assert.equal(formatCost(3.9264851999999997), "$3.93");
     assert.equal(formatCost(1234.5), "$1,234.50");
     assert.equal(formatCost(12.5), "$12.50");
+    // Below what four decimals show: not "$0.0000", which hid it as "$0.00" would.
+    assert.equal(formatCost(0.0000042), "<$0.0001");
+    assert.equal(formatCost(1e-9), "<$0.0001");
+    assert.equal(formatCost(0.00005), "$0.0001");
+    assert.equal(formatBytes(1048575), "1.0 MiB");
+    assert.equal(formatBytes(1023 * 1024), "1023.0 KiB");
     assert.equal(plural(1, "hit"), "1 hit");
     assert.equal(plural(4, "hit"), "4 hits");
     assert.equal(plural(1, "day"), "1 day");
@@ -186,5 +195,25 @@ describe("time options", () => {
     for (const bad of ["2026-02-30", "2026-04-20 25:00", "yesterday", "-3d", "", "3mon", "1yr"]) {
       assert.equal(parseTime(bad, 0), undefined, bad);
     }
+  });
+
+  test("exports write a start in its last half millisecond on its own day, and a year past 9999 whole", () => {
+    const session = (started_at: number) =>
+      ({
+        id: "s",
+        source: "cli",
+        title: null,
+        started_at,
+        ended_at: null,
+        end_reason: null,
+        message_count: 0,
+        messages: [],
+      }) as unknown as SessionExport;
+    assert.equal(formatUtc(1775001599.9996), "2026-03-31 23:59:59 UTC");
+    assert.equal(formatUtc("yesterday"), undefined);
+    assert.match(renderMarkdown(session(1775001599.9996)), /2026-03-31 23:59:59 UTC/);
+    assert.match(renderSessionHtml(session(1775001599.9996)), /2026-03-31 23:59:59 UTC/);
+    // A time in milliseconds another writer stored: the HTML cut the seconds off.
+    assert.match(renderSessionHtml(session(1775000000123)), /\+058217-07-06 11:35:23 UTC/);
   });
 });

@@ -84,6 +84,27 @@ export function formatDateTime(seconds: number, options: { minutes?: boolean } =
 }
 
 /**
+ * A UTC date and time, `YYYY-MM-DD HH:MM:SS UTC`, for exports read
+ * anywhere. The fraction of a second is cut, never rounded up: a start at
+ * 23:59:59.9996 stays on its day. A year past 9999 (a time in milliseconds
+ * another writer stored) is written whole (`+058217-07-06 11:35:23 UTC`).
+ *
+ * @param seconds Unix seconds.
+ * @returns The text, or `undefined` when `seconds` names no time.
+ *
+ * @example
+ * ```ts
+ * import { formatUtc } from "./format.ts";
+ * console.assert(formatUtc(1775001599.9996) === "2026-03-31 23:59:59 UTC");
+ * ```
+ */
+export function formatUtc(seconds: unknown): string | undefined {
+  const date = new Date(typeof seconds === "number" ? Math.floor(seconds * 1000) : NaN);
+  if (Number.isNaN(date.getTime())) return undefined;
+  return `${date.toISOString().replace(/\.\d{3}Z$/, "").replace("T", " ")} UTC`;
+}
+
+/**
  * How long ago, the way `hermes sessions list` says it: `just now`,
  * `5m ago`, `3h ago`, `yesterday`, `4d ago`, then the local date.
  *
@@ -158,8 +179,9 @@ export function formatCount(n: number | bigint | null | undefined): string {
 
 /**
  * Dollars, one format everywhere: two decimals (`$0.29`, `$1.77`,
- * `$1,234.50`), four only below a cent (`$0.0042`), `$0.00` for nothing,
- * `—` when unknown. No float noise.
+ * `$1,234.50`), four only below a cent (`$0.0042`), `<$0.0001` for less
+ * than four show (not `$0.0000`, which hid it as `$0.00` would), `$0.00`
+ * for nothing, `—` when unknown. No float noise.
  *
  * @param usd The amount, or `null`.
  * @returns The text.
@@ -169,12 +191,14 @@ export function formatCount(n: number | bigint | null | undefined): string {
  * import { formatCost } from "./format.ts";
  * console.assert(formatCost(0.2899999) === "$0.29" && formatCost(0.0042) === "$0.0042");
  * console.assert(formatCost(3.9264851999999997) === "$3.93" && formatCost(null) === "—");
+ * console.assert(formatCost(0.0000042) === "<$0.0001");
  * ```
  */
 export function formatCost(usd: number | null | undefined): string {
   if (usd === null || usd === undefined || !Number.isFinite(usd)) return "—";
   const sign = usd < 0 ? "-" : "";
   const abs = Math.abs(usd);
+  if (abs > 0 && abs < 0.00005) return `${sign}<$0.0001`;
   if (abs > 0 && abs < 0.005) return `${sign}$${abs.toFixed(4)}`;
   // From 1e21 on, toFixed writes an exponent ("1e+21"), which has no cents to split off.
   if (abs >= 1e21) return `${sign}$${abs}`;
@@ -228,7 +252,7 @@ export function plural(count: number, noun: string, plural = `${noun}s`): string
  * @example
  * ```ts
  * import { formatBytes } from "./format.ts";
- * console.assert(formatBytes(4096) === "4.0 KiB");
+ * console.assert(formatBytes(4096) === "4.0 KiB" && formatBytes(1048575) === "1.0 MiB");
  * ```
  */
 export function formatBytes(bytes: number): string {
@@ -236,7 +260,8 @@ export function formatBytes(bytes: number): string {
   const units = ["KiB", "MiB", "GiB", "TiB"];
   let value = bytes / 1024;
   let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
+  // What one decimal would show as 1024.0 is the next unit's 1.0.
+  while (value >= 1023.95 && unit < units.length - 1) {
     value /= 1024;
     unit++;
   }

@@ -8,7 +8,7 @@
  * @module
  */
 import type { MessageRow, SessionExport, SessionRow } from "../core/types.ts";
-import { formatCost, formatCount } from "./format.ts";
+import { formatCost, formatCount, formatUtc } from "./format.ts";
 import { toolCallViews, visibleControls, visibleInline } from "./transcript.ts";
 import { contentText } from "../core/content.ts";
 import { transcriptMarks } from "../core/message_row.ts";
@@ -23,11 +23,7 @@ import { shownExport, shownMessage } from "./shown_export.ts";
  * @returns The text.
  */
 function utc(seconds: number): string {
-  const date = new Date(typeof seconds === "number" ? Math.round(seconds * 1000) : NaN);
-  if (Number.isNaN(date.getTime())) return "?";
-  // Cut at the milliseconds, not at a length: a year past 9999 (a time in
-  // milliseconds another writer stored) is written `+058899-…`, longer.
-  return `${date.toISOString().replace(/\.\d{3}Z$/, "").replace("T", " ")} UTC`;
+  return formatUtc(seconds) ?? "?";
 }
 
 /** The longest run of backticks in `text` (0 when it has none): a code delimiter must be longer. */

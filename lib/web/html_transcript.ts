@@ -18,14 +18,14 @@ import { partKind } from "../core/content.ts";
 import { TRANSCRIPT_CSS } from "./assets/transcript_css.ts";
 import { escapeHtml, safeHtml } from "./escape_html.ts";
 import { shownExport } from "../render/shown_export.ts";
+import { formatUtc } from "../render/format.ts";
 
 /** Images shown inline: data URLs of raster formats only (no SVG, no network). */
 const IMAGE_DATA_URL = /^data:image\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]+$/;
 
+/** A UTC date and time (`formatUtc`), or nothing for a value that names no time. */
 function utc(seconds: number | null): string {
-  const date = new Date(typeof seconds === "number" ? Math.round(seconds * 1000) : NaN);
-  if (Number.isNaN(date.getTime())) return "";
-  return `${date.toISOString().slice(0, 19).replace("T", " ")} UTC`;
+  return formatUtc(seconds) ?? "";
 }
 
 /**
