@@ -133,7 +133,9 @@ export async function exportSessionPg(
     return { session, rows, usage: await modelUsageOfPg(query, id) };
   });
   if (read === undefined) return undefined;
-  const messages = read.rows.map((row) => withTextImportKeeps(messageFromRow(exactMessageRow(row))));
+  const messages = read.rows.map((row) =>
+    withTextImportKeeps(messageFromRow(exactMessageRow(row)))
+  );
   const session = withModelUsage(
     exactSessionRow(read.session) as unknown as SessionRow,
     read.usage,
