@@ -29,7 +29,7 @@ import type { PgClient, PgQuery } from "./_client_types.ts";
 import { quoteIdentifier } from "../core/sql_identifier.ts";
 import { COUNTER_COLUMNS } from "./_rows.ts";
 import { UNSPACED_CLASS } from "../core/search/cjk.ts";
-import { documentOf, gramsVector, searchDocument } from "./text_search.ts";
+import { documentOf, gramsVector, searchDocument, wordsVector } from "./text_search.ts";
 import { jsonParam } from "./_text_codec.ts";
 import { sqlState } from "./_pg_errors.ts";
 
@@ -247,6 +247,17 @@ const MIGRATIONS: readonly PgMigration[] = [
     // pass checks the rows the server holds against the file, and records it.
     sql: [`ALTER TABLE sync_sessions ADD COLUMN shown_digest text`],
   },
+  {
+    step: 11,
+    name: "words folded as SQLite folds them",
+    // Words are folded and split by SQLite's own tables now (measured: `_unicode61_data.ts`),
+    // where they were JavaScript's: `ΚΩΔΙΚΟΣ` was `κωδικος` (FTS5 has `κωδικοσ`), `µs` kept its
+    // micro sign, `⁨Alice⁩` was `alice`. Only a message with a character outside ASCII can have
+    // another vector; of those, only the vectors that changed are written again. A step: an
+    // older writer would go on writing the old words beside the new.
+    sql: [],
+    backfill: writeFoldedWords,
+  },
 ];
 
 /** The store's tables that deletes leave dead rows in: what `vacuum` and `doctor --fix` vacuum. */
@@ -336,7 +347,7 @@ const ADDED_TABLES: readonly AddedTable[] = [
   },
 ];
 
-/** Messages read per round trip by {@linkcode writeUnspacedGrams}. */
+/** Messages read per round trip by {@linkcode writeUnspacedGrams} and {@linkcode writeFoldedWords}. */
 const BACKFILL_PAGE = 1_000;
 
 /**
@@ -370,6 +381,44 @@ async function writeUnspacedGrams(query: PgQuery): Promise<void> {
        FROM jsonb_to_recordset($1::text::jsonb) AS v(id bigint, grams text)
        WHERE m.id = v.id AND m.search_grams <> v.grams::tsvector`,
       [jsonParam(grams)],
+    );
+  }
+}
+
+/**
+ * Computes the words of every message holding a character outside ASCII
+ * again, as a write computes them (`wordsVector`), and stores those that
+ * changed: migration 11's rows.
+ */
+async function writeFoldedWords(query: PgQuery): Promise<void> {
+  let after = 0;
+  for (;;) {
+    // In UTF-8, a text holds a character outside ASCII when it has more bytes than characters.
+    const rows = await query(
+      `SELECT id, content, tool_name, tool_calls FROM messages
+       WHERE id > $1::bigint AND (octet_length(content) <> char_length(content)
+         OR octet_length(tool_name) <> char_length(tool_name)
+         OR octet_length(tool_calls) <> char_length(tool_calls))
+       ORDER BY id LIMIT ${BACKFILL_PAGE}`,
+      [after],
+    );
+    if (rows.length === 0) return;
+    after = Number(rows[rows.length - 1].id);
+    const words = rows.map((row) => ({
+      id: Number(row.id),
+      words: wordsVector(
+        searchDocument(
+          row.content as string | null,
+          row.tool_name as string | null,
+          row.tool_calls as string | null,
+        ),
+      ),
+    }));
+    await query(
+      `UPDATE message_words w SET search_words = v.words::tsvector
+       FROM jsonb_to_recordset($1::text::jsonb) AS v(id bigint, words text)
+       WHERE w.id = v.id AND w.search_words <> v.words::tsvector`,
+      [jsonParam(words)],
     );
   }
 }

@@ -4,9 +4,9 @@
  * `../core/search/fts5_text.ts`):
  *
  * - words: the tokens of FTS5's `unicode61` tokenizer (runs of letters,
- *   digits and private-use characters, lower-cased, Latin diacritics
- *   removed), written as a `tsvector` literal with positions, queried with a
- *   `tsquery` built from the FTS5 query (phrases become `<->` chains,
+ *   digits and private-use characters, case folded, Latin diacritics
+ *   removed, as SQLite's own tables do it), written as a `tsvector`
+ *   literal with positions, queried with a `tsquery` built from the FTS5 query (phrases become `<->` chains,
  *   `word*` a `:*` prefix, AND/OR/NOT keep FTS5's precedence);
  * - substring grams: every character of CJK and of the scripts written
  *   without spaces (Thai, Lao, Myanmar, Khmer), and every overlapping pair
@@ -19,6 +19,7 @@ import { isSubstringScriptCodePoint, MAY_HOLD_SUBSTRING_SCRIPT } from "../core/s
 import {
   ASCII_TOKEN,
   foldToken,
+  foldTrigram,
   MAX_TOKEN,
   NON_ASCII,
   NONCHARACTER,
@@ -26,6 +27,7 @@ import {
   type QueryNode,
   TOKEN,
   tokenize,
+  trigramFoldPairs,
 } from "../core/search/fts5_text.ts";
 
 /** PostgreSQL keeps positions up to 16383 and at most 256 per lexeme. */
@@ -426,8 +428,8 @@ const REGEX_SYNTAX = /[\\^$.|?*+()[\]{}]/;
 /**
  * A regular expression (PostgreSQL's ARE) that finds `text` whatever the
  * case of its letters, as FTS5's trigram tokenizer folds them: each letter
- * a bracket of its one-character cases (`[Пп]`), the rest as written. The
- * same on every server, whatever its locale.
+ * a bracket of the characters that fold as it does (`[Пп]`, `[Σσς]`), the
+ * rest as written. The same on every server, whatever its locale.
  *
  * @param text The substring.
  * @returns The expression.
@@ -442,47 +444,38 @@ export function caseBlindRegex(text: string): string {
   const classes = foldClasses();
   let regex = "";
   for (const char of text) {
-    const cases = classes.get(foldCase(char));
-    if (cases !== undefined && cases.length > 1 && cases.includes(char)) {
-      regex += `[${cases.join("")}]`;
-    } else regex += REGEX_SYNTAX.test(char) ? `\\${char}` : char;
+    const cases = classes.get(foldTrigram(char));
+    if (cases !== undefined && cases.includes(char)) regex += `[${cases.join("")}]`;
+    else regex += REGEX_SYNTAX.test(char) ? `\\${char}` : char;
   }
   return regex;
 }
 
-/**
- * A letter as Unicode's simple case folding folds it, as FTS5 does: its
- * upper case's lower case when each is one letter (`ς` and `Σ` to `σ`, `ſ`
- * to `s`, `µ` to `μ`, `ẞ` to `ß`), else its lower case; the dotless `ı` stays
- * itself (it folds to `i` only under Turkish rules).
- */
-function foldCase(char: string): string {
-  if (char === "\u0131") return char;
-  const upper = char.toUpperCase();
-  const folded = [...upper].length === 1 ? upper.toLowerCase() : char.toLowerCase();
-  return [...folded].length === 1 ? folded : char;
+/** Whether some character of `text` folds as another does (FTS5's trigram fold). */
+function hasCases(text: string): boolean {
+  const classes = foldClasses();
+  for (const char of text) if (classes.has(foldTrigram(char))) return true;
+  return false;
 }
 
-/** Every cased letter, by what it folds to: made once, on the first search that needs it. */
+/**
+ * The characters of each fold of FTS5's trigram tokenizer (Unicode 6.1's
+ * simple case folding: `ς` and `Σ` to `σ`, `ſ` to `s`, `µ` to `μ`, `ẞ` to
+ * `ß`, `Ⓐ` to `ⓐ`; the dotless `ı` and `İ` fold to nothing else), by what
+ * they fold to, sorted: made once, on the first search that needs them.
+ */
 let classes: Map<string, string[]> | undefined;
 
-/** The letters of each fold (planes 0 and 1, where every cased letter lies), sorted. */
+/** The characters of each fold that more than one character has ({@linkcode classes}). */
 function foldClasses(): Map<string, string[]> {
   if (classes !== undefined) return classes;
   const made = new Map<string, string[]>();
-  for (let point = 0; point <= 0x1ffff; point++) {
-    if (point >= 0xd800 && point <= 0xdfff) continue;
-    const char = String.fromCodePoint(point);
-    const folded = foldCase(char);
-    if (folded === char && char.toUpperCase() === char && char.toLowerCase() === char) continue;
+  for (const [char, folded] of trigramFoldPairs()) {
     const letters = made.get(folded);
-    if (letters === undefined) made.set(folded, [char]);
+    if (letters === undefined) made.set(folded, [folded, char]);
     else letters.push(char);
   }
-  for (const [folded, letters] of made) {
-    if (!letters.includes(folded)) letters.push(folded);
-    letters.sort();
-  }
+  for (const letters of made.values()) letters.sort();
   return classes = made;
 }
 
@@ -504,7 +497,7 @@ export function substringCondition(
 ): string {
   // A text without cased letters (CJK, digits, symbols) matches exactly what it matches
   // case-insensitively: strpos, much cheaper than a pattern on multibyte text.
-  const uncased = text.toLowerCase() === text && text.toUpperCase() === text;
+  const uncased = !hasCases(text);
   params.push(uncased ? text : caseBlindRegex(text));
   const at = `$${first + params.length - 1}`;
   // Not ILIKE: it folds case as the database's locale does (only ASCII under "C", and İ to i

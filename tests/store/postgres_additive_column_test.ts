@@ -18,11 +18,12 @@ import { join } from "node:path";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { addSessions } from "../_helpers.ts";
 import { openStore } from "../../lib/open_store.ts";
+import { LAST_STEP } from "../../lib/postgres/schema.ts";
 import { runCli } from "../_cli_io.ts";
 import { adminSql, freshSchema, olderSchema, PG_SKIP, PG_URL, schemaUrl } from "./_pg.ts";
 
 /** The last step an older hermes-state of this schema's line knows: what it still writes to. */
-const OLDER_KNOWS = 10;
+const OLDER_KNOWS = LAST_STEP;
 
 /** A state.db with the sessions `ids`, each with one message, in a folder of its own. */
 async function stateFile(...ids: string[]): Promise<string> {

@@ -7,29 +7,28 @@
  *
  * @module
  */
+import { TRIGRAM_FOLDS, WORD_CHARACTERS, WORD_FOLDS } from "./_unicode61_data.ts";
 
 // ---------------------------------------------------------------------------
 // Tokens
 // ---------------------------------------------------------------------------
 
 /**
- * Token characters of `unicode61` (measured against SQLite's tokenizer):
- * letters, digits, private use, the combining diacritics U+0300–U+036F
- * (then removed), and the code points SQLite's Unicode tables (of Unicode
- * 6.1) do not know: unassigned ones, and those assigned since that matter in
- * chat text — emoji and pictographs of Unicode 7 and later (skin tones, 🧑,
- * 🤔, 🛑…) and the extended combining marks. Other combining marks
- * (Devanagari vowel signs, variation selectors…) separate tokens, as there.
+ * Token characters of `unicode61`, as Hermes's `messages_fts` is made
+ * (`remove_diacritics 1`): measured on SQLite's own tokenizer for every
+ * code point (`_unicode61_data.ts`, written by `scripts/unicode61_data.ts`).
+ * They are the letters, digits and private use of SQLite's Unicode tables
+ * (of Unicode 6.1), the diacritics it removes (most of U+0300–U+036F, not
+ * U+0305 or U+0332…), and every code point those tables do not know:
+ * unassigned ones, and those assigned since (emoji of Unicode 7 and later,
+ * ₽, ⏴…). Other marks and symbols (variation selectors, ❤, ₿ aside…)
+ * separate tokens, as there; so do lone surrogates.
  */
-export const TOKEN: RegExp = new RegExp(
-  "[\\p{L}\\p{N}\\p{Co}\\p{Cn}\\u0300-\\u036f\\u{1AB0}-\\u{1AFF}\\u{1F321}-\\u{1F32C}\\u{1F336}" +
-    "\\u{1F37D}\\u{1F394}-\\u{1F39F}\\u{1F3CB}-\\u{1F3CE}\\u{1F3D4}-\\u{1F3DF}\\u{1F3F1}-\\u{1F3FF}" +
-    "\\u{1F43F}\\u{1F441}\\u{1F4F8}\\u{1F4FD}-\\u{1F4FF}\\u{1F53E}-\\u{1F53F}\\u{1F544}-\\u{1F54F}" +
-    "\\u{1F568}-\\u{1F5FA}\\u{1F641}-\\u{1F644}\\u{1F650}-\\u{1F67F}\\u{1F6C6}-\\u{1F6FF}" +
-    "\\u{1F774}-\\u{1F77F}\\u{1F780}-\\u{1FAFF}]+",
-  "gu",
-);
-/** Noncharacters SQLite treats as separators although JavaScript calls them unassigned. */
+export const TOKEN: RegExp = new RegExp(`[${wordCharacterClass()}]+`, "gu");
+/**
+ * Noncharacters SQLite treats as separators although JavaScript calls them
+ * unassigned ({@linkcode TOKEN} leaves them out too).
+ */
 export const NONCHARACTER: RegExp = /[\uFFFE\uFFFF]/g;
 // deno-lint-ignore no-control-regex -- the ASCII range is the point
 export const NON_ASCII: RegExp = /[^\x00-\x7f]/;
@@ -43,7 +42,11 @@ export const MAX_TOKEN = 200;
 
 /** One token of a text: its folded form and where it is. */
 export interface Token {
-  /** Lower-cased, diacritics removed. */
+  /**
+   * Folded as the tokenizer folds it: case folded (Unicode 6.1's simple
+   * case folding: `Σ` and `ς` to `σ`, `µ` to `μ`, `ſ` to `s`), and for
+   * `unicode61` a diacritic removed (`é` to `e`, a lone U+0301 to nothing).
+   */
   readonly term: string;
   /** Offset of its first UTF-16 unit. */
   readonly start: number;
@@ -52,33 +55,179 @@ export interface Token {
 }
 
 /**
- * Folds a token as `unicode61` does: lower case, Latin diacritics removed.
+ * Folds a token as `unicode61` (`remove_diacritics 1`) does, code point by
+ * code point from SQLite's measured tables: case folded as Unicode 6.1's
+ * simple case folding (`Σ`, `ς` → `σ`; `µ` → `μ`; `ſ` → `s`), a Latin
+ * letter's diacritic removed (`é` → `e`; `ǖ`, `й` stay), a lone removable
+ * diacritic dropped; cut to {@linkcode MAX_TOKEN} units.
  *
  * @param text A token.
  * @returns Its folded form.
  */
 export function foldToken(text: string): string {
-  const lower = text.toLowerCase();
-  let folded = lower;
-  if (NON_ASCII.test(lower)) {
-    // remove_diacritics=1: a Latin letter with one diacritic becomes the letter; a letter
-    // with two (ǖ, ệ), or of another script (й, ά), stays; a lone diacritic goes.
-    folded = "";
-    for (const ch of lower) {
-      const cp = ch.codePointAt(0)!;
-      if (cp >= 0x300 && cp <= 0x36f) continue;
-      if (cp < 0x80) {
-        folded += ch;
-        continue;
-      }
-      const parts = ch.normalize("NFD");
-      const mark = parts.length === 2 ? parts.charCodeAt(1) : 0;
-      folded += parts.length === 2 && parts.charCodeAt(0) < 0x80 && mark >= 0x300 && mark <= 0x36f
-        ? parts[0]
-        : ch;
+  const folded = foldEach(text, wordFolds());
+  return folded.length > MAX_TOKEN ? folded.slice(0, MAX_TOKEN) : folded;
+}
+
+/**
+ * Folds a text as the `trigram` tokenizer (case-insensitive, as Hermes's
+ * `messages_fts_trigram` is made) folds each of its characters: case folded
+ * as Unicode 6.1's simple case folding, in SQLite's measured tables
+ * (`Ⓐ` → `ⓐ`, `ς` → `σ`), diacritics kept. Each character keeps its
+ * length, so offsets in the text are offsets in the folded text.
+ *
+ * @param text Any text.
+ * @returns The folded text.
+ */
+export function foldTrigram(text: string): string {
+  if (!NON_ASCII.test(text)) return text.toLowerCase();
+  const { table } = trigramFolds();
+  return text.length < 256 ? foldEach(text, table) : foldUnits(text, table);
+}
+
+/**
+ * Each character the `trigram` tokenizer folds to another
+ * ({@linkcode foldTrigram}), with what it folds to.
+ *
+ * @returns The characters, in code point order.
+ */
+export function trigramFoldPairs(): ReadonlyMap<string, string> {
+  const folds = trigramFolds();
+  if (folds.pairs === undefined) {
+    const pairs = new Map<string, string>();
+    for (const [from, to] of decodeFolds(TRIGRAM_FOLDS)) {
+      pairs.set(String.fromCodePoint(from), String.fromCodePoint(to));
+    }
+    folds.pairs = pairs;
+  }
+  return folds.pairs;
+}
+
+/** A fold: each BMP unit's fold (0: removed), and the folds of other code points that change. */
+interface FoldTable {
+  readonly bmp: Uint16Array;
+  readonly astral: Map<number, number>;
+}
+
+/** The character class (without brackets) of {@linkcode TOKEN}, from the measured ranges. */
+function wordCharacterClass(): string {
+  const escape = (cp: number) => `\\u{${cp.toString(16)}}`;
+  let out = "";
+  let end = 0;
+  for (const item of WORD_CHARACTERS.split(/\s+/)) {
+    if (item === "") continue;
+    const [gap, length] = item.split("+").map((n) => parseInt(n, 36));
+    const first = end + gap;
+    end = first + length;
+    out += length === 1 ? escape(first) : `${escape(first)}-${escape(end - 1)}`;
+  }
+  return out;
+}
+
+/**
+ * The `[from, to]` pairs of fold runs (`gap:count:stride` then `+delta`,
+ * `-delta` or `=target`, base 36; `_unicode61_data.ts`).
+ */
+function decodeFolds(runs: string): Array<[number, number]> {
+  const pairs: Array<[number, number]> = [];
+  let start = 0;
+  for (const item of runs.split(/\s+/)) {
+    if (item === "") continue;
+    const match = /^([0-9a-z]+)(?::([0-9a-z]+):([0-9a-z]+))?([-+=])([0-9a-z]+)$/.exec(item);
+    if (match === null) throw new RangeError(`Cannot decode a fold run: current value is ${item}`);
+    start += parseInt(match[1], 36);
+    const count = match[2] === undefined ? 1 : parseInt(match[2], 36);
+    const stride = match[3] === undefined ? 1 : parseInt(match[3], 36);
+    const value = parseInt(match[5], 36);
+    for (let i = 0; i < count; i++) {
+      const from = start + i * stride;
+      const to = match[4] === "=" ? value : match[4] === "+" ? from + value : from - value;
+      pairs.push([from, to]);
     }
   }
-  return folded.length > MAX_TOKEN ? folded.slice(0, MAX_TOKEN) : folded;
+  return pairs;
+}
+
+/** A fold table: every code point itself but those of `pairs`. */
+function foldTable(pairs: Iterable<readonly [number, number]>, base?: FoldTable): FoldTable {
+  const bmp = base === undefined ? new Uint16Array(0x10000) : base.bmp.slice();
+  if (base === undefined) { for (let unit = 0; unit < 0x10000; unit++) bmp[unit] = unit; }
+  const astral = new Map(base?.astral);
+  for (const [from, to] of pairs) {
+    if (from < 0x10000) bmp[from] = to;
+    else astral.set(from, to);
+  }
+  return { bmp, astral };
+}
+
+let trigramTable: { table: FoldTable; pairs?: Map<string, string> } | undefined;
+let wordTable: FoldTable | undefined;
+
+/** The trigram fold, decoded on first use. */
+function trigramFolds(): { table: FoldTable; pairs?: Map<string, string> } {
+  return trigramTable ??= { table: foldTable(decodeFolds(TRIGRAM_FOLDS)) };
+}
+
+/** The unicode61 fold (trigram's, with the diacritics removed), decoded on first use. */
+function wordFolds(): FoldTable {
+  return wordTable ??= foldTable(decodeFolds(WORD_FOLDS), trigramFolds().table);
+}
+
+/**
+ * `text` with each code point folded by `table`, which removes none, unit
+ * by unit into an array: a long text of many cased letters in a few
+ * milliseconds a megabyte, where {@linkcode foldEach} joins a slice for
+ * each letter.
+ */
+function foldUnits(text: string, table: FoldTable): string {
+  const { bmp, astral } = table;
+  const units = new Uint16Array(text.length);
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const low = text.charCodeAt(i + 1);
+      if (low >= 0xdc00 && low <= 0xdfff) {
+        const folded = astral.get(((unit - 0xd800) << 10) + (low - 0xdc00) + 0x10000);
+        units[i] = folded === undefined ? unit : 0xd800 + ((folded - 0x10000) >> 10);
+        units[++i] = folded === undefined ? low : 0xdc00 + ((folded - 0x10000) & 0x3ff);
+        continue;
+      }
+    }
+    units[i] = bmp[unit];
+  }
+  let out = "";
+  for (let at = 0; at < units.length; at += 8192) {
+    // `apply` takes the typed array as it is (a spread copies it into arguments: 10 times slower).
+    out += String.fromCharCode.apply(null, units.subarray(at, at + 8192) as unknown as number[]);
+  }
+  return out;
+}
+
+/** `text` with each code point folded by `table` (0: removed); itself when nothing changes. */
+function foldEach(text: string, table: FoldTable): string {
+  const { bmp, astral } = table;
+  let out = "";
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const low = text.charCodeAt(i + 1);
+      if (low >= 0xdc00 && low <= 0xdfff) {
+        const folded = astral.get(((unit - 0xd800) << 10) + (low - 0xdc00) + 0x10000);
+        if (folded !== undefined) {
+          out += text.slice(from, i) + (folded === 0 ? "" : String.fromCodePoint(folded));
+          from = i + 2;
+        }
+        i++;
+        continue;
+      }
+    }
+    const folded = bmp[unit];
+    if (folded === unit) continue;
+    out += text.slice(from, i) + (folded === 0 ? "" : String.fromCharCode(folded));
+    from = i + 1;
+  }
+  return from === 0 ? text : out + text.slice(from);
 }
 
 /**
@@ -130,7 +279,8 @@ export function tokenize(text: string): Token[] {
 /**
  * Walks the tokens of `text` as FTS5's `trigram` tokenizer splits it (the
  * SQLite engine's CJK table), without keeping them: one for each character
- * that begins three, lower-cased, diacritics kept. A U+0000 is skipped as
+ * that begins three, case folded as that tokenizer folds it
+ * ({@linkcode foldTrigram}), diacritics kept. A U+0000 is skipped as
  * that tokenizer skips it, and a trigram ends where the character after it
  * begins (or at the end).
  *
@@ -138,10 +288,8 @@ export function tokenize(text: string): Token[] {
  * @param visit Told each trigram in order; `false` stops the walk.
  */
 export function eachTrigram(text: string, visit: TokenVisitor): void {
-  // Lower case of the whole text where that keeps every character's length (nearly always),
-  // else character by character, keeping those whose lower case is longer.
-  const whole = text.toLowerCase();
-  const folded = whole.length === text.length ? whole : foldEach(text);
+  // Each character keeps its length: the folded text's offsets are the text's.
+  const folded = foldTrigram(text);
   const hasNul = text.includes("\u0000");
   const emit = (start: number, end: number) => {
     let term = folded.slice(start, end);
@@ -176,16 +324,6 @@ export function trigramTokens(text: string): Token[] {
   const tokens: Token[] = [];
   eachTrigram(text, (term, start, end) => void tokens.push({ term, start, end }));
   return tokens;
-}
-
-/** `text` lower-cased character by character, each one that would change length kept as it is. */
-function foldEach(text: string): string {
-  let out = "";
-  for (const ch of text) {
-    const lower = ch.toLowerCase();
-    out += lower.length === ch.length ? lower : ch;
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------------------
