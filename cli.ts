@@ -10,6 +10,7 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { main } from "./lib/cli/main.ts";
 import { defaultIo, exit, getArgs } from "./lib/cli/io.ts";
+import { zoneNameOfTz } from "./lib/core/time_zone.ts";
 
 /**
  * Whether this file is the program being run: `import.meta.main`, or, on a
@@ -27,4 +28,14 @@ function isProgram(): boolean {
   }
 }
 
-if (isProgram()) exit(await main(getArgs(), defaultIo()));
+if (isProgram()) {
+  // A TZ naming a zone by its file (`/usr/share/zoneinfo/Asia/Tokyo`) is read by each runtime its
+  // own way (Bun as UTC): given by name, every runtime shows that zone, summer time included.
+  try {
+    const zone = zoneNameOfTz(process.env.TZ);
+    if (zone !== undefined) process.env.TZ = zone;
+  } catch {
+    // Deno without the env permission: the command names that permission itself.
+  }
+  exit(await main(getArgs(), defaultIo()));
+}

@@ -214,4 +214,22 @@ describe(`cli.ts as a process (${runtimeName()})`, () => {
       assert.equal(listed("--until", "2026-03-29 02:16"), 1);
     },
   );
+
+  test("a TZ naming a zone by its file is that zone on every runtime", { timeout: 60_000 }, () => {
+    const file = v11Copy();
+    const shown = (tz: string) => {
+      const usage = cli(["--db", file, "usage", "--since", "all", "--json"], { env: { TZ: tz } });
+      assert.equal(usage.code, 0, usage.err);
+      const show = cli(["--db", file, "show", V11.branchParent, "--last", "0"], {
+        env: { TZ: tz },
+      });
+      assert.equal(show.code, 0, show.err);
+      return [JSON.parse(usage.out).time_zone, show.out];
+    };
+    // Before: Bun showed UTC, Deno and Node a fixed offset without a name.
+    const [zone, out] = shown("/usr/share/zoneinfo/Asia/Tokyo");
+    assert.equal(zone, "Asia/Tokyo");
+    assert.deepEqual(shown(":Asia/Tokyo"), ["Asia/Tokyo", out]);
+    assert.deepEqual(shown("Asia/Tokyo"), ["Asia/Tokyo", out]);
+  });
 });

@@ -281,3 +281,37 @@ export function shiftedSql(
   );
   return `(${column} + CASE ${cases.join(" ")} ELSE ${whole(spans[spans.length - 1].offset)} END)`;
 }
+
+/** The forms of `TZ` that name a zone by its file: `:Asia/Tokyo`, `/usr/share/zoneinfo/Asia/Tokyo`. */
+const ZONE_FILE =
+  /^:?(?:\/usr(?:\/share)?\/(?:lib\/)?zoneinfo\/)?([A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*)$/;
+
+/**
+ * The IANA name a `TZ` value gives by its file (`:Asia/Tokyo`,
+ * `/usr/share/zoneinfo/Asia/Tokyo`, which the C library reads), when that
+ * name is a zone the runtime knows; `undefined` for any other value (a
+ * name already, or a POSIX rule such as `EST+5`). The runtimes read such a
+ * `TZ` each their own way: Bun as UTC, Deno and Node without a name (so a
+ * fixed offset, summer time left out).
+ *
+ * @param value The `TZ` variable.
+ * @returns The zone's name, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { zoneNameOfTz } from "./time_zone.ts";
+ * console.assert(zoneNameOfTz("/usr/share/zoneinfo/Asia/Tokyo") === "Asia/Tokyo");
+ * console.assert(zoneNameOfTz("Asia/Tokyo") === undefined && zoneNameOfTz("EST+5") === undefined);
+ * ```
+ */
+export function zoneNameOfTz(value: string | undefined): string | undefined {
+  if (value === undefined || !(value.startsWith(":") || value.startsWith("/"))) return undefined;
+  const name = ZONE_FILE.exec(value)?.[1];
+  if (name === undefined) return undefined;
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: name });
+    return name;
+  } catch {
+    return undefined;
+  }
+}
