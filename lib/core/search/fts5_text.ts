@@ -18,13 +18,17 @@ import { TRIGRAM_FOLDS, WORD_CHARACTERS, WORD_FOLDS } from "./_unicode61_data.ts
  * (`remove_diacritics 1`): measured on SQLite's own tokenizer for every
  * code point (`_unicode61_data.ts`, written by `scripts/unicode61_data.ts`).
  * They are the letters, digits and private use of SQLite's Unicode tables
- * (of Unicode 6.1), the diacritics it removes (most of U+0300–U+036F, not
- * U+0305 or U+0332…), and every code point those tables do not know:
+ * (of Unicode 6.1), the diacritics it removes (25 of U+0300–U+0331, not
+ * U+0305 or U+0332…: within a token only, never its first character), and
+ * every code point those tables do not know:
  * unassigned ones, and those assigned since (emoji of Unicode 7 and later,
  * ₽, ⏴…). Other marks and symbols (variation selectors, ❤, ₿ aside…)
  * separate tokens, as there; so do lone surrogates.
  */
-export const TOKEN: RegExp = new RegExp(`[${wordCharacterClass()}]+`, "gu");
+export const TOKEN: RegExp = new RegExp(
+  `[${wordCharacterClass(removedDiacritics())}][${wordCharacterClass()}]*`,
+  "gu",
+);
 /**
  * Noncharacters SQLite treats as separators although JavaScript calls them
  * unassigned ({@linkcode TOKEN} leaves them out too).
@@ -109,19 +113,37 @@ interface FoldTable {
   readonly astral: Map<number, number>;
 }
 
-/** The character class (without brackets) of {@linkcode TOKEN}, from the measured ranges. */
-function wordCharacterClass(): string {
+/**
+ * The character class (without brackets) of the measured token
+ * characters, those in `left` left out.
+ */
+function wordCharacterClass(left: ReadonlySet<number> = new Set()): string {
   const escape = (cp: number) => `\\u{${cp.toString(16)}}`;
+  const range = (first: number, last: number) =>
+    first > last ? "" : first === last ? escape(first) : `${escape(first)}-${escape(last)}`;
   let out = "";
   let end = 0;
   for (const item of WORD_CHARACTERS.split(/\s+/)) {
     if (item === "") continue;
     const [gap, length] = item.split("+").map((n) => parseInt(n, 36));
-    const first = end + gap;
+    let first = end + gap;
     end = first + length;
-    out += length === 1 ? escape(first) : `${escape(first)}-${escape(end - 1)}`;
+    for (const point of [...left].filter((p) => p >= first && p < end).sort((a, b) => a - b)) {
+      out += range(first, point - 1);
+      first = point + 1;
+    }
+    out += range(first, end - 1);
   }
   return out;
+}
+
+/**
+ * The diacritics `unicode61` removes (U+0300 to U+0331, 25 of them): a
+ * token goes on through them but never begins with one (a lone one, or one
+ * after a separator, separates), as FTS5 reads them.
+ */
+function removedDiacritics(): Set<number> {
+  return new Set(decodeFolds(WORD_FOLDS).filter(([, to]) => to === 0).map(([from]) => from));
 }
 
 /**
