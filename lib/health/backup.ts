@@ -150,6 +150,11 @@ function count(db: SqliteConnection, table: string): number {
   return Number(db.prepare(`SELECT count(*) AS n FROM ${table}`).get()?.n ?? 0);
 }
 
+/** `PRAGMA data_version`: it moves when another connection commits to the file. */
+function dataVersion(db: SqliteConnection): number {
+  return Number(db.prepare("PRAGMA data_version").get()?.data_version ?? 0);
+}
+
 /** A new empty file, mode 0600, beside `dest` (SQLite's VACUUM INTO accepts an empty file). */
 function newTemp(dest: string, suffix: string): string {
   const temp = tempName(dest, suffix);
@@ -300,10 +305,9 @@ export async function backupDatabase(
     if (counts === undefined) {
       throw new BackupError(`Cannot back up ${source}: ${changedEachTimeReason("copies")}`);
     }
-    const [before, after] = counts;
     await stopIfAborted(options.signal);
     options.onProgress?.("verifying", 0, 0);
-    const verified = verify(openDriver, source, copy, before, after, options.full ?? false);
+    const verified = verify(openDriver, source, copy, counts, options.full ?? false);
     await stopIfAborted(options.signal);
     let bytes = statSync(copy).size;
     if (options.compress) {
@@ -352,8 +356,10 @@ export async function backupDatabase(
  * see `readsUnlocked`) may be written by its owner meanwhile,
  * which the read would not see: its state is compared before and after.
  *
- * @returns The session and message counts before and after the copy, or
- *   `undefined` when a file read without locks changed meanwhile.
+ * @returns The session and message counts of the snapshot copied, `null`
+ *   when another connection committed while it was read (they may be
+ *   anything then: a delete lowers them), or `undefined` when a file read
+ *   without locks changed meanwhile.
  */
 function copyOnce(
   openDriver: SqliteDriver,
@@ -361,7 +367,7 @@ function copyOnce(
   copy: string,
   dest: string,
   options: BackupOptions,
-): [[number, number], [number, number]] | undefined {
+): [number, number] | null | undefined {
   const access = chooseWholeReadAccess(source);
   const state = readsUnlocked(access, source) ? fileState(source) : undefined;
   // Asked before opening: the connection makes a -wal of its own, deleted at its close.
@@ -373,14 +379,15 @@ function copyOnce(
     // A try waits inside SQLite only as long as openForReading sets (short: a signal waits for
     // the try).
     assertStateDb(db, source);
+    const version = dataVersion(db);
     const before: [number, number] = [count(db, "sessions"), count(db, "messages")];
     options.onProgress?.("copying", 0, 0);
     copying = true;
     db.prepare("VACUUM INTO ?").run(copy);
     copying = false;
-    const after: [number, number] = [count(db, "sessions"), count(db, "messages")];
     if (state !== undefined && fileState(source) !== state) return undefined;
-    return [before, after];
+    // Another connection's commit meanwhile: the copy's snapshot may lie anywhere among theirs.
+    return dataVersion(db) === version ? before : null;
   } catch (error) {
     if (error instanceof BackupError || isBusyError(error)) throw error;
     if (state !== undefined && fileState(source) !== state) return undefined;
@@ -400,13 +407,16 @@ function copyOnce(
   }
 }
 
-/** Checks the copy: b-trees sound, and row counts within what the source held around the copy. */
+/**
+ * Checks the copy: b-trees sound, and, when no other connection committed
+ * while it was made, the source's row counts (`expected`; `null` when one
+ * did: writers deleting and adding leave no bounds to check against).
+ */
 function verify(
   openDriver: SqliteDriver,
   source: string,
   copy: string,
-  before: [number, number],
-  after: [number, number],
+  expected: [number, number] | null,
   full: boolean,
 ): { sessions: number; messages: number; ftsWarnings: string[]; searchIndexesChecked: boolean } {
   const db = openDriver(copy, { readonly: true });
@@ -424,14 +434,11 @@ function verify(
     }
     const sessions = count(db, "sessions");
     const messages = count(db, "messages");
-    const within = (n: number, i: 0 | 1) =>
-      n >= Math.min(before[i], after[i]) && n <= Math.max(before[i], after[i]);
-    if (!within(sessions, 0) || !within(messages, 1)) {
+    if (expected !== null && (sessions !== expected[0] || messages !== expected[1])) {
       throw new BackupError(
         `Cannot back up: the copy holds ${groupedInteger(sessions)} sessions and ${
           groupedInteger(messages)
-        } messages, ` +
-          `the source ${before[0]}–${after[0]} and ${before[1]}–${after[1]}`,
+        } messages, the source ${groupedInteger(expected[0])} and ${groupedInteger(expected[1])}`,
       );
     }
     return {
