@@ -238,6 +238,11 @@ describe("importSession()", () => {
         { ...RECORD, parent_session_id: 5 },
         "parent_session_id must be a string or null: current value is 5",
       ],
+      // An object failed its line with the raw UNIQUE error of a title taken.
+      [
+        { ...RECORD, title: { a: 1 } },
+        'title must be a string, a number or null: current value is {"a":1}',
+      ],
       [
         { ...RECORD, messages: [{ role: "user" }] },
         "messages[0].timestamp must be a time in Unix seconds: current value is missing",
@@ -347,4 +352,29 @@ describe("importSession()", () => {
       stored.map(([role, content, toolCalls]) => [role, content, toolCalls]),
     );
   });
+});
+
+test("importSession() stores a boolean in a text column as Python binds it, 1 or 0, on every runtime", async () => {
+  // Deno's and Node's drivers bound it as the REAL 1: the text column kept '1.0'.
+  using db = await SessionDB.open({ path: tempDbPath() });
+  db.importSession({
+    ...RECORD,
+    id: "bools",
+    model: true,
+    billing_mode: false,
+    messages: [{ role: "tool", content: "x", tool_name: true, timestamp: 1 }],
+  } as never);
+  using raw = await rawOpen(db.path, true);
+  const session = raw.prepare("SELECT model, billing_mode FROM sessions WHERE id = 'bools'").get();
+  assert.deepEqual([session?.model, session?.billing_mode], ["1", "0"]);
+  const message = raw.prepare("SELECT tool_name FROM messages WHERE session_id = 'bools'").get();
+  assert.equal(message?.tool_name, "1");
+});
+
+test("importSession() renames a title given as a number that another session holds, as a text one", async () => {
+  // Before: the line failed with the raw error "UNIQUE constraint failed: sessions.title".
+  using db = await SessionDB.open({ path: tempDbPath() });
+  db.importSession({ ...RECORD, id: "text", title: "123" });
+  db.importSession({ ...RECORD, id: "number", title: 123 } as never);
+  assert.equal(db.getSession("number")?.title, "123 #2");
 });

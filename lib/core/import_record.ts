@@ -137,7 +137,7 @@ function carriesBytes(record: Record<string, unknown>, column: string): boolean 
  * non-empty string id, a string source (or its bytes, carried), a start in Unix seconds (within
  * what a JavaScript `Date` holds), an end likewise or null, numbers (or
  * null) in the counter, token and cost columns, a string (or null) parent,
- * and a list of messages that each have a string role (or its bytes,
+ * a title that is no list or object, and a list of messages that each have a string role (or its bytes,
  * carried) and a timestamp as the start.
  *
  * @param record One parsed line of an export.
@@ -156,6 +156,12 @@ export function checkImportRecord(record: unknown): ImportRecord {
   const parent = record.parent_session_id;
   if (parent !== undefined && parent !== null && typeof parent !== "string") {
     throw invalid("parent_session_id", "a string or null", parent);
+  }
+  // A title is text (a number is stored as its text): a list or an object failed its line with
+  // the raw UNIQUE error of a title another session holds.
+  const title = record.title;
+  if (typeof title === "object" && title !== null) {
+    throw invalid("title", "a string, a number or null", title);
   }
   if (!Array.isArray(messages)) throw invalid("messages", "a list", messages);
   // By index, not forEach(): forEach() skips an array's holes, which are no messages.
@@ -182,8 +188,8 @@ const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
 /**
- * A plain column value: scalars as they are, booleans as 0/1, JSON text for
- * the rest. A whole number is an integer, as Python's `json` reads it and
+ * A plain column value: scalars as they are, booleans as the integers 0
+ * and 1, JSON text for the rest. A whole number is an integer, as Python's `json` reads it and
  * `sqlite3` binds it: Deno's and Node's drivers bind every number as a REAL,
  * which a text column then kept as `"123456789.0"` (Bun's as `"123456789"`).
  * An integer beyond SQLite's 64-bit range (which an exact read of an export
@@ -207,7 +213,8 @@ export function scalarValue(field: string, value: unknown): ImportValue {
     // -0 stays the REAL it is (JSON's -0 and -0.0 read alike).
     return Number.isSafeInteger(value) && !Object.is(value, -0) ? BigInt(value) : value;
   }
-  if (typeof value === "boolean") return value ? 1 : 0;
+  // An integer too, as Python binds True: a REAL 1 made a text column '1.0' on Deno and Node.
+  if (typeof value === "boolean") return value ? 1n : 0n;
   return JSON.stringify(value);
 }
 
@@ -448,6 +455,21 @@ export function messageWriteOrder(messages: readonly Record<string, unknown>[]):
     const [x, y] = [messages[a].id as number | bigint, messages[b].id as number | bigint];
     return x < y ? -1 : x > y ? 1 : 0;
   });
+}
+
+/**
+ * The text a record's title is stored as, as the column's text affinity
+ * stores it (`7` as `"7"`, `true` as `"1"`), for the check that no other
+ * session holds it; `null` when it has none.
+ *
+ * @param record A checked record.
+ * @returns The title's text, or `null`.
+ */
+export function storedTitle(record: ImportRecord): string | null {
+  const title = record.row.title;
+  if (title === null || title === undefined) return null;
+  const value = scalarValue("title", title);
+  return value === null ? null : String(value);
 }
 
 /**

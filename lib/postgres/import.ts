@@ -19,6 +19,7 @@ import {
   originalMessageIds,
   sessionImportValues,
   skippedImport,
+  storedTitle,
   withTitle,
 } from "../core/import_record.ts";
 import { nextLineageTitle, stemToFit, titleStem } from "../core/titles.ts";
@@ -321,8 +322,8 @@ function withCarriedBlobsAsText(checked: ImportRecord): ImportRecord {
  * @returns The new title, or `null` when the record's is kept.
  */
 async function freeTitle(query: PgQuery, checked: ImportRecord): Promise<string | null> {
-  const title = checked.row.title;
-  if (typeof title !== "string") return null;
+  const title = storedTitle(checked);
+  if (title === null) return null;
   const holder = await query("SELECT 1 FROM sessions WHERE title = $1 AND id <> $2 LIMIT 1", [
     title,
     checked.id,

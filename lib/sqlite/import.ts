@@ -27,6 +27,7 @@ import {
   originalMessageIds,
   sessionImportValues,
   skippedImport,
+  storedTitle,
   unknownColumns,
   withTitle,
 } from "../core/import_record.ts";
@@ -141,8 +142,8 @@ function freeOriginalIds(
  * @returns The new title, or `null` when the record's is kept.
  */
 function freeTitle(store: Store, checked: ImportRecord): string | null {
-  const title = checked.row.title;
-  if (typeof title !== "string") return null;
+  const title = storedTitle(checked);
+  if (title === null) return null;
   const holder = store.statement("SELECT 1 AS one FROM sessions WHERE title = ? AND id <> ?")
     .get(title, checked.id);
   if (holder === undefined) return null;
