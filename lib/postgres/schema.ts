@@ -356,18 +356,19 @@ const BACKFILL_PAGE = 1_000;
  * stores those that changed: migration 7's rows.
  */
 async function writeUnspacedGrams(query: PgQuery): Promise<void> {
-  let after = 0;
+  // The id's digits, never a number: past 2^53 one rounds down, and the same page came back forever.
+  let after = "0";
   for (;;) {
     const rows = await query(
-      `SELECT id, content, tool_name, tool_calls FROM messages
+      `SELECT id::text AS id_text, content, tool_name, tool_calls FROM messages
        WHERE id > $1::bigint AND (content ~ $2 OR tool_name ~ $2 OR tool_calls ~ $2)
        ORDER BY id LIMIT ${BACKFILL_PAGE}`,
       [after, UNSPACED_CLASS],
     );
     if (rows.length === 0) return;
-    after = Number(rows[rows.length - 1].id);
+    after = String(rows[rows.length - 1].id_text);
     const grams = rows.map((row) => ({
-      id: Number(row.id),
+      id: String(row.id_text),
       grams: gramsVector(
         searchDocument(
           row.content as string | null,
@@ -391,11 +392,12 @@ async function writeUnspacedGrams(query: PgQuery): Promise<void> {
  * changed: migration 11's rows.
  */
 async function writeFoldedWords(query: PgQuery): Promise<void> {
-  let after = 0;
+  // The id's digits, never a number: past 2^53 one rounds down, and the same page came back forever.
+  let after = "0";
   for (;;) {
     // In UTF-8, a text holds a character outside ASCII when it has more bytes than characters.
     const rows = await query(
-      `SELECT id, content, tool_name, tool_calls FROM messages
+      `SELECT id::text AS id_text, content, tool_name, tool_calls FROM messages
        WHERE id > $1::bigint AND (octet_length(content) <> char_length(content)
          OR octet_length(tool_name) <> char_length(tool_name)
          OR octet_length(tool_calls) <> char_length(tool_calls))
@@ -403,9 +405,9 @@ async function writeFoldedWords(query: PgQuery): Promise<void> {
       [after],
     );
     if (rows.length === 0) return;
-    after = Number(rows[rows.length - 1].id);
+    after = String(rows[rows.length - 1].id_text);
     const words = rows.map((row) => ({
-      id: Number(row.id),
+      id: String(row.id_text),
       words: wordsVector(
         searchDocument(
           row.content as string | null,

@@ -92,4 +92,33 @@ describe("PostgreSQL word search folds as FTS5", { skip: PG_SKIP }, () => {
     const written = [...after].filter(([id, v]) => before.get(id) !== v).map(([id]) => id);
     assert.deepEqual(written.sort((a, b) => a - b), [greek, micro].sort((a, b) => a - b));
   });
+
+  test("migrations 7 and 11 page past message ids beyond 2^53", { timeout: 60_000 }, async () => {
+    // The last id of a page was read as a number, which rounded 2^53 + 1 down: the same page came
+    // back forever, inside the migration's transaction, and every other writer waited on it.
+    const schema = freshSchema();
+    const url = schemaUrl(schema);
+    {
+      await using store = await openStore(url);
+      await store.createSession("s", "cli");
+    }
+    await adminSql(`SELECT setval('"${schema}".messages_id_seq', 9007199254740992)`);
+    {
+      await using store = await openStore(url);
+      await store.appendMessage("s", { role: "user", content: "ΚΩΔΙΚΟΣ ไทย 350µs" });
+    }
+    const word = `"${schema}".message_words`;
+    await adminSql(`UPDATE ${word} SET search_words = '''κωδικος'':1'`);
+    await adminSql(`UPDATE "${schema}".messages SET search_grams = ''`);
+    await adminSql(`DELETE FROM "${schema}".hermes_migrations WHERE step IN (7, 11)`);
+    await using store = await openStore(url);
+    const hits = await store.searchMessages("κωδικοσ");
+    assert.equal(hits.length, 1);
+    assert.equal((await store.searchMessages("ไทย")).length, 1);
+    const steps = await adminSql(`SELECT step FROM "${schema}".hermes_migrations ORDER BY step`);
+    assert.deepEqual(steps.map((row) => Number(row.step)).filter((n) => n === 7 || n === 11), [
+      7,
+      11,
+    ]);
+  });
 });
