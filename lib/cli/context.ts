@@ -128,6 +128,20 @@ async function openFor(
 }
 
 /**
+ * How a command that writes first looks for what it names: a read on a
+ * file, where a session that is not there then leaves an older file as it
+ * was; the write's own open on a server, whose read refuses a schema at an
+ * older migration that the write upgrades (`rename` on such a schema failed
+ * with "upgrade it … or any write").
+ *
+ * @param ctx The command's context.
+ * @returns The access of the first look.
+ */
+export function findingAccess(ctx: Context): CommandAccess {
+  return isPostgresTarget(ctx.dbPath) ? "write" : "read";
+}
+
+/**
  * Creates the context of one run.
  *
  * @param io The process streams.

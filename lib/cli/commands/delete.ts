@@ -5,6 +5,7 @@
  */
 import type { SessionStore } from "../../core/session_store.ts";
 import type { Command, Context } from "../command.ts";
+import { findingAccess } from "../context.ts";
 import { formatCount, oneLine, plural } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
@@ -212,7 +213,9 @@ async function question(store: SessionStore, id: string): Promise<string> {
 
 async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   // Found and asked about by a read: a cancelled delete leaves an older file un-upgraded.
-  const reader = await openStoreNaming(ctx, args.positionals, "delete", { access: "read" });
+  const reader = await openStoreNaming(ctx, args.positionals, "delete", {
+    access: findingAccess(ctx),
+  });
   const { ids, notFound, ambiguous } = await targets(reader, args.positionals);
   if (notFound.length > 0 || ambiguous.length > 0) {
     printResult(ctx, [], notFound.map((error) => error.typed), ambiguous);

@@ -6,6 +6,7 @@
  */
 import type { PruneCandidate } from "../../core/prune_options.ts";
 import type { Command, Context } from "../command.ts";
+import { findingAccess } from "../context.ts";
 import { alignColumns, formatCount, formatDate, oneLine, plural } from "../../render/format.ts";
 import { printJson } from "../json.ts";
 import { integerOption, type ParsedArgs } from "../parse.ts";
@@ -169,8 +170,8 @@ async function pruneGhosts(args: ParsedArgs, ctx: Context): Promise<number> {
   }
   const dryRun = args.flag("dry-run");
   // Found and asked about by a read, as `list` reads: a dry run or a cancelled
-  // prune never upgrades an older file.
-  const reader = await ctx.openStore({ access: "read" });
+  // prune never upgrades an older file (a server's older schema, only a dry run).
+  const reader = await ctx.openStore({ access: dryRun ? "read" : findingAccess(ctx) });
   const candidates = await reader.pruneCandidates({ ghosts: true });
   const note = await syncedNote(reader, candidates.map((c) => c.id), "prune");
   if (dryRun) return printDryRun(ctx, candidates, { scope: GHOSTS, note });
@@ -206,7 +207,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const days = integerOption(args, "older-than", { fallback: 90, command: "prune" });
   const source = args.string("source") || null;
   const dryRun = args.flag("dry-run");
-  const reader = await ctx.openStore({ access: "read" });
+  const reader = await ctx.openStore({ access: dryRun ? "read" : findingAccess(ctx) });
   // The cutoff is fixed now: a session that ages past it while the question waits is not counted.
   const listedAt = ctx.io.now();
   const candidates = await reader.pruneCandidates({ olderThanDays: days, source });

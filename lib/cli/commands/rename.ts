@@ -4,6 +4,7 @@
  * @module
  */
 import type { Command, Context } from "../command.ts";
+import { findingAccess } from "../context.ts";
 import { printJson } from "../json.ts";
 import type { ParsedArgs } from "../parse.ts";
 import { sayNote, syncedNote } from "../origin.ts";
@@ -49,7 +50,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
     );
   }
   // Found by a read: a session that is not there leaves an older file un-upgraded.
-  const reader = await openStoreNaming(ctx, [target], "rename", { access: "read" });
+  const reader = await openStoreNaming(ctx, [target], "rename", { access: findingAccess(ctx) });
   const id = await resolveSession(reader, target, "rename");
   sayNote(ctx, await syncedNote(reader, [id], "rename"));
   const store = await ctx.openStore();
