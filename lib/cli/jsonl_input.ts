@@ -7,6 +7,7 @@
  * @module
  */
 import { createReadStream } from "node:fs";
+import { Buffer } from "node:buffer";
 import type { Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
 import type { Io } from "./io.ts";
@@ -35,54 +36,94 @@ const SIGNATURES: readonly (readonly [readonly string[], string])[] = [
  *   {@linkcode CommandError} at a line longer than {@linkcode MAX_LINE_LENGTH}.
  */
 export function inputLines(io: Io, source: string): AsyncIterable<string> {
-  if (source === "-") return limitedLines(io.stdin().setEncoding("utf8"), source);
+  if (source === "-") return limitedLines(io.stdin(), source);
   const file = createReadStream(source);
-  if (!/\.gz$/i.test(source)) return limitedLines(file.setEncoding("utf8"), source);
+  if (!/\.gz$/i.test(source)) return limitedLines(file, source);
   const gunzip = createGunzip();
   // A damaged stream fails the line reader rather than the process.
   file.on("error", (error) => gunzip.destroy(error));
-  return limitedLines(file.pipe(gunzip).setEncoding("utf8"), source);
+  return limitedLines(file.pipe(gunzip), source);
 }
 
 /**
- * The lines of a text stream, ended by `\n`, `\r\n` or `\r` only: not by
+ * A line of the input that is not valid UTF-8 (a file in Latin-1 or
+ * another encoding): decoding it would put U+FFFD in place of its bytes,
+ * silently. `text` is that decoding, for the check of a first line that
+ * shows binary data.
+ */
+export class InvalidTextLineError extends Error {
+  /** The line's number, from 1. */
+  readonly line: number;
+  /** The line with each byte that is not UTF-8 read as U+FFFD. */
+  readonly text: string;
+  /**
+   * @param line The line's number.
+   * @param text Its decoding with U+FFFD.
+   */
+  constructor(line: number, text: string) {
+    super(`line ${line} is not valid UTF-8 text`);
+    this.name = "InvalidTextLineError";
+    this.line = line;
+    this.text = text;
+  }
+}
+
+/** A line's bytes as text; `undefined` when they are not valid UTF-8. */
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const lenientUtf8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/**
+ * The lines of a byte stream, ended by `\n`, `\r\n` or `\r` only: not by
  * U+2028, U+2029 or U+0085, which JSON writes raw inside a string (as
  * `export` and Python's `ensure_ascii=False` do) and which `node:readline`
  * takes for line ends. A last line without its end is a line; an empty
- * one is none. A line longer than `limit` characters fails the reading
- * with a {@linkcode CommandError} naming its number, before it is held whole.
+ * one is none. Each line is decoded as UTF-8 whole (those bytes are never
+ * part of a longer UTF-8 sequence, so the line ends are found in the
+ * bytes); one that is not valid UTF-8 fails the reading with an
+ * {@linkcode InvalidTextLineError}. A line longer than `limit` bytes fails
+ * it with a {@linkcode CommandError} naming its number, before it is held
+ * whole.
  */
 async function* limitedLines(
   stream: Readable,
   source: string,
   limit = MAX_LINE_LENGTH,
 ): AsyncGenerator<string> {
-  // `\r\n`, `\n` or `\r`, as Python's `for line in file` reads them.
-  const lineEnd = /\r\n|\n|\r/g;
   // The iteration below fails with a stream's error; Bun also emits it after the
   // iterator has stopped listening, which would end the process.
   stream.on("error", () => {});
-  let open: string[] = [];
+  let open: Uint8Array[] = [];
   let openLength = 0;
   let number = 1;
   let endedOnCr = false;
-  for await (const chunk of stream as AsyncIterable<string>) {
+  const lineOf = (parts: Uint8Array[]): string => {
+    const bytes = parts.length === 1 ? parts[0] : Buffer.concat(parts);
+    try {
+      return strictUtf8.decode(bytes);
+    } catch {
+      throw new InvalidTextLineError(number, lenientUtf8.decode(bytes));
+    }
+  };
+  for await (const piece of stream as AsyncIterable<Uint8Array | string>) {
+    const chunk = typeof piece === "string" ? Buffer.from(piece) : piece;
     // The `\n` of a `\r\n` that two chunks split ends no second line.
-    let start = endedOnCr && chunk.startsWith("\n") ? 1 : 0;
-    if (chunk.length > 0) endedOnCr = chunk.endsWith("\r");
-    lineEnd.lastIndex = start;
-    for (let end = lineEnd.exec(chunk); end !== null; end = lineEnd.exec(chunk)) {
-      open.push(chunk.slice(start, end.index));
-      start = lineEnd.lastIndex;
-      const line = open.join("");
+    let start = endedOnCr && chunk[0] === LF ? 1 : 0;
+    if (chunk.length > 0) endedOnCr = chunk[chunk.length - 1] === CR;
+    for (let at = start; at < chunk.length; at++) {
+      const byte = chunk[at];
+      if (byte !== LF && byte !== CR) continue;
+      open.push(chunk.subarray(start, at));
+      // `\r\n`, `\n` or `\r`, as Python's `for line in file` reads them.
+      if (byte === CR && chunk[at + 1] === LF) at++;
+      start = at + 1;
+      const line = lineOf(open);
       open = [];
       openLength = 0;
       number++;
       yield line;
-      lineEnd.lastIndex = start;
     }
     if (start < chunk.length) {
-      open.push(chunk.slice(start));
+      open.push(chunk.subarray(start));
       openLength += chunk.length - start;
       if (openLength > limit) {
         throw new CommandError(
@@ -93,9 +134,15 @@ async function* limitedLines(
       }
     }
   }
-  const last = open.join("");
-  if (last !== "") yield last;
+  if (openLength > 0) {
+    const last = lineOf(open);
+    if (last !== "") yield last;
+  }
 }
+
+/** The bytes of the line ends. */
+const LF = 0x0a;
+const CR = 0x0d;
 
 /** How messages name an input: a file's printable name, or "standard input" for `-`. */
 function inputName(source: string): string {
@@ -103,7 +150,7 @@ function inputName(source: string): string {
 }
 
 /**
- * The longest line `import` reads, in UTF-16 code units: well below the
+ * The longest line `import` reads, in bytes: well below the
  * longest string JavaScript can hold (2^29 - 24 in V8), which a line reader
  * fed `/dev/zero` or a binary file without a line end would pass, failing
  * the whole process with "Invalid string length".

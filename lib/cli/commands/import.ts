@@ -11,7 +11,7 @@ import type { ParentLink } from "../../core/transfer_options.ts";
 import type { SessionStore } from "../../core/session_store.ts";
 import type { Command, Context } from "../command.ts";
 import { formatCount, oneLine, plural } from "../../render/format.ts";
-import { checkJsonLines, inputLines, isGzipError } from "../jsonl_input.ts";
+import { checkJsonLines, inputLines, InvalidTextLineError, isGzipError } from "../jsonl_input.ts";
 import { printJson } from "../json.ts";
 import { visibleControls } from "../../render/transcript.ts";
 import { writeFailureReason } from "../../files/output_path.ts";
@@ -485,7 +485,17 @@ async function firstLine(
 ): Promise<{ text: string; number: number } | undefined> {
   let number = 0;
   for (;;) {
-    const next = await readNext(lines, source);
+    let next: IteratorResult<string>;
+    try {
+      next = await readNext(lines, source);
+    } catch (error) {
+      // Binary data (a database, a compressed stream) is said as such by the first line's check.
+      const invalid = error instanceof DamagedInputError ? error.cause : undefined;
+      if (invalid instanceof InvalidTextLineError && invalid.text.trim() !== "") {
+        checkJsonLines(invalid.text, source);
+      }
+      throw error;
+    }
     if (next.done) return undefined;
     number++;
     const text = number === 1 ? next.value.replace(/^\uFEFF/, "") : next.value;
@@ -493,10 +503,10 @@ async function firstLine(
   }
 }
 
-/** A `.gz` input that cannot be read on (not gzip, or damaged part way). */
+/** An input that cannot be read on: a `.gz` not gzip or damaged part way, or text not UTF-8. */
 class DamagedInputError extends CommandError {}
 
-/** The next line; a damaged `.gz` input is one clear error. */
+/** The next line; a damaged `.gz` input, or a line not UTF-8, is one clear error. */
 async function readNext(
   lines: AsyncIterator<string>,
   source: string,
@@ -504,6 +514,14 @@ async function readNext(
   try {
     return await lines.next();
   } catch (error) {
+    if (error instanceof InvalidTextLineError) {
+      // Decoded, each byte that is not UTF-8 would have become U+FFFD without a word.
+      throw new DamagedInputError(
+        `Cannot import ${source}: line ${error.line} is not valid UTF-8 text (another ` +
+          "encoding, such as Latin-1?): convert the file to UTF-8 first",
+        { cause: error },
+      );
+    }
     if (!isGzipError(error)) throw error;
     throw new DamagedInputError(
       `Cannot import ${source}: not a valid gzip file (${(error as Error).message})`,
