@@ -25,7 +25,7 @@
  * @module
  */
 import { OpenError } from "../core/errors.ts";
-import type { PgClient, PgQuery } from "./_client_types.ts";
+import type { PgClient, PgQuery, PgValue } from "./_client_types.ts";
 import { quoteIdentifier } from "../core/sql_identifier.ts";
 import { COUNTER_COLUMNS } from "./_rows.ts";
 import { UNSPACED_CLASS } from "../core/search/cjk.ts";
@@ -347,29 +347,44 @@ const ADDED_TABLES: readonly AddedTable[] = [
   },
 ];
 
-/** Messages read per round trip by {@linkcode writeUnspacedGrams} and {@linkcode writeFoldedWords}. */
+/** Messages read per round trip by {@linkcode rewriteVectors}. */
 const BACKFILL_PAGE = 1_000;
 
+/** A vector a backfill writes again: where it is kept, and how a write computes it. */
+interface BackfilledVector {
+  /** The table and its alias (`messages m`). */
+  readonly table: string;
+  /** The column. */
+  readonly column: string;
+  /** The vector of a message's searchable text, as a write makes it. */
+  readonly vectorOf: (document: string) => string;
+}
+
 /**
- * Computes the grams of every message holding a character of Thai, Lao,
- * Myanmar or Khmer again, as a write computes them (`gramsVector`), and
- * stores those that changed: migration 7's rows.
+ * Computes `vector` again for every message `condition` selects (SQL over
+ * `content`, `tool_name`, `tool_calls`, its parameters from `$2`), as a
+ * write computes it, and stores those that changed, a page at a time.
  */
-async function writeUnspacedGrams(query: PgQuery): Promise<void> {
+async function rewriteVectors(
+  query: PgQuery,
+  condition: string,
+  params: readonly PgValue[],
+  vector: BackfilledVector,
+): Promise<void> {
+  const alias = vector.table.split(" ")[1];
   // The id's digits, never a number: past 2^53 one rounds down, and the same page came back forever.
   let after = "0";
   for (;;) {
     const rows = await query(
       `SELECT id::text AS id_text, content, tool_name, tool_calls FROM messages
-       WHERE id > $1::bigint AND (content ~ $2 OR tool_name ~ $2 OR tool_calls ~ $2)
-       ORDER BY id LIMIT ${BACKFILL_PAGE}`,
-      [after, UNSPACED_CLASS],
+       WHERE id > $1::bigint AND (${condition}) ORDER BY id LIMIT ${BACKFILL_PAGE}`,
+      [after, ...params],
     );
     if (rows.length === 0) return;
     after = String(rows[rows.length - 1].id_text);
-    const grams = rows.map((row) => ({
+    const vectors = rows.map((row) => ({
       id: String(row.id_text),
-      grams: gramsVector(
+      vector: vector.vectorOf(
         searchDocument(
           row.content as string | null,
           row.tool_name as string | null,
@@ -378,12 +393,26 @@ async function writeUnspacedGrams(query: PgQuery): Promise<void> {
       ),
     }));
     await query(
-      `UPDATE messages m SET search_grams = v.grams::tsvector
-       FROM jsonb_to_recordset($1::text::jsonb) AS v(id bigint, grams text)
-       WHERE m.id = v.id AND m.search_grams <> v.grams::tsvector`,
-      [jsonParam(grams)],
+      `UPDATE ${vector.table} SET ${vector.column} = v.vector::tsvector
+       FROM jsonb_to_recordset($1::text::jsonb) AS v(id bigint, vector text)
+       WHERE ${alias}.id = v.id AND ${alias}.${vector.column} <> v.vector::tsvector`,
+      [jsonParam(vectors)],
     );
   }
+}
+
+/**
+ * Computes the grams of every message holding a character of Thai, Lao,
+ * Myanmar or Khmer again, as a write computes them (`gramsVector`), and
+ * stores those that changed: migration 7's rows.
+ */
+async function writeUnspacedGrams(query: PgQuery): Promise<void> {
+  await rewriteVectors(
+    query,
+    "content ~ $2 OR tool_name ~ $2 OR tool_calls ~ $2",
+    [UNSPACED_CLASS],
+    { table: "messages m", column: "search_grams", vectorOf: gramsVector },
+  );
 }
 
 /**
@@ -392,37 +421,15 @@ async function writeUnspacedGrams(query: PgQuery): Promise<void> {
  * changed: migration 11's rows.
  */
 async function writeFoldedWords(query: PgQuery): Promise<void> {
-  // The id's digits, never a number: past 2^53 one rounds down, and the same page came back forever.
-  let after = "0";
-  for (;;) {
-    // In UTF-8, a text holds a character outside ASCII when it has more bytes than characters.
-    const rows = await query(
-      `SELECT id::text AS id_text, content, tool_name, tool_calls FROM messages
-       WHERE id > $1::bigint AND (octet_length(content) <> char_length(content)
-         OR octet_length(tool_name) <> char_length(tool_name)
-         OR octet_length(tool_calls) <> char_length(tool_calls))
-       ORDER BY id LIMIT ${BACKFILL_PAGE}`,
-      [after],
-    );
-    if (rows.length === 0) return;
-    after = String(rows[rows.length - 1].id_text);
-    const words = rows.map((row) => ({
-      id: String(row.id_text),
-      words: wordsVector(
-        searchDocument(
-          row.content as string | null,
-          row.tool_name as string | null,
-          row.tool_calls as string | null,
-        ),
-      ),
-    }));
-    await query(
-      `UPDATE message_words w SET search_words = v.words::tsvector
-       FROM jsonb_to_recordset($1::text::jsonb) AS v(id bigint, words text)
-       WHERE w.id = v.id AND w.search_words <> v.words::tsvector`,
-      [jsonParam(words)],
-    );
-  }
+  // In UTF-8, a text holds a character outside ASCII when it has more bytes than characters.
+  await rewriteVectors(
+    query,
+    `octet_length(content) <> char_length(content)
+      OR octet_length(tool_name) <> char_length(tool_name)
+      OR octet_length(tool_calls) <> char_length(tool_calls)`,
+    [],
+    { table: "message_words w", column: "search_words", vectorOf: wordsVector },
+  );
 }
 
 /** The last migration this version knows: what its statements read and write. */
