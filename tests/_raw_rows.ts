@@ -104,3 +104,29 @@ export async function rawAll(
   using db = await rawOpen(path, true);
   return db.prepare(sql).all(...params);
 }
+
+/**
+ * A new file whose session `s` holds one message for each pair of stored
+ * `content` and `tool_calls` texts, written as another writer stores them.
+ */
+export async function fileWithStoredTexts(
+  rows: readonly (readonly [string, string | null])[],
+): Promise<string> {
+  const path = tempDbPath();
+  (await SessionDB.open({ path })).close();
+  using raw = await rawOpen(path);
+  raw.exec("INSERT INTO sessions (id, source, started_at) VALUES ('s', 'cli', 1777400000)");
+  const insert = raw.prepare(
+    `INSERT INTO messages (session_id, role, content, tool_calls, timestamp)
+     VALUES ('s', 'assistant', ?, ?, ?)`,
+  );
+  rows.forEach(([content, calls], i) => insert.run(content, calls, 1777400001 + i));
+  return path;
+}
+
+/** Each message's stored `content` and `tool_calls`, in time order. */
+export async function storedMessageTexts(path: string): Promise<unknown[][]> {
+  using raw = await rawOpen(path, true);
+  return raw.prepare("SELECT content, tool_calls FROM messages ORDER BY timestamp").all()
+    .map((row) => [row.content, row.tool_calls]);
+}

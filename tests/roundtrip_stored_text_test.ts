@@ -13,35 +13,14 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { rawOpen, tempDbPath, tempDir } from "./_helpers.ts";
+import { tempDir } from "./_helpers.ts";
+import { fileWithStoredTexts, storedMessageTexts } from "./_raw_rows.ts";
 import { runCli } from "./_cli_io.ts";
-import { SessionDB } from "../lib/sqlite/session_db.ts";
-
-/** A file whose session `s` holds the given (content, tool_calls) pairs. */
-async function fileWith(rows: readonly [string, string | null][]): Promise<string> {
-  const path = tempDbPath();
-  (await SessionDB.open({ path })).close();
-  using raw = await rawOpen(path);
-  raw.exec("INSERT INTO sessions (id, source, started_at) VALUES ('s', 'cli', 1777400000)");
-  const insert = raw.prepare(
-    `INSERT INTO messages (session_id, role, content, tool_calls, timestamp)
-     VALUES ('s', 'user', ?, ?, ?)`,
-  );
-  rows.forEach(([content, calls], i) => insert.run(content, calls, 1777400001 + i));
-  return path;
-}
-
-/** Each message's stored `content` and `tool_calls`, in order. */
-async function storedTexts(path: string): Promise<unknown[][]> {
-  using raw = await rawOpen(path, true);
-  return raw.prepare("SELECT content, tool_calls FROM messages ORDER BY timestamp").all()
-    .map((row) => [row.content, row.tool_calls]);
-}
 
 describe("stored text between files", () => {
   test("copy keeps a long integer in the content beside tool calls carried as text", async () => {
     const content = '\u0000json:[{"type": "text", "n": 1152921504606846977}]';
-    const path = await fileWith([
+    const path = await fileWithStoredTexts([
       [content, '[{"a":1,"a":2}]'],
       [content, '[{"a":1}]'],
       [content, '[{"a": 1.0}]'],
@@ -50,11 +29,11 @@ describe("stored text between files", () => {
     const dest = join(tempDir(), "copy.db");
     const run = await runCli(["copy", path, dest]);
     assert.equal(run.code, 0, run.err);
-    assert.deepEqual(await storedTexts(dest), await storedTexts(path));
+    assert.deepEqual(await storedMessageTexts(dest), await storedMessageTexts(path));
   });
 
   test("export then import keeps NaN and Infinity in tool calls and content", async () => {
-    const path = await fileWith([
+    const path = await fileWithStoredTexts([
       ['\u0000json:[{"type": "text", "text": "t", "n": NaN}]', '[{"x": NaN, "y": -Infinity}]'],
     ]);
     const exported = await runCli(["--db", path, "export", "-"]);
@@ -68,6 +47,6 @@ describe("stored text between files", () => {
     const imported = join(tempDir(), "imported.db");
     const run = await runCli(["--db", imported, "import", lines]);
     assert.equal(run.code, 0, run.err);
-    assert.deepEqual(await storedTexts(imported), await storedTexts(path));
+    assert.deepEqual(await storedMessageTexts(imported), await storedMessageTexts(path));
   });
 });

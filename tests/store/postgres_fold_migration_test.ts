@@ -12,6 +12,7 @@ import { openStore } from "../../lib/open_store.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import { LAST_STEP } from "../../lib/postgres/schema.ts";
 import { tempDbPath } from "../_helpers.ts";
+import { answersOf, fillSession } from "./_search_answers.ts";
 import { adminSql, freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
 
 const TEXTS = [
@@ -26,20 +27,10 @@ const TEXTS = [
 ];
 const QUERIES = ["ΚΩΔΙΚΟΣ*", "κωδικοσ", "κωδικος", "350μs", "350µs", "οδος*", "ΟΔΟΣ"];
 
-async function filled(store: SessionStore): Promise<void> {
-  await store.createSession("s", "cli");
-  await store.appendMessages("s", TEXTS.map((content) => ({ role: "user", content })));
-}
-
-async function answers(store: SessionStore): Promise<Record<string, string[]>> {
-  const texts = new Map((await store.getMessages("s")).map((m) => [m.id, String(m.content)]));
-  const found: Record<string, string[]> = {};
-  for (const query of QUERIES) {
-    const hits = await store.searchMessages(query, { limit: 50 });
-    found[query] = hits.map((hit) => texts.get(hit.id) ?? `#${hit.id}`).sort();
-  }
-  return found;
-}
+/** Session `s` of the texts above. */
+const filled = (store: SessionStore) => fillSession(store, TEXTS);
+/** What each query above finds. */
+const answers = (store: SessionStore) => answersOf(store, QUERIES);
 
 describe("PostgreSQL word search folds as FTS5", { skip: PG_SKIP }, () => {
   test("searchMessages() finds Greek and micro-sign words where SQLite does", {

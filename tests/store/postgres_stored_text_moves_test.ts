@@ -16,10 +16,10 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { rawOpen, tempDbPath, tempDir } from "../_helpers.ts";
+import { rawOpen, tempDir } from "../_helpers.ts";
+import { fileWithStoredTexts, storedMessageTexts } from "../_raw_rows.ts";
 import { runCli } from "../_cli_io.ts";
 import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
-import { SessionDB } from "../../lib/sqlite/session_db.ts";
 
 /** `tool_calls` texts an import would not write again from the value read. */
 const TOOL_CALLS = [
@@ -35,25 +35,7 @@ const TOOL_CALLS = [
 const CONTENT = '\u0000json:[{"type": "text", "text": "t", "n": 1152921504606846977}]';
 
 /** A file with session `s` holding one message for each text. */
-async function fileWithTexts(): Promise<string> {
-  const path = tempDbPath();
-  (await SessionDB.open({ path })).close();
-  using raw = await rawOpen(path);
-  raw.exec("INSERT INTO sessions (id, source, started_at) VALUES ('s', 'cli', 1777400000)");
-  const insert = raw.prepare(
-    `INSERT INTO messages (session_id, role, content, tool_calls, timestamp)
-     VALUES ('s', 'assistant', ?, ?, ?)`,
-  );
-  TOOL_CALLS.forEach((text, i) => insert.run(CONTENT, text, 1777400001 + i));
-  return path;
-}
-
-/** Each message's stored `content` and `tool_calls`, in order. */
-async function storedTexts(path: string): Promise<unknown[][]> {
-  using raw = await rawOpen(path, true);
-  return raw.prepare("SELECT content, tool_calls FROM messages ORDER BY timestamp").all()
-    .map((row) => [row.content, row.tool_calls]);
-}
+const fileWithTexts = () => fileWithStoredTexts(TOOL_CALLS.map((calls) => [CONTENT, calls]));
 
 describe("stored text out of PostgreSQL", { skip: PG_SKIP }, () => {
   test("sync, then copy back with --origin: every text as the file held it", async () => {
@@ -64,7 +46,7 @@ describe("stored text out of PostgreSQL", { skip: PG_SKIP }, () => {
     const back = join(tempDir(), "back.db");
     const copy = await runCli(["copy", url, back, "--origin", "o1"]);
     assert.equal(copy.code, 0, copy.err);
-    assert.deepEqual(await storedTexts(back), await storedTexts(path));
+    assert.deepEqual(await storedMessageTexts(back), await storedMessageTexts(path));
   });
 
   test("copy to the server and back, and export --db URL then import: the same texts", async () => {
@@ -73,7 +55,7 @@ describe("stored text out of PostgreSQL", { skip: PG_SKIP }, () => {
     assert.equal((await runCli(["copy", path, url])).code, 0);
     const back = join(tempDir(), "back.db");
     assert.equal((await runCli(["copy", url, back])).code, 0);
-    assert.deepEqual(await storedTexts(back), await storedTexts(path));
+    assert.deepEqual(await storedMessageTexts(back), await storedMessageTexts(path));
 
     const exported = await runCli(["--db", url, "export", "-"]);
     assert.equal(exported.code, 0, exported.err);
@@ -82,7 +64,7 @@ describe("stored text out of PostgreSQL", { skip: PG_SKIP }, () => {
     const imported = join(tempDir(), "imported.db");
     const run = await runCli(["--db", imported, "import", lines]);
     assert.equal(run.code, 0, run.err);
-    assert.deepEqual(await storedTexts(imported), await storedTexts(path));
+    assert.deepEqual(await storedMessageTexts(imported), await storedMessageTexts(path));
   });
 
   test("sync of a file holding -2^63 in integer columns ships every session", async () => {
