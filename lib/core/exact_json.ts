@@ -7,6 +7,7 @@
  * @module
  */
 import { parsePythonJson, type Reviver } from "./python_json_parse.ts";
+import { PythonFloat } from "./python_json.ts";
 
 /**
  * A number of sixteen digits or more where JSON puts a value (after `:`,
@@ -86,6 +87,83 @@ export function mayHoldLongInteger(text: string): boolean {
  */
 export function parseJsonExact(text: string): unknown {
   return parsePythonJson(text, mayHoldLongInteger(text) ? exactInteger as Reviver : undefined);
+}
+
+/**
+ * A float written with a fraction of zeros or an exponent (`1.0`, `1e+16`):
+ * one JavaScript reads as a whole number. Strings may hold such text too,
+ * which only costs the reviver.
+ */
+const WHOLE_FLOAT = /[0-9]\.0+(?![0-9])|[0-9][eE][+-]?[0-9]/;
+
+/** The columns of a message whose JSON an import writes back as Python wrote it. */
+const JSON_COLUMNS = new Set(["content", "tool_calls"]);
+
+/** `value` with every {@linkcode PythonFloat} in it its number again (in place). */
+function plainNumbers(value: unknown): unknown {
+  if (value instanceof PythonFloat) return value.value;
+  if (value !== null && typeof value === "object") {
+    const object = value as Record<string, unknown>;
+    for (const key of Object.keys(object)) object[key] = plainNumbers(object[key]);
+  }
+  return value;
+}
+
+/**
+ * Parses one line of an export as {@linkcode parseJsonExact} does, and
+ * keeps, inside each message's `content` and `tool_calls`, a float Python
+ * wrote whose value is whole (`1.0`, `-0.0`, `1e+16`) as a
+ * {@linkcode PythonFloat}, which the import writes back as Python wrote it:
+ * read as numbers, `[{"n": 1.0}]` was stored `[{"n": 1}]`, an int to
+ * Python. Every other number of the record is a number.
+ *
+ * @param text One line of an export.
+ * @returns The record.
+ * @throws {SyntaxError} For text that is not JSON.
+ *
+ * @example
+ * ```ts
+ * import { parseExportLine } from "./exact_json.ts";
+ * import { pythonJson } from "./python_json.ts";
+ * const record = parseExportLine('{"started_at": 1.0, "messages": [{"tool_calls": [{"n": 1.0}]}]}');
+ * const { started_at, messages } = record as { started_at: number; messages: { tool_calls: unknown }[] };
+ * console.assert(started_at === 1 && pythonJson(messages[0].tool_calls) === '[{"n": 1.0}]');
+ * ```
+ */
+export function parseExportLine(text: string): unknown {
+  if (!WHOLE_FLOAT.test(text)) return parseJsonExact(text);
+  const record = parsePythonJson(text, function (key, value, context?: ReviverContext) {
+    const source = context?.source;
+    if (
+      typeof value === "number" && Number.isInteger(value) && source !== undefined &&
+      /[.eE]/.test(source)
+    ) {
+      return new PythonFloat(value);
+    }
+    return exactInteger(key, value, context);
+  } as Reviver);
+  if (record === null || typeof record !== "object" || Array.isArray(record)) {
+    return plainNumbers(record);
+  }
+  const row = record as Record<string, unknown>;
+  for (const key of Object.keys(row)) {
+    if (key !== "messages" || !Array.isArray(row.messages)) row[key] = plainNumbers(row[key]);
+  }
+  const messages = Array.isArray(row.messages) ? row.messages : [];
+  for (const message of messages) {
+    if (message === null || typeof message !== "object" || Array.isArray(message)) {
+      plainNumbers(message);
+      continue;
+    }
+    const fields = message as Record<string, unknown>;
+    for (const key of Object.keys(fields)) {
+      // A column that is a number itself (no JSON of Python's): that number.
+      if (!JSON_COLUMNS.has(key) || fields[key] instanceof PythonFloat) {
+        fields[key] = plainNumbers(fields[key]);
+      }
+    }
+  }
+  return record;
 }
 
 /**

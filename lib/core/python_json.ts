@@ -63,7 +63,28 @@ interface Writer {
   stack: object[];
 }
 
+/**
+ * A float Python wrote whose value is a whole number (`1.0`, `-0.0`,
+ * `1e+16`): JavaScript reads it as the integer, which would be written
+ * back as one (`1`). Read so from an export line, it is written back as
+ * Python writes the float ({@linkcode pythonJson}); elsewhere (`toJSON`) it
+ * is the number.
+ */
+export class PythonFloat {
+  /** The number. */
+  readonly value: number;
+  /** @param value The number. */
+  constructor(value: number) {
+    this.value = value;
+  }
+  /** @returns The number, for a writer that knows no Python floats. */
+  toJSON(): number {
+    return this.value;
+  }
+}
+
 function dump(value: unknown, key: string, w: Writer): string | undefined {
+  if (value instanceof PythonFloat) return pythonFloatRepr(value.value);
   if (value !== null && typeof value === "object" && "toJSON" in value) {
     const toJSON = (value as { toJSON: unknown }).toJSON;
     if (typeof toJSON === "function") value = toJSON.call(value, key);

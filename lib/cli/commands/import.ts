@@ -25,7 +25,7 @@ import { renamedNote } from "../renamed_note.ts";
 import { diskFullReason, isDiskFull } from "../../sqlite/disk_space.ts";
 import { delay } from "../../core/delay.ts";
 import { StorageError } from "../../core/storage_error.ts";
-import { parseJsonExact } from "../../core/exact_json.ts";
+import { parseExportLine } from "../../core/exact_json.ts";
 import { checkImportRecord } from "../../core/import_record.ts";
 import { printableArgument } from "../shown_argument.ts";
 import { truncate } from "../../render/width.ts";
@@ -267,7 +267,7 @@ async function run(args: ParsedArgs, ctx: Context): Promise<number> {
   const importLine = async (line: string) => {
     let record: unknown;
     try {
-      record = parseJsonExact(line);
+      record = parseExportLine(line);
     } catch (error) {
       lineFailed(error);
       return;
