@@ -10,7 +10,7 @@
  * reading" line. The file is taken and let go at set points (a read of the
  * store), never after a timed wait. The driver's side of the wait runs on the three
  * runtimes in reliability/read_held_whole_test.ts; here each command's case
- * runs under Deno and one of Bun and Node (`caseSkip`).
+ * runs under one of Deno, Bun and Node (`caseSkip`).
  */
 import { afterEach, describe, test } from "node:test";
 import assert from "node:assert/strict";

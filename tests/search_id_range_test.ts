@@ -3,8 +3,8 @@
  * time filters leave (`lib/sqlite/search/id_range.ts`): the same hits in
  * the same order as reading the whole index, on files whose timestamps
  * follow ids and on files where they do not (the bound is then not proven,
- * and not used). Each file's check runs under two of Deno, Bun and Node
- * (`spreadCaseSkip`); each file is built once and shared by the tests that read it.
+ * and not used). Each file's check runs under one of Deno, Bun and Node
+ * (`caseSkip`); each file is built once and shared by the tests that read it.
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -18,7 +18,7 @@ import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { tempDbPath } from "./_helpers.ts";
 import { insertRows, type MessageSeed } from "./_search_data.ts";
 import { mulberry32 } from "./_random.ts";
-import { spreadCaseSkip } from "./reliability/_runtimes.ts";
+import { caseSkip } from "./reliability/_runtimes.ts";
 
 const START = 1_700_000_000;
 const COUNT = 3000;
@@ -100,7 +100,7 @@ for (
   const [index, shape] of (["growing", "backdated", "early-future", "shuffled"] as const).entries()
 ) {
   describe(`searchMessages() with time filters on a file whose timestamps are ${shape}`, {
-    skip: spreadCaseSkip(index),
+    skip: caseSkip(index),
   }, () => {
     let store: Store;
     before(async () => {

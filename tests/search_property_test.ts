@@ -9,7 +9,7 @@
  * rows: every path (unicode61, trigram, trigram plus substring check,
  * substring) must find exactly the messages the oracle names.
  *
- * Every chunk runs under two of Deno, Bun and Node (`spreadCaseSkip`).
+ * Each chunk runs under one of Deno, Bun and Node (`caseSkip`).
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -21,7 +21,7 @@ import { sanitizeFts5Query } from "../lib/core/search/sanitize.ts";
 import { copyFixture } from "./_helpers.ts";
 import { HIT_KEYS, hostileQuery, searchOptions } from "./_search_cases.ts";
 import { mulberry32 } from "./_random.ts";
-import { spreadCaseSkip } from "./reliability/_runtimes.ts";
+import { caseSkip } from "./reliability/_runtimes.ts";
 import { type Seeded, seeded } from "./_search_data.ts";
 import {
   bySubstring,
@@ -57,7 +57,7 @@ for (let chunk = 0; chunk < CHUNKS; chunk++) {
       last - 1
     }`,
     // A few seconds alone; Bun's default 5 s is too short on a loaded machine.
-    { timeout: 120_000, skip: spreadCaseSkip(chunk) },
+    { timeout: 120_000, skip: caseSkip(chunk) },
     () => {
       const rnd = mulberry32(SEED + chunk);
       let withHits = 0;
@@ -120,7 +120,7 @@ describe("searchMessages() agrees with a brute-force oracle", () => {
       `searchMessages() finds exactly the oracle's messages for generated mixed queries (${
         chunk + 1
       }/${ORACLE_CHUNKS})`,
-      { timeout: 120_000, skip: spreadCaseSkip(chunk) },
+      { timeout: 120_000, skip: caseSkip(chunk) },
       () => {
         const rnd = mulberry32(SEED + 100 + chunk);
         const seen = { substring: 0, words: 0, hits: 0, operators: new Set<string>() };

@@ -3,7 +3,7 @@
  * Hermes's order (timestamp, then rank), and the walk in id order checked
  * against the full sort on files whose timestamps follow ids, do not
  * (backdated rows), tie, and change under the connection. Each file's
- * checks run under two of Deno, Bun and Node (`spreadCaseSkip`).
+ * checks run under one of Deno, Bun and Node (`caseSkip`).
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -17,7 +17,7 @@ import { SessionDB } from "../lib/sqlite/session_db.ts";
 import { copyFixture, rawOpen, tempDbPath } from "./_helpers.ts";
 import { insertRows, type MessageSeed, seeded } from "./_search_data.ts";
 import { mulberry32, type Random } from "./_random.ts";
-import { spreadCaseSkip } from "./reliability/_runtimes.ts";
+import { caseSkip } from "./reliability/_runtimes.ts";
 
 async function openStore(path: string, readonly = false): Promise<Store> {
   const { db, writer } = await openConnection({ path, readonly });
@@ -118,7 +118,7 @@ function check(store: Store, strategy: SortStrategy): void {
 
 for (const [index, shape] of (["growing", "backdated", "swapped", "shuffled"] as const).entries()) {
   describe(`searchMessages() sorted by time on a file whose timestamps are ${shape}`, {
-    skip: spreadCaseSkip(index),
+    skip: caseSkip(index),
   }, () => {
     let path: string;
     let store: Store;

@@ -26,7 +26,7 @@ import { copyFixture, FIXTURES, rawOpen, runPython, tempDir } from "../_helpers.
 import { besideWalOf, emptyFileWithWal, fileAndWal, liveWalOf } from "./_damaged_files.ts";
 import { runCli } from "../_cli_io.ts";
 import { buildLargeFile } from "../_large_file.ts";
-import { caseSkip } from "../reliability/_runtimes.ts";
+import { caseSkip, stackEnginesSkip } from "../reliability/_runtimes.ts";
 
 const PAGE = 4096;
 const MESSAGES = 50_000;
@@ -135,7 +135,7 @@ describe("recoverDatabase() on fixtures", () => {
   });
 });
 
-// The pages are read by our own code, the same on every runtime: under Deno and Node (`caseSkip`).
+// The pages are read by our own code, the same on every runtime: under one of them (`caseSkip`).
 describe(`recoverDatabase() on a ${MESSAGES}-message file damaged on purpose`, {
   skip: caseSkip(1),
 }, () => {
@@ -386,8 +386,8 @@ describe("recoverDatabase() on a 0-byte file whose -wal holds commits", () => {
 
 test(
   "recoverDatabase() reads a file of 130,000 messages (no stack overflow), and every one comes back",
-  // Under Deno and Bun (`caseSkip`): V8's stack and JavaScriptCore's (Node's is V8's too).
-  { timeout: 180_000, skip: caseSkip(0) },
+  // Under Deno and Bun: V8's stack and JavaScriptCore's (Node's is V8's too).
+  { timeout: 180_000, skip: stackEnginesSkip() },
   async () => {
     const path = join(tempDir(), "state.db");
     {

@@ -70,56 +70,51 @@ export function workersSpanRuntimes(): false | string {
   return "its workers run on Deno, Bun and Node whatever runs the test: the run under Deno runs it";
 }
 
+/** The runtimes cases are dealt to, in turn: case `i` runs under `[i % 3]` when all three are found. */
+const DEALT_ORDER: readonly RuntimeName[] = ["deno", "bun", "node"];
+
 /**
- * Whether case `index` of a long check of the library's own logic runs under this runner: every
- * case under Deno; under Bun the even ones and under Node the odd ones (every case under any
- * runner when no Deno binary is found). For checks of many generated cases whose answer is the
- * library's, not the runtime's (search against an oracle, inputs of tens of thousands of words):
- * each case still runs on two runtimes, Bun and Node each do half, and no case is left out.
+ * The runtimes the cases of a long check are dealt to: those of Deno, Bun and Node whose binary
+ * is found, and the running one in any case (so a runner alone runs every case).
+ */
+function dealtRuntimes(): RuntimeName[] {
+  return DEALT_ORDER.filter((runtime) =>
+    runtime === runtimeName() || runtimeBinary(runtime) !== undefined
+  );
+}
+
+/**
+ * Whether case `index` of a long check of the library's own logic runs under this runner. The
+ * cases are dealt in turn to Deno, Bun and Node (to those whose binary is found): each case runs
+ * once, under one runtime, and each runtime runs a third of them. For checks of many generated
+ * cases, or of large inputs, whose answer is the library's, not the runtime's (search against an
+ * oracle, inputs of tens of thousands of words, files of 50,000 messages): what differs between
+ * the runtimes (the SQLite binding, the engine) still meets a third of the cases under each, and
+ * the suite's many other tests run each behaviour under all three.
  */
 export function caseRunsHere(index: number): boolean {
-  if (runsDenoOnlyTests()) return true;
-  return index % 2 === (runtimeName() === "bun" ? 0 : 1);
+  const runtimes = dealtRuntimes();
+  return runtimes[index % runtimes.length] === runtimeName();
 }
 
 /** The `skip` of case `index` of such a check: see {@linkcode caseRunsHere}. */
 export function caseSkip(index: number): false | string {
-  return caseRunsHere(index)
-    ? false
-    : `case ${index} of a long check of the library's logic: the runs under Deno and ${
-      runtimeName() === "bun" ? "Node" : "Bun"
-    } run it`;
+  if (caseRunsHere(index)) return false;
+  const runtimes = dealtRuntimes();
+  return `case ${index} of a long check of the library's logic: the run under ${
+    runtimes[index % runtimes.length]
+  } runs it`;
 }
-
-/** The runtimes in the order {@linkcode spreadCaseRunsHere} leaves cases out: case `i` on `[i % 3]`. */
-const SPREAD_ORDER: readonly RuntimeName[] = ["deno", "bun", "node"];
 
 /**
- * Whether case `index` of a long check of the library's own logic runs under this runner, the
- * cases spread evenly over the three runtimes: case `index` runs under all but
- * `["deno", "bun", "node"][index % 3]`, so each case still runs on two runtimes, each runtime runs
- * two cases in three, and none is left out. Deno, the slowest run of the suite, no longer runs
- * every case. When one of the three binaries is not found, {@linkcode caseRunsHere} decides
- * (every case under Deno, or under every runner when Deno is missing).
+ * The `skip` of a test of how deep the library's code goes on the stack: it runs under Deno (V8)
+ * and Bun (JavaScriptCore), and Node, whose engine and stack are V8's as Deno's are, skips it
+ * when both are found.
  */
-export function spreadCaseRunsHere(index: number): boolean {
-  if (!allThreeFound()) return caseRunsHere(index);
-  return SPREAD_ORDER[index % SPREAD_ORDER.length] !== runtimeName();
-}
-
-/** Whether the binaries of Deno, Bun and Node are all found (see {@linkcode runtimeBinary}). */
-function allThreeFound(): boolean {
-  return SPREAD_ORDER.every((runtime) => runtimeBinary(runtime) !== undefined);
-}
-
-/** The `skip` of case `index` of such a check: see {@linkcode spreadCaseRunsHere}. */
-export function spreadCaseSkip(index: number): false | string {
-  if (!allThreeFound()) return caseSkip(index);
-  if (spreadCaseRunsHere(index)) return false;
-  const others = SPREAD_ORDER.filter((runtime) => runtime !== runtimeName());
-  return `case ${index} of a long check of the library's logic: the runs under ${
-    others.join(" and ")
-  } run it`;
+export function stackEnginesSkip(): false | string {
+  if (runtimeName() !== "node") return false;
+  if (runtimeBinary("deno") === undefined || runtimeBinary("bun") === undefined) return false;
+  return "a check of the stack's depth: the runs under Deno (V8, as Node) and Bun (JavaScriptCore) run it";
 }
 
 /** The command line that runs `script` with `args` under `runtime`. */

@@ -12,7 +12,7 @@
  * "0" on PostgreSQL, so they sort differently), columns of a newer Hermes in an import record
  * (PostgreSQL keeps them all), and the last bits of cost sums.
  *
- * Seeds run under Deno all, under Bun and Node half each (`caseRunsHere`); a failure names its
+ * Each seed runs under one of Deno, Bun and Node (`caseRunsHere`); a failure names its
  * seed and step, and the writes that led there.
  */
 import { after, describe, test } from "node:test";

@@ -10,8 +10,8 @@
  * (searched by substring, a parameter each: more than the protocol's
  * 65,535 parameters). The SQLite engine answers the same queries
  * (seconds per query there, so they are here rather than in the
- * conformance suite). Each of those four long searches runs under Deno and
- * one of Bun and Node (`caseSkip`).
+ * conformance suite). Each of those four long searches runs under one of
+ * Deno, Bun and Node (`caseSkip`).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";

@@ -11,7 +11,7 @@
  * index.
  *
  * The cases that rank or sort a thousand hits and more (the slowest) are
- * spread: each runs under Deno and one of Bun and Node (`caseSkip`). Which
+ * spread: each runs under one of Deno, Bun and Node (`caseSkip`). Which
  * hits they give is the server's answer to the library's query; the rows
  * come back through the runtime's client as in every other case, which
  * every runtime runs, each path (session index, time index, the words, a

@@ -235,7 +235,7 @@ for (
       const handle = createHandler(store);
       let appended = 0;
       let conflicts = 0;
-      // Each query under Deno, and under one of Bun and Node (`caseRunsHere`); a few at a time,
+      // Each query under one of Deno, Bun and Node (`caseRunsHere`); a few at a time,
       // as a page's readers ask them (on PostgreSQL each waits mostly for the server).
       const check = async (query: string) => {
         const url = new URL(`http://127.0.0.1:8787/api/session?id=${ID}&${query}`);
@@ -264,7 +264,8 @@ for (
       for (let i = 0; i < asked.length; i += AT_ONCE) {
         await Promise.all(asked.slice(i, i + AT_ONCE).map(check));
       }
-      assert.ok(appended > 15 && conflicts > 25, `${appended} appended, ${conflicts} 409s`);
+      // A third of the queries, dealt in turn: about 14 appended pages and 140 conflicts each.
+      assert.ok(appended > 7 && conflicts > 25, `${appended} appended, ${conflicts} 409s`);
     });
 
     test("a page reads its own rows and a few more, never the whole session", async () => {
