@@ -93,17 +93,36 @@ function dealtRuntimes(): RuntimeName[] {
  * the suite's many other tests run each behaviour under all three.
  */
 export function caseRunsHere(index: number): boolean {
+  return dealtTo(index) === runtimeName();
+}
+
+/** The runtime case `index` is dealt to: see {@linkcode caseRunsHere}. */
+function dealtTo(index: number): RuntimeName {
   const runtimes = dealtRuntimes();
-  return runtimes[index % runtimes.length] === runtimeName();
+  return runtimes[index % runtimes.length];
 }
 
 /** The `skip` of case `index` of such a check: see {@linkcode caseRunsHere}. */
 export function caseSkip(index: number): false | string {
   if (caseRunsHere(index)) return false;
-  const runtimes = dealtRuntimes();
   return `case ${index} of a long check of the library's logic: the run under ${
-    runtimes[index % runtimes.length]
+    dealtTo(index)
   } runs it`;
+}
+
+/**
+ * The `skip` of a whole test file of the library's own logic, dealt as one case of
+ * {@linkcode caseRunsHere}: its number is taken from the file's name, so the file runs under one
+ * of Deno, Bun and Node, always the same one, and such files spread over the three.
+ *
+ * @param url The test file's `import.meta.url`.
+ */
+export function fileCaseSkip(url: string): false | string {
+  const name = url.slice(url.lastIndexOf("/") + 1);
+  let hash = 0;
+  for (const char of name) hash = (hash * 131 + char.codePointAt(0)!) % 1_000_003;
+  if (caseRunsHere(hash)) return false;
+  return `${name} tests the library's logic alone: the run under ${dealtTo(hash)} runs it`;
 }
 
 /**

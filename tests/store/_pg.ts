@@ -9,6 +9,7 @@ import { openStore, type OpenStoreOptions } from "../../lib/open_store.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { waitUntil } from "../_helpers.ts";
+import { fileCaseSkip } from "../reliability/_runtimes.ts";
 
 /** The server URL, or `undefined` when none is configured (and not on CI). */
 export const PG_URL: string | undefined = (() => {
@@ -26,6 +27,20 @@ export const PG_URL: string | undefined = (() => {
 export const PG_SKIP: string | false = PG_URL === undefined
   ? "no PostgreSQL server: set HERMES_TEST_PG_URL (scripts/pg.sh start prints one)"
   : false;
+
+/**
+ * The `skip` of a test file of the PostgreSQL engine's answers: the SQL it sends and what it makes
+ * of the rows, the same on every runtime. {@linkcode PG_SKIP}, and otherwise the file runs under
+ * one of Deno, Bun and Node (`fileCaseSkip`). Under all three run the conformance suite
+ * (`postgres_store_test.ts`), the connection's side (the client, its sockets, time limits and
+ * outages, pools and poolers) and the values that pass through a runtime's SQLite binding on their
+ * way (exact integers, bytes, non-finite numbers, stored text).
+ *
+ * @param url The test file's `import.meta.url`.
+ */
+export function pgEngineSkip(url: string): string | false {
+  return PG_SKIP || fileCaseSkip(url);
+}
 
 const schemas = new Set<string>();
 let counter = 0;

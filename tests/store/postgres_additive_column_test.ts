@@ -20,7 +20,9 @@ import { addSessions } from "../_helpers.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { LAST_STEP } from "../../lib/postgres/schema.ts";
 import { runCli } from "../_cli_io.ts";
-import { adminSql, freshSchema, olderSchema, PG_SKIP, PG_URL, schemaUrl } from "./_pg.ts";
+import { adminSql, freshSchema, olderSchema, PG_URL, pgEngineSkip, schemaUrl } from "./_pg.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /** The last step an older hermes-state of this schema's line knows: what it still writes to. */
 const OLDER_KNOWS = LAST_STEP;
@@ -57,7 +59,7 @@ async function olderServer(): Promise<string> {
   return schema;
 }
 
-describe("sync_origins.departed, a column older versions ignore", { skip: PG_SKIP }, () => {
+describe("sync_origins.departed, a column older versions ignore", { skip: SKIP }, () => {
   test("this version's sync records no step an older version refuses", async () => {
     const schema = freshSchema();
     const file = await stateFile("s1", "s2");
@@ -186,7 +188,7 @@ describe("sync_origins.departed, a column older versions ignore", { skip: PG_SKI
 test(
   "a sync role that may not add the column is told who adds it; after the owner's migrate it syncs",
   {
-    skip: PG_SKIP,
+    skip: SKIP,
     timeout: 60_000,
   },
   async () => {

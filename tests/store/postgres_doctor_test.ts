@@ -21,10 +21,12 @@ import {
   freshSchema,
   olderSchema,
   openPgStore,
-  PG_SKIP,
   PG_URL,
+  pgEngineSkip,
   schemaUrl,
 } from "./_pg.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /** A store in a fresh schema with a few sessions: English, CJK, tool calls, a child. */
 async function filledStore(): Promise<{ store: SessionStore; schema: string; url: string }> {
@@ -82,7 +84,7 @@ function problems(checks: readonly HealthCheck[]): string[] {
   return checks.filter((c) => c.status !== "ok").map((c) => c.name);
 }
 
-describe("doctor on PostgreSQL", { skip: PG_SKIP }, () => {
+describe("doctor on PostgreSQL", { skip: SKIP }, () => {
   test("a role that may only read the tables gets the report, the sequence not checked", {
     timeout: 60_000,
   }, async () => {

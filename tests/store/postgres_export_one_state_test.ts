@@ -10,9 +10,11 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { tempDbPath } from "../_helpers.ts";
-import { openPgStore, PG_SKIP } from "./_pg.ts";
+import { openPgStore, pgEngineSkip } from "./_pg.ts";
 import { openStore } from "../../lib/open_store.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /**
  * `big` (2,000 messages: a page of its own, listed first as the newest) and
@@ -56,7 +58,7 @@ describe("the library's export gives one state of each session", () => {
     ]);
   });
 
-  test("on PostgreSQL, as on the file", { skip: PG_SKIP }, async () => {
+  test("on PostgreSQL, as on the file", { skip: SKIP }, async () => {
     await using store = await openPgStore();
     await fill(store);
     assert.deepEqual(await exportedMeanwhile(store), [

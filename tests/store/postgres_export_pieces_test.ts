@@ -13,10 +13,12 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { tempDbPath } from "../_helpers.ts";
-import { openPgStore, PG_SKIP } from "./_pg.ts";
+import { openPgStore, pgEngineSkip } from "./_pg.ts";
 import { openStore } from "../../lib/open_store.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import { type ExportPiece, readExportPieces } from "../../lib/core/export_pieces.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /** Two sessions of two messages each; `late` is written last, so it is listed first. */
 async function fill(store: SessionStore): Promise<void> {
@@ -75,7 +77,7 @@ async function engines(): Promise<[string, SessionStore][]> {
   return [["sqlite", file], ["postgres", server]];
 }
 
-describe("export in pieces after a write that followed its listing", { skip: PG_SKIP }, () => {
+describe("export in pieces after a write that followed its listing", { skip: SKIP }, () => {
   test("a session appended to after the listing: its row and its messages from one state", async () => {
     for (const [engine, store] of await engines()) {
       const pieces = await piecesAround(store, async () => {

@@ -10,16 +10,18 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { adminSql, freshSchema, openPgStore, PG_SKIP, PG_URL } from "./_pg.ts";
+import { adminSql, freshSchema, openPgStore, PG_URL, pgEngineSkip } from "./_pg.ts";
 import { connectPg } from "../../lib/postgres/_client.ts";
 import { EXPORT_PAGE, type ExportReads, iterateExportPg } from "../../lib/postgres/_export.ts";
 import type { PgQuery } from "../../lib/postgres/_client_types.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /** Sessions and the messages each holds: two pages' worth, and one session alone beyond one. */
 const HOLDS: Record<string, number> = { big: 5_000, a: 1_500, b: 1_500, c: 700 };
 
 test("iterateExport reads at most a page of messages a statement when message_count is stale", {
-  skip: PG_SKIP,
+  skip: SKIP,
   timeout: 120_000,
 }, async () => {
   const schema = freshSchema();

@@ -13,7 +13,9 @@ import type { SessionStore } from "../../lib/core/session_store.ts";
 import { LAST_STEP } from "../../lib/postgres/schema.ts";
 import { tempDbPath } from "../_helpers.ts";
 import { answersOf, fillSession } from "./_search_answers.ts";
-import { adminSql, freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { adminSql, freshSchema, pgEngineSkip, schemaUrl } from "./_pg.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 const TEXTS = [
   "ΚΩΔΙΚΟΣ 4711 ενεργός",
@@ -32,7 +34,7 @@ const filled = (store: SessionStore) => fillSession(store, TEXTS);
 /** What each query above finds. */
 const answers = (store: SessionStore) => answersOf(store, QUERIES);
 
-describe("PostgreSQL word search folds as FTS5", { skip: PG_SKIP }, () => {
+describe("PostgreSQL word search folds as FTS5", { skip: SKIP }, () => {
   test("searchMessages() finds Greek and micro-sign words where SQLite does", {
     timeout: 60_000,
   }, async () => {

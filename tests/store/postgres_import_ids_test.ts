@@ -7,7 +7,9 @@
  */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { adminSql, freshSchema, openPgStore, PG_SKIP } from "./_pg.ts";
+import { adminSql, freshSchema, openPgStore, pgEngineSkip } from "./_pg.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /** A session record whose messages keep the ids `first`…`first + count - 1`. */
 function record(id: string, first: number, count: number) {
@@ -24,7 +26,7 @@ function record(id: string, first: number, count: number) {
   };
 }
 
-describe("PostgreSQL import keeps message ids", { skip: PG_SKIP }, () => {
+describe("PostgreSQL import keeps message ids", { skip: SKIP }, () => {
   test("sessions imported side by side leave the sequence past every kept id", {
     timeout: 120_000,
   }, async () => {
@@ -97,7 +99,7 @@ describe("PostgreSQL import keeps message ids", { skip: PG_SKIP }, () => {
   });
 });
 
-describe("PostgreSQL import of a taken title", { skip: PG_SKIP }, () => {
+describe("PostgreSQL import of a taken title", { skip: SKIP }, () => {
   test("importSession() racing for one title: both import, one under the lineage's next title", async () => {
     for (let round = 0; round < 5; round++) {
       await using store = await openPgStore({ max: 4 });

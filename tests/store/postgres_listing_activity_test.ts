@@ -15,7 +15,9 @@ import type { ListSessionsOptions } from "../../lib/core/listing_options.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { tempDbPath } from "../_helpers.ts";
 import { mulberry32 } from "../_random.ts";
-import { openPgStore, PG_SKIP } from "./_pg.ts";
+import { openPgStore, pgEngineSkip } from "./_pg.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /** Sessions generated: enough that a page near the top is found among the recent ones. */
 const SESSIONS = 400;
@@ -61,7 +63,7 @@ async function fill(store: SessionStore, records: readonly Record<string, unknow
   }
 }
 
-describe("listSessionsRich() by last activity on PostgreSQL", { skip: PG_SKIP }, () => {
+describe("listSessionsRich() by last activity on PostgreSQL", { skip: SKIP }, () => {
   const pairs: { pg: SessionStore; sqlite: SessionStore }[] = [];
   before(async () => {
     for (const seed of [11, 12, 13]) {

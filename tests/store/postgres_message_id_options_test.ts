@@ -10,10 +10,12 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { rawOpen, tempDbPath } from "../_helpers.ts";
-import { adminSql, freshSchema, openPgStore, PG_SKIP } from "./_pg.ts";
+import { adminSql, freshSchema, openPgStore, pgEngineSkip } from "./_pg.ts";
 import { openStore } from "../../lib/open_store.ts";
 import type { MessagesOptions } from "../../lib/core/session_options.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /** The first id: 2^60, which a JS number holds exactly. */
 const FIRST = 2 ** 60;
@@ -62,7 +64,7 @@ const CASES: [MessagesOptions, number][] = [
   [{ afterId: -(2 ** 63) }, COUNT],
 ];
 
-describe("message id options beyond 2^53 on PostgreSQL", { skip: PG_SKIP }, () => {
+describe("message id options beyond 2^53 on PostgreSQL", { skip: SKIP }, () => {
   test("the server's answers are the file's", async () => {
     const [[, file], [, server]] = await engines();
     const [first] = await server.getMessages("s", { limit: 1 });

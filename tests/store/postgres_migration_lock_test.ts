@@ -8,8 +8,10 @@ import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { openStore } from "../../lib/open_store.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
-import { freshSchema, olderSchema, PG_SKIP, PG_URL, schemaUrl } from "./_pg.ts";
+import { freshSchema, olderSchema, PG_URL, pgEngineSkip, schemaUrl } from "./_pg.ts";
 import { runCli } from "../_cli_io.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /** `promise`, or a failure naming `what` once `ms` have passed. */
 async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -38,7 +40,7 @@ async function recordedSteps(schema: string): Promise<string> {
   }
 }
 
-describe("PostgreSQL migration lock", { skip: PG_SKIP }, () => {
+describe("PostgreSQL migration lock", { skip: SKIP }, () => {
   const stores: SessionStore[] = [];
   after(async () => {
     for (const store of stores.splice(0)) await store.close();

@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 import { rawOpen, tempDir } from "../_helpers.ts";
 import { join } from "node:path";
 import { readFileSync } from "node:fs";
-import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { freshSchema, pgEngineSkip, schemaUrl } from "./_pg.ts";
 import { LIVE, MINI, REWOUND, spentFile } from "../_model_usage_spent.ts";
 import { openStore } from "../../lib/open_store.ts";
 import type { SessionDB } from "../../lib/sqlite/session_db.ts";
@@ -21,6 +21,8 @@ import type { SessionModelUsage } from "../../lib/core/session_model_usage.ts";
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import type { UsageGrouping } from "../../lib/core/usage.ts";
 import { runCli } from "../_cli_io.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 const GROUPINGS: readonly UsageGrouping[] = ["model", "day", "source"];
 
@@ -60,7 +62,7 @@ async function withSyncTarget(
   }
 }
 
-describe("sync of a newer Hermes's per-model usage", { skip: PG_SKIP }, () => {
+describe("sync of a newer Hermes's per-model usage", { skip: SKIP }, () => {
   test("reaches the server, which reports usage as the file does; changes and deletes follow", {
     timeout: 60_000,
   }, async (t) => {

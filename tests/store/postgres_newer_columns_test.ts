@@ -13,7 +13,9 @@ import type { SessionStore } from "../../lib/core/session_store.ts";
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { copyFixture, rawOpen } from "../_helpers.ts";
 import { PROMPT, promptsFile, TOOLS } from "../_newer_prompts.ts";
-import { freshSchema, openPgStore, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { freshSchema, openPgStore, pgEngineSkip, schemaUrl } from "./_pg.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 const LIVE = "20260501_090000_live01";
 const ARCHIVED = "20260501_100000_arch01";
@@ -69,7 +71,7 @@ function withoutOrigin(value: unknown, origin: string): unknown {
   return JSON.parse(JSON.stringify(value).replaceAll(`"${origin}/`, '"'));
 }
 
-describe("a newer Hermes's columns on PostgreSQL", { skip: PG_SKIP }, () => {
+describe("a newer Hermes's columns on PostgreSQL", { skip: SKIP }, () => {
   const stores: SessionStore[] = [];
   const clients: PgClient[] = [];
   let sync: typeof import("../../lib/postgres/sync.ts");

@@ -8,8 +8,10 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { runCli } from "../_cli_io.ts";
-import { adminSql, olderSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { adminSql, olderSchema, pgEngineSkip, schemaUrl } from "./_pg.ts";
 import { LAST_STEP } from "../../lib/postgres/schema.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /** Sessions written straight into an older schema: `a`, `b`, and `old`, ended long ago. */
 async function olderStore(): Promise<{ schema: string; url: string }> {
@@ -25,7 +27,7 @@ async function step(schema: string): Promise<number> {
   return Number(row.step);
 }
 
-describe("write commands on an older PostgreSQL schema", { skip: PG_SKIP }, () => {
+describe("write commands on an older PostgreSQL schema", { skip: SKIP }, () => {
   test("rename, delete and prune upgrade the schema and do their work", async () => {
     const { schema, url } = await olderStore();
     const rename = await runCli(["--db", url, "rename", "a", "New title"]);

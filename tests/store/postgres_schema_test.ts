@@ -8,9 +8,11 @@ import assert from "node:assert/strict";
 import { openStore } from "../../lib/open_store.ts";
 import { OpenError } from "../../lib/core/errors.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
-import { adminSql, freshSchema, olderSchema, PG_SKIP, PG_URL, schemaUrl } from "./_pg.ts";
+import { adminSql, freshSchema, olderSchema, PG_URL, pgEngineSkip, schemaUrl } from "./_pg.ts";
 
-describe("PostgreSQL migrations", { skip: PG_SKIP }, () => {
+const SKIP = pgEngineSkip(import.meta.url);
+
+describe("PostgreSQL migrations", { skip: SKIP }, () => {
   const stores: SessionStore[] = [];
   after(async () => {
     for (const store of stores.splice(0)) await store.close();
@@ -59,7 +61,7 @@ describe("PostgreSQL migrations", { skip: PG_SKIP }, () => {
   });
 });
 
-describe("PostgreSQL schemas a read-only open cannot read", { skip: PG_SKIP }, () => {
+describe("PostgreSQL schemas a read-only open cannot read", { skip: SKIP }, () => {
   test("a schema with no store is refused by name, and left absent", async () => {
     const schema = freshSchema();
     await assert.rejects(
@@ -103,7 +105,7 @@ describe("PostgreSQL schemas a read-only open cannot read", { skip: PG_SKIP }, (
   });
 });
 
-describe("a store whose schema is dropped under it", { skip: PG_SKIP }, () => {
+describe("a store whose schema is dropped under it", { skip: SKIP }, () => {
   test("fails its writes and reads; it never falls through to the tables in public", {
     timeout: 60_000,
   }, async () => {
@@ -140,7 +142,7 @@ describe("a store whose schema is dropped under it", { skip: PG_SKIP }, () => {
   });
 });
 
-describe("a schema named with upper-case letters", { skip: PG_SKIP }, () => {
+describe("a schema named with upper-case letters", { skip: SKIP }, () => {
   test("inspect() (info, stats) reads its size as every other read reads it", {
     timeout: 60_000,
   }, async () => {

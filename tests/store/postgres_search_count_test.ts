@@ -21,9 +21,11 @@ import {
 import { mulberry32 } from "../_random.ts";
 import { ALL, checkCounts, COUNT_QUERIES, filterCases } from "../_search_count.ts";
 import { runCli, v11Copy } from "../_cli_io.ts";
-import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { freshSchema, pgEngineSkip, schemaUrl } from "./_pg.ts";
 
-describe("countSearchHits() on PostgreSQL", { skip: PG_SKIP }, () => {
+const SKIP = pgEngineSkip(import.meta.url);
+
+describe("countSearchHits() on PostgreSQL", { skip: SKIP }, () => {
   let url: string;
   let store: SessionStore;
   let filters: SearchOptions[];

@@ -11,7 +11,9 @@ import { openStore } from "../../lib/open_store.ts";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import { tempDbPath } from "../_helpers.ts";
 import { answersOf, fillSession } from "./_search_answers.ts";
-import { adminSql, freshSchema, PG_SKIP, PG_URL, schemaUrl } from "./_pg.ts";
+import { adminSql, freshSchema, PG_URL, pgEngineSkip, schemaUrl } from "./_pg.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 const TEXTS = [
   "привет ひらがな",
@@ -50,7 +52,7 @@ const filled = (store: SessionStore) => fillSession(store, TEXTS);
 /** What each query above finds. */
 const answers = (store: SessionStore) => answersOf(store, QUERIES);
 
-describe("PostgreSQL substring search and the database's locale", { skip: PG_SKIP }, () => {
+describe("PostgreSQL substring search and the database's locale", { skip: SKIP }, () => {
   test("finds what SQLite finds, in a database of locale C and in the server's own", {
     timeout: 60_000,
   }, async () => {

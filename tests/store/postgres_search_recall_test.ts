@@ -7,9 +7,11 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import type { SessionStore } from "../../lib/core/session_store.ts";
 import { RECALL_QUERIES, writeRecallMessages } from "../_search_cases.ts";
-import { openPgStore, PG_SKIP } from "./_pg.ts";
+import { openPgStore, pgEngineSkip } from "./_pg.ts";
 
-describe("searchMessages() recall on PostgreSQL", { skip: PG_SKIP }, () => {
+const SKIP = pgEngineSkip(import.meta.url);
+
+describe("searchMessages() recall on PostgreSQL", { skip: SKIP }, () => {
   let store: SessionStore;
   let labels: Map<number, string>;
   before(async () => {

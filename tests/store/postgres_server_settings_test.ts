@@ -21,14 +21,16 @@ import type { SessionStore } from "../../lib/core/session_store.ts";
 import { OpenError, StorageError } from "../../lib/core/errors.ts";
 import { migratePostgresStore } from "../../lib/postgres/postgres_store.ts";
 import { connectPg } from "../../lib/postgres/_client.ts";
-import { adminSql, freshSchema, olderSchema, PG_SKIP, PG_URL, schemaUrl } from "./_pg.ts";
+import { adminSql, freshSchema, olderSchema, PG_URL, pgEngineSkip, schemaUrl } from "./_pg.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /** `schema`'s URL with the server's transactions defaulting to `isolation`. */
 function isolatedUrl(schema: string, isolation: string): string {
   return `${schemaUrl(schema)}&default_transaction_isolation=${encodeURIComponent(isolation)}`;
 }
 
-describe("PostgreSQL server settings", { skip: PG_SKIP }, () => {
+describe("PostgreSQL server settings", { skip: SKIP }, () => {
   const stores: SessionStore[] = [];
   after(async () => {
     for (const store of stores.splice(0)) await store.close();

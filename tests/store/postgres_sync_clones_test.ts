@@ -20,7 +20,9 @@ import { addSessions } from "../_helpers.ts";
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { deleteSessionRows } from "../../lib/postgres/_delete.ts";
 import { runCli } from "../_cli_io.ts";
-import { onFreshSyncTarget, PG_SKIP } from "./_pg.ts";
+import { onFreshSyncTarget, pgEngineSkip } from "./_pg.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /** A new folder of its own. */
 function folder(): string {
@@ -70,7 +72,7 @@ function createdDeleted(result: { created: number; deleted: number }): [number, 
 const CLONE_REFUSAL =
   /origin "ubuntu" is shipped by two files \(a cloned machine or disk: the same host name and path\).*nothing was written\. Sync this machine's file under a host name of its own \(--host NAME, or rename the machine\).*pass --force once/;
 
-describe("sync of two cloned machines' files", { skip: PG_SKIP }, () => {
+describe("sync of two cloned machines' files", { skip: SKIP }, () => {
   test(
     "the second flip is refused and changes nothing; --host NAME ships the clone as its own origin",
     {

@@ -10,7 +10,9 @@ import assert from "node:assert/strict";
 import { openStore } from "../../lib/open_store.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { runCli, v11Copy } from "../_cli_io.ts";
-import { adminSql, freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { adminSql, freshSchema, pgEngineSkip, schemaUrl } from "./_pg.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /** A session of hermes-v11.db with messages, and another. */
 const SESSION = "20251221_090000_9738df";
@@ -33,7 +35,7 @@ async function interruptedCopy(): Promise<{ file: string; from: string; to: stri
   return { file, from, to };
 }
 
-describe("copy between PostgreSQL stores and the sync records", { skip: PG_SKIP }, () => {
+describe("copy between PostgreSQL stores and the sync records", { skip: SKIP }, () => {
   test("a session copy skipped gets an unconfirmed record: the next pass ships what DEST lacks", {
     timeout: 60_000,
   }, async () => {

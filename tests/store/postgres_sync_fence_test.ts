@@ -17,9 +17,11 @@ import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { tempDbPath } from "../_helpers.ts";
-import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { freshSchema, pgEngineSkip, schemaUrl } from "./_pg.ts";
 
-describe("syncFile() and a pass that lost its lock", { skip: PG_SKIP }, () => {
+const SKIP = pgEngineSkip(import.meta.url);
+
+describe("syncFile() and a pass that lost its lock", { skip: SKIP }, () => {
   const clients: PgClient[] = [];
   after(async () => {
     for (const c of clients.splice(0)) await c.close();

@@ -21,8 +21,10 @@ import { main } from "../../lib/cli/main.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { interruptibleIo, runCli } from "../_cli_io.ts";
 import { rawOpen, tempDbPath } from "../_helpers.ts";
-import { adminSql, freshSchema, PG_SKIP, PG_URL, schemaUrl } from "./_pg.ts";
+import { adminSql, freshSchema, PG_URL, pgEngineSkip, schemaUrl } from "./_pg.ts";
 import { v11Copy } from "../_cli_io.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /** Sessions of the file {@linkcode manyBatches} writes, and messages of each. */
 const SESSIONS = 500;
@@ -73,7 +75,7 @@ async function serverCounts(url: string) {
   return { sessions, messages, retitled };
 }
 
-describe("sync in the field", { skip: PG_SKIP }, () => {
+describe("sync in the field", { skip: SKIP }, () => {
   test(
     "Ctrl-C during a one-shot pass stops it after the sessions under way; sync again ships the rest",
     {

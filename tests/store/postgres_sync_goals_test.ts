@@ -13,9 +13,11 @@ import { join } from "node:path";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { copyFixture, rawOpen, tempDir } from "../_helpers.ts";
-import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { freshSchema, pgEngineSkip, schemaUrl } from "./_pg.ts";
 import { sideBySideTests } from "../_side_by_side.ts";
 import { runCli } from "../_cli_io.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /** A goal's JSON text, as Python Hermes writes it. */
 function goal(text: string, status = "active", turns = 0): string {
@@ -55,12 +57,12 @@ async function deleteKey(path: string, key: string): Promise<void> {
   raw.exec(`DELETE FROM state_meta WHERE key = '${key}'`);
 }
 
-describe("sync of the sessions' goals", { skip: PG_SKIP }, () => {
+describe("sync of the sessions' goals", { skip: SKIP }, () => {
   /**
    * The tests run side by side, each on a schema and files of its own: most of a test's time is
    * the server's (migrating its schema, taking the rows), which the others' work fills.
    */
-  const sideBySide = sideBySideTests({ skip: PG_SKIP, timeout: 120_000 });
+  const sideBySide = sideBySideTests({ skip: SKIP, timeout: 120_000 });
   const test = (name: string, _options: { timeout: number }, body: () => Promise<void>) =>
     sideBySide(name, body);
 

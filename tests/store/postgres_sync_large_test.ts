@@ -13,7 +13,9 @@ import { createHash } from "node:crypto";
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import type { SqliteConnection } from "../../lib/sqlite/driver/types.ts";
 import { copyFixture, rawOpen } from "../_helpers.ts";
-import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { freshSchema, pgEngineSkip, schemaUrl } from "./_pg.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 const BIG = "big_session";
 /**
@@ -61,7 +63,7 @@ function fileContents(raw: SqliteConnection): string[] {
   ).all(BIG).map((row) => createHash("md5").update(String(row.content)).digest("hex"));
 }
 
-describe("syncFile() and a session larger than a batch", { skip: PG_SKIP }, () => {
+describe("syncFile() and a session larger than a batch", { skip: SKIP }, () => {
   const clients: PgClient[] = [];
   after(async () => {
     for (const c of clients.splice(0)) await c.close();

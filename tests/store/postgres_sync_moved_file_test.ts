@@ -11,14 +11,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { addSessions } from "../_helpers.ts";
-import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { freshSchema, pgEngineSkip, schemaUrl } from "./_pg.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /** A new folder of its own. */
 function folder(): string {
   return realpathSync(mkdtempSync(join(tmpdir(), "hermes-moved-")));
 }
 
-describe("sync of a moved state.db", { skip: PG_SKIP }, () => {
+describe("sync of a moved state.db", { skip: SKIP }, () => {
   test("the origin follows its file to a new path on the same host", {
     timeout: 60_000,
   }, async () => {

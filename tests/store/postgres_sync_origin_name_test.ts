@@ -11,7 +11,9 @@ import { syncedStore } from "../../lib/core/synced_store.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { runCli } from "../_cli_io.ts";
 import { tempDbPath } from "../_helpers.ts";
-import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { freshSchema, pgEngineSkip, schemaUrl } from "./_pg.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /** A new file holding the sessions `ids`. */
 async function fileWith(...ids: string[]): Promise<string> {
@@ -22,7 +24,7 @@ async function fileWith(...ids: string[]): Promise<string> {
   return path;
 }
 
-describe("sync --origin NAME", { skip: PG_SKIP }, () => {
+describe("sync --origin NAME", { skip: SKIP }, () => {
   test("syncFile() refuses an origin that is no origin name, registering nothing", {
     timeout: 60_000,
   }, async () => {

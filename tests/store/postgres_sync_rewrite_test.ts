@@ -13,7 +13,9 @@ import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { copyFixture, rawOpen, tempDbPath } from "../_helpers.ts";
-import { adminSql, freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { adminSql, freshSchema, pgEngineSkip, schemaUrl } from "./_pg.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /** The file's transcript of `id` and the server's of `origin/id`, as [id-less] rows. */
 async function transcripts(
@@ -42,7 +44,7 @@ async function append(file: string, id: string, contents: readonly string[]): Pr
 }
 
 describe("syncFile() and a transcript rewritten to the same count and highest id", {
-  skip: PG_SKIP,
+  skip: SKIP,
 }, () => {
   const clients: PgClient[] = [];
   after(async () => {

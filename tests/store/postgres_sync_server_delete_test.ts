@@ -18,11 +18,13 @@ import { rawOpen, tempDbPath } from "../_helpers.ts";
 import {
   heldTransaction,
   onFreshSyncTarget,
-  PG_SKIP,
   PG_URL,
+  pgEngineSkip,
   type SyncTarget,
   waitedOn,
 } from "./_pg.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /** The contents of a session's messages on the server, in order. */
 async function serverContents(url: string, id: string): Promise<unknown[]> {
@@ -86,7 +88,7 @@ async function passDuringDelete(target: Target, path: string, id: string) {
   return await pass;
 }
 
-describe("sync and a delete on the server at once", { skip: PG_SKIP }, () => {
+describe("sync and a delete on the server at once", { skip: SKIP }, () => {
   test("deleted while the pass writes it: not re-created in part; the next pass ships it whole", {
     timeout: 60_000,
   }, async () =>

@@ -14,7 +14,9 @@ import type { SessionStore } from "../../lib/core/session_store.ts";
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { connectSyncTarget, syncFile } from "../../lib/postgres/sync.ts";
 import { copyFixture, rawOpen } from "../_helpers.ts";
-import { freshSchema, openPgStore, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { freshSchema, openPgStore, pgEngineSkip, schemaUrl } from "./_pg.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 const LIVE = "20260501_090000_live01";
 const REWOUND = "20260501_110000_rew01";
@@ -49,7 +51,7 @@ async function bothFind(
   return { file: await found(db, query), server: await found(server, query) };
 }
 
-describe("sync of a newer Hermes's visibility columns edited alone", { skip: PG_SKIP }, () => {
+describe("sync of a newer Hermes's visibility columns edited alone", { skip: SKIP }, () => {
   const clients: PgClient[] = [];
   const stores: SessionStore[] = [];
   after(async () => {

@@ -11,7 +11,9 @@ import { ReadonlyError } from "../../lib/core/errors.ts";
 import { openStore } from "../../lib/open_store.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { copyFixture } from "../_helpers.ts";
-import { adminSql, freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { adminSql, freshSchema, pgEngineSkip, schemaUrl } from "./_pg.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /** A schema with `file` synced into it as `origin` from `host`: its URL. */
 async function synced(
@@ -31,7 +33,7 @@ async function synced(
   return url;
 }
 
-describe("the sync records of a PostgreSQL store", { skip: PG_SKIP }, () => {
+describe("the sync records of a PostgreSQL store", { skip: SKIP }, () => {
   test("a file the other store records under another name is left out, with its sessions", {
     timeout: 60_000,
   }, async () => {
@@ -70,7 +72,7 @@ describe("the sync records of a PostgreSQL store", { skip: PG_SKIP }, () => {
   });
 });
 
-describe("holdSyncPasses()", { skip: PG_SKIP }, () => {
+describe("holdSyncPasses()", { skip: SKIP }, () => {
   test("a pass waits until the hold is released, then ships what changed", {
     timeout: 60_000,
   }, async () => {
@@ -101,7 +103,7 @@ describe("holdSyncPasses()", { skip: PG_SKIP }, () => {
   });
 });
 
-describe("a pass over sessions the server holds without their records", { skip: PG_SKIP }, () => {
+describe("a pass over sessions the server holds without their records", { skip: SKIP }, () => {
   test("replaces what the server holds under their ids, never adds to it", {
     timeout: 60_000,
   }, async () => {

@@ -14,23 +14,25 @@ import { syncedStore } from "../../lib/core/synced_store.ts";
 import { ReadonlyError } from "../../lib/core/errors.ts";
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { copyFixture, tempDir } from "../_helpers.ts";
-import { freshSchema, openPgStore, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { freshSchema, openPgStore, pgEngineSkip, schemaUrl } from "./_pg.ts";
 import { untilSteady } from "./_steady.ts";
 import { sideBySideTests } from "../_side_by_side.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /** `text` as a regular expression that matches it. */
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-describe("syncFile()", { skip: PG_SKIP }, () => {
+describe("syncFile()", { skip: SKIP }, () => {
   /**
    * The tests run side by side, each on a schema and files of its own: most of a test's time is
    * the server's (migrating its schema, taking the rows), which the others' work fills. They are
    * registered at the end, after the two run `alone`, which need a quiet server: one waits for an
    * idle pass that no commit on the server crossed, one for a pass held half a second.
    */
-  const sideBySide = sideBySideTests({ skip: PG_SKIP, timeout: 120_000 });
+  const sideBySide = sideBySideTests({ skip: SKIP, timeout: 120_000 });
   const grouped: [string, () => Promise<void>][] = [];
   const test = (name: string, _options: { timeout: number }, body: () => Promise<void>) =>
     void grouped.push([name, body]);

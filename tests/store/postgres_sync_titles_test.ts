@@ -10,7 +10,9 @@ import assert from "node:assert/strict";
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { tempDbPath } from "../_helpers.ts";
-import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { freshSchema, pgEngineSkip, schemaUrl } from "./_pg.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /** The server's titles of the origin's sessions, by id. */
 async function titles(client: PgClient, origin: string): Promise<Record<string, unknown>> {
@@ -21,7 +23,7 @@ async function titles(client: PgClient, origin: string): Promise<Record<string, 
   return Object.fromEntries(rows.map((row) => [row.id, row.title]));
 }
 
-describe("sync of a title handed over on a host", { skip: PG_SKIP }, () => {
+describe("sync of a title handed over on a host", { skip: SKIP }, () => {
   test("within one batch, and across batches of one pass", { timeout: 60_000 }, async () => {
     const { connectSyncTarget, syncFile } = await import("../../lib/postgres/sync.ts");
     const client = await connectSyncTarget(schemaUrl(freshSchema()));

@@ -6,9 +6,11 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { runCli, v11Copy } from "../_cli_io.ts";
-import { freshSchema, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { freshSchema, pgEngineSkip, schemaUrl } from "./_pg.ts";
 
-describe("--origin NAME of the read commands", { skip: PG_SKIP }, () => {
+const SKIP = pgEngineSkip(import.meta.url);
+
+describe("--origin NAME of the read commands", { skip: SKIP }, () => {
   test("list, search, export and usage refuse an unknown origin, naming the known ones (exit 1)", {
     timeout: 60_000,
   }, async () => {

@@ -13,7 +13,9 @@ import { connectSyncTarget, syncFile, wroteAnything } from "../../lib/postgres/s
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { rawOpen } from "../_helpers.ts";
 import { runCli, v11Copy } from "../_cli_io.ts";
-import { freshSchema, openPgStore, PG_SKIP, schemaUrl } from "./_pg.ts";
+import { freshSchema, openPgStore, pgEngineSkip, schemaUrl } from "./_pg.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /** A v11 copy with `odd` (text in its row's numbers) and `oddmsg` (a text timestamp). */
 async function fileWithText(): Promise<string> {
@@ -34,7 +36,7 @@ const REASONS = [
   { id: "oddmsg", reason: "1 of its messages holds a timestamp that is not a number" },
 ];
 
-describe("sync of values the server cannot hold", { skip: PG_SKIP }, () => {
+describe("sync of values the server cannot hold", { skip: SKIP }, () => {
   const clients: PgClient[] = [];
   after(async () => {
     for (const client of clients.splice(0)) await client.close();

@@ -11,7 +11,9 @@ import assert from "node:assert/strict";
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { gramsVector, vectorPrintedAs, wordsVector } from "../../lib/postgres/text_search.ts";
 import { mulberry32 } from "../_random.ts";
-import { PG_SKIP, PG_URL } from "./_pg.ts";
+import { PG_URL, pgEngineSkip } from "./_pg.ts";
+
+const SKIP = pgEngineSkip(import.meta.url);
 
 /** Texts whose vectors are not plain ASCII words: every case the printed text could differ in. */
 const TEXTS = [
@@ -56,7 +58,7 @@ test("vectorPrintedAs(): the same entries in any order, and nothing else", () =>
   assert.ok(!vectorPrintedAs("'数'", "'据'"));
 });
 
-describe("vectorPrintedAs() against the server", { skip: PG_SKIP }, () => {
+describe("vectorPrintedAs() against the server", { skip: SKIP }, () => {
   let client: PgClient;
   before(async () => {
     const { connectPg } = await import("../../lib/postgres/_client.ts");

@@ -11,9 +11,11 @@ import type { SessionStore } from "../../lib/core/session_store.ts";
 import type { PgClient } from "../../lib/postgres/_client_types.ts";
 import { SessionDB } from "../../lib/sqlite/session_db.ts";
 import { copyFixture } from "../_helpers.ts";
-import { freshSchema, openPgStore, PG_SKIP, PG_URL, schemaUrl } from "./_pg.ts";
+import { freshSchema, openPgStore, PG_URL, pgEngineSkip, schemaUrl } from "./_pg.ts";
 
-describe("message_words", { skip: PG_SKIP }, () => {
+const SKIP = pgEngineSkip(import.meta.url);
+
+describe("message_words", { skip: SKIP }, () => {
   let client: PgClient;
   let connectPg: typeof import("../../lib/postgres/_client.ts").connectPg;
   const stores: SessionStore[] = [];
