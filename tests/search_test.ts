@@ -376,3 +376,13 @@ test("searchMessages() searches an older file read as it is, by substring where 
     db.close();
   }
 });
+
+test("an older file read as it is finds a word of tool_calls only once upgraded (its word index holds content alone)", async () => {
+  const path = copyFixture("hermes-v10-external.db");
+  {
+    using db = await SessionDB.open({ path, readonly: true });
+    assert.deepEqual(db.searchMessages("legacyarg"), [], "the v10 word index holds content alone");
+  }
+  using db = await SessionDB.open({ path });
+  assert.deepEqual(db.searchMessages("legacyarg").map((hit) => hit.id), [2]);
+});
